@@ -1,0 +1,1 @@
+//! Discovery and classification of block devices from sysfs, lsblk and blkid.

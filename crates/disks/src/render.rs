@@ -1,0 +1,1 @@
+//! Rendering setup intent as platform manifests (openshift, gke, eks, systemd, cloud-init, bcache, lvmcache).

@@ -1,0 +1,1 @@
+//! Safe, idempotent, convergent provisioning of local disks: mkfs, mount, bind, persist.

@@ -1,0 +1,10 @@
+//! `disktier disks`.
+
+use super::{Ctx, Outcome};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
+    anyhow::bail!("disktier disks is not built yet")
+}

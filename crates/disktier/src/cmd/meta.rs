@@ -1,0 +1,44 @@
+//! `disktier completions SHELL` and `disktier man`: generated from the CLI definition, so they
+//! never drift from it.
+
+use super::{Ctx, Outcome};
+use anyhow::Context;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to print completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// Directory to write disktier.1 and one page per subcommand (disktier-bench.1, ...) into;
+    /// without it the main page goes to stdout.
+    #[arg(long, short)]
+    pub out_dir: Option<PathBuf>,
+}
+
+pub fn completions(_ctx: &Ctx, args: CompletionsArgs) -> anyhow::Result<Outcome> {
+    let mut cmd = crate::cli::command();
+    clap_complete::generate(args.shell, &mut cmd, "disktier", &mut std::io::stdout());
+    Ok(Outcome::Pass)
+}
+
+pub fn man(ctx: &Ctx, args: ManArgs) -> anyhow::Result<Outcome> {
+    let cmd = crate::cli::command();
+    match args.out_dir {
+        None => {
+            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            clap_mangen::generate_to(cmd, &dir)
+                .with_context(|| format!("cannot write man pages into {}", dir.display()))?;
+            ctx.note(format!("man pages written to {}", dir.display()));
+        }
+    }
+    Ok(Outcome::Pass)
+}

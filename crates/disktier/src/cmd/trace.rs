@@ -1,0 +1,10 @@
+//! `disktier trace`.
+
+use super::{Ctx, Outcome};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
+    anyhow::bail!("disktier trace is not built yet")
+}

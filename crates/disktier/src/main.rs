@@ -1,0 +1,30 @@
+//! disktier: which disk should this data live on, is it fast enough, what does it cost, and can
+//! it be set up safely? `main` only parses, dispatches and maps the outcome to an exit code.
+
+mod cli;
+mod cmd;
+
+use std::process::ExitCode;
+
+/// Exit codes (documented in the man page): 0 ok, 1 a verdict failed, 2 usage or runtime error.
+fn main() -> ExitCode {
+    let cli = cli::parse();
+    match cmd::dispatch(cli) {
+        Ok(cmd::Outcome::Pass) => ExitCode::from(0),
+        Ok(cmd::Outcome::Fail) => ExitCode::from(1),
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::from(0);
+            }
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,250 @@
+//! Test support shared by disktier's crates: real loop devices (detached on drop), real
+//! filesystems on them (unmounted on drop), and cgroup v1 blkio throttles that make a loop device
+//! behave like a slow cloud volume.
+//!
+//! Tests that need root or a kernel feature call [`require`]: outside CI it prints the reason and
+//! the test returns early; in CI (`CI` set, as `.ci/run` runs) a missing feature fails the test,
+//! because CI runs as root on a machine that has them all.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Whether the environment promises root and the kernel features (CI does).
+pub fn strict() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+}
+
+/// Returns true when `ok`; otherwise prints why the test is skipped (or panics in CI).
+pub fn require(ok: bool, what: &str) -> bool {
+    if ok {
+        return true;
+    }
+    if strict() {
+        panic!("CI must have {what}, but this machine lacks it");
+    }
+    eprintln!("skipped: needs {what}");
+    false
+}
+
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+pub fn have(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program} >/dev/null 2>&1 || test -x /usr/sbin/{program} || test -x /sbin/{program}")])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// Root and losetup: what every loop-device test needs.
+pub fn require_loop() -> bool {
+    require(
+        is_root() && have("losetup"),
+        "root and losetup (loop devices)",
+    )
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    if !out.status.success() {
+        panic!(
+            "{cmd:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A loop device over a sparse file in a temp dir; detached and removed on drop.
+pub struct LoopDev {
+    pub path: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    /// A loop device of `size` bytes with direct I/O on, backed by a file under `/var/tmp`
+    /// (a real disk; use [`LoopDev::in_dir`] with `/dev/shm` for a CPU-bound RAM-backed one).
+    /// xfs needs at least 300 MiB.
+    pub fn new(size: u64) -> LoopDev {
+        Self::in_dir(Path::new("/var/tmp"), size)
+    }
+
+    pub fn in_dir(dir: &Path, size: u64) -> LoopDev {
+        let d = tempfile::Builder::new()
+            .prefix("disktier-loop")
+            .tempdir_in(dir)
+            .expect("temp dir for loop backing file");
+        let img = d.path().join("disk.img");
+        let f = std::fs::File::create(&img).expect("backing file");
+        f.set_len(size).expect("size backing file");
+        drop(f);
+        let dev = run(Command::new("losetup").args([
+            "--find",
+            "--show",
+            "--direct-io=on",
+            img.to_str().unwrap(),
+        ]));
+        LoopDev {
+            path: PathBuf::from(dev),
+            _dir: d,
+        }
+    }
+
+    /// Kernel name, e.g. `loop3`.
+    pub fn name(&self) -> String {
+        self.path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// `major:minor`, as cgroup files want it.
+    pub fn maj_min(&self) -> String {
+        let s = std::fs::read_to_string(format!("/sys/block/{}/dev", self.name())).unwrap();
+        s.trim().to_string()
+    }
+
+    /// Makes a filesystem (`xfs` or `ext4`) and mounts it on a fresh temp dir.
+    pub fn mkfs_mount(&self, fstype: &str) -> Mount {
+        match fstype {
+            "xfs" => run(Command::new("mkfs.xfs").args(["-q", "-f", self.path.to_str().unwrap()])),
+            "ext4" => {
+                run(Command::new("mkfs.ext4").args(["-q", "-F", self.path.to_str().unwrap()]))
+            }
+            other => panic!("unsupported fs {other}"),
+        };
+        Mount::new(&self.path)
+    }
+
+    /// sha256-free checksum of the whole device (FNV-1a over all bytes), for "unchanged" checks.
+    pub fn checksum(&self) -> u64 {
+        use std::io::Read;
+        let mut f = std::fs::File::open(&self.path).unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut h: u64 = 0xcbf29ce484222325;
+        loop {
+            let n = f.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            for b in &buf[..n] {
+                h ^= *b as u64;
+                h = h.wrapping_mul(0x100000001b3);
+            }
+        }
+        h
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        // Unmount anything still on it (a test that failed midway), then detach.
+        let _ = Command::new("sh")
+            .args([
+                "-c",
+                &format!(
+                    "for m in $(findmnt -rn -S {0} -o TARGET | sort -r); do umount -l \"$m\"; done",
+                    self.path.display()
+                ),
+            ])
+            .status();
+        let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
+    }
+}
+
+/// A mounted filesystem on a temp dir; unmounted on drop.
+pub struct Mount {
+    pub dir: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Mount {
+    pub fn new(dev: &Path) -> Mount {
+        let d = tempfile::Builder::new()
+            .prefix("disktier-mnt")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        run(Command::new("mount").arg(dev).arg(d.path()));
+        Mount {
+            dir: d.path().to_path_buf(),
+            _dir: d,
+        }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+    }
+}
+
+/// A cgroup v1 blkio group with throttles; removed on drop. Put a process in it by running it
+/// through [`BlkioThrottle::wrap`].
+pub struct BlkioThrottle {
+    pub dir: PathBuf,
+}
+
+impl BlkioThrottle {
+    pub fn available() -> bool {
+        Path::new("/sys/fs/cgroup/blkio/blkio.throttle.write_iops_device").exists()
+    }
+
+    /// Limits write IOPS (and optionally read IOPS) of `maj_min` for processes in the group.
+    pub fn new(maj_min: &str, write_iops: u64, read_iops: Option<u64>) -> BlkioThrottle {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = PathBuf::from(format!(
+            "/sys/fs/cgroup/blkio/disktier-test-{}-{n}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).expect("create blkio cgroup");
+        std::fs::write(
+            dir.join("blkio.throttle.write_iops_device"),
+            format!("{maj_min} {write_iops}"),
+        )
+        .expect("set write_iops throttle");
+        if let Some(r) = read_iops {
+            std::fs::write(
+                dir.join("blkio.throttle.read_iops_device"),
+                format!("{maj_min} {r}"),
+            )
+            .expect("set read_iops throttle");
+        }
+        BlkioThrottle { dir }
+    }
+
+    /// A command that enters the group, then execs `program args...`.
+    pub fn wrap(&self, program: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(format!(
+                "echo $$ > {}/cgroup.procs && exec \"$0\" \"$@\"",
+                self.dir.display()
+            ))
+            .arg(program)
+            .args(args);
+        c
+    }
+}
+
+impl Drop for BlkioThrottle {
+    fn drop(&mut self) {
+        // Move stragglers back to the root group, then remove.
+        if let Ok(p) = std::fs::read_to_string(self.dir.join("cgroup.procs")) {
+            for pid in p.lines() {
+                let _ = std::fs::write("/sys/fs/cgroup/blkio/cgroup.procs", pid);
+            }
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}

@@ -1,0 +1,209 @@
+//! Sizes, durations and rates as users type them: fio's spellings (`22m`, `10G`, `4k`, `60s`),
+//! IEC units (`MiB`, `GiB`, `KiB`, `TiB`) and rates (`1000MiB/s`).
+//!
+//! fio's default `kb_base=1024` makes `k`, `m`, `g`, `t` (and `KB`, `MB`, ...) powers of two; we
+//! follow it (fio HOWTO, "Parameter types"). fio's compatibility quirk that reads `KiB` as 1000
+//! is *not* followed: `KiB` is 1024 as IEC 80000-13 says, so both spellings agree here.
+
+use std::fmt;
+use std::time::Duration;
+
+/// Why a size, duration or rate could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    #[error("'{0}' is not a size: use a number with an optional unit, e.g. 4k, 22m, 10G, 36GiB")]
+    Size(String),
+    #[error(
+        "'{0}' is not a duration: use a number with an optional unit, e.g. 500ms, 60s, 2m, 1h"
+    )]
+    Duration(String),
+    #[error("'{0}' is not a rate: use a size per second, e.g. 1000MiB/s, 125M/s")]
+    Rate(String),
+    #[error("'{0}' is too large")]
+    Overflow(String),
+}
+
+fn split_number(s: &str) -> (&str, &str) {
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    (&s[..end], s[end..].trim())
+}
+
+/// Parses a byte size: `2300`, `4k`, `22m`, `10G`, `36GiB`, `1TiB`, `1.5GiB`, `512b`.
+pub fn parse_size(input: &str) -> Result<u64, UnitError> {
+    let s = input.trim();
+    let (num, unit) = split_number(s);
+    if num.is_empty() {
+        return Err(UnitError::Size(input.to_string()));
+    }
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        "p" | "pb" | "pib" => 1 << 50,
+        _ => return Err(UnitError::Size(input.to_string())),
+    };
+    if num.contains('.') {
+        let v: f64 = num
+            .parse()
+            .map_err(|_| UnitError::Size(input.to_string()))?;
+        let bytes = v * mult as f64;
+        if !bytes.is_finite() || bytes > u64::MAX as f64 {
+            return Err(UnitError::Overflow(input.to_string()));
+        }
+        Ok(bytes.round() as u64)
+    } else {
+        let v: u64 = num
+            .parse()
+            .map_err(|_| UnitError::Size(input.to_string()))?;
+        v.checked_mul(mult)
+            .ok_or_else(|| UnitError::Overflow(input.to_string()))
+    }
+}
+
+/// Parses a duration: `60s`, `60` (seconds, as fio), `500ms`, `2m`, `1h`, `100us`, `1.5s`.
+pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
+    let s = input.trim();
+    let (num, unit) = split_number(s);
+    if num.is_empty() {
+        return Err(UnitError::Duration(input.to_string()));
+    }
+    let v: f64 = num
+        .parse()
+        .map_err(|_| UnitError::Duration(input.to_string()))?;
+    let secs = match unit.to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" | "secs" => v,
+        "ms" | "msec" => v / 1e3,
+        "us" | "usec" => v / 1e6,
+        "ns" | "nsec" => v / 1e9,
+        "m" | "min" | "mins" => v * 60.0,
+        "h" | "hr" | "hour" | "hours" => v * 3600.0,
+        "d" | "day" | "days" => v * 86400.0,
+        _ => return Err(UnitError::Duration(input.to_string())),
+    };
+    if !secs.is_finite() || secs > 1e12 {
+        return Err(UnitError::Overflow(input.to_string()));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses a rate in bytes per second: `1000MiB/s`, `125M/s`, `250MiB/s`. A bare size is read as
+/// per second too (`1000MiB`).
+pub fn parse_rate(input: &str) -> Result<u64, UnitError> {
+    let s = input.trim();
+    let body = s
+        .strip_suffix("/s")
+        .or_else(|| s.strip_suffix("ps"))
+        .unwrap_or(s);
+    parse_size(body).map_err(|_| UnitError::Rate(input.to_string()))
+}
+
+/// A byte count printed with binary units, e.g. `22 MiB`, `1.5 GiB`, `2300 B`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bytes(pub u64);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+        let mut v = self.0 as f64;
+        let mut i = 0;
+        while v >= 1024.0 && i < UNITS.len() - 1 {
+            v /= 1024.0;
+            i += 1;
+        }
+        if i == 0 || (v.fract() == 0.0) {
+            write!(f, "{} {}", v as u64, UNITS[i])
+        } else {
+            write!(f, "{:.2} {}", v, UNITS[i])
+        }
+    }
+}
+
+/// A latency in nanoseconds printed in the unit a person reads: `850 ns`, `203.8 us`, `4.05 ms`, `1.94 s`.
+pub fn fmt_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} us", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// clap value parsers, so that argument structs hold checked numbers.
+pub mod clap_parsers {
+    use super::*;
+    pub fn size(s: &str) -> Result<u64, String> {
+        parse_size(s).map_err(|e| e.to_string())
+    }
+    pub fn duration(s: &str) -> Result<Duration, String> {
+        parse_duration(s).map_err(|e| e.to_string())
+    }
+    pub fn rate(s: &str) -> Result<u64, String> {
+        parse_rate(s).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fio_sizes_are_powers_of_two() {
+        assert_eq!(parse_size("2300").unwrap(), 2300);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("4K").unwrap(), 4096);
+        assert_eq!(parse_size("22m").unwrap(), 22 * 1024 * 1024);
+        assert_eq!(parse_size("10G").unwrap(), 10 << 30);
+        assert_eq!(parse_size("36GiB").unwrap(), 36 << 30);
+        assert_eq!(parse_size("1TiB").unwrap(), 1 << 40);
+        assert_eq!(parse_size("1.5GiB").unwrap(), 3 << 29);
+        assert_eq!(parse_size(" 8 KiB ").unwrap(), 8192);
+    }
+
+    #[test]
+    fn bad_sizes_are_refused() {
+        for bad in ["", "k", "12x", "1..2G", "-4k", "GiB"] {
+            assert!(parse_size(bad).is_err(), "{bad} should be refused");
+        }
+        assert!(matches!(
+            parse_size("99999999999P"),
+            Err(UnitError::Overflow(_))
+        ));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("60").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("1000MiB/s").unwrap(), 1000 << 20);
+        assert_eq!(parse_rate("125M/s").unwrap(), 125 << 20);
+        assert_eq!(parse_rate("250MiB").unwrap(), 250 << 20);
+        assert!(parse_rate("lots/s").is_err());
+    }
+
+    #[test]
+    fn display() {
+        assert_eq!(Bytes(1000).to_string(), "1000 B");
+        assert_eq!(Bytes(2300).to_string(), "2.25 KiB");
+        assert_eq!(Bytes(22 << 20).to_string(), "22 MiB");
+        assert_eq!(Bytes(3 << 29).to_string(), "1.50 GiB");
+        assert_eq!(fmt_ns(203_776.0), "203.8 us");
+        assert_eq!(fmt_ns(4_046_848.0), "4.05 ms");
+    }
+}
