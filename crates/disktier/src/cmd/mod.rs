@@ -1,6 +1,8 @@
 //! One module per subcommand: its options (clap) and its `run`, which turns them into a checked
 //! configuration and calls the library crate that owns the concept.
 
+#![allow(dead_code)] // helpers are used as subcommands land
+
 pub mod assess;
 pub mod bench;
 pub mod catalog;
@@ -10,11 +12,14 @@ pub mod disks;
 pub mod history;
 pub mod import;
 pub mod interfere;
+pub mod jobargs;
 pub mod meta;
 pub mod plan;
 pub mod price;
+pub mod progress;
 pub mod render;
 pub mod report;
+pub mod save;
 pub mod setup;
 pub mod show;
 pub mod simulate;

@@ -1,0 +1,2 @@
+//! fio-style job options shared by `bench`, `check`, `trace record` and `assess` (owned by the
+//! engine CLI area).
