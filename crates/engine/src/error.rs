@@ -1,0 +1,100 @@
+//! The engine's errors: one variant per bad input or failure, each message naming the object
+//! and, where there is one, the fix (STYLE.md rule 4).
+
+use std::path::PathBuf;
+
+/// Everything that can stop a run before or while it measures.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// A job option has a value the engine cannot run.
+    #[error("{option}={value} is not valid: {fix}")]
+    BadOption {
+        option: &'static str,
+        value: String,
+        fix: String,
+    },
+    /// The target (or its parent directory) does not exist.
+    #[error("{path} does not exist: create it or pick an existing file, directory or block device")]
+    MissingPath { path: PathBuf },
+    /// Opening or creating the target was refused with EACCES/EPERM.
+    #[error("{path}: no permission: run as a user that may {access} it (e.g. with sudo)")]
+    NoPermission { path: PathBuf, access: &'static str },
+    /// O_DIRECT was asked for on a filesystem that refuses it (tmpfs, some FUSE filesystems).
+    #[error("{path} is on {fs}, which has no O_DIRECT: pass --direct=false")]
+    DirectUnsupported { path: PathBuf, fs: String },
+    /// O_DIRECT needs block-aligned sizes and offsets.
+    #[error("{option}={value} is not a multiple of {align} bytes, which O_DIRECT on {path} needs: use a multiple of {align} or pass --direct=false")]
+    DirectAlignment {
+        path: PathBuf,
+        option: &'static str,
+        value: u64,
+        align: u64,
+    },
+    /// A write job aimed at a block device that holds a filesystem or other signature.
+    #[error("{path} holds {what}: a write job would destroy it; pick an empty device or pass --destructive")]
+    DeviceHasSignature { path: PathBuf, what: String },
+    /// A write job aimed at a block device with a partition table.
+    #[error("{path} has {table} partition table: a write job would destroy it; pick an empty device or pass --destructive")]
+    DeviceHasPartitions { path: PathBuf, table: &'static str },
+    /// A write job aimed at a mounted block device.
+    #[error("{path} is mounted on {mountpoint}: a write job would corrupt it; unmount it first (and pass --destructive) or bench the mounted directory instead")]
+    DeviceMounted { path: PathBuf, mountpoint: String },
+    /// A write job aimed at a block device that another device is built on (LVM, md, dm-crypt, bcache).
+    #[error("{path} is in use by {holders}: a write job would destroy their data; pick a free device or pass --destructive")]
+    DeviceHasHolders { path: PathBuf, holders: String },
+    /// O_EXCL on the device failed: something else holds it open exclusively.
+    #[error("{path} is busy (opened exclusively by another program, e.g. mounted or in use by LVM/md): free it first")]
+    DeviceBusy { path: PathBuf },
+    /// The job would need more space than the filesystem has free.
+    #[error("{path} needs {need} bytes but its filesystem has only {free} bytes free: pass a smaller --size or pick another target")]
+    NoSpace { path: PathBuf, need: u64, free: u64 },
+    /// A new file would be created, but there is no size to give it.
+    #[error("{path} does not exist yet and no size was given: pass --size (e.g. --size 1G)")]
+    SizeRequired { path: PathBuf },
+    /// The target is the wrong kind of object for what was asked.
+    #[error("{path} is a {is}, but {wanted}: {fix}")]
+    WrongKind {
+        path: PathBuf,
+        is: &'static str,
+        wanted: String,
+        fix: String,
+    },
+    /// The region to run on is empty or outside the target.
+    #[error("{path} is {len} bytes, so offset {offset} leaves nothing to do: pass a smaller --offset or a larger target")]
+    EmptyRegion { path: PathBuf, len: u64, offset: u64 },
+    /// A system call failed on the target while preparing or running.
+    #[error("{path}: {op} failed: {source}")]
+    Io {
+        path: PathBuf,
+        op: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// io_uring could not be set up (the caller falls back to psync with a warning).
+    #[error("io_uring is unavailable: {reason}")]
+    UringUnavailable { reason: String },
+    /// A worker thread died.
+    #[error("worker thread {0} panicked")]
+    WorkerPanicked(u32),
+}
+
+impl EngineError {
+    /// Maps an `io::Error` from opening `path` to the error a user understands.
+    pub fn from_open(path: &std::path::Path, access: &'static str, e: std::io::Error) -> Self {
+        match e.raw_os_error() {
+            Some(libc::ENOENT) => EngineError::MissingPath { path: path.into() },
+            Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
+                EngineError::NoPermission {
+                    path: path.into(),
+                    access,
+                }
+            }
+            Some(libc::EBUSY) => EngineError::DeviceBusy { path: path.into() },
+            _ => EngineError::Io {
+                path: path.into(),
+                op: "open",
+                source: e,
+            },
+        }
+    }
+}

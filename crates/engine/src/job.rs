@@ -1,0 +1,454 @@
+//! The job model: what to run, with fio's option names and semantics (fio HOWTO, "Job file
+//! parameters"), and the checks that reject jobs the engine cannot run before any I/O starts.
+
+use crate::error::EngineError;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The I/O pattern, fio's `rw` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    ReadWrite,
+    RandRw,
+}
+
+impl Rw {
+    pub const ALL: [Rw; 6] = [
+        Rw::Read,
+        Rw::Write,
+        Rw::RandRead,
+        Rw::RandWrite,
+        Rw::ReadWrite,
+        Rw::RandRw,
+    ];
+
+    /// fio's spelling: `read`, `write`, `randread`, `randwrite`, `readwrite`, `randrw`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::RandRead => "randread",
+            Rw::RandWrite => "randwrite",
+            Rw::ReadWrite => "readwrite",
+            Rw::RandRw => "randrw",
+        }
+    }
+
+    /// Parses fio's spellings, including fio's aliases `rw` (readwrite) and `trimwrite`-free set.
+    pub fn from_name(s: &str) -> Option<Rw> {
+        match s {
+            "read" => Some(Rw::Read),
+            "write" => Some(Rw::Write),
+            "randread" => Some(Rw::RandRead),
+            "randwrite" => Some(Rw::RandWrite),
+            "readwrite" | "rw" => Some(Rw::ReadWrite),
+            "randrw" => Some(Rw::RandRw),
+            _ => None,
+        }
+    }
+
+    pub fn reads(self) -> bool {
+        !matches!(self, Rw::Write | Rw::RandWrite)
+    }
+
+    pub fn writes(self) -> bool {
+        !matches!(self, Rw::Read | Rw::RandRead)
+    }
+
+    pub fn random(self) -> bool {
+        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw)
+    }
+
+    pub fn mixed(self) -> bool {
+        matches!(self, Rw::ReadWrite | Rw::RandRw)
+    }
+}
+
+impl std::fmt::Display for Rw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How I/O is issued, fio's `ioengine` option (the subset disktier implements natively).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum IoEngineKind {
+    /// Linux io_uring, with registered files and buffers: honours `iodepth`.
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// `pread`/`pwrite`, one I/O at a time (`iodepth` has no effect, as in fio).
+    #[serde(rename = "psync")]
+    Psync,
+    /// `lseek` + `read`/`write`, as fio's `sync` engine (etcd's job uses it).
+    #[serde(rename = "sync")]
+    Sync,
+}
+
+impl IoEngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            IoEngineKind::IoUring => "io_uring",
+            IoEngineKind::Psync => "psync",
+            IoEngineKind::Sync => "sync",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<IoEngineKind> {
+        match s {
+            "io_uring" | "io-uring" | "uring" => Some(IoEngineKind::IoUring),
+            "psync" | "pvsync" => Some(IoEngineKind::Psync),
+            "sync" => Some(IoEngineKind::Sync),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for IoEngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// fio's default random seed (`FIO_RANDSEED` in fio's fio.h, used while `randrepeat=1`, the
+/// default), so that two runs of the same job issue the same offsets.
+pub const DEFAULT_RANDSEED: u64 = 0xb189_9bed;
+
+/// One job, with fio's option names. `numjobs` threads each run it on their own file (directory
+/// target) or on the same file/device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Job {
+    pub name: String,
+    /// A file, a block device, or a directory in which per-job files `<name>.<jobnum>.0` are created.
+    pub target: PathBuf,
+    pub rw: Rw,
+    /// Percentage of reads in a mixed (`readwrite`/`randrw`) job.
+    pub rwmixread: u32,
+    pub bs: u64,
+    /// Bytes of the target each job works on; `None` for the whole file or device.
+    pub size: Option<u64>,
+    pub offset: u64,
+    pub numjobs: u32,
+    pub iodepth: u32,
+    pub ioengine: IoEngineKind,
+    pub direct: bool,
+    /// `fsync(2)` after every N writes (0 = never).
+    pub fsync: u32,
+    /// `fdatasync(2)` after every N writes (0 = never).
+    pub fdatasync: u32,
+    #[serde(with = "dur_opt")]
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    #[serde(with = "dur")]
+    pub ramp_time: Duration,
+    pub randseed: u64,
+    /// How many I/Os to submit at once (0 = as many as are ready, up to `iodepth`).
+    pub iodepth_batch_submit: u32,
+}
+
+impl Default for Job {
+    /// fio's defaults (rw=read, bs=4k, numjobs=1, iodepth=1, rwmixread=50), except that the
+    /// engine is io_uring rather than psync.
+    fn default() -> Self {
+        Job {
+            name: "disktier".into(),
+            target: PathBuf::from("."),
+            rw: Rw::Read,
+            rwmixread: 50,
+            bs: 4096,
+            size: None,
+            offset: 0,
+            numjobs: 1,
+            iodepth: 1,
+            ioengine: IoEngineKind::IoUring,
+            direct: false,
+            fsync: 0,
+            fdatasync: 0,
+            runtime: None,
+            time_based: false,
+            ramp_time: Duration::ZERO,
+            randseed: DEFAULT_RANDSEED,
+            iodepth_batch_submit: 0,
+        }
+    }
+}
+
+/// Upper bounds that keep a typo from allocating the machine away.
+const MAX_BS: u64 = 256 << 20;
+const MAX_IODEPTH: u32 = 4096;
+const MAX_NUMJOBS: u32 = 1024;
+
+fn bad(option: &'static str, value: impl ToString, fix: impl Into<String>) -> EngineError {
+    EngineError::BadOption {
+        option,
+        value: value.to_string(),
+        fix: fix.into(),
+    }
+}
+
+impl Job {
+    /// Checks the options on their own (the target is checked by `target::prepare`).
+    pub fn validate(&self) -> Result<(), EngineError> {
+        if self.name.is_empty() || self.name.contains('/') || self.name.contains('\0') {
+            return Err(bad(
+                "name",
+                &self.name,
+                "use a non-empty name without '/' (it names the per-job files)",
+            ));
+        }
+        if self.target.as_os_str().is_empty() {
+            return Err(bad(
+                "target",
+                "",
+                "give a file, a directory or a block device",
+            ));
+        }
+        if self.bs == 0 || self.bs > MAX_BS {
+            return Err(bad("bs", self.bs, "use a block size from 1 byte to 256 MiB"));
+        }
+        if self.numjobs == 0 || self.numjobs > MAX_NUMJOBS {
+            return Err(bad("numjobs", self.numjobs, "use 1 to 1024 jobs"));
+        }
+        if self.iodepth == 0 || self.iodepth > MAX_IODEPTH {
+            return Err(bad("iodepth", self.iodepth, "use an iodepth from 1 to 4096"));
+        }
+        if self.iodepth_batch_submit > MAX_IODEPTH {
+            return Err(bad(
+                "iodepth_batch_submit",
+                self.iodepth_batch_submit,
+                "use 0 (all ready I/Os) up to 4096",
+            ));
+        }
+        if self.rwmixread > 100 {
+            return Err(bad("rwmixread", self.rwmixread, "use a percentage from 0 to 100"));
+        }
+        if self.fsync > 0 && self.fdatasync > 0 {
+            return Err(bad(
+                "fdatasync",
+                self.fdatasync,
+                "pass either --fsync or --fdatasync, not both",
+            ));
+        }
+        if let Some(s) = self.size {
+            if s == 0 {
+                return Err(bad("size", 0, "use a size of at least one block, e.g. 1G"));
+            }
+            if s < self.bs {
+                return Err(bad(
+                    "size",
+                    s,
+                    format!("size must hold at least one block of bs={}", self.bs),
+                ));
+            }
+        }
+        if self.time_based && self.runtime.is_none() {
+            return Err(bad(
+                "time_based",
+                "true",
+                "time_based needs a runtime: pass --runtime (e.g. --runtime 60s)",
+            ));
+        }
+        if let Some(r) = self.runtime {
+            if r.is_zero() {
+                return Err(bad("runtime", "0", "use a runtime above zero, e.g. 60s"));
+            }
+        }
+        if self.direct && self.bs % 512 != 0 {
+            // The device's own logical block size is checked against the target later; 512 is the
+            // smallest any Linux block device has (Documentation/block/queue-sysfs.rst).
+            return Err(EngineError::DirectAlignment {
+                path: self.target.clone(),
+                option: "bs",
+                value: self.bs,
+                align: 512,
+            });
+        }
+        if self.direct && self.offset % 512 != 0 {
+            return Err(EngineError::DirectAlignment {
+                path: self.target.clone(),
+                option: "offset",
+                value: self.offset,
+                align: 512,
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether the job issues fsync/fdatasync calls.
+    pub fn syncs(&self) -> bool {
+        self.rw.writes() && (self.fsync > 0 || self.fdatasync > 0)
+    }
+
+    /// The job as JSON, with fio's option names (for `RunDoc.job`).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// Durations as fio spells them in JSON ("60s", "500ms"); numbers are read as seconds.
+mod dur {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn to_string(d: &Duration) -> String {
+        if d.subsec_nanos() == 0 {
+            format!("{}s", d.as_secs())
+        } else if d.as_nanos() % 1_000_000 == 0 {
+            format!("{}ms", d.as_millis())
+        } else {
+            format!("{}us", d.as_micros())
+        }
+    }
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&to_string(d))
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    pub enum Raw {
+        Num(f64),
+        Str(String),
+    }
+
+    pub fn parse(r: Raw) -> Result<Duration, String> {
+        match r {
+            Raw::Num(n) if n >= 0.0 && n.is_finite() => Ok(Duration::from_secs_f64(n)),
+            Raw::Num(n) => Err(format!("{n} is not a duration")),
+            Raw::Str(s) => disktier_units::parse_duration(&s).map_err(|e| e.to_string()),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        parse(Raw::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+mod dur_opt {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_str(&super::dur::to_string(d)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        match Option::<super::dur::Raw>::deserialize(d)? {
+            None => Ok(None),
+            Some(r) => super::dur::parse(r)
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job() -> Job {
+        Job {
+            target: "/tmp/x".into(),
+            ..Job::default()
+        }
+    }
+
+    #[test]
+    fn defaults_are_fios() {
+        let j = Job::default();
+        assert_eq!(j.rw, Rw::Read);
+        assert_eq!(j.bs, 4096);
+        assert_eq!((j.numjobs, j.iodepth, j.rwmixread), (1, 1, 50));
+        assert_eq!(j.ioengine, IoEngineKind::IoUring);
+        assert!(!j.direct);
+        assert!(job().validate().is_ok());
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for rw in Rw::ALL {
+            assert_eq!(Rw::from_name(rw.name()), Some(rw));
+            let v = serde_json::to_value(rw).unwrap();
+            assert_eq!(v, serde_json::json!(rw.name()));
+        }
+        for e in [IoEngineKind::IoUring, IoEngineKind::Psync, IoEngineKind::Sync] {
+            assert_eq!(IoEngineKind::from_name(e.name()), Some(e));
+            assert_eq!(serde_json::to_value(e).unwrap(), serde_json::json!(e.name()));
+        }
+        assert_eq!(Rw::from_name("trim"), None);
+    }
+
+    #[test]
+    fn serializes_with_fio_names_and_back() {
+        let j = Job {
+            rw: Rw::RandRw,
+            runtime: Some(Duration::from_secs(60)),
+            ramp_time: Duration::from_millis(1500),
+            time_based: true,
+            ..job()
+        };
+        let v = j.to_json();
+        assert_eq!(v["rw"], "randrw");
+        assert_eq!(v["runtime"], "60s");
+        assert_eq!(v["ramp_time"], "1500ms");
+        assert_eq!(v["ioengine"], "io_uring");
+        let back: Job = serde_json::from_value(v).unwrap();
+        assert_eq!(back, j);
+        // Numbers are seconds, missing fields take the defaults.
+        let k: Job = serde_json::from_str(r#"{"target":"/x","runtime":2,"bs":2300}"#).unwrap();
+        assert_eq!(k.runtime, Some(Duration::from_secs(2)));
+        assert_eq!(k.bs, 2300);
+        assert_eq!(k.numjobs, 1);
+    }
+
+    #[test]
+    fn rejects_bad_options() {
+        let cases: Vec<(Job, &str)> = vec![
+            (Job { bs: 0, ..job() }, "bs"),
+            (Job { numjobs: 0, ..job() }, "numjobs"),
+            (Job { iodepth: 0, ..job() }, "iodepth"),
+            (Job { rwmixread: 101, ..job() }, "rwmixread"),
+            (Job { fsync: 1, fdatasync: 1, ..job() }, "fdatasync"),
+            (Job { size: Some(100), bs: 4096, ..job() }, "size"),
+            (Job { time_based: true, ..job() }, "time_based"),
+            (Job { runtime: Some(Duration::ZERO), ..job() }, "runtime"),
+            (Job { name: "a/b".into(), ..job() }, "name"),
+        ];
+        for (j, opt) in cases {
+            let e = j.validate().unwrap_err();
+            assert!(
+                matches!(&e, EngineError::BadOption { option, .. } if *option == opt),
+                "{opt}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn direct_needs_alignment_but_buffered_takes_any_bs() {
+        assert!(Job { bs: 2300, ..job() }.validate().is_ok());
+        let e = Job { bs: 2300, direct: true, ..job() }.validate().unwrap_err();
+        assert!(matches!(e, EngineError::DirectAlignment { value: 2300, .. }));
+        assert!(e.to_string().contains("--direct=false"), "{e}");
+        let e = Job { offset: 100, direct: true, ..job() }.validate().unwrap_err();
+        assert!(matches!(e, EngineError::DirectAlignment { option: "offset", .. }));
+    }
+
+    #[test]
+    fn direction_helpers() {
+        assert!(Rw::RandRw.reads() && Rw::RandRw.writes() && Rw::RandRw.random());
+        assert!(!Rw::Write.reads() && Rw::Write.writes() && !Rw::Write.random());
+        assert!(Rw::ReadWrite.mixed() && !Rw::RandRead.mixed());
+        let j = Job { rw: Rw::Write, fdatasync: 1, ..job() };
+        assert!(j.syncs());
+        assert!(!Job { rw: Rw::Read, fdatasync: 1, ..job() }.syncs());
+    }
+}

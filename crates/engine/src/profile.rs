@@ -1,0 +1,321 @@
+//! The built-in profiles: the benchmarks the seeds already run (etcd's fio job, Google's
+//! persistent-disk jobs, the small-file test), as jobs the native engine runs, and their `--quick`
+//! versions, scaled so that a suite of all of them finishes in under a minute.
+
+use crate::job::{IoEngineKind, Job, Rw};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A named benchmark from the seeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Profile {
+    Etcd,
+    EtcdOpenshift,
+    WriteIops,
+    ReadIops,
+    WriteThroughput,
+    ReadThroughput,
+    Latency,
+    SmallFiles,
+}
+
+/// What a profile runs: a job, or the small-file test (which fio has no job for).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Workload {
+    Job(Job),
+    /// Create `files` files of `file_size` bytes in `dir` with write()+close, as
+    /// `dd bs=1M count=1` does in a loop (seed 003), timed from the first to the last.
+    SmallFiles {
+        dir: PathBuf,
+        files: u64,
+        file_size: u64,
+    },
+}
+
+impl Workload {
+    /// The target path the workload runs on.
+    pub fn target(&self) -> &Path {
+        match self {
+            Workload::Job(j) => &j.target,
+            Workload::SmallFiles { dir, .. } => dir,
+        }
+    }
+}
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// Seed 003: 100,000 files of 1 MiB (8 min 8 s on EBS gp3, 4 min 52 s on instance store).
+pub const SMALL_FILES_DEFAULT: u64 = 100_000;
+/// `--quick`: enough files to see the rate, few enough to take seconds.
+pub const SMALL_FILES_QUICK: u64 = 2_000;
+
+impl Profile {
+    pub fn all() -> &'static [Profile] {
+        &[
+            Profile::Etcd,
+            Profile::EtcdOpenshift,
+            Profile::WriteIops,
+            Profile::ReadIops,
+            Profile::WriteThroughput,
+            Profile::ReadThroughput,
+            Profile::Latency,
+            Profile::SmallFiles,
+        ]
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Profile::Etcd => "etcd",
+            Profile::EtcdOpenshift => "etcd-openshift",
+            Profile::WriteIops => "write-iops",
+            Profile::ReadIops => "read-iops",
+            Profile::WriteThroughput => "write-throughput",
+            Profile::ReadThroughput => "read-throughput",
+            Profile::Latency => "latency",
+            Profile::SmallFiles => "small-files",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Profile> {
+        Profile::all().iter().copied().find(|p| p.name() == s)
+    }
+
+    pub fn description(&self) -> &'static str {
+        match self {
+            Profile::Etcd => "etcd's disk check: sequential 2300-byte writes, fdatasync after each, 22 MiB (etcd docs; seed 000's etcd-perf image; seed 004)",
+            Profile::EtcdOpenshift => "the current OpenShift etcd-perf job: 8000-byte writes, fdatasync after each, 100 MiB, 60 s time-based (seed 000, quay.io/openshift-scale/etcd-perf)",
+            Profile::WriteIops => "Google's write IOPS job: 4 KiB random writes, iodepth 256, direct, 10 GiB, 60 s after a 2 s ramp (seed 002, GCE persistent disk docs)",
+            Profile::ReadIops => "Google's read IOPS job: 4 KiB random reads, iodepth 256, direct, 10 GiB, 60 s after a 2 s ramp (seed 002, GCE persistent disk docs)",
+            Profile::WriteThroughput => "Google's write throughput job: 1 MiB sequential writes, 16 jobs at iodepth 64, direct, 10 GiB each, 60 s after a 2 s ramp (seed 002)",
+            Profile::ReadThroughput => "Google's read throughput job: 1 MiB sequential reads, 16 jobs at iodepth 64, direct, 10 GiB each, 60 s after a 2 s ramp (seed 002)",
+            Profile::Latency => "unloaded latency: 4 KiB random reads at iodepth 1, direct, 30 s (1 GiB file in a directory, the whole device otherwise)",
+            Profile::SmallFiles => "seed 003's small-file test: 100,000 files of 1 MiB written like `dd bs=1M count=1`, timed from the first to the last",
+        }
+    }
+
+    /// The workload on `target`, scaled down when `quick`.
+    pub fn workload(&self, target: &Path, quick: bool) -> Workload {
+        let base = Job {
+            name: self.name().replace('-', "_"),
+            target: target.to_path_buf(),
+            ..Job::default()
+        };
+        let secs = Duration::from_secs;
+        let job = match self {
+            // etcd docs / seed 000: fio --rw=write --ioengine=sync --fdatasync=1 --size=22m --bs=2300
+            Profile::Etcd => Job {
+                rw: Rw::Write,
+                ioengine: IoEngineKind::Sync,
+                fdatasync: 1,
+                bs: 2300,
+                size: Some(if quick { 4 * MIB } else { 22 * MIB }),
+                ..base
+            },
+            // OpenShift etcd-perf: --size=100m --bs=8000 --runtime=60 --time_based=1
+            Profile::EtcdOpenshift => Job {
+                rw: Rw::Write,
+                ioengine: IoEngineKind::Sync,
+                fdatasync: 1,
+                bs: 8000,
+                size: Some(if quick { 16 * MIB } else { 100 * MIB }),
+                runtime: Some(if quick { secs(5) } else { secs(60) }),
+                time_based: true,
+                ..base
+            },
+            // Seed 002: --bs=4K --iodepth=256 --rw=randwrite|randread --iodepth_batch_submit=256
+            // --size=10G --time_based --runtime=60s --ramp_time=2s --direct=1
+            Profile::WriteIops | Profile::ReadIops => Job {
+                rw: if *self == Profile::WriteIops {
+                    Rw::RandWrite
+                } else {
+                    Rw::RandRead
+                },
+                bs: 4096,
+                iodepth: 256,
+                iodepth_batch_submit: 256,
+                direct: true,
+                size: Some(if quick { 256 * MIB } else { 10 * GIB }),
+                runtime: Some(if quick { secs(5) } else { secs(60) }),
+                ramp_time: if quick { secs(1) } else { secs(2) },
+                time_based: true,
+                ..base
+            },
+            // Seed 002: --numjobs=16 --bs=1M --iodepth=64 --rw=write|read --iodepth_batch_submit=64
+            Profile::WriteThroughput | Profile::ReadThroughput => Job {
+                rw: if *self == Profile::WriteThroughput {
+                    Rw::Write
+                } else {
+                    Rw::Read
+                },
+                bs: MIB,
+                iodepth: 64,
+                iodepth_batch_submit: 64,
+                numjobs: if quick { 4 } else { 16 },
+                direct: true,
+                size: Some(if quick { 128 * MIB } else { 10 * GIB }),
+                runtime: Some(if quick { secs(5) } else { secs(60) }),
+                ramp_time: if quick { secs(1) } else { secs(2) },
+                time_based: true,
+                ..base
+            },
+            Profile::Latency => Job {
+                rw: Rw::RandRead,
+                bs: 4096,
+                iodepth: 1,
+                direct: true,
+                // A directory needs a file size; a device is used whole.
+                size: if is_block_device(target) {
+                    None
+                } else if quick {
+                    Some(256 * MIB)
+                } else {
+                    Some(GIB)
+                },
+                runtime: Some(if quick { secs(5) } else { secs(30) }),
+                time_based: true,
+                ..base
+            },
+            Profile::SmallFiles => {
+                return Workload::SmallFiles {
+                    dir: target.to_path_buf(),
+                    files: if quick {
+                        SMALL_FILES_QUICK
+                    } else {
+                        SMALL_FILES_DEFAULT
+                    },
+                    file_size: MIB,
+                }
+            }
+        };
+        Workload::Job(job)
+    }
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+fn is_block_device(p: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(p)
+        .map(|m| m.file_type().is_block_device())
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(p: Profile, quick: bool) -> Job {
+        match p.workload(Path::new("/data"), quick) {
+            Workload::Job(j) => j,
+            w => panic!("{p} is not a job: {w:?}"),
+        }
+    }
+
+    #[test]
+    fn names_round_trip_and_descriptions_cite_sources() {
+        assert_eq!(Profile::all().len(), 8);
+        for p in Profile::all() {
+            assert_eq!(Profile::from_name(p.name()), Some(*p));
+            let d = p.description();
+            assert!(
+                d.contains("seed") || d.contains("docs") || *p == Profile::Latency,
+                "{p}: {d}"
+            );
+        }
+        assert_eq!(Profile::from_name("nope"), None);
+    }
+
+    #[test]
+    fn etcd_is_the_etcd_docs_job() {
+        let j = job(Profile::Etcd, false);
+        assert_eq!(j.rw, Rw::Write);
+        assert_eq!(j.ioengine, IoEngineKind::Sync);
+        assert_eq!((j.fdatasync, j.fsync), (1, 0));
+        assert_eq!(j.bs, 2300);
+        assert_eq!(j.size, Some(22 * MIB));
+        assert!(!j.direct && !j.time_based && j.runtime.is_none());
+        assert_eq!((j.numjobs, j.iodepth), (1, 1));
+        assert!(j.validate().is_ok());
+    }
+
+    #[test]
+    fn etcd_openshift_is_the_etcd_perf_job() {
+        let j = job(Profile::EtcdOpenshift, false);
+        assert_eq!((j.rw, j.ioengine, j.fdatasync), (Rw::Write, IoEngineKind::Sync, 1));
+        assert_eq!(j.bs, 8000);
+        assert_eq!(j.size, Some(100 * MIB));
+        assert_eq!(j.runtime, Some(Duration::from_secs(60)));
+        assert!(j.time_based);
+    }
+
+    #[test]
+    fn google_jobs_are_seed_002s() {
+        for (p, rw) in [(Profile::WriteIops, Rw::RandWrite), (Profile::ReadIops, Rw::RandRead)] {
+            let j = job(p, false);
+            assert_eq!(j.rw, rw);
+            assert_eq!((j.bs, j.iodepth, j.iodepth_batch_submit, j.numjobs), (4096, 256, 256, 1));
+            assert!(j.direct && j.time_based);
+            assert_eq!(j.size, Some(10 * GIB));
+            assert_eq!(j.runtime, Some(Duration::from_secs(60)));
+            assert_eq!(j.ramp_time, Duration::from_secs(2));
+            assert_eq!(j.ioengine, IoEngineKind::IoUring);
+        }
+        for (p, rw) in [(Profile::WriteThroughput, Rw::Write), (Profile::ReadThroughput, Rw::Read)] {
+            let j = job(p, false);
+            assert_eq!(j.rw, rw);
+            assert_eq!((j.bs, j.iodepth, j.iodepth_batch_submit, j.numjobs), (MIB, 64, 64, 16));
+            assert!(j.direct && j.time_based);
+            assert_eq!(j.size, Some(10 * GIB));
+            assert_eq!(j.ramp_time, Duration::from_secs(2));
+        }
+    }
+
+    #[test]
+    fn latency_and_small_files() {
+        let j = job(Profile::Latency, false);
+        assert_eq!((j.rw, j.bs, j.iodepth), (Rw::RandRead, 4096, 1));
+        assert!(j.direct);
+        assert_eq!(j.runtime, Some(Duration::from_secs(30)));
+        match Profile::SmallFiles.workload(Path::new("/d"), false) {
+            Workload::SmallFiles { dir, files, file_size } => {
+                assert_eq!(dir, Path::new("/d"));
+                assert_eq!((files, file_size), (100_000, MIB));
+            }
+            w => panic!("{w:?}"),
+        }
+    }
+
+    #[test]
+    fn quick_scales_every_profile_down() {
+        for p in Profile::all() {
+            let (full, quick) = (p.workload(Path::new("/d"), false), p.workload(Path::new("/d"), true));
+            match (full, quick) {
+                (Workload::Job(f), Workload::Job(q)) => {
+                    assert!(q.validate().is_ok(), "{p}");
+                    assert!(q.size <= f.size, "{p}");
+                    assert!(q.runtime <= f.runtime, "{p}");
+                    assert!(q.numjobs <= f.numjobs, "{p}");
+                    let work = |j: &Job| j.size.unwrap_or(0) * j.numjobs as u64
+                        + j.runtime.map_or(0, |r| r.as_secs()) * GIB;
+                    assert!(work(&q) < work(&f), "{p} is not smaller when quick");
+                    // Same shape: quick changes only how much, not what.
+                    assert_eq!((q.rw, q.bs, q.iodepth, q.direct, q.fdatasync), (f.rw, f.bs, f.iodepth, f.direct, f.fdatasync), "{p}");
+                    // Bounded so a whole quick suite stays under a minute.
+                    assert!(q.runtime.map_or(true, |r| r <= Duration::from_secs(5)), "{p}");
+                    assert!(q.ramp_time <= Duration::from_secs(1), "{p}");
+                }
+                (Workload::SmallFiles { files: f, .. }, Workload::SmallFiles { files: q, .. }) => {
+                    assert_eq!((f, q), (SMALL_FILES_DEFAULT, SMALL_FILES_QUICK));
+                }
+                other => panic!("{p}: {other:?}"),
+            }
+        }
+        assert_eq!(job(Profile::Etcd, true).size, Some(4 * MIB));
+        assert_eq!(job(Profile::WriteThroughput, true).numjobs, 4);
+    }
+}
