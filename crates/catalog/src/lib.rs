@@ -1,2 +1,25 @@
 //! The cost side of disktier: an embedded, dated, refreshable price/performance catalog (data in
-//! `catalog/*.toml`, compiled in), the clouds' volume performance rules, `price` and `plan`.
+//! `data/catalog.toml`, compiled in), the clouds' volume performance rules, `price` and `plan`.
+//!
+//! - [`model`]: the data model, the embedded catalog, `--catalog FILE` overlays (merge by region +
+//!   type).
+//! - [`check`]: `catalog check`'s validation.
+//! - [`perf`]: the performance model (baseline, burst, bucket duration, rule errors).
+//! - [`price`]: monthly line items rounded as the AWS Pricing Calculator rounds.
+//! - [`plan`]: the planner (volumes, hybrid caches, instance store), with a hit-ratio hook
+//!   ([`plan::HitRatio::Curve`]) for `disktier simulate`.
+//! - [`import`]: `catalog import aws-offer`, streaming AWS's bulk price list.
+
+pub mod check;
+pub mod fmt;
+pub mod import;
+pub mod model;
+pub mod perf;
+pub mod plan;
+pub mod price;
+pub mod suggest;
+
+pub use model::Catalog;
+pub use perf::{Performance, RuleError, VolumeConfig};
+pub use plan::{HitRatio, Plan, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
+pub use price::{PriceError, Quote};

@@ -78,6 +78,9 @@ pub enum Command {
     Report(cmd::report::Args),
     /// Measure what a bulk writer does to etcd's fsyncs, and which mitigation helps.
     Interfere(cmd::interfere::Args),
+    /// The bulk writer `interfere` runs next to the probe, as its own process (internal).
+    #[command(hide = true, name = "__aggressor")]
+    Aggressor(cmd::interfere::AggressorArgs),
     /// Record, import and describe block I/O traces.
     Trace(cmd::trace::Args),
     /// Predict cache hit ratios from a trace for cache sizes and policies.

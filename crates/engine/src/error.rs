@@ -14,7 +14,9 @@ pub enum EngineError {
         fix: String,
     },
     /// The target (or its parent directory) does not exist.
-    #[error("{path} does not exist: create it or pick an existing file, directory or block device")]
+    #[error(
+        "{path} does not exist: create it or pick an existing file, directory or block device"
+    )]
     MissingPath { path: PathBuf },
     /// Opening or creating the target was refused with EACCES/EPERM.
     #[error("{path}: no permission: run as a user that may {access} it (e.g. with sudo)")]
@@ -61,7 +63,11 @@ pub enum EngineError {
     },
     /// The region to run on is empty or outside the target.
     #[error("{path} is {len} bytes, so offset {offset} leaves nothing to do: pass a smaller --offset or a larger target")]
-    EmptyRegion { path: PathBuf, len: u64, offset: u64 },
+    EmptyRegion {
+        path: PathBuf,
+        len: u64,
+        offset: u64,
+    },
     /// A system call failed on the target while preparing or running.
     #[error("{path}: {op} failed: {source}")]
     Io {

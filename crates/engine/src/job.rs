@@ -210,13 +210,21 @@ impl Job {
             ));
         }
         if self.bs == 0 || self.bs > MAX_BS {
-            return Err(bad("bs", self.bs, "use a block size from 1 byte to 256 MiB"));
+            return Err(bad(
+                "bs",
+                self.bs,
+                "use a block size from 1 byte to 256 MiB",
+            ));
         }
         if self.numjobs == 0 || self.numjobs > MAX_NUMJOBS {
             return Err(bad("numjobs", self.numjobs, "use 1 to 1024 jobs"));
         }
         if self.iodepth == 0 || self.iodepth > MAX_IODEPTH {
-            return Err(bad("iodepth", self.iodepth, "use an iodepth from 1 to 4096"));
+            return Err(bad(
+                "iodepth",
+                self.iodepth,
+                "use an iodepth from 1 to 4096",
+            ));
         }
         if self.iodepth_batch_submit > MAX_IODEPTH {
             return Err(bad(
@@ -226,7 +234,11 @@ impl Job {
             ));
         }
         if self.rwmixread > 100 {
-            return Err(bad("rwmixread", self.rwmixread, "use a percentage from 0 to 100"));
+            return Err(bad(
+                "rwmixread",
+                self.rwmixread,
+                "use a percentage from 0 to 100",
+            ));
         }
         if self.fsync > 0 && self.fdatasync > 0 {
             return Err(bad(
@@ -259,7 +271,7 @@ impl Job {
                 return Err(bad("runtime", "0", "use a runtime above zero, e.g. 60s"));
             }
         }
-        if self.direct && self.bs % 512 != 0 {
+        if self.direct && !self.bs.is_multiple_of(512) {
             // The device's own logical block size is checked against the target later; 512 is the
             // smallest any Linux block device has (Documentation/block/queue-sysfs.rst).
             return Err(EngineError::DirectAlignment {
@@ -269,7 +281,7 @@ impl Job {
                 align: 512,
             });
         }
-        if self.direct && self.offset % 512 != 0 {
+        if self.direct && !self.offset.is_multiple_of(512) {
             return Err(EngineError::DirectAlignment {
                 path: self.target.clone(),
                 option: "offset",
@@ -299,7 +311,7 @@ mod dur {
     pub fn to_string(d: &Duration) -> String {
         if d.subsec_nanos() == 0 {
             format!("{}s", d.as_secs())
-        } else if d.as_nanos() % 1_000_000 == 0 {
+        } else if d.as_nanos().is_multiple_of(1_000_000) {
             format!("{}ms", d.as_millis())
         } else {
             format!("{}us", d.as_micros())
@@ -380,9 +392,16 @@ mod tests {
             let v = serde_json::to_value(rw).unwrap();
             assert_eq!(v, serde_json::json!(rw.name()));
         }
-        for e in [IoEngineKind::IoUring, IoEngineKind::Psync, IoEngineKind::Sync] {
+        for e in [
+            IoEngineKind::IoUring,
+            IoEngineKind::Psync,
+            IoEngineKind::Sync,
+        ] {
             assert_eq!(IoEngineKind::from_name(e.name()), Some(e));
-            assert_eq!(serde_json::to_value(e).unwrap(), serde_json::json!(e.name()));
+            assert_eq!(
+                serde_json::to_value(e).unwrap(),
+                serde_json::json!(e.name())
+            );
         }
         assert_eq!(Rw::from_name("trim"), None);
     }
@@ -414,14 +433,64 @@ mod tests {
     fn rejects_bad_options() {
         let cases: Vec<(Job, &str)> = vec![
             (Job { bs: 0, ..job() }, "bs"),
-            (Job { numjobs: 0, ..job() }, "numjobs"),
-            (Job { iodepth: 0, ..job() }, "iodepth"),
-            (Job { rwmixread: 101, ..job() }, "rwmixread"),
-            (Job { fsync: 1, fdatasync: 1, ..job() }, "fdatasync"),
-            (Job { size: Some(100), bs: 4096, ..job() }, "size"),
-            (Job { time_based: true, ..job() }, "time_based"),
-            (Job { runtime: Some(Duration::ZERO), ..job() }, "runtime"),
-            (Job { name: "a/b".into(), ..job() }, "name"),
+            (
+                Job {
+                    numjobs: 0,
+                    ..job()
+                },
+                "numjobs",
+            ),
+            (
+                Job {
+                    iodepth: 0,
+                    ..job()
+                },
+                "iodepth",
+            ),
+            (
+                Job {
+                    rwmixread: 101,
+                    ..job()
+                },
+                "rwmixread",
+            ),
+            (
+                Job {
+                    fsync: 1,
+                    fdatasync: 1,
+                    ..job()
+                },
+                "fdatasync",
+            ),
+            (
+                Job {
+                    size: Some(100),
+                    bs: 4096,
+                    ..job()
+                },
+                "size",
+            ),
+            (
+                Job {
+                    time_based: true,
+                    ..job()
+                },
+                "time_based",
+            ),
+            (
+                Job {
+                    runtime: Some(Duration::ZERO),
+                    ..job()
+                },
+                "runtime",
+            ),
+            (
+                Job {
+                    name: "a/b".into(),
+                    ..job()
+                },
+                "name",
+            ),
         ];
         for (j, opt) in cases {
             let e = j.validate().unwrap_err();
@@ -435,11 +504,32 @@ mod tests {
     #[test]
     fn direct_needs_alignment_but_buffered_takes_any_bs() {
         assert!(Job { bs: 2300, ..job() }.validate().is_ok());
-        let e = Job { bs: 2300, direct: true, ..job() }.validate().unwrap_err();
-        assert!(matches!(e, EngineError::DirectAlignment { value: 2300, .. }));
+        let e = Job {
+            bs: 2300,
+            direct: true,
+            ..job()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(matches!(
+            e,
+            EngineError::DirectAlignment { value: 2300, .. }
+        ));
         assert!(e.to_string().contains("--direct=false"), "{e}");
-        let e = Job { offset: 100, direct: true, ..job() }.validate().unwrap_err();
-        assert!(matches!(e, EngineError::DirectAlignment { option: "offset", .. }));
+        let e = Job {
+            offset: 100,
+            direct: true,
+            ..job()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(matches!(
+            e,
+            EngineError::DirectAlignment {
+                option: "offset",
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -447,8 +537,17 @@ mod tests {
         assert!(Rw::RandRw.reads() && Rw::RandRw.writes() && Rw::RandRw.random());
         assert!(!Rw::Write.reads() && Rw::Write.writes() && !Rw::Write.random());
         assert!(Rw::ReadWrite.mixed() && !Rw::RandRead.mixed());
-        let j = Job { rw: Rw::Write, fdatasync: 1, ..job() };
+        let j = Job {
+            rw: Rw::Write,
+            fdatasync: 1,
+            ..job()
+        };
         assert!(j.syncs());
-        assert!(!Job { rw: Rw::Read, fdatasync: 1, ..job() }.syncs());
+        assert!(!Job {
+            rw: Rw::Read,
+            fdatasync: 1,
+            ..job()
+        }
+        .syncs());
     }
 }

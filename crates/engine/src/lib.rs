@@ -2,7 +2,26 @@
 //! (io_uring, psync, sync), latency histograms, the seeds' benchmarks as profiles, and the
 //! versioned result document every other part of disktier reads.
 
+pub mod error;
+pub mod fio;
 pub mod host;
+pub mod job;
+pub mod layout;
+pub mod plan;
+pub mod profile;
 pub mod result;
+pub mod run;
+pub mod smallfiles;
+pub mod stats;
+pub mod sync_io;
+pub mod target;
+pub mod uring;
+pub mod verdict;
+pub mod worker;
 
+pub use error::EngineError;
+pub use job::*;
+pub use profile::*;
 pub use result::*;
+pub use run::*;
+pub use target::inspect;

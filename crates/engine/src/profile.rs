@@ -246,7 +246,10 @@ mod tests {
     #[test]
     fn etcd_openshift_is_the_etcd_perf_job() {
         let j = job(Profile::EtcdOpenshift, false);
-        assert_eq!((j.rw, j.ioengine, j.fdatasync), (Rw::Write, IoEngineKind::Sync, 1));
+        assert_eq!(
+            (j.rw, j.ioengine, j.fdatasync),
+            (Rw::Write, IoEngineKind::Sync, 1)
+        );
         assert_eq!(j.bs, 8000);
         assert_eq!(j.size, Some(100 * MIB));
         assert_eq!(j.runtime, Some(Duration::from_secs(60)));
@@ -255,20 +258,32 @@ mod tests {
 
     #[test]
     fn google_jobs_are_seed_002s() {
-        for (p, rw) in [(Profile::WriteIops, Rw::RandWrite), (Profile::ReadIops, Rw::RandRead)] {
+        for (p, rw) in [
+            (Profile::WriteIops, Rw::RandWrite),
+            (Profile::ReadIops, Rw::RandRead),
+        ] {
             let j = job(p, false);
             assert_eq!(j.rw, rw);
-            assert_eq!((j.bs, j.iodepth, j.iodepth_batch_submit, j.numjobs), (4096, 256, 256, 1));
+            assert_eq!(
+                (j.bs, j.iodepth, j.iodepth_batch_submit, j.numjobs),
+                (4096, 256, 256, 1)
+            );
             assert!(j.direct && j.time_based);
             assert_eq!(j.size, Some(10 * GIB));
             assert_eq!(j.runtime, Some(Duration::from_secs(60)));
             assert_eq!(j.ramp_time, Duration::from_secs(2));
             assert_eq!(j.ioengine, IoEngineKind::IoUring);
         }
-        for (p, rw) in [(Profile::WriteThroughput, Rw::Write), (Profile::ReadThroughput, Rw::Read)] {
+        for (p, rw) in [
+            (Profile::WriteThroughput, Rw::Write),
+            (Profile::ReadThroughput, Rw::Read),
+        ] {
             let j = job(p, false);
             assert_eq!(j.rw, rw);
-            assert_eq!((j.bs, j.iodepth, j.iodepth_batch_submit, j.numjobs), (MIB, 64, 64, 16));
+            assert_eq!(
+                (j.bs, j.iodepth, j.iodepth_batch_submit, j.numjobs),
+                (MIB, 64, 64, 16)
+            );
             assert!(j.direct && j.time_based);
             assert_eq!(j.size, Some(10 * GIB));
             assert_eq!(j.ramp_time, Duration::from_secs(2));
@@ -282,7 +297,11 @@ mod tests {
         assert!(j.direct);
         assert_eq!(j.runtime, Some(Duration::from_secs(30)));
         match Profile::SmallFiles.workload(Path::new("/d"), false) {
-            Workload::SmallFiles { dir, files, file_size } => {
+            Workload::SmallFiles {
+                dir,
+                files,
+                file_size,
+            } => {
                 assert_eq!(dir, Path::new("/d"));
                 assert_eq!((files, file_size), (100_000, MIB));
             }
@@ -293,20 +312,32 @@ mod tests {
     #[test]
     fn quick_scales_every_profile_down() {
         for p in Profile::all() {
-            let (full, quick) = (p.workload(Path::new("/d"), false), p.workload(Path::new("/d"), true));
+            let (full, quick) = (
+                p.workload(Path::new("/d"), false),
+                p.workload(Path::new("/d"), true),
+            );
             match (full, quick) {
                 (Workload::Job(f), Workload::Job(q)) => {
                     assert!(q.validate().is_ok(), "{p}");
                     assert!(q.size <= f.size, "{p}");
                     assert!(q.runtime <= f.runtime, "{p}");
                     assert!(q.numjobs <= f.numjobs, "{p}");
-                    let work = |j: &Job| j.size.unwrap_or(0) * j.numjobs as u64
-                        + j.runtime.map_or(0, |r| r.as_secs()) * GIB;
+                    let work = |j: &Job| {
+                        j.size.unwrap_or(0) * j.numjobs as u64
+                            + j.runtime.map_or(0, |r| r.as_secs()) * GIB
+                    };
                     assert!(work(&q) < work(&f), "{p} is not smaller when quick");
                     // Same shape: quick changes only how much, not what.
-                    assert_eq!((q.rw, q.bs, q.iodepth, q.direct, q.fdatasync), (f.rw, f.bs, f.iodepth, f.direct, f.fdatasync), "{p}");
+                    assert_eq!(
+                        (q.rw, q.bs, q.iodepth, q.direct, q.fdatasync),
+                        (f.rw, f.bs, f.iodepth, f.direct, f.fdatasync),
+                        "{p}"
+                    );
                     // Bounded so a whole quick suite stays under a minute.
-                    assert!(q.runtime.map_or(true, |r| r <= Duration::from_secs(5)), "{p}");
+                    assert!(
+                        q.runtime.is_none_or(|r| r <= Duration::from_secs(5)),
+                        "{p}"
+                    );
                     assert!(q.ramp_time <= Duration::from_secs(1), "{p}");
                 }
                 (Workload::SmallFiles { files: f, .. }, Workload::SmallFiles { files: q, .. }) => {

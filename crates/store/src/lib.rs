@@ -1,2 +1,109 @@
 //! Remembering and showing: every run in a versioned store (embedded SQLite, or PostgreSQL for a
 //! team), comparisons between runs, and the self-contained HTML report.
+//!
+//! ```no_run
+//! # use disktier_store::{Store, NewRun, Filter};
+//! let mut store = Store::open(None).unwrap(); // $XDG_DATA_HOME/disktier/results.db
+//! let doc = serde_json::json!({"schema_version": 1, "profile": "etcd"});
+//! let id = store.save(&NewRun { kind: "check", group_id: None, doc: &doc }).unwrap();
+//! let runs = store.list(&Filter::default()).unwrap();
+//! let run = store.get(&id).unwrap();
+//! ```
+
+pub mod compare;
+pub mod error;
+pub mod migrate;
+pub mod model;
+pub mod postgres;
+pub mod report;
+mod sql;
+pub mod sqlite;
+
+pub use error::StoreError;
+pub use model::{new_id, Filter, NewRun, RunSummary, StoredRun};
+
+use error::Result;
+use std::path::PathBuf;
+
+/// What each backend does; [`Store`] picks one from the location.
+pub trait Backend {
+    /// Where the data lives, for messages (a path, or a URL without its password).
+    fn location(&self) -> String;
+    /// Inserts a row; `Ok(false)` when the id is already taken (the caller retries).
+    fn insert(&mut self, row: &StoredRun) -> Result<bool>;
+    /// Listing columns of the runs `filter` selects, newest first.
+    fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>>;
+    /// Up to two runs whose id starts with `id` (two means ambiguous).
+    fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>>;
+    /// The newest migration applied.
+    fn schema_version(&mut self) -> Result<i64>;
+}
+
+/// The result store.
+pub struct Store {
+    backend: Box<dyn Backend>,
+}
+
+impl Store {
+    /// Opens the store at `location`: a `postgres://` (or `postgresql://`) URL, a SQLite file
+    /// path, or `None` for [`default_path`].
+    pub fn open(location: Option<&str>) -> Result<Store> {
+        let backend: Box<dyn Backend> = match location {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Box::new(postgres::PgStore::open(url)?)
+            }
+            Some(path) => Box::new(sqlite::SqliteStore::open(std::path::Path::new(path))?),
+            None => Box::new(sqlite::SqliteStore::open(&default_path()?)?),
+        };
+        Ok(Store { backend })
+    }
+
+    pub fn location(&self) -> String {
+        self.backend.location()
+    }
+
+    /// Saves a run and returns its new id.
+    pub fn save(&mut self, run: &NewRun<'_>) -> Result<String> {
+        // A clash needs two saves in the same second drawing the same 24 random bits; a few
+        // retries make it practically impossible.
+        loop {
+            let row = run.to_row(new_id(), model::now_rfc3339());
+            if self.backend.insert(&row)? {
+                return Ok(row.summary.id);
+            }
+        }
+    }
+
+    pub fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>> {
+        self.backend.list(filter)
+    }
+
+    /// The run with this id, or the only one whose id starts with it.
+    pub fn get(&mut self, id: &str) -> Result<StoredRun> {
+        let mut found = self.backend.by_id(id)?;
+        if let Some(exact) = found.iter().position(|r| r.summary.id == id) {
+            return Ok(found.swap_remove(exact));
+        }
+        match found.len() {
+            0 => Err(StoreError::NotFound(id.to_string())),
+            1 => Ok(found.remove(0)),
+            n => Err(StoreError::Ambiguous {
+                id: id.to_string(),
+                count: n,
+            }),
+        }
+    }
+
+    pub fn schema_version(&mut self) -> Result<i64> {
+        self.backend.schema_version()
+    }
+}
+
+/// `$XDG_DATA_HOME/disktier/results.db`, else `~/.local/share/disktier/results.db`.
+pub fn default_path() -> Result<PathBuf> {
+    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let base = nonempty("XDG_DATA_HOME")
+        .or_else(|| nonempty("HOME").map(|h| h.join(".local/share")))
+        .ok_or(StoreError::NoDefaultLocation)?;
+    Ok(base.join("disktier").join("results.db"))
+}

@@ -1,10 +1,398 @@
-//! `disktier bench`.
+//! `disktier bench TARGET`: runs one job — a built-in profile (the seeds' benchmarks) or fio-style
+//! options — on a file, a directory or a block device, with the native engine or through fio,
+//! and prints a table per direction and for sync (or the result document with `--format json`).
+//!
+//! [`measure`] is the part `check`, `assess` and others reuse: resolve, run, return the document
+//! and the sync histogram (for confidence intervals).
 
-use super::{Ctx, Outcome};
+use super::jobargs::{self, JobArgs};
+use super::{progress, Ctx, Outcome};
+use anyhow::{bail, Context};
+use disktier_engine::{DirStats, Job, Profile, RunDoc, RunOptions, Workload};
+use disktier_units::{fmt_ns, Bytes};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Which engine runs the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineChoice {
+    /// disktier's own engine (io_uring, psync, sync), with HDR latency histograms.
+    Native,
+    /// fio, with its JSON read into the same result document (fio must be installed).
+    Fio,
+}
+
+/// Options of a run that are not job options: shared by `bench` and `check`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Engine that runs the job.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Native)]
+    pub engine: EngineChoice,
+    /// Keep the files disktier created (they are removed after the run by default).
+    #[arg(long)]
+    pub keep_files: bool,
+    /// Allow write jobs on a block device that holds a filesystem, a partition table, a mount or
+    /// holders. Its data will be destroyed.
+    #[arg(long)]
+    pub destructive: bool,
+    /// Do not lay out (fill) files before read jobs when they already have the size.
+    #[arg(long)]
+    pub no_layout: bool,
+}
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// File, directory (per-job files are created in it) or block device to run on.
+    pub target: PathBuf,
+    /// A built-in profile: etcd, etcd-openshift, write-iops, read-iops, write-throughput,
+    /// read-throughput, latency, small-files. Job options override its settings.
+    #[arg(long, short = 'p', value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Scale the profile down (size, runtime, file count) so it takes seconds.
+    #[arg(long)]
+    pub quick: bool,
+    /// Record every I/O issued to FILE (a block trace for `disktier simulate`).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub job: JobArgs,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier bench is not built yet")
+/// A finished measurement.
+pub struct Measurement {
+    pub doc: RunDoc,
+    /// The native engine's sync latency histogram (None for fio and small-files).
+    pub sync_hist: Option<hdrhistogram::Histogram<u64>>,
+}
+
+/// What to measure, resolved from the command line.
+pub struct Request<'a> {
+    pub target: &'a Path,
+    pub profile: Option<Profile>,
+    pub quick: bool,
+    pub job: &'a JobArgs,
+    pub run: &'a RunArgs,
+    pub io_log: Option<Arc<dyn disktier_engine::IoLog>>,
+    /// Starts the progress line.
+    pub label: String,
+}
+
+/// Resolves and runs one workload with the chosen engine; the progress line is drawn while it
+/// runs and erased afterwards, Ctrl-C stops it (the document is then marked interrupted).
+pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
+    let workload = jobargs::resolve(req.target, req.profile, req.quick, req.job)?;
+    let opts = RunOptions {
+        stop: progress::stop_flag(),
+        progress: progress::reporter(ctx, &req.label),
+        keep_files: req.run.keep_files,
+        destructive: req.run.destructive,
+        layout: !req.run.no_layout,
+        io_log: req.io_log,
+        profile: req.profile.map(|p| p.name().to_string()),
+        quick: req.quick,
+    };
+    let result = match req.run.engine {
+        EngineChoice::Native => disktier_engine::run_workload(&workload, &opts)
+            .map(|m| Measurement {
+                doc: m.doc,
+                sync_hist: m.sync_hist,
+            })
+            .map_err(anyhow::Error::from),
+        EngineChoice::Fio => run_fio(&workload, &opts),
+    };
+    progress::clear();
+    result
+}
+
+/// Runs the job through fio after the same safety checks the native engine makes.
+fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
+    let job: &Job = match w {
+        Workload::Job(j) => j,
+        Workload::SmallFiles { .. } => {
+            bail!("fio has no small-files job: run the small-files profile with --engine native")
+        }
+    };
+    if opts.io_log.is_some() {
+        bail!("--trace records the native engine's I/O: drop --engine fio");
+    }
+    let runner = disktier_cmd::RealRunner;
+    if !disktier_cmd::CommandRunner::has_program(&runner, disktier_engine::fio::FIO) {
+        bail!("fio was not found: install it (Debian package: fio) or use --engine native");
+    }
+    let target = disktier_engine::preflight(job, opts)?;
+    let fo = disktier_engine::fio::FioOptions {
+        keep_files: opts.keep_files,
+        profile: opts.profile.clone(),
+        quick: opts.quick,
+        stop: Some(opts.stop.clone()),
+    };
+    let doc = disktier_engine::fio::run(job, &runner, target, &fo)
+        .with_context(|| format!("fio could not run the job on {}", job.target.display()))?;
+    Ok(Measurement {
+        doc,
+        sync_hist: None,
+    })
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let profile = args.profile.as_deref().map(jobargs::profile).transpose()?;
+    let io_log = match &args.trace {
+        Some(p) => Some(open_io_log(p)?),
+        None => None,
+    };
+    let label = profile.map_or_else(|| "bench".to_string(), |p| p.name().to_string());
+    let m = measure(
+        ctx,
+        Request {
+            target: &args.target,
+            profile,
+            quick: args.quick,
+            job: &args.job,
+            run: &args.run,
+            io_log,
+            label,
+        },
+    )?;
+    finish(ctx, "bench", &m.doc, &[])?;
+    Ok(Outcome::Pass)
+}
+
+/// The I/O log behind `--trace FILE` (the trace area's recorder).
+fn open_io_log(path: &Path) -> anyhow::Result<Arc<dyn disktier_engine::IoLog>> {
+    bail!(
+        "--trace {} is not available in this build yet: record with `disktier trace record` instead",
+        path.display()
+    )
+}
+
+/// Prints the document (table or JSON) with `extra` lines after the table, saves it as `kind`,
+/// and turns an interrupted run into the error that makes the exit code 2.
+pub fn finish(ctx: &Ctx, kind: &str, doc: &RunDoc, extra: &[String]) -> anyhow::Result<()> {
+    let value = serde_json::to_value(doc)?;
+    finish_value(ctx, kind, doc, &value, extra)
+}
+
+/// [`finish`] with the JSON already built (check adds fields to it).
+pub fn finish_value(
+    ctx: &Ctx,
+    kind: &str,
+    doc: &RunDoc,
+    value: &serde_json::Value,
+    extra: &[String],
+) -> anyhow::Result<()> {
+    if ctx.json() {
+        super::print_json(value)?;
+    } else {
+        print!("{}", render(doc));
+        for line in extra {
+            println!("{line}");
+        }
+    }
+    if let Some(id) = super::save::save_run(ctx, kind, value)? {
+        ctx.note(format!("saved as run {id}"));
+    }
+    if doc.interrupted {
+        bail!("interrupted by a signal: the result above is partial (created files were removed unless --keep-files)");
+    }
+    Ok(())
+}
+
+/// The human-readable result: a header, one table row per direction and for sync, CPU time,
+/// warnings.
+pub fn render(doc: &RunDoc) -> String {
+    let mut s = String::new();
+    let mut head = format!("{} ({})", doc.target.path, doc.target.kind);
+    if let Some(fs) = &doc.target.fs_type {
+        head.push_str(&format!(" on {fs}"));
+    }
+    if let Some(dev) = &doc.target.device {
+        head.push_str(&format!(", device {dev}"));
+    }
+    s.push_str(&head);
+    s.push('\n');
+    let mut what = Vec::new();
+    if let Some(p) = &doc.profile {
+        what.push(format!("profile {p}"));
+    }
+    if doc.quick {
+        what.push("quick (scaled down: figures are indicative)".into());
+    }
+    what.push(format!("engine {}", doc.engine));
+    what.push(job_summary(&doc.job));
+    s.push_str(&what.join(", "));
+    s.push('\n');
+    if doc.interrupted {
+        s.push_str("INTERRUPTED: partial result\n");
+    }
+    let rows: Vec<(&str, &DirStats)> = [
+        ("read", doc.results.read.as_ref()),
+        ("write", doc.results.write.as_ref()),
+        ("sync", doc.results.sync.as_ref()),
+    ]
+    .into_iter()
+    .filter_map(|(n, d)| d.map(|d| (n, d)))
+    .collect();
+    if !rows.is_empty() {
+        s.push_str(&format!(
+            "{:<6} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10}\n",
+            "", "ios", "IOPS", "MiB/s", "p50", "p99", "p99.9", "max"
+        ));
+        for (name, d) in rows {
+            let mib = if name == "sync" {
+                "-".to_string()
+            } else {
+                format!("{:.2}", d.bw_bytes / (1u64 << 20) as f64)
+            };
+            let p = |q: f64| {
+                d.lat_ns
+                    .p(q)
+                    .map_or_else(|| "-".to_string(), |v| fmt_ns(v as f64))
+            };
+            s.push_str(&format!(
+                "{:<6} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10}\n",
+                name,
+                d.ios,
+                format!("{:.1}", d.iops),
+                mib,
+                p(50.0),
+                p(99.0),
+                p(99.9),
+                fmt_ns(d.lat_ns.max as f64)
+            ));
+        }
+    }
+    if let Some(sf) = &doc.results.small_files {
+        s.push_str(&format!(
+            "small files: {} files of {} in {:.2} s: {:.0} files/s, {:.1} MiB/s\n",
+            sf.files,
+            Bytes(sf.file_size),
+            sf.seconds,
+            sf.files_per_s,
+            sf.bw_bytes / (1u64 << 20) as f64
+        ));
+    }
+    s.push_str(&format!(
+        "{:.2} s measured; cpu {:.2} s user, {:.2} s system\n",
+        doc.duration_s, doc.results.cpu.usr_s, doc.results.cpu.sys_s
+    ));
+    for w in &doc.warnings {
+        s.push_str(&format!("warning: {w}\n"));
+    }
+    s
+}
+
+/// "write bs=2300 ioengine=sync fdatasync=1 size=22 MiB" from the job JSON.
+fn job_summary(job: &serde_json::Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(rw) = job.get("rw").and_then(|v| v.as_str()) {
+        parts.push(rw.to_string());
+    }
+    if let Some(bs) = job.get("bs").and_then(|v| v.as_u64()) {
+        parts.push(format!("bs={bs}"));
+    }
+    if let Some(e) = job.get("ioengine").and_then(|v| v.as_str()) {
+        parts.push(format!("ioengine={e}"));
+    }
+    for k in ["iodepth", "numjobs", "fdatasync", "fsync"] {
+        if let Some(n) = job.get(k).and_then(|v| v.as_u64()) {
+            let default = if k == "iodepth" || k == "numjobs" {
+                1
+            } else {
+                0
+            };
+            if n != default {
+                parts.push(format!("{k}={n}"));
+            }
+        }
+    }
+    if job.get("direct").and_then(|v| v.as_bool()) == Some(true) {
+        parts.push("direct".into());
+    }
+    if let Some(size) = job.get("size").and_then(|v| v.as_u64()) {
+        parts.push(format!("size={}", Bytes(size)));
+    }
+    if let Some(rt) = job.get("runtime").and_then(|v| v.as_str()) {
+        parts.push(format!("runtime={rt}"));
+    }
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use disktier_engine::{HostInfo, LatStats, Results, TargetInfo};
+
+    #[test]
+    fn table_has_a_row_per_direction_and_sync() {
+        let lat = |p99: u64| {
+            let mut l = LatStats {
+                max: p99 * 2,
+                ..LatStats::default()
+            };
+            for (k, v) in [("50", p99 / 2), ("99", p99), ("99.9", p99 + 1)] {
+                l.percentiles.insert(k.into(), v);
+            }
+            l
+        };
+        let doc = RunDoc {
+            schema_version: 1,
+            engine: "disktier".into(),
+            profile: Some("etcd".into()),
+            quick: true,
+            job: serde_json::json!({"rw": "write", "bs": 2300, "ioengine": "sync", "fdatasync": 1, "iodepth": 1, "size": 4194304}),
+            target: TargetInfo {
+                path: "/var/lib/etcd".into(),
+                kind: "directory".into(),
+                fs_type: Some("xfs".into()),
+                device: Some("loop3".into()),
+                ..TargetInfo::default()
+            },
+            host: HostInfo::default(),
+            started_at: String::new(),
+            duration_s: 2.0,
+            interrupted: false,
+            results: Results {
+                write: Some(DirStats {
+                    ios: 1823,
+                    bytes: 1823 * 2300,
+                    iops: 911.5,
+                    bw_bytes: 911.5 * 2300.0,
+                    lat_ns: lat(40_000),
+                }),
+                sync: Some(DirStats {
+                    ios: 1823,
+                    iops: 911.5,
+                    lat_ns: lat(1_400_000),
+                    ..DirStats::default()
+                }),
+                ..Results::default()
+            },
+            series: vec![],
+            verdicts: vec![],
+            warnings: vec!["io_uring is unavailable: fell back to psync".into()],
+        };
+        let t = render(&doc);
+        assert!(
+            t.starts_with("/var/lib/etcd (directory) on xfs, device loop3\n"),
+            "{t}"
+        );
+        assert!(t.contains("profile etcd, quick"), "{t}");
+        assert!(
+            t.contains("write bs=2300 ioengine=sync fdatasync=1 size=4 MiB"),
+            "{t}"
+        );
+        let sync = t.lines().find(|l| l.starts_with("sync ")).unwrap();
+        assert!(
+            sync.contains("1.40 ms") && sync.contains("2.80 ms"),
+            "{sync}"
+        );
+        assert!(t
+            .lines()
+            .any(|l| l.starts_with("write ") && l.contains("911.5")));
+        assert!(!t.lines().any(|l| l.starts_with("read ")));
+        assert!(t.contains("warning: io_uring is unavailable"));
+        assert!(!t.contains("INTERRUPTED"));
+    }
 }

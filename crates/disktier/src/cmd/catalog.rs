@@ -1,10 +1,406 @@
-//! `disktier catalog`.
+//! `disktier catalog show | check | import aws-offer`: the embedded price/performance catalog
+//! (merged with `--catalog FILE`), its validation, and refreshing it from AWS's price list.
 
-use super::{Ctx, Outcome};
+use super::{print_json, Ctx, Outcome};
+use anyhow::Context;
+use disktier_catalog::check::check;
+use disktier_catalog::fmt::{int, num, unit_usd};
+use disktier_catalog::import::aws_offer;
+use disktier_catalog::model::{IopsRule, ThroughputRule, VolumeType};
+use disktier_catalog::{price, Catalog};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Sub,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier catalog is not built yet")
+#[derive(Debug, clap::Subcommand)]
+pub enum Sub {
+    /// Print the catalog: unit prices per region with source and date, rules per type, instances.
+    Show {
+        /// Only this region (e.g. us-east-1, eu-north-1, us-central1).
+        #[arg(long)]
+        region: Option<String>,
+    },
+    /// Validate the catalog (with --catalog FILE merged in): exit 1 listing the problems.
+    Check,
+    /// Write a catalog file from a cloud's own price list.
+    Import {
+        #[command(subcommand)]
+        source: ImportSource,
+    },
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ImportSource {
+    /// AWS's bulk price list offer file (AmazonEC2 <region>/index.json), read as a stream.
+    AwsOffer {
+        /// The offer file (JSON).
+        file: PathBuf,
+        /// The region to take prices for (e.g. us-east-1).
+        #[arg(long)]
+        region: String,
+        /// Where to write the catalog file (default: catalog-<region>.toml).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+/// The embedded catalog with `--catalog FILE` merged in: what price, plan and catalog run on.
+pub fn load(ctx: &Ctx) -> anyhow::Result<Catalog> {
+    Ok(Catalog::with_overlay(ctx.global.catalog.as_deref())?)
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    match args.command {
+        Sub::Show { region } => show(ctx, region),
+        Sub::Check => run_check(ctx),
+        Sub::Import {
+            source:
+                ImportSource::AwsOffer {
+                    file,
+                    region,
+                    output,
+                },
+        } => import(ctx, file, region, output),
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Versioned<'a, T: serde::Serialize> {
+    schema_version: u32,
+    #[serde(flatten)]
+    inner: &'a T,
+}
+
+fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
+    let cat = load(ctx)?;
+    let cat = match &region {
+        Some(r) => {
+            price::region(&cat, r)?;
+            cat.for_region(r)
+        }
+        None => cat,
+    };
+    if ctx.json() {
+        print_json(&Versioned {
+            schema_version: 1,
+            inner: &cat,
+        })?;
+        return Ok(Outcome::Pass);
+    }
+    println!(
+        "catalog {} ({}){}",
+        cat.version.as_deref().unwrap_or("?"),
+        cat.date.as_deref().unwrap_or("?"),
+        ctx.global
+            .catalog
+            .as_ref()
+            .map(|p| format!(", with {} merged in", p.display()))
+            .unwrap_or_default()
+    );
+    println!("prices: USD; 730 h/month; GB-month billed per GiB; * = weak (back-solved or secondary source)");
+    for reg in &cat.regions {
+        println!();
+        println!(
+            "{} ({}){}{}",
+            reg.name,
+            reg.cloud,
+            if reg.weak { " *" } else { "" },
+            reg.note
+                .as_ref()
+                .map(|n| format!(": {n}"))
+                .unwrap_or_default()
+        );
+        for p in cat.volume_prices.iter().filter(|p| p.region == reg.name) {
+            let vt = cat.volume_type(&p.type_);
+            let mut parts = vec![format!("{}/GB-month", unit_usd(p.storage_gb_month))];
+            let included = match vt.map(|t| &t.iops) {
+                Some(IopsRule::Provisioned { included, .. }) if *included > 0 => {
+                    format!(" above {}", int(*included))
+                }
+                _ => String::new(),
+            };
+            if let Some(i) = p.iops_month {
+                parts.push(format!("{}/IOPS-month{included}", unit_usd(i)));
+            }
+            if let Some(tiers) = &p.iops_tiers {
+                let t: Vec<String> = tiers
+                    .iter()
+                    .map(|t| {
+                        format!(
+                            "{}{}{}",
+                            unit_usd(t.usd),
+                            t.up_to
+                                .map(|u| format!(" to {}", int(u)))
+                                .unwrap_or_else(|| " above".into()),
+                            if t.weak { "*" } else { "" }
+                        )
+                    })
+                    .collect();
+                parts.push(format!("IOPS-month {}", t.join(", ")));
+            }
+            if let Some(t) = p.throughput_mibs_month {
+                let inc = match vt.map(|t| &t.throughput) {
+                    Some(ThroughputRule::Provisioned { included_mibs, .. }) => {
+                        format!(" above {}", num(*included_mibs))
+                    }
+                    _ => String::new(),
+                };
+                parts.push(format!("{}/MiB/s-month{inc}", unit_usd(t)));
+            }
+            println!(
+                "  {:<18} {}{}",
+                p.type_,
+                parts.join(" + "),
+                if p.weak { " *" } else { "" }
+            );
+            println!("  {:<18} source: {} ({})", "", p.source, p.date);
+        }
+        for p in cat.instance_prices.iter().filter(|p| p.region == reg.name) {
+            let store = cat
+                .instance(&p.type_)
+                .and_then(|i| i.store.as_ref())
+                .map(|s| format!("{} x {} GB NVMe", s.count, int(s.size_gb)))
+                .unwrap_or_else(|| "EBS only".into());
+            println!(
+                "  {:<18} {}/hour ({} /month), {}{}",
+                p.type_,
+                unit_usd(p.usd_per_hour),
+                disktier_catalog::fmt::usd(p.usd_per_hour * price::HOURS_PER_MONTH),
+                store,
+                if p.weak { " *" } else { "" }
+            );
+        }
+    }
+    println!();
+    println!("volume type rules:");
+    for t in &cat.volume_types {
+        println!(
+            "  {:<18} {}{}",
+            t.name,
+            rules_line(t),
+            if t.weak { " *" } else { "" }
+        );
+    }
+    let gcp: Vec<String> = cat
+        .instances
+        .iter()
+        .filter_map(|i| {
+            i.local_ssd_counts.as_ref().map(|c| {
+                if c.is_empty() {
+                    format!("{}: none", i.name)
+                } else {
+                    format!(
+                        "{}: {}",
+                        i.name,
+                        c.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    )
+                }
+            })
+        })
+        .collect();
+    if !gcp.is_empty() {
+        println!("local SSD counts (375 GB each): {}", gcp.join("; "));
+    }
+    Ok(Outcome::Pass)
+}
+
+fn rules_line(t: &VolumeType) -> String {
+    let mut s = format!("{}-{} GiB", int(t.min_gib), int(t.max_gib));
+    s.push_str("; IOPS ");
+    s.push_str(&match &t.iops {
+        IopsRule::Provisioned {
+            included,
+            min,
+            max,
+            max_per_gib,
+        } => format!(
+            "{}-{} provisioned{}{}",
+            int(*min),
+            int(*max),
+            if *included > 0 {
+                format!(", {} included", int(*included))
+            } else {
+                String::new()
+            },
+            max_per_gib
+                .map(|p| format!(", <= {}/GiB", num(p)))
+                .unwrap_or_default()
+        ),
+        IopsRule::Scaled {
+            per_gib,
+            base,
+            min,
+            max,
+        } => format!(
+            "{}{}/GiB, {}-{}",
+            if *base > 0.0 {
+                format!("{} + ", num(*base))
+            } else {
+                String::new()
+            },
+            num(*per_gib),
+            int(*min),
+            int(*max)
+        ),
+        IopsRule::Cap { max } => format!("cap {}", int(*max)),
+        IopsRule::Unknown => "not in catalog".into(),
+    });
+    if let Some(b) = &t.burst {
+        s.push_str(&format!(
+            ", burst {} from {} credits",
+            int(b.burst_iops),
+            int(b.bucket_credits as u64)
+        ));
+    }
+    s.push_str("; MiB/s ");
+    s.push_str(&match &t.throughput {
+        ThroughputRule::Provisioned {
+            included_mibs,
+            max_mibs,
+            max_mibs_per_iops,
+            ..
+        } => format!(
+            "{} included, up to {}{}",
+            num(*included_mibs),
+            num(*max_mibs),
+            max_mibs_per_iops
+                .map(|p| format!(", <= {} per IOPS", num(p)))
+                .unwrap_or_default()
+        ),
+        ThroughputRule::Scaled {
+            per_gib,
+            base,
+            max_mibs,
+        } => format!(
+            "{}{}/GiB, up to {}",
+            if *base > 0.0 {
+                format!("{} + ", num(*base))
+            } else {
+                String::new()
+            },
+            num(*per_gib),
+            num(*max_mibs)
+        ),
+        ThroughputRule::Tiers { tiers } => tiers
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} from {} GiB{}",
+                    num(x.mibs),
+                    int(x.from_gib),
+                    x.burst_mibs
+                        .map(|b| format!(" (burst {})", num(b)))
+                        .unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        ThroughputRule::PerIops {
+            mibs_per_iops,
+            max_mibs,
+            ..
+        } => {
+            format!("{} per IOPS, up to {}", num(*mibs_per_iops), num(*max_mibs))
+        }
+        ThroughputRule::PerTib {
+            baseline_per_tib,
+            burst_per_tib,
+            max_mibs,
+            ..
+        } => format!(
+            "{}/TiB baseline, {}/TiB burst, cap {}",
+            num(*baseline_per_tib),
+            num(*burst_per_tib),
+            num(*max_mibs)
+        ),
+        ThroughputRule::Unknown => "not in catalog".into(),
+    });
+    if let Some(k) = t.io_accounting_kib {
+        s.push_str(&format!("; each I/O counts as {} KiB", int(k)));
+    }
+    s
+}
+
+fn run_check(ctx: &Ctx) -> anyhow::Result<Outcome> {
+    let cat = load(ctx)?;
+    let report = check(&cat);
+    if ctx.json() {
+        print_json(&serde_json::json!({
+            "schema_version": 1,
+            "version": cat.version,
+            "date": cat.date,
+            "ok": report.ok(),
+            "problems": report.problems,
+            "warnings": report.warnings,
+            "counted": report.counted,
+        }))?;
+    } else {
+        let c = &report.counted;
+        println!(
+            "catalog {} ({}): {} regions, {} volume types, {} volume prices, {} instances, {} instance prices ({} weak prices)",
+            cat.version.as_deref().unwrap_or("?"),
+            cat.date.as_deref().unwrap_or("?"),
+            c.regions,
+            c.volume_types,
+            c.volume_prices,
+            c.instances,
+            c.instance_prices,
+            c.weak_prices
+        );
+        for w in &report.warnings {
+            println!("warning: {w}");
+        }
+        for p in &report.problems {
+            println!("problem: {p}");
+        }
+        println!(
+            "{}",
+            if report.ok() {
+                "ok".to_string()
+            } else {
+                format!("{} problems", report.problems.len())
+            }
+        );
+    }
+    Ok(if report.ok() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail
+    })
+}
+
+fn import(
+    ctx: &Ctx,
+    file: PathBuf,
+    region: String,
+    output: Option<PathBuf>,
+) -> anyhow::Result<Outcome> {
+    let out = output.unwrap_or_else(|| PathBuf::from(format!("catalog-{region}.toml")));
+    let summary = aws_offer::import_file(&file, &region, &out)
+        .with_context(|| format!("nothing written to {}", out.display()))?;
+    if ctx.json() {
+        print_json(&serde_json::json!({
+            "schema_version": 1,
+            "output": out,
+            "summary": summary,
+        }))?;
+    } else {
+        println!(
+            "wrote {}: {} volume prices, {} instance types for {} ({} products skipped); use it with --catalog {}",
+            out.display(),
+            summary.volume_prices,
+            summary.instance_prices,
+            summary.region,
+            summary.products_skipped,
+            out.display()
+        );
+    }
+    Ok(Outcome::Pass)
 }

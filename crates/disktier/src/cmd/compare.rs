@@ -1,10 +1,46 @@
-//! `disktier compare`.
+//! `disktier compare RUN_A RUN_B [...]`: the same metrics side by side, each run against the
+//! first, with the sentence a user would write.
 
-use super::{Ctx, Outcome};
+use super::save::open_store;
+use super::{print_json, Ctx, Outcome};
+use anyhow::Context;
+use disktier_engine::RunDoc;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Two or more run ids (or unique prefixes); the others are compared with the first.
+    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// Compare runs of different profiles anyway.
+    #[arg(long)]
+    pub force: bool,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier compare is not built yet")
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let mut store = open_store(ctx)?;
+    let mut runs = Vec::new();
+    for id in &args.runs {
+        let run = store.get(id)?;
+        let doc: RunDoc = serde_json::from_value(run.doc)
+            .with_context(|| format!("run {} is a {} run, not a benchmark result: compare takes bench, check, assess or import runs", run.summary.id, run.summary.kind))?;
+        runs.push((run.summary.id, doc));
+    }
+    let c = disktier_store::compare::compare(&runs, args.force)?;
+    if ctx.json() {
+        print_json(&serde_json::json!({
+            "schema_version": 1,
+            "runs": c.runs,
+            "rows": c.rows,
+            "sentences": c.sentences(),
+            "notes": c.notes,
+        }))?;
+    } else {
+        print!("{}", c.to_text());
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Aligned text columns (shared with `history`).
+pub fn align(rows: &[Vec<String>]) -> String {
+    disktier_store::compare::align(rows)
 }

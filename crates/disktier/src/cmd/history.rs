@@ -1,10 +1,80 @@
-//! `disktier history`.
+//! `disktier history`: the stored runs, newest first, filtered by target, profile or kind.
 
-use super::{Ctx, Outcome};
+use super::save::open_store;
+use super::{print_json, Ctx, Outcome};
+use disktier_store::{Filter, RunSummary};
+use disktier_units::{fmt_ns, Bytes};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Only runs on this target path.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Only runs of this profile (etcd, read-iops, ...).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Only runs made by this command (bench, check, assess, import, interfere).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Only the runs of one `disktier assess` (its assess id).
+    #[arg(long)]
+    pub group: Option<String>,
+    /// The newest N runs.
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier history is not built yet")
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let filter = Filter {
+        target: args.target,
+        profile: args.profile,
+        kind: args.kind,
+        group_id: args.group,
+        last: args.last,
+    };
+    let mut store = open_store(ctx)?;
+    let runs = store.list(&filter)?;
+    if ctx.json() {
+        print_json(&serde_json::json!({"schema_version": 1, "runs": runs}))?;
+    } else if runs.is_empty() {
+        ctx.note(format_args!("no stored runs match (store: {})", store.location()));
+    } else {
+        print!("{}", table(&runs));
+    }
+    Ok(Outcome::Pass)
+}
+
+/// A cell for an optional figure.
+fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".into())
+}
+
+/// The listing as aligned text columns.
+pub fn table(runs: &[RunSummary]) -> String {
+    let mut rows = vec![[
+        "ID", "WHEN (UTC)", "KIND", "PROFILE", "TARGET", "HOST", "SYNC P99", "READ IOPS",
+        "WRITE IOPS", "READ BW", "WRITE BW",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for r in runs {
+        let mut profile = r.profile.clone().unwrap_or_else(|| "-".into());
+        if r.quick {
+            profile.push_str(" (quick)");
+        }
+        rows.push(vec![
+            r.id.clone(),
+            r.created_at.get(..19).unwrap_or(&r.created_at).replace('T', " "),
+            r.kind.clone(),
+            profile,
+            r.target.clone().unwrap_or_else(|| "-".into()),
+            r.hostname.clone().unwrap_or_else(|| "-".into()),
+            opt(r.sync_p99_ns, |v| fmt_ns(v as f64)),
+            opt(r.read_iops, |v| format!("{v:.0}")),
+            opt(r.write_iops, |v| format!("{v:.0}")),
+            opt(r.read_bw_bytes, |v| format!("{}/s", Bytes(v as u64))),
+            opt(r.write_bw_bytes, |v| format!("{}/s", Bytes(v as u64))),
+        ]);
+    }
+    super::compare::align(&rows)
 }

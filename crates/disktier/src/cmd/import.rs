@@ -1,10 +1,72 @@
-//! `disktier import`.
+//! `disktier import fio FILE.json`: reads a result fio already produced (`--output-format=json`)
+//! into disktier's result document, prints it and stores it (kind "import"), so runs made with
+//! plain fio can be compared with disktier's own. An etcd-style job (fdatasync latencies present)
+//! also gets the etcd verdict, interpolated from fio's percentile list.
 
-use super::{Ctx, Outcome};
+use super::{bench, jobargs, Ctx, Outcome};
+use disktier_engine::fio::{self, DocContext};
+use disktier_engine::verdict;
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    pub what: What,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier import is not built yet")
+#[derive(Debug, clap::Subcommand)]
+pub enum What {
+    /// Import fio's JSON output (fio --output-format=json ...).
+    Fio(FioArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FioArgs {
+    /// The file fio wrote (`-` for standard input).
+    pub file: PathBuf,
+    /// The built-in profile the fio job corresponds to (e.g. etcd), recorded with the result.
+    #[arg(long, short = 'p', value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Which job of the file to import, when fio ran several without --group_reporting.
+    #[arg(long, default_value_t = 0, value_name = "INDEX")]
+    pub job: usize,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    match args.what {
+        What::Fio(a) => import_fio(ctx, a),
+    }
+}
+
+fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
+    let profile = a.profile.as_deref().map(jobargs::profile).transpose()?;
+    let dc = DocContext {
+        profile: profile.map(|p| p.name().to_string()),
+        // The host that ran fio is not in its JSON: left empty rather than guessed.
+        ..DocContext::default()
+    };
+    let mut doc = if a.file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+        let v = fio::parse(&text, "standard input")?;
+        fio::to_run_doc(&v, a.job, "standard input", dc)?
+    } else {
+        fio::import_file(&a.file, a.job, dc)?
+    };
+    doc.warnings
+        .push("imported from fio's JSON: host facts are unknown, latencies between fio's listed percentiles are interpolated".into());
+    let mut extra = Vec::new();
+    let mut value = serde_json::to_value(&doc)?;
+    if doc.results.sync.is_some() {
+        if let Ok(v) = verdict::etcd(&doc, None, verdict::EtcdCriteria::default()) {
+            doc.verdicts = v.verdicts.clone();
+            value = serde_json::to_value(&doc)?;
+            if let Some(first) = value["verdicts"].get_mut(0) {
+                first["ci95"] = serde_json::to_value(&v.ci)?;
+            }
+            extra = v.lines;
+        }
+    }
+    bench::finish_value(ctx, "import", &doc, &value, &extra)?;
+    Ok(Outcome::Pass)
 }

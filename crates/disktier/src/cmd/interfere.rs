@@ -1,10 +1,188 @@
-//! `disktier interfere`.
+//! `disktier interfere`: the probe (etcd's fdatasync job) alone, then next to a bulk writer under
+//! each mitigation; a table, a recommendation, the run saved to the store. Also the hidden
+//! `__aggressor` subcommand: the bulk writer itself, run as a child process so that an I/O class
+//! or a cgroup applies to it alone.
 
 use super::{Ctx, Outcome};
+use anyhow::Context;
+use disktier_interfere::aggressor::{self, AggressorKind, AggressorSpec};
+use disktier_interfere::{journal, Config, Mitigation, WriterPolicy};
+use disktier_units::clap_parsers;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The mitigations compared when none are named: seed 004's candidates (issue #6's example).
+const DEFAULT_MITIGATIONS: &str =
+    "none,ionice-idle,scheduler-bfq,cgroup-weight,cgroup-throttle,writer-per-object-fsync,writer-no-fsync";
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "Mitigations: none, ionice-idle, ionice-be7, scheduler-bfq, scheduler-mq-deadline, cgroup-weight, cgroup-throttle, cgroup-latency, writer-per-object-fsync, writer-no-fsync.\n\
+Every change (scheduler, cgroups, scratch files) is journaled in /run/disktier/interfere.journal before it is made and undone afterwards; after a crash the next run, or --restore, undoes what is left.")]
+pub struct Args {
+    /// The directory the data lives in (e.g. /var/lib/etcd); probe and aggressor write scratch
+    /// files in a subdirectory of it, removed afterwards.
+    #[arg(required_unless_present = "restore")]
+    pub dir: Option<PathBuf>,
+    /// The bulk writer: ostree (an OS update: many objects, mostly small), bulk-seq (one large
+    /// sequential file), rand-write (direct random 16 KiB writes at depth 32).
+    #[arg(long, default_value = "ostree")]
+    pub aggressor: String,
+    /// Comma-separated mitigations to compare, each in its own scenario.
+    #[arg(long, default_value = DEFAULT_MITIGATIONS)]
+    pub mitigations: String,
+    /// How long the probe runs in each scenario.
+    #[arg(long, default_value = "60s", value_parser = clap_parsers::duration)]
+    pub duration: Duration,
+    /// Bytes the aggressor writes [default: ostree 4GiB, bulk-seq 8GiB, rand-write 2GiB].
+    #[arg(long, value_parser = clap_parsers::size)]
+    pub aggressor_size: Option<u64>,
+    /// The etcd limit for the fdatasync p99 (etcd's docs: 10 ms).
+    #[arg(long, default_value = "10ms", value_parser = clap_parsers::duration)]
+    pub threshold: Duration,
+    /// cgroup-throttle: the aggressor's write bandwidth limit.
+    #[arg(long, default_value = "20MiB/s", value_parser = clap_parsers::rate)]
+    pub throttle_bps: u64,
+    /// cgroup-throttle: the aggressor's write IOPS limit.
+    #[arg(long, default_value_t = 200)]
+    pub throttle_iops: u64,
+    /// Stop the aggressor this long after it started if it has not finished (marked capped)
+    /// [default: ten times --duration, at least 30s].
+    #[arg(long, value_parser = clap_parsers::duration)]
+    pub aggressor_cap: Option<Duration>,
+    /// Undo what a killed run left (scheduler, cgroups, scratch files) and exit.
+    #[arg(long)]
+    pub restore: bool,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier interfere is not built yet")
+/// The hidden `__aggressor` subcommand's options (set by the parent, not by users).
+#[derive(Debug, clap::Args)]
+pub struct AggressorArgs {
+    #[arg(long)]
+    pub kind: String,
+    #[arg(long)]
+    pub dir: PathBuf,
+    #[arg(long)]
+    pub size: u64,
+    #[arg(long)]
+    pub policy: String,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let run_dir = journal::default_dir();
+    if args.restore {
+        return restore(ctx, &run_dir);
+    }
+    let cfg = config(ctx, args, run_dir)?;
+    let doc = disktier_interfere::run(&cfg)?;
+    super::progress::clear();
+    let value = serde_json::to_value(&doc)?;
+    let id = super::save::save_run(ctx, "interfere", &value)?;
+    if ctx.json() {
+        super::print_json(&value)?;
+    } else {
+        print!("{}", disktier_interfere::render_text(&doc));
+        if let Some(id) = id {
+            ctx.note(format!("saved as run {id}"));
+        }
+    }
+    if doc.interrupted {
+        ctx.note("interrupted: the figures of the last scenario are partial; everything was undone");
+    }
+    Ok(if doc.all_pass() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail
+    })
+}
+
+fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
+    let dir = args.dir.context("give the directory to test, e.g. /var/lib/etcd")?;
+    let dir = std::fs::canonicalize(&dir)
+        .with_context(|| format!("{}: no such directory: create it or pass another", dir.display()))?;
+    if !dir.is_dir() {
+        anyhow::bail!("{} is not a directory: pass the directory the data lives in", dir.display());
+    }
+    let kind = AggressorKind::from_name(&args.aggressor)?;
+    let mitigations = Mitigation::parse_list(&args.mitigations)?;
+    if args.duration < Duration::from_secs(1) {
+        anyhow::bail!("--duration {:?} is too short to measure a tail: use at least 1s (60s recommended)", args.duration);
+    }
+    let size = args.aggressor_size.unwrap_or(kind.default_size());
+    if size == 0 {
+        anyhow::bail!("--aggressor-size 0 writes nothing: give a size such as 1GiB");
+    }
+    let chatty = ctx.chatty();
+    let exe = std::env::current_exe().context("cannot find the disktier binary to run the aggressor")?;
+    Ok(Config {
+        dir,
+        aggressor: kind,
+        aggressor_size: size,
+        mitigations,
+        duration: args.duration,
+        threshold: args.threshold,
+        throttle_bps: args.throttle_bps,
+        throttle_iops: args.throttle_iops,
+        run_dir,
+        launcher: Box::new(move |spec: &AggressorSpec| {
+            // Our own binary, not an external tool: it needs pipes and its pid, which the
+            // CommandRunner (for tools that run to completion) does not give.
+            let mut c = std::process::Command::new(&exe);
+            c.arg("__aggressor").args(spec.to_args());
+            c
+        }),
+        stop: super::progress::stop_flag(),
+        cap: args
+            .aggressor_cap
+            .unwrap_or_else(|| Config::default_cap(args.duration)),
+        start_delay: (args.duration / 10).min(Duration::from_secs(2)),
+        notes: Box::new(move |n: &str| {
+            super::progress::clear();
+            if chatty {
+                eprintln!("{n}");
+            }
+        }),
+        on_applied: None,
+        progress: super::progress::reporter(ctx, "etcd probe"),
+    })
+}
+
+fn restore(ctx: &Ctx, run_dir: &std::path::Path) -> anyhow::Result<Outcome> {
+    let r = disktier_interfere::restore(run_dir)?;
+    if ctx.json() {
+        super::print_json(&serde_json::json!({
+            "schema_version": 1,
+            "journal": journal::Journal::file_in(run_dir),
+            "undone": r.undone,
+            "failed": r.failed,
+        }))?;
+    } else if r.undone.is_empty() && r.failed.is_empty() {
+        println!("nothing to restore: no journal in {}", run_dir.display());
+    } else {
+        for u in &r.undone {
+            println!("undone: {u}");
+        }
+        for f in &r.failed {
+            println!("FAILED: {f}");
+        }
+    }
+    if !r.failed.is_empty() {
+        anyhow::bail!("{} change(s) could not be undone (listed above); fix the cause and run --restore again", r.failed.len());
+    }
+    Ok(Outcome::Pass)
+}
+
+/// `disktier __aggressor`: the bulk writer, talking to its parent on stdin/stdout.
+pub fn aggressor(_ctx: &Ctx, args: AggressorArgs) -> anyhow::Result<Outcome> {
+    let spec = AggressorSpec {
+        kind: AggressorKind::from_name(&args.kind)?,
+        dir: args.dir,
+        size: args.size,
+        policy: WriterPolicy::from_name(&args.policy)
+            .with_context(|| format!("unknown writer policy {:?}", args.policy))?,
+        seed: args.seed,
+    };
+    aggressor::process::child_main(&spec)?;
+    Ok(Outcome::Pass)
 }

@@ -85,6 +85,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Compare(a) => compare::run(&ctx, a),
         Command::Report(a) => report::run(&ctx, a),
         Command::Interfere(a) => interfere::run(&ctx, a),
+        Command::Aggressor(a) => interfere::aggressor(&ctx, a),
         Command::Trace(a) => trace::run(&ctx, a),
         Command::Simulate(a) => simulate::run(&ctx, a),
         Command::Completions(a) => meta::completions(&ctx, a),

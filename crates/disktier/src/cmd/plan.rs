@@ -1,10 +1,215 @@
-//! `disktier plan`.
+//! `disktier plan`: the storage options that meet capacity, IOPS and throughput in a region,
+//! cheapest first, with savings against the cheapest single volume and caveats in words.
 
-use super::{Ctx, Outcome};
+use super::price::{mibs, whole_gib};
+use super::{print_json, Ctx, Outcome};
+use disktier_catalog::fmt::{int, num, secs, usd};
+use disktier_catalog::plan::{plan, Kind, Plan};
+use disktier_catalog::{HitRatio, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
+use disktier_units::clap_parsers;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Region (us-east-1, eu-north-1, us-central1).
+    #[arg(long, default_value = "us-east-1")]
+    pub region: String,
+    /// Capacity the data needs (e.g. 200GiB, 5TiB); rounded up to whole GiB.
+    #[arg(long, value_parser = clap_parsers::size)]
+    pub capacity: u64,
+    /// Sustained IOPS needed (small random I/O).
+    #[arg(long)]
+    pub iops: Option<u64>,
+    /// Sustained throughput needed (e.g. 1000MiB/s).
+    #[arg(long, value_parser = clap_parsers::rate)]
+    pub throughput: Option<u64>,
+    /// Also weigh a fast cache volume in front of a cheap HDD volume (bcache/lvmcache).
+    #[arg(long)]
+    pub allow_hybrid: bool,
+    /// The hit ratio assumed for hybrid caches (0-1).
+    #[arg(long, default_value_t = DEFAULT_HIT_RATIO)]
+    pub hit_ratio: f64,
+    /// The instance (or GCP machine type) the data lives on, to weigh its instance-store sibling.
+    #[arg(long)]
+    pub instance: Option<String>,
+    /// Weigh instance store / local SSD (data lost when the instance stops).
+    #[arg(long)]
+    pub allow_ephemeral: bool,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier plan is not built yet")
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let cat = super::catalog::load(ctx)?;
+    if args.allow_ephemeral && args.instance.is_none() {
+        anyhow::bail!("--allow-ephemeral needs --instance TYPE (the instance whose instance-store sibling to weigh)");
+    }
+    if args.iops == Some(0) {
+        anyhow::bail!("--iops 0: leave --iops out when IOPS do not matter");
+    }
+    let capacity_gib = whole_gib(args.capacity.div_ceil(1 << 30).max(1) << 30, "--capacity")?;
+    let req = PlanRequest {
+        region: args.region.clone(),
+        requirements: Requirements {
+            capacity_gib,
+            iops: args.iops,
+            throughput_mibs: args.throughput.map(mibs),
+        },
+        allow_hybrid: args.allow_hybrid,
+        instance: args.instance.clone(),
+        allow_ephemeral: args.allow_ephemeral,
+        hit_ratio: HitRatio::Assumed(args.hit_ratio),
+    };
+    let p = plan(&cat, &req)?;
+    if ctx.json() {
+        print_json(&PlanDoc {
+            schema_version: 1,
+            plan: &p,
+        })?;
+    } else {
+        print!("{}", render(&p));
+    }
+    Ok(Outcome::Pass)
+}
+
+/// `plan --format json`: the shape, `schema_version` first.
+#[derive(serde::Serialize)]
+struct PlanDoc<'a> {
+    schema_version: u32,
+    #[serde(flatten)]
+    plan: &'a Plan,
+}
+
+fn kind(k: Kind) -> &'static str {
+    match k {
+        Kind::Volume => "volume",
+        Kind::Hybrid => "hybrid",
+        Kind::InstanceStore => "instance-store",
+    }
+}
+
+/// The human form of a plan.
+pub fn render(p: &Plan) -> String {
+    let r = &p.requirements;
+    let mut want = format!("{} GiB", int(r.capacity_gib));
+    if let Some(i) = r.iops {
+        want.push_str(&format!(", {} IOPS", int(i)));
+    }
+    if let Some(t) = r.throughput_mibs {
+        want.push_str(&format!(", {} MiB/s", num(t)));
+    }
+    let mut out = format!(
+        "plan for {want} in {} (sustained figures; bursts are shown, not counted)\n",
+        p.region
+    );
+    if let Some(h) = p.assumed_hit_ratio {
+        out.push_str(&format!(
+            "hybrids assume a cache hit ratio of {} (--hit-ratio); savings are against the cheapest single volume\n",
+            num(h)
+        ));
+    }
+    out.push('\n');
+    for (n, o) in p.options.iter().enumerate() {
+        let savings = match o.savings_usd {
+            Some(s) if s > 0.0 => format!(", saves {}/month", usd(s)),
+            Some(s) if s < 0.0 => format!(", {}/month more", usd(-s)),
+            Some(_) => " (cheapest single volume)".into(),
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "{:>2}. {:<14} {:>11}/month{}{}\n    {}\n",
+            n + 1,
+            kind(o.kind),
+            usd(o.monthly_cost_usd),
+            savings,
+            if o.weak { "  [weak figures]" } else { "" },
+            o.label
+        ));
+        let perf = &o.performance;
+        let mut line = vec![];
+        if let Some(i) = perf.iops {
+            line.push(format!("{} IOPS", num(i.floor())));
+        }
+        if let Some(t) = perf.throughput_mibs {
+            line.push(format!("{} MiB/s", num(t)));
+        }
+        let mut burst = vec![];
+        if let Some(i) = perf.burst_iops {
+            burst.push(format!("{} IOPS", num(i.floor())));
+        }
+        if let Some(t) = perf.burst_throughput_mibs {
+            burst.push(format!("{} MiB/s", num(t)));
+        }
+        if !burst.is_empty() {
+            line.push(format!(
+                "burst {}{}",
+                burst.join(", "),
+                perf.burst_seconds
+                    .map(|s| format!(" for {}", secs(s)))
+                    .unwrap_or_default()
+            ));
+        }
+        if let Some(h) = perf.hit_ratio {
+            line.push(format!(
+                "at hit ratio {} ({})",
+                num(h),
+                perf.hit_ratio_source.as_deref().unwrap_or("assumed")
+            ));
+        }
+        if !line.is_empty() {
+            out.push_str(&format!("    performance: {}\n", line.join("; ")));
+        }
+        if o.components.len() > 1 {
+            for c in &o.components {
+                out.push_str(&format!(
+                    "    {} {} {} GiB: {}/month\n",
+                    c.role,
+                    c.type_,
+                    int(c.size_gib),
+                    usd(c.monthly_cost_usd)
+                ));
+            }
+        }
+        if let Some(e) = &o.equivalent {
+            out.push_str(&format!(
+                "    the same money buys {} GiB of gp2 or {} GiB of gp3 (exact delta {})\n",
+                e.gp2_gib.map(int).unwrap_or_else(|| "?".into()),
+                e.gp3_gib.map(int).unwrap_or_else(|| "?".into()),
+                o.exact_monthly_cost_usd
+                    .map(|x| format!("${x:.3}"))
+                    .unwrap_or_default()
+            ));
+        }
+        for c in &o.caveats {
+            out.push_str(&format!("    - {c}\n"));
+        }
+    }
+    if !p.rejected.is_empty() {
+        out.push_str("\nnot meeting the requirements:\n");
+        for r in &p.rejected {
+            let cost = r
+                .nearest
+                .as_ref()
+                .map(|n| {
+                    if n.label == r.label {
+                        format!(" ({}/month)", usd(n.monthly_cost_usd))
+                    } else {
+                        format!(
+                            "; nearest: {} at {}/month",
+                            n.label,
+                            usd(n.monthly_cost_usd)
+                        )
+                    }
+                })
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "  {} {}: {}{}\n",
+                kind(r.kind),
+                r.label,
+                r.reason,
+                cost
+            ));
+        }
+    }
+    for n in &p.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
 }

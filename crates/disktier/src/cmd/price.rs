@@ -1,10 +1,152 @@
-//! `disktier price`.
+//! `disktier price <type> --size ... | price instance <type>`: one volume or instance for a
+//! month, line by line (each rounded to the cent as the AWS Pricing Calculator does), with the
+//! volume's performance, or the rule the cloud would refuse it by.
 
-use super::{Ctx, Outcome};
+use super::{print_json, Ctx, Outcome};
+use disktier_catalog::fmt::{num, usd};
+use disktier_catalog::{price, Quote, VolumeConfig};
+use disktier_units::clap_parsers;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// A volume type (gp2, gp3, io1, io2, st1, sc1, pd-ssd, ...) or `instance`.
+    pub kind: String,
+    /// With `instance`: the instance type (e.g. m6id.xlarge).
+    pub instance: Option<String>,
+    /// Region (us-east-1, eu-north-1, us-central1).
+    #[arg(long, default_value = "us-east-1")]
+    pub region: String,
+    /// Volume size in whole GiB (36GiB, 1TiB, 500G).
+    #[arg(long, value_parser = clap_parsers::size)]
+    pub size: Option<u64>,
+    /// Provisioned IOPS (gp3, io1, io2, ...).
+    #[arg(long)]
+    pub iops: Option<u64>,
+    /// Provisioned throughput (e.g. 1000MiB/s; gp3).
+    #[arg(long, value_parser = clap_parsers::rate)]
+    pub throughput: Option<u64>,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier price is not built yet")
+/// `price --format json`: the shape, `schema_version` first.
+#[derive(serde::Serialize)]
+struct PriceDoc<'a> {
+    schema_version: u32,
+    #[serde(flatten)]
+    quote: &'a Quote,
+}
+
+/// Whole GiB from bytes, or an error naming the fix.
+pub fn whole_gib(bytes: u64, what: &str) -> anyhow::Result<u64> {
+    const GIB: u64 = 1 << 30;
+    if bytes == 0 {
+        anyhow::bail!("{what} must be at least 1GiB");
+    }
+    if !bytes.is_multiple_of(GIB) {
+        anyhow::bail!(
+            "{what} of {bytes} bytes is not a whole number of GiB (volumes are sized in GiB): use {}GiB",
+            bytes.div_ceil(GIB)
+        );
+    }
+    Ok(bytes / GIB)
+}
+
+/// MiB/s from bytes/s (1000MiB/s -> 1000).
+pub fn mibs(bytes_per_sec: u64) -> f64 {
+    bytes_per_sec as f64 / (1u64 << 20) as f64
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let cat = super::catalog::load(ctx)?;
+    let quote = if args.kind == "instance" {
+        let Some(name) = &args.instance else {
+            anyhow::bail!("price instance needs an instance type, e.g. `disktier price instance m6id.xlarge --region us-east-1`");
+        };
+        if args.size.is_some() || args.iops.is_some() || args.throughput.is_some() {
+            anyhow::bail!("--size, --iops and --throughput are for volumes, not `price instance`");
+        }
+        price::instance(&cat, &args.region, name)?
+    } else {
+        if let Some(extra) = &args.instance {
+            anyhow::bail!(
+                "unexpected argument '{extra}': `price {}` takes --size, --iops and --throughput",
+                args.kind
+            );
+        }
+        let Some(size) = args.size else {
+            anyhow::bail!(
+                "price {} needs --size, e.g. `disktier price {} --size 100GiB --region {}`",
+                args.kind,
+                args.kind,
+                args.region
+            );
+        };
+        let cfg = VolumeConfig {
+            size_gib: whole_gib(size, "--size")?,
+            iops: args.iops,
+            throughput_mibs: args.throughput.map(mibs),
+        };
+        price::volume(&cat, &args.region, &args.kind, &cfg)?
+    };
+    if ctx.json() {
+        print_json(&PriceDoc {
+            schema_version: 1,
+            quote: &quote,
+        })?;
+    } else {
+        print!("{}", render(&quote));
+    }
+    Ok(Outcome::Pass)
+}
+
+/// The human form of a quote.
+pub fn render(q: &Quote) -> String {
+    let mut out = String::new();
+    let what = match &q.config {
+        Some(c) => {
+            let mut s = format!("{} GiB", disktier_catalog::fmt::int(c.size_gib));
+            if let Some(i) = c.iops {
+                s.push_str(&format!(", {} IOPS", disktier_catalog::fmt::int(i)));
+            }
+            if let Some(t) = c.throughput_mibs {
+                s.push_str(&format!(", {} MiB/s", num(t)));
+            }
+            format!(" ({s})")
+        }
+        None => String::new(),
+    };
+    out.push_str(&format!(
+        "{} in {}{}: {}/month{}\n",
+        q.type_,
+        q.region,
+        what,
+        usd(q.monthly_cost_usd),
+        if q.weak {
+            " (some figures are weak: see sources)"
+        } else {
+            ""
+        }
+    ));
+    let width = q.items.iter().map(|i| i.detail.len()).max().unwrap_or(0);
+    for i in &q.items {
+        out.push_str(&format!(
+            "  {:<20} {:<width$}  {:>12}\n",
+            i.name,
+            i.detail,
+            usd(i.monthly_cost_usd)
+        ));
+    }
+    out.push_str(&format!(
+        "  {:<20} {:<width$}  {:>12}\n",
+        "total",
+        "(each line rounded to the cent)",
+        usd(q.monthly_cost_usd)
+    ));
+    out.push_str(&format!("performance: {}\n", q.performance.summary()));
+    for n in &q.performance.notes {
+        out.push_str(&format!("  note: {n}\n"));
+    }
+    for s in &q.sources {
+        out.push_str(&format!("source: {s}\n"));
+    }
+    out
 }

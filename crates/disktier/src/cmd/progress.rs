@@ -1,1 +1,158 @@
-//! The live progress line on a terminal (owned by the engine CLI area).
+//! The live progress line and Ctrl-C handling shared by every command that measures (`bench`,
+//! `check`, `assess`, `interfere`, `trace record`).
+//!
+//! The line ("run 12s/60s  ETA 48s  12,345 IOPS  48.2 MiB/s  p99 1.23 ms") is drawn on stderr,
+//! redrawn in place with `\r` and erased when the run ends. It is shown only on a terminal: when
+//! stdout or stderr is redirected (a pipe, a file, CI) or with `--quiet` there is none, so logs
+//! and JSON stay clean (issue #2: "off when stdout is not a terminal or with --quiet").
+//!
+//! [`stop_flag`] installs SIGINT and SIGTERM handlers once per process that set a shared flag
+//! the engine polls (it stops within a second and marks the result interrupted); a second
+//! Ctrl-C while the flag is already set ends the process at once with the usual 130.
+
+use super::Ctx;
+use disktier_engine::Progress;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// The callback type the engine's `RunOptions.progress` takes.
+pub type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// Whether a progress line is on screen now (so [`clear`] knows to erase it).
+static DRAWN: AtomicBool = AtomicBool::new(false);
+/// Serialises drawing: the engine may call from more than one thread.
+static DRAW_LOCK: Mutex<()> = Mutex::new(());
+
+/// The process-wide stop flag, set by SIGINT or SIGTERM. The first call installs the handlers.
+pub fn stop_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // Order matters (signal-hook's documented pattern): the conditional shutdown runs
+            // first and only fires when the flag is already set, i.e. on the second signal.
+            let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag));
+            let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
+        }
+        flag
+    })
+    .clone()
+}
+
+/// Whether a signal has asked the run to stop.
+pub fn stopped() -> bool {
+    stop_flag().load(Ordering::SeqCst)
+}
+
+/// Whether this process should draw a progress line: not `--quiet`, and both stdout and stderr
+/// are terminals.
+pub fn enabled(ctx: &Ctx) -> bool {
+    ctx.chatty() && std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
+}
+
+/// The progress callback for `RunOptions.progress`, or `None` when no line should be drawn.
+/// `label` starts the line (e.g. the profile name, or "etcd probe").
+pub fn reporter(ctx: &Ctx, label: &str) -> Option<ProgressFn> {
+    if !enabled(ctx) {
+        return None;
+    }
+    let label = label.to_string();
+    Some(Arc::new(move |p: &Progress| draw(&render(&label, p))))
+}
+
+/// The text of one progress line.
+pub fn render(label: &str, p: &Progress) -> String {
+    let mut s = format!("{label} {} {}", p.phase, fmt_secs(p.elapsed));
+    if let Some(eta) = p.eta {
+        s.push_str(&format!("  ETA {}", fmt_secs(eta)));
+    }
+    s.push_str(&format!(
+        "  {} IOPS  {:.1} MiB/s",
+        group(p.iops),
+        p.bw_bytes / (1u64 << 20) as f64
+    ));
+    if let Some(p99) = p.p99_ns {
+        s.push_str(&format!("  p99 {}", disktier_units::fmt_ns(p99 as f64)));
+    }
+    s
+}
+
+fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{}s", s)
+    }
+}
+
+/// 12345.6 -> "12,346".
+pub fn group(v: f64) -> String {
+    let n = v.max(0.0).round() as u64;
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn draw(line: &str) {
+    let _g = DRAW_LOCK.lock();
+    let mut err = std::io::stderr().lock();
+    // \r to the line start, the text, then erase whatever a longer previous line left.
+    let _ = write!(err, "\r{line}\x1b[K");
+    let _ = err.flush();
+    DRAWN.store(true, Ordering::SeqCst);
+}
+
+/// Erases the progress line, if one is on screen. Call before printing results.
+pub fn clear() {
+    let _g = DRAW_LOCK.lock();
+    if DRAWN.swap(false, Ordering::SeqCst) {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K");
+        let _ = err.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_shows_phase_eta_rate_and_tail() {
+        let p = Progress {
+            elapsed: Duration::from_secs(72),
+            eta: Some(Duration::from_secs(48)),
+            iops: 12_345.4,
+            bw_bytes: 48.25 * (1u64 << 20) as f64,
+            p99_ns: Some(1_230_000),
+            phase: "run",
+        };
+        assert_eq!(
+            render("etcd", &p),
+            "etcd run 1m12s  ETA 48s  12,345 IOPS  48.2 MiB/s  p99 1.23 ms"
+        );
+        let p = Progress {
+            eta: None,
+            p99_ns: None,
+            phase: "layout",
+            ..p
+        };
+        assert_eq!(render("x", &p), "x layout 1m12s  12,345 IOPS  48.2 MiB/s");
+    }
+
+    #[test]
+    fn digits_are_grouped() {
+        assert_eq!(group(0.0), "0");
+        assert_eq!(group(999.4), "999");
+        assert_eq!(group(1000.0), "1,000");
+        assert_eq!(group(250_123.0), "250,123");
+    }
+}

@@ -1,10 +1,469 @@
-//! `disktier render`.
+//! `disktier render PLATFORM`: the intent of `disktier setup` as the platform's own manifests.
+//! The options here hold what the user typed; `disktier_disks::render` checks them and renders.
+//! Output goes to stdout (YAML documents joined with `---`) or, with `-o DIR`, one file per
+//! object; `--format json` lists the files and their content.
 
-use super::{Ctx, Outcome};
+use super::{print_json, Ctx, Outcome};
+use anyhow::Context;
+use clap::{Subcommand, ValueEnum};
+use disktier_disks::render::{
+    Bcache, BcacheConfig, BcacheMode, CloudInit, Eks, EksConfig, FileKind, Fs, Gke, GkeConfig,
+    Intent, IntentInput, LocalStorageStrategy, Lvmcache, LvmcacheConfig, LvmcacheMode,
+    MachineSetConfig, OpenShift, OpenShiftConfig, Rendered, Renderer, Systemd,
+};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "Disks are selected by model or /dev/disk/by-id/ glob, never by kernel name (/dev/nvme1n1 moves between boots).")]
+pub struct Args {
+    #[command(subcommand)]
+    pub platform: PlatformCmd,
+    /// Write one file per object into DIR (created if missing) instead of printing them.
+    #[arg(short = 'o', long = "out", value_name = "DIR", global = true)]
+    pub out: Option<PathBuf>,
+    /// With -o: replace files in DIR whose content differs from what is rendered.
+    #[arg(long, global = true)]
+    pub overwrite: bool,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier render is not built yet")
+#[derive(Debug, Subcommand)]
+pub enum PlatformCmd {
+    /// OpenShift MachineConfig (Ignition 3.2.0) and, with --machineset, seed 000's MachineSet.
+    Openshift(OpenshiftArgs),
+    /// GKE node pool with --ephemeral-storage-local-ssd, and pods that use it.
+    Gke(GkeArgs),
+    /// EKS nodeadm NodeConfig and Karpenter EC2NodeClass/NodePool with instance store RAID0.
+    Eks(EksArgs),
+    /// systemd units, the boot-time script and install.sh for a plain VM.
+    Systemd(IntentArgs),
+    /// cloud-init user-data (#cloud-config) installing the same units.
+    CloudInit(IntentArgs),
+    /// A reviewed bcache setup script: FAST caches SLOW (seed 001).
+    Bcache(BcacheArgs),
+    /// A reviewed lvmcache (dm-cache) setup script: FAST caches SLOW.
+    Lvmcache(LvmcacheArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FsArg {
+    Xfs,
+    Ext4,
+}
+
+/// The setup intent shared by openshift, systemd and cloud-init.
+#[derive(Debug, clap::Args)]
+pub struct IntentArgs {
+    /// Mount point for the local disk(s), e.g. /var/lib/containers.
+    #[arg(long, value_name = "DIR")]
+    pub mount: String,
+    /// Mount options added to defaults,noatime (comma-separated, repeatable), e.g. prjquota.
+    #[arg(long, value_name = "OPTS")]
+    pub options: Vec<String>,
+    /// Filesystem to make.
+    #[arg(long, value_enum, default_value_t = FsArg::Xfs)]
+    pub fs: FsArg,
+    /// Filesystem label the mount unit finds it by.
+    #[arg(long, default_value = "disktier")]
+    pub label: String,
+    /// Owner of the mount point: USER or USER:GROUP.
+    #[arg(long)]
+    pub owner: Option<String>,
+    /// Mode of the mount point, octal (e.g. 0755).
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Directories to bind-mount from the disk (comma-separated, repeatable); what they hold is copied in first.
+    #[arg(long, value_name = "DIRS")]
+    pub bind: Vec<String>,
+    /// Use disks whose model matches (shell pattern, repeatable). Default: the known ephemeral
+    /// models (AWS instance store, GCP local SSD nvme_card, Azure NVMe Direct Disk).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Vec<String>,
+    /// Use the disks behind this /dev/disk/by-id/ glob instead of matching models.
+    #[arg(long, value_name = "GLOB")]
+    pub by_id: Option<String>,
+}
+
+impl IntentArgs {
+    fn intent(self) -> anyhow::Result<Intent> {
+        Ok(Intent::new(IntentInput {
+            mount: self.mount,
+            options: self.options,
+            fs: Some(match self.fs {
+                FsArg::Xfs => Fs::Xfs,
+                FsArg::Ext4 => Fs::Ext4,
+            }),
+            label: Some(self.label),
+            owner: self.owner,
+            mode: self.mode,
+            binds: self.bind,
+            models: self.model,
+            by_id: self.by_id,
+        })?)
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct OpenshiftArgs {
+    #[command(flatten)]
+    pub intent: IntentArgs,
+    /// MachineConfigPool role; a role other than worker/master also renders its pool.
+    #[arg(long, default_value = "worker")]
+    pub role: String,
+    /// Also render seed 000's MachineSet (needs --instance-type and --cluster-id).
+    #[arg(long, requires_all = ["instance_type", "cluster_id"])]
+    pub machineset: bool,
+    /// EC2 instance type with instance storage, e.g. m6id.xlarge.
+    #[arg(long, requires = "machineset")]
+    pub instance_type: Option<String>,
+    /// Cluster infrastructure name: oc get infrastructure cluster -o jsonpath='{.status.infrastructureName}'.
+    #[arg(long, requires = "machineset")]
+    pub cluster_id: Option<String>,
+    /// AWS region.
+    #[arg(long, default_value = "us-east-1", requires = "machineset")]
+    pub region: String,
+    /// Availability zone (default: the region's "a" zone).
+    #[arg(long, requires = "machineset")]
+    pub zone: Option<String>,
+    /// RHCOS AMI (default: seed 000's us-east-1 image).
+    #[arg(long, requires = "machineset")]
+    pub ami: Option<String>,
+    /// MachineSet replicas.
+    #[arg(long, default_value_t = 1, requires = "machineset")]
+    pub replicas: u32,
+    /// Units run `disktier setup` from this path on the node instead of the rendered script.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "/usr/local/bin/disktier")]
+    pub use_binary: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GkeArgs {
+    /// Cluster name.
+    #[arg(long)]
+    pub cluster: String,
+    /// Machine type, e.g. n1-standard-8 (E2 types have no local SSD).
+    #[arg(long)]
+    pub machine_type: String,
+    /// Number of 375 GB local SSDs for ephemeral storage.
+    #[arg(long)]
+    pub local_ssds: u32,
+    /// Node pool name.
+    #[arg(long, default_value = "ssd-pool")]
+    pub pool: String,
+    /// Zone, e.g. asia-east1-a (default: gcloud's configured zone).
+    #[arg(long)]
+    pub zone: Option<String>,
+    /// Refused: raw local SSDs cannot be combined with --ephemeral-storage-local-ssd.
+    #[arg(long, value_name = "N")]
+    pub local_ssd_count: Option<u32>,
+    /// The emptyDir pod's ephemeral-storage request.
+    #[arg(long, default_value = "200Gi")]
+    pub request: String,
+    /// Container image of the example pods.
+    #[arg(long, default_value = "nginx")]
+    pub image: String,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum StrategyArg {
+    Raid0,
+    Raid10,
+    Mount,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct EksArgs {
+    /// EKS cluster name.
+    #[arg(long)]
+    pub cluster: String,
+    /// API server URL: aws eks describe-cluster --name NAME --query cluster.endpoint.
+    #[arg(long)]
+    pub api_server_endpoint: String,
+    /// Base64 CA bundle: --query cluster.certificateAuthority.data.
+    #[arg(long)]
+    pub certificate_authority: String,
+    /// Service CIDR: --query cluster.kubernetesNetworkConfig.serviceIpv4Cidr.
+    #[arg(long)]
+    pub cidr: String,
+    /// nodeadm localStorage strategy.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Raid0)]
+    pub strategy: StrategyArg,
+    /// nodeadm localStorage.mountPath (nodeadm's default: /mnt/k8s-disks).
+    #[arg(long, value_name = "DIR")]
+    pub mount: Option<String>,
+    /// Karpenter node IAM role (default: KarpenterNodeRole-CLUSTER).
+    #[arg(long)]
+    pub node_role: Option<String>,
+    /// Name of the EC2NodeClass and NodePool.
+    #[arg(long, default_value = "local-nvme")]
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum BcacheModeArg {
+    Writethrough,
+    Writeback,
+    Writearound,
+    None,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BcacheArgs {
+    /// The fast (cache) disk, by /dev/disk/by-id/ path.
+    #[arg(long, value_name = "DEV")]
+    pub fast: String,
+    /// The slow (backing) disk, by /dev/disk/by-id/ path.
+    #[arg(long, value_name = "DEV")]
+    pub slow: String,
+    /// Cache mode.
+    #[arg(long, value_enum, default_value_t = BcacheModeArg::Writeback)]
+    pub mode: BcacheModeArg,
+    /// Sequential I/O above this size bypasses the cache; 0 caches everything (seed 001).
+    #[arg(long, default_value = "0", value_parser = disktier_units::clap_parsers::size)]
+    pub sequential_cutoff: u64,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LvmModeArg {
+    Writeback,
+    Writethrough,
+    Passthrough,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LvmcacheArgs {
+    /// The fast (cache) disk, by /dev/disk/by-id/ path.
+    #[arg(long, value_name = "DEV")]
+    pub fast: String,
+    /// The slow (origin) disk, by /dev/disk/by-id/ path.
+    #[arg(long, value_name = "DEV")]
+    pub slow: String,
+    /// Cache mode.
+    #[arg(long, value_enum, default_value_t = LvmModeArg::Writeback)]
+    pub mode: LvmModeArg,
+    /// Volume group to create.
+    #[arg(long, default_value = "disktier")]
+    pub vg: String,
+    /// Logical volume to create on the slow disk.
+    #[arg(long, default_value = "main")]
+    pub lv: String,
+    /// Refused: dm-cache has no sequential bypass (a bcache setting).
+    #[arg(long, hide = true)]
+    pub sequential_cutoff: Option<String>,
+}
+
+/// Builds the checked renderer for what the user typed.
+fn renderer(cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
+    Ok(match cmd {
+        PlatformCmd::Openshift(a) => {
+            let machineset = if a.machineset {
+                Some(MachineSetConfig {
+                    instance_type: a.instance_type.unwrap_or_default(),
+                    cluster_id: a.cluster_id.unwrap_or_default(),
+                    region: a.region,
+                    zone: a.zone,
+                    ami: a.ami,
+                    replicas: a.replicas,
+                })
+            } else {
+                None
+            };
+            Box::new(OpenShift::new(OpenShiftConfig {
+                intent: a.intent.intent()?,
+                role: a.role,
+                machineset,
+                use_binary: a.use_binary,
+            })?)
+        }
+        PlatformCmd::Gke(a) => Box::new(Gke::new(GkeConfig {
+            cluster: a.cluster,
+            machine_type: a.machine_type,
+            local_ssds: a.local_ssds,
+            pool: a.pool,
+            zone: a.zone,
+            local_ssd_count: a.local_ssd_count,
+            request: a.request,
+            image: a.image,
+        })?),
+        PlatformCmd::Eks(a) => Box::new(Eks::new(EksConfig {
+            cluster: a.cluster,
+            api_server_endpoint: a.api_server_endpoint,
+            certificate_authority: a.certificate_authority,
+            cidr: a.cidr,
+            strategy: match a.strategy {
+                StrategyArg::Raid0 => LocalStorageStrategy::Raid0,
+                StrategyArg::Raid10 => LocalStorageStrategy::Raid10,
+                StrategyArg::Mount => LocalStorageStrategy::Mount,
+            },
+            mount_path: a.mount,
+            node_role: a.node_role,
+            name: a.name,
+        })?),
+        PlatformCmd::Systemd(a) => Box::new(Systemd::new(a.intent()?)),
+        PlatformCmd::CloudInit(a) => Box::new(CloudInit::new(a.intent()?)),
+        PlatformCmd::Bcache(a) => Box::new(Bcache::new(BcacheConfig {
+            fast: a.fast,
+            slow: a.slow,
+            mode: match a.mode {
+                BcacheModeArg::Writethrough => BcacheMode::Writethrough,
+                BcacheModeArg::Writeback => BcacheMode::Writeback,
+                BcacheModeArg::Writearound => BcacheMode::Writearound,
+                BcacheModeArg::None => BcacheMode::None,
+            },
+            sequential_cutoff: a.sequential_cutoff,
+        })?),
+        PlatformCmd::Lvmcache(a) => {
+            if a.sequential_cutoff.is_some() {
+                anyhow::bail!("--sequential-cutoff is a bcache setting: dm-cache has no sequential bypass; drop it or use disktier render bcache");
+            }
+            Box::new(Lvmcache::new(LvmcacheConfig {
+                fast: a.fast,
+                slow: a.slow,
+                mode: match a.mode {
+                    LvmModeArg::Writeback => LvmcacheMode::Writeback,
+                    LvmModeArg::Writethrough => LvmcacheMode::Writethrough,
+                    LvmModeArg::Passthrough => LvmcacheMode::Passthrough,
+                },
+                vg: a.vg,
+                lv: a.lv,
+            })?)
+        }
+    })
+}
+
+/// One file in the JSON document.
+#[derive(Debug, Serialize)]
+struct JsonFile<'a> {
+    name: &'a str,
+    kind: FileKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    /// With -o: "written", "unchanged".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'static str>,
+    content: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonDoc<'a> {
+    schema_version: u32,
+    command: &'static str,
+    platform: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    out_dir: Option<String>,
+    files: Vec<JsonFile<'a>>,
+    notes: &'a [String],
+}
+
+/// Writes the files into `dir`. Nothing is written when any existing file differs and
+/// `overwrite` is off, so a refused run leaves the directory as it was.
+fn write_files(
+    dir: &Path,
+    rendered: &Rendered,
+    overwrite: bool,
+) -> anyhow::Result<Vec<&'static str>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut status = Vec::new();
+    for f in &rendered.files {
+        let path = dir.join(&f.name);
+        match std::fs::read(&path) {
+            Ok(old) if old == f.content.as_bytes() => status.push("unchanged"),
+            Ok(_) if !overwrite => anyhow::bail!(
+                "{} exists and differs from what is rendered: pass --overwrite, or choose another -o DIR",
+                path.display()
+            ),
+            Ok(_) => status.push("written"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => status.push("written"),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+    for (f, st) in rendered.files.iter().zip(&status) {
+        if *st == "unchanged" {
+            continue;
+        }
+        let path = dir.join(&f.name);
+        std::fs::write(&path, &f.content).with_context(|| format!("writing {}", path.display()))?;
+        if f.kind == FileKind::Shell {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .with_context(|| format!("making {} executable", path.display()))?;
+        }
+    }
+    Ok(status)
+}
+
+/// The files as one stream: YAML documents joined with `---` (so `oc apply -f -` takes them),
+/// each file introduced by a `# ==> NAME <==` comment line.
+fn stdout_text(rendered: &Rendered) -> String {
+    let mut out = String::new();
+    let all_yaml = rendered.files.iter().all(|f| f.kind == FileKind::Yaml);
+    for (i, f) in rendered.files.iter().enumerate() {
+        if i > 0 {
+            out.push_str(if all_yaml { "---\n" } else { "\n" });
+        }
+        // A script's or cloud-config's first line must stay first: only YAML objects and
+        // units get the header inline.
+        match f.kind {
+            FileKind::Yaml | FileKind::Unit => {
+                out.push_str(&format!("# ==> {} <==\n", f.name));
+            }
+            FileKind::Shell | FileKind::CloudConfig => {
+                if rendered.files.len() > 1 {
+                    out.push_str(&format!("# ==> {} <==\n", f.name));
+                }
+            }
+        }
+        out.push_str(&f.content);
+    }
+    out
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let renderer = renderer(args.platform)?;
+    let rendered = renderer.render()?;
+    let platform = rendered.platform.name();
+    let status = match &args.out {
+        Some(dir) => Some(write_files(dir, &rendered, args.overwrite)?),
+        None => None,
+    };
+    if ctx.json() {
+        let files = rendered
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| JsonFile {
+                name: &f.name,
+                kind: f.kind,
+                path: args
+                    .out
+                    .as_ref()
+                    .map(|d| d.join(&f.name).display().to_string()),
+                status: status.as_ref().map(|s| s[i]),
+                content: &f.content,
+            })
+            .collect();
+        print_json(&JsonDoc {
+            schema_version: 1,
+            command: "render",
+            platform,
+            out_dir: args.out.as_ref().map(|d| d.display().to_string()),
+            files,
+            notes: &rendered.notes,
+        })?;
+    } else if let (Some(dir), Some(status)) = (&args.out, &status) {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        for (f, st) in rendered.files.iter().zip(status) {
+            writeln!(out, "{}\t{}", dir.join(&f.name).display(), st)?;
+        }
+    } else {
+        use std::io::Write;
+        std::io::stdout().lock().write_all(stdout_text(&rendered).as_bytes())?;
+    }
+    if !ctx.json() {
+        for n in &rendered.notes {
+            ctx.note(format!("note: {n}"));
+        }
+    }
+    Ok(Outcome::Pass)
 }

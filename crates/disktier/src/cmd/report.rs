@@ -1,10 +1,94 @@
-//! `disktier report`.
+//! `disktier report`: one self-contained HTML file drawn from stored runs (and optionally a
+//! `disktier plan --format json` document for the cost section).
 
-use super::{Ctx, Outcome};
+use super::save::open_store;
+use super::{print_json, Ctx, Outcome};
+use anyhow::Context;
+use disktier_store::report::{render, ReportInput};
+use disktier_store::{Filter, StoredRun};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Run ids (or unique prefixes) to include; default: the newest runs (see --last).
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// The newest N runs (default 10 when no RUN is given).
+    #[arg(long, value_name = "N", conflicts_with = "runs")]
+    pub last: Option<usize>,
+    /// Only the runs of one `disktier assess` (its assess id).
+    #[arg(long, value_name = "ASSESS_ID", conflicts_with = "runs")]
+    pub group: Option<String>,
+    /// A plan (`disktier plan --format json > plan.json`): adds the cost of each option.
+    #[arg(long, value_name = "FILE.json")]
+    pub plan: Option<PathBuf>,
+    /// Where to write the HTML.
+    #[arg(short, long, value_name = "FILE", default_value = "disktier-report.html")]
+    pub output: PathBuf,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier report is not built yet")
+/// The default number of runs when none are named.
+const DEFAULT_LAST: usize = 10;
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let plan = match &args.plan {
+        Some(p) => Some(read_plan(p)?),
+        None => None,
+    };
+    let mut store = open_store(ctx)?;
+    let mut runs = Vec::new();
+    if args.runs.is_empty() {
+        let filter = Filter {
+            group_id: args.group.clone(),
+            last: if args.group.is_some() { args.last } else { Some(args.last.unwrap_or(DEFAULT_LAST)) },
+            ..Filter::default()
+        };
+        let mut list = store.list(&filter)?;
+        list.reverse(); // oldest first reads like the order they were made
+        for s in list {
+            runs.push(store.get(&s.id)?);
+        }
+    } else {
+        for id in &args.runs {
+            runs.push(store.get(id)?);
+        }
+    }
+    write_report(&runs, plan.as_ref(), &args.output)?;
+    let ids: Vec<&str> = runs.iter().map(|r| r.summary.id.as_str()).collect();
+    if ctx.json() {
+        print_json(&serde_json::json!({"schema_version": 1, "report": args.output, "runs": ids}))?;
+    } else {
+        println!("wrote {} ({} runs)", args.output.display(), runs.len());
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Reads and checks a `disktier plan --format json` document.
+pub fn read_plan(path: &Path) -> anyhow::Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the plan {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not JSON: write it with `disktier plan --format json > {}`", path.display(), path.display()))?;
+    if !v.get("options").is_some_and(|o| o.is_array()) {
+        anyhow::bail!("{} has no \"options\" list: it is not a `disktier plan --format json` document", path.display());
+    }
+    match v.get("schema_version").and_then(|s| s.as_u64()) {
+        Some(1) => Ok(v),
+        other => anyhow::bail!("{} has schema_version {other:?}; this disktier reads version 1 plans", path.display()),
+    }
+}
+
+/// Renders `runs` and writes the HTML to `path` (through a temporary file, so a failed write
+/// never leaves half a report).
+pub fn write_report(runs: &[StoredRun], plan: Option<&serde_json::Value>, path: &Path) -> anyhow::Result<()> {
+    let now = now_utc();
+    let page = render(&ReportInput { runs, plan, generated_at: &now })?;
+    let tmp = path.with_extension("html.tmp");
+    std::fs::write(&tmp, page).with_context(|| format!("cannot write the report {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write the report {}", path.display()))?;
+    Ok(())
+}
+
+fn now_utc() -> String {
+    let t = disktier_store::model::now_rfc3339();
+    format!("{} UTC", t.get(..16).unwrap_or(&t).replace('T', " "))
 }

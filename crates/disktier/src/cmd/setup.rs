@@ -1,10 +1,167 @@
-//! `disktier setup`.
+//! `disktier setup`: make a filesystem on the node's local ephemeral disks (or the given ones)
+//! and mount it, safely and idempotently; the options here are what the user typed,
+//! `disktier_disks::setup::SetupConfig::check` turns them into the checked request.
 
-use super::{Ctx, Outcome};
+use super::{print_json, Ctx, Outcome};
+use clap::ValueEnum;
+use disktier_cmd::RealRunner;
+use disktier_disks::setup::{setup, FsType, LayoutChoice, Persist, Report, SetupConfig};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "Examples:
+  disktier setup --mount /var/lib/containers          # all eligible local ephemeral disks
+  disktier setup --devices /dev/disk/by-id/X --mount /data --owner ec2-user:ec2-user
+  disktier setup --mount /mnt/disks/ssd --bind /var/lib/containerd,/var/lib/kubelet --dry-run
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier setup is not built yet")
+Only blank, unmounted, unpartitioned disks that open exclusively are written to; a disk holding
+disktier's label is remounted, never reformatted. Re-running is safe: it does only what is missing.")]
+pub struct Args {
+    /// Mount point (with --layout separate: DIR/0, DIR/1, ... one per disk).
+    #[arg(long, value_name = "DIR")]
+    pub mount: PathBuf,
+    /// Use exactly these whole disks (comma-separated; /dev/disk/by-id paths are stable).
+    /// Default: every eligible instance store, GCP local SSD and Azure temp NVMe disk.
+    #[arg(long, value_delimiter = ',', value_name = "DEV,...")]
+    pub devices: Vec<String>,
+    /// auto: one disk direct, several RAID0 (mdadm); separate: one filesystem per disk.
+    #[arg(long, value_enum, default_value_t = LayoutArg::Auto)]
+    pub layout: LayoutArg,
+    /// Filesystem to make.
+    #[arg(long, value_enum, default_value_t = FsArg::Xfs)]
+    pub fs: FsArg,
+    /// Filesystem label (and md array name): how later runs recognise the disks.
+    #[arg(long, default_value = "disktier")]
+    pub label: String,
+    /// Mount options added to defaults,noatime (comma-separated), e.g. prjquota,discard.
+    #[arg(long, value_delimiter = ',', value_name = "OPT,...")]
+    pub options: Vec<String>,
+    /// Owner of the mount point, user:group (e.g. ec2-user:ec2-user).
+    #[arg(long, value_name = "USER:GROUP")]
+    pub owner: Option<String>,
+    /// Mode of the mount point, octal (e.g. 0755).
+    #[arg(long, value_parser = parse_mode, value_name = "OCTAL")]
+    pub mode: Option<u32>,
+    /// Directories to move onto the new filesystem: their content is copied in, then the
+    /// filesystem's copy is bind-mounted over them (comma-separated), parent before child.
+    #[arg(long, value_delimiter = ',', value_name = "DIR,...")]
+    pub bind: Vec<PathBuf>,
+    /// Make the mounts survive reboots: systemd mount units or fstab lines (by UUID, nofail).
+    #[arg(long, value_enum, default_value_t = PersistArg::None)]
+    pub persist: PersistArg,
+    /// Print the exact commands it would run, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Read the node below DIR (fixture trees; only with --dry-run).
+    #[arg(long, hide = true, value_name = "DIR")]
+    pub sysfs_root: Option<PathBuf>,
+    /// Write persisted units / fstab below DIR instead of / (tests).
+    #[arg(long, hide = true, value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LayoutArg {
+    Auto,
+    Raid0,
+    Separate,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FsArg {
+    Xfs,
+    Ext4,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum PersistArg {
+    None,
+    Systemd,
+    Fstab,
+}
+
+fn parse_mode(s: &str) -> Result<u32, String> {
+    u32::from_str_radix(s.trim_start_matches("0o"), 8)
+        .map_err(|_| format!("{s:?} is not an octal mode: pass e.g. 0755"))
+}
+
+impl Args {
+    fn into_config(self) -> SetupConfig {
+        let mut c = SetupConfig::new(self.mount);
+        c.devices = (!self.devices.is_empty()).then_some(self.devices);
+        c.layout = match self.layout {
+            LayoutArg::Auto => LayoutChoice::Auto,
+            LayoutArg::Raid0 => LayoutChoice::Raid0,
+            LayoutArg::Separate => LayoutChoice::Separate,
+        };
+        c.fs = match self.fs {
+            FsArg::Xfs => FsType::Xfs,
+            FsArg::Ext4 => FsType::Ext4,
+        };
+        c.label = self.label;
+        c.options = self.options;
+        c.owner = self.owner;
+        c.mode = self.mode;
+        c.bind = self.bind;
+        c.persist = match self.persist {
+            PersistArg::None => Persist::None,
+            PersistArg::Systemd => Persist::Systemd,
+            PersistArg::Fstab => Persist::Fstab,
+        };
+        c.persist_root = self.root;
+        c.dry_run = self.dry_run;
+        c
+    }
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let root = args.sysfs_root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    if root != std::path::Path::new("/") && !args.dry_run {
+        anyhow::bail!(
+            "--sysfs-root describes another node: its disks are not this machine's, so only --dry-run is allowed with it"
+        );
+    }
+    let cfg = args.into_config().check()?;
+    let report = setup(&cfg, &root, &RealRunner)?;
+    if ctx.json() {
+        print_json(&report)?;
+    } else {
+        print_text(ctx, &report);
+    }
+    Ok(Outcome::Pass)
+}
+
+fn print_text(ctx: &Ctx, r: &Report) {
+    for n in &r.notes {
+        ctx.note(format!("note: {n}"));
+    }
+    if r.dry_run {
+        if r.steps.is_empty() {
+            ctx.note("dry run: nothing to change");
+        }
+        for s in &r.steps {
+            println!("# {}", s.description);
+            for c in &s.commands {
+                println!("{c}");
+            }
+        }
+        return;
+    }
+    for s in &r.steps {
+        match &s.note {
+            Some(n) => println!("{:<9} {} ({n})", s.status, s.description),
+            None => println!("{:<9} {}", s.status, s.description),
+        }
+    }
+    if r.layout.is_some() && !r.changed {
+        println!("{} is set up: nothing to change", r.mount.display());
+    } else if r.layout.is_some() {
+        let devs: Vec<&str> = r.devices.iter().map(|d| d.path.as_str()).collect();
+        println!(
+            "{} is set up on {} ({})",
+            r.mount.display(),
+            devs.join(", "),
+            r.fs.as_str()
+        );
+    }
 }

@@ -1,10 +1,116 @@
-//! `disktier show`.
+//! `disktier show RUN`: one stored run, as a summary a person reads or (`--format json`) the
+//! stored result document itself.
 
-use super::{Ctx, Outcome};
+use super::save::open_store;
+use super::{print_json, Ctx, Outcome};
+use disktier_engine::{DirStats, RunDoc};
+use disktier_store::compare::{fmt_count, fmt_value, Unit};
+use disktier_store::StoredRun;
+use disktier_units::fmt_ns;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The run id (or a unique prefix of it), as `disktier history` lists.
+    pub run: String,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier show is not built yet")
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let run = open_store(ctx)?.get(&args.run)?;
+    if ctx.json() {
+        print_json(&run.doc)?;
+    } else {
+        print!("{}", summary(&run));
+    }
+    Ok(Outcome::Pass)
+}
+
+fn dir_line(name: &str, s: &DirStats) -> String {
+    let p = |q: f64| s.lat_ns.p(q).map(|v| fmt_ns(v as f64)).unwrap_or_else(|| "-".into());
+    let rate = if s.bw_bytes > 0.0 {
+        format!("  {}", fmt_value(Unit::BytesPerSec, s.bw_bytes))
+    } else {
+        String::new()
+    };
+    format!(
+        "  {name:<6} {} IOPS{rate}  p50 {}  p99 {}  p99.9 {}  p99.99 {}\n",
+        fmt_count(s.iops),
+        p(50.0),
+        p(99.0),
+        p(99.9),
+        p(99.99)
+    )
+}
+
+/// The text summary of a stored run; documents that are not a benchmark result (interfere's)
+/// print their JSON.
+pub fn summary(run: &StoredRun) -> String {
+    let s = &run.summary;
+    let mut out = format!(
+        "run      {}\nsaved    {}\nkind     {}{}\n",
+        s.id,
+        s.created_at,
+        s.kind,
+        s.group_id
+            .as_ref()
+            .map(|g| format!(" (group {g})"))
+            .unwrap_or_default()
+    );
+    let Ok(doc) = serde_json::from_value::<RunDoc>(run.doc.clone()) else {
+        out.push_str(&serde_json::to_string_pretty(&run.doc).unwrap_or_default());
+        out.push('\n');
+        return out;
+    };
+    let t = &doc.target;
+    let mut dev = Vec::new();
+    for (k, v) in [("fs", &t.fs_type), ("device", &t.device), ("model", &t.model), ("scheduler", &t.scheduler)] {
+        if let Some(v) = v {
+            dev.push(format!("{k} {v}"));
+        }
+    }
+    out.push_str(&format!("target   {} ({}{})\n", t.path, t.kind, if dev.is_empty() { String::new() } else { format!(", {}", dev.join(", ")) }));
+    let h = &doc.host;
+    out.push_str(&format!(
+        "host     {} (kernel {}, {} CPUs{}{})\n",
+        h.hostname,
+        h.kernel,
+        h.cpus,
+        h.cloud.as_ref().map(|c| format!(", {c}")).unwrap_or_default(),
+        h.instance_type.as_ref().map(|c| format!(" {c}")).unwrap_or_default()
+    ));
+    out.push_str(&format!(
+        "profile  {}{}  engine {}  started {}  {:.1} s{}\n\nresults\n",
+        doc.profile.as_deref().unwrap_or("custom job"),
+        if doc.quick { " (quick)" } else { "" },
+        doc.engine,
+        doc.started_at,
+        doc.duration_s,
+        if doc.interrupted { "  INTERRUPTED: partial figures" } else { "" }
+    ));
+    let r = &doc.results;
+    for (name, d) in [("read", &r.read), ("write", &r.write), ("sync", &r.sync)] {
+        if let Some(d) = d {
+            out.push_str(&dir_line(name, d));
+        }
+    }
+    if let Some(sf) = &r.small_files {
+        out.push_str(&format!(
+            "  small files: {} files of {} B in {:.2} s = {} files/s, {}\n",
+            sf.files,
+            sf.file_size,
+            sf.seconds,
+            fmt_count(sf.files_per_s),
+            fmt_value(Unit::BytesPerSec, sf.bw_bytes)
+        ));
+    }
+    if !doc.verdicts.is_empty() {
+        out.push_str("\nverdicts\n");
+        for v in &doc.verdicts {
+            let msg = if v.message.is_empty() { format!("{} = {}", v.metric, v.value) } else { v.message.clone() };
+            out.push_str(&format!("  {} {}: {msg}\n", if v.pass { "PASS" } else { "FAIL" }, v.name));
+        }
+    }
+    for w in &doc.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
 }

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# disktier's native engine against fio, same job, same target, alternating runs.
+#
+#   sudo bench/vs-fio.sh            # RUNS=5 by default; RUNS=3 for a quicker look
+#
+# (a) the etcd profile on xfs on a loop device: fdatasync p99 (median of RUNS each) and verdict;
+# (b) the same (etcd --quick, 4 MiB) on a loop device throttled to THROTTLE_IOPS write IOPS with
+#     cgroup v1 blkio.throttle.write_iops_device (a slow cloud volume), both tools in the cgroup;
+# (c) 4k randread, iodepth 32, io_uring, direct, on a loop device over a file in /dev/shm
+#     (CPU-bound): IOPS and CPU seconds per I/O.
+#
+# Needs root, losetup, mkfs.xfs, fio, python3 and cgroup v1 blkio. Creates everything it uses
+# and removes it on exit (umount, losetup -d, cgroup rmdir). Figures go in bench/engine.md.
+set -euo pipefail
+
+RUNS=${RUNS:-5}
+THROTTLE_IOPS=${THROTTLE_IOPS:-300}
+RR_RUNTIME=${RR_RUNTIME:-10}
+SECTIONS=${SECTIONS:-abc}
+THRESHOLD_NS=10000000 # etcd's 10 ms fdatasync p99 (etcd docs; OpenShift etcd-perf, seed 000)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+
+for p in losetup mkfs.xfs fio python3; do
+    command -v "$p" >/dev/null || { echo "vs-fio: needs $p" >&2; exit 2; }
+done
+[ "$(id -u)" = 0 ] || { echo "vs-fio: needs root (loop devices, mounts, cgroups)" >&2; exit 2; }
+
+echo "building disktier (release)..." >&2
+(cd "$ROOT" && cargo build --release -q -p disktier)
+DT="$CARGO_TARGET_DIR/release/disktier"
+
+WORK=$(mktemp -d /var/tmp/disktier-vsfio.XXXXXX)
+LOOPS=()
+MOUNTS=()
+CGROUP=""
+cleanup() {
+    set +e
+    for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
+    for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+    if [ -n "$CGROUP" ] && [ -d "$CGROUP" ]; then
+        for pid in $(cat "$CGROUP/cgroup.procs" 2>/dev/null); do
+            echo "$pid" > /sys/fs/cgroup/blkio/cgroup.procs 2>/dev/null
+        done
+        rmdir "$CGROUP"
+    fi
+    rm -rf "$WORK" /dev/shm/disktier-vsfio.$$.img
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+new_loop() { # new_loop FILE SIZE -> prints /dev/loopN
+    truncate -s "$2" "$1"
+    local l
+    l=$(losetup --find --show --direct-io=on "$1")
+    LOOPS+=("$l")
+    echo "$l"
+}
+
+xfs_on() { # xfs_on DEV DIR
+    mkfs.xfs -q -f "$1"
+    mkdir -p "$2"
+    mount "$1" "$2"
+    MOUNTS+=("$2")
+}
+
+# Runs a command, in the throttle cgroup when IN_CGROUP=1.
+wrap() {
+    if [ "${IN_CGROUP:-0}" = 1 ]; then
+        sh -c 'echo $$ > "$0/cgroup.procs" && shift && exec "$@"' "$CGROUP" _ "$@"
+    else
+        "$@"
+    fi
+}
+
+py() { python3 -c "$1" "${@:2}"; }
+
+median() { py 'import sys,statistics; print(statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+
+# --- etcd: fdatasync p99 -----------------------------------------------------------------------
+etcd_compare() { # etcd_compare LABEL DIR QUICK(0|1)
+    local label=$1 dir=$2 quick=$3 size=22m q=()
+    if [ "$quick" = 1 ]; then size=4m; q=(--quick); fi
+    local dts=() fios=()
+    for i in $(seq "$RUNS"); do
+        mkdir -p "$dir/dt" "$dir/fio"
+        wrap "$DT" --format json --no-save bench "$dir/dt" --profile etcd "${q[@]}" > "$WORK/dt.json"
+        dts+=("$(py 'import json,sys; d=json.load(open(sys.argv[1])); print(d["results"]["sync"]["lat_ns"]["percentiles"]["99"])' "$WORK/dt.json")")
+        wrap fio --rw=write --ioengine=sync --fdatasync=1 --directory="$dir/fio" --size=$size \
+            --bs=2300 --name=etcd --output-format=json > "$WORK/fio.json"
+        fios+=("$(py 'import json,sys; d=json.load(open(sys.argv[1])); print(d["jobs"][0]["sync"]["lat_ns"]["percentile"]["99.000000"])' "$WORK/fio.json")")
+        rm -rf "$dir/fio" # fio keeps its file; start each run from scratch like disktier
+        echo "  run $i: disktier ${dts[-1]} ns, fio ${fios[-1]} ns" >&2
+    done
+    local md mf
+    md=$(median "${dts[@]}")
+    mf=$(median "${fios[@]}")
+    py '
+import sys
+label, md, mf, th = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+v = lambda x: "pass" if x < th else "FAIL"
+print(f"{label}: fdatasync p99 median disktier {md/1e6:.3f} ms, fio {mf/1e6:.3f} ms, ratio {md/mf:.3f} "
+      f"(target 0.90-1.10: {\"ok\" if 0.9 <= md/mf <= 1.1 else \"MISSED\"}); "
+      f"verdict disktier {v(md)}, fio {v(mf)} ({\"same\" if v(md) == v(mf) else \"DIFFERENT\"})")
+' "$label" "$md" "$mf" "$THRESHOLD_NS"
+}
+
+if [[ $SECTIONS == *a* ]]; then
+    echo "(a) etcd profile on xfs on a loop device, $RUNS runs each" >&2
+    L=$(new_loop "$WORK/a.img" 1G)
+    xfs_on "$L" "$WORK/a"
+    etcd_compare "(a) etcd, xfs on loop" "$WORK/a" 0
+fi
+
+if [[ $SECTIONS == *b* ]]; then
+    echo "(b) etcd --quick on xfs on a loop device throttled to $THROTTLE_IOPS write IOPS" >&2
+    [ -e /sys/fs/cgroup/blkio/blkio.throttle.write_iops_device ] || { echo "vs-fio: no cgroup v1 blkio" >&2; exit 2; }
+    L=$(new_loop "$WORK/b.img" 1G)
+    xfs_on "$L" "$WORK/b"
+    CGROUP=/sys/fs/cgroup/blkio/disktier-vsfio-$$
+    mkdir "$CGROUP"
+    echo "$(cat /sys/block/"$(basename "$L")"/dev) $THROTTLE_IOPS" > "$CGROUP/blkio.throttle.write_iops_device"
+    IN_CGROUP=1 etcd_compare "(b) etcd --quick, xfs on loop throttled to $THROTTLE_IOPS w-IOPS" "$WORK/b" 1
+fi
+
+# --- randread QD32 on RAM: IOPS and CPU per I/O --------------------------------------------------
+if [[ $SECTIONS == *c* ]]; then
+    echo "(c) 4k randread QD32 io_uring direct on a loop device over /dev/shm, ${RR_RUNTIME}s x $RUNS each" >&2
+    L=$(new_loop /dev/shm/disktier-vsfio.$$.img 2G)
+    # Fill it once so both read real pages rather than holes.
+    dd if=/dev/urandom of="$L" bs=1M count=2048 oflag=direct status=none
+    di=() dc=() fi_=() fc=()
+    for i in $(seq "$RUNS"); do
+        "$DT" --format json --no-save bench "$L" --rw randread --bs 4k --iodepth 32 --ioengine io_uring \
+            --direct --runtime "${RR_RUNTIME}s" --time-based > "$WORK/dt.json"
+        read -r a b < <(py 'import json,sys; d=json.load(open(sys.argv[1])); r=d["results"]; c=r["cpu"]
+print(r["read"]["iops"], (c["usr_s"]+c["sys_s"])/r["read"]["ios"])' "$WORK/dt.json")
+        di+=("$a"); dc+=("$b")
+        fio --name=rr --filename="$L" --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 \
+            --runtime="$RR_RUNTIME" --time_based --output-format=json > "$WORK/fio.json"
+        read -r a b < <(py 'import json,sys; d=json.load(open(sys.argv[1])); j=d["jobs"][0]; r=j["read"]
+print(r["iops"], (j["usr_cpu"]+j["sys_cpu"])/100*j["job_runtime"]/1000/r["total_ios"])' "$WORK/fio.json")
+        fi_+=("$a"); fc+=("$b")
+        echo "  run $i: disktier ${di[-1]} IOPS ${dc[-1]} s/IO, fio ${fi_[-1]} IOPS ${fc[-1]} s/IO" >&2
+    done
+    py '
+import sys, statistics as s
+di, dc, fi, fc = (s.median(float(x) for x in a.split()) for a in sys.argv[1:5])
+print(f"(c) randread 4k QD32 io_uring direct, loop over /dev/shm: IOPS median disktier {di:,.0f}, fio {fi:,.0f}, "
+      f"ratio {di/fi:.3f} (target >= 1: {\"ok\" if di >= fi else \"MISSED\"}); CPU per I/O disktier {dc*1e9:.0f} ns, "
+      f"fio {fc*1e9:.0f} ns, ratio {dc/fc:.3f} (target <= 1: {\"ok\" if dc <= fc else \"MISSED\"})")
+' "${di[*]}" "${dc[*]}" "${fi_[*]}" "${fc[*]}"
+fi

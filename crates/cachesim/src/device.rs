@@ -1,0 +1,380 @@
+//! Device models that turn simulated traffic into predicted performance.
+//!
+//! A [`DeviceModel`] is a volume's sustained IOPS and bandwidth, an optional burst (IOPS or
+//! bandwidth above the baseline while a credit bucket lasts: gp2's I/O credits, st1's
+//! throughput credits) and an unloaded per-operation latency. Its numbers come from the
+//! catalog ([`DeviceModel::from_catalog`]: the catalog's rules, e.g. st1's 40 MiB/s per TiB
+//! baseline, 250 MiB/s per TiB burst, 1 TiB of credits per TiB, 500 IOPS with every I/O up to
+//! 1 MiB counted as one) or from the caller.
+//!
+//! [`predict`] replays the per-second traffic windows of a simulation against a cache device
+//! and a backing device: each second each device serves what its capacity (and credits)
+//! allow, the rest queues into the next second (this is how a writeback drain onto st1 backs
+//! up), and each request's latency is its device's service time inflated by queueing. Latency
+//! percentiles use the M/M/1 response-time law (exponential with mean S / (1 - utilisation)),
+//! mixed over seconds and over hits and misses; this is a model for comparing options, not a
+//! measurement.
+
+use crate::sim::{Counters, Window};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DeviceModel {
+    pub name: String,
+    /// Sustained operations per second.
+    pub iops: f64,
+    /// Sustained bytes per second.
+    pub bytes_per_s: f64,
+    /// Unloaded latency of one small operation, seconds.
+    pub latency_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst: Option<Burst>,
+}
+
+/// Capacity above the baseline while credits last.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Burst {
+    pub iops: f64,
+    pub bytes_per_s: f64,
+    /// Credits in a full bucket, in seconds of burst at full use from a full bucket
+    /// (the catalog's `burst_seconds`).
+    pub seconds: f64,
+}
+
+const MIB: f64 = 1048576.0;
+
+impl DeviceModel {
+    /// From the catalog's performance figures for a configured volume. `latency_s` is the
+    /// catalog's typical latency when it has one; otherwise the caller's estimate.
+    pub fn from_performance(
+        name: &str,
+        p: &disktier_catalog::perf::Performance,
+        latency_s: f64,
+    ) -> Option<DeviceModel> {
+        let tp = p.baseline_throughput_mibs.map(|m| m * MIB);
+        let iops = p.baseline_iops.or(p.max_iops);
+        let (iops, bytes_per_s) = match (iops, tp) {
+            (Some(i), Some(t)) => (i, t),
+            // Throughput-only: at most one operation per MiB/s per... fall back to 1 MiB ops.
+            (None, Some(t)) => (t / MIB, t),
+            (Some(i), None) => (i, i * 256.0 * 1024.0),
+            (None, None) => return None,
+        };
+        let burst = match (p.burst_iops, p.burst_throughput_mibs, p.burst_seconds) {
+            (None, None, _) | (_, _, None) => None,
+            (bi, bt, Some(s)) => Some(Burst {
+                iops: bi.unwrap_or(iops),
+                bytes_per_s: bt.map(|m| m * MIB).unwrap_or(bytes_per_s),
+                seconds: s,
+            }),
+        };
+        Some(DeviceModel {
+            name: name.to_string(),
+            iops,
+            bytes_per_s,
+            latency_s,
+            burst,
+        })
+    }
+
+    /// Looks a volume up in the catalog and models it. Latency: the catalog's notes are prose,
+    /// so the caller passes it (catalog-facts: gp2/gp3 about 0.8-1.8 ms; for HDD volumes
+    /// without a published figure disktier uses 1 / IOPS cap).
+    pub fn from_catalog(
+        cat: &disktier_catalog::Catalog,
+        volume_type: &str,
+        size_gib: u64,
+        iops: Option<u64>,
+        throughput_mibs: Option<f64>,
+        latency_s: Option<f64>,
+    ) -> Result<DeviceModel, String> {
+        let vt = cat
+            .volume_type(volume_type)
+            .ok_or_else(|| format!("volume type {volume_type:?} is not in the catalog: see `disktier catalog show`"))?;
+        let cfg = disktier_catalog::perf::VolumeConfig {
+            size_gib,
+            iops,
+            throughput_mibs,
+        };
+        let r = disktier_catalog::perf::resolve(vt, &cfg).map_err(|e| e.to_string())?;
+        let p = disktier_catalog::perf::performance(vt, &r);
+        let label = format!("{volume_type} {size_gib} GiB");
+        let cap = p.baseline_iops.or(p.max_iops).unwrap_or(1000.0);
+        DeviceModel::from_performance(&label, &p, latency_s.unwrap_or(1.0 / cap))
+            .ok_or_else(|| format!("{label}: the catalog has no performance figures for it"))
+    }
+}
+
+/// What a cache + backing pair is predicted to deliver for a trace's arrival pattern.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Prediction {
+    pub mean_latency_s: f64,
+    pub p99_latency_s: f64,
+    /// Request rate the pair sustains for this mix once credits are gone.
+    pub max_iops_sustained: f64,
+    /// ... and while burst credits last.
+    pub max_iops_burst: f64,
+    pub max_bytes_per_s_sustained: f64,
+    pub max_bytes_per_s_burst: f64,
+    /// The busiest second's backing-device utilisation (1.0 = saturated).
+    pub backing_peak_utilisation: f64,
+    /// Longest queue of backing work carried between seconds, in seconds of work.
+    pub backing_peak_backlog_s: f64,
+    /// Trace second at which the backing device's burst credits ran out, if they did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst_exhausted_at_s: Option<f64>,
+    /// Seconds to write back what is still dirty at the end of the trace at the backing
+    /// device's sustained bandwidth.
+    pub drain_seconds_end: f64,
+}
+
+/// Per-device state while walking the windows.
+struct Dev<'a> {
+    m: &'a DeviceModel,
+    credits_s: f64,
+    backlog_ops: f64,
+    backlog_bytes: f64,
+}
+
+impl Dev<'_> {
+    /// Serves one second of demand; returns (utilisation, backlog seconds, burst active).
+    fn second(&mut self, ops: f64, bytes: f64) -> (f64, f64, bool) {
+        let want_ops = ops + self.backlog_ops;
+        let want_bytes = bytes + self.backlog_bytes;
+        let (mut cap_ops, mut cap_bytes) = (self.m.iops, self.m.bytes_per_s);
+        let mut bursting = false;
+        if let Some(b) = &self.m.burst {
+            let base_u = (want_ops / cap_ops).max(want_bytes / cap_bytes);
+            if base_u > 1.0 && self.credits_s > 0.0 {
+                cap_ops = b.iops.max(cap_ops);
+                cap_bytes = b.bytes_per_s.max(cap_bytes);
+                bursting = true;
+            }
+        }
+        let u = (want_ops / cap_ops).max(want_bytes / cap_bytes);
+        let served = u.min(1.0);
+        if let Some(b) = &self.m.burst {
+            // Credits drain while demand is above the baseline and refill below it; the
+            // bucket holds `seconds` of full burst.
+            let base_u = (want_ops / self.m.iops).max(want_bytes / self.m.bytes_per_s);
+            let over = ((base_u.min(u.min(1.0) * cap_bytes / self.m.bytes_per_s)) - 1.0).max(-1.0);
+            let burst_excess = (b.bytes_per_s / self.m.bytes_per_s - 1.0).max(
+                b.iops / self.m.iops - 1.0,
+            );
+            if burst_excess > 0.0 {
+                self.credits_s = (self.credits_s - over / burst_excess).clamp(0.0, b.seconds);
+            }
+        }
+        if u > 1.0 {
+            self.backlog_ops = want_ops * (1.0 - 1.0 / u);
+            self.backlog_bytes = want_bytes * (1.0 - 1.0 / u);
+        } else {
+            self.backlog_ops = 0.0;
+            self.backlog_bytes = 0.0;
+        }
+        let backlog_s = if u > 1.0 { u - 1.0 } else { 0.0 };
+        (served, backlog_s, bursting)
+    }
+
+    fn service_s(&self, bytes_per_op: f64) -> f64 {
+        self.m.latency_s + bytes_per_op / self.m.bytes_per_s
+    }
+}
+
+/// One class of requests in one second: count, mean response time.
+struct Class {
+    weight: f64,
+    mean_s: f64,
+}
+
+fn mm1_mean(service: f64, u: f64) -> f64 {
+    service / (1.0 - u.min(0.98))
+}
+
+/// Predicts performance of `cache` in front of `backing` for a simulation's traffic.
+pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Prediction {
+    let mut cd = Dev {
+        m: cache,
+        credits_s: cache.burst.as_ref().map(|b| b.seconds).unwrap_or(0.0),
+        backlog_ops: 0.0,
+        backlog_bytes: 0.0,
+    };
+    let mut bd = Dev {
+        m: backing,
+        credits_s: backing.burst.as_ref().map(|b| b.seconds).unwrap_or(0.0),
+        backlog_ops: 0.0,
+        backlog_bytes: 0.0,
+    };
+    let mut p = Prediction::default();
+    let mut classes: Vec<Class> = Vec::new();
+    for (s, w) in c.windows.iter().enumerate() {
+        let Window {
+            requests,
+            cache_ops,
+            cache_bytes,
+            backing_read_ops,
+            backing_read_bytes,
+            backing_write_ops,
+            backing_write_bytes,
+            hit_requests,
+        } = *w;
+        let b_ops = (backing_read_ops + backing_write_ops) as f64;
+        let b_bytes = (backing_read_bytes + backing_write_bytes) as f64;
+        let (cu, _, _) = cd.second(cache_ops as f64, cache_bytes as f64);
+        let (bu, backlog, bursting) = bd.second(b_ops, b_bytes);
+        if backing.burst.is_some() && !bursting && bd.credits_s <= 0.0 && p.burst_exhausted_at_s.is_none() {
+            p.burst_exhausted_at_s = Some(s as f64);
+        }
+        p.backing_peak_utilisation = p.backing_peak_utilisation.max(bu);
+        p.backing_peak_backlog_s = p.backing_peak_backlog_s.max(backlog);
+        if requests == 0 {
+            continue;
+        }
+        let hit_s = mm1_mean(cd.service_s(cache_bytes as f64 / (cache_ops.max(1)) as f64), cu);
+        let miss_ops = (backing_read_ops).max(1) as f64;
+        let miss_s = mm1_mean(bd.service_s(backing_read_bytes as f64 / miss_ops), bu) + backlog;
+        let misses = requests.saturating_sub(hit_requests) as f64;
+        classes.push(Class {
+            weight: hit_requests as f64,
+            mean_s: hit_s,
+        });
+        classes.push(Class {
+            weight: misses,
+            mean_s: miss_s,
+        });
+    }
+    let total: f64 = classes.iter().map(|k| k.weight).sum();
+    if total > 0.0 {
+        p.mean_latency_s = classes.iter().map(|k| k.weight * k.mean_s).sum::<f64>() / total;
+        // p99 of a mixture of exponentials: solve sum w_i exp(-t / m_i) = 0.01 * total.
+        let tail = |t: f64| -> f64 {
+            classes
+                .iter()
+                .filter(|k| k.mean_s > 0.0)
+                .map(|k| k.weight * (-t / k.mean_s).exp())
+                .sum::<f64>()
+                / total
+        };
+        let (mut lo, mut hi) = (0.0, classes.iter().map(|k| k.mean_s).fold(0.0, f64::max) * 10.0);
+        for _ in 0..100 {
+            let mid = (lo + hi) / 2.0;
+            if tail(mid) > 0.01 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        p.p99_latency_s = hi;
+    }
+    // Capacity for this mix: what each device spends per request, against what it has.
+    let reqs = c.data_requests.max(1) as f64;
+    let b_ops_per: f64 = c
+        .windows
+        .iter()
+        .map(|w| (w.backing_read_ops + w.backing_write_ops) as f64)
+        .sum::<f64>()
+        / reqs;
+    let b_bytes_per = (c.backing_read_bytes + c.backing_write_bytes) as f64 / reqs;
+    let c_ops_per: f64 = c.windows.iter().map(|w| w.cache_ops as f64).sum::<f64>() / reqs;
+    let c_bytes_per = (c.cache_read_bytes + c.cache_write_bytes) as f64 / reqs;
+    let bytes_per_req =
+        (c.read_blocks + c.write_blocks) as f64 * c.block_bytes as f64 / reqs;
+    let limit = |ops_per: f64, cap: f64| if ops_per > 0.0 { cap / ops_per } else { f64::INFINITY };
+    let rate = |b_iops: f64, b_bw: f64| {
+        limit(b_ops_per, b_iops)
+            .min(limit(b_bytes_per, b_bw))
+            .min(limit(c_ops_per, cache.iops))
+            .min(limit(c_bytes_per, cache.bytes_per_s))
+    };
+    p.max_iops_sustained = rate(backing.iops, backing.bytes_per_s);
+    p.max_iops_burst = match &backing.burst {
+        Some(b) => rate(b.iops.max(backing.iops), b.bytes_per_s.max(backing.bytes_per_s)),
+        None => p.max_iops_sustained,
+    };
+    for v in [&mut p.max_iops_sustained, &mut p.max_iops_burst] {
+        if !v.is_finite() {
+            *v = 0.0;
+        }
+    }
+    p.max_bytes_per_s_sustained = p.max_iops_sustained * bytes_per_req;
+    p.max_bytes_per_s_burst = p.max_iops_burst * bytes_per_req;
+    p.drain_seconds_end = c.dirty_bytes_end as f64 / backing.bytes_per_s;
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st1_1tib() -> DeviceModel {
+        // catalog-facts.md: st1 40 MiB/s per TiB baseline, 250 MiB/s per TiB burst, 500 IOPS;
+        // a full 1 TiB bucket at 250 MiB/s net of the 40 MiB/s refill lasts 1 TiB / 210 MiB/s.
+        DeviceModel {
+            name: "st1 1 TiB".into(),
+            iops: 500.0,
+            bytes_per_s: 40.0 * MIB,
+            latency_s: 1.0 / 500.0,
+            burst: Some(Burst {
+                iops: 500.0,
+                bytes_per_s: 250.0 * MIB,
+                seconds: 1024.0 * 1024.0 / 210.0,
+            }),
+        }
+    }
+
+    fn gp3_16k() -> DeviceModel {
+        // seed 001: gp3 at 16,000 IOPS and 1,000 MiB/s; catalog-facts: about 1 ms latency.
+        DeviceModel {
+            name: "gp3".into(),
+            iops: 16000.0,
+            bytes_per_s: 1000.0 * MIB,
+            latency_s: 0.001,
+            burst: None,
+        }
+    }
+
+    fn counters(hit_fraction: f64, reqs_per_s: u64, seconds: usize) -> Counters {
+        let mut c = Counters::default();
+        for s in 0..seconds {
+            let hits = (reqs_per_s as f64 * hit_fraction) as u64;
+            let misses = reqs_per_s - hits;
+            let w = c.window(s as u64 * 1_000_000_000);
+            w.requests = reqs_per_s;
+            w.hit_requests = hits;
+            w.cache_ops = reqs_per_s;
+            w.cache_bytes = reqs_per_s * 4096;
+            w.backing_read_ops = misses;
+            w.backing_read_bytes = misses * 4096;
+        }
+        c.block_bytes = 4096;
+        c.data_requests = reqs_per_s * seconds as u64;
+        c.read_blocks = c.data_requests;
+        c.read_hits = (c.data_requests as f64 * hit_fraction) as u64;
+        c.backing_read_bytes = (c.data_requests - c.read_hits) * 4096;
+        c.cache_read_bytes = c.data_requests * 4096;
+        c
+    }
+
+    #[test]
+    fn st1_iops_cap_limits_small_random_misses() {
+        // 4 KiB random reads, 90 % hits: each request costs 0.1 st1 ops -> 500 / 0.1 = 5,000
+        // requests/s; the gp3 cache allows 16,000. So the pair sustains 5,000.
+        let c = counters(0.9, 1000, 10);
+        let p = predict(&c, &gp3_16k(), &st1_1tib());
+        assert!((p.max_iops_sustained - 5000.0).abs() < 1.0, "{}", p.max_iops_sustained);
+        // at 99 % hits: 50,000 from st1, so the cache's 16,000 binds
+        let c = counters(0.99, 1000, 10);
+        let p = predict(&c, &gp3_16k(), &st1_1tib());
+        assert!((p.max_iops_sustained - 16000.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn overload_builds_a_backlog_and_raises_latency() {
+        // 2,000 misses/s against 500 IOPS: the backlog grows every second.
+        let light = predict(&counters(0.5, 400, 5), &gp3_16k(), &st1_1tib());
+        let heavy = predict(&counters(0.0, 2000, 5), &gp3_16k(), &st1_1tib());
+        assert!(heavy.backing_peak_backlog_s > 1.0);
+        assert!(heavy.p99_latency_s > light.p99_latency_s * 10.0);
+        assert!(light.mean_latency_s > 0.001 && light.mean_latency_s < 0.01, "{}", light.mean_latency_s);
+    }
+}

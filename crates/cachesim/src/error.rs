@@ -1,0 +1,55 @@
+//! The error type of every cachesim module: each message names the object and, where one
+//! exists, the fix.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("I/O error on the trace stream: {0}")]
+    Stream(#[from] std::io::Error),
+    #[error("{0}: not a disktier trace (no DTTRACE header); import other formats with `disktier trace import FORMAT FILE -o OUT`")]
+    NotATrace(String),
+    #[error("{what}: trace format version {found} is newer than this disktier understands ({supported}); upgrade disktier")]
+    Version {
+        what: String,
+        found: u8,
+        supported: u8,
+    },
+    #[error("trace is corrupt at record {index}: {why}")]
+    Corrupt { index: u64, why: String },
+    #[error("{path}:{line}: malformed {format} line: {why} (drop --strict to skip malformed lines)")]
+    Malformed {
+        path: PathBuf,
+        format: &'static str,
+        line: u64,
+        why: String,
+    },
+    #[error("{path}: no valid {format} records found ({malformed} malformed lines, first at line(s) {first:?}); check the format name")]
+    Empty {
+        path: PathBuf,
+        format: &'static str,
+        malformed: u64,
+        first: Vec<u64>,
+    },
+    #[error("unknown trace format {0:?}: use one of blkparse, msr, alibaba, tencent, fio-iolog")]
+    UnknownFormat(String),
+    #[error("unknown cache policy {0:?}: use one of lru, arc, s3fifo, bcache, lvmcache")]
+    UnknownPolicy(String),
+    #[error("invalid {what}: {why}")]
+    Invalid { what: &'static str, why: String },
+}
+
+impl TraceError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        TraceError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! blkparse's default text output (blktrace(8), blkparse(1) "default output format"):
+//!
+//! ```text
+//! 8,0    3        1     0.000000000   697  Q  WS 1234567 + 8 [kworker/3:1]
+//! dev    cpu      seq   time(s)       pid  action rwbs sector + sectors [process]
+//! ```
+//!
+//! Only `Q` (queued) events become records: a queue event is the request as the submitter
+//! issued it, once, before the scheduler merges or splits it; `C` (complete) would see merged
+//! requests and double-count nothing, but loses the submitter's pattern, so disktier uses `Q`
+//! consistently and skips every other action. RWBS: `D` discard, `W` write, `R` read, `F`
+//! flush without data becomes a sync; `S`/`F` mark the request synchronous. The stream is
+//! the pid. The per-CPU and total summaries at the end are skipped.
+
+use super::{len32, num, LineParser, Parsed};
+use crate::trace::{Op, Record};
+
+#[derive(Default)]
+pub(crate) struct Blkparse {
+    in_summary: bool,
+}
+
+/// Parses "12.345678901" seconds into nanoseconds without going through f64.
+fn seconds_ns(s: &str) -> Result<u64, String> {
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    let w = num(whole, "time")?;
+    if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("time {s:?} is not seconds.nanoseconds"));
+    }
+    let mut f: u64 = if frac.is_empty() { 0 } else { frac.parse().map_err(|_| format!("time {s:?}"))? };
+    for _ in frac.len()..9 {
+        f *= 10;
+    }
+    Ok(w * 1_000_000_000 + f)
+}
+
+impl LineParser for Blkparse {
+    fn parse(&mut self, line: &str) -> Result<Parsed, String> {
+        let t = line.trim();
+        if t.is_empty() || self.in_summary {
+            return Ok(Parsed::Skip);
+        }
+        // The summary starts with "CPU0 (8,0):" or "Total (8,0):" and runs to the end.
+        if t.starts_with("CPU") || t.starts_with("Total") || t.starts_with("Throughput") {
+            self.in_summary = true;
+            return Ok(Parsed::Skip);
+        }
+        let f: Vec<&str> = t.split_whitespace().collect();
+        if f.len() < 7 {
+            return Err(format!("{} fields, a blkparse event has at least 7", f.len()));
+        }
+        let dev = f[0];
+        let Some((maj, min)) = dev.split_once(',') else {
+            return Err(format!("device {dev:?} is not major,minor"));
+        };
+        num(maj, "device major")?;
+        num(min, "device minor")?;
+        let t_ns = seconds_ns(f[3])?;
+        let pid = num(f[4], "pid")?;
+        let action = f[5];
+        if action != "Q" {
+            return Ok(Parsed::Skip);
+        }
+        let rwbs = f[6];
+        if !rwbs.bytes().all(|b| b"RWDFNSMAEBT".contains(&b)) {
+            return Err(format!("RWBS field {rwbs:?} has unknown letters"));
+        }
+        let (sector, sectors) = if f.len() >= 10 && f[8] == "+" {
+            (num(f[7], "sector")?, num(f[9], "sector count")?)
+        } else if f.len() >= 8 && f[7].starts_with('[') || f.len() == 7 {
+            // A pure flush: "Q FN [proc]" carries no sector.
+            (0, 0)
+        } else {
+            return Err("expected `sector + count` after RWBS".to_string());
+        };
+        let op = if rwbs.contains('D') {
+            Op::Discard
+        } else if rwbs.contains('F') && sectors == 0 {
+            // A preflush without data ("FWS 0 + 0"): an fsync reaching the device.
+            Op::Sync
+        } else if rwbs.contains('W') {
+            Op::Write
+        } else if rwbs.contains('R') {
+            Op::Read
+        } else if rwbs.contains('F') {
+            Op::Sync
+        } else {
+            // "N": a request without data and without a flush (e.g. a zone op): nothing to cache.
+            return Ok(Parsed::Skip);
+        };
+        let len = if op == Op::Sync && sectors == 0 {
+            0
+        } else {
+            len32(sectors * 512, "length")?
+        };
+        let mut r = Record::new(t_ns, sector * 512, len, op);
+        r.sync = rwbs.contains('S') || rwbs.contains('F');
+        r.stream = pid as u32;
+        Ok(Parsed::Record(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{tests::parse_all, Format};
+    use crate::trace::Op;
+
+    #[test]
+    fn queue_events_only_with_ops_and_streams() {
+        let text = "\
+  8,0    3        1     0.000000000   697  Q  WS 1234567 + 8 [kworker/3:1]
+  8,0    3        2     0.000001000   697  G  WS 1234567 + 8 [kworker/3:1]
+  8,0    3        3     0.000050000   697  C  WS 1234567 + 8 [0]
+  8,0    1        4     0.100000000   812  Q   R 2048 + 256 [postgres]
+  8,0    1        5     0.200000000   812  Q  FWS 0 + 0 [postgres]
+  8,0    0        6     0.300000000   900  Q   D 4096 + 2048 [fstrim]
+CPU0 (8,0):
+ Reads Queued:           1,      128KiB  Writes Queued:           1,        4KiB
+Total (8,0):
+";
+        let (rep, recs) = parse_all(Format::Blkparse, text);
+        assert_eq!(rep.malformed, 0);
+        assert_eq!(recs.len(), 4);
+        assert_eq!((recs[0].op, recs[0].offset, recs[0].len, recs[0].sync, recs[0].stream), (Op::Write, 1234567 * 512, 4096, true, 697));
+        assert_eq!((recs[1].op, recs[1].offset, recs[1].len, recs[1].t_ns), (Op::Read, 2048 * 512, 128 * 1024, 100_000_000));
+        // "FWS 0 + 0" carries no data: a flush, recorded as a sync
+        assert_eq!((recs[2].op, recs[2].len, recs[2].sync), (Op::Sync, 0, true));
+        assert_eq!((recs[3].op, recs[3].len), (Op::Discard, 2048 * 512));
+    }
+}

@@ -1,0 +1,299 @@
+//! Streaming importers from public trace formats into `DTTRACE`: one parser per format, each
+//! turning a text line into at most one [`Record`]; this module opens the input (gzip and
+//! zstd detected by their magic bytes), counts malformed lines and writes the trace.
+
+mod alibaba;
+mod blkparse;
+mod fio_iolog;
+mod msr;
+mod tencent;
+
+use crate::trace::{Header, Record, Writer};
+use crate::TraceError;
+use serde::Serialize;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The formats `disktier trace import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    Blkparse,
+    Msr,
+    Alibaba,
+    Tencent,
+    FioIolog,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] = [
+        Format::Blkparse,
+        Format::Msr,
+        Format::Alibaba,
+        Format::Tencent,
+        Format::FioIolog,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Blkparse => "blkparse",
+            Format::Msr => "msr",
+            Format::Alibaba => "alibaba",
+            Format::Tencent => "tencent",
+            Format::FioIolog => "fio-iolog",
+        }
+    }
+    pub fn from_name(s: &str) -> Result<Format, TraceError> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| TraceError::UnknownFormat(s.to_string()))
+    }
+    fn parser(self) -> Box<dyn LineParser> {
+        match self {
+            Format::Blkparse => Box::new(blkparse::Blkparse::default()),
+            Format::Msr => Box::new(msr::Msr),
+            Format::Alibaba => Box::new(alibaba::Alibaba),
+            Format::Tencent => Box::new(tencent::Tencent),
+            Format::FioIolog => Box::new(fio_iolog::FioIolog::default()),
+        }
+    }
+}
+
+/// What one line turned into.
+pub(crate) enum Parsed {
+    /// A request; `t_ns` is absolute in the format's own clock (made relative by the driver).
+    Record(Record),
+    /// A header, comment, summary or an event the importer deliberately ignores.
+    Skip,
+}
+
+/// One format's line parser; `Err` is a human-readable reason the line is malformed.
+pub(crate) trait LineParser {
+    fn parse(&mut self, line: &str) -> Result<Parsed, String>;
+    /// Nanoseconds since the Unix epoch of a format timestamp, when the clock is absolute.
+    fn unix_ns(&self, _t_ns: u64) -> Option<u64> {
+        None
+    }
+}
+
+/// The outcome of an import.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportReport {
+    pub format: Format,
+    pub input: PathBuf,
+    pub compression: &'static str,
+    pub lines: u64,
+    pub records: u64,
+    pub skipped: u64,
+    pub malformed: u64,
+    /// Line numbers (1-based) of the first malformed lines, at most [`FIRST_MALFORMED`].
+    pub first_malformed: Vec<u64>,
+    /// Records whose time was before the first record's (clamped to 0).
+    pub out_of_order: u64,
+}
+
+pub const FIRST_MALFORMED: usize = 5;
+
+/// Opens a file, undoing gzip or zstd compression when its first bytes say so.
+pub fn open_maybe_compressed(path: &Path) -> Result<(Box<dyn BufRead>, &'static str), TraceError> {
+    let mut f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+    let mut magic = [0u8; 4];
+    let mut n = 0;
+    while n < 4 {
+        let k = f.read(&mut magic[n..]).map_err(|e| TraceError::io(path, e))?;
+        if k == 0 {
+            break;
+        }
+        n += k;
+    }
+    let head = std::io::Cursor::new(magic[..n].to_vec());
+    let chained = head.chain(f);
+    // gzip: 1f 8b (RFC 1952); zstd frame: 28 b5 2f fd (RFC 8878).
+    if n >= 2 && magic[..2] == [0x1f, 0x8b] {
+        let d = flate2::read::MultiGzDecoder::new(chained);
+        Ok((Box::new(BufReader::with_capacity(1 << 16, d)), "gzip"))
+    } else if n >= 4 && magic == [0x28, 0xb5, 0x2f, 0xfd] {
+        let d = zstd::stream::read::Decoder::new(chained).map_err(|e| TraceError::io(path, e))?;
+        Ok((Box::new(BufReader::with_capacity(1 << 16, d)), "zstd"))
+    } else {
+        Ok((Box::new(BufReader::with_capacity(1 << 16, chained)), "none"))
+    }
+}
+
+/// Imports `input` in `format` into a trace written to `out`. With `strict`, the first
+/// malformed line is an error; otherwise malformed lines are counted and skipped.
+pub fn import<W: Write>(
+    format: Format,
+    input: &Path,
+    out: W,
+    strict: bool,
+) -> Result<(ImportReport, W), TraceError> {
+    let (mut rd, compression) = open_maybe_compressed(input)?;
+    let mut parser = format.parser();
+    let mut report = ImportReport {
+        format,
+        input: input.to_path_buf(),
+        compression,
+        lines: 0,
+        records: 0,
+        skipped: 0,
+        malformed: 0,
+        first_malformed: Vec::new(),
+        out_of_order: 0,
+    };
+    // The header needs the start time, known only at the first record: buffer until then.
+    let mut writer: Option<Writer<W>> = None;
+    let mut out = Some(out);
+    let mut t0: Option<u64> = None;
+    let mut buf = Vec::with_capacity(256);
+    loop {
+        buf.clear();
+        let n = rd
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| TraceError::io(input, e))?;
+        if n == 0 {
+            break;
+        }
+        report.lines += 1;
+        let parsed = match std::str::from_utf8(&buf) {
+            Ok(s) => parser.parse(s.trim_end_matches(['\n', '\r'])),
+            Err(_) => Err("not UTF-8 text".to_string()),
+        };
+        match parsed {
+            Ok(Parsed::Skip) => report.skipped += 1,
+            Ok(Parsed::Record(mut r)) => {
+                let base = *t0.get_or_insert(r.t_ns);
+                if writer.is_none() {
+                    let start = parser.unix_ns(base).unwrap_or(0);
+                    let header = Header::new(format.name(), start, 0);
+                    writer = Some(Writer::new(out.take().expect("output"), &header)?);
+                }
+                if r.t_ns < base {
+                    report.out_of_order += 1;
+                    r.t_ns = 0;
+                } else {
+                    r.t_ns -= base;
+                }
+                writer.as_mut().expect("writer").write(&r)?;
+                report.records += 1;
+            }
+            Err(why) => {
+                if strict {
+                    return Err(TraceError::Malformed {
+                        path: input.to_path_buf(),
+                        format: format.name(),
+                        line: report.lines,
+                        why,
+                    });
+                }
+                report.malformed += 1;
+                if report.first_malformed.len() < FIRST_MALFORMED {
+                    report.first_malformed.push(report.lines);
+                }
+            }
+        }
+    }
+    match writer {
+        Some(w) => Ok((report, w.finish()?)),
+        None => Err(TraceError::Empty {
+            path: input.to_path_buf(),
+            format: format.name(),
+            malformed: report.malformed,
+            first: report.first_malformed,
+        }),
+    }
+}
+
+/// Imports into a file at `output`.
+pub fn import_to_file(
+    format: Format,
+    input: &Path,
+    output: &Path,
+    strict: bool,
+) -> Result<ImportReport, TraceError> {
+    let f = File::create(output).map_err(|e| TraceError::io(output, e))?;
+    let res = import(format, input, std::io::BufWriter::new(f), strict);
+    match res {
+        Ok((report, mut w)) => {
+            w.flush().map_err(|e| TraceError::io(output, e))?;
+            Ok(report)
+        }
+        Err(e) => {
+            // Leave no half-written trace behind that a later command could mistake for data.
+            let _ = std::fs::remove_file(output);
+            Err(e)
+        }
+    }
+}
+
+/// Parses an unsigned decimal field, naming it in the error.
+pub(crate) fn num(field: &str, what: &str) -> Result<u64, String> {
+    field
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| format!("{what} {field:?} is not a non-negative integer"))
+}
+
+/// Parses a length that must fit the trace's 32-bit length field.
+pub(crate) fn len32(v: u64, what: &str) -> Result<u32, String> {
+    u32::try_from(v).map_err(|_| format!("{what} {v} is over 4 GiB"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{Op, Reader};
+
+    pub(super) fn parse_all(format: Format, text: &str) -> (ImportReport, Vec<Record>) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("in");
+        std::fs::write(&p, text).unwrap();
+        let (rep, bytes) = import(format, &p, Vec::new(), false).unwrap();
+        let recs = Reader::new(&bytes[..], "mem")
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        (rep, recs)
+    }
+
+    #[test]
+    fn format_names_round_trip() {
+        for f in Format::ALL {
+            assert_eq!(Format::from_name(f.name()).unwrap(), f);
+        }
+        assert!(Format::from_name("csv").is_err());
+    }
+
+    #[test]
+    fn strict_fails_on_first_malformed_line_and_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.csv");
+        std::fs::write(&p, "1,R,0,4096,10\n1,R,zz,4096,11\n1,W,0,4096,12\n").unwrap();
+        let err = import(Format::Alibaba, &p, Vec::new(), true).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains(":2:"), "{msg}");
+        let (rep, _) = import(Format::Alibaba, &p, Vec::new(), false).unwrap();
+        assert_eq!((rep.records, rep.malformed), (2, 1));
+        assert_eq!(rep.first_malformed, vec![2]);
+    }
+
+    #[test]
+    fn no_records_is_an_error_naming_the_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        std::fs::write(&p, "garbage\nmore garbage\n").unwrap();
+        let err = import(Format::Msr, &p, Vec::new(), false).unwrap_err();
+        assert!(err.to_string().contains("no valid msr records"), "{err}");
+    }
+
+    #[test]
+    fn times_are_relative_to_the_first_record() {
+        let (rep, recs) = parse_all(Format::Alibaba, "3,W,8192,4096,1000\n3,R,0,512,999\n3,R,0,512,1500\n");
+        assert_eq!(rep.out_of_order, 1);
+        assert_eq!(recs[0].t_ns, 0);
+        assert_eq!(recs[1].t_ns, 0);
+        assert_eq!(recs[2].t_ns, 500_000);
+        assert_eq!(recs[0].op, Op::Write);
+    }
+}

@@ -1,0 +1,453 @@
+//! Miss-ratio curves for LRU.
+//!
+//! **Exact**, in one pass (Mattson et al. 1970's stack algorithm with a Fenwick tree, as in
+//! Olken's and later work): each block's last access time holds a mark in a Fenwick tree over
+//! time; the stack distance of an access is the number of marks after the block's previous
+//! access, plus one, found in O(log N). An LRU cache of C blocks hits exactly the accesses with
+//! distance <= C, so one pass gives the hit ratio of every size. Times are renumbered
+//! (compacted) when the tree fills, so memory stays proportional to the distinct blocks.
+//!
+//! **SHARDS** (Waldspurger et al., FAST'15): keep only blocks with `hash(block) mod P < T`
+//! (rate R = T/P, P = 2^24), compute their stack distances among themselves, and scale
+//! distances by 1/R. The "adjusted" variant adds the difference between the expected (N·R) and
+//! the actual number of sampled accesses to the smallest-distance bucket, which removes most of
+//! the bias from a few very hot blocks landing in or out of the sample.
+//!
+//! Discards are ignored here (a stack algorithm has no removal); syncs carry no blocks.
+
+use crate::hash::{map_with_capacity, FxHashMap};
+use crate::sim::{sampled, threshold};
+use crate::trace::{Op, Record};
+use serde::Serialize;
+
+/// Stack distances of a stream of block accesses.
+pub struct StackDistances {
+    last: FxHashMap<u64, u32>,
+    tree: Vec<u32>,
+    t: u32,
+    /// `hist[d]`: accesses with stack distance d (d >= 1), reads and writes apart.
+    pub read_hist: Vec<u64>,
+    pub write_hist: Vec<u64>,
+    pub cold_reads: u64,
+    pub cold_writes: u64,
+}
+
+impl Default for StackDistances {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StackDistances {
+    pub fn new() -> StackDistances {
+        StackDistances {
+            last: map_with_capacity(1 << 12),
+            tree: vec![0; 1 << 12],
+            t: 0,
+            read_hist: Vec::new(),
+            write_hist: Vec::new(),
+            cold_reads: 0,
+            cold_writes: 0,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, mut i: usize, v: i32) {
+        i += 1;
+        while i <= self.tree.len() {
+            self.tree[i - 1] = (self.tree[i - 1] as i32 + v) as u32;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Marks in [0, i).
+    #[inline]
+    fn prefix(&self, mut i: usize) -> u64 {
+        let mut s = 0u64;
+        while i > 0 {
+            s += self.tree[i - 1] as u64;
+            i -= i & i.wrapping_neg();
+        }
+        s
+    }
+
+    /// Renumbers the live marks 0..k in time order and rebuilds a tree with room to grow.
+    fn compact(&mut self) {
+        let mut live: Vec<(u32, u64)> = self.last.iter().map(|(&k, &t)| (t, k)).collect();
+        live.sort_unstable();
+        let k = live.len();
+        let size = (2 * k).max(1 << 12).next_power_of_two();
+        self.tree = vec![0; size];
+        for (i, &(_, key)) in live.iter().enumerate() {
+            self.last.insert(key, i as u32);
+        }
+        // Linear Fenwick build: positions 0..k hold one mark each; every node passes its sum
+        // to its parent, including the empty ones above k.
+        for i in 0..size {
+            if i < k {
+                self.tree[i] += 1;
+            }
+            let j = (i + 1) + ((i + 1) & (i + 1).wrapping_neg());
+            if j <= size {
+                let v = self.tree[i];
+                self.tree[j - 1] += v;
+            }
+        }
+        self.t = k as u32;
+    }
+
+    /// Records one access; returns its stack distance (None for a first access).
+    #[inline]
+    pub fn access(&mut self, key: u64, write: bool) -> Option<u64> {
+        if self.t as usize >= self.tree.len() {
+            self.compact();
+        }
+        let now = self.t;
+        self.t += 1;
+        let prev = self.last.insert(key, now);
+        self.add(now as usize, 1);
+        let d = match prev {
+            Some(p) => {
+                // distinct blocks touched after p: marks in (p, now)
+                let d = self.prefix(now as usize) - self.prefix(p as usize + 1) + 1;
+                self.add(p as usize, -1);
+                Some(d)
+            }
+            None => None,
+        };
+        let (hist, cold) = if write {
+            (&mut self.write_hist, &mut self.cold_writes)
+        } else {
+            (&mut self.read_hist, &mut self.cold_reads)
+        };
+        match d {
+            Some(d) => {
+                let d = d as usize;
+                if d >= hist.len() {
+                    hist.resize(d + 1, 0);
+                }
+                hist[d] += 1;
+            }
+            None => *cold += 1,
+        }
+        d
+    }
+
+    pub fn distinct(&self) -> u64 {
+        self.last.len() as u64
+    }
+}
+
+/// One point of a miss-ratio curve.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct MrcPoint {
+    pub cache_bytes: u64,
+    pub miss_ratio: f64,
+    pub read_miss_ratio: f64,
+    pub write_miss_ratio: f64,
+}
+
+/// An LRU miss-ratio curve: exact (`sample` = None) or SHARDS-sampled.
+#[derive(Debug, Clone, Serialize)]
+pub struct Mrc {
+    pub exact: bool,
+    pub sample: Option<f64>,
+    pub block_bytes: u64,
+    /// Block accesses in the whole trace.
+    pub accesses: u64,
+    /// Accesses that went into the curve (all, or the sample).
+    pub sampled_accesses: u64,
+    /// Distinct blocks seen (in the sample when sampling).
+    pub distinct_blocks: u64,
+    /// The smallest cache the curve resolves: one block, or 1/R blocks when sampling.
+    pub min_resolved_bytes: u64,
+    pub seconds: f64,
+    pub points: Vec<MrcPoint>,
+    #[serde(skip)]
+    cum_read: Vec<u64>,
+    #[serde(skip)]
+    cum_write: Vec<u64>,
+    #[serde(skip)]
+    reads: u64,
+    #[serde(skip)]
+    writes: u64,
+    #[serde(skip)]
+    rate: f64,
+    #[serde(skip)]
+    adj_read: f64,
+    #[serde(skip)]
+    adj_write: f64,
+}
+
+fn cumulative(h: &[u64]) -> Vec<u64> {
+    let mut c = Vec::with_capacity(h.len());
+    let mut s = 0;
+    for &v in h {
+        s += v;
+        c.push(s);
+    }
+    c
+}
+
+impl Mrc {
+    /// Builds the curve from `trace` at block size `block`, sampling at `sample` when given.
+    pub fn build(trace: &[Record], block: u64, sample: Option<f64>) -> Mrc {
+        let start = std::time::Instant::now();
+        let mut sd = StackDistances::new();
+        let (mut reads, mut writes) = (0u64, 0u64);
+        let filter = sample.map(threshold);
+        for r in trace {
+            if !r.op.is_data() {
+                continue;
+            }
+            let write = r.op == Op::Write;
+            let blocks = r.blocks(block);
+            let n = blocks.end - blocks.start;
+            if write {
+                writes += n;
+            } else {
+                reads += n;
+            }
+            match filter {
+                None => {
+                    for b in blocks {
+                        sd.access(b, write);
+                    }
+                }
+                Some(t) => {
+                    for b in blocks {
+                        if sampled(b, t) {
+                            sd.access(b, write);
+                        }
+                    }
+                }
+            }
+        }
+        let rate = sample.unwrap_or(1.0);
+        let sr: u64 = sd.read_hist.iter().sum::<u64>() + sd.cold_reads;
+        let sw: u64 = sd.write_hist.iter().sum::<u64>() + sd.cold_writes;
+        let (adj_read, adj_write) = if sample.is_some() {
+            (reads as f64 * rate - sr as f64, writes as f64 * rate - sw as f64)
+        } else {
+            (0.0, 0.0)
+        };
+        Mrc {
+            exact: sample.is_none(),
+            sample,
+            block_bytes: block,
+            accesses: reads + writes,
+            sampled_accesses: sr + sw,
+            distinct_blocks: sd.distinct(),
+            min_resolved_bytes: (block as f64 / rate).ceil() as u64,
+            seconds: start.elapsed().as_secs_f64(),
+            points: Vec::new(),
+            cum_read: cumulative(&sd.read_hist),
+            cum_write: cumulative(&sd.write_hist),
+            reads,
+            writes,
+            rate,
+            adj_read,
+            adj_write,
+        }
+    }
+
+    fn hits(cum: &[u64], max_d: u64) -> u64 {
+        if cum.is_empty() || max_d == 0 {
+            return 0;
+        }
+        let i = (max_d as usize).min(cum.len() - 1);
+        cum[i]
+    }
+
+    fn ratio_for(&self, cum: &[u64], total: u64, adj: f64, cache_blocks: u64) -> f64 {
+        if total == 0 {
+            return 0.0;
+        }
+        // A sampled distance d counts the block itself plus d - 1 sampled others, which stand
+        // for (d - 1) / R blocks: hit when 1 + (d - 1) / R <= C, i.e. d <= (C - 1) R + 1.
+        // (Exact curves have R = 1: d <= C.)
+        let max_d = if cache_blocks == 0 {
+            0
+        } else {
+            ((cache_blocks - 1) as f64 * self.rate).floor() as u64 + 1
+        };
+        let mut h = Self::hits(cum, max_d) as f64;
+        if max_d >= 1 {
+            h += adj;
+        }
+        let expected = total as f64 * self.rate;
+        (h / expected).clamp(0.0, 1.0)
+    }
+
+    /// LRU hit ratios (all, reads, writes) for a cache of `cache_bytes`.
+    pub fn hit_ratios(&self, cache_bytes: u64) -> (f64, f64, f64) {
+        let c = cache_bytes / self.block_bytes;
+        let r = self.ratio_for(&self.cum_read, self.reads, self.adj_read, c);
+        let w = self.ratio_for(&self.cum_write, self.writes, self.adj_write, c);
+        let all = if self.reads + self.writes == 0 {
+            0.0
+        } else {
+            (r * self.reads as f64 + w * self.writes as f64) / (self.reads + self.writes) as f64
+        };
+        (all, r, w)
+    }
+
+    /// Fills `points` for the given sizes.
+    pub fn at(&mut self, sizes: &[u64]) {
+        self.points = sizes
+            .iter()
+            .map(|&s| {
+                let (a, r, w) = self.hit_ratios(s);
+                MrcPoint {
+                    cache_bytes: s,
+                    miss_ratio: 1.0 - a,
+                    read_miss_ratio: 1.0 - r,
+                    write_miss_ratio: 1.0 - w,
+                }
+            })
+            .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{lru::Lru, BlockPolicy};
+
+    pub(crate) fn xorshift(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    /// Zipf-like (exponent `alpha`) over `n` extents of `extent` blocks, a block chosen
+    /// uniformly inside the extent: storage traces are skewed by extent (files, tables), not
+    /// by single blocks.
+    pub(crate) fn zipf_trace(len: usize, n: u64, seed: u64) -> Vec<Record> {
+        zipf_extents(len, n, 0.8, 256, seed)
+    }
+
+    pub(crate) fn zipf_extents(len: usize, n: u64, alpha: f64, extent: u64, seed: u64) -> Vec<Record> {
+        let mut cdf = Vec::with_capacity(n as usize);
+        let mut s = 0.0;
+        for k in 1..=n {
+            s += 1.0 / (k as f64).powf(alpha);
+            cdf.push(s);
+        }
+        let mut st = seed;
+        (0..len)
+            .map(|i| {
+                let u = (xorshift(&mut st) >> 11) as f64 / (1u64 << 53) as f64 * s;
+                let k = cdf.partition_point(|&c| c < u) as u64;
+                // scatter extents over the address space so hot extents are not adjacent
+                let ext = crate::hash::mix64(k) % (n * 4);
+                let b = ext * extent + xorshift(&mut st) % extent;
+                let op = if xorshift(&mut st) % 4 == 0 { Op::Write } else { Op::Read };
+                Record::new(i as u64 * 1000, b * 4096, 4096, op)
+            })
+            .collect()
+    }
+
+    /// A loop over `n` blocks (LRU's worst case: all misses below n, all hits at n).
+    pub(crate) fn loop_trace(len: usize, n: u64) -> Vec<Record> {
+        (0..len)
+            .map(|i| Record::new(i as u64 * 1000, (i as u64 % n) * 4096, 4096, Op::Read))
+            .collect()
+    }
+
+    #[test]
+    fn hand_computed_stack_distances() {
+        // a b c a b b d a: distances - - - 3 3 1 - 3
+        let mut sd = StackDistances::new();
+        let got: Vec<Option<u64>> = [1u64, 2, 3, 1, 2, 2, 4, 1]
+            .iter()
+            .map(|&k| sd.access(k, false))
+            .collect();
+        assert_eq!(got, vec![None, None, None, Some(3), Some(3), Some(1), None, Some(3)]);
+    }
+
+    #[test]
+    fn compaction_keeps_distances() {
+        // More accesses than the initial tree (4096) over 100 keys: distance stays 100.
+        let mut sd = StackDistances::new();
+        for i in 0..20_000u64 {
+            let d = sd.access(i % 100, false);
+            if i >= 100 {
+                assert_eq!(d, Some(100));
+            }
+        }
+    }
+
+    #[test]
+    fn exact_curve_equals_lru_replay_at_every_size() {
+        let trace = zipf_trace(50_000, 5_000, 7);
+        let mut mrc = Mrc::build(&trace, 4096, None);
+        let sizes: Vec<u64> = [1u64, 10, 100, 500, 1000, 3000, 20_000].iter().map(|b| b * 4096).collect();
+        mrc.at(&sizes);
+        for (p, &s) in mrc.points.iter().zip(&sizes) {
+            let mut l = Lru::new(s / 4096);
+            let hits = trace
+                .iter()
+                .filter(|r| l.access(r.offset / 4096, r.op == Op::Write).hit)
+                .count();
+            let want = 1.0 - hits as f64 / trace.len() as f64;
+            assert!((p.miss_ratio - want).abs() < 1e-12, "size {s}: mrc {} lru {want}", p.miss_ratio);
+        }
+    }
+
+    /// Mean absolute error of the sampled curve over 40 sizes from 1/R blocks (the smallest
+    /// cache a sample at rate R can resolve: one sampled block stands for 1/R) to past the
+    /// footprint.
+    pub(crate) fn mae(trace: &[Record], rate: f64) -> f64 {
+        let exact = Mrc::build(trace, 4096, None);
+        let shards = Mrc::build(trace, 4096, Some(rate));
+        let lo = (1.0 / rate).ceil();
+        let hi = 2.0 * exact.distinct_blocks as f64;
+        let sizes: Vec<u64> = (0..40)
+            .map(|i| (lo * (hi / lo).powf(i as f64 / 39.0)) as u64 * 4096)
+            .collect();
+        let e: f64 = sizes
+            .iter()
+            .map(|&s| (exact.hit_ratios(s).0 - shards.hit_ratios(s).0).abs())
+            .sum();
+        e / sizes.len() as f64
+    }
+
+    #[test]
+    fn shards_within_001_mae_on_zipf_and_loop() {
+        // 1 % sampling needs enough distinct blocks that the sample has thousands of them.
+        let z = zipf_trace(400_000, 20_000, 11);
+        let m = mae(&z, 0.01);
+        assert!(m < 0.01, "zipf MAE {m}");
+        let l = loop_trace(400_000, 100_000);
+        let m = mae(&l, 0.01);
+        assert!(m < 0.01, "loop MAE {m}");
+    }
+}
+#[cfg(test)]
+mod debug_tests {
+    use super::tests::*;
+    use super::*;
+    #[test]
+    #[ignore]
+    fn print_curves() {
+        let n: usize = std::env::var("N").unwrap().parse().unwrap();
+        let e: u64 = std::env::var("E").unwrap().parse().unwrap();
+        let a: f64 = std::env::var("A").unwrap().parse().unwrap();
+        let x: u64 = std::env::var("X").unwrap().parse().unwrap();
+        let z = zipf_extents(n, e, a, x, 11);
+        eprintln!("MAE {}", mae(&z, 0.01));
+        let exact = Mrc::build(&z, 4096, None);
+        let mut shards = Mrc::build(&z, 4096, Some(0.01));
+        eprintln!("acc {} sampled {} adj {} {} distinct {}", shards.accesses, shards.sampled_accesses, shards.adj_read, shards.adj_write, exact.distinct_blocks);
+        for i in [100u64, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 400000] {
+            let a = shards.hit_ratios(i * 4096).0;
+            let (ar, aw) = (shards.adj_read, shards.adj_write);
+            shards.adj_read = 0.0; shards.adj_write = 0.0;
+            let b = shards.hit_ratios(i * 4096).0;
+            shards.adj_read = ar; shards.adj_write = aw;
+            eprintln!("{i}: exact {:.4} adj {:.4} noadj {:.4}", exact.hit_ratios(i * 4096).0, a, b);
+        }
+    }
+}

@@ -1,0 +1,529 @@
+//! A model of lvmcache's default dm-cache policy, smq (stochastic multiqueue), at chunk
+//! granularity, as far as Documentation/admin-guide/device-mapper/cache-policies.rst and the
+//! smq commit message describe it:
+//!
+//! - The cache is divided into chunks (`--chunk`, lvm's cache-smq profile uses
+//!   `cache_pool_chunk_size = 64` KiB); a chunk is cached or not as a whole.
+//! - Cached chunks live in a 64-level multiqueue with separate clean and dirty queues. smq
+//!   "does not maintain a hit count, instead it swaps hit entries with the least recently used
+//!   entry from the level above"; demotion takes the least recently used entry of the lowest
+//!   level of the clean queue, and dirty entries are written back before they can be demoted.
+//! - Promotion is decided by a **hotspot queue** that tracks larger regions ("each hotspot
+//!   block covers a larger area than a single cache block") with a quarter as many entries as
+//!   the cache, also a 64-level multiqueue with swap-on-hit. A missed chunk is promoted when the
+//!   cache still has free chunks, or when its region has climbed to the promote level: reads
+//!   need level 1 (the region was hit since it entered the queue), writes level 2 (smq favours
+//!   promoting reads). The kernel adapts these levels to how well the hotspot queue performs;
+//!   disktier keeps them fixed (documented in docs/trace.md).
+//! - Promotion copies the whole chunk from the origin to the cache, except for a write that
+//!   covers the whole chunk (no read needed, as dm-cache does for an overwritten block).
+//! - Modes: writethrough (lvm's profile default) writes hits to both devices; writeback keeps
+//!   them dirty. Dirty chunks are cleaned in the background at `drain_limit` bytes/s when
+//!   given (dm-cache cleans when the device is idle), otherwise only when demoted.
+//!
+//! Not modelled: the per-tick hit limiting, sentinel-based aging, `migration_threshold`
+//! bandwidth limits, and the adaptive promote levels.
+
+use super::NIL;
+use crate::hash::{map_with_capacity, FxHashMap};
+use crate::policy::bcache::CacheMode;
+use crate::sim::{sampled, Counters, Simulator};
+use crate::trace::{Op, Record};
+use crate::TraceError;
+use serde::Serialize;
+
+/// smq's number of levels (NR_CACHE_LEVELS / NR_HOTSPOT_LEVELS in dm-cache-policy-smq.c).
+const LEVELS: usize = 64;
+/// Chunks per hotspot region.
+const HOTSPOT_CHUNKS: u64 = 16;
+const READ_PROMOTE_LEVEL: u8 = 1;
+const WRITE_PROMOTE_LEVEL: u8 = 2;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SmqConfig {
+    /// lvm cache-smq.profile: `cache_pool_chunk_size = 64` (KiB).
+    pub chunk_size: u64,
+    /// lvm cache-smq.profile: `cache_mode = "writethrough"`.
+    pub mode: CacheMode,
+    /// Background cleaning bandwidth (bytes/s); `None`: dirty chunks are written back only when
+    /// demoted.
+    pub drain_limit: Option<u64>,
+}
+
+impl Default for SmqConfig {
+    fn default() -> Self {
+        SmqConfig {
+            chunk_size: 64 << 10,
+            mode: CacheMode::Writethrough,
+            drain_limit: None,
+        }
+    }
+}
+
+impl SmqConfig {
+    pub fn check(&self, block: u64) -> Result<(), TraceError> {
+        // dm-cache: chunk sizes from 32 KiB to 1 GiB, multiples of 32 KiB (cache.rst).
+        if self.chunk_size < (32 << 10) || self.chunk_size % (32 << 10) != 0 || self.chunk_size > (1 << 30) {
+            return Err(TraceError::Invalid {
+                what: "--lvm-chunk",
+                why: format!("{} bytes: dm-cache chunks are 32 KiB to 1 GiB in multiples of 32 KiB", self.chunk_size),
+            });
+        }
+        if self.chunk_size % block != 0 {
+            return Err(TraceError::Invalid {
+                what: "--lvm-chunk",
+                why: format!("{} is not a multiple of --block {block}", self.chunk_size),
+            });
+        }
+        if self.mode == CacheMode::Writearound {
+            return Err(TraceError::Invalid {
+                what: "--lvm-mode",
+                why: "dm-cache has writethrough and writeback (and passthrough), not writearound".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Node {
+    key: u64,
+    prev: u32,
+    next: u32,
+    level: u8,
+    queue: u8,
+}
+
+#[derive(Clone, Copy)]
+struct List {
+    head: u32,
+    tail: u32,
+    len: u32,
+}
+
+const EMPTY_LIST: List = List {
+    head: NIL,
+    tail: NIL,
+    len: 0,
+};
+
+/// Multiqueues sharing one arena: `queues` sets of [`LEVELS`] LRU lists (head = LRU).
+struct MultiQueue {
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    lists: Vec<List>,
+    map: FxHashMap<u64, u32>,
+    cap: u64,
+}
+
+impl MultiQueue {
+    fn new(queues: usize, cap: u64) -> MultiQueue {
+        MultiQueue {
+            nodes: Vec::with_capacity(cap.min(1 << 20) as usize),
+            free: Vec::new(),
+            lists: vec![EMPTY_LIST; queues * LEVELS],
+            map: map_with_capacity(cap.min(1 << 20) as usize),
+            cap,
+        }
+    }
+    fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+    fn li(queue: u8, level: u8) -> usize {
+        queue as usize * LEVELS + level as usize
+    }
+    fn unlink(&mut self, i: u32) {
+        let n = self.nodes[i as usize];
+        let l = Self::li(n.queue, n.level);
+        if n.prev != NIL {
+            self.nodes[n.prev as usize].next = n.next;
+        } else {
+            self.lists[l].head = n.next;
+        }
+        if n.next != NIL {
+            self.nodes[n.next as usize].prev = n.prev;
+        } else {
+            self.lists[l].tail = n.prev;
+        }
+        self.lists[l].len -= 1;
+    }
+    /// Appends at the most-recently-used end of (queue, level).
+    fn push(&mut self, i: u32, queue: u8, level: u8) {
+        let l = Self::li(queue, level);
+        let tail = self.lists[l].tail;
+        {
+            let n = &mut self.nodes[i as usize];
+            n.prev = tail;
+            n.next = NIL;
+            n.queue = queue;
+            n.level = level;
+        }
+        if tail != NIL {
+            self.nodes[tail as usize].next = i;
+        } else {
+            self.lists[l].head = i;
+        }
+        self.lists[l].tail = i;
+        self.lists[l].len += 1;
+    }
+    fn insert(&mut self, key: u64, queue: u8, level: u8) -> u32 {
+        let node = Node {
+            key,
+            prev: NIL,
+            next: NIL,
+            level,
+            queue,
+        };
+        let i = if let Some(f) = self.free.pop() {
+            self.nodes[f as usize] = node;
+            f
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        self.push(i, queue, level);
+        self.map.insert(key, i);
+        i
+    }
+    fn remove(&mut self, i: u32) -> Node {
+        self.unlink(i);
+        let n = self.nodes[i as usize];
+        self.map.remove(&n.key);
+        self.free.push(i);
+        n
+    }
+    /// A hit: move up one level, swapping with the LRU entry of the level above.
+    fn hit(&mut self, i: u32) {
+        let n = self.nodes[i as usize];
+        if n.level as usize + 1 >= LEVELS {
+            self.unlink(i);
+            self.push(i, n.queue, n.level);
+            return;
+        }
+        let up = n.level + 1;
+        let above = self.lists[Self::li(n.queue, up)].head;
+        self.unlink(i);
+        if above != NIL {
+            self.unlink(above);
+            self.push(above, n.queue, n.level);
+        }
+        self.push(i, n.queue, up);
+    }
+    /// The LRU entry of the lowest non-empty level of `queue`.
+    fn victim(&self, queue: u8) -> Option<u32> {
+        (0..LEVELS as u8)
+            .map(|l| self.lists[Self::li(queue, l)].head)
+            .find(|&h| h != NIL)
+    }
+    fn move_queue(&mut self, i: u32, queue: u8) {
+        let level = self.nodes[i as usize].level;
+        self.unlink(i);
+        self.push(i, queue, level);
+    }
+}
+
+const CLEAN: u8 = 0;
+const DIRTY: u8 = 1;
+
+pub struct Smq {
+    cfg: SmqConfig,
+    block: u64,
+    chunk: u64,
+    cache: MultiQueue,
+    hotspot: MultiQueue,
+    filter: Option<u64>,
+    rate: f64,
+    last_t: u64,
+    budget: f64,
+    dirty: u64,
+}
+
+impl Smq {
+    pub fn new(cfg: &SmqConfig, block: u64, cache_bytes: u64, filter: Option<u64>, rate: f64) -> Smq {
+        let chunks = (cache_bytes / cfg.chunk_size).max(1);
+        Smq {
+            cfg: cfg.clone(),
+            block,
+            chunk: cfg.chunk_size,
+            cache: MultiQueue::new(2, chunks),
+            // "uses a quarter of the entries"
+            hotspot: MultiQueue::new(1, (chunks / 4).max(16)),
+            filter,
+            rate,
+            last_t: 0,
+            budget: 0.0,
+            dirty: 0,
+        }
+    }
+
+    fn writeback(&mut self, i: u32, c: &mut Counters, t_ns: u64) {
+        self.cache.move_queue(i, CLEAN);
+        self.dirty -= 1;
+        c.cache_read_bytes += self.chunk;
+        c.backing_write_bytes += self.chunk;
+        c.writeback_bytes += self.chunk;
+        let w = c.window(t_ns);
+        w.backing_write_ops += 1;
+        w.backing_write_bytes += self.chunk;
+    }
+
+    fn drain(&mut self, t_ns: u64, c: &mut Counters) {
+        let dt = t_ns.saturating_sub(self.last_t) as f64 / 1e9;
+        self.last_t = self.last_t.max(t_ns);
+        let Some(limit) = self.cfg.drain_limit else { return };
+        if self.dirty == 0 {
+            self.budget = 0.0;
+            return;
+        }
+        self.budget += limit as f64 * self.rate * dt;
+        while self.budget >= self.chunk as f64 {
+            let Some(v) = self.cache.victim(DIRTY) else {
+                self.budget = 0.0;
+                break;
+            };
+            self.writeback(v, c, t_ns);
+            self.budget -= self.chunk as f64;
+        }
+    }
+
+    /// Makes room for one chunk; returns false if nothing can be demoted.
+    fn demote(&mut self, c: &mut Counters, t_ns: u64) {
+        if let Some(v) = self.cache.victim(CLEAN) {
+            self.cache.remove(v);
+        } else if let Some(v) = self.cache.victim(DIRTY) {
+            self.writeback(v, c, t_ns);
+            self.cache.remove(v);
+        }
+    }
+
+    /// Updates the hotspot queue for `chunk`'s region; returns the region's level.
+    fn touch_hotspot(&mut self, chunk: u64) -> u8 {
+        let region = chunk / HOTSPOT_CHUNKS;
+        if let Some(&i) = self.hotspot.map.get(&region) {
+            self.hotspot.hit(i);
+            return self.hotspot.nodes[i as usize].level;
+        }
+        if self.hotspot.len() >= self.hotspot.cap {
+            if let Some(v) = self.hotspot.victim(CLEAN) {
+                self.hotspot.remove(v);
+            }
+        }
+        self.hotspot.insert(region, CLEAN, 0);
+        0
+    }
+
+    /// One request's blocks inside one chunk.
+    fn chunk_access(&mut self, r: &Record, chunk: u64, blocks: u64, c: &mut Counters, acct: &mut ReqAcct) {
+        let bs = self.block;
+        let write = r.op == Op::Write;
+        let bytes = blocks * bs;
+        if let Some(&i) = self.cache.map.get(&chunk) {
+            self.cache.hit(i);
+            acct.hits += blocks;
+            if write {
+                c.cache_write_bytes += bytes;
+                acct.cache += bytes;
+                if self.cfg.mode == CacheMode::Writeback {
+                    if self.cache.nodes[i as usize].queue == CLEAN {
+                        self.cache.move_queue(i, DIRTY);
+                        self.dirty += 1;
+                    }
+                } else {
+                    acct.backing_w += bytes;
+                }
+            } else {
+                c.cache_read_bytes += bytes;
+                acct.cache += bytes;
+            }
+            return;
+        }
+        let level = self.touch_hotspot(chunk);
+        let free = self.cache.len() < self.cache.cap;
+        let need = if write { WRITE_PROMOTE_LEVEL } else { READ_PROMOTE_LEVEL };
+        if !(free || level >= need) {
+            if write {
+                acct.backing_w += bytes;
+            } else {
+                acct.backing_r += bytes;
+            }
+            return;
+        }
+        if !free {
+            self.demote(c, r.t_ns);
+        }
+        // Promotion: copy the chunk from the origin unless this write covers all of it.
+        let whole = write && blocks * bs == self.chunk;
+        if !whole {
+            acct.backing_r += self.chunk;
+        }
+        c.cache_write_bytes += self.chunk;
+        acct.promotions += 1;
+        let dirty = write && self.cfg.mode == CacheMode::Writeback;
+        self.cache.insert(chunk, if dirty { DIRTY } else { CLEAN }, level.min(LEVELS as u8 - 1));
+        if dirty {
+            self.dirty += 1;
+        } else if write {
+            acct.backing_w += bytes;
+        }
+    }
+}
+
+#[derive(Default)]
+struct ReqAcct {
+    blocks: u64,
+    hits: u64,
+    cache: u64,
+    backing_r: u64,
+    backing_w: u64,
+    promotions: u64,
+}
+
+impl Simulator for Smq {
+    fn request(&mut self, r: &Record, c: &mut Counters) {
+        self.drain(r.t_ns, c);
+        c.requests += 1;
+        let bs = self.block;
+        let per_chunk = self.chunk / bs;
+        match r.op {
+            Op::Sync => {
+                c.window(r.t_ns).requests += 1;
+                return;
+            }
+            Op::Discard => {
+                // dm-cache tracks discarded origin blocks; a discarded chunk need not be kept.
+                let first = r.offset.div_ceil(self.chunk);
+                let last = r.end() / self.chunk;
+                for ch in first..last {
+                    if self.filter.is_some_and(|t| !sampled(ch, t)) {
+                        continue;
+                    }
+                    if let Some(&i) = self.cache.map.get(&ch) {
+                        if self.cache.nodes[i as usize].queue == DIRTY {
+                            self.dirty -= 1;
+                        }
+                        self.cache.remove(i);
+                    }
+                }
+                c.window(r.t_ns).requests += 1;
+                return;
+            }
+            _ => {}
+        }
+        let mut acct = ReqAcct::default();
+        let blocks = r.blocks(bs);
+        let mut b = blocks.start;
+        while b < blocks.end {
+            let chunk = b / per_chunk;
+            let chunk_end = ((chunk + 1) * per_chunk).min(blocks.end);
+            let n = chunk_end - b;
+            b = chunk_end;
+            if self.filter.is_some_and(|t| !sampled(chunk, t)) {
+                continue;
+            }
+            acct.blocks += n;
+            self.chunk_access(r, chunk, n, c, &mut acct);
+        }
+        if acct.blocks == 0 {
+            return;
+        }
+        c.data_requests += 1;
+        if r.op == Op::Write {
+            c.write_blocks += acct.blocks;
+            c.write_hits += acct.hits;
+        } else {
+            c.read_blocks += acct.blocks;
+            c.read_hits += acct.hits;
+        }
+        c.backing_read_bytes += acct.backing_r;
+        c.backing_write_bytes += acct.backing_w;
+        if acct.hits == acct.blocks {
+            c.full_hit_requests += 1;
+        }
+        let w = c.window(r.t_ns);
+        w.requests += 1;
+        if acct.cache > 0 || acct.promotions > 0 {
+            w.cache_ops += 1 + acct.promotions;
+            w.cache_bytes += acct.cache + acct.promotions * self.chunk;
+        }
+        if acct.hits == acct.blocks {
+            w.hit_requests += 1;
+        }
+        if acct.backing_r > 0 {
+            w.backing_read_ops += 1;
+            w.backing_read_bytes += acct.backing_r;
+        }
+        if acct.backing_w > 0 {
+            w.backing_write_ops += 1;
+            w.backing_write_bytes += acct.backing_w;
+        }
+    }
+
+    fn finish(&mut self, c: &mut Counters) {
+        c.dirty_bytes_end = self.dirty * self.chunk;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(cfg: &SmqConfig, cache_bytes: u64, trace: &[Record]) -> Counters {
+        let mut s = Smq::new(cfg, 4096, cache_bytes, None, 1.0);
+        let mut c = Counters::default();
+        for r in trace {
+            s.request(r, &mut c);
+        }
+        s.finish(&mut c);
+        c
+    }
+
+    fn read(t: u64, chunk: u64) -> Record {
+        Record::new(t, chunk * 65536, 4096, Op::Read)
+    }
+
+    #[test]
+    fn hand_computed_promotion_and_hits() {
+        // Cache of 2 chunks (64 KiB each). Chunks 0 and 16 (different hotspot regions).
+        // 0: miss, cache has room -> promoted (64 KiB from origin, 64 KiB to cache).
+        // 16: miss, room -> promoted. Cache full.
+        // 32: miss, region 2 new (level 0 < 1) -> not promoted, read from origin.
+        // 32: miss, region 2 hit -> level 1 >= 1 -> promoted, demoting the LRU of level 0
+        //     among {0, 16}: 0 (least recently used).
+        // 16: hit -> moves up to level 1, swapping with 32 (the LRU of level 1), which
+        //     drops to level 0.
+        // 0: miss; region 0 is hit (level 1) -> promoted, demoting the LRU of level 0: 32.
+        // Reads: 6 blocks, hits 1 (the 16 re-read).
+        let t = [read(0, 0), read(1, 16), read(2, 32), read(3, 32), read(4, 16), read(5, 0)];
+        let c = run(&SmqConfig::default(), 2 * 65536, &t);
+        assert_eq!((c.read_blocks, c.read_hits), (6, 1));
+        // origin reads: 4 promotions x 64 KiB + one unpromoted 4 KiB read
+        assert_eq!(c.backing_read_bytes, 4 * 65536 + 4096);
+        assert_eq!(c.cache_write_bytes, 4 * 65536);
+    }
+
+    #[test]
+    fn writeback_keeps_dirty_chunks_and_writes_them_back_on_demotion() {
+        // Cache of 1 chunk, writeback. Write chunk 0 (room -> promoted dirty; a 4 KiB write
+        // does not cover the chunk, so the chunk is read first). Then read chunk 16 twice:
+        // the second read's region is hot, chunk 0 is demoted: its 64 KiB is written back.
+        let cfg = SmqConfig {
+            mode: CacheMode::Writeback,
+            ..SmqConfig::default()
+        };
+        let t = [
+            Record::new(0, 0, 4096, Op::Write),
+            read(1, 16),
+            read(2, 16),
+        ];
+        let c = run(&cfg, 65536, &t);
+        assert_eq!(c.writeback_bytes, 65536);
+        assert_eq!(c.backing_write_bytes, 65536);
+        assert_eq!(c.dirty_bytes_end, 0);
+        // the same in writethrough: the write goes to both devices at once, nothing to write back
+        let c2 = run(&SmqConfig::default(), 65536, &t);
+        assert_eq!((c2.writeback_bytes, c2.backing_write_bytes), (0, 4096));
+        // a whole-chunk write needs no origin read
+        let c3 = run(&cfg, 65536, &[Record::new(0, 0, 65536, Op::Write)]);
+        assert_eq!((c3.backing_read_bytes, c3.dirty_bytes_end), (0, 65536));
+    }
+}

@@ -1,0 +1,476 @@
+//! Replays a trace through cache policies and sizes: hit ratios (reads and writes apart), the
+//! bytes each request moves to and from the cache and the backing device, and per-second
+//! traffic windows that [`crate::device`] turns into predicted performance.
+//!
+//! Accounting is block-granular: a request touching part of a block counts the whole block.
+//! Block-level policies (LRU, ARC, S3-FIFO) run write-allocate, write-back: a write miss
+//! inserts the block dirty, a dirty block pays one backing write when evicted, and blocks
+//! still dirty at the end are reported as `dirty_bytes_end`. Syncs move no data; discards
+//! drop the blocks from the cache.
+
+use crate::hash::mix64;
+use crate::policy::bcache::{Bcache, BcacheConfig};
+use crate::policy::smq::{Smq, SmqConfig};
+use crate::policy::{block_policy, BlockPolicy, PolicyKind};
+use crate::trace::{Op, Record};
+use crate::TraceError;
+use serde::Serialize;
+use std::time::Instant;
+
+/// Traffic in one second of trace time.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Window {
+    pub requests: u64,
+    pub cache_ops: u64,
+    pub cache_bytes: u64,
+    pub backing_read_ops: u64,
+    pub backing_read_bytes: u64,
+    pub backing_write_ops: u64,
+    pub backing_write_bytes: u64,
+    /// Requests served entirely by the cache.
+    pub hit_requests: u64,
+}
+
+/// What one policy at one size did with a trace.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Counters {
+    pub requests: u64,
+    pub read_blocks: u64,
+    pub read_hits: u64,
+    pub write_blocks: u64,
+    pub write_hits: u64,
+    /// Data requests all of whose blocks hit.
+    pub full_hit_requests: u64,
+    pub data_requests: u64,
+    pub cache_read_bytes: u64,
+    pub cache_write_bytes: u64,
+    pub backing_read_bytes: u64,
+    pub backing_write_bytes: u64,
+    /// Bytes that went around the cache (bcache's sequential cutoff, writearound).
+    pub bypassed_bytes: u64,
+    /// Bytes written back from the cache to the backing device (evictions and drain).
+    pub writeback_bytes: u64,
+    pub dirty_bytes_end: u64,
+    /// The simulation's block size.
+    #[serde(skip)]
+    pub block_bytes: u64,
+    #[serde(skip)]
+    pub windows: Vec<Window>,
+}
+
+impl Counters {
+    #[inline]
+    pub fn window(&mut self, t_ns: u64) -> &mut Window {
+        let s = (t_ns / 1_000_000_000) as usize;
+        if s >= self.windows.len() {
+            // Very long idle gaps are not worth a window per second: cap at 10 days.
+            let s = s.min(864_000);
+            self.windows.resize(s + 1, Window::default());
+            return &mut self.windows[s];
+        }
+        &mut self.windows[s]
+    }
+    pub fn hit_ratio(&self) -> f64 {
+        ratio(self.read_hits + self.write_hits, self.read_blocks + self.write_blocks)
+    }
+    pub fn read_hit_ratio(&self) -> f64 {
+        ratio(self.read_hits, self.read_blocks)
+    }
+    pub fn write_hit_ratio(&self) -> f64 {
+        ratio(self.write_hits, self.write_blocks)
+    }
+    /// Multiplies every counter by `k` (SHARDS-sampled runs scale back to the full trace).
+    fn scale(&mut self, k: f64) {
+        let s = |v: &mut u64| *v = (*v as f64 * k).round() as u64;
+        for v in [
+            &mut self.requests,
+            &mut self.read_blocks,
+            &mut self.read_hits,
+            &mut self.write_blocks,
+            &mut self.write_hits,
+            &mut self.full_hit_requests,
+            &mut self.data_requests,
+            &mut self.cache_read_bytes,
+            &mut self.cache_write_bytes,
+            &mut self.backing_read_bytes,
+            &mut self.backing_write_bytes,
+            &mut self.bypassed_bytes,
+            &mut self.writeback_bytes,
+            &mut self.dirty_bytes_end,
+        ] {
+            s(v);
+        }
+        for w in &mut self.windows {
+            for v in [
+                &mut w.requests,
+                &mut w.cache_ops,
+                &mut w.cache_bytes,
+                &mut w.backing_read_ops,
+                &mut w.backing_read_bytes,
+                &mut w.backing_write_ops,
+                &mut w.backing_write_bytes,
+                &mut w.hit_requests,
+            ] {
+                s(v);
+            }
+        }
+    }
+}
+
+pub fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// A cache model that consumes whole requests.
+pub trait Simulator {
+    fn request(&mut self, r: &Record, c: &mut Counters);
+    /// End of trace: report what is still dirty.
+    fn finish(&mut self, c: &mut Counters);
+}
+
+/// Adapts a [`BlockPolicy`] to whole requests.
+pub struct BlockSim {
+    policy: Box<dyn BlockPolicy>,
+    block: u64,
+    /// SHARDS spatial filter: only blocks whose hash is below this threshold are simulated.
+    filter: Option<u64>,
+}
+
+impl BlockSim {
+    pub fn new(policy: Box<dyn BlockPolicy>, block: u64, filter: Option<u64>) -> BlockSim {
+        BlockSim {
+            policy,
+            block,
+            filter,
+        }
+    }
+}
+
+/// SHARDS' sampling test: keep a block when `hash(block) mod 2^24 < threshold`.
+#[inline]
+pub fn sampled(block: u64, threshold: u64) -> bool {
+    (mix64(block) & ((1 << 24) - 1)) < threshold
+}
+
+/// The SHARDS threshold for a rate in (0, 1].
+pub fn threshold(rate: f64) -> u64 {
+    ((rate * (1u64 << 24) as f64).round() as u64).clamp(1, 1 << 24)
+}
+
+impl Simulator for BlockSim {
+    #[inline]
+    fn request(&mut self, r: &Record, c: &mut Counters) {
+        let bs = self.block;
+        c.requests += 1;
+        match r.op {
+            Op::Sync => {
+                c.window(r.t_ns).requests += 1;
+                return;
+            }
+            Op::Discard => {
+                for b in r.blocks(bs) {
+                    if self.filter.is_some_and(|t| !sampled(b, t)) {
+                        continue;
+                    }
+                    self.policy.remove(b);
+                }
+                c.window(r.t_ns).requests += 1;
+                return;
+            }
+            _ => {}
+        }
+        let write = r.op == Op::Write;
+        let (mut blocks, mut hits, mut evicted_dirty) = (0u64, 0u64, 0u64);
+        for b in r.blocks(bs) {
+            if self.filter.is_some_and(|t| !sampled(b, t)) {
+                continue;
+            }
+            let a = self.policy.access(b, write);
+            blocks += 1;
+            hits += a.hit as u64;
+            evicted_dirty += a.evicted_dirty as u64;
+        }
+        if blocks == 0 {
+            return;
+        }
+        c.data_requests += 1;
+        let misses = blocks - hits;
+        if write {
+            c.write_blocks += blocks;
+            c.write_hits += hits;
+            c.cache_write_bytes += blocks * bs;
+        } else {
+            c.read_blocks += blocks;
+            c.read_hits += hits;
+            c.cache_read_bytes += hits * bs;
+            // A read miss is read from the backing device and filled into the cache.
+            c.backing_read_bytes += misses * bs;
+            c.cache_write_bytes += misses * bs;
+        }
+        // Evicted dirty blocks are read from the cache and written to the backing device.
+        c.cache_read_bytes += evicted_dirty * bs;
+        c.backing_write_bytes += evicted_dirty * bs;
+        c.writeback_bytes += evicted_dirty * bs;
+        let w = c.window(r.t_ns);
+        w.requests += 1;
+        w.cache_ops += 1;
+        w.cache_bytes += blocks * bs;
+        if misses == 0 {
+            w.hit_requests += 1;
+        } else if !write {
+            w.backing_read_ops += 1;
+            w.backing_read_bytes += misses * bs;
+        }
+        if evicted_dirty > 0 {
+            w.backing_write_ops += evicted_dirty;
+            w.backing_write_bytes += evicted_dirty * bs;
+        }
+        if misses == 0 {
+            c.full_hit_requests += 1;
+        }
+    }
+
+    fn finish(&mut self, c: &mut Counters) {
+        c.dirty_bytes_end = self.policy.dirty() * self.block;
+    }
+}
+
+/// The checked configuration of a simulation.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    pub block: u64,
+    pub policies: Vec<PolicyKind>,
+    pub sizes: Vec<u64>,
+    /// SHARDS rate in (0, 1]; `None` replays every block.
+    pub sample: Option<f64>,
+    pub bcache: BcacheConfig,
+    pub smq: SmqConfig,
+}
+
+impl SimConfig {
+    pub fn check(&self) -> Result<(), TraceError> {
+        if self.block == 0 || !self.block.is_power_of_two() || self.block < 512 {
+            return Err(TraceError::Invalid {
+                what: "--block",
+                why: format!("{} is not a power of two of at least 512 bytes; try 4KiB", self.block),
+            });
+        }
+        if self.sizes.is_empty() {
+            return Err(TraceError::Invalid {
+                what: "--cache-sizes",
+                why: "no sizes: give a list (1GiB,2GiB) or a range (1GiB..64GiB)".into(),
+            });
+        }
+        if let Some(&s) = self.sizes.iter().find(|&&s| s < self.block) {
+            return Err(TraceError::Invalid {
+                what: "--cache-sizes",
+                why: format!("{s} bytes is smaller than one {}-byte block", self.block),
+            });
+        }
+        if let Some(r) = self.sample {
+            if !(r > 0.0 && r <= 1.0) {
+                return Err(TraceError::Invalid {
+                    what: "--sample",
+                    why: format!("{r} is not a rate in (0, 1]; 0.01 samples 1 % of blocks"),
+                });
+            }
+        }
+        self.bcache.check()?;
+        self.smq.check(self.block)?;
+        Ok(())
+    }
+}
+
+/// One row of the result.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyResult {
+    pub policy: PolicyKind,
+    pub cache_bytes: u64,
+    pub hit_ratio: f64,
+    pub read_hit_ratio: f64,
+    pub write_hit_ratio: f64,
+    /// Fraction of data requests served entirely from the cache.
+    pub request_hit_ratio: f64,
+    #[serde(flatten)]
+    pub counters: Counters,
+}
+
+/// The whole result: rows plus the replay's own speed.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimReport {
+    /// Requests replayed, summed over every (policy, size) pass.
+    pub requests: u64,
+    pub seconds: f64,
+    pub requests_per_second: f64,
+    pub trace_requests: u64,
+    pub trace_seconds: f64,
+    pub block_bytes: u64,
+    pub sample: Option<f64>,
+    pub results: Vec<PolicyResult>,
+}
+
+/// Builds the simulator for one policy and size; `rate` scales the cache for SHARDS.
+pub fn build(cfg: &SimConfig, kind: PolicyKind, cache_bytes: u64) -> Box<dyn Simulator> {
+    let rate = cfg.sample.unwrap_or(1.0);
+    let filter = cfg.sample.map(threshold);
+    // Miniature simulation: a sampled trace sees a cache scaled by the same rate.
+    let scaled = ((cache_bytes as f64 * rate) as u64).max(cfg.block);
+    match kind {
+        PolicyKind::Bcache => Box::new(Bcache::new(&cfg.bcache, cfg.block, scaled, filter, rate)),
+        PolicyKind::Lvmcache => Box::new(Smq::new(&cfg.smq, cfg.block, scaled, filter, rate)),
+        k => Box::new(BlockSim::new(
+            block_policy(k, scaled / cfg.block).expect("block policy"),
+            cfg.block,
+            filter,
+        )),
+    }
+}
+
+/// Replays `trace` once per (policy, size).
+pub fn simulate(cfg: &SimConfig, trace: &[Record]) -> Result<SimReport, TraceError> {
+    cfg.check()?;
+    let start = Instant::now();
+    let mut results = Vec::new();
+    let mut replayed = 0u64;
+    for &kind in &cfg.policies {
+        for &size in &cfg.sizes {
+            let mut sim = build(cfg, kind, size);
+            let mut c = Counters {
+                block_bytes: cfg.block,
+                ..Counters::default()
+            };
+            for r in trace {
+                sim.request(r, &mut c);
+            }
+            sim.finish(&mut c);
+            replayed += trace.len() as u64;
+            if let Some(rate) = cfg.sample {
+                let full_requests = trace.len() as u64;
+                c.scale(1.0 / rate);
+                c.requests = full_requests;
+            }
+            results.push(PolicyResult {
+                policy: kind,
+                cache_bytes: size,
+                hit_ratio: c.hit_ratio(),
+                read_hit_ratio: c.read_hit_ratio(),
+                write_hit_ratio: c.write_hit_ratio(),
+                request_hit_ratio: ratio(c.full_hit_requests, c.data_requests),
+                counters: c,
+            });
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let trace_seconds = trace.iter().map(|r| r.t_ns).max().unwrap_or(0) as f64 / 1e9;
+    Ok(SimReport {
+        requests: replayed,
+        seconds,
+        requests_per_second: replayed as f64 / seconds.max(1e-9),
+        trace_requests: trace.len() as u64,
+        trace_seconds,
+        block_bytes: cfg.block,
+        sample: cfg.sample,
+        results,
+    })
+}
+
+/// Parses `--cache-sizes`: a comma list (`1GiB,2GiB`) or a doubling range (`1GiB..64GiB`).
+pub fn parse_sizes(s: &str) -> Result<Vec<u64>, TraceError> {
+    let bad = |why: String| TraceError::Invalid {
+        what: "--cache-sizes",
+        why,
+    };
+    let one = |p: &str| disktier_units::parse_size(p.trim()).map_err(|e| bad(format!("{p:?}: {e}")));
+    if let Some((a, b)) = s.split_once("..") {
+        let (lo, hi) = (one(a)?, one(b)?);
+        if lo == 0 || lo > hi {
+            return Err(bad(format!("range {s:?} must go from a non-zero size up to a larger one")));
+        }
+        let mut v = Vec::new();
+        let mut x = lo;
+        while x <= hi {
+            v.push(x);
+            x = x.saturating_mul(2);
+        }
+        if *v.last().expect("non-empty") != hi {
+            v.push(hi);
+        }
+        return Ok(v);
+    }
+    let mut v = Vec::new();
+    for p in s.split(',').filter(|p| !p.trim().is_empty()) {
+        v.push(one(p)?);
+    }
+    v.sort_unstable();
+    v.dedup();
+    if v.is_empty() {
+        return Err(bad("empty list".into()));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_as_lists_and_doubling_ranges() {
+        assert_eq!(parse_sizes("1GiB..8GiB").unwrap(), vec![1 << 30, 2 << 30, 4 << 30, 8 << 30]);
+        assert_eq!(parse_sizes("1GiB..3GiB").unwrap(), vec![1 << 30, 2 << 30, 3 << 30]);
+        assert_eq!(parse_sizes("2GiB,1GiB").unwrap(), vec![1 << 30, 2 << 30]);
+        assert!(parse_sizes("8GiB..1GiB").is_err());
+        assert!(parse_sizes("lots").is_err());
+    }
+
+    #[test]
+    fn block_sim_accounts_bytes_per_device() {
+        // 4 KiB blocks, LRU of 2 blocks.
+        // W 0..8K: 2 write misses, dirty, 8K to the cache.
+        // R 0..4K: hit, 4K from the cache.
+        // R 8K..16K: 2 read misses: 8K from backing, 8K filled into the cache; evicts blocks
+        //   0 and 1, both dirty: 8K read from the cache and written to the backing device.
+        let cfg = SimConfig {
+            block: 4096,
+            policies: vec![PolicyKind::Lru],
+            sizes: vec![8192],
+            sample: None,
+            bcache: BcacheConfig::default(),
+            smq: SmqConfig::default(),
+        };
+        let trace = vec![
+            Record::new(0, 0, 8192, Op::Write),
+            Record::new(1, 0, 4096, Op::Read),
+            Record::new(2, 8192, 8192, Op::Read),
+        ];
+        let rep = simulate(&cfg, &trace).unwrap();
+        let c = &rep.results[0].counters;
+        assert_eq!((c.write_blocks, c.write_hits, c.read_blocks, c.read_hits), (2, 0, 3, 1));
+        assert_eq!(c.cache_write_bytes, 8192 + 8192);
+        assert_eq!(c.cache_read_bytes, 4096 + 8192);
+        assert_eq!(c.backing_read_bytes, 8192);
+        assert_eq!(c.backing_write_bytes, 8192);
+        assert_eq!(c.dirty_bytes_end, 0);
+        assert!((rep.results[0].hit_ratio - 0.2).abs() < 1e-12);
+        assert!((rep.results[0].request_hit_ratio - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_configs_are_rejected_with_the_option_named() {
+        let mut cfg = SimConfig {
+            block: 3000,
+            policies: vec![PolicyKind::Lru],
+            sizes: vec![1 << 20],
+            sample: None,
+            bcache: BcacheConfig::default(),
+            smq: SmqConfig::default(),
+        };
+        assert!(cfg.check().unwrap_err().to_string().contains("--block"));
+        cfg.block = 4096;
+        cfg.sample = Some(1.5);
+        assert!(cfg.check().unwrap_err().to_string().contains("--sample"));
+    }
+}

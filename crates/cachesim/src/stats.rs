@@ -1,0 +1,224 @@
+//! What a trace looks like: requests and bytes by op, footprint (distinct bytes at block
+//! granularity), read/write mix, request-size histogram, sequentiality (requests continuing
+//! the previous request of the same stream) and reuse (accesses to blocks seen before, and
+//! their LRU stack distances).
+
+use crate::hash::FxHashMap;
+use crate::mrc::StackDistances;
+use crate::trace::{Op, Record};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeBucket {
+    /// Upper bound of the bucket in bytes (requests of at most this size; the last is open).
+    pub le_bytes: u64,
+    pub requests: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct ReuseDistance {
+    /// Stack distances (distinct bytes touched since the previous access of the same block)
+    /// of re-accesses, as percentiles.
+    pub p50_bytes: u64,
+    pub p90_bytes: u64,
+    pub p99_bytes: u64,
+    pub max_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TraceStats {
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub syncs: u64,
+    pub discards: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub discard_bytes: u64,
+    pub seconds: f64,
+    pub requests_per_second: f64,
+    pub streams: u64,
+    pub block_bytes: u64,
+    /// Distinct blocks read or written, times the block size.
+    pub footprint_bytes: u64,
+    pub read_footprint_bytes: u64,
+    pub write_footprint_bytes: u64,
+    /// Reads among data requests (reads + writes).
+    pub read_fraction: f64,
+    pub read_bytes_fraction: f64,
+    pub size_histogram: Vec<SizeBucket>,
+    /// Data requests starting where the previous data request of the same stream ended.
+    pub sequential_fraction: f64,
+    /// Block accesses to blocks accessed before.
+    pub reuse_fraction: f64,
+    pub reuse_distance: ReuseDistance,
+    /// LRU hit ratio with an unbounded cache (= reuse fraction), for reference.
+    pub max_hit_ratio: f64,
+    pub truncated: bool,
+}
+
+/// Request-size bucket bounds: 512 B to 1 MiB by powers of two, then everything larger.
+fn bucket_bounds() -> Vec<u64> {
+    let mut v: Vec<u64> = (9..=20).map(|p| 1u64 << p).collect();
+    v.push(u64::MAX);
+    v
+}
+
+fn percentile(hist: &[u64], total: u64, q: f64) -> u64 {
+    if total == 0 {
+        return 0;
+    }
+    let want = (q * total as f64).ceil().max(1.0) as u64;
+    let mut s = 0;
+    for (d, &c) in hist.iter().enumerate() {
+        s += c;
+        if s >= want {
+            return d as u64;
+        }
+    }
+    hist.len().saturating_sub(1) as u64
+}
+
+/// Computes the statistics of `records` (an iterator, so a file can stream through).
+pub fn compute<I: IntoIterator<Item = Record>>(records: I, block: u64) -> TraceStats {
+    let bounds = bucket_bounds();
+    let mut hist = vec![0u64; bounds.len()];
+    let (mut reads, mut writes, mut syncs, mut discards) = (0u64, 0u64, 0u64, 0u64);
+    let (mut rb, mut wb, mut db) = (0u64, 0u64, 0u64);
+    let mut last_end: FxHashMap<u32, u64> = FxHashMap::default();
+    let mut sequential = 0u64;
+    let mut sd = StackDistances::new();
+    let mut read_blocks: crate::hash::FxHashSet<u64> = Default::default();
+    let mut write_blocks: crate::hash::FxHashSet<u64> = Default::default();
+    let (mut first_t, mut last_t) = (u64::MAX, 0u64);
+    let mut n = 0u64;
+    for r in records {
+        n += 1;
+        first_t = first_t.min(r.t_ns);
+        last_t = last_t.max(r.t_ns);
+        match r.op {
+            Op::Read => {
+                reads += 1;
+                rb += r.len as u64;
+            }
+            Op::Write => {
+                writes += 1;
+                wb += r.len as u64;
+            }
+            Op::Sync => syncs += 1,
+            Op::Discard => {
+                discards += 1;
+                db += r.len as u64;
+            }
+        }
+        if !r.op.is_data() {
+            continue;
+        }
+        let i = bounds.partition_point(|&b| b < r.len as u64);
+        hist[i] += 1;
+        if last_end.insert(r.stream, r.end()) == Some(r.offset) {
+            sequential += 1;
+        }
+        let write = r.op == Op::Write;
+        for b in r.blocks(block) {
+            sd.access(b, write);
+            if write {
+                write_blocks.insert(b);
+            } else {
+                read_blocks.insert(b);
+            }
+        }
+    }
+    let data = reads + writes;
+    let seconds = if n == 0 { 0.0 } else { (last_t - first_t) as f64 / 1e9 };
+    let reused: u64 = sd.read_hist.iter().sum::<u64>() + sd.write_hist.iter().sum::<u64>();
+    let accesses = reused + sd.cold_reads + sd.cold_writes;
+    let mut all: Vec<u64> = sd.read_hist.clone();
+    if sd.write_hist.len() > all.len() {
+        all.resize(sd.write_hist.len(), 0);
+    }
+    for (i, &w) in sd.write_hist.iter().enumerate() {
+        all[i] += w;
+    }
+    let reuse_fraction = crate::sim::ratio(reused, accesses);
+    TraceStats {
+        requests: n,
+        reads,
+        writes,
+        syncs,
+        discards,
+        read_bytes: rb,
+        write_bytes: wb,
+        discard_bytes: db,
+        seconds,
+        requests_per_second: if seconds > 0.0 { n as f64 / seconds } else { 0.0 },
+        streams: last_end.len() as u64,
+        block_bytes: block,
+        footprint_bytes: sd.distinct() * block,
+        read_footprint_bytes: read_blocks.len() as u64 * block,
+        write_footprint_bytes: write_blocks.len() as u64 * block,
+        read_fraction: crate::sim::ratio(reads, data),
+        read_bytes_fraction: crate::sim::ratio(rb, rb + wb),
+        size_histogram: bounds
+            .iter()
+            .zip(&hist)
+            .map(|(&b, &c)| SizeBucket {
+                le_bytes: b,
+                requests: c,
+            })
+            .collect(),
+        sequential_fraction: crate::sim::ratio(sequential, data),
+        reuse_fraction,
+        reuse_distance: ReuseDistance {
+            p50_bytes: percentile(&all, reused, 0.5) * block,
+            p90_bytes: percentile(&all, reused, 0.9) * block,
+            p99_bytes: percentile(&all, reused, 0.99) * block,
+            max_bytes: all.len().saturating_sub(1) as u64 * block,
+        },
+        max_hit_ratio: reuse_fraction,
+        truncated: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_computed_stats() {
+        // stream 1: R 0+8K, R 8K+4K (sequential), W 0+4K (not: previous ended at 12K)
+        // stream 2: W 1M+4K, sync, W 1M+4K+4K (sequential)
+        let mut v = vec![
+            Record::new(0, 0, 8192, Op::Read),
+            Record::new(1_000_000_000, 8192, 4096, Op::Read),
+            Record::new(2_000_000_000, 0, 4096, Op::Write),
+        ];
+        for r in &mut v {
+            r.stream = 1;
+        }
+        let mut s2 = vec![
+            Record::new(500, 1 << 20, 4096, Op::Write),
+            Record::new(600, 0, 0, Op::Sync),
+            Record::new(700, (1 << 20) + 4096, 4096, Op::Write),
+        ];
+        for r in &mut s2 {
+            r.stream = 2;
+        }
+        v.extend(s2);
+        let s = compute(v, 4096);
+        assert_eq!((s.requests, s.reads, s.writes, s.syncs), (6, 2, 3, 1));
+        assert_eq!((s.read_bytes, s.write_bytes), (12288, 12288));
+        // blocks 0,1,2 and 256,257: 5 distinct
+        assert_eq!(s.footprint_bytes, 5 * 4096);
+        // sequential: 2 of 5 data requests
+        assert!((s.sequential_fraction - 0.4).abs() < 1e-12);
+        // block accesses in record order: 0,1 | 2 | 0 (the write) | 256 | 257 -> one reuse
+        // of 6 accesses; distinct blocks since block 0's read: {1, 2} plus itself -> distance 3
+        assert!((s.reuse_fraction - 1.0 / 6.0).abs() < 1e-12);
+        assert_eq!(s.reuse_distance.p50_bytes, 3 * 4096);
+        assert_eq!(s.size_histogram.iter().find(|b| b.le_bytes == 4096).unwrap().requests, 4);
+        assert_eq!(s.size_histogram.iter().find(|b| b.le_bytes == 8192).unwrap().requests, 1);
+        assert_eq!(s.streams, 2);
+        assert!((s.seconds - 2.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,485 @@
+//! The `DTTRACE` binary format, version 1 (specified in `docs/trace.md`):
+//!
+//! ```text
+//! header:  "DTTRACE" (7 bytes) | version u8 = 1 | flags u32 LE | start_unix_ns u64 LE
+//!          | source: varint length + UTF-8 (who wrote it: "disktier-engine", "msr", ...)
+//! record:  tag u8 | dt zigzag-varint | [stream varint] | doff zigzag-varint | [len varint]
+//!          | [latency varint]
+//! trailer: 0xFF | record count varint
+//! ```
+//!
+//! Tag bits 0-1 hold the op, bit 2 the sync flag, bit 3 "same length as the previous record"
+//! (length omitted), bit 4 "same stream as the previous record" (stream omitted); bits 5-7 are
+//! zero, so 0xFF can only be the trailer. `dt` is the time since the previous record and `doff`
+//! the offset minus the previous record's end, both signed (zigzag), so a sequential stream
+//! costs one byte for its offset. Latency is present only when header flag bit 0 is set.
+//! A file without the trailer (a writer that was killed) reads as truncated, not as an error.
+
+use super::{Op, Record};
+use crate::TraceError;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+pub const MAGIC: &[u8; 7] = b"DTTRACE";
+pub const VERSION: u8 = 1;
+/// Header flag: every record carries its completion latency.
+pub const FLAG_LATENCY: u32 = 1;
+
+const TAG_SYNC: u8 = 1 << 2;
+const TAG_SAME_LEN: u8 = 1 << 3;
+const TAG_SAME_STREAM: u8 = 1 << 4;
+const TAG_TRAILER: u8 = 0xFF;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    pub version: u8,
+    pub flags: u32,
+    /// Wall-clock time of the first record, nanoseconds since the Unix epoch (0 when unknown).
+    pub start_unix_ns: u64,
+    pub source: String,
+}
+
+impl Header {
+    pub fn new(source: &str, start_unix_ns: u64, flags: u32) -> Header {
+        Header {
+            version: VERSION,
+            flags,
+            start_unix_ns,
+            source: source.to_string(),
+        }
+    }
+}
+
+#[inline]
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+#[inline]
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+#[inline]
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+/// Streams records into a trace. Call [`Writer::finish`] to write the trailer; dropping an
+/// unfinished writer finishes it too (errors are then lost).
+pub struct Writer<W: Write> {
+    out: Option<W>,
+    buf: Vec<u8>,
+    flags: u32,
+    prev_t: u64,
+    prev_end: u64,
+    prev_len: u32,
+    prev_stream: u32,
+    count: u64,
+}
+
+impl Writer<BufWriter<File>> {
+    pub fn create(path: &Path, header: &Header) -> Result<Self, TraceError> {
+        let f = File::create(path).map_err(|e| TraceError::io(path, e))?;
+        Writer::new(BufWriter::with_capacity(1 << 16, f), header)
+    }
+}
+
+impl<W: Write> Writer<W> {
+    pub fn new(mut out: W, header: &Header) -> Result<Self, TraceError> {
+        let mut h = Vec::with_capacity(32);
+        h.extend_from_slice(MAGIC);
+        h.push(VERSION);
+        h.extend_from_slice(&header.flags.to_le_bytes());
+        h.extend_from_slice(&header.start_unix_ns.to_le_bytes());
+        put_varint(&mut h, header.source.len() as u64);
+        h.extend_from_slice(header.source.as_bytes());
+        out.write_all(&h)?;
+        Ok(Writer {
+            out: Some(out),
+            buf: Vec::with_capacity(1 << 12),
+            flags: header.flags,
+            prev_t: 0,
+            prev_end: 0,
+            prev_len: u32::MAX,
+            prev_stream: u32::MAX,
+            count: 0,
+        })
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub fn write(&mut self, r: &Record) -> Result<(), TraceError> {
+        let mut tag = r.op as u8;
+        if r.sync {
+            tag |= TAG_SYNC;
+        }
+        if r.len == self.prev_len {
+            tag |= TAG_SAME_LEN;
+        }
+        if r.stream == self.prev_stream {
+            tag |= TAG_SAME_STREAM;
+        }
+        self.buf.push(tag);
+        put_varint(
+            &mut self.buf,
+            zigzag(r.t_ns.wrapping_sub(self.prev_t) as i64),
+        );
+        if tag & TAG_SAME_STREAM == 0 {
+            put_varint(&mut self.buf, r.stream as u64);
+        }
+        put_varint(
+            &mut self.buf,
+            zigzag(r.offset.wrapping_sub(self.prev_end) as i64),
+        );
+        if tag & TAG_SAME_LEN == 0 {
+            put_varint(&mut self.buf, r.len as u64);
+        }
+        if self.flags & FLAG_LATENCY != 0 {
+            put_varint(&mut self.buf, r.latency_ns);
+        }
+        self.prev_t = r.t_ns;
+        self.prev_end = r.end();
+        self.prev_len = r.len;
+        self.prev_stream = r.stream;
+        self.count += 1;
+        if self.buf.len() >= 1 << 12 {
+            self.flush_buf()?;
+        }
+        Ok(())
+    }
+
+    fn flush_buf(&mut self) -> Result<(), TraceError> {
+        if let Some(out) = self.out.as_mut() {
+            out.write_all(&self.buf)?;
+        }
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes the trailer and flushes; returns the inner writer.
+    pub fn finish(mut self) -> Result<W, TraceError> {
+        self.finish_inner()?;
+        Ok(self.out.take().expect("writer already finished"))
+    }
+
+    fn finish_inner(&mut self) -> Result<(), TraceError> {
+        if self.out.is_none() {
+            return Ok(());
+        }
+        self.buf.push(TAG_TRAILER);
+        let n = self.count;
+        put_varint(&mut self.buf, n);
+        self.flush_buf()?;
+        if let Some(out) = self.out.as_mut() {
+            out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Drop for Writer<W> {
+    fn drop(&mut self) {
+        if self.out.is_some() {
+            let _ = self.finish_inner();
+        }
+    }
+}
+
+/// Streams records out of a trace.
+pub struct Reader<R: Read> {
+    input: R,
+    header: Header,
+    prev_t: u64,
+    prev_end: u64,
+    prev_len: u32,
+    prev_stream: u32,
+    index: u64,
+    done: bool,
+    truncated: bool,
+}
+
+impl Reader<BufReader<File>> {
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+        Reader::new(BufReader::with_capacity(1 << 16, f), &path.display().to_string())
+    }
+}
+
+fn read_byte<R: Read>(r: &mut R) -> std::io::Result<Option<u8>> {
+    let mut b = [0u8; 1];
+    loop {
+        match r.read(&mut b) {
+            Ok(0) => return Ok(None),
+            Ok(_) => return Ok(Some(b[0])),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Reads a varint; `Ok(None)` at a clean end of input before its first byte.
+fn get_varint<R: Read>(r: &mut R) -> Result<Option<u64>, std::io::Error> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let Some(b) = read_byte(r)? else {
+            return if shift == 0 {
+                Ok(None)
+            } else {
+                Err(std::io::ErrorKind::UnexpectedEof.into())
+            };
+        };
+        if shift >= 64 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "varint longer than 64 bits",
+            ));
+        }
+        v |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            return Ok(Some(v));
+        }
+        shift += 7;
+    }
+}
+
+impl<R: Read> Reader<R> {
+    /// Reads the header; `what` names the input in errors.
+    pub fn new(mut input: R, what: &str) -> Result<Self, TraceError> {
+        let mut fixed = [0u8; 20];
+        if input.read_exact(&mut fixed).is_err() || &fixed[..7] != MAGIC {
+            return Err(TraceError::NotATrace(what.to_string()));
+        }
+        let version = fixed[7];
+        if version > VERSION || version == 0 {
+            return Err(TraceError::Version {
+                what: what.to_string(),
+                found: version,
+                supported: VERSION,
+            });
+        }
+        let flags = u32::from_le_bytes(fixed[8..12].try_into().expect("4 bytes"));
+        let start_unix_ns = u64::from_le_bytes(fixed[12..20].try_into().expect("8 bytes"));
+        let n = get_varint(&mut input)?.ok_or(TraceError::NotATrace(what.to_string()))?;
+        if n > 4096 {
+            return Err(TraceError::NotATrace(what.to_string()));
+        }
+        let mut s = vec![0u8; n as usize];
+        input.read_exact(&mut s)?;
+        Ok(Reader {
+            input,
+            header: Header {
+                version,
+                flags,
+                start_unix_ns,
+                source: String::from_utf8_lossy(&s).into_owned(),
+            },
+            prev_t: 0,
+            prev_end: 0,
+            prev_len: 0,
+            prev_stream: 0,
+            index: 0,
+            done: false,
+            truncated: false,
+        })
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// True when the input ended without the trailer (the writer did not finish).
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    fn corrupt(&self, why: impl Into<String>) -> TraceError {
+        TraceError::Corrupt {
+            index: self.index,
+            why: why.into(),
+        }
+    }
+
+    fn need(&self, v: Result<Option<u64>, std::io::Error>) -> Result<u64, TraceError> {
+        match v {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => Err(self.corrupt("record cut short")),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                Err(self.corrupt("record cut short"))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(self.corrupt(e.to_string())),
+            Err(e) => Err(TraceError::Stream(e)),
+        }
+    }
+
+    fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        let tag = match read_byte(&mut self.input)? {
+            None => {
+                self.truncated = true;
+                return Ok(None);
+            }
+            Some(t) => t,
+        };
+        if tag == TAG_TRAILER {
+            let n = get_varint(&mut self.input);
+            let n = self.need(n)?;
+            if n != self.index {
+                return Err(self.corrupt(format!(
+                    "trailer counts {n} records but {} were read",
+                    self.index
+                )));
+            }
+            return Ok(None);
+        }
+        if tag & 0xE0 != 0 {
+            return Err(self.corrupt(format!("invalid tag byte {tag:#04x}")));
+        }
+        let dt = get_varint(&mut self.input);
+        let dt = unzigzag(self.need(dt)?);
+        let stream = if tag & TAG_SAME_STREAM != 0 {
+            self.prev_stream
+        } else {
+            let s = get_varint(&mut self.input);
+            self.need(s)? as u32
+        };
+        let doff = get_varint(&mut self.input);
+        let doff = unzigzag(self.need(doff)?);
+        let len = if tag & TAG_SAME_LEN != 0 {
+            self.prev_len
+        } else {
+            let l = get_varint(&mut self.input);
+            let l = self.need(l)?;
+            u32::try_from(l).map_err(|_| self.corrupt("length over 4 GiB"))?
+        };
+        let latency_ns = if self.header.flags & FLAG_LATENCY != 0 {
+            let l = get_varint(&mut self.input);
+            self.need(l)?
+        } else {
+            0
+        };
+        let rec = Record {
+            t_ns: self.prev_t.wrapping_add(dt as u64),
+            offset: self.prev_end.wrapping_add(doff as u64),
+            len,
+            op: Op::from_bits(tag),
+            sync: tag & TAG_SYNC != 0,
+            stream,
+            latency_ns,
+        };
+        self.prev_t = rec.t_ns;
+        self.prev_end = rec.end();
+        self.prev_len = len;
+        self.prev_stream = stream;
+        self.index += 1;
+        Ok(Some(rec))
+    }
+}
+
+impl<R: Read> Iterator for Reader<R> {
+    type Item = Result<Record, TraceError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.next_record() {
+            Ok(Some(r)) => Some(Ok(r)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<Record> {
+        let mut v = Vec::new();
+        let mut t = 0;
+        for i in 0..1000u64 {
+            t += (i * 7919) % 5000;
+            let mut r = Record::new(t, (i * 104_729) % (1 << 30), 4096 * (1 + (i % 3) as u32), Op::from_bits(i as u8));
+            r.sync = i % 5 == 0;
+            r.stream = (i % 4) as u32;
+            r.latency_ns = i * 13;
+            v.push(r);
+        }
+        // out-of-order time and a backwards offset
+        v.push(Record::new(1, 0, 0, Op::Sync));
+        v
+    }
+
+    #[test]
+    fn round_trip_with_and_without_latency() {
+        for flags in [0, FLAG_LATENCY] {
+            let recs = sample();
+            let mut w = Writer::new(Vec::new(), &Header::new("test", 42, flags)).unwrap();
+            for r in &recs {
+                w.write(r).unwrap();
+            }
+            let bytes = w.finish().unwrap();
+            let mut rd = Reader::new(&bytes[..], "mem").unwrap();
+            assert_eq!(rd.header().source, "test");
+            assert_eq!(rd.header().start_unix_ns, 42);
+            let back: Vec<Record> = (&mut rd).map(|r| r.unwrap()).collect();
+            assert!(!rd.truncated());
+            let want: Vec<Record> = recs
+                .iter()
+                .map(|r| Record {
+                    latency_ns: if flags == 0 { 0 } else { r.latency_ns },
+                    ..*r
+                })
+                .collect();
+            assert_eq!(back, want);
+        }
+    }
+
+    #[test]
+    fn sequential_records_are_compact() {
+        let mut w = Writer::new(Vec::new(), &Header::new("", 0, 0)).unwrap();
+        for i in 0..1000u64 {
+            w.write(&Record::new(i * 100, i * 4096, 4096, Op::Read)).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        // tag + 1-2 byte dt + 1 byte doff = at most 4 bytes a record
+        assert!(bytes.len() < 1000 * 4 + 64, "{} bytes", bytes.len());
+    }
+
+    #[test]
+    fn truncated_and_corrupt_inputs() {
+        let mut w = Writer::new(Vec::new(), &Header::new("", 0, 0)).unwrap();
+        for i in 0..10u64 {
+            w.write(&Record::new(i, i * 4096, 4096, Op::Write)).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        // cut the trailer: 10 records, flagged truncated
+        let cut = &bytes[..bytes.len() - 2];
+        let mut rd = Reader::new(cut, "mem").unwrap();
+        assert_eq!((&mut rd).filter(|r| r.is_ok()).count(), 10);
+        assert!(rd.truncated());
+        // wrong count in the trailer
+        let mut bad = bytes.clone();
+        *bad.last_mut().unwrap() = 9;
+        assert!(Reader::new(&bad[..], "mem").unwrap().any(|r| r.is_err()));
+        assert!(matches!(
+            Reader::new(&b"hello world, not a trace"[..], "x"),
+            Err(TraceError::NotATrace(_))
+        ));
+        let mut v2 = bytes.clone();
+        v2[7] = 9;
+        assert!(matches!(Reader::new(&v2[..], "x"), Err(TraceError::Version { .. })));
+    }
+}

@@ -1,0 +1,440 @@
+//! `disktier catalog check`: every price has a source and a date, ranges are sane, no duplicates,
+//! prices refer to known regions and types of the same cloud, and rules are consistent with
+//! the prices (a provisioned dimension has a price; a price list's stated limits agree).
+
+use crate::fmt::{int, num};
+use crate::model::{Catalog, IopsRule, ThroughputRule};
+use serde::Serialize;
+use std::collections::HashSet;
+
+/// What `check` found: problems fail the check, warnings do not.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    pub problems: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Entries checked, per section.
+    pub counted: Counted,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Counted {
+    pub regions: usize,
+    pub volume_types: usize,
+    pub volume_prices: usize,
+    pub instances: usize,
+    pub instance_prices: usize,
+    pub weak_prices: usize,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+const CLOUDS: [&str; 2] = ["aws", "gcp"];
+
+/// `YYYY-MM` or `YYYY-MM-DD`.
+fn is_date(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    let digits = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_digit());
+    match parts.as_slice() {
+        [y, m] => digits(y, 4) && digits(m, 2) && (1..=12).contains(&m.parse::<u32>().unwrap_or(0)),
+        [y, m, d] => {
+            digits(y, 4)
+                && digits(m, 2)
+                && digits(d, 2)
+                && (1..=12).contains(&m.parse::<u32>().unwrap_or(0))
+                && (1..=31).contains(&d.parse::<u32>().unwrap_or(0))
+        }
+        _ => false,
+    }
+}
+
+fn dated(p: &mut Vec<String>, what: &str, source: &str, date: &str) {
+    if source.trim().is_empty() {
+        p.push(format!(
+            "{what}: no source (say where the figure comes from)"
+        ));
+    }
+    if date.trim().is_empty() {
+        p.push(format!("{what}: no date"));
+    } else if !is_date(date) {
+        p.push(format!(
+            "{what}: date '{date}' is not YYYY-MM or YYYY-MM-DD"
+        ));
+    }
+}
+
+fn dup(p: &mut Vec<String>, seen: &mut HashSet<String>, key: String, what: &str) {
+    if !seen.insert(key.clone()) {
+        p.push(format!("{what} {key} appears twice"));
+    }
+}
+
+/// Validates a (merged) catalog.
+pub fn check(cat: &Catalog) -> Report {
+    let mut p = vec![];
+    let mut w = vec![];
+    let mut counted = Counted::default();
+
+    match &cat.version {
+        Some(v) if !v.trim().is_empty() => {}
+        _ => p.push("catalog: no top-level version".into()),
+    }
+    match &cat.date {
+        Some(d) if is_date(d) => {}
+        Some(d) => p.push(format!("catalog: date '{d}' is not YYYY-MM or YYYY-MM-DD")),
+        None => p.push("catalog: no top-level date".into()),
+    }
+
+    let mut seen = HashSet::new();
+    for r in &cat.regions {
+        counted.regions += 1;
+        dup(&mut p, &mut seen, r.name.clone(), "region");
+        if !CLOUDS.contains(&r.cloud.as_str()) {
+            p.push(format!(
+                "region {}: unknown cloud '{}' (aws or gcp)",
+                r.name, r.cloud
+            ));
+        }
+    }
+
+    let mut seen = HashSet::new();
+    for t in &cat.volume_types {
+        counted.volume_types += 1;
+        let what = format!("volume type {}", t.name);
+        dup(&mut p, &mut seen, t.name.clone(), "volume type");
+        dated(&mut p, &what, &t.source, &t.date);
+        if !CLOUDS.contains(&t.cloud.as_str()) {
+            p.push(format!("{what}: unknown cloud '{}'", t.cloud));
+        }
+        if t.min_gib == 0 || t.min_gib > t.max_gib {
+            p.push(format!(
+                "{what}: size range {}-{} GiB is not sane",
+                int(t.min_gib),
+                int(t.max_gib)
+            ));
+        }
+        match &t.iops {
+            IopsRule::Provisioned {
+                included,
+                min,
+                max,
+                max_per_gib,
+            } => {
+                if min > max || included > max {
+                    p.push(format!(
+                        "{what}: IOPS range {}-{} (included {}) is not sane",
+                        int(*min),
+                        int(*max),
+                        int(*included)
+                    ));
+                }
+                if let Some(per) = max_per_gib {
+                    if *per <= 0.0 {
+                        p.push(format!("{what}: max_per_gib must be positive"));
+                    } else if (*per * t.max_gib as f64) < *min as f64 {
+                        p.push(format!(
+                            "{what}: even the largest volume ({} GiB x {}) cannot reach the minimum {} IOPS",
+                            int(t.max_gib),
+                            num(*per),
+                            int(*min)
+                        ));
+                    }
+                }
+            }
+            IopsRule::Scaled {
+                per_gib, min, max, ..
+            } => {
+                if *per_gib < 0.0 || min > max {
+                    p.push(format!("{what}: scaled IOPS rule is not sane"));
+                }
+            }
+            IopsRule::Cap { max } => {
+                if *max == 0 {
+                    p.push(format!("{what}: IOPS cap of 0"));
+                }
+            }
+            IopsRule::Unknown => {}
+        }
+        match &t.throughput {
+            ThroughputRule::Provisioned {
+                included_mibs,
+                min_mibs,
+                max_mibs,
+                max_mibs_per_iops,
+            } => {
+                if min_mibs > max_mibs || included_mibs > max_mibs {
+                    p.push(format!("{what}: throughput range is not sane"));
+                }
+                if max_mibs_per_iops.is_some() && !matches!(t.iops, IopsRule::Provisioned { .. }) {
+                    p.push(format!("{what}: max_mibs_per_iops needs provisioned IOPS"));
+                }
+            }
+            ThroughputRule::Tiers { tiers } => {
+                if tiers.is_empty() {
+                    p.push(format!("{what}: throughput tiers are empty"));
+                }
+                if tiers.windows(2).any(|x| x[0].from_gib >= x[1].from_gib) {
+                    p.push(format!(
+                        "{what}: throughput tiers are not ascending by from_gib"
+                    ));
+                }
+            }
+            ThroughputRule::PerTib {
+                baseline_per_tib,
+                burst_per_tib,
+                max_mibs,
+                bucket_mib_per_tib,
+            } => {
+                if baseline_per_tib > burst_per_tib
+                    || *max_mibs <= 0.0
+                    || *bucket_mib_per_tib <= 0.0
+                {
+                    p.push(format!("{what}: per-TiB throughput rule is not sane"));
+                }
+            }
+            ThroughputRule::PerIops { mibs_per_iops, .. } => {
+                if *mibs_per_iops <= 0.0 {
+                    p.push(format!("{what}: mibs_per_iops must be positive"));
+                }
+                if !matches!(t.iops, IopsRule::Provisioned { .. }) {
+                    p.push(format!(
+                        "{what}: per-IOPS throughput needs provisioned IOPS"
+                    ));
+                }
+            }
+            ThroughputRule::Scaled { .. } | ThroughputRule::Unknown => {}
+        }
+        if let Some(b) = &t.burst {
+            if b.bucket_credits <= 0.0 || !matches!(t.iops, IopsRule::Scaled { .. }) {
+                p.push(format!(
+                    "{what}: an I/O credit burst needs scaled IOPS and a positive bucket"
+                ));
+            }
+        }
+        if t.io_accounting_kib.is_some() && !matches!(t.iops, IopsRule::Cap { .. }) {
+            p.push(format!(
+                "{what}: io_accounting_kib only applies to capped IOPS (st1/sc1)"
+            ));
+        }
+    }
+
+    let mut seen = HashSet::new();
+    for pr in &cat.volume_prices {
+        counted.volume_prices += 1;
+        counted.weak_prices += usize::from(pr.weak);
+        let what = format!("price of {} in {}", pr.type_, pr.region);
+        dup(
+            &mut p,
+            &mut seen,
+            format!("{}/{}", pr.region, pr.type_),
+            "volume price",
+        );
+        dated(&mut p, &what, &pr.source, &pr.date);
+        let reg = cat.region(&pr.region);
+        let vt = cat.volume_type(&pr.type_);
+        if reg.is_none() {
+            p.push(format!(
+                "{what}: region {} is not in the catalog",
+                pr.region
+            ));
+        }
+        let Some(vt) = vt else {
+            p.push(format!("{what}: type {} is not in the catalog", pr.type_));
+            continue;
+        };
+        if let Some(reg) = reg {
+            if reg.cloud != vt.cloud {
+                p.push(format!(
+                    "{what}: a {} type priced in a {} region",
+                    vt.cloud, reg.cloud
+                ));
+            }
+            if reg.weak && !pr.weak {
+                w.push(format!(
+                    "{what}: region {} is marked weak but the price is not",
+                    reg.name
+                ));
+            }
+        }
+        if !(pr.storage_gb_month > 0.0 && pr.storage_gb_month < 10.0) {
+            p.push(format!(
+                "{what}: storage ${}/GB-month is not sane",
+                pr.storage_gb_month
+            ));
+        }
+        for x in [pr.iops_month, pr.throughput_mibs_month]
+            .into_iter()
+            .flatten()
+        {
+            if !(x > 0.0 && x < 10.0) {
+                p.push(format!("{what}: unit price {x} is not sane"));
+            }
+        }
+        let provisioned_iops = match &vt.iops {
+            IopsRule::Provisioned { included, max, .. } => included < max,
+            _ => false,
+        };
+        let has_iops_price = pr.iops_month.is_some() || pr.iops_tiers.is_some();
+        if provisioned_iops && !has_iops_price {
+            p.push(format!(
+                "{what}: {} takes provisioned IOPS but has no IOPS price",
+                vt.name
+            ));
+        }
+        if !provisioned_iops && has_iops_price {
+            p.push(format!(
+                "{what}: an IOPS price for a type without provisioned IOPS"
+            ));
+        }
+        if pr.iops_month.is_some() && pr.iops_tiers.is_some() {
+            p.push(format!("{what}: both iops_month and iops_tiers"));
+        }
+        if let Some(tiers) = &pr.iops_tiers {
+            let ups: Vec<u64> = tiers.iter().filter_map(|t| t.up_to).collect();
+            if ups.windows(2).any(|x| x[0] >= x[1])
+                || tiers.iter().rev().skip(1).any(|t| t.up_to.is_none())
+                || tiers.last().is_some_and(|t| t.up_to.is_some())
+            {
+                p.push(format!(
+                    "{what}: IOPS tiers must ascend and end with an open tier"
+                ));
+            }
+        }
+        let provisioned_tp = matches!(
+            &vt.throughput,
+            ThroughputRule::Provisioned { included_mibs, max_mibs, .. } if included_mibs < max_mibs
+        );
+        if provisioned_tp && pr.throughput_mibs_month.is_none() {
+            p.push(format!(
+                "{what}: {} takes provisioned throughput but has no throughput price",
+                vt.name
+            ));
+        }
+        if !provisioned_tp && pr.throughput_mibs_month.is_some() {
+            p.push(format!(
+                "{what}: a throughput price for a type without provisioned throughput"
+            ));
+        }
+        // A price list's own limits (imported) against the rules: a warning, since the price
+        // list's free-text attributes lag behind the user guide (gp3's 2025 raise).
+        if let Some(m) = pr.offer_max_gib {
+            if m != vt.max_gib {
+                w.push(format!(
+                    "{what}: the price list says at most {} GiB, the rules say {}",
+                    int(m),
+                    int(vt.max_gib)
+                ));
+            }
+        }
+        if let Some(m) = pr.offer_max_iops {
+            let rule_max = match &vt.iops {
+                IopsRule::Provisioned { max, .. }
+                | IopsRule::Scaled { max, .. }
+                | IopsRule::Cap { max } => Some(*max),
+                IopsRule::Unknown => None,
+            };
+            if rule_max.is_some_and(|r| r != m) {
+                w.push(format!(
+                    "{what}: the price list says at most {} IOPS, the rules say {}",
+                    int(m),
+                    int(rule_max.unwrap_or(0))
+                ));
+            }
+        }
+    }
+
+    let mut seen = HashSet::new();
+    for i in &cat.instances {
+        counted.instances += 1;
+        let what = format!("instance {}", i.name);
+        dup(&mut p, &mut seen, i.name.clone(), "instance");
+        dated(&mut p, &what, &i.source, &i.date);
+        if let Some(s) = &i.store {
+            if s.count == 0 || s.size_gb == 0 {
+                p.push(format!(
+                    "{what}: instance store of {} x {} GB",
+                    s.count, s.size_gb
+                ));
+            }
+        }
+        if i.store.is_none() && (i.store_read_iops.is_some() || i.store_write_iops.is_some()) {
+            p.push(format!("{what}: store IOPS without a store"));
+        }
+    }
+    let mut seen = HashSet::new();
+    for pr in &cat.instance_prices {
+        counted.instance_prices += 1;
+        counted.weak_prices += usize::from(pr.weak);
+        let what = format!("price of {} in {}", pr.type_, pr.region);
+        dup(
+            &mut p,
+            &mut seen,
+            format!("{}/{}", pr.region, pr.type_),
+            "instance price",
+        );
+        dated(&mut p, &what, &pr.source, &pr.date);
+        if cat.region(&pr.region).is_none() {
+            p.push(format!(
+                "{what}: region {} is not in the catalog",
+                pr.region
+            ));
+        }
+        match cat.instance(&pr.type_) {
+            None => p.push(format!(
+                "{what}: instance {} is not in the catalog",
+                pr.type_
+            )),
+            Some(i) => {
+                if cat.region(&pr.region).is_some_and(|r| r.cloud != i.cloud) {
+                    p.push(format!(
+                        "{what}: a {} instance priced in another cloud's region",
+                        i.cloud
+                    ));
+                }
+            }
+        }
+        if !(pr.usd_per_hour > 0.0 && pr.usd_per_hour < 1000.0) {
+            p.push(format!("{what}: ${}/hour is not sane", pr.usd_per_hour));
+        }
+    }
+    Report {
+        problems: p,
+        warnings: w,
+        counted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_catalog_passes() {
+        let r = check(&Catalog::embedded());
+        assert!(r.ok(), "{:#?}", r.problems);
+        assert!(r.counted.weak_prices >= 3);
+    }
+
+    #[test]
+    fn finds_missing_sources_duplicates_and_inconsistent_rules() {
+        let mut c = Catalog::embedded();
+        c.volume_prices[0].source.clear();
+        let dup = c.volume_prices[1].clone();
+        c.volume_prices.push(dup);
+        c.volume_prices
+            .iter_mut()
+            .find(|p| p.type_ == "gp3")
+            .unwrap()
+            .throughput_mibs_month = None;
+        c.volume_prices[2].date = "June 2024".into();
+        let r = check(&c);
+        let all = r.problems.join("\n");
+        assert!(all.contains("no source"), "{all}");
+        assert!(all.contains("appears twice"), "{all}");
+        assert!(all.contains("no throughput price"), "{all}");
+        assert!(all.contains("is not YYYY-MM"), "{all}");
+    }
+}

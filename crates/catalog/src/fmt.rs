@@ -1,0 +1,94 @@
+//! Number formatting for messages and tables: thousands separators, dollars, and the AWS Pricing
+//! Calculator's rounding of each line item to the cent.
+
+/// Rounds a dollar amount to the cent, half up, as the AWS Pricing Calculator does per line item
+/// (catalog-facts.md: "rounds each line item to the cent before summing"). The tiny nudge keeps
+/// binary floating point from turning 36.575 into 36.57499999.
+pub fn round_cents(usd: f64) -> f64 {
+    ((usd * 100.0) + 1e-6).round() / 100.0
+}
+
+/// `16000` -> `16,000`.
+pub fn int(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A float shown as an integer with separators when whole, else with up to 2 decimals.
+pub fn num(x: f64) -> String {
+    if (x - x.round()).abs() < 1e-9 && x >= 0.0 {
+        int(x.round() as u64)
+    } else if x >= 0.0 {
+        let whole = x.trunc() as u64;
+        let frac = format!("{:.2}", x - x.trunc());
+        let frac = frac.trim_start_matches('0').trim_end_matches('0');
+        if frac == "." || frac == "1." {
+            // Rounded up to the next integer.
+            int((x.round()) as u64)
+        } else {
+            format!("{}{}", int(whole), frac)
+        }
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// `$1,234.50`.
+pub fn usd(x: f64) -> String {
+    let neg = x < 0.0;
+    let cents = (x.abs() * 100.0 + 1e-6).round() as u64;
+    format!(
+        "{}${}.{:02}",
+        if neg { "-" } else { "" },
+        int(cents / 100),
+        cents % 100
+    )
+}
+
+/// A unit price with as many decimals as it has (`$0.0836`, `$0.005`).
+pub fn unit_usd(x: f64) -> String {
+    let s = format!("{x:.6}");
+    let s = s.trim_end_matches('0');
+    let s = if s.ends_with('.') {
+        format!("{s}00")
+    } else {
+        s.to_string()
+    };
+    format!("${s}")
+}
+
+/// Seconds as `33 min`, `1.4 h`, `45 s`.
+pub fn secs(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cents_round_half_up_like_the_calculator() {
+        // 875 MiB/s x $0.0418 = 36.575 -> 36.58 (seed 001's line item).
+        assert_eq!(round_cents(875.0 * 0.0418), 36.58);
+        assert_eq!(round_cents(36.0 * 0.0836), 3.01);
+        assert_eq!(usd(1234.5), "$1,234.50");
+        assert_eq!(int(5_400_000), "5,400,000");
+        assert_eq!(num(0.25), "0.25");
+        assert_eq!(num(16000.0), "16,000");
+        assert_eq!(unit_usd(0.08), "$0.08");
+        assert_eq!(unit_usd(0.0836), "$0.0836");
+    }
+}

@@ -1,0 +1,68 @@
+//! `disktier catalog import`: turns a cloud's own price list into a catalog file that
+//! `--catalog FILE` merges over the embedded one. One file per source format:
+//! [`aws_offer`] reads AWS's bulk price list offer file, streaming.
+
+pub mod aws_offer;
+
+use crate::model::Catalog;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not an AWS offer file: {message}")]
+    Shape { path: PathBuf, message: String },
+    #[error("{path} is not valid JSON or is cut short: {message}")]
+    Json { path: PathBuf, message: String },
+    #[error("{path} has no EBS or EC2 prices for region {region}{}", if .seen.is_empty() { " (no region codes found in its products)".to_string() } else { format!(" (its products are for {}): download the offer file of {region}, or pass --region {}", .seen.join(", "), .seen[0]) })]
+    NoPrices {
+        path: PathBuf,
+        region: String,
+        seen: Vec<String>,
+    },
+    #[error("the catalog imported from {path} does not pass `catalog check`: {}", .problems.join("; "))]
+    Check {
+        path: PathBuf,
+        problems: Vec<String>,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Writes `cat` as TOML to `out` atomically: a temporary file beside it, renamed on success, so a
+/// failed import leaves nothing (and never half a file) behind.
+pub fn write_atomically(cat: &Catalog, header: &str, out: &Path) -> Result<(), ImportError> {
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let werr = |source| ImportError::Write {
+        path: out.to_path_buf(),
+        source,
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".disktier-catalog-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(werr)?;
+    tmp.write_all(header.as_bytes()).map_err(werr)?;
+    tmp.write_all(cat.to_toml().as_bytes()).map_err(werr)?;
+    // tempfile creates 0600; a catalog is not a secret.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(werr)?;
+    }
+    tmp.as_file().sync_all().map_err(werr)?;
+    tmp.persist(out).map_err(|e| werr(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,469 @@
+//! The catalog's data model (what `data/catalog.toml` and a user's `--catalog FILE` hold), the
+//! embedded copy, loading and merging by region + type.
+//!
+//! Rules are tagged enums (`model = "provisioned" | "scaled" | ...`), so a new limit or a new
+//! price is a data edit; a new *kind* of rule is the only thing that needs code.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The catalog compiled into the binary.
+pub const EMBEDDED: &str = include_str!("../data/catalog.toml");
+
+/// Why a catalog file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read catalog {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("catalog {path} is not a valid catalog file: {message} (see `disktier catalog show --format json` for the shape, or docs/catalog.md)")]
+    Parse { path: String, message: String },
+}
+
+/// A whole catalog, or an overlay of one (every section optional).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Catalog {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, rename = "region", skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<Region>,
+    #[serde(default, rename = "volume_type", skip_serializing_if = "Vec::is_empty")]
+    pub volume_types: Vec<VolumeType>,
+    #[serde(
+        default,
+        rename = "volume_price",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub volume_prices: Vec<VolumePrice>,
+    #[serde(default, rename = "instance", skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<Instance>,
+    #[serde(
+        default,
+        rename = "instance_price",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub instance_prices: Vec<InstancePrice>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Region {
+    pub name: String,
+    /// "aws" or "gcp".
+    pub cloud: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub weak: bool,
+    /// The prefix of this region's usagetypes in AWS's offer file ("EUN1-").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_prefix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A volume type's performance rules (region-independent).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VolumeType {
+    pub name: String,
+    pub cloud: String,
+    #[serde(default)]
+    pub description: String,
+    /// "hdd" marks a cheap backing candidate for hybrid caches; anything else is solid state.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub media: String,
+    pub min_gib: u64,
+    pub max_gib: u64,
+    /// Sold in units of this many GiB (GCP local SSD: 375).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_gib: Option<u64>,
+    /// Data is lost when the machine stops (local SSD).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ephemeral: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<String>,
+    pub iops: IopsRule,
+    pub throughput: ThroughputRule,
+    /// I/O credit bucket (gp2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<IoBurst>,
+    /// Each I/O up to this size counts as this size against throughput (st1/sc1: 1,024 KiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_accounting_kib: Option<u64>,
+    pub source: String,
+    pub date: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub weak: bool,
+}
+
+/// How a type's IOPS come about.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum IopsRule {
+    /// The user provisions IOPS in `min..=max`, at most `max_per_gib` per GiB; `included` come free.
+    Provisioned {
+        #[serde(default)]
+        included: u64,
+        min: u64,
+        max: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_per_gib: Option<f64>,
+    },
+    /// IOPS = base + per_gib x size, clamped to `min..=max` (gp2, GCP pd-*).
+    Scaled {
+        per_gib: f64,
+        #[serde(default)]
+        base: f64,
+        min: u64,
+        max: u64,
+    },
+    /// A fixed cap (st1/sc1), with small I/O further bounded by throughput (io_accounting_kib).
+    Cap { max: u64 },
+    /// Not in the catalog.
+    Unknown,
+}
+
+/// How a type's throughput comes about.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ThroughputRule {
+    /// Provisioned in `min_mibs..=max_mibs`, at most `max_mibs_per_iops` per provisioned IOPS.
+    Provisioned {
+        included_mibs: f64,
+        min_mibs: f64,
+        max_mibs: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_mibs_per_iops: Option<f64>,
+    },
+    /// base + per_gib x size, capped.
+    Scaled {
+        per_gib: f64,
+        #[serde(default)]
+        base: f64,
+        max_mibs: f64,
+    },
+    /// Size tiers (gp2), ascending by `from_gib`.
+    Tiers {
+        tiers: Vec<ThroughputTier>,
+    },
+    /// Follows provisioned IOPS (io1/io2).
+    PerIops {
+        mibs_per_iops: f64,
+        max_mibs: f64,
+        #[serde(default, skip_serializing_if = "is_false")]
+        weak: bool,
+    },
+    /// Per TiB of size with a burst bucket of throughput credits (st1/sc1).
+    PerTib {
+        baseline_per_tib: f64,
+        burst_per_tib: f64,
+        max_mibs: f64,
+        bucket_mib_per_tib: f64,
+    },
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ThroughputTier {
+    /// The tier applies from this size on (until the next tier's `from_gib`).
+    pub from_gib: u64,
+    pub mibs: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_mibs: Option<f64>,
+}
+
+/// gp2's I/O credit bucket.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IoBurst {
+    pub burst_iops: u64,
+    pub bucket_credits: f64,
+}
+
+/// Unit prices of one volume type in one region.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VolumePrice {
+    pub region: String,
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// USD per GB-month, applied per GiB as AWS bills.
+    pub storage_gb_month: f64,
+    /// USD per provisioned IOPS-month above the type's included IOPS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops_month: Option<f64>,
+    /// Tiered IOPS prices (io2): each tier's price applies to the IOPS inside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops_tiers: Option<Vec<IopsTier>>,
+    /// USD per MiB/s-month above the type's included throughput.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_mibs_month: Option<f64>,
+    /// Limits the price list states (import only; `catalog check` compares them with the rules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offer_max_gib: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offer_max_iops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offer_max_mibs: Option<f64>,
+    pub source: String,
+    pub date: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub weak: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IopsTier {
+    /// Last IOPS of the tier; none for the open top tier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_to: Option<u64>,
+    pub usd: f64,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub weak: bool,
+}
+
+/// An instance or machine type (region-independent facts).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Instance {
+    pub name: String,
+    pub cloud: String,
+    /// Instance store disks (AWS); none for EBS-only types.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<Store>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_read_iops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_write_iops: Option<u64>,
+    /// GCP: the local SSD counts this machine type allows (empty: none, as e2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_ssd_counts: Option<Vec<u32>>,
+    pub source: String,
+    pub date: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub weak: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Store {
+    pub count: u32,
+    /// Decimal GB as AWS lists it.
+    pub size_gb: u64,
+}
+
+impl Store {
+    /// Total bytes (AWS lists instance store in decimal GB).
+    pub fn total_bytes(&self) -> u64 {
+        self.count as u64 * self.size_gb * 1_000_000_000
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InstancePrice {
+    pub region: String,
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub usd_per_hour: f64,
+    pub source: String,
+    pub date: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub weak: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Catalog {
+    /// The embedded catalog. It is checked by a unit test, so a parse failure here is a build bug.
+    pub fn embedded() -> Catalog {
+        Catalog::parse(EMBEDDED, "embedded catalog").expect("embedded catalog parses")
+    }
+
+    pub fn parse(text: &str, name: &str) -> Result<Catalog, LoadError> {
+        toml::from_str(text).map_err(|e| LoadError::Parse {
+            path: name.to_string(),
+            message: e.message().to_string()
+                + &e.span()
+                    .map(|s| format!(" (at byte {})", s.start))
+                    .unwrap_or_default(),
+        })
+    }
+
+    pub fn load(path: &Path) -> Result<Catalog, LoadError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Catalog::parse(&text, &path.display().to_string())
+    }
+
+    /// The embedded catalog with an optional overlay file merged in.
+    pub fn with_overlay(path: Option<&Path>) -> Result<Catalog, LoadError> {
+        let mut cat = Catalog::embedded();
+        if let Some(p) = path {
+            cat.merge(Catalog::load(p)?);
+        }
+        Ok(cat)
+    }
+
+    /// Merges `other` into `self`: regions, types and instances by name, prices by region + type;
+    /// entries of `other` replace those of `self`, new ones are added.
+    pub fn merge(&mut self, other: Catalog) {
+        if other.version.is_some() {
+            self.version = other.version;
+        }
+        if other.date.is_some() {
+            self.date = other.date;
+        }
+        if other.source.is_some() {
+            self.source = other.source;
+        }
+        upsert(&mut self.regions, other.regions, |a, b| a.name == b.name);
+        upsert(&mut self.volume_types, other.volume_types, |a, b| {
+            a.name == b.name
+        });
+        upsert(&mut self.volume_prices, other.volume_prices, |a, b| {
+            a.region == b.region && a.type_ == b.type_
+        });
+        upsert(&mut self.instances, other.instances, |a, b| {
+            a.name == b.name
+        });
+        upsert(&mut self.instance_prices, other.instance_prices, |a, b| {
+            a.region == b.region && a.type_ == b.type_
+        });
+    }
+
+    pub fn region(&self, name: &str) -> Option<&Region> {
+        self.regions.iter().find(|r| r.name == name)
+    }
+    pub fn volume_type(&self, name: &str) -> Option<&VolumeType> {
+        self.volume_types.iter().find(|t| t.name == name)
+    }
+    pub fn volume_price(&self, region: &str, type_: &str) -> Option<&VolumePrice> {
+        self.volume_prices
+            .iter()
+            .find(|p| p.region == region && p.type_ == type_)
+    }
+    pub fn instance(&self, name: &str) -> Option<&Instance> {
+        self.instances.iter().find(|i| i.name == name)
+    }
+    pub fn instance_price(&self, region: &str, type_: &str) -> Option<&InstancePrice> {
+        self.instance_prices
+            .iter()
+            .find(|p| p.region == region && p.type_ == type_)
+    }
+
+    /// Only what concerns one region (for `catalog show --region`).
+    pub fn for_region(&self, region: &str) -> Catalog {
+        let cloud = self.region(region).map(|r| r.cloud.clone());
+        let on_cloud = |c: &str| cloud.as_deref() == Some(c);
+        Catalog {
+            version: self.version.clone(),
+            date: self.date.clone(),
+            source: self.source.clone(),
+            regions: self
+                .regions
+                .iter()
+                .filter(|r| r.name == region)
+                .cloned()
+                .collect(),
+            volume_types: self
+                .volume_types
+                .iter()
+                .filter(|t| on_cloud(&t.cloud))
+                .cloned()
+                .collect(),
+            volume_prices: self
+                .volume_prices
+                .iter()
+                .filter(|p| p.region == region)
+                .cloned()
+                .collect(),
+            instances: self
+                .instances
+                .iter()
+                .filter(|i| on_cloud(&i.cloud))
+                .cloned()
+                .collect(),
+            instance_prices: self
+                .instance_prices
+                .iter()
+                .filter(|p| p.region == region)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a catalog always serializes")
+    }
+}
+
+fn upsert<T>(into: &mut Vec<T>, from: Vec<T>, same: impl Fn(&T, &T) -> bool) {
+    for item in from {
+        match into.iter_mut().find(|x| same(x, &item)) {
+            Some(slot) => *slot = item,
+            None => into.push(item),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_catalog_parses_and_round_trips() {
+        let c = Catalog::embedded();
+        assert!(c.volume_type("gp3").is_some());
+        let again = Catalog::parse(&c.to_toml(), "round trip").unwrap();
+        assert_eq!(c, again);
+    }
+
+    #[test]
+    fn merge_replaces_by_region_and_type_and_adds_new() {
+        let mut c = Catalog::embedded();
+        let n = c.volume_prices.len();
+        let overlay = Catalog::parse(
+            r#"
+[[volume_price]]
+region = "us-east-1"
+type = "gp3"
+storage_gb_month = 0.07
+source = "negotiated"
+date = "2026-10"
+
+[[volume_price]]
+region = "eu-north-1"
+type = "sc1"
+storage_gb_month = 0.0168
+source = "negotiated"
+date = "2026-10"
+"#,
+            "overlay",
+        )
+        .unwrap();
+        c.merge(overlay);
+        assert_eq!(c.volume_prices.len(), n + 1);
+        assert_eq!(
+            c.volume_price("us-east-1", "gp3").unwrap().storage_gb_month,
+            0.07
+        );
+        // Untouched fields of other entries stay.
+        assert_eq!(
+            c.volume_price("us-east-1", "gp2").unwrap().storage_gb_month,
+            0.10
+        );
+        assert!(c.volume_price("eu-north-1", "sc1").is_some());
+    }
+}

@@ -1,0 +1,432 @@
+//! The volume performance model: from a type's rules (catalog data) and a configuration (size,
+//! provisioned IOPS and throughput) to baseline and burst IOPS and MiB/s, how long a burst lasts
+//! from a full bucket, and the rule that refuses a configuration the cloud would refuse.
+
+use crate::fmt::{int, num, secs};
+use crate::model::{IopsRule, ThroughputRule, VolumeType};
+use serde::Serialize;
+
+/// A configuration the cloud would refuse; the message names the rule and the fix.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct RuleError {
+    /// A short name of the rule ("iops_per_gib", "max_iops", "size", ...).
+    pub rule: &'static str,
+    pub message: String,
+}
+
+fn refuse(rule: &'static str, message: String) -> RuleError {
+    RuleError { rule, message }
+}
+
+/// A volume as the user asks for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VolumeConfig {
+    pub size_gib: u64,
+    /// Provisioned IOPS, for types that take them (default: the included or minimum IOPS).
+    pub iops: Option<u64>,
+    /// Provisioned MiB/s, for types that take them (default: the included throughput).
+    pub throughput_mibs: Option<f64>,
+}
+
+/// A configuration the rules accept, with defaults filled in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resolved {
+    pub size_gib: u64,
+    /// Provisioned IOPS (none where IOPS follow size).
+    pub iops: Option<u64>,
+    /// Provisioned MiB/s (none where throughput follows size or IOPS).
+    pub throughput_mibs: Option<f64>,
+}
+
+/// What a volume delivers.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Performance {
+    /// Sustained IOPS (for st1/sc1: small random I/O, each counted as 1 MiB).
+    pub baseline_iops: Option<f64>,
+    pub baseline_throughput_mibs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst_iops: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst_throughput_mibs: Option<f64>,
+    /// How long the burst lasts from a full bucket, in seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst_seconds: Option<f64>,
+    /// The IOPS cap for large (1 MiB) I/O, where it differs from `baseline_iops`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_iops: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Performance {
+    /// One line for people: "16,000 IOPS, 1,000 MiB/s" (+ burst).
+    pub fn summary(&self) -> String {
+        let mut s = match (self.baseline_iops, self.baseline_throughput_mibs) {
+            (Some(i), Some(t)) => format!("{} IOPS, {} MiB/s", num(i.floor()), num(t)),
+            (Some(i), None) => format!("{} IOPS", num(i.floor())),
+            (None, Some(t)) => format!("{} MiB/s", num(t)),
+            (None, None) => "performance not in the catalog".to_string(),
+        };
+        if self.burst_iops.is_some() || self.burst_throughput_mibs.is_some() {
+            let mut parts = vec![];
+            if let Some(i) = self.burst_iops {
+                parts.push(format!("{} IOPS", num(i.floor())));
+            }
+            if let Some(t) = self.burst_throughput_mibs {
+                parts.push(format!("{} MiB/s", num(t)));
+            }
+            s.push_str(&format!("; burst {}", parts.join(", ")));
+            if let Some(d) = self.burst_seconds {
+                s.push_str(&format!(" for {} from a full bucket", secs(d)));
+            }
+        }
+        s
+    }
+}
+
+/// Checks a configuration against the type's rules and fills in defaults.
+pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleError> {
+    let t = &vt.name;
+    let size = cfg.size_gib;
+    if size < vt.min_gib || size > vt.max_gib {
+        return Err(refuse(
+            "size",
+            format!(
+                "{t} volumes are {} to {} GiB: {} GiB is out of range",
+                int(vt.min_gib),
+                int(vt.max_gib),
+                int(size)
+            ),
+        ));
+    }
+    if let Some(unit) = vt.unit_gib {
+        if !size.is_multiple_of(unit) {
+            return Err(refuse(
+                "unit",
+                format!(
+                    "{t} comes in units of {unit} GiB: use {} GiB",
+                    int(size.div_ceil(unit) * unit)
+                ),
+            ));
+        }
+    }
+    let iops = match &vt.iops {
+        IopsRule::Provisioned {
+            included,
+            min,
+            max,
+            max_per_gib,
+        } => {
+            let iops = cfg.iops.unwrap_or((*included).max(*min));
+            if iops < *min || iops > *max {
+                return Err(refuse(
+                    "iops_range",
+                    format!(
+                        "{t} allows {} to {} provisioned IOPS: {} is out of range",
+                        int(*min),
+                        int(*max),
+                        int(iops)
+                    ),
+                ));
+            }
+            if let Some(per) = max_per_gib {
+                let allowed = (*per * size as f64).floor() as u64;
+                if iops > allowed {
+                    let need = (iops as f64 / per).ceil() as u64;
+                    return Err(refuse(
+                        "iops_per_gib",
+                        format!(
+                            "{t} allows at most {} IOPS per GiB: {} GiB allows {}; use at least {} GiB",
+                            num(*per),
+                            int(size),
+                            int(allowed),
+                            int(need)
+                        ),
+                    ));
+                }
+            }
+            Some(iops)
+        }
+        other => {
+            if let Some(asked) = cfg.iops {
+                let how = match other {
+                    IopsRule::Scaled { per_gib, base, .. } => {
+                        let need = ((asked as f64 - base) / per_gib).ceil().max(0.0) as u64;
+                        format!(
+                            "its IOPS follow size ({} per GiB): for {} IOPS use at least {} GiB, or gp3/io2",
+                            num(*per_gib),
+                            int(asked),
+                            int(need)
+                        )
+                    }
+                    IopsRule::Cap { max } => format!(
+                        "it delivers at most {} IOPS, set by size and throughput",
+                        int(*max)
+                    ),
+                    _ => "the catalog has no IOPS rule for it".to_string(),
+                };
+                return Err(refuse(
+                    "iops_not_provisioned",
+                    format!("{t} does not take provisioned IOPS: {how}"),
+                ));
+            }
+            None
+        }
+    };
+    let throughput = match &vt.throughput {
+        ThroughputRule::Provisioned {
+            included_mibs,
+            min_mibs,
+            max_mibs,
+            max_mibs_per_iops,
+        } => {
+            let tp = cfg.throughput_mibs.unwrap_or(*included_mibs);
+            if tp < *min_mibs || tp > *max_mibs {
+                return Err(refuse(
+                    "throughput_range",
+                    format!(
+                        "{t} allows {} to {} MiB/s: {} MiB/s is out of range",
+                        num(*min_mibs),
+                        num(*max_mibs),
+                        num(tp)
+                    ),
+                ));
+            }
+            if let (Some(per), Some(i)) = (max_mibs_per_iops, iops) {
+                let allowed = per * i as f64;
+                if tp > allowed + 1e-9 {
+                    let need = (tp / per).ceil() as u64;
+                    return Err(refuse(
+                        "throughput_per_iops",
+                        format!(
+                            "{t} allows at most {} MiB/s per provisioned IOPS: {} IOPS allow {} MiB/s; provision at least {} IOPS",
+                            num(*per),
+                            int(i),
+                            num(allowed),
+                            int(need)
+                        ),
+                    ));
+                }
+            }
+            Some(tp)
+        }
+        _ => {
+            if let Some(asked) = cfg.throughput_mibs {
+                return Err(refuse(
+                    "throughput_not_provisioned",
+                    format!(
+                        "{t} does not take provisioned throughput ({} MiB/s asked): its throughput follows {}",
+                        num(asked),
+                        match vt.throughput {
+                            ThroughputRule::PerIops { .. } => "provisioned IOPS",
+                            ThroughputRule::Unknown => "rules the catalog does not have",
+                            _ => "size",
+                        }
+                    ),
+                ));
+            }
+            None
+        }
+    };
+    Ok(Resolved {
+        size_gib: size,
+        iops,
+        throughput_mibs: throughput,
+    })
+}
+
+/// What a resolved configuration delivers.
+pub fn performance(vt: &VolumeType, r: &Resolved) -> Performance {
+    let size = r.size_gib as f64;
+    let mut p = Performance::default();
+
+    // Throughput first: st1/sc1's small-I/O IOPS follow from it.
+    match &vt.throughput {
+        ThroughputRule::Provisioned { .. } => p.baseline_throughput_mibs = r.throughput_mibs,
+        ThroughputRule::Scaled {
+            per_gib,
+            base,
+            max_mibs,
+        } => p.baseline_throughput_mibs = Some((base + per_gib * size).min(*max_mibs)),
+        ThroughputRule::Tiers { tiers } => {
+            if let Some(tier) = tiers.iter().rev().find(|t| r.size_gib >= t.from_gib) {
+                p.baseline_throughput_mibs = Some(tier.mibs);
+                p.burst_throughput_mibs = tier.burst_mibs;
+            }
+        }
+        ThroughputRule::PerIops {
+            mibs_per_iops,
+            max_mibs,
+            ..
+        } => p.baseline_throughput_mibs = r.iops.map(|i| (i as f64 * mibs_per_iops).min(*max_mibs)),
+        ThroughputRule::PerTib {
+            baseline_per_tib,
+            burst_per_tib,
+            max_mibs,
+            bucket_mib_per_tib,
+        } => {
+            let tib = size / 1024.0;
+            let base = (baseline_per_tib * tib).min(*max_mibs);
+            let burst = (burst_per_tib * tib).min(*max_mibs);
+            p.baseline_throughput_mibs = Some(base);
+            if burst > base {
+                p.burst_throughput_mibs = Some(burst);
+                // A full bucket holds `bucket_mib_per_tib` per TiB and drains at burst - baseline.
+                p.burst_seconds = Some(bucket_mib_per_tib * tib / (burst - base));
+            }
+        }
+        ThroughputRule::Unknown => {}
+    }
+
+    match &vt.iops {
+        IopsRule::Provisioned { .. } => p.baseline_iops = r.iops.map(|i| i as f64),
+        IopsRule::Scaled {
+            per_gib,
+            base,
+            min,
+            max,
+        } => {
+            let b = (base + per_gib * size).clamp(*min as f64, *max as f64);
+            p.baseline_iops = Some(b);
+            if let Some(burst) = &vt.burst {
+                let bi = burst.burst_iops as f64;
+                if b < bi {
+                    p.burst_iops = Some(bi);
+                    // gp2: the bucket fills at the baseline rate while bursting, so it drains at
+                    // burst - baseline (EBS user guide: 5.4M credits last 30 min at 3,000 IOPS).
+                    p.burst_seconds = Some(burst.bucket_credits / (bi - b));
+                }
+            }
+        }
+        IopsRule::Cap { max } => {
+            let cap = *max as f64;
+            match (vt.io_accounting_kib, p.baseline_throughput_mibs) {
+                (Some(kib), Some(tp)) => {
+                    let io_mib = kib as f64 / 1024.0;
+                    p.baseline_iops = Some((tp / io_mib).min(cap));
+                    p.burst_iops = p.burst_throughput_mibs.map(|b| (b / io_mib).min(cap));
+                    p.max_iops = Some(cap);
+                    p.notes.push(format!(
+                        "each I/O up to {} KiB counts as {} KiB: small random I/O runs at throughput / {} KiB, at most {} IOPS",
+                        int(kib),
+                        int(kib),
+                        int(kib),
+                        int(*max)
+                    ));
+                }
+                _ => p.baseline_iops = Some(cap),
+            }
+        }
+        IopsRule::Unknown => {}
+    }
+    if vt.weak {
+        p.notes
+            .push(format!("{} rules are weak: {}", vt.name, vt.source));
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Catalog;
+
+    fn cfg(size: u64, iops: Option<u64>, tp: Option<f64>) -> VolumeConfig {
+        VolumeConfig {
+            size_gib: size,
+            iops,
+            throughput_mibs: tp,
+        }
+    }
+
+    #[test]
+    fn gp3_refuses_16000_iops_on_20_gib_naming_the_rule() {
+        let c = Catalog::embedded();
+        let e = resolve(c.volume_type("gp3").unwrap(), &cfg(20, Some(16000), None)).unwrap_err();
+        assert_eq!(e.rule, "iops_per_gib");
+        // 500 IOPS/GiB x 20 GiB = 10,000; 16,000 / 500 = 32 GiB.
+        assert_eq!(
+            e.message,
+            "gp3 allows at most 500 IOPS per GiB: 20 GiB allows 10,000; use at least 32 GiB"
+        );
+    }
+
+    #[test]
+    fn gp3_throughput_needs_iops() {
+        let c = Catalog::embedded();
+        let e = resolve(c.volume_type("gp3").unwrap(), &cfg(100, None, Some(1000.0))).unwrap_err();
+        // 3,000 IOPS x 0.25 = 750 MiB/s; 1,000 / 0.25 = 4,000 IOPS.
+        assert_eq!(e.rule, "throughput_per_iops");
+        assert!(e.message.contains("provision at least 4,000 IOPS"), "{e}");
+    }
+
+    #[test]
+    fn gp3_limits_are_the_2025_ones() {
+        let c = Catalog::embedded();
+        let gp3 = c.volume_type("gp3").unwrap();
+        // 80,000 IOPS needs 160 GiB (80,000 / 500); 2,000 MiB/s needs 8,000 IOPS.
+        assert!(resolve(gp3, &cfg(160, Some(80000), Some(2000.0))).is_ok());
+        assert_eq!(
+            resolve(gp3, &cfg(200, Some(80001), None)).unwrap_err().rule,
+            "iops_range"
+        );
+        assert!(resolve(gp3, &cfg(65536, None, None)).is_ok());
+        assert_eq!(
+            resolve(gp3, &cfg(65537, None, None)).unwrap_err().rule,
+            "size"
+        );
+    }
+
+    #[test]
+    fn gp2_burst_lasts_bucket_over_burst_minus_baseline() {
+        let c = Catalog::embedded();
+        let gp2 = c.volume_type("gp2").unwrap();
+        let r = resolve(gp2, &cfg(100, None, None)).unwrap();
+        let p = performance(gp2, &r);
+        // 100 GiB x 3 = 300 IOPS baseline; 5.4M / (3,000 - 300) = 2,000 s.
+        assert_eq!(p.baseline_iops, Some(300.0));
+        assert_eq!(p.burst_iops, Some(3000.0));
+        assert_eq!(p.burst_seconds, Some(2000.0));
+        assert_eq!(p.baseline_throughput_mibs, Some(128.0));
+        // 10 GiB: 30 IOPS -> min 100.
+        let p = performance(gp2, &resolve(gp2, &cfg(10, None, None)).unwrap());
+        assert_eq!(p.baseline_iops, Some(100.0));
+        // 1,000 GiB: 3,000 baseline, no burst; 250 MiB/s from 334 GiB.
+        let p = performance(gp2, &resolve(gp2, &cfg(1000, None, None)).unwrap());
+        assert_eq!(p.baseline_iops, Some(3000.0));
+        assert_eq!(p.burst_iops, None);
+        assert_eq!(p.baseline_throughput_mibs, Some(250.0));
+        // 200 GiB: 128 sustained, 250 while credits last.
+        let p = performance(gp2, &resolve(gp2, &cfg(200, None, None)).unwrap());
+        assert_eq!(p.burst_throughput_mibs, Some(250.0));
+        // Max 16,000 at 5,334 GiB.
+        let p = performance(gp2, &resolve(gp2, &cfg(6000, None, None)).unwrap());
+        assert_eq!(p.baseline_iops, Some(16000.0));
+        assert!(resolve(gp2, &cfg(100, Some(3000), None)).is_err());
+    }
+
+    #[test]
+    fn st1_per_tib_throughput_and_one_mib_accounting() {
+        let c = Catalog::embedded();
+        let st1 = c.volume_type("st1").unwrap();
+        let p = performance(st1, &resolve(st1, &cfg(1024, None, None)).unwrap());
+        // 1 TiB: 40 MiB/s baseline, 250 burst; bucket 1 TiB = 1,048,576 MiB drains at 210 MiB/s:
+        // 1,048,576 / 210 = 4,993.2 s.
+        assert_eq!(p.baseline_throughput_mibs, Some(40.0));
+        assert_eq!(p.burst_throughput_mibs, Some(250.0));
+        assert!((p.burst_seconds.unwrap() - 4993.219).abs() < 0.01);
+        // Small random I/O counts as 1 MiB: 40 IOPS sustained, 250 burst, 500 cap.
+        assert_eq!(p.baseline_iops, Some(40.0));
+        assert_eq!(p.burst_iops, Some(250.0));
+        assert_eq!(p.max_iops, Some(500.0));
+        // 16 TiB: 640 -> capped at 500 MiB/s, no burst.
+        let p = performance(st1, &resolve(st1, &cfg(16384, None, None)).unwrap());
+        assert_eq!(p.baseline_throughput_mibs, Some(500.0));
+        assert_eq!(p.burst_throughput_mibs, None);
+        assert_eq!(
+            resolve(st1, &cfg(100, None, None)).unwrap_err().rule,
+            "size"
+        );
+    }
+}

@@ -1,1 +1,0 @@
-//! Discovery and classification of block devices from sysfs, lsblk and blkid.

@@ -1,0 +1,93 @@
+//! Parsing `/proc/self/mountinfo`: which device (major:minor or source path) is mounted where.
+//!
+//! We read the kernel's table directly rather than asking `findmnt`: it is what findmnt reads
+//! itself, it needs no program, and fixture trees can carry one as a plain file.
+
+use std::path::Path;
+
+/// One mount: the fields of a mountinfo line disktier needs (see proc(5)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    /// `major:minor` of the mounted device (`0:N` for anonymous devices such as btrfs subvolumes).
+    pub maj_min: String,
+    /// The directory inside the filesystem that is mounted (`/` unless a bind mount of a subdir).
+    pub root: String,
+    /// Where it is mounted.
+    pub mount_point: String,
+    pub fstype: String,
+    /// The mount source (`/dev/nvme1n1`, `tmpfs`, ...).
+    pub source: String,
+    /// Per-mount options (`rw,noatime`).
+    pub options: String,
+}
+
+/// Undoes mountinfo's octal escapes (`\040` for a space, `\011`, `\012`, `\134`).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parses mountinfo text; malformed lines are skipped (the kernel does not write any).
+pub fn parse(text: &str) -> Vec<MountEntry> {
+    text.lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let l: Vec<&str> = left.split(' ').collect();
+            let r: Vec<&str> = right.split(' ').collect();
+            if l.len() < 6 || r.len() < 2 {
+                return None;
+            }
+            Some(MountEntry {
+                maj_min: l[2].to_string(),
+                root: unescape(l[3]),
+                mount_point: unescape(l[4]),
+                options: l[5].to_string(),
+                fstype: r[0].to_string(),
+                source: unescape(r[1]),
+            })
+        })
+        .collect()
+}
+
+/// Reads and parses a mountinfo file; a missing file is an empty table.
+pub fn read(path: &Path) -> std::io::Result<Vec<MountEntry>> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(parse(&t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_fields_and_escapes() {
+        let t = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n\
+                 90 27 259:3 /var/lib/containerd /var/lib/my\\040dir rw,noatime shared:5 - xfs /dev/nvme1n1 rw\n\
+                 garbage\n";
+        let m = parse(t);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].maj_min, "254:0");
+        assert_eq!(m[0].mount_point, "/");
+        assert_eq!(m[1].root, "/var/lib/containerd");
+        assert_eq!(m[1].mount_point, "/var/lib/my dir");
+        assert_eq!(m[1].fstype, "xfs");
+        assert_eq!(m[1].source, "/dev/nvme1n1");
+        assert_eq!(m[1].options, "rw,noatime");
+    }
+}

@@ -1,0 +1,169 @@
+//! Probing a device for what it holds (blkid's low-level superblock probe) and whether it can be
+//! opened exclusively, on the real node or from a fixture tree.
+//!
+//! `blkid -p` reads the device itself instead of blkid's cache, so a disk wiped a second ago is
+//! seen blank and a filesystem made a second ago is seen: decisions are made from the disk's real
+//! state, never from a cache or a marker file.
+
+use super::DiskError;
+use disktier_cmd::{Cmd, CommandRunner};
+use std::path::{Path, PathBuf};
+
+/// What blkid found on a device (`blkid -p -o export`): a filesystem, a RAID member superblock or
+/// a partition table. All empty means blank.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Signature {
+    /// `TYPE`: `xfs`, `ext4`, `linux_raid_member`, `swap`, ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fstype: Option<String>,
+    /// `LABEL` (for an md member: the array name, `homehost:name`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// `PTTYPE`: `gpt` or `dos` when the device carries a partition table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pttype: Option<String>,
+}
+
+impl Signature {
+    pub fn is_blank(&self) -> bool {
+        self.fstype.is_none() && self.pttype.is_none()
+    }
+
+    /// Parses `blkid -o export` output (`KEY=value` lines).
+    pub fn parse_export(text: &str) -> Signature {
+        let mut s = Signature::default();
+        for line in text.lines() {
+            let Some((k, v)) = line.split_once('=') else {
+                continue;
+            };
+            let v = Some(v.trim().to_string());
+            match k.trim() {
+                "TYPE" => s.fstype = v,
+                "LABEL" => s.label = v,
+                "UUID" => s.uuid = v,
+                "PTTYPE" => s.pttype = v,
+                _ => {}
+            }
+        }
+        s
+    }
+}
+
+/// Whether a device could be opened with `O_EXCL`, which the kernel refuses (EBUSY) while the
+/// device is mounted, is part of an md array or device-mapper table, is active swap, or is held
+/// exclusively by another program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exclusive {
+    Free,
+    Busy,
+    /// The check itself failed (e.g. not root); the message says why.
+    Unknown(String),
+}
+
+/// Where discovery gets what sysfs cannot tell: superblock signatures and exclusive-open checks.
+pub trait Probe {
+    fn signature(&self, name: &str) -> Result<Signature, DiskError>;
+    fn exclusive(&self, name: &str) -> Exclusive;
+}
+
+/// The real node: `blkid -p` through the command runner and an `O_EXCL` open of `/dev/NAME`.
+pub struct SystemProbe<'a> {
+    pub runner: &'a dyn CommandRunner,
+    pub dev_dir: PathBuf,
+}
+
+impl Probe for SystemProbe<'_> {
+    fn signature(&self, name: &str) -> Result<Signature, DiskError> {
+        let dev = self.dev_dir.join(name);
+        let cmd = Cmd::new("blkid").args(["-p", "-o", "export"]).arg(dev.display().to_string());
+        let out = self.runner.output(&cmd)?;
+        // blkid(8): exit 2 means nothing was found on the device.
+        match out.status {
+            0 => Ok(Signature::parse_export(&out.stdout)),
+            2 => Ok(Signature::default()),
+            status => Err(DiskError::Command(disktier_cmd::CmdError::Failed {
+                cmd: cmd.to_string(),
+                status,
+                stdout: out.stdout,
+                stderr: out.stderr,
+            })),
+        }
+    }
+
+    fn exclusive(&self, name: &str) -> Exclusive {
+        exclusive_open(&self.dev_dir.join(name))
+    }
+}
+
+/// Opens `dev` read-only with `O_EXCL` and closes it at once: no I/O reaches the device.
+pub fn exclusive_open(dev: &Path) -> Exclusive {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(dev)
+    {
+        Ok(_) => Exclusive::Free,
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Exclusive::Busy,
+        Err(e) => Exclusive::Unknown(format!("cannot open {} to check: {e}", dev.display())),
+    }
+}
+
+/// A fixture tree: `ROOT/blkid/NAME` holds `blkid -p -o export` output for NAME (absent: blank),
+/// and `ROOT/busy` lists names whose exclusive open fails. Never touches a real device.
+pub struct FixtureProbe {
+    pub root: PathBuf,
+}
+
+impl Probe for FixtureProbe {
+    fn signature(&self, name: &str) -> Result<Signature, DiskError> {
+        match std::fs::read_to_string(self.root.join("blkid").join(name)) {
+            Ok(t) => Ok(Signature::parse_export(&t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Signature::default()),
+            Err(e) => Err(DiskError::Read {
+                path: self.root.join("blkid").join(name),
+                source: e,
+            }),
+        }
+    }
+
+    fn exclusive(&self, name: &str) -> Exclusive {
+        let busy = std::fs::read_to_string(self.root.join("busy")).unwrap_or_default();
+        if busy.split_whitespace().any(|b| b == name) {
+            Exclusive::Busy
+        } else {
+            Exclusive::Free
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use disktier_cmd::RecordingRunner;
+
+    #[test]
+    fn blkid_exit_2_is_blank_and_export_is_parsed() {
+        let r = RecordingRunner::new();
+        r.once("blkid", &["-p", "-o", "export", "/dev/a"], 2, "");
+        r.once(
+            "blkid",
+            &["-p", "-o", "export", "/dev/b"],
+            0,
+            "DEVNAME=/dev/b\nLABEL=disktier\nUUID=u-1\nTYPE=xfs\n",
+        );
+        r.once("blkid", &["-p", "-o", "export", "/dev/c"], 4, "");
+        let p = SystemProbe {
+            runner: &r,
+            dev_dir: PathBuf::from("/dev"),
+        };
+        assert!(p.signature("a").unwrap().is_blank());
+        let b = p.signature("b").unwrap();
+        assert_eq!(b.fstype.as_deref(), Some("xfs"));
+        assert_eq!(b.label.as_deref(), Some("disktier"));
+        assert_eq!(b.uuid.as_deref(), Some("u-1"));
+        assert!(p.signature("c").is_err(), "exit 4 (usage error) must not read as blank");
+    }
+}

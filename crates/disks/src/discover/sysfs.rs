@@ -1,0 +1,150 @@
+//! Reading `/sys/block`: one entry per whole block device, partitions as subdirectories that
+//! hold a `partition` file (Documentation/ABI/stable/sysfs-block).
+
+use super::DiskError;
+use std::path::Path;
+
+/// What sysfs says about a whole device.
+#[derive(Debug, Clone, Default)]
+pub struct RawDisk {
+    pub name: String,
+    pub maj_min: String,
+    /// sysfs `size` is in 512-byte sectors whatever the logical block size (sysfs-block ABI).
+    pub size_bytes: u64,
+    pub logical_block_size: u64,
+    pub read_only: bool,
+    pub removable: bool,
+    pub rotational: bool,
+    pub scheduler: Option<String>,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub wwid: Option<String>,
+    pub holders: Vec<String>,
+    /// For md/dm devices: the devices they are built on.
+    pub slaves: Vec<String>,
+    pub partitions: Vec<RawPartition>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RawPartition {
+    pub name: String,
+    pub maj_min: String,
+    pub size_bytes: u64,
+    pub holders: Vec<String>,
+}
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+fn list(p: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(p)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                // Dot files keep empty directories in fixture trees; sysfs has none.
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The active scheduler is the bracketed word of `queue/scheduler` (`none [mq-deadline] kyber`).
+pub fn active_scheduler(s: &str) -> Option<String> {
+    s.split_whitespace()
+        .find(|w| w.starts_with('[') && w.ends_with(']'))
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+        .or_else(|| {
+            // A single scheduler without brackets ("none") is the active one.
+            let words: Vec<&str> = s.split_whitespace().collect();
+            (words.len() == 1).then(|| words[0].to_string())
+        })
+}
+
+/// Reads every device under `SYS/block`, sorted by name.
+pub fn read_block(sys: &Path) -> Result<Vec<RawDisk>, DiskError> {
+    let block = sys.join("block");
+    let rd = std::fs::read_dir(&block).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            DiskError::NoSysBlock(sys.to_path_buf())
+        } else {
+            DiskError::Read {
+                path: block.clone(),
+                source: e,
+            }
+        }
+    })?;
+    let mut names: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let d = block.join(&name);
+        let sectors: u64 = read(&d.join("size")).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let mut partitions = Vec::new();
+        for sub in list(&d) {
+            let p = d.join(&sub);
+            if p.join("partition").exists() {
+                partitions.push(RawPartition {
+                    maj_min: read(&p.join("dev")).unwrap_or_default(),
+                    size_bytes: read(&p.join("size"))
+                        .and_then(|s| s.parse::<u64>().ok())
+                        .unwrap_or(0)
+                        * 512,
+                    holders: list(&p.join("holders")),
+                    name: sub,
+                });
+            }
+        }
+        out.push(RawDisk {
+            maj_min: read(&d.join("dev")).unwrap_or_default(),
+            size_bytes: sectors * 512,
+            logical_block_size: read(&d.join("queue/logical_block_size"))
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(512),
+            read_only: read(&d.join("ro")).as_deref() == Some("1"),
+            removable: read(&d.join("removable")).as_deref() == Some("1"),
+            rotational: read(&d.join("queue/rotational")).as_deref() == Some("1"),
+            scheduler: read(&d.join("queue/scheduler")).and_then(|s| active_scheduler(&s)),
+            // NVMe namespaces keep model/serial on the controller (`device/`), virtio-blk keeps
+            // `serial` on the disk, SCSI keeps `device/model` and `device/wwid`.
+            model: read(&d.join("device/model")),
+            serial: read(&d.join("device/serial")).or_else(|| read(&d.join("serial"))),
+            wwid: read(&d.join("wwid")).or_else(|| read(&d.join("device/wwid"))),
+            holders: list(&d.join("holders")),
+            slaves: list(&d.join("slaves")),
+            partitions,
+            name,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheduler_is_the_bracketed_word() {
+        assert_eq!(
+            active_scheduler("none [mq-deadline] kyber bfq").as_deref(),
+            Some("mq-deadline")
+        );
+        assert_eq!(active_scheduler("none").as_deref(), Some("none"));
+        assert_eq!(active_scheduler("none kyber"), None);
+    }
+
+    #[test]
+    fn reads_this_machines_sysfs() {
+        // Every Linux machine has /sys/block; at least one device must parse with a maj:min.
+        let disks = read_block(Path::new("/sys")).unwrap();
+        assert!(disks.iter().any(|d| d.maj_min.contains(':')));
+    }
+}

@@ -1,1 +1,0 @@
-//! Rendering setup intent as platform manifests (openshift, gke, eks, systemd, cloud-init, bcache, lvmcache).

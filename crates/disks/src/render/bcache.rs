@@ -1,0 +1,192 @@
+//! bcache: seed 001's cache (a fast gp3 volume in front of a slow st1 one) as a reviewed script:
+//! `make-bcache -B slow -C fast`, register, attach by cset uuid, `cache_mode`, and
+//! `sequential_cutoff` (made persistent with a udev rule), with checks before each destructive
+//! step and a converging re-run. bcache cannot be resized online (references.md, "Caches in front
+//! of slow volumes"); lvmcache can.
+
+use super::intent::check_stable_path;
+use super::script::CACHE_FUNCTIONS;
+use super::{FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use disktier_cmd::shell_quote;
+
+/// bcache's cache modes (kernel Documentation/admin-guide/bcache.rst).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BcacheMode {
+    Writethrough,
+    Writeback,
+    Writearound,
+    None,
+}
+
+impl BcacheMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            BcacheMode::Writethrough => "writethrough",
+            BcacheMode::Writeback => "writeback",
+            BcacheMode::Writearound => "writearound",
+            BcacheMode::None => "none",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BcacheConfig {
+    pub fast: String,
+    pub slow: String,
+    pub mode: BcacheMode,
+    /// Bytes; 0 caches sequential I/O too (seed 001). bcache's default is 4 MB.
+    pub sequential_cutoff: u64,
+}
+
+/// A checked bcache render.
+#[derive(Debug, Clone)]
+pub struct Bcache {
+    cfg: BcacheConfig,
+}
+
+/// Checks the fast/slow pair shared by bcache and lvmcache.
+pub(crate) fn check_pair(fast: &str, slow: &str) -> Result<(), RenderError> {
+    check_stable_path(fast)?;
+    check_stable_path(slow)?;
+    if fast.contains(['*', '?', '[']) || slow.contains(['*', '?', '[']) {
+        return Err(RenderError::BadValue {
+            flag: "fast/--slow",
+            value: format!("{fast} {slow}"),
+            why: "name one disk each, not a glob".into(),
+        });
+    }
+    if fast == slow {
+        return Err(RenderError::SameDevice {
+            path: fast.to_string(),
+        });
+    }
+    Ok(())
+}
+
+impl Bcache {
+    pub fn new(cfg: BcacheConfig) -> Result<Bcache, RenderError> {
+        check_pair(&cfg.fast, &cfg.slow)?;
+        Ok(Bcache { cfg })
+    }
+
+    fn script(&self) -> String {
+        let c = &self.cfg;
+        format!(
+            r#"#!/bin/bash
+# Rendered by `disktier render bcache`: FAST caches SLOW with bcache, {mode} (seed 001: a gp3
+# volume at 16,000 IOPS in front of st1, writeback, sequential_cutoff 0).
+#
+# Review before running. It refuses to touch a disk that holds anything; a re-run converges
+# (registers, attaches and sets the modes again) without formatting twice. DRY_RUN=1 prints what
+# it would change.
+#
+# Know before you choose bcache:
+# - bcache cannot be resized online: growing SLOW needs a detach/attach or a reboot before the
+#   bcache device sees the new size (seed 001). lvmcache (disktier render lvmcache) grows online
+#   with lvextend.
+# - writeback keeps dirty data on FAST only: losing FAST loses writes. A writeback cache full of
+#   dirty data drains at SLOW's speed (st1: 40 MiB/s per TiB baseline, references.md).
+set -euo pipefail
+
+PROG=disktier-bcache
+FAST={fast}
+SLOW={slow}
+MODE={mode}
+SEQUENTIAL_CUTOFF={cutoff}
+
+{functions}
+# 1. Tools and kernel support, before anything is written.
+command -v make-bcache >/dev/null || die "make-bcache not found: install bcache-tools"
+command -v bcache-super-show >/dev/null || die "bcache-super-show not found: install bcache-tools"
+if [ ! -d /sys/fs/bcache ]; then
+    modprobe -n bcache 2>/dev/null || die "this kernel has no bcache module: use disktier render lvmcache"
+    run modprobe bcache
+fi
+
+# 2. The two disks, by stable path.
+fast=$(resolve "$FAST")
+slow=$(resolve "$SLOW")
+[ "$fast" != "$slow" ] || die "$FAST and $SLOW are the same disk ($fast)"
+
+# 3. Format both, only when both are blank. Already bcache on both: a re-run, go on. Anything
+#    else (one of them bcache, or any other signature) is refused.
+fast_type=$(blkid -p -o value -s TYPE "$fast" 2>/dev/null || true)
+slow_type=$(blkid -p -o value -s TYPE "$slow" 2>/dev/null || true)
+if [ "$fast_type" = bcache ] && [ "$slow_type" = bcache ]; then
+    log "$FAST and $SLOW already hold bcache superblocks: not formatting them again"
+elif [ -n "$fast_type$slow_type" ]; then
+    die "$FAST holds '${{fast_type:-nothing}}' and $SLOW holds '${{slow_type:-nothing}}': refusing to format (a half-made cache? inspect with bcache-super-show)"
+else
+    refuse_unless_blank "$FAST" "$fast"
+    refuse_unless_blank "$SLOW" "$slow"
+    # -B backing (slow), -C cache (fast); no --wipe-bcache: an old superblock is not overwritten.
+    run make-bcache -B "$slow" -C "$fast"
+fi
+[ -z "${{DRY_RUN:-}}" ] || {{ log "dry run: stopping before register/attach"; exit 0; }}
+
+# 4. Register both (udev usually has; a second registration is refused by the kernel, harmless).
+for dev in "$slow" "$fast"; do
+    echo "$dev" > /sys/fs/bcache/register 2>/dev/null || true
+done
+bdev=""
+for _ in $(seq 1 50); do
+    if [ -e "/sys/class/block/${{slow##*/}}/bcache/dev" ]; then
+        bdev=$(basename "$(readlink -f "/sys/class/block/${{slow##*/}}/bcache/dev")")
+        break
+    fi
+    sleep 0.2
+done
+[ -n "$bdev" ] || die "no bcache device appeared for $SLOW after registering it"
+
+# 5. Attach the backing device to the cache set, by the cache set's uuid.
+cset=$(bcache-super-show "$fast" | awk '$1 == "cset.uuid" {{print $2}}')
+[ -n "$cset" ] || die "no cset.uuid in $FAST's superblock"
+if [ -e "/sys/block/$bdev/bcache/cache" ]; then
+    log "$bdev is attached already"
+else
+    write_sys "$cset" "/sys/block/$bdev/bcache/attach"
+fi
+
+# 6. Modes. cache_mode is kept in the backing device's superblock; sequential_cutoff is not,
+#    so a udev rule sets it again at every boot.
+write_sys "$MODE" "/sys/block/$bdev/bcache/cache_mode"
+write_sys "$SEQUENTIAL_CUTOFF" "/sys/block/$bdev/bcache/sequential_cutoff"
+uuid=$(bcache-super-show "$slow" | awk '$1 == "dev.uuid" {{print $2}}')
+rule="ACTION==\"add|change\", KERNEL==\"bcache*\", ENV{{CACHED_UUID}}==\"$uuid\", ATTR{{bcache/sequential_cutoff}}=\"$SEQUENTIAL_CUTOFF\""
+if [ "$(cat /etc/udev/rules.d/69-disktier-bcache.rules 2>/dev/null || true)" != "$rule" ]; then
+    echo "$rule" > /etc/udev/rules.d/69-disktier-bcache.rules
+fi
+
+log "/dev/$bdev caches $SLOW on $FAST ($MODE, sequential_cutoff $SEQUENTIAL_CUTOFF)"
+log "its stable path: /dev/bcache/by-uuid/$uuid"
+"#,
+            fast = shell_quote(&c.fast),
+            slow = shell_quote(&c.slow),
+            mode = c.mode.name(),
+            cutoff = c.sequential_cutoff,
+            functions = CACHE_FUNCTIONS,
+        )
+    }
+}
+
+impl Renderer for Bcache {
+    fn platform(&self) -> Platform {
+        Platform::Bcache
+    }
+
+    fn render(&self) -> Result<Rendered, RenderError> {
+        let mut notes = vec!["bcache cannot be resized online: growing the slow disk needs a detach/attach or a reboot (lvmcache grows online)".to_string()];
+        if self.cfg.mode == BcacheMode::Writeback {
+            notes.push("writeback: dirty data lives only on the fast disk until it drains; losing it loses writes".into());
+        }
+        Ok(Rendered {
+            platform: Platform::Bcache,
+            files: vec![RenderedFile {
+                name: "bcache-setup.sh".into(),
+                kind: FileKind::Shell,
+                content: self.script(),
+            }],
+            notes,
+        })
+    }
+}

@@ -1,0 +1,92 @@
+//! Why a render was refused: one variant per kind of bad input, each message naming the object
+//! and the fix.
+
+/// A render refused its input.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RenderError {
+    #[error("{path} is a kernel device name, which can change between boots: select the disk by model (--model) or by its /dev/disk/by-id/ path (ls -l /dev/disk/by-id/)")]
+    KernelName { path: String },
+
+    #[error("{path} is not a stable disk path: pass a /dev/disk/by-id/ or /dev/disk/by-path/ path (ls -l /dev/disk/by-id/)")]
+    NotStablePath { path: String },
+
+    #[error("{what} {path} must be an absolute path such as /var/lib/containers")]
+    NotAbsolute { what: &'static str, path: String },
+
+    #[error("{what} {path} is not usable: {why}")]
+    BadPath {
+        what: &'static str,
+        path: String,
+        why: String,
+    },
+
+    #[error("label {label:?} is not usable for {fs}: {why}")]
+    BadLabel {
+        label: String,
+        fs: &'static str,
+        why: String,
+    },
+
+    #[error("mount option {option:?} is not valid: {why}")]
+    BadOption { option: String, why: String },
+
+    #[error("--{flag} {value:?} is not valid: {why}")]
+    BadValue {
+        flag: &'static str,
+        value: String,
+        why: String,
+    },
+
+    #[error("--bind {bind} is {relation} --mount {mount}: bind directories must lie outside the mount point")]
+    BindOverlap {
+        bind: String,
+        mount: String,
+        relation: &'static str,
+    },
+
+    #[error("{machine_type} is an E2 machine type, which has no local SSD: use an n1, n2, n2d or c2 machine type (for example n1-standard-8)")]
+    NoLocalSsd { machine_type: String },
+
+    #[error("{machine_type} allows at most {max} local SSDs, not {count}: lower --local-ssds or choose a larger machine type")]
+    TooManyLocalSsds {
+        machine_type: String,
+        count: u32,
+        max: u32,
+    },
+
+    #[error("{machine_type} takes {allowed} local SSDs, not {count}: pick one of those counts")]
+    LocalSsdCountNotAllowed {
+        machine_type: String,
+        count: u32,
+        allowed: String,
+    },
+
+    #[error("--local-ssd-count attaches raw local SSDs and cannot be combined with --ephemeral-storage-local-ssd: drop --local-ssd-count")]
+    LocalSsdCountConflict,
+
+    #[error("the ephemeral-storage request {request} exceeds the {count} local SSD(s) of 375 GB ({capacity} bytes): lower --request or raise --local-ssds")]
+    RequestTooLarge {
+        request: String,
+        count: u32,
+        capacity: u64,
+    },
+
+    #[error("--fast and --slow are the same device ({path}): a cache needs two different disks")]
+    SameDevice { path: String },
+
+    #[error("{what} cannot be combined with {other}: {why}")]
+    Conflict {
+        what: &'static str,
+        other: &'static str,
+        why: &'static str,
+    },
+
+    #[error("{what} is required: {why}")]
+    Missing {
+        what: &'static str,
+        why: &'static str,
+    },
+
+    #[error("could not serialise the {object}: {message}")]
+    Serialise { object: String, message: String },
+}

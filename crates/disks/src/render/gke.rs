@@ -1,0 +1,365 @@
+//! GKE: the `gcloud container node-pools create ... --ephemeral-storage-local-ssd count=N` command,
+//! checked against the machine type, and seed 002's two pods (an emptyDir with an
+//! ephemeral-storage request, and the hostPath variant), both pinned to local-SSD nodes.
+
+use super::{yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use disktier_cmd::shell_quote;
+use serde_json::json;
+
+/// GKE labels nodes whose ephemeral storage is on local SSD with this (seed 002).
+const NODE_LABEL: &str = "cloud.google.com/gke-ephemeral-storage-local-ssd";
+/// Where GKE mounts the local-SSD ephemeral storage on the node (seed 002, references.md).
+const HOST_PATH: &str = "/mnt/stateful_partition/kube-ephemeral-ssd";
+/// Each local SSD holds 375 GB (references.md item 8).
+const LOCAL_SSD_BYTES: u64 = 375_000_000_000;
+/// `--ephemeral-storage-local-ssd` needs this GKE version or later (references.md item 8).
+const MIN_GKE_VERSION: &str = "1.25.3-gke.1800";
+
+/// What is known about a machine type's local SSDs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocalSsdLimit {
+    /// E2 (and shared-core) types take no local SSD.
+    None,
+    /// These counts are accepted; `source` says where that comes from.
+    Counts {
+        allowed: Vec<u32>,
+        source: &'static str,
+    },
+    /// No table entry: the count cannot be checked here.
+    Unknown,
+}
+
+const GCE_DOC: &str =
+    "cloud.google.com/compute/docs/disks/local-ssd#choose_number_local_ssds (Compute Engine's table of valid Local SSD counts per machine type)";
+
+/// The local-SSD counts a machine type accepts. Only series and sizes with a source are listed;
+/// everything else is [`LocalSsdLimit::Unknown`] rather than a guess.
+///
+/// | series | vCPUs | counts | source |
+/// |---|---|---|---|
+/// | e2 | any | none | references.md item 8 (an n1-standard-1 or larger, not e2) |
+/// | n1 | n1-standard-8 | 1..=8 | seed 002: GKE refused 24 with "the maximum allowed for this machine type (8)" |
+/// | n2 | 2-10 / 12-20 / 22-40 / 42-80 / 82-128 | {1,2,4,8,16,24} / {2,4,8,16,24} / {4,8,16,24} / {8,16,24} / {16,24} | Compute Engine table |
+/// | n2d | 2-16 / 32-48 / 64-80 / 96-224 | {1,2,4,8,16,24} / {2,4,8,16,24} / {4,8,16,24} / {8,16,24} | Compute Engine table |
+/// | c2 | 4-8 / 16 / 30 / 60 | {1,2,4,8} / {2,4,8} / {4,8} / {8} | Compute Engine table |
+pub fn local_ssd_limit(machine_type: &str) -> LocalSsdLimit {
+    let mut parts = machine_type.split('-');
+    let series = parts.next().unwrap_or("");
+    let vcpus: Option<u32> = machine_type.rsplit('-').next().and_then(|v| v.parse().ok());
+    let counts = |allowed: &[u32], source: &'static str| LocalSsdLimit::Counts {
+        allowed: allowed.to_vec(),
+        source,
+    };
+    match (series, vcpus) {
+        ("e2", _) => LocalSsdLimit::None,
+        ("n1", _) if machine_type == "n1-standard-8" => counts(
+            &[1, 2, 3, 4, 5, 6, 7, 8],
+            "seed 002: GKE refused count=24 on n1-standard-8, maximum 8",
+        ),
+        ("n2", Some(v)) if !machine_type.contains("custom") => match v {
+            2..=10 => counts(&[1, 2, 4, 8, 16, 24], GCE_DOC),
+            12..=20 => counts(&[2, 4, 8, 16, 24], GCE_DOC),
+            22..=40 => counts(&[4, 8, 16, 24], GCE_DOC),
+            42..=80 => counts(&[8, 16, 24], GCE_DOC),
+            82..=128 => counts(&[16, 24], GCE_DOC),
+            _ => LocalSsdLimit::Unknown,
+        },
+        ("n2d", Some(v)) if !machine_type.contains("custom") => match v {
+            2..=16 => counts(&[1, 2, 4, 8, 16, 24], GCE_DOC),
+            32..=48 => counts(&[2, 4, 8, 16, 24], GCE_DOC),
+            64..=80 => counts(&[4, 8, 16, 24], GCE_DOC),
+            96..=224 => counts(&[8, 16, 24], GCE_DOC),
+            _ => LocalSsdLimit::Unknown,
+        },
+        ("c2", Some(v)) => match v {
+            4 | 8 => counts(&[1, 2, 4, 8], GCE_DOC),
+            16 => counts(&[2, 4, 8], GCE_DOC),
+            30 => counts(&[4, 8], GCE_DOC),
+            60 => counts(&[8], GCE_DOC),
+            _ => LocalSsdLimit::Unknown,
+        },
+        _ => LocalSsdLimit::Unknown,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GkeConfig {
+    pub cluster: String,
+    pub machine_type: String,
+    pub local_ssds: u32,
+    pub pool: String,
+    pub zone: Option<String>,
+    /// `--local-ssd-count`, accepted only to be refused with the reason.
+    pub local_ssd_count: Option<u32>,
+    /// The emptyDir pod's ephemeral-storage request (a Kubernetes quantity, e.g. 200Gi).
+    pub request: String,
+    pub image: String,
+}
+
+/// A checked GKE render.
+#[derive(Debug, Clone)]
+pub struct Gke {
+    cfg: GkeConfig,
+    notes: Vec<String>,
+}
+
+/// Parses a Kubernetes quantity with a binary or decimal suffix into bytes.
+fn parse_quantity(q: &str) -> Option<u64> {
+    let digits = q.find(|c: char| !c.is_ascii_digit()).unwrap_or(q.len());
+    let (num, suffix) = q.split_at(digits);
+    let n: u64 = num.parse().ok()?;
+    let mult: u64 = match suffix {
+        "" => 1,
+        "k" => 1_000,
+        "M" => 1_000_000,
+        "G" => 1_000_000_000,
+        "T" => 1_000_000_000_000,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        "Ti" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+fn check_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
+    let ok = !v.is_empty()
+        && v.len() <= 63
+        && v.starts_with(|c: char| c.is_ascii_lowercase())
+        && v.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !v.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(RenderError::BadValue {
+            flag,
+            value: v.to_string(),
+            why: "use lowercase letters, digits and '-', starting with a letter".into(),
+        })
+    }
+}
+
+impl Gke {
+    pub fn new(cfg: GkeConfig) -> Result<Gke, RenderError> {
+        if cfg.local_ssd_count.is_some() {
+            return Err(RenderError::LocalSsdCountConflict);
+        }
+        check_name("cluster", &cfg.cluster)?;
+        check_name("pool", &cfg.pool)?;
+        check_name("machine-type", &cfg.machine_type)?;
+        if let Some(z) = &cfg.zone {
+            check_name("zone", z)?;
+        }
+        if cfg.local_ssds == 0 {
+            return Err(RenderError::BadValue {
+                flag: "local-ssds",
+                value: "0".into(),
+                why: "give at least 1 local SSD".into(),
+            });
+        }
+        let mut notes = Vec::new();
+        match local_ssd_limit(&cfg.machine_type) {
+            LocalSsdLimit::None => {
+                return Err(RenderError::NoLocalSsd {
+                    machine_type: cfg.machine_type.clone(),
+                })
+            }
+            LocalSsdLimit::Counts { allowed, source } => {
+                let max = allowed.iter().copied().max().unwrap_or(0);
+                if cfg.local_ssds > max {
+                    return Err(RenderError::TooManyLocalSsds {
+                        machine_type: cfg.machine_type.clone(),
+                        count: cfg.local_ssds,
+                        max,
+                    });
+                }
+                if !allowed.contains(&cfg.local_ssds) {
+                    return Err(RenderError::LocalSsdCountNotAllowed {
+                        machine_type: cfg.machine_type.clone(),
+                        count: cfg.local_ssds,
+                        allowed: allowed
+                            .iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    });
+                }
+                notes.push(format!(
+                    "{} local SSDs on {}: within its limit (source: {source})",
+                    cfg.local_ssds, cfg.machine_type
+                ));
+            }
+            LocalSsdLimit::Unknown => notes.push(format!(
+                "unknown machine type: cannot validate the count ({} local SSDs on {}); gcloud will refuse a count the type does not take",
+                cfg.local_ssds, cfg.machine_type
+            )),
+        }
+        let capacity = u64::from(cfg.local_ssds) * LOCAL_SSD_BYTES;
+        match parse_quantity(&cfg.request) {
+            Some(b) if b > 0 && b <= capacity => {}
+            Some(_) => {
+                return Err(RenderError::RequestTooLarge {
+                    request: cfg.request.clone(),
+                    count: cfg.local_ssds,
+                    capacity,
+                })
+            }
+            None => {
+                return Err(RenderError::BadValue {
+                    flag: "request",
+                    value: cfg.request.clone(),
+                    why: "write a Kubernetes quantity such as 200Gi".into(),
+                })
+            }
+        }
+        if cfg.zone.is_none() {
+            notes.push("no --zone: gcloud uses its configured compute/zone".into());
+        }
+        Ok(Gke { cfg, notes })
+    }
+
+    fn node_pool_script(&self) -> String {
+        let c = &self.cfg;
+        let zone_arg = c
+            .zone
+            .as_ref()
+            .map(|z| format!(" --zone={}", shell_quote(z)))
+            .unwrap_or_default();
+        let mut s = format!(
+            "#!/bin/bash\n\
+# Rendered by `disktier render gke`: a node pool whose kubelet and container runtime keep\n\
+# their ephemeral storage (emptyDir, images, logs) on {n} local SSD(s) of 375 GB, RAID0 and\n\
+# formatted by GKE itself (seed 002). GKE labels the nodes {label}=true.\n\
+# Needs GKE {min} or later; --ephemeral-storage-local-ssd cannot be combined with\n\
+# --local-ssd-count (raw, unformatted SSDs), and E2 machine types have no local SSD.\n\
+set -euo pipefail\n\
+\n\
+CLUSTER={cluster}\n\
+MIN_VERSION={min}\n\
+\n\
+version=$(gcloud container clusters describe \"$CLUSTER\"{zone_arg} --format='value(currentMasterVersion)')\n\
+if [ \"$(printf '%s\\n' \"$MIN_VERSION\" \"$version\" | sort -V | head -n 1)\" != \"$MIN_VERSION\" ]; then\n\
+    echo \"cluster $CLUSTER runs GKE $version; --ephemeral-storage-local-ssd needs $MIN_VERSION or later: upgrade the cluster first\" >&2\n\
+    exit 1\n\
+fi\n\
+\n\
+gcloud container node-pools create {pool} \\\n\
+    --cluster=\"$CLUSTER\" \\\n\
+    --machine-type={mt} \\\n\
+    --ephemeral-storage-local-ssd count={n}",
+            n = c.local_ssds,
+            label = NODE_LABEL,
+            min = MIN_GKE_VERSION,
+            cluster = shell_quote(&c.cluster),
+            pool = shell_quote(&c.pool),
+            mt = shell_quote(&c.machine_type),
+        );
+        if let Some(z) = &c.zone {
+            s.push_str(&format!(" \\\n    --zone={}", shell_quote(z)));
+        }
+        s.push('\n');
+        s
+    }
+
+    fn pod_emptydir(&self) -> Result<String, RenderError> {
+        let obj = json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "ssd-pod"},
+            "spec": {
+                "containers": [{
+                    "name": "app",
+                    "image": self.cfg.image,
+                    "resources": {"requests": {"ephemeral-storage": self.cfg.request}},
+                    "volumeMounts": [{"mountPath": "/cache", "name": "scratch-volume"}],
+                }],
+                "nodeSelector": {NODE_LABEL: "true"},
+                "volumes": [{"name": "scratch-volume", "emptyDir": {}}],
+            },
+        });
+        yaml::document(
+            "Pod",
+            &["Rendered by `disktier render gke`: an emptyDir on the node's local SSDs (seed 002). The\nephemeral-storage request makes the scheduler pick a node with room; the nodeSelector\npicks the pool whose ephemeral storage is on local SSD.".to_string()],
+            &obj,
+        )
+    }
+
+    fn pod_hostpath(&self) -> Result<String, RenderError> {
+        let obj = json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "test-ssd"},
+            "spec": {
+                "containers": [{
+                    "name": "shell",
+                    "image": self.cfg.image,
+                    "volumeMounts": [{"mountPath": "/test-ssd", "name": "test-ssd"}],
+                }],
+                "nodeSelector": {NODE_LABEL: "true"},
+                "volumes": [{"name": "test-ssd", "hostPath": {"path": HOST_PATH, "type": "Directory"}}],
+            },
+        });
+        yaml::document(
+            "Pod",
+            &[format!(
+                "Rendered by `disktier render gke`: the hostPath variant of seed 002, on {HOST_PATH}.\ntype: Directory makes the pod fail to start on a node without local SSD (\"hostPath type\ncheck failed\") instead of writing to the boot disk."
+            )],
+            &obj,
+        )
+    }
+}
+
+impl Renderer for Gke {
+    fn platform(&self) -> Platform {
+        Platform::Gke
+    }
+
+    fn render(&self) -> Result<Rendered, RenderError> {
+        Ok(Rendered {
+            platform: Platform::Gke,
+            files: vec![
+                RenderedFile {
+                    name: format!("node-pool-{}.sh", self.cfg.pool),
+                    kind: FileKind::Shell,
+                    content: self.node_pool_script(),
+                },
+                RenderedFile {
+                    name: "pod-emptydir.yaml".into(),
+                    kind: FileKind::Yaml,
+                    content: self.pod_emptydir()?,
+                },
+                RenderedFile {
+                    name: "pod-hostpath.yaml".into(),
+                    kind: FileKind::Yaml,
+                    content: self.pod_hostpath()?,
+                },
+            ],
+            notes: self.notes.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantities_parse_binary_and_decimal() {
+        assert_eq!(parse_quantity("200Gi"), Some(200 << 30));
+        assert_eq!(parse_quantity("375G"), Some(375_000_000_000));
+        assert_eq!(parse_quantity("12"), Some(12));
+        assert_eq!(parse_quantity("1.5Gi"), None);
+        assert_eq!(parse_quantity("Gi"), None);
+    }
+
+    #[test]
+    fn limits_table() {
+        assert_eq!(local_ssd_limit("e2-standard-8"), LocalSsdLimit::None);
+        assert!(matches!(local_ssd_limit("n1-standard-8"), LocalSsdLimit::Counts { ref allowed, .. } if allowed.iter().max() == Some(&8)));
+        assert_eq!(local_ssd_limit("n1-standard-2"), LocalSsdLimit::Unknown);
+        assert!(matches!(local_ssd_limit("n2-standard-16"), LocalSsdLimit::Counts { ref allowed, .. } if allowed[0] == 2));
+        assert!(matches!(local_ssd_limit("c2-standard-60"), LocalSsdLimit::Counts { ref allowed, .. } if allowed == &vec![8]));
+        assert_eq!(local_ssd_limit("t2d-standard-4"), LocalSsdLimit::Unknown);
+    }
+}

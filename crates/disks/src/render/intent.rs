@@ -1,0 +1,442 @@
+//! The checked intent shared by the renderers that format and mount a disk (openshift, systemd,
+//! cloud-init): mount point, options, filesystem, label, owner, mode, binds and disk selection.
+//! [`IntentInput`] holds what the user typed; [`Intent::new`] checks it.
+
+use super::RenderError;
+use serde::Serialize;
+
+/// Disk models of local ephemeral disks, as sysfs reports them (references.md, "Putting local
+/// ephemeral disks to work": EKS/Bottlerocket match `Amazon EC2 NVMe Instance Storage`, GKE matches
+/// exactly `nvme_card` (`nvme_card-pd` is a persistent disk), Azure `Microsoft NVMe Direct Disk`
+/// and its `v2`). Shell patterns, matched against the whole model.
+pub const KNOWN_EPHEMERAL_MODELS: [&str; 3] = [
+    "Amazon EC2 NVMe Instance Storage",
+    "nvme_card",
+    "Microsoft NVMe Direct Disk*",
+];
+
+/// The filesystem to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fs {
+    Xfs,
+    Ext4,
+}
+
+impl Fs {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fs::Xfs => "xfs",
+            Fs::Ext4 => "ext4",
+        }
+    }
+    /// Longest label the filesystem stores: xfs 12 bytes (xfs_admin(8)), ext4 16 bytes
+    /// (e2label(8)).
+    fn max_label(self) -> usize {
+        match self {
+            Fs::Xfs => 12,
+            Fs::Ext4 => 16,
+        }
+    }
+}
+
+/// Which disks the rendered machinery uses, decided on the node at boot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "by", content = "value")]
+pub enum DiskSelect {
+    /// Disks whose sysfs model matches one of these shell patterns.
+    Model(Vec<String>),
+    /// Disks behind the links matching this `/dev/disk/by-id/` (or by-path) glob.
+    ById(String),
+}
+
+/// What the user typed, before checks.
+#[derive(Debug, Clone, Default)]
+pub struct IntentInput {
+    pub mount: String,
+    /// Extra mount options (each entry may hold several, comma-separated).
+    pub options: Vec<String>,
+    pub fs: Option<Fs>,
+    pub label: Option<String>,
+    pub owner: Option<String>,
+    pub mode: Option<String>,
+    pub binds: Vec<String>,
+    pub models: Vec<String>,
+    pub by_id: Option<String>,
+}
+
+/// The checked intent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Intent {
+    pub mount: String,
+    /// All mount options, defaults first (`defaults,noatime`, as EKS and disktier setup use).
+    pub options: Vec<String>,
+    pub fs: Fs,
+    pub label: String,
+    pub owner: Option<String>,
+    pub mode: Option<String>,
+    /// Bind targets, parents before children.
+    pub binds: Vec<String>,
+    pub select: DiskSelect,
+}
+
+/// Default label: what `disktier setup` uses, so either can find the other's filesystem.
+pub const DEFAULT_LABEL: &str = "disktier";
+
+impl Intent {
+    pub fn new(input: IntentInput) -> Result<Intent, RenderError> {
+        let mount = check_dir("--mount", &input.mount)?;
+        if mount == "/" {
+            return Err(RenderError::BadPath {
+                what: "--mount",
+                path: mount,
+                why: "it is the root filesystem".into(),
+            });
+        }
+        let fs = input.fs.unwrap_or(Fs::Xfs);
+        let label = input.label.unwrap_or_else(|| DEFAULT_LABEL.to_string());
+        check_label(&label, fs)?;
+
+        let mut options = vec!["defaults".to_string(), "noatime".to_string()];
+        for chunk in &input.options {
+            for opt in chunk.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+                check_option(opt)?;
+                if !options.iter().any(|o| o == opt) {
+                    options.push(opt.to_string());
+                }
+            }
+        }
+
+        let owner = input.owner.map(|o| check_owner(&o)).transpose()?;
+        let mode = input.mode.map(|m| check_mode(&m)).transpose()?;
+
+        let mut binds = Vec::new();
+        for chunk in &input.binds {
+            for b in chunk.split(',').map(str::trim).filter(|b| !b.is_empty()) {
+                let b = check_dir("--bind", b)?;
+                if b == mount || is_under(&b, &mount) {
+                    return Err(RenderError::BindOverlap {
+                        bind: b,
+                        mount,
+                        relation: "inside or equal to",
+                    });
+                }
+                if is_under(&mount, &b) {
+                    return Err(RenderError::BindOverlap {
+                        bind: b,
+                        mount,
+                        relation: "a parent of",
+                    });
+                }
+                if !binds.contains(&b) {
+                    binds.push(b);
+                }
+            }
+        }
+        // Parents before children, so a child bind is not hidden by its parent's (issue 4).
+        binds.sort_by_key(|b| (b.matches('/').count(), b.clone()));
+
+        let select = match (input.by_id, input.models.is_empty()) {
+            (Some(_), false) => {
+                return Err(RenderError::Conflict {
+                    what: "--by-id",
+                    other: "--model",
+                    why: "select the disks one way",
+                })
+            }
+            (Some(glob), true) => DiskSelect::ById(check_stable_path(&glob)?),
+            (None, false) => {
+                for m in &input.models {
+                    check_model(m)?;
+                }
+                DiskSelect::Model(input.models)
+            }
+            (None, true) => DiskSelect::Model(
+                KNOWN_EPHEMERAL_MODELS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            ),
+        };
+
+        Ok(Intent {
+            mount,
+            options,
+            fs,
+            label,
+            owner,
+            mode,
+            binds,
+            select,
+        })
+    }
+
+    /// Whether the options ask for project quotas (`prjquota`/`pquota`), which kubelet's quota
+    /// monitoring of ephemeral storage needs (references.md item 5).
+    pub fn wants_prjquota(&self) -> bool {
+        self.options.iter().any(|o| o == "prjquota" || o == "pquota")
+    }
+
+    pub fn options_string(&self) -> String {
+        self.options.join(",")
+    }
+}
+
+/// `b` lies strictly below `a`.
+fn is_under(b: &str, a: &str) -> bool {
+    b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'/'
+}
+
+/// An absolute, normalised directory: no `..`, no `.`, no doubled or trailing slashes, no
+/// characters that would need quoting in a unit file or a shell.
+fn check_dir(what: &'static str, raw: &str) -> Result<String, RenderError> {
+    if !raw.starts_with('/') {
+        return Err(RenderError::NotAbsolute {
+            what,
+            path: raw.to_string(),
+        });
+    }
+    let parts: Vec<&str> = raw.split('/').filter(|p| !p.is_empty()).collect();
+    for p in &parts {
+        if *p == "." || *p == ".." {
+            return Err(RenderError::BadPath {
+                what,
+                path: raw.to_string(),
+                why: "write it without . or .. components".into(),
+            });
+        }
+        if !p
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.+@:".contains(c))
+        {
+            return Err(RenderError::BadPath {
+                what,
+                path: raw.to_string(),
+                why: "use only letters, digits and - _ . + @ : in directory names".into(),
+            });
+        }
+    }
+    Ok(format!("/{}", parts.join("/")))
+}
+
+fn check_label(label: &str, fs: Fs) -> Result<(), RenderError> {
+    let bad = |why: String| RenderError::BadLabel {
+        label: label.to_string(),
+        fs: fs.name(),
+        why,
+    };
+    if label.is_empty() {
+        return Err(bad("it is empty".into()));
+    }
+    if label.len() > fs.max_label() {
+        return Err(bad(format!(
+            "{} holds at most {} characters",
+            fs.name(),
+            fs.max_label()
+        )));
+    }
+    if !label
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(bad("use only letters, digits, - and _".into()));
+    }
+    Ok(())
+}
+
+fn check_option(opt: &str) -> Result<(), RenderError> {
+    if !opt
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_=.:-/".contains(c))
+    {
+        return Err(RenderError::BadOption {
+            option: opt.to_string(),
+            why: "use only letters, digits and _ = . : - /".into(),
+        });
+    }
+    Ok(())
+}
+
+fn check_owner(owner: &str) -> Result<String, RenderError> {
+    let name_ok = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 32
+            && (s.chars().all(|c| c.is_ascii_digit())
+                || (s.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+                    && s.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-".contains(c))))
+    };
+    let ok = match owner.split_once(':') {
+        Some((u, g)) => name_ok(u) && name_ok(g),
+        None => name_ok(owner),
+    };
+    if ok {
+        Ok(owner.to_string())
+    } else {
+        Err(RenderError::BadValue {
+            flag: "owner",
+            value: owner.to_string(),
+            why: "write USER or USER:GROUP (names or numeric ids), e.g. ec2-user:ec2-user".into(),
+        })
+    }
+}
+
+fn check_mode(mode: &str) -> Result<String, RenderError> {
+    if (3..=4).contains(&mode.len()) && mode.chars().all(|c| ('0'..='7').contains(&c)) {
+        Ok(mode.to_string())
+    } else {
+        Err(RenderError::BadValue {
+            flag: "mode",
+            value: mode.to_string(),
+            why: "write an octal mode such as 0755".into(),
+        })
+    }
+}
+
+fn check_model(model: &str) -> Result<(), RenderError> {
+    if model.is_empty()
+        || model
+            .chars()
+            .any(|c| c.is_control() || c == '\'' || c == '"' || c == '\\')
+    {
+        return Err(RenderError::BadValue {
+            flag: "model",
+            value: model.to_string(),
+            why: "give the model as sysfs shows it (cat /sys/block/*/device/model), without quotes"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+/// Is `path` a kernel name directly under /dev (`/dev/nvme1n1`, `/dev/sdb`, `/dev/xvdf`,
+/// `/dev/md0`, ...)? Those move between boots; only /dev/disk/by-* links are stable.
+pub(crate) fn is_kernel_name(path: &str) -> bool {
+    match path.strip_prefix("/dev/") {
+        Some(rest) => !rest.contains('/') && !rest.is_empty(),
+        None => false,
+    }
+}
+
+/// A disk path or glob that survives reboots: under /dev/disk/by-id/ or /dev/disk/by-path/.
+pub(crate) fn check_stable_path(path: &str) -> Result<String, RenderError> {
+    if is_kernel_name(path) {
+        return Err(RenderError::KernelName {
+            path: path.to_string(),
+        });
+    }
+    let ok_prefix = ["/dev/disk/by-id/", "/dev/disk/by-path/"]
+        .iter()
+        .any(|p| path.starts_with(p) && path.len() > p.len());
+    let ok_chars = path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/-_.:+@*?[]!".contains(c));
+    if !ok_prefix || !ok_chars || path.contains("..") {
+        return Err(RenderError::NotStablePath {
+            path: path.to_string(),
+        });
+    }
+    Ok(path.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(mount: &str) -> IntentInput {
+        IntentInput {
+            mount: mount.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn defaults_are_xfs_labelled_disktier_with_noatime_on_known_ephemeral_models() {
+        let i = Intent::new(input("/var/lib/containers/")).unwrap();
+        assert_eq!(i.mount, "/var/lib/containers");
+        assert_eq!(i.fs, Fs::Xfs);
+        assert_eq!(i.label, "disktier");
+        assert_eq!(i.options_string(), "defaults,noatime");
+        assert_eq!(
+            i.select,
+            DiskSelect::Model(KNOWN_EPHEMERAL_MODELS.iter().map(|s| s.to_string()).collect())
+        );
+    }
+
+    #[test]
+    fn options_are_added_once_and_prjquota_is_seen() {
+        let mut inp = input("/data");
+        inp.options = vec!["prjquota,noatime".into(), "discard".into()];
+        let i = Intent::new(inp).unwrap();
+        assert_eq!(i.options_string(), "defaults,noatime,prjquota,discard");
+        assert!(i.wants_prjquota());
+    }
+
+    #[test]
+    fn kernel_names_are_refused_with_the_by_id_fix() {
+        for p in ["/dev/nvme1n1", "/dev/sdb", "/dev/xvdf", "/dev/md0"] {
+            let mut inp = input("/data");
+            inp.by_id = Some(p.into());
+            let e = Intent::new(inp).unwrap_err();
+            assert_eq!(e, RenderError::KernelName { path: p.into() });
+            assert!(e.to_string().contains("/dev/disk/by-id/"), "{e}");
+        }
+        let mut inp = input("/data");
+        inp.by_id = Some("/tmp/disk".into());
+        assert!(matches!(
+            Intent::new(inp).unwrap_err(),
+            RenderError::NotStablePath { .. }
+        ));
+    }
+
+    #[test]
+    fn labels_too_long_for_the_filesystem_are_refused() {
+        let mut inp = input("/data");
+        inp.label = Some("thirteenchars".into());
+        let e = Intent::new(inp.clone()).unwrap_err();
+        assert!(e.to_string().contains("xfs holds at most 12"), "{e}");
+        inp.fs = Some(Fs::Ext4);
+        assert_eq!(Intent::new(inp).unwrap().label, "thirteenchars");
+    }
+
+    #[test]
+    fn binds_are_ordered_parent_first_and_may_not_overlap_the_mount() {
+        let mut inp = input("/mnt/disks/ssd");
+        inp.binds = vec!["/var/lib/kubelet/pods,/var/lib/containerd".into(), "/var/lib/kubelet".into()];
+        let i = Intent::new(inp).unwrap();
+        assert_eq!(
+            i.binds,
+            ["/var/lib/containerd", "/var/lib/kubelet", "/var/lib/kubelet/pods"]
+        );
+        let mut inp = input("/mnt/disks/ssd");
+        inp.binds = vec!["/mnt/disks/ssd/x".into()];
+        assert!(matches!(Intent::new(inp).unwrap_err(), RenderError::BindOverlap { .. }));
+        let mut inp = input("/mnt/disks/ssd");
+        inp.binds = vec!["/mnt".into()];
+        assert!(matches!(Intent::new(inp).unwrap_err(), RenderError::BindOverlap { .. }));
+    }
+
+    #[test]
+    fn relative_or_odd_mounts_are_refused() {
+        assert!(matches!(
+            Intent::new(input("var/lib")).unwrap_err(),
+            RenderError::NotAbsolute { .. }
+        ));
+        assert!(Intent::new(input("/var/../etc")).is_err());
+        assert!(Intent::new(input("/var/lib/my dir")).is_err());
+        assert!(Intent::new(input("/")).is_err());
+    }
+
+    #[test]
+    fn owner_and_mode_are_checked() {
+        let mut inp = input("/data");
+        inp.owner = Some("ec2-user:ec2-user".into());
+        inp.mode = Some("0750".into());
+        assert!(Intent::new(inp.clone()).is_ok());
+        inp.mode = Some("999".into());
+        assert!(Intent::new(inp.clone()).is_err());
+        inp.mode = None;
+        inp.owner = Some("root;rm".into());
+        assert!(Intent::new(inp).is_err());
+    }
+}

@@ -1,0 +1,189 @@
+//! lvmcache (dm-cache): the slow disk as an LV, cached by a cachevol on the fast disk
+//! (`lvconvert --type cache --cachevol fast --cachemode writeback vg/main`), as a reviewed script
+//! with checks before each destructive step and a converging re-run. Unlike bcache, the cached LV
+//! grows online with `lvextend` (references.md, "Caches in front of slow volumes").
+
+use super::bcache::check_pair;
+use super::script::CACHE_FUNCTIONS;
+use super::{FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use disktier_cmd::shell_quote;
+
+/// dm-cache's modes (lvmcache(7)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LvmcacheMode {
+    Writeback,
+    Writethrough,
+    Passthrough,
+}
+
+impl LvmcacheMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            LvmcacheMode::Writeback => "writeback",
+            LvmcacheMode::Writethrough => "writethrough",
+            LvmcacheMode::Passthrough => "passthrough",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LvmcacheConfig {
+    pub fast: String,
+    pub slow: String,
+    pub mode: LvmcacheMode,
+    pub vg: String,
+    pub lv: String,
+}
+
+/// A checked lvmcache render.
+#[derive(Debug, Clone)]
+pub struct Lvmcache {
+    cfg: LvmcacheConfig,
+}
+
+fn check_lvm_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
+    // lvm(8), VALID NAMES: letters, digits, + _ . -; not starting with '-'.
+    let ok = !v.is_empty()
+        && v.len() <= 64
+        && !v.starts_with('-')
+        && v != "."
+        && v != ".."
+        && v.chars().all(|c| c.is_ascii_alphanumeric() || "+_.-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(RenderError::BadValue {
+            flag,
+            value: v.to_string(),
+            why: "an LVM name holds letters, digits and + _ . - (lvm(8), VALID NAMES)".into(),
+        })
+    }
+}
+
+impl Lvmcache {
+    pub fn new(cfg: LvmcacheConfig) -> Result<Lvmcache, RenderError> {
+        check_pair(&cfg.fast, &cfg.slow)?;
+        check_lvm_name("vg", &cfg.vg)?;
+        check_lvm_name("lv", &cfg.lv)?;
+        if cfg.lv.ends_with("_cache") {
+            return Err(RenderError::BadValue {
+                flag: "lv",
+                value: cfg.lv.clone(),
+                why: "the cache volume is named LV_cache; pick a name that does not end in _cache".into(),
+            });
+        }
+        Ok(Lvmcache { cfg })
+    }
+
+    fn script(&self) -> String {
+        let c = &self.cfg;
+        format!(
+            r#"#!/bin/bash
+# Rendered by `disktier render lvmcache`: FAST caches SLOW with lvmcache (dm-cache), {mode}:
+# SLOW becomes the logical volume {vg}/{lv}, FAST a cachevol {vg}/{lv}_cache attached to it.
+#
+# Review before running. It refuses to touch a disk that holds anything; a re-run converges
+# (each step checks whether it is done) without creating anything twice. DRY_RUN=1 prints what
+# it would change.
+#
+# Know before you choose:
+# - lvmcache grows online: add space to SLOW, then pvresize and lvextend {vg}/{lv}
+#   (bcache cannot: it needs a detach/attach or a reboot).
+# - dm-cache has no sequential bypass (bcache's sequential_cutoff): streaming I/O goes through
+#   the cache too.
+# - writeback keeps dirty data on FAST only: losing FAST loses writes.
+set -euo pipefail
+
+PROG=disktier-lvmcache
+FAST={fast}
+SLOW={slow}
+MODE={mode}
+VG={vg}
+LV={lv}
+CACHE_LV="${{LV}}_cache"
+
+{functions}
+# 1. Tools and kernel support, before anything is written.
+for tool in pvcreate vgcreate lvcreate lvconvert lvs pvs vgs; do
+    command -v "$tool" >/dev/null || die "$tool not found: install lvm2"
+done
+if ! dmsetup targets 2>/dev/null | grep -q '^cache '; then
+    modprobe -n dm-cache 2>/dev/null || die "this kernel has no dm-cache module: use disktier render bcache"
+fi
+
+# 2. The two disks, by stable path.
+fast=$(resolve "$FAST")
+slow=$(resolve "$SLOW")
+[ "$fast" != "$slow" ] || die "$FAST and $SLOW are the same disk ($fast)"
+
+# 3. Physical volumes: an existing PV must already belong to $VG (a re-run) or to no VG.
+for pair in "$SLOW:$slow" "$FAST:$fast"; do
+    link=${{pair%%:*}}
+    dev=${{pair#*:}}
+    if pvs "$dev" >/dev/null 2>&1; then
+        vg_of=$(pvs --noheadings -o vg_name "$dev" | tr -d ' ')
+        [ -z "$vg_of" ] || [ "$vg_of" = "$VG" ] || die "$link ($dev) belongs to volume group $vg_of: refusing to take it"
+        log "$link is a physical volume already"
+    else
+        refuse_unless_blank "$link" "$dev"
+        run pvcreate "$dev"
+    fi
+done
+
+# 4. The volume group, on exactly these two disks.
+if vgs "$VG" >/dev/null 2>&1; then
+    log "volume group $VG exists"
+else
+    run vgcreate "$VG" "$slow" "$fast"
+fi
+
+# 5. The main LV on SLOW, the cache LV on FAST (all of each disk).
+if lvs "$VG/$LV" >/dev/null 2>&1; then
+    log "$VG/$LV exists"
+else
+    run lvcreate -n "$LV" -l 100%PVS "$VG" "$slow"
+fi
+segtype=$(lvs --noheadings -o segtype "$VG/$LV" 2>/dev/null | tr -d ' ' || true)
+if [ "$segtype" = cache ]; then
+    log "$VG/$LV is cached already"
+else
+    if ! lvs "$VG/$CACHE_LV" >/dev/null 2>&1; then
+        run lvcreate -n "$CACHE_LV" -l 100%PVS "$VG" "$fast"
+    fi
+    # 6. Attach: the cachevol holds data and metadata; cachemode as chosen.
+    run lvconvert -y --type cache --cachevol "$CACHE_LV" --cachemode "$MODE" "$VG/$LV"
+fi
+
+log "/dev/$VG/$LV caches $SLOW on $FAST ($MODE)"
+"#,
+            fast = shell_quote(&c.fast),
+            slow = shell_quote(&c.slow),
+            mode = c.mode.name(),
+            vg = c.vg,
+            lv = c.lv,
+            functions = CACHE_FUNCTIONS,
+        )
+    }
+}
+
+impl Renderer for Lvmcache {
+    fn platform(&self) -> Platform {
+        Platform::Lvmcache
+    }
+
+    fn render(&self) -> Result<Rendered, RenderError> {
+        let mut notes = vec!["lvmcache grows online (pvresize, lvextend); dm-cache has no sequential bypass".to_string()];
+        if self.cfg.mode == LvmcacheMode::Writeback {
+            notes.push("writeback: dirty data lives only on the fast disk until it drains; losing it loses writes".into());
+        }
+        Ok(Rendered {
+            platform: Platform::Lvmcache,
+            files: vec![RenderedFile {
+                name: "lvmcache-setup.sh".into(),
+                kind: FileKind::Shell,
+                content: self.script(),
+            }],
+            notes,
+        })
+    }
+}

@@ -1,0 +1,376 @@
+//! OpenShift: a MachineConfig (Ignition 3.2.0) whose systemd units do seed 000's three steps
+//! safely (make the filesystem only when missing, mount by LABEL, restorecon) before crio and
+//! kubelet; optionally the MachineSet of seed 000 and, for a custom role, its MachineConfigPool.
+
+use super::intent::{DiskSelect, Intent, KNOWN_EPHEMERAL_MODELS};
+use super::script::{prepare_script, script_path, slug};
+use super::units::{setup_unit, units, Unit};
+use super::{base64, yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use serde_json::{json, Value};
+
+/// Ignition spec version of the rendered config. 3.2.0, not 3.4.0: the Machine Config Operator
+/// accepts 3.2.0 since OpenShift 4.8 (OpenShift's own MachineConfig examples use it), while 3.4.0
+/// is only accepted by newer releases (4.14+); everything emitted here (storage.files with a data
+/// URL, systemd.units) exists since spec 3.0.
+pub const IGNITION_VERSION: &str = "3.2.0";
+
+/// crio and kubelet: what must start after the disk is mounted (seed 000 ordered the relabel
+/// before crio.service; kubelet is added so pods never land on the root disk first).
+const RUNTIMES: [&str; 2] = ["crio.service", "kubelet.service"];
+
+/// The seed's RHCOS image for us-east-1 (seed 000's MachineSet); other regions need --ami.
+const SEED_AMI_US_EAST_1: &str = "ami-0722eb0819717090f";
+
+/// The MachineSet of seed 000.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MachineSetConfig {
+    pub instance_type: String,
+    pub cluster_id: String,
+    pub region: String,
+    pub zone: Option<String>,
+    pub ami: Option<String>,
+    pub replicas: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenShiftConfig {
+    pub intent: Intent,
+    /// MachineConfigPool role (`worker` by default).
+    pub role: String,
+    pub machineset: Option<MachineSetConfig>,
+    /// `--use-binary`: the path of `disktier` on the node; the unit runs `disktier setup`.
+    pub use_binary: Option<String>,
+}
+
+/// A checked OpenShift render.
+#[derive(Debug, Clone)]
+pub struct OpenShift {
+    cfg: OpenShiftConfig,
+    zone: Option<String>,
+    ami: Option<String>,
+}
+
+/// A Kubernetes name: DNS-1123 label (lowercase letters, digits, '-'; at most 63).
+fn check_dns_label(flag: &'static str, v: &str) -> Result<(), RenderError> {
+    let ok = !v.is_empty()
+        && v.len() <= 63
+        && v
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !v.starts_with('-')
+        && !v.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(RenderError::BadValue {
+            flag,
+            value: v.to_string(),
+            why: "use lowercase letters, digits and '-' (at most 63, not starting or ending with '-')"
+                .into(),
+        })
+    }
+}
+
+impl OpenShift {
+    pub fn new(cfg: OpenShiftConfig) -> Result<OpenShift, RenderError> {
+        check_dns_label("role", &cfg.role)?;
+        if let Some(bin) = &cfg.use_binary {
+            if !bin.starts_with('/') {
+                return Err(RenderError::NotAbsolute {
+                    what: "--use-binary",
+                    path: bin.clone(),
+                });
+            }
+            let default_models = DiskSelect::Model(
+                KNOWN_EPHEMERAL_MODELS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            );
+            if cfg.intent.select != default_models {
+                return Err(RenderError::Conflict {
+                    what: "--use-binary",
+                    other: "--model/--by-id",
+                    why: "disktier setup picks the eligible local ephemeral disks itself; drop --model/--by-id",
+                });
+            }
+        }
+        let (mut zone, mut ami) = (None, None);
+        if let Some(ms) = &cfg.machineset {
+            check_dns_label("cluster-id", &ms.cluster_id)?;
+            check_instance_type(&ms.instance_type)?;
+            check_region(&ms.region)?;
+            let z = ms.zone.clone().unwrap_or_else(|| format!("{}a", ms.region));
+            if !z.starts_with(&ms.region) || z.len() != ms.region.len() + 1 {
+                return Err(RenderError::BadValue {
+                    flag: "zone",
+                    value: z,
+                    why: format!("a zone of {} is {}a, {}b, ...", ms.region, ms.region, ms.region),
+                });
+            }
+            zone = Some(z);
+            ami = Some(match (&ms.ami, ms.region.as_str()) {
+                (Some(a), _) => {
+                    if !a.starts_with("ami-") || a.len() < 12 || !a[4..].chars().all(|c| c.is_ascii_hexdigit()) {
+                        return Err(RenderError::BadValue {
+                            flag: "ami",
+                            value: a.clone(),
+                            why: "an AMI id looks like ami-0722eb0819717090f".into(),
+                        });
+                    }
+                    a.clone()
+                }
+                (None, "us-east-1") => SEED_AMI_US_EAST_1.to_string(),
+                (None, _) => {
+                    return Err(RenderError::Missing {
+                        what: "--ami",
+                        why: "the default RHCOS image (seed 000's) is a us-east-1 AMI; pass the one your other MachineSets use (oc get machineset -n openshift-machine-api -o yaml | grep -A1 'ami:')",
+                    })
+                }
+            });
+        }
+        Ok(OpenShift { cfg, zone, ami })
+    }
+
+    fn machine_config_name(&self) -> String {
+        let s = slug(&self.cfg.intent.mount);
+        if self.cfg.role == "worker" {
+            format!("98-{s}")
+        } else {
+            format!("98-{}-{s}", self.cfg.role)
+        }
+    }
+
+    fn unit_list(&self) -> Vec<Unit> {
+        match &self.cfg.use_binary {
+            Some(bin) => vec![setup_unit(&self.cfg.intent, bin, &RUNTIMES)],
+            None => units(&self.cfg.intent, &RUNTIMES),
+        }
+    }
+
+    fn machine_config(&self, notes: &mut Vec<String>) -> Result<RenderedFile, RenderError> {
+        let intent = &self.cfg.intent;
+        let name = self.machine_config_name();
+        let units = self.unit_list();
+        let unit_values: Vec<Value> = units
+            .iter()
+            .map(|u| {
+                let mut v = json!({"name": u.name, "contents": u.contents});
+                if u.enable {
+                    v["enabled"] = json!(true);
+                }
+                v
+            })
+            .collect();
+        let mut config = json!({
+            "ignition": {"version": IGNITION_VERSION},
+            "systemd": {"units": unit_values},
+        });
+        let mut comments = vec![
+            format!("Rendered by `disktier render openshift`: {} on the node's local ephemeral disk.", intent.mount),
+            format!("Ignition {IGNITION_VERSION}: accepted by the Machine Config Operator since OpenShift 4.8; nothing"),
+            "here needs a newer spec (3.4.0 is only accepted by OpenShift 4.14 and later).".into(),
+            String::new(),
+            "Changes from seed 000's MachineConfig:".into(),
+            "- the disk is found at boot by model or /dev/disk/by-id/ glob instead of a hard-coded kernel".into(),
+            "  name (nvme1n1), which moves between boots and can name an EBS volume on other instances;".into(),
+            "- the filesystem is made only when no filesystem labelled with the label exists and the disk".into(),
+            "  is blank (the seed ran mkfs without checking), and it is mounted by LABEL;".into(),
+            "- what the directory held is copied onto the new filesystem once, instead of".into(),
+            "  `rm -rf /var/lib/containers/*` on every boot;".into(),
+            "- the mount and relabel are ordered before crio and kubelet.".into(),
+            "Reboot: the labelled filesystem is found and mounted, nothing is formatted. Stop/start: the".into(),
+            "disk comes back blank, so the filesystem is made again. No marker file decides either.".into(),
+        ];
+        if intent.wants_prjquota() {
+            comments.push("prjquota: RHCOS kernels have quota support, so the mount works there (kubelet's".into());
+            comments.push("ephemeral-storage quota monitoring needs xfs with prjquota).".into());
+        }
+        if self.cfg.role == "worker" {
+            notes.push("role worker applies this MachineConfig to every worker; on a worker without a matching disk the mkfs unit fails visibly and the directory stays on the root disk. A custom role (--role worker-ephemeral) limits it to the MachineSet's nodes.".into());
+        }
+        if let Some(bin) = &self.cfg.use_binary {
+            comments.push(String::new());
+            comments.push(format!("--use-binary: the unit runs {bin} setup, which must be on the node (an image layer"));
+            comments.push("or a storage.files entry with a verified source); it decides from the same disk state.".into());
+            notes.push(format!("{bin} must exist on the node before this MachineConfig applies"));
+        } else {
+            let script = prepare_script(intent, "openshift");
+            config["storage"] = json!({"files": [{
+                "path": script_path(intent),
+                "mode": 0o755,
+                "overwrite": true,
+                "contents": {"source": format!("data:text/plain;charset=utf-8;base64,{}", base64(script.as_bytes()))},
+            }]});
+            comments.push(String::new());
+            comments.push(format!("{} (embedded below as a base64 data URL) reads:", script_path(intent)));
+            comments.push(String::new());
+            for line in script.lines() {
+                comments.push(format!("  {line}"));
+            }
+        }
+        let mc = json!({
+            "apiVersion": "machineconfiguration.openshift.io/v1",
+            "kind": "MachineConfig",
+            "metadata": {
+                "name": name,
+                "labels": {"machineconfiguration.openshift.io/role": self.cfg.role},
+            },
+            "spec": {"config": config},
+        });
+        Ok(RenderedFile {
+            name: format!("machineconfig-{name}.yaml"),
+            kind: FileKind::Yaml,
+            content: yaml::document("MachineConfig", &comments, &mc)?,
+        })
+    }
+
+    fn machine_set(&self, ms: &MachineSetConfig) -> Result<RenderedFile, RenderError> {
+        let id = &ms.cluster_id;
+        let role = &self.cfg.role;
+        let zone = self.zone.clone().unwrap_or_default();
+        let name = format!("{id}-{role}-ephemeral");
+        let mut node_labels = json!({"disk_type": "ephemeral"});
+        if role != "worker" {
+            node_labels[format!("node-role.kubernetes.io/{role}")] = json!("");
+        }
+        let obj = json!({
+            "apiVersion": "machine.openshift.io/v1beta1",
+            "kind": "MachineSet",
+            "metadata": {
+                "name": name,
+                "namespace": "openshift-machine-api",
+                "labels": {"machine.openshift.io/cluster-api-cluster": id},
+            },
+            "spec": {
+                "replicas": ms.replicas,
+                "selector": {"matchLabels": {
+                    "machine.openshift.io/cluster-api-cluster": id,
+                    "machine.openshift.io/cluster-api-machineset": name,
+                }},
+                "template": {
+                    "metadata": {"labels": {
+                        "machine.openshift.io/cluster-api-cluster": id,
+                        "machine.openshift.io/cluster-api-machine-role": role,
+                        "machine.openshift.io/cluster-api-machine-type": role,
+                        "machine.openshift.io/cluster-api-machineset": name,
+                    }},
+                    "spec": {
+                        "metadata": {"labels": node_labels},
+                        "providerSpec": {"value": {
+                            "apiVersion": "machine.openshift.io/v1beta1",
+                            "kind": "AWSMachineProviderConfig",
+                            "ami": {"id": self.ami.clone().unwrap_or_default()},
+                            "blockDevices": [{"ebs": {
+                                "encrypted": true,
+                                "iops": 0,
+                                "kmsKey": {"arn": ""},
+                                "volumeSize": 120,
+                                "volumeType": "gp3",
+                            }}],
+                            "credentialsSecret": {"name": "aws-cloud-credentials"},
+                            "deviceIndex": 0,
+                            "iamInstanceProfile": {"id": format!("{id}-worker-profile")},
+                            "instanceType": ms.instance_type,
+                            "placement": {"availabilityZone": zone, "region": ms.region},
+                            "securityGroups": [{"filters": [{"name": "tag:Name", "values": [format!("{id}-worker-sg")]}]}],
+                            "subnet": {"filters": [{"name": "tag:Name", "values": [format!("{id}-private-{zone}")]}]},
+                            "tags": [{"name": format!("kubernetes.io/cluster/{id}"), "value": "owned"}],
+                            "userDataSecret": {"name": "worker-user-data"},
+                        }},
+                    },
+                },
+            },
+        });
+        let comments = vec![
+            format!("Rendered by `disktier render openshift --machineset`: {} instances with local NVMe", ms.instance_type),
+            "instance storage, labelled disk_type=ephemeral (seed 000). Root volume: 120 GiB gp3 as in the seed.".into(),
+            "Watch them join: oc get node -l disk_type=ephemeral -w".into(),
+        ];
+        Ok(RenderedFile {
+            name: format!("machineset-{name}.yaml"),
+            kind: FileKind::Yaml,
+            content: yaml::document("MachineSet", &comments, &obj)?,
+        })
+    }
+
+    fn machine_config_pool(&self) -> Result<RenderedFile, RenderError> {
+        let role = &self.cfg.role;
+        let obj = json!({
+            "apiVersion": "machineconfiguration.openshift.io/v1",
+            "kind": "MachineConfigPool",
+            "metadata": {"name": role},
+            "spec": {
+                "machineConfigSelector": {"matchExpressions": [{
+                    "key": "machineconfiguration.openshift.io/role",
+                    "operator": "In",
+                    "values": ["worker", role],
+                }]},
+                "nodeSelector": {"matchLabels": {format!("node-role.kubernetes.io/{role}"): ""}},
+            },
+        });
+        let comments = vec![format!(
+            "Rendered by `disktier render openshift --role {role}`: a pool with the worker configuration plus\nthis role's MachineConfig, for the nodes labelled node-role.kubernetes.io/{role}."
+        )];
+        Ok(RenderedFile {
+            name: format!("machineconfigpool-{role}.yaml"),
+            kind: FileKind::Yaml,
+            content: yaml::document("MachineConfigPool", &comments, &obj)?,
+        })
+    }
+}
+
+fn check_instance_type(t: &str) -> Result<(), RenderError> {
+    let ok = t.split_once('.').is_some_and(|(fam, size)| {
+        !fam.is_empty()
+            && !size.is_empty()
+            && fam.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && size.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(RenderError::BadValue {
+            flag: "instance-type",
+            value: t.to_string(),
+            why: "an EC2 instance type looks like m6id.xlarge".into(),
+        })
+    }
+}
+
+fn check_region(r: &str) -> Result<(), RenderError> {
+    let ok = r.split('-').count() >= 3
+        && r.ends_with(|c: char| c.is_ascii_digit())
+        && r.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(RenderError::BadValue {
+            flag: "region",
+            value: r.to_string(),
+            why: "an AWS region looks like us-east-1".into(),
+        })
+    }
+}
+
+impl Renderer for OpenShift {
+    fn platform(&self) -> Platform {
+        Platform::Openshift
+    }
+
+    fn render(&self) -> Result<Rendered, RenderError> {
+        let mut notes = Vec::new();
+        let mut files = vec![self.machine_config(&mut notes)?];
+        if !matches!(self.cfg.role.as_str(), "worker" | "master") {
+            files.push(self.machine_config_pool()?);
+        }
+        if let Some(ms) = &self.cfg.machineset {
+            files.push(self.machine_set(ms)?);
+        }
+        Ok(Rendered {
+            platform: Platform::Openshift,
+            files,
+            notes,
+        })
+    }
+}

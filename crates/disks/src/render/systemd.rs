@@ -1,0 +1,110 @@
+//! A plain VM with systemd: the units of [`super::units`], the boot-time script, and an
+//! `install.sh` that puts them in place and enables them. The same units a MachineConfig carries,
+//! as files.
+
+use super::intent::Intent;
+use super::script::{prepare_script, script_path, slug};
+use super::units::{units, Unit};
+use super::{FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use disktier_cmd::shell_quote;
+
+/// What must start after the mounts on a plain VM: whichever runtime and kubelet it has.
+pub(crate) const VM_RUNTIMES: [&str; 4] = [
+    "containerd.service",
+    "crio.service",
+    "docker.service",
+    "kubelet.service",
+];
+
+/// A checked systemd render.
+#[derive(Debug, Clone)]
+pub struct Systemd {
+    intent: Intent,
+}
+
+impl Systemd {
+    pub fn new(intent: Intent) -> Systemd {
+        Systemd { intent }
+    }
+}
+
+/// Notes shared by the VM renderers.
+pub(crate) fn vm_notes(intent: &Intent) -> Vec<String> {
+    let mut notes = Vec::new();
+    if intent.wants_prjquota() {
+        notes.push("prjquota needs a kernel with quota support: the mount fails where it is missing (disktier setup checks this on the node)".into());
+    }
+    notes
+}
+
+/// `install.sh`: copies the files into place, enables the units, and starts them only when no
+/// container runtime is running on the directory yet.
+fn install_script(intent: &Intent, units: &[Unit], platform: &str) -> String {
+    let quoted = |it: &mut dyn Iterator<Item = &Unit>| {
+        it.map(|u| shell_quote(&u.name)).collect::<Vec<_>>().join(" ")
+    };
+    let all = quoted(&mut units.iter());
+    let enabled = quoted(&mut units.iter().filter(|u| u.enable));
+    format!(
+        "#!/bin/bash\n\
+# Rendered by `disktier render {platform}`: installs the units and {script}, enables them, and\n\
+# starts them now unless a container runtime or kubelet already runs (then: reboot).\n\
+set -euo pipefail\n\
+cd \"$(dirname \"$0\")\"\n\
+\n\
+install -D -m 0755 {local} {script}\n\
+for unit in {all}; do\n\
+    install -m 0644 \"$unit\" /etc/systemd/system/\n\
+done\n\
+systemctl daemon-reload\n\
+systemctl enable {enabled}\n\
+for svc in {runtimes}; do\n\
+    if systemctl is-active --quiet \"$svc\"; then\n\
+        echo \"$svc is running: reboot to mount {mount} before it starts\" >&2\n\
+        exit 0\n\
+    fi\n\
+done\n\
+systemctl start {enabled}\n",
+        local = shell_quote(&format!("{}.sh", slug(&intent.mount))),
+        script = shell_quote(&script_path(intent)),
+        runtimes = VM_RUNTIMES.join(" "),
+        mount = intent.mount,
+    )
+}
+
+impl Renderer for Systemd {
+    fn platform(&self) -> Platform {
+        Platform::Systemd
+    }
+
+    fn render(&self) -> Result<Rendered, RenderError> {
+        let units = units(&self.intent, &VM_RUNTIMES);
+        let mut files: Vec<RenderedFile> = units
+            .iter()
+            .map(|u| RenderedFile {
+                name: u.name.clone(),
+                kind: FileKind::Unit,
+                content: format!(
+                    "# Rendered by `disktier render systemd`; see {}.\n{}",
+                    script_path(&self.intent),
+                    u.contents
+                ),
+            })
+            .collect();
+        files.push(RenderedFile {
+            name: format!("{}.sh", slug(&self.intent.mount)),
+            kind: FileKind::Shell,
+            content: prepare_script(&self.intent, "systemd"),
+        });
+        files.push(RenderedFile {
+            name: "install.sh".into(),
+            kind: FileKind::Shell,
+            content: install_script(&self.intent, &units, "systemd"),
+        });
+        Ok(Rendered {
+            platform: Platform::Systemd,
+            files,
+            notes: vm_notes(&self.intent),
+        })
+    }
+}

@@ -1,0 +1,305 @@
+//! The systemd units that carry an [`Intent`] out at boot, shared by the openshift, systemd and
+//! cloud-init renderers: a oneshot that makes the filesystem only when it is missing, the mount
+//! unit (by LABEL, named as systemd requires, e.g. `var-lib-containers.mount`), a oneshot for
+//! owner/mode/bind copy-in, one bind mount unit per `--bind`, and the SELinux relabel; all ordered
+//! before the container runtime and kubelet (references.md item 6).
+
+use super::intent::Intent;
+use super::script::{script_path, slug};
+use disktier_cmd::shell_quote;
+
+/// One unit file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unit {
+    pub name: String,
+    pub contents: String,
+    /// Has an `[Install]` section, so it is enabled (Ignition `enabled: true`,
+    /// `systemctl enable`). Units without one are pulled in by a unit that is.
+    pub enable: bool,
+}
+
+/// systemd's path escaping (systemd.unit(5), "String Escaping for Inclusion in Unit Names";
+/// the same as `systemd-escape --path`): strip the slashes at both ends, `/` becomes `-`, and
+/// every byte other than ASCII letters, digits, `:`, `_` and a non-leading `.` becomes `\xNN`.
+pub fn escape_path(path: &str) -> String {
+    let trimmed = path.trim_matches('/');
+    if trimmed.is_empty() {
+        return "-".to_string();
+    }
+    let mut out = String::new();
+    for (i, b) in trimmed.bytes().enumerate() {
+        match b {
+            b'/' => out.push('-'),
+            b'.' if i > 0 => out.push('.'),
+            b if b.is_ascii_alphanumeric() || b == b':' || b == b'_' => out.push(b as char),
+            b => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out
+}
+
+/// The only name systemd accepts for the mount unit of `path`.
+pub fn mount_unit_name(path: &str) -> String {
+    format!("{}.mount", escape_path(path))
+}
+
+/// The parent directory of an absolute path (`/` for a top-level one).
+fn parent(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
+/// The units for `intent`; `runtimes` are the services that must start after the mounts
+/// (crio and kubelet on OpenShift).
+pub(crate) fn units(intent: &Intent, runtimes: &[&str]) -> Vec<Unit> {
+    let s = slug(&intent.mount);
+    let script = script_path(intent);
+    let mount_unit = mount_unit_name(&intent.mount);
+    let mkfs_unit = format!("disktier-mkfs-{s}.service");
+    let binds_unit = format!("disktier-binds-{s}.service");
+    let relabel_unit = format!("disktier-relabel-{s}.service");
+    let bind_units: Vec<String> = intent.binds.iter().map(|b| mount_unit_name(b)).collect();
+    let need_binds_unit = !intent.binds.is_empty() || intent.owner.is_some() || intent.mode.is_some();
+    let before_runtimes = runtimes.join(" ");
+    let mut out = Vec::new();
+
+    // DefaultDependencies=no: the mount is ordered before local-fs.target, which the default
+    // dependencies of a service (After=sysinit.target) would turn into an ordering cycle.
+    out.push(Unit {
+        name: mkfs_unit.clone(),
+        contents: format!(
+            "[Unit]\n\
+Description=disktier: make the {fs} filesystem labelled {label} for {mount} when it is missing\n\
+Documentation=man:systemd.mount(5)\n\
+DefaultDependencies=no\n\
+After=systemd-udev-trigger.service\n\
+Before={mount_unit}\n\
+RequiresMountsFor={parent} /etc/disktier\n\
+\n\
+[Service]\n\
+Type=oneshot\n\
+RemainAfterExit=yes\n\
+ExecStart=/bin/bash {script} mkfs\n\
+TimeoutSec=0\n",
+            fs = intent.fs.name(),
+            label = intent.label,
+            mount = intent.mount,
+            parent = parent(&intent.mount),
+        ),
+        enable: false,
+    });
+
+    out.push(Unit {
+        name: mount_unit.clone(),
+        contents: format!(
+            "[Unit]\n\
+Description=disktier: LABEL={label} at {mount}\n\
+Requires={mkfs_unit}\n\
+After={mkfs_unit}\n\
+Before=local-fs.target {before_runtimes}\n\
+\n\
+[Mount]\n\
+What=/dev/disk/by-label/{label}\n\
+Where={mount}\n\
+Type={fs}\n\
+Options={options}\n\
+\n\
+[Install]\n\
+WantedBy=local-fs.target\n",
+            label = intent.label,
+            mount = intent.mount,
+            fs = intent.fs.name(),
+            options = intent.options_string(),
+        ),
+        enable: true,
+    });
+
+    if need_binds_unit {
+        out.push(Unit {
+            name: binds_unit.clone(),
+            contents: format!(
+                "[Unit]\n\
+Description=disktier: owner, mode and bind directories on {mount}\n\
+DefaultDependencies=no\n\
+Requires={mount_unit}\n\
+After={mount_unit}\n\
+Before=local-fs.target {before_binds}{before_runtimes}\n\
+\n\
+[Service]\n\
+Type=oneshot\n\
+RemainAfterExit=yes\n\
+ExecStart=/bin/bash {script} binds\n\
+TimeoutSec=0\n\
+\n\
+[Install]\n\
+WantedBy=local-fs.target\n",
+                mount = intent.mount,
+                before_binds = bind_units
+                    .iter()
+                    .map(|u| format!("{u} "))
+                    .collect::<String>(),
+            ),
+            enable: true,
+        });
+    }
+
+    for (bind, unit) in intent.binds.iter().zip(&bind_units) {
+        out.push(Unit {
+            name: unit.clone(),
+            contents: format!(
+                "[Unit]\n\
+Description=disktier: bind {source} at {bind}\n\
+Requires={binds_unit}\n\
+After={binds_unit}\n\
+Before=local-fs.target {before_runtimes}\n\
+\n\
+[Mount]\n\
+What={source}\n\
+Where={bind}\n\
+Type=none\n\
+Options=bind\n\
+\n\
+[Install]\n\
+WantedBy=local-fs.target\n",
+                source = format!("{}/{}", intent.mount, slug(bind)),
+            ),
+            enable: true,
+        });
+    }
+
+    let after_mounts = std::iter::once(mount_unit.as_str())
+        .chain(bind_units.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    out.push(Unit {
+        name: relabel_unit,
+        contents: format!(
+            "[Unit]\n\
+Description=disktier: restore SELinux contexts on {mount}\n\
+ConditionSecurity=selinux\n\
+Requires={mount_unit}\n\
+After={after_mounts}\n\
+Before={before_runtimes}\n\
+\n\
+[Service]\n\
+Type=oneshot\n\
+RemainAfterExit=yes\n\
+ExecStart=/bin/bash {script} relabel\n\
+TimeoutSec=0\n\
+\n\
+[Install]\n\
+WantedBy=multi-user.target\n",
+            mount = intent.mount,
+        ),
+        enable: true,
+    });
+    out
+}
+
+/// `--use-binary`: one oneshot that runs `disktier setup`, which does the same steps (and
+/// decides from the same real state) itself.
+pub(crate) fn setup_unit(intent: &Intent, binary: &str, runtimes: &[&str]) -> Unit {
+    let mut args = vec![
+        binary.to_string(),
+        "setup".into(),
+        "--mount".into(),
+        intent.mount.clone(),
+        "--fs".into(),
+        intent.fs.name().into(),
+        "--label".into(),
+        intent.label.clone(),
+    ];
+    // `disktier setup` adds its own defaults,noatime; pass only the extra options.
+    let extra: Vec<&str> = intent
+        .options
+        .iter()
+        .map(String::as_str)
+        .filter(|o| *o != "defaults" && *o != "noatime")
+        .collect();
+    if !extra.is_empty() {
+        args.push("--options".into());
+        args.push(extra.join(","));
+    }
+    if let Some(o) = &intent.owner {
+        args.push("--owner".into());
+        args.push(o.clone());
+    }
+    if let Some(m) = &intent.mode {
+        args.push("--mode".into());
+        args.push(m.clone());
+    }
+    if !intent.binds.is_empty() {
+        args.push("--bind".into());
+        args.push(intent.binds.join(","));
+    }
+    args.push("--persist".into());
+    args.push("none".into());
+    let exec = args
+        .iter()
+        .map(|a| shell_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Unit {
+        name: format!("disktier-setup-{}.service", slug(&intent.mount)),
+        contents: format!(
+            "[Unit]\n\
+Description=disktier setup: local ephemeral disks at {mount}\n\
+DefaultDependencies=no\n\
+After=systemd-udev-trigger.service\n\
+Before=local-fs.target {runtimes}\n\
+RequiresMountsFor={parent}\n\
+\n\
+[Service]\n\
+Type=oneshot\n\
+RemainAfterExit=yes\n\
+ExecStart={exec}\n\
+TimeoutSec=0\n\
+\n\
+[Install]\n\
+WantedBy=local-fs.target\n",
+            mount = intent.mount,
+            runtimes = runtimes.join(" "),
+            parent = parent(&intent.mount),
+        ),
+        enable: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_path_matches_systemd_rules() {
+        assert_eq!(escape_path("/var/lib/containers"), "var-lib-containers");
+        assert_eq!(escape_path("/mnt/k8s-disks/0"), "mnt-k8s\\x2ddisks-0");
+        assert_eq!(escape_path("/var/log/.hidden"), "var-log-.hidden");
+        assert_eq!(escape_path("/.x"), "\\x2ex");
+        assert_eq!(escape_path("/"), "-");
+        assert_eq!(mount_unit_name("/var/lib/containers"), "var-lib-containers.mount");
+    }
+
+    #[test]
+    fn escape_path_agrees_with_systemd_escape() {
+        let runner = disktier_cmd::RealRunner;
+        use disktier_cmd::CommandRunner;
+        if !runner.has_program("systemd-escape") {
+            eprintln!("skipped: systemd-escape is not installed");
+            return;
+        }
+        for p in ["/var/lib/containers", "/mnt/k8s-disks/0", "/mnt/a_b:c/d.e", "/data/x+y@z"] {
+            let out = runner
+                .output(&disktier_cmd::Cmd::new("systemd-escape").args(["--path", p]))
+                .unwrap();
+            assert_eq!(escape_path(p), out.stdout.trim(), "{p}");
+        }
+    }
+
+    #[test]
+    fn parent_of_paths() {
+        assert_eq!(parent("/var/lib/containers"), "/var/lib");
+        assert_eq!(parent("/data"), "/");
+    }
+}

@@ -1,1 +1,0 @@
-//! Safe, idempotent, convergent provisioning of local disks: mkfs, mount, bind, persist.

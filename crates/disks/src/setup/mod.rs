@@ -1,0 +1,181 @@
+//! Safe, idempotent, convergent provisioning of local disks: RAID0 or not, mkfs, mount by UUID,
+//! owner/mode, SELinux labels, bind mounts with the old content copied in, persistence.
+//!
+//! Every run decides from the disks' real state (sysfs holders, `blkid -p`, mountinfo), never
+//! from a marker file: a re-run after success plans nothing; a re-run after a stop/start (disks
+//! blank again) re-creates everything; a re-run after a crash finishes the job; a disk holding
+//! disktier's label is remounted, never reformatted. Only blank disks are ever written to, and
+//! nothing is forced (`mkfs` without `-f`, `mdadm` without `--force`/`--run`).
+//!
+//! The steps are planned as data ([`step::Step`]) and executed through a
+//! [`CommandRunner`], so `--dry-run` prints them and tests compare them with golden transcripts.
+
+pub mod config;
+pub mod kernel;
+pub mod persist;
+pub mod plan;
+pub mod step;
+
+pub use config::{FsType, LayoutChoice, Persist, SetupConfig};
+pub use plan::{DeviceReport, Layout, Skipped};
+pub use step::Step;
+
+use crate::discover::{self, DiskError};
+use disktier_cmd::{CmdError, CommandRunner};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("{0}")]
+    Config(String),
+    #[error("{device}: no such block device: see `disktier disks` for the node's disks")]
+    NoSuchDevice { device: String },
+    #[error("{device} is a partition of {disk}: disktier takes whole disks")]
+    Partition { device: String, disk: String },
+    #[error("refusing {device}: {}; disktier only takes blank, unused disks (wipe it yourself if you mean it)", .reasons.join("; "))]
+    Refused { device: String, reasons: Vec<String> },
+    #[error("this kernel has no md RAID support (no /proc/mdstat and no md_mod module): cannot stripe {disks} disks into RAID0; use --layout separate for one mount per disk")]
+    NoMd { disks: usize },
+    #[error("this kernel has no quota support ({why}): {option} cannot be mounted; drop it or use a kernel with CONFIG_QUOTA/XFS_QUOTA")]
+    NoQuota { option: String, why: String },
+    #[error("{} is already a mount point of {source_dev} ({fstype}): unmount it or choose another directory", .target.display())]
+    TargetBusy {
+        target: PathBuf,
+        source_dev: String,
+        fstype: String,
+    },
+    #[error("cannot write {}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("step {n} ({what}) failed; fix the cause and re-run setup: it continues from the disks' state")]
+    Step {
+        n: usize,
+        what: String,
+        #[source]
+        source: Box<SetupError>,
+    },
+    #[error(transparent)]
+    Discover(#[from] DiskError),
+    #[error(transparent)]
+    Command(#[from] CmdError),
+}
+
+/// A step and what became of it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StepRecord {
+    #[serde(flatten)]
+    pub step: Step,
+    pub description: String,
+    /// The exact shell lines (what `--dry-run` prints).
+    pub commands: Vec<String>,
+    /// `planned` (dry run), `done`, or `unchanged` (found done at execution time).
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What `setup` planned and did (`--format json`, schema 1).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub dry_run: bool,
+    pub mount: PathBuf,
+    pub fs: FsType,
+    pub label: String,
+    pub options: String,
+    /// None when there was nothing to set up.
+    pub layout: Option<Layout>,
+    pub devices: Vec<DeviceReport>,
+    pub skipped: Vec<Skipped>,
+    pub steps: Vec<StepRecord>,
+    /// Whether anything was changed on the node (always false for a dry run).
+    pub changed: bool,
+    pub notes: Vec<String>,
+}
+
+/// Most rounds of observe-plan-execute: one, plus one after assembling an array, plus slack.
+const MAX_ROUNDS: usize = 3;
+
+/// Runs (or with `dry_run`, plans) setup on the node whose state is read below `root` (`/` for
+/// the real node; a fixture tree in tests).
+pub fn setup(
+    cfg: &SetupConfig,
+    root: &Path,
+    runner: &dyn CommandRunner,
+) -> Result<Report, SetupError> {
+    let mut report = Report {
+        schema_version: 1,
+        dry_run: cfg.dry_run,
+        mount: cfg.mount.clone(),
+        fs: cfg.fs,
+        label: cfg.label.clone(),
+        options: cfg.options_string(),
+        layout: None,
+        devices: Vec::new(),
+        skipped: Vec::new(),
+        steps: Vec::new(),
+        changed: false,
+        notes: Vec::new(),
+    };
+    // A fixture tree describes another node: whether this machine has mdadm says nothing of it.
+    let fixture = root != Path::new("/");
+    let has = |p: &str| fixture || runner.has_program(p);
+    let mut last_replan: Option<Step> = None;
+    for round in 0..MAX_ROUNDS {
+        let node = discover::scan(root, runner)?;
+        let kernel = kernel::Kernel::read(root, cfg.fs);
+        let plan = plan::plan(cfg, &node, &kernel, root, &has)?;
+        if round == 0 {
+            report.layout = plan.layout;
+            report.devices = plan.devices.clone();
+            report.skipped = plan.skipped.clone();
+        }
+        for n in &plan.notes {
+            if !report.notes.contains(n) {
+                report.notes.push(n.clone());
+            }
+        }
+        let mut replan = false;
+        if let Some(again) = plan.steps.iter().find(|s| s.replan_after()) {
+            if last_replan.as_ref() == Some(again) {
+                return Err(SetupError::Config(format!(
+                    "`{}` ran, but the array did not appear: check `cat /proc/mdstat` and the kernel log, then re-run setup",
+                    again.shell().join(" ")
+                )));
+            }
+            last_replan = Some(again.clone());
+        }
+        for step in plan.steps {
+            let mut rec = StepRecord {
+                description: step.describe(),
+                commands: step.shell(),
+                status: "planned",
+                note: None,
+                step: step.clone(),
+            };
+            if !cfg.dry_run {
+                let n = report.steps.len() + 1;
+                let note = step.execute(runner).map_err(|e| SetupError::Step {
+                    n,
+                    what: step.describe(),
+                    source: Box::new(e),
+                })?;
+                rec.status = if note.is_some() { "unchanged" } else { "done" };
+                rec.note = note;
+                report.changed |= rec.status == "done";
+            }
+            report.steps.push(rec);
+            if step.replan_after() {
+                replan = true;
+                break;
+            }
+        }
+        if !replan || cfg.dry_run {
+            break;
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,153 @@
+//! Discovery against fixture trees of real cloud nodes (m6id.xlarge, i3.8xlarge, a GKE node with
+//! a local SSD, an Azure v6 VM): classification, eligibility and reasons, plus a golden JSON of
+//! each node.
+
+use disktier_cmd::RecordingRunner;
+use disktier_disks::discover::{discover, Disk, DiskClass, Ineligible};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sysfs")
+        .join(name)
+}
+
+fn disks(name: &str) -> Vec<Disk> {
+    let r = RecordingRunner::new();
+    let d = discover(&fixture(name), &r).unwrap();
+    assert_eq!(r.transcript(), "", "fixture discovery must run no command");
+    d
+}
+
+fn get<'a>(d: &'a [Disk], name: &str) -> &'a Disk {
+    d.iter().find(|x| x.name == name).unwrap_or_else(|| panic!("{name} missing"))
+}
+
+#[test]
+fn m6id_ebs_root_is_system_and_instance_store_is_eligible() {
+    let d = disks("aws-m6id-xlarge");
+    let root = get(&d, "nvme0n1");
+    assert_eq!(root.class, DiskClass::System);
+    assert!(!root.eligible);
+    assert!(root
+        .ineligible
+        .contains(&Ineligible::SystemDisk { holds: vec!["/sysroot".into(), "/boot".into()] }));
+    assert!(root.ineligible.iter().any(|r| matches!(r, Ineligible::Partitioned { .. })));
+    let is = get(&d, "nvme1n1");
+    assert_eq!(is.class, DiskClass::InstanceStore);
+    assert!(is.ephemeral && is.eligible, "{:?}", is.ineligible);
+    assert_eq!(is.size_bytes, 237_000_000_000);
+    assert_eq!(
+        is.stable_path.as_deref(),
+        Some("/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1A2B3C4D5E6F70809")
+    );
+    assert_eq!(is.model.as_deref(), Some("Amazon EC2 NVMe Instance Storage"));
+    assert_eq!(is.scheduler.as_deref(), Some("none"));
+    insta::assert_json_snapshot!("m6id", d);
+}
+
+#[test]
+fn i3_has_four_eligible_instance_store_disks_and_a_xen_root() {
+    let d = disks("aws-i3-8xlarge");
+    let store: Vec<&Disk> = d.iter().filter(|x| x.class == DiskClass::InstanceStore).collect();
+    assert_eq!(store.len(), 4);
+    assert!(store.iter().all(|x| x.eligible && x.size_bytes == 1_900_000_000_000));
+    let x = get(&d, "xvda");
+    assert_eq!(x.class, DiskClass::System);
+    assert_eq!(x.partitions.len(), 3);
+    assert_eq!(x.partitions.iter().find(|p| p.name == "xvda128").unwrap().mountpoints, ["/boot/efi"]);
+    assert_eq!(x.stable_path, None);
+    insta::assert_json_snapshot!("i3", d);
+}
+
+#[test]
+fn gke_local_ssd_mounted_by_gke_is_refused_and_dm_verity_root_is_system() {
+    let d = disks("gke-local-ssd");
+    let ssd = get(&d, "nvme0n1");
+    assert_eq!(ssd.class, DiskClass::LocalSsd);
+    assert_eq!(ssd.size_bytes, 375 * 1024 * 1024 * 1024);
+    assert_eq!(ssd.logical_block_size, 4096);
+    assert!(!ssd.eligible);
+    assert!(ssd.ineligible.contains(&Ineligible::Mounted {
+        at: vec![
+            "/mnt/stateful_partition/kube-ephemeral-ssd".into(),
+            "/var/lib/kubelet".into()
+        ]
+    }));
+    assert_eq!(ssd.stable_path.as_deref(), Some("/dev/disk/by-id/google-local-nvme-ssd-0"));
+    // The root is on dm-0 (dm-verity) over nvme1n1p3: the boot disk is system through a holder.
+    let boot = get(&d, "nvme1n1");
+    assert_eq!(boot.class, DiskClass::System);
+    assert!(boot.ineligible.contains(&Ineligible::HasHolders { holders: vec!["dm-0".into()] }));
+    assert_eq!(get(&d, "dm-0").class, DiskClass::System);
+    insta::assert_json_snapshot!("gke", d);
+}
+
+#[test]
+fn azure_v6_temp_nvme_is_eligible_and_managed_os_disk_is_system() {
+    let d = disks("azure-e4pds-v6");
+    let t = get(&d, "nvme1n1");
+    assert_eq!(t.class, DiskClass::AzureTempNvme);
+    assert!(t.eligible);
+    assert_eq!(get(&d, "nvme0n1").class, DiskClass::System);
+    insta::assert_json_snapshot!("azure", d);
+}
+
+#[test]
+fn model_strings_classify_exactly() {
+    assert_eq!(DiskClass::from_model("nvme_card"), Some(DiskClass::LocalSsd));
+    assert_eq!(DiskClass::from_model("nvme_card-pd"), Some(DiskClass::NetworkVolume));
+    assert_eq!(DiskClass::from_model("nvme_card2"), None);
+    assert_eq!(DiskClass::from_model("PersistentDisk  "), Some(DiskClass::NetworkVolume));
+    assert_eq!(
+        DiskClass::from_model("Amazon Elastic Block Store              "),
+        Some(DiskClass::NetworkVolume)
+    );
+    assert_eq!(
+        DiskClass::from_model("Microsoft NVMe Direct Disk"),
+        Some(DiskClass::AzureTempNvme)
+    );
+    assert_eq!(
+        DiskClass::from_model("Microsoft NVMe Direct Disk v2"),
+        Some(DiskClass::AzureTempNvme)
+    );
+}
+
+/// A fixture copy whose instance-store disk is held by a foreign md array, read-only, or busy:
+/// each state is refused with its own reason.
+#[test]
+fn holders_readonly_and_busy_are_refused_with_their_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("node");
+    copy_tree(&fixture("aws-i3-8xlarge"), &root);
+    let b = root.join("sys/block");
+    std::fs::write(b.join("nvme0n1/holders/md127"), "").unwrap();
+    std::fs::write(b.join("nvme1n1/ro"), "1\n").unwrap();
+    std::fs::write(root.join("busy"), "nvme2n1\n").unwrap();
+    std::fs::write(root.join("blkid/nvme3n1"), "TYPE=ext4\nLABEL=scratch\n").unwrap();
+    let d = discover(&root, &RecordingRunner::new()).unwrap();
+    assert_eq!(
+        get(&d, "nvme0n1").ineligible,
+        [Ineligible::HasHolders { holders: vec!["md127".into()] }]
+    );
+    assert_eq!(get(&d, "nvme1n1").ineligible, [Ineligible::ReadOnly]);
+    assert_eq!(get(&d, "nvme2n1").ineligible, [Ineligible::Busy]);
+    assert_eq!(
+        get(&d, "nvme3n1").ineligible,
+        [Ineligible::HasFilesystem { fstype: "ext4".into(), label: Some("scratch".into()) }]
+    );
+    assert_eq!(
+        get(&d, "nvme0n1").ineligible[0].to_string(),
+        "has holders (md127 built on it)"
+    );
+}
+
+pub fn copy_tree(from: &Path, to: &Path) {
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}

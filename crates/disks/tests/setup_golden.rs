@@ -1,0 +1,276 @@
+//! `setup` against the cloud fixture trees through the recording runner: what cannot run here
+//! (md RAID, SELinux, NVMe cloud disks) is checked as golden transcripts of the exact commands,
+//! plus the persisted units and fstab lines.
+
+use disktier_cmd::RecordingRunner;
+use disktier_disks::setup::{setup, LayoutChoice, Persist, Report, SetupConfig, SetupError};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sysfs")
+        .join(name)
+}
+
+/// A writable copy of a fixture, to put a node in another state.
+fn copy(name: &str, tmp: &Path) -> PathBuf {
+    let to = tmp.join(name);
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixture(name))
+        .arg(&to)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    to
+}
+
+fn cfg(mount: &str) -> SetupConfig {
+    SetupConfig::new(mount)
+}
+
+/// Runs setup for real through the recording runner; returns the report and the transcript
+/// with temp paths replaced by `<TMP>`.
+fn run(root: &Path, c: SetupConfig, tmp: &Path) -> (Report, String) {
+    let r = RecordingRunner::new();
+    let rep = setup(&c.check().unwrap(), root, &r).unwrap();
+    (rep, scrub(&r.transcript(), tmp))
+}
+
+/// Replaces the temp dir (plain and systemd-escaped) with `<TMP>`.
+fn scrub(text: &str, tmp: &Path) -> String {
+    let esc = disktier_disks::setup::persist::escape_path(tmp);
+    text.replace(&tmp.display().to_string(), "<TMP>")
+        .replace(&esc, "<TMP>")
+}
+
+fn commands(rep: &Report) -> Vec<String> {
+    rep.steps.iter().flat_map(|s| s.commands.clone()).collect()
+}
+
+#[test]
+fn m6id_auto_takes_the_instance_store_relabels_selinux_and_persists_units() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = cfg("/var/lib/containers");
+    c.persist = Persist::Systemd;
+    c.persist_root = tmp.path().join("root");
+    let (rep, t) = run(&fixture("aws-m6id-xlarge"), c, tmp.path());
+    assert_eq!(rep.devices.len(), 1);
+    assert_eq!(
+        rep.devices[0].path,
+        "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1A2B3C4D5E6F70809"
+    );
+    assert!(t.contains("restorecon -R /var/lib/containers"), "{t}");
+    assert!(!t.contains("nvme0n1"), "the EBS root must not be touched:\n{t}");
+    insta::assert_snapshot!("m6id_auto", t);
+    let unit = std::fs::read_to_string(
+        tmp.path().join("root/etc/systemd/system/var-lib-containers.mount"),
+    )
+    .unwrap();
+    assert!(unit.contains("What=/dev/disk/by-uuid/"));
+    assert!(unit.contains("Before=crio.service containerd.service kubelet.service"));
+    insta::assert_snapshot!("m6id_unit", unit);
+}
+
+#[test]
+fn dry_run_prints_the_same_commands_and_runs_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = cfg("/var/lib/containers");
+    c.dry_run = true;
+    let (rep, t) = run(&fixture("aws-m6id-xlarge"), c, tmp.path());
+    assert_eq!(t, "", "a dry run runs no command");
+    assert!(!rep.changed);
+    let (_, real) = run(&fixture("aws-m6id-xlarge"), cfg("/var/lib/containers"), tmp.path());
+    assert_eq!(commands(&rep).join("\n") + "\n", real);
+}
+
+#[test]
+fn i3_four_disks_become_raid0_with_name_homehost_chunk_and_stripe_aware_xfs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = cfg("/data");
+    c.owner = Some("ec2-user:ec2-user".into());
+    c.persist = Persist::Fstab;
+    c.persist_root = tmp.path().join("root");
+    let (rep, t) = run(&fixture("aws-i3-8xlarge"), c, tmp.path());
+    assert_eq!(rep.devices.len(), 4);
+    assert!(t.contains("--name=disktier --homehost=any --level=0 --chunk=256"), "{t}");
+    assert!(t.contains("-d su=256k,sw=4"), "{t}");
+    assert!(!t.contains("--force") && !t.contains("--run") && !t.contains(" -f "));
+    insta::assert_snapshot!("i3_raid0", t);
+    let fstab = std::fs::read_to_string(tmp.path().join("root/etc/fstab")).unwrap();
+    insta::assert_snapshot!("i3_fstab", fstab);
+}
+
+#[test]
+fn i3_separate_layout_mounts_each_disk_by_uuid() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = cfg("/mnt/k8s-disks");
+    c.layout = LayoutChoice::Separate;
+    c.fs = disktier_disks::setup::FsType::Ext4;
+    let (rep, t) = run(&fixture("aws-i3-8xlarge"), c, tmp.path());
+    assert_eq!(rep.steps.iter().filter(|s| s.description.starts_with("make ext4")).count(), 4);
+    assert!(t.contains("/mnt/k8s-disks/3"));
+    insta::assert_snapshot!("i3_separate", t);
+}
+
+#[test]
+fn raid_without_md_support_says_so_and_suggests_separate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy("aws-i3-8xlarge", tmp.path());
+    std::fs::remove_file(root.join("proc/mdstat")).unwrap();
+    let r = RecordingRunner::new();
+    let e = setup(&cfg("/data").check().unwrap(), &root, &r).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "this kernel has no md RAID support (no /proc/mdstat and no md_mod module): cannot stripe 4 disks into RAID0; use --layout separate for one mount per disk"
+    );
+    assert_eq!(r.transcript(), "");
+}
+
+#[test]
+fn an_array_of_ours_is_assembled_not_recreated_and_its_filesystem_remounted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy("aws-i3-8xlarge", tmp.path());
+    for n in ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"] {
+        std::fs::write(
+            root.join("blkid").join(n),
+            "TYPE=linux_raid_member\nLABEL=any:disktier\n",
+        )
+        .unwrap();
+    }
+    // Stopped array (after a reboot without mdadm.conf): assemble, never create.
+    let mut c = cfg("/data");
+    c.dry_run = true;
+    let (rep, _) = run(&root, c, tmp.path());
+    let cmds = commands(&rep);
+    assert_eq!(cmds.len(), 1, "{cmds:?}");
+    assert!(cmds[0].starts_with("mdadm --assemble /dev/md/disktier "), "{cmds:?}");
+    // Running array holding our filesystem: mount it, no mkfs.
+    let md = root.join("sys/block/md127");
+    std::fs::create_dir_all(md.join("queue")).unwrap();
+    std::fs::create_dir_all(md.join("slaves")).unwrap();
+    std::fs::write(md.join("dev"), "9:127\n").unwrap();
+    std::fs::write(md.join("size"), "14843750000\n").unwrap();
+    for n in ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"] {
+        std::fs::write(root.join("sys/block").join(n).join("holders/md127"), "").unwrap();
+    }
+    std::fs::write(
+        root.join("blkid/md127"),
+        "TYPE=xfs\nLABEL=disktier\nUUID=0d15c0de-0000-4000-8000-000000000001\n",
+    )
+    .unwrap();
+    let (rep, t) = run(&root, cfg("/data"), tmp.path());
+    assert!(!t.contains("mkfs") && !t.contains("mdadm"), "{t}");
+    assert_eq!(
+        t,
+        "mkdir -p /data\nmount -t xfs -o defaults,noatime UUID=0d15c0de-0000-4000-8000-000000000001 /data\n"
+    );
+    assert!(rep.changed);
+    // Mounted already: nothing to do.
+    let mi = root.join("proc/self/mountinfo");
+    let mut text = std::fs::read_to_string(&mi).unwrap();
+    text.push_str("60 22 9:127 / /data rw,noatime shared:30 - xfs /dev/md127 rw\n");
+    std::fs::write(&mi, text).unwrap();
+    let (rep, t) = run(&root, cfg("/data"), tmp.path());
+    assert_eq!(t, "");
+    assert!(!rep.changed && rep.steps.is_empty());
+    // A blank running array (crash after create, before mkfs): mkfs with stripe geometry.
+    std::fs::remove_file(root.join("blkid/md127")).unwrap();
+    let text = std::fs::read_to_string(&mi).unwrap().replace("60 22 9:127 / /data rw,noatime shared:30 - xfs /dev/md127 rw\n", "");
+    std::fs::write(&mi, text).unwrap();
+    let (_, t) = run(&root, cfg("/data"), tmp.path());
+    assert!(t.starts_with("mkfs.xfs -K -L disktier -m uuid="), "{t}");
+    assert!(t.contains("-d su=256k,sw=4 /dev/md127"), "{t}");
+}
+
+#[test]
+fn gke_local_ssd_already_mounted_by_gke_is_nothing_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (rep, t) = run(&fixture("gke-local-ssd"), cfg("/mnt/disks/ssd"), tmp.path());
+    assert_eq!(t, "");
+    assert!(rep.steps.is_empty() && rep.layout.is_none() && !rep.changed);
+    assert_eq!(rep.skipped.len(), 1);
+    assert!(rep.skipped[0].why.contains("mounted at /mnt/stateful_partition/kube-ephemeral-ssd"));
+    assert!(rep.notes.iter().any(|n| n.contains("nothing to do")), "{:?}", rep.notes);
+}
+
+#[test]
+fn azure_temp_nvme_direct_with_binds_copies_then_binds_parent_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Real directories to bind, with content that must be copied in first.
+    let containerd = tmp.path().join("var/lib/containerd");
+    std::fs::create_dir_all(containerd.join("io.containerd.content.v1.content")).unwrap();
+    let kubelet = tmp.path().join("var/lib/kubelet");
+    std::fs::create_dir_all(kubelet.join("pods")).unwrap();
+    let mut c = cfg("/mnt/disks/ssd");
+    c.bind = vec![kubelet.join("pods"), containerd.clone(), kubelet.clone()];
+    c.persist = Persist::Systemd;
+    c.persist_root = tmp.path().join("root");
+    let (rep, t) = run(&fixture("azure-e4pds-v6"), c, tmp.path());
+    assert_eq!(rep.devices[0].path, "/dev/disk/by-id/nvme-Microsoft_NVMe_Direct_Disk_v2_6f3d0c2a1b9e8d7c");
+    assert!(rep.notes.iter().any(|n| n.contains("SELinux is not enabled")));
+    let kubelet_bind = t.find("mount --bind /mnt/disks/ssd<TMP>/var/lib/kubelet <TMP>/var/lib/kubelet\n").unwrap();
+    let pods_bind = t.find("mount --bind /mnt/disks/ssd<TMP>/var/lib/kubelet/pods").unwrap();
+    assert!(kubelet_bind < pods_bind, "parent before child:\n{t}");
+    assert!(t.contains("cp -a <TMP>/var/lib/containerd/. "), "{t}");
+    assert!(!t.contains("cp -a <TMP>/var/lib/kubelet/pods/."), "child content comes with the parent:\n{t}");
+    insta::assert_snapshot!("azure_binds", t);
+    let units: Vec<String> = std::fs::read_dir(tmp.path().join("root/etc/systemd/system"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(units.len(), 4, "{units:?}");
+}
+
+#[test]
+fn explicit_devices_refuse_the_system_disk_with_the_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = cfg("/data");
+    c.devices = Some(vec!["/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0a1b2c3d4e5f60718".into()]);
+    let r = RecordingRunner::new();
+    let e = setup(&c.check().unwrap(), &fixture("aws-m6id-xlarge"), &r).unwrap_err();
+    let m = e.to_string();
+    assert!(m.starts_with("refusing /dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0a1b2c3d4e5f60718: system disk (holds /sysroot, /boot)"), "{m}");
+    assert_eq!(r.transcript(), "");
+    let _ = tmp;
+    let mut c = cfg("/data");
+    c.devices = Some(vec!["/dev/nvme0n1p4".into()]);
+    let e = setup(&c.check().unwrap(), &fixture("aws-m6id-xlarge"), &r).unwrap_err();
+    assert!(matches!(e, SetupError::Partition { .. }), "{e}");
+}
+
+#[test]
+fn prjquota_is_refused_where_xfs_has_no_quota_support() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy("azure-e4pds-v6", tmp.path());
+    std::fs::create_dir_all(root.join("proc/fs/xfs")).unwrap();
+    let mut c = cfg("/var/lib/containers");
+    c.options = vec!["prjquota".into()];
+    let r = RecordingRunner::new();
+    let e = setup(&c.check().unwrap(), &root, &r).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "this kernel has no quota support (no /proc/fs/xfs/xqmstat: CONFIG_XFS_QUOTA is not set): prjquota cannot be mounted; drop it or use a kernel with CONFIG_QUOTA/XFS_QUOTA"
+    );
+    assert_eq!(r.transcript(), "");
+}
+
+#[test]
+fn a_disk_with_our_label_is_remounted_never_reformatted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy("aws-m6id-xlarge", tmp.path());
+    std::fs::write(
+        root.join("blkid/nvme1n1"),
+        "TYPE=xfs\nLABEL=disktier\nUUID=11111111-2222-4333-8444-555555555555\n",
+    )
+    .unwrap();
+    let (rep, t) = run(&root, cfg("/var/lib/containers"), tmp.path());
+    assert!(!t.contains("mkfs"), "{t}");
+    assert!(t.contains("mount -t xfs -o defaults,noatime UUID=11111111-2222-4333-8444-555555555555 /var/lib/containers"), "{t}");
+    assert_eq!(rep.devices[0].state, "ours");
+    // Someone else's filesystem on the same disk: skipped in auto mode, with the reason.
+    std::fs::write(root.join("blkid/nvme1n1"), "TYPE=xfs\nLABEL=scratch\n").unwrap();
+    let (rep, t) = run(&root, cfg("/var/lib/containers"), tmp.path());
+    assert_eq!(t, "");
+    assert!(rep.skipped[0].why.contains("has a xfs signature labelled \"scratch\""), "{:?}", rep.skipped);
+}

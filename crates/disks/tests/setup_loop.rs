@@ -1,0 +1,265 @@
+//! `setup` on real loop devices with real mkfs.xfs/mkfs.ext4, mount, bind mounts, blkid and
+//! wipefs: first run, re-run (changes nothing), stop/start (wipefs, then everything again),
+//! crashes at each step (a re-run completes), and a persisted unit checked by
+//! `systemd-analyze verify`. Loop devices are class `loop`, so `--devices` names them.
+
+use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner, RecordingRunner};
+use disktier_disks::setup::{persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig};
+use disktier_testkit::{have, require, require_loop, LoopDev};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// xfs needs a device of at least 300 MiB.
+const XFS_SIZE: u64 = 320 << 20;
+
+/// Unmounts what a test mounted (deepest first), even when the test fails half-way.
+struct Unmount(Vec<PathBuf>);
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let mut v = self.0.clone();
+        v.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+        for p in v {
+            while is_mount_point(&p) {
+                if !Command::new("umount").arg("-l").arg(&p).status().is_ok_and(|s| s.success()) {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn is_mount_point(p: &Path) -> bool {
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let t = p.display().to_string();
+    mi.lines().any(|l| l.split(' ').nth(4) == Some(t.as_str()))
+}
+
+fn blkid(dev: &Path, tag: &str) -> String {
+    let o = Command::new("blkid")
+        .args(["-p", "-s", tag, "-o", "value"])
+        .arg(dev)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn run(c: &SetupConfig, runner: &dyn CommandRunner) -> Report {
+    setup(c, Path::new("/"), runner).unwrap_or_else(|e| panic!("setup failed: {e:#?}"))
+}
+
+fn did(rep: &Report, what: &str) -> bool {
+    rep.steps
+        .iter()
+        .any(|s| s.status == "done" && s.commands.iter().any(|c| c.starts_with(what)))
+}
+
+fn ready() -> bool {
+    require_loop() && require(have("mkfs.xfs") && have("wipefs"), "mkfs.xfs and wipefs")
+}
+
+#[test]
+fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(XFS_SIZE);
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mnt = tmp.path().join("mnt");
+    let app = tmp.path().join("data/app");
+    let cache = app.join("cache");
+    let _guard = Unmount(vec![mnt.clone(), app.clone(), cache.clone()]);
+    // Pre-existing content that must survive: a file with owner and mode, and a child dir.
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(app.join("image.tar"), b"pre-pulled layer").unwrap();
+    std::fs::write(cache.join("blob"), b"cached").unwrap();
+    std::os::unix::fs::chown(app.join("image.tar"), Some(4321), Some(4322)).unwrap();
+    std::fs::set_permissions(app.join("image.tar"), std::fs::Permissions::from_mode(0o640)).unwrap();
+
+    let mut c = SetupConfig::new(&mnt);
+    c.devices = Some(vec![dev.path.display().to_string()]);
+    c.bind = vec![cache.clone(), app.clone()];
+    c.owner = Some("1234:1235".into());
+    c.mode = Some(0o750);
+    c.persist = Persist::Systemd;
+    c.persist_root = tmp.path().join("root");
+    let c = c.check().unwrap();
+
+    let rep = run(&c, &RealRunner);
+    assert!(rep.changed && did(&rep, "mkfs.xfs -K -L disktier"), "{rep:#?}");
+    assert_eq!(blkid(&dev.path, "LABEL"), "disktier");
+    assert_eq!(blkid(&dev.path, "UUID"), derived_uuid("disktier", &mnt));
+    assert!(is_mount_point(&mnt) && is_mount_point(&app) && is_mount_point(&cache));
+    let m = std::fs::metadata(&mnt).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (1234, 1235, 0o750));
+    // The content is visible through the bind, and lives on the new filesystem.
+    let img = std::fs::metadata(app.join("image.tar")).unwrap();
+    assert_eq!(std::fs::read(app.join("image.tar")).unwrap(), b"pre-pulled layer");
+    assert_eq!((img.uid(), img.gid(), img.mode() & 0o777), (4321, 4322, 0o640));
+    assert_eq!(std::fs::read(cache.join("blob")).unwrap(), b"cached");
+    let on_fs = mnt.join(app.strip_prefix("/").unwrap());
+    assert_eq!(std::fs::read(on_fs.join("image.tar")).unwrap(), b"pre-pulled layer");
+    assert_eq!(
+        std::fs::metadata(&app).unwrap().dev(),
+        std::fs::metadata(&mnt).unwrap().dev(),
+        "the bind shows the new filesystem"
+    );
+    // Persisted units: names as systemd-escape makes them, accepted by systemd-analyze.
+    let units = tmp.path().join("root/etc/systemd/system");
+    let main_unit = units.join(persist::mount_unit_name(&mnt));
+    let text = std::fs::read_to_string(&main_unit).unwrap();
+    assert!(text.contains(&format!("What=/dev/disk/by-uuid/{}", derived_uuid("disktier", &mnt))));
+    // `systemctl --root` links to the unit's path as seen from that root: check the link itself.
+    assert!(std::fs::symlink_metadata(
+        units.join("local-fs.target.wants").join(persist::mount_unit_name(&mnt))
+    )
+    .is_ok());
+    if have("systemd-analyze") {
+        for u in [main_unit.clone(), units.join(persist::mount_unit_name(&app))] {
+            let o = Command::new("systemd-analyze").arg("verify").arg(&u).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "systemd-analyze verify {}: {err}", u.display());
+            assert!(!err.contains("Refusing"), "{err}");
+        }
+    }
+
+    // Re-run after success: nothing planned, nothing run.
+    let rec = Recorder::default();
+    let rep2 = run(&c, &rec);
+    assert!(!rep2.changed && rep2.steps.is_empty(), "{:#?}", rep2.steps);
+    assert!(!rec.log().contains("mkfs"), "{}", rec.log());
+
+    // Stop/start: the disk comes back blank, the root-side directories still hold the old
+    // content under the (now gone) binds.
+    drop(_guard);
+    assert!(!is_mount_point(&mnt));
+    Command::new("wipefs").arg("-a").arg(&dev.path).output().unwrap();
+    assert_eq!(blkid(&dev.path, "TYPE"), "");
+    let _guard = Unmount(vec![mnt.clone(), app.clone(), cache.clone()]);
+    let rep3 = run(&c, &RealRunner);
+    assert!(did(&rep3, "mkfs.xfs"), "re-created after stop/start: {rep3:#?}");
+    assert_eq!(blkid(&dev.path, "UUID"), derived_uuid("disktier", &mnt), "same UUID: the units stay valid");
+    assert_eq!(std::fs::read(app.join("image.tar")).unwrap(), b"pre-pulled layer");
+    assert!(
+        !rep3.steps.iter().any(|s| s.description.starts_with("write")),
+        "units unchanged: {:#?}",
+        rep3.steps
+    );
+}
+
+/// Real runner that records what it runs, for "the second run ran no mkfs".
+#[derive(Default)]
+struct Recorder(std::sync::Mutex<Vec<String>>);
+impl Recorder {
+    fn log(&self) -> String {
+        self.0.lock().unwrap().join("\n")
+    }
+}
+impl CommandRunner for Recorder {
+    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+        self.0.lock().unwrap().push(cmd.to_string());
+        RealRunner.output(cmd)
+    }
+    fn has_program(&self, p: &str) -> bool {
+        RealRunner.has_program(p)
+    }
+}
+
+/// Real runner that "crashes" (fails) at the first command of one program.
+struct CrashAt(&'static str, std::sync::atomic::AtomicBool);
+impl CommandRunner for CrashAt {
+    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+        if cmd.program == self.0 && !self.1.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Ok(Output {
+                status: 137,
+                stdout: String::new(),
+                stderr: "killed".into(),
+            });
+        }
+        RealRunner.output(cmd)
+    }
+    fn has_program(&self, p: &str) -> bool {
+        RealRunner.has_program(p)
+    }
+}
+
+#[test]
+fn a_crash_at_any_step_is_completed_by_the_next_run() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(XFS_SIZE);
+    for (i, program) in ["mkfs.xfs", "mount", "chown", "cp", "mv", "systemctl"].iter().enumerate() {
+        let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+        let mnt = tmp.path().join(format!("mnt{i}"));
+        let dir = tmp.path().join("state");
+        let _guard = Unmount(vec![mnt.clone(), dir.clone()]);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("keep"), b"keep me").unwrap();
+        let mut c = SetupConfig::new(&mnt);
+        c.devices = Some(vec![dev.path.display().to_string()]);
+        c.bind = vec![dir.clone()];
+        c.owner = Some("0:0".into());
+        c.persist = Persist::Systemd;
+        c.persist_root = tmp.path().join("root");
+        let c = c.check().unwrap();
+        let crash = CrashAt(program, Default::default());
+        let e = setup(&c, Path::new("/"), &crash).unwrap_err();
+        assert!(e.to_string().contains("re-run setup"), "{e}");
+        let crashed_after_mkfs = *program != "mkfs.xfs";
+        let rec = Recorder::default();
+        let rep = run(&c, &rec);
+        assert_eq!(rec.log().contains("mkfs"), !crashed_after_mkfs, "crash at {program}: {}", rec.log());
+        assert!(is_mount_point(&mnt) && is_mount_point(&dir), "crash at {program}");
+        assert_eq!(std::fs::read(dir.join("keep")).unwrap(), b"keep me", "crash at {program}");
+        assert!(tmp.path().join("root/etc/systemd/system").join(persist::mount_unit_name(&mnt)).exists());
+        assert!(rep.changed);
+        // And a third run has nothing left to do.
+        let rep = run(&c, &RealRunner);
+        assert!(rep.steps.is_empty(), "crash at {program}: {:#?}", rep.steps);
+        drop(_guard);
+        Command::new("wipefs").arg("-a").arg(&dev.path).output().unwrap();
+    }
+}
+
+#[test]
+fn ext4_on_request_with_label_and_noatime() {
+    if !ready() || !require(have("mkfs.ext4"), "mkfs.ext4") {
+        return;
+    }
+    let dev = LoopDev::new(64 << 20);
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mnt = tmp.path().join("m");
+    let _guard = Unmount(vec![mnt.clone()]);
+    let mut c = SetupConfig::new(&mnt);
+    c.devices = Some(vec![dev.path.display().to_string()]);
+    c.fs = FsType::Ext4;
+    c.label = "scratch-ext4".into();
+    let rep = run(&c.check().unwrap(), &RealRunner);
+    assert!(did(&rep, "mkfs.ext4 -L scratch-ext4"));
+    assert_eq!(blkid(&dev.path, "TYPE"), "ext4");
+    assert_eq!(blkid(&dev.path, "LABEL"), "scratch-ext4");
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let line = mi.lines().find(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap())).unwrap();
+    assert!(line.contains("noatime"), "{line}");
+}
+
+#[test]
+fn dry_run_on_a_real_device_changes_nothing() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(XFS_SIZE);
+    let before = dev.checksum();
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut c = SetupConfig::new(tmp.path().join("m"));
+    c.devices = Some(vec![dev.path.display().to_string()]);
+    c.dry_run = true;
+    let rec = Recorder::default();
+    let rep = run(&c.check().unwrap(), &rec);
+    assert!(rep.steps.iter().any(|s| s.commands[0].starts_with("mkfs.xfs -K")));
+    assert!(rec.log().lines().all(|l| l.starts_with("blkid -p")), "{}", rec.log());
+    assert!(!tmp.path().join("m").exists());
+    assert_eq!(dev.checksum(), before);
+    let _ = RecordingRunner::new();
+}

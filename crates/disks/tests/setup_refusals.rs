@@ -1,0 +1,165 @@
+//! The refusal matrix on real loop devices: every state that makes a disk ineligible is refused
+//! with its reason, and the device's bytes are the same afterwards. Holders and system disks
+//! cannot be made here (no md/dm): they come from the fixture trees.
+
+use disktier_cmd::{RealRunner, RecordingRunner};
+use disktier_disks::setup::kernel::quota_missing;
+use disktier_disks::setup::{setup, FsType, SetupConfig};
+use disktier_testkit::{have, require, require_loop, LoopDev};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn refuse(dev: &LoopDev, options: &[&str]) -> String {
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let before = dev.checksum();
+    let mut c = SetupConfig::new(tmp.path().join("m"));
+    c.devices = Some(vec![dev.path.display().to_string()]);
+    c.options = options.iter().map(|s| s.to_string()).collect();
+    let err = setup(&c.check().unwrap(), Path::new("/"), &RealRunner)
+        .expect_err("setup must refuse")
+        .to_string();
+    assert_eq!(dev.checksum(), before, "the device changed: {err}");
+    assert!(!tmp.path().join("m").exists(), "nothing created: {err}");
+    err
+}
+
+fn sh(args: &[&str]) {
+    let st = Command::new(args[0]).args(&args[1..]).output().unwrap();
+    assert!(st.status.success(), "{args:?}: {}", String::from_utf8_lossy(&st.stderr));
+}
+
+fn ready() -> bool {
+    require_loop() && require(have("mkfs.ext4") && have("blockdev"), "mkfs.ext4 and blockdev")
+}
+
+#[test]
+fn mounted_disk_is_refused() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(64 << 20);
+    sh(&["mkfs.ext4", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", "-L", "x", dev.path.to_str().unwrap()]);
+    let m = tempfile::tempdir_in("/var/tmp").unwrap();
+    // Read-only, so the mounted filesystem writes nothing while we checksum it.
+    sh(&["mount", "-o", "ro", dev.path.to_str().unwrap(), m.path().to_str().unwrap()]);
+    let err = refuse(&dev, &[]);
+    let _ = Command::new("umount").arg(m.path()).status();
+    assert!(err.contains(&format!("mounted at {}", m.path().display())), "{err}");
+}
+
+#[test]
+fn a_foreign_filesystem_is_refused() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(64 << 20);
+    sh(&["mkfs.ext4", "-q", "-L", "scratch", dev.path.to_str().unwrap()]);
+    let err = refuse(&dev, &[]);
+    assert!(err.contains("has a ext4 signature labelled \"scratch\""), "{err}");
+}
+
+#[test]
+fn a_partitioned_disk_is_refused() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(64 << 20);
+    // An MBR written by hand: one Linux partition from sector 2048, and the 0x55AA signature.
+    let mut mbr = [0u8; 512];
+    mbr[446 + 4] = 0x83;
+    mbr[446 + 8..446 + 12].copy_from_slice(&2048u32.to_le_bytes());
+    mbr[446 + 12..446 + 16].copy_from_slice(&(100_000u32).to_le_bytes());
+    mbr[510] = 0x55;
+    mbr[511] = 0xaa;
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).open(&dev.path).unwrap();
+        f.write_all(&mbr).unwrap();
+        f.sync_all().unwrap();
+    }
+    let err = refuse(&dev, &[]);
+    assert!(err.contains("partitioned (dos partition table)"), "{err}");
+}
+
+#[test]
+fn a_read_only_disk_is_refused() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(64 << 20);
+    sh(&["blockdev", "--setro", dev.path.to_str().unwrap()]);
+    let err = refuse(&dev, &[]);
+    sh(&["blockdev", "--setrw", dev.path.to_str().unwrap()]);
+    assert!(err.contains("read-only"), "{err}");
+}
+
+#[test]
+fn a_disk_held_open_exclusively_is_refused_as_busy() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(64 << 20);
+    use std::os::unix::fs::OpenOptionsExt;
+    let _held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&dev.path)
+        .unwrap();
+    let err = refuse(&dev, &[]);
+    assert!(err.contains("busy: cannot be opened exclusively"), "{err}");
+}
+
+#[test]
+fn prjquota_is_refused_with_the_quota_message_where_the_kernel_lacks_it() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(320 << 20);
+    match quota_missing(Path::new("/"), FsType::Xfs) {
+        Some(why) => {
+            let err = refuse(&dev, &["prjquota"]);
+            assert_eq!(
+                err,
+                format!("this kernel has no quota support ({why}): prjquota cannot be mounted; drop it or use a kernel with CONFIG_QUOTA/XFS_QUOTA")
+            );
+            // Cross-check with the kernel itself: a prjquota mount of real xfs does fail here.
+            let m = dev.mkfs_mount("xfs");
+            let dir = m.dir.clone();
+            drop(m);
+            let st = Command::new("mount")
+                .args(["-o", "prjquota", dev.path.to_str().unwrap(), dir.to_str().unwrap()])
+                .output()
+                .unwrap();
+            if st.status.success() {
+                let _ = Command::new("umount").arg(&dir).status();
+                panic!("prjquota mounted, yet disktier said the kernel cannot");
+            }
+        }
+        None => eprintln!("this kernel has XFS quota support: nothing to refuse"),
+    }
+}
+
+#[test]
+fn holders_and_system_disks_from_fixtures_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root: PathBuf = tmp.path().join("node");
+    let st = Command::new("cp")
+        .arg("-a")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs/aws-i3-8xlarge"))
+        .arg(&root)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::write(root.join("sys/block/nvme0n1/holders/dm-3"), "").unwrap();
+    let r = RecordingRunner::new();
+    for (dev, want) in [
+        ("/dev/nvme0n1", "has holders (dm-3 built on it)"),
+        ("/dev/xvda", "system disk (holds /, /boot/efi)"),
+    ] {
+        let mut c = SetupConfig::new("/data");
+        c.devices = Some(vec![dev.into()]);
+        let err = setup(&c.check().unwrap(), &root, &r).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("refusing {dev}: ")) && err.contains(want), "{err}");
+    }
+    assert_eq!(r.transcript(), "");
+}

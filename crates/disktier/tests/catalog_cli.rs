@@ -1,0 +1,863 @@
+//! `disktier catalog | price | plan` driven through the real binary: the seeds' figures
+//! recomputed from unit prices (and corrected where the seeds are wrong), golden output, plan
+//! ordering, rule errors, the AWS offer import on hand-written fixtures, and `--catalog FILE`.
+//!
+//! Expected values are worked out by hand from the catalog's unit prices (catalog-facts.md); the
+//! arithmetic is in the comments.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn disktier(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env("DISKTIER_DB", db)
+        .env_remove("DISKTIER_CATALOG")
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/catalog")
+        .join(name)
+}
+
+fn json(args: &[&str]) -> Value {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = disktier(&tmp.path().join("db.sqlite"))
+        .args(args)
+        .args(["--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+fn text(args: &[&str]) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = disktier(&tmp.path().join("db.sqlite"))
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+/// Runs a command expected to fail with exit code `code`; returns stderr.
+fn fails(args: &[&str], code: i32) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = disktier(&tmp.path().join("db.sqlite"))
+        .args(args)
+        .assert()
+        .code(code)
+        .get_output()
+        .clone();
+    String::from_utf8(out.stderr).unwrap() + &String::from_utf8(out.stdout).unwrap()
+}
+
+fn items(v: &Value) -> Vec<(String, f64)> {
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["name"].as_str().unwrap().to_string(),
+                i["monthly_cost_usd"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn cents(x: &Value) -> i64 {
+    (x.as_f64().unwrap() * 100.0).round() as i64
+}
+
+#[test]
+fn seed_001_cache_volume_gp3_36gib_eu_north_1() {
+    let v = json(&[
+        "price",
+        "gp3",
+        "--size",
+        "36GiB",
+        "--iops",
+        "16000",
+        "--throughput",
+        "1000MiB/s",
+        "--region",
+        "eu-north-1",
+    ]);
+    // storage 36 GiB x $0.0836 = 3.0096 -> $3.01
+    // IOPS (16,000 - 3,000) x $0.0052 = $67.60
+    // throughput (1,000 - 125) MiB/s x $0.0418 = 36.575 -> $36.58
+    // total 3.01 + 67.60 + 36.58 = $107.19 (seed 001: $107.19, right)
+    assert_eq!(
+        items(&v),
+        vec![
+            ("storage".to_string(), 3.01),
+            ("iops".to_string(), 67.60),
+            ("throughput".to_string(), 36.58)
+        ]
+    );
+    assert_eq!(cents(&v["monthly_cost_usd"]), 10719);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["type"], "gp3");
+    assert_eq!(v["region"], "eu-north-1");
+    assert_eq!(v["performance"]["baseline_iops"], 16000.0);
+    assert_eq!(v["performance"]["baseline_throughput_mibs"], 1000.0);
+    // eu-north-1 prices are weak (catalog-facts.md).
+    assert_eq!(v["weak"], true);
+}
+
+#[test]
+fn seed_001_backing_st1_1tib_eu_north_1() {
+    let v = json(&["price", "st1", "--size", "1TiB", "--region", "eu-north-1"]);
+    // 1,024 GiB x $0.0475 = $48.64 (seed 001: $48.64, right).
+    assert_eq!(cents(&v["monthly_cost_usd"]), 4864);
+    let p = &v["performance"];
+    // 40 MiB/s per TiB baseline, 250 burst; small random I/O counted as 1 MiB: 40 IOPS
+    // sustained, 250 burst (seed 001's table lists the burst, 250 IOPS / 250 MiB/s).
+    assert_eq!(p["baseline_throughput_mibs"], 40.0);
+    assert_eq!(p["burst_throughput_mibs"], 250.0);
+    assert_eq!(p["baseline_iops"], 40.0);
+    assert_eq!(p["burst_iops"], 250.0);
+    assert_eq!(p["max_iops"], 500.0);
+    // A full bucket of 1 TiB = 1,048,576 MiB drains at 250 - 40 = 210 MiB/s: 4,993 s.
+    assert_eq!(p["burst_seconds"].as_f64().unwrap().round(), 4993.0);
+}
+
+#[test]
+fn seed_001_gp3_1tib_at_the_same_iops() {
+    let v = json(&[
+        "price",
+        "gp3",
+        "--size",
+        "1TiB",
+        "--iops",
+        "16000",
+        "--throughput",
+        "1000MiB/s",
+        "--region",
+        "eu-north-1",
+    ]);
+    // 1,024 x $0.0836 = 85.6064 -> $85.61; + $67.60 + $36.58 = $189.79 (seed 001: right).
+    assert_eq!(cents(&v["monthly_cost_usd"]), 18979);
+    assert_eq!(cents(&v["items"][0]["monthly_cost_usd"]), 8561);
+}
+
+#[test]
+fn seed_001_5tib_extrapolation_is_corrected() {
+    // The seed multiplies the whole 1 TiB gp3 price by 5 ($189.79 x 5 = $948.94), IOPS and
+    // throughput included. A 5 TiB gp3 volume pays the 16,000 IOPS and 1,000 MiB/s once:
+    // 5,120 x $0.0836 = 428.032 -> $428.03; + $67.60 + $36.58 = $532.21.
+    let v = json(&[
+        "price",
+        "gp3",
+        "--size",
+        "5TiB",
+        "--iops",
+        "16000",
+        "--throughput",
+        "1000MiB/s",
+        "--region",
+        "eu-north-1",
+    ]);
+    assert_eq!(cents(&v["monthly_cost_usd"]), 53221);
+
+    // The planner at a hit ratio that meets 16,000 IOPS: cache gp3 sized by the rules,
+    // 16,000 / 500 IOPS per GiB = 32 GiB (the seed priced 36 GiB):
+    // 32 x $0.0836 = 2.6752 -> $2.68; + $67.60 + $36.58 = $106.86.
+    // Backing st1 5,120 GiB x $0.0475 = $243.20. Hybrid: $350.06 (seed: $350.39 with 36 GiB).
+    // Savings against the cheapest single volume meeting the same requirements (gp3 5 TiB,
+    // $532.21): $182.15, not the seed's $598.55.
+    let v = json(&[
+        "plan",
+        "--region",
+        "eu-north-1",
+        "--capacity",
+        "5TiB",
+        "--iops",
+        "16000",
+        "--throughput",
+        "1000MiB/s",
+        "--allow-hybrid",
+        "--hit-ratio",
+        "0.99",
+    ]);
+    let opts = v["options"].as_array().unwrap();
+    let hybrid = opts.iter().find(|o| o["kind"] == "hybrid").unwrap();
+    assert_eq!(cents(&hybrid["monthly_cost_usd"]), 35006);
+    assert_eq!(hybrid["components"][0]["type"], "gp3");
+    assert_eq!(hybrid["components"][0]["size_gib"], 32);
+    assert_eq!(cents(&hybrid["components"][0]["monthly_cost_usd"]), 10686);
+    assert_eq!(hybrid["components"][1]["type"], "st1");
+    assert_eq!(hybrid["components"][1]["size_gib"], 5120);
+    assert_eq!(cents(&hybrid["components"][1]["monthly_cost_usd"]), 24320);
+    assert_eq!(cents(&hybrid["savings_usd"]), 18215);
+    // Effective IOPS at 0.99: min(16,000 / 0.99, 200 / 0.01) = 16,161.6.
+    assert_eq!(
+        hybrid["performance"]["iops"].as_f64().unwrap().floor(),
+        16161.0
+    );
+    assert_eq!(hybrid["performance"]["hit_ratio"], 0.99);
+    let caveats = hybrid["caveats"].to_string();
+    assert!(
+        caveats.contains("bcache cannot be resized online"),
+        "{caveats}"
+    );
+    assert!(caveats.contains("lvmcache"), "{caveats}");
+    assert!(
+        caveats.contains("on a cache miss performance is st1's"),
+        "{caveats}"
+    );
+    assert!(caveats.contains("drain onto st1 is bounded"), "{caveats}");
+    let cheapest_volume = opts.iter().find(|o| o["kind"] == "volume").unwrap();
+    assert_eq!(cents(&cheapest_volume["monthly_cost_usd"]), 53221);
+    assert_eq!(cents(&cheapest_volume["savings_usd"]), 0);
+}
+
+#[test]
+fn seed_001_hybrid_at_the_default_hit_ratio_does_not_meet_16000_iops() {
+    // At the default 0.9: min(16,000 / 0.9, 200 / 0.1) = 2,000 IOPS < 16,000. The plan says
+    // so, and that 1 - 200 / 16,000 = 98.75 % of I/O must hit the cache.
+    let v = json(&[
+        "plan",
+        "--region",
+        "eu-north-1",
+        "--capacity",
+        "5TiB",
+        "--iops",
+        "16000",
+        "--throughput",
+        "1000MiB/s",
+        "--allow-hybrid",
+    ]);
+    assert_eq!(v["assumed_hit_ratio"], 0.9);
+    assert!(v["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|o| o["kind"] != "hybrid"));
+    let rej = v["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "hybrid" && r["label"].as_str().unwrap().starts_with("gp3"))
+        .unwrap();
+    let reason = rej["reason"].as_str().unwrap();
+    assert!(reason.contains("2,000 IOPS < 16,000 required"), "{reason}");
+    assert!(reason.contains("98.75 %"), "{reason}");
+}
+
+#[test]
+fn seed_000_instance_store_delta_and_what_it_buys() {
+    // m6i.xlarge $0.192/h -> m6id.xlarge $0.2373/h: 0.0453 x 730 = $33.069/month
+    // (rounded $33.07); it buys 33.069 / 0.10 = 330 GiB of gp2 or 33.069 / 0.08 = 413 GiB of gp3.
+    // Seed 000 says $66.138 / 661 GiB / 826 GiB: that is the 2xlarge pair (below).
+    let v = json(&[
+        "plan",
+        "--region",
+        "us-east-1",
+        "--instance",
+        "m6i.xlarge",
+        "--capacity",
+        "200GiB",
+        "--iops",
+        "20000",
+        "--allow-ephemeral",
+    ]);
+    let opts = v["options"].as_array().unwrap();
+    let is = opts.iter().find(|o| o["kind"] == "instance-store").unwrap();
+    assert_eq!(cents(&is["monthly_cost_usd"]), 3307);
+    assert!((is["exact_monthly_cost_usd"].as_f64().unwrap() - 33.069).abs() < 1e-9);
+    assert_eq!(is["equivalent"]["gp2_gib"], 330);
+    assert_eq!(is["equivalent"]["gp3_gib"], 413);
+    // 1 x 237 GB = 237e9 bytes = 220 GiB >= 200 GiB.
+    assert_eq!(is["components"][0]["size_gib"], 220);
+    assert!(is["caveats"][0]
+        .as_str()
+        .unwrap()
+        .contains("lost when the instance stops"));
+    // The cheapest single volume: gp3 200 GiB at 20,000 IOPS: 200 x 0.08 = $16.00 +
+    // 17,000 x $0.005 = $85.00 -> $101.00; the instance store saves 101.00 - 33.07 = $67.93.
+    assert_eq!(cents(&is["savings_usd"]), 6793);
+    assert_eq!(opts[0]["kind"], "instance-store");
+    assert_eq!(cents(&opts[1]["monthly_cost_usd"]), 10100);
+
+    // The pair the seed's figures belong to: (0.4746 - 0.384) x 730 = $66.138;
+    // 66.138 / 0.10 = 661 GiB gp2; 66.138 / 0.08 = 826 GiB gp3.
+    let v = json(&[
+        "plan",
+        "--region",
+        "us-east-1",
+        "--instance",
+        "m6i.2xlarge",
+        "--capacity",
+        "200GiB",
+        "--allow-ephemeral",
+    ]);
+    let is = v["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "instance-store")
+        .unwrap()
+        .clone();
+    assert!((is["exact_monthly_cost_usd"].as_f64().unwrap() - 66.138).abs() < 1e-9);
+    assert_eq!(is["equivalent"]["gp2_gib"], 661);
+    assert_eq!(is["equivalent"]["gp3_gib"], 826);
+}
+
+#[test]
+fn price_instance_and_the_24_percent() {
+    let a = json(&["price", "instance", "m6i.xlarge", "--region", "us-east-1"]);
+    let b = json(&["price", "instance", "m6id.xlarge", "--region", "us-east-1"]);
+    // 0.192 x 730 = $140.16; 0.2373 x 730 = $173.229 -> $173.23; ratio 1.236: seed 000's ~24 %.
+    assert_eq!(cents(&a["monthly_cost_usd"]), 14016);
+    assert_eq!(cents(&b["monthly_cost_usd"]), 17323);
+    let ratio = b["monthly_cost_usd"].as_f64().unwrap() / a["monthly_cost_usd"].as_f64().unwrap();
+    assert!((ratio - 1.236).abs() < 0.001, "{ratio}");
+}
+
+#[test]
+fn golden_price_output() {
+    let human = text(&[
+        "price",
+        "gp3",
+        "--size",
+        "36GiB",
+        "--iops",
+        "16000",
+        "--throughput",
+        "1000MiB/s",
+        "--region",
+        "eu-north-1",
+    ]);
+    let v = json(&[
+        "price",
+        "gp3",
+        "--size",
+        "36GiB",
+        "--iops",
+        "16000",
+        "--throughput",
+        "1000MiB/s",
+        "--region",
+        "eu-north-1",
+    ]);
+    let st1 = text(&["price", "st1", "--size", "1TiB", "--region", "eu-north-1"]);
+    let inst = text(&["price", "instance", "m6id.xlarge", "--region", "us-east-1"]);
+    insta::with_settings!({snapshot_path => "fixtures/catalog/snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("price_gp3_seed_001_text", human);
+        insta::assert_json_snapshot!("price_gp3_seed_001_json", v);
+        insta::assert_snapshot!("price_st1_1tib_text", st1);
+        insta::assert_snapshot!("price_instance_m6id_text", inst);
+    });
+}
+
+#[test]
+fn golden_plan_output() {
+    let human = text(&[
+        "plan",
+        "--region",
+        "us-east-1",
+        "--instance",
+        "m6i.xlarge",
+        "--capacity",
+        "200GiB",
+        "--iops",
+        "20000",
+        "--allow-ephemeral",
+    ]);
+    let v = json(&[
+        "plan",
+        "--region",
+        "eu-north-1",
+        "--capacity",
+        "5TiB",
+        "--iops",
+        "16000",
+        "--throughput",
+        "1000MiB/s",
+        "--allow-hybrid",
+    ]);
+    insta::with_settings!({snapshot_path => "fixtures/catalog/snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("plan_seed_000_text", human);
+        insta::assert_json_snapshot!("plan_seed_001_json", v);
+    });
+}
+
+#[test]
+fn plan_orders_cheapest_first_and_grows_gp2_for_iops() {
+    let v = json(&[
+        "plan",
+        "--region",
+        "us-east-1",
+        "--capacity",
+        "100GiB",
+        "--iops",
+        "6000",
+    ]);
+    let opts = v["options"].as_array().unwrap();
+    let costs: Vec<f64> = opts
+        .iter()
+        .map(|o| o["monthly_cost_usd"].as_f64().unwrap())
+        .collect();
+    assert!(costs.windows(2).all(|w| w[0] <= w[1]), "{costs:?}");
+    // gp3 100 GiB: $8.00 + 3,000 x $0.005 = $15.00 -> $23.00, cheapest.
+    assert_eq!(opts[0]["components"][0]["type"], "gp3");
+    assert_eq!(cents(&opts[0]["monthly_cost_usd"]), 2300);
+    // gp2 grown to 6,000 / 3 = 2,000 GiB: $200.00; savings 23.00 - 200.00 = -$177.00.
+    let gp2 = opts
+        .iter()
+        .find(|o| o["components"][0]["type"] == "gp2")
+        .unwrap();
+    assert_eq!(gp2["components"][0]["size_gib"], 2000);
+    assert_eq!(cents(&gp2["savings_usd"]), -17700);
+    // io1: 6,000 / 50 = 120 GiB x $0.125 = $15.00 + 6,000 x $0.065 = $390.00 -> $405.00.
+    let io1 = opts
+        .iter()
+        .find(|o| o["components"][0]["type"] == "io1")
+        .unwrap();
+    assert_eq!(io1["components"][0]["size_gib"], 120);
+    assert_eq!(cents(&io1["monthly_cost_usd"]), 40500);
+    for o in opts {
+        for key in [
+            "kind",
+            "monthly_cost_usd",
+            "components",
+            "performance",
+            "caveats",
+        ] {
+            assert!(o.get(key).is_some(), "option lacks {key}: {o}");
+        }
+        for c in o["components"].as_array().unwrap() {
+            for key in [
+                "type",
+                "size_gib",
+                "iops",
+                "throughput_mibs",
+                "monthly_cost_usd",
+            ] {
+                assert!(c.get(key).is_some(), "component lacks {key}: {c}");
+            }
+        }
+    }
+}
+
+#[test]
+fn rule_errors_name_the_rule_and_the_fix() {
+    let e = fails(
+        &[
+            "price",
+            "gp3",
+            "--size",
+            "20GiB",
+            "--iops",
+            "16000",
+            "--region",
+            "us-east-1",
+        ],
+        2,
+    );
+    assert!(
+        e.contains(
+            "gp3 allows at most 500 IOPS per GiB: 20 GiB allows 10,000; use at least 32 GiB"
+        ),
+        "{e}"
+    );
+    let e = fails(
+        &[
+            "price",
+            "gp3",
+            "--size",
+            "100GiB",
+            "--throughput",
+            "1000MiB/s",
+        ],
+        2,
+    );
+    assert!(e.contains("0.25 MiB/s per provisioned IOPS"), "{e}");
+    assert!(e.contains("provision at least 4,000 IOPS"), "{e}");
+    let e = fails(&["price", "gp2", "--size", "100GiB", "--iops", "3000"], 2);
+    assert!(e.contains("gp2 does not take provisioned IOPS"), "{e}");
+    assert!(e.contains("use at least 1,000 GiB"), "{e}");
+    let e = fails(&["price", "st1", "--size", "100GiB"], 2);
+    assert!(e.contains("st1 volumes are 125 to 16,384 GiB"), "{e}");
+    // gp3 limits are the Sep 2025 ones: 80,000 IOPS.
+    let e = fails(&["price", "gp3", "--size", "200GiB", "--iops", "90000"], 2);
+    assert!(e.contains("3,000 to 80,000"), "{e}");
+}
+
+#[test]
+fn bad_input_lists_close_matches() {
+    let e = fails(
+        &["price", "gp3", "--size", "10GiB", "--region", "eu-nort-1"],
+        2,
+    );
+    assert!(e.contains("did you mean eu-north-1"), "{e}");
+    let e = fails(&["price", "gp33", "--size", "10GiB"], 2);
+    assert!(
+        e.contains("unknown volume type 'gp33'") && e.contains("gp3"),
+        "{e}"
+    );
+    let e = fails(&["price", "instance", "m6id.xlarg"], 2);
+    assert!(e.contains("did you mean m6id.xlarge"), "{e}");
+    let e = fails(
+        &[
+            "plan",
+            "--capacity",
+            "1TiB",
+            "--instance",
+            "m6i.xlargee",
+            "--allow-ephemeral",
+        ],
+        2,
+    );
+    assert!(e.contains("m6i.xlarge"), "{e}");
+    let e = fails(&["price", "gp3", "--size", "36GiBs"], 2);
+    assert!(e.contains("is not a size"), "{e}");
+    let e = fails(&["price", "gp3", "--size", "1.5GiB"], 2);
+    assert!(e.contains("use 2GiB"), "{e}");
+    let e = fails(&["plan", "--capacity", "lots"], 2);
+    assert!(e.contains("is not a size"), "{e}");
+}
+
+#[test]
+fn impossible_requirements_name_the_limit_and_the_nearest_option() {
+    let e = fails(
+        &["plan", "--region", "eu-north-1", "--capacity", "100TiB"],
+        2,
+    );
+    assert!(e.contains("gp3 volumes hold at most 65,536 GiB"), "{e}");
+    // Nearest: the largest volume, gp3 64 TiB: 65,536 x $0.0836 = 5,478.8096 -> $5,478.81.
+    assert!(e.contains("nearest feasible: gp3 65,536 GiB"), "{e}");
+    assert!(e.contains("$5,478.81"), "{e}");
+    let e = fails(
+        &[
+            "plan",
+            "--region",
+            "us-east-1",
+            "--capacity",
+            "1TiB",
+            "--iops",
+            "300000",
+        ],
+        2,
+    );
+    assert!(e.contains("io2 allows at most 256,000 IOPS"), "{e}");
+}
+
+#[test]
+fn import_aws_offer_fixture_and_use_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("eun1.toml");
+    disktier(&tmp.path().join("db"))
+        .args(["catalog", "import", "aws-offer"])
+        .arg(fixture("offer-eu-north-1.json"))
+        .args(["--region", "eu-north-1", "-o"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("6 volume prices"));
+    // Read it back through `catalog show` (the imported entries replace the embedded
+    // eu-north-1 ones by region + type).
+    let shown = disktier(&tmp.path().join("db"))
+        .arg("--catalog")
+        .arg(&out)
+        .args([
+            "catalog",
+            "show",
+            "--region",
+            "eu-north-1",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let cat: Value = serde_json::from_slice(&shown).unwrap();
+    let prices = cat["volume_price"].as_array().unwrap();
+    let find = |t: &str| {
+        prices
+            .iter()
+            .find(|p| p["type"].as_str() == Some(t))
+            .unwrap()
+    };
+    // Region-prefixed usagetypes ("EUN1-EBS:VolumeUsage.gp3") are read; the us-east-1 product
+    // and the magnetic "standard" type are left out.
+    assert_eq!(prices.len(), 6);
+    assert_eq!(find("gp3")["storage_gb_month"].as_f64(), Some(0.0836));
+    assert_eq!(find("gp3")["iops_month"].as_f64(), Some(0.0052));
+    // $42.8032 per GiBps-month / 1,024 = $0.0418 per MiB/s-month.
+    assert!((find("gp3")["throughput_mibs_month"].as_f64().unwrap() - 0.0418).abs() < 1e-12);
+    assert_eq!(find("gp3")["offer_max_iops"].as_u64(), Some(80000));
+    let tiers = find("io2")["iops_tiers"].as_array().unwrap();
+    assert_eq!(tiers.len(), 3);
+    assert_eq!(tiers[0]["up_to"].as_u64(), Some(32000));
+    assert_eq!(tiers[2]["usd"].as_f64(), Some(0.033516));
+    assert_eq!(find("io1")["iops_month"].as_f64(), Some(0.0684));
+    for p in prices {
+        assert!(p["source"]
+            .as_str()
+            .unwrap()
+            .contains("offer-eu-north-1.json"));
+        assert_eq!(p["date"].as_str(), Some("2026-07-01"));
+    }
+    // Instances: Linux/shared only; "1 x 237 NVMe SSD" and "EBS only" parsed.
+    let inst = cat["instance"].as_array().unwrap();
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("[[instance_price]]"));
+    let m6id = inst
+        .iter()
+        .find(|i| i["name"].as_str() == Some("m6id.xlarge"))
+        .unwrap();
+    assert_eq!(m6id["store"]["count"].as_u64(), Some(1));
+    assert_eq!(m6id["store"]["size_gb"].as_u64(), Some(237));
+    let m6i = inst
+        .iter()
+        .find(|i| i["name"].as_str() == Some("m6i.xlarge"))
+        .unwrap();
+    assert!(m6i.get("store").is_none());
+    let ip = cat["instance_price"].as_array().unwrap();
+    let p = ip
+        .iter()
+        .find(|p| p["type"].as_str() == Some("m6id.xlarge"))
+        .unwrap();
+    assert_eq!(p["usd_per_hour"].as_f64(), Some(0.2524));
+
+    // The imported file works as --catalog and passes check.
+    let db = tmp.path().join("db");
+    disktier(&db)
+        .arg("--catalog")
+        .arg(&out)
+        .args(["catalog", "check"])
+        .assert()
+        .success();
+    // sc1 now has an eu-north-1 price: 1,024 x $0.016 = $16.384 -> $16.38.
+    let o = disktier(&db)
+        .arg("--catalog")
+        .arg(&out)
+        .args([
+            "price",
+            "sc1",
+            "--size",
+            "1TiB",
+            "--region",
+            "eu-north-1",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&o).unwrap();
+    assert_eq!(cents(&v["monthly_cost_usd"]), 1638);
+    assert_eq!(v["weak"], false);
+}
+
+#[test]
+fn malformed_imports_write_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("cat.toml");
+    let cases = [
+        ("offer-truncated.json", "eu-north-1", "cut short"),
+        (
+            "offer-wrong-shape.json",
+            "eu-north-1",
+            "not an AWS offer file",
+        ),
+        ("offer-no-terms.json", "eu-north-1", "no \"terms\" section"),
+        (
+            "offer-eu-north-1.json",
+            "ap-south-1",
+            "no EBS or EC2 prices for region ap-south-1",
+        ),
+        ("does-not-exist.json", "eu-north-1", "cannot read"),
+    ];
+    for (file, region, msg) in cases {
+        disktier(&tmp.path().join("db"))
+            .args(["catalog", "import", "aws-offer"])
+            .arg(fixture(file))
+            .args(["--region", region, "-o"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg))
+            .stderr(predicate::str::contains("nothing written"));
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "{file}: left {left:?}");
+    }
+    // An existing output file survives a failed import untouched.
+    std::fs::write(&out, "# mine\n").unwrap();
+    disktier(&tmp.path().join("db"))
+        .args(["catalog", "import", "aws-offer"])
+        .arg(fixture("offer-truncated.json"))
+        .args(["--region", "eu-north-1", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "# mine\n");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn catalog_override_replaces_by_region_and_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    let over = tmp.path().join("negotiated.toml");
+    std::fs::write(
+        &over,
+        r#"
+[[volume_price]]
+region = "us-east-1"
+type = "gp3"
+storage_gb_month = 0.06
+iops_month = 0.004
+throughput_mibs_month = 0.03
+source = "our negotiated rate card"
+date = "2026-10"
+"#,
+    )
+    .unwrap();
+    let o = disktier(&tmp.path().join("db"))
+        .arg("--catalog")
+        .arg(&over)
+        .args([
+            "price", "gp3", "--size", "100GiB", "--iops", "4000", "--format", "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&o).unwrap();
+    // 100 x $0.06 = $6.00 + 1,000 x $0.004 = $4.00 -> $10.00 (embedded: $8.00 + $5.00).
+    assert_eq!(cents(&v["monthly_cost_usd"]), 1000);
+    assert!(v["sources"][0].as_str().unwrap().contains("negotiated"));
+    // Other types keep the embedded prices: gp2 100 GiB = $10.00.
+    let o = disktier(&tmp.path().join("db"))
+        .arg("--catalog")
+        .arg(&over)
+        .args(["price", "gp2", "--size", "100GiB", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&o).unwrap();
+    assert_eq!(cents(&v["monthly_cost_usd"]), 1000);
+    assert!(!v["sources"][0].as_str().unwrap().contains("negotiated"));
+}
+
+#[test]
+fn catalog_check_lists_problems_and_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let over = tmp.path().join("bad.toml");
+    std::fs::write(
+        &over,
+        r#"
+[[volume_price]]
+region = "us-east-1"
+type = "gp3"
+storage_gb_month = 0.08
+source = ""
+date = "mid-2024"
+
+[[volume_price]]
+region = "mars-1"
+type = "gp2"
+storage_gb_month = 0.1
+source = "x"
+date = "2024-06"
+"#,
+    )
+    .unwrap();
+    let out = disktier(&tmp.path().join("db"))
+        .arg("--catalog")
+        .arg(&over)
+        .args(["catalog", "check", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["ok"], false);
+    let problems = v["problems"].to_string();
+    assert!(problems.contains("no source"), "{problems}");
+    assert!(problems.contains("'mid-2024' is not YYYY-MM"), "{problems}");
+    assert!(problems.contains("no IOPS price"), "{problems}");
+    assert!(
+        problems.contains("region mars-1 is not in the catalog"),
+        "{problems}"
+    );
+    // The embedded catalog passes.
+    text(&["catalog", "check"]);
+}
+
+#[test]
+fn catalog_show_carries_source_date_and_weak() {
+    let v = json(&["catalog", "show", "--region", "eu-north-1"]);
+    assert_eq!(v["schema_version"], 1);
+    assert!(v["version"].is_string() && v["date"].is_string());
+    let prices = v["volume_price"].as_array().unwrap();
+    assert!(!prices.is_empty());
+    for p in prices {
+        assert_eq!(p["region"], "eu-north-1");
+        assert!(!p["source"].as_str().unwrap().is_empty());
+        assert!(!p["date"].as_str().unwrap().is_empty());
+        // catalog-facts.md: eu-north-1 is weak.
+        assert_eq!(p["weak"], true);
+    }
+    let all = json(&["catalog", "show"]);
+    let types: Vec<&str> = all["volume_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for t in [
+        "gp2",
+        "gp3",
+        "io1",
+        "io2",
+        "st1",
+        "sc1",
+        "pd-standard",
+        "pd-balanced",
+        "pd-ssd",
+        "pd-extreme",
+        "hyperdisk-balanced",
+        "hyperdisk-extreme",
+        "local-ssd",
+    ] {
+        assert!(types.contains(&t), "missing {t}");
+    }
+    let gp3 = all["volume_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "gp3")
+        .unwrap();
+    // gp3's Sep 2025 limits are data.
+    assert_eq!(gp3["iops"]["max"], 80000);
+    assert_eq!(gp3["throughput"]["max_mibs"], 2000.0);
+    assert_eq!(gp3["max_gib"], 65536);
+    let human = text(&["catalog", "show", "--region", "us-east-1"]);
+    assert!(human.contains("m6id.xlarge"), "{human}");
+    assert!(human.contains("1 x 237 GB NVMe"), "{human}");
+}

@@ -1,0 +1,837 @@
+//! The real `disktier` binary on real files, tmpfs, loop devices with xfs, and a loop device
+//! throttled like a slow cloud volume: `bench`, `check etcd`, `import fio`, each bad input of
+//! issue #2 (one line naming the object, exit 2, nothing damaged), Ctrl-C, the progress line,
+//! and the JSON documents against `docs/result.schema.json`.
+//!
+//! Tests that need root and loop devices skip with a reason outside CI (testkit::require).
+
+use assert_cmd::Command;
+use disktier_testkit::{is_root, require, require_loop, BlkioThrottle, LoopDev};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fio");
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_disktier"))
+}
+
+/// The binary with results saved to a throwaway store.
+fn disktier(db: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.env("DISKTIER_DB", db).env_remove("DISKTIER_CATALOG");
+    c
+}
+
+fn tmp_db() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("results.db");
+    (d, p)
+}
+
+/// stderr of a failed run: exactly one `error:` line naming `object`.
+fn assert_one_line_error(out: &std::process::Output, object: &str, also: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "want one line, got: {err}");
+    assert!(lines[0].starts_with("error: "), "{err}");
+    assert!(
+        lines[0].contains(object),
+        "error does not name {object}: {err}"
+    );
+    for a in also {
+        assert!(lines[0].contains(a), "error lacks {a:?}: {err}");
+    }
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// A validator for the subset of JSON Schema draft-07 that docs/result.schema.json uses. It
+// refuses keywords it does not implement, so the schema cannot silently outgrow it.
+
+fn schema() -> Value {
+    let p = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/result.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn type_ok(t: &str, v: &Value) -> bool {
+    match t {
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "string" => v.is_string(),
+        "boolean" => v.is_boolean(),
+        "null" => v.is_null(),
+        "number" => v.is_number(),
+        "integer" => v.as_i64().is_some() || v.as_u64().is_some(),
+        other => panic!("schema uses unknown type {other}"),
+    }
+}
+
+fn validate(root: &Value, s: &Value, v: &Value, path: &str, errs: &mut Vec<String>) {
+    let obj = s.as_object().expect("schema node is an object");
+    for (k, kw) in obj {
+        match k.as_str() {
+            "$schema" | "$id" | "title" | "description" | "definitions" => {}
+            "$ref" => {
+                let name = kw.as_str().unwrap().strip_prefix("#/definitions/").unwrap();
+                validate(root, &root["definitions"][name], v, path, errs);
+            }
+            "type" => {
+                let ok = match kw {
+                    Value::String(t) => type_ok(t, v),
+                    Value::Array(ts) => ts.iter().any(|t| type_ok(t.as_str().unwrap(), v)),
+                    _ => panic!("bad type keyword"),
+                };
+                if !ok {
+                    errs.push(format!("{path}: {v} is not of type {kw}"));
+                }
+            }
+            "const" => {
+                if kw != v {
+                    errs.push(format!("{path}: {v} != {kw}"));
+                }
+            }
+            "enum" => {
+                if !kw.as_array().unwrap().contains(v) {
+                    errs.push(format!("{path}: {v} not in {kw}"));
+                }
+            }
+            "minimum" => {
+                if let Some(n) = v.as_f64() {
+                    if n < kw.as_f64().unwrap() {
+                        errs.push(format!("{path}: {n} < {kw}"));
+                    }
+                }
+            }
+            "required" => {
+                if let Some(o) = v.as_object() {
+                    for r in kw.as_array().unwrap() {
+                        if !o.contains_key(r.as_str().unwrap()) {
+                            errs.push(format!("{path}: missing {r}"));
+                        }
+                    }
+                }
+            }
+            "properties" => {
+                if let Some(o) = v.as_object() {
+                    for (name, sub) in kw.as_object().unwrap() {
+                        if let Some(x) = o.get(name) {
+                            validate(root, sub, x, &format!("{path}.{name}"), errs);
+                        }
+                    }
+                }
+            }
+            "additionalProperties" => {
+                if let Some(o) = v.as_object() {
+                    let known = obj.get("properties").and_then(Value::as_object);
+                    for (name, x) in o {
+                        if known.is_some_and(|k| k.contains_key(name)) {
+                            continue;
+                        }
+                        match kw {
+                            Value::Bool(false) => errs.push(format!("{path}: unexpected {name}")),
+                            Value::Bool(true) => {}
+                            sub => validate(root, sub, x, &format!("{path}.{name}"), errs),
+                        }
+                    }
+                }
+            }
+            "items" => {
+                if let Some(a) = v.as_array() {
+                    for (i, x) in a.iter().enumerate() {
+                        validate(root, kw, x, &format!("{path}[{i}]"), errs);
+                    }
+                }
+            }
+            "anyOf" => {
+                let ok = kw.as_array().unwrap().iter().any(|sub| {
+                    let mut e = Vec::new();
+                    validate(root, sub, v, path, &mut e);
+                    e.is_empty()
+                });
+                if !ok {
+                    errs.push(format!("{path}: matches none of anyOf"));
+                }
+            }
+            other => panic!("the test's validator does not implement keyword {other}"),
+        }
+    }
+}
+
+fn schema_errors(doc: &Value) -> Vec<String> {
+    let s = schema();
+    let mut errs = Vec::new();
+    validate(&s, &s, doc, "$", &mut errs);
+    errs
+}
+
+fn assert_valid(doc: &Value) {
+    let errs = schema_errors(doc);
+    assert!(errs.is_empty(), "schema violations: {errs:#?}\n{doc:#}");
+}
+
+#[test]
+fn schema_validator_catches_broken_documents() {
+    let good: Value = {
+        let (_d, db) = tmp_db();
+        let out = disktier(&db)
+            .args(["--format", "json", "--no-save", "import", "fio"])
+            .arg(format!("{FIXTURES}/etcd-3.33.json"))
+            .output()
+            .unwrap();
+        json_of(&out)
+    };
+    assert_valid(&good);
+    let mut bad = good.clone();
+    bad.as_object_mut().unwrap().remove("results");
+    assert!(!schema_errors(&bad).is_empty());
+    let mut bad = good.clone();
+    bad["results"]["sync"]["lat_ns"]["percentiles"]["99"] = Value::from("fast");
+    assert!(!schema_errors(&bad).is_empty());
+    let mut bad = good.clone();
+    bad["schema_version"] = Value::from(2);
+    assert!(!schema_errors(&bad).is_empty());
+    let mut bad = good;
+    bad["verdicts"][0].as_object_mut().unwrap().remove("pass");
+    assert!(!schema_errors(&bad).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// import fio
+
+#[test]
+fn import_fio_gives_the_etcd_verdict_from_fios_own_numbers() {
+    let (_d, db) = tmp_db();
+    let file = format!("{FIXTURES}/etcd-3.33.json");
+    let raw: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let p99 = raw["jobs"][0]["sync"]["lat_ns"]["percentile"]["99.000000"]
+        .as_u64()
+        .unwrap();
+
+    let out = disktier(&db)
+        .args(["import", "fio", &file, "--profile", "etcd"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("99th percentile of fsync is {p99} ns")),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "within the recommended threshold - 10 ms, the disk can be used to host etcd"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("approximate"), "{text}");
+
+    let out = disktier(&db)
+        .args(["--format", "json", "import", "fio", &file])
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
+    assert_valid(&doc);
+    assert_eq!(doc["engine"], "fio");
+    assert_eq!(doc["results"]["sync"]["lat_ns"]["percentiles"]["99"], p99);
+    assert_eq!(doc["verdicts"][0]["name"], "etcd");
+    assert_eq!(doc["verdicts"][0]["value"].as_f64(), Some(p99 as f64));
+    assert_eq!(doc["verdicts"][0]["ci95"]["approximate"], true);
+}
+
+#[test]
+fn import_of_malformed_json_is_one_clear_line() {
+    let (d, db) = tmp_db();
+    let bad = d.path().join("broken.json");
+    std::fs::write(&bad, "{\"fio version\": \"fio-3.33\", \"jobs\": [ {").unwrap();
+    let out = disktier(&db)
+        .args(["import", "fio"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "broken.json", &["not fio JSON"]);
+    let out = disktier(&db)
+        .args(["import", "fio", "/nonexistent/fio.json"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "/nonexistent/fio.json", &[]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// bench: plain files, no root needed
+
+/// A scratch directory on a real disk (not tmpfs, which has no O_DIRECT).
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("disktier-enginecli")
+        .tempdir_in("/var/tmp")
+        .unwrap()
+}
+
+#[test]
+fn bench_without_profile_or_rw_lists_the_profiles() {
+    let d = scratch();
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for p in [
+        "etcd",
+        "etcd-openshift",
+        "read-iops",
+        "small-files",
+        "--profile",
+        "--rw",
+    ] {
+        assert!(err.contains(p), "{p} missing: {err}");
+    }
+}
+
+#[test]
+fn bench_json_document_matches_the_schema_and_the_job() {
+    let d = scratch();
+    let (_db_dir, db) = tmp_db();
+    let out = disktier(&db)
+        .args(["--format", "json", "bench"])
+        .arg(d.path())
+        .args([
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--size",
+            "1m",
+            "--ioengine",
+            "psync",
+            "--fdatasync",
+            "8",
+            "--name",
+            "schema",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = json_of(&out);
+    assert_valid(&doc);
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["engine"], "disktier");
+    assert_eq!(doc["job"]["rw"], "write");
+    assert_eq!(doc["job"]["bs"], 4096);
+    assert_eq!(doc["job"]["ioengine"], "psync");
+    assert_eq!(doc["target"]["kind"], "directory");
+    let w = &doc["results"]["write"];
+    assert_eq!(w["ios"], 256, "1 MiB in 4 KiB writes");
+    assert_eq!(w["bytes"], 1 << 20);
+    // One fdatasync per 8 writes.
+    assert_eq!(doc["results"]["sync"]["ios"], 32);
+    assert!(doc["results"]["read"].is_null());
+    // The per-job file was removed.
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn bench_text_table_and_quiet_non_terminal_has_no_progress_line() {
+    let d = scratch();
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(d.path())
+        .args(["--profile", "etcd", "--quick", "--size", "256k"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("profile etcd") && text.contains("quick"),
+        "{text}"
+    );
+    let header = text.lines().find(|l| l.contains("IOPS")).unwrap();
+    for col in ["ios", "MiB/s", "p50", "p99", "p99.9", "max"] {
+        assert!(header.contains(col), "{header}");
+    }
+    assert!(text.lines().any(|l| l.starts_with("write ")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("sync ")), "{text}");
+    // Not a terminal: no progress line at all.
+    assert!(
+        !out.stderr.contains(&b'\r'),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs a command under `script`, which gives it a pseudo-terminal, and returns what it drew.
+fn on_a_terminal(args: &str) -> String {
+    let out = std::process::Command::new("script")
+        .args(["-qfec", args, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn progress_line_on_a_terminal_unless_quiet() {
+    if !require(
+        disktier_testkit::have("script"),
+        "script (util-linux) for a pseudo-terminal",
+    ) {
+        return;
+    }
+    let d = scratch();
+    let cmd = format!(
+        "{} --no-save bench {} --rw write --bs 4k --size 4m --runtime 1500ms --time-based --ioengine psync",
+        bin().display(),
+        d.path().display()
+    );
+    let drawn = on_a_terminal(&cmd);
+    assert!(
+        drawn.contains("\rbench run ") && drawn.contains("\x1b[K"),
+        "no progress line: {drawn:?}"
+    );
+    assert!(
+        drawn.contains("\x1b[2K"),
+        "progress line not erased: {drawn:?}"
+    );
+    let quiet = on_a_terminal(&cmd.replace("--no-save", "--no-save --quiet"));
+    // The pty turns \n into \r\n, so look for the line itself, not for \r.
+    assert!(
+        !quiet.contains("bench run") && !quiet.contains("\x1b[K"),
+        "{quiet:?}"
+    );
+    assert!(
+        !quiet.contains("ETA") && quiet.contains("write "),
+        "{quiet:?}"
+    );
+}
+
+#[test]
+fn tmpfs_with_direct_names_tmpfs_and_the_fix() {
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(d.path())
+        .args(["--rw", "read", "--size", "1m", "--direct"])
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        &d.path().display().to_string(),
+        &["tmpfs", "--direct=false"],
+    );
+    // fio gets the same checks before it is started.
+    if disktier_testkit::have("fio") {
+        let out = Command::new(bin())
+            .args(["--no-save", "bench"])
+            .arg(d.path())
+            .args([
+                "--rw", "read", "--size", "1m", "--direct", "--engine", "fio",
+            ])
+            .output()
+            .unwrap();
+        assert_one_line_error(
+            &out,
+            &d.path().display().to_string(),
+            &["tmpfs", "--direct=false"],
+        );
+    }
+    // And with the fix it runs.
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(d.path())
+        .args(["--rw", "read", "--size", "1m", "--direct=false"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn missing_path_is_named() {
+    let out = Command::new(bin())
+        .args(["--no-save", "bench", "/nonexistent/disktier/dir/file"])
+        .args(["--rw", "read", "--size", "1m"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "/nonexistent/disktier/dir/file", &["does not exist"]);
+}
+
+#[test]
+fn size_larger_than_free_space_is_refused_before_writing() {
+    let d = scratch();
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(d.path())
+        .args(["--rw", "write", "--size", "900T"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, &d.path().display().to_string(), &["free", "--size"]);
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "nothing created"
+    );
+}
+
+#[test]
+fn no_permission_is_named() {
+    if !require(is_root(), "root (to run the binary as nobody)") {
+        return;
+    }
+    let d = scratch();
+    let locked = d.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    // The scratch dir itself must be traversable by nobody.
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin())
+        .args(["--no-save", "bench"])
+        .arg(&locked)
+        .args(["--rw", "write", "--size", "1m"])
+        .env("HOME", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, &locked.display().to_string(), &["permission"]);
+}
+
+#[test]
+fn sigint_and_sigterm_stop_a_time_based_run_mark_it_and_remove_files() {
+    for sig in ["INT", "TERM"] {
+        interrupted_run(sig, "native");
+    }
+    // With --engine fio a signal to disktier alone is passed on to its fio child.
+    if disktier_testkit::have("fio") {
+        interrupted_run("TERM", "fio");
+    }
+}
+
+fn interrupted_run(sig: &str, engine: &str) {
+    let d = scratch();
+    let mut child = std::process::Command::new(bin())
+        .args(["--no-save", "bench", "--engine", engine])
+        .arg(d.path())
+        .args([
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--size",
+            "4m",
+            "--runtime",
+            "30s",
+            "--time-based",
+            "--ioengine",
+            "psync",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run has created its file, so the signal lands mid-run.
+    let t0 = Instant::now();
+    while std::fs::read_dir(d.path()).unwrap().count() == 0
+        && t0.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    let sent = Instant::now();
+    send_signal(child.id(), sig);
+    let out = loop {
+        if let Some(_s) = child.try_wait().unwrap() {
+            break child.wait_with_output().unwrap();
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "still running 5 s after SIG{sig}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stopped_in = sent.elapsed();
+    assert!(
+        stopped_in < Duration::from_millis(1_500),
+        "took {stopped_in:?} to stop"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}\n{err}");
+    assert!(text.contains("INTERRUPTED"), "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("write ")),
+        "partial result printed: {text}"
+    );
+    assert!(err.contains("interrupted"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "created files are removed"
+    );
+}
+
+/// `kill -SIG pid`, through kill(1) to keep `unsafe` out of the tests.
+fn send_signal(pid: u32, sig: &str) {
+    let st = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loop devices (root)
+
+#[test]
+fn writes_to_a_device_holding_xfs_are_refused_and_reads_allowed() {
+    if !require_loop() {
+        return;
+    }
+    let dev = LoopDev::new(320 << 20);
+    let m = dev.mkfs_mount("xfs");
+    drop(m); // unmounted: the xfs signature is still there
+    let before = dev.checksum();
+    let path = dev.path.display().to_string();
+    let out = Command::new(bin())
+        .args(["--no-save", "bench", &path])
+        .args(["--rw", "write", "--size", "1m", "--direct"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, &path, &["xfs", "--destructive"]);
+    assert_eq!(dev.checksum(), before, "the device was written to");
+    // Reads are fine.
+    let out = Command::new(bin())
+        .args(["--no-save", "bench", &path])
+        .args([
+            "--rw",
+            "randread",
+            "--size",
+            "4m",
+            "--direct",
+            "--runtime",
+            "500ms",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(dev.checksum(), before, "a read job changed the device");
+    // With --destructive the write goes ahead.
+    let out = Command::new(bin())
+        .args(["--no-save", "bench", &path])
+        .args(["--rw", "write", "--size", "1m", "--direct", "--destructive"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(dev.checksum(), before);
+}
+
+#[test]
+fn directory_and_device_options_do_not_mix() {
+    if !require_loop() {
+        return;
+    }
+    let dev = LoopDev::new(64 << 20);
+    let path = dev.path.display().to_string();
+    // small-files creates files in a directory: a device is the wrong kind of target.
+    let out = Command::new(bin())
+        .args([
+            "--no-save",
+            "bench",
+            &path,
+            "--profile",
+            "small-files",
+            "--quick",
+        ])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, &path, &["directory"]);
+    // A directory needs a size for its per-job files; the whole-device default does not apply.
+    let d = scratch();
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(d.path())
+        .args(["--rw", "read"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, &d.path().display().to_string(), &["--size"]);
+}
+
+fn check_etcd(db: &Path, dir: &Path, extra: &[&str]) -> std::process::Output {
+    disktier(db)
+        .args(["--format", "json", "check", "etcd"])
+        .arg(dir)
+        .args(["--quick"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn check_etcd_passes_on_xfs_and_fio_agrees() {
+    if !require_loop() {
+        return;
+    }
+    // RAM-backed, so flushes are fast: a disk that should pass. (An xfs loop device over a file
+    // on this VM's own disk measures a p99 around 25-30 ms and fails, which is right too.)
+    let dev = LoopDev::in_dir(Path::new("/dev/shm"), 320 << 20);
+    let m = dev.mkfs_mount("xfs");
+    let (_d, db) = tmp_db();
+
+    let out = check_etcd(&db, &m.dir, &["--size", "1m"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let native = json_of(&out);
+    assert_valid(&native);
+    assert_eq!(native["verdicts"][0]["name"], "etcd");
+    assert_eq!(native["verdicts"][0]["pass"], true);
+    assert_eq!(native["target"]["fs_type"], "xfs");
+    assert_eq!(native["target"]["device"], dev.name());
+    assert_eq!(native["verdicts"][0]["ci95"]["approximate"], false);
+    assert_eq!(
+        std::fs::read_dir(&m.dir).unwrap().count(),
+        0,
+        "test file removed"
+    );
+
+    if !require(disktier_testkit::have("fio"), "fio") {
+        return;
+    }
+    let out = check_etcd(&db, &m.dir, &["--size", "1m", "--engine", "fio"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fio = json_of(&out);
+    assert_valid(&fio);
+    assert_eq!(fio["engine"], "fio");
+    assert_eq!(fio["verdicts"][0]["pass"], native["verdicts"][0]["pass"]);
+    assert_eq!(fio["job"], native["job"], "the same resolved job");
+    // Same shape: the same keys at the top and in results.sync.
+    let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(keys(&fio), keys(&native));
+    assert_eq!(
+        keys(&fio["results"]["sync"]),
+        keys(&native["results"]["sync"])
+    );
+    assert_eq!(
+        fio["results"]["write"]["ios"], native["results"]["write"]["ios"],
+        "1 MiB in 2300-byte writes is the same count in both engines"
+    );
+    assert_eq!(
+        std::fs::read_dir(&m.dir).unwrap().count(),
+        0,
+        "fio's file removed"
+    );
+}
+
+#[test]
+fn check_etcd_fails_on_a_throttled_volume() {
+    if !require_loop() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+        return;
+    }
+    let dev = LoopDev::new(320 << 20);
+    let m = dev.mkfs_mount("xfs");
+    // ~20 write IOPS: every fdatasync waits for throttled writes, far above 10 ms.
+    let throttle = BlkioThrottle::new(&dev.maj_min(), 20, None);
+    let (_d, db) = tmp_db();
+    let dir = m.dir.display().to_string();
+    let db_s = db.display().to_string();
+    let run = |engine: &str| {
+        let out = throttle
+            .wrap(
+                &bin(),
+                &[
+                    "--db", &db_s, "--format", "json", "check", "etcd", &dir, "--quick", "--size",
+                    "46k", "--engine", engine,
+                ],
+            )
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{engine}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = json_of(&out);
+        assert_valid(&doc);
+        assert_eq!(doc["verdicts"][0]["pass"], false);
+        assert!(doc["verdicts"][0]["value"].as_f64().unwrap() > 10e6);
+        doc
+    };
+    let native = run("native");
+    if disktier_testkit::have("fio") {
+        let fio = run("fio");
+        assert_eq!(fio["verdicts"][0]["pass"], native["verdicts"][0]["pass"]);
+    }
+    // Text output uses etcd-perf's WARN wording.
+    let out = throttle
+        .wrap(
+            &bin(),
+            &[
+                "--db", &db_s, "check", "etcd", &dir, "--quick", "--size", "23k",
+            ],
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("WARN: 99th percentile of the fsync is greater than the recommended value"),
+        "{text}"
+    );
+    assert!(text.contains("too few samples"), "{text}");
+}

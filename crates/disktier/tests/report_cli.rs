@@ -1,0 +1,190 @@
+//! `disktier report`: a report from real runs opened in headless Chromium (no console messages,
+//! no network requests, charts present, a hostile target name shown as text, a screenshot kept
+//! under `$CARGO_TARGET_TMPDIR/test-artifacts/`), and the `--plan` section.
+
+use assert_cmd::Command;
+use disktier_store::{NewRun, Store};
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+const XSS: &str = "<script>alert(1)</script>";
+
+fn dt(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
+    c
+}
+
+fn artifacts() -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-artifacts");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// What one headless Chromium load of `page` showed.
+struct Load {
+    dom: String,
+    console: Vec<String>,
+    /// URLs the page itself asked the network for (Chromium's own background requests, which
+    /// carry no file:// isolation key, are not the page's doing).
+    requests: Vec<String>,
+}
+
+fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
+    std::process::Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("cannot run chromium")
+}
+
+fn load(page: &Path) -> Load {
+    let tmp = tempfile::tempdir().unwrap();
+    let netlog = tmp.path().join("netlog.json");
+    let out = chromium(
+        &[
+            "--enable-logging=stderr",
+            "--v=0",
+            &format!("--log-net-log={}", netlog.display()),
+            "--dump-dom",
+            &format!("file://{}", page.display()),
+        ],
+        &tmp.path().join("profile"),
+    );
+    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    let console = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_string)
+        .collect();
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap()).expect("chromium's net log is JSON");
+    let mut requests = Vec::new();
+    for e in log["events"].as_array().unwrap() {
+        let p = &e["params"];
+        let from_page = p["network_isolation_key"].as_str().is_some_and(|k| k.contains("file://"));
+        if let (true, Some(url)) = (from_page, p["url"].as_str()) {
+            requests.push(url.to_string());
+        }
+    }
+    Load { dom: String::from_utf8_lossy(&out.stdout).into_owned(), console, requests }
+}
+
+#[test]
+fn report_from_real_runs_is_clean_in_chromium() {
+    if !disktier_testkit::require(disktier_testkit::have("chromium"), "chromium (Debian package chromium)") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    // A target whose name is markup: it must reach the page as text.
+    let hostile = d.path().join(XSS);
+    let plain = d.path().join("plain");
+    std::fs::create_dir_all(&hostile).unwrap();
+    std::fs::create_dir_all(&plain).unwrap();
+    dt(&db)
+        .arg("bench")
+        .arg(&hostile)
+        .args(["--profile", "etcd", "--quick", "--size", "1m", "--quiet"])
+        .assert()
+        .success();
+    dt(&db)
+        .arg("bench")
+        .arg(&plain)
+        .args(["--rw", "randread", "--bs", "4k", "--size", "16m", "--runtime", "2s", "--time-based", "--quiet"])
+        .assert()
+        .success();
+    let page = artifacts().join("report-real-runs.html");
+    dt(&db).args(["report", "-o"]).arg(&page).assert().success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<script"), "the report holds a script tag");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+
+    let l = load(&page);
+    assert!(l.console.is_empty(), "console messages: {:#?}", l.console);
+    assert!(l.requests.is_empty(), "the page made network requests: {:#?}", l.requests);
+    assert!(l.dom.matches("<svg").count() >= 4, "charts missing from the rendered page");
+    assert!(l.dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the hostile name is not shown as text");
+    assert!(!l.dom.contains(XSS), "the hostile name became markup");
+
+    let shot = artifacts().join("report-real-runs.png");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = chromium(
+        &["--window-size=1280,2600", &format!("--screenshot={}", shot.display()), &format!("file://{}", page.display())],
+        tmp.path(),
+    );
+    assert!(out.status.success());
+    assert!(std::fs::metadata(&shot).unwrap().len() > 20_000, "screenshot too small to show a report");
+}
+
+/// The harness itself: a page that does log and fetch is caught, so a clean report means clean.
+#[test]
+fn chromium_harness_sees_console_errors_and_requests() {
+    if !disktier_testkit::require(disktier_testkit::have("chromium"), "chromium (Debian package chromium)") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let page = d.path().join("control.html");
+    std::fs::write(
+        &page,
+        "<!DOCTYPE html><p>x</p><img src=\"http://127.0.0.1:9/x.png\"><script>console.error('control-error')</script>",
+    )
+    .unwrap();
+    let l = load(&page);
+    assert!(l.console.iter().any(|c| c.contains("control-error")), "{:?}", l.console);
+    assert!(l.requests.iter().any(|u| u.starts_with("http://127.0.0.1:9/")), "{:?}", l.requests);
+}
+
+fn fixture(name: &str) -> serde_json::Value {
+    let p = format!("{}/../store/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn plan_section_shows_cost_beside_measurements() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
+    let a = s.save(&NewRun { kind: "bench", group_id: None, doc: &fixture("read-iops") }).unwrap();
+    let b = s.save(&NewRun { kind: "check", group_id: None, doc: &fixture("seed000-ebs") }).unwrap();
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/plan.json");
+    let out = d.path().join("r.html");
+    dt(&db).args(["report", &a, &b, "--plan"]).arg(&plan).arg("-o").arg(&out).assert().success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    let plan_part = &html[html.find("<section id=\"plan\">").expect("a plan section")..];
+    for want in ["us-east-1", "$66.14", "gp3 200 GiB", "Measured here", "/mnt/scratch", "&lt;b&gt;escaped&lt;/b&gt;"] {
+        assert!(plan_part.contains(want), "plan section lacks {want}");
+    }
+    // Not a plan: a clear error naming the file.
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, "{\"schema_version\":1}").unwrap();
+    dt(&db)
+        .args(["report", &a, "--plan"])
+        .arg(&bad)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a `disktier plan --format json` document"));
+}
+
+#[test]
+fn report_of_an_empty_store_says_what_to_run() {
+    let d = tempfile::tempdir().unwrap();
+    dt(&d.path().join("r.db"))
+        .args(["report", "-o"])
+        .arg(d.path().join("x.html"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("disktier assess"));
+}

@@ -1,0 +1,885 @@
+//! fio as a second engine and as an import format: builds fio's command line from a [`Job`]
+//! (same option names, `--output-format=json`, `--group_reporting`), runs it through a
+//! [`CommandRunner`], and reads fio's JSON (fio 3.x, `jobs[]` as documented in fio's HOWTO,
+//! "JSON output") into the same [`RunDoc`] the native engine writes, so the two can be compared
+//! number for number and judged by the same verdicts.
+//!
+//! Mapping (fio -> RunDoc): `jobs[i].{read,write}.total_ios/io_bytes/iops/bw_bytes` ->
+//! `results.{read,write}.{ios,bytes,iops,bw_bytes}`; `clat_ns` (completion latency, what the
+//! native engine times; fio's `lat_ns` adds submission) -> `lat_ns` with percentile keys
+//! `"99.000000"` -> `"99"`; `sync.lat_ns` (fsync/fdatasync, whose `total_ios` fio 3.33 leaves at
+//! 0, so the count is `lat_ns.N`) -> `results.sync`; `usr_cpu`/`sys_cpu` (percent of
+//! `job_runtime`) -> seconds.
+
+use crate::job::{Job, Rw};
+use crate::result::{
+    percentile_key, Cpu, DirStats, HostInfo, LatStats, Results, RunDoc, Sample, TargetInfo,
+    SCHEMA_VERSION,
+};
+use disktier_cmd::{Cmd, CmdError, CommandRunner};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Errors of the fio engine and of importing fio's JSON.
+#[derive(Debug, thiserror::Error)]
+pub enum FioError {
+    /// fio could not be started or failed without printing a result.
+    #[error("fio failed")]
+    Run(#[from] CmdError),
+    /// The text is not fio's JSON output.
+    #[error(
+        "{source_name} is not fio JSON output ({why}): produce it with fio --output-format=json"
+    )]
+    NotJson { source_name: String, why: String },
+    /// The JSON is fio's, but lacks something a result needs.
+    #[error("{source_name}: {what} is missing from fio's JSON: is it the output of fio --output-format=json (fio 3.x)?")]
+    Missing { source_name: String, what: String },
+    /// The asked-for job index is not in the file.
+    #[error(
+        "{source_name} has {jobs} job(s), so job {index} does not exist: pass --job 0 to {last}"
+    )]
+    NoSuchJob {
+        source_name: String,
+        jobs: usize,
+        index: usize,
+        last: usize,
+    },
+}
+
+/// What fio is called on this machine.
+pub const FIO: &str = "fio";
+
+/// How to format a duration for fio's time options (fio accepts `us`, `ms`, `s` suffixes).
+fn fio_time(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else if d.as_nanos().is_multiple_of(1_000_000) {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}us", d.as_micros().max(1))
+    }
+}
+
+/// The fio command that runs `job`. `target_is_dir` chooses `--directory` (per-job files
+/// `<name>.<jobnum>.0` created inside, as fio names them) over `--filename` (a file or device).
+pub fn command(job: &Job, target_is_dir: bool) -> Cmd {
+    let mut args: Vec<String> = vec![
+        format!("--name={}", job.name),
+        if target_is_dir {
+            format!("--directory={}", job.target.display())
+        } else {
+            format!("--filename={}", job.target.display())
+        },
+        format!("--rw={}", job.rw.name()),
+        format!("--bs={}", job.bs),
+        format!("--ioengine={}", job.ioengine.name()),
+        format!("--iodepth={}", job.iodepth),
+        format!("--numjobs={}", job.numjobs),
+        format!("--direct={}", u8::from(job.direct)),
+    ];
+    if job.rw.mixed() {
+        args.push(format!("--rwmixread={}", job.rwmixread));
+    }
+    if let Some(s) = job.size {
+        args.push(format!("--size={s}"));
+    }
+    if job.offset > 0 {
+        args.push(format!("--offset={}", job.offset));
+    }
+    if job.fsync > 0 {
+        args.push(format!("--fsync={}", job.fsync));
+    }
+    if job.fdatasync > 0 {
+        args.push(format!("--fdatasync={}", job.fdatasync));
+    }
+    if let Some(r) = job.runtime {
+        args.push(format!("--runtime={}", fio_time(r)));
+    }
+    if job.time_based {
+        args.push("--time_based=1".into());
+    }
+    if !job.ramp_time.is_zero() {
+        args.push(format!("--ramp_time={}", fio_time(job.ramp_time)));
+    }
+    args.push(format!("--randseed={}", job.randseed));
+    if job.iodepth_batch_submit > 0 {
+        args.push(format!(
+            "--iodepth_batch_submit={}",
+            job.iodepth_batch_submit
+        ));
+    }
+    args.push("--group_reporting=1".into());
+    args.push("--output-format=json".into());
+    Cmd::new(FIO).args(args)
+}
+
+/// The per-job files fio creates in a directory target: `<name>.<jobnum>.0` (fio's default
+/// `filename_format`, `$jobname.$jobnum.$filenum`).
+pub fn job_files(job: &Job) -> Vec<PathBuf> {
+    (0..job.numjobs)
+        .map(|n| job.target.join(format!("{}.{n}.0", job.name)))
+        .collect()
+}
+
+/// Options of a fio-engine run.
+#[derive(Debug, Clone, Default)]
+pub struct FioOptions {
+    /// Keep the files fio created in a directory target.
+    pub keep_files: bool,
+    pub profile: Option<String>,
+    pub quick: bool,
+    /// Set when the run was stopped by a signal (fio stops on SIGINT too and prints what it has).
+    pub stop: Option<std::sync::Arc<AtomicBool>>,
+}
+
+/// Runs `job` through fio and reads its JSON into a [`RunDoc`] with engine "fio". The target
+/// must already have passed the engine's safety checks; `target` describes it.
+pub fn run(
+    job: &Job,
+    runner: &dyn CommandRunner,
+    target: TargetInfo,
+    opts: &FioOptions,
+) -> Result<RunDoc, FioError> {
+    let is_dir = target.kind == "directory";
+    let created: Vec<PathBuf> = if is_dir {
+        job_files(job).into_iter().filter(|p| !p.exists()).collect()
+    } else if !job.target.exists() {
+        vec![job.target.clone()]
+    } else {
+        Vec::new()
+    };
+    // Per-second IOPS and bandwidth logs (fio's write_iops_log/write_bw_log averaged over
+    // 1000 ms) become the document's `series`, as the native engine's one-second samples.
+    let logs = LogDir::new();
+    let mut cmd = command(job, is_dir);
+    if let Some(l) = &logs {
+        let prefix = l.prefix();
+        cmd = cmd.args([
+            format!("--write_iops_log={prefix}"),
+            format!("--write_bw_log={prefix}"),
+            "--log_avg_msec=1000".to_string(),
+        ]);
+    }
+    // A Ctrl-C on the terminal reaches fio too (same process group), but a SIGTERM sent to
+    // disktier alone does not: a watcher passes the stop on to our own fio child as SIGINT,
+    // on which fio stops and still prints what it measured.
+    let done = AtomicBool::new(false);
+    let out = std::thread::scope(|sc| {
+        if let Some(stop) = &opts.stop {
+            let done = &done;
+            sc.spawn(move || {
+                while !done.load(Ordering::SeqCst) {
+                    if stop.load(Ordering::SeqCst) {
+                        for pid in own_children_named(FIO) {
+                            let _ = runner.output(
+                                &Cmd::new("kill").args(["-INT".to_string(), pid.to_string()]),
+                            );
+                        }
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            });
+        }
+        let out = runner.output(&cmd);
+        done.store(true, Ordering::SeqCst);
+        out
+    });
+    if !opts.keep_files {
+        for p in &created {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    let out = out?;
+    let stopped = opts
+        .stop
+        .as_ref()
+        .is_some_and(|f| f.load(Ordering::SeqCst));
+    // fio exits non-zero when a job errored; when a signal stopped it, it still prints what it
+    // measured, which is the partial result we want.
+    if !(out.success() || stopped && out.stdout.contains('{')) {
+        return Err(FioError::Run(CmdError::Failed {
+            cmd: cmd.to_string(),
+            status: out.status,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }));
+    }
+    let v = parse(&out.stdout, "fio's output")?;
+    let mut doc = to_run_doc(
+        &v,
+        0,
+        "fio's output",
+        DocContext {
+            job: Some(job.to_json()),
+            target: Some(target),
+            host: crate::host::detect(),
+            profile: opts.profile.clone(),
+            quick: opts.quick,
+        },
+    )?;
+    doc.interrupted = stopped;
+    if let Some(l) = &logs {
+        doc.series = read_series(&l.prefix(), job.numjobs);
+    }
+    for line in out.stderr.lines().filter(|l| l.starts_with("fio:")) {
+        doc.warnings.push(line.to_string());
+    }
+    Ok(doc)
+}
+
+/// Pids of this process's direct children whose command name is `name` (from `/proc/<pid>/stat`:
+/// "pid (comm) state ppid ...").
+fn own_children_named(name: &str) -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                return false;
+            };
+            let comm = &stat[open + 1..close];
+            let ppid = stat[close + 1..]
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u32>().ok());
+            comm == name && ppid == Some(me)
+        })
+        .collect()
+}
+
+/// A private directory for fio's log files, removed when dropped.
+struct LogDir(PathBuf);
+
+impl LogDir {
+    fn new() -> Option<LogDir> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("disktier-fio-{}-{nanos}", std::process::id()));
+        std::fs::create_dir(&dir).ok().map(|_| LogDir(dir))
+    }
+
+    fn prefix(&self) -> String {
+        self.0.join("log").display().to_string()
+    }
+}
+
+impl Drop for LogDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Reads fio's averaged logs `<prefix>_iops.<job>.log` and `<prefix>_bw.<job>.log` (lines
+/// "msec, value, ddir, bs, offset"; ddir 0 = read, 1 = write; bandwidth in KiB/s) for jobs
+/// 1..=numjobs, summed over jobs per second.
+pub fn read_series(prefix: &str, numjobs: u32) -> Vec<Sample> {
+    let mut secs: BTreeMap<u64, Sample> = BTreeMap::new();
+    for (kind, scale) in [("iops", 1.0), ("bw", 1024.0)] {
+        for j in 1..=numjobs.max(1) {
+            let Ok(text) = std::fs::read_to_string(format!("{prefix}_{kind}.{j}.log")) else {
+                continue;
+            };
+            for line in text.lines() {
+                let f: Vec<&str> = line.split(',').map(str::trim).collect();
+                let (Some(ms), Some(val), Some(dir)) = (
+                    f.first().and_then(|x| x.parse::<u64>().ok()),
+                    f.get(1).and_then(|x| x.parse::<f64>().ok()),
+                    f.get(2).and_then(|x| x.parse::<u8>().ok()),
+                ) else {
+                    continue;
+                };
+                let sec = (ms + 500) / 1000;
+                let s = secs.entry(sec).or_insert_with(|| Sample {
+                    t_s: sec as f64,
+                    ..Sample::default()
+                });
+                let v = val * scale;
+                match (kind, dir) {
+                    ("iops", 0) => s.read_iops += v,
+                    ("iops", 1) => s.write_iops += v,
+                    ("bw", 0) => s.read_bw_bytes += v,
+                    ("bw", 1) => s.write_bw_bytes += v,
+                    _ => {}
+                }
+            }
+        }
+    }
+    secs.into_values().collect()
+}
+
+/// Parses fio's JSON output. fio may print notes before the document (e.g. "note: both
+/// iodepth >= 1 and synchronous I/O engine are selected"), so parsing starts at the first line
+/// that opens an object.
+pub fn parse(text: &str, source_name: &str) -> Result<Value, FioError> {
+    let start = text
+        .find("\n{")
+        .map(|i| i + 1)
+        .or_else(|| text.starts_with('{').then_some(0))
+        .or_else(|| text.find('{'))
+        .ok_or_else(|| FioError::NotJson {
+            source_name: source_name.into(),
+            why: "no JSON object found".into(),
+        })?;
+    let mut de = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+    let v = match de.next() {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => {
+            return Err(FioError::NotJson {
+                source_name: source_name.into(),
+                why: e.to_string(),
+            })
+        }
+        None => {
+            return Err(FioError::NotJson {
+                source_name: source_name.into(),
+                why: "empty".into(),
+            })
+        }
+    };
+    if !v.get("jobs").is_some_and(Value::is_array) {
+        return Err(FioError::Missing {
+            source_name: source_name.into(),
+            what: "the \"jobs\" list".into(),
+        });
+    }
+    Ok(v)
+}
+
+/// What the fio JSON does not say about the run.
+#[derive(Debug, Clone, Default)]
+pub struct DocContext {
+    /// The job as disktier ran it; when `None` it is rebuilt from fio's options.
+    pub job: Option<Value>,
+    /// The target; when `None` it is taken from fio's `filename`/`directory` option.
+    pub target: Option<TargetInfo>,
+    pub host: HostInfo,
+    pub profile: Option<String>,
+    pub quick: bool,
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    match v.get(key) {
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
+        Some(Value::String(s)) => s.trim().parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+fn int(v: &Value, key: &str) -> u64 {
+    let f = num(v, key);
+    if f.is_finite() && f > 0.0 {
+        f.round() as u64
+    } else {
+        0
+    }
+}
+
+/// A latency block (`clat_ns`, `lat_ns`) as [`LatStats`]; `None` when it holds no samples.
+fn lat_stats(block: &Value) -> Option<(LatStats, u64)> {
+    let n = int(block, "N");
+    if n == 0 {
+        return None;
+    }
+    let mut percentiles = BTreeMap::new();
+    if let Some(Value::Object(map)) = block.get("percentile") {
+        for (k, v) in map {
+            if let (Ok(p), Some(ns)) = (k.parse::<f64>(), v.as_f64()) {
+                percentiles.insert(percentile_key(p), ns.max(0.0).round() as u64);
+            }
+        }
+    }
+    Some((
+        LatStats {
+            mean: num(block, "mean"),
+            stdev: num(block, "stddev"),
+            min: int(block, "min"),
+            max: int(block, "max"),
+            percentiles,
+        },
+        n,
+    ))
+}
+
+/// One direction (`read`, `write`), `None` when it did no I/O.
+fn dir_stats(dir: &Value) -> Option<DirStats> {
+    let ios = int(dir, "total_ios");
+    if ios == 0 && int(dir, "io_bytes") == 0 {
+        return None;
+    }
+    // Completion latency; fall back to total latency when only it carries percentiles
+    // (fio with clat_percentiles=0, lat_percentiles=1).
+    let clat = dir.get("clat_ns").and_then(lat_stats);
+    let lat = match clat {
+        Some((c, _)) if !c.percentiles.is_empty() => c,
+        other => dir
+            .get("lat_ns")
+            .and_then(lat_stats)
+            .filter(|(l, _)| !l.percentiles.is_empty())
+            .map(|(l, _)| l)
+            .or(other.map(|(c, _)| c))
+            .unwrap_or_default(),
+    };
+    Some(DirStats {
+        ios,
+        bytes: int(dir, "io_bytes"),
+        iops: num(dir, "iops"),
+        bw_bytes: num(dir, "bw_bytes"),
+        lat_ns: lat,
+    })
+}
+
+/// fio's options for job `j`: the global ones overlaid with the job's own.
+fn options(v: &Value, j: &Value) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    for src in [v.get("global options"), j.get("job options")] {
+        if let Some(Value::Object(o)) = src {
+            for (k, val) in o {
+                m.insert(k.clone(), val.clone());
+            }
+        }
+    }
+    m
+}
+
+/// The job in disktier's shape, rebuilt from fio's options where it can be (for imports).
+fn job_from_options(opts: &serde_json::Map<String, Value>, jobname: &str) -> Value {
+    let s = |k: &str| opts.get(k).and_then(Value::as_str).map(str::to_string);
+    let size = |k: &str| s(k).and_then(|x| disktier_units::parse_size(&x).ok());
+    let mut job = Job {
+        name: jobname.to_string(),
+        ..Job::default()
+    };
+    if let Some(t) = s("filename").or_else(|| s("directory")) {
+        job.target = PathBuf::from(t);
+    }
+    if let Some(rw) = s("rw")
+        .or_else(|| s("readwrite"))
+        .and_then(|r| Rw::from_name(&r))
+    {
+        job.rw = rw;
+    }
+    if let Some(bs) = size("bs").or_else(|| size("blocksize")) {
+        job.bs = bs;
+    }
+    job.size = size("size");
+    if let Some(o) = size("offset") {
+        job.offset = o;
+    }
+    let n = |k: &str| s(k).and_then(|x| x.parse::<u32>().ok());
+    if let Some(x) = n("numjobs") {
+        job.numjobs = x;
+    }
+    if let Some(x) = n("iodepth") {
+        job.iodepth = x;
+    }
+    if let Some(x) = n("rwmixread") {
+        job.rwmixread = x;
+    }
+    if let Some(x) = n("fsync") {
+        job.fsync = x;
+    }
+    if let Some(x) = n("fdatasync") {
+        job.fdatasync = x;
+    }
+    if let Some(x) = n("iodepth_batch_submit").or_else(|| n("iodepth_batch")) {
+        job.iodepth_batch_submit = x;
+    }
+    if let Some(x) = s("randseed").and_then(|x| x.parse().ok()) {
+        job.randseed = x;
+    }
+    if let Some(e) = s("ioengine") {
+        match crate::job::IoEngineKind::from_name(&e) {
+            Some(k) => job.ioengine = k,
+            None => {
+                // libaio, posixaio, ...: keep fio's name in the document.
+                let mut v = job.to_json();
+                v["ioengine"] = Value::String(e);
+                return finish_job(v, opts);
+            }
+        }
+    } else {
+        // fio's default engine is psync (references.md: "fio without an engine falls back to
+        // psync, where iodepth does nothing").
+        job.ioengine = crate::job::IoEngineKind::Psync;
+    }
+    job.direct = s("direct").is_some_and(|d| d == "1" || d == "true");
+    job.time_based = s("time_based").is_some_and(|d| d != "0" && d != "false");
+    if let Some(r) = s("runtime").and_then(|r| parse_fio_time(&r)) {
+        job.runtime = Some(r);
+    }
+    if let Some(r) = s("ramp_time").and_then(|r| parse_fio_time(&r)) {
+        job.ramp_time = r;
+    }
+    finish_job(job.to_json(), opts)
+}
+
+/// Keeps fio's own option list beside the rebuilt job, so nothing an import said is lost.
+fn finish_job(mut v: Value, opts: &serde_json::Map<String, Value>) -> Value {
+    v["fio_options"] = Value::Object(opts.clone());
+    v
+}
+
+/// fio's time values: a bare number is seconds; suffixes us, ms, s, m, h.
+fn parse_fio_time(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    if let Ok(n) = s.parse::<f64>() {
+        return (n >= 0.0).then(|| Duration::from_secs_f64(n));
+    }
+    disktier_units::parse_duration(s).ok()
+}
+
+/// Converts job `index` of fio's JSON `v` into a [`RunDoc`] (engine "fio").
+pub fn to_run_doc(
+    v: &Value,
+    index: usize,
+    source_name: &str,
+    ctx: DocContext,
+) -> Result<RunDoc, FioError> {
+    let jobs = v
+        .get("jobs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| FioError::Missing {
+            source_name: source_name.into(),
+            what: "the \"jobs\" list".into(),
+        })?;
+    if jobs.is_empty() {
+        return Err(FioError::Missing {
+            source_name: source_name.into(),
+            what: "a job in \"jobs\"".into(),
+        });
+    }
+    let j = jobs.get(index).ok_or(FioError::NoSuchJob {
+        source_name: source_name.into(),
+        jobs: jobs.len(),
+        index,
+        last: jobs.len() - 1,
+    })?;
+    for key in ["read", "write"] {
+        if !j.get(key).is_some_and(Value::is_object) {
+            return Err(FioError::Missing {
+                source_name: source_name.into(),
+                what: format!("jobs[{index}].{key}"),
+            });
+        }
+    }
+    let mut warnings = Vec::new();
+    if jobs.len() > 1 {
+        warnings.push(format!(
+            "{source_name} holds {} jobs (run fio with --group_reporting to combine them); this result is job {index} ({})",
+            jobs.len(),
+            j.get("jobname").and_then(Value::as_str).unwrap_or("?")
+        ));
+    }
+    let err = int(j, "error");
+    if err != 0 {
+        warnings.push(format!(
+            "fio reported error {err} for this job: the figures may be incomplete"
+        ));
+    }
+    let read = dir_stats(&j["read"]);
+    let write = dir_stats(&j["write"]);
+    let runtime_ms = ["read", "write", "trim"]
+        .iter()
+        .map(|d| int(&j[*d], "runtime"))
+        .max()
+        .filter(|&ms| ms > 0)
+        .unwrap_or_else(|| int(j, "job_runtime"));
+    let duration_s = runtime_ms as f64 / 1000.0;
+    let sync = j.get("sync").and_then(|s| {
+        let (lat, n) = s.get("lat_ns").and_then(lat_stats)?;
+        // fio 3.33 leaves sync.total_ios at 0; lat_ns.N holds the count.
+        let ios = int(s, "total_ios").max(n);
+        Some(DirStats {
+            ios,
+            bytes: 0,
+            iops: if duration_s > 0.0 {
+                ios as f64 / duration_s
+            } else {
+                0.0
+            },
+            bw_bytes: 0.0,
+            lat_ns: lat,
+        })
+    });
+    // usr_cpu/sys_cpu are percentages of job_runtime (summed over the group's jobs).
+    let job_runtime_s = int(j, "job_runtime") as f64 / 1000.0;
+    let cpu = Cpu {
+        usr_s: num(j, "usr_cpu") / 100.0 * job_runtime_s,
+        sys_s: num(j, "sys_cpu") / 100.0 * job_runtime_s,
+    };
+    let opts = options(v, j);
+    let jobname = j.get("jobname").and_then(Value::as_str).unwrap_or("fio");
+    let job = ctx.job.unwrap_or_else(|| job_from_options(&opts, jobname));
+    let target = ctx.target.unwrap_or_else(|| {
+        let dir = opts.get("directory").and_then(Value::as_str);
+        let file = opts.get("filename").and_then(Value::as_str);
+        TargetInfo {
+            path: file.or(dir).unwrap_or("").to_string(),
+            kind: if file.is_some_and(|f| f.starts_with("/dev/")) {
+                "device"
+            } else if file.is_some() {
+                "file"
+            } else {
+                "directory"
+            }
+            .into(),
+            // fio's disk_util names the device it saw busy.
+            device: v
+                .get("disk_util")
+                .and_then(Value::as_array)
+                .and_then(|d| d.first())
+                .and_then(|d| d.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            ..TargetInfo::default()
+        }
+    });
+    let started_at = started_at(v, runtime_ms);
+    Ok(RunDoc {
+        schema_version: SCHEMA_VERSION,
+        engine: "fio".into(),
+        profile: ctx.profile,
+        quick: ctx.quick,
+        job,
+        target,
+        host: ctx.host,
+        started_at,
+        duration_s,
+        interrupted: false,
+        results: Results {
+            read,
+            write,
+            sync,
+            cpu,
+            small_files: None,
+        },
+        series: Vec::new(),
+        verdicts: Vec::new(),
+        warnings,
+    })
+}
+
+/// fio's `timestamp` is when the report was written (the end of the run): start = end - runtime.
+fn started_at(v: &Value, runtime_ms: u64) -> String {
+    let end_ms = v
+        .get("timestamp_ms")
+        .and_then(Value::as_u64)
+        .or_else(|| v.get("timestamp").and_then(Value::as_u64).map(|s| s * 1000))
+        .unwrap_or(0);
+    let start_ms = end_ms.saturating_sub(runtime_ms);
+    let t = time::OffsetDateTime::from_unix_timestamp_nanos(start_ms as i128 * 1_000_000)
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// Reads a fio JSON file into a [`RunDoc`], for `disktier import fio`.
+pub fn import_file(path: &Path, index: usize, ctx: DocContext) -> Result<RunDoc, FioError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| FioError::NotJson {
+        source_name: name.clone(),
+        why: format!("cannot read it: {e}"),
+    })?;
+    let v = parse(&text, &name)?;
+    to_run_doc(&v, index, &name, ctx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::IoEngineKind;
+    use disktier_cmd::RecordingRunner;
+
+    const ETCD: &str = include_str!("../../disktier/tests/fixtures/fio/etcd-3.33.json");
+    const RANDRW: &str = include_str!("../../disktier/tests/fixtures/fio/randrw-2jobs-3.33.json");
+
+    fn etcd_job(dir: &Path) -> Job {
+        Job {
+            name: "etcd".into(),
+            target: dir.into(),
+            rw: Rw::Write,
+            ioengine: IoEngineKind::Sync,
+            fdatasync: 1,
+            bs: 2300,
+            size: Some(22 << 20),
+            ..Job::default()
+        }
+    }
+
+    #[test]
+    fn command_line_is_the_etcd_docs_job() {
+        let c = command(&etcd_job(Path::new("/var/lib/etcd")), true);
+        let s = c.to_string();
+        for want in [
+            "--name=etcd",
+            "--directory=/var/lib/etcd",
+            "--rw=write",
+            "--bs=2300",
+            "--ioengine=sync",
+            "--fdatasync=1",
+            "--size=23068672",
+            "--direct=0",
+            "--output-format=json",
+            "--group_reporting=1",
+        ] {
+            assert!(c.args.iter().any(|a| a == want), "{want} missing in {s}");
+        }
+        assert!(!s.contains("--runtime") && !s.contains("--rwmixread"));
+        // A device or file gets --filename, a time-based job its runtime.
+        let j = Job {
+            target: "/dev/loop3".into(),
+            rw: Rw::RandRw,
+            runtime: Some(Duration::from_millis(1500)),
+            time_based: true,
+            ramp_time: Duration::from_secs(2),
+            iodepth_batch_submit: 64,
+            ..Job::default()
+        };
+        let c = command(&j, false);
+        for want in [
+            "--filename=/dev/loop3",
+            "--runtime=1500ms",
+            "--time_based=1",
+            "--ramp_time=2s",
+            "--rwmixread=50",
+            "--iodepth_batch_submit=64",
+            "--ioengine=io_uring",
+        ] {
+            assert!(c.args.iter().any(|a| a == want), "{want} missing in {c}");
+        }
+    }
+
+    #[test]
+    fn reads_fio_3_33_etcd_json() {
+        let v = parse(ETCD, "etcd.json").unwrap();
+        let d = to_run_doc(&v, 0, "etcd.json", DocContext::default()).unwrap();
+        assert_eq!(d.engine, "fio");
+        assert_eq!(d.schema_version, 1);
+        assert!(d.results.read.is_none());
+        let w = d.results.write.as_ref().unwrap();
+        let raw = &v["jobs"][0]["write"];
+        assert_eq!(w.ios, raw["total_ios"].as_u64().unwrap());
+        assert_eq!(w.bytes, raw["io_bytes"].as_u64().unwrap());
+        assert_eq!(
+            w.lat_ns.p(99.0),
+            raw["clat_ns"]["percentile"]["99.000000"].as_u64()
+        );
+        assert_eq!(w.lat_ns.min, raw["clat_ns"]["min"].as_u64().unwrap());
+        assert_eq!(w.lat_ns.percentiles.len(), 17);
+        let s = d.results.sync.as_ref().unwrap();
+        let rs = &v["jobs"][0]["sync"]["lat_ns"];
+        assert_eq!(
+            s.ios,
+            rs["N"].as_u64().unwrap(),
+            "sync count comes from lat_ns.N"
+        );
+        assert_eq!(s.lat_ns.p(99.0), rs["percentile"]["99.000000"].as_u64());
+        assert_eq!(s.lat_ns.p(99.99), rs["percentile"]["99.990000"].as_u64());
+        assert!(s.iops > 0.0);
+        // The job is rebuilt from fio's options.
+        assert_eq!(d.job["rw"], "write");
+        assert_eq!(d.job["bs"], 2300);
+        assert_eq!(d.job["ioengine"], "sync");
+        assert_eq!(d.job["fdatasync"], 1);
+        assert_eq!(d.target.kind, "directory");
+        assert!(d.started_at.starts_with("20"), "{}", d.started_at);
+    }
+
+    #[test]
+    fn reads_grouped_mixed_json_and_cpu_seconds() {
+        let v = parse(RANDRW, "randrw.json").unwrap();
+        let d = to_run_doc(&v, 0, "randrw.json", DocContext::default()).unwrap();
+        let j = &v["jobs"][0];
+        let (r, w) = (d.results.read.unwrap(), d.results.write.unwrap());
+        assert!(r.iops > w.iops, "rwmixread=70");
+        assert_eq!(r.iops, j["read"]["iops"].as_f64().unwrap());
+        assert!(d.results.sync.is_none());
+        let want_usr =
+            j["usr_cpu"].as_f64().unwrap() / 100.0 * j["job_runtime"].as_f64().unwrap() / 1000.0;
+        assert!((d.results.cpu.usr_s - want_usr).abs() < 1e-9);
+        assert!(d.results.cpu.sys_s > 0.0);
+        assert_eq!(d.job["ioengine"], "io_uring");
+        assert_eq!(d.job["direct"], true);
+        assert_eq!(d.job["numjobs"], 2);
+        assert!((d.duration_s - 1.0).abs() < 0.2, "{}", d.duration_s);
+    }
+
+    #[test]
+    fn notes_before_the_json_are_skipped_and_garbage_is_refused() {
+        let text =
+            format!("note: both iodepth >= 1 and synchronous I/O engine are selected\n{ETCD}");
+        assert!(parse(&text, "x").is_ok());
+        let e = parse("hello", "x.json").unwrap_err();
+        assert!(
+            e.to_string().contains("x.json is not fio JSON output"),
+            "{e}"
+        );
+        let e = parse("{\"jobs\": [", "x.json").unwrap_err();
+        assert!(matches!(e, FioError::NotJson { .. }), "{e}");
+        let e = parse("{\"fio version\": \"3\"}", "x.json").unwrap_err();
+        assert!(e.to_string().contains("\"jobs\" list is missing"), "{e}");
+        let v = parse(ETCD, "x.json").unwrap();
+        let e = to_run_doc(&v, 3, "x.json", DocContext::default()).unwrap_err();
+        assert!(e.to_string().contains("job 3 does not exist"), "{e}");
+    }
+
+    #[test]
+    fn per_second_logs_are_summed_over_jobs() {
+        // The shape fio 3.33 writes with --log_avg_msec=1000 (two jobs, randrw).
+        let d = tempfile::tempdir().unwrap();
+        let prefix = d.path().join("x").display().to_string();
+        std::fs::write(
+            format!("{prefix}_iops.1.log"),
+            "1023, 4895, 0, 0, 0\n1023, 4956, 1, 0, 0\n2023, 7851, 0, 0, 0\n2023, 7790, 1, 0, 0\n",
+        )
+        .unwrap();
+        std::fs::write(format!("{prefix}_iops.2.log"), "1023, 105, 0, 0, 0\n").unwrap();
+        std::fs::write(format!("{prefix}_bw.1.log"), "1023, 20, 1, 0, 0\n").unwrap();
+        let s = read_series(&prefix, 2);
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            (s[0].t_s, s[0].read_iops, s[0].write_iops),
+            (1.0, 5000.0, 4956.0)
+        );
+        assert_eq!(s[0].write_bw_bytes, 20.0 * 1024.0);
+        assert_eq!((s[1].t_s, s[1].read_iops), (2.0, 7851.0));
+        assert!(read_series(&format!("{prefix}-none"), 1).is_empty());
+    }
+
+    #[test]
+    fn run_uses_the_runner_and_cleans_created_files() {
+        let d = tempfile::tempdir().unwrap();
+        let job = etcd_job(d.path());
+        let runner = RecordingRunner::new();
+        runner.on("fio", &[], 0, ETCD);
+        // A file that was there before the run is the user's: it must survive.
+        std::fs::write(d.path().join("etcd.0.0"), b"user data").unwrap();
+        let target = TargetInfo {
+            path: d.path().display().to_string(),
+            kind: "directory".into(),
+            ..TargetInfo::default()
+        };
+        let doc = run(&job, &runner, target, &FioOptions::default()).unwrap();
+        assert_eq!(doc.engine, "fio");
+        assert_eq!(doc.job["size"], 22 << 20, "the job as disktier resolved it");
+        assert_eq!(runner.commands().len(), 1);
+        assert!(runner
+            .transcript()
+            .starts_with("fio --name=etcd --directory="));
+        assert_eq!(
+            std::fs::read(d.path().join("etcd.0.0")).unwrap(),
+            b"user data"
+        );
+    }
+}

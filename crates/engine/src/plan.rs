@@ -1,0 +1,255 @@
+//! Which I/O comes next: the offsets a job issues (sequential, or random from a seeded PRNG),
+//! the read/write mix, and when a job that is not time-based is done. Also the monotonic clock
+//! every timestamp comes from.
+
+use crate::job::{Job, Rw};
+use crate::run::IoOp;
+
+/// Nanoseconds on CLOCK_MONOTONIC (a vDSO call, no system call: about 20 ns).
+#[inline]
+pub fn now_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// xorshift64* (Vigna, "An experimental exploration of Marsaglia's xorshift generators", 2016):
+/// a few instructions per number, no allocation, and the same sequence for the same seed.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// Seeds through splitmix64 so that neighbouring seeds (job 0, job 1, ...) give unrelated streams.
+    pub fn new(seed: u64) -> Rng {
+        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        Rng(if z == 0 { 0x2545_f491_4f6c_dd1d } else { z })
+    }
+
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `0..n` without modulo bias worth mentioning (Lemire's multiply-shift).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// Fills `buf` with pseudo-random bytes (write buffers: non-zero, not compressible).
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            let v = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+    }
+}
+
+/// The offsets and directions one job thread issues, over the region `[start, start + blocks*bs)`.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    start: u64,
+    bs: u64,
+    blocks: u64,
+    rw: Rw,
+    rwmixread: u32,
+    rng: Rng,
+    next_block: u64,
+    issued: u64,
+    /// None when time-based: the plan loops over the region until the runtime ends.
+    limit: Option<u64>,
+}
+
+impl Plan {
+    /// The plan for job thread `jobnum` of `job` on a region of `len` bytes at `start`.
+    /// Random offsets are drawn with replacement (fio's `norandommap`), from `randseed` mixed
+    /// with the job number, so two runs with the same seed issue the same offsets.
+    pub fn new(job: &Job, jobnum: u32, start: u64, len: u64) -> Plan {
+        let blocks = len / job.bs;
+        Plan {
+            start,
+            bs: job.bs,
+            blocks,
+            rw: job.rw,
+            rwmixread: job.rwmixread,
+            rng: Rng::new(job.randseed ^ (jobnum as u64).wrapping_mul(0x9e37_79b9)),
+            next_block: 0,
+            issued: 0,
+            limit: if job.time_based { None } else { Some(blocks) },
+        }
+    }
+
+    /// Blocks in the region.
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    /// I/Os issued so far.
+    pub fn issued(&self) -> u64 {
+        self.issued
+    }
+
+    /// Total I/Os the plan will issue, None when time-based.
+    pub fn limit(&self) -> Option<u64> {
+        self.limit
+    }
+
+    /// The next I/O: direction and byte offset; None when a size-based job has covered its region.
+    #[inline]
+    pub fn next_io(&mut self) -> Option<(IoOp, u64)> {
+        if let Some(l) = self.limit {
+            if self.issued >= l {
+                return None;
+            }
+        }
+        if self.blocks == 0 {
+            return None;
+        }
+        self.issued += 1;
+        let op = match self.rw {
+            Rw::Read | Rw::RandRead => IoOp::Read,
+            Rw::Write | Rw::RandWrite => IoOp::Write,
+            Rw::ReadWrite | Rw::RandRw => {
+                if (self.rng.below(100) as u32) < self.rwmixread {
+                    IoOp::Read
+                } else {
+                    IoOp::Write
+                }
+            }
+        };
+        let block = if self.rw.random() {
+            self.rng.below(self.blocks)
+        } else {
+            let b = self.next_block;
+            self.next_block += 1;
+            if self.next_block >= self.blocks {
+                self.next_block = 0;
+            }
+            b
+        };
+        Some((op, self.start + block * self.bs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn job(rw: Rw) -> Job {
+        Job {
+            rw,
+            bs: 4096,
+            target: "/x".into(),
+            ..Job::default()
+        }
+    }
+
+    #[test]
+    fn same_seed_same_offsets_other_seed_other_offsets() {
+        let j = job(Rw::RandRead);
+        let a: Vec<_> = {
+            let mut p = Plan::new(&j, 0, 0, 1 << 30);
+            (0..1000).map(|_| p.next_io().unwrap()).collect()
+        };
+        let mut p = Plan::new(&j, 0, 0, 1 << 30);
+        let b: Vec<_> = (0..1000).map(|_| p.next_io().unwrap()).collect();
+        assert_eq!(a, b);
+        let k = Job {
+            randseed: 42,
+            ..j.clone()
+        };
+        let mut p = Plan::new(&k, 0, 0, 1 << 30);
+        let c: Vec<_> = (0..1000).map(|_| p.next_io().unwrap()).collect();
+        assert_ne!(a, c);
+        // Job threads differ from each other.
+        let mut p = Plan::new(&j, 1, 0, 1 << 30);
+        let d: Vec<_> = (0..1000).map(|_| p.next_io().unwrap()).collect();
+        assert_ne!(a, d);
+    }
+
+    #[test]
+    fn random_offsets_are_aligned_in_range_and_spread() {
+        let j = job(Rw::RandWrite);
+        let start = 1 << 20;
+        let len = 64 << 20;
+        let mut p = Plan::new(&j, 0, start, len);
+        let mut seen = HashSet::new();
+        let mut buckets = [0u32; 16];
+        for _ in 0..16384 {
+            let (op, off) = p.next_io().unwrap();
+            assert_eq!(op, IoOp::Write);
+            assert!(off >= start && off + 4096 <= start + len, "{off}");
+            assert_eq!((off - start) % 4096, 0);
+            seen.insert(off);
+            buckets[((off - start) * 16 / len) as usize] += 1;
+        }
+        // 16384 draws over 16384 blocks: about 1 - 1/e of them distinct.
+        assert!(seen.len() > 9000 && seen.len() < 11500, "{}", seen.len());
+        for b in buckets {
+            assert!((800..1250).contains(&b), "{buckets:?}");
+        }
+        assert_eq!(p.next_io(), None, "size-based: one pass of blocks");
+    }
+
+    #[test]
+    fn sequential_covers_region_once_or_loops_when_time_based() {
+        let j = job(Rw::Write);
+        let mut p = Plan::new(&j, 0, 0, 10 * 4096 + 100);
+        let offs: Vec<u64> = std::iter::from_fn(|| p.next_io().map(|x| x.1)).collect();
+        assert_eq!(offs, (0..10).map(|i| i * 4096).collect::<Vec<_>>());
+        let t = Job {
+            time_based: true,
+            runtime: Some(std::time::Duration::from_secs(1)),
+            ..j
+        };
+        let mut p = Plan::new(&t, 0, 0, 3 * 4096);
+        let offs: Vec<u64> = (0..7).map(|_| p.next_io().unwrap().1).collect();
+        assert_eq!(offs, vec![0, 4096, 8192, 0, 4096, 8192, 0]);
+        assert_eq!(p.limit(), None);
+    }
+
+    #[test]
+    fn etcd_block_count_is_fios() {
+        // fio issues floor(size / bs) writes: 30m at 2300 bytes gave "issued rwts: total=0,13677" (seed 004).
+        let j = Job {
+            bs: 2300,
+            ..job(Rw::Write)
+        };
+        let p = Plan::new(&j, 0, 0, 30 << 20);
+        assert_eq!(p.limit(), Some(13677));
+    }
+
+    #[test]
+    fn mix_follows_rwmixread() {
+        let j = Job {
+            rwmixread: 70,
+            ..job(Rw::RandRw)
+        };
+        let mut p = Plan::new(&j, 0, 0, 1 << 30);
+        let reads = (0..10000)
+            .filter(|_| p.next_io().unwrap().0 == IoOp::Read)
+            .count();
+        assert!((6700..7300).contains(&reads), "{reads}");
+        let j = Job {
+            rwmixread: 0,
+            ..job(Rw::ReadWrite)
+        };
+        let mut p = Plan::new(&j, 0, 0, 1 << 30);
+        assert!((0..100).all(|_| p.next_io().unwrap().0 == IoOp::Write));
+    }
+
+    #[test]
+    fn clock_moves_forward() {
+        let a = now_ns();
+        let b = now_ns();
+        assert!(b >= a && a > 0);
+    }
+}

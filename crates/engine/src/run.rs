@@ -1,0 +1,728 @@
+//! Running a job: check the target, lay out files, start `numjobs` threads on the chosen
+//! backend, report progress about four times a second, stop on the runtime or on the stop flag,
+//! and turn the threads' accumulators into the result document. Files disktier created are
+//! removed at the end (unless `keep_files`), also when the run fails or is interrupted.
+
+use crate::error::EngineError;
+use crate::job::{IoEngineKind, Job};
+use crate::layout::{self, Laid};
+use crate::plan::{now_ns, Plan};
+use crate::profile::Workload;
+use crate::result::{Cpu, Results, RunDoc, Sample, SCHEMA_VERSION};
+use crate::stats::{interval_hist, DirAcc, SecRecord};
+use crate::sync_io::SyncEngine;
+use crate::target::{self, Classified, Kind};
+use crate::uring::{self, UringEngine};
+use crate::worker::{Engine, Live, Recorder, SyncKind, WorkerCtx};
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+/// How to run, beyond the job itself.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Set by Ctrl-C: the run stops within a second and the result is marked interrupted.
+    pub stop: Arc<AtomicBool>,
+    /// Called about every 250 ms.
+    pub progress: Option<Arc<ProgressFn>>,
+    /// Keep the files disktier created (fio keeps them; disktier leaves nothing behind by default).
+    pub keep_files: bool,
+    /// Allow writes to a block device that holds a filesystem, a partition table, a mount or holders.
+    pub destructive: bool,
+    /// Lay out files before reads (default true; `--no-layout` only extends them, sparse).
+    pub layout: bool,
+    /// Receives every I/O issued, for `trace record`.
+    pub io_log: Option<Arc<dyn IoLog>>,
+    /// Copied into the result document.
+    pub profile: Option<String>,
+    pub quick: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            stop: Arc::new(AtomicBool::new(false)),
+            progress: None,
+            keep_files: false,
+            destructive: false,
+            layout: true,
+            io_log: None,
+            profile: None,
+            quick: false,
+        }
+    }
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("keep_files", &self.keep_files)
+            .field("destructive", &self.destructive)
+            .field("layout", &self.layout)
+            .field("profile", &self.profile)
+            .field("quick", &self.quick)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The progress callback's type.
+pub type ProgressFn = dyn Fn(&Progress) + Send + Sync;
+
+/// A progress report.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Since the I/O started (layout excluded, ramp included).
+    pub elapsed: Duration,
+    pub eta: Option<Duration>,
+    /// Over the last report interval.
+    pub iops: f64,
+    pub bw_bytes: f64,
+    /// Completion latency p99 of the measured phase so far (about a second behind).
+    pub p99_ns: Option<u64>,
+    /// "layout", "ramp" or "run".
+    pub phase: &'static str,
+}
+
+/// A sink for every I/O the engine issues (`disktier trace record`).
+pub trait IoLog: Send + Sync {
+    fn record(&self, rec: IoRecord);
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct IoRecord {
+    /// Submission time, ns since the I/O phase started.
+    pub t_ns: u64,
+    pub offset: u64,
+    pub len: u32,
+    pub op: IoOp,
+    pub latency_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IoOp {
+    Read,
+    Write,
+    Sync,
+}
+
+/// A finished run: the document and the merged histograms (for baselines and plots).
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Complete except for verdicts.
+    pub doc: RunDoc,
+    pub read_hist: Option<Histogram<u64>>,
+    pub write_hist: Option<Histogram<u64>>,
+    pub sync_hist: Option<Histogram<u64>>,
+}
+
+/// Runs a profile's workload.
+pub fn run_workload(w: &Workload, opts: &RunOptions) -> Result<Measured, EngineError> {
+    match w {
+        Workload::Job(j) => run(j, opts),
+        Workload::SmallFiles {
+            dir,
+            files,
+            file_size,
+        } => crate::smallfiles::run(dir, *files, *file_size, opts),
+    }
+}
+
+/// Removes the files disktier created when dropped (also on errors and interrupts).
+pub(crate) struct Created {
+    pub paths: Vec<PathBuf>,
+    pub keep: bool,
+}
+
+impl Drop for Created {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        for p in &self.paths {
+            if p.is_dir() {
+                let _ = std::fs::remove_dir_all(p);
+            } else {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+/// One file (or device) the job threads use, and its region.
+struct FileUse {
+    path: PathBuf,
+    /// Start and length of the region each thread works on.
+    start: u64,
+    len: u64,
+    existed: bool,
+    cur_len: u64,
+}
+
+/// Works out the files, regions and checks for `job` on the classified target.
+fn plan_files(
+    job: &Job,
+    c: &Classified,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<FileUse>, EngineError> {
+    let t = &job.target;
+    let uses = match c.kind {
+        Kind::Directory => {
+            let size = job
+                .size
+                .ok_or_else(|| EngineError::SizeRequired { path: t.clone() })?;
+            (0..job.numjobs)
+                .map(|j| {
+                    let path = t.join(format!("{}.{j}.0", job.name));
+                    let cur = std::fs::metadata(&path).ok();
+                    if let Some(m) = &cur {
+                        if !m.is_file() {
+                            return Err(EngineError::WrongKind {
+                                path: path.clone(),
+                                is: "directory or special file",
+                                wanted: "disktier creates its per-job files there".into(),
+                                fix: "remove it or pass another --name".into(),
+                            });
+                        }
+                    }
+                    Ok(FileUse {
+                        path,
+                        start: job.offset,
+                        len: size,
+                        existed: cur.is_some(),
+                        cur_len: cur.map_or(0, |m| m.len()),
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        Kind::File | Kind::NewFile => {
+            let len = match job.size {
+                Some(s) => s,
+                None if c.kind == Kind::File && c.len > job.offset => c.len - job.offset,
+                None if c.kind == Kind::File => {
+                    return Err(EngineError::EmptyRegion {
+                        path: t.clone(),
+                        len: c.len,
+                        offset: job.offset,
+                    })
+                }
+                None => return Err(EngineError::SizeRequired { path: t.clone() }),
+            };
+            vec![FileUse {
+                path: t.clone(),
+                start: job.offset,
+                len,
+                existed: c.kind == Kind::File,
+                cur_len: c.len,
+            }]
+        }
+        Kind::Device => {
+            if job.offset >= c.len {
+                return Err(EngineError::EmptyRegion {
+                    path: t.clone(),
+                    len: c.len,
+                    offset: job.offset,
+                });
+            }
+            let avail = c.len - job.offset;
+            let len = match job.size {
+                Some(s) if s > avail => {
+                    warnings.push(format!(
+                        "size {} is larger than {} from offset {}: using the {} bytes there are",
+                        s,
+                        t.display(),
+                        job.offset,
+                        avail
+                    ));
+                    avail
+                }
+                Some(s) => s,
+                None => avail,
+            };
+            vec![FileUse {
+                path: t.clone(),
+                start: job.offset,
+                len,
+                existed: true,
+                cur_len: c.len,
+            }]
+        }
+    };
+    for u in &uses {
+        if u.len < job.bs {
+            return Err(EngineError::BadOption {
+                option: "size",
+                value: u.len.to_string(),
+                fix: format!(
+                    "{} has room for less than one block of bs={}: pass a larger --size or smaller --bs",
+                    u.path.display(),
+                    job.bs
+                ),
+            });
+        }
+    }
+    Ok(uses)
+}
+
+/// The checks that refuse a run before anything is written.
+fn check_target(
+    job: &Job,
+    c: &Classified,
+    uses: &[FileUse],
+    opts: &RunOptions,
+) -> Result<(), EngineError> {
+    let t = &job.target;
+    if job.direct {
+        target::check_direct(c, t)?;
+        if let Some(lbs) = c.logical_block_size.filter(|l| *l > 512) {
+            for (option, value) in [("bs", job.bs), ("offset", job.offset)] {
+                if value % lbs != 0 {
+                    return Err(EngineError::DirectAlignment {
+                        path: t.clone(),
+                        option,
+                        value,
+                        align: lbs,
+                    });
+                }
+            }
+        }
+    }
+    if c.kind == Kind::Device && job.rw.writes() && !opts.destructive {
+        if let Some(why) = target::device_in_use(t, c)? {
+            return Err(target::refuse(t, why));
+        }
+    }
+    if c.kind != Kind::Device {
+        let need: u64 = uses
+            .iter()
+            .map(|u| (u.start + u.len).saturating_sub(u.cur_len))
+            .sum();
+        if let Some(free) = c.free {
+            if need > free {
+                return Err(EngineError::NoSpace {
+                    path: t.clone(),
+                    need,
+                    free,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The checks [`run`] makes before any I/O, for callers that hand the job to another engine
+/// (`--engine fio`): validates the job, classifies the target and refuses unsafe or impossible
+/// runs with the same errors. Returns the target's description for the result document.
+/// (Added by the engine-CLI area.)
+pub fn preflight(job: &Job, opts: &RunOptions) -> Result<crate::result::TargetInfo, EngineError> {
+    job.validate()?;
+    let c = target::classify(&job.target)?;
+    let uses = plan_files(job, &c, &mut Vec::new())?;
+    check_target(job, &c, &uses, opts)?;
+    Ok(c.info)
+}
+
+/// Picks the backend, falling back to psync (with a warning) when io_uring is unavailable.
+fn choose_engine(job: &Job, warnings: &mut Vec<String>) -> IoEngineKind {
+    if job.ioengine == IoEngineKind::IoUring {
+        if let Err(why) = uring::probe() {
+            warnings.push(format!(
+                "io_uring is unavailable ({why}): fell back to psync, where iodepth has no effect"
+            ));
+            return IoEngineKind::Psync;
+        }
+    }
+    job.ioengine
+}
+
+fn open_for_job(path: &Path, job: &Job, device: bool) -> Result<File, EngineError> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    let mut flags = 0;
+    if job.rw.writes() {
+        o.write(true);
+        if device {
+            // Exclusive open: fails with EBUSY if the device is mounted or claimed by md/dm.
+            flags |= libc::O_EXCL;
+        } else {
+            o.create(true);
+        }
+    }
+    if job.direct {
+        flags |= libc::O_DIRECT;
+    }
+    o.custom_flags(flags);
+    o.open(path).map_err(|e| {
+        EngineError::from_open(path, if job.rw.writes() { "write" } else { "read" }, e)
+    })
+}
+
+struct WorkerOut {
+    read: DirAcc,
+    write: DirAcc,
+    sync: DirAcc,
+    last_ns: u64,
+    ramp_end: u64,
+}
+
+/// Runs `job` and measures it.
+pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
+    job.validate()?;
+    let started_at = now_rfc3339();
+    let c = target::classify(&job.target)?;
+    let mut warnings = Vec::new();
+    let uses = plan_files(job, &c, &mut warnings)?;
+    check_target(job, &c, &uses, opts)?;
+    let mut resolved = job.clone();
+    resolved.ioengine = choose_engine(job, &mut warnings);
+    if resolved.ioengine != IoEngineKind::IoUring && job.iodepth > 1 {
+        warnings.push(format!(
+            "ioengine {} issues one I/O at a time: iodepth={} has no effect (as in fio)",
+            resolved.ioengine, job.iodepth
+        ));
+    }
+
+    let mut created = Created {
+        paths: Vec::new(),
+        keep: opts.keep_files,
+    };
+    for u in &uses {
+        if !u.existed {
+            created.paths.push(u.path.clone());
+        }
+    }
+
+    // Lay out (or reserve) what is short, with a plain buffered handle.
+    let device = c.kind == Kind::Device;
+    if !device {
+        let total: u64 = uses
+            .iter()
+            .map(|u| (u.start + u.len).saturating_sub(u.cur_len))
+            .sum();
+        let mut done_before = 0u64;
+        let t_layout = now_ns();
+        for u in &uses {
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&u.path)
+                .map_err(|e| EngineError::from_open(&u.path, "write", e))?;
+            let mut report = |b: u64| {
+                if let Some(p) = &opts.progress {
+                    let el = Duration::from_nanos(now_ns() - t_layout);
+                    p(&Progress {
+                        elapsed: el,
+                        eta: None,
+                        iops: 0.0,
+                        bw_bytes: (done_before + b) as f64 / el.as_secs_f64().max(1e-9),
+                        p99_ns: None,
+                        phase: "layout",
+                    });
+                }
+            };
+            let laid = layout::lay_out(
+                &f,
+                &u.path,
+                u.start + u.len,
+                job.rw.reads(),
+                opts.layout,
+                &opts.stop,
+                &mut report,
+            )?;
+            if laid == Laid::Sparse && job.rw.reads() {
+                warnings.push(format!(
+                    "{} was extended without data (--no-layout): reads of its holes do not touch the disk",
+                    u.path.display()
+                ));
+            }
+            if !job.direct && job.rw.reads() {
+                layout::drop_cache(&f);
+            }
+            done_before += (u.start + u.len).saturating_sub(u.cur_len);
+            let _ = total;
+        }
+    }
+
+    // Open the job's handles: one per file (threads on the same file or device share it).
+    let mut files: Vec<File> = Vec::new();
+    for u in &uses {
+        files.push(open_for_job(&u.path, job, device)?);
+    }
+    let align = c.logical_block_size.unwrap_or(512).max(512) as usize;
+    let align = if job.direct { align.max(4096) } else { 4096 };
+
+    let n = job.numjobs as usize;
+    let stop = AtomicBool::new(false);
+    let live: Vec<Live> = (0..n).map(|_| Live::default()).collect();
+    let finished = AtomicUsize::new(0);
+    let barrier = Barrier::new(n + 1);
+    let (tx, rx) = std::sync::mpsc::channel::<SecRecord>();
+    let ramp_ns = job.ramp_time.as_nanos() as u64;
+    let runtime_ns = job.runtime.map(|r| r.as_nanos() as u64);
+    let sync_kind = if job.fdatasync > 0 {
+        SyncKind::Fdatasync
+    } else if job.fsync > 0 {
+        SyncKind::Fsync
+    } else {
+        SyncKind::None
+    };
+    let sync_every = if job.rw.writes() {
+        job.fdatasync.max(job.fsync)
+    } else {
+        0
+    };
+    let io_log: Option<&dyn IoLog> = opts.io_log.as_deref();
+    let total_ios: Option<u64> = if job.time_based {
+        None
+    } else {
+        Some(
+            (0..n)
+                .map(|j| {
+                    let u = &uses[j.min(uses.len() - 1)];
+                    Plan::new(job, j as u32, u.start, u.len).blocks()
+                })
+                .sum(),
+        )
+    };
+
+    let mut interrupted = false;
+    let mut secs: BTreeMap<u64, SecRecord> = BTreeMap::new();
+    let mut p99_so_far = interval_hist();
+    let mut cpu = Cpu::default();
+
+    let outs: Vec<Result<WorkerOut, EngineError>> = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for j in 0..n {
+            let u = &uses[j.min(uses.len() - 1)];
+            let file = &files[j.min(files.len() - 1)];
+            let (live, stop, barrier, finished) = (&live[j], &stop, &barrier, &finished);
+            let tx = tx.clone();
+            let resolved = &resolved;
+            handles.push(s.spawn(move || {
+                barrier.wait();
+                let t0 = now_ns();
+                let rec = Recorder::new(t0, ramp_ns, runtime_ns, tx, live, stop, io_log);
+                let ramp_end = rec.ramp_end();
+                let mut ctx = WorkerCtx {
+                    jobnum: j as u32,
+                    file,
+                    path: &u.path,
+                    plan: Plan::new(resolved, j as u32, u.start, u.len),
+                    bs: resolved.bs,
+                    iodepth: resolved.iodepth,
+                    batch: resolved.iodepth_batch_submit,
+                    sync: sync_kind,
+                    sync_every,
+                    align,
+                    seed: resolved.randseed.wrapping_add(j as u64 + 1),
+                    rec,
+                };
+                let r = match resolved.ioengine {
+                    IoEngineKind::IoUring => UringEngine.run(&mut ctx),
+                    IoEngineKind::Psync => SyncEngine { positional: true }.run(&mut ctx),
+                    IoEngineKind::Sync => SyncEngine { positional: false }.run(&mut ctx),
+                };
+                if r.is_err() {
+                    // One thread failing stops the others.
+                    stop.store(true, Ordering::Relaxed);
+                }
+                finished.fetch_add(1, Ordering::Release);
+                r.map(|_| WorkerOut {
+                    last_ns: ctx.rec.last_ns,
+                    ramp_end,
+                    read: std::mem::take(&mut ctx.rec.read),
+                    write: std::mem::take(&mut ctx.rec.write),
+                    sync: std::mem::take(&mut ctx.rec.sync),
+                })
+            }));
+        }
+        drop(tx);
+        barrier.wait();
+        let t0 = now_ns();
+        let ramp_end = t0 + ramp_ns;
+        let mut cpu0 = if ramp_ns == 0 {
+            Some(uring::sys::cpu_times())
+        } else {
+            None
+        };
+        let tick = 250_000_000u64;
+        let mut next_report = t0 + tick;
+        let (mut last_ios, mut last_bytes, mut last_t) = (0u64, 0u64, t0);
+        while finished.load(Ordering::Acquire) < n {
+            let now = now_ns();
+            let wake = if cpu0.is_none() {
+                next_report.min(ramp_end)
+            } else {
+                next_report
+            };
+            if wake > now {
+                // Short sleeps so that a stop request or the end is seen quickly.
+                std::thread::sleep(Duration::from_nanos((wake - now).min(50_000_000)));
+            }
+            let now = now_ns();
+            if cpu0.is_none() && now >= ramp_end {
+                cpu0 = Some(uring::sys::cpu_times());
+            }
+            if opts.stop.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+                interrupted = true;
+                stop.store(true, Ordering::Relaxed);
+            }
+            for r in rx.try_iter() {
+                let _ = p99_so_far.add(&r.lat);
+                merge_sec(&mut secs, r);
+            }
+            if now >= next_report {
+                next_report = now + tick;
+                let ios: u64 = live.iter().map(|l| l.ios.load(Ordering::Relaxed)).sum();
+                let bytes: u64 = live.iter().map(|l| l.bytes.load(Ordering::Relaxed)).sum();
+                let dt = (now - last_t) as f64 / 1e9;
+                let elapsed = Duration::from_nanos(now - t0);
+                let eta = match (runtime_ns, total_ios) {
+                    (Some(r), _) if job.time_based => {
+                        Some(Duration::from_nanos((ramp_ns + r).saturating_sub(now - t0)))
+                    }
+                    (_, Some(total)) if ios > 0 => {
+                        let rate = ios as f64 / elapsed.as_secs_f64();
+                        let left = total.saturating_sub(ios) as f64 / rate;
+                        let by_time = runtime_ns
+                            .map(|r| ((ramp_ns + r).saturating_sub(now - t0)) as f64 / 1e9)
+                            .unwrap_or(f64::MAX);
+                        Some(Duration::from_secs_f64(left.min(by_time).max(0.0)))
+                    }
+                    _ => None,
+                };
+                if let Some(p) = &opts.progress {
+                    p(&Progress {
+                        elapsed,
+                        eta,
+                        iops: (ios - last_ios) as f64 / dt,
+                        bw_bytes: (bytes - last_bytes) as f64 / dt,
+                        p99_ns: (!p99_so_far.is_empty())
+                            .then(|| p99_so_far.value_at_quantile(0.99)),
+                        phase: if now < ramp_end { "ramp" } else { "run" },
+                    });
+                }
+                (last_ios, last_bytes, last_t) = (ios, bytes, now);
+            }
+        }
+        let outs: Vec<_> = handles
+            .into_iter()
+            .enumerate()
+            .map(|(j, h)| {
+                h.join()
+                    .unwrap_or(Err(EngineError::WorkerPanicked(j as u32)))
+            })
+            .collect();
+        let cpu1 = uring::sys::cpu_times();
+        let cpu0 = cpu0.unwrap_or(cpu1);
+        cpu = Cpu {
+            usr_s: (cpu1.0 - cpu0.0).max(0.0),
+            sys_s: (cpu1.1 - cpu0.1).max(0.0),
+        };
+        if opts.stop.load(Ordering::Relaxed) {
+            interrupted = true;
+        }
+        outs
+    });
+    for r in rx.try_iter() {
+        merge_sec(&mut secs, r);
+    }
+
+    let mut read = DirAcc::default();
+    let mut write = DirAcc::default();
+    let mut sync = DirAcc::default();
+    let mut dur_ns = 0u64;
+    for o in outs {
+        let o = o?;
+        read.merge(&o.read);
+        write.merge(&o.write);
+        sync.merge(&o.sync);
+        dur_ns = dur_ns.max(o.last_ns.saturating_sub(o.ramp_end));
+    }
+    if let (Some(r), true) = (runtime_ns, job.time_based && !interrupted) {
+        // A time-based run measured exactly its runtime (fio reports it so too).
+        dur_ns = dur_ns.max(r.min(dur_ns + 1_000_000));
+    }
+    let secs_f = dur_ns as f64 / 1e9;
+    let series = build_series(&secs, secs_f);
+    let results = Results {
+        read: job.rw.reads().then(|| read.dir_stats(secs_f)),
+        write: job.rw.writes().then(|| write.dir_stats(secs_f)),
+        sync: (sync_every > 0).then(|| sync.dir_stats(secs_f)),
+        cpu,
+        small_files: None,
+    };
+    let doc = RunDoc {
+        schema_version: SCHEMA_VERSION,
+        engine: "disktier".into(),
+        profile: opts.profile.clone(),
+        quick: opts.quick,
+        job: resolved.to_json(),
+        target: c.info.clone(),
+        host: crate::host::detect(),
+        started_at,
+        duration_s: secs_f,
+        interrupted,
+        results,
+        series,
+        verdicts: Vec::new(),
+        warnings,
+    };
+    drop(files);
+    drop(created);
+    Ok(Measured {
+        doc,
+        read_hist: job.rw.reads().then_some(read.hist),
+        write_hist: job.rw.writes().then_some(write.hist),
+        sync_hist: (sync_every > 0).then_some(sync.hist),
+    })
+}
+
+fn merge_sec(secs: &mut BTreeMap<u64, SecRecord>, r: SecRecord) {
+    match secs.get_mut(&r.sec) {
+        Some(acc) => acc.merge(&r),
+        None => {
+            secs.insert(r.sec, r);
+        }
+    }
+}
+
+/// One sample per second of the measured phase (seconds without completions included as zero).
+pub(crate) fn build_series(secs: &BTreeMap<u64, SecRecord>, dur_s: f64) -> Vec<Sample> {
+    let Some(last) = secs.keys().next_back().copied() else {
+        return Vec::new();
+    };
+    (0..=last)
+        .map(|s| {
+            let end = ((s + 1) as f64).min(dur_s.max(s as f64 + 1e-3));
+            let width = (end - s as f64).max(1e-3);
+            match secs.get(&s) {
+                Some(r) => Sample {
+                    t_s: end,
+                    read_iops: r.read_ios as f64 / width,
+                    write_iops: r.write_ios as f64 / width,
+                    read_bw_bytes: r.read_bytes as f64 / width,
+                    write_bw_bytes: r.write_bytes as f64 / width,
+                    p99_ns: (!r.lat.is_empty()).then(|| r.lat.value_at_quantile(0.99)),
+                    sync_p99_ns: (!r.sync.is_empty()).then(|| r.sync.value_at_quantile(0.99)),
+                },
+                None => Sample {
+                    t_s: end,
+                    ..Sample::default()
+                },
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}

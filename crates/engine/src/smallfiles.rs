@@ -1,0 +1,172 @@
+//! Seed 003's small-file test: create N files of 1 MiB each with write()+close, the way
+//! `for i in ...; do dd if=/dev/zero of=f$i bs=1M count=1; done` does (but with non-zero data),
+//! timed from the first to the last. Each file's create+write+close time is recorded as a write
+//! latency; the files go into a fresh subdirectory that is removed afterwards (unless keep_files).
+
+use crate::error::EngineError;
+use crate::plan::{now_ns, Rng};
+use crate::result::{Cpu, Results, RunDoc, SmallFiles, SCHEMA_VERSION};
+use crate::run::{build_series, now_rfc3339, Created, Measured, Progress, RunOptions};
+use crate::stats::{DirAcc, SecRecord};
+use crate::target::{self, Kind};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+const SEC: u64 = 1_000_000_000;
+
+pub fn run(
+    dir: &Path,
+    files: u64,
+    file_size: u64,
+    opts: &RunOptions,
+) -> Result<Measured, EngineError> {
+    let started_at = now_rfc3339();
+    if files == 0 || file_size == 0 {
+        return Err(EngineError::BadOption {
+            option: "files",
+            value: format!("{files} x {file_size}"),
+            fix: "create at least one file of at least one byte".into(),
+        });
+    }
+    let c = target::classify(dir)?;
+    if c.kind != Kind::Directory {
+        return Err(EngineError::WrongKind {
+            path: dir.into(),
+            is: if c.kind == Kind::Device {
+                "block device"
+            } else {
+                "file"
+            },
+            wanted: "the small-files profile creates files in a directory".into(),
+            fix: "pass a directory (e.g. the mount point of the filesystem to test)".into(),
+        });
+    }
+    let need = files.saturating_mul(file_size);
+    if let Some(free) = c.free {
+        if need > free {
+            return Err(EngineError::NoSpace {
+                path: dir.into(),
+                need,
+                free,
+            });
+        }
+    }
+    let sub = dir.join(format!("disktier-small-files.{}", std::process::id()));
+    std::fs::create_dir(&sub).map_err(|e| EngineError::from_open(&sub, "write", e))?;
+    let created = Created {
+        paths: vec![sub.clone()],
+        keep: opts.keep_files,
+    };
+
+    let mut buf = vec![0u8; file_size as usize];
+    Rng::new(file_size).fill(&mut buf);
+    let mut acc = DirAcc::default();
+    let mut secs: BTreeMap<u64, SecRecord> = BTreeMap::new();
+    let mut cur = SecRecord::new(0);
+    let cpu0 = crate::uring::sys::cpu_times();
+    let t0 = now_ns();
+    let mut next_report = t0 + SEC / 4;
+    let mut last = (0u64, t0);
+    let mut end = t0;
+    let mut interrupted = false;
+    for i in 0..files {
+        if opts.stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+        let p = sub.join(format!("f{i}"));
+        let s = now_ns();
+        let mut f =
+            std::fs::File::create(&p).map_err(|e| EngineError::from_open(&p, "write", e))?;
+        f.write_all(&buf).map_err(|e| EngineError::Io {
+            path: p.clone(),
+            op: "write",
+            source: e,
+        })?;
+        drop(f);
+        end = now_ns();
+        let lat = end - s;
+        acc.record(lat, file_size);
+        let sec = (end - t0) / SEC;
+        if sec != cur.sec {
+            let done = std::mem::replace(&mut cur, SecRecord::new(sec));
+            secs.insert(done.sec, done);
+        }
+        cur.write_ios += 1;
+        cur.write_bytes += file_size;
+        cur.lat.saturating_record(lat.max(1));
+        if end >= next_report {
+            next_report = end + SEC / 4;
+            if let Some(cb) = &opts.progress {
+                let dt = (end - last.1) as f64 / 1e9;
+                let done = i + 1;
+                let rate = (done - last.0) as f64 / dt;
+                cb(&Progress {
+                    elapsed: Duration::from_nanos(end - t0),
+                    eta: (rate > 0.0)
+                        .then(|| Duration::from_secs_f64((files - done) as f64 / rate)),
+                    iops: rate,
+                    bw_bytes: rate * file_size as f64,
+                    p99_ns: Some(acc.hist.value_at_quantile(0.99)),
+                    phase: "run",
+                });
+                last = (done, end);
+            }
+        }
+    }
+    if !cur.is_empty() {
+        secs.insert(cur.sec, cur);
+    }
+    let cpu1 = crate::uring::sys::cpu_times();
+    let secs_f = (end - t0) as f64 / 1e9;
+    let per_s = |v: f64| if secs_f > 0.0 { v / secs_f } else { 0.0 };
+    let small = SmallFiles {
+        files: acc.ios,
+        file_size,
+        seconds: secs_f,
+        files_per_s: per_s(acc.ios as f64),
+        bw_bytes: per_s(acc.bytes as f64),
+    };
+    let job = serde_json::json!({
+        "name": "small_files",
+        "target": dir,
+        "files": files,
+        "file_size": file_size,
+        "rw": "write",
+        "bs": file_size,
+    });
+    let doc = RunDoc {
+        schema_version: SCHEMA_VERSION,
+        engine: "disktier".into(),
+        profile: opts.profile.clone(),
+        quick: opts.quick,
+        job,
+        target: c.info.clone(),
+        host: crate::host::detect(),
+        started_at,
+        duration_s: secs_f,
+        interrupted,
+        results: Results {
+            write: Some(acc.dir_stats(secs_f)),
+            cpu: Cpu {
+                usr_s: cpu1.0 - cpu0.0,
+                sys_s: cpu1.1 - cpu0.1,
+            },
+            small_files: Some(small),
+            ..Results::default()
+        },
+        series: build_series(&secs, secs_f),
+        verdicts: Vec::new(),
+        warnings: Vec::new(),
+    };
+    drop(created);
+    Ok(Measured {
+        doc,
+        read_hist: None,
+        write_hist: Some(acc.hist),
+        sync_hist: None,
+    })
+}

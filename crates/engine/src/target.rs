@@ -1,0 +1,531 @@
+//! What the target is and whether the job may touch it: file, directory or block device; the
+//! filesystem type (statfs `f_type`, values from linux/magic.h); the block device behind it
+//! (`st_dev` -> `/sys/dev/block/MAJ:MIN`) with its model and scheduler from sysfs; and the safety
+//! checks that refuse to write over data (filesystem signatures, partition tables, mounts,
+//! holders) unless the user passed `--destructive`.
+
+use crate::error::EngineError;
+use crate::result::TargetInfo;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// What kind of object a path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    /// A path that does not exist yet in an existing directory: a file will be created.
+    NewFile,
+    Directory,
+    Device,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::File | Kind::NewFile => "file",
+            Kind::Directory => "directory",
+            Kind::Device => "device",
+        }
+    }
+}
+
+/// Filesystem names by statfs `f_type` (include/uapi/linux/magic.h and the filesystems' own
+/// headers for xfs, zfs, fuse).
+const FS_MAGIC: &[(i64, &str)] = &[
+    (0x5846_5342, "xfs"),
+    (0xEF53, "ext4"),
+    (0x0102_1994, "tmpfs"),
+    (0x8584_58f6, "ramfs"),
+    (0x9123_683E, "btrfs"),
+    (0x794c_7630, "overlay"),
+    (0x6969, "nfs"),
+    (0x6573_5546, "fuse"),
+    (0xF2F5_2010, "f2fs"),
+    (0x2fc1_2fc1, "zfs"),
+    (0xca45_1a4e, "bcachefs"),
+    (0x4d44, "vfat"),
+    (0x2011_BAB0, "exfat"),
+    (0x5346_544e, "ntfs"),
+    (0x7371_7368, "squashfs"),
+    (0xFF53_4D42, "cifs"),
+    (0xFE53_4D42, "smb2"),
+    (0x00c3_6400, "ceph"),
+    (0x9fa0, "proc"),
+    (0x6265_6572, "sysfs"),
+    (0x6264_6576, "devpts"),
+    (0x0102_1997, "v9fs"),
+];
+
+/// Filesystems whose O_DIRECT is no direct I/O at all: their pages are RAM, so an O_DIRECT
+/// benchmark would measure memory (tmpfs accepts O_DIRECT opens since Linux 6.6, but still
+/// serves them from the page cache).
+const NO_REAL_DIRECT: &[&str] = &["tmpfs", "ramfs"];
+
+/// The filesystem type name for a statfs magic number.
+pub fn fs_name(magic: i64) -> String {
+    FS_MAGIC
+        .iter()
+        .find(|(m, _)| *m == magic)
+        .map(|(_, n)| n.to_string())
+        .unwrap_or_else(|| format!("0x{magic:x}"))
+}
+
+/// statfs(2) on `p`: (f_type, bytes available to unprivileged users).
+pub fn statfs(p: &Path) -> std::io::Result<(i64, u64)> {
+    let s = rustix::fs::statfs(p)?;
+    let v = rustix::fs::statvfs(p)?;
+    // f_type is a 32-bit magic stored in a signed long; mask so that it compares as linux/magic.h writes it.
+    Ok((
+        (s.f_type as u64 & 0xffff_ffff) as i64,
+        v.f_bavail.saturating_mul(v.f_frsize),
+    ))
+}
+
+/// The kernel name of the block device `maj:min` (`loop3`, `nvme0n1p1`), if sysfs knows it.
+pub fn dev_name(maj: u32, min: u32) -> Option<String> {
+    let link = std::fs::canonicalize(format!("/sys/dev/block/{maj}:{min}")).ok()?;
+    link.file_name().map(|n| n.to_string_lossy().into_owned())
+}
+
+/// The whole disk a device belongs to (`nvme0n1` for `nvme0n1p1`), itself for a whole disk.
+pub fn whole_disk(name: &str) -> String {
+    let sys = PathBuf::from(format!("/sys/class/block/{name}"));
+    if sys.join("partition").exists() {
+        if let Ok(real) = std::fs::canonicalize(&sys) {
+            if let Some(parent) = real.parent().and_then(|p| p.file_name()) {
+                return parent.to_string_lossy().into_owned();
+            }
+        }
+    }
+    name.to_string()
+}
+
+fn read_trim(p: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The active scheduler from a `queue/scheduler` line such as `none [mq-deadline] kyber`.
+pub fn active_scheduler(line: &str) -> Option<String> {
+    let start = line.find('[')?;
+    let end = line[start..].find(']')? + start;
+    Some(line[start + 1..end].to_string())
+}
+
+/// sysfs facts about a device: (model, scheduler, logical block size).
+fn device_facts(name: &str) -> (Option<String>, Option<String>, Option<u64>) {
+    let disk = whole_disk(name);
+    let base = PathBuf::from(format!("/sys/block/{disk}"));
+    let model = read_trim(base.join("device/model"))
+        .or_else(|| read_trim(base.join("loop/backing_file")).map(|f| format!("loop over {f}")));
+    let sched = read_trim(base.join("queue/scheduler")).and_then(|l| active_scheduler(&l));
+    let lbs = read_trim(base.join("queue/logical_block_size")).and_then(|s| s.parse().ok());
+    (model, sched, lbs)
+}
+
+/// A classified target, with what the safety checks and the runner need beyond [`TargetInfo`].
+#[derive(Debug, Clone)]
+pub struct Classified {
+    pub info: TargetInfo,
+    pub kind: Kind,
+    /// Device number of the target itself (a device) or of the device holding it (a file).
+    pub dev: Option<(u32, u32)>,
+    pub logical_block_size: Option<u64>,
+    /// Bytes free on the filesystem (files and directories).
+    pub free: Option<u64>,
+    /// Current length of an existing file or device.
+    pub len: u64,
+}
+
+/// Classifies `path`: kind, filesystem, device behind it, model and scheduler.
+pub fn inspect(path: &Path) -> Result<TargetInfo, EngineError> {
+    classify(path).map(|c| c.info)
+}
+
+/// [`inspect`] with the extra facts the engine uses.
+pub fn classify(path: &Path) -> Result<Classified, EngineError> {
+    let (meta, kind, fs_path) = match std::fs::metadata(path) {
+        Ok(m) => {
+            let ft = m.file_type();
+            let kind = if ft.is_block_device() {
+                Kind::Device
+            } else if ft.is_dir() {
+                Kind::Directory
+            } else if ft.is_file() {
+                Kind::File
+            } else {
+                return Err(EngineError::WrongKind {
+                    path: path.into(),
+                    is: if ft.is_char_device() {
+                        "character device"
+                    } else {
+                        "special file"
+                    },
+                    wanted: "disktier needs a file, a directory or a block device".into(),
+                    fix: "pick a file, a directory or a block device".into(),
+                });
+            };
+            (m, kind, path.to_path_buf())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            match std::fs::metadata(&parent) {
+                Ok(m) if m.is_dir() => (m, Kind::NewFile, parent),
+                _ => return Err(EngineError::MissingPath { path: path.into() }),
+            }
+        }
+        Err(e) => return Err(EngineError::from_open(path, "read", e)),
+    };
+    let mut info = TargetInfo {
+        path: path.display().to_string(),
+        kind: kind.name().into(),
+        ..TargetInfo::default()
+    };
+    let (dev, free, len) = if kind == Kind::Device {
+        let rdev = meta.rdev();
+        let len = device_len(path)?;
+        (Some((libc::major(rdev), libc::minor(rdev))), None, len)
+    } else {
+        let (magic, free) = statfs(&fs_path).map_err(|e| EngineError::Io {
+            path: fs_path.clone(),
+            op: "statfs",
+            source: e,
+        })?;
+        info.fs_type = Some(fs_name(magic));
+        let d = meta.dev();
+        let len = if kind == Kind::File { meta.len() } else { 0 };
+        (Some((libc::major(d), libc::minor(d))), Some(free), len)
+    };
+    let mut lbs = None;
+    if let Some((maj, min)) = dev {
+        if let Some(name) = dev_name(maj, min) {
+            let (model, sched, l) = device_facts(&name);
+            info.device = Some(name);
+            info.model = model;
+            info.scheduler = sched;
+            lbs = l;
+        }
+    }
+    Ok(Classified {
+        info,
+        kind,
+        dev,
+        logical_block_size: lbs,
+        free,
+        len,
+    })
+}
+
+/// A block device's size in bytes (seeking to its end, which needs no ioctl).
+fn device_len(path: &Path) -> Result<u64, EngineError> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(path).map_err(|e| EngineError::from_open(path, "read", e))?;
+    f.seek(SeekFrom::End(0)).map_err(|e| EngineError::Io {
+        path: path.into(),
+        op: "seek to the end",
+        source: e,
+    })
+}
+
+/// Refuses O_DIRECT where it cannot work: tmpfs/ramfs by type, anything else by trying it.
+/// `probe_dir` is where a probe file may be created when the target does not exist yet.
+pub fn check_direct(c: &Classified, path: &Path) -> Result<(), EngineError> {
+    let fs = c.info.fs_type.clone().unwrap_or_default();
+    if NO_REAL_DIRECT.contains(&fs.as_str()) {
+        return Err(EngineError::DirectUnsupported {
+            path: path.into(),
+            fs,
+        });
+    }
+    let probe = |p: &Path, create: bool| -> Result<(), EngineError> {
+        let mut o = std::fs::OpenOptions::new();
+        o.read(true).custom_flags(libc::O_DIRECT);
+        if create {
+            o.write(true).create_new(true);
+        }
+        match o.open(p) {
+            Ok(_) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                Err(EngineError::DirectUnsupported {
+                    path: path.into(),
+                    fs: if fs.is_empty() {
+                        "a filesystem".into()
+                    } else {
+                        fs.clone()
+                    },
+                })
+            }
+            Err(e) => Err(EngineError::from_open(p, "read", e)),
+        }
+    };
+    match c.kind {
+        Kind::File | Kind::Device => probe(path, false),
+        Kind::Directory | Kind::NewFile => {
+            let dir = if c.kind == Kind::Directory {
+                path.to_path_buf()
+            } else {
+                path.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."))
+                    .to_path_buf()
+            };
+            let p = dir.join(format!(".disktier-direct-probe.{}", std::process::id()));
+            let r = probe(&p, true);
+            let _ = std::fs::remove_file(&p);
+            r
+        }
+    }
+}
+
+/// Why writing to a block device would destroy something, if it would.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InUse {
+    Signature(String),
+    Partitions(&'static str),
+    Mounted(String),
+    Holders(String),
+}
+
+/// Recognises what the first bytes of a device hold: a filesystem or other signature, or a
+/// partition table. Offsets are the formats' own (xfs_format.h, ext4 superblock at 1024 with the
+/// magic at +56, mkswap's tail of the first page, the LUKS header, the UEFI spec for GPT).
+pub fn signature(head: &[u8]) -> Option<InUse> {
+    let at = |off: usize, m: &[u8]| head.len() >= off + m.len() && &head[off..off + m.len()] == m;
+    if at(0, b"XFSB") {
+        return Some(InUse::Signature("an xfs filesystem".into()));
+    }
+    if at(1080, &[0x53, 0xEF]) {
+        return Some(InUse::Signature("an ext2/3/4 filesystem".into()));
+    }
+    if at(0, b"LUKS\xba\xbe") || at(0, b"SKUL\xba\xbe") {
+        return Some(InUse::Signature("a LUKS encrypted volume".into()));
+    }
+    for page in [4096usize, 8192, 16384, 65536] {
+        if at(page - 10, b"SWAPSPACE2") || at(page - 10, b"SWAP-SPACE") {
+            return Some(InUse::Signature("a swap area".into()));
+        }
+    }
+    if at(65536 + 64, b"_BHRfS_M") {
+        return Some(InUse::Signature("a btrfs filesystem".into()));
+    }
+    if at(512 + 24, b"LVM2 001") || at(512, b"LABELONE") {
+        return Some(InUse::Signature("an LVM physical volume".into()));
+    }
+    if at(4096 + 24, &[0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca]) {
+        return Some(InUse::Signature("a bcache backing device".into()));
+    }
+    if at(512, b"EFI PART") || at(4096, b"EFI PART") {
+        return Some(InUse::Partitions("a GPT"));
+    }
+    if at(510, &[0x55, 0xAA]) {
+        if at(54, b"FAT") || at(82, b"FAT32") {
+            return Some(InUse::Signature("a FAT filesystem".into()));
+        }
+        if at(3, b"NTFS    ") {
+            return Some(InUse::Signature("an NTFS filesystem".into()));
+        }
+        // Four 16-byte entries at 446; an entry is used when its type byte (+4) is non-zero.
+        let used = (0..4).any(|i| head.get(446 + i * 16 + 4).is_some_and(|t| *t != 0));
+        if used {
+            return Some(InUse::Partitions("an MBR"));
+        }
+    }
+    None
+}
+
+/// Mount points of device `maj:min` from a mountinfo text (field 3 is `major:minor`, field 5 the
+/// mount point; proc(5)).
+pub fn mounts_of(mountinfo: &str, maj: u32, min: u32) -> Vec<String> {
+    let want = format!("{maj}:{min}");
+    mountinfo
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.len() > 4 && f[2] == want).then(|| f[4].replace("\\040", " "))
+        })
+        .collect()
+}
+
+fn partitions_of(name: &str) -> Vec<String> {
+    let dir = PathBuf::from(format!("/sys/class/block/{name}"));
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return vec![];
+    };
+    rd.filter_map(|e| e.ok())
+        .filter(|e| e.path().join("partition").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+fn dev_numbers(name: &str) -> Option<(u32, u32)> {
+    let s = read_trim(format!("/sys/class/block/{name}/dev"))?;
+    let (a, b) = s.split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Everything that makes a write to block device `path` destructive.
+pub fn device_in_use(path: &Path, c: &Classified) -> Result<Option<InUse>, EngineError> {
+    let mut head = vec![0u8; 65536 + 4096];
+    let mut f = File::open(path).map_err(|e| EngineError::from_open(path, "read", e))?;
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) => {
+                return Err(EngineError::Io {
+                    path: path.into(),
+                    op: "read the first 68 KiB",
+                    source: e,
+                })
+            }
+        }
+    }
+    head.truncate(n);
+    if let Some(s) = signature(&head) {
+        return Ok(Some(s));
+    }
+    let Some(name) = c.info.device.clone() else {
+        return Ok(None);
+    };
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut devs = vec![name.clone()];
+    devs.extend(partitions_of(&name));
+    for d in &devs {
+        if let Some((maj, min)) = dev_numbers(d) {
+            if let Some(m) = mounts_of(&mountinfo, maj, min).into_iter().next() {
+                return Ok(Some(InUse::Mounted(m)));
+            }
+        }
+        let holders: Vec<String> = std::fs::read_dir(format!("/sys/class/block/{d}/holders"))
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !holders.is_empty() {
+            return Ok(Some(InUse::Holders(holders.join(", "))));
+        }
+    }
+    Ok(None)
+}
+
+/// Turns [`InUse`] into the error that names the device and the fix.
+pub fn refuse(path: &Path, why: InUse) -> EngineError {
+    let path = path.to_path_buf();
+    match why {
+        InUse::Signature(what) => EngineError::DeviceHasSignature { path, what },
+        InUse::Partitions(table) => EngineError::DeviceHasPartitions { path, table },
+        InUse::Mounted(mountpoint) => EngineError::DeviceMounted { path, mountpoint },
+        InUse::Holders(holders) => EngineError::DeviceHasHolders { path, holders },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fs_names() {
+        assert_eq!(fs_name(0x58465342), "xfs");
+        assert_eq!(fs_name(0xEF53), "ext4");
+        assert_eq!(fs_name(0x01021994), "tmpfs");
+        assert_eq!(fs_name(0x1234), "0x1234");
+    }
+
+    #[test]
+    fn scheduler_line() {
+        assert_eq!(
+            active_scheduler("none [mq-deadline] kyber bfq").as_deref(),
+            Some("mq-deadline")
+        );
+        assert_eq!(
+            active_scheduler("[none] mq-deadline").as_deref(),
+            Some("none")
+        );
+        assert_eq!(active_scheduler("none"), None);
+    }
+
+    #[test]
+    fn signatures() {
+        let blank = vec![0u8; 70000];
+        assert_eq!(signature(&blank), None);
+        let mut x = blank.clone();
+        x[..4].copy_from_slice(b"XFSB");
+        assert!(matches!(signature(&x), Some(InUse::Signature(s)) if s.contains("xfs")));
+        let mut e = blank.clone();
+        e[1080] = 0x53;
+        e[1081] = 0xEF;
+        assert!(matches!(signature(&e), Some(InUse::Signature(s)) if s.contains("ext")));
+        let mut s = blank.clone();
+        s[4086..4096].copy_from_slice(b"SWAPSPACE2");
+        assert!(matches!(signature(&s), Some(InUse::Signature(w)) if w.contains("swap")));
+        let mut l = blank.clone();
+        l[..6].copy_from_slice(b"LUKS\xba\xbe");
+        assert!(matches!(signature(&l), Some(InUse::Signature(w)) if w.contains("LUKS")));
+        let mut g = blank.clone();
+        g[512..520].copy_from_slice(b"EFI PART");
+        assert_eq!(signature(&g), Some(InUse::Partitions("a GPT")));
+        // MBR: the boot signature alone is not a table; a used entry is.
+        let mut m = blank.clone();
+        m[510] = 0x55;
+        m[511] = 0xAA;
+        assert_eq!(signature(&m), None);
+        m[446 + 4] = 0x83;
+        assert_eq!(signature(&m), Some(InUse::Partitions("an MBR")));
+        // Short reads (a tiny device) are fine.
+        assert_eq!(signature(&[0u8; 10]), None);
+    }
+
+    #[test]
+    fn mountinfo_lines() {
+        let mi = "22 1 7:3 / /mnt/a rw,relatime shared:1 - xfs /dev/loop3 rw\n\
+                  23 1 7:30 / /mnt/my\\040dir rw - ext4 /dev/loop30 rw\n";
+        assert_eq!(mounts_of(mi, 7, 3), vec!["/mnt/a".to_string()]);
+        assert_eq!(mounts_of(mi, 7, 30), vec!["/mnt/my dir".to_string()]);
+        assert!(mounts_of(mi, 7, 4).is_empty());
+    }
+
+    #[test]
+    fn classifies_files_dirs_and_missing_paths() {
+        let d = tempfile::tempdir().unwrap();
+        let c = classify(d.path()).unwrap();
+        assert_eq!(c.kind, Kind::Directory);
+        assert_eq!(c.info.kind, "directory");
+        assert!(c.info.fs_type.is_some());
+        assert!(c.free.is_some());
+        let f = d.path().join("f");
+        std::fs::write(&f, b"hello").unwrap();
+        let c = classify(&f).unwrap();
+        assert_eq!((c.kind, c.len), (Kind::File, 5));
+        let n = d.path().join("new");
+        assert_eq!(classify(&n).unwrap().kind, Kind::NewFile);
+        let e = classify(&d.path().join("no/such")).unwrap_err();
+        assert!(matches!(e, EngineError::MissingPath { .. }), "{e}");
+        let e = classify(Path::new("/dev/null")).unwrap_err();
+        assert!(matches!(e, EngineError::WrongKind { .. }), "{e}");
+    }
+
+    #[test]
+    fn tmpfs_has_no_direct() {
+        let shm = Path::new("/dev/shm");
+        if classify(shm).ok().and_then(|c| c.info.fs_type) != Some("tmpfs".into()) {
+            eprintln!("skipped: /dev/shm is not tmpfs here");
+            return;
+        }
+        let c = classify(shm).unwrap();
+        let e = check_direct(&c, shm).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/shm is on tmpfs, which has no O_DIRECT: pass --direct=false"
+        );
+    }
+}

@@ -1,0 +1,311 @@
+//! The io_uring backend: keeps `iodepth` I/Os in flight with registered files and buffers
+//! (IORING_OP_READ_FIXED / WRITE_FIXED), submits every ready I/O and waits for a completion in
+//! one `io_uring_enter`, reaps all completions in one pass, and allocates nothing per I/O.
+//! fsync/fdatasync after every N writes drain the queue first, then run as IORING_OP_FSYNC
+//! (with IORING_FSYNC_DATASYNC for fdatasync), timed on their own.
+//!
+//! Timestamps: one clock read before a batch is queued (its submission time) and one after
+//! `io_uring_enter` returns (the completion time of every I/O reaped in that pass), as fio does
+//! (`init_icd` takes one timestamp per completion batch).
+//!
+//! All of the engine's `unsafe` is in this module (and `sys.rs` beside it).
+
+pub mod sys;
+
+use crate::error::EngineError;
+use crate::plan::{now_ns, Rng};
+use crate::run::IoOp;
+use crate::sync_io::sync_name;
+use crate::worker::{AlignedBuf, Engine, SyncKind, WorkerCtx};
+use io_uring::{opcode, squeue, types, IoUring};
+use std::os::fd::AsRawFd;
+
+/// Whether io_uring can be used here; the reason when not (the caller falls back to psync).
+pub fn probe() -> Result<(), String> {
+    // Documentation/admin-guide/sysctl/kernel.rst: 0 = on, 1 = only for io_uring_group, 2 = off.
+    if let Ok(s) = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
+        if s.trim() == "2" {
+            return Err("the sysctl kernel.io_uring_disabled is 2".into());
+        }
+    }
+    IoUring::new(2)
+        .map(drop)
+        .map_err(|e| format!("io_uring_setup failed: {e}"))
+}
+
+/// A ring with the cheapest completion mode the kernel has: DEFER_TASKRUN + SINGLE_ISSUER
+/// (Linux 6.1) runs completion work in this thread when it waits, then COOP_TASKRUN (5.19),
+/// then the plain ring.
+fn build_ring(entries: u32) -> std::io::Result<IoUring> {
+    let cq = entries * 2;
+    let mode = std::env::var("DISKTIER_URING_MODE").unwrap_or_default();
+    let defer = || {
+        IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_cqsize(cq)
+            .build(entries)
+    };
+    let coop = || {
+        IoUring::builder()
+            .setup_coop_taskrun()
+            .setup_single_issuer()
+            .setup_cqsize(cq)
+            .build(entries)
+    };
+    let plain = || IoUring::builder().setup_cqsize(cq).build(entries);
+    match mode.as_str() {
+        "coop" => coop().or_else(|_| plain()),
+        "plain" => plain(),
+        _ => defer().or_else(|_| coop()).or_else(|_| plain()),
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    op: IoOp,
+    offset: u64,
+    t: u64,
+}
+
+/// user_data of the sync operation (slots use their index).
+const SYNC_TAG: u64 = u64::MAX;
+
+/// Uses the registered file (index 0) when registration worked, the plain fd otherwise.
+macro_rules! with_fd {
+    ($fixed:expr, $fd:expr, |$f:ident| $body:expr) => {
+        if $fixed {
+            let $f = types::Fixed(0);
+            $body
+        } else {
+            let $f = types::Fd($fd);
+            $body
+        }
+    };
+}
+
+pub struct UringEngine;
+
+struct Setup {
+    fixed_file: bool,
+    fixed_bufs: bool,
+    fd: i32,
+    len: u32,
+}
+
+impl Setup {
+    #[inline]
+    fn entry(&self, op: IoOp, buf: *mut u8, offset: u64, idx: u32) -> squeue::Entry {
+        let e = match (op, self.fixed_bufs) {
+            (IoOp::Read, true) => with_fd!(self.fixed_file, self.fd, |f| opcode::ReadFixed::new(
+                f, buf, self.len, idx as u16
+            )
+            .offset(offset)
+            .build()),
+            (IoOp::Read, false) => with_fd!(self.fixed_file, self.fd, |f| opcode::Read::new(
+                f, buf, self.len
+            )
+            .offset(offset)
+            .build()),
+            (_, true) => with_fd!(self.fixed_file, self.fd, |f| opcode::WriteFixed::new(
+                f, buf, self.len, idx as u16
+            )
+            .offset(offset)
+            .build()),
+            (_, false) => with_fd!(self.fixed_file, self.fd, |f| opcode::Write::new(
+                f, buf, self.len
+            )
+            .offset(offset)
+            .build()),
+        };
+        e.user_data(idx as u64)
+    }
+
+    fn sync_entry(&self, kind: SyncKind) -> squeue::Entry {
+        let flags = if kind == SyncKind::Fdatasync {
+            types::FsyncFlags::DATASYNC
+        } else {
+            types::FsyncFlags::empty()
+        };
+        with_fd!(self.fixed_file, self.fd, |f| opcode::Fsync::new(f)
+            .flags(flags)
+            .build())
+        .user_data(SYNC_TAG)
+    }
+}
+
+fn transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY)
+    )
+}
+
+impl Engine for UringEngine {
+    fn run(&mut self, ctx: &mut WorkerCtx<'_>) -> Result<(), EngineError> {
+        let depth = ctx.iodepth.max(1) as usize;
+        let bs = ctx.bs as usize;
+        let stride = bs.div_ceil(ctx.align) * ctx.align;
+        // The buffers are declared before the ring, so they are dropped after it: the kernel
+        // never holds a registered buffer that is already freed.
+        let mut mem = AlignedBuf::new(stride * depth, ctx.align.max(4096));
+        Rng::new(ctx.seed).fill(mem.as_mut_slice());
+        let base = mem.as_mut_slice().as_mut_ptr();
+        let iovecs: Vec<libc::iovec> = (0..depth)
+            .map(|i| libc::iovec {
+                iov_base: base.wrapping_add(i * stride).cast(),
+                iov_len: bs,
+            })
+            .collect();
+        let mut ring = build_ring((depth as u32).next_power_of_two().max(2))
+            .map_err(|e| ctx.io_error("io_uring_setup", e))?;
+        let fd = ctx.file.as_raw_fd();
+        let fixed_file = ring.submitter().register_files(&[fd]).is_ok();
+        // Safety: every iovec points into `mem`, which is not moved, resized or freed until
+        // after `ring` is dropped (declared earlier, dropped later), so the registered memory
+        // stays valid for the ring's whole life.
+        let fixed_bufs = depth <= u16::MAX as usize
+            && unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        let setup = Setup {
+            fixed_file,
+            fixed_bufs,
+            fd,
+            len: bs as u32,
+        };
+
+        let mut slots = vec![
+            Slot {
+                op: IoOp::Read,
+                offset: 0,
+                t: 0
+            };
+            depth
+        ];
+        let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+        let mut inflight = 0usize;
+        let (mut exhausted, mut stopping, mut sync_pending) = (false, false, false);
+        let mut writes = 0u32;
+        let mut err: Option<EngineError> = None;
+
+        loop {
+            if !stopping && !exhausted && !sync_pending && !free.is_empty() {
+                let limit = match ctx.batch {
+                    0 => free.len(),
+                    b => free.len().min(b as usize),
+                };
+                let t = now_ns();
+                let mut sq = ring.submission();
+                let mut n = 0;
+                while n < limit {
+                    let Some((op, offset)) = ctx.plan.next_io() else {
+                        exhausted = true;
+                        break;
+                    };
+                    let Some(i) = free.pop() else { break };
+                    slots[i as usize] = Slot { op, offset, t };
+                    let e = setup.entry(op, iovecs[i as usize].iov_base.cast(), offset, i);
+                    // Safety: slot `i` was on the free list, so its buffer is not in use by
+                    // any other request until this one completes; the buffer lives in `mem`
+                    // and the fd in `ctx.file`, both of which outlive the ring. The SQ has
+                    // room: it holds at least `depth` entries and at most `depth` are queued.
+                    if unsafe { sq.push(&e) }.is_err() {
+                        // Cannot happen (see above); give the slot back rather than lose it.
+                        free.push(i);
+                        break;
+                    }
+                    n += 1;
+                    if op == IoOp::Write && ctx.sync_every > 0 {
+                        writes += 1;
+                        if writes >= ctx.sync_every {
+                            writes = 0;
+                            sync_pending = true;
+                            break;
+                        }
+                    }
+                }
+                drop(sq);
+                inflight += n;
+            }
+            if inflight == 0 {
+                if sync_pending && !stopping {
+                    sync_pending = false;
+                    let e = setup.sync_entry(ctx.sync);
+                    let t0 = now_ns();
+                    // Safety: a sync entry references no memory, only the fd that outlives the ring.
+                    if unsafe { ring.submission().push(&e) }.is_err() {
+                        return Err(ctx.io_error(
+                            sync_name(ctx.sync),
+                            std::io::Error::other("submission queue full"),
+                        ));
+                    }
+                    let mut done = None;
+                    while done.is_none() {
+                        if let Err(e) = ring.submit_and_wait(1) {
+                            if !transient(&e) {
+                                return Err(ctx.io_error("io_uring_enter", e));
+                            }
+                        }
+                        done = ring.completion().next().map(|c| c.result());
+                    }
+                    let t1 = now_ns();
+                    let res = done.unwrap_or(0);
+                    if res < 0 {
+                        return Err(ctx.io_error(
+                            sync_name(ctx.sync),
+                            std::io::Error::from_raw_os_error(-res),
+                        ));
+                    }
+                    ctx.rec.sync_done(t0, t1);
+                    if !ctx.rec.tick(t1) {
+                        stopping = true;
+                    }
+                    continue;
+                }
+                if exhausted || stopping || free.is_empty() {
+                    break;
+                }
+                continue;
+            }
+            if let Err(e) = ring.submit_and_wait(1) {
+                if !transient(&e) {
+                    err.get_or_insert(ctx.io_error("io_uring_enter", e));
+                    break;
+                }
+            }
+            let now = now_ns();
+            for cqe in ring.completion() {
+                let i = cqe.user_data() as usize;
+                let res = cqe.result();
+                let Some(s) = slots.get(i).copied() else {
+                    continue;
+                };
+                let what = if s.op == IoOp::Read { "read" } else { "write" };
+                if res < 0 {
+                    err.get_or_insert(ctx.io_error(what, std::io::Error::from_raw_os_error(-res)));
+                    stopping = true;
+                } else if res as usize != bs {
+                    err.get_or_insert(ctx.io_error(
+                        what,
+                        std::io::Error::new(
+                            std::io::ErrorKind::UnexpectedEof,
+                            format!("short {what}: {res} of {bs} bytes at offset {}", s.offset),
+                        ),
+                    ));
+                    stopping = true;
+                } else {
+                    ctx.rec.complete(s.op, s.offset, ctx.bs, s.t, now);
+                }
+                free.push(i as u32);
+                inflight -= 1;
+            }
+            if !ctx.rec.tick(now) {
+                stopping = true;
+            }
+        }
+        ctx.rec.finish();
+        match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,720 @@
+//! Verdicts on a measured run: whether a disk can host etcd, judged the way etcd's own docs and
+//! the OpenShift etcd-perf image judge it (the 99th percentile of fdatasync latency under 10 ms),
+//! plus etcd's IOPS guidance and a 95 % confidence interval for that p99 from order statistics,
+//! so a user can tell a solid "pass" from a lucky one.
+//!
+//! The interval is distribution-free: the rank of the true 99th percentile among n samples is
+//! binomial(n, 0.99), so the sample values at ranks j and k around n·0.99 bracket it with at
+//! least 95 % probability (e.g. Conover, "Practical Nonparametric Statistics", §3.2; Hahn &
+//! Meeker, "Statistical Intervals", §5.2). Ranks come from the exact binomial distribution for
+//! up to 50,000 samples and from its normal approximation above; the values at those ranks are
+//! read from the HDR histogram (exact to 3 significant digits) or, for fio-engine and imported
+//! results that only carry a percentile list, interpolated from that list and marked approximate.
+
+use crate::result::{DirStats, LatStats, RunDoc, Verdict, PERCENTILES};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// etcd's limit for the 99th percentile of WAL fdatasync latency: 10 ms. Source: etcd docs,
+/// "Hardware recommendations" / "Using fio to tell whether storage is fast enough for etcd"
+/// (IBM Cloud / etcd.io blog), and the OpenShift etcd-perf image (`quay.io/openshift-scale/etcd-perf`,
+/// seed 000), which prints "within the recommended threshold - 10 ms".
+pub const ETCD_SYNC_P99_THRESHOLD_NS: u64 = 10_000_000;
+
+/// etcd's minimum: at least 50 sequential fdatasync'd writes a second (references.md, "etcd and
+/// its disk": stricter guidance for loaded control planes).
+pub const ETCD_MIN_SYNC_IOPS: f64 = 50.0;
+
+/// etcd's guidance for busy clusters: around 500 sequential fdatasync'd writes a second
+/// (references.md, "etcd and its disk").
+pub const ETCD_BUSY_SYNC_IOPS: f64 = 500.0;
+
+/// The confidence level of [`quantile_ci`] intervals.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// Up to this many samples the ranks come from the exact binomial distribution; above it the
+/// normal approximation is within a rank or two and `(1-q)^n` would underflow an f64 anyway.
+const EXACT_BINOMIAL_MAX_N: u64 = 50_000;
+
+/// Where the latency samples of one series can be read from.
+pub enum Samples<'a> {
+    /// The engine's HDR histogram: every sample, at 3 significant digits.
+    Hist(&'a Histogram<u64>),
+    /// Only a summary (fio's percentile list, an imported or stored result): quantiles between
+    /// the listed percentiles are interpolated, so intervals from it are approximate.
+    Summary { lat: &'a LatStats, n: u64 },
+}
+
+impl Samples<'_> {
+    fn n(&self) -> u64 {
+        match self {
+            Samples::Hist(h) => h.len(),
+            Samples::Summary { n, .. } => *n,
+        }
+    }
+
+    /// The value of the `rank`-th smallest sample (1-based).
+    fn value_at_rank(&self, rank: u64) -> u64 {
+        match self {
+            Samples::Hist(h) => {
+                let mut seen = 0u64;
+                for v in h.iter_recorded() {
+                    seen += v.count_since_last_iteration();
+                    if seen >= rank {
+                        return h.highest_equivalent(v.value_iterated_to());
+                    }
+                }
+                h.max()
+            }
+            Samples::Summary { lat, n } => interpolate(lat, 100.0 * rank as f64 / *n as f64),
+        }
+    }
+}
+
+/// The quantile function of a percentile summary at percentile `p` (0-100), linear between the
+/// listed points, with `min` at 0 and `max` at 100.
+pub fn interpolate(lat: &LatStats, p: f64) -> u64 {
+    let mut pts: Vec<(f64, f64)> = vec![(0.0, lat.min as f64)];
+    for q in PERCENTILES {
+        if let Some(v) = lat.p(q) {
+            pts.push((q, v as f64));
+        }
+    }
+    pts.push((100.0, lat.max.max(lat.min) as f64));
+    let p = p.clamp(0.0, 100.0);
+    for w in pts.windows(2) {
+        let ((p0, v0), (p1, v1)) = (w[0], w[1]);
+        if p <= p1 {
+            if p1 <= p0 {
+                return v1 as u64;
+            }
+            return (v0 + (v1 - v0) * (p - p0) / (p1 - p0)).round() as u64;
+        }
+    }
+    lat.max
+}
+
+/// A confidence interval for a quantile of the latency distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuantileCi {
+    /// The quantile, e.g. 0.99.
+    pub q: f64,
+    pub confidence: f64,
+    /// Samples the interval is computed from.
+    pub n: u64,
+    /// 1-based ranks of the bounds among the sorted samples.
+    pub lo_rank: Option<u64>,
+    pub hi_rank: Option<u64>,
+    /// Lower bound (ns); `None` when there are too few samples below the quantile.
+    pub lo_ns: Option<u64>,
+    /// Upper bound (ns); `None` when there are too few samples above the quantile: the true
+    /// value may lie beyond the largest sample.
+    pub hi_ns: Option<u64>,
+    /// True when the bounds were interpolated from a percentile list rather than read from
+    /// the samples.
+    pub approximate: bool,
+}
+
+impl QuantileCi {
+    /// The sentence a user reads, e.g. "95 % confidence interval for the p99: 1.21 ms to 1.43 ms
+    /// (13,677 samples)".
+    pub fn sentence(&self) -> String {
+        let pct = percent_label(self.q);
+        let approx = if self.approximate {
+            ", approximate: interpolated from fio's percentile list"
+        } else {
+            ""
+        };
+        let conf = (self.confidence * 100.0).round();
+        match (self.lo_ns, self.hi_ns) {
+            (Some(lo), Some(hi)) => format!(
+                "{conf} % confidence interval for the p{pct}: {} to {} ({} samples{approx})",
+                disktier_units::fmt_ns(lo as f64),
+                disktier_units::fmt_ns(hi as f64),
+                self.n
+            ),
+            (lo, None) => format!(
+                "too few samples ({}) for an upper bound on the p{pct} at {conf} % confidence{}: \
+                 the true p{pct} may exceed the largest sample; run longer (--size or --runtime) \
+                 for at least {} samples{approx}",
+                self.n,
+                lo.map(|v| format!(" (lower bound {})", disktier_units::fmt_ns(v as f64)))
+                    .unwrap_or_default(),
+                min_samples_for_upper_bound(self.q, self.confidence)
+            ),
+            (None, Some(hi)) => format!(
+                "{conf} % confidence upper bound for the p{pct}: {} ({} samples{approx})",
+                disktier_units::fmt_ns(hi as f64),
+                self.n
+            ),
+        }
+    }
+}
+
+fn percent_label(q: f64) -> String {
+    crate::result::percentile_key(q * 100.0)
+}
+
+/// The smallest n for which the largest sample is an upper bound for the q-quantile at the given
+/// confidence: P(all n samples below the quantile) = q^n <= (1-confidence)/2.
+pub fn min_samples_for_upper_bound(q: f64, confidence: f64) -> u64 {
+    let alpha = (1.0 - confidence) / 2.0;
+    (alpha.ln() / q.ln()).ceil() as u64
+}
+
+/// The 1-based ranks (j, k) such that [X(j), X(k)] covers the q-quantile with probability at
+/// least `confidence`; a bound is `None` when it would fall outside 1..=n.
+pub fn ci_ranks(n: u64, q: f64, confidence: f64) -> (Option<u64>, Option<u64>) {
+    if n == 0 {
+        return (None, None);
+    }
+    let alpha = (1.0 - confidence) / 2.0;
+    // P(X(j) <= xi_q) = P(B >= j) and P(X(k) >= xi_q) = P(B <= k-1) for B ~ Bin(n, q):
+    // take the largest j with P(B <= j-1) <= alpha and the smallest k with P(B <= k-1) >= 1-alpha.
+    let (j, k) = if n <= EXACT_BINOMIAL_MAX_N {
+        exact_ranks(n, q, alpha)
+    } else {
+        normal_ranks(n, q, alpha)
+    };
+    let lo = (j >= 1).then_some(j as u64);
+    let hi = (k <= n as i64).then_some(k as u64);
+    (lo, hi)
+}
+
+/// Ranks from the exact binomial CDF. The pmf is built downwards from P(B = n) = q^n with
+/// P(B = i-1) = P(B = i) · i/(n-i+1) · (1-q)/q, because for q near 1 the top of the
+/// distribution is where the mass is (starting from (1-q)^n would underflow at once).
+fn exact_ranks(n: u64, q: f64, alpha: f64) -> (i64, i64) {
+    let nf = n as f64;
+    let mut pmf = vec![0.0f64; n as usize + 1];
+    pmf[n as usize] = (nf * q.ln()).exp();
+    let ratio = (1.0 - q) / q;
+    for i in (1..=n as usize).rev() {
+        pmf[i - 1] = pmf[i] * i as f64 / (nf - i as f64 + 1.0) * ratio;
+    }
+    let mut cdf = 0.0f64;
+    let mut j: i64 = 0;
+    let mut k: i64 = n as i64 + 1;
+    for (i, p) in pmf.iter().enumerate() {
+        // Here cdf = P(B <= i-1): rank i (1-based) satisfies the lower-bound condition.
+        if cdf <= alpha {
+            j = i as i64;
+        }
+        cdf += p;
+        // Now cdf = P(B <= i): rank i+1 satisfies the upper-bound condition.
+        if cdf >= 1.0 - alpha {
+            k = i as i64 + 1;
+            break;
+        }
+    }
+    (j, k)
+}
+
+/// Ranks from the normal approximation of Bin(n, q), with a continuity correction, rounded
+/// outwards so the coverage stays at least the nominal level.
+fn normal_ranks(n: u64, q: f64, alpha: f64) -> (i64, i64) {
+    let z = inverse_normal_cdf(1.0 - alpha);
+    let nf = n as f64;
+    let sd = (nf * q * (1.0 - q)).sqrt();
+    let j = (nf * q - z * sd - 0.5).floor() as i64;
+    let k = (nf * q + z * sd + 0.5).ceil() as i64 + 1;
+    (j, k)
+}
+
+/// The standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9).
+fn inverse_normal_cdf(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let p_low = 0.02425;
+    if p < p_low {
+        let q = (-2.0 * p.ln()).sqrt();
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    } else if p <= 1.0 - p_low {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    } else {
+        -inverse_normal_cdf(1.0 - p)
+    }
+}
+
+/// A confidence interval for the q-quantile of `samples` at [`CONFIDENCE`].
+pub fn quantile_ci(samples: &Samples<'_>, q: f64) -> QuantileCi {
+    let n = samples.n();
+    let (lo_rank, hi_rank) = ci_ranks(n, q, CONFIDENCE);
+    QuantileCi {
+        q,
+        confidence: CONFIDENCE,
+        n,
+        lo_rank,
+        hi_rank,
+        lo_ns: lo_rank.map(|r| samples.value_at_rank(r)),
+        hi_ns: hi_rank.map(|r| samples.value_at_rank(r)),
+        approximate: matches!(samples, Samples::Summary { .. }),
+    }
+}
+
+/// Settings of the etcd check.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EtcdCriteria {
+    /// p99 of fdatasync must be below this (ns).
+    pub threshold_ns: u64,
+}
+
+impl Default for EtcdCriteria {
+    fn default() -> Self {
+        EtcdCriteria {
+            threshold_ns: ETCD_SYNC_P99_THRESHOLD_NS,
+        }
+    }
+}
+
+/// The outcome of the etcd check on one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EtcdVerdict {
+    /// The p99 of the sync latency (ns) the verdict is based on.
+    pub p99_ns: u64,
+    /// Sequential fdatasync'd writes per second.
+    pub sync_iops: f64,
+    pub threshold_ns: u64,
+    pub pass: bool,
+    /// The 95 % confidence interval of `p99_ns`.
+    pub ci: QuantileCi,
+    /// `etcd` (the p99 verdict), then `etcd-iops-50` and `etcd-iops-500` (guidance).
+    pub verdicts: Vec<Verdict>,
+    /// What a user reads, line by line, in the OpenShift etcd-perf wording first.
+    pub lines: Vec<String>,
+}
+
+/// Errors of the etcd check.
+#[derive(Debug, thiserror::Error)]
+pub enum VerdictError {
+    #[error("the run recorded no fdatasync/fsync latencies: the etcd check needs a write job with --fdatasync=1 (use --profile etcd)")]
+    NoSync,
+}
+
+/// Judges a run for etcd. `sync_hist` is the engine's sync histogram when the native engine
+/// ran; without it (fio engine, imported run) the interval is interpolated from the percentile
+/// list.
+pub fn etcd(
+    doc: &RunDoc,
+    sync_hist: Option<&Histogram<u64>>,
+    criteria: EtcdCriteria,
+) -> Result<EtcdVerdict, VerdictError> {
+    let sync: &DirStats = doc.results.sync.as_ref().ok_or(VerdictError::NoSync)?;
+    let hist = sync_hist.filter(|h| !h.is_empty());
+    let n = hist.map(|h| h.len()).unwrap_or(sync.ios);
+    if n == 0 {
+        return Err(VerdictError::NoSync);
+    }
+    let p99_ns = sync
+        .lat_ns
+        .p(99.0)
+        .or_else(|| hist.map(|h| h.value_at_quantile(0.99)))
+        .ok_or(VerdictError::NoSync)?;
+    let samples = match hist {
+        Some(h) => Samples::Hist(h),
+        None => Samples::Summary {
+            lat: &sync.lat_ns,
+            n,
+        },
+    };
+    let ci = quantile_ci(&samples, 0.99);
+    let threshold_ns = criteria.threshold_ns;
+    let pass = p99_ns < threshold_ns;
+    let sync_iops = sync_rate(doc, sync);
+    let thr = fmt_threshold(threshold_ns);
+
+    // The OpenShift etcd-perf image's wording (seed 000), so results read the same.
+    let mut lines = vec![format!("99th percentile of fsync is {p99_ns} ns")];
+    let main_msg = if pass {
+        format!(
+            "99th percentile of the fsync is within the recommended threshold - {thr}, the disk can be used to host etcd"
+        )
+    } else {
+        format!(
+            "WARN: 99th percentile of the fsync is greater than the recommended value which is {thr}, faster disks are recommended to host etcd for better performance"
+        )
+    };
+    lines.push(main_msg.clone());
+    lines.push(ci.sentence());
+    // Whether the interval settles the verdict: a bound on the wrong side of the threshold means
+    // another run could come out the other way.
+    match (pass, ci.lo_ns, ci.hi_ns) {
+        (true, _, Some(hi)) if hi >= threshold_ns => lines.push(format!(
+            "the interval reaches above {thr}: the pass is not certain, repeat the run or run longer"
+        )),
+        (true, _, None) => lines.push(
+            "with this few samples the pass is not certain: repeat the run or run longer".into(),
+        ),
+        (false, Some(lo), _) if lo < threshold_ns => lines.push(format!(
+            "the interval reaches below {thr}: the failure is not certain, repeat the run or run longer"
+        )),
+        _ => {}
+    }
+
+    let iops_msg = |min: f64, what: &str| {
+        if sync_iops >= min {
+            format!("{sync_iops:.0} sequential fdatasync'd writes/s meets etcd's {min:.0}/s {what}")
+        } else {
+            format!(
+                "{sync_iops:.0} sequential fdatasync'd writes/s is below etcd's {min:.0}/s {what}"
+            )
+        }
+    };
+    let min_msg = iops_msg(ETCD_MIN_SYNC_IOPS, "minimum");
+    let busy_msg = iops_msg(ETCD_BUSY_SYNC_IOPS, "guidance for busy clusters");
+    lines.push(min_msg.clone());
+    lines.push(busy_msg.clone());
+
+    let verdicts = vec![
+        Verdict {
+            name: "etcd".into(),
+            metric: "sync.p99".into(),
+            value: p99_ns as f64,
+            threshold: threshold_ns as f64,
+            pass,
+            message: main_msg,
+        },
+        Verdict {
+            name: "etcd-iops-50".into(),
+            metric: "sync.iops".into(),
+            value: sync_iops,
+            threshold: ETCD_MIN_SYNC_IOPS,
+            pass: sync_iops >= ETCD_MIN_SYNC_IOPS,
+            message: min_msg,
+        },
+        Verdict {
+            name: "etcd-iops-500".into(),
+            metric: "sync.iops".into(),
+            value: sync_iops,
+            threshold: ETCD_BUSY_SYNC_IOPS,
+            pass: sync_iops >= ETCD_BUSY_SYNC_IOPS,
+            message: busy_msg,
+        },
+    ];
+    Ok(EtcdVerdict {
+        p99_ns,
+        sync_iops,
+        threshold_ns,
+        pass,
+        ci,
+        verdicts,
+        lines,
+    })
+}
+
+/// "10 ms" as etcd-perf writes it; other values in the unit a person reads.
+fn fmt_threshold(ns: u64) -> String {
+    if ns.is_multiple_of(1_000_000) {
+        format!("{} ms", ns / 1_000_000)
+    } else {
+        disktier_units::fmt_ns(ns as f64)
+    }
+}
+
+/// fdatasync calls per second: the sync series' own rate, else its count over the run time.
+fn sync_rate(doc: &RunDoc, sync: &DirStats) -> f64 {
+    if sync.iops > 0.0 {
+        sync.iops
+    } else if doc.duration_s > 0.0 {
+        sync.ios as f64 / doc.duration_s
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{percentile_key, HostInfo, Results, TargetInfo};
+
+    /// A deterministic uniform generator (SplitMix64), so the tests do not depend on a seed crate.
+    struct SplitMix(u64);
+    impl SplitMix {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        /// Uniform on [lo, hi).
+        fn uniform(&mut self, lo: u64, hi: u64) -> u64 {
+            lo + self.next() % (hi - lo)
+        }
+    }
+
+    fn hist_of(samples: &[u64]) -> Histogram<u64> {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).unwrap();
+        for s in samples {
+            h.record(*s).unwrap();
+        }
+        h
+    }
+
+    #[test]
+    fn normal_quantile_matches_tables() {
+        assert!((inverse_normal_cdf(0.975) - 1.959_964).abs() < 1e-5);
+        assert!((inverse_normal_cdf(0.5)).abs() < 1e-9);
+        assert!((inverse_normal_cdf(0.01) + 2.326_348).abs() < 1e-5);
+    }
+
+    #[test]
+    fn exact_and_normal_ranks_agree_where_both_apply() {
+        for n in [2_000u64, 10_000, 50_000] {
+            let alpha = 0.025;
+            let (je, ke) = exact_ranks(n, 0.99, alpha);
+            let (jn, kn) = normal_ranks(n, 0.99, alpha);
+            assert!((je - jn).abs() <= 2, "n={n}: exact j {je}, normal j {jn}");
+            assert!((ke - kn).abs() <= 2, "n={n}: exact k {ke}, normal k {kn}");
+            // The ranks bracket n·q.
+            assert!(je < (n as f64 * 0.99) as i64 && ke > (n as f64 * 0.99) as i64);
+        }
+    }
+
+    #[test]
+    fn exact_ranks_have_the_promised_coverage() {
+        // Coverage = P(j <= B <= k-1) computed independently by summing the pmf.
+        for n in [400u64, 1_000, 5_000] {
+            let (j, k) = exact_ranks(n, 0.99, 0.025);
+            // log C(n,i) + i ln q + (n-i) ln(1-q), with ln C from a running sum of logs.
+            let ln_fact: Vec<f64> = std::iter::once(0.0)
+                .chain((1..=n).scan(0.0, |acc, i| {
+                    *acc += (i as f64).ln();
+                    Some(*acc)
+                }))
+                .collect();
+            let mut cover = 0.0;
+            for i in j.max(0) as u64..(k as u64).min(n + 1) {
+                let ln_p = ln_fact[n as usize] - ln_fact[i as usize] - ln_fact[(n - i) as usize]
+                    + i as f64 * 0.99f64.ln()
+                    + (n - i) as f64 * 0.01f64.ln();
+                cover += ln_p.exp();
+            }
+            assert!(cover >= 0.95, "n={n}: coverage {cover}");
+            assert!(
+                cover < 0.99,
+                "n={n}: interval needlessly wide, coverage {cover}"
+            );
+        }
+    }
+
+    #[test]
+    fn ranks_match_exact_rational_arithmetic() {
+        // Computed independently with Python's fractions.Fraction over the exact binomial pmf
+        // (largest j with P(B <= j-1) <= 0.025, smallest k with P(B <= k-1) >= 0.975).
+        assert_eq!(ci_ranks(1823, 0.99, 0.95), (Some(1796), Some(1814)));
+    }
+
+    #[test]
+    fn too_few_samples_have_no_upper_bound() {
+        // q^n <= 0.025 needs n >= ln(0.025)/ln(0.99) = 367.05.
+        assert_eq!(min_samples_for_upper_bound(0.99, 0.95), 368);
+        let (_, hi) = ci_ranks(300, 0.99, 0.95);
+        assert_eq!(hi, None);
+        let (_, hi) = ci_ranks(368, 0.99, 0.95);
+        assert_eq!(hi, Some(368));
+        let ci = quantile_ci(
+            &Samples::Hist(&hist_of(&(1..=200).collect::<Vec<_>>())),
+            0.99,
+        );
+        assert_eq!(ci.hi_ns, None);
+        assert!(
+            ci.sentence().contains("too few samples (200)"),
+            "{}",
+            ci.sentence()
+        );
+    }
+
+    #[test]
+    fn uniform_samples_bracket_the_true_p99() {
+        // 10,000 uniform samples on [1 ms, 2 ms): the true p99 is 1.99 ms. Over 40 independent
+        // samples the interval must hold it in (nearly) all of them: at 95 % coverage, 40 draws
+        // miss more than 6 times with probability < 1 %.
+        let mut rng = SplitMix(42);
+        let true_p99 = 1_990_000u64;
+        let mut misses = 0;
+        let mut widths = Vec::new();
+        for _ in 0..40 {
+            let s: Vec<u64> = (0..10_000)
+                .map(|_| rng.uniform(1_000_000, 2_000_000))
+                .collect();
+            let ci = quantile_ci(&Samples::Hist(&hist_of(&s)), 0.99);
+            let (lo, hi) = (ci.lo_ns.unwrap(), ci.hi_ns.unwrap());
+            assert!(lo <= hi);
+            // 3 significant digits: histogram values are within 0.1 % of the samples.
+            if !(lo as f64 <= true_p99 as f64 * 1.001 && hi as f64 >= true_p99 as f64 * 0.999) {
+                misses += 1;
+            }
+            widths.push(hi - lo);
+        }
+        assert!(
+            misses <= 6,
+            "true p99 outside the interval {misses}/40 times"
+        );
+        // The sd of the rank is sqrt(n q (1-q)) ~ 10 ranks, so the interval spans about ±20
+        // ranks = ±0.2 % of the range: about 4 us. Not zero, not huge.
+        let w = widths.iter().sum::<u64>() / widths.len() as u64;
+        assert!((1_000..20_000).contains(&w), "mean width {w} ns");
+    }
+
+    #[test]
+    fn small_samples_give_wider_intervals() {
+        let mut rng = SplitMix(7);
+        let width = |n: usize, rng: &mut SplitMix| {
+            let s: Vec<u64> = (0..n).map(|_| rng.uniform(1_000_000, 2_000_000)).collect();
+            let ci = quantile_ci(&Samples::Hist(&hist_of(&s)), 0.99);
+            ci.hi_ns.unwrap() - ci.lo_ns.unwrap()
+        };
+        let small = width(500, &mut rng);
+        let large = width(100_000, &mut rng);
+        assert!(
+            small > 3 * large,
+            "n=500 width {small}, n=100000 width {large}"
+        );
+    }
+
+    fn lat_from(samples: &mut [u64]) -> LatStats {
+        samples.sort_unstable();
+        let n = samples.len();
+        let mut lat = LatStats {
+            min: samples[0],
+            max: samples[n - 1],
+            ..LatStats::default()
+        };
+        for p in PERCENTILES {
+            let idx = ((p / 100.0 * n as f64).ceil() as usize).clamp(1, n) - 1;
+            lat.percentiles.insert(percentile_key(p), samples[idx]);
+        }
+        lat
+    }
+
+    #[test]
+    fn percentile_list_interpolation_is_close_and_marked() {
+        let mut rng = SplitMix(3);
+        let mut s: Vec<u64> = (0..20_000)
+            .map(|_| rng.uniform(1_000_000, 2_000_000))
+            .collect();
+        let exact = quantile_ci(&Samples::Hist(&hist_of(&s)), 0.99);
+        let lat = lat_from(&mut s);
+        assert_eq!(interpolate(&lat, 0.0), lat.min);
+        assert_eq!(interpolate(&lat, 100.0), lat.max);
+        assert_eq!(interpolate(&lat, 99.0), lat.p(99.0).unwrap());
+        let approx = quantile_ci(
+            &Samples::Summary {
+                lat: &lat,
+                n: 20_000,
+            },
+            0.99,
+        );
+        assert!(approx.approximate && !exact.approximate);
+        assert!(approx.sentence().contains("approximate"));
+        // Uniform data is linear between percentiles, so interpolation is near-exact.
+        for (a, e) in [(approx.lo_ns, exact.lo_ns), (approx.hi_ns, exact.hi_ns)] {
+            let (a, e) = (a.unwrap() as f64, e.unwrap() as f64);
+            assert!((a - e).abs() / e < 0.003, "approx {a} vs exact {e}");
+        }
+    }
+
+    fn doc_with_sync(sync: Option<DirStats>) -> RunDoc {
+        RunDoc {
+            schema_version: 1,
+            engine: "disktier".into(),
+            profile: Some("etcd".into()),
+            quick: false,
+            job: serde_json::Value::Null,
+            target: TargetInfo::default(),
+            host: HostInfo::default(),
+            started_at: String::new(),
+            duration_s: 10.0,
+            interrupted: false,
+            results: Results {
+                sync,
+                ..Results::default()
+            },
+            series: vec![],
+            verdicts: vec![],
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn etcd_verdict_passes_and_fails_on_the_threshold() {
+        let mut rng = SplitMix(11);
+        // fdatasync around 0.2 ms, like seed 000's instance store.
+        let fast: Vec<u64> = (0..5_000).map(|_| rng.uniform(150_000, 260_000)).collect();
+        let h = hist_of(&fast);
+        let mut lat = lat_from(&mut fast.clone());
+        lat.percentiles
+            .insert("99".into(), h.value_at_quantile(0.99));
+        let sync = DirStats {
+            ios: 5_000,
+            iops: 500.0,
+            lat_ns: lat,
+            ..DirStats::default()
+        };
+        let doc = doc_with_sync(Some(sync.clone()));
+        let v = etcd(&doc, Some(&h), EtcdCriteria::default()).unwrap();
+        assert!(v.pass);
+        assert_eq!(v.verdicts[0].name, "etcd");
+        assert_eq!(v.verdicts[0].metric, "sync.p99");
+        assert!(v.verdicts[0].pass && v.verdicts[1].pass && v.verdicts[2].pass);
+        assert!(v.lines[0].starts_with("99th percentile of fsync is "));
+        assert!(v.lines[1].contains("within the recommended threshold - 10 ms, the disk"));
+        assert!(v.ci.lo_ns.unwrap() <= v.p99_ns && v.p99_ns <= v.ci.hi_ns.unwrap());
+
+        // Same run against a 0.2 ms threshold: fails, WARN wording, exit-1 material.
+        let v = etcd(
+            &doc,
+            Some(&h),
+            EtcdCriteria {
+                threshold_ns: 200_000,
+            },
+        )
+        .unwrap();
+        assert!(!v.pass && !v.verdicts[0].pass);
+        assert!(v.lines[1].starts_with("WARN: 99th percentile of the fsync is greater than"));
+
+        // Slow volume: 40 syncs/s fails the 50/s minimum.
+        let slow = DirStats { iops: 40.0, ..sync };
+        let v = etcd(&doc_with_sync(Some(slow)), None, EtcdCriteria::default()).unwrap();
+        assert!(!v.verdicts[1].pass && !v.verdicts[2].pass);
+        assert!(v.ci.approximate);
+    }
+
+    #[test]
+    fn etcd_verdict_needs_sync_latencies() {
+        let e = etcd(&doc_with_sync(None), None, EtcdCriteria::default()).unwrap_err();
+        assert!(e.to_string().contains("--fdatasync=1"));
+    }
+}

@@ -1,0 +1,383 @@
+//! The engine on real files, real loop devices and a real xfs (testkit), including each bad
+//! input it must refuse. Sizes are a few MiB and runtimes a second or two.
+
+use disktier_engine::*;
+use disktier_testkit::{require, require_loop, LoopDev};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const MIB: u64 = 1 << 20;
+
+fn job(target: &Path) -> Job {
+    Job {
+        target: target.to_path_buf(),
+        name: "t".into(),
+        ..Job::default()
+    }
+}
+
+fn mkfs_xfs(dev: &LoopDev) {
+    let st = std::process::Command::new("mkfs.xfs")
+        .args(["-q", "-f"])
+        .arg(&dev.path)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn etcd_quick_on_xfs_syncs_after_every_write() {
+    if !require_loop() || !require(disktier_testkit::have("mkfs.xfs"), "mkfs.xfs") {
+        return;
+    }
+    let dev = LoopDev::new(320 * MIB);
+    let m = dev.mkfs_mount("xfs");
+    let w = Profile::Etcd.workload(&m.dir, true);
+    let opts = RunOptions {
+        profile: Some("etcd".into()),
+        quick: true,
+        ..RunOptions::default()
+    };
+    let r = run_workload(&w, &opts).unwrap();
+    let d = &r.doc;
+    let write = d.results.write.as_ref().unwrap();
+    let sync = d.results.sync.as_ref().unwrap();
+    // 4 MiB at 2300 bytes: floor(4194304 / 2300) writes, each followed by fdatasync.
+    assert_eq!(write.ios, 4 * MIB / 2300);
+    assert_eq!(sync.ios, write.ios);
+    assert_eq!(write.bytes, write.ios * 2300);
+    assert!(d.results.read.is_none());
+    let p99 = sync.lat_ns.p(99.0).unwrap();
+    assert!(p99 >= sync.lat_ns.p(50.0).unwrap() && p99 <= sync.lat_ns.max);
+    assert!(sync.lat_ns.min > 0 && sync.lat_ns.mean > 0.0);
+    assert_eq!(d.target.fs_type.as_deref(), Some("xfs"));
+    assert_eq!(d.target.device.as_deref(), Some(dev.name().as_str()));
+    assert_eq!(d.job["ioengine"], "sync");
+    assert_eq!(d.job["fdatasync"], 1);
+    assert!(d.quick && d.profile.as_deref() == Some("etcd") && !d.interrupted);
+    assert!(r.sync_hist.unwrap().len() == sync.ios);
+    // Nothing left behind.
+    assert_eq!(std::fs::read_dir(&m.dir).unwrap().count(), 0);
+}
+
+#[test]
+fn randread_direct_on_a_loop_device() {
+    if !require_loop() {
+        return;
+    }
+    let dev = LoopDev::new(16 * MIB);
+    let j = Job {
+        rw: Rw::RandRead,
+        bs: 4096,
+        iodepth: 8,
+        direct: true,
+        runtime: Some(Duration::from_millis(1500)),
+        time_based: true,
+        ..job(&dev.path)
+    };
+    let r = run(&j, &RunOptions::default()).unwrap();
+    let read = r.doc.results.read.as_ref().unwrap();
+    assert!(read.ios > 100, "{}", read.ios);
+    assert_eq!(read.bytes, read.ios * 4096);
+    assert!((r.doc.duration_s - 1.5).abs() < 0.2, "{}", r.doc.duration_s);
+    assert!((read.iops - read.ios as f64 / r.doc.duration_s).abs() < 1.0);
+    assert_eq!(read.lat_ns.percentiles.len(), PERCENTILES.len());
+    assert!(r.doc.results.write.is_none() && r.doc.results.sync.is_none());
+    assert_eq!(r.doc.target.kind, "device");
+    assert!(!r.doc.series.is_empty());
+    assert!(r.doc.series[0].read_iops > 0.0);
+    assert!(r.doc.results.cpu.usr_s + r.doc.results.cpu.sys_s > 0.0);
+    assert_eq!(r.doc.job["ioengine"], "io_uring");
+}
+
+#[test]
+fn refuses_to_write_over_xfs_and_leaves_the_device_unchanged() {
+    if !require_loop() || !require(disktier_testkit::have("mkfs.xfs"), "mkfs.xfs") {
+        return;
+    }
+    let dev = LoopDev::new(300 * MIB);
+    mkfs_xfs(&dev);
+    let before = dev.checksum();
+    let j = Job {
+        rw: Rw::RandWrite,
+        size: Some(4 * MIB),
+        direct: true,
+        ..job(&dev.path)
+    };
+    let e = run(&j, &RunOptions::default()).unwrap_err();
+    assert!(matches!(e, EngineError::DeviceHasSignature { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&dev.path.display().to_string()) && msg.contains("xfs"),
+        "{msg}"
+    );
+    assert!(msg.contains("--destructive"), "{msg}");
+    assert_eq!(dev.checksum(), before, "the device was modified");
+    // Reads are allowed.
+    let j = Job {
+        rw: Rw::RandRead,
+        size: Some(4 * MIB),
+        ..job(&dev.path)
+    };
+    assert!(run(&j, &RunOptions::default()).is_ok());
+    // Mounted: refused too (the signature is found first, the mount is named when wiped).
+    let _m = disktier_testkit::Mount::new(&dev.path);
+    let j = Job {
+        rw: Rw::Write,
+        size: Some(MIB),
+        ..job(&dev.path)
+    };
+    assert!(run(&j, &RunOptions::default()).is_err());
+}
+
+#[test]
+fn writes_to_an_empty_device_and_with_destructive() {
+    if !require_loop() {
+        return;
+    }
+    let dev = LoopDev::new(8 * MIB);
+    let j = Job {
+        rw: Rw::Write,
+        bs: 64 * 1024,
+        iodepth: 4,
+        direct: true,
+        ..job(&dev.path)
+    };
+    let r = run(&j, &RunOptions::default()).unwrap();
+    // No size: the whole device, once.
+    assert_eq!(r.doc.results.write.as_ref().unwrap().bytes, 8 * MIB);
+    // Now it holds data that looks like nothing known; an MBR-like signature is refused...
+    let mut head = vec![0u8; 512];
+    head[510] = 0x55;
+    head[511] = 0xAA;
+    head[446 + 4] = 0x83;
+    std::fs::write(&dev.path, &head).unwrap();
+    let e = run(&j, &RunOptions::default()).unwrap_err();
+    assert!(matches!(e, EngineError::DeviceHasPartitions { .. }), "{e}");
+    // ...unless destructive.
+    let opts = RunOptions {
+        destructive: true,
+        ..RunOptions::default()
+    };
+    assert!(run(&j, &opts).is_ok());
+}
+
+#[test]
+fn tmpfs_with_direct_is_refused_with_the_fix() {
+    let shm = Path::new("/dev/shm");
+    let is_tmpfs = inspect(shm).ok().and_then(|t| t.fs_type) == Some("tmpfs".into());
+    if !require(is_tmpfs, "/dev/shm on tmpfs") {
+        return;
+    }
+    let d = tempfile::tempdir_in(shm).unwrap();
+    let j = Job {
+        rw: Rw::RandRead,
+        direct: true,
+        size: Some(MIB),
+        ..job(d.path())
+    };
+    let e = run(&j, &RunOptions::default()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{} is on tmpfs, which has no O_DIRECT: pass --direct=false",
+            d.path().display()
+        )
+    );
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    // Buffered is fine.
+    let j = Job { direct: false, ..j };
+    assert!(run(&j, &RunOptions::default()).is_ok());
+}
+
+#[test]
+fn stop_flag_interrupts_within_a_second() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let j = Job {
+        rw: Rw::RandRead,
+        size: Some(4 * MIB),
+        runtime: Some(Duration::from_secs(30)),
+        time_based: true,
+        ioengine: IoEngineKind::Psync,
+        ..job(d.path())
+    };
+    let opts = RunOptions::default();
+    let stop = opts.stop.clone();
+    let t = Instant::now();
+    let h = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        stop.store(true, Ordering::Relaxed);
+        Instant::now()
+    });
+    let r = run(&j, &opts).unwrap();
+    let stopped_at = h.join().unwrap();
+    assert!(
+        stopped_at.elapsed() < Duration::from_secs(1),
+        "took {:?} to stop",
+        stopped_at.elapsed()
+    );
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(r.doc.interrupted);
+    assert!(r.doc.results.read.as_ref().unwrap().ios > 0);
+    assert!(r.doc.duration_s < 5.0);
+    // The laid-out file was removed anyway.
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn numjobs_in_a_directory_make_fio_named_files_kept_on_request() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let j = Job {
+        name: "mix".into(),
+        rw: Rw::RandRw,
+        rwmixread: 50,
+        numjobs: 3,
+        iodepth: 4,
+        size: Some(2 * MIB),
+        ..job(d.path())
+    };
+    let opts = RunOptions {
+        keep_files: true,
+        ..RunOptions::default()
+    };
+    let r = run(&j, &opts).unwrap();
+    let (rd, wr) = (
+        r.doc.results.read.as_ref().unwrap(),
+        r.doc.results.write.as_ref().unwrap(),
+    );
+    // Each of 3 jobs does one pass of 512 blocks, split about evenly.
+    assert_eq!(rd.ios + wr.ios, 3 * 512);
+    assert!(rd.ios > 600 && wr.ios > 600, "{} {}", rd.ios, wr.ios);
+    let mut names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["mix.0.0", "mix.1.0", "mix.2.0"]);
+    for n in &names {
+        assert_eq!(std::fs::metadata(d.path().join(n)).unwrap().len(), 2 * MIB);
+    }
+    // Files that were there before are the user's: reused, never removed.
+    let r2 = run(&j, &RunOptions::default()).unwrap();
+    assert!(r2.doc.results.read.is_some());
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 3);
+}
+
+#[test]
+fn every_engine_runs_a_buffered_odd_block_size() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    for e in [
+        IoEngineKind::IoUring,
+        IoEngineKind::Psync,
+        IoEngineKind::Sync,
+    ] {
+        let j = Job {
+            rw: Rw::Write,
+            bs: 2300,
+            size: Some(MIB),
+            ioengine: e,
+            fsync: 16,
+            iodepth: 4,
+            ..job(&d.path().join(format!("f-{e}")))
+        };
+        let r = run(&j, &RunOptions::default()).unwrap();
+        let w = r.doc.results.write.as_ref().unwrap();
+        assert_eq!(w.ios, MIB / 2300, "{e}");
+        assert_eq!(r.doc.results.sync.as_ref().unwrap().ios, w.ios / 16, "{e}");
+        assert_eq!(r.doc.job["ioengine"], e.name());
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn io_log_sees_every_io() {
+    struct Log(Mutex<Vec<IoRecord>>);
+    impl IoLog for Log {
+        fn record(&self, rec: IoRecord) {
+            self.0.lock().unwrap().push(rec);
+        }
+    }
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let log = Arc::new(Log(Mutex::new(Vec::new())));
+    let j = Job {
+        rw: Rw::Write,
+        bs: 4096,
+        size: Some(256 * 1024),
+        fdatasync: 8,
+        iodepth: 4,
+        ..job(&d.path().join("f"))
+    };
+    let opts = RunOptions {
+        io_log: Some(log.clone()),
+        ..RunOptions::default()
+    };
+    run(&j, &opts).unwrap();
+    let recs = log.0.lock().unwrap();
+    let writes: Vec<_> = recs.iter().filter(|r| r.op == IoOp::Write).collect();
+    assert_eq!(writes.len(), 64);
+    assert_eq!(recs.iter().filter(|r| r.op == IoOp::Sync).count(), 8);
+    let mut offs: Vec<u64> = writes.iter().map(|r| r.offset).collect();
+    offs.sort();
+    assert_eq!(offs, (0..64).map(|i| i * 4096).collect::<Vec<_>>());
+    assert!(writes.iter().all(|r| r.len == 4096 && r.latency_ns > 0));
+}
+
+#[test]
+fn small_files_counts_and_cleans_up() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let w = Workload::SmallFiles {
+        dir: d.path().to_path_buf(),
+        files: 40,
+        file_size: 64 * 1024,
+    };
+    let r = run_workload(&w, &RunOptions::default()).unwrap();
+    let s = r.doc.results.small_files.as_ref().unwrap();
+    assert_eq!(s.files, 40);
+    assert!(s.files_per_s > 0.0 && s.seconds > 0.0);
+    assert!((s.bw_bytes - s.files_per_s * 65536.0).abs() < 1.0);
+    assert_eq!(r.doc.results.write.as_ref().unwrap().ios, 40);
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    // A file is not a directory.
+    let f = d.path().join("x");
+    std::fs::write(&f, b"x").unwrap();
+    let w = Workload::SmallFiles {
+        dir: f,
+        files: 1,
+        file_size: 1,
+    };
+    let e = run_workload(&w, &RunOptions::default()).unwrap_err();
+    assert!(matches!(e, EngineError::WrongKind { .. }), "{e}");
+}
+
+#[test]
+fn bad_targets_get_one_line_errors() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let cases: Vec<(Job, &str)> = vec![
+        (
+            Job {
+                size: Some(MIB),
+                ..job(&d.path().join("no/such/file"))
+            },
+            "does not exist",
+        ),
+        (job(&d.path().join("new-file")), "--size"),
+        (job(d.path()), "--size"),
+        (
+            Job {
+                size: Some(1 << 50),
+                rw: Rw::Write,
+                ..job(d.path())
+            },
+            "free",
+        ),
+    ];
+    for (j, want) in cases {
+        let e = run(&j, &RunOptions::default()).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains(want), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}

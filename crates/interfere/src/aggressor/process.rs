@@ -1,0 +1,236 @@
+//! Running an aggressor as its own process, and the small line protocol between the two sides.
+//!
+//! The parent starts the child (the disktier binary re-executed as `__aggressor ...`), which
+//! prints `ready <pid>` and waits. While it waits the parent applies the I/O class or cgroup to
+//! the whole process and reads it back; then it writes `go`. The child prints
+//! `progress <bytes> <seconds> <objects>` about four times a second and `done ...` at the end.
+//! A `stop` line or the end of stdin stops it early. The child asks the kernel to SIGKILL it
+//! when the parent dies, so a killed run never leaves an aggressor writing.
+
+use super::{AggressorSpec, Tally};
+use crate::error::{InterfereError, Result};
+use std::io::{BufRead, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The child's side: what `disktier __aggressor` runs.
+pub fn child_main(spec: &AggressorSpec) -> Result<()> {
+    let parent = crate::sys::parent_pid();
+    crate::sys::die_with_parent().map_err(|e| InterfereError::Aggressor(format!("prctl: {e}")))?;
+    if crate::sys::parent_pid() != parent {
+        return Ok(()); // the parent died before the death signal was armed
+    }
+    let out = std::io::stdout();
+    let say = |line: String| {
+        let mut o = out.lock();
+        let _ = writeln!(o, "{line}");
+        let _ = o.flush();
+    };
+    say(format!("ready {}", std::process::id()));
+    let mut stdin = std::io::stdin().lock();
+    let mut line = String::new();
+    if stdin.read_line(&mut line).unwrap_or(0) == 0 || line.trim() != "go" {
+        return Ok(());
+    }
+    drop(stdin);
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = stop.clone();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match stdin.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) if line.trim() == "stop" => break,
+                Ok(_) => {}
+            }
+        }
+        watcher.store(true, Ordering::Relaxed);
+    });
+    let tally = super::run(spec, &stop, &|t| {
+        say(format!("progress {} {:.3} {}", t.bytes, t.seconds, t.objects))
+    })?;
+    say(format!("done {} {:.3} {}", tally.bytes, tally.seconds, tally.objects));
+    Ok(())
+}
+
+enum Msg {
+    Ready(i32),
+    Progress(Tally),
+    Done(Tally),
+}
+
+fn parse_tally(rest: &[&str]) -> Option<Tally> {
+    Some(Tally {
+        bytes: rest.first()?.parse().ok()?,
+        seconds: rest.get(1)?.parse().ok()?,
+        objects: rest.get(2)?.parse().ok()?,
+    })
+}
+
+/// How an aggressor ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Finish {
+    pub tally: Tally,
+    /// True when it was stopped at the cap before writing everything.
+    pub capped: bool,
+}
+
+/// The parent's handle on a running aggressor. Dropping it kills the child.
+pub struct Aggressor {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    pub pid: i32,
+    rx: Receiver<Msg>,
+    stderr: Arc<std::sync::Mutex<String>>,
+    last: Tally,
+    done: Option<Tally>,
+    started: Option<Instant>,
+}
+
+impl Aggressor {
+    /// Starts `cmd` (which must run [`child_main`]) and waits until it is ready.
+    pub fn spawn(mut cmd: Command) -> Result<Aggressor> {
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| InterfereError::Aggressor(format!("cannot start {cmd:?}: {e}")))?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                // Find the keyword anywhere on the line: a test harness re-executing itself
+                // as the child may print its own words before ours on the same line.
+                let all: Vec<&str> = line.split_whitespace().collect();
+                let at = all
+                    .iter()
+                    .rposition(|t| matches!(*t, "ready" | "progress" | "done"))
+                    .unwrap_or(all.len());
+                let w = &all[at..];
+                let msg = match w.first().copied() {
+                    Some("ready") => w.get(1).and_then(|p| p.parse().ok()).map(Msg::Ready),
+                    Some("progress") => parse_tally(&w[1..]).map(Msg::Progress),
+                    Some("done") => parse_tally(&w[1..]).map(Msg::Done),
+                    _ => None,
+                };
+                if let Some(m) = msg {
+                    if tx.send(m).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        let stderr = Arc::new(std::sync::Mutex::new(String::new()));
+        if let Some(mut e) = child.stderr.take() {
+            let sink = stderr.clone();
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = std::io::Read::read_to_string(&mut e, &mut s);
+                *sink.lock().unwrap_or_else(|e| e.into_inner()) = s;
+            });
+        }
+        let stdin = child.stdin.take();
+        let mut a = Aggressor {
+            pid: child.id() as i32,
+            child,
+            stdin,
+            rx,
+            stderr,
+            last: Tally::default(),
+            done: None,
+            started: None,
+        };
+        match a.rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(Msg::Ready(pid)) if pid == a.pid => Ok(a),
+            _ => {
+                let _ = a.child.kill();
+                let _ = a.child.wait();
+                std::thread::sleep(Duration::from_millis(50));
+                Err(InterfereError::Aggressor(format!(
+                    "the aggressor process did not start: {}",
+                    a.stderr_text()
+                )))
+            }
+        }
+    }
+
+    fn stderr_text(&self) -> String {
+        self.stderr
+            .lock()
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    }
+
+    /// Lets it write.
+    pub fn go(&mut self) -> Result<()> {
+        self.started = Some(Instant::now());
+        let w = self.stdin.as_mut().expect("stdin kept until the end");
+        writeln!(w, "go")
+            .and_then(|_| w.flush())
+            .map_err(|e| InterfereError::Aggressor(format!("cannot start the writer: {e}")))
+    }
+
+    /// Whether it has reported `done`.
+    pub fn poll(&mut self) -> bool {
+        while let Ok(m) = self.rx.try_recv() {
+            self.take(m);
+        }
+        self.done.is_some()
+    }
+
+    fn take(&mut self, m: Msg) {
+        match m {
+            Msg::Ready(_) => {}
+            Msg::Progress(t) => self.last = t,
+            Msg::Done(t) => self.done = Some(t),
+        }
+    }
+
+    /// Waits until it is done or `cap` has passed since [`Aggressor::go`]; at the cap it is
+    /// killed and the last progress report counts, marked `capped`.
+    pub fn finish(&mut self, cap: Duration) -> Result<Finish> {
+        let start = self.started.unwrap_or_else(Instant::now);
+        while self.done.is_none() {
+            let left = cap.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            match self.rx.recv_timeout(left.min(Duration::from_millis(200))) {
+                Ok(m) => self.take(m),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        let capped = self.done.is_none();
+        let _ = self.child.kill();
+        let status = self.child.wait().ok();
+        if let Some(t) = self.done {
+            return Ok(Finish { tally: t, capped: false });
+        }
+        if capped && start.elapsed() >= cap {
+            let mut t = self.last;
+            t.seconds = start.elapsed().as_secs_f64();
+            return Ok(Finish { tally: t, capped: true });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        Err(InterfereError::Aggressor(format!(
+            "it exited ({}) before finishing: {}",
+            status.map(|s| s.to_string()).unwrap_or_default(),
+            self.stderr_text()
+        )))
+    }
+}
+
+impl Drop for Aggressor {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,77 @@
+//! The errors `disktier interfere` can meet, each naming the object it concerns and, where one
+//! exists, the fix.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum InterfereError {
+    #[error("unknown mitigation {0:?}: use one of {list}", list = crate::mitigation::Mitigation::names().join(", "))]
+    UnknownMitigation(String),
+
+    #[error("unknown aggressor {0:?}: use ostree, bulk-seq or rand-write")]
+    UnknownAggressor(String),
+
+    #[error("{0} is not a directory: pass the directory the data lives in (e.g. /var/lib/etcd)")]
+    NotADirectory(PathBuf),
+
+    #[error("cannot find the block device behind {path}: {why}")]
+    NoDevice { path: PathBuf, why: String },
+
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{what} failed for pid {pid}: {source}")]
+    Syscall {
+        what: &'static str,
+        pid: i32,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("the scheduler of {device} reads {got:?} after writing {wanted:?}: the kernel did not accept it")]
+    SchedulerNotApplied {
+        device: String,
+        wanted: String,
+        got: String,
+    },
+
+    #[error("{file} reads {got:?} after writing {wanted:?}: the kernel did not accept the setting")]
+    NotApplied {
+        file: PathBuf,
+        wanted: String,
+        got: String,
+    },
+
+    #[error("another disktier interfere (pid {pid}) is running and holds {lock}: wait for it to finish")]
+    Busy { pid: String, lock: PathBuf },
+
+    #[error("the journal {path} is unreadable ({why}): inspect it, undo what it lists by hand, then delete it")]
+    BadJournal { path: PathBuf, why: String },
+
+    #[error("the aggressor process failed: {0}")]
+    Aggressor(String),
+
+    #[error("the probe failed: {0}")]
+    Probe(#[from] disktier_engine::EngineError),
+
+    #[error("{path} has {free} bytes free, but the aggressor writes {need} (plus room for the probe): pass a smaller --aggressor-size")]
+    NoSpace { path: PathBuf, need: u64, free: u64 },
+
+    #[error("{0}")]
+    BadInput(String),
+}
+
+impl InterfereError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        InterfereError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = InterfereError> = std::result::Result<T, E>;

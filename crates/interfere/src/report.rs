@@ -1,0 +1,430 @@
+//! The result of `disktier interfere`: the JSON document (schema v1, saved to the store as kind
+//! "interfere" and drawn by the report as a tail-latency chart per scenario), the table, and the
+//! recommendation in words.
+
+use crate::aggressor::process::Finish;
+use crate::mitigation::Mitigation;
+use crate::scenario::Config;
+use disktier_engine::DirStats;
+use disktier_units::fmt_ns;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Unavailable,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// What the aggressor did in a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggressorResult {
+    pub bytes: u64,
+    /// From `go` to done (the final sync included), or to the cap.
+    pub seconds: f64,
+    /// True when it was stopped at the cap before writing `target_bytes`.
+    #[serde(default)]
+    pub capped: bool,
+    #[serde(default)]
+    pub target_bytes: u64,
+    #[serde(default)]
+    pub objects: u64,
+}
+
+impl AggressorResult {
+    pub fn from_finish(f: &Finish, target: u64) -> Self {
+        AggressorResult {
+            bytes: f.tally.bytes,
+            seconds: f.tally.seconds,
+            capped: f.capped,
+            target_bytes: target,
+            objects: f.tally.objects,
+        }
+    }
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    /// `baseline`, or `<aggressor>/<mitigation>`.
+    pub name: String,
+    /// The mitigation's name; None for the baseline.
+    pub mitigation: Option<String>,
+    pub available: bool,
+    #[serde(default)]
+    pub unavailable_reason: Option<String>,
+    /// The probe's fdatasync figures (`results.sync` of the engine's document).
+    pub probe: Option<DirStats>,
+    /// The probe's write IOPS.
+    pub probe_iops: Option<f64>,
+    pub aggressor: Option<AggressorResult>,
+    pub verdict: Verdict,
+    /// What was applied, as read back from the system.
+    #[serde(default)]
+    pub applied: Vec<String>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// The probe's one-second samples, for the report's chart.
+    #[serde(default)]
+    pub series: Vec<disktier_engine::Sample>,
+}
+
+impl Scenario {
+    pub fn measured(
+        name: &str,
+        m: Option<Mitigation>,
+        measured: disktier_engine::Measured,
+        aggressor: Option<AggressorResult>,
+        applied: Vec<String>,
+        notes: Option<Vec<String>>,
+        cfg: &Config,
+    ) -> Scenario {
+        let sync = measured.doc.results.sync.clone();
+        let verdict = crate::scenario::verdict(sync.as_ref(), cfg.threshold);
+        Scenario {
+            name: name.to_string(),
+            mitigation: m.map(|m| m.name().to_string()),
+            available: true,
+            unavailable_reason: None,
+            probe_iops: measured.doc.results.write.as_ref().map(|w| w.iops),
+            probe: sync,
+            aggressor,
+            verdict,
+            applied,
+            notes: notes.unwrap_or_default(),
+            series: measured.doc.series,
+        }
+    }
+
+    pub fn unavailable(name: &str, m: Mitigation, why: String) -> Scenario {
+        Scenario {
+            name: name.to_string(),
+            mitigation: Some(m.name().to_string()),
+            available: false,
+            unavailable_reason: Some(why),
+            probe: None,
+            probe_iops: None,
+            aggressor: None,
+            verdict: Verdict::Unavailable,
+            applied: Vec::new(),
+            notes: Vec::new(),
+            series: Vec::new(),
+        }
+    }
+
+    fn p(&self, p: f64) -> Option<u64> {
+        self.probe.as_ref()?.lat_ns.p(p)
+    }
+
+    fn max(&self) -> Option<u64> {
+        self.probe.as_ref().map(|s| s.lat_ns.max)
+    }
+}
+
+/// The whole result, as `--format json` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterfereDoc {
+    pub schema_version: u32,
+    pub target: String,
+    pub device: Option<String>,
+    pub scheduler_before: Option<String>,
+    pub aggressor_kind: String,
+    pub aggressor_size: u64,
+    pub duration_s: f64,
+    pub threshold_ns: u64,
+    pub scenarios: Vec<Scenario>,
+    pub recommendation: String,
+    #[serde(default)]
+    pub interrupted: bool,
+    /// What an earlier killed run had left, undone before this one started.
+    #[serde(default)]
+    pub restored_leftovers: Vec<String>,
+    pub host: disktier_engine::HostInfo,
+}
+
+impl InterfereDoc {
+    pub fn new(dir: &Path, device: Option<String>, sched: Option<String>, cfg: &Config) -> Self {
+        InterfereDoc {
+            schema_version: 1,
+            target: dir.display().to_string(),
+            device,
+            scheduler_before: sched,
+            aggressor_kind: cfg.aggressor.name().to_string(),
+            aggressor_size: cfg.aggressor_size,
+            duration_s: cfg.duration.as_secs_f64(),
+            threshold_ns: cfg.threshold.as_nanos() as u64,
+            scenarios: Vec::new(),
+            recommendation: String::new(),
+            interrupted: false,
+            restored_leftovers: Vec::new(),
+            host: disktier_engine::host::detect(),
+        }
+    }
+
+    pub fn finish(&mut self) {
+        self.recommendation = recommend(self);
+    }
+
+    /// The probe's overall verdict: the worst scenario with the aggressor (baseline excluded).
+    pub fn all_pass(&self) -> bool {
+        self.scenarios
+            .iter()
+            .all(|s| s.verdict != Verdict::Fail)
+    }
+}
+
+fn ms(ns: Option<u64>) -> String {
+    ns.map(|n| fmt_ns(n as f64)).unwrap_or_else(|| "-".into())
+}
+
+fn bytes(b: u64) -> String {
+    disktier_units::Bytes(b).to_string()
+}
+
+/// The table, one row per scenario, then the legend of what was applied and the recommendation.
+pub fn render_text(doc: &InterfereDoc) -> String {
+    let header = [
+        "scenario", "probe IOPS", "p50", "p99", "p99.9", "p99.99", "max", "stdev", "etcd",
+        "aggressor",
+    ];
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for s in &doc.scenarios {
+        if !s.available {
+            let mut r = vec![s.name.clone()];
+            r.extend(std::iter::repeat_n("-".to_string(), 7));
+            r.push("n/a".into());
+            r.push("unavailable".into());
+            rows.push(r);
+            continue;
+        }
+        let agg = match &s.aggressor {
+            None => "-".to_string(),
+            Some(a) => format!(
+                "{} in {:.1} s{}",
+                bytes(a.bytes),
+                a.seconds,
+                if a.capped { " (capped)" } else { "" }
+            ),
+        };
+        rows.push(vec![
+            s.name.clone(),
+            s.probe_iops.map(|i| format!("{i:.0}")).unwrap_or("-".into()),
+            ms(s.p(50.0)),
+            ms(s.p(99.0)),
+            ms(s.p(99.9)),
+            ms(s.p(99.99)),
+            ms(s.max()),
+            ms(s.probe.as_ref().map(|p| p.lat_ns.stdev as u64)),
+            s.verdict.name().into(),
+            agg,
+        ]);
+    }
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
+            widths[i] = widths[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    out.push_str(&format!(
+        "target {}  device {}  scheduler {}  aggressor {} {}  {} s per scenario\n",
+        doc.target,
+        doc.device.as_deref().unwrap_or("?"),
+        doc.scheduler_before.as_deref().unwrap_or("?"),
+        doc.aggressor_kind,
+        bytes(doc.aggressor_size),
+        doc.duration_s
+    ));
+    out.push_str("fdatasync latency of the etcd probe (2300-byte writes, fdatasync each):\n\n");
+    let line = |cells: Vec<String>| -> String {
+        let mut l = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i == 0 || i == cells.len() - 1 {
+                l.push_str(&format!("{:<w$}  ", c, w = widths[i]));
+            } else {
+                l.push_str(&format!("{:>w$}  ", c, w = widths[i]));
+            }
+        }
+        l.trim_end().to_string() + "\n"
+    };
+    out.push_str(&line(header.iter().map(|s| s.to_string()).collect()));
+    for r in rows {
+        out.push_str(&line(r));
+    }
+    out.push('\n');
+    for s in &doc.scenarios {
+        if let Some(why) = &s.unavailable_reason {
+            out.push_str(&format!("{}: unavailable: {why}\n", s.name));
+        }
+        for a in &s.applied {
+            out.push_str(&format!("{}: applied: {a}\n", s.name));
+        }
+        for n in &s.notes {
+            out.push_str(&format!("{}: note: {n}\n", s.name));
+        }
+    }
+    out.push_str(&format!("\n{}\n", doc.recommendation));
+    out
+}
+
+/// The tail figure mitigations are ranked by: p99.9, which a 60 s probe at a few hundred IOPS
+/// still samples dozens of times (p99.99 and max rest on one or two fsyncs).
+fn tail(s: &Scenario) -> Option<u64> {
+    s.p(99.9)
+}
+
+/// The recommendation in words.
+pub fn recommend(doc: &InterfereDoc) -> String {
+    let threshold = fmt_ns(doc.threshold_ns as f64);
+    let Some(base) = doc.scenarios.iter().find(|s| s.name == "baseline") else {
+        return "No baseline was measured (the run was interrupted): no recommendation.".into();
+    };
+    let mut w = Vec::new();
+    w.push(format!(
+        "Alone, the probe's fdatasync p99 is {} (etcd wants under {threshold}: {}), p99.9 {}, max {}, at {} IOPS.",
+        ms(base.p(99.0)),
+        base.verdict.name(),
+        ms(base.p(99.9)),
+        ms(base.max()),
+        base.probe_iops.map(|i| format!("{i:.0}")).unwrap_or("-".into())
+    ));
+    let measured: Vec<&Scenario> = doc
+        .scenarios
+        .iter()
+        .filter(|s| s.available && s.aggressor.is_some() && s.probe.is_some())
+        .collect();
+    let none = measured
+        .iter()
+        .find(|s| s.mitigation.as_deref() == Some("none"))
+        .copied();
+    if let Some(n) = none {
+        let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) if b > 0 => format!("{:.1}x", a as f64 / b as f64),
+            _ => "-".into(),
+        };
+        w.push(format!(
+            "With the {} aggressor and no mitigation: p99 {} ({}), p99.9 {} ({} the baseline), max {}, IOPS {}; the aggressor wrote {} in {:.1} s.",
+            doc.aggressor_kind,
+            ms(n.p(99.0)),
+            n.verdict.name(),
+            ms(n.p(99.9)),
+            ratio(tail(n), tail(base)),
+            ms(n.max()),
+            n.probe_iops.map(|i| format!("{i:.0}")).unwrap_or("-".into()),
+            bytes(n.aggressor.as_ref().map(|a| a.bytes).unwrap_or(0)),
+            n.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0)
+        ));
+    }
+    let candidates: Vec<&Scenario> = measured
+        .iter()
+        .filter(|s| s.mitigation.as_deref() != Some("none"))
+        .copied()
+        .collect();
+    let best = candidates
+        .iter()
+        .filter(|s| tail(s).is_some())
+        .min_by_key(|s| (tail(s).unwrap_or(u64::MAX), s.max().unwrap_or(u64::MAX)))
+        .copied();
+    let agg_secs = |s: &Scenario| s.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0);
+    match (best, none) {
+        (Some(b), Some(n)) if tail(b) < tail(n) => {
+            let slow = agg_secs(b) / agg_secs(n).max(1e-3);
+            let mut s = format!(
+                "Best tail: {} (p99.9 {} instead of {}, max {} instead of {}, p99 {}: {}); the aggressor took {:.1} s instead of {:.1} s ({:.1}x){}.",
+                b.mitigation.as_deref().unwrap_or("?"),
+                ms(tail(b)),
+                ms(tail(n)),
+                ms(b.max()),
+                ms(n.max()),
+                ms(b.p(99.0)),
+                b.verdict.name(),
+                agg_secs(b),
+                agg_secs(n),
+                slow,
+                if b.aggressor.as_ref().is_some_and(|a| a.capped) {
+                    ", and was stopped at the cap before finishing"
+                } else {
+                    ""
+                }
+            );
+            if slow >= 3.0 {
+                s.push_str(" That is a trade-off: the bulk writer (an OS update) runs that many times longer.");
+                // A cheaper one within 1.5x of the best tail, if any.
+                if let Some(c) = candidates
+                    .iter()
+                    .filter(|c| {
+                        tail(c).zip(tail(b)).is_some_and(|(t, bt)| t as f64 <= bt as f64 * 1.5)
+                            && agg_secs(c) < agg_secs(b) * 0.5
+                    })
+                    .min_by(|x, y| agg_secs(x).total_cmp(&agg_secs(y)))
+                {
+                    s.push_str(&format!(
+                        " {} comes close (p99.9 {}) with the aggressor taking {:.1} s.",
+                        c.mitigation.as_deref().unwrap_or("?"),
+                        ms(tail(c)),
+                        agg_secs(c)
+                    ));
+                }
+            }
+            w.push(s);
+            if n.verdict == Verdict::Pass
+                && tail(n).zip(tail(base)).is_some_and(|(t, bt)| t <= bt.saturating_mul(2))
+            {
+                w.push("The aggressor barely moves the tail here: no mitigation is needed on this disk.".into());
+            }
+        }
+        (Some(_), Some(n)) => w.push(format!(
+            "No mitigation improved the tail over none (p99.9 {}){}.",
+            ms(tail(n)),
+            if n.verdict == Verdict::Pass {
+                ", and etcd's p99 stays within its limit: leave the node as it is"
+            } else {
+                ": move etcd to its own disk"
+            }
+        )),
+        (None, Some(n)) => w.push(format!(
+            "Only `none` ran with the aggressor: etcd {} with it. Add mitigations to compare (e.g. --mitigations none,ionice-idle,scheduler-bfq,writer-per-object-fsync).",
+            if n.verdict == Verdict::Pass { "passes" } else { "fails" }
+        )),
+        (Some(b), None) => w.push(format!(
+            "Best tail among the mitigations: {} (p99.9 {}); add `none` to see what it gains.",
+            b.mitigation.as_deref().unwrap_or("?"),
+            ms(tail(b))
+        )),
+        (None, None) => {}
+    }
+    let worse: Vec<String> = candidates
+        .iter()
+        .filter(|c| none.is_some_and(|n| tail(c).zip(tail(n)).is_some_and(|(t, nt)| t as f64 > nt as f64 * 1.2)))
+        .map(|c| c.mitigation.clone().unwrap_or_default())
+        .collect();
+    if !worse.is_empty() {
+        w.push(format!("Worse than no mitigation: {}.", worse.join(", ")));
+    }
+    let unavailable: Vec<String> = doc
+        .scenarios
+        .iter()
+        .filter(|s| !s.available)
+        .map(|s| s.mitigation.clone().unwrap_or_default())
+        .collect();
+    if !unavailable.is_empty() {
+        w.push(format!(
+            "Not measured (unavailable here, reasons above): {}.",
+            unavailable.join(", ")
+        ));
+    }
+    w.push("A fast local disk is no guide to a cloud volume (seed 004's fixes did not transfer to Azure): run this on the node's real disk.".into());
+    w.join("\n")
+}

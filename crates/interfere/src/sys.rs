@@ -1,0 +1,72 @@
+//! The few raw system calls this crate needs that std does not wrap: `ioprio_set`/`ioprio_get`,
+//! `syncfs`, `prctl(PR_SET_PDEATHSIG)` and `kill`. Kept in one place so that every `unsafe` block
+//! of the crate sits here, each with its `# Safety` argument.
+
+use std::os::fd::AsRawFd;
+
+/// `syscall(nr, a, b, c)` for calls whose arguments are all plain integers.
+pub fn int_syscall3(nr: libc::c_long, a: i32, b: i32, c: i32) -> libc::c_long {
+    // # Safety
+    // The calls made through here (ioprio_set, ioprio_get) take integers only and read or write
+    // no user memory, so no argument can make the kernel touch memory we do not own.
+    unsafe { libc::syscall(nr, a, b, c) }
+}
+
+/// Flushes the whole filesystem holding `f` (what ostree does once at the end of a pull).
+pub fn syncfs(f: &std::fs::File) -> std::io::Result<()> {
+    // # Safety
+    // `f` is an open file for the duration of the call; syncfs only reads the descriptor.
+    let r = unsafe { libc::syncfs(f.as_raw_fd()) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Asks the kernel to SIGKILL this process when the thread that forked it dies, so a killed
+/// `disktier interfere` never leaves its aggressor writing.
+pub fn die_with_parent() -> std::io::Result<()> {
+    // # Safety
+    // prctl(PR_SET_PDEATHSIG, sig) takes integers only.
+    let r = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The parent's pid (to notice that the parent died before `die_with_parent` took effect).
+pub fn parent_pid() -> i32 {
+    std::os::unix::process::parent_id() as i32
+}
+
+/// Sends `sig` to `pid`; `Ok(false)` when no such process exists.
+pub fn kill(pid: i32, sig: i32) -> std::io::Result<bool> {
+    // # Safety
+    // kill(2) takes integers only.
+    let r = unsafe { libc::kill(pid, sig) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ESRCH) {
+            return Ok(false);
+        }
+        return Err(e);
+    }
+    Ok(true)
+}
+
+/// Takes an exclusive `flock` on `f` without waiting; `Ok(false)` when another process holds it.
+/// The kernel drops the lock when the holder dies, even by SIGKILL.
+pub fn try_lock(f: &std::fs::File) -> std::io::Result<bool> {
+    // # Safety
+    // flock(2) takes the descriptor of a file that stays open for the call, and integers.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            return Ok(false);
+        }
+        return Err(e);
+    }
+    Ok(true)
+}

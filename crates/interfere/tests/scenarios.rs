@@ -1,0 +1,247 @@
+//! The whole comparison on real loop devices with a real xfs: every mitigation that can run here
+//! is applied, checked from the outside while it is in place (the scheduler file, the cgroup
+//! files, the aggressor's ioprio), and gone afterwards; the aggressor measurably hurts the probe
+//! on a throttled, cloud-like volume.
+//!
+//! The aggressor runs as a separate process, as in the binary. Here that process is this test
+//! binary re-executed with only `aggressor_child_entry` selected and the spec in an environment
+//! variable: the entry runs the aggressor's child side when the variable is set and does
+//! nothing otherwise.
+
+use disktier_interfere::aggressor::{self, AggressorSpec};
+use disktier_interfere::ioprio::{self, IoPrio};
+use disktier_interfere::{scheduler, AggressorKind, Applied, Config, Mitigation};
+use disktier_testkit::{require, require_loop, BlkioThrottle, LoopDev};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const SPEC_ENV: &str = "DISKTIER_TEST_AGGRESSOR_SPEC";
+
+/// Not a test: the aggressor's side when this binary is re-executed by `launcher`.
+#[test]
+fn aggressor_child_entry() {
+    if let Ok(spec) = std::env::var(SPEC_ENV) {
+        let spec: AggressorSpec = serde_json::from_str(&spec).unwrap();
+        aggressor::process::child_main(&spec).unwrap();
+    }
+}
+
+/// The scenarios share the machine's cgroup root and disk: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn config(dir: &Path, run_dir: &Path, mitigations: &str, duration: Duration, size: u64) -> Config {
+    Config {
+        dir: dir.to_path_buf(),
+        aggressor: AggressorKind::Ostree,
+        aggressor_size: size,
+        mitigations: Mitigation::parse_list(mitigations).unwrap(),
+        duration,
+        threshold: Duration::from_millis(10),
+        throttle_bps: 8 << 20,
+        throttle_iops: 100,
+        run_dir: run_dir.to_path_buf(),
+        launcher: Box::new(|spec: &AggressorSpec| {
+            let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+            c.args(["aggressor_child_entry", "--exact", "--nocapture", "--test-threads=1"])
+                .env(SPEC_ENV, serde_json::to_string(spec).unwrap());
+            c
+        }),
+        stop: Arc::new(AtomicBool::new(false)),
+        cap: Duration::from_secs(60),
+        start_delay: Duration::from_millis(300),
+        notes: Box::new(|n: &str| eprintln!("{n}")),
+        on_applied: None,
+        progress: None,
+    }
+}
+
+fn blkio_line(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.split(':').nth(1).is_some_and(|c| c.split(',').any(|c| c == "blkio")))
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn leftovers(mount: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(mount)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".disktier-interfere-"))
+        .collect();
+    let prefix = format!("disktier-interfere-{}", std::process::id());
+    for root in ["/sys/fs/cgroup/blkio", "/sys/fs/cgroup/unified"] {
+        if let Ok(rd) = std::fs::read_dir(root) {
+            v.extend(
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with(&prefix)),
+            );
+        }
+    }
+    v
+}
+
+#[test]
+fn io_classes_and_schedulers_are_applied_read_back_and_restored() {
+    if !require_loop() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = LoopDev::new(512 << 20);
+    let mnt = dev.mkfs_mount("xfs");
+    let sched_file = scheduler::Device::scheduler_file_in(&dev.name(), Path::new("/sys"));
+    let before = scheduler::read(&sched_file).unwrap().active;
+    let run_dir = tempfile::tempdir().unwrap();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut cfg = config(
+        &mnt.dir,
+        run_dir.path(),
+        "ionice-idle,ionice-be7,scheduler-bfq,scheduler-mq-deadline",
+        Duration::from_secs(2),
+        32 << 20,
+    );
+    let (seen2, sf) = (seen.clone(), sched_file.clone());
+    cfg.on_applied = Some(Box::new(move |a: &Applied| {
+        let active = scheduler::read(&sf).unwrap().active;
+        let prio = ioprio::get_process(a.aggressor_pid).unwrap();
+        let all = |p: IoPrio| prio.iter().all(|(_, g)| *g == p);
+        let ok = match a.mitigation {
+            Mitigation::IoniceIdle => all(IoPrio::Idle),
+            Mitigation::IoniceBe7 => all(IoPrio::BestEffort(7)),
+            Mitigation::SchedulerBfq => active == "bfq",
+            Mitigation::SchedulerMqDeadline => active == "mq-deadline",
+            _ => false,
+        };
+        assert!(ok, "{:?} not in place: scheduler {active}, ioprio {prio:?}", a.mitigation);
+        seen2.lock().unwrap().push(a.mitigation.name().to_string());
+    }));
+    let doc = disktier_interfere::run(&cfg).unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["ionice-idle", "ionice-be7", "scheduler-bfq", "scheduler-mq-deadline"]
+    );
+    assert_eq!(scheduler::read(&sched_file).unwrap().active, before);
+    assert!(leftovers(&mnt.dir).is_empty(), "{:?}", leftovers(&mnt.dir));
+    assert!(!run_dir.path().join("interfere.journal").exists());
+    assert_eq!(doc.scenarios.len(), 5);
+    for s in &doc.scenarios {
+        assert!(s.available, "{s:?}");
+        let probe = s.probe.as_ref().unwrap();
+        assert!(probe.ios > 10, "{}: {} fdatasyncs", s.name, probe.ios);
+        if s.name != "baseline" {
+            let a = s.aggressor.as_ref().unwrap();
+            assert_eq!(a.bytes, 32 << 20, "{}: {a:?}", s.name);
+            assert!(!s.applied.is_empty(), "{s:?}");
+        }
+    }
+}
+
+#[test]
+fn cgroups_and_writer_policies_are_applied_read_back_and_removed() {
+    if !require_loop() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = LoopDev::new(512 << 20);
+    let mnt = dev.mkfs_mount("xfs");
+    let sched_file = scheduler::Device::scheduler_file_in(&dev.name(), Path::new("/sys"));
+    let before = scheduler::read(&sched_file).unwrap().active;
+    let run_dir = tempfile::tempdir().unwrap();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut cfg = config(
+        &mnt.dir,
+        run_dir.path(),
+        "cgroup-weight,cgroup-throttle,cgroup-latency,writer-per-object-fsync,writer-no-fsync",
+        Duration::from_secs(2),
+        32 << 20,
+    );
+    let (seen2, sf, mm) = (seen.clone(), sched_file.clone(), dev.maj_min());
+    cfg.on_applied = Some(Box::new(move |a: &Applied| {
+        let line = blkio_line(a.aggressor_pid);
+        let group = line.rsplit(':').next().unwrap_or("").to_string();
+        let dir = Path::new("/sys/fs/cgroup/blkio").join(group.trim_start_matches('/'));
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+        match a.mitigation {
+            Mitigation::CgroupWeight => {
+                assert!(group.contains("disktier-interfere-"), "{line}");
+                assert_eq!(read("blkio.bfq.weight").trim(), "10");
+                assert_eq!(scheduler::read(&sf).unwrap().active, "bfq");
+            }
+            Mitigation::CgroupThrottle => {
+                assert!(group.contains("disktier-interfere-"), "{line}");
+                assert!(read("blkio.throttle.write_bps_device").contains(&format!("{mm} {}", 8 << 20)));
+                assert!(read("blkio.throttle.write_iops_device").contains(&format!("{mm} 100")));
+            }
+            Mitigation::WriterPerObjectFsync | Mitigation::WriterNoFsync => {
+                assert!(!group.contains("disktier-interfere-"), "{line}");
+            }
+            other => panic!("{other:?} should not have been applied here"),
+        }
+        seen2.lock().unwrap().push(a.mitigation.name().to_string());
+    }));
+    let doc = disktier_interfere::run(&cfg).unwrap();
+    let latency = doc
+        .scenarios
+        .iter()
+        .find(|s| s.mitigation.as_deref() == Some("cgroup-latency"))
+        .unwrap();
+    let v2_has_io = std::fs::read_to_string("/sys/fs/cgroup/unified/cgroup.controllers")
+        .is_ok_and(|c| c.split_whitespace().any(|c| c == "io"));
+    if !v2_has_io {
+        assert!(!latency.available);
+        let why = latency.unavailable_reason.as_deref().unwrap();
+        assert!(why.contains("cgroup v2") && why.contains("io controller"), "{why}");
+    }
+    let mut want = vec!["cgroup-weight", "cgroup-throttle"];
+    if v2_has_io {
+        want.push("cgroup-latency");
+    }
+    want.extend(["writer-per-object-fsync", "writer-no-fsync"]);
+    assert_eq!(*seen.lock().unwrap(), want);
+    assert_eq!(scheduler::read(&sched_file).unwrap().active, before);
+    assert!(leftovers(&mnt.dir).is_empty(), "{:?}", leftovers(&mnt.dir));
+    assert!(!run_dir.path().join("interfere.journal").exists());
+    let text = disktier_interfere::render_text(&doc);
+    assert!(text.contains("cgroup-latency: unavailable") || v2_has_io, "{text}");
+}
+
+#[test]
+fn the_aggressor_worsens_the_tail_on_a_throttled_volume() {
+    if !require_loop() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = LoopDev::new(1 << 30);
+    let mnt = dev.mkfs_mount("xfs");
+    // A cloud-like volume: this process (the probe) and its children (the aggressor) share one
+    // write IOPS budget on the device, as all users of an EBS volume share its provisioned IOPS.
+    // The aggressor writes with O_DIRECT, so its I/O is charged to the group it runs in (v1
+    // charges buffered writeback to the root group instead).
+    let throttle = BlkioThrottle::new(&dev.maj_min(), 300, None);
+    let me = std::process::id().to_string();
+    std::fs::write(throttle.dir.join("cgroup.procs"), &me).unwrap();
+    let run_dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&mnt.dir, run_dir.path(), "none", Duration::from_secs(3), 32 << 20);
+    cfg.aggressor = AggressorKind::RandWrite;
+    let doc = disktier_interfere::run(&cfg);
+    std::fs::write("/sys/fs/cgroup/blkio/cgroup.procs", &me).unwrap();
+    let doc = doc.unwrap();
+    let base = &doc.scenarios[0];
+    let none = &doc.scenarios[1];
+    let b = base.probe.as_ref().unwrap();
+    let n = none.probe.as_ref().unwrap();
+    eprintln!("{}", disktier_interfere::render_text(&doc));
+    // Any one of three clear signs, each by a wide margin so a busy shared box does not decide it.
+    let tail_worse = n.lat_ns.p(99.0).unwrap() > 2 * b.lat_ns.p(99.0).unwrap();
+    let max_worse = n.lat_ns.max > 3 * b.lat_ns.max;
+    let iops_lower = none.probe_iops.unwrap() < 0.5 * base.probe_iops.unwrap();
+    assert!(
+        tail_worse || max_worse || iops_lower,
+        "the aggressor did not hurt the probe: baseline {b:?} vs {n:?}"
+    );
+}

@@ -1,0 +1,450 @@
+//! Comparing runs: the same metrics side by side, the ratio of each run to the first, and the
+//! sentence a user would write ("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower", seed 000's
+//! ephemeral NVMe against EBS). Runs of different profiles measure different things, so they are
+//! refused unless forced; quick runs beside full ones are flagged.
+
+use disktier_engine::{DirStats, RunDoc};
+use serde::Serialize;
+
+/// Whether a bigger number is better (IOPS) or worse (latency).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// How a metric's value prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    Ns,
+    Iops,
+    BytesPerSec,
+    FilesPerSec,
+}
+
+/// One run in a comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    /// "A", "B", ... in the table.
+    pub letter: String,
+    pub id: String,
+    pub target: String,
+    pub profile: Option<String>,
+    pub quick: bool,
+}
+
+/// One metric across the runs; `ratios[k]` compares run k+1 with run 0.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub metric: String,
+    pub unit: Unit,
+    pub better: Better,
+    pub values: Vec<Option<f64>>,
+    pub ratios: Vec<Option<Ratio>>,
+}
+
+/// The first run's value against another's.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ratio {
+    /// max/min, always >= 1.
+    pub factor: f64,
+    /// "lower" or "higher": the first run's value relative to the other.
+    pub direction: &'static str,
+    /// Whether the first run is the better one on this metric.
+    pub first_better: bool,
+    pub sentence: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub runs: Vec<Side>,
+    pub rows: Vec<Row>,
+    /// Notes the reader must see (quick beside full, forced profile mismatch).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error("compare needs at least two runs: give two run ids (see `disktier history`)")]
+    TooFew,
+    #[error(
+        "runs {a} ({pa}) and {b} ({pb}) measured different profiles: pass --force to compare them anyway"
+    )]
+    DifferentProfiles {
+        a: String,
+        pa: String,
+        b: String,
+        pb: String,
+    },
+}
+
+/// What "sync" was called in the job: seed 000's etcd job uses fdatasync.
+fn sync_name(doc: &RunDoc) -> &'static str {
+    let n = |k: &str| doc.job.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+    if n("fdatasync") > 0 {
+        "fdatasync"
+    } else if n("fsync") > 0 {
+        "fsync"
+    } else {
+        "sync"
+    }
+}
+
+type Extract = Box<dyn Fn(&RunDoc) -> Option<f64>>;
+
+fn lat(dir: fn(&RunDoc) -> Option<&DirStats>, p: f64) -> Extract {
+    Box::new(move |d| dir(d).and_then(|s| s.lat_ns.p(p)).map(|v| v as f64))
+}
+
+fn metrics(sync: &str) -> Vec<(String, Unit, Better, Extract)> {
+    fn read(d: &RunDoc) -> Option<&DirStats> {
+        d.results.read.as_ref()
+    }
+    fn write(d: &RunDoc) -> Option<&DirStats> {
+        d.results.write.as_ref()
+    }
+    fn syncs(d: &RunDoc) -> Option<&DirStats> {
+        d.results.sync.as_ref()
+    }
+    let pos = |v: f64| (v > 0.0).then_some(v);
+    vec![
+        (format!("{sync} p50"), Unit::Ns, Better::Lower, lat(syncs, 50.0)),
+        (format!("{sync} p99"), Unit::Ns, Better::Lower, lat(syncs, 99.0)),
+        (format!("{sync} p99.9"), Unit::Ns, Better::Lower, lat(syncs, 99.9)),
+        ("read IOPS".into(), Unit::Iops, Better::Higher,
+            Box::new(move |d| read(d).map(|s| s.iops).and_then(pos))),
+        ("write IOPS".into(), Unit::Iops, Better::Higher,
+            Box::new(move |d| write(d).map(|s| s.iops).and_then(pos))),
+        ("read throughput".into(), Unit::BytesPerSec, Better::Higher,
+            Box::new(move |d| read(d).map(|s| s.bw_bytes).and_then(pos))),
+        ("write throughput".into(), Unit::BytesPerSec, Better::Higher,
+            Box::new(move |d| write(d).map(|s| s.bw_bytes).and_then(pos))),
+        ("read p50".into(), Unit::Ns, Better::Lower, lat(read, 50.0)),
+        ("read p99".into(), Unit::Ns, Better::Lower, lat(read, 99.0)),
+        ("write p50".into(), Unit::Ns, Better::Lower, lat(write, 50.0)),
+        ("write p99".into(), Unit::Ns, Better::Lower, lat(write, 99.0)),
+        ("small files".into(), Unit::FilesPerSec, Better::Higher,
+            Box::new(move |d| d.results.small_files.as_ref().map(|s| s.files_per_s).and_then(pos))),
+    ]
+}
+
+/// Compares `runs` (id, document), the first being the one the others are measured against.
+pub fn compare(runs: &[(String, RunDoc)], force: bool) -> Result<Comparison, CompareError> {
+    if runs.len() < 2 {
+        return Err(CompareError::TooFew);
+    }
+    let first = &runs[0];
+    let mut notes = Vec::new();
+    for (id, d) in &runs[1..] {
+        if d.profile != first.1.profile {
+            let show = |p: &Option<String>| p.clone().unwrap_or_else(|| "custom job".into());
+            if !force {
+                return Err(CompareError::DifferentProfiles {
+                    a: first.0.clone(),
+                    pa: show(&first.1.profile),
+                    b: id.clone(),
+                    pb: show(&d.profile),
+                });
+            }
+            notes.push(format!(
+                "{} ({}) and {id} ({}) measured different profiles: compared because of --force",
+                first.0,
+                show(&first.1.profile),
+                show(&d.profile)
+            ));
+        }
+    }
+    let sides: Vec<Side> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (id, d))| Side {
+            letter: letter(i),
+            id: id.clone(),
+            target: d.target.path.clone(),
+            profile: d.profile.clone(),
+            quick: d.quick,
+        })
+        .collect();
+    if sides.iter().any(|s| s.quick) && sides.iter().any(|s| !s.quick) {
+        let quick: Vec<&str> = sides.iter().filter(|s| s.quick).map(|s| s.letter.as_str()).collect();
+        notes.push(format!(
+            "quick and full runs are mixed ({} quick): quick runs are shorter and noisier, so small differences mean little",
+            quick.join(", ")
+        ));
+    }
+    let mut rows = Vec::new();
+    for (metric, unit, better, f) in metrics(sync_name(&first.1)) {
+        let values: Vec<Option<f64>> = runs.iter().map(|(_, d)| f(d)).collect();
+        if values.iter().filter(|v| v.is_some()).count() < 2 && values[0].is_none() {
+            continue;
+        }
+        if values.iter().all(Option::is_none) {
+            continue;
+        }
+        let ratios = values[1..]
+            .iter()
+            .map(|v| ratio(&metric, unit, better, values[0]?, (*v)?))
+            .collect();
+        rows.push(Row {
+            metric,
+            unit,
+            better,
+            values,
+            ratios,
+        });
+    }
+    Ok(Comparison {
+        runs: sides,
+        rows,
+        notes,
+    })
+}
+
+fn letter(i: usize) -> String {
+    let l = (b'A' + (i % 26) as u8) as char;
+    if i < 26 {
+        l.to_string()
+    } else {
+        format!("{l}{}", i / 26)
+    }
+}
+
+fn ratio(metric: &str, unit: Unit, better: Better, a: f64, b: f64) -> Option<Ratio> {
+    if a <= 0.0 || b <= 0.0 {
+        return None;
+    }
+    let factor = a.max(b) / a.min(b);
+    let direction = if a < b { "lower" } else { "higher" };
+    let first_better = match better {
+        Better::Lower => a <= b,
+        Better::Higher => a >= b,
+    };
+    let (va, vb) = fmt_pair(unit, a, b);
+    let sentence = if (factor - 1.0).abs() < 0.005 {
+        format!("{metric} {va} vs {vb}: the same")
+    } else {
+        format!("{metric} {va} vs {vb}: {} {direction}", fmt_factor(factor))
+    };
+    Some(Ratio {
+        factor,
+        direction,
+        first_better,
+        sentence,
+    })
+}
+
+/// "19.9x" below 100, "180x" above.
+pub fn fmt_factor(f: f64) -> String {
+    if f < 100.0 {
+        format!("{f:.1}x")
+    } else {
+        format!("{f:.0}x")
+    }
+}
+
+/// Two values in the same unit, picked for the larger one, so "0.20 ms vs 4.05 ms" reads at a glance.
+pub fn fmt_pair(unit: Unit, a: f64, b: f64) -> (String, String) {
+    let m = a.max(b);
+    let f = |v: f64| match unit {
+        Unit::Ns => {
+            let (div, name) = if m >= 1e9 {
+                (1e9, "s")
+            } else if m >= 1e6 {
+                (1e6, "ms")
+            } else if m >= 1e3 {
+                (1e3, "us")
+            } else {
+                (1.0, "ns")
+            };
+            if name == "ns" {
+                format!("{v:.0} ns")
+            } else if name == "us" {
+                format!("{:.1} us", v / div)
+            } else {
+                format!("{:.2} {name}", v / div)
+            }
+        }
+        _ => fmt_value(unit, v),
+    };
+    (f(a), f(b))
+}
+
+/// One value in its own best unit.
+pub fn fmt_value(unit: Unit, v: f64) -> String {
+    match unit {
+        Unit::Ns => disktier_units::fmt_ns(v),
+        Unit::Iops => fmt_count(v),
+        Unit::BytesPerSec => {
+            if v >= 1024.0 * 1024.0 * 1024.0 {
+                format!("{:.2} GiB/s", v / (1024.0 * 1024.0 * 1024.0))
+            } else if v >= 1024.0 * 1024.0 {
+                format!("{:.1} MiB/s", v / (1024.0 * 1024.0))
+            } else {
+                format!("{:.1} KiB/s", v / 1024.0)
+            }
+        }
+        Unit::FilesPerSec => format!("{} files/s", fmt_count(v)),
+    }
+}
+
+/// 389, 4750, 45.2k, 180k: fio's way of printing IOPS.
+pub fn fmt_count(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e5 {
+        format!("{:.0}k", v / 1e3)
+    } else if v >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+impl Comparison {
+    /// The sentences, one per metric and compared run.
+    pub fn sentences(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (k, side) in self.runs.iter().enumerate().skip(1) {
+            for row in &self.rows {
+                if let Some(r) = &row.ratios[k - 1] {
+                    let who = if self.runs.len() > 2 {
+                        format!("A vs {}: ", side.letter)
+                    } else {
+                        String::new()
+                    };
+                    out.push(format!("{who}{}", r.sentence));
+                }
+            }
+        }
+        out
+    }
+
+    /// The comparison as text: a legend of the runs, the table, the sentences, the notes.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        for side in &self.runs {
+            s.push_str(&format!(
+                "{}  {}  {}  ({}{})\n",
+                side.letter,
+                side.id,
+                side.target,
+                side.profile.as_deref().unwrap_or("custom job"),
+                if side.quick { ", quick" } else { "" }
+            ));
+        }
+        s.push('\n');
+        let mut head = vec!["METRIC".to_string()];
+        head.extend(self.runs.iter().map(|r| r.letter.clone()));
+        head.extend(self.runs[1..].iter().map(|r| format!("A vs {}", r.letter)));
+        let mut rows = vec![head];
+        for row in &self.rows {
+            let mut cells = vec![row.metric.clone()];
+            cells.extend(row.values.iter().map(|v| match v {
+                Some(v) => fmt_value(row.unit, *v),
+                None => "-".into(),
+            }));
+            cells.extend(row.ratios.iter().map(|r| match r {
+                Some(r) if (r.factor - 1.0).abs() < 0.005 => "same".into(),
+                Some(r) => format!(
+                    "{} {} ({})",
+                    fmt_factor(r.factor),
+                    r.direction,
+                    if r.first_better { "better" } else { "worse" }
+                ),
+                None => "-".into(),
+            }));
+            rows.push(cells);
+        }
+        s.push_str(&align(&rows));
+        s.push('\n');
+        for line in self.sentences() {
+            s.push_str(&line);
+            s.push('\n');
+        }
+        for n in &self.notes {
+            s.push_str(&format!("note: {n}\n"));
+        }
+        s
+    }
+}
+
+/// Left-aligned columns separated by two spaces, without trailing blanks.
+pub fn align(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, cell) in r.iter().enumerate() {
+            line.push_str(cell);
+            if c + 1 < r.len() {
+                line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> (String, RunDoc) {
+        let p = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
+        let doc: RunDoc = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        (name.to_string(), doc)
+    }
+
+    #[test]
+    fn seed_000_sentence() {
+        let c = compare(&[fixture("seed000-ephemeral"), fixture("seed000-ebs")], false).unwrap();
+        let s = c.sentences();
+        assert!(
+            s.contains(&"fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower".to_string()),
+            "{s:#?}"
+        );
+    }
+
+    #[test]
+    fn compare_table_golden() {
+        let c = compare(&[fixture("seed000-ephemeral"), fixture("seed000-ebs")], false).unwrap();
+        insta::assert_snapshot!("seed000_compare", c.to_text());
+    }
+
+    #[test]
+    fn three_runs_and_quick_flag_golden() {
+        let runs = [fixture("seed000-ephemeral"), fixture("seed000-ebs"), fixture("quick-etcd")];
+        let c = compare(&runs, false).unwrap();
+        assert_eq!(c.notes.len(), 1, "{:?}", c.notes);
+        insta::assert_snapshot!("three_runs_compare", c.to_text());
+    }
+
+    #[test]
+    fn different_profiles_need_force() {
+        let runs = [fixture("seed000-ephemeral"), fixture("read-iops")];
+        let e = compare(&runs, false).unwrap_err().to_string();
+        assert!(e.contains("different profiles") && e.contains("--force"), "{e}");
+        let c = compare(&runs, true).unwrap();
+        assert!(c.notes.iter().any(|n| n.contains("--force")));
+    }
+
+    #[test]
+    fn units_read_well() {
+        assert_eq!(fmt_pair(Unit::Ns, 203776.0, 4046848.0), ("0.20 ms".into(), "4.05 ms".into()));
+        assert_eq!(fmt_count(45200.0), "45.2k");
+        assert_eq!(fmt_count(179800.0), "180k");
+        assert_eq!(fmt_value(Unit::BytesPerSec, 736460800.0), "702.3 MiB/s");
+    }
+}

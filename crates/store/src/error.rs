@@ -1,0 +1,42 @@
+//! The store's errors: each names the database and, where there is one, the fix.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path} is not a disktier database or is corrupted: move it aside or pass --db")]
+    NotOurs { path: PathBuf },
+    #[error(
+        "{location} has store schema version {found}, newer than this disktier understands ({known}): upgrade disktier or pass --db"
+    )]
+    TooNew {
+        location: String,
+        found: i64,
+        known: i64,
+    },
+    #[error("cannot create the directory {path} for the result store: {source} (pass --db or --no-save)")]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("neither XDG_DATA_HOME nor HOME is set, so there is no default result store: pass --db or --no-save")]
+    NoDefaultLocation,
+    #[error("SQLite database {path}: {source}")]
+    Sqlite {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("PostgreSQL store {url}: {source}")]
+    Postgres {
+        url: String,
+        source: postgres::Error,
+    },
+    #[error("no stored run has id {0}: list them with `disktier history`")]
+    NotFound(String),
+    #[error("run id {id} is ambiguous ({count} runs start with it): give more characters")]
+    Ambiguous { id: String, count: usize },
+    #[error("the run document is not valid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

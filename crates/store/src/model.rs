@@ -1,0 +1,169 @@
+//! What a stored run looks like: the columns kept for listing (extracted from the result
+//! document when it is saved), the filters `history` uses, and run ids.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The listing columns of one stored run (everything but the document).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub id: String,
+    /// RFC 3339 UTC time the run was saved.
+    pub created_at: String,
+    /// The command that produced it: "bench", "check", "assess", "import", "interfere".
+    pub kind: String,
+    pub profile: Option<String>,
+    pub target: Option<String>,
+    pub hostname: Option<String>,
+    pub quick: bool,
+    pub engine: Option<String>,
+    /// Runs made together (one `disktier assess`) share this id.
+    pub group_id: Option<String>,
+    pub sync_p99_ns: Option<i64>,
+    pub read_iops: Option<f64>,
+    pub write_iops: Option<f64>,
+    pub read_bw_bytes: Option<f64>,
+    pub write_bw_bytes: Option<f64>,
+}
+
+/// One stored run: its listing columns, host and device facts, and the whole document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredRun {
+    #[serde(flatten)]
+    pub summary: RunSummary,
+    pub host: Value,
+    pub device: Value,
+    pub doc: Value,
+}
+
+/// Which runs `history` lists. Empty fields match everything.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub target: Option<String>,
+    pub profile: Option<String>,
+    pub kind: Option<String>,
+    pub group_id: Option<String>,
+    /// The newest N runs only.
+    pub last: Option<usize>,
+}
+
+impl Filter {
+    pub fn matches(&self, s: &RunSummary) -> bool {
+        fn eq(want: &Option<String>, have: &Option<String>) -> bool {
+            want.as_ref().is_none_or(|w| have.as_deref() == Some(w.as_str()))
+        }
+        eq(&self.target, &s.target)
+            && eq(&self.profile, &s.profile)
+            && self.kind.as_ref().is_none_or(|k| *k == s.kind)
+            && eq(&self.group_id, &s.group_id)
+    }
+}
+
+/// A run about to be saved: the document plus what the caller knows about it.
+#[derive(Debug, Clone)]
+pub struct NewRun<'a> {
+    pub kind: &'a str,
+    pub group_id: Option<&'a str>,
+    pub doc: &'a Value,
+}
+
+impl NewRun<'_> {
+    /// The row to insert (or to report without storing), with listing columns taken from the document. Documents that are not
+    /// a `RunDoc` (interfere's) simply leave the missing columns empty.
+    pub fn to_row(&self, id: String, created_at: String) -> StoredRun {
+        let d = self.doc;
+        let s = |ptr: &str| d.pointer(ptr).and_then(Value::as_str).map(str::to_string);
+        let f = |ptr: &str| d.pointer(ptr).and_then(Value::as_f64);
+        let summary = RunSummary {
+            id,
+            created_at,
+            kind: self.kind.to_string(),
+            profile: s("/profile"),
+            target: s("/target/path"),
+            hostname: s("/host/hostname"),
+            quick: d.pointer("/quick").and_then(Value::as_bool).unwrap_or(false),
+            engine: s("/engine"),
+            group_id: self.group_id.map(str::to_string),
+            sync_p99_ns: d
+                .pointer("/results/sync/lat_ns/percentiles/99")
+                .and_then(Value::as_i64),
+            read_iops: f("/results/read/iops"),
+            write_iops: f("/results/write/iops"),
+            read_bw_bytes: f("/results/read/bw_bytes"),
+            write_bw_bytes: f("/results/write/bw_bytes"),
+        };
+        StoredRun {
+            summary,
+            host: d.pointer("/host").cloned().unwrap_or(Value::Null),
+            device: d.pointer("/target").cloned().unwrap_or(Value::Null),
+            doc: d.clone(),
+        }
+    }
+}
+
+/// The current UTC time in RFC 3339 with microseconds (sorts as text).
+pub fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let fmt = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
+    );
+    now.format(&fmt).unwrap_or_else(|_| now.unix_timestamp().to_string())
+}
+
+/// A new run id: UTC time to the second, then 6 random hex digits, e.g. `20231201-201522-a3f90c`.
+/// Sorts by time, prints without quoting, and is unique enough for many writers at once (the
+/// primary key catches the rare clash and the caller retries).
+pub fn new_id() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let fmt = time::macros::format_description!("[year][month][day]-[hour][minute][second]");
+    let stamp = now.format(&fmt).unwrap_or_default();
+    format!("{stamp}-{:06x}", random_u64() & 0xff_ffff)
+}
+
+/// Random bits without a dependency: std's per-process random hasher keys mixed with the pid
+/// and the clock.
+pub(crate) fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_printable_and_distinct() {
+        let a = new_id();
+        let b = new_id();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 22, "{a}");
+        assert!(a.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    }
+
+    #[test]
+    fn columns_come_from_the_document() {
+        let doc = serde_json::json!({
+            "engine": "fio", "profile": "etcd", "quick": true,
+            "target": {"path": "/var/lib/etcd", "kind": "directory", "device": "nvme1n1"},
+            "host": {"hostname": "node-1"},
+            "results": {"sync": {"lat_ns": {"percentiles": {"99": 203776}}},
+                        "write": {"iops": 120.5, "bw_bytes": 2048.0}}
+        });
+        let row = NewRun { kind: "check", group_id: None, doc: &doc }.to_row("x".into(), "t".into());
+        assert_eq!(row.summary.profile.as_deref(), Some("etcd"));
+        assert_eq!(row.summary.target.as_deref(), Some("/var/lib/etcd"));
+        assert_eq!(row.summary.sync_p99_ns, Some(203776));
+        assert_eq!(row.summary.write_iops, Some(120.5));
+        assert_eq!(row.summary.read_iops, None);
+        assert!(row.summary.quick);
+        assert_eq!(row.device["device"], "nvme1n1");
+    }
+}

@@ -1,0 +1,196 @@
+//! The team backend: the same schema and migrations in PostgreSQL. Migrations run under a
+//! transaction-scoped advisory lock so many nodes starting at once migrate exactly once. The
+//! schema is the connection's `search_path` (a URL may set it with
+//! `?options=-c%20search_path%3Dteam`).
+
+use crate::error::{Result, StoreError};
+use crate::migrate::{self, CREATE_SCHEMA_MIGRATIONS};
+use crate::model::{now_rfc3339, Filter, RunSummary, StoredRun};
+use crate::sql;
+use crate::Backend;
+use postgres::{Client, NoTls, Row};
+
+/// The advisory lock key disktier's migrations hold ("dtier" in ASCII).
+const MIGRATION_LOCK: i64 = 0x6474_6965_72;
+
+pub struct PgStore {
+    client: Client,
+    /// The URL with any password replaced, for messages.
+    shown: String,
+}
+
+impl PgStore {
+    pub fn open(url: &str) -> Result<PgStore> {
+        let shown = redact(url);
+        let client = Client::connect(url, NoTls).map_err(|source| StoreError::Postgres {
+            url: shown.clone(),
+            source,
+        })?;
+        let mut store = PgStore { client, shown };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn e(&self, source: postgres::Error) -> StoreError {
+        StoreError::Postgres {
+            url: self.shown.clone(),
+            source,
+        }
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let shown = self.shown.clone();
+        let e = |source| StoreError::Postgres {
+            url: shown.clone(),
+            source,
+        };
+        let mut tx = self.client.transaction().map_err(e)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .map_err(e)?;
+        tx.batch_execute(CREATE_SCHEMA_MIGRATIONS).map_err(e)?;
+        let current: i64 = tx
+            .query_one("SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations", &[])
+            .map_err(e)?
+            .get(0);
+        if current > migrate::latest() {
+            return Err(StoreError::TooNew {
+                location: shown.clone(),
+                found: current,
+                known: migrate::latest(),
+            });
+        }
+        for m in migrate::pending(current) {
+            tx.batch_execute(m.sql).map_err(e)?;
+            tx.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                &[&m.version, &m.name, &now_rfc3339()],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)
+    }
+
+    fn query(
+        &mut self,
+        q: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<StoredRun>> {
+        let rows = self.client.query(q, params).map_err(|s| self.e(s))?;
+        rows.iter().map(read_row).collect()
+    }
+}
+
+fn read_row(r: &Row) -> Result<StoredRun> {
+    let host: String = r.get(14);
+    let device: String = r.get(15);
+    let doc: String = r.get(16);
+    Ok(StoredRun {
+        summary: RunSummary {
+            id: r.get(0),
+            created_at: r.get(1),
+            kind: r.get(2),
+            profile: r.get(3),
+            target: r.get(4),
+            hostname: r.get(5),
+            quick: r.get(6),
+            engine: r.get(7),
+            group_id: r.get(8),
+            sync_p99_ns: r.get(9),
+            read_iops: r.get(10),
+            write_iops: r.get(11),
+            read_bw_bytes: r.get(12),
+            write_bw_bytes: r.get(13),
+        },
+        host: serde_json::from_str(&host)?,
+        device: serde_json::from_str(&device)?,
+        doc: serde_json::from_str(&doc)?,
+    })
+}
+
+/// `postgres://user:secret@host/db` becomes `postgres://user:***@host/db`.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let Some((auth, host)) = rest.split_once('@') else {
+        return url.to_string();
+    };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_string(),
+    }
+}
+
+impl Backend for PgStore {
+    fn location(&self) -> String {
+        self.shown.clone()
+    }
+
+    fn insert(&mut self, row: &StoredRun) -> Result<bool> {
+        let s = &row.summary;
+        let host = serde_json::to_string(&row.host)?;
+        let device = serde_json::to_string(&row.device)?;
+        let doc = serde_json::to_string(&row.doc)?;
+        let res = self.client.execute(
+            &sql::insert(sql::pg_mark),
+            &[
+                &s.id,
+                &s.created_at,
+                &s.kind,
+                &s.profile,
+                &s.target,
+                &s.hostname,
+                &s.quick,
+                &s.engine,
+                &s.group_id,
+                &s.sync_p99_ns,
+                &s.read_iops,
+                &s.write_iops,
+                &s.read_bw_bytes,
+                &s.write_bw_bytes,
+                &host,
+                &device,
+                &doc,
+            ],
+        );
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => Ok(false),
+            Err(e) => Err(self.e(e)),
+        }
+    }
+
+    fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>> {
+        let (q, params) = sql::list(filter, sql::pg_mark);
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params
+            .iter()
+            .map(|p| p as &(dyn postgres::types::ToSql + Sync))
+            .collect();
+        Ok(self.query(&q, &refs)?.into_iter().map(|r| r.summary).collect())
+    }
+
+    fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>> {
+        let len = id.chars().count() as i32;
+        self.query(&sql::by_prefix(sql::pg_mark), &[&len, &id])
+    }
+
+    fn schema_version(&mut self) -> Result<i64> {
+        let row = self
+            .client
+            .query_one("SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations", &[])
+            .map_err(|s| self.e(s))?;
+        Ok(row.get(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_are_not_shown() {
+        assert_eq!(
+            super::redact("postgres://app:hunter2@db:5432/x"),
+            "postgres://app:***@db:5432/x"
+        );
+        assert_eq!(super::redact("postgres://app@db/x"), "postgres://app@db/x");
+    }
+}

@@ -1,0 +1,77 @@
+//! SQL shared by both backends: the column list and the `history` query, written once with a
+//! placeholder style per backend (`?N` for SQLite, `$N` for PostgreSQL).
+
+use crate::model::Filter;
+
+/// The columns every read returns, in this order.
+pub const COLS: &str = "id, created_at, kind, profile, target, hostname, quick, engine, group_id, \
+    sync_p99_ns, read_iops, write_iops, read_bw_bytes, write_bw_bytes, host_json, device_json, doc";
+
+/// `INSERT` of one row, with placeholders `mark(1)..mark(17)` in [`COLS`] order.
+pub fn insert(mark: fn(usize) -> String) -> String {
+    let marks: Vec<String> = (1..=17).map(mark).collect();
+    format!("INSERT INTO runs ({COLS}) VALUES ({})", marks.join(", "))
+}
+
+/// The listing query for `filter` (without the document) and its text parameters.
+pub fn list(filter: &Filter, mark: fn(usize) -> String) -> (String, Vec<String>) {
+    let mut conds = Vec::new();
+    let mut params = Vec::new();
+    for (col, val) in [
+        ("target", &filter.target),
+        ("profile", &filter.profile),
+        ("kind", &filter.kind),
+        ("group_id", &filter.group_id),
+    ] {
+        if let Some(v) = val {
+            params.push(v.clone());
+            conds.push(format!("{col} = {}", mark(params.len())));
+        }
+    }
+    let mut q = format!("SELECT {COLS} FROM runs");
+    if !conds.is_empty() {
+        q.push_str(" WHERE ");
+        q.push_str(&conds.join(" AND "));
+    }
+    q.push_str(" ORDER BY created_at DESC, id DESC");
+    if let Some(n) = filter.last {
+        q.push_str(&format!(" LIMIT {n}"));
+    }
+    (q, params)
+}
+
+/// Ids that start with a prefix (`substr` exists in both dialects, and needs no LIKE escaping).
+pub fn by_prefix(mark: fn(usize) -> String) -> String {
+    format!(
+        "SELECT {COLS} FROM runs WHERE substr(id, 1, {}) = {} ORDER BY id LIMIT 2",
+        mark(1),
+        mark(2)
+    )
+}
+
+pub fn sqlite_mark(i: usize) -> String {
+    format!("?{i}")
+}
+
+pub fn pg_mark(i: usize) -> String {
+    format!("${i}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_query_has_one_placeholder_per_filter() {
+        let f = Filter {
+            target: Some("/data".into()),
+            profile: Some("etcd".into()),
+            last: Some(5),
+            ..Filter::default()
+        };
+        let (q, p) = list(&f, pg_mark);
+        assert!(q.contains("target = $1 AND profile = $2"), "{q}");
+        assert!(q.ends_with("LIMIT 5"), "{q}");
+        assert_eq!(p, vec!["/data".to_string(), "etcd".to_string()]);
+    }
+}

@@ -1,0 +1,251 @@
+//! The embedded backend: one SQLite file in WAL mode (readers never block the writer), with a
+//! busy timeout so many disktier processes can save at once, and migrations applied under an
+//! immediate transaction so two processes opening a fresh file do not both create the schema.
+
+use crate::error::{Result, StoreError};
+use crate::migrate::{self, CREATE_SCHEMA_MIGRATIONS};
+use crate::model::{now_rfc3339, Filter, RunSummary, StoredRun};
+use crate::sql;
+use crate::Backend;
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a writer waits for another writer's lock before giving up. Saves take milliseconds;
+/// this covers many processes saving at once on a slow disk.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the store at `path`, refusing files that are not a disktier
+    /// database and databases from a newer disktier, migrating older ones.
+    pub fn open(path: &Path) -> Result<SqliteStore> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| err(path, e))?;
+        let mut store = SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| err(path, e))?;
+        // Read before writing anything: a foreign or damaged file must be left exactly as it is.
+        let version = store.check_ours()?;
+        if version > migrate::latest() {
+            return Err(StoreError::TooNew {
+                location: path.display().to_string(),
+                found: version,
+                known: migrate::latest(),
+            });
+        }
+        store.wal()?;
+        if version < migrate::latest() {
+            store.migrate()?;
+        }
+        Ok(store)
+    }
+
+    /// The schema version recorded in the file (0 for a new, empty file), or `NotOurs`.
+    fn check_ours(&self) -> Result<i64> {
+        let tables: Vec<String> = (|| {
+            let mut st = self
+                .conn
+                .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+            let rows = st.query_map([], |r| r.get::<_, String>(0))?;
+            rows.collect::<rusqlite::Result<Vec<String>>>()
+        })()
+        .map_err(|e| err(&self.path, e))?;
+        if tables.is_empty() {
+            return Ok(0);
+        }
+        if !tables.iter().any(|t| t == "schema_migrations") {
+            return Err(StoreError::NotOurs {
+                path: self.path.clone(),
+            });
+        }
+        self.conn
+            .query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| err(&self.path, e))
+    }
+
+    fn wal(&self) -> Result<()> {
+        // Switching to WAL takes an exclusive lock; on a fresh file many openers race for it,
+        // and SQLite reports busy here without consulting the busy handler, so retry.
+        let mut tries = 0;
+        loop {
+            match self
+                .conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+            {
+                Ok(_) => return Ok(()),
+                Err(e) if is_busy(&e) && tries < 300 => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(err(&self.path, e)),
+            }
+        }
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| err(&path, e))?;
+        tx.execute_batch(CREATE_SCHEMA_MIGRATIONS)
+            .map_err(|e| err(&path, e))?;
+        // Re-read inside the lock: another process may have migrated meanwhile.
+        let current: i64 = tx
+            .query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| err(&path, e))?;
+        for m in migrate::pending(current) {
+            tx.execute_batch(m.sql).map_err(|e| err(&path, e))?;
+            tx.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)",
+                rusqlite::params![m.version, m.name, now_rfc3339()],
+            )
+            .map_err(|e| err(&path, e))?;
+        }
+        tx.commit().map_err(|e| err(&path, e))
+    }
+
+    fn query(&self, q: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<StoredRun>> {
+        let mut st = self.conn.prepare(q).map_err(|e| err(&self.path, e))?;
+        let rows = st
+            .query_map(params, read_row)
+            .map_err(|e| err(&self.path, e))?;
+        let mut out = Vec::new();
+        for r in rows {
+            let (summary, host, device, doc) = r.map_err(|e| err(&self.path, e))?;
+            out.push(StoredRun {
+                summary,
+                host: serde_json::from_str(&host)?,
+                device: serde_json::from_str(&device)?,
+                doc: serde_json::from_str(&doc)?,
+            });
+        }
+        Ok(out)
+    }
+}
+
+type RawRow = (RunSummary, String, String, String);
+
+fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+    Ok((
+        RunSummary {
+            id: r.get(0)?,
+            created_at: r.get(1)?,
+            kind: r.get(2)?,
+            profile: r.get(3)?,
+            target: r.get(4)?,
+            hostname: r.get(5)?,
+            quick: r.get(6)?,
+            engine: r.get(7)?,
+            group_id: r.get(8)?,
+            sync_p99_ns: r.get(9)?,
+            read_iops: r.get(10)?,
+            write_iops: r.get(11)?,
+            read_bw_bytes: r.get(12)?,
+            write_bw_bytes: r.get(13)?,
+        },
+        r.get(14)?,
+        r.get(15)?,
+        r.get(16)?,
+    ))
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
+}
+
+/// Maps SQLite's "not a database" and "corrupt" to the error that tells the user what to do.
+fn err(path: &Path, e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::NotOurs {
+            path: path.to_path_buf(),
+        },
+        _ => StoreError::Sqlite {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    }
+}
+
+impl Backend for SqliteStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn insert(&mut self, row: &StoredRun) -> Result<bool> {
+        let s = &row.summary;
+        let host = serde_json::to_string(&row.host)?;
+        let device = serde_json::to_string(&row.device)?;
+        let doc = serde_json::to_string(&row.doc)?;
+        let res = self.conn.execute(
+            &sql::insert(sql::sqlite_mark),
+            rusqlite::params![
+                s.id,
+                s.created_at,
+                s.kind,
+                s.profile,
+                s.target,
+                s.hostname,
+                s.quick,
+                s.engine,
+                s.group_id,
+                s.sync_p99_ns,
+                s.read_iops,
+                s.write_iops,
+                s.read_bw_bytes,
+                s.write_bw_bytes,
+                host,
+                device,
+                doc
+            ],
+        );
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => Ok(false),
+            Err(e) => Err(err(&self.path, e)),
+        }
+    }
+
+    fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>> {
+        let (q, params) = sql::list(filter, sql::sqlite_mark);
+        let refs: Vec<&dyn rusqlite::ToSql> =
+            params.iter().map(|p| p as &dyn rusqlite::ToSql).collect();
+        Ok(self
+            .query(&q, &refs)?
+            .into_iter()
+            .map(|r| r.summary)
+            .collect())
+    }
+
+    fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>> {
+        let len = id.chars().count() as i64;
+        self.query(&sql::by_prefix(sql::sqlite_mark), &[&len, &id])
+    }
+
+    fn schema_version(&mut self) -> Result<i64> {
+        self.check_ours()
+    }
+}

@@ -1,0 +1,95 @@
+//! The team store against a real PostgreSQL server (`DISKTIER_TEST_PG`, which scripts/test.sh
+//! starts and exports). Each test works in its own schema so tests stay independent.
+
+use disktier_store::{migrate, Filter, NewRun, Store, StoreError};
+use serde_json::json;
+
+/// A fresh schema on the test server, and a store URL whose search_path points into it.
+fn fresh(name: &str) -> Option<String> {
+    if !disktier_testkit::require(
+        std::env::var("DISKTIER_TEST_PG").is_ok(),
+        "a PostgreSQL server in DISKTIER_TEST_PG (scripts/test.sh starts one)",
+    ) {
+        return None;
+    }
+    let base = std::env::var("DISKTIER_TEST_PG").unwrap();
+    let schema = format!("t_{name}_{}", disktier_store::new_id().replace('-', "_"));
+    let mut c = postgres::Client::connect(&base, postgres::NoTls).unwrap();
+    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Some(format!("{base}{sep}options=-c%20search_path%3D{schema}"))
+}
+
+fn doc(target: &str, p99: u64) -> serde_json::Value {
+    json!({"schema_version": 1, "engine": "fio", "profile": "etcd", "quick": false,
+           "target": {"path": target, "kind": "directory"}, "host": {"hostname": "pg-node"},
+           "results": {"sync": {"lat_ns": {"percentiles": {"99": p99}}}, "write": {"iops": 42.5}}})
+}
+
+#[test]
+fn postgres_round_trip() {
+    let Some(url) = fresh("rt") else { return };
+    let mut s = Store::open(Some(&url)).unwrap();
+    assert_eq!(s.schema_version().unwrap(), migrate::latest());
+    let a = s.save(&NewRun { kind: "check", group_id: Some("g"), doc: &doc("/a", 203776) }).unwrap();
+    s.save(&NewRun { kind: "check", group_id: None, doc: &doc("/b", 4046848) }).unwrap();
+    let rows = s.list(&Filter { target: Some("/a".into()), ..Filter::default() }).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].sync_p99_ns, Some(203776));
+    assert_eq!(rows[0].write_iops, Some(42.5));
+    assert_eq!(s.get(&a).unwrap().doc, doc("/a", 203776));
+    assert_eq!(s.list(&Filter { last: Some(1), ..Filter::default() }).unwrap().len(), 1);
+    // Reopening does not migrate again.
+    let mut again = Store::open(Some(&url)).unwrap();
+    assert_eq!(again.list(&Filter::default()).unwrap().len(), 2);
+}
+
+#[test]
+fn postgres_version_1_schema_is_migrated_and_newer_is_refused() {
+    let Some(url) = fresh("mig") else { return };
+    {
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.batch_execute(migrate::CREATE_SCHEMA_MIGRATIONS).unwrap();
+        c.batch_execute(migrate::MIGRATIONS[0].sql).unwrap();
+        c.batch_execute(
+            "INSERT INTO schema_migrations VALUES (1, 'runs', '2024-01-01T00:00:00Z');
+             INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc)
+             VALUES ('20240101-000000-abcdef', '2024-01-01T00:00:00Z', 'check', FALSE, '{}', '{}', '{}')",
+        )
+        .unwrap();
+    }
+    let mut s = Store::open(Some(&url)).unwrap();
+    assert_eq!(s.schema_version().unwrap(), migrate::latest());
+    assert_eq!(s.get("20240101").unwrap().summary.kind, "check");
+    drop(s);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.execute(
+        "INSERT INTO schema_migrations VALUES ($1, 'future', 'x')",
+        &[&(migrate::latest() + 1)],
+    )
+    .unwrap();
+    assert!(matches!(Store::open(Some(&url)), Err(StoreError::TooNew { .. })));
+}
+
+#[test]
+fn postgres_concurrent_writers_lose_no_row() {
+    let Some(url) = fresh("conc") else { return };
+    let threads: Vec<_> = (0..10)
+        .map(|i| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                // Each writer opens its own connection, so they also race to migrate.
+                let mut s = Store::open(Some(&url)).unwrap();
+                for j in 0..5 {
+                    s.save(&NewRun { kind: "import", group_id: None, doc: &doc(&format!("/t{i}"), j) })
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let mut s = Store::open(Some(&url)).unwrap();
+    assert_eq!(s.list(&Filter::default()).unwrap().len(), 50);
+}
