@@ -299,6 +299,12 @@ pub struct PolicyResult {
     pub counters: Counters,
 }
 
+impl PolicyResult {
+    pub fn policy_name(&self) -> &'static str {
+        self.policy.name()
+    }
+}
+
 /// The whole result: rows plus the replay's own speed.
 #[derive(Debug, Clone, Serialize)]
 pub struct SimReport {

@@ -479,7 +479,20 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<Plan, PlanError> {
         }
         match size_for(vt, req) {
             Ok(cfg) => {
-                let q = price::volume(cat, &reg.name, &vt.name, &cfg)?;
+                // The sizing follows the same rules `price` checks; should a hand-edited catalog
+                // make them disagree, the type is rejected with the rule's words, not the plan.
+                let q = match price::volume(cat, &reg.name, &vt.name, &cfg) {
+                    Ok(q) => q,
+                    Err(e) => {
+                        rejected.push(Rejected {
+                            kind: Kind::Volume,
+                            label: vt.name.clone(),
+                            reason: e.to_string(),
+                            nearest: None,
+                        });
+                        continue;
+                    }
+                };
                 let opt = volume_option(&q, vt);
                 match meets(req, opt.performance.iops, opt.performance.throughput_mibs) {
                     Ok(()) => options.push(opt),
@@ -727,7 +740,18 @@ fn hybrids(
                 continue;
             }
         };
-        let bq = price::volume(cat, region, &b.name, &bcfg)?;
+        let bq = match price::volume(cat, region, &b.name, &bcfg) {
+            Ok(q) => q,
+            Err(e) => {
+                rejected.push(Rejected {
+                    kind: Kind::Hybrid,
+                    label: format!("cache in front of {}", b.name),
+                    reason: e.to_string(),
+                    nearest: None,
+                });
+                continue;
+            }
+        };
         for c in &caches {
             // The cache is provisioned for the whole requirement: in writeback mode every write
             // lands on it, and seed 001 sizes it so (32 GiB = 16,000 IOPS / 500 IOPS per GiB).
@@ -766,7 +790,18 @@ fn hybrids(
                     size_gib: size,
                     ..base_cfg.clone()
                 };
-                let cq = price::volume(cat, region, &c.name, &cfg)?;
+                let cq = match price::volume(cat, region, &c.name, &cfg) {
+                    Ok(q) => q,
+                    Err(e) => {
+                        rejected.push(Rejected {
+                            kind: Kind::Hybrid,
+                            label: format!("{} cache in front of {}", c.name, b.name),
+                            reason: e.to_string(),
+                            nearest: None,
+                        });
+                        break;
+                    }
+                };
                 let (h, h_source) = match &reqst.hit_ratio {
                     HitRatio::Assumed(h) => (*h, "assumed".to_string()),
                     HitRatio::Curve {

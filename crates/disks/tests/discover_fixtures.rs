@@ -20,7 +20,9 @@ fn disks(name: &str) -> Vec<Disk> {
 }
 
 fn get<'a>(d: &'a [Disk], name: &str) -> &'a Disk {
-    d.iter().find(|x| x.name == name).unwrap_or_else(|| panic!("{name} missing"))
+    d.iter()
+        .find(|x| x.name == name)
+        .unwrap_or_else(|| panic!("{name} missing"))
 }
 
 #[test]
@@ -29,10 +31,13 @@ fn m6id_ebs_root_is_system_and_instance_store_is_eligible() {
     let root = get(&d, "nvme0n1");
     assert_eq!(root.class, DiskClass::System);
     assert!(!root.eligible);
+    assert!(root.ineligible.contains(&Ineligible::SystemDisk {
+        holds: vec!["/sysroot".into(), "/boot".into()]
+    }));
     assert!(root
         .ineligible
-        .contains(&Ineligible::SystemDisk { holds: vec!["/sysroot".into(), "/boot".into()] }));
-    assert!(root.ineligible.iter().any(|r| matches!(r, Ineligible::Partitioned { .. })));
+        .iter()
+        .any(|r| matches!(r, Ineligible::Partitioned { .. })));
     let is = get(&d, "nvme1n1");
     assert_eq!(is.class, DiskClass::InstanceStore);
     assert!(is.ephemeral && is.eligible, "{:?}", is.ineligible);
@@ -41,7 +46,10 @@ fn m6id_ebs_root_is_system_and_instance_store_is_eligible() {
         is.stable_path.as_deref(),
         Some("/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1A2B3C4D5E6F70809")
     );
-    assert_eq!(is.model.as_deref(), Some("Amazon EC2 NVMe Instance Storage"));
+    assert_eq!(
+        is.model.as_deref(),
+        Some("Amazon EC2 NVMe Instance Storage")
+    );
     assert_eq!(is.scheduler.as_deref(), Some("none"));
     insta::assert_json_snapshot!("m6id", d);
 }
@@ -49,13 +57,25 @@ fn m6id_ebs_root_is_system_and_instance_store_is_eligible() {
 #[test]
 fn i3_has_four_eligible_instance_store_disks_and_a_xen_root() {
     let d = disks("aws-i3-8xlarge");
-    let store: Vec<&Disk> = d.iter().filter(|x| x.class == DiskClass::InstanceStore).collect();
+    let store: Vec<&Disk> = d
+        .iter()
+        .filter(|x| x.class == DiskClass::InstanceStore)
+        .collect();
     assert_eq!(store.len(), 4);
-    assert!(store.iter().all(|x| x.eligible && x.size_bytes == 1_900_000_000_000));
+    assert!(store
+        .iter()
+        .all(|x| x.eligible && x.size_bytes == 1_900_000_000_000));
     let x = get(&d, "xvda");
     assert_eq!(x.class, DiskClass::System);
     assert_eq!(x.partitions.len(), 3);
-    assert_eq!(x.partitions.iter().find(|p| p.name == "xvda128").unwrap().mountpoints, ["/boot/efi"]);
+    assert_eq!(
+        x.partitions
+            .iter()
+            .find(|p| p.name == "xvda128")
+            .unwrap()
+            .mountpoints,
+        ["/boot/efi"]
+    );
     assert_eq!(x.stable_path, None);
     insta::assert_json_snapshot!("i3", d);
 }
@@ -74,11 +94,16 @@ fn gke_local_ssd_mounted_by_gke_is_refused_and_dm_verity_root_is_system() {
             "/var/lib/kubelet".into()
         ]
     }));
-    assert_eq!(ssd.stable_path.as_deref(), Some("/dev/disk/by-id/google-local-nvme-ssd-0"));
+    assert_eq!(
+        ssd.stable_path.as_deref(),
+        Some("/dev/disk/by-id/google-local-nvme-ssd-0")
+    );
     // The root is on dm-0 (dm-verity) over nvme1n1p3: the boot disk is system through a holder.
     let boot = get(&d, "nvme1n1");
     assert_eq!(boot.class, DiskClass::System);
-    assert!(boot.ineligible.contains(&Ineligible::HasHolders { holders: vec!["dm-0".into()] }));
+    assert!(boot.ineligible.contains(&Ineligible::HasHolders {
+        holders: vec!["dm-0".into()]
+    }));
     assert_eq!(get(&d, "dm-0").class, DiskClass::System);
     insta::assert_json_snapshot!("gke", d);
 }
@@ -95,10 +120,19 @@ fn azure_v6_temp_nvme_is_eligible_and_managed_os_disk_is_system() {
 
 #[test]
 fn model_strings_classify_exactly() {
-    assert_eq!(DiskClass::from_model("nvme_card"), Some(DiskClass::LocalSsd));
-    assert_eq!(DiskClass::from_model("nvme_card-pd"), Some(DiskClass::NetworkVolume));
+    assert_eq!(
+        DiskClass::from_model("nvme_card"),
+        Some(DiskClass::LocalSsd)
+    );
+    assert_eq!(
+        DiskClass::from_model("nvme_card-pd"),
+        Some(DiskClass::NetworkVolume)
+    );
     assert_eq!(DiskClass::from_model("nvme_card2"), None);
-    assert_eq!(DiskClass::from_model("PersistentDisk  "), Some(DiskClass::NetworkVolume));
+    assert_eq!(
+        DiskClass::from_model("PersistentDisk  "),
+        Some(DiskClass::NetworkVolume)
+    );
     assert_eq!(
         DiskClass::from_model("Amazon Elastic Block Store              "),
         Some(DiskClass::NetworkVolume)
@@ -128,13 +162,18 @@ fn holders_readonly_and_busy_are_refused_with_their_reason() {
     let d = discover(&root, &RecordingRunner::new()).unwrap();
     assert_eq!(
         get(&d, "nvme0n1").ineligible,
-        [Ineligible::HasHolders { holders: vec!["md127".into()] }]
+        [Ineligible::HasHolders {
+            holders: vec!["md127".into()]
+        }]
     );
     assert_eq!(get(&d, "nvme1n1").ineligible, [Ineligible::ReadOnly]);
     assert_eq!(get(&d, "nvme2n1").ineligible, [Ineligible::Busy]);
     assert_eq!(
         get(&d, "nvme3n1").ineligible,
-        [Ineligible::HasFilesystem { fstype: "ext4".into(), label: Some("scratch".into()) }]
+        [Ineligible::HasFilesystem {
+            fstype: "ext4".into(),
+            label: Some("scratch".into())
+        }]
     );
     assert_eq!(
         get(&d, "nvme0n1").ineligible[0].to_string(),

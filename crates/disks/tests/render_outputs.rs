@@ -81,17 +81,28 @@ fn all_cases() -> Vec<(&'static str, Rendered)> {
     vec![
         (
             "openshift",
-            openshift(|i| i.options = vec!["prjquota".into()], "worker", None, None),
+            openshift(
+                |i| i.options = vec!["prjquota".into()],
+                "worker",
+                None,
+                None,
+            ),
         ),
         (
             "openshift_machineset",
-            openshift(|i| i.options = vec!["prjquota".into()], "worker", Some(m6id()), None),
+            openshift(
+                |i| i.options = vec!["prjquota".into()],
+                "worker",
+                Some(m6id()),
+                None,
+            ),
         ),
         (
             "openshift_custom_role",
             openshift(
                 |i| {
-                    i.by_id = Some("/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*".into());
+                    i.by_id =
+                        Some("/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*".into());
                     i.fs = Some(Fs::Ext4);
                     i.options = vec!["prjquota".into()];
                     i.binds = vec!["/var/lib/kubelet,/var/log/pods".into()];
@@ -121,7 +132,10 @@ fn all_cases() -> Vec<(&'static str, Rendered)> {
         ("gke", Gke::new(gke_cfg()).unwrap().render().unwrap()),
         (
             "eks",
-            Eks::new(eks_cfg(LocalStorageStrategy::Raid0)).unwrap().render().unwrap(),
+            Eks::new(eks_cfg(LocalStorageStrategy::Raid0))
+                .unwrap()
+                .render()
+                .unwrap(),
         ),
         (
             "eks_mount",
@@ -222,7 +236,9 @@ fn the_kernel_name_finder_finds_what_it_must() {
 }
 
 fn schema(name: &str) -> jsonschema::Validator {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schemas")
+        .join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let v: Value = serde_json::from_str(&text).unwrap();
     assert!(
@@ -234,8 +250,15 @@ fn schema(name: &str) -> jsonschema::Validator {
 
 fn validate(schema_file: &str, what: &str, instance: &Value) {
     let v = schema(schema_file);
-    let errors: Vec<String> = v.iter_errors(instance).map(|e| format!("{e} at {}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "{what} does not match {schema_file}:\n{}", errors.join("\n"));
+    let errors: Vec<String> = v
+        .iter_errors(instance)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not match {schema_file}:\n{}",
+        errors.join("\n")
+    );
 }
 
 fn schema_for_kind(kind: &str) -> &'static str {
@@ -280,10 +303,18 @@ fn check_shell(what: &str, text: &str) {
     let path = dir.path().join("script.sh");
     std::fs::write(&path, text).unwrap();
     let p = path.display().to_string();
-    let out = RealRunner.output(&Cmd::new("bash").args(["-n", &p])).unwrap();
+    let out = RealRunner
+        .output(&Cmd::new("bash").args(["-n", &p]))
+        .unwrap();
     assert!(out.success(), "bash -n {what}:\n{}", out.stderr);
-    assert!(text.starts_with("#!/bin/bash\n"), "{what} has no bash shebang");
-    assert!(text.contains("set -euo pipefail"), "{what} lacks set -euo pipefail");
+    assert!(
+        text.starts_with("#!/bin/bash\n"),
+        "{what} has no bash shebang"
+    );
+    assert!(
+        text.contains("set -euo pipefail"),
+        "{what} lacks set -euo pipefail"
+    );
     if RealRunner.has_program("shellcheck") {
         let out = RealRunner
             .output(&Cmd::new("shellcheck").args(["-S", "warning", &p]))
@@ -309,7 +340,9 @@ fn verify_units(what: &str, units: &[(String, String)]) {
         std::fs::write(&p, contents).unwrap();
         args.push(p.display().to_string());
     }
-    let out = RealRunner.output(&Cmd::new("systemd-analyze").args(args)).unwrap();
+    let out = RealRunner
+        .output(&Cmd::new("systemd-analyze").args(args))
+        .unwrap();
     let complaints: Vec<&str> = out
         .stderr
         .lines()
@@ -327,35 +360,57 @@ fn verify_units(what: &str, units: &[(String, String)]) {
 
 /// Validates one Kubernetes/OpenShift object, and what a MachineConfig embeds.
 fn check_object(what: &str, doc: &Value) {
-    let kind = doc["kind"].as_str().unwrap_or_else(|| panic!("{what} has no kind"));
+    let kind = doc["kind"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{what} has no kind"));
     validate(schema_for_kind(kind), what, doc);
     if kind == "MachineConfig" {
         let config = &doc["spec"]["config"];
-        validate("ignition-3.2.0.json", &format!("{what} spec.config"), config);
+        validate(
+            "ignition-3.2.0.json",
+            &format!("{what} spec.config"),
+            config,
+        );
         let units: Vec<(String, String)> = config["systemd"]["units"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|u| (u["name"].as_str().unwrap().to_string(), u["contents"].as_str().unwrap().to_string()))
+            .map(|u| {
+                (
+                    u["name"].as_str().unwrap().to_string(),
+                    u["contents"].as_str().unwrap().to_string(),
+                )
+            })
             .collect();
         verify_units(what, &units);
         if let Some(files) = config["storage"]["files"].as_array() {
             for f in files {
                 let src = f["contents"]["source"].as_str().unwrap();
-                let b64 = src.strip_prefix("data:text/plain;charset=utf-8;base64,").unwrap();
+                let b64 = src
+                    .strip_prefix("data:text/plain;charset=utf-8;base64,")
+                    .unwrap();
                 let script = String::from_utf8(decode_base64(b64)).unwrap();
                 check_shell(&format!("{what} {}", f["path"]), &script);
-                assert!(kernel_name(&script).is_none(), "{what}: embedded script names a kernel device");
+                assert!(
+                    kernel_name(&script).is_none(),
+                    "{what}: embedded script names a kernel device"
+                );
                 // Every unit's ExecStart points at a file the config writes.
                 let path = f["path"].as_str().unwrap();
-                assert!(units.iter().any(|(_, c)| c.contains(path)), "{what}: {path} is not used");
+                assert!(
+                    units.iter().any(|(_, c)| c.contains(path)),
+                    "{what}: {path} is not used"
+                );
             }
         }
     }
 }
 
 fn check_cloud_config(what: &str, text: &str) {
-    assert!(text.starts_with("#cloud-config\n"), "{what} must start with #cloud-config");
+    assert!(
+        text.starts_with("#cloud-config\n"),
+        "{what} must start with #cloud-config"
+    );
     let doc: Value = serde_yaml_ng::from_str(text).unwrap();
     validate("cloud-config.json", what, &doc);
     let mut units = Vec::new();
@@ -403,18 +458,31 @@ fn every_platform_renders_valid_files_matching_their_golden_files() {
 
 #[test]
 fn openshift_units_follow_seed_000_safely() {
-    let r = openshift(|i| i.options = vec!["prjquota".into()], "worker", None, None);
+    let r = openshift(
+        |i| i.options = vec!["prjquota".into()],
+        "worker",
+        None,
+        None,
+    );
     let mc = &r.files[0].content;
     let doc: Value = serde_yaml_ng::from_str(mc).unwrap();
-    let units = doc["spec"]["config"]["systemd"]["units"].as_array().unwrap();
+    let units = doc["spec"]["config"]["systemd"]["units"]
+        .as_array()
+        .unwrap();
     let names: Vec<&str> = units.iter().map(|u| u["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"var-lib-containers.mount"), "{names:?}");
-    let mount = units.iter().find(|u| u["name"] == "var-lib-containers.mount").unwrap();
+    let mount = units
+        .iter()
+        .find(|u| u["name"] == "var-lib-containers.mount")
+        .unwrap();
     let contents = mount["contents"].as_str().unwrap();
     assert!(contents.contains("What=/dev/disk/by-label/disktier"));
     assert!(contents.contains("Options=defaults,noatime,prjquota"));
     assert!(contents.contains("Before=local-fs.target crio.service kubelet.service"));
-    assert_eq!(doc["spec"]["config"]["ignition"]["version"], IGNITION_VERSION);
+    assert_eq!(
+        doc["spec"]["config"]["ignition"]["version"],
+        IGNITION_VERSION
+    );
     // The seed's three problems are named in the output, and none of them is in it.
     assert!(mc.contains("nvme1n1") && mc.contains("rm -rf") && mc.contains("without checking"));
     assert!(!mc.contains("systemd-makefs"));
@@ -434,10 +502,17 @@ fn openshift_units_follow_seed_000_safely() {
 #[test]
 fn openshift_machineset_matches_seed_000() {
     let r = openshift(|_| {}, "worker", Some(m6id()), None);
-    let ms = r.files.iter().find(|f| f.name.starts_with("machineset-")).unwrap();
+    let ms = r
+        .files
+        .iter()
+        .find(|f| f.name.starts_with("machineset-"))
+        .unwrap();
     let doc: Value = serde_yaml_ng::from_str(&ms.content).unwrap();
     assert_eq!(doc["metadata"]["name"], "mycluster-x7k2p-worker-ephemeral");
-    assert_eq!(doc["spec"]["template"]["spec"]["metadata"]["labels"]["disk_type"], "ephemeral");
+    assert_eq!(
+        doc["spec"]["template"]["spec"]["metadata"]["labels"]["disk_type"],
+        "ephemeral"
+    );
     let v = &doc["spec"]["template"]["spec"]["providerSpec"]["value"];
     assert_eq!(v["instanceType"], "m6id.xlarge");
     assert_eq!(v["placement"]["availabilityZone"], "us-east-1a");
@@ -455,23 +530,41 @@ fn gke_command_and_pods_follow_seed_002() {
     assert!(sh.contains("1.25.3-gke.1800"));
     assert!(!code(sh).contains("--local-ssd-count"));
     let pod: Value = serde_yaml_ng::from_str(&r.files[1].content).unwrap();
-    assert_eq!(pod["spec"]["nodeSelector"]["cloud.google.com/gke-ephemeral-storage-local-ssd"], "true");
-    assert_eq!(pod["spec"]["containers"][0]["resources"]["requests"]["ephemeral-storage"], "200Gi");
+    assert_eq!(
+        pod["spec"]["nodeSelector"]["cloud.google.com/gke-ephemeral-storage-local-ssd"],
+        "true"
+    );
+    assert_eq!(
+        pod["spec"]["containers"][0]["resources"]["requests"]["ephemeral-storage"],
+        "200Gi"
+    );
     let hp: Value = serde_yaml_ng::from_str(&r.files[2].content).unwrap();
-    assert_eq!(hp["spec"]["volumes"][0]["hostPath"]["path"], "/mnt/stateful_partition/kube-ephemeral-ssd");
+    assert_eq!(
+        hp["spec"]["volumes"][0]["hostPath"]["path"],
+        "/mnt/stateful_partition/kube-ephemeral-ssd"
+    );
 }
 
 #[test]
 fn eks_objects_carry_the_local_storage_policy() {
-    let r = Eks::new(eks_cfg(LocalStorageStrategy::Raid0)).unwrap().render().unwrap();
+    let r = Eks::new(eks_cfg(LocalStorageStrategy::Raid0))
+        .unwrap()
+        .render()
+        .unwrap();
     let nc: Value = serde_yaml_ng::from_str(&r.files[0].content).unwrap();
     assert_eq!(nc["spec"]["instance"]["localStorage"]["strategy"], "RAID0");
     let cls: Value = serde_yaml_ng::from_str(&r.files[1].content).unwrap();
     assert_eq!(cls["spec"]["instanceStorePolicy"], "RAID0");
-    let r = Eks::new(eks_cfg(LocalStorageStrategy::Mount)).unwrap().render().unwrap();
+    let r = Eks::new(eks_cfg(LocalStorageStrategy::Mount))
+        .unwrap()
+        .render()
+        .unwrap();
     let cls: Value = serde_yaml_ng::from_str(&r.files[1].content).unwrap();
     assert!(cls["spec"].get("instanceStorePolicy").is_none());
-    assert!(cls["spec"]["userData"].as_str().unwrap().contains("strategy: Mount"));
+    assert!(cls["spec"]["userData"]
+        .as_str()
+        .unwrap()
+        .contains("strategy: Mount"));
 }
 
 #[test]
@@ -486,7 +579,8 @@ fn a_misspelt_field_fails_the_schema() {
     assert!(!schema("machineconfig.json").is_valid(&doc));
     let r = Gke::new(gke_cfg()).unwrap().render().unwrap();
     let mut pod: Value = serde_yaml_ng::from_str(&r.files[1].content).unwrap();
-    pod["spec"]["containers"][0]["resources"]["requests"]["ephemeral-storage"] = Value::from("lots");
+    pod["spec"]["containers"][0]["resources"]["requests"]["ephemeral-storage"] =
+        Value::from("lots");
     assert!(!schema("pod.json").is_valid(&pod));
 }
 
@@ -494,32 +588,66 @@ fn a_misspelt_field_fails_the_schema() {
 
 #[test]
 fn gke_refuses_e2_too_many_ssds_and_local_ssd_count() {
-    let e = Gke::new(GkeConfig { machine_type: "e2-standard-8".into(), ..gke_cfg() }).unwrap_err();
+    let e = Gke::new(GkeConfig {
+        machine_type: "e2-standard-8".into(),
+        ..gke_cfg()
+    })
+    .unwrap_err();
     assert!(matches!(e, RenderError::NoLocalSsd { .. }), "{e}");
     assert!(e.to_string().contains("no local SSD"));
 
-    let e = Gke::new(GkeConfig { local_ssds: 24, ..gke_cfg() }).unwrap_err();
+    let e = Gke::new(GkeConfig {
+        local_ssds: 24,
+        ..gke_cfg()
+    })
+    .unwrap_err();
     assert_eq!(
         e,
-        RenderError::TooManyLocalSsds { machine_type: "n1-standard-8".into(), count: 24, max: 8 }
+        RenderError::TooManyLocalSsds {
+            machine_type: "n1-standard-8".into(),
+            count: 24,
+            max: 8
+        }
     );
 
-    let e = Gke::new(GkeConfig { local_ssd_count: Some(1), ..gke_cfg() }).unwrap_err();
+    let e = Gke::new(GkeConfig {
+        local_ssd_count: Some(1),
+        ..gke_cfg()
+    })
+    .unwrap_err();
     assert_eq!(e, RenderError::LocalSsdCountConflict);
 
-    let e = Gke::new(GkeConfig { machine_type: "n2-standard-16".into(), local_ssds: 1, ..gke_cfg() })
-        .unwrap_err();
-    assert!(matches!(e, RenderError::LocalSsdCountNotAllowed { .. }), "{e}");
+    let e = Gke::new(GkeConfig {
+        machine_type: "n2-standard-16".into(),
+        local_ssds: 1,
+        ..gke_cfg()
+    })
+    .unwrap_err();
+    assert!(
+        matches!(e, RenderError::LocalSsdCountNotAllowed { .. }),
+        "{e}"
+    );
 
-    let e = Gke::new(GkeConfig { request: "800Gi".into(), local_ssds: 2, ..gke_cfg() }).unwrap_err();
+    let e = Gke::new(GkeConfig {
+        request: "800Gi".into(),
+        local_ssds: 2,
+        ..gke_cfg()
+    })
+    .unwrap_err();
     assert!(matches!(e, RenderError::RequestTooLarge { .. }), "{e}");
 
     // Unknown types render, with the note instead of a guess.
-    let r = Gke::new(GkeConfig { machine_type: "n4-standard-8".into(), ..gke_cfg() })
-        .unwrap()
-        .render()
-        .unwrap();
-    assert!(r.notes.iter().any(|n| n.contains("unknown machine type: cannot validate the count")));
+    let r = Gke::new(GkeConfig {
+        machine_type: "n4-standard-8".into(),
+        ..gke_cfg()
+    })
+    .unwrap()
+    .render()
+    .unwrap();
+    assert!(r
+        .notes
+        .iter()
+        .any(|n| n.contains("unknown machine type: cannot validate the count")));
 }
 
 #[test]
@@ -552,15 +680,27 @@ fn openshift_refusals() {
         use_binary: None,
     };
     let e = OpenShift::new(OpenShiftConfig {
-        machineset: Some(MachineSetConfig { region: "eu-west-1".into(), ..m6id() }),
+        machineset: Some(MachineSetConfig {
+            region: "eu-west-1".into(),
+            ..m6id()
+        }),
         ..base()
     })
     .unwrap_err();
-    assert!(matches!(e, RenderError::Missing { what: "--ami", .. }), "{e}");
-    let e = OpenShift::new(OpenShiftConfig { role: "Worker_X".into(), ..base() }).unwrap_err();
+    assert!(
+        matches!(e, RenderError::Missing { what: "--ami", .. }),
+        "{e}"
+    );
+    let e = OpenShift::new(OpenShiftConfig {
+        role: "Worker_X".into(),
+        ..base()
+    })
+    .unwrap_err();
     assert!(matches!(e, RenderError::BadValue { .. }));
     let e = OpenShift::new(OpenShiftConfig {
-        intent: intent("/var/lib/containers", |i| i.models = vec!["nvme_card".into()]),
+        intent: intent("/var/lib/containers", |i| {
+            i.models = vec!["nvme_card".into()]
+        }),
         use_binary: Some("/usr/local/bin/disktier".into()),
         ..base()
     })

@@ -61,10 +61,14 @@ fn m6id_auto_takes_the_instance_store_relabels_selinux_and_persists_units() {
         "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1A2B3C4D5E6F70809"
     );
     assert!(t.contains("restorecon -R /var/lib/containers"), "{t}");
-    assert!(!t.contains("nvme0n1"), "the EBS root must not be touched:\n{t}");
+    assert!(
+        !t.contains("nvme0n1"),
+        "the EBS root must not be touched:\n{t}"
+    );
     insta::assert_snapshot!("m6id_auto", t);
     let unit = std::fs::read_to_string(
-        tmp.path().join("root/etc/systemd/system/var-lib-containers.mount"),
+        tmp.path()
+            .join("root/etc/systemd/system/var-lib-containers.mount"),
     )
     .unwrap();
     assert!(unit.contains("What=/dev/disk/by-uuid/"));
@@ -80,7 +84,11 @@ fn dry_run_prints_the_same_commands_and_runs_nothing() {
     let (rep, t) = run(&fixture("aws-m6id-xlarge"), c, tmp.path());
     assert_eq!(t, "", "a dry run runs no command");
     assert!(!rep.changed);
-    let (_, real) = run(&fixture("aws-m6id-xlarge"), cfg("/var/lib/containers"), tmp.path());
+    let (_, real) = run(
+        &fixture("aws-m6id-xlarge"),
+        cfg("/var/lib/containers"),
+        tmp.path(),
+    );
     assert_eq!(commands(&rep).join("\n") + "\n", real);
 }
 
@@ -93,7 +101,10 @@ fn i3_four_disks_become_raid0_with_name_homehost_chunk_and_stripe_aware_xfs() {
     c.persist_root = tmp.path().join("root");
     let (rep, t) = run(&fixture("aws-i3-8xlarge"), c, tmp.path());
     assert_eq!(rep.devices.len(), 4);
-    assert!(t.contains("--name=disktier --homehost=any --level=0 --chunk=256"), "{t}");
+    assert!(
+        t.contains("--name=disktier --homehost=any --level=0 --chunk=256"),
+        "{t}"
+    );
     assert!(t.contains("-d su=256k,sw=4"), "{t}");
     assert!(!t.contains("--force") && !t.contains("--run") && !t.contains(" -f "));
     insta::assert_snapshot!("i3_raid0", t);
@@ -108,7 +119,13 @@ fn i3_separate_layout_mounts_each_disk_by_uuid() {
     c.layout = LayoutChoice::Separate;
     c.fs = disktier_disks::setup::FsType::Ext4;
     let (rep, t) = run(&fixture("aws-i3-8xlarge"), c, tmp.path());
-    assert_eq!(rep.steps.iter().filter(|s| s.description.starts_with("make ext4")).count(), 4);
+    assert_eq!(
+        rep.steps
+            .iter()
+            .filter(|s| s.description.starts_with("make ext4"))
+            .count(),
+        4
+    );
     assert!(t.contains("/mnt/k8s-disks/3"));
     insta::assert_snapshot!("i3_separate", t);
 }
@@ -144,7 +161,10 @@ fn an_array_of_ours_is_assembled_not_recreated_and_its_filesystem_remounted() {
     let (rep, _) = run(&root, c, tmp.path());
     let cmds = commands(&rep);
     assert_eq!(cmds.len(), 1, "{cmds:?}");
-    assert!(cmds[0].starts_with("mdadm --assemble /dev/md/disktier "), "{cmds:?}");
+    assert!(
+        cmds[0].starts_with("mdadm --assemble /dev/md/disktier "),
+        "{cmds:?}"
+    );
     // Running array holding our filesystem: mount it, no mkfs.
     let md = root.join("sys/block/md127");
     std::fs::create_dir_all(md.join("queue")).unwrap();
@@ -176,7 +196,10 @@ fn an_array_of_ours_is_assembled_not_recreated_and_its_filesystem_remounted() {
     assert!(!rep.changed && rep.steps.is_empty());
     // A blank running array (crash after create, before mkfs): mkfs with stripe geometry.
     std::fs::remove_file(root.join("blkid/md127")).unwrap();
-    let text = std::fs::read_to_string(&mi).unwrap().replace("60 22 9:127 / /data rw,noatime shared:30 - xfs /dev/md127 rw\n", "");
+    let text = std::fs::read_to_string(&mi).unwrap().replace(
+        "60 22 9:127 / /data rw,noatime shared:30 - xfs /dev/md127 rw\n",
+        "",
+    );
     std::fs::write(&mi, text).unwrap();
     let (_, t) = run(&root, cfg("/data"), tmp.path());
     assert!(t.starts_with("mkfs.xfs -K -L disktier -m uuid="), "{t}");
@@ -190,8 +213,14 @@ fn gke_local_ssd_already_mounted_by_gke_is_nothing_to_do() {
     assert_eq!(t, "");
     assert!(rep.steps.is_empty() && rep.layout.is_none() && !rep.changed);
     assert_eq!(rep.skipped.len(), 1);
-    assert!(rep.skipped[0].why.contains("mounted at /mnt/stateful_partition/kube-ephemeral-ssd"));
-    assert!(rep.notes.iter().any(|n| n.contains("nothing to do")), "{:?}", rep.notes);
+    assert!(rep.skipped[0]
+        .why
+        .contains("mounted at /mnt/stateful_partition/kube-ephemeral-ssd"));
+    assert!(
+        rep.notes.iter().any(|n| n.contains("nothing to do")),
+        "{:?}",
+        rep.notes
+    );
 }
 
 #[test]
@@ -207,13 +236,26 @@ fn azure_temp_nvme_direct_with_binds_copies_then_binds_parent_first() {
     c.persist = Persist::Systemd;
     c.persist_root = tmp.path().join("root");
     let (rep, t) = run(&fixture("azure-e4pds-v6"), c, tmp.path());
-    assert_eq!(rep.devices[0].path, "/dev/disk/by-id/nvme-Microsoft_NVMe_Direct_Disk_v2_6f3d0c2a1b9e8d7c");
-    assert!(rep.notes.iter().any(|n| n.contains("SELinux is not enabled")));
-    let kubelet_bind = t.find("mount --bind /mnt/disks/ssd<TMP>/var/lib/kubelet <TMP>/var/lib/kubelet\n").unwrap();
-    let pods_bind = t.find("mount --bind /mnt/disks/ssd<TMP>/var/lib/kubelet/pods").unwrap();
+    assert_eq!(
+        rep.devices[0].path,
+        "/dev/disk/by-id/nvme-Microsoft_NVMe_Direct_Disk_v2_6f3d0c2a1b9e8d7c"
+    );
+    assert!(rep
+        .notes
+        .iter()
+        .any(|n| n.contains("SELinux is not enabled")));
+    let kubelet_bind = t
+        .find("mount --bind /mnt/disks/ssd<TMP>/var/lib/kubelet <TMP>/var/lib/kubelet\n")
+        .unwrap();
+    let pods_bind = t
+        .find("mount --bind /mnt/disks/ssd<TMP>/var/lib/kubelet/pods")
+        .unwrap();
     assert!(kubelet_bind < pods_bind, "parent before child:\n{t}");
     assert!(t.contains("cp -a <TMP>/var/lib/containerd/. "), "{t}");
-    assert!(!t.contains("cp -a <TMP>/var/lib/kubelet/pods/."), "child content comes with the parent:\n{t}");
+    assert!(
+        !t.contains("cp -a <TMP>/var/lib/kubelet/pods/."),
+        "child content comes with the parent:\n{t}"
+    );
     insta::assert_snapshot!("azure_binds", t);
     let units: Vec<String> = std::fs::read_dir(tmp.path().join("root/etc/systemd/system"))
         .unwrap()
@@ -226,7 +268,9 @@ fn azure_temp_nvme_direct_with_binds_copies_then_binds_parent_first() {
 fn explicit_devices_refuse_the_system_disk_with_the_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let mut c = cfg("/data");
-    c.devices = Some(vec!["/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0a1b2c3d4e5f60718".into()]);
+    c.devices = Some(vec![
+        "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0a1b2c3d4e5f60718".into(),
+    ]);
     let r = RecordingRunner::new();
     let e = setup(&c.check().unwrap(), &fixture("aws-m6id-xlarge"), &r).unwrap_err();
     let m = e.to_string();
@@ -272,5 +316,11 @@ fn a_disk_with_our_label_is_remounted_never_reformatted() {
     std::fs::write(root.join("blkid/nvme1n1"), "TYPE=xfs\nLABEL=scratch\n").unwrap();
     let (rep, t) = run(&root, cfg("/var/lib/containers"), tmp.path());
     assert_eq!(t, "");
-    assert!(rep.skipped[0].why.contains("has a xfs signature labelled \"scratch\""), "{:?}", rep.skipped);
+    assert!(
+        rep.skipped[0]
+            .why
+            .contains("has a xfs signature labelled \"scratch\""),
+        "{:?}",
+        rep.skipped
+    );
 }

@@ -4,7 +4,9 @@
 //! `systemd-analyze verify`. Loop devices are class `loop`, so `--devices` names them.
 
 use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner, RecordingRunner};
-use disktier_disks::setup::{persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig};
+use disktier_disks::setup::{
+    persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig,
+};
 use disktier_testkit::{have, require, require_loop, LoopDev};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -21,7 +23,12 @@ impl Drop for Unmount {
         v.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
         for p in v {
             while is_mount_point(&p) {
-                if !Command::new("umount").arg("-l").arg(&p).status().is_ok_and(|s| s.success()) {
+                if !Command::new("umount")
+                    .arg("-l")
+                    .arg(&p)
+                    .status()
+                    .is_ok_and(|s| s.success())
+                {
                     break;
                 }
             }
@@ -74,7 +81,11 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     std::fs::write(app.join("image.tar"), b"pre-pulled layer").unwrap();
     std::fs::write(cache.join("blob"), b"cached").unwrap();
     std::os::unix::fs::chown(app.join("image.tar"), Some(4321), Some(4322)).unwrap();
-    std::fs::set_permissions(app.join("image.tar"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::fs::set_permissions(
+        app.join("image.tar"),
+        std::fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
 
     let mut c = SetupConfig::new(&mnt);
     c.devices = Some(vec![dev.path.display().to_string()]);
@@ -86,7 +97,10 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     let c = c.check().unwrap();
 
     let rep = run(&c, &RealRunner);
-    assert!(rep.changed && did(&rep, "mkfs.xfs -K -L disktier"), "{rep:#?}");
+    assert!(
+        rep.changed && did(&rep, "mkfs.xfs -K -L disktier"),
+        "{rep:#?}"
+    );
     assert_eq!(blkid(&dev.path, "LABEL"), "disktier");
     assert_eq!(blkid(&dev.path, "UUID"), derived_uuid("disktier", &mnt));
     assert!(is_mount_point(&mnt) && is_mount_point(&app) && is_mount_point(&cache));
@@ -94,11 +108,20 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (1234, 1235, 0o750));
     // The content is visible through the bind, and lives on the new filesystem.
     let img = std::fs::metadata(app.join("image.tar")).unwrap();
-    assert_eq!(std::fs::read(app.join("image.tar")).unwrap(), b"pre-pulled layer");
-    assert_eq!((img.uid(), img.gid(), img.mode() & 0o777), (4321, 4322, 0o640));
+    assert_eq!(
+        std::fs::read(app.join("image.tar")).unwrap(),
+        b"pre-pulled layer"
+    );
+    assert_eq!(
+        (img.uid(), img.gid(), img.mode() & 0o777),
+        (4321, 4322, 0o640)
+    );
     assert_eq!(std::fs::read(cache.join("blob")).unwrap(), b"cached");
     let on_fs = mnt.join(app.strip_prefix("/").unwrap());
-    assert_eq!(std::fs::read(on_fs.join("image.tar")).unwrap(), b"pre-pulled layer");
+    assert_eq!(
+        std::fs::read(on_fs.join("image.tar")).unwrap(),
+        b"pre-pulled layer"
+    );
     assert_eq!(
         std::fs::metadata(&app).unwrap().dev(),
         std::fs::metadata(&mnt).unwrap().dev(),
@@ -108,17 +131,33 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     let units = tmp.path().join("root/etc/systemd/system");
     let main_unit = units.join(persist::mount_unit_name(&mnt));
     let text = std::fs::read_to_string(&main_unit).unwrap();
-    assert!(text.contains(&format!("What=/dev/disk/by-uuid/{}", derived_uuid("disktier", &mnt))));
+    assert!(text.contains(&format!(
+        "What=/dev/disk/by-uuid/{}",
+        derived_uuid("disktier", &mnt)
+    )));
     // `systemctl --root` links to the unit's path as seen from that root: check the link itself.
     assert!(std::fs::symlink_metadata(
-        units.join("local-fs.target.wants").join(persist::mount_unit_name(&mnt))
+        units
+            .join("local-fs.target.wants")
+            .join(persist::mount_unit_name(&mnt))
     )
     .is_ok());
     if have("systemd-analyze") {
-        for u in [main_unit.clone(), units.join(persist::mount_unit_name(&app))] {
-            let o = Command::new("systemd-analyze").arg("verify").arg(&u).output().unwrap();
+        for u in [
+            main_unit.clone(),
+            units.join(persist::mount_unit_name(&app)),
+        ] {
+            let o = Command::new("systemd-analyze")
+                .arg("verify")
+                .arg(&u)
+                .output()
+                .unwrap();
             let err = String::from_utf8_lossy(&o.stderr);
-            assert!(o.status.success(), "systemd-analyze verify {}: {err}", u.display());
+            assert!(
+                o.status.success(),
+                "systemd-analyze verify {}: {err}",
+                u.display()
+            );
             assert!(!err.contains("Refusing"), "{err}");
         }
     }
@@ -133,15 +172,32 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     // content under the (now gone) binds.
     drop(_guard);
     assert!(!is_mount_point(&mnt));
-    Command::new("wipefs").arg("-a").arg(&dev.path).output().unwrap();
+    Command::new("wipefs")
+        .arg("-a")
+        .arg(&dev.path)
+        .output()
+        .unwrap();
     assert_eq!(blkid(&dev.path, "TYPE"), "");
     let _guard = Unmount(vec![mnt.clone(), app.clone(), cache.clone()]);
     let rep3 = run(&c, &RealRunner);
-    assert!(did(&rep3, "mkfs.xfs"), "re-created after stop/start: {rep3:#?}");
-    assert_eq!(blkid(&dev.path, "UUID"), derived_uuid("disktier", &mnt), "same UUID: the units stay valid");
-    assert_eq!(std::fs::read(app.join("image.tar")).unwrap(), b"pre-pulled layer");
     assert!(
-        !rep3.steps.iter().any(|s| s.description.starts_with("write")),
+        did(&rep3, "mkfs.xfs"),
+        "re-created after stop/start: {rep3:#?}"
+    );
+    assert_eq!(
+        blkid(&dev.path, "UUID"),
+        derived_uuid("disktier", &mnt),
+        "same UUID: the units stay valid"
+    );
+    assert_eq!(
+        std::fs::read(app.join("image.tar")).unwrap(),
+        b"pre-pulled layer"
+    );
+    assert!(
+        !rep3
+            .steps
+            .iter()
+            .any(|s| s.description.starts_with("write")),
         "units unchanged: {:#?}",
         rep3.steps
     );
@@ -189,7 +245,10 @@ fn a_crash_at_any_step_is_completed_by_the_next_run() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
-    for (i, program) in ["mkfs.xfs", "mount", "chown", "cp", "mv", "systemctl"].iter().enumerate() {
+    for (i, program) in ["mkfs.xfs", "mount", "chown", "cp", "mv", "systemctl"]
+        .iter()
+        .enumerate()
+    {
         let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
         let mnt = tmp.path().join(format!("mnt{i}"));
         let dir = tmp.path().join("state");
@@ -209,16 +268,36 @@ fn a_crash_at_any_step_is_completed_by_the_next_run() {
         let crashed_after_mkfs = *program != "mkfs.xfs";
         let rec = Recorder::default();
         let rep = run(&c, &rec);
-        assert_eq!(rec.log().contains("mkfs"), !crashed_after_mkfs, "crash at {program}: {}", rec.log());
-        assert!(is_mount_point(&mnt) && is_mount_point(&dir), "crash at {program}");
-        assert_eq!(std::fs::read(dir.join("keep")).unwrap(), b"keep me", "crash at {program}");
-        assert!(tmp.path().join("root/etc/systemd/system").join(persist::mount_unit_name(&mnt)).exists());
+        assert_eq!(
+            rec.log().contains("mkfs"),
+            !crashed_after_mkfs,
+            "crash at {program}: {}",
+            rec.log()
+        );
+        assert!(
+            is_mount_point(&mnt) && is_mount_point(&dir),
+            "crash at {program}"
+        );
+        assert_eq!(
+            std::fs::read(dir.join("keep")).unwrap(),
+            b"keep me",
+            "crash at {program}"
+        );
+        assert!(tmp
+            .path()
+            .join("root/etc/systemd/system")
+            .join(persist::mount_unit_name(&mnt))
+            .exists());
         assert!(rep.changed);
         // And a third run has nothing left to do.
         let rep = run(&c, &RealRunner);
         assert!(rep.steps.is_empty(), "crash at {program}: {:#?}", rep.steps);
         drop(_guard);
-        Command::new("wipefs").arg("-a").arg(&dev.path).output().unwrap();
+        Command::new("wipefs")
+            .arg("-a")
+            .arg(&dev.path)
+            .output()
+            .unwrap();
     }
 }
 
@@ -240,7 +319,10 @@ fn ext4_on_request_with_label_and_noatime() {
     assert_eq!(blkid(&dev.path, "TYPE"), "ext4");
     assert_eq!(blkid(&dev.path, "LABEL"), "scratch-ext4");
     let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    let line = mi.lines().find(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap())).unwrap();
+    let line = mi
+        .lines()
+        .find(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap()))
+        .unwrap();
     assert!(line.contains("noatime"), "{line}");
 }
 
@@ -257,8 +339,15 @@ fn dry_run_on_a_real_device_changes_nothing() {
     c.dry_run = true;
     let rec = Recorder::default();
     let rep = run(&c.check().unwrap(), &rec);
-    assert!(rep.steps.iter().any(|s| s.commands[0].starts_with("mkfs.xfs -K")));
-    assert!(rec.log().lines().all(|l| l.starts_with("blkid -p")), "{}", rec.log());
+    assert!(rep
+        .steps
+        .iter()
+        .any(|s| s.commands[0].starts_with("mkfs.xfs -K")));
+    assert!(
+        rec.log().lines().all(|l| l.starts_with("blkid -p")),
+        "{}",
+        rec.log()
+    );
     assert!(!tmp.path().join("m").exists());
     assert_eq!(dev.checksum(), before);
     let _ = RecordingRunner::new();

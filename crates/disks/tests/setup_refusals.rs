@@ -9,6 +9,9 @@ use disktier_testkit::{have, require, require_loop, LoopDev};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Refusals happen before any write, so a small device does (and checksums fast).
+const SMALL: u64 = 16 << 20;
+
 fn refuse(dev: &LoopDev, options: &[&str]) -> String {
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let before = dev.checksum();
@@ -25,11 +28,19 @@ fn refuse(dev: &LoopDev, options: &[&str]) -> String {
 
 fn sh(args: &[&str]) {
     let st = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(st.status.success(), "{args:?}: {}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
 }
 
 fn ready() -> bool {
-    require_loop() && require(have("mkfs.ext4") && have("blockdev"), "mkfs.ext4 and blockdev")
+    require_loop()
+        && require(
+            have("mkfs.ext4") && have("blockdev"),
+            "mkfs.ext4 and blockdev",
+        )
 }
 
 #[test]
@@ -37,14 +48,31 @@ fn mounted_disk_is_refused() {
     if !ready() {
         return;
     }
-    let dev = LoopDev::new(64 << 20);
-    sh(&["mkfs.ext4", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0", "-L", "x", dev.path.to_str().unwrap()]);
+    let dev = LoopDev::new(SMALL);
+    sh(&[
+        "mkfs.ext4",
+        "-q",
+        "-E",
+        "lazy_itable_init=0,lazy_journal_init=0",
+        "-L",
+        "x",
+        dev.path.to_str().unwrap(),
+    ]);
     let m = tempfile::tempdir_in("/var/tmp").unwrap();
     // Read-only, so the mounted filesystem writes nothing while we checksum it.
-    sh(&["mount", "-o", "ro", dev.path.to_str().unwrap(), m.path().to_str().unwrap()]);
+    sh(&[
+        "mount",
+        "-o",
+        "ro",
+        dev.path.to_str().unwrap(),
+        m.path().to_str().unwrap(),
+    ]);
     let err = refuse(&dev, &[]);
     let _ = Command::new("umount").arg(m.path()).status();
-    assert!(err.contains(&format!("mounted at {}", m.path().display())), "{err}");
+    assert!(
+        err.contains(&format!("mounted at {}", m.path().display())),
+        "{err}"
+    );
 }
 
 #[test]
@@ -52,10 +80,19 @@ fn a_foreign_filesystem_is_refused() {
     if !ready() {
         return;
     }
-    let dev = LoopDev::new(64 << 20);
-    sh(&["mkfs.ext4", "-q", "-L", "scratch", dev.path.to_str().unwrap()]);
+    let dev = LoopDev::new(SMALL);
+    sh(&[
+        "mkfs.ext4",
+        "-q",
+        "-L",
+        "scratch",
+        dev.path.to_str().unwrap(),
+    ]);
     let err = refuse(&dev, &[]);
-    assert!(err.contains("has a ext4 signature labelled \"scratch\""), "{err}");
+    assert!(
+        err.contains("has a ext4 signature labelled \"scratch\""),
+        "{err}"
+    );
 }
 
 #[test]
@@ -63,7 +100,7 @@ fn a_partitioned_disk_is_refused() {
     if !ready() {
         return;
     }
-    let dev = LoopDev::new(64 << 20);
+    let dev = LoopDev::new(SMALL);
     // An MBR written by hand: one Linux partition from sector 2048, and the 0x55AA signature.
     let mut mbr = [0u8; 512];
     mbr[446 + 4] = 0x83;
@@ -73,7 +110,10 @@ fn a_partitioned_disk_is_refused() {
     mbr[511] = 0xaa;
     {
         use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().write(true).open(&dev.path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&dev.path)
+            .unwrap();
         f.write_all(&mbr).unwrap();
         f.sync_all().unwrap();
     }
@@ -86,7 +126,7 @@ fn a_read_only_disk_is_refused() {
     if !ready() {
         return;
     }
-    let dev = LoopDev::new(64 << 20);
+    let dev = LoopDev::new(SMALL);
     sh(&["blockdev", "--setro", dev.path.to_str().unwrap()]);
     let err = refuse(&dev, &[]);
     sh(&["blockdev", "--setrw", dev.path.to_str().unwrap()]);
@@ -98,7 +138,7 @@ fn a_disk_held_open_exclusively_is_refused_as_busy() {
     if !ready() {
         return;
     }
-    let dev = LoopDev::new(64 << 20);
+    let dev = LoopDev::new(SMALL);
     use std::os::unix::fs::OpenOptionsExt;
     let _held = std::fs::OpenOptions::new()
         .read(true)
@@ -114,10 +154,13 @@ fn prjquota_is_refused_with_the_quota_message_where_the_kernel_lacks_it() {
     if !ready() {
         return;
     }
-    let dev = LoopDev::new(320 << 20);
+    let dev = LoopDev::new(SMALL);
     match quota_missing(Path::new("/"), FsType::Xfs) {
         Some(why) => {
             let err = refuse(&dev, &["prjquota"]);
+            drop(dev);
+            // xfs needs 300 MiB.
+            let dev = LoopDev::new(320 << 20);
             assert_eq!(
                 err,
                 format!("this kernel has no quota support ({why}): prjquota cannot be mounted; drop it or use a kernel with CONFIG_QUOTA/XFS_QUOTA")
@@ -127,7 +170,12 @@ fn prjquota_is_refused_with_the_quota_message_where_the_kernel_lacks_it() {
             let dir = m.dir.clone();
             drop(m);
             let st = Command::new("mount")
-                .args(["-o", "prjquota", dev.path.to_str().unwrap(), dir.to_str().unwrap()])
+                .args([
+                    "-o",
+                    "prjquota",
+                    dev.path.to_str().unwrap(),
+                    dir.to_str().unwrap(),
+                ])
                 .output()
                 .unwrap();
             if st.status.success() {
@@ -158,8 +206,13 @@ fn holders_and_system_disks_from_fixtures_are_refused() {
     ] {
         let mut c = SetupConfig::new("/data");
         c.devices = Some(vec![dev.into()]);
-        let err = setup(&c.check().unwrap(), &root, &r).unwrap_err().to_string();
-        assert!(err.starts_with(&format!("refusing {dev}: ")) && err.contains(want), "{err}");
+        let err = setup(&c.check().unwrap(), &root, &r)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("refusing {dev}: ")) && err.contains(want),
+            "{err}"
+        );
     }
     assert_eq!(r.transcript(), "");
 }

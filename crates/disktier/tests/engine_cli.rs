@@ -253,6 +253,18 @@ fn import_fio_gives_the_etcd_verdict_from_fios_own_numbers() {
     assert_eq!(doc["verdicts"][0]["name"], "etcd");
     assert_eq!(doc["verdicts"][0]["value"].as_f64(), Some(p99 as f64));
     assert_eq!(doc["verdicts"][0]["ci95"]["approximate"], true);
+
+    // `-` reads fio's output from a pipe, notes before the JSON included.
+    let piped = format!(
+        "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1\n{}",
+        std::fs::read_to_string(&file).unwrap()
+    );
+    let out = disktier(&db)
+        .args(["--format", "json", "--no-save", "import", "fio", "-"])
+        .write_stdin(piped)
+        .output()
+        .unwrap();
+    assert_eq!(json_of(&out)["results"], doc["results"]);
 }
 
 #[test]
@@ -521,9 +533,13 @@ fn no_permission_is_named() {
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
+    // A copy of the binary nobody can run: the build directory may sit under a private home.
+    let exe = d.path().join("disktier");
+    std::fs::copy(bin(), &exe).unwrap();
+    std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let out = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(bin())
+        .arg(&exe)
         .args(["--no-save", "bench"])
         .arg(&locked)
         .args(["--rw", "write", "--size", "1m"])
@@ -834,4 +850,58 @@ fn check_etcd_fails_on_a_throttled_volume() {
         "{text}"
     );
     assert!(text.contains("too few samples"), "{text}");
+}
+
+#[test]
+fn bench_trace_records_every_io_and_fio_refuses_it() {
+    let d = scratch();
+    let trace = d.path().join("run.trace");
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(d.path())
+        .args([
+            "--rw",
+            "randwrite",
+            "--size",
+            "1m",
+            "--name",
+            "tr",
+            "--trace",
+        ])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(bin())
+        .args(["--format", "json", "trace", "stats"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats = json_of(&out);
+    // 1 MiB in 4 KiB writes: 256 records, all writes, nothing else.
+    assert_eq!(stats["requests"], 256, "{stats:#}");
+    assert_eq!(stats["writes"], 256, "{stats:#}");
+    assert_eq!(stats["reads"], 0, "{stats:#}");
+
+    let refused = d.path().join("fio.trace");
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(d.path())
+        .args([
+            "--rw", "write", "--size", "1m", "--engine", "fio", "--trace",
+        ])
+        .arg(&refused)
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "--trace", &["--engine fio"]);
+    assert!(!refused.exists(), "no trace file is left behind");
 }

@@ -61,28 +61,41 @@ fn load(page: &Path) -> Load {
         ],
         &tmp.path().join("profile"),
     );
-    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let console = String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| l.contains(":CONSOLE"))
         .map(str::to_string)
         .collect();
-    let log: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap()).expect("chromium's net log is JSON");
+    let log: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap())
+        .expect("chromium's net log is JSON");
     let mut requests = Vec::new();
     for e in log["events"].as_array().unwrap() {
         let p = &e["params"];
-        let from_page = p["network_isolation_key"].as_str().is_some_and(|k| k.contains("file://"));
+        let from_page = p["network_isolation_key"]
+            .as_str()
+            .is_some_and(|k| k.contains("file://"));
         if let (true, Some(url)) = (from_page, p["url"].as_str()) {
             requests.push(url.to_string());
         }
     }
-    Load { dom: String::from_utf8_lossy(&out.stdout).into_owned(), console, requests }
+    Load {
+        dom: String::from_utf8_lossy(&out.stdout).into_owned(),
+        console,
+        requests,
+    }
 }
 
 #[test]
 fn report_from_real_runs_is_clean_in_chromium() {
-    if !disktier_testkit::require(disktier_testkit::have("chromium"), "chromium (Debian package chromium)") {
+    if !disktier_testkit::require(
+        disktier_testkit::have("chromium"),
+        "chromium (Debian package chromium)",
+    ) {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -101,7 +114,18 @@ fn report_from_real_runs_is_clean_in_chromium() {
     dt(&db)
         .arg("bench")
         .arg(&plain)
-        .args(["--rw", "randread", "--bs", "4k", "--size", "16m", "--runtime", "2s", "--time-based", "--quiet"])
+        .args([
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "16m",
+            "--runtime",
+            "2s",
+            "--time-based",
+            "--quiet",
+        ])
         .assert()
         .success();
     let page = artifacts().join("report-real-runs.html");
@@ -112,25 +136,45 @@ fn report_from_real_runs_is_clean_in_chromium() {
 
     let l = load(&page);
     assert!(l.console.is_empty(), "console messages: {:#?}", l.console);
-    assert!(l.requests.is_empty(), "the page made network requests: {:#?}", l.requests);
-    assert!(l.dom.matches("<svg").count() >= 4, "charts missing from the rendered page");
-    assert!(l.dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the hostile name is not shown as text");
+    assert!(
+        l.requests.is_empty(),
+        "the page made network requests: {:#?}",
+        l.requests
+    );
+    assert!(
+        l.dom.matches("<svg").count() >= 4,
+        "charts missing from the rendered page"
+    );
+    assert!(
+        l.dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "the hostile name is not shown as text"
+    );
     assert!(!l.dom.contains(XSS), "the hostile name became markup");
 
     let shot = artifacts().join("report-real-runs.png");
     let tmp = tempfile::tempdir().unwrap();
     let out = chromium(
-        &["--window-size=1280,2600", &format!("--screenshot={}", shot.display()), &format!("file://{}", page.display())],
+        &[
+            "--window-size=1280,2600",
+            &format!("--screenshot={}", shot.display()),
+            &format!("file://{}", page.display()),
+        ],
         tmp.path(),
     );
     assert!(out.status.success());
-    assert!(std::fs::metadata(&shot).unwrap().len() > 20_000, "screenshot too small to show a report");
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 20_000,
+        "screenshot too small to show a report"
+    );
 }
 
 /// The harness itself: a page that does log and fetch is caught, so a clean report means clean.
 #[test]
 fn chromium_harness_sees_console_errors_and_requests() {
-    if !disktier_testkit::require(disktier_testkit::have("chromium"), "chromium (Debian package chromium)") {
+    if !disktier_testkit::require(
+        disktier_testkit::have("chromium"),
+        "chromium (Debian package chromium)",
+    ) {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -141,12 +185,25 @@ fn chromium_harness_sees_console_errors_and_requests() {
     )
     .unwrap();
     let l = load(&page);
-    assert!(l.console.iter().any(|c| c.contains("control-error")), "{:?}", l.console);
-    assert!(l.requests.iter().any(|u| u.starts_with("http://127.0.0.1:9/")), "{:?}", l.requests);
+    assert!(
+        l.console.iter().any(|c| c.contains("control-error")),
+        "{:?}",
+        l.console
+    );
+    assert!(
+        l.requests
+            .iter()
+            .any(|u| u.starts_with("http://127.0.0.1:9/")),
+        "{:?}",
+        l.requests
+    );
 }
 
 fn fixture(name: &str) -> serde_json::Value {
-    let p = format!("{}/../store/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let p = format!(
+        "{}/../store/tests/fixtures/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
@@ -155,14 +212,39 @@ fn plan_section_shows_cost_beside_measurements() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("results.db");
     let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
-    let a = s.save(&NewRun { kind: "bench", group_id: None, doc: &fixture("read-iops") }).unwrap();
-    let b = s.save(&NewRun { kind: "check", group_id: None, doc: &fixture("seed000-ebs") }).unwrap();
+    let a = s
+        .save(&NewRun {
+            kind: "bench",
+            group_id: None,
+            doc: &fixture("read-iops"),
+        })
+        .unwrap();
+    let b = s
+        .save(&NewRun {
+            kind: "check",
+            group_id: None,
+            doc: &fixture("seed000-ebs"),
+        })
+        .unwrap();
     let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/plan.json");
     let out = d.path().join("r.html");
-    dt(&db).args(["report", &a, &b, "--plan"]).arg(&plan).arg("-o").arg(&out).assert().success();
+    dt(&db)
+        .args(["report", &a, &b, "--plan"])
+        .arg(&plan)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
     let html = std::fs::read_to_string(&out).unwrap();
     let plan_part = &html[html.find("<section id=\"plan\">").expect("a plan section")..];
-    for want in ["us-east-1", "$66.14", "gp3 200 GiB", "Measured here", "/mnt/scratch", "&lt;b&gt;escaped&lt;/b&gt;"] {
+    for want in [
+        "us-east-1",
+        "$66.14",
+        "gp3 200 GiB",
+        "Measured here",
+        "/mnt/scratch",
+        "&lt;b&gt;escaped&lt;/b&gt;",
+    ] {
         assert!(plan_part.contains(want), "plan section lacks {want}");
     }
     // Not a plan: a clear error naming the file.
@@ -175,7 +257,9 @@ fn plan_section_shows_cost_beside_measurements() {
         .arg(&out)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("not a `disktier plan --format json` document"));
+        .stderr(predicate::str::contains(
+            "not a `disktier plan --format json` document",
+        ));
 }
 
 #[test]

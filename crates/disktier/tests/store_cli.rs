@@ -8,7 +8,10 @@ use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> serde_json::Value {
-    let p = format!("{}/../store/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let p = format!(
+        "{}/../store/tests/fixtures/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
@@ -19,7 +22,14 @@ fn store_with(names: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<String>) {
     let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
     let ids = names
         .iter()
-        .map(|n| s.save(&NewRun { kind: "check", group_id: None, doc: &fixture(n) }).unwrap())
+        .map(|n| {
+            s.save(&NewRun {
+                kind: "check",
+                group_id: None,
+                doc: &fixture(n),
+            })
+            .unwrap()
+        })
         .collect();
     (d, db, ids)
 }
@@ -33,13 +43,19 @@ fn dt(db: &Path) -> Command {
 #[test]
 fn history_lists_and_filters() {
     let (_d, db, ids) = store_with(&["seed000-ephemeral", "seed000-ebs", "read-iops"]);
-    let out = dt(&db).args(["history", "--format", "json"]).output().unwrap();
+    let out = dt(&db)
+        .args(["history", "--format", "json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["runs"].as_array().unwrap().len(), 3);
     assert_eq!(v["runs"][0]["id"], ids[2].as_str(), "newest first");
-    let out = dt(&db).args(["history", "--profile", "etcd", "--format", "json"]).output().unwrap();
+    let out = dt(&db)
+        .args(["history", "--profile", "etcd", "--format", "json"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["runs"].as_array().unwrap().len(), 2);
     dt(&db)
@@ -57,9 +73,14 @@ fn show_prints_a_summary_or_the_stored_document() {
         .args(["show", &ids[0]])
         .assert()
         .success()
-        .stdout(predicate::str::contains("/var/lib/containers/_benchmark_fio"))
+        .stdout(predicate::str::contains(
+            "/var/lib/containers/_benchmark_fio",
+        ))
         .stdout(predicate::str::contains("PASS etcd"));
-    let out = dt(&db).args(["show", &ids[0], "--format", "json"]).output().unwrap();
+    let out = dt(&db)
+        .args(["show", &ids[0], "--format", "json"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v, fixture("seed000-ephemeral"));
     dt(&db)
@@ -72,10 +93,20 @@ fn show_prints_a_summary_or_the_stored_document() {
 #[test]
 fn compare_golden() {
     let (_d, db, ids) = store_with(&["seed000-ephemeral", "seed000-ebs"]);
-    let out = dt(&db).args(["compare", &ids[0], &ids[1]]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = dt(&db)
+        .args(["compare", &ids[0], &ids[1]])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower"), "{text}");
+    assert!(
+        text.contains("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower"),
+        "{text}"
+    );
     let text = text.replace(&ids[0], "RUN_A").replace(&ids[1], "RUN_B");
     insta::assert_snapshot!("compare_seed000", text);
 }
@@ -87,7 +118,9 @@ fn compare_refuses_different_profiles_unless_forced() {
         .args(["compare", &ids[0], &ids[1]])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("different profiles").and(predicate::str::contains("--force")));
+        .stderr(
+            predicate::str::contains("different profiles").and(predicate::str::contains("--force")),
+        );
     dt(&db)
         .args(["compare", &ids[0], &ids[1], "--force", "--format", "json"])
         .assert()
@@ -102,27 +135,38 @@ fn compare_flags_quick_beside_full() {
         .args(["compare", &ids[0], &ids[1]])
         .assert()
         .success()
-        .stdout(predicate::str::contains("note: quick and full runs are mixed (B quick)"));
+        .stdout(predicate::str::contains(
+            "note: quick and full runs are mixed (B quick)",
+        ));
 }
 
 #[test]
 fn a_corrupted_store_is_refused_and_untouched() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("results.db");
-    std::fs::write(&db, b"this is not a database, and it must survive a disktier run".repeat(200)).unwrap();
+    std::fs::write(
+        &db,
+        b"this is not a database, and it must survive a disktier run".repeat(200),
+    )
+    .unwrap();
     let before = std::fs::read(&db).unwrap();
     dt(&db)
         .args(["history"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("is not a disktier database or is corrupted: move it aside or pass --db"));
+        .stderr(predicate::str::contains(
+            "is not a disktier database or is corrupted: move it aside or pass --db",
+        ));
     assert_eq!(std::fs::read(&db).unwrap(), before);
 }
 
 #[test]
 fn ten_import_processes_at_once_lose_no_row() {
     let fio = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/etcd-3.33.json");
-    if !disktier_testkit::require(fio.exists(), "the fio JSON fixture tests/fixtures/fio/etcd-3.33.json") {
+    if !disktier_testkit::require(
+        fio.exists(),
+        "the fio JSON fixture tests/fixtures/fio/etcd-3.33.json",
+    ) {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -143,9 +187,65 @@ fn ten_import_processes_at_once_lose_no_row() {
         .collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    let rows = Store::open(Some(db.to_str().unwrap())).unwrap().list(&Default::default()).unwrap();
+    let rows = Store::open(Some(db.to_str().unwrap()))
+        .unwrap()
+        .list(&Default::default())
+        .unwrap();
     assert_eq!(rows.len(), 10);
     assert!(rows.iter().all(|r| r.kind == "import"));
+}
+
+#[test]
+fn the_same_commands_work_against_postgres() {
+    if !disktier_testkit::require(
+        std::env::var("DISKTIER_TEST_PG").is_ok(),
+        "a PostgreSQL server in DISKTIER_TEST_PG (scripts/test.sh starts one)",
+    ) {
+        return;
+    }
+    let base = std::env::var("DISKTIER_TEST_PG").unwrap();
+    let schema = format!("cli_{}", disktier_store::new_id().replace('-', "_"));
+    postgres::Client::connect(&base, postgres::NoTls)
+        .unwrap()
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .unwrap();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    let mut s = Store::open(Some(&url)).unwrap();
+    let a = s
+        .save(&NewRun {
+            kind: "check",
+            group_id: None,
+            doc: &fixture("seed000-ephemeral"),
+        })
+        .unwrap();
+    let b = s
+        .save(&NewRun {
+            kind: "check",
+            group_id: None,
+            doc: &fixture("seed000-ebs"),
+        })
+        .unwrap();
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env_remove("DISKTIER_DB")
+        .args(["--db", &url, "compare", &a, &b])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower",
+        ));
+    let out = Command::cargo_bin("disktier")
+        .unwrap()
+        .env("DISKTIER_DB", &url)
+        .args(["history", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2);
 }

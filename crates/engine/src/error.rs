@@ -104,3 +104,27 @@ impl EngineError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Error;
+    use std::path::Path;
+
+    #[test]
+    fn open_errors_name_the_object_and_the_fix() {
+        let p = Path::new("/data/x");
+        let e = EngineError::from_open(p, "write", Error::from_raw_os_error(libc::EACCES));
+        assert!(matches!(e, EngineError::NoPermission { .. }));
+        assert_eq!(
+            e.to_string(),
+            "/data/x: no permission: run as a user that may write it (e.g. with sudo)"
+        );
+        let e = EngineError::from_open(p, "read", Error::from_raw_os_error(libc::ENOENT));
+        assert!(matches!(e, EngineError::MissingPath { .. }), "{e}");
+        let e = EngineError::from_open(p, "write", Error::from_raw_os_error(libc::EBUSY));
+        assert!(matches!(e, EngineError::DeviceBusy { .. }), "{e}");
+        let e = EngineError::from_open(p, "read", Error::from_raw_os_error(libc::EIO));
+        assert!(e.to_string().starts_with("/data/x: open failed"), "{e}");
+    }
+}

@@ -94,6 +94,15 @@ impl Profile {
         }
     }
 
+    /// Whether the profile measures a filesystem (it refuses a raw block device): etcd's jobs
+    /// time fdatasync of a file, and small-files creates files.
+    pub fn needs_filesystem(&self) -> bool {
+        matches!(
+            self,
+            Profile::Etcd | Profile::EtcdOpenshift | Profile::SmallFiles
+        )
+    }
+
     /// The workload on `target`, scaled down when `quick`.
     pub fn workload(&self, target: &Path, quick: bool) -> Workload {
         let base = Job {
@@ -334,10 +343,7 @@ mod tests {
                         "{p}"
                     );
                     // Bounded so a whole quick suite stays under a minute.
-                    assert!(
-                        q.runtime.is_none_or(|r| r <= Duration::from_secs(5)),
-                        "{p}"
-                    );
+                    assert!(q.runtime.is_none_or(|r| r <= Duration::from_secs(5)), "{p}");
                     assert!(q.ramp_time <= Duration::from_secs(1), "{p}");
                 }
                 (Workload::SmallFiles { files: f, .. }, Workload::SmallFiles { files: q, .. }) => {

@@ -356,9 +356,21 @@ fn open_for_job(path: &Path, job: &Job, device: bool) -> Result<File, EngineErro
         flags |= libc::O_DIRECT;
     }
     o.custom_flags(flags);
-    o.open(path).map_err(|e| {
-        EngineError::from_open(path, if job.rw.writes() { "write" } else { "read" }, e)
-    })
+    let access = if job.rw.writes() { "write" } else { "read" };
+    // Right after a device was written and closed, the kernel's partition rescan and udev's
+    // probe can hold it exclusively for a moment: retry EBUSY for up to a second before saying
+    // it is busy (a mounted device stays busy).
+    let mut tries = 0;
+    loop {
+        match o.open(path) {
+            Ok(f) => return Ok(f),
+            Err(e) if device && e.raw_os_error() == Some(libc::EBUSY) && tries < 20 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => return Err(EngineError::from_open(path, access, e)),
+        }
+    }
 }
 
 struct WorkerOut {
@@ -377,7 +389,24 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
     let mut warnings = Vec::new();
     let uses = plan_files(job, &c, &mut warnings)?;
     check_target(job, &c, &uses, opts)?;
+    if c.kind == Kind::Device {
+        if let Some(p) = opts
+            .profile
+            .as_deref()
+            .and_then(crate::profile::Profile::from_name)
+        {
+            if p.needs_filesystem() {
+                return Err(EngineError::WrongKind {
+                    path: job.target.clone(),
+                    is: "block device",
+                    wanted: format!("the {p} profile measures a filesystem"),
+                    fix: "pass a directory on the filesystem to test (e.g. /var/lib/etcd)".into(),
+                });
+            }
+        }
+    }
     let mut resolved = job.clone();
+    resolved.size = Some(uses[0].len);
     resolved.ioengine = choose_engine(job, &mut warnings);
     if resolved.ioengine != IoEngineKind::IoUring && job.iodepth > 1 {
         warnings.push(format!(
@@ -416,11 +445,13 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
             let mut report = |b: u64| {
                 if let Some(p) = &opts.progress {
                     let el = Duration::from_nanos(now_ns() - t_layout);
+                    let rate = (done_before + b) as f64 / el.as_secs_f64().max(1e-9);
+                    let left = total.saturating_sub(done_before + b) as f64;
                     p(&Progress {
                         elapsed: el,
-                        eta: None,
+                        eta: (rate > 0.0).then(|| Duration::from_secs_f64(left / rate)),
                         iops: 0.0,
-                        bw_bytes: (done_before + b) as f64 / el.as_secs_f64().max(1e-9),
+                        bw_bytes: rate,
                         p99_ns: None,
                         phase: "layout",
                     });
@@ -445,7 +476,6 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
                 layout::drop_cache(&f);
             }
             done_before += (u.start + u.len).saturating_sub(u.cur_len);
-            let _ = total;
         }
     }
 
@@ -646,8 +676,9 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
         dur_ns = dur_ns.max(o.last_ns.saturating_sub(o.ramp_end));
     }
     if let (Some(r), true) = (runtime_ns, job.time_based && !interrupted) {
-        // A time-based run measured exactly its runtime (fio reports it so too).
-        dur_ns = dur_ns.max(r.min(dur_ns + 1_000_000));
+        // A time-based run that was not stopped measured exactly its runtime (fio reports it so
+        // too), even if its last completion came a little before the end (a slow sync).
+        dur_ns = r;
     }
     let secs_f = dur_ns as f64 / 1e9;
     let series = build_series(&secs, secs_f);

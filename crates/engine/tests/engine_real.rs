@@ -18,6 +18,23 @@ fn job(target: &Path) -> Job {
     }
 }
 
+/// A hash of every byte of the device (std's SipHash runs optimised even in a debug build,
+/// unlike a byte loop in the test).
+fn device_hash(dev: &LoopDev) -> u64 {
+    use std::hash::Hasher;
+    use std::io::Read;
+    let mut f = std::fs::File::open(&dev.path).unwrap();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut buf = vec![0u8; 4 << 20];
+    loop {
+        let n = f.read(&mut buf).unwrap();
+        if n == 0 {
+            return h.finish();
+        }
+        h.write(&buf[..n]);
+    }
+}
+
 fn mkfs_xfs(dev: &LoopDev) {
     let st = std::process::Command::new("mkfs.xfs")
         .args(["-q", "-f"])
@@ -99,7 +116,7 @@ fn refuses_to_write_over_xfs_and_leaves_the_device_unchanged() {
     }
     let dev = LoopDev::new(300 * MIB);
     mkfs_xfs(&dev);
-    let before = dev.checksum();
+    let before = device_hash(&dev);
     let j = Job {
         rw: Rw::RandWrite,
         size: Some(4 * MIB),
@@ -114,7 +131,7 @@ fn refuses_to_write_over_xfs_and_leaves_the_device_unchanged() {
         "{msg}"
     );
     assert!(msg.contains("--destructive"), "{msg}");
-    assert_eq!(dev.checksum(), before, "the device was modified");
+    assert_eq!(device_hash(&dev), before, "the device was modified");
     // Reads are allowed.
     let j = Job {
         rw: Rw::RandRead,
@@ -130,6 +147,13 @@ fn refuses_to_write_over_xfs_and_leaves_the_device_unchanged() {
         ..job(&dev.path)
     };
     assert!(run(&j, &RunOptions::default()).is_err());
+    // Even --destructive cannot write to a mounted device: the exclusive open is refused.
+    let opts = RunOptions {
+        destructive: true,
+        ..RunOptions::default()
+    };
+    let e = run(&j, &opts).unwrap_err();
+    assert!(matches!(e, EngineError::DeviceBusy { .. }), "{e}");
 }
 
 #[test]
@@ -161,7 +185,18 @@ fn writes_to_an_empty_device_and_with_destructive() {
         destructive: true,
         ..RunOptions::default()
     };
-    assert!(run(&j, &opts).is_ok());
+    if let Err(e) = run(&j, &opts) {
+        panic!("destructive write failed: {e}");
+    }
+    // etcd's profile measures a filesystem, not a raw device (fio: --directory on a device).
+    let opts = RunOptions {
+        profile: Some("etcd".into()),
+        destructive: true,
+        ..RunOptions::default()
+    };
+    let e = run_workload(&Profile::Etcd.workload(&dev.path, true), &opts).unwrap_err();
+    assert!(matches!(e, EngineError::WrongKind { .. }), "{e}");
+    assert!(e.to_string().contains("directory"), "{e}");
 }
 
 #[test]
@@ -380,4 +415,31 @@ fn bad_targets_get_one_line_errors() {
         assert!(!msg.contains('\n'), "{msg}");
     }
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn io_uring_writes_land_where_planned() {
+    // Sequential writes at iodepth 8 into a fresh (fallocated, so zero-reading) file: every
+    // block must end up written, and with non-zero data.
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let f = d.path().join("w");
+    let j = Job {
+        rw: Rw::Write,
+        bs: 4096,
+        iodepth: 8,
+        size: Some(MIB),
+        direct: true,
+        ..job(&f)
+    };
+    let opts = RunOptions {
+        keep_files: true,
+        ..RunOptions::default()
+    };
+    let r = run(&j, &opts).unwrap();
+    assert_eq!(r.doc.results.write.as_ref().unwrap().ios, 256);
+    let data = std::fs::read(&f).unwrap();
+    assert_eq!(data.len() as u64, MIB);
+    for (i, block) in data.chunks(4096).enumerate() {
+        assert!(block.iter().any(|b| *b != 0), "block {i} was not written");
+    }
 }

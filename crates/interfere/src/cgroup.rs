@@ -58,8 +58,8 @@ impl Support {
         let v2 = match &v2_root {
             None => Err("no cgroup2 filesystem is mounted".to_string()),
             Some(root) => {
-                let ctl = std::fs::read_to_string(root.join("cgroup.controllers"))
-                    .unwrap_or_default();
+                let ctl =
+                    std::fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
                 if ctl.split_whitespace().any(|c| c == "io") {
                     Ok(root.clone())
                 } else {
@@ -169,7 +169,8 @@ impl Group {
             Version::V1 => {
                 for file in ["blkio.bfq.weight", "blkio.weight"] {
                     if self.path.join(file).exists() {
-                        let got = self.write_checked(file, &weight.to_string(), &weight.to_string())?;
+                        let got =
+                            self.write_checked(file, &weight.to_string(), &weight.to_string())?;
                         return Ok((file.into(), got));
                     }
                 }
@@ -318,7 +319,10 @@ mod tests {
             version: Version::V2,
         };
         g.set_weight(10).unwrap();
-        assert_eq!(std::fs::read_to_string(t.path().join("io.weight")).unwrap(), "default 10");
+        assert_eq!(
+            std::fs::read_to_string(t.path().join("io.weight")).unwrap(),
+            "default 10"
+        );
         g.set_latency_target("7:3", 10_000).unwrap();
         assert_eq!(
             std::fs::read_to_string(t.path().join("io.latency")).unwrap(),

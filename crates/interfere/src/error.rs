@@ -39,14 +39,18 @@ pub enum InterfereError {
         got: String,
     },
 
-    #[error("{file} reads {got:?} after writing {wanted:?}: the kernel did not accept the setting")]
+    #[error(
+        "{file} reads {got:?} after writing {wanted:?}: the kernel did not accept the setting"
+    )]
     NotApplied {
         file: PathBuf,
         wanted: String,
         got: String,
     },
 
-    #[error("another disktier interfere (pid {pid}) is running and holds {lock}: wait for it to finish")]
+    #[error(
+        "another disktier interfere (pid {pid}) is running and holds {lock}: wait for it to finish"
+    )]
     Busy { pid: String, lock: PathBuf },
 
     #[error("the journal {path} is unreadable ({why}): inspect it, undo what it lists by hand, then delete it")]

@@ -135,12 +135,18 @@ mod tests {
     #[test]
     fn set_and_read_back_on_a_child() {
         // Lowering one's own class needs no privilege, so this runs as any user.
-        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
         let pid = child.id() as i32;
         set_process(pid, IoPrio::BestEffort(7)).unwrap();
         let got = get_process(pid).unwrap();
         let _ = child.kill();
         let _ = child.wait();
-        assert!(got.iter().all(|(_, p)| *p == IoPrio::BestEffort(7)), "{got:?}");
+        assert!(
+            got.iter().all(|(_, p)| *p == IoPrio::BestEffort(7)),
+            "{got:?}"
+        );
     }
 }

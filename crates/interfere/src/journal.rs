@@ -87,9 +87,7 @@ impl Change {
                 if !name_has_prefix(path, DIR_PREFIX) {
                     return Err(InterfereError::BadJournal {
                         path: path.clone(),
-                        why: format!(
-                            "a directory not named {DIR_PREFIX}*: refusing to delete it"
-                        ),
+                        why: format!("a directory not named {DIR_PREFIX}*: refusing to delete it"),
                     });
                 }
                 match std::fs::remove_dir_all(path) {
@@ -270,7 +268,10 @@ impl Journal {
     }
 
     fn save(&self) -> Result<()> {
-        write_synced(&self.path, &serde_json::to_vec_pretty(&self.doc).unwrap_or_default())
+        write_synced(
+            &self.path,
+            &serde_json::to_vec_pretty(&self.doc).unwrap_or_default(),
+        )
     }
 
     /// Current entries in words (for tests and `--restore` output).

@@ -172,7 +172,9 @@ mod tests {
                 Mitigation::WriterNoFsync
             ]
         );
-        let e = Mitigation::parse_list("none,bogus").unwrap_err().to_string();
+        let e = Mitigation::parse_list("none,bogus")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bogus") && e.contains("scheduler-bfq"), "{e}");
         assert!(Mitigation::parse_list(",").is_err());
     }

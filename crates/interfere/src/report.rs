@@ -179,9 +179,7 @@ impl InterfereDoc {
 
     /// The probe's overall verdict: the worst scenario with the aggressor (baseline excluded).
     pub fn all_pass(&self) -> bool {
-        self.scenarios
-            .iter()
-            .all(|s| s.verdict != Verdict::Fail)
+        self.scenarios.iter().all(|s| s.verdict != Verdict::Fail)
     }
 }
 
@@ -196,7 +194,15 @@ fn bytes(b: u64) -> String {
 /// The table, one row per scenario, then the legend of what was applied and the recommendation.
 pub fn render_text(doc: &InterfereDoc) -> String {
     let header = [
-        "scenario", "probe IOPS", "p50", "p99", "p99.9", "p99.99", "max", "stdev", "etcd",
+        "scenario",
+        "probe IOPS",
+        "p50",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max",
+        "stdev",
+        "etcd",
         "aggressor",
     ];
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -220,7 +226,9 @@ pub fn render_text(doc: &InterfereDoc) -> String {
         };
         rows.push(vec![
             s.name.clone(),
-            s.probe_iops.map(|i| format!("{i:.0}")).unwrap_or("-".into()),
+            s.probe_iops
+                .map(|i| format!("{i:.0}"))
+                .unwrap_or("-".into()),
             ms(s.p(50.0)),
             ms(s.p(99.0)),
             ms(s.p(99.9)),
@@ -407,7 +415,13 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     }
     let worse: Vec<String> = candidates
         .iter()
-        .filter(|c| none.is_some_and(|n| tail(c).zip(tail(n)).is_some_and(|(t, nt)| t as f64 > nt as f64 * 1.2)))
+        .filter(|c| {
+            none.is_some_and(|n| {
+                tail(c)
+                    .zip(tail(n))
+                    .is_some_and(|(t, nt)| t as f64 > nt as f64 * 1.2)
+            })
+        })
         .map(|c| c.mitigation.clone().unwrap_or_default())
         .collect();
     if !worse.is_empty() {
@@ -427,4 +441,145 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     }
     w.push("A fast local disk is no guide to a cloud volume (seed 004's fixes did not transfer to Azure): run this on the node's real disk.".into());
     w.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use disktier_engine::LatStats;
+
+    fn stats(p99_ms: f64, p999_ms: f64, max_ms: f64) -> DirStats {
+        let ns = |ms: f64| (ms * 1e6) as u64;
+        let mut percentiles = std::collections::BTreeMap::new();
+        percentiles.insert("50".to_string(), ns(1.0));
+        percentiles.insert("99".to_string(), ns(p99_ms));
+        percentiles.insert("99.9".to_string(), ns(p999_ms));
+        percentiles.insert("99.99".to_string(), ns(max_ms));
+        DirStats {
+            ios: 1000,
+            bytes: 0,
+            iops: 0.0,
+            bw_bytes: 0.0,
+            lat_ns: LatStats {
+                mean: 1e6,
+                stdev: 2e6,
+                min: 500_000,
+                max: ns(max_ms),
+                percentiles,
+            },
+        }
+    }
+
+    fn scenario(m: Option<&str>, s: DirStats, agg_secs: Option<f64>, pass: bool) -> Scenario {
+        Scenario {
+            name: m
+                .map(|m| format!("ostree/{m}"))
+                .unwrap_or("baseline".into()),
+            mitigation: m.map(str::to_string),
+            available: true,
+            unavailable_reason: None,
+            probe: Some(s),
+            probe_iops: Some(800.0),
+            aggressor: agg_secs.map(|secs| AggressorResult {
+                bytes: 1 << 30,
+                seconds: secs,
+                capped: false,
+                target_bytes: 1 << 30,
+                objects: 100,
+            }),
+            verdict: if pass { Verdict::Pass } else { Verdict::Fail },
+            applied: vec![],
+            notes: vec![],
+            series: vec![],
+        }
+    }
+
+    fn doc(scenarios: Vec<Scenario>) -> InterfereDoc {
+        InterfereDoc {
+            schema_version: 1,
+            target: "/var/lib/etcd".into(),
+            device: Some("nvme0n1".into()),
+            scheduler_before: Some("none".into()),
+            aggressor_kind: "ostree".into(),
+            aggressor_size: 1 << 30,
+            duration_s: 60.0,
+            threshold_ns: 10_000_000,
+            scenarios,
+            recommendation: String::new(),
+            interrupted: false,
+            restored_leftovers: vec![],
+            host: Default::default(),
+        }
+    }
+
+    #[test]
+    fn recommends_the_best_tail_and_shows_its_cost() {
+        let mut d = doc(vec![
+            scenario(None, stats(1.4, 4.1, 4.3), None, true),
+            scenario(Some("none"), stats(6.2, 90.0, 1940.0), Some(7.0), true),
+            scenario(
+                Some("ionice-idle"),
+                stats(6.0, 95.0, 1500.0),
+                Some(7.5),
+                true,
+            ),
+            scenario(
+                Some("writer-per-object-fsync"),
+                stats(5.0, 12.0, 229.0),
+                Some(31.0),
+                true,
+            ),
+            Scenario::unavailable(
+                "ostree/cgroup-latency",
+                Mitigation::CgroupLatency,
+                "no v2 io".into(),
+            ),
+        ]);
+        d.finish();
+        let r = &d.recommendation;
+        assert!(r.contains("Best tail: writer-per-object-fsync"), "{r}");
+        assert!(r.contains("31.0 s instead of 7.0 s (4.4x)"), "{r}");
+        assert!(r.contains("trade-off"), "{r}");
+        assert!(
+            r.contains("Not measured (unavailable here, reasons above): cgroup-latency"),
+            "{r}"
+        );
+        let text = render_text(&d);
+        assert!(
+            text.contains("ostree/cgroup-latency: unavailable: no v2 io"),
+            "{text}"
+        );
+        assert!(text.contains("1 GiB in 31.0 s"), "{text}");
+        let row = text.lines().find(|l| l.starts_with("ostree/none")).unwrap();
+        assert!(row.contains("1.94 s") && row.contains("pass"), "{row}");
+    }
+
+    #[test]
+    fn says_when_nothing_helps() {
+        let mut d = doc(vec![
+            scenario(None, stats(1.0, 2.0, 3.0), None, true),
+            scenario(Some("none"), stats(20.0, 40.0, 60.0), Some(5.0), false),
+            scenario(
+                Some("scheduler-bfq"),
+                stats(30.0, 80.0, 90.0),
+                Some(5.0),
+                false,
+            ),
+        ]);
+        d.finish();
+        assert!(
+            d.recommendation.contains("No mitigation improved the tail"),
+            "{}",
+            d.recommendation
+        );
+        assert!(
+            d.recommendation.contains("own disk"),
+            "{}",
+            d.recommendation
+        );
+        assert!(d
+            .recommendation
+            .contains("Worse than no mitigation: scheduler-bfq"));
+        assert!(!d.all_pass());
+    }
 }

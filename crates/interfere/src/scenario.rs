@@ -34,6 +34,11 @@ pub struct Applied {
     pub readback: Vec<String>,
 }
 
+/// See [`Config::on_applied`].
+pub type OnApplied = Box<dyn Fn(&Applied)>;
+/// The engine's progress callback.
+pub type ProgressFn = Arc<dyn Fn(&disktier_engine::Progress) + Send + Sync>;
+
 /// What the command line asked for, checked.
 pub struct Config {
     pub dir: PathBuf,
@@ -61,9 +66,9 @@ pub struct Config {
     pub notes: Box<dyn Fn(&str)>,
     /// Called once a scenario's changes are applied, before the aggressor starts writing
     /// (tests use it to look at the system themselves).
-    pub on_applied: Option<Box<dyn Fn(&Applied)>>,
+    pub on_applied: Option<OnApplied>,
     /// The probe's progress (the binary's live line).
-    pub progress: Option<Arc<dyn Fn(&disktier_engine::Progress) + Send + Sync>>,
+    pub progress: Option<ProgressFn>,
 }
 
 impl Config {
@@ -190,7 +195,15 @@ fn run_baseline(cx: &mut Ctx) -> Result<Scenario> {
     let probe_dir = cx.work.join("probe");
     std::fs::create_dir(&probe_dir).map_err(|e| InterfereError::io(&probe_dir, e))?;
     let m = run_probe(cx.cfg, &probe_dir, None)?;
-    Ok(Scenario::measured("baseline", None, m, None, Vec::new(), None, cx.cfg))
+    Ok(Scenario::measured(
+        "baseline",
+        None,
+        m,
+        None,
+        Vec::new(),
+        None,
+        cx.cfg,
+    ))
 }
 
 /// Why `m` cannot run here, if it cannot.
@@ -266,9 +279,7 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
     let want_sched = match m {
         Mitigation::SchedulerBfq => Some("bfq"),
         Mitigation::SchedulerMqDeadline => Some("mq-deadline"),
-        Mitigation::CgroupWeight
-            if matches!(cx.cgroups.preferred(), Ok((Version::V1, _))) =>
-        {
+        Mitigation::CgroupWeight if matches!(cx.cgroups.preferred(), Ok((Version::V1, _))) => {
             notes.push("cgroup v1 weights act only under bfq: the scheduler was switched to bfq for this scenario".into());
             Some("bfq")
         }
@@ -341,44 +352,59 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
                 applied.push(format!("ioprio_get({}) = {p}", agg.pid));
             }
             Mitigation::CgroupWeight | Mitigation::CgroupThrottle => {
-                let (ver, root) = cx
-                    .cgroups
-                    .preferred()
-                    .map_err(InterfereError::BadInput)?;
-                let dev = cx.device.as_ref().map_err(|e| InterfereError::BadInput(e.clone()))?;
+                let (ver, root) = cx.cgroups.preferred().map_err(InterfereError::BadInput)?;
+                let dev = cx
+                    .device
+                    .as_ref()
+                    .map_err(|e| InterfereError::BadInput(e.clone()))?;
                 let gname = format!("{CGROUP_PREFIX}{}-aggressor", std::process::id());
                 let gpath = root.join(&gname);
-                undo_ids.push(cx.journal.record(Change::Cgroup { path: gpath.clone() })?);
-                if ver == Version::V2 {
-                    if cgroup::enable_io_subtree(&root)? {
-                        undo_ids.push(cx.journal.record(Change::SubtreeControl {
-                            file: root.join("cgroup.subtree_control"),
-                            controller: "io".into(),
-                        })?);
-                    }
+                undo_ids.push(cx.journal.record(Change::Cgroup {
+                    path: gpath.clone(),
+                })?);
+                if ver == Version::V2 && cgroup::enable_io_subtree(&root)? {
+                    undo_ids.push(cx.journal.record(Change::SubtreeControl {
+                        file: root.join("cgroup.subtree_control"),
+                        controller: "io".into(),
+                    })?);
                 }
                 let g = cgroup::Group::create(&root, &gname, ver)?;
                 if m == Mitigation::CgroupWeight {
-                    let w = if ver == Version::V1 { V1_WEIGHT } else { V2_WEIGHT };
+                    let w = if ver == Version::V1 {
+                        V1_WEIGHT
+                    } else {
+                        V2_WEIGHT
+                    };
                     let (file, got) = g.set_weight(w)?;
                     applied.push(format!("{}/{file} = {got}", g.path.display()));
                     if ver == Version::V2 {
-                        notes.push("io.weight is enforced only with iocost (io.cost.qos) or bfq".into());
+                        notes.push(
+                            "io.weight is enforced only with iocost (io.cost.qos) or bfq".into(),
+                        );
                     }
                 } else {
-                    for (file, got) in
-                        g.set_write_throttle(&dev.maj_min, cx.cfg.throttle_bps, cx.cfg.throttle_iops)?
-                    {
+                    for (file, got) in g.set_write_throttle(
+                        &dev.maj_min,
+                        cx.cfg.throttle_bps,
+                        cx.cfg.throttle_iops,
+                    )? {
                         applied.push(format!("{}/{file} = {got}", g.path.display()));
                     }
                 }
                 g.add_process(agg.pid)?;
-                applied.push(format!("{}/cgroup.procs holds {}", g.path.display(), agg.pid));
+                applied.push(format!(
+                    "{}/cgroup.procs holds {}",
+                    g.path.display(),
+                    agg.pid
+                ));
             }
             Mitigation::CgroupLatency => {
                 // Only reached with a cgroup v2 io controller (see `unavailable`).
                 let (_, root) = cx.cgroups.preferred().map_err(InterfereError::BadInput)?;
-                let dev = cx.device.as_ref().map_err(|e| InterfereError::BadInput(e.clone()))?;
+                let dev = cx
+                    .device
+                    .as_ref()
+                    .map_err(|e| InterfereError::BadInput(e.clone()))?;
                 let top_name = format!("{CGROUP_PREFIX}{}", std::process::id());
                 let top = root.join(&top_name);
                 undo_ids.push(cx.journal.record(Change::Cgroup { path: top.clone() })?);
@@ -400,7 +426,11 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
                 let home = cgroup::v2_path_of(std::process::id() as i32)
                     .map(|p| root.join(p.trim_start_matches('/')));
                 probe_g.add_process(std::process::id() as i32)?;
-                applied.push(format!("probe (pid {}) in {}", std::process::id(), probe_g.path.display()));
+                applied.push(format!(
+                    "probe (pid {}) in {}",
+                    std::process::id(),
+                    probe_g.path.display()
+                ));
                 cx.v2_home = home;
             }
             _ => {}
@@ -465,7 +495,10 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
 }
 
 fn switch_scheduler(cx: &mut Ctx, want: &str, applied: &mut Vec<String>) -> Result<Option<u64>> {
-    let dev = cx.device.as_ref().map_err(|e| InterfereError::BadInput(e.clone()))?;
+    let dev = cx
+        .device
+        .as_ref()
+        .map_err(|e| InterfereError::BadInput(e.clone()))?;
     let file = dev.scheduler_file();
     let now = scheduler::read(&file)?;
     if now.active == want {

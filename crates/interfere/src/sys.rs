@@ -28,7 +28,15 @@ pub fn syncfs(f: &std::fs::File) -> std::io::Result<()> {
 pub fn die_with_parent() -> std::io::Result<()> {
     // # Safety
     // prctl(PR_SET_PDEATHSIG, sig) takes integers only.
-    let r = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) };
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
     if r < 0 {
         return Err(std::io::Error::last_os_error());
     }

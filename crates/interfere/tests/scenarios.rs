@@ -44,8 +44,13 @@ fn config(dir: &Path, run_dir: &Path, mitigations: &str, duration: Duration, siz
         run_dir: run_dir.to_path_buf(),
         launcher: Box::new(|spec: &AggressorSpec| {
             let mut c = std::process::Command::new(std::env::current_exe().unwrap());
-            c.args(["aggressor_child_entry", "--exact", "--nocapture", "--test-threads=1"])
-                .env(SPEC_ENV, serde_json::to_string(spec).unwrap());
+            c.args([
+                "aggressor_child_entry",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(SPEC_ENV, serde_json::to_string(spec).unwrap());
             c
         }),
         stop: Arc::new(AtomicBool::new(false)),
@@ -61,7 +66,11 @@ fn blkio_line(pid: i32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
         .unwrap_or_default()
         .lines()
-        .find(|l| l.split(':').nth(1).is_some_and(|c| c.split(',').any(|c| c == "blkio")))
+        .find(|l| {
+            l.split(':')
+                .nth(1)
+                .is_some_and(|c| c.split(',').any(|c| c == "blkio"))
+        })
         .unwrap_or_default()
         .to_string()
 }
@@ -117,13 +126,22 @@ fn io_classes_and_schedulers_are_applied_read_back_and_restored() {
             Mitigation::SchedulerMqDeadline => active == "mq-deadline",
             _ => false,
         };
-        assert!(ok, "{:?} not in place: scheduler {active}, ioprio {prio:?}", a.mitigation);
+        assert!(
+            ok,
+            "{:?} not in place: scheduler {active}, ioprio {prio:?}",
+            a.mitigation
+        );
         seen2.lock().unwrap().push(a.mitigation.name().to_string());
     }));
     let doc = disktier_interfere::run(&cfg).unwrap();
     assert_eq!(
         *seen.lock().unwrap(),
-        ["ionice-idle", "ionice-be7", "scheduler-bfq", "scheduler-mq-deadline"]
+        [
+            "ionice-idle",
+            "ionice-be7",
+            "scheduler-bfq",
+            "scheduler-mq-deadline"
+        ]
     );
     assert_eq!(scheduler::read(&sched_file).unwrap().active, before);
     assert!(leftovers(&mnt.dir).is_empty(), "{:?}", leftovers(&mnt.dir));
@@ -174,7 +192,9 @@ fn cgroups_and_writer_policies_are_applied_read_back_and_removed() {
             }
             Mitigation::CgroupThrottle => {
                 assert!(group.contains("disktier-interfere-"), "{line}");
-                assert!(read("blkio.throttle.write_bps_device").contains(&format!("{mm} {}", 8 << 20)));
+                assert!(
+                    read("blkio.throttle.write_bps_device").contains(&format!("{mm} {}", 8 << 20))
+                );
                 assert!(read("blkio.throttle.write_iops_device").contains(&format!("{mm} 100")));
             }
             Mitigation::WriterPerObjectFsync | Mitigation::WriterNoFsync => {
@@ -195,7 +215,10 @@ fn cgroups_and_writer_policies_are_applied_read_back_and_removed() {
     if !v2_has_io {
         assert!(!latency.available);
         let why = latency.unavailable_reason.as_deref().unwrap();
-        assert!(why.contains("cgroup v2") && why.contains("io controller"), "{why}");
+        assert!(
+            why.contains("cgroup v2") && why.contains("io controller"),
+            "{why}"
+        );
     }
     let mut want = vec!["cgroup-weight", "cgroup-throttle"];
     if v2_has_io {
@@ -207,7 +230,10 @@ fn cgroups_and_writer_policies_are_applied_read_back_and_removed() {
     assert!(leftovers(&mnt.dir).is_empty(), "{:?}", leftovers(&mnt.dir));
     assert!(!run_dir.path().join("interfere.journal").exists());
     let text = disktier_interfere::render_text(&doc);
-    assert!(text.contains("cgroup-latency: unavailable") || v2_has_io, "{text}");
+    assert!(
+        text.contains("cgroup-latency: unavailable") || v2_has_io,
+        "{text}"
+    );
 }
 
 #[test]
@@ -226,7 +252,13 @@ fn the_aggressor_worsens_the_tail_on_a_throttled_volume() {
     let me = std::process::id().to_string();
     std::fs::write(throttle.dir.join("cgroup.procs"), &me).unwrap();
     let run_dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(&mnt.dir, run_dir.path(), "none", Duration::from_secs(3), 32 << 20);
+    let mut cfg = config(
+        &mnt.dir,
+        run_dir.path(),
+        "none",
+        Duration::from_secs(3),
+        32 << 20,
+    );
     cfg.aggressor = AggressorKind::RandWrite;
     let doc = disktier_interfere::run(&cfg);
     std::fs::write("/sys/fs/cgroup/blkio/cgroup.procs", &me).unwrap();

@@ -110,23 +110,74 @@ fn metrics(sync: &str) -> Vec<(String, Unit, Better, Extract)> {
     }
     let pos = |v: f64| (v > 0.0).then_some(v);
     vec![
-        (format!("{sync} p50"), Unit::Ns, Better::Lower, lat(syncs, 50.0)),
-        (format!("{sync} p99"), Unit::Ns, Better::Lower, lat(syncs, 99.0)),
-        (format!("{sync} p99.9"), Unit::Ns, Better::Lower, lat(syncs, 99.9)),
-        ("read IOPS".into(), Unit::Iops, Better::Higher,
-            Box::new(move |d| read(d).map(|s| s.iops).and_then(pos))),
-        ("write IOPS".into(), Unit::Iops, Better::Higher,
-            Box::new(move |d| write(d).map(|s| s.iops).and_then(pos))),
-        ("read throughput".into(), Unit::BytesPerSec, Better::Higher,
-            Box::new(move |d| read(d).map(|s| s.bw_bytes).and_then(pos))),
-        ("write throughput".into(), Unit::BytesPerSec, Better::Higher,
-            Box::new(move |d| write(d).map(|s| s.bw_bytes).and_then(pos))),
+        (
+            format!("{sync} p50"),
+            Unit::Ns,
+            Better::Lower,
+            lat(syncs, 50.0),
+        ),
+        (
+            format!("{sync} p99"),
+            Unit::Ns,
+            Better::Lower,
+            lat(syncs, 99.0),
+        ),
+        (
+            format!("{sync} p99.9"),
+            Unit::Ns,
+            Better::Lower,
+            lat(syncs, 99.9),
+        ),
+        (
+            "read IOPS".into(),
+            Unit::Iops,
+            Better::Higher,
+            Box::new(move |d| read(d).map(|s| s.iops).and_then(pos)),
+        ),
+        (
+            "write IOPS".into(),
+            Unit::Iops,
+            Better::Higher,
+            Box::new(move |d| write(d).map(|s| s.iops).and_then(pos)),
+        ),
+        (
+            "read throughput".into(),
+            Unit::BytesPerSec,
+            Better::Higher,
+            Box::new(move |d| read(d).map(|s| s.bw_bytes).and_then(pos)),
+        ),
+        (
+            "write throughput".into(),
+            Unit::BytesPerSec,
+            Better::Higher,
+            Box::new(move |d| write(d).map(|s| s.bw_bytes).and_then(pos)),
+        ),
         ("read p50".into(), Unit::Ns, Better::Lower, lat(read, 50.0)),
         ("read p99".into(), Unit::Ns, Better::Lower, lat(read, 99.0)),
-        ("write p50".into(), Unit::Ns, Better::Lower, lat(write, 50.0)),
-        ("write p99".into(), Unit::Ns, Better::Lower, lat(write, 99.0)),
-        ("small files".into(), Unit::FilesPerSec, Better::Higher,
-            Box::new(move |d| d.results.small_files.as_ref().map(|s| s.files_per_s).and_then(pos))),
+        (
+            "write p50".into(),
+            Unit::Ns,
+            Better::Lower,
+            lat(write, 50.0),
+        ),
+        (
+            "write p99".into(),
+            Unit::Ns,
+            Better::Lower,
+            lat(write, 99.0),
+        ),
+        (
+            "small files".into(),
+            Unit::FilesPerSec,
+            Better::Higher,
+            Box::new(move |d| {
+                d.results
+                    .small_files
+                    .as_ref()
+                    .map(|s| s.files_per_s)
+                    .and_then(pos)
+            }),
+        ),
     ]
 }
 
@@ -168,7 +219,11 @@ pub fn compare(runs: &[(String, RunDoc)], force: bool) -> Result<Comparison, Com
         })
         .collect();
     if sides.iter().any(|s| s.quick) && sides.iter().any(|s| !s.quick) {
-        let quick: Vec<&str> = sides.iter().filter(|s| s.quick).map(|s| s.letter.as_str()).collect();
+        let quick: Vec<&str> = sides
+            .iter()
+            .filter(|s| s.quick)
+            .map(|s| s.letter.as_str())
+            .collect();
         notes.push(format!(
             "quick and full runs are mixed ({} quick): quick runs are shorter and noisier, so small differences mean little",
             quick.join(", ")
@@ -409,7 +464,11 @@ mod tests {
 
     #[test]
     fn seed_000_sentence() {
-        let c = compare(&[fixture("seed000-ephemeral"), fixture("seed000-ebs")], false).unwrap();
+        let c = compare(
+            &[fixture("seed000-ephemeral"), fixture("seed000-ebs")],
+            false,
+        )
+        .unwrap();
         let s = c.sentences();
         assert!(
             s.contains(&"fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower".to_string()),
@@ -419,13 +478,21 @@ mod tests {
 
     #[test]
     fn compare_table_golden() {
-        let c = compare(&[fixture("seed000-ephemeral"), fixture("seed000-ebs")], false).unwrap();
+        let c = compare(
+            &[fixture("seed000-ephemeral"), fixture("seed000-ebs")],
+            false,
+        )
+        .unwrap();
         insta::assert_snapshot!("seed000_compare", c.to_text());
     }
 
     #[test]
     fn three_runs_and_quick_flag_golden() {
-        let runs = [fixture("seed000-ephemeral"), fixture("seed000-ebs"), fixture("quick-etcd")];
+        let runs = [
+            fixture("seed000-ephemeral"),
+            fixture("seed000-ebs"),
+            fixture("quick-etcd"),
+        ];
         let c = compare(&runs, false).unwrap();
         assert_eq!(c.notes.len(), 1, "{:?}", c.notes);
         insta::assert_snapshot!("three_runs_compare", c.to_text());
@@ -435,14 +502,20 @@ mod tests {
     fn different_profiles_need_force() {
         let runs = [fixture("seed000-ephemeral"), fixture("read-iops")];
         let e = compare(&runs, false).unwrap_err().to_string();
-        assert!(e.contains("different profiles") && e.contains("--force"), "{e}");
+        assert!(
+            e.contains("different profiles") && e.contains("--force"),
+            "{e}"
+        );
         let c = compare(&runs, true).unwrap();
         assert!(c.notes.iter().any(|n| n.contains("--force")));
     }
 
     #[test]
     fn units_read_well() {
-        assert_eq!(fmt_pair(Unit::Ns, 203776.0, 4046848.0), ("0.20 ms".into(), "4.05 ms".into()));
+        assert_eq!(
+            fmt_pair(Unit::Ns, 203776.0, 4046848.0),
+            ("0.20 ms".into(), "4.05 ms".into())
+        );
         assert_eq!(fmt_count(45200.0), "45.2k");
         assert_eq!(fmt_count(179800.0), "180k");
         assert_eq!(fmt_value(Unit::BytesPerSec, 736460800.0), "702.3 MiB/s");

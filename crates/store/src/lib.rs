@@ -101,7 +101,11 @@ impl Store {
 
 /// `$XDG_DATA_HOME/disktier/results.db`, else `~/.local/share/disktier/results.db`.
 pub fn default_path() -> Result<PathBuf> {
-    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let nonempty = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let base = nonempty("XDG_DATA_HOME")
         .or_else(|| nonempty("HOME").map(|h| h.join(".local/share")))
         .ok_or(StoreError::NoDefaultLocation)?;

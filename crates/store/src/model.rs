@@ -50,7 +50,8 @@ pub struct Filter {
 impl Filter {
     pub fn matches(&self, s: &RunSummary) -> bool {
         fn eq(want: &Option<String>, have: &Option<String>) -> bool {
-            want.as_ref().is_none_or(|w| have.as_deref() == Some(w.as_str()))
+            want.as_ref()
+                .is_none_or(|w| have.as_deref() == Some(w.as_str()))
         }
         eq(&self.target, &s.target)
             && eq(&self.profile, &s.profile)
@@ -81,7 +82,10 @@ impl NewRun<'_> {
             profile: s("/profile"),
             target: s("/target/path"),
             hostname: s("/host/hostname"),
-            quick: d.pointer("/quick").and_then(Value::as_bool).unwrap_or(false),
+            quick: d
+                .pointer("/quick")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             engine: s("/engine"),
             group_id: self.group_id.map(str::to_string),
             sync_p99_ns: d
@@ -107,7 +111,8 @@ pub fn now_rfc3339() -> String {
     let fmt = time::macros::format_description!(
         "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:6]Z"
     );
-    now.format(&fmt).unwrap_or_else(|_| now.unix_timestamp().to_string())
+    now.format(&fmt)
+        .unwrap_or_else(|_| now.unix_timestamp().to_string())
 }
 
 /// A new run id: UTC time to the second, then 6 random hex digits, e.g. `20231201-201522-a3f90c`.
@@ -157,7 +162,12 @@ mod tests {
             "results": {"sync": {"lat_ns": {"percentiles": {"99": 203776}}},
                         "write": {"iops": 120.5, "bw_bytes": 2048.0}}
         });
-        let row = NewRun { kind: "check", group_id: None, doc: &doc }.to_row("x".into(), "t".into());
+        let row = NewRun {
+            kind: "check",
+            group_id: None,
+            doc: &doc,
+        }
+        .to_row("x".into(), "t".into());
         assert_eq!(row.summary.profile.as_deref(), Some("etcd"));
         assert_eq!(row.summary.target.as_deref(), Some("/var/lib/etcd"));
         assert_eq!(row.summary.sync_p99_ns, Some(203776));

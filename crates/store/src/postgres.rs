@@ -11,7 +11,7 @@ use crate::Backend;
 use postgres::{Client, NoTls, Row};
 
 /// The advisory lock key disktier's migrations hold ("dtier" in ASCII).
-const MIGRATION_LOCK: i64 = 0x6474_6965_72;
+const MIGRATION_LOCK: i64 = 0x0064_7469_6572;
 
 pub struct PgStore {
     client: Client,
@@ -49,7 +49,10 @@ impl PgStore {
             .map_err(e)?;
         tx.batch_execute(CREATE_SCHEMA_MIGRATIONS).map_err(e)?;
         let current: i64 = tx
-            .query_one("SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations", &[])
+            .query_one(
+                "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
+                &[],
+            )
             .map_err(e)?
             .get(0);
         if current > migrate::latest() {
@@ -166,7 +169,11 @@ impl Backend for PgStore {
             .iter()
             .map(|p| p as &(dyn postgres::types::ToSql + Sync))
             .collect();
-        Ok(self.query(&q, &refs)?.into_iter().map(|r| r.summary).collect())
+        Ok(self
+            .query(&q, &refs)?
+            .into_iter()
+            .map(|r| r.summary)
+            .collect())
     }
 
     fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>> {
@@ -177,7 +184,10 @@ impl Backend for PgStore {
     fn schema_version(&mut self) -> Result<i64> {
         let row = self
             .client
-            .query_one("SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations", &[])
+            .query_one(
+                "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
+                &[],
+            )
             .map_err(|s| self.e(s))?;
         Ok(row.get(0))
     }

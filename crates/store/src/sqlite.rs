@@ -38,7 +38,10 @@ impl SqliteStore {
             conn,
             path: path.to_path_buf(),
         };
-        store.conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| err(path, e))?;
+        store
+            .conn
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| err(path, e))?;
         // Read before writing anything: a foreign or damaged file must be left exactly as it is.
         let version = store.check_ours()?;
         if version > migrate::latest() {
@@ -174,7 +177,10 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
 }
 
 fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
 }
 
 /// Maps SQLite's "not a database" and "corrupt" to the error that tells the user what to do.

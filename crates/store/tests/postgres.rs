@@ -31,14 +31,38 @@ fn postgres_round_trip() {
     let Some(url) = fresh("rt") else { return };
     let mut s = Store::open(Some(&url)).unwrap();
     assert_eq!(s.schema_version().unwrap(), migrate::latest());
-    let a = s.save(&NewRun { kind: "check", group_id: Some("g"), doc: &doc("/a", 203776) }).unwrap();
-    s.save(&NewRun { kind: "check", group_id: None, doc: &doc("/b", 4046848) }).unwrap();
-    let rows = s.list(&Filter { target: Some("/a".into()), ..Filter::default() }).unwrap();
+    let a = s
+        .save(&NewRun {
+            kind: "check",
+            group_id: Some("g"),
+            doc: &doc("/a", 203776),
+        })
+        .unwrap();
+    s.save(&NewRun {
+        kind: "check",
+        group_id: None,
+        doc: &doc("/b", 4046848),
+    })
+    .unwrap();
+    let rows = s
+        .list(&Filter {
+            target: Some("/a".into()),
+            ..Filter::default()
+        })
+        .unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].sync_p99_ns, Some(203776));
     assert_eq!(rows[0].write_iops, Some(42.5));
     assert_eq!(s.get(&a).unwrap().doc, doc("/a", 203776));
-    assert_eq!(s.list(&Filter { last: Some(1), ..Filter::default() }).unwrap().len(), 1);
+    assert_eq!(
+        s.list(&Filter {
+            last: Some(1),
+            ..Filter::default()
+        })
+        .unwrap()
+        .len(),
+        1
+    );
     // Reopening does not migrate again.
     let mut again = Store::open(Some(&url)).unwrap();
     assert_eq!(again.list(&Filter::default()).unwrap().len(), 2);
@@ -68,7 +92,10 @@ fn postgres_version_1_schema_is_migrated_and_newer_is_refused() {
         &[&(migrate::latest() + 1)],
     )
     .unwrap();
-    assert!(matches!(Store::open(Some(&url)), Err(StoreError::TooNew { .. })));
+    assert!(matches!(
+        Store::open(Some(&url)),
+        Err(StoreError::TooNew { .. })
+    ));
 }
 
 #[test]
@@ -81,8 +108,12 @@ fn postgres_concurrent_writers_lose_no_row() {
                 // Each writer opens its own connection, so they also race to migrate.
                 let mut s = Store::open(Some(&url)).unwrap();
                 for j in 0..5 {
-                    s.save(&NewRun { kind: "import", group_id: None, doc: &doc(&format!("/t{i}"), j) })
-                        .unwrap();
+                    s.save(&NewRun {
+                        kind: "import",
+                        group_id: None,
+                        doc: &doc(&format!("/t{i}"), j),
+                    })
+                    .unwrap();
                 }
             })
         })

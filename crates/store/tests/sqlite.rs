@@ -29,22 +29,38 @@ fn save_list_show_round_trip() {
     let db = d.path().join("sub/results.db");
     let mut s = open(&db);
     let a = s
-        .save(&NewRun { kind: "check", group_id: None, doc: &doc("/a", "etcd", 203776) })
+        .save(&NewRun {
+            kind: "check",
+            group_id: None,
+            doc: &doc("/a", "etcd", 203776),
+        })
         .unwrap();
     let b = s
-        .save(&NewRun { kind: "bench", group_id: Some("g1"), doc: &doc("/b", "read-iops", 9) })
+        .save(&NewRun {
+            kind: "bench",
+            group_id: Some("g1"),
+            doc: &doc("/b", "read-iops", 9),
+        })
         .unwrap();
     assert_ne!(a, b);
     let all = s.list(&Filter::default()).unwrap();
     assert_eq!(all.len(), 2);
     assert_eq!(all[0].id, b, "newest first");
     let etcd = s
-        .list(&Filter { profile: Some("etcd".into()), ..Filter::default() })
+        .list(&Filter {
+            profile: Some("etcd".into()),
+            ..Filter::default()
+        })
         .unwrap();
     assert_eq!(etcd.len(), 1);
     assert_eq!(etcd[0].sync_p99_ns, Some(203776));
     assert_eq!(etcd[0].hostname.as_deref(), Some("node-a"));
-    let g = s.list(&Filter { group_id: Some("g1".into()), ..Filter::default() }).unwrap();
+    let g = s
+        .list(&Filter {
+            group_id: Some("g1".into()),
+            ..Filter::default()
+        })
+        .unwrap();
     assert_eq!(g.len(), 1);
     let got = s.get(&a).unwrap();
     assert_eq!(got.doc, doc("/a", "etcd", 203776));
@@ -55,7 +71,9 @@ fn save_list_show_round_trip() {
     assert!(e.contains("disktier history"), "{e}");
     // WAL mode is on.
     let c = rusqlite::Connection::open(&db).unwrap();
-    let mode: String = c.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let mode: String = c
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
 }
 
@@ -85,8 +103,12 @@ fn a_version_1_database_is_migrated_and_keeps_its_rows() {
     let old = s.get("20240101-000000-abcdef").unwrap();
     assert_eq!(old.summary.group_id, None);
     assert_eq!(old.doc["profile"], "etcd");
-    s.save(&NewRun { kind: "assess", group_id: Some("g"), doc: &doc("/new", "etcd", 1) })
-        .unwrap();
+    s.save(&NewRun {
+        kind: "assess",
+        group_id: Some("g"),
+        doc: &doc("/new", "etcd", 1),
+    })
+    .unwrap();
     assert_eq!(s.list(&Filter::default()).unwrap().len(), 2);
 }
 
@@ -94,12 +116,18 @@ fn a_version_1_database_is_migrated_and_keeps_its_rows() {
 fn a_corrupted_file_is_refused_and_left_untouched() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("results.db");
-    let junk: Vec<u8> = (0..8192u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let junk: Vec<u8> = (0..8192u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     std::fs::write(&db, &junk).unwrap();
     let before = digest(&db);
-    let e = Store::open(Some(db.to_str().unwrap())).err().expect("must refuse");
+    let e = Store::open(Some(db.to_str().unwrap()))
+        .err()
+        .expect("must refuse");
     assert!(matches!(e, StoreError::NotOurs { .. }), "{e}");
-    assert!(e.to_string().contains("is not a disktier database or is corrupted: move it aside or pass --db"));
+    assert!(e
+        .to_string()
+        .contains("is not a disktier database or is corrupted: move it aside or pass --db"));
     assert_eq!(digest(&db), before);
 }
 
@@ -112,7 +140,10 @@ fn a_foreign_sqlite_database_is_refused() {
         .execute_batch("CREATE TABLE photos (id INTEGER)")
         .unwrap();
     let before = digest(&db);
-    assert!(matches!(Store::open(Some(db.to_str().unwrap())), Err(StoreError::NotOurs { .. })));
+    assert!(matches!(
+        Store::open(Some(db.to_str().unwrap())),
+        Err(StoreError::NotOurs { .. })
+    ));
     assert_eq!(digest(&db), before);
 }
 
@@ -129,8 +160,13 @@ fn a_database_from_a_newer_disktier_is_refused() {
             [newer],
         )
         .unwrap();
-    let e = Store::open(Some(db.to_str().unwrap())).err().expect("must refuse");
-    assert!(matches!(e, StoreError::TooNew { found, .. } if found == newer), "{e}");
+    let e = Store::open(Some(db.to_str().unwrap()))
+        .err()
+        .expect("must refuse");
+    assert!(
+        matches!(e, StoreError::TooNew { found, .. } if found == newer),
+        "{e}"
+    );
     assert!(e.to_string().contains("upgrade disktier"));
 }
 
@@ -140,11 +176,18 @@ const PER_CHILD: usize = 5;
 /// Not a test on its own: the body of each writer process `ten_writer_processes_lose_no_row` spawns.
 #[test]
 fn writer_child() {
-    let Ok(db) = std::env::var(CHILD_ENV) else { return };
+    let Ok(db) = std::env::var(CHILD_ENV) else {
+        return;
+    };
     let mut s = open(Path::new(&db));
     for i in 0..PER_CHILD {
         let d = doc(&format!("/w{}", std::process::id()), "etcd", i as u64);
-        s.save(&NewRun { kind: "import", group_id: None, doc: &d }).unwrap();
+        s.save(&NewRun {
+            kind: "import",
+            group_id: None,
+            doc: &d,
+        })
+        .unwrap();
     }
 }
 

@@ -683,6 +683,56 @@ fn today() -> String {
 mod tests {
     use super::*;
 
+    fn run(json: &str, region: &str) -> Result<(Catalog, Summary), ImportError> {
+        import(json.as_bytes(), Path::new("inline.json"), region)
+    }
+
+    fn term(sku: &str, unit: &str, usd: &str) -> String {
+        format!(
+            r#""{sku}": {{"{sku}.JRTCKXETXF": {{"priceDimensions": {{"{sku}.JRTCKXETXF.6YS6EN2CT7": {{"unit": "{unit}", "pricePerUnit": {{"USD": "{usd}"}}}}}}}}}}"#
+        )
+    }
+
+    #[test]
+    fn terms_before_products_and_usagetype_prefixes_without_region_code() {
+        // Older files carry no regionCode: the usagetype prefix decides ("EUN1-" is eu-north-1,
+        // none is us-east-1). Terms may come first: their prices wait for the products.
+        let json = format!(
+            r#"{{"terms": {{"OnDemand": {{{}, {}}}}},
+               "products": {{
+                 "A": {{"productFamily": "Storage", "attributes": {{"usagetype": "EUN1-EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}},
+                 "B": {{"productFamily": "Storage", "attributes": {{"usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}}
+               }},
+               "publicationDate": "2026-07-01T00:00:00Z"}}"#,
+            term("A", "GB-Mo", "0.0475"),
+            term("B", "GB-Mo", "0.045")
+        );
+        let (cat, _) = run(&json, "eu-north-1").unwrap();
+        assert_eq!(cat.volume_prices.len(), 1);
+        assert_eq!(cat.volume_prices[0].storage_gb_month, 0.0475);
+        let (cat, _) = run(&json, "us-east-1").unwrap();
+        assert_eq!(cat.volume_prices[0].storage_gb_month, 0.045);
+        assert_eq!(cat.date.as_deref(), Some("2026-07-01"));
+    }
+
+    #[test]
+    fn an_incomplete_price_list_fails_check_and_is_not_written() {
+        // gp3 storage without its IOPS and throughput prices: `catalog check` would fail.
+        let json = format!(
+            r#"{{"products": {{"A": {{"productFamily": "Storage", "attributes": {{"regionCode": "us-east-1", "usagetype": "EBS:VolumeUsage.gp3", "volumeApiName": "gp3"}}}}}},
+               "terms": {{"OnDemand": {{{}}}}}}}"#,
+            term("A", "GB-Mo", "0.08")
+        );
+        let e = run(&json, "us-east-1").unwrap_err();
+        assert!(e.to_string().contains("no IOPS price"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.json");
+        std::fs::write(&input, json).unwrap();
+        let out = dir.path().join("out.toml");
+        assert!(import_file(&input, "us-east-1", &out).is_err());
+        assert!(!out.exists());
+    }
+
     #[test]
     fn parses_free_text_attributes() {
         assert_eq!(parse_size_gib("16 TiB"), Some(16384));

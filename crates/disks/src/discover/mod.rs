@@ -110,17 +110,23 @@ impl std::fmt::Display for DiskClass {
 #[serde(tag = "reason", rename_all = "kebab-case")]
 pub enum Ineligible {
     /// Holds the root or boot filesystem (the mount points it holds).
-    SystemDisk { holds: Vec<String> },
+    SystemDisk {
+        holds: Vec<String>,
+    },
     ReadOnly,
     /// The disk or one of its partitions is mounted.
-    Mounted { at: Vec<String> },
+    Mounted {
+        at: Vec<String>,
+    },
     Partitioned {
         #[serde(skip_serializing_if = "Option::is_none")]
         table: Option<String>,
         partitions: Vec<String>,
     },
     /// Another block device (md, dm, bcache) is built on it.
-    HasHolders { holders: Vec<String> },
+    HasHolders {
+        holders: Vec<String>,
+    },
     HasFilesystem {
         fstype: String,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -129,7 +135,9 @@ pub enum Ineligible {
     /// The kernel refused an exclusive open: something holds it.
     Busy,
     /// The exclusive-open check could not be made.
-    Unchecked { why: String },
+    Unchecked {
+        why: String,
+    },
 }
 
 impl std::fmt::Display for Ineligible {
@@ -246,30 +254,44 @@ pub fn discover(root: &Path, runner: &dyn CommandRunner) -> Result<Vec<Disk>, Di
 
 /// Like [`discover`], also returning the mount table.
 pub fn scan(root: &Path, runner: &dyn CommandRunner) -> Result<Node, DiskError> {
+    scan_only(root, runner, &|_, _| true)
+}
+
+/// Like [`scan`], making the exclusive-open check only on disks for which `check_exclusive`
+/// (kernel name, class) is true. An `O_EXCL` open, however brief, makes a concurrent `mkfs` or
+/// `mount` of that device fail with EBUSY: `setup` checks only the disks it may take.
+pub fn scan_only(
+    root: &Path,
+    runner: &dyn CommandRunner,
+    check_exclusive: &dyn Fn(&str, DiskClass) -> bool,
+) -> Result<Node, DiskError> {
     if root == Path::new("/") {
         let probe = SystemProbe {
             runner,
             dev_dir: PathBuf::from("/dev"),
         };
-        scan_with(root, &probe)
+        scan_with(root, &probe, check_exclusive)
     } else {
-        scan_with(
-            root,
-            &FixtureProbe {
-                root: root.to_path_buf(),
-            },
-        )
+        let probe = FixtureProbe {
+            root: root.to_path_buf(),
+        };
+        scan_with(root, &probe, check_exclusive)
     }
 }
 
 /// Discovery with an explicit probe.
-pub fn scan_with(root: &Path, probe: &dyn Probe) -> Result<Node, DiskError> {
+pub fn scan_with(
+    root: &Path,
+    probe: &dyn Probe,
+    check_exclusive: &dyn Fn(&str, DiskClass) -> bool,
+) -> Result<Node, DiskError> {
     let sys = root.join("sys");
     let raw = sysfs::read_block(&sys)?;
-    let mounts = mountinfo::read(&root.join("proc/self/mountinfo")).map_err(|e| DiskError::Read {
-        path: root.join("proc/self/mountinfo"),
-        source: e,
-    })?;
+    let mounts =
+        mountinfo::read(&root.join("proc/self/mountinfo")).map_err(|e| DiskError::Read {
+            path: root.join("proc/self/mountinfo"),
+            source: e,
+        })?;
     let by_id = byid::read(&root.join("dev/disk/by-id"));
 
     // major:minor and kernel name of every disk and partition -> the whole disk it belongs to.
@@ -283,8 +305,10 @@ pub fn scan_with(root: &Path, probe: &dyn Probe) -> Result<Node, DiskError> {
             owner_by_name.insert(p.name.clone(), d.name.clone());
         }
     }
-    let slaves: BTreeMap<String, Vec<String>> =
-        raw.iter().map(|d| (d.name.clone(), d.slaves.clone())).collect();
+    let slaves: BTreeMap<String, Vec<String>> = raw
+        .iter()
+        .map(|d| (d.name.clone(), d.slaves.clone()))
+        .collect();
 
     // The whole disks under a device, following holders (md, dm) down through their slaves.
     let disks_under = |name: &str| -> BTreeSet<String> {
@@ -325,7 +349,10 @@ pub fn scan_with(root: &Path, probe: &dyn Probe) -> Result<Node, DiskError> {
                     .map(str::to_string)
             });
         let Some(dev) = dev else { continue };
-        mounted.entry(dev.clone()).or_default().push(m.mount_point.clone());
+        mounted
+            .entry(dev.clone())
+            .or_default()
+            .push(m.mount_point.clone());
         if SYSTEM_MOUNTS.contains(&m.mount_point.as_str()) {
             // The bottom disks, and the mounted device itself when it is a whole device (a dm
             // or md device listed in /sys/block).
@@ -414,7 +441,7 @@ pub fn scan_with(root: &Path, probe: &dyn Probe) -> Result<Node, DiskError> {
         }
         // Mounted or held devices are busy by definition; the exclusive open finds the rest
         // (active swap, a program holding it open with O_EXCL).
-        if at.is_empty() && holders.is_empty() {
+        if at.is_empty() && holders.is_empty() && check_exclusive(&d.name, class) {
             match probe.exclusive(&d.name) {
                 Exclusive::Free => {}
                 Exclusive::Busy => why.push(Ineligible::Busy),

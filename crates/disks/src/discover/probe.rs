@@ -77,7 +77,9 @@ pub struct SystemProbe<'a> {
 impl Probe for SystemProbe<'_> {
     fn signature(&self, name: &str) -> Result<Signature, DiskError> {
         let dev = self.dev_dir.join(name);
-        let cmd = Cmd::new("blkid").args(["-p", "-o", "export"]).arg(dev.display().to_string());
+        let cmd = Cmd::new("blkid")
+            .args(["-p", "-o", "export"])
+            .arg(dev.display().to_string());
         let out = self.runner.output(&cmd)?;
         // blkid(8): exit 2 means nothing was found on the device.
         match out.status {
@@ -164,6 +166,9 @@ mod tests {
         assert_eq!(b.fstype.as_deref(), Some("xfs"));
         assert_eq!(b.label.as_deref(), Some("disktier"));
         assert_eq!(b.uuid.as_deref(), Some("u-1"));
-        assert!(p.signature("c").is_err(), "exit 4 (usage error) must not read as blank");
+        assert!(
+            p.signature("c").is_err(),
+            "exit 4 (usage error) must not read as blank"
+        );
     }
 }

@@ -87,7 +87,9 @@ pub fn read_block(sys: &Path) -> Result<Vec<RawDisk>, DiskError> {
     let mut out = Vec::new();
     for name in names {
         let d = block.join(&name);
-        let sectors: u64 = read(&d.join("size")).and_then(|s| s.parse().ok()).unwrap_or(0);
+        let sectors: u64 = read(&d.join("size"))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
         let mut partitions = Vec::new();
         for sub in list(&d) {
             let p = d.join(&sub);

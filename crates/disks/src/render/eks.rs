@@ -62,12 +62,19 @@ impl Eks {
             !s.is_empty()
                 && s.len() <= 100
                 && s.starts_with(|c: char| c.is_ascii_alphanumeric())
-                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         };
         if !name_ok(&cfg.cluster) {
-            return Err(bad("cluster", &cfg.cluster, "an EKS cluster name holds letters, digits, - and _"));
+            return Err(bad(
+                "cluster",
+                &cfg.cluster,
+                "an EKS cluster name holds letters, digits, - and _",
+            ));
         }
-        if !cfg.api_server_endpoint.starts_with("https://") || cfg.api_server_endpoint.contains(char::is_whitespace) {
+        if !cfg.api_server_endpoint.starts_with("https://")
+            || cfg.api_server_endpoint.contains(char::is_whitespace)
+        {
             return Err(bad(
                 "api-server-endpoint",
                 &cfg.api_server_endpoint,
@@ -88,7 +95,8 @@ impl Eks {
         }
         let cidr_ok = cfg.cidr.split_once('/').is_some_and(|(ip, len)| {
             (ip.parse::<std::net::Ipv4Addr>().is_ok() && len.parse::<u8>().is_ok_and(|l| l <= 32))
-                || (ip.parse::<std::net::Ipv6Addr>().is_ok() && len.parse::<u8>().is_ok_and(|l| l <= 128))
+                || (ip.parse::<std::net::Ipv6Addr>().is_ok()
+                    && len.parse::<u8>().is_ok_and(|l| l <= 128))
         });
         if !cidr_ok {
             return Err(bad(
@@ -108,16 +116,25 @@ impl Eks {
         let k8s_name = |s: &str| {
             !s.is_empty()
                 && s.len() <= 63
-                && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
                 && !s.starts_with('-')
                 && !s.ends_with('-')
         };
         if !k8s_name(&cfg.name) {
-            return Err(bad("name", &cfg.name, "use lowercase letters, digits and '-'"));
+            return Err(bad(
+                "name",
+                &cfg.name,
+                "use lowercase letters, digits and '-'",
+            ));
         }
         if let Some(r) = &cfg.node_role {
             if r.is_empty() || r.contains(char::is_whitespace) {
-                return Err(bad("node-role", r, "give the IAM role name of Karpenter's nodes"));
+                return Err(bad(
+                    "node-role",
+                    r,
+                    "give the IAM role name of Karpenter's nodes",
+                ));
             }
         }
         Ok(Eks { cfg })
@@ -180,7 +197,10 @@ impl Eks {
             spec["instanceStorePolicy"] = json!("RAID0");
             comments.push("instanceStorePolicy RAID0: Karpenter has nodeadm build the array, and only with it does".into());
             comments.push("Karpenter count the instance store as the node's ephemeral-storage capacity (references.md".into());
-            comments.push("item 7), so pods with ephemeral-storage requests schedule onto these nodes.".into());
+            comments.push(
+                "item 7), so pods with ephemeral-storage requests schedule onto these nodes."
+                    .into(),
+            );
         } else {
             // Karpenter's instanceStorePolicy only knows RAID0; other strategies go through
             // nodeadm's NodeConfig in the user data, which Karpenter merges with its own.

@@ -127,7 +127,8 @@ fn check_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
     let ok = !v.is_empty()
         && v.len() <= 63
         && v.starts_with(|c: char| c.is_ascii_lowercase())
-        && v.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && v.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !v.ends_with('-');
     if ok {
         Ok(())
@@ -227,27 +228,28 @@ impl Gke {
             .map(|z| format!(" --zone={}", shell_quote(z)))
             .unwrap_or_default();
         let mut s = format!(
-            "#!/bin/bash\n\
-# Rendered by `disktier render gke`: a node pool whose kubelet and container runtime keep\n\
-# their ephemeral storage (emptyDir, images, logs) on {n} local SSD(s) of 375 GB, RAID0 and\n\
-# formatted by GKE itself (seed 002). GKE labels the nodes {label}=true.\n\
-# Needs GKE {min} or later; --ephemeral-storage-local-ssd cannot be combined with\n\
-# --local-ssd-count (raw, unformatted SSDs), and E2 machine types have no local SSD.\n\
-set -euo pipefail\n\
-\n\
-CLUSTER={cluster}\n\
-MIN_VERSION={min}\n\
-\n\
-version=$(gcloud container clusters describe \"$CLUSTER\"{zone_arg} --format='value(currentMasterVersion)')\n\
-if [ \"$(printf '%s\\n' \"$MIN_VERSION\" \"$version\" | sort -V | head -n 1)\" != \"$MIN_VERSION\" ]; then\n\
-    echo \"cluster $CLUSTER runs GKE $version; --ephemeral-storage-local-ssd needs $MIN_VERSION or later: upgrade the cluster first\" >&2\n\
-    exit 1\n\
-fi\n\
-\n\
-gcloud container node-pools create {pool} \\\n\
-    --cluster=\"$CLUSTER\" \\\n\
-    --machine-type={mt} \\\n\
-    --ephemeral-storage-local-ssd count={n}",
+            r#"#!/bin/bash
+# Rendered by `disktier render gke`: a node pool whose kubelet and container runtime keep
+# their ephemeral storage (emptyDir, images, logs) on {n} local SSD(s) of 375 GB, which GKE
+# itself formats (RAID0 when there are several; seed 002). GKE labels the nodes
+# {label}=true.
+# Needs GKE {min} or later; --ephemeral-storage-local-ssd cannot be combined with
+# --local-ssd-count (raw, unformatted SSDs), and E2 machine types have no local SSD.
+set -euo pipefail
+
+CLUSTER={cluster}
+MIN_VERSION={min}
+
+version=$(gcloud container clusters describe "$CLUSTER"{zone_arg} --format='value(currentMasterVersion)')
+if [ "$(printf '%s\n' "$MIN_VERSION" "$version" | sort -V | head -n 1)" != "$MIN_VERSION" ]; then
+    echo "cluster $CLUSTER runs GKE $version; --ephemeral-storage-local-ssd needs $MIN_VERSION or later: upgrade the cluster first" >&2
+    exit 1
+fi
+
+gcloud container node-pools create {pool} \
+    --cluster="$CLUSTER" \
+    --machine-type={mt} \
+    --ephemeral-storage-local-ssd count={n}"#,
             n = c.local_ssds,
             label = NODE_LABEL,
             min = MIN_GKE_VERSION,
@@ -356,10 +358,16 @@ mod tests {
     #[test]
     fn limits_table() {
         assert_eq!(local_ssd_limit("e2-standard-8"), LocalSsdLimit::None);
-        assert!(matches!(local_ssd_limit("n1-standard-8"), LocalSsdLimit::Counts { ref allowed, .. } if allowed.iter().max() == Some(&8)));
+        assert!(
+            matches!(local_ssd_limit("n1-standard-8"), LocalSsdLimit::Counts { ref allowed, .. } if allowed.iter().max() == Some(&8))
+        );
         assert_eq!(local_ssd_limit("n1-standard-2"), LocalSsdLimit::Unknown);
-        assert!(matches!(local_ssd_limit("n2-standard-16"), LocalSsdLimit::Counts { ref allowed, .. } if allowed[0] == 2));
-        assert!(matches!(local_ssd_limit("c2-standard-60"), LocalSsdLimit::Counts { ref allowed, .. } if allowed == &vec![8]));
+        assert!(
+            matches!(local_ssd_limit("n2-standard-16"), LocalSsdLimit::Counts { ref allowed, .. } if allowed[0] == 2)
+        );
+        assert!(
+            matches!(local_ssd_limit("c2-standard-60"), LocalSsdLimit::Counts { ref allowed, .. } if allowed == &vec![8])
+        );
         assert_eq!(local_ssd_limit("t2d-standard-4"), LocalSsdLimit::Unknown);
     }
 }

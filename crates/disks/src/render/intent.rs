@@ -174,7 +174,9 @@ impl Intent {
     /// Whether the options ask for project quotas (`prjquota`/`pquota`), which kubelet's quota
     /// monitoring of ephemeral storage needs (references.md item 5).
     pub fn wants_prjquota(&self) -> bool {
-        self.options.iter().any(|o| o == "prjquota" || o == "pquota")
+        self.options
+            .iter()
+            .any(|o| o == "prjquota" || o == "pquota")
     }
 
     pub fn options_string(&self) -> String {
@@ -359,7 +361,12 @@ mod tests {
         assert_eq!(i.options_string(), "defaults,noatime");
         assert_eq!(
             i.select,
-            DiskSelect::Model(KNOWN_EPHEMERAL_MODELS.iter().map(|s| s.to_string()).collect())
+            DiskSelect::Model(
+                KNOWN_EPHEMERAL_MODELS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            )
         );
     }
 
@@ -402,18 +409,31 @@ mod tests {
     #[test]
     fn binds_are_ordered_parent_first_and_may_not_overlap_the_mount() {
         let mut inp = input("/mnt/disks/ssd");
-        inp.binds = vec!["/var/lib/kubelet/pods,/var/lib/containerd".into(), "/var/lib/kubelet".into()];
+        inp.binds = vec![
+            "/var/lib/kubelet/pods,/var/lib/containerd".into(),
+            "/var/lib/kubelet".into(),
+        ];
         let i = Intent::new(inp).unwrap();
         assert_eq!(
             i.binds,
-            ["/var/lib/containerd", "/var/lib/kubelet", "/var/lib/kubelet/pods"]
+            [
+                "/var/lib/containerd",
+                "/var/lib/kubelet",
+                "/var/lib/kubelet/pods"
+            ]
         );
         let mut inp = input("/mnt/disks/ssd");
         inp.binds = vec!["/mnt/disks/ssd/x".into()];
-        assert!(matches!(Intent::new(inp).unwrap_err(), RenderError::BindOverlap { .. }));
+        assert!(matches!(
+            Intent::new(inp).unwrap_err(),
+            RenderError::BindOverlap { .. }
+        ));
         let mut inp = input("/mnt/disks/ssd");
         inp.binds = vec!["/mnt".into()];
-        assert!(matches!(Intent::new(inp).unwrap_err(), RenderError::BindOverlap { .. }));
+        assert!(matches!(
+            Intent::new(inp).unwrap_err(),
+            RenderError::BindOverlap { .. }
+        ));
     }
 
     #[test]

@@ -48,7 +48,8 @@ fn check_lvm_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
         && !v.starts_with('-')
         && v != "."
         && v != ".."
-        && v.chars().all(|c| c.is_ascii_alphanumeric() || "+_.-".contains(c));
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+_.-".contains(c));
     if ok {
         Ok(())
     } else {
@@ -69,7 +70,8 @@ impl Lvmcache {
             return Err(RenderError::BadValue {
                 flag: "lv",
                 value: cfg.lv.clone(),
-                why: "the cache volume is named LV_cache; pick a name that does not end in _cache".into(),
+                why: "the cache volume is named LV_cache; pick a name that does not end in _cache"
+                    .into(),
             });
         }
         Ok(Lvmcache { cfg })
@@ -172,7 +174,10 @@ impl Renderer for Lvmcache {
     }
 
     fn render(&self) -> Result<Rendered, RenderError> {
-        let mut notes = vec!["lvmcache grows online (pvresize, lvextend); dm-cache has no sequential bypass".to_string()];
+        let mut notes = vec![
+            "lvmcache grows online (pvresize, lvextend); dm-cache has no sequential bypass"
+                .to_string(),
+        ];
         if self.cfg.mode == LvmcacheMode::Writeback {
             notes.push("writeback: dirty data lives only on the fast disk until it drains; losing it loses writes".into());
         }

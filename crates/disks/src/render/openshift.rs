@@ -54,8 +54,7 @@ pub struct OpenShift {
 fn check_dns_label(flag: &'static str, v: &str) -> Result<(), RenderError> {
     let ok = !v.is_empty()
         && v.len() <= 63
-        && v
-            .chars()
+        && v.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !v.starts_with('-')
         && !v.ends_with('-');
@@ -105,7 +104,10 @@ impl OpenShift {
                 return Err(RenderError::BadValue {
                     flag: "zone",
                     value: z,
-                    why: format!("a zone of {} is {}a, {}b, ...", ms.region, ms.region, ms.region),
+                    why: format!(
+                        "a zone of {} is {}a, {}b, ...",
+                        ms.region, ms.region, ms.region
+                    ),
                 });
             }
             zone = Some(z);
@@ -183,7 +185,10 @@ impl OpenShift {
             "disk comes back blank, so the filesystem is made again. No marker file decides either.".into(),
         ];
         if intent.wants_prjquota() {
-            comments.push("prjquota: RHCOS kernels have quota support, so the mount works there (kubelet's".into());
+            comments.push(
+                "prjquota: RHCOS kernels have quota support, so the mount works there (kubelet's"
+                    .into(),
+            );
             comments.push("ephemeral-storage quota monitoring needs xfs with prjquota).".into());
         }
         if self.cfg.role == "worker" {
@@ -193,7 +198,9 @@ impl OpenShift {
             comments.push(String::new());
             comments.push(format!("--use-binary: the unit runs {bin} setup, which must be on the node (an image layer"));
             comments.push("or a storage.files entry with a verified source); it decides from the same disk state.".into());
-            notes.push(format!("{bin} must exist on the node before this MachineConfig applies"));
+            notes.push(format!(
+                "{bin} must exist on the node before this MachineConfig applies"
+            ));
         } else {
             let script = prepare_script(intent, "openshift");
             config["storage"] = json!({"files": [{
@@ -203,7 +210,10 @@ impl OpenShift {
                 "contents": {"source": format!("data:text/plain;charset=utf-8;base64,{}", base64(script.as_bytes()))},
             }]});
             comments.push(String::new());
-            comments.push(format!("{} (embedded below as a base64 data URL) reads:", script_path(intent)));
+            comments.push(format!(
+                "{} (embedded below as a base64 data URL) reads:",
+                script_path(intent)
+            ));
             comments.push(String::new());
             for line in script.lines() {
                 comments.push(format!("  {line}"));
@@ -229,7 +239,13 @@ impl OpenShift {
         let id = &ms.cluster_id;
         let role = &self.cfg.role;
         let zone = self.zone.clone().unwrap_or_default();
-        let name = format!("{id}-{role}-ephemeral");
+        // Seed 000's name, `<cluster>-worker-ephemeral`; a role that already says so is not
+        // repeated.
+        let name = if role.ends_with("ephemeral") {
+            format!("{id}-{role}")
+        } else {
+            format!("{id}-{role}-ephemeral")
+        };
         let mut node_labels = json!({"disk_type": "ephemeral"});
         if role != "worker" {
             node_labels[format!("node-role.kubernetes.io/{role}")] = json!("");
@@ -324,8 +340,12 @@ fn check_instance_type(t: &str) -> Result<(), RenderError> {
     let ok = t.split_once('.').is_some_and(|(fam, size)| {
         !fam.is_empty()
             && !size.is_empty()
-            && fam.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            && size.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && fam
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && size
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
     });
     if ok {
         Ok(())
@@ -341,7 +361,8 @@ fn check_instance_type(t: &str) -> Result<(), RenderError> {
 fn check_region(r: &str) -> Result<(), RenderError> {
     let ok = r.split('-').count() >= 3
         && r.ends_with(|c: char| c.is_ascii_digit())
-        && r.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        && r.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
     if ok {
         Ok(())
     } else {

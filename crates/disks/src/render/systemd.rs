@@ -41,30 +41,33 @@ pub(crate) fn vm_notes(intent: &Intent) -> Vec<String> {
 /// container runtime is running on the directory yet.
 fn install_script(intent: &Intent, units: &[Unit], platform: &str) -> String {
     let quoted = |it: &mut dyn Iterator<Item = &Unit>| {
-        it.map(|u| shell_quote(&u.name)).collect::<Vec<_>>().join(" ")
+        it.map(|u| shell_quote(&u.name))
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     let all = quoted(&mut units.iter());
     let enabled = quoted(&mut units.iter().filter(|u| u.enable));
     format!(
-        "#!/bin/bash\n\
-# Rendered by `disktier render {platform}`: installs the units and {script}, enables them, and\n\
-# starts them now unless a container runtime or kubelet already runs (then: reboot).\n\
-set -euo pipefail\n\
-cd \"$(dirname \"$0\")\"\n\
-\n\
-install -D -m 0755 {local} {script}\n\
-for unit in {all}; do\n\
-    install -m 0644 \"$unit\" /etc/systemd/system/\n\
-done\n\
-systemctl daemon-reload\n\
-systemctl enable {enabled}\n\
-for svc in {runtimes}; do\n\
-    if systemctl is-active --quiet \"$svc\"; then\n\
-        echo \"$svc is running: reboot to mount {mount} before it starts\" >&2\n\
-        exit 0\n\
-    fi\n\
-done\n\
-systemctl start {enabled}\n",
+        r#"#!/bin/bash
+# Rendered by `disktier render {platform}`: installs the units and {script}, enables them, and
+# starts them now unless a container runtime or kubelet already runs (then: reboot).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+install -D -m 0755 {local} {script}
+for unit in {all}; do
+    install -m 0644 "$unit" /etc/systemd/system/
+done
+systemctl daemon-reload
+systemctl enable {enabled}
+for svc in {runtimes}; do
+    if systemctl is-active --quiet "$svc"; then
+        echo "$svc is running: reboot to mount {mount} before it starts" >&2
+        exit 0
+    fi
+done
+systemctl start {enabled}
+"#,
         local = shell_quote(&format!("{}.sh", slug(&intent.mount))),
         script = shell_quote(&script_path(intent)),
         runtimes = VM_RUNTIMES.join(" "),

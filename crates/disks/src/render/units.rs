@@ -61,7 +61,8 @@ pub(crate) fn units(intent: &Intent, runtimes: &[&str]) -> Vec<Unit> {
     let binds_unit = format!("disktier-binds-{s}.service");
     let relabel_unit = format!("disktier-relabel-{s}.service");
     let bind_units: Vec<String> = intent.binds.iter().map(|b| mount_unit_name(b)).collect();
-    let need_binds_unit = !intent.binds.is_empty() || intent.owner.is_some() || intent.mode.is_some();
+    let need_binds_unit =
+        !intent.binds.is_empty() || intent.owner.is_some() || intent.mode.is_some();
     let before_runtimes = runtimes.join(" ");
     let mut out = Vec::new();
 
@@ -278,7 +279,10 @@ mod tests {
         assert_eq!(escape_path("/var/log/.hidden"), "var-log-.hidden");
         assert_eq!(escape_path("/.x"), "\\x2ex");
         assert_eq!(escape_path("/"), "-");
-        assert_eq!(mount_unit_name("/var/lib/containers"), "var-lib-containers.mount");
+        assert_eq!(
+            mount_unit_name("/var/lib/containers"),
+            "var-lib-containers.mount"
+        );
     }
 
     #[test]
@@ -289,7 +293,12 @@ mod tests {
             eprintln!("skipped: systemd-escape is not installed");
             return;
         }
-        for p in ["/var/lib/containers", "/mnt/k8s-disks/0", "/mnt/a_b:c/d.e", "/data/x+y@z"] {
+        for p in [
+            "/var/lib/containers",
+            "/mnt/k8s-disks/0",
+            "/mnt/a_b:c/d.e",
+            "/data/x+y@z",
+        ] {
             let out = runner
                 .output(&disktier_cmd::Cmd::new("systemd-escape").args(["--path", p]))
                 .unwrap();

@@ -262,7 +262,11 @@ mod tests {
         );
         let mut bad = SetupConfig::new("/mnt/disks/ssd");
         bad.bind = vec!["/mnt/disks/ssd/x".into()];
-        assert!(bad.check().unwrap_err().to_string().contains("outside --mount"));
+        assert!(bad
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("outside --mount"));
         let mut sep = SetupConfig::new("/mnt/d");
         sep.layout = LayoutChoice::Separate;
         sep.bind = vec!["/var/lib/x".into()];

@@ -17,8 +17,17 @@ pub struct Kernel {
 
 /// Mount options that need kernel quota support (xfs(5), ext4(5)).
 pub const QUOTA_OPTIONS: &[&str] = &[
-    "quota", "usrquota", "grpquota", "prjquota", "uquota", "gquota", "pquota", "qnoenforce",
-    "uqnoenforce", "gqnoenforce", "pqnoenforce",
+    "quota",
+    "usrquota",
+    "grpquota",
+    "prjquota",
+    "uquota",
+    "gquota",
+    "pquota",
+    "qnoenforce",
+    "uqnoenforce",
+    "gqnoenforce",
+    "pqnoenforce",
 ];
 
 pub fn is_quota_option(o: &str) -> bool {
@@ -31,7 +40,9 @@ pub fn is_quota_option(o: &str) -> bool {
 pub fn config_option(root: &Path, name: &str) -> Option<bool> {
     let f = std::fs::File::open(root.join("proc/config.gz")).ok()?;
     let mut text = String::new();
-    flate2::read::GzDecoder::new(f).read_to_string(&mut text).ok()?;
+    flate2::read::GzDecoder::new(f)
+        .read_to_string(&mut text)
+        .ok()?;
     for line in text.lines() {
         if line == format!("# {name} is not set") {
             return Some(false);
@@ -55,7 +66,10 @@ pub fn md_available(root: &Path) -> bool {
     if release.is_empty() {
         return false;
     }
-    let dir = root.join("lib/modules").join(release).join("kernel/drivers/md");
+    let dir = root
+        .join("lib/modules")
+        .join(release)
+        .join("kernel/drivers/md");
     ["md-mod.ko", "md-mod.ko.xz", "md-mod.ko.zst", "md-mod.ko.gz"]
         .iter()
         .any(|f| dir.join(f).exists())
@@ -112,12 +126,18 @@ mod tests {
     fn quota_detection_from_a_tree() {
         let t = tempfile::tempdir().unwrap();
         let r = t.path();
-        assert_eq!(quota_missing(r, FsType::Xfs), None, "nothing known: do not refuse");
+        assert_eq!(
+            quota_missing(r, FsType::Xfs),
+            None,
+            "nothing known: do not refuse"
+        );
         std::fs::create_dir_all(r.join("proc/fs/xfs")).unwrap();
         assert!(quota_missing(r, FsType::Xfs).unwrap().contains("xqmstat"));
         std::fs::write(r.join("proc/fs/xfs/xqmstat"), "").unwrap();
         assert_eq!(quota_missing(r, FsType::Xfs), None);
-        assert!(quota_missing(r, FsType::Ext4).unwrap().contains("CONFIG_QUOTA"));
+        assert!(quota_missing(r, FsType::Ext4)
+            .unwrap()
+            .contains("CONFIG_QUOTA"));
         assert!(is_quota_option("prjquota") && is_quota_option("usrjquota=aquota.user"));
         assert!(!is_quota_option("noatime"));
     }

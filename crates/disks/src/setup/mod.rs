@@ -33,7 +33,10 @@ pub enum SetupError {
     #[error("{device} is a partition of {disk}: disktier takes whole disks")]
     Partition { device: String, disk: String },
     #[error("refusing {device}: {}; disktier only takes blank, unused disks (wipe it yourself if you mean it)", .reasons.join("; "))]
-    Refused { device: String, reasons: Vec<String> },
+    Refused {
+        device: String,
+        reasons: Vec<String>,
+    },
     #[error("this kernel has no md RAID support (no /proc/mdstat and no md_mod module): cannot stripe {disks} disks into RAID0; use --layout separate for one mount per disk")]
     NoMd { disks: usize },
     #[error("this kernel has no quota support ({why}): {option} cannot be mounted; drop it or use a kernel with CONFIG_QUOTA/XFS_QUOTA")]
@@ -125,7 +128,15 @@ pub fn setup(
     let has = |p: &str| fixture || runner.has_program(p);
     let mut last_replan: Option<Step> = None;
     for round in 0..MAX_ROUNDS {
-        let node = discover::scan(root, runner)?;
+        // Exclusive-open checks only on the disks this run may take.
+        let explicit: Option<Vec<String>> = cfg
+            .devices
+            .as_ref()
+            .map(|l| l.iter().filter_map(|g| plan::given_name(root, g)).collect());
+        let node = discover::scan_only(root, runner, &|name, class| match &explicit {
+            Some(names) => names.iter().any(|n| n == name),
+            None => class.is_ephemeral(),
+        })?;
         let kernel = kernel::Kernel::read(root, cfg.fs);
         let plan = plan::plan(cfg, &node, &kernel, root, &has)?;
         if round == 0 {

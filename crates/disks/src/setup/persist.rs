@@ -134,10 +134,19 @@ mod tests {
     #[test]
     fn escapes_like_systemd_escape_path() {
         // Expected values from `systemd-escape --path` (systemd 252).
-        assert_eq!(escape_path(Path::new("/var/lib/containers")), "var-lib-containers");
+        assert_eq!(
+            escape_path(Path::new("/var/lib/containers")),
+            "var-lib-containers"
+        );
         assert_eq!(escape_path(Path::new("/")), "-");
-        assert_eq!(escape_path(Path::new("/mnt/k8s-disks/0")), "mnt-k8s\\x2ddisks-0");
-        assert_eq!(escape_path(Path::new("/srv/.hidden/a b")), "srv-.hidden-a\\x20b");
+        assert_eq!(
+            escape_path(Path::new("/mnt/k8s-disks/0")),
+            "mnt-k8s\\x2ddisks-0"
+        );
+        assert_eq!(
+            escape_path(Path::new("/srv/.hidden/a b")),
+            "srv-.hidden-a\\x20b"
+        );
         assert_eq!(escape_path(Path::new("/.x")), "\\x2ex");
         assert_eq!(escape_path(Path::new("//data//")), "data");
     }
@@ -148,7 +157,13 @@ mod tests {
             eprintln!("skipped: no systemd-escape");
             return;
         }
-        for p in ["/var/lib/containers", "/mnt/k8s-disks/0", "/srv/.h/a b/ü", "/a_b/c.d-e", "/.x"] {
+        for p in [
+            "/var/lib/containers",
+            "/mnt/k8s-disks/0",
+            "/srv/.h/a b/ü",
+            "/a_b/c.d-e",
+            "/.x",
+        ] {
             let out = std::process::Command::new("systemd-escape")
                 .args(["--path", p])
                 .output()
@@ -160,8 +175,14 @@ mod tests {
 
     #[test]
     fn fstab_merge_replaces_ours_and_refuses_foreign_lines() {
-        let ours = vec![fstab_line("UUID=u", Path::new("/data"), "xfs", "defaults,noatime")];
-        let existing = "UUID=root / ext4 defaults 0 1\nUUID=old /data xfs defaults,nofail 0 0 # disktier\n";
+        let ours = vec![fstab_line(
+            "UUID=u",
+            Path::new("/data"),
+            "xfs",
+            "defaults,noatime",
+        )];
+        let existing =
+            "UUID=root / ext4 defaults 0 1\nUUID=old /data xfs defaults,nofail 0 0 # disktier\n";
         let merged = merge_fstab(existing, &ours).unwrap();
         assert_eq!(
             merged,
@@ -169,6 +190,9 @@ mod tests {
         );
         assert_eq!(merge_fstab(&merged, &ours).unwrap(), merged, "idempotent");
         let foreign = "/dev/sdb /data ext4 defaults 0 2\n";
-        assert_eq!(merge_fstab(foreign, &ours).unwrap_err(), "/dev/sdb /data ext4 defaults 0 2");
+        assert_eq!(
+            merge_fstab(foreign, &ours).unwrap_err(),
+            "/dev/sdb /data ext4 defaults 0 2"
+        );
     }
 }

@@ -34,7 +34,9 @@ pub enum DevState {
         index: Option<usize>,
     },
     /// A member of disktier's md array; `holder` is the running array (`md127`), if any.
-    OurMember { holder: Option<String> },
+    OurMember {
+        holder: Option<String>,
+    },
     Refused(Vec<Ineligible>),
 }
 
@@ -85,11 +87,7 @@ fn md_name_is(label: Option<&str>, ours: &str) -> bool {
 
 /// `LABEL-N` -> N.
 fn separate_index(label: &str, ours: &str) -> Option<usize> {
-    label
-        .strip_prefix(ours)?
-        .strip_prefix('-')?
-        .parse()
-        .ok()
+    label.strip_prefix(ours)?.strip_prefix('-')?.parse().ok()
 }
 
 /// What `d` holds for a request labelled `label`.
@@ -156,7 +154,14 @@ pub fn derived_uuid(label: &str, target: &Path) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x80; // version 8
     bytes[8] = (bytes[8] & 0x3f) | 0x80; // variant 10
     let h: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 /// The topmost mount at `target`, if any (mountinfo lists mounts in order; the last one on a
@@ -166,24 +171,24 @@ fn top_mount<'a>(mounts: &'a [MountEntry], target: &Path) -> Option<&'a MountEnt
     mounts.iter().rev().find(|m| m.mount_point == t)
 }
 
-/// Resolves a `--devices` entry (by-id path, `/dev/NAME`, or a symlink to one) to a disk.
+/// The kernel name a `--devices` entry (by-id path, `/dev/NAME`, or a symlink to one) names.
+pub fn given_name(root: &Path, given: &str) -> Option<String> {
+    let file_name = |p: PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    if root == Path::new("/") {
+        file_name(std::fs::canonicalize(given).ok()?)
+    } else if let Some(id) = given.strip_prefix("/dev/disk/by-id/") {
+        file_name(std::fs::read_link(root.join("dev/disk/by-id").join(id)).ok()?)
+    } else {
+        given.strip_prefix("/dev/").map(str::to_string)
+    }
+}
+
+/// Resolves a `--devices` entry to a disk.
 fn resolve<'a>(node: &'a Node, root: &Path, given: &str) -> Result<&'a Disk, SetupError> {
     let not_found = || SetupError::NoSuchDevice {
         device: given.to_string(),
     };
-    let name = if root == Path::new("/") {
-        let real = std::fs::canonicalize(given).map_err(|_| not_found())?;
-        real.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(not_found)?
-    } else if let Some(id) = given.strip_prefix("/dev/disk/by-id/") {
-        let link = std::fs::read_link(root.join("dev/disk/by-id").join(id)).map_err(|_| not_found())?;
-        link.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(not_found)?
-    } else {
-        given.strip_prefix("/dev/").ok_or_else(not_found)?.to_string()
-    };
+    let name = given_name(root, given).ok_or_else(not_found)?;
     if let Some(d) = node.disks.iter().find(|d| d.name == name) {
         return Ok(d);
     }
@@ -283,10 +288,9 @@ pub fn plan(
         }
     }
     for s in &p.plan.skipped {
-        p.plan.notes.push(format!(
-            "skipped {} ({}): {}",
-            s.path, s.class, s.why
-        ));
+        p.plan
+            .notes
+            .push(format!("skipped {} ({}): {}", s.path, s.class, s.why));
     }
     p.plan.devices = chosen
         .iter()
@@ -500,9 +504,9 @@ impl Planner<'_> {
             None
         };
         if let Some(o) = self.cfg.owner.clone() {
-            let same = meta.as_ref().is_some_and(|m| {
-                owner_ids(self.root, &o) == Some((m.uid(), m.gid()))
-            });
+            let same = meta
+                .as_ref()
+                .is_some_and(|m| owner_ids(self.root, &o) == Some((m.uid(), m.gid())));
             if !same {
                 self.push(Step::Chown {
                     path: target.to_path_buf(),
@@ -561,10 +565,8 @@ impl Planner<'_> {
                     self.push(Step::CopyIn {
                         src: dir.clone(),
                         dest: src.clone(),
-                        staging: target.join(format!(
-                            ".disktier-copy-{}",
-                            persist::escape_path(&dir)
-                        )),
+                        staging: target
+                            .join(format!(".disktier-copy-{}", persist::escape_path(&dir))),
                         conditional: !fresh,
                     });
                 }
@@ -667,12 +669,17 @@ impl Planner<'_> {
                 return Ok(());
             };
             // The array runs: what does it hold?
-            let md = self.node.disks.iter().find(|d| d.name == h).ok_or_else(|| {
-                SetupError::Config(format!(
-                    "array {h} over {} is not in /sys/block: re-run setup",
-                    members[0].best_path()
-                ))
-            })?;
+            let md = self
+                .node
+                .disks
+                .iter()
+                .find(|d| d.name == h)
+                .ok_or_else(|| {
+                    SetupError::Config(format!(
+                        "array {h} over {} is not in /sys/block: re-run setup",
+                        members[0].best_path()
+                    ))
+                })?;
             let dev = format!("/dev/{h}");
             match (md.signature.fstype.as_deref(), md.signature.label.as_deref()) {
                 (None, _) if md.signature.pttype.is_none() => {
@@ -787,7 +794,12 @@ impl Planner<'_> {
                 let mut lines = Vec::new();
                 for (what, target, fstype) in &self.persisted {
                     let uuid = what.rsplit('/').next().unwrap_or_default();
-                    lines.push(persist::fstab_line(&format!("UUID={uuid}"), target, fstype, &opts));
+                    lines.push(persist::fstab_line(
+                        &format!("UUID={uuid}"),
+                        target,
+                        fstype,
+                        &opts,
+                    ));
                 }
                 for (src, target) in &self.binds {
                     lines.push(persist::fstab_line(
@@ -858,9 +870,15 @@ mod tests {
     #[test]
     fn derived_uuid_is_stable_distinct_and_well_formed() {
         let a = derived_uuid("disktier", Path::new("/var/lib/containers"));
-        assert_eq!(a, derived_uuid("disktier", Path::new("/var/lib/containers")));
+        assert_eq!(
+            a,
+            derived_uuid("disktier", Path::new("/var/lib/containers"))
+        );
         assert_ne!(a, derived_uuid("disktier", Path::new("/data")));
-        assert_ne!(a, derived_uuid("disktier-0", Path::new("/var/lib/containers")));
+        assert_ne!(
+            a,
+            derived_uuid("disktier-0", Path::new("/var/lib/containers"))
+        );
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "8", "version 8: {a}");
         assert!("89ab".contains(&a[19..20]), "variant: {a}");
@@ -879,8 +897,16 @@ mod tests {
     fn owner_ids_from_files() {
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(t.path().join("etc")).unwrap();
-        std::fs::write(t.path().join("etc/passwd"), "ec2-user:x:1000:1000::/home/ec2-user:/bin/bash\n").unwrap();
-        std::fs::write(t.path().join("etc/group"), "ec2-user:x:1000:\nwheel:x:10:\n").unwrap();
+        std::fs::write(
+            t.path().join("etc/passwd"),
+            "ec2-user:x:1000:1000::/home/ec2-user:/bin/bash\n",
+        )
+        .unwrap();
+        std::fs::write(
+            t.path().join("etc/group"),
+            "ec2-user:x:1000:\nwheel:x:10:\n",
+        )
+        .unwrap();
         assert_eq!(owner_ids(t.path(), "ec2-user:ec2-user"), Some((1000, 1000)));
         assert_eq!(owner_ids(t.path(), "ec2-user:wheel"), Some((1000, 10)));
         assert_eq!(owner_ids(t.path(), "ec2-user"), Some((1000, 1000)));

@@ -21,7 +21,10 @@ pub enum Step {
         members: Vec<String>,
     },
     /// Start an array whose members carry our superblocks (after a reboot or a crash).
-    AssembleRaid { device: String, members: Vec<String> },
+    AssembleRaid {
+        device: String,
+        members: Vec<String>,
+    },
     /// Make the filesystem; `-K`/`nodiscard` skips discarding fresh disks (a 1.9 TB discard is
     /// slow: seed 003 shows "Discarding blocks...Done"). Never `-f`: mkfs itself refuses a device
     /// that holds a filesystem, a second guard behind discovery.
@@ -35,17 +38,27 @@ pub enum Step {
         /// ext4 with quota options: make the quota and project features.
         ext4_quota: bool,
     },
-    Mkdir { path: PathBuf },
+    Mkdir {
+        path: PathBuf,
+    },
     Mount {
         what: String,
         target: PathBuf,
         fstype: String,
         options: String,
     },
-    Chown { path: PathBuf, owner: String },
-    Chmod { path: PathBuf, mode: String },
+    Chown {
+        path: PathBuf,
+        owner: String,
+    },
+    Chmod {
+        path: PathBuf,
+        mode: String,
+    },
     /// SELinux relabel (seed 000's restorecon unit), only where SELinux is enabled.
-    Restorecon { path: PathBuf },
+    Restorecon {
+        path: PathBuf,
+    },
     /// Copies what `src` holds into `dest` on the new filesystem (pre-pulled images must
     /// survive) through a staging directory renamed at the end, so a crash mid-copy is redone.
     /// Skipped when `dest` already exists: a remounted filesystem keeps its newer content.
@@ -56,9 +69,17 @@ pub enum Step {
         /// Whether `dest` may already exist (the filesystem was not made in this run).
         conditional: bool,
     },
-    BindMount { src: PathBuf, target: PathBuf },
-    WriteFile { path: PathBuf, contents: String },
-    Systemctl { args: Vec<String> },
+    BindMount {
+        src: PathBuf,
+        target: PathBuf,
+    },
+    WriteFile {
+        path: PathBuf,
+        contents: String,
+    },
+    Systemctl {
+        args: Vec<String>,
+    },
 }
 
 fn p(p: &Path) -> String {
@@ -110,7 +131,10 @@ impl Step {
                         // stride = chunk / 4 KiB block; stripe_width = stride * members
                         // (mke2fs(8) -E stride, stripe_width).
                         let stride = RAID_CHUNK_KIB / 4;
-                        ext.push_str(&format!(",stride={stride},stripe_width={}", stride * *n as u64));
+                        ext.push_str(&format!(
+                            ",stride={stride},stripe_width={}",
+                            stride * *n as u64
+                        ));
                     }
                     let mut c = Cmd::new("mkfs.ext4")
                         .args(["-L", label.as_str(), "-U", uuid.as_str(), "-E"])
@@ -138,9 +162,14 @@ impl Step {
             Step::CopyIn {
                 src, dest, staging, ..
             } => vec![
-                Cmd::new("mkdir").arg("-p").arg(p(dest.parent().unwrap_or(Path::new("/")))),
+                Cmd::new("mkdir")
+                    .arg("-p")
+                    .arg(p(dest.parent().unwrap_or(Path::new("/")))),
                 Cmd::new("rm").arg("-rf").arg(p(staging)),
-                Cmd::new("cp").arg("-a").arg(format!("{}/.", p(src))).arg(p(staging)),
+                Cmd::new("cp")
+                    .arg("-a")
+                    .arg(format!("{}/.", p(src)))
+                    .arg(p(staging)),
                 Cmd::new("mv").arg("-T").arg(p(staging)).arg(p(dest)),
             ],
             Step::BindMount { src, target } => {
@@ -223,11 +252,15 @@ impl Step {
     /// One line for the human summary.
     pub fn describe(&self) -> String {
         match self {
-            Step::CreateRaid { device, members, .. } => {
+            Step::CreateRaid {
+                device, members, ..
+            } => {
                 format!("create RAID0 {device} over {}", members.join(" "))
             }
             Step::AssembleRaid { device, .. } => format!("assemble {device}"),
-            Step::Mkfs { device, fs, label, .. } => {
+            Step::Mkfs {
+                device, fs, label, ..
+            } => {
                 format!("make {} labelled {label} on {device}", fs.as_str())
             }
             Step::Mkdir { path } => format!("create directory {}", path.display()),

@@ -33,7 +33,12 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_name = "PROFILE,...")]
     pub only: Vec<String>,
     /// Where to write the HTML report.
-    #[arg(long, value_name = "FILE", default_value = "disktier-report.html", conflicts_with = "no_report")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "disktier-report.html",
+        conflicts_with = "no_report"
+    )]
     pub report: PathBuf,
     /// Do not write the HTML report.
     #[arg(long)]
@@ -103,7 +108,11 @@ fn config(args: Args) -> anyhow::Result<Config> {
         let p = Profile::from_name(name.trim()).with_context(|| {
             format!(
                 "--only {name}: no such profile; choose from {}",
-                SUITE.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+                SUITE
+                    .iter()
+                    .map(|p| p.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         })?;
         profiles.push(p);
@@ -123,15 +132,25 @@ fn config(args: Args) -> anyhow::Result<Config> {
     };
     let mut targets = Vec::new();
     for p in raw {
-        let meta = std::fs::metadata(&p).with_context(|| format!("{}: cannot assess a path that does not exist: give a directory on the disk", p.display()))?;
+        let meta = std::fs::metadata(&p).with_context(|| {
+            format!(
+                "{}: cannot assess a path that does not exist: give a directory on the disk",
+                p.display()
+            )
+        })?;
         if !meta.is_dir() {
             use std::os::unix::fs::FileTypeExt;
             if meta.file_type().is_block_device() {
                 bail!("{} is a block device: assess never writes to raw devices; mount a filesystem on it (disktier setup) and give its directory, or use disktier bench --destructive", p.display());
             }
-            bail!("{} is not a directory: give a directory on the filesystem to assess", p.display());
+            bail!(
+                "{} is not a directory: give a directory on the filesystem to assess",
+                p.display()
+            );
         }
-        let canon = p.canonicalize().with_context(|| format!("cannot resolve {}", p.display()))?;
+        let canon = p
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", p.display()))?;
         if !targets.contains(&canon) {
             targets.push(canon);
         }
@@ -148,7 +167,10 @@ fn config(args: Args) -> anyhow::Result<Config> {
 
 /// Filesystems that live on a local block device (the kernel's names); tmpfs, overlays and
 /// network filesystems are not a disk.
-const LOCAL_FS: &[&str] = &["ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "bcachefs", "jfs", "reiserfs", "nilfs2", "vfat", "exfat"];
+const LOCAL_FS: &[&str] = &[
+    "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "bcachefs", "jfs", "reiserfs", "nilfs2",
+    "vfat", "exfat",
+];
 
 /// One writable mount point per local device, from mountinfo text.
 pub fn local_mounts(mountinfo: &str) -> Vec<PathBuf> {
@@ -156,7 +178,11 @@ pub fn local_mounts(mountinfo: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for m in disktier_disks::discover::mountinfo::parse(mountinfo) {
         let ro = m.options.split(',').any(|o| o == "ro");
-        if ro || !LOCAL_FS.contains(&m.fstype.as_str()) || m.root != "/" || seen.contains(&m.maj_min) {
+        if ro
+            || !LOCAL_FS.contains(&m.fstype.as_str())
+            || m.root != "/"
+            || seen.contains(&m.maj_min)
+        {
             continue;
         }
         seen.push(m.maj_min.clone());
@@ -166,7 +192,8 @@ pub fn local_mounts(mountinfo: &str) -> Vec<PathBuf> {
 }
 
 fn all_local() -> anyhow::Result<(Vec<PathBuf>, Vec<Skipped>)> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").context("cannot read /proc/self/mountinfo")?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo")
+        .context("cannot read /proc/self/mountinfo")?;
     // Read-only mounts are already left out; one that is not writable for this user shows up
     // when its scratch directory cannot be made, and is listed as not assessed.
     let dirs = local_mounts(&text);
@@ -176,7 +203,9 @@ fn all_local() -> anyhow::Result<(Vec<PathBuf>, Vec<Skipped>)> {
             for d in disks {
                 let unformatted = d.all_mountpoints().is_empty()
                     && d.partitions.is_empty()
-                    && format!("{:?}", d.signature).to_ascii_lowercase().contains("none");
+                    && format!("{:?}", d.signature)
+                        .to_ascii_lowercase()
+                        .contains("none");
                 if d.eligible && unformatted {
                     skipped.push(Skipped {
                         device: d.best_path().to_string(),
@@ -204,12 +233,18 @@ impl Scratch {
             match std::fs::create_dir(&p) {
                 Ok(()) => return Ok(Scratch(p)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => {
-                    return Err(e).with_context(|| format!("cannot create a scratch directory in {}: assess needs write access there", parent.display()))
-                }
+                Err(e) => return Err(e).with_context(|| {
+                    format!(
+                        "cannot create a scratch directory in {}: assess needs write access there",
+                        parent.display()
+                    )
+                }),
             }
         }
-        bail!("cannot find a free scratch directory name in {}", parent.display())
+        bail!(
+            "cannot find a free scratch directory name in {}",
+            parent.display()
+        )
     }
 }
 
@@ -240,17 +275,31 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         let scratch = match Scratch::new(target) {
             Ok(s) => s,
             Err(e) if cfg.lenient => {
-                skipped.push(Skipped { device: shown, reason: format!("not assessed: {e:#}") });
+                skipped.push(Skipped {
+                    device: shown,
+                    reason: format!("not assessed: {e:#}"),
+                });
                 continue;
             }
             Err(e) => return Err(e),
         };
-        let mut t = TargetOut { path: shown.clone(), fs_type: None, device: None, runs: Vec::new(), etcd_ready: None };
+        let mut t = TargetOut {
+            path: shown.clone(),
+            fs_type: None,
+            device: None,
+            runs: Vec::new(),
+            etcd_ready: None,
+        };
         for (i, p) in cfg.profiles.iter().enumerate() {
             if progress::stopped() {
                 break;
             }
-            ctx.note(format_args!("assess {shown}: {} ({}/{})", p.name(), i + 1, cfg.profiles.len()));
+            ctx.note(format_args!(
+                "assess {shown}: {} ({}/{})",
+                p.name(),
+                i + 1,
+                cfg.profiles.len()
+            ));
             let label = format!("{} {}/{}", p.name(), i + 1, cfg.profiles.len());
             let opts = RunOptions {
                 stop: stop.clone(),
@@ -265,7 +314,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             let m = match result {
                 Ok(m) => m,
                 Err(e) => {
-                    ctx.note(format_args!("assess {shown}: {} could not run: {e}", p.name()));
+                    ctx.note(format_args!(
+                        "assess {shown}: {} could not run: {e}",
+                        p.name()
+                    ));
                     t.runs.push(RunOut::failed(p, e.to_string()));
                     continue;
                 }
@@ -287,8 +339,20 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             let value = serde_json::to_value(&doc)?;
             let run_id = save_run_in_group(ctx, "assess", Some(&assess_id), &value)?;
             let id = run_id.clone().unwrap_or_else(disktier_store::new_id);
-            stored.push(NewRun { kind: "assess", group_id: Some(&assess_id), doc: &value }.to_row(id, disktier_store::model::now_rfc3339()));
-            t.runs.push(RunOut::from_doc(run_id, p, &doc, t0.elapsed().as_secs_f64()));
+            stored.push(
+                NewRun {
+                    kind: "assess",
+                    group_id: Some(&assess_id),
+                    doc: &value,
+                }
+                .to_row(id, disktier_store::model::now_rfc3339()),
+            );
+            t.runs.push(RunOut::from_doc(
+                run_id,
+                p,
+                &doc,
+                t0.elapsed().as_secs_f64(),
+            ));
             if doc.interrupted {
                 break;
             }
@@ -322,15 +386,29 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         for s in &skipped {
             println!("{}  {}", s.device, s.reason);
         }
-        println!("\nassess id {assess_id} ({:.0} s){}", wall, if cfg.quick { ", quick suite: --full for the full profiles" } else { "" });
+        println!(
+            "\nassess id {assess_id} ({:.0} s){}",
+            wall,
+            if cfg.quick {
+                ", quick suite: --full for the full profiles"
+            } else {
+                ""
+            }
+        );
         if let Some(r) = &report {
             println!("report: {}", r.display());
         }
     }
     if progress::stopped() {
-        bail!("interrupted by a signal: the assessment is partial (scratch directories were removed)");
+        bail!(
+            "interrupted by a signal: the assessment is partial (scratch directories were removed)"
+        );
     }
-    Ok(if outs.iter().any(|t| t.etcd_ready == Some(false)) { Outcome::Fail } else { Outcome::Pass })
+    Ok(if outs.iter().any(|t| t.etcd_ready == Some(false)) {
+        Outcome::Fail
+    } else {
+        Outcome::Pass
+    })
 }
 
 impl RunOut {
@@ -354,7 +432,11 @@ impl RunOut {
     fn from_doc(run_id: Option<String>, p: &Profile, d: &RunDoc, seconds: f64) -> RunOut {
         let r = &d.results;
         let pos = |v: f64| (v > 0.0).then_some(v);
-        let p99 = r.read.as_ref().or(r.write.as_ref()).and_then(|s| s.lat_ns.p(99.0));
+        let p99 = r
+            .read
+            .as_ref()
+            .or(r.write.as_ref())
+            .and_then(|s| s.lat_ns.p(99.0));
         RunOut {
             run_id,
             profile: p.name().into(),
@@ -374,15 +456,33 @@ impl RunOut {
 
 /// The verdict table: one row per target, the figure each profile is about.
 fn table(targets: &[TargetOut]) -> String {
-    let mut rows = vec![["TARGET", "FS", "DEVICE", "ETCD", "SYNC P99", "READ IOPS", "WRITE IOPS", "READ", "WRITE", "READ P99 QD1", "SMALL FILES"]
-        .map(String::from)
-        .to_vec()];
+    let mut rows = vec![[
+        "TARGET",
+        "FS",
+        "DEVICE",
+        "ETCD",
+        "SYNC P99",
+        "READ IOPS",
+        "WRITE IOPS",
+        "READ",
+        "WRITE",
+        "READ P99 QD1",
+        "SMALL FILES",
+    ]
+    .map(String::from)
+    .to_vec()];
     for t in targets {
         let get = |name: &str, f: &dyn Fn(&RunOut) -> Option<String>| {
             t.runs
                 .iter()
                 .find(|r| r.profile == name)
-                .map(|r| if r.error.is_some() { "failed".into() } else { f(r).unwrap_or_else(|| "-".into()) })
+                .map(|r| {
+                    if r.error.is_some() {
+                        "failed".into()
+                    } else {
+                        f(r).unwrap_or_else(|| "-".into())
+                    }
+                })
                 .unwrap_or_else(|| "-".into())
         };
         rows.push(vec![
@@ -397,10 +497,16 @@ fn table(targets: &[TargetOut]) -> String {
             get("etcd", &|r| r.sync_p99_ns.map(|v| fmt_ns(v as f64))),
             get("read-iops", &|r| r.read_iops.map(fmt_count)),
             get("write-iops", &|r| r.write_iops.map(fmt_count)),
-            get("read-throughput", &|r| r.read_bw_bytes.map(|v| fmt_value(Unit::BytesPerSec, v))),
-            get("write-throughput", &|r| r.write_bw_bytes.map(|v| fmt_value(Unit::BytesPerSec, v))),
+            get("read-throughput", &|r| {
+                r.read_bw_bytes.map(|v| fmt_value(Unit::BytesPerSec, v))
+            }),
+            get("write-throughput", &|r| {
+                r.write_bw_bytes.map(|v| fmt_value(Unit::BytesPerSec, v))
+            }),
             get("latency", &|r| r.p99_ns.map(|v| fmt_ns(v as f64))),
-            get("small-files", &|r| r.files_per_s.map(|v| format!("{}/s", fmt_count(v)))),
+            get("small-files", &|r| {
+                r.files_per_s.map(|v| format!("{}/s", fmt_count(v)))
+            }),
         ]);
     }
     let mut s = String::from("\n");
@@ -430,6 +536,9 @@ mod tests {
 29 22 0:40 / /mnt/nfs rw - nfs4 srv:/x rw
 ";
         let got = super::local_mounts(text);
-        assert_eq!(got, vec![std::path::PathBuf::from("/"), "/var/lib/containers".into()]);
+        assert_eq!(
+            got,
+            vec![std::path::PathBuf::from("/"), "/var/lib/containers".into()]
+        );
     }
 }

@@ -139,7 +139,10 @@ fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let profile = args.profile.as_deref().map(jobargs::profile).transpose()?;
     let io_log = match &args.trace {
-        Some(p) => Some(open_io_log(p)?),
+        Some(_) if args.run.engine == EngineChoice::Fio => {
+            bail!("--trace records the native engine's I/O: drop --engine fio")
+        }
+        Some(p) => Some(super::trace::open_io_log(p)?),
         None => None,
     };
     let label = profile.map_or_else(|| "bench".to_string(), |p| p.name().to_string());
@@ -157,14 +160,6 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     )?;
     finish(ctx, "bench", &m.doc, &[])?;
     Ok(Outcome::Pass)
-}
-
-/// The I/O log behind `--trace FILE` (the trace area's recorder).
-fn open_io_log(path: &Path) -> anyhow::Result<Arc<dyn disktier_engine::IoLog>> {
-    bail!(
-        "--trace {} is not available in this build yet: record with `disktier trace record` instead",
-        path.display()
-    )
 }
 
 /// Prints the document (table or JSON) with `extra` lines after the table, saves it as `kind`,

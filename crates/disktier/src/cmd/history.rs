@@ -37,7 +37,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if ctx.json() {
         print_json(&serde_json::json!({"schema_version": 1, "runs": runs}))?;
     } else if runs.is_empty() {
-        ctx.note(format_args!("no stored runs match (store: {})", store.location()));
+        ctx.note(format_args!(
+            "no stored runs match (store: {})",
+            store.location()
+        ));
     } else {
         print!("{}", table(&runs));
     }
@@ -52,8 +55,17 @@ fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
 /// The listing as aligned text columns.
 pub fn table(runs: &[RunSummary]) -> String {
     let mut rows = vec![[
-        "ID", "WHEN (UTC)", "KIND", "PROFILE", "TARGET", "HOST", "SYNC P99", "READ IOPS",
-        "WRITE IOPS", "READ BW", "WRITE BW",
+        "ID",
+        "WHEN (UTC)",
+        "KIND",
+        "PROFILE",
+        "TARGET",
+        "HOST",
+        "SYNC P99",
+        "READ IOPS",
+        "WRITE IOPS",
+        "READ BW",
+        "WRITE BW",
     ]
     .map(String::from)
     .to_vec()];
@@ -64,7 +76,10 @@ pub fn table(runs: &[RunSummary]) -> String {
         }
         rows.push(vec![
             r.id.clone(),
-            r.created_at.get(..19).unwrap_or(&r.created_at).replace('T', " "),
+            r.created_at
+                .get(..19)
+                .unwrap_or(&r.created_at)
+                .replace('T', " "),
             r.kind.clone(),
             profile,
             r.target.clone().unwrap_or_else(|| "-".into()),

@@ -16,8 +16,10 @@ const DEFAULT_MITIGATIONS: &str =
     "none,ionice-idle,scheduler-bfq,cgroup-weight,cgroup-throttle,writer-per-object-fsync,writer-no-fsync";
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Mitigations: none, ionice-idle, ionice-be7, scheduler-bfq, scheduler-mq-deadline, cgroup-weight, cgroup-throttle, cgroup-latency, writer-per-object-fsync, writer-no-fsync.\n\
-Every change (scheduler, cgroups, scratch files) is journaled in /run/disktier/interfere.journal before it is made and undone afterwards; after a crash the next run, or --restore, undoes what is left.")]
+#[command(
+    after_help = "Mitigations: none, ionice-idle, ionice-be7, scheduler-bfq, scheduler-mq-deadline, cgroup-weight, cgroup-throttle, cgroup-latency, writer-per-object-fsync, writer-no-fsync.\n\
+Every change (scheduler, cgroups, scratch files) is journaled in /run/disktier/interfere.journal before it is made and undone afterwards; after a crash the next run, or --restore, undoes what is left."
+)]
 pub struct Args {
     /// The directory the data lives in (e.g. /var/lib/etcd); probe and aggressor write scratch
     /// files in a subdirectory of it, removed afterwards.
@@ -88,7 +90,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         }
     }
     if doc.interrupted {
-        ctx.note("interrupted: the figures of the last scenario are partial; everything was undone");
+        ctx.note(
+            "interrupted: the figures of the last scenario are partial; everything was undone",
+        );
     }
     Ok(if doc.all_pass() {
         Outcome::Pass
@@ -98,23 +102,36 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 }
 
 fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
-    let dir = args.dir.context("give the directory to test, e.g. /var/lib/etcd")?;
-    let dir = std::fs::canonicalize(&dir)
-        .with_context(|| format!("{}: no such directory: create it or pass another", dir.display()))?;
+    let dir = args
+        .dir
+        .context("give the directory to test, e.g. /var/lib/etcd")?;
+    let dir = std::fs::canonicalize(&dir).with_context(|| {
+        format!(
+            "{}: no such directory: create it or pass another",
+            dir.display()
+        )
+    })?;
     if !dir.is_dir() {
-        anyhow::bail!("{} is not a directory: pass the directory the data lives in", dir.display());
+        anyhow::bail!(
+            "{} is not a directory: pass the directory the data lives in",
+            dir.display()
+        );
     }
     let kind = AggressorKind::from_name(&args.aggressor)?;
     let mitigations = Mitigation::parse_list(&args.mitigations)?;
     if args.duration < Duration::from_secs(1) {
-        anyhow::bail!("--duration {:?} is too short to measure a tail: use at least 1s (60s recommended)", args.duration);
+        anyhow::bail!(
+            "--duration {:?} is too short to measure a tail: use at least 1s (60s recommended)",
+            args.duration
+        );
     }
     let size = args.aggressor_size.unwrap_or(kind.default_size());
     if size == 0 {
         anyhow::bail!("--aggressor-size 0 writes nothing: give a size such as 1GiB");
     }
     let chatty = ctx.chatty();
-    let exe = std::env::current_exe().context("cannot find the disktier binary to run the aggressor")?;
+    let exe =
+        std::env::current_exe().context("cannot find the disktier binary to run the aggressor")?;
     Ok(Config {
         dir,
         aggressor: kind,

@@ -15,7 +15,9 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Disks are selected by model or /dev/disk/by-id/ glob, never by kernel name (/dev/nvme1n1 moves between boots).")]
+#[command(
+    after_help = "Disks are selected by model or /dev/disk/by-id/ glob, never by kernel name (/dev/nvme1n1 moves between boots)."
+)]
 pub struct Args {
     #[command(subcommand)]
     pub platform: PlatformCmd,
@@ -458,7 +460,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         }
     } else {
         use std::io::Write;
-        std::io::stdout().lock().write_all(stdout_text(&rendered).as_bytes())?;
+        std::io::stdout()
+            .lock()
+            .write_all(stdout_text(&rendered).as_bytes())?;
     }
     if !ctx.json() {
         for n in &rendered.notes {

@@ -23,7 +23,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE.json")]
     pub plan: Option<PathBuf>,
     /// Where to write the HTML.
-    #[arg(short, long, value_name = "FILE", default_value = "disktier-report.html")]
+    #[arg(
+        short,
+        long,
+        value_name = "FILE",
+        default_value = "disktier-report.html"
+    )]
     pub output: PathBuf,
 }
 
@@ -40,7 +45,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if args.runs.is_empty() {
         let filter = Filter {
             group_id: args.group.clone(),
-            last: if args.group.is_some() { args.last } else { Some(args.last.unwrap_or(DEFAULT_LAST)) },
+            last: if args.group.is_some() {
+                args.last
+            } else {
+                Some(args.last.unwrap_or(DEFAULT_LAST))
+            },
             ..Filter::default()
         };
         let mut list = store.list(&filter)?;
@@ -65,26 +74,48 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 
 /// Reads and checks a `disktier plan --format json` document.
 pub fn read_plan(path: &Path) -> anyhow::Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read the plan {}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not JSON: write it with `disktier plan --format json > {}`", path.display(), path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the plan {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not JSON: write it with `disktier plan --format json > {}`",
+            path.display(),
+            path.display()
+        )
+    })?;
     if !v.get("options").is_some_and(|o| o.is_array()) {
-        anyhow::bail!("{} has no \"options\" list: it is not a `disktier plan --format json` document", path.display());
+        anyhow::bail!(
+            "{} has no \"options\" list: it is not a `disktier plan --format json` document",
+            path.display()
+        );
     }
     match v.get("schema_version").and_then(|s| s.as_u64()) {
         Some(1) => Ok(v),
-        other => anyhow::bail!("{} has schema_version {other:?}; this disktier reads version 1 plans", path.display()),
+        other => anyhow::bail!(
+            "{} has schema_version {other:?}; this disktier reads version 1 plans",
+            path.display()
+        ),
     }
 }
 
 /// Renders `runs` and writes the HTML to `path` (through a temporary file, so a failed write
 /// never leaves half a report).
-pub fn write_report(runs: &[StoredRun], plan: Option<&serde_json::Value>, path: &Path) -> anyhow::Result<()> {
+pub fn write_report(
+    runs: &[StoredRun],
+    plan: Option<&serde_json::Value>,
+    path: &Path,
+) -> anyhow::Result<()> {
     let now = now_utc();
-    let page = render(&ReportInput { runs, plan, generated_at: &now })?;
+    let page = render(&ReportInput {
+        runs,
+        plan,
+        generated_at: &now,
+    })?;
     let tmp = path.with_extension("html.tmp");
-    std::fs::write(&tmp, page).with_context(|| format!("cannot write the report {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write the report {}", path.display()))?;
+    std::fs::write(&tmp, page)
+        .with_context(|| format!("cannot write the report {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot write the report {}", path.display()))?;
     Ok(())
 }
 

@@ -115,7 +115,10 @@ impl Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    let root = args.sysfs_root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let root = args
+        .sysfs_root
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/"));
     if root != std::path::Path::new("/") && !args.dry_run {
         anyhow::bail!(
             "--sysfs-root describes another node: its disks are not this machine's, so only --dry-run is allowed with it"

@@ -25,7 +25,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 }
 
 fn dir_line(name: &str, s: &DirStats) -> String {
-    let p = |q: f64| s.lat_ns.p(q).map(|v| fmt_ns(v as f64)).unwrap_or_else(|| "-".into());
+    let p = |q: f64| {
+        s.lat_ns
+            .p(q)
+            .map(|v| fmt_ns(v as f64))
+            .unwrap_or_else(|| "-".into())
+    };
     let rate = if s.bw_bytes > 0.0 {
         format!("  {}", fmt_value(Unit::BytesPerSec, s.bw_bytes))
     } else {
@@ -62,20 +67,40 @@ pub fn summary(run: &StoredRun) -> String {
     };
     let t = &doc.target;
     let mut dev = Vec::new();
-    for (k, v) in [("fs", &t.fs_type), ("device", &t.device), ("model", &t.model), ("scheduler", &t.scheduler)] {
+    for (k, v) in [
+        ("fs", &t.fs_type),
+        ("device", &t.device),
+        ("model", &t.model),
+        ("scheduler", &t.scheduler),
+    ] {
         if let Some(v) = v {
             dev.push(format!("{k} {v}"));
         }
     }
-    out.push_str(&format!("target   {} ({}{})\n", t.path, t.kind, if dev.is_empty() { String::new() } else { format!(", {}", dev.join(", ")) }));
+    out.push_str(&format!(
+        "target   {} ({}{})\n",
+        t.path,
+        t.kind,
+        if dev.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", dev.join(", "))
+        }
+    ));
     let h = &doc.host;
     out.push_str(&format!(
         "host     {} (kernel {}, {} CPUs{}{})\n",
         h.hostname,
         h.kernel,
         h.cpus,
-        h.cloud.as_ref().map(|c| format!(", {c}")).unwrap_or_default(),
-        h.instance_type.as_ref().map(|c| format!(" {c}")).unwrap_or_default()
+        h.cloud
+            .as_ref()
+            .map(|c| format!(", {c}"))
+            .unwrap_or_default(),
+        h.instance_type
+            .as_ref()
+            .map(|c| format!(" {c}"))
+            .unwrap_or_default()
     ));
     out.push_str(&format!(
         "profile  {}{}  engine {}  started {}  {:.1} s{}\n\nresults\n",
@@ -84,7 +109,11 @@ pub fn summary(run: &StoredRun) -> String {
         doc.engine,
         doc.started_at,
         doc.duration_s,
-        if doc.interrupted { "  INTERRUPTED: partial figures" } else { "" }
+        if doc.interrupted {
+            "  INTERRUPTED: partial figures"
+        } else {
+            ""
+        }
     ));
     let r = &doc.results;
     for (name, d) in [("read", &r.read), ("write", &r.write), ("sync", &r.sync)] {
@@ -105,8 +134,16 @@ pub fn summary(run: &StoredRun) -> String {
     if !doc.verdicts.is_empty() {
         out.push_str("\nverdicts\n");
         for v in &doc.verdicts {
-            let msg = if v.message.is_empty() { format!("{} = {}", v.metric, v.value) } else { v.message.clone() };
-            out.push_str(&format!("  {} {}: {msg}\n", if v.pass { "PASS" } else { "FAIL" }, v.name));
+            let msg = if v.message.is_empty() {
+                format!("{} = {}", v.metric, v.value)
+            } else {
+                v.message.clone()
+            };
+            out.push_str(&format!(
+                "  {} {}: {msg}\n",
+                if v.pass { "PASS" } else { "FAIL" },
+                v.name
+            ));
         }
     }
     for w in &doc.warnings {

@@ -1,10 +1,353 @@
-//! `disktier trace`.
+//! `disktier trace`: record the engine's I/O as a block trace, import public trace formats, and
+//! describe a trace (footprint, mix, sizes, sequentiality, reuse). The format and the importers
+//! live in `disktier-cachesim`; this module parses the options and prints.
 
-use super::{Ctx, Outcome};
+use super::bench::{self, RunArgs};
+use super::jobargs::{self, JobArgs};
+use super::{print_json, Ctx, Outcome};
+use anyhow::{bail, Context};
+use disktier_cachesim::import::{self, Format};
+use disktier_cachesim::trace::{Header, Record, Writer, FLAG_LATENCY};
+use disktier_cachesim::{stats, Op, Reader};
+use disktier_engine::{IoLog, IoOp, IoRecord};
+use disktier_units::{clap_parsers, Bytes};
+use serde_json::json;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    pub cmd: TraceCmd,
+}
 
-pub fn run(_ctx: &Ctx, _args: Args) -> anyhow::Result<Outcome> {
-    anyhow::bail!("disktier trace is not built yet")
+#[derive(Debug, clap::Subcommand)]
+pub enum TraceCmd {
+    /// Run a job with the native engine and record every I/O it issues (DTTRACE format).
+    Record(RecordArgs),
+    /// Convert a public trace (blkparse, msr, alibaba, tencent, fio-iolog) into DTTRACE;
+    /// gzip and zstd input is detected by its magic bytes.
+    Import(ImportArgs),
+    /// Describe a trace: footprint, read/write mix, sizes, sequentiality, reuse.
+    Stats(StatsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    /// File, directory or block device to run on.
+    pub target: PathBuf,
+    /// Where to write the trace.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+    /// A built-in profile (etcd, write-iops, ...); job options override its settings.
+    #[arg(long, short = 'p', value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Scale the profile down so it takes seconds.
+    #[arg(long)]
+    pub quick: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub job: JobArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// Input format: blkparse, msr, alibaba, tencent, fio-iolog.
+    #[arg(value_parser = parse_format)]
+    pub format: Format,
+    /// The trace to read (plain, .gz or .zst).
+    pub file: PathBuf,
+    /// Where to write the DTTRACE file.
+    #[arg(long, short = 'o', value_name = "OUT")]
+    pub output: PathBuf,
+    /// Fail on the first malformed line instead of counting and skipping it.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StatsArgs {
+    /// A DTTRACE file (from `trace record` or `trace import`).
+    pub file: PathBuf,
+    /// Block size for footprint and reuse.
+    #[arg(long, default_value = "4KiB", value_parser = clap_parsers::size)]
+    pub block: u64,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    Format::from_name(s).map_err(|e| e.to_string())
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    match args.cmd {
+        TraceCmd::Record(a) => record(ctx, a),
+        TraceCmd::Import(a) => import_cmd(ctx, a),
+        TraceCmd::Stats(a) => stats_cmd(ctx, a),
+    }
+}
+
+/// The engine's I/O log writing a DTTRACE file. Records arrive from every worker thread; a
+/// mutex around a buffered writer is cheap next to the I/O itself. The trailer is written by
+/// [`TraceLog::finish`] or, failing that, when the log is dropped.
+pub struct TraceLog {
+    path: PathBuf,
+    inner: Mutex<LogState>,
+}
+
+struct LogState {
+    writer: Option<Writer<BufWriter<File>>>,
+    error: Option<String>,
+}
+
+impl TraceLog {
+    pub fn create(path: &Path) -> anyhow::Result<TraceLog> {
+        let start = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let header = Header::new("disktier-engine", start, FLAG_LATENCY);
+        let w = Writer::create(path, &header)
+            .with_context(|| format!("cannot write the trace to {}: pick a writable -o path", path.display()))?;
+        Ok(TraceLog {
+            path: path.to_path_buf(),
+            inner: Mutex::new(LogState {
+                writer: Some(w),
+                error: None,
+            }),
+        })
+    }
+
+    /// Writes the trailer; returns the number of records.
+    pub fn finish(&self) -> anyhow::Result<u64> {
+        let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = st.error.take() {
+            bail!("writing the trace {} failed: {e}", self.path.display());
+        }
+        let Some(w) = st.writer.take() else {
+            return Ok(0);
+        };
+        let n = w.count();
+        w.finish()
+            .with_context(|| format!("finishing the trace {}", self.path.display()))?;
+        Ok(n)
+    }
+}
+
+impl IoLog for TraceLog {
+    fn record(&self, rec: IoRecord) {
+        let op = match rec.op {
+            IoOp::Read => Op::Read,
+            IoOp::Write => Op::Write,
+            IoOp::Sync => Op::Sync,
+        };
+        let r = Record {
+            t_ns: rec.t_ns,
+            offset: rec.offset,
+            len: rec.len,
+            op,
+            sync: op == Op::Sync,
+            stream: 0,
+            latency_ns: rec.latency_ns,
+        };
+        let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if st.error.is_some() {
+            return;
+        }
+        if let Some(w) = st.writer.as_mut() {
+            if let Err(e) = w.write(&r) {
+                st.error = Some(e.to_string());
+            }
+        }
+    }
+}
+
+/// The I/O log behind `bench --trace FILE`: a DTTRACE writer that finishes its file when the
+/// last reference is dropped.
+pub fn open_io_log(path: &Path) -> anyhow::Result<Arc<dyn IoLog>> {
+    Ok(Arc::new(TraceLog::create(path)?))
+}
+
+fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
+    if a.run.engine != bench::EngineChoice::Native {
+        bail!("trace record needs the native engine (it sees every I/O): drop --engine fio");
+    }
+    let profile = a.profile.as_deref().map(jobargs::profile).transpose()?;
+    let log = Arc::new(TraceLog::create(&a.output)?);
+    let m = bench::measure(
+        ctx,
+        bench::Request {
+            target: &a.target,
+            profile,
+            quick: a.quick,
+            job: &a.job,
+            run: &a.run,
+            io_log: Some(log.clone() as Arc<dyn IoLog>),
+            label: "trace record".to_string(),
+        },
+    );
+    let records = log.finish()?;
+    let m = m?;
+    let r = &m.doc.results;
+    let dir = |d: &Option<disktier_engine::DirStats>| d.as_ref().map(|d| (d.ios, d.bytes)).unwrap_or((0, 0));
+    let (rio, rb) = dir(&r.read);
+    let (wio, wb) = dir(&r.write);
+    let (sio, _) = dir(&r.sync);
+    if ctx.json() {
+        print_json(&json!({
+            "schema_version": 1,
+            "trace": a.output,
+            "records": records,
+            "duration_s": m.doc.duration_s,
+            "interrupted": m.doc.interrupted,
+            "engine": {"read_ios": rio, "read_bytes": rb, "write_ios": wio, "write_bytes": wb, "sync_ios": sio},
+        }))?;
+    } else {
+        println!(
+            "recorded {records} I/Os to {} ({:.1} s): engine counted {rio} reads ({}), {wio} writes ({}), {sio} syncs",
+            a.output.display(),
+            m.doc.duration_s,
+            Bytes(rb),
+            Bytes(wb)
+        );
+        ctx.note(format!(
+            "next: disktier trace stats {0}; disktier simulate --trace {0} --cache-sizes 1GiB..16GiB",
+            a.output.display()
+        ));
+    }
+    if m.doc.interrupted {
+        bail!("the run was interrupted; the trace {} holds what ran", a.output.display());
+    }
+    Ok(Outcome::Pass)
+}
+
+fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
+    if a.file == a.output {
+        bail!("-o {} is the input file: write the trace somewhere else", a.output.display());
+    }
+    let rep = import::import_to_file(a.format, &a.file, &a.output, a.strict)?;
+    if ctx.json() {
+        let mut v = serde_json::to_value(&rep)?;
+        v["schema_version"] = json!(1);
+        v["output"] = json!(a.output);
+        print_json(&v)?;
+    } else {
+        println!(
+            "imported {} requests from {} ({} format, compression {}) into {}",
+            rep.records,
+            a.file.display(),
+            a.format.name(),
+            rep.compression,
+            a.output.display()
+        );
+        if rep.skipped > 0 {
+            println!("skipped {} header, comment or non-request lines", rep.skipped);
+        }
+        if rep.out_of_order > 0 {
+            println!(
+                "{} requests were timed before the first one and were placed at time 0",
+                rep.out_of_order
+            );
+        }
+    }
+    if rep.malformed > 0 {
+        ctx.note(format!(
+            "warning: {} malformed line(s) skipped, first at line(s) {}; pass --strict to stop at the first",
+            rep.malformed,
+            rep.first_malformed
+                .iter()
+                .map(|l| l.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Opens a trace for reading, with the fix in the error.
+pub fn open_trace(path: &Path) -> anyhow::Result<Reader<std::io::BufReader<File>>> {
+    Reader::open(path).with_context(|| format!("cannot read the trace {}", path.display()))
+}
+
+fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
+    if a.block == 0 || !a.block.is_power_of_two() {
+        bail!("--block {} is not a power of two: try 4KiB", a.block);
+    }
+    let mut rd = open_trace(&a.file)?;
+    let source = rd.header().source.clone();
+    let start_unix_ns = rd.header().start_unix_ns;
+    let mut err = None;
+    let it = std::iter::from_fn(|| match rd.next() {
+        Some(Ok(r)) => Some(r),
+        Some(Err(e)) => {
+            err = Some(e);
+            None
+        }
+        None => None,
+    });
+    let mut s = stats::compute(it, a.block);
+    if let Some(e) = err {
+        return Err(e).with_context(|| format!("reading the trace {}", a.file.display()));
+    }
+    s.truncated = rd.truncated();
+    if ctx.json() {
+        let mut v = serde_json::to_value(&s)?;
+        v["schema_version"] = json!(1);
+        v["trace"] = json!(a.file);
+        v["source"] = json!(source);
+        v["start_unix_ns"] = json!(start_unix_ns);
+        print_json(&v)?;
+        return Ok(Outcome::Pass);
+    }
+    println!("{} (source: {source})", a.file.display());
+    if s.truncated {
+        println!("warning: the trace has no trailer (its writer did not finish); these are the records before the cut");
+    }
+    println!(
+        "requests     {} over {:.3} s ({:.0}/s): {} reads, {} writes, {} syncs, {} discards; {} stream(s)",
+        s.requests, s.seconds, s.requests_per_second, s.reads, s.writes, s.syncs, s.discards, s.streams
+    );
+    println!(
+        "bytes        read {}, written {}, discarded {}",
+        Bytes(s.read_bytes),
+        Bytes(s.write_bytes),
+        Bytes(s.discard_bytes)
+    );
+    println!(
+        "footprint    {} ({} read, {} written) at {} blocks",
+        Bytes(s.footprint_bytes),
+        Bytes(s.read_footprint_bytes),
+        Bytes(s.write_footprint_bytes),
+        Bytes(s.block_bytes)
+    );
+    println!(
+        "mix          {:.1} % reads by requests, {:.1} % by bytes",
+        s.read_fraction * 100.0,
+        s.read_bytes_fraction * 100.0
+    );
+    println!("sequential   {:.1} % of requests continue their stream's previous one", s.sequential_fraction * 100.0);
+    println!(
+        "reuse        {:.1} % of block accesses revisit a block (the best any cache can hit); reuse distance p50 {}, p90 {}, p99 {}",
+        s.reuse_fraction * 100.0,
+        Bytes(s.reuse_distance.p50_bytes),
+        Bytes(s.reuse_distance.p90_bytes),
+        Bytes(s.reuse_distance.p99_bytes)
+    );
+    println!("sizes");
+    let data = (s.reads + s.writes).max(1);
+    let mut lo = 0u64;
+    for b in &s.size_histogram {
+        if b.requests > 0 {
+            let label = if b.le_bytes == u64::MAX {
+                format!("> {}", Bytes(lo))
+            } else {
+                format!("<= {}", Bytes(b.le_bytes))
+            };
+            println!("  {label:>12}  {:>10}  {:5.1} %", b.requests, b.requests as f64 * 100.0 / data as f64);
+        }
+        lo = b.le_bytes;
+    }
+    Ok(Outcome::Pass)
 }

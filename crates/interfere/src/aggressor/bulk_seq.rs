@@ -12,7 +12,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const CHUNK: usize = 1 << 20;
 const OBJECT: u64 = 16 << 20;
 
-pub fn run(spec: &super::AggressorSpec, stop: &AtomicBool, progress: &dyn Fn(Tally)) -> Result<Tally> {
+pub fn run(
+    spec: &super::AggressorSpec,
+    stop: &AtomicBool,
+    progress: &dyn Fn(Tally),
+) -> Result<Tally> {
     let path = spec.dir.join("bulk.dat");
     let mut f = std::fs::File::create(&path).map_err(|e| InterfereError::io(&path, e))?;
     let mut buf = vec![0u8; CHUNK];
@@ -59,7 +63,10 @@ mod tests {
         };
         let tally = run(&spec, &AtomicBool::new(false), &|_| {}).unwrap();
         assert_eq!(tally.bytes, spec.size);
-        assert_eq!(std::fs::metadata(t.path().join("bulk.dat")).unwrap().len(), spec.size);
+        assert_eq!(
+            std::fs::metadata(t.path().join("bulk.dat")).unwrap().len(),
+            spec.size
+        );
         spec.size = 1 << 30;
         let tally = run(&spec, &AtomicBool::new(true), &|_| {}).unwrap();
         assert_eq!(tally.bytes, 0);

@@ -22,7 +22,7 @@ const LARGE_ONE_IN: u64 = 40;
 pub fn object_sizes(seed: u64) -> impl Iterator<Item = u64> {
     let mut rng = Rng::new(seed);
     std::iter::from_fn(move || {
-        Some(if rng.next_u64() % LARGE_ONE_IN == 0 {
+        Some(if rng.next_u64().is_multiple_of(LARGE_ONE_IN) {
             rng.range(MIB, 16 * MIB)
         } else {
             rng.range(KIB, 64 * KIB)
@@ -30,7 +30,11 @@ pub fn object_sizes(seed: u64) -> impl Iterator<Item = u64> {
     })
 }
 
-pub fn run(spec: &super::AggressorSpec, stop: &AtomicBool, progress: &dyn Fn(Tally)) -> Result<Tally> {
+pub fn run(
+    spec: &super::AggressorSpec,
+    stop: &AtomicBool,
+    progress: &dyn Fn(Tally),
+) -> Result<Tally> {
     let staging = spec.dir.join("staging");
     let objects = spec.dir.join("objects");
     for d in [&staging, &objects] {

@@ -52,9 +52,15 @@ pub fn child_main(spec: &AggressorSpec) -> Result<()> {
         watcher.store(true, Ordering::Relaxed);
     });
     let tally = super::run(spec, &stop, &|t| {
-        say(format!("progress {} {:.3} {}", t.bytes, t.seconds, t.objects))
+        say(format!(
+            "progress {} {:.3} {}",
+            t.bytes, t.seconds, t.objects
+        ))
     })?;
-    say(format!("done {} {:.3} {}", tally.bytes, tally.seconds, tally.objects));
+    say(format!(
+        "done {} {:.3} {}",
+        tally.bytes, tally.seconds, tally.objects
+    ));
     Ok(())
 }
 
@@ -212,12 +218,18 @@ impl Aggressor {
         let _ = self.child.kill();
         let status = self.child.wait().ok();
         if let Some(t) = self.done {
-            return Ok(Finish { tally: t, capped: false });
+            return Ok(Finish {
+                tally: t,
+                capped: false,
+            });
         }
         if capped && start.elapsed() >= cap {
             let mut t = self.last;
             t.seconds = start.elapsed().as_secs_f64();
-            return Ok(Finish { tally: t, capped: true });
+            return Ok(Finish {
+                tally: t,
+                capped: true,
+            });
         }
         std::thread::sleep(Duration::from_millis(50));
         Err(InterfereError::Aggressor(format!(

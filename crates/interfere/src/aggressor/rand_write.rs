@@ -28,7 +28,11 @@ pub fn job(spec: &super::AggressorSpec) -> Job {
     }
 }
 
-pub fn run(spec: &super::AggressorSpec, stop: &AtomicBool, progress: &dyn Fn(Tally)) -> Result<Tally> {
+pub fn run(
+    spec: &super::AggressorSpec,
+    stop: &AtomicBool,
+    progress: &dyn Fn(Tally),
+) -> Result<Tally> {
     let stop_flag = Arc::new(AtomicBool::new(stop.load(Ordering::Relaxed)));
     let latest = Arc::new(Mutex::new(Tally::default()));
     let seen = latest.clone();
@@ -54,7 +58,13 @@ pub fn run(spec: &super::AggressorSpec, stop: &AtomicBool, progress: &dyn Fn(Tal
         }
         h.join().expect("engine thread panicked")
     })?;
-    let bytes = measured.doc.results.write.as_ref().map(|w| w.bytes).unwrap_or(0);
+    let bytes = measured
+        .doc
+        .results
+        .write
+        .as_ref()
+        .map(|w| w.bytes)
+        .unwrap_or(0);
     Ok(Tally {
         bytes,
         seconds: ticker.elapsed(),

@@ -195,7 +195,10 @@ pub fn bars(items: &[Bar], x_label: &str, width: u32) -> Result<String, ChartErr
         chart
             .draw_series(items.iter().enumerate().map(|(i, b)| {
                 let mut r = Rectangle::new(
-                    [(0.0, SegmentValue::Exact(slot(i))), (b.value, SegmentValue::Exact(slot(i) + 1))],
+                    [
+                        (0.0, SegmentValue::Exact(slot(i))),
+                        (b.value, SegmentValue::Exact(slot(i) + 1)),
+                    ],
                     color(b.color).filled(),
                 );
                 r.set_margin(6, 6, 0, 0);
@@ -207,13 +210,20 @@ pub fn bars(items: &[Bar], x_label: &str, width: u32) -> Result<String, ChartErr
                 Text::new(
                     b.text.clone(),
                     (b.value + max * 0.01, SegmentValue::CenterOf(slot(i))),
-                    (FONT, 13).into_font().color(&AXIS).pos(Pos::new(HPos::Left, VPos::Center)),
+                    (FONT, 13)
+                        .into_font()
+                        .color(&AXIS)
+                        .pos(Pos::new(HPos::Left, VPos::Center)),
                 )
             }))
             .map_err(&e)?;
         Ok(())
     })
 }
+
+/// A series line: name, colour, and the figure it reads from a sample.
+type IopsLine = (&'static str, usize, fn(&Sample) -> f64);
+type LatLine = (&'static str, usize, fn(&Sample) -> Option<u64>);
 
 /// The per-second series of one run: IOPS above, p99 latency (log scale) below.
 pub fn series(samples: &[Sample]) -> Result<String, ChartError> {
@@ -238,8 +248,14 @@ pub fn series(samples: &[Sample]) -> Result<String, ChartError> {
             .y_label_area_size(72)
             .build_cartesian_2d(0.0..t_max, 0.0..iops_max * 1.15)
             .map_err(&e)?;
-        mesh(&mut chart, "IOPS", &|v| crate::compare::fmt_count(*v), t_max, &e)?;
-        let lines: [(&str, usize, fn(&Sample) -> f64); 2] = [
+        mesh(
+            &mut chart,
+            "IOPS",
+            &|v| crate::compare::fmt_count(*v),
+            t_max,
+            &e,
+        )?;
+        let lines: [IopsLine; 2] = [
             ("read IOPS", 0, |s| s.read_iops),
             ("write IOPS", 1, |s| s.write_iops),
         ];
@@ -291,7 +307,7 @@ pub fn series(samples: &[Sample]) -> Result<String, ChartError> {
             .axis_desc_style((FONT, 12).into_font().color(&AXIS))
             .draw()
             .map_err(&e)?;
-        let lines: [(&str, usize, fn(&Sample) -> Option<u64>); 2] = [
+        let lines: [LatLine; 2] = [
             ("I/O p99", 2, |s| s.p99_ns),
             ("sync p99", 3, |s| s.sync_p99_ns),
         ];

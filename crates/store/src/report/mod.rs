@@ -41,10 +41,16 @@ struct Bench<'a> {
 
 impl Bench<'_> {
     fn profile(&self) -> String {
-        self.doc
-            .profile
-            .clone()
-            .unwrap_or_else(|| format!("custom {}", self.doc.job.get("rw").and_then(Value::as_str).unwrap_or("job")))
+        self.doc.profile.clone().unwrap_or_else(|| {
+            format!(
+                "custom {}",
+                self.doc
+                    .job
+                    .get("rw")
+                    .and_then(Value::as_str)
+                    .unwrap_or("job")
+            )
+        })
     }
     fn label(&self) -> String {
         format!("{} · {}", self.doc.target.path, self.profile())
@@ -53,7 +59,11 @@ impl Bench<'_> {
         let r = &self.doc.results;
         [("read", &r.read), ("write", &r.write), ("sync", &r.sync)]
             .into_iter()
-            .filter_map(|(n, d)| d.as_ref().filter(|d| d.ios > 0 || !d.lat_ns.percentiles.is_empty()).map(|d| (n, d)))
+            .filter_map(|(n, d)| {
+                d.as_ref()
+                    .filter(|d| d.ios > 0 || !d.lat_ns.percentiles.is_empty())
+                    .map(|d| (n, d))
+            })
             .collect()
     }
 }
@@ -87,10 +97,18 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
     let mut nav = Vec::new();
     let mut add = |id: &str, title: &str, content: String| {
         nav.push(format!("<a href=\"#{id}\">{}</a>", esc(title)));
-        let _ = write!(body, "<section id=\"{id}\">\n<h2>{}</h2>\n{content}</section>\n", esc(title));
+        let _ = write!(
+            body,
+            "<section id=\"{id}\">\n<h2>{}</h2>\n{content}</section>\n",
+            esc(title)
+        );
     };
     if !benches.is_empty() {
-        add("verdicts", "Verdicts by target", verdicts(&benches, &targets));
+        add(
+            "verdicts",
+            "Verdicts by target",
+            verdicts(&benches, &targets),
+        );
         add("latency", "Latency percentiles", latency(&benches)?);
         add("throughput", "IOPS and throughput", throughput(&benches)?);
         let cmp = comparisons(&benches);
@@ -153,7 +171,11 @@ fn judge_etcd(doc: &mut RunDoc) {
 }
 
 fn figure(kind: &str, key: &str, svg: String) -> String {
-    format!("<figure class=\"chart\" data-chart=\"{}:{}\">\n{svg}</figure>\n", kind, esc(key))
+    format!(
+        "<figure class=\"chart\" data-chart=\"{}:{}\">\n{svg}</figure>\n",
+        kind,
+        esc(key)
+    )
 }
 
 /// A legend in HTML under a chart whose lines are coloured per target or scenario.
@@ -167,7 +189,10 @@ fn legend(curves: &[Curve]) -> String {
 }
 
 fn swatch(color: usize) -> String {
-    format!("<span class=\"swatch\" style=\"background:{}\"></span>", charts::css_color(color))
+    format!(
+        "<span class=\"swatch\" style=\"background:{}\"></span>",
+        charts::css_color(color)
+    )
 }
 
 fn ns(v: u64) -> String {
@@ -200,7 +225,11 @@ fn verdicts(benches: &[Bench<'_>], targets: &[String]) -> String {
         );
         for b in &mine {
             for v in &b.doc.verdicts {
-                let (class, mark) = if v.pass { ("pass", "✓") } else { ("fail", "✗") };
+                let (class, mark) = if v.pass {
+                    ("pass", "✓")
+                } else {
+                    ("fail", "✗")
+                };
                 let shown = if v.metric.contains("iops") {
                     format!("{:.0}/s", v.value)
                 } else if v.metric.contains("p99") || v.metric.contains("lat") {
@@ -226,18 +255,68 @@ fn verdicts(benches: &[Bench<'_>], targets: &[String]) -> String {
             s.push_str("<span class=\"badge info\">no verdict: no etcd run</span>");
         }
         s.push_str("</div>\n<dl class=\"kv\">");
-        let best = |f: &dyn Fn(&Bench) -> Option<f64>| mine.iter().filter_map(|b| f(b)).fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
-        let low = |f: &dyn Fn(&Bench) -> Option<f64>| mine.iter().filter_map(|b| f(b)).fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))));
-        let p99 = |d: &Option<DirStats>| d.as_ref().and_then(|d| d.lat_ns.p(99.0)).map(|v| v as f64);
+        let best = |f: &dyn Fn(&Bench) -> Option<f64>| {
+            mine.iter()
+                .filter_map(|b| f(b))
+                .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))))
+        };
+        let low = |f: &dyn Fn(&Bench) -> Option<f64>| {
+            mine.iter()
+                .filter_map(|b| f(b))
+                .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))))
+        };
+        let p99 =
+            |d: &Option<DirStats>| d.as_ref().and_then(|d| d.lat_ns.p(99.0)).map(|v| v as f64);
         let pos = |v: f64| (v > 0.0).then_some(v);
         let rows: [(&str, Option<f64>, Unit); 7] = [
             ("sync p99", low(&|b| p99(&b.doc.results.sync)), Unit::Ns),
-            ("read IOPS", best(&|b| b.doc.results.read.as_ref().map(|d| d.iops).and_then(pos)), Unit::Iops),
-            ("write IOPS", best(&|b| b.doc.results.write.as_ref().map(|d| d.iops).and_then(pos)), Unit::Iops),
-            ("read", best(&|b| b.doc.results.read.as_ref().map(|d| d.bw_bytes).and_then(pos)), Unit::BytesPerSec),
-            ("write", best(&|b| b.doc.results.write.as_ref().map(|d| d.bw_bytes).and_then(pos)), Unit::BytesPerSec),
+            (
+                "read IOPS",
+                best(&|b| b.doc.results.read.as_ref().map(|d| d.iops).and_then(pos)),
+                Unit::Iops,
+            ),
+            (
+                "write IOPS",
+                best(&|b| b.doc.results.write.as_ref().map(|d| d.iops).and_then(pos)),
+                Unit::Iops,
+            ),
+            (
+                "read",
+                best(&|b| {
+                    b.doc
+                        .results
+                        .read
+                        .as_ref()
+                        .map(|d| d.bw_bytes)
+                        .and_then(pos)
+                }),
+                Unit::BytesPerSec,
+            ),
+            (
+                "write",
+                best(&|b| {
+                    b.doc
+                        .results
+                        .write
+                        .as_ref()
+                        .map(|d| d.bw_bytes)
+                        .and_then(pos)
+                }),
+                Unit::BytesPerSec,
+            ),
             ("read p99", low(&|b| p99(&b.doc.results.read)), Unit::Ns),
-            ("small files", best(&|b| b.doc.results.small_files.as_ref().map(|f| f.files_per_s).and_then(pos)), Unit::FilesPerSec),
+            (
+                "small files",
+                best(&|b| {
+                    b.doc
+                        .results
+                        .small_files
+                        .as_ref()
+                        .map(|f| f.files_per_s)
+                        .and_then(pos)
+                }),
+                Unit::FilesPerSec,
+            ),
         ];
         for (name, v, unit) in rows {
             if let Some(v) = v {
@@ -246,8 +325,16 @@ fn verdicts(benches: &[Bench<'_>], targets: &[String]) -> String {
         }
         s.push_str("</dl>\n");
         let names: Vec<String> = mine.iter().map(|b| b.profile()).collect();
-        let quick = if mine.iter().all(|b| b.doc.quick) { " (quick)" } else { "" };
-        let _ = writeln!(s, "<div class=\"profiles\">measured: {}{quick}</div>", esc(&names.join(", ")));
+        let quick = if mine.iter().all(|b| b.doc.quick) {
+            " (quick)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "<div class=\"profiles\">measured: {}{quick}</div>",
+            esc(&names.join(", "))
+        );
         s.push_str("</div>\n");
     }
     s.push_str("</div>\n");
@@ -290,7 +377,11 @@ fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
                 if mine.iter().filter(|o| o.color == b.color).count() > 1 {
                     label.push_str(&format!(" ({})", b.run.summary.id));
                 }
-                curves.push(Curve { label, color: b.color, points });
+                curves.push(Curve {
+                    label,
+                    color: b.color,
+                    points,
+                });
             }
         }
         if curves.is_empty() {
@@ -316,21 +407,47 @@ fn throughput(benches: &[Bench<'_>]) -> Result<String, ReportError> {
             if dir == "sync" {
                 continue;
             }
-            let label = format!("{} · {} {dir}", charts::short(&b.doc.target.path, 40), b.profile());
+            let label = format!(
+                "{} · {} {dir}",
+                charts::short(&b.doc.target.path, 40),
+                b.profile()
+            );
             if d.iops > 0.0 {
-                iops.push(Bar { label: label.clone(), value: d.iops, color: b.color, text: format!("{} IOPS", fmt_count(d.iops)) });
+                iops.push(Bar {
+                    label: label.clone(),
+                    value: d.iops,
+                    color: b.color,
+                    text: format!("{} IOPS", fmt_count(d.iops)),
+                });
             }
             if d.bw_bytes > 0.0 {
-                bw.push(Bar { label, value: d.bw_bytes / 1048576.0, color: b.color, text: fmt_value(Unit::BytesPerSec, d.bw_bytes) });
+                bw.push(Bar {
+                    label,
+                    value: d.bw_bytes / 1048576.0,
+                    color: b.color,
+                    text: fmt_value(Unit::BytesPerSec, d.bw_bytes),
+                });
             }
         }
     }
     let mut s = String::new();
     if !iops.is_empty() {
-        let _ = write!(s, "<div>\n<h3>IOPS</h3>\n{}</div>\n", figure("iops", "all", charts::bars(&iops, "I/O operations per second", 1000)?));
+        let _ = write!(
+            s,
+            "<div>\n<h3>IOPS</h3>\n{}</div>\n",
+            figure(
+                "iops",
+                "all",
+                charts::bars(&iops, "I/O operations per second", 1000)?
+            )
+        );
     }
     if !bw.is_empty() {
-        let _ = write!(s, "<div>\n<h3>Throughput</h3>\n{}</div>\n", figure("throughput", "all", charts::bars(&bw, "MiB/s", 1000)?));
+        let _ = write!(
+            s,
+            "<div>\n<h3>Throughput</h3>\n{}</div>\n",
+            figure("throughput", "all", charts::bars(&bw, "MiB/s", 1000)?)
+        );
     }
     Ok(s)
 }
@@ -366,13 +483,24 @@ fn comparisons(benches: &[Bench<'_>]) -> String {
             .filter(|b| b.profile() == p)
             .map(|b| (b.run.summary.id.clone(), b.doc.clone()))
             .collect();
-        let Ok(c) = compare::compare(&runs, false) else { continue };
+        let Ok(c) = compare::compare(&runs, false) else {
+            continue;
+        };
         if c.rows.is_empty() {
             continue;
         }
-        let _ = write!(s, "<h3>{}</h3>\n<table class=\"compare\">\n<tr><th>metric</th>", esc(&p));
+        let _ = write!(
+            s,
+            "<h3>{}</h3>\n<table class=\"compare\">\n<tr><th>metric</th>",
+            esc(&p)
+        );
         for side in &c.runs {
-            let _ = write!(s, "<th>{} <span class=\"mono\">{}</span></th>", side.letter, esc(&charts::short(&side.target, 36)));
+            let _ = write!(
+                s,
+                "<th>{} <span class=\"mono\">{}</span></th>",
+                side.letter,
+                esc(&charts::short(&side.target, 36))
+            );
         }
         for side in &c.runs[1..] {
             let _ = write!(s, "<th>A vs {}</th>", side.letter);
@@ -381,13 +509,23 @@ fn comparisons(benches: &[Bench<'_>]) -> String {
         for row in &c.rows {
             let _ = write!(s, "<tr><td>{}</td>", esc(&row.metric));
             for v in &row.values {
-                let _ = write!(s, "<td class=\"num\">{}</td>", v.map(|v| esc(&fmt_value(row.unit, v))).unwrap_or_else(|| "–".into()));
+                let _ = write!(
+                    s,
+                    "<td class=\"num\">{}</td>",
+                    v.map(|v| esc(&fmt_value(row.unit, v)))
+                        .unwrap_or_else(|| "–".into())
+                );
             }
             for r in &row.ratios {
                 match r {
                     Some(r) => {
                         let class = if r.first_better { "better" } else { "worse" };
-                        let _ = write!(s, "<td class=\"num {class}\">{} {}</td>", compare::fmt_factor(r.factor), r.direction);
+                        let _ = write!(
+                            s,
+                            "<td class=\"num {class}\">{} {}</td>",
+                            compare::fmt_factor(r.factor),
+                            r.direction
+                        );
                     }
                     None => s.push_str("<td class=\"num\">–</td>"),
                 }
@@ -425,15 +563,27 @@ fn plan_section(plan: &Value, benches: &[Bench<'_>]) -> Result<String, ReportErr
         need.push(format!("{t:.0} MiB/s"));
     }
     let _ = writeln!(s, "<p>Options in <b>{}</b> that meet {}, cheapest first, beside what this report measured.</p>", esc(region), esc(&if need.is_empty() { "the requirements".to_string() } else { need.join(", ") }));
-    let options: Vec<&Value> = plan.get("options").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default();
+    let options: Vec<&Value> = plan
+        .get("options")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
     let mut bars = Vec::new();
     s.push_str("<table class=\"plan\">\n<tr><th>option</th><th>per month</th><th>IOPS</th><th>MiB/s</th><th>caveats</th></tr>\n");
     for (i, o) in options.iter().enumerate() {
-        let label = o.get("label").and_then(Value::as_str).or_else(|| o.get("kind").and_then(Value::as_str)).unwrap_or("option");
+        let label = o
+            .get("label")
+            .and_then(Value::as_str)
+            .or_else(|| o.get("kind").and_then(Value::as_str))
+            .unwrap_or("option");
         let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
         let cost = num(o, "monthly_cost_usd").unwrap_or(0.0);
         let perf = o.get("performance").cloned().unwrap_or(Value::Null);
-        let caveats: Vec<String> = o.get("caveats").and_then(Value::as_array).map(|a| a.iter().filter_map(|c| c.as_str().map(esc)).collect()).unwrap_or_default();
+        let caveats: Vec<String> = o
+            .get("caveats")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|c| c.as_str().map(esc)).collect())
+            .unwrap_or_default();
         let _ = writeln!(
             s,
             "<tr><td><b>{}</b><br><span class=\"muted\">{}</span></td><td class=\"num\">${cost:.2}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
@@ -443,19 +593,30 @@ fn plan_section(plan: &Value, benches: &[Bench<'_>]) -> Result<String, ReportErr
             num(&perf, "throughput_mibs").map(|t| format!("{t:.0}")).unwrap_or_else(|| "–".into()),
             caveats.join("<br>")
         );
-        bars.push(Bar { label: charts::short(label, 44), value: cost, color: i, text: format!("${cost:.2}/month") });
+        bars.push(Bar {
+            label: charts::short(label, 44),
+            value: cost,
+            color: i,
+            text: format!("${cost:.2}/month"),
+        });
     }
     s.push_str("</table>\n");
     if !bars.is_empty() {
-        s.push_str(&figure("cost", "options", charts::bars(&bars, "USD per month", 1000)?));
+        s.push_str(&figure(
+            "cost",
+            "options",
+            charts::bars(&bars, "USD per month", 1000)?,
+        ));
     }
     s.push_str("<h3>Measured here</h3>\n<table class=\"measured\">\n<tr><th>target</th><th>profile</th><th>IOPS</th><th>MiB/s</th><th>sync p99</th><th>meets the need</th></tr>\n");
     let need_iops = num(&req, "iops");
     let need_mibs = num(&req, "throughput_mibs");
     for b in benches {
         let r = &b.doc.results;
-        let iops = r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
-        let bw = r.read.as_ref().map_or(0.0, |d| d.bw_bytes) + r.write.as_ref().map_or(0.0, |d| d.bw_bytes);
+        let iops =
+            r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
+        let bw = r.read.as_ref().map_or(0.0, |d| d.bw_bytes)
+            + r.write.as_ref().map_or(0.0, |d| d.bw_bytes);
         // Only the IOPS and throughput profiles measure what the plan's requirements name.
         let profile = b.profile();
         let check = if profile.contains("iops") {
@@ -488,24 +649,46 @@ fn plan_section(plan: &Value, benches: &[Bench<'_>]) -> Result<String, ReportErr
 fn interfere_section(runs: &[&StoredRun]) -> Result<String, ReportError> {
     let mut s = String::from("<p class=\"muted\">The probe is an etcd-like fdatasync writer; each scenario adds a bulk writer (the aggressor) and a mitigation. Lower curves are better.</p>\n");
     for run in runs {
-        let scenarios = run.doc.get("scenarios").and_then(Value::as_array).cloned().unwrap_or_default();
+        let scenarios = run
+            .doc
+            .get("scenarios")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         let mut curves = Vec::new();
         let mut table = String::from("<table class=\"interfere\">\n<tr><th>scenario</th><th>mitigation</th><th>probe p99</th><th>probe p99.9</th><th>probe IOPS</th><th>aggressor</th><th>verdict</th></tr>\n");
         for (i, sc) in scenarios.iter().enumerate() {
             let name = sc.get("name").and_then(Value::as_str).unwrap_or("scenario");
-            let mitigation = sc.get("mitigation").and_then(Value::as_str).unwrap_or("none");
-            let probe: Option<DirStats> = sc.get("probe").cloned().and_then(|p| serde_json::from_value(p).ok());
+            let mitigation = sc
+                .get("mitigation")
+                .and_then(Value::as_str)
+                .unwrap_or("none");
+            let probe: Option<DirStats> = sc
+                .get("probe")
+                .cloned()
+                .and_then(|p| serde_json::from_value(p).ok());
             if let Some(p) = &probe {
-                let points: Vec<(f64, u64)> = PERCENTILES.iter().filter_map(|q| p.lat_ns.p(*q).map(|v| (*q, v))).collect();
+                let points: Vec<(f64, u64)> = PERCENTILES
+                    .iter()
+                    .filter_map(|q| p.lat_ns.p(*q).map(|v| (*q, v)))
+                    .collect();
                 if !points.is_empty() {
-                    curves.push(Curve { label: format!("{name} ({mitigation})"), color: i, points });
+                    curves.push(Curve {
+                        label: format!("{name} ({mitigation})"),
+                        color: i,
+                        points,
+                    });
                 }
             }
             let aggressor = match sc.get("aggressor") {
                 Some(a) if !a.is_null() => {
                     let secs = num(a, "seconds").unwrap_or(0.0);
                     let bytes = num(a, "bytes").unwrap_or(0.0);
-                    if secs > 0.0 { fmt_value(Unit::BytesPerSec, bytes / secs) } else { "–".into() }
+                    if secs > 0.0 {
+                        fmt_value(Unit::BytesPerSec, bytes / secs)
+                    } else {
+                        "–".into()
+                    }
                 }
                 _ => "none".into(),
             };
@@ -514,11 +697,22 @@ fn interfere_section(runs: &[&StoredRun]) -> Result<String, ReportError> {
                 Some(v @ Value::Object(_)) => {
                     let pass = v.get("pass").and_then(Value::as_bool).unwrap_or(false);
                     let msg = v.get("message").and_then(Value::as_str).unwrap_or("");
-                    format!("<span class=\"badge {}\">{}</span> {}", if pass { "pass" } else { "fail" }, if pass { "pass" } else { "fail" }, esc(msg))
+                    format!(
+                        "<span class=\"badge {}\">{}</span> {}",
+                        if pass { "pass" } else { "fail" },
+                        if pass { "pass" } else { "fail" },
+                        esc(msg)
+                    )
                 }
                 _ => "–".into(),
             };
-            let p = |q: f64| probe.as_ref().and_then(|p| p.lat_ns.p(q)).map(ns).unwrap_or_else(|| "–".into());
+            let p = |q: f64| {
+                probe
+                    .as_ref()
+                    .and_then(|p| p.lat_ns.p(q))
+                    .map(ns)
+                    .unwrap_or_else(|| "–".into())
+            };
             let _ = writeln!(
                 table,
                 "<tr><td>{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{verdict}</td></tr>",
@@ -532,9 +726,17 @@ fn interfere_section(runs: &[&StoredRun]) -> Result<String, ReportError> {
             );
         }
         table.push_str("</table>\n");
-        let _ = write!(s, "<h3>run <span class=\"mono\">{}</span></h3>\n", esc(&run.summary.id));
+        let _ = writeln!(
+            s,
+            "<h3>run <span class=\"mono\">{}</span></h3>",
+            esc(&run.summary.id)
+        );
         if !curves.is_empty() {
-            s.push_str(&figure("interfere", &run.summary.id, charts::percentiles(&curves, "probe fdatasync latency", 1000)?));
+            s.push_str(&figure(
+                "interfere",
+                &run.summary.id,
+                charts::percentiles(&curves, "probe fdatasync latency", 1000)?,
+            ));
             s.push_str(&legend(&curves));
         }
         s.push_str(&table);
@@ -572,7 +774,9 @@ pub fn outline(page: &str) -> String {
         rest = &rest[i..];
         let end = rest.find('>').unwrap_or(rest.len() - 1);
         let tag = &rest[..=end];
-        let text_end = rest[end + 1..].find('<').map_or(rest.len(), |j| end + 1 + j);
+        let text_end = rest[end + 1..]
+            .find('<')
+            .map_or(rest.len(), |j| end + 1 + j);
         let text = rest[end + 1..text_end].trim();
         let attr = |name: &str| {
             let key = format!("{name}=\"");
@@ -588,15 +792,40 @@ pub fn outline(page: &str) -> String {
             let inner = strip_tags(&rest[end + 1..inner_end]);
             let _ = writeln!(out, "  {} {}", &tag[1..3], inner.trim());
         } else if tag.starts_with("<figure") {
-            let svg_ok = rest[end..].trim_start_matches('>').trim_start().starts_with("<svg");
-            let _ = writeln!(out, "    chart {}{}", attr("data-chart").unwrap_or_default(), if svg_ok { " [svg]" } else { " [NO SVG]" });
+            let svg_ok = rest[end..]
+                .trim_start_matches('>')
+                .trim_start()
+                .starts_with("<svg");
+            let _ = writeln!(
+                out,
+                "    chart {}{}",
+                attr("data-chart").unwrap_or_default(),
+                if svg_ok { " [svg]" } else { " [NO SVG]" }
+            );
         } else if tag.starts_with("<div class=\"card\"") {
             let _ = writeln!(out, "    card {}", attr("data-target").unwrap_or_default());
         } else if tag.starts_with("<span class=\"badge") {
-            let _ = writeln!(out, "      badge {}: {}", attr("class").unwrap_or_default().trim_start_matches("badge "), text);
+            let _ = writeln!(
+                out,
+                "      badge {}: {}",
+                attr("class")
+                    .unwrap_or_default()
+                    .trim_start_matches("badge "),
+                text
+            );
         } else if tag.starts_with("<table") {
-            let rows = rest[end..].split("</table>").next().unwrap_or("").matches("<tr>").count();
-            let _ = writeln!(out, "    table {} ({} rows)", attr("class").unwrap_or_default(), rows.saturating_sub(1));
+            let rows = rest[end..]
+                .split("</table>")
+                .next()
+                .unwrap_or("")
+                .matches("<tr>")
+                .count();
+            let _ = writeln!(
+                out,
+                "    table {} ({} rows)",
+                attr("class").unwrap_or_default(),
+                rows.saturating_sub(1)
+            );
         }
         rest = &rest[end + 1..];
     }

@@ -1,0 +1,109 @@
+//! `disktier assess` end to end on a temp directory: real runs, saved under one assess id, a
+//! report written, the scratch directory gone, and an exit code that matches the etcd verdict.
+
+use assert_cmd::Command;
+use disktier_store::{Filter, Store};
+use predicates::prelude::*;
+use std::path::Path;
+
+fn dt(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
+    c
+}
+
+#[test]
+fn assess_a_directory_saves_runs_and_writes_the_report() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let target = d.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    let report = d.path().join("assess.html");
+    // Two profiles of the quick suite keep the test short; the default runs all seven.
+    let out = dt(&db)
+        .arg("assess")
+        .arg(&target)
+        .args(["--only", "etcd,latency", "--format", "json", "--report"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    assert!(
+        code == 0 || code == 1,
+        "exit {code}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    let t = &v["targets"][0];
+    assert_eq!(t["path"], target.canonicalize().unwrap().to_str().unwrap());
+    let ready = t["etcd_ready"].as_bool().expect("an etcd verdict");
+    assert_eq!(
+        code,
+        if ready { 0 } else { 1 },
+        "exit code must follow the etcd verdict"
+    );
+    let runs = t["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs.iter().all(|r| r["error"].is_null()), "{runs:?}");
+    assert_eq!(runs[0]["verdicts"][0]["name"], "etcd");
+    assert!(runs[1]["p99_ns"].as_u64().unwrap() > 0);
+
+    // Saved under the assess id, with the user's path as target.
+    let id = v["assess_id"].as_str().unwrap();
+    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
+    let saved = s
+        .list(&Filter {
+            group_id: Some(id.into()),
+            ..Filter::default()
+        })
+        .unwrap();
+    assert_eq!(saved.len(), 2);
+    assert!(saved
+        .iter()
+        .all(|r| r.kind == "assess" && r.target.as_deref() == t["path"].as_str()));
+
+    assert_eq!(v["report"], report.to_str().unwrap());
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("<section id=\"verdicts\">") && html.contains("<svg"));
+    let left: Vec<_> = std::fs::read_dir(&target).unwrap().collect();
+    assert!(left.is_empty(), "assess left files behind: {left:?}");
+}
+
+#[test]
+fn assess_refuses_raw_devices_and_missing_paths() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    dt(&db)
+        .args(["assess", "/dev/null", "--no-report"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a directory"));
+    dt(&db)
+        .args(["assess", "--no-report"])
+        .arg(d.path().join("missing"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist"));
+    dt(&db)
+        .args(["assess", "--only", "nonsense", "--no-report"])
+        .arg(d.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no such profile"));
+    if disktier_testkit::require_loop() {
+        let dev = disktier_testkit::LoopDev::new(64 << 20);
+        dt(&db)
+            .arg("assess")
+            .arg(&dev.path)
+            .arg("--no-report")
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("never writes to raw devices"));
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            0,
+            "nothing saved or written"
+        );
+    }
+}

@@ -1,0 +1,235 @@
+//! `disktier disks` and `disktier setup` as a user runs them: fixture nodes through the hidden
+//! `--sysfs-root`, and real loop devices with `--devices`.
+
+use assert_cmd::Command;
+use disktier_testkit::{have, require, require_loop, LoopDev};
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../disks/tests/fixtures/sysfs")
+        .join(name)
+}
+
+fn bin() -> Command {
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env("DISKTIER_DB", "/nonexistent/disktier-test.db")
+        .arg("--no-save");
+    c
+}
+
+fn json(c: &mut Command) -> serde_json::Value {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn disks_json_classifies_each_cloud_fixture() {
+    for (tree, name, class, eligible) in [
+        ("aws-m6id-xlarge", "nvme1n1", "instance-store", true),
+        ("aws-m6id-xlarge", "nvme0n1", "system", false),
+        ("aws-i3-8xlarge", "nvme3n1", "instance-store", true),
+        ("gke-local-ssd", "nvme0n1", "local-ssd", false),
+        ("gke-local-ssd", "nvme1n1", "system", false),
+        ("azure-e4pds-v6", "nvme1n1", "azure-temp-nvme", true),
+    ] {
+        let v = json(
+            bin()
+                .args(["--format", "json", "disks", "--sysfs-root"])
+                .arg(fixture(tree)),
+        );
+        assert_eq!(v["schema_version"], 1);
+        let d = v["disks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name)
+            .unwrap_or_else(|| panic!("{tree}: no {name}"));
+        assert_eq!(d["class"], class, "{tree} {name}");
+        assert_eq!(d["eligible"], eligible, "{tree} {name}");
+    }
+}
+
+#[test]
+fn disks_table_shows_stable_path_and_reasons() {
+    bin()
+        .args(["disks", "--sysfs-root"])
+        .arg(fixture("aws-m6id-xlarge"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("instance-store"))
+        .stdout(predicate::str::contains(
+            "by-id: /dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1A2B3C4D5E6F70809",
+        ))
+        .stdout(predicate::str::contains(
+            "not eligible: system disk (holds /sysroot, /boot)",
+        ));
+}
+
+#[test]
+fn setup_dry_run_on_the_i3_fixture_prints_raid0_and_stripe_aware_mkfs() {
+    bin()
+        .args(["setup", "--mount", "/data", "--dry-run", "--sysfs-root"])
+        .arg(fixture("aws-i3-8xlarge"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "mdadm --create /dev/md/disktier --name=disktier --homehost=any --level=0 --chunk=256",
+        ))
+        .stdout(predicate::str::contains("-d su=256k,sw=4 /dev/md/disktier"));
+}
+
+#[test]
+fn setup_refuses_to_act_on_a_fixture_and_gke_is_nothing_to_do() {
+    bin()
+        .args(["setup", "--mount", "/data", "--sysfs-root"])
+        .arg(fixture("aws-i3-8xlarge"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("only --dry-run is allowed"));
+    let v = json(
+        bin()
+            .args([
+                "--format",
+                "json",
+                "setup",
+                "--mount",
+                "/data",
+                "--dry-run",
+                "--sysfs-root",
+            ])
+            .arg(fixture("gke-local-ssd")),
+    );
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 0);
+    assert!(v["notes"].to_string().contains("nothing to do"));
+}
+
+#[test]
+fn setup_on_a_loop_device_then_rerun_changes_nothing() {
+    if !require_loop() || !require(have("mkfs.xfs"), "mkfs.xfs") {
+        return;
+    }
+    let dev = LoopDev::new(320 << 20);
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mnt = tmp.path().join("data");
+    struct Umount(PathBuf);
+    impl Drop for Umount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(&self.0)
+                .status();
+        }
+    }
+    let _g = Umount(mnt.clone());
+    let devs = dev.path.display().to_string();
+    // Before: the loop device is listed, class loop, eligible.
+    let v = json(bin().args(["--format", "json", "disks"]));
+    let me = v["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == dev.name().as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (me["class"].as_str(), me["eligible"].as_bool()),
+        (Some("loop"), Some(true))
+    );
+    // Auto mode never takes a loop device.
+    let v = json(
+        bin()
+            .args(["--format", "json", "setup", "--mount"])
+            .arg(&mnt)
+            .arg("--dry-run"),
+    );
+    assert!(!v.to_string().contains(&devs), "{v}");
+
+    let v = json(
+        bin()
+            .args(["--format", "json", "setup", "--mount"])
+            .arg(&mnt)
+            .args(["--devices", &devs, "--mode", "0755"]),
+    );
+    assert_eq!(v["changed"], true);
+    assert_eq!(v["layout"], "direct");
+    assert!(v["steps"].to_string().contains("mkfs.xfs -K -L disktier"));
+    let v = json(
+        bin()
+            .args(["--format", "json", "setup", "--mount"])
+            .arg(&mnt)
+            .args(["--devices", &devs, "--mode", "0755"]),
+    );
+    assert_eq!(v["changed"], false);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 0, "{v}");
+    bin()
+        .args(["setup", "--mount"])
+        .arg(&mnt)
+        .args(["--devices", &devs])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing to change"));
+    // Now the device is in use: `disks` says so, and another mount point is refused.
+    let v = json(bin().args(["--format", "json", "disks"]));
+    let me = v["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == dev.name().as_str())
+        .cloned()
+        .unwrap();
+    assert_eq!(me["eligible"], false);
+    assert_eq!(me["signature"]["label"], "disktier");
+    bin()
+        .args(["setup", "--mount"])
+        .arg(tmp.path().join("other"))
+        .args(["--devices", &devs])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "holds disktier's filesystem but is mounted at",
+        ));
+}
+
+#[test]
+fn setup_prjquota_and_missing_devices_are_clear_errors() {
+    bin()
+        .args([
+            "setup",
+            "--mount",
+            "/data",
+            "--devices",
+            "/dev/disk/by-id/nope",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "/dev/disk/by-id/nope: no such block device",
+        ));
+    bin()
+        .args(["setup", "--mount", "relative/dir"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not an absolute path"));
+    // The quota check comes before any disk is chosen or touched.
+    let missing = disktier_disks::setup::kernel::quota_missing(
+        Path::new("/"),
+        disktier_disks::setup::FsType::Xfs,
+    );
+    if let Some(why) = missing {
+        bin()
+            .args(["setup", "--mount", "/var/tmp/disktier-quota-test", "--options", "prjquota", "--dry-run"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "this kernel has no quota support ({why}): prjquota cannot be mounted; drop it or use a kernel with CONFIG_QUOTA/XFS_QUOTA"
+            )));
+    }
+}

@@ -1,0 +1,298 @@
+//! `disktier render` driven as a user would: stdout, `-o DIR`, `--format json`, and the one-line
+//! errors (exit 2) for bad input. The rendered files themselves have golden files in
+//! crates/disks/tests/snapshots.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn disktier() -> Command {
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env("DISKTIER_DB", "/nonexistent/render-never-saves.db");
+    c
+}
+
+fn no_kernel_names(s: &str) {
+    for bad in [
+        "/dev/nvme0n1",
+        "/dev/nvme1n1",
+        "/dev/sda",
+        "/dev/sdb",
+        "/dev/xvdf",
+    ] {
+        assert!(!s.contains(bad), "output names {bad}");
+    }
+}
+
+#[test]
+fn openshift_to_stdout_is_one_yaml_stream() {
+    let out = disktier()
+        .args([
+            "render",
+            "openshift",
+            "--mount",
+            "/var/lib/containers",
+            "--options",
+            "prjquota",
+        ])
+        .args([
+            "--machineset",
+            "--instance-type",
+            "m6id.xlarge",
+            "--cluster-id",
+            "mycluster-x7k2p",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("kind: MachineConfig"));
+    assert!(text.contains("kind: MachineSet"));
+    assert!(text.contains("name: var-lib-containers.mount"));
+    assert!(text.contains("\n---\n"), "objects are separated by ---");
+    no_kernel_names(&text);
+}
+
+#[test]
+fn out_dir_writes_one_file_per_object_and_never_clobbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("manifests");
+    let args = [
+        "render",
+        "gke",
+        "--cluster",
+        "c1",
+        "--machine-type",
+        "n1-standard-8",
+        "--local-ssds",
+        "2",
+        "--zone",
+        "asia-east1-a",
+    ];
+    disktier()
+        .args(args)
+        .arg("-o")
+        .arg(&d)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("node-pool-ssd-pool.sh\twritten"))
+        .stdout(predicate::str::contains("pod-emptydir.yaml\twritten"))
+        .stdout(predicate::str::contains("pod-hostpath.yaml\twritten"));
+    let script = d.join("node-pool-ssd-pool.sh");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&script).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+
+    // Same content again: unchanged.
+    disktier()
+        .args(args)
+        .arg("-o")
+        .arg(&d)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pod-emptydir.yaml\tunchanged"));
+
+    // A file edited by hand is not replaced without --overwrite, and nothing else is written.
+    std::fs::write(d.join("pod-emptydir.yaml"), "edited\n").unwrap();
+    std::fs::remove_file(d.join("pod-hostpath.yaml")).unwrap();
+    disktier()
+        .args(args)
+        .arg("-o")
+        .arg(&d)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("exists and differs")
+                .and(predicate::str::contains("--overwrite")),
+        );
+    assert_eq!(
+        std::fs::read_to_string(d.join("pod-emptydir.yaml")).unwrap(),
+        "edited\n"
+    );
+    assert!(!d.join("pod-hostpath.yaml").exists());
+    disktier()
+        .args(args)
+        .arg("-o")
+        .arg(&d)
+        .arg("--overwrite")
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(d.join("pod-emptydir.yaml"))
+        .unwrap()
+        .contains("kind: Pod"));
+}
+
+#[test]
+fn json_lists_files_with_content() {
+    let out = disktier()
+        .args([
+            "--format",
+            "json",
+            "render",
+            "systemd",
+            "--mount",
+            "/mnt/disks/ssd",
+            "--bind",
+            "/var/lib/containerd",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["platform"], "systemd");
+    let files = v["files"].as_array().unwrap();
+    let names: Vec<&str> = files.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"mnt-disks-ssd.mount"), "{names:?}");
+    assert!(names.contains(&"var-lib-containerd.mount"), "{names:?}");
+    assert!(names.contains(&"install.sh"), "{names:?}");
+    for f in files {
+        assert!(!f["content"].as_str().unwrap().is_empty());
+        assert!(["yaml", "unit", "shell", "cloud-config"].contains(&f["kind"].as_str().unwrap()));
+        no_kernel_names(f["content"].as_str().unwrap());
+    }
+}
+
+#[test]
+fn every_platform_renders_from_the_cli() {
+    let fast = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0aaaaaaaaaaaaaaaa";
+    let slow = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0bbbbbbbbbbbbbbbb";
+    let cases: Vec<Vec<&str>> = vec![
+        vec![
+            "eks",
+            "--cluster",
+            "prod",
+            "--api-server-endpoint",
+            "https://x.eks.amazonaws.com",
+            "--certificate-authority",
+            "QUJD",
+            "--cidr",
+            "10.100.0.0/16",
+        ],
+        vec!["cloud-init", "--mount", "/mnt/k8s-disks/0"],
+        vec![
+            "bcache",
+            "--fast",
+            fast,
+            "--slow",
+            slow,
+            "--sequential-cutoff",
+            "0",
+        ],
+        vec!["lvmcache", "--fast", fast, "--slow", slow],
+        vec![
+            "openshift",
+            "--mount",
+            "/var/lib/containers",
+            "--use-binary",
+        ],
+    ];
+    for c in cases {
+        let out = disktier()
+            .arg("render")
+            .args(&c)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.is_empty(), "{c:?}");
+        no_kernel_names(&text);
+    }
+}
+
+#[test]
+fn bad_input_is_refused_with_the_fix() {
+    let gke = ["render", "gke", "--cluster", "c1", "--local-ssds"];
+    disktier()
+        .args(gke)
+        .args(["2", "--machine-type", "e2-standard-8"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("E2").and(predicate::str::contains("no local SSD")));
+    disktier()
+        .args(gke)
+        .args(["24", "--machine-type", "n1-standard-8"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("at most 8 local SSDs, not 24"));
+    disktier()
+        .args(gke)
+        .args([
+            "2",
+            "--machine-type",
+            "n1-standard-8",
+            "--local-ssd-count",
+            "2",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be combined"));
+    disktier()
+        .args(gke)
+        .args(["2", "--machine-type", "n4-standard-8"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "unknown machine type: cannot validate the count",
+        ));
+    disktier()
+        .args(["render", "nomad"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nomad"));
+    disktier()
+        .args(["render", "openshift"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--mount"));
+    disktier()
+        .args([
+            "render",
+            "systemd",
+            "--mount",
+            "/data",
+            "--by-id",
+            "/dev/nvme1n1",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("kernel device name")
+                .and(predicate::str::contains("/dev/disk/by-id/")),
+        );
+    disktier()
+        .args([
+            "render",
+            "openshift",
+            "--mount",
+            "/var/lib/containers",
+            "--instance-type",
+            "m6id.xlarge",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--machineset"));
+    disktier()
+        .args([
+            "render",
+            "lvmcache",
+            "--fast",
+            "/dev/disk/by-id/a",
+            "--slow",
+            "/dev/disk/by-id/b",
+            "--sequential-cutoff",
+            "0",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "dm-cache has no sequential bypass",
+        ));
+}
