@@ -92,8 +92,8 @@ def emit(sku, fam, attrs):
     out.write(text); size += len(text)
 for sku, fam, a, unit, usd in products:
     emit(sku, fam, a); skus.append((sku, unit, usd))
-# Products take about 60 % of a real file; terms the rest.
-while size < target * 0.55:
+# Products take about three quarters of this file; terms the rest.
+while size < target * 0.75:
     i, f, s, o, t, c, w = next(gen)
     sku = "SYN%013d" % i
     store = "1 x 237 NVMe SSD" if f.endswith("d") or f in ("i3","i4i") else "EBS only"

@@ -2,6 +2,7 @@
 # disktier's native engine against fio, same job, same target, alternating runs.
 #
 #   sudo bench/vs-fio.sh            # RUNS=5 by default; RUNS=3 for a quicker look
+#   DISKTIER=/path/to/disktier SECTIONS=c RUNS=3 bench/vs-fio.sh   # no build, only (c)
 #
 # (a) the etcd profile on xfs on a loop device: fdatasync p99 (median of RUNS each) and verdict;
 # (b) the same (etcd --quick, 4 MiB) on a loop device throttled to THROTTLE_IOPS write IOPS with
@@ -26,9 +27,13 @@ for p in losetup mkfs.xfs fio python3; do
 done
 [ "$(id -u)" = 0 ] || { echo "vs-fio: needs root (loop devices, mounts, cgroups)" >&2; exit 2; }
 
-echo "building disktier (release)..." >&2
-(cd "$ROOT" && cargo build --release -q -p disktier)
-DT="$CARGO_TARGET_DIR/release/disktier"
+if [ -n "${DISKTIER:-}" ]; then
+    DT=$DISKTIER # a binary built before (e.g. while the tree is being edited)
+else
+    echo "building disktier (release)..." >&2
+    (cd "$ROOT" && cargo build --release -q -p disktier)
+    DT="$CARGO_TARGET_DIR/release/disktier"
+fi
 
 WORK=$(mktemp -d /var/tmp/disktier-vsfio.XXXXXX)
 LOOPS=()
@@ -49,12 +54,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-new_loop() { # new_loop FILE SIZE -> prints /dev/loopN
+new_loop() { # new_loop FILE SIZE -> sets LOOP=/dev/loopN (not in a subshell, so cleanup sees it)
     truncate -s "$2" "$1"
-    local l
-    l=$(losetup --find --show --direct-io=on "$1")
-    LOOPS+=("$l")
-    echo "$l"
+    LOOP=$(losetup --find --show --direct-io=on "$1")
+    LOOPS+=("$LOOP")
 }
 
 xfs_on() { # xfs_on DEV DIR
@@ -99,15 +102,16 @@ etcd_compare() { # etcd_compare LABEL DIR QUICK(0|1)
 import sys
 label, md, mf, th = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 v = lambda x: "pass" if x < th else "FAIL"
+near = "ok" if 0.9 <= md / mf <= 1.1 else "MISSED"
+same = "same" if v(md) == v(mf) else "DIFFERENT"
 print(f"{label}: fdatasync p99 median disktier {md/1e6:.3f} ms, fio {mf/1e6:.3f} ms, ratio {md/mf:.3f} "
-      f"(target 0.90-1.10: {\"ok\" if 0.9 <= md/mf <= 1.1 else \"MISSED\"}); "
-      f"verdict disktier {v(md)}, fio {v(mf)} ({\"same\" if v(md) == v(mf) else \"DIFFERENT\"})")
+      f"(target 0.90-1.10: {near}); verdict disktier {v(md)}, fio {v(mf)} ({same})")
 ' "$label" "$md" "$mf" "$THRESHOLD_NS"
 }
 
 if [[ $SECTIONS == *a* ]]; then
     echo "(a) etcd profile on xfs on a loop device, $RUNS runs each" >&2
-    L=$(new_loop "$WORK/a.img" 1G)
+    new_loop "$WORK/a.img" 1G; L=$LOOP
     xfs_on "$L" "$WORK/a"
     etcd_compare "(a) etcd, xfs on loop" "$WORK/a" 0
 fi
@@ -115,7 +119,7 @@ fi
 if [[ $SECTIONS == *b* ]]; then
     echo "(b) etcd --quick on xfs on a loop device throttled to $THROTTLE_IOPS write IOPS" >&2
     [ -e /sys/fs/cgroup/blkio/blkio.throttle.write_iops_device ] || { echo "vs-fio: no cgroup v1 blkio" >&2; exit 2; }
-    L=$(new_loop "$WORK/b.img" 1G)
+    new_loop "$WORK/b.img" 1G; L=$LOOP
     xfs_on "$L" "$WORK/b"
     CGROUP=/sys/fs/cgroup/blkio/disktier-vsfio-$$
     mkdir "$CGROUP"
@@ -126,7 +130,7 @@ fi
 # --- randread QD32 on RAM: IOPS and CPU per I/O --------------------------------------------------
 if [[ $SECTIONS == *c* ]]; then
     echo "(c) 4k randread QD32 io_uring direct on a loop device over /dev/shm, ${RR_RUNTIME}s x $RUNS each" >&2
-    L=$(new_loop /dev/shm/disktier-vsfio.$$.img 2G)
+    new_loop /dev/shm/disktier-vsfio.$$.img 2G; L=$LOOP
     # Fill it once so both read real pages rather than holes.
     dd if=/dev/urandom of="$L" bs=1M count=2048 oflag=direct status=none
     di=() dc=() fi_=() fc=()
@@ -146,8 +150,10 @@ print(r["iops"], (j["usr_cpu"]+j["sys_cpu"])/100*j["job_runtime"]/1000/r["total_
     py '
 import sys, statistics as s
 di, dc, fi, fc = (s.median(float(x) for x in a.split()) for a in sys.argv[1:5])
+ok_iops = "ok" if di >= fi else "MISSED"
+ok_cpu = "ok" if dc <= fc else "MISSED"
 print(f"(c) randread 4k QD32 io_uring direct, loop over /dev/shm: IOPS median disktier {di:,.0f}, fio {fi:,.0f}, "
-      f"ratio {di/fi:.3f} (target >= 1: {\"ok\" if di >= fi else \"MISSED\"}); CPU per I/O disktier {dc*1e9:.0f} ns, "
-      f"fio {fc*1e9:.0f} ns, ratio {dc/fc:.3f} (target <= 1: {\"ok\" if dc <= fc else \"MISSED\"})")
+      f"ratio {di/fi:.3f} (target >= 1: {ok_iops}); CPU per I/O disktier {dc*1e9:.0f} ns, "
+      f"fio {fc*1e9:.0f} ns, ratio {dc/fc:.3f} (target <= 1: {ok_cpu})")
 ' "${di[*]}" "${dc[*]}" "${fi_[*]}" "${fc[*]}"
 fi

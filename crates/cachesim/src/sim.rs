@@ -281,6 +281,27 @@ impl SimConfig {
         }
         self.bcache.check()?;
         self.smq.check(self.block)?;
+        if self.policies.contains(&PolicyKind::Bcache) {
+            // The model needs a few buckets to allocate from and reclaim into.
+            let min = 4 * self.bcache.bucket_size;
+            if let Some(&s) = self.sizes.iter().find(|&&s| s < min) {
+                return Err(TraceError::Invalid {
+                    what: "--cache-sizes",
+                    why: format!(
+                        "{s} bytes holds fewer than 4 bcache buckets of {} bytes: use larger sizes or a smaller --bcache-bucket",
+                        self.bcache.bucket_size
+                    ),
+                });
+            }
+        }
+        if self.policies.contains(&PolicyKind::Lvmcache) {
+            if let Some(&s) = self.sizes.iter().find(|&&s| s < self.smq.chunk_size) {
+                return Err(TraceError::Invalid {
+                    what: "--cache-sizes",
+                    why: format!("{s} bytes is smaller than one lvmcache chunk of {} bytes: use larger sizes or a smaller --lvm-chunk", self.smq.chunk_size),
+                });
+            }
+        }
         Ok(())
     }
 }

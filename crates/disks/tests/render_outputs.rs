@@ -358,6 +358,26 @@ fn verify_units(what: &str, units: &[(String, String)]) {
     );
 }
 
+/// Ignition's own validator (Debian package `ignition`), where installed: it also checks the
+/// units (an enabled unit needs an [Install] section). Skipped where absent, like shellcheck.
+fn ignition_validate(what: &str, config: &Value) {
+    if !RealRunner.has_program("ignition-validate") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("config.ign");
+    std::fs::write(&p, serde_json::to_string(config).unwrap()).unwrap();
+    let out = RealRunner
+        .output(&Cmd::new("ignition-validate").arg(p.display().to_string()))
+        .unwrap();
+    assert!(
+        out.success() && out.stdout.trim().is_empty() && out.stderr.trim().is_empty(),
+        "ignition-validate {what}:\n{}{}",
+        out.stdout,
+        out.stderr
+    );
+}
+
 /// Validates one Kubernetes/OpenShift object, and what a MachineConfig embeds.
 fn check_object(what: &str, doc: &Value) {
     let kind = doc["kind"]
@@ -371,6 +391,7 @@ fn check_object(what: &str, doc: &Value) {
             &format!("{what} spec.config"),
             config,
         );
+        ignition_validate(what, config);
         let units: Vec<(String, String)> = config["systemd"]["units"]
             .as_array()
             .unwrap()
@@ -413,6 +434,25 @@ fn check_cloud_config(what: &str, text: &str) {
     );
     let doc: Value = serde_yaml_ng::from_str(text).unwrap();
     validate("cloud-config.json", what, &doc);
+    // cloud-init's own schema check (Debian package `cloud-init`), where installed.
+    if RealRunner.has_program("cloud-init") {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("user-data");
+        std::fs::write(&p, text).unwrap();
+        let out = RealRunner
+            .output(&Cmd::new("cloud-init").args([
+                "schema",
+                "--config-file",
+                &p.display().to_string(),
+            ]))
+            .unwrap();
+        assert!(
+            out.success() && out.stdout.contains("Valid cloud-config"),
+            "cloud-init schema {what}:\n{}{}",
+            out.stdout,
+            out.stderr
+        );
+    }
     let mut units = Vec::new();
     for f in doc["write_files"].as_array().unwrap() {
         let path = f["path"].as_str().unwrap();

@@ -24,6 +24,16 @@ struct Script {
 
 impl Script {
     fn new(fs: Fs, options: &[&str], binds: &[&Path]) -> Script {
+        Self::build(fs, options, binds, None)
+    }
+
+    /// Selecting by the default models, with sysfs read from `sys` (a tree that gives loop
+    /// devices a disk model) instead of /sys.
+    fn by_model(sys: &Path) -> Script {
+        Self::build(Fs::Xfs, &[], &[], Some(sys))
+    }
+
+    fn build(fs: Fs, options: &[&str], binds: &[&Path], sys: Option<&Path>) -> Script {
         let dir = tempfile::Builder::new()
             .prefix("disktier-render")
             .tempdir_in("/var/tmp")
@@ -42,7 +52,7 @@ impl Script {
             fs: Some(fs),
             label: Some(label.clone()),
             binds: binds.iter().map(|b| b.display().to_string()).collect(),
-            by_id: Some(GLOB.into()),
+            by_id: sys.is_none().then(|| GLOB.into()),
             ..Default::default()
         })
         .unwrap();
@@ -52,11 +62,21 @@ impl Script {
             .iter()
             .find(|f| f.name.ends_with(".sh") && f.name != "install.sh")
             .unwrap();
-        let want = format!("BY_ID_GLOB='{GLOB}'");
-        assert!(script.content.contains(&want), "the script sets {want}");
-        let text = script
-            .content
-            .replace(&want, &format!("BY_ID_GLOB='{}/disk-*'", links.display()));
+        let text = match sys {
+            None => {
+                let want = format!("BY_ID_GLOB='{GLOB}'");
+                assert!(script.content.contains(&want), "the script sets {want}");
+                script
+                    .content
+                    .replace(&want, &format!("BY_ID_GLOB='{}/disk-*'", links.display()))
+            }
+            Some(sys) => {
+                assert!(script.content.contains("\nSYS=/sys\n"));
+                script
+                    .content
+                    .replace("\nSYS=/sys\n", &format!("\nSYS={}\n", sys.display()))
+            }
+        };
         let path = dir.path().join("prepare.sh");
         std::fs::write(&path, text).unwrap();
         Script {
@@ -186,6 +206,60 @@ fn first_boot_reboot_and_stop_start_converge_from_the_disk_state() {
     );
 }
 
+/// A sysfs tree in which each loop device has a disk model (padded with spaces, as sysfs pads
+/// it), an `ro` file and an empty `holders` directory.
+fn fake_sysfs(disks: &[(&LoopDev, &str)]) -> tempfile::TempDir {
+    let sys = tempfile::tempdir_in("/var/tmp").unwrap();
+    for (dev, model) in disks {
+        let d = sys.path().join("block").join(dev.name());
+        std::fs::create_dir_all(d.join("device")).unwrap();
+        std::fs::create_dir_all(d.join("holders")).unwrap();
+        std::fs::write(d.join("device/model"), format!("{model:<40}\n")).unwrap();
+        std::fs::write(d.join("ro"), "0\n").unwrap();
+    }
+    sys
+}
+
+#[test]
+fn models_select_local_ssd_but_not_the_persistent_disk_next_to_it() {
+    if !usable() {
+        return;
+    }
+    // GKE: the local SSD's model is exactly nvme_card; nvme_card-pd is a persistent disk
+    // (references.md), which must never be formatted.
+    let (ssd, pd) = (LoopDev::new(320 * MIB), LoopDev::new(32 * MIB));
+    let pd_sum = pd.checksum();
+    let sys = fake_sysfs(&[(&ssd, "nvme_card"), (&pd, "nvme_card-pd")]);
+    let s = Script::by_model(sys.path());
+    let out = s.run("mkfs");
+    ok(&out, "mkfs by model");
+    assert_eq!(blkid(&ssd.path, "LABEL"), s.label);
+    assert_eq!(blkid(&pd.path, "TYPE"), "");
+    assert_eq!(pd.checksum(), pd_sum, "the persistent disk was changed");
+}
+
+#[test]
+fn no_matching_disk_fails_visibly_and_leaves_the_directory_alone() {
+    if !usable() {
+        return;
+    }
+    let s = Script::new(Fs::Xfs, &[], &[]);
+    std::fs::write(s.mount.join("kept"), "x").unwrap();
+    let out = s.run("mkfs");
+    assert_eq!(out.status, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no blank disk matches"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("stays on the root disk"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read_to_string(s.mount.join("kept")).unwrap(), "x");
+}
+
 #[test]
 fn a_disk_that_holds_anything_is_left_byte_for_byte_alone() {
     if !usable() {
@@ -310,4 +384,235 @@ fn binds_copy_what_the_target_held_once_and_relabel_skips_without_selinux() {
         assert!(out.stderr.contains("skipping"), "{}", out.stderr);
     }
     umount(&s.mount);
+}
+
+// ---------- bcache / lvmcache scripts ----------
+//
+// bcache and device-mapper do not exist on these machines, so their tools are stubs on PATH that
+// answer "nothing set up yet"; the disks are real loop devices, probed by the real blkid, and
+// DRY_RUN=1 makes the scripts print each changing command instead of running it.
+
+use disktier_disks::render::{
+    Bcache, BcacheConfig, BcacheMode, Lvmcache, LvmcacheConfig, LvmcacheMode,
+};
+
+const FAST_ID: &str = "/dev/disk/by-id/test-fast";
+const SLOW_ID: &str = "/dev/disk/by-id/test-slow";
+
+/// A rendered cache script with FAST/SLOW pointed at links to loop devices, and stub tools.
+struct CacheScript {
+    path: PathBuf,
+    stubs: PathBuf,
+    fast: PathBuf,
+    slow: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl CacheScript {
+    fn new(text: &str, stubs: &[&str]) -> CacheScript {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let fast = dir.path().join("fast");
+        let slow = dir.path().join("slow");
+        let text = text
+            .replace(
+                &format!("FAST={FAST_ID}"),
+                &format!("FAST={}", fast.display()),
+            )
+            .replace(
+                &format!("SLOW={SLOW_ID}"),
+                &format!("SLOW={}", slow.display()),
+            );
+        assert!(text.contains(&format!("FAST={}", fast.display())));
+        let path = dir.path().join("setup.sh");
+        std::fs::write(&path, text).unwrap();
+        let stub_dir = dir.path().join("bin");
+        std::fs::create_dir(&stub_dir).unwrap();
+        for s in stubs {
+            // Every query answers "not there"; modprobe -n answers "available".
+            let body = if *s == "modprobe" {
+                "#!/bin/sh\nexit 0\n"
+            } else {
+                "#!/bin/sh\nexit 1\n"
+            };
+            let p = stub_dir.join(s);
+            std::fs::write(&p, body).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        CacheScript {
+            path,
+            stubs: stub_dir,
+            fast,
+            slow,
+            _dir: dir,
+        }
+    }
+
+    fn link(&self, fast: &LoopDev, slow: &LoopDev) {
+        std::os::unix::fs::symlink(&fast.path, &self.fast).unwrap();
+        std::os::unix::fs::symlink(&slow.path, &self.slow).unwrap();
+    }
+
+    fn dry_run(&self) -> std::process::Output {
+        let path = format!(
+            "{}:{}",
+            self.stubs.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        std::process::Command::new("bash")
+            .arg(&self.path)
+            .env("PATH", path)
+            .env("DRY_RUN", "1")
+            .output()
+            .unwrap()
+    }
+}
+
+fn bcache_text() -> String {
+    let r = Bcache::new(BcacheConfig {
+        fast: FAST_ID.into(),
+        slow: SLOW_ID.into(),
+        mode: BcacheMode::Writeback,
+        sequential_cutoff: 0,
+    })
+    .unwrap()
+    .render()
+    .unwrap();
+    r.files[0].content.clone()
+}
+
+fn lvmcache_text() -> String {
+    let r = Lvmcache::new(LvmcacheConfig {
+        fast: FAST_ID.into(),
+        slow: SLOW_ID.into(),
+        mode: LvmcacheMode::Writeback,
+        vg: "dtvg".into(),
+        lv: "main".into(),
+    })
+    .unwrap()
+    .render()
+    .unwrap();
+    r.files[0].content.clone()
+}
+
+const BCACHE_STUBS: [&str; 3] = ["make-bcache", "bcache-super-show", "modprobe"];
+const LVM_STUBS: [&str; 9] = [
+    "pvcreate",
+    "vgcreate",
+    "lvcreate",
+    "lvconvert",
+    "lvs",
+    "pvs",
+    "vgs",
+    "dmsetup",
+    "modprobe",
+];
+
+#[test]
+fn bcache_script_checks_then_makes_the_cache_on_blank_disks() {
+    if !usable() {
+        return;
+    }
+    let (fast, slow) = (LoopDev::new(16 * MIB), LoopDev::new(32 * MIB));
+    let sums = (fast.checksum(), slow.checksum());
+    let s = CacheScript::new(&bcache_text(), &BCACHE_STUBS);
+    s.link(&fast, &slow);
+    let out = s.dry_run();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!(
+            "+ make-bcache -B {} -C {}",
+            slow.path.display(),
+            fast.path.display()
+        )),
+        "{stdout}"
+    );
+    assert_eq!(
+        (fast.checksum(), slow.checksum()),
+        sums,
+        "a dry run changed a disk"
+    );
+}
+
+#[test]
+fn cache_scripts_refuse_a_disk_that_holds_data_before_writing_anything() {
+    if !usable() {
+        return;
+    }
+    for (name, text, stubs) in [
+        ("bcache", bcache_text(), &BCACHE_STUBS[..]),
+        ("lvmcache", lvmcache_text(), &LVM_STUBS[..]),
+    ] {
+        let fast = LoopDev::new(16 * MIB);
+        let slow = LoopDev::new(64 * MIB);
+        {
+            let _m = slow.mkfs_mount("ext4");
+        }
+        let sums = (fast.checksum(), slow.checksum());
+        let s = CacheScript::new(&text, stubs);
+        s.link(&fast, &slow);
+        let out = s.dry_run();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name} must refuse");
+        assert!(
+            stderr.contains("TYPE=ext4") && stderr.contains("refusing"),
+            "{name}: {stderr}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("+ "),
+            "{name} printed a change before refusing"
+        );
+        assert_eq!(
+            (fast.checksum(), slow.checksum()),
+            sums,
+            "{name} changed a disk"
+        );
+    }
+}
+
+#[test]
+fn cache_scripts_refuse_one_disk_given_twice() {
+    if !usable() {
+        return;
+    }
+    let disk = LoopDev::new(16 * MIB);
+    let s = CacheScript::new(&lvmcache_text(), &LVM_STUBS);
+    s.link(&disk, &disk);
+    let out = s.dry_run();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("are the same disk"));
+}
+
+#[test]
+fn lvmcache_script_plans_pv_vg_lv_and_the_cache_conversion() {
+    if !usable() {
+        return;
+    }
+    let (fast, slow) = (LoopDev::new(16 * MIB), LoopDev::new(32 * MIB));
+    let s = CacheScript::new(&lvmcache_text(), &LVM_STUBS);
+    s.link(&fast, &slow);
+    let out = s.dry_run();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (f, sl) = (fast.path.display(), slow.path.display());
+    let want = [
+        format!("+ pvcreate {sl}"),
+        format!("+ pvcreate {f}"),
+        format!("+ vgcreate dtvg {sl} {f}"),
+        format!("+ lvcreate -n main -l 100%PVS dtvg {sl}"),
+        format!("+ lvcreate -n main_cache -l 100%PVS dtvg {f}"),
+        "+ lvconvert -y --type cache --cachevol main_cache --cachemode writeback dtvg/main"
+            .to_string(),
+    ];
+    let got: Vec<&str> = stdout.lines().filter(|l| l.starts_with("+ ")).collect();
+    assert_eq!(got, want, "{stdout}");
 }

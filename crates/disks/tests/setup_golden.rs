@@ -324,3 +324,105 @@ fn a_disk_with_our_label_is_remounted_never_reformatted() {
         rep.skipped
     );
 }
+
+#[test]
+fn selinux_relabels_the_mount_and_each_bind_after_binding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let crio = tmp.path().join("var/lib/containers");
+    std::fs::create_dir_all(crio.join("storage")).unwrap();
+    let mut c = cfg("/mnt/disks/ssd");
+    c.bind = vec![crio.clone()];
+    c.options = vec!["prjquota".into()];
+    let (rep, t) = run(&fixture("aws-m6id-xlarge"), c, tmp.path());
+    let lines: Vec<&str> = t.lines().collect();
+    let pos = |p: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("{p}:\n{t}"))
+    };
+    assert!(pos("mount -t xfs -o defaults,noatime,prjquota") < pos("restorecon -R /mnt/disks/ssd"));
+    assert!(pos("mount --bind") < pos("restorecon -R <TMP>/var/lib/containers"));
+    assert!(!rep
+        .notes
+        .iter()
+        .any(|n| n.contains("SELinux is not enabled")));
+    insta::assert_snapshot!("m6id_selinux_binds", t);
+}
+
+#[test]
+fn separate_layout_keeps_each_disks_index_from_its_label() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy("aws-i3-8xlarge", tmp.path());
+    std::fs::write(
+        root.join("blkid/nvme2n1"),
+        "TYPE=xfs\nLABEL=disktier-2\nUUID=22222222-0000-4000-8000-000000000002\n",
+    )
+    .unwrap();
+    let mut c = cfg("/mnt/k8s-disks");
+    c.layout = LayoutChoice::Separate;
+    let (rep, t) = run(&root, c, tmp.path());
+    assert!(t.contains("mount -t xfs -o defaults,noatime UUID=22222222-0000-4000-8000-000000000002 /mnt/k8s-disks/2"), "{t}");
+    assert_eq!(t.matches("mkfs.xfs").count(), 3, "{t}");
+    for i in ["disktier-0", "disktier-1", "disktier-3"] {
+        assert!(t.contains(&format!("-L {i} ")), "{i}: {t}");
+    }
+    assert!(!t.contains("-L disktier-2"), "{t}");
+    assert_eq!(rep.devices.iter().filter(|d| d.state == "ours").count(), 1);
+}
+
+#[test]
+fn an_array_that_does_not_appear_after_assembling_is_an_error_not_a_loop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy("aws-i3-8xlarge", tmp.path());
+    for n in ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"] {
+        std::fs::write(
+            root.join("blkid").join(n),
+            "TYPE=linux_raid_member\nLABEL=any:disktier\n",
+        )
+        .unwrap();
+    }
+    let r = RecordingRunner::new();
+    let e = setup(&cfg("/data").check().unwrap(), &root, &r)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the array did not appear"), "{e}");
+    assert_eq!(
+        r.transcript().matches("mdadm --assemble").count(),
+        1,
+        "{}",
+        r.transcript()
+    );
+    assert!(!r.transcript().contains("mdadm --create"));
+}
+
+#[test]
+fn a_raw_gke_local_ssd_is_taken_in_auto_mode_and_the_boot_disk_never() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy("gke-local-ssd", tmp.path());
+    // The same node before GKE formatted the SSD (raw block local SSD node pool).
+    std::fs::remove_file(root.join("blkid/nvme0n1")).unwrap();
+    let mi = root.join("proc/self/mountinfo");
+    let kept: String = std::fs::read_to_string(&mi)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains(" 259:0 "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&mi, kept).unwrap();
+    let (rep, t) = run(&root, cfg("/mnt/disks/ssd"), tmp.path());
+    assert_eq!(rep.devices.len(), 1);
+    assert_eq!(
+        rep.devices[0].path,
+        "/dev/disk/by-id/google-local-nvme-ssd-0"
+    );
+    assert!(t.starts_with("mkfs.xfs -K -L disktier "), "{t}");
+    assert!(
+        t.contains("/dev/disk/by-id/google-local-nvme-ssd-0\n"),
+        "{t}"
+    );
+    assert!(
+        !t.contains("nvme1n1") && !t.contains("google-persistent-disk"),
+        "{t}"
+    );
+}

@@ -94,6 +94,7 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     c.mode = Some(0o750);
     c.persist = Persist::Systemd;
     c.persist_root = tmp.path().join("root");
+    c.boot_binary = Some(std::env::current_exe().unwrap().display().to_string());
     let c = c.check().unwrap();
 
     let rep = run(&c, &RealRunner);
@@ -314,6 +315,8 @@ fn ext4_on_request_with_label_and_noatime() {
     c.devices = Some(vec![dev.path.display().to_string()]);
     c.fs = FsType::Ext4;
     c.label = "scratch-ext4".into();
+    c.persist = Persist::Fstab;
+    c.persist_root = tmp.path().join("root");
     let rep = run(&c.check().unwrap(), &RealRunner);
     assert!(did(&rep, "mkfs.ext4 -L scratch-ext4"));
     assert_eq!(blkid(&dev.path, "TYPE"), "ext4");
@@ -324,6 +327,31 @@ fn ext4_on_request_with_label_and_noatime() {
         .find(|l| l.split(' ').nth(4) == Some(mnt.to_str().unwrap()))
         .unwrap();
     assert!(line.contains("noatime"), "{line}");
+    // The fstab line resolves (UUID -> this device) and checks out with findmnt --verify.
+    let fstab = tmp.path().join("root/etc/fstab");
+    let text = std::fs::read_to_string(&fstab).unwrap();
+    assert!(
+        text.starts_with(&format!("UUID={} ", derived_uuid("scratch-ext4", &mnt))),
+        "{text}"
+    );
+    assert!(text.contains("defaults,noatime,nofail"), "{text}");
+    if have("findmnt") {
+        let o = Command::new("findmnt")
+            .args(["--verify", "--verbose", "--tab-file"])
+            .arg(&fstab)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "findmnt --verify: {out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            out.contains(&format!("translated to {}", dev.path.display())),
+            "{out}"
+        );
+    }
 }
 
 #[test]

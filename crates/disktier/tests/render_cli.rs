@@ -296,3 +296,59 @@ fn bad_input_is_refused_with_the_fix() {
             "dm-cache has no sequential bypass",
         ));
 }
+
+#[test]
+fn use_binary_runs_a_setup_command_that_disktier_setup_accepts() {
+    // The unit's ExecStart, run with this build of disktier in --dry-run: it must parse (no
+    // usage error), whatever the machine's disks.
+    let out = disktier()
+        .args([
+            "render",
+            "openshift",
+            "--mount",
+            "/var/lib/containers",
+            "--options",
+            "prjquota",
+        ])
+        .args([
+            "--owner",
+            "root:root",
+            "--mode",
+            "0755",
+            "--bind",
+            "/var/lib/kubelet",
+            "--use-binary",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let exec = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("ExecStart="))
+        .expect("an ExecStart line");
+    let words: Vec<&str> = exec.split_whitespace().collect();
+    assert_eq!(words[0], "/usr/local/bin/disktier");
+    assert_eq!(words[1], "setup");
+    let dir = tempfile::tempdir().unwrap();
+    let run = disktier()
+        .env("DISKTIER_DB", dir.path().join("db.sqlite"))
+        .args(&words[1..])
+        .args(["--dry-run", "--no-save"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    for usage in [
+        "unexpected argument",
+        "invalid value",
+        "required arguments",
+        "Usage:",
+    ] {
+        assert!(
+            !stderr.contains(usage),
+            "disktier setup refused the rendered arguments {words:?}:\n{stderr}"
+        );
+    }
+}

@@ -1,5 +1,5 @@
 //! fio as a second engine and as an import format: builds fio's command line from a [`Job`]
-//! (same option names, `--output-format=json`, `--group_reporting`), runs it through a
+//! (same option names, `--output-format=json+`, `--group_reporting`), runs it through a
 //! [`CommandRunner`], and reads fio's JSON (fio 3.x, `jobs[]` as documented in fio's HOWTO,
 //! "JSON output") into the same [`RunDoc`] the native engine writes, so the two can be compared
 //! number for number and judged by the same verdicts.
@@ -17,6 +17,7 @@ use crate::result::{
     SCHEMA_VERSION,
 };
 use disktier_cmd::{Cmd, CmdError, CommandRunner};
+use hdrhistogram::Histogram;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -112,7 +113,9 @@ pub fn command(job: &Job, target_is_dir: bool) -> Cmd {
         ));
     }
     args.push("--group_reporting=1".into());
-    args.push("--output-format=json".into());
+    // json+ adds each latency series' histogram bins, from which the p99's confidence interval
+    // is read as from the native engine's histogram instead of interpolated.
+    args.push("--output-format=json+".into());
     Cmd::new(FIO).args(args)
 }
 
@@ -135,6 +138,14 @@ pub struct FioOptions {
     pub stop: Option<std::sync::Arc<AtomicBool>>,
 }
 
+/// What a fio run gives: the document and fio's fsync/fdatasync latency histogram.
+#[derive(Debug, Clone)]
+pub struct FioMeasured {
+    pub doc: RunDoc,
+    /// From `jobs[0].sync.lat_ns.bins` (json+), when the job synced.
+    pub sync_hist: Option<Histogram<u64>>,
+}
+
 /// Runs `job` through fio and reads its JSON into a [`RunDoc`] with engine "fio". The target
 /// must already have passed the engine's safety checks; `target` describes it.
 pub fn run(
@@ -142,7 +153,7 @@ pub fn run(
     runner: &dyn CommandRunner,
     target: TargetInfo,
     opts: &FioOptions,
-) -> Result<RunDoc, FioError> {
+) -> Result<FioMeasured, FioError> {
     let is_dir = target.kind == "directory";
     let created: Vec<PathBuf> = if is_dir {
         job_files(job).into_iter().filter(|p| !p.exists()).collect()
@@ -194,10 +205,7 @@ pub fn run(
         }
     }
     let out = out?;
-    let stopped = opts
-        .stop
-        .as_ref()
-        .is_some_and(|f| f.load(Ordering::SeqCst));
+    let stopped = opts.stop.as_ref().is_some_and(|f| f.load(Ordering::SeqCst));
     // fio exits non-zero when a job errored; when a signal stopped it, it still prints what it
     // measured, which is the partial result we want.
     if !(out.success() || stopped && out.stdout.contains('{')) {
@@ -228,7 +236,32 @@ pub fn run(
     for line in out.stderr.lines().filter(|l| l.starts_with("fio:")) {
         doc.warnings.push(line.to_string());
     }
-    Ok(doc)
+    Ok(FioMeasured {
+        doc,
+        sync_hist: sync_histogram(&v, 0),
+    })
+}
+
+/// A latency block's `bins` (fio's `--output-format=json+`: bucket value in ns -> count) as an
+/// HDR histogram like the native engine's; `None` without bins. fio's buckets carry about 1/128
+/// relative error (references.md), coarser than the native 3 significant digits.
+pub fn histogram(block: &Value) -> Option<Histogram<u64>> {
+    let bins = block.get("bins")?.as_object()?;
+    let mut h = crate::stats::new_hist();
+    for (k, v) in bins {
+        let (Ok(ns), Some(n)) = (k.parse::<u64>(), v.as_u64()) else {
+            continue;
+        };
+        if n > 0 {
+            h.saturating_record_n(ns.max(1), n);
+        }
+    }
+    (!h.is_empty()).then_some(h)
+}
+
+/// fio's fsync/fdatasync latency histogram of job `index`, when the JSON is json+.
+pub fn sync_histogram(v: &Value, index: usize) -> Option<Histogram<u64>> {
+    histogram(v.get("jobs")?.get(index)?.get("sync")?.get("lat_ns")?)
 }
 
 /// Pids of this process's direct children whose command name is `name` (from `/proc/<pid>/stat`:
@@ -684,15 +717,30 @@ fn started_at(v: &Value, runtime_ms: u64) -> String {
         .unwrap_or_default()
 }
 
-/// Reads a fio JSON file into a [`RunDoc`], for `disktier import fio`.
-pub fn import_file(path: &Path, index: usize, ctx: DocContext) -> Result<RunDoc, FioError> {
+/// Reads fio's JSON text (a file's or standard input's, named `source_name` in errors) into a
+/// [`RunDoc`] and, for json+ output, the sync histogram: `disktier import fio`.
+pub fn import_text(
+    text: &str,
+    source_name: &str,
+    index: usize,
+    ctx: DocContext,
+) -> Result<FioMeasured, FioError> {
+    let v = parse(text, source_name)?;
+    let doc = to_run_doc(&v, index, source_name, ctx)?;
+    Ok(FioMeasured {
+        doc,
+        sync_hist: sync_histogram(&v, index),
+    })
+}
+
+/// [`import_text`] on a file.
+pub fn import_file(path: &Path, index: usize, ctx: DocContext) -> Result<FioMeasured, FioError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| FioError::NotJson {
         source_name: name.clone(),
         why: format!("cannot read it: {e}"),
     })?;
-    let v = parse(&text, &name)?;
-    to_run_doc(&v, index, &name, ctx)
+    import_text(&text, &name, index, ctx)
 }
 
 #[cfg(test)]
@@ -702,6 +750,8 @@ mod tests {
     use disktier_cmd::RecordingRunner;
 
     const ETCD: &str = include_str!("../../disktier/tests/fixtures/fio/etcd-3.33.json");
+    const ETCD_PLUS: &str =
+        include_str!("../../disktier/tests/fixtures/fio/etcd-jsonplus-3.33.json");
     const RANDRW: &str = include_str!("../../disktier/tests/fixtures/fio/randrw-2jobs-3.33.json");
 
     fn etcd_job(dir: &Path) -> Job {
@@ -730,7 +780,7 @@ mod tests {
             "--fdatasync=1",
             "--size=23068672",
             "--direct=0",
-            "--output-format=json",
+            "--output-format=json+",
             "--group_reporting=1",
         ] {
             assert!(c.args.iter().any(|a| a == want), "{want} missing in {s}");
@@ -794,6 +844,25 @@ mod tests {
         assert_eq!(d.job["fdatasync"], 1);
         assert_eq!(d.target.kind, "directory");
         assert!(d.started_at.starts_with("20"), "{}", d.started_at);
+    }
+
+    #[test]
+    fn json_plus_bins_become_a_histogram_that_agrees_with_fios_percentiles() {
+        let m = import_text(ETCD_PLUS, "etcd+.json", 0, DocContext::default()).unwrap();
+        let sync = m.doc.results.sync.as_ref().unwrap();
+        let h = m.sync_hist.expect("json+ carries sync bins");
+        assert_eq!(h.len(), sync.ios, "every fdatasync is in a bin");
+        // fio's p99 is a bin value; the histogram's p99 is the same bin within 0.1 %.
+        let fio_p99 = sync.lat_ns.p(99.0).unwrap() as f64;
+        let hist_p99 = h.value_at_quantile(0.99) as f64;
+        assert!(
+            (hist_p99 - fio_p99).abs() / fio_p99 < 0.001,
+            "{hist_p99} vs {fio_p99}"
+        );
+        // Plain json has no bins.
+        let plain = import_text(ETCD, "etcd.json", 0, DocContext::default()).unwrap();
+        assert!(plain.sync_hist.is_none());
+        assert!(histogram(&serde_json::json!({"N": 0})).is_none());
     }
 
     #[test]
@@ -870,7 +939,9 @@ mod tests {
             kind: "directory".into(),
             ..TargetInfo::default()
         };
-        let doc = run(&job, &runner, target, &FioOptions::default()).unwrap();
+        let doc = run(&job, &runner, target, &FioOptions::default())
+            .unwrap()
+            .doc;
         assert_eq!(doc.engine, "fio");
         assert_eq!(doc.job["size"], 22 << 20, "the job as disktier resolved it");
         assert_eq!(runner.commands().len(), 1);

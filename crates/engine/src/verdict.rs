@@ -534,6 +534,8 @@ mod tests {
         // Computed independently with Python's fractions.Fraction over the exact binomial pmf
         // (largest j with P(B <= j-1) <= 0.025, smallest k with P(B <= k-1) >= 0.975).
         assert_eq!(ci_ranks(1823, 0.99, 0.95), (Some(1796), Some(1814)));
+        assert_eq!(ci_ranks(1000, 0.99, 0.95), (Some(983), Some(997)));
+        assert_eq!(ci_ranks(455, 0.99, 0.95), (Some(446), Some(455)));
     }
 
     #[test]
@@ -710,6 +712,51 @@ mod tests {
         let v = etcd(&doc_with_sync(Some(slow)), None, EtcdCriteria::default()).unwrap();
         assert!(!v.verdicts[1].pass && !v.verdicts[2].pass);
         assert!(v.ci.approximate);
+    }
+
+    #[test]
+    fn an_interval_across_the_threshold_says_the_verdict_is_not_certain() {
+        // 1,000 fdatasyncs: most around 1 ms, the top 1.5 % spread over 5-20 ms, so the p99
+        // (rank 990) sits near the 10 ms threshold and the interval's ranks (983..997) straddle it.
+        let mut rng = SplitMix(5);
+        let mut s: Vec<u64> = (0..985).map(|_| rng.uniform(800_000, 1_200_000)).collect();
+        s.extend((0..15).map(|i| 5_000_000 + i * 1_000_000));
+        let h = hist_of(&s);
+        let mut lat = lat_from(&mut s.clone());
+        lat.percentiles
+            .insert("99".into(), h.value_at_quantile(0.99));
+        let doc = doc_with_sync(Some(DirStats {
+            ios: 1_000,
+            iops: 100.0,
+            lat_ns: lat,
+            ..DirStats::default()
+        }));
+        let v = etcd(&doc, Some(&h), EtcdCriteria::default()).unwrap();
+        let (lo, hi) = (v.ci.lo_ns.unwrap(), v.ci.hi_ns.unwrap());
+        assert!(
+            lo < ETCD_SYNC_P99_THRESHOLD_NS && hi >= ETCD_SYNC_P99_THRESHOLD_NS,
+            "{lo}..{hi}"
+        );
+        let text = v.lines.join("\n");
+        if v.pass {
+            assert!(text.contains("the pass is not certain"), "{text}");
+        } else {
+            assert!(text.contains("the failure is not certain"), "{text}");
+        }
+        // A clear pass says nothing of the kind.
+        let fast: Vec<u64> = (0..1_000).map(|_| rng.uniform(100_000, 300_000)).collect();
+        let h = hist_of(&fast);
+        let mut lat = lat_from(&mut fast.clone());
+        lat.percentiles
+            .insert("99".into(), h.value_at_quantile(0.99));
+        let doc = doc_with_sync(Some(DirStats {
+            ios: 1_000,
+            iops: 100.0,
+            lat_ns: lat,
+            ..DirStats::default()
+        }));
+        let v = etcd(&doc, Some(&h), EtcdCriteria::default()).unwrap();
+        assert!(!v.lines.join("\n").contains("not certain"));
     }
 
     #[test]

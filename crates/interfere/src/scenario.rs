@@ -280,7 +280,6 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
         Mitigation::SchedulerBfq => Some("bfq"),
         Mitigation::SchedulerMqDeadline => Some("mq-deadline"),
         Mitigation::CgroupWeight if matches!(cx.cgroups.preferred(), Ok((Version::V1, _))) => {
-            notes.push("cgroup v1 weights act only under bfq: the scheduler was switched to bfq for this scenario".into());
             Some("bfq")
         }
         _ => None,
@@ -288,6 +287,9 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
     let result = (|| -> Result<Scenario> {
         if let Some(s) = want_sched {
             let id = switch_scheduler(cx, s, &mut applied)?;
+            if id.is_some() && m == Mitigation::CgroupWeight {
+                notes.push("cgroup v1 weights act only under bfq: the scheduler was switched to bfq for this scenario".into());
+            }
             undo_ids.extend(id);
         }
         let active = cx

@@ -80,7 +80,8 @@ impl NewRun<'_> {
             created_at,
             kind: self.kind.to_string(),
             profile: s("/profile"),
-            target: s("/target/path"),
+            // RunDoc has a target object; interfere's document names its directory directly.
+            target: s("/target/path").or_else(|| s("/target")),
             hostname: s("/host/hostname"),
             quick: d
                 .pointer("/quick")
@@ -99,7 +100,10 @@ impl NewRun<'_> {
         StoredRun {
             summary,
             host: d.pointer("/host").cloned().unwrap_or(Value::Null),
-            device: d.pointer("/target").cloned().unwrap_or(Value::Null),
+            device: match d.get("target") {
+                Some(t @ Value::Object(_)) => t.clone(),
+                _ => serde_json::json!({"device": d.get("device")}),
+            },
             doc: d.clone(),
         }
     }

@@ -28,7 +28,13 @@ pub fn list(filter: &Filter, mark: fn(usize) -> String) -> (String, Vec<String>)
             conds.push(format!("{col} = {}", mark(params.len())));
         }
     }
-    let mut q = format!("SELECT {COLS} FROM runs");
+    // Listing never needs the documents: read placeholders in their place (same column count,
+    // so one row reader serves both queries).
+    let cols = COLS.replace(
+        "host_json, device_json, doc",
+        "'null' AS host_json, 'null' AS device_json, 'null' AS doc",
+    );
+    let mut q = format!("SELECT {cols} FROM runs");
     if !conds.is_empty() {
         q.push_str(" WHERE ");
         q.push_str(&conds.join(" AND "));

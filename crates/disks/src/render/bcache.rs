@@ -100,7 +100,6 @@ command -v make-bcache >/dev/null || die "make-bcache not found: install bcache-
 command -v bcache-super-show >/dev/null || die "bcache-super-show not found: install bcache-tools"
 if [ ! -d /sys/fs/bcache ]; then
     modprobe -n bcache 2>/dev/null || die "this kernel has no bcache module: use disktier render lvmcache"
-    run modprobe bcache
 fi
 
 # 2. The two disks, by stable path.
@@ -108,20 +107,21 @@ fast=$(resolve "$FAST")
 slow=$(resolve "$SLOW")
 [ "$fast" != "$slow" ] || die "$FAST and $SLOW are the same disk ($fast)"
 
-# 3. Format both, only when both are blank. Already bcache on both: a re-run, go on. Anything
-#    else (one of them bcache, or any other signature) is refused.
+# 3. Format both, only when both are blank. Already bcache on both: a re-run, go on. One of
+#    them bcache, or any other signature, partition, holder or mount: refused.
 fast_type=$(blkid -p -o value -s TYPE "$fast" 2>/dev/null || true)
 slow_type=$(blkid -p -o value -s TYPE "$slow" 2>/dev/null || true)
 if [ "$fast_type" = bcache ] && [ "$slow_type" = bcache ]; then
     log "$FAST and $SLOW already hold bcache superblocks: not formatting them again"
-elif [ -n "$fast_type$slow_type" ]; then
-    die "$FAST holds '${{fast_type:-nothing}}' and $SLOW holds '${{slow_type:-nothing}}': refusing to format (a half-made cache? inspect with bcache-super-show)"
+elif [ "$fast_type" = bcache ] || [ "$slow_type" = bcache ]; then
+    die "$FAST holds '${{fast_type:-nothing}}' and $SLOW holds '${{slow_type:-nothing}}': refusing to format a half-made cache (inspect with bcache-super-show)"
 else
     refuse_unless_blank "$FAST" "$fast"
     refuse_unless_blank "$SLOW" "$slow"
     # -B backing (slow), -C cache (fast); no --wipe-bcache: an old superblock is not overwritten.
     run make-bcache -B "$slow" -C "$fast"
 fi
+[ -d /sys/fs/bcache ] || run modprobe bcache
 [ -z "${{DRY_RUN:-}}" ] || {{ log "dry run: stopping before register/attach"; exit 0; }}
 
 # 4. Register both (udev usually has; a second registration is refused by the kernel, harmless).
@@ -129,6 +129,7 @@ for dev in "$slow" "$fast"; do
     echo "$dev" > /sys/fs/bcache/register 2>/dev/null || true
 done
 bdev=""
+# Up to 10 s (50 x 0.2 s) for the kernel to create the bcache device after registration.
 for _ in $(seq 1 50); do
     if [ -e "/sys/class/block/${{slow##*/}}/bcache/dev" ]; then
         bdev=$(basename "$(readlink -f "/sys/class/block/${{slow##*/}}/bcache/dev")")
@@ -142,7 +143,9 @@ done
 cset=$(bcache-super-show "$fast" | awk '$1 == "cset.uuid" {{print $2}}')
 [ -n "$cset" ] || die "no cset.uuid in $FAST's superblock"
 if [ -e "/sys/block/$bdev/bcache/cache" ]; then
-    log "$bdev is attached already"
+    current=$(basename "$(readlink -f "/sys/block/$bdev/bcache/cache")")
+    [ "$current" = "$cset" ] || die "$bdev is attached to cache set $current, not $FAST's $cset: detach it first (echo 1 > /sys/block/$bdev/bcache/detach)"
+    log "$bdev is attached to $cset already"
 else
     write_sys "$cset" "/sys/block/$bdev/bcache/attach"
 fi

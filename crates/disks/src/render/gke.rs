@@ -29,6 +29,9 @@ pub enum LocalSsdLimit {
     Unknown,
 }
 
+/// The n2/n2d/c2 rows below were transcribed from this page's table (the search tool used while
+/// writing this could not show the table itself, so re-check them against the page when it
+/// changes); GKE's own error names the maximum when a count is refused.
 const GCE_DOC: &str =
     "cloud.google.com/compute/docs/disks/local-ssd#choose_number_local_ssds (Compute Engine's table of valid Local SSD counts per machine type)";
 

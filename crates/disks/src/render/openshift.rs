@@ -190,6 +190,10 @@ impl OpenShift {
                     .into(),
             );
             comments.push("ephemeral-storage quota monitoring needs xfs with prjquota).".into());
+            if intent.fs == super::Fs::Ext4 {
+                comments.push("ext4: made with the quota and project features, which only mount where the kernel".into());
+                comments.push("has quota support (RHCOS does).".into());
+            }
         }
         if self.cfg.role == "worker" {
             notes.push("role worker applies this MachineConfig to every worker; on a worker without a matching disk the mkfs unit fails visibly and the directory stays on the root disk. A custom role (--role worker-ephemeral) limits it to the MachineSet's nodes.".into());

@@ -65,6 +65,9 @@ pub struct SetupConfig {
     /// Where persisted units / fstab are written (`/` for the node).
     pub persist_root: PathBuf,
     pub dry_run: bool,
+    /// With `--persist systemd`: the `disktier` binary a boot-time unit runs `setup` with, so
+    /// disks that come back blank after a stop/start are made again before the mounts.
+    pub boot_binary: Option<String>,
 }
 
 /// Default mount options: `noatime` saves a metadata write per read (references.md, EKS uses
@@ -114,6 +117,7 @@ impl SetupConfig {
             persist: Persist::None,
             persist_root: PathBuf::from("/"),
             dry_run: false,
+            boot_binary: None,
         }
     }
 
@@ -223,6 +227,53 @@ impl SetupConfig {
             }
         }
         Ok(self)
+    }
+
+    /// The `setup` arguments that repeat this request (for the boot-time unit), persisting
+    /// nothing: the unit itself is the persistence.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut a = vec![
+            "setup".to_string(),
+            "--mount".into(),
+            self.mount.display().to_string(),
+        ];
+        if let Some(d) = &self.devices {
+            a.push("--devices".into());
+            a.push(d.join(","));
+        }
+        let layout = match self.layout {
+            LayoutChoice::Auto => "auto",
+            LayoutChoice::Raid0 => "raid0",
+            LayoutChoice::Separate => "separate",
+        };
+        a.extend([
+            "--layout".into(),
+            layout.into(),
+            "--fs".into(),
+            self.fs.as_str().into(),
+        ]);
+        a.extend(["--label".into(), self.label.clone()]);
+        let extra: Vec<&str> = self
+            .options
+            .iter()
+            .map(String::as_str)
+            .filter(|o| !DEFAULT_OPTIONS.contains(o))
+            .collect();
+        if !extra.is_empty() {
+            a.extend(["--options".into(), extra.join(",")]);
+        }
+        if let Some(o) = &self.owner {
+            a.extend(["--owner".into(), o.clone()]);
+        }
+        if let Some(m) = self.mode {
+            a.extend(["--mode".into(), format!("{m:04o}")]);
+        }
+        if !self.bind.is_empty() {
+            let b: Vec<String> = self.bind.iter().map(|p| p.display().to_string()).collect();
+            a.extend(["--bind".into(), b.join(",")]);
+        }
+        a.extend(["--persist".into(), "none".into()]);
+        a
     }
 
     pub fn options_string(&self) -> String {

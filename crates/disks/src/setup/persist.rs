@@ -58,6 +58,36 @@ pub fn fs_unit(what: &str, where_: &Path, fstype: &str, options: &str) -> String
     )
 }
 
+/// The boot-time unit that runs `disktier setup` again before the mounts: after a stop/start
+/// the disks are blank, and only this makes them (and the filesystem UUID the mount units wait
+/// for) again. `exec` is the shell-quoted command line.
+pub fn boot_unit(exec: &str, mount: &Path, mount_units: &str) -> String {
+    format!(
+        "# Written by `disktier setup`: re-creates the local disk(s) at {m} after a stop/start.\n\
+         [Unit]\n\
+         Description=disktier setup: local disk(s) at {m}\n\
+         DefaultDependencies=no\n\
+         After=local-fs-pre.target systemd-udev-settle.service\n\
+         Wants=systemd-udev-settle.service\n\
+         Before={mount_units} {BEFORE_UNITS}\n\
+         \n\
+         [Service]\n\
+         Type=oneshot\n\
+         RemainAfterExit=yes\n\
+         ExecStart={exec}\n\
+         TimeoutSec=0\n\
+         \n\
+         [Install]\n\
+         WantedBy=local-fs.target\n",
+        m = mount.display()
+    )
+}
+
+/// The boot unit's name for a mount point.
+pub fn boot_unit_name(mount: &Path) -> String {
+    format!("disktier-setup-{}.service", escape_path(mount))
+}
+
 /// A mount unit binding a directory of the new filesystem over `where_`.
 pub fn bind_unit(src: &Path, where_: &Path, fs_unit_name: &str) -> String {
     format!(

@@ -419,7 +419,15 @@ impl Planner<'_> {
             }
             DevState::OurFs { fstype, uuid, .. } => {
                 self.check_mounted_only_at(d, target)?;
-                let what = uuid.clone().unwrap_or_default();
+                // xfs and ext4 always carry a UUID; blkid not reporting one means a damaged
+                // superblock, which is not ours to repair.
+                let what = uuid.clone().ok_or_else(|| SetupError::Refused {
+                    device: d.best_path().to_string(),
+                    reasons: vec![format!(
+                        "its {fstype} filesystem labelled {:?} reports no UUID (damaged?): check it with xfs_repair -n / e2fsck -n",
+                        self.cfg.label
+                    )],
+                })?;
                 if fstype != self.cfg.fs.as_str() {
                     self.plan.notes.push(format!(
                         "{} holds disktier's {fstype} filesystem: remounted as {fstype}, never reformatted",
@@ -757,6 +765,21 @@ impl Planner<'_> {
                 for (src, target) in self.binds.clone() {
                     let name = persist::mount_unit_name(&target);
                     units.push((name, persist::bind_unit(&src, &target, &fs_unit_for_binds)));
+                }
+                if let Some(bin) = &self.cfg.boot_binary {
+                    let exec: Vec<String> = std::iter::once(bin.clone())
+                        .chain(self.cfg.to_args())
+                        .map(|a| disktier_cmd::shell_quote(&a))
+                        .collect();
+                    let mounts: Vec<String> = self
+                        .persisted
+                        .iter()
+                        .map(|(_, t, _)| persist::mount_unit_name(t))
+                        .collect();
+                    units.push((
+                        persist::boot_unit_name(&self.cfg.mount),
+                        persist::boot_unit(&exec.join(" "), &self.cfg.mount, &mounts.join(" ")),
+                    ));
                 }
                 for (name, body) in units {
                     let path = dir.join(&name);

@@ -233,12 +233,14 @@ impl Scratch {
             match std::fs::create_dir(&p) {
                 Ok(()) => return Ok(Scratch(p)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e).with_context(|| {
-                    format!(
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!(
                         "cannot create a scratch directory in {}: assess needs write access there",
                         parent.display()
                     )
-                }),
+                    })
+                }
             }
         }
         bail!(
@@ -325,18 +327,24 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             let mut doc: RunDoc = m.doc;
             // The user's directory, not the scratch one, is what history and the report name.
             doc.target.path = shown.clone();
+            let mut ci = None;
             if *p == Profile::Etcd {
                 match verdict::etcd(&doc, m.sync_hist.as_ref(), EtcdCriteria::default()) {
                     Ok(v) => {
                         doc.verdicts = v.verdicts;
                         t.etcd_ready = Some(v.pass);
+                        ci = Some(v.ci);
                     }
                     Err(e) => doc.warnings.push(e.to_string()),
                 }
             }
             t.fs_type = t.fs_type.or(doc.target.fs_type.clone());
             t.device = t.device.or(doc.target.device.clone());
-            let value = serde_json::to_value(&doc)?;
+            let mut value = serde_json::to_value(&doc)?;
+            // The p99's confidence interval travels with the etcd verdict, as `check etcd` saves it.
+            if let (Some(ci), Some(first)) = (ci, value["verdicts"].get_mut(0)) {
+                first["ci95"] = serde_json::to_value(&ci)?;
+            }
             let run_id = save_run_in_group(ctx, "assess", Some(&assess_id), &value)?;
             let id = run_id.clone().unwrap_or_else(disktier_store::new_id);
             stored.push(

@@ -63,7 +63,8 @@ pub struct Args {
 /// A finished measurement.
 pub struct Measurement {
     pub doc: RunDoc,
-    /// The native engine's sync latency histogram (None for fio and small-files).
+    /// The sync latency histogram: the native engine's, or fio's json+ bins (None for jobs
+    /// without syncs and for small-files).
     pub sync_hist: Option<hdrhistogram::Histogram<u64>>,
 }
 
@@ -128,11 +129,11 @@ fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
         quick: opts.quick,
         stop: Some(opts.stop.clone()),
     };
-    let doc = disktier_engine::fio::run(job, &runner, target, &fo)
+    let m = disktier_engine::fio::run(job, &runner, target, &fo)
         .with_context(|| format!("fio could not run the job on {}", job.target.display()))?;
     Ok(Measurement {
-        doc,
-        sync_hist: None,
+        doc: m.doc,
+        sync_hist: m.sync_hist,
     })
 }
 

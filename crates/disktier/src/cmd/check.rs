@@ -22,6 +22,9 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
     /// Can this directory's disk host etcd? fdatasync p99 under 10 ms (etcd docs, etcd-perf).
+    #[command(
+        after_help = "Exit status: 0 the p99 is within the threshold, 1 it is above, 2 the check could not run (or was interrupted)."
+    )]
     Etcd(EtcdArgs),
 }
 
@@ -61,6 +64,21 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 }
 
 fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
+    // etcd keeps its data in a directory; a path that is not one would make the engine create
+    // a file there (or write to a device), which is not what "check this disk for etcd" means.
+    match std::fs::metadata(&a.dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => bail!(
+            "{} is not a directory: check etcd runs in the directory etcd would use (e.g. /var/lib/etcd); use `disktier bench --profile etcd` for files and devices",
+            a.dir.display()
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "{} does not exist: create it first (mkdir -p {}) on the disk etcd would use",
+            a.dir.display(),
+            a.dir.display()
+        ),
+        Err(e) => bail!("{}: {e}", a.dir.display()),
+    }
     if a.threshold.is_zero() {
         bail!("--threshold 0 can never pass: give a latency such as 10ms");
     }

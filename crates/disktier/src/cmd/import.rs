@@ -45,20 +45,23 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
         // The host that ran fio is not in its JSON: left empty rather than guessed.
         ..DocContext::default()
     };
-    let mut doc = if a.file.as_os_str() == "-" {
+    let m = if a.file.as_os_str() == "-" {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
-        let v = fio::parse(&text, "standard input")?;
-        fio::to_run_doc(&v, a.job, "standard input", dc)?
+        fio::import_text(&text, "standard input", a.job, dc)?
     } else {
         fio::import_file(&a.file, a.job, dc)?
     };
-    doc.warnings
-        .push("imported from fio's JSON: host facts are unknown, latencies between fio's listed percentiles are interpolated".into());
+    let mut doc = m.doc;
+    doc.warnings.push(if m.sync_hist.is_some() {
+        "imported from fio's JSON: host facts are unknown".to_string()
+    } else {
+        "imported from fio's JSON: host facts are unknown; without json+ bins, latencies between fio's listed percentiles are interpolated".to_string()
+    });
     let mut extra = Vec::new();
     let mut value = serde_json::to_value(&doc)?;
     if doc.results.sync.is_some() {
-        if let Ok(v) = verdict::etcd(&doc, None, verdict::EtcdCriteria::default()) {
+        if let Ok(v) = verdict::etcd(&doc, m.sync_hist.as_ref(), verdict::EtcdCriteria::default()) {
             doc.verdicts = v.verdicts.clone();
             value = serde_json::to_value(&doc)?;
             if let Some(first) = value["verdicts"].get_mut(0) {

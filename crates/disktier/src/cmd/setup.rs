@@ -110,6 +110,12 @@ impl Args {
         };
         c.persist_root = self.root;
         c.dry_run = self.dry_run;
+        if matches!(self.persist, PersistArg::Systemd) {
+            // The boot-time unit runs this very binary again (see `boot_binary`).
+            c.boot_binary = std::env::current_exe()
+                .ok()
+                .map(|p| p.display().to_string());
+        }
         c
     }
 }
@@ -124,6 +130,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             "--sysfs-root describes another node: its disks are not this machine's, so only --dry-run is allowed with it"
         );
     }
+    if !args.dry_run && !is_root() {
+        anyhow::bail!("setup makes filesystems and mounts them: run it as root, or pass --dry-run to see what it would do");
+    }
     let cfg = args.into_config().check()?;
     let report = setup(&cfg, &root, &RealRunner)?;
     if ctx.json() {
@@ -132,6 +141,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         print_text(ctx, &report);
     }
     Ok(Outcome::Pass)
+}
+
+/// Whether we run as root: /proc/self belongs to the process's effective uid (proc(5)).
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 fn print_text(ctx: &Ctx, r: &Report) {

@@ -68,12 +68,16 @@ fn parse_mode(s: &str) -> Result<CacheMode, String> {
 }
 
 /// A volume spec `TYPE:SIZE[:IOPS[:MiBps]]`.
-pub fn parse_volume(spec: &str, what: &str) -> anyhow::Result<(String, u64, Option<u64>, Option<f64>)> {
+pub fn parse_volume(
+    spec: &str,
+    what: &str,
+) -> anyhow::Result<(String, u64, Option<u64>, Option<f64>)> {
     let parts: Vec<&str> = spec.split(':').collect();
     if parts.len() < 2 || parts.len() > 4 {
         bail!("{what} {spec:?}: expected TYPE:SIZE[:IOPS[:MiBps]], e.g. gp3:32GiB:16000:1000 or st1:1TiB");
     }
-    let size = disktier_units::parse_size(parts[1]).with_context(|| format!("{what} {spec:?}: size"))?;
+    let size =
+        disktier_units::parse_size(parts[1]).with_context(|| format!("{what} {spec:?}: size"))?;
     let gib = size.div_ceil(1 << 30).max(1);
     let iops = parts
         .get(2)
@@ -103,14 +107,18 @@ fn latency_for(volume_type: &str) -> Option<f64> {
 fn device(ctx: &Ctx, spec: &str, what: &str) -> anyhow::Result<DeviceModel> {
     let cat = super::catalog::load(ctx)?;
     let (t, gib, iops, tp) = parse_volume(spec, what)?;
-    DeviceModel::from_catalog(&cat, &t, gib, iops, tp, latency_for(&t)).map_err(|e| anyhow::anyhow!("{what} {spec}: {e}"))
+    DeviceModel::from_catalog(&cat, &t, gib, iops, tp, latency_for(&t))
+        .map_err(|e| anyhow::anyhow!("{what} {spec}: {e}"))
 }
 
 pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
     let sizes = sim::parse_sizes(&a.cache_sizes)?;
     let policies = PolicyKind::parse_list(&a.policies)?;
     let models = match (&a.cache_volume, &a.backing_volume) {
-        (Some(c), Some(b)) => Some((device(ctx, c, "--cache-volume")?, device(ctx, b, "--backing-volume")?)),
+        (Some(c), Some(b)) => Some((
+            device(ctx, c, "--cache-volume")?,
+            device(ctx, b, "--backing-volume")?,
+        )),
         _ => None,
     };
     // The writeback drain runs onto the backing device: its sustained bandwidth caps it.
@@ -138,7 +146,10 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
     let (header, trace, truncated) = disktier_cachesim::trace::load(&a.trace)
         .with_context(|| format!("cannot read the trace {}", a.trace.display()))?;
     if trace.is_empty() {
-        bail!("the trace {} has no requests: record or import one first", a.trace.display());
+        bail!(
+            "the trace {} has no requests: record or import one first",
+            a.trace.display()
+        );
     }
     if truncated {
         ctx.note(format!(
@@ -187,7 +198,9 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         report.trace_requests,
         report.trace_seconds,
         Bytes(a.block),
-        a.sample.map(|r| format!(", SHARDS sample {r}")).unwrap_or_default()
+        a.sample
+            .map(|r| format!(", SHARDS sample {r}"))
+            .unwrap_or_default()
     );
     println!(
         "{:<9} {:>10} {:>7} {:>7} {:>7} {:>11} {:>11} {:>11} {:>11}{}",
@@ -200,7 +213,11 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         "backing wr",
         "bypassed",
         "dirty end",
-        if models.is_some() { "    IOPS sust/burst   p99" } else { "" }
+        if models.is_some() {
+            "    IOPS sust/burst   p99"
+        } else {
+            ""
+        }
     );
     for (r, p) in report.results.iter().zip(&predictions) {
         let c = &r.counters;
@@ -232,8 +249,17 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
     if let Some(m) = &mrc {
         println!(
             "LRU miss-ratio curve ({}{}):",
-            if m.exact { "exact, stack distances" } else { "SHARDS" },
-            m.sample.map(|r| format!(" at rate {r}, sizes under {} unresolved", Bytes(m.min_resolved_bytes))).unwrap_or_default()
+            if m.exact {
+                "exact, stack distances"
+            } else {
+                "SHARDS"
+            },
+            m.sample
+                .map(|r| format!(
+                    " at rate {r}, sizes under {} unresolved",
+                    Bytes(m.min_resolved_bytes)
+                ))
+                .unwrap_or_default()
         );
         for p in &m.points {
             println!(

@@ -56,8 +56,8 @@ pub struct RecordArgs {
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
     /// Input format: blkparse, msr, alibaba, tencent, fio-iolog.
-    #[arg(value_parser = parse_format)]
-    pub format: Format,
+    #[arg(value_parser = parse_format, value_name = "FORMAT")]
+    pub input_format: Format,
     /// The trace to read (plain, .gz or .zst).
     pub file: PathBuf,
     /// Where to write the DTTRACE file.
@@ -109,8 +109,12 @@ impl TraceLog {
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0);
         let header = Header::new("disktier-engine", start, FLAG_LATENCY);
-        let w = Writer::create(path, &header)
-            .with_context(|| format!("cannot write the trace to {}: pick a writable -o path", path.display()))?;
+        let w = Writer::create(path, &header).with_context(|| {
+            format!(
+                "cannot write the trace to {}: pick a writable -o path",
+                path.display()
+            )
+        })?;
         Ok(TraceLog {
             path: path.to_path_buf(),
             inner: Mutex::new(LogState {
@@ -191,7 +195,9 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
     let records = log.finish()?;
     let m = m?;
     let r = &m.doc.results;
-    let dir = |d: &Option<disktier_engine::DirStats>| d.as_ref().map(|d| (d.ios, d.bytes)).unwrap_or((0, 0));
+    let dir = |d: &Option<disktier_engine::DirStats>| {
+        d.as_ref().map(|d| (d.ios, d.bytes)).unwrap_or((0, 0))
+    };
     let (rio, rb) = dir(&r.read);
     let (wio, wb) = dir(&r.write);
     let (sio, _) = dir(&r.sync);
@@ -218,16 +224,22 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
         ));
     }
     if m.doc.interrupted {
-        bail!("the run was interrupted; the trace {} holds what ran", a.output.display());
+        bail!(
+            "the run was interrupted; the trace {} holds what ran",
+            a.output.display()
+        );
     }
     Ok(Outcome::Pass)
 }
 
 fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
     if a.file == a.output {
-        bail!("-o {} is the input file: write the trace somewhere else", a.output.display());
+        bail!(
+            "-o {} is the input file: write the trace somewhere else",
+            a.output.display()
+        );
     }
-    let rep = import::import_to_file(a.format, &a.file, &a.output, a.strict)?;
+    let rep = import::import_to_file(a.input_format, &a.file, &a.output, a.strict)?;
     if ctx.json() {
         let mut v = serde_json::to_value(&rep)?;
         v["schema_version"] = json!(1);
@@ -238,12 +250,15 @@ fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
             "imported {} requests from {} ({} format, compression {}) into {}",
             rep.records,
             a.file.display(),
-            a.format.name(),
+            a.input_format.name(),
             rep.compression,
             a.output.display()
         );
         if rep.skipped > 0 {
-            println!("skipped {} header, comment or non-request lines", rep.skipped);
+            println!(
+                "skipped {} header, comment or non-request lines",
+                rep.skipped
+            );
         }
         if rep.out_of_order > 0 {
             println!(
@@ -327,7 +342,10 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
         s.read_fraction * 100.0,
         s.read_bytes_fraction * 100.0
     );
-    println!("sequential   {:.1} % of requests continue their stream's previous one", s.sequential_fraction * 100.0);
+    println!(
+        "sequential   {:.1} % of requests continue their stream's previous one",
+        s.sequential_fraction * 100.0
+    );
     println!(
         "reuse        {:.1} % of block accesses revisit a block (the best any cache can hit); reuse distance p50 {}, p90 {}, p99 {}",
         s.reuse_fraction * 100.0,
@@ -345,7 +363,11 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
             } else {
                 format!("<= {}", Bytes(b.le_bytes))
             };
-            println!("  {label:>12}  {:>10}  {:5.1} %", b.requests, b.requests as f64 * 100.0 / data as f64);
+            println!(
+                "  {label:>12}  {:>10}  {:5.1} %",
+                b.requests,
+                b.requests as f64 * 100.0 / data as f64
+            );
         }
         lo = b.le_bytes;
     }

@@ -71,6 +71,15 @@ fn inline(svg: &str) -> String {
         .replacen(" height=\"", " data-h=\"", 1)
 }
 
+/// The colour of a threshold line (the etcd limit).
+const LIMIT: RGBColor = RGBColor(180, 35, 24);
+
+/// A horizontal threshold on a percentile chart, e.g. etcd's 10 ms.
+pub struct Limit {
+    pub ns: u64,
+    pub label: String,
+}
+
 /// One labelled line of a percentile chart: (percentile, latency ns) points.
 pub struct Curve {
     pub label: String,
@@ -90,15 +99,22 @@ fn nines_label(x: f64) -> String {
 
 /// Latency against percentile, both on log scales, p50 to p99.99, one line per curve (the
 /// page draws the legend in HTML, beside the target cards' colours).
-pub fn percentiles(curves: &[Curve], y_label: &str, width: u32) -> Result<String, ChartError> {
+pub fn percentiles(
+    curves: &[Curve],
+    y_label: &str,
+    width: u32,
+    limit: Option<Limit>,
+) -> Result<String, ChartError> {
     let pts: Vec<u64> = curves
         .iter()
         .flat_map(|c| c.points.iter().map(|p| p.1))
+        .chain(limit.as_ref().map(|l| l.ns))
         .filter(|v| *v > 0)
         .collect();
-    let lo = pts.iter().copied().min().unwrap_or(1000) as f64;
-    let hi = pts.iter().copied().max().unwrap_or(1_000_000) as f64;
-    let (lo, hi) = (lo / 1.6, hi * 1.6);
+    let (lo, hi) = decades(
+        pts.iter().copied().min().unwrap_or(1000) as f64,
+        pts.iter().copied().max().unwrap_or(1_000_000) as f64,
+    );
     svg("percentile", (width, 340), |root| {
         let e = cerr("percentile");
         let mut chart = ChartBuilder::on(root)
@@ -121,6 +137,29 @@ pub fn percentiles(curves: &[Curve], y_label: &str, width: u32) -> Result<String
             .axis_desc_style((FONT, 13).into_font().color(&AXIS))
             .draw()
             .map_err(&e)?;
+        if let Some(l) = &limit {
+            let x0 = nines(50.0);
+            let x1 = nines(99.99) + 0.05;
+            let y = l.ns as f64;
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(x0, y), (x1, y)],
+                    6,
+                    4,
+                    LIMIT.stroke_width(2),
+                ))
+                .map_err(&e)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    l.label.clone(),
+                    (x1 - 0.04, y),
+                    (FONT, 12)
+                        .into_font()
+                        .color(&LIMIT)
+                        .pos(Pos::new(HPos::Right, VPos::Bottom)),
+                )))
+                .map_err(&e)?;
+        }
         for c in curves {
             let col = color(c.color);
             let data: Vec<(f64, f64)> = c
@@ -226,11 +265,23 @@ type IopsLine = (&'static str, usize, fn(&Sample) -> f64);
 type LatLine = (&'static str, usize, fn(&Sample) -> Option<u64>);
 
 /// The per-second series of one run: IOPS above, p99 latency (log scale) below.
-pub fn series(samples: &[Sample]) -> Result<String, ChartError> {
+pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError> {
     let t_max = samples.iter().map(|s| s.t_s).fold(1.0, f64::max);
+    const MIB: f64 = 1048576.0;
+    let lines: [IopsLine; 2] = if bandwidth {
+        [
+            ("read MiB/s", 0, |s| s.read_bw_bytes / MIB),
+            ("write MiB/s", 1, |s| s.write_bw_bytes / MIB),
+        ]
+    } else {
+        [
+            ("read IOPS", 0, |s| s.read_iops),
+            ("write IOPS", 1, |s| s.write_iops),
+        ]
+    };
     let iops_max = samples
         .iter()
-        .map(|s| s.read_iops.max(s.write_iops))
+        .map(|s| (lines[0].2)(s).max((lines[1].2)(s)))
         .fold(1.0, f64::max);
     let lats: Vec<f64> = samples
         .iter()
@@ -248,17 +299,14 @@ pub fn series(samples: &[Sample]) -> Result<String, ChartError> {
             .y_label_area_size(72)
             .build_cartesian_2d(0.0..t_max, 0.0..iops_max * 1.15)
             .map_err(&e)?;
+        let y_desc = if bandwidth { "MiB/s" } else { "IOPS" };
         mesh(
             &mut chart,
-            "IOPS",
+            y_desc,
             &|v| crate::compare::fmt_count(*v),
             t_max,
             &e,
         )?;
-        let lines: [IopsLine; 2] = [
-            ("read IOPS", 0, |s| s.read_iops),
-            ("write IOPS", 1, |s| s.write_iops),
-        ];
         for (name, c, f) in lines {
             if samples.iter().any(|s| f(s) > 0.0) {
                 let col = color(c);
@@ -276,7 +324,7 @@ pub fn series(samples: &[Sample]) -> Result<String, ChartError> {
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
+            .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.85))
             .border_style(GRID)
             .label_font((FONT, 12))
@@ -285,8 +333,10 @@ pub fn series(samples: &[Sample]) -> Result<String, ChartError> {
         if lats.is_empty() {
             return Ok(());
         }
-        let lo = lats.iter().copied().fold(f64::MAX, f64::min) / 1.5;
-        let hi = lats.iter().copied().fold(0.0, f64::max) * 1.5;
+        let (lo, hi) = decades(
+            lats.iter().copied().fold(f64::MAX, f64::min),
+            lats.iter().copied().fold(0.0, f64::max),
+        );
         let mut chart = ChartBuilder::on(&bottom)
             .margin(10)
             .x_label_area_size(30)
@@ -330,7 +380,7 @@ pub fn series(samples: &[Sample]) -> Result<String, ChartError> {
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.85))
             .border_style(GRID)
             .label_font((FONT, 12))
@@ -360,6 +410,17 @@ fn mesh<DB: DrawingBackend>(
         .axis_desc_style((FONT, 12).into_font().color(&AXIS))
         .draw()
         .map_err(e)
+}
+
+/// A log axis from the decade below `lo` to the decade above `hi`, so it always carries at least
+/// two labelled ticks.
+fn decades(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = 10f64.powf(lo.max(1.0).log10().floor());
+    let mut hi = 10f64.powf(hi.max(1.0).log10().ceil());
+    if hi <= lo {
+        hi = lo * 10.0;
+    }
+    (lo, hi)
 }
 
 /// A time axis label: whole seconds, or tenths on a run of a few seconds.

@@ -56,7 +56,6 @@ h3 { font-size:16px; margin:18px 0 8px; }
 .chart { background:var(--card); border:1px solid var(--line); border-radius:10px; padding:10px; margin:8px 0 14px; }
 .chart svg { width:100%; height:auto; display:block; }
 .legend { display:flex; flex-wrap:wrap; gap:4px 16px; margin:-6px 0 12px; font-size:13px; color:var(--mute); word-break:break-all; }
-.chart.wide svg { max-width:1000px; margin:0 auto; }
 .grid2 { display:grid; grid-template-columns:repeat(auto-fit,minmax(480px,1fr)); gap:16px; }
 table { border-collapse:collapse; width:100%; background:var(--card); border:1px solid var(--line);
         border-radius:10px; overflow:hidden; font-size:14px; }

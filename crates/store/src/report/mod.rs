@@ -170,6 +170,29 @@ fn judge_etcd(doc: &mut RunDoc) {
     }
 }
 
+/// The line drawn on etcd charts: fdatasync p99 must stay under 10 ms (etcd docs, seed 000).
+fn etcd_limit(profile: &str) -> Option<charts::Limit> {
+    profile.starts_with("etcd").then(|| charts::Limit {
+        ns: disktier_engine::verdict::ETCD_SYNC_P99_THRESHOLD_NS,
+        label: "etcd limit: p99 under 10 ms".into(),
+    })
+}
+
+/// The interfere run's own threshold (its `--threshold`, 10 ms by default as for etcd).
+fn interfere_limit(doc: &Value) -> Option<charts::Limit> {
+    match doc.get("threshold_ns").and_then(Value::as_u64) {
+        Some(ns) => Some(charts::Limit {
+            ns,
+            label: format!("threshold {}", ns_str(ns)),
+        }),
+        None => etcd_limit("etcd"),
+    }
+}
+
+fn ns_str(v: u64) -> String {
+    disktier_units::fmt_ns(v as f64)
+}
+
 fn figure(kind: &str, key: &str, svg: String) -> String {
     format!(
         "<figure class=\"chart\" data-chart=\"{}:{}\">\n{svg}</figure>\n",
@@ -391,7 +414,11 @@ fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
             s,
             "<div>\n<h3>{}</h3>\n{}{}</div>\n",
             esc(&p),
-            figure("latency", &p, charts::percentiles(&curves, "latency", 560)?),
+            figure(
+                "latency",
+                &p,
+                charts::percentiles(&curves, "latency", 560, etcd_limit(&p))?
+            ),
             legend(&curves)
         );
     }
@@ -465,7 +492,11 @@ fn timeseries(benches: &[Bench<'_>]) -> Result<String, ReportError> {
             "<div>\n<h3>{}{}</h3>\n{}</div>\n",
             swatch(b.color),
             esc(&b.label()),
-            figure("series", &b.run.summary.id, charts::series(&b.doc.series)?)
+            figure(
+                "series",
+                &b.run.summary.id,
+                charts::series(&b.doc.series, big_blocks(&b.doc))?
+            )
         );
     }
     if !any {
@@ -473,6 +504,14 @@ fn timeseries(benches: &[Bench<'_>]) -> Result<String, ReportError> {
     }
     s.push_str("</div>\n");
     Ok(s)
+}
+
+/// Throughput jobs (1 MiB blocks in seed 002) read better in MiB/s than in IOPS.
+fn big_blocks(doc: &RunDoc) -> bool {
+    doc.job
+        .get("bs")
+        .and_then(Value::as_u64)
+        .is_some_and(|bs| bs >= 128 * 1024)
 }
 
 fn comparisons(benches: &[Bench<'_>]) -> String {
@@ -674,7 +713,7 @@ fn interfere_section(runs: &[&StoredRun]) -> Result<String, ReportError> {
                     .collect();
                 if !points.is_empty() {
                     curves.push(Curve {
-                        label: format!("{name} ({mitigation})"),
+                        label: name.to_string(),
                         color: i,
                         points,
                     });
@@ -693,7 +732,20 @@ fn interfere_section(runs: &[&StoredRun]) -> Result<String, ReportError> {
                 _ => "none".into(),
             };
             let verdict = match sc.get("verdict") {
-                Some(Value::String(v)) => esc(v),
+                // interfere's verdict: "pass", "fail" or "unavailable" (with the reason).
+                Some(Value::String(v)) => {
+                    let class = match v.as_str() {
+                        "pass" => "pass",
+                        "fail" => "fail",
+                        _ => "info",
+                    };
+                    let why = sc
+                        .get("unavailable_reason")
+                        .and_then(Value::as_str)
+                        .map(|r| format!(" {}", esc(r)))
+                        .unwrap_or_default();
+                    format!("<span class=\"badge {class}\">{}</span>{why}", esc(v))
+                }
                 Some(v @ Value::Object(_)) => {
                     let pass = v.get("pass").and_then(Value::as_bool).unwrap_or(false);
                     let msg = v.get("message").and_then(Value::as_str).unwrap_or("");
@@ -726,16 +778,26 @@ fn interfere_section(runs: &[&StoredRun]) -> Result<String, ReportError> {
             );
         }
         table.push_str("</table>\n");
+        let target = run.doc.get("target").and_then(Value::as_str).unwrap_or("");
         let _ = writeln!(
             s,
-            "<h3>run <span class=\"mono\">{}</span></h3>",
+            "<h3><span class=\"mono\">{}</span> <span class=\"muted\">run {}</span></h3>",
+            esc(target),
             esc(&run.summary.id)
         );
+        if let Some(r) = run.doc.get("recommendation").and_then(Value::as_str) {
+            let _ = writeln!(s, "<p><b>{}</b></p>", esc(r));
+        }
         if !curves.is_empty() {
             s.push_str(&figure(
                 "interfere",
                 &run.summary.id,
-                charts::percentiles(&curves, "probe fdatasync latency", 1000)?,
+                charts::percentiles(
+                    &curves,
+                    "probe fdatasync latency",
+                    1000,
+                    interfere_limit(&run.doc),
+                )?,
             ));
             s.push_str(&legend(&curves));
         }

@@ -1,0 +1,271 @@
+//! `disktier trace` and `disktier simulate` driven through the real binary: importers on
+//! hand-written fixtures in each public format (plain, gzip, zstd), malformed-line reporting
+//! and `--strict`, stats and simulation JSON, and a trace recorded from the real engine that
+//! replays to the engine's own counts.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../cachesim/tests/fixtures")
+        .join(name)
+}
+
+fn bin(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env("DISKTIER_DB", db);
+    c
+}
+
+fn json(out: &[u8]) -> Value {
+    serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+}
+
+/// Imports `fixture` and returns the import report.
+fn import(dir: &Path, format: &str, name: &str) -> (Value, PathBuf) {
+    let out = dir.join(format!("{name}.dtt"));
+    let a = bin(&dir.join("db"))
+        .args(["--format", "json", "trace", "import", format])
+        .arg(fixture(name))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    (json(&a.get_output().stdout), out)
+}
+
+fn stats(dir: &Path, trace: &Path) -> Value {
+    let a = bin(&dir.join("db"))
+        .args(["--format", "json", "trace", "stats"])
+        .arg(trace)
+        .assert()
+        .success();
+    json(&a.get_output().stdout)
+}
+
+#[test]
+fn every_importer_reads_its_fixture_and_counts_malformed_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    // (format, fixture, records, malformed, first malformed line, reads, writes, syncs, discards)
+    let cases: &[(&str, &str, u64, u64, Option<u64>, u64, u64, u64, u64)] = &[
+        // Q events only: WS, R, WS, FWS 0+0 (a flush), D, RA; one garbage line (13); the
+        // summary at the end is skipped.
+        ("blkparse", "blkparse.txt", 6, 1, Some(13), 2, 2, 1, 1),
+        // "Sideways" (line 5) and a non-numeric offset (line 7) are malformed.
+        ("msr", "msr.csv", 5, 2, Some(5), 3, 2, 0, 0),
+        ("msr", "msr.csv.gz", 5, 2, Some(5), 3, 2, 0, 0),
+        // opcode X on line 5
+        ("alibaba", "alibaba.csv", 5, 1, Some(5), 2, 3, 0, 0),
+        ("alibaba", "alibaba.csv.zst", 5, 1, Some(5), 2, 3, 0, 0),
+        // IO type 7 on line 5
+        ("tencent", "tencent.csv", 5, 1, Some(5), 3, 2, 0, 0),
+        // write, write, (wait), read, datasync, trim; "read 0" without a length on line 10
+        ("fio-iolog", "fio-v2.log", 5, 1, Some(10), 1, 2, 1, 1),
+        ("fio-iolog", "fio-v3.log", 7, 0, None, 5, 1, 1, 0),
+    ];
+    for &(format, name, records, malformed, first, reads, writes, syncs, discards) in cases {
+        let (rep, out) = import(dir.path(), format, name);
+        assert_eq!(rep["schema_version"], 1);
+        assert_eq!(rep["records"], records, "{name}: {rep}");
+        assert_eq!(rep["malformed"], malformed, "{name}: {rep}");
+        assert_eq!(rep["first_malformed"].get(0).and_then(Value::as_u64), first, "{name}");
+        let want_compression = if name.ends_with(".gz") {
+            "gzip"
+        } else if name.ends_with(".zst") {
+            "zstd"
+        } else {
+            "none"
+        };
+        assert_eq!(rep["compression"], want_compression);
+        let s = stats(dir.path(), &out);
+        assert_eq!(s["schema_version"], 1);
+        assert_eq!(
+            (s["reads"].as_u64(), s["writes"].as_u64(), s["syncs"].as_u64(), s["discards"].as_u64()),
+            (Some(reads), Some(writes), Some(syncs), Some(discards)),
+            "{name}: {s}"
+        );
+    }
+}
+
+#[test]
+fn importer_details_survive_the_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    // MSR: 32 KiB reads at 383496192 twice, 383528960 once; 4 KiB writes; the first read and
+    // the last are 0.0239381 s apart (239381 filetime ticks of 100 ns).
+    let (_, out) = import(dir.path(), "msr", "msr.csv");
+    let s = stats(dir.path(), &out);
+    assert_eq!(s["read_bytes"], 3 * 32768);
+    assert_eq!(s["write_bytes"], 2 * 4096);
+    assert!((s["seconds"].as_f64().unwrap() - 0.0239381).abs() < 1e-9, "{s}");
+    // disks 0 and 1
+    assert_eq!(s["streams"], 2);
+    // footprint: 16 blocks of reads (two 32 KiB extents) + 2 written blocks
+    assert_eq!(s["footprint_bytes"], 18 * 4096);
+    // blkparse: sectors are 512 bytes; the 256-sector reads are 128 KiB
+    let (_, out) = import(dir.path(), "blkparse", "blkparse.txt");
+    let s = stats(dir.path(), &out);
+    assert_eq!(s["read_bytes"], 2 * 131072);
+    assert_eq!(s["discard_bytes"], 2048 * 512);
+    // "RA 409856" continues "R 409600 + 256" of the same pid: one sequential request, and the
+    // second WS continues the first WS of pid 4162: two of four data requests
+    assert_eq!(s["sequential_fraction"], 0.5);
+}
+
+#[test]
+fn strict_stops_at_the_first_malformed_line_and_leaves_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.dtt");
+    bin(&dir.path().join("db"))
+        .args(["trace", "import", "msr", "--strict"])
+        .arg(fixture("msr.csv"))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("msr.csv:5: malformed msr line"));
+    assert!(!out.exists());
+    // without --strict the count and the line numbers are reported on stderr
+    bin(&dir.path().join("db"))
+        .args(["trace", "import", "msr"])
+        .arg(fixture("msr.csv"))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("2 malformed line(s) skipped, first at line(s) 5, 7"));
+    // an unknown format and a file that is not a trace are one-line errors naming the fix
+    bin(&dir.path().join("db"))
+        .args(["trace", "import", "csv"])
+        .arg(fixture("msr.csv"))
+        .args(["-o", "/dev/null"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("blkparse, msr, alibaba, tencent, fio-iolog"));
+    bin(&dir.path().join("db"))
+        .args(["trace", "stats"])
+        .arg(fixture("msr.csv"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("trace import"));
+}
+
+#[test]
+fn simulate_json_has_the_documented_shape_and_hand_computed_hits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, trace) = import(dir.path(), "msr", "msr.csv");
+    // Block accesses at 4 KiB: read 8 blocks (A), write 1, write 1, read 8 (B), read A again.
+    // 26 accesses; in a 2 MiB cache nothing is evicted, so only the 8 re-reads of A hit:
+    // hit ratio 8/26, reads 8/24, writes 0/2 — for every policy (bcache's sequential cutoff
+    // is far away: the longest run is 64 KiB).
+    let a = bin(&dir.path().join("db"))
+        .args(["--format", "json", "simulate", "--cache-sizes", "2MiB,4MiB", "--policies", "lru,arc,s3fifo,bcache", "--trace"])
+        .arg(&trace)
+        .assert()
+        .success();
+    let v = json(&a.get_output().stdout);
+    assert_eq!(v["schema_version"], 1);
+    for k in ["requests", "seconds", "requests_per_second", "results", "mrc"] {
+        assert!(v.get(k).is_some(), "missing {k}: {v}");
+    }
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 8);
+    // 2 sizes x 4 policies, each replaying the 5 requests
+    assert_eq!(v["requests"], 40);
+    for r in results {
+        assert!(r["policy"].is_string() && r["cache_bytes"].is_u64());
+        assert!((r["hit_ratio"].as_f64().unwrap() - 8.0 / 26.0).abs() < 1e-12, "{r}");
+        assert!((r["read_hit_ratio"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12, "{r}");
+        assert_eq!(r["write_hit_ratio"].as_f64().unwrap(), 0.0);
+        // the 16 missed read blocks come from the backing device
+        assert_eq!(r["backing_read_bytes"], 16 * 4096, "{r}");
+    }
+    let mrc = &v["mrc"]["points"];
+    assert!((mrc[0]["miss_ratio"].as_f64().unwrap() - 18.0 / 26.0).abs() < 1e-12);
+}
+
+#[test]
+fn simulate_rejects_bad_options_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, trace) = import(dir.path(), "msr", "msr.csv");
+    for (args, msg) in [
+        (vec!["--cache-sizes", "1GiB", "--policies", "lru,mru"], "unknown cache policy"),
+        (vec!["--cache-sizes", "8GiB..1GiB"], "--cache-sizes"),
+        (vec!["--cache-sizes", "1MiB", "--policies", "bcache"], "fewer than 4 bcache buckets"),
+        (vec!["--cache-sizes", "1GiB", "--sample", "2"], "--sample"),
+        (vec!["--cache-sizes", "1GiB", "--block", "3000"], "--block"),
+    ] {
+        bin(&dir.path().join("db"))
+            .arg("simulate")
+            .args(&args)
+            .arg("--trace")
+            .arg(&trace)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg));
+    }
+}
+
+#[test]
+fn simulate_predicts_with_catalog_volumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, trace) = import(dir.path(), "alibaba", "alibaba.csv");
+    let a = bin(&dir.path().join("db"))
+        .args([
+            "--format",
+            "json",
+            "simulate",
+            "--cache-sizes",
+            "4MiB",
+            "--policies",
+            "bcache",
+            "--bcache-mode",
+            "writeback",
+            "--cache-volume",
+            "gp3:32GiB:16000:1000",
+            "--backing-volume",
+            "st1:1TiB",
+            "--trace",
+        ])
+        .arg(&trace)
+        .assert()
+        .success();
+    let v = json(&a.get_output().stdout);
+    let p = &v["results"][0]["prediction"];
+    assert!(p["max_iops_sustained"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(p["p99_latency_s"].as_f64().unwrap() > 0.0);
+    // st1's burst bucket is in the model
+    assert!(v["backing_device"]["burst"].is_object(), "{v}");
+}
+
+#[test]
+fn a_recorded_trace_replays_to_the_engines_own_counts() {
+    // A small psync randrw job with an fsync every 8 writes on a file in a temp dir; the
+    // trace's statistics must match what the engine counted (ios and bytes per direction).
+    let dir = tempfile::Builder::new().prefix("disktier-trace").tempdir_in("/var/tmp").unwrap();
+    let target = dir.path().join("data");
+    let out = dir.path().join("t.dtt");
+    let a = bin(&dir.path().join("db"))
+        .args(["--format", "json", "--no-save", "trace", "record"])
+        .arg(&target)
+        .arg("-o")
+        .arg(&out)
+        .args(["--rw", "randrw", "--bs", "4k", "--size", "2m", "--ioengine", "psync", "--fsync", "8", "--direct=false"])
+        .assert()
+        .success();
+    let rec = json(&a.get_output().stdout);
+    let e = &rec["engine"];
+    assert!(e["read_ios"].as_u64().unwrap() > 0 && e["write_ios"].as_u64().unwrap() > 0, "{rec}");
+    let s = stats(dir.path(), &out);
+    assert_eq!(s["truncated"], false);
+    assert_eq!(s["reads"], e["read_ios"], "{s} vs {rec}");
+    assert_eq!(s["writes"], e["write_ios"]);
+    assert_eq!(s["read_bytes"], e["read_bytes"]);
+    assert_eq!(s["write_bytes"], e["write_bytes"]);
+    assert_eq!(s["syncs"], e["sync_ios"]);
+    assert_eq!(s["requests"], rec["records"]);
+    // 2 MiB in 4 KiB blocks: the footprint cannot exceed the file
+    assert!(s["footprint_bytes"].as_u64().unwrap() <= 2 << 20);
+}
