@@ -3,6 +3,7 @@
 #
 #   sudo bench/interfere.sh                    # DURATION=30s by default
 #   DURATION=60s AGGRESSORS="ostree" sudo bench/interfere.sh
+#   MITIGATIONS=none,ionice-idle DEVICES=cloud sudo bench/interfere.sh
 #
 # Two devices, each an xfs on a loop device over a sparse file in /var/tmp (a virtio disk here):
 #   local — the loop device as it is;
@@ -45,9 +46,12 @@ done
 [ "$(id -u)" = 0 ] || { echo "interfere.sh: needs root (loop devices, mounts, cgroups, schedulers)" >&2; exit 2; }
 [ -e /sys/fs/cgroup/blkio/blkio.throttle.write_iops_device ] || { echo "interfere.sh: needs cgroup v1 blkio" >&2; exit 2; }
 
-echo "building disktier (release)..." >&2
-(cd "$ROOT" && cargo build --release -q -p disktier)
-DT="$CARGO_TARGET_DIR/release/disktier"
+# DT=path/to/disktier uses a binary already built.
+if [ -z "${DT:-}" ]; then
+    echo "building disktier (release)..." >&2
+    (cd "$ROOT" && cargo build --release -q -p disktier)
+    DT="$CARGO_TARGET_DIR/release/disktier"
+fi
 
 WORK=$(mktemp -d /var/tmp/disktier-interfere-work.XXXXXX)
 LOOP=""

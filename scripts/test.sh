@@ -12,6 +12,7 @@ command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
 command -v etcd >/dev/null || need+=(etcd-server)
 command -v chromium >/dev/null || need+=(chromium)
 command -v losetup >/dev/null || need+=(mount)
+command -v shellcheck >/dev/null || need+=(shellcheck)
 command -v blkid >/dev/null || need+=(util-linux)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then

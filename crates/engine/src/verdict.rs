@@ -8,8 +8,9 @@
 //! least 95 % probability (e.g. Conover, "Practical Nonparametric Statistics", §3.2; Hahn &
 //! Meeker, "Statistical Intervals", §5.2). Ranks come from the exact binomial distribution for
 //! up to 50,000 samples and from its normal approximation above; the values at those ranks are
-//! read from the HDR histogram (exact to 3 significant digits) or, for fio-engine and imported
-//! results that only carry a percentile list, interpolated from that list and marked approximate.
+//! read from a histogram (the native engine's, exact to 3 significant digits, or one built from
+//! fio's json+ bins) or, for imported results that only carry fio's percentile list,
+//! interpolated from that list and marked approximate.
 
 use crate::result::{DirStats, LatStats, RunDoc, Verdict, PERCENTILES};
 use hdrhistogram::Histogram;
@@ -121,7 +122,7 @@ impl QuantileCi {
     pub fn sentence(&self) -> String {
         let pct = percent_label(self.q);
         let approx = if self.approximate {
-            ", approximate: interpolated from fio's percentile list"
+            ", approximate: interpolated from the percentile list"
         } else {
             ""
         };
@@ -322,9 +323,9 @@ pub enum VerdictError {
     NoSync,
 }
 
-/// Judges a run for etcd. `sync_hist` is the engine's sync histogram when the native engine
-/// ran; without it (fio engine, imported run) the interval is interpolated from the percentile
-/// list.
+/// Judges a run for etcd. `sync_hist` is the sync latency histogram (the native engine's, or
+/// fio's json+ bins); without it (an import of plain fio JSON, a stored run) the interval is
+/// interpolated from the percentile list.
 pub fn etcd(
     doc: &RunDoc,
     sync_hist: Option<&Histogram<u64>>,
