@@ -17,28 +17,29 @@ WORK=$(mktemp -d /var/tmp/disktier-catalog-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 export DISKTIER_DB="$WORK/db.sqlite"
 
-echo "## plan (release binary, $RUNS runs each, wall ms: min / median / max)"
-plan_cases=(
-  "--region eu-north-1 --capacity 5TiB --iops 16000 --throughput 1000MiB/s --allow-hybrid"
-  "--region us-east-1 --instance m6i.xlarge --capacity 200GiB --iops 20000 --allow-ephemeral --allow-hybrid"
-  "--region us-east-1 --capacity 2TiB --iops 6000 --throughput 500MiB/s --allow-hybrid --format json"
-  "--region us-central1 --instance n1-standard-8 --capacity 1TiB --iops 20000 --allow-ephemeral --allow-hybrid"
-)
-for args in "${plan_cases[@]}"; do
-  times=()
-  for _ in $(seq "$RUNS"); do
-    t0=$(date +%s%N)
-    # shellcheck disable=SC2086
-    "$B" plan $args >/dev/null
-    t1=$(date +%s%N)
-    times+=($(( (t1 - t0) / 1000 )))
-  done
-  sorted=$(printf '%s\n' "${times[@]}" | sort -n)
-  min=$(echo "$sorted" | head -1); max=$(echo "$sorted" | tail -1)
-  med=$(echo "$sorted" | sed -n "$(( (RUNS + 1) / 2 ))p")
-  printf '  plan %-95s %6.2f / %6.2f / %6.2f ms\n' "$args" \
-    "$(echo "$min/1000" | bc -l)" "$(echo "$med/1000" | bc -l)" "$(echo "$max/1000" | bc -l)"
-done
+echo "## plan (release binary, $RUNS runs each; wall ms min / median / max; CPU ms (user+sys) median)"
+echo "   load average at start: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+python3 - "$B" "$RUNS" <<'EOF'
+import resource, statistics, subprocess, sys, time
+b, runs = sys.argv[1], int(sys.argv[2])
+cases = [
+    "--region eu-north-1 --capacity 5TiB --iops 16000 --throughput 1000MiB/s --allow-hybrid",
+    "--region us-east-1 --instance m6i.xlarge --capacity 200GiB --iops 20000 --allow-ephemeral --allow-hybrid",
+    "--region us-east-1 --capacity 2TiB --iops 6000 --throughput 500MiB/s --allow-hybrid --format json",
+    "--region us-central1 --instance n1-standard-8 --capacity 1TiB --iops 20000 --allow-ephemeral --allow-hybrid",
+]
+for args in cases:
+    walls, cpus = [], []
+    for _ in range(runs):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run([b, "plan", *args.split()], stdout=subprocess.DEVNULL, check=True)
+        walls.append((time.perf_counter() - t0) * 1e3)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1e3)
+    print("  plan %-100s %6.2f / %6.2f / %6.2f ms   cpu %5.2f ms" % (
+        args, min(walls), statistics.median(walls), max(walls), statistics.median(cpus)))
+EOF
 
 echo
 echo "## catalog import aws-offer of a synthetic offer file"

@@ -526,140 +526,148 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
     let mut p99_so_far = interval_hist();
     let mut cpu = Cpu::default();
 
-    let outs: Vec<Result<WorkerOut, EngineError>> = std::thread::scope(|s| {
-        let mut handles = Vec::new();
-        for j in 0..n {
-            let u = &uses[j.min(uses.len() - 1)];
-            let file = &files[j.min(files.len() - 1)];
-            let (live, stop, barrier, finished) = (&live[j], &stop, &barrier, &finished);
-            let tx = tx.clone();
-            let resolved = &resolved;
-            handles.push(s.spawn(move || {
-                barrier.wait();
-                let t0 = now_ns();
-                let rec = Recorder::new(t0, ramp_ns, runtime_ns, tx, live, stop, io_log);
-                let ramp_end = rec.ramp_end();
-                let mut ctx = WorkerCtx {
-                    jobnum: j as u32,
-                    file,
-                    path: &u.path,
-                    plan: Plan::new(resolved, j as u32, u.start, u.len),
-                    bs: resolved.bs,
-                    iodepth: resolved.iodepth,
-                    batch: resolved.iodepth_batch_submit,
-                    sync: sync_kind,
-                    sync_every,
-                    align,
-                    seed: resolved.randseed.wrapping_add(j as u64 + 1),
-                    rec,
+    // Stopped while laying out: no I/O phase, an interrupted (empty) result.
+    let stopped_early = opts.stop.load(Ordering::Relaxed);
+    interrupted |= stopped_early;
+    let outs: Vec<Result<WorkerOut, EngineError>> = if stopped_early {
+        drop(tx);
+        Vec::new()
+    } else {
+        std::thread::scope(|s| {
+            let mut handles = Vec::new();
+            for j in 0..n {
+                let u = &uses[j.min(uses.len() - 1)];
+                let file = &files[j.min(files.len() - 1)];
+                let (live, stop, barrier, finished) = (&live[j], &stop, &barrier, &finished);
+                let tx = tx.clone();
+                let resolved = &resolved;
+                handles.push(s.spawn(move || {
+                    barrier.wait();
+                    let t0 = now_ns();
+                    let rec = Recorder::new(t0, ramp_ns, runtime_ns, tx, live, stop, io_log);
+                    let ramp_end = rec.ramp_end();
+                    let mut ctx = WorkerCtx {
+                        jobnum: j as u32,
+                        file,
+                        path: &u.path,
+                        plan: Plan::new(resolved, j as u32, u.start, u.len),
+                        bs: resolved.bs,
+                        iodepth: resolved.iodepth,
+                        batch: resolved.iodepth_batch_submit,
+                        sync: sync_kind,
+                        sync_every,
+                        align,
+                        seed: resolved.randseed.wrapping_add(j as u64 + 1),
+                        rec,
+                    };
+                    let r = match resolved.ioengine {
+                        IoEngineKind::IoUring => UringEngine.run(&mut ctx),
+                        IoEngineKind::Psync => SyncEngine { positional: true }.run(&mut ctx),
+                        IoEngineKind::Sync => SyncEngine { positional: false }.run(&mut ctx),
+                    };
+                    if r.is_err() {
+                        // One thread failing stops the others.
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    finished.fetch_add(1, Ordering::Release);
+                    r.map(|_| WorkerOut {
+                        last_ns: ctx.rec.last_ns,
+                        ramp_end,
+                        read: std::mem::take(&mut ctx.rec.read),
+                        write: std::mem::take(&mut ctx.rec.write),
+                        sync: std::mem::take(&mut ctx.rec.sync),
+                    })
+                }));
+            }
+            drop(tx);
+            barrier.wait();
+            let t0 = now_ns();
+            let ramp_end = t0 + ramp_ns;
+            let mut cpu0 = if ramp_ns == 0 {
+                Some(uring::sys::cpu_times())
+            } else {
+                None
+            };
+            let tick = 250_000_000u64;
+            let mut next_report = t0 + tick;
+            let (mut last_ios, mut last_bytes, mut last_t) = (0u64, 0u64, t0);
+            while finished.load(Ordering::Acquire) < n {
+                let now = now_ns();
+                let wake = if cpu0.is_none() {
+                    next_report.min(ramp_end)
+                } else {
+                    next_report
                 };
-                let r = match resolved.ioengine {
-                    IoEngineKind::IoUring => UringEngine.run(&mut ctx),
-                    IoEngineKind::Psync => SyncEngine { positional: true }.run(&mut ctx),
-                    IoEngineKind::Sync => SyncEngine { positional: false }.run(&mut ctx),
-                };
-                if r.is_err() {
-                    // One thread failing stops the others.
+                if wake > now {
+                    // Short sleeps so that a stop request or the end is seen quickly.
+                    std::thread::sleep(Duration::from_nanos((wake - now).min(50_000_000)));
+                }
+                let now = now_ns();
+                if cpu0.is_none() && now >= ramp_end {
+                    cpu0 = Some(uring::sys::cpu_times());
+                }
+                if opts.stop.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+                    interrupted = true;
                     stop.store(true, Ordering::Relaxed);
                 }
-                finished.fetch_add(1, Ordering::Release);
-                r.map(|_| WorkerOut {
-                    last_ns: ctx.rec.last_ns,
-                    ramp_end,
-                    read: std::mem::take(&mut ctx.rec.read),
-                    write: std::mem::take(&mut ctx.rec.write),
-                    sync: std::mem::take(&mut ctx.rec.sync),
-                })
-            }));
-        }
-        drop(tx);
-        barrier.wait();
-        let t0 = now_ns();
-        let ramp_end = t0 + ramp_ns;
-        let mut cpu0 = if ramp_ns == 0 {
-            Some(uring::sys::cpu_times())
-        } else {
-            None
-        };
-        let tick = 250_000_000u64;
-        let mut next_report = t0 + tick;
-        let (mut last_ios, mut last_bytes, mut last_t) = (0u64, 0u64, t0);
-        while finished.load(Ordering::Acquire) < n {
-            let now = now_ns();
-            let wake = if cpu0.is_none() {
-                next_report.min(ramp_end)
-            } else {
-                next_report
-            };
-            if wake > now {
-                // Short sleeps so that a stop request or the end is seen quickly.
-                std::thread::sleep(Duration::from_nanos((wake - now).min(50_000_000)));
-            }
-            let now = now_ns();
-            if cpu0.is_none() && now >= ramp_end {
-                cpu0 = Some(uring::sys::cpu_times());
-            }
-            if opts.stop.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-                interrupted = true;
-                stop.store(true, Ordering::Relaxed);
-            }
-            for r in rx.try_iter() {
-                let _ = p99_so_far.add(&r.lat);
-                merge_sec(&mut secs, r);
-            }
-            if now >= next_report {
-                next_report = now + tick;
-                let ios: u64 = live.iter().map(|l| l.ios.load(Ordering::Relaxed)).sum();
-                let bytes: u64 = live.iter().map(|l| l.bytes.load(Ordering::Relaxed)).sum();
-                let dt = (now - last_t) as f64 / 1e9;
-                let elapsed = Duration::from_nanos(now - t0);
-                let eta = match (runtime_ns, total_ios) {
-                    (Some(r), _) if job.time_based => {
-                        Some(Duration::from_nanos((ramp_ns + r).saturating_sub(now - t0)))
-                    }
-                    (_, Some(total)) if ios > 0 => {
-                        let rate = ios as f64 / elapsed.as_secs_f64();
-                        let left = total.saturating_sub(ios) as f64 / rate;
-                        let by_time = runtime_ns
-                            .map(|r| ((ramp_ns + r).saturating_sub(now - t0)) as f64 / 1e9)
-                            .unwrap_or(f64::MAX);
-                        Some(Duration::from_secs_f64(left.min(by_time).max(0.0)))
-                    }
-                    _ => None,
-                };
-                if let Some(p) = &opts.progress {
-                    p(&Progress {
-                        elapsed,
-                        eta,
-                        iops: (ios - last_ios) as f64 / dt,
-                        bw_bytes: (bytes - last_bytes) as f64 / dt,
-                        p99_ns: (!p99_so_far.is_empty())
-                            .then(|| p99_so_far.value_at_quantile(0.99)),
-                        phase: if now < ramp_end { "ramp" } else { "run" },
-                    });
+                for r in rx.try_iter() {
+                    let _ = p99_so_far.add(&r.lat);
+                    merge_sec(&mut secs, r);
                 }
-                (last_ios, last_bytes, last_t) = (ios, bytes, now);
+                if now >= next_report {
+                    next_report = now + tick;
+                    let ios: u64 = live.iter().map(|l| l.ios.load(Ordering::Relaxed)).sum();
+                    let bytes: u64 = live.iter().map(|l| l.bytes.load(Ordering::Relaxed)).sum();
+                    let dt = (now - last_t) as f64 / 1e9;
+                    let elapsed = Duration::from_nanos(now - t0);
+                    let eta = match (runtime_ns, total_ios) {
+                        (Some(r), _) if job.time_based => {
+                            Some(Duration::from_nanos((ramp_ns + r).saturating_sub(now - t0)))
+                        }
+                        (_, Some(total)) if ios > 0 => {
+                            let rate = ios as f64 / elapsed.as_secs_f64();
+                            let left = total.saturating_sub(ios) as f64 / rate;
+                            let by_time = runtime_ns
+                                .map(|r| ((ramp_ns + r).saturating_sub(now - t0)) as f64 / 1e9)
+                                .unwrap_or(f64::MAX);
+                            Some(Duration::from_secs_f64(left.min(by_time).max(0.0)))
+                        }
+                        _ => None,
+                    };
+                    if let Some(p) = &opts.progress {
+                        p(&Progress {
+                            elapsed,
+                            eta,
+                            iops: (ios - last_ios) as f64 / dt,
+                            bw_bytes: (bytes - last_bytes) as f64 / dt,
+                            p99_ns: (!p99_so_far.is_empty())
+                                .then(|| p99_so_far.value_at_quantile(0.99)),
+                            phase: if now < ramp_end { "ramp" } else { "run" },
+                        });
+                    }
+                    (last_ios, last_bytes, last_t) = (ios, bytes, now);
+                }
             }
-        }
-        let outs: Vec<_> = handles
-            .into_iter()
-            .enumerate()
-            .map(|(j, h)| {
-                h.join()
-                    .unwrap_or(Err(EngineError::WorkerPanicked(j as u32)))
-            })
-            .collect();
-        let cpu1 = uring::sys::cpu_times();
-        let cpu0 = cpu0.unwrap_or(cpu1);
-        cpu = Cpu {
-            usr_s: (cpu1.0 - cpu0.0).max(0.0),
-            sys_s: (cpu1.1 - cpu0.1).max(0.0),
-        };
-        if opts.stop.load(Ordering::Relaxed) {
-            interrupted = true;
-        }
-        outs
-    });
+            let outs: Vec<_> = handles
+                .into_iter()
+                .enumerate()
+                .map(|(j, h)| {
+                    h.join()
+                        .unwrap_or(Err(EngineError::WorkerPanicked(j as u32)))
+                })
+                .collect();
+            let cpu1 = uring::sys::cpu_times();
+            let cpu0 = cpu0.unwrap_or(cpu1);
+            cpu = Cpu {
+                usr_s: (cpu1.0 - cpu0.0).max(0.0),
+                sys_s: (cpu1.1 - cpu0.1).max(0.0),
+            };
+            if opts.stop.load(Ordering::Relaxed) {
+                interrupted = true;
+            }
+            outs
+        })
+    };
     for r in rx.try_iter() {
         merge_sec(&mut secs, r);
     }

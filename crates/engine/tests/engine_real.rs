@@ -443,3 +443,19 @@ fn io_uring_writes_land_where_planned() {
         assert!(block.iter().any(|b| *b != 0), "block {i} was not written");
     }
 }
+
+#[test]
+fn stopped_during_layout_gives_an_empty_interrupted_result() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let j = Job {
+        rw: Rw::Read,
+        size: Some(64 * MIB),
+        ..job(d.path())
+    };
+    let opts = RunOptions::default();
+    opts.stop.store(true, Ordering::Relaxed);
+    let r = run(&j, &opts).unwrap();
+    assert!(r.doc.interrupted);
+    assert_eq!(r.doc.results.read.as_ref().unwrap().ios, 0);
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}

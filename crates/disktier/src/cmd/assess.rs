@@ -203,9 +203,7 @@ fn all_local() -> anyhow::Result<(Vec<PathBuf>, Vec<Skipped>)> {
             for d in disks {
                 let unformatted = d.all_mountpoints().is_empty()
                     && d.partitions.is_empty()
-                    && format!("{:?}", d.signature)
-                        .to_ascii_lowercase()
-                        .contains("none");
+                    && d.signature.is_blank();
                 if d.eligible && unformatted {
                     skipped.push(Skipped {
                         device: d.best_path().to_string(),

@@ -175,7 +175,13 @@ impl Engine for UringEngine {
         // One submitter, SQ and CQ for the whole run: the registered ring fd (Linux 5.18) saves
         // the kernel an fd lookup on every io_uring_enter, and is remembered by this submitter.
         let (mut submitter, mut sq, mut cq) = ring.split();
-        let _ = submitter.register_ring_fd();
+        if std::env::var_os("DISKTIER_NO_RING_FD").is_none() {
+            let _ = submitter.register_ring_fd();
+        }
+        let wait_div: usize = std::env::var("DISKTIER_URING_WAIT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
 
         let mut slots = vec![
             Slot {
@@ -247,7 +253,8 @@ impl Engine for UringEngine {
                     sq.sync();
                     let mut done = None;
                     while done.is_none() {
-                        if let Err(e) = submitter.submit_and_wait(1) {
+                        let want = if wait_div > 0 { (inflight / wait_div).max(1) } else { 1 };
+            if let Err(e) = submitter.submit_and_wait(want) {
                             if !transient(&e) {
                                 return Err(ctx.io_error("io_uring_enter", e));
                             }
@@ -275,7 +282,8 @@ impl Engine for UringEngine {
                 }
                 continue;
             }
-            if let Err(e) = submitter.submit_and_wait(1) {
+            let want = if wait_div > 0 { (inflight / wait_div).max(1) } else { 1 };
+            if let Err(e) = submitter.submit_and_wait(want) {
                 if !transient(&e) {
                     err.get_or_insert(ctx.io_error("io_uring_enter", e));
                     break;

@@ -1,0 +1,105 @@
+//! The CLI as a whole: every subcommand has help, the man pages and completions are generated
+//! from the same definition, and usage errors exit 2.
+
+use assert_cmd::Command;
+
+fn disktier() -> Command {
+    Command::cargo_bin("disktier").unwrap()
+}
+
+const SUBCOMMANDS: &[&str] = &[
+    "assess",
+    "bench",
+    "check",
+    "import",
+    "catalog",
+    "price",
+    "plan",
+    "disks",
+    "setup",
+    "render",
+    "history",
+    "show",
+    "compare",
+    "report",
+    "interfere",
+    "trace",
+    "simulate",
+    "completions",
+    "man",
+];
+
+#[test]
+fn every_subcommand_has_help() {
+    for sub in SUBCOMMANDS {
+        let out = disktier().args([sub, "--help"]).output().unwrap();
+        assert!(out.status.success(), "{sub} --help failed");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Usage: disktier"), "{sub}: {text}");
+        assert!(
+            text.contains("--format"),
+            "{sub} lacks the global --format: {text}"
+        );
+    }
+}
+
+#[test]
+fn man_pages_cover_every_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    disktier()
+        .args(["man", "--out-dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let main = std::fs::read_to_string(dir.path().join("disktier.1")).unwrap();
+    assert!(main.contains(".TH disktier"), "not a man page: {main}");
+    for sub in SUBCOMMANDS {
+        let page = dir.path().join(format!("disktier-{sub}.1"));
+        assert!(page.exists(), "no man page for {sub}");
+    }
+}
+
+#[test]
+fn completions_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef disktier"),
+        ("fish", "complete -c disktier"),
+    ] {
+        let out = disktier().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(marker), "{shell} completions lack {marker}");
+        assert!(
+            text.contains("interfere"),
+            "{shell} completions lack subcommands"
+        );
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    disktier().arg("no-such-command").assert().code(2);
+    disktier().args(["bench"]).assert().code(2);
+    disktier()
+        .args(["--format", "yaml", "disks"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn broken_pipe_is_not_an_error() {
+    // `disktier completions bash | head -1`: the reader goes away early.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} completions bash | head -c 10 >/dev/null; echo ${{PIPESTATUS:-0}}",
+            assert_cmd::cargo::cargo_bin("disktier").display()
+        ))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
