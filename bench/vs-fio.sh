@@ -4,7 +4,8 @@
 #   sudo bench/vs-fio.sh            # RUNS=5 by default; RUNS=3 for a quicker look
 #   DISKTIER=/path/to/disktier SECTIONS=c RUNS=3 bench/vs-fio.sh   # no build, only (c)
 #
-# (a) the etcd profile on xfs on a loop device: fdatasync p99 (median of RUNS each) and verdict;
+# (a) the etcd profile on xfs on a loop device (backing file in $BACKING, default /var/tmp):
+#     fdatasync p99 (median of RUNS each) and verdict;
 # (b) the same (etcd --quick, 4 MiB) on a loop device throttled to THROTTLE_IOPS write IOPS with
 #     cgroup v1 blkio.throttle.write_iops_device (a slow cloud volume), both tools in the cgroup;
 # (c) 4k randread, iodepth 32, io_uring, direct, on a loop device over a file in /dev/shm
@@ -18,6 +19,9 @@ RUNS=${RUNS:-5}
 THROTTLE_IOPS=${THROTTLE_IOPS:-300}
 RR_RUNTIME=${RR_RUNTIME:-10}
 SECTIONS=${SECTIONS:-abc}
+# Where the loop devices of (a) and (b) keep their backing files: a real disk by default;
+# BACKING=/dev/shm takes the shared disk's noise out (then fdatasync costs xfs + loop only).
+BACKING=${BACKING:-/var/tmp}
 THRESHOLD_NS=10000000 # etcd's 10 ms fdatasync p99 (etcd docs; OpenShift etcd-perf, seed 000)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
@@ -49,7 +53,7 @@ cleanup() {
         done
         rmdir "$CGROUP"
     fi
-    rm -rf "$WORK" /dev/shm/disktier-vsfio.$$.img
+    rm -rf "$WORK" /dev/shm/disktier-vsfio.$$.img "$BACKING"/disktier-vsfio.$$.[ab].img
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -111,15 +115,15 @@ print(f"{label}: fdatasync p99 median disktier {md/1e6:.3f} ms, fio {mf/1e6:.3f}
 
 if [[ $SECTIONS == *a* ]]; then
     echo "(a) etcd profile on xfs on a loop device, $RUNS runs each" >&2
-    new_loop "$WORK/a.img" 1G; L=$LOOP
+    new_loop "$BACKING/disktier-vsfio.$$.a.img" 1G; L=$LOOP
     xfs_on "$L" "$WORK/a"
-    etcd_compare "(a) etcd, xfs on loop" "$WORK/a" 0
+    etcd_compare "(a) etcd, xfs on loop over $BACKING" "$WORK/a" 0
 fi
 
 if [[ $SECTIONS == *b* ]]; then
     echo "(b) etcd --quick on xfs on a loop device throttled to $THROTTLE_IOPS write IOPS" >&2
     [ -e /sys/fs/cgroup/blkio/blkio.throttle.write_iops_device ] || { echo "vs-fio: no cgroup v1 blkio" >&2; exit 2; }
-    new_loop "$WORK/b.img" 1G; L=$LOOP
+    new_loop "$BACKING/disktier-vsfio.$$.b.img" 1G; L=$LOOP
     xfs_on "$L" "$WORK/b"
     CGROUP=/sys/fs/cgroup/blkio/disktier-vsfio-$$
     mkdir "$CGROUP"

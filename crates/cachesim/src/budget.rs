@@ -61,8 +61,13 @@ pub struct Candidate<T> {
 
 /// Orders the candidates within `budget` best first (score descending, then tie-break, then
 /// price); those over budget are returned apart, cheapest first.
-pub fn rank_within_budget<T>(cands: Vec<Candidate<T>>, budget: f64) -> (Vec<Candidate<T>>, Vec<Candidate<T>>) {
-    let (mut inside, mut over): (Vec<_>, Vec<_>) = cands.into_iter().partition(|c| c.monthly_usd <= budget + 1e-9);
+pub fn rank_within_budget<T>(
+    cands: Vec<Candidate<T>>,
+    budget: f64,
+) -> (Vec<Candidate<T>>, Vec<Candidate<T>>) {
+    let (mut inside, mut over): (Vec<_>, Vec<_>) = cands
+        .into_iter()
+        .partition(|c| c.monthly_usd <= budget + 1e-9);
     inside.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
@@ -89,7 +94,12 @@ mod tests {
             tie_break: tie,
         };
         let (inside, over) = rank_within_budget(
-            vec![c("a", 100.0, 5000.0, 0.01), c("b", 150.0, 9000.0, 0.02), c("c", 90.0, 9000.0, 0.01), c("d", 400.0, 1e6, 0.0)],
+            vec![
+                c("a", 100.0, 5000.0, 0.01),
+                c("b", 150.0, 9000.0, 0.02),
+                c("c", 90.0, 9000.0, 0.01),
+                c("d", 400.0, 1e6, 0.0),
+            ],
             155.83,
         );
         let names: Vec<_> = inside.iter().map(|c| c.option).collect();
@@ -100,7 +110,14 @@ mod tests {
     #[test]
     fn curves_grow_with_size() {
         let trace: Vec<Record> = (0..20_000u64)
-            .map(|i| Record::new(i * 1000, (crate::hash::mix64(i % 3000) % 5000) * 4096, 4096, Op::Read))
+            .map(|i| {
+                Record::new(
+                    i * 1000,
+                    (crate::hash::mix64(i % 3000) % 5000) * 4096,
+                    4096,
+                    Op::Read,
+                )
+            })
             .collect();
         let cfg = SimConfig {
             block: 4096,

@@ -88,9 +88,11 @@ impl DeviceModel {
         throughput_mibs: Option<f64>,
         latency_s: Option<f64>,
     ) -> Result<DeviceModel, String> {
-        let vt = cat
-            .volume_type(volume_type)
-            .ok_or_else(|| format!("volume type {volume_type:?} is not in the catalog: see `disktier catalog show`"))?;
+        let vt = cat.volume_type(volume_type).ok_or_else(|| {
+            format!(
+                "volume type {volume_type:?} is not in the catalog: see `disktier catalog show`"
+            )
+        })?;
         let cfg = disktier_catalog::perf::VolumeConfig {
             size_gib,
             iops,
@@ -158,9 +160,8 @@ impl Dev<'_> {
             // bucket holds `seconds` of full burst.
             let base_u = (want_ops / self.m.iops).max(want_bytes / self.m.bytes_per_s);
             let over = ((base_u.min(u.min(1.0) * cap_bytes / self.m.bytes_per_s)) - 1.0).max(-1.0);
-            let burst_excess = (b.bytes_per_s / self.m.bytes_per_s - 1.0).max(
-                b.iops / self.m.iops - 1.0,
-            );
+            let burst_excess =
+                (b.bytes_per_s / self.m.bytes_per_s - 1.0).max(b.iops / self.m.iops - 1.0);
             if burst_excess > 0.0 {
                 self.credits_s = (self.credits_s - over / burst_excess).clamp(0.0, b.seconds);
             }
@@ -222,7 +223,11 @@ pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Pred
         let b_bytes = (backing_read_bytes + backing_write_bytes) as f64;
         let (cu, _, _) = cd.second(cache_ops as f64, cache_bytes as f64);
         let (bu, backlog, bursting) = bd.second(b_ops, b_bytes);
-        if backing.burst.is_some() && !bursting && bd.credits_s <= 0.0 && p.burst_exhausted_at_s.is_none() {
+        if backing.burst.is_some()
+            && !bursting
+            && bd.credits_s <= 0.0
+            && p.burst_exhausted_at_s.is_none()
+        {
             p.burst_exhausted_at_s = Some(s as f64);
         }
         p.backing_peak_utilisation = p.backing_peak_utilisation.max(bu);
@@ -230,7 +235,10 @@ pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Pred
         if requests == 0 {
             continue;
         }
-        let hit_s = mm1_mean(cd.service_s(cache_bytes as f64 / (cache_ops.max(1)) as f64), cu);
+        let hit_s = mm1_mean(
+            cd.service_s(cache_bytes as f64 / (cache_ops.max(1)) as f64),
+            cu,
+        );
         let miss_ops = (backing_read_ops).max(1) as f64;
         let miss_s = mm1_mean(bd.service_s(backing_read_bytes as f64 / miss_ops), bu) + backlog;
         let misses = requests.saturating_sub(hit_requests) as f64;
@@ -255,7 +263,10 @@ pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Pred
                 .sum::<f64>()
                 / total
         };
-        let (mut lo, mut hi) = (0.0, classes.iter().map(|k| k.mean_s).fold(0.0, f64::max) * 10.0);
+        let (mut lo, mut hi) = (
+            0.0,
+            classes.iter().map(|k| k.mean_s).fold(0.0, f64::max) * 10.0,
+        );
         for _ in 0..100 {
             let mid = (lo + hi) / 2.0;
             if tail(mid) > 0.01 {
@@ -277,9 +288,14 @@ pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Pred
     let b_bytes_per = (c.backing_read_bytes + c.backing_write_bytes) as f64 / reqs;
     let c_ops_per: f64 = c.windows.iter().map(|w| w.cache_ops as f64).sum::<f64>() / reqs;
     let c_bytes_per = (c.cache_read_bytes + c.cache_write_bytes) as f64 / reqs;
-    let bytes_per_req =
-        (c.read_blocks + c.write_blocks) as f64 * c.block_bytes as f64 / reqs;
-    let limit = |ops_per: f64, cap: f64| if ops_per > 0.0 { cap / ops_per } else { f64::INFINITY };
+    let bytes_per_req = (c.read_blocks + c.write_blocks) as f64 * c.block_bytes as f64 / reqs;
+    let limit = |ops_per: f64, cap: f64| {
+        if ops_per > 0.0 {
+            cap / ops_per
+        } else {
+            f64::INFINITY
+        }
+    };
     let rate = |b_iops: f64, b_bw: f64| {
         limit(b_ops_per, b_iops)
             .min(limit(b_bytes_per, b_bw))
@@ -288,7 +304,10 @@ pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Pred
     };
     p.max_iops_sustained = rate(backing.iops, backing.bytes_per_s);
     p.max_iops_burst = match &backing.burst {
-        Some(b) => rate(b.iops.max(backing.iops), b.bytes_per_s.max(backing.bytes_per_s)),
+        Some(b) => rate(
+            b.iops.max(backing.iops),
+            b.bytes_per_s.max(backing.bytes_per_s),
+        ),
         None => p.max_iops_sustained,
     };
     for v in [&mut p.max_iops_sustained, &mut p.max_iops_burst] {
@@ -361,7 +380,11 @@ mod tests {
         // requests/s; the gp3 cache allows 16,000. So the pair sustains 5,000.
         let c = counters(0.9, 1000, 10);
         let p = predict(&c, &gp3_16k(), &st1_1tib());
-        assert!((p.max_iops_sustained - 5000.0).abs() < 1.0, "{}", p.max_iops_sustained);
+        assert!(
+            (p.max_iops_sustained - 5000.0).abs() < 1.0,
+            "{}",
+            p.max_iops_sustained
+        );
         // at 99 % hits: 50,000 from st1, so the cache's 16,000 binds
         let c = counters(0.99, 1000, 10);
         let p = predict(&c, &gp3_16k(), &st1_1tib());
@@ -375,6 +398,10 @@ mod tests {
         let heavy = predict(&counters(0.0, 2000, 5), &gp3_16k(), &st1_1tib());
         assert!(heavy.backing_peak_backlog_s > 1.0);
         assert!(heavy.p99_latency_s > light.p99_latency_s * 10.0);
-        assert!(light.mean_latency_s > 0.001 && light.mean_latency_s < 0.01, "{}", light.mean_latency_s);
+        assert!(
+            light.mean_latency_s > 0.001 && light.mean_latency_s < 0.01,
+            "{}",
+            light.mean_latency_s
+        );
     }
 }

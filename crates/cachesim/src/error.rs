@@ -23,7 +23,9 @@ pub enum TraceError {
     },
     #[error("trace is corrupt at record {index}: {why}")]
     Corrupt { index: u64, why: String },
-    #[error("{path}:{line}: malformed {format} line: {why} (drop --strict to skip malformed lines)")]
+    #[error(
+        "{path}:{line}: malformed {format} line: {why} (drop --strict to skip malformed lines)"
+    )]
     Malformed {
         path: PathBuf,
         format: &'static str,

@@ -71,7 +71,10 @@ impl Counters {
         &mut self.windows[s]
     }
     pub fn hit_ratio(&self) -> f64 {
-        ratio(self.read_hits + self.write_hits, self.read_blocks + self.write_blocks)
+        ratio(
+            self.read_hits + self.write_hits,
+            self.read_blocks + self.write_blocks,
+        )
     }
     pub fn read_hit_ratio(&self) -> f64 {
         ratio(self.read_hits, self.read_blocks)
@@ -256,7 +259,10 @@ impl SimConfig {
         if self.block == 0 || !self.block.is_power_of_two() || self.block < 512 {
             return Err(TraceError::Invalid {
                 what: "--block",
-                why: format!("{} is not a power of two of at least 512 bytes; try 4KiB", self.block),
+                why: format!(
+                    "{} is not a power of two of at least 512 bytes; try 4KiB",
+                    self.block
+                ),
             });
         }
         if self.sizes.is_empty() {
@@ -281,6 +287,15 @@ impl SimConfig {
         }
         self.bcache.check()?;
         self.smq.check(self.block)?;
+        Ok(())
+    }
+}
+
+impl SimConfig {
+    /// Checks the sizes against the device-level models: bcache needs at least 4 buckets,
+    /// lvmcache one chunk. (Separate from [`SimConfig::check`] because a hit-ratio curve asks
+    /// for sizes only later.)
+    pub fn check_sizes(&self) -> Result<(), TraceError> {
         if self.policies.contains(&PolicyKind::Bcache) {
             // The model needs a few buckets to allocate from and reclaim into.
             let min = 4 * self.bcache.bucket_size;
@@ -360,6 +375,7 @@ pub fn build(cfg: &SimConfig, kind: PolicyKind, cache_bytes: u64) -> Box<dyn Sim
 /// Replays `trace` once per (policy, size).
 pub fn simulate(cfg: &SimConfig, trace: &[Record]) -> Result<SimReport, TraceError> {
     cfg.check()?;
+    cfg.check_sizes()?;
     let start = Instant::now();
     let mut results = Vec::new();
     let mut replayed = 0u64;
@@ -411,11 +427,14 @@ pub fn parse_sizes(s: &str) -> Result<Vec<u64>, TraceError> {
         what: "--cache-sizes",
         why,
     };
-    let one = |p: &str| disktier_units::parse_size(p.trim()).map_err(|e| bad(format!("{p:?}: {e}")));
+    let one =
+        |p: &str| disktier_units::parse_size(p.trim()).map_err(|e| bad(format!("{p:?}: {e}")));
     if let Some((a, b)) = s.split_once("..") {
         let (lo, hi) = (one(a)?, one(b)?);
         if lo == 0 || lo > hi {
-            return Err(bad(format!("range {s:?} must go from a non-zero size up to a larger one")));
+            return Err(bad(format!(
+                "range {s:?} must go from a non-zero size up to a larger one"
+            )));
         }
         let mut v = Vec::new();
         let mut x = lo;
@@ -446,8 +465,14 @@ mod tests {
 
     #[test]
     fn sizes_parse_as_lists_and_doubling_ranges() {
-        assert_eq!(parse_sizes("1GiB..8GiB").unwrap(), vec![1 << 30, 2 << 30, 4 << 30, 8 << 30]);
-        assert_eq!(parse_sizes("1GiB..3GiB").unwrap(), vec![1 << 30, 2 << 30, 3 << 30]);
+        assert_eq!(
+            parse_sizes("1GiB..8GiB").unwrap(),
+            vec![1 << 30, 2 << 30, 4 << 30, 8 << 30]
+        );
+        assert_eq!(
+            parse_sizes("1GiB..3GiB").unwrap(),
+            vec![1 << 30, 2 << 30, 3 << 30]
+        );
         assert_eq!(parse_sizes("2GiB,1GiB").unwrap(), vec![1 << 30, 2 << 30]);
         assert!(parse_sizes("8GiB..1GiB").is_err());
         assert!(parse_sizes("lots").is_err());
@@ -475,7 +500,10 @@ mod tests {
         ];
         let rep = simulate(&cfg, &trace).unwrap();
         let c = &rep.results[0].counters;
-        assert_eq!((c.write_blocks, c.write_hits, c.read_blocks, c.read_hits), (2, 0, 3, 1));
+        assert_eq!(
+            (c.write_blocks, c.write_hits, c.read_blocks, c.read_hits),
+            (2, 0, 3, 1)
+        );
         assert_eq!(c.cache_write_bytes, 8192 + 8192);
         assert_eq!(c.cache_read_bytes, 4096 + 8192);
         assert_eq!(c.backing_read_bytes, 8192);
@@ -483,6 +511,35 @@ mod tests {
         assert_eq!(c.dirty_bytes_end, 0);
         assert!((rep.results[0].hit_ratio - 0.2).abs() < 1e-12);
         assert!((rep.results[0].request_hit_ratio - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sampled_replay_tracks_the_full_replay() {
+        // Miniature simulation: 10 % of blocks, caches scaled by 0.1, counters scaled back.
+        let trace = crate::mrc::tests::zipf_trace(400_000, 5_000, 3);
+        let mut cfg = SimConfig {
+            block: 4096,
+            policies: vec![PolicyKind::Lru, PolicyKind::Arc, PolicyKind::S3fifo],
+            sizes: vec![8 << 20, 64 << 20, 256 << 20],
+            sample: None,
+            bcache: BcacheConfig::default(),
+            smq: SmqConfig::default(),
+        };
+        let full = simulate(&cfg, &trace).unwrap();
+        cfg.sample = Some(0.1);
+        let mini = simulate(&cfg, &trace).unwrap();
+        for (f, m) in full.results.iter().zip(&mini.results) {
+            assert!(
+                (f.hit_ratio - m.hit_ratio).abs() < 0.03,
+                "{:?} {}: full {} sampled {}",
+                f.policy,
+                f.cache_bytes,
+                f.hit_ratio,
+                m.hit_ratio
+            );
+            let (fb, mb) = (f.counters.backing_read_bytes as f64, m.counters.backing_read_bytes as f64);
+            assert!((fb - mb).abs() / fb < 0.1, "backing reads {fb} vs {mb}");
+        }
     }
 
     #[test]

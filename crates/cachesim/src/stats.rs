@@ -130,7 +130,11 @@ pub fn compute<I: IntoIterator<Item = Record>>(records: I, block: u64) -> TraceS
         }
     }
     let data = reads + writes;
-    let seconds = if n == 0 { 0.0 } else { (last_t - first_t) as f64 / 1e9 };
+    let seconds = if n == 0 {
+        0.0
+    } else {
+        (last_t - first_t) as f64 / 1e9
+    };
     let reused: u64 = sd.read_hist.iter().sum::<u64>() + sd.write_hist.iter().sum::<u64>();
     let accesses = reused + sd.cold_reads + sd.cold_writes;
     let mut all: Vec<u64> = sd.read_hist.clone();
@@ -151,7 +155,11 @@ pub fn compute<I: IntoIterator<Item = Record>>(records: I, block: u64) -> TraceS
         write_bytes: wb,
         discard_bytes: db,
         seconds,
-        requests_per_second: if seconds > 0.0 { n as f64 / seconds } else { 0.0 },
+        requests_per_second: if seconds > 0.0 {
+            n as f64 / seconds
+        } else {
+            0.0
+        },
         streams: last_end.len() as u64,
         block_bytes: block,
         footprint_bytes: sd.distinct() * block,
@@ -216,8 +224,22 @@ mod tests {
         // of 6 accesses; distinct blocks since block 0's read: {1, 2} plus itself -> distance 3
         assert!((s.reuse_fraction - 1.0 / 6.0).abs() < 1e-12);
         assert_eq!(s.reuse_distance.p50_bytes, 3 * 4096);
-        assert_eq!(s.size_histogram.iter().find(|b| b.le_bytes == 4096).unwrap().requests, 4);
-        assert_eq!(s.size_histogram.iter().find(|b| b.le_bytes == 8192).unwrap().requests, 1);
+        assert_eq!(
+            s.size_histogram
+                .iter()
+                .find(|b| b.le_bytes == 4096)
+                .unwrap()
+                .requests,
+            4
+        );
+        assert_eq!(
+            s.size_histogram
+                .iter()
+                .find(|b| b.le_bytes == 8192)
+                .unwrap()
+                .requests,
+            1
+        );
         assert_eq!(s.streams, 2);
         assert!((s.seconds - 2.0).abs() < 1e-9);
     }

@@ -12,8 +12,9 @@ use crate::perf::{Performance, VolumeConfig};
 use crate::price::{self, PriceError, Quote};
 use serde::Serialize;
 
-/// The hit ratio the planner assumes for hybrid caches when the user gives none. It is a guess,
-/// stated in every hybrid option; `disktier simulate` replaces it with a prediction from a trace.
+/// The hit ratio the planner assumes for hybrid caches when the user gives none (issue #3's
+/// example, `--hit-ratio 0.9`). It is a guess, stated in every hybrid option; `disktier simulate`
+/// replaces it with a prediction from a trace (references.md: no cache predicts its own).
 pub const DEFAULT_HIT_RATIO: f64 = 0.9;
 
 /// What the data needs.
@@ -830,8 +831,12 @@ fn hybrids(
                 if let Some((opt, why)) = best_fail {
                     let needed = opt.performance.hit_ratio_needed;
                     let reason = format!(
-                        "at a hit ratio of {} it delivers {}{}",
+                        "at a hit ratio of {} ({}) it delivers {}{}",
                         num(opt.performance.hit_ratio.unwrap_or(0.0)),
+                        opt.performance
+                            .hit_ratio_source
+                            .as_deref()
+                            .unwrap_or("assumed"),
                         why,
                         match needed {
                             Some(n) if n < 1.0 => format!(
@@ -1279,6 +1284,48 @@ mod tests {
             .rejected
             .iter()
             .any(|r| r.label == "st1" && r.reason.contains("500 IOPS")));
+    }
+
+    #[test]
+    fn gcp_local_ssd_takes_the_smallest_allowed_count_and_e2_has_none() {
+        let c = Catalog::embedded();
+        let mut r = request("us-central1", 1000, None, None);
+        r.instance = Some("n1-standard-8".into());
+        r.allow_ephemeral = true;
+        let p = plan(&c, &r).unwrap();
+        let ls = p
+            .options
+            .iter()
+            .find(|o| o.kind == Kind::InstanceStore)
+            .unwrap();
+        // 1,000 GiB needs 3 x 375 = 1,125 GiB; 1,125 x $0.08 = $90.00.
+        assert_eq!(ls.components[0].size_gib, 1125);
+        assert_eq!(ls.monthly_cost_usd, 90.0);
+        r.instance = Some("e2-standard-4".into());
+        let p = plan(&c, &r).unwrap();
+        assert!(p.options.iter().all(|o| o.kind != Kind::InstanceStore));
+        assert!(p
+            .rejected
+            .iter()
+            .any(|x| x.reason.contains("cannot have local SSD")));
+        // n1-standard-8 allows at most 8 x 375 = 3,000 GiB.
+        r.instance = Some("n1-standard-8".into());
+        r.requirements.capacity_gib = 4000;
+        let p = plan(&c, &r).unwrap();
+        assert!(p
+            .rejected
+            .iter()
+            .any(|x| x.reason.contains("at most 8 local SSDs")));
+    }
+
+    #[test]
+    fn bad_hit_ratio_and_zero_capacity_are_errors() {
+        let c = Catalog::embedded();
+        let mut r = request("us-east-1", 100, None, None);
+        r.hit_ratio = HitRatio::Assumed(1.5);
+        assert!(matches!(plan(&c, &r), Err(PlanError::HitRatio(_))));
+        let r = request("us-east-1", 0, None, None);
+        assert!(matches!(plan(&c, &r), Err(PlanError::Capacity)));
     }
 
     #[test]

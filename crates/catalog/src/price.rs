@@ -351,6 +351,22 @@ mod tests {
     }
 
     #[test]
+    fn included_iops_and_throughput_are_not_billed() {
+        let c = Catalog::embedded();
+        let q = volume(&c, "us-east-1", "gp3", &cfg(100, Some(3000), Some(125.0))).unwrap();
+        // 100 x $0.08 = $8.00; 3,000 IOPS and 125 MiB/s are included.
+        assert_eq!(q.items.len(), 1);
+        assert_eq!(q.monthly_cost_usd, 8.0);
+        // io1 bills every provisioned IOPS: 100 x 0.125 = 12.50 + 1,000 x 0.065 = 65.00.
+        let q = volume(&c, "us-east-1", "io1", &cfg(100, Some(1000), None)).unwrap();
+        assert_eq!(q.monthly_cost_usd, 77.5);
+        // GCP local SSD comes in 375 GiB units.
+        assert!(volume(&c, "us-central1", "local-ssd", &cfg(400, None, None)).is_err());
+        let q = volume(&c, "us-central1", "local-ssd", &cfg(750, None, None)).unwrap();
+        assert_eq!(q.monthly_cost_usd, 60.0);
+    }
+
+    #[test]
     fn io2_tiers_apply_bracket_by_bracket() {
         let c = Catalog::embedded();
         let q = volume(&c, "us-east-1", "io2", &cfg(100, Some(70000), None)).unwrap();

@@ -861,3 +861,97 @@ fn catalog_show_carries_source_date_and_weak() {
     assert!(human.contains("m6id.xlarge"), "{human}");
     assert!(human.contains("1 x 237 GB NVMe"), "{human}");
 }
+
+#[test]
+fn plan_with_a_trace_uses_the_simulated_hit_ratio() {
+    // A small MSR-format trace: 20,000 4 KiB reads, 999 in 1,000 inside a 16 MiB hot set,
+    // the rest spread over 1,000 GiB (a fixed LCG, so the trace is the same every run).
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let csv = tmp.path().join("msr.csv");
+    let mut x: u64 = 7;
+    let mut next = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        x >> 11
+    };
+    let mut text = String::new();
+    for i in 0..20_000u64 {
+        let block = if next() % 1000 < 999 {
+            next() % 4096
+        } else {
+            next() % (1000 << 18)
+        };
+        text.push_str(&format!(
+            "{},host,0,Read,{},4096,100\n",
+            128166372000000000u64 + i * 1000,
+            block * 4096
+        ));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let trace = tmp.path().join("t.dttrace");
+    disktier(&db)
+        .args(["trace", "import", "msr"])
+        .arg(&csv)
+        .arg("-o")
+        .arg(&trace)
+        .arg("--no-save")
+        .assert()
+        .success();
+    let out = disktier(&db)
+        .args([
+            "plan",
+            "--region",
+            "eu-north-1",
+            "--capacity",
+            "1TiB",
+            "--iops",
+            "2000",
+            "--trace",
+        ])
+        .arg(&trace)
+        .args(["--format", "json", "--no-save"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    // --trace implies hybrids and replaces the assumed ratio.
+    assert!(v["assumed_hit_ratio"].is_null());
+    let hybrids: Vec<&Value> = v["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(
+            v["rejected"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|r| r.get("nearest")),
+        )
+        .filter(|o| o["kind"] == "hybrid")
+        .collect();
+    assert!(!hybrids.is_empty(), "{v}");
+    for h in hybrids {
+        let src = h["performance"]["hit_ratio_source"].as_str().unwrap();
+        assert!(src.starts_with("simulated: lru on "), "{src}");
+        // Every cache tried (>= 6 GiB) holds the whole 16 MiB hot set, so only first touches
+        // miss: ~19,980 hot reads touch 4,096 x (1 - e^(-19,980 / 4,096)) = 4,065 blocks, plus
+        // ~20 cold reads: hit ratio = 1 - 4,085 / 20,000 = 0.796.
+        let hr = h["performance"]["hit_ratio"].as_f64().unwrap();
+        assert!((hr - 0.796).abs() < 0.005, "{hr}");
+    }
+    let e = fails(
+        &[
+            "plan",
+            "--capacity",
+            "1TiB",
+            "--trace",
+            "/nonexistent.dttrace",
+        ],
+        2,
+    );
+    assert!(e.contains("cannot read the trace"), "{e}");
+}

@@ -21,7 +21,8 @@ fn bin(db: &Path) -> Command {
 }
 
 fn json(out: &[u8]) -> Value {
-    serde_json::from_slice(out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
+    serde_json::from_slice(out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }
 
 /// Imports `fixture` and returns the import report.
@@ -49,29 +50,34 @@ fn stats(dir: &Path, trace: &Path) -> Value {
 #[test]
 fn every_importer_reads_its_fixture_and_counts_malformed_lines() {
     let dir = tempfile::tempdir().unwrap();
-    // (format, fixture, records, malformed, first malformed line, reads, writes, syncs, discards)
-    let cases: &[(&str, &str, u64, u64, Option<u64>, u64, u64, u64, u64)] = &[
+    // (format, fixture, records, malformed, first malformed line, [reads, writes, syncs, discards])
+    type Case = (&'static str, &'static str, u64, u64, Option<u64>, [u64; 4]);
+    let cases: &[Case] = &[
         // Q events only: WS, R, WS, FWS 0+0 (a flush), D, RA; one garbage line (13); the
         // summary at the end is skipped.
-        ("blkparse", "blkparse.txt", 6, 1, Some(13), 2, 2, 1, 1),
+        ("blkparse", "blkparse.txt", 6, 1, Some(13), [2, 2, 1, 1]),
         // "Sideways" (line 5) and a non-numeric offset (line 7) are malformed.
-        ("msr", "msr.csv", 5, 2, Some(5), 3, 2, 0, 0),
-        ("msr", "msr.csv.gz", 5, 2, Some(5), 3, 2, 0, 0),
+        ("msr", "msr.csv", 5, 2, Some(5), [3, 2, 0, 0]),
+        ("msr", "msr.csv.gz", 5, 2, Some(5), [3, 2, 0, 0]),
         // opcode X on line 5
-        ("alibaba", "alibaba.csv", 5, 1, Some(5), 2, 3, 0, 0),
-        ("alibaba", "alibaba.csv.zst", 5, 1, Some(5), 2, 3, 0, 0),
+        ("alibaba", "alibaba.csv", 5, 1, Some(5), [2, 3, 0, 0]),
+        ("alibaba", "alibaba.csv.zst", 5, 1, Some(5), [2, 3, 0, 0]),
         // IO type 7 on line 5
-        ("tencent", "tencent.csv", 5, 1, Some(5), 3, 2, 0, 0),
+        ("tencent", "tencent.csv", 5, 1, Some(5), [3, 2, 0, 0]),
         // write, write, (wait), read, datasync, trim; "read 0" without a length on line 10
-        ("fio-iolog", "fio-v2.log", 5, 1, Some(10), 1, 2, 1, 1),
-        ("fio-iolog", "fio-v3.log", 7, 0, None, 5, 1, 1, 0),
+        ("fio-iolog", "fio-v2.log", 5, 1, Some(10), [1, 2, 1, 1]),
+        ("fio-iolog", "fio-v3.log", 7, 0, None, [5, 1, 1, 0]),
     ];
-    for &(format, name, records, malformed, first, reads, writes, syncs, discards) in cases {
+    for &(format, name, records, malformed, first, [reads, writes, syncs, discards]) in cases {
         let (rep, out) = import(dir.path(), format, name);
         assert_eq!(rep["schema_version"], 1);
         assert_eq!(rep["records"], records, "{name}: {rep}");
         assert_eq!(rep["malformed"], malformed, "{name}: {rep}");
-        assert_eq!(rep["first_malformed"].get(0).and_then(Value::as_u64), first, "{name}");
+        assert_eq!(
+            rep["first_malformed"].get(0).and_then(Value::as_u64),
+            first,
+            "{name}"
+        );
         let want_compression = if name.ends_with(".gz") {
             "gzip"
         } else if name.ends_with(".zst") {
@@ -83,7 +89,12 @@ fn every_importer_reads_its_fixture_and_counts_malformed_lines() {
         let s = stats(dir.path(), &out);
         assert_eq!(s["schema_version"], 1);
         assert_eq!(
-            (s["reads"].as_u64(), s["writes"].as_u64(), s["syncs"].as_u64(), s["discards"].as_u64()),
+            (
+                s["reads"].as_u64(),
+                s["writes"].as_u64(),
+                s["syncs"].as_u64(),
+                s["discards"].as_u64()
+            ),
             (Some(reads), Some(writes), Some(syncs), Some(discards)),
             "{name}: {s}"
         );
@@ -99,7 +110,10 @@ fn importer_details_survive_the_round_trip() {
     let s = stats(dir.path(), &out);
     assert_eq!(s["read_bytes"], 3 * 32768);
     assert_eq!(s["write_bytes"], 2 * 4096);
-    assert!((s["seconds"].as_f64().unwrap() - 0.0239381).abs() < 1e-9, "{s}");
+    assert!(
+        (s["seconds"].as_f64().unwrap() - 0.0239381).abs() < 1e-9,
+        "{s}"
+    );
     // disks 0 and 1
     assert_eq!(s["streams"], 2);
     // footprint: 16 blocks of reads (two 32 KiB extents) + 2 written blocks
@@ -135,7 +149,9 @@ fn strict_stops_at_the_first_malformed_line_and_leaves_no_output() {
         .arg(&out)
         .assert()
         .success()
-        .stderr(predicate::str::contains("2 malformed line(s) skipped, first at line(s) 5, 7"));
+        .stderr(predicate::str::contains(
+            "2 malformed line(s) skipped, first at line(s) 5, 7",
+        ));
     // an unknown format and a file that is not a trace are one-line errors naming the fix
     bin(&dir.path().join("db"))
         .args(["trace", "import", "csv"])
@@ -143,7 +159,9 @@ fn strict_stops_at_the_first_malformed_line_and_leaves_no_output() {
         .args(["-o", "/dev/null"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("blkparse, msr, alibaba, tencent, fio-iolog"));
+        .stderr(predicate::str::contains(
+            "blkparse, msr, alibaba, tencent, fio-iolog",
+        ));
     bin(&dir.path().join("db"))
         .args(["trace", "stats"])
         .arg(fixture("msr.csv"))
@@ -161,13 +179,28 @@ fn simulate_json_has_the_documented_shape_and_hand_computed_hits() {
     // hit ratio 8/26, reads 8/24, writes 0/2 — for every policy (bcache's sequential cutoff
     // is far away: the longest run is 64 KiB).
     let a = bin(&dir.path().join("db"))
-        .args(["--format", "json", "simulate", "--cache-sizes", "2MiB,4MiB", "--policies", "lru,arc,s3fifo,bcache", "--trace"])
+        .args([
+            "--format",
+            "json",
+            "simulate",
+            "--cache-sizes",
+            "2MiB,4MiB",
+            "--policies",
+            "lru,arc,s3fifo,bcache",
+            "--trace",
+        ])
         .arg(&trace)
         .assert()
         .success();
     let v = json(&a.get_output().stdout);
     assert_eq!(v["schema_version"], 1);
-    for k in ["requests", "seconds", "requests_per_second", "results", "mrc"] {
+    for k in [
+        "requests",
+        "seconds",
+        "requests_per_second",
+        "results",
+        "mrc",
+    ] {
         assert!(v.get(k).is_some(), "missing {k}: {v}");
     }
     let results = v["results"].as_array().unwrap();
@@ -176,8 +209,14 @@ fn simulate_json_has_the_documented_shape_and_hand_computed_hits() {
     assert_eq!(v["requests"], 40);
     for r in results {
         assert!(r["policy"].is_string() && r["cache_bytes"].is_u64());
-        assert!((r["hit_ratio"].as_f64().unwrap() - 8.0 / 26.0).abs() < 1e-12, "{r}");
-        assert!((r["read_hit_ratio"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12, "{r}");
+        assert!(
+            (r["hit_ratio"].as_f64().unwrap() - 8.0 / 26.0).abs() < 1e-12,
+            "{r}"
+        );
+        assert!(
+            (r["read_hit_ratio"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12,
+            "{r}"
+        );
         assert_eq!(r["write_hit_ratio"].as_f64().unwrap(), 0.0);
         // the 16 missed read blocks come from the backing device
         assert_eq!(r["backing_read_bytes"], 16 * 4096, "{r}");
@@ -191,9 +230,15 @@ fn simulate_rejects_bad_options_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     let (_, trace) = import(dir.path(), "msr", "msr.csv");
     for (args, msg) in [
-        (vec!["--cache-sizes", "1GiB", "--policies", "lru,mru"], "unknown cache policy"),
+        (
+            vec!["--cache-sizes", "1GiB", "--policies", "lru,mru"],
+            "unknown cache policy",
+        ),
         (vec!["--cache-sizes", "8GiB..1GiB"], "--cache-sizes"),
-        (vec!["--cache-sizes", "1MiB", "--policies", "bcache"], "fewer than 4 bcache buckets"),
+        (
+            vec!["--cache-sizes", "1MiB", "--policies", "bcache"],
+            "fewer than 4 bcache buckets",
+        ),
         (vec!["--cache-sizes", "1GiB", "--sample", "2"], "--sample"),
         (vec!["--cache-sizes", "1GiB", "--block", "3000"], "--block"),
     ] {
@@ -244,7 +289,10 @@ fn simulate_predicts_with_catalog_volumes() {
 fn a_recorded_trace_replays_to_the_engines_own_counts() {
     // A small psync randrw job with an fsync every 8 writes on a file in a temp dir; the
     // trace's statistics must match what the engine counted (ios and bytes per direction).
-    let dir = tempfile::Builder::new().prefix("disktier-trace").tempdir_in("/var/tmp").unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("disktier-trace")
+        .tempdir_in("/var/tmp")
+        .unwrap();
     let target = dir.path().join("data");
     let out = dir.path().join("t.dtt");
     let a = bin(&dir.path().join("db"))
@@ -252,12 +300,27 @@ fn a_recorded_trace_replays_to_the_engines_own_counts() {
         .arg(&target)
         .arg("-o")
         .arg(&out)
-        .args(["--rw", "randrw", "--bs", "4k", "--size", "2m", "--ioengine", "psync", "--fsync", "8", "--direct=false"])
+        .args([
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k",
+            "--size",
+            "2m",
+            "--ioengine",
+            "psync",
+            "--fsync",
+            "8",
+            "--direct=false",
+        ])
         .assert()
         .success();
     let rec = json(&a.get_output().stdout);
     let e = &rec["engine"];
-    assert!(e["read_ios"].as_u64().unwrap() > 0 && e["write_ios"].as_u64().unwrap() > 0, "{rec}");
+    assert!(
+        e["read_ios"].as_u64().unwrap() > 0 && e["write_ios"].as_u64().unwrap() > 0,
+        "{rec}"
+    );
     let s = stats(dir.path(), &out);
     assert_eq!(s["truncated"], false);
     assert_eq!(s["reads"], e["read_ios"], "{s} vs {rec}");

@@ -293,6 +293,24 @@ fn tail(s: &Scenario) -> Option<u64> {
     s.p(99.9)
 }
 
+/// An fsync this long stalls etcd past its default election timeout (1000 ms, etcd's tuning
+/// docs) — a leader election — and is where etcd's critical WAL fsync alert sits (1 s, see
+/// references.md). One such outlier outweighs any p99.9.
+const STALL_NS: u64 = 1_000_000_000;
+
+fn stalls(s: &Scenario) -> bool {
+    s.max().is_some_and(|m| m >= STALL_NS)
+}
+
+/// The ranking key, smaller is better: no stall first, then the p99.9, then the max.
+fn rank(s: &Scenario) -> (bool, u64, u64) {
+    (
+        stalls(s),
+        tail(s).unwrap_or(u64::MAX),
+        s.max().unwrap_or(u64::MAX),
+    )
+}
+
 /// The recommendation in words.
 pub fn recommend(doc: &InterfereDoc) -> String {
     let threshold = fmt_ns(doc.threshold_ns as f64);
@@ -335,6 +353,12 @@ pub fn recommend(doc: &InterfereDoc) -> String {
             n.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0)
         ));
     }
+    if let Some(n) = none.filter(|n| stalls(n)) {
+        w.push(format!(
+            "Next to the aggressor one fdatasync took {}: longer than etcd's default election timeout (1 s), enough for a leader election.",
+            ms(n.max())
+        ));
+    }
     let candidates: Vec<&Scenario> = measured
         .iter()
         .filter(|s| s.mitigation.as_deref() != Some("none"))
@@ -343,11 +367,11 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     let best = candidates
         .iter()
         .filter(|s| tail(s).is_some())
-        .min_by_key(|s| (tail(s).unwrap_or(u64::MAX), s.max().unwrap_or(u64::MAX)))
+        .min_by_key(|s| rank(s))
         .copied();
     let agg_secs = |s: &Scenario| s.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0);
     match (best, none) {
-        (Some(b), Some(n)) if tail(b) < tail(n) => {
+        (Some(b), Some(n)) if rank(b) < rank(n) => {
             let slow = agg_secs(b) / agg_secs(n).max(1e-3);
             let mut s = format!(
                 "Best tail: {} (p99.9 {} instead of {}, max {} instead of {}, p99 {}: {}); the aggressor took {:.1} s instead of {:.1} s ({:.1}x){}.",
@@ -417,9 +441,10 @@ pub fn recommend(doc: &InterfereDoc) -> String {
         .iter()
         .filter(|c| {
             none.is_some_and(|n| {
-                tail(c)
-                    .zip(tail(n))
-                    .is_some_and(|(t, nt)| t as f64 > nt as f64 * 1.2)
+                (stalls(c) && !stalls(n))
+                    || tail(c)
+                        .zip(tail(n))
+                        .is_some_and(|(t, nt)| t as f64 > nt as f64 * 1.2)
             })
         })
         .map(|c| c.mitigation.clone().unwrap_or_default())
@@ -552,6 +577,30 @@ mod tests {
         assert!(text.contains("1 GiB in 31.0 s"), "{text}");
         let row = text.lines().find(|l| l.starts_with("ostree/none")).unwrap();
         assert!(row.contains("1.94 s") && row.contains("pass"), "{row}");
+    }
+
+    #[test]
+    fn a_one_second_stall_outranks_any_p999() {
+        let mut d = doc(vec![
+            scenario(None, stats(1.0, 60.0, 66.0), None, true),
+            scenario(Some("none"), stats(17.0, 67.0, 107.0), Some(29.0), false),
+            scenario(
+                Some("cgroup-weight"),
+                stats(22.0, 61.0, 3050.0),
+                Some(27.0),
+                false,
+            ),
+            scenario(
+                Some("ionice-be7"),
+                stats(19.0, 72.0, 87.0),
+                Some(27.0),
+                false,
+            ),
+        ]);
+        d.finish();
+        let r = &d.recommendation;
+        assert!(!r.contains("Best tail: cgroup-weight"), "{r}");
+        assert!(r.contains("Worse than no mitigation: cgroup-weight"), "{r}");
     }
 
     #[test]

@@ -314,6 +314,9 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
             notes.push("cgroup v1 charges background writeback to the root group (blkio-controller.rst): only the writeback the aggressor's own fsyncs issue is limited".into());
         }
 
+        if m == Mitigation::WriterNoFsync {
+            notes.push("without fsync the writer ends with data still dirty in the page cache (up to vm.dirty_ratio of RAM): its time excludes that writeback, and whatever is still unwritten when the probe ends is never counted (the scratch files are deleted)".into());
+        }
         // The aggressor process, waiting for `go`.
         let adir = cx.work.join(format!("aggressor-{}", m.name()));
         std::fs::create_dir(&adir).map_err(|e| InterfereError::io(&adir, e))?;

@@ -41,9 +41,15 @@ mod tests {
 
     #[test]
     fn parses_alibaba_lines() {
-        let (rep, recs) = parse_all(Format::Alibaba, "419,W,8653837312,16384,1577808000000066\n419,R,8653837312,4096,1577808000000100\n");
+        let (rep, recs) = parse_all(
+            Format::Alibaba,
+            "419,W,8653837312,16384,1577808000000066\n419,R,8653837312,4096,1577808000000100\n",
+        );
         assert_eq!((rep.records, rep.malformed), (2, 0));
-        assert_eq!((recs[0].op, recs[0].offset, recs[0].len, recs[0].stream), (Op::Write, 8653837312, 16384, 419));
+        assert_eq!(
+            (recs[0].op, recs[0].offset, recs[0].len, recs[0].stream),
+            (Op::Write, 8653837312, 16384, 419)
+        );
         assert_eq!(recs[1].t_ns, 34_000);
     }
 }

@@ -27,7 +27,11 @@ fn seconds_ns(s: &str) -> Result<u64, String> {
     if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!("time {s:?} is not seconds.nanoseconds"));
     }
-    let mut f: u64 = if frac.is_empty() { 0 } else { frac.parse().map_err(|_| format!("time {s:?}"))? };
+    let mut f: u64 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().map_err(|_| format!("time {s:?}"))?
+    };
     for _ in frac.len()..9 {
         f *= 10;
     }
@@ -47,7 +51,10 @@ impl LineParser for Blkparse {
         }
         let f: Vec<&str> = t.split_whitespace().collect();
         if f.len() < 7 {
-            return Err(format!("{} fields, a blkparse event has at least 7", f.len()));
+            return Err(format!(
+                "{} fields, a blkparse event has at least 7",
+                f.len()
+            ));
         }
         let dev = f[0];
         let Some((maj, min)) = dev.split_once(',') else {
@@ -121,8 +128,20 @@ Total (8,0):
         let (rep, recs) = parse_all(Format::Blkparse, text);
         assert_eq!(rep.malformed, 0);
         assert_eq!(recs.len(), 4);
-        assert_eq!((recs[0].op, recs[0].offset, recs[0].len, recs[0].sync, recs[0].stream), (Op::Write, 1234567 * 512, 4096, true, 697));
-        assert_eq!((recs[1].op, recs[1].offset, recs[1].len, recs[1].t_ns), (Op::Read, 2048 * 512, 128 * 1024, 100_000_000));
+        assert_eq!(
+            (
+                recs[0].op,
+                recs[0].offset,
+                recs[0].len,
+                recs[0].sync,
+                recs[0].stream
+            ),
+            (Op::Write, 1234567 * 512, 4096, true, 697)
+        );
+        assert_eq!(
+            (recs[1].op, recs[1].offset, recs[1].len, recs[1].t_ns),
+            (Op::Read, 2048 * 512, 128 * 1024, 100_000_000)
+        );
         // "FWS 0 + 0" carries no data: a flush, recorded as a sync
         assert_eq!((recs[2].op, recs[2].len, recs[2].sync), (Op::Sync, 0, true));
         assert_eq!((recs[3].op, recs[3].len), (Op::Discard, 2048 * 512));

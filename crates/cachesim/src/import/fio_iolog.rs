@@ -40,14 +40,19 @@ impl LineParser for FioIolog {
                     self.version = Some(3);
                     Ok(Parsed::Skip)
                 }
-                _ => Err("the first line must be `fio version 2 iolog` or `fio version 3 iolog`".into()),
+                _ => Err(
+                    "the first line must be `fio version 2 iolog` or `fio version 3 iolog`".into(),
+                ),
             };
         };
         let mut f: Vec<&str> = t.split_whitespace().collect();
         let mut t_ns = self.clock_ns;
         if version == 3 {
             if f.len() < 3 {
-                return Err(format!("{} fields, a v3 line has a timestamp, a file and an action", f.len()));
+                return Err(format!(
+                    "{} fields, a v3 line has a timestamp, a file and an action",
+                    f.len()
+                ));
             }
             t_ns = num(f[0], "timestamp")?.saturating_mul(1000);
             f.remove(0);
@@ -80,7 +85,11 @@ impl LineParser for FioIolog {
             }
             a => return Err(format!("unknown action {a:?}")),
         };
-        let len = if op == Op::Sync { 0 } else { len32(length, "length")? };
+        let len = if op == Op::Sync {
+            0
+        } else {
+            len32(length, "length")?
+        };
         let mut r = Record::new(t_ns, if op == Op::Sync { 0 } else { offset }, len, op);
         r.stream = self.stream(file);
         r.sync = op == Op::Sync;
@@ -99,7 +108,10 @@ mod tests {
         let (rep, recs) = parse_all(Format::FioIolog, text);
         assert_eq!(rep.malformed, 0);
         assert_eq!(recs.len(), 3);
-        assert_eq!((recs[1].op, recs[1].offset, recs[1].t_ns), (Op::Read, 4096, 500_000));
+        assert_eq!(
+            (recs[1].op, recs[1].offset, recs[1].t_ns),
+            (Op::Read, 4096, 500_000)
+        );
         assert_eq!(recs[2].op, Op::Sync);
     }
 
@@ -113,7 +125,10 @@ mod tests {
 
     #[test]
     fn missing_header_is_malformed() {
-        let (rep, _) = parse_all(Format::FioIolog, "/dev/sdb read 0 4096\nfio version 2 iolog\n/dev/sdb read 0 4096\n");
+        let (rep, _) = parse_all(
+            Format::FioIolog,
+            "/dev/sdb read 0 4096\nfio version 2 iolog\n/dev/sdb read 0 4096\n",
+        );
         assert_eq!((rep.malformed, rep.records), (1, 1));
     }
 }

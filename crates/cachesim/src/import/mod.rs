@@ -101,7 +101,9 @@ pub fn open_maybe_compressed(path: &Path) -> Result<(Box<dyn BufRead>, &'static 
     let mut magic = [0u8; 4];
     let mut n = 0;
     while n < 4 {
-        let k = f.read(&mut magic[n..]).map_err(|e| TraceError::io(path, e))?;
+        let k = f
+            .read(&mut magic[n..])
+            .map_err(|e| TraceError::io(path, e))?;
         if k == 0 {
             break;
         }
@@ -289,7 +291,10 @@ mod tests {
 
     #[test]
     fn times_are_relative_to_the_first_record() {
-        let (rep, recs) = parse_all(Format::Alibaba, "3,W,8192,4096,1000\n3,R,0,512,999\n3,R,0,512,1500\n");
+        let (rep, recs) = parse_all(
+            Format::Alibaba,
+            "3,W,8192,4096,1000\n3,R,0,512,999\n3,R,0,512,1500\n",
+        );
         assert_eq!(rep.out_of_order, 1);
         assert_eq!(recs[0].t_ns, 0);
         assert_eq!(recs[1].t_ns, 0);

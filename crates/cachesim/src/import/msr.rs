@@ -50,7 +50,10 @@ mod tests {
         let text = "128166372003061629,hm,1,Read,383496192,32768,41353\n128166372003071629,hm,1,Write,0,4096,100\n";
         let (rep, recs) = parse_all(Format::Msr, text);
         assert_eq!(rep.records, 2);
-        assert_eq!((recs[0].op, recs[0].offset, recs[0].len, recs[0].stream), (Op::Read, 383496192, 32768, 1));
+        assert_eq!(
+            (recs[0].op, recs[0].offset, recs[0].len, recs[0].stream),
+            (Op::Read, 383496192, 32768, 1)
+        );
         // 10000 ticks of 100 ns = 1 ms
         assert_eq!(recs[1].t_ns, 1_000_000);
     }

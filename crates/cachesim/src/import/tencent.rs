@@ -47,8 +47,14 @@ mod tests {
 
     #[test]
     fn parses_tencent_lines() {
-        let (_, recs) = parse_all(Format::Tencent, "1538323200,12345,8,1,1063\n1538323201,12345,8,0,1063\n");
-        assert_eq!((recs[0].op, recs[0].offset, recs[0].len, recs[0].stream), (Op::Write, 12345 * 512, 4096, 1063));
+        let (_, recs) = parse_all(
+            Format::Tencent,
+            "1538323200,12345,8,1,1063\n1538323201,12345,8,0,1063\n",
+        );
+        assert_eq!(
+            (recs[0].op, recs[0].offset, recs[0].len, recs[0].stream),
+            (Op::Write, 12345 * 512, 4096, 1063)
+        );
         assert_eq!((recs[1].op, recs[1].t_ns), (Op::Read, 1_000_000_000));
     }
 }

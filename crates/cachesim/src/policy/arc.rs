@@ -1,8 +1,9 @@
 //! Adaptive Replacement Cache (Megiddo and Modha, FAST'03) over fixed-size blocks: resident
 //! lists T1 (seen once) and T2 (seen again), ghost lists B1 and B2 of recently evicted keys,
-//! and the adaptive target `p` for T1's size. Integer adaptation steps (`max(|B2|/|B1|, 1)`)
-//! and the order of REPLACE and directory trimming follow libCacheSim's ARC for equal-size
-//! objects, so both report the same hits for the same trace and capacity.
+//! and the adaptive target `p` for T1's size. Where the paper leaves room, the choices follow
+//! libCacheSim's ARC (so both report the same hits for the same trace and capacity): `p` and
+//! its step `max(|B2|/|B1|, 1)` are real numbers; a ghost hit leaves its ghost list first and
+//! runs REPLACE only when the cache is full; REPLACE takes from T1 when T2 is empty.
 
 use super::{Access, BlockPolicy, NIL};
 use crate::hash::{map_with_capacity, FxHashMap};
@@ -30,7 +31,7 @@ struct List {
 
 pub struct Arc {
     c: u64,
-    p: u64,
+    p: f64,
     map: FxHashMap<u64, u32>,
     nodes: Vec<Node>,
     free: Vec<u32>,
@@ -43,7 +44,7 @@ impl Arc {
         let pre = (2 * c).min(1 << 21) as usize;
         Arc {
             c,
-            p: 0,
+            p: 0.0,
             map: map_with_capacity(pre),
             nodes: Vec::with_capacity(pre),
             free: Vec::new(),
@@ -57,7 +58,7 @@ impl Arc {
     }
 
     /// The adaptive target for T1, for tests and reports.
-    pub fn target_p(&self) -> u64 {
+    pub fn target_p(&self) -> f64 {
         self.p
     }
 
@@ -145,20 +146,19 @@ impl Arc {
     /// The paper's REPLACE(x, p).
     fn replace(&mut self, in_b2: bool) -> u32 {
         let t1 = self.lists[T1].len;
-        if t1 > 0 && (t1 > self.p || (t1 == self.p && in_b2)) {
+        let t1f = t1 as f64;
+        if (t1 > 0 && (t1f > self.p || (t1f == self.p && in_b2))) || self.lists[T2].len == 0 {
             self.demote(T1, B1)
-        } else if self.lists[T2].len > 0 {
-            self.demote(T2, B2)
         } else {
-            self.demote(T1, B1)
+            self.demote(T2, B2)
         }
     }
 
-    /// Makes room for one new resident block when the cache is full (case IV of the paper).
+    /// Makes room for one new resident block on a miss outside the ghosts (case IV).
     fn evict(&mut self) -> u32 {
         let l1 = self.lists[T1].len + self.lists[B1].len;
         if l1 >= self.c {
-            if self.lists[T1].len < self.c {
+            if self.lists[B1].len > 0 {
                 self.drop_ghost_tail(B1);
                 self.replace(false)
             } else {
@@ -177,7 +177,7 @@ impl Arc {
             }
         } else {
             let total: u64 = self.lists.iter().map(|l| l.len).sum();
-            if total >= 2 * self.c {
+            if total >= 2 * self.c && self.lists[B2].len > 0 {
                 self.drop_ghost_tail(B2);
             }
             self.replace(false)
@@ -209,26 +209,20 @@ impl BlockPolicy for Arc {
                     };
                 }
                 B1 => {
-                    let (b1, b2) = (self.lists[B1].len, self.lists[B2].len);
-                    let delta = (b2 / b1).max(1);
-                    self.p = (self.p + delta).min(self.c);
-                    if self.resident() > 0 {
-                        evicted_dirty += self.replace(false);
-                    }
+                    let (b1, b2) = (self.lists[B1].len as f64, self.lists[B2].len as f64);
+                    self.p = (self.p + (b2 / b1).max(1.0)).min(self.c as f64);
                 }
                 _ => {
-                    let (b1, b2) = (self.lists[B1].len, self.lists[B2].len);
-                    let delta = (b1 / b2).max(1);
-                    self.p = self.p.saturating_sub(delta);
-                    if self.resident() > 0 {
-                        evicted_dirty += self.replace(true);
-                    }
+                    let (b1, b2) = (self.lists[B1].len as f64, self.lists[B2].len as f64);
+                    self.p = (self.p - (b1 / b2).max(1.0)).max(0.0);
                 }
             }
-            // A ghost hit: the block comes back into T2.
+            let in_b2 = list == B2;
+            // A ghost hit: the block leaves its ghost list and comes back into T2, after
+            // REPLACE makes room if the cache is full.
             self.unlink(i);
-            while self.resident() >= self.c {
-                evicted_dirty += self.evict();
+            if self.resident() >= self.c {
+                evicted_dirty += self.replace(in_b2);
             }
             self.push_front(i, T2);
             self.nodes[i as usize].dirty = write;
@@ -289,17 +283,23 @@ mod tests {
         // 1 M: T1=[1]
         // 2 M: T1=[2 1]
         // 1 H: T1=[2] T2=[1]
-        // 3 M: full; L1=|T1|+|B1|=1 < 2, total=2 < 4; REPLACE: |T1|=1 > p=0 -> 2 to B1.
+        // 3 M: full; |T1|+|B1| = 1 < 2, total 2 < 4; REPLACE: |T1|=1 > p=0 -> 2 to B1.
         //      T1=[3] T2=[1] B1=[2]
-        // 2 M (ghost in B1): p = min(0 + max(0/1,1), 2) = 1; REPLACE: |T1|=1 == p, not B2
-        //      -> T2's LRU 1 to B2; 2 into T2: T1=[3] T2=[2] B2=[1]
+        // 2 M (ghost in B1): p = min(0 + max(0/1, 1), 2) = 1; 2 leaves B1; full -> REPLACE:
+        //      |T1|=1 == p and not from B2 -> T2's LRU 1 to B2; 2 into T2: T1=[3] T2=[2] B2=[1]
         // 3 H: T2=[3 2]
-        // 1 M (ghost in B2): p = max(1 - max(0/1,1), 0) = 0; REPLACE(in B2): |T1|=0 -> T2's
-        //      LRU 2 to B2; 1 into T2: T2=[1 3] B2=[2]
+        // 1 M (ghost in B2): p = max(1 - max(0/1, 1), 0) = 0; 1 leaves B2; full -> REPLACE:
+        //      |T1|=0 -> T2's LRU 2 to B2; 1 into T2: T2=[1 3] B2=[2]
         // 3 H, 1 H -> 3 hits of 9
         let mut a = Arc::new(2);
         assert_eq!(pattern(&mut a, &[1, 2, 1, 3, 2, 3, 1, 3, 1]), "MMHMMHMHH");
-        assert_eq!(a.target_p(), 0);
+        assert_eq!(a.target_p(), 0.0);
+        // 4 M: full, |T1|+|B1| = 0 < 2, total 3 < 4; REPLACE: T1 empty -> T2's LRU 3 to B2
+        // (B2=[3 2]); 4 into T1. 2 M (ghost in B2): p stays 0; 2 leaves B2 (B2=[3]); full ->
+        // REPLACE: |T1|=1 > 0 -> 4 to B1; 2 into T2 (T2=[2 1]).
+        // 4 M (ghost in B1): p = min(0 + max(|B2|/|B1| = 1/1, 1), 2) = 1.
+        assert_eq!(pattern(&mut a, &[4, 2, 4]), "MMM");
+        assert_eq!(a.target_p(), 1.0);
     }
 
     #[test]

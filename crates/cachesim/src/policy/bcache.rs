@@ -94,7 +94,10 @@ impl BcacheConfig {
         if self.bucket_size < 4096 || !self.bucket_size.is_power_of_two() {
             return Err(TraceError::Invalid {
                 what: "--bcache-bucket",
-                why: format!("{} is not a power of two of at least 4 KiB; make-bcache's default is 512k", self.bucket_size),
+                why: format!(
+                    "{} is not a power of two of at least 4 KiB; make-bcache's default is 512k",
+                    self.bucket_size
+                ),
             });
         }
         if self.writeback_percent > 100 {
@@ -154,7 +157,13 @@ pub struct Bcache {
 }
 
 impl Bcache {
-    pub fn new(cfg: &BcacheConfig, block: u64, cache_bytes: u64, filter: Option<u64>, rate: f64) -> Bcache {
+    pub fn new(
+        cfg: &BcacheConfig,
+        block: u64,
+        cache_bytes: u64,
+        filter: Option<u64>,
+        rate: f64,
+    ) -> Bcache {
         let bucket = cfg.bucket_size.max(block);
         let per_bucket = (bucket / block) as u32;
         // At least 4 buckets so allocation and reclaim have room to work.
@@ -270,7 +279,8 @@ impl Bcache {
         c.cache_read_bytes += bs;
         c.backing_write_bytes += bs;
         c.writeback_bytes += bs;
-        let contiguous = self.last_drained != NIL as u64 && key == self.last_drained.wrapping_add(1);
+        let contiguous =
+            self.last_drained != NIL as u64 && key == self.last_drained.wrapping_add(1);
         self.last_drained = key;
         let w = c.window(t_ns);
         w.backing_write_bytes += bs;
@@ -283,7 +293,9 @@ impl Bcache {
     /// buckets, a batch at a time.
     fn reclaim(&mut self, c: &mut Counters, t_ns: u64) {
         let mut cands: Vec<(u64, u32)> = (0..self.nbuckets)
-            .filter(|&b| self.state[b as usize] == BucketState::Full && self.dirty_in[b as usize] == 0)
+            .filter(|&b| {
+                self.state[b as usize] == BucketState::Full && self.dirty_in[b as usize] == 0
+            })
             .map(|b| (self.prio[b as usize], b))
             .collect();
         if cands.is_empty() {
@@ -617,7 +629,10 @@ mod tests {
             ..cfg.clone()
         };
         let cw = run(&wt, 1 << 20, &t);
-        assert_eq!((cw.backing_write_bytes, cw.dirty_bytes_end), (128 * 4096, 0));
+        assert_eq!(
+            (cw.backing_write_bytes, cw.dirty_bytes_end),
+            (128 * 4096, 0)
+        );
         assert_eq!(ratio(cw.write_hits, cw.write_blocks), 0.0);
     }
 
@@ -632,14 +647,20 @@ mod tests {
             ..BcacheConfig::default()
         };
         let mut t: Vec<Record> = (0..1024u64)
-            .map(|i| Record { sync: true, ..Record::new(0, i * 4096, 4096, Op::Write) })
+            .map(|i| Record {
+                sync: true,
+                ..Record::new(0, i * 4096, 4096, Op::Write)
+            })
             .collect();
         t.push(Record::new(10_000_000_000, 100 << 20, 4096, Op::Read));
         let c = run(&cfg, 16 << 20, &t);
         let excess = 4.0 * 1048576.0 - 0.1 * 16.0 * 1048576.0;
         let expect = excess / 40.0 * 10.0;
         let got = c.writeback_bytes as f64;
-        assert!((got - expect).abs() <= 4096.0, "writeback {got} expected {expect}");
+        assert!(
+            (got - expect).abs() <= 4096.0,
+            "writeback {got} expected {expect}"
+        );
         assert_eq!(c.dirty_bytes_end + c.writeback_bytes, 4 << 20);
         // capped by a slow backing device: 16 KiB/s for 10 s = 160 KiB
         let capped = BcacheConfig {

@@ -159,7 +159,10 @@ mod tests {
         // 2 M evicts 3 [2 4 1]; 5 M evicts 1 [5 2 4]; 1 M evicts 4 [1 5 2];
         // 2 H [2 1 5]; 3 M evicts 5 [3 2 1]  -> 2 hits of 10
         let mut l = Lru::new(3);
-        assert_eq!(pattern(&mut l, &[1, 2, 3, 1, 4, 2, 5, 1, 2, 3]), "MMMHMMMMHM");
+        assert_eq!(
+            pattern(&mut l, &[1, 2, 3, 1, 4, 2, 5, 1, 2, 3]),
+            "MMMHMMMMHM"
+        );
         assert_eq!(l.len(), 3);
     }
 

@@ -63,13 +63,19 @@ impl Default for SmqConfig {
 impl SmqConfig {
     pub fn check(&self, block: u64) -> Result<(), TraceError> {
         // dm-cache: chunk sizes from 32 KiB to 1 GiB, multiples of 32 KiB (cache.rst).
-        if self.chunk_size < (32 << 10) || self.chunk_size % (32 << 10) != 0 || self.chunk_size > (1 << 30) {
+        if self.chunk_size < (32 << 10)
+            || !self.chunk_size.is_multiple_of(32 << 10)
+            || self.chunk_size > (1 << 30)
+        {
             return Err(TraceError::Invalid {
                 what: "--lvm-chunk",
-                why: format!("{} bytes: dm-cache chunks are 32 KiB to 1 GiB in multiples of 32 KiB", self.chunk_size),
+                why: format!(
+                    "{} bytes: dm-cache chunks are 32 KiB to 1 GiB in multiples of 32 KiB",
+                    self.chunk_size
+                ),
             });
         }
-        if self.chunk_size % block != 0 {
+        if !self.chunk_size.is_multiple_of(block) {
             return Err(TraceError::Invalid {
                 what: "--lvm-chunk",
                 why: format!("{} is not a multiple of --block {block}", self.chunk_size),
@@ -78,7 +84,8 @@ impl SmqConfig {
         if self.mode == CacheMode::Writearound {
             return Err(TraceError::Invalid {
                 what: "--lvm-mode",
-                why: "dm-cache has writethrough and writeback (and passthrough), not writearound".into(),
+                why: "dm-cache has writethrough and writeback (and passthrough), not writearound"
+                    .into(),
             });
         }
         Ok(())
@@ -239,7 +246,13 @@ pub struct Smq {
 }
 
 impl Smq {
-    pub fn new(cfg: &SmqConfig, block: u64, cache_bytes: u64, filter: Option<u64>, rate: f64) -> Smq {
+    pub fn new(
+        cfg: &SmqConfig,
+        block: u64,
+        cache_bytes: u64,
+        filter: Option<u64>,
+        rate: f64,
+    ) -> Smq {
         let chunks = (cache_bytes / cfg.chunk_size).max(1);
         Smq {
             cfg: cfg.clone(),
@@ -270,7 +283,9 @@ impl Smq {
     fn drain(&mut self, t_ns: u64, c: &mut Counters) {
         let dt = t_ns.saturating_sub(self.last_t) as f64 / 1e9;
         self.last_t = self.last_t.max(t_ns);
-        let Some(limit) = self.cfg.drain_limit else { return };
+        let Some(limit) = self.cfg.drain_limit else {
+            return;
+        };
         if self.dirty == 0 {
             self.budget = 0.0;
             return;
@@ -313,7 +328,14 @@ impl Smq {
     }
 
     /// One request's blocks inside one chunk.
-    fn chunk_access(&mut self, r: &Record, chunk: u64, blocks: u64, c: &mut Counters, acct: &mut ReqAcct) {
+    fn chunk_access(
+        &mut self,
+        r: &Record,
+        chunk: u64,
+        blocks: u64,
+        c: &mut Counters,
+        acct: &mut ReqAcct,
+    ) {
         let bs = self.block;
         let write = r.op == Op::Write;
         let bytes = blocks * bs;
@@ -339,7 +361,11 @@ impl Smq {
         }
         let level = self.touch_hotspot(chunk);
         let free = self.cache.len() < self.cache.cap;
-        let need = if write { WRITE_PROMOTE_LEVEL } else { READ_PROMOTE_LEVEL };
+        let need = if write {
+            WRITE_PROMOTE_LEVEL
+        } else {
+            READ_PROMOTE_LEVEL
+        };
         if !(free || level >= need) {
             if write {
                 acct.backing_w += bytes;
@@ -359,7 +385,11 @@ impl Smq {
         c.cache_write_bytes += self.chunk;
         acct.promotions += 1;
         let dirty = write && self.cfg.mode == CacheMode::Writeback;
-        self.cache.insert(chunk, if dirty { DIRTY } else { CLEAN }, level.min(LEVELS as u8 - 1));
+        self.cache.insert(
+            chunk,
+            if dirty { DIRTY } else { CLEAN },
+            level.min(LEVELS as u8 - 1),
+        );
         if dirty {
             self.dirty += 1;
         } else if write {
@@ -493,7 +523,14 @@ mod tests {
         //     drops to level 0.
         // 0: miss; region 0 is hit (level 1) -> promoted, demoting the LRU of level 0: 32.
         // Reads: 6 blocks, hits 1 (the 16 re-read).
-        let t = [read(0, 0), read(1, 16), read(2, 32), read(3, 32), read(4, 16), read(5, 0)];
+        let t = [
+            read(0, 0),
+            read(1, 16),
+            read(2, 32),
+            read(3, 32),
+            read(4, 16),
+            read(5, 0),
+        ];
         let c = run(&SmqConfig::default(), 2 * 65536, &t);
         assert_eq!((c.read_blocks, c.read_hits), (6, 1));
         // origin reads: 4 promotions x 64 KiB + one unpromoted 4 KiB read
@@ -510,11 +547,7 @@ mod tests {
             mode: CacheMode::Writeback,
             ..SmqConfig::default()
         };
-        let t = [
-            Record::new(0, 0, 4096, Op::Write),
-            read(1, 16),
-            read(2, 16),
-        ];
+        let t = [Record::new(0, 0, 4096, Op::Write), read(1, 16), read(2, 16)];
         let c = run(&cfg, 65536, &t);
         assert_eq!(c.writeback_bytes, 65536);
         assert_eq!(c.backing_write_bytes, 65536);

@@ -208,7 +208,10 @@ pub struct Reader<R: Read> {
 impl Reader<BufReader<File>> {
     pub fn open(path: &Path) -> Result<Self, TraceError> {
         let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
-        Reader::new(BufReader::with_capacity(1 << 16, f), &path.display().to_string())
+        Reader::new(
+            BufReader::with_capacity(1 << 16, f),
+            &path.display().to_string(),
+        )
     }
 }
 
@@ -314,7 +317,9 @@ impl<R: Read> Reader<R> {
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 Err(self.corrupt("record cut short"))
             }
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(self.corrupt(e.to_string())),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                Err(self.corrupt(e.to_string()))
+            }
             Err(e) => Err(TraceError::Stream(e)),
         }
     }
@@ -411,7 +416,12 @@ mod tests {
         let mut t = 0;
         for i in 0..1000u64 {
             t += (i * 7919) % 5000;
-            let mut r = Record::new(t, (i * 104_729) % (1 << 30), 4096 * (1 + (i % 3) as u32), Op::from_bits(i as u8));
+            let mut r = Record::new(
+                t,
+                (i * 104_729) % (1 << 30),
+                4096 * (1 + (i % 3) as u32),
+                Op::from_bits(i as u8),
+            );
             r.sync = i % 5 == 0;
             r.stream = (i % 4) as u32;
             r.latency_ns = i * 13;
@@ -451,7 +461,8 @@ mod tests {
     fn sequential_records_are_compact() {
         let mut w = Writer::new(Vec::new(), &Header::new("", 0, 0)).unwrap();
         for i in 0..1000u64 {
-            w.write(&Record::new(i * 100, i * 4096, 4096, Op::Read)).unwrap();
+            w.write(&Record::new(i * 100, i * 4096, 4096, Op::Read))
+                .unwrap();
         }
         let bytes = w.finish().unwrap();
         // tag + 1-2 byte dt + 1 byte doff = at most 4 bytes a record
@@ -480,6 +491,9 @@ mod tests {
         ));
         let mut v2 = bytes.clone();
         v2[7] = 9;
-        assert!(matches!(Reader::new(&v2[..], "x"), Err(TraceError::Version { .. })));
+        assert!(matches!(
+            Reader::new(&v2[..], "x"),
+            Err(TraceError::Version { .. })
+        ));
     }
 }

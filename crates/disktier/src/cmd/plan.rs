@@ -7,6 +7,8 @@ use disktier_catalog::fmt::{int, num, secs, usd};
 use disktier_catalog::plan::{plan, Kind, Plan};
 use disktier_catalog::{HitRatio, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
 use disktier_units::clap_parsers;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -25,9 +27,19 @@ pub struct Args {
     /// Also weigh a fast cache volume in front of a cheap HDD volume (bcache/lvmcache).
     #[arg(long)]
     pub allow_hybrid: bool,
-    /// The hit ratio assumed for hybrid caches (0-1).
-    #[arg(long, default_value_t = DEFAULT_HIT_RATIO)]
-    pub hit_ratio: f64,
+    /// The hit ratio assumed for hybrid caches (0-1; default 0.9).
+    #[arg(long, conflicts_with = "trace")]
+    pub hit_ratio: Option<f64>,
+    /// A block I/O trace (disktier's trace format: `disktier trace record|import`): hybrids use
+    /// the hit ratio simulated for each cache size instead of an assumed one (implies --allow-hybrid).
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// The cache policy simulated with --trace (lru, arc, s3fifo, bcache, lvmcache).
+    #[arg(long, default_value = "lru", requires = "trace")]
+    pub trace_policy: String,
+    /// Cache block size simulated with --trace.
+    #[arg(long, default_value = "4k", value_parser = clap_parsers::size, requires = "trace")]
+    pub trace_block: u64,
     /// The instance (or GCP machine type) the data lives on, to weigh its instance-store sibling.
     #[arg(long)]
     pub instance: Option<String>,
@@ -45,6 +57,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         anyhow::bail!("--iops 0: leave --iops out when IOPS do not matter");
     }
     let capacity_gib = whole_gib(args.capacity.div_ceil(1 << 30).max(1) << 30, "--capacity")?;
+    let hit_ratio = match &args.trace {
+        None => HitRatio::Assumed(args.hit_ratio.unwrap_or(DEFAULT_HIT_RATIO)),
+        Some(path) => simulated_curve(ctx, path, &args.trace_policy, args.trace_block)?,
+    };
     let req = PlanRequest {
         region: args.region.clone(),
         requirements: Requirements {
@@ -52,10 +68,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             iops: args.iops,
             throughput_mibs: args.throughput.map(mibs),
         },
-        allow_hybrid: args.allow_hybrid,
+        allow_hybrid: args.allow_hybrid || args.trace.is_some(),
         instance: args.instance.clone(),
         allow_ephemeral: args.allow_ephemeral,
-        hit_ratio: HitRatio::Assumed(args.hit_ratio),
+        hit_ratio,
     };
     let p = plan(&cat, &req)?;
     if ctx.json() {
@@ -67,6 +83,45 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         print!("{}", render(&p));
     }
     Ok(Outcome::Pass)
+}
+
+/// The hit-ratio curve of a trace, from the cache simulator (crates/cachesim): the planner asks
+/// it for each cache size it weighs.
+fn simulated_curve(
+    ctx: &Ctx,
+    path: &std::path::Path,
+    policy: &str,
+    block: u64,
+) -> anyhow::Result<HitRatio> {
+    use disktier_cachesim::policy::{bcache::BcacheConfig, smq::SmqConfig, PolicyKind};
+    let kind = PolicyKind::from_name(policy)?;
+    let cfg = disktier_cachesim::sim::SimConfig {
+        block,
+        policies: vec![kind],
+        sizes: vec![block],
+        sample: None,
+        bcache: BcacheConfig::default(),
+        smq: SmqConfig::default(),
+    };
+    cfg.check()?;
+    let (_, trace, truncated) = disktier_cachesim::trace::load(path)
+        .map_err(|e| anyhow::anyhow!("cannot read the trace {}: {e}", path.display()))?;
+    if trace.is_empty() {
+        anyhow::bail!(
+            "the trace {} has no requests: record or import one first (disktier trace)",
+            path.display()
+        );
+    }
+    if truncated {
+        ctx.note(format!(
+            "warning: {} has no trailer; planning with the records before the cut",
+            path.display()
+        ));
+    }
+    Ok(HitRatio::Curve {
+        source: format!("simulated: {} on {}", kind.name(), path.display()),
+        hit_ratio_for: disktier_cachesim::budget::hit_ratio_curve(Arc::new(trace), cfg, kind),
+    })
 }
 
 /// `plan --format json`: the shape, `schema_version` first.

@@ -143,6 +143,7 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         },
     };
     cfg.check()?;
+    cfg.check_sizes()?;
     let (header, trace, truncated) = disktier_cachesim::trace::load(&a.trace)
         .with_context(|| format!("cannot read the trace {}", a.trace.display()))?;
     if trace.is_empty() {

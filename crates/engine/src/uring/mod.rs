@@ -38,27 +38,18 @@ pub fn probe() -> Result<(), String> {
 /// then the plain ring.
 fn build_ring(entries: u32) -> std::io::Result<IoUring> {
     let cq = entries * 2;
-    let mode = std::env::var("DISKTIER_URING_MODE").unwrap_or_default();
-    let defer = || {
-        IoUring::builder()
-            .setup_single_issuer()
-            .setup_defer_taskrun()
-            .setup_cqsize(cq)
-            .build(entries)
-    };
-    let coop = || {
-        IoUring::builder()
-            .setup_coop_taskrun()
-            .setup_single_issuer()
-            .setup_cqsize(cq)
-            .build(entries)
-    };
-    let plain = || IoUring::builder().setup_cqsize(cq).build(entries);
-    match mode.as_str() {
-        "coop" => coop().or_else(|_| plain()),
-        "plain" => plain(),
-        _ => defer().or_else(|_| coop()).or_else(|_| plain()),
-    }
+    IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_cqsize(cq)
+        .build(entries)
+        .or_else(|_| {
+            IoUring::builder()
+                .setup_coop_taskrun()
+                .setup_cqsize(cq)
+                .build(entries)
+        })
+        .or_else(|_| IoUring::builder().setup_cqsize(cq).build(entries))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -175,13 +166,7 @@ impl Engine for UringEngine {
         // One submitter, SQ and CQ for the whole run: the registered ring fd (Linux 5.18) saves
         // the kernel an fd lookup on every io_uring_enter, and is remembered by this submitter.
         let (mut submitter, mut sq, mut cq) = ring.split();
-        if std::env::var_os("DISKTIER_NO_RING_FD").is_none() {
-            let _ = submitter.register_ring_fd();
-        }
-        let wait_div: usize = std::env::var("DISKTIER_URING_WAIT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
+        let _ = submitter.register_ring_fd();
 
         let mut slots = vec![
             Slot {
@@ -253,8 +238,9 @@ impl Engine for UringEngine {
                     sq.sync();
                     let mut done = None;
                     while done.is_none() {
-                        let want = if wait_div > 0 { (inflight / wait_div).max(1) } else { 1 };
-            if let Err(e) = submitter.submit_and_wait(want) {
+                        // Wait for one completion, as fio (iodepth_batch_complete_min=1): waiting for more
+                        // would save system calls but stamp early completions late.
+                        if let Err(e) = submitter.submit_and_wait(1) {
                             if !transient(&e) {
                                 return Err(ctx.io_error("io_uring_enter", e));
                             }
@@ -282,8 +268,9 @@ impl Engine for UringEngine {
                 }
                 continue;
             }
-            let want = if wait_div > 0 { (inflight / wait_div).max(1) } else { 1 };
-            if let Err(e) = submitter.submit_and_wait(want) {
+            // Wait for one completion, as fio (iodepth_batch_complete_min=1): waiting for more
+            // would save system calls but stamp early completions late.
+            if let Err(e) = submitter.submit_and_wait(1) {
                 if !transient(&e) {
                     err.get_or_insert(ctx.io_error("io_uring_enter", e));
                     break;
