@@ -30,19 +30,23 @@ for kind in zipf loop; do
     "$BIN" --quiet trace import alibaba "$WORK/$kind.alibaba.csv" -o "$WORK/$kind.dtt" >/dev/null
     echo
     echo "== $kind =="
-    printf '%-7s %9s  %-10s %-10s %-5s  %14s %14s\n' policy blocks disktier libCacheSim same "disktier req/s" "lcs req/s"
+    printf '%-7s %9s  %-10s %-10s %-5s  %14s %14s %14s\n' policy blocks disktier libCacheSim same \
+        "disktier req/s" "(with load)" "lcs req/s"
     for policy in lru arc s3fifo; do
         for frac in 100 10; do
             blocks=$((OBJ / frac))
+            t0=$(date +%s.%N)
             d=$("$BIN" --format json simulate --trace "$WORK/$kind.dtt" --cache-sizes $((blocks * 4096)) \
                 --policies "$policy" --no-mrc)
+            t1=$(date +%s.%N)
             l=$("$PY" bench/cachesim_lcs.py "$WORK/$kind.oracleGeneral.bin" "$N" "$policy:$blocks")
-            "$PY" - "$d" "$l" "$policy" "$blocks" <<'PYEOF'
+            "$PY" - "$d" "$l" "$policy" "$blocks" "$t0" "$t1" <<'PYEOF'
 import json, sys
 d, l = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 h = d["results"][0]["hit_ratio"]
-same = "yes" if round(h, 6) == round(l["hit_ratio"], 6) else "NO"
-print(f"{sys.argv[3]:<7} {int(sys.argv[4]):>9}  {h:<10.6f} {l['hit_ratio']:<10.6f} {same:<5}  {d['requests_per_second']:>14,.0f} {l['requests_per_second']:>14,.0f}")
+same = "yes" if h == l["hit_ratio"] or abs(h - l["hit_ratio"]) < 1e-9 else "NO"
+wall = d["requests"] / (float(sys.argv[6]) - float(sys.argv[5]))
+print(f"{sys.argv[3]:<7} {int(sys.argv[4]):>9}  {h:<10.6f} {l['hit_ratio']:<10.6f} {same:<5}  {d['requests_per_second']:>14,.0f} {wall:>14,.0f} {l['requests_per_second']:>14,.0f}")
 PYEOF
         done
     done

@@ -24,6 +24,7 @@ DURATION=${DURATION:-30s}
 AGGRESSORS=${AGGRESSORS:-"ostree bulk-seq rand-write"}
 DEVICES=${DEVICES:-"local cloud"}
 MITIGATIONS=${MITIGATIONS:-none,ionice-idle,ionice-be7,scheduler-bfq,scheduler-mq-deadline,cgroup-weight,cgroup-throttle,cgroup-latency,writer-per-object-fsync,writer-no-fsync}
+# MITIGATIONS_ostree, MITIGATIONS_bulk_seq, MITIGATIONS_rand_write override it per aggressor.
 CLOUD_IOPS=${CLOUD_IOPS:-3000}
 CLOUD_BPS=${CLOUD_BPS:-$((125 << 20))}
 # Aggressor sizes: enough to keep writing through most of the probe on each device.
@@ -92,10 +93,12 @@ for dev in $DEVICES; do
     for agg in $AGGRESSORS; do
         var="SIZE_${dev}_${agg//-/_}"
         size=${!var}
+        mvar="MITIGATIONS_${agg//-/_}"
+        mitigations=${!mvar:-$MITIGATIONS}
         echo "== $dev / $agg ($size, $DURATION per scenario)" >&2
         # Exit status 1 only means an etcd verdict failed; keep going.
         "$DT" --no-save --format json interfere "$MNT" --aggressor "$agg" --aggressor-size "$size" \
-            --duration "$DURATION" --aggressor-cap "$CAP" --mitigations "$MITIGATIONS" \
+            --duration "$DURATION" --aggressor-cap "$CAP" --mitigations "$mitigations" \
             > "$OUT/$dev-$agg.json" || [ $? = 1 ]
     done
 done
@@ -123,7 +126,7 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
         at = "-" if a is None else f"{a['bytes']/2**30:.2f} GiB in {a['seconds']:.1f} s" + (" (capped)" if a.get("capped") else "")
         print(f"| {name} | {s['probe_iops']:.0f} | {ms(pc.get('99'))} | {ms(pc.get('99.9'))} | {ms(pc.get('99.99'))} | {ms(p['max'])} | {ms(p['stdev'])} | {s['verdict']} | {at} |")
     print()
-    for line in d["recommendation"].split("\n")[1:-1]:
+    for line in d["recommendation"].split("\n")[:-1]:
         print(f"> {line}")
     print()
 PY

@@ -29,6 +29,11 @@ pub struct DeviceModel {
     pub latency_s: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst: Option<Burst>,
+    /// Every operation uses at least this much of the bandwidth (st1/sc1: "each I/O up to
+    /// 1 MiB counts as 1 MiB", catalog-facts.md), so small random I/O is bounded by
+    /// bandwidth / 1 MiB while large I/O reaches the IOPS cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_io_bytes: Option<u64>,
 }
 
 /// Capacity above the baseline while credits last.
@@ -52,10 +57,13 @@ impl DeviceModel {
         latency_s: f64,
     ) -> Option<DeviceModel> {
         let tp = p.baseline_throughput_mibs.map(|m| m * MIB);
-        let iops = p.baseline_iops.or(p.max_iops);
+        // The catalog gives `max_iops` (the cap for 1 MiB I/O) only where small I/O counts as
+        // 1 MiB (st1, sc1): model that rule directly instead of the small-I/O baseline.
+        let min_io_bytes = p.max_iops.map(|_| 1u64 << 20);
+        let iops = p.max_iops.or(p.baseline_iops);
         let (iops, bytes_per_s) = match (iops, tp) {
             (Some(i), Some(t)) => (i, t),
-            // Throughput-only: at most one operation per MiB/s per... fall back to 1 MiB ops.
+            // Throughput-only figures: count 1 MiB operations against the bandwidth.
             (None, Some(t)) => (t / MIB, t),
             (Some(i), None) => (i, i * 256.0 * 1024.0),
             (None, None) => return None,
@@ -74,6 +82,7 @@ impl DeviceModel {
             bytes_per_s,
             latency_s,
             burst,
+            min_io_bytes,
         })
     }
 
@@ -101,7 +110,7 @@ impl DeviceModel {
         let r = disktier_catalog::perf::resolve(vt, &cfg).map_err(|e| e.to_string())?;
         let p = disktier_catalog::perf::performance(vt, &r);
         let label = format!("{volume_type} {size_gib} GiB");
-        let cap = p.baseline_iops.or(p.max_iops).unwrap_or(1000.0);
+        let cap = p.max_iops.or(p.baseline_iops).unwrap_or(1000.0);
         DeviceModel::from_performance(&label, &p, latency_s.unwrap_or(1.0 / cap))
             .ok_or_else(|| format!("{label}: the catalog has no performance figures for it"))
     }
@@ -141,6 +150,10 @@ struct Dev<'a> {
 impl Dev<'_> {
     /// Serves one second of demand; returns (utilisation, backlog seconds, burst active).
     fn second(&mut self, ops: f64, bytes: f64) -> (f64, f64, bool) {
+        let bytes = match self.m.min_io_bytes {
+            Some(m) => bytes.max(ops * m as f64),
+            None => bytes,
+        };
         let want_ops = ops + self.backlog_ops;
         let want_bytes = bytes + self.backlog_bytes;
         let (mut cap_ops, mut cap_bytes) = (self.m.iops, self.m.bytes_per_s);
@@ -178,7 +191,11 @@ impl Dev<'_> {
     }
 
     fn service_s(&self, bytes_per_op: f64) -> f64 {
-        self.m.latency_s + bytes_per_op / self.m.bytes_per_s
+        let b = self
+            .m
+            .min_io_bytes
+            .map_or(bytes_per_op, |m| bytes_per_op.max(m as f64));
+        self.m.latency_s + b / self.m.bytes_per_s
     }
 }
 
@@ -285,7 +302,19 @@ pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Pred
         .map(|w| (w.backing_read_ops + w.backing_write_ops) as f64)
         .sum::<f64>()
         / reqs;
-    let b_bytes_per = (c.backing_read_bytes + c.backing_write_bytes) as f64 / reqs;
+    // Bandwidth charged on the backing device, with st1's 1 MiB minimum per operation.
+    let b_bytes_per: f64 = c
+        .windows
+        .iter()
+        .map(|w| {
+            let bytes = (w.backing_read_bytes + w.backing_write_bytes) as f64;
+            let ops = (w.backing_read_ops + w.backing_write_ops) as f64;
+            backing
+                .min_io_bytes
+                .map_or(bytes, |m| bytes.max(ops * m as f64))
+        })
+        .sum::<f64>()
+        / reqs;
     let c_ops_per: f64 = c.windows.iter().map(|w| w.cache_ops as f64).sum::<f64>() / reqs;
     let c_bytes_per = (c.cache_read_bytes + c.cache_write_bytes) as f64 / reqs;
     let bytes_per_req = (c.read_blocks + c.write_blocks) as f64 * c.block_bytes as f64 / reqs;
@@ -326,8 +355,9 @@ mod tests {
     use super::*;
 
     fn st1_1tib() -> DeviceModel {
-        // catalog-facts.md: st1 40 MiB/s per TiB baseline, 250 MiB/s per TiB burst, 500 IOPS;
-        // a full 1 TiB bucket at 250 MiB/s net of the 40 MiB/s refill lasts 1 TiB / 210 MiB/s.
+        // catalog-facts.md: st1 40 MiB/s per TiB baseline, 250 MiB/s per TiB burst, 500 IOPS,
+        // each I/O up to 1 MiB counted as 1 MiB; a full 1 TiB bucket at 250 MiB/s net of the
+        // 40 MiB/s refill lasts 1 TiB / 210 MiB/s.
         DeviceModel {
             name: "st1 1 TiB".into(),
             iops: 500.0,
@@ -338,6 +368,7 @@ mod tests {
                 bytes_per_s: 250.0 * MIB,
                 seconds: 1024.0 * 1024.0 / 210.0,
             }),
+            min_io_bytes: Some(1 << 20),
         }
     }
 
@@ -349,6 +380,7 @@ mod tests {
             bytes_per_s: 1000.0 * MIB,
             latency_s: 0.001,
             burst: None,
+            min_io_bytes: None,
         }
     }
 
@@ -375,26 +407,70 @@ mod tests {
     }
 
     #[test]
-    fn st1_iops_cap_limits_small_random_misses() {
-        // 4 KiB random reads, 90 % hits: each request costs 0.1 st1 ops -> 500 / 0.1 = 5,000
-        // requests/s; the gp3 cache allows 16,000. So the pair sustains 5,000.
-        let c = counters(0.9, 1000, 10);
+    fn st1_counts_small_io_as_1_mib() {
+        // 4 KiB random reads, 90 % hits: each request costs 0.1 st1 operations, each charged
+        // 1 MiB: 40 MiB/s sustained -> 40 ops/s -> 400 requests/s; during the burst
+        // 250 MiB/s -> 250 ops/s -> 2,500 requests/s. The gp3 cache allows 16,000.
+        let c = counters(0.9, 100, 10);
         let p = predict(&c, &gp3_16k(), &st1_1tib());
         assert!(
-            (p.max_iops_sustained - 5000.0).abs() < 1.0,
+            (p.max_iops_sustained - 400.0).abs() < 1e-6,
             "{}",
             p.max_iops_sustained
         );
-        // at 99 % hits: 50,000 from st1, so the cache's 16,000 binds
-        let c = counters(0.99, 1000, 10);
+        assert!(
+            (p.max_iops_burst - 2500.0).abs() < 1e-6,
+            "{}",
+            p.max_iops_burst
+        );
+        // at 99.9 % hits st1 would allow 40,000 sustained: the cache's 16,000 binds
+        let c = counters(0.999, 1000, 10);
         let p = predict(&c, &gp3_16k(), &st1_1tib());
-        assert!((p.max_iops_sustained - 16000.0).abs() < 1.0);
+        assert!(
+            (p.max_iops_sustained - 16000.0).abs() < 1.0,
+            "{}",
+            p.max_iops_sustained
+        );
+    }
+
+    #[test]
+    fn large_writeback_io_reaches_the_500_iops_cap_only_by_bandwidth() {
+        // 1 MiB writes from a drain: 40 MiB/s sustained allows 40 of them a second, the burst
+        // 250; st1's 500-IOPS cap would bind only for I/O under 0.5 MiB at full burst, and
+        // such I/O is charged 1 MiB anyway.
+        let mut c = Counters {
+            block_bytes: 4096,
+            data_requests: 1000,
+            ..Counters::default()
+        };
+        let w = c.window(0);
+        w.requests = 1000;
+        w.hit_requests = 1000;
+        w.cache_ops = 1000;
+        w.cache_bytes = 1000 * 4096;
+        w.backing_write_ops = 1000;
+        w.backing_write_bytes = 1000 << 20;
+        c.backing_write_bytes = 1000 << 20;
+        let p = predict(&c, &gp3_16k(), &st1_1tib());
+        assert!(
+            (p.max_iops_sustained - 40.0).abs() < 1e-6,
+            "{}",
+            p.max_iops_sustained
+        );
+        assert!((p.max_iops_burst - 250.0).abs() < 1e-6);
+        // the drain needs 1000 MiB at 250 MiB/s: the second ends with 3 s of work queued
+        assert!(
+            (p.backing_peak_backlog_s - 3.0).abs() < 1e-6,
+            "{}",
+            p.backing_peak_backlog_s
+        );
     }
 
     #[test]
     fn overload_builds_a_backlog_and_raises_latency() {
-        // 2,000 misses/s against 500 IOPS: the backlog grows every second.
-        let light = predict(&counters(0.5, 400, 5), &gp3_16k(), &st1_1tib());
+        // Light: 10 misses/s, each charged 1 MiB on st1 (25 % of its 40 MiB/s); heavy: 2,000
+        // misses/s, 2,000 MiB/s against at most 250: the backlog grows every second.
+        let light = predict(&counters(0.9, 100, 5), &gp3_16k(), &st1_1tib());
         let heavy = predict(&counters(0.0, 2000, 5), &gp3_16k(), &st1_1tib());
         assert!(heavy.backing_peak_backlog_s > 1.0);
         assert!(heavy.p99_latency_s > light.p99_latency_s * 10.0);

@@ -114,8 +114,10 @@ impl StackDistances {
         self.add(now as usize, 1);
         let d = match prev {
             Some(p) => {
-                // distinct blocks touched after p: marks in (p, now)
-                let d = self.prefix(now as usize) - self.prefix(p as usize + 1) + 1;
+                // Distinct blocks touched after p = marks in (p, now). Every distinct block
+                // has exactly one mark before `now`, so that is len - marks in [0, p]: one
+                // Fenwick query instead of two.
+                let d = self.last.len() as u64 - self.prefix(p as usize + 1) + 1;
                 self.add(p as usize, -1);
                 Some(d)
             }

@@ -537,7 +537,10 @@ mod tests {
                 f.hit_ratio,
                 m.hit_ratio
             );
-            let (fb, mb) = (f.counters.backing_read_bytes as f64, m.counters.backing_read_bytes as f64);
+            let (fb, mb) = (
+                f.counters.backing_read_bytes as f64,
+                m.counters.backing_read_bytes as f64,
+            );
             assert!((fb - mb).abs() / fb < 0.1, "backing reads {fb} vs {mb}");
         }
     }

@@ -332,3 +332,36 @@ fn a_recorded_trace_replays_to_the_engines_own_counts() {
     // 2 MiB in 4 KiB blocks: the footprint cannot exceed the file
     assert!(s["footprint_bytes"].as_u64().unwrap() <= 2 << 20);
 }
+
+#[test]
+fn bench_trace_is_finished_when_the_run_ends() {
+    // `bench --trace` hands the log to the engine and drops it: the trailer must be written.
+    let dir = tempfile::Builder::new()
+        .prefix("disktier-trace")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let out = dir.path().join("b.dtt");
+    let a = bin(&dir.path().join("db"))
+        .args(["--format", "json", "--no-save", "bench"])
+        .arg(dir.path().join("data"))
+        .args([
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "1m",
+            "--ioengine",
+            "psync",
+            "--direct=false",
+            "--trace",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc = json(&a.get_output().stdout);
+    let s = stats(dir.path(), &out);
+    assert_eq!(s["truncated"], false, "{s}");
+    assert_eq!(s["reads"], doc["results"]["read"]["ios"]);
+    assert_eq!(s["read_bytes"], doc["results"]["read"]["bytes"]);
+}

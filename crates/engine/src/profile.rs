@@ -103,7 +103,9 @@ impl Profile {
         )
     }
 
-    /// The workload on `target`, scaled down when `quick`.
+    /// The workload on `target`, scaled down when `quick`: sizes and runtimes chosen so that a
+    /// suite of all eight profiles finishes in under a minute on a 2-core VM (issue #2), while
+    /// keeping each job's shape (rw, bs, iodepth, direct, sync) unchanged.
     pub fn workload(&self, target: &Path, quick: bool) -> Workload {
         let base = Job {
             name: self.name().replace('-', "_"),

@@ -82,7 +82,8 @@ pub struct Progress {
     /// Over the last report interval.
     pub iops: f64,
     pub bw_bytes: f64,
-    /// Completion latency p99 of the measured phase so far (about a second behind).
+    /// p99 of the measured phase so far (about a second behind): of the syncs when the job
+    /// syncs (etcd's figure), of the I/Os otherwise.
     pub p99_ns: Option<u64>,
     /// "layout", "ramp" or "run".
     pub phase: &'static str,
@@ -154,6 +155,7 @@ impl Drop for Created {
 }
 
 /// One file (or device) the job threads use, and its region.
+#[derive(Debug)]
 struct FileUse {
     path: PathBuf,
     /// Start and length of the region each thread works on.
@@ -328,8 +330,23 @@ pub fn preflight(job: &Job, opts: &RunOptions) -> Result<crate::result::TargetIn
 
 /// Picks the backend, falling back to psync (with a warning) when io_uring is unavailable.
 fn choose_engine(job: &Job, warnings: &mut Vec<String>) -> IoEngineKind {
+    let probe = if job.ioengine == IoEngineKind::IoUring {
+        uring::probe()
+    } else {
+        Ok(())
+    };
+    engine_after_probe(job, probe, warnings)
+}
+
+/// [`choose_engine`] given the probe's answer (separate so that the fallback can be tested
+/// without turning io_uring off on the machine).
+fn engine_after_probe(
+    job: &Job,
+    probe: Result<(), String>,
+    warnings: &mut Vec<String>,
+) -> IoEngineKind {
     if job.ioengine == IoEngineKind::IoUring {
-        if let Err(why) = uring::probe() {
+        if let Err(why) = probe {
             warnings.push(format!(
                 "io_uring is unavailable ({why}): fell back to psync, where iodepth has no effect"
             ));
@@ -403,6 +420,16 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
                     fix: "pass a directory on the filesystem to test (e.g. /var/lib/etcd)".into(),
                 });
             }
+        }
+    }
+    if !job.direct && job.rw.reads() && job.time_based {
+        let region: u64 = uses.iter().map(|u| u.len).sum();
+        if region < mem_total() {
+            warnings.push(format!(
+                "buffered reads loop over {} MiB, which fits in RAM: after the first pass they \
+                 measure the page cache, not the disk; pass --direct",
+                region >> 20
+            ));
         }
     }
     let mut resolved = job.clone();
@@ -611,7 +638,7 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
                     stop.store(true, Ordering::Relaxed);
                 }
                 for r in rx.try_iter() {
-                    let _ = p99_so_far.add(&r.lat);
+                    let _ = p99_so_far.add(if sync_every > 0 { &r.sync } else { &r.lat });
                     merge_sec(&mut secs, r);
                 }
                 if now >= next_report {
@@ -760,8 +787,134 @@ pub(crate) fn build_series(secs: &BTreeMap<u64, SecRecord>, dur_s: f64) -> Vec<S
         .collect()
 }
 
+/// RAM size from /proc/meminfo (`MemTotal`, in KiB); 0 when unknown.
+fn mem_total() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
 pub(crate) fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn falls_back_to_psync_with_the_reason() {
+        let job = Job::default();
+        let mut w = Vec::new();
+        assert_eq!(
+            engine_after_probe(&job, Ok(()), &mut w),
+            IoEngineKind::IoUring
+        );
+        assert!(w.is_empty());
+        let why = "the sysctl kernel.io_uring_disabled is 2".to_string();
+        assert_eq!(
+            engine_after_probe(&job, Err(why), &mut w),
+            IoEngineKind::Psync
+        );
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("io_uring_disabled is 2") && w[0].contains("psync"),
+            "{}",
+            w[0]
+        );
+        let sync = Job {
+            ioengine: IoEngineKind::Sync,
+            ..Job::default()
+        };
+        assert_eq!(
+            engine_after_probe(&sync, Err("x".into()), &mut w),
+            IoEngineKind::Sync
+        );
+        // io_uring works on this kernel (6.18, not disabled).
+        assert!(uring::probe().is_ok());
+    }
+
+    #[test]
+    fn resolves_files_and_regions_like_fio() {
+        let d = tempfile::tempdir().unwrap();
+        let job = |t: &Path| Job {
+            target: t.to_path_buf(),
+            name: "j".into(),
+            numjobs: 2,
+            size: Some(1 << 20),
+            offset: 4096,
+            ..Job::default()
+        };
+        let mut w = Vec::new();
+        // A directory: one file per job, named as fio names them.
+        let j = job(d.path());
+        let u = plan_files(&j, &target::classify(d.path()).unwrap(), &mut w).unwrap();
+        let names: Vec<_> = u
+            .iter()
+            .map(|u| u.path.file_name().unwrap().to_owned())
+            .collect();
+        assert_eq!(names, ["j.0.0", "j.1.0"]);
+        assert!(u
+            .iter()
+            .all(|u| u.start == 4096 && u.len == 1 << 20 && !u.existed));
+        // An existing file without a size: from the offset to its end, shared by the jobs.
+        let f = d.path().join("f");
+        std::fs::write(&f, vec![1u8; 64 * 1024]).unwrap();
+        let j = Job {
+            size: None,
+            ..job(&f)
+        };
+        let u = plan_files(&j, &target::classify(&f).unwrap(), &mut w).unwrap();
+        assert_eq!(u.len(), 1);
+        assert_eq!(
+            (u[0].start, u[0].len, u[0].existed),
+            (4096, 60 * 1024, true)
+        );
+        // A new file or a directory without a size cannot be resolved.
+        let n = d.path().join("new");
+        let j = Job {
+            size: None,
+            ..job(&n)
+        };
+        let e = plan_files(&j, &target::classify(&n).unwrap(), &mut w).unwrap_err();
+        assert!(matches!(e, EngineError::SizeRequired { .. }), "{e}");
+        // An offset past the end of a file leaves nothing to do.
+        let j = Job {
+            size: None,
+            offset: 1 << 20,
+            ..job(&f)
+        };
+        let e = plan_files(&j, &target::classify(&f).unwrap(), &mut w).unwrap_err();
+        assert!(matches!(e, EngineError::EmptyRegion { .. }), "{e}");
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn series_has_one_sample_per_second_with_gaps_as_zero() {
+        let mut secs = BTreeMap::new();
+        let mut a = SecRecord::new(0);
+        a.read_ios = 100;
+        a.read_bytes = 409_600;
+        a.lat.record(1000).unwrap();
+        secs.insert(0, a);
+        let mut c = SecRecord::new(2);
+        c.read_ios = 50;
+        secs.insert(2, c);
+        let s = build_series(&secs, 2.5);
+        assert_eq!(s.len(), 3);
+        assert_eq!((s[0].t_s, s[0].read_iops), (1.0, 100.0));
+        assert_eq!(s[0].read_bw_bytes, 409_600.0);
+        assert!(s[0].p99_ns.is_some() && s[0].sync_p99_ns.is_none());
+        assert_eq!((s[1].t_s, s[1].read_iops), (2.0, 0.0));
+        // The last, half second: 50 I/Os in 0.5 s.
+        assert_eq!((s[2].t_s, s[2].read_iops), (2.5, 100.0));
+    }
 }

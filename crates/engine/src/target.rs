@@ -340,6 +340,35 @@ pub fn signature(head: &[u8]) -> Option<InUse> {
     None
 }
 
+/// Asks `blkid -p` (low-level probing, no cache) for the signatures this module does not know
+/// itself (ZFS, Ceph, md and dm metadata, ...). None when blkid finds nothing or is missing.
+pub fn blkid_signature(runner: &dyn disktier_cmd::CommandRunner, path: &Path) -> Option<InUse> {
+    if !runner.has_program("blkid") {
+        return None;
+    }
+    let cmd = disktier_cmd::Cmd::new("blkid")
+        .args(["-p", "-o", "export"])
+        .arg(path.display().to_string());
+    // Exit status 2: nothing found (blkid(8)).
+    let out = runner.output(&cmd).ok().filter(|o| o.success())?;
+    let field = |k: &str| {
+        out.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(k).map(|v| v.trim().to_string()))
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(t) = field("TYPE=") {
+        return Some(InUse::Signature(format!("a {t} signature (blkid)")));
+    }
+    field("PTTYPE=").map(|t| {
+        InUse::Partitions(match t.as_str() {
+            "gpt" => "a GPT",
+            "dos" => "an MBR",
+            _ => "a",
+        })
+    })
+}
+
 /// Mount points of device `maj:min` from a mountinfo text (field 3 is `major:minor`, field 5 the
 /// mount point; proc(5)).
 pub fn mounts_of(mountinfo: &str, maj: u32, min: u32) -> Vec<String> {
@@ -389,7 +418,7 @@ pub fn device_in_use(path: &Path, c: &Classified) -> Result<Option<InUse>, Engin
         }
     }
     head.truncate(n);
-    if let Some(s) = signature(&head) {
+    if let Some(s) = signature(&head).or_else(|| blkid_signature(&disktier_cmd::RealRunner, path)) {
         return Ok(Some(s));
     }
     let Some(name) = c.info.device.clone() else {
@@ -483,6 +512,45 @@ mod tests {
         assert_eq!(signature(&m), Some(InUse::Partitions("an MBR")));
         // Short reads (a tiny device) are fine.
         assert_eq!(signature(&[0u8; 10]), None);
+    }
+
+    #[test]
+    fn blkid_finds_what_the_magic_table_does_not() {
+        use disktier_cmd::RecordingRunner;
+        let r = RecordingRunner::new().with_programs(&["blkid"]);
+        r.on(
+            "blkid",
+            &["-p", "-o", "export"],
+            0,
+            "DEVNAME=/dev/sdx\nLABEL=tank\nTYPE=zfs_member\nUSAGE=filesystem\n",
+        );
+        assert_eq!(
+            blkid_signature(&r, Path::new("/dev/sdx")),
+            Some(InUse::Signature("a zfs_member signature (blkid)".into()))
+        );
+        assert!(
+            r.transcript().contains("blkid -p -o export /dev/sdx"),
+            "{}",
+            r.transcript()
+        );
+        let r = RecordingRunner::new().with_programs(&["blkid"]);
+        r.on(
+            "blkid",
+            &["-p"],
+            0,
+            "DEVNAME=/dev/sdx\nPTUUID=ab\nPTTYPE=gpt\n",
+        );
+        assert_eq!(
+            blkid_signature(&r, Path::new("/dev/sdx")),
+            Some(InUse::Partitions("a GPT"))
+        );
+        let r = RecordingRunner::new().with_programs(&["blkid"]);
+        r.on("blkid", &["-p"], 2, "");
+        assert_eq!(blkid_signature(&r, Path::new("/dev/sdx")), None);
+        // No blkid installed: nothing to add, and nothing is run.
+        let r = RecordingRunner::new().with_programs(&[]);
+        assert_eq!(blkid_signature(&r, Path::new("/dev/sdx")), None);
+        assert!(r.transcript().is_empty());
     }
 
     #[test]

@@ -94,15 +94,36 @@ fn randread_direct_on_a_loop_device() {
         time_based: true,
         ..job(&dev.path)
     };
-    let r = run(&j, &RunOptions::default()).unwrap();
+    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let s2 = seen.clone();
+    let opts = RunOptions {
+        progress: Some(Arc::new(move |p: &Progress| {
+            s2.lock().unwrap().push(p.clone())
+        })),
+        ..RunOptions::default()
+    };
+    let r = run(&j, &opts).unwrap();
     let read = r.doc.results.read.as_ref().unwrap();
     assert!(read.ios > 100, "{}", read.ios);
+    // About four progress reports a second, with live figures and a shrinking ETA.
+    let seen = seen.lock().unwrap();
+    assert!((4..=8).contains(&seen.len()), "{} reports", seen.len());
+    assert!(seen.iter().all(|p| p.phase == "run" && p.eta.is_some()));
+    assert!(seen.iter().any(|p| p.iops > 0.0 && p.bw_bytes > 0.0));
+    assert!(seen.last().unwrap().eta < seen[0].eta);
     assert_eq!(read.bytes, read.ios * 4096);
     assert!((r.doc.duration_s - 1.5).abs() < 0.2, "{}", r.doc.duration_s);
     assert!((read.iops - read.ios as f64 / r.doc.duration_s).abs() < 1.0);
     assert_eq!(read.lat_ns.percentiles.len(), PERCENTILES.len());
     assert!(r.doc.results.write.is_none() && r.doc.results.sync.is_none());
     assert_eq!(r.doc.target.kind, "device");
+    assert_eq!(r.doc.target.device.as_deref(), Some(dev.name().as_str()));
+    assert!(r.doc.target.fs_type.is_none());
+    assert!(r.doc.target.scheduler.is_some(), "{:?}", r.doc.target);
+    // The whole device, resolved into the job.
+    assert_eq!(r.doc.job["size"], 16 * MIB);
+    let t = inspect(&dev.path).unwrap();
+    assert_eq!(t, r.doc.target);
     assert!(!r.doc.series.is_empty());
     assert!(r.doc.series[0].read_iops > 0.0);
     assert!(r.doc.results.cpu.usr_s + r.doc.results.cpu.sys_s > 0.0);
@@ -256,6 +277,11 @@ fn stop_flag_interrupts_within_a_second() {
     assert!(t.elapsed() < Duration::from_secs(5));
     assert!(r.doc.interrupted);
     assert!(r.doc.results.read.as_ref().unwrap().ios > 0);
+    assert!(
+        r.doc.warnings.iter().any(|w| w.contains("page cache")),
+        "{:?}",
+        r.doc.warnings
+    );
     assert!(r.doc.duration_s < 5.0);
     // The laid-out file was removed anyway.
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);

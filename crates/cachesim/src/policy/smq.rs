@@ -11,10 +11,11 @@
 //! - Promotion is decided by a **hotspot queue** that tracks larger regions ("each hotspot
 //!   block covers a larger area than a single cache block") with a quarter as many entries as
 //!   the cache, also a 64-level multiqueue with swap-on-hit. A missed chunk is promoted when the
-//!   cache still has free chunks, or when its region has climbed to the promote level: reads
-//!   need level 1 (the region was hit since it entered the queue), writes level 2 (smq favours
-//!   promoting reads). The kernel adapts these levels to how well the hotspot queue performs;
-//!   disktier keeps them fixed (documented in docs/trace.md).
+//!   cache still has free chunks, or when its region is among the hottest quarter of the
+//!   hotspot queue by level (about as many regions as the cache can hold) and was hit at least
+//!   once; writes need one level more (smq favours promoting reads). The kernel derives its
+//!   promote levels from the same cache-to-hotspot ratio and then adapts them to how well the
+//!   hotspot queue performs; disktier keeps the ratio rule and skips the adaptation.
 //! - Promotion copies the whole chunk from the origin to the cache, except for a write that
 //!   covers the whole chunk (no read needed, as dm-cache does for an overwritten block).
 //! - Modes: writethrough (lvm's profile default) writes hits to both devices; writeback keeps
@@ -36,8 +37,12 @@ use serde::Serialize;
 const LEVELS: usize = 64;
 /// Chunks per hotspot region.
 const HOTSPOT_CHUNKS: u64 = 16;
-const READ_PROMOTE_LEVEL: u8 = 1;
-const WRITE_PROMOTE_LEVEL: u8 = 2;
+/// The cache holds 1/HOTSPOT_CHUNKS as many regions as it has chunks and the hotspot queue
+/// tracks a quarter as many regions as the cache has chunks, so the regions the cache can hold
+/// are the hottest quarter of the hotspot queue: reads promote from there.
+const HOT_SHARE: f64 = 0.25;
+/// Writes need one level more than reads (smq favours promoting reads).
+const WRITE_EXTRA_LEVEL: u8 = 1;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SmqConfig {
@@ -173,6 +178,32 @@ impl MultiQueue {
         self.lists[l].tail = i;
         self.lists[l].len += 1;
     }
+    /// Inserts at the least-recently-used end: a new hotspot region is the first candidate to
+    /// leave unless it is hit.
+    fn insert_cold(&mut self, key: u64, queue: u8, level: u8) -> u32 {
+        let i = self.insert(key, queue, level);
+        let l = Self::li(queue, level);
+        if self.lists[l].head != i {
+            self.unlink(i);
+            let head = self.lists[l].head;
+            {
+                let n = &mut self.nodes[i as usize];
+                n.prev = NIL;
+                n.next = head;
+                n.queue = queue;
+                n.level = level;
+            }
+            if head != NIL {
+                self.nodes[head as usize].prev = i;
+            } else {
+                self.lists[l].tail = i;
+            }
+            self.lists[l].head = i;
+            self.lists[l].len += 1;
+        }
+        i
+    }
+
     fn insert(&mut self, key: u64, queue: u8, level: u8) -> u32 {
         let node = Node {
             key,
@@ -222,6 +253,31 @@ impl MultiQueue {
             .map(|l| self.lists[Self::li(queue, l)].head)
             .find(|&h| h != NIL)
     }
+    /// Keeps every level of `queue` at most `ceil(len / LEVELS)` entries, moving the most
+    /// recently used entries of an over-full level up and the least recently used of an
+    /// over-full top level down ("with this scheme we can decide how many entries occupy each
+    /// multiqueue level", smq commit message).
+    fn rebalance(&mut self, queue: u8) {
+        let total: u64 = (0..LEVELS as u8)
+            .map(|l| self.lists[Self::li(queue, l)].len as u64)
+            .sum();
+        let target = total.div_ceil(LEVELS as u64).max(1) as u32;
+        for l in 0..LEVELS as u8 - 1 {
+            while self.lists[Self::li(queue, l)].len > target {
+                let mru = self.lists[Self::li(queue, l)].tail;
+                self.unlink(mru);
+                self.push(mru, queue, l + 1);
+            }
+        }
+        for l in (1..LEVELS as u8).rev() {
+            while self.lists[Self::li(queue, l)].len > target {
+                let lru = self.lists[Self::li(queue, l)].head;
+                self.unlink(lru);
+                self.push(lru, queue, l - 1);
+            }
+        }
+    }
+
     fn move_queue(&mut self, i: u32, queue: u8) {
         let level = self.nodes[i as usize].level;
         self.unlink(i);
@@ -311,6 +367,21 @@ impl Smq {
         }
     }
 
+    /// The lowest hotspot level whose regions, with all above it, are at most the hottest
+    /// [`HOT_SHARE`] of the queue (at least level 1: a region must have been hit).
+    fn promote_level(&self) -> u8 {
+        let budget = (self.hotspot.len() as f64 * HOT_SHARE).max(1.0) as u64;
+        let mut above = 0u64;
+        for l in (1..LEVELS as u8).rev() {
+            let n = self.hotspot.lists[MultiQueue::li(CLEAN, l)].len as u64;
+            if above + n > budget {
+                return l + 1;
+            }
+            above += n;
+        }
+        1
+    }
+
     /// Updates the hotspot queue for `chunk`'s region; returns the region's level.
     fn touch_hotspot(&mut self, chunk: u64) -> u8 {
         let region = chunk / HOTSPOT_CHUNKS;
@@ -323,8 +394,9 @@ impl Smq {
                 self.hotspot.remove(v);
             }
         }
-        self.hotspot.insert(region, CLEAN, 0);
-        0
+        let i = self.hotspot.insert_cold(region, CLEAN, 0);
+        self.hotspot.rebalance(CLEAN);
+        self.hotspot.nodes[i as usize].level
     }
 
     /// One request's blocks inside one chunk.
@@ -361,11 +433,7 @@ impl Smq {
         }
         let level = self.touch_hotspot(chunk);
         let free = self.cache.len() < self.cache.cap;
-        let need = if write {
-            WRITE_PROMOTE_LEVEL
-        } else {
-            READ_PROMOTE_LEVEL
-        };
+        let need = self.promote_level() + if write { WRITE_EXTRA_LEVEL } else { 0 };
         if !(free || level >= need) {
             if write {
                 acct.backing_w += bytes;
@@ -513,16 +581,16 @@ mod tests {
 
     #[test]
     fn hand_computed_promotion_and_hits() {
-        // Cache of 2 chunks (64 KiB each). Chunks 0 and 16 (different hotspot regions).
-        // 0: miss, cache has room -> promoted (64 KiB from origin, 64 KiB to cache).
-        // 16: miss, room -> promoted. Cache full.
-        // 32: miss, region 2 new (level 0 < 1) -> not promoted, read from origin.
-        // 32: miss, region 2 hit -> level 1 >= 1 -> promoted, demoting the LRU of level 0
-        //     among {0, 16}: 0 (least recently used).
-        // 16: hit -> moves up to level 1, swapping with 32 (the LRU of level 1), which
-        //     drops to level 0.
-        // 0: miss; region 0 is hit (level 1) -> promoted, demoting the LRU of level 0: 32.
-        // Reads: 6 blocks, hits 1 (the 16 re-read).
+        // Cache of 2 chunks (64 KiB each); chunks 0, 16, 32 lie in hotspot regions 0, 1, 2.
+        // Levels hold at most ceil(regions / 64) = 1 region each (rebalancing moves the most
+        // recently used of an over-full level up); new regions enter at the cold end of level 0.
+        // read 0:  region 0 -> L0. The cache has room: chunk 0 promoted (64 KiB from origin).
+        // read 16: region 1 -> L0 front; L0 over-full -> region 0 up to L1. Room: promoted.
+        // read 32: region 2 -> L0 front; region 1 up to L1, then region 1 up to L2. The cache
+        //          is full; the hottest quarter of 3 regions is 1 region (L2), so reads need
+        //          level 2: region 2 is at 0 -> not promoted, 4 KiB read from the origin.
+        // read 32: region 2 hit: swaps with region 0 into L1 -> level 1 < 2: origin again.
+        // read 16, read 0: cache hits.
         let t = [
             read(0, 0),
             read(1, 16),
@@ -532,10 +600,23 @@ mod tests {
             read(5, 0),
         ];
         let c = run(&SmqConfig::default(), 2 * 65536, &t);
-        assert_eq!((c.read_blocks, c.read_hits), (6, 1));
-        // origin reads: 4 promotions x 64 KiB + one unpromoted 4 KiB read
-        assert_eq!(c.backing_read_bytes, 4 * 65536 + 4096);
-        assert_eq!(c.cache_write_bytes, 4 * 65536);
+        assert_eq!((c.read_blocks, c.read_hits), (6, 2));
+        assert_eq!(c.backing_read_bytes, 2 * 65536 + 2 * 4096);
+        assert_eq!(c.cache_write_bytes, 2 * 65536);
+    }
+
+    #[test]
+    fn a_hot_region_is_promoted_once_the_cache_is_full() {
+        // Cache of 1 chunk, filled by chunk 0. Chunk 16's region is read repeatedly: it
+        // climbs the hotspot levels until it is in the hottest quarter, then it is promoted
+        // (demoting chunk 0) and hits from then on.
+        let mut t = vec![read(0, 0)];
+        for i in 0..20 {
+            t.push(read(1 + i, 16));
+        }
+        let c = run(&SmqConfig::default(), 65536, &t);
+        assert!(c.read_hits >= 15, "{} hits", c.read_hits);
+        assert_eq!(c.cache_write_bytes, 2 * 65536);
     }
 
     #[test]
