@@ -3,6 +3,7 @@
 #
 #   sudo bench/vs-fio.sh            # RUNS=5 by default; RUNS=3 for a quicker look
 #   DISKTIER=/path/to/disktier SECTIONS=c RUNS=3 bench/vs-fio.sh   # no build, only (c)
+#   SECTIONS=a RUNS=9 bench/vs-fio.sh   # on a shared machine the p99 of (a) needs more runs
 #
 # (a) the etcd profile on xfs on a loop device (backing file in $BACKING, default /var/tmp):
 #     fdatasync p99 (median of RUNS each) and verdict;

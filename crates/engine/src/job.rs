@@ -183,6 +183,8 @@ impl Default for Job {
 const MAX_BS: u64 = 256 << 20;
 const MAX_IODEPTH: u32 = 4096;
 const MAX_NUMJOBS: u32 = 1024;
+/// Each job keeps iodepth buffers of bs bytes in memory.
+const MAX_BUFFERS: u64 = 2 << 30;
 
 fn bad(option: &'static str, value: impl ToString, fix: impl Into<String>) -> EngineError {
     EngineError::BadOption {
@@ -193,7 +195,7 @@ fn bad(option: &'static str, value: impl ToString, fix: impl Into<String>) -> En
 }
 
 impl Job {
-    /// Checks the options on their own (the target is checked by `target::prepare`).
+    /// Checks the options on their own (the target is checked when the job runs).
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.name.is_empty() || self.name.contains('/') || self.name.contains('\0') {
             return Err(bad(
@@ -224,6 +226,16 @@ impl Job {
                 "iodepth",
                 self.iodepth,
                 "use an iodepth from 1 to 4096",
+            ));
+        }
+        if self.bs.saturating_mul(self.iodepth as u64) > MAX_BUFFERS {
+            return Err(bad(
+                "iodepth",
+                self.iodepth,
+                format!(
+                    "iodepth x bs = {} MiB of buffers per job: keep it under 2 GiB (lower --iodepth or --bs)",
+                    self.bs.saturating_mul(self.iodepth as u64) >> 20
+                ),
             ));
         }
         if self.iodepth_batch_submit > MAX_IODEPTH {
@@ -483,6 +495,14 @@ mod tests {
                     ..job()
                 },
                 "runtime",
+            ),
+            (
+                Job {
+                    bs: 256 << 20,
+                    iodepth: 16,
+                    ..job()
+                },
+                "iodepth",
             ),
             (
                 Job {

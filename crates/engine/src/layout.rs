@@ -7,7 +7,6 @@
 use crate::error::EngineError;
 use crate::plan::Rng;
 use std::fs::File;
-use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,7 +62,6 @@ pub fn lay_out(
     let mut buf = vec![0u8; CHUNK];
     Rng::new(need).fill(&mut buf);
     let mut off = len;
-    let mut w = file;
     while off < need {
         if stop.load(Ordering::Relaxed) {
             break;
@@ -74,7 +72,6 @@ pub fn lay_out(
         off += n as u64;
         progress(off - len);
     }
-    w.flush().map_err(io("write (layout)"))?;
     file.sync_all().map_err(io("fsync (layout)"))?;
     Ok(Laid::Filled)
 }

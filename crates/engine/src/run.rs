@@ -278,6 +278,22 @@ fn check_target(
     opts: &RunOptions,
 ) -> Result<(), EngineError> {
     let t = &job.target;
+    if c.kind == Kind::Device {
+        if let Some(p) = opts
+            .profile
+            .as_deref()
+            .and_then(crate::profile::Profile::from_name)
+        {
+            if p.needs_filesystem() {
+                return Err(EngineError::WrongKind {
+                    path: job.target.clone(),
+                    is: "block device",
+                    wanted: format!("the {p} profile measures a filesystem"),
+                    fix: "pass a directory on the filesystem to test (e.g. /var/lib/etcd)".into(),
+                });
+            }
+        }
+    }
     if job.direct {
         target::check_direct(c, t)?;
         if let Some(lbs) = c.logical_block_size.filter(|l| *l > 512) {
@@ -406,22 +422,6 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
     let mut warnings = Vec::new();
     let uses = plan_files(job, &c, &mut warnings)?;
     check_target(job, &c, &uses, opts)?;
-    if c.kind == Kind::Device {
-        if let Some(p) = opts
-            .profile
-            .as_deref()
-            .and_then(crate::profile::Profile::from_name)
-        {
-            if p.needs_filesystem() {
-                return Err(EngineError::WrongKind {
-                    path: job.target.clone(),
-                    is: "block device",
-                    wanted: format!("the {p} profile measures a filesystem"),
-                    fix: "pass a directory on the filesystem to test (e.g. /var/lib/etcd)".into(),
-                });
-            }
-        }
-    }
     if !job.direct && job.rw.reads() && job.time_based {
         let region: u64 = uses.iter().map(|u| u.len).sum();
         if region < mem_total() {

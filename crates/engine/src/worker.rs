@@ -92,6 +92,9 @@ impl<'a> Recorder<'a> {
     /// Records one completed I/O of `len` bytes, submitted at `submit_ns`, completed at `now`.
     #[inline]
     pub fn complete(&mut self, op: IoOp, offset: u64, len: u64, submit_ns: u64, now: u64) {
+        if op == IoOp::Sync {
+            return self.sync_done(submit_ns, now);
+        }
         let lat = now.saturating_sub(submit_ns);
         self.all_ios += 1;
         self.all_bytes += len;
@@ -123,7 +126,7 @@ impl<'a> Recorder<'a> {
                 self.cur.write_ios += 1;
                 self.cur.write_bytes += len;
             }
-            IoOp::Sync => self.sync_done(submit_ns, now),
+            IoOp::Sync => {}
         }
     }
 

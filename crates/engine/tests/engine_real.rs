@@ -454,7 +454,6 @@ fn io_uring_writes_land_where_planned() {
         bs: 4096,
         iodepth: 8,
         size: Some(MIB),
-        direct: true,
         ..job(&f)
     };
     let opts = RunOptions {

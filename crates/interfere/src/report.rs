@@ -441,10 +441,12 @@ pub fn recommend(doc: &InterfereDoc) -> String {
         .iter()
         .filter(|c| {
             none.is_some_and(|n| {
-                (stalls(c) && !stalls(n))
-                    || tail(c)
-                        .zip(tail(n))
-                        .is_some_and(|(t, nt)| t as f64 > nt as f64 * 1.2)
+                // Worse overall (a stall it did not have, or the same stall state with a
+                // clearly longer p99.9), never merely a longer p99.9 bought with no stall.
+                let longer = tail(c)
+                    .zip(tail(n))
+                    .is_some_and(|(t, nt)| t as f64 > nt as f64 * 1.2);
+                rank(c) > rank(n) && ((stalls(c) && !stalls(n)) || longer)
             })
         })
         .map(|c| c.mitigation.clone().unwrap_or_default())
@@ -601,6 +603,25 @@ mod tests {
         let r = &d.recommendation;
         assert!(!r.contains("Best tail: cgroup-weight"), "{r}");
         assert!(r.contains("Worse than no mitigation: cgroup-weight"), "{r}");
+    }
+
+    #[test]
+    fn removing_a_stall_is_not_listed_as_worse() {
+        let mut d = doc(vec![
+            scenario(None, stats(5.9, 75.0, 99.0), None, true),
+            scenario(Some("none"), stats(16.8, 76.7, 5820.0), Some(32.8), false),
+            scenario(
+                Some("writer-per-object-fsync"),
+                stats(121.0, 138.0, 161.0),
+                Some(24.8),
+                false,
+            ),
+        ]);
+        d.finish();
+        let r = &d.recommendation;
+        assert!(r.contains("Best tail: writer-per-object-fsync"), "{r}");
+        assert!(r.contains("leader election"), "{r}");
+        assert!(!r.contains("Worse than no mitigation"), "{r}");
     }
 
     #[test]
