@@ -454,6 +454,9 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     if !worse.is_empty() {
         w.push(format!("Worse than no mitigation: {}.", worse.join(", ")));
     }
+    if measured.iter().any(|s| stalls(s)) {
+        w.push("Stalls over a second are rare single events: before acting on one run, repeat it with a longer --duration and see which mitigations avoid them every time.".into());
+    }
     let unavailable: Vec<String> = doc
         .scenarios
         .iter()

@@ -215,6 +215,12 @@ fn unavailable(cx: &Ctx, m: Mitigation) -> Option<String> {
             return Some(why);
         }
         let s = cx.sched_before.as_ref()?;
+        if let Some(f) = cx.sched_file.as_ref().filter(|f| !crate::sys::writable(f)) {
+            return Some(format!(
+                "{} is not writable by this user: switching schedulers needs root (run with sudo)",
+                f.display()
+            ));
+        }
         if !s.available.iter().any(|a| a == name) {
             return Some(format!(
                 "{} offers the schedulers [{}], not {name} (load it with `modprobe {name}`)",
@@ -224,12 +230,23 @@ fn unavailable(cx: &Ctx, m: Mitigation) -> Option<String> {
         }
         None
     };
+    let cgroup_root_writable = || -> Option<String> {
+        let (_, root) = cx.cgroups.preferred().ok()?;
+        if crate::sys::writable(&root) {
+            None
+        } else {
+            Some(format!(
+                "{} is not writable by this user: creating cgroups needs root (run with sudo)",
+                root.display()
+            ))
+        }
+    };
     match m {
         Mitigation::None | Mitigation::IoniceIdle | Mitigation::IoniceBe7 => None,
         Mitigation::SchedulerBfq => need_sched("bfq"),
         Mitigation::SchedulerMqDeadline => need_sched("mq-deadline"),
         Mitigation::CgroupWeight => {
-            if let Some(why) = need_device() {
+            if let Some(why) = need_device().or_else(cgroup_root_writable) {
                 return Some(why);
             }
             match cx.cgroups.preferred() {
@@ -240,7 +257,9 @@ fn unavailable(cx: &Ctx, m: Mitigation) -> Option<String> {
                 Ok((Version::V2, _)) => None,
             }
         }
-        Mitigation::CgroupThrottle => need_device().or_else(|| cx.cgroups.preferred().err()),
+        Mitigation::CgroupThrottle => need_device()
+            .or_else(|| cx.cgroups.preferred().err())
+            .or_else(cgroup_root_writable),
         Mitigation::CgroupLatency => {
             if let Some(why) = need_device() {
                 return Some(why);

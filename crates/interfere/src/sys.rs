@@ -78,3 +78,14 @@ pub fn try_lock(f: &std::fs::File) -> std::io::Result<bool> {
     }
     Ok(true)
 }
+
+/// Whether this process may write `path` (access(2) with W_OK, which honours root's privileges).
+pub fn writable(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // # Safety
+    // `c` is a valid NUL-terminated string that outlives the call; access only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
