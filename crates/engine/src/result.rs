@@ -176,6 +176,10 @@ pub struct Verdict {
     /// The sentence a user reads.
     #[serde(default)]
     pub message: String,
+    /// The 95 % confidence interval of the measured value, when it is a percentile (the etcd
+    /// verdict's p99, from order statistics): `{low_ns, high_ns, n, approximate, ...}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<serde_json::Value>,
 }
 
 #[cfg(test)]

@@ -405,6 +405,7 @@ pub fn etcd(
             threshold: threshold_ns as f64,
             pass,
             message: main_msg,
+            ci95: serde_json::to_value(&ci).ok(),
         },
         Verdict {
             name: "etcd-iops-50".into(),
@@ -413,6 +414,7 @@ pub fn etcd(
             threshold: ETCD_MIN_SYNC_IOPS,
             pass: sync_iops >= ETCD_MIN_SYNC_IOPS,
             message: min_msg,
+            ci95: None,
         },
         Verdict {
             name: "etcd-iops-500".into(),
@@ -421,6 +423,7 @@ pub fn etcd(
             threshold: ETCD_BUSY_SYNC_IOPS,
             pass: sync_iops >= ETCD_BUSY_SYNC_IOPS,
             message: busy_msg,
+            ci95: None,
         },
     ];
     Ok(EtcdVerdict {
