@@ -365,3 +365,46 @@ fn bench_trace_is_finished_when_the_run_ends() {
     assert_eq!(s["reads"], doc["results"]["read"]["ios"]);
     assert_eq!(s["read_bytes"], doc["results"]["read"]["bytes"]);
 }
+
+#[test]
+fn plan_budget_keeps_options_within_it_best_first() {
+    // `plan --budget` (wired by this area into the planner's command): options within the
+    // monthly budget, best predicted IOPS first; over-budget ones are listed as rejected.
+    let dir = tempfile::tempdir().unwrap();
+    let (_, trace) = import(dir.path(), "msr", "msr.csv");
+    let a = bin(&dir.path().join("db"))
+        .args([
+            "--format",
+            "json",
+            "plan",
+            "--capacity",
+            "1TiB",
+            "--budget",
+            "100",
+            "--trace",
+        ])
+        .arg(&trace)
+        .assert()
+        .success();
+    let v = json(&a.get_output().stdout);
+    let opts = v["options"].as_array().unwrap();
+    assert!(!opts.is_empty(), "{v}");
+    let iops: Vec<f64> = opts
+        .iter()
+        .map(|o| {
+            assert!(o["monthly_cost_usd"].as_f64().unwrap() <= 100.0, "{o}");
+            o["performance"]["iops"].as_f64().unwrap_or(0.0)
+        })
+        .collect();
+    assert!(iops.windows(2).all(|w| w[0] >= w[1]), "{iops:?}");
+    assert!(v["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["reason"].as_str().unwrap().starts_with("over the budget")));
+    bin(&dir.path().join("db"))
+        .args(["plan", "--capacity", "1TiB", "--budget", "1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("raise --budget"));
+}

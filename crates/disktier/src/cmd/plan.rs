@@ -40,6 +40,10 @@ pub struct Args {
     /// Cache block size simulated with --trace.
     #[arg(long, default_value = "4k", value_parser = clap_parsers::size, requires = "trace")]
     pub trace_block: u64,
+    /// Monthly budget in USD: keep the options within it, best predicted performance first
+    /// (sustained IOPS, then MiB/s; with --trace, hybrids at their simulated hit ratio).
+    #[arg(long, value_name = "USD")]
+    pub budget: Option<f64>,
     /// The instance (or GCP machine type) the data lives on, to weigh its instance-store sibling.
     #[arg(long)]
     pub instance: Option<String>,
@@ -73,7 +77,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         allow_ephemeral: args.allow_ephemeral,
         hit_ratio,
     };
-    let p = plan(&cat, &req)?;
+    let mut p = plan(&cat, &req)?;
+    if let Some(b) = args.budget {
+        within_budget(&mut p, b)?;
+    }
     if ctx.json() {
         print_json(&PlanDoc {
             schema_version: 1,
@@ -122,6 +129,64 @@ fn simulated_curve(
         source: format!("simulated: {} on {}", kind.name(), path.display()),
         hit_ratio_for: disktier_cachesim::budget::hit_ratio_curve(Arc::new(trace), cfg, kind),
     })
+}
+
+/// `--budget USD` (added by the trace/simulate area): keeps the options whose monthly cost is
+/// within the budget, best predicted performance first — sustained IOPS, then MiB/s, then the
+/// lower price — and lists the rest as over budget. The cost-constrained question of seed 001's
+/// paper; ranking in `disktier_cachesim::budget::rank_within_budget`.
+fn within_budget(p: &mut Plan, budget: f64) -> anyhow::Result<()> {
+    use disktier_cachesim::budget::{rank_within_budget, Candidate};
+    if !(budget.is_finite() && budget > 0.0) {
+        anyhow::bail!(
+            "--budget {budget}: give a positive monthly amount in USD, e.g. --budget 200"
+        );
+    }
+    let cands = p
+        .options
+        .drain(..)
+        .map(|o| Candidate {
+            monthly_usd: o.monthly_cost_usd,
+            score: o.performance.iops.unwrap_or(0.0),
+            tie_break: -o.performance.throughput_mibs.unwrap_or(0.0),
+            option: o,
+        })
+        .collect();
+    let (inside, over) = rank_within_budget(cands, budget);
+    if inside.is_empty() {
+        let cheapest = over
+            .first()
+            .map(|c| {
+                format!(
+                    "; the cheapest is {} at {}/month",
+                    c.option.label,
+                    usd(c.monthly_usd)
+                )
+            })
+            .unwrap_or_default();
+        anyhow::bail!(
+            "no option meets the requirements within {}/month{cheapest}: raise --budget",
+            usd(budget)
+        );
+    }
+    p.options = inside.into_iter().map(|c| c.option).collect();
+    for c in over {
+        p.rejected.push(disktier_catalog::plan::Rejected {
+            kind: c.option.kind,
+            label: c.option.label.clone(),
+            reason: format!(
+                "over the budget: {}/month > {}/month",
+                usd(c.monthly_usd),
+                usd(budget)
+            ),
+            nearest: None,
+        });
+    }
+    p.notes.push(format!(
+        "--budget {}/month: the options within it, best predicted performance (sustained IOPS, then MiB/s) first",
+        usd(budget)
+    ));
+    Ok(())
 }
 
 /// `plan --format json`: the shape, `schema_version` first.
