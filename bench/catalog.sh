@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks for the cost catalog (issue #3), figures go to bench/catalog.md:
+# Benchmarks for the cost catalog (issue #3), figures go to BENCHMARKS.md:
 #  1. `disktier plan` over the whole catalog (every region, hybrids and instance store on):
 #     wall time of the release binary per invocation, target < 50 ms.
 #  2. `disktier catalog import aws-offer` of a synthetic ~50 MB offer file in AWS's format:

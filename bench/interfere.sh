@@ -13,7 +13,7 @@
 #           by default gp3's baseline of 3000 IOPS and 125 MiB/s (AWS EBS docs).
 # For each device and aggressor, every mitigation (cgroup-latency is reported unavailable here:
 # cgroup v2 has no io controller while v1 blkio is mounted). Results: one JSON document per run
-# in $OUT, and the Markdown tables on stdout (pasted into bench/interfere.md).
+# in $OUT, and the Markdown tables on stdout (pasted into BENCHMARKS.md).
 #
 # Needs root, losetup, mkfs.xfs, python3 and cgroup v1 blkio. Creates everything it uses and
 # removes it on exit (the throttle rules, umount, losetup -d); disktier itself restores the

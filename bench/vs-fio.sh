@@ -13,7 +13,7 @@
 #     (CPU-bound): IOPS and CPU seconds per I/O.
 #
 # Needs root, losetup, mkfs.xfs, fio, python3 and cgroup v1 blkio. Creates everything it uses
-# and removes it on exit (umount, losetup -d, cgroup rmdir). Figures go in bench/engine.md.
+# and removes it on exit (umount, losetup -d, cgroup rmdir). Figures go in BENCHMARKS.md.
 set -euo pipefail
 
 RUNS=${RUNS:-5}
