@@ -976,6 +976,63 @@ fn check_etcd_fails_on_a_throttled_volume() {
 }
 
 #[test]
+fn no_layout_extends_a_short_file_without_data_with_either_engine() {
+    if !require(disktier_testkit::have("fio"), "fio") {
+        return;
+    }
+    for engine in ["native", "fio"] {
+        for no_layout in [true, false] {
+            let d = scratch();
+            let f = d.path().join("data");
+            let mut cmd = Command::new(bin());
+            cmd.args(["--no-save", "--format", "json", "bench"])
+                .arg(&f)
+                .args([
+                    "--rw",
+                    "read",
+                    "--size",
+                    "8m",
+                    "--runtime",
+                    "1s",
+                    "--keep-files",
+                    "--engine",
+                    engine,
+                ]);
+            if no_layout {
+                cmd.arg("--no-layout");
+            }
+            let out = cmd.output().unwrap();
+            assert!(
+                out.status.success(),
+                "{engine}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let doc = json_of(&out);
+            let warned = doc["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap().contains("extended without data"));
+            let meta = std::fs::metadata(&f).unwrap();
+            use std::os::unix::fs::MetadataExt;
+            assert_eq!(meta.len(), 8 << 20, "{engine}");
+            // st_blocks counts 512-byte units actually allocated.
+            let allocated = meta.blocks() * 512;
+            if no_layout {
+                assert!(warned, "{engine}: {doc:#}");
+                assert!(allocated < 1 << 20, "{engine}: {allocated} bytes allocated");
+            } else {
+                assert!(!warned, "{engine}: {doc:#}");
+                assert!(
+                    allocated >= 8 << 20,
+                    "{engine}: {allocated} bytes allocated"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn bench_trace_records_every_io_and_fio_refuses_it() {
     let d = scratch();
     let trace = d.path().join("run.trace");
@@ -1014,6 +1071,37 @@ fn bench_trace_records_every_io_and_fio_refuses_it() {
     assert_eq!(stats["requests"], 256, "{stats:#}");
     assert_eq!(stats["writes"], 256, "{stats:#}");
     assert_eq!(stats["reads"], 0, "{stats:#}");
+    // fio's random map: a size-based random job writes every block exactly once.
+    assert_eq!(stats["footprint_bytes"], 1 << 20, "{stats:#}");
+
+    // --norandommap draws with replacement: some blocks twice, some never (about 1 - 1/e).
+    let trace2 = d.path().join("norandommap.trace");
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(d.path())
+        .args([
+            "--rw",
+            "randwrite",
+            "--size",
+            "1m",
+            "--name",
+            "tr",
+            "--norandommap",
+            "--trace",
+        ])
+        .arg(&trace2)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = Command::new(bin())
+        .args(["--format", "json", "trace", "stats"])
+        .arg(&trace2)
+        .output()
+        .unwrap();
+    let stats = json_of(&out);
+    assert_eq!(stats["requests"], 256, "{stats:#}");
+    let fp = stats["footprint_bytes"].as_u64().unwrap();
+    assert!(fp > (1 << 20) / 2 && fp < (1 << 20) * 3 / 4, "{stats:#}");
 
     let refused = d.path().join("fio.trace");
     let out = Command::new(bin())

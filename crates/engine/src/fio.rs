@@ -48,6 +48,12 @@ pub enum FioError {
         index: usize,
         last: usize,
     },
+    /// `--no-layout` could not extend a file before fio ran.
+    #[error("could not extend {path} for fio (--no-layout): {source}")]
+    Layout {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// What fio is called on this machine.
@@ -106,7 +112,10 @@ pub fn command(job: &Job, target_is_dir: bool) -> Cmd {
         args.push(format!("--ramp_time={}", fio_time(job.ramp_time)));
     }
     args.push(format!("--randseed={}", job.randseed));
-    if job.iodepth_batch_submit > 0 {
+    if job.norandommap {
+        args.push("--norandommap=1".into());
+    }
+    if job.iodepth_batch_submit != 1 {
         args.push(format!(
             "--iodepth_batch_submit={}",
             job.iodepth_batch_submit
@@ -136,6 +145,10 @@ pub struct FioOptions {
     pub quick: bool,
     /// Set when the run was stopped by a signal (fio stops on SIGINT too and prints what it has).
     pub stop: Option<std::sync::Arc<AtomicBool>>,
+    /// `--no-layout`: a read job's short file is extended without data before fio starts, so
+    /// that fio (which fills a file shorter than the job) leaves it as it is, like the native
+    /// engine does.
+    pub no_layout: bool,
 }
 
 /// What a fio run gives: the document and fio's fsync/fdatasync latency histogram.
@@ -162,8 +175,23 @@ pub fn run(
     } else {
         Vec::new()
     };
+    let mut warnings = Vec::new();
+    if opts.no_layout && job.rw.reads() {
+        let files = if is_dir {
+            job_files(job)
+        } else {
+            vec![job.target.clone()]
+        };
+        for p in files {
+            if let Some(w) = extend_sparse(&p, job.offset + job.size.unwrap_or(0))? {
+                warnings.push(w);
+            }
+        }
+    }
     // Per-second IOPS and bandwidth logs (fio's write_iops_log/write_bw_log averaged over
-    // 1000 ms) become the document's `series`, as the native engine's one-second samples.
+    // 1000 ms) and completion latency histograms (write_hist_log every 1000 ms) become the
+    // document's `series`, as the native engine's one-second samples. fio logs no histogram
+    // of fsync/fdatasync latency, so `sync_p99_ns` stays empty with fio.
     let logs = LogDir::new();
     let mut cmd = command(job, is_dir);
     if let Some(l) = &logs {
@@ -172,6 +200,8 @@ pub fn run(
             format!("--write_iops_log={prefix}"),
             format!("--write_bw_log={prefix}"),
             "--log_avg_msec=1000".to_string(),
+            format!("--write_hist_log={prefix}"),
+            "--log_hist_msec=1000".to_string(),
         ]);
     }
     // A Ctrl-C on the terminal reaches fio too (same process group), but a SIGTERM sent to
@@ -233,6 +263,7 @@ pub fn run(
     if let Some(l) = &logs {
         doc.series = read_series(&l.prefix(), job.numjobs);
     }
+    doc.warnings.extend(warnings);
     for line in out.stderr.lines().filter(|l| l.starts_with("fio:")) {
         doc.warnings.push(line.to_string());
     }
@@ -240,6 +271,30 @@ pub fn run(
         doc,
         sync_hist: sync_histogram(&v, 0),
     })
+}
+
+/// `--no-layout` for fio: makes the regular file at `path` (created when missing) `need` bytes
+/// long without writing data. Returns the warning the native engine gives for such a file.
+/// Block devices and files already long enough are left alone.
+fn extend_sparse(path: &Path, need: u64) -> Result<Option<String>, FioError> {
+    if need == 0 || std::fs::metadata(path).is_ok_and(|m| !m.is_file() || m.len() >= need) {
+        return Ok(None);
+    }
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .and_then(|f| f.set_len(need).map(|_| f))
+        .map_err(|e| FioError::Layout {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+    drop(f);
+    Ok(Some(format!(
+        "{} was extended without data (--no-layout): reads of its holes do not touch the disk",
+        path.display()
+    )))
 }
 
 /// A latency block's `bins` (fio's `--output-format=json+`: bucket value in ns -> count) as an
@@ -348,7 +403,73 @@ pub fn read_series(prefix: &str, numjobs: u32) -> Vec<Sample> {
             }
         }
     }
+    // Completion latency: fio's histogram log, one line per job, direction and interval:
+    // "msec, ddir, bs, count of bin 0, bin 1, ..." with the counts of that interval only.
+    let mut hists: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for j in 1..=numjobs.max(1) {
+        let Ok(text) = std::fs::read_to_string(format!("{prefix}_clat_hist.{j}.log")) else {
+            continue;
+        };
+        for line in text.lines() {
+            let mut f = line.split(',').map(str::trim);
+            let Some(ms) = f.next().and_then(|x| x.parse::<u64>().ok()) else {
+                continue;
+            };
+            let bins: Vec<u64> = f.skip(2).map_while(|x| x.parse::<u64>().ok()).collect();
+            let acc = hists.entry((ms + 500) / 1000).or_default();
+            if acc.len() < bins.len() {
+                acc.resize(bins.len(), 0);
+            }
+            for (a, b) in acc.iter_mut().zip(bins) {
+                *a += b;
+            }
+        }
+    }
+    for (sec, bins) in hists {
+        if let Some(p99) = plat_percentile(&bins, 99.0) {
+            secs.entry(sec)
+                .or_insert_with(|| Sample {
+                    t_s: sec as f64,
+                    ..Sample::default()
+                })
+                .p99_ns = Some(p99);
+        }
+    }
     secs.into_values().collect()
+}
+
+/// The value of fio's latency histogram bin `idx` (fio's `plat_idx_to_val` in stat.c): 64
+/// bins per power of two (FIO_IO_U_PLAT_BITS = 6), each standing for the middle of its range;
+/// the first 128 bins are exact.
+pub fn plat_idx_to_val(idx: usize) -> u64 {
+    const BITS: usize = 6;
+    const VAL: usize = 1 << BITS;
+    if idx < VAL << 1 {
+        return idx as u64;
+    }
+    let error_bits = (idx >> BITS) - 1;
+    let base = 1u64 << (error_bits + BITS);
+    let k = (idx % VAL) as u64;
+    // base + (k + 0.5) * 2^error_bits, in integers.
+    base + (k << error_bits) + ((1u64 << error_bits) >> 1)
+}
+
+/// The `p`-th percentile of fio histogram bins (counts indexed as fio's), as fio computes it:
+/// the value of the first bin at which the running count reaches `p` % of the total.
+pub fn plat_percentile(bins: &[u64], p: f64) -> Option<u64> {
+    let total: u64 = bins.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let want = ((total as f64) * p / 100.0).ceil().max(1.0) as u64;
+    let mut run = 0;
+    for (i, n) in bins.iter().enumerate() {
+        run += n;
+        if run >= want {
+            return Some(plat_idx_to_val(i));
+        }
+    }
+    None
 }
 
 /// Parses fio's JSON output. fio may print notes before the document (e.g. "note: both
@@ -548,6 +669,7 @@ fn job_from_options(opts: &serde_json::Map<String, Value>, jobname: &str) -> Val
     }
     job.direct = s("direct").is_some_and(|d| d == "1" || d == "true");
     job.time_based = s("time_based").is_some_and(|d| d != "0" && d != "false");
+    job.norandommap = s("norandommap").is_some_and(|d| d != "0" && d != "false");
     if let Some(r) = s("runtime").and_then(|r| parse_fio_time(&r)) {
         job.runtime = Some(r);
     }
@@ -924,6 +1046,56 @@ mod tests {
         assert_eq!(s[0].write_bw_bytes, 20.0 * 1024.0);
         assert_eq!((s[1].t_s, s[1].read_iops), (2.0, 7851.0));
         assert!(read_series(&format!("{prefix}-none"), 1).is_empty());
+        // No histogram log: no p99.
+        assert_eq!(s[0].p99_ns, None);
+    }
+
+    #[test]
+    fn plat_bins_map_to_fios_values() {
+        // The exact range, then the first groups (values from fio's plat_idx_to_val).
+        assert_eq!(plat_idx_to_val(0), 0);
+        assert_eq!(plat_idx_to_val(127), 127);
+        assert_eq!(plat_idx_to_val(128), 129); // 128 + 0.5 * 2
+        assert_eq!(plat_idx_to_val(191), 255); // 128 + 63 * 2 + 1
+        assert_eq!(plat_idx_to_val(192), 258); // 256 + 0.5 * 4
+                                               // Monotonic, and every bin within 1/128 of the previous group's step.
+        for i in 1..1856 {
+            assert!(plat_idx_to_val(i) > plat_idx_to_val(i - 1), "{i}");
+        }
+        let mut bins = vec![0u64; 1856];
+        bins[10] = 98;
+        bins[200] = 1;
+        bins[300] = 1;
+        assert_eq!(plat_percentile(&bins, 50.0), Some(10));
+        assert_eq!(plat_percentile(&bins, 99.0), Some(plat_idx_to_val(200)));
+        assert_eq!(plat_percentile(&bins, 99.9), Some(plat_idx_to_val(300)));
+        assert_eq!(plat_percentile(&[0, 0], 99.0), None);
+    }
+
+    #[test]
+    fn per_second_p99_comes_from_the_histogram_log_summed_over_jobs() {
+        let d = tempfile::tempdir().unwrap();
+        let prefix = d.path().join("x").display().to_string();
+        std::fs::write(format!("{prefix}_iops.1.log"), "1001, 100, 0, 0, 0\n").unwrap();
+        let line = |ms: u64, ddir: u8, at: usize, n: u64| {
+            let mut bins = vec!["0".to_string(); 1856];
+            bins[at] = n.to_string();
+            format!("{ms}, {ddir}, 4096, {}\n", bins.join(", "))
+        };
+        // Job 1: 99 reads fast in second 1; job 2: one slow write in second 1, fast in 2.
+        std::fs::write(format!("{prefix}_clat_hist.1.log"), line(1001, 0, 100, 99)).unwrap();
+        std::fs::write(
+            format!("{prefix}_clat_hist.2.log"),
+            line(1002, 1, 1000, 1) + &line(2001, 0, 50, 10),
+        )
+        .unwrap();
+        let s = read_series(&prefix, 2);
+        assert_eq!(s.len(), 2);
+        // 100 I/Os in second 1: the 99th is still the fast bin; p99 of second 2 is bin 50.
+        assert_eq!(s[0].p99_ns, Some(plat_idx_to_val(100)));
+        assert_eq!(s[1].p99_ns, Some(50));
+        assert_eq!(s[0].read_iops, 100.0);
+        assert_eq!(s[0].sync_p99_ns, None);
     }
 
     #[test]

@@ -148,7 +148,11 @@ pub struct Job {
     #[serde(with = "dur")]
     pub ramp_time: Duration,
     pub randseed: u64,
-    /// How many I/Os to submit at once (0 = as many as are ready, up to `iodepth`).
+    /// Random offsets drawn with replacement (fio's `norandommap`) instead of every block once
+    /// per pass (fio's default random map).
+    pub norandommap: bool,
+    /// How many I/Os to submit at once: fio's `iodepth_batch_submit`, 1 by default (each I/O
+    /// as soon as it is ready), 0 meaning `iodepth`.
     pub iodepth_batch_submit: u32,
 }
 
@@ -174,7 +178,8 @@ impl Default for Job {
             time_based: false,
             ramp_time: Duration::ZERO,
             randseed: DEFAULT_RANDSEED,
-            iodepth_batch_submit: 0,
+            norandommap: false,
+            iodepth_batch_submit: 1,
         }
     }
 }
@@ -242,7 +247,7 @@ impl Job {
             return Err(bad(
                 "iodepth_batch_submit",
                 self.iodepth_batch_submit,
-                "use 0 (all ready I/Os) up to 4096",
+                "use 1 (each I/O as it is ready, the default) up to 4096, or 0 for iodepth",
             ));
         }
         if self.rwmixread > 100 {

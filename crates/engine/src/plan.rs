@@ -52,6 +52,65 @@ impl Rng {
     }
 }
 
+/// A keyed bijection of `0..n`: walks every block of a region exactly once, in an order that
+/// looks random, with no memory per block. fio gets the same property from its random map (a
+/// bitmap of blocks already done); this is a cycle-walking permutation instead: a mix of
+/// invertible steps on `k`-bit numbers (`2^k >= n`: multiply by an odd constant, add, xor with
+/// a right shift; each is a bijection modulo `2^k`), applied again while the result is `>= n`.
+/// As `2^k < 2n`, that is fewer than two rounds on average.
+#[derive(Debug, Clone)]
+pub struct Permutation {
+    n: u64,
+    mask: u64,
+    shift: u32,
+    keys: [u64; 4],
+}
+
+impl Permutation {
+    /// The permutation of `0..n` for `key` (the pass number mixed with the seed).
+    pub fn new(n: u64, key: u64) -> Permutation {
+        let bits = (64 - n.saturating_sub(1).leading_zeros()).max(1);
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        let mut r = Rng::new(key);
+        Permutation {
+            n,
+            mask,
+            shift: (bits / 2).max(1),
+            // Multipliers odd, so that they are invertible modulo 2^k.
+            keys: [
+                r.next_u64() | 1,
+                r.next_u64(),
+                r.next_u64() | 1,
+                r.next_u64(),
+            ],
+        }
+    }
+
+    #[inline]
+    fn round(&self, mut x: u64) -> u64 {
+        let m = self.mask;
+        x = x.wrapping_mul(self.keys[0]).wrapping_add(self.keys[1]) & m;
+        x ^= x >> self.shift;
+        x = x.wrapping_mul(self.keys[2]).wrapping_add(self.keys[3]) & m;
+        x ^= x >> self.shift;
+        x
+    }
+
+    /// The `i`-th element (`i < n`).
+    #[inline]
+    pub fn at(&self, i: u64) -> u64 {
+        let mut x = self.round(i);
+        while x >= self.n {
+            x = self.round(x);
+        }
+        x
+    }
+}
+
 /// The offsets and directions one job thread issues, over the region `[start, start + blocks*bs)`.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -63,25 +122,40 @@ pub struct Plan {
     rng: Rng,
     next_block: u64,
     issued: u64,
+    /// Random jobs without `norandommap`: the order of this pass over the blocks.
+    perm: Option<Permutation>,
+    /// Random jobs: the seed's key, the pass number and the position in the pass.
+    key: u64,
+    pass: u64,
+    in_pass: u64,
     /// None when time-based: the plan loops over the region until the runtime ends.
     limit: Option<u64>,
 }
 
 impl Plan {
     /// The plan for job thread `jobnum` of `job` on a region of `len` bytes at `start`.
-    /// Random offsets are drawn with replacement (fio's `norandommap`), from `randseed` mixed
+    /// Random jobs visit every block once per pass, as fio does with its random map: a
+    /// size-based job reads or writes each block exactly once, a time-based one starts a new
+    /// pass in a new order when a pass is done. With `norandommap` offsets are drawn with
+    /// replacement instead (some blocks twice, some never). Both come from `randseed` mixed
     /// with the job number, so two runs with the same seed issue the same offsets.
     pub fn new(job: &Job, jobnum: u32, start: u64, len: u64) -> Plan {
         let blocks = len / job.bs;
+        let key = job.randseed ^ (jobnum as u64).wrapping_mul(0x9e37_79b9);
         Plan {
             start,
             bs: job.bs,
             blocks,
             rw: job.rw,
             rwmixread: job.rwmixread,
-            rng: Rng::new(job.randseed ^ (jobnum as u64).wrapping_mul(0x9e37_79b9)),
+            rng: Rng::new(key),
             next_block: 0,
             issued: 0,
+            perm: (job.rw.random() && !job.norandommap && blocks > 0)
+                .then(|| Permutation::new(blocks, key)),
+            key,
+            pass: 0,
+            in_pass: 0,
             limit: if job.time_based { None } else { Some(blocks) },
         }
     }
@@ -124,7 +198,20 @@ impl Plan {
                 }
             }
         };
-        let block = if self.rw.random() {
+        let block = if self.perm.is_some() {
+            if self.in_pass == self.blocks {
+                // A new pass, in a new order (fio clears its random map).
+                self.pass += 1;
+                self.in_pass = 0;
+                self.perm = Some(Permutation::new(
+                    self.blocks,
+                    self.key ^ self.pass.wrapping_mul(0xa076_1d64_78bd_642f),
+                ));
+            }
+            let b = self.perm.as_ref().map_or(0, |p| p.at(self.in_pass));
+            self.in_pass += 1;
+            b
+        } else if self.rw.random() {
             self.rng.below(self.blocks)
         } else {
             let b = self.next_block;
@@ -176,27 +263,84 @@ mod tests {
     }
 
     #[test]
-    fn random_offsets_are_aligned_in_range_and_spread() {
+    fn random_offsets_cover_every_block_once_per_pass() {
         let j = job(Rw::RandWrite);
         let start = 1 << 20;
         let len = 64 << 20;
         let mut p = Plan::new(&j, 0, start, len);
         let mut seen = HashSet::new();
         let mut buckets = [0u32; 16];
-        for _ in 0..16384 {
+        let mut first_half = [0u32; 16];
+        for k in 0..16384 {
             let (op, off) = p.next_io().unwrap();
             assert_eq!(op, IoOp::Write);
             assert!(off >= start && off + 4096 <= start + len, "{off}");
             assert_eq!((off - start) % 4096, 0);
-            seen.insert(off);
+            assert!(seen.insert(off), "block {off} twice in one pass");
             buckets[((off - start) * 16 / len) as usize] += 1;
+            if k < 8192 {
+                first_half[((off - start) * 16 / len) as usize] += 1;
+            }
+        }
+        assert_eq!(seen.len(), 16384);
+        assert_eq!(buckets, [1024; 16]);
+        // Spread out while it goes, not a sweep: each sixteenth about half done halfway.
+        for b in first_half {
+            assert!((400..625).contains(&b), "{first_half:?}");
+        }
+        assert_eq!(p.next_io(), None, "size-based: one pass of blocks");
+    }
+
+    #[test]
+    fn time_based_random_starts_a_new_order_each_pass() {
+        let j = Job {
+            time_based: true,
+            runtime: Some(std::time::Duration::from_secs(1)),
+            ..job(Rw::RandRead)
+        };
+        let mut p = Plan::new(&j, 0, 0, 1000 * 4096);
+        let a: Vec<u64> = (0..1000).map(|_| p.next_io().unwrap().1).collect();
+        let b: Vec<u64> = (0..1000).map(|_| p.next_io().unwrap().1).collect();
+        let sorted = |v: &[u64]| {
+            let mut v = v.to_vec();
+            v.sort_unstable();
+            v
+        };
+        let all: Vec<u64> = (0..1000).map(|i| i * 4096).collect();
+        assert_eq!(sorted(&a), all);
+        assert_eq!(sorted(&b), all);
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn permutations_are_bijections_for_any_size() {
+        for n in [1u64, 2, 3, 7, 64, 65, 1000, 4097] {
+            for key in [0u64, 1, 0xb189_9bed] {
+                let p = Permutation::new(n, key);
+                let mut v: Vec<u64> = (0..n).map(|i| p.at(i)).collect();
+                v.sort_unstable();
+                assert_eq!(v, (0..n).collect::<Vec<_>>(), "n={n} key={key}");
+            }
+        }
+        // Not the identity, and keyed.
+        let (p, q) = (Permutation::new(1000, 1), Permutation::new(1000, 2));
+        assert!((0..1000).filter(|&i| p.at(i) == i).count() < 20);
+        assert!((0..1000).filter(|&i| p.at(i) == q.at(i)).count() < 20);
+    }
+
+    #[test]
+    fn norandommap_draws_with_replacement() {
+        let j = Job {
+            norandommap: true,
+            ..job(Rw::RandWrite)
+        };
+        let mut p = Plan::new(&j, 0, 0, 64 << 20);
+        let mut seen = HashSet::new();
+        for _ in 0..16384 {
+            seen.insert(p.next_io().unwrap().1);
         }
         // 16384 draws over 16384 blocks: about 1 - 1/e of them distinct.
         assert!(seen.len() > 9000 && seen.len() < 11500, "{}", seen.len());
-        for b in buckets {
-            assert!((800..1250).contains(&b), "{buckets:?}");
-        }
-        assert_eq!(p.next_io(), None, "size-based: one pass of blocks");
     }
 
     #[test]

@@ -199,7 +199,7 @@ pub struct WorkerCtx<'a> {
     pub plan: Plan,
     pub bs: u64,
     pub iodepth: u32,
-    /// Most I/Os per submission (0: all that are ready).
+    /// I/Os per submission (fio's iodepth_batch_submit; 0: iodepth).
     pub batch: u32,
     pub sync: SyncKind,
     /// Sync after this many writes (0: never).

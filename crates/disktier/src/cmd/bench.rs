@@ -35,7 +35,8 @@ pub struct RunArgs {
     /// holders. Its data will be destroyed.
     #[arg(long)]
     pub destructive: bool,
-    /// Do not lay out (fill) files before read jobs when they already have the size.
+    /// Do not fill files with data before read jobs: a short file is only extended (sparse),
+    /// with either engine. A file that already has the size is never rewritten.
     #[arg(long)]
     pub no_layout: bool,
 }
@@ -128,6 +129,7 @@ fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
         profile: opts.profile.clone(),
         quick: opts.quick,
         stop: Some(opts.stop.clone()),
+        no_layout: !opts.layout,
     };
     let m = disktier_engine::fio::run(job, &runner, target, &fo)
         .with_context(|| format!("fio could not run the job on {}", job.target.display()))?;

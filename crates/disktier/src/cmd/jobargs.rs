@@ -61,9 +61,15 @@ pub struct JobArgs {
     /// Seed of the random offsets (fio's default, so runs repeat).
     #[arg(long, value_name = "N")]
     pub randseed: Option<u64>,
-    /// I/Os submitted at once (0 = all that are ready) [default: 0].
+    /// I/Os per submission, as fio: 1 submits each I/O as soon as a slot is free, 0 means
+    /// iodepth [default: 1].
     #[arg(long, value_name = "N")]
     pub iodepth_batch_submit: Option<u32>,
+    /// Random offsets drawn with replacement, instead of every block once per pass (fio's
+    /// default random map) (`--norandommap`, or `=false`).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
+    pub norandommap: Option<bool>,
     /// Job name (names the per-job files `<name>.<jobnum>.0` in a directory).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
@@ -104,7 +110,8 @@ impl JobArgs {
             ioengine => "--ioengine", direct => "--direct", fsync => "--fsync",
             fdatasync => "--fdatasync", runtime => "--runtime", time_based => "--time-based",
             ramp_time => "--ramp-time", randseed => "--randseed",
-            iodepth_batch_submit => "--iodepth-batch-submit", name => "--name");
+            iodepth_batch_submit => "--iodepth-batch-submit", norandommap => "--norandommap",
+            name => "--name");
         v
     }
 
@@ -128,6 +135,7 @@ impl JobArgs {
             ramp_time,
             randseed,
             iodepth_batch_submit,
+            norandommap,
             name
         );
         if let Some(s) = self.size {
