@@ -11,6 +11,9 @@
 #     cgroup v1 blkio.throttle.write_iops_device (a slow cloud volume), both tools in the cgroup;
 # (c) 4k randread, iodepth 32, io_uring, direct, on a loop device over a file in /dev/shm
 #     (CPU-bound): IOPS and CPU seconds per I/O.
+# (d) the same at iodepth 1 (the `latency` profile's shape): IOPS, p50 and p99 latency (fio's
+#     lat, submission to completion, which is what disktier measures). No target in the issue;
+#     printed so that the difference is on record.
 #
 # Needs root, losetup, mkfs.xfs, fio, python3 and cgroup v1 blkio. Creates everything it uses
 # and removes it on exit (umount, losetup -d, cgroup rmdir). Figures go in BENCHMARKS.md.
@@ -19,7 +22,7 @@ set -euo pipefail
 RUNS=${RUNS:-5}
 THROTTLE_IOPS=${THROTTLE_IOPS:-300}
 RR_RUNTIME=${RR_RUNTIME:-10}
-SECTIONS=${SECTIONS:-abc}
+SECTIONS=${SECTIONS:-abcd}
 # Where the loop devices of (a) and (b) keep their backing files: a real disk by default;
 # BACKING=/dev/shm takes the shared disk's noise out (then fdatasync costs xfs + loop only).
 BACKING=${BACKING:-/var/tmp}
@@ -132,12 +135,15 @@ if [[ $SECTIONS == *b* ]]; then
     IN_CGROUP=1 etcd_compare "(b) etcd --quick, xfs on loop throttled to $THROTTLE_IOPS w-IOPS" "$WORK/b" 1
 fi
 
-# --- randread QD32 on RAM: IOPS and CPU per I/O --------------------------------------------------
+# --- randread on RAM: IOPS and CPU per I/O ------------------------------------------------------
+if [[ $SECTIONS == *c* || $SECTIONS == *d* ]]; then
+    new_loop /dev/shm/disktier-vsfio.$$.img 2G; SHM_LOOP=$LOOP
+    # Fill it once so both read real pages rather than holes.
+    dd if=/dev/urandom of="$SHM_LOOP" bs=1M count=2048 oflag=direct status=none
+fi
 if [[ $SECTIONS == *c* ]]; then
     echo "(c) 4k randread QD32 io_uring direct on a loop device over /dev/shm, ${RR_RUNTIME}s x $RUNS each" >&2
-    new_loop /dev/shm/disktier-vsfio.$$.img 2G; L=$LOOP
-    # Fill it once so both read real pages rather than holes.
-    dd if=/dev/urandom of="$L" bs=1M count=2048 oflag=direct status=none
+    L=$SHM_LOOP
     di=() dc=() fi_=() fc=()
     for i in $(seq "$RUNS"); do
         "$DT" --format json --no-save bench "$L" --rw randread --bs 4k --iodepth 32 --ioengine io_uring \
@@ -161,4 +167,30 @@ print(f"(c) randread 4k QD32 io_uring direct, loop over /dev/shm: IOPS median di
       f"ratio {di/fi:.3f} (target >= 1: {ok_iops}); CPU per I/O disktier {dc*1e9:.0f} ns, "
       f"fio {fc*1e9:.0f} ns, ratio {dc/fc:.3f} (target <= 1: {ok_cpu})")
 ' "${di[*]}" "${dc[*]}" "${fi_[*]}" "${fc[*]}"
+fi
+
+if [[ $SECTIONS == *d* ]]; then
+    echo "(d) 4k randread QD1 io_uring direct on a loop device over /dev/shm, ${RR_RUNTIME}s x $RUNS each" >&2
+    L=$SHM_LOOP
+    di=() dp50=() dp99=() fi_=() fp50=() fp99=()
+    for i in $(seq "$RUNS"); do
+        "$DT" --format json --no-save bench "$L" --rw randread --bs 4k --iodepth 1 --ioengine io_uring \
+            --direct --runtime "${RR_RUNTIME}s" --time-based > "$WORK/dt.json"
+        read -r a b c < <(py 'import json,sys; r=json.load(open(sys.argv[1]))["results"]["read"]; p=r["lat_ns"]["percentiles"]
+print(r["iops"], p["50"], p["99"])' "$WORK/dt.json")
+        di+=("$a"); dp50+=("$b"); dp99+=("$c")
+        fio --name=rr --filename="$L" --rw=randread --bs=4k --iodepth=1 --ioengine=io_uring --direct=1 \
+            --runtime="$RR_RUNTIME" --time_based --lat_percentiles=1 --output-format=json > "$WORK/fio.json"
+        read -r a b c < <(py 'import json,sys; r=json.load(open(sys.argv[1]))["jobs"][0]["read"]; p=r["lat_ns"]["percentile"]
+print(r["iops"], p["50.000000"], p["99.000000"])' "$WORK/fio.json")
+        fi_+=("$a"); fp50+=("$b"); fp99+=("$c")
+        echo "  run $i: disktier ${di[-1]} IOPS p50 ${dp50[-1]} p99 ${dp99[-1]} ns, fio ${fi_[-1]} IOPS p50 ${fp50[-1]} p99 ${fp99[-1]} ns" >&2
+    done
+    py '
+import sys, statistics as s
+di, d50, d99, fi, f50, f99 = (s.median(float(x) for x in a.split()) for a in sys.argv[1:7])
+print(f"(d) randread 4k QD1 io_uring direct, loop over /dev/shm: IOPS median disktier {di:,.0f}, fio {fi:,.0f}, "
+      f"ratio {di/fi:.3f}; lat p50 disktier {d50/1e3:.1f} us, fio {f50/1e3:.1f} us; "
+      f"p99 disktier {d99/1e3:.1f} us, fio {f99/1e3:.1f} us (no target: on record)")
+' "${di[*]}" "${dp50[*]}" "${dp99[*]}" "${fi_[*]}" "${fp50[*]}" "${fp99[*]}"
 fi

@@ -263,6 +263,7 @@ impl Engine for UringEngine {
             // the completion work deferred to this thread (the ring's TASKRUN flag makes
             // `submit` pass GETEVENTS when there is some), so the CQ is current after it and
             // its slots are reused at once, without sleeping.
+            let mut waited = false;
             while !f.stopping && !exhausted && !sync_pending && !f.free.is_empty() {
                 sq.sync();
                 // The submission time of this batch (reaping took some time since `now`).
@@ -301,7 +302,17 @@ impl Engine for UringEngine {
                     break;
                 }
                 f.inflight += n;
-                if let Err(e) = submitter.submit() {
+                // When this batch takes the last free slot (or is the plan's last, or a sync
+                // must follow), there is nothing to do but wait: the same call waits for one
+                // completion (one system call per I/O at iodepth 1).
+                waited = f.free.is_empty() || exhausted || sync_pending;
+                let r = if waited {
+                    submitter.submit_and_wait(1)
+                } else {
+                    submitter.submit()
+                };
+                if let Err(e) = r {
+                    waited = false;
                     if !transient(&e) {
                         f.err.get_or_insert(ctx.io_error("io_uring_enter", e));
                         f.stopping = true;
@@ -355,6 +366,10 @@ impl Engine for UringEngine {
                 if exhausted || f.stopping || f.free.is_empty() {
                     break;
                 }
+                continue;
+            }
+            if waited {
+                // The last submission waited already.
                 continue;
             }
             // Nothing more to submit: wait for one completion, as fio
