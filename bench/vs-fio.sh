@@ -14,6 +14,8 @@
 # (d) the same at iodepth 1 (the `latency` profile's shape): IOPS, p50 and p99 latency (fio's
 #     lat, submission to completion, which is what disktier measures). No target in the issue;
 #     printed so that the difference is on record.
+# (e) (d) with both tools' job thread pinned to CPU 0 (disktier --cpus-allowed 0, fio
+#     --cpus_allowed=0): without the scheduler moving the thread, on record too.
 #
 # Needs root, losetup, mkfs.xfs, fio, python3 and cgroup v1 blkio. Creates everything it uses
 # and removes it on exit (umount, losetup -d, cgroup rmdir). Figures go in BENCHMARKS.md.
@@ -22,7 +24,7 @@ set -euo pipefail
 RUNS=${RUNS:-5}
 THROTTLE_IOPS=${THROTTLE_IOPS:-300}
 RR_RUNTIME=${RR_RUNTIME:-10}
-SECTIONS=${SECTIONS:-abcd}
+SECTIONS=${SECTIONS:-abcde}
 # Where the loop devices of (a) and (b) keep their backing files: a real disk by default;
 # BACKING=/dev/shm takes the shared disk's noise out (then fdatasync costs xfs + loop only).
 BACKING=${BACKING:-/var/tmp}
@@ -136,7 +138,7 @@ if [[ $SECTIONS == *b* ]]; then
 fi
 
 # --- randread on RAM: IOPS and CPU per I/O ------------------------------------------------------
-if [[ $SECTIONS == *c* || $SECTIONS == *d* ]]; then
+if [[ $SECTIONS == *c* || $SECTIONS == *d* || $SECTIONS == *e* ]]; then
     new_loop /dev/shm/disktier-vsfio.$$.img 2G; SHM_LOOP=$LOOP
     # Fill it once so both read real pages rather than holes.
     dd if=/dev/urandom of="$SHM_LOOP" bs=1M count=2048 oflag=direct status=none
@@ -169,18 +171,19 @@ print(f"(c) randread 4k QD32 io_uring direct, loop over /dev/shm: IOPS median di
 ' "${di[*]}" "${dc[*]}" "${fi_[*]}" "${fc[*]}"
 fi
 
-if [[ $SECTIONS == *d* ]]; then
-    echo "(d) 4k randread QD1 io_uring direct on a loop device over /dev/shm, ${RR_RUNTIME}s x $RUNS each" >&2
-    L=$SHM_LOOP
-    di=() dp50=() dp99=() fi_=() fp50=() fp99=()
+qd1_compare() { # qd1_compare LABEL DISKTIER-EXTRA FIO-EXTRA
+    local label=$1 dx=$2 fx=$3
+    local L=$SHM_LOOP di=() dp50=() dp99=() fi_=() fp50=() fp99=()
     for i in $(seq "$RUNS"); do
+        # shellcheck disable=SC2086 # the extra options are words on purpose
         "$DT" --format json --no-save bench "$L" --rw randread --bs 4k --iodepth 1 --ioengine io_uring \
-            --direct --runtime "${RR_RUNTIME}s" --time-based > "$WORK/dt.json"
+            --direct --runtime "${RR_RUNTIME}s" --time-based $dx > "$WORK/dt.json"
         read -r a b c < <(py 'import json,sys; r=json.load(open(sys.argv[1]))["results"]["read"]; p=r["lat_ns"]["percentiles"]
 print(r["iops"], p["50"], p["99"])' "$WORK/dt.json")
         di+=("$a"); dp50+=("$b"); dp99+=("$c")
+        # shellcheck disable=SC2086
         fio --name=rr --filename="$L" --rw=randread --bs=4k --iodepth=1 --ioengine=io_uring --direct=1 \
-            --runtime="$RR_RUNTIME" --time_based --lat_percentiles=1 --output-format=json > "$WORK/fio.json"
+            --runtime="$RR_RUNTIME" --time_based --lat_percentiles=1 --output-format=json $fx > "$WORK/fio.json"
         read -r a b c < <(py 'import json,sys; r=json.load(open(sys.argv[1]))["jobs"][0]["read"]; p=r["lat_ns"]["percentile"]
 print(r["iops"], p["50.000000"], p["99.000000"])' "$WORK/fio.json")
         fi_+=("$a"); fp50+=("$b"); fp99+=("$c")
@@ -188,9 +191,20 @@ print(r["iops"], p["50.000000"], p["99.000000"])' "$WORK/fio.json")
     done
     py '
 import sys, statistics as s
-di, d50, d99, fi, f50, f99 = (s.median(float(x) for x in a.split()) for a in sys.argv[1:7])
-print(f"(d) randread 4k QD1 io_uring direct, loop over /dev/shm: IOPS median disktier {di:,.0f}, fio {fi:,.0f}, "
+label = sys.argv[1]
+di, d50, d99, fi, f50, f99 = (s.median(float(x) for x in a.split()) for a in sys.argv[2:8])
+print(f"{label}: IOPS median disktier {di:,.0f}, fio {fi:,.0f}, "
       f"ratio {di/fi:.3f}; lat p50 disktier {d50/1e3:.1f} us, fio {f50/1e3:.1f} us; "
       f"p99 disktier {d99/1e3:.1f} us, fio {f99/1e3:.1f} us (no target: on record)")
-' "${di[*]}" "${dp50[*]}" "${dp99[*]}" "${fi_[*]}" "${fp50[*]}" "${fp99[*]}"
+' "$label" "${di[*]}" "${dp50[*]}" "${dp99[*]}" "${fi_[*]}" "${fp50[*]}" "${fp99[*]}"
+}
+
+if [[ $SECTIONS == *d* ]]; then
+    echo "(d) 4k randread QD1 io_uring direct on a loop device over /dev/shm, ${RR_RUNTIME}s x $RUNS each" >&2
+    qd1_compare "(d) randread 4k QD1 io_uring direct, loop over /dev/shm" "" ""
+fi
+
+if [[ $SECTIONS == *e* ]]; then
+    echo "(e) the same, both tools' job thread pinned to CPU 0 (cpus_allowed=0)" >&2
+    qd1_compare "(e) randread 4k QD1, both pinned to CPU 0" "--cpus-allowed 0" "--cpus_allowed=0"
 fi

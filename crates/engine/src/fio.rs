@@ -115,6 +115,9 @@ pub fn command(job: &Job, target_is_dir: bool) -> Cmd {
     if job.norandommap {
         args.push("--norandommap=1".into());
     }
+    if !job.cpus_allowed.is_empty() {
+        args.push(format!("--cpus_allowed={}", job.cpus_allowed));
+    }
     if job.iodepth_batch_submit != 1 {
         args.push(format!(
             "--iodepth_batch_submit={}",
@@ -670,6 +673,9 @@ fn job_from_options(opts: &serde_json::Map<String, Value>, jobname: &str) -> Val
     job.direct = s("direct").is_some_and(|d| d == "1" || d == "true");
     job.time_based = s("time_based").is_some_and(|d| d != "0" && d != "false");
     job.norandommap = s("norandommap").is_some_and(|d| d != "0" && d != "false");
+    if let Some(c) = s("cpus_allowed") {
+        job.cpus_allowed = c;
+    }
     if let Some(r) = s("runtime").and_then(|r| parse_fio_time(&r)) {
         job.runtime = Some(r);
     }

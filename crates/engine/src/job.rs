@@ -148,6 +148,10 @@ pub struct Job {
     #[serde(with = "dur")]
     pub ramp_time: Duration,
     pub randseed: u64,
+    /// The CPUs the job threads may run on, in fio's `cpus_allowed` list form ("0", "0-3,6");
+    /// empty: wherever the scheduler puts them (fio's default). All job threads share the set
+    /// (fio's `cpus_allowed_policy=shared`).
+    pub cpus_allowed: String,
     /// Random offsets drawn with replacement (fio's `norandommap`) instead of every block once
     /// per pass (fio's default random map).
     pub norandommap: bool,
@@ -178,10 +182,45 @@ impl Default for Job {
             time_based: false,
             ramp_time: Duration::ZERO,
             randseed: DEFAULT_RANDSEED,
+            cpus_allowed: String::new(),
             norandommap: false,
             iodepth_batch_submit: 1,
         }
     }
+}
+
+/// The largest CPU number a CPU list may name (the kernel's cpu_set_t holds 1024).
+pub const MAX_CPU: u32 = 1023;
+
+/// Parses fio's CPU list form: comma-separated CPU numbers and `a-b` ranges ("0", "0-3,6").
+/// Returns the CPUs in order, without repeats.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
+    let mut cpus = std::collections::BTreeSet::new();
+    for part in s.split(',').map(str::trim) {
+        let num = |x: &str| -> Result<u32, String> {
+            let n: u32 = x
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{x}` is not a CPU number"))?;
+            if n > MAX_CPU {
+                return Err(format!("CPU {n} is above {MAX_CPU}"));
+            }
+            Ok(n)
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(format!("the range {a}-{b} runs backwards"));
+                }
+                cpus.extend(a..=b);
+            }
+            None => {
+                cpus.insert(num(part)?);
+            }
+        }
+    }
+    Ok(cpus.into_iter().collect())
 }
 
 /// Upper bounds that keep a typo from allocating the machine away.
@@ -249,6 +288,15 @@ impl Job {
                 self.iodepth_batch_submit,
                 "use 1 (each I/O as it is ready, the default) up to 4096, or 0 for iodepth",
             ));
+        }
+        if !self.cpus_allowed.is_empty() {
+            parse_cpu_list(&self.cpus_allowed).map_err(|why| {
+                bad(
+                    "cpus_allowed",
+                    &self.cpus_allowed,
+                    format!("{why}: give CPU numbers and ranges from 0, e.g. 0 or 0-3,6"),
+                )
+            })?;
         }
         if self.rwmixread > 100 {
             return Err(bad(
@@ -383,6 +431,25 @@ mod dur_opt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_parse_like_fios_cpus_allowed() {
+        assert_eq!(parse_cpu_list("0"), Ok(vec![0]));
+        assert_eq!(parse_cpu_list("0-3,6"), Ok(vec![0, 1, 2, 3, 6]));
+        assert_eq!(parse_cpu_list(" 2 , 1-2 "), Ok(vec![1, 2]));
+        assert!(parse_cpu_list("3-1").unwrap_err().contains("backwards"));
+        assert!(parse_cpu_list("x")
+            .unwrap_err()
+            .contains("not a CPU number"));
+        assert!(parse_cpu_list("").is_err());
+        assert!(parse_cpu_list("1024").unwrap_err().contains("above"));
+        let j = Job {
+            cpus_allowed: "0-".into(),
+            ..Job::default()
+        };
+        let e = j.validate().unwrap_err().to_string();
+        assert!(e.contains("cpus_allowed") && e.contains("0-3,6"), "{e}");
+    }
 
     fn job() -> Job {
         Job {

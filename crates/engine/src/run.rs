@@ -23,6 +23,29 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+/// Keeps the calling thread on the CPUs of `list` (fio's `cpus_allowed`); nothing when empty.
+fn pin_thread(list: &str) -> Result<(), EngineError> {
+    if list.is_empty() {
+        return Ok(());
+    }
+    let cpus = crate::job::parse_cpu_list(list).map_err(|why| EngineError::BadOption {
+        option: "cpus_allowed",
+        value: list.to_string(),
+        fix: why,
+    })?;
+    let mut set = rustix::thread::CpuSet::new();
+    for c in cpus {
+        set.set(c as usize);
+    }
+    rustix::thread::sched_setaffinity(None, &set).map_err(|e| EngineError::BadOption {
+        option: "cpus_allowed",
+        value: list.to_string(),
+        fix: format!(
+            "the kernel refused it ({e}): name CPUs this machine has online (see nproc or /sys/devices/system/cpu/online)"
+        ),
+    })
+}
+
 /// How to run, beyond the job itself.
 #[derive(Clone)]
 pub struct RunOptions {
@@ -569,7 +592,13 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
                 let tx = tx.clone();
                 let resolved = &resolved;
                 handles.push(s.spawn(move || {
+                    let pinned = pin_thread(&resolved.cpus_allowed);
                     barrier.wait();
+                    if let Err(e) = pinned {
+                        stop.store(true, Ordering::Relaxed);
+                        finished.fetch_add(1, Ordering::Release);
+                        return Err(e);
+                    }
                     let t0 = now_ns();
                     let rec = Recorder::new(t0, ramp_ns, runtime_ns, tx, live, stop, io_log);
                     let ramp_end = rec.ramp_end();

@@ -535,3 +535,47 @@ fn every_submission_batch_size_writes_each_random_block_once() {
         }
     }
 }
+
+#[test]
+fn cpus_allowed_keeps_every_job_thread_on_its_cpus() {
+    // fio's cpus_allowed: each I/O is logged from the job thread, which must be on the CPU
+    // named (the machine's last one, so that it differs from the default on most runs).
+    struct Cpus(Mutex<Vec<usize>>);
+    impl IoLog for Cpus {
+        fn record(&self, _rec: IoRecord) {
+            self.0.lock().unwrap().push(rustix::thread::sched_getcpu());
+        }
+    }
+    let last = std::thread::available_parallelism().unwrap().get() - 1;
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let log = Arc::new(Cpus(Mutex::new(Vec::new())));
+    let j = Job {
+        rw: Rw::RandRead,
+        bs: 4096,
+        numjobs: 2,
+        size: Some(MIB),
+        cpus_allowed: last.to_string(),
+        ..job(d.path())
+    };
+    let opts = RunOptions {
+        io_log: Some(log.clone()),
+        ..RunOptions::default()
+    };
+    run(&j, &opts).unwrap();
+    let cpus = log.0.lock().unwrap();
+    assert_eq!(cpus.len(), 512, "two jobs of 256 reads");
+    assert!(cpus.iter().all(|c| *c == last), "{cpus:?}");
+
+    // A CPU the machine does not have: the job fails with the option named, nothing hangs.
+    let j = Job {
+        cpus_allowed: "1000".into(),
+        ..j
+    };
+    let e = run(&j, &RunOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("cpus_allowed") && e.contains("online"), "{e}");
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "files removed"
+    );
+}

@@ -65,6 +65,9 @@ pub struct JobArgs {
     /// iodepth [default: 1].
     #[arg(long, value_name = "N")]
     pub iodepth_batch_submit: Option<u32>,
+    /// CPUs the job threads may run on, fio's list form (0, 0-3,6); default: any.
+    #[arg(long, value_name = "LIST")]
+    pub cpus_allowed: Option<String>,
     /// Random offsets drawn with replacement, instead of every block once per pass (fio's
     /// default random map) (`--norandommap`, or `=false`).
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
@@ -111,6 +114,7 @@ impl JobArgs {
             fdatasync => "--fdatasync", runtime => "--runtime", time_based => "--time-based",
             ramp_time => "--ramp-time", randseed => "--randseed",
             iodepth_batch_submit => "--iodepth-batch-submit", norandommap => "--norandommap",
+            cpus_allowed => "--cpus-allowed",
             name => "--name");
         v
     }
@@ -136,6 +140,7 @@ impl JobArgs {
             randseed,
             iodepth_batch_submit,
             norandommap,
+            cpus_allowed,
             name
         );
         if let Some(s) = self.size {
