@@ -26,7 +26,7 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum TraceCmd {
     /// Run a job with the native engine and record every I/O it issues (DTTRACE format).
-    Record(RecordArgs),
+    Record(Box<RecordArgs>),
     /// Convert a public trace (blkparse, msr, alibaba, tencent, fio-iolog) into DTTRACE;
     /// gzip and zstd input is detected by its magic bytes.
     Import(ImportArgs),
@@ -83,7 +83,7 @@ fn parse_format(s: &str) -> Result<Format, String> {
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     match args.cmd {
-        TraceCmd::Record(a) => record(ctx, a),
+        TraceCmd::Record(a) => record(ctx, *a),
         TraceCmd::Import(a) => import_cmd(ctx, a),
         TraceCmd::Stats(a) => stats_cmd(ctx, a),
     }
