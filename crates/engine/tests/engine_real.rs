@@ -10,6 +10,15 @@ use std::time::{Duration, Instant};
 
 const MIB: u64 = 1 << 20;
 
+/// Keeps every I/O record a run reports.
+struct Log(Mutex<Vec<IoRecord>>);
+
+impl IoLog for Log {
+    fn record(&self, rec: IoRecord) {
+        self.0.lock().unwrap().push(rec);
+    }
+}
+
 fn job(target: &Path) -> Job {
     Job {
         target: target.to_path_buf(),
@@ -354,12 +363,6 @@ fn every_engine_runs_a_buffered_odd_block_size() {
 
 #[test]
 fn io_log_sees_every_io() {
-    struct Log(Mutex<Vec<IoRecord>>);
-    impl IoLog for Log {
-        fn record(&self, rec: IoRecord) {
-            self.0.lock().unwrap().push(rec);
-        }
-    }
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
     let log = Arc::new(Log(Mutex::new(Vec::new())));
     let j = Job {
@@ -490,12 +493,6 @@ fn every_submission_batch_size_writes_each_random_block_once() {
     // fio's iodepth_batch_submit: 1 (the default), a few, iodepth, 0 (= iodepth) and more than
     // iodepth. With fio's random map, a size-based randwrite writes every block exactly once,
     // whatever the batching; the io_uring loop must neither lose nor repeat a slot.
-    struct Log(Mutex<Vec<IoRecord>>);
-    impl IoLog for Log {
-        fn record(&self, rec: IoRecord) {
-            self.0.lock().unwrap().push(rec);
-        }
-    }
     for batch in [1u32, 3, 8, 0, 64] {
         let d = tempfile::tempdir_in("/var/tmp").unwrap();
         let f = d.path().join("w");
