@@ -179,14 +179,14 @@ pub fn run(
         Vec::new()
     };
     let mut warnings = Vec::new();
-    if opts.no_layout && job.rw.reads() {
+    if let (true, true, Some(size)) = (opts.no_layout, job.rw.reads(), job.size) {
         let files = if is_dir {
             job_files(job)
         } else {
             vec![job.target.clone()]
         };
         for p in files {
-            if let Some(w) = extend_sparse(&p, job.offset + job.size.unwrap_or(0))? {
+            if let Some(w) = extend_sparse(&p, job.offset + size)? {
                 warnings.push(w);
             }
         }
@@ -283,21 +283,17 @@ fn extend_sparse(path: &Path, need: u64) -> Result<Option<String>, FioError> {
     if need == 0 || std::fs::metadata(path).is_ok_and(|m| !m.is_file() || m.len() >= need) {
         return Ok(None);
     }
-    let f = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(false)
         .open(path)
-        .and_then(|f| f.set_len(need).map(|_| f))
+        .and_then(|f| f.set_len(need))
         .map_err(|e| FioError::Layout {
             path: path.to_path_buf(),
             source: e,
         })?;
-    drop(f);
-    Ok(Some(format!(
-        "{} was extended without data (--no-layout): reads of its holes do not touch the disk",
-        path.display()
-    )))
+    Ok(Some(crate::layout::sparse_warning(path)))
 }
 
 /// A latency block's `bins` (fio's `--output-format=json+`: bucket value in ns -> count) as an

@@ -76,6 +76,14 @@ pub fn lay_out(
     Ok(Laid::Filled)
 }
 
+/// The warning for a read job's file that `--no-layout` only extended.
+pub fn sparse_warning(path: &Path) -> String {
+    format!(
+        "{} was extended without data (--no-layout): reads of its holes do not touch the disk",
+        path.display()
+    )
+}
+
 /// Drops the file's pages from the page cache (fio's `invalidate=1`), so buffered reads start cold.
 pub fn drop_cache(file: &File) {
     let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed);

@@ -517,10 +517,7 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
                 &mut report,
             )?;
             if laid == Laid::Sparse && job.rw.reads() {
-                warnings.push(format!(
-                    "{} was extended without data (--no-layout): reads of its holes do not touch the disk",
-                    u.path.display()
-                ));
+                warnings.push(layout::sparse_warning(&u.path));
             }
             if !job.direct && job.rw.reads() {
                 layout::drop_cache(&f);
