@@ -1032,22 +1032,16 @@ fn no_layout_extends_a_short_file_without_data_with_either_engine() {
     }
 }
 
-#[test]
-fn bench_trace_records_every_io_and_fio_refuses_it() {
-    let d = scratch();
-    let trace = d.path().join("run.trace");
+/// Runs a 1 MiB randwrite in `dir` with `bench --trace dir/name` (plus `extra`) and returns
+/// `trace stats --format json` of the recorded trace.
+fn randwrite_trace_stats(dir: &Path, name: &str, extra: &[&str]) -> Value {
+    let trace = dir.join(name);
     let out = Command::new(bin())
         .args(["--no-save", "bench"])
-        .arg(d.path())
-        .args([
-            "--rw",
-            "randwrite",
-            "--size",
-            "1m",
-            "--name",
-            "tr",
-            "--trace",
-        ])
+        .arg(dir)
+        .args(["--rw", "randwrite", "--size", "1m", "--name", "tr"])
+        .args(extra)
+        .arg("--trace")
         .arg(&trace)
         .output()
         .unwrap();
@@ -1066,7 +1060,13 @@ fn bench_trace_records_every_io_and_fio_refuses_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let stats = json_of(&out);
+    json_of(&out)
+}
+
+#[test]
+fn bench_trace_records_every_io_and_fio_refuses_it() {
+    let d = scratch();
+    let stats = randwrite_trace_stats(d.path(), "run.trace", &[]);
     // 1 MiB in 4 KiB writes: 256 records, all writes, nothing else.
     assert_eq!(stats["requests"], 256, "{stats:#}");
     assert_eq!(stats["writes"], 256, "{stats:#}");
@@ -1075,30 +1075,7 @@ fn bench_trace_records_every_io_and_fio_refuses_it() {
     assert_eq!(stats["footprint_bytes"], 1 << 20, "{stats:#}");
 
     // --norandommap draws with replacement: some blocks twice, some never (about 1 - 1/e).
-    let trace2 = d.path().join("norandommap.trace");
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(d.path())
-        .args([
-            "--rw",
-            "randwrite",
-            "--size",
-            "1m",
-            "--name",
-            "tr",
-            "--norandommap",
-            "--trace",
-        ])
-        .arg(&trace2)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let out = Command::new(bin())
-        .args(["--format", "json", "trace", "stats"])
-        .arg(&trace2)
-        .output()
-        .unwrap();
-    let stats = json_of(&out);
+    let stats = randwrite_trace_stats(d.path(), "norandommap.trace", &["--norandommap"]);
     assert_eq!(stats["requests"], 256, "{stats:#}");
     let fp = stats["footprint_bytes"].as_u64().unwrap();
     assert!(fp > (1 << 20) / 2 && fp < (1 << 20) * 3 / 4, "{stats:#}");
