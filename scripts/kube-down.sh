@@ -81,9 +81,9 @@ for ns in "${netns[@]}"; do
 done
 
 # Everything mounted under the cluster's directory (volumes, secrets, rootfs, shm), deepest first.
-for m in $(awk -v d="$dir/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+while IFS= read -r m; do
   umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || say "could not unmount $m"
-done
+done < <(awk -v d="$dir/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r)
 
 if ip link show "$bridge" >/dev/null 2>&1; then
   ip link delete "$bridge" || say "could not remove the bridge $bridge"
