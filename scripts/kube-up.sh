@@ -466,13 +466,16 @@ start kube-apiserver "$bin/kube-apiserver" \
 admin=(kubectl --kubeconfig "$dir/admin.kubeconfig" --request-timeout=5s)
 wait_for kube-apiserver 60 "${admin[@]}" get --raw /readyz
 
+# Nodes that tests register have no kubelet: a long grace period keeps a "Ready" one Ready for
+# the tests' lifetime instead of turning Unknown after 40 s.
 start kube-controller-manager "$bin/kube-controller-manager" \
   --kubeconfig="$dir/controller-manager.kubeconfig" \
   --authentication-kubeconfig="$dir/controller-manager.kubeconfig" \
   --authorization-kubeconfig="$dir/controller-manager.kubeconfig" \
   --bind-address=127.0.0.1 --secure-port="$cm_port" --port=0 --leader-elect=false \
   --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/ca.crt" \
-  --use-service-account-credentials=true --feature-gates=TTLAfterFinished=true
+  --use-service-account-credentials=true --feature-gates=TTLAfterFinished=true \
+  --node-monitor-grace-period=1h
 start kube-scheduler "$bin/kube-scheduler" \
   --kubeconfig="$dir/scheduler.kubeconfig" \
   --authentication-kubeconfig="$dir/scheduler.kubeconfig" \
