@@ -11,8 +11,9 @@ use disktier_testkit::kube::{self, Cluster, FakeNodeSpec, Namespace};
 use disktier_testkit::{require, require_loop, LoopDev};
 use serde_json::Value;
 
-/// A Job of one pod pinned to `node`, running `command` in `image`, with `host_dir` mounted at
-/// the same path, as fleet makes them.
+/// A Job of one pod pinned to `node`, running `command` in `image` (or, when `command` starts
+/// with `--`, the image's entrypoint with the rest as arguments), with `host_dir` mounted at the
+/// same path, as fleet makes them.
 fn pinned_job(name: &str, node: &str, image: &str, command: &[&str], host_dir: Option<&str>) -> String {
     let mut pod = serde_json::json!({
         "nodeName": node,
@@ -22,9 +23,12 @@ fn pinned_job(name: &str, node: &str, image: &str, command: &[&str], host_dir: O
             "name": "run",
             "image": image,
             "imagePullPolicy": "IfNotPresent",
-            "command": command,
         }],
     });
+    match command.split_first() {
+        Some((&"--", args)) => pod["containers"][0]["args"] = serde_json::json!(args),
+        _ => pod["containers"][0]["command"] = serde_json::json!(command),
+    }
     if let Some(dir) = host_dir {
         pod["volumes"] = serde_json::json!([
             {"name": "target", "hostPath": {"path": dir, "type": "Directory"}}
@@ -128,7 +132,7 @@ fn pinned_job_writes_to_a_hostpath_on_an_xfs_loop_mount_and_leaves_nothing() {
         return;
     }
     let job = kube::unique_name("disktier");
-    let manifest = pinned_job(&job, &node, &image, &["disktier", "--version"], Some(&dir));
+    let manifest = pinned_job(&job, &node, &image, &["--", "--version"], Some(&dir));
     let log = run_job_to_completion(&cluster, &ns, &job, &manifest);
     assert!(
         log.contains(env!("CARGO_PKG_VERSION")),
