@@ -14,7 +14,13 @@ kubelet_healthz_port=11248
 cm_port=11257
 sched_port=11259
 sock="$dir/containerd/containerd.sock"
+# The node's name. The API server reaches the kubelet by the node's Hostname address (the
+# kubelet refuses a loopback --node-ip), so the name must resolve to loopback: the machine's
+# hostname when /etc/hosts maps it there, else "localhost".
 node=$(hostname | tr '[:upper:]' '[:lower:]')
+if ! getent ahostsv4 "$node" 2>/dev/null | awk '{print $1}' | grep -q '^127\.'; then
+  node=localhost
+fi
 # The kernel settings the kubelet rewrites at start (and the bridge plugin: ip_forward).
 sysctls=(kernel.panic_on_oops vm.overcommit_memory kernel.panic vm.panic_on_oom
          kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4.ip_forward)

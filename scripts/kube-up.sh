@@ -456,7 +456,7 @@ start kube-apiserver "$bin/kube-apiserver" \
   --tls-cert-file="$dir/pki/apiserver.crt" --tls-private-key-file="$dir/pki/apiserver.key" \
   --kubelet-client-certificate="$dir/pki/apiserver-kubelet-client.crt" \
   --kubelet-client-key="$dir/pki/apiserver-kubelet-client.key" \
-  --kubelet-certificate-authority="$dir/pki/ca.crt" --kubelet-preferred-address-types=InternalIP \
+  --kubelet-certificate-authority="$dir/pki/ca.crt" --kubelet-preferred-address-types=Hostname \
   --service-account-key-file="$dir/pki/sa.pub" --service-account-signing-key-file="$dir/pki/sa.key" \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --api-audiences=https://kubernetes.default.svc.cluster.local \
@@ -483,7 +483,7 @@ start kube-scheduler "$bin/kube-scheduler" \
   --bind-address=127.0.0.1 --secure-port="$sched_port" --port=0 --leader-elect=false
 start kubelet "$bin/kubelet" --config="$dir/kubelet.yaml" --kubeconfig="$dir/kubelet-client.kubeconfig" \
   --container-runtime=remote --container-runtime-endpoint="unix://$sock" \
-  --root-dir="$dir/kubelet" --node-ip=127.0.0.1 --hostname-override="$node" --v=1
+  --root-dir="$dir/kubelet" --hostname-override="$node" --v=1
 
 wait_for "node $node" 120 "${admin[@]}" wait --for=condition=Ready --timeout=1s "node/$node"
 # The kubelet rewrote some kernel settings at its start: put back the ones that it does not need

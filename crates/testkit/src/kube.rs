@@ -71,7 +71,9 @@ impl Cluster {
     /// `skipped: ...` and returns `None` (and panics in CI). It also fails the same way when
     /// `kubectl` is missing.
     pub fn from_env() -> Option<Cluster> {
-        let path = std::env::var_os(KUBECONFIG_ENV).map(PathBuf::from);
+        let path = std::env::var_os(KUBECONFIG_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
         let why = match &path {
             None => format!(
                 "a test cluster: {KUBECONFIG_ENV} is unset (scripts/test.sh starts one with \
