@@ -342,14 +342,13 @@ ctr_k8s() { ctr --address "$sock" -n k8s.io "$@"; }
 # import_image ARCHIVE NAME: imports ARCHIVE and makes sure the image is known as NAME.
 import_image() {
   local archive=$1 name=$2 out imported
+  out=$(ctr_k8s images import "$archive" 2>&1) || { echo "$out" >&2; return 1; }
+  ctr_k8s images ls -q | grep -qxF "$name" && return 0
+  # The archive names the image differently (or not at all): import it by digest and tag that.
   out=$(ctr_k8s images import --digests "$archive" 2>&1) || { echo "$out" >&2; return 1; }
-  if ! ctr_k8s images ls -q | grep -qxF "$name"; then
-    # The archive names the image differently (or only by digest): tag what it brought.
-    imported=$(echo "$out" | awk '/^unpacking / {print $2}' | grep -v '^import-' | head -n 1)
-    [ -n "$imported" ] || imported=$(echo "$out" | awk '/^unpacking / {print $2}' | head -n 1)
-    [ -n "$imported" ] || { echo "$out" >&2; return 1; }
-    ctr_k8s images tag --force "$imported" "$name" >/dev/null
-  fi
+  imported=$(echo "$out" | awk '/^unpacking / {print $2}' | head -n 1)
+  [ -n "$imported" ] || { echo "$out" >&2; return 1; }
+  ctr_k8s images tag --force "$imported" "$name" >/dev/null
 }
 
 pause_image=localhost/disktier-pause:1.20
