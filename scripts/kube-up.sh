@@ -368,6 +368,8 @@ import_disktier() {
     else
       say "could not import $archive: the cluster has no $disktier_image"
     fi
+  elif ctr_k8s images ls -q | grep -qxF "$disktier_image"; then
+    say "no $archive and no scripts/image.sh: keeping the $disktier_image the cluster has"
   else
     say "no $archive and no scripts/image.sh: the cluster has no $disktier_image (tests that need it skip)"
   fi
