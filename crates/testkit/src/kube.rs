@@ -80,7 +80,10 @@ impl Cluster {
                  scripts/kube-up.sh as root)"
             ),
             Some(p) if !p.is_file() => {
-                format!("a test cluster: {KUBECONFIG_ENV}={} is not a file", p.display())
+                format!(
+                    "a test cluster: {KUBECONFIG_ENV}={} is not a file",
+                    p.display()
+                )
             }
             Some(_) if !crate::have("kubectl") => "kubectl for the test cluster".to_string(),
             Some(p) => {
@@ -131,7 +134,8 @@ impl Cluster {
             .unwrap_or_else(|e| panic!("cannot run kubectl: {e}"));
         if let Some(input) = stdin {
             let mut pipe = child.stdin.take().expect("kubectl stdin");
-            pipe.write_all(input.as_bytes()).expect("write kubectl stdin");
+            pipe.write_all(input.as_bytes())
+                .expect("write kubectl stdin");
         }
         let out = child.wait_with_output().expect("wait for kubectl");
         Output {
@@ -165,13 +169,21 @@ impl Cluster {
     /// `kubectl create -f -` of a manifest (YAML or JSON); panics when the server refuses it.
     pub fn create(&self, manifest: &str) {
         let out = self.kubectl_stdin(&["create", "-f", "-"], Some(manifest));
-        assert!(out.success, "kubectl create failed: {}\n{manifest}", out.stderr);
+        assert!(
+            out.success,
+            "kubectl create failed: {}\n{manifest}",
+            out.stderr
+        );
     }
 
     /// [`Cluster::create`] in `namespace`.
     pub fn create_in(&self, namespace: &str, manifest: &str) {
         let out = self.kubectl_stdin(&["-n", namespace, "create", "-f", "-"], Some(manifest));
-        assert!(out.success, "kubectl create failed: {}\n{manifest}", out.stderr);
+        assert!(
+            out.success,
+            "kubectl create failed: {}\n{manifest}",
+            out.stderr
+        );
     }
 
     /// The node that has a kubelet (the one kube-up started): the Ready node that is not fake.
@@ -204,10 +216,14 @@ impl Cluster {
         let name = unique_name(prefix);
         self.kubectl_ok(&["create", "namespace", &name]);
         // Pods cannot be created before the namespace's default service account exists.
-        wait_until(Duration::from_secs(30), "the namespace's service account", || {
-            self.kubectl(&["-n", &name, "get", "serviceaccount", "default"])
-                .success
-        });
+        wait_until(
+            Duration::from_secs(30),
+            "the namespace's service account",
+            || {
+                self.kubectl(&["-n", &name, "get", "serviceaccount", "default"])
+                    .success
+            },
+        );
         Namespace {
             cluster: self.clone(),
             name,
@@ -320,7 +336,10 @@ impl FakeNodeSpec {
         }
         if let Some(z) = &self.zone {
             labels.insert("topology.kubernetes.io/zone".into(), z.clone().into());
-            labels.insert("failure-domain.beta.kubernetes.io/zone".into(), z.clone().into());
+            labels.insert(
+                "failure-domain.beta.kubernetes.io/zone".into(),
+                z.clone().into(),
+            );
         }
         let mut taints = Vec::new();
         if self.control_plane {
@@ -385,9 +404,13 @@ impl FakeNode {
             "--force",
             "--wait=false",
         ]);
-        let _ = self
-            .cluster
-            .kubectl(&["delete", "node", &self.name, "--ignore-not-found", "--wait=false"]);
+        let _ = self.cluster.kubectl(&[
+            "delete",
+            "node",
+            &self.name,
+            "--ignore-not-found",
+            "--wait=false",
+        ]);
     }
 }
 
@@ -436,13 +459,25 @@ mod tests {
         spec.control_plane = true;
         spec.labels.push(("group".into(), "g1".into()));
         let v: Value = serde_json::from_str(&spec.manifest()).unwrap();
-        assert_eq!(v["metadata"]["labels"]["node.kubernetes.io/instance-type"], "m6id.xlarge");
-        assert_eq!(v["metadata"]["labels"]["topology.kubernetes.io/zone"], "eu-north-1a");
-        assert_eq!(v["metadata"]["labels"]["node-role.kubernetes.io/control-plane"], "");
+        assert_eq!(
+            v["metadata"]["labels"]["node.kubernetes.io/instance-type"],
+            "m6id.xlarge"
+        );
+        assert_eq!(
+            v["metadata"]["labels"]["topology.kubernetes.io/zone"],
+            "eu-north-1a"
+        );
+        assert_eq!(
+            v["metadata"]["labels"]["node-role.kubernetes.io/control-plane"],
+            ""
+        );
         assert_eq!(v["metadata"]["labels"]["group"], "g1");
         assert_eq!(v["metadata"]["labels"][FAKE_NODE_LABEL], "n1");
         assert_eq!(v["spec"]["unschedulable"], true);
-        assert_eq!(v["spec"]["taints"][0]["key"], "node-role.kubernetes.io/master");
+        assert_eq!(
+            v["spec"]["taints"][0]["key"],
+            "node-role.kubernetes.io/master"
+        );
         assert_eq!(node_ready(&v), Some(false));
     }
 
@@ -450,6 +485,9 @@ mod tests {
     fn rfc3339_now_is_well_formed() {
         let s = rfc3339_now();
         assert_eq!(s.len(), 20, "{s}");
-        assert!(s.starts_with("20") && s.ends_with('Z') && &s[10..11] == "T", "{s}");
+        assert!(
+            s.starts_with("20") && s.ends_with('Z') && &s[10..11] == "T",
+            "{s}"
+        );
     }
 }

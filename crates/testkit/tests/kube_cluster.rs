@@ -14,7 +14,13 @@ use serde_json::Value;
 /// A Job of one pod pinned to `node`, running `command` in `image` (or, when `command` starts
 /// with `--`, the image's entrypoint with the rest as arguments), with `host_dir` mounted at the
 /// same path, as fleet makes them.
-fn pinned_job(name: &str, node: &str, image: &str, command: &[&str], host_dir: Option<&str>) -> String {
+fn pinned_job(
+    name: &str,
+    node: &str,
+    image: &str,
+    command: &[&str],
+    host_dir: Option<&str>,
+) -> String {
     let mut pod = serde_json::json!({
         "nodeName": node,
         "restartPolicy": "Never",
@@ -75,15 +81,17 @@ fn run_job_to_completion(cluster: &Cluster, ns: &Namespace, job: &str, manifest:
     }
     let log = cluster.kubectl_ok(&["-n", n, "logs", &format!("job/{job}")]);
     let selector = format!("job-name={job}");
-    assert_eq!(cluster.pod_names(n, &selector).len(), 1, "the Job's one pod");
+    assert_eq!(
+        cluster.pod_names(n, &selector).len(),
+        1,
+        "the Job's one pod"
+    );
     cluster.kubectl_ok(&["-n", n, "delete", "job", job, "--cascade=background"]);
     kube::wait_until(Duration::from_secs(60), "the Job's pod deleted", || {
         cluster.pod_names(n, &selector).is_empty()
     });
     assert!(
-        !cluster
-            .kubectl(&["-n", n, "get", "job", job])
-            .success,
+        !cluster.kubectl(&["-n", n, "get", "job", job]).success,
         "job {job} still exists after delete"
     );
     log
@@ -117,7 +125,10 @@ fn pinned_job_writes_to_a_hostpath_on_an_xfs_loop_mount_and_leaves_nothing() {
         Some(&dir),
     );
     let log = run_job_to_completion(&cluster, &ns, &job, &manifest);
-    assert!(log.contains("size=65536") && log.contains("wrote-on-xfs"), "log: {log}");
+    assert!(
+        log.contains("size=65536") && log.contains("wrote-on-xfs"),
+        "log: {log}"
+    );
     // What the pod wrote is on the loop device's filesystem, seen from the host.
     let written = std::fs::metadata(mnt.dir.join("written")).expect("file written by the pod");
     assert_eq!(written.len(), 65536);
@@ -172,7 +183,14 @@ fn missing_localhost_image_shows_errimagepull_within_seconds() {
     let j = cluster.get_json(&["-n", &ns.name, "get", "job", &job]);
     assert_eq!(j["status"]["active"], 1, "job status: {}", j["status"]);
     // A pod that never started: delete the Job, and the pod with grace period 0.
-    cluster.kubectl_ok(&["-n", &ns.name, "delete", "job", &job, "--cascade=background"]);
+    cluster.kubectl_ok(&[
+        "-n",
+        &ns.name,
+        "delete",
+        "job",
+        &job,
+        "--cascade=background",
+    ]);
     cluster.kubectl_ok(&[
         "-n",
         &ns.name,
@@ -213,7 +231,12 @@ fn fake_nodes_register_with_their_state_and_go_away() {
         .map(|s| cluster.add_fake_node(s))
         .collect();
 
-    let list = cluster.get_json(&["get", "nodes", "-l", &format!("disktier.test/group={group}")]);
+    let list = cluster.get_json(&[
+        "get",
+        "nodes",
+        "-l",
+        &format!("disktier.test/group={group}"),
+    ]);
     let items = list["items"].as_array().expect("node list");
     assert_eq!(items.len(), 4, "{list}");
     let by_name = |name: &str| {
@@ -224,8 +247,14 @@ fn fake_nodes_register_with_their_state_and_go_away() {
     };
     let r = by_name(&ready.name);
     assert_eq!(kube::node_ready(r), Some(true));
-    assert_eq!(r["metadata"]["labels"]["node.kubernetes.io/instance-type"], "m6id.xlarge");
-    assert_eq!(r["metadata"]["labels"]["topology.kubernetes.io/zone"], "eu-north-1a");
+    assert_eq!(
+        r["metadata"]["labels"]["node.kubernetes.io/instance-type"],
+        "m6id.xlarge"
+    );
+    assert_eq!(
+        r["metadata"]["labels"]["topology.kubernetes.io/zone"],
+        "eu-north-1a"
+    );
     assert_eq!(kube::node_ready(by_name(&not_ready.name)), Some(false));
     assert_eq!(by_name(&cordoned.name)["spec"]["unschedulable"], true);
     let selected = cluster.kubectl_ok(&[
@@ -253,11 +282,22 @@ fn fake_nodes_register_with_their_state_and_go_away() {
     cluster.kubectl_ok(&["-n", &ns.name, "delete", "job", &job, "--cascade=orphan"]);
 
     drop(nodes);
-    kube::wait_until(Duration::from_secs(30), "the fake nodes and their pod gone", || {
-        cluster
-            .kubectl_ok(&["get", "nodes", "-l", &format!("disktier.test/group={group}"), "-o", "name"])
-            .trim()
-            .is_empty()
-            && cluster.pod_names(&ns.name, &selector).is_empty()
-    });
+    kube::wait_until(
+        Duration::from_secs(30),
+        "the fake nodes and their pod gone",
+        || {
+            cluster
+                .kubectl_ok(&[
+                    "get",
+                    "nodes",
+                    "-l",
+                    &format!("disktier.test/group={group}"),
+                    "-o",
+                    "name",
+                ])
+                .trim()
+                .is_empty()
+                && cluster.pod_names(&ns.name, &selector).is_empty()
+        },
+    );
 }
