@@ -147,6 +147,12 @@ else
   if any_running; then
     die "a cluster from an earlier kube-up is partly running (see $dir/pids): run scripts/kube-down.sh first"
   fi
+  if [ -d "$dir" ]; then
+    # A cluster that died (or a reboot): its state would bring back old objects. Clean it up
+    # the way kube-down does (mounts, bridge, kernel settings, host paths), then start afresh.
+    say "$dir holds a cluster that is not running: cleaning it up with kube-down first"
+    bash "$repo/scripts/kube-down.sh" || die "kube-down could not clean up $dir"
+  fi
   import_disktier_image=0
 fi
 
@@ -423,7 +429,7 @@ wait_for() {
   until "$@" >/dev/null 2>&1; do
     i=$((i + 1))
     if [ $i -gt $((limit * 5)) ]; then
-      die "$what did not come up within $limit s: see $dir/logs/"
+      die "$what did not come up within $limit s: see $dir/logs/ (scripts/kube-down.sh stops what started)"
     fi
     sleep 0.2
   done
