@@ -301,3 +301,40 @@ fn fake_nodes_register_with_their_state_and_go_away() {
         },
     );
 }
+
+/// The TTLAfterFinished gate (alpha in 1.20) is on: a finished Job with
+/// `ttlSecondsAfterFinished` is deleted by the controller manager, its pod with it.
+#[test]
+fn finished_job_is_deleted_after_its_ttl() {
+    let Some(cluster) = Cluster::from_env() else {
+        return;
+    };
+    let node = cluster.node();
+    let ns = cluster.namespace("disktier-kube-test");
+    let job = kube::unique_name("ttl");
+    let mut manifest: Value = serde_json::from_str(&pinned_job(
+        &job,
+        &node,
+        kube::TESTBOX_IMAGE,
+        &["/bin/sh", "-c", "echo done"],
+        None,
+    ))
+    .unwrap();
+    manifest["spec"]["ttlSecondsAfterFinished"] = 2.into();
+    cluster.create_in(&ns.name, &manifest.to_string());
+    // The server kept the field (a server without the gate drops it without a word).
+    let stored = cluster.get_json(&["-n", &ns.name, "get", "job", &job]);
+    assert_eq!(stored["spec"]["ttlSecondsAfterFinished"], 2, "{stored}");
+    let selector = format!("job-name={job}");
+    let took = kube::wait_until(
+        Duration::from_secs(60),
+        "the Job deleted by its TTL",
+        || {
+            !cluster
+                .kubectl(&["-n", &ns.name, "get", "job", &job])
+                .success
+                && cluster.pod_names(&ns.name, &selector).is_empty()
+        },
+    );
+    eprintln!("job with ttlSecondsAfterFinished=2 gone after {took:?}");
+}
