@@ -79,13 +79,22 @@ ensure_binaries() {
     dirname "$(dirname "$have")"
     return
   fi
+  # One build at a time on a machine: a second kube-up waits for the first one's build.
+  mkdir -p "$cache_root"
+  exec 9>"$cache_root/.lock"
+  flock 9
+  have=$(find "$cache_root" -mindepth 3 -maxdepth 3 -path '*/bin/.complete' 2>/dev/null | sort -V | tail -n 1 || true)
+  if [ -n "$have" ]; then
+    dirname "$(dirname "$have")"
+    return
+  fi
   local version
   version=$(source_version)
   [ -n "$version" ] || die "Debian's archive has no kubernetes source package (apt-cache showsrc kubernetes)"
   apt_private
   local out="$cache_root/$version"
   local work="$out/build"
-  say "building Kubernetes $version server binaries once (about 6 minutes on 2 cores) in $work"
+  say "building Kubernetes $version server binaries once (6 to 14 minutes on 2 cores) in $work"
   local start=$SECONDS
   rm -rf "$work" && mkdir -p "$work" "$out/bin"
   (cd "$work" && apt-get "${APT_OPTS[@]}" source --download-only kubernetes >/dev/null 2>&1) \
