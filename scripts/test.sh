@@ -28,7 +28,11 @@ fi
 # A throwaway PostgreSQL server on loopback for the store's tests.
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 pg_dir=""
+kube_started=""
 cleanup() {
+  if [ -n "$kube_started" ]; then
+    bash scripts/kube-down.sh || true
+  fi
   if [ -n "$pg_dir" ] && [ -d "$pg_dir" ]; then
     su postgres -s /bin/sh -c "$pg_bin/pg_ctl -D $pg_dir/data -m immediate stop" >/dev/null 2>&1 || true
     rm -rf "$pg_dir"
@@ -48,4 +52,22 @@ fi
 export DISKTIER_TEST_REQUIRE_ROOT_FEATURES=${CI:-}
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+# A real single-node Kubernetes for the fleet tests (scripts/kube-up.sh; the first run on a
+# machine builds its binaries, about 6 minutes). One that is already running is reused and left
+# running; one started here is stopped at exit.
+if [ -z "${DISKTIER_TEST_KUBECONFIG:-}" ] && [ "$(id -u)" -eq 0 ]; then
+  if kubeconfig=$(bash scripts/kube-up.sh --status); then
+    echo "test.sh: reusing the running test cluster ($kubeconfig)"
+    export DISKTIER_TEST_KUBECONFIG=$kubeconfig
+  else
+    kube_started=1
+    if kubeconfig=$(bash scripts/kube-up.sh | tail -n 1) && [ -f "$kubeconfig" ]; then
+      export DISKTIER_TEST_KUBECONFIG=$kubeconfig
+      echo "test.sh: test cluster up ($kubeconfig)"
+    else
+      echo "test.sh: kube-up failed: the cluster tests will say so (and fail under CI)" >&2
+    fi
+  fi
+fi
 cargo test --workspace --locked 2>&1 | tee /tmp/disktier-test.log
