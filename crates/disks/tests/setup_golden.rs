@@ -3,7 +3,7 @@
 //! plus the persisted units and fstab lines.
 
 use disktier_cmd::RecordingRunner;
-use disktier_disks::setup::{setup, LayoutChoice, Persist, Report, SetupConfig, SetupError};
+use disktier_disks::setup::{setup, LayoutChoice, Persist, Report, SetupError, SetupRequest};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -25,13 +25,13 @@ fn copy(name: &str, tmp: &Path) -> PathBuf {
     to
 }
 
-fn cfg(mount: &str) -> SetupConfig {
-    SetupConfig::new(mount)
+fn cfg(mount: &str) -> SetupRequest {
+    SetupRequest::new(mount)
 }
 
 /// Runs setup for real through the recording runner; returns the report and the transcript
 /// with temp paths replaced by `<TMP>`.
-fn run(root: &Path, c: SetupConfig, tmp: &Path) -> (Report, String) {
+fn run(root: &Path, c: SetupRequest, tmp: &Path) -> (Report, String) {
     let r = RecordingRunner::new();
     let rep = setup(&c.check().unwrap(), root, &r).unwrap();
     (rep, scrub(&r.transcript(), tmp))
@@ -39,7 +39,7 @@ fn run(root: &Path, c: SetupConfig, tmp: &Path) -> (Report, String) {
 
 /// Replaces the temp dir (plain and systemd-escaped) with `<TMP>`.
 fn scrub(text: &str, tmp: &Path) -> String {
-    let esc = disktier_disks::setup::persist::escape_path(tmp);
+    let esc = disktier_disks::valid::unit_escape_path(&tmp.display().to_string());
     text.replace(&tmp.display().to_string(), "<TMP>")
         .replace(&esc, "<TMP>")
 }

@@ -5,7 +5,7 @@
 
 use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner, RecordingRunner};
 use disktier_disks::setup::{
-    persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig,
+    persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig, SetupRequest,
 };
 use disktier_testkit::{have, require, require_loop, LoopDev};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -87,14 +87,16 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     )
     .unwrap();
 
-    let mut c = SetupConfig::new(&mnt);
+    let mut c = SetupRequest::new(&mnt);
     c.devices = Some(vec![dev.path.display().to_string()]);
     c.bind = vec![cache.clone(), app.clone()];
     c.owner = Some("1234:1235".into());
-    c.mode = Some(0o750);
+    c.mode = Some("0750".into());
     c.persist = Persist::Systemd;
     c.persist_root = tmp.path().join("root");
-    c.boot_binary = Some(std::env::current_exe().unwrap().display().to_string());
+    // The test binary lives in target/: allowed here, refused without the override.
+    c.boot_binary = Some(std::env::current_exe().unwrap());
+    c.allow_build_binary = true;
     let c = c.check().unwrap();
 
     let rep = run(&c, &RealRunner);
@@ -130,7 +132,7 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     );
     // Persisted units: names as systemd-escape makes them, accepted by systemd-analyze.
     let units = tmp.path().join("root/etc/systemd/system");
-    let main_unit = units.join(persist::mount_unit_name(&mnt));
+    let main_unit = units.join(persist::mount_unit_name(&mp(&mnt)));
     let text = std::fs::read_to_string(&main_unit).unwrap();
     assert!(text.contains(&format!(
         "What=/dev/disk/by-uuid/{}",
@@ -140,13 +142,13 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     assert!(std::fs::symlink_metadata(
         units
             .join("local-fs.target.wants")
-            .join(persist::mount_unit_name(&mnt))
+            .join(persist::mount_unit_name(&mp(&mnt)))
     )
     .is_ok());
     if have("systemd-analyze") {
         for u in [
             main_unit.clone(),
-            units.join(persist::mount_unit_name(&app)),
+            units.join(persist::mount_unit_name(&mp(&app))),
         ] {
             let o = Command::new("systemd-analyze")
                 .arg("verify")
@@ -256,7 +258,7 @@ fn a_crash_at_any_step_is_completed_by_the_next_run() {
         let _guard = Unmount(vec![mnt.clone(), dir.clone()]);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("keep"), b"keep me").unwrap();
-        let mut c = SetupConfig::new(&mnt);
+        let mut c = SetupRequest::new(&mnt);
         c.devices = Some(vec![dev.path.display().to_string()]);
         c.bind = vec![dir.clone()];
         c.owner = Some("0:0".into());
@@ -287,7 +289,7 @@ fn a_crash_at_any_step_is_completed_by_the_next_run() {
         assert!(tmp
             .path()
             .join("root/etc/systemd/system")
-            .join(persist::mount_unit_name(&mnt))
+            .join(persist::mount_unit_name(&mp(&mnt)))
             .exists());
         assert!(rep.changed);
         // And a third run has nothing left to do.
@@ -311,7 +313,7 @@ fn ext4_on_request_with_label_and_noatime() {
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let mnt = tmp.path().join("m");
     let _guard = Unmount(vec![mnt.clone()]);
-    let mut c = SetupConfig::new(&mnt);
+    let mut c = SetupRequest::new(&mnt);
     c.devices = Some(vec![dev.path.display().to_string()]);
     c.fs = FsType::Ext4;
     c.label = "scratch-ext4".into();
@@ -362,7 +364,7 @@ fn dry_run_on_a_real_device_changes_nothing() {
     let dev = LoopDev::new(XFS_SIZE);
     let before = dev.checksum();
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let mut c = SetupConfig::new(tmp.path().join("m"));
+    let mut c = SetupRequest::new(tmp.path().join("m"));
     c.devices = Some(vec![dev.path.display().to_string()]);
     c.dry_run = true;
     let rec = Recorder::default();
@@ -379,4 +381,8 @@ fn dry_run_on_a_real_device_changes_nothing() {
     assert!(!tmp.path().join("m").exists());
     assert_eq!(dev.checksum(), before);
     let _ = RecordingRunner::new();
+}
+
+fn mp(p: &Path) -> disktier_disks::valid::MountPath {
+    disktier_disks::valid::MountPath::parse_path("--mount", p).unwrap()
 }

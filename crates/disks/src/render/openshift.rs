@@ -3,7 +3,7 @@
 //! kubelet; optionally the MachineSet of seed 000 and, for a custom role, its MachineConfigPool.
 
 use super::intent::{DiskSelect, Intent, KNOWN_EPHEMERAL_MODELS};
-use super::script::{prepare_script, script_path, slug};
+use super::script::{prepare_script, script_path};
 use super::units::{setup_unit, units, Unit};
 use super::{base64, yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
 use serde_json::{json, Value};
@@ -135,7 +135,7 @@ impl OpenShift {
     }
 
     fn machine_config_name(&self) -> String {
-        let s = slug(&self.cfg.intent.mount);
+        let s = crate::valid::k8s_slug(&self.cfg.intent.mount);
         if self.cfg.role == "worker" {
             format!("98-{s}")
         } else {

@@ -7,6 +7,7 @@
 //! `relabel` (restorecon, only where SELinux is enabled).
 
 use super::intent::{DiskSelect, Fs, Intent};
+use crate::valid::{file_slug, MountPath};
 use disktier_cmd::shell_quote;
 
 /// Where the script is installed on the node. /etc is writable on every distribution, including
@@ -15,9 +16,10 @@ pub(crate) fn script_path(intent: &Intent) -> String {
     format!("/etc/disktier/{}.sh", slug(&intent.mount))
 }
 
-/// A readable file-name form of a path: `/var/lib/containers` -> `var-lib-containers`.
-pub(crate) fn slug(path: &str) -> String {
-    path.trim_matches('/').replace('/', "-")
+/// A file-name form of a path, unique per path ([`crate::valid::file_slug`]):
+/// `/var/lib/containers` -> `var-lib-containers`.
+pub(crate) fn slug(path: &MountPath) -> String {
+    file_slug(path)
 }
 
 fn bash_array<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
@@ -43,7 +45,7 @@ pub(crate) fn prepare_script(intent: &Intent, platform: &str) -> String {
         }
         Fs::Ext4 => "mkfs.ext4 -q -E nodiscard -L \"$LABEL\" \"$target\"".to_string(),
     };
-    let binds: Vec<String> = intent.binds.clone();
+    let binds: Vec<&str> = intent.binds.iter().map(MountPath::as_str).collect();
     let bind_sources: Vec<String> = intent.binds.iter().map(|b| slug(b)).collect();
     let header = format!(
         "#!/bin/bash\n\
@@ -89,9 +91,15 @@ SYS=/sys\n",
         } else {
             shell_quote(&glob)
         },
-        owner = shell_quote(intent.owner.as_deref().unwrap_or("")),
-        mode = shell_quote(intent.mode.as_deref().unwrap_or("")),
-        binds = bash_array(binds.iter().map(String::as_str)),
+        owner = shell_quote(
+            &intent
+                .owner
+                .as_ref()
+                .map(|o| o.to_string())
+                .unwrap_or_default()
+        ),
+        mode = shell_quote(&intent.mode.map(|m| m.to_string()).unwrap_or_default()),
+        binds = bash_array(binds.iter().copied()),
         sources = bash_array(bind_sources.iter().map(String::as_str)),
     );
     let body = BODY.replace("@MKFS@", &mkfs);

@@ -16,7 +16,7 @@ pub mod persist;
 pub mod plan;
 pub mod step;
 
-pub use config::{FsType, LayoutChoice, Persist, SetupConfig};
+pub use config::{DevicePath, FsType, LayoutChoice, Persist, SetupConfig, SetupRequest};
 pub use plan::{DeviceReport, Layout, Skipped};
 pub use step::Step;
 
@@ -28,6 +28,8 @@ use std::path::{Path, PathBuf};
 pub enum SetupError {
     #[error("{0}")]
     Config(String),
+    #[error(transparent)]
+    Invalid(#[from] crate::valid::Invalid),
     #[error("{device}: no such block device: see `disktier disks` for the node's disks")]
     NoSuchDevice { device: String },
     #[error("{device} is a partition of {disk}: disktier takes whole disks")]
@@ -85,9 +87,9 @@ pub struct StepRecord {
 pub struct Report {
     pub schema_version: u32,
     pub dry_run: bool,
-    pub mount: PathBuf,
+    pub mount: crate::valid::MountPath,
     pub fs: FsType,
-    pub label: String,
+    pub label: crate::valid::Label,
     pub options: String,
     /// None when there was nothing to set up.
     pub layout: Option<Layout>,
@@ -109,6 +111,13 @@ pub fn setup(
     root: &Path,
     runner: &dyn CommandRunner,
 ) -> Result<Report, SetupError> {
+    // The owner must exist where it is applied: on the node, its user database; in a fixture
+    // tree, its etc/passwd when it has one.
+    if let Some(o) = &cfg.owner {
+        if root == Path::new("/") || root.join("etc/passwd").exists() {
+            o.check_exists("--owner", root)?;
+        }
+    }
     let mut report = Report {
         schema_version: 1,
         dry_run: cfg.dry_run,
