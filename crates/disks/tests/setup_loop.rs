@@ -386,3 +386,110 @@ fn dry_run_on_a_real_device_changes_nothing() {
 fn mp(p: &Path) -> disktier_disks::valid::MountPath {
     disktier_disks::valid::MountPath::parse_path("--mount", p).unwrap()
 }
+
+/// A real runner that lets an intruder act on `dev` right before the second `blkid -p` of it:
+/// the first is discovery's, the second the re-check before mkfs. So the disk changes after
+/// it was planned as blank and before it is written.
+struct IntrudeBeforeRecheck {
+    dev: String,
+    seen: std::sync::atomic::AtomicUsize,
+    intrude: Box<dyn Fn() + Send + Sync>,
+}
+impl CommandRunner for IntrudeBeforeRecheck {
+    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+        if cmd.program == "blkid"
+            && cmd.args.last() == Some(&self.dev)
+            && self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1
+        {
+            (self.intrude)();
+        }
+        assert!(
+            !(cmd.program.starts_with("mkfs")
+                && cmd
+                    .args
+                    .iter()
+                    .any(|a| a == "-f" || a == "-F" || a == "--force")),
+            "a force flag reached mkfs: {cmd}"
+        );
+        RealRunner.output(cmd)
+    }
+    fn has_program(&self, p: &str) -> bool {
+        RealRunner.has_program(p)
+    }
+}
+
+fn refused_step(c: &SetupConfig, runner: &dyn CommandRunner) -> String {
+    match setup(c, Path::new("/"), runner) {
+        Ok(rep) => panic!("setup went ahead: {:?}", rep.steps),
+        Err(disktier_disks::setup::SetupError::Step { source, .. }) => source.to_string(),
+        Err(e) => panic!("unexpected error: {e:#?}"),
+    }
+}
+
+#[test]
+fn a_disk_formatted_between_plan_and_mkfs_is_left_alone() {
+    if !ready() || !require(have("mkfs.ext4"), "mkfs.ext4") {
+        return;
+    }
+    let dev = LoopDev::new(XFS_SIZE);
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let _guard = Unmount(vec![tmp.path().join("m")]);
+    let mut c = SetupRequest::new(tmp.path().join("m"));
+    c.devices = Some(vec![dev.path.display().to_string()]);
+    let c = c.check().unwrap();
+    let path = dev.path.clone();
+    let runner = IntrudeBeforeRecheck {
+        dev: dev.path.display().to_string(),
+        seen: Default::default(),
+        intrude: Box::new(move || {
+            let ok = Command::new("mkfs.ext4")
+                .args(["-q", "-L", "theirs"])
+                .arg(&path)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "the intruder's mkfs.ext4 failed");
+        }),
+    };
+    let e = refused_step(&c, &runner);
+    assert!(
+        e.contains("changed since it was planned") && e.contains("ext4"),
+        "{e}"
+    );
+    // The intruder's filesystem is intact: mkfs.xfs never ran.
+    assert_eq!(blkid(&dev.path, "TYPE"), "ext4");
+    assert_eq!(blkid(&dev.path, "LABEL"), "theirs");
+    assert!(!is_mount_point(&tmp.path().join("m")));
+}
+
+#[test]
+fn a_disk_opened_exclusively_between_plan_and_mkfs_is_left_alone() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(XFS_SIZE);
+    let before = dev.checksum();
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut c = SetupRequest::new(tmp.path().join("m"));
+    c.devices = Some(vec![dev.path.display().to_string()]);
+    let c = c.check().unwrap();
+    let holder: std::sync::Arc<std::sync::Mutex<Option<std::fs::File>>> = Default::default();
+    let (h, path) = (holder.clone(), dev.path.clone());
+    let runner = IntrudeBeforeRecheck {
+        dev: dev.path.display().to_string(),
+        seen: Default::default(),
+        intrude: Box::new(move || {
+            use std::os::unix::fs::OpenOptionsExt;
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_EXCL)
+                .open(&path)
+                .unwrap();
+            *h.lock().unwrap() = Some(f);
+        }),
+    };
+    let e = refused_step(&c, &runner);
+    assert!(e.contains("exclusively"), "{e}");
+    drop(holder.lock().unwrap().take());
+    assert_eq!(dev.checksum(), before, "nothing was written");
+}

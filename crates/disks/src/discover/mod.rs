@@ -246,10 +246,12 @@ pub struct Node {
 /// systems mount the real root (their `/` is an overlay on an anonymous device).
 const SYSTEM_MOUNTS: &[&str] = &["/", "/boot", "/boot/efi", "/usr", "/sysroot"];
 
-/// The node's disks, read below `root` (`/` for the real node). Commands (blkid) run through
-/// `runner` on the real node only.
+/// The node's disks, read below `root` (`/` for the real node), for listing (`disks`,
+/// `assess`): nothing is opened with `O_EXCL` (a disk in use must not be disturbed by a
+/// listing; `setup` checks exclusivity on the disks it may take, and again right before it
+/// writes). Commands (blkid, which opens read-only) run through `runner` on the real node only.
 pub fn discover(root: &Path, runner: &dyn CommandRunner) -> Result<Vec<Disk>, DiskError> {
-    Ok(scan(root, runner)?.disks)
+    Ok(scan_only(root, runner, &|_, _| false)?.disks)
 }
 
 /// Like [`discover`], also returning the mount table.

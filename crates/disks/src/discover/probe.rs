@@ -80,22 +80,34 @@ impl Probe for SystemProbe<'_> {
         let cmd = Cmd::new("blkid")
             .args(["-p", "-o", "export"])
             .arg(dev.display().to_string());
-        let out = self.runner.output(&cmd)?;
-        // blkid(8): exit 2 means nothing was found on the device.
-        match out.status {
-            0 => Ok(Signature::parse_export(&out.stdout)),
-            2 => Ok(Signature::default()),
-            status => Err(DiskError::Command(disktier_cmd::CmdError::Failed {
-                cmd: cmd.to_string(),
-                status,
-                stdout: out.stdout,
-                stderr: out.stderr,
-            })),
-        }
+        blkid_result(&cmd, self.runner.output(&cmd)?)
     }
 
     fn exclusive(&self, name: &str) -> Exclusive {
         exclusive_open(&self.dev_dir.join(name))
+    }
+}
+
+/// What a `blkid -p -o export` run says, failing closed. blkid(8): exit 0 means a signature
+/// was found, exit 2 that none was. Any other exit status is an error (never "blank"); exit 0
+/// without a TYPE or PTTYPE says something is there without saying what, so it is reported
+/// as TYPE `unknown` (not blank: setup leaves it alone).
+pub fn blkid_result(cmd: &Cmd, out: disktier_cmd::Output) -> Result<Signature, DiskError> {
+    match out.status {
+        0 => {
+            let mut s = Signature::parse_export(&out.stdout);
+            if s.is_blank() {
+                s.fstype = Some("unknown".into());
+            }
+            Ok(s)
+        }
+        2 => Ok(Signature::default()),
+        status => Err(DiskError::Command(disktier_cmd::CmdError::Failed {
+            cmd: cmd.to_string(),
+            status,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        })),
     }
 }
 
@@ -170,5 +182,44 @@ mod tests {
             p.signature("c").is_err(),
             "exit 4 (usage error) must not read as blank"
         );
+    }
+
+    #[test]
+    fn blkid_failures_never_read_as_blank() {
+        // A runner that cannot run blkid at all.
+        struct Failing;
+        impl CommandRunner for Failing {
+            fn output(&self, cmd: &Cmd) -> Result<disktier_cmd::Output, disktier_cmd::CmdError> {
+                Err(disktier_cmd::CmdError::NotFound {
+                    program: cmd.program.clone(),
+                    package: "util-linux".into(),
+                })
+            }
+            fn has_program(&self, _: &str) -> bool {
+                false
+            }
+        }
+        let p = SystemProbe {
+            runner: &Failing,
+            dev_dir: PathBuf::from("/dev"),
+        };
+        assert!(p.signature("a").is_err());
+        // Killed by a signal (-1), or success that names nothing: not blank either.
+        let r = RecordingRunner::new();
+        r.once("blkid", &["-p", "-o", "export", "/dev/k"], -1, "");
+        r.once(
+            "blkid",
+            &["-p", "-o", "export", "/dev/e"],
+            0,
+            "DEVNAME=/dev/e\n",
+        );
+        let p = SystemProbe {
+            runner: &r,
+            dev_dir: PathBuf::from("/dev"),
+        };
+        assert!(p.signature("k").is_err());
+        let e = p.signature("e").unwrap();
+        assert!(!e.is_blank(), "{e:?}");
+        assert_eq!(e.fstype.as_deref(), Some("unknown"));
     }
 }

@@ -14,6 +14,7 @@ pub mod config;
 pub mod kernel;
 pub mod persist;
 pub mod plan;
+pub mod recheck;
 pub mod step;
 
 pub use config::{DevicePath, FsType, LayoutChoice, Persist, SetupConfig, SetupRequest};
@@ -178,11 +179,19 @@ pub fn setup(
             };
             if !cfg.dry_run {
                 let n = report.steps.len() + 1;
-                let note = step.execute(runner).map_err(|e| SetupError::Step {
+                let step_err = |e| SetupError::Step {
                     n,
                     what: step.describe(),
                     source: Box::new(e),
-                })?;
+                };
+                // The last look before writing to a disk (a fixture tree describes another
+                // node: there is no device to look at).
+                if !fixture {
+                    for dev in step.destructive_devices() {
+                        recheck::blank_and_free(dev, runner).map_err(step_err)?;
+                    }
+                }
+                let note = step.execute(runner).map_err(step_err)?;
                 rec.status = if note.is_some() { "unchanged" } else { "done" };
                 rec.note = note;
                 report.changed |= rec.status == "done";

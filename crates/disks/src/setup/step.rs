@@ -221,6 +221,16 @@ impl Step {
         }
     }
 
+    /// The devices this step overwrites (mkfs, mdadm --create): each is checked again right
+    /// before the step runs ([`super::recheck`]).
+    pub fn destructive_devices(&self) -> Vec<&str> {
+        match self {
+            Step::CreateRaid { members, .. } => members.iter().map(String::as_str).collect(),
+            Step::Mkfs { device, .. } => vec![device.as_str()],
+            _ => Vec::new(),
+        }
+    }
+
     /// After this step the disks' state is read again and the rest re-planned (an assembled
     /// array's filesystem can only be seen once it runs).
     pub fn replan_after(&self) -> bool {
