@@ -176,6 +176,34 @@ impl MountPath {
         MountPath(format!("{}/{name}", self.0))
     }
 
+    /// Refuses a path that is, or lies below, a symbolic link on this machine: mount(8) and
+    /// `mkdir -p` follow links, so `--mount /srv/x` with `/srv` a link to `/etc` would mount
+    /// over `/etc`. Components that do not exist yet are fine (setup creates them).
+    pub fn check_no_symlink(&self, flag: &'static str) -> Result<(), Invalid> {
+        let mut at = std::path::PathBuf::from("/");
+        for c in self.0.split('/').filter(|c| !c.is_empty()) {
+            at.push(c);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let to = std::fs::read_link(&at)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_default();
+                    return Err(invalid(
+                        flag,
+                        &self.0,
+                        format!(
+                            "{} is a symbolic link (to {to}): pass the real directory",
+                            at.display()
+                        ),
+                    ));
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        Ok(())
+    }
+
     /// Whether `self` lies strictly below `other`.
     pub fn is_below(&self, other: &MountPath) -> bool {
         self.0.len() > other.0.len()
@@ -881,6 +909,22 @@ mod tests {
         // The real node: root exists everywhere.
         let o = Owner::parse("--owner", "root:root").unwrap();
         assert_eq!(o.check_exists("--owner", Path::new("/")).unwrap(), (0, 0));
+    }
+
+    #[test]
+    fn symlinked_directories_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let real = t.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, t.path().join("link")).unwrap();
+        let p = |s: &str| MountPath::parse_path("--mount", &t.path().join(s)).unwrap();
+        assert!(p("real/new/dir").check_no_symlink("--mount").is_ok());
+        let e = p("link/x")
+            .check_no_symlink("--mount")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(p("link").check_no_symlink("--mount").is_err());
     }
 
     #[test]

@@ -21,25 +21,10 @@ pub struct MountEntry {
     pub options: String,
 }
 
-/// Undoes mountinfo's octal escapes (`\040` for a space, `\011`, `\012`, `\134`).
+/// Undoes mountinfo's octal escapes (`\040` for a space, `\011`, `\012`, `\134`); a
+/// backslash not followed by three octal digits that make a byte stays as it is.
 fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
-            out.push(v);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::valid::fstab_unescape(s)
 }
 
 /// Parses mountinfo text; malformed lines are skipped (the kernel does not write any).
@@ -76,6 +61,13 @@ pub fn read(path: &Path) -> std::io::Result<Vec<MountEntry>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escapes_beyond_a_byte_are_kept_not_a_panic() {
+        // Found by fuzz_mountinfo: `\777` overflowed a u8 (a panic in debug builds).
+        let e = parse("1 2 3:4 / /x\\777 rw - xfs /dev/sda rw\n");
+        assert_eq!(e[0].mount_point, "/x\\777");
+    }
 
     #[test]
     fn parses_fields_and_escapes() {

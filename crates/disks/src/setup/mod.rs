@@ -105,6 +105,10 @@ pub struct Report {
 /// Most rounds of observe-plan-execute: one, plus one after assembling an array, plus slack.
 const MAX_ROUNDS: usize = 3;
 
+fn fixture_root(root: &Path) -> bool {
+    root != Path::new("/")
+}
+
 /// Runs (or with `dry_run`, plans) setup on the node whose state is read below `root` (`/` for
 /// the real node; a fixture tree in tests).
 pub fn setup(
@@ -117,6 +121,12 @@ pub fn setup(
     if let Some(o) = &cfg.owner {
         if root == Path::new("/") || root.join("etc/passwd").exists() {
             o.check_exists("--owner", root)?;
+        }
+    }
+    if !fixture_root(root) {
+        cfg.mount.check_no_symlink("--mount")?;
+        for b in &cfg.bind {
+            b.check_no_symlink("--bind")?;
         }
     }
     let mut report = Report {
