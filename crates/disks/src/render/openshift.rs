@@ -74,12 +74,8 @@ impl OpenShift {
     pub fn new(cfg: OpenShiftConfig) -> Result<OpenShift, RenderError> {
         check_dns_label("role", &cfg.role)?;
         if let Some(bin) = &cfg.use_binary {
-            if !bin.starts_with('/') {
-                return Err(RenderError::NotAbsolute {
-                    what: "--use-binary",
-                    path: bin.clone(),
-                });
-            }
+            // It lands in a unit's ExecStart=: a validated absolute path, like --mount.
+            crate::valid::MountPath::parse("--use-binary", bin)?;
             let default_models = DiskSelect::Model(
                 KNOWN_EPHEMERAL_MODELS
                     .iter()
