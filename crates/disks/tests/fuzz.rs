@@ -191,7 +191,10 @@ fn fuzz_valid_values() {
                             .any(|c| c.is_control() || c.is_whitespace() || "'\"\\$%".contains(c)),
                         "{j:?}"
                     );
-                    assert_eq!(MountOptions::parse("--options", &[j.clone()]).unwrap(), o);
+                    assert_eq!(
+                        MountOptions::parse("--options", std::slice::from_ref(&j)).unwrap(),
+                        o
+                    );
                 }
                 if let Ok(o) = Owner::parse("--owner", &s) {
                     assert_eq!(o.to_string(), s);
@@ -394,8 +397,11 @@ fn fuzz_setup_writers() {
                 assert_eq!(f.len(), 8, "{line}");
                 assert_eq!(fstab_unescape(f[1]), mount.as_str());
                 assert_eq!(f[3], format!("{},nofail", opts.joined()));
-                let merged =
-                    persist::merge_fstab("UUID=r / ext4 defaults 0 1\n", &[line.clone()]).unwrap();
+                let merged = persist::merge_fstab(
+                    "UUID=r / ext4 defaults 0 1\n",
+                    std::slice::from_ref(&line),
+                )
+                .unwrap();
                 assert_eq!(merged.lines().count(), 2);
                 let unit = persist::fs_unit("/dev/disk/by-uuid/u", &mount, "xfs", &opts.joined());
                 no_control("unit", &unit);

@@ -118,7 +118,7 @@ impl fmt::Display for Bytes {
         }
         // Whole units only when exact: u64::MAX is 16384 PiB as an f64, but not as bytes.
         let unit = 1u64 << (10 * i);
-        if self.0 % unit == 0 {
+        if self.0.is_multiple_of(unit) {
             write!(f, "{} {}", self.0 / unit, UNITS[i])
         } else {
             write!(f, "{:.2} {}", v, UNITS[i])

@@ -46,7 +46,7 @@ pub(crate) fn prepare_script(intent: &Intent, platform: &str) -> String {
         Fs::Ext4 => "mkfs.ext4 -q -E nodiscard -L \"$LABEL\" \"$target\"".to_string(),
     };
     let binds: Vec<&str> = intent.binds.iter().map(MountPath::as_str).collect();
-    let bind_sources: Vec<String> = intent.binds.iter().map(|b| slug(b)).collect();
+    let bind_sources: Vec<String> = intent.binds.iter().map(slug).collect();
     let header = format!(
         "#!/bin/bash\n\
 # Rendered by `disktier render {platform}`: prepares the {fs} filesystem labelled {label}\n\

@@ -145,7 +145,7 @@ pub const DEFAULT_LABEL: &str = "disktier";
 /// `cargo clean`, a reboot or a checkout change empty.
 fn build_dir_reason(p: &str) -> Option<&'static str> {
     let comps: Vec<&str> = p.split('/').collect();
-    if comps.iter().any(|c| *c == "target") {
+    if comps.contains(&"target") {
         Some("it lies in a cargo target directory")
     } else if p.starts_with("/tmp/") || p.starts_with("/var/tmp/") || p.starts_with("/dev/shm/") {
         Some("it lies in a temporary directory")

@@ -447,7 +447,7 @@ impl Planner<'_> {
     }
 
     fn ext4_quota(&self) -> bool {
-        self.cfg.fs == FsType::Ext4 && self.cfg.options.iter().any(|o| is_quota_option(o))
+        self.cfg.fs == FsType::Ext4 && self.cfg.options.iter().any(is_quota_option)
     }
 
     /// Mounts the filesystem with `uuid` at `target` unless it already is, then owner, mode,
