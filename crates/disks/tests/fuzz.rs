@@ -85,6 +85,39 @@ fn shell_words(line: &str) -> Vec<String> {
     words
 }
 
+/// Splits a unit setting's value into words as systemd does (systemd.syntax(7): blanks
+/// separate words; double quotes group, with `\\` escapes inside; `%%` is a `%`).
+fn unit_words(v: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let (mut quoted, mut any, mut esc) = (false, false, false);
+    for c in v.chars() {
+        if esc {
+            cur.push(c);
+            esc = false;
+            continue;
+        }
+        match c {
+            '\\' => esc = true,
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any || !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur).replace("%%", "%"));
+                }
+                any = false;
+            }
+            c => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        words.push(cur.replace("%%", "%"));
+    }
+    words
+}
+
 fn no_control(what: &str, text: &str) {
     for (i, line) in text.lines().enumerate() {
         assert!(
@@ -327,6 +360,18 @@ fn fuzz_render_writers() {
             };
             assert_eq!(value(&unit.content, "Where="), [intent.mount.to_string()]);
             assert_eq!(value(&unit.content, "Options="), [intent.options_string()]);
+            let mkfs = r
+                .files
+                .iter()
+                .find(|f| f.name.starts_with("disktier-mkfs-"))
+                .unwrap();
+            let rmf = value(&mkfs.content, "RequiresMountsFor=");
+            assert_eq!(
+                unit_words(&rmf[0]),
+                [intent.mount.parent_str(), "/etc/disktier"],
+                "{}",
+                rmf[0]
+            );
             let script = r
                 .files
                 .iter()

@@ -36,7 +36,11 @@ fn mounts_that_slug_alike_get_distinct_scripts_and_units() {
 #[test]
 fn binds_that_slug_alike_get_distinct_directories_on_the_disk() {
     let r = render("/mnt/disks/ssd", &["/srv/a-b", "/srv/a/b"]);
-    let script = r.files.iter().find(|f| f.name.ends_with(".sh") && f.name != "install.sh").unwrap();
+    let script = r
+        .files
+        .iter()
+        .find(|f| f.name.ends_with(".sh") && f.name != "install.sh")
+        .unwrap();
     let sources = script
         .content
         .lines()

@@ -29,9 +29,10 @@ pub fn mount_unit_name(path: &str) -> String {
     format!("{}.mount", escape_path(path))
 }
 
-/// The parent directory of an absolute path (`/` for a top-level one).
-fn parent(path: &MountPath) -> &str {
-    path.parent_str()
+/// The parent directory of an absolute path (`/` for a top-level one), quoted for a unit's
+/// space-separated path lists (`RequiresMountsFor=` unquotes like `ExecStart=`).
+fn parent(path: &MountPath) -> String {
+    exec_arg(path.parent_str())
 }
 
 /// The units for `intent`; `runtimes` are the services that must start after the mounts
@@ -297,5 +298,6 @@ mod tests {
         let mp = |s: &str| MountPath::parse("--mount", s).unwrap();
         assert_eq!(parent(&mp("/var/lib/containers")), "/var/lib");
         assert_eq!(parent(&mp("/data")), "/");
+        assert_eq!(parent(&mp("/mnt/my dir/x")), "\"/mnt/my dir\"");
     }
 }
