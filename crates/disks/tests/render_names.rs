@@ -57,3 +57,49 @@ fn binds_that_slug_alike_get_distinct_directories_on_the_disk() {
         .collect();
     assert_eq!(whats.len(), 2, "{whats:?}");
 }
+
+/// A mount point with a blank and dashes, and such a bind: systemd accepts every unit (the
+/// mount unit's name matches its `Where=`, `RequiresMountsFor=` names the right parent) and
+/// bash parses every script.
+#[test]
+fn blanks_and_dashes_survive_systemd_and_bash() {
+    use disktier_cmd::{Cmd, CommandRunner, RealRunner};
+    let r = render("/mnt/my disks/k8s-a", &["/var/lib/my app"]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut units = vec!["verify".to_string()];
+    for f in &r.files {
+        let p = dir.path().join(&f.name);
+        std::fs::write(&p, &f.content).unwrap();
+        if f.name.ends_with(".sh") {
+            let out = RealRunner
+                .output(&Cmd::new("bash").args(["-n".to_string(), p.display().to_string()]))
+                .unwrap();
+            assert!(out.success(), "{}: {}", f.name, out.stderr);
+        } else {
+            units.push(p.display().to_string());
+        }
+    }
+    assert!(
+        units
+            .iter()
+            .any(|u| u.ends_with("mnt-my\\x20disks-k8s\\x2da.mount")),
+        "{units:?}"
+    );
+    if !disktier_testkit::require(RealRunner.has_program("systemd-analyze"), "systemd-analyze") {
+        return;
+    }
+    let out = RealRunner
+        .output(&Cmd::new("systemd-analyze").args(units))
+        .unwrap();
+    // The script is installed under /etc/disktier on the node, not here.
+    let complaints: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| {
+            !l.trim().is_empty()
+                && !l.contains("/etc/disktier/")
+                && !l.contains("is not executable")
+        })
+        .collect();
+    assert!(complaints.is_empty(), "{}", out.stderr);
+}
