@@ -480,6 +480,7 @@ fn fuzz_setup_writers() {
                 let wf = Step::WriteFile {
                     path: "/etc/fstab".into(),
                     contents: format!("{line}\nEOF\n"),
+                    was: 0,
                 };
                 let sh = wf.shell().join("\n");
                 // The heredoc ends only at its own delimiter, after the contents.

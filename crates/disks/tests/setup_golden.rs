@@ -426,3 +426,54 @@ fn a_raw_gke_local_ssd_is_taken_in_auto_mode_and_the_boot_disk_never() {
         "{t}"
     );
 }
+
+/// Another program writes fstab between setup's plan and its write: setup stops instead of
+/// overwriting that change, and the file keeps it. Then a re-run plans from the new content.
+#[test]
+fn an_fstab_changed_between_plan_and_write_is_not_overwritten() {
+    use disktier_cmd::{Cmd, CmdError, CommandRunner, Output};
+    struct WriteFstabAtMkfs(PathBuf, RecordingRunner);
+    impl CommandRunner for WriteFstabAtMkfs {
+        fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+            if cmd.program.starts_with("mkfs") {
+                std::fs::write(&self.0, "UUID=theirs /srv xfs defaults 0 0\n").unwrap();
+            }
+            self.1.output(cmd)
+        }
+        fn has_program(&self, p: &str) -> bool {
+            self.1.has_program(p)
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let fstab = tmp.path().join("root/etc/fstab");
+    std::fs::create_dir_all(fstab.parent().unwrap()).unwrap();
+    std::fs::write(&fstab, "UUID=root / xfs defaults 0 1\n").unwrap();
+    let mut c = cfg("/data");
+    c.persist = Persist::Fstab;
+    c.persist_root = tmp.path().join("root");
+    let c = c.check().unwrap();
+    let r = WriteFstabAtMkfs(fstab.clone(), RecordingRunner::new());
+    let e = setup(&c, &fixture("aws-m6id-xlarge"), &r).unwrap_err();
+    let msg = format!("{e:#}");
+    let src = match &e {
+        SetupError::Step { source, .. } => source.to_string(),
+        _ => panic!("{msg}"),
+    };
+    assert!(src.contains("changed since setup read it"), "{src}");
+    assert_eq!(
+        std::fs::read_to_string(&fstab).unwrap(),
+        "UUID=theirs /srv xfs defaults 0 0\n"
+    );
+    // The re-run keeps their line and adds ours.
+    let rep = setup(&c, &fixture("aws-m6id-xlarge"), &RecordingRunner::new()).unwrap();
+    assert!(rep.changed);
+    let now = std::fs::read_to_string(&fstab).unwrap();
+    assert!(
+        now.starts_with("UUID=theirs /srv xfs defaults 0 0\n"),
+        "{now}"
+    );
+    assert!(
+        now.contains("/data xfs defaults,noatime,nofail 0 0 # disktier"),
+        "{now}"
+    );
+}

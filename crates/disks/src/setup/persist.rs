@@ -125,6 +125,18 @@ pub fn fstab_line(what: &str, where_: &MountPath, fstype: &str, options: &str) -
     )
 }
 
+/// FNV-1a 64 of a file's content (of nothing when it cannot be read): what the planner saw,
+/// compared again right before the file is replaced.
+pub fn content_hash(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
 /// Replaces `path` with `contents` atomically: a temporary file in the same directory, written
 /// and synced, given the old file's mode, owner and SELinux label (the `security.selinux`
 /// extended attribute), then renamed over it; the old content is kept as `PATH.disktier.bak`.

@@ -789,6 +789,7 @@ impl Planner<'_> {
                     let same = std::fs::read_to_string(&path).ok().as_deref() == Some(&body);
                     if !same {
                         self.push(Step::WriteFile {
+                            was: persist::content_hash(&path),
                             path,
                             contents: body,
                         });
@@ -838,6 +839,7 @@ impl Planner<'_> {
                 })?;
                 if merged != existing {
                     self.push(Step::WriteFile {
+                        was: persist::content_hash(&path),
                         path,
                         contents: merged,
                     });

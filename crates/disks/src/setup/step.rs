@@ -74,9 +74,15 @@ pub enum Step {
         src: MountPath,
         target: MountPath,
     },
+    /// Replaces a file atomically ([`super::persist::write_atomic`]), unless it changed
+    /// since it was read for planning.
     WriteFile {
         path: PathBuf,
         contents: String,
+        /// A hash of what the file held when planned (empty when absent): a file changed by
+        /// someone else between plan and write is not overwritten.
+        #[serde(skip)]
+        was: u64,
     },
     Systemctl {
         args: Vec<String>,
@@ -216,7 +222,7 @@ impl Step {
                     inner.join(" && ")
                 )]
             }
-            Step::WriteFile { path, contents } => vec![heredoc(path, contents)],
+            Step::WriteFile { path, contents, .. } => vec![heredoc(path, contents)],
             _ => self.commands().iter().map(|c| c.to_string()).collect(),
         }
     }
@@ -254,7 +260,17 @@ impl Step {
                 runner.run(&cmds[3])?;
                 Ok(None)
             }
-            Step::WriteFile { path, contents } => {
+            Step::WriteFile {
+                path,
+                contents,
+                was,
+            } => {
+                if super::persist::content_hash(path) != *was {
+                    return Err(SetupError::Config(format!(
+                        "{} changed since setup read it (another program wrote it): re-run setup, which plans from its new content",
+                        path.display()
+                    )));
+                }
                 super::persist::write_atomic(path, contents)?;
                 Ok(None)
             }
