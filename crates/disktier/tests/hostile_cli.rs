@@ -270,6 +270,52 @@ fn render_refuses_every_hostile_value() {
         a.extend(args);
         refused(&a, expect);
     }
+    let eks = [
+        "render",
+        "eks",
+        "--cluster",
+        "prod",
+        "--api-server-endpoint",
+        "https://x.eks.amazonaws.com",
+        "--certificate-authority",
+        "QUJD",
+        "--cidr",
+        "10.100.0.0/16",
+    ];
+    for (extra, expect) in [
+        (["--mount", "/mnt/a\u{1}b"], "--mount"),
+        (["--node-role", "role\nkind: Secret"], "node-role"),
+        (["--node-role", "r\u{7f}"], "node-role"),
+        (
+            ["--api-server-endpoint", "https://x\u{1b}y"],
+            "api-server-endpoint",
+        ),
+    ] {
+        let mut a = eks.to_vec();
+        a.extend(extra);
+        refused(&a, expect);
+    }
+    // A blank and ": " are allowed in a path, and quoted where the YAML is written by hand.
+    let mut a = eks.to_vec();
+    a.extend([
+        "--strategy",
+        "mount",
+        "--mount",
+        "/mnt/a: b",
+        "--format",
+        "json",
+    ]);
+    let out = bin().args(&a).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(r#"mountPath: \"/mnt/a: b\""#),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]
