@@ -295,6 +295,25 @@ fn render_refuses_every_hostile_value() {
         a.extend(extra);
         refused(&a, expect);
     }
+    for (extra, expect) in [
+        (vec!["--image", "nginx\nkind: Secret"], "--image"),
+        (vec!["--cluster", "prod;rm"], "--cluster"),
+        (vec!["--request", "NaN"], "request"),
+        (vec!["--request", "99999999999999999999Ei"], "request"),
+    ] {
+        let mut a = vec![
+            "render",
+            "gke",
+            "--cluster",
+            "prod",
+            "--machine-type",
+            "n2-standard-8",
+            "--local-ssds",
+            "2",
+        ];
+        a.extend(extra);
+        refused(&a, expect);
+    }
     // A blank and ": " are allowed in a path, and quoted where the YAML is written by hand.
     let mut a = eks.to_vec();
     a.extend([
