@@ -431,6 +431,18 @@ impl RecordingRunner {
         self
     }
 
+    /// Answers commands of `program` whose arguments start with `args_prefix` with `output`
+    /// (stderr included).
+    pub fn answer(&self, program: &str, args_prefix: &[&str], output: Output) -> &Self {
+        self.rules.lock().unwrap().push_back(Rule {
+            program: program.to_string(),
+            args_prefix: args_prefix.iter().map(|s| s.to_string()).collect(),
+            output,
+            times: None,
+        });
+        self
+    }
+
     /// Like [`on`](Self::on) but answers only once, then falls through to later rules.
     pub fn once(&self, program: &str, args_prefix: &[&str], status: i32, stdout: &str) -> &Self {
         self.rules.lock().unwrap().push_back(Rule {

@@ -138,6 +138,10 @@ pub enum Ineligible {
     Unchecked {
         why: String,
     },
+    /// blkid could not read the device (not root, or an I/O error): what it holds is unknown.
+    Unprobed {
+        why: String,
+    },
 }
 
 impl std::fmt::Display for Ineligible {
@@ -170,6 +174,7 @@ impl std::fmt::Display for Ineligible {
             }
             Ineligible::Busy => write!(f, "busy: cannot be opened exclusively (O_EXCL)"),
             Ineligible::Unchecked { why } => write!(f, "exclusive open not checked: {why}"),
+            Ineligible::Unprobed { why } => write!(f, "contents not probed: {why}"),
         }
     }
 }
@@ -434,6 +439,9 @@ pub fn scan_with(
             why.push(Ineligible::HasHolders {
                 holders: holders.clone(),
             });
+        }
+        if let Some(w) = &signature.unprobed {
+            why.push(Ineligible::Unprobed { why: w.clone() });
         }
         if let Some(fs) = &signature.fstype {
             why.push(Ineligible::HasFilesystem {

@@ -62,6 +62,9 @@ pub fn blank_and_free(device: &str, runner: &dyn CommandRunner) -> Result<(), Se
         return Err(refuse(format!("it is now mounted at {}", m.mount_point)));
     }
     let sig = probe_signature(&real, runner).map_err(|e| refuse(format!("{e:#}")))?;
+    if let Some(why) = sig.unprobed {
+        return Err(refuse(format!("its contents cannot be probed: {why}")));
+    }
     if !sig.is_blank() {
         return Err(refuse(format!(
             "it now holds {}",
