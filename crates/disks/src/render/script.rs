@@ -162,7 +162,8 @@ why_not() {
     else
         rc=$?
     fi
-    if [ "$rc" != 2 ]; then
+    # Exit 2 with a message means blkid could not read the disk: not blank.
+    if [ "$rc" != 2 ] || [ -n "$out" ]; then
         echo "blkid -p failed ($rc): $out"
     fi
 }
@@ -323,6 +324,7 @@ refuse_unless_blank() {
     else
         rc=$?
     fi
-    [ "$rc" = 2 ] || die "blkid -p $dev failed ($rc): $out"
+    # Exit 2 with a message means blkid could not read the disk: not blank.
+    [ "$rc" = 2 ] && [ -z "$out" ] || die "blkid -p $dev failed ($rc): $out"
 }
 "#;
