@@ -49,18 +49,41 @@ pub fn parse(text: &str) -> Vec<MountEntry> {
         .collect()
 }
 
+/// The most mountinfo text read: a node with 50,000 mounts of 300 bytes each fits. A larger
+/// file is an error, not a truncated table (a missing line could hide a mounted disk).
+pub const MAX_BYTES: u64 = 16 << 20;
+
 /// Reads and parses a mountinfo file; a missing file is an empty table.
 pub fn read(path: &Path) -> std::io::Result<Vec<MountEntry>> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(parse(&t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e),
+    use std::io::Read;
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut buf = Vec::new();
+    f.take(MAX_BYTES + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not a mount table",
+            MAX_BYTES >> 20
+        )));
     }
+    Ok(parse(&String::from_utf8_lossy(&buf)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endless_mount_table_is_an_error_not_a_hang() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("mountinfo");
+        std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(e.contains("larger than 16 MiB"), "{e}");
+    }
 
     #[test]
     fn escapes_beyond_a_byte_are_kept_not_a_panic() {

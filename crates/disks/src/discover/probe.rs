@@ -142,7 +142,16 @@ pub struct FixtureProbe {
 
 impl Probe for FixtureProbe {
     fn signature(&self, name: &str) -> Result<Signature, DiskError> {
-        match std::fs::read_to_string(self.root.join("blkid").join(name)) {
+        use std::io::Read;
+        // blkid's export output is a few lines; a fixture file is read up to 64 KiB.
+        let read = |p: &Path| -> std::io::Result<String> {
+            let mut buf = Vec::new();
+            std::fs::File::open(p)?
+                .take(64 << 10)
+                .read_to_end(&mut buf)?;
+            Ok(String::from_utf8_lossy(&buf).into_owned())
+        };
+        match read(&self.root.join("blkid").join(name)) {
             Ok(t) => Ok(Signature::parse_export(&t)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Signature::default()),
             Err(e) => Err(DiskError::Read {

@@ -53,12 +53,9 @@ pub fn blank_and_free(device: &str, runner: &dyn CommandRunner) -> Result<(), Se
     if let Some(p) = entries(&sys).iter().find(|e| e.starts_with(&name)) {
         return Err(refuse(format!("it now has a partition {p}")));
     }
-    let mi = std::fs::read_to_string("/proc/self/mountinfo")
+    let mounts = mountinfo::read(Path::new("/proc/self/mountinfo"))
         .map_err(|e| refuse(format!("cannot read /proc/self/mountinfo: {e}")))?;
-    if let Some(m) = mountinfo::parse(&mi)
-        .into_iter()
-        .find(|m| m.maj_min == maj_min)
-    {
+    if let Some(m) = mounts.into_iter().find(|m| m.maj_min == maj_min) {
         return Err(refuse(format!("it is now mounted at {}", m.mount_point)));
     }
     let sig = probe_signature(&real, runner).map_err(|e| refuse(format!("{e:#}")))?;
