@@ -495,3 +495,53 @@ fn fuzz_setup_writers() {
         });
     report("fuzz_setup_writers");
 }
+
+/// An existing fstab of any content merged with disktier's lines: our lines end up in it
+/// exactly once, at the end; every line not tagged as ours is kept in order; a foreign line on
+/// one of our targets is refused instead.
+#[test]
+fn fuzz_fstab_merge() {
+    let _g = serial();
+    bolero::check!()
+        .with_type::<(Vec<u8>, (Vec<u8>, bool))>()
+        .for_each(|(existing, (m, clean))| {
+            bounded(&ALLOC, || {
+                let existing = text(existing);
+                let Ok(mount) =
+                    MountPath::parse("--mount", &format!("/{}", field(m, *clean, PATH_CHARS)))
+                else {
+                    return;
+                };
+                let ours = persist::fstab_line("UUID=u", &mount, "xfs", "defaults");
+                match persist::merge_fstab(&existing, std::slice::from_ref(&ours)) {
+                    Ok(merged) => {
+                        assert_eq!(merged.lines().filter(|l| *l == ours).count(), 1);
+                        assert_eq!(merged.lines().last(), Some(ours.as_str()));
+                        // Every line not ours, byte for byte (a last line without a newline
+                        // gets one).
+                        let kept: String = existing
+                            .split_inclusive('\n')
+                            .filter(|l| {
+                                let l = l.trim_end_matches('\n').trim_end_matches('\r');
+                                !l.trim_end().ends_with(persist::FSTAB_TAG)
+                            })
+                            .map(|l| {
+                                if l.ends_with('\n') {
+                                    l.to_string()
+                                } else {
+                                    format!("{l}\n")
+                                }
+                            })
+                            .collect();
+                        assert_eq!(merged, format!("{kept}{ours}\n"));
+                        // Merging again changes nothing.
+                        assert_eq!(
+                            persist::merge_fstab(&merged, std::slice::from_ref(&ours)).as_ref(),
+                            Ok(&merged)
+                        );
+                    }
+                    Err(line) => assert!(existing.lines().any(|l| l == line)),
+                }
+            })
+        });
+}

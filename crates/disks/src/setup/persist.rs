@@ -283,7 +283,10 @@ pub fn merge_fstab(existing: &str, lines: &[String]) -> Result<String, String> {
         .filter_map(|l| l.split_whitespace().nth(1))
         .collect();
     let mut out = String::new();
-    for l in existing.lines() {
+    // Lines not ours are kept byte for byte, line ending included (CRLF too).
+    for raw in existing.split_inclusive('\n') {
+        let l = raw.strip_suffix('\n').unwrap_or(raw);
+        let l = l.strip_suffix('\r').unwrap_or(l);
         if l.trim_end().ends_with(FSTAB_TAG) {
             continue;
         }
@@ -295,8 +298,10 @@ pub fn merge_fstab(existing: &str, lines: &[String]) -> Result<String, String> {
                 }
             }
         }
-        out.push_str(l);
-        out.push('\n');
+        out.push_str(raw);
+        if !raw.ends_with('\n') {
+            out.push('\n');
+        }
     }
     for l in lines {
         out.push_str(l);
@@ -452,6 +457,12 @@ mod tests {
             "UUID=root / ext4 defaults 0 1\nUUID=u /data xfs defaults,noatime,nofail 0 0 # disktier\n"
         );
         assert_eq!(merge_fstab(&merged, &ours).unwrap(), merged, "idempotent");
+        // A CRLF file keeps its foreign lines as they are.
+        let crlf = "UUID=root / ext4 defaults 0 1\r\n";
+        assert_eq!(
+            merge_fstab(crlf, &ours).unwrap(),
+            format!("{crlf}{}\n", ours[0])
+        );
         let foreign = "/dev/sdb /data ext4 defaults 0 2\n";
         assert_eq!(
             merge_fstab(foreign, &ours).unwrap_err(),
