@@ -392,6 +392,25 @@ fn disks_with_a_hostile_tree_errs_or_lists_but_never_panics() {
         "1 2 3:4 / /x\\777 rw - xfs /dev/vdz rw\n\\\n",
     )
     .unwrap();
+    // A model string with a terminal escape sequence (firmware-provided): shown, but harmless.
+    std::fs::create_dir_all(d.join("device")).unwrap();
+    std::fs::write(d.join("device/model"), "evil\x1b]0;owned\x07\x1b[2J\n").unwrap();
+    let out = bin()
+        .args(["disks", "--sysfs-root"])
+        .arg(t.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("evil?]0;owned??[2J"), "{text}");
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
     let out = bin()
         .args(["disks", "--format", "json", "--sysfs-root"])
         .arg(t.path())
