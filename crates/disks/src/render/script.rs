@@ -179,6 +179,16 @@ make_raid0() {
         log "$# blank disks but this kernel has no md raid0 support: select one disk with --by-id"
         return 1
     fi
+    # The last look right before writing: --run (no terminal to answer mdadm's questions at
+    # boot) is only ever given disks that are blank this very moment.
+    local d reason
+    for d in "$@"; do
+        reason=$(why_not "$d")
+        if [ -n "$reason" ]; then
+            log "leaving $d alone: $reason (changed since it was checked)"
+            return 1
+        fi
+    done
     mdadm --create "/dev/md/$LABEL" --name="$LABEL" --homehost=any --level=0 --chunk=256 \
         --raid-devices="$#" --run "$@" >&2
     udevadm settle >/dev/null 2>&1 || true
@@ -225,7 +235,15 @@ do_mkfs() {
             log "no filesystem labelled $LABEL and no blank disk matches (${MODELS[*]:-$BY_ID_GLOB}): $MOUNT stays on the root disk"
             return 1
             ;;
-        1) target=${disks[0]} ;;
+        1)
+            target=${disks[0]}
+            # The last look right before mkfs.
+            reason=$(why_not "$target")
+            if [ -n "$reason" ]; then
+                log "leaving $target alone: $reason (changed since it was checked)"
+                return 1
+            fi
+            ;;
         *) target=$(make_raid0 "${disks[@]}") ;;
     esac
     log "making $FS labelled $LABEL on $target"
