@@ -4,13 +4,27 @@
 //! keeps stdout and stderr for the error message; the [`RecordingRunner`] records each command and
 //! answers from a script, so code for what cannot run here (md RAID, bcache, lvmcache, SELinux) is
 //! tested against golden files of the commands it would run.
+//!
+//! Two rules hold for every command the real runner starts (SECURITY.md, "External commands"):
+//! - **Found in a fixed, trusted list of directories, once.** A program named without a `/` is
+//!   looked up in [`TRUSTED_DIRS`] (`/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`),
+//!   never in the caller's `PATH`, which a user or a compromised environment controls; the
+//!   absolute path found is cached for the life of the process. A program named with a `/`
+//!   must be absolute.
+//! - **Bounded in time.** Each command has a timeout: the one set on the [`Cmd`], else the
+//!   program's default from [`default_timeout`] (none for fio, whose runner bounds it by the
+//!   job). A command with a timeout runs in its own process group; when the time is up the
+//!   whole group is killed (SIGKILL) and the error says which command, after how long, and
+//!   what it had printed.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// One command line, program first. Arguments are kept as strings: every tool we run takes
 /// UTF-8 paths and options.
@@ -21,6 +35,9 @@ pub struct Cmd {
     /// Bytes fed to the program's standard input, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stdin: Option<String>,
+    /// How long it may run; `None`: the program's [`default_timeout`].
+    #[serde(skip)]
+    pub timeout: Option<Duration>,
 }
 
 impl Cmd {
@@ -29,7 +46,13 @@ impl Cmd {
             program: program.into(),
             args: Vec::new(),
             stdin: None,
+            timeout: None,
         }
+    }
+    /// Sets how long the command may run before its process group is killed.
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = Some(t);
+        self
     }
     pub fn arg(mut self, a: impl Into<String>) -> Self {
         self.args.push(a.into());
@@ -96,6 +119,15 @@ pub enum CmdError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{program} must be an absolute path or a bare program name (found in {}), not {program:?}", TRUSTED_DIRS.join(":"))]
+    NotAbsolute { program: String },
+    #[error("`{cmd}` did not finish within {}s and was killed (with its process group){}", .after.as_secs_f64(), fmt_streams(.stdout, .stderr))]
+    Timeout {
+        cmd: String,
+        after: Duration,
+        stdout: String,
+        stderr: String,
+    },
     #[error("`{cmd}` failed with exit status {status}{}", fmt_streams(.stdout, .stderr))]
     Failed {
         cmd: String,
@@ -146,25 +178,46 @@ pub trait CommandRunner: Send + Sync {
     fn has_program(&self, program: &str) -> bool;
 }
 
-/// Finds a program on PATH (plus the sbin directories, which root's tools live in but a user's
-/// PATH may lack).
+/// Where programs are looked up, in order: the system's own directories, never the caller's
+/// `PATH`. disktier runs as root; a `PATH` holding a user-writable directory would let whoever
+/// writes there choose what `mkfs` means.
+pub const TRUSTED_DIRS: [&str; 6] = [
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
+];
+
+/// The absolute path of a program: a bare name is looked up in [`TRUSTED_DIRS`] (once per
+/// process; the answer is cached), an absolute path is taken as it is when executable, and a
+/// relative path with a `/` is never resolved.
 pub fn which(program: &str) -> Option<PathBuf> {
     if program.contains('/') {
         let p = PathBuf::from(program);
-        return is_executable(&p).then_some(p);
+        return (p.is_absolute() && is_executable(&p)).then_some(p);
     }
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    for extra in ["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
-        let extra = PathBuf::from(extra);
-        if !dirs.contains(&extra) {
-            dirs.push(extra);
-        }
+    if program.is_empty() || program == "." || program == ".." {
+        return None;
     }
-    dirs.into_iter()
-        .map(|d| d.join(program))
-        .find(|p| is_executable(p))
+    static CACHE: OnceLock<Mutex<HashMap<String, Option<PathBuf>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(hit) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(program) {
+        return hit.clone();
+    }
+    let found = TRUSTED_DIRS
+        .iter()
+        .map(|d| Path::new(d).join(program))
+        .find(|p| is_executable(p));
+    // A miss is not cached: a package installed during the run (scripts/test.sh) is found.
+    if found.is_some() {
+        cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(program.to_string(), found.clone());
+    }
+    found
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -172,6 +225,28 @@ fn is_executable(p: &Path) -> bool {
     p.metadata()
         .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         .unwrap_or(false)
+}
+
+/// How long a program may run when its [`Cmd`] sets no timeout. Probes answer in seconds;
+/// making a filesystem or an array on a large disk takes minutes (mkfs.xfs -K and mke2fs
+/// skip the discard, which is what takes longest); copying a directory onto the new
+/// filesystem is bounded by its size. `None`: no default (the caller bounds it, as the fio
+/// runner does with the job's runtime).
+pub fn default_timeout(program: &str) -> Option<Duration> {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let secs = match name {
+        "blkid" | "findmnt" | "lsblk" | "wipefs" | "losetup" | "systemd-escape"
+        | "systemd-analyze" | "mkdir" | "chown" | "chmod" | "modprobe" => 60,
+        // `udevadm settle` waits up to 120 s by default (udevadm(8)).
+        "udevadm" => 180,
+        "systemctl" | "mount" | "umount" | "restorecon" | "mv" | "rm" => 600,
+        "mdadm" => 600,
+        n if n.starts_with("mkfs") || n.starts_with("mke2fs") => 1800,
+        "make-bcache" | "pvcreate" | "vgcreate" | "lvcreate" | "lvconvert" => 1800,
+        "cp" => 6 * 3600,
+        _ => return None,
+    };
+    Some(Duration::from_secs(secs))
 }
 
 /// The Debian package that ships a program, for "install it" messages.
@@ -199,42 +274,120 @@ pub struct RealRunner;
 
 impl CommandRunner for RealRunner {
     fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+        if cmd.program.contains('/') && !cmd.program.starts_with('/') {
+            return Err(CmdError::NotAbsolute {
+                program: cmd.program.clone(),
+            });
+        }
         let path = which(&cmd.program).ok_or_else(|| CmdError::NotFound {
             program: cmd.program.clone(),
             package: package_for(&cmd.program).to_string(),
         })?;
-        let mut c = Command::new(path);
-        c.args(cmd.args.iter().map(OsString::from))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .stdin(if cmd.stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            });
-        let mut child = c.spawn().map_err(|e| CmdError::Spawn {
-            cmd: cmd.to_string(),
-            source: e,
-        })?;
-        if let Some(input) = &cmd.stdin {
-            use std::io::Write;
-            if let Some(mut si) = child.stdin.take() {
-                let _ = si.write_all(input.as_bytes());
-            }
-        }
-        let out = child.wait_with_output().map_err(|e| CmdError::Spawn {
-            cmd: cmd.to_string(),
-            source: e,
-        })?;
-        Ok(Output {
-            status: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        })
+        run_bounded(
+            &path,
+            cmd,
+            cmd.timeout.or_else(|| default_timeout(&cmd.program)),
+        )
     }
 
     fn has_program(&self, program: &str) -> bool {
         which(program).is_some()
+    }
+}
+
+/// Reads a pipe to its end on a thread; the result arrives on the channel.
+fn drain<R: Read + Send + 'static>(mut r: R) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.read_to_end(&mut buf);
+        let _ = tx.send(buf);
+    });
+    rx
+}
+
+/// Runs `path` with `cmd`'s arguments; with a `timeout`, in a process group of its own that is
+/// killed when the time is up.
+fn run_bounded(path: &Path, cmd: &Cmd, timeout: Option<Duration>) -> Result<Output, CmdError> {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(path);
+    c.args(cmd.args.iter().map(OsString::from))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(if cmd.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+    if timeout.is_some() {
+        // A group of its own, so a timeout kills its helpers too. A command without a
+        // timeout (fio) stays in ours, so a Ctrl-C on the terminal reaches it as before.
+        c.process_group(0);
+    }
+    let mut child = c.spawn().map_err(|e| CmdError::Spawn {
+        cmd: cmd.to_string(),
+        source: e,
+    })?;
+    if let (Some(input), Some(mut si)) = (cmd.stdin.clone(), child.stdin.take()) {
+        // On a thread: a program that does not read its input must not block us.
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = si.write_all(input.as_bytes());
+        });
+    }
+    let out_rx = child.stdout.take().map(drain);
+    let err_rx = child.stderr.take().map(drain);
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(CmdError::Spawn {
+                    cmd: cmd.to_string(),
+                    source: e,
+                })
+            }
+        }
+        if timeout.is_some_and(|t| start.elapsed() >= t) {
+            // The whole group: a shell's children and a tool's helpers go too.
+            // SAFETY: kill(2) with a negative pid signals that process group; the group id
+            // is the child's pid (process_group(0)), which we have not yet reaped.
+            unsafe {
+                libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+            }
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    };
+    // What it printed; a grandchild that escaped the group and keeps a pipe open does not
+    // hold us beyond a short grace.
+    let collect = |rx: Option<std::sync::mpsc::Receiver<Vec<u8>>>| {
+        rx.and_then(|rx| rx.recv_timeout(Duration::from_secs(2)).ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    };
+    let stdout = collect(out_rx);
+    let stderr = collect(err_rx);
+    match status {
+        Some(st) => {
+            use std::os::unix::process::ExitStatusExt;
+            Ok(Output {
+                // Killed by a signal: -SIGNAL, never 0.
+                status: st.code().unwrap_or_else(|| -st.signal().unwrap_or(1)),
+                stdout,
+                stderr,
+            })
+        }
+        None => Err(CmdError::Timeout {
+            cmd: cmd.to_string(),
+            after: timeout.unwrap_or_default(),
+            stdout,
+            stderr,
+        }),
     }
 }
 
@@ -273,6 +426,18 @@ impl RecordingRunner {
                 stdout: stdout.to_string(),
                 stderr: String::new(),
             },
+            times: None,
+        });
+        self
+    }
+
+    /// Answers commands of `program` whose arguments start with `args_prefix` with `output`
+    /// (stderr included).
+    pub fn answer(&self, program: &str, args_prefix: &[&str], output: Output) -> &Self {
+        self.rules.lock().unwrap().push_back(Rule {
+            program: program.to_string(),
+            args_prefix: args_prefix.iter().map(|s| s.to_string()).collect(),
+            output,
             times: None,
         });
         self
@@ -363,6 +528,106 @@ mod tests {
         assert!(msg.contains("exit status 3"), "{msg}");
         assert!(msg.contains("stderr: bad"), "{msg}");
         assert!(msg.contains("stdout: out"), "{msg}");
+    }
+
+    #[test]
+    fn a_command_past_its_timeout_is_killed_with_its_group() {
+        let t = Instant::now();
+        let pidfile = std::env::temp_dir().join(format!("disktier-cmd-pid-{}", std::process::id()));
+        // The shell's child (sleep) is in the same process group and dies with it.
+        let err = RealRunner
+            .run(
+                &Cmd::new("sh")
+                    .args([
+                        "-c",
+                        &format!(
+                            "echo started; sleep 30 & echo $! > {}; wait",
+                            pidfile.display()
+                        ),
+                    ])
+                    .timeout(Duration::from_millis(300)),
+            )
+            .unwrap_err();
+        let pid: libc::pid_t = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let _ = std::fs::remove_file(&pidfile);
+        let gone = (0..100).any(|_| {
+            // SAFETY: signal 0 only checks whether the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|s| s.contains(") Z "));
+            if alive {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            !alive
+        });
+        assert!(gone, "the background sleep {pid} outlived the timeout");
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        let msg = err.to_string();
+        assert!(matches!(err, CmdError::Timeout { .. }), "{msg}");
+        assert!(
+            msg.contains("did not finish within 0.3s") && msg.contains("stdout: started"),
+            "{msg}"
+        );
+        // A command within its time is untouched.
+        let ok = RealRunner
+            .run(
+                &Cmd::new("sleep")
+                    .arg("0.1")
+                    .timeout(Duration::from_secs(10)),
+            )
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    #[test]
+    fn programs_come_from_the_trusted_directories_not_path() {
+        // A directory on PATH with a "blkid" that is not the system's.
+        let t = std::env::temp_dir().join(format!("disktier-path-{}", std::process::id()));
+        std::fs::create_dir_all(&t).unwrap();
+        let fake = t.join("disktier-fake-tool");
+        std::fs::write(&fake, "#!/bin/sh\necho fake\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // which() does not read PATH at all, so the fake is not found by name...
+        assert_eq!(which("disktier-fake-tool"), None);
+        // ...but an absolute path works, a relative one never does.
+        assert_eq!(which(fake.to_str().unwrap()), Some(fake.clone()));
+        assert!(matches!(
+            RealRunner.output(&Cmd::new("./disktier-fake-tool")),
+            Err(CmdError::NotAbsolute { .. })
+        ));
+        let sh = which("sh").unwrap();
+        assert!(
+            TRUSTED_DIRS.iter().any(|d| sh.starts_with(d)),
+            "{}",
+            sh.display()
+        );
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    #[test]
+    fn every_setup_tool_has_a_default_timeout() {
+        for p in [
+            "blkid",
+            "wipefs",
+            "udevadm",
+            "mount",
+            "mkfs.xfs",
+            "mkfs.ext4",
+            "mdadm",
+            "cp",
+        ] {
+            assert!(default_timeout(p).is_some(), "{p}");
+        }
+        assert_eq!(
+            default_timeout("fio"),
+            None,
+            "fio's runner bounds it by the job"
+        );
     }
 
     #[test]

@@ -3,3 +3,4 @@
 pub mod discover;
 pub mod render;
 pub mod setup;
+pub mod valid;

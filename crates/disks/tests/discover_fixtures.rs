@@ -159,7 +159,13 @@ fn holders_readonly_and_busy_are_refused_with_their_reason() {
     std::fs::write(b.join("nvme1n1/ro"), "1\n").unwrap();
     std::fs::write(root.join("busy"), "nvme2n1\n").unwrap();
     std::fs::write(root.join("blkid/nvme3n1"), "TYPE=ext4\nLABEL=scratch\n").unwrap();
-    let d = discover(&root, &RecordingRunner::new()).unwrap();
+    // `scan` makes the exclusive-open check (setup's view); a listing (`discover`) never
+    // opens a disk with O_EXCL, so it cannot see "busy".
+    let listed = discover(&root, &RecordingRunner::new()).unwrap();
+    assert!(get(&listed, "nvme2n1").ineligible.is_empty());
+    let d = disktier_disks::discover::scan(&root, &RecordingRunner::new())
+        .unwrap()
+        .disks;
     assert_eq!(
         get(&d, "nvme0n1").ineligible,
         [Ineligible::HasHolders {

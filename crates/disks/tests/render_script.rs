@@ -616,3 +616,55 @@ fn lvmcache_script_plans_pv_vg_lv_and_the_cache_conversion() {
     let got: Vec<&str> = stdout.lines().filter(|l| l.starts_with("+ ")).collect();
     assert_eq!(got, want, "{stdout}");
 }
+
+/// A disk formatted by someone else between the script's check and its mkfs (here: at the
+/// script's second `blkid -p` of it, the last look right before mkfs) is left alone.
+#[test]
+fn a_disk_formatted_between_check_and_mkfs_is_left_alone() {
+    if !require_loop()
+        || !require(
+            have("mkfs.xfs") && have("mkfs.ext4"),
+            "mkfs.xfs and mkfs.ext4",
+        )
+    {
+        return;
+    }
+    let real_blkid = disktier_cmd::which("blkid").expect("blkid");
+    let s = Script::new(Fs::Xfs, &[], &[]);
+    let dev = LoopDev::new(320 * MIB);
+    s.link("a", &dev);
+    let shim = tempfile::tempdir().unwrap();
+    let count = shim.path().join("count");
+    let body = format!(
+        "#!/bin/bash\n\
+         if [ \"$1\" = -p ]; then\n\
+         \x20   n=$(cat {c} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {c}\n\
+         \x20   if [ $n = 2 ]; then mkfs.ext4 -q -L theirs \"${{@: -1}}\" >/dev/null 2>&1; fi\n\
+         fi\n\
+         exec {b} \"$@\"\n",
+        c = count.display(),
+        b = real_blkid.display()
+    );
+    let p = shim.path().join("blkid");
+    std::fs::write(&p, body).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("bash")
+        .arg(&s.path)
+        .arg("mkfs")
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                shim.path().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("changed since it was checked"), "{stderr}");
+    assert_eq!(blkid(&dev.path, "TYPE"), "ext4");
+    assert_eq!(blkid(&dev.path, "LABEL"), "theirs");
+}

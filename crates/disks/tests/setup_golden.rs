@@ -3,7 +3,7 @@
 //! plus the persisted units and fstab lines.
 
 use disktier_cmd::RecordingRunner;
-use disktier_disks::setup::{setup, LayoutChoice, Persist, Report, SetupConfig, SetupError};
+use disktier_disks::setup::{setup, LayoutChoice, Persist, Report, SetupError, SetupRequest};
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
@@ -25,13 +25,13 @@ fn copy(name: &str, tmp: &Path) -> PathBuf {
     to
 }
 
-fn cfg(mount: &str) -> SetupConfig {
-    SetupConfig::new(mount)
+fn cfg(mount: &str) -> SetupRequest {
+    SetupRequest::new(mount)
 }
 
 /// Runs setup for real through the recording runner; returns the report and the transcript
 /// with temp paths replaced by `<TMP>`.
-fn run(root: &Path, c: SetupConfig, tmp: &Path) -> (Report, String) {
+fn run(root: &Path, c: SetupRequest, tmp: &Path) -> (Report, String) {
     let r = RecordingRunner::new();
     let rep = setup(&c.check().unwrap(), root, &r).unwrap();
     (rep, scrub(&r.transcript(), tmp))
@@ -39,7 +39,7 @@ fn run(root: &Path, c: SetupConfig, tmp: &Path) -> (Report, String) {
 
 /// Replaces the temp dir (plain and systemd-escaped) with `<TMP>`.
 fn scrub(text: &str, tmp: &Path) -> String {
-    let esc = disktier_disks::setup::persist::escape_path(tmp);
+    let esc = disktier_disks::valid::unit_escape_path(&tmp.display().to_string());
     text.replace(&tmp.display().to_string(), "<TMP>")
         .replace(&esc, "<TMP>")
 }
@@ -424,5 +424,56 @@ fn a_raw_gke_local_ssd_is_taken_in_auto_mode_and_the_boot_disk_never() {
     assert!(
         !t.contains("nvme1n1") && !t.contains("google-persistent-disk"),
         "{t}"
+    );
+}
+
+/// Another program writes fstab between setup's plan and its write: setup stops instead of
+/// overwriting that change, and the file keeps it. Then a re-run plans from the new content.
+#[test]
+fn an_fstab_changed_between_plan_and_write_is_not_overwritten() {
+    use disktier_cmd::{Cmd, CmdError, CommandRunner, Output};
+    struct WriteFstabAtMkfs(PathBuf, RecordingRunner);
+    impl CommandRunner for WriteFstabAtMkfs {
+        fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+            if cmd.program.starts_with("mkfs") {
+                std::fs::write(&self.0, "UUID=theirs /srv xfs defaults 0 0\n").unwrap();
+            }
+            self.1.output(cmd)
+        }
+        fn has_program(&self, p: &str) -> bool {
+            self.1.has_program(p)
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let fstab = tmp.path().join("root/etc/fstab");
+    std::fs::create_dir_all(fstab.parent().unwrap()).unwrap();
+    std::fs::write(&fstab, "UUID=root / xfs defaults 0 1\n").unwrap();
+    let mut c = cfg("/data");
+    c.persist = Persist::Fstab;
+    c.persist_root = tmp.path().join("root");
+    let c = c.check().unwrap();
+    let r = WriteFstabAtMkfs(fstab.clone(), RecordingRunner::new());
+    let e = setup(&c, &fixture("aws-m6id-xlarge"), &r).unwrap_err();
+    let msg = format!("{e:#}");
+    let src = match &e {
+        SetupError::Step { source, .. } => source.to_string(),
+        _ => panic!("{msg}"),
+    };
+    assert!(src.contains("changed since setup read it"), "{src}");
+    assert_eq!(
+        std::fs::read_to_string(&fstab).unwrap(),
+        "UUID=theirs /srv xfs defaults 0 0\n"
+    );
+    // The re-run keeps their line and adds ours.
+    let rep = setup(&c, &fixture("aws-m6id-xlarge"), &RecordingRunner::new()).unwrap();
+    assert!(rep.changed);
+    let now = std::fs::read_to_string(&fstab).unwrap();
+    assert!(
+        now.starts_with("UUID=theirs /srv xfs defaults 0 0\n"),
+        "{now}"
+    );
+    assert!(
+        now.contains("/data xfs defaults,noatime,nofail 0 0 # disktier"),
+        "{now}"
     );
 }

@@ -5,7 +5,7 @@
 
 use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner, RecordingRunner};
 use disktier_disks::setup::{
-    persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig,
+    persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig, SetupRequest,
 };
 use disktier_testkit::{have, require, require_loop, LoopDev};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -87,14 +87,16 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     )
     .unwrap();
 
-    let mut c = SetupConfig::new(&mnt);
+    let mut c = SetupRequest::new(&mnt);
     c.devices = Some(vec![dev.path.display().to_string()]);
     c.bind = vec![cache.clone(), app.clone()];
     c.owner = Some("1234:1235".into());
-    c.mode = Some(0o750);
+    c.mode = Some("0750".into());
     c.persist = Persist::Systemd;
     c.persist_root = tmp.path().join("root");
-    c.boot_binary = Some(std::env::current_exe().unwrap().display().to_string());
+    // The test binary lives in target/: allowed here, refused without the override.
+    c.boot_binary = Some(std::env::current_exe().unwrap());
+    c.allow_build_binary = true;
     let c = c.check().unwrap();
 
     let rep = run(&c, &RealRunner);
@@ -130,7 +132,7 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     );
     // Persisted units: names as systemd-escape makes them, accepted by systemd-analyze.
     let units = tmp.path().join("root/etc/systemd/system");
-    let main_unit = units.join(persist::mount_unit_name(&mnt));
+    let main_unit = units.join(persist::mount_unit_name(&mp(&mnt)));
     let text = std::fs::read_to_string(&main_unit).unwrap();
     assert!(text.contains(&format!(
         "What=/dev/disk/by-uuid/{}",
@@ -140,13 +142,13 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     assert!(std::fs::symlink_metadata(
         units
             .join("local-fs.target.wants")
-            .join(persist::mount_unit_name(&mnt))
+            .join(persist::mount_unit_name(&mp(&mnt)))
     )
     .is_ok());
     if have("systemd-analyze") {
         for u in [
             main_unit.clone(),
-            units.join(persist::mount_unit_name(&app)),
+            units.join(persist::mount_unit_name(&mp(&app))),
         ] {
             let o = Command::new("systemd-analyze")
                 .arg("verify")
@@ -256,7 +258,7 @@ fn a_crash_at_any_step_is_completed_by_the_next_run() {
         let _guard = Unmount(vec![mnt.clone(), dir.clone()]);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("keep"), b"keep me").unwrap();
-        let mut c = SetupConfig::new(&mnt);
+        let mut c = SetupRequest::new(&mnt);
         c.devices = Some(vec![dev.path.display().to_string()]);
         c.bind = vec![dir.clone()];
         c.owner = Some("0:0".into());
@@ -287,7 +289,7 @@ fn a_crash_at_any_step_is_completed_by_the_next_run() {
         assert!(tmp
             .path()
             .join("root/etc/systemd/system")
-            .join(persist::mount_unit_name(&mnt))
+            .join(persist::mount_unit_name(&mp(&mnt)))
             .exists());
         assert!(rep.changed);
         // And a third run has nothing left to do.
@@ -311,7 +313,7 @@ fn ext4_on_request_with_label_and_noatime() {
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let mnt = tmp.path().join("m");
     let _guard = Unmount(vec![mnt.clone()]);
-    let mut c = SetupConfig::new(&mnt);
+    let mut c = SetupRequest::new(&mnt);
     c.devices = Some(vec![dev.path.display().to_string()]);
     c.fs = FsType::Ext4;
     c.label = "scratch-ext4".into();
@@ -362,7 +364,7 @@ fn dry_run_on_a_real_device_changes_nothing() {
     let dev = LoopDev::new(XFS_SIZE);
     let before = dev.checksum();
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let mut c = SetupConfig::new(tmp.path().join("m"));
+    let mut c = SetupRequest::new(tmp.path().join("m"));
     c.devices = Some(vec![dev.path.display().to_string()]);
     c.dry_run = true;
     let rec = Recorder::default();
@@ -379,4 +381,115 @@ fn dry_run_on_a_real_device_changes_nothing() {
     assert!(!tmp.path().join("m").exists());
     assert_eq!(dev.checksum(), before);
     let _ = RecordingRunner::new();
+}
+
+fn mp(p: &Path) -> disktier_disks::valid::MountPath {
+    disktier_disks::valid::MountPath::parse_path("--mount", p).unwrap()
+}
+
+/// A real runner that lets an intruder act on `dev` right before the second `blkid -p` of it:
+/// the first is discovery's, the second the re-check before mkfs. So the disk changes after
+/// it was planned as blank and before it is written.
+struct IntrudeBeforeRecheck {
+    dev: String,
+    seen: std::sync::atomic::AtomicUsize,
+    intrude: Box<dyn Fn() + Send + Sync>,
+}
+impl CommandRunner for IntrudeBeforeRecheck {
+    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+        if cmd.program == "blkid"
+            && cmd.args.last() == Some(&self.dev)
+            && self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1
+        {
+            (self.intrude)();
+        }
+        assert!(
+            !(cmd.program.starts_with("mkfs")
+                && cmd
+                    .args
+                    .iter()
+                    .any(|a| a == "-f" || a == "-F" || a == "--force")),
+            "a force flag reached mkfs: {cmd}"
+        );
+        RealRunner.output(cmd)
+    }
+    fn has_program(&self, p: &str) -> bool {
+        RealRunner.has_program(p)
+    }
+}
+
+fn refused_step(c: &SetupConfig, runner: &dyn CommandRunner) -> String {
+    match setup(c, Path::new("/"), runner) {
+        Ok(rep) => panic!("setup went ahead: {:?}", rep.steps),
+        Err(disktier_disks::setup::SetupError::Step { source, .. }) => source.to_string(),
+        Err(e) => panic!("unexpected error: {e:#?}"),
+    }
+}
+
+#[test]
+fn a_disk_formatted_between_plan_and_mkfs_is_left_alone() {
+    if !ready() || !require(have("mkfs.ext4"), "mkfs.ext4") {
+        return;
+    }
+    let dev = LoopDev::new(XFS_SIZE);
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let _guard = Unmount(vec![tmp.path().join("m")]);
+    let mut c = SetupRequest::new(tmp.path().join("m"));
+    c.devices = Some(vec![dev.path.display().to_string()]);
+    let c = c.check().unwrap();
+    let path = dev.path.clone();
+    let runner = IntrudeBeforeRecheck {
+        dev: dev.path.display().to_string(),
+        seen: Default::default(),
+        intrude: Box::new(move || {
+            let ok = Command::new("mkfs.ext4")
+                .args(["-q", "-L", "theirs"])
+                .arg(&path)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "the intruder's mkfs.ext4 failed");
+        }),
+    };
+    let e = refused_step(&c, &runner);
+    assert!(
+        e.contains("changed since it was planned") && e.contains("ext4"),
+        "{e}"
+    );
+    // The intruder's filesystem is intact: mkfs.xfs never ran.
+    assert_eq!(blkid(&dev.path, "TYPE"), "ext4");
+    assert_eq!(blkid(&dev.path, "LABEL"), "theirs");
+    assert!(!is_mount_point(&tmp.path().join("m")));
+}
+
+#[test]
+fn a_disk_opened_exclusively_between_plan_and_mkfs_is_left_alone() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(XFS_SIZE);
+    let before = dev.checksum();
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut c = SetupRequest::new(tmp.path().join("m"));
+    c.devices = Some(vec![dev.path.display().to_string()]);
+    let c = c.check().unwrap();
+    let holder: std::sync::Arc<std::sync::Mutex<Option<std::fs::File>>> = Default::default();
+    let (h, path) = (holder.clone(), dev.path.clone());
+    let runner = IntrudeBeforeRecheck {
+        dev: dev.path.display().to_string(),
+        seen: Default::default(),
+        intrude: Box::new(move || {
+            use std::os::unix::fs::OpenOptionsExt;
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_EXCL)
+                .open(&path)
+                .unwrap();
+            *h.lock().unwrap() = Some(f);
+        }),
+    };
+    let e = refused_step(&c, &runner);
+    assert!(e.contains("exclusively"), "{e}");
+    drop(holder.lock().unwrap().take());
+    assert_eq!(dev.checksum(), before, "nothing was written");
 }

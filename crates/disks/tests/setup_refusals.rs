@@ -4,7 +4,7 @@
 
 use disktier_cmd::{RealRunner, RecordingRunner};
 use disktier_disks::setup::kernel::quota_missing;
-use disktier_disks::setup::{setup, FsType, SetupConfig};
+use disktier_disks::setup::{setup, FsType, SetupRequest};
 use disktier_testkit::{have, require, require_loop, LoopDev};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,7 +15,7 @@ const SMALL: u64 = 16 << 20;
 fn refuse(dev: &LoopDev, options: &[&str]) -> String {
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let before = dev.checksum();
-    let mut c = SetupConfig::new(tmp.path().join("m"));
+    let mut c = SetupRequest::new(tmp.path().join("m"));
     c.devices = Some(vec![dev.path.display().to_string()]);
     c.options = options.iter().map(|s| s.to_string()).collect();
     let err = setup(&c.check().unwrap(), Path::new("/"), &RealRunner)
@@ -204,7 +204,7 @@ fn holders_and_system_disks_from_fixtures_are_refused() {
         ("/dev/nvme0n1", "has holders (dm-3 built on it)"),
         ("/dev/xvda", "system disk (holds /, /boot/efi)"),
     ] {
-        let mut c = SetupConfig::new("/data");
+        let mut c = SetupRequest::new("/data");
         c.devices = Some(vec![dev.into()]);
         let err = setup(&c.check().unwrap(), &root, &r)
             .unwrap_err()

@@ -250,6 +250,8 @@ fn persisted_boot_unit_repeats_the_request_with_arguments_setup_accepts() {
             "--persist",
             "systemd",
             "--dry-run",
+            // The binary under test lives in target/.
+            "--allow-build-binary",
             "--sysfs-root",
         ])
         .arg(fixture("aws-m6id-xlarge"))

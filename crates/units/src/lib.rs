@@ -116,8 +116,10 @@ impl fmt::Display for Bytes {
             v /= 1024.0;
             i += 1;
         }
-        if i == 0 || (v.fract() == 0.0) {
-            write!(f, "{} {}", v as u64, UNITS[i])
+        // Whole units only when exact: u64::MAX is 16384 PiB as an f64, but not as bytes.
+        let unit = 1u64 << (10 * i);
+        if self.0.is_multiple_of(unit) {
+            write!(f, "{} {}", self.0 / unit, UNITS[i])
         } else {
             write!(f, "{:.2} {}", v, UNITS[i])
         }
@@ -154,6 +156,14 @@ pub mod clap_parsers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_largest_size_is_not_shown_as_a_whole_unit() {
+        // Found by fuzz_size: f64 rounding showed u64::MAX as "16384 PiB", which does not
+        // parse back (it overflows).
+        assert_eq!(Bytes(u64::MAX).to_string(), "16384.00 PiB");
+        assert_eq!(Bytes(3 << 30).to_string(), "3 GiB");
+    }
 
     #[test]
     fn fio_sizes_are_powers_of_two() {

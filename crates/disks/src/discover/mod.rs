@@ -138,6 +138,10 @@ pub enum Ineligible {
     Unchecked {
         why: String,
     },
+    /// blkid could not read the device (not root, or an I/O error): what it holds is unknown.
+    Unprobed {
+        why: String,
+    },
 }
 
 impl std::fmt::Display for Ineligible {
@@ -170,6 +174,7 @@ impl std::fmt::Display for Ineligible {
             }
             Ineligible::Busy => write!(f, "busy: cannot be opened exclusively (O_EXCL)"),
             Ineligible::Unchecked { why } => write!(f, "exclusive open not checked: {why}"),
+            Ineligible::Unprobed { why } => write!(f, "contents not probed: {why}"),
         }
     }
 }
@@ -246,10 +251,12 @@ pub struct Node {
 /// systems mount the real root (their `/` is an overlay on an anonymous device).
 const SYSTEM_MOUNTS: &[&str] = &["/", "/boot", "/boot/efi", "/usr", "/sysroot"];
 
-/// The node's disks, read below `root` (`/` for the real node). Commands (blkid) run through
-/// `runner` on the real node only.
+/// The node's disks, read below `root` (`/` for the real node), for listing (`disks`,
+/// `assess`): nothing is opened with `O_EXCL` (a disk in use must not be disturbed by a
+/// listing; `setup` checks exclusivity on the disks it may take, and again right before it
+/// writes). Commands (blkid, which opens read-only) run through `runner` on the real node only.
 pub fn discover(root: &Path, runner: &dyn CommandRunner) -> Result<Vec<Disk>, DiskError> {
-    Ok(scan(root, runner)?.disks)
+    Ok(scan_only(root, runner, &|_, _| false)?.disks)
 }
 
 /// Like [`discover`], also returning the mount table.
@@ -432,6 +439,9 @@ pub fn scan_with(
             why.push(Ineligible::HasHolders {
                 holders: holders.clone(),
             });
+        }
+        if let Some(w) = &signature.unprobed {
+            why.push(Ineligible::Unprobed { why: w.clone() });
         }
         if let Some(fs) = &signature.fstype {
             why.push(Ineligible::HasFilesystem {

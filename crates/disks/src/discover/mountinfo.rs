@@ -21,25 +21,10 @@ pub struct MountEntry {
     pub options: String,
 }
 
-/// Undoes mountinfo's octal escapes (`\040` for a space, `\011`, `\012`, `\134`).
+/// Undoes mountinfo's octal escapes (`\040` for a space, `\011`, `\012`, `\134`); a
+/// backslash not followed by three octal digits that make a byte stays as it is.
 fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
-            out.push(v);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::valid::fstab_unescape(s)
 }
 
 /// Parses mountinfo text; malformed lines are skipped (the kernel does not write any).
@@ -64,18 +49,48 @@ pub fn parse(text: &str) -> Vec<MountEntry> {
         .collect()
 }
 
+/// The most mountinfo text read: a node with 50,000 mounts of 300 bytes each fits. A larger
+/// file is an error, not a truncated table (a missing line could hide a mounted disk).
+pub const MAX_BYTES: u64 = 16 << 20;
+
 /// Reads and parses a mountinfo file; a missing file is an empty table.
 pub fn read(path: &Path) -> std::io::Result<Vec<MountEntry>> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(parse(&t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e),
+    use std::io::Read;
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut buf = Vec::new();
+    f.take(MAX_BYTES + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not a mount table",
+            MAX_BYTES >> 20
+        )));
     }
+    Ok(parse(&String::from_utf8_lossy(&buf)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endless_mount_table_is_an_error_not_a_hang() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("mountinfo");
+        std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(e.contains("larger than 16 MiB"), "{e}");
+    }
+
+    #[test]
+    fn escapes_beyond_a_byte_are_kept_not_a_panic() {
+        // Found by fuzz_mountinfo: `\777` overflowed a u8 (a panic in debug builds).
+        let e = parse("1 2 3:4 / /x\\777 rw - xfs /dev/sda rw\n");
+        assert_eq!(e[0].mount_point, "/x\\777");
+    }
 
     #[test]
     fn parses_fields_and_escapes() {

@@ -24,11 +24,14 @@ pub struct Signature {
     /// `PTTYPE`: `gpt` or `dos` when the device carries a partition table.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pttype: Option<String>,
+    /// Why the device could not be probed (blkid could not read it): then it is not blank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unprobed: Option<String>,
 }
 
 impl Signature {
     pub fn is_blank(&self) -> bool {
-        self.fstype.is_none() && self.pttype.is_none()
+        self.fstype.is_none() && self.pttype.is_none() && self.unprobed.is_none()
     }
 
     /// Parses `blkid -o export` output (`KEY=value` lines).
@@ -80,22 +83,40 @@ impl Probe for SystemProbe<'_> {
         let cmd = Cmd::new("blkid")
             .args(["-p", "-o", "export"])
             .arg(dev.display().to_string());
-        let out = self.runner.output(&cmd)?;
-        // blkid(8): exit 2 means nothing was found on the device.
-        match out.status {
-            0 => Ok(Signature::parse_export(&out.stdout)),
-            2 => Ok(Signature::default()),
-            status => Err(DiskError::Command(disktier_cmd::CmdError::Failed {
-                cmd: cmd.to_string(),
-                status,
-                stdout: out.stdout,
-                stderr: out.stderr,
-            })),
-        }
+        blkid_result(&cmd, self.runner.output(&cmd)?)
     }
 
     fn exclusive(&self, name: &str) -> Exclusive {
         exclusive_open(&self.dev_dir.join(name))
+    }
+}
+
+/// What a `blkid -p -o export` run says, failing closed. blkid(8): exit 0 means a signature
+/// was found, exit 2 that none was. Any other exit status is an error (never "blank"); exit 0
+/// without a TYPE or PTTYPE says something is there without saying what, so it is reported
+/// as TYPE `unknown` (not blank: setup leaves it alone). blkid also exits 2 when it cannot open
+/// the device at all ("Permission denied" for a user, an I/O error): exit 2 with an error on
+/// stderr is `unprobed`, not blank.
+pub fn blkid_result(cmd: &Cmd, out: disktier_cmd::Output) -> Result<Signature, DiskError> {
+    match out.status {
+        0 => {
+            let mut s = Signature::parse_export(&out.stdout);
+            if s.is_blank() {
+                s.fstype = Some("unknown".into());
+            }
+            Ok(s)
+        }
+        2 if out.stderr.trim().is_empty() => Ok(Signature::default()),
+        2 => Ok(Signature {
+            unprobed: Some(format!("`{cmd}`: {}", out.stderr.trim())),
+            ..Signature::default()
+        }),
+        status => Err(DiskError::Command(disktier_cmd::CmdError::Failed {
+            cmd: cmd.to_string(),
+            status,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        })),
     }
 }
 
@@ -121,7 +142,16 @@ pub struct FixtureProbe {
 
 impl Probe for FixtureProbe {
     fn signature(&self, name: &str) -> Result<Signature, DiskError> {
-        match std::fs::read_to_string(self.root.join("blkid").join(name)) {
+        use std::io::Read;
+        // blkid's export output is a few lines; a fixture file is read up to 64 KiB.
+        let read = |p: &Path| -> std::io::Result<String> {
+            let mut buf = Vec::new();
+            std::fs::File::open(p)?
+                .take(64 << 10)
+                .read_to_end(&mut buf)?;
+            Ok(String::from_utf8_lossy(&buf).into_owned())
+        };
+        match read(&self.root.join("blkid").join(name)) {
             Ok(t) => Ok(Signature::parse_export(&t)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Signature::default()),
             Err(e) => Err(DiskError::Read {
@@ -170,5 +200,113 @@ mod tests {
             p.signature("c").is_err(),
             "exit 4 (usage error) must not read as blank"
         );
+    }
+
+    #[test]
+    fn blkid_failures_never_read_as_blank() {
+        // A runner that cannot run blkid at all.
+        struct Failing;
+        impl CommandRunner for Failing {
+            fn output(&self, cmd: &Cmd) -> Result<disktier_cmd::Output, disktier_cmd::CmdError> {
+                Err(disktier_cmd::CmdError::NotFound {
+                    program: cmd.program.clone(),
+                    package: "util-linux".into(),
+                })
+            }
+            fn has_program(&self, _: &str) -> bool {
+                false
+            }
+        }
+        let p = SystemProbe {
+            runner: &Failing,
+            dev_dir: PathBuf::from("/dev"),
+        };
+        assert!(p.signature("a").is_err());
+        // Killed by a signal (-1), or success that names nothing: not blank either.
+        let r = RecordingRunner::new();
+        r.once("blkid", &["-p", "-o", "export", "/dev/k"], -1, "");
+        r.once(
+            "blkid",
+            &["-p", "-o", "export", "/dev/e"],
+            0,
+            "DEVNAME=/dev/e\n",
+        );
+        let p = SystemProbe {
+            runner: &r,
+            dev_dir: PathBuf::from("/dev"),
+        };
+        assert!(p.signature("k").is_err());
+        let e = p.signature("e").unwrap();
+        assert!(!e.is_blank(), "{e:?}");
+        assert_eq!(e.fstype.as_deref(), Some("unknown"));
+    }
+
+    #[test]
+    fn blkid_that_cannot_read_the_device_is_not_blank() {
+        // blkid -p run by a user on a root-only device: exit 2 (as for "nothing found"), with
+        // the error on stderr. This read as blank.
+        let r = RecordingRunner::new();
+        r.answer(
+            "blkid",
+            &["-p", "-o", "export", "/dev/p"],
+            disktier_cmd::Output {
+                status: 2,
+                stdout: String::new(),
+                stderr: "blkid: error: /dev/p: Permission denied\n".into(),
+            },
+        );
+        let p = SystemProbe {
+            runner: &r,
+            dev_dir: PathBuf::from("/dev"),
+        };
+        let s = p.signature("p").unwrap();
+        assert!(!s.is_blank());
+        assert!(s.unprobed.unwrap().contains("Permission denied"));
+    }
+
+    #[test]
+    fn a_user_without_access_does_not_see_a_formatted_disk_as_blank() {
+        // The real blkid, as nobody, on a loop device holding ext4.
+        if !disktier_testkit::require_loop()
+            || !disktier_testkit::require(
+                disktier_cmd::which("setpriv").is_some()
+                    && disktier_cmd::which("mkfs.ext4").is_some(),
+                "setpriv, mkfs.ext4",
+            )
+        {
+            return;
+        }
+        let dev = disktier_testkit::LoopDev::new(16 << 20);
+        let ok = std::process::Command::new("mkfs.ext4")
+            .arg("-q")
+            .arg(&dev.path)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        struct AsNobody;
+        impl CommandRunner for AsNobody {
+            fn output(&self, cmd: &Cmd) -> Result<disktier_cmd::Output, disktier_cmd::CmdError> {
+                let c = Cmd::new("setpriv")
+                    .args([
+                        "--reuid=65534",
+                        "--regid=65534",
+                        "--clear-groups",
+                        cmd.program.as_str(),
+                    ])
+                    .args(cmd.args.iter().cloned());
+                disktier_cmd::RealRunner.output(&c)
+            }
+            fn has_program(&self, p: &str) -> bool {
+                disktier_cmd::RealRunner.has_program(p)
+            }
+        }
+        let p = SystemProbe {
+            runner: &AsNobody,
+            dev_dir: PathBuf::from("/dev"),
+        };
+        let name = dev.path.file_name().unwrap().to_string_lossy().into_owned();
+        let s = p.signature(&name).unwrap();
+        assert!(!s.is_blank(), "{s:?}");
     }
 }

@@ -33,11 +33,18 @@ pub struct RawPartition {
     pub holders: Vec<String>,
 }
 
+/// The trimmed content of a sysfs attribute; at most one page (4096 bytes) is read, as sysfs
+/// attributes never hold more (Documentation/filesystems/sysfs.rst) and a fixture tree may
+/// hold anything.
 fn read(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::fs::File::open(p)
+        .ok()?
+        .take(4096)
+        .read_to_end(&mut buf)
+        .ok()?;
+    Some(String::from_utf8_lossy(&buf).trim().to_string()).filter(|s| !s.is_empty())
 }
 
 fn list(p: &Path) -> Vec<String> {
@@ -99,7 +106,7 @@ pub fn read_block(sys: &Path) -> Result<Vec<RawDisk>, DiskError> {
                     size_bytes: read(&p.join("size"))
                         .and_then(|s| s.parse::<u64>().ok())
                         .unwrap_or(0)
-                        * 512,
+                        .saturating_mul(512),
                     holders: list(&p.join("holders")),
                     name: sub,
                 });
@@ -107,7 +114,7 @@ pub fn read_block(sys: &Path) -> Result<Vec<RawDisk>, DiskError> {
         }
         out.push(RawDisk {
             maj_min: read(&d.join("dev")).unwrap_or_default(),
-            size_bytes: sectors * 512,
+            size_bytes: sectors.saturating_mul(512),
             logical_block_size: read(&d.join("queue/logical_block_size"))
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(512),
@@ -141,6 +148,20 @@ mod tests {
         );
         assert_eq!(active_scheduler("none").as_deref(), Some("none"));
         assert_eq!(active_scheduler("none kyber"), None);
+    }
+
+    #[test]
+    fn absurd_sizes_saturate_instead_of_panicking() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("block/vdz");
+        std::fs::create_dir_all(d.join("vdz1")).unwrap();
+        std::fs::write(d.join("size"), "18446744073709551615\n").unwrap();
+        std::fs::write(d.join("vdz1/partition"), "1").unwrap();
+        std::fs::write(d.join("vdz1/size"), "18446744073709551615").unwrap();
+        std::fs::write(d.join("device"), "x".repeat(1 << 20)).unwrap();
+        let disks = read_block(t.path()).unwrap();
+        assert_eq!(disks[0].size_bytes, u64::MAX);
+        assert_eq!(disks[0].partitions[0].size_bytes, u64::MAX);
     }
 
     #[test]

@@ -73,7 +73,11 @@ impl Eks {
             ));
         }
         if !cfg.api_server_endpoint.starts_with("https://")
-            || cfg.api_server_endpoint.contains(char::is_whitespace)
+            || cfg.api_server_endpoint.len() > 2048
+            || !cfg
+                .api_server_endpoint
+                .chars()
+                .all(|c| c.is_ascii_graphic())
         {
             return Err(bad(
                 "api-server-endpoint",
@@ -106,12 +110,9 @@ impl Eks {
             ));
         }
         if let Some(m) = &cfg.mount_path {
-            if !m.starts_with('/') || m.contains(char::is_whitespace) || m.contains("..") {
-                return Err(RenderError::NotAbsolute {
-                    what: "--mount",
-                    path: m.clone(),
-                });
-            }
+            // It is written into YAML by hand: a validated path (SECURITY.md), quoted below
+            // when it holds a blank.
+            crate::valid::MountPath::parse("--mount", m)?;
         }
         let k8s_name = |s: &str| {
             !s.is_empty()
@@ -129,7 +130,14 @@ impl Eks {
             ));
         }
         if let Some(r) = &cfg.node_role {
-            if r.is_empty() || r.contains(char::is_whitespace) {
+            // IAM role names: letters, digits and +=,.@_- , at most 64 (IAM User Guide,
+            // "IAM object quotas": role name).
+            if r.is_empty()
+                || r.len() > 64
+                || !r
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+=,.@_-".contains(c))
+            {
                 return Err(bad(
                     "node-role",
                     r,
@@ -209,7 +217,16 @@ impl Eks {
                 c.strategy.name(),
                 c.mount_path
                     .as_ref()
-                    .map(|m| format!("      mountPath: {m}\n"))
+                    .map(|m| {
+                        // A YAML plain scalar cannot hold ": "; a JSON string is a YAML
+                        // double-quoted scalar.
+                        let v = if m.contains(' ') {
+                            serde_json::Value::from(m.as_str()).to_string()
+                        } else {
+                            m.clone()
+                        };
+                        format!("      mountPath: {v}\n")
+                    })
                     .unwrap_or_default()
             );
             spec["userData"] = json!(user_data);

@@ -4,6 +4,9 @@
 /// A render refused its input.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum RenderError {
+    #[error(transparent)]
+    Invalid(#[from] crate::valid::Invalid),
+
     #[error("{path} is a kernel device name, which can change between boots: select the disk by model (--model) or by its /dev/disk/by-id/ path (ls -l /dev/disk/by-id/)")]
     KernelName { path: String },
 

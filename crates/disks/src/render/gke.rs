@@ -152,6 +152,18 @@ impl Gke {
         check_name("cluster", &cfg.cluster)?;
         check_name("pool", &cfg.pool)?;
         check_name("machine-type", &cfg.machine_type)?;
+        // A container image reference: printable ASCII without blanks (it goes into the pod
+        // manifests).
+        if cfg.image.is_empty()
+            || cfg.image.len() > 512
+            || !cfg.image.chars().all(|c| c.is_ascii_graphic())
+        {
+            return Err(RenderError::BadValue {
+                flag: "image",
+                value: cfg.image.chars().take(200).collect(),
+                why: "give an image reference such as nginx or registry.example.com/app:1.2".into(),
+            });
+        }
         if let Some(z) = &cfg.zone {
             check_name("zone", z)?;
         }

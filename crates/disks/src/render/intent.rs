@@ -3,6 +3,7 @@
 //! [`IntentInput`] holds what the user typed; [`Intent::new`] checks it.
 
 use super::RenderError;
+use crate::valid::{Label, Mode, MountOptions, MountPath, Owner};
 use serde::Serialize;
 
 /// Disk models of local ephemeral disks, as sysfs reports them (references.md, "Putting local
@@ -68,15 +69,15 @@ pub struct IntentInput {
 /// The checked intent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Intent {
-    pub mount: String,
+    pub mount: MountPath,
     /// All mount options, defaults first (`defaults,noatime`, as EKS and disktier setup use).
-    pub options: Vec<String>,
+    pub options: MountOptions,
     pub fs: Fs,
-    pub label: String,
-    pub owner: Option<String>,
-    pub mode: Option<String>,
+    pub label: Label,
+    pub owner: Option<Owner>,
+    pub mode: Option<Mode>,
     /// Bind targets, parents before children.
-    pub binds: Vec<String>,
+    pub binds: Vec<MountPath>,
     pub select: DiskSelect,
 }
 
@@ -85,46 +86,32 @@ pub const DEFAULT_LABEL: &str = "disktier";
 
 impl Intent {
     pub fn new(input: IntentInput) -> Result<Intent, RenderError> {
-        let mount = check_dir("--mount", &input.mount)?;
-        if mount == "/" {
-            return Err(RenderError::BadPath {
-                what: "--mount",
-                path: mount,
-                why: "it is the root filesystem".into(),
-            });
-        }
+        let mount = MountPath::parse("--mount", &input.mount)?;
         let fs = input.fs.unwrap_or(Fs::Xfs);
         let label = input.label.unwrap_or_else(|| DEFAULT_LABEL.to_string());
-        check_label(&label, fs)?;
+        let label = Label::parse("--label", &label, fs.name(), fs.max_label(), 0, "")?;
+        let options = MountOptions::parse("--options", &input.options)?;
+        let owner = input
+            .owner
+            .map(|o| Owner::parse("--owner", &o))
+            .transpose()?;
+        let mode = input.mode.map(|m| Mode::parse("--mode", &m)).transpose()?;
 
-        let mut options = vec!["defaults".to_string(), "noatime".to_string()];
-        for chunk in &input.options {
-            for opt in chunk.split(',').map(str::trim).filter(|o| !o.is_empty()) {
-                check_option(opt)?;
-                if !options.iter().any(|o| o == opt) {
-                    options.push(opt.to_string());
-                }
-            }
-        }
-
-        let owner = input.owner.map(|o| check_owner(&o)).transpose()?;
-        let mode = input.mode.map(|m| check_mode(&m)).transpose()?;
-
-        let mut binds = Vec::new();
+        let mut binds: Vec<MountPath> = Vec::new();
         for chunk in &input.binds {
             for b in chunk.split(',').map(str::trim).filter(|b| !b.is_empty()) {
-                let b = check_dir("--bind", b)?;
-                if b == mount || is_under(&b, &mount) {
+                let b = MountPath::parse("--bind", b)?;
+                if b == mount || b.is_below(&mount) {
                     return Err(RenderError::BindOverlap {
-                        bind: b,
-                        mount,
+                        bind: b.to_string(),
+                        mount: mount.to_string(),
                         relation: "inside or equal to",
                     });
                 }
-                if is_under(&mount, &b) {
+                if mount.is_below(&b) {
                     return Err(RenderError::BindOverlap {
-                        bind: b,
-                        mount,
+                        bind: b.to_string(),
+                        mount: mount.to_string(),
                         relation: "a parent of",
                     });
                 }
@@ -134,7 +121,7 @@ impl Intent {
             }
         }
         // Parents before children, so a child bind is not hidden by its parent's (issue 4).
-        binds.sort_by_key(|b| (b.matches('/').count(), b.clone()));
+        binds.sort_by_key(|b| (b.depth(), b.clone()));
 
         let select = match (input.by_id, input.models.is_empty()) {
             (Some(_), false) => {
@@ -174,124 +161,11 @@ impl Intent {
     /// Whether the options ask for project quotas (`prjquota`/`pquota`), which kubelet's quota
     /// monitoring of ephemeral storage needs (references.md item 5).
     pub fn wants_prjquota(&self) -> bool {
-        self.options
-            .iter()
-            .any(|o| o == "prjquota" || o == "pquota")
+        self.options.contains("prjquota") || self.options.contains("pquota")
     }
 
     pub fn options_string(&self) -> String {
-        self.options.join(",")
-    }
-}
-
-/// `b` lies strictly below `a`.
-fn is_under(b: &str, a: &str) -> bool {
-    b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'/'
-}
-
-/// An absolute, normalised directory: no `..`, no `.`, no doubled or trailing slashes, no
-/// characters that would need quoting in a unit file or a shell.
-fn check_dir(what: &'static str, raw: &str) -> Result<String, RenderError> {
-    if !raw.starts_with('/') {
-        return Err(RenderError::NotAbsolute {
-            what,
-            path: raw.to_string(),
-        });
-    }
-    let parts: Vec<&str> = raw.split('/').filter(|p| !p.is_empty()).collect();
-    for p in &parts {
-        if *p == "." || *p == ".." {
-            return Err(RenderError::BadPath {
-                what,
-                path: raw.to_string(),
-                why: "write it without . or .. components".into(),
-            });
-        }
-        if !p
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.+@:".contains(c))
-        {
-            return Err(RenderError::BadPath {
-                what,
-                path: raw.to_string(),
-                why: "use only letters, digits and - _ . + @ : in directory names".into(),
-            });
-        }
-    }
-    Ok(format!("/{}", parts.join("/")))
-}
-
-fn check_label(label: &str, fs: Fs) -> Result<(), RenderError> {
-    let bad = |why: String| RenderError::BadLabel {
-        label: label.to_string(),
-        fs: fs.name(),
-        why,
-    };
-    if label.is_empty() {
-        return Err(bad("it is empty".into()));
-    }
-    if label.len() > fs.max_label() {
-        return Err(bad(format!(
-            "{} holds at most {} characters",
-            fs.name(),
-            fs.max_label()
-        )));
-    }
-    if !label
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        return Err(bad("use only letters, digits, - and _".into()));
-    }
-    Ok(())
-}
-
-fn check_option(opt: &str) -> Result<(), RenderError> {
-    if !opt
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "_=.:-/".contains(c))
-    {
-        return Err(RenderError::BadOption {
-            option: opt.to_string(),
-            why: "use only letters, digits and _ = . : - /".into(),
-        });
-    }
-    Ok(())
-}
-
-fn check_owner(owner: &str) -> Result<String, RenderError> {
-    let name_ok = |s: &str| {
-        !s.is_empty()
-            && s.len() <= 32
-            && (s.chars().all(|c| c.is_ascii_digit())
-                || (s.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
-                    && s.chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-".contains(c))))
-    };
-    let ok = match owner.split_once(':') {
-        Some((u, g)) => name_ok(u) && name_ok(g),
-        None => name_ok(owner),
-    };
-    if ok {
-        Ok(owner.to_string())
-    } else {
-        Err(RenderError::BadValue {
-            flag: "owner",
-            value: owner.to_string(),
-            why: "write USER or USER:GROUP (names or numeric ids), e.g. ec2-user:ec2-user".into(),
-        })
-    }
-}
-
-fn check_mode(mode: &str) -> Result<String, RenderError> {
-    if (3..=4).contains(&mode.len()) && mode.chars().all(|c| ('0'..='7').contains(&c)) {
-        Ok(mode.to_string())
-    } else {
-        Err(RenderError::BadValue {
-            flag: "mode",
-            value: mode.to_string(),
-            why: "write an octal mode such as 0755".into(),
-        })
+        self.options.joined()
     }
 }
 
@@ -357,7 +231,7 @@ mod tests {
         let i = Intent::new(input("/var/lib/containers/")).unwrap();
         assert_eq!(i.mount, "/var/lib/containers");
         assert_eq!(i.fs, Fs::Xfs);
-        assert_eq!(i.label, "disktier");
+        assert_eq!(i.label.as_str(), "disktier");
         assert_eq!(i.options_string(), "defaults,noatime");
         assert_eq!(
             i.select,
@@ -403,7 +277,7 @@ mod tests {
         let e = Intent::new(inp.clone()).unwrap_err();
         assert!(e.to_string().contains("xfs holds at most 12"), "{e}");
         inp.fs = Some(Fs::Ext4);
-        assert_eq!(Intent::new(inp).unwrap().label, "thirteenchars");
+        assert_eq!(Intent::new(inp).unwrap().label.as_str(), "thirteenchars");
     }
 
     #[test]
@@ -415,7 +289,7 @@ mod tests {
         ];
         let i = Intent::new(inp).unwrap();
         assert_eq!(
-            i.binds,
+            i.binds.iter().map(|b| b.as_str()).collect::<Vec<_>>(),
             [
                 "/var/lib/containerd",
                 "/var/lib/kubelet",
@@ -440,10 +314,10 @@ mod tests {
     fn relative_or_odd_mounts_are_refused() {
         assert!(matches!(
             Intent::new(input("var/lib")).unwrap_err(),
-            RenderError::NotAbsolute { .. }
+            RenderError::Invalid(_)
         ));
         assert!(Intent::new(input("/var/../etc")).is_err());
-        assert!(Intent::new(input("/var/lib/my dir")).is_err());
+        assert!(Intent::new(input("/var/lib/my\ndir")).is_err());
         assert!(Intent::new(input("/")).is_err());
     }
 

@@ -3,7 +3,7 @@
 //! kubelet; optionally the MachineSet of seed 000 and, for a custom role, its MachineConfigPool.
 
 use super::intent::{DiskSelect, Intent, KNOWN_EPHEMERAL_MODELS};
-use super::script::{prepare_script, script_path, slug};
+use super::script::{prepare_script, script_path};
 use super::units::{setup_unit, units, Unit};
 use super::{base64, yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
 use serde_json::{json, Value};
@@ -74,12 +74,8 @@ impl OpenShift {
     pub fn new(cfg: OpenShiftConfig) -> Result<OpenShift, RenderError> {
         check_dns_label("role", &cfg.role)?;
         if let Some(bin) = &cfg.use_binary {
-            if !bin.starts_with('/') {
-                return Err(RenderError::NotAbsolute {
-                    what: "--use-binary",
-                    path: bin.clone(),
-                });
-            }
+            // It lands in a unit's ExecStart=: a validated absolute path, like --mount.
+            crate::valid::MountPath::parse("--use-binary", bin)?;
             let default_models = DiskSelect::Model(
                 KNOWN_EPHEMERAL_MODELS
                     .iter()
@@ -135,7 +131,7 @@ impl OpenShift {
     }
 
     fn machine_config_name(&self) -> String {
-        let s = slug(&self.cfg.intent.mount);
+        let s = crate::valid::k8s_slug(&self.cfg.intent.mount);
         if self.cfg.role == "worker" {
             format!("98-{s}")
         } else {

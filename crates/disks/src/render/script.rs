@@ -7,6 +7,7 @@
 //! `relabel` (restorecon, only where SELinux is enabled).
 
 use super::intent::{DiskSelect, Fs, Intent};
+use crate::valid::{file_slug, MountPath};
 use disktier_cmd::shell_quote;
 
 /// Where the script is installed on the node. /etc is writable on every distribution, including
@@ -15,9 +16,10 @@ pub(crate) fn script_path(intent: &Intent) -> String {
     format!("/etc/disktier/{}.sh", slug(&intent.mount))
 }
 
-/// A readable file-name form of a path: `/var/lib/containers` -> `var-lib-containers`.
-pub(crate) fn slug(path: &str) -> String {
-    path.trim_matches('/').replace('/', "-")
+/// A file-name form of a path, unique per path ([`crate::valid::file_slug`]):
+/// `/var/lib/containers` -> `var-lib-containers`.
+pub(crate) fn slug(path: &MountPath) -> String {
+    file_slug(path)
 }
 
 fn bash_array<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
@@ -43,8 +45,8 @@ pub(crate) fn prepare_script(intent: &Intent, platform: &str) -> String {
         }
         Fs::Ext4 => "mkfs.ext4 -q -E nodiscard -L \"$LABEL\" \"$target\"".to_string(),
     };
-    let binds: Vec<String> = intent.binds.clone();
-    let bind_sources: Vec<String> = intent.binds.iter().map(|b| slug(b)).collect();
+    let binds: Vec<&str> = intent.binds.iter().map(MountPath::as_str).collect();
+    let bind_sources: Vec<String> = intent.binds.iter().map(slug).collect();
     let header = format!(
         "#!/bin/bash\n\
 # Rendered by `disktier render {platform}`: prepares the {fs} filesystem labelled {label}\n\
@@ -89,9 +91,15 @@ SYS=/sys\n",
         } else {
             shell_quote(&glob)
         },
-        owner = shell_quote(intent.owner.as_deref().unwrap_or("")),
-        mode = shell_quote(intent.mode.as_deref().unwrap_or("")),
-        binds = bash_array(binds.iter().map(String::as_str)),
+        owner = shell_quote(
+            &intent
+                .owner
+                .as_ref()
+                .map(|o| o.to_string())
+                .unwrap_or_default()
+        ),
+        mode = shell_quote(&intent.mode.map(|m| m.to_string()).unwrap_or_default()),
+        binds = bash_array(binds.iter().copied()),
         sources = bash_array(bind_sources.iter().map(String::as_str)),
     );
     let body = BODY.replace("@MKFS@", &mkfs);
@@ -154,7 +162,8 @@ why_not() {
     else
         rc=$?
     fi
-    if [ "$rc" != 2 ]; then
+    # Exit 2 with a message means blkid could not read the disk: not blank.
+    if [ "$rc" != 2 ] || [ -n "$out" ]; then
         echo "blkid -p failed ($rc): $out"
     fi
 }
@@ -170,6 +179,16 @@ make_raid0() {
         log "$# blank disks but this kernel has no md raid0 support: select one disk with --by-id"
         return 1
     fi
+    # The last look right before writing: --run (no terminal to answer mdadm's questions at
+    # boot) is only ever given disks that are blank this very moment.
+    local d reason
+    for d in "$@"; do
+        reason=$(why_not "$d")
+        if [ -n "$reason" ]; then
+            log "leaving $d alone: $reason (changed since it was checked)"
+            return 1
+        fi
+    done
     mdadm --create "/dev/md/$LABEL" --name="$LABEL" --homehost=any --level=0 --chunk=256 \
         --raid-devices="$#" --run "$@" >&2
     udevadm settle >/dev/null 2>&1 || true
@@ -216,7 +235,15 @@ do_mkfs() {
             log "no filesystem labelled $LABEL and no blank disk matches (${MODELS[*]:-$BY_ID_GLOB}): $MOUNT stays on the root disk"
             return 1
             ;;
-        1) target=${disks[0]} ;;
+        1)
+            target=${disks[0]}
+            # The last look right before mkfs.
+            reason=$(why_not "$target")
+            if [ -n "$reason" ]; then
+                log "leaving $target alone: $reason (changed since it was checked)"
+                return 1
+            fi
+            ;;
         *) target=$(make_raid0 "${disks[@]}") ;;
     esac
     log "making $FS labelled $LABEL on $target"
@@ -315,6 +342,7 @@ refuse_unless_blank() {
     else
         rc=$?
     fi
-    [ "$rc" = 2 ] || die "blkid -p $dev failed ($rc): $out"
+    # Exit 2 with a message means blkid could not read the disk: not blank.
+    [ "$rc" = 2 ] && [ -z "$out" ] || die "blkid -p $dev failed ($rc): $out"
 }
 "#;

@@ -6,7 +6,8 @@
 
 use super::intent::Intent;
 use super::script::{script_path, slug};
-use disktier_cmd::shell_quote;
+use crate::setup::persist::exec_arg;
+use crate::valid::{unit_escape_path, MountPath};
 
 /// One unit file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,24 +19,9 @@ pub(crate) struct Unit {
     pub enable: bool,
 }
 
-/// systemd's path escaping (systemd.unit(5), "String Escaping for Inclusion in Unit Names";
-/// the same as `systemd-escape --path`): strip the slashes at both ends, `/` becomes `-`, and
-/// every byte other than ASCII letters, digits, `:`, `_` and a non-leading `.` becomes `\xNN`.
+/// systemd's path escaping (`systemd-escape --path`), see [`crate::valid::unit_escape_path`].
 pub fn escape_path(path: &str) -> String {
-    let trimmed = path.trim_matches('/');
-    if trimmed.is_empty() {
-        return "-".to_string();
-    }
-    let mut out = String::new();
-    for (i, b) in trimmed.bytes().enumerate() {
-        match b {
-            b'/' => out.push('-'),
-            b'.' if i > 0 => out.push('.'),
-            b if b.is_ascii_alphanumeric() || b == b':' || b == b'_' => out.push(b as char),
-            b => out.push_str(&format!("\\x{b:02x}")),
-        }
-    }
-    out
+    unit_escape_path(path)
 }
 
 /// The only name systemd accepts for the mount unit of `path`.
@@ -43,19 +29,18 @@ pub fn mount_unit_name(path: &str) -> String {
     format!("{}.mount", escape_path(path))
 }
 
-/// The parent directory of an absolute path (`/` for a top-level one).
-fn parent(path: &str) -> &str {
-    match path.rfind('/') {
-        Some(0) | None => "/",
-        Some(i) => &path[..i],
-    }
+/// The parent directory of an absolute path (`/` for a top-level one), quoted for a unit's
+/// space-separated path lists (`RequiresMountsFor=` unquotes like `ExecStart=`).
+fn parent(path: &MountPath) -> String {
+    exec_arg(path.parent_str())
 }
 
 /// The units for `intent`; `runtimes` are the services that must start after the mounts
 /// (crio and kubelet on OpenShift).
 pub(crate) fn units(intent: &Intent, runtimes: &[&str]) -> Vec<Unit> {
-    let s = slug(&intent.mount);
-    let script = script_path(intent);
+    // Unit names: systemd's own escaping, unique per path.
+    let s = unit_escape_path(&intent.mount);
+    let script = exec_arg(&script_path(intent));
     let mount_unit = mount_unit_name(&intent.mount);
     let mkfs_unit = format!("disktier-mkfs-{s}.service");
     let binds_unit = format!("disktier-binds-{s}.service");
@@ -164,7 +149,7 @@ Options=bind\n\
 \n\
 [Install]\n\
 WantedBy=local-fs.target\n",
-                source = format!("{}/{}", intent.mount, slug(bind)),
+                source = intent.mount.join_name(&slug(bind)),
             ),
             enable: true,
         });
@@ -206,44 +191,46 @@ pub(crate) fn setup_unit(intent: &Intent, binary: &str, runtimes: &[&str]) -> Un
         binary.to_string(),
         "setup".into(),
         "--mount".into(),
-        intent.mount.clone(),
+        intent.mount.to_string(),
         "--fs".into(),
         intent.fs.name().into(),
         "--label".into(),
-        intent.label.clone(),
+        intent.label.to_string(),
     ];
     // `disktier setup` adds its own defaults,noatime; pass only the extra options.
-    let extra: Vec<&str> = intent
-        .options
-        .iter()
-        .map(String::as_str)
-        .filter(|o| *o != "defaults" && *o != "noatime")
-        .collect();
+    let extra: Vec<&str> = intent.options.extra();
     if !extra.is_empty() {
         args.push("--options".into());
         args.push(extra.join(","));
     }
     if let Some(o) = &intent.owner {
         args.push("--owner".into());
-        args.push(o.clone());
+        args.push(o.to_string());
     }
     if let Some(m) = &intent.mode {
         args.push("--mode".into());
-        args.push(m.clone());
+        args.push(m.to_string());
     }
     if !intent.binds.is_empty() {
         args.push("--bind".into());
-        args.push(intent.binds.join(","));
+        args.push(
+            intent
+                .binds
+                .iter()
+                .map(MountPath::as_str)
+                .collect::<Vec<_>>()
+                .join(","),
+        );
     }
     args.push("--persist".into());
     args.push("none".into());
     let exec = args
         .iter()
-        .map(|a| shell_quote(a))
+        .map(|a| exec_arg(a))
         .collect::<Vec<_>>()
         .join(" ");
     Unit {
-        name: format!("disktier-setup-{}.service", slug(&intent.mount)),
+        name: format!("disktier-setup-{}.service", unit_escape_path(&intent.mount)),
         contents: format!(
             "[Unit]\n\
 Description=disktier setup: local ephemeral disks at {mount}\n\
@@ -308,7 +295,9 @@ mod tests {
 
     #[test]
     fn parent_of_paths() {
-        assert_eq!(parent("/var/lib/containers"), "/var/lib");
-        assert_eq!(parent("/data"), "/");
+        let mp = |s: &str| MountPath::parse("--mount", s).unwrap();
+        assert_eq!(parent(&mp("/var/lib/containers")), "/var/lib");
+        assert_eq!(parent(&mp("/data")), "/");
+        assert_eq!(parent(&mp("/mnt/my dir/x")), "\"/mnt/my dir\"");
     }
 }

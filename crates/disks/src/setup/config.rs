@@ -1,7 +1,10 @@
-//! What `setup` is asked to do, checked: paths absolute, label valid for the filesystem, owner
-//! and mode well-formed, bind directories consistent with the mount and the layout.
+//! What `setup` is asked to do ([`SetupRequest`], as typed) and the checked request
+//! ([`SetupConfig`]): every value parsed once into the validated types of [`crate::valid`], shared
+//! with `render`; bind directories consistent with the mount and the layout; the boot-time
+//! unit's binary outside build directories.
 
 use super::SetupError;
+use crate::valid::{Invalid, Label, Mode, MountOptions, MountPath, Owner};
 use std::path::{Component, Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -46,39 +49,123 @@ pub enum Persist {
     Fstab,
 }
 
-/// A checked setup request.
+/// What the user asked for, as typed: [`SetupRequest::check`] turns it into a [`SetupConfig`].
 #[derive(Debug, Clone)]
-pub struct SetupConfig {
+pub struct SetupRequest {
     pub mount: PathBuf,
-    /// Explicit devices (`--devices`); `None` takes every eligible ephemeral disk.
     pub devices: Option<Vec<String>>,
     pub layout: LayoutChoice,
     pub fs: FsType,
     pub label: String,
-    /// Mount options: `defaults,noatime` plus what `--options` adds.
     pub options: Vec<String>,
     pub owner: Option<String>,
-    pub mode: Option<u32>,
-    /// Directories to move onto the new filesystem, parent before child.
+    pub mode: Option<String>,
     pub bind: Vec<PathBuf>,
+    pub persist: Persist,
+    pub persist_root: PathBuf,
+    pub dry_run: bool,
+    pub boot_binary: Option<PathBuf>,
+    /// Accept a `boot_binary` below a build directory (`--allow-build-binary`).
+    pub allow_build_binary: bool,
+}
+
+/// A checked setup request: every value that reaches a command line, fstab or a unit is one of
+/// the validated types of [`crate::valid`].
+#[derive(Debug, Clone)]
+pub struct SetupConfig {
+    pub mount: MountPath,
+    /// Explicit devices (`--devices`); `None` takes every eligible ephemeral disk.
+    pub devices: Option<Vec<DevicePath>>,
+    pub layout: LayoutChoice,
+    pub fs: FsType,
+    pub label: Label,
+    /// Mount options: `defaults,noatime` plus what `--options` adds (never `nofail`: persisted
+    /// entries always carry it and a live mount ignores it).
+    pub options: MountOptions,
+    pub owner: Option<Owner>,
+    pub mode: Option<Mode>,
+    /// Directories to move onto the new filesystem, parent before child.
+    pub bind: Vec<MountPath>,
     pub persist: Persist,
     /// Where persisted units / fstab are written (`/` for the node).
     pub persist_root: PathBuf,
     pub dry_run: bool,
     /// With `--persist systemd`: the `disktier` binary a boot-time unit runs `setup` with, so
     /// disks that come back blank after a stop/start are made again before the mounts.
-    pub boot_binary: Option<String>,
+    pub boot_binary: Option<MountPath>,
 }
 
-/// Default mount options: `noatime` saves a metadata write per read (references.md, EKS uses
-/// `defaults,noatime`).
-pub const DEFAULT_OPTIONS: &[&str] = &["defaults", "noatime"];
+/// A `--devices` entry: an absolute path under /dev without control characters, blanks or
+/// `..` (it is passed to mkfs, mdadm and wipefs, and printed in `--dry-run` scripts).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(transparent)]
+pub struct DevicePath(String);
+
+impl DevicePath {
+    pub fn parse(raw: &str) -> Result<DevicePath, Invalid> {
+        let ok = raw.starts_with("/dev/")
+            && raw.len() > 5
+            && raw.len() <= 4095
+            && !raw.split('/').any(|c| c == ".." || c == ".")
+            && raw
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/-_.:+@".contains(c));
+        if ok {
+            Ok(DevicePath(raw.to_string()))
+        } else {
+            Err(Invalid {
+                flag: "--devices",
+                value: raw.chars().take(200).collect(),
+                why: "pass a device under /dev (e.g. /dev/disk/by-id/nvme-...) of letters, digits and / - _ . : + @".into(),
+            })
+        }
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for DevicePath {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for DevicePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// Default filesystem label: how a later run recognises the disks it made.
 pub const DEFAULT_LABEL: &str = "disktier";
 
-/// Removes `.` and trailing slashes; refuses relative paths and `..`.
+/// Where a boot-time unit must not run the binary from: build and temporary directories, which
+/// `cargo clean`, a reboot or a checkout change empty.
+fn build_dir_reason(p: &str) -> Option<&'static str> {
+    let comps: Vec<&str> = p.split('/').collect();
+    if comps.contains(&"target") {
+        Some("it lies in a cargo target directory")
+    } else if p.starts_with("/tmp/") || p.starts_with("/var/tmp/") || p.starts_with("/dev/shm/") {
+        Some("it lies in a temporary directory")
+    } else if p.starts_with("/home/") || p.starts_with("/root/") {
+        Some("it lies in a home directory")
+    } else {
+        None
+    }
+}
+
+/// Removes `.` and trailing slashes; refuses relative paths, `..` and control characters (for
+/// `--root`, which may be `/`).
 pub fn clean_abs(p: &Path, what: &str) -> Result<PathBuf, SetupError> {
+    let s = p.to_str().unwrap_or("\u{fffd}");
+    if s.chars().any(char::is_control) || p.to_str().is_none() {
+        return Err(SetupError::Config(format!(
+            "{what} {:?} contains a control character or is not UTF-8: pass a plain path",
+            p.display().to_string()
+        )));
+    }
     if !p.is_absolute() {
         return Err(SetupError::Config(format!(
             "{what} {} is not an absolute path: pass it starting with /",
@@ -101,10 +188,10 @@ pub fn clean_abs(p: &Path, what: &str) -> Result<PathBuf, SetupError> {
     Ok(out)
 }
 
-impl SetupConfig {
+impl SetupRequest {
     /// A request with the defaults for everything but the mount point.
-    pub fn new(mount: impl Into<PathBuf>) -> SetupConfig {
-        SetupConfig {
+    pub fn new(mount: impl Into<PathBuf>) -> SetupRequest {
+        SetupRequest {
             mount: mount.into(),
             devices: None,
             layout: LayoutChoice::Auto,
@@ -118,87 +205,43 @@ impl SetupConfig {
             persist_root: PathBuf::from("/"),
             dry_run: false,
             boot_binary: None,
+            allow_build_binary: false,
         }
     }
 
-    /// Checks and normalises the request.
-    pub fn check(mut self) -> Result<SetupConfig, SetupError> {
-        self.mount = clean_abs(&self.mount, "--mount")?;
-        if self.mount == Path::new("/") {
-            return Err(SetupError::Config(
-                "--mount / would hide the root filesystem: pass a directory such as /var/lib/containers".into(),
-            ));
-        }
-        let max = self.fs.max_label();
-        if self.label.is_empty()
-            || !self
-                .label
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return Err(SetupError::Config(format!(
-                "--label {:?}: use letters, digits, '-' and '_' only",
-                self.label
-            )));
-        }
-        // Separate layouts label disk N as LABEL-N.
-        let longest = if self.layout == LayoutChoice::Separate {
-            self.label.len() + 3
-        } else {
-            self.label.len()
-        };
-        if longest > max {
-            return Err(SetupError::Config(format!(
-                "--label {:?} is too long for {} (at most {max} characters{}): pass a shorter --label",
-                self.label,
-                self.fs.as_str(),
-                if self.layout == LayoutChoice::Separate {
-                    ", including the -N suffix of --layout separate"
-                } else {
-                    ""
-                }
-            )));
-        }
-        let mut opts: Vec<String> = DEFAULT_OPTIONS.iter().map(|s| s.to_string()).collect();
-        for o in std::mem::take(&mut self.options) {
-            for o in o.split(',').map(str::trim).filter(|o| !o.is_empty()) {
-                if o == "nofail" {
-                    continue; // persisted entries always carry it; a live mount ignores it
-                }
-                if !opts.iter().any(|x| x == o) {
-                    opts.push(o.to_string());
-                }
-            }
-        }
-        self.options = opts;
-        if let Some(o) = &self.owner {
-            let (u, g) = o.split_once(':').unwrap_or((o.as_str(), ""));
-            let ok = |s: &str| {
-                !s.is_empty()
-                    && s.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-_.$".contains(c))
-            };
-            if !ok(u) || (o.contains(':') && !ok(g)) {
+    /// Checks and normalises the request: each value parsed once into its validated type.
+    pub fn check(self) -> Result<SetupConfig, SetupError> {
+        let mount = MountPath::parse_path("--mount", &self.mount)?;
+        let separate = self.layout == LayoutChoice::Separate;
+        let label = Label::parse(
+            "--label",
+            &self.label,
+            self.fs.as_str(),
+            self.fs.max_label(),
+            if separate { 3 } else { 0 },
+            if separate {
+                ", including the -N suffix of --layout separate"
+            } else {
+                ""
+            },
+        )?;
+        let options = MountOptions::parse("--options", &self.options)?.without("nofail");
+        let owner = self
+            .owner
+            .as_deref()
+            .map(|o| Owner::parse("--owner", o))
+            .transpose()?;
+        let mode = self
+            .mode
+            .as_deref()
+            .map(|m| Mode::parse("--mode", m))
+            .transpose()?;
+        let mut binds: Vec<MountPath> = Vec::new();
+        for b in &self.bind {
+            let b = MountPath::parse_path("--bind", b)?;
+            if b == mount || b.is_below(&mount) || mount.is_below(&b) {
                 return Err(SetupError::Config(format!(
-                    "--owner {o:?}: pass user:group (names or numeric ids), e.g. ec2-user:ec2-user"
-                )));
-            }
-        }
-        if let Some(m) = self.mode {
-            if m > 0o7777 {
-                return Err(SetupError::Config(format!(
-                    "--mode {m:o}: pass an octal mode up to 7777, e.g. 0755"
-                )));
-            }
-        }
-        let mut binds = Vec::new();
-        for b in std::mem::take(&mut self.bind) {
-            let b = clean_abs(&b, "--bind")?;
-            if b == Path::new("/") || b.starts_with(&self.mount) || self.mount.starts_with(&b) {
-                return Err(SetupError::Config(format!(
-                    "--bind {}: a bind directory must be outside --mount {} and not contain it",
-                    b.display(),
-                    self.mount.display()
+                    "--bind {b}: a bind directory must be outside --mount {mount} and not contain it"
                 )));
             }
             if !binds.contains(&b) {
@@ -206,40 +249,75 @@ impl SetupConfig {
             }
         }
         // Parent before child: a child bound first would be hidden by its parent's bind.
-        binds.sort_by(|a: &PathBuf, b: &PathBuf| {
-            a.components()
-                .count()
-                .cmp(&b.components().count())
-                .then(a.cmp(b))
-        });
-        if !binds.is_empty() && self.layout == LayoutChoice::Separate {
+        binds.sort_by(|a, b| a.depth().cmp(&b.depth()).then(a.cmp(b)));
+        if !binds.is_empty() && separate {
             return Err(SetupError::Config(
                 "--bind needs one filesystem, but --layout separate makes one per disk: drop --bind or the separate layout".into(),
             ));
         }
-        self.bind = binds;
-        self.persist_root = clean_abs(&self.persist_root, "--root")?;
-        if let Some(devs) = &self.devices {
-            if devs.is_empty() {
+        let persist_root = clean_abs(&self.persist_root, "--root")?;
+        let devices = match self.devices {
+            Some(devs) if devs.is_empty() => {
                 return Err(SetupError::Config(
                     "--devices is empty: name at least one device, or leave it out for the eligible ephemeral disks".into(),
-                ));
+                ))
             }
-        }
-        Ok(self)
+            Some(devs) => Some(
+                devs.iter()
+                    .map(|d| DevicePath::parse(d))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            None => None,
+        };
+        let boot_binary = match &self.boot_binary {
+            None => None,
+            Some(b) => {
+                let p = MountPath::parse_path("the boot-time unit's binary", b)?;
+                if let Some(why) = build_dir_reason(&p) {
+                    if !self.allow_build_binary {
+                        return Err(SetupError::Config(format!(
+                            "--persist systemd writes a boot-time unit that runs {p}, but {why}, which may be gone at the next boot: install the binary first (install -m 0755 {p} /usr/local/bin/disktier) and run that, or pass --allow-build-binary"
+                        )));
+                    }
+                }
+                Some(p)
+            }
+        };
+        Ok(SetupConfig {
+            mount,
+            devices,
+            layout: self.layout,
+            fs: self.fs,
+            label,
+            options,
+            owner,
+            mode,
+            bind: binds,
+            persist: self.persist,
+            persist_root,
+            dry_run: self.dry_run,
+            boot_binary,
+        })
     }
+}
 
+impl SetupConfig {
     /// The `setup` arguments that repeat this request (for the boot-time unit), persisting
     /// nothing: the unit itself is the persistence.
     pub fn to_args(&self) -> Vec<String> {
         let mut a = vec![
             "setup".to_string(),
             "--mount".into(),
-            self.mount.display().to_string(),
+            self.mount.to_string(),
         ];
         if let Some(d) = &self.devices {
             a.push("--devices".into());
-            a.push(d.join(","));
+            a.push(
+                d.iter()
+                    .map(DevicePath::as_str)
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
         }
         let layout = match self.layout {
             LayoutChoice::Auto => "auto",
@@ -252,24 +330,19 @@ impl SetupConfig {
             "--fs".into(),
             self.fs.as_str().into(),
         ]);
-        a.extend(["--label".into(), self.label.clone()]);
-        let extra: Vec<&str> = self
-            .options
-            .iter()
-            .map(String::as_str)
-            .filter(|o| !DEFAULT_OPTIONS.contains(o))
-            .collect();
+        a.extend(["--label".into(), self.label.to_string()]);
+        let extra = self.options.extra();
         if !extra.is_empty() {
             a.extend(["--options".into(), extra.join(",")]);
         }
         if let Some(o) = &self.owner {
-            a.extend(["--owner".into(), o.clone()]);
+            a.extend(["--owner".into(), o.to_string()]);
         }
         if let Some(m) = self.mode {
-            a.extend(["--mode".into(), format!("{m:04o}")]);
+            a.extend(["--mode".into(), m.to_string()]);
         }
         if !self.bind.is_empty() {
-            let b: Vec<String> = self.bind.iter().map(|p| p.display().to_string()).collect();
+            let b: Vec<&str> = self.bind.iter().map(MountPath::as_str).collect();
             a.extend(["--bind".into(), b.join(",")]);
         }
         a.extend(["--persist".into(), "none".into()]);
@@ -277,7 +350,7 @@ impl SetupConfig {
     }
 
     pub fn options_string(&self) -> String {
-        self.options.join(",")
+        self.options.joined()
     }
 }
 
@@ -287,16 +360,16 @@ mod tests {
 
     #[test]
     fn defaults_and_added_options() {
-        let mut c = SetupConfig::new("/var/lib/containers/");
+        let mut c = SetupRequest::new("/var/lib/containers/");
         c.options = vec!["noatime,prjquota".into(), "discard".into()];
         let c = c.check().unwrap();
-        assert_eq!(c.mount, Path::new("/var/lib/containers"));
+        assert_eq!(c.mount, "/var/lib/containers");
         assert_eq!(c.options_string(), "defaults,noatime,prjquota,discard");
     }
 
     #[test]
     fn binds_are_sorted_parent_first_and_checked() {
-        let mut c = SetupConfig::new("/mnt/disks/ssd");
+        let mut c = SetupRequest::new("/mnt/disks/ssd");
         c.bind = vec![
             "/var/lib/kubelet/pods".into(),
             "/var/lib/containerd".into(),
@@ -304,21 +377,21 @@ mod tests {
         ];
         let c = c.check().unwrap();
         assert_eq!(
-            c.bind,
+            c.bind.iter().map(|b| b.as_str()).collect::<Vec<_>>(),
             [
-                PathBuf::from("/var/lib/containerd"),
-                "/var/lib/kubelet".into(),
-                "/var/lib/kubelet/pods".into()
+                "/var/lib/containerd",
+                "/var/lib/kubelet",
+                "/var/lib/kubelet/pods"
             ]
         );
-        let mut bad = SetupConfig::new("/mnt/disks/ssd");
+        let mut bad = SetupRequest::new("/mnt/disks/ssd");
         bad.bind = vec!["/mnt/disks/ssd/x".into()];
         assert!(bad
             .check()
             .unwrap_err()
             .to_string()
             .contains("outside --mount"));
-        let mut sep = SetupConfig::new("/mnt/d");
+        let mut sep = SetupRequest::new("/mnt/d");
         sep.layout = LayoutChoice::Separate;
         sep.bind = vec!["/var/lib/x".into()];
         assert!(sep.check().is_err());
@@ -326,14 +399,14 @@ mod tests {
 
     #[test]
     fn labels_fit_the_filesystem() {
-        let mut c = SetupConfig::new("/data");
+        let mut c = SetupRequest::new("/data");
         c.label = "a-very-long-label".into();
         let e = c.check().unwrap_err().to_string();
         assert!(e.contains("at most 12"), "{e}");
-        let mut c = SetupConfig::new("/data");
+        let mut c = SetupRequest::new("/data");
         c.label = "bad label".into();
         assert!(c.check().is_err());
-        let mut c = SetupConfig::new("relative");
+        let mut c = SetupRequest::new("relative");
         c.label = "x".into();
         assert!(c.check().unwrap_err().to_string().contains("absolute"));
     }

@@ -14,9 +14,10 @@ pub mod config;
 pub mod kernel;
 pub mod persist;
 pub mod plan;
+pub mod recheck;
 pub mod step;
 
-pub use config::{FsType, LayoutChoice, Persist, SetupConfig};
+pub use config::{DevicePath, FsType, LayoutChoice, Persist, SetupConfig, SetupRequest};
 pub use plan::{DeviceReport, Layout, Skipped};
 pub use step::Step;
 
@@ -28,6 +29,8 @@ use std::path::{Path, PathBuf};
 pub enum SetupError {
     #[error("{0}")]
     Config(String),
+    #[error(transparent)]
+    Invalid(#[from] crate::valid::Invalid),
     #[error("{device}: no such block device: see `disktier disks` for the node's disks")]
     NoSuchDevice { device: String },
     #[error("{device} is a partition of {disk}: disktier takes whole disks")]
@@ -85,9 +88,9 @@ pub struct StepRecord {
 pub struct Report {
     pub schema_version: u32,
     pub dry_run: bool,
-    pub mount: PathBuf,
+    pub mount: crate::valid::MountPath,
     pub fs: FsType,
-    pub label: String,
+    pub label: crate::valid::Label,
     pub options: String,
     /// None when there was nothing to set up.
     pub layout: Option<Layout>,
@@ -102,6 +105,10 @@ pub struct Report {
 /// Most rounds of observe-plan-execute: one, plus one after assembling an array, plus slack.
 const MAX_ROUNDS: usize = 3;
 
+fn fixture_root(root: &Path) -> bool {
+    root != Path::new("/")
+}
+
 /// Runs (or with `dry_run`, plans) setup on the node whose state is read below `root` (`/` for
 /// the real node; a fixture tree in tests).
 pub fn setup(
@@ -109,6 +116,19 @@ pub fn setup(
     root: &Path,
     runner: &dyn CommandRunner,
 ) -> Result<Report, SetupError> {
+    // The owner must exist where it is applied: on the node, its user database; in a fixture
+    // tree, its etc/passwd when it has one.
+    if let Some(o) = &cfg.owner {
+        if root == Path::new("/") || root.join("etc/passwd").exists() {
+            o.check_exists("--owner", root)?;
+        }
+    }
+    if !fixture_root(root) {
+        cfg.mount.check_no_symlink("--mount")?;
+        for b in &cfg.bind {
+            b.check_no_symlink("--bind")?;
+        }
+    }
     let mut report = Report {
         schema_version: 1,
         dry_run: cfg.dry_run,
@@ -169,11 +189,19 @@ pub fn setup(
             };
             if !cfg.dry_run {
                 let n = report.steps.len() + 1;
-                let note = step.execute(runner).map_err(|e| SetupError::Step {
+                let step_err = |e| SetupError::Step {
                     n,
                     what: step.describe(),
                     source: Box::new(e),
-                })?;
+                };
+                // The last look before writing to a disk (a fixture tree describes another
+                // node: there is no device to look at).
+                if !fixture {
+                    for dev in step.destructive_devices() {
+                        recheck::blank_and_free(dev, runner).map_err(step_err)?;
+                    }
+                }
+                let note = step.execute(runner).map_err(step_err)?;
                 rec.status = if note.is_some() { "unchanged" } else { "done" };
                 rec.note = note;
                 report.changed |= rec.status == "done";

@@ -2,6 +2,8 @@
 //! names them) or fstab lines, by UUID, `nofail`, ordered before the container runtime and
 //! kubelet (references.md, "what goes wrong" 6).
 
+use super::SetupError;
+use crate::valid::{fstab_escape, unit_escape_path, MountPath};
 use std::path::Path;
 
 /// Units that must find the disks mounted when they start: the container runtimes and kubelet
@@ -11,35 +13,38 @@ pub const BEFORE_UNITS: &str = "crio.service containerd.service kubelet.service"
 /// The tag that marks fstab lines disktier owns (and may rewrite).
 pub const FSTAB_TAG: &str = "# disktier";
 
-/// `systemd-escape --path PATH` (systemd.unit(5), "String Escaping for Inclusion in Unit
-/// Names"): slashes become `-`, `/` alone is `-`, and every byte other than ASCII letters,
-/// digits, `_` and a non-leading `.` becomes `\xNN`.
-pub fn escape_path(p: &Path) -> String {
-    let s = p.to_string_lossy();
-    let trimmed: Vec<&str> = s.split('/').filter(|c| !c.is_empty()).collect();
-    if trimmed.is_empty() {
-        return "-".to_string();
+/// The mount unit name for a mount point (`systemd-escape --path`, see
+/// [`crate::valid::unit_escape_path`]).
+pub fn mount_unit_name(p: &MountPath) -> String {
+    format!("{}.mount", unit_escape_path(p))
+}
+
+/// One argument of a unit's `ExecStart=` (systemd.service(5), "Command lines"): plain when it
+/// holds only characters systemd gives no meaning, else in double quotes with `\`, `"`
+/// escaped, `%` doubled (specifiers) and `$` doubled (variables).
+pub fn exec_arg(a: &str) -> String {
+    if !a.is_empty()
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/_.:,=@+-".contains(c))
+    {
+        return a.to_string();
     }
-    let joined = trimmed.join("/");
-    let mut out = String::new();
-    for (i, b) in joined.bytes().enumerate() {
-        match b {
-            b'/' => out.push('-'),
-            b'.' if i > 0 => out.push('.'),
-            b if b.is_ascii_alphanumeric() || b == b'_' => out.push(b as char),
-            b => out.push_str(&format!("\\x{b:02x}")),
+    let mut out = String::from("\"");
+    for c in a.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '%' => out.push_str("%%"),
+            '$' => out.push_str("$$"),
+            c => out.push(c),
         }
     }
+    out.push('"');
     out
 }
 
-/// The mount unit name for a mount point.
-pub fn mount_unit_name(p: &Path) -> String {
-    format!("{}.mount", escape_path(p))
-}
-
 /// A mount unit for the filesystem itself.
-pub fn fs_unit(what: &str, where_: &Path, fstype: &str, options: &str) -> String {
+pub fn fs_unit(what: &str, where_: &MountPath, fstype: &str, options: &str) -> String {
     format!(
         "# Written by `disktier setup`: local disk(s) at {w}. Re-running setup rewrites it.\n\
          [Unit]\n\
@@ -54,14 +59,14 @@ pub fn fs_unit(what: &str, where_: &Path, fstype: &str, options: &str) -> String
          \n\
          [Install]\n\
          WantedBy=local-fs.target\n",
-        w = where_.display()
+        w = where_
     )
 }
 
 /// The boot-time unit that runs `disktier setup` again before the mounts: after a stop/start
 /// the disks are blank, and only this makes them (and the filesystem UUID the mount units wait
 /// for) again. `exec` is the shell-quoted command line.
-pub fn boot_unit(exec: &str, mount: &Path, mount_units: &str) -> String {
+pub fn boot_unit(exec: &str, mount: &MountPath, mount_units: &str) -> String {
     format!(
         "# Written by `disktier setup`: re-creates the local disk(s) at {m} after a stop/start.\n\
          [Unit]\n\
@@ -79,17 +84,17 @@ pub fn boot_unit(exec: &str, mount: &Path, mount_units: &str) -> String {
          \n\
          [Install]\n\
          WantedBy=local-fs.target\n",
-        m = mount.display()
+        m = mount
     )
 }
 
 /// The boot unit's name for a mount point.
-pub fn boot_unit_name(mount: &Path) -> String {
-    format!("disktier-setup-{}.service", escape_path(mount))
+pub fn boot_unit_name(mount: &MountPath) -> String {
+    format!("disktier-setup-{}.service", unit_escape_path(mount))
 }
 
 /// A mount unit binding a directory of the new filesystem over `where_`.
-pub fn bind_unit(src: &Path, where_: &Path, fs_unit_name: &str) -> String {
+pub fn bind_unit(src: &MountPath, where_: &MountPath, fs_unit_name: &str) -> String {
     format!(
         "# Written by `disktier setup`: {w} lives on the local disk(s). Re-running setup rewrites it.\n\
          [Unit]\n\
@@ -106,25 +111,168 @@ pub fn bind_unit(src: &Path, where_: &Path, fs_unit_name: &str) -> String {
          \n\
          [Install]\n\
          WantedBy=local-fs.target\n",
-        s = src.display(),
-        w = where_.display()
+        s = src,
+        w = where_
     )
 }
 
 /// One fstab line (fstab(5)); fsck pass 0: a fresh ephemeral filesystem has nothing to check.
-pub fn fstab_line(what: &str, where_: &Path, fstype: &str, options: &str) -> String {
+pub fn fstab_line(what: &str, where_: &MountPath, fstype: &str, options: &str) -> String {
     format!(
-        "{what} {} {fstype} {options},nofail 0 0 {FSTAB_TAG}",
+        "{} {} {fstype} {options},nofail 0 0 {FSTAB_TAG}",
+        fstab_escape(what),
         fstab_escape(where_)
     )
 }
 
-/// fstab fields escape blanks as octal (`\040`).
-fn fstab_escape(p: &Path) -> String {
-    p.to_string_lossy()
-        .replace('\\', "\\134")
-        .replace(' ', "\\040")
-        .replace('\t', "\\011")
+/// FNV-1a 64 of a file's content (of nothing when it cannot be read): what the planner saw,
+/// compared again right before the file is replaced.
+pub fn content_hash(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// Replaces `path` with `contents` atomically: a temporary file in the same directory, written
+/// and synced, given the old file's mode, owner and SELinux label (the `security.selinux`
+/// extended attribute), then renamed over it; the old content is kept as `PATH.disktier.bak`.
+/// A crash leaves either the old or the new file, never half of one. A symbolic link is
+/// refused (renaming over it would replace the link, not its target).
+pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SetupError> {
+    use std::io::Write;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |e| SetupError::Io { path: p, source: e }
+    };
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let old = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(SetupError::Config(format!(
+                "{} is a symbolic link: disktier replaces the file atomically and does not follow links; write the file's real path or replace the link with a file",
+                path.display()
+            )))
+        }
+        Ok(m) if !m.is_file() => {
+            return Err(SetupError::Config(format!(
+                "{} is not a regular file: remove it or choose another --root",
+                path.display()
+            )))
+        }
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io(path)(e)),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if old.is_some() {
+        let bak = dir.join(format!("{name}.disktier.bak"));
+        let prev = std::fs::read(path).map_err(io(path))?;
+        if prev != contents.as_bytes() {
+            // The backup gets the old file's mode too: fstab may be readable by root only.
+            let _ = std::fs::remove_file(&bak);
+            let mut b = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(old.as_ref().map_or(0o600, |m| m.mode() & 0o7777))
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&bak)
+                .map_err(io(&bak))?;
+            b.write_all(&prev).map_err(io(&bak))?;
+            b.sync_all().map_err(io(&bak))?;
+        }
+    }
+    let tmp = dir.join(format!(".{name}.disktier-{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mode = old.as_ref().map_or(0o644, |m| m.mode() & 0o7777);
+    let result = (|| -> Result<(), SetupError> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(io(&tmp))?;
+        f.write_all(contents.as_bytes()).map_err(io(&tmp))?;
+        if let Some(m) = &old {
+            // The umask may have cut the mode; owner only root can set, and setup runs as
+            // root (a test's temp dir keeps the caller's owner anyway).
+            f.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(io(&tmp))?;
+            if std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid())).is_err()
+                && (m.uid(), m.gid())
+                    != (
+                        f.metadata().map_err(io(&tmp))?.uid(),
+                        f.metadata().map_err(io(&tmp))?.gid(),
+                    )
+            {
+                return Err(SetupError::Config(format!(
+                    "cannot give {} its owner {}:{}: run setup as root",
+                    path.display(),
+                    m.uid(),
+                    m.gid()
+                )));
+            }
+            copy_selinux_label(path, &f).map_err(io(&tmp))?;
+        }
+        f.sync_all().map_err(io(&tmp))?;
+        std::fs::rename(&tmp, path).map_err(io(path))?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Copies the `security.selinux` extended attribute of `from` to `to`, when `from` has one
+/// (no SELinux, or a filesystem without xattrs: nothing to copy).
+fn copy_selinux_label(from: &Path, to: &std::fs::File) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::AsRawFd;
+    let c = std::ffi::CString::new(from.as_os_str().as_bytes())?;
+    let name = c"security.selinux";
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: lgetxattr writes at most buf.len() bytes into buf; both strings are NUL-terminated.
+    let n = unsafe {
+        libc::lgetxattr(
+            c.as_ptr(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::ENODATA) | Some(libc::ENOTSUP) => Ok(()),
+            _ => Err(e),
+        };
+    }
+    // SAFETY: buf holds n bytes read above; the fd is open for the lifetime of `to`.
+    let rc = unsafe {
+        libc::fsetxattr(
+            to.as_raw_fd(),
+            name.as_ptr(),
+            buf.as_ptr().cast(),
+            n as usize,
+            0,
+        )
+    };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// The new fstab: `existing` without disktier's old lines, plus `lines`. Errors with the
@@ -135,7 +283,10 @@ pub fn merge_fstab(existing: &str, lines: &[String]) -> Result<String, String> {
         .filter_map(|l| l.split_whitespace().nth(1))
         .collect();
     let mut out = String::new();
-    for l in existing.lines() {
+    // Lines not ours are kept byte for byte, line ending included (CRLF too).
+    for raw in existing.split_inclusive('\n') {
+        let l = raw.strip_suffix('\n').unwrap_or(raw);
+        let l = l.strip_suffix('\r').unwrap_or(l);
         if l.trim_end().ends_with(FSTAB_TAG) {
             continue;
         }
@@ -147,8 +298,10 @@ pub fn merge_fstab(existing: &str, lines: &[String]) -> Result<String, String> {
                 }
             }
         }
-        out.push_str(l);
-        out.push('\n');
+        out.push_str(raw);
+        if !raw.ends_with('\n') {
+            out.push('\n');
+        }
     }
     for l in lines {
         out.push_str(l);
@@ -161,24 +314,108 @@ pub fn merge_fstab(existing: &str, lines: &[String]) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    fn mp(s: &str) -> MountPath {
+        MountPath::parse("--mount", s).unwrap()
+    }
+
     #[test]
     fn escapes_like_systemd_escape_path() {
         // Expected values from `systemd-escape --path` (systemd 252).
+        let escape_path = unit_escape_path;
+        assert_eq!(escape_path("/var/lib/containers"), "var-lib-containers");
+        assert_eq!(escape_path("/"), "-");
+        assert_eq!(escape_path("/mnt/k8s-disks/0"), "mnt-k8s\\x2ddisks-0");
+        assert_eq!(escape_path("/srv/.hidden/a b"), "srv-.hidden-a\\x20b");
+        assert_eq!(escape_path("/.x"), "\\x2ex");
+        assert_eq!(escape_path("//data//"), "data");
+        assert_eq!(mount_unit_name(&mp("/a:b")), "a:b.mount");
+    }
+
+    #[test]
+    fn exec_args_are_quoted_for_systemd() {
         assert_eq!(
-            escape_path(Path::new("/var/lib/containers")),
-            "var-lib-containers"
+            exec_arg("/usr/local/bin/disktier"),
+            "/usr/local/bin/disktier"
         );
-        assert_eq!(escape_path(Path::new("/")), "-");
+        assert_eq!(exec_arg("/mnt/a b"), "\"/mnt/a b\"");
+        assert_eq!(exec_arg("50%$x\"\\"), "\"50%%$$x\\\"\\\\\"");
+        assert_eq!(exec_arg(""), "\"\"");
+    }
+
+    #[test]
+    fn atomic_write_keeps_mode_and_a_backup() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let fstab = t.path().join("etc/fstab");
+        std::fs::create_dir_all(fstab.parent().unwrap()).unwrap();
+        std::fs::write(&fstab, "old\n").unwrap();
+        std::fs::set_permissions(&fstab, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&fstab).unwrap());
+        write_atomic(&fstab, "new\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&fstab).unwrap(), "new\n");
+        let m = std::fs::metadata(&fstab).unwrap();
+        assert_eq!(m.permissions().mode() & 0o7777, 0o600);
+        assert_ne!(
+            std::os::unix::fs::MetadataExt::ino(&m),
+            ino,
+            "replaced, not rewritten in place"
+        );
         assert_eq!(
-            escape_path(Path::new("/mnt/k8s-disks/0")),
-            "mnt-k8s\\x2ddisks-0"
+            std::fs::read_to_string(t.path().join("etc/fstab.disktier.bak")).unwrap(),
+            "old\n"
         );
-        assert_eq!(
-            escape_path(Path::new("/srv/.hidden/a b")),
-            "srv-.hidden-a\\x20b"
-        );
-        assert_eq!(escape_path(Path::new("/.x")), "\\x2ex");
-        assert_eq!(escape_path(Path::new("//data//")), "data");
+        let left: Vec<_> = std::fs::read_dir(t.path().join("etc"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left.len(), 2, "no temporary file left: {left:?}");
+        // A symlink is refused, and its target is untouched.
+        let link = t.path().join("etc/link");
+        std::os::unix::fs::symlink(&fstab, &link).unwrap();
+        let e = write_atomic(&link, "x").unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&fstab).unwrap(), "new\n");
+    }
+
+    #[test]
+    fn atomic_write_copies_the_selinux_label_when_the_filesystem_keeps_one() {
+        // Setting security.selinux needs root or SELinux; where it cannot be set, there is
+        // nothing to keep and the test says so.
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("fstab");
+        std::fs::write(&f, "old\n").unwrap();
+        let c = std::ffi::CString::new(f.as_os_str().as_bytes()).unwrap();
+        let label = b"system_u:object_r:etc_t:s0\0";
+        // SAFETY: valid NUL-terminated strings and a buffer of the given length.
+        let rc = unsafe {
+            libc::setxattr(
+                c.as_ptr(),
+                c"security.selinux".as_ptr(),
+                label.as_ptr().cast(),
+                label.len(),
+                0,
+            )
+        };
+        if rc != 0 {
+            eprintln!(
+                "skipped: cannot set security.selinux here ({})",
+                std::io::Error::last_os_error()
+            );
+            return;
+        }
+        write_atomic(&f, "new\n").unwrap();
+        let mut buf = [0u8; 64];
+        // SAFETY: as above.
+        let n = unsafe {
+            libc::getxattr(
+                c.as_ptr(),
+                c"security.selinux".as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        assert_eq!(&buf[..n.max(0) as usize], label);
     }
 
     #[test]
@@ -193,13 +430,14 @@ mod tests {
             "/srv/.h/a b/ü",
             "/a_b/c.d-e",
             "/.x",
+            "/a:b/c@d+e",
         ] {
             let out = std::process::Command::new("systemd-escape")
                 .args(["--path", p])
                 .output()
                 .unwrap();
             let want = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            assert_eq!(escape_path(Path::new(p)), want, "{p}");
+            assert_eq!(unit_escape_path(p), want, "{p}");
         }
     }
 
@@ -207,7 +445,7 @@ mod tests {
     fn fstab_merge_replaces_ours_and_refuses_foreign_lines() {
         let ours = vec![fstab_line(
             "UUID=u",
-            Path::new("/data"),
+            &mp("/data"),
             "xfs",
             "defaults,noatime",
         )];
@@ -219,6 +457,12 @@ mod tests {
             "UUID=root / ext4 defaults 0 1\nUUID=u /data xfs defaults,noatime,nofail 0 0 # disktier\n"
         );
         assert_eq!(merge_fstab(&merged, &ours).unwrap(), merged, "idempotent");
+        // A CRLF file keeps its foreign lines as they are.
+        let crlf = "UUID=root / ext4 defaults 0 1\r\n";
+        assert_eq!(
+            merge_fstab(crlf, &ours).unwrap(),
+            format!("{crlf}{}\n", ours[0])
+        );
         let foreign = "/dev/sdb /data ext4 defaults 0 2\n";
         assert_eq!(
             merge_fstab(foreign, &ours).unwrap_err(),

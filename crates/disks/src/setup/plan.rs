@@ -9,6 +9,7 @@ use super::persist;
 use super::step::Step;
 use super::SetupError;
 use crate::discover::{Disk, DiskClass, Ineligible, MountEntry, Node};
+use crate::valid::MountPath;
 use std::path::{Path, PathBuf};
 
 /// How the chosen disks are used.
@@ -166,9 +167,11 @@ pub fn derived_uuid(label: &str, target: &Path) -> String {
 
 /// The topmost mount at `target`, if any (mountinfo lists mounts in order; the last one on a
 /// path is the one visible there).
-fn top_mount<'a>(mounts: &'a [MountEntry], target: &Path) -> Option<&'a MountEntry> {
-    let t = target.to_string_lossy();
-    mounts.iter().rev().find(|m| m.mount_point == t)
+fn top_mount<'a>(mounts: &'a [MountEntry], target: &MountPath) -> Option<&'a MountEntry> {
+    mounts
+        .iter()
+        .rev()
+        .find(|m| m.mount_point == target.as_str())
 }
 
 /// The kernel name a `--devices` entry (by-id path, `/dev/NAME`, or a symlink to one) names.
@@ -217,8 +220,8 @@ struct Planner<'a> {
     root: &'a Path,
     plan: Plan,
     /// Mounts made or found: (what for persistence, target, fstype, options).
-    persisted: Vec<(String, PathBuf, String)>,
-    binds: Vec<(PathBuf, PathBuf)>,
+    persisted: Vec<(String, MountPath, String)>,
+    binds: Vec<(MountPath, MountPath)>,
     mounting: bool,
 }
 
@@ -233,7 +236,7 @@ pub fn plan(
     if let Some(why) = &kernel.no_quota {
         if let Some(o) = cfg.options.iter().find(|o| is_quota_option(o)) {
             return Err(SetupError::NoQuota {
-                option: o.clone(),
+                option: o.to_string(),
                 why: why.clone(),
             });
         }
@@ -261,7 +264,7 @@ pub fn plan(
                 match own_state(d, &cfg.label) {
                     DevState::Refused(reasons) => {
                         return Err(SetupError::Refused {
-                            device: given.clone(),
+                            device: given.to_string(),
                             reasons: reasons.iter().map(|r| r.to_string()).collect(),
                         })
                     }
@@ -379,17 +382,19 @@ impl Planner<'_> {
     }
 
     /// Checks that a disk holding our filesystem is mounted nowhere but where we put things.
-    fn check_mounted_only_at(&self, d: &Disk, target: &Path) -> Result<(), SetupError> {
-        let allowed: Vec<String> = std::iter::once(target.to_path_buf())
-            .chain(self.cfg.bind.iter().cloned())
-            .map(|p| p.display().to_string())
+    fn check_mounted_only_at(&self, d: &Disk, target: &MountPath) -> Result<(), SetupError> {
+        let allowed: Vec<&str> = std::iter::once(target.as_str())
+            .chain(self.cfg.bind.iter().map(MountPath::as_str))
             .collect();
-        if let Some(other) = d.mountpoints.iter().find(|m| !allowed.contains(m)) {
+        if let Some(other) = d
+            .mountpoints
+            .iter()
+            .find(|m| !allowed.contains(&m.as_str()))
+        {
             return Err(SetupError::Refused {
                 device: d.best_path().to_string(),
                 reasons: vec![format!(
-                    "holds disktier's filesystem but is mounted at {other}, not {}: unmount it or pass --mount {other}",
-                    target.display()
+                    "holds disktier's filesystem but is mounted at {other}, not {target}: unmount it or pass --mount {other}",
                 )],
             });
         }
@@ -401,12 +406,12 @@ impl Planner<'_> {
         &mut self,
         d: &Disk,
         s: &DevState,
-        target: &Path,
+        target: &MountPath,
         label: &str,
     ) -> Result<(), SetupError> {
         match s {
             DevState::Blank => {
-                let uuid = derived_uuid(label, target);
+                let uuid = derived_uuid(label, target.as_path());
                 self.push(Step::Mkfs {
                     device: d.best_path().to_string(),
                     fs: self.cfg.fs,
@@ -425,7 +430,7 @@ impl Planner<'_> {
                     device: d.best_path().to_string(),
                     reasons: vec![format!(
                         "its {fstype} filesystem labelled {:?} reports no UUID (damaged?): check it with xfs_repair -n / e2fsck -n",
-                        self.cfg.label
+                        self.cfg.label.as_str()
                     )],
                 })?;
                 if fstype != self.cfg.fs.as_str() {
@@ -442,14 +447,14 @@ impl Planner<'_> {
     }
 
     fn ext4_quota(&self) -> bool {
-        self.cfg.fs == FsType::Ext4 && self.cfg.options.iter().any(|o| is_quota_option(o))
+        self.cfg.fs == FsType::Ext4 && self.cfg.options.iter().any(is_quota_option)
     }
 
     /// Mounts the filesystem with `uuid` at `target` unless it already is, then owner, mode,
     /// SELinux labels. `maj_min`: the device now holding it, when it exists already.
     fn mount_fs(
         &mut self,
-        target: &Path,
+        target: &MountPath,
         uuid: &str,
         fstype: &str,
         maj_min: Option<&str>,
@@ -457,7 +462,7 @@ impl Planner<'_> {
         let what = format!("UUID={uuid}");
         self.persisted.push((
             format!("/dev/disk/by-uuid/{uuid}"),
-            target.to_path_buf(),
+            target.clone(),
             fstype.to_string(),
         ));
         match top_mount(&self.node.mounts, target) {
@@ -466,36 +471,36 @@ impl Planner<'_> {
                 Ok(())
             }
             Some(m) => Err(SetupError::TargetBusy {
-                target: target.to_path_buf(),
+                target: target.as_path().to_path_buf(),
                 source_dev: m.source.clone(),
                 fstype: m.fstype.clone(),
             }),
             _ => {
                 self.mounting = true;
                 self.push(Step::Mkdir {
-                    path: target.to_path_buf(),
+                    path: target.clone(),
                 });
                 self.push(Step::Mount {
                     what,
-                    target: target.to_path_buf(),
+                    target: target.clone(),
                     fstype: fstype.to_string(),
                     options: self.cfg.options_string(),
                 });
                 if let Some(o) = &self.cfg.owner {
                     self.push(Step::Chown {
-                        path: target.to_path_buf(),
+                        path: target.clone(),
                         owner: o.clone(),
                     });
                 }
                 if let Some(m) = self.cfg.mode {
                     self.push(Step::Chmod {
-                        path: target.to_path_buf(),
-                        mode: format!("{m:04o}"),
+                        path: target.clone(),
+                        mode: m,
                     });
                 }
                 if self.kernel.selinux {
                     self.push(Step::Restorecon {
-                        path: target.to_path_buf(),
+                        path: target.clone(),
                     });
                 }
                 Ok(())
@@ -504,29 +509,29 @@ impl Planner<'_> {
     }
 
     /// For a filesystem already mounted: chown/chmod only when they differ.
-    fn owner_mode_if_changed(&mut self, target: &Path) {
+    fn owner_mode_if_changed(&mut self, target: &MountPath) {
         use std::os::unix::fs::MetadataExt;
         let meta = if self.root == Path::new("/") {
-            std::fs::metadata(target).ok()
+            std::fs::metadata(target.as_path()).ok()
         } else {
             None
         };
         if let Some(o) = self.cfg.owner.clone() {
             let same = meta
                 .as_ref()
-                .is_some_and(|m| owner_ids(self.root, &o) == Some((m.uid(), m.gid())));
+                .is_some_and(|m| owner_ids(self.root, &o.to_string()) == Some((m.uid(), m.gid())));
             if !same {
                 self.push(Step::Chown {
-                    path: target.to_path_buf(),
+                    path: target.clone(),
                     owner: o,
                 });
             }
         }
         if let Some(mode) = self.cfg.mode {
-            if meta.as_ref().map(|m| m.mode() & 0o7777) != Some(mode) {
+            if meta.as_ref().map(|m| m.mode() & 0o7777) != Some(mode.bits()) {
                 self.push(Step::Chmod {
-                    path: target.to_path_buf(),
-                    mode: format!("{mode:04o}"),
+                    path: target.clone(),
+                    mode,
                 });
             }
         }
@@ -543,15 +548,14 @@ impl Planner<'_> {
             .any(|s| matches!(s, Step::Mkfs { .. }));
         let mounted_now = !self.mounting;
         for dir in self.cfg.bind.clone() {
-            let rel = dir.strip_prefix("/").unwrap_or(&dir).to_path_buf();
-            let src = target.join(&rel);
+            let src = target.join_below(&dir);
             self.binds.push((src.clone(), dir.clone()));
-            let want_root = format!("/{}", rel.display());
+            let want_root = dir.to_string();
             match top_mount(&self.node.mounts, &dir) {
                 Some(m) if Some(&m.maj_min) == maj_min.as_ref() && m.root == want_root => continue,
                 Some(m) => {
                     return Err(SetupError::TargetBusy {
-                        target: dir.clone(),
+                        target: dir.as_path().to_path_buf(),
                         source_dev: m.source.clone(),
                         fstype: m.fstype.clone(),
                     })
@@ -559,22 +563,20 @@ impl Planner<'_> {
                 None => {}
             }
             self.mounting = true;
-            let ancestor_bound = self
-                .cfg
-                .bind
-                .iter()
-                .any(|b| b != &dir && dir.starts_with(b));
+            let ancestor_bound = self.cfg.bind.iter().any(|b| b != &dir && dir.is_below(b));
             if ancestor_bound {
                 // Its content came with the ancestor's copy.
                 self.push(Step::Mkdir { path: src.clone() });
-            } else if dir.is_dir() {
-                let skip = mounted_now && !fresh && src.exists();
+            } else if dir.as_path().is_dir() {
+                let skip = mounted_now && !fresh && src.as_path().exists();
                 if !skip {
                     self.push(Step::CopyIn {
                         src: dir.clone(),
                         dest: src.clone(),
-                        staging: target
-                            .join(format!(".disktier-copy-{}", persist::escape_path(&dir))),
+                        staging: target.join_name(&format!(
+                            ".disktier-copy-{}",
+                            crate::valid::file_slug(&dir)
+                        )),
                         conditional: !fresh,
                     });
                 }
@@ -620,7 +622,7 @@ impl Planner<'_> {
                     i
                 }
             };
-            let target = self.cfg.mount.join(idx.to_string());
+            let target = self.cfg.mount.join_index(idx);
             let label = format!("{}-{idx}", self.cfg.label);
             self.single(d, s, &target, &label)?;
         }
@@ -632,7 +634,7 @@ impl Planner<'_> {
         chosen: &[(&Disk, DevState)],
         has_program: &dyn Fn(&str) -> bool,
     ) -> Result<(), SetupError> {
-        let label = self.cfg.label.clone();
+        let label = self.cfg.label.to_string();
         let md_path = format!("/dev/md/{label}");
         let members: Vec<&Disk> = chosen
             .iter()
@@ -691,7 +693,7 @@ impl Planner<'_> {
             let dev = format!("/dev/{h}");
             match (md.signature.fstype.as_deref(), md.signature.label.as_deref()) {
                 (None, _) if md.signature.pttype.is_none() => {
-                    let uuid = derived_uuid(&label, &self.cfg.mount);
+                    let uuid = derived_uuid(&label, self.cfg.mount.as_path());
                     self.push(Step::Mkfs {
                         device: dev,
                         fs: self.cfg.fs,
@@ -725,7 +727,7 @@ impl Planner<'_> {
                 }),
             }
         } else {
-            let uuid = derived_uuid(&label, &self.cfg.mount);
+            let uuid = derived_uuid(&label, self.cfg.mount.as_path());
             self.push(Step::CreateRaid {
                 device: md_path.clone(),
                 name: label.clone(),
@@ -767,9 +769,9 @@ impl Planner<'_> {
                     units.push((name, persist::bind_unit(&src, &target, &fs_unit_for_binds)));
                 }
                 if let Some(bin) = &self.cfg.boot_binary {
-                    let exec: Vec<String> = std::iter::once(bin.clone())
+                    let exec: Vec<String> = std::iter::once(bin.to_string())
                         .chain(self.cfg.to_args())
-                        .map(|a| disktier_cmd::shell_quote(&a))
+                        .map(|a| persist::exec_arg(&a))
                         .collect();
                     let mounts: Vec<String> = self
                         .persisted
@@ -787,6 +789,7 @@ impl Planner<'_> {
                     let same = std::fs::read_to_string(&path).ok().as_deref() == Some(&body);
                     if !same {
                         self.push(Step::WriteFile {
+                            was: persist::content_hash(&path),
                             path,
                             contents: body,
                         });
@@ -825,12 +828,7 @@ impl Planner<'_> {
                     ));
                 }
                 for (src, target) in &self.binds {
-                    lines.push(persist::fstab_line(
-                        &src.display().to_string(),
-                        target,
-                        "none",
-                        "bind",
-                    ));
+                    lines.push(persist::fstab_line(src.as_str(), target, "none", "bind"));
                 }
                 let existing = std::fs::read_to_string(&path).unwrap_or_default();
                 let merged = persist::merge_fstab(&existing, &lines).map_err(|line| {
@@ -841,6 +839,7 @@ impl Planner<'_> {
                 })?;
                 if merged != existing {
                     self.push(Step::WriteFile {
+                        was: persist::content_hash(&path),
                         path,
                         contents: merged,
                     });

@@ -3,6 +3,7 @@
 
 use super::config::FsType;
 use super::SetupError;
+use crate::valid::{Mode, MountPath, Owner};
 use disktier_cmd::{shell_quote, Cmd, CommandRunner};
 use std::path::{Path, PathBuf};
 
@@ -39,51 +40,77 @@ pub enum Step {
         ext4_quota: bool,
     },
     Mkdir {
-        path: PathBuf,
+        path: MountPath,
     },
     Mount {
         what: String,
-        target: PathBuf,
+        target: MountPath,
         fstype: String,
         options: String,
     },
     Chown {
-        path: PathBuf,
-        owner: String,
+        path: MountPath,
+        owner: Owner,
     },
     Chmod {
-        path: PathBuf,
-        mode: String,
+        path: MountPath,
+        mode: Mode,
     },
     /// SELinux relabel (seed 000's restorecon unit), only where SELinux is enabled.
     Restorecon {
-        path: PathBuf,
+        path: MountPath,
     },
     /// Copies what `src` holds into `dest` on the new filesystem (pre-pulled images must
     /// survive) through a staging directory renamed at the end, so a crash mid-copy is redone.
     /// Skipped when `dest` already exists: a remounted filesystem keeps its newer content.
     CopyIn {
-        src: PathBuf,
-        dest: PathBuf,
-        staging: PathBuf,
+        src: MountPath,
+        dest: MountPath,
+        staging: MountPath,
         /// Whether `dest` may already exist (the filesystem was not made in this run).
         conditional: bool,
     },
     BindMount {
-        src: PathBuf,
-        target: PathBuf,
+        src: MountPath,
+        target: MountPath,
     },
+    /// Replaces a file atomically ([`super::persist::write_atomic`]), unless it changed
+    /// since it was read for planning.
     WriteFile {
         path: PathBuf,
         contents: String,
+        /// A hash of what the file held when planned (empty when absent): a file changed by
+        /// someone else between plan and write is not overwritten.
+        #[serde(skip)]
+        was: u64,
     },
     Systemctl {
         args: Vec<String>,
     },
 }
 
-fn p(p: &Path) -> String {
-    p.display().to_string()
+/// `cat > PATH <<'DELIM'` with a delimiter that occurs in no line of `contents` (a quoted
+/// heredoc expands nothing; a unique delimiter cannot be ended early by the contents).
+pub fn heredoc(path: &Path, contents: &str) -> String {
+    let mut delim = "EOF".to_string();
+    let mut n = 0;
+    while contents.lines().any(|l| l == delim) {
+        n += 1;
+        delim = format!("EOF_DISKTIER_{n}");
+    }
+    let nl = if contents.is_empty() || contents.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    format!(
+        "cat > {} <<'{delim}'\n{contents}{nl}{delim}",
+        shell_quote(&path.display().to_string())
+    )
+}
+
+fn p(p: &MountPath) -> String {
+    p.to_string()
 }
 
 impl Step {
@@ -155,16 +182,16 @@ impl Step {
                 .args(["-t", fstype.as_str(), "-o", options.as_str(), what.as_str()])
                 .arg(p(target))],
             Step::Chown { path, owner } => {
-                vec![Cmd::new("chown").arg(owner.as_str()).arg(p(path))]
+                vec![Cmd::new("chown").arg(owner.to_string()).arg(p(path))]
             }
-            Step::Chmod { path, mode } => vec![Cmd::new("chmod").arg(mode.as_str()).arg(p(path))],
+            Step::Chmod { path, mode } => {
+                vec![Cmd::new("chmod").arg(mode.to_string()).arg(p(path))]
+            }
             Step::Restorecon { path } => vec![Cmd::new("restorecon").arg("-R").arg(p(path))],
             Step::CopyIn {
                 src, dest, staging, ..
             } => vec![
-                Cmd::new("mkdir")
-                    .arg("-p")
-                    .arg(p(dest.parent().unwrap_or(Path::new("/")))),
+                Cmd::new("mkdir").arg("-p").arg(dest.parent_str()),
                 Cmd::new("rm").arg("-rf").arg(p(staging)),
                 Cmd::new("cp")
                     .arg("-a")
@@ -195,12 +222,18 @@ impl Step {
                     inner.join(" && ")
                 )]
             }
-            Step::WriteFile { path, contents } => vec![format!(
-                "cat > {} <<'EOF'\n{}EOF",
-                shell_quote(&p(path)),
-                contents
-            )],
+            Step::WriteFile { path, contents, .. } => vec![heredoc(path, contents)],
             _ => self.commands().iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    /// The devices this step overwrites (mkfs, mdadm --create): each is checked again right
+    /// before the step runs ([`super::recheck`]).
+    pub fn destructive_devices(&self) -> Vec<&str> {
+        match self {
+            Step::CreateRaid { members, .. } => members.iter().map(String::as_str).collect(),
+            Step::Mkfs { device, .. } => vec![device.as_str()],
+            _ => Vec::new(),
         }
     }
 
@@ -214,10 +247,10 @@ impl Step {
     pub fn execute(&self, runner: &dyn CommandRunner) -> Result<Option<String>, SetupError> {
         match self {
             Step::CopyIn { dest, .. } => {
-                if dest.exists() {
+                if dest.as_path().exists() {
                     return Ok(Some(format!(
                         "{} already exists on the filesystem: kept as is",
-                        dest.display()
+                        dest
                     )));
                 }
                 let cmds = self.commands();
@@ -227,17 +260,18 @@ impl Step {
                 runner.run(&cmds[3])?;
                 Ok(None)
             }
-            Step::WriteFile { path, contents } => {
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| SetupError::Io {
-                        path: dir.to_path_buf(),
-                        source: e,
-                    })?;
+            Step::WriteFile {
+                path,
+                contents,
+                was,
+            } => {
+                if super::persist::content_hash(path) != *was {
+                    return Err(SetupError::Config(format!(
+                        "{} changed since setup read it (another program wrote it): re-run setup, which plans from its new content",
+                        path.display()
+                    )));
                 }
-                std::fs::write(path, contents).map_err(|e| SetupError::Io {
-                    path: path.clone(),
-                    source: e,
-                })?;
+                super::persist::write_atomic(path, contents)?;
                 Ok(None)
             }
             _ => {
@@ -263,17 +297,13 @@ impl Step {
             } => {
                 format!("make {} labelled {label} on {device}", fs.as_str())
             }
-            Step::Mkdir { path } => format!("create directory {}", path.display()),
-            Step::Mount { what, target, .. } => format!("mount {what} on {}", target.display()),
-            Step::Chown { path, owner } => format!("chown {owner} {}", path.display()),
-            Step::Chmod { path, mode } => format!("chmod {mode} {}", path.display()),
-            Step::Restorecon { path } => format!("restore SELinux labels under {}", path.display()),
-            Step::CopyIn { src, dest, .. } => {
-                format!("copy {} into {}", src.display(), dest.display())
-            }
-            Step::BindMount { src, target } => {
-                format!("bind {} on {}", src.display(), target.display())
-            }
+            Step::Mkdir { path } => format!("create directory {path}"),
+            Step::Mount { what, target, .. } => format!("mount {what} on {target}"),
+            Step::Chown { path, owner } => format!("chown {owner} {path}"),
+            Step::Chmod { path, mode } => format!("chmod {mode} {path}"),
+            Step::Restorecon { path } => format!("restore SELinux labels under {path}"),
+            Step::CopyIn { src, dest, .. } => format!("copy {src} into {dest}"),
+            Step::BindMount { src, target } => format!("bind {src} on {target}"),
             Step::WriteFile { path, .. } => format!("write {}", path.display()),
             Step::Systemctl { args } => format!("systemctl {}", args.join(" ")),
         }

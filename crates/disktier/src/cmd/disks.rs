@@ -106,5 +106,9 @@ pub fn table(disks: &[Disk]) -> String {
     if disks.is_empty() {
         out.push_str("no block devices\n");
     }
-    out
+    // Models, serials and by-id names come from device firmware: no escape sequence of theirs
+    // reaches the terminal.
+    out.chars()
+        .map(|c| if c.is_control() && c != '\n' { '?' } else { c })
+        .collect()
 }

@@ -1,11 +1,11 @@
 //! `disktier setup`: make a filesystem on the node's local ephemeral disks (or the given ones)
 //! and mount it, safely and idempotently; the options here are what the user typed,
-//! `disktier_disks::setup::SetupConfig::check` turns them into the checked request.
+//! `disktier_disks::setup::SetupRequest::check` turns them into the checked request.
 
 use super::{print_json, Ctx, Outcome};
 use clap::ValueEnum;
 use disktier_cmd::RealRunner;
-use disktier_disks::setup::{setup, FsType, LayoutChoice, Persist, Report, SetupConfig};
+use disktier_disks::setup::{setup, FsType, LayoutChoice, Persist, Report, SetupRequest};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -40,8 +40,8 @@ pub struct Args {
     #[arg(long, value_name = "USER:GROUP")]
     pub owner: Option<String>,
     /// Mode of the mount point, octal (e.g. 0755).
-    #[arg(long, value_parser = parse_mode, value_name = "OCTAL")]
-    pub mode: Option<u32>,
+    #[arg(long, value_name = "OCTAL")]
+    pub mode: Option<String>,
     /// Directories to move onto the new filesystem: their content is copied in, then the
     /// filesystem's copy is bind-mounted over them (comma-separated), parent before child.
     #[arg(long, value_delimiter = ',', value_name = "DIR,...")]
@@ -52,6 +52,10 @@ pub struct Args {
     /// Print the exact commands it would run, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// With --persist systemd: let the boot-time unit run this binary even from a build,
+    /// temporary or home directory (normally refused: install it, e.g. to /usr/local/bin).
+    #[arg(long)]
+    pub allow_build_binary: bool,
     /// Read the node below DIR (fixture trees; only with --dry-run).
     #[arg(long, hide = true, value_name = "DIR")]
     pub sysfs_root: Option<PathBuf>,
@@ -80,14 +84,9 @@ pub enum PersistArg {
     Fstab,
 }
 
-fn parse_mode(s: &str) -> Result<u32, String> {
-    u32::from_str_radix(s.trim_start_matches("0o"), 8)
-        .map_err(|_| format!("{s:?} is not an octal mode: pass e.g. 0755"))
-}
-
 impl Args {
-    fn into_config(self) -> SetupConfig {
-        let mut c = SetupConfig::new(self.mount);
+    fn into_request(self) -> SetupRequest {
+        let mut c = SetupRequest::new(self.mount);
         c.devices = (!self.devices.is_empty()).then_some(self.devices);
         c.layout = match self.layout {
             LayoutArg::Auto => LayoutChoice::Auto,
@@ -110,11 +109,10 @@ impl Args {
         };
         c.persist_root = self.root;
         c.dry_run = self.dry_run;
+        c.allow_build_binary = self.allow_build_binary;
         if matches!(self.persist, PersistArg::Systemd) {
             // The boot-time unit runs this very binary again (see `boot_binary`).
-            c.boot_binary = std::env::current_exe()
-                .ok()
-                .map(|p| p.display().to_string());
+            c.boot_binary = std::env::current_exe().ok();
         }
         c
     }
@@ -130,10 +128,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             "--sysfs-root describes another node: its disks are not this machine's, so only --dry-run is allowed with it"
         );
     }
-    if !args.dry_run && !is_root() {
+    // Every value is checked before anything else, so a bad one is named even without root.
+    let dry_run = args.dry_run;
+    let cfg = args.into_request().check()?;
+    if !dry_run && !is_root() {
         anyhow::bail!("setup makes filesystems and mounts them: run it as root, or pass --dry-run to see what it would do");
     }
-    let cfg = args.into_config().check()?;
     let report = setup(&cfg, &root, &RealRunner)?;
     if ctx.json() {
         print_json(&report)?;
@@ -172,12 +172,12 @@ fn print_text(ctx: &Ctx, r: &Report) {
         }
     }
     if r.layout.is_some() && !r.changed {
-        println!("{} is set up: nothing to change", r.mount.display());
+        println!("{} is set up: nothing to change", r.mount);
     } else if r.layout.is_some() {
         let devs: Vec<&str> = r.devices.iter().map(|d| d.path.as_str()).collect();
         println!(
             "{} is set up on {} ({})",
-            r.mount.display(),
+            r.mount,
             devs.join(", "),
             r.fs.as_str()
         );

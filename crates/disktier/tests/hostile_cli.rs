@@ -1,0 +1,426 @@
+//! A hostile user at the command line of `setup`, `render`, `disks` and the size/duration/rate
+//! flags: newlines, control characters, `..`, relative and huge paths, NaN and huge numbers,
+//! symlinks. Each gets a clear error and exit status 2 — never a panic (101), a hang, or a
+//! change on the machine. The first two tests are the exploits of issue 13.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../disks/tests/fixtures/sysfs")
+        .join(name)
+}
+
+fn bin() -> Command {
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env("DISKTIER_DB", "/nonexistent/disktier-test.db")
+        .arg("--no-save")
+        .timeout(Duration::from_secs(60));
+    c
+}
+
+/// Runs disktier with `args`; asserts exit 2, an `error:` line naming `expect`, no panic, and
+/// nothing on stdout (no half-written script or unit).
+fn refused(args: &[&str], expect: &str) {
+    let out = bin().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: want exit 2\nstderr: {stderr}\nstdout: {stdout}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(expect),
+        "{args:?}: stderr should name {expect:?}: {stderr}"
+    );
+    assert!(stdout.trim().is_empty(), "{args:?} printed: {stdout}");
+}
+
+#[test]
+fn setup_refuses_a_mount_that_would_end_the_heredoc_and_run_a_command() {
+    // Issue 13: this printed a script whose heredoc ended early, then `touch /tmp/pwned`,
+    // and an fstab with a line of its own.
+    let pwned = Path::new("/tmp/pwned");
+    let before = pwned.exists();
+    refused(
+        &[
+            "setup",
+            "--devices",
+            "/dev/loop0",
+            "--mount",
+            "/mnt/a\nEOF\ntouch /tmp/pwned",
+            "--dry-run",
+            "--persist",
+            "fstab",
+        ],
+        "--mount \"/mnt/a\\nEOF\\ntouch /tmp/pwned\" is not usable: it contains a control character",
+    );
+    // The same on a fixture node with an eligible disk (where the old code printed the
+    // broken heredoc, exit 0).
+    let root = fixture("aws-m6id-xlarge");
+    refused(
+        &[
+            "setup",
+            "--mount",
+            "/mnt/a\nEOF\ntouch /tmp/pwned",
+            "--dry-run",
+            "--persist",
+            "fstab",
+            "--sysfs-root",
+            root.to_str().unwrap(),
+        ],
+        "control character",
+    );
+    assert_eq!(pwned.exists(), before);
+}
+
+#[test]
+fn a_newline_in_options_never_reaches_a_unit() {
+    // Issue 13: a newline in --options became a directive of its own in the systemd unit.
+    let opts = "noatime\nExecStartPre=/bin/touch /tmp/pwned";
+    refused(
+        &[
+            "setup",
+            "--mount",
+            "/mnt/a",
+            "--options",
+            opts,
+            "--persist",
+            "systemd",
+            "--dry-run",
+        ],
+        "--options",
+    );
+    for platform in ["systemd", "openshift", "cloud-init"] {
+        refused(
+            &["render", platform, "--mount", "/mnt/a", "--options", opts],
+            "--options",
+        );
+    }
+}
+
+#[test]
+fn setup_refuses_every_hostile_value() {
+    let long = format!("/{}", "a/".repeat(3000));
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--mount", "relative/dir"], "not an absolute path"),
+        (vec!["--mount", "/"], "root filesystem"),
+        (vec!["--mount", "/var/../etc"], ". or .."),
+        (vec!["--mount", "/mnt/./x"], ". or .."),
+        (vec!["--mount", "/mnt/a\tb"], "control character"),
+        (vec!["--mount", "/mnt/\u{1b}[2J"], "control character"),
+        (vec!["--mount", "/mnt/$(reboot)"], "use only letters"),
+        (vec!["--mount", "/mnt/a'b"], "use only letters"),
+        (vec!["--mount", long.as_str()], "longer than"),
+        (vec!["--mount", "/data", "--options", "a,b c"], "--options"),
+        (vec!["--mount", "/data", "--options", "x=%n"], "--options"),
+        (vec!["--mount", "/data", "--options", "=5"], "--options"),
+        (vec!["--mount", "/data", "--owner", "root\n"], "--owner"),
+        (vec!["--mount", "/data", "--owner", "a;b"], "--owner"),
+        (
+            vec!["--mount", "/data", "--owner", "99999999999:0"],
+            "--owner",
+        ),
+        (vec!["--mount", "/data", "--mode", "NaN"], "--mode"),
+        (vec!["--mount", "/data", "--mode", "77777"], "--mode"),
+        (vec!["--mount", "/data", "--mode=-1"], "--mode"),
+        (vec!["--mount", "/data", "--label", "a\nb"], "--label"),
+        (vec!["--mount", "/data", "--label=-f"], "--label"),
+        (
+            vec!["--mount", "/data", "--label", "waytoolongforxfs"],
+            "at most 12",
+        ),
+        (
+            vec!["--mount", "/data", "--bind", "/var/lib/../../etc"],
+            "--bind",
+        ),
+        (vec!["--mount", "/data", "--bind", "/etc\n/x"], "--bind"),
+        (
+            vec!["--mount", "/data", "--bind", "/data/sub"],
+            "outside --mount",
+        ),
+        (
+            vec!["--mount", "/data", "--devices", "/dev/sda\nrm"],
+            "--devices",
+        ),
+        (
+            vec!["--mount", "/data", "--devices", "/dev/../etc/passwd"],
+            "--devices",
+        ),
+        (vec!["--mount", "/data", "--devices", "sda"], "--devices"),
+        (vec!["--mount", "/data", "--root", "/tmp/x\ny"], "--root"),
+    ];
+    for (args, expect) in cases {
+        let mut a = vec!["setup", "--dry-run"];
+        a.extend(args);
+        a.extend(["--sysfs-root"]);
+        let root = fixture("aws-m6id-xlarge");
+        let root = root.to_str().unwrap();
+        a.push(root);
+        refused(&a, expect);
+    }
+}
+
+#[test]
+fn setup_refuses_a_mount_point_behind_a_symlink() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir(t.path().join("real")).unwrap();
+    std::os::unix::fs::symlink(t.path().join("real"), t.path().join("link")).unwrap();
+    let m = t.path().join("link/m");
+    refused(
+        &[
+            "setup",
+            "--dry-run",
+            "--mount",
+            m.to_str().unwrap(),
+            "--devices",
+            "/dev/loop0",
+        ],
+        "is a symbolic link",
+    );
+}
+
+#[test]
+fn setup_persist_systemd_refuses_a_build_directory_binary() {
+    refused(
+        &[
+            "setup",
+            "--dry-run",
+            "--mount",
+            "/data",
+            "--persist",
+            "systemd",
+            "--sysfs-root",
+            fixture("aws-m6id-xlarge").to_str().unwrap(),
+        ],
+        "/usr/local/bin/disktier",
+    );
+}
+
+#[test]
+fn render_refuses_every_hostile_value() {
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["systemd", "--mount", "/mnt/a\nb"], "control character"),
+        (vec!["systemd", "--mount", "/var/../etc"], ". or .."),
+        (
+            vec!["systemd", "--mount", "/data", "--owner", "a:b\n"],
+            "--owner",
+        ),
+        (
+            vec!["systemd", "--mount", "/data", "--mode", "1e9"],
+            "--mode",
+        ),
+        (
+            vec!["systemd", "--mount", "/data", "--label", "a b"],
+            "--label",
+        ),
+        (
+            vec!["systemd", "--mount", "/data", "--bind", "/x/../y"],
+            "--bind",
+        ),
+        (
+            vec!["systemd", "--mount", "/data", "--model", "x\ny"],
+            "--model",
+        ),
+        (
+            vec![
+                "systemd",
+                "--mount",
+                "/data",
+                "--by-id",
+                "/dev/disk/by-id/x\ny",
+            ],
+            "stable",
+        ),
+        (
+            vec!["cloud-init", "--mount", "/data", "--options", "a\n- b"],
+            "--options",
+        ),
+        (
+            vec![
+                "openshift",
+                "--mount",
+                "/data",
+                "--use-binary",
+                "/usr/bin/x\nExecStartPre=/bin/sh",
+            ],
+            "--use-binary",
+        ),
+        (
+            vec!["openshift", "--mount", "/data", "--use-binary", "relative"],
+            "--use-binary",
+        ),
+        (
+            vec![
+                "bcache",
+                "--fast",
+                "/dev/disk/by-id/a\nb",
+                "--slow",
+                "/dev/disk/by-id/c",
+            ],
+            "stable",
+        ),
+    ];
+    for (args, expect) in cases {
+        let mut a = vec!["render"];
+        a.extend(args);
+        refused(&a, expect);
+    }
+    let eks = [
+        "render",
+        "eks",
+        "--cluster",
+        "prod",
+        "--api-server-endpoint",
+        "https://x.eks.amazonaws.com",
+        "--certificate-authority",
+        "QUJD",
+        "--cidr",
+        "10.100.0.0/16",
+    ];
+    for (extra, expect) in [
+        (["--mount", "/mnt/a\u{1}b"], "--mount"),
+        (["--node-role", "role\nkind: Secret"], "node-role"),
+        (["--node-role", "r\u{7f}"], "node-role"),
+        (
+            ["--api-server-endpoint", "https://x\u{1b}y"],
+            "api-server-endpoint",
+        ),
+    ] {
+        let mut a = eks.to_vec();
+        a.extend(extra);
+        refused(&a, expect);
+    }
+    for (extra, expect) in [
+        (vec!["--image", "nginx\nkind: Secret"], "--image"),
+        (vec!["--cluster", "prod;rm"], "--cluster"),
+        (vec!["--request", "NaN"], "request"),
+        (vec!["--request", "99999999999999999999Ei"], "request"),
+    ] {
+        let mut a = vec![
+            "render",
+            "gke",
+            "--cluster",
+            "prod",
+            "--machine-type",
+            "n2-standard-8",
+            "--local-ssds",
+            "2",
+        ];
+        a.extend(extra);
+        refused(&a, expect);
+    }
+    // A blank and ": " are allowed in a path, and quoted where the YAML is written by hand.
+    let mut a = eks.to_vec();
+    a.extend([
+        "--strategy",
+        "mount",
+        "--mount",
+        "/mnt/a: b",
+        "--format",
+        "json",
+    ]);
+    let out = bin().args(&a).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(r#"mountPath: \"/mnt/a: b\""#),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn sizes_durations_and_rates_refuse_nan_and_huge_values() {
+    for (args, expect) in [
+        (vec!["price", "gp3", "--size", "NaN"], "not a size"),
+        (
+            vec!["price", "gp3", "--size", "99999999999999PiB"],
+            "too large",
+        ),
+        (vec!["price", "gp3", "--size", "1e309"], "not a size"),
+        (
+            vec!["price", "gp3", "--size", "36GiB", "--throughput", "inf/s"],
+            "not a rate",
+        ),
+        (
+            vec!["bench", "/nonexistent-dir-x", "--runtime", "NaN"],
+            "not a duration",
+        ),
+        (
+            vec![
+                "bench",
+                "/nonexistent-dir-x",
+                "--runtime",
+                "99999999999999999999h",
+            ],
+            "too large",
+        ),
+        (
+            vec!["bench", "/nonexistent-dir-x", "--size=-5G"],
+            "not a size",
+        ),
+    ] {
+        refused(&args, expect);
+    }
+}
+
+#[test]
+fn disks_with_a_hostile_tree_errs_or_lists_but_never_panics() {
+    let t = tempfile::tempdir().unwrap();
+    // No sys/block at all.
+    refused(
+        &["disks", "--sysfs-root", t.path().to_str().unwrap()],
+        "error",
+    );
+    // Binary and absurd attribute files, a mountinfo line with an escape beyond a byte.
+    let d = t.path().join("sys/block/vdz");
+    std::fs::create_dir_all(d.join("queue")).unwrap();
+    std::fs::write(d.join("size"), "18446744073709551615").unwrap();
+    std::fs::write(d.join("dev"), b"\xff\xfe\0\n").unwrap();
+    std::fs::write(d.join("queue/scheduler"), vec![0u8; 100_000]).unwrap();
+    std::fs::create_dir_all(t.path().join("proc/self")).unwrap();
+    std::fs::write(
+        t.path().join("proc/self/mountinfo"),
+        "1 2 3:4 / /x\\777 rw - xfs /dev/vdz rw\n\\\n",
+    )
+    .unwrap();
+    // A model string with a terminal escape sequence (firmware-provided): shown, but harmless.
+    std::fs::create_dir_all(d.join("device")).unwrap();
+    std::fs::write(d.join("device/model"), "evil\x1b]0;owned\x07\x1b[2J\n").unwrap();
+    let out = bin()
+        .args(["disks", "--sysfs-root"])
+        .arg(t.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("evil?]0;owned??[2J"), "{text}");
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
+    let out = bin()
+        .args(["disks", "--format", "json", "--sysfs-root"])
+        .arg(t.path())
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(2)),
+        "{:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}

@@ -1,0 +1,130 @@
+//! Limits for fuzz targets (the `tests/fuzz.rs` of each crate, run by bolero as ordinary
+//! tests over the checked-in corpus, and for minutes by `bench/fuzz.sh`): memory and time per
+//! input are capped here, so a parser that allocates without bound or loops shows up as a
+//! failure instead of exhausting the machine.
+//!
+//! ```ignore
+//! #[global_allocator]
+//! static ALLOC: disktier_testkit::fuzz::CappedAlloc = disktier_testkit::fuzz::CappedAlloc::new(256 << 20);
+//!
+//! #[test]
+//! fn fuzz_size() {
+//!     bolero::check!().for_each(|b: &[u8]| disktier_testkit::fuzz::bounded(&ALLOC, || { ... }));
+//! }
+//! ```
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Wall-clock time one input may take (debug builds, a busy 2-core machine): far above what
+/// any parser here needs for 4 KiB of input, far below a hang.
+pub const TIME_PER_INPUT: Duration = Duration::from_secs(2);
+
+/// An allocator that refuses (returns null, which aborts the process with "memory allocation
+/// failed") any allocation that would take the live heap above `limit` bytes, and records the
+/// peak, so [`bounded`] can fail an input that used more than it should.
+pub struct CappedAlloc {
+    limit: usize,
+    live: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl CappedAlloc {
+    pub const fn new(limit: usize) -> CappedAlloc {
+        CappedAlloc {
+            limit,
+            live: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+        }
+    }
+
+    /// Bytes allocated and not yet freed.
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// Starts a new peak measurement at the current live size.
+    pub fn reset_peak(&self) {
+        self.peak.store(self.live(), Ordering::Relaxed);
+    }
+
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+// SAFETY: every call is forwarded to the system allocator with the same layout; the counters
+// do not affect the memory handed out.
+unsafe impl GlobalAlloc for CappedAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let size = layout.size();
+        let now = self.live.fetch_add(size, Ordering::Relaxed) + size;
+        if now > self.limit {
+            self.live.fetch_sub(size, Ordering::Relaxed);
+            return std::ptr::null_mut();
+        }
+        self.peak.fetch_max(now, Ordering::Relaxed);
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        self.live.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: `ptr` came from System.alloc with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let old = layout.size();
+        if new_size > old {
+            let grow = new_size - old;
+            let now = self.live.fetch_add(grow, Ordering::Relaxed) + grow;
+            if now > self.limit {
+                self.live.fetch_sub(grow, Ordering::Relaxed);
+                return std::ptr::null_mut();
+            }
+            self.peak.fetch_max(now, Ordering::Relaxed);
+        } else {
+            self.live.fetch_sub(old - new_size, Ordering::Relaxed);
+        }
+        // SAFETY: forwarded with the caller's pointer and layout.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// Runs one input's check, failing it when it takes longer than [`TIME_PER_INPUT`] or grows
+/// the heap by more than `max_growth` bytes. (Tests of one binary may run in parallel; the
+/// memory bound is on the process, so each fuzz binary should hold only fuzz targets.)
+pub fn bounded_by(alloc: &CappedAlloc, max_growth: usize, f: impl FnOnce()) {
+    let base = alloc.live();
+    alloc.reset_peak();
+    let start = Instant::now();
+    f();
+    let took = start.elapsed();
+    assert!(
+        took <= TIME_PER_INPUT,
+        "one input took {took:?} (limit {TIME_PER_INPUT:?})"
+    );
+    let grew = alloc.peak().saturating_sub(base);
+    assert!(
+        grew <= max_growth,
+        "one input grew the heap by {grew} bytes (limit {max_growth})"
+    );
+}
+
+/// Fuzz targets of one test binary run one at a time (the memory measurement is per process):
+/// each target holds this guard while it runs.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// [`bounded_by`] with 64 MiB per input.
+pub fn bounded(alloc: &CappedAlloc, f: impl FnOnce()) {
+    bounded_by(alloc, 64 << 20, f)
+}

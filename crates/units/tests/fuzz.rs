@@ -1,0 +1,95 @@
+//! Fuzz targets for the size, duration and rate parsers (SECURITY.md, "Fuzzing"). Each runs
+//! for about a second in `cargo test` over the corpus in `tests/__fuzz__/` plus random inputs;
+//! `bench/fuzz.sh TARGET MINUTES` runs one for longer (BOLERO_RANDOM_TEST_TIME_MS). Memory
+//! and time per input are capped by `disktier_testkit::fuzz`.
+
+use disktier_testkit::fuzz::{bounded, serial, CappedAlloc};
+use disktier_units::{fmt_ns, parse_duration, parse_rate, parse_size, Bytes};
+
+#[global_allocator]
+static ALLOC: CappedAlloc = CappedAlloc::new(512 << 20);
+
+fn text(b: &[u8]) -> &str {
+    std::str::from_utf8(b).unwrap_or("")
+}
+
+/// Any text: an answer (never a panic); a size that parses prints and parses back to itself
+/// when printed exactly.
+#[test]
+fn fuzz_size() {
+    let _g = serial();
+    bolero::check!().for_each(|b: &[u8]| {
+        bounded(&ALLOC, || {
+            let s = text(b);
+            if let Ok(v) = parse_size(s) {
+                assert_eq!(parse_size(&v.to_string()), Ok(v), "{s:?}");
+                let shown = Bytes(v).to_string();
+                if !shown.contains('.') {
+                    assert_eq!(parse_size(&shown), Ok(v), "{s:?} shown as {shown}");
+                }
+            }
+        })
+    });
+}
+
+/// Exact multiples of each binary unit print as that unit and parse back.
+#[test]
+fn fuzz_size_round_trip() {
+    let _g = serial();
+    bolero::check!()
+        .with_type::<(u32, u8)>()
+        .for_each(|(n, unit)| {
+            bounded(&ALLOC, || {
+                let v = u64::from(*n) << (10 * u32::from(unit % 6));
+                let shown = Bytes(v).to_string();
+                if !shown.contains('.') {
+                    assert_eq!(parse_size(&shown), Ok(v), "{shown}");
+                }
+                for suffix in [
+                    "", "b", "k", "KiB", "m", "MiB", "g", "GiB", "t", "TiB", "p", "PiB",
+                ] {
+                    let _ = parse_size(&format!("{n}{suffix}"));
+                }
+            })
+        });
+}
+
+/// Any text: an answer; a duration that parses is finite and at most 10^12 s.
+#[test]
+fn fuzz_duration() {
+    let _g = serial();
+    bolero::check!().for_each(|b: &[u8]| {
+        bounded(&ALLOC, || {
+            if let Ok(d) = parse_duration(text(b)) {
+                assert!(d.as_secs_f64() <= 1e12, "{d:?}");
+            }
+        })
+    });
+}
+
+/// Any text: an answer; a rate is a size per second, so `X/s` and `X` agree.
+#[test]
+fn fuzz_rate() {
+    let _g = serial();
+    bolero::check!().for_each(|b: &[u8]| {
+        bounded(&ALLOC, || {
+            let s = text(b);
+            if let Ok(r) = parse_rate(s) {
+                if !s.trim().ends_with("/s") && !s.trim().ends_with("ps") {
+                    assert_eq!(parse_size(s), Ok(r), "{s:?}");
+                }
+            }
+        })
+    });
+}
+
+/// Any float, including NaN and infinities, prints.
+#[test]
+fn fuzz_fmt_ns() {
+    let _g = serial();
+    bolero::check!().with_type::<f64>().for_each(|v| {
+        bounded(&ALLOC, || {
+            assert!(!fmt_ns(*v).is_empty());
+        })
+    });
+}
