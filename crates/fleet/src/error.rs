@@ -23,40 +23,54 @@ pub enum FleetError {
     },
     #[error("no node selection: pass --nodes A,B, --selector KEY=VALUE, --control-plane or --all-nodes")]
     NoSelection,
-    #[error("cannot read the kubeconfig {path}: {source}")]
+    #[error("cannot read the kubeconfig {path}: {err}")]
     Kubeconfig {
         path: PathBuf,
-        source: kube::config::KubeconfigError,
+        err: kube::config::KubeconfigError,
     },
+    // The kube errors carry their causes in their own text: shown, not chained.
     #[error("no Kubernetes configuration: set KUBECONFIG, pass --kubeconfig, or run inside a pod ({0})")]
-    NoConfig(#[source] kube::config::InferConfigError),
+    NoConfig(kube::config::InferConfigError),
     #[error("kubeconfig: {0}")]
-    Config(#[source] kube::config::KubeconfigError),
+    Config(kube::config::KubeconfigError),
     #[error("cannot build the Kubernetes client: {0}")]
-    Client(#[source] kube::Error),
+    Client(kube::Error),
     #[error("namespace {0} does not exist: create it with `kubectl create namespace {0}`, or pass --create-namespace")]
     NoNamespace(String),
-    #[error("{action}: {source}")]
-    Api {
-        action: String,
-        source: kube::Error,
-    },
+    #[error("{action}: {}", describe(err))]
+    Api { action: String, err: kube::Error },
     #[error("the nodes selected by {0} match no node")]
     NoNodes(String),
     #[error("cannot render the manifests as YAML: {0}")]
     Yaml(#[from] serde_yaml_ng::Error),
-    #[error("cannot start the async runtime: {0}")]
-    Runtime(#[source] std::io::Error),
+    #[error("cannot start the async runtime or its signal handlers: {0}")]
+    Runtime(std::io::Error),
     #[error("interrupted by {0}: every Job and Pod this run made was deleted")]
     Interrupted(&'static str),
 }
 
 impl FleetError {
-    pub(crate) fn api(action: impl Into<String>, source: kube::Error) -> FleetError {
+    pub(crate) fn api(action: impl Into<String>, err: kube::Error) -> FleetError {
         FleetError::Api {
             action: action.into(),
-            source,
+            err,
         }
+    }
+}
+
+/// An API error in words: the server's message and reason (kube's own text repeats the whole
+/// status twice).
+pub fn describe(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => {
+            let hint = if s.is_forbidden() {
+                " (see `disktier fleet rbac` for the permissions fleet needs)"
+            } else {
+                ""
+            };
+            format!("{} ({} {}){hint}", s.message, s.code, s.reason)
+        }
+        other => other.to_string(),
     }
 }
 

@@ -102,9 +102,9 @@ pub async fn client(opts: &ClientOptions) -> Result<Client> {
     };
     let config = match &opts.kubeconfig {
         Some(path) => {
-            let kc = Kubeconfig::read_from(path).map_err(|source| FleetError::Kubeconfig {
+            let kc = Kubeconfig::read_from(path).map_err(|err| FleetError::Kubeconfig {
                 path: path.clone(),
-                source,
+                err,
             })?;
             Config::from_custom_kubeconfig(kc, &kopts)
                 .await
@@ -409,7 +409,7 @@ pub async fn run(client: &Client, spec: &RunSpec, progress: &mut dyn FnMut(Progr
                 Err(e) => {
                     report.reason = Some(format!(
                         "cannot create Job {ns}/{name}: {}",
-                        FleetError::api("", e).to_string().trim_start_matches(": ")
+                        crate::error::describe(&e)
                     ));
                     progress(Progress::Done(&report));
                     done.insert(c.node.clone(), report);
@@ -652,7 +652,7 @@ async fn collect(pods: &Api<Pod>, pod: &str, t: Terminated, r: &mut NodeReport) 
             r.reason = Some(format!(
                 "exit {}, and its log could not be read: {}",
                 t.exit_code,
-                FleetError::api("reading the pod log", e)
+                crate::error::describe(&e)
             ));
             return;
         }
