@@ -63,8 +63,11 @@ impl ClusterArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PullPolicyArg {
+    #[value(name = "Always", alias = "always")]
     Always,
+    #[value(name = "IfNotPresent", alias = "if-not-present")]
     IfNotPresent,
+    #[value(name = "Never", alias = "never")]
     Never,
 }
 
@@ -115,6 +118,9 @@ pub struct RunArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// The fleet run id (default: a new one); for reproducible --dry-run output in tests.
+    #[arg(long, hide = true, value_name = "ID")]
+    pub run_id: Option<String>,
     /// The disktier command each node runs (after `--`); fleet adds --format json, --no-save
     /// and --quiet, and mounts exactly the absolute paths it names.
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -205,7 +211,13 @@ fn new_run_id() -> String {
 }
 
 fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
-    let run_id = new_run_id();
+    let run_id = match &a.run_id {
+        Some(id) => {
+            manifest::check_dns_label("--run-id", id)?;
+            id.clone()
+        }
+        None => new_run_id(),
+    };
     let cfg = job_config(&a, &run_id)?;
     let sel = selection(&a)?;
     if a.dry_run {
