@@ -29,7 +29,13 @@ fn dry_run_yaml(extra: &[&str], command: &[&str]) -> String {
     let kc = unreachable_kubeconfig(dir.path());
     let out = disktier()
         .env("KUBECONFIG", &kc)
-        .args(["fleet", "run", "--run-id", "20261124-120000-abcdef", "--dry-run"])
+        .args([
+            "fleet",
+            "run",
+            "--run-id",
+            "20261124-120000-abcdef",
+            "--dry-run",
+        ])
         .args(extra)
         .arg("--")
         .args(command)
@@ -53,7 +59,9 @@ fn validate(yaml: &str, version: &str) -> Option<(bool, String)> {
             std::env::var_os("CI").is_none(),
             "kubernetes-validate is missing under CI: scripts/test.sh installs it with pip"
         );
-        eprintln!("skipped: kubernetes-validate is not installed (pip install kubernetes-validate)");
+        eprintln!(
+            "skipped: kubernetes-validate is not installed (pip install kubernetes-validate)"
+        );
         return None;
     }
     let mut f = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
@@ -73,7 +81,10 @@ fn validate(yaml: &str, version: &str) -> Option<(bool, String)> {
 
 #[test]
 fn dry_run_with_nodes_contacts_nothing_and_prints_one_job_per_node() {
-    let y = dry_run_yaml(&["--nodes", "cp-1,worker-2"], &["check", "etcd", "/var/lib/etcd"]);
+    let y = dry_run_yaml(
+        &["--nodes", "cp-1,worker-2"],
+        &["check", "etcd", "/var/lib/etcd"],
+    );
     assert_eq!(y.matches("\n---\n").count() + 1, 2, "{y}");
     assert_eq!(y.matches("kind: Job").count(), 2);
     assert!(y.contains("nodeName: cp-1") && y.contains("nodeName: worker-2"));
@@ -97,7 +108,10 @@ fn dry_run_manifests_validate_strictly_against_1_25_and_1_33() {
             ],
             &["bench", "/dev/nvme1n1", "--rw", "randread"],
         ),
-        dry_run_yaml(&["--nodes", "a,b"], &["assess", "/var/lib/containers", "/var/lib/etcd"]),
+        dry_run_yaml(
+            &["--nodes", "a,b"],
+            &["assess", "/var/lib/containers", "/var/lib/etcd"],
+        ),
     ];
     let rbac = String::from_utf8(
         disktier()
@@ -148,18 +162,47 @@ fn rbac_is_least_privilege_yaml() {
         .iter()
         .map(|o| o["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
+    assert_eq!(
+        kinds,
+        ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]
+    );
 }
 
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let cases: [(&[&str], &str); 6] = [
-        (&["--nodes", "a", "--", "check", "etcd", "relative"], "names no absolute path"),
+        (
+            &["--nodes", "a", "--", "check", "etcd", "relative"],
+            "names no absolute path",
+        ),
         (&["--nodes", "a", "--", "check", "etcd", "/"], "root"),
-        (&["--nodes", "a", "--", "rm", "-rf", "/x"], "not one fleet runs"),
-        (&["--nodes", "a", "--", "check", "etcd", "/x", "--format", "text"], "--format"),
-        (&["--nodes", "A_B", "--", "check", "etcd", "/x"], "node name"),
-        (&["--nodes", "a", "--namespace", "Bad NS", "--", "check", "etcd", "/x"], "--namespace"),
+        (
+            &["--nodes", "a", "--", "rm", "-rf", "/x"],
+            "not one fleet runs",
+        ),
+        (
+            &[
+                "--nodes", "a", "--", "check", "etcd", "/x", "--format", "text",
+            ],
+            "--format",
+        ),
+        (
+            &["--nodes", "A_B", "--", "check", "etcd", "/x"],
+            "node name",
+        ),
+        (
+            &[
+                "--nodes",
+                "a",
+                "--namespace",
+                "Bad NS",
+                "--",
+                "check",
+                "etcd",
+                "/x",
+            ],
+            "--namespace",
+        ),
     ];
     for (args, want) in cases {
         let out = disktier()
@@ -173,7 +216,11 @@ fn bad_input_is_one_line_and_exit_2() {
             .clone();
         let err = String::from_utf8(out).unwrap();
         assert!(err.contains(want), "{args:?}: {err}");
-        assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1, "{err}");
+        assert_eq!(
+            err.lines().filter(|l| l.starts_with("error:")).count(),
+            1,
+            "{err}"
+        );
     }
     // No selection at all is a usage error too.
     disktier()
@@ -187,7 +234,16 @@ fn without_a_cluster_the_error_says_how_to_configure_one() {
     let out = disktier()
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .env_remove("KUBERNETES_SERVICE_HOST")
-        .args(["fleet", "run", "--nodes", "a", "--", "check", "etcd", "/var/lib/etcd"])
+        .args([
+            "fleet",
+            "run",
+            "--nodes",
+            "a",
+            "--",
+            "check",
+            "etcd",
+            "/var/lib/etcd",
+        ])
         .assert()
         .code(2)
         .get_output()

@@ -133,9 +133,7 @@ impl NodeCommand {
             Some("the command opens a device")
         } else {
             match verb {
-                Verb::Interfere => {
-                    Some("interfere changes I/O schedulers and cgroups on the node")
-                }
+                Verb::Interfere => Some("interfere changes I/O schedulers and cgroups on the node"),
                 Verb::Setup => Some("setup makes filesystems and mounts them on the node"),
                 _ => None,
             }
@@ -171,7 +169,11 @@ fn check_path(p: &str) -> Result<String> {
     for comp in p.split('/').skip(1) {
         match comp {
             "" => {}
-            "." | ".." => return Err(bad("`.` and `..` are not allowed in a node path: give it in full")),
+            "." | ".." => {
+                return Err(bad(
+                    "`.` and `..` are not allowed in a node path: give it in full",
+                ))
+            }
             c => parts.push(c),
         }
     }
@@ -234,7 +236,10 @@ mod tests {
     #[test]
     fn refuses_what_it_cannot_run_safely() {
         assert!(matches!(cmd(""), Err(FleetError::NoCommand)));
-        assert!(matches!(cmd("rm -rf /"), Err(FleetError::UnknownCommand(_))));
+        assert!(matches!(
+            cmd("rm -rf /"),
+            Err(FleetError::UnknownCommand(_))
+        ));
         assert!(matches!(cmd("check etcd rel"), Err(FleetError::NoHostPath)));
         assert!(matches!(
             cmd("check etcd /var/../etc"),
@@ -242,7 +247,10 @@ mod tests {
         ));
         for p in ["/", "//", "/proc/", "/sys", "/dev"] {
             assert!(
-                matches!(cmd(&format!("check etcd {p}")), Err(FleetError::BadHostPath { .. })),
+                matches!(
+                    cmd(&format!("check etcd {p}")),
+                    Err(FleetError::BadHostPath { .. })
+                ),
                 "{p}"
             );
         }

@@ -21,7 +21,9 @@ pub enum FleetError {
         value: String,
         why: String,
     },
-    #[error("no node selection: pass --nodes A,B, --selector KEY=VALUE, --control-plane or --all-nodes")]
+    #[error(
+        "no node selection: pass --nodes A,B, --selector KEY=VALUE, --control-plane or --all-nodes"
+    )]
     NoSelection,
     #[error("cannot read the kubeconfig {path}: {err}")]
     Kubeconfig {
@@ -29,7 +31,9 @@ pub enum FleetError {
         err: kube::config::KubeconfigError,
     },
     // The kube errors carry their causes in their own text: shown, not chained.
-    #[error("no Kubernetes configuration: set KUBECONFIG, pass --kubeconfig, or run inside a pod ({0})")]
+    #[error(
+        "no Kubernetes configuration: set KUBECONFIG, pass --kubeconfig, or run inside a pod ({0})"
+    )]
     NoConfig(kube::config::InferConfigError),
     #[error("kubeconfig: {0}")]
     Config(kube::config::KubeconfigError),

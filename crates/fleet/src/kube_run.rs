@@ -53,14 +53,27 @@ const CLEANUP_WAIT: Duration = Duration::from_secs(90);
 #[derive(Debug)]
 pub enum Progress<'a> {
     /// Jobs from earlier runs found in the namespace.
-    Leftovers { jobs: usize, runs: Vec<String> },
-    Skipped { node: &'a str, reason: &'a str },
+    Leftovers {
+        jobs: usize,
+        runs: Vec<String>,
+    },
+    Skipped {
+        node: &'a str,
+        reason: &'a str,
+    },
     /// The Job was created; its pod is pending.
-    Created { node: &'a str, job: &'a str },
-    Running { node: &'a str },
+    Created {
+        node: &'a str,
+        job: &'a str,
+    },
+    Running {
+        node: &'a str,
+    },
     Done(&'a NodeReport),
     /// Cleanup started (why: "done", "Ctrl-C", "SIGTERM").
-    Cleaning { why: &'a str },
+    Cleaning {
+        why: &'a str,
+    },
 }
 
 /// What a run asks for.
@@ -128,7 +141,10 @@ pub async fn ensure_namespace(client: &Client, ns: &str, create: bool) -> Result
     let api: Api<Namespace> = Api::all(client.clone());
     match api.get_opt(ns).await {
         Ok(Some(_)) => Ok(()),
-        Ok(None) if create => match api.create(&PostParams::default(), &manifest::namespace(ns)).await {
+        Ok(None) if create => match api
+            .create(&PostParams::default(), &manifest::namespace(ns))
+            .await
+        {
             Ok(_) => Ok(()),
             Err(e) if is_status(&e, |s| s.is_already_exists()) => Ok(()),
             Err(e) => Err(FleetError::api(format!("creating namespace {ns}"), e)),
@@ -188,7 +204,10 @@ pub async fn select(client: &Client, sel: &Selection) -> Result<Vec<Candidate>> 
 }
 
 /// Jobs and pods any fleet run left in the namespace: `(jobs, pods, run ids)`.
-pub async fn leftovers(client: &Client, ns: &str) -> Result<(Vec<String>, Vec<String>, Vec<String>)> {
+pub async fn leftovers(
+    client: &Client,
+    ns: &str,
+) -> Result<(Vec<String>, Vec<String>, Vec<String>)> {
     let lp = ListParams::default().labels(&manifest::managed_selector());
     let jobs = Api::<Job>::namespaced(client.clone(), ns)
         .list_metadata(&lp)
@@ -243,7 +262,9 @@ pub async fn delete_matching(client: &Client, ns: &str, selector: &str) -> Resul
         .await
         .map_err(|e| FleetError::api(format!("listing Jobs in namespace {ns}"), e))?;
     for j in job_list.items {
-        let Some(name) = j.metadata.name else { continue };
+        let Some(name) = j.metadata.name else {
+            continue;
+        };
         match jobs.delete(&name, &DeleteParams::background()).await {
             Ok(_) => report.jobs.push(name),
             Err(e) if is_status(&e, |s| s.is_not_found()) => {}
@@ -291,7 +312,12 @@ fn started(p: &Pod) -> bool {
 }
 
 /// Polls until nothing matches the selector; returns what is left after `limit`.
-async fn wait_gone(client: &Client, ns: &str, selector: &str, limit: Duration) -> Result<Vec<String>> {
+async fn wait_gone(
+    client: &Client,
+    ns: &str,
+    selector: &str,
+    limit: Duration,
+) -> Result<Vec<String>> {
     let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let lp = ListParams::default().labels(selector);
@@ -332,11 +358,16 @@ struct Active {
     last_state: String,
 }
 
-type Events<K> = Pin<Box<dyn Stream<Item = std::result::Result<watcher::Event<K>, watcher::Error>> + Send>>;
+type Events<K> =
+    Pin<Box<dyn Stream<Item = std::result::Result<watcher::Event<K>, watcher::Error>> + Send>>;
 
 /// A whole fleet run. Returns the per-node reports even when a signal stopped it (the nodes
 /// that finished keep their results); an `Err` means the run could not start or clean up.
-pub async fn run(client: &Client, spec: &RunSpec, progress: &mut dyn FnMut(Progress<'_>)) -> Result<RunOutcome> {
+pub async fn run(
+    client: &Client,
+    spec: &RunSpec,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<RunOutcome> {
     let cfg = &spec.job;
     let ns = cfg.namespace.as_str();
     // Signals first: a Ctrl-C from here on is ours to handle (nothing exists to clean yet).
@@ -472,7 +503,9 @@ pub async fn run(client: &Client, spec: &RunSpec, progress: &mut dyn FnMut(Progr
             _ = sigterm.recv() => interrupted = Some("SIGTERM"),
         }
         for (node, f) in finished {
-            let Some(mut a) = active.remove(&node) else { continue };
+            let Some(mut a) = active.remove(&node) else {
+                continue;
+            };
             a.report.seconds = Some(a.created.elapsed().as_secs_f64());
             match f {
                 Finish::Error(reason) => {
@@ -567,7 +600,9 @@ fn judge_pod(p: &Pod) -> PodState {
     if st.reason.as_deref() == Some("Evicted") {
         return PodState::Fatal(format!(
             "evicted: {}",
-            st.message.as_deref().unwrap_or("the kubelet evicted the pod")
+            st.message
+                .as_deref()
+                .unwrap_or("the kubelet evicted the pod")
         ));
     }
     let cs = st
@@ -777,7 +812,9 @@ mod tests {
             message: Some("The node was low on resource: ephemeral-storage.".into()),
             ..Default::default()
         });
-        assert!(matches!(judge_pod(&ev), PodState::Fatal(s) if s.starts_with("evicted: The node was low")));
+        assert!(
+            matches!(judge_pod(&ev), PodState::Fatal(s) if s.starts_with("evicted: The node was low"))
+        );
         let mut pending = Pod::default();
         pending.status = Some(PodStatus {
             phase: Some("Pending".into()),

@@ -105,9 +105,8 @@ pub fn check_image(s: &str) -> Result<()> {
 pub fn check_node_name(s: &str) -> Result<()> {
     let ok = !s.is_empty()
         && s.len() <= 253
-        && s.bytes().all(|b| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.'
-        })
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
         && s.as_bytes()[0].is_ascii_alphanumeric()
         && s.as_bytes()[s.len() - 1].is_ascii_alphanumeric();
     if ok {
@@ -183,15 +182,18 @@ fn tolerations(all: bool) -> Vec<Toleration> {
             ..Default::default()
         }];
     }
-    ["node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"]
-        .into_iter()
-        .map(|k| Toleration {
-            key: Some(k.into()),
-            operator: Some("Exists".into()),
-            effect: Some("NoSchedule".into()),
-            ..Default::default()
-        })
-        .collect()
+    [
+        "node-role.kubernetes.io/control-plane",
+        "node-role.kubernetes.io/master",
+    ]
+    .into_iter()
+    .map(|k| Toleration {
+        key: Some(k.into()),
+        operator: Some("Exists".into()),
+        effect: Some("NoSchedule".into()),
+        ..Default::default()
+    })
+    .collect()
 }
 
 fn security_context(cmd: &NodeCommand) -> SecurityContext {
@@ -389,7 +391,10 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            ["node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"]
+            [
+                "node-role.kubernetes.io/control-plane",
+                "node-role.kubernetes.io/master"
+            ]
         );
     }
 
@@ -401,7 +406,10 @@ mod tests {
         let pod = &v["spec"]["template"]["spec"];
         assert_eq!(pod["containers"][0]["securityContext"]["privileged"], true);
         assert_eq!(pod["volumes"][0]["hostPath"]["type"], "BlockDevice");
-        assert_eq!(pod["tolerations"], serde_json::json!([{"operator": "Exists"}]));
+        assert_eq!(
+            pod["tolerations"],
+            serde_json::json!([{"operator": "Exists"}])
+        );
     }
 
     #[test]

@@ -55,7 +55,11 @@ fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
 pub fn namespace_rules() -> Vec<PolicyRule> {
     vec![
         // create the Jobs, watch them, delete them (and leftovers: list by label).
-        rule(&["batch"], &["jobs"], &["create", "get", "list", "watch", "delete"]),
+        rule(
+            &["batch"],
+            &["jobs"],
+            &["create", "get", "list", "watch", "delete"],
+        ),
         // watch the pods for image-pull errors and results; delete pods that never started.
         rule(&[""], &["pods"], &["get", "list", "watch", "delete"]),
         // read the result document.
@@ -127,10 +131,21 @@ mod tests {
     fn least_privilege_and_nothing_more() {
         let objs = objects("disktier", &Who::ServiceAccount("disktier-fleet".into()));
         let v = serde_json::to_value(&objs).unwrap();
-        let kinds: Vec<_> = v.as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
+        let kinds: Vec<_> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["kind"].as_str().unwrap())
+            .collect();
         assert_eq!(
             kinds,
-            ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]
+            [
+                "ServiceAccount",
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "Role",
+                "RoleBinding"
+            ]
         );
         assert_eq!(
             v[1]["rules"],
@@ -140,9 +155,17 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
-            .flat_map(|r| r["verbs"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()))
+            .flat_map(|r| {
+                r["verbs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+            })
             .collect();
-        assert!(!all_verbs.iter().any(|v| v == "*" || v == "deletecollection" || v == "update"));
+        assert!(!all_verbs
+            .iter()
+            .any(|v| v == "*" || v == "deletecollection" || v == "update"));
         assert_eq!(v[4]["subjects"][0]["namespace"], "disktier");
         let user = serde_json::to_value(objects("ns", &Who::User("alice".into()))).unwrap();
         assert_eq!(user.as_array().unwrap().len(), 4);

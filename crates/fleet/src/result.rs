@@ -73,7 +73,8 @@ pub fn parse_log(log: &str) -> Result<(Value, NodeDoc), ParseError> {
     let mut offset = 0;
     for line in log.split_inclusive('\n') {
         if line.trim_end() == "{" {
-            let mut stream = serde_json::Deserializer::from_str(&log[offset..]).into_iter::<Value>();
+            let mut stream =
+                serde_json::Deserializer::from_str(&log[offset..]).into_iter::<Value>();
             if let Some(Ok(v)) = stream.next() {
                 let doc = classify(&v)?;
                 return Ok((v, doc));

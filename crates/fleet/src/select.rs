@@ -210,8 +210,18 @@ pub(crate) mod tests {
     #[test]
     fn control_plane_by_either_role_label() {
         let nodes = vec![
-            node("cp", "True", false, &[("node-role.kubernetes.io/control-plane", "")]),
-            node("old", "True", false, &[("node-role.kubernetes.io/master", "")]),
+            node(
+                "cp",
+                "True",
+                false,
+                &[("node-role.kubernetes.io/control-plane", "")],
+            ),
+            node(
+                "old",
+                "True",
+                false,
+                &[("node-role.kubernetes.io/master", "")],
+            ),
             node("w", "True", false, &[]),
         ];
         let c = candidates(&Selection::ControlPlane, &nodes);

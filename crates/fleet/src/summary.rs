@@ -256,7 +256,12 @@ mod tests {
         let o = outliers(&v, true);
         assert_eq!(o, vec![nv("slow", 9.0e6)]);
         // For IOPS the low one is the outlier.
-        let iops = vec![nv("a", 1000.0), nv("b", 1010.0), nv("c", 990.0), nv("d", 100.0)];
+        let iops = vec![
+            nv("a", 1000.0),
+            nv("b", 1010.0),
+            nv("c", 990.0),
+            nv("d", 100.0),
+        ];
         assert_eq!(outliers(&iops, false), vec![nv("d", 100.0)]);
     }
 

@@ -142,7 +142,12 @@ pub struct RbacArgs {
     #[arg(long, short = 'n', default_value = "disktier")]
     pub namespace: String,
     /// Bind to this ServiceAccount of the namespace (created too).
-    #[arg(long, default_value = "disktier-fleet", conflicts_with = "user", value_name = "NAME")]
+    #[arg(
+        long,
+        default_value = "disktier-fleet",
+        conflicts_with = "user",
+        value_name = "NAME"
+    )]
     pub service_account: String,
     /// Bind to this user instead of a ServiceAccount.
     #[arg(long, value_name = "NAME")]
@@ -287,7 +292,13 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
             let bad: Vec<String> = nodes
                 .iter()
                 .filter(|n| n.status.exit_code() == 2)
-                .map(|n| format!("{} ({})", n.node, n.reason.as_deref().unwrap_or("no reason")))
+                .map(|n| {
+                    format!(
+                        "{} ({})",
+                        n.node,
+                        n.reason.as_deref().unwrap_or("no reason")
+                    )
+                })
                 .collect();
             bail!(
                 "{} of {} nodes could not be measured: {}",
