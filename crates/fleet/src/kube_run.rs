@@ -805,21 +805,25 @@ mod tests {
                 message: None
             })
         );
-        let mut ev = Pod::default();
-        ev.status = Some(PodStatus {
-            phase: Some("Failed".into()),
-            reason: Some("Evicted".into()),
-            message: Some("The node was low on resource: ephemeral-storage.".into()),
+        let ev = Pod {
+            status: Some(PodStatus {
+                phase: Some("Failed".into()),
+                reason: Some("Evicted".into()),
+                message: Some("The node was low on resource: ephemeral-storage.".into()),
+                ..Default::default()
+            }),
             ..Default::default()
-        });
+        };
         assert!(
             matches!(judge_pod(&ev), PodState::Fatal(s) if s.starts_with("evicted: The node was low"))
         );
-        let mut pending = Pod::default();
-        pending.status = Some(PodStatus {
-            phase: Some("Pending".into()),
+        let pending = Pod {
+            status: Some(PodStatus {
+                phase: Some("Pending".into()),
+                ..Default::default()
+            }),
             ..Default::default()
-        });
+        };
         assert!(matches!(judge_pod(&pending), PodState::Waiting(s) if s.contains("never started")));
     }
 
