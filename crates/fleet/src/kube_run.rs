@@ -14,7 +14,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::runtime::watcher;
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Client, Config};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -407,8 +407,10 @@ pub async fn run(
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let selector = manifest::run_selector(&cfg.run_id);
     let wc = watcher::Config::default().labels(&selector);
-    let mut pod_events: Events<Pod> = watcher(pods.clone(), wc.clone()).boxed();
-    let mut job_events: Events<Job> = watcher(jobs.clone(), wc).boxed();
+    // A watch error (a dropped connection) is retried by the watcher; the backoff keeps a
+    // persistent one (RBAC without `watch`) from spinning.
+    let mut pod_events: Events<Pod> = watcher(pods.clone(), wc.clone()).default_backoff().boxed();
+    let mut job_events: Events<Job> = watcher(jobs.clone(), wc).default_backoff().boxed();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut active: HashMap<String, Active> = HashMap::new();
     let mut interrupted = None;
