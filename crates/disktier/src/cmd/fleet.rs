@@ -546,8 +546,13 @@ fn table(nodes: &[NodeReport]) -> String {
 
 fn summary_text(s: &Summary) -> String {
     let mut out = format!(
-        "\n{} nodes: {} pass, {} fail, {} could not be measured, {} skipped\n",
-        s.nodes, s.passed, s.failed, s.errors, s.skipped
+        "\n{} node{}: {} pass, {} fail, {} could not be measured, {} skipped\n",
+        s.nodes,
+        if s.nodes == 1 { "" } else { "s" },
+        s.passed,
+        s.failed,
+        s.errors,
+        s.skipped
     );
     if let Some(k) = s.key_metric {
         let fmt = |v: f64| match k {
