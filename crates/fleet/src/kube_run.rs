@@ -514,7 +514,18 @@ pub async fn run(
                     a.report.status = Status::Error;
                     a.report.reason = Some(reason);
                 }
-                Finish::Terminated(pod, t) => collect(&pods, &pod, t, &mut a.report).await,
+                Finish::Terminated(pod, t) => {
+                    collect(&pods, &pod, t, &mut a.report).await;
+                    // The Job controller stops a pod at the deadline; the command then ends
+                    // with its own "interrupted" error, but the cause is the deadline.
+                    if a.report.status == Status::Error && a.created.elapsed() >= cfg.timeout {
+                        a.report.reason = Some(format!(
+                            "deadline exceeded: --timeout {}s passed while the node command ran ({})",
+                            cfg.timeout.as_secs(),
+                            a.report.reason.as_deref().unwrap_or("no output")
+                        ));
+                    }
+                }
             }
             // Delete this node's Job now (the pod goes with it); the sweep at the end
             // catches anything this misses.
