@@ -637,6 +637,75 @@ fn interrupted_midway(signal: libc::c_int, name: &str) {
 }
 
 #[test]
+fn ctrl_c_while_the_node_command_runs_stops_it_and_leaves_nothing() {
+    let Some(c) = Cluster::from_env() else { return };
+    if !need_image(&c) {
+        return;
+    }
+    let ns = c.namespace("fleet-sigrun");
+    let dir = node_dir();
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("r.db");
+    let mut child = disktier(&c, &db)
+        .args([
+            "fleet",
+            "run",
+            "--nodes",
+            &c.real_node(),
+            "-n",
+            &ns.name,
+            "--timeout",
+            "300s",
+            "--",
+            "bench",
+            dir.path().to_str().unwrap(),
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--size",
+            "64m",
+            "--fdatasync",
+            "1",
+            "--runtime",
+            "120s",
+            "--time-based",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "ended early: {seen}");
+        seen.push_str(&line);
+        if line.contains(": running") {
+            break;
+        }
+    }
+    // The engine has created its file on the node.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_dir(dir.path()).unwrap().count() == 0 {
+        assert!(Instant::now() < deadline, "the node command made no file");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(2), "{seen}{rest}");
+    assert_eq!(c.ours(&ns.name), Vec::<String>::new(), "{rest}");
+    // The pod was given its grace period: the node command stopped and removed its file.
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "the node command's file is left on the node"
+    );
+}
+
+#[test]
 fn ctrl_c_midway_leaves_nothing_behind() {
     interrupted_midway(libc::SIGINT, "Ctrl-C");
 }
