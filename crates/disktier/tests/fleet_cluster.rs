@@ -886,3 +886,38 @@ fn a_missing_namespace_says_how_to_create_it() {
         "{err}"
     );
 }
+
+#[test]
+fn control_plane_selects_by_either_role_label() {
+    let Some(c) = Cluster::from_env() else { return };
+    let cp = c.fake_node(
+        true,
+        false,
+        &[("node-role.kubernetes.io/control-plane", "")],
+    );
+    let old = c.fake_node(true, false, &[("node-role.kubernetes.io/master", "")]);
+    let worker = c.fake_node(true, false, &[]);
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("r.db");
+    let out = disktier(&c, &db)
+        .args([
+            "fleet",
+            "run",
+            "--dry-run",
+            "--control-plane",
+            "--",
+            "check",
+            "etcd",
+            "/var/lib/etcd",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let yaml = String::from_utf8(out.stdout).unwrap();
+    assert!(yaml.contains(&format!("nodeName: {}", cp.name)), "{yaml}");
+    assert!(yaml.contains(&format!("nodeName: {}", old.name)), "{yaml}");
+    assert!(
+        !yaml.contains(&format!("nodeName: {}", worker.name)),
+        "{yaml}"
+    );
+}
