@@ -289,22 +289,30 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
         0 => Ok(Outcome::Pass),
         1 => Ok(Outcome::Fail),
         _ => {
-            let bad: Vec<String> = nodes
-                .iter()
-                .filter(|n| n.status.exit_code() == 2)
-                .map(|n| {
-                    format!(
-                        "{} ({})",
-                        n.node,
-                        n.reason.as_deref().unwrap_or("no reason")
-                    )
-                })
-                .collect();
+            // The table above has every reason in full; the error line counts them by kind.
+            let bad: Vec<&NodeReport> =
+                nodes.iter().filter(|n| n.status.exit_code() == 2).collect();
+            let mut kinds: Vec<(String, usize)> = Vec::new();
+            for n in &bad {
+                let r = n.reason.as_deref().unwrap_or("no reason");
+                let kind = r.split([':', '(']).next().unwrap_or(r).trim().to_string();
+                match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, c)) => *c += 1,
+                    None => kinds.push((kind, 1)),
+                }
+            }
+            let names: Vec<&str> = bad.iter().take(5).map(|n| n.node.as_str()).collect();
             bail!(
-                "{} of {} nodes could not be measured: {}",
+                "{} of {} nodes could not be measured ({}): {}{}",
                 bad.len(),
                 nodes.len(),
-                bad.join("; ")
+                kinds
+                    .iter()
+                    .map(|(k, c)| format!("{c} {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                names.join(", "),
+                if bad.len() > names.len() { ", ..." } else { "" }
             )
         }
     }
