@@ -921,3 +921,39 @@ fn control_plane_selects_by_either_role_label() {
         "{yaml}"
     );
 }
+
+#[test]
+fn create_namespace_makes_the_missing_namespace() {
+    let Some(c) = Cluster::from_env() else { return };
+    let fake = c.fake_node(true, false, &[]);
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("r.db");
+    let ns = Ns {
+        cluster: c.clone(),
+        name: unique("fleet-mkns"),
+    };
+    let r = fleet_run(
+        &c,
+        &db,
+        &[
+            "--nodes",
+            &fake.name,
+            "-n",
+            &ns.name,
+            "--create-namespace",
+            "--timeout",
+            "2s",
+            "--",
+            "check",
+            "etcd",
+            "/var/lib/etcd",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.json["nodes"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("deadline exceeded"));
+    c.kubectl_ok(&["get", "namespace", &ns.name], None);
+    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+}
