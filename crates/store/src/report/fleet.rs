@@ -24,14 +24,59 @@ struct Row<'a> {
 fn row(run: &StoredRun) -> Option<(String, Row<'_>)> {
     let f = run.doc.get("fleet")?;
     let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    let verdicts = run.doc.get("verdicts").and_then(Value::as_array);
-    let verdict = verdicts
-        .filter(|v| !v.is_empty())
-        .map(|v| v.iter().all(|x| x.get("pass") == Some(&Value::Bool(true))));
+    // A run document (check, bench) has its figures in the listing columns; an assessment's
+    // summary (assess) has them per profile run, and the node's are the worst of those.
+    let assess_runs: Vec<&Value> = run
+        .doc
+        .get("targets")
+        .and_then(Value::as_array)
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t.get("runs").and_then(Value::as_array))
+                .flatten()
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut verdicts: Vec<&Value> = run
+        .doc
+        .get("verdicts")
+        .and_then(Value::as_array)
+        .map(|v| v.iter().collect())
+        .unwrap_or_default();
+    for r in &assess_runs {
+        verdicts.extend(
+            r.get("verdicts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        );
+    }
+    let verdict = (!verdicts.is_empty()).then(|| {
+        verdicts
+            .iter()
+            .all(|x| x.get("pass") == Some(&Value::Bool(true)))
+    });
     let iops = match (run.summary.read_iops, run.summary.write_iops) {
-        (None, None) => None,
+        (None, None) => assess_runs
+            .iter()
+            .map(|r| {
+                let g = |k: &str| r.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+                g("read_iops") + g("write_iops")
+            })
+            .filter(|x| *x > 0.0)
+            .reduce(f64::max),
         (r, w) => Some(r.unwrap_or(0.0) + w.unwrap_or(0.0)),
     };
+    let sync_p99_ns = run
+        .summary
+        .sync_p99_ns
+        .map(|x| x.max(0) as u64)
+        .or_else(|| {
+            assess_runs
+                .iter()
+                .filter_map(|r| r.get("sync_p99_ns").and_then(Value::as_u64))
+                .max()
+        });
     Some((
         s(f, "fleet_run_id")?,
         Row {
@@ -40,7 +85,7 @@ fn row(run: &StoredRun) -> Option<(String, Row<'_>)> {
             instance_type: s(f, "instance_type"),
             zone: s(f, "zone"),
             verdict,
-            sync_p99_ns: run.summary.sync_p99_ns.map(|x| x.max(0) as u64),
+            sync_p99_ns,
             iops,
         },
     ))
@@ -177,6 +222,29 @@ mod tests {
         })
         .unwrap();
         assert!(page.contains("<section id=\"fleet\">"));
+    }
+
+    #[test]
+    fn an_assessment_gives_its_worst_figures() {
+        let doc = serde_json::json!({
+            "schema_version": 1,
+            "targets": [{"path": "/var/lib/containers", "runs": [
+                {"profile": "etcd", "sync_p99_ns": 12_000_000,
+                 "verdicts": [{"name": "etcd", "metric": "sync.p99", "value": 1.2e7, "threshold": 1e7, "pass": false}]},
+                {"profile": "read-iops", "read_iops": 15000.0, "verdicts": []}
+            ]}],
+            "fleet": {"fleet_run_id": "r-1", "node": "n1"}
+        });
+        let run = NewRun {
+            kind: "assess",
+            group_id: Some("r-1"),
+            doc: &doc,
+        }
+        .to_row("id-n1".into(), "2026-11-24T12:00:00Z".into());
+        let s = section(&[run]).unwrap().unwrap();
+        assert!(s.contains("badge fail"), "{s}");
+        assert!(s.contains("<td>12.00 ms</td>"), "{s}");
+        assert!(s.contains("<td>15.0k</td>"), "{s}");
     }
 
     #[test]
