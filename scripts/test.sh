@@ -25,6 +25,19 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
+# kubernetes-validate (PyPI) checks `fleet run --dry-run` output against the official schemas
+# of several Kubernetes versions, offline (crates/disktier/tests/fleet_cli.rs).
+if ! command -v kubernetes-validate >/dev/null; then
+  if ! python3 -m pip --version >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null || true
+  fi
+  echo "test.sh: installing kubernetes-validate (pip)"
+  python3 -m pip install --quiet kubernetes-validate 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages kubernetes-validate \
+    || echo "test.sh: could not install kubernetes-validate: the manifest validation test will fail under CI" >&2
+  hash -r
+fi
+
 # A throwaway PostgreSQL server on loopback for the store's tests.
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 pg_dir=""

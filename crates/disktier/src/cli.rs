@@ -81,6 +81,8 @@ pub enum Command {
     /// The bulk writer `interfere` runs next to the probe, as its own process (internal).
     #[command(hide = true, name = "__aggressor")]
     Aggressor(cmd::interfere::AggressorArgs),
+    /// Measure every node of a Kubernetes cluster (one Job per node) and compare them.
+    Fleet(cmd::fleet::Args),
     /// Record, import and describe block I/O traces.
     Trace(cmd::trace::Args),
     /// Predict cache hit ratios from a trace for cache sizes and policies.

@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod check;
 pub mod compare;
 pub mod disks;
+pub mod fleet;
 pub mod history;
 pub mod import;
 pub mod interfere;
@@ -86,6 +87,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Report(a) => report::run(&ctx, a),
         Command::Interfere(a) => interfere::run(&ctx, a),
         Command::Aggressor(a) => interfere::aggressor(&ctx, a),
+        Command::Fleet(a) => fleet::run(&ctx, a),
         Command::Trace(a) => trace::run(&ctx, a),
         Command::Simulate(a) => simulate::run(&ctx, a),
         Command::Completions(a) => meta::completions(&ctx, a),

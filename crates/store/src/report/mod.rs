@@ -5,6 +5,7 @@
 //! loading anything.
 
 pub mod charts;
+pub mod fleet;
 pub mod html;
 
 use crate::compare::{self, fmt_count, fmt_value, Unit};
@@ -116,6 +117,9 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
             add("comparisons", "Comparisons", cmp);
         }
         add("timeseries", "Second by second", timeseries(&benches)?);
+    }
+    if let Some(f) = fleet::section(input.runs)? {
+        add("fleet", "Fleet: one row per node", f);
     }
     if let Some(plan) = input.plan {
         add("plan", "Cost of each option", plan_section(plan, &benches)?);

@@ -1,0 +1,590 @@
+//! `disktier fleet run|clean|rbac`: every node of a Kubernetes cluster measured through the
+//! cluster (one Job per node). This module parses, calls `disktier_fleet`, saves each node's
+//! result in the store and prints; the Kubernetes work lives in `crates/fleet`.
+
+use super::{print_json, Ctx, Outcome};
+use anyhow::{bail, Context};
+use disktier_fleet::command::NodeCommand;
+use disktier_fleet::kube_run::{self, ClientOptions, Progress, RunSpec};
+use disktier_fleet::manifest::{self, JobConfig, PullPolicy};
+use disktier_fleet::rbac::{self, Who};
+use disktier_fleet::select::Selection;
+use disktier_fleet::summary::{self, NodeReport, Status, Summary};
+use disktier_units::fmt_ns;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub what: What,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum What {
+    /// Run a disktier command on every selected node (one Job each) and compare the nodes.
+    #[command(after_help = FLEET_RUN_HELP)]
+    Run(RunArgs),
+    /// Delete every Job and Pod a fleet run left behind (found by label).
+    Clean(CleanArgs),
+    /// Print the least-privilege RBAC objects fleet needs, as YAML for `kubectl apply -f -`.
+    Rbac(RbacArgs),
+}
+
+const FLEET_RUN_HELP: &str = "Examples:
+  disktier fleet run --control-plane -- check etcd /var/lib/etcd
+  disktier fleet run --selector node.kubernetes.io/instance-type=m6id.xlarge -- assess /var/lib/containers
+  disktier fleet run --nodes a,b --dry-run -- check etcd /var/lib/etcd
+
+Exit status: the worst node's: 0 every node passed, 1 a verdict failed, 2 a node could not be measured (skipped, image, deadline, eviction, OOM) or the run failed.";
+
+/// The cluster to talk to.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClusterArgs {
+    /// The kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the in-cluster service account).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (default: its current context).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// The namespace the Jobs run in.
+    #[arg(long, short = 'n', default_value = "disktier")]
+    pub namespace: String,
+}
+
+impl ClusterArgs {
+    fn client_options(&self) -> ClientOptions {
+        ClientOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PullPolicyArg {
+    #[value(name = "Always", alias = "always")]
+    Always,
+    #[value(name = "IfNotPresent", alias = "if-not-present")]
+    IfNotPresent,
+    #[value(name = "Never", alias = "never")]
+    Never,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("selection").required(true).args(["nodes", "selector", "control_plane", "all_nodes"])))]
+pub struct RunArgs {
+    /// These nodes, comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "NODE,...")]
+    pub nodes: Vec<String>,
+    /// The nodes matching a label selector (e.g. node.kubernetes.io/instance-type=m6id.xlarge).
+    #[arg(long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+    /// The control-plane nodes (role label control-plane or master).
+    #[arg(long)]
+    pub control_plane: bool,
+    /// Every node.
+    #[arg(long)]
+    pub all_nodes: bool,
+    /// Nodes measured at once. The default, 1, is the safe one: nodes whose disks share a
+    /// backend (network volumes of one array, one hypervisor's disks) disturb each other's
+    /// figures when measured together. Raise it for local (instance-store) disks.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub parallel: u16,
+    /// The image that holds disktier (its entrypoint is the disktier binary).
+    #[arg(long, default_value = concat!("localhost/disktier:", env!("CARGO_PKG_VERSION")))]
+    pub image: String,
+    #[arg(long, value_enum, default_value_t = PullPolicyArg::IfNotPresent)]
+    pub image_pull_policy: PullPolicyArg,
+    /// The pods' service account (default: the namespace's default; the pods never use it).
+    #[arg(long, value_name = "NAME")]
+    pub service_account: Option<String>,
+    /// Each node's Job is ended (activeDeadlineSeconds) after this long.
+    #[arg(long, value_parser = disktier_units::clap_parsers::duration, default_value = "10m", value_name = "DURATION")]
+    pub timeout: Duration,
+    /// Finished Jobs are deleted by the cluster after this long even if this client died
+    /// (ttlSecondsAfterFinished; the client deletes them at once otherwise).
+    #[arg(long, value_parser = disktier_units::clap_parsers::duration, default_value = "10m", value_name = "DURATION")]
+    pub ttl: Duration,
+    /// Tolerate every taint, not only the control plane's NoSchedule.
+    #[arg(long)]
+    pub tolerate_all: bool,
+    /// Create the namespace when it does not exist.
+    #[arg(long)]
+    pub create_namespace: bool,
+    /// Print the manifests (multi-document YAML) instead of running; with --nodes nothing is
+    /// contacted.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// The fleet run id (default: a new one); for reproducible --dry-run output in tests.
+    #[arg(long, hide = true, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// The disktier command each node runs (after `--`); fleet adds --format json, --no-save
+    /// and --quiet, and mounts exactly the absolute paths it names.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CleanArgs {
+    /// Only this fleet run's objects (default: every fleet run's).
+    #[arg(long, value_name = "FLEET_RUN_ID")]
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RbacArgs {
+    /// The namespace the Jobs will run in.
+    #[arg(long, short = 'n', default_value = "disktier")]
+    pub namespace: String,
+    /// Bind to this ServiceAccount of the namespace (created too).
+    #[arg(
+        long,
+        default_value = "disktier-fleet",
+        conflicts_with = "user",
+        value_name = "NAME"
+    )]
+    pub service_account: String,
+    /// Bind to this user instead of a ServiceAccount.
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    match args.what {
+        What::Run(a) => fleet_run(ctx, a),
+        What::Clean(a) => clean(ctx, a),
+        What::Rbac(a) => rbac_yaml(ctx, a),
+    }
+}
+
+fn selection(a: &RunArgs) -> anyhow::Result<Selection> {
+    Ok(if !a.nodes.is_empty() {
+        let mut names = Vec::new();
+        for n in &a.nodes {
+            let n = n.trim();
+            manifest::check_node_name(n)?;
+            names.push(n.to_string());
+        }
+        Selection::Names(names)
+    } else if let Some(s) = &a.selector {
+        if s.trim().is_empty() || s.len() > 1024 || s.chars().any(char::is_control) {
+            bail!("--selector {s:?}: give a label selector such as node.kubernetes.io/instance-type=m6id.xlarge");
+        }
+        Selection::Selector(s.trim().to_string())
+    } else if a.control_plane {
+        Selection::ControlPlane
+    } else {
+        Selection::All
+    })
+}
+
+fn job_config(a: &RunArgs, run_id: &str) -> anyhow::Result<JobConfig> {
+    manifest::check_dns_label("--namespace", &a.cluster.namespace)?;
+    manifest::check_image(&a.image)?;
+    if let Some(sa) = &a.service_account {
+        manifest::check_dns_label("--service-account", sa)?;
+    }
+    if a.timeout.is_zero() {
+        bail!("--timeout 0 would end every Job at once: give a duration such as 10m");
+    }
+    Ok(JobConfig {
+        run_id: run_id.to_string(),
+        namespace: a.cluster.namespace.clone(),
+        image: a.image.clone(),
+        pull_policy: match a.image_pull_policy {
+            PullPolicyArg::Always => PullPolicy::Always,
+            PullPolicyArg::IfNotPresent => PullPolicy::IfNotPresent,
+            PullPolicyArg::Never => PullPolicy::Never,
+        },
+        service_account: a.service_account.clone(),
+        timeout: a.timeout,
+        ttl: a.ttl,
+        tolerate_all: a.tolerate_all,
+        command: NodeCommand::parse(&a.command)?,
+    })
+}
+
+/// A fleet run id: the store's run id shape (time, then random hex), lowercase so it is a
+/// valid label value.
+fn new_run_id() -> String {
+    disktier_store::model::new_id()
+}
+
+fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
+    let run_id = match &a.run_id {
+        Some(id) => {
+            manifest::check_dns_label("--run-id", id)?;
+            id.clone()
+        }
+        None => new_run_id(),
+    };
+    let cfg = job_config(&a, &run_id)?;
+    let sel = selection(&a)?;
+    if a.dry_run {
+        return dry_run(ctx, &a, cfg, sel);
+    }
+    let spec = RunSpec {
+        job: cfg,
+        selection: sel,
+        parallel: a.parallel as usize,
+        create_namespace: a.create_namespace,
+    };
+    ctx.note(format_args!(
+        "fleet run {run_id}: {} on {} in namespace {}, {} at once",
+        a.command.join(" "),
+        spec.selection.describe(),
+        spec.job.namespace,
+        spec.parallel
+    ));
+    let chatty = ctx.chatty();
+    let mut on_progress = |p: Progress<'_>| {
+        if chatty {
+            eprintln!("{}", progress_line(&p));
+        }
+    };
+    let opts = a.cluster.client_options();
+    let outcome = kube_run::block_on(async {
+        let client = kube_run::client(&opts).await?;
+        kube_run::run(&client, &spec, &mut on_progress).await
+    })??;
+    let mut nodes = outcome.nodes;
+    save(ctx, &spec, &mut nodes)?;
+    let sum = summary::summarize(&nodes);
+    if ctx.json() {
+        print_json(&serde_json::json!({
+            "schema_version": 1,
+            "fleet_run_id": outcome.run_id,
+            "command": a.command,
+            "image": spec.job.image,
+            "namespace": spec.job.namespace,
+            "interrupted": outcome.interrupted,
+            "left_behind": outcome.left_behind,
+            "nodes": nodes,
+            "summary": sum,
+        }))?;
+    } else {
+        print!("{}", table(&nodes));
+        print!("{}", summary_text(&sum));
+        println!(
+            "fleet run {}: `disktier history --group {}`, `disktier report --group {}`",
+            outcome.run_id, outcome.run_id, outcome.run_id
+        );
+    }
+    if !outcome.left_behind.is_empty() {
+        bail!(
+            "could not delete {} within the wait: run `disktier fleet clean -n {}`",
+            outcome.left_behind.join(", "),
+            spec.job.namespace
+        );
+    }
+    if let Some(sig) = outcome.interrupted {
+        bail!("interrupted by {sig}: every Job and Pod this run made was deleted; the nodes that finished are saved");
+    }
+    match sum.exit_code {
+        0 => Ok(Outcome::Pass),
+        1 => Ok(Outcome::Fail),
+        _ => {
+            // The table above has every reason in full; the error line counts them by kind.
+            let bad: Vec<&NodeReport> =
+                nodes.iter().filter(|n| n.status.exit_code() == 2).collect();
+            let mut kinds: Vec<(String, usize)> = Vec::new();
+            for n in &bad {
+                let r = n.reason.as_deref().unwrap_or("no reason");
+                let kind = r.split([':', '(']).next().unwrap_or(r).trim().to_string();
+                match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, c)) => *c += 1,
+                    None => kinds.push((kind, 1)),
+                }
+            }
+            let names: Vec<&str> = bad.iter().take(5).map(|n| n.node.as_str()).collect();
+            bail!(
+                "{} of {} nodes could not be measured ({}): {}{}",
+                bad.len(),
+                nodes.len(),
+                kinds
+                    .iter()
+                    .map(|(k, c)| format!("{c} {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                names.join(", "),
+                if bad.len() > names.len() { ", ..." } else { "" }
+            )
+        }
+    }
+}
+
+fn dry_run(ctx: &Ctx, a: &RunArgs, cfg: JobConfig, sel: Selection) -> anyhow::Result<Outcome> {
+    let nodes: Vec<String> = match &sel {
+        // Nothing is contacted: the names are taken as given.
+        Selection::Names(n) => n.clone(),
+        _ => {
+            let opts = a.cluster.client_options();
+            let cands = kube_run::block_on(async {
+                let client = kube_run::client(&opts).await?;
+                kube_run::select(&client, &sel).await
+            })??;
+            for c in cands.iter().filter(|c| c.skip.is_some()) {
+                ctx.note(format_args!(
+                    "skipped {}: {}",
+                    c.node,
+                    c.skip.as_deref().unwrap_or("")
+                ));
+            }
+            cands
+                .into_iter()
+                .filter(|c| c.skip.is_none())
+                .map(|c| c.node)
+                .collect()
+        }
+    };
+    let mut yaml = String::new();
+    if a.create_namespace {
+        yaml.push_str(&manifest::to_yaml(&[manifest::namespace(&cfg.namespace)])?);
+    }
+    let jobs: Vec<_> = nodes.iter().map(|n| manifest::job(&cfg, n)).collect();
+    yaml.push_str(&manifest::to_yaml(&jobs)?);
+    if ctx.json() {
+        print_json(&serde_json::json!({"schema_version": 1, "dry_run": true, "jobs": jobs}))?;
+    } else {
+        print!("{yaml}");
+    }
+    Ok(Outcome::Pass)
+}
+
+fn clean(ctx: &Ctx, a: CleanArgs) -> anyhow::Result<Outcome> {
+    manifest::check_dns_label("--namespace", &a.cluster.namespace)?;
+    let selector = match &a.run {
+        Some(r) => {
+            manifest::check_dns_label("--run", r)?;
+            manifest::run_selector(r)
+        }
+        None => manifest::managed_selector(),
+    };
+    let opts = a.cluster.client_options();
+    let ns = a.cluster.namespace.clone();
+    let report = kube_run::block_on(async {
+        let client = kube_run::client(&opts).await?;
+        kube_run::delete_matching(&client, &ns, &selector).await
+    })??;
+    if ctx.json() {
+        print_json(&serde_json::json!({"schema_version": 1, "namespace": ns, "deleted": report}))?;
+    } else if report.jobs.is_empty() && report.pods.is_empty() {
+        println!("nothing to clean in namespace {ns} ({selector})");
+    } else {
+        for j in &report.jobs {
+            println!("deleted job/{j}");
+        }
+        for p in &report.pods {
+            println!("deleted pod/{p}");
+        }
+    }
+    if !report.left_behind.is_empty() {
+        bail!(
+            "still present after the wait: {} (a pod on a node whose kubelet is gone may need `kubectl delete --force --grace-period=0`)",
+            report.left_behind.join(", ")
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+fn rbac_yaml(ctx: &Ctx, a: RbacArgs) -> anyhow::Result<Outcome> {
+    manifest::check_dns_label("--namespace", &a.namespace)?;
+    let who = match a.user {
+        Some(u) => {
+            if u.is_empty() || u.chars().any(char::is_control) {
+                bail!("--user {u:?}: give the user name the cluster authenticates");
+            }
+            Who::User(u)
+        }
+        None => {
+            manifest::check_dns_label("--service-account", &a.service_account)?;
+            Who::ServiceAccount(a.service_account)
+        }
+    };
+    let objs = rbac::objects(&a.namespace, &who);
+    if ctx.json() {
+        print_json(&serde_json::json!({"schema_version": 1, "objects": objs}))?;
+    } else {
+        print!("{}", manifest::to_yaml(&objs)?);
+    }
+    Ok(Outcome::Pass)
+}
+
+/// Saves each measured node's document as a run of the node command's kind, grouped by the
+/// fleet run and tagged with the node's name, instance type and zone.
+fn save(ctx: &Ctx, spec: &RunSpec, nodes: &mut [NodeReport]) -> anyhow::Result<()> {
+    if ctx.global.no_save {
+        return Ok(());
+    }
+    let kind = spec.job.command.verb.name();
+    for n in nodes.iter_mut() {
+        let Some(doc) = &n.result else { continue };
+        let mut doc = doc.clone();
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert(
+                "fleet".into(),
+                serde_json::json!({
+                    "fleet_run_id": spec.job.run_id,
+                    "node": n.node,
+                    "instance_type": n.instance_type,
+                    "zone": n.zone,
+                    "namespace": spec.job.namespace,
+                    "image": spec.job.image,
+                }),
+            );
+            // The pod's hostname is the pod's name; the run is the node's.
+            if let Some(host) = obj.get_mut("host").and_then(|h| h.as_object_mut()) {
+                host.insert("hostname".into(), n.node.clone().into());
+                if let Some(t) = &n.instance_type {
+                    host.entry("instance_type")
+                        .and_modify(|v| {
+                            if v.is_null() {
+                                *v = t.clone().into()
+                            }
+                        })
+                        .or_insert_with(|| t.clone().into());
+                }
+            } else {
+                obj.insert(
+                    "host".into(),
+                    serde_json::json!({"hostname": n.node, "instance_type": n.instance_type}),
+                );
+            }
+        }
+        n.run_id = super::save::save_run_in_group(ctx, kind, Some(&spec.job.run_id), &doc)
+            .with_context(|| format!("saving the result of node {}", n.node))?;
+    }
+    Ok(())
+}
+
+fn progress_line(p: &Progress<'_>) -> String {
+    match p {
+        Progress::Leftovers { jobs, runs } => format!(
+            "note: {jobs} Job(s) or Pod(s) from earlier fleet runs ({}) are still in the namespace: `disktier fleet clean` removes them",
+            runs.join(", ")
+        ),
+        Progress::Skipped { node, reason } => format!("  {node}: skipped: {reason}"),
+        Progress::Created { node, job } => format!("  {node}: pending (job {job})"),
+        Progress::Running { node } => format!("  {node}: running"),
+        Progress::Done(r) => format!(
+            "  {}: done: {}{}",
+            r.node,
+            status_word(r.status),
+            r.reason
+                .as_deref()
+                .map(|x| format!(" ({x})"))
+                .unwrap_or_default()
+        ),
+        Progress::Cleaning { why } => format!("cleaning up ({why})"),
+    }
+}
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Pass => "pass",
+        Status::Fail => "FAIL",
+        Status::Skipped => "skipped",
+        Status::Error => "ERROR",
+    }
+}
+
+fn table(nodes: &[NodeReport]) -> String {
+    let opt = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+    let mut rows = vec![[
+        "NODE".to_string(),
+        "INSTANCE TYPE".into(),
+        "ZONE".into(),
+        "VERDICT".into(),
+        "SYNC P99".into(),
+        "P99".into(),
+        "IOPS".into(),
+        "SECONDS".into(),
+        "REASON".into(),
+    ]];
+    for n in nodes {
+        rows.push([
+            n.node.clone(),
+            opt(&n.instance_type),
+            opt(&n.zone),
+            status_word(n.status).into(),
+            n.figures
+                .sync_p99_ns
+                .map(|x| fmt_ns(x as f64))
+                .unwrap_or_else(|| "-".into()),
+            n.figures
+                .p99_ns
+                .map(|x| fmt_ns(x as f64))
+                .unwrap_or_else(|| "-".into()),
+            n.figures
+                .iops
+                .map(|x| format!("{x:.0}"))
+                .unwrap_or_else(|| "-".into()),
+            n.seconds
+                .map(|s| format!("{s:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            opt(&n.reason),
+        ]);
+    }
+    let mut widths = [0usize; 9];
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut s = String::new();
+    for r in &rows {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            if i == 8 {
+                line.push_str(c);
+            } else {
+                line.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            }
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+fn summary_text(s: &Summary) -> String {
+    let mut out = format!(
+        "\n{} node{}: {} pass, {} fail, {} could not be measured, {} skipped\n",
+        s.nodes,
+        if s.nodes == 1 { "" } else { "s" },
+        s.passed,
+        s.failed,
+        s.errors,
+        s.skipped
+    );
+    if let Some(k) = s.key_metric {
+        let fmt = |v: f64| match k {
+            summary::KeyMetric::Iops => format!("{v:.0}"),
+            _ => fmt_ns(v),
+        };
+        if let Some(m) = s.median {
+            out.push_str(&format!("{}: median {}", k.label(), fmt(m)));
+        }
+        if let Some(w) = &s.worst {
+            out.push_str(&format!(", worst {} ({})", fmt(w.value), w.node));
+        }
+        out.push('\n');
+        if s.outliers.is_empty() {
+            out.push_str("outliers: none");
+        } else {
+            let o: Vec<String> = s
+                .outliers
+                .iter()
+                .map(|o| format!("{} ({})", o.node, fmt(o.value)))
+                .collect();
+            out.push_str(&format!("outliers: {}", o.join(", ")));
+        }
+        out.push_str(&format!(" (rule: {})\n", s.outlier_rule));
+    }
+    out
+}

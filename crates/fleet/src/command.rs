@@ -1,0 +1,266 @@
+//! The node-side command: the disktier command line each node's pod runs, checked once. Fleet
+//! reads it to learn which host paths to mount (exactly the absolute paths it names, at the same
+//! path) and whether the pod must be privileged (a device, `interfere`, `setup`), and adds the
+//! options that make the result come back as one JSON document on stdout.
+
+use crate::error::{FleetError, Result};
+
+/// The subcommands fleet runs on nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Check,
+    Bench,
+    Assess,
+    Interfere,
+    Setup,
+}
+
+impl Verb {
+    fn parse(s: &str) -> Result<Verb> {
+        Ok(match s {
+            "check" => Verb::Check,
+            "bench" => Verb::Bench,
+            "assess" => Verb::Assess,
+            "interfere" => Verb::Interfere,
+            "setup" => Verb::Setup,
+            other => return Err(FleetError::UnknownCommand(other.to_string())),
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Verb::Check => "check",
+            Verb::Bench => "bench",
+            Verb::Assess => "assess",
+            Verb::Interfere => "interfere",
+            Verb::Setup => "setup",
+        }
+    }
+    /// Whether the command's paths are directories (so the hostPath can insist on one and a
+    /// missing path fails the mount instead of being created empty on the node's root disk).
+    fn takes_directories(self) -> bool {
+        matches!(self, Verb::Check | Verb::Assess | Verb::Interfere)
+    }
+}
+
+/// What kind of host path a volume is: the hostPath `type` the kubelet checks before mounting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKind {
+    /// Must exist and be a directory.
+    Directory,
+    /// Must exist and be a block device.
+    BlockDevice,
+    /// Not checked (bench's file targets, which the engine may create).
+    Unchecked,
+}
+
+impl PathKind {
+    pub fn host_path_type(self) -> Option<&'static str> {
+        match self {
+            PathKind::Directory => Some("Directory"),
+            PathKind::BlockDevice => Some("BlockDevice"),
+            PathKind::Unchecked => None,
+        }
+    }
+}
+
+/// A path on the node the command names, mounted at the same path in the pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPath {
+    pub path: String,
+    pub kind: PathKind,
+}
+
+/// The checked node command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeCommand {
+    pub verb: Verb,
+    /// What the user typed after `--`.
+    pub user_args: Vec<String>,
+    pub host_paths: Vec<HostPath>,
+    /// Why the pod must be privileged, or `None` when it runs with narrow capabilities.
+    pub privileged: Option<&'static str>,
+}
+
+/// Options fleet sets itself; the user may not give them.
+const RESERVED: [&str; 5] = ["--format", "--db", "--no-save", "--report", "--quiet"];
+
+/// Paths that are never mounted: the node's root, and the kernel's pseudo filesystems (a
+/// measurement there means nothing, and a mount of them would hand the pod the node).
+const FORBIDDEN: [&str; 4] = ["/", "/proc", "/sys", "/dev"];
+
+impl NodeCommand {
+    pub fn parse(args: &[String]) -> Result<NodeCommand> {
+        let first = args.first().ok_or(FleetError::NoCommand)?;
+        let verb = Verb::parse(first)?;
+        let mut host_paths: Vec<HostPath> = Vec::new();
+        for a in args {
+            if a.contains('\0') || a.len() > 4096 {
+                return Err(FleetError::Invalid {
+                    what: "node command argument",
+                    value: a.chars().take(64).collect(),
+                    why: "holds a NUL byte or is longer than 4096 bytes".into(),
+                });
+            }
+            if let Some(opt) = RESERVED
+                .iter()
+                .find(|r| a == *r || a.starts_with(&format!("{r}=")))
+            {
+                return Err(FleetError::ReservedOption(opt.to_string()));
+            }
+            // `--dir=/x` names a path as much as `/x` does.
+            let candidate = match a.split_once('=') {
+                Some((k, v)) if k.starts_with("--") => v,
+                _ => a.as_str(),
+            };
+            if candidate.starts_with('/') {
+                let path = check_path(candidate)?;
+                if !host_paths.iter().any(|h| h.path == path) {
+                    let kind = if path.starts_with("/dev/") {
+                        PathKind::BlockDevice
+                    } else if verb.takes_directories() {
+                        PathKind::Directory
+                    } else {
+                        PathKind::Unchecked
+                    };
+                    host_paths.push(HostPath { path, kind });
+                }
+            }
+        }
+        if host_paths.is_empty() {
+            return Err(FleetError::NoHostPath);
+        }
+        let privileged = if host_paths.iter().any(|h| h.kind == PathKind::BlockDevice) {
+            Some("the command opens a device")
+        } else {
+            match verb {
+                Verb::Interfere => Some("interfere changes I/O schedulers and cgroups on the node"),
+                Verb::Setup => Some("setup makes filesystems and mounts them on the node"),
+                _ => None,
+            }
+        };
+        Ok(NodeCommand {
+            verb,
+            user_args: args.to_vec(),
+            host_paths,
+            privileged,
+        })
+    }
+
+    /// The container's arguments: the user's command plus what makes the result come back as
+    /// one JSON document on stdout and leaves nothing on the node (the client stores it).
+    pub fn container_args(&self) -> Vec<String> {
+        let mut v = self.user_args.clone();
+        v.extend(["--format", "json", "--no-save", "--quiet"].map(String::from));
+        if self.verb == Verb::Assess && !v.iter().any(|a| a == "--no-report") {
+            v.push("--no-report".into());
+        }
+        v
+    }
+}
+
+/// An absolute, normalised path: no `.`/`..` components, no doubled or trailing slashes, not
+/// one of [`FORBIDDEN`].
+fn check_path(p: &str) -> Result<String> {
+    let bad = |why| FleetError::BadHostPath {
+        path: p.to_string(),
+        why,
+    };
+    let mut parts = Vec::new();
+    for comp in p.split('/').skip(1) {
+        match comp {
+            "" => {}
+            "." | ".." => {
+                return Err(bad(
+                    "`.` and `..` are not allowed in a node path: give it in full",
+                ))
+            }
+            c => parts.push(c),
+        }
+    }
+    let norm = format!("/{}", parts.join("/"));
+    if FORBIDDEN.contains(&norm.as_str()) {
+        return Err(bad("fleet does not mount the node's root or its /proc, /sys or /dev: name the directory or device to measure"));
+    }
+    Ok(norm)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(s: &str) -> Result<NodeCommand> {
+        NodeCommand::parse(&s.split_whitespace().map(String::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn check_etcd_mounts_its_directory_without_privilege() {
+        let c = cmd("check etcd /var/lib/etcd/").unwrap();
+        assert_eq!(
+            c.host_paths,
+            vec![HostPath {
+                path: "/var/lib/etcd".into(),
+                kind: PathKind::Directory
+            }]
+        );
+        assert_eq!(c.privileged, None);
+        assert_eq!(
+            c.container_args(),
+            "check etcd /var/lib/etcd/ --format json --no-save --quiet"
+                .split(' ')
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn a_device_or_interfere_needs_privilege() {
+        let c = cmd("bench /dev/nvme1n1 --rw randread").unwrap();
+        assert_eq!(c.host_paths[0].kind, PathKind::BlockDevice);
+        assert!(c.privileged.is_some());
+        assert!(cmd("interfere /var/lib/etcd").unwrap().privileged.is_some());
+        assert!(cmd("setup --mount=/var/lib/containers")
+            .unwrap()
+            .privileged
+            .is_some());
+    }
+
+    #[test]
+    fn assess_gets_no_report_and_paths_in_options_are_mounted() {
+        let c = cmd("assess /a /b --only etcd").unwrap();
+        assert!(c.container_args().contains(&"--no-report".to_string()));
+        assert_eq!(c.host_paths.len(), 2);
+        let c = cmd("bench --target-dir=/mnt/x /mnt/x").unwrap();
+        assert_eq!(c.host_paths.len(), 1, "the same path is mounted once");
+        assert_eq!(c.host_paths[0].kind, PathKind::Unchecked);
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_run_safely() {
+        assert!(matches!(cmd(""), Err(FleetError::NoCommand)));
+        assert!(matches!(
+            cmd("rm -rf /"),
+            Err(FleetError::UnknownCommand(_))
+        ));
+        assert!(matches!(cmd("check etcd rel"), Err(FleetError::NoHostPath)));
+        assert!(matches!(
+            cmd("check etcd /var/../etc"),
+            Err(FleetError::BadHostPath { .. })
+        ));
+        for p in ["/", "//", "/proc/", "/sys", "/dev"] {
+            assert!(
+                matches!(
+                    cmd(&format!("check etcd {p}")),
+                    Err(FleetError::BadHostPath { .. })
+                ),
+                "{p}"
+            );
+        }
+        assert!(matches!(
+            cmd("check etcd /x --format text"),
+            Err(FleetError::ReservedOption(_))
+        ));
+        assert!(matches!(
+            cmd("check etcd /x --db=/tmp/a"),
+            Err(FleetError::ReservedOption(_))
+        ));
+    }
+}

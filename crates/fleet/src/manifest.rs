@@ -1,0 +1,426 @@
+//! The Kubernetes objects a fleet run makes: one Job per node, pinned with `nodeName`. Only
+//! fields a 1.20 API server knows are set (the oldest server the project tests against; newer
+//! Job fields such as `podFailurePolicy` would be dropped there without a word).
+
+use crate::command::NodeCommand;
+use crate::error::{FleetError, Result};
+use k8s_openapi::api::batch::v1::{Job, JobSpec};
+use k8s_openapi::api::core::v1::{
+    Capabilities, Container, EmptyDirVolumeSource, HostPathVolumeSource, Namespace, PodSpec,
+    PodTemplateSpec, ResourceRequirements, SecurityContext, Toleration, Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The label every object fleet makes carries (the Kubernetes recommended label).
+pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+pub const MANAGED_BY_VALUE: &str = "disktier";
+/// The label that groups one fleet run's objects.
+pub const RUN_LABEL: &str = "disktier.io/fleet-run";
+/// The annotation that names the node in full (node names may be longer than a label value).
+pub const NODE_ANNOTATION: &str = "disktier.io/node";
+/// The container's name (logs are read from it).
+pub const CONTAINER: &str = "disktier";
+
+/// The selector that finds everything any fleet run made.
+pub fn managed_selector() -> String {
+    format!("{MANAGED_BY}={MANAGED_BY_VALUE}")
+}
+
+/// The selector that finds one run's objects.
+pub fn run_selector(run_id: &str) -> String {
+    format!("{MANAGED_BY}={MANAGED_BY_VALUE},{RUN_LABEL}={run_id}")
+}
+
+/// `imagePullPolicy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PullPolicy {
+    Always,
+    IfNotPresent,
+    Never,
+}
+
+impl PullPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PullPolicy::Always => "Always",
+            PullPolicy::IfNotPresent => "IfNotPresent",
+            PullPolicy::Never => "Never",
+        }
+    }
+}
+
+/// Everything the Jobs are made from, checked.
+#[derive(Debug, Clone)]
+pub struct JobConfig {
+    pub run_id: String,
+    pub namespace: String,
+    pub image: String,
+    pub pull_policy: PullPolicy,
+    pub service_account: Option<String>,
+    /// The Job's `activeDeadlineSeconds`.
+    pub timeout: Duration,
+    /// The Job's `ttlSecondsAfterFinished`: the cluster's own cleanup if the client dies
+    /// before it deletes the Job (alpha in 1.20, GA in 1.23).
+    pub ttl: Duration,
+    pub tolerate_all: bool,
+    pub command: NodeCommand,
+}
+
+/// A namespace, a service account or a run id: an RFC 1123 label (lowercase alphanumerics and
+/// `-`, at most 63, starting and ending alphanumeric).
+pub fn check_dns_label(what: &'static str, s: &str) -> Result<()> {
+    let ok = !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(FleetError::Invalid {
+            what,
+            value: s.to_string(),
+            why: "must be lowercase letters, digits and `-`, at most 63, not starting or ending with `-`".into(),
+        })
+    }
+}
+
+/// An image reference: no whitespace or control characters, not empty, bounded.
+pub fn check_image(s: &str) -> Result<()> {
+    if s.is_empty() || s.len() > 512 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(FleetError::Invalid {
+            what: "--image",
+            value: s.to_string(),
+            why: "an image reference has no spaces, e.g. registry.local/disktier:0.1.0".into(),
+        });
+    }
+    Ok(())
+}
+
+/// A node name as the API server takes it (RFC 1123 subdomain: at most 253).
+pub fn check_node_name(s: &str) -> Result<()> {
+    let ok = !s.is_empty()
+        && s.len() <= 253
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && s.as_bytes()[0].is_ascii_alphanumeric()
+        && s.as_bytes()[s.len() - 1].is_ascii_alphanumeric();
+    if ok {
+        Ok(())
+    } else {
+        Err(FleetError::Invalid {
+            what: "node name",
+            value: s.to_string(),
+            why: "node names are lowercase letters, digits, `-` and `.` (at most 253)".into(),
+        })
+    }
+}
+
+/// The Job's name for a node: `disktier-<run suffix>-<node>` cut to fit 63 characters (the Job
+/// controller copies it into a label), with a hash of the full node name when cut so two long
+/// names that share a prefix still differ.
+pub fn job_name(run_id: &str, node: &str) -> String {
+    let suffix = run_id.rsplit('-').next().unwrap_or(run_id);
+    let clean: String = node
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let head = format!("disktier-{suffix}-");
+    // The Job controller's pod names add 6 characters to the Job's; keep the Job name within
+    // 52 so they stay under 63 as well.
+    let room = 52 - head.len();
+    let body = if clean.len() <= room {
+        clean
+    } else {
+        let hash = fnv1a(node.as_bytes()) & 0xff_ffff;
+        format!("{}-{hash:06x}", &clean[..room - 7])
+    };
+    format!("{head}{}", body.trim_end_matches('-'))
+}
+
+fn fnv1a(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+        (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn labels(run_id: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (MANAGED_BY.to_string(), MANAGED_BY_VALUE.to_string()),
+        ("app.kubernetes.io/name".to_string(), "disktier".to_string()),
+        (RUN_LABEL.to_string(), run_id.to_string()),
+    ])
+}
+
+/// Resource requests and limits of the node pod. Requests are small so the pod fits on a busy
+/// node; the memory limit bounds the engine (io_uring rings, buffers of up to iodepth x block
+/// size); no CPU limit, because CFS throttling would show up as I/O latency and spoil the very
+/// figure being measured.
+fn resources() -> ResourceRequirements {
+    let q = |s: &str| Quantity(s.to_string());
+    ResourceRequirements {
+        requests: Some(BTreeMap::from([
+            ("cpu".to_string(), q("250m")),
+            ("memory".to_string(), q("128Mi")),
+        ])),
+        limits: Some(BTreeMap::from([("memory".to_string(), q("1Gi"))])),
+        ..Default::default()
+    }
+}
+
+/// Control planes carry these taints; a pod pinned with `nodeName` bypasses the scheduler but
+/// the kubelet still rejects pods that do not tolerate NoSchedule/NoExecute taints
+/// (Kubernetes docs, "Taints and Tolerations"; `master` on clusters before 1.24 and OpenShift).
+fn tolerations(all: bool) -> Vec<Toleration> {
+    if all {
+        return vec![Toleration {
+            operator: Some("Exists".into()),
+            ..Default::default()
+        }];
+    }
+    [
+        "node-role.kubernetes.io/control-plane",
+        "node-role.kubernetes.io/master",
+    ]
+    .into_iter()
+    .map(|k| Toleration {
+        key: Some(k.into()),
+        operator: Some("Exists".into()),
+        effect: Some("NoSchedule".into()),
+        ..Default::default()
+    })
+    .collect()
+}
+
+fn security_context(cmd: &NodeCommand) -> SecurityContext {
+    if cmd.privileged.is_some() {
+        return SecurityContext {
+            privileged: Some(true),
+            run_as_user: Some(0),
+            ..Default::default()
+        };
+    }
+    // Root, because the directories measured (/var/lib/etcd, /var/lib/containers) belong to
+    // root or to a service user; DAC_OVERRIDE is the one capability that lets root create its
+    // test file in a directory another user owns. Everything else is dropped.
+    SecurityContext {
+        run_as_user: Some(0),
+        allow_privilege_escalation: Some(false),
+        read_only_root_filesystem: Some(true),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".into()]),
+            add: Some(vec!["DAC_OVERRIDE".into()]),
+        }),
+        ..Default::default()
+    }
+}
+
+/// The Job that runs the node command on `node`.
+pub fn job(cfg: &JobConfig, node: &str) -> Job {
+    let labels = labels(&cfg.run_id);
+    let annotations = BTreeMap::from([(NODE_ANNOTATION.to_string(), node.to_string())]);
+    let mut volumes = Vec::new();
+    let mut mounts = Vec::new();
+    for (i, hp) in cfg.command.host_paths.iter().enumerate() {
+        let name = format!("host-{i}");
+        volumes.push(Volume {
+            name: name.clone(),
+            host_path: Some(HostPathVolumeSource {
+                path: hp.path.clone(),
+                type_: hp.kind.host_path_type().map(str::to_string),
+            }),
+            ..Default::default()
+        });
+        mounts.push(VolumeMount {
+            name,
+            mount_path: hp.path.clone(),
+            ..Default::default()
+        });
+    }
+    // The root filesystem is read-only; the engine and the runtime may still want a /tmp.
+    volumes.push(Volume {
+        name: "tmp".into(),
+        empty_dir: Some(EmptyDirVolumeSource::default()),
+        ..Default::default()
+    });
+    mounts.push(VolumeMount {
+        name: "tmp".into(),
+        mount_path: "/tmp".into(),
+        ..Default::default()
+    });
+    let secs = |d: Duration| i64::try_from(d.as_secs().max(1)).unwrap_or(i64::MAX);
+    Job {
+        metadata: ObjectMeta {
+            name: Some(job_name(&cfg.run_id, node)),
+            namespace: Some(cfg.namespace.clone()),
+            labels: Some(labels.clone()),
+            annotations: Some(annotations.clone()),
+            ..Default::default()
+        },
+        spec: Some(JobSpec {
+            backoff_limit: Some(0),
+            active_deadline_seconds: Some(secs(cfg.timeout)),
+            ttl_seconds_after_finished: Some(i32::try_from(cfg.ttl.as_secs()).unwrap_or(i32::MAX)),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    annotations: Some(annotations),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    node_name: Some(node.to_string()),
+                    restart_policy: Some("Never".into()),
+                    service_account_name: cfg.service_account.clone(),
+                    // The node command never talks to the API server.
+                    automount_service_account_token: Some(false),
+                    tolerations: Some(tolerations(cfg.tolerate_all)),
+                    containers: vec![Container {
+                        name: CONTAINER.into(),
+                        image: Some(cfg.image.clone()),
+                        image_pull_policy: Some(cfg.pull_policy.as_str().into()),
+                        args: Some(cfg.command.container_args()),
+                        resources: Some(resources()),
+                        security_context: Some(security_context(&cfg.command)),
+                        termination_message_policy: Some("FallbackToLogsOnError".into()),
+                        volume_mounts: Some(mounts),
+                        ..Default::default()
+                    }],
+                    volumes: Some(volumes),
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+/// The namespace object `--create-namespace` makes.
+pub fn namespace(name: &str) -> Namespace {
+    Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// Objects as multi-document YAML, each with its `apiVersion` and `kind`.
+pub fn to_yaml<T: serde::Serialize>(objects: &[T]) -> Result<String> {
+    let mut out = String::new();
+    for o in objects {
+        out.push_str("---\n");
+        out.push_str(&serde_yaml_ng::to_string(o)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(cmd: &str) -> JobConfig {
+        JobConfig {
+            run_id: "20261124-121935-a3f90c".into(),
+            namespace: "disktier".into(),
+            image: "localhost/disktier:0.1.0".into(),
+            pull_policy: PullPolicy::IfNotPresent,
+            service_account: None,
+            timeout: Duration::from_secs(600),
+            ttl: Duration::from_secs(3600),
+            tolerate_all: false,
+            command: NodeCommand::parse(
+                &cmd.split_whitespace().map(String::from).collect::<Vec<_>>(),
+            )
+            .unwrap(),
+        }
+    }
+
+    #[test]
+    fn job_names_fit_and_stay_distinct() {
+        assert_eq!(
+            job_name("20261124-121935-a3f90c", "node-1"),
+            "disktier-a3f90c-node-1"
+        );
+        let long_a = format!("{}.a.example.com", "x".repeat(80));
+        let long_b = format!("{}.b.example.com", "x".repeat(80));
+        let (a, b) = (job_name("r-a3f90c", &long_a), job_name("r-a3f90c", &long_b));
+        assert!(a.len() <= 52 && b.len() <= 52, "{a} {b}");
+        assert_ne!(a, b);
+        check_dns_label("job", &a).unwrap();
+        check_dns_label("job", &job_name("r-1", "ip-10-0-0-1.ec2.internal")).unwrap();
+    }
+
+    #[test]
+    fn job_is_pinned_bounded_and_labelled() {
+        let j = job(&cfg("check etcd /var/lib/etcd"), "cp-1");
+        let v = serde_json::to_value(&j).unwrap();
+        assert_eq!(v["apiVersion"], "batch/v1");
+        assert_eq!(v["kind"], "Job");
+        assert_eq!(v["spec"]["backoffLimit"], 0);
+        assert_eq!(v["spec"]["activeDeadlineSeconds"], 600);
+        assert_eq!(v["spec"]["ttlSecondsAfterFinished"], 3600);
+        let pod = &v["spec"]["template"]["spec"];
+        assert_eq!(pod["nodeName"], "cp-1");
+        assert_eq!(pod["restartPolicy"], "Never");
+        let c = &pod["containers"][0];
+        assert_eq!(c["terminationMessagePolicy"], "FallbackToLogsOnError");
+        assert_eq!(c["securityContext"]["capabilities"]["drop"][0], "ALL");
+        assert!(c["securityContext"].get("privileged").is_none());
+        assert_eq!(c["volumeMounts"][0]["mountPath"], "/var/lib/etcd");
+        assert_eq!(pod["volumes"][0]["hostPath"]["path"], "/var/lib/etcd");
+        assert_eq!(pod["volumes"][0]["hostPath"]["type"], "Directory");
+        assert_eq!(
+            v["metadata"]["labels"][MANAGED_BY], "disktier",
+            "leftovers are found by this label"
+        );
+        assert_eq!(
+            v["spec"]["template"]["metadata"]["labels"][RUN_LABEL],
+            "20261124-121935-a3f90c"
+        );
+        let keys: Vec<_> = pod["tolerations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["key"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "node-role.kubernetes.io/control-plane",
+                "node-role.kubernetes.io/master"
+            ]
+        );
+    }
+
+    #[test]
+    fn device_runs_privileged_and_tolerate_all_tolerates_everything() {
+        let mut c = cfg("bench /dev/sdb --rw randread");
+        c.tolerate_all = true;
+        let v = serde_json::to_value(job(&c, "n")).unwrap();
+        let pod = &v["spec"]["template"]["spec"];
+        assert_eq!(pod["containers"][0]["securityContext"]["privileged"], true);
+        assert_eq!(pod["volumes"][0]["hostPath"]["type"], "BlockDevice");
+        assert_eq!(
+            pod["tolerations"],
+            serde_json::json!([{"operator": "Exists"}])
+        );
+    }
+
+    #[test]
+    fn checks_names() {
+        check_dns_label("--namespace", "disktier").unwrap();
+        assert!(check_dns_label("--namespace", "Disk tier").is_err());
+        assert!(check_dns_label("--namespace", "-x").is_err());
+        assert!(check_image("a b").is_err());
+        check_image("localhost/disktier:0.1.0").unwrap();
+        check_node_name("ip-10-0-0-1.ec2.internal").unwrap();
+        assert!(check_node_name("a/b").is_err());
+        assert!(check_node_name("").is_err());
+    }
+}

@@ -1,0 +1,248 @@
+//! A node's result: the JSON document the node command printed, read back from the pod's log
+//! and parsed into the typed documents the CLI writes (a run document for `check` and `bench`,
+//! the assessment summary for `assess`), and the key figures the fleet table compares.
+
+use disktier_engine::result::{RunDoc, Verdict};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The most of a pod's log fleet reads: a result document with its one-second series is tens
+/// of KiB; anything past this is not ours and is cut (memory stays bounded per node).
+pub const MAX_LOG_BYTES: i64 = 16 * 1024 * 1024;
+
+/// `disktier assess --format json`, the fields fleet uses.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct AssessDoc {
+    pub schema_version: u32,
+    #[serde(default)]
+    pub targets: Vec<AssessTarget>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct AssessTarget {
+    pub path: String,
+    #[serde(default)]
+    pub runs: Vec<AssessRun>,
+    #[serde(default)]
+    pub etcd_ready: Option<bool>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct AssessRun {
+    pub profile: String,
+    #[serde(default)]
+    pub verdicts: Vec<Verdict>,
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub read_iops: Option<f64>,
+    #[serde(default)]
+    pub write_iops: Option<f64>,
+    #[serde(default)]
+    pub sync_p99_ns: Option<u64>,
+    #[serde(default)]
+    pub p99_ns: Option<u64>,
+}
+
+/// The document a node printed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeDoc {
+    Run(Box<RunDoc>),
+    Assess(AssessDoc),
+}
+
+/// The schema version this fleet understands (the engine's).
+pub const SCHEMA_VERSION: u32 = disktier_engine::result::SCHEMA_VERSION;
+
+/// Why a log held no usable document.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("the pod's log holds no JSON document (was the node command's output cut?)")]
+    NoDocument,
+    #[error("the pod's log holds a JSON document that is neither a run nor an assessment: {0}")]
+    Shape(String),
+    #[error("the node's result has schema_version {0}, newer than this disktier reads ({SCHEMA_VERSION}): use the same version on both sides (--image)")]
+    TooNew(u32),
+}
+
+/// Finds the node command's document in a pod log: the first line that is exactly `{` starts
+/// it (the CLI prints JSON pretty, and nothing else on stdout starts a line with a lone brace);
+/// lines before it (stderr warnings) and after it are ignored. Returns the raw value (what is
+/// stored) and its typed form.
+pub fn parse_log(log: &str) -> Result<(Value, NodeDoc), ParseError> {
+    let mut offset = 0;
+    for line in log.split_inclusive('\n') {
+        if line.trim_end() == "{" {
+            let mut stream =
+                serde_json::Deserializer::from_str(&log[offset..]).into_iter::<Value>();
+            if let Some(Ok(v)) = stream.next() {
+                let doc = classify(&v)?;
+                return Ok((v, doc));
+            }
+        }
+        offset += line.len();
+    }
+    Err(ParseError::NoDocument)
+}
+
+fn classify(v: &Value) -> Result<NodeDoc, ParseError> {
+    let version = v
+        .get("schema_version")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| ParseError::Shape("no schema_version".into()))?;
+    if version > SCHEMA_VERSION as u64 {
+        return Err(ParseError::TooNew(version.min(u32::MAX as u64) as u32));
+    }
+    let shape = |e: serde_json::Error| ParseError::Shape(e.to_string());
+    if v.get("results").is_some() {
+        Ok(NodeDoc::Run(Box::new(
+            serde_json::from_value(v.clone()).map_err(shape)?,
+        )))
+    } else if v.get("targets").is_some() {
+        Ok(NodeDoc::Assess(
+            serde_json::from_value(v.clone()).map_err(shape)?,
+        ))
+    } else {
+        Err(ParseError::Shape(
+            "it has neither `results` nor `targets`".into(),
+        ))
+    }
+}
+
+/// The figures one row of the fleet table shows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct KeyFigures {
+    /// `true` all verdicts passed, `false` one failed, `None` the command gives no verdict.
+    pub pass: Option<bool>,
+    /// 99th percentile of sync (fdatasync) latency, ns: etcd's figure.
+    pub sync_p99_ns: Option<u64>,
+    /// 99th percentile of I/O completion latency, ns.
+    pub p99_ns: Option<u64>,
+    /// Read plus write IOPS (the highest of an assessment's runs).
+    pub iops: Option<f64>,
+}
+
+impl NodeDoc {
+    pub fn figures(&self) -> KeyFigures {
+        match self {
+            NodeDoc::Run(d) => {
+                let r = &d.results;
+                let iops = match (&r.read, &r.write) {
+                    (None, None) => None,
+                    (a, b) => Some(
+                        a.as_ref().map_or(0.0, |s| s.iops) + b.as_ref().map_or(0.0, |s| s.iops),
+                    ),
+                };
+                let p99 = [&r.read, &r.write]
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s.lat_ns.p(99.0))
+                    .max();
+                KeyFigures {
+                    pass: verdict_of(&d.verdicts),
+                    sync_p99_ns: r.sync.as_ref().and_then(|s| s.lat_ns.p(99.0)),
+                    p99_ns: p99,
+                    iops,
+                }
+            }
+            NodeDoc::Assess(a) => {
+                let runs = a.targets.iter().flat_map(|t| &t.runs);
+                let verdicts: Vec<Verdict> =
+                    runs.clone().flat_map(|r| r.verdicts.clone()).collect();
+                let failed_run = runs.clone().any(|r| r.error.is_some());
+                KeyFigures {
+                    pass: if failed_run {
+                        Some(false)
+                    } else {
+                        verdict_of(&verdicts)
+                    },
+                    sync_p99_ns: runs.clone().filter_map(|r| r.sync_p99_ns).max(),
+                    p99_ns: runs.clone().filter_map(|r| r.p99_ns).max(),
+                    iops: runs
+                        .map(|r| r.read_iops.unwrap_or(0.0) + r.write_iops.unwrap_or(0.0))
+                        .filter(|x| *x > 0.0)
+                        .reduce(f64::max),
+                }
+            }
+        }
+    }
+}
+
+fn verdict_of(v: &[Verdict]) -> Option<bool> {
+    if v.is_empty() {
+        None
+    } else {
+        Some(v.iter().all(|v| v.pass))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RUN: &str = r#"{
+  "schema_version": 1,
+  "engine": "disktier",
+  "profile": "etcd",
+  "job": {},
+  "target": {"path": "/var/lib/etcd", "kind": "directory"},
+  "host": {"hostname": "pod", "kernel": "6.1", "cpus": 2},
+  "started_at": "2026-11-24T12:00:00Z",
+  "duration_s": 3.5,
+  "results": {
+    "write": {"ios": 10, "bytes": 23000, "iops": 400.0, "bw_bytes": 9.0e5,
+      "lat_ns": {"mean": 1.0, "stdev": 0.0, "min": 1, "max": 9, "percentiles": {"99": 5000}}},
+    "sync": {"ios": 10, "bytes": 0, "iops": 400.0, "bw_bytes": 0.0,
+      "lat_ns": {"mean": 1.0, "stdev": 0.0, "min": 1, "max": 9, "percentiles": {"99": 2100000}}},
+    "cpu": {"usr_s": 0.1, "sys_s": 0.2}
+  },
+  "verdicts": [{"name": "etcd", "metric": "sync.p99", "value": 2100000, "threshold": 1e7, "pass": true, "message": "ok"}]
+}
+"#;
+
+    #[test]
+    fn finds_the_document_after_stderr_lines() {
+        let log = format!("warning: io_uring unavailable, using psync\n{RUN}");
+        let (v, doc) = parse_log(&log).unwrap();
+        assert_eq!(v["profile"], "etcd");
+        let f = doc.figures();
+        assert_eq!(f.pass, Some(true));
+        assert_eq!(f.sync_p99_ns, Some(2_100_000));
+        assert_eq!(f.p99_ns, Some(5000));
+        assert_eq!(f.iops, Some(400.0));
+    }
+
+    #[test]
+    fn assess_summary_gives_worst_figures() {
+        let log = r#"{
+  "schema_version": 1,
+  "targets": [{"path": "/var/lib/containers", "etcd_ready": false, "runs": [
+    {"profile": "etcd", "verdicts": [{"name": "etcd", "metric": "sync.p99", "value": 2e7, "threshold": 1e7, "pass": false}], "sync_p99_ns": 20000000, "seconds": 3},
+    {"profile": "read-iops", "verdicts": [], "read_iops": 12000.5, "p99_ns": 900000, "seconds": 3}
+  ]}]
+}"#;
+        let (_, doc) = parse_log(log).unwrap();
+        let f = doc.figures();
+        assert_eq!(f.pass, Some(false));
+        assert_eq!(f.sync_p99_ns, Some(20_000_000));
+        assert_eq!(f.iops, Some(12000.5));
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_result() {
+        assert_eq!(
+            parse_log("error: /x does not exist\n"),
+            Err(ParseError::NoDocument)
+        );
+        assert!(matches!(
+            parse_log("{\n\"schema_version\": 1, \"other\": 1}\n"),
+            Err(ParseError::Shape(_))
+        ));
+        assert_eq!(
+            parse_log("{\n\"schema_version\": 99, \"results\": {}}\n"),
+            Err(ParseError::TooNew(99))
+        );
+        // A document cut short by a size limit is no document.
+        assert_eq!(parse_log(&RUN[..200]), Err(ParseError::NoDocument));
+    }
+}

@@ -1,0 +1,256 @@
+//! The fleet section: for each `disktier fleet run` among the report's runs (documents that
+//! carry a `fleet` object), one row per node — node, instance type, zone, verdict, the key
+//! figures — and a bar chart of the key figure per node (sync p99 when the runs measured
+//! fsyncs, else IOPS), so a slow node stands out.
+
+use super::charts::{self, Bar, ChartError};
+use super::html::esc;
+use crate::compare::fmt_count;
+use crate::StoredRun;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// One node's stored run, as the section reads it.
+struct Row<'a> {
+    run: &'a StoredRun,
+    node: String,
+    instance_type: Option<String>,
+    zone: Option<String>,
+    verdict: Option<bool>,
+    sync_p99_ns: Option<u64>,
+    iops: Option<f64>,
+}
+
+fn row(run: &StoredRun) -> Option<(String, Row<'_>)> {
+    let f = run.doc.get("fleet")?;
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    // A run document (check, bench) has its figures in the listing columns; an assessment's
+    // summary (assess) has them per profile run, and the node's are the worst of those.
+    let assess_runs: Vec<&Value> = run
+        .doc
+        .get("targets")
+        .and_then(Value::as_array)
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t.get("runs").and_then(Value::as_array))
+                .flatten()
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut verdicts: Vec<&Value> = run
+        .doc
+        .get("verdicts")
+        .and_then(Value::as_array)
+        .map(|v| v.iter().collect())
+        .unwrap_or_default();
+    for r in &assess_runs {
+        verdicts.extend(
+            r.get("verdicts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        );
+    }
+    let verdict = (!verdicts.is_empty()).then(|| {
+        verdicts
+            .iter()
+            .all(|x| x.get("pass") == Some(&Value::Bool(true)))
+    });
+    let iops = match (run.summary.read_iops, run.summary.write_iops) {
+        (None, None) => assess_runs
+            .iter()
+            .map(|r| {
+                let g = |k: &str| r.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+                g("read_iops") + g("write_iops")
+            })
+            .filter(|x| *x > 0.0)
+            .reduce(f64::max),
+        (r, w) => Some(r.unwrap_or(0.0) + w.unwrap_or(0.0)),
+    };
+    let sync_p99_ns = run
+        .summary
+        .sync_p99_ns
+        .map(|x| x.max(0) as u64)
+        .or_else(|| {
+            assess_runs
+                .iter()
+                .filter_map(|r| r.get("sync_p99_ns").and_then(Value::as_u64))
+                .max()
+        });
+    Some((
+        s(f, "fleet_run_id")?,
+        Row {
+            run,
+            node: s(f, "node")?,
+            instance_type: s(f, "instance_type"),
+            zone: s(f, "zone"),
+            verdict,
+            sync_p99_ns,
+            iops,
+        },
+    ))
+}
+
+/// The section's HTML, or `None` when no run came from a fleet run.
+pub fn section(runs: &[StoredRun]) -> Result<Option<String>, ChartError> {
+    let mut groups: Vec<(String, Vec<Row<'_>>)> = Vec::new();
+    for (id, r) in runs.iter().filter_map(row) {
+        match groups.iter_mut().find(|(g, _)| *g == id) {
+            Some((_, rows)) => rows.push(r),
+            None => groups.push((id, vec![r])),
+        }
+    }
+    if groups.is_empty() {
+        return Ok(None);
+    }
+    let mut s = String::new();
+    for (id, mut rows) in groups {
+        rows.sort_by(|a, b| a.node.cmp(&b.node));
+        let _ = writeln!(
+            s,
+            "<h3>fleet run <span class=\"mono\">{}</span> · {} node{}</h3>",
+            esc(&id),
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" }
+        );
+        s.push_str("<table class=\"fleet\">\n<tr><th>node</th><th>instance type</th><th>zone</th><th>verdict</th><th>sync p99</th><th>IOPS</th><th>run</th></tr>\n");
+        for r in &rows {
+            let _ = writeln!(
+                s,
+                "<tr><td class=\"mono\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"mono\">{}</td></tr>",
+                esc(&r.node),
+                esc(r.instance_type.as_deref().unwrap_or("–")),
+                esc(r.zone.as_deref().unwrap_or("–")),
+                match r.verdict {
+                    Some(true) => "<span class=\"badge pass\">pass</span>",
+                    Some(false) => "<span class=\"badge fail\">fail</span>",
+                    None => "–",
+                },
+                r.sync_p99_ns
+                    .map(|v| esc(&disktier_units::fmt_ns(v as f64)))
+                    .unwrap_or_else(|| "–".into()),
+                r.iops.map(fmt_count).unwrap_or_else(|| "–".into()),
+                esc(&r.run.summary.id),
+            );
+        }
+        s.push_str("</table>\n");
+        let sync = rows.iter().any(|r| r.sync_p99_ns.is_some());
+        let bars: Vec<Bar> = rows
+            .iter()
+            .filter_map(|r| {
+                let (value, text) = if sync {
+                    let v = r.sync_p99_ns? as f64;
+                    (v / 1e6, disktier_units::fmt_ns(v))
+                } else {
+                    let v = r.iops?;
+                    (v, fmt_count(v))
+                };
+                Some(Bar {
+                    label: r.node.clone(),
+                    value,
+                    color: if r.verdict == Some(false) { 1 } else { 0 },
+                    text,
+                })
+            })
+            .collect();
+        if !bars.is_empty() {
+            let x = if sync {
+                "fdatasync p99 (ms) per node"
+            } else {
+                "IOPS per node"
+            };
+            let svg = charts::bars(&bars, x, 900)?;
+            let _ = write!(
+                s,
+                "<figure class=\"chart\" data-chart=\"fleet:{}\">\n{svg}</figure>\n",
+                esc(&id)
+            );
+        }
+    }
+    Ok(Some(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NewRun;
+
+    fn run(node: &str, p99: u64, pass: bool) -> StoredRun {
+        let doc = serde_json::json!({
+            "schema_version": 1, "engine": "disktier", "profile": "etcd", "job": {},
+            "target": {"path": "/var/lib/etcd", "kind": "directory"},
+            "host": {"hostname": node, "kernel": "6.1", "cpus": 2},
+            "started_at": "2026-11-24T12:00:00Z", "duration_s": 3.0,
+            "results": {"write": {"ios": 1, "bytes": 1, "iops": 400.0, "bw_bytes": 1.0,
+                "lat_ns": {"mean": 1.0, "stdev": 0.0, "min": 1, "max": 1, "percentiles": {"99": 1000}}},
+              "sync": {"ios": 1, "bytes": 0, "iops": 400.0, "bw_bytes": 0.0,
+                "lat_ns": {"mean": 1.0, "stdev": 0.0, "min": 1, "max": 1, "percentiles": {"99": p99}}},
+              "cpu": {"usr_s": 0.0, "sys_s": 0.0}},
+            "verdicts": [{"name": "etcd", "metric": "sync.p99", "value": p99, "threshold": 1e7, "pass": pass}],
+            "fleet": {"fleet_run_id": "20261124-120000-abcdef", "node": node,
+                      "instance_type": "m6id.xlarge", "zone": "eu-north-1a"}
+        });
+        NewRun {
+            kind: "check",
+            group_id: Some("20261124-120000-abcdef"),
+            doc: &doc,
+        }
+        .to_row(format!("id-{node}"), "2026-11-24T12:00:00Z".into())
+    }
+
+    #[test]
+    fn one_row_per_node_and_a_chart_of_sync_p99() {
+        let runs = vec![
+            run("node-b", 14_000_000, false),
+            run("node-a", 2_000_000, true),
+            run("node-c", 2_500_000, true),
+        ];
+        let s = section(&runs).unwrap().unwrap();
+        assert_eq!(s.matches("<tr><td class=\"mono\">node-").count(), 3);
+        assert!(
+            s.find("node-a").unwrap() < s.find("node-b").unwrap(),
+            "sorted by node"
+        );
+        assert_eq!(s.matches("badge fail").count(), 1);
+        assert!(s.contains("m6id.xlarge") && s.contains("eu-north-1a"));
+        assert!(s.contains("data-chart=\"fleet:20261124-120000-abcdef\""));
+        assert!(s.contains("fdatasync p99 (ms) per node"));
+        let page = crate::report::render(&crate::report::ReportInput {
+            runs: &runs,
+            plan: None,
+            generated_at: "now",
+        })
+        .unwrap();
+        assert!(page.contains("<section id=\"fleet\">"));
+    }
+
+    #[test]
+    fn an_assessment_gives_its_worst_figures() {
+        let doc = serde_json::json!({
+            "schema_version": 1,
+            "targets": [{"path": "/var/lib/containers", "runs": [
+                {"profile": "etcd", "sync_p99_ns": 12_000_000,
+                 "verdicts": [{"name": "etcd", "metric": "sync.p99", "value": 1.2e7, "threshold": 1e7, "pass": false}]},
+                {"profile": "read-iops", "read_iops": 15000.0, "verdicts": []}
+            ]}],
+            "fleet": {"fleet_run_id": "r-1", "node": "n1"}
+        });
+        let run = NewRun {
+            kind: "assess",
+            group_id: Some("r-1"),
+            doc: &doc,
+        }
+        .to_row("id-n1".into(), "2026-11-24T12:00:00Z".into());
+        let s = section(&[run]).unwrap().unwrap();
+        assert!(s.contains("badge fail"), "{s}");
+        assert!(s.contains("<td>12.00 ms</td>"), "{s}");
+        assert!(s.contains("<td>15.0k</td>"), "{s}");
+    }
+
+    #[test]
+    fn runs_without_a_fleet_run_have_no_section() {
+        let mut r = run("x", 1, true);
+        r.doc.as_object_mut().unwrap().remove("fleet");
+        assert!(section(&[r]).unwrap().is_none());
+    }
+}
