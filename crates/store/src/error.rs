@@ -26,11 +26,14 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
-    #[error("PostgreSQL store {url}: {source}")]
-    Postgres {
-        url: String,
-        source: postgres::Error,
-    },
+    /// `message` is the driver's error chain with every credential scrubbed (it is kept as text
+    /// so that no later `{:#}` can print an unscrubbed source).
+    #[error("PostgreSQL store {url}: {message}")]
+    Postgres { url: String, message: String },
+    #[error("PostgreSQL location {location}: {why}")]
+    BadLocation { location: String, why: String },
+    #[error("PostgreSQL store {location}: TLS: {why}")]
+    Tls { location: String, why: String },
     #[error("no stored run has id {0}: list them with `disktier history`")]
     NotFound(String),
     #[error("run id {id} is ambiguous ({count} runs start with it): give more characters")]

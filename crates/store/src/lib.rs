@@ -14,6 +14,7 @@ pub mod compare;
 pub mod error;
 pub mod migrate;
 pub mod model;
+pub mod pgconn;
 pub mod postgres;
 pub mod report;
 mod sql;
@@ -49,9 +50,7 @@ impl Store {
     /// path, or `None` for [`default_path`].
     pub fn open(location: Option<&str>) -> Result<Store> {
         let backend: Box<dyn Backend> = match location {
-            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                Box::new(postgres::PgStore::open(url)?)
-            }
+            Some(pg) if pgconn::is_postgres(pg) => Box::new(postgres::PgStore::open(pg)?),
             Some(path) => Box::new(sqlite::SqliteStore::open(std::path::Path::new(path))?),
             None => Box::new(sqlite::SqliteStore::open(&default_path()?)?),
         };

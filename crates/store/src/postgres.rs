@@ -6,27 +6,56 @@
 use crate::error::{Result, StoreError};
 use crate::migrate::{self, CREATE_SCHEMA_MIGRATIONS};
 use crate::model::{now_rfc3339, Filter, RunSummary, StoredRun};
+use crate::pgconn::PgTarget;
 use crate::sql;
 use crate::Backend;
-use postgres::{Client, NoTls, Row};
+use postgres::{Client, Row};
 
 /// The advisory lock key disktier's migrations hold ("dtier" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0064_7469_6572;
 
 pub struct PgStore {
     client: Client,
-    /// The URL with any password replaced, for messages.
+    /// The location with every credential replaced, for messages.
     shown: String,
+    /// Scrubs the location's secrets from driver messages.
+    target: PgTarget,
+}
+
+/// The driver's error with its causes, as one line.
+fn chain(e: &postgres::Error) -> String {
+    let mut m = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !m.contains(&t) {
+            m.push_str(": ");
+            m.push_str(&t);
+        }
+        src = s.source();
+    }
+    m
 }
 
 impl PgStore {
-    pub fn open(url: &str) -> Result<PgStore> {
-        let shown = redact(url);
-        let client = Client::connect(url, NoTls).map_err(|source| StoreError::Postgres {
-            url: shown.clone(),
-            source,
-        })?;
-        let mut store = PgStore { client, shown };
+    /// Connects to a `postgres://` URL or libpq `key=value` string (see [`crate::pgconn`] for
+    /// TLS) and migrates the schema.
+    pub fn open(location: &str) -> Result<PgStore> {
+        let target = PgTarget::parse(location)?;
+        let shown = target.shown.clone();
+        let tls = target.tls()?;
+        let client = target
+            .config
+            .connect(tls)
+            .map_err(|e| StoreError::Postgres {
+                url: shown.clone(),
+                message: target.scrub(&chain(&e)),
+            })?;
+        let mut store = PgStore {
+            client,
+            shown,
+            target,
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -34,15 +63,16 @@ impl PgStore {
     fn e(&self, source: postgres::Error) -> StoreError {
         StoreError::Postgres {
             url: self.shown.clone(),
-            source,
+            message: self.target.scrub(&chain(&source)),
         }
     }
 
     fn migrate(&mut self) -> Result<()> {
         let shown = self.shown.clone();
-        let e = |source| StoreError::Postgres {
+        let target = &self.target;
+        let e = |source: postgres::Error| StoreError::Postgres {
             url: shown.clone(),
-            source,
+            message: target.scrub(&chain(&source)),
         };
         let mut tx = self.client.transaction().map_err(e)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
@@ -110,18 +140,9 @@ fn read_row(r: &Row) -> Result<StoredRun> {
     })
 }
 
-/// `postgres://user:secret@host/db` becomes `postgres://user:***@host/db`.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let Some((auth, host)) = rest.split_once('@') else {
-        return url.to_string();
-    };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_string(),
-    }
+/// Every credential in a location replaced by `***` (see [`crate::pgconn::redact`]).
+pub fn redact(location: &str) -> String {
+    crate::pgconn::redact(location)
 }
 
 impl Backend for PgStore {
