@@ -76,6 +76,8 @@ pub enum Command {
     Compare(cmd::compare::Args),
     /// Write a self-contained HTML report of stored runs.
     Report(cmd::report::Args),
+    /// Runs waiting in the spool (the store was unreachable): list them, or save them now.
+    Store(cmd::store::Args),
     /// Measure what a bulk writer does to etcd's fsyncs, and which mitigation helps.
     Interfere(cmd::interfere::Args),
     /// The bulk writer `interfere` runs next to the probe, as its own process (internal).

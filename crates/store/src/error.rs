@@ -38,6 +38,14 @@ pub enum StoreError {
     NotFound(String),
     #[error("run id {id} is ambiguous ({count} runs start with it): give more characters")]
     Ambiguous { id: String, count: usize },
+    #[error("the filesystem holding the SQLite database {path} is full: free space there, then run `disktier store flush` to save the spooled result")]
+    DiskFull { path: PathBuf },
+    #[error("the SQLite database {path} is locked by another process for longer than {secs} s: try again when it is done")]
+    Locked { path: PathBuf, secs: u64 },
+    #[error("the SQLite database {path} cannot be written (a read-only file or filesystem): pass a writable --db")]
+    ReadOnly { path: PathBuf },
+    #[error("the spool directory: {0}")]
+    Spool(std::io::Error),
     #[error("the run document is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
 }

@@ -17,6 +17,7 @@ pub mod model;
 pub mod pgconn;
 pub mod postgres;
 pub mod report;
+pub mod spool;
 mod sql;
 pub mod sqlite;
 
@@ -96,10 +97,19 @@ impl Store {
     pub fn schema_version(&mut self) -> Result<i64> {
         self.backend.schema_version()
     }
+
+    /// Saves a spooled run under the id and time it was given when it was made. A run already
+    /// stored under that id (an earlier flush that stopped before deleting the file) counts as
+    /// saved.
+    pub fn save_spooled(&mut self, s: &spool::Spooled) -> Result<()> {
+        let row = s.new_run().to_row(s.id.clone(), s.created_at.clone());
+        self.backend.insert(&row)?;
+        Ok(())
+    }
 }
 
-/// `$XDG_DATA_HOME/disktier/results.db`, else `~/.local/share/disktier/results.db`.
-pub fn default_path() -> Result<PathBuf> {
+/// `$XDG_DATA_HOME/disktier`, else `~/.local/share/disktier`.
+pub fn data_dir() -> Result<PathBuf> {
     let nonempty = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -108,5 +118,10 @@ pub fn default_path() -> Result<PathBuf> {
     let base = nonempty("XDG_DATA_HOME")
         .or_else(|| nonempty("HOME").map(|h| h.join(".local/share")))
         .ok_or(StoreError::NoDefaultLocation)?;
-    Ok(base.join("disktier").join("results.db"))
+    Ok(base.join("disktier"))
+}
+
+/// `$XDG_DATA_HOME/disktier/results.db`, else `~/.local/share/disktier/results.db`.
+pub fn default_path() -> Result<PathBuf> {
+    Ok(data_dir()?.join("results.db"))
 }
