@@ -34,6 +34,8 @@ pub enum StoreError {
     BadLocation { location: String, why: String },
     #[error("PostgreSQL store {location}: TLS: {why}")]
     Tls { location: String, why: String },
+    #[error("{0:?} is not a run id (ids look like 20231201-201522-a3f90c; a unique prefix will do): list them with `disktier history`")]
+    BadId(String),
     #[error("no stored run has id {0}: list them with `disktier history`")]
     NotFound(String),
     #[error("run id {id} is ambiguous ({count} runs start with it): give more characters")]
@@ -46,6 +48,18 @@ pub enum StoreError {
     ReadOnly { path: PathBuf },
     #[error("the spool directory: {0}")]
     Spool(std::io::Error),
+    #[error("run {id:?} in {location} is damaged: its stored JSON does not parse ({source}); other runs are unaffected")]
+    CorruptRow {
+        location: String,
+        id: String,
+        source: serde_json::Error,
+    },
+    #[error("run {id:?} in {location} is damaged: {why}")]
+    BadRow {
+        location: String,
+        id: String,
+        why: String,
+    },
     #[error("the run document is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
 }

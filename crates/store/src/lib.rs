@@ -80,6 +80,9 @@ impl Store {
 
     /// The run with this id, or the only one whose id starts with it.
     pub fn get(&mut self, id: &str) -> Result<StoredRun> {
+        if !spool::is_run_id(id) {
+            return Err(StoreError::BadId(id.to_string()));
+        }
         let mut found = self.backend.by_id(id)?;
         if let Some(exact) = found.iter().position(|r| r.summary.id == id) {
             return Ok(found.swap_remove(exact));

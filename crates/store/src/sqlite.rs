@@ -148,11 +148,16 @@ impl SqliteStore {
         let mut out = Vec::new();
         for r in rows {
             let (summary, host, device, doc) = r.map_err(|e| err(&self.path, e))?;
+            let bad = |source| StoreError::CorruptRow {
+                location: self.path.display().to_string(),
+                id: summary.id.clone(),
+                source,
+            };
             out.push(StoredRun {
+                host: serde_json::from_str(&host).map_err(bad)?,
+                device: serde_json::from_str(&device).map_err(bad)?,
+                doc: serde_json::from_str(&doc).map_err(bad)?,
                 summary,
-                host: serde_json::from_str(&host)?,
-                device: serde_json::from_str(&device)?,
-                doc: serde_json::from_str(&doc)?,
             });
         }
         Ok(out)
