@@ -212,3 +212,73 @@ fn a_run_never_records_what_a_restore_would_refuse() {
         .is_err());
     assert!(j.describe().is_empty());
 }
+
+/// The cgroup hierarchy to test in: v1 blkio or the v2 root, where root can create groups.
+fn cgroup_root() -> Option<PathBuf> {
+    if !disktier_testkit::require(is_root(), "root (creating cgroups)") {
+        return None;
+    }
+    [
+        "/sys/fs/cgroup/blkio",
+        "/sys/fs/cgroup/unified",
+        "/sys/fs/cgroup",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|p| p.join("cgroup.procs").exists())
+}
+
+fn cgroup_of(pid: u32, root: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+    let ctl = if root.ends_with("blkio") {
+        ":blkio:"
+    } else {
+        "0::"
+    };
+    let rel = text
+        .lines()
+        .find_map(|l| l.find(ctl).map(|i| l[i + ctl.len()..].to_string()))
+        .unwrap();
+    root.join(rel.trim_start_matches('/'))
+}
+
+#[test]
+fn after_sigkill_a_moved_process_goes_home_its_cgroup_goes_and_the_aggressor_dies() {
+    let Some(root) = cgroup_root() else { return };
+    let t = tempfile::tempdir().unwrap();
+    let run = private(t.path());
+    // A stand-in for disktier's own process (moved by cgroup-latency) and one for the aggressor.
+    let mut moved = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let mut aggressor = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let home = cgroup_of(moved.id(), &root);
+    let group = root.join(format!("disktier-interfere-test-{}", std::process::id()));
+    std::fs::create_dir(&group).unwrap();
+    std::fs::write(group.join("cgroup.procs"), moved.id().to_string()).unwrap();
+    assert_eq!(cgroup_of(moved.id(), &root), group);
+    let start = |pid: u32| journal::process_start_time(pid as i32).unwrap();
+    // What a run killed at this point leaves: its journal, in the order it was written.
+    plant(
+        &run,
+        serde_json::json!([
+            {"id": 1, "what": "created cgroup", "kind": "cgroup", "path": group},
+            {"id": 2, "what": "moved", "kind": "rehome", "pid": moved.id(), "start_time": start(moved.id()), "home": home},
+            {"id": 3, "what": "started", "kind": "process", "pid": aggressor.id(), "start_time": start(aggressor.id())},
+        ]),
+    );
+    let r = journal::restore(&run).unwrap();
+    assert_eq!(r.undone.len(), 3, "{r:?}");
+    assert!(r.failed.is_empty(), "{r:?}");
+    assert_eq!(cgroup_of(moved.id(), &root), home, "not moved back");
+    assert!(!group.exists(), "cgroup left");
+    let status = aggressor.wait().unwrap();
+    assert!(!status.success(), "the aggressor was not killed");
+    moved.kill().unwrap();
+    moved.wait().unwrap();
+    assert!(!run.join("interfere.journal").exists());
+}
