@@ -29,8 +29,9 @@ pub struct Global {
     /// No progress line and no notes on stderr.
     #[arg(long, short, global = true)]
     pub quiet: bool,
-    /// Result store: a SQLite file path or postgres://... URL (default: $XDG_DATA_HOME/disktier/results.db).
-    #[arg(long, global = true, env = "DISKTIER_DB")]
+    /// Result store: a SQLite file path, a postgres://... URL or a libpq key=value string (default: $XDG_DATA_HOME/disktier/results.db).
+    // hide_env_values: --help would otherwise print DISKTIER_DB, password included.
+    #[arg(long, global = true, env = "DISKTIER_DB", hide_env_values = true)]
     pub db: Option<String>,
     /// Do not save this run in the store.
     #[arg(long, global = true)]

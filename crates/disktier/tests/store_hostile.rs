@@ -259,3 +259,26 @@ fn a_damaged_spool_file_is_reported_not_fatal() {
     let out = dt(&db, t.path()).arg("history").output().unwrap();
     assert_eq!(sane(&out, "history"), 0);
 }
+
+#[test]
+fn help_never_shows_the_password_in_disktier_db() {
+    for args in [
+        vec!["--help"],
+        vec!["history", "--help"],
+        vec!["report", "--help"],
+    ] {
+        let out = Command::cargo_bin("disktier")
+            .unwrap()
+            .env(
+                "DISKTIER_DB",
+                "postgres://app:Hunter2pw@db/x?password=Hunter2pw",
+            )
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("DISKTIER_DB"), "{text}");
+        assert!(!text.contains("Hunter2pw"), "{args:?}: {text}");
+    }
+}

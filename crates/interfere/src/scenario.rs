@@ -75,7 +75,7 @@ impl Config {
     /// The aggressor cap when the user gave none: long enough for a mitigation that makes the
     /// aggressor ten times slower to show it, bounded so a run always ends.
     pub fn default_cap(duration: Duration) -> Duration {
-        (duration * 10).max(Duration::from_secs(30))
+        duration.saturating_mul(10).max(Duration::from_secs(30))
     }
 }
 
