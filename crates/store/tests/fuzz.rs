@@ -29,7 +29,10 @@ fn guarded<R>(f: impl FnOnce() -> R) -> R {
         std::thread::spawn(move || loop {
             std::thread::sleep(Duration::from_millis(500));
             let s = STARTED_MS.load(Ordering::SeqCst);
-            if s != 0 && epoch.elapsed().as_millis() as u64 - s > PER_INPUT.as_millis() as u64 {
+            if s != 0
+                && (epoch.elapsed().as_millis() as u64).saturating_sub(s)
+                    > PER_INPUT.as_millis() as u64
+            {
                 eprintln!("fuzz: one input ran longer than {PER_INPUT:?}: a hang");
                 std::process::abort();
             }
