@@ -282,3 +282,20 @@ fn help_never_shows_the_password_in_disktier_db() {
         assert!(!text.contains("Hunter2pw"), "{args:?}: {text}");
     }
 }
+
+#[test]
+fn a_mistyped_url_is_refused_without_its_password_or_a_file() {
+    let t = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("disktier")
+        .unwrap()
+        .current_dir(t.path())
+        .env("XDG_DATA_HOME", t.path())
+        .args(["--db", "postgress://app:Hunter2pw@db/x", "history"])
+        .output()
+        .unwrap();
+    assert_eq!(sane(&out, "typo"), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("postgress://app:***@db/x"), "{err}");
+    assert!(!err.contains("Hunter2pw"), "{err}");
+    assert!(!t.path().join("postgress:").exists());
+}

@@ -30,7 +30,7 @@ pub enum StoreError {
     /// so that no later `{:#}` can print an unscrubbed source).
     #[error("PostgreSQL store {url}: {message}")]
     Postgres { url: String, message: String },
-    #[error("PostgreSQL location {location}: {why}")]
+    #[error("store location {location}: {why}")]
     BadLocation { location: String, why: String },
     #[error("PostgreSQL store {location}: TLS: {why}")]
     Tls { location: String, why: String },

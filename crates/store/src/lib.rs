@@ -52,6 +52,14 @@ impl Store {
     pub fn open(location: Option<&str>) -> Result<Store> {
         let backend: Box<dyn Backend> = match location {
             Some(pg) if pgconn::is_postgres(pg) => Box::new(postgres::PgStore::open(pg)?),
+            // A mistyped URL must not become a SQLite file (and directories) named after it,
+            // nor show its password in the error.
+            Some(url) if url.contains("://") => {
+                return Err(StoreError::BadLocation {
+                    location: pgconn::redact(url),
+                    why: "only postgres:// and postgresql:// URLs are stores; anything else is a SQLite file path".into(),
+                })
+            }
             Some(path) => Box::new(sqlite::SqliteStore::open(std::path::Path::new(path))?),
             None => Box::new(sqlite::SqliteStore::open(&default_path()?)?),
         };
