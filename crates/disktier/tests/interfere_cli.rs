@@ -32,6 +32,15 @@ fn unknown_mitigation_is_refused_naming_it_and_the_choices() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("\"dd\"").and(predicate::str::contains("bulk-seq")));
+    let odd = t.path().join("a\nb");
+    std::fs::create_dir(&odd).unwrap();
+    bin()
+        .env("DISKTIER_RUN_DIR", t.path().join("run"))
+        .args(["--no-save", "interfere"])
+        .arg(&odd)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("control character"));
     bin()
         .args(["--no-save", "interfere", "/nonexistent/etcd"])
         .assert()

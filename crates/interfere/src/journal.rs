@@ -540,9 +540,10 @@ impl Journal {
     /// Writes the change to the journal and fsyncs it; call BEFORE making the change.
     pub fn record(&mut self, change: Change) -> Result<u64> {
         // Record only what a later restore will accept.
-        change.check().map_err(|why| InterfereError::BadJournal {
-            path: self.path.clone(),
-            why: format!("refusing to record {change}: {why}"),
+        change.check().map_err(|why| {
+            InterfereError::BadInput(format!(
+                "refusing to make a change a restore could not undo: {why}"
+            ))
         })?;
         let id = self.next_id;
         self.next_id += 1;

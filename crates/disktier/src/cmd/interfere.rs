@@ -112,6 +112,12 @@ fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
             dir.display()
         )
     })?;
+    if dir.to_str().is_none_or(|d| d.chars().any(char::is_control)) {
+        anyhow::bail!(
+            "{:?} contains a control character or is not UTF-8: the journal records only plain paths, so pass a directory without them",
+            dir
+        );
+    }
     if !dir.is_dir() {
         anyhow::bail!(
             "{} is not a directory: pass the directory the data lives in",
