@@ -84,6 +84,18 @@ pub fn is_run_id(s: &str) -> bool {
     !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
 }
 
+/// How a spooled run names the store it was meant for: a PostgreSQL location redacted, a
+/// SQLite path made absolute (so `--db r.db` from two directories are two stores).
+pub fn store_key(location: &str) -> String {
+    if crate::pgconn::is_postgres(location) {
+        crate::pgconn::redact(location)
+    } else {
+        std::path::absolute(location)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| location.to_string())
+    }
+}
+
 /// The spool directory.
 pub struct Spool {
     dir: PathBuf,
@@ -132,7 +144,7 @@ impl Spool {
             created_at: now_rfc3339(),
             kind: run.kind.to_string(),
             group_id: run.group_id.map(str::to_string),
-            intended_store: intended_store.to_string(),
+            intended_store: store_key(intended_store),
             reason: reason.to_string(),
             doc: run.doc.clone(),
         };
@@ -184,7 +196,7 @@ impl Spool {
     /// saved. A bad file is reported and left for the user to look at.
     pub fn flush(&self, store: &mut crate::Store, all: bool) -> Flushed {
         let mut out = Flushed::default();
-        let here = store.location();
+        let here = store_key(&store.location());
         for path in self.files() {
             let s = match Self::read(&path) {
                 Ok(s) => s,
@@ -223,6 +235,16 @@ impl From<std::io::Error> for StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stores_are_keyed_by_absolute_path_or_redacted_url() {
+        assert!(std::path::Path::new(&store_key("r.db")).is_absolute());
+        assert_eq!(
+            store_key("postgres://u:pw@h/db"),
+            store_key("postgres://u:***@h/db")
+        );
+        assert!(!store_key("host=h password=pw").contains("pw"));
+    }
 
     #[test]
     fn put_then_read_round_trips_and_bad_files_are_refused() {
