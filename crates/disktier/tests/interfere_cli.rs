@@ -394,3 +394,69 @@ fn a_planted_journal_is_refused_by_the_binary() {
         .stderr(predicate::str::contains("symlink"));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 }
+
+/// `interfere --restore` run as an unprivileged user (nobody), with `env` set.
+fn as_nobody(env: &[(&str, &Path)]) -> std::process::Output {
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("disktier"))
+        .args(["interfere", "--restore"])
+        .env_remove("DISKTIER_RUN_DIR")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("HOME");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn a_non_root_journal_lives_in_a_private_dir_and_a_planted_tmp_dir_is_refused() {
+    if !disktier_testkit::require(
+        disktier_testkit::is_root() && disktier_testkit::have("setpriv"),
+        "root and setpriv (running as another user)",
+    ) {
+        return;
+    }
+    let reachable = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("disktier"))
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !reachable {
+        // A build directory under a private home (e.g. /root) is not executable by nobody.
+        eprintln!("skipping: user nobody cannot run the test binary from this build directory");
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // With a home: the journal directory is under it, 0700 and the user's, not in /tmp.
+    let home = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(home.path(), Some(65534), Some(65534)).unwrap();
+    let out = as_nobody(&[("HOME", home.path())]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = home.path().join(".local/state/disktier");
+    let md = std::fs::metadata(&dir).unwrap();
+    assert_eq!(md.uid(), 65534);
+    assert_eq!(md.permissions().mode() & 0o777, 0o700);
+    // Without one, /tmp/disktier-65534; another user planted it first: refused, not used.
+    let planted = Path::new("/tmp/disktier-65534");
+    if planted.exists() {
+        eprintln!(
+            "skipping the planted-dir half: {} exists",
+            planted.display()
+        );
+        return;
+    }
+    std::fs::create_dir(planted).unwrap();
+    std::fs::set_permissions(planted, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = as_nobody(&[]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    std::fs::remove_dir(planted).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not safe") && err.contains("uid 0"), "{err}");
+}
