@@ -14,6 +14,7 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v losetup >/dev/null || need+=(mount)
 command -v shellcheck >/dev/null || need+=(shellcheck)
 command -v blkid >/dev/null || need+=(util-linux)
+command -v openssl >/dev/null || need+=(openssl)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
@@ -57,9 +58,26 @@ if [ -z "${DISKTIER_TEST_PG:-}" ] && [ -n "$pg_bin" ] && [ "$(id -u)" -eq 0 ]; t
   chown postgres "$pg_dir"
   port=$(( 20000 + RANDOM % 20000 ))
   su postgres -s /bin/sh -c "$pg_bin/initdb -D $pg_dir/data -A trust -U postgres >/dev/null"
-  su postgres -s /bin/sh -c "$pg_bin/pg_ctl -D $pg_dir/data -o '-c listen_addresses=127.0.0.1 -p $port -k $pg_dir' -l $pg_dir/log -w start >/dev/null"
+  # TLS for the store's sslmode tests: a throwaway CA signs the server's certificate (valid for
+  # localhost and 127.0.0.1); a second, unrelated CA is the "wrong CA" of verify-full.
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=disktier test CA" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+    -keyout "$pg_dir/ca.key" -out "$pg_dir/ca.crt" 2>/dev/null
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=disktier wrong CA" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+    -keyout "$pg_dir/wrong-ca.key" -out "$pg_dir/wrong-ca.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+    -keyout "$pg_dir/data/server.key" -out "$pg_dir/server.csr" 2>/dev/null
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$pg_dir/server.ext"
+  openssl x509 -req -in "$pg_dir/server.csr" -CA "$pg_dir/ca.crt" -CAkey "$pg_dir/ca.key" \
+    -CAcreateserial -days 2 -extfile "$pg_dir/server.ext" -out "$pg_dir/data/server.crt" 2>/dev/null
+  chown postgres "$pg_dir/data/server.key" "$pg_dir/data/server.crt"
+  chmod 600 "$pg_dir/data/server.key"
+  su postgres -s /bin/sh -c "$pg_bin/pg_ctl -D $pg_dir/data -o '-c listen_addresses=127.0.0.1 -p $port -k $pg_dir -c ssl=on' -l $pg_dir/log -w start >/dev/null"
   export DISKTIER_TEST_PG="postgres://postgres@127.0.0.1:$port/postgres"
-  echo "test.sh: PostgreSQL on 127.0.0.1:$port"
+  export DISKTIER_TEST_PG_CA="$pg_dir/ca.crt"
+  export DISKTIER_TEST_PG_WRONG_CA="$pg_dir/wrong-ca.crt"
+  echo "test.sh: PostgreSQL on 127.0.0.1:$port (TLS with the CA $pg_dir/ca.crt)"
 fi
 
 export DISKTIER_TEST_REQUIRE_ROOT_FEATURES=${CI:-}

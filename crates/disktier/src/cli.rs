@@ -29,8 +29,9 @@ pub struct Global {
     /// No progress line and no notes on stderr.
     #[arg(long, short, global = true)]
     pub quiet: bool,
-    /// Result store: a SQLite file path or postgres://... URL (default: $XDG_DATA_HOME/disktier/results.db).
-    #[arg(long, global = true, env = "DISKTIER_DB")]
+    /// Result store: a SQLite file path, a postgres://... URL or a libpq key=value string (default: $XDG_DATA_HOME/disktier/results.db).
+    // hide_env_values: --help would otherwise print DISKTIER_DB, password included.
+    #[arg(long, global = true, env = "DISKTIER_DB", hide_env_values = true)]
     pub db: Option<String>,
     /// Do not save this run in the store.
     #[arg(long, global = true)]
@@ -76,6 +77,8 @@ pub enum Command {
     Compare(cmd::compare::Args),
     /// Write a self-contained HTML report of stored runs.
     Report(cmd::report::Args),
+    /// Runs waiting in the spool (the store was unreachable): list them, or save them now.
+    Store(cmd::store::Args),
     /// Measure what a bulk writer does to etcd's fsyncs, and which mitigation helps.
     Interfere(cmd::interfere::Args),
     /// The bulk writer `interfere` runs next to the probe, as its own process (internal).

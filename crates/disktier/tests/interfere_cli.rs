@@ -32,6 +32,15 @@ fn unknown_mitigation_is_refused_naming_it_and_the_choices() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("\"dd\"").and(predicate::str::contains("bulk-seq")));
+    let odd = t.path().join("a\nb");
+    std::fs::create_dir(&odd).unwrap();
+    bin()
+        .env("DISKTIER_RUN_DIR", t.path().join("run"))
+        .args(["--no-save", "interfere"])
+        .arg(&odd)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("control character"));
     bin()
         .args(["--no-save", "interfere", "/nonexistent/etcd"])
         .assert()
@@ -284,4 +293,170 @@ fn the_next_run_undoes_what_a_killed_run_left() {
     assert_eq!(scheduler(&dev), before);
     assert!(our_cgroups(pid).is_empty());
     assert!(scratch(&mnt.dir).is_empty());
+}
+
+/// Starts a run whose scenario switches the scheduler to bfq, waits until the switch and the
+/// scratch directory are in place, sends `signals` (one after another), and checks that the
+/// process undid everything before it exited, with exit status 2 and the signal named.
+fn signalled_run_restores(signals: &[libc::c_int], name: &str) {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = LoopDev::new(512 << 20);
+    let mnt = dev.mkfs_mount("xfs");
+    let run = tempfile::tempdir().unwrap();
+    let before = scheduler(&dev);
+    assert_ne!(before, "bfq");
+    let exe = assert_cmd::cargo::cargo_bin("disktier");
+    let child = std::process::Command::new(exe)
+        .env("DISKTIER_RUN_DIR", run.path())
+        .args(["--no-save", "--format", "json", "interfere"])
+        .arg(&mnt.dir)
+        .args([
+            "--duration",
+            "4s",
+            "--aggressor",
+            "bulk-seq",
+            "--aggressor-size",
+            "64MiB",
+            "--mitigations",
+            "scheduler-bfq",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    wait_for("the scheduler switch", 60, || scheduler(&dev) == "bfq");
+    assert!(!scratch(&mnt.dir).is_empty());
+    for sig in signals {
+        // # Safety: kill(2) with the pid of the child this test started.
+        assert_eq!(unsafe { libc::kill(pid, *sig) }, 0);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let t = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        t.elapsed()
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{name}: {:?} {err}", out.status);
+    assert!(err.contains(&format!("interrupted by {name}")), "{err}");
+    assert_eq!(scheduler(&dev), before, "{name}: scheduler not restored");
+    assert!(scratch(&mnt.dir).is_empty(), "{:?}", scratch(&mnt.dir));
+    assert!(!run.path().join("interfere.journal").exists());
+    // The partial result was still printed.
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+}
+
+#[test]
+fn sigterm_sighup_and_sigquit_undo_every_change_before_exit() {
+    if !require_loop() {
+        return;
+    }
+    signalled_run_restores(&[libc::SIGTERM], "SIGTERM");
+    signalled_run_restores(&[libc::SIGHUP], "SIGHUP");
+    signalled_run_restores(&[libc::SIGQUIT], "SIGQUIT");
+}
+
+#[test]
+fn a_second_ctrl_c_does_not_skip_the_undo() {
+    if !require_loop() {
+        return;
+    }
+    signalled_run_restores(&[libc::SIGINT, libc::SIGINT, libc::SIGINT], "SIGINT");
+}
+
+#[test]
+fn a_planted_journal_is_refused_by_the_binary() {
+    let run = tempfile::tempdir().unwrap();
+    let victim = run.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let doc = serde_json::json!({"schema_version": 1, "owner_pid": 1, "entries": [
+        {"id": 1, "what": "x", "kind": "scheduler", "device": "sda", "file": "/etc/passwd", "was": "none"}
+    ]});
+    std::fs::write(run.path().join("interfere.journal"), doc.to_string()).unwrap();
+    bin()
+        .env("DISKTIER_RUN_DIR", run.path())
+        .args(["interfere", "--restore"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nothing in it was replayed"));
+    std::fs::remove_file(run.path().join("interfere.journal")).unwrap();
+    std::fs::remove_file(run.path().join("interfere.lock")).unwrap();
+    std::os::unix::fs::symlink(&victim, run.path().join("interfere.lock")).unwrap();
+    bin()
+        .env("DISKTIER_RUN_DIR", run.path())
+        .args(["interfere", "--restore"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("symlink"));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+/// `interfere --restore` run as an unprivileged user (nobody), with `env` set.
+fn as_nobody(env: &[(&str, &Path)]) -> std::process::Output {
+    let mut c = std::process::Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("disktier"))
+        .args(["interfere", "--restore"])
+        .env_remove("DISKTIER_RUN_DIR")
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("HOME");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn a_non_root_journal_lives_in_a_private_dir_and_a_planted_tmp_dir_is_refused() {
+    if !disktier_testkit::require(
+        disktier_testkit::is_root() && disktier_testkit::have("setpriv"),
+        "root and setpriv (running as another user)",
+    ) {
+        return;
+    }
+    let reachable = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("disktier"))
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !reachable {
+        // A build directory under a private home (e.g. /root) is not executable by nobody.
+        eprintln!("skipping: user nobody cannot run the test binary from this build directory");
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // With a home: the journal directory is under it, 0700 and the user's, not in /tmp.
+    let home = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(home.path(), Some(65534), Some(65534)).unwrap();
+    let out = as_nobody(&[("HOME", home.path())]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = home.path().join(".local/state/disktier");
+    let md = std::fs::metadata(&dir).unwrap();
+    assert_eq!(md.uid(), 65534);
+    assert_eq!(md.permissions().mode() & 0o777, 0o700);
+    // Without one, /tmp/disktier-65534; another user planted it first: refused, not used.
+    let planted = Path::new("/tmp/disktier-65534");
+    if planted.exists() {
+        eprintln!(
+            "skipping the planted-dir half: {} exists",
+            planted.display()
+        );
+        return;
+    }
+    std::fs::create_dir(planted).unwrap();
+    std::fs::set_permissions(planted, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = as_nobody(&[]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    std::fs::remove_dir(planted).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not safe") && err.contains("uid 0"), "{err}");
 }

@@ -270,16 +270,21 @@ pub fn v2_path_of(pid: i32) -> Option<String> {
         .map(|p| p.to_string())
 }
 
-/// Enables the io controller for the children of `root` (v2), returning whether it was off
-/// (so the caller can journal turning it back off).
-pub fn enable_io_subtree(root: &Path) -> Result<bool> {
+/// Whether the io controller is enabled for the children of `root` (v2).
+pub fn io_subtree_enabled(root: &Path) -> Result<bool> {
     let f = root.join("cgroup.subtree_control");
     let now = std::fs::read_to_string(&f).map_err(|e| InterfereError::io(&f, e))?;
-    if now.split_whitespace().any(|c| c == "io") {
-        return Ok(false);
+    Ok(now.split_whitespace().any(|c| c == "io"))
+}
+
+/// Enables the io controller for the children of `root` (v2). A caller changing a cgroup it
+/// did not create checks [`io_subtree_enabled`] and journals the change first.
+pub fn enable_io_subtree(root: &Path) -> Result<()> {
+    if io_subtree_enabled(root)? {
+        return Ok(());
     }
-    std::fs::write(&f, "+io").map_err(|e| InterfereError::io(&f, e))?;
-    Ok(true)
+    let f = root.join("cgroup.subtree_control");
+    std::fs::write(&f, "+io").map_err(|e| InterfereError::io(&f, e))
 }
 
 #[cfg(test)]

@@ -53,7 +53,10 @@ pub enum InterfereError {
     )]
     Busy { pid: String, lock: PathBuf },
 
-    #[error("the journal {path} is unreadable ({why}): inspect it, undo what it lists by hand, then delete it")]
+    #[error("the run directory {path} is not safe for the interfere journal ({why}): remove it, or set DISKTIER_RUN_DIR (or XDG_RUNTIME_DIR) to a directory only you can write")]
+    UnsafeRunDir { path: PathBuf, why: String },
+
+    #[error("the journal {path} is unreadable or not disktier's ({why}): nothing in it was replayed; inspect it, undo by hand what disktier changed, then delete it")]
     BadJournal { path: PathBuf, why: String },
 
     #[error("the aggressor process failed: {0}")]

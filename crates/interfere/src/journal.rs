@@ -1,5 +1,5 @@
-//! The journal of changes a run makes to the system, so that whatever happens (Ctrl-C, an error,
-//! SIGKILL) the system ends up as it was found.
+//! The journal of changes a run makes to the system, so that whatever happens (Ctrl-C, SIGTERM,
+//! an error, SIGKILL) the system ends up as it was found.
 //!
 //! Every change is appended to a JSON file and the file is fsynced *before* the change is made;
 //! undoing a change removes its entry. A run takes an exclusive `flock` on `interfere.lock`
@@ -7,12 +7,25 @@
 //! `disktier interfere --restore` — finds a journal left without a live holder and undoes every
 //! entry in reverse order. Undo is idempotent: a scheduler is written back, a missing cgroup or
 //! directory counts as removed, a process that no longer exists counts as ended.
+//!
+//! The journal is an instruction to a (usually root) process to write files and kill processes,
+//! so it is trusted only as far as it is provably ours:
+//! - its directory is private ([`private_dir`]): created 0700, opened with `O_NOFOLLOW`, owned by
+//!   this user and writable by no one else, or refused;
+//! - the lock, the journal and its temporary file are opened with `O_NOFOLLOW` (the temporary
+//!   with `O_EXCL`), and must be regular files owned by this user;
+//! - every entry is checked before anything is replayed ([`Change::check`] for its shape,
+//!   [`Change::check_target`] for what it points at): only a block device's
+//!   `/sys/block/<dev>/queue/scheduler` back to a scheduler name, `io` in a cgroup2
+//!   `cgroup.subtree_control`, a `disktier-interfere-*` directory on a cgroup filesystem, a
+//!   `.disktier-interfere-*` directory owned by this user, and processes of this user other than
+//!   pid 0/1. One entry outside that refuses the whole journal, and nothing in it is replayed.
 
 use crate::error::{InterfereError, Result};
 use crate::{cgroup, scheduler, sys};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The prefix of every directory a run creates, checked again before a journal's directory is
@@ -40,7 +53,19 @@ pub enum Change {
     /// An aggressor process was started (`start_time` from `/proc/<pid>/stat`, so a recycled
     /// pid is never killed).
     Process { pid: i32, start_time: u64 },
+    /// Process `pid` (disktier itself, for `cgroup-latency`) was moved out of the cgroup v2
+    /// directory `home`; undo moves it back while it lives.
+    Rehome {
+        pid: i32,
+        start_time: u64,
+        home: PathBuf,
+    },
 }
+
+/// The most a journal file may hold: a run records a few entries per scenario.
+pub const MAX_JOURNAL_BYTES: u64 = 1 << 20;
+/// The most entries a journal may list.
+pub const MAX_ENTRIES: usize = 10_000;
 
 impl std::fmt::Display for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -52,11 +77,180 @@ impl std::fmt::Display for Change {
             }
             Change::Dir { path } => write!(f, "created dir {}", path.display()),
             Change::Process { pid, .. } => write!(f, "started aggressor process {pid}"),
+            Change::Rehome { pid, home, .. } => {
+                write!(f, "moved process {pid} out of cgroup {}", home.display())
+            }
         }
     }
 }
 
+/// A name the kernel gives a block device (`loop3`, `nvme0n1`, `dm-0`): no `/`, no `..`.
+fn is_kernel_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s != "."
+        && s != ".."
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b':' | b'!'))
+}
+
+/// A scheduler name as `queue/scheduler` lists it (`mq-deadline`, `bfq`, `none`).
+fn is_scheduler_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 32
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_'))
+}
+
+/// Absolute, every component a plain name (no `.`, `..` or empty), no control characters.
+fn is_clean_absolute(p: &Path) -> bool {
+    use std::path::Component;
+    let mut comps = p.components();
+    comps.next() == Some(Component::RootDir)
+        && comps.clone().next().is_some()
+        && comps.all(|c| matches!(c, Component::Normal(_)))
+        && p.to_str().is_some_and(|s| !s.chars().any(char::is_control))
+}
+
 impl Change {
+    /// Whether this entry has the shape of something disktier itself records (see the module
+    /// doc); does not look at the system. `Err` says why not.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        match self {
+            Change::Scheduler { device, file, was } => {
+                if !is_kernel_name(device) {
+                    return Err(format!("{device:?} is not a block device name"));
+                }
+                let want = Path::new("/sys/block").join(device).join("queue/scheduler");
+                if *file != want {
+                    return Err(format!(
+                        "{} is not the scheduler file of {device} ({})",
+                        file.display(),
+                        want.display()
+                    ));
+                }
+                if !is_scheduler_name(was) {
+                    return Err(format!("{was:?} is not a scheduler name"));
+                }
+                Ok(())
+            }
+            Change::Cgroup { path } => {
+                if !is_clean_absolute(path) || !name_has_prefix(path, CGROUP_PREFIX) {
+                    return Err(format!(
+                        "{} is not a cgroup named {CGROUP_PREFIX}*",
+                        path.display()
+                    ));
+                }
+                Ok(())
+            }
+            Change::SubtreeControl { file, controller } => {
+                if !is_clean_absolute(file)
+                    || file.file_name().and_then(|n| n.to_str()) != Some("cgroup.subtree_control")
+                {
+                    return Err(format!(
+                        "{} is not a cgroup.subtree_control file",
+                        file.display()
+                    ));
+                }
+                if controller != "io" {
+                    return Err(format!("{controller:?} is not the io controller"));
+                }
+                Ok(())
+            }
+            Change::Dir { path } => {
+                if !is_clean_absolute(path) || !name_has_prefix(path, DIR_PREFIX) {
+                    return Err(format!(
+                        "{} is not a scratch directory named {DIR_PREFIX}*",
+                        path.display()
+                    ));
+                }
+                Ok(())
+            }
+            Change::Process { pid, start_time }
+            | Change::Rehome {
+                pid, start_time, ..
+            } => {
+                // kill(0) or kill(-1) would signal a process group or every process.
+                if *pid <= 1 || *start_time == 0 {
+                    return Err(format!(
+                        "pid {pid} (start time {start_time}) is not a process disktier started"
+                    ));
+                }
+                if let Change::Rehome { home, .. } = self {
+                    if !is_clean_absolute(home) {
+                        return Err(format!("{} is not a cgroup directory", home.display()));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether what the entry points at, now, is something disktier may restore: the
+    /// scheduler file is on sysfs, cgroup paths are on a cgroup filesystem, a scratch
+    /// directory is a real directory owned by this user, a process belongs to this user.
+    pub fn check_target(&self) -> std::result::Result<(), String> {
+        self.check()?;
+        let on = |p: &Path, magics: &[i64], what: &str| -> std::result::Result<(), String> {
+            match crate::sys::fs_magic(p) {
+                Ok(m) if magics.contains(&m) => Ok(()),
+                Ok(m) => Err(format!(
+                    "{} is not on {what} (filesystem 0x{m:x})",
+                    p.display()
+                )),
+                // Gone (a detached device, a removed cgroup): nothing to restore there.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(format!("{}: {e}", p.display())),
+            }
+        };
+        let cgroup_fs = [
+            crate::sys::CGROUP_SUPER_MAGIC,
+            crate::sys::CGROUP2_SUPER_MAGIC,
+        ];
+        match self {
+            Change::Scheduler { file, .. } => on(file, &[crate::sys::SYSFS_MAGIC], "sysfs"),
+            Change::Cgroup { path } => on(
+                path.parent().unwrap_or(Path::new("/")),
+                &cgroup_fs,
+                "a cgroup filesystem",
+            ),
+            Change::SubtreeControl { file, .. } => on(
+                file,
+                &[crate::sys::CGROUP2_SUPER_MAGIC],
+                "a cgroup2 filesystem",
+            ),
+            Change::Rehome { home, .. } => on(home, &cgroup_fs, "a cgroup filesystem"),
+            Change::Dir { path } => {
+                use std::os::unix::fs::MetadataExt;
+                match std::fs::symlink_metadata(path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Err(e) => Err(format!("{}: {e}", path.display())),
+                    Ok(md) if !md.file_type().is_dir() => Err(format!(
+                        "{} is not a directory (a symlink?)",
+                        path.display()
+                    )),
+                    Ok(md) if md.uid() != crate::sys::euid() => Err(format!(
+                        "{} belongs to uid {}, not to this user",
+                        path.display(),
+                        md.uid()
+                    )),
+                    Ok(_) => Ok(()),
+                }
+            }
+            Change::Process { pid, .. } => {
+                use std::os::unix::fs::MetadataExt;
+                match std::fs::metadata(format!("/proc/{pid}")) {
+                    Err(_) => Ok(()), // ended
+                    Ok(md) if md.uid() != crate::sys::euid() => Err(format!(
+                        "process {pid} belongs to uid {}, not to this user",
+                        md.uid()
+                    )),
+                    Ok(_) => Ok(()),
+                }
+            }
+        }
+    }
+
     /// Puts the system back as it was before this change. Safe to repeat.
     pub fn undo(&self) -> Result<()> {
         match self {
@@ -113,6 +307,18 @@ impl Change {
                 }
                 Ok(())
             }
+            Change::Rehome {
+                pid,
+                start_time,
+                home,
+            } => {
+                if process_start_time(*pid) == Some(*start_time) {
+                    let procs = home.join("cgroup.procs");
+                    std::fs::write(&procs, pid.to_string())
+                        .map_err(|e| InterfereError::io(&procs, e))?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -161,22 +367,137 @@ pub struct Restored {
 }
 
 /// The directory holding the journal and its lock: `$DISKTIER_RUN_DIR` when set (tests), else
-/// `/run/disktier` for root, else `$XDG_RUNTIME_DIR/disktier`, else `/tmp/disktier-<uid>`.
+/// `/run/disktier` for root, else `$XDG_RUNTIME_DIR/disktier`, else
+/// `$HOME/.local/state/disktier`, else `/tmp/disktier-<uid>`. Whichever it is, [`private_dir`]
+/// refuses it unless it is this user's own and private.
 pub fn default_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("DISKTIER_RUN_DIR").filter(|d| !d.is_empty()) {
+    let nonempty = |k: &str| std::env::var_os(k).filter(|d| !d.is_empty());
+    if let Some(d) = nonempty("DISKTIER_RUN_DIR") {
         return PathBuf::from(d);
     }
-    let uid = std::fs::metadata("/proc/self").map(|m| {
-        use std::os::unix::fs::MetadataExt;
-        m.uid()
-    });
-    if uid.as_ref().is_ok_and(|u| *u == 0) {
+    let uid = crate::sys::euid();
+    if uid == 0 {
         return PathBuf::from("/run/disktier");
     }
-    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+    if let Some(d) = nonempty("XDG_RUNTIME_DIR") {
         return PathBuf::from(d).join("disktier");
     }
-    PathBuf::from(format!("/tmp/disktier-{}", uid.unwrap_or(0)))
+    if let Some(h) = nonempty("HOME") {
+        return PathBuf::from(h).join(".local/state/disktier");
+    }
+    PathBuf::from(format!("/tmp/disktier-{uid}"))
+}
+
+/// Creates `dir` (mode 0700) when missing and checks that it is this user's private directory:
+/// not a symlink, owned by this user, writable by no one else. A directory that is ours but
+/// readable by others is narrowed to 0700. Anything else is refused, naming the fix.
+pub fn private_dir(dir: &Path) -> Result<File> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+    let bad = |why: String| InterfereError::UnsafeRunDir {
+        path: dir.to_path_buf(),
+        why,
+    };
+    let mut b = std::fs::DirBuilder::new();
+    b.mode(0o700);
+    match b.create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Parents (e.g. ~/.local/state) are ordinary directories; only the last is private.
+            b.recursive(true)
+                .create(dir)
+                .map_err(|e| InterfereError::io(dir, e))?;
+        }
+        Err(e) => return Err(InterfereError::io(dir, e)),
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY)
+        .open(dir)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENOTDIR) => {
+                bad("it is a symlink or not a directory".into())
+            }
+            _ => InterfereError::io(dir, e),
+        })?;
+    let md = f.metadata().map_err(|e| InterfereError::io(dir, e))?;
+    let me = crate::sys::euid();
+    if md.uid() != me {
+        return Err(bad(format!(
+            "it belongs to uid {}, not to uid {me}",
+            md.uid()
+        )));
+    }
+    let mode = md.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(bad(format!("its mode {mode:o} lets others write in it")));
+    }
+    if mode & 0o077 != 0 {
+        f.set_permissions(std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| InterfereError::io(dir, e))?;
+    }
+    Ok(f)
+}
+
+/// Opens a file in the private directory without following a symlink, creating it (0600) when
+/// `create`, and checks it is a regular file of this user. `Ok(None)` when it does not exist.
+fn open_own(path: &Path, create: bool, write: bool) -> Result<Option<File>> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .write(write)
+        .create(create)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(InterfereError::BadJournal {
+                path: path.to_path_buf(),
+                why: "it is a symlink, which disktier never creates".into(),
+            })
+        }
+        Err(e) => return Err(InterfereError::io(path, e)),
+    };
+    let md = f.metadata().map_err(|e| InterfereError::io(path, e))?;
+    if !md.file_type().is_file() || md.uid() != crate::sys::euid() {
+        return Err(InterfereError::BadJournal {
+            path: path.to_path_buf(),
+            why: format!(
+                "it is not a regular file owned by this user (uid {}, owner {})",
+                crate::sys::euid(),
+                md.uid()
+            ),
+        });
+    }
+    Ok(Some(f))
+}
+
+/// Parses and checks a journal's bytes: valid JSON of the documented shape, at most
+/// [`MAX_ENTRIES`] entries, each passing [`Change::check`]. Touches nothing.
+pub fn parse(bytes: &[u8]) -> std::result::Result<Vec<Change>, String> {
+    if bytes.len() as u64 > MAX_JOURNAL_BYTES {
+        return Err(format!(
+            "it holds {} bytes, more than any run writes ({MAX_JOURNAL_BYTES})",
+            bytes.len()
+        ));
+    }
+    let doc: JournalDoc = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    if doc.entries.len() > MAX_ENTRIES {
+        return Err(format!("it lists {} entries", doc.entries.len()));
+    }
+    doc.entries
+        .into_iter()
+        .map(|e| {
+            e.change
+                .check()
+                .map_err(|why| format!("entry {} ({}): {why}", e.id, e.what))?;
+            Ok(e.change)
+        })
+        .collect()
 }
 
 /// A live journal: holds the lock while the run lasts; dropping it undoes what is left.
@@ -218,6 +539,12 @@ impl Journal {
 
     /// Writes the change to the journal and fsyncs it; call BEFORE making the change.
     pub fn record(&mut self, change: Change) -> Result<u64> {
+        // Record only what a later restore will accept.
+        change.check().map_err(|why| {
+            InterfereError::BadInput(format!(
+                "refusing to make a change a restore could not undo: {why}"
+            ))
+        })?;
         let id = self.next_id;
         self.next_id += 1;
         self.doc.entries.push(Entry {
@@ -298,17 +625,13 @@ pub fn restore(dir: &Path) -> Result<Restored> {
 }
 
 fn lock(dir: &Path) -> Result<File> {
-    std::fs::create_dir_all(dir).map_err(|e| InterfereError::io(dir, e))?;
+    private_dir(dir)?;
     let lock_path = dir.join("interfere.lock");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| InterfereError::io(&lock_path, e))?;
+    let mut f = open_own(&lock_path, true, true)?
+        .ok_or_else(|| InterfereError::io(&lock_path, std::io::ErrorKind::NotFound.into()))?;
     if !sys::try_lock(&f).map_err(|e| InterfereError::io(&lock_path, e))? {
-        let pid = std::fs::read_to_string(&lock_path).unwrap_or_default();
+        let mut pid = String::new();
+        let _ = std::io::Read::take(&f, 32).read_to_string(&mut pid);
         return Err(InterfereError::Busy {
             pid: pid.trim().to_string(),
             lock: lock_path,
@@ -321,23 +644,29 @@ fn lock(dir: &Path) -> Result<File> {
 
 fn undo_file(path: &Path) -> Result<Restored> {
     let mut r = Restored::default();
-    let text = match std::fs::read(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(r),
-        Err(e) => return Err(InterfereError::io(path, e)),
+    let Some(f) = open_own(path, false, false)? else {
+        return Ok(r);
     };
-    let mut doc: JournalDoc =
-        serde_json::from_slice(&text).map_err(|e| InterfereError::BadJournal {
-            path: path.to_path_buf(),
-            why: e.to_string(),
-        })?;
+    let mut text = Vec::new();
+    std::io::Read::take(&f, MAX_JOURNAL_BYTES + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| InterfereError::io(path, e))?;
+    let bad = |why: String| InterfereError::BadJournal {
+        path: path.to_path_buf(),
+        why,
+    };
+    let mut changes = parse(&text).map_err(bad)?;
+    // Every entry is checked before the first is replayed: all or nothing.
+    for c in &changes {
+        c.check_target().map_err(|why| bad(format!("{c}: {why}")))?;
+    }
     let mut kept = Vec::new();
-    while let Some(e) = doc.entries.pop() {
-        match e.change.undo() {
-            Ok(()) => r.undone.push(e.what),
+    while let Some(c) = changes.pop() {
+        match c.undo() {
+            Ok(()) => r.undone.push(c.to_string()),
             Err(err) => {
-                r.failed.push(format!("{}: {err}", e.what));
-                kept.push(e);
+                r.failed.push(format!("{c}: {err}"));
+                kept.push(c);
             }
         }
     }
@@ -345,7 +674,19 @@ fn undo_file(path: &Path) -> Result<Restored> {
         std::fs::remove_file(path).map_err(|e| InterfereError::io(path, e))?;
     } else {
         kept.reverse();
-        doc.entries = kept;
+        let doc = JournalDoc {
+            schema_version: 1,
+            owner_pid: std::process::id(),
+            entries: kept
+                .into_iter()
+                .enumerate()
+                .map(|(i, change)| Entry {
+                    id: i as u64 + 1,
+                    what: change.to_string(),
+                    change,
+                })
+                .collect(),
+        };
         write_synced(path, &serde_json::to_vec_pretty(&doc).unwrap_or_default())?;
     }
     Ok(r)
@@ -353,8 +694,22 @@ fn undo_file(path: &Path) -> Result<Restored> {
 
 /// Replaces `path` with `bytes` durably: write a temp file, fsync it, rename, fsync the dir.
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let tmp = path.with_extension("journal.tmp");
-    let mut f = File::create(&tmp).map_err(|e| InterfereError::io(&tmp, e))?;
+    // Only this user can write in the private directory, so a leftover is ours (a killed save);
+    // O_EXCL|O_NOFOLLOW still guarantees the bytes land in a new file and nowhere else.
+    match std::fs::remove_file(&tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(InterfereError::io(&tmp, e)),
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .map_err(|e| InterfereError::io(&tmp, e))?;
     f.write_all(bytes)
         .and_then(|_| f.sync_all())
         .map_err(|e| InterfereError::io(&tmp, e))?;

@@ -75,7 +75,7 @@ impl Config {
     /// The aggressor cap when the user gave none: long enough for a mitigation that makes the
     /// aggressor ten times slower to show it, bounded so a run always ends.
     pub fn default_cap(duration: Duration) -> Duration {
-        (duration * 10).max(Duration::from_secs(30))
+        duration.saturating_mul(10).max(Duration::from_secs(30))
     }
 }
 
@@ -100,8 +100,6 @@ struct Ctx<'a> {
     sched_before: Option<scheduler::Schedulers>,
     cgroups: Support,
     work: PathBuf,
-    /// The cgroup v2 this process came from, while `cgroup-latency` has moved it.
-    v2_home: Option<PathBuf>,
 }
 
 /// Runs every scenario and leaves the system as it found it (also on error or Ctrl-C).
@@ -145,7 +143,6 @@ pub fn run(cfg: &Config) -> Result<InterfereDoc> {
         sched_before,
         cgroups: Support::detect(),
         work,
-        v2_home: None,
     };
     let mut doc = InterfereDoc::new(
         &cfg.dir,
@@ -386,11 +383,13 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
                 undo_ids.push(cx.journal.record(Change::Cgroup {
                     path: gpath.clone(),
                 })?);
-                if ver == Version::V2 && cgroup::enable_io_subtree(&root)? {
+                if ver == Version::V2 && !cgroup::io_subtree_enabled(&root)? {
+                    // Journaled before it is switched on, like every change.
                     undo_ids.push(cx.journal.record(Change::SubtreeControl {
                         file: root.join("cgroup.subtree_control"),
                         controller: "io".into(),
                     })?);
+                    cgroup::enable_io_subtree(&root)?;
                 }
                 let g = cgroup::Group::create(&root, &gname, ver)?;
                 if m == Mitigation::CgroupWeight {
@@ -432,11 +431,12 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
                 let top_name = format!("{CGROUP_PREFIX}{}", std::process::id());
                 let top = root.join(&top_name);
                 undo_ids.push(cx.journal.record(Change::Cgroup { path: top.clone() })?);
-                if cgroup::enable_io_subtree(&root)? {
+                if !cgroup::io_subtree_enabled(&root)? {
                     undo_ids.push(cx.journal.record(Change::SubtreeControl {
                         file: root.join("cgroup.subtree_control"),
                         controller: "io".into(),
                     })?);
+                    cgroup::enable_io_subtree(&root)?;
                 }
                 let t = cgroup::Group::create(&root, &top_name, Version::V2)?;
                 cgroup::enable_io_subtree(&t.path)?;
@@ -446,16 +446,27 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
                 let (file, got) = probe_g.set_latency_target(&dev.maj_min, target_us)?;
                 applied.push(format!("{}/{file} = {got}", probe_g.path.display()));
                 agg_g.add_process(agg.pid)?;
-                // The probe runs in this process: move it, and move it back afterwards.
-                let home = cgroup::v2_path_of(std::process::id() as i32)
-                    .map(|p| root.join(p.trim_start_matches('/')));
-                probe_g.add_process(std::process::id() as i32)?;
+                // The probe runs in this process: move it, and move it back afterwards
+                // (journaled first, so every way out moves it back before the group goes).
+                let me = std::process::id() as i32;
+                let home = cgroup::v2_path_of(me)
+                    .map(|p| root.join(p.trim_start_matches('/')))
+                    .ok_or_else(|| {
+                        InterfereError::BadInput(format!(
+                            "cannot read the cgroup v2 of this process (pid {me}) from /proc/{me}/cgroup"
+                        ))
+                    })?;
+                undo_ids.push(cx.journal.record(Change::Rehome {
+                    pid: me,
+                    start_time: journal::process_start_time(me).unwrap_or(0),
+                    home,
+                })?);
+                probe_g.add_process(me)?;
                 applied.push(format!(
                     "probe (pid {}) in {}",
                     std::process::id(),
                     probe_g.path.display()
                 ));
-                cx.v2_home = home;
             }
             _ => {}
         }
@@ -480,9 +491,6 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
         let fin = agg.finish(cap)?;
         drop(agg);
         cx.journal.forget(proc_id)?;
-        if let Some(home) = cx.v2_home.take() {
-            let _ = std::fs::write(home.join("cgroup.procs"), std::process::id().to_string());
-        }
         let _ = std::fs::remove_dir_all(&adir);
         let _ = std::fs::remove_dir_all(&probe_dir);
         if fin.capped {

@@ -89,3 +89,47 @@ pub fn writable(path: &std::path::Path) -> bool {
     // `c` is a valid NUL-terminated string that outlives the call; access only reads it.
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
+
+/// The effective user id of this process (who owns what a run creates).
+pub fn euid() -> u32 {
+    // # Safety
+    // geteuid(2) takes no arguments and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The filesystem type (`f_type` of statfs(2)) of the filesystem holding `path`.
+pub fn fs_magic(path: &std::path::Path) -> std::io::Result<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::zeroed();
+    // # Safety
+    // `c` is a valid NUL-terminated string and `st` a buffer of the size statfs writes; both
+    // outlive the call. The buffer is read only after the call reported success.
+    let r = unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // # Safety
+    // statfs succeeded, so it filled the structure.
+    #[allow(clippy::unnecessary_cast)]
+    Ok(unsafe { st.assume_init() }.f_type as i64)
+}
+
+/// `linux/magic.h`: the filesystems a journal entry may point into.
+pub const SYSFS_MAGIC: i64 = 0x6265_6572;
+pub const CGROUP_SUPER_MAGIC: i64 = 0x0027_e0eb;
+pub const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
+
+/// Makes the aggressor child ignore the terminal's signals (Ctrl-C, Ctrl-\, a hang-up): they go
+/// to the whole foreground process group, and the parent, which must undo its changes in
+/// order, stops the child itself. SIGKILL of the parent still ends it (`die_with_parent`).
+pub fn ignore_terminal_signals() {
+    for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP] {
+        // # Safety
+        // Setting a signal's disposition to SIG_IGN installs no handler code.
+        unsafe {
+            libc::signal(sig, libc::SIG_IGN);
+        }
+    }
+}

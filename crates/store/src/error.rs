@@ -26,15 +26,40 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
-    #[error("PostgreSQL store {url}: {source}")]
-    Postgres {
-        url: String,
-        source: postgres::Error,
-    },
+    /// `message` is the driver's error chain with every credential scrubbed (it is kept as text
+    /// so that no later `{:#}` can print an unscrubbed source).
+    #[error("PostgreSQL store {url}: {message}")]
+    Postgres { url: String, message: String },
+    #[error("store location {location}: {why}")]
+    BadLocation { location: String, why: String },
+    #[error("PostgreSQL store {location}: TLS: {why}")]
+    Tls { location: String, why: String },
+    #[error("{0:?} is not a run id (ids look like 20231201-201522-a3f90c; a unique prefix will do): list them with `disktier history`")]
+    BadId(String),
     #[error("no stored run has id {0}: list them with `disktier history`")]
     NotFound(String),
     #[error("run id {id} is ambiguous ({count} runs start with it): give more characters")]
     Ambiguous { id: String, count: usize },
+    #[error("the filesystem holding the SQLite database {path} is full: free space there, then run `disktier store flush` to save the spooled result")]
+    DiskFull { path: PathBuf },
+    #[error("the SQLite database {path} is locked by another process for longer than {secs} s: try again when it is done")]
+    Locked { path: PathBuf, secs: u64 },
+    #[error("the SQLite database {path} cannot be written (a read-only file or filesystem): pass a writable --db")]
+    ReadOnly { path: PathBuf },
+    #[error("the spool directory: {0}")]
+    Spool(std::io::Error),
+    #[error("run {id:?} in {location} is damaged: its stored JSON does not parse ({source}); other runs are unaffected")]
+    CorruptRow {
+        location: String,
+        id: String,
+        source: serde_json::Error,
+    },
+    #[error("run {id:?} in {location} is damaged: {why}")]
+    BadRow {
+        location: String,
+        id: String,
+        why: String,
+    },
     #[error("the run document is not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
 }

@@ -14,8 +14,10 @@ pub mod compare;
 pub mod error;
 pub mod migrate;
 pub mod model;
+pub mod pgconn;
 pub mod postgres;
 pub mod report;
+pub mod spool;
 mod sql;
 pub mod sqlite;
 
@@ -49,8 +51,14 @@ impl Store {
     /// path, or `None` for [`default_path`].
     pub fn open(location: Option<&str>) -> Result<Store> {
         let backend: Box<dyn Backend> = match location {
-            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                Box::new(postgres::PgStore::open(url)?)
+            Some(pg) if pgconn::is_postgres(pg) => Box::new(postgres::PgStore::open(pg)?),
+            // A mistyped URL must not become a SQLite file (and directories) named after it,
+            // nor show its password in the error.
+            Some(url) if url.contains("://") => {
+                return Err(StoreError::BadLocation {
+                    location: pgconn::redact(url),
+                    why: "only postgres:// and postgresql:// URLs are stores; anything else is a SQLite file path".into(),
+                })
             }
             Some(path) => Box::new(sqlite::SqliteStore::open(std::path::Path::new(path))?),
             None => Box::new(sqlite::SqliteStore::open(&default_path()?)?),
@@ -80,6 +88,9 @@ impl Store {
 
     /// The run with this id, or the only one whose id starts with it.
     pub fn get(&mut self, id: &str) -> Result<StoredRun> {
+        if !spool::is_run_id(id) {
+            return Err(StoreError::BadId(id.to_string()));
+        }
         let mut found = self.backend.by_id(id)?;
         if let Some(exact) = found.iter().position(|r| r.summary.id == id) {
             return Ok(found.swap_remove(exact));
@@ -97,10 +108,19 @@ impl Store {
     pub fn schema_version(&mut self) -> Result<i64> {
         self.backend.schema_version()
     }
+
+    /// Saves a spooled run under the id and time it was given when it was made. A run already
+    /// stored under that id (an earlier flush that stopped before deleting the file) counts as
+    /// saved.
+    pub fn save_spooled(&mut self, s: &spool::Spooled) -> Result<()> {
+        let row = s.new_run().to_row(s.id.clone(), s.created_at.clone());
+        self.backend.insert(&row)?;
+        Ok(())
+    }
 }
 
-/// `$XDG_DATA_HOME/disktier/results.db`, else `~/.local/share/disktier/results.db`.
-pub fn default_path() -> Result<PathBuf> {
+/// `$XDG_DATA_HOME/disktier`, else `~/.local/share/disktier`.
+pub fn data_dir() -> Result<PathBuf> {
     let nonempty = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -109,5 +129,10 @@ pub fn default_path() -> Result<PathBuf> {
     let base = nonempty("XDG_DATA_HOME")
         .or_else(|| nonempty("HOME").map(|h| h.join(".local/share")))
         .ok_or(StoreError::NoDefaultLocation)?;
-    Ok(base.join("disktier").join("results.db"))
+    Ok(base.join("disktier"))
+}
+
+/// `$XDG_DATA_HOME/disktier/results.db`, else `~/.local/share/disktier/results.db`.
+pub fn default_path() -> Result<PathBuf> {
+    Ok(data_dir()?.join("results.db"))
 }

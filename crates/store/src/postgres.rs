@@ -6,27 +6,56 @@
 use crate::error::{Result, StoreError};
 use crate::migrate::{self, CREATE_SCHEMA_MIGRATIONS};
 use crate::model::{now_rfc3339, Filter, RunSummary, StoredRun};
+use crate::pgconn::PgTarget;
 use crate::sql;
 use crate::Backend;
-use postgres::{Client, NoTls, Row};
+use postgres::{Client, Row};
 
 /// The advisory lock key disktier's migrations hold ("dtier" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0064_7469_6572;
 
 pub struct PgStore {
     client: Client,
-    /// The URL with any password replaced, for messages.
+    /// The location with every credential replaced, for messages.
     shown: String,
+    /// Scrubs the location's secrets from driver messages.
+    target: PgTarget,
+}
+
+/// The driver's error with its causes, as one line.
+fn chain(e: &postgres::Error) -> String {
+    let mut m = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        let t = s.to_string();
+        if !m.contains(&t) {
+            m.push_str(": ");
+            m.push_str(&t);
+        }
+        src = s.source();
+    }
+    m
 }
 
 impl PgStore {
-    pub fn open(url: &str) -> Result<PgStore> {
-        let shown = redact(url);
-        let client = Client::connect(url, NoTls).map_err(|source| StoreError::Postgres {
-            url: shown.clone(),
-            source,
-        })?;
-        let mut store = PgStore { client, shown };
+    /// Connects to a `postgres://` URL or libpq `key=value` string (see [`crate::pgconn`] for
+    /// TLS) and migrates the schema.
+    pub fn open(location: &str) -> Result<PgStore> {
+        let target = PgTarget::parse(location)?;
+        let shown = target.shown.clone();
+        let tls = target.tls()?;
+        let client = target
+            .config
+            .connect(tls)
+            .map_err(|e| StoreError::Postgres {
+                url: shown.clone(),
+                message: target.scrub(&chain(&e)),
+            })?;
+        let mut store = PgStore {
+            client,
+            shown,
+            target,
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -34,15 +63,16 @@ impl PgStore {
     fn e(&self, source: postgres::Error) -> StoreError {
         StoreError::Postgres {
             url: self.shown.clone(),
-            source,
+            message: self.target.scrub(&chain(&source)),
         }
     }
 
     fn migrate(&mut self) -> Result<()> {
         let shown = self.shown.clone();
-        let e = |source| StoreError::Postgres {
+        let target = &self.target;
+        let e = |source: postgres::Error| StoreError::Postgres {
             url: shown.clone(),
-            source,
+            message: target.scrub(&chain(&source)),
         };
         let mut tx = self.client.transaction().map_err(e)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
@@ -79,49 +109,59 @@ impl PgStore {
         params: &[&(dyn postgres::types::ToSql + Sync)],
     ) -> Result<Vec<StoredRun>> {
         let rows = self.client.query(q, params).map_err(|s| self.e(s))?;
-        rows.iter().map(read_row).collect()
+        rows.iter().map(|r| read_row(r, &self.shown)).collect()
     }
 }
 
-fn read_row(r: &Row) -> Result<StoredRun> {
-    let host: String = r.get(14);
-    let device: String = r.get(15);
-    let doc: String = r.get(16);
+fn read_row(r: &Row, location: &str) -> Result<StoredRun> {
+    let host: String = r.try_get(14).map_err(|e| corrupt_col(r, location, e))?;
+    let device: String = r.try_get(15).map_err(|e| corrupt_col(r, location, e))?;
+    let doc: String = r.try_get(16).map_err(|e| corrupt_col(r, location, e))?;
+    let id: String = r.try_get(0).unwrap_or_default();
+    let bad = |source| StoreError::CorruptRow {
+        location: location.to_string(),
+        id: id.clone(),
+        source,
+    };
+    let (host, device, doc) = (
+        serde_json::from_str(&host).map_err(bad)?,
+        serde_json::from_str(&device).map_err(bad)?,
+        serde_json::from_str(&doc).map_err(bad)?,
+    );
     Ok(StoredRun {
         summary: RunSummary {
-            id: r.get(0),
-            created_at: r.get(1),
-            kind: r.get(2),
-            profile: r.get(3),
-            target: r.get(4),
-            hostname: r.get(5),
-            quick: r.get(6),
-            engine: r.get(7),
-            group_id: r.get(8),
-            sync_p99_ns: r.get(9),
-            read_iops: r.get(10),
-            write_iops: r.get(11),
-            read_bw_bytes: r.get(12),
-            write_bw_bytes: r.get(13),
+            id: r.try_get(0).map_err(|e| corrupt_col(r, location, e))?,
+            created_at: r.try_get(1).map_err(|e| corrupt_col(r, location, e))?,
+            kind: r.try_get(2).map_err(|e| corrupt_col(r, location, e))?,
+            profile: r.try_get(3).map_err(|e| corrupt_col(r, location, e))?,
+            target: r.try_get(4).map_err(|e| corrupt_col(r, location, e))?,
+            hostname: r.try_get(5).map_err(|e| corrupt_col(r, location, e))?,
+            quick: r.try_get(6).map_err(|e| corrupt_col(r, location, e))?,
+            engine: r.try_get(7).map_err(|e| corrupt_col(r, location, e))?,
+            group_id: r.try_get(8).map_err(|e| corrupt_col(r, location, e))?,
+            sync_p99_ns: r.try_get(9).map_err(|e| corrupt_col(r, location, e))?,
+            read_iops: r.try_get(10).map_err(|e| corrupt_col(r, location, e))?,
+            write_iops: r.try_get(11).map_err(|e| corrupt_col(r, location, e))?,
+            read_bw_bytes: r.try_get(12).map_err(|e| corrupt_col(r, location, e))?,
+            write_bw_bytes: r.try_get(13).map_err(|e| corrupt_col(r, location, e))?,
         },
-        host: serde_json::from_str(&host)?,
-        device: serde_json::from_str(&device)?,
-        doc: serde_json::from_str(&doc)?,
+        host,
+        device,
+        doc,
     })
 }
 
-/// `postgres://user:secret@host/db` becomes `postgres://user:***@host/db`.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let Some((auth, host)) = rest.split_once('@') else {
-        return url.to_string();
-    };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_string(),
+fn corrupt_col(r: &Row, location: &str, e: postgres::Error) -> StoreError {
+    StoreError::BadRow {
+        location: location.to_string(),
+        id: r.try_get::<_, String>(0).unwrap_or_default(),
+        why: e.to_string(),
     }
+}
+
+/// Every credential in a location replaced by `***` (see [`crate::pgconn::redact`]).
+pub fn redact(location: &str) -> String {
+    crate::pgconn::redact(location)
 }
 
 impl Backend for PgStore {

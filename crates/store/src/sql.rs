@@ -41,6 +41,8 @@ pub fn list(filter: &Filter, mark: fn(usize) -> String) -> (String, Vec<String>)
     }
     q.push_str(" ORDER BY created_at DESC, id DESC");
     if let Some(n) = filter.last {
+        // Both databases take a signed 64-bit LIMIT: more than that is "all".
+        let n = n.min(i64::MAX as usize);
         q.push_str(&format!(" LIMIT {n}"));
     }
     (q, params)

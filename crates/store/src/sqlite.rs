@@ -15,6 +15,15 @@ use std::time::Duration;
 /// this covers many processes saving at once on a slow disk.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// [`BUSY_TIMEOUT`], or `DISKTIER_DB_BUSY_TIMEOUT_MS` (tests of a store locked past it).
+fn busy_timeout() -> Duration {
+    std::env::var("DISKTIER_DB_BUSY_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(BUSY_TIMEOUT)
+}
+
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
@@ -40,7 +49,7 @@ impl SqliteStore {
         };
         store
             .conn
-            .busy_timeout(BUSY_TIMEOUT)
+            .busy_timeout(busy_timeout())
             .map_err(|e| err(path, e))?;
         // Read before writing anything: a foreign or damaged file must be left exactly as it is.
         let version = store.check_ours()?;
@@ -139,11 +148,16 @@ impl SqliteStore {
         let mut out = Vec::new();
         for r in rows {
             let (summary, host, device, doc) = r.map_err(|e| err(&self.path, e))?;
+            let bad = |source| StoreError::CorruptRow {
+                location: self.path.display().to_string(),
+                id: summary.id.clone(),
+                source,
+            };
             out.push(StoredRun {
+                host: serde_json::from_str(&host).map_err(bad)?,
+                device: serde_json::from_str(&device).map_err(bad)?,
+                doc: serde_json::from_str(&doc).map_err(bad)?,
                 summary,
-                host: serde_json::from_str(&host)?,
-                device: serde_json::from_str(&device)?,
-                doc: serde_json::from_str(&doc)?,
             });
         }
         Ok(out)
@@ -176,6 +190,15 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
     ))
 }
 
+/// Whether the filesystem holding `db` has less than a SQLite page group (64 KiB) free.
+fn nearly_full(db: &Path) -> bool {
+    let dir = match db.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    disktier_engine::target::statfs(dir).is_ok_and(|(_, free)| free < 64 << 10)
+}
+
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
@@ -183,16 +206,22 @@ fn is_busy(e: &rusqlite::Error) -> bool {
     )
 }
 
-/// Maps SQLite's "not a database" and "corrupt" to the error that tells the user what to do.
+/// Maps SQLite's "not a database", "corrupt", "full", "busy" and "read-only" to the error that
+/// tells the user what to do.
 fn err(path: &Path, e: rusqlite::Error) -> StoreError {
+    let path = path.to_path_buf();
     match e.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::NotOurs {
-            path: path.to_path_buf(),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::NotOurs { path },
+        Some(ErrorCode::DiskFull) => StoreError::DiskFull { path },
+        // A write that hits ENOSPC in the WAL surfaces as SQLITE_IOERR_WRITE: tell it apart
+        // by the free space left where the database lives.
+        Some(ErrorCode::SystemIoFailure) if nearly_full(&path) => StoreError::DiskFull { path },
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Locked {
+            path,
+            secs: busy_timeout().as_secs(),
         },
-        _ => StoreError::Sqlite {
-            path: path.to_path_buf(),
-            source: e,
-        },
+        Some(ErrorCode::ReadOnly) => StoreError::ReadOnly { path },
+        _ => StoreError::Sqlite { path, source: e },
     }
 }
 

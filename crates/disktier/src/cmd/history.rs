@@ -47,6 +47,20 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::Pass)
 }
 
+/// `s` safe for a terminal: control characters (a newline that would break the table, an
+/// escape sequence a stored document could carry) shown as `\u{..}` escapes.
+pub fn printable(s: &str, keep_newlines: bool) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() && !(keep_newlines && c == '\n') {
+            o.extend(c.escape_default());
+        } else {
+            o.push(c);
+        }
+    }
+    o
+}
+
 /// A cell for an optional figure.
 fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
     v.map(f).unwrap_or_else(|| "-".into())
@@ -91,5 +105,9 @@ pub fn table(runs: &[RunSummary]) -> String {
             opt(r.write_bw_bytes, |v| format!("{}/s", Bytes(v as u64))),
         ]);
     }
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|r| r.into_iter().map(|c| printable(&c, false)).collect())
+        .collect();
     super::compare::align(&rows)
 }

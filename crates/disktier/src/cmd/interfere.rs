@@ -18,7 +18,7 @@ const DEFAULT_MITIGATIONS: &str =
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Mitigations: none, ionice-idle, ionice-be7, scheduler-bfq, scheduler-mq-deadline, cgroup-weight, cgroup-throttle, cgroup-latency, writer-per-object-fsync, writer-no-fsync.\n\
-Every change (scheduler, cgroups, scratch files) is journaled in /run/disktier/interfere.journal before it is made and undone afterwards; after a crash the next run, or --restore, undoes what is left."
+Every change (scheduler, cgroups, scratch files) is journaled in /run/disktier/interfere.journal (non-root: $XDG_RUNTIME_DIR/disktier, else ~/.local/state/disktier) before it is made and undone afterwards, also on Ctrl-C, SIGTERM, SIGHUP or SIGQUIT (a repeated signal does not skip the undo); after SIGKILL the next run, or --restore, undoes what is left."
 )]
 pub struct Args {
     /// The directory the data lives in (e.g. /var/lib/etcd); probe and aggressor write scratch
@@ -89,9 +89,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             ctx.note(format!("saved as run {id}"));
         }
     }
-    if doc.interrupted {
-        ctx.note(
-            "interrupted: the figures of the last scenario are partial; everything was undone",
+    if doc.interrupted || super::progress::restoring_signal().is_some() {
+        anyhow::bail!(
+            "interrupted by {}: the figures of the last scenario are partial; every change was undone",
+            super::progress::restoring_signal().unwrap_or("a signal")
         );
     }
     Ok(if doc.all_pass() {
@@ -111,6 +112,12 @@ fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
             dir.display()
         )
     })?;
+    if dir.to_str().is_none_or(|d| d.chars().any(char::is_control)) {
+        anyhow::bail!(
+            "{:?} contains a control character or is not UTF-8: the journal records only plain paths, so pass a directory without them",
+            dir
+        );
+    }
     if !dir.is_dir() {
         anyhow::bail!(
             "{} is not a directory: pass the directory the data lives in",
@@ -149,7 +156,7 @@ fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
             c.arg("__aggressor").args(spec.to_args());
             c
         }),
-        stop: super::progress::stop_flag(),
+        stop: super::progress::restoring_stop_flag(),
         cap: args
             .aggressor_cap
             .unwrap_or_else(|| Config::default_cap(args.duration)),

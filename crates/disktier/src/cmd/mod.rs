@@ -24,6 +24,7 @@ pub mod save;
 pub mod setup;
 pub mod show;
 pub mod simulate;
+pub mod store;
 pub mod trace;
 
 use crate::cli::{Cli, Command, Format, Global};
@@ -85,6 +86,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Show(a) => show::run(&ctx, a),
         Command::Compare(a) => compare::run(&ctx, a),
         Command::Report(a) => report::run(&ctx, a),
+        Command::Store(a) => store::run(&ctx, a),
         Command::Interfere(a) => interfere::run(&ctx, a),
         Command::Aggressor(a) => interfere::aggressor(&ctx, a),
         Command::Fleet(a) => fleet::run(&ctx, a),

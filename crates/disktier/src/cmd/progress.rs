@@ -41,6 +41,47 @@ pub fn stop_flag() -> Arc<AtomicBool> {
     .clone()
 }
 
+/// The stop flag of a run that changes the system and must undo it before it exits
+/// (`interfere`): SIGINT, SIGTERM, SIGHUP and SIGQUIT all set it, and a repeated signal does
+/// NOT end the process (unlike [`stop_flag`]): the run stops its scenario, undoes every change,
+/// then exits. [`restoring_signal`] says which signal came. Never call [`stop_flag`] in the same
+/// process: its handlers would end the process on a second Ctrl-C.
+pub fn restoring_stop_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        for sig in RESTORING_SIGNALS {
+            let _ =
+                signal_hook::flag::register_usize(sig, Arc::clone(&RESTORING_SIGNAL), sig as usize);
+            let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
+        }
+        flag
+    })
+    .clone()
+}
+
+const RESTORING_SIGNALS: [i32; 4] = [
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+    signal_hook::consts::SIGQUIT,
+];
+
+static RESTORING_SIGNAL: std::sync::LazyLock<Arc<std::sync::atomic::AtomicUsize>> =
+    std::sync::LazyLock::new(|| Arc::new(std::sync::atomic::AtomicUsize::new(0)));
+
+/// The name of the last signal [`restoring_stop_flag`] caught, if any.
+pub fn restoring_signal() -> Option<&'static str> {
+    match RESTORING_SIGNAL.load(Ordering::SeqCst) as i32 {
+        0 => None,
+        signal_hook::consts::SIGINT => Some("SIGINT"),
+        signal_hook::consts::SIGTERM => Some("SIGTERM"),
+        signal_hook::consts::SIGHUP => Some("SIGHUP"),
+        signal_hook::consts::SIGQUIT => Some("SIGQUIT"),
+        _ => Some("a signal"),
+    }
+}
+
 /// Whether a signal has asked the run to stop.
 pub fn stopped() -> bool {
     stop_flag().load(Ordering::SeqCst)

@@ -19,7 +19,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if ctx.json() {
         print_json(&run.doc)?;
     } else {
-        print!("{}", summary(&run));
+        print!("{}", super::history::printable(&summary(&run), true));
     }
     Ok(Outcome::Pass)
 }

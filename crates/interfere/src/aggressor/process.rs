@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 pub fn child_main(spec: &AggressorSpec) -> Result<()> {
     let parent = crate::sys::parent_pid();
     crate::sys::die_with_parent().map_err(|e| InterfereError::Aggressor(format!("prctl: {e}")))?;
+    crate::sys::ignore_terminal_signals();
     if crate::sys::parent_pid() != parent {
         return Ok(()); // the parent died before the death signal was armed
     }

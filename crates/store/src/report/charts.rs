@@ -140,7 +140,7 @@ pub fn percentiles(
         if let Some(l) = &limit {
             let x0 = nines(50.0);
             let x1 = nines(99.99) + 0.05;
-            let y = l.ns as f64;
+            let y = (l.ns as f64).clamp(lo, hi);
             chart
                 .draw_series(DashedLineSeries::new(
                     vec![(x0, y), (x1, y)],
@@ -166,7 +166,7 @@ pub fn percentiles(
                 .points
                 .iter()
                 .filter(|(p, v)| *p >= 50.0 && *v > 0)
-                .map(|(p, v)| (nines(*p), *v as f64))
+                .map(|(p, v)| (nines(p.min(99.99)), (*v as f64).clamp(lo, hi)))
                 .collect();
             chart
                 .draw_series(LineSeries::new(data.clone(), col.stroke_width(3)))
@@ -191,7 +191,7 @@ pub struct Bar {
 /// Horizontal bars, one per item, labelled on the left.
 pub fn bars(items: &[Bar], x_label: &str, width: u32) -> Result<String, ChartError> {
     let n = items.len().max(1);
-    let max = items.iter().map(|b| b.value).fold(0.0, f64::max).max(1e-9);
+    let max = axis(items.iter().map(|b| b.value).fold(0.0, f64::max)).max(1e-9);
     let label_chars = items
         .iter()
         .map(|b| b.label.chars().count())
@@ -236,7 +236,10 @@ pub fn bars(items: &[Bar], x_label: &str, width: u32) -> Result<String, ChartErr
                 let mut r = Rectangle::new(
                     [
                         (0.0, SegmentValue::Exact(slot(i))),
-                        (b.value, SegmentValue::Exact(slot(i) + 1)),
+                        (
+                            b.value.clamp(0.0, max * 1.3),
+                            SegmentValue::Exact(slot(i) + 1),
+                        ),
                     ],
                     color(b.color).filled(),
                 );
@@ -248,7 +251,10 @@ pub fn bars(items: &[Bar], x_label: &str, width: u32) -> Result<String, ChartErr
             .draw_series(items.iter().enumerate().map(|(i, b)| {
                 Text::new(
                     b.text.clone(),
-                    (b.value + max * 0.01, SegmentValue::CenterOf(slot(i))),
+                    (
+                        b.value.clamp(0.0, max * 1.3) + max * 0.01,
+                        SegmentValue::CenterOf(slot(i)),
+                    ),
                     (FONT, 13)
                         .into_font()
                         .color(&AXIS)
@@ -266,7 +272,7 @@ type LatLine = (&'static str, usize, fn(&Sample) -> Option<u64>);
 
 /// The per-second series of one run: IOPS above, p99 latency (log scale) below.
 pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError> {
-    let t_max = samples.iter().map(|s| s.t_s).fold(1.0, f64::max);
+    let t_max = axis(samples.iter().map(|s| s.t_s).fold(1.0, f64::max)).max(1.0);
     const MIB: f64 = 1048576.0;
     let lines: [IopsLine; 2] = if bandwidth {
         [
@@ -283,6 +289,7 @@ pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError>
         .iter()
         .map(|s| (lines[0].2)(s).max((lines[1].2)(s)))
         .fold(1.0, f64::max);
+    let iops_max = axis(iops_max).max(1.0);
     let lats: Vec<f64> = samples
         .iter()
         .flat_map(|s| [s.p99_ns, s.sync_p99_ns])
@@ -312,7 +319,9 @@ pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError>
                 let col = color(c);
                 chart
                     .draw_series(LineSeries::new(
-                        samples.iter().map(|s| (s.t_s, f(s))),
+                        samples
+                            .iter()
+                            .map(|s| (s.t_s.clamp(0.0, t_max), f(s).clamp(0.0, iops_max * 1.15))),
                         col.stroke_width(2),
                     ))
                     .map_err(&e)?
@@ -364,7 +373,10 @@ pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError>
         for (name, c, f) in lines {
             let pts: Vec<(f64, f64)> = samples
                 .iter()
-                .filter_map(|s| f(s).filter(|v| *v > 0).map(|v| (s.t_s, v as f64)))
+                .filter_map(|s| {
+                    f(s).filter(|v| *v > 0)
+                        .map(|v| (s.t_s.clamp(0.0, t_max), (v as f64).clamp(lo, hi)))
+                })
                 .collect();
             if pts.is_empty() {
                 continue;
@@ -412,9 +424,25 @@ fn mesh<DB: DrawingBackend>(
         .map_err(e)
 }
 
+/// The largest value an axis reaches (1e15: a million seconds of nanoseconds, or a petabyte per
+/// second, beyond any real measurement). A stored document can hold anything; plotters' tick
+/// arithmetic overflows on ranges near f64's limits (found by `fuzz_report`), so every axis end
+/// goes through [`axis`].
+const AXIS_MAX: f64 = 1e15;
+
+/// `v` made safe for an axis end: finite, in `0..=AXIS_MAX`.
+fn axis(v: f64) -> f64 {
+    if v.is_finite() {
+        v.clamp(0.0, AXIS_MAX)
+    } else {
+        0.0
+    }
+}
+
 /// A log axis from the decade below `lo` to the decade above `hi`, so it always carries at least
 /// two labelled ticks.
 fn decades(lo: f64, hi: f64) -> (f64, f64) {
+    let (lo, hi) = (axis(lo), axis(hi));
     let lo = 10f64.powf(lo.max(1.0).log10().floor());
     let mut hi = 10f64.powf(hi.max(1.0).log10().ceil());
     if hi <= lo {

@@ -1,0 +1,100 @@
+//! `disktier store`: the spool of runs that could not be saved when they were made
+//! (`store spool` lists them, `store flush` saves them now).
+
+use super::save::open_store;
+use super::{print_json, Ctx, Outcome};
+use disktier_store::spool::Spool;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Save the spooled runs into the store (--db) and remove them from the spool.
+    Flush {
+        /// Also runs that were meant for another store (by default only those meant for this one).
+        #[arg(long)]
+        all: bool,
+    },
+    /// List the spooled runs: id, kind, the store they were meant for and why they are here.
+    Spool,
+}
+
+pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let spool = Spool::at(Spool::default_dir()?);
+    match args.action {
+        Action::Spool => {
+            let mut rows = Vec::new();
+            for p in spool.files() {
+                rows.push(match Spool::read(&p) {
+                    Ok(s) => serde_json::json!({"file": p, "id": s.id, "kind": s.kind,
+                        "created_at": s.created_at, "intended_store": s.intended_store,
+                        "reason": s.reason}),
+                    Err(why) => serde_json::json!({"file": p, "error": why}),
+                });
+            }
+            if ctx.json() {
+                print_json(
+                    &serde_json::json!({"schema_version": 1, "spool": spool.dir(), "runs": rows}),
+                )?;
+            } else if rows.is_empty() {
+                println!("the spool {} is empty", spool.dir().display());
+            } else {
+                for r in &rows {
+                    match r.get("error") {
+                        Some(e) => println!("{}  NOT A SPOOLED RUN: {e}", r["file"]),
+                        None => println!(
+                            "{}  {}  {}  for {}  ({})",
+                            r["id"].as_str().unwrap_or(""),
+                            r["created_at"].as_str().unwrap_or(""),
+                            r["kind"].as_str().unwrap_or(""),
+                            r["intended_store"].as_str().unwrap_or(""),
+                            r["reason"].as_str().unwrap_or("")
+                        ),
+                    }
+                }
+            }
+            Ok(Outcome::Pass)
+        }
+        Action::Flush { all } => {
+            let mut store = open_store(ctx)?;
+            let f = spool.flush(&mut store, all);
+            if ctx.json() {
+                print_json(
+                    &serde_json::json!({"schema_version": 1, "store": store.location(),
+                    "saved": f.saved, "other_store": f.other_store, "failed": f.failed}),
+                )?;
+            } else {
+                for id in &f.saved {
+                    println!("saved: run {id} in {}", store.location());
+                }
+                if !f.other_store.is_empty() {
+                    println!(
+                        "left in the spool: {} run(s) meant for another store (pass --all to save them here)",
+                        f.other_store.len()
+                    );
+                }
+                for why in &f.failed {
+                    println!("FAILED: {why}");
+                }
+                if f.saved.is_empty() && f.failed.is_empty() && f.other_store.is_empty() {
+                    println!(
+                        "nothing to flush: the spool {} is empty",
+                        spool.dir().display()
+                    );
+                }
+            }
+            if !f.failed.is_empty() {
+                anyhow::bail!(
+                    "{} spooled run(s) could not be saved (listed above); they stay in {}",
+                    f.failed.len(),
+                    spool.dir().display()
+                );
+            }
+            Ok(Outcome::Pass)
+        }
+    }
+}

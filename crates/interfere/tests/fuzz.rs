@@ -1,0 +1,175 @@
+//! Fuzz targets (bolero) for what `interfere` reads from outside: the journal a killed run left
+//! (the one file a restore acts on), a block device's scheduler line, and `/proc/self/mountinfo`
+//! as the cgroup detection reads it.
+//!
+//! In `cargo test` each target replays its checked-in corpus (`tests/__fuzz__/<name>/corpus`)
+//! and runs random inputs for two seconds; `bench/fuzz.sh TARGET MINUTES` (or
+//! `BOLERO_RANDOM_TEST_TIME_MS=...`) runs one long. One input must finish within
+//! [`PER_INPUT`] (a watchdog aborts otherwise) and is at most [`MAX_LEN`] bytes.
+
+use disktier_interfere::journal::{self, Change};
+use std::path::{Component, Path};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const PER_INPUT: Duration = Duration::from_secs(10);
+const MAX_LEN: usize = 64 << 10;
+
+static EPOCH: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+
+/// Runs `f` under a watchdog that aborts the process when one input takes longer than
+/// [`PER_INPUT`], so a hang is a finding rather than a stuck CI job.
+fn guarded<R>(f: impl FnOnce() -> R) -> R {
+    static STARTED_MS: AtomicU64 = AtomicU64::new(0);
+    static WATCHDOG: std::sync::Once = std::sync::Once::new();
+    let epoch = *EPOCH;
+    WATCHDOG.call_once(|| {
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(500));
+            let s = STARTED_MS.load(Ordering::SeqCst);
+            if s != 0
+                && (epoch.elapsed().as_millis() as u64).saturating_sub(s)
+                    > PER_INPUT.as_millis() as u64
+            {
+                eprintln!("fuzz: one input ran longer than {PER_INPUT:?}: a hang");
+                std::process::abort();
+            }
+        });
+    });
+    STARTED_MS.store(epoch.elapsed().as_millis() as u64 + 1, Ordering::SeqCst);
+    let r = f();
+    STARTED_MS.store(0, Ordering::SeqCst);
+    r
+}
+
+fn brief() -> bool {
+    std::env::var_os("BOLERO_RANDOM_TEST_TIME_MS").is_none()
+        && std::env::var_os("BOLERO_RANDOM_ITERATIONS").is_none()
+}
+
+macro_rules! target {
+    () => {{
+        let t = bolero::check!().with_max_len(MAX_LEN);
+        if brief() {
+            t.with_test_time(Duration::from_secs(2))
+        } else {
+            t
+        }
+    }};
+}
+
+fn clean(p: &Path) -> bool {
+    p.is_absolute()
+        && p.components()
+            .skip(1)
+            .all(|c| matches!(c, Component::Normal(_)))
+}
+
+#[test]
+fn fuzz_journal_entries() {
+    // Entries of the right shape with fuzz-chosen fields (random bytes seldom make JSON): the
+    // same property as `fuzz_journal`, reached far more often.
+    target!()
+        .with_type::<Vec<(u8, String, String, i32, u64)>>()
+        .for_each(|entries| {
+            guarded(|| {
+                let list: Vec<serde_json::Value> = entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, a, b, pid, t))| {
+                        let base = ["/sys/block/", "/sys/fs/cgroup/", "/tmp/", "", "/"][*k as usize / 6 % 5];
+                        let path = format!("{base}{a}");
+                        match k % 6 {
+                            0 => serde_json::json!({"id": i, "what": "w", "kind": "scheduler", "device": a, "file": format!("/sys/block/{a}/queue/scheduler"), "was": b}),
+                            1 => serde_json::json!({"id": i, "what": "w", "kind": "cgroup", "path": path}),
+                            2 => serde_json::json!({"id": i, "what": "w", "kind": "subtree_control", "file": path, "controller": b}),
+                            3 => serde_json::json!({"id": i, "what": "w", "kind": "dir", "path": path}),
+                            4 => serde_json::json!({"id": i, "what": "w", "kind": "process", "pid": pid, "start_time": t}),
+                            _ => serde_json::json!({"id": i, "what": "w", "kind": "rehome", "pid": pid, "start_time": t, "home": path}),
+                        }
+                    })
+                    .collect();
+                let doc = serde_json::json!({"schema_version": 1, "owner_pid": 1, "entries": list});
+                check_journal(doc.to_string().as_bytes());
+            })
+        });
+}
+
+#[test]
+fn fuzz_journal() {
+    // Whatever a journal file holds, parsing never panics, and what it accepts is only ever
+    // what disktier itself records.
+    target!().for_each(|input: &[u8]| guarded(|| check_journal(input)));
+}
+
+fn check_journal(input: &[u8]) {
+    {
+        {
+            let Ok(changes) = journal::parse(input) else {
+                return;
+            };
+            for c in changes {
+                match &c {
+                    Change::Scheduler { device, file, was } => {
+                        assert_eq!(
+                            *file,
+                            Path::new("/sys/block").join(device).join("queue/scheduler")
+                        );
+                        assert!(!device.contains('/') && device != ".." && device != ".");
+                        assert!(!was.is_empty() && !was.contains(char::is_whitespace));
+                    }
+                    Change::Cgroup { path } => {
+                        assert!(clean(path));
+                        assert!(path
+                            .file_name()
+                            .unwrap()
+                            .to_str()
+                            .unwrap()
+                            .starts_with(journal::CGROUP_PREFIX));
+                    }
+                    Change::SubtreeControl { file, controller } => {
+                        assert!(clean(file) && controller == "io");
+                        assert!(file.ends_with("cgroup.subtree_control"));
+                    }
+                    Change::Dir { path } => {
+                        assert!(clean(path));
+                        assert!(path
+                            .file_name()
+                            .unwrap()
+                            .to_str()
+                            .unwrap()
+                            .starts_with(journal::DIR_PREFIX));
+                    }
+                    Change::Process { pid, start_time } => {
+                        assert!(*pid > 1 && *start_time > 0)
+                    }
+                    Change::Rehome { pid, home, .. } => assert!(*pid > 1 && clean(home)),
+                }
+                // Its words never carry a line break into --restore's output.
+                assert!(!c.to_string().contains('\n'), "{c}");
+            }
+        }
+    }
+}
+
+#[test]
+fn fuzz_scheduler_line() {
+    target!().for_each(|input: &[u8]| {
+        guarded(|| {
+            let s = disktier_interfere::scheduler::parse(&String::from_utf8_lossy(input));
+            assert!(s.active.is_empty() || s.available.contains(&s.active));
+        })
+    });
+}
+
+#[test]
+fn fuzz_mountinfo() {
+    target!().for_each(|input: &[u8]| {
+        guarded(|| {
+            let s = disktier_interfere::cgroup::Support::from_mountinfo(&String::from_utf8_lossy(
+                input,
+            ));
+            let _ = s.preferred();
+        })
+    });
+}

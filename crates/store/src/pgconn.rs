@@ -1,0 +1,665 @@
+//! Where a PostgreSQL store is and how to reach it: the connection string (a `postgres://` URL
+//! or a libpq `key=value` string), TLS with libpq's `sslmode` semantics, and redaction of every
+//! credential form from whatever is shown.
+//!
+//! `sslmode` follows libpq (PostgreSQL docs, "SSL Support" / "Protection Provided in Different
+//! Modes", <https://www.postgresql.org/docs/current/libpq-ssl.html>):
+//!
+//! | sslmode | TLS | server certificate |
+//! |---|---|---|
+//! | `disable` | never | — |
+//! | `allow`, `prefer` (the default) | when the server offers it, else plain | not checked |
+//! | `require` | always | not checked, unless `sslrootcert` is given: then as `verify-ca` |
+//! | `verify-ca` | always | chain checked against `sslrootcert` |
+//! | `verify-full` | always | chain and host name (or IP) checked |
+//!
+//! `sslrootcert` is a PEM file; without it `verify-*` use `~/.postgresql/root.crt` like libpq,
+//! and `sslrootcert=system` uses the system's CA bundle. Client certificates (`sslcert`,
+//! `sslkey`) are refused with a clear error rather than ignored. `allow` tries TLS first (libpq
+//! tries plain first); neither checks the certificate, so they protect only against passive
+//! listening.
+
+use crate::error::{Result, StoreError};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// libpq's `sslmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SslMode {
+    Disable,
+    Allow,
+    Prefer,
+    Require,
+    VerifyCa,
+    VerifyFull,
+}
+
+impl SslMode {
+    pub fn parse(s: &str) -> Option<SslMode> {
+        Some(match s {
+            "disable" => SslMode::Disable,
+            "allow" => SslMode::Allow,
+            "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            _ => return None,
+        })
+    }
+}
+
+/// How long a connection attempt may take when the string sets no `connect_timeout`: a store
+/// that does not answer must not hold up the run (its result is spooled instead).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A parsed PostgreSQL location, ready to connect.
+pub struct PgTarget {
+    pub config: postgres::Config,
+    pub ssl: SslMode,
+    pub root_cert: Option<PathBuf>,
+    /// The location as shown in messages: every credential replaced by `***`.
+    pub shown: String,
+    /// Secrets to scrub from any message that could echo them.
+    secrets: Vec<String>,
+}
+
+/// Whether `s` names a PostgreSQL store rather than a SQLite file: a `postgres://` or
+/// `postgresql://` URL, or a libpq `key=value` string whose first key is a libpq keyword.
+pub fn is_postgres(s: &str) -> bool {
+    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        return true;
+    }
+    let first = s.trim_start();
+    let key: String = first
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    !key.is_empty()
+        && first[key.len()..].trim_start().starts_with('=')
+        && matches!(
+            key.as_str(),
+            "host"
+                | "hostaddr"
+                | "port"
+                | "dbname"
+                | "user"
+                | "password"
+                | "sslmode"
+                | "sslrootcert"
+                | "options"
+                | "application_name"
+                | "connect_timeout"
+        )
+}
+
+/// The keys whose values are credentials, in either form.
+const SECRET_KEYS: [&str; 2] = ["password", "sslpassword"];
+
+/// `s` with every credential replaced by `***`: the password of a URL's `user:password@`, a
+/// `?password=`/`&password=` (and `sslpassword`) query parameter, and a `password=` (quoted or
+/// not) of a `key=value` string. What cannot be parsed but mentions a password is hidden whole.
+pub fn redact(s: &str) -> String {
+    if let Some((scheme, rest)) = s.split_once("://") {
+        let (before_q, query) = match rest.find(['?', '#']) {
+            Some(i) => (&rest[..i], Some(&rest[i..])),
+            None => (rest, None),
+        };
+        let mut out = format!("{scheme}://");
+        match before_q.rfind('@') {
+            Some(at) => {
+                let auth = &before_q[..at];
+                match auth.split_once(':') {
+                    Some((user, _)) => out.push_str(&format!("{user}:***")),
+                    None => out.push_str(auth),
+                }
+                out.push_str(&before_q[at..]);
+            }
+            None => out.push_str(before_q),
+        }
+        if let Some(q) = query {
+            let (sep, body) = q.split_at(1);
+            out.push_str(sep);
+            let parts: Vec<String> = body
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, _)) if is_secret_key(&percent_decode(k)) => format!("{k}=***"),
+                    _ => kv.to_string(),
+                })
+                .collect();
+            out.push_str(&parts.join("&"));
+        }
+        return out;
+    }
+    if s.contains('=') {
+        return match conninfo_pairs(s) {
+            Some(pairs) => pairs
+                .iter()
+                .map(|(k, v)| {
+                    if is_secret_key(k) {
+                        format!("{k}=***")
+                    } else {
+                        format!("{k}={}", quote_conninfo(v))
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            None if s.to_ascii_lowercase().contains("password") => {
+                "<a connection string with a password (hidden)>".to_string()
+            }
+            None => s.to_string(),
+        };
+    }
+    s.to_string()
+}
+
+fn is_secret_key(k: &str) -> bool {
+    SECRET_KEYS.iter().any(|s| k.eq_ignore_ascii_case(s))
+}
+
+fn quote_conninfo(v: &str) -> String {
+    if !v.is_empty() && !v.contains([' ', '\'', '\\', '\t', '\n']) {
+        return v.to_string();
+    }
+    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// The pairs of a libpq `key=value` string (values optionally single-quoted, with `\'` and
+/// `\\` escapes), or None when it does not parse.
+pub fn conninfo_pairs(s: &str) -> Option<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let mut it = s.chars().peekable();
+    loop {
+        while it.peek().is_some_and(|c| c.is_whitespace()) {
+            it.next();
+        }
+        if it.peek().is_none() {
+            return Some(out);
+        }
+        let mut key = String::new();
+        while let Some(&c) = it.peek() {
+            if c == '=' || c.is_whitespace() {
+                break;
+            }
+            key.push(c);
+            it.next();
+        }
+        while it.peek().is_some_and(|c| c.is_whitespace()) {
+            it.next();
+        }
+        if key.is_empty() || it.next() != Some('=') {
+            return None;
+        }
+        while it.peek().is_some_and(|c| c.is_whitespace()) {
+            it.next();
+        }
+        let mut val = String::new();
+        if it.peek() == Some(&'\'') {
+            it.next();
+            loop {
+                match it.next()? {
+                    '\\' => val.push(it.next()?),
+                    '\'' => break,
+                    c => val.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = it.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                if c == '\\' {
+                    it.next();
+                    val.push(it.next()?);
+                } else {
+                    val.push(c);
+                    it.next();
+                }
+            }
+        }
+        out.push((key, val));
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let hex = |c: u8| (c as char).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl PgTarget {
+    /// Parses a URL or `key=value` string, taking out what libpq has and tokio-postgres lacks
+    /// (`sslmode` beyond require, `sslrootcert`).
+    pub fn parse(s: &str) -> Result<PgTarget> {
+        let shown = redact(s);
+        let bad = |why: String| StoreError::BadLocation {
+            location: shown.clone(),
+            why,
+        };
+        let mut ssl = SslMode::Prefer;
+        let mut root_cert = None;
+        let mut take = |k: &str, v: &str| -> Result<bool> {
+            match k {
+                "sslmode" => {
+                    ssl = SslMode::parse(v).ok_or_else(|| {
+                        bad(format!(
+                            "sslmode {v:?} is not one of disable, allow, prefer, require, verify-ca, verify-full"
+                        ))
+                    })?;
+                    Ok(true)
+                }
+                "sslrootcert" => {
+                    root_cert = Some(PathBuf::from(v));
+                    Ok(true)
+                }
+                "sslcert"
+                | "sslkey"
+                | "sslpassword"
+                | "sslcrl"
+                | "sslcrldir"
+                | "sslsni"
+                | "requiressl"
+                | "sslcompression"
+                | "ssl_min_protocol_version"
+                | "ssl_max_protocol_version"
+                | "gssencmode"
+                | "passfile" => Err(bad(format!(
+                    "{k} is not supported by disktier (only sslmode and sslrootcert are): remove it"
+                ))),
+                _ => Ok(false),
+            }
+        };
+        let rest = if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            match s.split_once('?') {
+                None => s.to_string(),
+                Some((base, q)) => {
+                    let mut kept = Vec::new();
+                    for kv in q.split('&').filter(|kv| !kv.is_empty()) {
+                        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                        if !take(&percent_decode(k), &percent_decode(v))? {
+                            kept.push(kv);
+                        }
+                    }
+                    if kept.is_empty() {
+                        base.to_string()
+                    } else {
+                        format!("{base}?{}", kept.join("&"))
+                    }
+                }
+            }
+        } else {
+            let pairs = conninfo_pairs(s).ok_or_else(|| {
+                bad("the key=value string does not parse (an unclosed quote?)".into())
+            })?;
+            let mut kept = Vec::new();
+            for (k, v) in pairs {
+                if !take(&k, &v)? {
+                    kept.push(format!("{k}={}", quote_conninfo(&v)));
+                }
+            }
+            kept.join(" ")
+        };
+        let mut secrets = Vec::new();
+        // The parser's own messages could echo a piece of the string: scrub its secrets.
+        let mut config = postgres::Config::from_str(&rest).map_err(|e| {
+            let secrets = secrets_of(s);
+            bad(scrub(&e.to_string(), &secrets))
+        })?;
+        if let Some(p) = config.get_password() {
+            let p = String::from_utf8_lossy(p).into_owned();
+            secrets.push(p);
+        }
+        secrets.extend(secrets_of(s));
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+        }
+        config.ssl_mode(match ssl {
+            SslMode::Disable => postgres::config::SslMode::Disable,
+            SslMode::Allow | SslMode::Prefer => postgres::config::SslMode::Prefer,
+            _ => postgres::config::SslMode::Require,
+        });
+        Ok(PgTarget {
+            config,
+            ssl,
+            root_cert,
+            shown,
+            secrets,
+        })
+    }
+
+    /// `msg` with this location's secrets replaced by `***`.
+    pub fn scrub(&self, msg: &str) -> String {
+        scrub(msg, &self.secrets)
+    }
+
+    /// The TLS connector for this sslmode.
+    pub fn tls(&self) -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verify = match self.ssl {
+            SslMode::VerifyCa | SslMode::VerifyFull => true,
+            SslMode::Require => self.root_cert.is_some(),
+            _ => false,
+        };
+        let verifier: Arc<dyn ServerCertVerifier> = if verify {
+            let roots = Arc::new(self.roots()?);
+            let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                roots,
+                provider.clone(),
+            )
+            .build()
+            .map_err(|e| StoreError::Tls {
+                location: self.shown.clone(),
+                why: e.to_string(),
+            })?;
+            Arc::new(Verify {
+                inner,
+                check_name: self.ssl == SslMode::VerifyFull,
+            })
+        } else {
+            Arc::new(NoVerify(provider.clone()))
+        };
+        let cfg = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| StoreError::Tls {
+                location: self.shown.clone(),
+                why: e.to_string(),
+            })?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier)
+            .with_no_client_auth();
+        Ok(tokio_postgres_rustls::MakeRustlsConnect::new(cfg))
+    }
+
+    fn roots(&self) -> Result<RootCertStore> {
+        let path = match &self.root_cert {
+            Some(p) if p.as_os_str() == "system" => {
+                PathBuf::from("/etc/ssl/certs/ca-certificates.crt")
+            }
+            Some(p) => p.clone(),
+            None => std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".postgresql/root.crt"))
+                .unwrap_or_else(|| PathBuf::from("~/.postgresql/root.crt")),
+        };
+        let bad = |why: String| StoreError::Tls {
+            location: self.shown.clone(),
+            why,
+        };
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&path)
+            .map_err(|e| {
+                bad(format!(
+                    "cannot read the root certificate {} for sslmode verify: {e} (give one with sslrootcert=FILE)",
+                    path.display()
+                ))
+            })?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| bad(format!("{}: {e}", path.display())))?;
+        let mut roots = RootCertStore::empty();
+        let (added, _) = roots.add_parsable_certificates(certs);
+        if added == 0 {
+            return Err(bad(format!(
+                "{} holds no usable PEM certificate",
+                path.display()
+            )));
+        }
+        Ok(roots)
+    }
+}
+
+/// The credential values a string carries in any form (raw and percent-encoded).
+fn secrets_of(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some((_, rest)) = s.split_once("://") {
+        let before_q = &rest[..rest.find(['?', '#']).unwrap_or(rest.len())];
+        if let Some(at) = before_q.rfind('@') {
+            if let Some((_, p)) = before_q[..at].split_once(':') {
+                out.push(p.to_string());
+                out.push(percent_decode(p));
+            }
+        }
+        if let Some((_, q)) = s.split_once('?') {
+            for kv in q.split('&') {
+                if let Some((k, v)) = kv.split_once('=') {
+                    if is_secret_key(&percent_decode(k)) {
+                        out.push(v.to_string());
+                        out.push(percent_decode(v));
+                    }
+                }
+            }
+        }
+    } else if let Some(pairs) = conninfo_pairs(s) {
+        out.extend(
+            pairs
+                .into_iter()
+                .filter(|(k, _)| is_secret_key(k))
+                .map(|(_, v)| v),
+        );
+    }
+    out.retain(|p| !p.is_empty());
+    out
+}
+
+fn scrub(msg: &str, secrets: &[String]) -> String {
+    let mut m = msg.to_string();
+    for s in secrets {
+        m = m.replace(s.as_str(), "***");
+    }
+    m
+}
+
+/// `require` (and `prefer`): encryption without checking who is at the other end, as libpq.
+/// The handshake signatures are still checked, so the session is bound to the key presented.
+#[derive(Debug)]
+struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// `verify-ca` (chain only) and `verify-full` (chain and name) over webpki.
+#[derive(Debug)]
+struct Verify {
+    inner: Arc<rustls::client::WebPkiServerVerifier>,
+    check_name: bool,
+}
+
+impl ServerCertVerifier for Verify {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        match self
+            .inner
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) if !self.check_name => Ok(ServerCertVerified::assertion()),
+            r => r,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_credential_form_is_redacted() {
+        let cases = [
+            (
+                "postgres://app:hunter2@db:5432/x",
+                "postgres://app:***@db:5432/x",
+            ),
+            ("postgres://app@db/x", "postgres://app@db/x"),
+            (
+                "postgresql://a:p%40ss@db/x?sslmode=require",
+                "postgresql://a:***@db/x?sslmode=require",
+            ),
+            (
+                "postgres://app@db/x?password=hunter2",
+                "postgres://app@db/x?password=***",
+            ),
+            (
+                "postgres://db/x?sslmode=require&password=hunter2&application_name=d",
+                "postgres://db/x?sslmode=require&password=***&application_name=d",
+            ),
+            (
+                "postgres://db/x?pass%77ord=hunter2",
+                "postgres://db/x?pass%77ord=***",
+            ),
+            (
+                "host=db user=app password=hunter2 dbname=x",
+                "host=db user=app password=*** dbname=x",
+            ),
+            (
+                "host=db password = 'hun ter\\'2' dbname=x",
+                "host=db password=*** dbname=x",
+            ),
+            ("host=db PASSWORD=hunter2", "host=db PASSWORD=***"),
+            (
+                "host=db password='hunter2",
+                "<a connection string with a password (hidden)>",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(redact(input), want, "{input}");
+            assert!(!redact(input).contains("hunter2"), "{input}");
+        }
+    }
+
+    #[test]
+    fn sslmode_and_rootcert_are_taken_out_and_understood() {
+        let t = PgTarget::parse(
+            "postgres://u:secret@127.0.0.1:5/db?sslmode=verify-full&sslrootcert=/x/ca.pem",
+        )
+        .unwrap();
+        assert_eq!(t.ssl, SslMode::VerifyFull);
+        assert_eq!(
+            t.root_cert.as_deref(),
+            Some(std::path::Path::new("/x/ca.pem"))
+        );
+        assert_eq!(t.config.get_password(), Some(&b"secret"[..]));
+        let t = PgTarget::parse("host=127.0.0.1 sslmode=verify-ca password='a b'").unwrap();
+        assert_eq!(t.ssl, SslMode::VerifyCa);
+        assert_eq!(t.config.get_password(), Some(&b"a b"[..]));
+        assert_eq!(
+            PgTarget::parse("postgres://h/db").unwrap().ssl,
+            SslMode::Prefer
+        );
+        let e = PgTarget::parse("postgres://u:secret@h/db?sslmode=bogus")
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains("bogus") && !e.to_string().contains("secret"),
+            "{e}"
+        );
+        let e = PgTarget::parse("postgres://h/db?sslcert=/c.pem")
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("sslcert"), "{e}");
+        // tokio-postgres's own parse errors never show the password.
+        let e = PgTarget::parse("postgres://u:secret@h:notaport/db")
+            .err()
+            .unwrap();
+        assert!(!e.to_string().contains("secret"), "{e}");
+        let e = PgTarget::parse("host=h password=secret port=x")
+            .err()
+            .unwrap();
+        assert!(!e.to_string().contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn conninfo_is_told_from_a_path() {
+        assert!(is_postgres("postgres://h/db"));
+        assert!(is_postgres("host=h dbname=x"));
+        assert!(is_postgres(" dbname = x"));
+        assert!(!is_postgres("/var/lib/x=y.db"));
+        assert!(!is_postgres("results.db"));
+        assert!(!is_postgres("foo=bar"));
+    }
+}

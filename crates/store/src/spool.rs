@@ -1,0 +1,279 @@
+//! The spool: where a run's result waits when the store cannot take it (PostgreSQL down, the
+//! SQLite file read-only, locked past its timeout, or its filesystem full), so that no
+//! measurement is lost. One JSON document per run in `$XDG_DATA_HOME/disktier/spool/` (a 0700
+//! directory), written to a temporary file and renamed. Each carries the run id and time it was
+//! given when it was made, so re-saving it is idempotent: a run already in the store (a flush
+//! that stopped between the insert and the delete) is not saved twice.
+//!
+//! The next run that saves successfully flushes the spooled runs meant for the same store;
+//! `disktier store flush` flushes them on demand (`--all`: whatever store they were meant for).
+
+use crate::error::{Result, StoreError};
+use crate::model::{new_id, now_rfc3339, NewRun};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The largest spooled document read back (a result with full histograms is a few MiB).
+pub const MAX_SPOOLED_BYTES: u64 = 64 << 20;
+
+/// One spooled run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spooled {
+    pub schema_version: u32,
+    /// The run id it will have in the store.
+    pub id: String,
+    /// When the run was made (RFC 3339 UTC), kept as its `created_at`.
+    pub created_at: String,
+    pub kind: String,
+    pub group_id: Option<String>,
+    /// The store it was meant for, credentials redacted (matched on flush).
+    pub intended_store: String,
+    /// Why it could not be saved then.
+    pub reason: String,
+    pub doc: Value,
+}
+
+impl Spooled {
+    /// Parses and checks a spooled document: the shape, an id of the form [`new_id`] makes, a
+    /// kind of plain letters, a document that is a JSON object.
+    pub fn parse(bytes: &[u8]) -> std::result::Result<Spooled, String> {
+        if bytes.len() as u64 > MAX_SPOOLED_BYTES {
+            return Err(format!(
+                "{} bytes, more than {MAX_SPOOLED_BYTES}",
+                bytes.len()
+            ));
+        }
+        let s: Spooled = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        if s.schema_version != 1 {
+            return Err(format!(
+                "schema_version {} (this disktier reads 1)",
+                s.schema_version
+            ));
+        }
+        if !is_run_id(&s.id) {
+            return Err(format!("{:?} is not a run id", s.id));
+        }
+        if s.kind.is_empty()
+            || s.kind.len() > 32
+            || !s.kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+        {
+            return Err(format!("{:?} is not a run kind", s.kind));
+        }
+        if s.created_at.len() > 40 || s.created_at.chars().any(char::is_control) {
+            return Err("created_at is not a time".into());
+        }
+        if !s.doc.is_object() {
+            return Err("the run document is not a JSON object".into());
+        }
+        Ok(s)
+    }
+
+    pub fn new_run(&self) -> NewRun<'_> {
+        NewRun {
+            kind: &self.kind,
+            group_id: self.group_id.as_deref(),
+            doc: &self.doc,
+        }
+    }
+}
+
+/// A run id as [`new_id`] makes them (`20231201-201522-a3f90c`): letters, digits and `-`.
+pub fn is_run_id(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+}
+
+/// How a spooled run names the store it was meant for: a PostgreSQL location redacted, a
+/// SQLite path made absolute (so `--db r.db` from two directories are two stores).
+pub fn store_key(location: &str) -> String {
+    if crate::pgconn::is_postgres(location) {
+        crate::pgconn::redact(location)
+    } else {
+        std::path::absolute(location)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| location.to_string())
+    }
+}
+
+/// The spool directory.
+pub struct Spool {
+    dir: PathBuf,
+}
+
+/// What a flush did.
+#[derive(Debug, Default, Serialize)]
+pub struct Flushed {
+    /// Ids now in the store.
+    pub saved: Vec<String>,
+    /// Ids meant for another store, left in the spool.
+    pub other_store: Vec<String>,
+    /// Files that could not be saved, with why (left in the spool).
+    pub failed: Vec<String>,
+}
+
+impl Spool {
+    /// `$XDG_DATA_HOME/disktier/spool`, else `~/.local/share/disktier/spool`.
+    pub fn default_dir() -> Result<PathBuf> {
+        Ok(crate::data_dir()?.join("spool"))
+    }
+
+    pub fn at(dir: impl Into<PathBuf>) -> Spool {
+        Spool { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Keeps `run` for a later save; returns its id and file.
+    pub fn put(
+        &self,
+        run: &NewRun<'_>,
+        intended_store: &str,
+        reason: &str,
+    ) -> std::io::Result<(String, PathBuf)> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)?;
+        let s = Spooled {
+            schema_version: 1,
+            id: new_id(),
+            created_at: now_rfc3339(),
+            kind: run.kind.to_string(),
+            group_id: run.group_id.map(str::to_string),
+            intended_store: store_key(intended_store),
+            reason: reason.to_string(),
+            doc: run.doc.clone(),
+        };
+        let path = self.dir.join(format!("{}.json", s.id));
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".spool.")
+            .tempfile_in(&self.dir)?;
+        tmp.write_all(&serde_json::to_vec(&s).map_err(std::io::Error::other)?)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist_noclobber(&path).map_err(|e| e.error)?;
+        Ok((s.id, path))
+    }
+
+    /// The spooled files, oldest first (names start with the run id, which sorts by time).
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = match std::fs::read_dir(&self.dir) {
+            Ok(rd) => rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.extension().is_some_and(|x| x == "json")
+                        && p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| !n.starts_with('.'))
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        v.sort();
+        v
+    }
+
+    /// Reads one spooled file (a regular file, not followed through a symlink).
+    pub fn read(path: &Path) -> std::result::Result<Spooled, String> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|e| e.to_string())?;
+        let mut bytes = Vec::new();
+        f.take(MAX_SPOOLED_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| e.to_string())?;
+        Spooled::parse(&bytes)
+    }
+
+    /// Saves the spooled runs meant for `store` (all of them with `all`) and removes each one
+    /// saved. A bad file is reported and left for the user to look at.
+    pub fn flush(&self, store: &mut crate::Store, all: bool) -> Flushed {
+        let mut out = Flushed::default();
+        let here = store_key(&store.location());
+        for path in self.files() {
+            let s = match Self::read(&path) {
+                Ok(s) => s,
+                Err(why) => {
+                    out.failed
+                        .push(format!("{}: not a spooled run ({why})", path.display()));
+                    continue;
+                }
+            };
+            if !all && s.intended_store != here {
+                out.other_store.push(s.id);
+                continue;
+            }
+            match store.save_spooled(&s) {
+                Ok(()) => match std::fs::remove_file(&path) {
+                    Ok(()) => out.saved.push(s.id),
+                    Err(e) => out.failed.push(format!(
+                        "{}: saved as run {}, but the file could not be removed ({e}); a later flush will find it saved already",
+                        path.display(),
+                        s.id
+                    )),
+                },
+                Err(e) => out.failed.push(format!("{}: {e}", path.display())),
+            }
+        }
+        out
+    }
+}
+
+impl From<std::io::Error> for StoreError {
+    fn from(e: std::io::Error) -> Self {
+        StoreError::Spool(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stores_are_keyed_by_absolute_path_or_redacted_url() {
+        assert!(std::path::Path::new(&store_key("r.db")).is_absolute());
+        assert_eq!(
+            store_key("postgres://u:pw@h/db"),
+            store_key("postgres://u:***@h/db")
+        );
+        assert!(!store_key("host=h password=pw").contains("pw"));
+    }
+
+    #[test]
+    fn put_then_read_round_trips_and_bad_files_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let sp = Spool::at(t.path().join("spool"));
+        let doc = serde_json::json!({"schema_version": 1, "profile": "etcd"});
+        let (id, path) = sp
+            .put(
+                &NewRun {
+                    kind: "check",
+                    group_id: None,
+                    doc: &doc,
+                },
+                "/x.db",
+                "disk full",
+            )
+            .unwrap();
+        let s = Spool::read(&path).unwrap();
+        assert_eq!(s.id, id);
+        assert_eq!(s.doc, doc);
+        assert_eq!(sp.files(), vec![path]);
+        for bad in [
+            &b"{"[..],
+            br#"{"schema_version":1,"id":"../../etc","created_at":"t","kind":"check","group_id":null,"intended_store":"x","reason":"r","doc":{}}"#,
+            br#"{"schema_version":1,"id":"a","created_at":"t","kind":"Check;drop","group_id":null,"intended_store":"x","reason":"r","doc":{}}"#,
+            br#"{"schema_version":1,"id":"a","created_at":"t","kind":"check","group_id":null,"intended_store":"x","reason":"r","doc":[]}"#,
+            br#"{"schema_version":2,"id":"a","created_at":"t","kind":"check","group_id":null,"intended_store":"x","reason":"r","doc":{}}"#,
+        ] {
+            assert!(Spooled::parse(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}
