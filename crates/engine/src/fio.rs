@@ -589,6 +589,7 @@ fn dir_stats(dir: &Value) -> Option<DirStats> {
         iops: num(dir, "iops"),
         bw_bytes: num(dir, "bw_bytes"),
         lat_ns: lat,
+        stalls: None,
     })
 }
 
@@ -767,6 +768,7 @@ pub fn to_run_doc(
             },
             bw_bytes: 0.0,
             lat_ns: lat,
+            stalls: None,
         })
     });
     // usr_cpu/sys_cpu are percentages of job_runtime (summed over the group's jobs).

@@ -30,6 +30,38 @@ pub const ETCD_MIN_SYNC_IOPS: f64 = 50.0;
 /// (references.md, "etcd and its disk").
 pub const ETCD_BUSY_SYNC_IOPS: f64 = 500.0;
 
+/// etcd's default heartbeat interval, 100 ms: a WAL fsync longer than this delays the leader's
+/// heartbeats. Source: etcd docs, "Tuning" (op-guide/tuning.md, "Time parameters":
+/// `--heartbeat-interval` defaults to 100 ms).
+pub const ETCD_HEARTBEAT_NS: u64 = 100_000_000;
+
+/// etcd's default election timeout, 1 s: a follower that hears no heartbeat for this long starts
+/// an election. Source: etcd docs, "Tuning" (`--election-timeout` defaults to 1000 ms).
+pub const ETCD_ELECTION_TIMEOUT_NS: u64 = 1_000_000_000;
+
+/// What fsyncs over etcd's raft timeouts mean, in one sentence: "3 fsyncs over 100 ms (etcd's
+/// heartbeat interval): heartbeats would be missed; expect leader elections under this load".
+/// `what` names the calls ("fsyncs", "WAL fsyncs").
+pub fn stall_sentence(what: &str, s: &crate::result::Stalls) -> String {
+    let hb = fmt_threshold(s.heartbeat_ns);
+    let el = fmt_threshold(s.election_ns);
+    if s.over_election > 0 {
+        format!(
+            "{} {what} over {hb} (etcd's heartbeat interval), {} over {el} (its election timeout):              followers would stop hearing the leader; expect leader elections under this load",
+            s.over_heartbeat, s.over_election
+        )
+    } else if s.over_heartbeat > 0 {
+        format!(
+            "{} {what} over {hb} (etcd's heartbeat interval), none over {el} (its election timeout):              heartbeats would be missed; expect leader elections under this load",
+            s.over_heartbeat
+        )
+    } else {
+        format!(
+            "no {what} over {hb} (etcd's heartbeat interval): no missed heartbeats from the disk"
+        )
+    }
+}
+
 /// The confidence level of [`quantile_ci`] intervals.
 pub const CONFIDENCE: f64 = 0.95;
 

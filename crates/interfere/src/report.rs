@@ -497,6 +497,7 @@ mod tests {
                 max: ns(max_ms),
                 percentiles,
             },
+            stalls: None,
         }
     }
 

@@ -358,6 +358,7 @@ mod tests {
                     iops: 911.5,
                     bw_bytes: 911.5 * 2300.0,
                     lat_ns: lat(40_000),
+                    stalls: None,
                 }),
                 sync: Some(DirStats {
                     ios: 1823,
