@@ -202,6 +202,8 @@ pub fn render_text(doc: &InterfereDoc) -> String {
         "p99.9",
         "p99.99",
         "max",
+        ">100ms",
+        ">1s",
         "stdev",
         "etcd",
         "aggressor",
@@ -210,7 +212,7 @@ pub fn render_text(doc: &InterfereDoc) -> String {
     for s in &doc.scenarios {
         if !s.available {
             let mut r = vec![s.name.clone()];
-            r.extend(std::iter::repeat_n("-".to_string(), 7));
+            r.extend(std::iter::repeat_n("-".to_string(), 9));
             r.push("n/a".into());
             r.push("unavailable".into());
             rows.push(r);
@@ -235,6 +237,8 @@ pub fn render_text(doc: &InterfereDoc) -> String {
             ms(s.p(99.9)),
             ms(s.p(99.99)),
             ms(s.max()),
+            stall_cell(s, false),
+            stall_cell(s, true),
             ms(s.probe.as_ref().map(|p| p.lat_ns.stdev as u64)),
             s.verdict.name().into(),
             agg,
@@ -292,6 +296,18 @@ pub fn render_text(doc: &InterfereDoc) -> String {
 /// IOPS still samples dozens of times (p99.99 and max rest on one or two fsyncs).
 fn tail(s: &Scenario) -> Option<u64> {
     s.p(99.9)
+}
+
+/// A stall count for the table: exact when the engine counted, "≥1"/"0?" from the max otherwise.
+fn stall_cell(s: &Scenario, election: bool) -> String {
+    let (el, hb) = stall_counts(s);
+    let n = if election { el } else { hb };
+    match s.probe.as_ref().map(|p| p.stalls.is_some()) {
+        Some(true) => n.to_string(),
+        Some(false) if n > 0 => format!(">={n}"),
+        Some(false) => "0".into(),
+        None => "-".into(),
+    }
 }
 
 /// fdatasyncs over etcd's election timeout and over its heartbeat interval (etcd docs,
@@ -756,7 +772,7 @@ mod tests {
         let r = &d.recommendation;
         assert!(r.contains("Best worst case: writer-per-object-fsync (0 fsyncs over 100 ms, 0 over 1 s instead of 12 fsyncs over 100 ms, 2 over 1 s"), "{r}");
         assert!(
-            r.contains("12 fsyncs over 100 ms (etcd's heartbeat interval), 2 over 1000 ms"),
+            r.contains("12 fsyncs over 100 ms (etcd's heartbeat interval), 2 over 1 s"),
             "{r}"
         );
         assert!(r.contains("expect leader elections"), "{r}");
