@@ -2,7 +2,7 @@
 //! xfs loop device, under a put load from etcdctl: in plain HTTP (metrics on their own
 //! `--listen-metrics-urls`) and in TLS with client certificates made by openssl here.
 
-use disktier_testkit::{have, require, require_loop, LoopDev};
+use disktier_testkit::{have, require, require_loop, BlkioThrottle, LoopDev};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -36,10 +36,24 @@ impl Drop for Etcd {
 }
 
 fn start_etcd(data: &Path, scheme: &str, tls: &[String], metrics_port: Option<u16>) -> Etcd {
+    start_etcd_in(None, data, scheme, tls, metrics_port)
+}
+
+/// Starts etcd, inside `throttle`'s blkio group when given.
+fn start_etcd_in(
+    throttle: Option<&BlkioThrottle>,
+    data: &Path,
+    scheme: &str,
+    tls: &[String],
+    metrics_port: Option<u16>,
+) -> Etcd {
     let (client, peer) = (free_port(), free_port());
     let client_url = format!("{scheme}://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
-    let mut c = Command::new("etcd");
+    let mut c = match throttle {
+        Some(t) => t.wrap(Path::new("etcd"), &[]),
+        None => Command::new("etcd"),
+    };
     c.arg("--name=t")
         .arg(format!("--data-dir={}", data.display()))
         .arg(format!("--listen-client-urls={client_url}"))
@@ -383,4 +397,52 @@ fn live_etcd_over_tls_with_client_certificates() {
     // --cert without --key is a usage error.
     let (code, _, _) = check(&["--metrics", &url, "--cert", &crt]);
     assert_eq!(code, 2);
+}
+
+#[test]
+fn live_etcd_on_a_throttled_disk_reports_slow_fsyncs_and_stalls() {
+    if !needs() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+        return;
+    }
+    let dev = LoopDev::new(512 << 20);
+    let mnt = dev.mkfs_mount("xfs");
+    // 5 write IOPS for etcd: each WAL fdatasync waits for throttled writes 200 ms apart.
+    let throttle = BlkioThrottle::new(&dev.maj_min(), 5, None);
+    let metrics_port = free_port();
+    let e = start_etcd_in(
+        Some(&throttle),
+        &mnt.dir.join("etcd"),
+        "http",
+        &[],
+        Some(metrics_port),
+    );
+    wait_healthy(&e, &[]);
+    let load = Load::start(e.client_url.clone(), vec![]);
+    std::thread::sleep(Duration::from_secs(6));
+    let url = format!("http://127.0.0.1:{metrics_port}/metrics");
+    let (code, v, err) = check(&["--metrics", &url]);
+    drop(load);
+    assert_eq!(code, 1, "{err}\n{v}");
+    assert_member(&v, &url);
+    let wal = &v["members"][0]["wal_fsync"];
+    eprintln!("throttled etcd, WAL fsync: {wal}");
+    assert!(wal["p99_s"].as_f64().unwrap() > 0.1, "{wal}");
+    let over = wal["over_heartbeat"]["count"].as_f64().unwrap();
+    assert_eq!(wal["over_heartbeat"]["bound_s"], 0.128);
+    assert!(over >= 1.0, "{wal}");
+    let wal_verdict = v["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "etcd-wal-fsync")
+        .unwrap();
+    assert_eq!(wal_verdict["pass"], false);
+    let stalls = v["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "etcd-wal-stalls")
+        .unwrap();
+    assert_eq!(stalls["value"].as_f64(), Some(over));
+    assert_eq!(stalls["pass"], false);
 }
