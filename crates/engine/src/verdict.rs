@@ -824,7 +824,7 @@ mod tests {
         for v in [150_000_000, 250_000_000, 400_000_000] {
             a.record(v, 0);
         }
-        let doc = doc_with_sync(Some(a.dir_stats(10.0)));
+        let doc = doc_with_sync(Some(a.sync_stats(10.0)));
         let v = etcd(&doc, Some(&a.hist), EtcdCriteria::default()).unwrap();
         assert!(v.pass);
         let text = v.lines.join("\n");
@@ -838,7 +838,7 @@ mod tests {
         let v = etcd(
             &doc_with_sync(Some(DirStats {
                 stalls: None,
-                ..a.dir_stats(10.0)
+                ..a.sync_stats(10.0)
             })),
             None,
             EtcdCriteria::default(),
