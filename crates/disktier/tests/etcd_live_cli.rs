@@ -158,6 +158,8 @@ fn check(args: &[&str]) -> (i32, Value, String) {
 
 fn assert_member(v: &Value, url: &str) -> f64 {
     assert_eq!(v["kind"], "etcd-metrics", "{v}");
+    assert!(v["started_at"].as_str().unwrap().ends_with('Z'), "{v}");
+    assert!(v["host"]["hostname"].is_string(), "{v}");
     let m = &v["members"][0];
     assert_eq!(m["url"], url);
     let wal = &m["wal_fsync"];

@@ -157,6 +157,7 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
             .map(|url| Ok((url.clone(), Scrape::parse(url, &client.get(url)?)?)))
             .collect()
     };
+    let started_at = disktier_store::model::now_rfc3339();
     let first = scrape_all()?;
     let members = match a.interval {
         None => first,
@@ -176,6 +177,8 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
         super::print_json(&serde_json::json!({
             "schema_version": disktier_engine::result::SCHEMA_VERSION,
             "kind": "etcd-metrics",
+            "started_at": started_at,
+            "host": disktier_engine::host::detect(),
             "interval_s": a.interval,
             "pass": j.pass,
             "members": j.members,
