@@ -262,7 +262,10 @@ fn live_etcd_over_plain_http_since_start_and_over_an_interval() {
         text.contains("in the bucket") || text.contains("+Inf bucket"),
         "{text}"
     );
-    assert!(text.contains("(etcd's heartbeat interval)"), "{text}");
+    assert!(
+        text.contains("100 ms heartbeat interval and 1 s election timeout"),
+        "{text}"
+    );
 
     // Not an etcd endpoint: a named error, exit 2.
     let (code, _, err) = check(&[

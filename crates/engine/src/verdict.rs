@@ -45,20 +45,30 @@ pub const ETCD_ELECTION_TIMEOUT_NS: u64 = 1_000_000_000;
 pub fn stall_sentence(what: &str, s: &crate::result::Stalls) -> String {
     let hb = fmt_threshold(s.heartbeat_ns);
     let el = fmt_threshold(s.election_ns);
-    if s.over_election > 0 {
+    let counts = if s.over_heartbeat == 0 {
+        format!("no {what} over {hb} (etcd's heartbeat interval)")
+    } else if s.over_election > 0 {
         format!(
-            "{} {what} over {hb} (etcd's heartbeat interval), {} over {el} (its election timeout): followers would stop hearing the leader; expect leader elections under this load",
+            "{} {what} over {hb} (etcd's heartbeat interval), {} over {el} (its election timeout)",
             s.over_heartbeat, s.over_election
-        )
-    } else if s.over_heartbeat > 0 {
-        format!(
-            "{} {what} over {hb} (etcd's heartbeat interval), none over {el} (its election timeout): heartbeats would be missed; expect leader elections under this load",
-            s.over_heartbeat
         )
     } else {
         format!(
-            "no {what} over {hb} (etcd's heartbeat interval): no missed heartbeats from the disk"
+            "{} {what} over {hb} (etcd's heartbeat interval), none over {el} (its election timeout)",
+            s.over_heartbeat
         )
+    };
+    format!("{counts}: {}", stall_meaning(s))
+}
+
+/// What stalls mean for etcd, without the counts.
+pub fn stall_meaning(s: &crate::result::Stalls) -> &'static str {
+    if s.over_election > 0 {
+        "followers would stop hearing the leader; expect leader elections under this load"
+    } else if s.over_heartbeat > 0 {
+        "heartbeats would be missed; expect leader elections under this load"
+    } else {
+        "no missed heartbeats from the disk"
     }
 }
 

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::expo::Sample;
 use crate::quantile::{Histogram, Quantile};
 use disktier_engine::result::{Stalls, Verdict};
-use disktier_engine::verdict::{stall_sentence, ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS};
+use disktier_engine::verdict::{stall_meaning, ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS};
 use serde::Serialize;
 
 /// WAL fsync p99 limit: 10 ms (etcd docs, op-guide/hardware.md).
@@ -294,10 +294,13 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
                 over_election: el.count as u64,
             };
             out.lines.push(format!(
-                "{url}: {} (etcd's buckets: {} and {} are the bounds at or above 100 ms and 1 s)",
-                stall_sentence("WAL fsyncs", &stalls),
+                "{url}: {} WAL fsyncs over {} and {} over {} {span} (etcd's bucket bounds at or above its \
+                 100 ms heartbeat interval and 1 s election timeout): {}",
+                hb.count,
                 ms(hb.bound_s),
-                ms(el.bound_s)
+                el.count,
+                ms(el.bound_s),
+                stall_meaning(&stalls)
             ));
             verdicts.push(count_verdict(
                 "etcd-wal-stalls",
@@ -371,10 +374,20 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
             verdicts,
         });
     }
-    out.lines.push(if out.pass {
+    let failed: Vec<String> = out
+        .members
+        .iter()
+        .flat_map(|m| {
+            m.verdicts
+                .iter()
+                .filter(|v| !v.pass)
+                .map(move |v| format!("{} ({})", v.name, m.url))
+        })
+        .collect();
+    out.lines.push(if failed.is_empty() {
         "etcd's own measurements: the disk keeps up with etcd".into()
     } else {
-        "WARN: etcd's own measurements fail a limit above: see the lines marked".into()
+        format!("WARN: etcd's own measurements fail: {}", failed.join(", "))
     });
     out
 }
@@ -426,7 +439,14 @@ mod tests {
         assert_eq!(m.wal_fsync.over_heartbeat.unwrap().count, 5.0);
         assert_eq!(m.wal_fsync.over_election.unwrap().count, 1.0);
         let text = j.lines.join("\n");
-        assert!(text.contains("5 WAL fsyncs over 128 ms"), "{text}");
+        assert!(
+            text.contains("5 WAL fsyncs over 128.00 ms and 1 over 1.02 s since the member started"),
+            "{text}"
+        );
+        assert!(
+            text.contains("WARN: etcd's own measurements fail: etcd-wal-fsync (m1)"),
+            "{text}"
+        );
         assert!(text.contains("expect leader elections"), "{text}");
         assert!(
             text.contains("interpolated in the bucket 2.00 ms to 128.00 ms"),
