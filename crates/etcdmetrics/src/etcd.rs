@@ -510,4 +510,23 @@ mod tests {
         assert_eq!(j.members[0].wal_fsync.p99_s, None);
         assert!(j.lines[0].contains("no WAL fsync"), "{}", j.lines[0]);
     }
+
+    #[test]
+    fn a_p99_in_the_inf_bucket_fails_as_at_least_the_top_bound() {
+        // 10 fsyncs, 2 above the top finite bound (8.192 s): rank 9.9 falls in +Inf.
+        let b = body(&[(0.001, 8), (8.192, 8)], 1).replace(
+            &format!("{WAL_FSYNC}_bucket{{le=\"+Inf\"}} 8"),
+            &format!("{WAL_FSYNC}_bucket{{le=\"+Inf\"}} 10"),
+        );
+        let j = judge(&[("m".into(), Scrape::parse("m", &b).unwrap())], None);
+        let w = &j.members[0].wal_fsync;
+        assert_eq!((w.p99_s, w.bucket_upper_s), (Some(8.192), None));
+        assert!(
+            j.lines[0].contains("in the +Inf bucket: at least 8.19 s"),
+            "{}",
+            j.lines[0]
+        );
+        assert!(!j.members[0].verdicts[0].pass);
+        assert_eq!(w.over_election.unwrap().count, 2.0);
+    }
 }
