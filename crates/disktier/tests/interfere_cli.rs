@@ -460,3 +460,71 @@ fn a_non_root_journal_lives_in_a_private_dir_and_a_planted_tmp_dir_is_refused() 
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("not safe") && err.contains("uid 0"), "{err}");
 }
+     assert!(our_cgroups(pid).is_empty());
+     assert!(scratch(&mnt.dir).is_empty());
+ }
+
+#[test]
+fn a_throttled_disk_shows_stalls_beside_the_percentiles() {
+    if !require_loop()
+        || !disktier_testkit::require(
+            disktier_testkit::BlkioThrottle::available(),
+            "cgroup v1 blkio throttling",
+        )
+    {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = LoopDev::new(512 << 20);
+    let mnt = dev.mkfs_mount("xfs");
+    let run = tempfile::tempdir().unwrap();
+    // 4 write IOPS for interfere and its children (the probe): every fdatasync waits for
+    // throttled writes, 250 ms apart.
+    let throttle = disktier_testkit::BlkioThrottle::new(&dev.maj_min(), 4, None);
+    let mnt_s = mnt.dir.display().to_string();
+    let out = throttle
+        .wrap(
+            Path::new(env!("CARGO_BIN_EXE_disktier")),
+            &[
+                "--no-save",
+                "--format",
+                "json",
+                "interfere",
+                &mnt_s,
+                "--aggressor",
+                "bulk-seq",
+                "--aggressor-size",
+                "4MiB",
+                "--duration",
+                "3s",
+                "--mitigations",
+                "none",
+            ],
+        )
+        .env("DISKTIER_RUN_DIR", run.path())
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sc = v["scenarios"].as_array().unwrap();
+    for s in sc {
+        let st = &s["probe"]["stalls"];
+        let n = st["over_heartbeat"].as_u64().unwrap();
+        let ios = s["probe"]["ios"].as_u64().unwrap();
+        assert!(n >= 1 && n <= ios, "{}: {st} of {ios}", s["name"]);
+    }
+    let none = &sc[1]["probe"]["stalls"];
+    let r = v["recommendation"].as_str().unwrap();
+    assert!(
+        r.contains(&format!(
+            "{} fsyncs over 100 ms (etcd's heartbeat interval)",
+            none["over_heartbeat"]
+        )),
+        "{r}"
+    );
+    assert!(r.contains("expect leader elections under this load"), "{r}");
+}

@@ -313,6 +313,32 @@ pub fn histogram(block: &Value) -> Option<Histogram<u64>> {
     (!h.is_empty()).then_some(h)
 }
 
+/// Syncs over etcd's heartbeat interval and election timeout, counted from json+ `bins` (a bin
+/// counts when the value fio gives it is over the limit: fio's bins are about 1/128 wide
+/// there, so a call within that of 100 ms or 1 s may land on either side); `None` without bins.
+pub fn bin_stalls(block: &Value) -> Option<crate::result::Stalls> {
+    use crate::verdict::{ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS};
+    let bins = block.get("bins")?.as_object()?;
+    let mut st = crate::result::Stalls {
+        heartbeat_ns: ETCD_HEARTBEAT_NS,
+        over_heartbeat: 0,
+        election_ns: ETCD_ELECTION_TIMEOUT_NS,
+        over_election: 0,
+    };
+    for (k, v) in bins {
+        let (Ok(ns), Some(n)) = (k.parse::<u64>(), v.as_u64()) else {
+            continue;
+        };
+        if ns > ETCD_HEARTBEAT_NS {
+            st.over_heartbeat = st.over_heartbeat.saturating_add(n);
+        }
+        if ns > ETCD_ELECTION_TIMEOUT_NS {
+            st.over_election = st.over_election.saturating_add(n);
+        }
+    }
+    Some(st)
+}
+
 /// fio's fsync/fdatasync latency histogram of job `index`, when the JSON is json+.
 pub fn sync_histogram(v: &Value, index: usize) -> Option<Histogram<u64>> {
     histogram(v.get("jobs")?.get(index)?.get("sync")?.get("lat_ns")?)
@@ -589,6 +615,7 @@ fn dir_stats(dir: &Value) -> Option<DirStats> {
         iops: num(dir, "iops"),
         bw_bytes: num(dir, "bw_bytes"),
         lat_ns: lat,
+        stalls: None,
     })
 }
 
@@ -767,6 +794,7 @@ pub fn to_run_doc(
             },
             bw_bytes: 0.0,
             lat_ns: lat,
+            stalls: s.get("lat_ns").and_then(bin_stalls),
         })
     });
     // usr_cpu/sys_cpu are percentages of job_runtime (summed over the group's jobs).
@@ -968,6 +996,14 @@ mod tests {
         assert_eq!(d.job["fdatasync"], 1);
         assert_eq!(d.target.kind, "directory");
         assert!(d.started_at.starts_with("20"), "{}", d.started_at);
+    }
+
+    #[test]
+    fn json_plus_bins_count_stalls() {
+        let block = serde_json::json!({"bins": {"1000": 5, "100000000": 2, "100663296": 3, "2013265920": 1}});
+        let st = bin_stalls(&block).unwrap();
+        assert_eq!((st.over_heartbeat, st.over_election), (4, 1));
+        assert_eq!(bin_stalls(&serde_json::json!({"N": 3})), None);
     }
 
     #[test]

@@ -115,6 +115,23 @@ pub struct DirStats {
     pub iops: f64,
     pub bw_bytes: f64,
     pub lat_ns: LatStats,
+    /// Calls longer than etcd's heartbeat interval and election timeout, counted exactly per
+    /// call (not from histogram buckets). Set on `sync`; absent in imported fio results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls: Option<Stalls>,
+}
+
+/// Counts of calls longer than etcd's raft timeouts: what a p99 hides.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Stalls {
+    /// The heartbeat interval the count is against (ns): 100 ms, etcd's default.
+    pub heartbeat_ns: u64,
+    /// Calls longer than `heartbeat_ns`.
+    pub over_heartbeat: u64,
+    /// The election timeout the count is against (ns): 1 s, etcd's default.
+    pub election_ns: u64,
+    /// Calls longer than `election_ns`.
+    pub over_election: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

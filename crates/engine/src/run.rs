@@ -746,7 +746,7 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
     let results = Results {
         read: job.rw.reads().then(|| read.dir_stats(secs_f)),
         write: job.rw.writes().then(|| write.dir_stats(secs_f)),
-        sync: (sync_every > 0).then(|| sync.dir_stats(secs_f)),
+        sync: (sync_every > 0).then(|| sync.sync_stats(secs_f)),
         cpu,
         small_files: None,
     };

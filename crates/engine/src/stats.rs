@@ -3,7 +3,8 @@
 //! beside them, and the per-second time series. Each worker thread owns its accumulators (no
 //! locks on the I/O path); they are merged once at the end.
 
-use crate::result::{percentile_key, DirStats, LatStats, PERCENTILES};
+use crate::result::{percentile_key, DirStats, LatStats, Stalls, PERCENTILES};
+use crate::verdict::{ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS};
 use hdrhistogram::Histogram;
 
 /// Longest latency a histogram holds: one hour, in ns. Longer ones are clamped to it.
@@ -29,6 +30,9 @@ pub struct DirAcc {
     pub min_ns: u64,
     pub max_ns: u64,
     pub hist: Histogram<u64>,
+    /// Calls longer than etcd's heartbeat interval / election timeout, counted exactly.
+    pub over_heartbeat: u64,
+    pub over_election: u64,
 }
 
 impl Default for DirAcc {
@@ -41,6 +45,8 @@ impl Default for DirAcc {
             min_ns: u64::MAX,
             max_ns: 0,
             hist: new_hist(),
+            over_heartbeat: 0,
+            over_election: 0,
         }
     }
 }
@@ -56,6 +62,8 @@ impl DirAcc {
         self.min_ns = self.min_ns.min(lat_ns);
         self.max_ns = self.max_ns.max(lat_ns);
         self.hist.saturating_record(lat_ns.max(1));
+        self.over_heartbeat += u64::from(lat_ns > ETCD_HEARTBEAT_NS);
+        self.over_election += u64::from(lat_ns > ETCD_ELECTION_TIMEOUT_NS);
     }
 
     pub fn merge(&mut self, o: &DirAcc) {
@@ -65,6 +73,8 @@ impl DirAcc {
         self.sum_sq += o.sum_sq;
         self.min_ns = self.min_ns.min(o.min_ns);
         self.max_ns = self.max_ns.max(o.max_ns);
+        self.over_heartbeat += o.over_heartbeat;
+        self.over_election += o.over_election;
         // Same bounds on both sides, so adding cannot fail.
         let _ = self.hist.add(&o.hist);
     }
@@ -86,6 +96,16 @@ impl DirAcc {
         }
     }
 
+    /// The exact counts of calls over etcd's heartbeat interval and election timeout.
+    pub fn stalls(&self) -> Stalls {
+        Stalls {
+            heartbeat_ns: ETCD_HEARTBEAT_NS,
+            over_heartbeat: self.over_heartbeat,
+            election_ns: ETCD_ELECTION_TIMEOUT_NS,
+            over_election: self.over_election,
+        }
+    }
+
     /// The figures for the result document, over `secs` seconds of measurement.
     pub fn dir_stats(&self, secs: f64) -> DirStats {
         let per_s = |v: f64| if secs > 0.0 { v / secs } else { 0.0 };
@@ -95,6 +115,16 @@ impl DirAcc {
             iops: per_s(self.ios as f64),
             bw_bytes: per_s(self.bytes as f64),
             lat_ns: self.lat_stats(),
+            stalls: None,
+        }
+    }
+
+    /// [`DirAcc::dir_stats`] with the stall counts: for the sync series, whose calls etcd's raft
+    /// timeouts are about.
+    pub fn sync_stats(&self, secs: f64) -> DirStats {
+        DirStats {
+            stalls: Some(self.stalls()),
+            ..self.dir_stats(secs)
         }
     }
 }
@@ -206,8 +236,40 @@ mod tests {
         a.merge(&b);
         assert_eq!(a.lat_stats(), all.lat_stats());
         assert_eq!((a.ios, a.bytes), (all.ios, all.bytes));
+        assert_eq!(a.stalls(), all.stalls());
         let d = a.dir_stats(2.0);
         assert!((d.iops - 4999.0 / 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn stalls_are_counted_exactly_at_the_raft_timeouts() {
+        let mut a = DirAcc::default();
+        // Exactly 100 ms is not over it; one ns more is. Same at 1 s.
+        for v in [
+            1_000_000,
+            100_000_000,
+            100_000_001,
+            250_000_000,
+            1_000_000_000,
+            1_000_000_001,
+        ] {
+            a.record(v, 0);
+        }
+        let s = a.stalls();
+        assert_eq!((s.over_heartbeat, s.over_election), (4, 1));
+        assert_eq!(
+            (s.heartbeat_ns, s.election_ns),
+            (100_000_000, 1_000_000_000)
+        );
+        let mut b = DirAcc::default();
+        b.record(2_000_000_000, 0);
+        a.merge(&b);
+        assert_eq!(
+            (a.stalls().over_heartbeat, a.stalls().over_election),
+            (5, 2)
+        );
+        assert_eq!(a.sync_stats(1.0).stalls, Some(a.stalls()));
+        assert_eq!(a.dir_stats(1.0).stalls, None);
     }
 
     #[test]

@@ -30,6 +30,48 @@ pub const ETCD_MIN_SYNC_IOPS: f64 = 50.0;
 /// (references.md, "etcd and its disk").
 pub const ETCD_BUSY_SYNC_IOPS: f64 = 500.0;
 
+/// etcd's default heartbeat interval, 100 ms: a WAL fsync longer than this delays the leader's
+/// heartbeats. Source: etcd docs, "Tuning" (op-guide/tuning.md, "Time parameters":
+/// `--heartbeat-interval` defaults to 100 ms).
+pub const ETCD_HEARTBEAT_NS: u64 = 100_000_000;
+
+/// etcd's default election timeout, 1 s: a follower that hears no heartbeat for this long starts
+/// an election. Source: etcd docs, "Tuning" (`--election-timeout` defaults to 1000 ms).
+pub const ETCD_ELECTION_TIMEOUT_NS: u64 = 1_000_000_000;
+
+/// What fsyncs over etcd's raft timeouts mean, in one sentence: "3 fsyncs over 100 ms (etcd's
+/// heartbeat interval): heartbeats would be missed; expect leader elections under this load".
+/// `what` names the calls ("fsyncs", "WAL fsyncs").
+pub fn stall_sentence(what: &str, s: &crate::result::Stalls) -> String {
+    let hb = fmt_threshold(s.heartbeat_ns);
+    let el = fmt_threshold(s.election_ns);
+    let counts = if s.over_heartbeat == 0 {
+        format!("no {what} over {hb} (etcd's heartbeat interval)")
+    } else if s.over_election > 0 {
+        format!(
+            "{} {what} over {hb} (etcd's heartbeat interval), {} over {el} (its election timeout)",
+            s.over_heartbeat, s.over_election
+        )
+    } else {
+        format!(
+            "{} {what} over {hb} (etcd's heartbeat interval), none over {el} (its election timeout)",
+            s.over_heartbeat
+        )
+    };
+    format!("{counts}: {}", stall_meaning(s))
+}
+
+/// What stalls mean for etcd, without the counts.
+pub fn stall_meaning(s: &crate::result::Stalls) -> &'static str {
+    if s.over_election > 0 {
+        "followers would stop hearing the leader; expect leader elections under this load"
+    } else if s.over_heartbeat > 0 {
+        "heartbeats would be missed; expect leader elections under this load"
+    } else {
+        "no missed heartbeats from the disk"
+    }
+}
+
 /// The confidence level of [`quantile_ci`] intervals.
 pub const CONFIDENCE: f64 = 0.95;
 
@@ -396,8 +438,13 @@ pub fn etcd(
     let busy_msg = iops_msg(ETCD_BUSY_SYNC_IOPS, "guidance for busy clusters");
     lines.push(min_msg.clone());
     lines.push(busy_msg.clone());
+    // What the p99 hides: single fdatasyncs past etcd's raft timeouts, counted per call.
+    let stall_msg = sync.stalls.as_ref().map(|st| stall_sentence("fsyncs", st));
+    if let Some(m) = &stall_msg {
+        lines.push(m.clone());
+    }
 
-    let verdicts = vec![
+    let mut verdicts = vec![
         Verdict {
             name: "etcd".into(),
             metric: "sync.p99".into(),
@@ -426,6 +473,18 @@ pub fn etcd(
             ci95: None,
         },
     ];
+    // Informational: the check's exit status stays the p99's, as in etcd's docs.
+    if let (Some(st), Some(message)) = (sync.stalls, stall_msg) {
+        verdicts.push(Verdict {
+            name: "etcd-stalls".into(),
+            metric: "sync.stalls.over_heartbeat".into(),
+            value: st.over_heartbeat as f64,
+            threshold: 0.0,
+            pass: st.over_heartbeat == 0,
+            message,
+            ci95: None,
+        });
+    }
     Ok(EtcdVerdict {
         p99_ns,
         sync_iops,
@@ -437,9 +496,11 @@ pub fn etcd(
     })
 }
 
-/// "10 ms" as etcd-perf writes it; other values in the unit a person reads.
+/// "10 ms" as etcd-perf writes it, "1 s"; other values in the unit a person reads.
 fn fmt_threshold(ns: u64) -> String {
-    if ns.is_multiple_of(1_000_000) {
+    if ns >= 1_000_000_000 && ns.is_multiple_of(1_000_000_000) {
+        format!("{} s", ns / 1_000_000_000)
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{} ms", ns / 1_000_000)
     } else {
         disktier_units::fmt_ns(ns as f64)
@@ -761,6 +822,39 @@ mod tests {
         }));
         let v = etcd(&doc, Some(&h), EtcdCriteria::default()).unwrap();
         assert!(!v.lines.join("\n").contains("not certain"));
+    }
+
+    #[test]
+    fn etcd_verdict_counts_stalls_beside_the_p99() {
+        // 2,000 fast fsyncs and 3 of 150-400 ms: the p99 passes, the stalls are said.
+        let mut a = crate::stats::DirAcc::default();
+        for _ in 0..2_000 {
+            a.record(200_000, 0);
+        }
+        for v in [150_000_000, 250_000_000, 400_000_000] {
+            a.record(v, 0);
+        }
+        let doc = doc_with_sync(Some(a.sync_stats(10.0)));
+        let v = etcd(&doc, Some(&a.hist), EtcdCriteria::default()).unwrap();
+        assert!(v.pass);
+        let text = v.lines.join("\n");
+        assert!(
+            text.contains("3 fsyncs over 100 ms (etcd's heartbeat interval), none over 1 s (its election timeout): heartbeats would be missed; expect leader elections under this load"),
+            "{text}"
+        );
+        let st = v.verdicts.iter().find(|x| x.name == "etcd-stalls").unwrap();
+        assert_eq!((st.value, st.pass), (3.0, false));
+        // An imported result without counts says nothing of stalls.
+        let v = etcd(
+            &doc_with_sync(Some(DirStats {
+                stalls: None,
+                ..a.sync_stats(10.0)
+            })),
+            None,
+            EtcdCriteria::default(),
+        )
+        .unwrap();
+        assert!(!v.verdicts.iter().any(|x| x.name == "etcd-stalls"));
     }
 
     #[test]

@@ -261,6 +261,15 @@ pub fn render(doc: &RunDoc) -> String {
             ));
         }
     }
+    if let Some(st) = doc.results.sync.as_ref().and_then(|d| d.stalls) {
+        s.push_str(&format!(
+            "sync stalls: {} over {} (etcd's heartbeat interval), {} over {} (its election timeout)\n",
+            st.over_heartbeat,
+            fmt_ns(st.heartbeat_ns as f64),
+            st.over_election,
+            fmt_ns(st.election_ns as f64)
+        ));
+    }
     if let Some(sf) = &doc.results.small_files {
         s.push_str(&format!(
             "small files: {} files of {} in {:.2} s: {:.0} files/s, {:.1} MiB/s\n",
@@ -358,6 +367,7 @@ mod tests {
                     iops: 911.5,
                     bw_bytes: 911.5 * 2300.0,
                     lat_ns: lat(40_000),
+                    stalls: None,
                 }),
                 sync: Some(DirStats {
                     ios: 1823,

@@ -40,8 +40,26 @@ pub enum EtcdProfile {
 #[derive(Debug, clap::Args)]
 pub struct EtcdArgs {
     /// Directory on the disk etcd would use (e.g. /var/lib/etcd); a test file is created in it
-    /// and removed afterwards.
-    pub dir: PathBuf,
+    /// and removed afterwards. Not with --metrics.
+    #[arg(required_unless_present = "metrics", conflicts_with = "metrics")]
+    pub dir: Option<PathBuf>,
+    /// Judge running etcd members instead, from their own /metrics: comma-separated URLs such
+    /// as http://127.0.0.1:2381/metrics or https://10.0.0.5:2379/metrics.
+    #[arg(long, value_delimiter = ',', value_name = "URL[,URL...]")]
+    pub metrics: Vec<String>,
+    /// With --metrics: sample twice this many seconds apart and judge what happened in between
+    /// (default: everything since each member started).
+    #[arg(long, value_name = "SECONDS", requires = "metrics", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub interval: Option<u64>,
+    /// With --metrics: CA bundle for the members' TLS certificates (as etcdctl --cacert).
+    #[arg(long, requires = "metrics", value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// With --metrics: client certificate, when the members require one (as etcdctl --cert).
+    #[arg(long, requires_all = ["metrics", "key"], value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+    /// With --metrics: the client certificate's key (as etcdctl --key).
+    #[arg(long, requires_all = ["metrics", "cert"], value_name = "FILE")]
+    pub key: Option<PathBuf>,
     /// Which etcd job to run.
     #[arg(long, short = 'p', value_enum, default_value_t = EtcdProfile::Etcd)]
     pub profile: EtcdProfile,
@@ -64,20 +82,28 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 }
 
 fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
+    let Some(dir) = a.dir.clone() else {
+        return live(ctx, &a);
+    };
+    let a = EtcdArgs {
+        dir: Some(dir.clone()),
+        ..a
+    };
+    let a_dir = dir;
     // etcd keeps its data in a directory; a path that is not one would make the engine create
     // a file there (or write to a device), which is not what "check this disk for etcd" means.
-    match std::fs::metadata(&a.dir) {
+    match std::fs::metadata(&a_dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => bail!(
             "{} is not a directory: check etcd runs in the directory etcd would use (e.g. /var/lib/etcd); use `disktier bench --profile etcd` for files and devices",
-            a.dir.display()
+            a_dir.display()
         ),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
             "{} does not exist: create it first (mkdir -p {}) on the disk etcd would use",
-            a.dir.display(),
-            a.dir.display()
+            a_dir.display(),
+            a_dir.display()
         ),
-        Err(e) => bail!("{}: {e}", a.dir.display()),
+        Err(e) => bail!("{}: {e}", a_dir.display()),
     }
     if a.threshold.is_zero() {
         bail!("--threshold 0 can never pass: give a latency such as 10ms");
@@ -89,7 +115,7 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
     let m = bench::measure(
         ctx,
         Request {
-            target: &a.dir,
+            target: &a_dir,
             profile: Some(profile),
             quick: a.quick,
             job: &a.job,
@@ -115,4 +141,53 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
     }
     bench::finish_value(ctx, "check", &doc, &value, &v.lines)?;
     Ok(if v.pass { Outcome::Pass } else { Outcome::Fail })
+}
+
+/// `check etcd --metrics`: the verdict from what the running members measured themselves.
+fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
+    use disktier_etcdmetrics::{judge, Client, Scrape, TlsFiles};
+    let client = Client::new(&TlsFiles {
+        cacert: a.cacert.clone(),
+        cert: a.cert.clone(),
+        key: a.key.clone(),
+    })?;
+    let scrape_all = || -> anyhow::Result<Vec<(String, Scrape)>> {
+        a.metrics
+            .iter()
+            .map(|url| Ok((url.clone(), Scrape::parse(url, &client.get(url)?)?)))
+            .collect()
+    };
+    let started_at = disktier_store::model::now_rfc3339();
+    let first = scrape_all()?;
+    let members = match a.interval {
+        None => first,
+        Some(secs) => {
+            ctx.note(format!("sampling again in {secs} s"));
+            std::thread::sleep(Duration::from_secs(secs));
+            let second = scrape_all()?;
+            second
+                .iter()
+                .zip(&first)
+                .map(|((url, s2), (_, s1))| Ok((url.clone(), s2.since(url, s1)?)))
+                .collect::<anyhow::Result<Vec<_>>>()?
+        }
+    };
+    let j = judge(&members, a.interval.map(|s| s as f64));
+    if ctx.json() {
+        super::print_json(&serde_json::json!({
+            "schema_version": disktier_engine::result::SCHEMA_VERSION,
+            "kind": "etcd-metrics",
+            "started_at": started_at,
+            "host": disktier_engine::host::detect(),
+            "interval_s": a.interval,
+            "pass": j.pass,
+            "members": j.members,
+            "verdicts": j.verdicts,
+        }))?;
+    } else {
+        for line in &j.lines {
+            println!("{line}");
+        }
+    }
+    Ok(if j.pass { Outcome::Pass } else { Outcome::Fail })
 }

@@ -1,0 +1,122 @@
+//! Stalls, not only percentiles: on a loop device throttled (cgroup v1 blkio) to a few write
+//! IOPS, every fdatasync waits for throttled writes, so `check etcd` and `bench` count fsyncs over
+//! etcd's heartbeat interval (100 ms) and say what they mean.
+
+use disktier_testkit::{require, require_loop, BlkioThrottle, LoopDev};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_disktier"))
+}
+
+#[test]
+fn a_throttled_disk_counts_fsyncs_over_the_heartbeat_interval() {
+    if !require_loop() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+        return;
+    }
+    let dev = LoopDev::new(320 << 20);
+    let m = dev.mkfs_mount("xfs");
+    // 4 write IOPS: each fdatasync of a 2300-byte append waits for at least one throttled
+    // write (250 ms apart), so nearly every one is over 100 ms and none reaches 1 s alone.
+    let throttle = BlkioThrottle::new(&dev.maj_min(), 4, None);
+    let dir = m.dir.display().to_string();
+    let out = throttle
+        .wrap(
+            &bin(),
+            &[
+                "--no-save",
+                "--format",
+                "json",
+                "check",
+                "etcd",
+                &dir,
+                "--quick",
+                "--size",
+                "23k",
+            ],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sync = &doc["results"]["sync"];
+    let ios = sync["ios"].as_u64().unwrap();
+    let st = &sync["stalls"];
+    assert_eq!(st["heartbeat_ns"], 100_000_000u64);
+    assert_eq!(st["election_ns"], 1_000_000_000u64);
+    let over_hb = st["over_heartbeat"].as_u64().unwrap();
+    let over_el = st["over_election"].as_u64().unwrap();
+    assert!(ios >= 10, "{sync}");
+    assert!(over_hb * 2 >= ios, "{over_hb} of {ios} over 100 ms: {sync}");
+    assert!(over_hb <= ios && over_el <= over_hb, "{sync}");
+    // The counts agree with the latency summary they sit beside.
+    let max = sync["lat_ns"]["max"].as_u64().unwrap();
+    assert!(
+        max > 100_000_000 && (over_el > 0) == (max > 1_000_000_000),
+        "{sync}"
+    );
+    let v = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "etcd-stalls")
+        .expect("etcd-stalls verdict");
+    assert_eq!(v["value"].as_f64(), Some(over_hb as f64));
+    assert_eq!(v["pass"], false);
+    let msg = v["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with(&format!(
+            "{over_hb} fsyncs over 100 ms (etcd's heartbeat interval)"
+        )),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("expect leader elections under this load"),
+        "{msg}"
+    );
+
+    // The text form of bench: the counts beside the percentiles.
+    let out = throttle
+        .wrap(
+            &bin(),
+            &[
+                "--no-save",
+                "bench",
+                &dir,
+                "--profile",
+                "etcd",
+                "--quick",
+                "--size",
+                "23k",
+            ],
+        )
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("sync stalls: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let n: u64 = line["sync stalls: ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(n >= 5, "{line}");
+    assert!(
+        line.contains("over 100.00 ms (etcd's heartbeat interval)"),
+        "{line}"
+    );
+}

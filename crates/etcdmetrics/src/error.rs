@@ -1,0 +1,36 @@
+//! Errors of reading a live etcd's metrics.
+
+/// What can go wrong scraping and judging an etcd member.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{what} is over the limit of {limit}: is this an etcd /metrics endpoint?")]
+    TooLarge { what: &'static str, limit: usize },
+    #[error("metrics line {line}: {why}")]
+    Parse { line: usize, why: String },
+    #[error("{url}: {source}")]
+    Http {
+        url: String,
+        #[source]
+        source: Box<ureq::Error>,
+    },
+    #[error("{url} answered HTTP {status}: give the member's metrics URL (e.g. http://127.0.0.1:2379/metrics, or its --listen-metrics-urls)")]
+    Status { url: String, status: u16 },
+    #[error("{url} serves no {metric}: is it an etcd member's /metrics?")]
+    NotEtcd { url: String, metric: &'static str },
+    #[error(
+        "{url}: the counters went down between the two samples (the member restarted?): run again"
+    )]
+    Restarted { url: String },
+    #[error("cannot read {path}: {source}")]
+    ReadFile {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} holds no {what} in PEM form")]
+    Pem { path: String, what: &'static str },
+    #[error("{0} is not an http:// or https:// URL")]
+    BadUrl(String),
+    #[error("--cert and --key go together: give both, or neither")]
+    CertWithoutKey,
+}

@@ -1,0 +1,532 @@
+//! etcd's own measurements of its disk, read from one scrape (or the difference of two) of a
+//! member's `/metrics`, and the verdict on them.
+//!
+//! Thresholds (etcd docs, "Hardware recommendations", op-guide/hardware.md, Disks, and
+//! "Monitoring etcd" / metrics.md): the 99th percentile of `etcd_disk_wal_fsync_duration_seconds`
+//! should be under 10 ms and that of `etcd_disk_backend_commit_duration_seconds` under 25 ms.
+//! Raft timing (etcd docs, "Tuning", op-guide/tuning.md): heartbeat interval 100 ms, election
+//! timeout 1 s by default.
+
+use crate::error::Error;
+use crate::expo::Sample;
+use crate::quantile::{Histogram, Quantile};
+use disktier_engine::result::{Stalls, Verdict};
+use disktier_engine::verdict::{stall_meaning, ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS};
+use serde::Serialize;
+
+/// WAL fsync p99 limit: 10 ms (etcd docs, op-guide/hardware.md).
+pub const WAL_FSYNC_P99_LIMIT_S: f64 = 0.010;
+/// Backend commit p99 limit: 25 ms (etcd docs, op-guide/hardware.md / metrics.md).
+pub const BACKEND_COMMIT_P99_LIMIT_S: f64 = 0.025;
+
+pub const WAL_FSYNC: &str = "etcd_disk_wal_fsync_duration_seconds";
+pub const BACKEND_COMMIT: &str = "etcd_disk_backend_commit_duration_seconds";
+pub const LEADER_CHANGES: &str = "etcd_server_leader_changes_seen_total";
+pub const HEARTBEAT_FAILURES: &str = "etcd_server_heartbeat_send_failures_total";
+pub const SLOW_APPLIES: &str = "etcd_server_slow_apply_total";
+
+/// What one scrape of one member holds that the verdict needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scrape {
+    pub wal_fsync: Histogram,
+    pub backend_commit: Histogram,
+    pub leader_changes: f64,
+    pub heartbeat_send_failures: f64,
+    pub slow_applies: f64,
+}
+
+fn histogram(samples: &[Sample], name: &str) -> Option<Histogram> {
+    let (bucket, count, sum) = (
+        format!("{name}_bucket"),
+        format!("{name}_count"),
+        format!("{name}_sum"),
+    );
+    let mut h = Histogram::default();
+    let mut seen = false;
+    for s in samples {
+        if s.name == bucket {
+            let le = s
+                .label("le")
+                .and_then(|v| crate::expo::parse_value(v).ok())?;
+            h.push_bucket(le, s.value);
+            seen = true;
+        } else if s.name == count {
+            h.count += s.value;
+        } else if s.name == sum {
+            h.sum += s.value;
+        }
+    }
+    seen.then(|| {
+        h.normalise();
+        h
+    })
+}
+
+/// A counter summed over its series; 0 when the member does not export it (etcd exports
+/// `etcd_server_slow_apply_total` from 3.4 on).
+fn counter(samples: &[Sample], name: &str) -> f64 {
+    samples
+        .iter()
+        .filter(|s| s.name == name && s.value.is_finite())
+        .map(|s| s.value)
+        .sum()
+}
+
+impl Scrape {
+    /// Picks etcd's figures out of a parsed body; `url` names the member in errors.
+    pub fn from_samples(url: &str, samples: &[Sample]) -> Result<Scrape, Error> {
+        let need = |metric: &'static str| {
+            histogram(samples, metric).ok_or_else(|| Error::NotEtcd {
+                url: url.to_string(),
+                metric,
+            })
+        };
+        Ok(Scrape {
+            wal_fsync: need(WAL_FSYNC)?,
+            backend_commit: need(BACKEND_COMMIT)?,
+            leader_changes: counter(samples, LEADER_CHANGES),
+            heartbeat_send_failures: counter(samples, HEARTBEAT_FAILURES),
+            slow_applies: counter(samples, SLOW_APPLIES),
+        })
+    }
+
+    /// Parses a body and picks etcd's figures.
+    pub fn parse(url: &str, body: &str) -> Result<Scrape, Error> {
+        Scrape::from_samples(url, &crate::expo::parse(body)?)
+    }
+
+    /// What happened between `earlier` and this scrape.
+    pub fn since(&self, url: &str, earlier: &Scrape) -> Result<Scrape, Error> {
+        let restarted = || Error::Restarted {
+            url: url.to_string(),
+        };
+        let diff = |a: f64, b: f64| if a >= b { Ok(a - b) } else { Err(restarted()) };
+        Ok(Scrape {
+            wal_fsync: self
+                .wal_fsync
+                .since(&earlier.wal_fsync)
+                .ok_or_else(restarted)?,
+            backend_commit: self
+                .backend_commit
+                .since(&earlier.backend_commit)
+                .ok_or_else(restarted)?,
+            leader_changes: diff(self.leader_changes, earlier.leader_changes)?,
+            heartbeat_send_failures: diff(
+                self.heartbeat_send_failures,
+                earlier.heartbeat_send_failures,
+            )?,
+            slow_applies: diff(self.slow_applies, earlier.slow_applies)?,
+        })
+    }
+}
+
+/// One histogram's p99 with the bucket it was interpolated in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct P99 {
+    /// Interpolated p99 (s); `None` when the histogram holds no observations.
+    pub p99_s: Option<f64>,
+    /// The bucket's bounds (s); `upper_s` is `None` for the `+Inf` bucket (then `p99_s` is
+    /// the highest finite bound, a lower bound on the true p99).
+    pub bucket_lower_s: Option<f64>,
+    pub bucket_upper_s: Option<f64>,
+    pub observations: f64,
+    /// Observations over the smallest bucket bound at or above 100 ms / 1 s (etcd's fsync
+    /// buckets double from 1 ms: 128 ms and 1.024 s), with those bounds.
+    pub over_heartbeat: Option<StallCount>,
+    pub over_election: Option<StallCount>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StallCount {
+    pub bound_s: f64,
+    pub count: f64,
+}
+
+impl P99 {
+    fn of(h: &Histogram) -> P99 {
+        let q: Option<Quantile> = h.quantile(0.99);
+        let stall = |ns: u64| {
+            h.count_above(ns as f64 / 1e9)
+                .map(|(bound_s, count)| StallCount { bound_s, count })
+        };
+        P99 {
+            p99_s: q.map(|q| q.value),
+            bucket_lower_s: q.map(|q| q.lower),
+            bucket_upper_s: q.and_then(|q| q.upper.is_finite().then_some(q.upper)),
+            observations: h.observations(),
+            over_heartbeat: stall(ETCD_HEARTBEAT_NS),
+            over_election: stall(ETCD_ELECTION_TIMEOUT_NS),
+        }
+    }
+}
+
+/// The judged figures of one member.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemberReport {
+    pub url: String,
+    pub wal_fsync: P99,
+    pub backend_commit: P99,
+    pub leader_changes: f64,
+    pub heartbeat_send_failures: f64,
+    pub slow_applies: f64,
+    pub verdicts: Vec<Verdict>,
+}
+
+/// The verdict over all members.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Judged {
+    pub members: Vec<MemberReport>,
+    /// Every member's verdicts, in member order.
+    pub verdicts: Vec<Verdict>,
+    pub pass: bool,
+    /// What a user reads.
+    pub lines: Vec<String>,
+}
+
+fn ms(s: f64) -> String {
+    disktier_units::fmt_ns(s * 1e9)
+}
+
+fn p99_verdict(
+    url: &str,
+    what: &str,
+    name: &str,
+    metric: &str,
+    p: &P99,
+    limit_s: f64,
+) -> (Verdict, String) {
+    let limit = ms(limit_s);
+    let (value, pass, message) = match p.p99_s {
+        None => (
+            0.0,
+            true,
+            format!("{url}: no {what} observed yet: nothing to judge (put some load on the member, or use --interval)"),
+        ),
+        Some(v) => {
+            let bucket = match (p.bucket_lower_s, p.bucket_upper_s) {
+                (Some(lo), Some(hi)) => format!("interpolated in the bucket {} to {}", ms(lo), ms(hi)),
+                (Some(lo), None) => format!("in the +Inf bucket: at least {}", ms(lo)),
+                _ => String::new(),
+            };
+            let pass = p.bucket_upper_s.is_some() && v < limit_s;
+            let head = format!(
+                "{url}: {what} p99 {} ({bucket}; {} observations)",
+                ms(v),
+                p.observations
+            );
+            let tail = if pass {
+                format!("within etcd's {limit}")
+            } else {
+                format!("above etcd's {limit}: faster disks are recommended to host etcd")
+            };
+            (v * 1e9, pass, format!("{head}: {tail}"))
+        }
+    };
+    (
+        Verdict {
+            name: name.into(),
+            metric: metric.into(),
+            value,
+            threshold: limit_s * 1e9,
+            pass,
+            message: message.clone(),
+            ci95: None,
+        },
+        message,
+    )
+}
+
+fn count_verdict(name: &str, metric: &str, value: f64, allowed: f64, message: String) -> Verdict {
+    Verdict {
+        name: name.into(),
+        metric: metric.into(),
+        value,
+        threshold: allowed,
+        pass: value <= allowed,
+        message,
+        ci95: None,
+    }
+}
+
+/// Judges each member's scrape (since start when `interval_s` is `None`, else the difference
+/// over that many seconds).
+pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
+    let span = match interval_s {
+        Some(s) => format!("in the last {s:.0} s"),
+        None => "since the member started".into(),
+    };
+    let mut out = Judged {
+        members: Vec::new(),
+        verdicts: Vec::new(),
+        pass: true,
+        lines: Vec::new(),
+    };
+    for (url, s) in members {
+        let wal = P99::of(&s.wal_fsync);
+        let backend = P99::of(&s.backend_commit);
+        let mut verdicts = Vec::new();
+        let (v, line) = p99_verdict(
+            url,
+            &format!("WAL fsync ({span})"),
+            "etcd-wal-fsync",
+            "wal_fsync.p99",
+            &wal,
+            WAL_FSYNC_P99_LIMIT_S,
+        );
+        out.lines.push(line);
+        verdicts.push(v);
+        let (v, line) = p99_verdict(
+            url,
+            &format!("backend commit ({span})"),
+            "etcd-backend-commit",
+            "backend_commit.p99",
+            &backend,
+            BACKEND_COMMIT_P99_LIMIT_S,
+        );
+        out.lines.push(line);
+        verdicts.push(v);
+        // WAL fsyncs over the raft timeouts, from the buckets (etcd does not export each call).
+        if let (Some(hb), Some(el)) = (wal.over_heartbeat, wal.over_election) {
+            let stalls = Stalls {
+                heartbeat_ns: (hb.bound_s * 1e9).round() as u64,
+                over_heartbeat: hb.count as u64,
+                election_ns: (el.bound_s * 1e9).round() as u64,
+                over_election: el.count as u64,
+            };
+            out.lines.push(format!(
+                "{url}: {} WAL fsyncs over {} and {} over {} {span} (etcd's bucket bounds at or above its \
+                 100 ms heartbeat interval and 1 s election timeout): {}",
+                hb.count,
+                ms(hb.bound_s),
+                el.count,
+                ms(el.bound_s),
+                stall_meaning(&stalls)
+            ));
+            verdicts.push(count_verdict(
+                "etcd-wal-stalls",
+                "wal_fsync.over_heartbeat",
+                hb.count,
+                0.0,
+                format!(
+                    "{url}: {} WAL fsyncs over {} {span}",
+                    hb.count,
+                    ms(hb.bound_s)
+                ),
+            ));
+        }
+        // The first election counts as a change on every member, so since start one is normal.
+        let allowed_changes = if interval_s.is_some() { 0.0 } else { 1.0 };
+        let msg = format!(
+            "{url}: {} leader changes {span}{}",
+            s.leader_changes,
+            if s.leader_changes > allowed_changes {
+                ": the cluster lost its leader; slow disks (fsyncs over the heartbeat interval) are a common cause"
+            } else {
+                ""
+            }
+        );
+        out.lines.push(msg.clone());
+        verdicts.push(count_verdict(
+            "etcd-leader-changes",
+            LEADER_CHANGES,
+            s.leader_changes,
+            allowed_changes,
+            msg,
+        ));
+        let msg = format!(
+            "{url}: {} heartbeat send failures {span}{}",
+            s.heartbeat_send_failures,
+            if s.heartbeat_send_failures > 0.0 {
+                ": the leader could not send heartbeats in time (slow disk or network)"
+            } else {
+                ""
+            }
+        );
+        out.lines.push(msg.clone());
+        verdicts.push(count_verdict(
+            "etcd-heartbeat-failures",
+            HEARTBEAT_FAILURES,
+            s.heartbeat_send_failures,
+            0.0,
+            msg,
+        ));
+        let msg = format!(
+            "{url}: {} slow applies (over 100 ms) {span}",
+            s.slow_applies
+        );
+        out.lines.push(msg.clone());
+        verdicts.push(count_verdict(
+            "etcd-slow-applies",
+            SLOW_APPLIES,
+            s.slow_applies,
+            0.0,
+            msg,
+        ));
+        out.pass &= verdicts.iter().all(|v| v.pass);
+        out.verdicts.extend(verdicts.iter().cloned());
+        out.members.push(MemberReport {
+            url: url.clone(),
+            wal_fsync: wal,
+            backend_commit: backend,
+            leader_changes: s.leader_changes,
+            heartbeat_send_failures: s.heartbeat_send_failures,
+            slow_applies: s.slow_applies,
+            verdicts,
+        });
+    }
+    let failed: Vec<String> = out
+        .members
+        .iter()
+        .flat_map(|m| {
+            m.verdicts
+                .iter()
+                .filter(|v| !v.pass)
+                .map(move |v| format!("{} ({})", v.name, m.url))
+        })
+        .collect();
+    out.lines.push(if failed.is_empty() {
+        "etcd's own measurements: the disk keeps up with etcd".into()
+    } else {
+        format!("WARN: etcd's own measurements fail: {}", failed.join(", "))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(wal: &[(f64, u64)], changes: u64) -> String {
+        let mut s = String::from("# TYPE etcd_disk_wal_fsync_duration_seconds histogram\n");
+        let mut total = 0;
+        for (le, c) in wal {
+            s.push_str(&format!("{WAL_FSYNC}_bucket{{le=\"{le}\"}} {c}\n"));
+            total = *c;
+        }
+        s.push_str(&format!(
+            "{WAL_FSYNC}_bucket{{le=\"+Inf\"}} {total}\n{WAL_FSYNC}_count {total}\n"
+        ));
+        s.push_str(&format!(
+            "{BACKEND_COMMIT}_bucket{{le=\"0.001\"}} 5\n{BACKEND_COMMIT}_bucket{{le=\"+Inf\"}} 5\n"
+        ));
+        s.push_str(&format!(
+            "{LEADER_CHANGES} {changes}\n{HEARTBEAT_FAILURES} 0\n"
+        ));
+        s
+    }
+
+    #[test]
+    fn judges_a_scrape_and_an_interval() {
+        // 1000 fsyncs: 900 <= 1 ms, 985 <= 2 ms, 995 <= 0.128 s, 999 <= 0.256, 1000 <= 2.048.
+        let b = body(
+            &[
+                (0.001, 900),
+                (0.002, 985),
+                (0.128, 995),
+                (0.256, 999),
+                (1.024, 999),
+                (2.048, 1000),
+            ],
+            1,
+        );
+        let s = Scrape::parse("m1", &b).unwrap();
+        let j = judge(&[("m1".into(), s.clone())], None);
+        let m = &j.members[0];
+        // Rank 990 in (2 ms, 128 ms], 10 there, 5 below the rank: 2 + 126 * 5/10 = 65 ms.
+        assert!((m.wal_fsync.p99_s.unwrap() - 0.065).abs() < 1e-12);
+        assert_eq!(m.wal_fsync.bucket_upper_s, Some(0.128));
+        assert!(!j.pass);
+        assert_eq!(m.wal_fsync.over_heartbeat.unwrap().count, 5.0);
+        assert_eq!(m.wal_fsync.over_election.unwrap().count, 1.0);
+        let text = j.lines.join("\n");
+        assert!(
+            text.contains("5 WAL fsyncs over 128.00 ms and 1 over 1.02 s since the member started"),
+            "{text}"
+        );
+        assert!(
+            text.contains("WARN: etcd's own measurements fail: etcd-wal-fsync (m1)"),
+            "{text}"
+        );
+        assert!(text.contains("expect leader elections"), "{text}");
+        assert!(
+            text.contains("interpolated in the bucket 2.00 ms to 128.00 ms"),
+            "{text}"
+        );
+        // Backend: all 5 in the first bucket: 0.99 * 5 = 4.95 of 5 in (0, 1 ms].
+        assert!((m.backend_commit.p99_s.unwrap() - 0.00099).abs() < 1e-12);
+        assert!(m
+            .verdicts
+            .iter()
+            .any(|v| v.name == "etcd-leader-changes" && v.pass));
+
+        // The interval: 100 fast fsyncs more, one leader change more.
+        let later = Scrape::parse(
+            "m1",
+            &body(
+                &[
+                    (0.001, 1000),
+                    (0.002, 1085),
+                    (0.128, 1095),
+                    (0.256, 1099),
+                    (1.024, 1099),
+                    (2.048, 1100),
+                ],
+                2,
+            ),
+        )
+        .unwrap();
+        let d = later.since("m1", &s).unwrap();
+        let j = judge(&[("m1".into(), d)], Some(10.0));
+        let m = &j.members[0];
+        assert_eq!(m.wal_fsync.observations, 100.0);
+        assert_eq!(m.wal_fsync.over_heartbeat.unwrap().count, 0.0);
+        assert!(j.members[0]
+            .verdicts
+            .iter()
+            .any(|v| v.name == "etcd-leader-changes" && !v.pass));
+        assert!(later
+            .since(
+                "m1",
+                &Scrape {
+                    leader_changes: 9.0,
+                    ..s.clone()
+                }
+            )
+            .is_err());
+    }
+
+    #[test]
+    fn a_body_without_etcd_metrics_is_named() {
+        let e = Scrape::parse("http://x/metrics", "go_goroutines 5\n").unwrap_err();
+        assert!(e
+            .to_string()
+            .contains("etcd_disk_wal_fsync_duration_seconds"));
+    }
+
+    #[test]
+    fn an_empty_histogram_is_not_judged_a_failure() {
+        let b = body(&[(0.001, 0)], 1);
+        let j = judge(&[("m".into(), Scrape::parse("m", &b).unwrap())], None);
+        assert_eq!(j.members[0].wal_fsync.p99_s, None);
+        assert!(j.lines[0].contains("no WAL fsync"), "{}", j.lines[0]);
+    }
+
+    #[test]
+    fn a_p99_in_the_inf_bucket_fails_as_at_least_the_top_bound() {
+        // 10 fsyncs, 2 above the top finite bound (8.192 s): rank 9.9 falls in +Inf.
+        let b = body(&[(0.001, 8), (8.192, 8)], 1).replace(
+            &format!("{WAL_FSYNC}_bucket{{le=\"+Inf\"}} 8"),
+            &format!("{WAL_FSYNC}_bucket{{le=\"+Inf\"}} 10"),
+        );
+        let j = judge(&[("m".into(), Scrape::parse("m", &b).unwrap())], None);
+        let w = &j.members[0].wal_fsync;
+        assert_eq!((w.p99_s, w.bucket_upper_s), (Some(8.192), None));
+        assert!(
+            j.lines[0].contains("in the +Inf bucket: at least 8.19 s"),
+            "{}",
+            j.lines[0]
+        );
+        assert!(!j.members[0].verdicts[0].pass);
+        assert_eq!(w.over_election.unwrap().count, 2.0);
+    }
+}
