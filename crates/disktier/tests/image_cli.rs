@@ -122,7 +122,7 @@ fn static_binary_runs_in_an_empty_chroot() {
     assert_eq!(entries.len(), 4, "{entries:?}");
 
     let chroot = |args: &[&str]| {
-        Command::new("chroot")
+        Command::new("/usr/sbin/chroot")
             .arg(r)
             .arg("/disktier")
             .args(args)
