@@ -356,7 +356,16 @@ fn containerd_imports_the_archive_under_the_same_name() {
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
     let sock = d.path().join("containerd.sock");
     let log = std::fs::File::create(d.path().join("log")).unwrap();
+    // Its own config: nothing from /etc/containerd, and no CRI plugin (no ports, no CNI).
+    let config = d.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "version = 2\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n",
+    )
+    .unwrap();
     let mut daemon = Command::new("containerd")
+        .arg("--config")
+        .arg(&config)
         .arg("--root")
         .arg(d.path().join("root"))
         .arg("--state")
@@ -400,4 +409,23 @@ fn containerd_imports_the_archive_under_the_same_name() {
     );
     let names = ok(&ctr(&["images", "ls", "-q"]), "ctr images ls");
     assert!(names.lines().any(|l| l == name()), "ctr images ls: {names}");
+}
+
+#[test]
+fn image_and_benchmark_scripts_pass_shellcheck() {
+    if !require(have("shellcheck"), "shellcheck") {
+        return;
+    }
+    let out = Command::new("shellcheck")
+        .args([
+            "-S",
+            "warning",
+            "scripts/image.sh",
+            "bench/vs-fio.sh",
+            "bench/static-vs-dynamic.sh",
+        ])
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    ok(&out, "shellcheck");
 }
