@@ -104,22 +104,21 @@ pub fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The commands whose runs have a Prometheus exposition.
-fn exports_metrics(c: &Command) -> Option<&'static str> {
-    match c {
-        Command::Assess(_) => Some("assess"),
-        Command::Bench(_) => Some("bench"),
-        Command::Check(_) => Some("check"),
-        _ => None,
-    }
+/// Whether the command's runs have a Prometheus exposition (`--format prometheus`,
+/// `--textfile-dir`).
+fn exports_metrics(c: &Command) -> bool {
+    matches!(
+        c,
+        Command::Assess(_) | Command::Bench(_) | Command::Check(_)
+    )
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
     let metrics = exports_metrics(&cli.command);
-    if metrics.is_none() && cli.global.format == Format::Prometheus {
+    if !metrics && cli.global.format == Format::Prometheus {
         bail!("--format prometheus is for check, bench and assess: use --format json here");
     }
-    if metrics.is_none() && cli.global.textfile_dir.is_some() {
+    if !metrics && cli.global.textfile_dir.is_some() {
         bail!("--textfile-dir is for check, bench and assess: drop it here");
     }
     // Checked before the command measures anything: a run of minutes must not end in an
