@@ -8,7 +8,8 @@
 # commit time; tar entries sorted, owned by 0:0, mtimes pinned; gzip without name or time).
 #
 # Environment: SOURCE_DATE_EPOCH (default: the commit time of HEAD), DISKTIER_IMAGE_SOURCE (the
-# org.opencontainers.image.source label; default: git's origin URL), DISKTIER_IMAGE_TARGET=musl
+# org.opencontainers.image.source label; default: `repository` of [workspace.package] in
+# Cargo.toml, else "unknown"), DISKTIER_IMAGE_TARGET=musl
 # to build for x86_64-unknown-linux-musl instead (only if that target is installed; glibc is the
 # default because it needs nothing fetched).
 set -euo pipefail
@@ -26,7 +27,9 @@ if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
 fi
 : "${SOURCE_DATE_EPOCH:=$(git log -1 --format=%ct 2>/dev/null || echo 0)}"
 export SOURCE_DATE_EPOCH
-source_url=${DISKTIER_IMAGE_SOURCE:-$(git remote get-url origin 2>/dev/null || echo unknown)}
+# From the commit, not from the clone (a remote's URL differs between clones of one commit).
+repository=$(sed -n 's/^repository = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+source_url=${DISKTIER_IMAGE_SOURCE:-${repository:-unknown}}
 created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
 # 1. The static binary. An explicit --target keeps build scripts and proc-macros dynamic (they
