@@ -26,7 +26,6 @@ if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
   revision="$revision-dirty"
 fi
 : "${SOURCE_DATE_EPOCH:=$(git log -1 --format=%ct 2>/dev/null || echo 0)}"
-export SOURCE_DATE_EPOCH
 # From the commit, not from the clone (a remote's URL differs between clones of one commit).
 repository=$(sed -n 's/^repository = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 source_url=${DISKTIER_IMAGE_SOURCE:-${repository:-unknown}}
@@ -43,9 +42,11 @@ if [ "${DISKTIER_IMAGE_TARGET:-gnu}" = musl ]; then
     echo "image.sh: the musl target is not installed (rustup target add x86_64-unknown-linux-musl): building with glibc" >&2
   fi
 fi
+# SOURCE_DATE_EPOCH is kept from cargo: the cc crate tracks it, so a new commit time would
+# rebuild SQLite and zstd on every commit (their archives are deterministic without it).
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$root=/disktier --remap-path-prefix=$cargo_home=/cargo" \
-  cargo build --locked --profile image --target "$triple" -p disktier
+  env -u SOURCE_DATE_EPOCH cargo build --locked --profile image --target "$triple" -p disktier
 bin=$root/target/$triple/image/disktier
 if ! file_out=$(LC_ALL=C file -b "$bin" 2>/dev/null); then file_out=""; fi
 case "$file_out" in
