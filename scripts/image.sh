@@ -47,7 +47,7 @@ fi
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$root=/disktier --remap-path-prefix=$cargo_home=/cargo" \
   env -u SOURCE_DATE_EPOCH cargo build --locked --profile image --target "$triple" -p disktier
-bin=$root/target/$triple/image/disktier
+bin=${CARGO_TARGET_DIR:-$root/target}/$triple/image/disktier
 if ! file_out=$(LC_ALL=C file -b "$bin" 2>/dev/null); then file_out=""; fi
 case "$file_out" in
   *dynamically*) echo "image.sh: $bin is dynamically linked: +crt-static did not apply" >&2; exit 2 ;;
