@@ -494,3 +494,48 @@ fn alerts_and_dashboard_query_exported_metrics() {
         assert!(found > 0, "{e} reads no disktier metric");
     }
 }
+
+/// Ctrl-C during a run: the partial exposition may be printed, but the textfile the collector
+/// serves keeps the last complete run (here: none), and no temporary file is left.
+#[test]
+fn an_interrupted_run_is_not_written_to_the_textfile() {
+    let (d, db) = tmp();
+    let target = d.path().join("t");
+    let prom = d.path().join("textfile");
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::create_dir_all(&prom).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .env("DISKTIER_DB", &db)
+        .args(["--no-save", "--quiet", "--format", "prometheus", "bench"])
+        .arg(&target)
+        .args([
+            "--rw",
+            "write",
+            "--size",
+            "4m",
+            "--runtime",
+            "30s",
+            "--time-based",
+        ])
+        .arg("--textfile-dir")
+        .arg(&prom)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&prom).unwrap().count(),
+        0,
+        "a file was written"
+    );
+}
