@@ -9,9 +9,7 @@
 #
 # Environment: SOURCE_DATE_EPOCH (default: the commit time of HEAD), DISKTIER_IMAGE_SOURCE (the
 # org.opencontainers.image.source label; default: `repository` of [workspace.package] in
-# Cargo.toml, else "unknown"), DISKTIER_IMAGE_TARGET=musl
-# to build for x86_64-unknown-linux-musl instead (only if that target is installed; glibc is the
-# default because it needs nothing fetched).
+# Cargo.toml, else "unknown").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -34,14 +32,9 @@ created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 # 1. The static binary. An explicit --target keeps build scripts and proc-macros dynamic (they
 # run on this machine); only the disktier binary is linked with +crt-static. The source paths
 # are remapped so that the binary does not depend on where the repository was cloned.
+# glibc rather than musl: the gnu target is always there (musl needs `rustup target add`, which
+# a machine without network cannot do), and its allocator and memcpy are the dynamic build's.
 triple=x86_64-unknown-linux-gnu
-if [ "${DISKTIER_IMAGE_TARGET:-gnu}" = musl ]; then
-  if rustup target list --installed 2>/dev/null | grep -qx x86_64-unknown-linux-musl; then
-    triple=x86_64-unknown-linux-musl
-  else
-    echo "image.sh: the musl target is not installed (rustup target add x86_64-unknown-linux-musl): building with glibc" >&2
-  fi
-fi
 # SOURCE_DATE_EPOCH is kept from cargo: the cc crate tracks it, so a new commit time would
 # rebuild SQLite and zstd on every commit (their archives are deterministic without it).
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
