@@ -35,6 +35,11 @@ created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 # glibc rather than musl: the gnu target is always there (musl needs `rustup target add`, which
 # a machine without network cannot do), and its allocator and memcpy are the dynamic build's.
 triple=x86_64-unknown-linux-gnu
+# glibc warns at link time that getaddrinfo, gethostbyname2_r, getservbyname_r, getpwuid_r and
+# dlopen need its NSS modules at run time. None is on a measuring path: name look-ups serve only
+# a postgres:// store URL with a host name (give ?hostaddr=IP in a container), getpwuid_r only
+# tokio-postgres' default user (it falls back when there is no passwd), dlopen only SQLite's
+# extension loading (never used); `setup --owner` reads /etc/passwd and /etc/group itself.
 # SOURCE_DATE_EPOCH is kept from cargo: the cc crate tracks it, so a new commit time would
 # rebuild SQLite and zstd on every commit (their archives are deterministic without it).
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
