@@ -4,6 +4,9 @@
 #   sudo bench/vs-fio.sh            # RUNS=5 by default; RUNS=3 for a quicker look
 #   DISKTIER=/path/to/disktier SECTIONS=c RUNS=3 bench/vs-fio.sh   # no build, only (c)
 #   SECTIONS=a RUNS=9 bench/vs-fio.sh   # on a shared machine the p99 of (a) needs more runs
+#   VARIANTS="dynamic=target/release/disktier static=target/image/disktier" SECTIONS=ac bench/vs-fio.sh
+#       # (a) and (c) with several disktier binaries, interleaved with fio in every run
+#       # (bench/static-vs-dynamic.sh builds both and calls this)
 #
 # (a) the etcd profile on xfs on a loop device (backing file in $BACKING, default /var/tmp):
 #     fdatasync p99 (median of RUNS each) and verdict;
@@ -44,6 +47,13 @@ else
     (cd "$ROOT" && cargo build --release -q -p disktier)
     DT="$CARGO_TARGET_DIR/release/disktier"
 fi
+
+# The disktier binaries (a) and (c) compare with fio: "label=path" words, run in this order
+# inside every run, then fio.
+read -r -a VARIANT_LIST <<< "${VARIANTS:-disktier=$DT}"
+for v in "${VARIANT_LIST[@]}"; do
+    [ -x "${v#*=}" ] || { echo "vs-fio: VARIANTS: ${v#*=} is not an executable" >&2; exit 2; }
+done
 
 WORK=$(mktemp -d /var/tmp/disktier-vsfio.XXXXXX)
 LOOPS=()
@@ -92,31 +102,41 @@ median() { py 'import sys,statistics; print(statistics.median(float(x) for x in 
 
 # --- etcd: fdatasync p99 -----------------------------------------------------------------------
 etcd_compare() { # etcd_compare LABEL DIR QUICK(0|1)
-    local label=$1 dir=$2 quick=$3 size=22m q=()
+    local label=$1 dir=$2 quick=$3 size=22m q=() v
     if [ "$quick" = 1 ]; then size=4m; q=(--quick); fi
-    local dts=() fios=()
+    local -A dts=()
+    local fios=()
     for i in $(seq "$RUNS"); do
-        mkdir -p "$dir/dt" "$dir/fio"
-        wrap "$DT" --format json --no-save bench "$dir/dt" --profile etcd "${q[@]}" > "$WORK/dt.json"
-        dts+=("$(py 'import json,sys; d=json.load(open(sys.argv[1])); print(d["results"]["sync"]["lat_ns"]["percentiles"]["99"])' "$WORK/dt.json")")
+        local line="  run $i:"
+        for v in "${VARIANT_LIST[@]}"; do
+            mkdir -p "$dir/dt"
+            wrap "${v#*=}" --format json --no-save bench "$dir/dt" --profile etcd "${q[@]}" > "$WORK/dt.json"
+            dts[${v%%=*}]+="$(py 'import json,sys; d=json.load(open(sys.argv[1])); print(d["results"]["sync"]["lat_ns"]["percentiles"]["99"])' "$WORK/dt.json") "
+            line+=" ${v%%=*} $(echo "${dts[${v%%=*}]}" | awk '{print $NF}') ns,"
+        done
+        mkdir -p "$dir/fio"
         wrap fio --rw=write --ioengine=sync --fdatasync=1 --directory="$dir/fio" --size=$size \
             --bs=2300 --name=etcd --output-format=json > "$WORK/fio.json"
         fios+=("$(py 'import json,sys; d=json.load(open(sys.argv[1])); print(d["jobs"][0]["sync"]["lat_ns"]["percentile"]["99.000000"])' "$WORK/fio.json")")
         rm -rf "$dir/fio" # fio keeps its file; start each run from scratch like disktier
-        echo "  run $i: disktier ${dts[-1]} ns, fio ${fios[-1]} ns" >&2
+        echo "$line fio ${fios[-1]} ns" >&2
     done
-    local md mf
-    md=$(median "${dts[@]}")
+    local mf
     mf=$(median "${fios[@]}")
-    py '
+    for v in "${VARIANT_LIST[@]}"; do
+        local name=${v%%=*} md
+        # shellcheck disable=SC2086 # the figures are words on purpose
+        md=$(median ${dts[$name]})
+        py '
 import sys
-label, md, mf, th = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+label, name, md, mf, th = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 v = lambda x: "pass" if x < th else "FAIL"
 near = "ok" if 0.9 <= md / mf <= 1.1 else "MISSED"
 same = "same" if v(md) == v(mf) else "DIFFERENT"
-print(f"{label}: fdatasync p99 median disktier {md/1e6:.3f} ms, fio {mf/1e6:.3f} ms, ratio {md/mf:.3f} "
-      f"(target 0.90-1.10: {near}); verdict disktier {v(md)}, fio {v(mf)} ({same})")
-' "$label" "$md" "$mf" "$THRESHOLD_NS"
+print(f"{label}: fdatasync p99 median {name} {md/1e6:.3f} ms, fio {mf/1e6:.3f} ms, ratio {md/mf:.3f} "
+      f"(target 0.90-1.10: {near}); verdict {name} {v(md)}, fio {v(mf)} ({same})")
+' "$label" "$name" "$md" "$mf" "$THRESHOLD_NS"
+    done
 }
 
 if [[ $SECTIONS == *a* ]]; then
@@ -146,29 +166,37 @@ fi
 if [[ $SECTIONS == *c* ]]; then
     echo "(c) 4k randread QD32 io_uring direct on a loop device over /dev/shm, ${RR_RUNTIME}s x $RUNS each" >&2
     L=$SHM_LOOP
-    di=() dc=() fi_=() fc=()
+    declare -A cdi=() cdc=()
+    fi_=() fc=()
     for i in $(seq "$RUNS"); do
-        "$DT" --format json --no-save bench "$L" --rw randread --bs 4k --iodepth 32 --ioengine io_uring \
-            --direct --runtime "${RR_RUNTIME}s" --time-based > "$WORK/dt.json"
-        read -r a b < <(py 'import json,sys; d=json.load(open(sys.argv[1])); r=d["results"]; c=r["cpu"]
+        line="  run $i:"
+        for v in "${VARIANT_LIST[@]}"; do
+            "${v#*=}" --format json --no-save bench "$L" --rw randread --bs 4k --iodepth 32 --ioengine io_uring \
+                --direct --runtime "${RR_RUNTIME}s" --time-based > "$WORK/dt.json"
+            read -r a b < <(py 'import json,sys; d=json.load(open(sys.argv[1])); r=d["results"]; c=r["cpu"]
 print(r["read"]["iops"], (c["usr_s"]+c["sys_s"])/r["read"]["ios"])' "$WORK/dt.json")
-        di+=("$a"); dc+=("$b")
+            cdi[${v%%=*}]+="$a "; cdc[${v%%=*}]+="$b "
+            line+=" ${v%%=*} $a IOPS $b s/IO,"
+        done
         fio --name=rr --filename="$L" --rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 \
             --runtime="$RR_RUNTIME" --time_based --output-format=json > "$WORK/fio.json"
         read -r a b < <(py 'import json,sys; d=json.load(open(sys.argv[1])); j=d["jobs"][0]; r=j["read"]
 print(r["iops"], (j["usr_cpu"]+j["sys_cpu"])/100*j["job_runtime"]/1000/r["total_ios"])' "$WORK/fio.json")
         fi_+=("$a"); fc+=("$b")
-        echo "  run $i: disktier ${di[-1]} IOPS ${dc[-1]} s/IO, fio ${fi_[-1]} IOPS ${fc[-1]} s/IO" >&2
+        echo "$line fio ${fi_[-1]} IOPS ${fc[-1]} s/IO" >&2
     done
-    py '
+    for v in "${VARIANT_LIST[@]}"; do
+        py '
 import sys, statistics as s
-di, dc, fi, fc = (s.median(float(x) for x in a.split()) for a in sys.argv[1:5])
+name = sys.argv[1]
+di, dc, fi, fc = (s.median(float(x) for x in a.split()) for a in sys.argv[2:6])
 ok_iops = "ok" if di >= fi else "MISSED"
 ok_cpu = "ok" if dc <= fc else "MISSED"
-print(f"(c) randread 4k QD32 io_uring direct, loop over /dev/shm: IOPS median disktier {di:,.0f}, fio {fi:,.0f}, "
-      f"ratio {di/fi:.3f} (target >= 1: {ok_iops}); CPU per I/O disktier {dc*1e9:.0f} ns, "
+print(f"(c) randread 4k QD32 io_uring direct, loop over /dev/shm: IOPS median {name} {di:,.0f}, fio {fi:,.0f}, "
+      f"ratio {di/fi:.3f} (target >= 1: {ok_iops}); CPU per I/O {name} {dc*1e9:.0f} ns, "
       f"fio {fc*1e9:.0f} ns, ratio {dc/fc:.3f} (target <= 1: {ok_cpu})")
-' "${di[*]}" "${dc[*]}" "${fi_[*]}" "${fc[*]}"
+' "${v%%=*}" "${cdi[${v%%=*}]}" "${cdc[${v%%=*}]}" "${fi_[*]}" "${fc[*]}"
+    done
 fi
 
 qd1_compare() { # qd1_compare LABEL DISKTIER-EXTRA FIO-EXTRA

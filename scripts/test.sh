@@ -17,6 +17,12 @@ command -v losetup >/dev/null || need+=(mount)
 command -v shellcheck >/dev/null || need+=(shellcheck)
 command -v blkid >/dev/null || need+=(util-linux)
 command -v openssl >/dev/null || need+=(openssl)
+# The image tests (scripts/image.sh, crates/disktier/tests/image_cli.rs) and the Prometheus tests.
+command -v skopeo >/dev/null || need+=(skopeo)
+command -v podman >/dev/null || need+=(podman)
+command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
+command -v containerd >/dev/null || need+=(containerd)
+command -v promtool >/dev/null || need+=(prometheus)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then

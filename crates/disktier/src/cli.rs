@@ -23,9 +23,13 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Global {
-    /// Output format.
+    /// Output format (prometheus: text exposition 0.0.4, for check, bench and assess).
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the run's metrics to DIR/disktier_<command>.prom, atomically, for
+    /// node_exporter's textfile collector (check, bench, assess).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub textfile_dir: Option<PathBuf>,
     /// No progress line and no notes on stderr.
     #[arg(long, short, global = true)]
     pub quiet: bool,
@@ -45,6 +49,8 @@ pub struct Global {
 pub enum Format {
     Text,
     Json,
+    /// Prometheus text exposition format 0.0.4 (check, bench, assess).
+    Prometheus,
 }
 
 #[derive(Debug, Subcommand)]

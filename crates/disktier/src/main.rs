@@ -3,6 +3,8 @@
 
 mod cli;
 mod cmd;
+mod exposition;
+pub mod image;
 
 use std::process::ExitCode;
 

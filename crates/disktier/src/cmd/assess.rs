@@ -266,6 +266,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let started = Instant::now();
     let mut outs = Vec::new();
     let mut stored: Vec<StoredRun> = Vec::new();
+    // Every measured run, for the Prometheus exposition.
+    let mut docs: Vec<RunDoc> = Vec::new();
     let mut skipped = cfg.skipped.clone();
     for s in &skipped {
         ctx.note(format_args!("{}: {}", s.device, s.reason));
@@ -359,7 +361,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 &doc,
                 t0.elapsed().as_secs_f64(),
             ));
-            if doc.interrupted {
+            let interrupted = doc.interrupted;
+            docs.push(doc);
+            if interrupted {
                 break;
             }
         }
@@ -387,6 +391,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             "not_assessed": skipped,
             "report": report,
         }))?;
+    } else if ctx.prometheus() {
+        // The exposition below is the output.
     } else {
         print!("{}", table(&outs));
         for s in &skipped {
@@ -405,6 +411,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             println!("report: {}", r.display());
         }
     }
+    let refs: Vec<&RunDoc> = docs.iter().collect();
+    ctx.export_metrics("assess", &refs, progress::stopped())?;
     if progress::stopped() {
         bail!(
             "interrupted by a signal: the assessment is partial (scratch directories were removed)"

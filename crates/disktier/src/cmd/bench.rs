@@ -182,12 +182,13 @@ pub fn finish_value(
 ) -> anyhow::Result<()> {
     if ctx.json() {
         super::print_json(value)?;
-    } else {
+    } else if !ctx.prometheus() {
         print!("{}", render(doc));
         for line in extra {
             println!("{line}");
         }
     }
+    ctx.export_metrics(kind, &[doc], doc.interrupted)?;
     if let Some(id) = super::save::save_run(ctx, kind, value)? {
         ctx.note(format!("saved as run {id}"));
     }

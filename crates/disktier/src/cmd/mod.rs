@@ -28,6 +28,9 @@ pub mod store;
 pub mod trace;
 
 use crate::cli::{Cli, Command, Format, Global};
+use crate::exposition::{self, RunMetrics, TextfileDir};
+use anyhow::bail;
+use disktier_engine::RunDoc;
 
 /// How a command ended when it did not fail outright.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,11 +45,45 @@ pub enum Outcome {
 #[derive(Debug, Clone)]
 pub struct Ctx {
     pub global: Global,
+    /// `--textfile-dir`, checked to be a writable directory before the command ran.
+    pub textfile: Option<TextfileDir>,
 }
 
 impl Ctx {
     pub fn json(&self) -> bool {
         self.global.format == Format::Json
+    }
+    /// `--format prometheus`: the exposition replaces the text on stdout.
+    pub fn prometheus(&self) -> bool {
+        self.global.format == Format::Prometheus
+    }
+    /// Prints the runs' exposition with `--format prometheus` and writes it to the textfile
+    /// directory with `--textfile-dir`; `command` names the file and the `command` label.
+    /// An interrupted measurement is printed but not written: the collector would serve a
+    /// partial run as the node's latest figures.
+    pub fn export_metrics(
+        &self,
+        command: &str,
+        docs: &[&RunDoc],
+        interrupted: bool,
+    ) -> anyhow::Result<()> {
+        if !self.prometheus() && self.textfile.is_none() {
+            return Ok(());
+        }
+        let runs: Vec<RunMetrics> = docs
+            .iter()
+            .map(|d| RunMetrics::from_doc(command, &exposition::local_node(d), d))
+            .collect();
+        let text = exposition::encode(&runs)?;
+        if self.prometheus() {
+            use std::io::Write;
+            std::io::stdout().lock().write_all(text.as_bytes())?;
+        }
+        if let (Some(dir), false) = (&self.textfile, interrupted) {
+            let path = dir.write(command, &text)?;
+            self.note(format_args!("metrics written to {}", path.display()));
+        }
+        Ok(())
     }
     /// Progress lines and notes go to stderr only when this is true.
     pub fn chatty(&self) -> bool {
@@ -69,8 +106,35 @@ pub fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether the command's runs have a Prometheus exposition (`--format prometheus`,
+/// `--textfile-dir`).
+fn exports_metrics(c: &Command) -> bool {
+    matches!(
+        c,
+        Command::Assess(_) | Command::Bench(_) | Command::Check(_)
+    )
+}
+
 pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
-    let ctx = Ctx { global: cli.global };
+    let metrics = exports_metrics(&cli.command);
+    if !metrics && cli.global.format == Format::Prometheus {
+        bail!("--format prometheus is for check, bench and assess: use --format json here");
+    }
+    if !metrics && cli.global.textfile_dir.is_some() {
+        bail!("--textfile-dir is for check, bench and assess: drop it here");
+    }
+    // Checked before the command measures anything: a run of minutes must not end in an
+    // unwritable directory.
+    let textfile = cli
+        .global
+        .textfile_dir
+        .as_deref()
+        .map(TextfileDir::check)
+        .transpose()?;
+    let ctx = Ctx {
+        global: cli.global,
+        textfile,
+    };
     match cli.command {
         Command::Assess(a) => assess::run(&ctx, a),
         Command::Bench(a) => bench::run(&ctx, a),
