@@ -957,3 +957,85 @@ fn create_namespace_makes_the_missing_namespace() {
     c.kubectl_ok(&["get", "namespace", &ns.name], None);
     assert_eq!(c.ours(&ns.name), Vec::<String>::new());
 }
+
+#[test]
+fn prometheus_output_has_each_node_as_a_label_and_passes_promtool() {
+    let Some(c) = Cluster::from_env() else { return };
+    if !need_image(&c) {
+        return;
+    }
+    let promtool = std::path::Path::new("/usr/bin/promtool");
+    if !promtool.exists() {
+        if strict() {
+            panic!("promtool is missing (Debian package prometheus)");
+        }
+        skip("promtool (Debian package prometheus)");
+        return;
+    }
+    let ns = c.namespace("fleet-prom");
+    let dir = node_dir();
+    let db = tempfile::tempdir().unwrap();
+    let textfiles = tempfile::tempdir().unwrap();
+    let node = c.real_node();
+    let path = dir.path().to_str().unwrap();
+    let out = disktier(&c, &db.path().join("r.db"))
+        .args(["fleet", "run", "--format", "prometheus", "--textfile-dir"])
+        .arg(textfiles.path())
+        .args([
+            "--nodes",
+            &node,
+            "-n",
+            &ns.name,
+            "--timeout",
+            "180s",
+            "--",
+            "check",
+            "etcd",
+            path,
+            "--quick",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "{stderr}\n{text}"
+    );
+    // The node's run, labelled with the node's name and the node command.
+    let p99 = text
+        .lines()
+        .find(|l| {
+            l.starts_with("disktier_")
+                && l.contains("quantile=\"0.99\"")
+                && l.contains(&format!("node=\"{node}\""))
+                && l.contains("command=\"check\"")
+        })
+        .unwrap_or_else(|| panic!("no p99 series for node {node}:\n{text}"));
+    let v: f64 = p99.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(v > 0.0 && v < 60.0, "{p99}");
+    // The same exposition went to the textfile directory, and promtool accepts both.
+    let file = textfiles.path().join("disktier_fleet.prom");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    let mut lint = std::process::Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    lint.stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let lint = lint.wait_with_output().unwrap();
+    assert!(
+        lint.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+}

@@ -255,7 +255,10 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
     let mut nodes = outcome.nodes;
     save(ctx, &spec, &mut nodes)?;
     let sum = summary::summarize(&nodes);
-    if ctx.json() {
+    export_metrics(ctx, &spec, &nodes, outcome.interrupted.is_some())?;
+    if ctx.prometheus() {
+        // The exposition is the output.
+    } else if ctx.json() {
         print_json(&serde_json::json!({
             "schema_version": 1,
             "fleet_run_id": outcome.run_id,
@@ -587,4 +590,35 @@ fn summary_text(s: &Summary) -> String {
         out.push_str(&format!(" (rule: {})\n", s.outlier_rule));
     }
     out
+}
+
+/// `--format prometheus` / `--textfile-dir`: each measured node's run as the same families
+/// `check` and `bench` write on the node itself, with that node's name as the `node` label.
+/// Assess documents carry summaries, not runs: their nodes are named in a note instead.
+fn export_metrics(
+    ctx: &Ctx,
+    spec: &RunSpec,
+    nodes: &[NodeReport],
+    interrupted: bool,
+) -> anyhow::Result<()> {
+    if !ctx.prometheus() && ctx.textfile.is_none() {
+        return Ok(());
+    }
+    let verb = spec.job.command.verb.name();
+    let mut runs = Vec::new();
+    let mut without = Vec::new();
+    for n in nodes {
+        let Some(doc) = &n.result else { continue };
+        match serde_json::from_value::<disktier_engine::RunDoc>(doc.clone()) {
+            Ok(d) => runs.push(crate::exposition::RunMetrics::from_doc(verb, &n.node, &d)),
+            Err(_) => without.push(n.node.as_str()),
+        }
+    }
+    if !without.is_empty() {
+        ctx.note(format_args!(
+            "no metrics for {} ({verb} prints a summary, not runs): use --format json",
+            without.join(", ")
+        ));
+    }
+    ctx.export_run_metrics("fleet", &runs, interrupted)
 }

@@ -74,7 +74,20 @@ impl Ctx {
             .iter()
             .map(|d| RunMetrics::from_doc(command, &exposition::local_node(d), d))
             .collect();
-        let text = exposition::encode(&runs)?;
+        self.export_run_metrics(command, &runs, interrupted)
+    }
+    /// [`Ctx::export_metrics`] for runs whose metrics are already built (fleet: one per node,
+    /// each with its node's name).
+    pub fn export_run_metrics(
+        &self,
+        command: &str,
+        runs: &[RunMetrics],
+        interrupted: bool,
+    ) -> anyhow::Result<()> {
+        if !self.prometheus() && self.textfile.is_none() {
+            return Ok(());
+        }
+        let text = exposition::encode(runs)?;
         if self.prometheus() {
             use std::io::Write;
             std::io::stdout().lock().write_all(text.as_bytes())?;
@@ -112,16 +125,18 @@ fn exports_metrics(c: &Command) -> bool {
     matches!(
         c,
         Command::Assess(_) | Command::Bench(_) | Command::Check(_)
-    )
+    ) || matches!(c, Command::Fleet(f) if matches!(f.what, fleet::What::Run(_)))
 }
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
     let metrics = exports_metrics(&cli.command);
     if !metrics && cli.global.format == Format::Prometheus {
-        bail!("--format prometheus is for check, bench and assess: use --format json here");
+        bail!(
+            "--format prometheus is for check, bench, assess and fleet run: use --format json here"
+        );
     }
     if !metrics && cli.global.textfile_dir.is_some() {
-        bail!("--textfile-dir is for check, bench and assess: drop it here");
+        bail!("--textfile-dir is for check, bench, assess and fleet run: drop it here");
     }
     // Checked before the command measures anything: a run of minutes must not end in an
     // unwritable directory.
