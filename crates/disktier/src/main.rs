@@ -5,6 +5,7 @@ mod cli;
 mod cmd;
 mod exposition;
 pub mod image;
+mod termination;
 
 use std::process::ExitCode;
 
@@ -13,13 +14,21 @@ fn main() -> ExitCode {
     exit_quietly_on_broken_pipe();
     let cli = cli::parse();
     match cmd::dispatch(cli) {
-        Ok(cmd::Outcome::Pass) => ExitCode::from(0),
-        Ok(cmd::Outcome::Fail) => ExitCode::from(1),
+        Ok(cmd::Outcome::Pass) => {
+            termination::write_from_env(Ok(true));
+            ExitCode::from(0)
+        }
+        Ok(cmd::Outcome::Fail) => {
+            termination::write_from_env(Ok(false));
+            ExitCode::from(1)
+        }
         Err(err) => {
             if is_broken_pipe(&err) {
                 return ExitCode::from(0);
             }
-            eprintln!("error: {err:#}");
+            let msg = format!("{err:#}");
+            termination::write_from_env(Err(&msg));
+            eprintln!("error: {msg}");
             ExitCode::from(2)
         }
     }

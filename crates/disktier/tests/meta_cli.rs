@@ -103,3 +103,40 @@ fn broken_pipe_is_not_an_error() {
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Fleet's Jobs set DISKTIER_TERMINATION_LOG=/dev/termination-log: the node command leaves its
+/// short verdict there, one line, for the container's termination message.
+#[test]
+fn the_termination_log_gets_the_short_verdict_or_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("termination-log");
+    // A usage error (exit 2): the error line.
+    let out = assert_cmd::Command::cargo_bin("disktier")
+        .unwrap()
+        .env("DISKTIER_TERMINATION_LOG", &log)
+        .args(["--no-save", "check", "etcd"])
+        .arg(dir.path().join("missing"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let msg = std::fs::read_to_string(&log).unwrap();
+    assert!(msg.starts_with("error: "), "{msg}");
+    assert!(!msg.contains('\n'), "{msg:?}");
+    // A measured verdict: pass or fail, matching the exit status.
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let out = assert_cmd::Command::cargo_bin("disktier")
+        .unwrap()
+        .env("DISKTIER_TERMINATION_LOG", &log)
+        .args(["--no-save", "--quiet", "check", "etcd"])
+        .arg(&data)
+        .arg("--quick")
+        .output()
+        .unwrap();
+    let msg = std::fs::read_to_string(&log).unwrap();
+    match out.status.code() {
+        Some(0) => assert_eq!(msg, "verdict: pass"),
+        Some(1) => assert_eq!(msg, "verdict: fail"),
+        c => panic!("{c:?}: {}", String::from_utf8_lossy(&out.stderr)),
+    }
+}

@@ -675,6 +675,16 @@ fn job_failed(j: &Job) -> Option<(String, String)> {
     ))
 }
 
+/// The verdict a node command wrote to its termination log (`verdict: pass|fail`, see the
+/// binary's `termination` module), if the message is one.
+fn message_verdict(msg: &str) -> Option<bool> {
+    match msg.trim() {
+        "verdict: pass" => Some(true),
+        "verdict: fail" => Some(false),
+        _ => None,
+    }
+}
+
 fn cut(s: &str, n: usize) -> String {
     let s = s.trim();
     match s.char_indices().nth(n) {
@@ -726,7 +736,18 @@ async fn collect(pods: &Api<Pod>, pod: &str, t: Terminated, r: &mut NodeReport) 
             r.figures = f;
             r.result = Some(value);
         }
-        (0 | 1, Err(e)) => r.reason = Some(format!("exit {}: {e}", t.exit_code)),
+        (0 | 1, Err(e)) => match t.message.as_deref().and_then(message_verdict) {
+            // The log was cut or unreadable as a document, but the node command left its
+            // short verdict in the termination message: keep the verdict, say why no figures.
+            Some(pass) => {
+                r.status = if pass { Status::Pass } else { Status::Fail };
+                r.verdict = Some(if pass { "pass" } else { "fail" });
+                r.reason = Some(format!(
+                    "verdict from the termination message; no figures: {e}"
+                ));
+            }
+            None => r.reason = Some(format!("exit {}: {e}", t.exit_code)),
+        },
         (code, _) => {
             r.reason = Some(format!(
                 "the node command failed (exit {code}{}): {}",
@@ -762,6 +783,14 @@ mod tests {
             }),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_termination_message_carries_the_verdict() {
+        assert_eq!(message_verdict("verdict: pass\n"), Some(true));
+        assert_eq!(message_verdict("verdict: fail"), Some(false));
+        assert_eq!(message_verdict("error: no such directory"), None);
+        assert_eq!(message_verdict("verdict: passed"), None);
     }
 
     #[test]

@@ -6,8 +6,9 @@ use crate::command::NodeCommand;
 use crate::error::{FleetError, Result};
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, EmptyDirVolumeSource, HostPathVolumeSource, Namespace, PodSpec,
-    PodTemplateSpec, ResourceRequirements, SecurityContext, Toleration, Volume, VolumeMount,
+    Capabilities, Container, EmptyDirVolumeSource, EnvVar, EnvVarSource, HostPathVolumeSource,
+    Namespace, ObjectFieldSelector, PodSpec, PodTemplateSpec, ResourceRequirements,
+    SecurityContext, Toleration, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -172,6 +173,30 @@ fn resources() -> ResourceRequirements {
     }
 }
 
+/// The node command's environment: `NODE_NAME` (downward API) labels its metrics with the node,
+/// and `DISKTIER_TERMINATION_LOG` makes it leave its short verdict in the file the kubelet turns
+/// into the container's termination message (the default `terminationMessagePath`).
+fn env() -> Vec<EnvVar> {
+    vec![
+        EnvVar {
+            name: "NODE_NAME".into(),
+            value_from: Some(EnvVarSource {
+                field_ref: Some(ObjectFieldSelector {
+                    field_path: "spec.nodeName".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        EnvVar {
+            name: "DISKTIER_TERMINATION_LOG".into(),
+            value: Some("/dev/termination-log".into()),
+            ..Default::default()
+        },
+    ]
+}
+
 /// Control planes carry these taints; a pod pinned with `nodeName` bypasses the scheduler but
 /// the kubelet still rejects pods that do not tolerate NoSchedule/NoExecute taints
 /// (Kubernetes docs, "Taints and Tolerations"; `master` on clusters before 1.24 and OpenShift).
@@ -283,6 +308,7 @@ pub fn job(cfg: &JobConfig, node: &str) -> Job {
                         image: Some(cfg.image.clone()),
                         image_pull_policy: Some(cfg.pull_policy.as_str().into()),
                         args: Some(cfg.command.container_args()),
+                        env: Some(env()),
                         resources: Some(resources()),
                         security_context: Some(security_context(&cfg.command)),
                         termination_message_policy: Some("FallbackToLogsOnError".into()),
@@ -370,6 +396,10 @@ mod tests {
         assert_eq!(pod["restartPolicy"], "Never");
         let c = &pod["containers"][0];
         assert_eq!(c["terminationMessagePolicy"], "FallbackToLogsOnError");
+        assert_eq!(c["env"][0]["name"], "NODE_NAME");
+        assert_eq!(c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName");
+        assert_eq!(c["env"][1]["name"], "DISKTIER_TERMINATION_LOG");
+        assert_eq!(c["env"][1]["value"], "/dev/termination-log");
         assert_eq!(c["securityContext"]["capabilities"]["drop"][0], "ALL");
         assert!(c["securityContext"].get("privileged").is_none());
         assert_eq!(c["volumeMounts"][0]["mountPath"], "/var/lib/etcd");
