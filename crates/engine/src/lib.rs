@@ -6,6 +6,8 @@ pub mod error;
 pub mod fio;
 pub mod host;
 pub mod job;
+pub mod jobfile;
+pub mod jobset;
 pub mod layout;
 pub mod plan;
 pub mod profile;
