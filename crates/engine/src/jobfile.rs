@@ -217,6 +217,16 @@ struct RawSection {
 
 /// Parses `text` (named `source_name` in errors).
 pub fn parse(text: &str, source_name: &str) -> Result<JobFile, JobFileError> {
+    parse_mode(text, source_name, false)
+}
+
+/// Parses a file that fio will run (`--engine fio`): options disktier does not know are left
+/// out instead of refused (fio reads them), so that the jobs' targets can still be checked.
+pub fn parse_for_fio(text: &str, source_name: &str) -> Result<JobFile, JobFileError> {
+    parse_mode(text, source_name, true)
+}
+
+fn parse_mode(text: &str, source_name: &str, lenient: bool) -> Result<JobFile, JobFileError> {
     let src = || source_name.to_string();
     if text.len() > MAX_FILE_BYTES {
         return Err(JobFileError::TooBig {
@@ -296,6 +306,9 @@ pub fn parse(text: &str, source_name: &str) -> Result<JobFile, JobFileError> {
             || STRUCTURE.contains(&key)
             || IGNORED.contains(&key)
             || matches!(key, "filename" | "directory" | "name");
+        if !known && lenient {
+            continue;
+        }
         if !known {
             return Err(JobFileError::Unsupported {
                 source_name: src(),
@@ -546,6 +559,14 @@ mod tests {
             assert!(e.contains(want), "{text:?}: {e}");
             assert!(e.starts_with("t.fio"), "{e}");
         }
+    }
+
+    #[test]
+    fn fio_mode_skips_unknown_options_but_keeps_the_structure() {
+        let f = parse_for_fio("[a]\nverify=crc32c\nrw=write\n[b]\nstonewall\n", "t").unwrap();
+        assert_eq!(f.jobs[0].options.len(), 1);
+        assert_eq!(f.run_sets().len(), 2);
+        assert!(parse_for_fio("include x\n[a]\n", "t").is_err());
     }
 
     #[test]
