@@ -201,8 +201,7 @@ fn flag(o: &JobOption, source_name: &str) -> Result<bool, JobFileError> {
 fn valid_section_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 64
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && s != "."
         && s != ".."

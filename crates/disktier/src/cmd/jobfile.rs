@@ -142,9 +142,11 @@ fn load(path: &Path, lenient: bool) -> anyhow::Result<(String, JobFile)> {
 }
 
 /// One job's figures in the output.
-struct JobOut {
+pub struct JobOut {
     name: String,
     group: u32,
+    /// Seconds from the start of the file's run to the start of this job's run set (native).
+    start_s: Option<f64>,
     measured: Measured,
 }
 
@@ -172,7 +174,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
     let mut notes = Vec::new();
     for fj in &file.jobs {
         let (job, libaio) = to_job(&src, fj, lenient)?;
-        if libaio && !notes.iter().any(|n: &String| n == LIBAIO_NOTE) {
+        if libaio && !lenient && !notes.iter().any(|n: &String| n == LIBAIO_NOTE) {
             notes.push(LIBAIO_NOTE.to_string());
         }
         jobs.push(job);
@@ -198,7 +200,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
     };
     progress::clear();
     let interrupted = outs.iter().any(|o| o.measured.doc.interrupted);
-    let value = document(&src, engine, &started_at, &file, &outs, &notes);
+    let reporting = |g: u32| file.jobs.iter().any(|j| j.group == g && j.group_reporting);
+    let value = document(&src, engine, &started_at, &reporting, &outs, &notes);
     if ctx.json() {
         super::print_json(&value)?;
     } else {
@@ -216,16 +219,19 @@ pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
 /// Runs the run sets in order, the jobs of each at the same time.
 fn run_native(file: &JobFile, jobs: &[Job], opts: &RunOptions) -> anyhow::Result<Vec<JobOut>> {
     let mut outs = Vec::new();
+    let t0 = std::time::Instant::now();
     for set in file.run_sets() {
         if opts.stop.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
+        let start_s = t0.elapsed().as_secs_f64();
         let these: Vec<Job> = set.iter().map(|&i| jobs[i].clone()).collect();
         let ms = jobset::run_together(&these, opts)?;
         for (i, m) in set.iter().zip(ms) {
             outs.push(JobOut {
                 name: file.jobs[*i].name.clone(),
                 group: file.jobs[*i].group,
+                start_s: Some(start_s),
                 measured: m,
             });
         }
@@ -256,9 +262,52 @@ fn run_fio(path: &Path, opts: &RunOptions) -> anyhow::Result<Vec<JobOut>> {
         .map(|j| JobOut {
             name: j.name,
             group: j.group,
+            start_s: None,
             measured: j.measured,
         })
         .collect())
+}
+
+/// fio's JSON of a job file (`disktier import fio --jobs`) as the document `bench JOBFILE`
+/// saves.
+pub fn import_document(v: &Value, source_name: &str) -> anyhow::Result<Value> {
+    let outs: Vec<JobOut> = fio::jobs(v, source_name, &DocContext::default())?
+        .into_iter()
+        .map(|j| JobOut {
+            name: j.name,
+            group: j.group,
+            start_s: None,
+            measured: j.measured,
+        })
+        .collect();
+    // fio's JSON leaves flag options (group_reporting, stonewall) out of its option lists; with
+    // group_reporting it prints one entry per group, so a group of one entry is reported as one.
+    let reporting = |g: u32| outs.iter().filter(|o| o.group == g).count() == 1;
+    let started = outs
+        .first()
+        .map(|o| o.measured.doc.started_at.clone())
+        .unwrap_or_default();
+    Ok(document(
+        source_name,
+        "fio",
+        &started,
+        &reporting,
+        &outs,
+        &["imported from fio's JSON: host facts are unknown".to_string()],
+    ))
+}
+
+/// Prints an imported job-file document and saves it (kind "import").
+pub fn finish_import(ctx: &Ctx, value: &Value) -> anyhow::Result<()> {
+    if ctx.json() {
+        super::print_json(value)?;
+    } else {
+        print!("{}", render(value));
+    }
+    if let Some(id) = super::save::save_run(ctx, "import", value)? {
+        ctx.note(format!("saved as run {id}"));
+    }
+    Ok(())
 }
 
 /// The run as one document: `jobs` (`{name, group, results, ...}`, each `results` shaped as
@@ -268,7 +317,7 @@ fn document(
     src: &str,
     engine: &str,
     started_at: &str,
-    file: &JobFile,
+    reporting: &dyn Fn(u32) -> bool,
     outs: &[JobOut],
     notes: &[String],
 ) -> Value {
@@ -279,6 +328,8 @@ fn document(
             json!({
                 "name": o.name,
                 "group": o.group,
+                "start_s": o.start_s,
+                "started_at": d.started_at,
                 "job": d.job,
                 "target": d.target,
                 "duration_s": d.duration_s,
@@ -295,14 +346,13 @@ fn document(
         .map(|g| {
             let members: Vec<&JobOut> = outs.iter().filter(|o| o.group == *g).collect();
             let ms: Vec<&Measured> = members.iter().map(|o| &o.measured).collect();
-            let reporting = file
-                .jobs
-                .iter()
-                .any(|j| j.group == *g && j.group_reporting);
+            let mut names: Vec<&str> = members.iter().map(|o| o.name.as_str()).collect();
+            // fio lists each numjobs clone without group_reporting: name each job once.
+            names.dedup();
             json!({
                 "group": g,
-                "jobs": members.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
-                "group_reporting": reporting,
+                "jobs": names,
+                "group_reporting": reporting(*g),
                 "results": jobset::merge_results(&ms),
             })
         })
@@ -437,7 +487,11 @@ mod tests {
         assert_eq!(jobs[0].name, "a");
         assert_eq!(jobs[0].numjobs, 3);
         assert!(jobs[0].direct);
-        assert_eq!(jobs[0].ioengine, IoEngineKind::Psync, "fio's default engine");
+        assert_eq!(
+            jobs[0].ioengine,
+            IoEngineKind::Psync,
+            "fio's default engine"
+        );
         assert_eq!(jobs[0].target, Path::new("/tmp"));
         assert_eq!(jobs[1].fdatasync, 1);
         assert_eq!(jobs[1].runtime, Some(std::time::Duration::from_secs(2)));
@@ -462,8 +516,13 @@ mod tests {
         let e = parse("[a]\nrw=write\nbs=2300\ndirect=1\n")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("line 3: job [a]") && e.contains("bs=2300"), "{e}");
-        let e = parse("[a]\nfsync=1\nfdatasync=1\n").unwrap_err().to_string();
+        assert!(
+            e.contains("line 3: job [a]") && e.contains("bs=2300"),
+            "{e}"
+        );
+        let e = parse("[a]\nfsync=1\nfdatasync=1\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 3"), "{e}");
     }
 }
