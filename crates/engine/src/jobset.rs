@@ -94,9 +94,12 @@ fn merge_dir(parts: &[(&DirStats, Option<&Histogram<u64>>)]) -> Option<DirStats>
     Some(out)
 }
 
+/// One direction of a measurement: its figures and its histogram.
+type DirOf = for<'a> fn(&'a Measured) -> (Option<&'a DirStats>, Option<&'a Histogram<u64>>);
+
 /// The figures of jobs that ran together, as one (fio's `group_reporting`).
 pub fn merge_results(ms: &[&Measured]) -> Results {
-    let dir = |pick: fn(&Measured) -> (Option<&DirStats>, Option<&Histogram<u64>>)| {
+    let dir = |pick: DirOf| {
         let parts: Vec<_> = ms
             .iter()
             .filter_map(|m| {
