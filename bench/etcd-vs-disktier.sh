@@ -75,7 +75,7 @@ for fs in $FSS; do
     m0=$(curl -s http://127.0.0.1:$((PORT+2))/metrics)
     ETCDCTL_API=3 etcdctl --endpoints http://127.0.0.1:$PORT check perf --load=s >/dev/null 2>&1 || true
     m1=$(curl -s http://127.0.0.1:$((PORT+2))/metrics)
-    kill $ETCD_PID; wait $ETCD_PID 2>/dev/null || true; ETCD_PID=""
+    kill $ETCD_PID 2>/dev/null || true; wait $ETCD_PID 2>/dev/null || true; ETCD_PID=""
     # The load's interval only: the later scrape minus the earlier one.
     delta() { python3 -c 'import sys,re
 a={};o=[]

@@ -142,7 +142,10 @@ fn wal(
     let dir = File::open(&spec.dir).map_err(|e| io_err(&spec.dir, "read", e))?;
     let open_segment = |n: u32| -> Result<File, EngineError> {
         let p = spec.dir.join(format!("disktier-etcd-wal.{n}"));
-        files.lock().unwrap_or_else(|e| e.into_inner()).push(p.clone());
+        files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(p.clone());
         let f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -234,7 +237,10 @@ fn backend(
     deadline: Instant,
 ) -> Result<DbOut, EngineError> {
     let p = spec.dir.join("disktier-etcd-db");
-    files.lock().unwrap_or_else(|e| e.into_inner()).push(p.clone());
+    files
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(p.clone());
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
