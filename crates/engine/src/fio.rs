@@ -895,6 +895,55 @@ pub fn import_file(path: &Path, index: usize, ctx: DocContext) -> Result<FioMeas
     import_text(&text, &name, index, ctx)
 }
 
+/// One job of fio's output of a job file, as the native engine's [`crate::Measured`].
+#[derive(Debug, Clone)]
+pub struct FioJob {
+    /// fio's `jobname` (with `group_reporting`, the group's first job).
+    pub name: String,
+    /// fio's `groupid`.
+    pub group: u32,
+    pub measured: crate::run::Measured,
+}
+
+/// Every job in fio's JSON `v` (the output of a job file), with its group and, for json+
+/// output, its latency histograms (read and write completion latency, sync latency).
+pub fn jobs(v: &Value, source_name: &str, ctx: &DocContext) -> Result<Vec<FioJob>, FioError> {
+    let n = v.get("jobs").and_then(Value::as_array).map_or(0, Vec::len);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let j = &v["jobs"][i];
+        let mut doc = to_run_doc(v, i, source_name, ctx.clone())?;
+        // The "holds N jobs" warning is about importing one job of many: here all are kept.
+        doc.warnings.retain(|w| !w.contains("--group_reporting"));
+        let hist = |dir: &str| {
+            j.get(dir)
+                .and_then(|d| d.get("clat_ns"))
+                .and_then(histogram)
+        };
+        let read_hist = doc.results.read.as_ref().and(hist("read"));
+        let write_hist = doc.results.write.as_ref().and(hist("write"));
+        out.push(FioJob {
+            name: j
+                .get("jobname")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string(),
+            group: j
+                .get("groupid")
+                .and_then(Value::as_u64)
+                .and_then(|g| u32::try_from(g).ok())
+                .unwrap_or(0),
+            measured: crate::run::Measured {
+                read_hist,
+                write_hist,
+                sync_hist: sync_histogram(v, i),
+                doc,
+            },
+        });
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,9 +3,12 @@
 //! versioned result document every other part of disktier reads.
 
 pub mod error;
+pub mod etcdserver;
 pub mod fio;
 pub mod host;
 pub mod job;
+pub mod jobfile;
+pub mod jobset;
 pub mod layout;
 pub mod plan;
 pub mod profile;

@@ -826,7 +826,7 @@ fn mem_total() -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
-pub(crate) fn now_rfc3339() -> String {
+pub fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()

@@ -397,7 +397,10 @@ mod tests {
         let c = &pod["containers"][0];
         assert_eq!(c["terminationMessagePolicy"], "FallbackToLogsOnError");
         assert_eq!(c["env"][0]["name"], "NODE_NAME");
-        assert_eq!(c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"], "spec.nodeName");
+        assert_eq!(
+            c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"],
+            "spec.nodeName"
+        );
         assert_eq!(c["env"][1]["name"], "DISKTIER_TERMINATION_LOG");
         assert_eq!(c["env"][1]["value"], "/dev/termination-log");
         assert_eq!(c["securityContext"]["capabilities"]["drop"][0], "ALL");

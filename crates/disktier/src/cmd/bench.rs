@@ -43,7 +43,8 @@ pub struct RunArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// File, directory (per-job files are created in it) or block device to run on.
+    /// File, directory (per-job files are created in it) or block device to run on; or a fio
+    /// job file (`*.fio`, or a file that starts with a `[section]`) to run its jobs.
     pub target: PathBuf,
     /// A built-in profile: etcd, etcd-openshift, write-iops, read-iops, write-throughput,
     /// read-throughput, latency, small-files. Job options override its settings.
@@ -140,6 +141,9 @@ fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    if super::jobfile::is_job_file(&args.target) {
+        return super::jobfile::run(ctx, &args);
+    }
     let profile = args.profile.as_deref().map(jobargs::profile).transpose()?;
     let io_log = match &args.trace {
         Some(_) if args.run.engine == EngineChoice::Fio => {

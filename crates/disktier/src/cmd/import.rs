@@ -28,8 +28,17 @@ pub struct FioArgs {
     #[arg(long, short = 'p', value_name = "NAME")]
     pub profile: Option<String>,
     /// Which job of the file to import, when fio ran several without --group_reporting.
-    #[arg(long, default_value_t = 0, value_name = "INDEX")]
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "INDEX",
+        conflicts_with = "jobs"
+    )]
     pub job: usize,
+    /// Import every job (fio's output of a job file) as one run with a `jobs` list and the
+    /// reporting groups, as `disktier bench JOBFILE` saves it.
+    #[arg(long)]
+    pub jobs: bool,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
@@ -45,6 +54,22 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
         // The host that ran fio is not in its JSON: left empty rather than guessed.
         ..DocContext::default()
     };
+    if a.jobs {
+        let (text, name) = if a.file.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+            (text, "standard input".to_string())
+        } else {
+            let name = a.file.display().to_string();
+            let text = std::fs::read_to_string(&a.file)
+                .map_err(|e| anyhow::anyhow!("cannot read {name}: {e}"))?;
+            (text, name)
+        };
+        let v = fio::parse(&text, &name)?;
+        let value = super::jobfile::import_document(&v, &name)?;
+        super::jobfile::finish_import(ctx, &value)?;
+        return Ok(Outcome::Pass);
+    }
     let m = if a.file.as_os_str() == "-" {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;

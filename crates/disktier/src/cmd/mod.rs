@@ -14,6 +14,7 @@ pub mod history;
 pub mod import;
 pub mod interfere;
 pub mod jobargs;
+pub mod jobfile;
 pub mod meta;
 pub mod plan;
 pub mod price;

@@ -1,0 +1,78 @@
+//! `disktier check etcd --profile etcd-server` on a real xfs loop device: both streams ran at
+//! their rates, the verdict is the WAL fdatasync p99 and the backend commit p99 is the second
+//! figure. (How close it comes to real etcd is bench/etcd-vs-disktier.sh's question.)
+
+use assert_cmd::Command;
+use disktier_testkit::{require_loop, LoopDev};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_disktier"))
+}
+
+#[test]
+fn etcd_server_profile_judges_wal_syncs_and_backend_commits() {
+    if !require_loop() {
+        return;
+    }
+    let dev = LoopDev::new(400 << 20);
+    let m = dev.mkfs_mount("xfs");
+    let out = Command::new(bin())
+        .args(["--format", "json", "--no-save", "check", "etcd"])
+        .arg(&m.dir)
+        .args(["--profile", "etcd-server", "--quick", "--threshold", "10s"])
+        .output()
+        .unwrap();
+    let code = out.status.code();
+    assert!(
+        matches!(code, Some(0) | Some(1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["profile"], "etcd-server");
+    assert_eq!(v["verdicts"][0]["name"], "etcd");
+    assert_eq!(v["verdicts"][0]["metric"], "sync.p99");
+    let commit = v["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "etcd-backend-commit")
+        .expect("a backend commit verdict");
+    assert_eq!(commit["threshold"], 25e6);
+    // Exit 0 exactly when both figures are within their limits (the WAL's is 10 s here).
+    let all_pass = v["verdicts"][0]["pass"] == true && commit["pass"] == true;
+    assert_eq!(code == Some(0), all_pass, "{v}");
+    // 10 s: 150 proposals/s batched into at most 1500 WAL syncs; a commit every 100 ms.
+    let syncs = v["results"]["sync"]["ios"].as_u64().unwrap();
+    assert!((100..=1501).contains(&syncs), "{syncs}");
+    let commits = v["backend_commit"]["ios"].as_u64().unwrap();
+    assert!((50..=101).contains(&commits), "{commits}");
+    assert_eq!(v["backend_fdatasync"]["ios"].as_u64().unwrap(), 2 * commits);
+    assert_eq!(
+        commit["value"].as_f64().unwrap(),
+        v["backend_commit"]["lat_ns"]["percentiles"]["99"]
+            .as_f64()
+            .unwrap()
+    );
+    // Nothing left behind.
+    assert_eq!(std::fs::read_dir(&m.dir).unwrap().count(), 0);
+
+    // It is a model, not a fio job: job options and --engine fio are refused.
+    for extra in [&["--bs", "4k"][..], &["--engine", "fio"][..]] {
+        let out = Command::new(bin())
+            .args(["--no-save", "check", "etcd"])
+            .arg(&m.dir)
+            .args(["--profile", "etcd-server"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("etcd-server") && err.contains("--profile etcd"),
+            "{err}"
+        );
+    }
+}

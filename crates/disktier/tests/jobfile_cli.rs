@@ -1,0 +1,236 @@
+//! `disktier bench JOBFILE` on a real xfs loop device, side by side with fio on the same small
+//! job file: the same jobs, groups, stonewall order, numjobs counts and group_reporting
+//! aggregation. (How close the figures are is a benchmark's question: bench/jobfile-vs-fio.sh.)
+//! Also the errors (an unsupported option names its line, exit 2) and `import fio --jobs`.
+
+use assert_cmd::Command;
+use disktier_testkit::{have, require, require_loop, LoopDev};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_disktier"))
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// Two readers (numjobs=2) and an fdatasync writer together; after a stonewall, a libaio
+/// random writer at iodepth 4 reported as its group.
+fn job_file(dir: &Path) -> String {
+    format!(
+        "; written for disktier's tests\n[global]\ndirectory={}\nsize=8m\nbs=4k\ndirect=1\nruntime=1\ntime_based\n\n[reader]\nrw=randread\nnumjobs=2\n\n[writer]\nrw=write\nfdatasync=1\nioengine=sync\n\n[after]\nstonewall\ngroup_reporting\nrw=randwrite\nioengine=libaio\niodepth=4\n",
+        dir.display()
+    )
+}
+
+fn names(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn f64_of(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn job_file_runs_groups_like_fio() {
+    if !require_loop() || !require(have("fio"), "fio") {
+        return;
+    }
+    let dev = LoopDev::new(400 << 20);
+    let m = dev.mkfs_mount("xfs");
+    let data = m.dir.join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = m.dir.join("groups.fio");
+    std::fs::write(&file, job_file(&data)).unwrap();
+
+    // Native.
+    let out = Command::new(bin())
+        .args(["--format", "json", "--no-save", "bench"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let v = json_of(&out);
+    assert_eq!(v["kind"], "jobfile");
+    assert_eq!(v["engine"], "disktier");
+    let jobs = v["jobs"].as_array().unwrap();
+    let job_names: Vec<&str> = jobs.iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert_eq!(job_names, ["reader", "writer", "after"]);
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    assert_eq!(names(&groups[0]["jobs"]), ["reader", "writer"]);
+    assert_eq!(names(&groups[1]["jobs"]), ["after"]);
+    assert_eq!(groups[0]["group_reporting"], false);
+    assert_eq!(groups[1]["group_reporting"], true);
+    assert_eq!(jobs[0]["job"]["numjobs"], 2);
+    assert_eq!(
+        jobs[2]["job"]["ioengine"], "io_uring",
+        "libaio runs through io_uring"
+    );
+    assert_eq!(jobs[2]["job"]["iodepth"], 4);
+    assert!(v["notes"][0].as_str().unwrap().contains("libaio"));
+    // The writer synced, the readers did not; each result is shaped as bench's.
+    assert!(jobs[1]["results"]["sync"]["ios"].as_u64().unwrap() > 0);
+    assert!(jobs[0]["results"]["write"].is_null());
+    for j in jobs {
+        assert!(j["results"]["cpu"].is_object(), "{j}");
+    }
+    // Jobs of one group started together; the stonewalled one after both had finished.
+    let start = |i: usize| f64_of(&jobs[i]["start_s"]);
+    let dur = |i: usize| f64_of(&jobs[i]["duration_s"]);
+    assert_eq!(start(0), start(1));
+    assert!(
+        start(2) >= start(0) + dur(0).max(dur(1)) - 0.05,
+        "stonewall: {} vs {} + {}",
+        start(2),
+        start(0),
+        dur(0)
+    );
+    // Group 0 is the sum of its jobs (counts add, latencies merge).
+    let g0 = &groups[0]["results"];
+    assert_eq!(
+        g0["read"]["ios"].as_u64().unwrap(),
+        jobs[0]["results"]["read"]["ios"].as_u64().unwrap()
+    );
+    assert_eq!(
+        g0["write"]["ios"].as_u64().unwrap(),
+        jobs[1]["results"]["write"]["ios"].as_u64().unwrap()
+    );
+    let g1 = &groups[1]["results"]["write"];
+    assert_eq!(g1["ios"], jobs[2]["results"]["write"]["ios"]);
+    // The table says which job is which and folds the group_reporting group.
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("group 0: reader, writer"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("writer ") && l.contains("sync")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("group 1 ") && l.contains("write")),
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("after ")), "{text}");
+
+    // The same file through fio: the same structure. Without group_reporting fio reports each
+    // numjobs clone on its own; with it, one entry for the group.
+    let out = Command::new(bin())
+        .args(["--format", "json", "--no-save", "bench", "--engine", "fio"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let f = json_of(&out);
+    assert_eq!(f["engine"], "fio");
+    let fjobs = f["jobs"].as_array().unwrap();
+    let count = |n: &str| fjobs.iter().filter(|j| j["name"] == n).count();
+    assert_eq!(
+        (count("reader"), count("writer"), count("after")),
+        (2, 1, 1)
+    );
+    let fgroups = f["groups"].as_array().unwrap();
+    assert_eq!(fgroups.len(), 2);
+    assert_eq!(names(&fgroups[0]["jobs"]), ["reader", "writer"]);
+    assert_eq!(names(&fgroups[1]["jobs"]), ["after"]);
+    assert!(
+        f["notes"].as_array().unwrap().is_empty(),
+        "fio runs libaio itself"
+    );
+    let fr: u64 = fjobs
+        .iter()
+        .filter(|j| j["name"] == "reader")
+        .map(|j| j["results"]["read"]["ios"].as_u64().unwrap())
+        .sum();
+    assert_eq!(fgroups[0]["results"]["read"]["ios"].as_u64().unwrap(), fr);
+    assert!(fjobs[2]["results"]["sync"]["ios"].as_u64().unwrap() > 0);
+
+    // fio's own JSON of the file imports the same way.
+    let fio_json = m.dir.join("fio.json");
+    let st = std::process::Command::new("fio")
+        .arg("--output-format=json")
+        .arg(format!("--output={}", fio_json.display()))
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = Command::new(bin())
+        .args(["--format", "json", "--no-save", "import", "fio", "--jobs"])
+        .arg(&fio_json)
+        .output()
+        .unwrap();
+    let i = json_of(&out);
+    assert_eq!(i["kind"], "jobfile");
+    let ig = i["groups"].as_array().unwrap();
+    assert_eq!(ig.len(), 2);
+    assert_eq!(ig[1]["group_reporting"], true);
+    assert_eq!(names(&ig[0]["jobs"]), ["reader", "writer"]);
+    assert_eq!(i["jobs"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn unsupported_options_name_their_line_and_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("bad.fio");
+    std::fs::write(
+        &file,
+        format!(
+            "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\nverify=crc32c\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 6") && err.contains("`verify`") && err.contains("--engine fio"),
+        "{err}"
+    );
+    // Job options on the command line do not mix with a job file.
+    let good = d.path().join("good.fio");
+    std::fs::write(&good, "[a]\nrw=read\nsize=1m\n").unwrap();
+    let out = Command::new(bin())
+        .args(["--no-save", "bench", "--bs", "8k"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--bs") && err.contains("[global]"), "{err}");
+    // A bad value names its line too.
+    std::fs::write(&good, "[a]\nrw=read\n\nbs=4q\n").unwrap();
+    let out = Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("line 4: bs=4q"), "{err}");
+}

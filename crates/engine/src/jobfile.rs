@@ -1,0 +1,591 @@
+//! fio job files (fio HOWTO, "Job file format"): `[global]` and job sections of `key=value`
+//! lines, and the options that say which jobs run together (`stonewall`, `new_group`) and how
+//! they are reported (`group_reporting`, `numjobs`).
+//!
+//! This module owns the file's structure: sections, comments, option lines, groups. It does not
+//! give values their meaning: each job comes out as the list of its options (the `[global]`
+//! sections before it, overlaid with its own), and the caller reads them with the same option
+//! parser as the command line's, so a job file accepts exactly what `disktier bench --OPTION`
+//! accepts. The parse is bounded: the file's size, a line's length, the number of sections and
+//! of options, and `include` (fio's `include FILE`) is refused rather than followed.
+
+use std::collections::BTreeMap;
+
+/// Largest job file read (fio's own example files are a few KiB).
+pub const MAX_FILE_BYTES: usize = 1 << 20;
+/// Longest line (fio reads lines into a 4 KiB buffer: `OPT_LEN_MAX` is 8192 in fio's parse.h;
+/// disktier keeps the smaller bound).
+pub const MAX_LINE: usize = 4096;
+/// Most sections, `[global]` included.
+pub const MAX_SECTIONS: usize = 64;
+/// Most options in one section.
+pub const MAX_OPTIONS: usize = 128;
+
+/// The job options disktier runs, with fio's names: the command line's job options
+/// (`--rw` is `rw`). The caller parses their values.
+pub const JOB_OPTIONS: &[&str] = &[
+    "rw",
+    "rwmixread",
+    "bs",
+    "size",
+    "offset",
+    "numjobs",
+    "iodepth",
+    "ioengine",
+    "direct",
+    "fsync",
+    "fdatasync",
+    "runtime",
+    "time_based",
+    "ramp_time",
+    "randseed",
+    "iodepth_batch_submit",
+    "cpus_allowed",
+    "norandommap",
+];
+
+/// fio's other spellings of the same options.
+const ALIASES: &[(&str, &str)] = &[
+    ("readwrite", "rw"),
+    ("blocksize", "bs"),
+    ("iodepth_batch", "iodepth_batch_submit"),
+    ("wait_for_previous", "stonewall"),
+];
+
+/// Options about structure and reporting, handled here.
+const STRUCTURE: &[&str] = &["stonewall", "new_group", "group_reporting"];
+
+/// Options that change nothing disktier measures: `description` is a comment, `thread` is how
+/// disktier always runs jobs (threads, not processes).
+const IGNORED: &[&str] = &["description", "thread"];
+
+/// A job file that cannot be run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobFileError {
+    #[error("{source_name} is {len} bytes: a job file may be at most {max} bytes")]
+    TooBig {
+        source_name: String,
+        len: usize,
+        max: usize,
+    },
+    #[error("{source_name} line {line}: the line is {len} bytes long; a job file line may be at most {max}")]
+    LineTooLong {
+        source_name: String,
+        line: usize,
+        len: usize,
+        max: usize,
+    },
+    #[error("{source_name} line {line}: more than {max} sections: split the job file")]
+    TooManySections {
+        source_name: String,
+        line: usize,
+        max: usize,
+    },
+    #[error("{source_name} line {line}: more than {max} options in section [{section}]")]
+    TooManyOptions {
+        source_name: String,
+        line: usize,
+        section: String,
+        max: usize,
+    },
+    #[error("{source_name} line {line}: `{text}` is not a section header: write [name] with a name of letters, digits, '-', '_' or '.'")]
+    BadSection {
+        source_name: String,
+        line: usize,
+        text: String,
+    },
+    #[error("{source_name} line {line}: `{key}` comes before any [section]: put options under [global] or a job section")]
+    OutsideSection {
+        source_name: String,
+        line: usize,
+        key: String,
+    },
+    #[error("{source_name} line {line}: fio's `include` is not supported: paste the included file's sections in")]
+    Include { source_name: String, line: usize },
+    #[error("{source_name} line {line}: option `{key}` is not supported by disktier's engine: remove it, or run the file through fio with --engine fio (disktier supports {supported})")]
+    Unsupported {
+        source_name: String,
+        line: usize,
+        key: String,
+        supported: String,
+    },
+    #[error("{source_name} line {line}: {key}={value}: {fix}")]
+    BadValue {
+        source_name: String,
+        line: usize,
+        key: String,
+        value: String,
+        fix: String,
+    },
+    #[error("{source_name} line {line}: job [{name}] appears twice: give each job its own name")]
+    DuplicateJob {
+        source_name: String,
+        line: usize,
+        name: String,
+    },
+    #[error("{source_name} has no job section (only [global] or nothing): add a [name] section")]
+    NoJobs { source_name: String },
+}
+
+/// One option line: fio's canonical name, its value (`None` for a bare flag such as `direct`),
+/// and the line it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobOption {
+    pub key: String,
+    pub value: Option<String>,
+    pub line: usize,
+}
+
+/// A job section, with what it inherits from the `[global]` sections above it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileJob {
+    /// The section's name (fio's `jobname`).
+    pub name: String,
+    /// Line of the section header.
+    pub line: usize,
+    /// Its job options ([`JOB_OPTIONS`] names), globals first, each name at most once (a job's
+    /// own value replaces the global one, in the global one's place).
+    pub options: Vec<JobOption>,
+    /// `filename=` or `directory=`, if given (fio's default: the current directory).
+    pub target: Option<JobOption>,
+    /// Jobs with the same run set start together; a `stonewall` job waits for every earlier
+    /// run set to finish (fio: "wait for preceding jobs in the job file to exit").
+    pub run_set: u32,
+    /// Reporting group (fio's `groupid`): a new one at every `stonewall` or `new_group`.
+    pub group: u32,
+    /// Whether the group's figures are reported as one (fio's `group_reporting`).
+    pub group_reporting: bool,
+}
+
+/// A parsed job file: its jobs in file order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobFile {
+    pub jobs: Vec<FileJob>,
+}
+
+impl JobFile {
+    /// The run sets in order, each the indexes of its jobs.
+    pub fn run_sets(&self) -> Vec<Vec<usize>> {
+        let mut sets: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for (i, j) in self.jobs.iter().enumerate() {
+            sets.entry(j.run_set).or_default().push(i);
+        }
+        sets.into_values().collect()
+    }
+
+    /// The reporting groups in order, each the indexes of its jobs.
+    pub fn groups(&self) -> Vec<Vec<usize>> {
+        let mut g: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for (i, j) in self.jobs.iter().enumerate() {
+            g.entry(j.group).or_default().push(i);
+        }
+        g.into_values().collect()
+    }
+}
+
+/// fio's boolean values: a bare flag or `1`/`0` (fio also takes `true`/`false`, `yes`/`no`, `on`/`off`).
+fn flag(o: &JobOption, source_name: &str) -> Result<bool, JobFileError> {
+    match o.value.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None | Some("1") | Some("true") | Some("yes") | Some("on") => Ok(true),
+        Some("0") | Some("false") | Some("no") | Some("off") => Ok(false),
+        Some(_) => Err(JobFileError::BadValue {
+            source_name: source_name.into(),
+            line: o.line,
+            key: o.key.clone(),
+            value: o.value.clone().unwrap_or_default(),
+            fix: "use 1 or 0 (or the bare option name for 1)".into(),
+        }),
+    }
+}
+
+fn valid_section_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && s != "."
+        && s != ".."
+}
+
+/// A section as written: name, header line, options in order.
+struct RawSection {
+    name: String,
+    line: usize,
+    options: Vec<JobOption>,
+}
+
+/// Parses `text` (named `source_name` in errors).
+pub fn parse(text: &str, source_name: &str) -> Result<JobFile, JobFileError> {
+    parse_mode(text, source_name, false)
+}
+
+/// Parses a file that fio will run (`--engine fio`): options disktier does not know are left
+/// out instead of refused (fio reads them), so that the jobs' targets can still be checked.
+pub fn parse_for_fio(text: &str, source_name: &str) -> Result<JobFile, JobFileError> {
+    parse_mode(text, source_name, true)
+}
+
+fn parse_mode(text: &str, source_name: &str, lenient: bool) -> Result<JobFile, JobFileError> {
+    let src = || source_name.to_string();
+    if text.len() > MAX_FILE_BYTES {
+        return Err(JobFileError::TooBig {
+            source_name: src(),
+            len: text.len(),
+            max: MAX_FILE_BYTES,
+        });
+    }
+    let mut sections: Vec<RawSection> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if raw.len() > MAX_LINE {
+            return Err(JobFileError::LineTooLong {
+                source_name: src(),
+                line,
+                len: raw.len(),
+                max: MAX_LINE,
+            });
+        }
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with('#') || l.starts_with(';') {
+            continue;
+        }
+        if let Some(rest) = l.strip_prefix('[') {
+            let name = rest.strip_suffix(']').map(str::trim).unwrap_or("");
+            if !valid_section_name(name) {
+                return Err(JobFileError::BadSection {
+                    source_name: src(),
+                    line,
+                    text: l.chars().take(80).collect(),
+                });
+            }
+            if sections.len() >= MAX_SECTIONS {
+                return Err(JobFileError::TooManySections {
+                    source_name: src(),
+                    line,
+                    max: MAX_SECTIONS,
+                });
+            }
+            if name != "global" && sections.iter().any(|s| s.name == name) {
+                return Err(JobFileError::DuplicateJob {
+                    source_name: src(),
+                    line,
+                    name: name.into(),
+                });
+            }
+            sections.push(RawSection {
+                name: name.into(),
+                line,
+                options: Vec::new(),
+            });
+            continue;
+        }
+        let (key, value) = match l.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
+            None => (l, None),
+        };
+        let word = key.split_whitespace().next().unwrap_or("");
+        if word == "include" {
+            return Err(JobFileError::Include {
+                source_name: src(),
+                line,
+            });
+        }
+        let key = ALIASES
+            .iter()
+            .find(|(a, _)| *a == key)
+            .map_or(key, |(_, c)| c);
+        let Some(section) = sections.last_mut() else {
+            return Err(JobFileError::OutsideSection {
+                source_name: src(),
+                line,
+                key: key.chars().take(80).collect(),
+            });
+        };
+        let known = JOB_OPTIONS.contains(&key)
+            || STRUCTURE.contains(&key)
+            || IGNORED.contains(&key)
+            || matches!(key, "filename" | "directory" | "name");
+        if !known && lenient {
+            continue;
+        }
+        if !known {
+            return Err(JobFileError::Unsupported {
+                source_name: src(),
+                line,
+                key: key.chars().take(80).collect(),
+                supported: supported_list(),
+            });
+        }
+        if section.options.len() >= MAX_OPTIONS {
+            return Err(JobFileError::TooManyOptions {
+                source_name: src(),
+                line,
+                section: section.name.clone(),
+                max: MAX_OPTIONS,
+            });
+        }
+        section.options.push(JobOption {
+            key: key.to_string(),
+            value,
+            line,
+        });
+    }
+    resolve(sections, source_name)
+}
+
+/// Every option name a job file may use, for the error message.
+fn supported_list() -> String {
+    let mut v: Vec<&str> = JOB_OPTIONS.to_vec();
+    v.extend(STRUCTURE);
+    v.extend(["filename", "directory", "description", "thread"]);
+    v.join(", ")
+}
+
+/// Applies `[global]` sections to the jobs after them and assigns run sets and groups.
+fn resolve(sections: Vec<RawSection>, source_name: &str) -> Result<JobFile, JobFileError> {
+    let mut global: Vec<JobOption> = Vec::new();
+    let mut jobs = Vec::new();
+    let (mut run_set, mut group) = (0u32, 0u32);
+    for s in sections {
+        if s.name == "global" {
+            for o in s.options {
+                if o.key == "name" {
+                    return Err(JobFileError::BadValue {
+                        source_name: source_name.into(),
+                        line: o.line,
+                        key: o.key,
+                        value: o.value.unwrap_or_default(),
+                        fix: "a name belongs to a job section, not [global]".into(),
+                    });
+                }
+                overlay(&mut global, o);
+            }
+            continue;
+        }
+        let mut all = global.clone();
+        for o in s.options {
+            overlay(&mut all, o);
+        }
+        let mut stonewall = false;
+        let mut new_group = false;
+        let mut group_reporting = false;
+        let mut target = None;
+        let mut options = Vec::new();
+        let mut name = s.name.clone();
+        for o in all {
+            match o.key.as_str() {
+                "stonewall" => stonewall = flag(&o, source_name)?,
+                "new_group" => new_group = flag(&o, source_name)?,
+                "group_reporting" => group_reporting = flag(&o, source_name)?,
+                "filename" | "directory" => {
+                    let v = o.value.as_deref().unwrap_or("");
+                    if v.is_empty() || v.contains(':') {
+                        return Err(JobFileError::BadValue {
+                            source_name: source_name.into(),
+                            line: o.line,
+                            key: o.key.clone(),
+                            value: v.into(),
+                            fix: "give one path (fio's `a:b` lists of files are not supported)"
+                                .into(),
+                        });
+                    }
+                    target = Some(o);
+                }
+                "name" => match o.value.as_deref() {
+                    Some(v) if valid_section_name(v) => name = v.to_string(),
+                    v => {
+                        return Err(JobFileError::BadValue {
+                            source_name: source_name.into(),
+                            line: o.line,
+                            key: o.key.clone(),
+                            value: v.unwrap_or("").into(),
+                            fix: "use letters, digits, '-', '_' or '.'".into(),
+                        })
+                    }
+                },
+                k if IGNORED.contains(&k) => {}
+                _ => options.push(o),
+            }
+        }
+        // fio: stonewall also starts a new reporting group; the first job starts group 0.
+        if !jobs.is_empty() {
+            if stonewall {
+                run_set += 1;
+                group += 1;
+            } else if new_group {
+                group += 1;
+            }
+        }
+        jobs.push(FileJob {
+            name,
+            line: s.line,
+            options,
+            target,
+            run_set,
+            group,
+            group_reporting,
+        });
+    }
+    if jobs.is_empty() {
+        return Err(JobFileError::NoJobs {
+            source_name: source_name.into(),
+        });
+    }
+    // fio reports a group as one when any of its jobs asks (group_reporting is usually global).
+    let groups: Vec<u32> = jobs
+        .iter()
+        .filter(|j| j.group_reporting)
+        .map(|j| j.group)
+        .collect();
+    for j in &mut jobs {
+        j.group_reporting = groups.contains(&j.group);
+    }
+    Ok(JobFile { jobs })
+}
+
+/// Sets `o` in `list`, replacing an earlier value of the same option in its place.
+fn overlay(list: &mut Vec<JobOption>, o: JobOption) {
+    match list.iter_mut().find(|x| x.key == o.key) {
+        Some(x) => *x = o,
+        None => list.push(o),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(j: &FileJob) -> Vec<(String, Option<String>)> {
+        j.options
+            .iter()
+            .map(|o| (o.key.clone(), o.value.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn globals_apply_to_later_jobs_and_jobs_override_them() {
+        let f = parse(
+            "; a comment\n[global]\nbs=4k\ndirect=1\nsize=1m\n\n[a]\nrw=randread\n# x\n[b]\nrw=write\nbs=64k\n[global]\niodepth=8\n[c]\nrw=read\n",
+            "t.fio",
+        )
+        .unwrap();
+        assert_eq!(f.jobs.len(), 3);
+        let s = |k: &str, v: &str| (k.to_string(), Some(v.to_string()));
+        assert_eq!(
+            keys(&f.jobs[0]),
+            vec![
+                s("bs", "4k"),
+                s("direct", "1"),
+                s("size", "1m"),
+                s("rw", "randread")
+            ]
+        );
+        assert_eq!(
+            keys(&f.jobs[1]),
+            vec![
+                s("bs", "64k"),
+                s("direct", "1"),
+                s("size", "1m"),
+                s("rw", "write")
+            ]
+        );
+        assert!(keys(&f.jobs[2]).contains(&s("iodepth", "8")));
+        assert!(!keys(&f.jobs[1]).contains(&s("iodepth", "8")));
+        assert_eq!(f.jobs[1].options[0].line, 12);
+        // No stonewall: one run set, one group.
+        assert_eq!(f.run_sets(), vec![vec![0, 1, 2]]);
+        assert_eq!(f.groups(), vec![vec![0, 1, 2]]);
+    }
+
+    #[test]
+    fn stonewall_splits_run_sets_and_new_group_only_reporting() {
+        let f = parse(
+            "[a]\nrw=read\n[b]\nrw=read\n[c]\nstonewall\nrw=write\n[d]\nnew_group\nrw=write\n[e]\nwait_for_previous=1\ngroup_reporting\nrw=read\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(f.run_sets(), vec![vec![0, 1], vec![2, 3], vec![4]]);
+        assert_eq!(f.groups(), vec![vec![0, 1], vec![2], vec![3], vec![4]]);
+        assert!(f.jobs[4].group_reporting && !f.jobs[0].group_reporting);
+    }
+
+    #[test]
+    fn a_global_stonewall_runs_every_job_alone() {
+        let f = parse("[global]\nstonewall\n[a]\n[b]\n[c]\n", "t").unwrap();
+        assert_eq!(f.run_sets().len(), 3);
+        assert_eq!(f.groups().len(), 3);
+    }
+
+    #[test]
+    fn group_reporting_in_one_job_covers_its_group() {
+        let f = parse("[a]\ngroup_reporting\n[b]\n[c]\nstonewall\n", "t").unwrap();
+        assert!(f.jobs[0].group_reporting && f.jobs[1].group_reporting);
+        assert!(!f.jobs[2].group_reporting);
+    }
+
+    #[test]
+    fn aliases_targets_and_ignored_options() {
+        let f = parse(
+            "[j]\nreadwrite=randrw\nblocksize=8k\nfilename=/tmp/x\ndescription=hello world\nthread\nname=other\n",
+            "t",
+        )
+        .unwrap();
+        let j = &f.jobs[0];
+        assert_eq!(j.name, "other");
+        assert_eq!(j.options[0].key, "rw");
+        assert_eq!(j.options[1].key, "bs");
+        assert_eq!(j.options.len(), 2);
+        assert_eq!(j.target.as_ref().unwrap().value.as_deref(), Some("/tmp/x"));
+    }
+
+    #[test]
+    fn errors_name_the_option_and_line() {
+        let cases: &[(&str, &str)] = &[
+            ("[a]\nrw=read\nverify=crc32c\n", "line 3: option `verify`"),
+            ("include other.fio\n[a]\n", "line 1: fio's `include`"),
+            ("bs=4k\n[a]\n", "line 1: `bs` comes before"),
+            ("[a b]\n", "line 1: `[a b]` is not a section"),
+            ("[a\n", "not a section"),
+            ("[a]\n[a]\n", "line 2: job [a] appears twice"),
+            ("[global]\nbs=4k\n", "no job section"),
+            ("", "no job section"),
+            ("[a]\nstonewall=maybe\n", "line 2: stonewall=maybe"),
+            ("[a]\nfilename=/x:/y\n", "line 2: filename=/x:/y"),
+            ("[global]\nname=x\n[a]\n", "line 2: name=x"),
+        ];
+        for (text, want) in cases {
+            let e = parse(text, "t.fio").unwrap_err().to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+            assert!(e.starts_with("t.fio"), "{e}");
+        }
+    }
+
+    #[test]
+    fn fio_mode_skips_unknown_options_but_keeps_the_structure() {
+        let f = parse_for_fio("[a]\nverify=crc32c\nrw=write\n[b]\nstonewall\n", "t").unwrap();
+        assert_eq!(f.jobs[0].options.len(), 1);
+        assert_eq!(f.run_sets().len(), 2);
+        assert!(parse_for_fio("include x\n[a]\n", "t").is_err());
+    }
+
+    #[test]
+    fn bounds_hold() {
+        let long = format!("[a]\nrw={}\n", "x".repeat(MAX_LINE));
+        assert!(matches!(
+            parse(&long, "t"),
+            Err(JobFileError::LineTooLong { line: 2, .. })
+        ));
+        let many: String = (0..=MAX_SECTIONS).map(|i| format!("[j{i}]\n")).collect();
+        assert!(matches!(
+            parse(&many, "t"),
+            Err(JobFileError::TooManySections { .. })
+        ));
+        let opts = format!("[a]\n{}", "bs=4k\n".repeat(MAX_OPTIONS + 1));
+        assert!(matches!(
+            parse(&opts, "t"),
+            Err(JobFileError::TooManyOptions { .. })
+        ));
+        let big = " ".repeat(MAX_FILE_BYTES + 1);
+        assert!(matches!(parse(&big, "t"), Err(JobFileError::TooBig { .. })));
+    }
+}
