@@ -115,7 +115,7 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
     let profile = match a.profile {
         EtcdProfile::Etcd => Profile::Etcd,
         EtcdProfile::EtcdOpenshift => Profile::EtcdOpenshift,
-        EtcdProfile::EtcdServer => return etcd_server(ctx, &a),
+        EtcdProfile::EtcdServer => return etcd_server(ctx, &a, &a_dir),
     };
     let m = bench::measure(
         ctx,
@@ -203,7 +203,7 @@ const BACKEND_COMMIT_NS: u64 = 25_000_000;
 
 /// `check etcd --profile etcd-server`: the WAL fdatasync p99 is the verdict figure, the backend
 /// commit p99 the second one; both must be within their limits.
-fn etcd_server(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
+fn etcd_server(ctx: &Ctx, a: &EtcdArgs, dir: &std::path::Path) -> anyhow::Result<Outcome> {
     if a.job.any() {
         bail!(
             "the etcd-server profile is a model of etcd's two streams, not a fio job: it takes no job options (got {}); drop them or use --profile etcd",
@@ -213,7 +213,7 @@ fn etcd_server(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
     if a.run.engine == bench::EngineChoice::Fio {
         bail!("fio cannot run the etcd-server model (two streams with different shapes): drop --engine fio or use --profile etcd");
     }
-    let spec = disktier_engine::etcdserver::EtcdServerSpec::new(&a.dir, a.quick);
+    let spec = disktier_engine::etcdserver::EtcdServerSpec::new(dir, a.quick);
     let opts = disktier_engine::RunOptions {
         stop: super::progress::stop_flag(),
         quick: a.quick,
@@ -223,7 +223,7 @@ fn etcd_server(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
     ctx.note(format!(
         "running the etcd-server model for {} s in {}",
         spec.runtime.as_secs(),
-        a.dir.display()
+        dir.display()
     ));
     let m = disktier_engine::etcdserver::run(&spec, &opts)?;
     let mut doc = m.doc;
