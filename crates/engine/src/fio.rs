@@ -952,11 +952,37 @@ pub fn import_text(
 /// [`import_text`] on a file.
 pub fn import_file(path: &Path, index: usize, ctx: DocContext) -> Result<FioMeasured, FioError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| FioError::NotJson {
-        source_name: name.clone(),
-        why: format!("cannot read it: {e}"),
-    })?;
+    let text = read_capped(std::fs::File::open(path), &name)?;
     import_text(&text, &name, index, ctx)
+}
+
+/// The largest fio JSON read: 256 MiB (a json+ output with histogram bins for 64 jobs is a few
+/// MiB).
+pub const MAX_JSON: u64 = 256 << 20;
+
+/// Reads at most [`MAX_JSON`] bytes of fio JSON from `input` (a file or standard input).
+pub fn read_capped(
+    input: std::io::Result<impl std::io::Read>,
+    name: &str,
+) -> Result<String, FioError> {
+    use std::io::Read;
+    let cant = |e: std::io::Error| FioError::NotJson {
+        source_name: name.to_string(),
+        why: format!("cannot read it: {e}"),
+    };
+    let mut text = String::new();
+    input
+        .map_err(cant)?
+        .take(MAX_JSON + 1)
+        .read_to_string(&mut text)
+        .map_err(cant)?;
+    if text.len() as u64 > MAX_JSON {
+        return Err(FioError::NotJson {
+            source_name: name.to_string(),
+            why: format!("larger than {} MiB", MAX_JSON >> 20),
+        });
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

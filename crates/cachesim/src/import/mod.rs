@@ -150,18 +150,26 @@ pub fn import<W: Write>(
     let mut t0: Option<u64> = None;
     let mut buf = Vec::with_capacity(256);
     loop {
-        buf.clear();
-        let n = rd
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| TraceError::io(input, e))?;
-        if n == 0 {
+        let Some(whole) =
+            read_line_capped(&mut rd, &mut buf).map_err(|e| TraceError::io(input, e))?
+        else {
             break;
-        }
-        report.lines += 1;
-        let parsed = match std::str::from_utf8(&buf) {
-            Ok(s) => parser.parse(s.trim_end_matches(['\n', '\r'])),
-            Err(_) => Err("not UTF-8 text".to_string()),
         };
+        report.lines += 1;
+        let parsed = if !whole {
+            Err(format!(
+                "line longer than {MAX_LINE} bytes, which no trace format has"
+            ))
+        } else {
+            match std::str::from_utf8(&buf) {
+                Ok(s) => parser.parse(s.trim_end_matches(['\n', '\r'])),
+                Err(_) => Err("not UTF-8 text".to_string()),
+            }
+        }
+        .and_then(|p| match p {
+            Parsed::Record(r) => r.check().map(|()| Parsed::Record(r)),
+            skip => Ok(skip),
+        });
         match parsed {
             Ok(Parsed::Skip) => report.skipped += 1,
             Ok(Parsed::Record(mut r)) => {
@@ -227,6 +235,48 @@ pub fn import_to_file(
             Err(e)
         }
     }
+}
+
+/// The longest line an importer reads (the longest real lines, blkparse's with a long process
+/// name, are under 200 bytes).
+pub const MAX_LINE: usize = 4096;
+
+/// Reads one line into `buf` (cleared first), keeping at most [`MAX_LINE`] bytes: the rest of a
+/// longer line is read and dropped, so memory stays bounded whatever the input. `None` at the
+/// end; `Some(false)` for a line that was too long.
+pub(crate) fn read_line_capped<R: BufRead + ?Sized>(
+    rd: &mut R,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Option<bool>> {
+    buf.clear();
+    let n = (&mut *rd)
+        .take(MAX_LINE as u64 + 1)
+        .read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.len() <= MAX_LINE || buf.last() == Some(&b'\n') {
+        return Ok(Some(true));
+    }
+    // Drop the rest of the line.
+    loop {
+        let chunk = rd.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                rd.consume(i + 1);
+                break;
+            }
+            None => {
+                let k = chunk.len();
+                rd.consume(k);
+            }
+        }
+    }
+    buf.clear();
+    Ok(Some(false))
 }
 
 /// Parses an unsigned decimal field, naming it in the error.
