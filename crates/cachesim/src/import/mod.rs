@@ -97,13 +97,18 @@ pub const FIRST_MALFORMED: usize = 5;
 
 /// Opens a file, undoing gzip or zstd compression when its first bytes say so.
 pub fn open_maybe_compressed(path: &Path) -> Result<(Box<dyn BufRead>, &'static str), TraceError> {
-    let mut f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+    let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+    decompress(f).map_err(|e| TraceError::io(path, e))
+}
+
+/// Reads `input` plain, or through gzip or zstd when its first bytes are their magic.
+pub fn decompress<R: Read + 'static>(
+    mut f: R,
+) -> std::io::Result<(Box<dyn BufRead>, &'static str)> {
     let mut magic = [0u8; 4];
     let mut n = 0;
     while n < 4 {
-        let k = f
-            .read(&mut magic[n..])
-            .map_err(|e| TraceError::io(path, e))?;
+        let k = f.read(&mut magic[n..])?;
         if k == 0 {
             break;
         }
@@ -111,27 +116,36 @@ pub fn open_maybe_compressed(path: &Path) -> Result<(Box<dyn BufRead>, &'static 
     }
     let head = std::io::Cursor::new(magic[..n].to_vec());
     let chained = head.chain(f);
-    // gzip: 1f 8b (RFC 1952); zstd frame: 28 b5 2f fd (RFC 8878).
     if n >= 2 && magic[..2] == [0x1f, 0x8b] {
         let d = flate2::read::MultiGzDecoder::new(chained);
         Ok((Box::new(BufReader::with_capacity(1 << 16, d)), "gzip"))
     } else if n >= 4 && magic == [0x28, 0xb5, 0x2f, 0xfd] {
-        let d = zstd::stream::read::Decoder::new(chained).map_err(|e| TraceError::io(path, e))?;
+        let d = zstd::stream::read::Decoder::new(chained)?;
         Ok((Box::new(BufReader::with_capacity(1 << 16, d)), "zstd"))
     } else {
         Ok((Box::new(BufReader::with_capacity(1 << 16, chained)), "none"))
     }
 }
 
-/// Imports `input` in `format` into a trace written to `out`. With `strict`, the first
-/// malformed line is an error; otherwise malformed lines are counted and skipped.
 pub fn import<W: Write>(
     format: Format,
     input: &Path,
     out: W,
     strict: bool,
 ) -> Result<(ImportReport, W), TraceError> {
-    let (mut rd, compression) = open_maybe_compressed(input)?;
+    let f = File::open(input).map_err(|e| TraceError::io(input, e))?;
+    import_reader(format, f, input, out, strict)
+}
+
+/// [`import`] from any reader (plain, gzip or zstd); `input` names it in messages.
+pub fn import_reader<R: Read + 'static, W: Write>(
+    format: Format,
+    reader: R,
+    input: &Path,
+    out: W,
+    strict: bool,
+) -> Result<(ImportReport, W), TraceError> {
+    let (mut rd, compression) = decompress(reader).map_err(|e| TraceError::io(input, e))?;
     let mut parser = format.parser();
     let mut report = ImportReport {
         format,
