@@ -12,6 +12,7 @@
 //! and then random inputs for [`BRIEF`]; `bench/fuzz.sh TARGET MINUTES` runs one target long.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -100,4 +101,57 @@ pub fn timed<T>(input: &[u8], f: impl FnOnce() -> T) -> T {
         input.len()
     );
     out
+}
+
+/// The files of a target's corpus (`<crate>/tests/__fuzz__/<target>/corpus`), read once.
+pub fn seeds(manifest_dir: &str, target: &str) -> Vec<Vec<u8>> {
+    let dir = Path::new(manifest_dir)
+        .join("tests/__fuzz__")
+        .join(target)
+        .join("corpus");
+    let mut out: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.ok()?.path()).ok())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Structure-aware variants for random inputs, which on their own rarely parse: `input` read as
+/// edits of one corpus seed (its first byte picks the seed; then each 4 bytes overwrite, insert
+/// or delete a byte, or insert a huge number, a NaN or a newline at a position). The targets run
+/// the raw input and this variant.
+pub fn mutate(seeds: &[Vec<u8>], input: &[u8]) -> Vec<u8> {
+    let (Some(&pick), false) = (input.first(), seeds.is_empty()) else {
+        return input.to_vec();
+    };
+    let mut s = seeds[pick as usize % seeds.len()].clone();
+    const TOKENS: [&[u8]; 8] = [
+        b"18446744073709551616",
+        b"-1",
+        b"nan",
+        b"inf",
+        b"4294967295",
+        b"\n",
+        b"\0",
+        b"1e308",
+    ];
+    for c in input[1..].chunks_exact(4) {
+        let pos = u16::from_le_bytes([c[1], c[2]]) as usize % (s.len() + 1);
+        match c[0] % 5 {
+            0 if pos < s.len() => s[pos] = c[3],
+            1 => s.insert(pos, c[3]),
+            2 if pos < s.len() => {
+                s.remove(pos);
+            }
+            3 => {
+                let t = TOKENS[c[3] as usize % TOKENS.len()];
+                s.splice(pos..pos, t.iter().copied());
+            }
+            4 if pos < s.len() => s.truncate(pos),
+            _ => {}
+        }
+    }
+    s
 }
