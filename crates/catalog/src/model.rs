@@ -16,7 +16,7 @@ pub const MAX_FILE: u64 = 16 << 20;
 /// Why a catalog file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read catalog {path}: {source}")]
+    #[error("cannot read catalog {path}")]
     Read {
         path: String,
         source: std::io::Error,
