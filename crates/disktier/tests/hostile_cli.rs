@@ -276,3 +276,38 @@ fn a_catalog_file_past_its_size_cap_is_refused() {
         &["big.toml"],
     );
 }
+
+/// Fault (#13): the filesystem holding the trace fills up during `trace record`: exit 2, an
+/// error that says the filesystem is full, and neither the partial trace nor the job's file is
+/// left. A real 32 KiB tmpfs, mounted and unmounted here.
+#[test]
+fn trace_record_on_a_full_filesystem_removes_the_partial_trace() {
+    if !disktier_testkit::require(disktier_testkit::is_root(), "root (mount a tmpfs)") {
+        return;
+    }
+    let d = scratch();
+    let m = disktier_testkit::Mount::tmpfs(32 * 1024);
+    let out = m.dir.join("t.dtt");
+    let target = d.path().join("data");
+    refused(
+        d.path(),
+        &[
+            "trace",
+            "record",
+            target.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--size",
+            "32m",
+            "--ioengine",
+            "psync",
+        ],
+        &["filesystem is full", "removed"],
+    );
+    assert!(!out.exists(), "partial trace removed");
+    assert!(!target.exists(), "the job's file removed");
+}
