@@ -15,17 +15,24 @@ target=${1:?usage: bench/fuzz.sh TARGET MINUTES}
 minutes=${2:?usage: bench/fuzz.sh TARGET MINUTES}
 target=${target#fuzz_}
 cd "$(dirname "$0")/.."
-file=$(grep -l "fn fuzz_${target}()" crates/*/tests/fuzz.rs | head -n1 || true)
+file=$(grep -rl "fn fuzz_${target}()" crates/*/tests/fuzz.rs crates/*/src | head -n1 || true)
 if [ -z "$file" ]; then
     echo "no fuzz target fuzz_${target}: the targets are" >&2
-    grep -ho 'fn fuzz_[a-z0-9_]*' crates/*/tests/fuzz.rs | sed 's/fn fuzz_/  /' >&2
+    grep -rho 'fn fuzz_[a-z0-9_]*' crates/*/tests/fuzz.rs crates/*/src | sed 's/fn fuzz_/  /' | sort >&2
     exit 2
 fi
-crate=$(sed -n 's/^name = "\(.*\)"/\1/p' "$(dirname "$(dirname "$file")")/Cargo.toml" | head -n1)
+cratedir=${file%%/tests/*}
+cratedir=${cratedir%%/src/*}
+crate=$(sed -n 's/^name = "\(.*\)"/\1/p' "$cratedir/Cargo.toml" | head -n1)
+case $file in
+    */tests/fuzz.rs) select=(--test fuzz -- --exact "fuzz_${target}") ;;
+    # A target in a binary crate's unit tests (the bench job options in crates/disktier).
+    *) select=(--bins -- "::fuzz_${target}") ;;
+esac
 echo "fuzzing fuzz_${target} (${crate}) for ${minutes} min"
 export CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true
 export CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true
 export BOLERO_RANDOM_TEST_TIME_MS=$((minutes * 60 * 1000))
 start=$(date +%s)
-cargo test --release --locked -p "$crate" --test fuzz -- --exact "fuzz_${target}" --nocapture
+cargo test --release --locked -p "$crate" "${select[@]}" --nocapture
 echo "fuzz_${target}: $(( ($(date +%s) - start) / 60 )) min, no failure"
