@@ -163,12 +163,9 @@ pub fn import_reader<R: Read + 'static, W: Write>(
     let mut out = Some(out);
     let mut t0: Option<u64> = None;
     let mut buf = Vec::with_capacity(256);
-    loop {
-        let Some(whole) =
-            read_line_capped(&mut rd, &mut buf).map_err(|e| TraceError::io(input, e))?
-        else {
-            break;
-        };
+    while let Some(whole) =
+        read_line_capped(&mut rd, &mut buf).map_err(|e| TraceError::io(input, e))?
+    {
         report.lines += 1;
         let parsed = if !whole {
             Err(format!(
