@@ -122,3 +122,17 @@ fn loading_more_requests_than_the_bound_is_a_clear_error() {
     let e = trace::load_at_most(&p, 99).unwrap_err();
     assert!(e.to_string().contains("more than 99 requests"), "{e}");
 }
+
+/// The exact curve tracks one entry per distinct block: past its bound it is an error naming
+/// `--sample`, and a sampled curve of the same trace stays within it.
+#[test]
+fn the_exact_curve_refuses_more_distinct_blocks_than_its_bound() {
+    use disktier_cachesim::mrc::Mrc;
+    let trace: Vec<Record> = (0..10_000u64)
+        .map(|i| Record::new(i, i * 4096, 4096, Op::Read))
+        .collect();
+    let e = Mrc::build_at_most(&trace, 4096, None, 1000).unwrap_err();
+    assert!(e.to_string().contains("--sample"), "{e}");
+    assert!(Mrc::build_at_most(&trace, 4096, Some(0.01), 1000).is_ok());
+    assert!(Mrc::build(&trace, 4096, None).is_ok());
+}

@@ -343,7 +343,7 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
         }
         None => None,
     });
-    let mut s = stats::compute(it, a.block);
+    let mut s = stats::compute(it, a.block)?;
     if let Some(e) = err {
         return Err(e).with_context(|| format!("reading the trace {}", a.file.display()));
     }
