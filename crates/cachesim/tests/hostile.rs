@@ -136,3 +136,32 @@ fn the_exact_curve_refuses_more_distinct_blocks_than_its_bound() {
     assert!(Mrc::build_at_most(&trace, 4096, Some(0.01), 1000).is_ok());
     assert!(Mrc::build(&trace, 4096, None).is_ok());
 }
+
+/// Endless random bytes, for an input that never ends.
+struct Noise(u64);
+
+impl std::io::Read for Noise {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        for b in buf.iter_mut() {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            *b = (self.0 >> 56) as u8;
+        }
+        Ok(buf.len())
+    }
+}
+
+/// An endless input (`trace import msr /dev/zero` or `/dev/urandom`) ends with an error instead
+/// of reading forever.
+#[test]
+fn an_endless_input_that_is_no_trace_stops() {
+    use disktier_cachesim::import::import_reader;
+    let p = std::path::Path::new("/dev/zero");
+    let e = import_reader(Format::Msr, std::io::repeat(0), p, Vec::new(), false).unwrap_err();
+    assert!(e.to_string().contains("not a text trace"), "{e}");
+    let p = std::path::Path::new("/dev/urandom");
+    let e = import_reader(Format::Blkparse, Noise(1), p, Vec::new(), false).unwrap_err();
+    assert!(matches!(e, TraceError::Empty { .. }), "{e}");
+}

@@ -209,6 +209,9 @@ pub fn import_reader<R: Read + 'static, W: Write>(
                     });
                 }
                 report.malformed += 1;
+                if report.records == 0 && report.malformed >= MALFORMED_BEFORE_ANY {
+                    break;
+                }
                 if report.first_malformed.len() < FIRST_MALFORMED {
                     report.first_malformed.push(report.lines);
                 }
@@ -252,6 +255,13 @@ pub fn import_to_file(
 /// name, are under 200 bytes).
 pub const MAX_LINE: usize = 4096;
 
+/// The most bytes of one overlong line that are read through before the input is refused.
+pub const MAX_DROPPED: usize = 1 << 20;
+
+/// Malformed lines before the first record after which the input is taken for another format
+/// (or no trace at all, as /dev/urandom) and the import stops.
+pub const MALFORMED_BEFORE_ANY: u64 = 10_000;
+
 /// Reads one line into `buf` (cleared first), keeping at most [`MAX_LINE`] bytes: the rest of a
 /// longer line is read and dropped, so memory stays bounded whatever the input. `None` at the
 /// end; `Some(false)` for a line that was too long.
@@ -269,8 +279,18 @@ pub(crate) fn read_line_capped<R: BufRead + ?Sized>(
     if buf.len() <= MAX_LINE || buf.last() == Some(&b'\n') {
         return Ok(Some(true));
     }
-    // Drop the rest of the line.
+    // Drop the rest of the line, up to MAX_DROPPED: an endless line (/dev/zero) is no trace.
+    let mut dropped = buf.len();
     loop {
+        if dropped > MAX_DROPPED {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "a line longer than {} MiB: this is not a text trace",
+                    MAX_DROPPED >> 20
+                ),
+            ));
+        }
         let chunk = rd.fill_buf()?;
         if chunk.is_empty() {
             break;
@@ -283,6 +303,7 @@ pub(crate) fn read_line_capped<R: BufRead + ?Sized>(
             None => {
                 let k = chunk.len();
                 rd.consume(k);
+                dropped += k;
             }
         }
     }
