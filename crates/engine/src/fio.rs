@@ -506,13 +506,18 @@ pub fn read_series(prefix: &str, numjobs: u32) -> Vec<Sample> {
             let Some(ms) = f.next().and_then(|x| x.parse::<u64>().ok()) else {
                 continue;
             };
-            let bins: Vec<u64> = f.skip(2).map_while(|x| x.parse::<u64>().ok()).collect();
-            let acc = hists.entry((ms + 500) / 1000).or_default();
+            // fio writes 1,856 bins (FIO_IO_U_PLAT_NR); more is not fio's log.
+            let bins: Vec<u64> = f
+                .skip(2)
+                .take(PLAT_NR)
+                .map_while(|x| x.parse::<u64>().ok())
+                .collect();
+            let acc = hists.entry(ms.saturating_add(500) / 1000).or_default();
             if acc.len() < bins.len() {
                 acc.resize(bins.len(), 0);
             }
             for (a, b) in acc.iter_mut().zip(bins) {
-                *a += b;
+                *a = a.saturating_add(b);
             }
         }
     }
@@ -529,10 +534,15 @@ pub fn read_series(prefix: &str, numjobs: u32) -> Vec<Sample> {
     secs.into_values().collect()
 }
 
+/// fio's number of latency histogram bins (FIO_IO_U_PLAT_NR in stat.h: 29 groups of 64).
+pub const PLAT_NR: usize = 29 * 64;
+
 /// The value of fio's latency histogram bin `idx` (fio's `plat_idx_to_val` in stat.c): 64
 /// bins per power of two (FIO_IO_U_PLAT_BITS = 6), each standing for the middle of its range;
 /// the first 128 bins are exact.
 pub fn plat_idx_to_val(idx: usize) -> u64 {
+    // Past fio's last bin the value would overflow: clamp to the last bin.
+    let idx = idx.min(PLAT_NR - 1);
     const BITS: usize = 6;
     const VAL: usize = 1 << BITS;
     if idx < VAL << 1 {
@@ -548,14 +558,14 @@ pub fn plat_idx_to_val(idx: usize) -> u64 {
 /// The `p`-th percentile of fio histogram bins (counts indexed as fio's), as fio computes it:
 /// the value of the first bin at which the running count reaches `p` % of the total.
 pub fn plat_percentile(bins: &[u64], p: f64) -> Option<u64> {
-    let total: u64 = bins.iter().sum();
+    let total: u64 = bins.iter().fold(0u64, |a, b| a.saturating_add(*b));
     if total == 0 {
         return None;
     }
     let want = ((total as f64) * p / 100.0).ceil().max(1.0) as u64;
     let mut run = 0;
     for (i, n) in bins.iter().enumerate() {
-        run += n;
+        run = n.saturating_add(run);
         if run >= want {
             return Some(plat_idx_to_val(i));
         }
