@@ -793,7 +793,8 @@ fn finish_job(mut v: Value, opts: &serde_json::Map<String, Value>) -> Value {
 fn parse_fio_time(s: &str) -> Option<Duration> {
     let s = s.trim();
     if let Ok(n) = s.parse::<f64>() {
-        return (n >= 0.0).then(|| Duration::from_secs_f64(n));
+        // try_: "1e400" or "inf" in fio's options is no time, not a panic (fuzz_fio_json).
+        return Duration::try_from_secs_f64(n).ok();
     }
     disktier_units::parse_duration(s).ok()
 }

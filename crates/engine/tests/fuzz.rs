@@ -90,3 +90,16 @@ fn a_huge_numeric_duration_is_an_error_not_a_panic() {
     }
     assert!(serde_json::from_str::<Job>(r#"{"runtime":1.5}"#).is_ok());
 }
+
+/// Regression (fuzz_fio_json): a fio JSON whose `runtime` option is "1e400" (or "inf") panicked
+/// in `Duration::from_secs_f64` while the job was rebuilt from fio's options.
+#[test]
+fn a_huge_runtime_in_fio_options_is_no_panic() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/__fuzz__/fuzz_fio_json/corpus/crash-runtime-1e400.json"
+    ))
+    .unwrap();
+    let m = fio::import_text(&text, "crash", 0, DocContext::default()).unwrap();
+    assert_eq!(m.doc.engine, "fio");
+}
