@@ -35,4 +35,4 @@ export CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true
 export BOLERO_RANDOM_TEST_TIME_MS=$((minutes * 60 * 1000))
 start=$(date +%s)
 cargo test --release --locked -p "$crate" "${select[@]}" --nocapture
-echo "fuzz_${target}: $(( ($(date +%s) - start) / 60 )) min, no failure"
+echo "fuzz_${target}: no failure (${minutes} min of fuzzing; $(( ($(date +%s) - start) / 60 )) min wall time with the build)"
