@@ -17,13 +17,13 @@ pub fn hit_ratio_curve(
     trace: Arc<Vec<Record>>,
     cfg: SimConfig,
     kind: PolicyKind,
-) -> Box<dyn Fn(u64) -> f64 + Send + Sync> {
+) -> Result<Box<dyn Fn(u64) -> f64 + Send + Sync>, crate::TraceError> {
     if kind == PolicyKind::Lru {
-        let mrc = Mrc::build(&trace, cfg.block, cfg.sample);
-        return Box::new(move |bytes| mrc.hit_ratios(bytes).0);
+        let mrc = Mrc::build(&trace, cfg.block, cfg.sample)?;
+        return Ok(Box::new(move |bytes| mrc.hit_ratios(bytes).0));
     }
     let memo: Mutex<HashMap<u64, f64>> = Mutex::new(HashMap::new());
-    Box::new(move |bytes| {
+    Ok(Box::new(move |bytes| {
         let bytes = bytes.max(cfg.block);
         if let Some(&h) = memo.lock().expect("memo").get(&bytes) {
             return h;
@@ -31,7 +31,7 @@ pub fn hit_ratio_curve(
         let h = simulate_one(&trace, &cfg, kind, bytes).hit_ratio();
         memo.lock().expect("memo").insert(bytes, h);
         h
-    })
+    }))
 }
 
 /// Replays `trace` through one policy at one size.
@@ -129,7 +129,7 @@ mod tests {
         };
         let trace = Arc::new(trace);
         for kind in [PolicyKind::Lru, PolicyKind::Bcache] {
-            let f = hit_ratio_curve(trace.clone(), cfg.clone(), kind);
+            let f = hit_ratio_curve(trace.clone(), cfg.clone(), kind).unwrap();
             let (small, big) = (f(1 << 20), f(64 << 20));
             assert!(big > small && big > 0.8, "{kind:?}: {small} {big}");
         }

@@ -21,10 +21,25 @@
 use crate::hash::{map_with_capacity, FxHashMap};
 use crate::sim::{sampled, threshold};
 use crate::trace::{Op, Record};
+use crate::TraceError;
 use serde::Serialize;
 
 /// Relative deviation of the sample size from N·R above which the SHARDS_adj correction is used.
 const ADJUST_ABOVE: f64 = 0.05;
+
+/// The most distinct blocks the exact curve and `trace stats` track: 2^24 (a 64 GiB footprint at
+/// 4 KiB blocks), about 1 GiB of maps, trees and histograms (docs/trace.md). Past it: sample.
+pub const MAX_DISTINCT_BLOCKS: usize = 1 << 24;
+
+/// The error past [`MAX_DISTINCT_BLOCKS`].
+pub fn too_many_blocks(block: u64) -> TraceError {
+    TraceError::Invalid {
+        what: "trace",
+        why: format!(
+            "it touches more than {MAX_DISTINCT_BLOCKS} distinct blocks of {block} bytes, past the memory bound of the exact curve and trace stats (docs/trace.md): pass --sample 0.01 (SHARDS), a larger --block, or --no-mrc"
+        ),
+    }
+}
 
 /// Stack distances of a stream of block accesses.
 pub struct StackDistances {
@@ -199,7 +214,18 @@ fn cumulative(h: &[u64]) -> Vec<u64> {
 
 impl Mrc {
     /// Builds the curve from `trace` at block size `block`, sampling at `sample` when given.
-    pub fn build(trace: &[Record], block: u64, sample: Option<f64>) -> Mrc {
+    /// Fails when the trace touches more than [`MAX_DISTINCT_BLOCKS`] (sampled) blocks.
+    pub fn build(trace: &[Record], block: u64, sample: Option<f64>) -> Result<Mrc, TraceError> {
+        Self::build_at_most(trace, block, sample, MAX_DISTINCT_BLOCKS)
+    }
+
+    /// [`Mrc::build`] with another bound on distinct blocks (tests).
+    pub fn build_at_most(
+        trace: &[Record],
+        block: u64,
+        sample: Option<f64>,
+        max_blocks: usize,
+    ) -> Result<Mrc, TraceError> {
         let start = std::time::Instant::now();
         let mut sd = StackDistances::new();
         let (mut reads, mut writes) = (0u64, 0u64);
@@ -207,6 +233,9 @@ impl Mrc {
         for r in trace {
             if !r.op.is_data() {
                 continue;
+            }
+            if sd.distinct() > max_blocks as u64 {
+                return Err(too_many_blocks(block));
             }
             let write = r.op == Op::Write;
             let blocks = r.blocks(block);
@@ -242,7 +271,7 @@ impl Mrc {
         } else {
             (0.0, 0.0)
         };
-        Mrc {
+        Ok(Mrc {
             exact: sample.is_none(),
             sample,
             block_bytes: block,
@@ -259,7 +288,7 @@ impl Mrc {
             rate,
             adj_read,
             adj_write,
-        }
+        })
     }
 
     fn hits(cum: &[u64], max_d: u64) -> u64 {
@@ -417,7 +446,7 @@ pub(crate) mod tests {
     #[test]
     fn exact_curve_equals_lru_replay_at_every_size() {
         let trace = zipf_trace(50_000, 5_000, 7);
-        let mut mrc = Mrc::build(&trace, 4096, None);
+        let mut mrc = Mrc::build(&trace, 4096, None).unwrap();
         let sizes: Vec<u64> = [1u64, 10, 100, 500, 1000, 3000, 20_000]
             .iter()
             .map(|b| b * 4096)
@@ -442,8 +471,8 @@ pub(crate) mod tests {
     /// cache a sample at rate R can resolve: one sampled block stands for 1/R) to past the
     /// footprint.
     pub(crate) fn mae(trace: &[Record], rate: f64) -> f64 {
-        let exact = Mrc::build(trace, 4096, None);
-        let shards = Mrc::build(trace, 4096, Some(rate));
+        let exact = Mrc::build(trace, 4096, None).unwrap();
+        let shards = Mrc::build(trace, 4096, Some(rate)).unwrap();
         let lo = (1.0 / rate).ceil();
         let hi = 2.0 * exact.distinct_blocks as f64;
         let sizes: Vec<u64> = (0..200)

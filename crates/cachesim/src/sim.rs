@@ -277,6 +277,22 @@ impl SimConfig {
                 why: format!("{s} bytes is smaller than one {}-byte block", self.block),
             });
         }
+        // Each policy keeps a few words per cached block (bcache a slot per block of its
+        // buckets): the cache in blocks, scaled by the SHARDS rate, bounds its memory.
+        let rate = self.sample.filter(|r| *r > 0.0 && *r <= 1.0).unwrap_or(1.0);
+        if let Some(&s) = self
+            .sizes
+            .iter()
+            .find(|&&s| (s / self.block) as f64 * rate > MAX_CACHE_BLOCKS as f64)
+        {
+            return Err(TraceError::Invalid {
+                what: "--cache-sizes",
+                why: format!(
+                    "{s} bytes is more than {MAX_CACHE_BLOCKS} blocks of {} bytes, past the simulators' memory bound (docs/trace.md): pass --sample (e.g. 0.01) or a larger --block",
+                    self.block
+                ),
+            });
+        }
         if let Some(r) = self.sample {
             if !(r > 0.0 && r <= 1.0) {
                 return Err(TraceError::Invalid {
@@ -320,6 +336,10 @@ impl SimConfig {
         Ok(())
     }
 }
+
+/// The most blocks one simulated cache may hold (after SHARDS sampling): 2^24, 64 GiB at 4 KiB
+/// blocks, about 1 GiB of memory per cache for the policies' maps and lists (docs/trace.md).
+pub const MAX_CACHE_BLOCKS: u64 = 1 << 24;
 
 /// One row of the result.
 #[derive(Debug, Clone, Serialize)]

@@ -80,7 +80,11 @@ fn percentile(hist: &[u64], total: u64, q: f64) -> u64 {
 }
 
 /// Computes the statistics of `records` (an iterator, so a file can stream through).
-pub fn compute<I: IntoIterator<Item = Record>>(records: I, block: u64) -> TraceStats {
+/// Fails past [`crate::mrc::MAX_DISTINCT_BLOCKS`] distinct blocks (its memory bound).
+pub fn compute<I: IntoIterator<Item = Record>>(
+    records: I,
+    block: u64,
+) -> Result<TraceStats, crate::TraceError> {
     let bounds = bucket_bounds();
     let mut hist = vec![0u64; bounds.len()];
     let (mut reads, mut writes, mut syncs, mut discards) = (0u64, 0u64, 0u64, 0u64);
@@ -93,6 +97,9 @@ pub fn compute<I: IntoIterator<Item = Record>>(records: I, block: u64) -> TraceS
     let (mut first_t, mut last_t) = (u64::MAX, 0u64);
     let mut n = 0u64;
     for r in records {
+        if sd.distinct() > crate::mrc::MAX_DISTINCT_BLOCKS as u64 {
+            return Err(crate::mrc::too_many_blocks(block));
+        }
         n += 1;
         first_t = first_t.min(r.t_ns);
         last_t = last_t.max(r.t_ns);
@@ -145,7 +152,7 @@ pub fn compute<I: IntoIterator<Item = Record>>(records: I, block: u64) -> TraceS
         all[i] += w;
     }
     let reuse_fraction = crate::sim::ratio(reused, accesses);
-    TraceStats {
+    Ok(TraceStats {
         requests: n,
         reads,
         writes,
@@ -185,7 +192,7 @@ pub fn compute<I: IntoIterator<Item = Record>>(records: I, block: u64) -> TraceS
         },
         max_hit_ratio: reuse_fraction,
         truncated: false,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -213,7 +220,7 @@ mod tests {
             r.stream = 2;
         }
         v.extend(s2);
-        let s = compute(v, 4096);
+        let s = compute(v, 4096).unwrap();
         assert_eq!((s.requests, s.reads, s.writes, s.syncs), (6, 2, 3, 1));
         assert_eq!((s.read_bytes, s.write_bytes), (12288, 12288));
         // blocks 0,1,2 and 256,257: 5 distinct

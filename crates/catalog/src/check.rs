@@ -87,6 +87,8 @@ pub fn check(cat: &Catalog) -> Report {
         Some(d) => p.push(format!("catalog: date '{d}' is not YYYY-MM or YYYY-MM-DD")),
         None => p.push("catalog: no top-level date".into()),
     }
+    // The numbers a loaded file has already passed; an imported or merged catalog may not have.
+    p.extend(crate::validate::numbers(cat).iter().map(|b| b.to_string()));
 
     let mut seen = HashSet::new();
     for r in &cat.regions {

@@ -18,6 +18,7 @@ pub mod perf;
 pub mod plan;
 pub mod price;
 pub mod suggest;
+pub mod validate;
 
 pub use model::Catalog;
 pub use perf::{Performance, RuleError, VolumeConfig};

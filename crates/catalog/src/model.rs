@@ -10,16 +10,26 @@ use std::path::Path;
 /// The catalog compiled into the binary.
 pub const EMBEDDED: &str = include_str!("../data/catalog.toml");
 
+/// The largest catalog file read (the embedded one is about 30 KiB).
+pub const MAX_FILE: u64 = 16 << 20;
+
 /// Why a catalog file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("cannot read catalog {path}: {source}")]
+    #[error("cannot read catalog {path}")]
     Read {
         path: String,
         source: std::io::Error,
     },
     #[error("catalog {path} is not a valid catalog file: {message} (see `disktier catalog show --format json` for the shape, or docs/catalog.md)")]
     Parse { path: String, message: String },
+    /// Numbers price and plan cannot use (NaN, infinite, negative, a zero divisor, sizes out of
+    /// order or range): all of them, so that one edit fixes the file.
+    #[error("catalog {path} has {} unusable number(s): {}", .bad.len(), .bad.iter().map(|b| b.to_string()).collect::<Vec<_>>().join("; "))]
+    Numbers {
+        path: String,
+        bad: Vec<crate::validate::BadNumber>,
+    },
 }
 
 /// A whole catalog, or an overlay of one (every section optional).
@@ -262,7 +272,9 @@ pub struct Store {
 impl Store {
     /// Total bytes (AWS lists instance store in decimal GB).
     pub fn total_bytes(&self) -> u64 {
-        self.count as u64 * self.size_gb * 1_000_000_000
+        (self.count as u64)
+            .saturating_mul(self.size_gb)
+            .saturating_mul(1_000_000_000)
     }
 }
 
@@ -289,21 +301,44 @@ impl Catalog {
         Catalog::parse(EMBEDDED, "embedded catalog").expect("embedded catalog parses")
     }
 
+    /// Parses a catalog (or overlay) and checks every number in it ([`crate::validate`]).
     pub fn parse(text: &str, name: &str) -> Result<Catalog, LoadError> {
-        toml::from_str(text).map_err(|e| LoadError::Parse {
+        let cat: Catalog = toml::from_str(text).map_err(|e| LoadError::Parse {
             path: name.to_string(),
             message: e.message().to_string()
                 + &e.span()
                     .map(|s| format!(" (at byte {})", s.start))
                     .unwrap_or_default(),
-        })
+        })?;
+        let bad = crate::validate::numbers(&cat);
+        if !bad.is_empty() {
+            return Err(LoadError::Numbers {
+                path: name.to_string(),
+                bad,
+            });
+        }
+        Ok(cat)
     }
 
+    /// Reads a catalog file (at most [`MAX_FILE`] bytes) and parses it.
     pub fn load(path: &Path) -> Result<Catalog, LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
+        use std::io::Read;
+        let text = std::fs::File::open(path)
+            .and_then(|f| {
+                let mut s = String::new();
+                f.take(MAX_FILE + 1).read_to_string(&mut s)?;
+                if s.len() as u64 > MAX_FILE {
+                    return Err(std::io::Error::other(format!(
+                        "larger than {} MiB, which no catalog is: is it the right file?",
+                        MAX_FILE >> 20
+                    )));
+                }
+                Ok(s)
+            })
+            .map_err(|source| LoadError::Read {
+                path: path.display().to_string(),
+                source,
+            })?;
         Catalog::parse(&text, &path.display().to_string())
     }
 

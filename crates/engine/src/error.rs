@@ -44,6 +44,22 @@ pub enum EngineError {
     /// A write job aimed at a block device that another device is built on (LVM, md, dm-crypt, bcache).
     #[error("{path} is in use by {holders}: a write job would destroy their data; pick a free device or pass --destructive")]
     DeviceHasHolders { path: PathBuf, holders: String },
+    /// A job would write into (or grow) a regular file that existed before the run. disktier
+    /// keeps no marker of the files it laid out earlier, so it cannot tell a kept benchmark file
+    /// from the user's data: it refuses unless forced.
+    #[error("{path} already exists ({len} bytes) and this {why}: pass --destructive to let disktier overwrite it, or pick a path that does not exist yet (disktier then creates and removes it)")]
+    ExistingFile {
+        path: PathBuf,
+        len: u64,
+        why: &'static str,
+    },
+    /// The filesystem filled up (ENOSPC or EDQUOT) while laying out or writing.
+    #[error("{path}: the filesystem is full ({op} failed with {reason}); the files disktier created were removed: free some space or pass a smaller --size")]
+    DiskFull {
+        path: PathBuf,
+        op: &'static str,
+        reason: std::io::Error,
+    },
     /// O_EXCL on the device failed: something else holds it open exclusively.
     #[error("{path} is busy (opened exclusively by another program, e.g. mounted or in use by LVM/md): free it first")]
     DeviceBusy { path: PathBuf },
@@ -85,6 +101,26 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// Turns an I/O error from a full filesystem (ENOSPC, EDQUOT) into [`EngineError::DiskFull`];
+    /// every other error is returned unchanged.
+    pub fn full_disk(self) -> Self {
+        match self {
+            EngineError::Io { path, op, source }
+                if matches!(
+                    source.raw_os_error(),
+                    Some(libc::ENOSPC) | Some(libc::EDQUOT)
+                ) =>
+            {
+                EngineError::DiskFull {
+                    path,
+                    op,
+                    reason: source,
+                }
+            }
+            e => e,
+        }
+    }
+
     /// Maps an `io::Error` from opening `path` to the error a user understands.
     pub fn from_open(path: &std::path::Path, access: &'static str, e: std::io::Error) -> Self {
         match e.raw_os_error() {

@@ -48,6 +48,9 @@ pub enum FioError {
         index: usize,
         last: usize,
     },
+    /// fio ran past its time limit and was killed.
+    #[error("fio ran for more than {}s, its time limit for this job (runtime, ramp and layout plus a margin), and was killed: check that the target is not hung (dmesg), or pass a shorter --runtime or smaller --size", .after.as_secs())]
+    Timeout { after: Duration },
     /// `--no-layout` could not extend a file before fio ran.
     #[error("could not extend {path} for fio (--no-layout): {source}")]
     Layout {
@@ -58,6 +61,35 @@ pub enum FioError {
 
 /// What fio is called on this machine.
 pub const FIO: &str = "fio";
+
+/// Escapes a path for fio's `filename`/`directory` options, in which ':' separates several
+/// files (fio's HOWTO, "filename": "escape the colon with a backslash"); a backslash itself is
+/// not special to fio, so only ':' is escaped.
+pub fn escape_path(p: &Path) -> String {
+    p.display().to_string().replace(':', "\\:")
+}
+
+/// The margin on top of a job's runtime, ramp and layout before fio is taken as hung.
+const TIMEOUT_MARGIN: Duration = Duration::from_secs(120);
+
+/// How long fio may run for `job` before it is killed: runtime and ramp, plus the time to lay
+/// out its files at a slow 10 MiB/s, plus [`TIMEOUT_MARGIN`]. A size-based job (no runtime) gets
+/// its I/O at 1 MiB/s, the floor at which a disk is unusable anyway, and at least an hour.
+pub fn timeout_for(job: &Job) -> Duration {
+    const MIB: u64 = 1 << 20;
+    let bytes = job
+        .size
+        .unwrap_or(0)
+        .saturating_mul(u64::from(job.numjobs.max(1)));
+    let layout = Duration::from_secs(bytes / (10 * MIB));
+    let io = match job.runtime {
+        Some(r) => r,
+        None => Duration::from_secs((bytes / MIB).max(3600)),
+    };
+    io.saturating_add(job.ramp_time)
+        .saturating_add(layout)
+        .saturating_add(TIMEOUT_MARGIN)
+}
 
 /// How to format a duration for fio's time options (fio accepts `us`, `ms`, `s` suffixes).
 fn fio_time(d: Duration) -> String {
@@ -76,9 +108,9 @@ pub fn command(job: &Job, target_is_dir: bool) -> Cmd {
     let mut args: Vec<String> = vec![
         format!("--name={}", job.name),
         if target_is_dir {
-            format!("--directory={}", job.target.display())
+            format!("--directory={}", escape_path(&job.target))
         } else {
-            format!("--filename={}", job.target.display())
+            format!("--filename={}", escape_path(&job.target))
         },
         format!("--rw={}", job.rw.name()),
         format!("--bs={}", job.bs),
@@ -152,6 +184,11 @@ pub struct FioOptions {
     /// that fio (which fills a file shorter than the job) leaves it as it is, like the native
     /// engine does.
     pub no_layout: bool,
+    /// fio's absolute path, resolved once by the caller ([`disktier_cmd::which`]); `None` runs
+    /// [`FIO`] as the runner finds it (the recording runner in tests).
+    pub program: Option<PathBuf>,
+    /// Kill fio after this long; `None`: [`timeout_for`] the job.
+    pub timeout: Option<Duration>,
 }
 
 /// What a fio run gives: the document and fio's fsync/fdatasync latency histogram.
@@ -197,6 +234,15 @@ pub fn run(
     // of fsync/fdatasync latency, so `sync_p99_ns` stays empty with fio.
     let logs = LogDir::new();
     let mut cmd = command(job, is_dir);
+    if let Some(p) = &opts.program {
+        cmd.program = p.display().to_string();
+    }
+    let limit = opts.timeout.unwrap_or_else(|| timeout_for(job));
+    let comm = opts
+        .program
+        .as_deref()
+        .and_then(|p| p.file_name())
+        .map_or_else(|| FIO.to_string(), |n| n.to_string_lossy().into_owned());
     if let Some(l) = &logs {
         let prefix = l.prefix();
         cmd = cmd.args([
@@ -210,24 +256,43 @@ pub fn run(
     // A Ctrl-C on the terminal reaches fio too (same process group), but a SIGTERM sent to
     // disktier alone does not: a watcher passes the stop on to our own fio child as SIGINT,
     // on which fio stops and still prints what it measured.
+    // The same watcher kills fio (SIGKILL, from here: no other program is looked up) when it
+    // runs past `limit`, so that a hung device cannot hang disktier.
     let done = AtomicBool::new(false);
+    let timed_out = AtomicBool::new(false);
     let out = std::thread::scope(|sc| {
-        if let Some(stop) = &opts.stop {
-            let done = &done;
-            sc.spawn(move || {
-                while !done.load(Ordering::SeqCst) {
-                    if stop.load(Ordering::SeqCst) {
-                        for pid in own_children_named(FIO) {
-                            let _ = runner.output(
-                                &Cmd::new("kill").args(["-INT".to_string(), pid.to_string()]),
-                            );
-                        }
-                        return;
+        let (done, timed_out, comm) = (&done, &timed_out, &comm);
+        sc.spawn(move || {
+            let start = std::time::Instant::now();
+            let mut interrupted = false;
+            while !done.load(Ordering::SeqCst) {
+                if !interrupted && opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+                    interrupted = true;
+                    for pid in own_children_named(comm) {
+                        let _ = runner
+                            .output(&Cmd::new("kill").args(["-INT".to_string(), pid.to_string()]));
                     }
-                    std::thread::sleep(Duration::from_millis(100));
                 }
-            });
-        }
+                if start.elapsed() >= limit {
+                    timed_out.store(true, Ordering::SeqCst);
+                    // fio runs each job in a process of its own, which holds fio's output
+                    // pipe open: kill the whole tree, children first.
+                    for pid in own_children_named(comm) {
+                        let mut tree = descendants(pid);
+                        tree.reverse();
+                        tree.push(pid);
+                        for p in tree {
+                            if let Some(p) = rustix::process::Pid::from_raw(p as i32) {
+                                let _ =
+                                    rustix::process::kill_process(p, rustix::process::Signal::KILL);
+                            }
+                        }
+                    }
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
         let out = runner.output(&cmd);
         done.store(true, Ordering::SeqCst);
         out
@@ -236,6 +301,9 @@ pub fn run(
         for p in &created {
             let _ = std::fs::remove_file(p);
         }
+    }
+    if timed_out.load(Ordering::SeqCst) {
+        return Err(FioError::Timeout { after: limit });
     }
     let out = out?;
     let stopped = opts.stop.as_ref().is_some_and(|f| f.load(Ordering::SeqCst));
@@ -344,29 +412,53 @@ pub fn sync_histogram(v: &Value, index: usize) -> Option<Histogram<u64>> {
     histogram(v.get("jobs")?.get(index)?.get("sync")?.get("lat_ns")?)
 }
 
-/// Pids of this process's direct children whose command name is `name` (from `/proc/<pid>/stat`:
-/// "pid (comm) state ppid ...").
-fn own_children_named(name: &str) -> Vec<u32> {
-    let me = std::process::id();
+/// Every process as (pid, comm, ppid), from `/proc/<pid>/stat`: "pid (comm) state ppid ...".
+fn processes() -> Vec<(u32, String, u32)> {
     let Ok(rd) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
-            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-                return false;
-            };
-            let comm = &stat[open + 1..close];
-            let ppid = stat[close + 1..]
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+            let comm = stat.get(open + 1..close)?.to_string();
+            let ppid = stat
+                .get(close + 1..)?
                 .split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse::<u32>().ok());
-            comm == name && ppid == Some(me)
+                .nth(1)?
+                .parse::<u32>()
+                .ok()?;
+            Some((pid, comm, ppid))
         })
         .collect()
+}
+
+/// Pids of this process's direct children whose command name is `name`.
+fn own_children_named(name: &str) -> Vec<u32> {
+    let me = std::process::id();
+    processes()
+        .into_iter()
+        .filter(|(_, comm, ppid)| comm == name && *ppid == me)
+        .map(|(pid, _, _)| pid)
+        .collect()
+}
+
+/// Every descendant of `root`, parents before their children.
+fn descendants(root: u32) -> Vec<u32> {
+    let all = processes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut frontier = vec![root];
+    while let Some(&p) = frontier.get(i) {
+        for (pid, _, _) in all.iter().filter(|(_, _, pp)| *pp == p) {
+            if !frontier.contains(pid) {
+                frontier.push(*pid);
+                out.push(*pid);
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 /// A private directory for fio's log files, removed when dropped.
@@ -440,13 +532,18 @@ pub fn read_series(prefix: &str, numjobs: u32) -> Vec<Sample> {
             let Some(ms) = f.next().and_then(|x| x.parse::<u64>().ok()) else {
                 continue;
             };
-            let bins: Vec<u64> = f.skip(2).map_while(|x| x.parse::<u64>().ok()).collect();
-            let acc = hists.entry((ms + 500) / 1000).or_default();
+            // fio writes 1,856 bins (FIO_IO_U_PLAT_NR); more is not fio's log.
+            let bins: Vec<u64> = f
+                .skip(2)
+                .take(PLAT_NR)
+                .map_while(|x| x.parse::<u64>().ok())
+                .collect();
+            let acc = hists.entry(ms.saturating_add(500) / 1000).or_default();
             if acc.len() < bins.len() {
                 acc.resize(bins.len(), 0);
             }
             for (a, b) in acc.iter_mut().zip(bins) {
-                *a += b;
+                *a = a.saturating_add(b);
             }
         }
     }
@@ -463,10 +560,15 @@ pub fn read_series(prefix: &str, numjobs: u32) -> Vec<Sample> {
     secs.into_values().collect()
 }
 
+/// fio's number of latency histogram bins (FIO_IO_U_PLAT_NR in stat.h: 29 groups of 64).
+pub const PLAT_NR: usize = 29 * 64;
+
 /// The value of fio's latency histogram bin `idx` (fio's `plat_idx_to_val` in stat.c): 64
 /// bins per power of two (FIO_IO_U_PLAT_BITS = 6), each standing for the middle of its range;
 /// the first 128 bins are exact.
 pub fn plat_idx_to_val(idx: usize) -> u64 {
+    // Past fio's last bin the value would overflow: clamp to the last bin.
+    let idx = idx.min(PLAT_NR - 1);
     const BITS: usize = 6;
     const VAL: usize = 1 << BITS;
     if idx < VAL << 1 {
@@ -482,14 +584,14 @@ pub fn plat_idx_to_val(idx: usize) -> u64 {
 /// The `p`-th percentile of fio histogram bins (counts indexed as fio's), as fio computes it:
 /// the value of the first bin at which the running count reaches `p` % of the total.
 pub fn plat_percentile(bins: &[u64], p: f64) -> Option<u64> {
-    let total: u64 = bins.iter().sum();
+    let total: u64 = bins.iter().fold(0u64, |a, b| a.saturating_add(*b));
     if total == 0 {
         return None;
     }
     let want = ((total as f64) * p / 100.0).ceil().max(1.0) as u64;
     let mut run = 0;
     for (i, n) in bins.iter().enumerate() {
-        run += n;
+        run = n.saturating_add(run);
         if run >= want {
             return Some(plat_idx_to_val(i));
         }
@@ -718,7 +820,8 @@ fn finish_job(mut v: Value, opts: &serde_json::Map<String, Value>) -> Value {
 fn parse_fio_time(s: &str) -> Option<Duration> {
     let s = s.trim();
     if let Ok(n) = s.parse::<f64>() {
-        return (n >= 0.0).then(|| Duration::from_secs_f64(n));
+        // try_: "1e400" or "inf" in fio's options is no time, not a panic (fuzz_fio_json).
+        return Duration::try_from_secs_f64(n).ok();
     }
     disktier_units::parse_duration(s).ok()
 }
@@ -888,10 +991,7 @@ pub fn import_text(
 /// [`import_text`] on a file.
 pub fn import_file(path: &Path, index: usize, ctx: DocContext) -> Result<FioMeasured, FioError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| FioError::NotJson {
-        source_name: name.clone(),
-        why: format!("cannot read it: {e}"),
-    })?;
+    let text = read_capped(std::fs::File::open(path), &name)?;
     import_text(&text, &name, index, ctx)
 }
 
@@ -942,6 +1042,34 @@ pub fn jobs(v: &Value, source_name: &str, ctx: &DocContext) -> Result<Vec<FioJob
         });
     }
     Ok(out)
+
+/// The largest fio JSON read: 256 MiB (a json+ output with histogram bins for 64 jobs is a few
+/// MiB).
+pub const MAX_JSON: u64 = 256 << 20;
+
+/// Reads at most [`MAX_JSON`] bytes of fio JSON from `input` (a file or standard input).
+pub fn read_capped(
+    input: std::io::Result<impl std::io::Read>,
+    name: &str,
+) -> Result<String, FioError> {
+    use std::io::Read;
+    let cant = |e: std::io::Error| FioError::NotJson {
+        source_name: name.to_string(),
+        why: format!("cannot read it: {e}"),
+    };
+    let mut text = String::new();
+    input
+        .map_err(cant)?
+        .take(MAX_JSON + 1)
+        .read_to_string(&mut text)
+        .map_err(cant)?;
+    if text.len() as u64 > MAX_JSON {
+        return Err(FioError::NotJson {
+            source_name: name.to_string(),
+            why: format!("larger than {} MiB", MAX_JSON >> 20),
+        });
+    }
+    Ok(text)
 }
 
 #[cfg(test)]

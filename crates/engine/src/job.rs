@@ -396,7 +396,10 @@ mod dur {
 
     pub fn parse(r: Raw) -> Result<Duration, String> {
         match r {
-            Raw::Num(n) if n >= 0.0 && n.is_finite() => Ok(Duration::from_secs_f64(n)),
+            // try_: a huge number (1e308) is an error, not a panic (found by fuzz_job_options).
+            Raw::Num(n) if n >= 0.0 => {
+                Duration::try_from_secs_f64(n).map_err(|_| format!("{n} s is not a duration"))
+            }
             Raw::Num(n) => Err(format!("{n} is not a duration")),
             Raw::Str(s) => disktier_units::parse_duration(&s).map_err(|e| e.to_string()),
         }

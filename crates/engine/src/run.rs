@@ -337,6 +337,24 @@ fn check_target(
             return Err(target::refuse(t, why));
         }
     }
+    if c.kind != Kind::Device && !opts.destructive {
+        for u in uses.iter().filter(|u| u.existed) {
+            let why = if job.rw.writes() {
+                Some("is a write job")
+            } else if u.start + u.len > u.cur_len {
+                Some("read job would have to grow it (layout)")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(EngineError::ExistingFile {
+                    path: u.path.clone(),
+                    len: u.cur_len,
+                    why,
+                });
+            }
+        }
+    }
     if c.kind != Kind::Device {
         let need: u64 = uses
             .iter()
@@ -404,8 +422,6 @@ fn open_for_job(path: &Path, job: &Job, device: bool) -> Result<File, EngineErro
         if device {
             // Exclusive open: fails with EBUSY if the device is mounted or claimed by md/dm.
             flags |= libc::O_EXCL;
-        } else {
-            o.create(true);
         }
     }
     if job.direct {
@@ -437,8 +453,13 @@ struct WorkerOut {
     ramp_end: u64,
 }
 
-/// Runs `job` and measures it.
+/// Runs `job` and measures it. When the filesystem fills up the error is
+/// [`EngineError::DiskFull`], and the files this run created are already removed.
 pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
+    run_inner(job, opts).map_err(EngineError::full_disk)
+}
+
+fn run_inner(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
     job.validate()?;
     let started_at = now_rfc3339();
     let c = target::classify(&job.target)?;
@@ -469,11 +490,6 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
         paths: Vec::new(),
         keep: opts.keep_files,
     };
-    for u in &uses {
-        if !u.existed {
-            created.paths.push(u.path.clone());
-        }
-    }
 
     // Lay out (or reserve) what is short, with a plain buffered handle.
     let device = c.kind == Kind::Device;
@@ -485,13 +501,25 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
         let mut done_before = 0u64;
         let t_layout = now_ns();
         for u in &uses {
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&u.path)
-                .map_err(|e| EngineError::from_open(&u.path, "write", e))?;
+            let mut o = std::fs::OpenOptions::new();
+            o.read(true).write(true).truncate(false);
+            if !u.existed {
+                // The file did not exist when the target was checked: create it exclusively and
+                // refuse a symlink, so that nothing planted in between is followed or overwritten.
+                o.create_new(true).custom_flags(libc::O_NOFOLLOW);
+            }
+            let f = o.open(&u.path).map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => EngineError::ExistingFile {
+                    path: u.path.clone(),
+                    len: 0,
+                    why: "appeared after disktier checked the target",
+                },
+                _ => EngineError::from_open(&u.path, "write", e),
+            })?;
+            if !u.existed {
+                // Only what this run created is removed at the end.
+                created.paths.push(u.path.clone());
+            }
             let mut report = |b: u64| {
                 if let Some(p) = &opts.progress {
                     let el = Duration::from_nanos(now_ns() - t_layout);

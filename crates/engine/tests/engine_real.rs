@@ -329,10 +329,97 @@ fn numjobs_in_a_directory_make_fio_named_files_kept_on_request() {
     for n in &names {
         assert_eq!(std::fs::metadata(d.path().join(n)).unwrap().len(), 2 * MIB);
     }
-    // Files that were there before are the user's: reused, never removed.
-    let r2 = run(&j, &RunOptions::default()).unwrap();
+    // Files that were there before are the user's: a write job refuses them without
+    // --destructive (disktier keeps no marker of what it laid out), and leaves them as they were.
+    let before = std::fs::read(d.path().join("mix.1.0")).unwrap();
+    let e = run(&j, &RunOptions::default()).unwrap_err();
+    assert!(matches!(e, EngineError::ExistingFile { .. }), "{e}");
+    assert!(e.to_string().contains("--destructive"), "{e}");
+    assert_eq!(std::fs::read(d.path().join("mix.1.0")).unwrap(), before);
+    // Forced: reused, never removed.
+    let forced = RunOptions {
+        destructive: true,
+        ..RunOptions::default()
+    };
+    let r2 = run(&j, &forced).unwrap();
     assert!(r2.doc.results.read.is_some());
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 3);
+}
+
+/// Regression (#13): a write job overwrote an existing regular file without --destructive.
+#[test]
+fn existing_regular_file_is_never_written_unless_forced() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let f = d.path().join("precious");
+    let data: Vec<u8> = (0..256 * 1024u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&f, &data).unwrap();
+    let w = Job {
+        rw: Rw::RandWrite,
+        size: Some(128 * 1024),
+        ..job(&f)
+    };
+    for opts in [
+        RunOptions::default(),
+        RunOptions {
+            keep_files: true,
+            ..RunOptions::default()
+        },
+    ] {
+        let e = run(&w, &opts).unwrap_err();
+        assert!(matches!(e, EngineError::ExistingFile { .. }), "{e}");
+        let e = disktier_engine::preflight(&w, &opts).unwrap_err();
+        assert!(matches!(e, EngineError::ExistingFile { .. }), "{e}");
+    }
+    assert_eq!(std::fs::read(&f).unwrap(), data, "untouched");
+    // A read job within the file only reads: allowed, and the file stays.
+    let r = Job {
+        rw: Rw::RandRead,
+        size: Some(128 * 1024),
+        ..job(&f)
+    };
+    run(&r, &RunOptions::default()).unwrap();
+    assert_eq!(std::fs::read(&f).unwrap(), data, "a read changes nothing");
+    // A read job that would have to grow the file (layout) is a write too.
+    let grow = Job {
+        size: Some(1024 * 1024),
+        ..r.clone()
+    };
+    let e = run(&grow, &RunOptions::default()).unwrap_err();
+    assert!(matches!(e, EngineError::ExistingFile { .. }), "{e}");
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), data.len() as u64);
+    // Forced: written, and not removed (it was not disktier's).
+    let forced = RunOptions {
+        destructive: true,
+        ..RunOptions::default()
+    };
+    run(&w, &forced).unwrap();
+    assert!(f.exists());
+    assert_ne!(std::fs::read(&f).unwrap(), data);
+}
+
+/// A symlink planted where disktier creates its per-job file is never followed.
+#[test]
+fn planted_symlink_for_a_new_file_is_refused() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, b"keep").unwrap();
+    std::os::unix::fs::symlink(&victim, d.path().join("j.0.0")).unwrap();
+    let w = Job {
+        name: "j".into(),
+        rw: Rw::Write,
+        size: Some(64 * 1024),
+        ..job(d.path())
+    };
+    let e = run(&w, &RunOptions::default()).unwrap_err();
+    assert!(matches!(e, EngineError::ExistingFile { .. }), "{e}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    assert!(d
+        .path()
+        .join("j.0.0")
+        .symlink_metadata()
+        .unwrap()
+        .file_type()
+        .is_symlink());
 }
 
 #[test]
@@ -574,5 +661,60 @@ fn cpus_allowed_keeps_every_job_thread_on_its_cpus() {
         std::fs::read_dir(d.path()).unwrap().count(),
         0,
         "files removed"
+    );
+}
+
+/// Writes to `dir/filler` until the filesystem is full (the first I/O of the job triggers it).
+struct FillOnFirstIo {
+    dir: std::path::PathBuf,
+    done: std::sync::Once,
+}
+
+impl IoLog for FillOnFirstIo {
+    fn record(&self, _rec: IoRecord) {
+        self.done.call_once(|| {
+            use std::io::Write;
+            let mut f = std::fs::File::create(self.dir.join("filler")).unwrap();
+            let chunk = vec![7u8; 64 * 1024];
+            while f.write_all(&chunk).is_ok() {}
+        });
+    }
+}
+
+/// Fault (#13): the filesystem fills up while the job writes: a DiskFull error that says so,
+/// and the file the run created is removed. A real 8 MiB tmpfs, mounted and unmounted here.
+#[test]
+fn disk_full_during_a_write_job_is_a_clear_error_and_leaves_nothing() {
+    if !require(disktier_testkit::is_root(), "root (mount a tmpfs)") {
+        return;
+    }
+    let m = disktier_testkit::Mount::tmpfs(8 * MIB);
+    let target = m.dir.join("bench.dat");
+    let j = Job {
+        rw: Rw::Write,
+        bs: 64 * 1024,
+        size: Some(6 * MIB),
+        ioengine: IoEngineKind::Psync,
+        ..job(&target)
+    };
+    let opts = RunOptions {
+        layout: false,
+        io_log: Some(Arc::new(FillOnFirstIo {
+            dir: m.dir.clone(),
+            done: std::sync::Once::new(),
+        })),
+        ..RunOptions::default()
+    };
+    let e = run(&j, &opts).unwrap_err();
+    assert!(matches!(e, EngineError::DiskFull { .. }), "{e:?}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("filesystem is full") && msg.contains("removed"),
+        "{msg}"
+    );
+    assert!(!target.exists(), "the partial file was removed");
+    assert!(
+        m.dir.join("filler").exists(),
+        "what was not disktier's stays"
     );
 }

@@ -1,9 +1,108 @@
-//! Fuzz targets for the engine's parsers of untrusted text. Under `cargo test` each runs briefly
-//! on its corpus (tests/__fuzz__/NAME/corpus) and random inputs; `cargo bolero test NAME` runs
-//! it for real.
+//! Fuzz targets (bolero) for the engine's parsers of outside input: fio's JSON (`import fio`)
+//! and the job model (fio's options as a JSON job, validated, turned into a fio command line and
+//! an I/O plan). Each runs over its corpus in `tests/__fuzz__/<target>/corpus` and briefly on
+//! random inputs in `cargo test`; `bench/fuzz.sh TARGET MINUTES` runs one long.
 
-use disktier_engine::jobfile;
+use disktier_engine::fio::{self, DocContext};
+use disktier_engine::plan::Plan;
+use disktier_engine::Job;
+use disktier_testkit::fuzz::{mutate, seeds, timed, CappedAlloc, BRIEF, MAX_INPUT};
 
+#[global_allocator]
+static ALLOC: CappedAlloc = CappedAlloc::new(1 << 30);
+
+/// Any text: a result document or an error, never a panic; a result has no NaN where the
+/// schema wants numbers to compare.
+#[test]
+fn fuzz_fio_json() {
+    let seeds = seeds(env!("CARGO_MANIFEST_DIR"), "fuzz_fio_json");
+    bolero::check!()
+        .with_test_time(BRIEF)
+        .with_max_len(MAX_INPUT)
+        .for_each(move |raw: &[u8]| {
+            for input in [raw.to_vec(), mutate(&seeds, raw)] {
+                let input = &input[..];
+                timed(input, || {
+                    let text = String::from_utf8_lossy(input);
+                    for index in [0, 1] {
+                        if let Ok(m) = fio::import_text(&text, "fuzz", index, DocContext::default())
+                        {
+                            serde_json::to_string(&m.doc).unwrap();
+                        }
+                    }
+                })
+            }
+        });
+}
+
+/// A job as JSON (every option fio's name): validated; a valid one gives a fio command whose
+/// arguments hold no newline or NUL, a finite time limit, and a plan whose first I/Os stay
+/// inside the region.
+#[test]
+fn fuzz_job_options() {
+    let seeds = seeds(env!("CARGO_MANIFEST_DIR"), "fuzz_job_options");
+    bolero::check!()
+        .with_test_time(BRIEF)
+        .with_max_len(MAX_INPUT)
+        .for_each(move |raw: &[u8]| {
+            for input in [raw.to_vec(), mutate(&seeds, raw)] {
+                let input = &input[..];
+                timed(input, || {
+                    let Ok(job) = serde_json::from_slice::<Job>(input) else {
+                        return;
+                    };
+                    if job.validate().is_err() {
+                        return;
+                    }
+                    let cmd = fio::command(&job, false);
+                    for a in &cmd.args {
+                        assert!(!a.contains('\0'), "{a:?}");
+                    }
+                    let _ = fio::timeout_for(&job);
+                    let _ = job.to_json();
+                    let len = job.size.unwrap_or(1 << 20);
+                    let mut plan = Plan::new(&job, 0, job.offset, len);
+                    for _ in 0..64 {
+                        let Some((_, off)) = plan.next_io() else {
+                            break;
+                        };
+                        assert!(off >= job.offset, "{off} before {}", job.offset);
+                        assert!(
+                            off.saturating_add(job.bs) <= job.offset.saturating_add(len),
+                            "{off} past the region"
+                        );
+                    }
+                })
+            }
+        });
+}
+
+/// Regression (fuzz_job_options): a runtime of 1e308 seconds panicked in
+/// `Duration::from_secs_f64`; it is an error now, as NaN-like values are.
+#[test]
+fn a_huge_numeric_duration_is_an_error_not_a_panic() {
+    for text in [
+        r#"{"runtime":1e308}"#,
+        r#"{"ramp_time":1.8446744073709552e19}"#,
+        r#"{"runtime":-1}"#,
+    ] {
+        assert!(serde_json::from_str::<Job>(text).is_err(), "{text}");
+    }
+    assert!(serde_json::from_str::<Job>(r#"{"runtime":1.5}"#).is_ok());
+}
+
+/// Regression (fuzz_fio_json): a fio JSON whose `runtime` option is "1e400" (or "inf") panicked
+/// in `Duration::from_secs_f64` while the job was rebuilt from fio's options.
+#[test]
+fn a_huge_runtime_in_fio_options_is_no_panic() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/__fuzz__/fuzz_fio_json/corpus/crash-runtime-1e400.json"
+    ))
+    .unwrap();
+    let m = fio::import_text(&text, "crash", 0, DocContext::default()).unwrap();
+    assert_eq!(m.doc.engine, "fio");
+}
 /// The job-file parser never panics, and what it accepts keeps its bounds and structure.
 #[test]
 fn fuzz_jobfile() {
@@ -11,16 +110,16 @@ fn fuzz_jobfile() {
         let Ok(text) = std::str::from_utf8(bytes) else {
             return;
         };
-        if let Ok(f) = jobfile::parse(text, "fuzz.fio") {
-            assert!(!f.jobs.is_empty() && f.jobs.len() < jobfile::MAX_SECTIONS);
+        if let Ok(f) = disktier_engine::jobfile::parse(text, "fuzz.fio") {
+            assert!(!f.jobs.is_empty() && f.jobs.len() < disktier_engine::jobfile::MAX_SECTIONS);
             let sets = f.run_sets();
             let groups = f.groups();
             assert!(groups.len() >= sets.len());
             assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), f.jobs.len());
             for j in &f.jobs {
-                assert!(j.options.len() <= jobfile::MAX_OPTIONS * jobfile::MAX_SECTIONS);
+                assert!(j.options.len() <= disktier_engine::jobfile::MAX_OPTIONS * disktier_engine::jobfile::MAX_SECTIONS);
                 for o in &j.options {
-                    assert!(jobfile::JOB_OPTIONS.contains(&o.key.as_str()), "{}", o.key);
+                    assert!(disktier_engine::jobfile::JOB_OPTIONS.contains(&o.key.as_str()), "{}", o.key);
                 }
             }
         }

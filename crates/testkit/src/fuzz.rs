@@ -12,14 +12,31 @@
 //!     bolero::check!().for_each(|b: &[u8]| disktier_testkit::fuzz::bounded(&ALLOC, || { ... }));
 //! }
 //! ```
+//!
+//! `cargo test` runs each target over its checked-in corpus (`tests/__fuzz__/<target>/corpus`)
+//! and then random inputs for [`BRIEF`]; `bench/fuzz.sh TARGET MINUTES` runs one target long.
+//! Two styles of target share this module: [`bounded`] (a time and heap-growth bound per
+//! input) and [`timed`] with [`mutate`] (corpus-seeded edits, for parsers that random bytes
+//! rarely get past).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Wall-clock time one input may take (debug builds, a busy 2-core machine): far above what
 /// any parser here needs for 4 KiB of input, far below a hang.
 pub const TIME_PER_INPUT: Duration = Duration::from_secs(2);
+
+/// How long each target fuzzes random inputs in an ordinary `cargo test` (the corpus always
+/// runs whole). `BOLERO_RANDOM_TEST_TIME_MS` overrides it, which is how `bench/fuzz.sh` runs
+/// long.
+pub const BRIEF: Duration = Duration::from_secs(2);
+/// The largest random input generated.
+pub const MAX_INPUT: usize = 64 * 1024;
+/// The time one input may take (debug build, shared machine): a parser that needs more is
+/// quadratic or looping.
+pub const PER_INPUT: Duration = Duration::from_secs(5);
 
 /// An allocator that refuses (returns null, which aborts the process with "memory allocation
 /// failed") any allocation that would take the live heap above `limit` bytes, and records the
@@ -127,4 +144,71 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// [`bounded_by`] with 64 MiB per input.
 pub fn bounded(alloc: &CappedAlloc, f: impl FnOnce()) {
     bounded_by(alloc, 64 << 20, f)
+}
+
+/// Runs `f` on one input and fails (panics, so that bolero reports the input) when it took
+/// longer than [`PER_INPUT`].
+pub fn timed<T>(input: &[u8], f: impl FnOnce() -> T) -> T {
+    let t = Instant::now();
+    let out = f();
+    let took = t.elapsed();
+    assert!(
+        took <= PER_INPUT,
+        "one input of {} bytes took {took:?}, more than {PER_INPUT:?}",
+        input.len()
+    );
+    out
+}
+
+/// The files of a target's corpus (`<crate>/tests/__fuzz__/<target>/corpus`), read once.
+pub fn seeds(manifest_dir: &str, target: &str) -> Vec<Vec<u8>> {
+    let dir = Path::new(manifest_dir)
+        .join("tests/__fuzz__")
+        .join(target)
+        .join("corpus");
+    let mut out: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.ok()?.path()).ok())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Structure-aware variants for random inputs, which on their own rarely parse: `input` read as
+/// edits of one corpus seed (its first byte picks the seed; then each 4 bytes overwrite, insert
+/// or delete a byte, or insert a huge number, a NaN or a newline at a position). The targets run
+/// the raw input and this variant.
+pub fn mutate(seeds: &[Vec<u8>], input: &[u8]) -> Vec<u8> {
+    let (Some(&pick), false) = (input.first(), seeds.is_empty()) else {
+        return input.to_vec();
+    };
+    let mut s = seeds[pick as usize % seeds.len()].clone();
+    const TOKENS: [&[u8]; 8] = [
+        b"18446744073709551616",
+        b"-1",
+        b"nan",
+        b"inf",
+        b"4294967295",
+        b"\n",
+        b"\0",
+        b"1e308",
+    ];
+    for c in input[1..].chunks_exact(4) {
+        let pos = u16::from_le_bytes([c[1], c[2]]) as usize % (s.len() + 1);
+        match c[0] % 5 {
+            0 if pos < s.len() => s[pos] = c[3],
+            1 => s.insert(pos, c[3]),
+            2 if pos < s.len() => {
+                s.remove(pos);
+            }
+            3 => {
+                let t = TOKENS[c[3] as usize % TOKENS.len()];
+                s.splice(pos..pos, t.iter().copied());
+            }
+            4 if pos < s.len() => s.truncate(pos),
+            _ => {}
+        }
+    }
+    s
 }

@@ -191,6 +191,26 @@ impl Drop for Mount {
     }
 }
 
+impl Mount {
+    /// A tmpfs of `bytes` on a temp dir (root only): a tiny real filesystem that fills up, for
+    /// the ENOSPC tests. Unmounted on drop.
+    pub fn tmpfs(bytes: u64) -> Mount {
+        let d = tempfile::Builder::new()
+            .prefix("disktier-tmpfs")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        run(Command::new("mount")
+            .args(["-t", "tmpfs", "-o"])
+            .arg(format!("size={bytes},mode=0700"))
+            .arg("disktier-test")
+            .arg(d.path()));
+        Mount {
+            dir: d.path().to_path_buf(),
+            _dir: d,
+        }
+    }
+}
+
 /// A cgroup v1 blkio group with throttles; removed on drop. Put a process in it by running it
 /// through [`BlkioThrottle::wrap`].
 pub struct BlkioThrottle {

@@ -35,7 +35,9 @@ fn seconds_ns(s: &str) -> Result<u64, String> {
     for _ in frac.len()..9 {
         f *= 10;
     }
-    Ok(w * 1_000_000_000 + f)
+    w.checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(f))
+        .ok_or_else(|| format!("time {s:?} is past 2^64 ns"))
 }
 
 impl LineParser for Blkparse {
@@ -98,9 +100,12 @@ impl LineParser for Blkparse {
         let len = if op == Op::Sync && sectors == 0 {
             0
         } else {
-            len32(sectors * 512, "length")?
+            len32(sectors.saturating_mul(512), "length")?
         };
-        let mut r = Record::new(t_ns, sector * 512, len, op);
+        let offset = sector
+            .checked_mul(512)
+            .ok_or_else(|| format!("sector {sector} is past 2^64 bytes"))?;
+        let mut r = Record::new(t_ns, offset, len, op);
         r.sync = rwbs.contains('S') || rwbs.contains('F');
         r.stream = pid as u32;
         Ok(Parsed::Record(r))

@@ -97,13 +97,18 @@ pub const FIRST_MALFORMED: usize = 5;
 
 /// Opens a file, undoing gzip or zstd compression when its first bytes say so.
 pub fn open_maybe_compressed(path: &Path) -> Result<(Box<dyn BufRead>, &'static str), TraceError> {
-    let mut f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+    let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+    decompress(f).map_err(|e| TraceError::io(path, e))
+}
+
+/// Reads `input` plain, or through gzip or zstd when its first bytes are their magic.
+pub fn decompress<R: Read + 'static>(
+    mut f: R,
+) -> std::io::Result<(Box<dyn BufRead>, &'static str)> {
     let mut magic = [0u8; 4];
     let mut n = 0;
     while n < 4 {
-        let k = f
-            .read(&mut magic[n..])
-            .map_err(|e| TraceError::io(path, e))?;
+        let k = f.read(&mut magic[n..])?;
         if k == 0 {
             break;
         }
@@ -111,27 +116,36 @@ pub fn open_maybe_compressed(path: &Path) -> Result<(Box<dyn BufRead>, &'static 
     }
     let head = std::io::Cursor::new(magic[..n].to_vec());
     let chained = head.chain(f);
-    // gzip: 1f 8b (RFC 1952); zstd frame: 28 b5 2f fd (RFC 8878).
     if n >= 2 && magic[..2] == [0x1f, 0x8b] {
         let d = flate2::read::MultiGzDecoder::new(chained);
         Ok((Box::new(BufReader::with_capacity(1 << 16, d)), "gzip"))
     } else if n >= 4 && magic == [0x28, 0xb5, 0x2f, 0xfd] {
-        let d = zstd::stream::read::Decoder::new(chained).map_err(|e| TraceError::io(path, e))?;
+        let d = zstd::stream::read::Decoder::new(chained)?;
         Ok((Box::new(BufReader::with_capacity(1 << 16, d)), "zstd"))
     } else {
         Ok((Box::new(BufReader::with_capacity(1 << 16, chained)), "none"))
     }
 }
 
-/// Imports `input` in `format` into a trace written to `out`. With `strict`, the first
-/// malformed line is an error; otherwise malformed lines are counted and skipped.
 pub fn import<W: Write>(
     format: Format,
     input: &Path,
     out: W,
     strict: bool,
 ) -> Result<(ImportReport, W), TraceError> {
-    let (mut rd, compression) = open_maybe_compressed(input)?;
+    let f = File::open(input).map_err(|e| TraceError::io(input, e))?;
+    import_reader(format, f, input, out, strict)
+}
+
+/// [`import`] from any reader (plain, gzip or zstd); `input` names it in messages.
+pub fn import_reader<R: Read + 'static, W: Write>(
+    format: Format,
+    reader: R,
+    input: &Path,
+    out: W,
+    strict: bool,
+) -> Result<(ImportReport, W), TraceError> {
+    let (mut rd, compression) = decompress(reader).map_err(|e| TraceError::io(input, e))?;
     let mut parser = format.parser();
     let mut report = ImportReport {
         format,
@@ -149,19 +163,24 @@ pub fn import<W: Write>(
     let mut out = Some(out);
     let mut t0: Option<u64> = None;
     let mut buf = Vec::with_capacity(256);
-    loop {
-        buf.clear();
-        let n = rd
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| TraceError::io(input, e))?;
-        if n == 0 {
-            break;
-        }
+    while let Some(whole) =
+        read_line_capped(&mut rd, &mut buf).map_err(|e| TraceError::io(input, e))?
+    {
         report.lines += 1;
-        let parsed = match std::str::from_utf8(&buf) {
-            Ok(s) => parser.parse(s.trim_end_matches(['\n', '\r'])),
-            Err(_) => Err("not UTF-8 text".to_string()),
-        };
+        let parsed = if !whole {
+            Err(format!(
+                "line longer than {MAX_LINE} bytes, which no trace format has"
+            ))
+        } else {
+            match std::str::from_utf8(&buf) {
+                Ok(s) => parser.parse(s.trim_end_matches(['\n', '\r'])),
+                Err(_) => Err("not UTF-8 text".to_string()),
+            }
+        }
+        .and_then(|p| match p {
+            Parsed::Record(r) => r.check().map(|()| Parsed::Record(r)),
+            skip => Ok(skip),
+        });
         match parsed {
             Ok(Parsed::Skip) => report.skipped += 1,
             Ok(Parsed::Record(mut r)) => {
@@ -190,6 +209,9 @@ pub fn import<W: Write>(
                     });
                 }
                 report.malformed += 1;
+                if report.records == 0 && report.malformed >= MALFORMED_BEFORE_ANY {
+                    break;
+                }
                 if report.first_malformed.len() < FIRST_MALFORMED {
                     report.first_malformed.push(report.lines);
                 }
@@ -227,6 +249,66 @@ pub fn import_to_file(
             Err(e)
         }
     }
+}
+
+/// The longest line an importer reads (the longest real lines, blkparse's with a long process
+/// name, are under 200 bytes).
+pub const MAX_LINE: usize = 4096;
+
+/// The most bytes of one overlong line that are read through before the input is refused.
+pub const MAX_DROPPED: usize = 1 << 20;
+
+/// Malformed lines before the first record after which the input is taken for another format
+/// (or no trace at all, as /dev/urandom) and the import stops.
+pub const MALFORMED_BEFORE_ANY: u64 = 10_000;
+
+/// Reads one line into `buf` (cleared first), keeping at most [`MAX_LINE`] bytes: the rest of a
+/// longer line is read and dropped, so memory stays bounded whatever the input. `None` at the
+/// end; `Some(false)` for a line that was too long.
+pub(crate) fn read_line_capped<R: BufRead + ?Sized>(
+    rd: &mut R,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Option<bool>> {
+    buf.clear();
+    let n = (&mut *rd)
+        .take(MAX_LINE as u64 + 1)
+        .read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.len() <= MAX_LINE || buf.last() == Some(&b'\n') {
+        return Ok(Some(true));
+    }
+    // Drop the rest of the line, up to MAX_DROPPED: an endless line (/dev/zero) is no trace.
+    let mut dropped = buf.len();
+    loop {
+        if dropped > MAX_DROPPED {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "a line longer than {} MiB: this is not a text trace",
+                    MAX_DROPPED >> 20
+                ),
+            ));
+        }
+        let chunk = rd.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                rd.consume(i + 1);
+                break;
+            }
+            None => {
+                let k = chunk.len();
+                rd.consume(k);
+                dropped += k;
+            }
+        }
+    }
+    buf.clear();
+    Ok(Some(false))
 }
 
 /// Parses an unsigned decimal field, naming it in the error.

@@ -378,6 +378,7 @@ impl<R: Read> Reader<R> {
             stream,
             latency_ns,
         };
+        rec.check().map_err(|why| self.corrupt(why))?;
         self.prev_t = rec.t_ns;
         self.prev_end = rec.end();
         self.prev_len = len;

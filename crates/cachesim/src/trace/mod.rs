@@ -7,6 +7,12 @@ pub use format::{Header, Reader, Writer, FLAG_LATENCY, MAGIC, VERSION};
 
 use serde::Serialize;
 
+/// The most one read or write request may move: 64 MiB, above any device's request limit
+/// (`max_hw_sectors_kb` in the kernel's Documentation/ABI/stable/sysfs-block; NVMe's MDTS and
+/// SCSI's transfer limits are a few MiB). A longer record is a corrupt or hostile trace: the
+/// simulators expand each request block by block, so this bounds the work per record.
+pub const MAX_REQUEST_BYTES: u64 = 64 << 20;
+
 /// What a request does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -74,8 +80,30 @@ impl Record {
             latency_ns: 0,
         }
     }
+    /// The byte after the request (saturating: [`Record::check`] refuses a range past 2^64).
     pub fn end(&self) -> u64 {
-        self.offset + self.len as u64
+        self.offset.saturating_add(self.len as u64)
+    }
+
+    /// Whether the simulators may take this request: a read or write moves at most
+    /// [`MAX_REQUEST_BYTES`] (each byte range is expanded block by block), and no range ends
+    /// past 2^64. Every importer and the trace reader call it, so no simulator sees more.
+    pub fn check(&self) -> Result<(), String> {
+        if self.op.is_data() && u64::from(self.len) > MAX_REQUEST_BYTES {
+            return Err(format!(
+                "a {} of {} bytes is longer than the {} MiB one block request may move",
+                self.op.name(),
+                self.len,
+                MAX_REQUEST_BYTES >> 20
+            ));
+        }
+        if self.offset.checked_add(u64::from(self.len)).is_none() {
+            return Err(format!(
+                "offset {} + length {} ends past 2^64 bytes",
+                self.offset, self.len
+            ));
+        }
+        Ok(())
     }
     /// The blocks of size `block` this request touches (inclusive first, exclusive last).
     #[inline]
@@ -84,16 +112,37 @@ impl Record {
             return 0..0;
         }
         let first = self.offset / block;
-        let last = (self.offset + self.len as u64 - 1) / block;
+        let last = (self.end() - 1) / block;
         first..last + 1
     }
 }
 
-/// Reads every record of a trace file into memory (the simulator replays it many times).
+/// The most requests `simulate` holds in memory: 2^26 (64 Mi) records of 40 bytes, 2.5 GiB.
+pub const MAX_LOADED_RECORDS: usize = 1 << 26;
+
+/// Reads every record of a trace file into memory (the simulator replays it many times), at
+/// most [`MAX_LOADED_RECORDS`].
 pub fn load(path: &std::path::Path) -> Result<(Header, Vec<Record>, bool), crate::TraceError> {
+    load_at_most(path, MAX_LOADED_RECORDS)
+}
+
+/// [`load`] with another bound (tests).
+pub fn load_at_most(
+    path: &std::path::Path,
+    max: usize,
+) -> Result<(Header, Vec<Record>, bool), crate::TraceError> {
     let mut r = Reader::open(path)?;
     let mut v = Vec::new();
     for rec in &mut r {
+        if v.len() >= max {
+            return Err(crate::TraceError::Invalid {
+                what: "trace",
+                why: format!(
+                    "{} has more than {max} requests, more than the simulator holds in memory (docs/trace.md): simulate a part of it (trace import of fewer lines) or pass --sample to the curve",
+                    path.display()
+                ),
+            });
+        }
         v.push(rec?);
     }
     let truncated = r.truncated();

@@ -82,8 +82,12 @@ struct State<'a> {
     prefix: Option<String>,
     kept: HashMap<String, Kept>,
     prices: HashMap<String, Vec<Found>>,
-    /// Prices met before the products section (kept for any SKU, resolved at the end).
+    /// The products section has been read: prices of other SKUs are skipped unbuilt.
     products_done: bool,
+    /// 1, or 2 when the terms came before the products and the file is read again for them.
+    pass: u8,
+    /// The first pass met the terms before the products and skipped them.
+    deferred_terms: bool,
     regions_seen: BTreeSet<String>,
     saw_products: bool,
     saw_terms: bool,
@@ -104,8 +108,32 @@ pub struct Summary {
 }
 
 /// Reads an offer file from `reader` (streaming) and returns the catalog overlay for `region`.
+/// A stream whose terms come before its products cannot be read twice: that is an error
+/// (save it to a file and use [`import_from`]).
 pub fn import<R: Read>(
     reader: R,
+    path: &Path,
+    region: &str,
+) -> Result<(Catalog, Summary), ImportError> {
+    let mut once = Some(reader);
+    import_from(
+        || {
+            once.take().ok_or_else(|| {
+                std::io::Error::other(
+                    "its terms come before its products, and a stream cannot be read twice: save it to a file and import that",
+                )
+            })
+        },
+        path,
+        region,
+    )
+}
+
+/// Reads an offer file that `open` can open again: memory stays bounded by the kept products
+/// whatever the order of the file's sections. When the terms come first, the first pass skips
+/// them unbuilt and a second pass reads only the kept products' prices.
+pub fn import_from<R: Read>(
+    mut open: impl FnMut() -> std::io::Result<R>,
     path: &Path,
     region: &str,
 ) -> Result<(Catalog, Summary), ImportError> {
@@ -119,6 +147,8 @@ pub fn import<R: Read>(
         kept: HashMap::new(),
         prices: HashMap::new(),
         products_done: false,
+        pass: 1,
+        deferred_terms: false,
         regions_seen: BTreeSet::new(),
         saw_products: false,
         saw_terms: false,
@@ -126,11 +156,36 @@ pub fn import<R: Read>(
         version: None,
         skipped: 0,
     };
+    let read_err = |source: std::io::Error| ImportError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    pass(open().map_err(read_err)?, path, &mut st)?;
+    if st.deferred_terms && st.saw_products {
+        st.pass = 2;
+        st.saw_terms = false;
+        pass(open().map_err(read_err)?, path, &mut st)?;
+    }
+    if !st.saw_products {
+        return Err(ImportError::Shape {
+            path: path.to_path_buf(),
+            message: "no \"products\" section".into(),
+        });
+    }
+    if !st.saw_terms {
+        return Err(ImportError::Shape {
+            path: path.to_path_buf(),
+            message: "no \"terms\" section with \"OnDemand\" prices".into(),
+        });
+    }
+    assemble(st, &embedded, path)
+}
+
+/// One pass of the JSON deserializer over the file.
+fn pass<R: Read>(reader: R, path: &Path, st: &mut State) -> Result<(), ImportError> {
     let mut de =
         serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
-    let res = TopSeed { st: &mut st }
-        .deserialize(&mut de)
-        .and_then(|_| de.end());
+    let res = TopSeed { st }.deserialize(&mut de).and_then(|_| de.end());
     if let Err(e) = res {
         let message = e.to_string();
         return Err(if e.is_data() {
@@ -150,28 +205,12 @@ pub fn import<R: Read>(
             }
         });
     }
-    if !st.saw_products {
-        return Err(ImportError::Shape {
-            path: path.to_path_buf(),
-            message: "no \"products\" section".into(),
-        });
-    }
-    if !st.saw_terms {
-        return Err(ImportError::Shape {
-            path: path.to_path_buf(),
-            message: "no \"terms\" section with \"OnDemand\" prices".into(),
-        });
-    }
-    assemble(st, &embedded, path)
+    Ok(())
 }
 
 /// Imports `input` and writes the catalog to `out` atomically (nothing is written on error).
 pub fn import_file(input: &Path, region: &str, out: &Path) -> Result<Summary, ImportError> {
-    let f = std::fs::File::open(input).map_err(|source| ImportError::Read {
-        path: input.to_path_buf(),
-        source,
-    })?;
-    let (cat, summary) = import(f, input, region)?;
+    let (cat, summary) = import_from(|| std::fs::File::open(input), input, region)?;
     let header = format!(
         "# Imported by `disktier catalog import aws-offer {} --region {region}`.\n# Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.\n\n",
         input.display(),
@@ -200,10 +239,20 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
+                "products" if self.st.pass == 2 => {
+                    map.next_value::<IgnoredAny>()?;
+                }
                 "products" => {
                     self.st.saw_products = true;
                     map.next_value_seed(ProductsSeed { st: self.st })?;
                     self.st.products_done = true;
+                }
+                "terms" if !self.st.products_done => {
+                    // Which SKUs matter is not known yet: skip the terms unbuilt and read them
+                    // in a second pass (keeping every SKU's prices is unbounded memory).
+                    self.st.deferred_terms = true;
+                    self.st.saw_terms = true;
+                    map.next_value::<IgnoredAny>()?;
                 }
                 "terms" => {
                     map.next_value_seed(TermsSeed { st: self.st })?;
@@ -684,7 +733,7 @@ mod tests {
     use super::*;
 
     fn run(json: &str, region: &str) -> Result<(Catalog, Summary), ImportError> {
-        import(json.as_bytes(), Path::new("inline.json"), region)
+        import_from(|| Ok(json.as_bytes()), Path::new("inline.json"), region)
     }
 
     fn term(sku: &str, unit: &str, usd: &str) -> String {
@@ -713,6 +762,48 @@ mod tests {
         let (cat, _) = run(&json, "us-east-1").unwrap();
         assert_eq!(cat.volume_prices[0].storage_gb_month, 0.045);
         assert_eq!(cat.date.as_deref(), Some("2026-07-01"));
+    }
+
+    /// Terms first in a stream that cannot be read twice: a clear error, not every SKU's
+    /// prices held in memory (#13).
+    #[test]
+    fn terms_first_in_a_stream_is_an_error_and_in_a_file_two_passes() {
+        let json = format!(
+            r#"{{"terms": {{"OnDemand": {{{}, {}}}}},
+               "products": {{"B": {{"productFamily": "Storage", "attributes": {{"usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}}}}}}"#,
+            term("B", "GB-Mo", "0.045"),
+            term("UNRELATED", "Hrs", "9.99")
+        );
+        let e = import(json.as_bytes(), Path::new("-"), "us-east-1").unwrap_err();
+        assert!(e.to_string().contains("save it to a file"), "{e}");
+        let mut opened = 0;
+        let (cat, _) = import_from(
+            || {
+                opened += 1;
+                Ok(json.as_bytes())
+            },
+            Path::new("f.json"),
+            "us-east-1",
+        )
+        .unwrap();
+        assert_eq!(opened, 2);
+        assert_eq!(cat.volume_prices[0].storage_gb_month, 0.045);
+        // Products first: one pass.
+        let json = format!(
+            r#"{{"products": {{"B": {{"productFamily": "Storage", "attributes": {{"usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}}}}, "terms": {{"OnDemand": {{{}}}}}}}"#,
+            term("B", "GB-Mo", "0.045")
+        );
+        let mut opened = 0;
+        import_from(
+            || {
+                opened += 1;
+                Ok(json.as_bytes())
+            },
+            Path::new("f.json"),
+            "us-east-1",
+        )
+        .unwrap();
+        assert_eq!(opened, 1);
     }
 
     #[test]

@@ -121,9 +121,10 @@ fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
         bail!("--trace records the native engine's I/O: drop --engine fio");
     }
     let runner = disktier_cmd::RealRunner;
-    if !disktier_cmd::CommandRunner::has_program(&runner, disktier_engine::fio::FIO) {
+    // Resolved once to an absolute path: the command that runs is the one checked here.
+    let Some(fio) = disktier_cmd::which(disktier_engine::fio::FIO) else {
         bail!("fio was not found: install it (Debian package: fio) or use --engine native");
-    }
+    };
     let target = disktier_engine::preflight(job, opts)?;
     let fo = disktier_engine::fio::FioOptions {
         keep_files: opts.keep_files,
@@ -131,6 +132,8 @@ fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
         quick: opts.quick,
         stop: Some(opts.stop.clone()),
         no_layout: !opts.layout,
+        program: Some(fio),
+        timeout: None,
     };
     let m = disktier_engine::fio::run(job, &runner, target, &fo)
         .with_context(|| format!("fio could not run the job on {}", job.target.display()))?;

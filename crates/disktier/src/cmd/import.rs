@@ -71,8 +71,7 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Pass);
     }
     let m = if a.file.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+        let text = fio::read_capped(Ok(std::io::stdin()), "standard input")?;
         fio::import_text(&text, "standard input", a.job, dc)?
     } else {
         fio::import_file(&a.file, a.job, dc)?

@@ -402,4 +402,64 @@ mod tests {
             "{e}"
         );
     }
+
+    /// Fuzz target (bolero, #13): fio-style job options as the user types them (NUL- or
+    /// newline-separated argv), with or without a profile: parsing and resolving give a job or
+    /// an error, never a panic; a resolved job gives a fio command line without NUL and a plan
+    /// whose first I/Os stay in the region. Corpus: `tests/__fuzz__/fuzz_jobargs/corpus` (argv
+    /// one per line), whose seeds random inputs also edit.
+    #[test]
+    fn fuzz_jobargs() {
+        use disktier_testkit::fuzz::{mutate, seeds, timed, BRIEF, MAX_INPUT};
+        #[derive(Debug, Parser)]
+        struct Bench {
+            #[command(flatten)]
+            job: JobArgs,
+            #[arg(long)]
+            profile: Option<String>,
+            #[arg(long)]
+            quick: bool,
+        }
+        let seeds = seeds(env!("CARGO_MANIFEST_DIR"), "fuzz_jobargs");
+        assert!(!seeds.is_empty(), "the corpus is checked in");
+        bolero::check!()
+            .with_test_time(BRIEF)
+            .with_max_len(MAX_INPUT)
+            .for_each(move |raw: &[u8]| {
+                // An empty input runs the corpus seeds themselves.
+                let own: Vec<Vec<u8>> = if raw.is_empty() {
+                    seeds.clone()
+                } else {
+                    Vec::new()
+                };
+                for input in own.into_iter().chain([raw.to_vec(), mutate(&seeds, raw)]) {
+                    timed(&input, || {
+                        let text = String::from_utf8_lossy(&input);
+                        let argv = text.split(['\0', '\n']).filter(|a| !a.is_empty());
+                        let Ok(b) = Bench::try_parse_from(std::iter::once("bench").chain(argv))
+                        else {
+                            return;
+                        };
+                        let profile = b.profile.as_deref().and_then(|p| profile(p).ok());
+                        let target = Path::new("/var/tmp/disktier-fuzz-target");
+                        let Ok(Workload::Job(j)) = resolve(target, profile, b.quick, &b.job) else {
+                            return;
+                        };
+                        let cmd = disktier_engine::fio::command(&j, false);
+                        assert!(cmd.args.iter().all(|a| !a.contains('\0')), "{cmd:?}");
+                        let len = j.size.unwrap_or(1 << 20);
+                        let mut plan = disktier_engine::plan::Plan::new(&j, 0, j.offset, len);
+                        for _ in 0..64 {
+                            let Some((_, off)) = plan.next_io() else {
+                                break;
+                            };
+                            assert!(
+                                off >= j.offset
+                                    && off.saturating_add(j.bs) <= j.offset.saturating_add(len)
+                            );
+                        }
+                    })
+                }
+            });
+    }
 }

@@ -127,7 +127,7 @@ fn simulated_curve(
     }
     Ok(HitRatio::Curve {
         source: format!("simulated: {} on {}", kind.name(), path.display()),
-        hit_ratio_for: disktier_cachesim::budget::hit_ratio_curve(Arc::new(trace), cfg, kind),
+        hit_ratio_for: disktier_cachesim::budget::hit_ratio_curve(Arc::new(trace), cfg, kind)?,
     })
 }
 

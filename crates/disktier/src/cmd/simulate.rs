@@ -167,7 +167,7 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
     let mrc = if a.no_mrc {
         None
     } else {
-        let mut m = Mrc::build(&trace, a.block, a.sample);
+        let mut m = Mrc::build(&trace, a.block, a.sample)?;
         m.at(&sizes);
         Some(m)
     };

@@ -133,19 +133,40 @@ impl TraceLog {
         })
     }
 
-    /// Writes the trailer; returns the number of records.
+    /// Writes the trailer; returns the number of records. When writing failed (the filesystem
+    /// filled up, say) the partial trace is removed and the error says why.
     pub fn finish(&self) -> anyhow::Result<u64> {
         let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(e) = st.error.take() {
-            bail!("writing the trace {} failed: {e}", self.path.display());
-        }
-        let Some(w) = st.writer.take() else {
-            return Ok(0);
+        let stored = st.error.take();
+        let w = st.writer.take();
+        let res = match (stored, w) {
+            (Some(e), _) => Err(e),
+            (None, None) => return Ok(0),
+            (None, Some(w)) => {
+                let n = w.count();
+                w.finish().map(|_| n).map_err(|e| e.to_string())
+            }
         };
-        let n = w.count();
-        w.finish()
-            .with_context(|| format!("finishing the trace {}", self.path.display()))?;
-        Ok(n)
+        res.map_err(|e| {
+            let _ = std::fs::remove_file(&self.path);
+            let full = e.contains("No space left") || e.contains("quota exceeded");
+            anyhow::anyhow!(
+                "writing the trace {} failed ({e}){}; the partial trace was removed",
+                self.path.display(),
+                if full {
+                    ": its filesystem is full, free space or write the trace (-o) elsewhere"
+                } else {
+                    ""
+                }
+            )
+        })
+    }
+
+    /// Drops a trace whose run failed: no partial file is left behind.
+    pub fn discard(&self) {
+        let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        st.writer.take();
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -206,8 +227,14 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
             label: "trace record".to_string(),
         },
     );
+    let m = match m {
+        Ok(m) => m,
+        Err(e) => {
+            log.discard();
+            return Err(e);
+        }
+    };
     let records = log.finish()?;
-    let m = m?;
     let r = &m.doc.results;
     let dir = |d: &Option<disktier_engine::DirStats>| {
         d.as_ref().map(|d| (d.ios, d.bytes)).unwrap_or((0, 0))
@@ -316,7 +343,7 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
         }
         None => None,
     });
-    let mut s = stats::compute(it, a.block);
+    let mut s = stats::compute(it, a.block)?;
     if let Some(e) = err {
         return Err(e).with_context(|| format!("reading the trace {}", a.file.display()));
     }
