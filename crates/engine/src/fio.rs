@@ -1042,6 +1042,7 @@ pub fn jobs(v: &Value, source_name: &str, ctx: &DocContext) -> Result<Vec<FioJob
         });
     }
     Ok(out)
+}
 
 /// The largest fio JSON read: 256 MiB (a json+ output with histogram bins for 64 jobs is a few
 /// MiB).

@@ -117,9 +117,17 @@ fn fuzz_jobfile() {
             assert!(groups.len() >= sets.len());
             assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), f.jobs.len());
             for j in &f.jobs {
-                assert!(j.options.len() <= disktier_engine::jobfile::MAX_OPTIONS * disktier_engine::jobfile::MAX_SECTIONS);
+                assert!(
+                    j.options.len()
+                        <= disktier_engine::jobfile::MAX_OPTIONS
+                            * disktier_engine::jobfile::MAX_SECTIONS
+                );
                 for o in &j.options {
-                    assert!(disktier_engine::jobfile::JOB_OPTIONS.contains(&o.key.as_str()), "{}", o.key);
+                    assert!(
+                        disktier_engine::jobfile::JOB_OPTIONS.contains(&o.key.as_str()),
+                        "{}",
+                        o.key
+                    );
                 }
             }
         }
