@@ -66,6 +66,9 @@ pub struct DirectionMetrics {
     pub latency_quantiles: Vec<(f64, f64)>,
     pub latency_count: u64,
     pub latency_sum_seconds: f64,
+    /// Calls longer than etcd's heartbeat interval and election timeout: (bound in seconds,
+    /// count), when the run counted them (sync only).
+    pub stalls: Vec<(f64, u64)>,
 }
 
 /// The unit a verdict's value and threshold are in.
@@ -73,6 +76,8 @@ pub struct DirectionMetrics {
 pub enum VerdictUnit {
     Seconds,
     OperationsPerSecond,
+    /// A number of events in the run (etcd-stalls: fdatasyncs longer than the heartbeat).
+    Events,
 }
 
 /// A pass/fail judgement with its threshold, in base units.
@@ -149,6 +154,16 @@ fn direction(name: &'static str, d: &DirStats) -> DirectionMetrics {
         latency_quantiles,
         latency_count: d.ios,
         latency_sum_seconds: d.lat_ns.mean * d.ios as f64 / NS,
+        stalls: d
+            .stalls
+            .as_ref()
+            .map(|s| {
+                vec![
+                    (s.heartbeat_ns as f64 / NS, s.over_heartbeat),
+                    (s.election_ns as f64 / NS, s.over_election),
+                ]
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -167,6 +182,8 @@ fn verdict(v: &Verdict) -> Option<VerdictMetrics> {
         (VerdictUnit::OperationsPerSecond, 1.0)
     } else if leaf.starts_with('p') && leaf[1..].parse::<f64>().is_ok() || leaf.ends_with("_ns") {
         (VerdictUnit::Seconds, NS)
+    } else if leaf.starts_with("over_") {
+        (VerdictUnit::Events, 1.0)
     } else {
         return None;
     };
@@ -376,6 +393,32 @@ pub fn encode(runs: &[RunMetrics]) -> anyhow::Result<String> {
         "disktier_verdict_threshold_operations_per_second",
         "The minimum rate of a verdict (etcd's guidance: 50, or 500 for busy clusters).",
         verdicts(&in_unit(VerdictUnit::OperationsPerSecond, |v| v.threshold)),
+    );
+    f.gauges(
+        "disktier_verdict_value_events",
+        "The count a verdict judged (e.g. etcd-stalls: fdatasyncs longer than etcd's 100 ms heartbeat interval).",
+        verdicts(&in_unit(VerdictUnit::Events, |v| v.value)),
+    );
+    f.gauges(
+        "disktier_verdict_threshold_events",
+        "The most events a verdict allows (etcd-stalls: 0).",
+        verdicts(&in_unit(VerdictUnit::Events, |v| v.threshold)),
+    );
+    f.gauges(
+        "disktier_sync_stalls",
+        "fsync/fdatasync calls of the run longer than longer_than_seconds (etcd's heartbeat interval, 0.1 s, and election timeout, 1 s: etcd docs, Tuning).",
+        runs.iter()
+            .flat_map(|r| {
+                r.directions.iter().flat_map(move |d| {
+                    d.stalls.iter().map(move |(bound, n)| {
+                        (
+                            with(&r.labels, &[("longer_than_seconds", &format!("{bound}"))]),
+                            *n as f64,
+                        )
+                    })
+                })
+            })
+            .collect(),
     );
     let mut buf = Vec::new();
     TextEncoder::new()

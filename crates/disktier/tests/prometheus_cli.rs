@@ -433,7 +433,7 @@ fn prometheus_format_is_refused_where_there_is_nothing_to_export() {
         let out = disktier(&db).args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains("check, bench and assess"), "{err}");
+        assert!(err.contains("check, bench, assess and fleet run"), "{err}");
     }
 }
 
