@@ -116,7 +116,17 @@ fn write_journal(path: &Path, j: &Journal) -> Result<(), SetupError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let tmp = path.with_extension("json.tmp");
     let body = serde_json::to_vec_pretty(j).map_err(|e| SetupError::Config(e.to_string()))?;
-    let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(io(&tmp))?
+    };
     f.write_all(&body).map_err(io(&tmp))?;
     f.sync_all().map_err(io(&tmp))?;
     std::fs::rename(&tmp, path).map_err(io(path))?;
@@ -127,6 +137,24 @@ fn write_journal(path: &Path, j: &Journal) -> Result<(), SetupError> {
 }
 
 fn read_journal(path: &Path, mount: &MountPath) -> Result<Option<Journal>, SetupError> {
+    // The journal tells a root process what to unmount and wipe: only a regular file owned by
+    // this user, writable by no one else, is trusted.
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => {
+            let me = std::fs::metadata("/proc/self")
+                .map(|p| p.uid())
+                .unwrap_or(0);
+            if !m.is_file() || m.uid() != me || m.mode() & 0o022 != 0 {
+                return Err(SetupError::Config(format!(
+                    "{} is not a private regular file of this user: it is not trusted as an undo journal; remove it",
+                    path.display()
+                )));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(path)(e)),
+    }
     let text = match std::fs::read(path) {
         Ok(t) if t.len() <= 1 << 20 => t,
         Ok(_) => {
