@@ -423,7 +423,7 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
     // directory that holds anything else).
     let _ = std::fs::remove_dir(units_dir.join("local-fs.target.wants"));
     // 4. fstab lines (atomic rewrite, old content kept as .disktier.bak).
-    if let Some(existing) = std::fs::read_to_string(&fstab_path).ok() {
+    if let Ok(existing) = std::fs::read_to_string(&fstab_path) {
         let new = fstab_without(&existing, mount);
         if new != existing {
             persist::write_atomic(&fstab_path, &new)?;
