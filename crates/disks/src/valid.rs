@@ -800,6 +800,16 @@ pub fn k8s_slug(path: &MountPath) -> String {
     }
 }
 
+/// Is `path` a kernel device name directly under /dev (`/dev/nvme0n1`, `/dev/sdb`, `/dev/loop3`,
+/// `/dev/md0`)? Those are assigned at boot in discovery order and can name another disk after a
+/// reboot; only the /dev/disk/by-* links (and filesystem UUIDs) are stable.
+pub fn is_kernel_device_name(path: &str) -> bool {
+    match path.strip_prefix("/dev/") {
+        Some(rest) => !rest.is_empty() && !rest.contains('/'),
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,7 +54,8 @@ fn gke_cfg() -> GkeConfig {
         machine_type: "n1-standard-8".into(),
         local_ssds: 2,
         pool: "ssd-pool".into(),
-        zone: Some("asia-east1-a".into()),
+        project: "my-project-1".into(),
+        zone: "asia-east1-a".into(),
         local_ssd_count: None,
         request: "200Gi".into(),
         image: "nginx".into(),
@@ -567,6 +568,13 @@ fn gke_command_and_pods_follow_seed_002() {
     assert!(sh.contains("--ephemeral-storage-local-ssd count=2"));
     assert!(sh.contains("--machine-type=n1-standard-8"));
     assert!(sh.contains("--zone=asia-east1-a"));
+    assert!(sh.contains("--project=my-project-1"));
+    assert_eq!(
+        sh.matches("--project=my-project-1 --zone=asia-east1-a")
+            .count(),
+        2,
+        "{sh}"
+    );
     assert!(sh.contains("1.25.3-gke.1800"));
     assert!(!code(sh).contains("--local-ssd-count"));
     let pod: Value = serde_yaml_ng::from_str(&r.files[1].content).unwrap();
@@ -675,6 +683,29 @@ fn gke_refuses_e2_too_many_ssds_and_local_ssd_count() {
     })
     .unwrap_err();
     assert!(matches!(e, RenderError::RequestTooLarge { .. }), "{e}");
+    // A local SSD is 375 GiB, not 375 GB: exactly 2 x 375Gi fits, one byte more does not.
+    Gke::new(GkeConfig {
+        request: "750Gi".into(),
+        local_ssds: 2,
+        ..gke_cfg()
+    })
+    .unwrap();
+    let e = Gke::new(GkeConfig {
+        request: format!("{}", 2 * 402_653_184_000u64 + 1),
+        local_ssds: 2,
+        ..gke_cfg()
+    })
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RenderError::RequestTooLarge {
+                capacity: 805_306_368_000,
+                ..
+            }
+        ),
+        "{e}"
+    );
 
     // Unknown types render, with the note instead of a guess.
     let r = Gke::new(GkeConfig {

@@ -477,3 +477,55 @@ fn an_fstab_changed_between_plan_and_write_is_not_overwritten() {
         "{now}"
     );
 }
+
+/// `--devices /dev/nvme1n1` (a kernel name) with `--persist systemd` and a boot-time unit: the
+/// unit re-runs setup with the disk's /dev/disk/by-id/ link, the mount unit names the UUID, and a
+/// warning says so. With `--persist fstab` the line names the UUID.
+#[test]
+fn a_kernel_name_in_devices_is_persisted_by_id_and_uuid_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = cfg("/var/lib/containers");
+    c.devices = Some(vec!["/dev/nvme1n1".into()]);
+    c.persist = Persist::Systemd;
+    c.persist_root = tmp.path().join("root");
+    c.boot_binary = Some(std::env::current_exe().unwrap());
+    c.allow_build_binary = true;
+    let (rep, _) = run(&fixture("aws-m6id-xlarge"), c, tmp.path());
+    assert!(
+        rep.notes
+            .iter()
+            .any(|n| n.starts_with("warning: --devices /dev/nvme1n1 is a kernel name")),
+        "{:?}",
+        rep.notes
+    );
+    let units = tmp.path().join("root/etc/systemd/system");
+    let boot =
+        std::fs::read_to_string(units.join("disktier-setup-var-lib-containers.service")).unwrap();
+    assert!(
+        boot.contains(
+            "--devices /dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1A2B3C4D5E6F70809"
+        ),
+        "{boot}"
+    );
+    let mount = std::fs::read_to_string(units.join("var-lib-containers.mount")).unwrap();
+    assert!(mount.contains("What=/dev/disk/by-uuid/"), "{mount}");
+    for t in [&boot, &mount] {
+        assert!(!t.contains("nvme1n1"), "the kernel name is persisted:\n{t}");
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = cfg("/data");
+    c.devices = Some(vec!["/dev/nvme1n1".into()]);
+    c.persist = Persist::Fstab;
+    c.persist_root = tmp.path().join("root");
+    let (rep, _) = run(&fixture("aws-m6id-xlarge"), c, tmp.path());
+    let fstab = std::fs::read_to_string(tmp.path().join("root/etc/fstab")).unwrap();
+    let uuid = disktier_disks::setup::plan::derived_uuid("disktier", Path::new("/data"));
+    assert!(fstab.contains(&format!("UUID={uuid} /data xfs")), "{fstab}");
+    assert!(!fstab.contains("nvme1n1"), "{fstab}");
+    assert!(
+        rep.notes.iter().any(|n| n.starts_with("warning:")),
+        "{:?}",
+        rep.notes
+    );
+}

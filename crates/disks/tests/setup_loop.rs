@@ -94,9 +94,8 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     c.mode = Some("0750".into());
     c.persist = Persist::Systemd;
     c.persist_root = tmp.path().join("root");
-    // The test binary lives in target/: allowed here, refused without the override.
-    c.boot_binary = Some(std::env::current_exe().unwrap());
-    c.allow_build_binary = true;
+    // No boot-time unit: a loop device has only its kernel name, which the unit must not name
+    // (see a_kernel_name_is_never_persisted).
     let c = c.check().unwrap();
 
     let rep = run(&c, &RealRunner);
@@ -337,6 +336,15 @@ fn ext4_on_request_with_label_and_noatime() {
         "{text}"
     );
     assert!(text.contains("defaults,noatime,nofail"), "{text}");
+    // --devices named the kernel name /dev/loopN: never persisted, and a warning says so.
+    assert!(!text.contains(&dev.path.display().to_string()), "{text}");
+    assert!(
+        rep.notes
+            .iter()
+            .any(|n| n.starts_with("warning:") && n.contains("kernel name")),
+        "{:?}",
+        rep.notes
+    );
     if have("findmnt") {
         let o = Command::new("findmnt")
             .args(["--verify", "--verbose", "--tab-file"])
@@ -353,6 +361,62 @@ fn ext4_on_request_with_label_and_noatime() {
             out.contains(&format!("translated to {}", dev.path.display())),
             "{out}"
         );
+    }
+}
+
+/// `--persist systemd` with a boot-time unit and `--devices /dev/loopN`: the unit would have to
+/// name the kernel name (a loop device has no /dev/disk/by-id/ link), so setup refuses before
+/// changing anything; the mount units alone (no boot unit) name the UUID, with a warning.
+#[test]
+fn a_kernel_name_is_never_persisted() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(XFS_SIZE);
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mnt = tmp.path().join("m");
+    let _guard = Unmount(vec![mnt.clone()]);
+    let mut c = SetupRequest::new(&mnt);
+    c.devices = Some(vec![dev.path.display().to_string()]);
+    c.persist = Persist::Systemd;
+    c.persist_root = tmp.path().join("root");
+    c.boot_binary = Some(std::env::current_exe().unwrap());
+    c.allow_build_binary = true;
+    let e = setup(&c.clone().check().unwrap(), Path::new("/"), &RealRunner).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("kernel name") && msg.contains("/dev/disk/by-id/"),
+        "{msg}"
+    );
+    assert_eq!(blkid(&dev.path, "TYPE"), "", "refused before mkfs");
+    assert!(!tmp.path().join("root").exists(), "nothing persisted");
+
+    c.boot_binary = None;
+    let rep = run(&c.check().unwrap(), &RealRunner);
+    assert!(
+        rep.notes.iter().any(|n| n.starts_with("warning:")),
+        "{:?}",
+        rep.notes
+    );
+    let units = tmp.path().join("root/etc/systemd/system");
+    let unit = std::fs::read_to_string(units.join(persist::mount_unit_name(&mp(&mnt)))).unwrap();
+    assert!(
+        unit.contains(&format!(
+            "What=/dev/disk/by-uuid/{}",
+            derived_uuid("disktier", &mnt)
+        )),
+        "{unit}"
+    );
+    for e in std::fs::read_dir(&units).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            let t = std::fs::read_to_string(&p).unwrap();
+            assert!(
+                !t.contains(&dev.path.display().to_string()),
+                "{}: {t}",
+                p.display()
+            );
+        }
     }
 }
 

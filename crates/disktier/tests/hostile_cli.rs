@@ -298,6 +298,8 @@ fn render_refuses_every_hostile_value() {
     for (extra, expect) in [
         (vec!["--image", "nginx\nkind: Secret"], "--image"),
         (vec!["--cluster", "prod;rm"], "--cluster"),
+        (vec!["--project", "p;rm -rf /"], "--project"),
+        (vec!["--zone", "asia-east1-a'"], "--zone"),
         (vec!["--request", "NaN"], "request"),
         (vec!["--request", "99999999999999999999Ei"], "request"),
     ] {
@@ -310,6 +312,10 @@ fn render_refuses_every_hostile_value() {
             "n2-standard-8",
             "--local-ssds",
             "2",
+            "--project",
+            "my-project-1",
+            "--zone",
+            "asia-east1-a",
         ];
         a.extend(extra);
         refused(&a, expect);

@@ -67,6 +67,8 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
         "n1-standard-8",
         "--local-ssds",
         "2",
+        "--project",
+        "my-project-1",
         "--zone",
         "asia-east1-a",
     ];
@@ -209,7 +211,17 @@ fn every_platform_renders_from_the_cli() {
 
 #[test]
 fn bad_input_is_refused_with_the_fix() {
-    let gke = ["render", "gke", "--cluster", "c1", "--local-ssds"];
+    let gke = [
+        "render",
+        "gke",
+        "--cluster",
+        "c1",
+        "--project",
+        "my-project-1",
+        "--zone",
+        "asia-east1-a",
+        "--local-ssds",
+    ];
     disktier()
         .args(gke)
         .args(["2", "--machine-type", "e2-standard-8"])

@@ -46,8 +46,8 @@ pub struct Bcache {
 
 /// Checks the fast/slow pair shared by bcache and lvmcache.
 pub(crate) fn check_pair(fast: &str, slow: &str) -> Result<(), RenderError> {
-    check_stable_path(fast)?;
-    check_stable_path(slow)?;
+    check_stable_path("--fast", fast, "")?;
+    check_stable_path("--slow", slow, "")?;
     if fast.contains(['*', '?', '[']) || slow.contains(['*', '?', '[']) {
         return Err(RenderError::BadValue {
             flag: "fast/--slow",

@@ -7,8 +7,13 @@ pub enum RenderError {
     #[error(transparent)]
     Invalid(#[from] crate::valid::Invalid),
 
-    #[error("{path} is a kernel device name, which can change between boots: select the disk by model (--model) or by its /dev/disk/by-id/ path (ls -l /dev/disk/by-id/)")]
-    KernelName { path: String },
+    #[error("{flag} {path} is a kernel device name, which can change between boots: pass its /dev/disk/by-id/ path (ls -l /dev/disk/by-id/){alt}")]
+    KernelName {
+        flag: &'static str,
+        path: String,
+        /// Another way to select the disk, when the command has one (e.g. `--model`).
+        alt: &'static str,
+    },
 
     #[error("{path} is not a stable disk path: pass a /dev/disk/by-id/ or /dev/disk/by-path/ path (ls -l /dev/disk/by-id/)")]
     NotStablePath { path: String },
@@ -67,7 +72,7 @@ pub enum RenderError {
     #[error("--local-ssd-count attaches raw local SSDs and cannot be combined with --ephemeral-storage-local-ssd: drop --local-ssd-count")]
     LocalSsdCountConflict,
 
-    #[error("the ephemeral-storage request {request} exceeds the {count} local SSD(s) of 375 GB ({capacity} bytes): lower --request or raise --local-ssds")]
+    #[error("the ephemeral-storage request {request} exceeds the {count} local SSD(s) of 375 GiB ({capacity} bytes): lower --request or raise --local-ssds")]
     RequestTooLarge {
         request: String,
         count: u32,

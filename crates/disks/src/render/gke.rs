@@ -10,8 +10,10 @@ use serde_json::json;
 const NODE_LABEL: &str = "cloud.google.com/gke-ephemeral-storage-local-ssd";
 /// Where GKE mounts the local-SSD ephemeral storage on the node (seed 002, references.md).
 const HOST_PATH: &str = "/mnt/stateful_partition/kube-ephemeral-ssd";
-/// Each local SSD holds 375 GB (references.md item 8).
-const LOCAL_SSD_BYTES: u64 = 375_000_000_000;
+/// Each local SSD holds 375 GiB (402,653,184,000 bytes): "Each Local SSD disk is 375 GiB in
+/// size" (cloud.google.com/compute/docs/disks/local-ssd, "Local SSD disks"); `fdisk -l` on a GKE
+/// node shows 402653184000 bytes per disk.
+pub const LOCAL_SSD_BYTES: u64 = 375 * (1 << 30);
 /// `--ephemeral-storage-local-ssd` needs this GKE version or later (references.md item 8).
 const MIN_GKE_VERSION: &str = "1.25.3-gke.1800";
 
@@ -91,7 +93,10 @@ pub struct GkeConfig {
     pub machine_type: String,
     pub local_ssds: u32,
     pub pool: String,
-    pub zone: Option<String>,
+    /// The GCP project that holds the cluster (`gcloud --project`).
+    pub project: String,
+    /// The cluster's zone (`gcloud --zone`), e.g. asia-east1-a.
+    pub zone: String,
     /// `--local-ssd-count`, accepted only to be refused with the reason.
     pub local_ssd_count: Option<u32>,
     /// The emptyDir pod's ephemeral-storage request (a Kubernetes quantity, e.g. 200Gi).
@@ -144,6 +149,51 @@ fn check_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
     }
 }
 
+/// A GCP project ID: 6 to 30 lowercase letters, digits or hyphens, starting with a letter and not
+/// ending with a hyphen (cloud.google.com/resource-manager/docs/creating-managing-projects).
+fn check_project(v: &str) -> Result<(), RenderError> {
+    let ok = (6..=30).contains(&v.len())
+        && v.starts_with(|c: char| c.is_ascii_lowercase())
+        && v.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !v.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(RenderError::BadValue {
+            flag: "project",
+            value: v.chars().take(64).collect(),
+            why: "a project ID has 6 to 30 lowercase letters, digits and '-', starts with a letter and does not end with '-' (gcloud projects list)".into(),
+        })
+    }
+}
+
+/// A Compute Engine zone: REGION-LETTER, the region being `area-locationN` (asia-east1-a,
+/// us-central1-f, europe-west4-b; cloud.google.com/compute/docs/regions-zones).
+fn check_zone(v: &str) -> Result<(), RenderError> {
+    let parts: Vec<&str> = v.split('-').collect();
+    let lower = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase());
+    let ok = v.len() <= 63
+        && parts.len() == 3
+        && lower(parts[0])
+        && parts[1].starts_with(|c: char| c.is_ascii_lowercase())
+        && parts[1].ends_with(|c: char| c.is_ascii_digit())
+        && parts[1]
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && parts[2].len() == 1
+        && lower(parts[2]);
+    if ok {
+        Ok(())
+    } else {
+        Err(RenderError::BadValue {
+            flag: "zone",
+            value: v.chars().take(64).collect(),
+            why: "give a zone such as asia-east1-a (gcloud compute zones list)".into(),
+        })
+    }
+}
+
 impl Gke {
     pub fn new(cfg: GkeConfig) -> Result<Gke, RenderError> {
         if cfg.local_ssd_count.is_some() {
@@ -164,9 +214,8 @@ impl Gke {
                 why: "give an image reference such as nginx or registry.example.com/app:1.2".into(),
             });
         }
-        if let Some(z) = &cfg.zone {
-            check_name("zone", z)?;
-        }
+        check_project(&cfg.project)?;
+        check_zone(&cfg.zone)?;
         if cfg.local_ssds == 0 {
             return Err(RenderError::BadValue {
                 flag: "local-ssds",
@@ -229,23 +278,20 @@ impl Gke {
                 })
             }
         }
-        if cfg.zone.is_none() {
-            notes.push("no --zone: gcloud uses its configured compute/zone".into());
-        }
         Ok(Gke { cfg, notes })
     }
 
     fn node_pool_script(&self) -> String {
         let c = &self.cfg;
-        let zone_arg = c
-            .zone
-            .as_ref()
-            .map(|z| format!(" --zone={}", shell_quote(z)))
-            .unwrap_or_default();
+        let loc_arg = format!(
+            " --project={} --zone={}",
+            shell_quote(&c.project),
+            shell_quote(&c.zone)
+        );
         let mut s = format!(
             r#"#!/bin/bash
 # Rendered by `disktier render gke`: a node pool whose kubelet and container runtime keep
-# their ephemeral storage (emptyDir, images, logs) on {n} local SSD(s) of 375 GB, which GKE
+# their ephemeral storage (emptyDir, images, logs) on {n} local SSD(s) of 375 GiB, which GKE
 # itself formats (RAID0 when there are several; seed 002). GKE labels the nodes
 # {label}=true.
 # Needs GKE {min} or later; --ephemeral-storage-local-ssd cannot be combined with
@@ -255,14 +301,14 @@ set -euo pipefail
 CLUSTER={cluster}
 MIN_VERSION={min}
 
-version=$(gcloud container clusters describe "$CLUSTER"{zone_arg} --format='value(currentMasterVersion)')
+version=$(gcloud container clusters describe "$CLUSTER"{loc_arg} --format='value(currentMasterVersion)')
 if [ "$(printf '%s\n' "$MIN_VERSION" "$version" | sort -V | head -n 1)" != "$MIN_VERSION" ]; then
     echo "cluster $CLUSTER runs GKE $version; --ephemeral-storage-local-ssd needs $MIN_VERSION or later: upgrade the cluster first" >&2
     exit 1
 fi
 
 gcloud container node-pools create {pool} \
-    --cluster="$CLUSTER" \
+    --cluster="$CLUSTER"{loc_arg} \
     --machine-type={mt} \
     --ephemeral-storage-local-ssd count={n}"#,
             n = c.local_ssds,
@@ -272,9 +318,6 @@ gcloud container node-pools create {pool} \
             pool = shell_quote(&c.pool),
             mt = shell_quote(&c.machine_type),
         );
-        if let Some(z) = &c.zone {
-            s.push_str(&format!(" \\\n    --zone={}", shell_quote(z)));
-        }
         s.push('\n');
         s
     }
@@ -368,6 +411,39 @@ mod tests {
         assert_eq!(parse_quantity("12"), Some(12));
         assert_eq!(parse_quantity("1.5Gi"), None);
         assert_eq!(parse_quantity("Gi"), None);
+    }
+
+    #[test]
+    fn a_local_ssd_is_375_gib() {
+        assert_eq!(LOCAL_SSD_BYTES, 402_653_184_000);
+    }
+
+    #[test]
+    fn projects_and_zones_are_checked() {
+        assert!(check_project("my-project-123").is_ok());
+        for bad in [
+            "short",
+            "My-Project",
+            "1project",
+            "proj-",
+            "a;rm -rf /x",
+            "",
+        ] {
+            assert!(check_project(bad).is_err(), "{bad}");
+        }
+        for ok in ["asia-east1-a", "us-central1-f", "northamerica-northeast2-b"] {
+            assert!(check_zone(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "asia-east1",
+            "asia-east-a",
+            "us-central1-ab",
+            "x y-z1-a",
+            "",
+            "asia-east1-a;",
+        ] {
+            assert!(check_zone(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -131,7 +131,11 @@ impl Intent {
                     why: "select the disks one way",
                 })
             }
-            (Some(glob), true) => DiskSelect::ById(check_stable_path(&glob)?),
+            (Some(glob), true) => DiskSelect::ById(check_stable_path(
+                "--by-id",
+                &glob,
+                ", or select the disks by model with --model",
+            )?),
             (None, false) => {
                 for m in &input.models {
                     check_model(m)?;
@@ -195,10 +199,18 @@ pub(crate) fn is_kernel_name(path: &str) -> bool {
 }
 
 /// A disk path or glob that survives reboots: under /dev/disk/by-id/ or /dev/disk/by-path/.
-pub(crate) fn check_stable_path(path: &str) -> Result<String, RenderError> {
+/// `flag` names the option that held it and `alt` another way to select the disk ("" if none),
+/// so the error suggests only options the command has.
+pub(crate) fn check_stable_path(
+    flag: &'static str,
+    path: &str,
+    alt: &'static str,
+) -> Result<String, RenderError> {
     if is_kernel_name(path) {
         return Err(RenderError::KernelName {
+            flag,
             path: path.to_string(),
+            alt,
         });
     }
     let ok_prefix = ["/dev/disk/by-id/", "/dev/disk/by-path/"]
@@ -259,7 +271,10 @@ mod tests {
             let mut inp = input("/data");
             inp.by_id = Some(p.into());
             let e = Intent::new(inp).unwrap_err();
-            assert_eq!(e, RenderError::KernelName { path: p.into() });
+            assert!(
+                matches!(&e, RenderError::KernelName { path, .. } if path == p),
+                "{e}"
+            );
             assert!(e.to_string().contains("/dev/disk/by-id/"), "{e}");
         }
         let mut inp = input("/data");

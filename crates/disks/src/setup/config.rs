@@ -305,19 +305,24 @@ impl SetupConfig {
     /// The `setup` arguments that repeat this request (for the boot-time unit), persisting
     /// nothing: the unit itself is the persistence.
     pub fn to_args(&self) -> Vec<String> {
+        let given: Option<Vec<String>> = self
+            .devices
+            .as_ref()
+            .map(|d| d.iter().map(|p| p.as_str().to_string()).collect());
+        self.to_args_with_devices(given.as_deref())
+    }
+
+    /// [`SetupConfig::to_args`] with `--devices` replaced by `devices` (the stable names the
+    /// boot-time unit must use instead of kernel names).
+    pub fn to_args_with_devices(&self, devices: Option<&[String]>) -> Vec<String> {
         let mut a = vec![
             "setup".to_string(),
             "--mount".into(),
             self.mount.to_string(),
         ];
-        if let Some(d) = &self.devices {
+        if let Some(d) = devices {
             a.push("--devices".into());
-            a.push(
-                d.iter()
-                    .map(DevicePath::as_str)
-                    .collect::<Vec<_>>()
-                    .join(","),
-            );
+            a.push(d.join(","));
         }
         let layout = match self.layout {
             LayoutChoice::Auto => "auto",

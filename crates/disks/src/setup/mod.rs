@@ -16,6 +16,7 @@ pub mod persist;
 pub mod plan;
 pub mod recheck;
 pub mod step;
+pub mod undo;
 
 pub use config::{DevicePath, FsType, LayoutChoice, Persist, SetupConfig, SetupRequest};
 pub use plan::{DeviceReport, Layout, Skipped};

@@ -747,10 +747,65 @@ impl Planner<'_> {
         }
     }
 
+    /// The `--devices` for the boot-time unit: each kernel name (`/dev/nvme1n1`, `/dev/loop3`),
+    /// which can name another disk after a reboot, replaced by the disk's /dev/disk/by-id/ link,
+    /// with a warning; refused when the disk has none.
+    fn stable_devices(&mut self) -> Result<Option<Vec<String>>, SetupError> {
+        let Some(given) = &self.cfg.devices else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        for g in given {
+            let g = g.as_str();
+            if !crate::valid::is_kernel_device_name(g) {
+                out.push(g.to_string());
+                continue;
+            }
+            let name = given_name(self.root, g);
+            let stable = self
+                .plan
+                .devices
+                .iter()
+                .find(|d| Some(&d.name) == name.as_ref())
+                .map(|d| d.path.clone())
+                .filter(|p| p.starts_with("/dev/disk/by-id/"));
+            match stable {
+                Some(p) => {
+                    self.plan.notes.push(format!(
+                        "warning: --devices {g} is a kernel name, which can name another disk after a reboot: the boot-time unit names it {p}, the mounts by filesystem UUID"
+                    ));
+                    out.push(p);
+                }
+                None => {
+                    return Err(SetupError::Config(format!(
+                        "--devices {g} is a kernel name, which can name another disk after a reboot, and it has no /dev/disk/by-id/ link for the boot-time unit: pass a /dev/disk/by-id/ path, or --persist fstab (mounts by UUID, no re-creation at boot)"
+                    )))
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
     /// `--persist`: units or fstab lines for every mount and bind, written only when they
-    /// differ from what is there.
+    /// differ from what is there. A kernel name in `--devices` is never written: mounts are by
+    /// filesystem UUID, the boot-time unit by /dev/disk/by-id/ ([`Planner::stable_devices`]).
     fn persist(&mut self) -> Result<(), SetupError> {
         let opts = self.cfg.options_string();
+        if self.cfg.persist == Persist::Fstab
+            || self.cfg.persist == Persist::Systemd && self.cfg.boot_binary.is_none()
+        {
+            if let Some(given) = &self.cfg.devices {
+                for g in given
+                    .iter()
+                    .filter(|g| crate::valid::is_kernel_device_name(g.as_str()))
+                {
+                    self.plan.notes.push(format!(
+                        "warning: --devices {} is a kernel name, which can change between boots: the persisted mounts name the filesystem UUID instead",
+                        g.as_str()
+                    ));
+                }
+            }
+        }
         match self.cfg.persist {
             Persist::None => Ok(()),
             Persist::Systemd => {
@@ -769,8 +824,9 @@ impl Planner<'_> {
                     units.push((name, persist::bind_unit(&src, &target, &fs_unit_for_binds)));
                 }
                 if let Some(bin) = &self.cfg.boot_binary {
+                    let devices = self.stable_devices()?;
                     let exec: Vec<String> = std::iter::once(bin.to_string())
-                        .chain(self.cfg.to_args())
+                        .chain(self.cfg.to_args_with_devices(devices.as_deref()))
                         .map(|a| persist::exec_arg(&a))
                         .collect();
                     let mounts: Vec<String> = self

@@ -146,15 +146,18 @@ pub struct GkeArgs {
     /// Machine type, e.g. n1-standard-8 (E2 types have no local SSD).
     #[arg(long)]
     pub machine_type: String,
-    /// Number of 375 GB local SSDs for ephemeral storage.
+    /// Number of local SSDs (375 GiB each) for ephemeral storage.
     #[arg(long)]
     pub local_ssds: u32,
     /// Node pool name.
     #[arg(long, default_value = "ssd-pool")]
     pub pool: String,
-    /// Zone, e.g. asia-east1-a (default: gcloud's configured zone).
+    /// GCP project that holds the cluster (gcloud projects list).
     #[arg(long)]
-    pub zone: Option<String>,
+    pub project: String,
+    /// The cluster's zone, e.g. asia-east1-a.
+    #[arg(long)]
+    pub zone: String,
     /// Refused: raw local SSDs cannot be combined with --ephemeral-storage-local-ssd.
     #[arg(long, value_name = "N")]
     pub local_ssd_count: Option<u32>,
@@ -282,6 +285,7 @@ fn renderer(cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
             machine_type: a.machine_type,
             local_ssds: a.local_ssds,
             pool: a.pool,
+            project: a.project,
             zone: a.zone,
             local_ssd_count: a.local_ssd_count,
             request: a.request,

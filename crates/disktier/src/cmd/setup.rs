@@ -5,7 +5,9 @@
 use super::{print_json, Ctx, Outcome};
 use clap::ValueEnum;
 use disktier_cmd::RealRunner;
+use disktier_disks::setup::undo::{undo, BindChoice, UndoRequest};
 use disktier_disks::setup::{setup, FsType, LayoutChoice, Persist, Report, SetupRequest};
+use disktier_disks::valid::MountPath;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -13,6 +15,7 @@ use std::path::PathBuf;
   disktier setup --mount /var/lib/containers          # all eligible local ephemeral disks
   disktier setup --devices /dev/disk/by-id/X --mount /data --owner ec2-user:ec2-user
   disktier setup --mount /mnt/disks/ssd --bind /var/lib/containerd,/var/lib/kubelet --dry-run
+  disktier setup --undo --mount /mnt/disks/ssd --binds copy-back --wipe   # reverse it
 
 Only blank, unmounted, unpartitioned disks that open exclusively are written to; a disk holding
 disktier's label is remounted, never reformatted. Re-running is safe: it does only what is missing.")]
@@ -62,6 +65,32 @@ pub struct Args {
     /// Write persisted units / fstab below DIR instead of / (tests).
     #[arg(long, hide = true, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
+    /// Reverse what setup did at --mount: unmount its binds and filesystem, remove the units and
+    /// fstab lines it wrote (only those). Journaled: a re-run completes a killed undo.
+    #[arg(long, conflicts_with_all = ["devices", "bind", "persist", "owner", "mode", "options"])]
+    pub undo: bool,
+    /// With --undo, required when binds exist: copy-back copies what the binds show back into
+    /// the directories underneath; keep leaves those directories as they were before setup.
+    #[arg(long, value_enum, requires = "undo", value_name = "CHOICE")]
+    pub binds: Option<BindsArg>,
+    /// With --undo: also erase the filesystem signature (wipefs) of the device setup made,
+    /// after re-checking it is that filesystem, unmounted and unused.
+    #[arg(long, requires = "undo")]
+    pub wipe: bool,
+    /// Mount table read by --undo (tests).
+    #[arg(
+        long,
+        hide = true,
+        value_name = "FILE",
+        default_value = "/proc/self/mountinfo"
+    )]
+    pub mountinfo: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum BindsArg {
+    CopyBack,
+    Keep,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -128,6 +157,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             "--sysfs-root describes another node: its disks are not this machine's, so only --dry-run is allowed with it"
         );
     }
+    if args.undo {
+        return run_undo(ctx, args);
+    }
     // Every value is checked before anything else, so a bad one is named even without root.
     let dry_run = args.dry_run;
     let cfg = args.into_request().check()?;
@@ -139,6 +171,49 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         print_json(&report)?;
     } else {
         print_text(ctx, &report);
+    }
+    Ok(Outcome::Pass)
+}
+
+fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let mount = MountPath::parse("--mount", &args.mount.display().to_string())?;
+    let mut req = UndoRequest::new(mount);
+    req.label = args.label;
+    req.binds = args.binds.map(|b| match b {
+        BindsArg::CopyBack => BindChoice::CopyBack,
+        BindsArg::Keep => BindChoice::Keep,
+    });
+    req.wipe = args.wipe;
+    req.persist_root = args.root;
+    req.mountinfo = args.mountinfo;
+    req.dry_run = args.dry_run;
+    if !req.dry_run && !is_root() {
+        anyhow::bail!("setup --undo unmounts and removes units: run it as root, or pass --dry-run to see what it would do");
+    }
+    let r = undo(&req, &RealRunner)?;
+    if ctx.json() {
+        print_json(&r)?;
+        return Ok(Outcome::Pass);
+    }
+    for n in &r.notes {
+        ctx.note(format!("note: {n}"));
+    }
+    for s in &r.steps {
+        if r.dry_run {
+            println!("# {}", s.description);
+            for c in &s.commands {
+                println!("{c}");
+            }
+        } else {
+            println!("{:<9} {}", s.status, s.description);
+        }
+    }
+    if !r.dry_run {
+        if r.changed {
+            println!("{}: setup undone", r.mount);
+        } else {
+            println!("{}: nothing to undo", r.mount);
+        }
     }
     Ok(Outcome::Pass)
 }

@@ -1,0 +1,535 @@
+//! `disktier setup --undo --mount DIR`: reverses what setup did at DIR. It unmounts the bind
+//! mounts (copying their content back to the root disk, or keeping it on the disk: an explicit
+//! choice) and the filesystem, removes the units and fstab lines setup wrote for DIR (only
+//! those: units carrying setup's header, fstab lines carrying its tag), and with `--wipe` erases
+//! the filesystem signature of the device setup made.
+//!
+//! Only a filesystem setup made is undone: its UUID must be the one setup derives from the label
+//! and the mount point ([`crate::setup::plan::derived_uuid`]).
+//!
+//! Crash-safe like `interfere`'s journal: before the first change, what is to be undone (the
+//! device, its UUID, the bind targets, the choices) is written to a journal file and fsynced
+//! (file and directory); every step is idempotent (an unmounted target, a removed unit, a blank
+//! device count as done), so a re-run after a kill reads the journal and completes the undo,
+//! even when the mount that identified the device is already gone. The journal is removed last.
+
+use super::persist::{self, FSTAB_TAG};
+use super::plan::derived_uuid;
+use super::SetupError;
+use crate::discover::mountinfo::{self, MountEntry};
+use crate::valid::{fstab_escape, MountPath};
+use disktier_cmd::{Cmd, CommandRunner};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// What to do with the content of bind-mounted directories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BindChoice {
+    /// Copy what the bind shows (it lives on the local disk) back into the directory underneath.
+    CopyBack,
+    /// Leave the directory underneath as it is (the disk's copy goes with the disk).
+    Keep,
+}
+
+/// An undo request.
+#[derive(Debug, Clone)]
+pub struct UndoRequest {
+    pub mount: MountPath,
+    /// The filesystem label setup used (default `disktier`).
+    pub label: String,
+    pub binds: Option<BindChoice>,
+    pub wipe: bool,
+    /// Where units, fstab and the journal live (`/` on the node; a temp dir in tests).
+    pub persist_root: PathBuf,
+    /// The mount table to read (`/proc/self/mountinfo` on the node).
+    pub mountinfo: PathBuf,
+    pub dry_run: bool,
+}
+
+impl UndoRequest {
+    pub fn new(mount: MountPath) -> UndoRequest {
+        UndoRequest {
+            mount,
+            label: "disktier".into(),
+            binds: None,
+            wipe: false,
+            persist_root: PathBuf::from("/"),
+            mountinfo: PathBuf::from("/proc/self/mountinfo"),
+            dry_run: false,
+        }
+    }
+}
+
+/// The journal: what an undo in progress is undoing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Journal {
+    pub mount: String,
+    /// The device setup made (`None` when the filesystem was no longer mounted).
+    pub device: Option<String>,
+    pub uuid: String,
+    /// Bind targets, deepest first.
+    pub binds: Vec<String>,
+    pub bind_choice: Option<BindChoice>,
+    pub wipe: bool,
+}
+
+/// One step of an undo.
+#[derive(Debug, Clone, Serialize)]
+pub struct UndoStep {
+    pub description: String,
+    pub commands: Vec<String>,
+    /// `done`, `planned` (dry run) or `already` (nothing to do: a re-run).
+    pub status: &'static str,
+}
+
+/// What an undo did.
+#[derive(Debug, Clone, Serialize)]
+pub struct UndoReport {
+    pub mount: String,
+    pub dry_run: bool,
+    pub changed: bool,
+    /// Whether this run completed an undo a killed run had started (its journal was found).
+    pub resumed: bool,
+    pub device: Option<String>,
+    pub steps: Vec<UndoStep>,
+    pub notes: Vec<String>,
+}
+
+/// The journal file for `mount`.
+pub fn journal_path(root: &Path, mount: &MountPath) -> PathBuf {
+    root.join("var/lib/disktier").join(format!(
+        "undo-{}.json",
+        crate::valid::unit_escape_path(mount)
+    ))
+}
+
+fn io(p: &Path) -> impl FnOnce(std::io::Error) -> SetupError {
+    let path = p.to_path_buf();
+    move |source| SetupError::Io { path, source }
+}
+
+/// Writes the journal and fsyncs it and its directory, before any change.
+fn write_journal(path: &Path, j: &Journal) -> Result<(), SetupError> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let tmp = path.with_extension("json.tmp");
+    let body = serde_json::to_vec_pretty(j).map_err(|e| SetupError::Config(e.to_string()))?;
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(io(&tmp))?
+    };
+    f.write_all(&body).map_err(io(&tmp))?;
+    f.sync_all().map_err(io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io(path))?;
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io(dir))?;
+    Ok(())
+}
+
+fn read_journal(path: &Path, mount: &MountPath) -> Result<Option<Journal>, SetupError> {
+    // The journal tells a root process what to unmount and wipe: only a regular file owned by
+    // this user, writable by no one else, is trusted.
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => {
+            let me = std::fs::metadata("/proc/self")
+                .map(|p| p.uid())
+                .unwrap_or(0);
+            if !m.is_file() || m.uid() != me || m.mode() & 0o022 != 0 {
+                return Err(SetupError::Config(format!(
+                    "{} is not a private regular file of this user: it is not trusted as an undo journal; remove it",
+                    path.display()
+                )));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(path)(e)),
+    }
+    let text = match std::fs::read(path) {
+        Ok(t) if t.len() <= 1 << 20 => t,
+        Ok(_) => {
+            return Err(SetupError::Config(format!(
+                "{} is too large to be an undo journal: remove it",
+                path.display()
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(path)(e)),
+    };
+    let j: Journal = serde_json::from_slice(&text).map_err(|e| {
+        SetupError::Config(format!(
+            "{} is not a valid undo journal ({e}): remove it and run the undo again",
+            path.display()
+        ))
+    })?;
+    if j.mount != mount.as_str() {
+        return Err(SetupError::Config(format!(
+            "{} is the journal of an undo of {}, not {mount}: remove it",
+            path.display(),
+            j.mount
+        )));
+    }
+    // Every path in it is checked again before it reaches a command.
+    for b in &j.binds {
+        MountPath::parse("--bind", b)
+            .map_err(|e| SetupError::Config(format!("{}: {e}", path.display())))?;
+    }
+    if let Some(d) = &j.device {
+        if !d.starts_with("/dev/") || d.contains("..") || d.contains(char::is_whitespace) {
+            return Err(SetupError::Config(format!(
+                "{}: {d:?} is not a device path: remove the journal",
+                path.display()
+            )));
+        }
+    }
+    Ok(Some(j))
+}
+
+fn mounts(req: &UndoRequest) -> Result<Vec<MountEntry>, SetupError> {
+    mountinfo::read(&req.mountinfo).map_err(io(&req.mountinfo))
+}
+
+fn top<'a>(m: &'a [MountEntry], target: &str) -> Option<&'a MountEntry> {
+    m.iter().rev().find(|e| e.mount_point == target)
+}
+
+/// The filesystem UUID of `dev` (`blkid -p`), empty when it has none.
+fn uuid_of(dev: &str, runner: &dyn CommandRunner) -> Result<String, SetupError> {
+    let out = runner.output(&Cmd::new("blkid").args(["-p", "-s", "UUID", "-o", "value", dev]))?;
+    Ok(out.stdout.trim().to_string())
+}
+
+/// Units in `dir` that setup wrote for `mount`: the mount unit, the boot unit, and bind units
+/// whose source lies on `mount`.
+fn our_units(dir: &Path, mount: &MountPath) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mine = |p: &Path| {
+        std::fs::read_to_string(p)
+            .map(|t| t.starts_with("# Written by `disktier setup`"))
+            .unwrap_or(false)
+    };
+    for name in [
+        persist::mount_unit_name(mount),
+        persist::boot_unit_name(mount),
+    ] {
+        let p = dir.join(name);
+        if mine(&p) {
+            out.push(p);
+        }
+    }
+    let what = format!("What={}/", mount.as_str());
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        let mut v: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "mount"))
+            .filter(|p| !out.contains(p) && mine(p))
+            .filter(|p| {
+                std::fs::read_to_string(p)
+                    .map(|t| t.lines().any(|l| l.starts_with(&what)))
+                    .unwrap_or(false)
+            })
+            .collect();
+        v.sort();
+        out.extend(v);
+    }
+    out
+}
+
+/// The fstab with setup's lines for `mount` (and its binds) removed.
+fn fstab_without(existing: &str, mount: &MountPath) -> String {
+    let target = fstab_escape(mount.as_str());
+    let src_prefix = format!("{target}/");
+    let mut out = String::new();
+    for line in existing.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let ours = line.trim_end().ends_with(FSTAB_TAG)
+            && f.len() >= 2
+            && (f[1] == target || f[0].starts_with(&src_prefix));
+        if !ours {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Undoes setup at `req.mount`.
+pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport, SetupError> {
+    let mount = &req.mount;
+    let jpath = journal_path(&req.persist_root, mount);
+    let mut report = UndoReport {
+        mount: mount.to_string(),
+        dry_run: req.dry_run,
+        changed: false,
+        resumed: false,
+        device: None,
+        steps: Vec::new(),
+        notes: Vec::new(),
+    };
+    let table = mounts(req)?;
+    let journal = match read_journal(&jpath, mount)? {
+        Some(j) => {
+            report.resumed = true;
+            report.notes.push(format!(
+                "completing the undo a previous run started ({})",
+                jpath.display()
+            ));
+            j
+        }
+        None => {
+            let uuid = derived_uuid(&req.label, Path::new(mount.as_str()));
+            let (device, binds) = match top(&table, mount.as_str()) {
+                Some(m) => {
+                    let dev = m.source.clone();
+                    let found = uuid_of(&dev, runner)?;
+                    if found != uuid {
+                        return Err(SetupError::Config(format!(
+                            "{mount} is mounted from {dev} (UUID {}), which disktier setup did not make (its filesystem would have UUID {uuid}): undo only reverses setup; unmount it yourself",
+                            if found.is_empty() { "none" } else { &found }
+                        )));
+                    }
+                    let mut binds: Vec<String> = table
+                        .iter()
+                        .filter(|e| {
+                            e.maj_min == m.maj_min
+                                && e.mount_point != m.mount_point
+                                && e.root != "/"
+                                && e.root == e.mount_point
+                        })
+                        .map(|e| e.mount_point.clone())
+                        .collect();
+                    binds.sort_by_key(|b| std::cmp::Reverse(b.matches('/').count()));
+                    binds.dedup();
+                    (Some(dev), binds)
+                }
+                None => (None, Vec::new()),
+            };
+            if !binds.is_empty() && req.binds.is_none() {
+                return Err(SetupError::Config(format!(
+                    "{mount} has bind mounts ({}): choose what happens to their content: pass --binds copy-back (copy it back to the directories underneath) or --binds keep (leave them as they were before setup)",
+                    binds.join(", ")
+                )));
+            }
+            Journal {
+                mount: mount.to_string(),
+                device,
+                uuid,
+                binds,
+                bind_choice: req.binds,
+                wipe: req.wipe,
+            }
+        }
+    };
+    report.device = journal.device.clone();
+    let units_dir = req.persist_root.join("etc/systemd/system");
+    let units = our_units(&units_dir, mount);
+    let fstab_path = req.persist_root.join("etc/fstab");
+    let fstab = std::fs::read_to_string(&fstab_path).ok();
+    let new_fstab = fstab.as_deref().map(|f| fstab_without(f, mount));
+    let fstab_changes = fstab.is_some() && fstab != new_fstab;
+    let mounted = |t: &str| top(&table, t).is_some();
+    let anything = journal.binds.iter().any(|b| mounted(b))
+        || mounted(mount.as_str())
+        || !units.is_empty()
+        || fstab_changes
+        || (journal.wipe && journal.device.is_some());
+    if !anything && !report.resumed {
+        if top(&table, mount.as_str()).is_none() && !jpath.exists() {
+            report.notes.push(format!(
+                "nothing of disktier setup at {mount}: nothing to undo"
+            ));
+        }
+        return Ok(report);
+    }
+    if req.dry_run {
+        for s in plan_steps(&journal, &units, fstab_changes, &fstab_path) {
+            report.steps.push(UndoStep {
+                status: "planned",
+                ..s
+            });
+        }
+        return Ok(report);
+    }
+    if !report.resumed {
+        write_journal(&jpath, &journal)?;
+    }
+    let mut step = |description: String, commands: Vec<String>, did: bool| {
+        report.changed |= did;
+        report.steps.push(UndoStep {
+            description,
+            commands,
+            status: if did { "done" } else { "already" },
+        });
+    };
+    // 1. Binds, deepest first: unmount, then copy back while the filesystem is still mounted.
+    for b in &journal.binds {
+        let is = mounts(req)?.iter().any(|e| e.mount_point == *b);
+        if is {
+            runner.run(&Cmd::new("umount").arg(b.as_str()))?;
+        }
+        step(
+            format!("unmount the bind on {b}"),
+            vec![format!("umount {b}")],
+            is,
+        );
+        if journal.bind_choice == Some(BindChoice::CopyBack) {
+            let src = format!("{}{b}", mount.as_str());
+            let fs_there = top(&mounts(req)?, mount.as_str()).is_some();
+            if fs_there && Path::new(&src).is_dir() {
+                let cmd = Cmd::new("cp").args(["-a", "--", &format!("{src}/."), &format!("{b}/")]);
+                runner.run(&cmd)?;
+                step(
+                    format!("copy {src} back to {b}"),
+                    vec![format!("cp -a {src}/. {b}/")],
+                    true,
+                );
+            }
+        }
+    }
+    // 2. The filesystem.
+    let is = top(&mounts(req)?, mount.as_str()).is_some();
+    if is {
+        runner.run(&Cmd::new("umount").arg(mount.as_str()))?;
+    }
+    step(
+        format!("unmount {mount}"),
+        vec![format!("umount {mount}")],
+        is,
+    );
+    // 3. Units and their enablement links.
+    for u in our_units(&units_dir, mount) {
+        let name = u.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+        let wants = units_dir.join("local-fs.target.wants").join(&name);
+        let _ = std::fs::remove_file(&wants);
+        std::fs::remove_file(&u).map_err(io(&u))?;
+        step(
+            format!("remove {}", u.display()),
+            vec![format!("rm {}", u.display())],
+            true,
+        );
+    }
+    // The enablement directory goes too when our links were all it held (remove_dir fails on a
+    // directory that holds anything else).
+    let _ = std::fs::remove_dir(units_dir.join("local-fs.target.wants"));
+    // 4. fstab lines (atomic rewrite, old content kept as .disktier.bak).
+    if let Ok(existing) = std::fs::read_to_string(&fstab_path) {
+        let new = fstab_without(&existing, mount);
+        if new != existing {
+            persist::write_atomic(&fstab_path, &new)?;
+            step(
+                format!(
+                    "remove disktier's lines for {mount} from {}",
+                    fstab_path.display()
+                ),
+                vec![],
+                true,
+            );
+        }
+    }
+    // 5. Wipe: re-checked right before, like setup's destructive steps.
+    if journal.wipe {
+        if let Some(dev) = &journal.device {
+            let now = uuid_of(dev, runner)?;
+            if now.is_empty() {
+                step(format!("wipe {dev}"), vec![], false);
+            } else if now != journal.uuid {
+                return Err(SetupError::Config(format!(
+                    "{dev} now holds a filesystem with UUID {now}, not the one setup made ({}): not wiped",
+                    journal.uuid
+                )));
+            } else {
+                recheck_unused(dev, req)?;
+                runner.run(&Cmd::new("wipefs").args(["-a", dev.as_str()]))?;
+                step(
+                    format!("wipe {dev}"),
+                    vec![format!("wipefs -a {dev}")],
+                    true,
+                );
+            }
+        } else {
+            report.notes.push(format!(
+                "--wipe: {mount} was not mounted, so the device setup made is unknown: nothing wiped"
+            ));
+        }
+    }
+    let _ = std::fs::remove_file(&jpath);
+    Ok(report)
+}
+
+/// Right before wipefs: the device is mounted nowhere and no one holds it open exclusively.
+fn recheck_unused(dev: &str, req: &UndoRequest) -> Result<(), SetupError> {
+    if mounts(req)?.iter().any(|e| e.source == dev) {
+        return Err(SetupError::Config(format!(
+            "{dev} is mounted again: not wiped; unmount it and re-run the undo"
+        )));
+    }
+    // O_EXCL on a block device: the open fails while it is mounted or held (open(2)).
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(dev)
+        .map_err(|e| {
+            SetupError::Config(format!(
+                "{dev} is in use ({e}): not wiped; stop what holds it and re-run the undo"
+            ))
+        })?;
+    Ok(())
+}
+
+fn plan_steps(j: &Journal, units: &[PathBuf], fstab: bool, fstab_path: &Path) -> Vec<UndoStep> {
+    let mut v = Vec::new();
+    let s = |d: String, c: Vec<String>| UndoStep {
+        description: d,
+        commands: c,
+        status: "planned",
+    };
+    for b in &j.binds {
+        v.push(s(
+            format!("unmount the bind on {b}"),
+            vec![format!("umount {b}")],
+        ));
+        if j.bind_choice == Some(BindChoice::CopyBack) {
+            let src = format!("{}{b}", j.mount);
+            v.push(s(
+                format!("copy {src} back to {b}"),
+                vec![format!("cp -a {src}/. {b}/")],
+            ));
+        }
+    }
+    v.push(s(
+        format!("unmount {}", j.mount),
+        vec![format!("umount {}", j.mount)],
+    ));
+    for u in units {
+        v.push(s(
+            format!("remove {}", u.display()),
+            vec![format!("rm {}", u.display())],
+        ));
+    }
+    if fstab {
+        v.push(s(
+            format!(
+                "remove disktier's lines for {} from {}",
+                j.mount,
+                fstab_path.display()
+            ),
+            vec![],
+        ));
+    }
+    if let (true, Some(d)) = (j.wipe, &j.device) {
+        v.push(s(format!("wipe {d}"), vec![format!("wipefs -a {d}")]));
+    }
+    v
+}

@@ -1,0 +1,310 @@
+//! `setup --undo` on real loop devices: setup then undo restores the mount table, the fstab file
+//! and the unit directory (temp paths); undo twice is a no-op; an undo killed midway is completed
+//! by the next run (its journal); --wipe leaves the device blank; a mount setup did not make is
+//! refused; binds need an explicit choice.
+
+use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner};
+use disktier_disks::setup::undo::{journal_path, undo, BindChoice, UndoRequest};
+use disktier_disks::setup::{setup, Persist, SetupRequest};
+use disktier_disks::valid::MountPath;
+use disktier_testkit::{have, require, require_loop, LoopDev};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const XFS_SIZE: u64 = 320 << 20;
+
+/// Unmounts what a test mounted (deepest first), even when the test fails half-way.
+struct Unmount(Vec<PathBuf>);
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let mut v = self.0.clone();
+        v.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+        for p in v {
+            while mounted(&p) {
+                if !Command::new("umount")
+                    .arg("-l")
+                    .arg(&p)
+                    .status()
+                    .is_ok_and(|s| s.success())
+                {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn mounted(p: &Path) -> bool {
+    mount_points_under(Path::new("/"))
+        .iter()
+        .any(|m| m == &p.display().to_string())
+}
+
+/// Mount points below `dir` in /proc/self/mountinfo (the mount table as far as this test owns it).
+fn mount_points_under(dir: &Path) -> Vec<String> {
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let d = dir.display().to_string();
+    mi.lines()
+        .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
+        .filter(|m| m.starts_with(&d))
+        .collect()
+}
+
+fn blkid(dev: &Path, tag: &str) -> String {
+    let o = Command::new("blkid")
+        .args(["-p", "-s", tag, "-o", "value"])
+        .arg(dev)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn ready() -> bool {
+    require_loop() && require(have("mkfs.xfs") && have("wipefs"), "mkfs.xfs and wipefs")
+}
+
+/// Files below `dir` (relative paths), sorted: the state of a unit directory.
+fn tree(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() && !p.is_symlink() {
+                stack.push(p.clone());
+            }
+            out.push(p.strip_prefix(dir).unwrap().display().to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+fn mp(p: &Path) -> MountPath {
+    MountPath::parse("--mount", p.to_str().unwrap()).unwrap()
+}
+
+struct Node {
+    dev: LoopDev,
+    tmp: tempfile::TempDir,
+    mnt: PathBuf,
+    app: PathBuf,
+    root: PathBuf,
+    _guard: Unmount,
+}
+
+/// A loop device set up by `setup` with one bind and the given persistence, with an fstab that
+/// already has a line of someone else's and a unit dir with someone else's unit.
+fn set_up(persist: Persist) -> (Node, Vec<String>, String, Vec<String>) {
+    let dev = LoopDev::new(XFS_SIZE);
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mnt = tmp.path().join("m");
+    let app = tmp.path().join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::write(app.join("before"), b"on the root disk").unwrap();
+    let root = tmp.path().join("root");
+    let units = root.join("etc/systemd/system");
+    std::fs::create_dir_all(&units).unwrap();
+    std::fs::write(
+        units.join("other.mount"),
+        "[Mount]\nWhat=/dev/x\nWhere=/srv\n",
+    )
+    .unwrap();
+    let fstab = "UUID=theirs /srv xfs defaults 0 0\n".to_string();
+    std::fs::write(root.join("etc/fstab"), &fstab).unwrap();
+    let guard = Unmount(vec![mnt.clone(), app.clone()]);
+    let mounts_before = mount_points_under(tmp.path());
+    let units_before = tree(&units);
+
+    let mut c = SetupRequest::new(&mnt);
+    c.devices = Some(vec![dev.path.display().to_string()]);
+    c.bind = vec![app.clone()];
+    c.persist = persist;
+    c.persist_root = root.clone();
+    setup(&c.check().unwrap(), Path::new("/"), &RealRunner).unwrap();
+    assert!(mounted(&mnt) && mounted(&app));
+    (
+        Node {
+            dev,
+            tmp,
+            mnt,
+            app,
+            root,
+            _guard: guard,
+        },
+        mounts_before,
+        fstab,
+        units_before,
+    )
+}
+
+fn request(n: &Node) -> UndoRequest {
+    let mut r = UndoRequest::new(mp(&n.mnt));
+    r.persist_root = n.root.clone();
+    r
+}
+
+#[test]
+fn setup_then_undo_restores_the_state_and_undo_twice_is_a_no_op() {
+    if !ready() {
+        return;
+    }
+    for persist in [Persist::Systemd, Persist::Fstab] {
+        let (n, mounts_before, fstab_before, units_before) = set_up(persist);
+        // Written through the bind after setup: lives on the local disk.
+        std::fs::write(n.app.join("after"), b"written on the local disk").unwrap();
+
+        // Binds exist: the choice is required.
+        let e = undo(&request(&n), &RealRunner).unwrap_err().to_string();
+        assert!(
+            e.contains("--binds copy-back") && e.contains("--binds keep"),
+            "{e}"
+        );
+        assert!(mounted(&n.mnt), "refused before any change");
+
+        // --dry-run prints the steps and changes nothing.
+        let mut r = request(&n);
+        r.binds = Some(BindChoice::CopyBack);
+        r.dry_run = true;
+        let rep = undo(&r, &RealRunner).unwrap();
+        assert!(rep
+            .steps
+            .iter()
+            .any(|s| s.commands.iter().any(|c| c.starts_with("umount"))));
+        assert!(mounted(&n.mnt) && mounted(&n.app));
+
+        r.dry_run = false;
+        let rep = undo(&r, &RealRunner).unwrap();
+        assert!(rep.changed, "{rep:#?}");
+        assert_eq!(mount_points_under(n.tmp.path()), mounts_before);
+        assert_eq!(
+            std::fs::read_to_string(n.root.join("etc/fstab")).unwrap(),
+            fstab_before
+        );
+        let units = n.root.join("etc/systemd/system");
+        assert_eq!(tree(&units), units_before, "{persist:?}");
+        // Copied back: what was written through the bind is now on the root disk.
+        assert_eq!(
+            std::fs::read(n.app.join("after")).unwrap(),
+            b"written on the local disk"
+        );
+        assert_eq!(
+            std::fs::read(n.app.join("before")).unwrap(),
+            b"on the root disk"
+        );
+        assert!(!journal_path(&n.root, &mp(&n.mnt)).exists());
+        // Not wiped without --wipe.
+        assert_eq!(blkid(&n.dev.path, "TYPE"), "xfs");
+
+        let again = undo(&r, &RealRunner).unwrap();
+        assert!(!again.changed && again.steps.is_empty(), "{again:#?}");
+    }
+}
+
+#[test]
+fn keep_leaves_the_directories_underneath_as_they_were() {
+    if !ready() {
+        return;
+    }
+    let (n, _, _, _) = set_up(Persist::None);
+    std::fs::write(n.app.join("after"), b"x").unwrap();
+    let mut r = request(&n);
+    r.binds = Some(BindChoice::Keep);
+    undo(&r, &RealRunner).unwrap();
+    assert!(!mounted(&n.app) && !mounted(&n.mnt));
+    assert!(!n.app.join("after").exists());
+    assert!(n.app.join("before").exists());
+}
+
+/// Fails the unmount of `target` once: a run killed at that step.
+struct FailUmount(String, std::sync::atomic::AtomicBool);
+impl CommandRunner for FailUmount {
+    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+        let s = cmd.to_string();
+        if s == format!("umount {}", self.0)
+            && !self.1.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(CmdError::Failed {
+                cmd: s,
+                status: 137,
+                stdout: String::new(),
+                stderr: "killed".into(),
+            });
+        }
+        RealRunner.output(cmd)
+    }
+    fn has_program(&self, p: &str) -> bool {
+        RealRunner.has_program(p)
+    }
+}
+
+#[test]
+fn an_undo_killed_midway_is_completed_by_the_next_run_and_wipe_blanks_the_device() {
+    if !ready() {
+        return;
+    }
+    let (n, mounts_before, fstab_before, _) = set_up(Persist::Fstab);
+    let mut r = request(&n);
+    r.binds = Some(BindChoice::CopyBack);
+    r.wipe = true;
+    // Killed after the bind is unmounted, before the filesystem is.
+    let runner = FailUmount(n.mnt.display().to_string(), Default::default());
+    assert!(undo(&r, &runner).is_err());
+    assert!(!mounted(&n.app) && mounted(&n.mnt));
+    let journal = journal_path(&n.root, &mp(&n.mnt));
+    assert!(journal.exists(), "the journal survives the kill");
+    // The re-run knows the bind and the device from the journal, not from the mount table.
+    let rep = undo(&r, &RealRunner).unwrap();
+    assert!(rep.resumed && rep.changed, "{rep:#?}");
+    assert_eq!(mount_points_under(n.tmp.path()), mounts_before);
+    assert_eq!(
+        std::fs::read_to_string(n.root.join("etc/fstab")).unwrap(),
+        fstab_before
+    );
+    assert!(!journal.exists());
+    assert_eq!(blkid(&n.dev.path, "TYPE"), "", "wiped");
+    let o = Command::new("blkid")
+        .arg("-p")
+        .arg(&n.dev.path)
+        .output()
+        .unwrap();
+    assert!(
+        o.stdout.is_empty(),
+        "blkid finds nothing: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+#[test]
+fn a_mount_setup_did_not_make_is_refused() {
+    if !ready() {
+        return;
+    }
+    let dev = LoopDev::new(XFS_SIZE);
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mnt = tmp.path().join("m");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let _guard = Unmount(vec![mnt.clone()]);
+    assert!(Command::new("mkfs.xfs")
+        .args(["-q", "-L", "disktier"])
+        .arg(&dev.path)
+        .status()
+        .unwrap()
+        .success());
+    assert!(Command::new("mount")
+        .arg(&dev.path)
+        .arg(&mnt)
+        .status()
+        .unwrap()
+        .success());
+    let mut r = UndoRequest::new(mp(&mnt));
+    r.persist_root = tmp.path().join("root");
+    r.wipe = true;
+    let e = undo(&r, &RealRunner).unwrap_err().to_string();
+    assert!(e.contains("did not make"), "{e}");
+    assert!(mounted(&mnt));
+    assert_eq!(blkid(&dev.path, "TYPE"), "xfs");
+}

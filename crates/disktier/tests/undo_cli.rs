@@ -1,0 +1,68 @@
+//! `disktier setup --undo` at the command line: flags only valid with --undo, --dry-run and
+//! --format json on a mount point setup never touched (nothing to undo, nothing changed). The
+//! undo itself runs on real loop devices in crates/disks/tests/undo_loop.rs.
+
+use assert_cmd::Command;
+
+fn disktier() -> Command {
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env("DISKTIER_DB", "/nonexistent/disktier-test.db");
+    c
+}
+
+#[test]
+fn wipe_and_binds_need_undo_and_undo_excludes_setup_flags() {
+    for extra in [vec!["--wipe"], vec!["--binds", "keep"]] {
+        disktier()
+            .args(["setup", "--mount", "/data", "--dry-run"])
+            .args(&extra)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--undo"));
+    }
+    disktier()
+        .args([
+            "setup",
+            "--undo",
+            "--mount",
+            "/data",
+            "--persist",
+            "fstab",
+            "--dry-run",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("cannot be used with"));
+}
+
+#[test]
+fn dry_run_json_on_an_untouched_mount_point_lists_no_steps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mnt = tmp.path().join("never-set-up");
+    let out = disktier()
+        .args([
+            "setup",
+            "--undo",
+            "--dry-run",
+            "--format",
+            "json",
+            "--mount",
+        ])
+        .arg(&mnt)
+        .arg("--root")
+        .arg(tmp.path().join("root"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["mount"], mnt.display().to_string());
+    assert_eq!(v["dry_run"], true);
+    assert_eq!(v["changed"], false);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 0);
+    assert!(
+        !tmp.path().join("root").exists(),
+        "a dry run writes nothing"
+    );
+}
