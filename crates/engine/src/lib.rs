@@ -3,6 +3,7 @@
 //! versioned result document every other part of disktier reads.
 
 pub mod error;
+pub mod etcdperf;
 pub mod etcdserver;
 pub mod fio;
 pub mod host;

@@ -133,3 +133,24 @@ fn fuzz_jobfile() {
         }
     });
 }
+
+/// Any bytes as the etcd-perf image's output: parsing and building the result never panic, and a
+/// parsed result's verdict follows disktier's threshold.
+#[test]
+fn fuzz_etcd_perf() {
+    bolero::check!()
+        .with_test_time(BRIEF)
+        .with_max_len(MAX_INPUT)
+        .for_each(|bytes: &[u8]| {
+            timed(bytes, || {
+                let text = String::from_utf8_lossy(bytes);
+                if let Ok(e) = disktier_engine::etcdperf::parse(&text, "fuzz") {
+                    let d = e.to_run_doc("fuzz", String::new());
+                    assert_eq!(
+                        d.verdicts[0].pass,
+                        e.p99_ns < disktier_engine::verdict::ETCD_SYNC_P99_THRESHOLD_NS
+                    );
+                }
+            })
+        });
+}

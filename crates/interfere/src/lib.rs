@@ -19,6 +19,6 @@ mod sys;
 
 pub use aggressor::{AggressorKind, AggressorSpec};
 pub use error::InterfereError;
-pub use mitigation::{Mitigation, WriterPolicy};
+pub use mitigation::{Combo, Mitigation, WriterPolicy};
 pub use report::{render_text, InterfereDoc, Scenario, Verdict};
 pub use scenario::{restore, run, Applied, Config};

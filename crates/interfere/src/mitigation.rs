@@ -122,6 +122,119 @@ impl std::fmt::Display for Mitigation {
     }
 }
 
+/// One scenario's mitigations: a single one, or several joined by `+`
+/// (`scheduler-bfq+ionice-idle`) applied together and undone together. At most one of each
+/// kind (I/O class, scheduler, cgroup, writer policy), since two of a kind set the same knob;
+/// `none` stands alone.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Combo(Vec<Mitigation>);
+
+/// Which knob a mitigation sets: two of the same kind cannot be combined.
+fn knob(m: Mitigation) -> &'static str {
+    match m {
+        Mitigation::None => "none",
+        Mitigation::IoniceIdle | Mitigation::IoniceBe7 => "I/O class",
+        Mitigation::SchedulerBfq | Mitigation::SchedulerMqDeadline => "scheduler",
+        Mitigation::CgroupWeight | Mitigation::CgroupThrottle | Mitigation::CgroupLatency => {
+            "cgroup"
+        }
+        Mitigation::WriterPerObjectFsync | Mitigation::WriterNoFsync => "writer policy",
+    }
+}
+
+impl Combo {
+    pub fn single(m: Mitigation) -> Combo {
+        Combo(vec![m])
+    }
+
+    /// Parses `a` or `a+b[+c...]`.
+    pub fn parse(s: &str) -> Result<Combo> {
+        let mut parts: Vec<Mitigation> = Vec::new();
+        for w in s.split('+').map(str::trim) {
+            if w.is_empty() {
+                return Err(InterfereError::BadInput(format!(
+                    "{s:?}: an empty name around `+`; join mitigations as scheduler-bfq+ionice-idle"
+                )));
+            }
+            let m = Mitigation::from_name(w)?;
+            if let Some(o) = parts.iter().find(|o| knob(**o) == knob(m)) {
+                return Err(InterfereError::BadInput(format!(
+                    "{s:?}: {o} and {m} both set the {}: combine mitigations of different kinds (I/O class, scheduler, cgroup, writer policy)",
+                    knob(m)
+                )));
+            }
+            if m == Mitigation::None && !parts.is_empty() || parts.contains(&Mitigation::None) {
+                return Err(InterfereError::BadInput(format!(
+                    "{s:?}: `none` cannot be combined with other mitigations: list it on its own"
+                )));
+            }
+            parts.push(m);
+        }
+        Ok(Combo(parts))
+    }
+
+    /// Parses `none,scheduler-bfq+ionice-idle,...`, dropping repeats and keeping the order given.
+    pub fn parse_list(s: &str) -> Result<Vec<Combo>> {
+        let mut out: Vec<Combo> = Vec::new();
+        for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let c = Self::parse(w)?;
+            if !out.iter().any(|o| o.same_set(&c)) {
+                out.push(c);
+            }
+        }
+        if out.is_empty() {
+            return Err(InterfereError::BadInput(
+                "--mitigations is empty: name at least one, e.g. none".into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn same_set(&self, o: &Combo) -> bool {
+        self.0.len() == o.0.len() && self.0.iter().all(|m| o.0.contains(m))
+    }
+
+    pub fn parts(&self) -> &[Mitigation] {
+        &self.0
+    }
+
+    pub fn has(&self, m: Mitigation) -> bool {
+        self.0.contains(&m)
+    }
+
+    /// The parts' names joined by `+`, in the order given.
+    pub fn name(&self) -> String {
+        self.0
+            .iter()
+            .map(|m| m.name())
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    pub fn describe(&self) -> String {
+        self.0
+            .iter()
+            .map(|m| m.describe())
+            .collect::<Vec<_>>()
+            .join(", and ")
+    }
+
+    /// The writer policy the combination implies (its writer part's, else syncfs at the end).
+    pub fn writer_policy(&self) -> WriterPolicy {
+        self.0
+            .iter()
+            .map(|m| m.writer_policy())
+            .find(|p| *p != WriterPolicy::SyncfsAtEnd)
+            .unwrap_or(WriterPolicy::SyncfsAtEnd)
+    }
+}
+
+impl std::fmt::Display for Combo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
 /// How the aggressor makes its writes durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -177,5 +290,34 @@ mod tests {
             .to_string();
         assert!(e.contains("bogus") && e.contains("scheduler-bfq"), "{e}");
         assert!(Mitigation::parse_list(",").is_err());
+    }
+
+    #[test]
+    fn combos_parse_and_refuse_two_of_a_kind() {
+        let l = Combo::parse_list("none,scheduler-bfq+ionice-idle,ionice-idle+scheduler-bfq,cgroup-weight+writer-per-object-fsync").unwrap();
+        assert_eq!(l.len(), 3, "the same set twice is one scenario");
+        assert_eq!(l[1].name(), "scheduler-bfq+ionice-idle");
+        assert_eq!(
+            l[1].parts(),
+            [Mitigation::SchedulerBfq, Mitigation::IoniceIdle]
+        );
+        assert_eq!(l[2].writer_policy(), WriterPolicy::PerObject);
+        assert_eq!(l[1].writer_policy(), WriterPolicy::SyncfsAtEnd);
+        for bad in [
+            "ionice-idle+ionice-be7",
+            "scheduler-bfq+scheduler-mq-deadline",
+            "none+ionice-idle",
+            "ionice-idle+none",
+            "cgroup-weight+cgroup-throttle",
+            "ionice-idle+",
+            "+ionice-idle",
+        ] {
+            assert!(Combo::parse(bad).is_err(), "{bad}");
+        }
+        let e = Combo::parse("ionice-idle+ionice-be7")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("I/O class"), "{e}");
+        assert!(Combo::parse("ionice-idle+bogus").is_err());
     }
 }

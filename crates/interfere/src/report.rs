@@ -3,7 +3,6 @@
 //! recommendation in words.
 
 use crate::aggressor::process::Finish;
-use crate::mitigation::Mitigation;
 use crate::scenario::Config;
 use disktier_engine::verdict::{ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS};
 use disktier_engine::DirStats;
@@ -85,7 +84,7 @@ pub struct Scenario {
 impl Scenario {
     pub fn measured(
         name: &str,
-        m: Option<Mitigation>,
+        m: Option<String>,
         measured: disktier_engine::Measured,
         aggressor: Option<AggressorResult>,
         applied: Vec<String>,
@@ -96,7 +95,7 @@ impl Scenario {
         let verdict = crate::scenario::verdict(sync.as_ref(), cfg.threshold);
         Scenario {
             name: name.to_string(),
-            mitigation: m.map(|m| m.name().to_string()),
+            mitigation: m,
             available: true,
             unavailable_reason: None,
             probe_iops: measured.doc.results.write.as_ref().map(|w| w.iops),
@@ -109,10 +108,10 @@ impl Scenario {
         }
     }
 
-    pub fn unavailable(name: &str, m: Mitigation, why: String) -> Scenario {
+    pub fn unavailable(name: &str, m: String, why: String) -> Scenario {
         Scenario {
             name: name.to_string(),
-            mitigation: Some(m.name().to_string()),
+            mitigation: Some(m),
             available: false,
             unavailable_reason: Some(why),
             probe: None,
@@ -627,7 +626,7 @@ mod tests {
             ),
             Scenario::unavailable(
                 "ostree/cgroup-latency",
-                Mitigation::CgroupLatency,
+                "cgroup-latency".into(),
                 "no v2 io".into(),
             ),
         ]);

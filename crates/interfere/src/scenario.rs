@@ -8,7 +8,7 @@ use crate::cgroup::{self, Support, Version};
 use crate::error::{InterfereError, Result};
 use crate::ioprio::{self, IoPrio};
 use crate::journal::{self, Change, Journal, CGROUP_PREFIX, DIR_PREFIX};
-use crate::mitigation::Mitigation;
+use crate::mitigation::{Combo, Mitigation};
 use crate::report::{AggressorResult, InterfereDoc, Scenario, Verdict};
 use crate::scheduler::{self, Device};
 use disktier_engine::{DirStats, Job, Profile, RunOptions};
@@ -28,7 +28,10 @@ pub const V2_WEIGHT: u32 = 10;
 /// A scenario's changes, in place, as `Config::on_applied` sees them.
 #[derive(Debug, Clone)]
 pub struct Applied {
+    /// The scenario's first (for a single mitigation, its only) mitigation.
     pub mitigation: Mitigation,
+    /// All of the scenario's mitigations (more than one for `a+b`).
+    pub parts: Vec<Mitigation>,
     pub aggressor_pid: i32,
     /// The read-back lines that also go into the scenario's `applied`.
     pub readback: Vec<String>,
@@ -44,7 +47,7 @@ pub struct Config {
     pub dir: PathBuf,
     pub aggressor: AggressorKind,
     pub aggressor_size: u64,
-    pub mitigations: Vec<Mitigation>,
+    pub mitigations: Vec<Combo>,
     /// How long the probe runs in each scenario.
     pub duration: Duration,
     /// etcd's limit for the fdatasync p99 (10 ms in etcd's docs).
@@ -168,7 +171,7 @@ pub fn run(cfg: &Config) -> Result<InterfereDoc> {
                 m.name(),
                 m.describe()
             ));
-            let s = run_one(&mut cx, *m)?;
+            let s = run_one(&mut cx, m)?;
             doc.scenarios.push(s);
         }
         Ok(())
@@ -281,29 +284,50 @@ fn unavailable(cx: &Ctx, m: Mitigation) -> Option<String> {
     }
 }
 
-fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
-    let name = format!("{}/{}", cx.cfg.aggressor.name(), m.name());
-    if let Some(why) = unavailable(cx, m) {
-        (cx.cfg.notes)(&format!("  unavailable: {why}"));
-        return Ok(Scenario::unavailable(&name, m, why));
+/// Why the combination cannot run here: the first part that cannot, or a conflict between parts.
+fn combo_unavailable(cx: &Ctx, c: &Combo) -> Option<String> {
+    if let Some(why) = c.parts().iter().find_map(|m| unavailable(cx, *m)) {
+        return Some(why);
     }
+    if c.has(Mitigation::CgroupWeight)
+        && c.has(Mitigation::SchedulerMqDeadline)
+        && matches!(cx.cgroups.preferred(), Ok((Version::V1, _)))
+    {
+        return Some(
+            "cgroup v1 weights are enforced only by bfq, and this combination asks for mq-deadline"
+                .into(),
+        );
+    }
+    None
+}
+
+fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
+    let name = format!("{}/{}", cx.cfg.aggressor.name(), combo.name());
+    if let Some(why) = combo_unavailable(cx, combo) {
+        (cx.cfg.notes)(&format!("  unavailable: {why}"));
+        return Ok(Scenario::unavailable(&name, combo.name(), why));
+    }
+    let has = |m: Mitigation| combo.has(m);
     let mut applied: Vec<String> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let mut undo_ids: Vec<u64> = Vec::new();
 
     // The scheduler first: it must be in place before any I/O of the scenario.
-    let want_sched = match m {
-        Mitigation::SchedulerBfq => Some("bfq"),
-        Mitigation::SchedulerMqDeadline => Some("mq-deadline"),
-        Mitigation::CgroupWeight if matches!(cx.cgroups.preferred(), Ok((Version::V1, _))) => {
-            Some("bfq")
-        }
-        _ => None,
+    let want_sched = if has(Mitigation::SchedulerBfq) {
+        Some("bfq")
+    } else if has(Mitigation::SchedulerMqDeadline) {
+        Some("mq-deadline")
+    } else if has(Mitigation::CgroupWeight)
+        && matches!(cx.cgroups.preferred(), Ok((Version::V1, _)))
+    {
+        Some("bfq")
+    } else {
+        None
     };
     let result = (|| -> Result<Scenario> {
         if let Some(s) = want_sched {
             let id = switch_scheduler(cx, s, &mut applied)?;
-            if id.is_some() && m == Mitigation::CgroupWeight {
+            if id.is_some() && has(Mitigation::CgroupWeight) && !has(Mitigation::SchedulerBfq) {
                 notes.push("cgroup v1 weights act only under bfq: the scheduler was switched to bfq for this scenario".into());
             }
             undo_ids.extend(id);
@@ -313,7 +337,7 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
             .as_ref()
             .and_then(|f| scheduler::read(f).ok())
             .map(|s| s.active);
-        if matches!(m, Mitigation::IoniceIdle | Mitigation::IoniceBe7) {
+        if has(Mitigation::IoniceIdle) || has(Mitigation::IoniceBe7) {
             match active.as_deref() {
                 Some("none") | Some("kyber") => notes.push(format!(
                     "the active scheduler is {}, which ignores I/O priorities: expect no effect (seed 004 saw the same under none)",
@@ -323,24 +347,24 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
             }
             notes.push("buffered writes reach the disk from the kernel's flusher threads, which do not carry the writer's I/O class; only its fsync-driven and direct writes do".into());
         }
-        if matches!(m, Mitigation::CgroupThrottle | Mitigation::CgroupWeight)
+        if (has(Mitigation::CgroupThrottle) || has(Mitigation::CgroupWeight))
             && matches!(cx.cgroups.preferred(), Ok((Version::V1, _)))
             && cx.cfg.aggressor.has_writer_policy()
         {
             notes.push("cgroup v1 charges background writeback to the root group (blkio-controller.rst): only the writeback the aggressor's own fsyncs issue is limited".into());
         }
 
-        if m == Mitigation::WriterNoFsync {
+        if has(Mitigation::WriterNoFsync) {
             notes.push("without fsync the writer ends with data still dirty in the page cache (up to vm.dirty_ratio of RAM): its time excludes that writeback, and whatever is still unwritten when the probe ends is never counted (the scratch files are deleted)".into());
         }
         // The aggressor process, waiting for `go`.
-        let adir = cx.work.join(format!("aggressor-{}", m.name()));
+        let adir = cx.work.join(format!("aggressor-{}", combo.name()));
         std::fs::create_dir(&adir).map_err(|e| InterfereError::io(&adir, e))?;
         let spec = AggressorSpec {
             kind: cx.cfg.aggressor,
             dir: adir.clone(),
             size: cx.cfg.aggressor_size,
-            policy: m.writer_policy(),
+            policy: combo.writer_policy(),
             seed: 0x0057_2ee5,
         };
         let mut agg = Aggressor::spawn((cx.cfg.launcher)(&spec))?;
@@ -354,8 +378,20 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
         }
 
         // Cgroups and I/O class on the aggressor, each read back.
-        match m {
-            Mitigation::IoniceIdle | Mitigation::IoniceBe7 => {
+        // A combination applies each of its parts: first the I/O class, then the cgroup.
+        let io_class = combo
+            .parts()
+            .iter()
+            .copied()
+            .find(|m| matches!(m, Mitigation::IoniceIdle | Mitigation::IoniceBe7));
+        let group = combo.parts().iter().copied().find(|m| {
+            matches!(
+                m,
+                Mitigation::CgroupWeight | Mitigation::CgroupThrottle | Mitigation::CgroupLatency
+            )
+        });
+        if let Some(m) = io_class {
+            {
                 let p = if m == Mitigation::IoniceIdle {
                     IoPrio::Idle
                 } else {
@@ -372,7 +408,9 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
                 }
                 applied.push(format!("ioprio_get({}) = {p}", agg.pid));
             }
-            Mitigation::CgroupWeight | Mitigation::CgroupThrottle => {
+        }
+        match group {
+            Some(m @ (Mitigation::CgroupWeight | Mitigation::CgroupThrottle)) => {
                 let (ver, root) = cx.cgroups.preferred().map_err(InterfereError::BadInput)?;
                 let dev = cx
                     .device
@@ -421,7 +459,7 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
                     agg.pid
                 ));
             }
-            Mitigation::CgroupLatency => {
+            Some(Mitigation::CgroupLatency) => {
                 // Only reached with a cgroup v2 io controller (see `unavailable`).
                 let (_, root) = cx.cgroups.preferred().map_err(InterfereError::BadInput)?;
                 let dev = cx
@@ -472,14 +510,15 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
         }
         if let Some(cb) = &cx.cfg.on_applied {
             cb(&Applied {
-                mitigation: m,
+                mitigation: combo.parts()[0],
+                parts: combo.parts().to_vec(),
                 aggressor_pid: agg.pid,
                 readback: applied.clone(),
             });
         }
 
         // Run: the probe starts, the aggressor follows shortly after.
-        let probe_dir = cx.work.join(format!("probe-{}", m.name()));
+        let probe_dir = cx.work.join(format!("probe-{}", combo.name()));
         std::fs::create_dir(&probe_dir).map_err(|e| InterfereError::io(&probe_dir, e))?;
         let measured = run_probe(cx.cfg, &probe_dir, Some(&mut agg))?;
         // After Ctrl-C the aggressor is stopped at once rather than left to finish.
@@ -503,7 +542,7 @@ fn run_one(cx: &mut Ctx, m: Mitigation) -> Result<Scenario> {
         }
         Ok(Scenario::measured(
             &name,
-            Some(m),
+            Some(combo.name()),
             measured,
             Some(AggressorResult::from_finish(&fin, spec.size)),
             applied.clone(),

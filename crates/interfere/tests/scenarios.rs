@@ -10,7 +10,7 @@
 
 use disktier_interfere::aggressor::{self, AggressorSpec};
 use disktier_interfere::ioprio::{self, IoPrio};
-use disktier_interfere::{scheduler, AggressorKind, Applied, Config, Mitigation};
+use disktier_interfere::{scheduler, AggressorKind, Applied, Combo, Config, Mitigation};
 use disktier_testkit::{require, require_loop, BlkioThrottle, LoopDev};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -36,7 +36,7 @@ fn config(dir: &Path, run_dir: &Path, mitigations: &str, duration: Duration, siz
         dir: dir.to_path_buf(),
         aggressor: AggressorKind::Ostree,
         aggressor_size: size,
-        mitigations: Mitigation::parse_list(mitigations).unwrap(),
+        mitigations: Combo::parse_list(mitigations).unwrap(),
         duration,
         threshold: Duration::from_millis(10),
         throttle_bps: 8 << 20,
@@ -276,4 +276,79 @@ fn the_aggressor_worsens_the_tail_on_a_throttled_volume() {
         tail_worse || max_worse || iops_lower,
         "the aggressor did not hurt the probe: baseline {b:?} vs {n:?}"
     );
+}
+
+/// `a+b`: both parts in place at once (scheduler file and ioprio read back; cgroup weight and
+/// the writer policy), in one scenario, and both undone together afterwards.
+#[test]
+fn combined_mitigations_are_applied_together_and_undone_together() {
+    if !require_loop() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = LoopDev::new(512 << 20);
+    let mnt = dev.mkfs_mount("xfs");
+    let sched_file = scheduler::Device::scheduler_file_in(&dev.name(), Path::new("/sys"));
+    let before = scheduler::read(&sched_file).unwrap().active;
+    let with_cgroups = BlkioThrottle::available();
+    let list = if with_cgroups {
+        "scheduler-bfq+ionice-idle,cgroup-weight+writer-per-object-fsync"
+    } else {
+        "scheduler-bfq+ionice-idle"
+    };
+    let run_dir = tempfile::tempdir().unwrap();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut cfg = config(
+        &mnt.dir,
+        run_dir.path(),
+        list,
+        Duration::from_secs(2),
+        32 << 20,
+    );
+    let (seen2, sf) = (seen.clone(), sched_file.clone());
+    cfg.on_applied = Some(Box::new(move |a: &Applied| {
+        let active = scheduler::read(&sf).unwrap().active;
+        let names: Vec<&str> = a.parts.iter().map(|m| m.name()).collect();
+        if a.parts == [Mitigation::SchedulerBfq, Mitigation::IoniceIdle] {
+            assert_eq!(active, "bfq");
+            let prio = ioprio::get_process(a.aggressor_pid).unwrap();
+            assert!(prio.iter().all(|(_, g)| *g == IoPrio::Idle), "{prio:?}");
+        } else if a.parts == [Mitigation::CgroupWeight, Mitigation::WriterPerObjectFsync] {
+            let line = blkio_line(a.aggressor_pid);
+            let group = line.rsplit(':').next().unwrap_or("").to_string();
+            assert!(group.contains("disktier-interfere-"), "{line}");
+            let dir = Path::new("/sys/fs/cgroup/blkio").join(group.trim_start_matches('/'));
+            let w = std::fs::read_to_string(dir.join("blkio.bfq.weight")).unwrap();
+            assert_eq!(w.trim(), "10");
+            assert_eq!(active, "bfq");
+            assert!(
+                a.readback
+                    .iter()
+                    .any(|l| l == "aggressor writer policy: per-object-fsync"),
+                "{:?}",
+                a.readback
+            );
+        } else {
+            panic!("unexpected scenario {names:?}");
+        }
+        seen2.lock().unwrap().push(names.join("+"));
+    }));
+    let doc = disktier_interfere::run(&cfg).unwrap();
+    let want: Vec<&str> = list.split(',').collect();
+    assert_eq!(*seen.lock().unwrap(), want);
+    assert_eq!(doc.scenarios.len(), want.len() + 1);
+    for (s, w) in doc.scenarios[1..].iter().zip(&want) {
+        assert!(s.available, "{s:?}");
+        assert_eq!(s.mitigation.as_deref(), Some(*w));
+        assert_eq!(s.name, format!("ostree/{w}"));
+        assert!(
+            s.applied.len() >= 2,
+            "both parts read back: {:?}",
+            s.applied
+        );
+    }
+    // Undone together: scheduler back, no cgroup, no scratch files, journal gone.
+    assert_eq!(scheduler::read(&sched_file).unwrap().active, before);
+    assert!(leftovers(&mnt.dir).is_empty(), "{:?}", leftovers(&mnt.dir));
+    assert!(!run_dir.path().join("interfere.journal").exists());
 }

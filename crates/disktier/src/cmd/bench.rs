@@ -56,6 +56,10 @@ pub struct Args {
     /// Record every I/O issued to FILE (a block trace for `disktier simulate`).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Run the job N times: each run is saved (one group), and an aggregate gives the median
+    /// p99, the between-run spread and how many runs passed.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=super::repeat::MAX_REPEAT))]
+    pub repeat: u64,
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
@@ -156,6 +160,30 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         None => None,
     };
     let label = profile.map_or_else(|| "bench".to_string(), |p| p.name().to_string());
+    if args.repeat > 1 {
+        if args.trace.is_some() {
+            bail!("--trace records one run: drop --repeat or --trace");
+        }
+        return super::repeat::repeat(ctx, "bench", args.repeat, |i| {
+            let m = measure(
+                ctx,
+                Request {
+                    target: &args.target,
+                    profile,
+                    quick: args.quick,
+                    job: &args.job,
+                    run: &args.run,
+                    io_log: None,
+                    label: format!("{label} {}/{}", i + 1, args.repeat),
+                },
+            )?;
+            Ok(super::repeat::OneRun {
+                value: serde_json::to_value(&m.doc)?,
+                doc: m.doc,
+                pass: None,
+            })
+        });
+    }
     let m = measure(
         ctx,
         Request {

@@ -73,6 +73,10 @@ pub struct EtcdArgs {
     /// Scale the job down so the check takes seconds (fewer samples: a wider interval).
     #[arg(long)]
     pub quick: bool,
+    /// Run the job N times: each run is saved (one group), and an aggregate gives the median
+    /// p99, the between-run spread and how many runs passed.
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "metrics", value_parser = clap::value_parser!(u64).range(1..=super::repeat::MAX_REPEAT))]
+    pub repeat: u64,
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
@@ -117,35 +121,50 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
         EtcdProfile::EtcdOpenshift => Profile::EtcdOpenshift,
         EtcdProfile::EtcdServer => return etcd_server(ctx, &a, &a_dir),
     };
-    let m = bench::measure(
-        ctx,
-        Request {
-            target: &a_dir,
-            profile: Some(profile),
-            quick: a.quick,
-            job: &a.job,
-            run: &a.run,
-            io_log: None,
-            label: "check etcd".into(),
-        },
-    )?;
-    let mut doc = m.doc;
-    let v = verdict::etcd(
-        &doc,
-        m.sync_hist.as_ref(),
-        EtcdCriteria {
-            threshold_ns: a.threshold.as_nanos().min(u64::MAX as u128) as u64,
-        },
-    )?;
-    doc.verdicts = v.verdicts.clone();
-    // The interval travels with the etcd verdict in the JSON (an added field; readers that do
-    // not know it ignore it).
-    let mut value = serde_json::to_value(&doc)?;
-    if let Some(first) = value["verdicts"].get_mut(0) {
-        first["ci95"] = serde_json::to_value(&v.ci)?;
+    let threshold_ns = a.threshold.as_nanos().min(u64::MAX as u128) as u64;
+    let one = |label: String| -> anyhow::Result<(super::repeat::OneRun, Vec<String>)> {
+        let m = bench::measure(
+            ctx,
+            Request {
+                target: &a_dir,
+                profile: Some(profile),
+                quick: a.quick,
+                job: &a.job,
+                run: &a.run,
+                io_log: None,
+                label,
+            },
+        )?;
+        let mut doc = m.doc;
+        let v = verdict::etcd(&doc, m.sync_hist.as_ref(), EtcdCriteria { threshold_ns })?;
+        doc.verdicts = v.verdicts.clone();
+        // The interval travels with the etcd verdict in the JSON (an added field; readers that
+        // do not know it ignore it).
+        let mut value = serde_json::to_value(&doc)?;
+        if let Some(first) = value["verdicts"].get_mut(0) {
+            first["ci95"] = serde_json::to_value(&v.ci)?;
+        }
+        Ok((
+            super::repeat::OneRun {
+                doc,
+                value,
+                pass: Some(v.pass),
+            },
+            v.lines,
+        ))
+    };
+    if a.repeat > 1 {
+        return super::repeat::repeat(ctx, "check", a.repeat, |i| {
+            Ok(one(format!("check etcd {}/{}", i + 1, a.repeat))?.0)
+        });
     }
-    bench::finish_value(ctx, "check", &doc, &value, &v.lines)?;
-    Ok(if v.pass { Outcome::Pass } else { Outcome::Fail })
+    let (r, lines) = one("check etcd".into())?;
+    bench::finish_value(ctx, "check", &r.doc, &r.value, &lines)?;
+    Ok(if r.pass == Some(true) {
+        Outcome::Pass
+    } else {
+        Outcome::Fail
+    })
 }
 
 /// `check etcd --metrics`: the verdict from what the running members measured themselves.

@@ -4,6 +4,7 @@
 //! also gets the etcd verdict, interpolated from fio's percentile list.
 
 use super::{bench, jobargs, Ctx, Outcome};
+use disktier_engine::etcdperf;
 use disktier_engine::fio::{self, DocContext};
 use disktier_engine::verdict;
 use std::path::PathBuf;
@@ -18,6 +19,14 @@ pub struct Args {
 pub enum What {
     /// Import fio's JSON output (fio --output-format=json ...).
     Fio(FioArgs),
+    /// Import the OpenShift etcd-perf image's text output ("99th percentile of fsync is N ns").
+    EtcdPerf(EtcdPerfArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct EtcdPerfArgs {
+    /// The file the image's output was saved to (`podman run ... etcd-perf > FILE`).
+    pub file: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -44,7 +53,40 @@ pub struct FioArgs {
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     match args.what {
         What::Fio(a) => import_fio(ctx, a),
+        What::EtcdPerf(a) => import_etcd_perf(ctx, a),
     }
+}
+
+/// The etcd-perf output holds no date: the file's modification time stands for when it ran.
+fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
+    let e = etcdperf::parse_file(&a.file)?;
+    let started_at = std::fs::metadata(&a.file)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| {
+            time::OffsetDateTime::from(t)
+                .format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default();
+    let doc = e.to_run_doc(&a.file.display().to_string(), started_at);
+    let value = serde_json::to_value(&doc)?;
+    let extra: Vec<String> = doc
+        .verdicts
+        .iter()
+        .map(|v| {
+            let who = if v.name == "etcd" {
+                "disktier"
+            } else {
+                "the image"
+            };
+            let pf = if v.pass { "PASS" } else { "FAIL" };
+            format!("{pf} ({who}): {}", v.message)
+        })
+        .collect();
+    bench::finish_value(ctx, "import", &doc, &value, &extra)?;
+    // Like `import fio`: importing succeeded whatever the verdict says.
+    Ok(Outcome::Pass)
 }
 
 fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {

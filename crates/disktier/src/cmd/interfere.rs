@@ -6,7 +6,7 @@
 use super::{Ctx, Outcome};
 use anyhow::Context;
 use disktier_interfere::aggressor::{self, AggressorKind, AggressorSpec};
-use disktier_interfere::{journal, Config, Mitigation, WriterPolicy};
+use disktier_interfere::{journal, Combo, Config, WriterPolicy};
 use disktier_units::clap_parsers;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,7 +17,7 @@ const DEFAULT_MITIGATIONS: &str =
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Mitigations: none, ionice-idle, ionice-be7, scheduler-bfq, scheduler-mq-deadline, cgroup-weight, cgroup-throttle, cgroup-latency, writer-per-object-fsync, writer-no-fsync.\n\
+    after_help = "Mitigations: none, ionice-idle, ionice-be7, scheduler-bfq, scheduler-mq-deadline, cgroup-weight, cgroup-throttle, cgroup-latency, writer-per-object-fsync, writer-no-fsync. Join mitigations of different kinds with + to apply them together in one scenario (scheduler-bfq+ionice-idle, cgroup-weight+writer-per-object-fsync).\n\
 Every change (scheduler, cgroups, scratch files) is journaled in /run/disktier/interfere.journal (non-root: $XDG_RUNTIME_DIR/disktier, else ~/.local/state/disktier) before it is made and undone afterwards, also on Ctrl-C, SIGTERM, SIGHUP or SIGQUIT (a repeated signal does not skip the undo); after SIGKILL the next run, or --restore, undoes what is left."
 )]
 pub struct Args {
@@ -29,7 +29,8 @@ pub struct Args {
     /// sequential file), rand-write (direct random 16 KiB writes at depth 32).
     #[arg(long, default_value = "ostree")]
     pub aggressor: String,
-    /// Comma-separated mitigations to compare, each in its own scenario.
+    /// Comma-separated mitigations to compare, each in its own scenario; `a+b` applies a and b
+    /// together in one scenario.
     #[arg(long, default_value = DEFAULT_MITIGATIONS)]
     pub mitigations: String,
     /// How long the probe runs in each scenario.
@@ -125,7 +126,7 @@ fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
         );
     }
     let kind = AggressorKind::from_name(&args.aggressor)?;
-    let mitigations = Mitigation::parse_list(&args.mitigations)?;
+    let mitigations = Combo::parse_list(&args.mitigations)?;
     if args.duration < Duration::from_secs(1) {
         anyhow::bail!(
             "--duration {:?} is too short to measure a tail: use at least 1s (60s recommended)",

@@ -20,6 +20,7 @@ pub mod plan;
 pub mod price;
 pub mod progress;
 pub mod render;
+pub mod repeat;
 pub mod report;
 pub mod save;
 pub mod setup;

@@ -1,0 +1,134 @@
+//! `disktier import etcd-perf FILE` through the real binary: the image's text output stored as a
+//! run next to a `check etcd` run (seed 000's fixture), then `history`, `show` and `compare` on both.
+
+use assert_cmd::Command;
+use disktier_store::{NewRun, Store};
+use predicates::prelude::*;
+use std::path::Path;
+
+fn dt(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
+    c
+}
+
+fn seed_check_run(db: &Path) -> String {
+    let p = format!(
+        "{}/../store/tests/fixtures/seed000-ephemeral.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    Store::open(Some(db.to_str().unwrap()))
+        .unwrap()
+        .save(&NewRun {
+            kind: "check",
+            group_id: None,
+            doc: &doc,
+        })
+        .unwrap()
+}
+
+/// The current image's output: fio's text report, then the two lines; the image says "within"
+/// although 12 ms is over 10 ms, so the two verdicts disagree and both are shown.
+const DISAGREEING: &str = "etcd_perf: (g=0): rw=write, bs=(R) 8000B-8000B, (W) 8000B-8000B, (T) 8000B-8000B, ioengine=sync, iodepth=1
+fio-3.19
+  write: IOPS=200, BW=1562KiB/s (1600kB/s)(91.6MiB/60000msec); 0 zone resets
+  issued rwts: total=0,12000,0,0 short=0,0,0,0 dropped=0,0,0,0
+Run status group 0 (all jobs):
+  WRITE: bw=1562KiB/s (1600kB/s), 1562KiB/s-1562KiB/s (1600kB/s-1600kB/s), io=91.6MiB (96.0MB), run=60000-60000msec
+99th percentile of fsync is 12058624 ns
+99th percentile of the fsync is within the recommended threshold of 10 ms, the disk can be used to host etcd
+";
+
+#[test]
+fn imported_etcd_perf_sits_next_to_check_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let check_id = seed_check_run(&db);
+
+    // Seed 000's own lines, as the image printed them.
+    let seed = d.path().join("results-ebs-fio_etcd.txt");
+    std::fs::write(
+        &seed,
+        "99th percentile of fsync is 4046848 ns\n99th percentile of the fsync is within the recommended threshold - 10 ms, the disk can be used to host etcd\n",
+    )
+    .unwrap();
+    let out = dt(&db)
+        .args(["import", "etcd-perf"])
+        .arg(&seed)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["engine"], "etcd-perf");
+    assert_eq!(v["profile"], "etcd");
+    assert_eq!(v["results"]["sync"]["lat_ns"]["percentiles"]["99"], 4046848);
+    assert_eq!(v["verdicts"][0]["name"], "etcd");
+    assert_eq!(v["verdicts"][0]["pass"], true);
+
+    let bad = d.path().join("results-slow.txt");
+    std::fs::write(&bad, DISAGREEING).unwrap();
+    dt(&db)
+        .args(["import", "etcd-perf"])
+        .arg(&bad)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("disagrees"))
+        .stdout(predicate::str::contains("over 10 ms"));
+
+    let out = dt(&db)
+        .args(["history", "--profile", "etcd", "--format", "json"])
+        .output()
+        .unwrap();
+    let h: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = h["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{h}");
+    let slow_id = runs[0]["id"].as_str().unwrap().to_string();
+    let seed_id = runs[1]["id"].as_str().unwrap().to_string();
+    assert_eq!(runs[2]["id"], check_id.as_str());
+
+    let out = dt(&db)
+        .args(["show", &slow_id, "--format", "json"])
+        .output()
+        .unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        s["verdicts"][0]["pass"], false,
+        "disktier's threshold decides"
+    );
+    assert_eq!(s["verdicts"][1]["name"], "etcd-perf-image");
+    assert_eq!(
+        s["verdicts"][1]["pass"], true,
+        "the image's own verdict kept"
+    );
+    assert_eq!(s["results"]["sync"]["ios"], 12000);
+    assert_eq!(s["job"]["bs"], 8000);
+
+    let out = dt(&db)
+        .args(["compare", &check_id, &seed_id])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("fdatasync p99 0.20 ms vs 4.05 ms"), "{text}");
+
+    // Not the image's output: a typed refusal naming the other importer.
+    let junk = d.path().join("junk.txt");
+    std::fs::write(&junk, "{\"jobs\": []}\n").unwrap();
+    dt(&db)
+        .args(["import", "etcd-perf"])
+        .arg(&junk)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("import fio"));
+}

@@ -1,0 +1,168 @@
+//! `--repeat N` on `bench` and `check etcd` with real short runs in a temp dir: N runs kept in
+//! the store as one group, and an aggregate computed from the runs' own figures.
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn dt(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("disktier").unwrap();
+    c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
+    c
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn check_etcd_repeat_keeps_runs_and_aggregates_them() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let dir = d.path().join("etcd");
+    std::fs::create_dir(&dir).unwrap();
+    let out = dt(&db)
+        .args(["check", "etcd"])
+        .arg(&dir)
+        .args([
+            "--quick",
+            "--size",
+            "128k",
+            "--repeat",
+            "3",
+            "--threshold",
+            "10s",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&out);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    let p99s: Vec<f64> = runs
+        .iter()
+        .map(|r| {
+            r["results"]["sync"]["lat_ns"]["percentiles"]["99"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    let agg = &v["aggregate"];
+    assert_eq!(agg["runs"], 3);
+    assert_eq!(agg["metric"], "sync.p99");
+    assert_eq!(agg["median_p99_ns"].as_f64().unwrap(), median(p99s.clone()));
+    let min = p99s.iter().cloned().fold(f64::INFINITY, f64::min);
+    let max = p99s.iter().cloned().fold(0.0, f64::max);
+    assert_eq!(agg["min_p99_ns"].as_f64().unwrap(), min);
+    assert_eq!(agg["max_p99_ns"].as_f64().unwrap(), max);
+    let mean = p99s.iter().sum::<f64>() / 3.0;
+    let sd = (p99s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    assert!((agg["cv"].as_f64().unwrap() - sd / mean).abs() < 1e-9);
+    assert_eq!(agg["passed"], 3);
+    assert_eq!(agg["verdict"], "pass");
+
+    // Each run is its own stored run, all in the group the output names.
+    let group = v["group_id"].as_str().unwrap();
+    let h = json(
+        &dt(&db)
+            .args(["history", "--group", group, "--format", "json"])
+            .output()
+            .unwrap(),
+    );
+    let mut stored: Vec<String> = h["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    let mut printed: Vec<String> = runs
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    stored.sort();
+    printed.sort();
+    assert_eq!(stored, printed);
+
+    // An impossible threshold fails every run: exit 1, verdict fail, text table.
+    let out = dt(&db)
+        .args(["check", "etcd"])
+        .arg(&dir)
+        .args([
+            "--quick",
+            "--size",
+            "64k",
+            "--repeat",
+            "2",
+            "--threshold",
+            "1ns",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("verdict FAIL: 0 of 2 runs passed"), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.contains("FAIL")).count(),
+        3,
+        "{text}"
+    );
+}
+
+#[test]
+fn bench_repeat_has_no_verdict_but_an_aggregate() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let out = dt(&db)
+        .arg("bench")
+        .arg(d.path())
+        .args([
+            "--profile",
+            "write-iops",
+            "--quick",
+            "--size",
+            "1m",
+            "--runtime",
+            "1s",
+        ])
+        .args(["--repeat", "2", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&out);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let agg = &v["aggregate"];
+    assert_eq!(agg["metric"], "write.p99");
+    assert_eq!(agg["verdict"], "none");
+    let p99s: Vec<f64> = runs
+        .iter()
+        .map(|r| {
+            r["results"]["write"]["lat_ns"]["percentiles"]["99"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(agg["median_p99_ns"].as_f64().unwrap(), median(p99s));
+    dt(&db)
+        .arg("bench")
+        .arg(d.path())
+        .args(["--repeat", "0"])
+        .assert()
+        .code(2);
+}

@@ -1,0 +1,411 @@
+//! The OpenShift etcd-perf image's text output (`podman run ... quay.io/openshift-scale/etcd-perf`),
+//! read into a [`RunDoc`] so its old results sit in the store next to disktier's own `check etcd`
+//! runs. The image runs fio (until 2022 with `--size=22m --bs=2300`, since then with
+//! `--size=100m --bs=8000 --runtime=60 --time_based`), may print fio's text report, and ends with
+//!
+//! ```text
+//! 99th percentile of fsync is 4046848 ns
+//! 99th percentile of the fsync is within the recommended threshold - 10 ms, the disk can be used to host etcd
+//! ```
+//!
+//! or a `WARN: ... is greater than the recommended value ... faster disks are recommended ...` line.
+//! The verdict is recomputed with disktier's own threshold
+//! ([`crate::verdict::ETCD_SYNC_P99_THRESHOLD_NS`]); the image's sentence is kept, and a
+//! disagreement between the two is reported.
+
+use crate::result::{DirStats, HostInfo, LatStats, Results, RunDoc, TargetInfo, Verdict};
+use crate::verdict::ETCD_SYNC_P99_THRESHOLD_NS;
+use crate::SCHEMA_VERSION;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Largest file read (fio's text report plus the image's lines is a few KiB).
+pub const MAX_BYTES: usize = 4 << 20;
+/// Longest line considered; longer lines are skipped (and counted in a warning).
+pub const MAX_LINE: usize = 4096;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum EtcdPerfError {
+    #[error("cannot read {source_name}: {why}")]
+    Read { source_name: String, why: String },
+    #[error("{source_name} is {bytes} bytes, over the {max} bytes an etcd-perf output can be: pass the file the image printed (`podman run ... > FILE`)")]
+    TooLarge {
+        source_name: String,
+        bytes: usize,
+        max: usize,
+    },
+    #[error("{source_name} has no line \"99th percentile of fsync is N ns\": it is not the etcd-perf image's output (for fio's JSON use `disktier import fio`)")]
+    NoP99 { source_name: String },
+    #[error("{source_name} holds {count} etcd-perf results (lines \"99th percentile of fsync is N ns\"): split it into one file per run")]
+    Several { source_name: String, count: usize },
+}
+
+/// Which version of the image produced the output, told from fio's block size when fio's
+/// report is present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageJob {
+    /// `--size=22m --bs=2300` (the image until 2022, etcd's documented job).
+    Classic,
+    /// `--size=100m --bs=8000 --runtime=60 --time_based`.
+    Current,
+}
+
+impl ImageJob {
+    fn bs(self) -> u64 {
+        match self {
+            ImageJob::Classic => 2300,
+            ImageJob::Current => 8000,
+        }
+    }
+    fn size(self) -> u64 {
+        match self {
+            ImageJob::Classic => 22 << 20,
+            ImageJob::Current => 100 << 20,
+        }
+    }
+}
+
+/// What the output says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EtcdPerf {
+    /// "99th percentile of fsync is N ns".
+    pub p99_ns: u64,
+    /// The image's own verdict: `Some(true)` for "within the recommended threshold", `Some(false)`
+    /// for the WARN line, `None` when the output has neither.
+    pub image_pass: Option<bool>,
+    /// The image's verdict sentence as printed.
+    pub image_line: Option<String>,
+    /// fio's block size, from its report (`bs=(R) 2300B-2300B, (W) 2300B-2300B`).
+    pub bs: Option<u64>,
+    /// Writes fio issued (`issued rwts: total=0,N,...`).
+    pub writes: Option<u64>,
+    /// fio's run time in ms (`run=N-Nmsec`).
+    pub runtime_ms: Option<u64>,
+    /// The image version, when fio's block size tells it.
+    pub image_job: Option<ImageJob>,
+    /// Lines over [`MAX_LINE`] that were skipped.
+    pub long_lines: usize,
+}
+
+/// Parses the image's output. Never panics; memory is bounded by the text's length.
+pub fn parse(text: &str, source_name: &str) -> Result<EtcdPerf, EtcdPerfError> {
+    if text.len() > MAX_BYTES {
+        return Err(EtcdPerfError::TooLarge {
+            source_name: source_name.into(),
+            bytes: text.len(),
+            max: MAX_BYTES,
+        });
+    }
+    let mut p99s = Vec::new();
+    let mut image_pass = None;
+    let mut image_line = None;
+    let mut bs = None;
+    let mut writes = None;
+    let mut runtime_ms = None;
+    let mut long_lines = 0;
+    for line in text.lines() {
+        if line.len() > MAX_LINE {
+            long_lines += 1;
+            continue;
+        }
+        let l = line.trim();
+        if let Some(rest) = l.strip_prefix("99th percentile of fsync is ") {
+            if let Some(n) = rest
+                .strip_suffix(" ns")
+                .and_then(|n| n.trim().parse::<u64>().ok())
+            {
+                p99s.push(n);
+            }
+        } else if l.contains("99th percentile of the fsync is") {
+            if l.contains("within the recommended threshold") {
+                image_pass = Some(true);
+                image_line = Some(l.to_string());
+            } else if l.contains("greater than the recommended value") {
+                image_pass = Some(false);
+                image_line = Some(l.to_string());
+            }
+        } else if bs.is_none() && l.contains("rw=write") {
+            // "etcd_perf: (g=0): rw=write, bs=(R) 2300B-2300B, (W) 2300B-2300B, (T) ..."
+            bs = l
+                .split_once("(W) ")
+                .and_then(|(_, r)| r.split(['B', '-']).next())
+                .and_then(|n| n.trim().parse::<u64>().ok())
+                .filter(|n| *n > 0);
+        } else if let Some(rest) = l.strip_prefix("issued rwts: total=") {
+            writes = rest
+                .split([',', ' '])
+                .nth(1)
+                .and_then(|n| n.parse::<u64>().ok());
+        } else if l.starts_with("WRITE:") {
+            runtime_ms = l
+                .split_once("run=")
+                .and_then(|(_, r)| r.split(['-', 'm']).next())
+                .and_then(|n| n.trim().parse::<u64>().ok());
+        }
+    }
+    let p99_ns = match p99s.as_slice() {
+        [] => {
+            return Err(EtcdPerfError::NoP99 {
+                source_name: source_name.into(),
+            })
+        }
+        [one] => *one,
+        more => {
+            return Err(EtcdPerfError::Several {
+                source_name: source_name.into(),
+                count: more.len(),
+            })
+        }
+    };
+    let image_job = match bs {
+        Some(2300) => Some(ImageJob::Classic),
+        Some(8000) => Some(ImageJob::Current),
+        _ => None,
+    };
+    Ok(EtcdPerf {
+        p99_ns,
+        image_pass,
+        image_line,
+        bs,
+        writes,
+        runtime_ms,
+        image_job,
+        long_lines,
+    })
+}
+
+impl EtcdPerf {
+    /// Whether the p99 passes disktier's threshold (10 ms, etcd's documented limit).
+    pub fn pass(&self) -> bool {
+        self.p99_ns < ETCD_SYNC_P99_THRESHOLD_NS
+    }
+
+    /// The result document: engine `etcd-perf`, profile `etcd`, the sync p99 and the etcd verdict
+    /// recomputed by disktier's threshold. `started_at` is when the run is known to have happened
+    /// (the file's modification time, as the output holds no date).
+    pub fn to_run_doc(&self, source_name: &str, started_at: String) -> RunDoc {
+        let mut warnings = vec![format!(
+            "imported from the etcd-perf image's output ({source_name}): host and device are unknown; only the fsync p99 is known"
+        )];
+        let pass = self.pass();
+        let thr_ms = ETCD_SYNC_P99_THRESHOLD_NS as f64 / 1e6;
+        let message = if pass {
+            format!(
+                "99th percentile of fsync {} ns is within {thr_ms} ms: the disk can host etcd",
+                self.p99_ns
+            )
+        } else {
+            format!(
+                "99th percentile of fsync {} ns is over {thr_ms} ms: faster disks are recommended to host etcd",
+                self.p99_ns
+            )
+        };
+        if let (Some(img), Some(line)) = (self.image_pass, &self.image_line) {
+            if img != pass {
+                let w = format!(
+                    "the image's own verdict disagrees with its number: it said \"{line}\", disktier's threshold ({thr_ms} ms, etcd docs) says {}",
+                    if pass { "pass" } else { "fail" }
+                );
+                warnings.push(w);
+            }
+        }
+        if self.long_lines > 0 {
+            warnings.push(format!(
+                "{} line(s) longer than {MAX_LINE} bytes were skipped",
+                self.long_lines
+            ));
+        }
+        let job_kind = self.image_job;
+        let bs = self.bs.or(job_kind.map(ImageJob::bs));
+        let mut job = serde_json::json!({
+            "name": "etcd-perf",
+            "rw": "write",
+            "ioengine": "sync",
+            "fdatasync": 1,
+            "directory": "/var/lib/etcd",
+        });
+        if let Some(bs) = bs {
+            job["bs"] = bs.into();
+        }
+        if let Some(k) = job_kind {
+            job["size"] = k.size().into();
+            if k == ImageJob::Current {
+                job["runtime"] = 60.into();
+                job["time_based"] = 1.into();
+            }
+        } else {
+            warnings.push(
+                "fio's report is not in the file: which image version (22m/2300 B or 100m/8000 B writes) is unknown".into(),
+            );
+        }
+        let duration_s = self.runtime_ms.unwrap_or(0) as f64 / 1e3;
+        let ios = self.writes.unwrap_or(0);
+        let mut percentiles = BTreeMap::new();
+        percentiles.insert("99".to_string(), self.p99_ns);
+        let sync = DirStats {
+            ios,
+            bytes: 0,
+            iops: if duration_s > 0.0 {
+                ios as f64 / duration_s
+            } else {
+                0.0
+            },
+            bw_bytes: 0.0,
+            lat_ns: LatStats {
+                percentiles,
+                ..LatStats::default()
+            },
+            stalls: None,
+        };
+        let write = (ios > 0).then(|| {
+            let bytes = ios.saturating_mul(bs.unwrap_or(0));
+            DirStats {
+                ios,
+                bytes,
+                iops: sync.iops,
+                bw_bytes: if duration_s > 0.0 {
+                    bytes as f64 / duration_s
+                } else {
+                    0.0
+                },
+                lat_ns: LatStats::default(),
+                stalls: None,
+            }
+        });
+        let mut verdicts = vec![Verdict {
+            name: "etcd".into(),
+            metric: "sync.p99".into(),
+            value: self.p99_ns as f64,
+            threshold: ETCD_SYNC_P99_THRESHOLD_NS as f64,
+            pass,
+            message,
+            ci95: None,
+        }];
+        if let Some(img) = self.image_pass {
+            verdicts.push(Verdict {
+                name: "etcd-perf-image".into(),
+                metric: "sync.p99".into(),
+                value: self.p99_ns as f64,
+                threshold: ETCD_SYNC_P99_THRESHOLD_NS as f64,
+                pass: img,
+                message: self.image_line.clone().unwrap_or_default(),
+                ci95: None,
+            });
+        }
+        RunDoc {
+            schema_version: SCHEMA_VERSION,
+            engine: "etcd-perf".into(),
+            profile: Some("etcd".into()),
+            quick: false,
+            job,
+            target: TargetInfo {
+                path: "/var/lib/etcd".into(),
+                kind: "directory".into(),
+                ..TargetInfo::default()
+            },
+            host: HostInfo::default(),
+            started_at,
+            duration_s,
+            interrupted: false,
+            results: Results {
+                write,
+                sync: Some(sync),
+                ..Results::default()
+            },
+            series: Vec::new(),
+            verdicts,
+            warnings,
+        }
+    }
+}
+
+/// Reads and parses a file, refusing one over [`MAX_BYTES`] before reading it whole.
+pub fn parse_file(path: &Path) -> Result<EtcdPerf, EtcdPerfError> {
+    let name = path.display().to_string();
+    let read_err = |e: std::io::Error| EtcdPerfError::Read {
+        source_name: name.clone(),
+        why: e.to_string(),
+    };
+    let f = std::fs::File::open(path).map_err(read_err)?;
+    let mut buf = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_BYTES as u64 + 1), &mut buf)
+        .map_err(read_err)?;
+    if buf.len() > MAX_BYTES {
+        return Err(EtcdPerfError::TooLarge {
+            source_name: name,
+            bytes: buf.len(),
+            max: MAX_BYTES,
+        });
+    }
+    parse(&String::from_utf8_lossy(&buf), &name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEED: &str = "99th percentile of fsync is 4046848 ns\n99th percentile of the fsync is within the recommended threshold - 10 ms, the disk can be used to host etcd\n";
+
+    #[test]
+    fn seed_lines() {
+        let e = parse(SEED, "t").unwrap();
+        assert_eq!(e.p99_ns, 4_046_848);
+        assert_eq!(e.image_pass, Some(true));
+        assert!(e.pass());
+        let d = e.to_run_doc("t", "2026-01-01T00:00:00Z".into());
+        assert_eq!(
+            d.results.sync.as_ref().unwrap().lat_ns.p(99.0),
+            Some(4_046_848)
+        );
+        assert!(d.verdicts[0].pass);
+    }
+
+    #[test]
+    fn disagreeing_image_verdict_is_shown() {
+        let t = "99th percentile of fsync is 12000000 ns\n99th percentile of the fsync is within the recommended threshold of 10 ms, the disk can be used to host etcd\n";
+        let e = parse(t, "t").unwrap();
+        assert!(!e.pass());
+        let d = e.to_run_doc("t", String::new());
+        assert!(!d.verdicts[0].pass);
+        assert!(d.verdicts[1].pass);
+        assert!(
+            d.warnings.iter().any(|w| w.contains("disagrees")),
+            "{:?}",
+            d.warnings
+        );
+    }
+
+    #[test]
+    fn warn_line_and_fio_report() {
+        let t = "etcd_perf: (g=0): rw=write, bs=(R) 8000B-8000B, (W) 8000B-8000B, (T) 8000B-8000B, ioengine=sync, iodepth=1\n  issued rwts: total=0,12000,0,0 short=0,0,0,0 dropped=0,0,0,0\n  WRITE: bw=1562KiB/s (1600kB/s), 1562KiB/s-1562KiB/s (1600kB/s-1600kB/s), io=91.6MiB (96.0MB), run=60000-60000msec\n99th percentile of fsync is 15007744 ns\nWARN: 99th percentile of the fsync is greater than the recommended value which is 10 ms, faster disks are recommended to host etcd for better performance\n";
+        let e = parse(t, "t").unwrap();
+        assert_eq!(e.image_pass, Some(false));
+        assert_eq!(e.bs, Some(8000));
+        assert_eq!(e.writes, Some(12000));
+        assert_eq!(e.runtime_ms, Some(60000));
+        assert_eq!(e.image_job, Some(ImageJob::Current));
+        let d = e.to_run_doc("t", String::new());
+        assert!((d.results.sync.unwrap().iops - 200.0).abs() < 1e-9);
+        assert!(!d.warnings.iter().any(|w| w.contains("disagrees")));
+    }
+
+    #[test]
+    fn refusals() {
+        assert!(matches!(
+            parse("hello\n", "t"),
+            Err(EtcdPerfError::NoP99 { .. })
+        ));
+        let two = format!("{SEED}{SEED}");
+        assert!(matches!(
+            parse(&two, "t"),
+            Err(EtcdPerfError::Several { count: 2, .. })
+        ));
+        let big = "x".repeat(MAX_BYTES + 1);
+        assert!(matches!(
+            parse(&big, "t"),
+            Err(EtcdPerfError::TooLarge { .. })
+        ));
+        let long = format!("{}\n{SEED}", "y".repeat(MAX_LINE + 1));
+        assert_eq!(parse(&long, "t").unwrap().long_lines, 1);
+    }
+}
