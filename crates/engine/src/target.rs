@@ -341,7 +341,11 @@ pub fn signature(head: &[u8]) -> Option<InUse> {
 }
 
 /// Asks `blkid -p` (low-level probing, no cache) for the signatures this module does not know
-/// itself (ZFS, Ceph, md and dm metadata, ...). None when blkid finds nothing or is missing.
+/// itself (ZFS, Ceph, md and dm metadata, ...). None when blkid finds nothing (exit 2 with a
+/// silent stderr, blkid(8)) or is not installed (the magic table above is then the whole check).
+/// Fails closed: blkid that cannot run, times out, exits with any other status, or exits 2 with
+/// an error on stderr (it could not open the device) is reported as content it could not
+/// identify, so a write job refuses the device unless the user passes --destructive.
 pub fn blkid_signature(runner: &dyn disktier_cmd::CommandRunner, path: &Path) -> Option<InUse> {
     if !runner.has_program("blkid") {
         return None;
@@ -349,8 +353,28 @@ pub fn blkid_signature(runner: &dyn disktier_cmd::CommandRunner, path: &Path) ->
     let cmd = disktier_cmd::Cmd::new("blkid")
         .args(["-p", "-o", "export"])
         .arg(path.display().to_string());
-    // Exit status 2: nothing found (blkid(8)).
-    let out = runner.output(&cmd).ok().filter(|o| o.success())?;
+    let unprobed = |why: String| {
+        Some(InUse::Signature(format!(
+            "content blkid could not identify (`{cmd}`: {why})"
+        )))
+    };
+    let out = match runner.output(&cmd) {
+        Ok(o) => o,
+        Err(e) => return unprobed(e.to_string()),
+    };
+    match out.status {
+        0 => {}
+        2 if out.stderr.trim().is_empty() => return None,
+        status => {
+            let err = out.stderr.trim();
+            let err: String = err.chars().take(200).collect();
+            return unprobed(if err.is_empty() {
+                format!("exit status {status}")
+            } else {
+                format!("exit status {status}: {err}")
+            });
+        }
+    }
     let field = |k: &str| {
         out.stdout
             .lines()
@@ -360,13 +384,17 @@ pub fn blkid_signature(runner: &dyn disktier_cmd::CommandRunner, path: &Path) ->
     if let Some(t) = field("TYPE=") {
         return Some(InUse::Signature(format!("a {t} signature (blkid)")));
     }
-    field("PTTYPE=").map(|t| {
-        InUse::Partitions(match t.as_str() {
+    if let Some(t) = field("PTTYPE=") {
+        return Some(InUse::Partitions(match t.as_str() {
             "gpt" => "a GPT",
             "dos" => "an MBR",
             _ => "a",
-        })
-    })
+        }));
+    }
+    // Exit 0 says blkid found something; without TYPE or PTTYPE it did not say what.
+    Some(InUse::Signature(
+        "a signature blkid found but did not name".into(),
+    ))
 }
 
 /// Mount points of device `maj:min` from a mountinfo text (field 3 is `major:minor`, field 5 the
@@ -547,6 +575,45 @@ mod tests {
         let r = RecordingRunner::new().with_programs(&["blkid"]);
         r.on("blkid", &["-p"], 2, "");
         assert_eq!(blkid_signature(&r, Path::new("/dev/sdx")), None);
+        // Fail closed: blkid that errors (any other status, or 2 with an error: it could not
+        // open the device) is content it could not identify, never "blank".
+        for (status, stderr) in [(4, "blkid: error: /dev/sdx: Input/output error"), (1, "")] {
+            let r = RecordingRunner::new().with_programs(&["blkid"]);
+            r.answer(
+                "blkid",
+                &["-p"],
+                disktier_cmd::Output {
+                    status: status,
+                    stdout: String::new(),
+                    stderr: stderr.to_string(),
+                },
+            );
+            match blkid_signature(&r, Path::new("/dev/sdx")) {
+                Some(InUse::Signature(what)) => {
+                    assert!(what.contains("could not identify"), "{what}");
+                    assert!(what.contains(&format!("exit status {status}")), "{what}");
+                }
+                other => panic!("blkid exit {status} must fail closed, got {other:?}"),
+            }
+        }
+        let r = RecordingRunner::new().with_programs(&["blkid"]);
+        r.answer(
+            "blkid",
+            &["-p"],
+            disktier_cmd::Output {
+                status: 2,
+                stdout: String::new(),
+                stderr: "blkid: /dev/sdx: Permission denied".to_string(),
+            },
+        );
+        assert!(matches!(
+            blkid_signature(&r, Path::new("/dev/sdx")),
+            Some(InUse::Signature(w)) if w.contains("Permission denied")
+        ));
+        // Exit 0 without a type: something is there.
+        let r = RecordingRunner::new().with_programs(&["blkid"]);
+        r.on("blkid", &["-p"], 0, "DEVNAME=/dev/sdx\n");
+        assert!(blkid_signature(&r, Path::new("/dev/sdx")).is_some());
         // No blkid installed: nothing to add, and nothing is run.
         let r = RecordingRunner::new().with_programs(&[]);
         assert_eq!(blkid_signature(&r, Path::new("/dev/sdx")), None);
