@@ -6,10 +6,12 @@
 //! Assess never writes to a raw device: a disk without a filesystem is listed as not assessed,
 //! with the command that would prepare it.
 
-use super::save::save_run_in_group;
+use super::bench::EngineChoice;
 use super::{print_json, progress, Ctx, Outcome};
+use crate::app::judge;
+use crate::app::measure::{measure, Engine};
 use anyhow::{bail, Context};
-use disktier_engine::verdict::{self, EtcdCriteria};
+use disktier_engine::verdict::EtcdCriteria;
 use disktier_engine::{Profile, RunDoc, RunOptions};
 use disktier_store::compare::{fmt_count, fmt_value, Unit};
 use disktier_store::{NewRun, StoredRun};
@@ -43,6 +45,9 @@ pub struct Args {
     /// Do not write the HTML report.
     #[arg(long)]
     pub no_report: bool,
+    /// Engine that runs the profiles (fio has no small-files job: that profile then fails).
+    #[arg(long, value_enum, default_value_t = EngineChoice::Native)]
+    pub engine: EngineChoice,
 }
 
 /// The suite, in the order it runs: the etcd verdict first, because it is the question most
@@ -67,6 +72,7 @@ struct Config {
     report: Option<PathBuf>,
     /// With --all-local a target that cannot be written is skipped, not an error.
     lenient: bool,
+    engine: Engine,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -162,6 +168,7 @@ fn config(args: Args) -> anyhow::Result<Config> {
         quick: !args.full,
         report: (!args.no_report).then_some(args.report),
         lenient: args.all_local,
+        engine: args.engine.into(),
     })
 }
 
@@ -311,7 +318,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 ..RunOptions::default()
             };
             let t0 = Instant::now();
-            let result = disktier_engine::run_workload(&p.workload(&scratch.0, cfg.quick), &opts);
+            let result = measure(&p.workload(&scratch.0, cfg.quick), cfg.engine, &opts);
             progress::clear();
             let m = match result {
                 Ok(m) => m,
@@ -327,25 +334,16 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             let mut doc: RunDoc = m.doc;
             // The user's directory, not the scratch one, is what history and the report name.
             doc.target.path = shown.clone();
-            let mut ci = None;
             if *p == Profile::Etcd {
-                match verdict::etcd(&doc, m.sync_hist.as_ref(), EtcdCriteria::default()) {
-                    Ok(v) => {
-                        doc.verdicts = v.verdicts;
-                        t.etcd_ready = Some(v.pass);
-                        ci = Some(v.ci);
-                    }
+                match judge::etcd(&mut doc, m.sync_hist.as_ref(), EtcdCriteria::default()) {
+                    Ok(v) => t.etcd_ready = Some(v.pass),
                     Err(e) => doc.warnings.push(e.to_string()),
                 }
             }
             t.fs_type = t.fs_type.or(doc.target.fs_type.clone());
             t.device = t.device.or(doc.target.device.clone());
-            let mut value = serde_json::to_value(&doc)?;
-            // The p99's confidence interval travels with the etcd verdict, as `check etcd` saves it.
-            if let (Some(ci), Some(first)) = (ci, value["verdicts"].get_mut(0)) {
-                first["ci95"] = serde_json::to_value(&ci)?;
-            }
-            let run_id = save_run_in_group(ctx, "assess", Some(&assess_id), &value)?;
+            let value = serde_json::to_value(&doc)?;
+            let run_id = ctx.store().save("assess", Some(&assess_id), &value)?;
             let id = run_id.clone().unwrap_or_else(disktier_store::new_id);
             stored.push(
                 NewRun {

@@ -7,8 +7,8 @@
 
 use super::jobargs::{self, JobArgs};
 use super::{progress, Ctx, Outcome};
-use anyhow::{bail, Context};
-use disktier_engine::{DirStats, Job, Profile, RunDoc, RunOptions, Workload};
+use anyhow::bail;
+use disktier_engine::{DirStats, Profile, RunDoc, RunOptions};
 use disktier_units::{fmt_ns, Bytes};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,6 +20,15 @@ pub enum EngineChoice {
     Native,
     /// fio, with its JSON read into the same result document (fio must be installed).
     Fio,
+}
+
+impl From<EngineChoice> for crate::app::measure::Engine {
+    fn from(e: EngineChoice) -> Self {
+        match e {
+            EngineChoice::Native => Self::Native,
+            EngineChoice::Fio => Self::Fio,
+        }
+    }
 }
 
 /// Options of a run that are not job options: shared by `bench` and `check`.
@@ -66,13 +75,7 @@ pub struct Args {
     pub job: JobArgs,
 }
 
-/// A finished measurement.
-pub struct Measurement {
-    pub doc: RunDoc,
-    /// The sync latency histogram: the native engine's, or fio's json+ bins (None for jobs
-    /// without syncs and for small-files).
-    pub sync_hist: Option<hdrhistogram::Histogram<u64>>,
-}
+pub use crate::app::measure::Measurement;
 
 /// What to measure, resolved from the command line.
 pub struct Request<'a> {
@@ -86,8 +89,9 @@ pub struct Request<'a> {
     pub label: String,
 }
 
-/// Resolves and runs one workload with the chosen engine; the progress line is drawn while it
-/// runs and erased afterwards, Ctrl-C stops it (the document is then marked interrupted).
+/// Resolves the job options and runs the workload with the chosen engine
+/// ([`crate::app::measure`]); the progress line is drawn while it runs and erased afterwards,
+/// Ctrl-C stops it (the document is then marked interrupted).
 pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
     let workload = jobargs::resolve(req.target, req.profile, req.quick, req.job)?;
     let opts = RunOptions {
@@ -100,51 +104,9 @@ pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
         profile: req.profile.map(|p| p.name().to_string()),
         quick: req.quick,
     };
-    let result = match req.run.engine {
-        EngineChoice::Native => disktier_engine::run_workload(&workload, &opts)
-            .map(|m| Measurement {
-                doc: m.doc,
-                sync_hist: m.sync_hist,
-            })
-            .map_err(anyhow::Error::from),
-        EngineChoice::Fio => run_fio(&workload, &opts),
-    };
+    let result = crate::app::measure::measure(&workload, req.run.engine.into(), &opts);
     progress::clear();
     result
-}
-
-/// Runs the job through fio after the same safety checks the native engine makes.
-fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
-    let job: &Job = match w {
-        Workload::Job(j) => j,
-        Workload::SmallFiles { .. } => {
-            bail!("fio has no small-files job: run the small-files profile with --engine native")
-        }
-    };
-    if opts.io_log.is_some() {
-        bail!("--trace records the native engine's I/O: drop --engine fio");
-    }
-    let runner = disktier_cmd::RealRunner;
-    // Resolved once to an absolute path: the command that runs is the one checked here.
-    let Some(fio) = disktier_cmd::which(disktier_engine::fio::FIO) else {
-        bail!("fio was not found: install it (Debian package: fio) or use --engine native");
-    };
-    let target = disktier_engine::preflight(job, opts)?;
-    let fo = disktier_engine::fio::FioOptions {
-        keep_files: opts.keep_files,
-        profile: opts.profile.clone(),
-        quick: opts.quick,
-        stop: Some(opts.stop.clone()),
-        no_layout: !opts.layout,
-        program: Some(fio),
-        timeout: None,
-    };
-    let m = disktier_engine::fio::run(job, &runner, target, &fo)
-        .with_context(|| format!("fio could not run the job on {}", job.target.display()))?;
-    Ok(Measurement {
-        doc: m.doc,
-        sync_hist: m.sync_hist,
-    })
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
@@ -156,7 +118,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         Some(_) if args.run.engine == EngineChoice::Fio => {
             bail!("--trace records the native engine's I/O: drop --engine fio")
         }
-        Some(p) => Some(super::trace::open_io_log(p)?),
+        Some(p) => Some(crate::app::tracelog::open_io_log(p)?),
         None => None,
     };
     let label = profile.map_or_else(|| "bench".to_string(), |p| p.name().to_string());
@@ -224,7 +186,7 @@ pub fn finish_value(
         }
     }
     ctx.export_metrics(kind, &[doc], doc.interrupted)?;
-    if let Some(id) = super::save::save_run(ctx, kind, value)? {
+    if let Some(id) = ctx.store().save(kind, None, value)? {
         ctx.note(format!("saved as run {id}"));
     }
     if doc.interrupted {

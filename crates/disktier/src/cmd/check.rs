@@ -7,6 +7,7 @@
 use super::bench::{self, Request, RunArgs};
 use super::jobargs::JobArgs;
 use super::{Ctx, Outcome};
+use crate::app::judge;
 use anyhow::bail;
 use disktier_engine::verdict::{self, EtcdCriteria};
 use disktier_engine::Profile;
@@ -136,14 +137,12 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
             },
         )?;
         let mut doc = m.doc;
-        let v = verdict::etcd(&doc, m.sync_hist.as_ref(), EtcdCriteria { threshold_ns })?;
-        doc.verdicts = v.verdicts.clone();
-        // The interval travels with the etcd verdict in the JSON (an added field; readers that
-        // do not know it ignore it).
-        let mut value = serde_json::to_value(&doc)?;
-        if let Some(first) = value["verdicts"].get_mut(0) {
-            first["ci95"] = serde_json::to_value(&v.ci)?;
-        }
+        let v = judge::etcd(
+            &mut doc,
+            m.sync_hist.as_ref(),
+            EtcdCriteria { threshold_ns },
+        )?;
+        let value = serde_json::to_value(&doc)?;
         Ok((
             super::repeat::OneRun {
                 doc,
@@ -274,9 +273,6 @@ fn etcd_server(ctx: &Ctx, a: &EtcdArgs, dir: &std::path::Path) -> anyhow::Result
         ci95: None,
     });
     let mut value = serde_json::to_value(&doc)?;
-    if let Some(first) = value["verdicts"].get_mut(0) {
-        first["ci95"] = serde_json::to_value(&v.ci)?;
-    }
     value["backend_commit"] = serde_json::to_value(&m.commit)?;
     value["backend_fdatasync"] = serde_json::to_value(&m.db_sync)?;
     let mut lines = vec!["WAL fdatasync (etcd_disk_wal_fsync_duration_seconds):".to_string()];

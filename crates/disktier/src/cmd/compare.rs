@@ -1,7 +1,6 @@
 //! `disktier compare RUN_A RUN_B [...]`: the same metrics side by side, each run against the
 //! first, with the sentence a user would write.
 
-use super::save::open_store;
 use super::{print_json, Ctx, Outcome};
 use anyhow::Context;
 use disktier_engine::RunDoc;
@@ -17,7 +16,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    let mut store = open_store(ctx)?;
+    let mut store = ctx.store().open()?;
     let mut runs = Vec::new();
     for id in &args.runs {
         let run = store.get(id)?;

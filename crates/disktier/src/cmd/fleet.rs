@@ -459,7 +459,9 @@ fn save(ctx: &Ctx, spec: &RunSpec, nodes: &mut [NodeReport]) -> anyhow::Result<(
                 );
             }
         }
-        n.run_id = super::save::save_run_in_group(ctx, kind, Some(&spec.job.run_id), &doc)
+        n.run_id = ctx
+            .store()
+            .save(kind, Some(&spec.job.run_id), &doc)
             .with_context(|| format!("saving the result of node {}", n.node))?;
     }
     Ok(())

@@ -1,6 +1,5 @@
 //! `disktier history`: the stored runs, newest first, filtered by target, profile or kind.
 
-use super::save::open_store;
 use super::{print_json, Ctx, Outcome};
 use disktier_store::{Filter, RunSummary};
 use disktier_units::{fmt_ns, Bytes};
@@ -32,7 +31,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         group_id: args.group,
         last: args.last,
     };
-    let mut store = open_store(ctx)?;
+    let mut store = ctx.store().open()?;
     let runs = store.list(&filter)?;
     if ctx.json() {
         print_json(&serde_json::json!({"schema_version": 1, "runs": runs}))?;

@@ -81,7 +81,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let doc = disktier_interfere::run(&cfg)?;
     super::progress::clear();
     let value = serde_json::to_value(&doc)?;
-    let id = super::save::save_run(ctx, "interfere", &value)?;
+    let id = ctx.store().save("interfere", None, &value)?;
     if ctx.json() {
         super::print_json(&value)?;
     } else {

@@ -207,7 +207,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
     } else {
         print!("{}", render(&value));
     }
-    if let Some(id) = super::save::save_run(ctx, "bench", &value)? {
+    if let Some(id) = ctx.store().save("bench", None, &value)? {
         ctx.note(format!("saved as run {id}"));
     }
     if interrupted {
@@ -304,7 +304,7 @@ pub fn finish_import(ctx: &Ctx, value: &Value) -> anyhow::Result<()> {
     } else {
         print!("{}", render(value));
     }
-    if let Some(id) = super::save::save_run(ctx, "import", value)? {
+    if let Some(id) = ctx.store().save("import", None, value)? {
         ctx.note(format!("saved as run {id}"));
     }
     Ok(())

@@ -126,7 +126,7 @@ pub fn repeat(
             p99_ns: p99,
             pass: r.pass,
         });
-        let id = super::save::save_run_in_group(ctx, kind, Some(&group), &r.value)?;
+        let id = ctx.store().save(kind, Some(&group), &r.value)?;
         let mut v = r.value;
         v["id"] = id.clone().into();
         ids.push(id);

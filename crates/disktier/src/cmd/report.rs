@@ -1,7 +1,6 @@
 //! `disktier report`: one self-contained HTML file drawn from stored runs (and optionally a
 //! `disktier plan --format json` document for the cost section).
 
-use super::save::open_store;
 use super::{print_json, Ctx, Outcome};
 use anyhow::Context;
 use disktier_store::report::{render, ReportInput};
@@ -40,7 +39,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         Some(p) => Some(read_plan(p)?),
         None => None,
     };
-    let mut store = open_store(ctx)?;
+    let mut store = ctx.store().open()?;
     let mut runs = Vec::new();
     if args.runs.is_empty() {
         let filter = Filter {

@@ -1,7 +1,6 @@
 //! `disktier store`: the spool of runs that could not be saved when they were made
 //! (`store spool` lists them, `store flush` saves them now).
 
-use super::save::open_store;
 use super::{print_json, Ctx, Outcome};
 use disktier_store::spool::Spool;
 
@@ -60,7 +59,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             Ok(Outcome::Pass)
         }
         Action::Flush { all } => {
-            let mut store = open_store(ctx)?;
+            let mut store = ctx.store().open()?;
             let f = spool.flush(&mut store, all);
             if ctx.json() {
                 print_json(
