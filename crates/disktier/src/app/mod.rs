@@ -8,3 +8,7 @@ pub mod judge;
 pub mod measure;
 pub mod save;
 pub mod tracelog;
+
+/// The version of every JSON document disktier prints or stores (`schema_version`): one
+/// constant, the result document's.
+pub use disktier_engine::result::SCHEMA_VERSION;

@@ -10,6 +10,7 @@ use super::bench::EngineChoice;
 use super::{print_json, progress, Ctx, Outcome};
 use crate::app::judge;
 use crate::app::measure::{measure, Engine};
+use crate::app::SCHEMA_VERSION;
 use anyhow::{bail, Context};
 use disktier_engine::verdict::EtcdCriteria;
 use disktier_engine::{Profile, RunDoc, RunOptions};
@@ -381,7 +382,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let wall = started.elapsed().as_secs_f64();
     if ctx.json() {
         print_json(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "assess_id": assess_id,
             "quick": cfg.quick,
             "seconds": wall,

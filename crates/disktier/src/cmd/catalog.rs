@@ -2,6 +2,7 @@
 //! (merged with `--catalog FILE`), its validation, and refreshing it from AWS's price list.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
 use disktier_catalog::check::check;
 use disktier_catalog::fmt::{int, num, unit_usd};
@@ -86,7 +87,7 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
     };
     if ctx.json() {
         print_json(&Versioned {
-            schema_version: 1,
+            schema_version: SCHEMA_VERSION,
             inner: &cat,
         })?;
         return Ok(Outcome::Pass);
@@ -333,7 +334,7 @@ fn run_check(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let report = check(&cat);
     if ctx.json() {
         print_json(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "version": cat.version,
             "date": cat.date,
             "ok": report.ok(),
@@ -387,7 +388,7 @@ fn import(
         .with_context(|| format!("nothing written to {}", out.display()))?;
     if ctx.json() {
         print_json(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "output": out,
             "summary": summary,
         }))?;

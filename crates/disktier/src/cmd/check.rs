@@ -8,6 +8,7 @@ use super::bench::{self, Request, RunArgs};
 use super::jobargs::JobArgs;
 use super::{Ctx, Outcome};
 use crate::app::judge;
+use crate::app::SCHEMA_VERSION;
 use anyhow::bail;
 use disktier_engine::verdict::{self, EtcdCriteria};
 use disktier_engine::Profile;
@@ -198,7 +199,7 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
     let j = judge(&members, a.interval.map(|s| s as f64));
     if ctx.json() {
         super::print_json(&serde_json::json!({
-            "schema_version": disktier_engine::result::SCHEMA_VERSION,
+            "schema_version": SCHEMA_VERSION,
             "kind": "etcd-metrics",
             "started_at": started_at,
             "host": disktier_engine::host::detect(),

@@ -2,6 +2,7 @@
 //! first, with the sentence a user would write.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
 use disktier_engine::RunDoc;
 
@@ -27,7 +28,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let c = disktier_store::compare::compare(&runs, args.force)?;
     if ctx.json() {
         print_json(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "runs": c.runs,
             "rows": c.rows,
             "sentences": c.sentences(),

@@ -1,6 +1,7 @@
 //! `disktier history`: the stored runs, newest first, filtered by target, profile or kind.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use disktier_store::{Filter, RunSummary};
 use disktier_units::{fmt_ns, Bytes};
 
@@ -34,7 +35,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let mut store = ctx.store().open()?;
     let runs = store.list(&filter)?;
     if ctx.json() {
-        print_json(&serde_json::json!({"schema_version": 1, "runs": runs}))?;
+        print_json(&serde_json::json!({"schema_version": SCHEMA_VERSION, "runs": runs}))?;
     } else if runs.is_empty() {
         ctx.note(format_args!(
             "no stored runs match (store: {})",

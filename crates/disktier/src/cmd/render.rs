@@ -4,6 +4,7 @@
 //! object; `--format json` lists the files and their content.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use disktier_disks::render::{
@@ -449,7 +450,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             })
             .collect();
         print_json(&JsonDoc {
-            schema_version: 1,
+            schema_version: SCHEMA_VERSION,
             command: "render",
             platform,
             out_dir: args.out.as_ref().map(|d| d.display().to_string()),

@@ -2,6 +2,7 @@
 //! `disktier plan --format json` document for the cost section).
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
 use disktier_store::report::{render, ReportInput};
 use disktier_store::{Filter, StoredRun};
@@ -64,7 +65,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     write_report(&runs, plan.as_ref(), &args.output)?;
     let ids: Vec<&str> = runs.iter().map(|r| r.summary.id.as_str()).collect();
     if ctx.json() {
-        print_json(&serde_json::json!({"schema_version": 1, "report": args.output, "runs": ids}))?;
+        print_json(
+            &serde_json::json!({"schema_version": SCHEMA_VERSION, "report": args.output, "runs": ids}),
+        )?;
     } else {
         println!("wrote {} ({} runs)", args.output.display(), runs.len());
     }

@@ -2,6 +2,7 @@
 //! (`store spool` lists them, `store flush` saves them now).
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use disktier_store::spool::Spool;
 
 #[derive(Debug, clap::Args)]
@@ -37,7 +38,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             }
             if ctx.json() {
                 print_json(
-                    &serde_json::json!({"schema_version": 1, "spool": spool.dir(), "runs": rows}),
+                    &serde_json::json!({"schema_version": SCHEMA_VERSION, "spool": spool.dir(), "runs": rows}),
                 )?;
             } else if rows.is_empty() {
                 println!("the spool {} is empty", spool.dir().display());
@@ -63,7 +64,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             let f = spool.flush(&mut store, all);
             if ctx.json() {
                 print_json(
-                    &serde_json::json!({"schema_version": 1, "store": store.location(),
+                    &serde_json::json!({"schema_version": SCHEMA_VERSION, "store": store.location(),
                     "saved": f.saved, "other_store": f.other_store, "failed": f.failed}),
                 )?;
             } else {

@@ -6,6 +6,7 @@ use super::bench::{self, RunArgs};
 use super::jobargs::{self, JobArgs};
 use super::{print_json, Ctx, Outcome};
 use crate::app::tracelog::TraceLog;
+use crate::app::SCHEMA_VERSION;
 use anyhow::{bail, Context};
 use disktier_cachesim::import::{self, Format};
 use disktier_cachesim::{stats, Reader};
@@ -128,7 +129,7 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
     let (sio, _) = dir(&r.sync);
     if ctx.json() {
         print_json(&json!({
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "trace": a.output,
             "records": records,
             "duration_s": m.doc.duration_s,
@@ -167,7 +168,7 @@ fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
     let rep = import::import_to_file(a.input_format, &a.file, &a.output, a.strict)?;
     if ctx.json() {
         let mut v = serde_json::to_value(&rep)?;
-        v["schema_version"] = json!(1);
+        v["schema_version"] = json!(SCHEMA_VERSION);
         v["output"] = json!(a.output);
         print_json(&v)?;
     } else {
@@ -234,7 +235,7 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
     s.truncated = rd.truncated();
     if ctx.json() {
         let mut v = serde_json::to_value(&s)?;
-        v["schema_version"] = json!(1);
+        v["schema_version"] = json!(SCHEMA_VERSION);
         v["trace"] = json!(a.file);
         v["source"] = json!(source);
         v["start_unix_ns"] = json!(start_unix_ns);
