@@ -9,7 +9,6 @@
 //! (seconds, bytes), latency percentiles as a summary with `quantile` labels. The text itself
 //! is written by the `prometheus` crate's `TextEncoder` (format 0.0.4), not by hand.
 
-use crate::app::SCHEMA_VERSION;
 use anyhow::{bail, Context};
 use disktier_engine::{DirStats, RunDoc, Verdict};
 use prometheus::proto::{Gauge, LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary};
@@ -504,7 +503,7 @@ mod tests {
             lat.percentiles.insert(k.into(), v);
         }
         RunDoc {
-            schema_version: SCHEMA_VERSION,
+            schema_version: crate::app::SCHEMA_VERSION,
             engine: "disktier".into(),
             profile: Some("etcd".into()),
             quick: true,

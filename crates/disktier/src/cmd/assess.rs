@@ -109,6 +109,21 @@ struct TargetOut {
     etcd_ready: Option<bool>,
 }
 
+/// `assess --format json`: the targets and their runs under one assess id.
+#[derive(Debug, Serialize)]
+struct AssessDoc<'a> {
+    schema_version: u32,
+    assess_id: &'a str,
+    quick: bool,
+    /// Wall-clock seconds of the whole assessment.
+    seconds: f64,
+    targets: &'a [TargetOut],
+    /// Disks that were not assessed, and why.
+    not_assessed: &'a [Skipped],
+    /// The HTML report written, if any.
+    report: Option<&'a Path>,
+}
+
 fn config(args: Args) -> anyhow::Result<Config> {
     let mut profiles = Vec::new();
     for name in &args.only {
@@ -381,15 +396,16 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     };
     let wall = started.elapsed().as_secs_f64();
     if ctx.json() {
-        print_json(&serde_json::json!({
-            "schema_version": SCHEMA_VERSION,
-            "assess_id": assess_id,
-            "quick": cfg.quick,
-            "seconds": wall,
-            "targets": outs,
-            "not_assessed": skipped,
-            "report": report,
-        }))?;
+        // Through a Value: its keys are sorted, as this document has always been printed.
+        print_json(&serde_json::to_value(AssessDoc {
+            schema_version: SCHEMA_VERSION,
+            assess_id: &assess_id,
+            quick: cfg.quick,
+            seconds: wall,
+            targets: &outs,
+            not_assessed: &skipped,
+            report: report.as_deref(),
+        })?)?;
     } else if ctx.prometheus() {
         // The exposition below is the output.
     } else {

@@ -7,7 +7,6 @@
 
 use super::jobargs::{self, JobArgs};
 use super::{progress, Ctx, Outcome};
-use crate::app::SCHEMA_VERSION;
 use anyhow::bail;
 use disktier_engine::{DirStats, Profile, RunDoc, RunOptions};
 use disktier_units::{fmt_ns, Bytes};
@@ -343,7 +342,7 @@ mod tests {
             l
         };
         let doc = RunDoc {
-            schema_version: SCHEMA_VERSION,
+            schema_version: crate::app::SCHEMA_VERSION,
             engine: "disktier".into(),
             profile: Some("etcd".into()),
             quick: true,

@@ -89,6 +89,29 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     }
 }
 
+/// `trace record --format json`: the trace written and the engine's own counts, to check the
+/// one against the other.
+#[derive(serde::Serialize)]
+struct RecordDoc<'a> {
+    schema_version: u32,
+    trace: &'a Path,
+    /// I/O records in the trace.
+    records: u64,
+    duration_s: f64,
+    interrupted: bool,
+    engine: EngineCounts,
+}
+
+/// What the engine counted while the trace was recorded.
+#[derive(serde::Serialize)]
+struct EngineCounts {
+    read_ios: u64,
+    read_bytes: u64,
+    write_ios: u64,
+    write_bytes: u64,
+    sync_ios: u64,
+}
+
 fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
     if a.run.engine != bench::EngineChoice::Native {
         bail!("trace record needs the native engine (it sees every I/O): drop --engine fio");
@@ -128,14 +151,21 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
     let (wio, wb) = dir(&r.write);
     let (sio, _) = dir(&r.sync);
     if ctx.json() {
-        print_json(&json!({
-            "schema_version": SCHEMA_VERSION,
-            "trace": a.output,
-            "records": records,
-            "duration_s": m.doc.duration_s,
-            "interrupted": m.doc.interrupted,
-            "engine": {"read_ios": rio, "read_bytes": rb, "write_ios": wio, "write_bytes": wb, "sync_ios": sio},
-        }))?;
+        // Through a Value: its keys are sorted, as this document has always been printed.
+        print_json(&serde_json::to_value(RecordDoc {
+            schema_version: SCHEMA_VERSION,
+            trace: &a.output,
+            records,
+            duration_s: m.doc.duration_s,
+            interrupted: m.doc.interrupted,
+            engine: EngineCounts {
+                read_ios: rio,
+                read_bytes: rb,
+                write_ios: wio,
+                write_bytes: wb,
+                sync_ios: sio,
+            },
+        })?)?;
     } else {
         println!(
             "recorded {records} I/Os to {} ({:.1} s): engine counted {rio} reads ({}), {wio} writes ({}), {sio} syncs",
