@@ -138,7 +138,7 @@ pub fn interpolate(lat: &LatStats, p: f64) -> u64 {
 }
 
 /// A confidence interval for a quantile of the latency distribution.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QuantileCi {
     /// The quantile, e.g. 0.99.
     pub q: f64,
