@@ -5,6 +5,11 @@
 use disktier_engine::verdict::{self, EtcdCriteria, EtcdVerdict, VerdictError};
 use disktier_engine::RunDoc;
 
+/// A verdict on one run, as the result document carries it (`verdicts[]`). Named apart from
+/// interfere's verdict on a scenario (`disktier_interfere::Verdict`), which judges a different
+/// thing.
+pub use disktier_engine::Verdict as RunVerdict;
+
 /// Judges `doc` as an etcd disk and writes the verdicts into it; returns the whole verdict
 /// (pass, the lines a user reads, the interval).
 pub fn etcd(

@@ -4,9 +4,10 @@
 use anyhow::{anyhow, bail};
 use disktier_engine::{Job, RunDoc, RunOptions, Workload};
 
-/// Which engine runs the job.
+/// What runs the job (the `--engine` choice). Not named "engine": that is the crate and its
+/// `IoEngineKind` (io_uring, psync, sync) already.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
+pub enum Tool {
     /// disktier's own engine (io_uring, psync, sync), with HDR latency histograms.
     Native,
     /// fio, with its JSON read into the same result document.
@@ -21,21 +22,17 @@ pub struct Measurement {
     pub sync_hist: Option<hdrhistogram::Histogram<u64>>,
 }
 
-/// Runs `workload` with `engine`; `opts` carries the stop flag, the progress callback and the
+/// Runs `workload` with `tool`; `opts` carries the stop flag, the progress callback and the
 /// run's settings (keep files, destructive, layout, I/O log, profile name, quick).
-pub fn measure(
-    workload: &Workload,
-    engine: Engine,
-    opts: &RunOptions,
-) -> anyhow::Result<Measurement> {
-    match engine {
-        Engine::Native => disktier_engine::run_workload(workload, opts)
+pub fn measure(workload: &Workload, tool: Tool, opts: &RunOptions) -> anyhow::Result<Measurement> {
+    match tool {
+        Tool::Native => disktier_engine::run_workload(workload, opts)
             .map(|m| Measurement {
                 doc: m.doc,
                 sync_hist: m.sync_hist,
             })
             .map_err(anyhow::Error::from),
-        Engine::Fio => run_fio(workload, opts),
+        Tool::Fio => run_fio(workload, opts),
     }
 }
 

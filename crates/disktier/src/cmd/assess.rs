@@ -9,7 +9,7 @@
 use super::bench::EngineChoice;
 use super::{print_json, progress, Ctx, Outcome};
 use crate::app::judge;
-use crate::app::measure::{measure, Engine};
+use crate::app::measure::{measure, Tool};
 use crate::app::SCHEMA_VERSION;
 use anyhow::{bail, Context};
 use disktier_engine::verdict::EtcdCriteria;
@@ -73,7 +73,7 @@ struct Config {
     report: Option<PathBuf>,
     /// With --all-local a target that cannot be written is skipped, not an error.
     lenient: bool,
-    engine: Engine,
+    tool: Tool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -86,7 +86,7 @@ pub struct Skipped {
 struct RunOut {
     run_id: Option<String>,
     profile: String,
-    verdicts: Vec<disktier_engine::Verdict>,
+    verdicts: Vec<judge::RunVerdict>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     read_iops: Option<f64>,
@@ -184,7 +184,7 @@ fn config(args: Args) -> anyhow::Result<Config> {
         quick: !args.full,
         report: (!args.no_report).then_some(args.report),
         lenient: args.all_local,
-        engine: args.engine.into(),
+        tool: args.engine.into(),
     })
 }
 
@@ -334,7 +334,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 ..RunOptions::default()
             };
             let t0 = Instant::now();
-            let result = measure(&p.workload(&scratch.0, cfg.quick), cfg.engine, &opts);
+            let result = measure(&p.workload(&scratch.0, cfg.quick), cfg.tool, &opts);
             progress::clear();
             let m = match result {
                 Ok(m) => m,

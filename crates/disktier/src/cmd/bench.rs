@@ -22,7 +22,7 @@ pub enum EngineChoice {
     Fio,
 }
 
-impl From<EngineChoice> for crate::app::measure::Engine {
+impl From<EngineChoice> for crate::app::measure::Tool {
     fn from(e: EngineChoice) -> Self {
         match e {
             EngineChoice::Native => Self::Native,

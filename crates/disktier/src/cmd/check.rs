@@ -264,7 +264,7 @@ fn etcd_server(ctx: &Ctx, a: &EtcdArgs, dir: &std::path::Path) -> anyhow::Result
     // The model offers a fixed rate of proposals: etcd's "N fdatasync'd writes/s" guidance
     // (a back-to-back figure) does not apply to it.
     doc.verdicts = v.verdicts.iter().take(1).cloned().collect();
-    doc.verdicts.push(disktier_engine::Verdict {
+    doc.verdicts.push(judge::RunVerdict {
         name: "etcd-backend-commit".into(),
         metric: "backend_commit.p99".into(),
         value: commit_p99 as f64,
