@@ -4,6 +4,7 @@
 //! `trace record`, `interfere`, `fleet`'s node command and a job-file runner share one path:
 //! the `cmd` modules parse options, call one of these, and print.
 
+pub mod assess;
 pub mod judge;
 pub mod measure;
 pub mod save;
