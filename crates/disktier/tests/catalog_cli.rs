@@ -363,18 +363,7 @@ fn golden_price_output() {
 
 #[test]
 fn golden_plan_output() {
-    let human = text(&[
-        "plan",
-        "--region",
-        "us-east-1",
-        "--instance",
-        "m6i.xlarge",
-        "--capacity",
-        "200GiB",
-        "--iops",
-        "20000",
-        "--allow-ephemeral",
-    ]);
+    let human = text(disktier_testkit::cli_cases::PLAN_SEED_000);
     let v = json(&[
         "plan",
         "--region",

@@ -211,20 +211,9 @@ fn help_of_every_command() {
 fn price_and_plan() {
     let h = tempfile::tempdir().unwrap();
     let h = h.path();
-    let plan = [
-        "plan",
-        "--region",
-        "us-east-1",
-        "--instance",
-        "m6i.xlarge",
-        "--capacity",
-        "200GiB",
-        "--iops",
-        "20000",
-        "--allow-ephemeral",
-    ];
-    insta::assert_snapshot!("plan_text", text_of(h, &plan));
-    insta::assert_json_snapshot!("plan_json", json_of(h, &plan));
+    let plan = disktier_testkit::cli_cases::PLAN_SEED_000;
+    insta::assert_snapshot!("plan_text", text_of(h, plan));
+    insta::assert_json_snapshot!("plan_json", json_of(h, plan));
     let price = ["price", "instance", "m6id.xlarge", "--region", "us-east-1"];
     insta::assert_snapshot!("price_instance_text", text_of(h, &price));
     insta::assert_json_snapshot!("price_instance_json", json_of(h, &price));
@@ -246,73 +235,7 @@ fn catalog_show_and_check() {
 fn render_every_platform() {
     let h = tempfile::tempdir().unwrap();
     let h = h.path();
-    let fast = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0aaaaaaaaaaaaaaaa";
-    let slow = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0bbbbbbbbbbbbbbbb";
-    let cases: Vec<(&str, Vec<&str>)> = vec![
-        (
-            "openshift",
-            vec![
-                "openshift",
-                "--mount",
-                "/var/lib/containers",
-                "--options",
-                "prjquota",
-                "--machineset",
-                "--instance-type",
-                "m6id.xlarge",
-                "--cluster-id",
-                "mycluster-x7k2p",
-            ],
-        ),
-        (
-            "gke",
-            vec![
-                "gke",
-                "--cluster",
-                "prod",
-                "--machine-type",
-                "n2-standard-8",
-                "--local-ssds",
-                "2",
-                "--project",
-                "my-project",
-                "--zone",
-                "europe-west1-b",
-            ],
-        ),
-        (
-            "eks",
-            vec![
-                "eks",
-                "--cluster",
-                "prod",
-                "--api-server-endpoint",
-                "https://x.eks.amazonaws.com",
-                "--certificate-authority",
-                "QUJD",
-                "--cidr",
-                "10.100.0.0/16",
-            ],
-        ),
-        ("systemd", vec!["systemd", "--mount", "/mnt/k8s-disks/0"]),
-        (
-            "cloud_init",
-            vec!["cloud-init", "--mount", "/mnt/k8s-disks/0"],
-        ),
-        (
-            "bcache",
-            vec![
-                "bcache",
-                "--fast",
-                fast,
-                "--slow",
-                slow,
-                "--sequential-cutoff",
-                "0",
-            ],
-        ),
-        ("lvmcache", vec!["lvmcache", "--fast", fast, "--slow", slow]),
-    ];
+    let cases = disktier_testkit::cli_cases::render_cases();
     for (name, args) in cases {
         let mut a = vec!["render"];
         a.extend(args);
