@@ -5,6 +5,7 @@
 //! the `cmd` modules parse options, call one of these, and print.
 
 pub mod assess;
+pub mod jobfile;
 pub mod judge;
 pub mod measure;
 pub mod save;

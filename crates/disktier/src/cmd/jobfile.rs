@@ -7,6 +7,7 @@
 use super::bench::{Args, EngineChoice};
 use super::jobargs::JobArgs;
 use super::{progress, Ctx, Outcome};
+use crate::app::jobfile::{measure_file, JobOut};
 use anyhow::{bail, Context};
 use clap::Parser;
 use disktier_engine::fio::{self, DocContext};
@@ -141,15 +142,6 @@ fn load(path: &Path, lenient: bool) -> anyhow::Result<(String, JobFile)> {
     Ok((src, f))
 }
 
-/// One job's figures in the output.
-pub struct JobOut {
-    name: String,
-    group: u32,
-    /// Seconds from the start of the file's run to the start of this job's run set (native).
-    start_s: Option<f64>,
-    measured: Measured,
-}
-
 pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
     if args.profile.is_some() || args.job.any() || args.quick || args.trace.is_some() {
         let mut given = args.job.given();
@@ -189,16 +181,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
         profile: None,
         quick: false,
     };
-    // Every job is checked before anything runs, with either engine.
-    for j in &jobs {
-        disktier_engine::preflight(j, &opts)?;
-    }
     let started_at = disktier_engine::now_rfc3339();
-    let (engine, outs) = match args.run.engine {
-        EngineChoice::Native => ("disktier", run_native(&file, &jobs, &opts)?),
-        EngineChoice::Fio => ("fio", run_fio(&args.target, &opts)?),
-    };
+    let result = measure_file(&file, &args.target, &jobs, args.run.engine.into(), &opts);
     progress::clear();
+    let (engine, outs) = result?;
     let interrupted = outs.iter().any(|o| o.measured.doc.interrupted);
     let reporting = |g: u32| file.jobs.iter().any(|j| j.group == g && j.group_reporting);
     let value = document(&src, engine, &started_at, &reporting, &outs, &notes);
@@ -214,58 +200,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
         bail!("interrupted by a signal: the result above is partial (created files were removed unless --keep-files)");
     }
     Ok(Outcome::Pass)
-}
-
-/// Runs the run sets in order, the jobs of each at the same time.
-fn run_native(file: &JobFile, jobs: &[Job], opts: &RunOptions) -> anyhow::Result<Vec<JobOut>> {
-    let mut outs = Vec::new();
-    let t0 = std::time::Instant::now();
-    for set in file.run_sets() {
-        if opts.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
-        }
-        let start_s = t0.elapsed().as_secs_f64();
-        let these: Vec<Job> = set.iter().map(|&i| jobs[i].clone()).collect();
-        let ms = jobset::run_together(&these, opts)?;
-        for (i, m) in set.iter().zip(ms) {
-            outs.push(JobOut {
-                name: file.jobs[*i].name.clone(),
-                group: file.jobs[*i].group,
-                start_s: Some(start_s),
-                measured: m,
-            });
-        }
-    }
-    Ok(outs)
-}
-
-/// Hands the file to fio (json+ output, for the groups' merged percentiles).
-fn run_fio(path: &Path, opts: &RunOptions) -> anyhow::Result<Vec<JobOut>> {
-    let runner = disktier_cmd::RealRunner;
-    if !disktier_cmd::CommandRunner::has_program(&runner, fio::FIO) {
-        bail!("fio was not found: install it (Debian package: fio) or use --engine native");
-    }
-    let cmd = disktier_cmd::Cmd::new(fio::FIO).args([
-        "--output-format=json+".to_string(),
-        path.display().to_string(),
-    ]);
-    let out = disktier_cmd::CommandRunner::run(&runner, &cmd)
-        .with_context(|| format!("fio could not run the job file {}", path.display()))?;
-    let v = fio::parse(&out.stdout, "fio's output")?;
-    let dc = DocContext {
-        host: disktier_engine::host::detect(),
-        ..DocContext::default()
-    };
-    let _ = opts;
-    Ok(fio::jobs(&v, "fio's output", &dc)?
-        .into_iter()
-        .map(|j| JobOut {
-            name: j.name,
-            group: j.group,
-            start_s: None,
-            measured: j.measured,
-        })
-        .collect())
 }
 
 /// fio's JSON of a job file (`disktier import fio --jobs`) as the document `bench JOBFILE`
