@@ -440,6 +440,19 @@ fn check_etcd_shape() {
 }
 
 #[test]
+fn check_etcd_server_shape() {
+    let Some(t) = shm_dir() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let tp = t.path().to_str().unwrap();
+    measured(
+        "check_etcd_server",
+        home.path(),
+        t.path(),
+        &["check", "etcd", "--profile", "etcd-server", "--quick", tp],
+    );
+}
+
+#[test]
 fn assess_shape() {
     let Some(t) = shm_dir() else { return };
     let home = tempfile::tempdir().unwrap();
