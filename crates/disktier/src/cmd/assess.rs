@@ -249,7 +249,7 @@ fn table(targets: &[TargetOut]) -> String {
         ]);
     }
     let mut s = String::from("\n");
-    s.push_str(&super::compare::align(&rows));
+    s.push_str(&disktier_store::compare::align(&rows));
     for t in targets {
         for r in &t.runs {
             if let Some(e) = &r.error {

@@ -6,49 +6,13 @@
 //! and the sync histogram (for confidence intervals).
 
 use super::jobargs::{self, JobArgs};
+pub use super::jobargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};
 use anyhow::bail;
 use disktier_engine::{DirStats, Profile, RunDoc, RunOptions};
 use disktier_units::{fmt_ns, Bytes};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Which engine runs the job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EngineChoice {
-    /// disktier's own engine (io_uring, psync, sync), with HDR latency histograms.
-    Native,
-    /// fio, with its JSON read into the same result document (fio must be installed).
-    Fio,
-}
-
-impl From<EngineChoice> for crate::app::measure::Tool {
-    fn from(e: EngineChoice) -> Self {
-        match e {
-            EngineChoice::Native => Self::Native,
-            EngineChoice::Fio => Self::Fio,
-        }
-    }
-}
-
-/// Options of a run that are not job options: shared by `bench` and `check`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RunArgs {
-    /// Engine that runs the job.
-    #[arg(long, value_enum, default_value_t = EngineChoice::Native)]
-    pub engine: EngineChoice,
-    /// Keep the files disktier created (they are removed after the run by default).
-    #[arg(long)]
-    pub keep_files: bool,
-    /// Allow write jobs on a block device that holds a filesystem, a partition table, a mount or
-    /// holders. Its data will be destroyed.
-    #[arg(long)]
-    pub destructive: bool,
-    /// Do not fill files with data before read jobs: a short file is only extended (sparse),
-    /// with either engine. A file that already has the size is never rewritten.
-    #[arg(long)]
-    pub no_layout: bool,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -111,7 +75,7 @@ pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if super::jobfile::is_job_file(&args.target) {
-        return super::jobfile::run(ctx, &args);
+        return super::jobfile::run(ctx, &args.target, &args.run, &job_file_misfits(&args));
     }
     let profile = args.profile.as_deref().map(jobargs::profile).transpose()?;
     let io_log = match &args.trace {
@@ -160,6 +124,22 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     )?;
     finish(ctx, "bench", &m.doc, &[])?;
     Ok(Outcome::Pass)
+}
+
+/// The options given with a job file that cannot apply to it (its jobs take theirs from the
+/// file).
+fn job_file_misfits(args: &Args) -> Vec<&'static str> {
+    let mut given = args.job.given();
+    if args.profile.is_some() {
+        given.push("--profile");
+    }
+    if args.quick {
+        given.push("--quick");
+    }
+    if args.trace.is_some() {
+        given.push("--trace");
+    }
+    given
 }
 
 /// Prints the document (table or JSON) with `extra` lines after the table, saves it as `kind`,

@@ -39,8 +39,3 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     }
     Ok(Outcome::Pass)
 }
-
-/// Aligned text columns (shared with `history`).
-pub fn align(rows: &[Vec<String>]) -> String {
-    disktier_store::compare::align(rows)
-}

@@ -109,5 +109,5 @@ pub fn table(runs: &[RunSummary]) -> String {
         .into_iter()
         .map(|r| r.into_iter().map(|c| printable(&c, false)).collect())
         .collect();
-    super::compare::align(&rows)
+    disktier_store::compare::align(&rows)
 }

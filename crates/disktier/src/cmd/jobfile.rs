@@ -4,8 +4,8 @@
 //! does. Jobs between stonewalls run at the same time; results are printed per job and per
 //! reporting group and saved as one run. `--engine fio` hands the same file to fio.
 
-use super::bench::{Args, EngineChoice};
 use super::jobargs::JobArgs;
+use super::jobargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};
 use crate::app::jobfile::{measure_file, JobOut};
 use anyhow::{bail, Context};
@@ -142,26 +142,18 @@ fn load(path: &Path, lenient: bool) -> anyhow::Result<(String, JobFile)> {
     Ok((src, f))
 }
 
-pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
-    if args.profile.is_some() || args.job.any() || args.quick || args.trace.is_some() {
-        let mut given = args.job.given();
-        if args.profile.is_some() {
-            given.push("--profile");
-        }
-        if args.quick {
-            given.push("--quick");
-        }
-        if args.trace.is_some() {
-            given.push("--trace");
-        }
+/// `bench JOBFILE`: runs the file's jobs with `run`'s engine and settings. `misfits` are the
+/// options given that cannot apply to a job file (refused).
+pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow::Result<Outcome> {
+    if !misfits.is_empty() {
         bail!(
             "{} is a fio job file: its jobs take their options from the file, so {} cannot apply; put them in its [global] section",
-            args.target.display(),
-            given.join(", ")
+            target.display(),
+            misfits.join(", ")
         );
     }
-    let lenient = args.run.engine == EngineChoice::Fio;
-    let (src, file) = load(&args.target, lenient)?;
+    let lenient = run.engine == EngineChoice::Fio;
+    let (src, file) = load(target, lenient)?;
     let mut jobs = Vec::new();
     let mut notes = Vec::new();
     for fj in &file.jobs {
@@ -174,15 +166,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
     let opts = RunOptions {
         stop: progress::stop_flag(),
         progress: progress::reporter(ctx, "jobs"),
-        keep_files: args.run.keep_files,
-        destructive: args.run.destructive,
-        layout: !args.run.no_layout,
+        keep_files: run.keep_files,
+        destructive: run.destructive,
+        layout: !run.no_layout,
         io_log: None,
         profile: None,
         quick: false,
     };
     let started_at = disktier_engine::now_rfc3339();
-    let result = measure_file(&file, &args.target, &jobs, args.run.engine.into(), &opts);
+    let result = measure_file(&file, target, &jobs, run.engine.into(), &opts);
     progress::clear();
     let (engine, outs) = result?;
     let interrupted = outs.iter().any(|o| o.measured.doc.interrupted);
