@@ -150,6 +150,10 @@ pub struct Plan {
     pub options: Vec<PlanOption>,
     pub rejected: Vec<Rejected>,
     pub notes: Vec<String>,
+    /// Published figures about `--instance`'s family, checked against the catalog (each
+    /// check's message is also in `notes`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quoted_checks: Vec<crate::quoted::QuotedCheck>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -538,6 +542,12 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<Plan, PlanError> {
             &mut notes,
         )?;
     }
+    let quoted_checks = reqst
+        .instance
+        .as_deref()
+        .map(|i| crate::quoted::checks(cat, i))
+        .unwrap_or_default();
+    notes.extend(quoted_checks.iter().map(|c| c.message.clone()));
     if let Some(inst) = &reqst.instance {
         instance_store(
             cat,
@@ -615,6 +625,7 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<Plan, PlanError> {
         options,
         rejected,
         notes,
+        quoted_checks,
     })
 }
 
