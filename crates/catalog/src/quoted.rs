@@ -8,7 +8,7 @@
 
 use crate::fmt::{unit_usd, usd};
 use crate::model::Catalog;
-use crate::price::{self, HOURS_PER_MONTH};
+use crate::price::HOURS_PER_MONTH;
 use serde::Serialize;
 
 /// A monthly difference between an instance type and its instance-store sibling, as a guide
