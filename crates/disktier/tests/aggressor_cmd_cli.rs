@@ -171,6 +171,28 @@ fn a_failing_command_is_reported_with_its_status_and_stderr() {
 }
 
 #[test]
+fn the_command_gets_the_terminal_signals_at_their_defaults() {
+    if !require_loop() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = LoopDev::new(512 << 20);
+    let mnt = dev.mkfs_mount("xfs");
+    let run = tempfile::tempdir().unwrap();
+    // disktier's aggressor process ignores SIGINT; a non-interactive sh that inherited the
+    // ignored disposition would survive its own SIGINT and exit 0.
+    let v = json_run(
+        run.path(),
+        &mnt.dir,
+        "sh -c 'kill -INT $$; exit 0'",
+        &["--mitigations", "none"],
+    );
+    let a = &v["scenarios"][1]["aggressor"];
+    assert_eq!(a["exit"]["ended"], "signal", "{a}");
+    assert_eq!(a["exit"]["signal"], libc::SIGINT, "{a}");
+}
+
+#[test]
 fn the_timeout_stops_the_command_and_what_it_started() {
     if !require_loop() {
         return;

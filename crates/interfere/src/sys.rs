@@ -147,14 +147,19 @@ pub fn become_subreaper() -> std::io::Result<()> {
 }
 
 /// Arranges for the program `cmd` starts to get SIGKILL when the thread that forked it dies,
-/// as the aggressor process itself does (`die_with_parent`).
+/// as the aggressor process itself does (`die_with_parent`), and to start with the terminal
+/// signals at their defaults: the aggressor process ignores them (`ignore_terminal_signals`),
+/// and an ignored disposition would otherwise pass through exec to the user's command.
 pub fn kill_with_parent_on_exec(cmd: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
     // # Safety
-    // The closure runs in the forked child before exec and calls only prctl(2), which is
-    // async-signal-safe, allocates nothing and takes integers only.
+    // The closure runs in the forked child before exec and calls only signal(2) with SIG_DFL
+    // and prctl(2), which are async-signal-safe, allocate nothing and take integers only.
     unsafe {
         cmd.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
             if libc::prctl(
                 libc::PR_SET_PDEATHSIG,
                 libc::SIGKILL as libc::c_ulong,
