@@ -101,3 +101,17 @@ fn seed_002s_region_plans_and_azure_lsv3_has_its_local_nvme() {
         "{notes}"
     );
 }
+
+#[test]
+fn catalog_show_prints_the_note_of_an_unconfirmed_price() {
+    let out = Command::cargo_bin("disktier")
+        .unwrap()
+        .args(["--no-save", "catalog", "show", "--region", "eu-west-1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("note: not confirmed from a stored source"),
+        "{text}"
+    );
+}

@@ -194,6 +194,9 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
                 if p.weak { " *" } else { "" }
             );
             println!("  {:<18} source: {} ({})", "", p.source, p.date);
+            if let Some(n) = &p.note {
+                println!("  {:<18} note: {n}", "");
+            }
         }
         for p in cat.instance_prices.iter().filter(|p| p.region == reg.name) {
             let store = cat
@@ -209,6 +212,9 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
                 store,
                 if p.weak { " *" } else { "" }
             );
+            if let Some(n) = &p.note {
+                println!("  {:<18} note: {n}", "");
+            }
         }
     }
     println!();
