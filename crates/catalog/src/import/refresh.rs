@@ -613,7 +613,7 @@ pub fn refresh_files(
     }
     let (cat, summary) = refresh(cloud, readers, region)?;
     let header = format!(
-        "# Refreshed by `disktier catalog refresh {} {} --region {region}`.\n# Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.\n\n",
+        "# Refreshed by: disktier catalog refresh {} {} --region {region}\n# Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.\n\n",
         cloud.name(),
         inputs
             .iter()
