@@ -59,6 +59,8 @@ pub enum InterfereError {
     #[error("the journal {path} is unreadable or not disktier's ({why}): nothing in it was replayed; inspect it, undo by hand what disktier changed, then delete it")]
     BadJournal { path: PathBuf, why: String },
 
+    #[error("--aggressor-cmd {line:?}: {why}")]
+    BadCommand { line: String, why: String },
     #[error("the aggressor process failed: {0}")]
     Aggressor(String),
 
