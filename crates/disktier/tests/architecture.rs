@@ -31,7 +31,6 @@ const PENDING_SPLIT: &[&str] = &[
     "crates/disktier/src/exposition.rs",
     "crates/engine/src/fio.rs",
     "crates/engine/src/job.rs",
-    "crates/engine/src/run.rs",
     "crates/engine/src/target.rs",
     "crates/engine/src/verdict.rs",
     "crates/fleet/src/kube_run.rs",
@@ -67,15 +66,6 @@ const PENDING_CIRCLES: &[&[&str]] = &[
         "crates/disktier/src/cmd/bench.rs",
         "crates/disktier/src/cmd/jobfile.rs",
         "crates/disktier/src/cmd/trace.rs",
-    ],
-    &[
-        "crates/engine/src/layout.rs",
-        "crates/engine/src/plan.rs",
-        "crates/engine/src/run.rs",
-        "crates/engine/src/smallfiles.rs",
-        "crates/engine/src/sync_io.rs",
-        "crates/engine/src/uring/mod.rs",
-        "crates/engine/src/worker.rs",
     ],
     &[
         "crates/interfere/src/error.rs",

@@ -20,8 +20,8 @@
 
 use crate::error::EngineError;
 use crate::result::{Cpu, DirStats, Results, RunDoc, SCHEMA_VERSION};
-use crate::run::RunOptions;
 use crate::stats::DirAcc;
+use crate::types::RunOptions;
 use hdrhistogram::Histogram;
 use std::fs::File;
 use std::os::unix::fs::FileExt;

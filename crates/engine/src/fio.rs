@@ -1002,7 +1002,7 @@ pub struct FioJob {
     pub name: String,
     /// fio's `groupid`.
     pub group: u32,
-    pub measured: crate::run::Measured,
+    pub measured: crate::types::Measured,
 }
 
 /// Every job in fio's JSON `v` (the output of a job file), with its group and, for json+
@@ -1033,7 +1033,7 @@ pub fn jobs(v: &Value, source_name: &str, ctx: &DocContext) -> Result<Vec<FioJob
                 .and_then(Value::as_u64)
                 .and_then(|g| u32::try_from(g).ok())
                 .unwrap_or(0),
-            measured: crate::run::Measured {
+            measured: crate::types::Measured {
                 read_hist,
                 write_hist,
                 sync_hist: sync_histogram(v, i),

@@ -583,7 +583,7 @@ mod tests {
                 "blkid",
                 &["-p"],
                 disktier_cmd::Output {
-                    status: status,
+                    status,
                     stdout: String::new(),
                     stderr: stderr.to_string(),
                 },
