@@ -29,7 +29,6 @@ const PENDING_SPLIT: &[&str] = &[
     "crates/disks/src/valid.rs",
     "crates/disktier/src/cmd/fleet.rs",
     "crates/disktier/src/exposition.rs",
-    "crates/engine/src/fio.rs",
     "crates/engine/src/job.rs",
     "crates/engine/src/target.rs",
     "crates/engine/src/verdict.rs",
