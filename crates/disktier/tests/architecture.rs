@@ -25,7 +25,6 @@ const PENDING_SPLIT: &[&str] = &[
     "crates/catalog/src/import/aws_offer.rs",
     "crates/catalog/src/plan.rs",
     "crates/cmd/src/lib.rs",
-    "crates/disks/src/setup/plan.rs",
     "crates/disks/src/valid.rs",
     "crates/disktier/src/cmd/fleet.rs",
     "crates/disktier/src/exposition.rs",
