@@ -5,14 +5,15 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+    /// Quotes the OS error rather than wrapping it: `trace record` reads the text (a full disk).
     #[error("I/O error on the trace stream: {0}")]
-    Stream(#[from] std::io::Error),
+    Stream(std::io::Error),
     #[error("{0}: not a disktier trace (no DTTRACE header); import other formats with `disktier trace import FORMAT FILE -o OUT`")]
     NotATrace(String),
     #[error("{what}: trace format version {found} is newer than this disktier understands ({supported}); upgrade disktier")]
@@ -45,6 +46,12 @@ pub enum TraceError {
     UnknownPolicy(String),
     #[error("invalid {what}: {why}")]
     Invalid { what: &'static str, why: String },
+}
+
+impl From<std::io::Error> for TraceError {
+    fn from(e: std::io::Error) -> Self {
+        TraceError::Stream(e)
+    }
 }
 
 impl TraceError {

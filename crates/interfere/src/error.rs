@@ -17,14 +17,14 @@ pub enum InterfereError {
     #[error("cannot find the block device behind {path}: {why}")]
     NoDevice { path: PathBuf, why: String },
 
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
 
-    #[error("{what} failed for pid {pid}: {source}")]
+    #[error("{what} failed for pid {pid}")]
     Syscall {
         what: &'static str,
         pid: i32,
@@ -62,7 +62,7 @@ pub enum InterfereError {
     #[error("the aggressor process failed: {0}")]
     Aggressor(String),
 
-    #[error("the probe failed: {0}")]
+    #[error("the probe failed")]
     Probe(#[from] disktier_engine::EngineError),
 
     #[error("{path} has {free} bytes free, but the aggressor writes {need} (plus room for the probe): pass a smaller --aggressor-size")]

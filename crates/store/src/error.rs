@@ -14,14 +14,14 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
-    #[error("cannot create the directory {path} for the result store: {source} (pass --db or --no-save)")]
+    #[error("cannot create the directory {path} for the result store (pass --db or --no-save)")]
     CreateDir {
         path: PathBuf,
         source: std::io::Error,
     },
     #[error("neither XDG_DATA_HOME nor HOME is set, so there is no default result store: pass --db or --no-save")]
     NoDefaultLocation,
-    #[error("SQLite database {path}: {source}")]
+    #[error("SQLite database {path}")]
     Sqlite {
         path: PathBuf,
         source: rusqlite::Error,
@@ -48,7 +48,7 @@ pub enum StoreError {
     ReadOnly { path: PathBuf },
     #[error("the spool directory: {0}")]
     Spool(std::io::Error),
-    #[error("run {id:?} in {location} is damaged: its stored JSON does not parse ({source}); other runs are unaffected")]
+    #[error("run {id:?} in {location} is damaged: its stored JSON does not parse; other runs are unaffected")]
     CorruptRow {
         location: String,
         id: String,
@@ -60,7 +60,7 @@ pub enum StoreError {
         id: String,
         why: String,
     },
-    #[error("the run document is not valid JSON: {0}")]
+    #[error("the run document is not valid JSON")]
     Json(#[from] serde_json::Error),
 }
 

@@ -55,7 +55,7 @@ pub enum FioError {
     #[error("fio ran for more than {}s, its time limit for this job (runtime, ramp and layout plus a margin), and was killed: check that the target is not hung (dmesg), or pass a shorter --runtime or smaller --size", .after.as_secs())]
     Timeout { after: Duration },
     /// `--no-layout` could not extend a file before fio ran.
-    #[error("could not extend {path} for fio (--no-layout): {source}")]
+    #[error("could not extend {path} for fio (--no-layout)")]
     Layout {
         path: PathBuf,
         source: std::io::Error,
