@@ -24,18 +24,13 @@ const PENDING_SPLIT: &[&str] = &[
     "crates/cachesim/src/policy/smq.rs",
     "crates/catalog/src/import/aws_offer.rs",
     "crates/catalog/src/plan.rs",
-    "crates/cmd/src/lib.rs",
     "crates/disks/src/valid.rs",
     "crates/disktier/src/cmd/fleet.rs",
     "crates/disktier/src/exposition.rs",
-    "crates/engine/src/job.rs",
-    "crates/engine/src/target.rs",
-    "crates/engine/src/verdict.rs",
     "crates/fleet/src/kube_run.rs",
     "crates/interfere/src/journal.rs",
     "crates/interfere/src/report.rs",
     "crates/interfere/src/scenario.rs",
-    "crates/store/src/pgconn.rs",
 ];
 
 /// Circles that other work in flight removes (the CLI's services, issue #17; the catalog and
