@@ -24,7 +24,6 @@ const PENDING_SPLIT: &[&str] = &[
     "crates/cachesim/src/policy/smq.rs",
     "crates/catalog/src/import/aws_offer.rs",
     "crates/catalog/src/plan.rs",
-    "crates/disks/src/valid.rs",
     "crates/disktier/src/cmd/fleet.rs",
     "crates/disktier/src/exposition.rs",
     "crates/fleet/src/kube_run.rs",
