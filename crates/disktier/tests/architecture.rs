@@ -26,7 +26,6 @@ const PENDING_SPLIT: &[&str] = &[
     "crates/catalog/src/plan.rs",
     "crates/disktier/src/cmd/fleet.rs",
     "crates/disktier/src/exposition.rs",
-    "crates/fleet/src/kube_run.rs",
     "crates/interfere/src/journal.rs",
     "crates/interfere/src/report.rs",
     "crates/interfere/src/scenario.rs",
