@@ -152,23 +152,23 @@ fn worker_thread(
     setup: &Setup,
     shared: Shared<'_>,
 ) -> Result<WorkerOut, EngineError> {
-    let Shared {
-        live,
-        stop,
-        barrier,
-        finished,
-        io_log,
-        tx,
-    } = shared;
     let pinned = pin_thread(&resolved.cpus_allowed);
-    barrier.wait();
+    shared.barrier.wait();
     if let Err(e) = pinned {
-        stop.store(true, Ordering::Relaxed);
-        finished.fetch_add(1, Ordering::Release);
+        shared.stop.store(true, Ordering::Relaxed);
+        shared.finished.fetch_add(1, Ordering::Release);
         return Err(e);
     }
     let t0 = now_ns();
-    let rec = Recorder::new(t0, setup.ramp_ns, setup.runtime_ns, tx, live, stop, io_log);
+    let rec = Recorder::new(
+        t0,
+        setup.ramp_ns,
+        setup.runtime_ns,
+        shared.tx,
+        shared.live,
+        shared.stop,
+        shared.io_log,
+    );
     let ramp_end = rec.ramp_end();
     let mut ctx = WorkerCtx {
         jobnum: j as u32,
@@ -191,9 +191,9 @@ fn worker_thread(
     };
     if r.is_err() {
         // One thread failing stops the others.
-        stop.store(true, Ordering::Relaxed);
+        shared.stop.store(true, Ordering::Relaxed);
     }
-    finished.fetch_add(1, Ordering::Release);
+    shared.finished.fetch_add(1, Ordering::Release);
     r.map(|_| WorkerOut {
         last_ns: ctx.rec.last_ns,
         ramp_end,
