@@ -402,6 +402,15 @@ pub struct Rule {
     pub times: Option<usize>,
 }
 
+/// The output of a command that printed `stdout` and exited with `status`.
+fn canned(status: i32, stdout: &str) -> Output {
+    Output {
+        status,
+        stdout: stdout.to_string(),
+        stderr: String::new(),
+    }
+}
+
 /// Records every command and answers from rules; unknown commands succeed with empty output.
 /// Tests compare [`RecordingRunner::transcript`] with a golden file.
 #[derive(Debug, Default)]
@@ -412,50 +421,41 @@ pub struct RecordingRunner {
 }
 
 impl RecordingRunner {
+    /// Adds a rule; `times`: how often it answers before later rules apply (None: always).
+    fn rule(
+        &self,
+        program: &str,
+        args_prefix: &[&str],
+        output: Output,
+        times: Option<usize>,
+    ) -> &Self {
+        self.rules.lock().unwrap().push_back(Rule {
+            program: program.to_string(),
+            args_prefix: args_prefix.iter().map(|s| s.to_string()).collect(),
+            output,
+            times,
+        });
+        self
+    }
+
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Answers commands of `program` whose arguments start with `args_prefix`.
     pub fn on(&self, program: &str, args_prefix: &[&str], status: i32, stdout: &str) -> &Self {
-        self.rules.lock().unwrap().push_back(Rule {
-            program: program.to_string(),
-            args_prefix: args_prefix.iter().map(|s| s.to_string()).collect(),
-            output: Output {
-                status,
-                stdout: stdout.to_string(),
-                stderr: String::new(),
-            },
-            times: None,
-        });
-        self
+        self.rule(program, args_prefix, canned(status, stdout), None)
     }
 
     /// Answers commands of `program` whose arguments start with `args_prefix` with `output`
     /// (stderr included).
     pub fn answer(&self, program: &str, args_prefix: &[&str], output: Output) -> &Self {
-        self.rules.lock().unwrap().push_back(Rule {
-            program: program.to_string(),
-            args_prefix: args_prefix.iter().map(|s| s.to_string()).collect(),
-            output,
-            times: None,
-        });
-        self
+        self.rule(program, args_prefix, output, None)
     }
 
     /// Like [`on`](Self::on) but answers only once, then falls through to later rules.
     pub fn once(&self, program: &str, args_prefix: &[&str], status: i32, stdout: &str) -> &Self {
-        self.rules.lock().unwrap().push_back(Rule {
-            program: program.to_string(),
-            args_prefix: args_prefix.iter().map(|s| s.to_string()).collect(),
-            output: Output {
-                status,
-                stdout: stdout.to_string(),
-                stderr: String::new(),
-            },
-            times: Some(1),
-        });
-        self
+        self.rule(program, args_prefix, canned(status, stdout), Some(1))
     }
 
     /// Limits which programs count as installed (default: all).
