@@ -310,16 +310,8 @@ pub fn to_run_doc(
         // fio 3.33 leaves sync.total_ios at 0; lat_ns.N holds the count.
         let ios = int(s, "total_ios").max(n);
         Some(DirStats {
-            ios,
-            bytes: 0,
-            iops: if duration_s > 0.0 {
-                ios as f64 / duration_s
-            } else {
-                0.0
-            },
-            bw_bytes: 0.0,
-            lat_ns: lat,
             stalls: s.get("lat_ns").and_then(bin_stalls),
+            ..DirStats::syncs(ios, duration_s, lat)
         })
     });
     // usr_cpu/sys_cpu are percentages of job_runtime (summed over the group's jobs).
