@@ -241,27 +241,17 @@ pub(super) fn throughput(benches: &[Bench<'_>]) -> Result<String, ReportError> {
         }
     }
     let mut s = String::new();
-    if !iops.is_empty() {
-        let _ = write!(
-            s,
-            "<div>\n<h3>IOPS</h3>\n{}</div>\n",
-            figure(
-                "iops",
-                "all",
-                super::charts::bars(&iops, "I/O operations per second", 1000)?
-            )
-        );
-    }
-    if !bw.is_empty() {
-        let _ = write!(
-            s,
-            "<div>\n<h3>Throughput</h3>\n{}</div>\n",
-            figure(
-                "throughput",
-                "all",
-                super::charts::bars(&bw, "MiB/s", 1000)?
-            )
-        );
+    for (title, kind, bars, axis) in [
+        ("IOPS", "iops", &iops, "I/O operations per second"),
+        ("Throughput", "throughput", &bw, "MiB/s"),
+    ] {
+        if !bars.is_empty() {
+            let _ = write!(
+                s,
+                "<div>\n<h3>{title}</h3>\n{}</div>\n",
+                figure(kind, "all", super::charts::bars(bars, axis, 1000)?)
+            );
+        }
     }
     Ok(s)
 }
