@@ -17,11 +17,11 @@ pub enum InterfereError {
     #[error("cannot find the block device behind {path}: {why}")]
     NoDevice { path: PathBuf, why: String },
 
-    #[error("{path}")]
+    /// Quotes the OS error (no `source()`): the journal lists failed undos as text.
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 
     #[error("{what} failed for pid {pid}")]
@@ -76,7 +76,7 @@ impl InterfereError {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         InterfereError::Io {
             path: path.into(),
-            source,
+            error: source,
         }
     }
 }

@@ -1,4 +1,6 @@
-//! The store's errors: each names the database and, where there is one, the fix.
+//! The store's errors: each names the database and, where there is one, the fix. An error
+//! wraps its cause (`source()`, printed by the binary's `{:#}`) unless its text is also shown
+//! on its own (a list of failures): then it quotes the cause and has no `source()`.
 
 use std::path::PathBuf;
 
@@ -21,10 +23,11 @@ pub enum StoreError {
     },
     #[error("neither XDG_DATA_HOME nor HOME is set, so there is no default result store: pass --db or --no-save")]
     NoDefaultLocation,
-    #[error("SQLite database {path}")]
+    /// Quotes the driver's error (no `source()`): `store flush` lists failures as text.
+    #[error("SQLite database {path}: {error}")]
     Sqlite {
         path: PathBuf,
-        source: rusqlite::Error,
+        error: rusqlite::Error,
     },
     /// `message` is the driver's error chain with every credential scrubbed (it is kept as text
     /// so that no later `{:#}` can print an unscrubbed source).
@@ -48,11 +51,12 @@ pub enum StoreError {
     ReadOnly { path: PathBuf },
     #[error("the spool directory: {0}")]
     Spool(std::io::Error),
-    #[error("run {id:?} in {location} is damaged: its stored JSON does not parse; other runs are unaffected")]
+    /// Quotes the parser's error (no `source()`), like [`StoreError::BadRow`].
+    #[error("run {id:?} in {location} is damaged: its stored JSON does not parse ({error}); other runs are unaffected")]
     CorruptRow {
         location: String,
         id: String,
-        source: serde_json::Error,
+        error: serde_json::Error,
     },
     #[error("run {id:?} in {location} is damaged: {why}")]
     BadRow {
