@@ -276,7 +276,10 @@ pub fn check_direct(c: &Classified, path: &Path) -> Result<(), EngineError> {
                     .unwrap_or(Path::new("."))
                     .to_path_buf()
             };
-            let p = dir.join(format!(".disktier-direct-probe.{}", std::process::id()));
+            // One name per probe: jobs of one job file probe the same directory at once.
+            static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let p = dir.join(format!(".disktier-direct-probe.{}.{n}", std::process::id()));
             let r = probe(&p, true);
             let _ = std::fs::remove_file(&p);
             r
