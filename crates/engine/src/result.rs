@@ -121,6 +121,25 @@ pub struct DirStats {
     pub stalls: Option<Stalls>,
 }
 
+impl DirStats {
+    /// The figures of `ios` syncs (fsync/fdatasync) over `duration_s` seconds: they move no
+    /// bytes; no stalls counted.
+    pub fn syncs(ios: u64, duration_s: f64, lat_ns: LatStats) -> DirStats {
+        DirStats {
+            ios,
+            bytes: 0,
+            iops: if duration_s > 0.0 {
+                ios as f64 / duration_s
+            } else {
+                0.0
+            },
+            bw_bytes: 0.0,
+            lat_ns,
+            stalls: None,
+        }
+    }
+}
+
 /// Counts of calls longer than etcd's raft timeouts: what a p99 hides.
 #[derive(
     Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema,
