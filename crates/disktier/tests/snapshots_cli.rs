@@ -388,19 +388,51 @@ fn trace_import_stats_and_simulate() {
 // ---- measuring commands: shape and wording ----
 
 fn measured(name: &str, home: &Path, target: &Path, args: &[&str]) {
+    measured_with(name, home, target, args, false)
+}
+
+/// `verdict_varies`: the verdict itself depends on the machine's load (the etcd-server model's
+/// backend commit p99 comes from a few dozen commits), so pass/fail, the exit status and the
+/// within/above wording are redacted too.
+fn measured_with(name: &str, home: &Path, target: &Path, args: &[&str], verdict_varies: bool) {
     let dirs = [target, home];
     let mut a = vec!["--quiet"];
     a.extend_from_slice(args);
+    let loose = |s: String| {
+        if verdict_varies {
+            VERDICT_WORD
+                .replace_all(&s, "[within|above] etcd's guidance")
+                .into_owned()
+        } else {
+            s
+        }
+    };
     let (code, out) = run(home, &a);
+    let code = if verdict_varies && (code == 0 || code == 1) {
+        "0|1".to_string()
+    } else {
+        code.to_string()
+    };
     insta::assert_snapshot!(
         format!("{name}_text"),
-        format!("exit: {code}\n{}", redact_text(&out, &dirs))
+        loose(format!("exit: {code}\n{}", redact_text(&out, &dirs)))
     );
     let v = json_of(home, &a);
     let mut r = redact_json(&v, &dirs);
     r["exit"] = v["exit"].clone();
+    if verdict_varies {
+        let s = serde_json::to_string(&r).unwrap();
+        let s = PASS_FIELD.replace_all(&s, r#""pass":"[pass]""#);
+        r = serde_json::from_str(&loose(s.into_owned())).unwrap();
+        r["exit"] = json!(code);
+    }
     insta::assert_json_snapshot!(format!("{name}_json"), r);
 }
+
+static VERDICT_WORD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b(within|above) etcd's guidance").unwrap());
+static PASS_FIELD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#""(pass|etcd_ready)":(true|false)"#).unwrap());
 
 #[test]
 fn bench_shape() {
@@ -444,11 +476,12 @@ fn check_etcd_server_shape() {
     let Some(t) = shm_dir() else { return };
     let home = tempfile::tempdir().unwrap();
     let tp = t.path().to_str().unwrap();
-    measured(
+    measured_with(
         "check_etcd_server",
         home.path(),
         t.path(),
         &["check", "etcd", "--profile", "etcd-server", "--quick", tp],
+        true,
     );
 }
 
