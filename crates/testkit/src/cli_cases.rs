@@ -56,6 +56,10 @@ pub fn render_cases() -> Vec<(&'static str, Vec<&'static str>)> {
             ],
         ),
         ("eks", EKS.to_vec()),
+        (
+            "aks",
+            vec!["aks", "--resource-group", "rg-prod", "--cluster", "prod"],
+        ),
         ("systemd", vec!["systemd", "--mount", "/mnt/k8s-disks/0"]),
         (
             "cloud_init",
