@@ -387,10 +387,6 @@ fn trace_import_stats_and_simulate() {
 
 // ---- measuring commands: shape and wording ----
 
-fn measured(name: &str, home: &Path, target: &Path, args: &[&str]) {
-    measured_with(name, home, target, args, false)
-}
-
 /// `verdict_varies`: the verdict itself depends on the machine's load (the etcd-server model's
 /// backend commit p99 comes from a few dozen commits), so pass/fail, the exit status and the
 /// within/above wording are redacted too.
@@ -434,115 +430,74 @@ static VERDICT_WORD: LazyLock<Regex> =
 static PASS_FIELD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#""(pass|etcd_ready)":(true|false)"#).unwrap());
 
-#[test]
-fn bench_shape() {
+/// Runs `args` and then a fresh /dev/shm directory (the target, last) in a fresh home; a
+/// `HOME/` prefix in `args` names a file in that home.
+fn shape(name: &str, args: &[&str], verdict_varies: bool) {
     let Some(t) = shm_dir() else { return };
     let home = tempfile::tempdir().unwrap();
-    let tp = t.path().to_str().unwrap();
-    measured(
-        "bench_write_iops",
-        home.path(),
-        t.path(),
-        &[
-            "bench",
-            "-p",
-            "write-iops",
-            "--quick",
-            "--direct=false",
-            "--size",
-            "4m",
-            "--runtime",
-            "1s",
-            tp,
-        ],
-    );
+    let h = home.path().to_str().unwrap();
+    let mut a: Vec<String> = args
+        .iter()
+        .map(|x| x.replace("HOME/", &format!("{h}/")))
+        .collect();
+    a.push(t.path().to_str().unwrap().to_string());
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    measured_with(name, home.path(), t.path(), &a, verdict_varies);
+}
+
+#[test]
+fn bench_shape() {
+    let job = ["--direct=false", "--size", "4m", "--runtime", "1s"];
+    let mut a = vec!["bench", "-p", "write-iops", "--quick"];
+    a.extend(job);
+    shape("bench_write_iops", &a, false);
 }
 
 #[test]
 fn check_etcd_shape() {
-    let Some(t) = shm_dir() else { return };
-    let home = tempfile::tempdir().unwrap();
-    let tp = t.path().to_str().unwrap();
-    measured(
-        "check_etcd",
-        home.path(),
-        t.path(),
-        &["check", "etcd", "--quick", tp],
-    );
+    shape("check_etcd", &["check", "etcd", "--quick"], false);
 }
 
 #[test]
 fn check_etcd_server_shape() {
-    let Some(t) = shm_dir() else { return };
-    let home = tempfile::tempdir().unwrap();
-    let tp = t.path().to_str().unwrap();
-    measured_with(
-        "check_etcd_server",
-        home.path(),
-        t.path(),
-        &["check", "etcd", "--profile", "etcd-server", "--quick", tp],
-        true,
-    );
+    let a = ["check", "etcd", "--profile", "etcd-server", "--quick"];
+    shape("check_etcd_server", &a, true);
 }
 
 #[test]
 fn assess_shape() {
-    let Some(t) = shm_dir() else { return };
-    let home = tempfile::tempdir().unwrap();
-    let tp = t.path().to_str().unwrap();
     // latency needs O_DIRECT, which tmpfs lacks: its failure is part of the shape
-    measured(
-        "assess_etcd_latency",
-        home.path(),
-        t.path(),
-        &["assess", "--no-report", "--only", "etcd,latency", tp],
-    );
+    let a = ["assess", "--no-report", "--only", "etcd,latency"];
+    shape("assess_etcd_latency", &a, false);
 }
 
 #[test]
 fn trace_record_shape() {
-    let Some(t) = shm_dir() else { return };
-    let home = tempfile::tempdir().unwrap();
-    let tp = t.path().to_str().unwrap();
-    let out = home.path().join("rec.dtt");
-    measured(
-        "trace_record_etcd",
-        home.path(),
-        t.path(),
-        &[
-            "trace",
-            "record",
-            "-p",
-            "etcd",
-            "--quick",
-            "-o",
-            out.to_str().unwrap(),
-            tp,
-        ],
-    );
+    let a = [
+        "trace",
+        "record",
+        "-p",
+        "etcd",
+        "--quick",
+        "-o",
+        "HOME/rec.dtt",
+    ];
+    shape("trace_record_etcd", &a, false);
 }
 
 #[test]
 fn interfere_shape() {
-    let Some(t) = shm_dir() else { return };
-    let home = tempfile::tempdir().unwrap();
-    let tp = t.path().to_str().unwrap();
-    measured(
-        "interfere_none",
-        home.path(),
-        t.path(),
-        &[
-            "interfere",
-            "--no-save",
-            "--duration",
-            "1s",
-            "--aggressor-size",
-            "64MiB",
-            "--mitigations",
-            "none",
-            tp,
-        ],
-    );
+    let a = [
+        "interfere",
+        "--no-save",
+        "--duration",
+        "1s",
+        "--aggressor-size",
+        "64MiB",
+    ];
+    let mut a = a.to_vec();
+    a.extend(["--mitigations", "none"]);
+    shape("interfere_none", &a, false);
 }
 
 #[test]

@@ -77,7 +77,16 @@ fn run_fio(path: &Path) -> anyhow::Result<Vec<JobOut>> {
         host: disktier_engine::host::detect(),
         ..DocContext::default()
     };
-    Ok(fio::jobs(&v, "fio's output", &dc)?
+    fio_outs(&v, "fio's output", &dc)
+}
+
+/// One output per job of fio's JSON of a job file (what fio ran, or an imported file).
+pub fn fio_outs(
+    v: &serde_json::Value,
+    source_name: &str,
+    dc: &DocContext,
+) -> anyhow::Result<Vec<JobOut>> {
+    Ok(fio::jobs(v, source_name, dc)?
         .into_iter()
         .map(|j| JobOut {
             name: j.name,

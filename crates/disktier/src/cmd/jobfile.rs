@@ -7,10 +7,10 @@
 use super::jobargs::JobArgs;
 use super::jobargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};
-use crate::app::jobfile::{measure_file, JobOut};
+use crate::app::jobfile::{fio_outs, measure_file, JobOut};
 use anyhow::{bail, Context};
 use clap::Parser;
-use disktier_engine::fio::{self, DocContext};
+use disktier_engine::fio::DocContext;
 use disktier_engine::jobfile::{self, FileJob, JobFile};
 use disktier_engine::jobset;
 use disktier_engine::{EngineError, IoEngineKind, Job, Measured, RunOptions, SCHEMA_VERSION};
@@ -197,15 +197,7 @@ pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow:
 /// fio's JSON of a job file (`disktier import fio --jobs`) as the document `bench JOBFILE`
 /// saves.
 pub fn import_document(v: &Value, source_name: &str) -> anyhow::Result<Value> {
-    let outs: Vec<JobOut> = fio::jobs(v, source_name, &DocContext::default())?
-        .into_iter()
-        .map(|j| JobOut {
-            name: j.name,
-            group: j.group,
-            start_s: None,
-            measured: j.measured,
-        })
-        .collect();
+    let outs = fio_outs(v, source_name, &DocContext::default())?;
     // fio's JSON leaves flag options (group_reporting, stonewall) out of its option lists; with
     // group_reporting it prints one entry per group, so a group of one entry is reported as one.
     let reporting = |g: u32| outs.iter().filter(|o| o.group == g).count() == 1;
