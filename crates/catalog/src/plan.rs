@@ -1030,13 +1030,6 @@ fn store_performance(i: &crate::model::Instance) -> (Option<f64>, Option<f64>, S
     }
 }
 
-/// The instance-store sibling of an EBS-only type: m6i.xlarge -> m6id.xlarge.
-pub fn store_sibling(cat: &Catalog, name: &str) -> Option<String> {
-    let (family, size) = name.split_once('.')?;
-    let sib = format!("{family}d.{size}");
-    cat.instance(&sib).map(|_| sib)
-}
-
 #[allow(clippy::too_many_arguments)]
 fn instance_store(
     cat: &Catalog,
@@ -1104,7 +1097,7 @@ fn instance_store(
         }
         return Ok(());
     }
-    let Some(sib) = store_sibling(cat, inst_name) else {
+    let Some(sib) = crate::quoted::store_sibling(cat, inst_name) else {
         notes.push(format!(
             "the catalog has no instance-store sibling of {inst_name}"
         ));

@@ -104,7 +104,7 @@ fn check(cat: &Catalog, q: &QuotedDelta) -> Option<QuotedCheck> {
             .iter()
             .filter(|i| i.store.is_none() && family(&i.name) == Some(fam))
             .filter_map(|i| {
-                let sib = crate::plan::store_sibling(cat, &i.name)?;
+                let sib = store_sibling(cat, &i.name)?;
                 let (d, f) = delta(cat, q.region, &i.name, &sib)?;
                 ((d - q.monthly_usd).abs() < 0.01).then(|| (format!("{} -> {sib}", i.name), d, f))
             })
@@ -149,6 +149,13 @@ fn check(cat: &Catalog, q: &QuotedDelta) -> Option<QuotedCheck> {
         matching_pair: matching.map(|(p, _, _)| p),
         message,
     })
+}
+
+/// The instance-store sibling of an EBS-only type: m6i.xlarge -> m6id.xlarge.
+pub fn store_sibling(cat: &Catalog, name: &str) -> Option<String> {
+    let (family, size) = name.split_once('.')?;
+    let sib = format!("{family}d.{size}");
+    cat.instance(&sib).map(|_| sib)
 }
 
 #[cfg(test)]

@@ -101,3 +101,21 @@ fn an_engine_open_error_names_the_os_error_once() {
     );
     assert!(err.contains("open failed"), "{err}");
 }
+
+#[test]
+fn a_missing_price_list_names_the_os_error_once() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("missing/offer.json");
+    let out = d.path().join("c.toml");
+    for args in [
+        vec!["catalog", "import", "aws-offer", missing.to_str().unwrap()],
+        vec!["catalog", "refresh", "gcp", missing.to_str().unwrap()],
+        vec!["catalog", "refresh", "azure", missing.to_str().unwrap()],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--output", out.to_str().unwrap(), "--region", "us-east-1"]);
+        let err = fails_once(&d.path().join("db"), &args, "No such file or directory");
+        assert!(err.contains("offer.json"), "{err}");
+        assert!(!out.exists(), "nothing written on error");
+    }
+}

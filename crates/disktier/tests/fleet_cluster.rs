@@ -1098,5 +1098,16 @@ fn etcd_metrics_of_the_cluster_are_judged_on_the_node() {
             > 0.0,
         "the cluster's etcd has written its WAL: {n}"
     );
+    assert!(n["figures"]["sync_p99_ns"].as_u64().is_some(), "{n}");
+    assert_eq!(r.code, if n["status"] == "pass" { 0 } else { 1 });
+    // Kept in the store with the node, like a measured run.
+    let id = r.json["fleet_run_id"].as_str().unwrap();
+    let out = disktier(&c, &db)
+        .args(["history", "--group", id, "--format", "json"])
+        .output()
+        .unwrap();
+    let h: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(h["runs"].as_array().unwrap().len(), 1, "{h}");
+    assert_eq!(h["runs"][0]["hostname"], node.as_str());
     assert_eq!(c.ours(&ns.name), Vec::<String>::new());
 }
