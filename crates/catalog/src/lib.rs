@@ -14,6 +14,7 @@
 pub mod check;
 pub mod fmt;
 pub mod import;
+pub mod load;
 pub mod model;
 pub mod perf;
 pub mod plan;
@@ -22,6 +23,7 @@ pub mod quoted;
 pub mod suggest;
 pub mod validate;
 
+pub use load::LoadError;
 pub use model::Catalog;
 pub use perf::{Performance, RuleError, VolumeConfig};
 pub use plan::{HitRatio, Plan, PlanRequest, Requirements, DEFAULT_HIT_RATIO};

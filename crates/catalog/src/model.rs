@@ -1,36 +1,13 @@
 //! The catalog's data model (what `data/catalog.toml` and a user's `--catalog FILE` hold), the
-//! embedded copy, loading and merging by region + type.
+//! embedded copy and merging by region + type (loading and checking: [`crate::load`]).
 //!
 //! Rules are tagged enums (`model = "provisioned" | "scaled" | ...`), so a new limit or a new
 //! price is a data edit; a new *kind* of rule is the only thing that needs code.
 
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// The catalog compiled into the binary.
 pub const EMBEDDED: &str = include_str!("../data/catalog.toml");
-
-/// The largest catalog file read (the embedded one is about 30 KiB).
-pub const MAX_FILE: u64 = 16 << 20;
-
-/// Why a catalog file could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("cannot read catalog {path}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("catalog {path} is not a valid catalog file: {message} (see `disktier catalog show --format json` for the shape, or docs/catalog.md)")]
-    Parse { path: String, message: String },
-    /// Numbers price and plan cannot use (NaN, infinite, negative, a zero divisor, sizes out of
-    /// order or range): all of them, so that one edit fixes the file.
-    #[error("catalog {path} has {} unusable number(s): {}", .bad.len(), .bad.iter().map(|b| b.to_string()).collect::<Vec<_>>().join("; "))]
-    Numbers {
-        path: String,
-        bad: Vec<crate::validate::BadNumber>,
-    },
-}
 
 /// A whole catalog, or an overlay of one (every section optional).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -307,61 +284,6 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Catalog {
-    /// The embedded catalog. It is checked by a unit test, so a parse failure here is a build bug.
-    pub fn embedded() -> Catalog {
-        Catalog::parse(EMBEDDED, "embedded catalog").expect("embedded catalog parses")
-    }
-
-    /// Parses a catalog (or overlay) and checks every number in it ([`crate::validate`]).
-    pub fn parse(text: &str, name: &str) -> Result<Catalog, LoadError> {
-        let cat: Catalog = toml::from_str(text).map_err(|e| LoadError::Parse {
-            path: name.to_string(),
-            message: e.message().to_string()
-                + &e.span()
-                    .map(|s| format!(" (at byte {})", s.start))
-                    .unwrap_or_default(),
-        })?;
-        let bad = crate::validate::numbers(&cat);
-        if !bad.is_empty() {
-            return Err(LoadError::Numbers {
-                path: name.to_string(),
-                bad,
-            });
-        }
-        Ok(cat)
-    }
-
-    /// Reads a catalog file (at most [`MAX_FILE`] bytes) and parses it.
-    pub fn load(path: &Path) -> Result<Catalog, LoadError> {
-        use std::io::Read;
-        let text = std::fs::File::open(path)
-            .and_then(|f| {
-                let mut s = String::new();
-                f.take(MAX_FILE + 1).read_to_string(&mut s)?;
-                if s.len() as u64 > MAX_FILE {
-                    return Err(std::io::Error::other(format!(
-                        "larger than {} MiB, which no catalog is: is it the right file?",
-                        MAX_FILE >> 20
-                    )));
-                }
-                Ok(s)
-            })
-            .map_err(|source| LoadError::Read {
-                path: path.display().to_string(),
-                source,
-            })?;
-        Catalog::parse(&text, &path.display().to_string())
-    }
-
-    /// The embedded catalog with an optional overlay file merged in.
-    pub fn with_overlay(path: Option<&Path>) -> Result<Catalog, LoadError> {
-        let mut cat = Catalog::embedded();
-        if let Some(p) = path {
-            cat.merge(Catalog::load(p)?);
-        }
-        Ok(cat)
-    }
-
     /// Merges `other` into `self`: regions, types and instances by name, prices by region + type;
     /// entries of `other` replace those of `self`, new ones are added.
     pub fn merge(&mut self, other: Catalog) {

@@ -318,7 +318,7 @@ mod tests {
     }
 
     /// The embedded catalog with one change, written out and loaded again as a file would be.
-    fn load_with(change: impl FnOnce(&mut Catalog)) -> Result<Catalog, crate::model::LoadError> {
+    fn load_with(change: impl FnOnce(&mut Catalog)) -> Result<Catalog, crate::load::LoadError> {
         let mut c = Catalog::embedded();
         change(&mut c);
         Catalog::parse(&c.to_toml(), "overlay.toml")
@@ -326,7 +326,7 @@ mod tests {
 
     fn rejected(change: impl FnOnce(&mut Catalog), field: &str, why: &str) {
         let e = load_with(change).unwrap_err();
-        let crate::model::LoadError::Numbers { bad, .. } = &e else {
+        let crate::load::LoadError::Numbers { bad, .. } = &e else {
             panic!("{e}");
         };
         assert_eq!(bad[0].field, field, "{e}");

@@ -1,9 +1,12 @@
 //! The command-line surface: global options and one subcommand per job. Each subcommand's own
 //! options live beside its code in `cmd/<name>.rs`.
 
-use crate::cmd;
-use clap::{Parser, Subcommand, ValueEnum};
-use std::path::PathBuf;
+use crate::cmd::{self, Ctx, Outcome};
+use crate::exposition::TextfileDir;
+use anyhow::bail;
+use clap::{Parser, Subcommand};
+
+pub use crate::global::{Format, Global};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -18,39 +21,6 @@ pub struct Cli {
     pub global: Global,
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Options every command takes.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Global {
-    /// Output format (prometheus: text exposition 0.0.4, for check, bench and assess).
-    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Also write the run's metrics to DIR/disktier_<command>.prom, atomically, for
-    /// node_exporter's textfile collector (check, bench, assess).
-    #[arg(long, global = true, value_name = "DIR")]
-    pub textfile_dir: Option<PathBuf>,
-    /// No progress line and no notes on stderr.
-    #[arg(long, short, global = true)]
-    pub quiet: bool,
-    /// Result store: a SQLite file path, a postgres://... URL or a libpq key=value string (default: $XDG_DATA_HOME/disktier/results.db).
-    // hide_env_values: --help would otherwise print DISKTIER_DB, password included.
-    #[arg(long, global = true, env = "DISKTIER_DB", hide_env_values = true)]
-    pub db: Option<String>,
-    /// Do not save this run in the store.
-    #[arg(long, global = true)]
-    pub no_save: bool,
-    /// A catalog file that overrides or extends the embedded price catalog.
-    #[arg(long, global = true, env = "DISKTIER_CATALOG")]
-    pub catalog: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
-    /// Prometheus text exposition format 0.0.4 (check, bench, assess).
-    Prometheus,
 }
 
 #[derive(Debug, Subcommand)]
@@ -109,6 +79,65 @@ pub fn parse() -> Cli {
 /// The clap command tree, for completions and man pages.
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
+}
+
+/// Whether the command's runs have a Prometheus exposition (`--format prometheus`,
+/// `--textfile-dir`).
+fn exports_metrics(c: &Command) -> bool {
+    matches!(
+        c,
+        Command::Assess(_) | Command::Bench(_) | Command::Check(_)
+    ) || matches!(c, Command::Fleet(f) if matches!(f.what, cmd::fleet::What::Run(_)))
+}
+
+/// Runs the parsed command line: checks the global options against the command, then calls
+/// the command's `run`.
+pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
+    let metrics = exports_metrics(&cli.command);
+    if !metrics && cli.global.format == Format::Prometheus {
+        bail!(
+            "--format prometheus is for check, bench, assess and fleet run: use --format json here"
+        );
+    }
+    if !metrics && cli.global.textfile_dir.is_some() {
+        bail!("--textfile-dir is for check, bench, assess and fleet run: drop it here");
+    }
+    // Checked before the command measures anything: a run of minutes must not end in an
+    // unwritable directory.
+    let textfile = cli
+        .global
+        .textfile_dir
+        .as_deref()
+        .map(TextfileDir::check)
+        .transpose()?;
+    let ctx = Ctx {
+        global: cli.global,
+        textfile,
+    };
+    match cli.command {
+        Command::Assess(a) => cmd::assess::run(&ctx, a),
+        Command::Bench(a) => cmd::bench::run(&ctx, a),
+        Command::Check(a) => cmd::check::run(&ctx, a),
+        Command::Import(a) => cmd::import::run(&ctx, a),
+        Command::Catalog(a) => cmd::catalog::run(&ctx, a),
+        Command::Price(a) => cmd::price::run(&ctx, a),
+        Command::Plan(a) => cmd::plan::run(&ctx, a),
+        Command::Disks(a) => cmd::disks::run(&ctx, a),
+        Command::Setup(a) => cmd::setup::run(&ctx, a),
+        Command::Render(a) => cmd::render::run(&ctx, a),
+        Command::History(a) => cmd::history::run(&ctx, a),
+        Command::Show(a) => cmd::show::run(&ctx, a),
+        Command::Compare(a) => cmd::compare::run(&ctx, a),
+        Command::Report(a) => cmd::report::run(&ctx, a),
+        Command::Store(a) => cmd::store::run(&ctx, a),
+        Command::Interfere(a) => cmd::interfere::run(&ctx, a),
+        Command::Aggressor(a) => cmd::interfere::aggressor(&ctx, a),
+        Command::Fleet(a) => cmd::fleet::run(&ctx, a),
+        Command::Trace(a) => cmd::trace::run(&ctx, a),
+        Command::Simulate(a) => cmd::simulate::run(&ctx, a),
+        Command::Completions(a) => cmd::meta::completions(&ctx, a, command()),
+        Command::Man(a) => cmd::meta::man(&ctx, a, command()),
+    }
 }
 
 #[cfg(test)]

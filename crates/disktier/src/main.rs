@@ -5,6 +5,7 @@ mod app;
 mod cli;
 mod cmd;
 mod exposition;
+mod global;
 pub mod image;
 mod termination;
 
@@ -14,7 +15,7 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     exit_quietly_on_broken_pipe();
     let cli = cli::parse();
-    match cmd::dispatch(cli) {
+    match cli::dispatch(cli) {
         Ok(cmd::Outcome::Pass) => {
             termination::write_from_env(Ok(true));
             ExitCode::from(0)

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InterfereError {
-    #[error("unknown mitigation {0:?}: use one of {list}", list = crate::mitigation::Mitigation::names().join(", "))]
-    UnknownMitigation(String),
+    /// `known`: the mitigations there are, as the user types them.
+    #[error("unknown mitigation {name:?}: use one of {}", .known.join(", "))]
+    UnknownMitigation { name: String, known: Vec<String> },
 
     #[error("unknown aggressor {0:?}: use ostree, bulk-seq or rand-write")]
     UnknownAggressor(String),

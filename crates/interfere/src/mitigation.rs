@@ -70,7 +70,10 @@ impl Mitigation {
             .iter()
             .copied()
             .find(|m| m.name() == s)
-            .ok_or_else(|| InterfereError::UnknownMitigation(s.to_string()))
+            .ok_or_else(|| InterfereError::UnknownMitigation {
+                name: s.to_string(),
+                known: Mitigation::names().iter().map(|n| n.to_string()).collect(),
+            })
     }
 
     /// Parses `none,ionice-idle,...`, dropping repeats and keeping the order given.

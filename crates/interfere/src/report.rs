@@ -3,12 +3,11 @@
 //! recommendation in words.
 
 use crate::aggressor::process::Finish;
-use crate::scenario::Config;
 use disktier_engine::verdict::{ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS};
 use disktier_engine::DirStats;
 use disktier_units::fmt_ns;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -95,10 +94,10 @@ impl Scenario {
         aggressor: Option<AggressorResult>,
         applied: Vec<String>,
         notes: Option<Vec<String>>,
-        cfg: &Config,
+        threshold: Duration,
     ) -> Scenario {
         let sync = measured.doc.results.sync.clone();
-        let verdict = crate::scenario::verdict(sync.as_ref(), cfg.threshold);
+        let verdict = verdict(sync.as_ref(), threshold);
         Scenario {
             name: name.to_string(),
             mitigation: m,
@@ -164,25 +163,6 @@ pub struct InterfereDoc {
 }
 
 impl InterfereDoc {
-    pub fn new(dir: &Path, device: Option<String>, sched: Option<String>, cfg: &Config) -> Self {
-        InterfereDoc {
-            schema_version: 1,
-            target: dir.display().to_string(),
-            device,
-            scheduler_before: sched,
-            aggressor_kind: cfg.aggressor.name().to_string(),
-            aggressor_command: cfg.aggressor_cmd.as_ref().map(|c| c.line.clone()),
-            aggressor_size: cfg.aggressor_size,
-            duration_s: cfg.duration.as_secs_f64(),
-            threshold_ns: cfg.threshold.as_nanos() as u64,
-            scenarios: Vec::new(),
-            recommendation: String::new(),
-            interrupted: false,
-            restored_leftovers: Vec::new(),
-            host: disktier_engine::host::detect(),
-        }
-    }
-
     pub fn finish(&mut self) {
         self.recommendation = recommend(self);
     }
@@ -551,6 +531,15 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     }
     w.push("A fast local disk is no guide to a cloud volume (seed 004's fixes did not transfer to Azure): run this on the node's real disk.".into());
     w.join("\n")
+}
+
+/// The etcd verdict for a probe: fdatasync p99 under the threshold.
+pub fn verdict(sync: Option<&DirStats>, threshold: Duration) -> Verdict {
+    match sync.and_then(|s| s.lat_ns.p(99.0)) {
+        Some(p99) if p99 < threshold.as_nanos() as u64 => Verdict::Pass,
+        Some(_) => Verdict::Fail,
+        None => Verdict::Unavailable,
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::error::{InterfereError, Result};
 use crate::ioprio::{self, IoPrio};
 use crate::journal::{self, Change, Journal, CGROUP_PREFIX, DIR_PREFIX};
 use crate::mitigation::{Combo, Mitigation};
-use crate::report::{AggressorResult, InterfereDoc, Scenario, Verdict};
+use crate::report::{AggressorResult, InterfereDoc, Scenario};
 use crate::scheduler::{self, Device};
 use disktier_engine::{DirStats, Job, Profile, RunOptions};
 use std::path::{Path, PathBuf};
@@ -149,7 +149,7 @@ pub fn run(cfg: &Config) -> Result<InterfereDoc> {
         cgroups: Support::detect(),
         work,
     };
-    let mut doc = InterfereDoc::new(
+    let mut doc = new_doc(
         &cfg.dir,
         cx.device.as_ref().ok().map(|d| d.name.clone()),
         cx.sched_before.as_ref().map(|s| s.active.clone()),
@@ -204,7 +204,7 @@ fn run_baseline(cx: &mut Ctx) -> Result<Scenario> {
         None,
         Vec::new(),
         None,
-        cx.cfg,
+        cx.cfg.threshold,
     ))
 }
 
@@ -579,7 +579,7 @@ fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
             Some(AggressorResult::from_finish(&fin, spec.size)),
             applied.clone(),
             Some(notes.clone()),
-            cx.cfg,
+            cx.cfg.threshold,
         ))
     })();
     // Undo this scenario's changes, newest first, whatever happened.
@@ -674,16 +674,32 @@ pub fn sync_stats(m: &disktier_engine::Measured) -> Option<DirStats> {
     m.doc.results.sync.clone()
 }
 
-/// The etcd verdict for a probe: fdatasync p99 under the threshold.
-pub fn verdict(sync: Option<&DirStats>, threshold: Duration) -> Verdict {
-    match sync.and_then(|s| s.lat_ns.p(99.0)) {
-        Some(p99) if p99 < threshold.as_nanos() as u64 => Verdict::Pass,
-        Some(_) => Verdict::Fail,
-        None => Verdict::Unavailable,
-    }
-}
-
 /// Undoes what a killed run left (what `--restore` runs).
 pub fn restore(run_dir: &Path) -> Result<journal::Restored> {
     journal::restore(run_dir)
+}
+
+/// The document of a run on `dir` with `cfg`, before any scenario.
+fn new_doc(
+    dir: &Path,
+    device: Option<String>,
+    sched: Option<String>,
+    cfg: &Config,
+) -> InterfereDoc {
+    InterfereDoc {
+        schema_version: 1,
+        target: dir.display().to_string(),
+        device,
+        scheduler_before: sched,
+        aggressor_kind: cfg.aggressor.name().to_string(),
+        aggressor_command: cfg.aggressor_cmd.as_ref().map(|c| c.line.clone()),
+        aggressor_size: cfg.aggressor_size,
+        duration_s: cfg.duration.as_secs_f64(),
+        threshold_ns: cfg.threshold.as_nanos() as u64,
+        scenarios: Vec::new(),
+        recommendation: String::new(),
+        interrupted: false,
+        restored_leftovers: Vec::new(),
+        host: disktier_engine::host::detect(),
+    }
 }

@@ -778,7 +778,12 @@ mod tests {
             term("UNRELATED", "Hrs", "9.99")
         );
         let e = import(json.as_bytes(), Path::new("-"), "us-east-1").unwrap_err();
-        assert!(e.to_string().contains("save it to a file"), "{e}");
+        // The error wraps its cause (shown once, by the chain): read the whole chain.
+        let chain = format!(
+            "{e}: {}",
+            std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default()
+        );
+        assert!(chain.contains("save it to a file"), "{chain}");
         let mut opened = 0;
         let (cat, _) = import_from(
             || {

@@ -20,14 +20,18 @@ pub struct ManArgs {
     pub out_dir: Option<PathBuf>,
 }
 
-pub fn completions(_ctx: &Ctx, args: CompletionsArgs) -> anyhow::Result<Outcome> {
-    let mut cmd = crate::cli::command();
+/// `cmd` is the whole command tree (`cli::command()`), passed in so that commands do not
+/// depend on the tree that lists them.
+pub fn completions(
+    _ctx: &Ctx,
+    args: CompletionsArgs,
+    mut cmd: clap::Command,
+) -> anyhow::Result<Outcome> {
     clap_complete::generate(args.shell, &mut cmd, "disktier", &mut std::io::stdout());
     Ok(Outcome::Pass)
 }
 
-pub fn man(ctx: &Ctx, args: ManArgs) -> anyhow::Result<Outcome> {
-    let cmd = crate::cli::command();
+pub fn man(ctx: &Ctx, args: ManArgs, cmd: clap::Command) -> anyhow::Result<Outcome> {
     match args.out_dir {
         None => {
             clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;

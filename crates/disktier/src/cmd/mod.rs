@@ -26,9 +26,8 @@ pub mod simulate;
 pub mod store;
 pub mod trace;
 
-use crate::cli::{Cli, Command, Format, Global};
 use crate::exposition::{self, RunMetrics, TextfileDir};
-use anyhow::bail;
+use crate::global::{Format, Global};
 use disktier_engine::RunDoc;
 
 /// How a command ended when it did not fail outright.
@@ -124,61 +123,4 @@ pub fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     serde_json::to_writer_pretty(&mut out, v)?;
     writeln!(out)?;
     Ok(())
-}
-
-/// Whether the command's runs have a Prometheus exposition (`--format prometheus`,
-/// `--textfile-dir`).
-fn exports_metrics(c: &Command) -> bool {
-    matches!(
-        c,
-        Command::Assess(_) | Command::Bench(_) | Command::Check(_)
-    ) || matches!(c, Command::Fleet(f) if matches!(f.what, fleet::What::Run(_)))
-}
-
-pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
-    let metrics = exports_metrics(&cli.command);
-    if !metrics && cli.global.format == Format::Prometheus {
-        bail!(
-            "--format prometheus is for check, bench, assess and fleet run: use --format json here"
-        );
-    }
-    if !metrics && cli.global.textfile_dir.is_some() {
-        bail!("--textfile-dir is for check, bench, assess and fleet run: drop it here");
-    }
-    // Checked before the command measures anything: a run of minutes must not end in an
-    // unwritable directory.
-    let textfile = cli
-        .global
-        .textfile_dir
-        .as_deref()
-        .map(TextfileDir::check)
-        .transpose()?;
-    let ctx = Ctx {
-        global: cli.global,
-        textfile,
-    };
-    match cli.command {
-        Command::Assess(a) => assess::run(&ctx, a),
-        Command::Bench(a) => bench::run(&ctx, a),
-        Command::Check(a) => check::run(&ctx, a),
-        Command::Import(a) => import::run(&ctx, a),
-        Command::Catalog(a) => catalog::run(&ctx, a),
-        Command::Price(a) => price::run(&ctx, a),
-        Command::Plan(a) => plan::run(&ctx, a),
-        Command::Disks(a) => disks::run(&ctx, a),
-        Command::Setup(a) => setup::run(&ctx, a),
-        Command::Render(a) => render::run(&ctx, a),
-        Command::History(a) => history::run(&ctx, a),
-        Command::Show(a) => show::run(&ctx, a),
-        Command::Compare(a) => compare::run(&ctx, a),
-        Command::Report(a) => report::run(&ctx, a),
-        Command::Store(a) => store::run(&ctx, a),
-        Command::Interfere(a) => interfere::run(&ctx, a),
-        Command::Aggressor(a) => interfere::aggressor(&ctx, a),
-        Command::Fleet(a) => fleet::run(&ctx, a),
-        Command::Trace(a) => trace::run(&ctx, a),
-        Command::Simulate(a) => simulate::run(&ctx, a),
-        Command::Completions(a) => meta::completions(&ctx, a),
-        Command::Man(a) => meta::man(&ctx, a),
-    }
 }

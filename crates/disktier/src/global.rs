@@ -1,0 +1,38 @@
+//! The options every command takes, apart from the command tree so that the commands can read
+//! them without depending on it.
+
+use clap::ValueEnum;
+use std::path::PathBuf;
+
+/// Options every command takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Global {
+    /// Output format (prometheus: text exposition 0.0.4, for check, bench and assess).
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also write the run's metrics to DIR/disktier_<command>.prom, atomically, for
+    /// node_exporter's textfile collector (check, bench, assess).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub textfile_dir: Option<PathBuf>,
+    /// No progress line and no notes on stderr.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// Result store: a SQLite file path, a postgres://... URL or a libpq key=value string (default: $XDG_DATA_HOME/disktier/results.db).
+    // hide_env_values: --help would otherwise print DISKTIER_DB, password included.
+    #[arg(long, global = true, env = "DISKTIER_DB", hide_env_values = true)]
+    pub db: Option<String>,
+    /// Do not save this run in the store.
+    #[arg(long, global = true)]
+    pub no_save: bool,
+    /// A catalog file that overrides or extends the embedded price catalog.
+    #[arg(long, global = true, env = "DISKTIER_CATALOG")]
+    pub catalog: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    /// Prometheus text exposition format 0.0.4 (check, bench, assess).
+    Prometheus,
+}
