@@ -9,7 +9,10 @@
 #
 #   sudo bench/pairs.sh                      # PAIRS=7 RUNTIME=3, all four workloads + ceiling
 #   DISKTIER=target/release/disktier PAIRS=9 WORKLOADS="qd32" bench/pairs.sh
-#   DISKTIER_ARGS="--iodepth-batch-submit 1" bench/pairs.sh   # extra disktier options
+#   DISKTIER_ARGS="--iodepth-batch-submit 8" bench/pairs.sh   # extra disktier options
+#   B_ARGS="" DISKTIER_ARGS="--cpus-allowed 0" WORKLOADS=qd32 bench/pairs.sh
+#       # B_ARGS set: B is disktier with B_ARGS instead of fio (an engine change against the
+#       # same binary's default; DISKTIER_B is another binary for B, e.g. the commit before)
 #
 # Workloads (the four of issue #18):
 #   qd32   4k randread, iodepth 32, io_uring, O_DIRECT, raw loop device        (bar: 1.10x)
@@ -48,6 +51,11 @@ else
 fi
 [ -x "$DT" ] || { echo "pairs: $DT is not an executable" >&2; exit 2; }
 read -r -a DT_EXTRA <<< "${DISKTIER_ARGS:-}"
+VS_DT=0
+if [ -n "${B_ARGS+set}" ] || [ -n "${DISKTIER_B:-}" ]; then VS_DT=1; fi
+read -r -a DT_B_EXTRA <<< "${B_ARGS:-}"
+DT_B=${DISKTIER_B:-$DT}
+[ -x "$DT_B" ] || { echo "pairs: $DT_B is not an executable" >&2; exit 2; }
 TIO=""
 if [ "$CEILING" = 1 ] && [[ $WORKLOADS == *qd32* ]]; then
     TIO=$(bash "$ROOT/bench/fio-t-io_uring.sh")
@@ -78,12 +86,30 @@ state() { python3 "$STATS" state | tee -a "$RES" >&2; }
 
 # One disktier run: appends {"w","pair","tool","iops","cpu_s","ios"} to $RES.
 dt_run() { # dt_run WORKLOAD PAIR DIR(read|write) ARGS...
-    local w=$1 i=$2 dir=$3
+    local w=$1 i=$2 dir=$3 tool=${TOOL:-disktier} bin=${BIN:-$DT}
     shift 3
-    "$DT" --format json --no-save bench "$@" "${DT_EXTRA[@]}" > "$WORK/dt.json"
+    if [ "$tool" = disktier ]; then
+        "$bin" --format json --no-save bench "$@" "${DT_EXTRA[@]}" > "$WORK/dt.json"
+    else
+        "$bin" --format json --no-save bench "$@" "${DT_B_EXTRA[@]}" > "$WORK/dt.json"
+    fi
     py 'import json,sys; d=json.load(open(sys.argv[1])); r=d["results"]; c=r["cpu"]; x=r[sys.argv[4]]
-print(json.dumps({"w": sys.argv[2], "pair": int(sys.argv[3]), "tool": "disktier", "iops": x["iops"],
-                  "cpu_s": c["usr_s"] + c["sys_s"], "ios": x["ios"]}))' "$WORK/dt.json" "$w" "$i" "$dir" | tee -a "$RES" >&2
+print(json.dumps({"w": sys.argv[2], "pair": int(sys.argv[3]), "tool": sys.argv[5], "iops": x["iops"],
+                  "cpu_s": c["usr_s"] + c["sys_s"], "ios": x["ios"]}))' "$WORK/dt.json" "$w" "$i" "$dir" "$tool" | tee -a "$RES" >&2
+}
+
+# fio's side of a pair, or with B_ARGS/DISKTIER_B the baseline disktier doing the same job.
+b_run() { # b_run WORKLOAD PAIR DIR FIO-ARGS... -- DISKTIER-ARGS...
+    local fa=() da=() seen=0 a
+    for a in "${@:4}"; do
+        if [ "$seen" = 0 ] && [ "$a" = -- ]; then seen=1; continue; fi
+        if [ "$seen" = 0 ]; then fa+=("$a"); else da+=("$a"); fi
+    done
+    if [ "$VS_DT" = 1 ]; then
+        TOOL=baseline BIN=$DT_B dt_run "$1" "$2" "$3" "${da[@]}"
+    else
+        fio_run "$1" "$2" "$3" "${fa[@]}"
+    fi
 }
 
 fio_run() { # fio_run WORKLOAD PAIR DIR(read|write) ARGS...
@@ -100,7 +126,7 @@ print(json.dumps({"w": sys.argv[2], "pair": int(sys.argv[3]), "tool": "fio", "io
 tio_run() { # tio_run PAIR DEV
     "$TIO" -d32 -b4096 -p0 -B1 -F1 -n1 -O1 -r "$RUNTIME" "$2" > "$WORK/tio.txt" 2>&1 || true
     py 'import json,re,sys,statistics
-v=[int(x) for x in re.findall(r"IOPS=(\d+)", open(sys.argv[1]).read())]
+v=[float(x) * {"": 1, "K": 1e3, "M": 1e6}[k] for x, k in re.findall(r"IOPS=([0-9.]+)([KM]?)", open(sys.argv[1]).read())]
 v=[x for x in v if x > 0]
 if v:
     print(json.dumps({"w": "qd32", "pair": int(sys.argv[2]), "tool": "t/io_uring peak", "iops": max(v)}))
@@ -120,27 +146,27 @@ for w in $WORKLOADS; do
     echo "-- $w" >&2
     case $w in
     qd32)
-        echo '{"w": "qd32", "a": "disktier", "b": "fio", "also": ["t/io_uring peak", "t/io_uring mean"], "bar": 1.10}' >> "$RES"
+        [ "$VS_DT" = 1 ] || echo '{"w": "qd32", "a": "disktier", "b": "fio", "also": ["t/io_uring peak", "t/io_uring mean"], "bar": 1.10}' >> "$RES"
         for i in $(seq "$PAIRS"); do
-            dt_run qd32 "$i" read "$RAW" --rw randread --bs 4k --iodepth 32 --ioengine io_uring --direct \
-                --runtime "${RUNTIME}s" --time-based
-            fio_run qd32 "$i" read --name=rr --filename="$RAW" --rw=randread --bs=4k --iodepth=32 \
-                --ioengine=io_uring --direct=1 --runtime="$RUNTIME" --time_based
-            [ -z "$TIO" ] || tio_run "$i" "$RAW"
+            a=("$RAW" --rw randread --bs 4k --iodepth 32 --ioengine io_uring --direct --runtime "${RUNTIME}s" --time-based)
+            dt_run qd32 "$i" read "${a[@]}"
+            b_run qd32 "$i" read --name=rr --filename="$RAW" --rw=randread --bs=4k --iodepth=32 \
+                --ioengine=io_uring --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
+            [ -z "$TIO" ] || [ "$VS_DT" = 1 ] || tio_run "$i" "$RAW"
         done ;;
     qd1)
         for i in $(seq "$PAIRS"); do
-            dt_run qd1 "$i" read "$RAW" --rw randread --bs 4k --iodepth 1 --ioengine psync --direct \
-                --runtime "${RUNTIME}s" --time-based
-            fio_run qd1 "$i" read --name=rr --filename="$RAW" --rw=randread --bs=4k --iodepth=1 \
-                --ioengine=psync --direct=1 --runtime="$RUNTIME" --time_based
+            a=("$RAW" --rw randread --bs 4k --iodepth 1 --ioengine psync --direct --runtime "${RUNTIME}s" --time-based)
+            dt_run qd1 "$i" read "${a[@]}"
+            b_run qd1 "$i" read --name=rr --filename="$RAW" --rw=randread --bs=4k --iodepth=1 \
+                --ioengine=psync --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
         done ;;
     wqd32)
         for i in $(seq "$PAIRS"); do
-            dt_run wqd32 "$i" write "$RAW" --rw randwrite --bs 4k --iodepth 32 --ioengine io_uring --direct \
-                --runtime "${RUNTIME}s" --time-based
-            fio_run wqd32 "$i" write --name=rw --filename="$RAW" --rw=randwrite --bs=4k --iodepth=32 \
-                --ioengine=io_uring --direct=1 --runtime="$RUNTIME" --time_based
+            a=("$RAW" --rw randwrite --bs 4k --iodepth 32 --ioengine io_uring --direct --runtime "${RUNTIME}s" --time-based)
+            dt_run wqd32 "$i" write "${a[@]}"
+            b_run wqd32 "$i" write --name=rw --filename="$RAW" --rw=randwrite --bs=4k --iodepth=32 \
+                --ioengine=io_uring --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
         done ;;
     etcd)
         new_loop /dev/shm/disktier-pairs.$$.xfs.img 1G
@@ -151,8 +177,8 @@ for w in $WORKLOADS; do
         for i in $(seq "$PAIRS"); do
             rm -rf "$WORK/xfs/dt" "$WORK/xfs/fio"; mkdir -p "$WORK/xfs/dt" "$WORK/xfs/fio"
             dt_run etcd "$i" write "$WORK/xfs/dt" --profile etcd
-            fio_run etcd "$i" write --name=etcd --directory="$WORK/xfs/fio" --rw=write --ioengine=sync \
-                --fdatasync=1 --size=22m --bs=2300
+            b_run etcd "$i" write --name=etcd --directory="$WORK/xfs/fio" --rw=write --ioengine=sync \
+                --fdatasync=1 --size=22m --bs=2300 -- "$WORK/xfs/fio" --profile etcd
         done ;;
     *) echo "pairs: unknown workload $w (qd32 qd1 wqd32 etcd)" >&2; exit 2 ;;
     esac
