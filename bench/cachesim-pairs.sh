@@ -56,7 +56,7 @@ for t in (d, l):
 PYEOF
     tail -n 2 "$RES" | python3 -c 'import json,sys
 for l in sys.stdin:
-    o=json.loads(l); print(f"  pair {o[\"pair\"]}: {o[\"tool\"]} {o[\"seconds\"]:.3f} s, hit ratios {o[\"hit_ratios\"]}", file=sys.stderr)'
+    o=json.loads(l); p, t, s, h = o["pair"], o["tool"], o["seconds"], o["hit_ratios"]; print(f"  pair {p}: {t} {s:.3f} s, hit ratios {h}", file=sys.stderr)'
 done
 python3 bench/pairs_stats.py state | tee -a "$RES" >&2
 echo "hit ratios identical in all $PAIRS pairs" >&2
