@@ -620,3 +620,40 @@ mod tests {
         assert!(cfg.check().unwrap_err().to_string().contains("--sample"));
     }
 }
+
+#[cfg(test)]
+mod threaded_tests {
+    use super::*;
+
+    /// The threaded `simulate` gives, in (policy, size) order, what one replay per (policy,
+    /// size) on this thread gives.
+    #[test]
+    fn threaded_replays_equal_sequential_ones_in_order() {
+        let trace = crate::mrc::tests::zipf_trace(200_000, 20_000, 7);
+        let cfg = SimConfig {
+            block: 4096,
+            policies: vec![PolicyKind::Lru, PolicyKind::Arc, PolicyKind::S3fifo],
+            sizes: vec![4096 * 100, 4096 * 1_000, 4096 * 10_000],
+            sample: None,
+            bcache: BcacheConfig::default(),
+            smq: SmqConfig::default(),
+        };
+        let report = simulate(&cfg, &trace).unwrap();
+        assert_eq!(report.results.len(), 9);
+        assert_eq!(report.requests, 9 * trace.len() as u64);
+        let mut i = 0;
+        for &kind in &cfg.policies {
+            for &size in &cfg.sizes {
+                let want = replay(&cfg, kind, size, &trace);
+                let got = &report.results[i];
+                assert_eq!((got.policy, got.cache_bytes), (kind, size));
+                assert_eq!(got.counters.read_hits, want.counters.read_hits);
+                assert_eq!(got.counters.write_hits, want.counters.write_hits);
+                assert_eq!(got.hit_ratio.to_bits(), want.hit_ratio.to_bits());
+                i += 1;
+            }
+        }
+        // The sizes differ, so the results must too (a shuffled order would fail above).
+        assert!(report.results[0].hit_ratio < report.results[2].hit_ratio);
+    }
+}
