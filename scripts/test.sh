@@ -109,4 +109,4 @@ if [ -z "${DISKTIER_TEST_KUBECONFIG:-}" ] && [ "$(id -u)" -eq 0 ]; then
     fi
   fi
 fi
-cargo test --workspace --locked 2>&1 | tee /tmp/disktier-test.log
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee /tmp/disktier-test.log

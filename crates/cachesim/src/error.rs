@@ -1,18 +1,20 @@
 //! The error type of every cachesim module: each message names the object and, where one
-//! exists, the fix.
+//! exists, the fix. The I/O errors quote the OS error (in the message, no `source()`): their
+//! text is shown on its own (importers' reports, `trace record`'s disk-full check).
 
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("{path}: {source}")]
+    /// Quotes the OS error (no `source()`): importers and `trace record` show this text as is.
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
+    /// Quotes the OS error rather than wrapping it: `trace record` reads the text (a full disk).
     #[error("I/O error on the trace stream: {0}")]
-    Stream(#[from] std::io::Error),
+    Stream(std::io::Error),
     #[error("{0}: not a disktier trace (no DTTRACE header); import other formats with `disktier trace import FORMAT FILE -o OUT`")]
     NotATrace(String),
     #[error("{what}: trace format version {found} is newer than this disktier understands ({supported}); upgrade disktier")]
@@ -47,11 +49,17 @@ pub enum TraceError {
     Invalid { what: &'static str, why: String },
 }
 
+impl From<std::io::Error> for TraceError {
+    fn from(e: std::io::Error) -> Self {
+        TraceError::Stream(e)
+    }
+}
+
 impl TraceError {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         TraceError::Io {
             path: path.into(),
-            source,
+            error: source,
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod import;
 pub mod mrc;
 pub mod policy;
 pub mod sim;
+pub mod simulator;
 pub mod stats;
 pub mod trace;
 

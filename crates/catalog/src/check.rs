@@ -32,7 +32,7 @@ impl Report {
     }
 }
 
-const CLOUDS: [&str; 2] = ["aws", "gcp"];
+const CLOUDS: [&str; 3] = ["aws", "gcp", "azure"];
 
 /// `YYYY-MM` or `YYYY-MM-DD`.
 fn is_date(s: &str) -> bool {
@@ -96,7 +96,7 @@ pub fn check(cat: &Catalog) -> Report {
         dup(&mut p, &mut seen, r.name.clone(), "region");
         if !CLOUDS.contains(&r.cloud.as_str()) {
             p.push(format!(
-                "region {}: unknown cloud '{}' (aws or gcp)",
+                "region {}: unknown cloud '{}' (aws, gcp or azure)",
                 r.name, r.cloud
             ));
         }

@@ -8,6 +8,7 @@
 //! - [`price`]: monthly line items rounded as the AWS Pricing Calculator rounds.
 //! - [`plan`]: the planner (volumes, hybrid caches, instance store), with a hit-ratio hook
 //!   ([`plan::HitRatio::Curve`]) for `disktier simulate`.
+//! - [`quoted`]: figures from published guides checked against the catalog (in `plan`).
 //! - [`import`]: `catalog import aws-offer`, streaming AWS's bulk price list.
 
 pub mod check;
@@ -17,6 +18,7 @@ pub mod model;
 pub mod perf;
 pub mod plan;
 pub mod price;
+pub mod quoted;
 pub mod suggest;
 pub mod validate;
 

@@ -226,6 +226,10 @@ pub struct VolumePrice {
     pub date: String,
     #[serde(default, skip_serializing_if = "is_false")]
     pub weak: bool,
+    /// What is known about the figure's provenance beyond `source` (e.g. that it could not be
+    /// confirmed from a stored copy of the price page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -252,6 +256,10 @@ pub struct Instance {
     pub store_read_iops: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_write_iops: Option<u64>,
+    /// The instance store's published throughput for the whole instance, MB/s (10^6 bytes),
+    /// where the cloud publishes one (Azure's Lsv3/Lasv3 size tables do; AWS does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_throughput_mbps: Option<f64>,
     /// GCP: the local SSD counts this machine type allows (empty: none, as e2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_ssd_counts: Option<Vec<u32>>,
@@ -289,6 +297,9 @@ pub struct InstancePrice {
     pub date: String,
     #[serde(default, skip_serializing_if = "is_false")]
     pub weak: bool,
+    /// See [`VolumePrice::note`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {

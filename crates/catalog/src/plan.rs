@@ -150,6 +150,10 @@ pub struct Plan {
     pub options: Vec<PlanOption>,
     pub rejected: Vec<Rejected>,
     pub notes: Vec<String>,
+    /// Published figures about `--instance`'s family, checked against the catalog (each
+    /// check's message is also in `notes`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quoted_checks: Vec<crate::quoted::QuotedCheck>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -538,6 +542,12 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<Plan, PlanError> {
             &mut notes,
         )?;
     }
+    let quoted_checks = reqst
+        .instance
+        .as_deref()
+        .map(|i| crate::quoted::checks(cat, i))
+        .unwrap_or_default();
+    notes.extend(quoted_checks.iter().map(|c| c.message.clone()));
     if let Some(inst) = &reqst.instance {
         instance_store(
             cat,
@@ -615,6 +625,7 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<Plan, PlanError> {
         options,
         rejected,
         notes,
+        quoted_checks,
     })
 }
 
@@ -970,11 +981,53 @@ fn hybrid_option(
     }
 }
 
-/// The instance-store sibling of an EBS-only type: m6i.xlarge -> m6id.xlarge.
-pub fn store_sibling(cat: &Catalog, name: &str) -> Option<String> {
-    let (family, size) = name.split_once('.')?;
-    let sib = format!("{family}d.{size}");
-    cat.instance(&sib).map(|_| sib)
+/// MB/s (10^6 bytes, as clouds publish) in MiB/s.
+fn mbps_to_mibs(mbps: f64) -> f64 {
+    mbps * 1e6 / (1u64 << 20) as f64
+}
+
+/// What an instance store sustains, as the plan counts it: the lower of the published read and
+/// write IOPS (or the one figure a cloud publishes), and the published throughput; with the
+/// caveat that says which figures these are.
+fn store_performance(i: &crate::model::Instance) -> (Option<f64>, Option<f64>, String) {
+    let tp = i.store_throughput_mbps.map(mbps_to_mibs);
+    let tp_words = match i.store_throughput_mbps {
+        Some(m) => format!(
+            "; {} MB/s ({} MiB/s)",
+            num(m),
+            num(tp.unwrap_or(0.0).floor())
+        ),
+        None => "; no published throughput".into(),
+    };
+    let how = if i.weak {
+        "weak: scaled from a published size"
+    } else {
+        "published"
+    };
+    match (i.store_read_iops, i.store_write_iops) {
+        (Some(r), Some(w)) => (
+            Some(r.min(w) as f64),
+            tp,
+            format!(
+                "local NVMe 4 KiB random IOPS: {} read / {} write ({how}){tp_words}; the plan counts the lower",
+                int(r),
+                int(w)
+            ),
+        ),
+        (Some(r), None) | (None, Some(r)) => (
+            Some(r as f64),
+            tp,
+            format!(
+                "local NVMe IOPS: {} ({how}: one figure, not split into read and write){tp_words}",
+                int(r)
+            ),
+        ),
+        (None, None) => (
+            None,
+            tp,
+            format!("the catalog has no IOPS figure for this instance store{tp_words}"),
+        ),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1003,13 +1056,48 @@ fn instance_store(
         );
     }
     let now = price::instance_monthly(cat, region, inst_name)?;
-    if inst.store.is_some() {
+    if let Some(store) = &inst.store {
         notes.push(format!(
             "{inst_name} already has an instance store: use it (disktier disks / setup) at no extra cost"
         ));
+        if reqst.allow_ephemeral {
+            let (iops, tp, perf_caveat) = store_performance(inst);
+            let store_gib = store.total_bytes() >> 30;
+            let opt = PlanOption {
+                kind: Kind::InstanceStore,
+                label: format!(
+                    "{inst_name}'s own instance store ({} x {} GB NVMe)",
+                    store.count,
+                    int(store.size_gb)
+                ),
+                monthly_cost_usd: 0.0,
+                components: vec![Component {
+                    type_: format!("{inst_name} instance store"),
+                    role: "instance-store".into(),
+                    size_gib: store_gib,
+                    iops: iops.map(|i| i as u64),
+                    throughput_mibs: tp,
+                    monthly_cost_usd: 0.0,
+                }],
+                performance: OptionPerformance {
+                    iops,
+                    throughput_mibs: tp,
+                    ..Default::default()
+                },
+                caveats: vec![
+                    "data on the instance store is lost when the instance stops or is deallocated (kept across a reboot): only for data you can rebuild".into(),
+                    perf_caveat,
+                ],
+                savings_usd: None,
+                exact_monthly_cost_usd: Some(0.0),
+                equivalent: None,
+                weak: inst.weak,
+            };
+            push_checked(opt, store_gib, req, options, rejected);
+        }
         return Ok(());
     }
-    let Some(sib) = store_sibling(cat, inst_name) else {
+    let Some(sib) = crate::quoted::store_sibling(cat, inst_name) else {
         notes.push(format!(
             "the catalog has no instance-store sibling of {inst_name}"
         ));
@@ -1037,10 +1125,7 @@ fn instance_store(
             .volume_price(region, "gp3")
             .map(|p| (delta / p.storage_gb_month + 1e-9).floor() as u64),
     };
-    let iops = match (s.store_read_iops, s.store_write_iops) {
-        (Some(r), Some(w)) => Some(r.min(w) as f64),
-        _ => None,
-    };
+    let (iops, tp, perf_caveat) = store_performance(s);
     let mut caveats = vec![
         "data on the instance store is lost when the instance stops or terminates (kept across a reboot): only for data you can rebuild".to_string(),
         format!(
@@ -1059,19 +1144,7 @@ fn instance_store(
             equivalent.gp3_gib.map(int).unwrap_or_else(|| "?".into()),
         ),
     ];
-    match (s.store_read_iops, s.store_write_iops) {
-        (Some(r), Some(w)) => caveats.push(format!(
-            "local NVMe 4 KiB random IOPS: {} read / {} write ({}); the plan counts the lower",
-            int(r),
-            int(w),
-            if s.weak {
-                "weak: scaled from a published size"
-            } else {
-                "published"
-            }
-        )),
-        _ => caveats.push("the catalog has no IOPS figure for this instance store".into()),
-    }
+    caveats.push(perf_caveat);
     let opt = PlanOption {
         kind: Kind::InstanceStore,
         label: format!(
@@ -1085,11 +1158,12 @@ fn instance_store(
             role: "instance-store".into(),
             size_gib: store_gib,
             iops: iops.map(|i| i as u64),
-            throughput_mibs: None,
+            throughput_mibs: tp,
             monthly_cost_usd: round_cents(delta),
         }],
         performance: OptionPerformance {
             iops,
+            throughput_mibs: tp,
             ..Default::default()
         },
         caveats,
@@ -1098,6 +1172,20 @@ fn instance_store(
         equivalent: Some(equivalent),
         weak: s.weak || inst.weak,
     };
+    push_checked(opt, store_gib, req, options, rejected);
+    Ok(())
+}
+
+/// Puts an instance-store option among the options when its capacity and its published
+/// figures meet the requirements, else among the rejected with the reason. A requirement on a
+/// figure the catalog lacks is not checked but said.
+fn push_checked(
+    mut opt: PlanOption,
+    store_gib: u64,
+    req: &Requirements,
+    options: &mut Vec<PlanOption>,
+    rejected: &mut Vec<Rejected>,
+) {
     if store_gib < req.capacity_gib {
         rejected.push(Rejected {
             kind: Kind::InstanceStore,
@@ -1109,23 +1197,24 @@ fn instance_store(
             ),
             nearest: Some(Box::new(opt)),
         });
-        return Ok(());
+        return;
     }
-    let check_tp = Requirements {
-        throughput_mibs: None,
-        ..req.clone()
-    };
-    match meets(&check_tp, iops, None) {
-        Ok(()) => {
-            let mut opt = opt;
-            if req.throughput_mibs.is_some() {
-                opt.caveats.push(
-                    "the catalog has no throughput figure for this instance store: not checked"
-                        .into(),
-                );
-            }
-            options.push(opt)
-        }
+    let (iops, tp) = (opt.performance.iops, opt.performance.throughput_mibs);
+    let mut check = req.clone();
+    if iops.is_none() && req.iops.is_some() {
+        check.iops = None;
+        opt.caveats.push(
+            "the catalog has no IOPS figure for this instance store: IOPS not checked".into(),
+        );
+    }
+    if tp.is_none() && req.throughput_mibs.is_some() {
+        check.throughput_mibs = None;
+        opt.caveats.push(
+            "the catalog has no throughput figure for this instance store: not checked".into(),
+        );
+    }
+    match meets(&check, iops, tp) {
+        Ok(()) => options.push(opt),
         Err(why) => rejected.push(Rejected {
             kind: Kind::InstanceStore,
             label: opt.label.clone(),
@@ -1133,7 +1222,6 @@ fn instance_store(
             nearest: Some(Box::new(opt)),
         }),
     }
-    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1172,10 +1260,40 @@ fn gcp_local_ssd(
         ));
         return Ok(());
     }
-    let Some(&n) = counts
+    let mut fitting: Vec<u32> = counts
         .iter()
-        .filter(|&&n| n as u64 * unit >= req.capacity_gib)
-        .min()
+        .copied()
+        .filter(|&n| n as u64 * unit >= req.capacity_gib)
+        .collect();
+    fitting.sort_unstable();
+    // The fewest disks that hold the capacity and, by the catalog's figures, deliver the IOPS
+    // and throughput; else the most the machine takes (then rejected with the shortfall).
+    let delivers = |n: u32| {
+        price::volume(
+            cat,
+            region,
+            "local-ssd",
+            &VolumeConfig {
+                size_gib: n as u64 * unit,
+                iops: None,
+                throughput_mibs: None,
+            },
+        )
+        .ok()
+        .is_some_and(|q| {
+            let p = &q.performance;
+            req.iops
+                .is_none_or(|w| p.baseline_iops.is_none_or(|i| i + 1e-9 >= w as f64))
+                && req
+                    .throughput_mibs
+                    .is_none_or(|w| p.baseline_throughput_mibs.is_none_or(|t| t + 1e-9 >= w))
+        })
+    };
+    let Some(n) = fitting
+        .iter()
+        .copied()
+        .find(|&n| delivers(n))
+        .or(fitting.last().copied())
     else {
         rejected.push(Rejected {
             kind: Kind::InstanceStore,
@@ -1211,13 +1329,17 @@ fn gcp_local_ssd(
                 .join(", ")
         ),
     ];
-    if req.iops.is_some() || req.throughput_mibs.is_some() {
-        caveats.push(
-            "the catalog has no local SSD performance figures: IOPS and throughput not checked"
-                .into(),
-        );
+    let iops = q.performance.baseline_iops;
+    let tp = q.performance.baseline_throughput_mibs;
+    if let (Some(i), Some(t)) = (iops, tp) {
+        caveats.push(format!(
+            "{n} local SSD(s): {} IOPS and {} MiB/s sustained (the write side; reads reach about 1.9x the IOPS), from the catalog's local-ssd rules ({}); the per-instance maxima need enough vCPUs",
+            num(i.floor()),
+            num(t.floor()),
+            vt.source
+        ));
     }
-    options.push(PlanOption {
+    let opt = PlanOption {
         kind: Kind::InstanceStore,
         label: format!("{machine} + {n} x {unit} GB local SSD"),
         monthly_cost_usd: q.monthly_cost_usd,
@@ -1225,17 +1347,22 @@ fn gcp_local_ssd(
             type_: "local-ssd".into(),
             role: "instance-store".into(),
             size_gib: n as u64 * unit,
-            iops: None,
-            throughput_mibs: None,
+            iops: iops.map(|i| i as u64),
+            throughput_mibs: tp,
             monthly_cost_usd: q.monthly_cost_usd,
         }],
-        performance: OptionPerformance::default(),
+        performance: OptionPerformance {
+            iops,
+            throughput_mibs: tp,
+            ..Default::default()
+        },
         caveats,
         savings_usd: None,
         exact_monthly_cost_usd: None,
         equivalent: None,
         weak: q.weak,
-    });
+    };
+    push_checked(opt, n as u64 * unit, req, options, rejected);
     Ok(())
 }
 

@@ -153,6 +153,9 @@ pub fn volume(
         vt.name, reg.name, price.source, price.date
     )];
     sources.push(format!("{} rules: {} ({})", vt.name, vt.source, vt.date));
+    if let Some(n) = &price.note {
+        sources.push(format!("{} {} price: {n}", vt.name, reg.name));
+    }
     let tiers_weak = price
         .iops_tiers
         .as_ref()
@@ -388,7 +391,10 @@ mod tests {
         let e = instance(&c, "us-east-1", "m6id.xlarg").unwrap_err();
         assert!(e.to_string().contains("m6id.xlarge"), "{e}");
         let e = volume(&c, "eu-north-1", "sc1", &cfg(500, None, None)).unwrap_err();
-        assert!(e.to_string().contains("it has one in us-east-1"), "{e}");
+        assert!(
+            e.to_string().contains("it has one in ") && e.to_string().contains("us-east-1"),
+            "{e}"
+        );
         let e = volume(&c, "us-central1", "gp3", &cfg(500, None, None)).unwrap_err();
         assert!(e.to_string().contains("pick one of the aws regions"), "{e}");
     }

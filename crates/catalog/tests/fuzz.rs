@@ -98,3 +98,57 @@ fn fuzz_aws_offer() {
             }
         });
 }
+
+/// Any bytes as a page of a cloud's price API (`catalog refresh gcp|azure`), alone and as the
+/// second page after a real one: an overlay that passes `catalog check` once merged, or an
+/// error; memory bounded (the item array is streamed).
+fn fuzz_refresh(target: &str, cloud: disktier_catalog::import::refresh::Cloud, regions: [&str; 2]) {
+    let seeds = seeds(env!("CARGO_MANIFEST_DIR"), target);
+    let first = seeds.first().cloned().unwrap_or_default();
+    bolero::check!()
+        .with_test_time(BRIEF)
+        .with_max_len(MAX_INPUT)
+        .for_each(move |raw: &[u8]| {
+            for input in [raw.to_vec(), mutate(&seeds, raw)] {
+                let input = &input[..];
+                timed(input, || {
+                    for region in regions {
+                        let pages: Vec<Vec<(std::path::PathBuf, &[u8])>> = vec![
+                            vec![("fuzz.json".into(), input)],
+                            vec![
+                                ("seed.json".into(), &first[..]),
+                                ("fuzz.json".into(), input),
+                            ],
+                        ];
+                        for p in pages {
+                            if let Ok((cat, _)) =
+                                disktier_catalog::import::refresh::refresh(cloud, p, region)
+                            {
+                                let mut merged = Catalog::embedded();
+                                merged.merge(cat);
+                                assert!(disktier_catalog::check::check(&merged).ok());
+                            }
+                        }
+                    }
+                })
+            }
+        });
+}
+
+#[test]
+fn fuzz_gcp_skus() {
+    fuzz_refresh(
+        "fuzz_gcp_skus",
+        disktier_catalog::import::refresh::Cloud::Gcp,
+        ["asia-east1", "us-central1"],
+    );
+}
+
+#[test]
+fn fuzz_azure_prices() {
+    fuzz_refresh(
+        "fuzz_azure_prices",
+        disktier_catalog::import::refresh::Cloud::Azure,
+        ["eastus", "westeurope"],
+    );
+}

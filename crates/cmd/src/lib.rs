@@ -402,6 +402,15 @@ pub struct Rule {
     pub times: Option<usize>,
 }
 
+/// The output of a command that printed `stdout` and exited with `status`.
+fn canned(status: i32, stdout: &str) -> Output {
+    Output {
+        status,
+        stdout: stdout.to_string(),
+        stderr: String::new(),
+    }
+}
+
 /// Records every command and answers from rules; unknown commands succeed with empty output.
 /// Tests compare [`RecordingRunner::transcript`] with a golden file.
 #[derive(Debug, Default)]
@@ -412,50 +421,41 @@ pub struct RecordingRunner {
 }
 
 impl RecordingRunner {
+    /// Adds a rule; `times`: how often it answers before later rules apply (None: always).
+    fn rule(
+        &self,
+        program: &str,
+        args_prefix: &[&str],
+        output: Output,
+        times: Option<usize>,
+    ) -> &Self {
+        self.rules.lock().unwrap().push_back(Rule {
+            program: program.to_string(),
+            args_prefix: args_prefix.iter().map(|s| s.to_string()).collect(),
+            output,
+            times,
+        });
+        self
+    }
+
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Answers commands of `program` whose arguments start with `args_prefix`.
     pub fn on(&self, program: &str, args_prefix: &[&str], status: i32, stdout: &str) -> &Self {
-        self.rules.lock().unwrap().push_back(Rule {
-            program: program.to_string(),
-            args_prefix: args_prefix.iter().map(|s| s.to_string()).collect(),
-            output: Output {
-                status,
-                stdout: stdout.to_string(),
-                stderr: String::new(),
-            },
-            times: None,
-        });
-        self
+        self.rule(program, args_prefix, canned(status, stdout), None)
     }
 
     /// Answers commands of `program` whose arguments start with `args_prefix` with `output`
     /// (stderr included).
     pub fn answer(&self, program: &str, args_prefix: &[&str], output: Output) -> &Self {
-        self.rules.lock().unwrap().push_back(Rule {
-            program: program.to_string(),
-            args_prefix: args_prefix.iter().map(|s| s.to_string()).collect(),
-            output,
-            times: None,
-        });
-        self
+        self.rule(program, args_prefix, output, None)
     }
 
     /// Like [`on`](Self::on) but answers only once, then falls through to later rules.
     pub fn once(&self, program: &str, args_prefix: &[&str], status: i32, stdout: &str) -> &Self {
-        self.rules.lock().unwrap().push_back(Rule {
-            program: program.to_string(),
-            args_prefix: args_prefix.iter().map(|s| s.to_string()).collect(),
-            output: Output {
-                status,
-                stdout: stdout.to_string(),
-                stderr: String::new(),
-            },
-            times: Some(1),
-        });
-        self
+        self.rule(program, args_prefix, canned(status, stdout), Some(1))
     }
 
     /// Limits which programs count as installed (default: all).
@@ -507,145 +507,4 @@ impl CommandRunner for RecordingRunner {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(shell_quote("/dev/loop0"), "/dev/loop0");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), "'it'\\''s'");
-        assert_eq!(shell_quote(""), "''");
-    }
-
-    #[test]
-    fn real_runner_keeps_streams_on_failure() {
-        let r = RealRunner;
-        let err = r
-            .run(&Cmd::new("sh").args(["-c", "echo out; echo bad >&2; exit 3"]))
-            .unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("exit status 3"), "{msg}");
-        assert!(msg.contains("stderr: bad"), "{msg}");
-        assert!(msg.contains("stdout: out"), "{msg}");
-    }
-
-    #[test]
-    fn a_command_past_its_timeout_is_killed_with_its_group() {
-        let t = Instant::now();
-        let pidfile = std::env::temp_dir().join(format!("disktier-cmd-pid-{}", std::process::id()));
-        // The shell's child (sleep) is in the same process group and dies with it.
-        let err = RealRunner
-            .run(
-                &Cmd::new("sh")
-                    .args([
-                        "-c",
-                        &format!(
-                            "echo started; sleep 30 & echo $! > {}; wait",
-                            pidfile.display()
-                        ),
-                    ])
-                    .timeout(Duration::from_millis(300)),
-            )
-            .unwrap_err();
-        let pid: libc::pid_t = std::fs::read_to_string(&pidfile)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        let _ = std::fs::remove_file(&pidfile);
-        let gone = (0..100).any(|_| {
-            // SAFETY: signal 0 only checks whether the process exists.
-            let alive = unsafe { libc::kill(pid, 0) } == 0
-                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                    .is_ok_and(|s| s.contains(") Z "));
-            if alive {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            !alive
-        });
-        assert!(gone, "the background sleep {pid} outlived the timeout");
-        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
-        let msg = err.to_string();
-        assert!(matches!(err, CmdError::Timeout { .. }), "{msg}");
-        assert!(
-            msg.contains("did not finish within 0.3s") && msg.contains("stdout: started"),
-            "{msg}"
-        );
-        // A command within its time is untouched.
-        let ok = RealRunner
-            .run(
-                &Cmd::new("sleep")
-                    .arg("0.1")
-                    .timeout(Duration::from_secs(10)),
-            )
-            .unwrap();
-        assert!(ok.success());
-    }
-
-    #[test]
-    fn programs_come_from_the_trusted_directories_not_path() {
-        // A directory on PATH with a "blkid" that is not the system's.
-        let t = std::env::temp_dir().join(format!("disktier-path-{}", std::process::id()));
-        std::fs::create_dir_all(&t).unwrap();
-        let fake = t.join("disktier-fake-tool");
-        std::fs::write(&fake, "#!/bin/sh\necho fake\n").unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-        // which() does not read PATH at all, so the fake is not found by name...
-        assert_eq!(which("disktier-fake-tool"), None);
-        // ...but an absolute path works, a relative one never does.
-        assert_eq!(which(fake.to_str().unwrap()), Some(fake.clone()));
-        assert!(matches!(
-            RealRunner.output(&Cmd::new("./disktier-fake-tool")),
-            Err(CmdError::NotAbsolute { .. })
-        ));
-        let sh = which("sh").unwrap();
-        assert!(
-            TRUSTED_DIRS.iter().any(|d| sh.starts_with(d)),
-            "{}",
-            sh.display()
-        );
-        std::fs::remove_dir_all(&t).unwrap();
-    }
-
-    #[test]
-    fn every_setup_tool_has_a_default_timeout() {
-        for p in [
-            "blkid",
-            "wipefs",
-            "udevadm",
-            "mount",
-            "mkfs.xfs",
-            "mkfs.ext4",
-            "mdadm",
-            "cp",
-        ] {
-            assert!(default_timeout(p).is_some(), "{p}");
-        }
-        assert_eq!(
-            default_timeout("fio"),
-            None,
-            "fio's runner bounds it by the job"
-        );
-    }
-
-    #[test]
-    fn missing_program_names_the_package() {
-        let err = RealRunner.run(&Cmd::new("mkfs.doesnotexist")).unwrap_err();
-        assert!(matches!(err, CmdError::NotFound { .. }));
-    }
-
-    #[test]
-    fn recording_runner_answers_and_records() {
-        let r = RecordingRunner::new();
-        r.once("blkid", &["-p"], 2, "");
-        r.on("blkid", &[], 0, "TYPE=xfs");
-        assert_eq!(r.output(&Cmd::new("blkid").arg("-p")).unwrap().status, 2);
-        assert_eq!(
-            r.output(&Cmd::new("blkid").arg("-p")).unwrap().stdout,
-            "TYPE=xfs"
-        );
-        assert_eq!(r.transcript(), "blkid -p\nblkid -p\n");
-    }
-}
+mod tests;

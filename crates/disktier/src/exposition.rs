@@ -9,8 +9,9 @@
 //! (seconds, bytes), latency percentiles as a summary with `quantile` labels. The text itself
 //! is written by the `prometheus` crate's `TextEncoder` (format 0.0.4), not by hand.
 
+use crate::app::judge::RunVerdict;
 use anyhow::{bail, Context};
-use disktier_engine::{DirStats, RunDoc, Verdict};
+use disktier_engine::{DirStats, RunDoc};
 use prometheus::proto::{Gauge, LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary};
 use prometheus::{Encoder, TextEncoder};
 use std::io::Write;
@@ -176,7 +177,7 @@ fn quantile(percentile: &str) -> Option<f64> {
 
 /// Latency verdicts (`sync.p99`, in ns) become seconds; rate verdicts (`sync.iops`) stay per
 /// second. A verdict on another metric is not exported rather than exported in a wrong unit.
-fn verdict(v: &Verdict) -> Option<VerdictMetrics> {
+fn verdict(v: &RunVerdict) -> Option<VerdictMetrics> {
     let leaf = v.metric.rsplit('.').next().unwrap_or("");
     let (unit, scale) = if leaf == "iops" {
         (VerdictUnit::OperationsPerSecond, 1.0)
@@ -503,7 +504,7 @@ mod tests {
             lat.percentiles.insert(k.into(), v);
         }
         RunDoc {
-            schema_version: 1,
+            schema_version: crate::app::SCHEMA_VERSION,
             engine: "disktier".into(),
             profile: Some("etcd".into()),
             quick: true,
@@ -532,7 +533,7 @@ mod tests {
             },
             series: vec![],
             verdicts: vec![
-                Verdict {
+                RunVerdict {
                     name: "etcd".into(),
                     metric: "sync.p99".into(),
                     value: 4_000_000.0,
@@ -541,7 +542,7 @@ mod tests {
                     message: String::new(),
                     ci95: None,
                 },
-                Verdict {
+                RunVerdict {
                     name: "etcd-iops-500".into(),
                     metric: "sync.iops".into(),
                     value: 400.0,

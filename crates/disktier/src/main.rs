@@ -1,6 +1,7 @@
 //! disktier: which disk should this data live on, is it fast enough, what does it cost, and can
 //! it be set up safely? `main` only parses, dispatches and maps the outcome to an exit code.
 
+mod app;
 mod cli;
 mod cmd;
 mod exposition;

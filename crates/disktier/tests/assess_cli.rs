@@ -12,19 +12,14 @@ fn dt(db: &Path) -> Command {
     c
 }
 
-#[test]
-fn assess_a_directory_saves_runs_and_writes_the_report() {
-    let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("results.db");
-    let target = d.path().join("data");
-    std::fs::create_dir(&target).unwrap();
-    let report = d.path().join("assess.html");
-    // Two profiles of the quick suite keep the test short; the default runs all seven.
-    let out = dt(&db)
+/// `assess TARGET ARGS --format json`: the exit status (0 or 1, the etcd verdict) and the
+/// document.
+fn assess_json(db: &Path, target: &Path, args: &[&str]) -> (i32, serde_json::Value) {
+    let out = dt(db)
         .arg("assess")
-        .arg(&target)
-        .args(["--only", "etcd,latency", "--format", "json", "--report"])
-        .arg(&report)
+        .arg(target)
+        .args(args)
+        .args(["--format", "json"])
         .output()
         .unwrap();
     let code = out.status.code().unwrap();
@@ -33,7 +28,27 @@ fn assess_a_directory_saves_runs_and_writes_the_report() {
         "exit {code}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (code, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+#[test]
+fn assess_a_directory_saves_runs_and_writes_the_report() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let target = d.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    let report = d.path().join("assess.html");
+    // Two profiles of the quick suite keep the test short; the default runs all seven.
+    let (code, v) = assess_json(
+        &db,
+        &target,
+        &[
+            "--only",
+            "etcd,latency",
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
     assert_eq!(v["schema_version"], 1);
     let t = &v["targets"][0];
     assert_eq!(t["path"], target.canonicalize().unwrap().to_str().unwrap());
@@ -106,4 +121,60 @@ fn assess_refuses_raw_devices_and_missing_paths() {
             "nothing saved or written"
         );
     }
+}
+
+/// `assess --engine fio` runs the suite through real fio (the same measure path as bench and
+/// check): the stored etcd run says engine fio and carries the etcd verdict with its interval;
+/// small-files, which fio has no job for, is listed as failed with the fix.
+#[test]
+fn assess_with_fio_goes_through_the_same_measure_path() {
+    if !disktier_testkit::require(disktier_testkit::have("fio"), "fio") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let target = d.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    let (code, v) = assess_json(
+        &db,
+        &target,
+        &[
+            "--engine",
+            "fio",
+            "--only",
+            "etcd,small-files",
+            "--no-report",
+        ],
+    );
+    let runs = v["targets"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{v}");
+    assert_eq!(runs[0]["profile"], "etcd");
+    assert!(runs[0]["sync_p99_ns"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(
+        v["targets"][0]["etcd_ready"].as_bool(),
+        Some(code == 0),
+        "the exit code follows the etcd verdict"
+    );
+    assert_eq!(runs[1]["profile"], "small-files");
+    assert!(
+        runs[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("fio has no small-files job"),
+        "{v}"
+    );
+    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
+    let listed = s.list(&Filter::default()).unwrap();
+    assert_eq!(listed.len(), 1, "only the etcd run ran");
+    let doc = s.get(&listed[0].id).unwrap().doc;
+    assert_eq!(doc["engine"], "fio", "{doc}");
+    assert_eq!(doc["verdicts"][0]["name"], "etcd");
+    assert!(
+        doc["verdicts"][0]["ci95"]["n"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
+    assert!(
+        std::fs::read_dir(&target).unwrap().next().is_none(),
+        "the scratch directory was removed"
+    );
 }

@@ -315,6 +315,54 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
 }
 
 #[test]
+fn plan_says_the_quoted_66_14_is_the_2xlarge_pair_and_the_xlarge_delta_is_33_07() {
+    // Without --allow-ephemeral too: the user who read the figure needs the correction anyway.
+    for extra in [&[][..], &["--allow-ephemeral"][..]] {
+        let mut args = vec![
+            "plan",
+            "--region",
+            "us-east-1",
+            "--instance",
+            "m6i.xlarge",
+            "--capacity",
+            "200GiB",
+        ];
+        args.extend_from_slice(extra);
+        let v = json(&args);
+        let q = &v["quoted_checks"][0];
+        assert_eq!(q["quoted_pair"], "m6i.xlarge -> m6id.xlarge");
+        assert_eq!(q["agrees"], false);
+        assert!((q["quoted_monthly_usd"].as_f64().unwrap() - 66.138).abs() < 1e-9);
+        assert!((q["catalog_monthly_usd"].as_f64().unwrap() - 33.069).abs() < 1e-9);
+        assert_eq!(q["matching_pair"], "m6i.2xlarge -> m6id.2xlarge");
+        assert_eq!(q["matching_formula"], "(0.4746 - 0.384) $/h x 730 h");
+        assert!(q["source"].as_str().unwrap().starts_with("https://"));
+        let notes = v["notes"].to_string();
+        assert!(
+            notes.contains("$66.14") && notes.contains("$33.07"),
+            "{notes}"
+        );
+        let t = text(&args);
+        assert!(
+            t.contains("is the m6i.2xlarge -> m6id.2xlarge difference")
+                && t.contains("(0.2373 - 0.192) $/h x 730 h = $33.07"),
+            "{t}"
+        );
+    }
+    // Another family: nothing to check.
+    let v = json(&[
+        "plan",
+        "--region",
+        "us-east-1",
+        "--instance",
+        "c6i.xlarge",
+        "--capacity",
+        "100GiB",
+    ]);
+    assert!(v.get("quoted_checks").is_none());
+}
+
+#[test]
 fn price_instance_and_the_24_percent() {
     let a = json(&["price", "instance", "m6i.xlarge", "--region", "us-east-1"]);
     let b = json(&["price", "instance", "m6id.xlarge", "--region", "us-east-1"]);
@@ -363,18 +411,7 @@ fn golden_price_output() {
 
 #[test]
 fn golden_plan_output() {
-    let human = text(&[
-        "plan",
-        "--region",
-        "us-east-1",
-        "--instance",
-        "m6i.xlarge",
-        "--capacity",
-        "200GiB",
-        "--iops",
-        "20000",
-        "--allow-ephemeral",
-    ]);
+    let human = text(disktier_testkit::cli_cases::PLAN_SEED_000);
     let v = json(&[
         "plan",
         "--region",

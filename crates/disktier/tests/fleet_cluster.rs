@@ -1039,3 +1039,75 @@ fn prometheus_output_has_each_node_as_a_label_and_passes_promtool() {
     );
     assert_eq!(c.ours(&ns.name), Vec::<String>::new());
 }
+
+/// The test cluster's etcd client port (scripts/kube-env.sh), where etcd also serves /metrics.
+fn cluster_etcd_port() -> u16 {
+    let env = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/kube-env.sh"
+    ))
+    .unwrap();
+    env.lines()
+        .find_map(|l| l.strip_prefix("etcd_port="))
+        .and_then(|p| p.trim().parse().ok())
+        .expect("etcd_port= in scripts/kube-env.sh")
+}
+
+/// `check etcd --metrics` on the control plane reads the cluster's own etcd through the node's
+/// network (hostNetwork): the verdict is what etcd itself measured, kept per node.
+#[test]
+fn etcd_metrics_of_the_cluster_are_judged_on_the_node() {
+    let Some(c) = Cluster::from_env() else { return };
+    if !need_image(&c) {
+        return;
+    }
+    let ns = c.namespace("fleet-metrics");
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("r.db");
+    let node = c.real_node();
+    let url = format!("http://127.0.0.1:{}", cluster_etcd_port());
+    let r = fleet_run(
+        &c,
+        &db,
+        &[
+            "--nodes",
+            &node,
+            "-n",
+            &ns.name,
+            "--timeout",
+            "120s",
+            "--",
+            "check",
+            "etcd",
+            "--metrics",
+            &url,
+        ],
+    );
+    let n = &r.json["nodes"][0];
+    assert!(
+        n["status"] == "pass" || n["status"] == "fail",
+        "etcd's metrics were read on the node: {n}\n{}",
+        r.stderr
+    );
+    assert_eq!(n["result"]["kind"], "etcd-metrics", "{n}");
+    assert_eq!(n["result"]["members"][0]["url"], url.as_str());
+    assert!(
+        n["result"]["members"][0]["wal_fsync"]["observations"]
+            .as_f64()
+            .unwrap()
+            > 0.0,
+        "the cluster's etcd has written its WAL: {n}"
+    );
+    assert!(n["figures"]["sync_p99_ns"].as_u64().is_some(), "{n}");
+    assert_eq!(r.code, if n["status"] == "pass" { 0 } else { 1 });
+    // Kept in the store with the node, like a measured run.
+    let id = r.json["fleet_run_id"].as_str().unwrap();
+    let out = disktier(&c, &db)
+        .args(["history", "--group", id, "--format", "json"])
+        .output()
+        .unwrap();
+    let h: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(h["runs"].as_array().unwrap().len(), 1, "{h}");
+    assert_eq!(h["runs"][0]["hostname"], node.as_str());
+    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+}

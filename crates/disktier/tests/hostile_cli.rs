@@ -270,18 +270,8 @@ fn render_refuses_every_hostile_value() {
         a.extend(args);
         refused(&a, expect);
     }
-    let eks = [
-        "render",
-        "eks",
-        "--cluster",
-        "prod",
-        "--api-server-endpoint",
-        "https://x.eks.amazonaws.com",
-        "--certificate-authority",
-        "QUJD",
-        "--cidr",
-        "10.100.0.0/16",
-    ];
+    let mut eks = vec!["render"];
+    eks.extend(disktier_testkit::cli_cases::EKS);
     for (extra, expect) in [
         (["--mount", "/mnt/a\u{1}b"], "--mount"),
         (["--node-role", "role\nkind: Secret"], "node-role"),
@@ -291,7 +281,7 @@ fn render_refuses_every_hostile_value() {
             "api-server-endpoint",
         ),
     ] {
-        let mut a = eks.to_vec();
+        let mut a = eks.clone();
         a.extend(extra);
         refused(&a, expect);
     }
@@ -321,7 +311,7 @@ fn render_refuses_every_hostile_value() {
         refused(&a, expect);
     }
     // A blank and ": " are allowed in a path, and quoted where the YAML is written by hand.
-    let mut a = eks.to_vec();
+    let mut a = eks.clone();
     a.extend([
         "--strategy",
         "mount",

@@ -121,7 +121,12 @@ fn job_file_runs_groups_like_fio() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    assert!(
+        out.status.success(),
+        "exit {:?}: {text}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("group 0: reader, writer"), "{text}");
     assert!(
         text.lines()

@@ -162,38 +162,10 @@ fn json_lists_files_with_content() {
 
 #[test]
 fn every_platform_renders_from_the_cli() {
-    let fast = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0aaaaaaaaaaaaaaaa";
-    let slow = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0bbbbbbbbbbbbbbbb";
-    let cases: Vec<Vec<&str>> = vec![
-        vec![
-            "eks",
-            "--cluster",
-            "prod",
-            "--api-server-endpoint",
-            "https://x.eks.amazonaws.com",
-            "--certificate-authority",
-            "QUJD",
-            "--cidr",
-            "10.100.0.0/16",
-        ],
-        vec!["cloud-init", "--mount", "/mnt/k8s-disks/0"],
-        vec![
-            "bcache",
-            "--fast",
-            fast,
-            "--slow",
-            slow,
-            "--sequential-cutoff",
-            "0",
-        ],
-        vec!["lvmcache", "--fast", fast, "--slow", slow],
-        vec![
-            "openshift",
-            "--mount",
-            "/var/lib/containers",
-            "--use-binary",
-        ],
-    ];
+    let cases: Vec<Vec<&str>> = disktier_testkit::cli_cases::render_cases()
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect();
     for c in cases {
         let out = disktier()
             .arg("render")

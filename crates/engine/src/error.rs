@@ -85,7 +85,7 @@ pub enum EngineError {
         offset: u64,
     },
     /// A system call failed on the target while preparing or running.
-    #[error("{path}: {op} failed: {source}")]
+    #[error("{path}: {op} failed")]
     Io {
         path: PathBuf,
         op: &'static str,

@@ -242,21 +242,14 @@ impl EtcdPerf {
         let ios = self.writes.unwrap_or(0);
         let mut percentiles = BTreeMap::new();
         percentiles.insert("99".to_string(), self.p99_ns);
-        let sync = DirStats {
+        let sync = DirStats::syncs(
             ios,
-            bytes: 0,
-            iops: if duration_s > 0.0 {
-                ios as f64 / duration_s
-            } else {
-                0.0
-            },
-            bw_bytes: 0.0,
-            lat_ns: LatStats {
+            duration_s,
+            LatStats {
                 percentiles,
                 ..LatStats::default()
             },
-            stalls: None,
-        };
+        );
         let write = (ios > 0).then(|| {
             let bytes = ios.saturating_mul(bs.unwrap_or(0));
             DirStats {

@@ -20,8 +20,8 @@
 
 use crate::error::EngineError;
 use crate::result::{Cpu, DirStats, Results, RunDoc, SCHEMA_VERSION};
-use crate::run::RunOptions;
 use crate::stats::DirAcc;
+use crate::types::RunOptions;
 use hdrhistogram::Histogram;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -106,6 +106,22 @@ pub struct EtcdServerMeasured {
     pub db_sync: DirStats,
 }
 
+/// Creates (or truncates) `p` for reading and writing, first noting it in `files` so that it
+/// is removed at the end even when the open fails half-way.
+fn create_tracked(files: &std::sync::Mutex<Vec<PathBuf>>, p: &Path) -> Result<File, EngineError> {
+    files
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(p.to_path_buf());
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(p)
+        .map_err(|e| io_err(p, "write", e))
+}
+
 fn io_err(path: &Path, what: &'static str, e: std::io::Error) -> EngineError {
     EngineError::from_open(path, what, e)
 }
@@ -142,17 +158,7 @@ fn wal(
     let dir = File::open(&spec.dir).map_err(|e| io_err(&spec.dir, "read", e))?;
     let open_segment = |n: u32| -> Result<File, EngineError> {
         let p = spec.dir.join(format!("disktier-etcd-wal.{n}"));
-        files
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(p.clone());
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&p)
-            .map_err(|e| io_err(&p, "write", e))?;
+        let f = create_tracked(files, &p)?;
         rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, SEGMENT_BYTES)
             .map_err(|e| io_err(&p, "write", e.into()))?;
         Ok(f)
@@ -237,17 +243,7 @@ fn backend(
     deadline: Instant,
 ) -> Result<DbOut, EngineError> {
     let p = spec.dir.join("disktier-etcd-db");
-    files
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(p.clone());
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&p)
-        .map_err(|e| io_err(&p, "write", e))?;
+    let f = create_tracked(files, &p)?;
     let e = |e: std::io::Error| io_err(&p, "write", e);
     // bbolt's initial file: two meta pages, a freelist page and an empty leaf; 32 KiB mapped.
     let page = vec![0xa5u8; PAGE as usize];

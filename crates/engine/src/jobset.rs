@@ -5,8 +5,9 @@
 use crate::error::EngineError;
 use crate::job::Job;
 use crate::result::{percentile_key, DirStats, Results, PERCENTILES};
-use crate::run::{run, Measured, RunOptions};
+use crate::run::run;
 use crate::stats::new_hist;
+use crate::types::{Measured, RunOptions};
 use hdrhistogram::Histogram;
 
 /// Most job threads (numjobs summed) running at once: each holds its buffers and a ring.

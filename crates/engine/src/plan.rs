@@ -3,7 +3,7 @@
 //! every timestamp comes from.
 
 use crate::job::{Job, Rw};
-use crate::run::IoOp;
+use crate::types::IoOp;
 
 /// Nanoseconds on CLOCK_MONOTONIC (a vDSO call, no system call: about 20 ns).
 #[inline]

@@ -22,7 +22,7 @@ pub fn percentile_key(p: f64) -> String {
 }
 
 /// One run, as printed by `--format json` and saved in the store.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RunDoc {
     pub schema_version: u32,
     /// "disktier" for the native engine, "fio" when fio ran the job or its JSON was imported.
@@ -55,7 +55,7 @@ pub struct RunDoc {
     pub warnings: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct TargetInfo {
     pub path: String,
     /// "file", "directory" or "device".
@@ -74,7 +74,7 @@ pub struct TargetInfo {
     pub scheduler: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct HostInfo {
     pub hostname: String,
     pub kernel: String,
@@ -91,7 +91,7 @@ pub struct HostInfo {
     pub product_name: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Results {
     #[serde(default)]
     pub read: Option<DirStats>,
@@ -108,7 +108,7 @@ pub struct Results {
 }
 
 /// Figures for one direction (read, write) or for sync calls.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct DirStats {
     pub ios: u64,
     pub bytes: u64,
@@ -121,8 +121,29 @@ pub struct DirStats {
     pub stalls: Option<Stalls>,
 }
 
+impl DirStats {
+    /// The figures of `ios` syncs (fsync/fdatasync) over `duration_s` seconds: they move no
+    /// bytes; no stalls counted.
+    pub fn syncs(ios: u64, duration_s: f64, lat_ns: LatStats) -> DirStats {
+        DirStats {
+            ios,
+            bytes: 0,
+            iops: if duration_s > 0.0 {
+                ios as f64 / duration_s
+            } else {
+                0.0
+            },
+            bw_bytes: 0.0,
+            lat_ns,
+            stalls: None,
+        }
+    }
+}
+
 /// Counts of calls longer than etcd's raft timeouts: what a p99 hides.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(
+    Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 pub struct Stalls {
     /// The heartbeat interval the count is against (ns): 100 ms, etcd's default.
     pub heartbeat_ns: u64,
@@ -134,7 +155,7 @@ pub struct Stalls {
     pub over_election: u64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct LatStats {
     pub mean: f64,
     pub stdev: f64,
@@ -150,13 +171,13 @@ impl LatStats {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Cpu {
     pub usr_s: f64,
     pub sys_s: f64,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SmallFiles {
     pub files: u64,
     pub file_size: u64,
@@ -166,7 +187,7 @@ pub struct SmallFiles {
 }
 
 /// One second of the run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Sample {
     /// Seconds since the measured phase began (end of the interval).
     pub t_s: f64,
@@ -183,7 +204,7 @@ pub struct Sample {
 }
 
 /// A pass/fail judgement, e.g. `{name: "etcd", metric: "sync.p99", value: 203776, threshold: 1e7, pass: true}`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Verdict {
     pub name: String,
     pub metric: String,

@@ -6,9 +6,10 @@
 use crate::error::EngineError;
 use crate::plan::{now_ns, Rng};
 use crate::result::{Cpu, Results, RunDoc, SmallFiles, SCHEMA_VERSION};
-use crate::run::{build_series, now_rfc3339, Created, Measured, Progress, RunOptions};
+use crate::run::{build_series, now_rfc3339};
 use crate::stats::{DirAcc, SecRecord};
 use crate::target::{self, Kind};
+use crate::types::{Created, Measured, Progress, RunOptions};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;

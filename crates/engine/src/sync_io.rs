@@ -4,7 +4,7 @@
 
 use crate::error::EngineError;
 use crate::plan::{now_ns, Rng};
-use crate::run::IoOp;
+use crate::types::IoOp;
 use crate::worker::{AlignedBuf, Engine, SyncKind, WorkerCtx};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;

@@ -5,8 +5,8 @@
 
 use crate::error::EngineError;
 use crate::plan::Plan;
-use crate::run::{IoLog, IoOp, IoRecord};
 use crate::stats::{DirAcc, SecRecord};
+use crate::types::{IoLog, IoOp, IoRecord};
 use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -7,7 +7,7 @@ pub enum Error {
     TooLarge { what: &'static str, limit: usize },
     #[error("metrics line {line}: {why}")]
     Parse { line: usize, why: String },
-    #[error("{url}: {source}")]
+    #[error("{url}")]
     Http {
         url: String,
         #[source]
@@ -21,7 +21,7 @@ pub enum Error {
         "{url}: the counters went down between the two samples (the member restarted?): run again"
     )]
     Restarted { url: String },
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     ReadFile {
         path: String,
         #[source]

@@ -87,11 +87,14 @@ impl Client {
         Ok(Client { agent })
     }
 
-    /// GETs `url` and returns its body (at most [`MAX_BODY_BYTES`]).
+    /// GETs `url` and returns its body (at most [`MAX_BODY_BYTES`]). A URL with no path (a
+    /// member's client URL as etcdctl takes it) is read at `/metrics`, where etcd serves them.
     pub fn get(&self, url: &str) -> Result<String, Error> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(Error::BadUrl(url.to_string()));
         }
+        let url = metrics_url(url);
+        let url = url.as_str();
         let http = |source: ureq::Error| Error::Http {
             url: url.to_string(),
             source: Box::new(source),
@@ -109,5 +112,37 @@ impl Client {
             .limit(MAX_BODY_BYTES as u64)
             .read_to_string()
             .map_err(http)
+    }
+}
+
+/// `http://host:port` and `http://host:port/` become `.../metrics`; a URL with a path is kept.
+pub fn metrics_url(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    match rest.find('/') {
+        None => format!("{url}/metrics"),
+        Some(i) if rest[i..] == *"/" => format!("{url}metrics"),
+        Some(_) => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::metrics_url;
+
+    #[test]
+    fn a_client_url_is_read_at_metrics() {
+        assert_eq!(
+            metrics_url("http://127.0.0.1:2379"),
+            "http://127.0.0.1:2379/metrics"
+        );
+        assert_eq!(
+            metrics_url("https://10.0.0.1:2379/"),
+            "https://10.0.0.1:2379/metrics"
+        );
+        assert_eq!(
+            metrics_url("http://127.0.0.1:2381/metrics"),
+            "http://127.0.0.1:2381/metrics"
+        );
+        assert_eq!(metrics_url("http://h/custom/path"), "http://h/custom/path");
     }
 }

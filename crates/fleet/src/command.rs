@@ -49,6 +49,8 @@ pub enum PathKind {
     Directory,
     /// Must exist and be a block device.
     BlockDevice,
+    /// Must exist and be a file (`check etcd --cacert/--cert/--key`).
+    File,
     /// Not checked (bench's file targets, which the engine may create).
     Unchecked,
 }
@@ -58,6 +60,7 @@ impl PathKind {
         match self {
             PathKind::Directory => Some("Directory"),
             PathKind::BlockDevice => Some("BlockDevice"),
+            PathKind::File => Some("File"),
             PathKind::Unchecked => None,
         }
     }
@@ -79,7 +82,13 @@ pub struct NodeCommand {
     pub host_paths: Vec<HostPath>,
     /// Why the pod must be privileged, or `None` when it runs with narrow capabilities.
     pub privileged: Option<&'static str>,
+    /// Why the pod must share the node's network, or `None`: `check etcd --metrics` reads the
+    /// etcd member on the node's own addresses (etcd listens on 127.0.0.1 and the node's IP).
+    pub host_network: Option<&'static str>,
 }
+
+/// Options of `check etcd --metrics` whose value is a file on the node (etcdctl's names).
+const FILE_OPTIONS: [&str; 3] = ["--cacert", "--cert", "--key"];
 
 /// Options fleet sets itself; the user may not give them.
 const RESERVED: [&str; 5] = ["--format", "--db", "--no-save", "--report", "--quiet"];
@@ -93,6 +102,8 @@ impl NodeCommand {
         let first = args.first().ok_or(FleetError::NoCommand)?;
         let verb = Verb::parse(first)?;
         let mut host_paths: Vec<HostPath> = Vec::new();
+        let mut host_network = None;
+        let mut prev: Option<&str> = None;
         for a in args {
             if a.contains('\0') || a.len() > 4096 {
                 return Err(FleetError::Invalid {
@@ -107,15 +118,22 @@ impl NodeCommand {
             {
                 return Err(FleetError::ReservedOption(opt.to_string()));
             }
+            if verb == Verb::Check && (a == "--metrics" || a.starts_with("--metrics=")) {
+                host_network = Some("check etcd --metrics reads etcd on the node's own addresses");
+            }
             // `--dir=/x` names a path as much as `/x` does.
-            let candidate = match a.split_once('=') {
-                Some((k, v)) if k.starts_with("--") => v,
-                _ => a.as_str(),
+            let (option, candidate) = match a.split_once('=') {
+                Some((k, v)) if k.starts_with("--") => (Some(k), v),
+                _ => (prev, a.as_str()),
             };
+            let names_file = option.is_some_and(|o| FILE_OPTIONS.contains(&o));
+            prev = Some(a.as_str());
             if candidate.starts_with('/') {
                 let path = check_path(candidate)?;
                 if !host_paths.iter().any(|h| h.path == path) {
-                    let kind = if path.starts_with("/dev/") {
+                    let kind = if names_file {
+                        PathKind::File
+                    } else if path.starts_with("/dev/") {
                         PathKind::BlockDevice
                     } else if verb.takes_directories() {
                         PathKind::Directory
@@ -126,7 +144,7 @@ impl NodeCommand {
                 }
             }
         }
-        if host_paths.is_empty() {
+        if host_paths.is_empty() && host_network.is_none() {
             return Err(FleetError::NoHostPath);
         }
         let privileged = if host_paths.iter().any(|h| h.kind == PathKind::BlockDevice) {
@@ -143,6 +161,7 @@ impl NodeCommand {
             user_args: args.to_vec(),
             host_paths,
             privileged,
+            host_network,
         })
     }
 
@@ -231,6 +250,26 @@ mod tests {
         let c = cmd("bench --target-dir=/mnt/x /mnt/x").unwrap();
         assert_eq!(c.host_paths.len(), 1, "the same path is mounted once");
         assert_eq!(c.host_paths[0].kind, PathKind::Unchecked);
+    }
+
+    #[test]
+    fn etcd_metrics_shares_the_node_network_and_mounts_certificates_as_files() {
+        let c = cmd("check etcd --metrics https://127.0.0.1:2379 --cacert /etc/kubernetes/pki/etcd/ca.crt --cert=/etc/kubernetes/pki/etcd/peer.crt --key /etc/kubernetes/pki/etcd/peer.key").unwrap();
+        assert!(c.host_network.is_some());
+        assert_eq!(c.privileged, None);
+        assert_eq!(c.host_paths.len(), 3);
+        assert!(c.host_paths.iter().all(|h| h.kind == PathKind::File));
+        // Plain HTTP: nothing to mount, still a valid node command.
+        let c = cmd("check etcd --metrics http://127.0.0.1:2381").unwrap();
+        assert!(c.host_paths.is_empty() && c.host_network.is_some());
+        // A data directory beside the metrics stays a directory.
+        let c = cmd("check etcd /var/lib/etcd --metrics http://127.0.0.1:2381").unwrap();
+        assert_eq!(c.host_paths[0].kind, PathKind::Directory);
+        // Only check reads metrics: bench --metrics is not host-networked.
+        assert!(cmd("check etcd /var/lib/etcd")
+            .unwrap()
+            .host_network
+            .is_none());
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub enum FleetError {
     Api { action: String, err: kube::Error },
     #[error("the nodes selected by {0} match no node")]
     NoNodes(String),
-    #[error("cannot render the manifests as YAML: {0}")]
+    #[error("cannot render the manifests as YAML")]
     Yaml(#[from] serde_yaml_ng::Error),
     #[error("cannot start the async runtime or its signal handlers: {0}")]
     Runtime(std::io::Error),

@@ -303,6 +303,13 @@ pub fn job(cfg: &JobConfig, node: &str) -> Job {
                     // The node command never talks to the API server.
                     automount_service_account_token: Some(false),
                     tolerations: Some(tolerations(cfg.tolerate_all)),
+                    host_network: cfg.command.host_network.map(|_| true),
+                    // With the node's network, cluster DNS still resolves (Kubernetes docs,
+                    // "DNS for Services and Pods", Pod's DNS Policy).
+                    dns_policy: cfg
+                        .command
+                        .host_network
+                        .map(|_| "ClusterFirstWithHostNet".to_string()),
                     containers: vec![Container {
                         name: CONTAINER.into(),
                         image: Some(cfg.image.clone()),

@@ -44,11 +44,40 @@ pub struct AssessRun {
     pub p99_ns: Option<u64>,
 }
 
+/// `disktier check etcd --metrics URL --format json` (kind `etcd-metrics`): what etcd itself
+/// measured, the fields fleet uses.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct EtcdMetricsDoc {
+    pub schema_version: u32,
+    pub kind: String,
+    pub pass: bool,
+    #[serde(default)]
+    pub members: Vec<EtcdMember>,
+    #[serde(default)]
+    pub verdicts: Vec<Verdict>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct EtcdMember {
+    pub url: String,
+    pub wal_fsync: EtcdP99,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct EtcdP99 {
+    /// Interpolated from etcd's histogram buckets, seconds; `None` without observations.
+    pub p99_s: Option<f64>,
+}
+
+/// The `kind` of an etcd metrics document.
+pub const ETCD_METRICS_KIND: &str = "etcd-metrics";
+
 /// The document a node printed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeDoc {
     Run(Box<RunDoc>),
     Assess(AssessDoc),
+    EtcdMetrics(EtcdMetricsDoc),
 }
 
 /// The schema version this fleet understands (the engine's).
@@ -98,13 +127,17 @@ fn classify(v: &Value) -> Result<NodeDoc, ParseError> {
         Ok(NodeDoc::Run(Box::new(
             serde_json::from_value(v.clone()).map_err(shape)?,
         )))
+    } else if v.get("kind").and_then(Value::as_str) == Some(ETCD_METRICS_KIND) {
+        Ok(NodeDoc::EtcdMetrics(
+            serde_json::from_value(v.clone()).map_err(shape)?,
+        ))
     } else if v.get("targets").is_some() {
         Ok(NodeDoc::Assess(
             serde_json::from_value(v.clone()).map_err(shape)?,
         ))
     } else {
         Err(ParseError::Shape(
-            "it has neither `results` nor `targets`".into(),
+            "it has neither `results` nor `targets` and is not an etcd metrics document".into(),
         ))
     }
 }
@@ -145,6 +178,19 @@ impl NodeDoc {
                     iops,
                 }
             }
+            NodeDoc::EtcdMetrics(e) => KeyFigures {
+                pass: Some(e.pass),
+                // The worst member's WAL fsync p99: etcd's own figure for the verdict.
+                sync_p99_ns: e
+                    .members
+                    .iter()
+                    .filter_map(|m| m.wal_fsync.p99_s)
+                    .filter(|s| s.is_finite() && *s >= 0.0)
+                    .map(|s| (s * 1e9).min(u64::MAX as f64) as u64)
+                    .max(),
+                p99_ns: None,
+                iops: None,
+            },
             NodeDoc::Assess(a) => {
                 let runs = a.targets.iter().flat_map(|t| &t.runs);
                 let verdicts: Vec<Verdict> =
@@ -179,6 +225,27 @@ fn verdict_of(v: &[Verdict]) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_etcd_metrics_document_gives_the_worst_members_wal_p99() {
+        let log = r#"{
+  "schema_version": 1,
+  "kind": "etcd-metrics",
+  "pass": false,
+  "members": [
+    {"url": "http://127.0.0.1:2379", "wal_fsync": {"p99_s": 0.004, "observations": 10.0}},
+    {"url": "http://10.0.0.2:2379", "wal_fsync": {"p99_s": 0.012, "observations": 10.0}}
+  ],
+  "verdicts": [{"name": "etcd-wal-fsync", "metric": "p99", "value": 12000000.0,
+                "threshold": 10000000.0, "pass": false, "message": "too slow"}]
+}
+"#;
+        let (_, doc) = parse_log(log).unwrap();
+        let f = doc.figures();
+        assert_eq!(f.pass, Some(false));
+        assert_eq!(f.sync_p99_ns, Some(12_000_000));
+        assert!(matches!(doc, NodeDoc::EtcdMetrics(ref e) if e.members.len() == 2));
+    }
 
     const RUN: &str = r#"{
   "schema_version": 1,

@@ -17,14 +17,14 @@ pub enum InterfereError {
     #[error("cannot find the block device behind {path}: {why}")]
     NoDevice { path: PathBuf, why: String },
 
-    #[error("{path}: {source}")]
+    /// Quotes the OS error (no `source()`): the journal lists failed undos as text.
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 
-    #[error("{what} failed for pid {pid}: {source}")]
+    #[error("{what} failed for pid {pid}")]
     Syscall {
         what: &'static str,
         pid: i32,
@@ -59,10 +59,12 @@ pub enum InterfereError {
     #[error("the journal {path} is unreadable or not disktier's ({why}): nothing in it was replayed; inspect it, undo by hand what disktier changed, then delete it")]
     BadJournal { path: PathBuf, why: String },
 
+    #[error("--aggressor-cmd {line:?}: {why}")]
+    BadCommand { line: String, why: String },
     #[error("the aggressor process failed: {0}")]
     Aggressor(String),
 
-    #[error("the probe failed: {0}")]
+    #[error("the probe failed")]
     Probe(#[from] disktier_engine::EngineError),
 
     #[error("{path} has {free} bytes free, but the aggressor writes {need} (plus room for the probe): pass a smaller --aggressor-size")]
@@ -76,7 +78,7 @@ impl InterfereError {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         InterfereError::Io {
             path: path.into(),
-            source,
+            error: source,
         }
     }
 }

@@ -52,7 +52,14 @@ pub enum Change {
     Dir { path: PathBuf },
     /// An aggressor process was started (`start_time` from `/proc/<pid>/stat`, so a recycled
     /// pid is never killed).
-    Process { pid: i32, start_time: u64 },
+    /// With `group`, the process leads a process group (the user's `--aggressor-cmd` runs in
+    /// it) and undo kills the whole group.
+    Process {
+        pid: i32,
+        start_time: u64,
+        #[serde(default)]
+        group: bool,
+    },
     /// Process `pid` (disktier itself, for `cgroup-latency`) was moved out of the cgroup v2
     /// directory `home`; undo moves it back while it lives.
     Rehome {
@@ -166,7 +173,9 @@ impl Change {
                 }
                 Ok(())
             }
-            Change::Process { pid, start_time }
+            Change::Process {
+                pid, start_time, ..
+            }
             | Change::Rehome {
                 pid, start_time, ..
             } => {
@@ -290,7 +299,21 @@ impl Change {
                     Err(e) => Err(InterfereError::io(path, e)),
                 }
             }
-            Change::Process { pid, start_time } => {
+            Change::Process {
+                pid,
+                start_time,
+                group,
+            } => {
+                if *group {
+                    // While the leader (checked by its start time) lives, its group is ours:
+                    // one SIGKILL reaches every member. Without the leader, the members of the
+                    // group it led are those with its group id that started after it.
+                    if process_start_time(*pid) == Some(*start_time) {
+                        let _ = sys::kill(-*pid, libc::SIGKILL);
+                    } else {
+                        kill_group_members(*pid, *start_time);
+                    }
+                }
                 if process_start_time(*pid) == Some(*start_time) {
                     sys::kill(*pid, libc::SIGKILL).map_err(|e| InterfereError::Syscall {
                         what: "kill",
@@ -331,6 +354,25 @@ fn name_has_prefix(p: &Path, prefix: &str) -> bool {
 
 /// Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot), or None when the
 /// process does not exist or is a zombie already reaped.
+/// SIGKILLs the processes of group `pgid` that started at or after `since` (the leader's start):
+/// what a user's command left when its leader is gone.
+fn kill_group_members(pgid: i32, since: u64) {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for pid in rd
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    {
+        if pid > 1
+            && sys::process_group_of(pid) == Some(pgid)
+            && process_start_time(pid).is_some_and(|t| t >= since)
+        {
+            let _ = sys::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
 pub fn process_start_time(pid: i32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces; fields resume after the last ')'.

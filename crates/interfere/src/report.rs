@@ -41,6 +41,11 @@ pub struct AggressorResult {
     pub target_bytes: u64,
     #[serde(default)]
     pub objects: u64,
+    /// How the user's command ended (`--aggressor-cmd`): `{"ended": "code", "code": 0}` or
+    /// `{"ended": "signal", "signal": 15}`. For a command, `bytes` is what it and its
+    /// descendants sent to the storage layer (the kernel's `write_bytes` accounting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<crate::aggressor::command::CommandExit>,
 }
 
 impl AggressorResult {
@@ -51,6 +56,7 @@ impl AggressorResult {
             capped: f.capped,
             target_bytes: target,
             objects: f.tally.objects,
+            exit: f.exit,
         }
     }
 }
@@ -141,6 +147,9 @@ pub struct InterfereDoc {
     pub device: Option<String>,
     pub scheduler_before: Option<String>,
     pub aggressor_kind: String,
+    /// The user's command line (`--aggressor-cmd`), when it was the aggressor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggressor_command: Option<String>,
     pub aggressor_size: u64,
     pub duration_s: f64,
     pub threshold_ns: u64,
@@ -162,6 +171,7 @@ impl InterfereDoc {
             device,
             scheduler_before: sched,
             aggressor_kind: cfg.aggressor.name().to_string(),
+            aggressor_command: cfg.aggressor_cmd.as_ref().map(|c| c.line.clone()),
             aggressor_size: cfg.aggressor_size,
             duration_s: cfg.duration.as_secs_f64(),
             threshold_ns: cfg.threshold.as_nanos() as u64,
@@ -220,10 +230,14 @@ pub fn render_text(doc: &InterfereDoc) -> String {
         let agg = match &s.aggressor {
             None => "-".to_string(),
             Some(a) => format!(
-                "{} in {:.1} s{}",
+                "{} in {:.1} s{}{}",
                 bytes(a.bytes),
                 a.seconds,
-                if a.capped { " (capped)" } else { "" }
+                if a.capped { " (capped)" } else { "" },
+                match a.exit {
+                    Some(e) if !e.success() && !a.capped => format!(" ({})", e.word()),
+                    _ => String::new(),
+                }
             ),
         };
         rows.push(vec![
@@ -251,12 +265,14 @@ pub fn render_text(doc: &InterfereDoc) -> String {
     }
     let mut out = String::new();
     out.push_str(&format!(
-        "target {}  device {}  scheduler {}  aggressor {} {}  {} s per scenario\n",
+        "target {}  device {}  scheduler {}  aggressor {}  {} s per scenario\n",
         doc.target,
         doc.device.as_deref().unwrap_or("?"),
         doc.scheduler_before.as_deref().unwrap_or("?"),
-        doc.aggressor_kind,
-        bytes(doc.aggressor_size),
+        match &doc.aggressor_command {
+            Some(c) => format!("command {c:?}"),
+            None => format!("{} {}", doc.aggressor_kind, bytes(doc.aggressor_size)),
+        },
         doc.duration_s
     ));
     out.push_str("fdatasync latency of the etcd probe (2300-byte writes, fdatasync each):\n\n");
@@ -581,6 +597,7 @@ mod tests {
                 capped: false,
                 target_bytes: 1 << 30,
                 objects: 100,
+                exit: None,
             }),
             verdict: if pass { Verdict::Pass } else { Verdict::Fail },
             applied: vec![],
@@ -596,6 +613,7 @@ mod tests {
             device: Some("nvme0n1".into()),
             scheduler_before: Some("none".into()),
             aggressor_kind: "ostree".into(),
+            aggressor_command: None,
             aggressor_size: 1 << 30,
             duration_s: 60.0,
             threshold_ns: 10_000_000,

@@ -46,6 +46,8 @@ pub type ProgressFn = Arc<dyn Fn(&disktier_engine::Progress) + Send + Sync>;
 pub struct Config {
     pub dir: PathBuf,
     pub aggressor: AggressorKind,
+    /// The user's command when `aggressor` is [`AggressorKind::Command`] (`--aggressor-cmd`).
+    pub aggressor_cmd: Option<crate::aggressor::command::UserCommand>,
     pub aggressor_size: u64,
     pub mitigations: Vec<Combo>,
     /// How long the probe runs in each scenario.
@@ -272,14 +274,7 @@ fn unavailable(cx: &Ctx, m: Mitigation) -> Option<String> {
             }
         }
         Mitigation::WriterPerObjectFsync | Mitigation::WriterNoFsync => {
-            if kind.has_writer_policy() {
-                None
-            } else {
-                Some(format!(
-                    "the {} aggressor writes with O_DIRECT, which bypasses the page cache: there is no writeback for an fsync policy to change",
-                    kind.name()
-                ))
-            }
+            kind.why_no_writer_policy().map(str::to_string)
         }
     }
 }
@@ -366,12 +361,21 @@ fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
             size: cx.cfg.aggressor_size,
             policy: combo.writer_policy(),
             seed: 0x0057_2ee5,
+            command: cx.cfg.aggressor_cmd.clone(),
         };
-        let mut agg = Aggressor::spawn((cx.cfg.launcher)(&spec))?;
+        let mut launch = (cx.cfg.launcher)(&spec);
+        let group = spec.command.is_some();
+        if group {
+            // The user's command and all it starts share this group, so that every way out
+            // (the cap, an error, Ctrl-C, a restore after SIGKILL) can stop them together.
+            std::os::unix::process::CommandExt::process_group(&mut launch, 0);
+        }
+        let mut agg = Aggressor::spawn(launch)?;
         let start_time = journal::process_start_time(agg.pid).unwrap_or(0);
         let proc_id = cx.journal.record(Change::Process {
             pid: agg.pid,
             start_time,
+            group,
         })?;
         if spec.policy != crate::mitigation::WriterPolicy::SyncfsAtEnd {
             applied.push(format!("aggressor writer policy: {}", spec.policy.name()));
@@ -532,7 +536,35 @@ fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
         cx.journal.forget(proc_id)?;
         let _ = std::fs::remove_dir_all(&adir);
         let _ = std::fs::remove_dir_all(&probe_dir);
-        if fin.capped {
+        if let Some(c) = &spec.command {
+            if fin.capped {
+                notes.push(format!(
+                    "the command was stopped at the timeout (--aggressor-cap {} s), {}",
+                    cx.cfg.cap.as_secs(),
+                    fin.exit
+                        .map(|e| e.to_string())
+                        .unwrap_or_else(|| "killed".into())
+                ));
+            } else if let Some(e) = fin.exit.filter(|e| !e.success()) {
+                let tail = fin.stderr_tail.trim();
+                let tail: String = tail
+                    .char_indices()
+                    .rev()
+                    .nth(300)
+                    .map(|(i, _)| &tail[i..])
+                    .unwrap_or(tail)
+                    .into();
+                notes.push(format!(
+                    "the command {:?} ended with {e}: its time is not that of a full run{}",
+                    c.line,
+                    if tail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (stderr: {tail})")
+                    }
+                ));
+            }
+        } else if fin.capped {
             notes.push(format!(
                 "the aggressor was stopped at the cap ({} s) after writing {} of {} bytes",
                 cx.cfg.cap.as_secs(),

@@ -133,3 +133,119 @@ pub fn ignore_terminal_signals() {
         }
     }
 }
+
+/// Makes this process the reaper of its orphaned descendants (`PR_SET_CHILD_SUBREAPER`), so
+/// that what a user's aggressor command leaves behind is reaped, counted and stopped here.
+pub fn become_subreaper() -> std::io::Result<()> {
+    // # Safety
+    // prctl(PR_SET_CHILD_SUBREAPER, 1) takes integers only.
+    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Arranges for the program `cmd` starts to get SIGKILL when the thread that forked it dies,
+/// as the aggressor process itself does (`die_with_parent`), and to start with the terminal
+/// signals at their defaults: the aggressor process ignores them (`ignore_terminal_signals`),
+/// and an ignored disposition would otherwise pass through exec to the user's command.
+pub fn kill_with_parent_on_exec(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // # Safety
+    // The closure runs in the forked child before exec and calls only signal(2) with SIG_DFL
+    // and prctl(2), which are async-signal-safe, allocate nothing and take integers only.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGHUP] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) < 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Whether this process leads its own process group (the aggressor process must, so that
+/// stopping the user's command never signals the parent's group).
+pub fn leads_process_group() -> bool {
+    // # Safety
+    // getpgrp(2) and getpid(2) take no arguments and cannot fail.
+    unsafe { libc::getpgrp() == libc::getpid() }
+}
+
+/// Sends `sig` to every other process of this process's group (read from `/proc/*/stat`),
+/// twice over, so that a process forked during the first pass is reached too.
+pub fn signal_group_but_self(sig: i32) {
+    // # Safety
+    // getpgrp(2) takes no arguments and cannot fail.
+    let group = unsafe { libc::getpgrp() };
+    let me = std::process::id() as i32;
+    for _ in 0..2 {
+        let Ok(rd) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for pid in rd
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        {
+            if pid != me && pid > 1 && process_group_of(pid) == Some(group) {
+                let _ = kill(pid, sig);
+            }
+        }
+    }
+}
+
+/// The process group of `pid` (field 5 of `/proc/<pid>/stat`).
+pub fn process_group_of(pid: i32) -> Option<i32> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may contain spaces; fields resume after the last ')'.
+    let rest = s.get(s.rfind(')')? + 2..)?;
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// Reaps every child (own and adopted) that has ended, waiting up to `limit` for those still
+/// running to end.
+pub fn reap_children(limit: std::time::Duration) {
+    let start = std::time::Instant::now();
+    loop {
+        let mut status = 0;
+        // # Safety
+        // waitpid(-1, &status, WNOHANG) writes one int into `status`, which outlives the call.
+        let r = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if r > 0 {
+            continue;
+        }
+        if r < 0 || start.elapsed() >= limit {
+            return; // ECHILD: none left
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Bytes the reaped children of this process (and their reaped descendants) sent to the
+/// storage layer: `ru_oublock` of `getrusage(RUSAGE_CHILDREN)`, which Linux counts in 512-byte
+/// units from the tasks' `write_bytes`.
+pub fn children_write_bytes() -> u64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // # Safety
+    // `ru` is a buffer of the size getrusage writes and outlives the call; it is read only
+    // after the call reported success.
+    let r = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, ru.as_mut_ptr()) };
+    if r < 0 {
+        return 0;
+    }
+    // # Safety
+    // getrusage succeeded, so it filled the structure.
+    let ru = unsafe { ru.assume_init() };
+    (ru.ru_oublock.max(0) as u64).saturating_mul(512)
+}

@@ -140,7 +140,9 @@ fn check_journal(input: &[u8]) {
                             .unwrap()
                             .starts_with(journal::DIR_PREFIX));
                     }
-                    Change::Process { pid, start_time } => {
+                    Change::Process {
+                        pid, start_time, ..
+                    } => {
                         assert!(*pid > 1 && *start_time > 0)
                     }
                     Change::Rehome { pid, home, .. } => assert!(*pid > 1 && clean(home)),

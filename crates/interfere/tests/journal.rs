@@ -207,7 +207,8 @@ fn a_run_never_records_what_a_restore_would_refuse() {
     assert!(j
         .record(Change::Process {
             pid: -1,
-            start_time: 1
+            start_time: 1,
+            group: true,
         })
         .is_err());
     assert!(j.describe().is_empty());

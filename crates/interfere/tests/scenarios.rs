@@ -35,6 +35,7 @@ fn config(dir: &Path, run_dir: &Path, mitigations: &str, duration: Duration, siz
     Config {
         dir: dir.to_path_buf(),
         aggressor: AggressorKind::Ostree,
+        aggressor_cmd: None,
         aggressor_size: size,
         mitigations: Combo::parse_list(mitigations).unwrap(),
         duration,

@@ -1,4 +1,6 @@
-//! The store's errors: each names the database and, where there is one, the fix.
+//! The store's errors: each names the database and, where there is one, the fix. An error
+//! wraps its cause (`source()`, printed by the binary's `{:#}`) unless its text is also shown
+//! on its own (a list of failures): then it quotes the cause and has no `source()`.
 
 use std::path::PathBuf;
 
@@ -14,17 +16,18 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
-    #[error("cannot create the directory {path} for the result store: {source} (pass --db or --no-save)")]
+    #[error("cannot create the directory {path} for the result store (pass --db or --no-save)")]
     CreateDir {
         path: PathBuf,
         source: std::io::Error,
     },
     #[error("neither XDG_DATA_HOME nor HOME is set, so there is no default result store: pass --db or --no-save")]
     NoDefaultLocation,
-    #[error("SQLite database {path}: {source}")]
+    /// Quotes the driver's error (no `source()`): `store flush` lists failures as text.
+    #[error("SQLite database {path}: {error}")]
     Sqlite {
         path: PathBuf,
-        source: rusqlite::Error,
+        error: rusqlite::Error,
     },
     /// `message` is the driver's error chain with every credential scrubbed (it is kept as text
     /// so that no later `{:#}` can print an unscrubbed source).
@@ -48,11 +51,12 @@ pub enum StoreError {
     ReadOnly { path: PathBuf },
     #[error("the spool directory: {0}")]
     Spool(std::io::Error),
-    #[error("run {id:?} in {location} is damaged: its stored JSON does not parse ({source}); other runs are unaffected")]
+    /// Quotes the parser's error (no `source()`), like [`StoreError::BadRow`].
+    #[error("run {id:?} in {location} is damaged: its stored JSON does not parse ({error}); other runs are unaffected")]
     CorruptRow {
         location: String,
         id: String,
-        source: serde_json::Error,
+        error: serde_json::Error,
     },
     #[error("run {id:?} in {location} is damaged: {why}")]
     BadRow {
@@ -60,7 +64,7 @@ pub enum StoreError {
         id: String,
         why: String,
     },
-    #[error("the run document is not valid JSON: {0}")]
+    #[error("the run document is not valid JSON")]
     Json(#[from] serde_json::Error),
 }
 

@@ -118,10 +118,10 @@ fn read_row(r: &Row, location: &str) -> Result<StoredRun> {
     let device: String = r.try_get(15).map_err(|e| corrupt_col(r, location, e))?;
     let doc: String = r.try_get(16).map_err(|e| corrupt_col(r, location, e))?;
     let id: String = r.try_get(0).unwrap_or_default();
-    let bad = |source| StoreError::CorruptRow {
+    let bad = |error| StoreError::CorruptRow {
         location: location.to_string(),
         id: id.clone(),
-        source,
+        error,
     };
     let (host, device, doc) = (
         serde_json::from_str(&host).map_err(bad)?,

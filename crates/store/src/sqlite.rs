@@ -148,10 +148,10 @@ impl SqliteStore {
         let mut out = Vec::new();
         for r in rows {
             let (summary, host, device, doc) = r.map_err(|e| err(&self.path, e))?;
-            let bad = |source| StoreError::CorruptRow {
+            let bad = |error| StoreError::CorruptRow {
                 location: self.path.display().to_string(),
                 id: summary.id.clone(),
-                source,
+                error,
             };
             out.push(StoredRun {
                 host: serde_json::from_str(&host).map_err(bad)?,
@@ -221,7 +221,7 @@ fn err(path: &Path, e: rusqlite::Error) -> StoreError {
             secs: busy_timeout().as_secs(),
         },
         Some(ErrorCode::ReadOnly) => StoreError::ReadOnly { path },
-        _ => StoreError::Sqlite { path, source: e },
+        _ => StoreError::Sqlite { path, error: e },
     }
 }
 

@@ -6,6 +6,7 @@
 //! the test returns early; in CI (`CI` set, as `.ci/run` runs) a missing feature fails the test,
 //! because CI runs as root on a machine that has them all.
 
+pub mod cli_cases;
 pub mod fuzz;
 pub mod kube;
 

@@ -34,7 +34,7 @@
 
 use super::NIL;
 use crate::hash::{map_with_capacity, FxHashMap};
-use crate::sim::{sampled, Counters, Simulator};
+use crate::simulator::{sampled, Counters, Simulator};
 use crate::trace::{Op, Record};
 use crate::TraceError;
 use serde::Serialize;
@@ -574,7 +574,7 @@ impl Simulator for Bcache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::ratio;
+    use crate::simulator::ratio;
 
     fn run(cfg: &BcacheConfig, cache_bytes: u64, trace: &[Record]) -> Counters {
         let mut b = Bcache::new(cfg, 4096, cache_bytes, None, 1.0);

@@ -28,7 +28,7 @@
 use super::NIL;
 use crate::hash::{map_with_capacity, FxHashMap};
 use crate::policy::bcache::CacheMode;
-use crate::sim::{sampled, Counters, Simulator};
+use crate::simulator::{sampled, Counters, Simulator};
 use crate::trace::{Op, Record};
 use crate::TraceError;
 use serde::Serialize;

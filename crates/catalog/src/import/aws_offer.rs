@@ -549,6 +549,7 @@ fn assemble(st: State, embedded: &Catalog, path: &Path) -> Result<(Catalog, Summ
         source: source.clone(),
         date: date.clone(),
         weak: false,
+        note: None,
     };
     let known_type = |t: &str| embedded.volume_type(t).is_some();
     // Deterministic order: by SKU.
@@ -616,6 +617,7 @@ fn assemble(st: State, embedded: &Catalog, path: &Path) -> Result<(Catalog, Summ
                     store: store.clone(),
                     store_read_iops: known.and_then(|i| i.store_read_iops),
                     store_write_iops: known.and_then(|i| i.store_write_iops),
+                    store_throughput_mbps: known.and_then(|i| i.store_throughput_mbps),
                     local_ssd_counts: None,
                     source: source.clone(),
                     date: date.clone(),
@@ -628,6 +630,7 @@ fn assemble(st: State, embedded: &Catalog, path: &Path) -> Result<(Catalog, Summ
                     source: source.clone(),
                     date: date.clone(),
                     weak: false,
+                    note: None,
                 });
             }
             _ => {}

@@ -1,8 +1,10 @@
 //! `disktier catalog import`: turns a cloud's own price list into a catalog file that
 //! `--catalog FILE` merges over the embedded one. One file per source format:
-//! [`aws_offer`] reads AWS's bulk price list offer file, streaming.
+//! [`aws_offer`] reads AWS's bulk price list offer file, streaming; [`refresh`] reads GCP's
+//! Cloud Billing Catalog SKU list and Azure's Retail Prices API pages, streaming.
 
 pub mod aws_offer;
+pub mod refresh;
 
 use crate::model::Catalog;
 use std::io::Write;
@@ -10,13 +12,26 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         path: PathBuf,
         source: std::io::Error,
     },
     #[error("{path} is not an AWS offer file: {message}")]
     Shape { path: PathBuf, message: String },
+    #[error("{path} is not a {format}: {message}")]
+    Format {
+        path: PathBuf,
+        format: &'static str,
+        message: String,
+    },
+    #[error("{path} has no {cloud} disk or VM prices for region {region}{}", if .seen.is_empty() { " (no region names found in it)".to_string() } else { format!(" (it prices {}): save the price list of {region}, or pass --region {}", .seen.join(", "), .seen[0]) })]
+    NoRegionPrices {
+        path: PathBuf,
+        cloud: &'static str,
+        region: String,
+        seen: Vec<String>,
+    },
     #[error("{path} is not valid JSON or is cut short: {message}")]
     Json { path: PathBuf, message: String },
     #[error("{path} has no EBS or EC2 prices for region {region}{}", if .seen.is_empty() { " (no region codes found in its products)".to_string() } else { format!(" (its products are for {}): download the offer file of {region}, or pass --region {}", .seen.join(", "), .seen[0]) })]
@@ -30,7 +45,7 @@ pub enum ImportError {
         path: PathBuf,
         problems: Vec<String>,
     },
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Write {
         path: PathBuf,
         source: std::io::Error,

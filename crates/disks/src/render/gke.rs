@@ -112,7 +112,7 @@ pub struct Gke {
 }
 
 /// Parses a Kubernetes quantity with a binary or decimal suffix into bytes.
-fn parse_quantity(q: &str) -> Option<u64> {
+pub(super) fn parse_quantity(q: &str) -> Option<u64> {
     let digits = q.find(|c: char| !c.is_ascii_digit()).unwrap_or(q.len());
     let (num, suffix) = q.split_at(digits);
     let n: u64 = num.parse().ok()?;

@@ -1,7 +1,7 @@
 //! `disktier render PLATFORM`: the intent of `disktier setup` (a mount point, its options, the
 //! filesystem, its label, owner and binds, and which disks to use) rendered as the platform's own
 //! machinery: an OpenShift MachineConfig, a GKE node pool, an EKS NodeConfig and Karpenter
-//! EC2NodeClass, systemd units, cloud-init user-data, or a bcache / lvmcache script.
+//! EC2NodeClass, an AKS node pool with Azure Container Storage's local NVMe StorageClass, systemd units, cloud-init user-data, or a bcache / lvmcache script.
 //!
 //! One file per platform, each a [`Renderer`]. A renderer is built from a checked configuration
 //! (its `new` rejects bad input with a one-line error naming the fix) and renders files; it never
@@ -9,6 +9,7 @@
 //! `/dev/disk/by-id/` glob, never by a kernel name such as `nvme1n1`, which can move between boots
 //! (references.md, "Putting local ephemeral disks to work", item 2).
 
+mod aks;
 mod bcache;
 mod cloudinit;
 mod eks;
@@ -22,6 +23,7 @@ mod systemd;
 mod units;
 mod yaml;
 
+pub use aks::{nvme_size, Aks, AksConfig, NvmeSize, NVME_SIZES};
 pub use bcache::{Bcache, BcacheConfig, BcacheMode};
 pub use cloudinit::CloudInit;
 pub use eks::{Eks, EksConfig, LocalStorageStrategy};
@@ -42,6 +44,7 @@ pub enum Platform {
     Openshift,
     Gke,
     Eks,
+    Aks,
     Systemd,
     CloudInit,
     Bcache,
@@ -54,6 +57,7 @@ impl Platform {
             Platform::Openshift => "openshift",
             Platform::Gke => "gke",
             Platform::Eks => "eks",
+            Platform::Aks => "aks",
             Platform::Systemd => "systemd",
             Platform::CloudInit => "cloud-init",
             Platform::Bcache => "bcache",

@@ -6,40 +6,13 @@
 //! and the sync histogram (for confidence intervals).
 
 use super::jobargs::{self, JobArgs};
+pub use super::jobargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};
-use anyhow::{bail, Context};
-use disktier_engine::{DirStats, Job, Profile, RunDoc, RunOptions, Workload};
+use anyhow::bail;
+use disktier_engine::{DirStats, Profile, RunDoc, RunOptions};
 use disktier_units::{fmt_ns, Bytes};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Which engine runs the job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EngineChoice {
-    /// disktier's own engine (io_uring, psync, sync), with HDR latency histograms.
-    Native,
-    /// fio, with its JSON read into the same result document (fio must be installed).
-    Fio,
-}
-
-/// Options of a run that are not job options: shared by `bench` and `check`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RunArgs {
-    /// Engine that runs the job.
-    #[arg(long, value_enum, default_value_t = EngineChoice::Native)]
-    pub engine: EngineChoice,
-    /// Keep the files disktier created (they are removed after the run by default).
-    #[arg(long)]
-    pub keep_files: bool,
-    /// Allow write jobs on a block device that holds a filesystem, a partition table, a mount or
-    /// holders. Its data will be destroyed.
-    #[arg(long)]
-    pub destructive: bool,
-    /// Do not fill files with data before read jobs: a short file is only extended (sparse),
-    /// with either engine. A file that already has the size is never rewritten.
-    #[arg(long)]
-    pub no_layout: bool,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -66,13 +39,7 @@ pub struct Args {
     pub job: JobArgs,
 }
 
-/// A finished measurement.
-pub struct Measurement {
-    pub doc: RunDoc,
-    /// The sync latency histogram: the native engine's, or fio's json+ bins (None for jobs
-    /// without syncs and for small-files).
-    pub sync_hist: Option<hdrhistogram::Histogram<u64>>,
-}
+pub use crate::app::measure::Measurement;
 
 /// What to measure, resolved from the command line.
 pub struct Request<'a> {
@@ -86,8 +53,9 @@ pub struct Request<'a> {
     pub label: String,
 }
 
-/// Resolves and runs one workload with the chosen engine; the progress line is drawn while it
-/// runs and erased afterwards, Ctrl-C stops it (the document is then marked interrupted).
+/// Resolves the job options and runs the workload with the chosen engine
+/// ([`crate::app::measure`]); the progress line is drawn while it runs and erased afterwards,
+/// Ctrl-C stops it (the document is then marked interrupted).
 pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
     let workload = jobargs::resolve(req.target, req.profile, req.quick, req.job)?;
     let opts = RunOptions {
@@ -100,63 +68,21 @@ pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
         profile: req.profile.map(|p| p.name().to_string()),
         quick: req.quick,
     };
-    let result = match req.run.engine {
-        EngineChoice::Native => disktier_engine::run_workload(&workload, &opts)
-            .map(|m| Measurement {
-                doc: m.doc,
-                sync_hist: m.sync_hist,
-            })
-            .map_err(anyhow::Error::from),
-        EngineChoice::Fio => run_fio(&workload, &opts),
-    };
+    let result = crate::app::measure::measure(&workload, req.run.engine.into(), &opts);
     progress::clear();
     result
 }
 
-/// Runs the job through fio after the same safety checks the native engine makes.
-fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
-    let job: &Job = match w {
-        Workload::Job(j) => j,
-        Workload::SmallFiles { .. } => {
-            bail!("fio has no small-files job: run the small-files profile with --engine native")
-        }
-    };
-    if opts.io_log.is_some() {
-        bail!("--trace records the native engine's I/O: drop --engine fio");
-    }
-    let runner = disktier_cmd::RealRunner;
-    // Resolved once to an absolute path: the command that runs is the one checked here.
-    let Some(fio) = disktier_cmd::which(disktier_engine::fio::FIO) else {
-        bail!("fio was not found: install it (Debian package: fio) or use --engine native");
-    };
-    let target = disktier_engine::preflight(job, opts)?;
-    let fo = disktier_engine::fio::FioOptions {
-        keep_files: opts.keep_files,
-        profile: opts.profile.clone(),
-        quick: opts.quick,
-        stop: Some(opts.stop.clone()),
-        no_layout: !opts.layout,
-        program: Some(fio),
-        timeout: None,
-    };
-    let m = disktier_engine::fio::run(job, &runner, target, &fo)
-        .with_context(|| format!("fio could not run the job on {}", job.target.display()))?;
-    Ok(Measurement {
-        doc: m.doc,
-        sync_hist: m.sync_hist,
-    })
-}
-
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if super::jobfile::is_job_file(&args.target) {
-        return super::jobfile::run(ctx, &args);
+        return super::jobfile::run(ctx, &args.target, &args.run, &job_file_misfits(&args));
     }
     let profile = args.profile.as_deref().map(jobargs::profile).transpose()?;
     let io_log = match &args.trace {
         Some(_) if args.run.engine == EngineChoice::Fio => {
             bail!("--trace records the native engine's I/O: drop --engine fio")
         }
-        Some(p) => Some(super::trace::open_io_log(p)?),
+        Some(p) => Some(crate::app::tracelog::open_io_log(p)?),
         None => None,
     };
     let label = profile.map_or_else(|| "bench".to_string(), |p| p.name().to_string());
@@ -200,6 +126,22 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::Pass)
 }
 
+/// The options given with a job file that cannot apply to it (its jobs take theirs from the
+/// file).
+fn job_file_misfits(args: &Args) -> Vec<&'static str> {
+    let mut given = args.job.given();
+    if args.profile.is_some() {
+        given.push("--profile");
+    }
+    if args.quick {
+        given.push("--quick");
+    }
+    if args.trace.is_some() {
+        given.push("--trace");
+    }
+    given
+}
+
 /// Prints the document (table or JSON) with `extra` lines after the table, saves it as `kind`,
 /// and turns an interrupted run into the error that makes the exit code 2.
 pub fn finish(ctx: &Ctx, kind: &str, doc: &RunDoc, extra: &[String]) -> anyhow::Result<()> {
@@ -224,7 +166,7 @@ pub fn finish_value(
         }
     }
     ctx.export_metrics(kind, &[doc], doc.interrupted)?;
-    if let Some(id) = super::save::save_run(ctx, kind, value)? {
+    if let Some(id) = ctx.store().save(kind, None, value)? {
         ctx.note(format!("saved as run {id}"));
     }
     if doc.interrupted {
@@ -380,7 +322,7 @@ mod tests {
             l
         };
         let doc = RunDoc {
-            schema_version: 1,
+            schema_version: crate::app::SCHEMA_VERSION,
             engine: "disktier".into(),
             profile: Some("etcd".into()),
             quick: true,

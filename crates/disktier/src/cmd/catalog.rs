@@ -2,10 +2,11 @@
 //! (merged with `--catalog FILE`), its validation, and refreshing it from AWS's price list.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
 use disktier_catalog::check::check;
 use disktier_catalog::fmt::{int, num, unit_usd};
-use disktier_catalog::import::aws_offer;
+use disktier_catalog::import::{aws_offer, refresh};
 use disktier_catalog::model::{IopsRule, ThroughputRule, VolumeType};
 use disktier_catalog::{price, Catalog};
 use std::path::PathBuf;
@@ -31,6 +32,35 @@ pub enum Sub {
         #[command(subcommand)]
         source: ImportSource,
     },
+    /// Write a catalog file of GCP or Azure prices from saved pages of the cloud's price API
+    /// (read as streams; nothing is fetched from the network).
+    Refresh {
+        #[command(subcommand)]
+        source: RefreshSource,
+    },
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum RefreshSource {
+    /// Compute Engine SKUs from the Cloud Billing Catalog API (services/6F81-5844-456A/skus),
+    /// one JSON response per page: disk prices (pd-*, hyperdisk-*, local SSD) of the region.
+    Gcp(RefreshArgs),
+    /// Azure Retail Prices API responses (prices.azure.com/api/retail/prices), one JSON page
+    /// each: Premium SSD v2 and the catalog's Lsv3/Lasv3 VM prices of the region.
+    Azure(RefreshArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RefreshArgs {
+    /// The saved API responses (JSON), one per page.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The region to take prices for (e.g. asia-east1, eastus).
+    #[arg(long)]
+    pub region: String,
+    /// Where to write the catalog file (default: catalog-<region>.toml).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -65,6 +95,13 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                     output,
                 },
         } => import(ctx, file, region, output),
+        Sub::Refresh { source } => {
+            let (cloud, a) = match source {
+                RefreshSource::Gcp(a) => (refresh::Cloud::Gcp, a),
+                RefreshSource::Azure(a) => (refresh::Cloud::Azure, a),
+            };
+            run_refresh(ctx, cloud, a)
+        }
     }
 }
 
@@ -86,7 +123,7 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
     };
     if ctx.json() {
         print_json(&Versioned {
-            schema_version: 1,
+            schema_version: SCHEMA_VERSION,
             inner: &cat,
         })?;
         return Ok(Outcome::Pass);
@@ -158,6 +195,9 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
                 if p.weak { " *" } else { "" }
             );
             println!("  {:<18} source: {} ({})", "", p.source, p.date);
+            if let Some(n) = &p.note {
+                println!("  {:<18} note: {n}", "");
+            }
         }
         for p in cat.instance_prices.iter().filter(|p| p.region == reg.name) {
             let store = cat
@@ -173,6 +213,9 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
                 store,
                 if p.weak { " *" } else { "" }
             );
+            if let Some(n) = &p.note {
+                println!("  {:<18} note: {n}", "");
+            }
         }
     }
     println!();
@@ -333,7 +376,7 @@ fn run_check(ctx: &Ctx) -> anyhow::Result<Outcome> {
     let report = check(&cat);
     if ctx.json() {
         print_json(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "version": cat.version,
             "date": cat.date,
             "ok": report.ok(),
@@ -387,7 +430,7 @@ fn import(
         .with_context(|| format!("nothing written to {}", out.display()))?;
     if ctx.json() {
         print_json(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "output": out,
             "summary": summary,
         }))?;
@@ -399,6 +442,35 @@ fn import(
             summary.instance_prices,
             summary.region,
             summary.products_skipped,
+            out.display()
+        );
+    }
+    Ok(Outcome::Pass)
+}
+
+fn run_refresh(ctx: &Ctx, cloud: refresh::Cloud, a: RefreshArgs) -> anyhow::Result<Outcome> {
+    let out = a
+        .output
+        .unwrap_or_else(|| PathBuf::from(format!("catalog-{}.toml", a.region)));
+    let summary = refresh::refresh_files(cloud, &a.files, &a.region, &out)
+        .with_context(|| format!("nothing written to {}", out.display()))?;
+    if ctx.json() {
+        print_json(&serde_json::json!({
+            "schema_version": 1,
+            "output": out,
+            "summary": summary,
+        }))?;
+    } else {
+        println!(
+            "wrote {}: {} volume prices, {} instance prices for {} {} (prices of {}; {} items read from {} file(s)); use it with --catalog {}",
+            out.display(),
+            summary.volume_prices,
+            summary.instance_prices,
+            summary.cloud,
+            summary.region,
+            summary.date,
+            summary.items_read,
+            summary.files,
             out.display()
         );
     }

@@ -7,8 +7,10 @@
 use super::bench::{self, Request, RunArgs};
 use super::jobargs::JobArgs;
 use super::{Ctx, Outcome};
+use crate::app::judge;
+use crate::app::SCHEMA_VERSION;
 use anyhow::bail;
-use disktier_engine::verdict::{self, EtcdCriteria};
+use disktier_engine::verdict::EtcdCriteria;
 use disktier_engine::Profile;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -136,14 +138,12 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
             },
         )?;
         let mut doc = m.doc;
-        let v = verdict::etcd(&doc, m.sync_hist.as_ref(), EtcdCriteria { threshold_ns })?;
-        doc.verdicts = v.verdicts.clone();
-        // The interval travels with the etcd verdict in the JSON (an added field; readers that
-        // do not know it ignore it).
-        let mut value = serde_json::to_value(&doc)?;
-        if let Some(first) = value["verdicts"].get_mut(0) {
-            first["ci95"] = serde_json::to_value(&v.ci)?;
-        }
+        let v = judge::etcd(
+            &mut doc,
+            m.sync_hist.as_ref(),
+            EtcdCriteria { threshold_ns },
+        )?;
+        let value = serde_json::to_value(&doc)?;
         Ok((
             super::repeat::OneRun {
                 doc,
@@ -199,7 +199,7 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
     let j = judge(&members, a.interval.map(|s| s as f64));
     if ctx.json() {
         super::print_json(&serde_json::json!({
-            "schema_version": disktier_engine::result::SCHEMA_VERSION,
+            "schema_version": SCHEMA_VERSION,
             "kind": "etcd-metrics",
             "started_at": started_at,
             "host": disktier_engine::host::detect(),
@@ -215,10 +215,6 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
     }
     Ok(if j.pass { Outcome::Pass } else { Outcome::Fail })
 }
-
-/// etcd's guidance for the backend commit p99 (etcd docs, "Hardware recommendations" /
-/// etcd-io/website "tuning": `etcd_disk_backend_commit_duration_seconds` p99 under 25 ms).
-const BACKEND_COMMIT_NS: u64 = 25_000_000;
 
 /// `check etcd --profile etcd-server`: the WAL fdatasync p99 is the verdict figure, the backend
 /// commit p99 the second one; both must be within their limits.
@@ -245,52 +241,9 @@ fn etcd_server(ctx: &Ctx, a: &EtcdArgs, dir: &std::path::Path) -> anyhow::Result
         dir.display()
     ));
     let m = disktier_engine::etcdserver::run(&spec, &opts)?;
-    let mut doc = m.doc;
-    let v = verdict::etcd(
-        &doc,
-        Some(&m.wal_sync_hist),
-        EtcdCriteria {
-            threshold_ns: a.threshold.as_nanos().min(u64::MAX as u128) as u64,
-        },
-    )?;
-    let commit_p99 = m.commit_hist.value_at_quantile(0.99);
-    let commit_pass = commit_p99 < BACKEND_COMMIT_NS;
-    let commit_line = format!(
-        "backend commit p99 is {} over {} commits: {} etcd's guidance of 25 ms",
-        disktier_units::fmt_ns(commit_p99 as f64),
-        m.commit.ios,
-        if commit_pass { "within" } else { "above" }
-    );
-    // The model offers a fixed rate of proposals: etcd's "N fdatasync'd writes/s" guidance
-    // (a back-to-back figure) does not apply to it.
-    doc.verdicts = v.verdicts.iter().take(1).cloned().collect();
-    doc.verdicts.push(disktier_engine::Verdict {
-        name: "etcd-backend-commit".into(),
-        metric: "backend_commit.p99".into(),
-        value: commit_p99 as f64,
-        threshold: BACKEND_COMMIT_NS as f64,
-        pass: commit_pass,
-        message: commit_line.clone(),
-        ci95: None,
-    });
-    let mut value = serde_json::to_value(&doc)?;
-    if let Some(first) = value["verdicts"].get_mut(0) {
-        first["ci95"] = serde_json::to_value(&v.ci)?;
-    }
-    value["backend_commit"] = serde_json::to_value(&m.commit)?;
-    value["backend_fdatasync"] = serde_json::to_value(&m.db_sync)?;
-    let mut lines = vec!["WAL fdatasync (etcd_disk_wal_fsync_duration_seconds):".to_string()];
-    lines.extend(
-        v.lines
-            .iter()
-            .filter(|l| !l.contains("fdatasync'd writes/s"))
-            .cloned(),
-    );
-    lines.push(commit_line);
-    bench::finish_value(ctx, "check", &doc, &value, &lines)?;
-    Ok(if v.pass && commit_pass {
-        Outcome::Pass
-    } else {
-        Outcome::Fail
-    })
+    let threshold_ns = a.threshold.as_nanos().min(u64::MAX as u128) as u64;
+    let j = judge::etcd_server(m, EtcdCriteria { threshold_ns })?;
+    let value = serde_json::to_value(j.document())?;
+    bench::finish_value(ctx, "check", &j.doc, &value, &j.lines)?;
+    Ok(if j.pass { Outcome::Pass } else { Outcome::Fail })
 }

@@ -1,8 +1,8 @@
 //! `disktier compare RUN_A RUN_B [...]`: the same metrics side by side, each run against the
 //! first, with the sentence a user would write.
 
-use super::save::open_store;
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
 use disktier_engine::RunDoc;
 
@@ -17,7 +17,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    let mut store = open_store(ctx)?;
+    let mut store = ctx.store().open()?;
     let mut runs = Vec::new();
     for id in &args.runs {
         let run = store.get(id)?;
@@ -28,7 +28,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let c = disktier_store::compare::compare(&runs, args.force)?;
     if ctx.json() {
         print_json(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "runs": c.runs,
             "rows": c.rows,
             "sentences": c.sentences(),
@@ -38,9 +38,4 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         print!("{}", super::history::printable(&c.to_text(), true));
     }
     Ok(Outcome::Pass)
-}
-
-/// Aligned text columns (shared with `history`).
-pub fn align(rows: &[Vec<String>]) -> String {
-    disktier_store::compare::align(rows)
 }

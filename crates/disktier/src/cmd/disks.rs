@@ -2,6 +2,7 @@
 //! one and why not.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use disktier_cmd::RealRunner;
 use disktier_disks::discover::{discover, Disk};
 use disktier_units::Bytes;
@@ -26,7 +27,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let disks = discover(&root, &RealRunner)?;
     if ctx.json() {
         print_json(&Doc {
-            schema_version: 1,
+            schema_version: SCHEMA_VERSION,
             disks: &disks,
         })?;
     } else {

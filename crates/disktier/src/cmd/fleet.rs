@@ -3,6 +3,7 @@
 //! result in the store and prints; the Kubernetes work lives in `crates/fleet`.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::{bail, Context};
 use disktier_fleet::command::NodeCommand;
 use disktier_fleet::kube_run::{self, ClientOptions, Progress, RunSpec};
@@ -260,7 +261,7 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
         // The exposition is the output.
     } else if ctx.json() {
         print_json(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "fleet_run_id": outcome.run_id,
             "command": a.command,
             "image": spec.job.image,
@@ -352,7 +353,9 @@ fn dry_run(ctx: &Ctx, a: &RunArgs, cfg: JobConfig, sel: Selection) -> anyhow::Re
     let jobs: Vec<_> = nodes.iter().map(|n| manifest::job(&cfg, n)).collect();
     yaml.push_str(&manifest::to_yaml(&jobs)?);
     if ctx.json() {
-        print_json(&serde_json::json!({"schema_version": 1, "dry_run": true, "jobs": jobs}))?;
+        print_json(
+            &serde_json::json!({"schema_version": SCHEMA_VERSION, "dry_run": true, "jobs": jobs}),
+        )?;
     } else {
         print!("{yaml}");
     }
@@ -375,7 +378,9 @@ fn clean(ctx: &Ctx, a: CleanArgs) -> anyhow::Result<Outcome> {
         kube_run::delete_matching(&client, &ns, &selector).await
     })??;
     if ctx.json() {
-        print_json(&serde_json::json!({"schema_version": 1, "namespace": ns, "deleted": report}))?;
+        print_json(
+            &serde_json::json!({"schema_version": SCHEMA_VERSION, "namespace": ns, "deleted": report}),
+        )?;
     } else if report.jobs.is_empty() && report.pods.is_empty() {
         println!("nothing to clean in namespace {ns} ({selector})");
     } else {
@@ -411,7 +416,7 @@ fn rbac_yaml(ctx: &Ctx, a: RbacArgs) -> anyhow::Result<Outcome> {
     };
     let objs = rbac::objects(&a.namespace, &who);
     if ctx.json() {
-        print_json(&serde_json::json!({"schema_version": 1, "objects": objs}))?;
+        print_json(&serde_json::json!({"schema_version": SCHEMA_VERSION, "objects": objs}))?;
     } else {
         print!("{}", manifest::to_yaml(&objs)?);
     }
@@ -459,7 +464,9 @@ fn save(ctx: &Ctx, spec: &RunSpec, nodes: &mut [NodeReport]) -> anyhow::Result<(
                 );
             }
         }
-        n.run_id = super::save::save_run_in_group(ctx, kind, Some(&spec.job.run_id), &doc)
+        n.run_id = ctx
+            .store()
+            .save(kind, Some(&spec.job.run_id), &doc)
             .with_context(|| format!("saving the result of node {}", n.node))?;
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! `disktier history`: the stored runs, newest first, filtered by target, profile or kind.
 
-use super::save::open_store;
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use disktier_store::{Filter, RunSummary};
 use disktier_units::{fmt_ns, Bytes};
 
@@ -32,10 +32,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         group_id: args.group,
         last: args.last,
     };
-    let mut store = open_store(ctx)?;
+    let mut store = ctx.store().open()?;
     let runs = store.list(&filter)?;
     if ctx.json() {
-        print_json(&serde_json::json!({"schema_version": 1, "runs": runs}))?;
+        print_json(&serde_json::json!({"schema_version": SCHEMA_VERSION, "runs": runs}))?;
     } else if runs.is_empty() {
         ctx.note(format_args!(
             "no stored runs match (store: {})",
@@ -109,5 +109,5 @@ pub fn table(runs: &[RunSummary]) -> String {
         .into_iter()
         .map(|r| r.into_iter().map(|c| printable(&c, false)).collect())
         .collect();
-    super::compare::align(&rows)
+    disktier_store::compare::align(&rows)
 }

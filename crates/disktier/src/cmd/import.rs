@@ -4,6 +4,7 @@
 //! also gets the etcd verdict, interpolated from fio's percentile list.
 
 use super::{bench, jobargs, Ctx, Outcome};
+use crate::app::judge;
 use disktier_engine::etcdperf;
 use disktier_engine::fio::{self, DocContext};
 use disktier_engine::verdict;
@@ -125,17 +126,16 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
         "imported from fio's JSON: host facts are unknown; without json+ bins, latencies between fio's listed percentiles are interpolated".to_string()
     });
     let mut extra = Vec::new();
-    let mut value = serde_json::to_value(&doc)?;
     if doc.results.sync.is_some() {
-        if let Ok(v) = verdict::etcd(&doc, m.sync_hist.as_ref(), verdict::EtcdCriteria::default()) {
-            doc.verdicts = v.verdicts.clone();
-            value = serde_json::to_value(&doc)?;
-            if let Some(first) = value["verdicts"].get_mut(0) {
-                first["ci95"] = serde_json::to_value(&v.ci)?;
-            }
+        if let Ok(v) = judge::etcd(
+            &mut doc,
+            m.sync_hist.as_ref(),
+            verdict::EtcdCriteria::default(),
+        ) {
             extra = v.lines;
         }
     }
+    let value = serde_json::to_value(&doc)?;
     bench::finish_value(ctx, "import", &doc, &value, &extra)?;
     Ok(Outcome::Pass)
 }

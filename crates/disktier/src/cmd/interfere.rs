@@ -5,6 +5,7 @@
 
 use super::{Ctx, Outcome};
 use anyhow::Context;
+use disktier_interfere::aggressor::command::UserCommand;
 use disktier_interfere::aggressor::{self, AggressorKind, AggressorSpec};
 use disktier_interfere::{journal, Combo, Config, WriterPolicy};
 use disktier_units::clap_parsers;
@@ -29,6 +30,14 @@ pub struct Args {
     /// sequential file), rand-write (direct random 16 KiB writes at depth 32).
     #[arg(long, default_value = "ostree")]
     pub aggressor: String,
+    /// Your own workload as the aggressor instead of a built-in writer, e.g. 'tar xf
+    /// /srv/update.tar' or 'dd if=/dev/zero of=big bs=1M count=4096 conv=fsync'. Split with
+    /// shell quoting into arguments and run without a shell (pass "sh -c '...'" for pipes or
+    /// redirections), in a scratch directory on DIR (also in $DISKTIER_AGGRESSOR_DIR), under
+    /// each scenario's I/O class and cgroup. --aggressor-cap is its timeout; its exit status,
+    /// time and written bytes are in the result.
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["aggressor", "aggressor_size"])]
+    pub aggressor_cmd: Option<String>,
     /// Comma-separated mitigations to compare, each in its own scenario; `a+b` applies a and b
     /// together in one scenario.
     #[arg(long, default_value = DEFAULT_MITIGATIONS)]
@@ -70,6 +79,15 @@ pub struct AggressorArgs {
     pub policy: String,
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// `command`: the program (an absolute path, checked by the parent).
+    #[arg(long)]
+    pub program: Option<PathBuf>,
+    /// `command`: the line the user typed, for messages.
+    #[arg(long)]
+    pub line: Option<String>,
+    /// `command`: the program's arguments.
+    #[arg(last = true)]
+    pub args: Vec<String>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
@@ -81,7 +99,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let doc = disktier_interfere::run(&cfg)?;
     super::progress::clear();
     let value = serde_json::to_value(&doc)?;
-    let id = super::save::save_run(ctx, "interfere", &value)?;
+    let id = ctx.store().save("interfere", None, &value)?;
     if ctx.json() {
         super::print_json(&value)?;
     } else {
@@ -125,7 +143,21 @@ fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
             dir.display()
         );
     }
-    let kind = AggressorKind::from_name(&args.aggressor)?;
+    let (kind, aggressor_cmd) = match &args.aggressor_cmd {
+        Some(line) => {
+            let path = std::env::var("PATH").ok();
+            (
+                AggressorKind::Command,
+                Some(UserCommand::parse(line, path.as_deref())?),
+            )
+        }
+        None => (AggressorKind::from_name(&args.aggressor)?, None),
+    };
+    if kind == AggressorKind::Command && aggressor_cmd.is_none() {
+        anyhow::bail!(
+            "--aggressor command needs the command itself: pass --aggressor-cmd 'CMD ...' instead"
+        );
+    }
     let mitigations = Combo::parse_list(&args.mitigations)?;
     if args.duration < Duration::from_secs(1) {
         anyhow::bail!(
@@ -134,7 +166,7 @@ fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
         );
     }
     let size = args.aggressor_size.unwrap_or(kind.default_size());
-    if size == 0 {
+    if size == 0 && aggressor_cmd.is_none() {
         anyhow::bail!("--aggressor-size 0 writes nothing: give a size such as 1GiB");
     }
     let chatty = ctx.chatty();
@@ -143,6 +175,7 @@ fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
     Ok(Config {
         dir,
         aggressor: kind,
+        aggressor_cmd,
         aggressor_size: size,
         mitigations,
         duration: args.duration,
@@ -207,6 +240,14 @@ pub fn aggressor(_ctx: &Ctx, args: AggressorArgs) -> anyhow::Result<Outcome> {
         policy: WriterPolicy::from_name(&args.policy)
             .with_context(|| format!("unknown writer policy {:?}", args.policy))?,
         seed: args.seed,
+        command: match args.program {
+            Some(program) => Some(UserCommand {
+                program,
+                args: args.args,
+                line: args.line.unwrap_or_default(),
+            }),
+            None => None,
+        },
     };
     aggressor::process::child_main(&spec)?;
     Ok(Outcome::Pass)

@@ -10,6 +10,43 @@ use disktier_units::clap_parsers;
 use std::path::Path;
 use std::time::Duration;
 
+/// Which engine runs the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineChoice {
+    /// disktier's own engine (io_uring, psync, sync), with HDR latency histograms.
+    Native,
+    /// fio, with its JSON read into the same result document (fio must be installed).
+    Fio,
+}
+
+impl From<EngineChoice> for crate::app::measure::Tool {
+    fn from(e: EngineChoice) -> Self {
+        match e {
+            EngineChoice::Native => Self::Native,
+            EngineChoice::Fio => Self::Fio,
+        }
+    }
+}
+
+/// Options of a run that are not job options: shared by `bench` and `check`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Engine that runs the job.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Native)]
+    pub engine: EngineChoice,
+    /// Keep the files disktier created (they are removed after the run by default).
+    #[arg(long)]
+    pub keep_files: bool,
+    /// Allow write jobs on a block device that holds a filesystem, a partition table, a mount or
+    /// holders. Its data will be destroyed.
+    #[arg(long)]
+    pub destructive: bool,
+    /// Do not fill files with data before read jobs: a short file is only extended (sparse),
+    /// with either engine. A file that already has the size is never rewritten.
+    #[arg(long)]
+    pub no_layout: bool,
+}
+
 /// The job options, each `None` unless the user gave it.
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "Job options (fio's names and defaults)")]

@@ -4,12 +4,13 @@
 //! does. Jobs between stonewalls run at the same time; results are printed per job and per
 //! reporting group and saved as one run. `--engine fio` hands the same file to fio.
 
-use super::bench::{Args, EngineChoice};
 use super::jobargs::JobArgs;
+use super::jobargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};
+use crate::app::jobfile::{fio_outs, measure_file, JobOut};
 use anyhow::{bail, Context};
 use clap::Parser;
-use disktier_engine::fio::{self, DocContext};
+use disktier_engine::fio::DocContext;
 use disktier_engine::jobfile::{self, FileJob, JobFile};
 use disktier_engine::jobset;
 use disktier_engine::{EngineError, IoEngineKind, Job, Measured, RunOptions, SCHEMA_VERSION};
@@ -141,35 +142,18 @@ fn load(path: &Path, lenient: bool) -> anyhow::Result<(String, JobFile)> {
     Ok((src, f))
 }
 
-/// One job's figures in the output.
-pub struct JobOut {
-    name: String,
-    group: u32,
-    /// Seconds from the start of the file's run to the start of this job's run set (native).
-    start_s: Option<f64>,
-    measured: Measured,
-}
-
-pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
-    if args.profile.is_some() || args.job.any() || args.quick || args.trace.is_some() {
-        let mut given = args.job.given();
-        if args.profile.is_some() {
-            given.push("--profile");
-        }
-        if args.quick {
-            given.push("--quick");
-        }
-        if args.trace.is_some() {
-            given.push("--trace");
-        }
+/// `bench JOBFILE`: runs the file's jobs with `run`'s engine and settings. `misfits` are the
+/// options given that cannot apply to a job file (refused).
+pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow::Result<Outcome> {
+    if !misfits.is_empty() {
         bail!(
             "{} is a fio job file: its jobs take their options from the file, so {} cannot apply; put them in its [global] section",
-            args.target.display(),
-            given.join(", ")
+            target.display(),
+            misfits.join(", ")
         );
     }
-    let lenient = args.run.engine == EngineChoice::Fio;
-    let (src, file) = load(&args.target, lenient)?;
+    let lenient = run.engine == EngineChoice::Fio;
+    let (src, file) = load(target, lenient)?;
     let mut jobs = Vec::new();
     let mut notes = Vec::new();
     for fj in &file.jobs {
@@ -182,23 +166,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
     let opts = RunOptions {
         stop: progress::stop_flag(),
         progress: progress::reporter(ctx, "jobs"),
-        keep_files: args.run.keep_files,
-        destructive: args.run.destructive,
-        layout: !args.run.no_layout,
+        keep_files: run.keep_files,
+        destructive: run.destructive,
+        layout: !run.no_layout,
         io_log: None,
         profile: None,
         quick: false,
     };
-    // Every job is checked before anything runs, with either engine.
-    for j in &jobs {
-        disktier_engine::preflight(j, &opts)?;
-    }
     let started_at = disktier_engine::now_rfc3339();
-    let (engine, outs) = match args.run.engine {
-        EngineChoice::Native => ("disktier", run_native(&file, &jobs, &opts)?),
-        EngineChoice::Fio => ("fio", run_fio(&args.target, &opts)?),
-    };
+    let result = measure_file(&file, target, &jobs, run.engine.into(), &opts);
     progress::clear();
+    let (engine, outs) = result?;
     let interrupted = outs.iter().any(|o| o.measured.doc.interrupted);
     let reporting = |g: u32| file.jobs.iter().any(|j| j.group == g && j.group_reporting);
     let value = document(&src, engine, &started_at, &reporting, &outs, &notes);
@@ -207,7 +185,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
     } else {
         print!("{}", render(&value));
     }
-    if let Some(id) = super::save::save_run(ctx, "bench", &value)? {
+    if let Some(id) = ctx.store().save("bench", None, &value)? {
         ctx.note(format!("saved as run {id}"));
     }
     if interrupted {
@@ -216,70 +194,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::Pass)
 }
 
-/// Runs the run sets in order, the jobs of each at the same time.
-fn run_native(file: &JobFile, jobs: &[Job], opts: &RunOptions) -> anyhow::Result<Vec<JobOut>> {
-    let mut outs = Vec::new();
-    let t0 = std::time::Instant::now();
-    for set in file.run_sets() {
-        if opts.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
-        }
-        let start_s = t0.elapsed().as_secs_f64();
-        let these: Vec<Job> = set.iter().map(|&i| jobs[i].clone()).collect();
-        let ms = jobset::run_together(&these, opts)?;
-        for (i, m) in set.iter().zip(ms) {
-            outs.push(JobOut {
-                name: file.jobs[*i].name.clone(),
-                group: file.jobs[*i].group,
-                start_s: Some(start_s),
-                measured: m,
-            });
-        }
-    }
-    Ok(outs)
-}
-
-/// Hands the file to fio (json+ output, for the groups' merged percentiles).
-fn run_fio(path: &Path, opts: &RunOptions) -> anyhow::Result<Vec<JobOut>> {
-    let runner = disktier_cmd::RealRunner;
-    if !disktier_cmd::CommandRunner::has_program(&runner, fio::FIO) {
-        bail!("fio was not found: install it (Debian package: fio) or use --engine native");
-    }
-    let cmd = disktier_cmd::Cmd::new(fio::FIO).args([
-        "--output-format=json+".to_string(),
-        path.display().to_string(),
-    ]);
-    let out = disktier_cmd::CommandRunner::run(&runner, &cmd)
-        .with_context(|| format!("fio could not run the job file {}", path.display()))?;
-    let v = fio::parse(&out.stdout, "fio's output")?;
-    let dc = DocContext {
-        host: disktier_engine::host::detect(),
-        ..DocContext::default()
-    };
-    let _ = opts;
-    Ok(fio::jobs(&v, "fio's output", &dc)?
-        .into_iter()
-        .map(|j| JobOut {
-            name: j.name,
-            group: j.group,
-            start_s: None,
-            measured: j.measured,
-        })
-        .collect())
-}
-
 /// fio's JSON of a job file (`disktier import fio --jobs`) as the document `bench JOBFILE`
 /// saves.
 pub fn import_document(v: &Value, source_name: &str) -> anyhow::Result<Value> {
-    let outs: Vec<JobOut> = fio::jobs(v, source_name, &DocContext::default())?
-        .into_iter()
-        .map(|j| JobOut {
-            name: j.name,
-            group: j.group,
-            start_s: None,
-            measured: j.measured,
-        })
-        .collect();
+    let outs = fio_outs(v, source_name, &DocContext::default())?;
     // fio's JSON leaves flag options (group_reporting, stonewall) out of its option lists; with
     // group_reporting it prints one entry per group, so a group of one entry is reported as one.
     let reporting = |g: u32| outs.iter().filter(|o| o.group == g).count() == 1;
@@ -304,7 +222,7 @@ pub fn finish_import(ctx: &Ctx, value: &Value) -> anyhow::Result<()> {
     } else {
         print!("{}", render(value));
     }
-    if let Some(id) = super::save::save_run(ctx, "import", value)? {
+    if let Some(id) = ctx.store().save("import", None, value)? {
         ctx.note(format!("saved as run {id}"));
     }
     Ok(())

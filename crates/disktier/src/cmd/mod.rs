@@ -1,8 +1,6 @@
 //! One module per subcommand: its options (clap) and its `run`, which turns them into a checked
 //! configuration and calls the library crate that owns the concept.
 
-#![allow(dead_code)] // helpers are used as subcommands land
-
 pub mod assess;
 pub mod bench;
 pub mod catalog;
@@ -22,7 +20,6 @@ pub mod progress;
 pub mod render;
 pub mod repeat;
 pub mod report;
-pub mod save;
 pub mod setup;
 pub mod show;
 pub mod simulate;
@@ -99,6 +96,14 @@ impl Ctx {
             self.note(format_args!("metrics written to {}", path.display()));
         }
         Ok(())
+    }
+    /// Where this command saves runs and reads them (`--db`, `--no-save`).
+    pub fn store(&self) -> crate::app::save::StoreConfig {
+        crate::app::save::StoreConfig {
+            db: self.global.db.clone(),
+            no_save: self.global.no_save,
+            quiet: self.global.quiet,
+        }
     }
     /// Progress lines and notes go to stderr only when this is true.
     pub fn chatty(&self) -> bool {

@@ -3,6 +3,7 @@
 //! volume's performance, or the rule the cloud would refuse it by.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use disktier_catalog::fmt::{num, usd};
 use disktier_catalog::{price, Quote, VolumeConfig};
 use disktier_units::clap_parsers;
@@ -89,7 +90,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     };
     if ctx.json() {
         print_json(&PriceDoc {
-            schema_version: 1,
+            schema_version: SCHEMA_VERSION,
             quote: &quote,
         })?;
     } else {

@@ -82,11 +82,6 @@ pub fn restoring_signal() -> Option<&'static str> {
     }
 }
 
-/// Whether a signal has asked the run to stop.
-pub fn stopped() -> bool {
-    stop_flag().load(Ordering::SeqCst)
-}
-
 /// Whether this process should draw a progress line: not `--quiet`, and both stdout and stderr
 /// are terminals.
 pub fn enabled(ctx: &Ctx) -> bool {

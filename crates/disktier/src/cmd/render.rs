@@ -4,11 +4,12 @@
 //! object; `--format json` lists the files and their content.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use disktier_disks::render::{
-    Bcache, BcacheConfig, BcacheMode, CloudInit, Eks, EksConfig, FileKind, Fs, Gke, GkeConfig,
-    Intent, IntentInput, LocalStorageStrategy, Lvmcache, LvmcacheConfig, LvmcacheMode,
+    Aks, AksConfig, Bcache, BcacheConfig, BcacheMode, CloudInit, Eks, EksConfig, FileKind, Fs, Gke,
+    GkeConfig, Intent, IntentInput, LocalStorageStrategy, Lvmcache, LvmcacheConfig, LvmcacheMode,
     MachineSetConfig, OpenShift, OpenShiftConfig, Rendered, Renderer, Systemd,
 };
 use serde::Serialize;
@@ -37,6 +38,9 @@ pub enum PlatformCmd {
     Gke(GkeArgs),
     /// EKS nodeadm NodeConfig and Karpenter EC2NodeClass/NodePool with instance store RAID0.
     Eks(EksArgs),
+    /// AKS node pool of Lsv3/Lasv3 VMs (local NVMe), Azure Container Storage's local NVMe
+    /// StorageClass, and a pod with a generic ephemeral volume on it.
+    Aks(AksArgs),
     /// systemd units, the boot-time script and install.sh for a plain VM.
     Systemd(IntentArgs),
     /// cloud-init user-data (#cloud-config) installing the same units.
@@ -204,6 +208,34 @@ pub struct EksArgs {
     pub name: String,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct AksArgs {
+    /// Resource group of the cluster (az group list).
+    #[arg(long)]
+    pub resource_group: String,
+    /// AKS cluster name (az aks list).
+    #[arg(long)]
+    pub cluster: String,
+    /// Node pool to add (1-12 lowercase letters and digits).
+    #[arg(long, default_value = "nvmepool")]
+    pub pool: String,
+    /// VM size with local NVMe: Standard_L8s_v3 ... Standard_L80s_v3, Standard_L8as_v3 ...
+    #[arg(long, default_value = "Standard_L8s_v3")]
+    pub vm_size: String,
+    /// Nodes in the pool.
+    #[arg(long, default_value_t = 3)]
+    pub node_count: u32,
+    /// Name of the StorageClass.
+    #[arg(long, default_value = "local-nvme")]
+    pub storage_class: String,
+    /// Size of the example pod's ephemeral volume.
+    #[arg(long, default_value = "500Gi")]
+    pub request: String,
+    /// Container image of the example pod.
+    #[arg(long, default_value = "nginx")]
+    pub image: String,
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum BcacheModeArg {
     Writethrough,
@@ -304,6 +336,16 @@ fn renderer(cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
             mount_path: a.mount,
             node_role: a.node_role,
             name: a.name,
+        })?),
+        PlatformCmd::Aks(a) => Box::new(Aks::new(AksConfig {
+            resource_group: a.resource_group,
+            cluster: a.cluster,
+            pool: a.pool,
+            vm_size: a.vm_size,
+            node_count: a.node_count,
+            storage_class: a.storage_class,
+            request: a.request,
+            image: a.image,
         })?),
         PlatformCmd::Systemd(a) => Box::new(Systemd::new(a.intent()?)),
         PlatformCmd::CloudInit(a) => Box::new(CloudInit::new(a.intent()?)),
@@ -449,7 +491,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             })
             .collect();
         print_json(&JsonDoc {
-            schema_version: 1,
+            schema_version: SCHEMA_VERSION,
             command: "render",
             platform,
             out_dir: args.out.as_ref().map(|d| d.display().to_string()),

@@ -12,6 +12,7 @@
 //! aggregate.
 
 use super::{Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::bail;
 use disktier_engine::RunDoc;
 use disktier_units::fmt_ns;
@@ -126,7 +127,7 @@ pub fn repeat(
             p99_ns: p99,
             pass: r.pass,
         });
-        let id = super::save::save_run_in_group(ctx, kind, Some(&group), &r.value)?;
+        let id = ctx.store().save(kind, Some(&group), &r.value)?;
         let mut v = r.value;
         v["id"] = id.clone().into();
         ids.push(id);
@@ -139,7 +140,7 @@ pub fn repeat(
     let agg = aggregate(metric, &figs);
     if ctx.json() {
         super::print_json(&serde_json::json!({
-            "schema_version": disktier_engine::result::SCHEMA_VERSION,
+            "schema_version": SCHEMA_VERSION,
             "kind": "repeat",
             "group_id": if ctx.global.no_save { None } else { Some(&group) },
             "runs": runs,

@@ -1,8 +1,8 @@
 //! `disktier report`: one self-contained HTML file drawn from stored runs (and optionally a
 //! `disktier plan --format json` document for the cost section).
 
-use super::save::open_store;
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
 use disktier_store::report::{render, ReportInput};
 use disktier_store::{Filter, StoredRun};
@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         Some(p) => Some(read_plan(p)?),
         None => None,
     };
-    let mut store = open_store(ctx)?;
+    let mut store = ctx.store().open()?;
     let mut runs = Vec::new();
     if args.runs.is_empty() {
         let filter = Filter {
@@ -65,7 +65,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     write_report(&runs, plan.as_ref(), &args.output)?;
     let ids: Vec<&str> = runs.iter().map(|r| r.summary.id.as_str()).collect();
     if ctx.json() {
-        print_json(&serde_json::json!({"schema_version": 1, "report": args.output, "runs": ids}))?;
+        print_json(
+            &serde_json::json!({"schema_version": SCHEMA_VERSION, "report": args.output, "runs": ids}),
+        )?;
     } else {
         println!("wrote {} ({} runs)", args.output.display(), runs.len());
     }

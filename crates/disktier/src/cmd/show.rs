@@ -1,7 +1,6 @@
 //! `disktier show RUN`: one stored run, as a summary a person reads or (`--format json`) the
 //! stored result document itself.
 
-use super::save::open_store;
 use super::{print_json, Ctx, Outcome};
 use disktier_engine::{DirStats, RunDoc};
 use disktier_store::compare::{fmt_count, fmt_value, Unit};
@@ -15,7 +14,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    let run = open_store(ctx)?.get(&args.run)?;
+    let run = ctx.store().open()?.get(&args.run)?;
     if ctx.json() {
         print_json(&run.doc)?;
     } else {

@@ -3,6 +3,7 @@
 //! cache and a backing volume from the catalog, predicted IOPS and latency.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::{bail, Context};
 use disktier_cachesim::device::{predict, DeviceModel, Prediction};
 use disktier_cachesim::mrc::Mrc;
@@ -173,7 +174,7 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
     };
     if ctx.json() {
         let mut v = serde_json::to_value(&report)?;
-        v["schema_version"] = json!(1);
+        v["schema_version"] = json!(SCHEMA_VERSION);
         v["trace"] = json!(a.trace);
         v["trace_source"] = json!(header.source);
         if let Some(results) = v["results"].as_array_mut() {

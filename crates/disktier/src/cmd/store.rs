@@ -1,8 +1,8 @@
 //! `disktier store`: the spool of runs that could not be saved when they were made
 //! (`store spool` lists them, `store flush` saves them now).
 
-use super::save::open_store;
 use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use disktier_store::spool::Spool;
 
 #[derive(Debug, clap::Args)]
@@ -38,7 +38,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             }
             if ctx.json() {
                 print_json(
-                    &serde_json::json!({"schema_version": 1, "spool": spool.dir(), "runs": rows}),
+                    &serde_json::json!({"schema_version": SCHEMA_VERSION, "spool": spool.dir(), "runs": rows}),
                 )?;
             } else if rows.is_empty() {
                 println!("the spool {} is empty", spool.dir().display());
@@ -60,11 +60,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             Ok(Outcome::Pass)
         }
         Action::Flush { all } => {
-            let mut store = open_store(ctx)?;
+            let mut store = ctx.store().open()?;
             let f = spool.flush(&mut store, all);
             if ctx.json() {
                 print_json(
-                    &serde_json::json!({"schema_version": 1, "store": store.location(),
+                    &serde_json::json!({"schema_version": SCHEMA_VERSION, "store": store.location(),
                     "saved": f.saved, "other_store": f.other_store, "failed": f.failed}),
                 )?;
             } else {

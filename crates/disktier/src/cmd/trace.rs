@@ -5,17 +5,17 @@
 use super::bench::{self, RunArgs};
 use super::jobargs::{self, JobArgs};
 use super::{print_json, Ctx, Outcome};
+use crate::app::tracelog::TraceLog;
+use crate::app::SCHEMA_VERSION;
 use anyhow::{bail, Context};
 use disktier_cachesim::import::{self, Format};
-use disktier_cachesim::trace::{Header, Record, Writer, FLAG_LATENCY};
-use disktier_cachesim::{stats, Op, Reader};
-use disktier_engine::{IoLog, IoOp, IoRecord};
+use disktier_cachesim::{stats, Reader};
+use disktier_engine::IoLog;
 use disktier_units::{clap_parsers, Bytes};
 use serde_json::json;
 use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -89,119 +89,27 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     }
 }
 
-/// The engine's I/O log writing a DTTRACE file. Records arrive from every worker thread; a
-/// mutex around a buffered writer is cheap next to the I/O itself. The trailer is written by
-/// [`TraceLog::finish`] or, failing that, when the log is dropped.
-pub struct TraceLog {
-    path: PathBuf,
-    inner: Mutex<LogState>,
-    /// Mark writes REQ_SYNC: O_DIRECT writes reach the block layer with REQ_SYNC | REQ_IDLE
-    /// (fs/iomap/direct-io.c), which moves bcache's writeback cutoff from 40 % to 70 %.
-    sync_writes: bool,
+/// `trace record --format json`: the trace written and the engine's own counts, to check the
+/// one against the other.
+#[derive(serde::Serialize)]
+struct RecordDoc<'a> {
+    schema_version: u32,
+    trace: &'a Path,
+    /// I/O records in the trace.
+    records: u64,
+    duration_s: f64,
+    interrupted: bool,
+    engine: EngineCounts,
 }
 
-struct LogState {
-    writer: Option<Writer<BufWriter<File>>>,
-    error: Option<String>,
-}
-
-impl TraceLog {
-    pub fn create(path: &Path) -> anyhow::Result<TraceLog> {
-        Self::create_with(path, false)
-    }
-
-    /// A log whose writes are flagged REQ_SYNC (for jobs with `direct`).
-    pub fn create_with(path: &Path, sync_writes: bool) -> anyhow::Result<TraceLog> {
-        let start = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        let header = Header::new("disktier-engine", start, FLAG_LATENCY);
-        let w = Writer::create(path, &header).with_context(|| {
-            format!(
-                "cannot write the trace to {}: pick a writable -o path",
-                path.display()
-            )
-        })?;
-        Ok(TraceLog {
-            path: path.to_path_buf(),
-            inner: Mutex::new(LogState {
-                writer: Some(w),
-                error: None,
-            }),
-            sync_writes,
-        })
-    }
-
-    /// Writes the trailer; returns the number of records. When writing failed (the filesystem
-    /// filled up, say) the partial trace is removed and the error says why.
-    pub fn finish(&self) -> anyhow::Result<u64> {
-        let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let stored = st.error.take();
-        let w = st.writer.take();
-        let res = match (stored, w) {
-            (Some(e), _) => Err(e),
-            (None, None) => return Ok(0),
-            (None, Some(w)) => {
-                let n = w.count();
-                w.finish().map(|_| n).map_err(|e| e.to_string())
-            }
-        };
-        res.map_err(|e| {
-            let _ = std::fs::remove_file(&self.path);
-            let full = e.contains("No space left") || e.contains("quota exceeded");
-            anyhow::anyhow!(
-                "writing the trace {} failed ({e}){}; the partial trace was removed",
-                self.path.display(),
-                if full {
-                    ": its filesystem is full, free space or write the trace (-o) elsewhere"
-                } else {
-                    ""
-                }
-            )
-        })
-    }
-
-    /// Drops a trace whose run failed: no partial file is left behind.
-    pub fn discard(&self) {
-        let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        st.writer.take();
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-impl IoLog for TraceLog {
-    fn record(&self, rec: IoRecord) {
-        let op = match rec.op {
-            IoOp::Read => Op::Read,
-            IoOp::Write => Op::Write,
-            IoOp::Sync => Op::Sync,
-        };
-        let r = Record {
-            t_ns: rec.t_ns,
-            offset: rec.offset,
-            len: rec.len,
-            op,
-            sync: op == Op::Sync || (op == Op::Write && self.sync_writes),
-            stream: 0,
-            latency_ns: rec.latency_ns,
-        };
-        let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if st.error.is_some() {
-            return;
-        }
-        if let Some(w) = st.writer.as_mut() {
-            if let Err(e) = w.write(&r) {
-                st.error = Some(e.to_string());
-            }
-        }
-    }
-}
-
-/// The I/O log behind `bench --trace FILE`: a DTTRACE writer that finishes its file when the
-/// last reference is dropped.
-pub fn open_io_log(path: &Path) -> anyhow::Result<Arc<dyn IoLog>> {
-    Ok(Arc::new(TraceLog::create(path)?))
+/// What the engine counted while the trace was recorded.
+#[derive(serde::Serialize)]
+struct EngineCounts {
+    read_ios: u64,
+    read_bytes: u64,
+    write_ios: u64,
+    write_bytes: u64,
+    sync_ios: u64,
 }
 
 fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
@@ -243,14 +151,21 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
     let (wio, wb) = dir(&r.write);
     let (sio, _) = dir(&r.sync);
     if ctx.json() {
-        print_json(&json!({
-            "schema_version": 1,
-            "trace": a.output,
-            "records": records,
-            "duration_s": m.doc.duration_s,
-            "interrupted": m.doc.interrupted,
-            "engine": {"read_ios": rio, "read_bytes": rb, "write_ios": wio, "write_bytes": wb, "sync_ios": sio},
-        }))?;
+        // Through a Value: its keys are sorted, as this document has always been printed.
+        print_json(&serde_json::to_value(RecordDoc {
+            schema_version: SCHEMA_VERSION,
+            trace: &a.output,
+            records,
+            duration_s: m.doc.duration_s,
+            interrupted: m.doc.interrupted,
+            engine: EngineCounts {
+                read_ios: rio,
+                read_bytes: rb,
+                write_ios: wio,
+                write_bytes: wb,
+                sync_ios: sio,
+            },
+        })?)?;
     } else {
         println!(
             "recorded {records} I/Os to {} ({:.1} s): engine counted {rio} reads ({}), {wio} writes ({}), {sio} syncs",
@@ -283,7 +198,7 @@ fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
     let rep = import::import_to_file(a.input_format, &a.file, &a.output, a.strict)?;
     if ctx.json() {
         let mut v = serde_json::to_value(&rep)?;
-        v["schema_version"] = json!(1);
+        v["schema_version"] = json!(SCHEMA_VERSION);
         v["output"] = json!(a.output);
         print_json(&v)?;
     } else {
@@ -350,7 +265,7 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
     s.truncated = rd.truncated();
     if ctx.json() {
         let mut v = serde_json::to_value(&s)?;
-        v["schema_version"] = json!(1);
+        v["schema_version"] = json!(SCHEMA_VERSION);
         v["trace"] = json!(a.file);
         v["source"] = json!(source);
         v["start_unix_ns"] = json!(start_unix_ns);

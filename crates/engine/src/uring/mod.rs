@@ -23,8 +23,8 @@ pub mod sys;
 
 use crate::error::EngineError;
 use crate::plan::{now_ns, Rng};
-use crate::run::IoOp;
 use crate::sync_io::sync_name;
+use crate::types::IoOp;
 use crate::worker::{AlignedBuf, Engine, SyncKind, WorkerCtx};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::os::fd::AsRawFd;

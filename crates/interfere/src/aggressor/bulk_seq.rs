@@ -60,6 +60,7 @@ mod tests {
             size: 5 * CHUNK as u64 + 3,
             policy: WriterPolicy::SyncfsAtEnd,
             seed: 1,
+            command: None,
         };
         let tally = run(&spec, &AtomicBool::new(false), &|_| {}).unwrap();
         assert_eq!(tally.bytes, spec.size);

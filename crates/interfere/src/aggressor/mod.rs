@@ -6,6 +6,7 @@
 //! the aggressor as a whole and never to the probe.
 
 pub mod bulk_seq;
+pub mod command;
 pub mod ostree;
 pub mod process;
 pub mod rand_write;
@@ -27,6 +28,8 @@ pub enum AggressorKind {
     BulkSeq,
     /// Direct random writes at depth (a noisy database neighbour).
     RandWrite,
+    /// The user's own command (`--aggressor-cmd`), see [`command`].
+    Command,
 }
 
 impl AggressorKind {
@@ -35,6 +38,7 @@ impl AggressorKind {
             AggressorKind::Ostree => "ostree",
             AggressorKind::BulkSeq => "bulk-seq",
             AggressorKind::RandWrite => "rand-write",
+            AggressorKind::Command => "command",
         }
     }
 
@@ -43,6 +47,7 @@ impl AggressorKind {
             "ostree" => Ok(AggressorKind::Ostree),
             "bulk-seq" => Ok(AggressorKind::BulkSeq),
             "rand-write" => Ok(AggressorKind::RandWrite),
+            "command" => Ok(AggressorKind::Command),
             _ => Err(InterfereError::UnknownAggressor(s.to_string())),
         }
     }
@@ -55,13 +60,24 @@ impl AggressorKind {
             AggressorKind::Ostree => 4 << 30,
             AggressorKind::BulkSeq => 8 << 30,
             AggressorKind::RandWrite => 2 << 30,
+            // Whatever the command writes: nothing to size.
+            AggressorKind::Command => 0,
         }
     }
 
     /// Whether the writer's fsync policy means anything for this aggressor: rand-write uses
     /// O_DIRECT, whose writes bypass the page cache, so there is nothing for an fsync to flush.
     pub fn has_writer_policy(self) -> bool {
-        self != AggressorKind::RandWrite
+        matches!(self, AggressorKind::Ostree | AggressorKind::BulkSeq)
+    }
+
+    /// Why the writer-* mitigations mean nothing for this aggressor (None when they do).
+    pub fn why_no_writer_policy(self) -> Option<&'static str> {
+        match self {
+            AggressorKind::Ostree | AggressorKind::BulkSeq => None,
+            AggressorKind::RandWrite => Some("the rand-write aggressor writes with O_DIRECT, which bypasses the page cache: there is no writeback for an fsync policy to change"),
+            AggressorKind::Command => Some("the aggressor is your own command, whose fsync calls disktier cannot change: compare your command's variants instead (run interfere once per variant)"),
+        }
     }
 }
 
@@ -76,12 +92,15 @@ pub struct AggressorSpec {
     pub policy: WriterPolicy,
     /// Object sizes and contents come from this seed, so that every scenario writes the same.
     pub seed: u64,
+    /// The user's command, for [`AggressorKind::Command`].
+    #[serde(default)]
+    pub command: Option<command::UserCommand>,
 }
 
 impl AggressorSpec {
     /// The command-line arguments of the hidden `__aggressor` subcommand for this spec.
     pub fn to_args(&self) -> Vec<String> {
-        vec![
+        let mut v = vec![
             "--kind".into(),
             self.kind.name().into(),
             "--dir".into(),
@@ -92,7 +111,17 @@ impl AggressorSpec {
             self.policy.name().into(),
             "--seed".into(),
             self.seed.to_string(),
-        ]
+        ];
+        if let Some(c) = &self.command {
+            v.push("--program".into());
+            v.push(c.program.to_string_lossy().into_owned());
+            v.push("--line".into());
+            v.push(c.line.clone());
+            // The arguments last, after `--`, so that none is taken for an option.
+            v.push("--".into());
+            v.extend(c.args.iter().cloned());
+        }
+        v
     }
 }
 
@@ -115,6 +144,12 @@ pub fn run(spec: &AggressorSpec, stop: &AtomicBool, progress: &dyn Fn(Tally)) ->
         AggressorKind::Ostree => ostree::run(spec, stop, progress),
         AggressorKind::BulkSeq => bulk_seq::run(spec, stop, progress),
         AggressorKind::RandWrite => rand_write::run(spec, stop, progress),
+        AggressorKind::Command => {
+            let c = spec.command.as_ref().ok_or_else(|| {
+                InterfereError::Aggressor("the command aggressor needs a command".into())
+            })?;
+            command::run(spec, c, stop, progress).map(|(t, _)| t)
+        }
     }
 }
 
@@ -193,6 +228,7 @@ mod tests {
             size: 123,
             policy: WriterPolicy::PerObject,
             seed: 7,
+            command: None,
         };
         let a = s.to_args().join(" ");
         assert_eq!(

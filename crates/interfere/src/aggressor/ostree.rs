@@ -107,6 +107,7 @@ mod tests {
             size: 3 * MIB + 17,
             policy: WriterPolicy::PerObject,
             seed: 1,
+            command: None,
         };
         let tally = run(&spec, &AtomicBool::new(false), &|_| {}).unwrap();
         assert_eq!(tally.bytes, 3 * MIB + 17);

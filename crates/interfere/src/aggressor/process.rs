@@ -7,6 +7,7 @@
 //! A `stop` line or the end of stdin stops it early. The child asks the kernel to SIGKILL it
 //! when the parent dies, so a killed run never leaves an aggressor writing.
 
+use super::command::CommandExit;
 use super::{AggressorSpec, Tally};
 use crate::error::{InterfereError, Result};
 use std::io::{BufRead, Write};
@@ -52,12 +53,23 @@ pub fn child_main(spec: &AggressorSpec) -> Result<()> {
         }
         watcher.store(true, Ordering::Relaxed);
     });
-    let tally = super::run(spec, &stop, &|t| {
+    let report = |t: Tally| {
         say(format!(
             "progress {} {:.3} {}",
             t.bytes, t.seconds, t.objects
         ))
-    })?;
+    };
+    let tally = match (&spec.command, spec.kind) {
+        (Some(c), super::AggressorKind::Command) => {
+            if !spec.dir.is_dir() {
+                return Err(InterfereError::NotADirectory(spec.dir.clone()));
+            }
+            let (tally, exit) = super::command::run(spec, c, &stop, &report)?;
+            say(format!("status {}", exit.word()));
+            tally
+        }
+        _ => super::run(spec, &stop, &report)?,
+    };
     say(format!(
         "done {} {:.3} {}",
         tally.bytes, tally.seconds, tally.objects
@@ -69,6 +81,7 @@ enum Msg {
     Ready(i32),
     Progress(Tally),
     Done(Tally),
+    Status(CommandExit),
 }
 
 fn parse_tally(rest: &[&str]) -> Option<Tally> {
@@ -80,12 +93,21 @@ fn parse_tally(rest: &[&str]) -> Option<Tally> {
 }
 
 /// How an aggressor ended.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Finish {
     pub tally: Tally,
     /// True when it was stopped at the cap before writing everything.
     pub capped: bool,
+    /// How the user's command ended (`--aggressor-cmd` only).
+    pub exit: Option<CommandExit>,
+    /// The end of what the aggressor wrote to stderr (at most [`STDERR_TAIL`] bytes).
+    pub stderr_tail: String,
 }
+
+/// How much of the aggressor's stderr is kept: the end, where a failing command says why.
+pub const STDERR_TAIL: usize = 4096;
+/// How long a stopped aggressor gets to stop its writers and report before it is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(8);
 
 /// The parent's handle on a running aggressor. Dropping it kills the child.
 pub struct Aggressor {
@@ -96,7 +118,10 @@ pub struct Aggressor {
     stderr: Arc<std::sync::Mutex<String>>,
     last: Tally,
     done: Option<Tally>,
+    exit: Option<CommandExit>,
     started: Option<Instant>,
+    /// Whether the child leads its own process group (then the whole group is killed).
+    group: bool,
 }
 
 impl Aggressor {
@@ -118,13 +143,17 @@ impl Aggressor {
                 let all: Vec<&str> = line.split_whitespace().collect();
                 let at = all
                     .iter()
-                    .rposition(|t| matches!(*t, "ready" | "progress" | "done"))
+                    .rposition(|t| matches!(*t, "ready" | "progress" | "done" | "status"))
                     .unwrap_or(all.len());
                 let w = &all[at..];
                 let msg = match w.first().copied() {
                     Some("ready") => w.get(1).and_then(|p| p.parse().ok()).map(Msg::Ready),
                     Some("progress") => parse_tally(&w[1..]).map(Msg::Progress),
                     Some("done") => parse_tally(&w[1..]).map(Msg::Done),
+                    Some("status") => w
+                        .get(1)
+                        .and_then(|s| CommandExit::from_word(s))
+                        .map(Msg::Status),
                     _ => None,
                 };
                 if let Some(m) = msg {
@@ -137,10 +166,21 @@ impl Aggressor {
         let stderr = Arc::new(std::sync::Mutex::new(String::new()));
         if let Some(mut e) = child.stderr.take() {
             let sink = stderr.clone();
+            // Only the tail is kept: a chatty command must not grow our memory.
             std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = std::io::Read::read_to_string(&mut e, &mut s);
-                *sink.lock().unwrap_or_else(|e| e.into_inner()) = s;
+                let mut buf = [0u8; 4096];
+                let mut tail: Vec<u8> = Vec::new();
+                while let Ok(n) = std::io::Read::read(&mut e, &mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    tail.extend_from_slice(&buf[..n]);
+                    if tail.len() > STDERR_TAIL {
+                        tail.drain(..tail.len() - STDERR_TAIL);
+                    }
+                    *sink.lock().unwrap_or_else(|e| e.into_inner()) =
+                        String::from_utf8_lossy(&tail).into_owned();
+                }
             });
         }
         let stdin = child.stdin.take();
@@ -152,12 +192,15 @@ impl Aggressor {
             stderr,
             last: Tally::default(),
             done: None,
+            exit: None,
             started: None,
+            group: false,
         };
+        a.group = crate::sys::process_group_of(a.pid) == Some(a.pid);
         match a.rx.recv_timeout(Duration::from_secs(20)) {
             Ok(Msg::Ready(pid)) if pid == a.pid => Ok(a),
             _ => {
-                let _ = a.child.kill();
+                a.kill();
                 let _ = a.child.wait();
                 std::thread::sleep(Duration::from_millis(50));
                 Err(InterfereError::Aggressor(format!(
@@ -197,7 +240,17 @@ impl Aggressor {
             Msg::Ready(_) => {}
             Msg::Progress(t) => self.last = t,
             Msg::Done(t) => self.done = Some(t),
+            Msg::Status(e) => self.exit = Some(e),
         }
+    }
+
+    /// SIGKILL to the child, and to its whole process group when it leads one (the user's
+    /// command and whatever that started).
+    fn kill(&mut self) {
+        if self.group && self.child.try_wait().ok().flatten().is_none() {
+            let _ = crate::sys::kill(-self.pid, libc::SIGKILL);
+        }
+        let _ = self.child.kill();
     }
 
     /// Waits until it is done or `cap` has passed since [`Aggressor::go`]; at the cap it is
@@ -216,20 +269,46 @@ impl Aggressor {
             }
         }
         let capped = self.done.is_none();
-        let _ = self.child.kill();
+        let at_cap = start.elapsed();
+        if capped && self.group {
+            // A user's command is asked to stop (SIGTERM, then SIGKILL to its group) so that
+            // its exit status, time and written bytes are reported, within a grace period.
+            if let Some(w) = self.stdin.as_mut() {
+                let _ = writeln!(w, "stop").and_then(|_| w.flush());
+            }
+            let t0 = Instant::now();
+            while self.done.is_none() && t0.elapsed() < STOP_GRACE {
+                match self.rx.recv_timeout(Duration::from_millis(100)) {
+                    Ok(m) => self.take(m),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            }
+        }
+        self.kill();
         let status = self.child.wait().ok();
-        if let Some(t) = self.done {
+        std::thread::sleep(Duration::from_millis(20));
+        let stderr_tail = self.stderr_text();
+        if let Some(mut t) = self.done {
+            if capped {
+                // Its time is the time to the cap, as for the built-in writers.
+                t.seconds = t.seconds.min(at_cap.as_secs_f64());
+            }
             return Ok(Finish {
                 tally: t,
-                capped: false,
+                capped,
+                exit: self.exit,
+                stderr_tail,
             });
         }
-        if capped && start.elapsed() >= cap {
+        if capped && at_cap >= cap {
             let mut t = self.last;
-            t.seconds = start.elapsed().as_secs_f64();
+            t.seconds = at_cap.as_secs_f64();
             return Ok(Finish {
                 tally: t,
                 capped: true,
+                exit: self.exit,
+                stderr_tail,
             });
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -243,7 +322,7 @@ impl Aggressor {
 
 impl Drop for Aggressor {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        self.kill();
         let _ = self.child.wait();
     }
 }

@@ -1,0 +1,525 @@
+//! `disktier catalog refresh gcp | azure`: the catalog's GCP and Azure prices from the clouds'
+//! own public price lists, saved to files (the command never goes to the network itself):
+//!
+//! - GCP: the Cloud Billing Catalog API's SKU list of Compute Engine
+//!   (`GET https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus?key=...`, one or
+//!   more pages): `{"skus": [{"description", "category": {"usageType", ...}, "serviceRegions":
+//!   [...], "pricingInfo": [{"pricingExpression": {"usageUnit", "tieredRates": [{
+//!   "startUsageAmount", "unitPrice": {"currencyCode", "units", "nanos"}}]}}]}], "nextPageToken"}`
+//!   (cloud.google.com/billing/docs/reference/rest/v1/services.skus/list).
+//! - Azure: the Retail Prices API (`GET https://prices.azure.com/api/retail/prices?$filter=...`,
+//!   one or more pages): `{"Items": [{"armRegionName", "serviceName", "productName", "skuName",
+//!   "meterName", "armSkuName", "type", "currencyCode", "retailPrice", "unitOfMeasure",
+//!   "tierMinimumUnits", "effectiveStartDate"}], "NextPageLink"}`
+//!   (learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices).
+//!
+//! Both are read as streams: the item array is walked one item at a time, each item is
+//! classified and dropped, and only the prices that matter are kept, so memory stays bounded by
+//! the handful of kept prices, not by the file (a full Compute Engine SKU list is tens of MB).
+
+mod stream;
+
+use super::ImportError;
+use crate::check;
+use crate::model::{Catalog, InstancePrice, Region, VolumePrice};
+use crate::price::HOURS_PER_MONTH;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use stream::read_page;
+
+/// Which price list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cloud {
+    Gcp,
+    Azure,
+}
+
+impl Cloud {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cloud::Gcp => "gcp",
+            Cloud::Azure => "azure",
+        }
+    }
+
+    fn format(self) -> &'static str {
+        match self {
+            Cloud::Gcp => "Cloud Billing Catalog SKU list ({\"skus\": [...]})",
+            Cloud::Azure => "Azure Retail Prices API page ({\"Items\": [...]})",
+        }
+    }
+
+    fn items_key(self) -> &'static str {
+        match self {
+            Cloud::Gcp => "skus",
+            Cloud::Azure => "Items",
+        }
+    }
+
+    fn source(self) -> &'static str {
+        match self {
+            Cloud::Gcp => "Cloud Billing Catalog API, Compute Engine SKUs (cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus)",
+            Cloud::Azure => "Azure Retail Prices API (prices.azure.com/api/retail/prices)",
+        }
+    }
+}
+
+/// What a refresh found.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Summary {
+    pub cloud: String,
+    pub region: String,
+    pub files: usize,
+    pub items_read: usize,
+    pub volume_prices: usize,
+    pub instance_prices: usize,
+    pub date: String,
+}
+
+/// One kept figure: USD per unit-month (volumes) or per hour (instances), and its date.
+#[derive(Debug, Clone, Default)]
+struct Kept {
+    storage: BTreeMap<String, f64>,
+    iops: BTreeMap<String, f64>,
+    throughput: BTreeMap<String, f64>,
+    hourly: BTreeMap<String, f64>,
+    date: Option<String>,
+    regions_seen: std::collections::BTreeSet<String>,
+    items: usize,
+}
+
+impl Kept {
+    fn saw_region(&mut self, r: &str) {
+        // A bounded sample: enough to name the file's regions in an error.
+        if self.regions_seen.len() < 64 && !r.is_empty() && r.len() <= 64 {
+            self.regions_seen.insert(r.to_string());
+        }
+    }
+
+    fn dated(&mut self, d: &str) {
+        let d = d.get(..10).unwrap_or("");
+        let ok = d.len() == 10
+            && d.bytes().enumerate().all(|(i, b)| {
+                if i == 4 || i == 7 {
+                    b == b'-'
+                } else {
+                    b.is_ascii_digit()
+                }
+            });
+        if ok && self.date.as_deref().is_none_or(|old| d > old) {
+            self.date = Some(d.to_string());
+        }
+    }
+}
+
+// ---------- GCP ----------
+
+#[derive(Debug, Deserialize)]
+struct GcpSku {
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    category: GcpCategory,
+    #[serde(rename = "serviceRegions", default)]
+    service_regions: Vec<String>,
+    #[serde(rename = "pricingInfo", default)]
+    pricing_info: Vec<GcpPricingInfo>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct GcpCategory {
+    #[serde(rename = "usageType", default)]
+    usage_type: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct GcpPricingInfo {
+    #[serde(rename = "effectiveTime", default)]
+    effective_time: String,
+    #[serde(rename = "pricingExpression", default)]
+    expr: GcpExpr,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct GcpExpr {
+    #[serde(rename = "usageUnit", default)]
+    usage_unit: String,
+    #[serde(rename = "tieredRates", default)]
+    tiered_rates: Vec<GcpRate>,
+}
+
+#[derive(Debug, Deserialize)]
+struct GcpRate {
+    #[serde(rename = "startUsageAmount", default)]
+    start: f64,
+    #[serde(rename = "unitPrice", default)]
+    unit_price: GcpMoney,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct GcpMoney {
+    #[serde(rename = "currencyCode", default)]
+    currency: String,
+    /// google.type.Money: whole units as a decimal string (int64 in JSON).
+    #[serde(default)]
+    units: Option<serde_json::Value>,
+    #[serde(default)]
+    nanos: i64,
+}
+
+impl GcpMoney {
+    fn usd(&self) -> Option<f64> {
+        if self.currency != "USD" {
+            return None;
+        }
+        let units: i64 = match &self.units {
+            None => 0,
+            Some(serde_json::Value::String(s)) => s.parse().ok()?,
+            Some(serde_json::Value::Number(n)) => n.as_i64()?,
+            Some(_) => return None,
+        };
+        let v = units as f64 + self.nanos as f64 / 1e9;
+        (0.0..1e6).contains(&v).then_some(v)
+    }
+}
+
+/// What a Compute Engine SKU description prices, by its words (the SKU list names products in
+/// English: "Balanced PD Capacity in Taiwan", "SSD backed Local Storage in Belgium").
+fn gcp_kind(desc: &str) -> Option<(&'static str, &'static str)> {
+    let d = desc.to_ascii_lowercase();
+    // Regional (replicated), Spot/preemptible, committed and snapshot SKUs price something else.
+    if [
+        "regional",
+        "spot",
+        "preemptible",
+        "commitment",
+        "snapshot",
+        "image",
+    ]
+    .iter()
+    .any(|w| d.contains(w))
+    {
+        return None;
+    }
+    let table: &[(&str, &str, &str)] = &[
+        (
+            "hyperdisk balanced capacity",
+            "hyperdisk-balanced",
+            "storage",
+        ),
+        ("hyperdisk balanced iops", "hyperdisk-balanced", "iops"),
+        (
+            "hyperdisk balanced throughput",
+            "hyperdisk-balanced",
+            "throughput",
+        ),
+        ("hyperdisk extreme capacity", "hyperdisk-extreme", "storage"),
+        ("hyperdisk extreme iops", "hyperdisk-extreme", "iops"),
+        ("extreme pd capacity", "pd-extreme", "storage"),
+        ("extreme pd iops", "pd-extreme", "iops"),
+        ("balanced pd capacity", "pd-balanced", "storage"),
+        ("ssd backed pd capacity", "pd-ssd", "storage"),
+        ("storage pd capacity", "pd-standard", "storage"),
+        ("ssd backed local storage", "local-ssd", "storage"),
+    ];
+    table
+        .iter()
+        .find(|(words, _, _)| d.starts_with(words))
+        .map(|(_, t, what)| (*t, *what))
+}
+
+fn gcp_item(k: &mut Kept, region: &str, sku: GcpSku) {
+    for r in &sku.service_regions {
+        k.saw_region(r);
+    }
+    // A SKU priced for one region only: multi-region SKUs are priced per location group.
+    if sku.category.usage_type != "OnDemand"
+        || sku.service_regions.len() != 1
+        || sku.service_regions[0] != region
+    {
+        return;
+    }
+    let Some((type_, what)) = gcp_kind(&sku.description) else {
+        return;
+    };
+    // The latest pricing info; in it, the first tier with a price (a free allowance is a tier
+    // at 0 USD starting at 0).
+    let Some(info) = sku
+        .pricing_info
+        .iter()
+        .max_by(|a, b| a.effective_time.cmp(&b.effective_time))
+    else {
+        return;
+    };
+    let unit = info.expr.usage_unit.as_str();
+    let unit_ok = match what {
+        "storage" => unit == "GiBy.mo",
+        "iops" => unit == "mo" || unit == "IOPS.mo" || unit == "1.mo",
+        _ => unit == "MiBy/s.mo" || unit == "MiBy.mo",
+    };
+    if !unit_ok {
+        return;
+    }
+    let mut rates: Vec<&GcpRate> = info.expr.tiered_rates.iter().collect();
+    rates.sort_by(|a, b| a.start.total_cmp(&b.start));
+    let Some(usd) = rates
+        .iter()
+        .filter_map(|r| r.unit_price.usd())
+        .find(|&v| v > 0.0)
+    else {
+        return;
+    };
+    k.dated(&info.effective_time);
+    let map = match what {
+        "storage" => &mut k.storage,
+        "iops" => &mut k.iops,
+        _ => &mut k.throughput,
+    };
+    map.insert(type_.to_string(), usd);
+}
+
+// ---------- Azure ----------
+
+#[derive(Debug, Deserialize)]
+struct AzureItem {
+    #[serde(rename = "armRegionName", default)]
+    region: String,
+    #[serde(rename = "serviceName", default)]
+    service: String,
+    #[serde(rename = "productName", default)]
+    product: String,
+    #[serde(rename = "skuName", default)]
+    sku: String,
+    #[serde(rename = "meterName", default)]
+    meter: String,
+    #[serde(rename = "armSkuName", default)]
+    arm_sku: String,
+    #[serde(rename = "type", default)]
+    type_: String,
+    #[serde(rename = "currencyCode", default)]
+    currency: String,
+    #[serde(rename = "retailPrice", default)]
+    retail: f64,
+    #[serde(rename = "unitOfMeasure", default)]
+    unit: String,
+    #[serde(rename = "effectiveStartDate", default)]
+    start: String,
+}
+
+fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
+    k.saw_region(&it.region);
+    if it.region != region
+        || it.type_ != "Consumption"
+        || it.currency != "USD"
+        || !it.retail.is_finite()
+        || it.retail < 0.0
+        || it.retail >= 1e6
+    {
+        return;
+    }
+    let lower = |s: &str| s.to_ascii_lowercase();
+    if it.product == "Azure Premium SSD v2" && it.sku == "Premium LRS" {
+        // Billed per hour; the catalog keeps months of 730 hours. Capacity per GiB, IOPS and
+        // MB/s per unit; a free baseline shows as a tier at 0 USD, so the paid tier is kept.
+        let what = lower(&it.meter);
+        let per_month = it.retail * HOURS_PER_MONTH;
+        let (map, unit_ok) = if what.contains("capacity") {
+            (&mut k.storage, it.unit == "1 GiB/Hour")
+        } else if what.contains("iops") {
+            (&mut k.iops, it.unit == "1/Hour")
+        } else if what.contains("throughput") {
+            (&mut k.throughput, it.unit == "1/Hour")
+        } else {
+            return;
+        };
+        if !unit_ok || it.retail == 0.0 {
+            return;
+        }
+        map.insert("premium-ssd-v2".into(), per_month);
+        k.dated(&it.start);
+        return;
+    }
+    if it.service == "Virtual Machines"
+        && it.unit == "1 Hour"
+        && !lower(&it.product).contains("windows")
+        && !lower(&it.sku).contains("spot")
+        && !lower(&it.sku).contains("low priority")
+        && embedded
+            .instance(&it.arm_sku)
+            .is_some_and(|i| i.cloud == "azure")
+        && it.retail > 0.0
+    {
+        k.hourly.insert(it.arm_sku.clone(), it.retail);
+        k.dated(&it.start);
+    }
+}
+
+/// Reads the pages `readers` gives (each a whole API response) and returns the catalog overlay
+/// for `region`. `path` names the input in messages.
+pub fn refresh<R: Read>(
+    cloud: Cloud,
+    readers: impl IntoIterator<Item = (std::path::PathBuf, R)>,
+    region: &str,
+) -> Result<(Catalog, Summary), ImportError> {
+    let embedded = Catalog::embedded();
+    let mut k = Kept::default();
+    let mut files = 0;
+    let mut first_path = std::path::PathBuf::from("-");
+    for (path, r) in readers {
+        if files == 0 {
+            first_path = path.clone();
+        }
+        files += 1;
+        match cloud {
+            Cloud::Gcp => {
+                read_page::<GcpSku, _>(r, &path, cloud.items_key(), cloud.format(), |s| {
+                    k.items += 1;
+                    gcp_item(&mut k, region, s)
+                })?
+            }
+            Cloud::Azure => {
+                read_page::<AzureItem, _>(r, &path, cloud.items_key(), cloud.format(), |it| {
+                    k.items += 1;
+                    azure_item(&mut k, region, &embedded, it)
+                })?
+            }
+        }
+    }
+    assemble(cloud, k, region, files, &embedded, &first_path)
+}
+
+fn assemble(
+    cloud: Cloud,
+    k: Kept,
+    region: &str,
+    files: usize,
+    embedded: &Catalog,
+    path: &Path,
+) -> Result<(Catalog, Summary), ImportError> {
+    let no_prices = || ImportError::NoRegionPrices {
+        path: path.to_path_buf(),
+        cloud: cloud.name(),
+        region: region.to_string(),
+        seen: k.regions_seen.iter().take(8).cloned().collect(),
+    };
+    if k.storage.is_empty() && k.hourly.is_empty() {
+        return Err(no_prices());
+    }
+    let date = k.date.clone().ok_or_else(no_prices)?;
+    let source = format!("{}; refreshed from {}", cloud.source(), path.display());
+    let mut cat = Catalog {
+        version: None,
+        date: Some(date.clone()),
+        source: Some(source.clone()),
+        ..Catalog::default()
+    };
+    match embedded.region(region) {
+        Some(r) if r.cloud != cloud.name() => {
+            return Err(ImportError::Format {
+                path: path.to_path_buf(),
+                format: cloud.format(),
+                message: format!(
+                    "{region} is a {} region in the catalog, not a {} one",
+                    r.cloud,
+                    cloud.name()
+                ),
+            })
+        }
+        // A region the price list confirms: no longer weak.
+        Some(r) => cat.regions.push(Region {
+            weak: false,
+            ..r.clone()
+        }),
+        None => cat.regions.push(Region {
+            name: region.to_string(),
+            cloud: cloud.name().to_string(),
+            weak: false,
+            usage_prefix: None,
+            note: Some(format!("added by `catalog refresh {}`", cloud.name())),
+        }),
+    }
+    for (t, usd) in &k.storage {
+        if embedded.volume_type(t).is_none() {
+            continue;
+        }
+        cat.volume_prices.push(VolumePrice {
+            region: region.to_string(),
+            type_: t.clone(),
+            storage_gb_month: *usd,
+            iops_month: k.iops.get(t).copied(),
+            iops_tiers: None,
+            throughput_mibs_month: k.throughput.get(t).copied(),
+            offer_max_gib: None,
+            offer_max_iops: None,
+            offer_max_mibs: None,
+            source: source.clone(),
+            date: date.clone(),
+            weak: false,
+            note: None,
+        });
+    }
+    for (name, usd) in &k.hourly {
+        cat.instance_prices.push(InstancePrice {
+            region: region.to_string(),
+            type_: name.clone(),
+            usd_per_hour: *usd,
+            source: source.clone(),
+            date: date.clone(),
+            weak: false,
+            note: None,
+        });
+    }
+    // What is written must pass `catalog check` once merged over the embedded catalog (a type
+    // whose rules need an IOPS price the list lacks is caught here).
+    let mut merged = embedded.clone();
+    merged.merge(cat.clone());
+    let report = check::check(&merged);
+    if !report.ok() {
+        return Err(ImportError::Check {
+            path: path.to_path_buf(),
+            problems: report.problems,
+        });
+    }
+    let summary = Summary {
+        cloud: cloud.name().into(),
+        region: region.into(),
+        files,
+        items_read: k.items,
+        volume_prices: cat.volume_prices.len(),
+        instance_prices: cat.instance_prices.len(),
+        date,
+    };
+    Ok((cat, summary))
+}
+
+/// Refreshes from `inputs` and writes the catalog to `out` atomically (nothing on error).
+pub fn refresh_files(
+    cloud: Cloud,
+    inputs: &[std::path::PathBuf],
+    region: &str,
+    out: &Path,
+) -> Result<Summary, ImportError> {
+    let mut readers = Vec::new();
+    for p in inputs {
+        let f = std::fs::File::open(p).map_err(|source| ImportError::Read {
+            path: p.clone(),
+            source,
+        })?;
+        readers.push((p.clone(), f));
+    }
+    let (cat, summary) = refresh(cloud, readers, region)?;
+    let header = format!(
+        "# Refreshed by: disktier catalog refresh {} {} --region {region}\n# Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.\n\n",
+        cloud.name(),
+        inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        out.display()
+    );
+    super::write_atomically(&cat, &header, out)?;
+    Ok(summary)
+}

@@ -1,0 +1,114 @@
+//! Reading one page of a cloud price list as a stream: the items of its top-level array are
+//! deserialised and handed on one at a time, so memory is bounded by one item, not the file.
+
+use super::super::ImportError;
+use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+use std::io::Read;
+use std::marker::PhantomData;
+use std::path::Path;
+
+/// Walks the top-level object of one page, handing each element of `key`'s array to `f`.
+struct PageSeed<'f, T, F: FnMut(T)> {
+    key: &'static str,
+    f: &'f mut F,
+    saw: &'f mut bool,
+    _t: PhantomData<T>,
+}
+
+impl<'de, T: DeserializeOwned, F: FnMut(T)> DeserializeSeed<'de> for PageSeed<'_, T, F> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, T: DeserializeOwned, F: FnMut(T)> Visitor<'de> for PageSeed<'_, T, F> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "an object with \"{}\"", self.key)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(k) = map.next_key::<String>()? {
+            if k == self.key {
+                *self.saw = true;
+                map.next_value_seed(ItemsSeed::<T, F> {
+                    f: self.f,
+                    _t: PhantomData,
+                })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct ItemsSeed<'f, T, F: FnMut(T)> {
+    f: &'f mut F,
+    _t: PhantomData<T>,
+}
+
+impl<'de, T: DeserializeOwned, F: FnMut(T)> DeserializeSeed<'de> for ItemsSeed<'_, T, F> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, T: DeserializeOwned, F: FnMut(T)> Visitor<'de> for ItemsSeed<'_, T, F> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of price items")
+    }
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
+        // An item of an unexpected shape is skipped, not fatal: the lists carry many products.
+        while let Some(v) = seq.next_element::<serde_json::Value>()? {
+            if let Ok(item) = serde_json::from_value::<T>(v) {
+                (self.f)(item);
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn read_page<T: DeserializeOwned, R: Read>(
+    reader: R,
+    path: &Path,
+    key: &'static str,
+    format: &'static str,
+    mut f: impl FnMut(T),
+) -> Result<(), ImportError> {
+    let mut de =
+        serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
+    let mut saw = false;
+    let res = PageSeed {
+        key,
+        f: &mut f,
+        saw: &mut saw,
+        _t: PhantomData,
+    }
+    .deserialize(&mut de)
+    .and_then(|_| de.end());
+    match res {
+        Err(e) if e.is_io() => Err(ImportError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e.to_string()),
+        }),
+        Err(e) if e.is_data() => Err(ImportError::Format {
+            path: path.to_path_buf(),
+            format,
+            message: e.to_string(),
+        }),
+        Err(e) => Err(ImportError::Json {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        }),
+        Ok(()) if !saw => Err(ImportError::Format {
+            path: path.to_path_buf(),
+            format,
+            message: format!("no \"{key}\" array"),
+        }),
+        Ok(()) => Ok(()),
+    }
+}

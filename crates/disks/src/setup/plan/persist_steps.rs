@@ -1,0 +1,169 @@
+//! The steps that make a round survive a reboot: stable device names and the mount units or
+//! fstab lines.
+
+use super::planner::{given_name, units_dir, Planner};
+use crate::setup::config::Persist;
+use crate::setup::persist;
+use crate::setup::step::Step;
+use crate::setup::SetupError;
+use std::path::Path;
+
+impl Planner<'_> {
+    /// The `--devices` for the boot-time unit: each kernel name (`/dev/nvme1n1`, `/dev/loop3`),
+    /// which can name another disk after a reboot, replaced by the disk's /dev/disk/by-id/ link,
+    /// with a warning; refused when the disk has none.
+    pub(super) fn stable_devices(&mut self) -> Result<Option<Vec<String>>, SetupError> {
+        let Some(given) = &self.cfg.devices else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        for g in given {
+            let g = g.as_str();
+            if !crate::valid::is_kernel_device_name(g) {
+                out.push(g.to_string());
+                continue;
+            }
+            let name = given_name(self.root, g);
+            let stable = self
+                .plan
+                .devices
+                .iter()
+                .find(|d| Some(&d.name) == name.as_ref())
+                .map(|d| d.path.clone())
+                .filter(|p| p.starts_with("/dev/disk/by-id/"));
+            match stable {
+                Some(p) => {
+                    self.plan.notes.push(format!(
+                        "warning: --devices {g} is a kernel name, which can name another disk after a reboot: the boot-time unit names it {p}, the mounts by filesystem UUID"
+                    ));
+                    out.push(p);
+                }
+                None => {
+                    return Err(SetupError::Config(format!(
+                        "--devices {g} is a kernel name, which can name another disk after a reboot, and it has no /dev/disk/by-id/ link for the boot-time unit: pass a /dev/disk/by-id/ path, or --persist fstab (mounts by UUID, no re-creation at boot)"
+                    )))
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// `--persist`: units or fstab lines for every mount and bind, written only when they
+    /// differ from what is there. A kernel name in `--devices` is never written: mounts are by
+    /// filesystem UUID, the boot-time unit by /dev/disk/by-id/ ([`Planner::stable_devices`]).
+    pub(super) fn persist(&mut self) -> Result<(), SetupError> {
+        let opts = self.cfg.options_string();
+        if self.cfg.persist == Persist::Fstab
+            || self.cfg.persist == Persist::Systemd && self.cfg.boot_binary.is_none()
+        {
+            if let Some(given) = &self.cfg.devices {
+                for g in given
+                    .iter()
+                    .filter(|g| crate::valid::is_kernel_device_name(g.as_str()))
+                {
+                    self.plan.notes.push(format!(
+                        "warning: --devices {} is a kernel name, which can change between boots: the persisted mounts name the filesystem UUID instead",
+                        g.as_str()
+                    ));
+                }
+            }
+        }
+        match self.cfg.persist {
+            Persist::None => Ok(()),
+            Persist::Systemd => {
+                let dir = units_dir(self.cfg);
+                let mut changed = Vec::new();
+                let mut units = Vec::new();
+                let mut fs_unit_for_binds = String::new();
+                for (what, target, fstype) in self.persisted.clone() {
+                    let name = persist::mount_unit_name(&target);
+                    let body = persist::fs_unit(&what, &target, &fstype, &opts);
+                    fs_unit_for_binds = name.clone();
+                    units.push((name, body));
+                }
+                for (src, target) in self.binds.clone() {
+                    let name = persist::mount_unit_name(&target);
+                    units.push((name, persist::bind_unit(&src, &target, &fs_unit_for_binds)));
+                }
+                if let Some(bin) = &self.cfg.boot_binary {
+                    let devices = self.stable_devices()?;
+                    let exec: Vec<String> = std::iter::once(bin.to_string())
+                        .chain(self.cfg.to_args_with_devices(devices.as_deref()))
+                        .map(|a| persist::exec_arg(&a))
+                        .collect();
+                    let mounts: Vec<String> = self
+                        .persisted
+                        .iter()
+                        .map(|(_, t, _)| persist::mount_unit_name(t))
+                        .collect();
+                    units.push((
+                        persist::boot_unit_name(&self.cfg.mount),
+                        persist::boot_unit(&exec.join(" "), &self.cfg.mount, &mounts.join(" ")),
+                    ));
+                }
+                for (name, body) in units {
+                    let path = dir.join(&name);
+                    let wants = dir.join("local-fs.target.wants").join(&name);
+                    let same = std::fs::read_to_string(&path).ok().as_deref() == Some(&body);
+                    if !same {
+                        self.push(Step::WriteFile {
+                            was: persist::content_hash(&path),
+                            path,
+                            contents: body,
+                        });
+                    }
+                    if !same || std::fs::symlink_metadata(&wants).is_err() {
+                        changed.push(name);
+                    }
+                }
+                if !changed.is_empty() {
+                    let mut args = vec![
+                        format!("--root={}", self.cfg.persist_root.display()),
+                        "enable".to_string(),
+                    ];
+                    args.extend(changed);
+                    self.push(Step::Systemctl { args });
+                    if self.cfg.persist_root == Path::new("/")
+                        && Path::new("/run/systemd/system").exists()
+                    {
+                        self.push(Step::Systemctl {
+                            args: vec!["daemon-reload".into()],
+                        });
+                    }
+                }
+                Ok(())
+            }
+            Persist::Fstab => {
+                let path = self.cfg.persist_root.join("etc/fstab");
+                let mut lines = Vec::new();
+                for (what, target, fstype) in &self.persisted {
+                    let uuid = what.rsplit('/').next().unwrap_or_default();
+                    lines.push(persist::fstab_line(
+                        &format!("UUID={uuid}"),
+                        target,
+                        fstype,
+                        &opts,
+                    ));
+                }
+                for (src, target) in &self.binds {
+                    lines.push(persist::fstab_line(src.as_str(), target, "none", "bind"));
+                }
+                let existing = std::fs::read_to_string(&path).unwrap_or_default();
+                let merged = persist::merge_fstab(&existing, &lines).map_err(|line| {
+                    SetupError::Config(format!(
+                        "{} already has a line for a target disktier mounts ({line}): remove it, or use --persist systemd",
+                        path.display()
+                    ))
+                })?;
+                if merged != existing {
+                    self.push(Step::WriteFile {
+                        was: persist::content_hash(&path),
+                        path,
+                        contents: merged,
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
+}

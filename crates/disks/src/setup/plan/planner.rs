@@ -1,0 +1,468 @@
+//! The steps for each part of a round: one disk, separate disks, a RAID0 array, mounting,
+//! ownership and bind mounts. [`persist`](super::persist_steps) adds the steps that make the
+//! result survive a reboot.
+
+use super::state::{derived_uuid, owner_ids};
+use super::types::{DevState, Plan};
+use crate::discover::{Disk, MountEntry, Node};
+use crate::setup::config::{FsType, SetupConfig};
+use crate::setup::kernel::{is_quota_option, Kernel};
+use crate::setup::step::Step;
+use crate::setup::SetupError;
+use crate::valid::MountPath;
+use std::path::{Path, PathBuf};
+
+/// The topmost mount at `target`, if any (mountinfo lists mounts in order; the last one on a
+/// path is the one visible there).
+/// The topmost mount at `target`, if any (mountinfo lists mounts in order; the last one on a
+/// path is the one visible there).
+pub(super) fn top_mount<'a>(
+    mounts: &'a [MountEntry],
+    target: &MountPath,
+) -> Option<&'a MountEntry> {
+    mounts
+        .iter()
+        .rev()
+        .find(|m| m.mount_point == target.as_str())
+}
+
+/// The kernel name a `--devices` entry (by-id path, `/dev/NAME`, or a symlink to one) names.
+pub fn given_name(root: &Path, given: &str) -> Option<String> {
+    let file_name = |p: PathBuf| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    if root == Path::new("/") {
+        file_name(std::fs::canonicalize(given).ok()?)
+    } else if let Some(id) = given.strip_prefix("/dev/disk/by-id/") {
+        file_name(std::fs::read_link(root.join("dev/disk/by-id").join(id)).ok()?)
+    } else {
+        given.strip_prefix("/dev/").map(str::to_string)
+    }
+}
+
+/// Resolves a `--devices` entry to a disk.
+pub(super) fn resolve<'a>(
+    node: &'a Node,
+    root: &Path,
+    given: &str,
+) -> Result<&'a Disk, SetupError> {
+    let not_found = || SetupError::NoSuchDevice {
+        device: given.to_string(),
+    };
+    let name = given_name(root, given).ok_or_else(not_found)?;
+    if let Some(d) = node.disks.iter().find(|d| d.name == name) {
+        return Ok(d);
+    }
+    if let Some(d) = node
+        .disks
+        .iter()
+        .find(|d| d.partitions.iter().any(|p| p.name == name))
+    {
+        return Err(SetupError::Partition {
+            device: given.to_string(),
+            disk: d.path.clone(),
+        });
+    }
+    Err(not_found())
+}
+
+/// Where persisted files go.
+pub(super) fn units_dir(cfg: &SetupConfig) -> PathBuf {
+    cfg.persist_root.join("etc/systemd/system")
+}
+
+pub(super) struct Planner<'a> {
+    pub(super) cfg: &'a SetupConfig,
+    pub(super) node: &'a Node,
+    pub(super) kernel: &'a Kernel,
+    pub(super) root: &'a Path,
+    pub(super) plan: Plan,
+    /// Mounts made or found: (what for persistence, target, fstype, options).
+    pub(super) persisted: Vec<(String, MountPath, String)>,
+    pub(super) binds: Vec<(MountPath, MountPath)>,
+    pub(super) mounting: bool,
+}
+
+/// The chosen disks in state `f`, for messages.
+pub(super) fn names(chosen: &[(&Disk, DevState)], f: impl Fn(&DevState) -> bool) -> String {
+    chosen
+        .iter()
+        .filter(|(_, s)| f(s))
+        .map(|(d, _)| d.best_path().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Planner<'_> {
+    pub(super) fn push(&mut self, s: Step) {
+        self.plan.steps.push(s);
+    }
+
+    /// Checks that a disk holding our filesystem is mounted nowhere but where we put things.
+    pub(super) fn check_mounted_only_at(
+        &self,
+        d: &Disk,
+        target: &MountPath,
+    ) -> Result<(), SetupError> {
+        let allowed: Vec<&str> = std::iter::once(target.as_str())
+            .chain(self.cfg.bind.iter().map(MountPath::as_str))
+            .collect();
+        if let Some(other) = d
+            .mountpoints
+            .iter()
+            .find(|m| !allowed.contains(&m.as_str()))
+        {
+            return Err(SetupError::Refused {
+                device: d.best_path().to_string(),
+                reasons: vec![format!(
+                    "holds disktier's filesystem but is mounted at {other}, not {target}: unmount it or pass --mount {other}",
+                )],
+            });
+        }
+        Ok(())
+    }
+
+    /// One disk used directly (also each disk of `--layout separate`).
+    pub(super) fn single(
+        &mut self,
+        d: &Disk,
+        s: &DevState,
+        target: &MountPath,
+        label: &str,
+    ) -> Result<(), SetupError> {
+        match s {
+            DevState::Blank => {
+                let uuid = derived_uuid(label, target.as_path());
+                self.push(Step::Mkfs {
+                    device: d.best_path().to_string(),
+                    fs: self.cfg.fs,
+                    label: label.to_string(),
+                    uuid: uuid.clone(),
+                    stripe_members: None,
+                    ext4_quota: self.ext4_quota(),
+                });
+                self.mount_fs(target, &uuid, self.cfg.fs.as_str(), None)
+            }
+            DevState::OurFs { fstype, uuid, .. } => {
+                self.check_mounted_only_at(d, target)?;
+                // xfs and ext4 always carry a UUID; blkid not reporting one means a damaged
+                // superblock, which is not ours to repair.
+                let what = uuid.clone().ok_or_else(|| SetupError::Refused {
+                    device: d.best_path().to_string(),
+                    reasons: vec![format!(
+                        "its {fstype} filesystem labelled {:?} reports no UUID (damaged?): check it with xfs_repair -n / e2fsck -n",
+                        self.cfg.label.as_str()
+                    )],
+                })?;
+                if fstype != self.cfg.fs.as_str() {
+                    self.plan.notes.push(format!(
+                        "{} holds disktier's {fstype} filesystem: remounted as {fstype}, never reformatted",
+                        d.best_path()
+                    ));
+                }
+                let fstype = fstype.clone();
+                self.mount_fs(target, &what, &fstype, Some(&d.maj_min))
+            }
+            _ => unreachable!("members and refused disks are not used directly"),
+        }
+    }
+
+    pub(super) fn ext4_quota(&self) -> bool {
+        self.cfg.fs == FsType::Ext4 && self.cfg.options.iter().any(is_quota_option)
+    }
+
+    /// Mounts the filesystem with `uuid` at `target` unless it already is, then owner, mode,
+    /// SELinux labels. `maj_min`: the device now holding it, when it exists already.
+    pub(super) fn mount_fs(
+        &mut self,
+        target: &MountPath,
+        uuid: &str,
+        fstype: &str,
+        maj_min: Option<&str>,
+    ) -> Result<(), SetupError> {
+        let what = format!("UUID={uuid}");
+        self.persisted.push((
+            format!("/dev/disk/by-uuid/{uuid}"),
+            target.clone(),
+            fstype.to_string(),
+        ));
+        match top_mount(&self.node.mounts, target) {
+            Some(m) if Some(m.maj_min.as_str()) == maj_min && m.root == "/" => {
+                self.owner_mode_if_changed(target);
+                Ok(())
+            }
+            Some(m) => Err(SetupError::TargetBusy {
+                target: target.as_path().to_path_buf(),
+                source_dev: m.source.clone(),
+                fstype: m.fstype.clone(),
+            }),
+            _ => {
+                self.mounting = true;
+                self.push(Step::Mkdir {
+                    path: target.clone(),
+                });
+                self.push(Step::Mount {
+                    what,
+                    target: target.clone(),
+                    fstype: fstype.to_string(),
+                    options: self.cfg.options_string(),
+                });
+                if let Some(o) = &self.cfg.owner {
+                    self.push(Step::Chown {
+                        path: target.clone(),
+                        owner: o.clone(),
+                    });
+                }
+                if let Some(m) = self.cfg.mode {
+                    self.push(Step::Chmod {
+                        path: target.clone(),
+                        mode: m,
+                    });
+                }
+                if self.kernel.selinux {
+                    self.push(Step::Restorecon {
+                        path: target.clone(),
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// For a filesystem already mounted: chown/chmod only when they differ.
+    pub(super) fn owner_mode_if_changed(&mut self, target: &MountPath) {
+        use std::os::unix::fs::MetadataExt;
+        let meta = if self.root == Path::new("/") {
+            std::fs::metadata(target.as_path()).ok()
+        } else {
+            None
+        };
+        if let Some(o) = self.cfg.owner.clone() {
+            let same = meta
+                .as_ref()
+                .is_some_and(|m| owner_ids(self.root, &o.to_string()) == Some((m.uid(), m.gid())));
+            if !same {
+                self.push(Step::Chown {
+                    path: target.clone(),
+                    owner: o,
+                });
+            }
+        }
+        if let Some(mode) = self.cfg.mode {
+            if meta.as_ref().map(|m| m.mode() & 0o7777) != Some(mode.bits()) {
+                self.push(Step::Chmod {
+                    path: target.clone(),
+                    mode,
+                });
+            }
+        }
+    }
+
+    /// `--bind`: copy each directory's content onto the filesystem, then bind it back, parent
+    /// before child. `maj_min`: the device holding the filesystem now (None: made this run).
+    pub(super) fn bind_dirs(&mut self, maj_min: Option<String>) -> Result<(), SetupError> {
+        let target = self.cfg.mount.clone();
+        let fresh = self
+            .plan
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Mkfs { .. }));
+        let mounted_now = !self.mounting;
+        for dir in self.cfg.bind.clone() {
+            let src = target.join_below(&dir);
+            self.binds.push((src.clone(), dir.clone()));
+            let want_root = dir.to_string();
+            match top_mount(&self.node.mounts, &dir) {
+                Some(m) if Some(&m.maj_min) == maj_min.as_ref() && m.root == want_root => continue,
+                Some(m) => {
+                    return Err(SetupError::TargetBusy {
+                        target: dir.as_path().to_path_buf(),
+                        source_dev: m.source.clone(),
+                        fstype: m.fstype.clone(),
+                    })
+                }
+                None => {}
+            }
+            self.mounting = true;
+            let ancestor_bound = self.cfg.bind.iter().any(|b| b != &dir && dir.is_below(b));
+            if ancestor_bound {
+                // Its content came with the ancestor's copy.
+                self.push(Step::Mkdir { path: src.clone() });
+            } else if dir.as_path().is_dir() {
+                let skip = mounted_now && !fresh && src.as_path().exists();
+                if !skip {
+                    self.push(Step::CopyIn {
+                        src: dir.clone(),
+                        dest: src.clone(),
+                        staging: target.join_name(&format!(
+                            ".disktier-copy-{}",
+                            crate::valid::file_slug(&dir)
+                        )),
+                        conditional: !fresh,
+                    });
+                }
+            } else {
+                self.push(Step::Mkdir { path: src.clone() });
+                self.push(Step::Mkdir { path: dir.clone() });
+            }
+            self.push(Step::BindMount {
+                src,
+                target: dir.clone(),
+            });
+            if self.kernel.selinux {
+                self.push(Step::Restorecon { path: dir.clone() });
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn separate(&mut self, chosen: &[(&Disk, DevState)]) -> Result<(), SetupError> {
+        // Disks keep the index in their label; blank ones take the lowest free indices, in
+        // stable-path order so the numbering does not follow kernel names.
+        let mut used: Vec<usize> = chosen
+            .iter()
+            .filter_map(|(_, s)| match s {
+                DevState::OurFs { index, .. } => *index,
+                _ => None,
+            })
+            .collect();
+        let mut sorted: Vec<&(&Disk, DevState)> = chosen.iter().collect();
+        sorted.sort_by(|a, b| a.0.best_path().cmp(b.0.best_path()));
+        for (d, s) in sorted {
+            let idx = match s {
+                DevState::OurFs { index: Some(i), .. } => *i,
+                DevState::OurFs { label, .. } => {
+                    return Err(SetupError::Config(format!(
+                        "{} holds disktier's single-disk filesystem (label {label}), not a LABEL-N one: drop --layout separate or pass --devices without it",
+                        d.best_path()
+                    )))
+                }
+                _ => {
+                    let i = (0..).find(|i| !used.contains(i)).unwrap_or(0);
+                    used.push(i);
+                    i
+                }
+            };
+            let target = self.cfg.mount.join_index(idx);
+            let label = format!("{}-{idx}", self.cfg.label);
+            self.single(d, s, &target, &label)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn raid(
+        &mut self,
+        chosen: &[(&Disk, DevState)],
+        has_program: &dyn Fn(&str) -> bool,
+    ) -> Result<(), SetupError> {
+        let label = self.cfg.label.to_string();
+        let md_path = format!("/dev/md/{label}");
+        let members: Vec<&Disk> = chosen
+            .iter()
+            .filter(|(_, s)| matches!(s, DevState::OurMember { .. }))
+            .map(|(d, _)| *d)
+            .collect();
+        let blanks: Vec<&Disk> = chosen
+            .iter()
+            .filter(|(_, s)| matches!(s, DevState::Blank))
+            .map(|(d, _)| *d)
+            .collect();
+        let holder = chosen.iter().find_map(|(_, s)| match s {
+            DevState::OurMember { holder: Some(h) } => Some(h.clone()),
+            _ => None,
+        });
+        let need_md = holder.is_none();
+        if need_md && !self.kernel.md {
+            return Err(SetupError::NoMd {
+                disks: chosen.len(),
+            });
+        }
+        if need_md && !has_program("mdadm") {
+            return Err(SetupError::Config(
+                "mdadm was not found: install it (Debian/RHEL package: mdadm), or use --layout separate".into(),
+            ));
+        }
+        if !members.is_empty() {
+            if !blanks.is_empty() {
+                self.plan.notes.push(format!(
+                    "{} not added to the existing array {md_path}: a RAID0 is not grown automatically",
+                    blanks.iter().map(|d| d.best_path()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            let Some(h) = holder else {
+                self.push(Step::AssembleRaid {
+                    device: md_path,
+                    members: members.iter().map(|d| d.best_path().to_string()).collect(),
+                });
+                self.plan.notes.push(
+                    "after assembling, setup reads the array again and plans the rest".into(),
+                );
+                return Ok(());
+            };
+            // The array runs: what does it hold?
+            let md = self
+                .node
+                .disks
+                .iter()
+                .find(|d| d.name == h)
+                .ok_or_else(|| {
+                    SetupError::Config(format!(
+                        "array {h} over {} is not in /sys/block: re-run setup",
+                        members[0].best_path()
+                    ))
+                })?;
+            let dev = format!("/dev/{h}");
+            match (md.signature.fstype.as_deref(), md.signature.label.as_deref()) {
+                (None, _) if md.signature.pttype.is_none() => {
+                    let uuid = derived_uuid(&label, self.cfg.mount.as_path());
+                    self.push(Step::Mkfs {
+                        device: dev,
+                        fs: self.cfg.fs,
+                        label: label.clone(),
+                        uuid: uuid.clone(),
+                        stripe_members: Some(members.len()),
+                        ext4_quota: self.ext4_quota(),
+                    });
+                    let target = self.cfg.mount.clone();
+                    self.mount_fs(&target, &uuid, self.cfg.fs.as_str(), None)?;
+                    self.bind_dirs(None)
+                }
+                (Some(fs @ ("xfs" | "ext4")), Some(l)) if l == label => {
+                    let uuid = md.signature.uuid.clone().unwrap_or_default();
+                    let target = self.cfg.mount.clone();
+                    self.check_mounted_only_at(md, &target)?;
+                    let fs = fs.to_string();
+                    self.mount_fs(&target, &uuid, &fs, Some(&md.maj_min))?;
+                    self.bind_dirs(Some(md.maj_min.clone()))
+                }
+                _ => Err(SetupError::Refused {
+                    device: dev,
+                    reasons: vec![format!(
+                        "disktier's array holds something else ({}): wipe it yourself if you mean it",
+                        md.signature
+                            .fstype
+                            .clone()
+                            .or(md.signature.pttype.clone())
+                            .unwrap_or_default()
+                    )],
+                }),
+            }
+        } else {
+            let uuid = derived_uuid(&label, self.cfg.mount.as_path());
+            self.push(Step::CreateRaid {
+                device: md_path.clone(),
+                name: label.clone(),
+                members: blanks.iter().map(|d| d.best_path().to_string()).collect(),
+            });
+            self.push(Step::Mkfs {
+                device: md_path,
+                fs: self.cfg.fs,
+                label: label.clone(),
+                uuid: uuid.clone(),
+                stripe_members: Some(blanks.len()),
+                ext4_quota: self.ext4_quota(),
+            });
+            let target = self.cfg.mount.clone();
+            self.mount_fs(&target, &uuid, self.cfg.fs.as_str(), None)?;
+            self.bind_dirs(None)
+        }
+    }
+}

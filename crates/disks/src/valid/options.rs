@@ -1,0 +1,125 @@
+//! Mount options: a comma-separated list of known-safe options.
+
+use super::{has_control, invalid, Invalid, PATH_MAX};
+use serde::{Serialize, Serializer};
+use std::fmt;
+
+/// The mount options every disktier mount starts with: `noatime` saves a metadata write per read
+/// (EKS's local disk setup mounts with `defaults,noatime`).
+pub const DEFAULT_OPTIONS: [&str; 2] = ["defaults", "noatime"];
+
+/// One mount option as mount(8) and fstab(5) read them: `NAME` or `NAME=VALUE`. NAME starts
+/// with a letter or digit and holds letters, digits, `_ . -` (`x-systemd.device-timeout`);
+/// VALUE holds letters, digits and `_ . - : / @ +` (`uid=1000`, `sunit=512`,
+/// `context=system_u:object_r:container_file_t:s0`). No comma, quote, blank, `%`, `$` or `\`:
+/// the option string goes unquoted into fstab and a unit's `Options=`.
+fn check_option(flag: &'static str, opt: &str) -> Result<(), Invalid> {
+    const MAX: usize = 256;
+    if opt.len() > MAX {
+        return Err(invalid(
+            flag,
+            opt,
+            format!("an option is longer than {MAX} bytes"),
+        ));
+    }
+    let (name, value) = match opt.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (opt, None),
+    };
+    let name_ok = name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    let value_ok = value.is_none_or(|v| {
+        !v.is_empty()
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-:/@+".contains(c))
+    });
+    if !name_ok || !value_ok {
+        return Err(invalid(
+            flag,
+            opt,
+            "a mount option is NAME or NAME=VALUE with letters, digits and _ . - (values also : / @ +), e.g. prjquota or uid=1000",
+        ));
+    }
+    Ok(())
+}
+
+/// Mount options: [`DEFAULT_OPTIONS`] followed by each option the user added, once, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountOptions(Vec<String>);
+
+impl MountOptions {
+    /// Parses `--options` values (each may hold several, comma-separated; blanks around commas
+    /// and empty entries are ignored).
+    pub fn parse(flag: &'static str, raw: &[String]) -> Result<MountOptions, Invalid> {
+        let mut opts: Vec<String> = DEFAULT_OPTIONS.iter().map(|s| s.to_string()).collect();
+        let total: usize = raw.iter().map(String::len).sum();
+        if total > PATH_MAX {
+            return Err(invalid(
+                flag,
+                &raw.join(","),
+                format!("the options are longer than {PATH_MAX} bytes"),
+            ));
+        }
+        for chunk in raw {
+            if has_control(chunk) {
+                return Err(invalid(
+                    flag,
+                    chunk,
+                    "it contains a control character (newline, tab, NUL, ...): pass options separated by commas",
+                ));
+            }
+            for o in chunk.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+                check_option(flag, o)?;
+                if !opts.iter().any(|x| x == o) {
+                    opts.push(o.to_string());
+                }
+            }
+        }
+        Ok(MountOptions(opts))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
+    }
+
+    /// The options beyond the defaults (what `--options` repeats them with).
+    pub fn extra(&self) -> Vec<&str> {
+        self.iter()
+            .filter(|o| !DEFAULT_OPTIONS.contains(o))
+            .collect()
+    }
+
+    /// A copy without `name` (setup drops `nofail` from the live mount).
+    pub fn without(&self, name: &str) -> MountOptions {
+        MountOptions(self.0.iter().filter(|o| *o != name).cloned().collect())
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.iter().any(|o| o == name)
+    }
+
+    /// `defaults,noatime,...`: the form fstab, `mount -o` and `Options=` take.
+    pub fn joined(&self) -> String {
+        self.0.join(",")
+    }
+}
+
+impl Serialize for MountOptions {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl Default for MountOptions {
+    fn default() -> Self {
+        MountOptions(DEFAULT_OPTIONS.iter().map(|s| s.to_string()).collect())
+    }
+}
+
+impl fmt::Display for MountOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.joined())
+    }
+}

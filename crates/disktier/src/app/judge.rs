@@ -1,0 +1,106 @@
+//! Judge: the verdicts a result document carries. The etcd verdict (fdatasync p99 against a
+//! threshold, with its 95 % confidence interval on the first verdict, and etcd's IOPS guidance)
+//! is the one every measuring command gives.
+
+use disktier_engine::etcdserver::EtcdServerMeasured;
+use disktier_engine::verdict::{self, EtcdCriteria, EtcdVerdict, VerdictError};
+use disktier_engine::{DirStats, RunDoc};
+use serde::Serialize;
+
+/// A verdict on one run, as the result document carries it (`verdicts[]`). Named apart from
+/// interfere's verdict on a scenario (`disktier_interfere::Verdict`), which judges a different
+/// thing.
+pub use disktier_engine::Verdict as RunVerdict;
+
+/// Judges `doc` as an etcd disk and writes the verdicts into it; returns the whole verdict
+/// (pass, the lines a user reads, the interval).
+pub fn etcd(
+    doc: &mut RunDoc,
+    sync_hist: Option<&hdrhistogram::Histogram<u64>>,
+    criteria: EtcdCriteria,
+) -> Result<EtcdVerdict, VerdictError> {
+    let v = verdict::etcd(doc, sync_hist, criteria)?;
+    doc.verdicts = v.verdicts.clone();
+    Ok(v)
+}
+
+/// etcd's guidance for the backend commit p99 (etcd docs, "Hardware recommendations" /
+/// etcd-io/website "tuning": `etcd_disk_backend_commit_duration_seconds` p99 under 25 ms).
+const BACKEND_COMMIT_NS: u64 = 25_000_000;
+
+/// The etcd-server model's run, judged: the WAL fdatasync p99 against the threshold and the
+/// backend commit p99 against etcd's 25 ms.
+pub struct EtcdServerJudged {
+    /// The run, with the two verdicts.
+    pub doc: RunDoc,
+    /// bbolt's commits and their fdatasyncs.
+    pub commit: DirStats,
+    pub db_sync: DirStats,
+    /// Both verdicts passed.
+    pub pass: bool,
+    /// What a user reads after the table.
+    pub lines: Vec<String>,
+}
+
+/// The document `check etcd --profile etcd-server` prints and saves: the run document with the
+/// backend's figures beside it.
+#[derive(Serialize)]
+pub struct EtcdServerDoc<'a> {
+    #[serde(flatten)]
+    pub run: &'a RunDoc,
+    pub backend_commit: &'a DirStats,
+    pub backend_fdatasync: &'a DirStats,
+}
+
+impl EtcdServerJudged {
+    pub fn document(&self) -> EtcdServerDoc<'_> {
+        EtcdServerDoc {
+            run: &self.doc,
+            backend_commit: &self.commit,
+            backend_fdatasync: &self.db_sync,
+        }
+    }
+}
+
+/// Judges the etcd-server model's run. The model offers a fixed rate of proposals: etcd's
+/// "N fdatasync'd writes/s" guidance (a back-to-back figure) does not apply to it.
+pub fn etcd_server(
+    m: EtcdServerMeasured,
+    criteria: EtcdCriteria,
+) -> Result<EtcdServerJudged, VerdictError> {
+    let mut doc = m.doc;
+    let v = verdict::etcd(&doc, Some(&m.wal_sync_hist), criteria)?;
+    let commit_p99 = m.commit_hist.value_at_quantile(0.99);
+    let commit_pass = commit_p99 < BACKEND_COMMIT_NS;
+    let commit_line = format!(
+        "backend commit p99 is {} over {} commits: {} etcd's guidance of 25 ms",
+        disktier_units::fmt_ns(commit_p99 as f64),
+        m.commit.ios,
+        if commit_pass { "within" } else { "above" }
+    );
+    doc.verdicts = v.verdicts.iter().take(1).cloned().collect();
+    doc.verdicts.push(RunVerdict {
+        name: "etcd-backend-commit".into(),
+        metric: "backend_commit.p99".into(),
+        value: commit_p99 as f64,
+        threshold: BACKEND_COMMIT_NS as f64,
+        pass: commit_pass,
+        message: commit_line.clone(),
+        ci95: None,
+    });
+    let mut lines = vec!["WAL fdatasync (etcd_disk_wal_fsync_duration_seconds):".to_string()];
+    lines.extend(
+        v.lines
+            .iter()
+            .filter(|l| !l.contains("fdatasync'd writes/s"))
+            .cloned(),
+    );
+    lines.push(commit_line);
+    Ok(EtcdServerJudged {
+        doc,
+        commit: m.commit,
+        db_sync: m.db_sync,
+        pass: v.pass && commit_pass,
+        lines,
+    })
+}

@@ -1,0 +1,16 @@
+//! The application's services, below the command line: measure a workload with either engine,
+//! judge a result, save it to the store (or the spool), and log the I/O as a trace. They take
+//! plain typed requests — no clap types — so `bench`, `check`, `assess`, `import`,
+//! `trace record`, `interfere`, `fleet`'s node command and a job-file runner share one path:
+//! the `cmd` modules parse options, call one of these, and print.
+
+pub mod assess;
+pub mod jobfile;
+pub mod judge;
+pub mod measure;
+pub mod save;
+pub mod tracelog;
+
+/// The version of every JSON document disktier prints or stores (`schema_version`): one
+/// constant, the result document's.
+pub use disktier_engine::result::SCHEMA_VERSION;

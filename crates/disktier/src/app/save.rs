@@ -1,0 +1,125 @@
+//! Save: a run into the result store. Every command that measures calls [`StoreConfig::save`]
+//! (a no-op with `--no-save`); the reading commands open the same store with
+//! [`StoreConfig::open`].
+//!
+//! A measurement is never lost to the store: when the store cannot take the run (PostgreSQL
+//! down, SQLite read-only, locked past its timeout or on a full filesystem) the run goes to the
+//! spool (`disktier_store::spool`) with a warning saying where and how it will be saved, and
+//! the command goes on to print its result and exit with its verdict. After a successful save
+//! the runs spooled for the same store are saved too.
+
+use disktier_store::spool::Spool;
+use disktier_store::{pgconn, NewRun, Store};
+
+/// Where runs are saved.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    /// A SQLite path, a postgres:// URL or a libpq string; None for the default SQLite file.
+    pub db: Option<String>,
+    /// `--no-save`: [`StoreConfig::save`] saves nothing.
+    pub no_save: bool,
+    /// `--quiet`: no note when spooled runs are saved after a save.
+    pub quiet: bool,
+}
+
+impl StoreConfig {
+    /// Opens the store `db` names, or the default SQLite file.
+    pub fn open(&self) -> anyhow::Result<Store> {
+        Ok(Store::open(self.db.as_deref())?)
+    }
+
+    /// The store's location as shown (credentials redacted), for a store that could not be
+    /// opened.
+    fn shown_location(&self) -> String {
+        match self.db.as_deref() {
+            Some(l) => pgconn::redact(l),
+            None => disktier_store::default_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| "the default store".into()),
+        }
+    }
+
+    /// Saves one result document, linked to the others of `group_id` (one `disktier assess`,
+    /// one `--repeat`); returns the new run id, or `None` with `--no-save` or when the run was
+    /// spooled instead (a warning says so). `kind` is the command ("bench", "check", "assess",
+    /// "interfere", "import").
+    pub fn save(
+        &self,
+        kind: &str,
+        group_id: Option<&str>,
+        doc: &serde_json::Value,
+    ) -> anyhow::Result<Option<String>> {
+        if self.no_save {
+            return Ok(None);
+        }
+        let run = NewRun {
+            kind,
+            group_id,
+            doc,
+        };
+        let (location, err) = match self.open() {
+            Ok(mut store) => match store.save(&run) {
+                Ok(id) => {
+                    flush_after_save(self.quiet, &mut store);
+                    // The caller prints the id (bench/check after their table, assess in its summary).
+                    return Ok(Some(id));
+                }
+                Err(e) => (store.location(), anyhow::Error::from(e)),
+            },
+            Err(e) => (self.shown_location(), e),
+        };
+        spool(&run, &location, &err);
+        Ok(None)
+    }
+}
+
+/// Keeps a run the store refused in the spool, and says so on stderr (also with `--quiet`:
+/// a result not in the store is something the user must know).
+fn spool(run: &NewRun<'_>, location: &str, err: &anyhow::Error) {
+    let reason = format!("{err:#}");
+    eprintln!(
+        "warning: cannot save the {} run in {location}: {reason}",
+        run.kind
+    );
+    let spool = match Spool::default_dir() {
+        Ok(d) => Spool::at(d),
+        Err(e) => {
+            eprintln!("warning: and it cannot be spooled either ({e}): the result printed here is the only copy");
+            return;
+        }
+    };
+    match spool.put(run, location, &reason) {
+        Ok((id, path)) => eprintln!(
+            "note: the result is kept as run {id} in {}; it is saved to {location} by the next run that saves there, or now with `disktier store flush` once the store works again",
+            path.display()
+        ),
+        Err(e) => eprintln!(
+            "warning: and it cannot be spooled in {} either ({e}): the result printed here is the only copy",
+            spool.dir().display()
+        ),
+    }
+}
+
+/// After a save worked, saves what was spooled for this same store (quietly unless something
+/// was saved or failed).
+fn flush_after_save(quiet: bool, store: &mut Store) {
+    let Ok(dir) = Spool::default_dir() else {
+        return;
+    };
+    let spool = Spool::at(dir);
+    if spool.files().is_empty() {
+        return;
+    }
+    let f = spool.flush(store, false);
+    if !f.saved.is_empty() && !quiet {
+        eprintln!(
+            "saved {} spooled run(s) in {}: {}",
+            f.saved.len(),
+            store.location(),
+            f.saved.join(", ")
+        );
+    }
+    for why in &f.failed {
+        eprintln!("warning: spooled run not saved: {why}");
+    }
+}

@@ -1,0 +1,137 @@
+//! `plan` ranks local disks (GCP local SSD, EC2 instance store, Azure Lsv3 NVMe) by the
+//! catalog's published figures: it shows them, picks enough local SSDs for the IOPS, and a
+//! requirement above what the disks deliver excludes the option.
+
+use assert_cmd::Command;
+
+fn run(args: &[&str]) -> (i32, serde_json::Value, String) {
+    let out = Command::cargo_bin("disktier")
+        .unwrap()
+        .args(["--no-save", "--format", "json", "plan"])
+        .args(args)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (
+        out.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn text(args: &[&str]) -> String {
+    let out = Command::cargo_bin("disktier")
+        .unwrap()
+        .args(["--no-save", "plan"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn local(v: &serde_json::Value) -> serde_json::Value {
+    v["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "instance-store")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null)
+}
+
+const GCP: &[&str] = &[
+    "--region",
+    "asia-east1",
+    "--instance",
+    "n1-standard-8",
+    "--allow-ephemeral",
+    "--capacity",
+    "500GiB",
+];
+
+#[test]
+fn gcp_local_ssd_shows_its_figures_and_grows_for_iops() {
+    // 2 x 375: 2 x 90,000 write IOPS (240 per GB, cloud.google.com/compute/docs/disks/performance).
+    let (code, v, e) = run(&[GCP, &["--iops", "20000"]].concat());
+    assert_eq!(code, 0, "{e}");
+    let o = local(&v);
+    assert_eq!(o["performance"]["iops"].as_f64().unwrap(), 180_000.0);
+    assert!(o["performance"]["throughput_mibs"].as_f64().unwrap() > 600.0);
+    assert_eq!(o["components"][0]["size_gib"], 750);
+    let t = text(&[GCP, &["--iops", "20000"]].concat());
+    assert!(t.contains("performance: 180,000 IOPS"), "{t}");
+    // 200,000 IOPS: three disks (270,000), not the two the capacity needs.
+    let (_, v, _) = run(&[GCP, &["--iops", "200000"]].concat());
+    assert_eq!(local(&v)["components"][0]["size_gib"], 1125);
+    // Above what eight disks deliver (720,000): excluded, with the shortfall.
+    let (code, _, e) = run(&[GCP, &["--iops", "2000000"]].concat());
+    assert_eq!(code, 2);
+    assert!(e.contains("720,000 IOPS < 2,000,000 required"), "{e}");
+}
+
+#[test]
+fn ec2_instance_store_iops_exclude_it_above_the_published_figure() {
+    let base = [
+        "--region",
+        "us-east-1",
+        "--instance",
+        "m6i.xlarge",
+        "--allow-ephemeral",
+        "--capacity",
+        "200GiB",
+    ];
+    // m6id.xlarge: 67,083 read / 33,542 write (EC2 instance types guide): the lower counts.
+    let (_, v, _) = run(&[&base[..], &["--iops", "30000"]].concat());
+    assert_eq!(local(&v)["performance"]["iops"].as_f64().unwrap(), 33_542.0);
+    let (code, v, e) = run(&[&base[..], &["--iops", "40000"]].concat());
+    assert_eq!(code, 0, "{e}");
+    assert!(local(&v).is_null(), "{v}");
+    let r = v["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "instance-store")
+        .unwrap();
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("33,542 IOPS < 40,000"),
+        "{r}"
+    );
+}
+
+#[test]
+fn azure_lsv3_nvme_is_ranked_by_its_iops_and_throughput() {
+    let base = [
+        "--region",
+        "eastus",
+        "--instance",
+        "Standard_L8s_v3",
+        "--allow-ephemeral",
+        "--capacity",
+        "1TiB",
+    ];
+    // 400,000 IOPS and 2,000 MB/s = 1,907 MiB/s (Lsv3 size table).
+    let (code, v, e) = run(&[&base[..], &["--iops", "300000"]].concat());
+    assert_eq!(code, 0, "{e}");
+    let o = local(&v);
+    assert_eq!(o["performance"]["iops"].as_f64().unwrap(), 400_000.0);
+    assert_eq!(
+        o["performance"]["throughput_mibs"]
+            .as_f64()
+            .unwrap()
+            .floor(),
+        1907.0
+    );
+    assert_eq!(o["monthly_cost_usd"].as_f64().unwrap(), 0.0);
+    // 3,000 MiB/s is above it; premium-ssd-v2 tops out at 1,200: nothing meets it.
+    let (code, _, e) = run(&[&base[..], &["--throughput", "3000MiB/s"]].concat());
+    assert_eq!(code, 2);
+    assert!(e.contains("MiB/s < 3,000 required"), "{e}");
+}

@@ -1,0 +1,89 @@
+//! docs/result.schema.json is generated from the result document's types (`RunDoc` and what it
+//! holds, with schemars), not written by hand: this test fails when the checked-in file differs
+//! from what the types give. After changing the types, rewrite the file with
+//! `DISKTIER_BLESS=1 cargo test -p disktier --test result_schema` and review the diff.
+//! (engine_cli validates real documents against the same file.)
+
+use disktier_engine::result::SCHEMA_VERSION;
+use disktier_engine::verdict::QuantileCi;
+use disktier_engine::RunDoc;
+use serde_json::{json, Value};
+
+const PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/result.schema.json");
+
+/// The schema of the result document, draft-07, from the types. A few constraints the types do
+/// not express yet (their fields are strings or free JSON) are added here, each named.
+fn generated() -> Value {
+    let mut generator = schemars::generate::SchemaSettings::draft07().into_generator();
+    let ci = generator.subschema_for::<QuantileCi>().to_value();
+    let mut s = generator.into_root_schema_for::<RunDoc>().to_value();
+    s["$id"] = json!("https://github.com/disktier/disktier/docs/result.schema.json");
+    s["title"] = json!(format!(
+        "disktier result document (schema_version {SCHEMA_VERSION})"
+    ));
+    s["description"] = json!(format!(
+        "One run of bench, check or import as printed by --format json and kept in the store. \
+         Generated from the types (crates/engine/src/result.rs); fields may be added in version \
+         {SCHEMA_VERSION}, never renamed or removed; readers ignore fields they do not know. \
+         See docs/result-schema.md."
+    ));
+    // `schema_version` is a u32 in the type; this schema describes exactly one version.
+    s["properties"]["schema_version"]["const"] = json!(SCHEMA_VERSION);
+    // `engine` and `target.kind` are strings in the types, with these values only.
+    s["properties"]["engine"]["enum"] = json!(["disktier", "fio"]);
+    s["definitions"]["TargetInfo"]["properties"]["kind"]["enum"] =
+        json!(["file", "directory", "device"]);
+    // `Verdict.ci95` is free JSON in the type; what it holds is a `QuantileCi`.
+    let desc = s["definitions"]["Verdict"]["properties"]["ci95"]["description"].clone();
+    s["definitions"]["Verdict"]["properties"]["ci95"] =
+        json!({"description": desc, "anyOf": [ci, {"type": "null"}]});
+    s
+}
+
+fn pretty(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap();
+    s.push('\n');
+    s
+}
+
+#[test]
+fn docs_result_schema_is_the_generated_one() {
+    let want = pretty(&generated());
+    if std::env::var_os("DISKTIER_BLESS").is_some() {
+        std::fs::write(PATH, &want).unwrap();
+        return;
+    }
+    let have = std::fs::read_to_string(PATH).unwrap();
+    assert!(
+        have == want,
+        "docs/result.schema.json is not what the types generate: run \
+         DISKTIER_BLESS=1 cargo test -p disktier --test result_schema and review the diff"
+    );
+}
+
+#[test]
+fn the_schema_names_every_field_of_a_document() {
+    // A document with every optional part filled: each of its keys is in the schema.
+    let doc: RunDoc = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../store/tests/fixtures/seed000-ebs.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let v = serde_json::to_value(&doc).unwrap();
+    let s = generated();
+    for k in v.as_object().unwrap().keys() {
+        assert!(s["properties"].get(k).is_some(), "{k} is not in the schema");
+    }
+    let required: Vec<&str> = s["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    for k in ["schema_version", "engine", "target", "results"] {
+        assert!(required.contains(&k), "{k} is not required: {required:?}");
+    }
+}

@@ -1,0 +1,66 @@
+//! fio as a second engine and as an import format: builds fio's command line from a [`Job`]
+//! (same option names, `--output-format=json+`, `--group_reporting`), runs it through a
+//! [`CommandRunner`], and reads fio's JSON (fio 3.x, `jobs[]` as documented in fio's HOWTO,
+//! "JSON output") into the same [`RunDoc`] the native engine writes, so the two can be compared
+//! number for number and judged by the same verdicts.
+//!
+//! Mapping (fio -> RunDoc): `jobs[i].{read,write}.total_ios/io_bytes/iops/bw_bytes` ->
+//! `results.{read,write}.{ios,bytes,iops,bw_bytes}`; `clat_ns` (completion latency, what the
+//! native engine times; fio's `lat_ns` adds submission) -> `lat_ns` with percentile keys
+//! `"99.000000"` -> `"99"`; `sync.lat_ns` (fsync/fdatasync, whose `total_ios` fio 3.33 leaves at
+//! 0, so the count is `lat_ns.N`) -> `results.sync`; `usr_cpu`/`sys_cpu` (percent of
+//! `job_runtime`) -> seconds.
+
+mod cmdline;
+mod histogram;
+mod import;
+mod run;
+#[cfg(test)]
+mod tests;
+
+pub use cmdline::*;
+pub use histogram::*;
+pub use import::*;
+pub use run::*;
+
+use disktier_cmd::CmdError;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Errors of the fio engine and of importing fio's JSON.
+#[derive(Debug, thiserror::Error)]
+pub enum FioError {
+    /// fio could not be started or failed without printing a result.
+    #[error("fio failed")]
+    Run(#[from] CmdError),
+    /// The text is not fio's JSON output.
+    #[error(
+        "{source_name} is not fio JSON output ({why}): produce it with fio --output-format=json"
+    )]
+    NotJson { source_name: String, why: String },
+    /// The JSON is fio's, but lacks something a result needs.
+    #[error("{source_name}: {what} is missing from fio's JSON: is it the output of fio --output-format=json (fio 3.x)?")]
+    Missing { source_name: String, what: String },
+    /// The asked-for job index is not in the file.
+    #[error(
+        "{source_name} has {jobs} job(s), so job {index} does not exist: pass --job 0 to {last}"
+    )]
+    NoSuchJob {
+        source_name: String,
+        jobs: usize,
+        index: usize,
+        last: usize,
+    },
+    /// fio ran past its time limit and was killed.
+    #[error("fio ran for more than {}s, its time limit for this job (runtime, ramp and layout plus a margin), and was killed: check that the target is not hung (dmesg), or pass a shorter --runtime or smaller --size", .after.as_secs())]
+    Timeout { after: Duration },
+    /// `--no-layout` could not extend a file before fio ran.
+    #[error("could not extend {path} for fio (--no-layout)")]
+    Layout {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// What fio is called on this machine.
+pub const FIO: &str = "fio";

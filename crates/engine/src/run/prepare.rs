@@ -1,0 +1,450 @@
+//! Before any I/O: classify the target, work out the files and regions the threads use
+//! (as fio names and sizes them), refuse unsafe or impossible runs, and pick the backend.
+
+use crate::error::EngineError;
+use crate::job::{IoEngineKind, Job};
+use crate::plan::Plan;
+use crate::target::{self, Classified, Kind};
+use crate::types::RunOptions;
+use crate::uring;
+use crate::worker::SyncKind;
+use std::path::PathBuf;
+
+/// A job checked against its target and resolved for running.
+pub(super) struct Prepared {
+    pub target: Classified,
+    pub uses: Vec<FileUse>,
+    /// The job as it runs: size resolved, backend chosen.
+    pub resolved: Job,
+    pub warnings: Vec<String>,
+}
+
+/// Classifies the target, plans the files, refuses what must not run and resolves the job.
+pub(super) fn prepare(job: &Job, opts: &RunOptions) -> Result<Prepared, EngineError> {
+    let c = target::classify(&job.target)?;
+    let mut warnings = Vec::new();
+    let uses = plan_files(job, &c, &mut warnings)?;
+    check_target(job, &c, &uses, opts)?;
+    if !job.direct && job.rw.reads() && job.time_based {
+        let region: u64 = uses.iter().map(|u| u.len).sum();
+        if region < mem_total() {
+            warnings.push(format!(
+                "buffered reads loop over {} MiB, which fits in RAM: after the first pass they \
+                 measure the page cache, not the disk; pass --direct",
+                region >> 20
+            ));
+        }
+    }
+    let mut resolved = job.clone();
+    resolved.size = Some(uses[0].len);
+    resolved.ioengine = choose_engine(job, &mut warnings);
+    if resolved.ioengine != IoEngineKind::IoUring && job.iodepth > 1 {
+        warnings.push(format!(
+            "ioengine {} issues one I/O at a time: iodepth={} has no effect (as in fio)",
+            resolved.ioengine, job.iodepth
+        ));
+    }
+    Ok(Prepared {
+        target: c,
+        uses,
+        resolved,
+        warnings,
+    })
+}
+
+/// What every thread of the run shares, worked out once from the job.
+pub(super) struct Setup {
+    pub numjobs: usize,
+    pub ramp_ns: u64,
+    pub runtime_ns: Option<u64>,
+    pub sync_kind: SyncKind,
+    /// Sync after this many writes; 0 when the job does not sync.
+    pub sync_every: u32,
+    /// Buffer alignment.
+    pub align: usize,
+    /// I/Os the whole run issues when it is not time based (for the ETA).
+    pub total_ios: Option<u64>,
+}
+
+impl Setup {
+    pub fn new(job: &Job, uses: &[FileUse], logical_block_size: Option<u64>) -> Setup {
+        let align = logical_block_size.unwrap_or(512).max(512) as usize;
+        let align = if job.direct { align.max(4096) } else { 4096 };
+        let n = job.numjobs as usize;
+        let sync_kind = if job.fdatasync > 0 {
+            SyncKind::Fdatasync
+        } else if job.fsync > 0 {
+            SyncKind::Fsync
+        } else {
+            SyncKind::None
+        };
+        let sync_every = if job.rw.writes() {
+            job.fdatasync.max(job.fsync)
+        } else {
+            0
+        };
+        let total_ios: Option<u64> = if job.time_based {
+            None
+        } else {
+            Some(
+                (0..n)
+                    .map(|j| {
+                        let u = &uses[j.min(uses.len() - 1)];
+                        Plan::new(job, j as u32, u.start, u.len).blocks()
+                    })
+                    .sum(),
+            )
+        };
+        Setup {
+            numjobs: n,
+            ramp_ns: job.ramp_time.as_nanos() as u64,
+            runtime_ns: job.runtime.map(|r| r.as_nanos() as u64),
+            sync_kind,
+            sync_every,
+            align,
+            total_ios,
+        }
+    }
+}
+
+/// One file (or device) the job threads use, and its region.
+#[derive(Debug)]
+pub(super) struct FileUse {
+    pub path: PathBuf,
+    /// Start and length of the region each thread works on.
+    pub start: u64,
+    pub len: u64,
+    pub existed: bool,
+    pub cur_len: u64,
+}
+
+/// Works out the files, regions and checks for `job` on the classified target.
+fn plan_files(
+    job: &Job,
+    c: &Classified,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<FileUse>, EngineError> {
+    let t = &job.target;
+    let uses = match c.kind {
+        Kind::Directory => {
+            let size = job
+                .size
+                .ok_or_else(|| EngineError::SizeRequired { path: t.clone() })?;
+            (0..job.numjobs)
+                .map(|j| {
+                    let path = t.join(format!("{}.{j}.0", job.name));
+                    let cur = std::fs::metadata(&path).ok();
+                    if let Some(m) = &cur {
+                        if !m.is_file() {
+                            return Err(EngineError::WrongKind {
+                                path: path.clone(),
+                                is: "directory or special file",
+                                wanted: "disktier creates its per-job files there".into(),
+                                fix: "remove it or pass another --name".into(),
+                            });
+                        }
+                    }
+                    Ok(FileUse {
+                        path,
+                        start: job.offset,
+                        len: size,
+                        existed: cur.is_some(),
+                        cur_len: cur.map_or(0, |m| m.len()),
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        Kind::File | Kind::NewFile => {
+            let len = match job.size {
+                Some(s) => s,
+                None if c.kind == Kind::File && c.len > job.offset => c.len - job.offset,
+                None if c.kind == Kind::File => {
+                    return Err(EngineError::EmptyRegion {
+                        path: t.clone(),
+                        len: c.len,
+                        offset: job.offset,
+                    })
+                }
+                None => return Err(EngineError::SizeRequired { path: t.clone() }),
+            };
+            vec![FileUse {
+                path: t.clone(),
+                start: job.offset,
+                len,
+                existed: c.kind == Kind::File,
+                cur_len: c.len,
+            }]
+        }
+        Kind::Device => {
+            if job.offset >= c.len {
+                return Err(EngineError::EmptyRegion {
+                    path: t.clone(),
+                    len: c.len,
+                    offset: job.offset,
+                });
+            }
+            let avail = c.len - job.offset;
+            let len = match job.size {
+                Some(s) if s > avail => {
+                    warnings.push(format!(
+                        "size {} is larger than {} from offset {}: using the {} bytes there are",
+                        s,
+                        t.display(),
+                        job.offset,
+                        avail
+                    ));
+                    avail
+                }
+                Some(s) => s,
+                None => avail,
+            };
+            vec![FileUse {
+                path: t.clone(),
+                start: job.offset,
+                len,
+                existed: true,
+                cur_len: c.len,
+            }]
+        }
+    };
+    for u in &uses {
+        if u.len < job.bs {
+            return Err(EngineError::BadOption {
+                option: "size",
+                value: u.len.to_string(),
+                fix: format!(
+                    "{} has room for less than one block of bs={}: pass a larger --size or smaller --bs",
+                    u.path.display(),
+                    job.bs
+                ),
+            });
+        }
+    }
+    Ok(uses)
+}
+
+/// The checks that refuse a run before anything is written.
+fn check_target(
+    job: &Job,
+    c: &Classified,
+    uses: &[FileUse],
+    opts: &RunOptions,
+) -> Result<(), EngineError> {
+    let t = &job.target;
+    if c.kind == Kind::Device {
+        if let Some(p) = opts
+            .profile
+            .as_deref()
+            .and_then(crate::profile::Profile::from_name)
+        {
+            if p.needs_filesystem() {
+                return Err(EngineError::WrongKind {
+                    path: job.target.clone(),
+                    is: "block device",
+                    wanted: format!("the {p} profile measures a filesystem"),
+                    fix: "pass a directory on the filesystem to test (e.g. /var/lib/etcd)".into(),
+                });
+            }
+        }
+    }
+    if job.direct {
+        target::check_direct(c, t)?;
+        if let Some(lbs) = c.logical_block_size.filter(|l| *l > 512) {
+            for (option, value) in [("bs", job.bs), ("offset", job.offset)] {
+                if value % lbs != 0 {
+                    return Err(EngineError::DirectAlignment {
+                        path: t.clone(),
+                        option,
+                        value,
+                        align: lbs,
+                    });
+                }
+            }
+        }
+    }
+    if c.kind == Kind::Device && job.rw.writes() && !opts.destructive {
+        if let Some(why) = target::device_in_use(t, c)? {
+            return Err(target::refuse(t, why));
+        }
+    }
+    if c.kind != Kind::Device && !opts.destructive {
+        for u in uses.iter().filter(|u| u.existed) {
+            let why = if job.rw.writes() {
+                Some("is a write job")
+            } else if u.start + u.len > u.cur_len {
+                Some("read job would have to grow it (layout)")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(EngineError::ExistingFile {
+                    path: u.path.clone(),
+                    len: u.cur_len,
+                    why,
+                });
+            }
+        }
+    }
+    if c.kind != Kind::Device {
+        let need: u64 = uses
+            .iter()
+            .map(|u| (u.start + u.len).saturating_sub(u.cur_len))
+            .sum();
+        if let Some(free) = c.free {
+            if need > free {
+                return Err(EngineError::NoSpace {
+                    path: t.clone(),
+                    need,
+                    free,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The checks [`run`](super::run) makes before any I/O, for callers that hand the job to another engine
+/// (`--engine fio`): validates the job, classifies the target and refuses unsafe or impossible
+/// runs with the same errors. Returns the target's description for the result document.
+/// (Added by the engine-CLI area.)
+pub fn preflight(job: &Job, opts: &RunOptions) -> Result<crate::result::TargetInfo, EngineError> {
+    job.validate()?;
+    let c = target::classify(&job.target)?;
+    let uses = plan_files(job, &c, &mut Vec::new())?;
+    check_target(job, &c, &uses, opts)?;
+    Ok(c.info)
+}
+
+/// Picks the backend, falling back to psync (with a warning) when io_uring is unavailable.
+fn choose_engine(job: &Job, warnings: &mut Vec<String>) -> IoEngineKind {
+    let probe = if job.ioengine == IoEngineKind::IoUring {
+        uring::probe()
+    } else {
+        Ok(())
+    };
+    engine_after_probe(job, probe, warnings)
+}
+
+/// [`choose_engine`] given the probe's answer (separate so that the fallback can be tested
+/// without turning io_uring off on the machine).
+fn engine_after_probe(
+    job: &Job,
+    probe: Result<(), String>,
+    warnings: &mut Vec<String>,
+) -> IoEngineKind {
+    if job.ioengine == IoEngineKind::IoUring {
+        if let Err(why) = probe {
+            warnings.push(format!(
+                "io_uring is unavailable ({why}): fell back to psync, where iodepth has no effect"
+            ));
+            return IoEngineKind::Psync;
+        }
+    }
+    job.ioengine
+}
+
+/// RAM size from /proc/meminfo (`MemTotal`, in KiB); 0 when unknown.
+fn mem_total() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn falls_back_to_psync_with_the_reason() {
+        let job = Job::default();
+        let mut w = Vec::new();
+        assert_eq!(
+            engine_after_probe(&job, Ok(()), &mut w),
+            IoEngineKind::IoUring
+        );
+        assert!(w.is_empty());
+        let why = "the sysctl kernel.io_uring_disabled is 2".to_string();
+        assert_eq!(
+            engine_after_probe(&job, Err(why), &mut w),
+            IoEngineKind::Psync
+        );
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("io_uring_disabled is 2") && w[0].contains("psync"),
+            "{}",
+            w[0]
+        );
+        let sync = Job {
+            ioengine: IoEngineKind::Sync,
+            ..Job::default()
+        };
+        assert_eq!(
+            engine_after_probe(&sync, Err("x".into()), &mut w),
+            IoEngineKind::Sync
+        );
+        // io_uring works on this kernel (6.18, not disabled).
+        assert!(uring::probe().is_ok());
+    }
+
+    #[test]
+    fn resolves_files_and_regions_like_fio() {
+        let d = tempfile::tempdir().unwrap();
+        let job = |t: &Path| Job {
+            target: t.to_path_buf(),
+            name: "j".into(),
+            numjobs: 2,
+            size: Some(1 << 20),
+            offset: 4096,
+            ..Job::default()
+        };
+        let mut w = Vec::new();
+        // A directory: one file per job, named as fio names them.
+        let j = job(d.path());
+        let u = plan_files(&j, &target::classify(d.path()).unwrap(), &mut w).unwrap();
+        let names: Vec<_> = u
+            .iter()
+            .map(|u| u.path.file_name().unwrap().to_owned())
+            .collect();
+        assert_eq!(names, ["j.0.0", "j.1.0"]);
+        assert!(u
+            .iter()
+            .all(|u| u.start == 4096 && u.len == 1 << 20 && !u.existed));
+        // An existing file without a size: from the offset to its end, shared by the jobs.
+        let f = d.path().join("f");
+        std::fs::write(&f, vec![1u8; 64 * 1024]).unwrap();
+        let j = Job {
+            size: None,
+            ..job(&f)
+        };
+        let u = plan_files(&j, &target::classify(&f).unwrap(), &mut w).unwrap();
+        assert_eq!(u.len(), 1);
+        assert_eq!(
+            (u[0].start, u[0].len, u[0].existed),
+            (4096, 60 * 1024, true)
+        );
+        // A new file or a directory without a size cannot be resolved.
+        let n = d.path().join("new");
+        let j = Job {
+            size: None,
+            ..job(&n)
+        };
+        let e = plan_files(&j, &target::classify(&n).unwrap(), &mut w).unwrap_err();
+        assert!(matches!(e, EngineError::SizeRequired { .. }), "{e}");
+        // An offset past the end of a file leaves nothing to do.
+        let j = Job {
+            size: None,
+            offset: 1 << 20,
+            ..job(&f)
+        };
+        let e = plan_files(&j, &target::classify(&f).unwrap(), &mut w).unwrap_err();
+        assert!(matches!(e, EngineError::EmptyRegion { .. }), "{e}");
+        assert!(w.is_empty());
+    }
+}

@@ -1,0 +1,231 @@
+//! The cluster around a run: the namespace, the nodes to measure, what earlier runs left
+//! behind, and deleting what a run made (waiting until it is gone).
+
+use crate::error::{FleetError, Result};
+use crate::manifest::{self, RUN_LABEL};
+use crate::select::{self, Candidate, Selection, CONTROL_PLANE_LABELS};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::Client;
+use std::time::{Duration, Instant};
+
+/// How long cleanup waits for the objects it deleted to be gone.
+pub(super) const CLEANUP_WAIT: Duration = Duration::from_secs(90);
+
+pub(super) fn is_status(e: &kube::Error, f: impl Fn(&kube::core::Status) -> bool) -> bool {
+    matches!(e, kube::Error::Api(s) if f(s))
+}
+
+/// Fails with the fix when the namespace is missing (or creates it with `create`). A client
+/// that may not read namespaces (the minimal RBAC) goes on: creating the Jobs will say.
+pub async fn ensure_namespace(client: &Client, ns: &str, create: bool) -> Result<()> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    match api.get_opt(ns).await {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) if create => match api
+            .create(&PostParams::default(), &manifest::namespace(ns))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if is_status(&e, |s| s.is_already_exists()) => Ok(()),
+            Err(e) => Err(FleetError::api(format!("creating namespace {ns}"), e)),
+        },
+        Ok(None) => Err(FleetError::NoNamespace(ns.to_string())),
+        Err(e) if is_status(&e, |s| s.is_forbidden()) => Ok(()),
+        Err(e) => Err(FleetError::api(format!("reading namespace {ns}"), e)),
+    }
+}
+
+/// The nodes a selection names, as the API has them.
+pub async fn fetch_nodes(client: &Client, sel: &Selection) -> Result<Vec<Node>> {
+    let api: Api<Node> = Api::all(client.clone());
+    let list = |lp: ListParams| {
+        let api = api.clone();
+        async move {
+            api.list(&lp)
+                .await
+                .map(|l| l.items)
+                .map_err(|e| FleetError::api("listing nodes", e))
+        }
+    };
+    match sel {
+        Selection::Names(names) => {
+            let mut out = Vec::new();
+            for n in names {
+                if let Some(node) = api
+                    .get_opt(n)
+                    .await
+                    .map_err(|e| FleetError::api(format!("reading node {n}"), e))?
+                {
+                    out.push(node);
+                }
+            }
+            Ok(out)
+        }
+        Selection::Selector(s) => list(ListParams::default().labels(s)).await,
+        Selection::ControlPlane => {
+            let mut out = Vec::new();
+            for key in CONTROL_PLANE_LABELS {
+                out.extend(list(ListParams::default().labels(key)).await?);
+            }
+            Ok(out)
+        }
+        Selection::All => list(ListParams::default()).await,
+    }
+}
+
+/// The candidates of a selection; an empty result is an error that names the selection.
+pub async fn select(client: &Client, sel: &Selection) -> Result<Vec<Candidate>> {
+    let nodes = fetch_nodes(client, sel).await?;
+    let c = select::candidates(sel, &nodes);
+    if c.is_empty() {
+        return Err(FleetError::NoNodes(sel.describe()));
+    }
+    Ok(c)
+}
+
+/// Jobs and pods any fleet run left in the namespace: `(jobs, pods, run ids)`.
+pub async fn leftovers(
+    client: &Client,
+    ns: &str,
+) -> Result<(Vec<String>, Vec<String>, Vec<String>)> {
+    let lp = ListParams::default().labels(&manifest::managed_selector());
+    let jobs = Api::<Job>::namespaced(client.clone(), ns)
+        .list_metadata(&lp)
+        .await
+        .map_err(|e| FleetError::api(format!("listing Jobs in namespace {ns}"), e))?;
+    let pods = Api::<Pod>::namespaced(client.clone(), ns)
+        .list_metadata(&lp)
+        .await
+        .map_err(|e| FleetError::api(format!("listing Pods in namespace {ns}"), e))?;
+    let metas = jobs
+        .items
+        .into_iter()
+        .map(|m| ("job", m.metadata))
+        .chain(pods.items.into_iter().map(|m| ("pod", m.metadata)));
+    let (mut job_names, mut pod_names, mut runs) = (Vec::new(), Vec::new(), Vec::new());
+    for (kind, m) in metas {
+        if let Some(r) = m.labels.as_ref().and_then(|l| l.get(RUN_LABEL)) {
+            runs.push(r.clone());
+        }
+        let Some(name) = m.name else { continue };
+        if kind == "job" {
+            job_names.push(name);
+        } else {
+            pod_names.push(name);
+        }
+    }
+    runs.sort();
+    runs.dedup();
+    Ok((job_names, pod_names, runs))
+}
+
+/// What `fleet clean` deleted, and what was still there when it gave up waiting.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct CleanReport {
+    pub jobs: Vec<String>,
+    pub pods: Vec<String>,
+    pub left_behind: Vec<String>,
+}
+
+/// Deletes the Jobs and Pods that match `selector` in `ns` and waits (bounded) until they are
+/// gone. Jobs go with propagation Background (else their pods would be orphaned); pods that
+/// never started go with grace period 0 (a pod on a node whose kubelet is gone would otherwise
+/// wait for a kubelet that never confirms), running ones with their grace period so the node
+/// command can stop and remove its test files.
+pub async fn delete_matching(client: &Client, ns: &str, selector: &str) -> Result<CleanReport> {
+    let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let lp = ListParams::default().labels(selector);
+    let mut report = CleanReport::default();
+    let job_list = jobs
+        .list_metadata(&lp)
+        .await
+        .map_err(|e| FleetError::api(format!("listing Jobs in namespace {ns}"), e))?;
+    for j in job_list.items {
+        let Some(name) = j.metadata.name else {
+            continue;
+        };
+        match jobs.delete(&name, &DeleteParams::background()).await {
+            Ok(_) => report.jobs.push(name),
+            Err(e) if is_status(&e, |s| s.is_not_found()) => {}
+            Err(e) => return Err(FleetError::api(format!("deleting Job {ns}/{name}"), e)),
+        }
+    }
+    let pod_list = pods
+        .list(&lp)
+        .await
+        .map_err(|e| FleetError::api(format!("listing Pods in namespace {ns}"), e))?;
+    for p in pod_list.items {
+        let Some(name) = p.metadata.name.clone() else {
+            continue;
+        };
+        let dp = if started(&p) {
+            DeleteParams::background()
+        } else {
+            DeleteParams {
+                grace_period_seconds: Some(0),
+                ..DeleteParams::background()
+            }
+        };
+        match pods.delete(&name, &dp).await {
+            Ok(_) => report.pods.push(name),
+            Err(e) if is_status(&e, |s| s.is_not_found()) => {}
+            Err(e) => return Err(FleetError::api(format!("deleting Pod {ns}/{name}"), e)),
+        }
+    }
+    report.left_behind = wait_gone(client, ns, selector, CLEANUP_WAIT).await?;
+    Ok(report)
+}
+
+/// Whether any container of the pod ever ran (so it may hold files to clean up on the node).
+pub(super) fn started(p: &Pod) -> bool {
+    p.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.state
+                    .as_ref()
+                    .is_some_and(|s| s.running.is_some() || s.terminated.is_some())
+            })
+        })
+}
+
+/// Polls until nothing matches the selector; returns what is left after `limit`.
+pub(super) async fn wait_gone(
+    client: &Client,
+    ns: &str,
+    selector: &str,
+    limit: Duration,
+) -> Result<Vec<String>> {
+    let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let lp = ListParams::default().labels(selector);
+    let t0 = Instant::now();
+    loop {
+        let j = jobs
+            .list_metadata(&lp)
+            .await
+            .map_err(|e| FleetError::api(format!("listing Jobs in namespace {ns}"), e))?;
+        let p = pods
+            .list_metadata(&lp)
+            .await
+            .map_err(|e| FleetError::api(format!("listing Pods in namespace {ns}"), e))?;
+        let mut left: Vec<String> = j
+            .items
+            .into_iter()
+            .filter_map(|m| m.metadata.name.map(|n| format!("job/{n}")))
+            .collect();
+        left.extend(
+            p.items
+                .into_iter()
+                .filter_map(|m| m.metadata.name.map(|n| format!("pod/{n}"))),
+        );
+        if left.is_empty() || t0.elapsed() >= limit {
+            return Ok(left);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

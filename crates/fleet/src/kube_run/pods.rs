@@ -1,0 +1,193 @@
+//! Reading a measuring pod: its state (waiting, running, failed for good, ended), its Job's
+//! failure, and its log with the result.
+
+use crate::manifest::CONTAINER;
+use crate::result::{self, MAX_LOG_BYTES};
+use crate::summary::{NodeReport, Status};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, LogParams};
+
+/// Container waiting reasons that will not resolve by waiting (kubelet's image manager and
+/// runtime errors): the node is reported at once instead of at the deadline.
+pub(super) const FATAL_WAITING: [&str; 7] = [
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "ErrImageNeverPull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Terminated {
+    pub(super) exit_code: i32,
+    pub(super) reason: Option<String>,
+    pub(super) message: Option<String>,
+}
+
+#[derive(Debug, PartialEq)]
+pub(super) enum PodState {
+    /// Still coming: what it waits for, in words.
+    Waiting(String),
+    Running,
+    /// Will not run: report now.
+    Fatal(String),
+    Terminated(Terminated),
+}
+
+pub(super) fn judge_pod(p: &Pod) -> PodState {
+    let Some(st) = p.status.as_ref() else {
+        return PodState::Waiting("the pod had no status yet".into());
+    };
+    if st.reason.as_deref() == Some("Evicted") {
+        return PodState::Fatal(format!(
+            "evicted: {}",
+            st.message
+                .as_deref()
+                .unwrap_or("the kubelet evicted the pod")
+        ));
+    }
+    let cs = st
+        .container_statuses
+        .as_ref()
+        .and_then(|cs| cs.iter().find(|c| c.name == CONTAINER));
+    let state = cs.and_then(|c| c.state.as_ref());
+    if let Some(t) = state.and_then(|s| s.terminated.as_ref()) {
+        return PodState::Terminated(Terminated {
+            exit_code: t.exit_code,
+            reason: t.reason.clone(),
+            message: t.message.clone(),
+        });
+    }
+    if let Some(w) = state.and_then(|s| s.waiting.as_ref()) {
+        let reason = w.reason.as_deref().unwrap_or("Waiting");
+        let msg = w.message.as_deref().unwrap_or("");
+        if FATAL_WAITING.contains(&reason) {
+            let image = cs.map(|c| c.image.as_str()).unwrap_or("");
+            return PodState::Fatal(format!(
+                "{reason}: {} (is the image {image} on the node or in a registry it can reach? see --image and --image-pull-policy)",
+                cut(msg, 300)
+            ));
+        }
+        return PodState::Waiting(format!("the container was waiting ({reason})"));
+    }
+    if state.is_some_and(|s| s.running.is_some()) {
+        return PodState::Running;
+    }
+    match st.phase.as_deref() {
+        Some("Failed") => PodState::Fatal(format!(
+            "the pod failed ({}: {})",
+            st.reason.as_deref().unwrap_or("no reason"),
+            st.message.as_deref().unwrap_or("")
+        )),
+        phase => PodState::Waiting(format!(
+            "the pod never started ({}; is the node's kubelet running?)",
+            phase.unwrap_or("Pending")
+        )),
+    }
+}
+
+/// The reason and message of a Job's Failed condition, if it has one (kube-runtime's
+/// conditions know only completion).
+pub(super) fn job_failed(j: &Job) -> Option<(String, String)> {
+    let c = j
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "Failed" && c.status == "True")?;
+    Some((
+        c.reason.clone().unwrap_or_default(),
+        c.message.clone().unwrap_or_default(),
+    ))
+}
+
+/// The verdict a node command wrote to its termination log (`verdict: pass|fail`, see the
+/// binary's `termination` module), if the message is one.
+pub(super) fn message_verdict(msg: &str) -> Option<bool> {
+    match msg.trim() {
+        "verdict: pass" => Some(true),
+        "verdict: fail" => Some(false),
+        _ => None,
+    }
+}
+
+pub(super) fn cut(s: &str, n: usize) -> String {
+    let s = s.trim();
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// Reads the log of a pod whose container ended and fills the report.
+pub(super) async fn collect(pods: &Api<Pod>, pod: &str, t: Terminated, r: &mut NodeReport) {
+    r.status = Status::Error;
+    if t.reason.as_deref() == Some("OOMKilled") {
+        r.reason = Some("OOMKilled: the node command went past the pod's 1Gi memory limit".into());
+        return;
+    }
+    let lp = LogParams {
+        container: Some(CONTAINER.into()),
+        limit_bytes: Some(MAX_LOG_BYTES),
+        ..Default::default()
+    };
+    let log = match pods.logs(pod, &lp).await {
+        Ok(l) => l,
+        Err(e) => {
+            r.reason = Some(format!(
+                "exit {}, and its log could not be read: {}",
+                t.exit_code,
+                crate::error::describe(&e)
+            ));
+            return;
+        }
+    };
+    let last_error = || {
+        t.message
+            .as_deref()
+            .unwrap_or(&log)
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("error:"))
+            .or_else(|| log.lines().rev().find(|l| !l.trim().is_empty()))
+            .map(|l| cut(l, 400))
+            .unwrap_or_else(|| "no output".into())
+    };
+    match (t.exit_code, result::parse_log(&log)) {
+        (0 | 1, Ok((value, doc))) => {
+            let f = doc.figures();
+            let pass = f.pass.unwrap_or(t.exit_code == 0);
+            r.status = if pass { Status::Pass } else { Status::Fail };
+            r.verdict = f.pass.map(|p| if p { "pass" } else { "fail" });
+            r.figures = f;
+            r.result = Some(value);
+        }
+        (0 | 1, Err(e)) => match t.message.as_deref().and_then(message_verdict) {
+            // The log was cut or unreadable as a document, but the node command left its
+            // short verdict in the termination message: keep the verdict, say why no figures.
+            Some(pass) => {
+                r.status = if pass { Status::Pass } else { Status::Fail };
+                r.verdict = Some(if pass { "pass" } else { "fail" });
+                r.reason = Some(format!(
+                    "verdict from the termination message; no figures: {e}"
+                ));
+            }
+            None => r.reason = Some(format!("exit {}: {e}", t.exit_code)),
+        },
+        (code, _) => {
+            r.reason = Some(format!(
+                "the node command failed (exit {code}{}): {}",
+                t.reason
+                    .as_deref()
+                    .filter(|x| *x != "Error")
+                    .map(|x| format!(", {x}"))
+                    .unwrap_or_default(),
+                last_error()
+            ))
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Unit tests of `pgconn.rs`.
+
+use super::*;
+
+#[test]
+fn every_credential_form_is_redacted() {
+    let cases = [
+        (
+            "postgres://app:hunter2@db:5432/x",
+            "postgres://app:***@db:5432/x",
+        ),
+        ("postgres://app@db/x", "postgres://app@db/x"),
+        (
+            "postgresql://a:p%40ss@db/x?sslmode=require",
+            "postgresql://a:***@db/x?sslmode=require",
+        ),
+        (
+            "postgres://app@db/x?password=hunter2",
+            "postgres://app@db/x?password=***",
+        ),
+        (
+            "postgres://db/x?sslmode=require&password=hunter2&application_name=d",
+            "postgres://db/x?sslmode=require&password=***&application_name=d",
+        ),
+        (
+            "postgres://db/x?pass%77ord=hunter2",
+            "postgres://db/x?pass%77ord=***",
+        ),
+        (
+            "host=db user=app password=hunter2 dbname=x",
+            "host=db user=app password=*** dbname=x",
+        ),
+        (
+            "host=db password = 'hun ter\\'2' dbname=x",
+            "host=db password=*** dbname=x",
+        ),
+        ("host=db PASSWORD=hunter2", "host=db PASSWORD=***"),
+        (
+            "host=db password='hunter2",
+            "<a connection string with a password (hidden)>",
+        ),
+    ];
+    for (input, want) in cases {
+        assert_eq!(redact(input), want, "{input}");
+        assert!(!redact(input).contains("hunter2"), "{input}");
+    }
+}
+
+#[test]
+fn sslmode_and_rootcert_are_taken_out_and_understood() {
+    let t = PgTarget::parse(
+        "postgres://u:secret@127.0.0.1:5/db?sslmode=verify-full&sslrootcert=/x/ca.pem",
+    )
+    .unwrap();
+    assert_eq!(t.ssl, SslMode::VerifyFull);
+    assert_eq!(
+        t.root_cert.as_deref(),
+        Some(std::path::Path::new("/x/ca.pem"))
+    );
+    assert_eq!(t.config.get_password(), Some(&b"secret"[..]));
+    let t = PgTarget::parse("host=127.0.0.1 sslmode=verify-ca password='a b'").unwrap();
+    assert_eq!(t.ssl, SslMode::VerifyCa);
+    assert_eq!(t.config.get_password(), Some(&b"a b"[..]));
+    assert_eq!(
+        PgTarget::parse("postgres://h/db").unwrap().ssl,
+        SslMode::Prefer
+    );
+    let e = PgTarget::parse("postgres://u:secret@h/db?sslmode=bogus")
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string().contains("bogus") && !e.to_string().contains("secret"),
+        "{e}"
+    );
+    let e = PgTarget::parse("postgres://h/db?sslcert=/c.pem")
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("sslcert"), "{e}");
+    // tokio-postgres's own parse errors never show the password.
+    let e = PgTarget::parse("postgres://u:secret@h:notaport/db")
+        .err()
+        .unwrap();
+    assert!(!e.to_string().contains("secret"), "{e}");
+    let e = PgTarget::parse("host=h password=secret port=x")
+        .err()
+        .unwrap();
+    assert!(!e.to_string().contains("secret"), "{e}");
+}
+
+#[test]
+fn conninfo_is_told_from_a_path() {
+    assert!(is_postgres("postgres://h/db"));
+    assert!(is_postgres("host=h dbname=x"));
+    assert!(is_postgres(" dbname = x"));
+    assert!(!is_postgres("/var/lib/x=y.db"));
+    assert!(!is_postgres("results.db"));
+    assert!(!is_postgres("foo=bar"));
+}

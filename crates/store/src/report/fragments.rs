@@ -1,0 +1,63 @@
+//! Small pieces of the report's HTML: figures, legends, swatches, numbers, and the limit
+//! lines drawn on charts.
+
+use super::charts::Curve;
+use super::html::esc;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// The line drawn on etcd charts: fdatasync p99 must stay under 10 ms (etcd docs, seed 000).
+pub(super) fn etcd_limit(profile: &str) -> Option<super::charts::Limit> {
+    profile.starts_with("etcd").then(|| super::charts::Limit {
+        ns: disktier_engine::verdict::ETCD_SYNC_P99_THRESHOLD_NS,
+        label: "etcd limit: p99 under 10 ms".into(),
+    })
+}
+
+/// The interfere run's own threshold (its `--threshold`, 10 ms by default as for etcd).
+pub(super) fn interfere_limit(doc: &Value) -> Option<super::charts::Limit> {
+    match doc.get("threshold_ns").and_then(Value::as_u64) {
+        Some(ns) => Some(super::charts::Limit {
+            ns,
+            label: format!("threshold {}", ns_str(ns)),
+        }),
+        None => etcd_limit("etcd"),
+    }
+}
+
+pub(super) fn ns_str(v: u64) -> String {
+    disktier_units::fmt_ns(v as f64)
+}
+
+pub(super) fn figure(kind: &str, key: &str, svg: String) -> String {
+    format!(
+        "<figure class=\"chart\" data-chart=\"{}:{}\">\n{svg}</figure>\n",
+        kind,
+        esc(key)
+    )
+}
+
+/// A legend in HTML under a chart whose lines are coloured per target or scenario.
+pub(super) fn legend(curves: &[Curve]) -> String {
+    let mut s = String::from("<div class=\"legend\">");
+    for c in curves {
+        let _ = write!(s, "<span>{}{}</span>", swatch(c.color), esc(&c.label));
+    }
+    s.push_str("</div>\n");
+    s
+}
+
+pub(super) fn swatch(color: usize) -> String {
+    format!(
+        "<span class=\"swatch\" style=\"background:{}\"></span>",
+        super::charts::css_color(color)
+    )
+}
+
+pub(super) fn ns(v: u64) -> String {
+    disktier_units::fmt_ns(v as f64)
+}
+
+pub(super) fn num(v: &Value, k: &str) -> Option<f64> {
+    v.get(k).and_then(Value::as_f64)
+}

@@ -1,0 +1,353 @@
+//! The sections about what was measured: verdicts per target, latency curves, IOPS and
+//! throughput bars, per-second series and comparison ratios.
+
+use super::bench::big_blocks;
+use super::bench::profiles;
+use super::bench::Bench;
+use super::charts::{Bar, Curve};
+use super::error::ReportError;
+use super::fragments::etcd_limit;
+use super::fragments::figure;
+use super::fragments::legend;
+use super::fragments::ns;
+use super::fragments::swatch;
+use super::html::esc;
+use crate::compare::{self, fmt_count, fmt_value, Unit};
+use disktier_engine::{DirStats, RunDoc, PERCENTILES};
+use std::fmt::Write as _;
+
+pub(super) fn verdicts(benches: &[Bench<'_>], targets: &[String]) -> String {
+    let mut s = String::from("<div class=\"cards\">\n");
+    for (ti, t) in targets.iter().enumerate() {
+        let mine: Vec<&Bench> = benches.iter().filter(|b| b.color == ti).collect();
+        let tgt = &mine[0].doc.target;
+        let mut sub = Vec::new();
+        if let Some(fs) = &tgt.fs_type {
+            sub.push(fs.clone());
+        }
+        if let Some(d) = &tgt.device {
+            sub.push(format!("on {d}"));
+        }
+        if let Some(m) = &tgt.model {
+            sub.push(m.clone());
+        }
+        sub.push(format!("host {}", mine[0].doc.host.hostname));
+        let _ = write!(
+            s,
+            "<div class=\"card\" data-target=\"{}\">\n<div class=\"path\">{}{}</div>\n<div class=\"sub\">{}</div>\n<div class=\"badges\">",
+            esc(t),
+            swatch(ti),
+            esc(t),
+            esc(&sub.join(" · "))
+        );
+        for b in &mine {
+            for v in &b.doc.verdicts {
+                let (class, mark) = if v.pass {
+                    ("pass", "✓")
+                } else {
+                    ("fail", "✗")
+                };
+                let shown = if v.metric.contains("iops") {
+                    format!("{:.0}/s", v.value)
+                } else if v.metric.contains("p99") || v.metric.contains("lat") {
+                    format!("p99 {}", ns(v.value as u64))
+                } else {
+                    format!("{}", v.value)
+                };
+                let word = match (v.name.as_str(), v.pass) {
+                    ("etcd", true) => " ready",
+                    ("etcd", false) => " not ready",
+                    _ => "",
+                };
+                let _ = write!(
+                    s,
+                    "<span class=\"badge {class}\" title=\"{}\">{mark} {}{word} · {}</span>",
+                    esc(&v.message),
+                    esc(&v.name),
+                    esc(&shown)
+                );
+            }
+        }
+        if mine.iter().all(|b| b.doc.verdicts.is_empty()) {
+            s.push_str("<span class=\"badge info\">no verdict: no etcd run</span>");
+        }
+        s.push_str("</div>\n<dl class=\"kv\">");
+        let best = |f: &dyn Fn(&Bench) -> Option<f64>| {
+            mine.iter()
+                .filter_map(|b| f(b))
+                .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))))
+        };
+        let low = |f: &dyn Fn(&Bench) -> Option<f64>| {
+            mine.iter()
+                .filter_map(|b| f(b))
+                .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))))
+        };
+        let p99 =
+            |d: &Option<DirStats>| d.as_ref().and_then(|d| d.lat_ns.p(99.0)).map(|v| v as f64);
+        let pos = |v: f64| (v > 0.0).then_some(v);
+        let rows: [(&str, Option<f64>, Unit); 7] = [
+            ("sync p99", low(&|b| p99(&b.doc.results.sync)), Unit::Ns),
+            (
+                "read IOPS",
+                best(&|b| b.doc.results.read.as_ref().map(|d| d.iops).and_then(pos)),
+                Unit::Iops,
+            ),
+            (
+                "write IOPS",
+                best(&|b| b.doc.results.write.as_ref().map(|d| d.iops).and_then(pos)),
+                Unit::Iops,
+            ),
+            (
+                "read",
+                best(&|b| {
+                    b.doc
+                        .results
+                        .read
+                        .as_ref()
+                        .map(|d| d.bw_bytes)
+                        .and_then(pos)
+                }),
+                Unit::BytesPerSec,
+            ),
+            (
+                "write",
+                best(&|b| {
+                    b.doc
+                        .results
+                        .write
+                        .as_ref()
+                        .map(|d| d.bw_bytes)
+                        .and_then(pos)
+                }),
+                Unit::BytesPerSec,
+            ),
+            ("read p99", low(&|b| p99(&b.doc.results.read)), Unit::Ns),
+            (
+                "small files",
+                best(&|b| {
+                    b.doc
+                        .results
+                        .small_files
+                        .as_ref()
+                        .map(|f| f.files_per_s)
+                        .and_then(pos)
+                }),
+                Unit::FilesPerSec,
+            ),
+        ];
+        for (name, v, unit) in rows {
+            if let Some(v) = v {
+                let _ = write!(s, "<dt>{name}</dt><dd>{}</dd>", esc(&fmt_value(unit, v)));
+            }
+        }
+        s.push_str("</dl>\n");
+        let names: Vec<String> = mine.iter().map(|b| b.profile()).collect();
+        let quick = if mine.iter().all(|b| b.doc.quick) {
+            " (quick)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "<div class=\"profiles\">measured: {}{quick}</div>",
+            esc(&names.join(", "))
+        );
+        s.push_str("</div>\n");
+    }
+    s.push_str("</div>\n");
+    s
+}
+
+pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
+    let mut s = String::from("<p class=\"muted\">Completion latency against percentile, both on log scales: a flat line is a steady disk; a line that rises at the right has a tail.</p>\n<div class=\"grid2\">\n");
+    for p in profiles(benches) {
+        let mine: Vec<&Bench> = benches.iter().filter(|b| b.profile() == p).collect();
+        let mut curves = Vec::new();
+        for b in &mine {
+            let dirs = b.dirs();
+            // The sync curve is what etcd's verdict reads; show it alone when the job syncs.
+            let shown: Vec<_> = if dirs.iter().any(|d| d.0 == "sync") {
+                dirs.into_iter().filter(|d| d.0 == "sync").collect()
+            } else {
+                dirs
+            };
+            for (dir, d) in shown {
+                let points: Vec<(f64, u64)> = PERCENTILES
+                    .iter()
+                    .filter_map(|q| d.lat_ns.p(*q).map(|v| (*q, v)))
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                let mut label = format!("{} {dir}", super::charts::short(&b.doc.target.path, 40));
+                if mine.iter().filter(|o| o.color == b.color).count() > 1 {
+                    label.push_str(&format!(" ({})", b.run.summary.id));
+                }
+                curves.push(Curve {
+                    label,
+                    color: b.color,
+                    points,
+                });
+            }
+        }
+        if curves.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            s,
+            "<div>\n<h3>{}</h3>\n{}{}</div>\n",
+            esc(&p),
+            figure(
+                "latency",
+                &p,
+                super::charts::percentiles(&curves, "latency", 560, etcd_limit(&p))?
+            ),
+            legend(&curves)
+        );
+    }
+    s.push_str("</div>\n");
+    Ok(s)
+}
+
+pub(super) fn throughput(benches: &[Bench<'_>]) -> Result<String, ReportError> {
+    let mut iops = Vec::new();
+    let mut bw = Vec::new();
+    for b in benches {
+        for (dir, d) in b.dirs() {
+            if dir == "sync" {
+                continue;
+            }
+            let label = format!(
+                "{} · {} {dir}",
+                super::charts::short(&b.doc.target.path, 40),
+                b.profile()
+            );
+            if d.iops > 0.0 {
+                iops.push(Bar {
+                    label: label.clone(),
+                    value: d.iops,
+                    color: b.color,
+                    text: format!("{} IOPS", fmt_count(d.iops)),
+                });
+            }
+            if d.bw_bytes > 0.0 {
+                bw.push(Bar {
+                    label,
+                    value: d.bw_bytes / 1048576.0,
+                    color: b.color,
+                    text: fmt_value(Unit::BytesPerSec, d.bw_bytes),
+                });
+            }
+        }
+    }
+    let mut s = String::new();
+    for (title, kind, bars, axis) in [
+        ("IOPS", "iops", &iops, "I/O operations per second"),
+        ("Throughput", "throughput", &bw, "MiB/s"),
+    ] {
+        if !bars.is_empty() {
+            let _ = write!(
+                s,
+                "<div>\n<h3>{title}</h3>\n{}</div>\n",
+                figure(kind, "all", super::charts::bars(bars, axis, 1000)?)
+            );
+        }
+    }
+    Ok(s)
+}
+
+pub(super) fn timeseries(benches: &[Bench<'_>]) -> Result<String, ReportError> {
+    let mut s = String::from("<div class=\"grid2\">\n");
+    let mut any = false;
+    for b in benches {
+        if b.doc.series.is_empty() {
+            continue;
+        }
+        any = true;
+        let _ = write!(
+            s,
+            "<div>\n<h3>{}{}</h3>\n{}</div>\n",
+            swatch(b.color),
+            esc(&b.label()),
+            figure(
+                "series",
+                &b.run.summary.id,
+                super::charts::series(&b.doc.series, big_blocks(&b.doc))?
+            )
+        );
+    }
+    if !any {
+        s.push_str("<p class=\"muted\">These runs carry no per-second samples.</p>\n");
+    }
+    s.push_str("</div>\n");
+    Ok(s)
+}
+
+pub(super) fn comparisons(benches: &[Bench<'_>]) -> String {
+    let mut s = String::new();
+    for p in profiles(benches) {
+        let runs: Vec<(String, RunDoc)> = benches
+            .iter()
+            .filter(|b| b.profile() == p)
+            .map(|b| (b.run.summary.id.clone(), b.doc.clone()))
+            .collect();
+        let Ok(c) = compare::compare(&runs, false) else {
+            continue;
+        };
+        if c.rows.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            s,
+            "<h3>{}</h3>\n<table class=\"compare\">\n<tr><th>metric</th>",
+            esc(&p)
+        );
+        for side in &c.runs {
+            let _ = write!(
+                s,
+                "<th>{} <span class=\"mono\">{}</span></th>",
+                side.letter,
+                esc(&super::charts::short(&side.target, 36))
+            );
+        }
+        for side in &c.runs[1..] {
+            let _ = write!(s, "<th>A vs {}</th>", side.letter);
+        }
+        s.push_str("</tr>\n");
+        for row in &c.rows {
+            let _ = write!(s, "<tr><td>{}</td>", esc(&row.metric));
+            for v in &row.values {
+                let _ = write!(
+                    s,
+                    "<td class=\"num\">{}</td>",
+                    v.map(|v| esc(&fmt_value(row.unit, v)))
+                        .unwrap_or_else(|| "–".into())
+                );
+            }
+            for r in &row.ratios {
+                match r {
+                    Some(r) => {
+                        let class = if r.first_better { "better" } else { "worse" };
+                        let _ = write!(
+                            s,
+                            "<td class=\"num {class}\">{} {}</td>",
+                            compare::fmt_factor(r.factor),
+                            r.direction
+                        );
+                    }
+                    None => s.push_str("<td class=\"num\">–</td>"),
+                }
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</table>\n<ul class=\"sentences\">\n");
+        for line in c.sentences() {
+            let _ = writeln!(s, "<li>{}</li>", esc(&line));
+        }
+        s.push_str("</ul>\n");
+        for n in &c.notes {
+            let _ = writeln!(s, "<div class=\"note\">{}</div>", esc(n));
+        }
+    }
+    s
+}

@@ -1,0 +1,111 @@
+//! The plan section: each planned option's cost beside what was measured.
+
+use super::bench::Bench;
+use super::charts::Bar;
+use super::error::ReportError;
+use super::fragments::figure;
+use super::fragments::ns;
+use super::fragments::num;
+use super::fragments::swatch;
+use super::html::esc;
+use crate::compare::fmt_count;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+pub(super) fn plan_section(plan: &Value, benches: &[Bench<'_>]) -> Result<String, ReportError> {
+    let mut s = String::new();
+    let region = plan.get("region").and_then(Value::as_str).unwrap_or("?");
+    let req = plan.get("requirements").cloned().unwrap_or(Value::Null);
+    let mut need = Vec::new();
+    if let Some(c) = num(&req, "capacity_gib") {
+        need.push(format!("{c:.0} GiB"));
+    }
+    if let Some(i) = num(&req, "iops") {
+        need.push(format!("{} IOPS", fmt_count(i)));
+    }
+    if let Some(t) = num(&req, "throughput_mibs") {
+        need.push(format!("{t:.0} MiB/s"));
+    }
+    let _ = writeln!(s, "<p>Options in <b>{}</b> that meet {}, cheapest first, beside what this report measured.</p>", esc(region), esc(&if need.is_empty() { "the requirements".to_string() } else { need.join(", ") }));
+    let options: Vec<&Value> = plan
+        .get("options")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let mut bars = Vec::new();
+    s.push_str("<table class=\"plan\">\n<tr><th>option</th><th>per month</th><th>IOPS</th><th>MiB/s</th><th>caveats</th></tr>\n");
+    for (i, o) in options.iter().enumerate() {
+        let label = o
+            .get("label")
+            .and_then(Value::as_str)
+            .or_else(|| o.get("kind").and_then(Value::as_str))
+            .unwrap_or("option");
+        let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
+        let cost = num(o, "monthly_cost_usd").unwrap_or(0.0);
+        let perf = o.get("performance").cloned().unwrap_or(Value::Null);
+        let caveats: Vec<String> = o
+            .get("caveats")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|c| c.as_str().map(esc)).collect())
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "<tr><td><b>{}</b><br><span class=\"muted\">{}</span></td><td class=\"num\">${cost:.2}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            esc(label),
+            esc(kind),
+            num(&perf, "iops").map(fmt_count).unwrap_or_else(|| "–".into()),
+            num(&perf, "throughput_mibs").map(|t| format!("{t:.0}")).unwrap_or_else(|| "–".into()),
+            caveats.join("<br>")
+        );
+        bars.push(Bar {
+            label: super::charts::short(label, 44),
+            value: cost,
+            color: i,
+            text: format!("${cost:.2}/month"),
+        });
+    }
+    s.push_str("</table>\n");
+    if !bars.is_empty() {
+        s.push_str(&figure(
+            "cost",
+            "options",
+            super::charts::bars(&bars, "USD per month", 1000)?,
+        ));
+    }
+    s.push_str("<h3>Measured here</h3>\n<table class=\"measured\">\n<tr><th>target</th><th>profile</th><th>IOPS</th><th>MiB/s</th><th>sync p99</th><th>meets the need</th></tr>\n");
+    let need_iops = num(&req, "iops");
+    let need_mibs = num(&req, "throughput_mibs");
+    for b in benches {
+        let r = &b.doc.results;
+        let iops =
+            r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
+        let bw = r.read.as_ref().map_or(0.0, |d| d.bw_bytes)
+            + r.write.as_ref().map_or(0.0, |d| d.bw_bytes);
+        // Only the IOPS and throughput profiles measure what the plan's requirements name.
+        let profile = b.profile();
+        let check = if profile.contains("iops") {
+            need_iops.map(|n| iops >= n)
+        } else if profile.contains("throughput") {
+            need_mibs.map(|n| bw / 1048576.0 >= n)
+        } else {
+            None
+        };
+        let meets = match check {
+            Some(true) => "<span class=\"badge pass\">yes</span>".to_string(),
+            Some(false) => "<span class=\"badge fail\">no</span>".to_string(),
+            None => "–".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "<tr><td class=\"mono\">{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1}</td><td class=\"num\">{}</td><td>{meets}</td></tr>",
+            swatch(b.color),
+            esc(&b.doc.target.path),
+            esc(&b.profile()),
+            fmt_count(iops),
+            bw / 1048576.0,
+            r.sync.as_ref().and_then(|d| d.lat_ns.p(99.0)).map(ns).unwrap_or_else(|| "–".into()),
+        );
+    }
+    s.push_str("</table>\n");
+    Ok(s)
+}

@@ -1,0 +1,97 @@
+//! Command lines that several of disktier's CLI tests run (render and plan inputs), written
+//! once: the behaviour snapshots and the tests that assert on the same output share them.
+
+/// `render eks` with the cluster facts it requires (after `render`).
+pub const EKS: &[&str] = &[
+    "eks",
+    "--cluster",
+    "prod",
+    "--api-server-endpoint",
+    "https://x.eks.amazonaws.com",
+    "--certificate-authority",
+    "QUJD",
+    "--cidr",
+    "10.100.0.0/16",
+];
+
+/// `render openshift` for /var/lib/containers with project quotas (after `render`).
+pub const OPENSHIFT: &[&str] = &[
+    "openshift",
+    "--mount",
+    "/var/lib/containers",
+    "--options",
+    "prjquota",
+];
+
+/// A fast and a slow EBS volume by id, for the cache renderers (bcache, lvmcache).
+pub const FAST: &str = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0aaaaaaaaaaaaaaaa";
+pub const SLOW: &str = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0bbbbbbbbbbbbbbbb";
+
+/// Every platform `render` knows, each with the options it needs (after `render`), named.
+pub fn render_cases() -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut openshift = OPENSHIFT.to_vec();
+    openshift.extend([
+        "--machineset",
+        "--instance-type",
+        "m6id.xlarge",
+        "--cluster-id",
+        "mycluster-x7k2p",
+    ]);
+    vec![
+        ("openshift", openshift),
+        (
+            "gke",
+            vec![
+                "gke",
+                "--cluster",
+                "prod",
+                "--machine-type",
+                "n2-standard-8",
+                "--local-ssds",
+                "2",
+                "--project",
+                "my-project",
+                "--zone",
+                "europe-west1-b",
+            ],
+        ),
+        ("eks", EKS.to_vec()),
+        (
+            "aks",
+            vec!["aks", "--resource-group", "rg-prod", "--cluster", "prod"],
+        ),
+        ("systemd", vec!["systemd", "--mount", "/mnt/k8s-disks/0"]),
+        (
+            "cloud_init",
+            vec!["cloud-init", "--mount", "/mnt/k8s-disks/0"],
+        ),
+        (
+            "bcache",
+            vec![
+                "bcache",
+                "--fast",
+                FAST,
+                "--slow",
+                SLOW,
+                "--sequential-cutoff",
+                "0",
+            ],
+        ),
+        ("lvmcache", vec!["lvmcache", "--fast", FAST, "--slow", SLOW]),
+    ]
+}
+
+/// Seed 000's plan: an m6i.xlarge in us-east-1 needing 200 GiB at 20,000 IOPS, instance store
+/// allowed.
+pub const PLAN_SEED_000: &[&str] = &[
+    "plan",
+    "--region",
+    "us-east-1",
+    "--instance",
+    "m6i.xlarge",
+    "--capacity",
+    "200GiB",
+    "--iops",
+    "20000",
+    "--allow-ephemeral",
+];
