@@ -781,7 +781,9 @@ mod tests {
         // The error wraps its cause (shown once, by the chain): read the whole chain.
         let chain = format!(
             "{e}: {}",
-            std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default()
+            std::error::Error::source(&e)
+                .map(|s| s.to_string())
+                .unwrap_or_default()
         );
         assert!(chain.contains("save it to a file"), "{chain}");
         let mut opened = 0;
