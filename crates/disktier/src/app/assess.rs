@@ -165,8 +165,12 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             let m = match result {
                 Ok(m) => m,
                 Err(e) => {
-                    (hooks.note)(&format!("assess {shown}: {} could not run: {e}", p.name()));
-                    t.runs.push(RunOut::failed(p, e.to_string()));
+                    // `{:#}`: the whole chain, so the OS error behind an I/O error is shown.
+                    (hooks.note)(&format!(
+                        "assess {shown}: {} could not run: {e:#}",
+                        p.name()
+                    ));
+                    t.runs.push(RunOut::failed(p, format!("{e:#}")));
                     continue;
                 }
             };
@@ -176,7 +180,7 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             if *p == Profile::Etcd {
                 match judge::etcd(&mut doc, m.sync_hist.as_ref(), EtcdCriteria::default()) {
                     Ok(v) => t.etcd_ready = Some(v.pass),
-                    Err(e) => doc.warnings.push(e.to_string()),
+                    Err(e) => doc.warnings.push(format!("{e:#}")),
                 }
             }
             t.fs_type = t.fs_type.or(doc.target.fs_type.clone());
