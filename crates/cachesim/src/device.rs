@@ -373,7 +373,7 @@ mod tests {
     }
 
     fn gp3_16k() -> DeviceModel {
-        // seed 001: gp3 at 16,000 IOPS and 1,000 MiB/s; catalog-facts: about 1 ms latency.
+        // the bcache-on-EBS recipe [recipe-bcache-ebs]: gp3 at 16,000 IOPS and 1,000 MiB/s; catalog-facts: about 1 ms latency.
         DeviceModel {
             name: "gp3".into(),
             iops: 16000.0,

@@ -1,7 +1,7 @@
 //! The planner: every storage option in a region that meets capacity, IOPS and throughput,
 //! cheapest first. Single volumes of each type sized and provisioned by the type's rules, hybrid
-//! caches (a fast volume in front of an HDD volume, seed 001), and switching an instance to its
-//! instance-store sibling (seed 000). Savings are always against the cheapest single volume that
+//! caches (a fast volume in front of an HDD volume, the bcache-on-EBS recipe [recipe-bcache-ebs]), and switching an instance to its
+//! instance-store sibling (the OpenShift instance-disk recipe [recipe-ocp-instance-disk]). Savings are always against the cheapest single volume that
 //! meets the same requirements.
 //!
 //! Performance checks use sustained (baseline) figures: a burst is reported, never relied on.
@@ -103,7 +103,7 @@ pub struct OptionPerformance {
     pub hit_ratio_needed: Option<f64>,
 }
 
-/// What the same money buys in plain volumes (seed 000's comparison).
+/// What the same money buys in plain volumes (the OpenShift instance-disk recipe's comparison).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Equivalent {
     pub gp2_gib: Option<u64>,
@@ -122,7 +122,7 @@ pub struct PlanOption {
     /// Cheapest single volume meeting the requirements minus this option (none when no single
     /// volume meets them).
     pub savings_usd: Option<f64>,
-    /// Unrounded monthly cost (instance-store deltas; seed 000's $66.138 style figures).
+    /// Unrounded monthly cost (instance-store deltas; the OpenShift instance-disk recipe's $66.138 style figures).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exact_monthly_cost_usd: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -766,7 +766,7 @@ fn hybrids(
         };
         for c in &caches {
             // The cache is provisioned for the whole requirement: in writeback mode every write
-            // lands on it, and seed 001 sizes it so (32 GiB = 16,000 IOPS / 500 IOPS per GiB).
+            // lands on it, and the bcache-on-EBS recipe [recipe-bcache-ebs] sizes it so (32 GiB = 16,000 IOPS / 500 IOPS per GiB).
             let min_cache = Requirements {
                 capacity_gib: 1,
                 iops: req.iops,

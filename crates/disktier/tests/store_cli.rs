@@ -1,5 +1,5 @@
 //! `history`, `show` and `compare` through the real binary, against a store filled with fixture
-//! documents (seed 000's two etcd results); store refusals as the user sees them; and many
+//! documents (the OpenShift instance-disk recipe's two etcd results); store refusals as the user sees them; and many
 //! `disktier import` processes saving at once.
 
 use assert_cmd::Command;

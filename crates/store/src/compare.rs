@@ -1,5 +1,5 @@
 //! Comparing runs: the same metrics side by side, the ratio of each run to the first, and the
-//! sentence a user would write ("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower", seed 000's
+//! sentence a user would write ("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower", the OpenShift instance-disk recipe's
 //! ephemeral NVMe against EBS). Runs of different profiles measure different things, so they are
 //! refused unless forced; quick runs beside full ones are flagged.
 
@@ -80,7 +80,7 @@ pub enum CompareError {
     },
 }
 
-/// What "sync" was called in the job: seed 000's etcd job uses fdatasync.
+/// What "sync" was called in the job: the OpenShift instance-disk recipe's etcd job uses fdatasync.
 fn sync_name(doc: &RunDoc) -> &'static str {
     let n = |k: &str| doc.job.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
     if n("fdatasync") > 0 {

@@ -1,5 +1,5 @@
 //! The boot-time script behind the rendered units (openshift, systemd, cloud-init). It is what
-//! seed 000's three units meant to do, made safe: it finds the disks by model or by-id glob on
+//! the OpenShift instance-disk recipe's three units meant to do, made safe: it finds the disks by model or by-id glob on
 //! every boot, decides from their real state (never from a marker file), formats only blank
 //! disks, copies what the directories already hold instead of `rm -rf`, and relabels SELinux.
 //!
@@ -196,7 +196,7 @@ make_raid0() {
 }
 
 # What $MOUNT already holds (pre-pulled images, the pause image) is copied onto the new
-# filesystem before it is mounted over, instead of being deleted (seed 000 ran rm -rf).
+# filesystem before it is mounted over, instead of being deleted (the OpenShift instance-disk recipe [recipe-ocp-instance-disk] ran rm -rf).
 copy_existing() {
     local target=$1 tmp
     [ -d "$MOUNT" ] && [ -n "$(ls -A "$MOUNT" 2>/dev/null)" ] || return 0

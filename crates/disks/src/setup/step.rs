@@ -27,7 +27,7 @@ pub enum Step {
         members: Vec<String>,
     },
     /// Make the filesystem; `-K`/`nodiscard` skips discarding fresh disks (a 1.9 TB discard is
-    /// slow: seed 003 shows "Discarding blocks...Done"). Never `-f`: mkfs itself refuses a device
+    /// slow: the instance-store performance recipe [recipe-instance-store-perf] shows "Discarding blocks...Done"). Never `-f`: mkfs itself refuses a device
     /// that holds a filesystem, a second guard behind discovery.
     Mkfs {
         device: String,
@@ -56,7 +56,7 @@ pub enum Step {
         path: MountPath,
         mode: Mode,
     },
-    /// SELinux relabel (seed 000's restorecon unit), only where SELinux is enabled.
+    /// SELinux relabel (the OpenShift instance-disk recipe's restorecon unit), only where SELinux is enabled.
     Restorecon {
         path: MountPath,
     },

@@ -46,7 +46,7 @@ pub struct Args {
 }
 
 /// The suite, in the order it runs: the etcd verdict first, because it is the question most
-/// users come with (seed 000), then the seed 002 jobs, then seed 003's small files.
+/// users come with (the OpenShift instance-disk recipe [recipe-ocp-instance-disk]), then the GKE local-SSD recipe's jobs [recipe-gke-local-ssd], then the instance-store performance recipe's small files.
 pub const SUITE: [Profile; 7] = [
     Profile::Etcd,
     Profile::ReadIops,

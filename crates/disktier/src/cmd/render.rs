@@ -31,7 +31,7 @@ pub struct Args {
 
 #[derive(Debug, Subcommand)]
 pub enum PlatformCmd {
-    /// OpenShift MachineConfig (Ignition 3.2.0) and, with --machineset, seed 000's MachineSet.
+    /// OpenShift MachineConfig (Ignition 3.2.0) and, with --machineset, the OpenShift instance-disk recipe's MachineSet.
     Openshift(OpenshiftArgs),
     /// GKE node pool with --ephemeral-storage-local-ssd, and pods that use it.
     Gke(GkeArgs),
@@ -44,7 +44,7 @@ pub enum PlatformCmd {
     Systemd(IntentArgs),
     /// cloud-init user-data (#cloud-config) installing the same units.
     CloudInit(IntentArgs),
-    /// A reviewed bcache setup script: FAST caches SLOW (seed 001).
+    /// A reviewed bcache setup script: FAST caches SLOW (the bcache-on-EBS recipe [recipe-bcache-ebs]).
     Bcache(BcacheArgs),
     /// A reviewed lvmcache (dm-cache) setup script: FAST caches SLOW.
     Lvmcache(LvmcacheArgs),
@@ -115,7 +115,7 @@ pub struct OpenshiftArgs {
     /// MachineConfigPool role; a role other than worker/master also renders its pool.
     #[arg(long, default_value = "worker")]
     pub role: String,
-    /// Also render seed 000's MachineSet (needs --instance-type and --cluster-id).
+    /// Also render the OpenShift instance-disk recipe's MachineSet (needs --instance-type and --cluster-id).
     #[arg(long, requires_all = ["instance_type", "cluster_id"])]
     pub machineset: bool,
     /// EC2 instance type with instance storage, e.g. m6id.xlarge.
@@ -130,7 +130,7 @@ pub struct OpenshiftArgs {
     /// Availability zone (default: the region's "a" zone).
     #[arg(long, requires = "machineset")]
     pub zone: Option<String>,
-    /// RHCOS AMI (default: seed 000's us-east-1 image).
+    /// RHCOS AMI (default: the OpenShift instance-disk recipe's us-east-1 image).
     #[arg(long, requires = "machineset")]
     pub ami: Option<String>,
     /// MachineSet replicas.
@@ -254,7 +254,7 @@ pub struct BcacheArgs {
     /// Cache mode.
     #[arg(long, value_enum, default_value_t = BcacheModeArg::Writeback)]
     pub mode: BcacheModeArg,
-    /// Sequential I/O above this size bypasses the cache; 0 caches everything (seed 001).
+    /// Sequential I/O above this size bypasses the cache; 0 caches everything (the bcache-on-EBS recipe [recipe-bcache-ebs]).
     #[arg(long, default_value = "0", value_parser = disktier_units::clap_parsers::size)]
     pub sequential_cutoff: u64,
 }

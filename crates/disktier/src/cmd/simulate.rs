@@ -38,7 +38,7 @@ pub struct Args {
     /// bcache's bucket size (make-bcache's default: 512KiB).
     #[arg(long, default_value = "512KiB", value_parser = clap_parsers::size)]
     pub bcache_bucket: u64,
-    /// bcache's sequential_cutoff (default 4 MB; 0 disables, as seed 001 does).
+    /// bcache's sequential_cutoff (default 4 MB; 0 disables, as the bcache-on-EBS recipe [recipe-bcache-ebs] does).
     #[arg(long, default_value = "4MiB", value_parser = clap_parsers::size)]
     pub sequential_cutoff: u64,
     /// bcache's writeback_percent (dirty data the writeback controller aims for).
@@ -51,7 +51,7 @@ pub struct Args {
     #[arg(long, default_value = "writethrough", value_parser = parse_mode)]
     pub lvm_mode: CacheMode,
     /// The cache volume for predictions: TYPE:SIZE[:IOPS[:MiBps]] from the catalog,
-    /// e.g. gp3:32GiB:16000:1000 (seed 001).
+    /// e.g. gp3:32GiB:16000:1000 (the bcache-on-EBS recipe [recipe-bcache-ebs]).
     #[arg(long, value_name = "SPEC", requires = "backing_volume")]
     pub cache_volume: Option<String>,
     /// The backing volume for predictions, e.g. st1:1TiB (its burst bucket and 500-IOPS cap
