@@ -14,7 +14,7 @@ use serde::Serialize;
 
 /// The hit ratio the planner assumes for hybrid caches when the user gives none (issue #3's
 /// example, `--hit-ratio 0.9`). It is a guess, stated in every hybrid option; `disktier simulate`
-/// replaces it with a prediction from a trace (references.md: no cache predicts its own).
+/// replaces it with a prediction from a trace (bcache [kernel-bcache] and lvmcache [lvmcache] predict no hit ratio of their own).
 pub const DEFAULT_HIT_RATIO: f64 = 0.9;
 
 /// What the data needs.

@@ -8,7 +8,7 @@ use crate::perf::{performance, resolve, Performance, Resolved, RuleError, Volume
 use crate::suggest::close_matches;
 use serde::Serialize;
 
-/// Hours in a month (catalog-facts.md: "730 hours a month", as AWS's calculator).
+/// Hours in a month (730, as the AWS Pricing Calculator; docs/sources.md [aws-ec2-pricing]).
 pub const HOURS_PER_MONTH: f64 = 730.0;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -2,7 +2,7 @@
 //! figures (docs/sources.md) recomputed from unit prices (and corrected where they are wrong), golden output, plan
 //! ordering, rule errors, the AWS offer import on hand-written fixtures, and `--catalog FILE`.
 //!
-//! Expected values are worked out by hand from the catalog's unit prices (catalog-facts.md); the
+//! Expected values are worked out by hand from the catalog's unit prices (sources in docs/sources.md); the
 //! arithmetic is in the comments.
 
 use assert_cmd::Command;
@@ -111,7 +111,7 @@ fn seed_001_cache_volume_gp3_36gib_eu_north_1() {
     assert_eq!(v["region"], "eu-north-1");
     assert_eq!(v["performance"]["baseline_iops"], 16000.0);
     assert_eq!(v["performance"]["baseline_throughput_mibs"], 1000.0);
-    // eu-north-1 prices are weak (catalog-facts.md).
+    // eu-north-1 prices are weak (a third-party table; catalog.toml says so).
     assert_eq!(v["weak"], true);
 }
 
@@ -868,7 +868,7 @@ fn catalog_show_carries_source_date_and_weak() {
         assert_eq!(p["region"], "eu-north-1");
         assert!(!p["source"].as_str().unwrap().is_empty());
         assert!(!p["date"].as_str().unwrap().is_empty());
-        // catalog-facts.md: eu-north-1 is weak.
+        // eu-north-1 is weak (a third-party table).
         assert_eq!(p["weak"], true);
     }
     let all = json(&["catalog", "show"]);

@@ -83,12 +83,12 @@ impl Profile {
 
     pub fn description(&self) -> &'static str {
         match self {
-            Profile::Etcd => "etcd's disk check: sequential 2300-byte writes, fdatasync after each, 22 MiB (the etcd-perf fio job [ocp-etcd-perf], as run in the OpenShift instance-disk and OSTree-vs-etcd recipes)",
-            Profile::EtcdOpenshift => "the current OpenShift etcd-perf job: 8000-byte writes, fdatasync after each, 100 MiB, 60 s time-based ([ocp-etcd-perf], quay.io/openshift-scale/etcd-perf)",
-            Profile::WriteIops => "Google's write IOPS job: 4 KiB random writes, iodepth 256, direct, 10 GiB, 60 s after a 2 s ramp (Google's disk performance docs [gcp-disk-performance], as run in the GKE local-SSD recipe)",
-            Profile::ReadIops => "Google's read IOPS job: 4 KiB random reads, iodepth 256, direct, 10 GiB, 60 s after a 2 s ramp (Google's disk performance docs [gcp-disk-performance], as run in the GKE local-SSD recipe)",
-            Profile::WriteThroughput => "Google's write throughput job: 1 MiB sequential writes, 16 jobs at iodepth 64, direct, 10 GiB each, 60 s after a 2 s ramp (Google's disk performance docs [gcp-disk-performance], as run in the GKE local-SSD recipe)",
-            Profile::ReadThroughput => "Google's read throughput job: 1 MiB sequential reads, 16 jobs at iodepth 64, direct, 10 GiB each, 60 s after a 2 s ramp (Google's disk performance docs [gcp-disk-performance], as run in the GKE local-SSD recipe)",
+            Profile::Etcd => "etcd's disk check: sequential 2300-byte writes, fdatasync after each, 22 MiB (the OpenShift etcd-perf image's classic job, as run in the OpenShift instance-disk and OSTree-vs-etcd recipes)",
+            Profile::EtcdOpenshift => "the current OpenShift etcd-perf job: 8000-byte writes, fdatasync after each, 100 MiB, 60 s time-based (quay.io/openshift-scale/etcd-perf)",
+            Profile::WriteIops => "Google's write IOPS job: 4 KiB random writes, iodepth 256, direct, 10 GiB, 60 s after a 2 s ramp (Google's disk performance docs, as run in the GKE local-SSD recipe)",
+            Profile::ReadIops => "Google's read IOPS job: 4 KiB random reads, iodepth 256, direct, 10 GiB, 60 s after a 2 s ramp (Google's disk performance docs, as run in the GKE local-SSD recipe)",
+            Profile::WriteThroughput => "Google's write throughput job: 1 MiB sequential writes, 16 jobs at iodepth 64, direct, 10 GiB each, 60 s after a 2 s ramp (Google's disk performance docs, as run in the GKE local-SSD recipe)",
+            Profile::ReadThroughput => "Google's read throughput job: 1 MiB sequential reads, 16 jobs at iodepth 64, direct, 10 GiB each, 60 s after a 2 s ramp (Google's disk performance docs, as run in the GKE local-SSD recipe)",
             Profile::Latency => "unloaded latency: 4 KiB random reads at iodepth 1, direct, 30 s (1 GiB file in a directory, the whole device otherwise)",
             Profile::SmallFiles => "the instance-store performance recipe's small-file test: 100,000 files of 1 MiB written like `dd bs=1M count=1`, timed from the first to the last",
         }

@@ -169,7 +169,7 @@ why_not() {
 }
 
 # Several blank disks become one RAID0 array, named so the name survives reboots
-# (--name, --homehost=any; 256K chunk: references.md items 4 and 5).
+# (--name, --homehost=any; 256K chunk: as Bottlerocket's ephemeral storage).
 make_raid0() {
     if ! command -v mdadm >/dev/null; then
         log "$# blank disks but no mdadm: install mdadm, or select one disk with --by-id"
@@ -196,7 +196,7 @@ make_raid0() {
 }
 
 # What $MOUNT already holds (pre-pulled images, the pause image) is copied onto the new
-# filesystem before it is mounted over, instead of being deleted (the OpenShift instance-disk recipe [recipe-ocp-instance-disk] ran rm -rf).
+# filesystem before it is mounted over, instead of being deleted (the OpenShift instance-disk recipe ran rm -rf).
 copy_existing() {
     local target=$1 tmp
     [ -d "$MOUNT" ] && [ -n "$(ls -A "$MOUNT" 2>/dev/null)" ] || return 0

@@ -1,6 +1,6 @@
 //! Making the mounts survive a reboot: systemd mount units (named as `systemd-escape --path`
 //! names them) or fstab lines, by UUID, `nofail`, ordered before the container runtime and
-//! kubelet (references.md, "what goes wrong" 6).
+//! kubelet (docs/sources.md [ocp-container-storage-disk], [eks-setup-local-disks]).
 
 use super::SetupError;
 use crate::valid::{fstab_escape, unit_escape_path, MountPath};

@@ -92,7 +92,7 @@ pub fn parse_volume(
     Ok((parts[0].to_string(), gib, iops, tp))
 }
 
-/// Unloaded latency for a volume type: catalog-facts.md "gp2/gp3 about 0.8-1.8 ms, io2 0.5-1.2
+/// Unloaded latency for a volume type: modelled (weak) figures "gp2/gp3 about 0.8-1.8 ms, io2 0.5-1.2
 /// ms, local NVMe 0.1-0.17 ms" (the low ends, unloaded); HDD types have no published figure and
 /// get 1 / their IOPS cap from the model.
 fn latency_for(volume_type: &str) -> Option<f64> {
