@@ -14,7 +14,7 @@ fn dt(db: &Path) -> Command {
 
 fn seed_check_run(db: &Path) -> String {
     let p = format!(
-        "{}/../store/tests/fixtures/seed000-ephemeral.json",
+        "{}/../store/tests/fixtures/ocp-recipe-ephemeral.json",
         env!("CARGO_MANIFEST_DIR")
     );
     let doc: serde_json::Value =

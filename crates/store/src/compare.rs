@@ -465,7 +465,7 @@ mod tests {
     #[test]
     fn seed_000_sentence() {
         let c = compare(
-            &[fixture("seed000-ephemeral"), fixture("seed000-ebs")],
+            &[fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")],
             false,
         )
         .unwrap();
@@ -479,18 +479,18 @@ mod tests {
     #[test]
     fn compare_table_golden() {
         let c = compare(
-            &[fixture("seed000-ephemeral"), fixture("seed000-ebs")],
+            &[fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")],
             false,
         )
         .unwrap();
-        insta::assert_snapshot!("seed000_compare", c.to_text());
+        insta::assert_snapshot!("ocp_recipe_compare", c.to_text());
     }
 
     #[test]
     fn three_runs_and_quick_flag_golden() {
         let runs = [
-            fixture("seed000-ephemeral"),
-            fixture("seed000-ebs"),
+            fixture("ocp-recipe-ephemeral"),
+            fixture("ocp-recipe-ebs"),
             fixture("quick-etcd"),
         ];
         let c = compare(&runs, false).unwrap();
@@ -500,7 +500,7 @@ mod tests {
 
     #[test]
     fn different_profiles_need_force() {
-        let runs = [fixture("seed000-ephemeral"), fixture("read-iops")];
+        let runs = [fixture("ocp-recipe-ephemeral"), fixture("read-iops")];
         let e = compare(&runs, false).unwrap_err().to_string();
         assert!(
             e.contains("different profiles") && e.contains("--force"),
