@@ -355,9 +355,9 @@ mod tests {
     use super::*;
 
     fn st1_1tib() -> DeviceModel {
-        // docs/sources.md [aws-ebs-types]: st1 40 MiB/s per TiB baseline, 250 MiB/s per TiB burst, 500 IOPS,
-        // each I/O up to 1 MiB counted as 1 MiB; a full 1 TiB bucket at 250 MiB/s net of the
-        // 40 MiB/s refill lasts 1 TiB / 210 MiB/s.
+        // docs/sources.md [aws-ebs-types]: st1 40 MiB/s per TiB baseline, 250 MiB/s per TiB burst,
+        // 500 IOPS, each I/O up to 1 MiB counted as 1 MiB; a full 1 TiB bucket at 250 MiB/s net of
+        // the 40 MiB/s refill lasts 1 TiB / 210 MiB/s.
         DeviceModel {
             name: "st1 1 TiB".into(),
             iops: 500.0,
@@ -373,7 +373,8 @@ mod tests {
     }
 
     fn gp3_16k() -> DeviceModel {
-        // the bcache-on-EBS recipe [recipe-bcache-ebs]: gp3 at 16,000 IOPS and 1,000 MiB/s; about 1 ms latency (modelled, weak).
+        // the bcache-on-EBS recipe [recipe-bcache-ebs]: gp3 at 16,000 IOPS and 1,000 MiB/s; about 1
+        // ms latency (modelled, weak).
         DeviceModel {
             name: "gp3".into(),
             iops: 16000.0,

@@ -2,8 +2,8 @@
 //! Calculator's rounding of each line item to the cent.
 
 /// Rounds a dollar amount to the cent, half up, as the AWS Pricing Calculator does per line item
-/// (the AWS Pricing Calculator rounds each line item to the cent before summing). The tiny nudge keeps
-/// binary floating point from turning 36.575 into 36.57499999.
+/// (the AWS Pricing Calculator rounds each line item to the cent before summing). The tiny nudge
+/// keeps binary floating point from turning 36.575 into 36.57499999.
 pub fn round_cents(usd: f64) -> f64 {
     ((usd * 100.0) + 1e-6).round() / 100.0
 }

@@ -1,9 +1,10 @@
-//! `disktier catalog | price | plan` driven through the real binary: the user recipes'
-//! figures (docs/sources.md) recomputed from unit prices (and corrected where they are wrong), golden output, plan
-//! ordering, rule errors, the AWS offer import on hand-written fixtures, and `--catalog FILE`.
+//! `disktier catalog | price | plan` driven through the real binary: the user recipes' figures
+//! (docs/sources.md) recomputed from unit prices (and corrected where they are wrong), golden
+//! output, plan ordering, rule errors, the AWS offer import on hand-written fixtures, and
+//! `--catalog FILE`.
 //!
-//! Expected values are worked out by hand from the catalog's unit prices (sources in docs/sources.md); the
-//! arithmetic is in the comments.
+//! Expected values are worked out by hand from the catalog's unit prices (sources in
+//! docs/sources.md); the arithmetic is in the comments.
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -93,10 +94,9 @@ fn seed_001_cache_volume_gp3_36gib_eu_north_1() {
         "--region",
         "eu-north-1",
     ]);
-    // storage 36 GiB x $0.0836 = 3.0096 -> $3.01
-    // IOPS (16,000 - 3,000) x $0.0052 = $67.60
-    // throughput (1,000 - 125) MiB/s x $0.0418 = 36.575 -> $36.58
-    // total 3.01 + 67.60 + 36.58 = $107.19 (the bcache-on-EBS recipe [recipe-bcache-ebs]: $107.19, right)
+    // storage 36 GiB x $0.0836 = 3.0096 -> $3.01 IOPS (16,000 - 3,000) x $0.0052 = $67.60
+    // throughput (1,000 - 125) MiB/s x $0.0418 = 36.575 -> $36.58 total 3.01 + 67.60 + 36.58 =
+    // $107.19 (the bcache-on-EBS recipe [recipe-bcache-ebs]: $107.19, right)
     assert_eq!(
         items(&v),
         vec![
@@ -121,8 +121,8 @@ fn seed_001_backing_st1_1tib_eu_north_1() {
     // 1,024 GiB x $0.0475 = $48.64 (the bcache-on-EBS recipe [recipe-bcache-ebs]: $48.64, right).
     assert_eq!(cents(&v["monthly_cost_usd"]), 4864);
     let p = &v["performance"];
-    // 40 MiB/s per TiB baseline, 250 burst; small random I/O counted as 1 MiB: 40 IOPS
-    // sustained, 250 burst (the bcache-on-EBS recipe's table lists the burst, 250 IOPS / 250 MiB/s).
+    // 40 MiB/s per TiB baseline, 250 burst; small random I/O counted as 1 MiB: 40 IOPS sustained,
+    // 250 burst (the bcache-on-EBS recipe's table lists the burst, 250 IOPS / 250 MiB/s).
     assert_eq!(p["baseline_throughput_mibs"], 40.0);
     assert_eq!(p["burst_throughput_mibs"], 250.0);
     assert_eq!(p["baseline_iops"], 40.0);
@@ -146,15 +146,16 @@ fn seed_001_gp3_1tib_at_the_same_iops() {
         "--region",
         "eu-north-1",
     ]);
-    // 1,024 x $0.0836 = 85.6064 -> $85.61; + $67.60 + $36.58 = $189.79 (the bcache-on-EBS recipe [recipe-bcache-ebs]: right).
+    // 1,024 x $0.0836 = 85.6064 -> $85.61; + $67.60 + $36.58 = $189.79 (the bcache-on-EBS recipe
+    // [recipe-bcache-ebs]: right).
     assert_eq!(cents(&v["monthly_cost_usd"]), 18979);
     assert_eq!(cents(&v["items"][0]["monthly_cost_usd"]), 8561);
 }
 
 #[test]
 fn seed_001_5tib_extrapolation_is_corrected() {
-    // The bcache-on-EBS recipe multiplies the whole 1 TiB gp3 price by 5 ($189.79 x 5 = $948.94), IOPS and
-    // throughput included. A 5 TiB gp3 volume pays the 16,000 IOPS and 1,000 MiB/s once:
+    // The bcache-on-EBS recipe multiplies the whole 1 TiB gp3 price by 5 ($189.79 x 5 = $948.94),
+    // IOPS and throughput included. A 5 TiB gp3 volume pays the 16,000 IOPS and 1,000 MiB/s once:
     // 5,120 x $0.0836 = 428.032 -> $428.03; + $67.60 + $36.58 = $532.21.
     let v = json(&[
         "price",
@@ -257,9 +258,10 @@ fn seed_001_hybrid_at_the_default_hit_ratio_does_not_meet_16000_iops() {
 
 #[test]
 fn seed_000_instance_store_delta_and_what_it_buys() {
-    // m6i.xlarge $0.192/h -> m6id.xlarge $0.2373/h: 0.0453 x 730 = $33.069/month
-    // (rounded $33.07); it buys 33.069 / 0.10 = 330 GiB of gp2 or 33.069 / 0.08 = 413 GiB of gp3.
-    // The OpenShift instance-disk recipe [recipe-ocp-instance-disk] says $66.138 / 661 GiB / 826 GiB: that is the 2xlarge pair (below).
+    // m6i.xlarge $0.192/h -> m6id.xlarge $0.2373/h: 0.0453 x 730 = $33.069/month (rounded $33.07);
+    // it buys 33.069 / 0.10 = 330 GiB of gp2 or 33.069 / 0.08 = 413 GiB of gp3. The OpenShift
+    // instance-disk recipe [recipe-ocp-instance-disk] says $66.138 / 661 GiB / 826 GiB: that is the
+    // 2xlarge pair (below).
     let v = json(&[
         "plan",
         "--region",
@@ -290,7 +292,8 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
     assert_eq!(opts[0]["kind"], "instance-store");
     assert_eq!(cents(&opts[1]["monthly_cost_usd"]), 10100);
 
-    // The pair the OpenShift instance-disk recipe's figures belong to: (0.4746 - 0.384) x 730 = $66.138;
+    // The pair the OpenShift instance-disk recipe's figures belong to: (0.4746 - 0.384) x 730 =
+    // $66.138;
     // 66.138 / 0.10 = 661 GiB gp2; 66.138 / 0.08 = 826 GiB gp3.
     let v = json(&[
         "plan",

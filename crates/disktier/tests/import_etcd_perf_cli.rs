@@ -1,5 +1,6 @@
 //! `disktier import etcd-perf FILE` through the real binary: the image's text output stored as a
-//! run next to a `check etcd` run (the OpenShift instance-disk recipe's fixture), then `history`, `show` and `compare` on both.
+//! run next to a `check etcd` run (the OpenShift instance-disk recipe's fixture), then `history`,
+//! `show` and `compare` on both.
 
 use assert_cmd::Command;
 use disktier_store::{NewRun, Store};

@@ -1,6 +1,6 @@
 //! `history`, `show` and `compare` through the real binary, against a store filled with fixture
-//! documents (the OpenShift instance-disk recipe's two etcd results); store refusals as the user sees them; and many
-//! `disktier import` processes saving at once.
+//! documents (the OpenShift instance-disk recipe's two etcd results); store refusals as the user
+//! sees them; and many `disktier import` processes saving at once.
 
 use assert_cmd::Command;
 use disktier_store::{NewRun, Store};

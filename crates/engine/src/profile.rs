@@ -1,6 +1,6 @@
-//! The built-in profiles: the benchmarks the user recipes in docs/sources.md already run (etcd's fio job, Google's
-//! persistent-disk jobs, the small-file test), as jobs the native engine runs, and their `--quick`
-//! versions, scaled so that a suite of all of them finishes in under a minute.
+//! The built-in profiles: the benchmarks the user recipes in docs/sources.md already run (etcd's
+//! fio job, Google's persistent-disk jobs, the small-file test), as jobs the native engine runs,
+//! and their `--quick` versions, scaled so that a suite of all of them finishes in under a minute.
 
 use crate::job::{IoEngineKind, Job, Rw};
 use std::path::{Path, PathBuf};
@@ -23,8 +23,9 @@ pub enum Profile {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
     Job(Job),
-    /// Create `files` files of `file_size` bytes in `dir` with write()+close, as
-    /// `dd bs=1M count=1` does in a loop (the instance-store performance recipe [recipe-instance-store-perf]), timed from the first to the last.
+    /// Create `files` files of `file_size` bytes in `dir` with write()+close, as `dd bs=1M count=1`
+    /// does in a loop (the instance-store performance recipe [recipe-instance-store-perf]), timed
+    /// from the first to the last.
     SmallFiles {
         dir: PathBuf,
         files: u64,
@@ -45,7 +46,8 @@ impl Workload {
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
-/// The instance-store performance recipe [recipe-instance-store-perf]: 100,000 files of 1 MiB (8 min 8 s on EBS gp3, 4 min 52 s on instance store).
+/// The instance-store performance recipe [recipe-instance-store-perf]: 100,000 files of 1 MiB (8
+/// min 8 s on EBS gp3, 4 min 52 s on instance store).
 pub const SMALL_FILES_DEFAULT: u64 = 100_000;
 /// `--quick`: enough files to see the rate, few enough to take seconds.
 pub const SMALL_FILES_QUICK: u64 = 2_000;
@@ -114,7 +116,9 @@ impl Profile {
         };
         let secs = Duration::from_secs;
         let job = match self {
-            // docs/sources.md [ocp-etcd-perf], as the OpenShift instance-disk recipe [recipe-ocp-instance-disk] ran it: fio --rw=write --ioengine=sync --fdatasync=1 --size=22m --bs=2300
+            // docs/sources.md [ocp-etcd-perf], as the OpenShift instance-disk recipe
+            // [recipe-ocp-instance-disk] ran it: fio --rw=write --ioengine=sync --fdatasync=1
+            // --size=22m --bs=2300
             Profile::Etcd => Job {
                 rw: Rw::Write,
                 ioengine: IoEngineKind::Sync,
@@ -134,8 +138,9 @@ impl Profile {
                 time_based: true,
                 ..base
             },
-            // The GKE local-SSD recipe [recipe-gke-local-ssd]: --bs=4K --iodepth=256 --rw=randwrite|randread --iodepth_batch_submit=256
-            // --size=10G --time_based --runtime=60s --ramp_time=2s --direct=1
+            // The GKE local-SSD recipe [recipe-gke-local-ssd]: --bs=4K --iodepth=256
+            // --rw=randwrite|randread --iodepth_batch_submit=256 --size=10G --time_based
+            // --runtime=60s --ramp_time=2s --direct=1
             Profile::WriteIops | Profile::ReadIops => Job {
                 rw: if *self == Profile::WriteIops {
                     Rw::RandWrite
@@ -152,7 +157,8 @@ impl Profile {
                 time_based: true,
                 ..base
             },
-            // The GKE local-SSD recipe [recipe-gke-local-ssd]: --numjobs=16 --bs=1M --iodepth=64 --rw=write|read --iodepth_batch_submit=64
+            // The GKE local-SSD recipe [recipe-gke-local-ssd]: --numjobs=16 --bs=1M --iodepth=64
+            // --rw=write|read --iodepth_batch_submit=64
             Profile::WriteThroughput | Profile::ReadThroughput => Job {
                 rw: if *self == Profile::WriteThroughput {
                     Rw::Write

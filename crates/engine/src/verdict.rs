@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 /// etcd's limit for the 99th percentile of WAL fdatasync latency: 10 ms. Sources (docs/sources.md):
 /// [etcd-hardware], [ocp-etcd-practices] (50 sequential 8 KB fdatasync'd writes a second under
-/// 10 ms), and the OpenShift etcd-perf image (`quay.io/openshift-scale/etcd-perf`, [ocp-etcd-perf]),
-/// which prints "within the recommended threshold - 10 ms".
+/// 10 ms), and the OpenShift etcd-perf image (`quay.io/openshift-scale/etcd-perf`,
+/// [ocp-etcd-perf]), which prints "within the recommended threshold - 10 ms".
 pub const ETCD_SYNC_P99_THRESHOLD_NS: u64 = 10_000_000;
 
 /// etcd's minimum: at least 50 sequential fdatasync'd writes a second (docs/sources.md
@@ -397,7 +397,8 @@ pub fn etcd(
     let sync_iops = sync_rate(doc, sync);
     let thr = fmt_threshold(threshold_ns);
 
-    // The OpenShift etcd-perf image's wording (docs/sources.md [ocp-etcd-perf]), so results read the same.
+    // The OpenShift etcd-perf image's wording (docs/sources.md [ocp-etcd-perf]), so results read
+    // the same.
     let mut lines = vec![format!("99th percentile of fsync is {p99_ns} ns")];
     let main_msg = if pass {
         format!(

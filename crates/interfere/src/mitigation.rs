@@ -3,8 +3,9 @@
 use crate::error::{InterfereError, Result};
 use serde::{Deserialize, Serialize};
 
-/// One thing a node owner can set so that a bulk writer hurts etcd less (the OSTree-vs-etcd issue [recipe-mco-ostree-etcd] and the
-/// kernel I/O controls in docs/sources.md [kernel-cgroup-v2], [kernel-ioprio]).
+/// One thing a node owner can set so that a bulk writer hurts etcd less (the OSTree-vs-etcd issue
+/// [recipe-mco-ostree-etcd] and the kernel I/O controls in docs/sources.md [kernel-cgroup-v2],
+/// [kernel-ioprio]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mitigation {

@@ -1,7 +1,7 @@
 //! Comparing runs: the same metrics side by side, the ratio of each run to the first, and the
-//! sentence a user would write ("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower", the OpenShift instance-disk recipe's
-//! ephemeral NVMe against EBS). Runs of different profiles measure different things, so they are
-//! refused unless forced; quick runs beside full ones are flagged.
+//! sentence a user would write ("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower", the OpenShift
+//! instance-disk recipe's ephemeral NVMe against EBS). Runs of different profiles measure different
+//! things, so they are refused unless forced; quick runs beside full ones are flagged.
 
 use disktier_engine::{DirStats, RunDoc};
 use serde::Serialize;

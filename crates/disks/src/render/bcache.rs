@@ -1,7 +1,7 @@
-//! bcache: the bcache-on-EBS recipe's cache (a fast gp3 volume in front of a slow st1 one) as a reviewed script:
-//! `make-bcache -B slow -C fast`, register, attach by cset uuid, `cache_mode`, and
-//! `sequential_cutoff` (made persistent with a udev rule), with checks before each destructive
-//! step and a converging re-run. bcache cannot be resized online (docs/sources.md
+//! bcache: the bcache-on-EBS recipe's cache (a fast gp3 volume in front of a slow st1 one) as a
+//! reviewed script: `make-bcache -B slow -C fast`, register, attach by cset uuid, `cache_mode`, and
+//! `sequential_cutoff` (made persistent with a udev rule), with checks before each destructive step
+//! and a converging re-run. bcache cannot be resized online (docs/sources.md
 //! [kernel-bcache]); lvmcache can [lvmcache].
 
 use super::intent::check_stable_path;
@@ -34,7 +34,8 @@ pub struct BcacheConfig {
     pub fast: String,
     pub slow: String,
     pub mode: BcacheMode,
-    /// Bytes; 0 caches sequential I/O too (the bcache-on-EBS recipe [recipe-bcache-ebs]). bcache's default is 4 MB.
+    /// Bytes; 0 caches sequential I/O too (the bcache-on-EBS recipe [recipe-bcache-ebs]). bcache's
+    /// default is 4 MB.
     pub sequential_cutoff: u64,
 }
 

@@ -6,15 +6,18 @@ use super::{yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Rende
 use disktier_cmd::shell_quote;
 use serde_json::json;
 
-/// GKE labels nodes whose ephemeral storage is on local SSD with this (the GKE local-SSD recipe [recipe-gke-local-ssd]).
+/// GKE labels nodes whose ephemeral storage is on local SSD with this (the GKE local-SSD recipe
+/// [recipe-gke-local-ssd]).
 const NODE_LABEL: &str = "cloud.google.com/gke-ephemeral-storage-local-ssd";
-/// Where GKE mounts the local-SSD ephemeral storage on the node (docs/sources.md [gke-local-ssd], [recipe-gke-local-ssd]).
+/// Where GKE mounts the local-SSD ephemeral storage on the node (docs/sources.md [gke-local-ssd],
+/// [recipe-gke-local-ssd]).
 const HOST_PATH: &str = "/mnt/stateful_partition/kube-ephemeral-ssd";
 /// Each local SSD holds 375 GiB (402,653,184,000 bytes): "Each Local SSD disk is 375 GiB in
 /// size" (cloud.google.com/compute/docs/disks/local-ssd, "Local SSD disks"); `fdisk -l` on a GKE
 /// node shows 402653184000 bytes per disk.
 pub const LOCAL_SSD_BYTES: u64 = 375 * (1 << 30);
-/// `--ephemeral-storage-local-ssd` needs this GKE version or later (docs/sources.md [gke-local-ssd]).
+/// `--ephemeral-storage-local-ssd` needs this GKE version or later (docs/sources.md
+/// [gke-local-ssd]).
 const MIN_GKE_VERSION: &str = "1.25.3-gke.1800";
 
 /// What is known about a machine type's local SSDs.

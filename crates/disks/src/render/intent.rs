@@ -163,7 +163,8 @@ impl Intent {
     }
 
     /// Whether the options ask for project quotas (`prjquota`/`pquota`), which kubelet's quota
-    /// monitoring of ephemeral storage needs (docs/sources.md [ocp-container-storage-disk], [recipe-ocp-instance-disk]).
+    /// monitoring of ephemeral storage needs (docs/sources.md [ocp-container-storage-disk],
+    /// [recipe-ocp-instance-disk]).
     pub fn wants_prjquota(&self) -> bool {
         self.options.contains("prjquota") || self.options.contains("pquota")
     }

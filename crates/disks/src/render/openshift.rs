@@ -1,6 +1,7 @@
-//! OpenShift: a MachineConfig (Ignition 3.2.0) whose systemd units do the OpenShift instance-disk recipe's three steps
-//! safely (make the filesystem only when missing, mount by LABEL, restorecon) before crio and
-//! kubelet; optionally the MachineSet of the OpenShift instance-disk recipe [recipe-ocp-instance-disk] and, for a custom role, its MachineConfigPool.
+//! OpenShift: a MachineConfig (Ignition 3.2.0) whose systemd units do the OpenShift instance-disk
+//! recipe's three steps safely (make the filesystem only when missing, mount by LABEL, restorecon)
+//! before crio and kubelet; optionally the MachineSet of the OpenShift instance-disk recipe
+//! [recipe-ocp-instance-disk] and, for a custom role, its MachineConfigPool.
 
 use super::intent::{DiskSelect, Intent, KNOWN_EPHEMERAL_MODELS};
 use super::script::{prepare_script, script_path};
@@ -14,11 +15,13 @@ use serde_json::{json, Value};
 /// URL, systemd.units) exists since spec 3.0.
 pub const IGNITION_VERSION: &str = "3.2.0";
 
-/// crio and kubelet: what must start after the disk is mounted (the OpenShift instance-disk recipe [recipe-ocp-instance-disk] ordered the relabel
-/// before crio.service; kubelet is added so pods never land on the root disk first).
+/// crio and kubelet: what must start after the disk is mounted (the OpenShift instance-disk recipe
+/// [recipe-ocp-instance-disk] ordered the relabel before crio.service; kubelet is added so pods
+/// never land on the root disk first).
 const RUNTIMES: [&str; 2] = ["crio.service", "kubelet.service"];
 
-/// The RHCOS image for us-east-1 of the OpenShift instance-disk recipe's MachineSet; other regions need --ami.
+/// The RHCOS image for us-east-1 of the OpenShift instance-disk recipe's MachineSet; other regions
+/// need --ami.
 const SEED_AMI_US_EAST_1: &str = "ami-0722eb0819717090f";
 
 /// The MachineSet of the OpenShift instance-disk recipe [recipe-ocp-instance-disk].
@@ -239,8 +242,8 @@ impl OpenShift {
         let id = &ms.cluster_id;
         let role = &self.cfg.role;
         let zone = self.zone.clone().unwrap_or_default();
-        // The OpenShift instance-disk recipe's name, `<cluster>-worker-ephemeral`; a role that already says so is not
-        // repeated.
+        // The OpenShift instance-disk recipe's name, `<cluster>-worker-ephemeral`; a role that
+        // already says so is not repeated.
         let name = if role.ends_with("ephemeral") {
             format!("{id}-{role}")
         } else {

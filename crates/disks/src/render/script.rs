@@ -1,7 +1,8 @@
-//! The boot-time script behind the rendered units (openshift, systemd, cloud-init). It is what
-//! the OpenShift instance-disk recipe's three units meant to do, made safe: it finds the disks by model or by-id glob on
-//! every boot, decides from their real state (never from a marker file), formats only blank
-//! disks, copies what the directories already hold instead of `rm -rf`, and relabels SELinux.
+//! The boot-time script behind the rendered units (openshift, systemd, cloud-init). It is what the
+//! OpenShift instance-disk recipe's three units meant to do, made safe: it finds the disks by model
+//! or by-id glob on every boot, decides from their real state (never from a marker file), formats
+//! only blank disks, copies what the directories already hold instead of `rm -rf`, and relabels
+//! SELinux.
 //!
 //! Verbs: `mkfs` (before the mount unit), `binds` (after it: owner, mode, copy-in for binds),
 //! `relabel` (restorecon, only where SELinux is enabled).

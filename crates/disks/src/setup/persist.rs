@@ -6,8 +6,9 @@ use super::SetupError;
 use crate::valid::{fstab_escape, unit_escape_path, MountPath};
 use std::path::Path;
 
-/// Units that must find the disks mounted when they start: the container runtimes and kubelet
-/// (the OpenShift instance-disk recipe [recipe-ocp-instance-disk] orders its mount before crio; EKS and GKE before containerd and kubelet).
+/// Units that must find the disks mounted when they start: the container runtimes and kubelet (the
+/// OpenShift instance-disk recipe [recipe-ocp-instance-disk] orders its mount before crio; EKS and
+/// GKE before containerd and kubelet).
 pub const BEFORE_UNITS: &str = "crio.service containerd.service kubelet.service";
 
 /// The tag that marks fstab lines disktier owns (and may rewrite).

@@ -27,8 +27,9 @@ pub enum Step {
         members: Vec<String>,
     },
     /// Make the filesystem; `-K`/`nodiscard` skips discarding fresh disks (a 1.9 TB discard is
-    /// slow: the instance-store performance recipe [recipe-instance-store-perf] shows "Discarding blocks...Done"). Never `-f`: mkfs itself refuses a device
-    /// that holds a filesystem, a second guard behind discovery.
+    /// slow: the instance-store performance recipe [recipe-instance-store-perf] shows "Discarding
+    /// blocks...Done"). Never `-f`: mkfs itself refuses a device that holds a filesystem, a second
+    /// guard behind discovery.
     Mkfs {
         device: String,
         fs: FsType,
@@ -56,7 +57,8 @@ pub enum Step {
         path: MountPath,
         mode: Mode,
     },
-    /// SELinux relabel (the OpenShift instance-disk recipe's restorecon unit), only where SELinux is enabled.
+    /// SELinux relabel (the OpenShift instance-disk recipe's restorecon unit), only where SELinux
+    /// is enabled.
     Restorecon {
         path: MountPath,
     },

@@ -45,8 +45,10 @@ pub struct Args {
     pub no_report: bool,
 }
 
-/// The suite, in the order it runs: the etcd verdict first, because it is the question most
-/// users come with (the OpenShift instance-disk recipe [recipe-ocp-instance-disk]), then the GKE local-SSD recipe's jobs [recipe-gke-local-ssd], then the instance-store performance recipe's small files.
+/// The suite, in the order it runs: the etcd verdict first, because it is the question most users
+/// come with (the OpenShift instance-disk recipe [recipe-ocp-instance-disk]), then the GKE
+/// local-SSD recipe's jobs [recipe-gke-local-ssd], then the instance-store performance recipe's
+/// small files.
 pub const SUITE: [Profile; 7] = [
     Profile::Etcd,
     Profile::ReadIops,

@@ -324,7 +324,8 @@ mod tests {
     fn profile_then_overrides() {
         let t = parse(&["/var/lib/etcd", "--size", "30m", "--direct=false"]);
         let j = job(resolve(&t.target, Some(Profile::Etcd), false, &t.job).unwrap());
-        // The OSTree-vs-etcd issue [recipe-mco-ostree-etcd] runs the etcd job with --size=30m: only the size changes.
+        // The OSTree-vs-etcd issue [recipe-mco-ostree-etcd] runs the etcd job with --size=30m: only
+        // the size changes.
         assert_eq!(j.size, Some(30 << 20));
         assert_eq!((j.bs, j.fdatasync, j.rw), (2300, 1, Rw::Write));
         assert_eq!(j.ioengine, IoEngineKind::Sync);
