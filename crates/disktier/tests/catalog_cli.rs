@@ -174,7 +174,7 @@ fn seed_001_5tib_extrapolation_is_corrected() {
     // The planner at a hit ratio that meets 16,000 IOPS: cache gp3 sized by the rules,
     // 16,000 / 500 IOPS per GiB = 32 GiB (the recipe priced 36 GiB):
     // 32 x $0.0836 = 2.6752 -> $2.68; + $67.60 + $36.58 = $106.86.
-    // Backing st1 5,120 GiB x $0.0475 = $243.20. Hybrid: $350.06 (seed: $350.39 with 36 GiB).
+    // Backing st1 5,120 GiB x $0.0475 = $243.20. Hybrid: $350.06 (the recipe: $350.39 with 36 GiB).
     // Savings against the cheapest single volume meeting the same requirements (gp3 5 TiB,
     // $532.21): $182.15, not the recipe's $598.55.
     let v = json(&[

@@ -240,7 +240,10 @@ mod tests {
             assert_eq!(Profile::from_name(p.name()), Some(*p));
             let d = p.description();
             assert!(
-                d.contains("seed") || d.contains("docs") || *p == Profile::Latency,
+                d.contains("recipe")
+                    || d.contains("docs")
+                    || d.contains("etcd-perf")
+                    || *p == Profile::Latency,
                 "{p}: {d}"
             );
         }
