@@ -25,7 +25,8 @@ pub enum Mitigation {
     CgroupThrottle,
     /// The probe in a cgroup v2 with an `io.latency` target, the aggressor its sibling.
     CgroupLatency,
-    /// The writer fsyncs each object as it writes it (what OSTree shipped: docs/sources.md [ostree-fsync]).
+    /// The writer fsyncs each object as it writes it (what OSTree shipped: docs/sources.md
+    /// [ostree-fsync]).
     WriterPerObjectFsync,
     /// The writer never fsyncs (ostree pull `--disable-fsync`).
     WriterNoFsync,
