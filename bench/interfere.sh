@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# disktier interfere: the full matrix on this machine, in the shape of seed 004's tables.
+# disktier interfere: the full matrix on this machine, in the shape of the OSTree-vs-etcd issue's
+# tables.
 #
 #   sudo bench/interfere.sh                    # DURATION=30s by default
 #   DURATION=60s AGGRESSORS="ostree" sudo bench/interfere.sh

@@ -31,7 +31,7 @@ SECTIONS=${SECTIONS:-abcde}
 # Where the loop devices of (a) and (b) keep their backing files: a real disk by default;
 # BACKING=/dev/shm takes the shared disk's noise out (then fdatasync costs xfs + loop only).
 BACKING=${BACKING:-/var/tmp}
-THRESHOLD_NS=10000000 # etcd's 10 ms fdatasync p99 (etcd docs; OpenShift etcd-perf, seed 000)
+THRESHOLD_NS=10000000 # etcd's 10 ms fdatasync p99 (docs/sources.md [ocp-etcd-practices], [ocp-etcd-perf])
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 

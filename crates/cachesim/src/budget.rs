@@ -1,6 +1,6 @@
-//! The cost-constrained question of seed 001's paper: which cache (size, policy) in front of
-//! which backing volume gives the best predicted performance within a monthly budget, and the
-//! simulated hit-ratio curve `disktier plan --trace` hands to the catalog's planner.
+//! The cost-constrained question of the bcache-on-EBS recipe's paper: which cache (size, policy) in
+//! front of which backing volume gives the best predicted performance within a monthly budget, and
+//! the simulated hit-ratio curve `disktier plan --trace` hands to the catalog's planner.
 
 use crate::mrc::Mrc;
 use crate::policy::PolicyKind;

@@ -30,7 +30,7 @@ pub struct DeviceModel {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst: Option<Burst>,
     /// Every operation uses at least this much of the bandwidth (st1/sc1: "each I/O up to
-    /// 1 MiB counts as 1 MiB", catalog-facts.md), so small random I/O is bounded by
+    /// 1 MiB counts as 1 MiB", docs/sources.md [aws-ebs-types]), so small random I/O is bounded by
     /// bandwidth / 1 MiB while large I/O reaches the IOPS cap.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_io_bytes: Option<u64>,
@@ -87,7 +87,7 @@ impl DeviceModel {
     }
 
     /// Looks a volume up in the catalog and models it. Latency: the catalog's notes are prose,
-    /// so the caller passes it (catalog-facts: gp2/gp3 about 0.8-1.8 ms; for HDD volumes
+    /// so the caller passes it (gp2/gp3 about 0.8-1.8 ms, a modelled, weak figure; for HDD volumes
     /// without a published figure disktier uses 1 / IOPS cap).
     pub fn from_catalog(
         cat: &disktier_catalog::Catalog,
@@ -355,9 +355,9 @@ mod tests {
     use super::*;
 
     fn st1_1tib() -> DeviceModel {
-        // catalog-facts.md: st1 40 MiB/s per TiB baseline, 250 MiB/s per TiB burst, 500 IOPS,
-        // each I/O up to 1 MiB counted as 1 MiB; a full 1 TiB bucket at 250 MiB/s net of the
-        // 40 MiB/s refill lasts 1 TiB / 210 MiB/s.
+        // docs/sources.md [aws-ebs-types]: st1 40 MiB/s per TiB baseline, 250 MiB/s per TiB burst,
+        // 500 IOPS, each I/O up to 1 MiB counted as 1 MiB; a full 1 TiB bucket at 250 MiB/s net of
+        // the 40 MiB/s refill lasts 1 TiB / 210 MiB/s.
         DeviceModel {
             name: "st1 1 TiB".into(),
             iops: 500.0,
@@ -373,7 +373,8 @@ mod tests {
     }
 
     fn gp3_16k() -> DeviceModel {
-        // seed 001: gp3 at 16,000 IOPS and 1,000 MiB/s; catalog-facts: about 1 ms latency.
+        // the bcache-on-EBS recipe [recipe-bcache-ebs]: gp3 at 16,000 IOPS and 1,000 MiB/s; about 1
+        // ms latency (modelled, weak).
         DeviceModel {
             name: "gp3".into(),
             iops: 16000.0,

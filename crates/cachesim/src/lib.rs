@@ -1,5 +1,6 @@
-//! Block I/O traces and cache simulation: predict a cache's hit ratio, its traffic to each
-//! device and the resulting performance before the cache is bought (seed 001, issue #7).
+//! Block I/O traces and cache simulation: predict a cache's hit ratio, its traffic to each device
+//! and the resulting performance before the cache is bought (the bcache-on-EBS recipe
+//! [recipe-bcache-ebs], issue #7).
 //!
 //! - [`trace`]: the compact binary trace format (`DTTRACE`), a streaming writer and reader.
 //! - [`import`]: streaming importers for blkparse, MSR Cambridge, Alibaba, Tencent CBS and fio

@@ -261,8 +261,9 @@ pub fn check(cat: &Catalog) -> Report {
                 ));
             }
         }
-        // No cloud lists block storage near $10 per GB-month (catalog-facts.md: $0.015-0.17);
-        // a figure that large is a unit mistake (per TB, or cents).
+        // No cloud lists block storage near $10 per GB-month (docs/sources.md [aws-ebs-pricing],
+        // [gcp-disk-pricing]: $0.015-0.17); a figure that large is a unit mistake (per TB, or
+        // cents).
         if !(pr.storage_gb_month > 0.0 && pr.storage_gb_month < 10.0) {
             p.push(format!(
                 "{what}: storage ${}/GB-month is not sane",

@@ -2,8 +2,8 @@
 //! Calculator's rounding of each line item to the cent.
 
 /// Rounds a dollar amount to the cent, half up, as the AWS Pricing Calculator does per line item
-/// (catalog-facts.md: "rounds each line item to the cent before summing"). The tiny nudge keeps
-/// binary floating point from turning 36.575 into 36.57499999.
+/// (the AWS Pricing Calculator rounds each line item to the cent before summing). The tiny nudge
+/// keeps binary floating point from turning 36.575 into 36.57499999.
 pub fn round_cents(usd: f64) -> f64 {
     ((usd * 100.0) + 1e-6).round() / 100.0
 }
@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn cents_round_half_up_like_the_calculator() {
-        // 875 MiB/s x $0.0418 = 36.575 -> 36.58 (seed 001's line item).
+        // 875 MiB/s x $0.0418 = 36.575 -> 36.58 (the bcache-on-EBS recipe's line item).
         assert_eq!(round_cents(875.0 * 0.0418), 36.58);
         assert_eq!(round_cents(36.0 * 0.0836), 3.01);
         assert_eq!(usd(1234.5), "$1,234.50");

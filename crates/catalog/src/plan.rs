@@ -1,8 +1,9 @@
-//! The planner: every storage option in a region that meets capacity, IOPS and throughput,
-//! cheapest first. Single volumes of each type sized and provisioned by the type's rules, hybrid
-//! caches (a fast volume in front of an HDD volume, seed 001), and switching an instance to its
-//! instance-store sibling (seed 000). Savings are always against the cheapest single volume that
-//! meets the same requirements.
+//! The planner: every storage option in a region that meets capacity, IOPS and throughput, cheapest
+//! first. Single volumes of each type sized and provisioned by the type's rules, hybrid caches (a
+//! fast volume in front of an HDD volume, the bcache-on-EBS recipe [recipe-bcache-ebs]), and
+//! switching an instance to its instance-store sibling (the OpenShift instance-disk recipe
+//! [recipe-ocp-instance-disk]). Savings are always against the cheapest single volume that meets
+//! the same requirements.
 //!
 //! Performance checks use sustained (baseline) figures: a burst is reported, never relied on.
 
@@ -14,7 +15,8 @@ use serde::Serialize;
 
 /// The hit ratio the planner assumes for hybrid caches when the user gives none (issue #3's
 /// example, `--hit-ratio 0.9`). It is a guess, stated in every hybrid option; `disktier simulate`
-/// replaces it with a prediction from a trace (references.md: no cache predicts its own).
+/// replaces it with a prediction from a trace (bcache [kernel-bcache] and lvmcache [lvmcache]
+/// predict no hit ratio of their own).
 pub const DEFAULT_HIT_RATIO: f64 = 0.9;
 
 /// What the data needs.
@@ -103,7 +105,7 @@ pub struct OptionPerformance {
     pub hit_ratio_needed: Option<f64>,
 }
 
-/// What the same money buys in plain volumes (seed 000's comparison).
+/// What the same money buys in plain volumes (the OpenShift instance-disk recipe's comparison).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Equivalent {
     pub gp2_gib: Option<u64>,
@@ -122,7 +124,8 @@ pub struct PlanOption {
     /// Cheapest single volume meeting the requirements minus this option (none when no single
     /// volume meets them).
     pub savings_usd: Option<f64>,
-    /// Unrounded monthly cost (instance-store deltas; seed 000's $66.138 style figures).
+    /// Unrounded monthly cost (instance-store deltas; the OpenShift instance-disk recipe's $66.138
+    /// style figures).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exact_monthly_cost_usd: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -766,7 +769,8 @@ fn hybrids(
         };
         for c in &caches {
             // The cache is provisioned for the whole requirement: in writeback mode every write
-            // lands on it, and seed 001 sizes it so (32 GiB = 16,000 IOPS / 500 IOPS per GiB).
+            // lands on it, and the bcache-on-EBS recipe [recipe-bcache-ebs] sizes it so (32 GiB =
+            // 16,000 IOPS / 500 IOPS per GiB).
             let min_cache = Requirements {
                 capacity_gib: 1,
                 iops: req.iops,

@@ -8,7 +8,7 @@ use crate::perf::{performance, resolve, Performance, Resolved, RuleError, Volume
 use crate::suggest::close_matches;
 use serde::Serialize;
 
-/// Hours in a month (catalog-facts.md: "730 hours a month", as AWS's calculator).
+/// Hours in a month (730, as the AWS Pricing Calculator; docs/sources.md [aws-ec2-pricing]).
 pub const HOURS_PER_MONTH: f64 = 730.0;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -346,7 +346,7 @@ mod tests {
         let c = Catalog::embedded();
         let q = volume(&c, "eu-north-1", "gp3", &cfg(36, Some(16000), Some(1000.0))).unwrap();
         // 36 x 0.0836 = 3.0096 -> 3.01; 13,000 x 0.0052 = 67.60; 875 x 0.0418 = 36.575 -> 36.58;
-        // 3.01 + 67.60 + 36.58 = 107.19 (seed 001: $107.19).
+        // 3.01 + 67.60 + 36.58 = 107.19 (the bcache-on-EBS recipe [recipe-bcache-ebs]: $107.19).
         let got: Vec<f64> = q.items.iter().map(|i| i.monthly_cost_usd).collect();
         assert_eq!(got, vec![3.01, 67.60, 36.58]);
         assert_eq!(q.monthly_cost_usd, 107.19);

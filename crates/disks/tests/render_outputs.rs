@@ -524,7 +524,8 @@ fn openshift_units_follow_seed_000_safely() {
         doc["spec"]["config"]["ignition"]["version"],
         IGNITION_VERSION
     );
-    // The seed's three problems are named in the output, and none of them is in it.
+    // The OpenShift instance-disk recipe's three problems are named in the output, and none of them
+    // is in it.
     assert!(mc.contains("nvme1n1") && mc.contains("rm -rf") && mc.contains("without checking"));
     assert!(!mc.contains("systemd-makefs"));
     let script_b64 = doc["spec"]["config"]["storage"]["files"][0]["contents"]["source"]

@@ -226,7 +226,7 @@ fn models_select_local_ssd_but_not_the_persistent_disk_next_to_it() {
         return;
     }
     // GKE: the local SSD's model is exactly nvme_card; nvme_card-pd is a persistent disk
-    // (references.md), which must never be formatted.
+    // (docs/sources.md [gke-local-ssd]), which must never be formatted.
     let (ssd, pd) = (LoopDev::new(320 * MIB), LoopDev::new(32 * MIB));
     let pd_sum = pd.checksum();
     let sys = fake_sysfs(&[(&ssd, "nvme_card"), (&pd, "nvme_card-pd")]);

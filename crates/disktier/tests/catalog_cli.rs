@@ -1,9 +1,10 @@
-//! `disktier catalog | price | plan` driven through the real binary: the seeds' figures
-//! recomputed from unit prices (and corrected where the seeds are wrong), golden output, plan
-//! ordering, rule errors, the AWS offer import on hand-written fixtures, and `--catalog FILE`.
+//! `disktier catalog | price | plan` driven through the real binary: the user recipes' figures
+//! (docs/sources.md) recomputed from unit prices (and corrected where they are wrong), golden
+//! output, plan ordering, rule errors, the AWS offer import on hand-written fixtures, and
+//! `--catalog FILE`.
 //!
-//! Expected values are worked out by hand from the catalog's unit prices (catalog-facts.md); the
-//! arithmetic is in the comments.
+//! Expected values are worked out by hand from the catalog's unit prices (sources in
+//! docs/sources.md); the arithmetic is in the comments.
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -93,10 +94,9 @@ fn seed_001_cache_volume_gp3_36gib_eu_north_1() {
         "--region",
         "eu-north-1",
     ]);
-    // storage 36 GiB x $0.0836 = 3.0096 -> $3.01
-    // IOPS (16,000 - 3,000) x $0.0052 = $67.60
-    // throughput (1,000 - 125) MiB/s x $0.0418 = 36.575 -> $36.58
-    // total 3.01 + 67.60 + 36.58 = $107.19 (seed 001: $107.19, right)
+    // storage 36 GiB x $0.0836 = 3.0096 -> $3.01 IOPS (16,000 - 3,000) x $0.0052 = $67.60
+    // throughput (1,000 - 125) MiB/s x $0.0418 = 36.575 -> $36.58 total 3.01 + 67.60 + 36.58 =
+    // $107.19 (the bcache-on-EBS recipe [recipe-bcache-ebs]: $107.19, right)
     assert_eq!(
         items(&v),
         vec![
@@ -111,18 +111,18 @@ fn seed_001_cache_volume_gp3_36gib_eu_north_1() {
     assert_eq!(v["region"], "eu-north-1");
     assert_eq!(v["performance"]["baseline_iops"], 16000.0);
     assert_eq!(v["performance"]["baseline_throughput_mibs"], 1000.0);
-    // eu-north-1 prices are weak (catalog-facts.md).
+    // eu-north-1 prices are weak (a third-party table; catalog.toml says so).
     assert_eq!(v["weak"], true);
 }
 
 #[test]
 fn seed_001_backing_st1_1tib_eu_north_1() {
     let v = json(&["price", "st1", "--size", "1TiB", "--region", "eu-north-1"]);
-    // 1,024 GiB x $0.0475 = $48.64 (seed 001: $48.64, right).
+    // 1,024 GiB x $0.0475 = $48.64 (the bcache-on-EBS recipe [recipe-bcache-ebs]: $48.64, right).
     assert_eq!(cents(&v["monthly_cost_usd"]), 4864);
     let p = &v["performance"];
-    // 40 MiB/s per TiB baseline, 250 burst; small random I/O counted as 1 MiB: 40 IOPS
-    // sustained, 250 burst (seed 001's table lists the burst, 250 IOPS / 250 MiB/s).
+    // 40 MiB/s per TiB baseline, 250 burst; small random I/O counted as 1 MiB: 40 IOPS sustained,
+    // 250 burst (the bcache-on-EBS recipe's table lists the burst, 250 IOPS / 250 MiB/s).
     assert_eq!(p["baseline_throughput_mibs"], 40.0);
     assert_eq!(p["burst_throughput_mibs"], 250.0);
     assert_eq!(p["baseline_iops"], 40.0);
@@ -146,15 +146,16 @@ fn seed_001_gp3_1tib_at_the_same_iops() {
         "--region",
         "eu-north-1",
     ]);
-    // 1,024 x $0.0836 = 85.6064 -> $85.61; + $67.60 + $36.58 = $189.79 (seed 001: right).
+    // 1,024 x $0.0836 = 85.6064 -> $85.61; + $67.60 + $36.58 = $189.79 (the bcache-on-EBS recipe
+    // [recipe-bcache-ebs]: right).
     assert_eq!(cents(&v["monthly_cost_usd"]), 18979);
     assert_eq!(cents(&v["items"][0]["monthly_cost_usd"]), 8561);
 }
 
 #[test]
 fn seed_001_5tib_extrapolation_is_corrected() {
-    // The seed multiplies the whole 1 TiB gp3 price by 5 ($189.79 x 5 = $948.94), IOPS and
-    // throughput included. A 5 TiB gp3 volume pays the 16,000 IOPS and 1,000 MiB/s once:
+    // The bcache-on-EBS recipe multiplies the whole 1 TiB gp3 price by 5 ($189.79 x 5 = $948.94),
+    // IOPS and throughput included. A 5 TiB gp3 volume pays the 16,000 IOPS and 1,000 MiB/s once:
     // 5,120 x $0.0836 = 428.032 -> $428.03; + $67.60 + $36.58 = $532.21.
     let v = json(&[
         "price",
@@ -171,11 +172,11 @@ fn seed_001_5tib_extrapolation_is_corrected() {
     assert_eq!(cents(&v["monthly_cost_usd"]), 53221);
 
     // The planner at a hit ratio that meets 16,000 IOPS: cache gp3 sized by the rules,
-    // 16,000 / 500 IOPS per GiB = 32 GiB (the seed priced 36 GiB):
+    // 16,000 / 500 IOPS per GiB = 32 GiB (the recipe priced 36 GiB):
     // 32 x $0.0836 = 2.6752 -> $2.68; + $67.60 + $36.58 = $106.86.
-    // Backing st1 5,120 GiB x $0.0475 = $243.20. Hybrid: $350.06 (seed: $350.39 with 36 GiB).
+    // Backing st1 5,120 GiB x $0.0475 = $243.20. Hybrid: $350.06 (the recipe: $350.39 with 36 GiB).
     // Savings against the cheapest single volume meeting the same requirements (gp3 5 TiB,
-    // $532.21): $182.15, not the seed's $598.55.
+    // $532.21): $182.15, not the recipe's $598.55.
     let v = json(&[
         "plan",
         "--region",
@@ -257,9 +258,10 @@ fn seed_001_hybrid_at_the_default_hit_ratio_does_not_meet_16000_iops() {
 
 #[test]
 fn seed_000_instance_store_delta_and_what_it_buys() {
-    // m6i.xlarge $0.192/h -> m6id.xlarge $0.2373/h: 0.0453 x 730 = $33.069/month
-    // (rounded $33.07); it buys 33.069 / 0.10 = 330 GiB of gp2 or 33.069 / 0.08 = 413 GiB of gp3.
-    // Seed 000 says $66.138 / 661 GiB / 826 GiB: that is the 2xlarge pair (below).
+    // m6i.xlarge $0.192/h -> m6id.xlarge $0.2373/h: 0.0453 x 730 = $33.069/month (rounded $33.07);
+    // it buys 33.069 / 0.10 = 330 GiB of gp2 or 33.069 / 0.08 = 413 GiB of gp3. The OpenShift
+    // instance-disk recipe [recipe-ocp-instance-disk] says $66.138 / 661 GiB / 826 GiB: that is the
+    // 2xlarge pair (below).
     let v = json(&[
         "plan",
         "--region",
@@ -290,7 +292,8 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
     assert_eq!(opts[0]["kind"], "instance-store");
     assert_eq!(cents(&opts[1]["monthly_cost_usd"]), 10100);
 
-    // The pair the seed's figures belong to: (0.4746 - 0.384) x 730 = $66.138;
+    // The pair the OpenShift instance-disk recipe's figures belong to: (0.4746 - 0.384) x 730 =
+    // $66.138;
     // 66.138 / 0.10 = 661 GiB gp2; 66.138 / 0.08 = 826 GiB gp3.
     let v = json(&[
         "plan",
@@ -366,7 +369,7 @@ fn plan_says_the_quoted_66_14_is_the_2xlarge_pair_and_the_xlarge_delta_is_33_07(
 fn price_instance_and_the_24_percent() {
     let a = json(&["price", "instance", "m6i.xlarge", "--region", "us-east-1"]);
     let b = json(&["price", "instance", "m6id.xlarge", "--region", "us-east-1"]);
-    // 0.192 x 730 = $140.16; 0.2373 x 730 = $173.229 -> $173.23; ratio 1.236: seed 000's ~24 %.
+    // 0.192 x 730 = $140.16; 0.2373 x 730 = $173.229 -> $173.23; ratio 1.236: the OpenShift instance-disk recipe's ~24 %.
     assert_eq!(cents(&a["monthly_cost_usd"]), 14016);
     assert_eq!(cents(&b["monthly_cost_usd"]), 17323);
     let ratio = b["monthly_cost_usd"].as_f64().unwrap() / a["monthly_cost_usd"].as_f64().unwrap();
@@ -857,7 +860,7 @@ fn catalog_show_carries_source_date_and_weak() {
         assert_eq!(p["region"], "eu-north-1");
         assert!(!p["source"].as_str().unwrap().is_empty());
         assert!(!p["date"].as_str().unwrap().is_empty());
-        // catalog-facts.md: eu-north-1 is weak.
+        // eu-north-1 is weak (a third-party table).
         assert_eq!(p["weak"], true);
     }
     let all = json(&["catalog", "show"]);

@@ -1,5 +1,6 @@
 //! `disktier import etcd-perf FILE` through the real binary: the image's text output stored as a
-//! run next to a `check etcd` run (seed 000's fixture), then `history`, `show` and `compare` on both.
+//! run next to a `check etcd` run (the OpenShift instance-disk recipe's fixture), then `history`,
+//! `show` and `compare` on both.
 
 use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
@@ -14,7 +15,7 @@ fn dt(db: &Path) -> Command {
 
 fn seed_check_run(db: &Path) -> String {
     let p = format!(
-        "{}/../store/tests/fixtures/seed000-ephemeral.json",
+        "{}/../store/tests/fixtures/ocp-recipe-ephemeral.json",
         env!("CARGO_MANIFEST_DIR")
     );
     let doc: serde_json::Value =
@@ -47,7 +48,7 @@ fn imported_etcd_perf_sits_next_to_check_runs() {
     let db = d.path().join("results.db");
     let check_id = seed_check_run(&db);
 
-    // Seed 000's own lines, as the image printed them.
+    // The OpenShift instance-disk recipe's own lines, as the image printed them.
     let seed = d.path().join("results-ebs-fio_etcd.txt");
     std::fs::write(
         &seed,

@@ -223,7 +223,7 @@ fn plan_section_shows_cost_beside_measurements() {
         .save(&NewRun {
             kind: "check",
             group_id: None,
-            doc: &fixture("seed000-ebs"),
+            doc: &fixture("ocp-recipe-ebs"),
         })
         .unwrap();
     let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/plan.json");

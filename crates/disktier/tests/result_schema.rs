@@ -67,7 +67,7 @@ fn the_schema_names_every_field_of_a_document() {
     let doc: RunDoc = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../store/tests/fixtures/seed000-ebs.json"
+            "/../store/tests/fixtures/ocp-recipe-ebs.json"
         ))
         .unwrap(),
     )

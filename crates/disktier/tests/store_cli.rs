@@ -1,6 +1,6 @@
 //! `history`, `show` and `compare` through the real binary, against a store filled with fixture
-//! documents (seed 000's two etcd results); store refusals as the user sees them; and many
-//! `disktier import` processes saving at once.
+//! documents (the OpenShift instance-disk recipe's two etcd results); store refusals as the user
+//! sees them; and many `disktier import` processes saving at once.
 
 use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
@@ -42,7 +42,7 @@ fn dt(db: &Path) -> Command {
 
 #[test]
 fn history_lists_and_filters() {
-    let (_d, db, ids) = store_with(&["seed000-ephemeral", "seed000-ebs", "read-iops"]);
+    let (_d, db, ids) = store_with(&["ocp-recipe-ephemeral", "ocp-recipe-ebs", "read-iops"]);
     let out = dt(&db)
         .args(["history", "--format", "json"])
         .output()
@@ -68,7 +68,7 @@ fn history_lists_and_filters() {
 
 #[test]
 fn show_prints_a_summary_or_the_stored_document() {
-    let (_d, db, ids) = store_with(&["seed000-ephemeral"]);
+    let (_d, db, ids) = store_with(&["ocp-recipe-ephemeral"]);
     dt(&db)
         .args(["show", &ids[0]])
         .assert()
@@ -82,7 +82,7 @@ fn show_prints_a_summary_or_the_stored_document() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v, fixture("seed000-ephemeral"));
+    assert_eq!(v, fixture("ocp-recipe-ephemeral"));
     dt(&db)
         .args(["show", "no-such-run"])
         .assert()
@@ -92,7 +92,7 @@ fn show_prints_a_summary_or_the_stored_document() {
 
 #[test]
 fn compare_golden() {
-    let (_d, db, ids) = store_with(&["seed000-ephemeral", "seed000-ebs"]);
+    let (_d, db, ids) = store_with(&["ocp-recipe-ephemeral", "ocp-recipe-ebs"]);
     let out = dt(&db)
         .args(["compare", &ids[0], &ids[1]])
         .output()
@@ -108,12 +108,12 @@ fn compare_golden() {
         "{text}"
     );
     let text = text.replace(&ids[0], "RUN_A").replace(&ids[1], "RUN_B");
-    insta::assert_snapshot!("compare_seed000", text);
+    insta::assert_snapshot!("compare_ocp_recipe", text);
 }
 
 #[test]
 fn compare_refuses_different_profiles_unless_forced() {
-    let (_d, db, ids) = store_with(&["seed000-ephemeral", "read-iops"]);
+    let (_d, db, ids) = store_with(&["ocp-recipe-ephemeral", "read-iops"]);
     dt(&db)
         .args(["compare", &ids[0], &ids[1]])
         .assert()
@@ -130,7 +130,7 @@ fn compare_refuses_different_profiles_unless_forced() {
 
 #[test]
 fn compare_flags_quick_beside_full() {
-    let (_d, db, ids) = store_with(&["seed000-ebs", "quick-etcd"]);
+    let (_d, db, ids) = store_with(&["ocp-recipe-ebs", "quick-etcd"]);
     dt(&db)
         .args(["compare", &ids[0], &ids[1]])
         .assert()
@@ -222,14 +222,14 @@ fn the_same_commands_work_against_postgres() {
         .save(&NewRun {
             kind: "check",
             group_id: None,
-            doc: &fixture("seed000-ephemeral"),
+            doc: &fixture("ocp-recipe-ephemeral"),
         })
         .unwrap();
     let b = s
         .save(&NewRun {
             kind: "check",
             group_id: None,
-            doc: &fixture("seed000-ebs"),
+            doc: &fixture("ocp-recipe-ebs"),
         })
         .unwrap();
     let mut c = Command::cargo_bin("disktier").unwrap();

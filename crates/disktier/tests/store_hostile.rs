@@ -55,7 +55,7 @@ fn sane(out: &std::process::Output, what: &str) -> i32 {
 fn hostile_run_ids_and_limits_get_clear_errors() {
     let t = tempfile::tempdir().unwrap();
     let db = t.path().join("r.db");
-    let ids = store_with(&db, &[fixture("quick-etcd"), fixture("seed000-ebs")]);
+    let ids = store_with(&db, &[fixture("quick-etcd"), fixture("ocp-recipe-ebs")]);
     for id in [
         "",
         "%",
@@ -147,7 +147,7 @@ fn damaged_database_files_are_refused_and_left_alone() {
 fn a_damaged_row_is_named_and_the_others_still_read() {
     let t = tempfile::tempdir().unwrap();
     let db = t.path().join("r.db");
-    let ids = store_with(&db, &[fixture("quick-etcd"), fixture("seed000-ebs")]);
+    let ids = store_with(&db, &[fixture("quick-etcd"), fixture("ocp-recipe-ebs")]);
     let c = rusqlite::Connection::open(&db).unwrap();
     c.execute(
         "UPDATE runs SET doc = '{\"truncated', host_json = 'nope' WHERE id = ?1",

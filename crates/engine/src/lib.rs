@@ -1,6 +1,6 @@
-//! disktier's measuring engine: a job model with fio's semantics, native I/O backends
-//! (io_uring, psync, sync), latency histograms, the seeds' benchmarks as profiles, and the
-//! versioned result document every other part of disktier reads.
+//! disktier's measuring engine: a job model with fio's semantics, native I/O backends (io_uring,
+//! psync, sync), latency histograms, the user recipes' benchmarks (docs/sources.md) as profiles,
+//! and the versioned result document every other part of disktier reads.
 
 pub mod error;
 pub mod etcdperf;

@@ -362,7 +362,8 @@ mod tests {
 
     #[test]
     fn etcd_block_count_is_fios() {
-        // fio issues floor(size / bs) writes: 30m at 2300 bytes gave "issued rwts: total=0,13677" (seed 004).
+        // fio issues floor(size / bs) writes: 30m at 2300 bytes gave "issued rwts: total=0,13677"
+        // (the OSTree-vs-etcd issue [recipe-mco-ostree-etcd]).
         let j = Job {
             bs: 2300,
             ..job(Rw::Write)

@@ -1,12 +1,12 @@
-//! The built-in profiles: the benchmarks the seeds already run (etcd's fio job, Google's
-//! persistent-disk jobs, the small-file test), as jobs the native engine runs, and their `--quick`
-//! versions, scaled so that a suite of all of them finishes in under a minute.
+//! The built-in profiles: the benchmarks the user recipes in docs/sources.md already run (etcd's
+//! fio job, Google's persistent-disk jobs, the small-file test), as jobs the native engine runs,
+//! and their `--quick` versions, scaled so that a suite of all of them finishes in under a minute.
 
 use crate::job::{IoEngineKind, Job, Rw};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A named benchmark from the seeds.
+/// A named benchmark from the user recipes (docs/sources.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Profile {
     Etcd,
@@ -23,8 +23,9 @@ pub enum Profile {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Workload {
     Job(Job),
-    /// Create `files` files of `file_size` bytes in `dir` with write()+close, as
-    /// `dd bs=1M count=1` does in a loop (seed 003), timed from the first to the last.
+    /// Create `files` files of `file_size` bytes in `dir` with write()+close, as `dd bs=1M count=1`
+    /// does in a loop (the instance-store performance recipe [recipe-instance-store-perf]), timed
+    /// from the first to the last.
     SmallFiles {
         dir: PathBuf,
         files: u64,
@@ -45,7 +46,8 @@ impl Workload {
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
-/// Seed 003: 100,000 files of 1 MiB (8 min 8 s on EBS gp3, 4 min 52 s on instance store).
+/// The instance-store performance recipe [recipe-instance-store-perf]: 100,000 files of 1 MiB (8
+/// min 8 s on EBS gp3, 4 min 52 s on instance store).
 pub const SMALL_FILES_DEFAULT: u64 = 100_000;
 /// `--quick`: enough files to see the rate, few enough to take seconds.
 pub const SMALL_FILES_QUICK: u64 = 2_000;
@@ -83,14 +85,14 @@ impl Profile {
 
     pub fn description(&self) -> &'static str {
         match self {
-            Profile::Etcd => "etcd's disk check: sequential 2300-byte writes, fdatasync after each, 22 MiB (etcd docs; seed 000's etcd-perf image; seed 004)",
-            Profile::EtcdOpenshift => "the current OpenShift etcd-perf job: 8000-byte writes, fdatasync after each, 100 MiB, 60 s time-based (seed 000, quay.io/openshift-scale/etcd-perf)",
-            Profile::WriteIops => "Google's write IOPS job: 4 KiB random writes, iodepth 256, direct, 10 GiB, 60 s after a 2 s ramp (seed 002, GCE persistent disk docs)",
-            Profile::ReadIops => "Google's read IOPS job: 4 KiB random reads, iodepth 256, direct, 10 GiB, 60 s after a 2 s ramp (seed 002, GCE persistent disk docs)",
-            Profile::WriteThroughput => "Google's write throughput job: 1 MiB sequential writes, 16 jobs at iodepth 64, direct, 10 GiB each, 60 s after a 2 s ramp (seed 002)",
-            Profile::ReadThroughput => "Google's read throughput job: 1 MiB sequential reads, 16 jobs at iodepth 64, direct, 10 GiB each, 60 s after a 2 s ramp (seed 002)",
+            Profile::Etcd => "etcd's disk check: sequential 2300-byte writes, fdatasync after each, 22 MiB (the OpenShift etcd-perf image's classic job, as run in the OpenShift instance-disk and OSTree-vs-etcd recipes)",
+            Profile::EtcdOpenshift => "the current OpenShift etcd-perf job: 8000-byte writes, fdatasync after each, 100 MiB, 60 s time-based (quay.io/openshift-scale/etcd-perf)",
+            Profile::WriteIops => "Google's write IOPS job: 4 KiB random writes, iodepth 256, direct, 10 GiB, 60 s after a 2 s ramp (Google's disk performance docs, as run in the GKE local-SSD recipe)",
+            Profile::ReadIops => "Google's read IOPS job: 4 KiB random reads, iodepth 256, direct, 10 GiB, 60 s after a 2 s ramp (Google's disk performance docs, as run in the GKE local-SSD recipe)",
+            Profile::WriteThroughput => "Google's write throughput job: 1 MiB sequential writes, 16 jobs at iodepth 64, direct, 10 GiB each, 60 s after a 2 s ramp (Google's disk performance docs, as run in the GKE local-SSD recipe)",
+            Profile::ReadThroughput => "Google's read throughput job: 1 MiB sequential reads, 16 jobs at iodepth 64, direct, 10 GiB each, 60 s after a 2 s ramp (Google's disk performance docs, as run in the GKE local-SSD recipe)",
             Profile::Latency => "unloaded latency: 4 KiB random reads at iodepth 1, direct, 30 s (1 GiB file in a directory, the whole device otherwise)",
-            Profile::SmallFiles => "seed 003's small-file test: 100,000 files of 1 MiB written like `dd bs=1M count=1`, timed from the first to the last",
+            Profile::SmallFiles => "the instance-store performance recipe's small-file test: 100,000 files of 1 MiB written like `dd bs=1M count=1`, timed from the first to the last",
         }
     }
 
@@ -114,7 +116,9 @@ impl Profile {
         };
         let secs = Duration::from_secs;
         let job = match self {
-            // etcd docs / seed 000: fio --rw=write --ioengine=sync --fdatasync=1 --size=22m --bs=2300
+            // docs/sources.md [ocp-etcd-perf], as the OpenShift instance-disk recipe
+            // [recipe-ocp-instance-disk] ran it: fio --rw=write --ioengine=sync --fdatasync=1
+            // --size=22m --bs=2300
             Profile::Etcd => Job {
                 rw: Rw::Write,
                 ioengine: IoEngineKind::Sync,
@@ -134,8 +138,9 @@ impl Profile {
                 time_based: true,
                 ..base
             },
-            // Seed 002: --bs=4K --iodepth=256 --rw=randwrite|randread --iodepth_batch_submit=256
-            // --size=10G --time_based --runtime=60s --ramp_time=2s --direct=1
+            // The GKE local-SSD recipe [recipe-gke-local-ssd]: --bs=4K --iodepth=256
+            // --rw=randwrite|randread --iodepth_batch_submit=256 --size=10G --time_based
+            // --runtime=60s --ramp_time=2s --direct=1
             Profile::WriteIops | Profile::ReadIops => Job {
                 rw: if *self == Profile::WriteIops {
                     Rw::RandWrite
@@ -152,7 +157,8 @@ impl Profile {
                 time_based: true,
                 ..base
             },
-            // Seed 002: --numjobs=16 --bs=1M --iodepth=64 --rw=write|read --iodepth_batch_submit=64
+            // The GKE local-SSD recipe [recipe-gke-local-ssd]: --numjobs=16 --bs=1M --iodepth=64
+            // --rw=write|read --iodepth_batch_submit=64
             Profile::WriteThroughput | Profile::ReadThroughput => Job {
                 rw: if *self == Profile::WriteThroughput {
                     Rw::Write
@@ -234,7 +240,10 @@ mod tests {
             assert_eq!(Profile::from_name(p.name()), Some(*p));
             let d = p.description();
             assert!(
-                d.contains("seed") || d.contains("docs") || *p == Profile::Latency,
+                d.contains("recipe")
+                    || d.contains("docs")
+                    || d.contains("etcd-perf")
+                    || *p == Profile::Latency,
                 "{p}: {d}"
             );
         }

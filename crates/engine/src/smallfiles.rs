@@ -1,7 +1,8 @@
-//! Seed 003's small-file test: create N files of 1 MiB each with write()+close, the way
-//! `for i in ...; do dd if=/dev/zero of=f$i bs=1M count=1; done` does (but with non-zero data),
-//! timed from the first to the last. Each file's create+write+close time is recorded as a write
-//! latency; the files go into a fresh subdirectory that is removed afterwards (unless keep_files).
+//! The instance-store performance recipe's small-file test: create N files of 1 MiB each with
+//! write()+close, the way `for i in ...; do dd if=/dev/zero of=f$i bs=1M count=1; done` does (but
+//! with non-zero data), timed from the first to the last. Each file's create+write+close time is
+//! recorded as a write latency; the files go into a fresh subdirectory that is removed afterwards
+//! (unless keep_files).
 
 use crate::error::EngineError;
 use crate::plan::{now_ns, Rng};

@@ -16,18 +16,18 @@ use crate::result::{DirStats, LatStats, RunDoc, Verdict, PERCENTILES};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-/// etcd's limit for the 99th percentile of WAL fdatasync latency: 10 ms. Source: etcd docs,
-/// "Hardware recommendations" / "Using fio to tell whether storage is fast enough for etcd"
-/// (IBM Cloud / etcd.io blog), and the OpenShift etcd-perf image (`quay.io/openshift-scale/etcd-perf`,
-/// seed 000), which prints "within the recommended threshold - 10 ms".
+/// etcd's limit for the 99th percentile of WAL fdatasync latency: 10 ms. Sources (docs/sources.md):
+/// [etcd-hardware], [ocp-etcd-practices] (50 sequential 8 KB fdatasync'd writes a second under
+/// 10 ms), and the OpenShift etcd-perf image (`quay.io/openshift-scale/etcd-perf`,
+/// [ocp-etcd-perf]), which prints "within the recommended threshold - 10 ms".
 pub const ETCD_SYNC_P99_THRESHOLD_NS: u64 = 10_000_000;
 
-/// etcd's minimum: at least 50 sequential fdatasync'd writes a second (references.md, "etcd and
-/// its disk": stricter guidance for loaded control planes).
+/// etcd's minimum: at least 50 sequential fdatasync'd writes a second (docs/sources.md
+/// [ocp-etcd-practices]: 50 IOPS of 8 KB, fdatasync included, under 10 ms).
 pub const ETCD_MIN_SYNC_IOPS: f64 = 50.0;
 
 /// etcd's guidance for busy clusters: around 500 sequential fdatasync'd writes a second
-/// (references.md, "etcd and its disk").
+/// (docs/sources.md [ocp-etcd-practices]: 500 IOPS of 8000 bytes at 2 ms).
 pub const ETCD_BUSY_SYNC_IOPS: f64 = 500.0;
 
 /// etcd's default heartbeat interval, 100 ms: a WAL fsync longer than this delays the leader's
@@ -397,7 +397,8 @@ pub fn etcd(
     let sync_iops = sync_rate(doc, sync);
     let thr = fmt_threshold(threshold_ns);
 
-    // The OpenShift etcd-perf image's wording (seed 000), so results read the same.
+    // The OpenShift etcd-perf image's wording (docs/sources.md [ocp-etcd-perf]), so results read
+    // the same.
     let mut lines = vec![format!("99th percentile of fsync is {p99_ns} ns")];
     let main_msg = if pass {
         format!(

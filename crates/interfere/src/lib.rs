@@ -1,7 +1,8 @@
-//! `disktier interfere`: what a bulk writer (an OS update, an image pull, a noisy neighbour)
-//! does to etcd's fdatasync latency on the same disk, and which mitigation helps — the I/O class
-//! of the writer, the device's scheduler, a cgroup weight, throttle or latency target, or the
-//! writer's own fsync policy — at what cost to the writer's time (seed 004).
+//! `disktier interfere`: what a bulk writer (an OS update, an image pull, a noisy neighbour) does
+//! to etcd's fdatasync latency on the same disk, and which mitigation helps — the I/O class of the
+//! writer, the device's scheduler, a cgroup weight, throttle or latency target, or the writer's own
+//! fsync policy — at what cost to the writer's time (the OSTree-vs-etcd issue
+//! [recipe-mco-ostree-etcd]).
 //!
 //! Every mitigation is applied for real and read back; every change to the system is journaled
 //! before it is made and undone afterwards, also after a crash (see [`journal`]).

@@ -3,8 +3,9 @@
 use crate::error::{InterfereError, Result};
 use serde::{Deserialize, Serialize};
 
-/// One thing a node owner can set so that a bulk writer hurts etcd less (seed 004 and the
-/// kernel I/O controls in references.md).
+/// One thing a node owner can set so that a bulk writer hurts etcd less (the OSTree-vs-etcd issue
+/// [recipe-mco-ostree-etcd] and the kernel I/O controls in docs/sources.md [kernel-cgroup-v2],
+/// [kernel-ioprio]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mitigation {
@@ -24,7 +25,8 @@ pub enum Mitigation {
     CgroupThrottle,
     /// The probe in a cgroup v2 with an `io.latency` target, the aggressor its sibling.
     CgroupLatency,
-    /// The writer fsyncs each object as it writes it (what OSTree shipped, ostree PR 2147).
+    /// The writer fsyncs each object as it writes it (what OSTree shipped: docs/sources.md
+    /// [ostree-fsync]).
     WriterPerObjectFsync,
     /// The writer never fsyncs (ostree pull `--disable-fsync`).
     WriterNoFsync,

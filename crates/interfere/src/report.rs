@@ -529,7 +529,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
             unavailable.join(", ")
         ));
     }
-    w.push("A fast local disk is no guide to a cloud volume (seed 004's fixes did not transfer to Azure): run this on the node's real disk.".into());
+    w.push("A fast local disk is no guide to a cloud volume (the OSTree-vs-etcd issue's fixes did not transfer to Azure): run this on the node's real disk.".into());
     w.join("\n")
 }
 

@@ -335,7 +335,7 @@ fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
         if has(Mitigation::IoniceIdle) || has(Mitigation::IoniceBe7) {
             match active.as_deref() {
                 Some("none") | Some("kyber") => notes.push(format!(
-                    "the active scheduler is {}, which ignores I/O priorities: expect no effect (seed 004 saw the same under none)",
+                    "the active scheduler is {}, which ignores I/O priorities: expect no effect (the OSTree-vs-etcd issue, machine-config-operator #1897, saw the same under none)",
                     active.as_deref().unwrap_or("?")
                 )),
                 _ => {}

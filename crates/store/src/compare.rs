@@ -1,7 +1,7 @@
 //! Comparing runs: the same metrics side by side, the ratio of each run to the first, and the
-//! sentence a user would write ("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower", seed 000's
-//! ephemeral NVMe against EBS). Runs of different profiles measure different things, so they are
-//! refused unless forced; quick runs beside full ones are flagged.
+//! sentence a user would write ("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower", the OpenShift
+//! instance-disk recipe's ephemeral NVMe against EBS). Runs of different profiles measure different
+//! things, so they are refused unless forced; quick runs beside full ones are flagged.
 
 use disktier_engine::{DirStats, RunDoc};
 use serde::Serialize;
@@ -80,7 +80,7 @@ pub enum CompareError {
     },
 }
 
-/// What "sync" was called in the job: seed 000's etcd job uses fdatasync.
+/// What "sync" was called in the job: the OpenShift instance-disk recipe's etcd job uses fdatasync.
 fn sync_name(doc: &RunDoc) -> &'static str {
     let n = |k: &str| doc.job.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
     if n("fdatasync") > 0 {
@@ -465,7 +465,7 @@ mod tests {
     #[test]
     fn seed_000_sentence() {
         let c = compare(
-            &[fixture("seed000-ephemeral"), fixture("seed000-ebs")],
+            &[fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")],
             false,
         )
         .unwrap();
@@ -479,18 +479,18 @@ mod tests {
     #[test]
     fn compare_table_golden() {
         let c = compare(
-            &[fixture("seed000-ephemeral"), fixture("seed000-ebs")],
+            &[fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")],
             false,
         )
         .unwrap();
-        insta::assert_snapshot!("seed000_compare", c.to_text());
+        insta::assert_snapshot!("ocp_recipe_compare", c.to_text());
     }
 
     #[test]
     fn three_runs_and_quick_flag_golden() {
         let runs = [
-            fixture("seed000-ephemeral"),
-            fixture("seed000-ebs"),
+            fixture("ocp-recipe-ephemeral"),
+            fixture("ocp-recipe-ebs"),
             fixture("quick-etcd"),
         ];
         let c = compare(&runs, false).unwrap();
@@ -500,7 +500,7 @@ mod tests {
 
     #[test]
     fn different_profiles_need_force() {
-        let runs = [fixture("seed000-ephemeral"), fixture("read-iops")];
+        let runs = [fixture("ocp-recipe-ephemeral"), fixture("read-iops")];
         let e = compare(&runs, false).unwrap_err().to_string();
         assert!(
             e.contains("different profiles") && e.contains("--force"),

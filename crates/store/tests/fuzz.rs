@@ -159,7 +159,7 @@ fn fuzz_report() {
     // markup, wrong types. The report must render or refuse, never panic, and escape.
     let docs: Vec<(&str, Value)> = vec![
         ("check", fixture("quick-etcd")),
-        ("check", fixture("seed000-ebs")),
+        ("check", fixture("ocp-recipe-ebs")),
         ("bench", fixture("read-iops")),
         ("interfere", fixture("interfere")),
     ];

@@ -20,8 +20,8 @@ fn stored(id: &str, kind: &str, doc: serde_json::Value) -> StoredRun {
 
 fn runs() -> Vec<StoredRun> {
     vec![
-        stored("run-ephemeral", "check", fixture("seed000-ephemeral")),
-        stored("run-ebs", "check", fixture("seed000-ebs")),
+        stored("run-ephemeral", "check", fixture("ocp-recipe-ephemeral")),
+        stored("run-ebs", "check", fixture("ocp-recipe-ebs")),
         stored("run-quick", "bench", fixture("quick-etcd")),
         stored("run-read", "bench", fixture("read-iops")),
         stored("run-interfere", "interfere", fixture("interfere")),
@@ -72,13 +72,13 @@ fn report_structure_golden() {
 
 #[test]
 fn user_strings_are_escaped() {
-    let mut doc = fixture("seed000-ephemeral");
+    let mut doc = fixture("ocp-recipe-ephemeral");
     doc["target"]["path"] = "<script>alert(1)</script>".into();
     doc["host"]["hostname"] = "h\"><img src=x onerror=alert(2)>".into();
     doc["verdicts"][0]["message"] = "</span><script>alert(3)</script>".into();
     let runs = vec![
         stored("x<y", "check", doc),
-        stored("run-ebs", "check", fixture("seed000-ebs")),
+        stored("run-ebs", "check", fixture("ocp-recipe-ebs")),
     ];
     let page = render(&ReportInput {
         runs: &runs,

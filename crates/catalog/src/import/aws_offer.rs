@@ -4,7 +4,7 @@
 //! and only their on-demand prices, and skips everything else without building it. Memory stays
 //! bounded by the kept products, not by the file (the real file is tens of MB).
 //!
-//! Format (catalog-facts.md): `products{sku: {productFamily, attributes}}` and
+//! Format (docs/sources.md [aws-price-list]): `products{sku: {productFamily, attributes}}` and
 //! `terms.OnDemand[sku][offerTermCode].priceDimensions[*].{unit, pricePerUnit.USD}`.
 
 use super::ImportError;
@@ -639,7 +639,7 @@ fn assemble(st: State, embedded: &Catalog, path: &Path) -> Result<(Catalog, Summ
     for (t, mut tiers) in io_tiers {
         tiers.sort_by_key(|(n, _)| *n);
         // Tier bounds: the file's ranges when it has them, else io2's published brackets
-        // (32,000 and 64,000 IOPS; catalog-facts.md).
+        // (32,000 and 64,000 IOPS; docs/sources.md [aws-ebs-pricing]).
         let defaults = [Some(32000u64), Some(64000u64)];
         let n = tiers.len();
         let list: Vec<IopsTier> = tiers

@@ -1,5 +1,6 @@
 //! `/dev/disk/by-id`: udev's stable names, which survive the kernel renaming `nvme1n1` to
-//! `nvme0n1` between boots (references.md, "what goes wrong" 2).
+//! `nvme0n1` between boots (EKS and Bottlerocket select by model/by-id for this: docs/sources.md
+//! [eks-setup-local-disks], [bottlerocket-ephemeral]).
 
 use std::collections::BTreeMap;
 use std::path::Path;

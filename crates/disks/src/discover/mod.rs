@@ -37,7 +37,8 @@ pub enum DiskError {
 #[serde(rename_all = "kebab-case")]
 pub enum DiskClass {
     /// AWS instance store: model `Amazon EC2 NVMe Instance Storage` (Bottlerocket and EKS match
-    /// this model / the `*NVMe_Instance_Storage_*` by-id name; references.md).
+    /// this model / the `*NVMe_Instance_Storage_*` by-id name;
+    /// docs/sources.md [bottlerocket-ephemeral], [eks-setup-local-disks], [aws-instance-types]).
     InstanceStore,
     /// GCP local SSD on NVMe: model exactly `nvme_card` (`nvme_card-pd` is a persistent disk).
     LocalSsd,
@@ -78,7 +79,7 @@ impl DiskClass {
         // Model strings: AWS "Amazon EC2 NVMe Instance Storage" / "Amazon Elastic Block Store"
         // (AWS EC2 docs, "NVMe EBS volumes" / "instance store volumes"); GCP "nvme_card" for
         // local SSD, "nvme_card-pd" and SCSI "PersistentDisk" for persistent disks (GKE local SSD
-        // docs, references.md); Azure "Microsoft NVMe Direct Disk" (v1) and
+        // docs, docs/sources.md [gke-local-ssd]); Azure "Microsoft NVMe Direct Disk" (v1) and
         // "Microsoft NVMe Direct Disk v2" (v6 sizes) for local NVMe, "MSFT NVMe Accelerator v1.0"
         // for remote managed disks (Azure "NVMe overview" FAQ).
         if m.starts_with("Amazon EC2 NVMe Instance Storage") {

@@ -3,7 +3,7 @@
 //! whose local CSI driver (`localdisk.csi.acstor.io`) pools the node's NVMe disks (striped when
 //! there are several) and cuts volumes from them, a StorageClass pinned to the pool's VM size,
 //! and a pod with a generic ephemeral volume on it. The platform sets the disks up; we do not
-//! fight it (references.md item 7).
+//! fight it (as with Karpenter on EKS, docs/sources.md [karpenter-instance-store]).
 //!
 //! Sources: "Use Azure Container Storage with local NVMe"
 //! (learn.microsoft.com/azure/storage/container-storage/use-container-storage-with-local-disk),

@@ -1,8 +1,8 @@
-//! bcache: seed 001's cache (a fast gp3 volume in front of a slow st1 one) as a reviewed script:
-//! `make-bcache -B slow -C fast`, register, attach by cset uuid, `cache_mode`, and
-//! `sequential_cutoff` (made persistent with a udev rule), with checks before each destructive
-//! step and a converging re-run. bcache cannot be resized online (references.md, "Caches in front
-//! of slow volumes"); lvmcache can.
+//! bcache: the bcache-on-EBS recipe's cache (a fast gp3 volume in front of a slow st1 one) as a
+//! reviewed script: `make-bcache -B slow -C fast`, register, attach by cset uuid, `cache_mode`, and
+//! `sequential_cutoff` (made persistent with a udev rule), with checks before each destructive step
+//! and a converging re-run. bcache cannot be resized online (docs/sources.md
+//! [kernel-bcache]); lvmcache can [lvmcache].
 
 use super::intent::check_stable_path;
 use super::script::CACHE_FUNCTIONS;
@@ -34,7 +34,8 @@ pub struct BcacheConfig {
     pub fast: String,
     pub slow: String,
     pub mode: BcacheMode,
-    /// Bytes; 0 caches sequential I/O too (seed 001). bcache's default is 4 MB.
+    /// Bytes; 0 caches sequential I/O too (the bcache-on-EBS recipe [recipe-bcache-ebs]). bcache's
+    /// default is 4 MB.
     pub sequential_cutoff: u64,
 }
 
@@ -73,7 +74,7 @@ impl Bcache {
         let c = &self.cfg;
         format!(
             r#"#!/bin/bash
-# Rendered by `disktier render bcache`: FAST caches SLOW with bcache, {mode} (seed 001: a gp3
+# Rendered by `disktier render bcache`: FAST caches SLOW with bcache, {mode} (the bcache-on-EBS recipe: a gp3
 # volume at 16,000 IOPS in front of st1, writeback, sequential_cutoff 0).
 #
 # Review before running. It refuses to touch a disk that holds anything; a re-run converges
@@ -82,10 +83,10 @@ impl Bcache {
 #
 # Know before you choose bcache:
 # - bcache cannot be resized online: growing SLOW needs a detach/attach or a reboot before the
-#   bcache device sees the new size (seed 001). lvmcache (disktier render lvmcache) grows online
+#   bcache device sees the new size (the bcache-on-EBS recipe). lvmcache (disktier render lvmcache) grows online
 #   with lvextend.
 # - writeback keeps dirty data on FAST only: losing FAST loses writes. A writeback cache full of
-#   dirty data drains at SLOW's speed (st1: 40 MiB/s per TiB baseline, references.md).
+#   dirty data drains at SLOW's speed (st1: 40 MiB/s per TiB baseline, AWS EBS volume types docs).
 set -euo pipefail
 
 PROG=disktier-bcache

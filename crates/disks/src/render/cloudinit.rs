@@ -4,7 +4,8 @@
 //!
 //! Why not `disk_setup`/`fs_setup`/`mounts`: they take kernel device names, and they run once per
 //! instance; a stop/start keeps the instance id but hands back blank disks, so they would not
-//! make the filesystem again (references.md item 1). The units decide from the disks' state on
+//! make the filesystem again (instance store is lost on stop:
+//! docs/sources.md [aws-instance-types]). The units decide from the disks' state on
 //! every boot instead.
 
 use super::intent::Intent;

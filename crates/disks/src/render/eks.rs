@@ -1,7 +1,7 @@
 //! EKS: a nodeadm NodeConfig (`node.eks.aws/v1alpha1`) with `spec.instance.localStorage`, and a
 //! Karpenter EC2NodeClass (`karpenter.k8s.aws/v1`, `instanceStorePolicy: RAID0`) with a NodePool
 //! that only launches instances that have local NVMe. Both let the platform's own automation set
-//! the disks up (references.md item 7: do not fight it).
+//! the disks up (docs/sources.md [karpenter-instance-store]: do not fight it).
 
 use super::{yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
 use serde_json::json;
@@ -204,9 +204,9 @@ impl Eks {
         if c.strategy == LocalStorageStrategy::Raid0 {
             spec["instanceStorePolicy"] = json!("RAID0");
             comments.push("instanceStorePolicy RAID0: Karpenter has nodeadm build the array, and only with it does".into());
-            comments.push("Karpenter count the instance store as the node's ephemeral-storage capacity (references.md".into());
+            comments.push("Karpenter count the instance store as the node's ephemeral-storage capacity (Karpenter".into());
             comments.push(
-                "item 7), so pods with ephemeral-storage requests schedule onto these nodes."
+                "NodeClass docs), so pods with ephemeral-storage requests schedule onto these nodes."
                     .into(),
             );
         } else {

@@ -1,20 +1,23 @@
 //! GKE: the `gcloud container node-pools create ... --ephemeral-storage-local-ssd count=N` command,
-//! checked against the machine type, and seed 002's two pods (an emptyDir with an
+//! checked against the machine type, and the GKE local-SSD recipe's two pods (an emptyDir with an
 //! ephemeral-storage request, and the hostPath variant), both pinned to local-SSD nodes.
 
 use super::{yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
 use disktier_cmd::shell_quote;
 use serde_json::json;
 
-/// GKE labels nodes whose ephemeral storage is on local SSD with this (seed 002).
+/// GKE labels nodes whose ephemeral storage is on local SSD with this (the GKE local-SSD recipe
+/// [recipe-gke-local-ssd]).
 const NODE_LABEL: &str = "cloud.google.com/gke-ephemeral-storage-local-ssd";
-/// Where GKE mounts the local-SSD ephemeral storage on the node (seed 002, references.md).
+/// Where GKE mounts the local-SSD ephemeral storage on the node (docs/sources.md [gke-local-ssd],
+/// [recipe-gke-local-ssd]).
 const HOST_PATH: &str = "/mnt/stateful_partition/kube-ephemeral-ssd";
 /// Each local SSD holds 375 GiB (402,653,184,000 bytes): "Each Local SSD disk is 375 GiB in
 /// size" (cloud.google.com/compute/docs/disks/local-ssd, "Local SSD disks"); `fdisk -l` on a GKE
 /// node shows 402653184000 bytes per disk.
 pub const LOCAL_SSD_BYTES: u64 = 375 * (1 << 30);
-/// `--ephemeral-storage-local-ssd` needs this GKE version or later (references.md item 8).
+/// `--ephemeral-storage-local-ssd` needs this GKE version or later (docs/sources.md
+/// [gke-local-ssd]).
 const MIN_GKE_VERSION: &str = "1.25.3-gke.1800";
 
 /// What is known about a machine type's local SSDs.
@@ -42,8 +45,8 @@ const GCE_DOC: &str =
 ///
 /// | series | vCPUs | counts | source |
 /// |---|---|---|---|
-/// | e2 | any | none | references.md item 8 (an n1-standard-1 or larger, not e2) |
-/// | n1 | n1-standard-8 | 1..=8 | seed 002: GKE refused 24 with "the maximum allowed for this machine type (8)" |
+/// | e2 | any | none | [gke-local-ssd] (an n1-standard-1 or larger, not e2) |
+/// | n1 | n1-standard-8 | 1..=8 | the GKE local-SSD recipe [recipe-gke-local-ssd]: GKE refused 24 with "the maximum allowed for this machine type (8)" |
 /// | n2 | 2-10 / 12-20 / 22-40 / 42-80 / 82-128 | {1,2,4,8,16,24} / {2,4,8,16,24} / {4,8,16,24} / {8,16,24} / {16,24} | Compute Engine table |
 /// | n2d | 2-16 / 32-48 / 64-80 / 96-224 | {1,2,4,8,16,24} / {2,4,8,16,24} / {4,8,16,24} / {8,16,24} | Compute Engine table |
 /// | c2 | 4-8 / 16 / 30 / 60 | {1,2,4,8} / {2,4,8} / {4,8} / {8} | Compute Engine table |
@@ -59,7 +62,7 @@ pub fn local_ssd_limit(machine_type: &str) -> LocalSsdLimit {
         ("e2", _) => LocalSsdLimit::None,
         ("n1", _) if machine_type == "n1-standard-8" => counts(
             &[1, 2, 3, 4, 5, 6, 7, 8],
-            "seed 002: GKE refused count=24 on n1-standard-8, maximum 8",
+            "GKE refused count=24 on n1-standard-8, maximum 8 (the GKE local-SSD recipe)",
         ),
         ("n2", Some(v)) if !machine_type.contains("custom") => match v {
             2..=10 => counts(&[1, 2, 4, 8, 16, 24], GCE_DOC),
@@ -292,7 +295,7 @@ impl Gke {
             r#"#!/bin/bash
 # Rendered by `disktier render gke`: a node pool whose kubelet and container runtime keep
 # their ephemeral storage (emptyDir, images, logs) on {n} local SSD(s) of 375 GiB, which GKE
-# itself formats (RAID0 when there are several; seed 002). GKE labels the nodes
+# itself formats (RAID0 when there are several; the GKE local-SSD recipe). GKE labels the nodes
 # {label}=true.
 # Needs GKE {min} or later; --ephemeral-storage-local-ssd cannot be combined with
 # --local-ssd-count (raw, unformatted SSDs), and E2 machine types have no local SSD.
@@ -340,7 +343,7 @@ gcloud container node-pools create {pool} \
         });
         yaml::document(
             "Pod",
-            &["Rendered by `disktier render gke`: an emptyDir on the node's local SSDs (seed 002). The\nephemeral-storage request makes the scheduler pick a node with room; the nodeSelector\npicks the pool whose ephemeral storage is on local SSD.".to_string()],
+            &["Rendered by `disktier render gke`: an emptyDir on the node's local SSDs (the GKE local-SSD recipe). The\nephemeral-storage request makes the scheduler pick a node with room; the nodeSelector\npicks the pool whose ephemeral storage is on local SSD.".to_string()],
             &obj,
         )
     }
@@ -363,7 +366,7 @@ gcloud container node-pools create {pool} \
         yaml::document(
             "Pod",
             &[format!(
-                "Rendered by `disktier render gke`: the hostPath variant of seed 002, on {HOST_PATH}.\ntype: Directory makes the pod fail to start on a node without local SSD (\"hostPath type\ncheck failed\") instead of writing to the boot disk."
+                "Rendered by `disktier render gke`: the hostPath variant of the GKE local-SSD recipe, on {HOST_PATH}.\ntype: Directory makes the pod fail to start on a node without local SSD (\"hostPath type\ncheck failed\") instead of writing to the boot disk."
             )],
             &obj,
         )

@@ -6,8 +6,8 @@ use super::RenderError;
 use crate::valid::{Label, Mode, MountOptions, MountPath, Owner};
 use serde::Serialize;
 
-/// Disk models of local ephemeral disks, as sysfs reports them (references.md, "Putting local
-/// ephemeral disks to work": EKS/Bottlerocket match `Amazon EC2 NVMe Instance Storage`, GKE matches
+/// Disk models of local ephemeral disks, as sysfs reports them (docs/sources.md
+/// [eks-setup-local-disks], [bottlerocket-ephemeral], [gke-local-ssd]: EKS/Bottlerocket match `Amazon EC2 NVMe Instance Storage`, GKE matches
 /// exactly `nvme_card` (`nvme_card-pd` is a persistent disk), Azure `Microsoft NVMe Direct Disk`
 /// and its `v2`). Shell patterns, matched against the whole model.
 pub const KNOWN_EPHEMERAL_MODELS: [&str; 3] = [
@@ -163,7 +163,8 @@ impl Intent {
     }
 
     /// Whether the options ask for project quotas (`prjquota`/`pquota`), which kubelet's quota
-    /// monitoring of ephemeral storage needs (references.md item 5).
+    /// monitoring of ephemeral storage needs (docs/sources.md [ocp-container-storage-disk],
+    /// [recipe-ocp-instance-disk]).
     pub fn wants_prjquota(&self) -> bool {
         self.options.contains("prjquota") || self.options.contains("pquota")
     }

@@ -1,7 +1,7 @@
 //! lvmcache (dm-cache): the slow disk as an LV, cached by a cachevol on the fast disk
 //! (`lvconvert --type cache --cachevol fast --cachemode writeback vg/main`), as a reviewed script
 //! with checks before each destructive step and a converging re-run. Unlike bcache, the cached LV
-//! grows online with `lvextend` (references.md, "Caches in front of slow volumes").
+//! grows online with `lvextend` (docs/sources.md [lvmcache]).
 
 use super::bcache::check_pair;
 use super::script::CACHE_FUNCTIONS;

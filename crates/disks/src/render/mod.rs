@@ -7,7 +7,7 @@
 //! (its `new` rejects bad input with a one-line error naming the fix) and renders files; it never
 //! runs a command and never touches a disk. Disks are always selected by model or by a
 //! `/dev/disk/by-id/` glob, never by a kernel name such as `nvme1n1`, which can move between boots
-//! (references.md, "Putting local ephemeral disks to work", item 2).
+//! (as EKS and Bottlerocket do: docs/sources.md [eks-setup-local-disks], [bottlerocket-ephemeral]).
 
 mod aks;
 mod bcache;

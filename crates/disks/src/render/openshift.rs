@@ -1,6 +1,7 @@
-//! OpenShift: a MachineConfig (Ignition 3.2.0) whose systemd units do seed 000's three steps
-//! safely (make the filesystem only when missing, mount by LABEL, restorecon) before crio and
-//! kubelet; optionally the MachineSet of seed 000 and, for a custom role, its MachineConfigPool.
+//! OpenShift: a MachineConfig (Ignition 3.2.0) whose systemd units do the OpenShift instance-disk
+//! recipe's three steps safely (make the filesystem only when missing, mount by LABEL, restorecon)
+//! before crio and kubelet; optionally the MachineSet of the OpenShift instance-disk recipe
+//! [recipe-ocp-instance-disk] and, for a custom role, its MachineConfigPool.
 
 use super::intent::{DiskSelect, Intent, KNOWN_EPHEMERAL_MODELS};
 use super::script::{prepare_script, script_path};
@@ -14,14 +15,16 @@ use serde_json::{json, Value};
 /// URL, systemd.units) exists since spec 3.0.
 pub const IGNITION_VERSION: &str = "3.2.0";
 
-/// crio and kubelet: what must start after the disk is mounted (seed 000 ordered the relabel
-/// before crio.service; kubelet is added so pods never land on the root disk first).
+/// crio and kubelet: what must start after the disk is mounted (the OpenShift instance-disk recipe
+/// [recipe-ocp-instance-disk] ordered the relabel before crio.service; kubelet is added so pods
+/// never land on the root disk first).
 const RUNTIMES: [&str; 2] = ["crio.service", "kubelet.service"];
 
-/// The seed's RHCOS image for us-east-1 (seed 000's MachineSet); other regions need --ami.
+/// The RHCOS image for us-east-1 of the OpenShift instance-disk recipe's MachineSet; other regions
+/// need --ami.
 const SEED_AMI_US_EAST_1: &str = "ami-0722eb0819717090f";
 
-/// The MachineSet of seed 000.
+/// The MachineSet of the OpenShift instance-disk recipe [recipe-ocp-instance-disk].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MachineSetConfig {
     pub instance_type: String,
@@ -122,7 +125,7 @@ impl OpenShift {
                 (None, _) => {
                     return Err(RenderError::Missing {
                         what: "--ami",
-                        why: "the default RHCOS image (seed 000's) is a us-east-1 AMI; pass the one your other MachineSets use (oc get machineset -n openshift-machine-api -o yaml | grep -A1 'ami:')",
+                        why: "the default RHCOS image (the OpenShift instance-disk recipe's) is a us-east-1 AMI; pass the one your other MachineSets use (oc get machineset -n openshift-machine-api -o yaml | grep -A1 'ami:')",
                     })
                 }
             });
@@ -169,11 +172,11 @@ impl OpenShift {
             format!("Ignition {IGNITION_VERSION}: accepted by the Machine Config Operator since OpenShift 4.8; nothing"),
             "here needs a newer spec (3.4.0 is only accepted by OpenShift 4.14 and later).".into(),
             String::new(),
-            "Changes from seed 000's MachineConfig:".into(),
+            "Changes from the OpenShift instance-disk recipe's MachineConfig:".into(),
             "- the disk is found at boot by model or /dev/disk/by-id/ glob instead of a hard-coded kernel".into(),
             "  name (nvme1n1), which moves between boots and can name an EBS volume on other instances;".into(),
             "- the filesystem is made only when no filesystem labelled with the label exists and the disk".into(),
-            "  is blank (the seed ran mkfs without checking), and it is mounted by LABEL;".into(),
+            "  is blank (the recipe ran mkfs without checking), and it is mounted by LABEL;".into(),
             "- what the directory held is copied onto the new filesystem once, instead of".into(),
             "  `rm -rf /var/lib/containers/*` on every boot;".into(),
             "- the mount and relabel are ordered before crio and kubelet.".into(),
@@ -239,8 +242,8 @@ impl OpenShift {
         let id = &ms.cluster_id;
         let role = &self.cfg.role;
         let zone = self.zone.clone().unwrap_or_default();
-        // Seed 000's name, `<cluster>-worker-ephemeral`; a role that already says so is not
-        // repeated.
+        // The OpenShift instance-disk recipe's name, `<cluster>-worker-ephemeral`; a role that
+        // already says so is not repeated.
         let name = if role.ends_with("ephemeral") {
             format!("{id}-{role}")
         } else {
@@ -300,7 +303,7 @@ impl OpenShift {
         });
         let comments = vec![
             format!("Rendered by `disktier render openshift --machineset`: {} instances with local NVMe", ms.instance_type),
-            "instance storage, labelled disk_type=ephemeral (seed 000). Root volume: 120 GiB gp3 as in the seed.".into(),
+            "instance storage, labelled disk_type=ephemeral (the OpenShift instance-disk recipe). Root volume: 120 GiB gp3 as in the recipe.".into(),
             "Watch them join: oc get node -l disk_type=ephemeral -w".into(),
         ];
         Ok(RenderedFile {

@@ -1,7 +1,8 @@
-//! The boot-time script behind the rendered units (openshift, systemd, cloud-init). It is what
-//! seed 000's three units meant to do, made safe: it finds the disks by model or by-id glob on
-//! every boot, decides from their real state (never from a marker file), formats only blank
-//! disks, copies what the directories already hold instead of `rm -rf`, and relabels SELinux.
+//! The boot-time script behind the rendered units (openshift, systemd, cloud-init). It is what the
+//! OpenShift instance-disk recipe's three units meant to do, made safe: it finds the disks by model
+//! or by-id glob on every boot, decides from their real state (never from a marker file), formats
+//! only blank disks, copies what the directories already hold instead of `rm -rf`, and relabels
+//! SELinux.
 //!
 //! Verbs: `mkfs` (before the mount unit), `binds` (after it: owner, mode, copy-in for binds),
 //! `relabel` (restorecon, only where SELinux is enabled).
@@ -169,7 +170,7 @@ why_not() {
 }
 
 # Several blank disks become one RAID0 array, named so the name survives reboots
-# (--name, --homehost=any; 256K chunk: references.md items 4 and 5).
+# (--name, --homehost=any; 256K chunk: as Bottlerocket's ephemeral storage).
 make_raid0() {
     if ! command -v mdadm >/dev/null; then
         log "$# blank disks but no mdadm: install mdadm, or select one disk with --by-id"
@@ -196,7 +197,7 @@ make_raid0() {
 }
 
 # What $MOUNT already holds (pre-pulled images, the pause image) is copied onto the new
-# filesystem before it is mounted over, instead of being deleted (seed 000 ran rm -rf).
+# filesystem before it is mounted over, instead of being deleted (the OpenShift instance-disk recipe ran rm -rf).
 copy_existing() {
     local target=$1 tmp
     [ -d "$MOUNT" ] && [ -n "$(ls -A "$MOUNT" 2>/dev/null)" ] || return 0

@@ -2,7 +2,8 @@
 //! cloud-init renderers: a oneshot that makes the filesystem only when it is missing, the mount
 //! unit (by LABEL, named as systemd requires, e.g. `var-lib-containers.mount`), a oneshot for
 //! owner/mode/bind copy-in, one bind mount unit per `--bind`, and the SELinux relabel; all ordered
-//! before the container runtime and kubelet (references.md item 6).
+//! before the container runtime and kubelet (docs/sources.md [ocp-container-storage-disk],
+//! [eks-setup-local-disks]).
 
 use super::intent::Intent;
 use super::script::{script_path, slug};

@@ -1,13 +1,14 @@
 //! Making the mounts survive a reboot: systemd mount units (named as `systemd-escape --path`
 //! names them) or fstab lines, by UUID, `nofail`, ordered before the container runtime and
-//! kubelet (references.md, "what goes wrong" 6).
+//! kubelet (docs/sources.md [ocp-container-storage-disk], [eks-setup-local-disks]).
 
 use super::SetupError;
 use crate::valid::{fstab_escape, unit_escape_path, MountPath};
 use std::path::Path;
 
-/// Units that must find the disks mounted when they start: the container runtimes and kubelet
-/// (seed 000 orders its mount before crio; EKS and GKE before containerd and kubelet).
+/// Units that must find the disks mounted when they start: the container runtimes and kubelet (the
+/// OpenShift instance-disk recipe [recipe-ocp-instance-disk] orders its mount before crio; EKS and
+/// GKE before containerd and kubelet).
 pub const BEFORE_UNITS: &str = "crio.service containerd.service kubelet.service";
 
 /// The tag that marks fstab lines disktier owns (and may rewrite).

@@ -8,14 +8,14 @@ use disktier_cmd::{shell_quote, Cmd, CommandRunner};
 use std::path::{Path, PathBuf};
 
 /// md RAID0 chunk: 256 KiB, as Bottlerocket (`--chunk=256`) and the xfs `-l su` advice for
-/// RAID (references.md, "what goes wrong" 5).
+/// RAID (docs/sources.md [eks-setup-local-disks], [bottlerocket-ephemeral]).
 pub const RAID_CHUNK_KIB: u64 = 256;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "step", rename_all = "kebab-case")]
 pub enum Step {
     /// RAID0 over blank disks. `--name` + `--homehost=any` keep `/dev/md/NAME` across reboots
-    /// and hosts (references.md, "what goes wrong" 4). Never `--force` or `--run`.
+    /// and hosts (docs/sources.md [bottlerocket-ephemeral]). Never `--force` or `--run`.
     CreateRaid {
         device: String,
         name: String,
@@ -27,8 +27,9 @@ pub enum Step {
         members: Vec<String>,
     },
     /// Make the filesystem; `-K`/`nodiscard` skips discarding fresh disks (a 1.9 TB discard is
-    /// slow: seed 003 shows "Discarding blocks...Done"). Never `-f`: mkfs itself refuses a device
-    /// that holds a filesystem, a second guard behind discovery.
+    /// slow: the instance-store performance recipe [recipe-instance-store-perf] shows "Discarding
+    /// blocks...Done"). Never `-f`: mkfs itself refuses a device that holds a filesystem, a second
+    /// guard behind discovery.
     Mkfs {
         device: String,
         fs: FsType,
@@ -56,7 +57,8 @@ pub enum Step {
         path: MountPath,
         mode: Mode,
     },
-    /// SELinux relabel (seed 000's restorecon unit), only where SELinux is enabled.
+    /// SELinux relabel (the OpenShift instance-disk recipe's restorecon unit), only where SELinux
+    /// is enabled.
     Restorecon {
         path: MountPath,
     },

@@ -19,8 +19,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The suite, in the order it runs: the etcd verdict first, because it is the question most
-/// users come with (seed 000), then the seed 002 jobs, then seed 003's small files.
+/// The suite, in the order it runs: the etcd verdict first, because it is the question most users
+/// come with (the OpenShift instance-disk recipe [recipe-ocp-instance-disk]), then the GKE
+/// local-SSD recipe's jobs [recipe-gke-local-ssd], then the instance-store performance recipe's
+/// small files [recipe-instance-store-perf] (docs/sources.md).
 pub const SUITE: [Profile; 7] = [
     Profile::Etcd,
     Profile::ReadIops,

@@ -1,8 +1,8 @@
-//! `disktier check etcd DIR`: can this disk host etcd? Runs etcd's fio job (the `etcd` profile,
-//! or `etcd-openshift`) in DIR and judges the 99th percentile of fdatasync latency against
-//! 10 ms, printing it the way the OpenShift etcd-perf image does (seed 000), plus etcd's IOPS
-//! guidance and a 95 % confidence interval for the p99. Exit 0 within the threshold, 1 above,
-//! 2 when it could not run.
+//! `disktier check etcd DIR`: can this disk host etcd? Runs etcd's fio job (the `etcd` profile, or
+//! `etcd-openshift`) in DIR and judges the 99th percentile of fdatasync latency against 10 ms,
+//! printing it the way the OpenShift etcd-perf image does (the OpenShift instance-disk recipe
+//! [recipe-ocp-instance-disk]), plus etcd's IOPS guidance and a 95 % confidence interval for the
+//! p99. Exit 0 within the threshold, 1 above, 2 when it could not run.
 
 use super::bench::{self, Request, RunArgs};
 use super::jobargs::JobArgs;

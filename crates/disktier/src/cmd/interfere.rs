@@ -12,7 +12,8 @@ use disktier_units::clap_parsers;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The mitigations compared when none are named: seed 004's candidates (issue #6's example).
+/// The mitigations compared when none are named: the OSTree-vs-etcd issue's candidates (issue #6's
+/// example).
 const DEFAULT_MITIGATIONS: &str =
     "none,ionice-idle,scheduler-bfq,cgroup-weight,cgroup-throttle,writer-per-object-fsync,writer-no-fsync";
 

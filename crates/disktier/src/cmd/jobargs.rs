@@ -256,7 +256,7 @@ pub fn resolve(
             Workload::Job(job)
         }
         Workload::SmallFiles { .. } if args.any() => bail!(
-            "the small-files profile takes no job options (got {}): it writes files of 1 MiB like seed 003's dd loop; drop the options or pick another profile",
+            "the small-files profile takes no job options (got {}): it writes files of 1 MiB like the instance-store performance recipe's dd loop; drop the options or pick another profile",
             args.given().join(", ")
         ),
         w => w,
@@ -361,7 +361,8 @@ mod tests {
     fn profile_then_overrides() {
         let t = parse(&["/var/lib/etcd", "--size", "30m", "--direct=false"]);
         let j = job(resolve(&t.target, Some(Profile::Etcd), false, &t.job).unwrap());
-        // Seed 004 runs the etcd job with --size=30m: only the size changes.
+        // The OSTree-vs-etcd issue [recipe-mco-ostree-etcd] runs the etcd job with --size=30m: only
+        // the size changes.
         assert_eq!(j.size, Some(30 << 20));
         assert_eq!((j.bs, j.fdatasync, j.rw), (2300, 1, Rw::Write));
         assert_eq!(j.ioengine, IoEngineKind::Sync);

@@ -132,9 +132,9 @@ fn simulated_curve(
 }
 
 /// `--budget USD` (added by the trace/simulate area): keeps the options whose monthly cost is
-/// within the budget, best predicted performance first — sustained IOPS, then MiB/s, then the
-/// lower price — and lists the rest as over budget. The cost-constrained question of seed 001's
-/// paper; ranking in `disktier_cachesim::budget::rank_within_budget`.
+/// within the budget, best predicted performance first — sustained IOPS, then MiB/s, then the lower
+/// price — and lists the rest as over budget. The cost-constrained question of the bcache-on-EBS
+/// recipe's paper; ranking in `disktier_cachesim::budget::rank_within_budget`.
 fn within_budget(p: &mut Plan, budget: f64) -> anyhow::Result<()> {
     use disktier_cachesim::budget::{rank_within_budget, Candidate};
     if !(budget.is_finite() && budget > 0.0) {

@@ -32,7 +32,8 @@ pub struct Args {
 
 #[derive(Debug, Subcommand)]
 pub enum PlatformCmd {
-    /// OpenShift MachineConfig (Ignition 3.2.0) and, with --machineset, seed 000's MachineSet.
+    /// OpenShift MachineConfig (Ignition 3.2.0) and, with --machineset, the OpenShift instance-disk
+    /// recipe's MachineSet.
     Openshift(OpenshiftArgs),
     /// GKE node pool with --ephemeral-storage-local-ssd, and pods that use it.
     Gke(GkeArgs),
@@ -45,7 +46,7 @@ pub enum PlatformCmd {
     Systemd(IntentArgs),
     /// cloud-init user-data (#cloud-config) installing the same units.
     CloudInit(IntentArgs),
-    /// A reviewed bcache setup script: FAST caches SLOW (seed 001).
+    /// A reviewed bcache setup script: FAST caches SLOW (as in the bcache-on-EBS recipe).
     Bcache(BcacheArgs),
     /// A reviewed lvmcache (dm-cache) setup script: FAST caches SLOW.
     Lvmcache(LvmcacheArgs),
@@ -116,7 +117,8 @@ pub struct OpenshiftArgs {
     /// MachineConfigPool role; a role other than worker/master also renders its pool.
     #[arg(long, default_value = "worker")]
     pub role: String,
-    /// Also render seed 000's MachineSet (needs --instance-type and --cluster-id).
+    /// Also render the OpenShift instance-disk recipe's MachineSet (needs --instance-type and
+    /// --cluster-id).
     #[arg(long, requires_all = ["instance_type", "cluster_id"])]
     pub machineset: bool,
     /// EC2 instance type with instance storage, e.g. m6id.xlarge.
@@ -131,7 +133,7 @@ pub struct OpenshiftArgs {
     /// Availability zone (default: the region's "a" zone).
     #[arg(long, requires = "machineset")]
     pub zone: Option<String>,
-    /// RHCOS AMI (default: seed 000's us-east-1 image).
+    /// RHCOS AMI (default: the OpenShift instance-disk recipe's us-east-1 image).
     #[arg(long, requires = "machineset")]
     pub ami: Option<String>,
     /// MachineSet replicas.
@@ -255,7 +257,8 @@ pub struct BcacheArgs {
     /// Cache mode.
     #[arg(long, value_enum, default_value_t = BcacheModeArg::Writeback)]
     pub mode: BcacheModeArg,
-    /// Sequential I/O above this size bypasses the cache; 0 caches everything (seed 001).
+    /// Sequential I/O above this size bypasses the cache; 0 caches everything (as in the
+    /// bcache-on-EBS recipe).
     #[arg(long, default_value = "0", value_parser = disktier_units::clap_parsers::size)]
     pub sequential_cutoff: u64,
 }

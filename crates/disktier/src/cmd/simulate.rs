@@ -39,7 +39,8 @@ pub struct Args {
     /// bcache's bucket size (make-bcache's default: 512KiB).
     #[arg(long, default_value = "512KiB", value_parser = clap_parsers::size)]
     pub bcache_bucket: u64,
-    /// bcache's sequential_cutoff (default 4 MB; 0 disables, as seed 001 does).
+    /// bcache's sequential_cutoff (default 4 MB; 0 disables, as the bcache-on-EBS recipe
+    /// does).
     #[arg(long, default_value = "4MiB", value_parser = clap_parsers::size)]
     pub sequential_cutoff: u64,
     /// bcache's writeback_percent (dirty data the writeback controller aims for).
@@ -52,7 +53,7 @@ pub struct Args {
     #[arg(long, default_value = "writethrough", value_parser = parse_mode)]
     pub lvm_mode: CacheMode,
     /// The cache volume for predictions: TYPE:SIZE[:IOPS[:MiBps]] from the catalog,
-    /// e.g. gp3:32GiB:16000:1000 (seed 001).
+    /// e.g. gp3:32GiB:16000:1000 (as in the bcache-on-EBS recipe).
     #[arg(long, value_name = "SPEC", requires = "backing_volume")]
     pub cache_volume: Option<String>,
     /// The backing volume for predictions, e.g. st1:1TiB (its burst bucket and 500-IOPS cap
@@ -93,9 +94,9 @@ pub fn parse_volume(
     Ok((parts[0].to_string(), gib, iops, tp))
 }
 
-/// Unloaded latency for a volume type: catalog-facts.md "gp2/gp3 about 0.8-1.8 ms, io2 0.5-1.2
-/// ms, local NVMe 0.1-0.17 ms" (the low ends, unloaded); HDD types have no published figure and
-/// get 1 / their IOPS cap from the model.
+/// Unloaded latency for a volume type: modelled (weak) figures "gp2/gp3 about 0.8-1.8 ms, io2
+/// 0.5-1.2 ms, local NVMe 0.1-0.17 ms" (the low ends, unloaded); HDD types have no published figure
+/// and get 1 / their IOPS cap from the model.
 fn latency_for(volume_type: &str) -> Option<f64> {
     match volume_type {
         "gp2" | "gp3" => Some(0.0008),

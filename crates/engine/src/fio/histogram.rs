@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 /// A latency block's `bins` (fio's `--output-format=json+`: bucket value in ns -> count) as an
 /// HDR histogram like the native engine's; `None` without bins. fio's buckets carry about 1/128
-/// relative error (references.md), coarser than the native 3 significant digits.
+/// relative error (docs/sources.md [fio-doc]), coarser than the native 3 significant digits.
 pub fn histogram(block: &Value) -> Option<Histogram<u64>> {
     let bins = block.get("bins")?.as_object()?;
     let mut h = crate::stats::new_hist();

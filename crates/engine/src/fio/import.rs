@@ -213,8 +213,8 @@ fn job_from_options(opts: &serde_json::Map<String, Value>, jobname: &str) -> Val
             }
         }
     } else {
-        // fio's default engine is psync (references.md: "fio without an engine falls back to
-        // psync, where iodepth does nothing").
+        // fio's default engine is psync (docs/sources.md [fio-doc]: without an engine fio falls
+        // back to psync, where iodepth does nothing).
         job.ioengine = crate::job::IoEngineKind::Psync;
     }
     job.direct = s("direct").is_some_and(|d| d == "1" || d == "true");

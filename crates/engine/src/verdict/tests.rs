@@ -218,7 +218,7 @@ fn doc_with_sync(sync: Option<DirStats>) -> RunDoc {
 #[test]
 fn etcd_verdict_passes_and_fails_on_the_threshold() {
     let mut rng = SplitMix(11);
-    // fdatasync around 0.2 ms, like seed 000's instance store.
+    // fdatasync around 0.2 ms, like the OpenShift instance-disk recipe's instance store.
     let fast: Vec<u64> = (0..5_000).map(|_| rng.uniform(150_000, 260_000)).collect();
     let h = hist_of(&fast);
     let mut lat = lat_from(&mut fast.clone());

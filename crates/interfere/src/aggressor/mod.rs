@@ -22,7 +22,8 @@ use std::time::Instant;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AggressorKind {
-    /// An OS update unpacking many objects (seed 004: `ostree pull` of a 1 GB+ oscontainer).
+    /// An OS update unpacking many objects (the OSTree-vs-etcd issue [recipe-mco-ostree-etcd]:
+    /// `ostree pull` of a 1 GB+ oscontainer).
     Ostree,
     /// One large sequential buffered write (a backup, an image pull, a log shipper).
     BulkSeq,

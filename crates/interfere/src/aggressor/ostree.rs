@@ -1,9 +1,10 @@
-//! The `ostree` aggressor: an OS update unpacking many objects (seed 004). Objects are mostly
-//! small (1-64 KiB) with a few large ones (1-16 MiB), written into `objects/<xx>/` the way
-//! ostree's repository is laid out: each object goes to a staging file first and is renamed
-//! into place, and the writer policy decides the fsyncs — one `syncfs` at the end (ostree before
-//! ostreedev/ostree#2147), an fsync per object before its rename (after #2147, which still ends
-//! with a syncfs, then nearly free), or none (`ostree pull --disable-fsync`).
+//! The `ostree` aggressor: an OS update unpacking many objects (the OSTree-vs-etcd issue
+//! [recipe-mco-ostree-etcd]). Objects are mostly small (1-64 KiB) with a few large ones (1-16 MiB),
+//! written into `objects/<xx>/` the way ostree's repository is laid out: each object goes to a
+//! staging file first and is renamed into place, and the writer policy decides the fsyncs — one
+//! `syncfs` at the end (ostree before ostreedev/ostree#2147), an fsync per object before its rename
+//! (after #2147, which still ends with a syncfs, then nearly free), or none (`ostree pull
+//! --disable-fsync`).
 
 use super::{Rng, Tally, Ticker};
 use crate::error::{InterfereError, Result};

@@ -63,7 +63,8 @@ pub(super) fn profiles(benches: &[Bench<'_>]) -> Vec<String> {
     p
 }
 
-/// Throughput jobs (1 MiB blocks in seed 002) read better in MiB/s than in IOPS.
+/// Throughput jobs (1 MiB blocks in the GKE local-SSD recipe [recipe-gke-local-ssd]) read better in
+/// MiB/s than in IOPS.
 pub(super) fn big_blocks(doc: &RunDoc) -> bool {
     doc.job
         .get("bs")

@@ -6,7 +6,8 @@ use super::html::esc;
 use serde_json::Value;
 use std::fmt::Write as _;
 
-/// The line drawn on etcd charts: fdatasync p99 must stay under 10 ms (etcd docs, seed 000).
+/// The line drawn on etcd charts: fdatasync p99 must stay under 10 ms (docs/sources.md
+/// [ocp-etcd-practices], [ocp-etcd-perf]).
 pub(super) fn etcd_limit(profile: &str) -> Option<super::charts::Limit> {
     profile.starts_with("etcd").then(|| super::charts::Limit {
         ns: disktier_engine::verdict::ETCD_SYNC_P99_THRESHOLD_NS,
