@@ -81,7 +81,7 @@ pub fn render_cases() -> Vec<(&'static str, Vec<&'static str>)> {
     ]
 }
 
-/// Seed 000's plan: an m6i.xlarge in us-east-1 needing 200 GiB at 20,000 IOPS, instance store
+/// The OpenShift instance-disk recipe's plan [recipe-ocp-instance-disk]: an m6i.xlarge in us-east-1 needing 200 GiB at 20,000 IOPS, instance store
 /// allowed.
 pub const PLAN_SEED_000: &[&str] = &[
     "plan",
