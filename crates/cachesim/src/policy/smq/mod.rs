@@ -24,17 +24,18 @@
 //!
 //! Not modelled: the per-tick hit limiting, sentinel-based aging, `migration_threshold`
 //! bandwidth limits, and the adaptive promote levels.
+//!
+//! The multiqueue both the cache and the hotspot queue are built on is in `multiqueue.rs`.
 
-use super::NIL;
-use crate::hash::{map_with_capacity, FxHashMap};
+mod multiqueue;
+
 use crate::policy::bcache::CacheMode;
 use crate::simulator::{sampled, Counters, Simulator};
 use crate::trace::{Op, Record};
 use crate::TraceError;
+use multiqueue::{MultiQueue, LEVELS};
 use serde::Serialize;
 
-/// smq's number of levels (NR_CACHE_LEVELS / NR_HOTSPOT_LEVELS in dm-cache-policy-smq.c).
-const LEVELS: usize = 64;
 /// Chunks per hotspot region.
 const HOTSPOT_CHUNKS: u64 = 16;
 /// The cache holds 1/HOTSPOT_CHUNKS as many regions as it has chunks and the hotspot queue
@@ -94,194 +95,6 @@ impl SmqConfig {
             });
         }
         Ok(())
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Node {
-    key: u64,
-    prev: u32,
-    next: u32,
-    level: u8,
-    queue: u8,
-}
-
-#[derive(Clone, Copy)]
-struct List {
-    head: u32,
-    tail: u32,
-    len: u32,
-}
-
-const EMPTY_LIST: List = List {
-    head: NIL,
-    tail: NIL,
-    len: 0,
-};
-
-/// Multiqueues sharing one arena: `queues` sets of [`LEVELS`] LRU lists (head = LRU).
-struct MultiQueue {
-    nodes: Vec<Node>,
-    free: Vec<u32>,
-    lists: Vec<List>,
-    map: FxHashMap<u64, u32>,
-    cap: u64,
-}
-
-impl MultiQueue {
-    fn new(queues: usize, cap: u64) -> MultiQueue {
-        MultiQueue {
-            nodes: Vec::with_capacity(cap.min(1 << 20) as usize),
-            free: Vec::new(),
-            lists: vec![EMPTY_LIST; queues * LEVELS],
-            map: map_with_capacity(cap.min(1 << 20) as usize),
-            cap,
-        }
-    }
-    fn len(&self) -> u64 {
-        self.map.len() as u64
-    }
-    fn li(queue: u8, level: u8) -> usize {
-        queue as usize * LEVELS + level as usize
-    }
-    fn unlink(&mut self, i: u32) {
-        let n = self.nodes[i as usize];
-        let l = Self::li(n.queue, n.level);
-        if n.prev != NIL {
-            self.nodes[n.prev as usize].next = n.next;
-        } else {
-            self.lists[l].head = n.next;
-        }
-        if n.next != NIL {
-            self.nodes[n.next as usize].prev = n.prev;
-        } else {
-            self.lists[l].tail = n.prev;
-        }
-        self.lists[l].len -= 1;
-    }
-    /// Appends at the most-recently-used end of (queue, level).
-    fn push(&mut self, i: u32, queue: u8, level: u8) {
-        let l = Self::li(queue, level);
-        let tail = self.lists[l].tail;
-        {
-            let n = &mut self.nodes[i as usize];
-            n.prev = tail;
-            n.next = NIL;
-            n.queue = queue;
-            n.level = level;
-        }
-        if tail != NIL {
-            self.nodes[tail as usize].next = i;
-        } else {
-            self.lists[l].head = i;
-        }
-        self.lists[l].tail = i;
-        self.lists[l].len += 1;
-    }
-    /// Inserts at the least-recently-used end: a new hotspot region is the first candidate to
-    /// leave unless it is hit.
-    fn insert_cold(&mut self, key: u64, queue: u8, level: u8) -> u32 {
-        let i = self.insert(key, queue, level);
-        let l = Self::li(queue, level);
-        if self.lists[l].head != i {
-            self.unlink(i);
-            let head = self.lists[l].head;
-            {
-                let n = &mut self.nodes[i as usize];
-                n.prev = NIL;
-                n.next = head;
-                n.queue = queue;
-                n.level = level;
-            }
-            if head != NIL {
-                self.nodes[head as usize].prev = i;
-            } else {
-                self.lists[l].tail = i;
-            }
-            self.lists[l].head = i;
-            self.lists[l].len += 1;
-        }
-        i
-    }
-
-    fn insert(&mut self, key: u64, queue: u8, level: u8) -> u32 {
-        let node = Node {
-            key,
-            prev: NIL,
-            next: NIL,
-            level,
-            queue,
-        };
-        let i = if let Some(f) = self.free.pop() {
-            self.nodes[f as usize] = node;
-            f
-        } else {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        };
-        self.push(i, queue, level);
-        self.map.insert(key, i);
-        i
-    }
-    fn remove(&mut self, i: u32) -> Node {
-        self.unlink(i);
-        let n = self.nodes[i as usize];
-        self.map.remove(&n.key);
-        self.free.push(i);
-        n
-    }
-    /// A hit: move up one level, swapping with the LRU entry of the level above.
-    fn hit(&mut self, i: u32) {
-        let n = self.nodes[i as usize];
-        if n.level as usize + 1 >= LEVELS {
-            self.unlink(i);
-            self.push(i, n.queue, n.level);
-            return;
-        }
-        let up = n.level + 1;
-        let above = self.lists[Self::li(n.queue, up)].head;
-        self.unlink(i);
-        if above != NIL {
-            self.unlink(above);
-            self.push(above, n.queue, n.level);
-        }
-        self.push(i, n.queue, up);
-    }
-    /// The LRU entry of the lowest non-empty level of `queue`.
-    fn victim(&self, queue: u8) -> Option<u32> {
-        (0..LEVELS as u8)
-            .map(|l| self.lists[Self::li(queue, l)].head)
-            .find(|&h| h != NIL)
-    }
-    /// Keeps every level of `queue` at most `ceil(len / LEVELS)` entries, moving the most
-    /// recently used entries of an over-full level up and the least recently used of an
-    /// over-full top level down ("with this scheme we can decide how many entries occupy each
-    /// multiqueue level", smq commit message).
-    fn rebalance(&mut self, queue: u8) {
-        let total: u64 = (0..LEVELS as u8)
-            .map(|l| self.lists[Self::li(queue, l)].len as u64)
-            .sum();
-        let target = total.div_ceil(LEVELS as u64).max(1) as u32;
-        for l in 0..LEVELS as u8 - 1 {
-            while self.lists[Self::li(queue, l)].len > target {
-                let mru = self.lists[Self::li(queue, l)].tail;
-                self.unlink(mru);
-                self.push(mru, queue, l + 1);
-            }
-        }
-        for l in (1..LEVELS as u8).rev() {
-            while self.lists[Self::li(queue, l)].len > target {
-                let lru = self.lists[Self::li(queue, l)].head;
-                self.unlink(lru);
-                self.push(lru, queue, l - 1);
-            }
-        }
-    }
-
-    fn move_queue(&mut self, i: u32, queue: u8) {
-        let level = self.nodes[i as usize].level;
-        self.unlink(i);
-        self.push(i, queue, level);
     }
 }
 
@@ -562,82 +375,5 @@ impl Simulator for Smq {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn run(cfg: &SmqConfig, cache_bytes: u64, trace: &[Record]) -> Counters {
-        let mut s = Smq::new(cfg, 4096, cache_bytes, None, 1.0);
-        let mut c = Counters::default();
-        for r in trace {
-            s.request(r, &mut c);
-        }
-        s.finish(&mut c);
-        c
-    }
-
-    fn read(t: u64, chunk: u64) -> Record {
-        Record::new(t, chunk * 65536, 4096, Op::Read)
-    }
-
-    #[test]
-    fn hand_computed_promotion_and_hits() {
-        // Cache of 2 chunks (64 KiB each); chunks 0, 16, 32 lie in hotspot regions 0, 1, 2.
-        // Levels hold at most ceil(regions / 64) = 1 region each (rebalancing moves the most
-        // recently used of an over-full level up); new regions enter at the cold end of level 0.
-        // read 0:  region 0 -> L0. The cache has room: chunk 0 promoted (64 KiB from origin).
-        // read 16: region 1 -> L0 front; L0 over-full -> region 0 up to L1. Room: promoted.
-        // read 32: region 2 -> L0 front; region 1 up to L1, then region 1 up to L2. The cache
-        //          is full; the hottest quarter of 3 regions is 1 region (L2), so reads need
-        //          level 2: region 2 is at 0 -> not promoted, 4 KiB read from the origin.
-        // read 32: region 2 hit: swaps with region 0 into L1 -> level 1 < 2: origin again.
-        // read 16, read 0: cache hits.
-        let t = [
-            read(0, 0),
-            read(1, 16),
-            read(2, 32),
-            read(3, 32),
-            read(4, 16),
-            read(5, 0),
-        ];
-        let c = run(&SmqConfig::default(), 2 * 65536, &t);
-        assert_eq!((c.read_blocks, c.read_hits), (6, 2));
-        assert_eq!(c.backing_read_bytes, 2 * 65536 + 2 * 4096);
-        assert_eq!(c.cache_write_bytes, 2 * 65536);
-    }
-
-    #[test]
-    fn a_hot_region_is_promoted_once_the_cache_is_full() {
-        // Cache of 1 chunk, filled by chunk 0. Chunk 16's region is read repeatedly: it
-        // climbs the hotspot levels until it is in the hottest quarter, then it is promoted
-        // (demoting chunk 0) and hits from then on.
-        let mut t = vec![read(0, 0)];
-        for i in 0..20 {
-            t.push(read(1 + i, 16));
-        }
-        let c = run(&SmqConfig::default(), 65536, &t);
-        assert!(c.read_hits >= 15, "{} hits", c.read_hits);
-        assert_eq!(c.cache_write_bytes, 2 * 65536);
-    }
-
-    #[test]
-    fn writeback_keeps_dirty_chunks_and_writes_them_back_on_demotion() {
-        // Cache of 1 chunk, writeback. Write chunk 0 (room -> promoted dirty; a 4 KiB write
-        // does not cover the chunk, so the chunk is read first). Then read chunk 16 twice:
-        // the second read's region is hot, chunk 0 is demoted: its 64 KiB is written back.
-        let cfg = SmqConfig {
-            mode: CacheMode::Writeback,
-            ..SmqConfig::default()
-        };
-        let t = [Record::new(0, 0, 4096, Op::Write), read(1, 16), read(2, 16)];
-        let c = run(&cfg, 65536, &t);
-        assert_eq!(c.writeback_bytes, 65536);
-        assert_eq!(c.backing_write_bytes, 65536);
-        assert_eq!(c.dirty_bytes_end, 0);
-        // the same in writethrough: the write goes to both devices at once, nothing to write back
-        let c2 = run(&SmqConfig::default(), 65536, &t);
-        assert_eq!((c2.writeback_bytes, c2.backing_write_bytes), (0, 4096));
-        // a whole-chunk write needs no origin read
-        let c3 = run(&cfg, 65536, &[Record::new(0, 0, 65536, Op::Write)]);
-        assert_eq!((c3.backing_read_bytes, c3.dirty_bytes_end), (0, 65536));
-    }
-}
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,196 @@
+//! smq's multiqueue: sets of 64 LRU lists sharing one arena of nodes, with swap-on-hit
+//! promotion between levels (dm-cache-policy-smq.c).
+
+use super::super::NIL;
+use crate::hash::{map_with_capacity, FxHashMap};
+
+/// smq's number of levels (NR_CACHE_LEVELS / NR_HOTSPOT_LEVELS in dm-cache-policy-smq.c).
+pub(super) const LEVELS: usize = 64;
+
+#[derive(Clone, Copy)]
+pub(super) struct Node {
+    pub(super) key: u64,
+    pub(super) prev: u32,
+    pub(super) next: u32,
+    pub(super) level: u8,
+    pub(super) queue: u8,
+}
+
+#[derive(Clone, Copy)]
+pub(super) struct List {
+    pub(super) head: u32,
+    pub(super) tail: u32,
+    pub(super) len: u32,
+}
+
+pub(super) const EMPTY_LIST: List = List {
+    head: NIL,
+    tail: NIL,
+    len: 0,
+};
+
+/// Multiqueues sharing one arena: `queues` sets of [`LEVELS`] LRU lists (head = LRU).
+pub(super) struct MultiQueue {
+    pub(super) nodes: Vec<Node>,
+    pub(super) free: Vec<u32>,
+    pub(super) lists: Vec<List>,
+    pub(super) map: FxHashMap<u64, u32>,
+    pub(super) cap: u64,
+}
+
+impl MultiQueue {
+    pub(super) fn new(queues: usize, cap: u64) -> MultiQueue {
+        MultiQueue {
+            nodes: Vec::with_capacity(cap.min(1 << 20) as usize),
+            free: Vec::new(),
+            lists: vec![EMPTY_LIST; queues * LEVELS],
+            map: map_with_capacity(cap.min(1 << 20) as usize),
+            cap,
+        }
+    }
+    pub(super) fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+    pub(super) fn li(queue: u8, level: u8) -> usize {
+        queue as usize * LEVELS + level as usize
+    }
+    pub(super) fn unlink(&mut self, i: u32) {
+        let n = self.nodes[i as usize];
+        let l = Self::li(n.queue, n.level);
+        if n.prev != NIL {
+            self.nodes[n.prev as usize].next = n.next;
+        } else {
+            self.lists[l].head = n.next;
+        }
+        if n.next != NIL {
+            self.nodes[n.next as usize].prev = n.prev;
+        } else {
+            self.lists[l].tail = n.prev;
+        }
+        self.lists[l].len -= 1;
+    }
+    /// Appends at the most-recently-used end of (queue, level).
+    pub(super) fn push(&mut self, i: u32, queue: u8, level: u8) {
+        let l = Self::li(queue, level);
+        let tail = self.lists[l].tail;
+        {
+            let n = &mut self.nodes[i as usize];
+            n.prev = tail;
+            n.next = NIL;
+            n.queue = queue;
+            n.level = level;
+        }
+        if tail != NIL {
+            self.nodes[tail as usize].next = i;
+        } else {
+            self.lists[l].head = i;
+        }
+        self.lists[l].tail = i;
+        self.lists[l].len += 1;
+    }
+    /// Inserts at the least-recently-used end: a new hotspot region is the first candidate to
+    /// leave unless it is hit.
+    pub(super) fn insert_cold(&mut self, key: u64, queue: u8, level: u8) -> u32 {
+        let i = self.insert(key, queue, level);
+        let l = Self::li(queue, level);
+        if self.lists[l].head != i {
+            self.unlink(i);
+            let head = self.lists[l].head;
+            {
+                let n = &mut self.nodes[i as usize];
+                n.prev = NIL;
+                n.next = head;
+                n.queue = queue;
+                n.level = level;
+            }
+            if head != NIL {
+                self.nodes[head as usize].prev = i;
+            } else {
+                self.lists[l].tail = i;
+            }
+            self.lists[l].head = i;
+            self.lists[l].len += 1;
+        }
+        i
+    }
+
+    pub(super) fn insert(&mut self, key: u64, queue: u8, level: u8) -> u32 {
+        let node = Node {
+            key,
+            prev: NIL,
+            next: NIL,
+            level,
+            queue,
+        };
+        let i = if let Some(f) = self.free.pop() {
+            self.nodes[f as usize] = node;
+            f
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
+        self.push(i, queue, level);
+        self.map.insert(key, i);
+        i
+    }
+    pub(super) fn remove(&mut self, i: u32) -> Node {
+        self.unlink(i);
+        let n = self.nodes[i as usize];
+        self.map.remove(&n.key);
+        self.free.push(i);
+        n
+    }
+    /// A hit: move up one level, swapping with the LRU entry of the level above.
+    pub(super) fn hit(&mut self, i: u32) {
+        let n = self.nodes[i as usize];
+        if n.level as usize + 1 >= LEVELS {
+            self.unlink(i);
+            self.push(i, n.queue, n.level);
+            return;
+        }
+        let up = n.level + 1;
+        let above = self.lists[Self::li(n.queue, up)].head;
+        self.unlink(i);
+        if above != NIL {
+            self.unlink(above);
+            self.push(above, n.queue, n.level);
+        }
+        self.push(i, n.queue, up);
+    }
+    /// The LRU entry of the lowest non-empty level of `queue`.
+    pub(super) fn victim(&self, queue: u8) -> Option<u32> {
+        (0..LEVELS as u8)
+            .map(|l| self.lists[Self::li(queue, l)].head)
+            .find(|&h| h != NIL)
+    }
+    /// Keeps every level of `queue` at most `ceil(len / LEVELS)` entries, moving the most
+    /// recently used entries of an over-full level up and the least recently used of an
+    /// over-full top level down ("with this scheme we can decide how many entries occupy each
+    /// multiqueue level", smq commit message).
+    pub(super) fn rebalance(&mut self, queue: u8) {
+        let total: u64 = (0..LEVELS as u8)
+            .map(|l| self.lists[Self::li(queue, l)].len as u64)
+            .sum();
+        let target = total.div_ceil(LEVELS as u64).max(1) as u32;
+        for l in 0..LEVELS as u8 - 1 {
+            while self.lists[Self::li(queue, l)].len > target {
+                let mru = self.lists[Self::li(queue, l)].tail;
+                self.unlink(mru);
+                self.push(mru, queue, l + 1);
+            }
+        }
+        for l in (1..LEVELS as u8).rev() {
+            while self.lists[Self::li(queue, l)].len > target {
+                let lru = self.lists[Self::li(queue, l)].head;
+                self.unlink(lru);
+                self.push(lru, queue, l - 1);
+            }
+        }
+    }
+
+    pub(super) fn move_queue(&mut self, i: u32, queue: u8) {
+        let level = self.nodes[i as usize].level;
+        self.unlink(i);
+        self.push(i, queue, level);
+    }
+}
