@@ -1,0 +1,244 @@
+//! The result of `disktier interfere`: the JSON document (schema v1, saved to the store as kind
+//! "interfere" and drawn by the report as a tail-latency chart per scenario), the table, and the
+//! recommendation in words.
+//!
+//! This file holds the document and the figures both outputs share; `text.rs` writes the
+//! table, `recommend.rs` the recommendation.
+
+mod recommend;
+mod text;
+
+pub use recommend::recommend;
+pub use text::render_text;
+
+use crate::aggressor::process::Finish;
+use disktier_engine::verdict::{ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS};
+use disktier_engine::DirStats;
+use disktier_units::fmt_ns;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Unavailable,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// What the aggressor did in a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggressorResult {
+    pub bytes: u64,
+    /// From `go` to done (the final sync included), or to the cap.
+    pub seconds: f64,
+    /// True when it was stopped at the cap before writing `target_bytes`.
+    #[serde(default)]
+    pub capped: bool,
+    #[serde(default)]
+    pub target_bytes: u64,
+    #[serde(default)]
+    pub objects: u64,
+    /// How the user's command ended (`--aggressor-cmd`): `{"ended": "code", "code": 0}` or
+    /// `{"ended": "signal", "signal": 15}`. For a command, `bytes` is what it and its
+    /// descendants sent to the storage layer (the kernel's `write_bytes` accounting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<crate::aggressor::command::CommandExit>,
+}
+
+impl AggressorResult {
+    pub fn from_finish(f: &Finish, target: u64) -> Self {
+        AggressorResult {
+            bytes: f.tally.bytes,
+            seconds: f.tally.seconds,
+            capped: f.capped,
+            target_bytes: target,
+            objects: f.tally.objects,
+            exit: f.exit,
+        }
+    }
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    /// `baseline`, or `<aggressor>/<mitigation>`.
+    pub name: String,
+    /// The mitigation's name; None for the baseline.
+    pub mitigation: Option<String>,
+    pub available: bool,
+    #[serde(default)]
+    pub unavailable_reason: Option<String>,
+    /// The probe's fdatasync figures (`results.sync` of the engine's document).
+    pub probe: Option<DirStats>,
+    /// The probe's write IOPS.
+    pub probe_iops: Option<f64>,
+    pub aggressor: Option<AggressorResult>,
+    pub verdict: Verdict,
+    /// What was applied, as read back from the system.
+    #[serde(default)]
+    pub applied: Vec<String>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// The probe's one-second samples, for the report's chart.
+    #[serde(default)]
+    pub series: Vec<disktier_engine::Sample>,
+}
+
+impl Scenario {
+    pub fn measured(
+        name: &str,
+        m: Option<String>,
+        measured: disktier_engine::Measured,
+        aggressor: Option<AggressorResult>,
+        applied: Vec<String>,
+        notes: Option<Vec<String>>,
+        threshold: Duration,
+    ) -> Scenario {
+        let sync = measured.doc.results.sync.clone();
+        let verdict = verdict(sync.as_ref(), threshold);
+        Scenario {
+            name: name.to_string(),
+            mitigation: m,
+            available: true,
+            unavailable_reason: None,
+            probe_iops: measured.doc.results.write.as_ref().map(|w| w.iops),
+            probe: sync,
+            aggressor,
+            verdict,
+            applied,
+            notes: notes.unwrap_or_default(),
+            series: measured.doc.series,
+        }
+    }
+
+    pub fn unavailable(name: &str, m: String, why: String) -> Scenario {
+        Scenario {
+            name: name.to_string(),
+            mitigation: Some(m),
+            available: false,
+            unavailable_reason: Some(why),
+            probe: None,
+            probe_iops: None,
+            aggressor: None,
+            verdict: Verdict::Unavailable,
+            applied: Vec::new(),
+            notes: Vec::new(),
+            series: Vec::new(),
+        }
+    }
+
+    fn p(&self, p: f64) -> Option<u64> {
+        self.probe.as_ref()?.lat_ns.p(p)
+    }
+
+    fn max(&self) -> Option<u64> {
+        self.probe.as_ref().map(|s| s.lat_ns.max)
+    }
+}
+
+/// The whole result, as `--format json` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterfereDoc {
+    pub schema_version: u32,
+    pub target: String,
+    pub device: Option<String>,
+    pub scheduler_before: Option<String>,
+    pub aggressor_kind: String,
+    /// The user's command line (`--aggressor-cmd`), when it was the aggressor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggressor_command: Option<String>,
+    pub aggressor_size: u64,
+    pub duration_s: f64,
+    pub threshold_ns: u64,
+    pub scenarios: Vec<Scenario>,
+    pub recommendation: String,
+    #[serde(default)]
+    pub interrupted: bool,
+    /// What an earlier killed run had left, undone before this one started.
+    #[serde(default)]
+    pub restored_leftovers: Vec<String>,
+    pub host: disktier_engine::HostInfo,
+}
+
+impl InterfereDoc {
+    pub fn finish(&mut self) {
+        self.recommendation = recommend(self);
+    }
+
+    /// The probe's overall verdict: the worst scenario with the aggressor (baseline excluded).
+    pub fn all_pass(&self) -> bool {
+        self.scenarios.iter().all(|s| s.verdict != Verdict::Fail)
+    }
+}
+
+fn ms(ns: Option<u64>) -> String {
+    ns.map(|n| fmt_ns(n as f64)).unwrap_or_else(|| "-".into())
+}
+
+fn bytes(b: u64) -> String {
+    disktier_units::Bytes(b).to_string()
+}
+
+/// The tail figure shown beside the stall counts: p99.9, which a 60 s probe at a few hundred
+/// IOPS still samples dozens of times (p99.99 and max rest on one or two fsyncs).
+fn tail(s: &Scenario) -> Option<u64> {
+    s.p(99.9)
+}
+
+/// fdatasyncs over etcd's election timeout and over its heartbeat interval (etcd docs,
+/// "Tuning": 1 s and 100 ms by default), counted per call by the engine. Documents from before
+/// the engine counted them fall back to what the max proves: at least one.
+pub fn stall_counts(s: &Scenario) -> (u64, u64) {
+    let Some(p) = s.probe.as_ref() else {
+        return (0, 0);
+    };
+    match p.stalls {
+        Some(st) => (st.over_election, st.over_heartbeat),
+        None => (
+            u64::from(p.lat_ns.max > ETCD_ELECTION_TIMEOUT_NS),
+            u64::from(p.lat_ns.max > ETCD_HEARTBEAT_NS),
+        ),
+    }
+}
+
+fn stalls(s: &Scenario) -> bool {
+    stall_counts(s).0 > 0
+}
+
+/// The ranking key, smaller is better (docs/interfere.md, "How mitigations are ranked"):
+/// fewer fdatasyncs over the election timeout (each one a likely leader election), then fewer
+/// over the heartbeat interval (missed heartbeats), then the shorter maximum (the worst case),
+/// then the shorter p99.9.
+pub fn rank(s: &Scenario) -> (u64, u64, u64, u64) {
+    let (el, hb) = stall_counts(s);
+    (
+        el,
+        hb,
+        s.max().unwrap_or(u64::MAX),
+        tail(s).unwrap_or(u64::MAX),
+    )
+}
+
+/// The etcd verdict for a probe: fdatasync p99 under the threshold.
+pub fn verdict(sync: Option<&DirStats>, threshold: Duration) -> Verdict {
+    match sync.and_then(|s| s.lat_ns.p(99.0)) {
+        Some(p99) if p99 < threshold.as_nanos() as u64 => Verdict::Pass,
+        Some(_) => Verdict::Fail,
+        None => Verdict::Unavailable,
+    }
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

@@ -1,0 +1,197 @@
+//! The recommendation in words: the best mitigation by the ranking key, and what it costs.
+
+use super::*;
+
+/// "3 over 100 ms, 0 over 1000 ms" for a scenario.
+fn stall_words(s: &Scenario) -> String {
+    let (el, hb) = stall_counts(s);
+    format!("{hb} fsyncs over 100 ms, {el} over 1 s")
+}
+
+/// The recommendation in words.
+pub fn recommend(doc: &InterfereDoc) -> String {
+    let threshold = fmt_ns(doc.threshold_ns as f64);
+    let Some(base) = doc.scenarios.iter().find(|s| s.name == "baseline") else {
+        return "No baseline was measured (the run was interrupted): no recommendation.".into();
+    };
+    let mut w = Vec::new();
+    w.push(format!(
+        "Alone, the probe's fdatasync p99 is {} (etcd wants under {threshold}: {}), p99.9 {}, max {}, at {} IOPS.",
+        ms(base.p(99.0)),
+        base.verdict.name(),
+        ms(base.p(99.9)),
+        ms(base.max()),
+        base.probe_iops.map(|i| format!("{i:.0}")).unwrap_or("-".into())
+    ));
+    let measured: Vec<&Scenario> = doc
+        .scenarios
+        .iter()
+        .filter(|s| s.available && s.aggressor.is_some() && s.probe.is_some())
+        .collect();
+    let none = measured
+        .iter()
+        .find(|s| s.mitigation.as_deref() == Some("none"))
+        .copied();
+    if let Some(n) = none {
+        let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) if b > 0 => format!("{:.1}x", a as f64 / b as f64),
+            _ => "-".into(),
+        };
+        w.push(format!(
+            "With the {} aggressor and no mitigation: p99 {} ({}), p99.9 {} ({} the baseline), max {}, IOPS {}; the aggressor wrote {} in {:.1} s.",
+            doc.aggressor_kind,
+            ms(n.p(99.0)),
+            n.verdict.name(),
+            ms(n.p(99.9)),
+            ratio(tail(n), tail(base)),
+            ms(n.max()),
+            n.probe_iops.map(|i| format!("{i:.0}")).unwrap_or("-".into()),
+            bytes(n.aggressor.as_ref().map(|a| a.bytes).unwrap_or(0)),
+            n.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0)
+        ));
+    }
+    if let Some(n) = none {
+        let (el, hb) = stall_counts(n);
+        let st = disktier_engine::Stalls {
+            heartbeat_ns: ETCD_HEARTBEAT_NS,
+            over_heartbeat: hb,
+            election_ns: ETCD_ELECTION_TIMEOUT_NS,
+            over_election: el,
+        };
+        w.push(format!(
+            "Next to the aggressor with no mitigation, the longest fdatasync took {}; {}{}.",
+            ms(n.max()),
+            disktier_engine::verdict::stall_sentence("fsyncs", &st),
+            if n.probe.as_ref().is_some_and(|p| p.stalls.is_none()) {
+                " (counts at least, from the max: this result predates exact counts)"
+            } else {
+                ""
+            }
+        ));
+    }
+    let candidates: Vec<&Scenario> = measured
+        .iter()
+        .filter(|s| s.mitigation.as_deref() != Some("none"))
+        .copied()
+        .collect();
+    let best = candidates
+        .iter()
+        .filter(|s| tail(s).is_some())
+        .min_by_key(|s| rank(s))
+        .copied();
+    let agg_secs = |s: &Scenario| s.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0);
+    match (best, none) {
+        (Some(b), Some(n)) if rank(b) < rank(n) => {
+            let slow = agg_secs(b) / agg_secs(n).max(1e-3);
+            let mut s = format!(
+                "Best worst case: {} ({} instead of {}; max {} instead of {}, p99.9 {} instead of {}, p99 {}: {}); the aggressor took {:.1} s instead of {:.1} s ({:.1}x){}.",
+                b.mitigation.as_deref().unwrap_or("?"),
+                stall_words(b),
+                stall_words(n),
+                ms(b.max()),
+                ms(n.max()),
+                ms(tail(b)),
+                ms(tail(n)),
+                ms(b.p(99.0)),
+                b.verdict.name(),
+                agg_secs(b),
+                agg_secs(n),
+                slow,
+                if b.aggressor.as_ref().is_some_and(|a| a.capped) {
+                    ", and was stopped at the cap before finishing"
+                } else {
+                    ""
+                }
+            );
+            if slow >= 3.0 {
+                s.push_str(" That is a trade-off: the bulk writer (an OS update) runs that many times longer.");
+                // A cheaper one with no more stalls and a max within 1.5x of the best, if any.
+                if let Some(c) = candidates
+                    .iter()
+                    .filter(|c| {
+                        let (ce, ch) = stall_counts(c);
+                        let (be, bh) = stall_counts(b);
+                        ce <= be
+                            && ch <= bh
+                            && c.max().zip(b.max()).is_some_and(|(m, bm)| m as f64 <= bm as f64 * 1.5)
+                            && agg_secs(c) < agg_secs(b) * 0.5
+                    })
+                    .min_by(|x, y| agg_secs(x).total_cmp(&agg_secs(y)))
+                {
+                    s.push_str(&format!(
+                        " {} comes close (max {}, {}) with the aggressor taking {:.1} s.",
+                        c.mitigation.as_deref().unwrap_or("?"),
+                        ms(c.max()),
+                        stall_words(c),
+                        agg_secs(c)
+                    ));
+                }
+            }
+            w.push(s);
+            if n.verdict == Verdict::Pass
+                && tail(n).zip(tail(base)).is_some_and(|(t, bt)| t <= bt.saturating_mul(2))
+            {
+                w.push("The aggressor barely moves the tail here: no mitigation is needed on this disk.".into());
+            }
+        }
+        (Some(_), Some(n)) => w.push(format!(
+            "No mitigation improved the worst case over none ({}, max {}, p99.9 {}){}.",
+            stall_words(n),
+            ms(n.max()),
+            ms(tail(n)),
+            if n.verdict == Verdict::Pass {
+                ", and etcd's p99 stays within its limit: leave the node as it is"
+            } else {
+                ": move etcd to its own disk"
+            }
+        )),
+        (None, Some(n)) => w.push(format!(
+            "Only `none` ran with the aggressor: etcd {} with it. Add mitigations to compare (e.g. --mitigations none,ionice-idle,scheduler-bfq,writer-per-object-fsync).",
+            if n.verdict == Verdict::Pass { "passes" } else { "fails" }
+        )),
+        (Some(b), None) => w.push(format!(
+            "Best worst case among the mitigations: {} ({}, max {}); add `none` to see what it gains.",
+            b.mitigation.as_deref().unwrap_or("?"),
+            stall_words(b),
+            ms(b.max())
+        )),
+        (None, None) => {}
+    }
+    let worse: Vec<String> = candidates
+        .iter()
+        .filter(|c| {
+            none.is_some_and(|n| {
+                // Worse overall: more stalls than none, or as many and a clearly longer
+                // p99.9 (never merely a longer p99.9 bought with fewer stalls).
+                let (ce, ch) = stall_counts(c);
+                let (ne, nh) = stall_counts(n);
+                let longer = tail(c)
+                    .zip(tail(n))
+                    .is_some_and(|(t, nt)| t as f64 > nt as f64 * 1.2);
+                rank(c) > rank(n)
+                    && (ce > ne || (ce == ne && ch > nh) || (ce == ne && ch == nh && longer))
+            })
+        })
+        .map(|c| c.mitigation.clone().unwrap_or_default())
+        .collect();
+    if !worse.is_empty() {
+        w.push(format!("Worse than no mitigation: {}.", worse.join(", ")));
+    }
+    if measured.iter().any(|s| stalls(s)) {
+        w.push("Stalls over a second are rare single events: before acting on one run, repeat it with a longer --duration and see which mitigations avoid them every time.".into());
+    }
+    let unavailable: Vec<String> = doc
+        .scenarios
+        .iter()
+        .filter(|s| !s.available)
+        .map(|s| s.mitigation.clone().unwrap_or_default())
+        .collect();
+    if !unavailable.is_empty() {
+        w.push(format!(
+            "Not measured (unavailable here, reasons above): {}.",
+            unavailable.join(", ")
+        ));
+    }
+    w.push("A fast local disk is no guide to a cloud volume (the OSTree-vs-etcd issue's fixes did not transfer to Azure): run this on the node's real disk.".into());
+    w.join("\n")
+}

@@ -1,0 +1,139 @@
+//! The whole comparison: the baseline, then every mitigation in turn, then the system restored.
+
+use super::context::Ctx;
+use super::one::run_one;
+use super::probe::run_probe;
+use super::Config;
+use crate::cgroup::Support;
+use crate::error::{InterfereError, Result};
+use crate::journal::{Change, Journal, DIR_PREFIX};
+use crate::report::{InterfereDoc, Scenario};
+use crate::scheduler::{self, Device};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+/// Runs every scenario and leaves the system as it found it (also on error or Ctrl-C).
+pub fn run(cfg: &Config) -> Result<InterfereDoc> {
+    if !cfg.dir.is_dir() {
+        return Err(InterfereError::NotADirectory(cfg.dir.clone()));
+    }
+    // The probe's file (22 MiB, the etcd profile) and one aggressor's files exist at a time.
+    let need = cfg.aggressor_size + (64 << 20);
+    if let Ok((_, free)) = disktier_engine::target::statfs(&cfg.dir) {
+        if free < need {
+            return Err(InterfereError::NoSpace {
+                path: cfg.dir.clone(),
+                need: cfg.aggressor_size,
+                free,
+            });
+        }
+    }
+    let (mut journal, restored) = Journal::open(&cfg.run_dir)?;
+    for r in &restored.undone {
+        (cfg.notes)(&format!("undid what an earlier killed run left: {r}"));
+    }
+    let device = Device::of_path(&cfg.dir).map_err(|e| e.to_string());
+    let sched_file = device.as_ref().ok().map(|d| d.scheduler_file());
+    let sched_before = sched_file.as_ref().and_then(|f| scheduler::read(f).ok());
+    let work = cfg.dir.join(format!(
+        "{DIR_PREFIX}{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0)
+    ));
+    journal.record(Change::Dir { path: work.clone() })?;
+    std::fs::create_dir(&work).map_err(|e| InterfereError::io(&work, e))?;
+    let mut cx = Ctx {
+        cfg,
+        journal,
+        device,
+        sched_file,
+        sched_before,
+        cgroups: Support::detect(),
+        work,
+    };
+    let mut doc = new_doc(
+        &cfg.dir,
+        cx.device.as_ref().ok().map(|d| d.name.clone()),
+        cx.sched_before.as_ref().map(|s| s.active.clone()),
+        cfg,
+    );
+    doc.restored_leftovers = restored.undone;
+
+    let total = cfg.mitigations.len() + 1;
+    (cfg.notes)(&format!("scenario 1/{total}: baseline (the probe alone)"));
+    let outcome = run_baseline(&mut cx).and_then(|s| {
+        doc.scenarios.push(s);
+        for (i, m) in cfg.mitigations.iter().enumerate() {
+            if cfg.stop.load(Ordering::Relaxed) {
+                doc.interrupted = true;
+                break;
+            }
+            (cfg.notes)(&format!(
+                "scenario {}/{total}: {}/{} ({})",
+                i + 2,
+                cfg.aggressor.name(),
+                m.name(),
+                m.describe()
+            ));
+            let s = run_one(&mut cx, m)?;
+            doc.scenarios.push(s);
+        }
+        Ok(())
+    });
+    if cfg.stop.load(Ordering::Relaxed) {
+        doc.interrupted = true;
+    }
+    let left = cx.journal.finish();
+    if !left.failed.is_empty() {
+        return Err(InterfereError::BadInput(format!(
+            "could not undo every change: {}; run `disktier interfere --restore` to retry",
+            left.failed.join("; ")
+        )));
+    }
+    outcome?;
+    doc.finish();
+    Ok(doc)
+}
+
+fn run_baseline(cx: &mut Ctx) -> Result<Scenario> {
+    let probe_dir = cx.work.join("probe");
+    std::fs::create_dir(&probe_dir).map_err(|e| InterfereError::io(&probe_dir, e))?;
+    let m = run_probe(cx.cfg, &probe_dir, None)?;
+    Ok(Scenario::measured(
+        "baseline",
+        None,
+        m,
+        None,
+        Vec::new(),
+        None,
+        cx.cfg.threshold,
+    ))
+}
+
+/// The document of a run on `dir` with `cfg`, before any scenario.
+fn new_doc(
+    dir: &Path,
+    device: Option<String>,
+    sched: Option<String>,
+    cfg: &Config,
+) -> InterfereDoc {
+    InterfereDoc {
+        schema_version: 1,
+        target: dir.display().to_string(),
+        device,
+        scheduler_before: sched,
+        aggressor_kind: cfg.aggressor.name().to_string(),
+        aggressor_command: cfg.aggressor_cmd.as_ref().map(|c| c.line.clone()),
+        aggressor_size: cfg.aggressor_size,
+        duration_s: cfg.duration.as_secs_f64(),
+        threshold_ns: cfg.threshold.as_nanos() as u64,
+        scenarios: Vec::new(),
+        recommendation: String::new(),
+        interrupted: false,
+        restored_leftovers: Vec::new(),
+        host: disktier_engine::host::detect(),
+    }
+}
