@@ -464,8 +464,11 @@ fn example_alert_rules_pass_promtool() {
 /// in the exporter cannot leave them reading nothing.
 #[test]
 fn alerts_and_dashboard_query_exported_metrics() {
-    let exporter =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/exposition.rs")).unwrap();
+    let exporter = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/exposition/encode.rs"
+    ))
+    .unwrap();
     let dash: Value = serde_json::from_str(
         &std::fs::read_to_string(Path::new(DOCS).join("disktier-dashboard.json")).unwrap(),
     )

@@ -1,19 +1,26 @@
 //! `disktier fleet run|clean|rbac`: every node of a Kubernetes cluster measured through the
 //! cluster (one Job per node). This module parses, calls `disktier_fleet`, saves each node's
 //! result in the store and prints; the Kubernetes work lives in `crates/fleet`.
+//!
+//! This file holds the arguments and the three commands; `results.rs` saves and exports each
+//! node's result, `text.rs` writes the human output (progress, table, summary).
+
+mod results;
+mod text;
 
 use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use disktier_fleet::command::NodeCommand;
 use disktier_fleet::kube_run::{self, ClientOptions, Progress, RunSpec};
 use disktier_fleet::manifest::{self, JobConfig, PullPolicy};
 use disktier_fleet::rbac::{self, Who};
 use disktier_fleet::select::Selection;
-use disktier_fleet::summary::{self, NodeReport, Status, Summary};
-use disktier_units::fmt_ns;
+use disktier_fleet::summary::{self, NodeReport};
+use results::{export_metrics, save};
 use std::path::PathBuf;
 use std::time::Duration;
+use text::{progress_line, summary_text, table};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -421,211 +428,4 @@ fn rbac_yaml(ctx: &Ctx, a: RbacArgs) -> anyhow::Result<Outcome> {
         print!("{}", manifest::to_yaml(&objs)?);
     }
     Ok(Outcome::Pass)
-}
-
-/// Saves each measured node's document as a run of the node command's kind, grouped by the
-/// fleet run and tagged with the node's name, instance type and zone.
-fn save(ctx: &Ctx, spec: &RunSpec, nodes: &mut [NodeReport]) -> anyhow::Result<()> {
-    if ctx.global.no_save {
-        return Ok(());
-    }
-    let kind = spec.job.command.verb.name();
-    for n in nodes.iter_mut() {
-        let Some(doc) = &n.result else { continue };
-        let mut doc = doc.clone();
-        if let Some(obj) = doc.as_object_mut() {
-            obj.insert(
-                "fleet".into(),
-                serde_json::json!({
-                    "fleet_run_id": spec.job.run_id,
-                    "node": n.node,
-                    "instance_type": n.instance_type,
-                    "zone": n.zone,
-                    "namespace": spec.job.namespace,
-                    "image": spec.job.image,
-                }),
-            );
-            // The pod's hostname is the pod's name; the run is the node's.
-            if let Some(host) = obj.get_mut("host").and_then(|h| h.as_object_mut()) {
-                host.insert("hostname".into(), n.node.clone().into());
-                if let Some(t) = &n.instance_type {
-                    host.entry("instance_type")
-                        .and_modify(|v| {
-                            if v.is_null() {
-                                *v = t.clone().into()
-                            }
-                        })
-                        .or_insert_with(|| t.clone().into());
-                }
-            } else {
-                obj.insert(
-                    "host".into(),
-                    serde_json::json!({"hostname": n.node, "instance_type": n.instance_type}),
-                );
-            }
-        }
-        n.run_id = ctx
-            .store()
-            .save(kind, Some(&spec.job.run_id), &doc)
-            .with_context(|| format!("saving the result of node {}", n.node))?;
-    }
-    Ok(())
-}
-
-fn progress_line(p: &Progress<'_>) -> String {
-    match p {
-        Progress::Leftovers { jobs, runs } => format!(
-            "note: {jobs} Job(s) or Pod(s) from earlier fleet runs ({}) are still in the namespace: `disktier fleet clean` removes them",
-            runs.join(", ")
-        ),
-        Progress::Skipped { node, reason } => format!("  {node}: skipped: {reason}"),
-        Progress::Created { node, job } => format!("  {node}: pending (job {job})"),
-        Progress::Running { node } => format!("  {node}: running"),
-        Progress::Done(r) => format!(
-            "  {}: done: {}{}",
-            r.node,
-            status_word(r.status),
-            r.reason
-                .as_deref()
-                .map(|x| format!(" ({x})"))
-                .unwrap_or_default()
-        ),
-        Progress::Cleaning { why } => format!("cleaning up ({why})"),
-    }
-}
-
-fn status_word(s: Status) -> &'static str {
-    match s {
-        Status::Pass => "pass",
-        Status::Fail => "FAIL",
-        Status::Skipped => "skipped",
-        Status::Error => "ERROR",
-    }
-}
-
-fn table(nodes: &[NodeReport]) -> String {
-    let opt = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
-    let mut rows = vec![[
-        "NODE".to_string(),
-        "INSTANCE TYPE".into(),
-        "ZONE".into(),
-        "VERDICT".into(),
-        "SYNC P99".into(),
-        "P99".into(),
-        "IOPS".into(),
-        "SECONDS".into(),
-        "REASON".into(),
-    ]];
-    for n in nodes {
-        rows.push([
-            n.node.clone(),
-            opt(&n.instance_type),
-            opt(&n.zone),
-            status_word(n.status).into(),
-            n.figures
-                .sync_p99_ns
-                .map(|x| fmt_ns(x as f64))
-                .unwrap_or_else(|| "-".into()),
-            n.figures
-                .p99_ns
-                .map(|x| fmt_ns(x as f64))
-                .unwrap_or_else(|| "-".into()),
-            n.figures
-                .iops
-                .map(|x| format!("{x:.0}"))
-                .unwrap_or_else(|| "-".into()),
-            n.seconds
-                .map(|s| format!("{s:.1}"))
-                .unwrap_or_else(|| "-".into()),
-            opt(&n.reason),
-        ]);
-    }
-    let mut widths = [0usize; 9];
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut s = String::new();
-    for r in &rows {
-        let mut line = String::new();
-        for (i, c) in r.iter().enumerate() {
-            if i == 8 {
-                line.push_str(c);
-            } else {
-                line.push_str(&format!("{c:<w$}  ", w = widths[i]));
-            }
-        }
-        s.push_str(line.trim_end());
-        s.push('\n');
-    }
-    s
-}
-
-fn summary_text(s: &Summary) -> String {
-    let mut out = format!(
-        "\n{} node{}: {} pass, {} fail, {} could not be measured, {} skipped\n",
-        s.nodes,
-        if s.nodes == 1 { "" } else { "s" },
-        s.passed,
-        s.failed,
-        s.errors,
-        s.skipped
-    );
-    if let Some(k) = s.key_metric {
-        let fmt = |v: f64| match k {
-            summary::KeyMetric::Iops => format!("{v:.0}"),
-            _ => fmt_ns(v),
-        };
-        if let Some(m) = s.median {
-            out.push_str(&format!("{}: median {}", k.label(), fmt(m)));
-        }
-        if let Some(w) = &s.worst {
-            out.push_str(&format!(", worst {} ({})", fmt(w.value), w.node));
-        }
-        out.push('\n');
-        if s.outliers.is_empty() {
-            out.push_str("outliers: none");
-        } else {
-            let o: Vec<String> = s
-                .outliers
-                .iter()
-                .map(|o| format!("{} ({})", o.node, fmt(o.value)))
-                .collect();
-            out.push_str(&format!("outliers: {}", o.join(", ")));
-        }
-        out.push_str(&format!(" (rule: {})\n", s.outlier_rule));
-    }
-    out
-}
-
-/// `--format prometheus` / `--textfile-dir`: each measured node's run as the same families
-/// `check` and `bench` write on the node itself, with that node's name as the `node` label.
-/// Assess documents carry summaries, not runs: their nodes are named in a note instead.
-fn export_metrics(
-    ctx: &Ctx,
-    spec: &RunSpec,
-    nodes: &[NodeReport],
-    interrupted: bool,
-) -> anyhow::Result<()> {
-    if !ctx.prometheus() && ctx.textfile.is_none() {
-        return Ok(());
-    }
-    let verb = spec.job.command.verb.name();
-    let mut runs = Vec::new();
-    let mut without = Vec::new();
-    for n in nodes {
-        let Some(doc) = &n.result else { continue };
-        match serde_json::from_value::<disktier_engine::RunDoc>(doc.clone()) {
-            Ok(d) => runs.push(crate::exposition::RunMetrics::from_doc(verb, &n.node, &d)),
-            Err(_) => without.push(n.node.as_str()),
-        }
-    }
-    if !without.is_empty() {
-        ctx.note(format_args!(
-            "no metrics for {} ({verb} prints a summary, not runs): use --format json",
-            without.join(", ")
-        ));
-    }
-    ctx.export_run_metrics("fleet", &runs, interrupted)
 }

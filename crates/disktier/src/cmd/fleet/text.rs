@@ -1,0 +1,132 @@
+//! The human output of `fleet run`: progress lines, the per-node table and the summary.
+
+use disktier_fleet::kube_run::Progress;
+use disktier_fleet::summary::{self, NodeReport, Status, Summary};
+use disktier_units::fmt_ns;
+
+pub(super) fn progress_line(p: &Progress<'_>) -> String {
+    match p {
+        Progress::Leftovers { jobs, runs } => format!(
+            "note: {jobs} Job(s) or Pod(s) from earlier fleet runs ({}) are still in the namespace: `disktier fleet clean` removes them",
+            runs.join(", ")
+        ),
+        Progress::Skipped { node, reason } => format!("  {node}: skipped: {reason}"),
+        Progress::Created { node, job } => format!("  {node}: pending (job {job})"),
+        Progress::Running { node } => format!("  {node}: running"),
+        Progress::Done(r) => format!(
+            "  {}: done: {}{}",
+            r.node,
+            status_word(r.status),
+            r.reason
+                .as_deref()
+                .map(|x| format!(" ({x})"))
+                .unwrap_or_default()
+        ),
+        Progress::Cleaning { why } => format!("cleaning up ({why})"),
+    }
+}
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Pass => "pass",
+        Status::Fail => "FAIL",
+        Status::Skipped => "skipped",
+        Status::Error => "ERROR",
+    }
+}
+
+pub(super) fn table(nodes: &[NodeReport]) -> String {
+    let opt = |s: &Option<String>| s.clone().unwrap_or_else(|| "-".into());
+    let mut rows = vec![[
+        "NODE".to_string(),
+        "INSTANCE TYPE".into(),
+        "ZONE".into(),
+        "VERDICT".into(),
+        "SYNC P99".into(),
+        "P99".into(),
+        "IOPS".into(),
+        "SECONDS".into(),
+        "REASON".into(),
+    ]];
+    for n in nodes {
+        rows.push([
+            n.node.clone(),
+            opt(&n.instance_type),
+            opt(&n.zone),
+            status_word(n.status).into(),
+            n.figures
+                .sync_p99_ns
+                .map(|x| fmt_ns(x as f64))
+                .unwrap_or_else(|| "-".into()),
+            n.figures
+                .p99_ns
+                .map(|x| fmt_ns(x as f64))
+                .unwrap_or_else(|| "-".into()),
+            n.figures
+                .iops
+                .map(|x| format!("{x:.0}"))
+                .unwrap_or_else(|| "-".into()),
+            n.seconds
+                .map(|s| format!("{s:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            opt(&n.reason),
+        ]);
+    }
+    let mut widths = [0usize; 9];
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut s = String::new();
+    for r in &rows {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            if i == 8 {
+                line.push_str(c);
+            } else {
+                line.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            }
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+pub(super) fn summary_text(s: &Summary) -> String {
+    let mut out = format!(
+        "\n{} node{}: {} pass, {} fail, {} could not be measured, {} skipped\n",
+        s.nodes,
+        if s.nodes == 1 { "" } else { "s" },
+        s.passed,
+        s.failed,
+        s.errors,
+        s.skipped
+    );
+    if let Some(k) = s.key_metric {
+        let fmt = |v: f64| match k {
+            summary::KeyMetric::Iops => format!("{v:.0}"),
+            _ => fmt_ns(v),
+        };
+        if let Some(m) = s.median {
+            out.push_str(&format!("{}: median {}", k.label(), fmt(m)));
+        }
+        if let Some(w) = &s.worst {
+            out.push_str(&format!(", worst {} ({})", fmt(w.value), w.node));
+        }
+        out.push('\n');
+        if s.outliers.is_empty() {
+            out.push_str("outliers: none");
+        } else {
+            let o: Vec<String> = s
+                .outliers
+                .iter()
+                .map(|o| format!("{} ({})", o.node, fmt(o.value)))
+                .collect();
+            out.push_str(&format!("outliers: {}", o.join(", ")));
+        }
+        out.push_str(&format!(" (rule: {})\n", s.outlier_rule));
+    }
+    out
+}

@@ -1,0 +1,220 @@
+//! The text exposition of typed run metrics: one metric family per measured quantity.
+
+use super::{DirectionMetrics, RunLabels, RunMetrics, VerdictMetrics, VerdictUnit};
+use anyhow::Context;
+use prometheus::proto::{Gauge, LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary};
+use prometheus::{Encoder, TextEncoder};
+
+/// Builds one metric family at a time; families without samples are left out (the encoder
+/// rejects them, and an empty family says nothing).
+struct Families(Vec<MetricFamily>);
+
+impl Families {
+    fn family(&mut self, name: &str, help: &str, kind: MetricType, metrics: Vec<Metric>) {
+        if metrics.is_empty() {
+            return;
+        }
+        let mut f = MetricFamily::default();
+        f.set_name(name.to_string());
+        f.set_help(help.to_string());
+        f.set_field_type(kind);
+        f.set_metric(metrics);
+        self.0.push(f);
+    }
+
+    fn gauges(&mut self, name: &str, help: &str, samples: Vec<(Vec<(&str, String)>, f64)>) {
+        let metrics = samples
+            .into_iter()
+            .map(|(labels, v)| {
+                let mut g = Gauge::default();
+                g.set_value(v);
+                let mut m = Metric::from_gauge(g);
+                m.set_label(label_pairs(labels));
+                m
+            })
+            .collect();
+        self.family(name, help, MetricType::GAUGE, metrics);
+    }
+}
+
+fn label_pairs(labels: Vec<(&str, String)>) -> Vec<LabelPair> {
+    labels
+        .into_iter()
+        .map(|(k, v)| {
+            let mut p = LabelPair::default();
+            p.set_name(k.to_string());
+            p.set_value(v);
+            p
+        })
+        .collect()
+}
+
+fn with(base: &RunLabels, extra: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    let mut l = base.pairs();
+    l.extend(extra.iter().map(|(k, v)| (*k, v.to_string())));
+    l
+}
+
+/// The exposition of `runs`, text format 0.0.4.
+pub fn encode(runs: &[RunMetrics]) -> anyhow::Result<String> {
+    let mut f = Families(Vec::new());
+    f.gauges(
+        "disktier_build_info",
+        "The disktier version that produced these metrics (always 1).",
+        vec![(
+            vec![("version", env!("CARGO_PKG_VERSION").to_string())],
+            1.0,
+        )],
+    );
+    f.gauges(
+        "disktier_last_run_timestamp_seconds",
+        "When the run ended, in seconds since the Unix epoch.",
+        runs.iter()
+            .map(|r| (r.labels.pairs(), r.finished_unix_seconds))
+            .collect(),
+    );
+    f.gauges(
+        "disktier_run_duration_seconds",
+        "How long the measurement ran.",
+        runs.iter()
+            .map(|r| (r.labels.pairs(), r.duration_seconds))
+            .collect(),
+    );
+    let per_direction = |get: &dyn Fn(&DirectionMetrics) -> Option<f64>| {
+        runs.iter()
+            .flat_map(|r| {
+                r.directions.iter().filter_map(|d| {
+                    get(d).map(|v| (with(&r.labels, &[("direction", d.direction)]), v))
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    f.gauges(
+        "disktier_io_operations_per_second",
+        "Completed I/O operations per second during the run, by direction (sync: fsync/fdatasync calls).",
+        per_direction(&|d| Some(d.ops_per_second)),
+    );
+    f.gauges(
+        "disktier_io_bytes_per_second",
+        "Bytes read or written per second during the run.",
+        per_direction(&|d| d.bytes_per_second),
+    );
+    let summaries = runs
+        .iter()
+        .flat_map(|r| {
+            r.directions.iter().map(|d| {
+                let mut s = Summary::default();
+                s.set_sample_count(d.latency_count);
+                s.set_sample_sum(d.latency_sum_seconds);
+                s.set_quantile(
+                    d.latency_quantiles
+                        .iter()
+                        .map(|(q, v)| {
+                            let mut qq = Quantile::default();
+                            qq.set_quantile(*q);
+                            qq.set_value(*v);
+                            qq
+                        })
+                        .collect(),
+                );
+                let mut m = Metric::default();
+                m.set_summary(s);
+                m.set_label(label_pairs(with(&r.labels, &[("direction", d.direction)])));
+                m
+            })
+        })
+        .collect();
+    f.family(
+        "disktier_io_latency_seconds",
+        "Completion latency of the run's I/O operations by direction (sync: fsync/fdatasync), as quantiles over the whole run.",
+        MetricType::SUMMARY,
+        summaries,
+    );
+    f.gauges(
+        "disktier_run_cpu_seconds",
+        "CPU time the measurement used, by mode (user, system).",
+        runs.iter()
+            .flat_map(|r| {
+                [
+                    (with(&r.labels, &[("mode", "user")]), r.cpu_user_seconds),
+                    (with(&r.labels, &[("mode", "system")]), r.cpu_system_seconds),
+                ]
+            })
+            .collect(),
+    );
+    f.gauges(
+        "disktier_small_files_per_second",
+        "Files created, written and closed per second (the small-files profile).",
+        runs.iter()
+            .filter_map(|r| r.small_files_per_second.map(|v| (r.labels.pairs(), v)))
+            .collect(),
+    );
+    let verdicts = |get: &dyn Fn(&VerdictMetrics) -> Option<f64>| {
+        runs.iter()
+            .flat_map(|r| {
+                r.verdicts.iter().filter_map(|v| {
+                    get(v).map(|x| (with(&r.labels, &[("verdict", v.name.as_str())]), x))
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    f.gauges(
+        "disktier_verdict_pass",
+        "1 when the verdict passed (e.g. etcd: fdatasync p99 within the threshold), 0 when it failed.",
+        verdicts(&|v| Some(if v.pass { 1.0 } else { 0.0 })),
+    );
+    let in_unit = |unit, pick: fn(&VerdictMetrics) -> f64| {
+        move |v: &VerdictMetrics| (v.unit == unit).then(|| pick(v))
+    };
+    f.gauges(
+        "disktier_verdict_value_seconds",
+        "The latency a verdict judged (e.g. etcd: the p99 of fdatasync latency).",
+        verdicts(&in_unit(VerdictUnit::Seconds, |v| v.value)),
+    );
+    f.gauges(
+        "disktier_verdict_threshold_seconds",
+        "The latency limit of a verdict (etcd: 10 ms for the fdatasync p99, from etcd's hardware guide).",
+        verdicts(&in_unit(VerdictUnit::Seconds, |v| v.threshold)),
+    );
+    f.gauges(
+        "disktier_verdict_value_operations_per_second",
+        "The rate a verdict judged (e.g. etcd-iops-50: fdatasync'd writes per second).",
+        verdicts(&in_unit(VerdictUnit::OperationsPerSecond, |v| v.value)),
+    );
+    f.gauges(
+        "disktier_verdict_threshold_operations_per_second",
+        "The minimum rate of a verdict (etcd's guidance: 50, or 500 for busy clusters).",
+        verdicts(&in_unit(VerdictUnit::OperationsPerSecond, |v| v.threshold)),
+    );
+    f.gauges(
+        "disktier_verdict_value_events",
+        "The count a verdict judged (e.g. etcd-stalls: fdatasyncs longer than etcd's 100 ms heartbeat interval).",
+        verdicts(&in_unit(VerdictUnit::Events, |v| v.value)),
+    );
+    f.gauges(
+        "disktier_verdict_threshold_events",
+        "The most events a verdict allows (etcd-stalls: 0).",
+        verdicts(&in_unit(VerdictUnit::Events, |v| v.threshold)),
+    );
+    f.gauges(
+        "disktier_sync_stalls",
+        "fsync/fdatasync calls of the run longer than longer_than_seconds (etcd's heartbeat interval, 0.1 s, and election timeout, 1 s: etcd docs, Tuning).",
+        runs.iter()
+            .flat_map(|r| {
+                r.directions.iter().flat_map(move |d| {
+                    d.stalls.iter().map(move |(bound, n)| {
+                        (
+                            with(&r.labels, &[("longer_than_seconds", &format!("{bound}"))]),
+                            *n as f64,
+                        )
+                    })
+                })
+            })
+            .collect(),
+    );
+    let mut buf = Vec::new();
+    TextEncoder::new()
+        .encode(&f.0, &mut buf)
+        .context("cannot encode the Prometheus exposition")?;
+    String::from_utf8(buf).context("the Prometheus exposition is not UTF-8")
+}
