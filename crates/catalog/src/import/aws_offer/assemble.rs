@@ -1,0 +1,236 @@
+//! The catalog overlay assembled from what was kept: volume prices per type (tiers, IOPS and
+//! throughput) and instance prices, checked before they are returned.
+
+use super::offer::{Found, Kept, State, Summary};
+use crate::check;
+use crate::import::ImportError;
+use crate::model::{Catalog, Instance, InstancePrice, IopsTier, Region, VolumePrice};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub(super) fn per_unit(f: &Found) -> f64 {
+    // Throughput is listed per GiBps-month; the catalog holds per MiB/s-month.
+    if f.unit.to_ascii_lowercase().starts_with("gibps") {
+        f.usd / 1024.0
+    } else {
+        f.usd
+    }
+}
+
+pub(super) fn assemble(
+    st: State,
+    embedded: &Catalog,
+    path: &Path,
+) -> Result<(Catalog, Summary), ImportError> {
+    let date = st
+        .publication_date
+        .as_deref()
+        .map(|d| d.get(..10).unwrap_or(d).to_string())
+        .filter(|d| d.len() == 10)
+        .unwrap_or_else(today);
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let source = format!(
+        "AWS price list offer file {file} (publicationDate {}), imported by disktier",
+        st.publication_date.as_deref().unwrap_or("unknown")
+    );
+    let mut vols: BTreeMap<String, VolumePrice> = BTreeMap::new();
+    let mut io_tiers: BTreeMap<String, Vec<(u8, Found)>> = BTreeMap::new();
+    let mut instances = vec![];
+    let mut instance_prices = vec![];
+    let blank = |t: &str| VolumePrice {
+        region: st.region.to_string(),
+        type_: t.to_string(),
+        storage_gb_month: 0.0,
+        iops_month: None,
+        iops_tiers: None,
+        throughput_mibs_month: None,
+        offer_max_gib: None,
+        offer_max_iops: None,
+        offer_max_mibs: None,
+        source: source.clone(),
+        date: date.clone(),
+        weak: false,
+        note: None,
+    };
+    let known_type = |t: &str| embedded.volume_type(t).is_some();
+    // Deterministic order: by SKU.
+    let mut kept: Vec<(&String, &Kept)> = st.kept.iter().collect();
+    kept.sort_by(|a, b| a.0.cmp(b.0));
+    for (sku, k) in kept {
+        let Some(found) = st.prices.get(sku).filter(|f| !f.is_empty()) else {
+            continue;
+        };
+        let first = &found[0];
+        match k {
+            Kept::Storage {
+                type_,
+                max_gib,
+                max_iops,
+                max_mibs,
+            } if known_type(type_) => {
+                let v = vols.entry(type_.clone()).or_insert_with(|| blank(type_));
+                v.storage_gb_month = first.usd;
+                v.offer_max_gib = *max_gib;
+                v.offer_max_iops = *max_iops;
+                v.offer_max_mibs = *max_mibs;
+            }
+            Kept::Iops { type_, tier } if known_type(type_) => {
+                if found.len() > 1 && found.iter().any(|f| f.begin.is_some()) {
+                    // Tiers as ranges inside one SKU.
+                    for (i, f) in found.iter().enumerate() {
+                        io_tiers
+                            .entry(type_.clone())
+                            .or_default()
+                            .push((i as u8 + 1, f.clone()));
+                    }
+                } else if *tier > 1 || type_ == "io2" {
+                    io_tiers
+                        .entry(type_.clone())
+                        .or_default()
+                        .push((*tier, first.clone()));
+                } else {
+                    vols.entry(type_.clone())
+                        .or_insert_with(|| blank(type_))
+                        .iops_month = Some(first.usd);
+                }
+            }
+            Kept::Throughput { type_ } if known_type(type_) => {
+                vols.entry(type_.clone())
+                    .or_insert_with(|| blank(type_))
+                    .throughput_mibs_month = Some(per_unit(first));
+            }
+            Kept::Instance { name, store } => {
+                let Some(hourly) = found
+                    .iter()
+                    .find(|f| f.unit.starts_with("Hr"))
+                    .map(|f| f.usd)
+                else {
+                    continue;
+                };
+                if hourly <= 0.0 || instances.iter().any(|i: &Instance| &i.name == name) {
+                    continue;
+                }
+                // Keep the embedded catalog's IOPS figures for the same store.
+                let known = embedded.instance(name).filter(|i| i.store == *store);
+                instances.push(Instance {
+                    name: name.clone(),
+                    cloud: "aws".into(),
+                    store: store.clone(),
+                    store_read_iops: known.and_then(|i| i.store_read_iops),
+                    store_write_iops: known.and_then(|i| i.store_write_iops),
+                    store_throughput_mbps: known.and_then(|i| i.store_throughput_mbps),
+                    local_ssd_counts: None,
+                    source: source.clone(),
+                    date: date.clone(),
+                    weak: known.is_some_and(|i| i.weak && i.store_read_iops.is_some()),
+                });
+                instance_prices.push(InstancePrice {
+                    region: st.region.to_string(),
+                    type_: name.clone(),
+                    usd_per_hour: hourly,
+                    source: source.clone(),
+                    date: date.clone(),
+                    weak: false,
+                    note: None,
+                });
+            }
+            _ => {}
+        }
+    }
+    for (t, mut tiers) in io_tiers {
+        tiers.sort_by_key(|(n, _)| *n);
+        // Tier bounds: the file's ranges when it has them, else io2's published brackets
+        // (32,000 and 64,000 IOPS; docs/sources.md [aws-ebs-pricing]).
+        let defaults = [Some(32000u64), Some(64000u64)];
+        let n = tiers.len();
+        let list: Vec<IopsTier> = tiers
+            .iter()
+            .enumerate()
+            .map(|(i, (_, f))| IopsTier {
+                up_to: if i + 1 == n {
+                    None
+                } else {
+                    f.end.or(defaults.get(i).copied().flatten())
+                },
+                usd: f.usd,
+                weak: false,
+            })
+            .collect();
+        let v = vols.entry(t.clone()).or_insert_with(|| blank(&t));
+        if list.len() == 1 {
+            v.iops_month = Some(list[0].usd);
+        } else {
+            v.iops_tiers = Some(list);
+        }
+    }
+    // A type with a storage price is what makes an entry; IOPS or throughput alone are dropped.
+    let volume_prices: Vec<VolumePrice> = vols
+        .into_values()
+        .filter(|v| v.storage_gb_month > 0.0)
+        .collect();
+    if volume_prices.is_empty() && instance_prices.is_empty() {
+        return Err(ImportError::NoPrices {
+            path: path.to_path_buf(),
+            region: st.region.to_string(),
+            seen: st
+                .regions_seen
+                .iter()
+                .filter(|r| r.as_str() != st.region)
+                .cloned()
+                .collect(),
+        });
+    }
+    let region = embedded.region(st.region).cloned().map(|mut r| {
+        r.weak = false;
+        r.note = Some(format!("imported from {file}"));
+        r
+    });
+    let region = region.unwrap_or(Region {
+        name: st.region.to_string(),
+        cloud: "aws".into(),
+        weak: false,
+        usage_prefix: None,
+        note: Some(format!("imported from {file}")),
+    });
+    let cat = Catalog {
+        version: Some(format!(
+            "aws-offer-{}",
+            st.version.clone().unwrap_or_else(|| date.clone())
+        )),
+        date: Some(date),
+        source: Some(source),
+        regions: vec![region],
+        volume_types: vec![],
+        volume_prices,
+        instances,
+        instance_prices,
+    };
+    // What is written must pass `catalog check` once merged over the embedded catalog.
+    let mut merged = embedded.clone();
+    merged.merge(cat.clone());
+    let report = check::check(&merged);
+    if !report.ok() {
+        return Err(ImportError::Check {
+            path: path.to_path_buf(),
+            problems: report.problems,
+        });
+    }
+    let summary = Summary {
+        region: st.region.to_string(),
+        volume_prices: cat.volume_prices.len(),
+        instances: cat.instances.len(),
+        instance_prices: cat.instance_prices.len(),
+        products_skipped: st.skipped,
+        publication_date: st.publication_date.clone(),
+    };
+    Ok((cat, summary))
+}
+
+/// Today as YYYY-MM-DD (UTC), for files without a publicationDate.
+fn today() -> String {
+    let d = time::OffsetDateTime::now_utc().date();
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}

@@ -1,0 +1,119 @@
+use super::stream::{parse_count, parse_mibs, parse_size_gib, parse_store};
+use super::*;
+use crate::model::Store;
+
+fn run(json: &str, region: &str) -> Result<(Catalog, Summary), ImportError> {
+    import_from(|| Ok(json.as_bytes()), Path::new("inline.json"), region)
+}
+
+fn term(sku: &str, unit: &str, usd: &str) -> String {
+    format!(
+        r#""{sku}": {{"{sku}.JRTCKXETXF": {{"priceDimensions": {{"{sku}.JRTCKXETXF.6YS6EN2CT7": {{"unit": "{unit}", "pricePerUnit": {{"USD": "{usd}"}}}}}}}}}}"#
+    )
+}
+
+#[test]
+fn terms_before_products_and_usagetype_prefixes_without_region_code() {
+    // Older files carry no regionCode: the usagetype prefix decides ("EUN1-" is eu-north-1,
+    // none is us-east-1). Terms may come first: their prices wait for the products.
+    let json = format!(
+        r#"{{"terms": {{"OnDemand": {{{}, {}}}}},
+           "products": {{
+             "A": {{"productFamily": "Storage", "attributes": {{"usagetype": "EUN1-EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}},
+             "B": {{"productFamily": "Storage", "attributes": {{"usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}}
+           }},
+           "publicationDate": "2026-07-01T00:00:00Z"}}"#,
+        term("A", "GB-Mo", "0.0475"),
+        term("B", "GB-Mo", "0.045")
+    );
+    let (cat, _) = run(&json, "eu-north-1").unwrap();
+    assert_eq!(cat.volume_prices.len(), 1);
+    assert_eq!(cat.volume_prices[0].storage_gb_month, 0.0475);
+    let (cat, _) = run(&json, "us-east-1").unwrap();
+    assert_eq!(cat.volume_prices[0].storage_gb_month, 0.045);
+    assert_eq!(cat.date.as_deref(), Some("2026-07-01"));
+}
+
+/// Terms first in a stream that cannot be read twice: a clear error, not every SKU's
+/// prices held in memory (#13).
+#[test]
+fn terms_first_in_a_stream_is_an_error_and_in_a_file_two_passes() {
+    let json = format!(
+        r#"{{"terms": {{"OnDemand": {{{}, {}}}}},
+           "products": {{"B": {{"productFamily": "Storage", "attributes": {{"usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}}}}}}"#,
+        term("B", "GB-Mo", "0.045"),
+        term("UNRELATED", "Hrs", "9.99")
+    );
+    let e = import(json.as_bytes(), Path::new("-"), "us-east-1").unwrap_err();
+    // The error wraps its cause (shown once, by the chain): read the whole chain.
+    let chain = format!(
+        "{e}: {}",
+        std::error::Error::source(&e)
+            .map(|s| s.to_string())
+            .unwrap_or_default()
+    );
+    assert!(chain.contains("save it to a file"), "{chain}");
+    let mut opened = 0;
+    let (cat, _) = import_from(
+        || {
+            opened += 1;
+            Ok(json.as_bytes())
+        },
+        Path::new("f.json"),
+        "us-east-1",
+    )
+    .unwrap();
+    assert_eq!(opened, 2);
+    assert_eq!(cat.volume_prices[0].storage_gb_month, 0.045);
+    // Products first: one pass.
+    let json = format!(
+        r#"{{"products": {{"B": {{"productFamily": "Storage", "attributes": {{"usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}}}}, "terms": {{"OnDemand": {{{}}}}}}}"#,
+        term("B", "GB-Mo", "0.045")
+    );
+    let mut opened = 0;
+    import_from(
+        || {
+            opened += 1;
+            Ok(json.as_bytes())
+        },
+        Path::new("f.json"),
+        "us-east-1",
+    )
+    .unwrap();
+    assert_eq!(opened, 1);
+}
+
+#[test]
+fn an_incomplete_price_list_fails_check_and_is_not_written() {
+    // gp3 storage without its IOPS and throughput prices: `catalog check` would fail.
+    let json = format!(
+        r#"{{"products": {{"A": {{"productFamily": "Storage", "attributes": {{"regionCode": "us-east-1", "usagetype": "EBS:VolumeUsage.gp3", "volumeApiName": "gp3"}}}}}},
+           "terms": {{"OnDemand": {{{}}}}}}}"#,
+        term("A", "GB-Mo", "0.08")
+    );
+    let e = run(&json, "us-east-1").unwrap_err();
+    assert!(e.to_string().contains("no IOPS price"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.json");
+    std::fs::write(&input, json).unwrap();
+    let out = dir.path().join("out.toml");
+    assert!(import_file(&input, "us-east-1", &out).is_err());
+    assert!(!out.exists());
+}
+
+#[test]
+fn parses_free_text_attributes() {
+    assert_eq!(parse_size_gib("16 TiB"), Some(16384));
+    assert_eq!(parse_size_gib("64 TiB"), Some(65536));
+    assert_eq!(parse_count("16,000"), Some(16000));
+    assert_eq!(parse_count("Up to 256000 IOPS"), Some(256000));
+    assert_eq!(parse_mibs("1,000 MiB/s"), Some(1000.0));
+    assert_eq!(
+        parse_store("2 x 1900 NVMe SSD"),
+        Some(Store {
+            count: 2,
+            size_gb: 1900
+        })
+    );
+    assert_eq!(parse_store("EBS only"), None);
+}
