@@ -540,6 +540,7 @@ fn assemble(st: State, embedded: &Catalog, path: &Path) -> Result<(Catalog, Summ
         region: st.region.to_string(),
         type_: t.to_string(),
         storage_gb_month: 0.0,
+        tier_prices: None,
         iops_month: None,
         iops_tiers: None,
         throughput_mibs_month: None,

@@ -293,6 +293,15 @@ fn rules_line(t: &VolumeType) -> String {
             int(*max)
         ),
         IopsRule::Cap { max } => format!("cap {}", int(*max)),
+        IopsRule::SizeTier => format!(
+            "per size tier ({})",
+            t.size_tiers
+                .iter()
+                .flatten()
+                .map(|x| format!("{} {} GiB: {}", x.name, int(x.size_gib), int(x.iops)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         IopsRule::Unknown => "not in catalog".into(),
     });
     if let Some(b) = &t.burst {
@@ -330,6 +339,15 @@ fn rules_line(t: &VolumeType) -> String {
             },
             num(*per_gib),
             num(*max_mibs)
+        ),
+        ThroughputRule::SizeTier => format!(
+            "per size tier ({})",
+            t.size_tiers
+                .iter()
+                .flatten()
+                .map(|x| format!("{} {} MB/s", x.name, num(x.mbps)))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         ThroughputRule::Tiers { tiers } => tiers
             .iter()

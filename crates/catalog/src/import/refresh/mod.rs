@@ -448,6 +448,7 @@ fn assemble(
             region: region.to_string(),
             type_: t.clone(),
             storage_gb_month: *usd,
+            tier_prices: None,
             iops_month: k.iops.get(t).copied(),
             iops_tiers: None,
             throughput_mibs_month: k.throughput.get(t).copied(),
