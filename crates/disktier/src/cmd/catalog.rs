@@ -153,7 +153,17 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
         );
         for p in cat.volume_prices.iter().filter(|p| p.region == reg.name) {
             let vt = cat.volume_type(&p.type_);
-            let mut parts = vec![format!("{}/GB-month", unit_usd(p.storage_gb_month))];
+            let mut parts = vec![match &p.tier_prices {
+                Some(tiers) => format!(
+                    "per size tier: {}",
+                    tiers
+                        .iter()
+                        .map(|t| format!("{} GiB {}", int(t.size_gib), unit_usd(t.usd_month)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => format!("{}/GB-month", unit_usd(p.storage_gb_month)),
+            }];
             let included = match vt.map(|t| &t.iops) {
                 Some(IopsRule::Provisioned { included, .. }) if *included > 0 => {
                     format!(" above {}", int(*included))
