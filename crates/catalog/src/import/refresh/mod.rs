@@ -21,7 +21,7 @@ mod stream;
 
 use super::ImportError;
 use crate::check;
-use crate::model::{Catalog, InstancePrice, Region, VolumePrice};
+use crate::model::{Catalog, InstancePrice, Region, TierPrice, VolumePrice};
 use crate::price::HOURS_PER_MONTH;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -85,6 +85,8 @@ struct Kept {
     iops: BTreeMap<String, f64>,
     throughput: BTreeMap<String, f64>,
     hourly: BTreeMap<String, f64>,
+    /// Size-tier types (Azure Premium/Standard SSD): type -> tier size (GiB) -> USD per month.
+    tiers: BTreeMap<String, BTreeMap<u64, f64>>,
     date: Option<String>,
     regions_seen: std::collections::BTreeSet<String>,
     items: usize,
@@ -320,6 +322,30 @@ fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
         return;
     }
     let lower = |s: &str| s.to_ascii_lowercase();
+    // Premium SSD / Standard SSD: one monthly price per size tier (sku "P15 LRS", meter
+    // "P15 LRS Disk"); the tier's size comes from the embedded type's `size_tiers`.
+    let tiered = match it.product.as_str() {
+        "Premium SSD Managed Disks" => Some("premium-ssd"),
+        "Standard SSD Managed Disks" => Some("standard-ssd"),
+        _ => None,
+    };
+    if let Some(t) = tiered {
+        let Some(tier) = it.sku.strip_suffix(" LRS") else {
+            return;
+        };
+        let size = embedded
+            .volume_type(t)
+            .and_then(|vt| vt.size_tiers.as_ref())
+            .and_then(|ts| ts.iter().find(|x| x.name == tier))
+            .map(|x| x.size_gib);
+        if let Some(size) = size {
+            if it.meter == format!("{tier} LRS Disk") && it.unit == "1/Month" && it.retail > 0.0 {
+                k.tiers.entry(t.into()).or_default().insert(size, it.retail);
+                k.dated(&it.start);
+            }
+        }
+        return;
+    }
     if it.product == "Azure Premium SSD v2" && it.sku == "Premium LRS" {
         // Billed per hour; the catalog keeps months of 730 hours. Capacity per GiB, IOPS and
         // MB/s per unit; a free baseline shows as a tier at 0 USD, so the paid tier is kept.
@@ -404,7 +430,7 @@ fn assemble(
         region: region.to_string(),
         seen: k.regions_seen.iter().take(8).cloned().collect(),
     };
-    if k.storage.is_empty() && k.hourly.is_empty() {
+    if k.storage.is_empty() && k.hourly.is_empty() && k.tiers.is_empty() {
         return Err(no_prices());
     }
     let date = k.date.clone().ok_or_else(no_prices)?;
@@ -452,6 +478,44 @@ fn assemble(
             iops_month: k.iops.get(t).copied(),
             iops_tiers: None,
             throughput_mibs_month: k.throughput.get(t).copied(),
+            offer_max_gib: None,
+            offer_max_iops: None,
+            offer_max_mibs: None,
+            source: source.clone(),
+            date: date.clone(),
+            weak: false,
+            note: None,
+        });
+    }
+    for (t, prices) in &k.tiers {
+        let Some(vt) = embedded.volume_type(t) else {
+            continue;
+        };
+        // Only a whole table: `catalog check` wants every tier of the type priced.
+        if vt
+            .size_tiers
+            .iter()
+            .flatten()
+            .any(|x| !prices.contains_key(&x.size_gib))
+        {
+            continue;
+        }
+        cat.volume_prices.push(VolumePrice {
+            region: region.to_string(),
+            type_: t.clone(),
+            storage_gb_month: 0.0,
+            tier_prices: Some(
+                prices
+                    .iter()
+                    .map(|(s, u)| TierPrice {
+                        size_gib: *s,
+                        usd_month: *u,
+                    })
+                    .collect(),
+            ),
+            iops_month: None,
+            iops_tiers: None,
+            throughput_mibs_month: None,
             offer_max_gib: None,
             offer_max_iops: None,
             offer_max_mibs: None,
@@ -523,4 +587,67 @@ pub fn refresh_files(
     );
     super::write_atomically(&cat, &header, out)?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(product: &str, sku: &str, meter: &str, usd: f64) -> String {
+        format!(
+            r#"{{"armRegionName":"eastus","serviceName":"Storage","productName":"{product}","skuName":"{sku}","meterName":"{meter}","armSkuName":"","type":"Consumption","currencyCode":"USD","retailPrice":{usd},"unitOfMeasure":"1/Month","effectiveStartDate":"2026-10-01T00:00:00Z"}}"#
+        )
+    }
+
+    #[test]
+    fn azure_size_tier_meters_become_a_whole_tier_table() {
+        let c = Catalog::embedded();
+        let tiers = c
+            .volume_type("premium-ssd")
+            .unwrap()
+            .size_tiers
+            .clone()
+            .unwrap();
+        let mut items: Vec<String> = tiers
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                item(
+                    "Premium SSD Managed Disks",
+                    &format!("{} LRS", t.name),
+                    &format!("{} LRS Disk", t.name),
+                    1.0 + i as f64,
+                )
+            })
+            .collect();
+        // Other meters of the same product and a partial Standard SSD table are left out.
+        items.push(item(
+            "Premium SSD Managed Disks",
+            "P15 LRS",
+            "P15 LRS Disk Mount",
+            99.0,
+        ));
+        items.push(item(
+            "Standard SSD Managed Disks",
+            "E10 LRS",
+            "E10 LRS Disk",
+            9.6,
+        ));
+        let page = format!(r#"{{"Items":[{}]}}"#, items.join(","));
+        let (cat, summary) = refresh(
+            Cloud::Azure,
+            [(std::path::PathBuf::from("page.json"), page.as_bytes())],
+            "eastus",
+        )
+        .unwrap();
+        assert_eq!(summary.volume_prices, 1);
+        let p = cat.volume_price("eastus", "premium-ssd").unwrap();
+        assert!(!p.weak);
+        let got = p.tier_prices.as_ref().unwrap();
+        assert_eq!(got.len(), tiers.len());
+        // P15 is the 7th tier: 256 GiB at 7.0.
+        assert_eq!(got[6].size_gib, 256);
+        assert_eq!(got[6].usd_month, 7.0);
+        assert!(cat.volume_price("eastus", "standard-ssd").is_none());
+    }
 }
