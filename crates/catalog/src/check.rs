@@ -158,7 +158,18 @@ pub fn check(cat: &Catalog) -> Report {
                     p.push(format!("{what}: IOPS cap of 0"));
                 }
             }
-            IopsRule::Unknown => {}
+            IopsRule::SizeTier | IopsRule::Unknown => {}
+        }
+        // The load check (validate.rs) has the tiers' numbers and order; here: they cover the range.
+        if let Some(top) = t.size_tiers.as_deref().and_then(|x| x.last()) {
+            if top.size_gib < t.max_gib {
+                p.push(format!(
+                    "{what}: the largest size tier ({}, {} GiB) is below max_gib {}: add the missing tiers or lower max_gib",
+                    top.name,
+                    int(top.size_gib),
+                    int(t.max_gib)
+                ));
+            }
         }
         match &t.throughput {
             ThroughputRule::Provisioned {
@@ -207,7 +218,7 @@ pub fn check(cat: &Catalog) -> Report {
                     ));
                 }
             }
-            ThroughputRule::Scaled { .. } | ThroughputRule::Unknown => {}
+            ThroughputRule::Scaled { .. } | ThroughputRule::SizeTier | ThroughputRule::Unknown => {}
         }
         if let Some(b) = &t.burst {
             if b.bucket_credits <= 0.0 || !matches!(t.iops, IopsRule::Scaled { .. }) {
@@ -264,7 +275,21 @@ pub fn check(cat: &Catalog) -> Report {
         // No cloud lists block storage near $10 per GB-month (docs/sources.md [aws-ebs-pricing],
         // [gcp-disk-pricing]: $0.015-0.17); a figure that large is a unit mistake (per TB, or
         // cents).
-        if !(pr.storage_gb_month > 0.0 && pr.storage_gb_month < 10.0) {
+        if let Some(tiers) = &pr.tier_prices {
+            let priced: Vec<u64> = tiers.iter().map(|t| t.size_gib).collect();
+            let sizes: Vec<u64> = vt.size_tiers.iter().flatten().map(|t| t.size_gib).collect();
+            if priced != sizes {
+                p.push(format!(
+                    "{what}: tier_prices sizes {priced:?} differ from the size_tiers of {} {sizes:?}: price each tier once",
+                    vt.name
+                ));
+            }
+        } else if vt.size_tiers.is_some() {
+            p.push(format!(
+                "{what}: {} is billed per size tier but the price has no tier_prices",
+                vt.name
+            ));
+        } else if !(pr.storage_gb_month > 0.0 && pr.storage_gb_month < 10.0) {
             p.push(format!(
                 "{what}: storage ${}/GB-month is not sane",
                 pr.storage_gb_month
@@ -339,6 +364,7 @@ pub fn check(cat: &Catalog) -> Report {
                 IopsRule::Provisioned { max, .. }
                 | IopsRule::Scaled { max, .. }
                 | IopsRule::Cap { max } => Some(*max),
+                IopsRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.0),
                 IopsRule::Unknown => None,
             };
             if rule_max.is_some_and(|r| r != m) {

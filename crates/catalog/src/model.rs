@@ -83,6 +83,11 @@ pub struct VolumeType {
     /// Each I/O up to this size counts as this size against throughput (st1/sc1: 1,024 KiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_accounting_kib: Option<u64>,
+    /// Size tiers, ascending by size (Azure Premium SSD P1..P80, Standard SSD E1..E80): a volume
+    /// performs (rules `model = "size_tier"`) and is billed (`tier_prices`) as the smallest tier
+    /// whose size is at least its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_tiers: Option<Vec<SizeTier>>,
     pub source: String,
     pub date: String,
     #[serde(default, skip_serializing_if = "is_false")]
@@ -112,6 +117,8 @@ pub enum IopsRule {
     },
     /// A fixed cap (st1/sc1), with small I/O further bounded by throughput (io_accounting_kib).
     Cap { max: u64 },
+    /// The IOPS of the smallest of the type's `size_tiers` holding the size (Azure P/E tiers).
+    SizeTier,
     /// Not in the catalog.
     Unknown,
 }
@@ -153,7 +160,27 @@ pub enum ThroughputRule {
         max_mibs: f64,
         bucket_mib_per_tib: f64,
     },
+    /// The MB/s of the smallest of the type's `size_tiers` holding the size (Azure P/E tiers).
+    SizeTier,
     Unknown,
+}
+
+/// One size tier of a tiered type (Azure Premium SSD P15: 256 GiB, 1,100 IOPS, 125 MB/s).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SizeTier {
+    /// The tier's name as the cloud bills it ("P15").
+    pub name: String,
+    pub size_gib: u64,
+    pub iops: u64,
+    /// Throughput as published, in MB/s (10^6 bytes); used as `mbps x 10^6 / 2^20` MiB/s.
+    pub mbps: f64,
+}
+
+impl SizeTier {
+    pub fn mibs(&self) -> f64 {
+        self.mbps * 1e6 / 1_048_576.0
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -181,8 +208,13 @@ pub struct VolumePrice {
     pub region: String,
     #[serde(rename = "type")]
     pub type_: String,
-    /// USD per GB-month, applied per GiB as AWS bills.
+    /// USD per GB-month, applied per GiB as AWS bills (0 where `tier_prices` bill instead).
+    #[serde(default)]
     pub storage_gb_month: f64,
+    /// USD per month of each size tier (Azure P/E tiers), ascending by size: a volume is billed
+    /// as the smallest tier whose size is at least its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tier_prices: Option<Vec<TierPrice>>,
     /// USD per provisioned IOPS-month above the type's included IOPS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iops_month: Option<f64>,
@@ -207,6 +239,14 @@ pub struct VolumePrice {
     /// confirmed from a stored copy of the price page).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TierPrice {
+    /// The tier's size, as in the type's `size_tiers`.
+    pub size_gib: u64,
+    pub usd_month: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -3,7 +3,7 @@
 //! from a full bucket, and the rule that refuses a configuration the cloud would refuse.
 
 use crate::fmt::{int, num, secs};
-use crate::model::{IopsRule, ThroughputRule, VolumeType};
+use crate::model::{IopsRule, SizeTier, ThroughputRule, VolumeType};
 use serde::Serialize;
 
 /// A configuration the cloud would refuse; the message names the rule and the fix.
@@ -85,6 +85,46 @@ impl Performance {
     }
 }
 
+/// The smallest of the type's size tiers holding `size_gib` (none past the largest or untiered).
+pub fn tier_for(vt: &VolumeType, size_gib: u64) -> Option<&SizeTier> {
+    vt.size_tiers
+        .as_deref()?
+        .iter()
+        .find(|t| t.size_gib >= size_gib)
+}
+
+fn is_tiered(vt: &VolumeType) -> bool {
+    matches!(vt.iops, IopsRule::SizeTier) || matches!(vt.throughput, ThroughputRule::SizeTier)
+}
+
+/// The size of the smallest tier delivering `iops` and `mibs` (for `plan`), or why none does.
+pub fn tier_size_meeting(
+    vt: &VolumeType,
+    iops: Option<u64>,
+    mibs: Option<f64>,
+) -> Result<u64, String> {
+    let tiers = vt.size_tiers.as_deref().unwrap_or_default();
+    tiers
+        .iter()
+        .find(|t| iops.is_none_or(|w| t.iops >= w) && mibs.is_none_or(|w| t.mibs() >= w - 1e-9))
+        .map(|t| t.size_gib)
+        .ok_or_else(|| match tiers.last() {
+            Some(top) => format!(
+                "{} sustains at most {} IOPS and {} MiB/s (its largest tier, {})",
+                vt.name,
+                int(top.iops),
+                num(top.mibs()),
+                top.name
+            ),
+            None => format!("the catalog has no size tiers for {}", vt.name),
+        })
+}
+
+/// The largest tier's IOPS and MiB/s (for `plan`'s nearest configuration).
+pub fn tier_max(vt: &VolumeType) -> Option<(u64, f64)> {
+    vt.size_tiers.as_deref()?.last().map(|t| (t.iops, t.mibs()))
+}
+
 /// Checks a configuration against the type's rules and fills in defaults.
 pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleError> {
     let t = &vt.name;
@@ -110,6 +150,20 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
                 ),
             ));
         }
+    }
+    if is_tiered(vt) && tier_for(vt, size).is_none() {
+        return Err(refuse(
+            "size_tier",
+            format!(
+                "{t} has no size tier holding {} GiB: the catalog's tiers stop at {} GiB",
+                int(size),
+                int(vt
+                    .size_tiers
+                    .as_deref()
+                    .and_then(|x| x.last())
+                    .map_or(0, |x| x.size_gib))
+            ),
+        ));
     }
     let iops = match &vt.iops {
         IopsRule::Provisioned {
@@ -163,6 +217,12 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
                     IopsRule::Cap { max } => format!(
                         "it delivers at most {} IOPS, set by size and throughput",
                         int(*max)
+                    ),
+                    IopsRule::SizeTier => format!(
+                        "its IOPS follow the size tier: for {} IOPS use at least {} GiB",
+                        int(asked),
+                        tier_size_meeting(vt, Some(asked), None)
+                            .map_or_else(|e| e, |g| int(g).to_string())
                     ),
                     _ => "the catalog has no IOPS rule for it".to_string(),
                 };
@@ -276,6 +336,9 @@ pub fn performance(vt: &VolumeType, r: &Resolved) -> Performance {
                 p.burst_seconds = Some(bucket_mib_per_tib * tib / (burst - base));
             }
         }
+        ThroughputRule::SizeTier => {
+            p.baseline_throughput_mibs = tier_for(vt, r.size_gib).map(SizeTier::mibs)
+        }
         ThroughputRule::Unknown => {}
     }
 
@@ -318,7 +381,20 @@ pub fn performance(vt: &VolumeType, r: &Resolved) -> Performance {
                 _ => p.baseline_iops = Some(cap),
             }
         }
+        IopsRule::SizeTier => p.baseline_iops = tier_for(vt, r.size_gib).map(|t| t.iops as f64),
         IopsRule::Unknown => {}
+    }
+    if is_tiered(vt) {
+        if let Some(tier) = tier_for(vt, r.size_gib) {
+            p.notes.push(format!(
+                "{} GiB performs and is billed as {} ({} GiB: {} IOPS, {} MB/s)",
+                int(r.size_gib),
+                tier.name,
+                int(tier.size_gib),
+                int(tier.iops),
+                num(tier.mbps)
+            ));
+        }
     }
     if vt.weak {
         p.notes
@@ -428,5 +504,31 @@ mod tests {
             resolve(st1, &cfg(100, None, None)).unwrap_err().rule,
             "size"
         );
+    }
+
+    #[test]
+    fn a_size_tier_is_the_smallest_tier_holding_the_size() {
+        let c = Catalog::embedded();
+        let p = c.volume_type("premium-ssd").unwrap();
+        let name = |g: u64| tier_for(p, g).map(|t| t.name.as_str());
+        assert_eq!(name(1), Some("P1"));
+        assert_eq!(name(4), Some("P1"));
+        assert_eq!(name(5), Some("P2"));
+        assert_eq!(name(256), Some("P15"));
+        assert_eq!(name(257), Some("P20"));
+        assert_eq!(name(32767), Some("P80"));
+        assert_eq!(name(32768), None);
+        // plan: 2,000 IOPS needs P20 (2,300); 130 MiB/s needs P20 too (150 MB/s = 143 MiB/s).
+        assert_eq!(tier_size_meeting(p, Some(2000), None), Ok(512));
+        assert_eq!(tier_size_meeting(p, None, Some(130.0)), Ok(512));
+        let e = tier_size_meeting(p, Some(20001), None).unwrap_err();
+        assert!(
+            e.contains("at most 20,000 IOPS") && e.contains("P80"),
+            "{e}"
+        );
+        // A tiered type takes no provisioned IOPS, and says which size would give them.
+        let e = resolve(p, &cfg(200, Some(2000), None)).unwrap_err();
+        assert_eq!(e.rule, "iops_not_provisioned");
+        assert!(e.message.contains("use at least 512 GiB"), "{e}");
     }
 }

@@ -274,6 +274,9 @@ fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConfig, Blocker
                 size = size.max((w / baseline_per_tib * 1024.0 - 1e-9).ceil() as u64);
             }
         }
+        ThroughputRule::SizeTier => {
+            size = size.max(crate::perf::tier_size_meeting(vt, None, want_tp).map_err(block)?)
+        }
         ThroughputRule::Unknown => {
             if want_tp.is_some() {
                 return Err(block(format!("the catalog has no throughput rule for {t}")));
@@ -344,6 +347,9 @@ fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConfig, Blocker
                     size = size.max((mibs / baseline_per_tib * 1024.0 - 1e-9).ceil() as u64);
                 }
             }
+        }
+        IopsRule::SizeTier => {
+            size = size.max(crate::perf::tier_size_meeting(vt, r, None).map_err(block)?)
         }
         IopsRule::Unknown => {
             if r.is_some() {
@@ -643,6 +649,7 @@ fn nearest_volume(
         IopsRule::Provisioned { max, .. }
         | IopsRule::Scaled { max, .. }
         | IopsRule::Cap { max } => Some(*max),
+        IopsRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.0),
         IopsRule::Unknown => None,
     };
     let max_tp = match &vt.throughput {
@@ -651,6 +658,7 @@ fn nearest_volume(
         | ThroughputRule::PerIops { max_mibs, .. }
         | ThroughputRule::PerTib { max_mibs, .. } => Some(*max_mibs),
         ThroughputRule::Tiers { tiers } => tiers.iter().map(|t| t.mibs).reduce(f64::max),
+        ThroughputRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.1),
         ThroughputRule::Unknown => None,
     };
     let mut clipped = Requirements {

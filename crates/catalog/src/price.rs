@@ -178,15 +178,42 @@ pub fn volume_items(
     price: &VolumePrice,
     r: &Resolved,
 ) -> Result<Vec<Item>, PriceError> {
-    let mut items = vec![Item {
-        name: "storage".into(),
-        monthly_cost_usd: round_cents(r.size_gib as f64 * price.storage_gb_month),
-        detail: format!(
-            "{} GiB x {} per GB-month",
-            int(r.size_gib),
-            unit_usd(price.storage_gb_month)
-        ),
-    }];
+    let storage = match &price.tier_prices {
+        Some(tiers) => {
+            let tier = tiers
+                .iter()
+                .find(|t| t.size_gib >= r.size_gib)
+                .ok_or_else(|| PriceError::NoPrice {
+                    what: "size tier",
+                    name: format!("{} {} GiB", vt.name, int(r.size_gib)),
+                    region: price.region.clone(),
+                    elsewhere: vec![],
+                })?;
+            let name = crate::perf::tier_for(vt, r.size_gib)
+                .filter(|t| t.size_gib == tier.size_gib)
+                .map_or_else(|| "the tier".to_string(), |t| t.name.clone());
+            Item {
+                name: "storage".into(),
+                monthly_cost_usd: round_cents(tier.usd_month),
+                detail: format!(
+                    "{} GiB billed as {name} ({} GiB) at {} per month",
+                    int(r.size_gib),
+                    int(tier.size_gib),
+                    unit_usd(tier.usd_month)
+                ),
+            }
+        }
+        None => Item {
+            name: "storage".into(),
+            monthly_cost_usd: round_cents(r.size_gib as f64 * price.storage_gb_month),
+            detail: format!(
+                "{} GiB x {} per GB-month",
+                int(r.size_gib),
+                unit_usd(price.storage_gb_month)
+            ),
+        },
+    };
+    let mut items = vec![storage];
     if let (IopsRule::Provisioned { included, .. }, Some(iops)) = (&vt.iops, r.iops) {
         let billable = iops.saturating_sub(*included);
         if billable > 0 {

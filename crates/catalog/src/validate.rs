@@ -161,7 +161,43 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
                 v.ordered("iops.min..max", *min as f64, *max as f64);
             }
             IopsRule::Cap { max } => v.count("iops.max", *max, 0, MAX_COUNT),
-            IopsRule::Unknown => {}
+            IopsRule::SizeTier | IopsRule::Unknown => {}
+        }
+        let tiered = matches!(t.iops, IopsRule::SizeTier)
+            || matches!(t.throughput, ThroughputRule::SizeTier);
+        match &t.size_tiers {
+            Some(tiers) => {
+                if tiers.is_empty() {
+                    v.bad(
+                        "size_tiers",
+                        "[]".into(),
+                        "is empty",
+                        "list the tiers ({ name, size_gib, iops, mbps }) in ascending size_gib",
+                    );
+                }
+                let mut last = None;
+                for tier in tiers {
+                    v.count("size_tiers.size_gib", tier.size_gib, 1, MAX_GIB);
+                    v.count("size_tiers.iops", tier.iops, 1, MAX_COUNT);
+                    v.divisor("size_tiers.mbps", tier.mbps);
+                    if last.is_some_and(|l| l >= tier.size_gib) {
+                        v.bad(
+                            "size_tiers.size_gib",
+                            format!("{} ({})", tier.size_gib, tier.name),
+                            "is not above the previous tier's",
+                            "list the tiers in ascending size_gib",
+                        );
+                    }
+                    last = Some(tier.size_gib);
+                }
+            }
+            None if tiered => v.bad(
+                "size_tiers",
+                "(none)".into(),
+                "is missing for a size_tier rule",
+                "add the tiers ([[volume_type.size_tiers]] name, size_gib, iops, mbps) or use another model",
+            ),
+            None => {}
         }
         match &t.throughput {
             ThroughputRule::Provisioned {
@@ -225,7 +261,7 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
                 v.amount("throughput.max_mibs", *max_mibs);
                 v.amount("throughput.bucket_mib_per_tib", *bucket_mib_per_tib);
             }
-            ThroughputRule::Unknown => {}
+            ThroughputRule::SizeTier | ThroughputRule::Unknown => {}
         }
     }
     for p in &cat.volume_prices {
@@ -233,7 +269,43 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
             object: format!("volume_price {} {}", p.region, p.type_),
             errs: &mut errs,
         };
-        v.divisor("storage_gb_month", p.storage_gb_month);
+        match &p.tier_prices {
+            Some(tiers) => {
+                v.amount("storage_gb_month", p.storage_gb_month);
+                if tiers.is_empty() {
+                    v.bad(
+                        "tier_prices",
+                        "[]".into(),
+                        "is empty",
+                        "list each tier's { size_gib, usd_month } in ascending size_gib",
+                    );
+                }
+                let mut last = None;
+                for t in tiers {
+                    v.count("tier_prices.size_gib", t.size_gib, 1, MAX_GIB);
+                    let before = v.errs.len();
+                    v.amount("tier_prices.usd_month", t.usd_month);
+                    if v.errs.len() == before && t.usd_month <= 0.0 {
+                        v.bad(
+                            "tier_prices.usd_month",
+                            format!("{} ({} GiB)", t.usd_month, t.size_gib),
+                            "is zero",
+                            "write the tier's monthly price from the price page (above 0)",
+                        );
+                    }
+                    if last.is_some_and(|l| l >= t.size_gib) {
+                        v.bad(
+                            "tier_prices.size_gib",
+                            t.size_gib.to_string(),
+                            "is not above the previous tier's",
+                            "list the tiers in ascending size_gib",
+                        );
+                    }
+                    last = Some(t.size_gib);
+                }
+            }
+            None => v.divisor("storage_gb_month", p.storage_gb_month),
+        }
         if let Some(x) = p.iops_month {
             v.amount("iops_month", x);
         }

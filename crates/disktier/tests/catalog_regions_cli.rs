@@ -115,3 +115,149 @@ fn catalog_show_prints_the_note_of_an_unconfirmed_price() {
         "{text}"
     );
 }
+
+#[test]
+fn premium_ssd_200_gib_is_billed_and_performs_as_p15() {
+    let v = json(&[
+        "price",
+        "premium-ssd",
+        "--region",
+        "eastus",
+        "--size",
+        "200GiB",
+    ]);
+    // 200 GiB falls in P15 (256 GiB): one line, the tier's monthly price; 1,100 IOPS, 125 MB/s.
+    assert_eq!(v["items"].as_array().unwrap().len(), 1, "{v}");
+    let detail = v["items"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("billed as P15 (256 GiB)"), "{detail}");
+    assert_eq!(cents(&v["monthly_cost_usd"]), 3801);
+    assert_eq!(v["performance"]["baseline_iops"], 1100.0);
+    // 125 MB/s = 125 x 10^6 / 2^20 MiB/s.
+    let mibs = v["performance"]["baseline_throughput_mibs"]
+        .as_f64()
+        .unwrap();
+    assert!((mibs - 119.209).abs() < 0.01, "{mibs}");
+    assert_eq!(v["weak"], true);
+    assert!(v["sources"].to_string().contains("not confirmed"), "{v}");
+    // 256 GiB is still P15; 257 GiB is P20.
+    let at = |size: &str| {
+        json(&["price", "premium-ssd", "--region", "eastus", "--size", size])["monthly_cost_usd"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(at("256GiB"), 38.01);
+    assert_eq!(at("257GiB"), 73.22);
+}
+
+#[test]
+fn plan_ranks_the_tiers_by_the_smallest_tier_meeting_the_iops() {
+    let v = json(&[
+        "plan",
+        "--region",
+        "eastus",
+        "--capacity",
+        "200GiB",
+        "--iops",
+        "2000",
+    ]);
+    let opts = v["options"].as_array().unwrap();
+    let find = |t: &str| {
+        opts.iter()
+            .position(|o| o.to_string().contains(&format!("\"{t}\"")))
+            .unwrap_or_else(|| panic!("{t} not in {v}"))
+    };
+    let (v2, p, e) = (
+        find("premium-ssd-v2"),
+        find("premium-ssd"),
+        find("standard-ssd"),
+    );
+    // premium-ssd-v2 (3,000 IOPS included) < P20 (2,300 IOPS, 512 GiB) < E60 (2,000 IOPS, 8 TiB).
+    assert!(v2 < p && p < e, "{v2} {p} {e}");
+    let ps = opts[p].to_string();
+    assert!(ps.contains("P20"), "{ps}");
+    assert_eq!(cents(&opts[p]["monthly_cost_usd"]), 7322);
+    assert_eq!(cents(&opts[e]["monthly_cost_usd"]), 61440);
+}
+
+#[test]
+fn a_bad_tier_table_fails_naming_the_entry_and_the_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let check = |toml: &str| {
+        let f = tmp.path().join("bad.toml");
+        std::fs::write(&f, toml).unwrap();
+        let out = Command::cargo_bin("disktier")
+            .unwrap()
+            .arg("--no-save")
+            .arg("--catalog")
+            .arg(&f)
+            .args(["catalog", "check"])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string()
+                + &String::from_utf8_lossy(&out.stdout),
+        )
+    };
+    // Unsorted sizes and a zero price: refused on load (exit 2), every number listed with its fix.
+    let (code, msg) = check(
+        r#"
+[[volume_price]]
+region = "eastus"
+type = "premium-ssd"
+tier_prices = [ { size_gib = 4, usd_month = 0.77 }, { size_gib = 256, usd_month = 38.01 }, { size_gib = 128, usd_month = 0.0 } ]
+source = "negotiated"
+date = "2026-11"
+weak = true
+"#,
+    );
+    assert_eq!(code, Some(2), "{msg}");
+    assert!(msg.contains("volume_price eastus premium-ssd"), "{msg}");
+    assert!(
+        msg.contains("tier_prices.usd_month = 0 (128 GiB) is zero"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("list the tiers in ascending size_gib"),
+        "{msg}"
+    );
+    let (code, msg) = check(
+        r#"
+[[volume_type]]
+name = "tiered"
+cloud = "azure"
+min_gib = 1
+max_gib = 64
+source = "test"
+date = "2026-11"
+iops = { model = "size_tier" }
+throughput = { model = "size_tier" }
+size_tiers = [ { name = "T2", size_gib = 64, iops = 240, mbps = 50.0 }, { name = "T1", size_gib = 32, iops = 120, mbps = 25.0 } ]
+"#,
+    );
+    assert_eq!(code, Some(2), "{msg}");
+    assert!(
+        msg.contains(
+            "volume_type tiered: size_tiers.size_gib = 32 (T1) is not above the previous tier's"
+        ),
+        "{msg}"
+    );
+    // Well-formed numbers but prices that do not match the type's tiers: `catalog check` fails (1).
+    let (code, msg) = check(
+        r#"
+[[volume_price]]
+region = "eastus"
+type = "premium-ssd"
+tier_prices = [ { size_gib = 4, usd_month = 0.77 }, { size_gib = 256, usd_month = 38.01 } ]
+source = "negotiated"
+date = "2026-11"
+weak = true
+"#,
+    );
+    assert_eq!(code, Some(1), "{msg}");
+    assert!(
+        msg.contains("price of premium-ssd in eastus: tier_prices sizes"),
+        "{msg}"
+    );
+    assert!(msg.contains("price each tier once"), "{msg}");
+}

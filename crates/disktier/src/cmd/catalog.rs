@@ -153,7 +153,17 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
         );
         for p in cat.volume_prices.iter().filter(|p| p.region == reg.name) {
             let vt = cat.volume_type(&p.type_);
-            let mut parts = vec![format!("{}/GB-month", unit_usd(p.storage_gb_month))];
+            let mut parts = vec![match &p.tier_prices {
+                Some(tiers) => format!(
+                    "per size tier: {}",
+                    tiers
+                        .iter()
+                        .map(|t| format!("{} GiB {}", int(t.size_gib), unit_usd(t.usd_month)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => format!("{}/GB-month", unit_usd(p.storage_gb_month)),
+            }];
             let included = match vt.map(|t| &t.iops) {
                 Some(IopsRule::Provisioned { included, .. }) if *included > 0 => {
                     format!(" above {}", int(*included))
@@ -293,6 +303,15 @@ fn rules_line(t: &VolumeType) -> String {
             int(*max)
         ),
         IopsRule::Cap { max } => format!("cap {}", int(*max)),
+        IopsRule::SizeTier => format!(
+            "per size tier ({})",
+            t.size_tiers
+                .iter()
+                .flatten()
+                .map(|x| format!("{} {} GiB: {}", x.name, int(x.size_gib), int(x.iops)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         IopsRule::Unknown => "not in catalog".into(),
     });
     if let Some(b) = &t.burst {
@@ -330,6 +349,15 @@ fn rules_line(t: &VolumeType) -> String {
             },
             num(*per_gib),
             num(*max_mibs)
+        ),
+        ThroughputRule::SizeTier => format!(
+            "per size tier ({})",
+            t.size_tiers
+                .iter()
+                .flatten()
+                .map(|x| format!("{} {} MB/s", x.name, num(x.mbps)))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         ThroughputRule::Tiers { tiers } => tiers
             .iter()

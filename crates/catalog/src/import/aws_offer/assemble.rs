@@ -44,6 +44,7 @@ pub(super) fn assemble(
         region: st.region.to_string(),
         type_: t.to_string(),
         storage_gb_month: 0.0,
+        tier_prices: None,
         iops_month: None,
         iops_tiers: None,
         throughput_mibs_month: None,

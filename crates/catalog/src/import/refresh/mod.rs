@@ -21,7 +21,7 @@ mod stream;
 
 use super::ImportError;
 use crate::check;
-use crate::model::{Catalog, InstancePrice, Region, VolumePrice};
+use crate::model::{Catalog, InstancePrice, Region, TierPrice, VolumePrice};
 use crate::price::HOURS_PER_MONTH;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -85,6 +85,8 @@ struct Kept {
     iops: BTreeMap<String, f64>,
     throughput: BTreeMap<String, f64>,
     hourly: BTreeMap<String, f64>,
+    /// Size-tier types (Azure Premium/Standard SSD): type -> tier size (GiB) -> USD per month.
+    tiers: BTreeMap<String, BTreeMap<u64, f64>>,
     date: Option<String>,
     regions_seen: std::collections::BTreeSet<String>,
     items: usize,
@@ -320,6 +322,30 @@ fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
         return;
     }
     let lower = |s: &str| s.to_ascii_lowercase();
+    // Premium SSD / Standard SSD: one monthly price per size tier (sku "P15 LRS", meter
+    // "P15 LRS Disk"); the tier's size comes from the embedded type's `size_tiers`.
+    let tiered = match it.product.as_str() {
+        "Premium SSD Managed Disks" => Some("premium-ssd"),
+        "Standard SSD Managed Disks" => Some("standard-ssd"),
+        _ => None,
+    };
+    if let Some(t) = tiered {
+        let Some(tier) = it.sku.strip_suffix(" LRS") else {
+            return;
+        };
+        let size = embedded
+            .volume_type(t)
+            .and_then(|vt| vt.size_tiers.as_ref())
+            .and_then(|ts| ts.iter().find(|x| x.name == tier))
+            .map(|x| x.size_gib);
+        if let Some(size) = size {
+            if it.meter == format!("{tier} LRS Disk") && it.unit == "1/Month" && it.retail > 0.0 {
+                k.tiers.entry(t.into()).or_default().insert(size, it.retail);
+                k.dated(&it.start);
+            }
+        }
+        return;
+    }
     if it.product == "Azure Premium SSD v2" && it.sku == "Premium LRS" {
         // Billed per hour; the catalog keeps months of 730 hours. Capacity per GiB, IOPS and
         // MB/s per unit; a free baseline shows as a tier at 0 USD, so the paid tier is kept.
@@ -404,7 +430,7 @@ fn assemble(
         region: region.to_string(),
         seen: k.regions_seen.iter().take(8).cloned().collect(),
     };
-    if k.storage.is_empty() && k.hourly.is_empty() {
+    if k.storage.is_empty() && k.hourly.is_empty() && k.tiers.is_empty() {
         return Err(no_prices());
     }
     let date = k.date.clone().ok_or_else(no_prices)?;
@@ -448,9 +474,48 @@ fn assemble(
             region: region.to_string(),
             type_: t.clone(),
             storage_gb_month: *usd,
+            tier_prices: None,
             iops_month: k.iops.get(t).copied(),
             iops_tiers: None,
             throughput_mibs_month: k.throughput.get(t).copied(),
+            offer_max_gib: None,
+            offer_max_iops: None,
+            offer_max_mibs: None,
+            source: source.clone(),
+            date: date.clone(),
+            weak: false,
+            note: None,
+        });
+    }
+    for (t, prices) in &k.tiers {
+        let Some(vt) = embedded.volume_type(t) else {
+            continue;
+        };
+        // Only a whole table: `catalog check` wants every tier of the type priced.
+        if vt
+            .size_tiers
+            .iter()
+            .flatten()
+            .any(|x| !prices.contains_key(&x.size_gib))
+        {
+            continue;
+        }
+        cat.volume_prices.push(VolumePrice {
+            region: region.to_string(),
+            type_: t.clone(),
+            storage_gb_month: 0.0,
+            tier_prices: Some(
+                prices
+                    .iter()
+                    .map(|(s, u)| TierPrice {
+                        size_gib: *s,
+                        usd_month: *u,
+                    })
+                    .collect(),
+            ),
+            iops_month: None,
+            iops_tiers: None,
+            throughput_mibs_month: None,
             offer_max_gib: None,
             offer_max_iops: None,
             offer_max_mibs: None,
@@ -523,3 +588,6 @@ pub fn refresh_files(
     super::write_atomically(&cat, &header, out)?;
     Ok(summary)
 }
+
+#[cfg(test)]
+mod tests;
