@@ -269,6 +269,12 @@ fn stored(v: &Value, dirs: &[&Path]) -> Value {
                     })
                     .collect(),
             ),
+            // 12 significant digits: serde_json's float parsing differs in the last digit
+            // with the features a workspace build unifies (float_roundtrip).
+            Value::Number(n) if n.is_f64() => {
+                let x = n.as_f64().unwrap();
+                json!(format!("{x:.12e}").parse::<f64>().unwrap())
+            }
             other => other.clone(),
         }
     }
