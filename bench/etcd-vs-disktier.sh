@@ -8,10 +8,12 @@
 #      interpolated from the histogram buckets as Prometheus' histogram_quantile does;
 #   2. `disktier check etcd --profile etcd-server` (the model, 60 s) in the same directory;
 #   3. `disktier check etcd --quick` (the classic etcd fio job) in the same directory.
-# Prints each figure and the ratios disktier/etcd (goal for etcd-server: within 1.5x).
+# Prints each figure and the ratios disktier/etcd (goal for etcd-server: within 1.5x), the
+# 1-minute load average after each row, and with REPEATS=N (rows run N times, interleaved) the
+# median ratio per filesystem and mode.
 # Needs root, losetup, mkfs.xfs, mkfs.ext4, etcd, etcdctl, curl, python3.
 #
-#   sudo bench/etcd-vs-disktier.sh         # WIOPS=40 FSS="xfs ext4" MODES="fast throttled"
+#   sudo bench/etcd-vs-disktier.sh         # WIOPS=40 FSS="xfs ext4" MODES="fast throttled" REPEATS=1
 #   DISKTIER=target/debug/disktier sudo -E bench/etcd-vs-disktier.sh
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +22,7 @@ B=${DISKTIER:-${CARGO_TARGET_DIR:-$ROOT/target}/release/disktier}
 WIOPS=${WIOPS:-40}
 FSS=${FSS:-"xfs ext4"}
 MODES=${MODES:-"fast throttled"}
+REPEATS=${REPEATS:-1}
 PORT=${PORT:-42379}
 W=$(mktemp -d /var/tmp/disktier-evd.XXXXXX)
 CG=/sys/fs/cgroup/blkio/disktier-evd-$$
@@ -52,9 +55,11 @@ for le,c in b:
 
 inq() { if [ "$1" = throttled ]; then sh -c 'echo $$ > '$CG'/cgroup.procs; exec "$@"' _ "${@:2}"; else "${@:2}"; fi; }
 
-echo "machine: $(nproc) CPUs, $(uname -r), busy with other work; $($B --version); $(etcd --version | head -1)"
-printf '%-5s %-9s %10s %10s | %12s %12s %6s | %12s %6s | %10s\n' fs mode etcd-wal etcd-commit \
-  server-wal server-commit ratio classic ratio "wal syncs"
+echo "machine: $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg) at start; $($B --version); $(etcd --version | head -1)"
+printf '%-5s %-9s %10s %10s | %12s %12s %6s | %12s %6s | %10s | %s\n' fs mode etcd-wal etcd-commit \
+  server-wal server-commit ratio classic ratio "wal syncs" load
+RATIOS=""
+for _ in $(seq "$REPEATS"); do
 for fs in $FSS; do
   for mode in $MODES; do
     truncate -s 2G "$W/img"
@@ -62,7 +67,7 @@ for fs in $FSS; do
     if [ $fs = xfs ]; then mkfs.xfs -q -f $L; else mkfs.ext4 -q -F $L; fi
     mkdir -p "$W/mnt"; mount $L "$W/mnt"
     if [ $mode = throttled ]; then
-      mkdir -p $CG; echo "$(cat /sys/block/$(basename $L)/dev) $WIOPS" > $CG/blkio.throttle.write_iops_device
+      mkdir -p $CG; echo "$(cat "/sys/block/$(basename "$L")/dev") $WIOPS" > $CG/blkio.throttle.write_iops_device
     fi
     # 1. real etcd
     inq $mode etcd --name evd --data-dir "$W/mnt/etcd" \
@@ -99,9 +104,21 @@ for l in open(sys.argv[2]):
     c=$(inq $mode $B --no-save --format json check etcd "$W/mnt/d" --quick --size 2m || true)
     cwal=$(echo "$c" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.3f"%(d["verdicts"][0]["value"]/1e6))')
     r() { python3 -c "print('%.2f' % ($1/$2))"; }
-    printf '%-5s %-9s %8s ms %8s ms | %9s ms %9s ms %6s | %9s ms %6s | %4s/%-5s\n' $fs $mode $ewal $ecom \
-      $swal $scom "$(r $swal $ewal)" $cwal "$(r $cwal $ewal)" $ecount $scount
+    printf '%-5s %-9s %8s ms %8s ms | %9s ms %9s ms %6s | %9s ms %6s | %4s/%-5s | %s\n' $fs $mode $ewal $ecom \
+      $swal $scom "$(r $swal $ewal)" $cwal "$(r $cwal $ewal)" $ecount $scount "$(cut -d' ' -f1 /proc/loadavg)"
+    RATIOS="$RATIOS$fs $mode $(r $swal $ewal)
+"
     umount "$W/mnt"; losetup -d $L; L=""; rm -f "$W/img"
     if [ -d $CG ]; then rmdir $CG 2>/dev/null || true; fi
   done
 done
+done
+if [ "$REPEATS" -gt 1 ]; then
+  echo "median etcd-server/etcd WAL p99 ratio over $REPEATS runs (goal: 0.67 to 1.5):"
+  printf '%s' "$RATIOS" | python3 -c 'import sys,statistics as st
+rows={}
+for l in sys.stdin:
+    f,m,r=l.split(); rows.setdefault((f,m),[]).append(float(r))
+for (f,m),v in rows.items():
+    print("%-5s %-9s median %.2f  (runs: %s)" % (f,m,st.median(v)," ".join("%.2f"%x for x in v)))'
+fi

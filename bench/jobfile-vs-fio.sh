@@ -46,7 +46,7 @@ rw=randwrite
 ioengine=libaio
 iodepth=16
 EOF
-echo "machine: $(nproc) CPUs, $(uname -r), busy with other work; $(fio --version); $($B --version)"
+echo "machine: $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg) at start; $(fio --version); $($B --version)"
 show='import json,sys
 d=json.load(sys.stdin); agg={}
 for j in d["jobs"]:
