@@ -18,7 +18,7 @@
 use super::{Op, Record};
 use crate::TraceError;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
 
 pub const MAGIC: &[u8; 7] = b"DTTRACE";
@@ -193,7 +193,7 @@ impl<W: Write> Drop for Writer<W> {
 }
 
 /// Streams records out of a trace.
-pub struct Reader<R: Read> {
+pub struct Reader<R: BufRead> {
     input: R,
     header: Header,
     prev_t: u64,
@@ -215,20 +215,53 @@ impl Reader<BufReader<File>> {
     }
 }
 
-fn read_byte<R: Read>(r: &mut R) -> std::io::Result<Option<u8>> {
-    let mut b = [0u8; 1];
+fn read_byte<R: BufRead>(r: &mut R) -> std::io::Result<Option<u8>> {
     loop {
-        match r.read(&mut b) {
-            Ok(0) => return Ok(None),
-            Ok(_) => return Ok(Some(b[0])),
+        match r.fill_buf() {
+            Ok([]) => return Ok(None),
+            Ok(buf) => {
+                let b = buf[0];
+                r.consume(1);
+                return Ok(Some(b));
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
     }
 }
 
-/// Reads a varint; `Ok(None)` at a clean end of input before its first byte.
-fn get_varint<R: Read>(r: &mut R) -> Result<Option<u64>, std::io::Error> {
+/// The longest varint the format allows: ten bytes carry 64 bits.
+const VARINT_MAX: usize = 10;
+
+/// Decodes a whole varint from the front of `buf`: `Some((value, bytes))` when its last byte
+/// is within the first [`VARINT_MAX`] bytes of `buf`, `None` otherwise (cut by the buffer's
+/// end, or too long: [`get_varint`] then reads it byte by byte and says which).
+#[inline]
+fn varint_in(buf: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for (i, &b) in buf.iter().take(VARINT_MAX).enumerate() {
+        v |= ((b & 0x7f) as u64) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+/// Reads a varint; `Ok(None)` at a clean end of input before its first byte. The common case
+/// (the whole varint already in the reader's buffer) decodes in place, without a call per
+/// byte; the rest takes the byte-by-byte path, which gives the same value or error.
+fn get_varint<R: BufRead>(r: &mut R) -> Result<Option<u64>, std::io::Error> {
+    if let Ok(buf) = r.fill_buf() {
+        if let Some((v, n)) = varint_in(buf) {
+            r.consume(n);
+            return Ok(Some(v));
+        }
+    }
+    get_varint_slow(r)
+}
+
+fn get_varint_slow<R: BufRead>(r: &mut R) -> Result<Option<u64>, std::io::Error> {
     let mut v = 0u64;
     let mut shift = 0;
     loop {
@@ -253,7 +286,7 @@ fn get_varint<R: Read>(r: &mut R) -> Result<Option<u64>, std::io::Error> {
     }
 }
 
-impl<R: Read> Reader<R> {
+impl<R: BufRead> Reader<R> {
     /// Reads the header; `what` names the input in errors.
     pub fn new(mut input: R, what: &str) -> Result<Self, TraceError> {
         let mut fixed = [0u8; 20];
@@ -388,7 +421,7 @@ impl<R: Read> Reader<R> {
     }
 }
 
-impl<R: Read> Iterator for Reader<R> {
+impl<R: BufRead> Iterator for Reader<R> {
     type Item = Result<Record, TraceError>;
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
@@ -411,6 +444,60 @@ impl<R: Read> Iterator for Reader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn varints_decode_the_same_in_place_and_byte_by_byte() {
+        let values = [
+            0u64,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u32::MAX as u64,
+            1 << 56,
+            (1 << 63) - 1,
+            u64::MAX,
+        ];
+        for v in values {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            assert_eq!(varint_in(&b), Some((v, b.len())), "{v}");
+            assert_eq!(get_varint_slow(&mut &b[..]).unwrap(), Some(v), "{v}");
+            // cut short: in place gives up, the slow path says how
+            assert_eq!(varint_in(&b[..b.len() - 1]), None);
+            let e = get_varint(&mut &b[..b.len() - 1]);
+            assert_eq!(v < 128, matches!(e, Ok(None)), "{v}: {e:?}");
+            if v >= 128 {
+                assert_eq!(e.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+            }
+        }
+        // eleven bytes: too long on both paths
+        let long = [0xffu8; 10]
+            .iter()
+            .copied()
+            .chain([0x01])
+            .collect::<Vec<_>>();
+        assert_eq!(varint_in(&long), None);
+        let e = get_varint(&mut &long[..]).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    }
+
+    #[test]
+    fn records_straddling_the_read_buffer_read_the_same() {
+        let recs = sample();
+        let mut w = Writer::new(Vec::new(), &Header::new("test", 0, FLAG_LATENCY)).unwrap();
+        for r in &recs {
+            w.write(r).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        for cap in [1usize, 2, 3, 7, 64] {
+            let rd =
+                Reader::new(std::io::BufReader::with_capacity(cap, &bytes[..]), "mem").unwrap();
+            let got: Vec<Record> = rd.map(|r| r.unwrap()).collect();
+            assert_eq!(got, recs, "buffer of {cap} bytes");
+        }
+    }
 
     fn sample() -> Vec<Record> {
         let mut v = Vec::new();
