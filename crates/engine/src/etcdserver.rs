@@ -8,7 +8,8 @@
 //!   sync is under way join the next batch (one larger write, one fdatasync). A full segment
 //!   is cut: truncated at its end, synced, the next preallocated file taken, the directory
 //!   synced.
-//! - Backend (bbolt, committed by etcd's batch tx every 100 ms: `defaultBatchInterval`): the
+//! - Backend (bbolt, committed by etcd's batch tx 100 ms after the previous commit ended:
+//!   `defaultBatchInterval`, a timer reset after each commit in backend.go `run`): the
 //!   dirty 4 KiB pages, mostly new pages at the end of the file and a few rewritten at
 //!   scattered offsets, each its own pwrite, then fdatasync; then the meta page (page 0 or 1,
 //!   alternating), fdatasync again. The file grows by truncation, as bbolt grows it.
@@ -234,7 +235,8 @@ impl Rng {
     }
 }
 
-/// The backend stream: a commit every `commit_interval` while the WAL runs.
+/// The backend stream: a commit `commit_interval` after the previous one ended, while the WAL
+/// runs.
 fn backend(
     spec: &EtcdServerSpec,
     files: &std::sync::Mutex<Vec<PathBuf>>,
@@ -271,12 +273,12 @@ fn backend(
             std::thread::sleep((next - now).min(deadline - now));
             continue;
         }
-        next += spec.commit_interval;
         let p_now = puts.load(Ordering::Relaxed);
         let new_puts = p_now - last_puts;
         last_puts = p_now;
         if new_puts == 0 {
             // etcd commits only when the batch has pending writes.
+            next = Instant::now() + spec.commit_interval;
             continue;
         }
         let pages = ((new_puts as f64 * spec.pages_per_put).ceil() as u64).clamp(2, 1024);
@@ -314,6 +316,10 @@ fn backend(
         out.sync.record(ts.elapsed().as_nanos() as u64, 0);
         out.commit
             .record(t.elapsed().as_nanos() as u64, (pages + 1) * PAGE);
+        // etcd's backend loop (mvcc/backend/backend.go, `run`) resets its timer after the
+        // commit: the next commit is an interval after this one ended, not on a fixed beat,
+        // so a slow disk commits less often with more pages each.
+        next = Instant::now() + spec.commit_interval;
     }
     Ok(out)
 }
@@ -448,8 +454,9 @@ mod tests {
         let w = m.doc.results.write.as_ref().unwrap();
         assert_eq!(w.bytes % 1392, 0);
         assert!(w.bytes >= 1392 * 250, "{}", w.bytes);
-        // A commit every 100 ms: about 20 in 2 s, each two fdatasyncs.
-        assert!((10..=21).contains(&m.commit.ios), "{}", m.commit.ios);
+        // A commit 100 ms after the previous one ended: at most 20 in 2 s (fewer as commits
+        // take time), each two fdatasyncs.
+        assert!((5..=20).contains(&m.commit.ios), "{}", m.commit.ios);
         assert_eq!(m.db_sync.ios, 2 * m.commit.ios);
         assert_eq!(m.wal_sync_hist.len(), sync.ios);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);

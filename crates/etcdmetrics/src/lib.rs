@@ -10,6 +10,6 @@ pub mod fetch;
 pub mod quantile;
 
 pub use error::Error;
-pub use etcd::{judge, Judged, MemberReport, Scrape};
+pub use etcd::{as_etcd_disk_histogram, judge, Judged, MemberReport, Scrape, DISK_BUCKETS_S};
 pub use fetch::{Client, TlsFiles};
 pub use quantile::{Histogram, Quantile};
