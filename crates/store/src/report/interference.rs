@@ -11,7 +11,7 @@ use super::html::esc;
 use crate::compare::{fmt_count, fmt_value, Unit};
 use crate::StoredRun;
 use disktier_engine::{DirStats, PERCENTILES};
-use disktier_interfere::report::{InterfereDoc, Verdict};
+use disktier_interfere::report::{InterfereDoc, ScenarioVerdict};
 use std::fmt::Write as _;
 
 pub(super) fn interfere_section(
@@ -48,9 +48,9 @@ pub(super) fn interfere_section(
             let verdict = {
                 let v = sc.verdict.name();
                 let class = match sc.verdict {
-                    Verdict::Pass => "pass",
-                    Verdict::Fail => "fail",
-                    Verdict::Unavailable => "info",
+                    ScenarioVerdict::Pass => "pass",
+                    ScenarioVerdict::Fail => "fail",
+                    ScenarioVerdict::Unavailable => "info",
                 };
                 let why = sc
                     .unavailable_reason
