@@ -15,11 +15,7 @@ use disktier_engine::Profile;
 use std::path::PathBuf;
 use std::time::Duration;
 
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    pub what: What,
-}
+pub type Args = super::Sub<What>;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum What {

@@ -316,29 +316,13 @@ pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError>
         )?;
         for (name, c, f) in lines {
             if samples.iter().any(|s| f(s) > 0.0) {
-                let col = color(c);
-                chart
-                    .draw_series(LineSeries::new(
-                        samples
-                            .iter()
-                            .map(|s| (s.t_s.clamp(0.0, t_max), f(s).clamp(0.0, iops_max * 1.15))),
-                        col.stroke_width(2),
-                    ))
-                    .map_err(&e)?
-                    .label(name)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2))
-                    });
+                let points = samples
+                    .iter()
+                    .map(|s| (s.t_s.clamp(0.0, t_max), f(s).clamp(0.0, iops_max * 1.15)));
+                labelled_line(&mut chart, name, c, points, &e)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(GRID)
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(&e)?;
+        legend_box(&mut chart, &e)?;
         if lats.is_empty() {
             return Ok(());
         }
@@ -378,28 +362,44 @@ pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError>
                         .map(|v| (s.t_s.clamp(0.0, t_max), (v as f64).clamp(lo, hi)))
                 })
                 .collect();
-            if pts.is_empty() {
-                continue;
+            if !pts.is_empty() {
+                labelled_line(&mut chart, name, c, pts, &e)?;
             }
-            let col = color(c);
-            chart
-                .draw_series(LineSeries::new(pts, col.stroke_width(2)))
-                .map_err(&e)?
-                .label(name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2))
-                });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(GRID)
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(&e)?;
-        Ok(())
+        legend_box(&mut chart, &e)
     })
+}
+
+/// Draws `points` as a line in palette colour `c`, named `name` in the legend.
+fn labelled_line<'a, DB: DrawingBackend + 'a, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    name: &str,
+    c: usize,
+    points: impl IntoIterator<Item = (f64, f64)>,
+    e: &impl Fn(DrawingAreaErrorKind<DB::ErrorType>) -> ChartError,
+) -> Result<(), ChartError> {
+    let col = color(c);
+    chart
+        .draw_series(LineSeries::new(points, col.stroke_width(2)))
+        .map_err(e)?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2)));
+    Ok(())
+}
+
+/// The legend of the lines drawn so far, in the upper left corner.
+fn legend_box<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    e: &impl Fn(DrawingAreaErrorKind<DB::ErrorType>) -> ChartError,
+) -> Result<(), ChartError> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(GRID)
+        .label_font((FONT, 12))
+        .draw()
+        .map_err(e)
 }
 
 fn mesh<DB: DrawingBackend>(
