@@ -106,7 +106,6 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 request(None, format!("{label} {}/{}", i + 1, args.repeat)),
             )?;
             Ok(super::repeat::OneRun {
-                value: serde_json::to_value(&m.doc)?,
                 doc: m.doc,
                 pass: None,
             })

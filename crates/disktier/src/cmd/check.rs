@@ -139,11 +139,9 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
             m.sync_hist.as_ref(),
             EtcdCriteria { threshold_ns },
         )?;
-        let value = serde_json::to_value(&doc)?;
         Ok((
             super::repeat::OneRun {
                 doc,
-                value,
                 pass: Some(v.pass),
             },
             v.lines,
@@ -155,7 +153,7 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
         });
     }
     let (r, lines) = one("check etcd".into())?;
-    bench::finish_value(ctx, "check", &r.doc, &r.value, &lines)?;
+    bench::finish(ctx, "check", &r.doc, &lines)?;
     Ok(if r.pass == Some(true) {
         Outcome::Pass
     } else {
