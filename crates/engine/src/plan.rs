@@ -113,7 +113,7 @@ impl Permutation {
 
 /// The offsets and directions one job thread issues, over the region `[start, start + blocks*bs)`.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct IoPlan {
     start: u64,
     bs: u64,
     blocks: u64,
@@ -132,17 +132,17 @@ pub struct Plan {
     limit: Option<u64>,
 }
 
-impl Plan {
+impl IoPlan {
     /// The plan for job thread `jobnum` of `job` on a region of `len` bytes at `start`.
     /// Random jobs visit every block once per pass, as fio does with its random map: a
     /// size-based job reads or writes each block exactly once, a time-based one starts a new
     /// pass in a new order when a pass is done. With `norandommap` offsets are drawn with
     /// replacement instead (some blocks twice, some never). Both come from `randseed` mixed
     /// with the job number, so two runs with the same seed issue the same offsets.
-    pub fn new(job: &Job, jobnum: u32, start: u64, len: u64) -> Plan {
+    pub fn new(job: &Job, jobnum: u32, start: u64, len: u64) -> IoPlan {
         let blocks = len / job.bs;
         let key = job.randseed ^ (jobnum as u64).wrapping_mul(0x9e37_79b9);
-        Plan {
+        IoPlan {
             start,
             bs: job.bs,
             blocks,
@@ -243,21 +243,21 @@ mod tests {
     fn same_seed_same_offsets_other_seed_other_offsets() {
         let j = job(Rw::RandRead);
         let a: Vec<_> = {
-            let mut p = Plan::new(&j, 0, 0, 1 << 30);
+            let mut p = IoPlan::new(&j, 0, 0, 1 << 30);
             (0..1000).map(|_| p.next_io().unwrap()).collect()
         };
-        let mut p = Plan::new(&j, 0, 0, 1 << 30);
+        let mut p = IoPlan::new(&j, 0, 0, 1 << 30);
         let b: Vec<_> = (0..1000).map(|_| p.next_io().unwrap()).collect();
         assert_eq!(a, b);
         let k = Job {
             randseed: 42,
             ..j.clone()
         };
-        let mut p = Plan::new(&k, 0, 0, 1 << 30);
+        let mut p = IoPlan::new(&k, 0, 0, 1 << 30);
         let c: Vec<_> = (0..1000).map(|_| p.next_io().unwrap()).collect();
         assert_ne!(a, c);
         // Job threads differ from each other.
-        let mut p = Plan::new(&j, 1, 0, 1 << 30);
+        let mut p = IoPlan::new(&j, 1, 0, 1 << 30);
         let d: Vec<_> = (0..1000).map(|_| p.next_io().unwrap()).collect();
         assert_ne!(a, d);
     }
@@ -267,7 +267,7 @@ mod tests {
         let j = job(Rw::RandWrite);
         let start = 1 << 20;
         let len = 64 << 20;
-        let mut p = Plan::new(&j, 0, start, len);
+        let mut p = IoPlan::new(&j, 0, start, len);
         let mut seen = HashSet::new();
         let mut buckets = [0u32; 16];
         let mut first_half = [0u32; 16];
@@ -298,7 +298,7 @@ mod tests {
             runtime: Some(std::time::Duration::from_secs(1)),
             ..job(Rw::RandRead)
         };
-        let mut p = Plan::new(&j, 0, 0, 1000 * 4096);
+        let mut p = IoPlan::new(&j, 0, 0, 1000 * 4096);
         let a: Vec<u64> = (0..1000).map(|_| p.next_io().unwrap().1).collect();
         let b: Vec<u64> = (0..1000).map(|_| p.next_io().unwrap().1).collect();
         let sorted = |v: &[u64]| {
@@ -334,7 +334,7 @@ mod tests {
             norandommap: true,
             ..job(Rw::RandWrite)
         };
-        let mut p = Plan::new(&j, 0, 0, 64 << 20);
+        let mut p = IoPlan::new(&j, 0, 0, 64 << 20);
         let mut seen = HashSet::new();
         for _ in 0..16384 {
             seen.insert(p.next_io().unwrap().1);
@@ -346,7 +346,7 @@ mod tests {
     #[test]
     fn sequential_covers_region_once_or_loops_when_time_based() {
         let j = job(Rw::Write);
-        let mut p = Plan::new(&j, 0, 0, 10 * 4096 + 100);
+        let mut p = IoPlan::new(&j, 0, 0, 10 * 4096 + 100);
         let offs: Vec<u64> = std::iter::from_fn(|| p.next_io().map(|x| x.1)).collect();
         assert_eq!(offs, (0..10).map(|i| i * 4096).collect::<Vec<_>>());
         let t = Job {
@@ -354,7 +354,7 @@ mod tests {
             runtime: Some(std::time::Duration::from_secs(1)),
             ..j
         };
-        let mut p = Plan::new(&t, 0, 0, 3 * 4096);
+        let mut p = IoPlan::new(&t, 0, 0, 3 * 4096);
         let offs: Vec<u64> = (0..7).map(|_| p.next_io().unwrap().1).collect();
         assert_eq!(offs, vec![0, 4096, 8192, 0, 4096, 8192, 0]);
         assert_eq!(p.limit(), None);
@@ -368,7 +368,7 @@ mod tests {
             bs: 2300,
             ..job(Rw::Write)
         };
-        let p = Plan::new(&j, 0, 0, 30 << 20);
+        let p = IoPlan::new(&j, 0, 0, 30 << 20);
         assert_eq!(p.limit(), Some(13677));
     }
 
@@ -378,7 +378,7 @@ mod tests {
             rwmixread: 70,
             ..job(Rw::RandRw)
         };
-        let mut p = Plan::new(&j, 0, 0, 1 << 30);
+        let mut p = IoPlan::new(&j, 0, 0, 1 << 30);
         let reads = (0..10000)
             .filter(|_| p.next_io().unwrap().0 == IoOp::Read)
             .count();
@@ -387,7 +387,7 @@ mod tests {
             rwmixread: 0,
             ..job(Rw::ReadWrite)
         };
-        let mut p = Plan::new(&j, 0, 0, 1 << 30);
+        let mut p = IoPlan::new(&j, 0, 0, 1 << 30);
         assert!((0..100).all(|_| p.next_io().unwrap().0 == IoOp::Write));
     }
 

@@ -215,9 +215,33 @@ pub struct Verdict {
     #[serde(default)]
     pub message: String,
     /// The 95 % confidence interval of the measured value, when it is a percentile (the etcd
-    /// verdict's p99, from order statistics): `{low_ns, high_ns, n, approximate, ...}`.
+    /// verdict's p99, from order statistics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci95: Option<serde_json::Value>,
+    pub ci95: Option<QuantileCi>,
+}
+
+/// A confidence interval for a quantile of the latency distribution (built by
+/// `verdict::quantile_ci`, which also words it). The fields are in alphabetical order: the
+/// order in which documents have always printed them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct QuantileCi {
+    /// True when the bounds were interpolated from a percentile list rather than read from
+    /// the samples.
+    pub approximate: bool,
+    pub confidence: f64,
+    /// Upper bound (ns); `None` when there are too few samples above the quantile: the true
+    /// value may lie beyond the largest sample.
+    pub hi_ns: Option<u64>,
+    /// 1-based rank of the upper bound among the sorted samples.
+    pub hi_rank: Option<u64>,
+    /// Lower bound (ns); `None` when there are too few samples below the quantile.
+    pub lo_ns: Option<u64>,
+    /// 1-based rank of the lower bound among the sorted samples.
+    pub lo_rank: Option<u64>,
+    /// Samples the interval is computed from.
+    pub n: u64,
+    /// The quantile, e.g. 0.99.
+    pub q: f64,
 }
 
 #[cfg(test)]
@@ -234,5 +258,24 @@ mod tests {
         assert_eq!(keys[14], "99.9");
         assert_eq!(keys[15], "99.95");
         assert_eq!(keys[16], "99.99");
+    }
+
+    /// Documents printed `ci95` as free JSON (keys sorted) before it was typed: the typed field
+    /// must print the same bytes.
+    #[test]
+    fn ci95_prints_as_it_did_when_it_was_free_json() {
+        let ci = QuantileCi {
+            approximate: true,
+            confidence: 0.95,
+            hi_ns: None,
+            hi_rank: None,
+            lo_ns: Some(1_200_000),
+            lo_rank: Some(97),
+            n: 120,
+            q: 0.99,
+        };
+        let typed = serde_json::to_string(&ci).unwrap();
+        let free = serde_json::to_string(&serde_json::to_value(&ci).unwrap()).unwrap();
+        assert_eq!(typed, free);
     }
 }

@@ -12,9 +12,9 @@
 //! fio's json+ bins) or, for imported results that only carry fio's percentile list,
 //! interpolated from that list and marked approximate.
 
+pub use crate::result::QuantileCi;
 use crate::result::{DirStats, LatStats, RunDoc, Verdict, PERCENTILES};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
 /// etcd's limit for the 99th percentile of WAL fdatasync latency: 10 ms. Sources (docs/sources.md):
 /// [etcd-hardware], [ocp-etcd-practices] (50 sequential 8 KB fdatasync'd writes a second under
@@ -135,27 +135,6 @@ pub fn interpolate(lat: &LatStats, p: f64) -> u64 {
         }
     }
     lat.max
-}
-
-/// A confidence interval for a quantile of the latency distribution.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct QuantileCi {
-    /// The quantile, e.g. 0.99.
-    pub q: f64,
-    pub confidence: f64,
-    /// Samples the interval is computed from.
-    pub n: u64,
-    /// 1-based ranks of the bounds among the sorted samples.
-    pub lo_rank: Option<u64>,
-    pub hi_rank: Option<u64>,
-    /// Lower bound (ns); `None` when there are too few samples below the quantile.
-    pub lo_ns: Option<u64>,
-    /// Upper bound (ns); `None` when there are too few samples above the quantile: the true
-    /// value may lie beyond the largest sample.
-    pub hi_ns: Option<u64>,
-    /// True when the bounds were interpolated from a percentile list rather than read from
-    /// the samples.
-    pub approximate: bool,
 }
 
 impl QuantileCi {
@@ -453,7 +432,7 @@ pub fn etcd(
             threshold: threshold_ns as f64,
             pass,
             message: main_msg,
-            ci95: serde_json::to_value(&ci).ok(),
+            ci95: Some(ci.clone()),
         },
         Verdict {
             name: "etcd-iops-50".into(),

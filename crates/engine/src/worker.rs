@@ -1,10 +1,10 @@
 //! One job thread: what every I/O backend shares. The [`Recorder`] takes each completion into
 //! the thread's own accumulators (no locks), rolls the per-second record over to the main
-//! thread, and says when to stop (runtime over, Ctrl-C). The [`Engine`] trait is what a backend
-//! implements: issue the [`Plan`]'s I/Os on a file and report completions.
+//! thread, and says when to stop (runtime over, Ctrl-C). The [`Backend`] trait is what a backend
+//! implements: issue the [`IoPlan`]'s I/Os on a file and report completions.
 
 use crate::error::EngineError;
-use crate::plan::Plan;
+use crate::plan::IoPlan;
 use crate::stats::{DirAcc, SecRecord};
 use crate::types::{IoLog, IoOp, IoRecord};
 use std::fs::File;
@@ -196,7 +196,7 @@ pub struct WorkerCtx<'a> {
     pub jobnum: u32,
     pub file: &'a File,
     pub path: &'a Path,
-    pub plan: Plan,
+    pub plan: IoPlan,
     pub bs: u64,
     pub iodepth: u32,
     /// I/Os per submission (fio's iodepth_batch_submit; 0: iodepth).
@@ -222,7 +222,7 @@ impl WorkerCtx<'_> {
 }
 
 /// An I/O backend: runs a job thread's plan to the end (or until the recorder says stop).
-pub trait Engine {
+pub trait Backend {
     fn run(&mut self, ctx: &mut WorkerCtx<'_>) -> Result<(), EngineError>;
 }
 

@@ -4,7 +4,7 @@
 //! random inputs in `cargo test`; `bench/fuzz.sh TARGET MINUTES` runs one long.
 
 use disktier_engine::fio::{self, DocContext};
-use disktier_engine::plan::Plan;
+use disktier_engine::plan::IoPlan;
 use disktier_engine::Job;
 use disktier_testkit::fuzz::{mutate, seeds, timed, CappedAlloc, BRIEF, MAX_INPUT};
 
@@ -61,7 +61,7 @@ fn fuzz_job_options() {
                     let _ = fio::timeout_for(&job);
                     let _ = job.to_json();
                     let len = job.size.unwrap_or(1 << 20);
-                    let mut plan = Plan::new(&job, 0, job.offset, len);
+                    let mut plan = IoPlan::new(&job, 0, job.offset, len);
                     for _ in 0..64 {
                         let Some((_, off)) = plan.next_io() else {
                             break;

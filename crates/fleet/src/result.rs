@@ -69,6 +69,22 @@ pub struct EtcdP99 {
     pub p99_s: Option<f64>,
 }
 
+/// The `fleet` object `fleet run` adds to each node's document before saving it: which fleet
+/// run and which node the document came from.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct FleetTag {
+    pub fleet_run_id: String,
+    pub node: String,
+    #[serde(default)]
+    pub instance_type: Option<String>,
+    #[serde(default)]
+    pub zone: Option<String>,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    #[serde(default)]
+    pub image: Option<String>,
+}
+
 /// The `kind` of an etcd metrics document.
 pub const ETCD_METRICS_KIND: &str = "etcd-metrics";
 
@@ -105,7 +121,7 @@ pub fn parse_log(log: &str) -> Result<(Value, NodeDoc), ParseError> {
             let mut stream =
                 serde_json::Deserializer::from_str(&log[offset..]).into_iter::<Value>();
             if let Some(Ok(v)) = stream.next() {
-                let doc = classify(&v)?;
+                let doc = NodeDoc::from_value(&v)?;
                 return Ok((v, doc));
             }
         }
@@ -114,31 +130,35 @@ pub fn parse_log(log: &str) -> Result<(Value, NodeDoc), ParseError> {
     Err(ParseError::NoDocument)
 }
 
-fn classify(v: &Value) -> Result<NodeDoc, ParseError> {
-    let version = v
-        .get("schema_version")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| ParseError::Shape("no schema_version".into()))?;
-    if version > SCHEMA_VERSION as u64 {
-        return Err(ParseError::TooNew(version.min(u32::MAX as u64) as u32));
-    }
-    let shape = |e: serde_json::Error| ParseError::Shape(e.to_string());
-    if v.get("results").is_some() {
-        Ok(NodeDoc::Run(Box::new(
-            serde_json::from_value(v.clone()).map_err(shape)?,
-        )))
-    } else if v.get("kind").and_then(Value::as_str) == Some(ETCD_METRICS_KIND) {
-        Ok(NodeDoc::EtcdMetrics(
-            serde_json::from_value(v.clone()).map_err(shape)?,
-        ))
-    } else if v.get("targets").is_some() {
-        Ok(NodeDoc::Assess(
-            serde_json::from_value(v.clone()).map_err(shape)?,
-        ))
-    } else {
-        Err(ParseError::Shape(
-            "it has neither `results` nor `targets` and is not an etcd metrics document".into(),
-        ))
+impl NodeDoc {
+    /// Reads a document into its type: a run (it has `results`), etcd's metrics (its `kind`)
+    /// or an assessment summary (it has `targets`).
+    pub fn from_value(v: &Value) -> Result<NodeDoc, ParseError> {
+        let version = v
+            .get("schema_version")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| ParseError::Shape("no schema_version".into()))?;
+        if version > SCHEMA_VERSION as u64 {
+            return Err(ParseError::TooNew(version.min(u32::MAX as u64) as u32));
+        }
+        let shape = |e: serde_json::Error| ParseError::Shape(e.to_string());
+        if v.get("results").is_some() {
+            Ok(NodeDoc::Run(Box::new(
+                serde_json::from_value(v.clone()).map_err(shape)?,
+            )))
+        } else if v.get("kind").and_then(Value::as_str) == Some(ETCD_METRICS_KIND) {
+            Ok(NodeDoc::EtcdMetrics(
+                serde_json::from_value(v.clone()).map_err(shape)?,
+            ))
+        } else if v.get("targets").is_some() {
+            Ok(NodeDoc::Assess(
+                serde_json::from_value(v.clone()).map_err(shape)?,
+            ))
+        } else {
+            Err(ParseError::Shape(
+                "it has neither `results` nor `targets` and is not an etcd metrics document".into(),
+            ))
+        }
     }
 }
 

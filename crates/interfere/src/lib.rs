@@ -21,5 +21,5 @@ mod sys;
 pub use aggressor::{AggressorKind, AggressorSpec};
 pub use error::InterfereError;
 pub use mitigation::{Combo, Mitigation, WriterPolicy};
-pub use report::{render_text, InterfereDoc, Scenario, Verdict};
+pub use report::{render_text, InterfereDoc, Scenario, ScenarioVerdict};
 pub use scenario::{restore, run, Applied, Config};

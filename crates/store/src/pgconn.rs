@@ -358,7 +358,7 @@ impl PgTarget {
             SslMode::Require => self.root_cert.is_some(),
             _ => false,
         };
-        let verifier: Arc<dyn ServerCertVerifier> = if verify {
+        let chain = if verify {
             let roots = Arc::new(self.roots()?);
             let inner = rustls::client::WebPkiServerVerifier::builder_with_provider(
                 roots,
@@ -369,13 +369,15 @@ impl PgTarget {
                 location: self.shown.clone(),
                 why: e.to_string(),
             })?;
-            Arc::new(Verify {
-                inner,
-                check_name: self.ssl == SslMode::VerifyFull,
-            })
+            Some(inner)
         } else {
-            Arc::new(NoVerify(provider.clone()))
+            None
         };
+        let verifier = Arc::new(ServerCheck {
+            provider: provider.clone(),
+            chain,
+            check_name: self.ssl == SslMode::VerifyFull,
+        });
         let cfg = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|e| StoreError::Tls {
@@ -464,64 +466,19 @@ fn scrub(msg: &str, secrets: &[String]) -> String {
     m
 }
 
-/// `require` (and `prefer`): encryption without checking who is at the other end, as libpq.
-/// The handshake signatures are still checked, so the session is bound to the key presented.
+/// How the server's certificate is checked: not at all (`require` and `prefer` without a root
+/// certificate: encryption without checking who is at the other end, as libpq), its chain
+/// (`verify-ca`, and `require` with a root certificate) or its chain and name (`verify-full`).
+/// The handshake signatures are always checked, so the session is bound to the key presented.
 #[derive(Debug)]
-struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for NoVerify {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-/// `verify-ca` (chain only) and `verify-full` (chain and name) over webpki.
-#[derive(Debug)]
-struct Verify {
-    inner: Arc<rustls::client::WebPkiServerVerifier>,
+struct ServerCheck {
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    /// The chain's verifier; `None` when the certificate is not checked.
+    chain: Option<Arc<rustls::client::WebPkiServerVerifier>>,
     check_name: bool,
 }
 
-impl ServerCertVerifier for Verify {
+impl ServerCertVerifier for ServerCheck {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -530,10 +487,10 @@ impl ServerCertVerifier for Verify {
         ocsp: &[u8],
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self
-            .inner
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) if !self.check_name => Ok(ServerCertVerified::assertion()),
@@ -547,7 +504,12 @@ impl ServerCertVerifier for Verify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -556,11 +518,18 @@ impl ServerCertVerifier for Verify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

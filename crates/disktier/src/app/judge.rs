@@ -8,8 +8,8 @@ use disktier_engine::{DirStats, RunDoc};
 use serde::Serialize;
 
 /// A verdict on one run, as the result document carries it (`verdicts[]`). Named apart from
-/// interfere's verdict on a scenario (`disktier_interfere::Verdict`), which judges a different
-/// thing.
+/// interfere's verdict on a scenario (`disktier_interfere::ScenarioVerdict`), which judges a
+/// different thing.
 pub use disktier_engine::Verdict as RunVerdict;
 
 /// Judges `doc` as an etcd disk and writes the verdicts into it; returns the whole verdict

@@ -87,6 +87,15 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         None => None,
     };
     let label = profile.map_or_else(|| "bench".to_string(), |p| p.name().to_string());
+    let request = |io_log, label| Request {
+        target: &args.target,
+        profile,
+        quick: args.quick,
+        job: &args.job,
+        run: &args.run,
+        io_log,
+        label,
+    };
     if args.repeat > 1 {
         if args.trace.is_some() {
             bail!("--trace records one run: drop --repeat or --trace");
@@ -94,35 +103,15 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         return super::repeat::repeat(ctx, "bench", args.repeat, |i| {
             let m = measure(
                 ctx,
-                Request {
-                    target: &args.target,
-                    profile,
-                    quick: args.quick,
-                    job: &args.job,
-                    run: &args.run,
-                    io_log: None,
-                    label: format!("{label} {}/{}", i + 1, args.repeat),
-                },
+                request(None, format!("{label} {}/{}", i + 1, args.repeat)),
             )?;
             Ok(super::repeat::OneRun {
-                value: serde_json::to_value(&m.doc)?,
                 doc: m.doc,
                 pass: None,
             })
         });
     }
-    let m = measure(
-        ctx,
-        Request {
-            target: &args.target,
-            profile,
-            quick: args.quick,
-            job: &args.job,
-            run: &args.run,
-            io_log,
-            label,
-        },
-    )?;
+    let m = measure(ctx, request(io_log, label))?;
     finish(ctx, "bench", &m.doc, &[])?;
     Ok(Outcome::Pass)
 }

@@ -15,11 +15,7 @@ use disktier_engine::Profile;
 use std::path::PathBuf;
 use std::time::Duration;
 
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    pub what: What,
-}
+pub type Args = super::Sub<What>;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum What {
@@ -143,11 +139,9 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
             m.sync_hist.as_ref(),
             EtcdCriteria { threshold_ns },
         )?;
-        let value = serde_json::to_value(&doc)?;
         Ok((
             super::repeat::OneRun {
                 doc,
-                value,
                 pass: Some(v.pass),
             },
             v.lines,
@@ -159,7 +153,7 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
         });
     }
     let (r, lines) = one("check etcd".into())?;
-    bench::finish_value(ctx, "check", &r.doc, &r.value, &lines)?;
+    bench::finish(ctx, "check", &r.doc, &lines)?;
     Ok(if r.pass == Some(true) {
         Outcome::Pass
     } else {

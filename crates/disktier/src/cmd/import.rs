@@ -10,11 +10,7 @@ use disktier_engine::fio::{self, DocContext};
 use disktier_engine::verdict;
 use std::path::PathBuf;
 
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    pub what: What,
-}
+pub type Args = super::Sub<What>;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum What {

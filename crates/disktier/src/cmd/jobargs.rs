@@ -486,7 +486,7 @@ mod tests {
                         let cmd = disktier_engine::fio::command(&j, false);
                         assert!(cmd.args.iter().all(|a| !a.contains('\0')), "{cmd:?}");
                         let len = j.size.unwrap_or(1 << 20);
-                        let mut plan = disktier_engine::plan::Plan::new(&j, 0, j.offset, len);
+                        let mut plan = disktier_engine::plan::IoPlan::new(&j, 0, j.offset, len);
                         for _ in 0..64 {
                             let Some((_, off)) = plan.next_io() else {
                                 break;

@@ -30,6 +30,13 @@ use crate::exposition::{self, RunMetrics, TextfileDir};
 use crate::global::{Format, Global};
 use disktier_engine::RunDoc;
 
+/// A command that is only a choice of subcommands (`check etcd`, `import fio`, `fleet run`).
+#[derive(Debug, clap::Args)]
+pub struct Sub<W: clap::Subcommand> {
+    #[command(subcommand)]
+    pub what: W,
+}
+
 /// How a command ended when it did not fail outright.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

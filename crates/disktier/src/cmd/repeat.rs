@@ -98,12 +98,28 @@ pub fn aggregate(metric: &str, figs: &[Figures]) -> Aggregate {
     }
 }
 
-/// One finished run: its document (as printed and saved), the verdict if any, the run's
-/// extra text lines.
+/// One finished run: its document (as printed and saved) and the verdict if any.
 pub struct OneRun {
     pub doc: RunDoc,
-    pub value: serde_json::Value,
     pub pass: Option<bool>,
+}
+
+/// `--repeat N --format json`: every run's document with the id it was saved under (null with
+/// `--no-save`), and the aggregate.
+#[derive(Serialize)]
+struct RepeatDoc<'a> {
+    schema_version: u32,
+    kind: &'static str,
+    group_id: Option<&'a str>,
+    runs: Vec<SavedRun>,
+    aggregate: Aggregate,
+}
+
+#[derive(Serialize)]
+struct SavedRun {
+    #[serde(flatten)]
+    doc: RunDoc,
+    id: Option<String>,
 }
 
 /// Runs `one` N times, saves each (kind `kind`, one group), prints runs and aggregate. Exit 0
@@ -127,38 +143,42 @@ pub fn repeat(
             p99_ns: p99,
             pass: r.pass,
         });
-        let id = ctx.store().save(kind, Some(&group), &r.value)?;
-        let mut v = r.value;
-        v["id"] = id.clone().into();
-        ids.push(id);
-        runs.push(v);
-        if r.doc.interrupted {
+        let id = ctx
+            .store()
+            .save(kind, Some(&group), &serde_json::to_value(&r.doc)?)?;
+        ids.push(id.clone());
+        let interrupted = r.doc.interrupted;
+        runs.push(SavedRun { doc: r.doc, id });
+        if interrupted {
             break;
         }
     }
-    let interrupted = runs.len() < n as usize;
+    let done = runs.len();
+    let interrupted = done < n as usize;
     let agg = aggregate(metric, &figs);
     if ctx.json() {
-        super::print_json(&serde_json::json!({
-            "schema_version": SCHEMA_VERSION,
-            "kind": "repeat",
-            "group_id": if ctx.global.no_save { None } else { Some(&group) },
-            "runs": runs,
-            "aggregate": agg,
-        }))?;
+        let doc = RepeatDoc {
+            schema_version: SCHEMA_VERSION,
+            kind: "repeat",
+            group_id: (!ctx.global.no_save).then_some(group.as_str()),
+            runs,
+            aggregate: agg.clone(),
+        };
+        // Through a `Value`: keys print sorted, as they always have.
+        super::print_json(&serde_json::to_value(&doc)?)?;
     } else {
         print!("{}", render(&agg, &figs, &ids));
         if !ctx.global.no_save {
             ctx.note(format!(
                 "saved {} runs as group {group} (disktier history --group {group})",
-                runs.len()
+                done
             ));
         }
     }
     if interrupted {
         bail!(
             "interrupted by a signal after {} of {n} runs: the aggregate above is partial",
-            runs.len()
+            done
         );
     }
     Ok(if agg.verdict == "pass" || agg.verdict == "none" {

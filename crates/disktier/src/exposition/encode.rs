@@ -163,39 +163,50 @@ pub fn encode(runs: &[RunMetrics]) -> anyhow::Result<String> {
         "1 when the verdict passed (e.g. etcd: fdatasync p99 within the threshold), 0 when it failed.",
         verdicts(&|v| Some(if v.pass { 1.0 } else { 0.0 })),
     );
-    let in_unit = |unit, pick: fn(&VerdictMetrics) -> f64| {
-        move |v: &VerdictMetrics| (v.unit == unit).then(|| pick(v))
-    };
-    f.gauges(
-        "disktier_verdict_value_seconds",
-        "The latency a verdict judged (e.g. etcd: the p99 of fdatasync latency).",
-        verdicts(&in_unit(VerdictUnit::Seconds, |v| v.value)),
-    );
-    f.gauges(
-        "disktier_verdict_threshold_seconds",
-        "The latency limit of a verdict (etcd: 10 ms for the fdatasync p99, from etcd's hardware guide).",
-        verdicts(&in_unit(VerdictUnit::Seconds, |v| v.threshold)),
-    );
-    f.gauges(
-        "disktier_verdict_value_operations_per_second",
-        "The rate a verdict judged (e.g. etcd-iops-50: fdatasync'd writes per second).",
-        verdicts(&in_unit(VerdictUnit::OperationsPerSecond, |v| v.value)),
-    );
-    f.gauges(
-        "disktier_verdict_threshold_operations_per_second",
-        "The minimum rate of a verdict (etcd's guidance: 50, or 500 for busy clusters).",
-        verdicts(&in_unit(VerdictUnit::OperationsPerSecond, |v| v.threshold)),
-    );
-    f.gauges(
-        "disktier_verdict_value_events",
-        "The count a verdict judged (e.g. etcd-stalls: fdatasyncs longer than etcd's 100 ms heartbeat interval).",
-        verdicts(&in_unit(VerdictUnit::Events, |v| v.value)),
-    );
-    f.gauges(
-        "disktier_verdict_threshold_events",
-        "The most events a verdict allows (etcd-stalls: 0).",
-        verdicts(&in_unit(VerdictUnit::Events, |v| v.threshold)),
-    );
+    let value: fn(&VerdictMetrics) -> f64 = |v| v.value;
+    let threshold: fn(&VerdictMetrics) -> f64 = |v| v.threshold;
+    // Each verdict's value and threshold, in a family per unit.
+    let by_unit = [
+        (
+            "disktier_verdict_value_seconds",
+            "The latency a verdict judged (e.g. etcd: the p99 of fdatasync latency).",
+            VerdictUnit::Seconds,
+            value,
+        ),
+        (
+            "disktier_verdict_threshold_seconds",
+            "The latency limit of a verdict (etcd: 10 ms for the fdatasync p99, from etcd's hardware guide).",
+            VerdictUnit::Seconds,
+            threshold,
+        ),
+        (
+            "disktier_verdict_value_operations_per_second",
+            "The rate a verdict judged (e.g. etcd-iops-50: fdatasync'd writes per second).",
+            VerdictUnit::OperationsPerSecond,
+            value,
+        ),
+        (
+            "disktier_verdict_threshold_operations_per_second",
+            "The minimum rate of a verdict (etcd's guidance: 50, or 500 for busy clusters).",
+            VerdictUnit::OperationsPerSecond,
+            threshold,
+        ),
+        (
+            "disktier_verdict_value_events",
+            "The count a verdict judged (e.g. etcd-stalls: fdatasyncs longer than etcd's 100 ms heartbeat interval).",
+            VerdictUnit::Events,
+            value,
+        ),
+        (
+            "disktier_verdict_threshold_events",
+            "The most events a verdict allows (etcd-stalls: 0).",
+            VerdictUnit::Events,
+            threshold,
+        ),
+    ];
+    for (name, help, unit, pick) in by_unit {
+        f.gauges(name, help, verdicts(&|v| (v.unit == unit).then(|| pick(v))));
+    }
     f.gauges(
         "disktier_sync_stalls",
         "fsync/fdatasync calls of the run longer than longer_than_seconds (etcd's heartbeat interval, 0.1 s, and election timeout, 1 s: etcd docs, Tuning).",

@@ -6,13 +6,13 @@ use super::monitor::{self, merge_sec, Watch};
 use super::prepare::{FileUse, Setup};
 use crate::error::EngineError;
 use crate::job::{IoEngineKind, Job};
-use crate::plan::{now_ns, Plan};
+use crate::plan::{now_ns, IoPlan};
 use crate::result::Cpu;
 use crate::stats::{DirAcc, SecRecord};
 use crate::sync_io::SyncEngine;
 use crate::types::{IoLog, RunOptions};
 use crate::uring::{self, UringEngine};
-use crate::worker::{Engine, Live, Recorder, WorkerCtx};
+use crate::worker::{Backend, Live, Recorder, WorkerCtx};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -174,7 +174,7 @@ fn worker_thread(
         jobnum: j as u32,
         file,
         path: &u.path,
-        plan: Plan::new(resolved, j as u32, u.start, u.len),
+        plan: IoPlan::new(resolved, j as u32, u.start, u.len),
         bs: resolved.bs,
         iodepth: resolved.iodepth,
         batch: resolved.iodepth_batch_submit,

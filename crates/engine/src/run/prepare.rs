@@ -3,7 +3,7 @@
 
 use crate::error::EngineError;
 use crate::job::{IoEngineKind, Job};
-use crate::plan::Plan;
+use crate::plan::IoPlan;
 use crate::target::{self, Classified, Kind};
 use crate::types::RunOptions;
 use crate::uring;
@@ -90,7 +90,7 @@ impl Setup {
                 (0..n)
                     .map(|j| {
                         let u = &uses[j.min(uses.len() - 1)];
-                        Plan::new(job, j as u32, u.start, u.len).blocks()
+                        IoPlan::new(job, j as u32, u.start, u.len).blocks()
                     })
                     .sum(),
             )

@@ -20,18 +20,18 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub enum ScenarioVerdict {
     Pass,
     Fail,
     Unavailable,
 }
 
-impl Verdict {
+impl ScenarioVerdict {
     pub fn name(self) -> &'static str {
         match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::Unavailable => "unavailable",
+            ScenarioVerdict::Pass => "pass",
+            ScenarioVerdict::Fail => "fail",
+            ScenarioVerdict::Unavailable => "unavailable",
         }
     }
 }
@@ -84,7 +84,7 @@ pub struct Scenario {
     /// The probe's write IOPS.
     pub probe_iops: Option<f64>,
     pub aggressor: Option<AggressorResult>,
-    pub verdict: Verdict,
+    pub verdict: ScenarioVerdict,
     /// What was applied, as read back from the system.
     #[serde(default)]
     pub applied: Vec<String>,
@@ -131,7 +131,7 @@ impl Scenario {
             probe: None,
             probe_iops: None,
             aggressor: None,
-            verdict: Verdict::Unavailable,
+            verdict: ScenarioVerdict::Unavailable,
             applied: Vec::new(),
             notes: Vec::new(),
             series: Vec::new(),
@@ -178,7 +178,9 @@ impl InterfereDoc {
 
     /// The probe's overall verdict: the worst scenario with the aggressor (baseline excluded).
     pub fn all_pass(&self) -> bool {
-        self.scenarios.iter().all(|s| s.verdict != Verdict::Fail)
+        self.scenarios
+            .iter()
+            .all(|s| s.verdict != ScenarioVerdict::Fail)
     }
 }
 
@@ -231,11 +233,11 @@ pub fn rank(s: &Scenario) -> (u64, u64, u64, u64) {
 }
 
 /// The etcd verdict for a probe: fdatasync p99 under the threshold.
-pub fn verdict(sync: Option<&DirStats>, threshold: Duration) -> Verdict {
+pub fn verdict(sync: Option<&DirStats>, threshold: Duration) -> ScenarioVerdict {
     match sync.and_then(|s| s.lat_ns.p(99.0)) {
-        Some(p99) if p99 < threshold.as_nanos() as u64 => Verdict::Pass,
-        Some(_) => Verdict::Fail,
-        None => Verdict::Unavailable,
+        Some(p99) if p99 < threshold.as_nanos() as u64 => ScenarioVerdict::Pass,
+        Some(_) => ScenarioVerdict::Fail,
+        None => ScenarioVerdict::Unavailable,
     }
 }
 

@@ -128,7 +128,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
                 }
             }
             w.push(s);
-            if n.verdict == Verdict::Pass
+            if n.verdict == ScenarioVerdict::Pass
                 && tail(n).zip(tail(base)).is_some_and(|(t, bt)| t <= bt.saturating_mul(2))
             {
                 w.push("The aggressor barely moves the tail here: no mitigation is needed on this disk.".into());
@@ -139,7 +139,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
             stall_words(n),
             ms(n.max()),
             ms(tail(n)),
-            if n.verdict == Verdict::Pass {
+            if n.verdict == ScenarioVerdict::Pass {
                 ", and etcd's p99 stays within its limit: leave the node as it is"
             } else {
                 ": move etcd to its own disk"
@@ -147,7 +147,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
         )),
         (None, Some(n)) => w.push(format!(
             "Only `none` ran with the aggressor: etcd {} with it. Add mitigations to compare (e.g. --mitigations none,ionice-idle,scheduler-bfq,writer-per-object-fsync).",
-            if n.verdict == Verdict::Pass { "passes" } else { "fails" }
+            if n.verdict == ScenarioVerdict::Pass { "passes" } else { "fails" }
         )),
         (Some(b), None) => w.push(format!(
             "Best worst case among the mitigations: {} ({}, max {}); add `none` to see what it gains.",

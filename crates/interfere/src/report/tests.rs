@@ -42,7 +42,11 @@ fn scenario(m: Option<&str>, s: DirStats, agg_secs: Option<f64>, pass: bool) -> 
             objects: 100,
             exit: None,
         }),
-        verdict: if pass { Verdict::Pass } else { Verdict::Fail },
+        verdict: if pass {
+            ScenarioVerdict::Pass
+        } else {
+            ScenarioVerdict::Fail
+        },
         applied: vec![],
         notes: vec![],
         series: vec![],

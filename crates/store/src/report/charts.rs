@@ -4,6 +4,8 @@
 //! HTML needs none) so the file holds no URL at all.
 
 use disktier_engine::Sample;
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -123,20 +125,17 @@ pub fn percentiles(
             .y_label_area_size(72)
             .build_cartesian_2d(nines(50.0)..nines(99.99) + 0.05, (lo..hi).log_scale())
             .map_err(&e)?;
-        chart
-            .configure_mesh()
-            .x_labels(5)
-            .x_label_formatter(&|x| format!("p{}", nines_label(*x)))
-            .y_label_formatter(&|y| disktier_units::fmt_ns(*y))
-            .y_desc(y_label)
-            .x_desc("percentile")
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID)
-            .axis_style(AXIS)
-            .label_style((FONT, 13).into_font().color(&AXIS))
-            .axis_desc_style((FONT, 13).into_font().color(&AXIS))
-            .draw()
-            .map_err(&e)?;
+        house_style(
+            chart
+                .configure_mesh()
+                .x_labels(5)
+                .x_label_formatter(&|x| format!("p{}", nines_label(*x)))
+                .y_label_formatter(&|y| disktier_units::fmt_ns(*y))
+                .y_desc(y_label)
+                .x_desc("percentile"),
+            13,
+        )
+        .map_err(&e)?;
         if let Some(l) = &limit {
             let x0 = nines(50.0);
             let x1 = nines(99.99) + 0.05;
@@ -210,27 +209,24 @@ pub fn bars(items: &[Bar], x_label: &str, width: u32) -> Result<String, ChartErr
             .y_label_area_size(12 + 7 * label_chars as u32)
             .build_cartesian_2d(0.0..max * 1.3, (0..top).into_segmented())
             .map_err(&e)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_labels(6)
-            .x_desc(x_label)
-            .x_label_formatter(&|v| crate::compare::fmt_count(*v))
-            .y_labels(n + 1)
-            .y_label_formatter(&|s| match s {
-                SegmentValue::CenterOf(i) if *i < n => items
-                    .get(slot(*i))
-                    .map(|b| short(&b.label, 60))
-                    .unwrap_or_default(),
-                _ => String::new(),
-            })
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID)
-            .axis_style(AXIS)
-            .label_style((FONT, 13).into_font().color(&AXIS))
-            .axis_desc_style((FONT, 13).into_font().color(&AXIS))
-            .draw()
-            .map_err(&e)?;
+        house_style(
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .x_labels(6)
+                .x_desc(x_label)
+                .x_label_formatter(&|v| crate::compare::fmt_count(*v))
+                .y_labels(n + 1)
+                .y_label_formatter(&|s| match s {
+                    SegmentValue::CenterOf(i) if *i < n => items
+                        .get(slot(*i))
+                        .map(|b| short(&b.label, 60))
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                }),
+            13,
+        )
+        .map_err(&e)?;
         chart
             .draw_series(items.iter().enumerate().map(|(i, b)| {
                 let mut r = Rectangle::new(
@@ -316,29 +312,13 @@ pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError>
         )?;
         for (name, c, f) in lines {
             if samples.iter().any(|s| f(s) > 0.0) {
-                let col = color(c);
-                chart
-                    .draw_series(LineSeries::new(
-                        samples
-                            .iter()
-                            .map(|s| (s.t_s.clamp(0.0, t_max), f(s).clamp(0.0, iops_max * 1.15))),
-                        col.stroke_width(2),
-                    ))
-                    .map_err(&e)?
-                    .label(name)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2))
-                    });
+                let points = samples
+                    .iter()
+                    .map(|s| (s.t_s.clamp(0.0, t_max), f(s).clamp(0.0, iops_max * 1.15)));
+                labelled_line(&mut chart, name, c, points, &e)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(GRID)
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(&e)?;
+        legend_box(&mut chart, &e)?;
         if lats.is_empty() {
             return Ok(());
         }
@@ -352,20 +332,17 @@ pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError>
             .y_label_area_size(72)
             .build_cartesian_2d(0.0..t_max, (lo..hi).log_scale())
             .map_err(&e)?;
-        chart
-            .configure_mesh()
-            .x_desc("seconds")
-            .y_desc("p99 latency")
-            .x_label_formatter(&|v| seconds(*v, t_max))
-            .y_label_formatter(&|v| disktier_units::fmt_ns(*v))
-            .y_labels(4)
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID)
-            .axis_style(AXIS)
-            .label_style((FONT, 12).into_font().color(&AXIS))
-            .axis_desc_style((FONT, 12).into_font().color(&AXIS))
-            .draw()
-            .map_err(&e)?;
+        house_style(
+            chart
+                .configure_mesh()
+                .x_desc("seconds")
+                .y_desc("p99 latency")
+                .x_label_formatter(&|v| seconds(*v, t_max))
+                .y_label_formatter(&|v| disktier_units::fmt_ns(*v))
+                .y_labels(4),
+            12,
+        )
+        .map_err(&e)?;
         let lines: [LatLine; 2] = [
             ("I/O p99", 2, |s| s.p99_ns),
             ("sync p99", 3, |s| s.sync_p99_ns),
@@ -378,28 +355,44 @@ pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError>
                         .map(|v| (s.t_s.clamp(0.0, t_max), (v as f64).clamp(lo, hi)))
                 })
                 .collect();
-            if pts.is_empty() {
-                continue;
+            if !pts.is_empty() {
+                labelled_line(&mut chart, name, c, pts, &e)?;
             }
-            let col = color(c);
-            chart
-                .draw_series(LineSeries::new(pts, col.stroke_width(2)))
-                .map_err(&e)?
-                .label(name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2))
-                });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(GRID)
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(&e)?;
-        Ok(())
+        legend_box(&mut chart, &e)
     })
+}
+
+/// Draws `points` as a line in palette colour `c`, named `name` in the legend.
+fn labelled_line<'a, DB: DrawingBackend + 'a, CT: CoordTranslate<From = (f64, f64)>>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    name: &str,
+    c: usize,
+    points: impl IntoIterator<Item = (f64, f64)>,
+    e: &impl Fn(DrawingAreaErrorKind<DB::ErrorType>) -> ChartError,
+) -> Result<(), ChartError> {
+    let col = color(c);
+    chart
+        .draw_series(LineSeries::new(points, col.stroke_width(2)))
+        .map_err(e)?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2)));
+    Ok(())
+}
+
+/// The legend of the lines drawn so far, in the upper left corner.
+fn legend_box<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    e: &impl Fn(DrawingAreaErrorKind<DB::ErrorType>) -> ChartError,
+) -> Result<(), ChartError> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(GRID)
+        .label_font((FONT, 12))
+        .draw()
+        .map_err(e)
 }
 
 fn mesh<DB: DrawingBackend>(
@@ -409,19 +402,34 @@ fn mesh<DB: DrawingBackend>(
     t_max: f64,
     e: &impl Fn(DrawingAreaErrorKind<DB::ErrorType>) -> ChartError,
 ) -> Result<(), ChartError> {
-    chart
-        .configure_mesh()
-        .y_desc(y_desc)
-        .y_labels(4)
-        .x_label_formatter(&|v| seconds(*v, t_max))
-        .y_label_formatter(fmt)
-        .light_line_style(TRANSPARENT)
+    house_style(
+        chart
+            .configure_mesh()
+            .y_desc(y_desc)
+            .y_labels(4)
+            .x_label_formatter(&|v| seconds(*v, t_max))
+            .y_label_formatter(fmt),
+        12,
+    )
+    .map_err(e)
+}
+
+/// The report's look for axes and grid lines, with labels in `font` px, then draws them.
+fn house_style<X, Y, XT, YT, DB>(
+    mesh: &mut MeshStyle<'_, '_, X, Y, DB>,
+    font: u32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    X: Ranged<ValueType = XT> + ValueFormatter<XT>,
+    Y: Ranged<ValueType = YT> + ValueFormatter<YT>,
+    DB: DrawingBackend,
+{
+    mesh.light_line_style(TRANSPARENT)
         .bold_line_style(GRID)
         .axis_style(AXIS)
-        .label_style((FONT, 12).into_font().color(&AXIS))
-        .axis_desc_style((FONT, 12).into_font().color(&AXIS))
+        .label_style((FONT, font).into_font().color(&AXIS))
+        .axis_desc_style((FONT, font).into_font().color(&AXIS))
         .draw()
-        .map_err(e)
 }
 
 /// The largest value an axis reaches (1e15: a million seconds of nanoseconds, or a petabyte per

@@ -7,7 +7,8 @@ use super::charts::{self, Bar, ChartError};
 use super::html::esc;
 use crate::compare::fmt_count;
 use crate::StoredRun;
-use serde_json::Value;
+use disktier_fleet::result::{FleetTag, NodeDoc};
+use serde::Deserialize;
 use std::fmt::Write as _;
 
 /// One node's stored run, as the section reads it.
@@ -21,72 +22,28 @@ struct Row<'a> {
     iops: Option<f64>,
 }
 
+/// The row of a run that a fleet run saved (its document carries a `fleet` object), or `None`.
+/// The figures are the ones `fleet run` prints for the node ([`NodeDoc::figures`]); a document
+/// that does not read gets a row with none.
 fn row(run: &StoredRun) -> Option<(String, Row<'_>)> {
-    let f = run.doc.get("fleet")?;
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    // A run document (check, bench) has its figures in the listing columns; an assessment's
-    // summary (assess) has them per profile run, and the node's are the worst of those.
-    let assess_runs: Vec<&Value> = run
-        .doc
-        .get("targets")
-        .and_then(Value::as_array)
-        .map(|t| {
-            t.iter()
-                .filter_map(|t| t.get("runs").and_then(Value::as_array))
-                .flatten()
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut verdicts: Vec<&Value> = run
-        .doc
-        .get("verdicts")
-        .and_then(Value::as_array)
-        .map(|v| v.iter().collect())
-        .unwrap_or_default();
-    for r in &assess_runs {
-        verdicts.extend(
-            r.get("verdicts")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten(),
-        );
+    #[derive(Deserialize)]
+    struct Tagged {
+        fleet: FleetTag,
     }
-    let verdict = (!verdicts.is_empty()).then(|| {
-        verdicts
-            .iter()
-            .all(|x| x.get("pass") == Some(&Value::Bool(true)))
-    });
-    let iops = match (run.summary.read_iops, run.summary.write_iops) {
-        (None, None) => assess_runs
-            .iter()
-            .map(|r| {
-                let g = |k: &str| r.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-                g("read_iops") + g("write_iops")
-            })
-            .filter(|x| *x > 0.0)
-            .reduce(f64::max),
-        (r, w) => Some(r.unwrap_or(0.0) + w.unwrap_or(0.0)),
-    };
-    let sync_p99_ns = run
-        .summary
-        .sync_p99_ns
-        .map(|x| x.max(0) as u64)
-        .or_else(|| {
-            assess_runs
-                .iter()
-                .filter_map(|r| r.get("sync_p99_ns").and_then(Value::as_u64))
-                .max()
-        });
+    let tag = Tagged::deserialize(&run.doc).ok()?.fleet;
+    let figures = NodeDoc::from_value(&run.doc)
+        .map(|d| d.figures())
+        .unwrap_or_default();
     Some((
-        s(f, "fleet_run_id")?,
+        tag.fleet_run_id,
         Row {
             run,
-            node: s(f, "node")?,
-            instance_type: s(f, "instance_type"),
-            zone: s(f, "zone"),
-            verdict,
-            sync_p99_ns,
-            iops,
+            node: tag.node,
+            instance_type: tag.instance_type,
+            zone: tag.zone,
+            verdict: figures.pass,
+            sync_p99_ns: figures.sync_p99_ns,
+            iops: figures.iops,
         },
     ))
 }

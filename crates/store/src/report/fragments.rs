@@ -16,14 +16,11 @@ pub(super) fn etcd_limit(profile: &str) -> Option<super::charts::Limit> {
 }
 
 /// The interfere run's own threshold (its `--threshold`, 10 ms by default as for etcd).
-pub(super) fn interfere_limit(doc: &Value) -> Option<super::charts::Limit> {
-    match doc.get("threshold_ns").and_then(Value::as_u64) {
-        Some(ns) => Some(super::charts::Limit {
-            ns,
-            label: format!("threshold {}", ns_str(ns)),
-        }),
-        None => etcd_limit("etcd"),
-    }
+pub(super) fn interfere_limit(ns: u64) -> Option<super::charts::Limit> {
+    Some(super::charts::Limit {
+        ns,
+        label: format!("threshold {}", ns_str(ns)),
+    })
 }
 
 pub(super) fn ns_str(v: u64) -> String {

@@ -6,37 +6,26 @@ use super::fragments::figure;
 use super::fragments::interfere_limit;
 use super::fragments::legend;
 use super::fragments::ns;
-use super::fragments::num;
 use super::fragments::swatch;
 use super::html::esc;
 use crate::compare::{fmt_count, fmt_value, Unit};
 use crate::StoredRun;
 use disktier_engine::{DirStats, PERCENTILES};
-use serde_json::Value;
+use disktier_interfere::report::{InterfereDoc, ScenarioVerdict};
 use std::fmt::Write as _;
 
-pub(super) fn interfere_section(runs: &[&StoredRun]) -> Result<String, ReportError> {
+pub(super) fn interfere_section(
+    runs: &[(&StoredRun, &InterfereDoc)],
+) -> Result<String, ReportError> {
     let mut s = String::from("<p class=\"muted\">The probe is an etcd-like fdatasync writer; each scenario adds a bulk writer (the aggressor) and a mitigation. Lower curves are better.</p>\n");
-    for run in runs {
-        let scenarios = run
-            .doc
-            .get("scenarios")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+    for (run, doc) in runs {
         let mut curves = Vec::new();
         let mut table = String::from("<table class=\"interfere\">\n<tr><th>scenario</th><th>mitigation</th><th>probe p99</th><th>probe p99.9</th><th>probe IOPS</th><th>aggressor</th><th>verdict</th></tr>\n");
-        for (i, sc) in scenarios.iter().enumerate() {
-            let name = sc.get("name").and_then(Value::as_str).unwrap_or("scenario");
-            let mitigation = sc
-                .get("mitigation")
-                .and_then(Value::as_str)
-                .unwrap_or("none");
-            let probe: Option<DirStats> = sc
-                .get("probe")
-                .cloned()
-                .and_then(|p| serde_json::from_value(p).ok());
-            if let Some(p) = &probe {
+        for (i, sc) in doc.scenarios.iter().enumerate() {
+            let name = sc.name.as_str();
+            let mitigation = sc.mitigation.as_deref().unwrap_or("none");
+            let probe: Option<&DirStats> = sc.probe.as_ref();
+            if let Some(p) = probe {
                 let points: Vec<(f64, u64)> = PERCENTILES
                     .iter()
                     .filter_map(|q| p.lat_ns.p(*q).map(|v| (*q, v)))
@@ -49,44 +38,26 @@ pub(super) fn interfere_section(runs: &[&StoredRun]) -> Result<String, ReportErr
                     });
                 }
             }
-            let aggressor = match sc.get("aggressor") {
-                Some(a) if !a.is_null() => {
-                    let secs = num(a, "seconds").unwrap_or(0.0);
-                    let bytes = num(a, "bytes").unwrap_or(0.0);
-                    if secs > 0.0 {
-                        fmt_value(Unit::BytesPerSec, bytes / secs)
-                    } else {
-                        "–".into()
-                    }
+            let aggressor = match &sc.aggressor {
+                Some(a) if a.seconds > 0.0 => {
+                    fmt_value(Unit::BytesPerSec, a.bytes as f64 / a.seconds)
                 }
-                _ => "none".into(),
+                Some(_) => "–".into(),
+                None => "none".into(),
             };
-            let verdict = match sc.get("verdict") {
-                // interfere's verdict: "pass", "fail" or "unavailable" (with the reason).
-                Some(Value::String(v)) => {
-                    let class = match v.as_str() {
-                        "pass" => "pass",
-                        "fail" => "fail",
-                        _ => "info",
-                    };
-                    let why = sc
-                        .get("unavailable_reason")
-                        .and_then(Value::as_str)
-                        .map(|r| format!(" {}", esc(r)))
-                        .unwrap_or_default();
-                    format!("<span class=\"badge {class}\">{}</span>{why}", esc(v))
-                }
-                Some(v @ Value::Object(_)) => {
-                    let pass = v.get("pass").and_then(Value::as_bool).unwrap_or(false);
-                    let msg = v.get("message").and_then(Value::as_str).unwrap_or("");
-                    format!(
-                        "<span class=\"badge {}\">{}</span> {}",
-                        if pass { "pass" } else { "fail" },
-                        if pass { "pass" } else { "fail" },
-                        esc(msg)
-                    )
-                }
-                _ => "–".into(),
+            let verdict = {
+                let v = sc.verdict.name();
+                let class = match sc.verdict {
+                    ScenarioVerdict::Pass => "pass",
+                    ScenarioVerdict::Fail => "fail",
+                    ScenarioVerdict::Unavailable => "info",
+                };
+                let why = sc
+                    .unavailable_reason
+                    .as_deref()
+                    .map(|r| format!(" {}", esc(r)))
+                    .unwrap_or_default();
+                format!("<span class=\"badge {class}\">{}</span>{why}", esc(v))
             };
             let p = |q: f64| {
                 probe
@@ -103,21 +74,19 @@ pub(super) fn interfere_section(runs: &[&StoredRun]) -> Result<String, ReportErr
                 esc(mitigation),
                 p(99.0),
                 p(99.9),
-                num(sc, "probe_iops").map(fmt_count).unwrap_or_else(|| "–".into()),
+                sc.probe_iops.map(fmt_count).unwrap_or_else(|| "–".into()),
                 esc(&aggressor),
             );
         }
         table.push_str("</table>\n");
-        let target = run.doc.get("target").and_then(Value::as_str).unwrap_or("");
+        let target = doc.target.as_str();
         let _ = writeln!(
             s,
             "<h3><span class=\"mono\">{}</span> <span class=\"muted\">run {}</span></h3>",
             esc(target),
             esc(&run.summary.id)
         );
-        if let Some(r) = run.doc.get("recommendation").and_then(Value::as_str) {
-            let _ = writeln!(s, "<p><b>{}</b></p>", esc(r));
-        }
+        let _ = writeln!(s, "<p><b>{}</b></p>", esc(&doc.recommendation));
         if !curves.is_empty() {
             s.push_str(&figure(
                 "interfere",
@@ -126,7 +95,7 @@ pub(super) fn interfere_section(runs: &[&StoredRun]) -> Result<String, ReportErr
                     &curves,
                     "probe fdatasync latency",
                     1000,
-                    interfere_limit(&run.doc),
+                    interfere_limit(doc.threshold_ns),
                 )?,
             ));
             s.push_str(&legend(&curves));

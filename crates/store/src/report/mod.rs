@@ -6,6 +6,7 @@
 
 mod bench;
 pub mod charts;
+mod docs;
 mod error;
 pub mod fleet;
 mod fragments;
@@ -21,7 +22,7 @@ pub use outline::outline;
 use crate::StoredRun;
 use bench::judge_etcd;
 use bench::Bench;
-use disktier_engine::RunDoc;
+use docs::StoredDoc;
 use html::esc;
 use interference::interfere_section;
 use measured::comparisons;
@@ -50,9 +51,11 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
     let mut targets: Vec<String> = Vec::new();
     let mut benches = Vec::new();
     let mut interfere = Vec::new();
+    let mut unreadable = Vec::new();
     for run in input.runs {
-        match serde_json::from_value::<RunDoc>(run.doc.clone()) {
-            Ok(mut doc) if run.summary.kind != "interfere" => {
+        match StoredDoc::read(run) {
+            StoredDoc::Run(doc) if run.summary.kind != "interfere" => {
+                let mut doc = *doc;
                 judge_etcd(&mut doc);
                 let color = match targets.iter().position(|t| *t == doc.target.path) {
                     Some(i) => i,
@@ -63,8 +66,9 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
                 };
                 benches.push(Bench { run, doc, color });
             }
-            _ if run.doc.get("scenarios").is_some() => interfere.push(run),
-            _ => {}
+            StoredDoc::Interfere(doc) => interfere.push((run, doc)),
+            StoredDoc::Unreadable(why) => unreadable.push((run.summary.id.as_str(), why)),
+            StoredDoc::Run(_) | StoredDoc::Other => {}
         }
     }
     let mut body = String::new();
@@ -98,9 +102,14 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
         add("plan", "Cost of each option", plan_section(plan, &benches)?);
     }
     if !interfere.is_empty() {
-        add("interfere", "Interference", interfere_section(&interfere)?);
+        let docs: Vec<_> = interfere.iter().map(|(r, d)| (*r, &**d)).collect();
+        add("interfere", "Interference", interfere_section(&docs)?);
     }
-    add("runs", "Runs in this report", runs_table(input.runs));
+    add(
+        "runs",
+        "Runs in this report",
+        runs_table(input.runs, &unreadable),
+    );
 
     let hosts: Vec<String> = {
         let mut h: Vec<String> = input
@@ -136,7 +145,8 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
     Ok(page)
 }
 
-fn runs_table(runs: &[StoredRun]) -> String {
+/// Every run, one row each; a run whose document did not read has a second row saying why.
+fn runs_table(runs: &[StoredRun], unreadable: &[(&str, String)]) -> String {
     let mut s = String::from("<table class=\"runs\">\n<tr><th>run</th><th>saved (UTC)</th><th>kind</th><th>profile</th><th>target</th><th>host</th><th>engine</th></tr>\n");
     for r in runs {
         let m = &r.summary;
@@ -152,6 +162,13 @@ fn runs_table(runs: &[StoredRun]) -> String {
             esc(m.hostname.as_deref().unwrap_or("–")),
             esc(m.engine.as_deref().unwrap_or("–")),
         );
+        if let Some((_, why)) = unreadable.iter().find(|(id, _)| *id == m.id) {
+            let _ = writeln!(
+                s,
+                "<tr class=\"unreadable\"><td colspan=\"7\">unreadable document: {}</td></tr>",
+                esc(why)
+            );
+        }
     }
     s.push_str("</table>\n");
     s

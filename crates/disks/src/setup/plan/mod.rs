@@ -10,7 +10,7 @@ mod types;
 
 pub use planner::given_name;
 pub use state::{derived_uuid, own_state, owner_ids};
-pub use types::{DevState, DeviceReport, Layout, Plan, Skipped};
+pub use types::{DevState, DeviceReport, Layout, SetupPlan, Skipped};
 
 use crate::discover::{Disk, Node};
 use crate::setup::config::{LayoutChoice, SetupConfig};
@@ -27,7 +27,7 @@ pub fn plan(
     kernel: &Kernel,
     root: &Path,
     has_program: &dyn Fn(&str) -> bool,
-) -> Result<Plan, SetupError> {
+) -> Result<SetupPlan, SetupError> {
     if let Some(why) = &kernel.no_quota {
         if let Some(o) = cfg.options.iter().find(|o| is_quota_option(o)) {
             return Err(SetupError::NoQuota {
@@ -41,7 +41,7 @@ pub fn plan(
         node,
         kernel,
         root,
-        plan: Plan::default(),
+        plan: SetupPlan::default(),
         persisted: Vec::new(),
         binds: Vec::new(),
         mounting: false,

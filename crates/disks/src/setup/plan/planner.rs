@@ -3,7 +3,7 @@
 //! result survive a reboot.
 
 use super::state::{derived_uuid, owner_ids};
-use super::types::{DevState, Plan};
+use super::types::{DevState, SetupPlan};
 use crate::discover::{Disk, MountEntry, Node};
 use crate::setup::config::{FsType, SetupConfig};
 use crate::setup::kernel::{is_quota_option, Kernel};
@@ -74,7 +74,7 @@ pub(super) struct Planner<'a> {
     pub(super) node: &'a Node,
     pub(super) kernel: &'a Kernel,
     pub(super) root: &'a Path,
-    pub(super) plan: Plan,
+    pub(super) plan: SetupPlan,
     /// Mounts made or found: (what for persistence, target, fstype, options).
     pub(super) persisted: Vec<(String, MountPath, String)>,
     pub(super) binds: Vec<(MountPath, MountPath)>,

@@ -61,7 +61,7 @@ pub struct Skipped {
 
 /// The plan for one round.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub struct SetupPlan {
     pub layout: Option<Layout>,
     pub devices: Vec<DeviceReport>,
     pub skipped: Vec<Skipped>,

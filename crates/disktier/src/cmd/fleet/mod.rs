@@ -22,11 +22,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use text::{progress_line, summary_text, table};
 
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    pub what: What,
-}
+pub type Args = super::Sub<What>;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum What {

@@ -4,6 +4,7 @@
 use super::super::Ctx;
 use anyhow::Context;
 use disktier_fleet::kube_run::RunSpec;
+use disktier_fleet::result::FleetTag;
 use disktier_fleet::summary::NodeReport;
 
 /// Saves each measured node's document as a run of the node command's kind, grouped by the
@@ -17,17 +18,15 @@ pub(super) fn save(ctx: &Ctx, spec: &RunSpec, nodes: &mut [NodeReport]) -> anyho
         let Some(doc) = &n.result else { continue };
         let mut doc = doc.clone();
         if let Some(obj) = doc.as_object_mut() {
-            obj.insert(
-                "fleet".into(),
-                serde_json::json!({
-                    "fleet_run_id": spec.job.run_id,
-                    "node": n.node,
-                    "instance_type": n.instance_type,
-                    "zone": n.zone,
-                    "namespace": spec.job.namespace,
-                    "image": spec.job.image,
-                }),
-            );
+            let tag = FleetTag {
+                fleet_run_id: spec.job.run_id.clone(),
+                node: n.node.clone(),
+                instance_type: n.instance_type.clone(),
+                zone: n.zone.clone(),
+                namespace: Some(spec.job.namespace.clone()),
+                image: Some(spec.job.image.clone()),
+            };
+            obj.insert("fleet".into(), serde_json::to_value(&tag)?);
             // The pod's hostname is the pod's name; the run is the node's.
             if let Some(host) = obj.get_mut("host").and_then(|h| h.as_object_mut()) {
                 host.insert("hostname".into(), n.node.clone().into());

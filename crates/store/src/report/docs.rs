@@ -1,0 +1,156 @@
+//! The stored documents the report draws, read into their types: a run (`bench`, `check`,
+//! `import`, one profile of `assess`), an interference report, or something else a fleet run
+//! saved (an assessment summary, etcd's own metrics). A document that does not read as the type
+//! its kind and shape say (written by an older or newer disktier, or not by disktier at all) is
+//! `Unreadable` with serde's reason: the report shows it as such and goes on.
+
+use crate::StoredRun;
+use disktier_engine::RunDoc;
+use disktier_fleet::result::{NodeDoc, ParseError};
+use disktier_interfere::report::InterfereDoc;
+use serde::Deserialize;
+
+pub(super) enum StoredDoc {
+    Run(Box<RunDoc>),
+    Interfere(Box<InterfereDoc>),
+    /// An assessment summary or etcd's metrics: drawn only in the fleet section.
+    Other,
+    Unreadable(String),
+}
+
+impl StoredDoc {
+    pub(super) fn read(run: &StoredRun) -> StoredDoc {
+        let doc = &run.doc;
+        if run.summary.kind == "interfere" || doc.get("scenarios").is_some() {
+            return match InterfereDoc::deserialize(doc) {
+                Ok(d) => StoredDoc::Interfere(Box::new(d)),
+                Err(e) => StoredDoc::Unreadable(e.to_string()),
+            };
+        }
+        match NodeDoc::from_value(doc) {
+            Ok(NodeDoc::Run(d)) => StoredDoc::Run(d),
+            Ok(_) => StoredDoc::Other,
+            Err(e) => StoredDoc::Unreadable(reason(e)),
+        }
+    }
+}
+
+/// Why a document did not read, in words about the document (not about a pod's log).
+pub(super) fn reason(e: ParseError) -> String {
+    match e {
+        ParseError::Shape(s) => s,
+        ParseError::TooNew(v) => format!(
+            "schema_version {v} is newer than this disktier reads ({})",
+            disktier_engine::result::SCHEMA_VERSION
+        ),
+        ParseError::NoDocument => "not a JSON object".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{render, ReportInput};
+    use crate::NewRun;
+    use serde_json::{json, Value};
+
+    fn fixture(name: &str) -> Value {
+        let p = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    fn stored(id: &str, kind: &str, doc: &Value) -> StoredRun {
+        NewRun {
+            kind,
+            group_id: None,
+            doc,
+        }
+        .to_row(id.into(), "2023-09-14T10:00:00.000000Z".into())
+    }
+
+    /// The report of a good run plus `bad`: it renders, draws the good run, and names `bad`'s
+    /// run with one "unreadable document" row holding serde's reason.
+    fn report_with(kind: &str, bad: &Value) -> (String, String) {
+        let runs = [
+            stored("run-good", "check", &fixture("quick-etcd")),
+            stored("run-bad", kind, bad),
+        ];
+        let why = match StoredDoc::read(&runs[1]) {
+            StoredDoc::Unreadable(why) => why,
+            _ => panic!("{bad} read"),
+        };
+        let page = render(&ReportInput {
+            runs: &runs,
+            plan: None,
+            generated_at: "now",
+        })
+        .unwrap();
+        assert!(
+            page.contains("<section id=\"latency\">"),
+            "the good run is drawn"
+        );
+        assert_eq!(page.matches("unreadable document: ").count(), 1, "{page}");
+        let row = page
+            .lines()
+            .find(|l| l.contains("unreadable document: "))
+            .unwrap()
+            .to_string();
+        let before = page.find("run-bad").unwrap();
+        assert!(page.find(&row).unwrap() > before, "the row follows its run");
+        (why, row)
+    }
+
+    #[test]
+    fn the_fixtures_read_as_their_types() {
+        let run = stored("r", "check", &fixture("quick-etcd"));
+        assert!(matches!(StoredDoc::read(&run), StoredDoc::Run(_)));
+        let run = stored("i", "interfere", &fixture("interfere"));
+        assert!(matches!(StoredDoc::read(&run), StoredDoc::Interfere(_)));
+    }
+
+    #[test]
+    fn a_foreign_document_is_shown_as_unreadable() {
+        let (why, row) = report_with("import", &json!({"hello": "world"}));
+        assert_eq!(why, "no schema_version");
+        assert!(
+            row.contains("unreadable document: no schema_version"),
+            "{row}"
+        );
+    }
+
+    #[test]
+    fn a_run_with_a_field_of_the_wrong_type_is_unreadable() {
+        let mut doc = fixture("quick-etcd");
+        doc["duration_s"] = json!("three seconds");
+        let (why, row) = report_with("bench", &doc);
+        assert!(
+            why.contains("invalid type: string \"three seconds\""),
+            "{why}"
+        );
+        assert!(
+            row.contains("invalid type: string &quot;three seconds&quot;"),
+            "{row}"
+        );
+    }
+
+    #[test]
+    fn a_document_from_a_newer_disktier_is_unreadable() {
+        let mut doc = fixture("quick-etcd");
+        doc["schema_version"] = json!(99);
+        let (why, _) = report_with("check", &doc);
+        assert!(why.contains("schema_version 99 is newer"), "{why}");
+    }
+
+    #[test]
+    fn an_old_interference_document_is_unreadable() {
+        // An older interfere wrote each verdict as an object; the type has a word.
+        let mut doc = fixture("interfere");
+        doc["scenarios"][0]["verdict"] = json!({"pass": true, "message": "ok"});
+        let (why, _) = report_with("interfere", &doc);
+        assert!(why.contains("expected map with a single key"), "{why}");
+        let mut doc = fixture("interfere");
+        doc.as_object_mut().unwrap().remove("host");
+        let (why, _) = report_with("interfere", &doc);
+        assert_eq!(why, "missing field `host`");
+    }
+}
