@@ -5,7 +5,7 @@
 use crate::error::EngineError;
 use crate::plan::{now_ns, Rng};
 use crate::types::IoOp;
-use crate::worker::{AlignedBuf, Backend, SyncKind, WorkerCtx};
+use crate::worker::{AlignedBuf, IoBackend, SyncKind, WorkerCtx};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 
@@ -14,7 +14,7 @@ pub struct SyncEngine {
     pub positional: bool,
 }
 
-impl Backend for SyncEngine {
+impl IoBackend for SyncEngine {
     fn run(&mut self, ctx: &mut WorkerCtx<'_>) -> Result<(), EngineError> {
         let bs = ctx.bs as usize;
         let mut buf = AlignedBuf::new(bs, ctx.align);

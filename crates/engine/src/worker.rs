@@ -1,6 +1,6 @@
 //! One job thread: what every I/O backend shares. The [`Recorder`] takes each completion into
 //! the thread's own accumulators (no locks), rolls the per-second record over to the main
-//! thread, and says when to stop (runtime over, Ctrl-C). The [`Backend`] trait is what a backend
+//! thread, and says when to stop (runtime over, Ctrl-C). The [`IoBackend`] trait is what a backend
 //! implements: issue the [`IoPlan`]'s I/Os on a file and report completions.
 
 use crate::error::EngineError;
@@ -222,7 +222,7 @@ impl WorkerCtx<'_> {
 }
 
 /// An I/O backend: runs a job thread's plan to the end (or until the recorder says stop).
-pub trait Backend {
+pub trait IoBackend {
     fn run(&mut self, ctx: &mut WorkerCtx<'_>) -> Result<(), EngineError>;
 }
 

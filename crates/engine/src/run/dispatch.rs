@@ -12,7 +12,7 @@ use crate::stats::{DirAcc, SecRecord};
 use crate::sync_io::SyncEngine;
 use crate::types::{IoLog, RunOptions};
 use crate::uring::{self, UringEngine};
-use crate::worker::{Backend, Live, Recorder, WorkerCtx};
+use crate::worker::{IoBackend, Live, Recorder, WorkerCtx};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -25,7 +25,7 @@ use crate::error::EngineError;
 use crate::plan::{now_ns, Rng};
 use crate::sync_io::sync_name;
 use crate::types::IoOp;
-use crate::worker::{AlignedBuf, Backend, SyncKind, WorkerCtx};
+use crate::worker::{AlignedBuf, IoBackend, SyncKind, WorkerCtx};
 use io_uring::{opcode, squeue, types, IoUring};
 use std::os::fd::AsRawFd;
 
@@ -199,7 +199,7 @@ impl Flight {
     }
 }
 
-impl Backend for UringEngine {
+impl IoBackend for UringEngine {
     fn run(&mut self, ctx: &mut WorkerCtx<'_>) -> Result<(), EngineError> {
         let depth = ctx.iodepth.max(1) as usize;
         let bs = ctx.bs as usize;
