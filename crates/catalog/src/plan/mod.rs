@@ -26,15 +26,15 @@ mod types;
 
 pub use cost::effective_rate;
 pub use types::{
-    Component, Equivalent, HitRatio, Kind, OptionPerformance, Plan, PlanError, PlanOption,
-    PlanRequest, Rejected, Requirements, DEFAULT_HIT_RATIO,
+    Component, Equivalent, HitRatio, Kind, OptionPerformance, PlanError, PlanOption, PlanRequest,
+    Rejected, Requirements, StoragePlan, DEFAULT_HIT_RATIO,
 };
 
 use crate::model::Catalog;
 use types::{Candidates, Ctx};
 
 /// Plans storage for the request.
-pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<Plan, PlanError> {
+pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<StoragePlan, PlanError> {
     let reg = crate::price::region(cat, &reqst.region)?;
     let req = &reqst.requirements;
     if req.capacity_gib == 0 {
@@ -84,7 +84,7 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<Plan, PlanError> {
         HitRatio::Assumed(h) if reqst.allow_hybrid => Some(h),
         _ => None,
     };
-    Ok(Plan {
+    Ok(StoragePlan {
         region: reg.name.clone(),
         requirements: req.clone(),
         assumed_hit_ratio,

@@ -137,8 +137,11 @@ pub struct Rejected {
     pub nearest: Option<Box<PlanOption>>,
 }
 
+/// The planner's answer: the options that meet the requirements (cheapest first), the rejected
+/// ones with their reasons, and notes. (A storage plan, not the engine's I/O plan nor disks'
+/// setup plan.)
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Plan {
+pub struct StoragePlan {
     pub region: String,
     pub requirements: Requirements,
     /// The hit ratio assumed for hybrids (when not from a curve).
