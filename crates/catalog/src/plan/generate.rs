@@ -68,6 +68,12 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
     let mut tp: Option<f64> = None;
     let r = req.iops;
     let want_tp = req.throughput_mibs;
+    let at_most_mibs = |want: f64, max: f64| {
+        if want > max {
+            return Err(block(format!("{t} allows at most {} MiB/s", num(max))));
+        }
+        Ok(())
+    };
 
     // Throughput rules that push IOPS or size.
     match &vt.throughput {
@@ -78,12 +84,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
             max_mibs_per_iops,
         } => {
             let t_need = want_tp.unwrap_or(*included_mibs).max(*min_mibs);
-            if t_need > *max_mibs {
-                return Err(block(format!(
-                    "{t} allows at most {} MiB/s",
-                    num(*max_mibs)
-                )));
-            }
+            at_most_mibs(t_need, *max_mibs)?;
             tp = Some(t_need);
             if let Some(per) = max_mibs_per_iops {
                 iops = Some((t_need / per - 1e-9).ceil() as u64);
@@ -95,12 +96,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
             max_mibs,
         } => {
             if let Some(w) = want_tp {
-                if w > *max_mibs {
-                    return Err(block(format!(
-                        "{t} allows at most {} MiB/s",
-                        num(*max_mibs)
-                    )));
-                }
+                at_most_mibs(w, *max_mibs)?;
                 size = size.max(((w - base) / per_gib - 1e-9).ceil().max(0.0) as u64);
             }
         }
@@ -121,12 +117,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
             ..
         } => {
             if let Some(w) = want_tp {
-                if w > *max_mibs {
-                    return Err(block(format!(
-                        "{t} allows at most {} MiB/s",
-                        num(*max_mibs)
-                    )));
-                }
+                at_most_mibs(w, *max_mibs)?;
                 iops = Some((w / mibs_per_iops - 1e-9).ceil() as u64);
             }
         }
@@ -136,12 +127,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
             ..
         } => {
             if let Some(w) = want_tp {
-                if w > *max_mibs {
-                    return Err(block(format!(
-                        "{t} allows at most {} MiB/s",
-                        num(*max_mibs)
-                    )));
-                }
+                at_most_mibs(w, *max_mibs)?;
                 size = size.max((w / baseline_per_tib * 1024.0 - 1e-9).ceil() as u64);
             }
         }
