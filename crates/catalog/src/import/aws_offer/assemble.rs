@@ -40,22 +40,7 @@ pub(super) fn assemble(
     let mut io_tiers: BTreeMap<String, Vec<(u8, Found)>> = BTreeMap::new();
     let mut instances = vec![];
     let mut instance_prices = vec![];
-    let blank = |t: &str| VolumePrice {
-        region: st.region.to_string(),
-        type_: t.to_string(),
-        storage_gb_month: 0.0,
-        tier_prices: None,
-        iops_month: None,
-        iops_tiers: None,
-        throughput_mibs_month: None,
-        offer_max_gib: None,
-        offer_max_iops: None,
-        offer_max_mibs: None,
-        source: source.clone(),
-        date: date.clone(),
-        weak: false,
-        note: None,
-    };
+    let blank = |t: &str| VolumePrice::unpriced(st.region, t, &source, &date);
     let known_type = |t: &str| embedded.volume_type(t).is_some();
     // Deterministic order: by SKU.
     let mut kept: Vec<(&String, &Kept)> = st.kept.iter().collect();

@@ -471,20 +471,10 @@ fn assemble(
             continue;
         }
         cat.volume_prices.push(VolumePrice {
-            region: region.to_string(),
-            type_: t.clone(),
             storage_gb_month: *usd,
-            tier_prices: None,
             iops_month: k.iops.get(t).copied(),
-            iops_tiers: None,
             throughput_mibs_month: k.throughput.get(t).copied(),
-            offer_max_gib: None,
-            offer_max_iops: None,
-            offer_max_mibs: None,
-            source: source.clone(),
-            date: date.clone(),
-            weak: false,
-            note: None,
+            ..VolumePrice::unpriced(region, t, &source, &date)
         });
     }
     for (t, prices) in &k.tiers {
@@ -501,9 +491,6 @@ fn assemble(
             continue;
         }
         cat.volume_prices.push(VolumePrice {
-            region: region.to_string(),
-            type_: t.clone(),
-            storage_gb_month: 0.0,
             tier_prices: Some(
                 prices
                     .iter()
@@ -513,16 +500,7 @@ fn assemble(
                     })
                     .collect(),
             ),
-            iops_month: None,
-            iops_tiers: None,
-            throughput_mibs_month: None,
-            offer_max_gib: None,
-            offer_max_iops: None,
-            offer_max_mibs: None,
-            source: source.clone(),
-            date: date.clone(),
-            weak: false,
-            note: None,
+            ..VolumePrice::unpriced(region, t, &source, &date)
         });
     }
     for (name, usd) in &k.hourly {
