@@ -264,9 +264,10 @@ pub fn build(cfg: &SimConfig, kind: PolicyKind, cache_bytes: u64) -> Box<dyn Sim
     }
 }
 
-/// Replays `trace` through one policy at one size.
-fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> PolicyResult {
-    let mut sim = build(cfg, kind, size);
+/// Replays `trace` through one policy at one size: its counters as replayed (not scaled up
+/// for sampling).
+pub fn simulate_one(trace: &[Record], cfg: &SimConfig, kind: PolicyKind, bytes: u64) -> Counters {
+    let mut sim = build(cfg, kind, bytes);
     let mut c = Counters {
         block_bytes: cfg.block,
         ..Counters::default()
@@ -275,6 +276,12 @@ fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> Pol
         sim.request(r, &mut c);
     }
     sim.finish(&mut c);
+    c
+}
+
+/// Replays `trace` through one policy at one size, scaled up for sampling.
+fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> PolicyResult {
+    let mut c = simulate_one(trace, cfg, kind, size);
     if let Some(rate) = cfg.sample {
         let full_requests = trace.len() as u64;
         c.scale(1.0 / rate);
