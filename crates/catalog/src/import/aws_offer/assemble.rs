@@ -2,7 +2,7 @@
 //! throughput) and instance prices, checked before they are returned.
 
 use super::offer::{Found, Kept, State, Summary};
-use crate::check;
+use crate::import::check_merged;
 use crate::import::ImportError;
 use crate::model::{Catalog, Instance, InstancePrice, IopsTier, Region, VolumePrice};
 use std::collections::BTreeMap;
@@ -195,15 +195,7 @@ pub(super) fn assemble(
         instance_prices,
     };
     // What is written must pass `catalog check` once merged over the embedded catalog.
-    let mut merged = embedded.clone();
-    merged.merge(cat.clone());
-    let report = check::check(&merged);
-    if !report.ok() {
-        return Err(ImportError::Check {
-            path: path.to_path_buf(),
-            problems: report.problems,
-        });
-    }
+    check_merged(embedded, &cat, path)?;
     let summary = Summary {
         region: st.region.to_string(),
         volume_prices: cat.volume_prices.len(),

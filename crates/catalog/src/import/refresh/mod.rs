@@ -20,7 +20,7 @@
 mod stream;
 
 use super::ImportError;
-use crate::check;
+use crate::import::check_merged;
 use crate::model::{Catalog, InstancePrice, Region, TierPrice, VolumePrice};
 use crate::price::HOURS_PER_MONTH;
 use serde::Deserialize;
@@ -516,15 +516,7 @@ fn assemble(
     }
     // What is written must pass `catalog check` once merged over the embedded catalog (a type
     // whose rules need an IOPS price the list lacks is caught here).
-    let mut merged = embedded.clone();
-    merged.merge(cat.clone());
-    let report = check::check(&merged);
-    if !report.ok() {
-        return Err(ImportError::Check {
-            path: path.to_path_buf(),
-            problems: report.problems,
-        });
-    }
+    check_merged(embedded, &cat, path)?;
     let summary = Summary {
         cloud: cloud.name().into(),
         region: region.into(),
