@@ -5,7 +5,7 @@
 //! its step `max(|B2|/|B1|, 1)` are real numbers; a ghost hit leaves its ghost list first and
 //! runs REPLACE only when the cache is full; REPLACE takes from T1 when T2 is empty.
 
-use super::{hit, Access, BlockPolicy, NIL};
+use super::{hit, inserted, Access, BlockPolicy, NIL};
 use crate::hash::{map_with_capacity, FxHashMap};
 
 const T1: usize = 0;
@@ -229,10 +229,7 @@ impl BlockPolicy for Arc {
         }
         let i = self.alloc(key);
         self.push_front(i, T1);
-        self.nodes[i as usize].dirty = write;
-        if write {
-            self.dirty += 1;
-        }
+        inserted(&mut self.nodes[i as usize].dirty, &mut self.dirty, write);
         self.map.insert(key, i);
         Access::miss(evicted_dirty)
     }

@@ -2,7 +2,7 @@
 //! arena that holds an intrusive doubly-linked list, so a request costs one hash lookup and a
 //! few index writes and allocates nothing once the arena is full.
 
-use super::{hit, Access, BlockPolicy, NIL};
+use super::{hit, inserted, Access, BlockPolicy, NIL};
 use crate::hash::{map_with_capacity, FxHashMap};
 
 #[derive(Clone, Copy)]
@@ -107,10 +107,7 @@ impl BlockPolicy for Lru {
             (self.nodes.len() - 1) as u32
         };
         self.nodes[i as usize].key = key;
-        self.nodes[i as usize].dirty = write;
-        if write {
-            self.dirty += 1;
-        }
+        inserted(&mut self.nodes[i as usize].dirty, &mut self.dirty, write);
         self.push_front(i);
         self.map.insert(key, i);
         Access::miss(evicted_dirty)

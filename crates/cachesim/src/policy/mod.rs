@@ -47,6 +47,16 @@ impl Access {
     }
 }
 
+/// A block just put in the cache with dirty flag `block_dirty`: dirty when the access is a
+/// write, counted in the policy's `dirty` total.
+#[inline]
+pub(crate) fn inserted(block_dirty: &mut bool, dirty: &mut u64, write: bool) {
+    *block_dirty = write;
+    if write {
+        *dirty += 1;
+    }
+}
+
 /// A hit on a resident block whose dirty flag is `block_dirty`: a write marks it dirty, once,
 /// counted in the policy's `dirty` total. Nothing is evicted.
 #[inline]
