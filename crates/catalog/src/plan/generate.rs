@@ -57,6 +57,12 @@ pub(super) fn volumes(ctx: &Ctx, out: &mut Candidates) {
     }
 }
 
+/// The smallest whole number at least `x`, forgiving float noise (1e-9) so that an exact
+/// quotient is not rounded up; 0 for a negative `x`.
+fn whole(x: f64) -> u64 {
+    (x - 1e-9).ceil() as u64
+}
+
 /// The smallest configuration of `vt` meeting `req`, or the limit that stops it.
 pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConfig, Blocker> {
     let t = &vt.name;
@@ -87,7 +93,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
             at_most_mibs(t_need, *max_mibs)?;
             tp = Some(t_need);
             if let Some(per) = max_mibs_per_iops {
-                iops = Some((t_need / per - 1e-9).ceil() as u64);
+                iops = Some(whole(t_need / per));
             }
         }
         ThroughputRule::Scaled {
@@ -97,7 +103,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
         } => {
             if let Some(w) = want_tp {
                 at_most_mibs(w, *max_mibs)?;
-                size = size.max(((w - base) / per_gib - 1e-9).ceil().max(0.0) as u64);
+                size = size.max(whole((w - base) / per_gib));
             }
         }
         ThroughputRule::Tiers { tiers } => {
@@ -118,7 +124,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
         } => {
             if let Some(w) = want_tp {
                 at_most_mibs(w, *max_mibs)?;
-                iops = Some((w / mibs_per_iops - 1e-9).ceil() as u64);
+                iops = Some(whole(w / mibs_per_iops));
             }
         }
         ThroughputRule::PerTib {
@@ -128,7 +134,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
         } => {
             if let Some(w) = want_tp {
                 at_most_mibs(w, *max_mibs)?;
-                size = size.max((w / baseline_per_tib * 1024.0 - 1e-9).ceil() as u64);
+                size = size.max(whole(w / baseline_per_tib * 1024.0));
             }
         }
         ThroughputRule::SizeTier => {
@@ -158,7 +164,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
             }
             iops = Some(need);
             if let Some(per) = max_per_gib {
-                size = size.max((need as f64 / per - 1e-9).ceil() as u64);
+                size = size.max(whole(need as f64 / per));
             }
         }
         IopsRule::Scaled {
@@ -173,7 +179,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
                         int(((*max as f64 - base) / per_gib).ceil() as u64)
                     )));
                 }
-                size = size.max(((w as f64 - base) / per_gib - 1e-9).ceil().max(0.0) as u64);
+                size = size.max(whole((w as f64 - base) / per_gib));
             }
         }
         IopsRule::Cap { max } => {
@@ -201,7 +207,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
                             int(kib)
                         )));
                     }
-                    size = size.max((mibs / baseline_per_tib * 1024.0 - 1e-9).ceil() as u64);
+                    size = size.max(whole(mibs / baseline_per_tib * 1024.0));
                 }
             }
         }
