@@ -12,6 +12,7 @@ use crate::policy::bcache::{Bcache, BcacheConfig};
 use crate::policy::smq::{Smq, SmqConfig};
 use crate::policy::{block_policy, BlockPolicy, PolicyKind};
 // The counters and the Simulator trait lived here before `simulator`; kept for `sim::X` paths.
+use crate::simulator::no_data;
 pub use crate::simulator::{ratio, sampled, threshold, Counters, Simulator, Window};
 use crate::trace::{Op, Record};
 use crate::TraceError;
@@ -41,22 +42,11 @@ impl Simulator for BlockSim {
     fn request(&mut self, r: &Record, c: &mut Counters) {
         let bs = self.block;
         c.requests += 1;
-        match r.op {
-            Op::Sync => {
-                c.window(r.t_ns).requests += 1;
-                return;
-            }
-            Op::Discard => {
-                for b in r.blocks(bs) {
-                    if self.filter.is_some_and(|t| !sampled(b, t)) {
-                        continue;
-                    }
-                    self.policy.remove(b);
-                }
-                c.window(r.t_ns).requests += 1;
-                return;
-            }
-            _ => {}
+        let policy = &mut self.policy;
+        if no_data(r, bs, self.filter, c, |b| {
+            policy.remove(b);
+        }) {
+            return;
         }
         let write = r.op == Op::Write;
         let (mut blocks, mut hits, mut evicted_dirty) = (0u64, 0u64, 0u64);
