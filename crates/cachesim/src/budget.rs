@@ -4,7 +4,8 @@
 
 use crate::mrc::Mrc;
 use crate::policy::PolicyKind;
-use crate::sim::{build, Counters, SimConfig};
+pub use crate::sim::simulate_one;
+use crate::sim::SimConfig;
 use crate::trace::Record;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -32,20 +33,6 @@ pub fn hit_ratio_curve(
         memo.lock().expect("memo").insert(bytes, h);
         h
     }))
-}
-
-/// Replays `trace` through one policy at one size.
-pub fn simulate_one(trace: &[Record], cfg: &SimConfig, kind: PolicyKind, bytes: u64) -> Counters {
-    let mut sim = build(cfg, kind, bytes);
-    let mut c = Counters {
-        block_bytes: cfg.block,
-        ..Counters::default()
-    };
-    for r in trace {
-        sim.request(r, &mut c);
-    }
-    sim.finish(&mut c);
-    c
 }
 
 /// An option with its monthly price and predicted performance.

@@ -12,6 +12,7 @@ use crate::policy::bcache::{Bcache, BcacheConfig};
 use crate::policy::smq::{Smq, SmqConfig};
 use crate::policy::{block_policy, BlockPolicy, PolicyKind};
 // The counters and the Simulator trait lived here before `simulator`; kept for `sim::X` paths.
+use crate::simulator::no_data;
 pub use crate::simulator::{ratio, sampled, threshold, Counters, Simulator, Window};
 use crate::trace::{Op, Record};
 use crate::TraceError;
@@ -41,22 +42,11 @@ impl Simulator for BlockSim {
     fn request(&mut self, r: &Record, c: &mut Counters) {
         let bs = self.block;
         c.requests += 1;
-        match r.op {
-            Op::Sync => {
-                c.window(r.t_ns).requests += 1;
-                return;
-            }
-            Op::Discard => {
-                for b in r.blocks(bs) {
-                    if self.filter.is_some_and(|t| !sampled(b, t)) {
-                        continue;
-                    }
-                    self.policy.remove(b);
-                }
-                c.window(r.t_ns).requests += 1;
-                return;
-            }
-            _ => {}
+        let policy = &mut self.policy;
+        if no_data(r, bs, self.filter, c, |b| {
+            policy.remove(b);
+        }) {
+            return;
         }
         let write = r.op == Op::Write;
         let (mut blocks, mut hits, mut evicted_dirty) = (0u64, 0u64, 0u64);
@@ -264,9 +254,10 @@ pub fn build(cfg: &SimConfig, kind: PolicyKind, cache_bytes: u64) -> Box<dyn Sim
     }
 }
 
-/// Replays `trace` through one policy at one size.
-fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> PolicyResult {
-    let mut sim = build(cfg, kind, size);
+/// Replays `trace` through one policy at one size: its counters as replayed (not scaled up
+/// for sampling).
+pub fn simulate_one(trace: &[Record], cfg: &SimConfig, kind: PolicyKind, bytes: u64) -> Counters {
+    let mut sim = build(cfg, kind, bytes);
     let mut c = Counters {
         block_bytes: cfg.block,
         ..Counters::default()
@@ -275,6 +266,12 @@ fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> Pol
         sim.request(r, &mut c);
     }
     sim.finish(&mut c);
+    c
+}
+
+/// Replays `trace` through one policy at one size, scaled up for sampling.
+fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> PolicyResult {
+    let mut c = simulate_one(trace, cfg, kind, size);
     if let Some(rate) = cfg.sample {
         let full_requests = trace.len() as u64;
         c.scale(1.0 / rate);

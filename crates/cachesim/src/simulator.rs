@@ -4,7 +4,7 @@
 //! other.
 
 use crate::hash::mix64;
-use crate::trace::Record;
+use crate::trace::{Op, Record};
 use serde::Serialize;
 
 /// Traffic in one second of trace time.
@@ -123,6 +123,32 @@ pub trait Simulator {
     fn request(&mut self, r: &Record, c: &mut Counters);
     /// End of trace: report what is still dirty.
     fn finish(&mut self, c: &mut Counters);
+}
+
+/// Counts a request that carries no data, a sync or a discard (calling `discard` on each of a
+/// discard's blocks that `filter` keeps), and returns true; false for a read or a write, which
+/// the simulator replays itself.
+#[inline]
+pub fn no_data(
+    r: &Record,
+    block: u64,
+    filter: Option<u64>,
+    c: &mut Counters,
+    mut discard: impl FnMut(u64),
+) -> bool {
+    match r.op {
+        Op::Sync => {}
+        Op::Discard => {
+            for b in r.blocks(block) {
+                if filter.is_none_or(|t| sampled(b, t)) {
+                    discard(b);
+                }
+            }
+        }
+        _ => return false,
+    }
+    c.window(r.t_ns).requests += 1;
+    true
 }
 
 /// SHARDS' sampling test: keep a block when `hash(block) mod 2^24 < threshold`.

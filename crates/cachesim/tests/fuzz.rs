@@ -8,7 +8,8 @@
 use disktier_cachesim::import::{import_reader, Format};
 use disktier_cachesim::trace::Header;
 use disktier_cachesim::{Reader, Record, Writer};
-use disktier_testkit::fuzz::{mutate, seeds, timed, CappedAlloc, BRIEF, MAX_INPUT};
+use disktier_testkit::fuzz::CappedAlloc;
+use disktier_testkit::fuzz_target;
 use std::path::Path;
 
 #[global_allocator]
@@ -33,59 +34,41 @@ fn read_all(bytes: &[u8]) -> Vec<Record> {
 
 #[test]
 fn fuzz_dttrace() {
-    let seeds = seeds(env!("CARGO_MANIFEST_DIR"), "fuzz_dttrace");
-    bolero::check!()
-        .with_test_time(BRIEF)
-        .with_max_len(MAX_INPUT)
-        .for_each(move |raw: &[u8]| {
-            for input in [raw.to_vec(), mutate(&seeds, raw)] {
-                let input = &input[..];
-                timed(input, || {
-                    let recs = read_all(input);
-                    // What was read writes and reads back the same.
-                    let mut w = Writer::new(Vec::new(), &Header::new("fuzz", 0, 0)).unwrap();
-                    for r in &recs {
-                        w.write(r).unwrap();
-                    }
-                    let again = read_all(&w.finish().unwrap());
-                    assert_eq!(
-                        again
-                            .iter()
-                            .map(|r| (r.t_ns, r.offset, r.len, r.op))
-                            .collect::<Vec<_>>(),
-                        recs.iter()
-                            .map(|r| (r.t_ns, r.offset, r.len, r.op))
-                            .collect::<Vec<_>>()
-                    );
-                })
-            }
-        });
+    fuzz_target!("fuzz_dttrace", |input| {
+        let recs = read_all(input);
+        // What was read writes and reads back the same.
+        let mut w = Writer::new(Vec::new(), &Header::new("fuzz", 0, 0)).unwrap();
+        for r in &recs {
+            w.write(r).unwrap();
+        }
+        let again = read_all(&w.finish().unwrap());
+        assert_eq!(
+            again
+                .iter()
+                .map(|r| (r.t_ns, r.offset, r.len, r.op))
+                .collect::<Vec<_>>(),
+            recs.iter()
+                .map(|r| (r.t_ns, r.offset, r.len, r.op))
+                .collect::<Vec<_>>()
+        );
+    });
 }
 
 /// `prefix` selects the wrapper: the gzip or zstd magic makes the importer decompress.
 fn import_target(target: &str, format: Format, prefix: &'static [u8]) {
-    let seeds = seeds(env!("CARGO_MANIFEST_DIR"), target);
-    bolero::check!()
-        .with_test_time(BRIEF)
-        .with_max_len(MAX_INPUT)
-        .for_each(move |raw: &[u8]| {
-            for input in [raw.to_vec(), mutate(&seeds, raw)] {
-                let input = &input[..];
-                timed(input, || {
-                    let mut bytes = prefix.to_vec();
-                    bytes.extend_from_slice(input);
-                    for strict in [false, true] {
-                        let src = std::io::Cursor::new(bytes.clone());
-                        if let Ok((rep, out)) =
-                            import_reader(format, src, Path::new("fuzz"), Vec::new(), strict)
-                        {
-                            let recs = read_all(&out);
-                            assert_eq!(recs.len() as u64, rep.records);
-                        }
-                    }
-                })
+    fuzz_target!(target, |input| {
+        let mut bytes = prefix.to_vec();
+        bytes.extend_from_slice(input);
+        for strict in [false, true] {
+            let src = std::io::Cursor::new(bytes.clone());
+            if let Ok((rep, out)) =
+                import_reader(format, src, Path::new("fuzz"), Vec::new(), strict)
+            {
+                let recs = read_all(&out);
+                assert_eq!(recs.len() as u64, rep.records);
             }
-        });
+        }
+    });
 }
 
 #[test]

@@ -72,6 +72,21 @@ fn dup(p: &mut Vec<String>, seen: &mut HashSet<String>, key: String, what: &str)
     }
 }
 
+/// The checks every price row gets: listed once, dated. Returns its name for messages ("price
+/// of gp3 in us-east-1").
+fn price_row(
+    p: &mut Vec<String>,
+    seen: &mut HashSet<String>,
+    kind: &str,
+    (region, type_): (&str, &str),
+    (source, date): (&str, &str),
+) -> String {
+    let what = format!("price of {type_} in {region}");
+    dup(p, seen, format!("{region}/{type_}"), kind);
+    dated(p, &what, source, date);
+    what
+}
+
 /// Validates a (merged) catalog.
 pub fn check(cat: &Catalog) -> Report {
     let mut p = vec![];
@@ -238,14 +253,13 @@ pub fn check(cat: &Catalog) -> Report {
     for pr in &cat.volume_prices {
         counted.volume_prices += 1;
         counted.weak_prices += usize::from(pr.weak);
-        let what = format!("price of {} in {}", pr.type_, pr.region);
-        dup(
+        let what = price_row(
             &mut p,
             &mut seen,
-            format!("{}/{}", pr.region, pr.type_),
             "volume price",
+            (&pr.region, &pr.type_),
+            (&pr.source, &pr.date),
         );
-        dated(&mut p, &what, &pr.source, &pr.date);
         let reg = cat.region(&pr.region);
         let vt = cat.volume_type(&pr.type_);
         if reg.is_none() {
@@ -399,14 +413,13 @@ pub fn check(cat: &Catalog) -> Report {
     for pr in &cat.instance_prices {
         counted.instance_prices += 1;
         counted.weak_prices += usize::from(pr.weak);
-        let what = format!("price of {} in {}", pr.type_, pr.region);
-        dup(
+        let what = price_row(
             &mut p,
             &mut seen,
-            format!("{}/{}", pr.region, pr.type_),
             "instance price",
+            (&pr.region, &pr.type_),
+            (&pr.source, &pr.date),
         );
-        dated(&mut p, &what, &pr.source, &pr.date);
         if cat.region(&pr.region).is_none() {
             p.push(format!(
                 "{what}: region {} is not in the catalog",

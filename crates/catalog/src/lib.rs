@@ -26,5 +26,5 @@ pub mod validate;
 pub use load::LoadError;
 pub use model::Catalog;
 pub use perf::{Performance, RuleError, VolumeConfig};
-pub use plan::{HitRatio, Plan, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
+pub use plan::{HitRatio, PlanRequest, Requirements, StoragePlan, DEFAULT_HIT_RATIO};
 pub use price::{PriceError, Quote};

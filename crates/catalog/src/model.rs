@@ -241,6 +241,28 @@ pub struct VolumePrice {
     pub note: Option<String>,
 }
 
+impl VolumePrice {
+    /// A price of `type_` in `region` with every figure zero or absent, for an importer to fill.
+    pub fn unpriced(region: &str, type_: &str, source: &str, date: &str) -> VolumePrice {
+        VolumePrice {
+            region: region.to_string(),
+            type_: type_.to_string(),
+            storage_gb_month: 0.0,
+            tier_prices: None,
+            iops_month: None,
+            iops_tiers: None,
+            throughput_mibs_month: None,
+            offer_max_gib: None,
+            offer_max_iops: None,
+            offer_max_mibs: None,
+            source: source.to_string(),
+            date: date.to_string(),
+            weak: false,
+            note: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TierPrice {

@@ -29,6 +29,16 @@ pub struct VolumeConfig {
     pub throughput_mibs: Option<f64>,
 }
 
+impl VolumeConfig {
+    pub fn new(size_gib: u64, iops: Option<u64>, throughput_mibs: Option<f64>) -> VolumeConfig {
+        VolumeConfig {
+            size_gib,
+            iops,
+            throughput_mibs,
+        }
+    }
+}
+
 /// A configuration the rules accept, with defaults filled in.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Resolved {
@@ -408,18 +418,14 @@ mod tests {
     use super::*;
     use crate::model::Catalog;
 
-    fn cfg(size: u64, iops: Option<u64>, tp: Option<f64>) -> VolumeConfig {
-        VolumeConfig {
-            size_gib: size,
-            iops,
-            throughput_mibs: tp,
-        }
-    }
-
     #[test]
     fn gp3_refuses_16000_iops_on_20_gib_naming_the_rule() {
         let c = Catalog::embedded();
-        let e = resolve(c.volume_type("gp3").unwrap(), &cfg(20, Some(16000), None)).unwrap_err();
+        let e = resolve(
+            c.volume_type("gp3").unwrap(),
+            &VolumeConfig::new(20, Some(16000), None),
+        )
+        .unwrap_err();
         assert_eq!(e.rule, "iops_per_gib");
         // 500 IOPS/GiB x 20 GiB = 10,000; 16,000 / 500 = 32 GiB.
         assert_eq!(
@@ -431,7 +437,11 @@ mod tests {
     #[test]
     fn gp3_throughput_needs_iops() {
         let c = Catalog::embedded();
-        let e = resolve(c.volume_type("gp3").unwrap(), &cfg(100, None, Some(1000.0))).unwrap_err();
+        let e = resolve(
+            c.volume_type("gp3").unwrap(),
+            &VolumeConfig::new(100, None, Some(1000.0)),
+        )
+        .unwrap_err();
         // 3,000 IOPS x 0.25 = 750 MiB/s; 1,000 / 0.25 = 4,000 IOPS.
         assert_eq!(e.rule, "throughput_per_iops");
         assert!(e.message.contains("provision at least 4,000 IOPS"), "{e}");
@@ -442,14 +452,18 @@ mod tests {
         let c = Catalog::embedded();
         let gp3 = c.volume_type("gp3").unwrap();
         // 80,000 IOPS needs 160 GiB (80,000 / 500); 2,000 MiB/s needs 8,000 IOPS.
-        assert!(resolve(gp3, &cfg(160, Some(80000), Some(2000.0))).is_ok());
+        assert!(resolve(gp3, &VolumeConfig::new(160, Some(80000), Some(2000.0))).is_ok());
         assert_eq!(
-            resolve(gp3, &cfg(200, Some(80001), None)).unwrap_err().rule,
+            resolve(gp3, &VolumeConfig::new(200, Some(80001), None))
+                .unwrap_err()
+                .rule,
             "iops_range"
         );
-        assert!(resolve(gp3, &cfg(65536, None, None)).is_ok());
+        assert!(resolve(gp3, &VolumeConfig::new(65536, None, None)).is_ok());
         assert_eq!(
-            resolve(gp3, &cfg(65537, None, None)).unwrap_err().rule,
+            resolve(gp3, &VolumeConfig::new(65537, None, None))
+                .unwrap_err()
+                .rule,
             "size"
         );
     }
@@ -458,7 +472,7 @@ mod tests {
     fn gp2_burst_lasts_bucket_over_burst_minus_baseline() {
         let c = Catalog::embedded();
         let gp2 = c.volume_type("gp2").unwrap();
-        let r = resolve(gp2, &cfg(100, None, None)).unwrap();
+        let r = resolve(gp2, &VolumeConfig::new(100, None, None)).unwrap();
         let p = performance(gp2, &r);
         // 100 GiB x 3 = 300 IOPS baseline; 5.4M / (3,000 - 300) = 2,000 s.
         assert_eq!(p.baseline_iops, Some(300.0));
@@ -466,27 +480,42 @@ mod tests {
         assert_eq!(p.burst_seconds, Some(2000.0));
         assert_eq!(p.baseline_throughput_mibs, Some(128.0));
         // 10 GiB: 30 IOPS -> min 100.
-        let p = performance(gp2, &resolve(gp2, &cfg(10, None, None)).unwrap());
+        let p = performance(
+            gp2,
+            &resolve(gp2, &VolumeConfig::new(10, None, None)).unwrap(),
+        );
         assert_eq!(p.baseline_iops, Some(100.0));
         // 1,000 GiB: 3,000 baseline, no burst; 250 MiB/s from 334 GiB.
-        let p = performance(gp2, &resolve(gp2, &cfg(1000, None, None)).unwrap());
+        let p = performance(
+            gp2,
+            &resolve(gp2, &VolumeConfig::new(1000, None, None)).unwrap(),
+        );
         assert_eq!(p.baseline_iops, Some(3000.0));
         assert_eq!(p.burst_iops, None);
         assert_eq!(p.baseline_throughput_mibs, Some(250.0));
         // 200 GiB: 128 sustained, 250 while credits last.
-        let p = performance(gp2, &resolve(gp2, &cfg(200, None, None)).unwrap());
+        let p = performance(
+            gp2,
+            &resolve(gp2, &VolumeConfig::new(200, None, None)).unwrap(),
+        );
         assert_eq!(p.burst_throughput_mibs, Some(250.0));
         // Max 16,000 at 5,334 GiB.
-        let p = performance(gp2, &resolve(gp2, &cfg(6000, None, None)).unwrap());
+        let p = performance(
+            gp2,
+            &resolve(gp2, &VolumeConfig::new(6000, None, None)).unwrap(),
+        );
         assert_eq!(p.baseline_iops, Some(16000.0));
-        assert!(resolve(gp2, &cfg(100, Some(3000), None)).is_err());
+        assert!(resolve(gp2, &VolumeConfig::new(100, Some(3000), None)).is_err());
     }
 
     #[test]
     fn st1_per_tib_throughput_and_one_mib_accounting() {
         let c = Catalog::embedded();
         let st1 = c.volume_type("st1").unwrap();
-        let p = performance(st1, &resolve(st1, &cfg(1024, None, None)).unwrap());
+        let p = performance(
+            st1,
+            &resolve(st1, &VolumeConfig::new(1024, None, None)).unwrap(),
+        );
         // 1 TiB: 40 MiB/s baseline, 250 burst; bucket 1 TiB = 1,048,576 MiB drains at 210 MiB/s:
         // 1,048,576 / 210 = 4,993.2 s.
         assert_eq!(p.baseline_throughput_mibs, Some(40.0));
@@ -497,11 +526,16 @@ mod tests {
         assert_eq!(p.burst_iops, Some(250.0));
         assert_eq!(p.max_iops, Some(500.0));
         // 16 TiB: 640 -> capped at 500 MiB/s, no burst.
-        let p = performance(st1, &resolve(st1, &cfg(16384, None, None)).unwrap());
+        let p = performance(
+            st1,
+            &resolve(st1, &VolumeConfig::new(16384, None, None)).unwrap(),
+        );
         assert_eq!(p.baseline_throughput_mibs, Some(500.0));
         assert_eq!(p.burst_throughput_mibs, None);
         assert_eq!(
-            resolve(st1, &cfg(100, None, None)).unwrap_err().rule,
+            resolve(st1, &VolumeConfig::new(100, None, None))
+                .unwrap_err()
+                .rule,
             "size"
         );
     }
@@ -527,7 +561,7 @@ mod tests {
             "{e}"
         );
         // A tiered type takes no provisioned IOPS, and says which size would give them.
-        let e = resolve(p, &cfg(200, Some(2000), None)).unwrap_err();
+        let e = resolve(p, &VolumeConfig::new(200, Some(2000), None)).unwrap_err();
         assert_eq!(e.rule, "iops_not_provisioned");
         assert!(e.message.contains("use at least 512 GiB"), "{e}");
     }

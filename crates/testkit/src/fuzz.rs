@@ -212,3 +212,27 @@ pub fn mutate(seeds: &[Vec<u8>], input: &[u8]) -> Vec<u8> {
     }
     s
 }
+
+/// One corpus-seeded target: `body` runs on each input, as given and as [`mutate`]d from a
+/// seed of `target`'s corpus, under [`timed`], for [`BRIEF`] of random inputs up to
+/// [`MAX_INPUT`] bytes. A macro, not a function, so that `bolero::check!` (which the calling
+/// crate depends on) and `env!("CARGO_MANIFEST_DIR")` expand in the test that uses it.
+///
+/// ```ignore
+/// disktier_testkit::fuzz_target!("fuzz_dttrace", |input| { read_all(input); });
+/// ```
+#[macro_export]
+macro_rules! fuzz_target {
+    ($target:expr, |$input:ident| $body:block) => {{
+        let seeds = $crate::fuzz::seeds(env!("CARGO_MANIFEST_DIR"), $target);
+        bolero::check!()
+            .with_test_time($crate::fuzz::BRIEF)
+            .with_max_len($crate::fuzz::MAX_INPUT)
+            .for_each(move |raw: &[u8]| {
+                for owned in [raw.to_vec(), $crate::fuzz::mutate(&seeds, raw)] {
+                    let $input: &[u8] = &owned[..];
+                    $crate::fuzz::timed($input, || $body)
+                }
+            });
+    }};
+}

@@ -2,20 +2,16 @@
 //! request: `device_id,opcode,offset,length,timestamp` with opcode `R`/`W`, offset and length in
 //! bytes and the timestamp in microseconds. The stream is the device id.
 
-use super::{len32, num, LineParser, Parsed};
+use super::{csv_fields, len32, num, LineParser, Parsed};
 use crate::trace::{Op, Record};
 
 pub(crate) struct Alibaba;
 
 impl LineParser for Alibaba {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
-        if line.trim().is_empty() || line.starts_with("device_id") || line.starts_with('#') {
+        let Some(f) = csv_fields(line, "device_id", 5, "Alibaba")? else {
             return Ok(Parsed::Skip);
-        }
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 5 {
-            return Err(format!("{} fields, Alibaba lines have 5", f.len()));
-        }
+        };
         let dev = num(f[0], "device id")?;
         let op = match f[1].trim() {
             "R" | "r" => Op::Read,

@@ -311,6 +311,24 @@ pub(crate) fn read_line_capped<R: BufRead + ?Sized>(
     Ok(Some(false))
 }
 
+/// The fields of one CSV line of a `format` trace, which has `n` of them; `None` for a line to
+/// skip (blank, a `#` comment, or the header line, which starts with `header`).
+pub(crate) fn csv_fields<'a>(
+    line: &'a str,
+    header: &str,
+    n: usize,
+    format: &str,
+) -> Result<Option<Vec<&'a str>>, String> {
+    if line.trim().is_empty() || line.starts_with(header) || line.starts_with('#') {
+        return Ok(None);
+    }
+    let f: Vec<&str> = line.split(',').collect();
+    if f.len() != n {
+        return Err(format!("{} fields, {format} lines have {n}", f.len()));
+    }
+    Ok(Some(f))
+}
+
 /// Parses an unsigned decimal field, naming it in the error.
 pub(crate) fn num(field: &str, what: &str) -> Result<u64, String> {
     field

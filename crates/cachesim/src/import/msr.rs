@@ -3,7 +3,7 @@
 //! filetime (100 ns ticks since 1601-01-01), Type `Read`/`Write`, offset and size in bytes and
 //! the response time in 100 ns ticks. The stream is the disk number.
 
-use super::{len32, num, LineParser, Parsed};
+use super::{csv_fields, len32, num, LineParser, Parsed};
 use crate::trace::{Op, Record};
 
 pub(crate) struct Msr;
@@ -13,13 +13,9 @@ const FILETIME_UNIX_OFFSET_TICKS: u64 = 116_444_736_000_000_000;
 
 impl LineParser for Msr {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
-        if line.trim().is_empty() || line.starts_with("Timestamp") || line.starts_with('#') {
+        let Some(f) = csv_fields(line, "Timestamp", 7, "MSR")? else {
             return Ok(Parsed::Skip);
-        }
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 7 {
-            return Err(format!("{} fields, MSR lines have 7", f.len()));
-        }
+        };
         let ticks = num(f[0], "timestamp")?;
         let disk = num(f[2], "disk number")?;
         let op = match f[3].trim() {

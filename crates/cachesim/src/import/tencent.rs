@@ -3,20 +3,16 @@
 //! seconds, offset and size in 512-byte sectors and IOType 0 for a read, 1 for a write. The
 //! stream is the volume id. One-second timestamps mean many requests share a time.
 
-use super::{len32, num, LineParser, Parsed};
+use super::{csv_fields, len32, num, LineParser, Parsed};
 use crate::trace::{Op, Record};
 
 pub(crate) struct Tencent;
 
 impl LineParser for Tencent {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
-        if line.trim().is_empty() || line.starts_with("Timestamp") || line.starts_with('#') {
+        let Some(f) = csv_fields(line, "Timestamp", 5, "Tencent CBS")? else {
             return Ok(Parsed::Skip);
-        }
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 5 {
-            return Err(format!("{} fields, Tencent CBS lines have 5", f.len()));
-        }
+        };
         let secs = num(f[0], "timestamp")?;
         let offset = num(f[1], "offset")?;
         let size = num(f[2], "size")?;

@@ -5,7 +5,7 @@
 //! its step `max(|B2|/|B1|, 1)` are real numbers; a ghost hit leaves its ghost list first and
 //! runs REPLACE only when the cache is full; REPLACE takes from T1 when T2 is empty.
 
-use super::{Access, BlockPolicy, NIL};
+use super::{hit, inserted, Access, BlockPolicy, NIL};
 use crate::hash::{map_with_capacity, FxHashMap};
 
 const T1: usize = 0;
@@ -199,14 +199,7 @@ impl BlockPolicy for Arc {
                     self.unlink(i);
                     self.push_front(i, T2);
                     let n = &mut self.nodes[i as usize];
-                    if write && !n.dirty {
-                        n.dirty = true;
-                        self.dirty += 1;
-                    }
-                    return Access {
-                        hit: true,
-                        evicted_dirty: 0,
-                    };
+                    return hit(&mut n.dirty, &mut self.dirty, write);
                 }
                 B1 => {
                     let (b1, b2) = (self.lists[B1].len as f64, self.lists[B2].len as f64);
@@ -229,25 +222,16 @@ impl BlockPolicy for Arc {
             if write {
                 self.dirty += 1;
             }
-            return Access {
-                hit: false,
-                evicted_dirty,
-            };
+            return Access::miss(evicted_dirty);
         }
         while self.resident() >= self.c {
             evicted_dirty += self.evict();
         }
         let i = self.alloc(key);
         self.push_front(i, T1);
-        self.nodes[i as usize].dirty = write;
-        if write {
-            self.dirty += 1;
-        }
+        inserted(&mut self.nodes[i as usize].dirty, &mut self.dirty, write);
         self.map.insert(key, i);
-        Access {
-            hit: false,
-            evicted_dirty,
-        }
+        Access::miss(evicted_dirty)
     }
 
     fn remove(&mut self, key: u64) -> bool {

@@ -2,7 +2,7 @@
 //! arena that holds an intrusive doubly-linked list, so a request costs one hash lookup and a
 //! few index writes and allocates nothing once the arena is full.
 
-use super::{Access, BlockPolicy, NIL};
+use super::{hit, inserted, Access, BlockPolicy, NIL};
 use crate::hash::{map_with_capacity, FxHashMap};
 
 #[derive(Clone, Copy)]
@@ -81,14 +81,7 @@ impl BlockPolicy for Lru {
                 self.push_front(i);
             }
             let n = &mut self.nodes[i as usize];
-            if write && !n.dirty {
-                n.dirty = true;
-                self.dirty += 1;
-            }
-            return Access {
-                hit: true,
-                evicted_dirty: 0,
-            };
+            return hit(&mut n.dirty, &mut self.dirty, write);
         }
         let mut evicted_dirty = 0;
         let i = if self.map.len() as u64 >= self.cap {
@@ -114,16 +107,10 @@ impl BlockPolicy for Lru {
             (self.nodes.len() - 1) as u32
         };
         self.nodes[i as usize].key = key;
-        self.nodes[i as usize].dirty = write;
-        if write {
-            self.dirty += 1;
-        }
+        inserted(&mut self.nodes[i as usize].dirty, &mut self.dirty, write);
         self.push_front(i);
         self.map.insert(key, i);
-        Access {
-            hit: false,
-            evicted_dirty,
-        }
+        Access::miss(evicted_dirty)
     }
 
     fn remove(&mut self, key: u64) -> bool {

@@ -37,6 +37,40 @@ pub struct Access {
     pub evicted_dirty: u32,
 }
 
+impl Access {
+    /// A miss that evicted `evicted_dirty` dirty blocks to make room.
+    pub fn miss(evicted_dirty: u32) -> Access {
+        Access {
+            hit: false,
+            evicted_dirty,
+        }
+    }
+}
+
+/// A block just put in the cache with dirty flag `block_dirty`: dirty when the access is a
+/// write, counted in the policy's `dirty` total.
+#[inline]
+pub(crate) fn inserted(block_dirty: &mut bool, dirty: &mut u64, write: bool) {
+    *block_dirty = write;
+    if write {
+        *dirty += 1;
+    }
+}
+
+/// A hit on a resident block whose dirty flag is `block_dirty`: a write marks it dirty, once,
+/// counted in the policy's `dirty` total. Nothing is evicted.
+#[inline]
+pub(crate) fn hit(block_dirty: &mut bool, dirty: &mut u64, write: bool) -> Access {
+    if write && !*block_dirty {
+        *block_dirty = true;
+        *dirty += 1;
+    }
+    Access {
+        hit: true,
+        evicted_dirty: 0,
+    }
+}
+
 /// The policies `disktier simulate --policies` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -6,7 +6,7 @@
 //! it is over its share or small is empty, and before the first eviction new objects overflow
 //! into main instead of pushing small's oldest out.
 
-use super::{Access, BlockPolicy};
+use super::{hit, Access, BlockPolicy};
 use crate::hash::{map_with_capacity, FxHashMap};
 use std::collections::VecDeque;
 
@@ -155,14 +155,7 @@ impl BlockPolicy for S3Fifo {
         if let Some(&i) = self.map.get(&key) {
             let n = &mut self.nodes[i as usize];
             n.freq = n.freq.saturating_add(1);
-            if write && !n.dirty {
-                n.dirty = true;
-                self.dirty += 1;
-            }
-            return Access {
-                hit: true,
-                evicted_dirty: 0,
-            };
+            return hit(&mut n.dirty, &mut self.dirty, write);
         }
         let from_ghost = self.ghost_map.remove(&key).is_some();
         let mut evicted_dirty = 0;
@@ -196,10 +189,7 @@ impl BlockPolicy for S3Fifo {
             self.dirty += 1;
         }
         self.map.insert(key, i);
-        Access {
-            hit: false,
-            evicted_dirty,
-        }
+        Access::miss(evicted_dirty)
     }
 
     fn remove(&mut self, key: u64) -> bool {

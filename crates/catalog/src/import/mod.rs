@@ -52,6 +52,25 @@ pub enum ImportError {
     },
 }
 
+/// Ok when `cat`, merged over `embedded`, passes `catalog check`: what an import writes must.
+/// `path` names the source in the error.
+pub(crate) fn check_merged(
+    embedded: &Catalog,
+    cat: &Catalog,
+    path: &Path,
+) -> Result<(), ImportError> {
+    let mut merged = embedded.clone();
+    merged.merge(cat.clone());
+    let report = crate::check::check(&merged);
+    if !report.ok() {
+        return Err(ImportError::Check {
+            path: path.to_path_buf(),
+            problems: report.problems,
+        });
+    }
+    Ok(())
+}
+
 /// Writes `cat` as TOML to `out` atomically: a temporary file beside it, renamed on success, so a
 /// failed import leaves nothing (and never half a file) behind.
 pub fn write_atomically(cat: &Catalog, header: &str, out: &Path) -> Result<(), ImportError> {

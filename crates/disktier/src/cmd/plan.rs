@@ -4,7 +4,7 @@
 use super::price::{mibs, whole_gib};
 use super::{print_json, Ctx, Outcome};
 use disktier_catalog::fmt::{int, num, secs, usd};
-use disktier_catalog::plan::{plan, Kind, Plan};
+use disktier_catalog::plan::{plan, Kind, StoragePlan};
 use disktier_catalog::{HitRatio, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
 use disktier_units::clap_parsers;
 use std::path::PathBuf;
@@ -135,7 +135,7 @@ fn simulated_curve(
 /// within the budget, best predicted performance first — sustained IOPS, then MiB/s, then the lower
 /// price — and lists the rest as over budget. The cost-constrained question of the bcache-on-EBS
 /// recipe's paper; ranking in `disktier_cachesim::budget::rank_within_budget`.
-fn within_budget(p: &mut Plan, budget: f64) -> anyhow::Result<()> {
+fn within_budget(p: &mut StoragePlan, budget: f64) -> anyhow::Result<()> {
     use disktier_cachesim::budget::{rank_within_budget, Candidate};
     if !(budget.is_finite() && budget > 0.0) {
         anyhow::bail!(
@@ -194,7 +194,7 @@ fn within_budget(p: &mut Plan, budget: f64) -> anyhow::Result<()> {
 struct PlanDoc<'a> {
     schema_version: u32,
     #[serde(flatten)]
-    plan: &'a Plan,
+    plan: &'a StoragePlan,
 }
 
 fn kind(k: Kind) -> &'static str {
@@ -206,7 +206,7 @@ fn kind(k: Kind) -> &'static str {
 }
 
 /// The human form of a plan.
-pub fn render(p: &Plan) -> String {
+pub fn render(p: &StoragePlan) -> String {
     let r = &p.requirements;
     let mut want = format!("{} GiB", int(r.capacity_gib));
     if let Some(i) = r.iops {

@@ -40,7 +40,7 @@ pub use config::{BcacheConfig, CacheMode};
 
 use super::NIL;
 use crate::hash::{map_with_capacity, FxHashMap};
-use crate::simulator::{sampled, Counters, Simulator};
+use crate::simulator::{no_data, sampled, Counters, Simulator};
 use crate::trace::{Op, Record};
 use std::collections::{BTreeSet, VecDeque};
 /// The number of recent requests bcache tracks for sequential detection (bcache.rst: "the most
@@ -392,21 +392,9 @@ impl Simulator for Bcache {
         self.drain(r.t_ns, c);
         c.requests += 1;
         let bs = self.block;
-        match r.op {
-            Op::Sync => {
-                c.window(r.t_ns).requests += 1;
-                return;
-            }
-            Op::Discard => {
-                for b in r.blocks(bs) {
-                    if self.filter.is_none_or(|t| sampled(b, t)) {
-                        self.invalidate(b);
-                    }
-                }
-                c.window(r.t_ns).requests += 1;
-                return;
-            }
-            _ => {}
+        let filter = self.filter;
+        if no_data(r, bs, filter, c, |b| self.invalidate(b)) {
+            return;
         }
         let run = self.sequential_run(r);
         let seq_bypass = self.cfg.sequential_cutoff > 0 && run >= self.cfg.sequential_cutoff;

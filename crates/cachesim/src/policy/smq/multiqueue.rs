@@ -71,45 +71,44 @@ impl MultiQueue {
     }
     /// Appends at the most-recently-used end of (queue, level).
     pub(super) fn push(&mut self, i: u32, queue: u8, level: u8) {
+        self.link(i, queue, level, false);
+    }
+    /// Links `i` into (queue, level): at the least-recently-used end (`front`) or the
+    /// most-recently-used end.
+    fn link(&mut self, i: u32, queue: u8, level: u8, front: bool) {
         let l = Self::li(queue, level);
-        let tail = self.lists[l].tail;
+        let list = self.lists[l];
+        let (prev, next) = if front {
+            (NIL, list.head)
+        } else {
+            (list.tail, NIL)
+        };
         {
             let n = &mut self.nodes[i as usize];
-            n.prev = tail;
-            n.next = NIL;
+            n.prev = prev;
+            n.next = next;
             n.queue = queue;
             n.level = level;
         }
-        if tail != NIL {
-            self.nodes[tail as usize].next = i;
+        if prev != NIL {
+            self.nodes[prev as usize].next = i;
         } else {
             self.lists[l].head = i;
         }
-        self.lists[l].tail = i;
+        if next != NIL {
+            self.nodes[next as usize].prev = i;
+        } else {
+            self.lists[l].tail = i;
+        }
         self.lists[l].len += 1;
     }
     /// Inserts at the least-recently-used end: a new hotspot region is the first candidate to
     /// leave unless it is hit.
     pub(super) fn insert_cold(&mut self, key: u64, queue: u8, level: u8) -> u32 {
         let i = self.insert(key, queue, level);
-        let l = Self::li(queue, level);
-        if self.lists[l].head != i {
+        if self.lists[Self::li(queue, level)].head != i {
             self.unlink(i);
-            let head = self.lists[l].head;
-            {
-                let n = &mut self.nodes[i as usize];
-                n.prev = NIL;
-                n.next = head;
-                n.queue = queue;
-                n.level = level;
-            }
-            if head != NIL {
-                self.nodes[head as usize].prev = i;
-            } else {
-                self.lists[l].tail = i;
-            }
-            self.lists[l].head = i;
-            self.lists[l].len += 1;
+            self.link(i, queue, level, true);
         }
         i
     }

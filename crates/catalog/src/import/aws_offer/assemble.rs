@@ -2,7 +2,7 @@
 //! throughput) and instance prices, checked before they are returned.
 
 use super::offer::{Found, Kept, State, Summary};
-use crate::check;
+use crate::import::check_merged;
 use crate::import::ImportError;
 use crate::model::{Catalog, Instance, InstancePrice, IopsTier, Region, VolumePrice};
 use std::collections::BTreeMap;
@@ -40,22 +40,7 @@ pub(super) fn assemble(
     let mut io_tiers: BTreeMap<String, Vec<(u8, Found)>> = BTreeMap::new();
     let mut instances = vec![];
     let mut instance_prices = vec![];
-    let blank = |t: &str| VolumePrice {
-        region: st.region.to_string(),
-        type_: t.to_string(),
-        storage_gb_month: 0.0,
-        tier_prices: None,
-        iops_month: None,
-        iops_tiers: None,
-        throughput_mibs_month: None,
-        offer_max_gib: None,
-        offer_max_iops: None,
-        offer_max_mibs: None,
-        source: source.clone(),
-        date: date.clone(),
-        weak: false,
-        note: None,
-    };
+    let blank = |t: &str| VolumePrice::unpriced(st.region, t, &source, &date);
     let known_type = |t: &str| embedded.volume_type(t).is_some();
     // Deterministic order: by SKU.
     let mut kept: Vec<(&String, &Kept)> = st.kept.iter().collect();
@@ -210,15 +195,7 @@ pub(super) fn assemble(
         instance_prices,
     };
     // What is written must pass `catalog check` once merged over the embedded catalog.
-    let mut merged = embedded.clone();
-    merged.merge(cat.clone());
-    let report = check::check(&merged);
-    if !report.ok() {
-        return Err(ImportError::Check {
-            path: path.to_path_buf(),
-            problems: report.problems,
-        });
-    }
+    check_merged(embedded, &cat, path)?;
     let summary = Summary {
         region: st.region.to_string(),
         volume_prices: cat.volume_prices.len(),

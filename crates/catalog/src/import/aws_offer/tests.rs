@@ -6,6 +6,21 @@ fn run(json: &str, region: &str) -> Result<(Catalog, Summary), ImportError> {
     import_from(|| Ok(json.as_bytes()), Path::new("inline.json"), region)
 }
 
+/// Imports a file holding `json` for us-east-1: the catalog, and how often the file was opened.
+fn opened_file(json: &str) -> (Catalog, usize) {
+    let mut opened = 0;
+    let (cat, _) = import_from(
+        || {
+            opened += 1;
+            Ok(json.as_bytes())
+        },
+        Path::new("f.json"),
+        "us-east-1",
+    )
+    .unwrap();
+    (cat, opened)
+}
+
 fn term(sku: &str, unit: &str, usd: &str) -> String {
     format!(
         r#""{sku}": {{"{sku}.JRTCKXETXF": {{"priceDimensions": {{"{sku}.JRTCKXETXF.6YS6EN2CT7": {{"unit": "{unit}", "pricePerUnit": {{"USD": "{usd}"}}}}}}}}}}"#
@@ -53,16 +68,7 @@ fn terms_first_in_a_stream_is_an_error_and_in_a_file_two_passes() {
             .unwrap_or_default()
     );
     assert!(chain.contains("save it to a file"), "{chain}");
-    let mut opened = 0;
-    let (cat, _) = import_from(
-        || {
-            opened += 1;
-            Ok(json.as_bytes())
-        },
-        Path::new("f.json"),
-        "us-east-1",
-    )
-    .unwrap();
+    let (cat, opened) = opened_file(&json);
     assert_eq!(opened, 2);
     assert_eq!(cat.volume_prices[0].storage_gb_month, 0.045);
     // Products first: one pass.
@@ -70,17 +76,7 @@ fn terms_first_in_a_stream_is_an_error_and_in_a_file_two_passes() {
         r#"{{"products": {{"B": {{"productFamily": "Storage", "attributes": {{"usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}}}}, "terms": {{"OnDemand": {{{}}}}}}}"#,
         term("B", "GB-Mo", "0.045")
     );
-    let mut opened = 0;
-    import_from(
-        || {
-            opened += 1;
-            Ok(json.as_bytes())
-        },
-        Path::new("f.json"),
-        "us-east-1",
-    )
-    .unwrap();
-    assert_eq!(opened, 1);
+    assert_eq!(opened_file(&json).1, 1);
 }
 
 #[test]

@@ -20,7 +20,7 @@
 mod stream;
 
 use super::ImportError;
-use crate::check;
+use crate::import::check_merged;
 use crate::model::{Catalog, InstancePrice, Region, TierPrice, VolumePrice};
 use crate::price::HOURS_PER_MONTH;
 use serde::Deserialize;
@@ -471,20 +471,10 @@ fn assemble(
             continue;
         }
         cat.volume_prices.push(VolumePrice {
-            region: region.to_string(),
-            type_: t.clone(),
             storage_gb_month: *usd,
-            tier_prices: None,
             iops_month: k.iops.get(t).copied(),
-            iops_tiers: None,
             throughput_mibs_month: k.throughput.get(t).copied(),
-            offer_max_gib: None,
-            offer_max_iops: None,
-            offer_max_mibs: None,
-            source: source.clone(),
-            date: date.clone(),
-            weak: false,
-            note: None,
+            ..VolumePrice::unpriced(region, t, &source, &date)
         });
     }
     for (t, prices) in &k.tiers {
@@ -501,9 +491,6 @@ fn assemble(
             continue;
         }
         cat.volume_prices.push(VolumePrice {
-            region: region.to_string(),
-            type_: t.clone(),
-            storage_gb_month: 0.0,
             tier_prices: Some(
                 prices
                     .iter()
@@ -513,16 +500,7 @@ fn assemble(
                     })
                     .collect(),
             ),
-            iops_month: None,
-            iops_tiers: None,
-            throughput_mibs_month: None,
-            offer_max_gib: None,
-            offer_max_iops: None,
-            offer_max_mibs: None,
-            source: source.clone(),
-            date: date.clone(),
-            weak: false,
-            note: None,
+            ..VolumePrice::unpriced(region, t, &source, &date)
         });
     }
     for (name, usd) in &k.hourly {
@@ -538,15 +516,7 @@ fn assemble(
     }
     // What is written must pass `catalog check` once merged over the embedded catalog (a type
     // whose rules need an IOPS price the list lacks is caught here).
-    let mut merged = embedded.clone();
-    merged.merge(cat.clone());
-    let report = check::check(&merged);
-    if !report.ok() {
-        return Err(ImportError::Check {
-            path: path.to_path_buf(),
-            problems: report.problems,
-        });
-    }
+    check_merged(embedded, &cat, path)?;
     let summary = Summary {
         cloud: cloud.name().into(),
         region: region.into(),

@@ -1,0 +1,256 @@
+//! The planner's words: labels, the requirements and performance in one line, and the caveats
+//! each kind of option carries (bursts, hit ratios, cache drains, data lost on stop, the
+//! published figures an instance store is counted by).
+
+use super::cost::mbps_to_mibs;
+use super::types::{Equivalent, OptionPerformance, Requirements};
+use crate::fmt::{int, num, unit_usd, usd};
+use crate::model::{Instance, Store, ThroughputRule, VolumeType};
+use crate::perf::Performance;
+use crate::price::{Quote, HOURS_PER_MONTH};
+
+/// "gp3 5,120 GiB, 16,000 IOPS, 1,000 MiB/s".
+pub(super) fn volume_label(q: &Quote) -> String {
+    let c = q.config.as_ref().expect("volume quotes carry their config");
+    let mut s = format!("{} {} GiB", q.type_, int(c.size_gib));
+    if let Some(i) = c.iops {
+        s.push_str(&format!(", {} IOPS", int(i)));
+    }
+    if let Some(t) = c.throughput_mibs {
+        s.push_str(&format!(", {} MiB/s", num(t)));
+    }
+    s
+}
+
+/// "5,120 GiB, 16,000 IOPS, 1,000 MiB/s".
+pub(super) fn describe(req: &Requirements) -> String {
+    let mut s = format!("{} GiB", int(req.capacity_gib));
+    if let Some(i) = req.iops {
+        s.push_str(&format!(", {} IOPS", int(i)));
+    }
+    if let Some(t) = req.throughput_mibs {
+        s.push_str(&format!(", {} MiB/s", num(t)));
+    }
+    s
+}
+
+/// "16,000 IOPS, 1,000 MiB/s".
+pub(super) fn perf_line(p: &OptionPerformance) -> String {
+    let mut parts = vec![];
+    if let Some(i) = p.iops {
+        parts.push(format!("{} IOPS", num(i.floor())));
+    }
+    if let Some(t) = p.throughput_mibs {
+        parts.push(format!("{} MiB/s", num(t)));
+    }
+    if parts.is_empty() {
+        "performance not in the catalog".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// A single volume's caveats: the performance model's notes, bursts, durability.
+pub(super) fn volume_caveats(p: &Performance, vt: &VolumeType) -> Vec<String> {
+    let mut caveats: Vec<String> = p.notes.clone();
+    if p.burst_iops.is_some() || p.burst_throughput_mibs.is_some() {
+        caveats.push(format!(
+            "burst figures ({}) last only while credits last; the plan counts the baseline",
+            p.summary()
+        ));
+    }
+    if let Some(d) = &vt.durability {
+        caveats.push(format!("durability {d}"));
+    }
+    caveats
+}
+
+/// A hybrid's caveats: how the effective figures are reached, what a miss and a full cache
+/// cost, and how the cache was sized.
+pub(super) fn hybrid_caveats(
+    c: &VolumeType,
+    cq: &Quote,
+    b: &VolumeType,
+    bq: &Quote,
+    perf: &OptionPerformance,
+) -> Vec<String> {
+    let (cp, bp) = (&cq.performance, &bq.performance);
+    let h = perf.hit_ratio.unwrap_or(0.0);
+    let h_source = perf.hit_ratio_source.as_deref().unwrap_or("assumed");
+    let bcfg = bq.config.as_ref().expect("volume");
+    let ccfg = cq.config.as_ref().expect("volume");
+    let b_iops = bp.baseline_iops.unwrap_or(0.0);
+    let b_tp = bp.baseline_throughput_mibs.unwrap_or(0.0);
+    let mut caveats = vec![
+        format!(
+            "hit ratio {} is {h_source}: effective {} IOPS = min({} / {}, {} / {}) (hits served by {}, misses by {} at the same time)",
+            num(h),
+            perf.iops.map(|i| num(i.floor())).unwrap_or_else(|| "?".into()),
+            cp.baseline_iops.map(num).unwrap_or_else(|| "?".into()),
+            num(h),
+            num(b_iops.floor()),
+            num(1.0 - h),
+            c.name,
+            b.name
+        ),
+        format!(
+            "on a cache miss performance is {}'s: {} {} GiB sustains {} MiB/s and {} small random IOPS{}",
+            b.name,
+            b.name,
+            int(bcfg.size_gib),
+            num(b_tp),
+            num(b_iops.floor()),
+            match (bp.max_iops, &b.throughput) {
+                (Some(cap), ThroughputRule::PerTib { baseline_per_tib, .. }) => format!(
+                    " ({} IOPS cap, {} MiB/s per TiB baseline, each I/O counted as 1 MiB)",
+                    num(cap),
+                    num(*baseline_per_tib)
+                ),
+                _ => String::new(),
+            }
+        ),
+        format!(
+            "a writeback cache's drain onto {} is bounded by {}'s throughput ({} MiB/s baseline{}); a cache full of dirty data can be slower than {} alone",
+            b.name,
+            b.name,
+            num(b_tp),
+            bp.burst_throughput_mibs
+                .map(|x| format!(", {} MiB/s burst", num(x)))
+                .unwrap_or_default(),
+            b.name
+        ),
+        "bcache cannot be resized online (detach/attach or reboot); lvmcache (dm-cache) can, with lvextend".into(),
+        format!(
+            "the {} GiB {} cache is sized by its rules for the IOPS asked, not for the working set: measure or simulate the hit ratio (disktier simulate)",
+            int(ccfg.size_gib),
+            c.name
+        ),
+    ];
+    if let Some(n) = perf.hit_ratio_needed {
+        if n > 0.0 {
+            caveats.push(format!(
+                "the requirements need at least {:.2} % of I/O to hit the cache",
+                n * 100.0
+            ));
+        }
+    }
+    caveats
+}
+
+/// Why a hybrid falls short: what it delivers at its hit ratio, and the hit ratio it needs.
+pub(super) fn hybrid_shortfall(perf: &OptionPerformance, why: &str) -> String {
+    format!(
+        "at a hit ratio of {} ({}) it delivers {}{}",
+        num(perf.hit_ratio.unwrap_or(0.0)),
+        perf.hit_ratio_source.as_deref().unwrap_or("assumed"),
+        why,
+        match perf.hit_ratio_needed {
+            Some(n) if n < 1.0 => format!(
+                "; it needs at least {:.2} % of I/O to hit the cache",
+                n * 100.0
+            ),
+            _ => String::new(),
+        }
+    )
+}
+
+/// What an instance store sustains, as the plan counts it: the lower of the published read and
+/// write IOPS (or the one figure a cloud publishes), and the published throughput; with the
+/// caveat that says which figures these are.
+pub(super) fn store_performance(i: &Instance) -> (Option<f64>, Option<f64>, String) {
+    let tp = i.store_throughput_mbps.map(mbps_to_mibs);
+    let tp_words = match i.store_throughput_mbps {
+        Some(m) => format!(
+            "; {} MB/s ({} MiB/s)",
+            num(m),
+            num(tp.unwrap_or(0.0).floor())
+        ),
+        None => "; no published throughput".into(),
+    };
+    let how = if i.weak {
+        "weak: scaled from a published size"
+    } else {
+        "published"
+    };
+    match (i.store_read_iops, i.store_write_iops) {
+        (Some(r), Some(w)) => (
+            Some(r.min(w) as f64),
+            tp,
+            format!(
+                "local NVMe 4 KiB random IOPS: {} read / {} write ({how}){tp_words}; the plan counts the lower",
+                int(r),
+                int(w)
+            ),
+        ),
+        (Some(r), None) | (None, Some(r)) => (
+            Some(r as f64),
+            tp,
+            format!(
+                "local NVMe IOPS: {} ({how}: one figure, not split into read and write){tp_words}",
+                int(r)
+            ),
+        ),
+        (None, None) => (
+            None,
+            tp,
+            format!("the catalog has no IOPS figure for this instance store{tp_words}"),
+        ),
+    }
+}
+
+/// The caveats of switching `inst` to its instance-store sibling `sib` for `delta` a month.
+pub(super) fn sibling_caveats(
+    inst: &str,
+    sib: &str,
+    store: &Store,
+    delta: f64,
+    equivalent: &Equivalent,
+) -> Vec<String> {
+    vec![
+        "data on the instance store is lost when the instance stops or terminates (kept across a reboot): only for data you can rebuild".to_string(),
+        format!(
+            "the size is fixed by the instance type: {} x {} GB ({} GiB); it cannot grow",
+            store.count,
+            int(store.size_gb),
+            int(store.total_bytes() >> 30)
+        ),
+        format!(
+            "{} -> {}: {}/month more ({} x 730 h), which buys {} GiB of gp2 or {} GiB of gp3",
+            inst,
+            sib,
+            usd(delta),
+            unit_usd(delta / HOURS_PER_MONTH),
+            equivalent.gp2_gib.map(int).unwrap_or_else(|| "?".into()),
+            equivalent.gp3_gib.map(int).unwrap_or_else(|| "?".into()),
+        ),
+    ]
+}
+
+/// The caveats of `n` GCP local SSDs on `machine`, which allows `counts` of them.
+pub(super) fn local_ssd_caveats(
+    machine: &str,
+    counts: &[u32],
+    n: u32,
+    p: &Performance,
+    source: &str,
+) -> Vec<String> {
+    let mut caveats = vec![
+        "local SSD data is lost when the VM stops: only for data you can rebuild".to_string(),
+        format!(
+            "{machine} allows {} local SSDs",
+            counts
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ];
+    if let (Some(i), Some(t)) = (p.baseline_iops, p.baseline_throughput_mibs) {
+        caveats.push(format!(
+            "{n} local SSD(s): {} IOPS and {} MiB/s sustained (the write side; reads reach about 1.9x the IOPS), from the catalog's local-ssd rules ({source}); the per-instance maxima need enough vCPUs",
+            num(i.floor()),
+            num(t.floor()),
+        ));
+    }
+    caveats
+}

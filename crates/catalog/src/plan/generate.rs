@@ -1,0 +1,316 @@
+//! Generating single-volume options: each volume type of the region sized and provisioned by
+//! its own rules to meet the requirements ([`size_for`]), or the limit that stops it, with the
+//! nearest configuration the rules allow.
+
+use super::explain::{volume_caveats, volume_label};
+use super::rank::meets;
+use super::types::{
+    block, Blocker, Candidates, Component, Ctx, Kind, OptionPerformance, PlanOption, Requirements,
+};
+use crate::fmt::{int, num};
+use crate::model::{IopsRule, ThroughputRule, VolumeType};
+use crate::perf::VolumeConfig;
+use crate::price::{self, Quote};
+
+/// Every priced, non-ephemeral volume type of the region, sized for the requirements: into
+/// `out.options` when it meets them, else into `out.rejected` with the reason; a note names
+/// the types without a price in the region.
+pub(super) fn volumes(ctx: &Ctx, out: &mut Candidates) {
+    let (cat, region, req) = (ctx.cat, ctx.region, ctx.req());
+    let mut unpriced = vec![];
+    for vt in cat.volume_types.iter().filter(|t| t.cloud == ctx.cloud) {
+        if vt.ephemeral {
+            continue;
+        }
+        if cat.volume_price(region, &vt.name).is_none() {
+            unpriced.push(vt.name.clone());
+            continue;
+        }
+        match size_for(vt, req) {
+            Ok(cfg) => {
+                // The sizing follows the same rules `price` checks; should a hand-edited catalog
+                // make them disagree, the type is rejected with the rule's words, not the plan.
+                let q = match price::volume(cat, region, &vt.name, &cfg) {
+                    Ok(q) => q,
+                    Err(e) => {
+                        out.reject(Kind::Volume, vt.name.clone(), e.to_string(), None);
+                        continue;
+                    }
+                };
+                let opt = volume_option(&q, vt);
+                match meets(req, opt.performance.iops, opt.performance.throughput_mibs) {
+                    Ok(()) => out.options.push(opt),
+                    Err(why) => out.reject(Kind::Volume, opt.label.clone(), why, None),
+                }
+            }
+            Err(b) => {
+                let nearest = nearest_volume(ctx, vt, req);
+                out.reject(Kind::Volume, vt.name.clone(), b.message, nearest);
+            }
+        }
+    }
+    if !unpriced.is_empty() {
+        out.notes.push(format!(
+            "no {region} price in the catalog for {}: not considered (add prices with --catalog FILE)",
+            unpriced.join(", ")
+        ));
+    }
+}
+
+/// The smallest whole number at least `x`, forgiving float noise (1e-9) so that an exact
+/// quotient is not rounded up; 0 for a negative `x`.
+fn whole(x: f64) -> u64 {
+    (x - 1e-9).ceil() as u64
+}
+
+/// The smallest configuration of `vt` meeting `req`, or the limit that stops it.
+pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConfig, Blocker> {
+    let t = &vt.name;
+    let mut size = req.capacity_gib.max(vt.min_gib);
+    if let Some(unit) = vt.unit_gib {
+        size = size.div_ceil(unit) * unit;
+    }
+    let mut iops: Option<u64> = None;
+    let mut tp: Option<f64> = None;
+    let r = req.iops;
+    let want_tp = req.throughput_mibs;
+    let at_most_mibs = |want: f64, max: f64| {
+        if want > max {
+            return Err(block(format!("{t} allows at most {} MiB/s", num(max))));
+        }
+        Ok(())
+    };
+
+    // Throughput rules that push IOPS or size.
+    match &vt.throughput {
+        ThroughputRule::Provisioned {
+            included_mibs,
+            min_mibs,
+            max_mibs,
+            max_mibs_per_iops,
+        } => {
+            let t_need = want_tp.unwrap_or(*included_mibs).max(*min_mibs);
+            at_most_mibs(t_need, *max_mibs)?;
+            tp = Some(t_need);
+            if let Some(per) = max_mibs_per_iops {
+                iops = Some(whole(t_need / per));
+            }
+        }
+        ThroughputRule::Scaled {
+            per_gib,
+            base,
+            max_mibs,
+        } => {
+            if let Some(w) = want_tp {
+                at_most_mibs(w, *max_mibs)?;
+                size = size.max(whole((w - base) / per_gib));
+            }
+        }
+        ThroughputRule::Tiers { tiers } => {
+            if let Some(w) = want_tp {
+                match tiers.iter().find(|x| x.mibs >= w) {
+                    Some(tier) => size = size.max(tier.from_gib),
+                    None => {
+                        let best = tiers.iter().map(|x| x.mibs).fold(0.0, f64::max);
+                        return Err(block(format!("{t} sustains at most {} MiB/s", num(best))));
+                    }
+                }
+            }
+        }
+        ThroughputRule::PerIops {
+            mibs_per_iops,
+            max_mibs,
+            ..
+        } => {
+            if let Some(w) = want_tp {
+                at_most_mibs(w, *max_mibs)?;
+                iops = Some(whole(w / mibs_per_iops));
+            }
+        }
+        ThroughputRule::PerTib {
+            baseline_per_tib,
+            max_mibs,
+            ..
+        } => {
+            if let Some(w) = want_tp {
+                at_most_mibs(w, *max_mibs)?;
+                size = size.max(whole(w / baseline_per_tib * 1024.0));
+            }
+        }
+        ThroughputRule::SizeTier => {
+            size = size.max(crate::perf::tier_size_meeting(vt, None, want_tp).map_err(block)?)
+        }
+        ThroughputRule::Unknown => {
+            if want_tp.is_some() {
+                return Err(block(format!("the catalog has no throughput rule for {t}")));
+            }
+        }
+    }
+
+    match &vt.iops {
+        IopsRule::Provisioned {
+            included,
+            min,
+            max,
+            max_per_gib,
+        } => {
+            let need = r
+                .unwrap_or(0)
+                .max(*min)
+                .max(*included)
+                .max(iops.unwrap_or(0));
+            if need > *max {
+                return Err(block(format!("{t} allows at most {} IOPS", int(*max))));
+            }
+            iops = Some(need);
+            if let Some(per) = max_per_gib {
+                size = size.max(whole(need as f64 / per));
+            }
+        }
+        IopsRule::Scaled {
+            per_gib, base, max, ..
+        } => {
+            iops = None;
+            if let Some(w) = r {
+                if w > *max {
+                    return Err(block(format!(
+                        "{t} delivers at most {} IOPS (at {} GiB)",
+                        int(*max),
+                        int(((*max as f64 - base) / per_gib).ceil() as u64)
+                    )));
+                }
+                size = size.max(whole((w as f64 - base) / per_gib));
+            }
+        }
+        IopsRule::Cap { max } => {
+            iops = None;
+            if let Some(w) = r {
+                if w > *max {
+                    return Err(block(format!("{t} allows at most {} IOPS", int(*max))));
+                }
+                // Small random I/O counts as `io_accounting_kib` of throughput each.
+                if let (
+                    Some(kib),
+                    ThroughputRule::PerTib {
+                        baseline_per_tib,
+                        max_mibs,
+                        ..
+                    },
+                ) = (vt.io_accounting_kib, &vt.throughput)
+                {
+                    let mibs = w as f64 * kib as f64 / 1024.0;
+                    if mibs > *max_mibs {
+                        return Err(block(format!(
+                            "{t} sustains at most {} small random IOPS ({} MiB/s, each I/O counted as {} KiB)",
+                            num(max_mibs / (kib as f64 / 1024.0)),
+                            num(*max_mibs),
+                            int(kib)
+                        )));
+                    }
+                    size = size.max(whole(mibs / baseline_per_tib * 1024.0));
+                }
+            }
+        }
+        IopsRule::SizeTier => {
+            size = size.max(crate::perf::tier_size_meeting(vt, r, None).map_err(block)?)
+        }
+        IopsRule::Unknown => {
+            if r.is_some() {
+                return Err(block(format!("the catalog has no IOPS rule for {t}")));
+            }
+        }
+    }
+    if !matches!(vt.throughput, ThroughputRule::Provisioned { .. }) {
+        tp = None;
+    }
+    if !matches!(vt.iops, IopsRule::Provisioned { .. }) {
+        iops = None;
+    }
+    if size > vt.max_gib {
+        return Err(block(format!(
+            "{t} volumes hold at most {} GiB, and meeting this needs {} GiB",
+            int(vt.max_gib),
+            int(size)
+        )));
+    }
+    Ok(VolumeConfig {
+        size_gib: size,
+        iops,
+        throughput_mibs: tp,
+    })
+}
+
+pub(super) fn component(q: &Quote, role: &str) -> Component {
+    let c = q.config.as_ref().expect("volume quotes carry their config");
+    Component {
+        type_: q.type_.clone(),
+        role: role.into(),
+        size_gib: c.size_gib,
+        iops: c
+            .iops
+            .or(q.performance.baseline_iops.map(|i| i.floor() as u64)),
+        throughput_mibs: c.throughput_mibs.or(q.performance.baseline_throughput_mibs),
+        monthly_cost_usd: q.monthly_cost_usd,
+    }
+}
+
+pub(super) fn volume_option(q: &Quote, vt: &VolumeType) -> PlanOption {
+    let p = &q.performance;
+    PlanOption {
+        kind: Kind::Volume,
+        label: volume_label(q),
+        monthly_cost_usd: q.monthly_cost_usd,
+        components: vec![component(q, "volume")],
+        performance: OptionPerformance {
+            iops: p.baseline_iops,
+            throughput_mibs: p.baseline_throughput_mibs,
+            burst_iops: p.burst_iops,
+            burst_throughput_mibs: p.burst_throughput_mibs,
+            burst_seconds: p.burst_seconds,
+            ..Default::default()
+        },
+        caveats: volume_caveats(p, vt),
+        savings_usd: None,
+        exact_monthly_cost_usd: None,
+        equivalent: None,
+        weak: q.weak,
+    }
+}
+
+/// The closest configuration of `vt` the rules allow: each requirement clipped to the type's limit.
+fn nearest_volume(ctx: &Ctx, vt: &VolumeType, req: &Requirements) -> Option<PlanOption> {
+    let max_iops = match &vt.iops {
+        IopsRule::Provisioned { max, .. }
+        | IopsRule::Scaled { max, .. }
+        | IopsRule::Cap { max } => Some(*max),
+        IopsRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.0),
+        IopsRule::Unknown => None,
+    };
+    let max_tp = match &vt.throughput {
+        ThroughputRule::Provisioned { max_mibs, .. }
+        | ThroughputRule::Scaled { max_mibs, .. }
+        | ThroughputRule::PerIops { max_mibs, .. }
+        | ThroughputRule::PerTib { max_mibs, .. } => Some(*max_mibs),
+        ThroughputRule::Tiers { tiers } => tiers.iter().map(|t| t.mibs).reduce(f64::max),
+        ThroughputRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.1),
+        ThroughputRule::Unknown => None,
+    };
+    let mut clipped = Requirements {
+        capacity_gib: req.capacity_gib.min(vt.max_gib),
+        iops: match (req.iops, max_iops) {
+            (Some(w), Some(m)) => Some(w.min(m)),
+            _ => None,
+        },
+        throughput_mibs: match (req.throughput_mibs, max_tp) {
+            (Some(w), Some(m)) => Some(w.min(m)),
+            _ => None,
+        },
+    };
+    // st1/sc1: IOPS bounded by max throughput through the 1 MiB accounting.
+    if let (Some(kib), Some(w), Some(m)) = (vt.io_accounting_kib, clipped.iops, max_tp) {
+        clipped.iops = Some(w.min((m / (kib as f64 / 1024.0)) as u64));
+    }
+    let cfg = size_for(vt, &clipped).ok()?;
+    let q = price::volume(ctx.cat, ctx.region, &vt.name, &cfg).ok()?;
+    Some(volume_option(&q, vt))
+}

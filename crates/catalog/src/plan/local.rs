@@ -1,0 +1,232 @@
+//! Generating local-disk options for `--instance`: the instance's own instance store, switching
+//! to its instance-store sibling (the OpenShift instance-disk recipe [recipe-ocp-instance-disk]),
+//! or GCP local SSDs in the counts the machine type allows. All are ephemeral: weighed only with
+//! `--allow-ephemeral`, else a note says what they would give.
+
+use super::cost::equivalent;
+use super::explain::{local_ssd_caveats, sibling_caveats, store_performance};
+use super::rank::push_checked;
+use super::types::{Candidates, Component, Ctx, Kind, OptionPerformance, PlanError, PlanOption};
+use crate::fmt::{int, round_cents, usd};
+use crate::model::Store;
+use crate::perf::VolumeConfig;
+use crate::price::{self, PriceError};
+
+/// The local-disk options of `inst_name` (an instance type of the catalog).
+pub(super) fn instance_store(
+    ctx: &Ctx,
+    inst_name: &str,
+    out: &mut Candidates,
+) -> Result<(), PlanError> {
+    let (cat, region) = (ctx.cat, ctx.region);
+    let inst = cat.instance(inst_name).ok_or_else(|| {
+        PlanError::Price(PriceError::UnknownInstance {
+            name: inst_name.to_string(),
+            close: crate::suggest::close_matches(
+                inst_name,
+                cat.instances.iter().map(|i| i.name.as_str()),
+            ),
+        })
+    })?;
+    if let Some(counts) = &inst.local_ssd_counts {
+        return gcp_local_ssd(ctx, inst_name, counts, out);
+    }
+    let now = price::instance_monthly(cat, region, inst_name)?;
+    if let Some(store) = &inst.store {
+        out.notes.push(format!(
+            "{inst_name} already has an instance store: use it (disktier disks / setup) at no extra cost"
+        ));
+        if ctx.request.allow_ephemeral {
+            let (iops, tp, perf_caveat) = store_performance(inst);
+            let mut opt = store_option(
+                format!("{inst_name}'s own instance store ({})", nvme(store)),
+                format!("{inst_name} instance store"),
+                store,
+                0.0,
+                (iops, tp),
+                vec![
+                    "data on the instance store is lost when the instance stops or is deallocated (kept across a reboot): only for data you can rebuild".into(),
+                    perf_caveat,
+                ],
+            );
+            opt.weak = inst.weak;
+            push_checked(opt, store.total_bytes() >> 30, ctx.req(), out);
+        }
+        return Ok(());
+    }
+    let Some(sib) = crate::quoted::store_sibling(cat, inst_name) else {
+        out.notes.push(format!(
+            "the catalog has no instance-store sibling of {inst_name}"
+        ));
+        return Ok(());
+    };
+    let then = price::instance_monthly(cat, region, &sib)?;
+    let delta = then - now;
+    let s = cat.instance(&sib).expect("sibling exists");
+    let store = s.store.as_ref().expect("a sibling has a store");
+    if !ctx.request.allow_ephemeral {
+        out.notes.push(format!(
+            "{sib} has {} x {} GB of local NVMe for {}/month more than {inst_name}: pass --allow-ephemeral to weigh it (data lost on stop)",
+            store.count,
+            int(store.size_gb),
+            usd(delta)
+        ));
+        return Ok(());
+    }
+    let equivalent = equivalent(cat, region, delta);
+    let (iops, tp, perf_caveat) = store_performance(s);
+    let mut caveats = sibling_caveats(inst_name, &sib, store, delta, &equivalent);
+    caveats.push(perf_caveat);
+    let mut opt = store_option(
+        format!("{inst_name} -> {sib} ({})", nvme(store)),
+        format!("{sib} instance store"),
+        store,
+        delta,
+        (iops, tp),
+        caveats,
+    );
+    opt.equivalent = Some(equivalent);
+    opt.weak = s.weak || inst.weak;
+    push_checked(opt, store.total_bytes() >> 30, ctx.req(), out);
+    Ok(())
+}
+
+/// "2 x 237 GB NVMe".
+fn nvme(store: &Store) -> String {
+    format!("{} x {} GB NVMe", store.count, int(store.size_gb))
+}
+
+/// An instance-store option costing `delta` a month more than the instance has now.
+fn store_option(
+    label: String,
+    type_: String,
+    store: &Store,
+    delta: f64,
+    (iops, tp): (Option<f64>, Option<f64>),
+    caveats: Vec<String>,
+) -> PlanOption {
+    PlanOption {
+        kind: Kind::InstanceStore,
+        label,
+        monthly_cost_usd: round_cents(delta),
+        components: vec![Component {
+            type_,
+            role: "instance-store".into(),
+            size_gib: store.total_bytes() >> 30,
+            iops: iops.map(|i| i as u64),
+            throughput_mibs: tp,
+            monthly_cost_usd: round_cents(delta),
+        }],
+        performance: OptionPerformance {
+            iops,
+            throughput_mibs: tp,
+            ..Default::default()
+        },
+        caveats,
+        savings_usd: None,
+        exact_monthly_cost_usd: Some(delta),
+        equivalent: None,
+        weak: false,
+    }
+}
+
+/// GCP local SSDs on `machine`, in the fewest of the allowed `counts` that hold the capacity
+/// and, by the catalog's figures, deliver the IOPS and throughput; else the most the machine
+/// takes (then rejected with the shortfall).
+fn gcp_local_ssd(
+    ctx: &Ctx,
+    machine: &str,
+    counts: &[u32],
+    out: &mut Candidates,
+) -> Result<(), PlanError> {
+    let (cat, region, req) = (ctx.cat, ctx.region, ctx.req());
+    let label = format!("{machine} + local SSD");
+    let most = counts.iter().max().copied().unwrap_or(0);
+    if counts.is_empty() {
+        let reason = format!(
+            "{machine} cannot have local SSD (e2 machine types): use an n1/n2 machine type"
+        );
+        out.reject(Kind::InstanceStore, label, reason, None);
+        return Ok(());
+    }
+    let Ok((_, vt, _)) = price::lookup(cat, region, "local-ssd") else {
+        out.notes
+            .push(format!("no local-ssd price for {region} in the catalog"));
+        return Ok(());
+    };
+    let unit = vt.unit_gib.unwrap_or(375);
+    if !ctx.request.allow_ephemeral {
+        out.notes.push(format!(
+            "{machine} can take up to {most} local SSDs of {unit} GB: pass --allow-ephemeral to weigh them (data lost on stop)"
+        ));
+        return Ok(());
+    }
+    let mut fitting: Vec<u32> = counts
+        .iter()
+        .copied()
+        .filter(|&n| n as u64 * unit >= req.capacity_gib)
+        .collect();
+    fitting.sort_unstable();
+    let quote = |n: u32| {
+        let cfg = VolumeConfig {
+            size_gib: n as u64 * unit,
+            iops: None,
+            throughput_mibs: None,
+        };
+        price::volume(cat, region, "local-ssd", &cfg)
+    };
+    let delivers = |n: u32| {
+        quote(n).ok().is_some_and(|q| {
+            let p = &q.performance;
+            req.iops
+                .is_none_or(|w| p.baseline_iops.is_none_or(|i| i + 1e-9 >= w as f64))
+                && req
+                    .throughput_mibs
+                    .is_none_or(|w| p.baseline_throughput_mibs.is_none_or(|t| t + 1e-9 >= w))
+        })
+    };
+    let Some(n) = fitting
+        .iter()
+        .copied()
+        .find(|&n| delivers(n))
+        .or(fitting.last().copied())
+    else {
+        let reason = format!(
+            "{machine} allows at most {most} local SSDs ({} GB), < {} GiB required",
+            int(most as u64 * unit),
+            int(req.capacity_gib)
+        );
+        out.reject(Kind::InstanceStore, label, reason, None);
+        return Ok(());
+    };
+    let q = quote(n)?;
+    let (iops, tp) = (
+        q.performance.baseline_iops,
+        q.performance.baseline_throughput_mibs,
+    );
+    let opt = PlanOption {
+        kind: Kind::InstanceStore,
+        label: format!("{machine} + {n} x {unit} GB local SSD"),
+        monthly_cost_usd: q.monthly_cost_usd,
+        components: vec![Component {
+            type_: "local-ssd".into(),
+            role: "instance-store".into(),
+            size_gib: n as u64 * unit,
+            iops: iops.map(|i| i as u64),
+            throughput_mibs: tp,
+            monthly_cost_usd: q.monthly_cost_usd,
+        }],
+        performance: OptionPerformance {
+            iops,
+            throughput_mibs: tp,
+            ..Default::default()
+        },
+        caveats: local_ssd_caveats(machine, counts, n, &q.performance, &vt.source),
+        savings_usd: None,
+        exact_monthly_cost_usd: None,
+        equivalent: None,
+        weak: q.weak,
+    };
+    push_checked(opt, n as u64 * unit, req, out);
+    Ok(())
+}
