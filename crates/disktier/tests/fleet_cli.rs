@@ -4,8 +4,8 @@
 //! and the one-line errors (exit 2) for bad input. The cluster tests are in fleet_cluster.rs.
 
 use assert_cmd::Command;
-use std::io::Write;
 use std::path::Path;
+use disktier_testkit::cli::kubernetes_validate;
 
 fn disktier() -> Command {
     let mut c = Command::cargo_bin("disktier").unwrap();
@@ -47,37 +47,6 @@ fn dry_run_yaml(extra: &[&str], command: &[&str]) -> String {
     String::from_utf8(out).unwrap()
 }
 
-/// Runs kubernetes-validate --strict on YAML for a Kubernetes version; `None` when the tool
-/// is missing (scripts/test.sh installs it; under CI its absence fails the test).
-fn validate(yaml: &str, version: &str) -> Option<(bool, String)> {
-    let found = std::process::Command::new("kubernetes-validate")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "kubernetes-validate is missing under CI: scripts/test.sh installs it with pip"
-        );
-        eprintln!(
-            "skipped: kubernetes-validate is not installed (pip install kubernetes-validate)"
-        );
-        return None;
-    }
-    let mut f = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
-    f.write_all(yaml.as_bytes()).unwrap();
-    let out = std::process::Command::new("kubernetes-validate")
-        .args(["--strict", "-k", version])
-        .arg(f.path())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some((out.status.success(), text))
-}
 
 #[test]
 fn dry_run_with_nodes_contacts_nothing_and_prints_one_job_per_node() {
@@ -125,14 +94,14 @@ fn dry_run_manifests_validate_strictly_against_1_25_and_1_33() {
     .unwrap();
     for version in ["1.25.0", "1.33.0"] {
         for y in cases.iter().chain([&rbac]) {
-            let Some((ok, text)) = validate(y, version) else {
+            let Some((ok, text)) = kubernetes_validate(y, version) else {
                 return;
             };
             assert!(ok, "kubernetes-validate {version}:\n{text}\n{y}");
         }
         // The validator does reject: a field Kubernetes does not have fails strict mode.
         let broken = cases[0].replace("backoffLimit: 0", "backoffLimit: 0\n  retryForever: true");
-        let (ok, _) = validate(&broken, version).unwrap();
+        let (ok, _) = kubernetes_validate(&broken, version).unwrap();
         assert!(!ok, "strict validation accepted an unknown field");
     }
 }

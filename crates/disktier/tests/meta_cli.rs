@@ -1,11 +1,7 @@
 //! The CLI as a whole: every subcommand has help, the man pages and completions are generated
 //! from the same definition, and usage errors exit 2.
 
-use assert_cmd::Command;
-
-fn disktier() -> Command {
-    Command::cargo_bin("disktier").unwrap()
-}
+use disktier_testkit::cli::disktier;
 
 const SUBCOMMANDS: &[&str] = &[
     "assess",

@@ -6,6 +6,7 @@
 //! the test returns early; in CI (`CI` set, as `.ci/run` runs) a missing feature fails the test,
 //! because CI runs as root on a machine that has them all.
 
+pub mod cli;
 pub mod cli_cases;
 pub mod fuzz;
 pub mod kube;
@@ -52,6 +53,19 @@ pub fn require_loop() -> bool {
         is_root() && have("losetup"),
         "root and losetup (loop devices)",
     )
+}
+
+/// A fresh `fstype` filesystem on a new loop device of `size` bytes, mounted: the set-up of
+/// every test that measures a real filesystem. `None` (the test returns) where loop devices
+/// cannot be made. Bind it as `let Some((dev, m)) = loop_fs(..) else { return };`: the mount
+/// is dropped (unmounted) before the device is detached.
+pub fn loop_fs(size: u64, fstype: &str) -> Option<(LoopDev, Mount)> {
+    if !require_loop() {
+        return None;
+    }
+    let dev = LoopDev::new(size);
+    let m = dev.mkfs_mount(fstype);
+    Some((dev, m))
 }
 
 fn run(cmd: &mut Command) -> String {
@@ -221,6 +235,11 @@ pub struct BlkioThrottle {
 impl BlkioThrottle {
     pub fn available() -> bool {
         Path::new("/sys/fs/cgroup/blkio/blkio.throttle.write_iops_device").exists()
+    }
+
+    /// [`require`] of [`BlkioThrottle::available`].
+    pub fn require() -> bool {
+        require(Self::available(), "cgroup v1 blkio throttling")
     }
 
     /// Limits write IOPS (and optionally read IOPS) of `maj_min` for processes in the group.
