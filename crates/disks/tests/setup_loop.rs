@@ -7,49 +7,13 @@ use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner, RecordingRu
 use disktier_disks::setup::{
     persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig, SetupRequest,
 };
-use disktier_testkit::{have, require, require_loop, LoopDev};
+use disktier_testkit::{blkid, have, is_mount_point, require, require_loop_xfs, LoopDev, Unmount};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// xfs needs a device of at least 300 MiB.
 const XFS_SIZE: u64 = 320 << 20;
-
-/// Unmounts what a test mounted (deepest first), even when the test fails half-way.
-struct Unmount(Vec<PathBuf>);
-impl Drop for Unmount {
-    fn drop(&mut self) {
-        let mut v = self.0.clone();
-        v.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
-        for p in v {
-            while is_mount_point(&p) {
-                if !Command::new("umount")
-                    .arg("-l")
-                    .arg(&p)
-                    .status()
-                    .is_ok_and(|s| s.success())
-                {
-                    break;
-                }
-            }
-        }
-    }
-}
-
-fn is_mount_point(p: &Path) -> bool {
-    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let t = p.display().to_string();
-    mi.lines().any(|l| l.split(' ').nth(4) == Some(t.as_str()))
-}
-
-fn blkid(dev: &Path, tag: &str) -> String {
-    let o = Command::new("blkid")
-        .args(["-p", "-s", tag, "-o", "value"])
-        .arg(dev)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
 
 fn run(c: &SetupConfig, runner: &dyn CommandRunner) -> Report {
     setup(c, Path::new("/"), runner).unwrap_or_else(|e| panic!("setup failed: {e:#?}"))
@@ -61,13 +25,9 @@ fn did(rep: &Report, what: &str) -> bool {
         .any(|s| s.status == "done" && s.commands.iter().any(|c| c.starts_with(what)))
 }
 
-fn ready() -> bool {
-    require_loop() && require(have("mkfs.xfs") && have("wipefs"), "mkfs.xfs and wipefs")
-}
-
 #[test]
 fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
@@ -243,7 +203,7 @@ impl CommandRunner for CrashAt {
 
 #[test]
 fn a_crash_at_any_step_is_completed_by_the_next_run() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
@@ -305,7 +265,7 @@ fn a_crash_at_any_step_is_completed_by_the_next_run() {
 
 #[test]
 fn ext4_on_request_with_label_and_noatime() {
-    if !ready() || !require(have("mkfs.ext4"), "mkfs.ext4") {
+    if !require_loop_xfs() || !require(have("mkfs.ext4"), "mkfs.ext4") {
         return;
     }
     let dev = LoopDev::new(64 << 20);
@@ -369,7 +329,7 @@ fn ext4_on_request_with_label_and_noatime() {
 /// changing anything; the mount units alone (no boot unit) name the UUID, with a warning.
 #[test]
 fn a_kernel_name_is_never_persisted() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
@@ -422,7 +382,7 @@ fn a_kernel_name_is_never_persisted() {
 
 #[test]
 fn dry_run_on_a_real_device_changes_nothing() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
@@ -492,7 +452,7 @@ fn refused_step(c: &SetupConfig, runner: &dyn CommandRunner) -> String {
 
 #[test]
 fn a_disk_formatted_between_plan_and_mkfs_is_left_alone() {
-    if !ready() || !require(have("mkfs.ext4"), "mkfs.ext4") {
+    if !require_loop_xfs() || !require(have("mkfs.ext4"), "mkfs.ext4") {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
@@ -528,7 +488,7 @@ fn a_disk_formatted_between_plan_and_mkfs_is_left_alone() {
 
 #[test]
 fn a_disk_opened_exclusively_between_plan_and_mkfs_is_left_alone() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);

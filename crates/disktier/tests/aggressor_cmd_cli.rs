@@ -5,13 +5,14 @@
 //! stops what the command left running.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
 use disktier_testkit::{require_loop, LoopDev};
 use predicates::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn bin() -> Command {
-    Command::cargo_bin("disktier").unwrap()
+    disktier()
 }
 
 /// Loop-device tests change a device's scheduler and the cgroup root: one at a time.

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn disktier(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier_testkit::cli::disktier();
     c.env("DISKTIER_DB", db)
         .env_remove("DISKTIER_CATALOG")
         .env("NO_COLOR", "1");

@@ -3,13 +3,11 @@
 //! the written catalog merges and prices, bad input writes nothing, and memory stays bounded on
 //! a large page.
 
-use assert_cmd::Command;
+use disktier_testkit::cli::json_ok;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn bin() -> Command {
-    Command::cargo_bin("disktier").unwrap()
-}
+use disktier_testkit::cli::disktier as bin;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,12 +23,7 @@ fn price_json(catalog: &Path, args: &[&str]) -> serde_json::Value {
         .args(args)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_ok(&out)
 }
 
 #[test]

@@ -4,11 +4,11 @@
 //! and the one-line errors (exit 2) for bad input. The cluster tests are in fleet_cluster.rs.
 
 use assert_cmd::Command;
-use std::path::Path;
 use disktier_testkit::cli::kubernetes_validate;
+use std::path::Path;
 
 fn disktier() -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier_testkit::cli::disktier();
     c.env("DISKTIER_DB", "/nonexistent/fleet-never-saves.db");
     c
 }
@@ -46,7 +46,6 @@ fn dry_run_yaml(extra: &[&str], command: &[&str]) -> String {
         .clone();
     String::from_utf8(out).unwrap()
 }
-
 
 #[test]
 fn dry_run_with_nodes_contacts_nothing_and_prints_one_job_per_node() {

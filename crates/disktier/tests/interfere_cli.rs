@@ -3,13 +3,15 @@
 //! reason, bad input, and the restore path after the run is SIGKILLed mid-scenario.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::stdout_ok;
 use disktier_testkit::{require_loop, LoopDev};
 use predicates::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn bin() -> Command {
-    Command::cargo_bin("disktier").unwrap()
+    disktier()
 }
 
 /// Loop-device tests change a device's scheduler and the cgroup root: one at a time.
@@ -434,11 +436,7 @@ fn a_non_root_journal_lives_in_a_private_dir_and_a_planted_tmp_dir_is_refused() 
     let home = tempfile::tempdir().unwrap();
     std::os::unix::fs::chown(home.path(), Some(65534), Some(65534)).unwrap();
     let out = as_nobody(&[("HOME", home.path())]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     let dir = home.path().join(".local/state/disktier");
     let md = std::fs::metadata(&dir).unwrap();
     assert_eq!(md.uid(), 65534);

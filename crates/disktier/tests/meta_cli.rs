@@ -107,8 +107,7 @@ fn the_termination_log_gets_the_short_verdict_or_the_error() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("termination-log");
     // A usage error (exit 2): the error line.
-    let out = assert_cmd::Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .env("DISKTIER_TERMINATION_LOG", &log)
         .args(["--no-save", "check", "etcd"])
         .arg(dir.path().join("missing"))
@@ -121,8 +120,7 @@ fn the_termination_log_gets_the_short_verdict_or_the_error() {
     // A measured verdict: pass or fail, matching the exit status.
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let out = assert_cmd::Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .env("DISKTIER_TERMINATION_LOG", &log)
         .args(["--no-save", "--quiet", "check", "etcd"])
         .arg(&data)

@@ -2,9 +2,9 @@
 //! against Kubernetes' own schemas (`kubernetes-validate`, offline), the script checked with
 //! `bash -n` (and shellcheck where installed), and bad input refused with the fix.
 
-use predicates::prelude::*;
 use disktier_testkit::cli::disktier;
 use disktier_testkit::cli::kubernetes_validate;
+use predicates::prelude::*;
 
 const ARGS: &[&str] = &[
     "render",
@@ -18,7 +18,6 @@ const ARGS: &[&str] = &[
     "--request",
     "2000Gi",
 ];
-
 
 #[test]
 fn aks_renders_golden_files_that_validate() {

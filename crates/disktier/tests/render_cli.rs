@@ -6,7 +6,7 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn disktier() -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier_testkit::cli::disktier();
     c.env("DISKTIER_DB", "/nonexistent/render-never-saves.db");
     c
 }

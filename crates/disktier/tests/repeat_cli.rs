@@ -2,10 +2,11 @@
 //! the store as one group, and an aggregate computed from the runs' own figures.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
 use std::path::Path;
 
 fn dt(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
     c
 }

@@ -4,13 +4,14 @@
 
 use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
+use disktier_testkit::cli::disktier;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
 const XSS: &str = "<script>alert(1)</script>";
 
 fn dt(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
     c
 }

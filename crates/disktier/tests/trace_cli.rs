@@ -4,6 +4,7 @@
 //! replays to the engine's own counts.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn bin(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db);
     c
 }

@@ -5,7 +5,7 @@
 use assert_cmd::Command;
 
 fn disktier() -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier_testkit::cli::disktier();
     c.env("DISKTIER_DB", "/nonexistent/disktier-test.db");
     c
 }

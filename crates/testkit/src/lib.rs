@@ -291,3 +291,56 @@ impl Drop for BlkioThrottle {
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
+
+/// Root, losetup, mkfs.xfs and wipefs: what the setup and undo tests on loop devices need.
+pub fn require_loop_xfs() -> bool {
+    require_loop() && require(have("mkfs.xfs") && have("wipefs"), "mkfs.xfs and wipefs")
+}
+
+/// Mount points below `dir` in /proc/self/mountinfo (the mount table as far as a test owns it).
+pub fn mount_points_under(dir: &Path) -> Vec<String> {
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let d = dir.display().to_string();
+    mi.lines()
+        .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
+        .filter(|m| m.starts_with(&d))
+        .collect()
+}
+
+/// Whether `p` is a mount point.
+pub fn is_mount_point(p: &Path) -> bool {
+    let t = p.display().to_string();
+    mount_points_under(p).iter().any(|m| *m == t)
+}
+
+/// One tag (`TYPE`, `UUID`, `LABEL`) of `dev` as `blkid -p` probes it; empty when it has none.
+pub fn blkid(dev: &Path, tag: &str) -> String {
+    let o = Command::new("blkid")
+        .args(["-p", "-s", tag, "-o", "value"])
+        .arg(dev)
+        .output()
+        .expect("run blkid");
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// Unmounts what a test mounted (deepest first) on drop, even when the test fails half-way.
+pub struct Unmount(pub Vec<PathBuf>);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let mut v = self.0.clone();
+        v.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+        for p in v {
+            while is_mount_point(&p) {
+                if !Command::new("umount")
+                    .arg("-l")
+                    .arg(&p)
+                    .status()
+                    .is_ok_and(|s| s.success())
+                {
+                    break;
+                }
+            }
+        }
+    }
+}
