@@ -6,6 +6,7 @@
 
 use assert_cmd::Command;
 use disktier_testkit::cli::disktier;
+use disktier_testkit::serial_loop_fs;
 use disktier_testkit::{require_loop, LoopDev};
 use predicates::prelude::*;
 use std::path::Path;
@@ -149,12 +150,9 @@ fn a_real_command_runs_under_each_io_class_and_reports_its_exit_time_and_bytes()
 
 #[test]
 fn a_failing_command_is_reported_with_its_status_and_stderr() {
-    if !require_loop() {
+    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let run = tempfile::tempdir().unwrap();
     let v = json_run(
         run.path(),
@@ -173,12 +171,9 @@ fn a_failing_command_is_reported_with_its_status_and_stderr() {
 
 #[test]
 fn the_command_gets_the_terminal_signals_at_their_defaults() {
-    if !require_loop() {
+    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let run = tempfile::tempdir().unwrap();
     // disktier's aggressor process ignores SIGINT; a non-interactive sh that inherited the
     // ignored disposition would survive its own SIGINT and exit 0.
@@ -195,12 +190,9 @@ fn the_command_gets_the_terminal_signals_at_their_defaults() {
 
 #[test]
 fn the_timeout_stops_the_command_and_what_it_started() {
-    if !require_loop() {
+    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let run = tempfile::tempdir().unwrap();
     let t0 = Instant::now();
     let v = json_run(
@@ -221,12 +213,9 @@ fn the_timeout_stops_the_command_and_what_it_started() {
 
 #[test]
 fn restore_stops_what_the_command_left_after_disktier_was_killed() {
-    if !require_loop() {
+    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let run = tempfile::tempdir().unwrap();
     let exe = assert_cmd::cargo::cargo_bin("disktier");
     let mut child = std::process::Command::new(exe)

@@ -7,6 +7,7 @@
 //! docs/sources.md); the arithmetic is in the comments.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::Succeeds;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -27,27 +28,17 @@ fn fixture(name: &str) -> PathBuf {
 
 fn json(args: &[&str]) -> Value {
     let tmp = tempfile::tempdir().unwrap();
-    let out = disktier(&tmp.path().join("db.sqlite"))
+    disktier(&tmp.path().join("db.sqlite"))
         .args(args)
         .args(["--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
+        .json_ok()
 }
 
 fn text(args: &[&str]) -> String {
     let tmp = tempfile::tempdir().unwrap();
-    let out = disktier(&tmp.path().join("db.sqlite"))
+    disktier(&tmp.path().join("db.sqlite"))
         .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).unwrap()
+        .stdout_ok()
 }
 
 /// Runs a command expected to fail with exit code `code`; returns stderr.
@@ -608,7 +599,7 @@ fn import_aws_offer_fixture_and_use_it() {
         .stdout(predicate::str::contains("6 volume prices"));
     // Read it back through `catalog show` (the imported entries replace the embedded
     // eu-north-1 ones by region + type).
-    let shown = disktier(&tmp.path().join("db"))
+    let cat: serde_json::Value = disktier(&tmp.path().join("db"))
         .arg("--catalog")
         .arg(&out)
         .args([
@@ -619,12 +610,7 @@ fn import_aws_offer_fixture_and_use_it() {
             "--format",
             "json",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let cat: Value = serde_json::from_slice(&shown).unwrap();
+        .json_ok();
     let prices = cat["volume_price"].as_array().unwrap();
     let find = |t: &str| {
         prices
@@ -684,7 +670,7 @@ fn import_aws_offer_fixture_and_use_it() {
         .assert()
         .success();
     // sc1 now has an eu-north-1 price: 1,024 x $0.016 = $16.384 -> $16.38.
-    let o = disktier(&db)
+    let v: serde_json::Value = disktier(&db)
         .arg("--catalog")
         .arg(&out)
         .args([
@@ -697,12 +683,7 @@ fn import_aws_offer_fixture_and_use_it() {
             "--format",
             "json",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&o).unwrap();
+        .json_ok();
     assert_eq!(cents(&v["monthly_cost_usd"]), 1638);
     assert_eq!(v["weak"], false);
 }
@@ -773,32 +754,22 @@ date = "2026-10"
 "#,
     )
     .unwrap();
-    let o = disktier(&tmp.path().join("db"))
+    let v: serde_json::Value = disktier(&tmp.path().join("db"))
         .arg("--catalog")
         .arg(&over)
         .args([
             "price", "gp3", "--size", "100GiB", "--iops", "4000", "--format", "json",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&o).unwrap();
+        .json_ok();
     // 100 x $0.06 = $6.00 + 1,000 x $0.004 = $4.00 -> $10.00 (embedded: $8.00 + $5.00).
     assert_eq!(cents(&v["monthly_cost_usd"]), 1000);
     assert!(v["sources"][0].as_str().unwrap().contains("negotiated"));
     // Other types keep the embedded prices: gp2 100 GiB = $10.00.
-    let o = disktier(&tmp.path().join("db"))
+    let v: serde_json::Value = disktier(&tmp.path().join("db"))
         .arg("--catalog")
         .arg(&over)
         .args(["price", "gp2", "--size", "100GiB", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&o).unwrap();
+        .json_ok();
     assert_eq!(cents(&v["monthly_cost_usd"]), 1000);
     assert!(!v["sources"][0].as_str().unwrap().contains("negotiated"));
 }
@@ -939,7 +910,7 @@ fn plan_with_a_trace_uses_the_simulated_hit_ratio() {
         .arg("--no-save")
         .assert()
         .success();
-    let out = disktier(&db)
+    let v: serde_json::Value = disktier(&db)
         .args([
             "plan",
             "--region",
@@ -952,12 +923,7 @@ fn plan_with_a_trace_uses_the_simulated_hit_ratio() {
         ])
         .arg(&trace)
         .args(["--format", "json", "--no-save"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
+        .json_ok();
     // --trace implies hybrids and replaces the assumed ratio.
     assert!(v["assumed_hit_ratio"].is_null());
     let hybrids: Vec<&Value> = v["options"]

@@ -139,24 +139,20 @@ fn the_wrong_region_or_a_broken_page_writes_nothing() {
     assert!(!out.exists());
     let cut = t.path().join("cut.json");
     let full = std::fs::read_to_string(fixture("azure-prices.json")).unwrap();
-    std::fs::write(&cut, &full[..full.len() / 2]).unwrap();
-    bin()
-        .args(["--no-save", "catalog", "refresh", "azure"])
-        .arg(&cut)
-        .args(["--region", "eastus", "-o"])
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("cut short"));
-    std::fs::write(&cut, r#"{"value": []}"#).unwrap();
-    bin()
-        .args(["--no-save", "catalog", "refresh", "azure"])
-        .arg(&cut)
-        .args(["--region", "eastus", "-o"])
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no \"Items\" array"));
+    for (page, refused) in [
+        (&full[..full.len() / 2], "cut short"),
+        (r#"{"value": []}"#, "no \"Items\" array"),
+    ] {
+        std::fs::write(&cut, page).unwrap();
+        bin()
+            .args(["--no-save", "catalog", "refresh", "azure"])
+            .arg(&cut)
+            .args(["--region", "eastus", "-o"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(refused));
+    }
     // An Azure region named for GCP is refused.
     bin()
         .args(["--no-save", "catalog", "refresh", "gcp"])

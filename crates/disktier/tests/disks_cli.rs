@@ -21,6 +21,18 @@ fn json(c: &mut Command) -> serde_json::Value {
     json_ok(&out)
 }
 
+/// What `disks --format json` lists for `dev`.
+fn listed(dev: &LoopDev) -> serde_json::Value {
+    let v = json(bin().args(["--format", "json", "disks"]));
+    v["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == dev.name().as_str())
+        .cloned()
+        .unwrap()
+}
+
 #[test]
 fn disks_json_classifies_each_cloud_fixture() {
     for (tree, name, class, eligible) in [
@@ -123,14 +135,7 @@ fn setup_on_a_loop_device_then_rerun_changes_nothing() {
     let _g = Umount(mnt.clone());
     let devs = dev.path.display().to_string();
     // Before: the loop device is listed, class loop, eligible.
-    let v = json(bin().args(["--format", "json", "disks"]));
-    let me = v["disks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == dev.name().as_str())
-        .cloned()
-        .unwrap();
+    let me = listed(&dev);
     assert_eq!(
         (me["class"].as_str(), me["eligible"].as_bool()),
         (Some("loop"), Some(true))
@@ -169,14 +174,7 @@ fn setup_on_a_loop_device_then_rerun_changes_nothing() {
         .success()
         .stdout(predicate::str::contains("nothing to change"));
     // Now the device is in use: `disks` says so, and another mount point is refused.
-    let v = json(bin().args(["--format", "json", "disks"]));
-    let me = v["disks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == dev.name().as_str())
-        .cloned()
-        .unwrap();
+    let me = listed(&dev);
     assert_eq!(me["eligible"], false);
     assert_eq!(me["signature"]["label"], "disktier");
     bin()

@@ -8,6 +8,7 @@
 use assert_cmd::Command;
 use disktier_testkit::cli::on_a_terminal;
 use disktier_testkit::cli::stdout_ok;
+use disktier_testkit::loop_fs;
 use disktier_testkit::{is_root, require, require_loop, BlkioThrottle, LoopDev};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -704,11 +705,9 @@ fn send_signal(pid: u32, sig: &str) {
 
 #[test]
 fn writes_to_a_device_holding_xfs_are_refused_and_reads_allowed() {
-    if !require_loop() {
+    let Some((dev, m)) = loop_fs(320 << 20, "xfs") else {
         return;
-    }
-    let dev = LoopDev::new(320 << 20);
-    let m = dev.mkfs_mount("xfs");
+    };
     drop(m); // unmounted: the xfs signature is still there
     let before = dev.checksum();
     let path = dev.path.display().to_string();
@@ -864,11 +863,12 @@ fn check_etcd_passes_on_xfs_and_fio_agrees() {
 
 #[test]
 fn check_etcd_fails_on_a_throttled_volume() {
-    if !require_loop() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+    if !BlkioThrottle::require() {
         return;
     }
-    let dev = LoopDev::new(320 << 20);
-    let m = dev.mkfs_mount("xfs");
+    let Some((dev, m)) = loop_fs(320 << 20, "xfs") else {
+        return;
+    };
     // ~20 write IOPS: every fdatasync waits for throttled writes, far above 10 ms.
     let throttle = BlkioThrottle::new(&dev.maj_min(), 20, None);
     let (_d, db) = tmp_db();

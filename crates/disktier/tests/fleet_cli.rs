@@ -5,6 +5,7 @@
 
 use assert_cmd::Command;
 use disktier_testkit::cli::kubernetes_validate;
+use disktier_testkit::cli::Succeeds;
 use std::path::Path;
 
 fn disktier() -> Command {
@@ -27,7 +28,7 @@ fn unreachable_kubeconfig(dir: &Path) -> std::path::PathBuf {
 fn dry_run_yaml(extra: &[&str], command: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let kc = unreachable_kubeconfig(dir.path());
-    let out = disktier()
+    disktier()
         .env("KUBECONFIG", &kc)
         .args([
             "fleet",
@@ -39,12 +40,7 @@ fn dry_run_yaml(extra: &[&str], command: &[&str]) -> String {
         .args(extra)
         .arg("--")
         .args(command)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).unwrap()
+        .stdout_ok()
 }
 
 #[test]
@@ -107,23 +103,13 @@ fn dry_run_manifests_validate_strictly_against_1_25_and_1_33() {
 
 #[test]
 fn rbac_is_least_privilege_yaml() {
-    let out = disktier()
+    let y = disktier()
         .args(["fleet", "rbac", "--namespace", "perf"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let y = String::from_utf8(out).unwrap();
+        .stdout_ok();
     insta::assert_snapshot!("fleet_rbac", y);
-    let out = disktier()
+    let v: serde_json::Value = disktier()
         .args(["fleet", "rbac", "--user", "alice", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        .json_ok();
     let kinds: Vec<_> = v["objects"]
         .as_array()
         .unwrap()

@@ -6,6 +6,7 @@ use assert_cmd::Command;
 use disktier_testkit::cli::disktier;
 use disktier_testkit::cli::stdout_ok;
 use disktier_testkit::{require_loop, LoopDev};
+use disktier_testkit::{serial_loop_fs, BlkioThrottle};
 use predicates::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -65,12 +66,9 @@ fn restore_with_nothing_to_do_is_a_no_op() {
 
 #[test]
 fn json_has_the_documented_shape_and_reports_unavailable_mitigations() {
-    if !require_loop() {
+    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let run = tempfile::tempdir().unwrap();
     let db = tempfile::tempdir().unwrap();
     let out = bin()
@@ -461,17 +459,12 @@ fn a_non_root_journal_lives_in_a_private_dir_and_a_planted_tmp_dir_is_refused() 
 
 #[test]
 fn a_throttled_disk_shows_stalls_beside_the_percentiles() {
-    if !require_loop()
-        || !disktier_testkit::require(
-            disktier_testkit::BlkioThrottle::available(),
-            "cgroup v1 blkio throttling",
-        )
-    {
+    if !BlkioThrottle::require() {
         return;
     }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
+        return;
+    };
     let run = tempfile::tempdir().unwrap();
     // 4 write IOPS for interfere and its children (the probe): every fdatasync waits for
     // throttled writes, 250 ms apart.

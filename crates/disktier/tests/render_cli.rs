@@ -3,6 +3,7 @@
 //! crates/disks/tests/snapshots.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::Succeeds;
 use predicates::prelude::*;
 
 fn disktier() -> Command {
@@ -25,7 +26,7 @@ fn no_kernel_names(s: &str) {
 
 #[test]
 fn openshift_to_stdout_is_one_yaml_stream() {
-    let out = disktier()
+    let text = disktier()
         .args([
             "render",
             "openshift",
@@ -41,12 +42,7 @@ fn openshift_to_stdout_is_one_yaml_stream() {
             "--cluster-id",
             "mycluster-x7k2p",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+        .stdout_ok();
     assert!(text.contains("kind: MachineConfig"));
     assert!(text.contains("kind: MachineSet"));
     assert!(text.contains("name: var-lib-containers.mount"));
@@ -129,7 +125,7 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
 
 #[test]
 fn json_lists_files_with_content() {
-    let out = disktier()
+    let v: serde_json::Value = disktier()
         .args([
             "--format",
             "json",
@@ -140,12 +136,7 @@ fn json_lists_files_with_content() {
             "--bind",
             "/var/lib/containerd",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        .json_ok();
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["platform"], "systemd");
     let files = v["files"].as_array().unwrap();
@@ -167,15 +158,7 @@ fn every_platform_renders_from_the_cli() {
         .map(|(_, c)| c)
         .collect();
     for c in cases {
-        let out = disktier()
-            .arg("render")
-            .args(&c)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let text = String::from_utf8(out).unwrap();
+        let text = disktier().arg("render").args(&c).stdout_ok();
         assert!(!text.is_empty(), "{c:?}");
         no_kernel_names(&text);
     }
@@ -285,7 +268,7 @@ fn bad_input_is_refused_with_the_fix() {
 fn use_binary_runs_a_setup_command_that_disktier_setup_accepts() {
     // The unit's ExecStart, run with this build of disktier in --dry-run: it must parse (no
     // usage error), whatever the machine's disks.
-    let out = disktier()
+    let text = disktier()
         .args([
             "render",
             "openshift",
@@ -303,12 +286,7 @@ fn use_binary_runs_a_setup_command_that_disktier_setup_accepts() {
             "/var/lib/kubelet",
             "--use-binary",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+        .stdout_ok();
     let exec = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("ExecStart="))

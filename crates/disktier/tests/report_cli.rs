@@ -91,12 +91,16 @@ fn load(page: &Path) -> Load {
     }
 }
 
-#[test]
-fn report_from_real_runs_is_clean_in_chromium() {
-    if !disktier_testkit::require(
+fn have_chromium() -> bool {
+    disktier_testkit::require(
         disktier_testkit::have("chromium"),
         "chromium (Debian package chromium)",
-    ) {
+    )
+}
+
+#[test]
+fn report_from_real_runs_is_clean_in_chromium() {
+    if !have_chromium() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -172,10 +176,7 @@ fn report_from_real_runs_is_clean_in_chromium() {
 /// The harness itself: a page that does log and fetch is caught, so a clean report means clean.
 #[test]
 fn chromium_harness_sees_console_errors_and_requests() {
-    if !disktier_testkit::require(
-        disktier_testkit::have("chromium"),
-        "chromium (Debian package chromium)",
-    ) {
+    if !have_chromium() {
         return;
     }
     let d = tempfile::tempdir().unwrap();

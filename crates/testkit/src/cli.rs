@@ -29,6 +29,32 @@ pub fn json_ok(out: &Output) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {text}"))
 }
 
+/// Runs a command that must succeed and reads its stdout: `disktier().args(..).stdout_ok()`.
+pub trait Succeeds {
+    /// stdout as text ([`stdout_ok`]).
+    fn stdout_ok(&mut self) -> String;
+    /// stdout as JSON ([`json_ok`]).
+    fn json_ok(&mut self) -> Value;
+}
+
+impl Succeeds for assert_cmd::Command {
+    fn stdout_ok(&mut self) -> String {
+        stdout_ok(&self.output().expect("run the command"))
+    }
+    fn json_ok(&mut self) -> Value {
+        json_ok(&self.output().expect("run the command"))
+    }
+}
+
+impl Succeeds for Command {
+    fn stdout_ok(&mut self) -> String {
+        stdout_ok(&self.output().expect("run the command"))
+    }
+    fn json_ok(&mut self) -> Value {
+        json_ok(&self.output().expect("run the command"))
+    }
+}
+
 /// A node's sysfs tree from the disks crate's fixtures (`crates/disks/tests/fixtures/sysfs`).
 pub fn sysfs_fixture(name: &str) -> PathBuf {
     PathBuf::from(concat!(

@@ -310,7 +310,7 @@ pub fn mount_points_under(dir: &Path) -> Vec<String> {
 /// Whether `p` is a mount point.
 pub fn is_mount_point(p: &Path) -> bool {
     let t = p.display().to_string();
-    mount_points_under(p).iter().any(|m| *m == t)
+    mount_points_under(p).contains(&t)
 }
 
 /// One tag (`TYPE`, `UUID`, `LABEL`) of `dev` as `blkid -p` probes it; empty when it has none.
@@ -343,4 +343,19 @@ impl Drop for Unmount {
             }
         }
     }
+}
+
+/// [`loop_fs`] for tests that must run one at a time (they change a device's scheduler or the
+/// cgroup root): holds `lock` first. Bind it as `let Some((_serial, dev, m)) = ..`.
+pub fn serial_loop_fs(
+    lock: &'static std::sync::Mutex<()>,
+    size: u64,
+    fstype: &str,
+) -> Option<(std::sync::MutexGuard<'static, ()>, LoopDev, Mount)> {
+    if !require_loop() {
+        return None;
+    }
+    let serial = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let (dev, m) = loop_fs(size, fstype)?;
+    Some((serial, dev, m))
 }
