@@ -141,15 +141,12 @@ fn check_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
         && v.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !v.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(RenderError::BadValue {
-            flag,
-            value: v.to_string(),
-            why: "use lowercase letters, digits and '-', starting with a letter".into(),
-        })
-    }
+    RenderError::unless(
+        ok,
+        flag,
+        v.to_string(),
+        "use lowercase letters, digits and '-', starting with a letter",
+    )
 }
 
 /// A GCP project ID: 6 to 30 lowercase letters, digits or hyphens, starting with a letter and not
@@ -160,15 +157,7 @@ fn check_project(v: &str) -> Result<(), RenderError> {
         && v.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !v.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(RenderError::BadValue {
-            flag: "project",
-            value: v.chars().take(64).collect(),
-            why: "a project ID has 6 to 30 lowercase letters, digits and '-', starts with a letter and does not end with '-' (gcloud projects list)".into(),
-        })
-    }
+    RenderError::unless(ok, "project", v.chars().take(64).collect(), "a project ID has 6 to 30 lowercase letters, digits and '-', starts with a letter and does not end with '-' (gcloud projects list)")
 }
 
 /// A Compute Engine zone: REGION-LETTER, the region being `area-locationN` (asia-east1-a,
@@ -186,15 +175,12 @@ fn check_zone(v: &str) -> Result<(), RenderError> {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         && parts[2].len() == 1
         && lower(parts[2]);
-    if ok {
-        Ok(())
-    } else {
-        Err(RenderError::BadValue {
-            flag: "zone",
-            value: v.chars().take(64).collect(),
-            why: "give a zone such as asia-east1-a (gcloud compute zones list)".into(),
-        })
-    }
+    RenderError::unless(
+        ok,
+        "zone",
+        v.chars().take(64).collect(),
+        "give a zone such as asia-east1-a (gcloud compute zones list)",
+    )
 }
 
 impl Gke {
