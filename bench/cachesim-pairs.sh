@@ -19,9 +19,8 @@ KIND=${KIND:-zipf}
 for v in "$PAIRS" "$N" "$OBJ"; do
     case $v in '' | *[!0-9]*) echo "cachesim-pairs: PAIRS, N and OBJ must be numbers" >&2; exit 2 ;; esac
 done
-ROOT=$PWD
 # shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
+source bench/lib.sh
 BIN=$(disktier_release)
 PY=$(bench_python libcachesim numpy)
 WORK=$(mktemp -d /var/tmp/disktier-cspairs.XXXXXX)

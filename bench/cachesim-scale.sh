@@ -10,9 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-10000000}
 OBJ=${OBJ:-1000000}
-ROOT=$PWD
 # shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
+source bench/lib.sh
 BIN=$(disktier_release)
 [ -x /usr/bin/time ] || { echo "cachesim-scale: needs GNU time (apt-get install time)" >&2; exit 2; }
 PY=$(bench_python numpy)

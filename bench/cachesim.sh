@@ -9,12 +9,11 @@
 #        N=1000000 OBJ=100000 bench/cachesim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+BIN=$(DISKTIER='' disktier_release)
 N=${N:-10000000}
 OBJ=${OBJ:-1000000}
-ROOT=$PWD
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
-BIN=$(DISKTIER='' disktier_release)
 PY=$(bench_python libcachesim numpy)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# Sourced by the bench scripts (after they set ROOT, the repository root): the disktier binary
-# they time and the Python venv the cache-simulation comparisons share.
+# Sourced by the bench scripts: ROOT (the repository root), the disktier binary they time and
+# the Python venv the cache-simulation comparisons share.
 
+ROOT=${ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 
 # Prints the disktier to benchmark: $DISKTIER when set, else a fresh release build.

@@ -6,6 +6,8 @@
 
 use assert_cmd::Command;
 use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::judged_json;
+use disktier_testkit::kube::wait_until;
 use disktier_testkit::serial_loop_fs;
 use disktier_testkit::{require_loop, LoopDev};
 use predicates::prelude::*;
@@ -37,17 +39,6 @@ fn running(needle: &str) -> Vec<i32> {
         .collect()
 }
 
-fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !cond() {
-        assert!(
-            t.elapsed() < Duration::from_secs(secs),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn json_run(run: &Path, dir: &Path, cmd: &str, extra: &[&str]) -> serde_json::Value {
     let out = bin()
         .env("DISKTIER_RUN_DIR", run)
@@ -57,12 +48,7 @@ fn json_run(run: &Path, dir: &Path, cmd: &str, extra: &[&str]) -> serde_json::Va
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0) | Some(1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    judged_json(&out)
 }
 
 #[test]
@@ -233,7 +219,7 @@ fn restore_stops_what_the_command_left_after_disktier_was_killed() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    wait_for("the command", 90, || {
+    wait_until(Duration::from_secs(90), "the command", || {
         !running("901.5").is_empty() && !running("902.5").is_empty()
     });
     child.kill().unwrap(); // SIGKILL: nothing of disktier runs its own cleanup
@@ -251,8 +237,10 @@ fn restore_stops_what_the_command_left_after_disktier_was_killed() {
         .stdout(predicate::str::contains(
             "undone: started aggressor process",
         ));
-    wait_for("the command's processes to go", 10, || {
-        running("901.5").is_empty() && running("902.5").is_empty()
-    });
+    wait_until(
+        Duration::from_secs(10),
+        "the command's processes to go",
+        || running("901.5").is_empty() && running("902.5").is_empty(),
+    );
     assert!(!run.path().join("interfere.journal").exists());
 }

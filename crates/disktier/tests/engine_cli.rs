@@ -8,6 +8,7 @@
 use assert_cmd::Command;
 use disktier_testkit::cli::on_a_terminal;
 use disktier_testkit::cli::stdout_ok;
+use disktier_testkit::loop_dev;
 use disktier_testkit::loop_fs;
 use disktier_testkit::{is_root, require, require_loop, BlkioThrottle, LoopDev};
 use serde_json::Value;
@@ -746,10 +747,9 @@ fn writes_to_a_device_holding_xfs_are_refused_and_reads_allowed() {
 
 #[test]
 fn directory_and_device_options_do_not_mix() {
-    if !require_loop() {
+    let Some(dev) = loop_dev(64 << 20) else {
         return;
-    }
-    let dev = LoopDev::new(64 << 20);
+    };
     let path = dev.path.display().to_string();
     // small-files creates files in a directory: a device is the wrong kind of target.
     let out = Command::new(bin())

@@ -159,16 +159,11 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
     ];
     for (args, want) in cases {
-        let out = disktier()
+        let err = disktier()
             .env("KUBECONFIG", "/nonexistent")
             .args(["fleet", "run", "--dry-run"])
             .args(args)
-            .assert()
-            .code(2)
-            .get_output()
-            .stderr
-            .clone();
-        let err = String::from_utf8(out).unwrap();
+            .stderr_of_exit(2);
         assert!(err.contains(want), "{args:?}: {err}");
         assert_eq!(
             err.lines().filter(|l| l.starts_with("error:")).count(),
@@ -185,7 +180,7 @@ fn bad_input_is_one_line_and_exit_2() {
 
 #[test]
 fn without_a_cluster_the_error_says_how_to_configure_one() {
-    let out = disktier()
+    let err = disktier()
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .env_remove("KUBERNETES_SERVICE_HOST")
         .args([
@@ -198,11 +193,6 @@ fn without_a_cluster_the_error_says_how_to_configure_one() {
             "etcd",
             "/var/lib/etcd",
         ])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8(out).unwrap();
+        .stderr_of_exit(2);
     assert!(err.contains("set KUBECONFIG, pass --kubeconfig"), "{err}");
 }

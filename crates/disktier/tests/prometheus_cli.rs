@@ -6,6 +6,7 @@
 //! promtool comes from Debian's `prometheus` package (scripts/test.sh installs it).
 
 use assert_cmd::Command;
+use disktier_testkit::cli::{judged, judged_json};
 use disktier_testkit::{have, require};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -141,16 +142,6 @@ fn tmp() -> (tempfile::TempDir, PathBuf) {
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
     let db = d.path().join("results.db");
     (d, db)
-}
-
-/// stdout of a run that judged (exit 0 pass or 1 fail; 2 is an error).
-fn judged(out: &std::process::Output) -> String {
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
 }
 
 #[test]
@@ -315,7 +306,7 @@ fn json_and_textfile_of_one_run_agree() {
         .arg(&prom)
         .output()
         .unwrap();
-    let doc: Value = serde_json::from_str(&judged(&out)).unwrap();
+    let doc: Value = judged_json(&out);
     let names: Vec<String> = std::fs::read_dir(&prom)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

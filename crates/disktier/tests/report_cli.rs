@@ -5,6 +5,7 @@
 use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
 use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::store_fixture as fixture;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -199,14 +200,6 @@ fn chromium_harness_sees_console_errors_and_requests() {
         "{:?}",
         l.requests
     );
-}
-
-fn fixture(name: &str) -> serde_json::Value {
-    let p = format!(
-        "{}/../store/tests/fixtures/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 #[test]

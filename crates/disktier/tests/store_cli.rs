@@ -6,16 +6,9 @@ use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
 use disktier_testkit::cli::disktier;
 use disktier_testkit::cli::stdout_ok;
+use disktier_testkit::cli::store_fixture as fixture;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
-
-fn fixture(name: &str) -> serde_json::Value {
-    let p = format!(
-        "{}/../store/tests/fixtures/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
 
 /// A temp store holding the named fixtures; returns the dir guard, the db path and the ids.
 fn store_with(names: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<String>) {

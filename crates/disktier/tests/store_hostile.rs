@@ -6,17 +6,10 @@
 
 use assert_cmd::Command;
 use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::store_fixture as fixture;
 use predicates::prelude::*;
 use std::path::Path;
 use std::time::Duration;
-
-fn fixture(name: &str) -> serde_json::Value {
-    let p = format!(
-        "{}/../store/tests/fixtures/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
 
 fn dt(db: &Path, data: &Path) -> Command {
     let mut c = disktier();

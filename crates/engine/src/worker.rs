@@ -98,22 +98,16 @@ impl<'a> Recorder<'a> {
         let lat = now.saturating_sub(submit_ns);
         self.all_ios += 1;
         self.all_bytes += len;
-        if let Some(log) = self.io_log {
-            log.record(IoRecord {
-                t_ns: submit_ns.saturating_sub(self.t0),
-                offset,
-                len: len as u32,
-                op,
-                latency_ns: lat,
-            });
-        }
-        if now < self.ramp_end || now > self.deadline {
+        let rec = IoRecord {
+            t_ns: submit_ns.saturating_sub(self.t0),
+            offset,
+            len: len as u32,
+            op,
+            latency_ns: lat,
+        };
+        if !self.logged_in_window(rec, now) {
             return;
         }
-        if now >= self.next_sec {
-            self.roll(now);
-        }
-        self.last_ns = self.last_ns.max(now);
         self.cur.lat.saturating_record(lat.max(1));
         match op {
             IoOp::Read => {
@@ -134,24 +128,35 @@ impl<'a> Recorder<'a> {
     #[inline]
     pub fn sync_done(&mut self, start: u64, now: u64) {
         let lat = now.saturating_sub(start);
+        let rec = IoRecord {
+            t_ns: start.saturating_sub(self.t0),
+            offset: 0,
+            len: 0,
+            op: IoOp::Sync,
+            latency_ns: lat,
+        };
+        if !self.logged_in_window(rec, now) {
+            return;
+        }
+        self.sync.record(lat, 0);
+        self.cur.sync.saturating_record(lat.max(1));
+    }
+
+    /// Logs one finished I/O (with `--trace`) and, when it ended inside the measured window,
+    /// rolls to its second and moves `last_ns`: returns whether it counts.
+    #[inline]
+    fn logged_in_window(&mut self, rec: IoRecord, now: u64) -> bool {
         if let Some(log) = self.io_log {
-            log.record(IoRecord {
-                t_ns: start.saturating_sub(self.t0),
-                offset: 0,
-                len: 0,
-                op: IoOp::Sync,
-                latency_ns: lat,
-            });
+            log.record(rec);
         }
         if now < self.ramp_end || now > self.deadline {
-            return;
+            return false;
         }
         if now >= self.next_sec {
             self.roll(now);
         }
         self.last_ns = self.last_ns.max(now);
-        self.sync.record(lat, 0);
-        self.cur.sync.saturating_record(lat.max(1));
+        true
     }
 
     /// Sends the finished second to the main thread and starts the one `now` falls in.

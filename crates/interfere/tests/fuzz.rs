@@ -14,6 +14,13 @@ use std::path::{Component, Path};
 
 const MAX_LEN: usize = 64 << 10;
 
+/// Whether the last component of `p` starts with `prefix` (a name disktier gives).
+fn named(p: &Path, prefix: &str) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(prefix))
+}
+
 fn clean(p: &Path) -> bool {
     p.is_absolute()
         && p.components()
@@ -75,26 +82,14 @@ fn check_journal(input: &[u8]) {
                         assert!(!was.is_empty() && !was.contains(char::is_whitespace));
                     }
                     Change::Cgroup { path } => {
-                        assert!(clean(path));
-                        assert!(path
-                            .file_name()
-                            .unwrap()
-                            .to_str()
-                            .unwrap()
-                            .starts_with(journal::CGROUP_PREFIX));
+                        assert!(clean(path) && named(path, journal::CGROUP_PREFIX));
                     }
                     Change::SubtreeControl { file, controller } => {
                         assert!(clean(file) && controller == "io");
                         assert!(file.ends_with("cgroup.subtree_control"));
                     }
                     Change::Dir { path } => {
-                        assert!(clean(path));
-                        assert!(path
-                            .file_name()
-                            .unwrap()
-                            .to_str()
-                            .unwrap()
-                            .starts_with(journal::DIR_PREFIX));
+                        assert!(clean(path) && named(path, journal::DIR_PREFIX));
                     }
                     Change::Process {
                         pid, start_time, ..

@@ -23,6 +23,24 @@ pub fn stdout_ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// stdout of a run that judged: exit 0 (the verdict passed) or 1 (it failed), not 2 (an
+/// error); anything else shows stderr.
+pub fn judged(out: &Output) -> String {
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// [`judged`] stdout parsed as JSON.
+pub fn judged_json(out: &Output) -> Value {
+    let text = judged(out);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {text}"))
+}
+
 /// stdout of a run that must have succeeded, parsed as JSON.
 pub fn json_ok(out: &Output) -> Value {
     let text = stdout_ok(out);
@@ -31,28 +49,50 @@ pub fn json_ok(out: &Output) -> Value {
 
 /// Runs a command that must succeed and reads its stdout: `disktier().args(..).stdout_ok()`.
 pub trait Succeeds {
+    /// Runs the command to completion.
+    fn run_output(&mut self) -> Output;
     /// stdout as text ([`stdout_ok`]).
-    fn stdout_ok(&mut self) -> String;
+    fn stdout_ok(&mut self) -> String {
+        stdout_ok(&self.run_output())
+    }
     /// stdout as JSON ([`json_ok`]).
-    fn json_ok(&mut self) -> Value;
+    fn json_ok(&mut self) -> Value {
+        json_ok(&self.run_output())
+    }
+    /// stderr of a run that must exit with `code` (a refusal: 1 or 2).
+    fn stderr_of_exit(&mut self, code: i32) -> String {
+        let out = self.run_output();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "stdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
 }
 
 impl Succeeds for assert_cmd::Command {
-    fn stdout_ok(&mut self) -> String {
-        stdout_ok(&self.output().expect("run the command"))
-    }
-    fn json_ok(&mut self) -> Value {
-        json_ok(&self.output().expect("run the command"))
+    fn run_output(&mut self) -> Output {
+        self.output().expect("run the command")
     }
 }
 
 impl Succeeds for Command {
-    fn stdout_ok(&mut self) -> String {
-        stdout_ok(&self.output().expect("run the command"))
+    fn run_output(&mut self) -> Output {
+        self.output().expect("run the command")
     }
-    fn json_ok(&mut self) -> Value {
-        json_ok(&self.output().expect("run the command"))
-    }
+}
+
+/// A result document from the store crate's fixtures (`crates/store/tests/fixtures/NAME.json`).
+pub fn store_fixture(name: &str) -> Value {
+    let p = format!(
+        "{}/../store/tests/fixtures/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{p}: {e}"))
 }
 
 /// A node's sysfs tree from the disks crate's fixtures (`crates/disks/tests/fixtures/sysfs`).

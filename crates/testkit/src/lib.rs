@@ -68,6 +68,12 @@ pub fn loop_fs(size: u64, fstype: &str) -> Option<(LoopDev, Mount)> {
     Some((dev, m))
 }
 
+/// A fresh loop device of `size` bytes with nothing on it; `None` (the test returns) where loop
+/// devices cannot be made.
+pub fn loop_dev(size: u64) -> Option<LoopDev> {
+    require_loop().then(|| LoopDev::new(size))
+}
+
 fn run(cmd: &mut Command) -> String {
     let out = cmd
         .output()
