@@ -3,15 +3,18 @@
 //! by the next run (its journal); --wipe leaves the device blank; a mount setup did not make is
 //! refused; binds need an explicit choice.
 
-use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner};
+use disktier_cmd::{Cmd, CmdError, CommandRunner, RealRunner};
 use disktier_disks::setup::undo::{journal_path, undo, BindChoice, UndoRequest};
-use disktier_disks::setup::{setup, Persist, SetupRequest};
+use disktier_disks::setup::{setup, Persist};
 use disktier_disks::valid::MountPath;
 use disktier_testkit::{
     blkid, is_mount_point, mount_points_under, require_loop_xfs, LoopDev, Unmount,
 };
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+mod support;
+use support::{request_on, Hooked};
 
 const XFS_SIZE: u64 = 320 << 20;
 
@@ -71,8 +74,7 @@ fn set_up(persist: Persist) -> (Node, Vec<String>, String, Vec<String>) {
     let mounts_before = mount_points_under(tmp.path());
     let units_before = tree(&units);
 
-    let mut c = SetupRequest::new(&mnt);
-    c.devices = Some(vec![dev.path.display().to_string()]);
+    let mut c = request_on(&dev, &mnt);
     c.bind = vec![app.clone()];
     c.persist = persist;
     c.persist_root = root.clone();
@@ -172,25 +174,20 @@ fn keep_leaves_the_directories_underneath_as_they_were() {
 }
 
 /// Fails the unmount of `target` once: a run killed at that step.
-struct FailUmount(String, std::sync::atomic::AtomicBool);
-impl CommandRunner for FailUmount {
-    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+fn fail_umount(target: String) -> impl CommandRunner {
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    Hooked(move |cmd: &Cmd| {
         let s = cmd.to_string();
-        if s == format!("umount {}", self.0)
-            && !self.1.swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
-            return Err(CmdError::Failed {
-                cmd: s,
-                status: 137,
-                stdout: String::new(),
-                stderr: "killed".into(),
-            });
-        }
-        RealRunner.output(cmd)
-    }
-    fn has_program(&self, p: &str) -> bool {
-        RealRunner.has_program(p)
-    }
+        (s == format!("umount {target}") && !failed.swap(true, std::sync::atomic::Ordering::SeqCst))
+            .then(|| {
+                Err(CmdError::Failed {
+                    cmd: s,
+                    status: 137,
+                    stdout: String::new(),
+                    stderr: "killed".into(),
+                })
+            })
+    })
 }
 
 #[test]
@@ -203,7 +200,7 @@ fn an_undo_killed_midway_is_completed_by_the_next_run_and_wipe_blanks_the_device
     r.binds = Some(BindChoice::CopyBack);
     r.wipe = true;
     // Killed after the bind is unmounted, before the filesystem is.
-    let runner = FailUmount(n.mnt.display().to_string(), Default::default());
+    let runner = fail_umount(n.mnt.display().to_string());
     assert!(undo(&r, &runner).is_err());
     assert!(!is_mount_point(&n.app) && is_mount_point(&n.mnt));
     let journal = journal_path(&n.root, &mp(&n.mnt));

@@ -67,24 +67,44 @@ fn items(v: &Value) -> Vec<(String, f64)> {
         .collect()
 }
 
-fn cents(x: &Value) -> i64 {
-    (x.as_f64().unwrap() * 100.0).round() as i64
-}
-
-#[test]
-fn seed_001_cache_volume_gp3_36gib_eu_north_1() {
-    let v = json(&[
+/// `price gp3` of `size` at 16,000 IOPS and 1,000 MiB/s in eu-north-1 (the bcache-on-EBS
+/// recipe's cache volume at several sizes).
+fn gp3_16k_eu_north_1(size: &str) -> [&str; 10] {
+    [
         "price",
         "gp3",
         "--size",
-        "36GiB",
+        size,
         "--iops",
         "16000",
         "--throughput",
         "1000MiB/s",
         "--region",
         "eu-north-1",
-    ]);
+    ]
+}
+
+/// The bcache-on-EBS recipe's 5 TiB at 16,000 IOPS and 1,000 MiB/s, caches allowed.
+const PLAN_5TIB_HYBRID: &[&str] = &[
+    "plan",
+    "--region",
+    "eu-north-1",
+    "--capacity",
+    "5TiB",
+    "--iops",
+    "16000",
+    "--throughput",
+    "1000MiB/s",
+    "--allow-hybrid",
+];
+
+fn cents(x: &Value) -> i64 {
+    (x.as_f64().unwrap() * 100.0).round() as i64
+}
+
+#[test]
+fn seed_001_cache_volume_gp3_36gib_eu_north_1() {
+    let v = json(&gp3_16k_eu_north_1("36GiB"));
     // storage 36 GiB x $0.0836 = 3.0096 -> $3.01 IOPS (16,000 - 3,000) x $0.0052 = $67.60
     // throughput (1,000 - 125) MiB/s x $0.0418 = 36.575 -> $36.58 total 3.01 + 67.60 + 36.58 =
     // $107.19 (the bcache-on-EBS recipe [recipe-bcache-ebs]: $107.19, right)
@@ -125,18 +145,7 @@ fn seed_001_backing_st1_1tib_eu_north_1() {
 
 #[test]
 fn seed_001_gp3_1tib_at_the_same_iops() {
-    let v = json(&[
-        "price",
-        "gp3",
-        "--size",
-        "1TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--region",
-        "eu-north-1",
-    ]);
+    let v = json(&gp3_16k_eu_north_1("1TiB"));
     // 1,024 x $0.0836 = 85.6064 -> $85.61; + $67.60 + $36.58 = $189.79 (the bcache-on-EBS recipe
     // [recipe-bcache-ebs]: right).
     assert_eq!(cents(&v["monthly_cost_usd"]), 18979);
@@ -148,18 +157,7 @@ fn seed_001_5tib_extrapolation_is_corrected() {
     // The bcache-on-EBS recipe multiplies the whole 1 TiB gp3 price by 5 ($189.79 x 5 = $948.94),
     // IOPS and throughput included. A 5 TiB gp3 volume pays the 16,000 IOPS and 1,000 MiB/s once:
     // 5,120 x $0.0836 = 428.032 -> $428.03; + $67.60 + $36.58 = $532.21.
-    let v = json(&[
-        "price",
-        "gp3",
-        "--size",
-        "5TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--region",
-        "eu-north-1",
-    ]);
+    let v = json(&gp3_16k_eu_north_1("5TiB"));
     assert_eq!(cents(&v["monthly_cost_usd"]), 53221);
 
     // The planner at a hit ratio that meets 16,000 IOPS: cache gp3 sized by the rules,
@@ -168,20 +166,7 @@ fn seed_001_5tib_extrapolation_is_corrected() {
     // Backing st1 5,120 GiB x $0.0475 = $243.20. Hybrid: $350.06 (the recipe: $350.39 with 36 GiB).
     // Savings against the cheapest single volume meeting the same requirements (gp3 5 TiB,
     // $532.21): $182.15, not the recipe's $598.55.
-    let v = json(&[
-        "plan",
-        "--region",
-        "eu-north-1",
-        "--capacity",
-        "5TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--allow-hybrid",
-        "--hit-ratio",
-        "0.99",
-    ]);
+    let v = json(&[PLAN_5TIB_HYBRID, &["--hit-ratio", "0.99"]].concat());
     let opts = v["options"].as_array().unwrap();
     let hybrid = opts.iter().find(|o| o["kind"] == "hybrid").unwrap();
     assert_eq!(cents(&hybrid["monthly_cost_usd"]), 35006);
@@ -218,18 +203,7 @@ fn seed_001_5tib_extrapolation_is_corrected() {
 fn seed_001_hybrid_at_the_default_hit_ratio_does_not_meet_16000_iops() {
     // At the default 0.9: min(16,000 / 0.9, 200 / 0.1) = 2,000 IOPS < 16,000. The plan says
     // so, and that 1 - 200 / 16,000 = 98.75 % of I/O must hit the cache.
-    let v = json(&[
-        "plan",
-        "--region",
-        "eu-north-1",
-        "--capacity",
-        "5TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--allow-hybrid",
-    ]);
+    let v = json(PLAN_5TIB_HYBRID);
     assert_eq!(v["assumed_hit_ratio"], 0.9);
     assert!(v["options"]
         .as_array()
@@ -253,18 +227,7 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
     // it buys 33.069 / 0.10 = 330 GiB of gp2 or 33.069 / 0.08 = 413 GiB of gp3. The OpenShift
     // instance-disk recipe [recipe-ocp-instance-disk] says $66.138 / 661 GiB / 826 GiB: that is the
     // 2xlarge pair (below).
-    let v = json(&[
-        "plan",
-        "--region",
-        "us-east-1",
-        "--instance",
-        "m6i.xlarge",
-        "--capacity",
-        "200GiB",
-        "--iops",
-        "20000",
-        "--allow-ephemeral",
-    ]);
+    let v = json(disktier_testkit::cli_cases::PLAN_SEED_000);
     let opts = v["options"].as_array().unwrap();
     let is = opts.iter().find(|o| o["kind"] == "instance-store").unwrap();
     assert_eq!(cents(&is["monthly_cost_usd"]), 3307);
@@ -312,15 +275,8 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
 fn plan_says_the_quoted_66_14_is_the_2xlarge_pair_and_the_xlarge_delta_is_33_07() {
     // Without --allow-ephemeral too: the user who read the figure needs the correction anyway.
     for extra in [&[][..], &["--allow-ephemeral"][..]] {
-        let mut args = vec![
-            "plan",
-            "--region",
-            "us-east-1",
-            "--instance",
-            "m6i.xlarge",
-            "--capacity",
-            "200GiB",
-        ];
+        // The OpenShift recipe's plan up to its capacity (no IOPS, no --allow-ephemeral).
+        let mut args = disktier_testkit::cli_cases::PLAN_SEED_000[..7].to_vec();
         args.extend_from_slice(extra);
         let v = json(&args);
         let q = &v["quoted_checks"][0];
@@ -369,30 +325,8 @@ fn price_instance_and_the_24_percent() {
 
 #[test]
 fn golden_price_output() {
-    let human = text(&[
-        "price",
-        "gp3",
-        "--size",
-        "36GiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--region",
-        "eu-north-1",
-    ]);
-    let v = json(&[
-        "price",
-        "gp3",
-        "--size",
-        "36GiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--region",
-        "eu-north-1",
-    ]);
+    let human = text(&gp3_16k_eu_north_1("36GiB"));
+    let v = json(&gp3_16k_eu_north_1("36GiB"));
     let st1 = text(&["price", "st1", "--size", "1TiB", "--region", "eu-north-1"]);
     let inst = text(&["price", "instance", "m6id.xlarge", "--region", "us-east-1"]);
     insta::with_settings!({snapshot_path => "fixtures/catalog/snapshots", prepend_module_to_snapshot => false}, {
@@ -406,18 +340,7 @@ fn golden_price_output() {
 #[test]
 fn golden_plan_output() {
     let human = text(disktier_testkit::cli_cases::PLAN_SEED_000);
-    let v = json(&[
-        "plan",
-        "--region",
-        "eu-north-1",
-        "--capacity",
-        "5TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--allow-hybrid",
-    ]);
+    let v = json(PLAN_5TIB_HYBRID);
     insta::with_settings!({snapshot_path => "fixtures/catalog/snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("plan_seed_000_text", human);
         insta::assert_json_snapshot!("plan_seed_001_json", v);

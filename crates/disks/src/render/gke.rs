@@ -134,13 +134,18 @@ pub(super) fn parse_quantity(q: &str) -> Option<u64> {
     n.checked_mul(mult)
 }
 
-fn check_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
-    let ok = !v.is_empty()
-        && v.len() <= 63
+/// A name as GCP writes them: `len` lowercase letters, digits or hyphens, starting with a
+/// letter and not ending with a hyphen.
+fn gcp_name(v: &str, len: std::ops::RangeInclusive<usize>) -> bool {
+    len.contains(&v.len())
         && v.starts_with(|c: char| c.is_ascii_lowercase())
         && v.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !v.ends_with('-');
+        && !v.ends_with('-')
+}
+
+fn check_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
+    let ok = gcp_name(v, 1..=63);
     RenderError::unless(
         ok,
         flag,
@@ -152,11 +157,7 @@ fn check_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
 /// A GCP project ID: 6 to 30 lowercase letters, digits or hyphens, starting with a letter and not
 /// ending with a hyphen (cloud.google.com/resource-manager/docs/creating-managing-projects).
 fn check_project(v: &str) -> Result<(), RenderError> {
-    let ok = (6..=30).contains(&v.len())
-        && v.starts_with(|c: char| c.is_ascii_lowercase())
-        && v.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !v.ends_with('-');
+    let ok = gcp_name(v, 6..=30);
     RenderError::unless(ok, "project", v.chars().take(64).collect(), "a project ID has 6 to 30 lowercase letters, digits and '-', starts with a letter and does not end with '-' (gcloud projects list)")
 }
 
