@@ -173,6 +173,38 @@ fn scratch(dir: &Path) -> Vec<String> {
 
 /// Starts a run whose second scenario (cgroup-weight: scheduler switched to bfq, the aggressor
 /// in a blkio cgroup) lasts long, and SIGKILLs it once both changes are in place.
+/// A run killed mid-way on a fresh xfs (one test at a time): the lock, the device, its mount,
+/// the run directory, the scheduler before the run and the killed run's pid. `None` where loop
+/// devices or cgroup v1 blkio are missing.
+fn killed_run() -> Option<Killed> {
+    if !disktier_testkit::BlkioThrottle::available() {
+        return None;
+    }
+    let (serial, dev, mnt) = serial_loop_fs(&SERIAL, 512 << 20, "xfs")?;
+    let run = tempfile::tempdir().unwrap();
+    let before = scheduler(&dev);
+    let pid = start_and_kill(&dev, &mnt.dir, run.path());
+    Some(Killed {
+        pid,
+        before,
+        run,
+        mnt,
+        dev,
+        _serial: serial,
+    })
+}
+
+/// What [`killed_run`] leaves; dropped in field order (the mount before the device, the lock
+/// last).
+struct Killed {
+    pid: u32,
+    before: String,
+    run: tempfile::TempDir,
+    mnt: disktier_testkit::Mount,
+    dev: LoopDev,
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
 fn start_and_kill(dev: &LoopDev, dir: &Path, run_dir: &Path) -> u32 {
     let exe = assert_cmd::cargo::cargo_bin("disktier");
     let mut child = std::process::Command::new(exe)
@@ -218,15 +250,18 @@ fn start_and_kill(dev: &LoopDev, dir: &Path, run_dir: &Path) -> u32 {
 
 #[test]
 fn restore_undoes_what_a_killed_run_left() {
-    if !require_loop() || !disktier_testkit::BlkioThrottle::available() {
+    // Bound lock first, so that it is dropped last (after the mount and the device).
+    let Some(Killed {
+        _serial,
+        dev,
+        mnt,
+        run,
+        before,
+        pid,
+    }) = killed_run()
+    else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
-    let run = tempfile::tempdir().unwrap();
-    let before = scheduler(&dev);
-    let pid = start_and_kill(&dev, &mnt.dir, run.path());
+    };
     bin()
         .env("DISKTIER_RUN_DIR", run.path())
         .args(["interfere", "--restore"])
@@ -246,15 +281,18 @@ fn restore_undoes_what_a_killed_run_left() {
 
 #[test]
 fn the_next_run_undoes_what_a_killed_run_left() {
-    if !require_loop() || !disktier_testkit::BlkioThrottle::available() {
+    // Bound lock first, so that it is dropped last (after the mount and the device).
+    let Some(Killed {
+        _serial,
+        dev,
+        mnt,
+        run,
+        before,
+        pid,
+    }) = killed_run()
+    else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
-    let run = tempfile::tempdir().unwrap();
-    let before = scheduler(&dev);
-    let pid = start_and_kill(&dev, &mnt.dir, run.path());
+    };
     let out = bin()
         .env("DISKTIER_RUN_DIR", run.path())
         .args(["--no-save", "--format", "json", "interfere"])
