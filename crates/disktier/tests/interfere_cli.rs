@@ -250,53 +250,35 @@ fn start_and_kill(dev: &LoopDev, dir: &Path, run_dir: &Path) -> u32 {
 
 #[test]
 fn restore_undoes_what_a_killed_run_left() {
-    // Bound lock first, so that it is dropped last (after the mount and the device).
-    let Some(Killed {
-        _serial,
-        dev,
-        mnt,
-        run,
-        before,
-        pid,
-    }) = killed_run()
-    else {
+    let Some(k) = killed_run() else {
         return;
     };
     bin()
-        .env("DISKTIER_RUN_DIR", run.path())
+        .env("DISKTIER_RUN_DIR", k.run.path())
         .args(["interfere", "--restore"])
         .assert()
         .success()
         .stdout(predicate::str::contains(format!(
             "undone: scheduler of {}",
-            dev.name()
+            k.dev.name()
         )));
-    assert_eq!(scheduler(&dev), before);
-    assert!(our_cgroups(pid).is_empty(), "{:?}", our_cgroups(pid));
-    assert!(scratch(&mnt.dir).is_empty(), "{:?}", scratch(&mnt.dir));
-    assert!(!run.path().join("interfere.journal").exists());
+    assert_eq!(scheduler(&k.dev), k.before);
+    assert!(our_cgroups(k.pid).is_empty(), "{:?}", our_cgroups(k.pid));
+    assert!(scratch(&k.mnt.dir).is_empty(), "{:?}", scratch(&k.mnt.dir));
+    assert!(!k.run.path().join("interfere.journal").exists());
     // Idempotent.
-    restore_finds_nothing(run.path());
+    restore_finds_nothing(k.run.path());
 }
 
 #[test]
 fn the_next_run_undoes_what_a_killed_run_left() {
-    // Bound lock first, so that it is dropped last (after the mount and the device).
-    let Some(Killed {
-        _serial,
-        dev,
-        mnt,
-        run,
-        before,
-        pid,
-    }) = killed_run()
-    else {
+    let Some(k) = killed_run() else {
         return;
     };
     let out = bin()
-        .env("DISKTIER_RUN_DIR", run.path())
+        .env("DISKTIER_RUN_DIR", k.run.path())
         .args(["--no-save", "--format", "json", "interfere"])
-        .arg(&mnt.dir)
+        .arg(&k.mnt.dir)
         .args([
             "--duration",
             "1s",
@@ -316,9 +298,9 @@ fn the_next_run_undoes_what_a_killed_run_left() {
             .any(|u| u.as_str().unwrap().starts_with("scheduler of")),
         "{undone:?}"
     );
-    assert_eq!(scheduler(&dev), before);
-    assert!(our_cgroups(pid).is_empty());
-    assert!(scratch(&mnt.dir).is_empty());
+    assert_eq!(scheduler(&k.dev), k.before);
+    assert!(our_cgroups(k.pid).is_empty());
+    assert!(scratch(&k.mnt.dir).is_empty());
 }
 
 /// Starts a run whose scenario switches the scheduler to bfq, waits until the switch and the
