@@ -27,14 +27,8 @@ fn no_kernel_names(s: &str) {
 #[test]
 fn openshift_to_stdout_is_one_yaml_stream() {
     let text = disktier()
-        .args([
-            "render",
-            "openshift",
-            "--mount",
-            "/var/lib/containers",
-            "--options",
-            "prjquota",
-        ])
+        .arg("render")
+        .args(disktier_testkit::cli_cases::OPENSHIFT)
         .args([
             "--machineset",
             "--instance-type",
@@ -269,14 +263,8 @@ fn use_binary_runs_a_setup_command_that_disktier_setup_accepts() {
     // The unit's ExecStart, run with this build of disktier in --dry-run: it must parse (no
     // usage error), whatever the machine's disks.
     let text = disktier()
-        .args([
-            "render",
-            "openshift",
-            "--mount",
-            "/var/lib/containers",
-            "--options",
-            "prjquota",
-        ])
+        .arg("render")
+        .args(disktier_testkit::cli_cases::OPENSHIFT)
         .args([
             "--owner",
             "root:root",
