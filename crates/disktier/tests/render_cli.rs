@@ -4,6 +4,7 @@
 
 use assert_cmd::Command;
 use disktier_testkit::cli::Succeeds;
+use disktier_testkit::cli_cases::GKE_C1;
 use predicates::prelude::*;
 
 fn disktier() -> Command {
@@ -49,21 +50,13 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("manifests");
     let args = [
-        "render",
-        "gke",
-        "--cluster",
-        "c1",
-        "--machine-type",
-        "n1-standard-8",
-        "--local-ssds",
-        "2",
-        "--project",
-        "my-project-1",
-        "--zone",
-        "asia-east1-a",
-    ];
+        &["render"][..],
+        GKE_C1,
+        &["--machine-type", "n1-standard-8", "--local-ssds", "2"],
+    ]
+    .concat();
     disktier()
-        .args(args)
+        .args(&args)
         .arg("-o")
         .arg(&d)
         .assert()
@@ -80,7 +73,7 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
 
     // Same content again: unchanged.
     disktier()
-        .args(args)
+        .args(&args)
         .arg("-o")
         .arg(&d)
         .assert()
@@ -91,7 +84,7 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
     std::fs::write(d.join("pod-emptydir.yaml"), "edited\n").unwrap();
     std::fs::remove_file(d.join("pod-hostpath.yaml")).unwrap();
     disktier()
-        .args(args)
+        .args(&args)
         .arg("-o")
         .arg(&d)
         .assert()
@@ -106,7 +99,7 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
     );
     assert!(!d.join("pod-hostpath.yaml").exists());
     disktier()
-        .args(args)
+        .args(&args)
         .arg("-o")
         .arg(&d)
         .arg("--overwrite")
@@ -160,31 +153,21 @@ fn every_platform_renders_from_the_cli() {
 
 #[test]
 fn bad_input_is_refused_with_the_fix() {
-    let gke = [
-        "render",
-        "gke",
-        "--cluster",
-        "c1",
-        "--project",
-        "my-project-1",
-        "--zone",
-        "asia-east1-a",
-        "--local-ssds",
-    ];
+    let gke = [&["render"][..], GKE_C1, &["--local-ssds"]].concat();
     disktier()
-        .args(gke)
+        .args(&gke)
         .args(["2", "--machine-type", "e2-standard-8"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("E2").and(predicate::str::contains("no local SSD")));
     disktier()
-        .args(gke)
+        .args(&gke)
         .args(["24", "--machine-type", "n1-standard-8"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("at most 8 local SSDs, not 24"));
     disktier()
-        .args(gke)
+        .args(&gke)
         .args([
             "2",
             "--machine-type",
@@ -196,7 +179,7 @@ fn bad_input_is_refused_with_the_fix() {
         .code(2)
         .stderr(predicate::str::contains("cannot be combined"));
     disktier()
-        .args(gke)
+        .args(&gke)
         .args(["2", "--machine-type", "n4-standard-8"])
         .assert()
         .success()
