@@ -19,6 +19,9 @@ const ARGS: &[&str] = &[
     "2000Gi",
 ];
 
+/// `render aks` of cluster c in resource group rg, for the refusals.
+const AKS_RG_C: &[&str] = &["render", "aks", "--resource-group", "rg", "--cluster", "c"];
+
 #[test]
 fn aks_renders_golden_files_that_validate() {
     let dir = tempfile::tempdir().unwrap();
@@ -82,16 +85,8 @@ fn aks_renders_golden_files_that_validate() {
 #[test]
 fn aks_refuses_sizes_without_nvme_and_requests_above_the_disks() {
     disktier()
-        .args([
-            "render",
-            "aks",
-            "--resource-group",
-            "rg",
-            "--cluster",
-            "c",
-            "--vm-size",
-            "Standard_D4s_v5",
-        ])
+        .args(AKS_RG_C)
+        .args(["--vm-size", "Standard_D4s_v5"])
         .assert()
         .code(2)
         .stderr(
@@ -100,16 +95,8 @@ fn aks_refuses_sizes_without_nvme_and_requests_above_the_disks() {
         );
     // An L8s_v3 has one 1.92 TB disk: 1,788 GiB.
     disktier()
-        .args([
-            "render",
-            "aks",
-            "--resource-group",
-            "rg",
-            "--cluster",
-            "c",
-            "--request",
-            "1800Gi",
-        ])
+        .args(AKS_RG_C)
+        .args(["--request", "1800Gi"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("larger size"));
