@@ -51,6 +51,15 @@ fn json_run(run: &Path, dir: &Path, cmd: &str, extra: &[&str]) -> serde_json::Va
     judged_json(&out)
 }
 
+/// `interfere --aggressor-cmd CMD` with `extra` (JSON) on a fresh xfs, one test at a time: the
+/// document and the run directory; `None` where loop devices cannot be made.
+fn run_on_xfs(cmd: &str, extra: &[&str]) -> Option<(serde_json::Value, tempfile::TempDir)> {
+    let (_serial, _dev, mnt) = serial_loop_fs(&SERIAL, 512 << 20, "xfs")?;
+    let run = tempfile::tempdir().unwrap();
+    let v = json_run(run.path(), &mnt.dir, cmd, extra);
+    Some((v, run))
+}
+
 #[test]
 fn a_command_that_a_shell_would_need_is_refused_with_the_fix() {
     let t = tempfile::tempdir().unwrap();
@@ -136,16 +145,12 @@ fn a_real_command_runs_under_each_io_class_and_reports_its_exit_time_and_bytes()
 
 #[test]
 fn a_failing_command_is_reported_with_its_status_and_stderr() {
-    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
-        return;
-    };
-    let run = tempfile::tempdir().unwrap();
-    let v = json_run(
-        run.path(),
-        &mnt.dir,
+    let Some((v, _run)) = run_on_xfs(
         "sh -c 'echo tar: boom >&2; exit 3'",
         &["--mitigations", "none"],
-    );
+    ) else {
+        return;
+    };
     let s = &v["scenarios"][1];
     assert_eq!(s["aggressor"]["exit"]["code"], 3, "{s}");
     let notes = s["notes"].to_string();
@@ -157,18 +162,12 @@ fn a_failing_command_is_reported_with_its_status_and_stderr() {
 
 #[test]
 fn the_command_gets_the_terminal_signals_at_their_defaults() {
-    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
-        return;
-    };
-    let run = tempfile::tempdir().unwrap();
     // disktier's aggressor process ignores SIGINT; a non-interactive sh that inherited the
     // ignored disposition would survive its own SIGINT and exit 0.
-    let v = json_run(
-        run.path(),
-        &mnt.dir,
-        "sh -c 'kill -INT $$; exit 0'",
-        &["--mitigations", "none"],
-    );
+    let Some((v, _run)) = run_on_xfs("sh -c 'kill -INT $$; exit 0'", &["--mitigations", "none"])
+    else {
+        return;
+    };
     let a = &v["scenarios"][1]["aggressor"];
     assert_eq!(a["exit"]["ended"], "signal", "{a}");
     assert_eq!(a["exit"]["signal"], libc::SIGINT, "{a}");
