@@ -19,17 +19,10 @@ KIND=${KIND:-zipf}
 for v in "$PAIRS" "$N" "$OBJ"; do
     case $v in '' | *[!0-9]*) echo "cachesim-pairs: PAIRS, N and OBJ must be numbers" >&2; exit 2 ;; esac
 done
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
-if [ -n "${DISKTIER:-}" ]; then BIN=$DISKTIER; else
-    cargo build --quiet --release -p disktier
-    BIN=$CARGO_TARGET_DIR/release/disktier
-fi
-VENV=${VENV:-$HOME/.cache/disktier-bench-venv}
-if ! "$VENV/bin/python" -c 'import libcachesim, numpy' 2>/dev/null; then
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet libcachesim numpy
-fi
-PY=$VENV/bin/python
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+BIN=$(disktier_release)
+PY=$(bench_python libcachesim numpy)
 WORK=$(mktemp -d /var/tmp/disktier-cspairs.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 RES=$WORK/results.jsonl

@@ -10,17 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-10000000}
 OBJ=${OBJ:-1000000}
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
-if [ -n "${DISKTIER:-}" ]; then BIN=$DISKTIER; else
-    cargo build --quiet --release -p disktier
-    BIN=$CARGO_TARGET_DIR/release/disktier
-fi
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+BIN=$(disktier_release)
 [ -x /usr/bin/time ] || { echo "cachesim-scale: needs GNU time (apt-get install time)" >&2; exit 2; }
-VENV=${VENV:-$HOME/.cache/disktier-bench-venv}
-if ! "$VENV/bin/python" -c 'import numpy' 2>/dev/null; then
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet libcachesim numpy
-fi
+PY=$(bench_python numpy)
 WORK=$(mktemp -d /var/tmp/disktier-csscale.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 python3 bench/pairs_stats.py state >&2
@@ -52,7 +46,7 @@ PYEOF
 }
 for n in $N; do
     case $n in '' | *[!0-9]*) echo "cachesim-scale: N must be numbers" >&2; exit 2 ;; esac
-    "$VENV/bin/python" bench/cachesim_gen.py zipf "$n" "$OBJ" "$WORK/t"
+    "$PY" bench/cachesim_gen.py zipf "$n" "$OBJ" "$WORK/t"
     rm -f "$WORK/t.oracleGeneral.bin"
     "$BIN" --quiet trace import alibaba "$WORK/t.alibaba.csv" -o "$WORK/t.dtt" >/dev/null
     rm -f "$WORK/t.alibaba.csv" "$WORK/exact.json"

@@ -9,17 +9,12 @@
 #        N=1000000 OBJ=100000 bench/cachesim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+BIN=$(DISKTIER='' disktier_release)
 N=${N:-10000000}
 OBJ=${OBJ:-1000000}
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
-cargo build --quiet --release -p disktier
-BIN=$CARGO_TARGET_DIR/release/disktier
-VENV=${VENV:-$HOME/.cache/disktier-bench-venv}
-if ! "$VENV/bin/python" -c 'import libcachesim, numpy' 2>/dev/null; then
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install --quiet libcachesim numpy
-fi
-PY=$VENV/bin/python
+PY=$(bench_python libcachesim numpy)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 

@@ -31,7 +31,8 @@ RUNTIME=${RUNTIME:-3}
 WORKLOADS=${WORKLOADS:-qd32 qd1 wqd32 etcd}
 CEILING=${CEILING:-1}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 STATS="$ROOT/bench/pairs_stats.py"
 
 for p in losetup mkfs.xfs fio python3; do
@@ -42,13 +43,7 @@ case $PAIRS in '' | *[!0-9]*) echo "pairs: PAIRS must be a number" >&2; exit 2 ;
 case $RUNTIME in '' | *[!0-9]*) echo "pairs: RUNTIME must be whole seconds" >&2; exit 2 ;; esac
 [ "$PAIRS" -ge 2 ] || { echo "pairs: PAIRS must be at least 2" >&2; exit 2; }
 
-if [ -n "${DISKTIER:-}" ]; then
-    DT=$DISKTIER
-else
-    echo "building disktier (release)..." >&2
-    (cd "$ROOT" && cargo build --release -q -p disktier)
-    DT="$CARGO_TARGET_DIR/release/disktier"
-fi
+DT=$(disktier_release)
 [ -x "$DT" ] || { echo "pairs: $DT is not an executable" >&2; exit 2; }
 read -r -a DT_EXTRA <<< "${DISKTIER_ARGS:-}"
 VS_DT=0

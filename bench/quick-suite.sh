@@ -9,14 +9,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
-if [ -n "${DISKTIER:-}" ]; then
-    DT=$DISKTIER
-else
-    echo "building disktier (release)..." >&2
-    (cd "$ROOT" && cargo build --release -q -p disktier)
-    DT="$CARGO_TARGET_DIR/release/disktier"
-fi
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+DT=$(disktier_release)
 command -v python3 >/dev/null || { echo "quick-suite: needs python3" >&2; exit 2; }
 
 if [ -n "${1:-}" ]; then

@@ -33,20 +33,16 @@ SECTIONS=${SECTIONS:-abcde}
 BACKING=${BACKING:-/var/tmp}
 THRESHOLD_NS=10000000 # etcd's 10 ms fdatasync p99 (docs/sources.md [ocp-etcd-practices], [ocp-etcd-perf])
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 
 for p in losetup mkfs.xfs fio python3; do
     command -v "$p" >/dev/null || { echo "vs-fio: needs $p" >&2; exit 2; }
 done
 [ "$(id -u)" = 0 ] || { echo "vs-fio: needs root (loop devices, mounts, cgroups)" >&2; exit 2; }
 
-if [ -n "${DISKTIER:-}" ]; then
-    DT=$DISKTIER # a binary built before (e.g. while the tree is being edited)
-else
-    echo "building disktier (release)..." >&2
-    (cd "$ROOT" && cargo build --release -q -p disktier)
-    DT="$CARGO_TARGET_DIR/release/disktier"
-fi
+# $DISKTIER: a binary built before (e.g. while the tree is being edited).
+DT=$(disktier_release)
 
 # The disktier binaries (a) and (c) compare with fio: "label=path" words, run in this order
 # inside every run, then fio.

@@ -7,6 +7,7 @@
 
 use disktier_cmd::{Cmd, CommandRunner, Output, RealRunner};
 use disktier_disks::render::{Fs, Intent, IntentInput, Renderer, Systemd};
+use disktier_testkit::cli::stdout_ok;
 use disktier_testkit::{have, require, require_loop, LoopDev};
 use std::path::{Path, PathBuf};
 
@@ -519,11 +520,7 @@ fn bcache_script_checks_then_makes_the_cache_on_blank_disks() {
     s.link(&fast, &slow);
     let out = s.dry_run();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     assert!(
         stdout.contains(&format!(
             "+ make-bcache -B {} -C {}",
@@ -598,11 +595,7 @@ fn lvmcache_script_plans_pv_vg_lv_and_the_cache_conversion() {
     s.link(&fast, &slow);
     let out = s.dry_run();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     let (f, sl) = (fast.path.display(), slow.path.display());
     let want = [
         format!("+ pvcreate {sl}"),

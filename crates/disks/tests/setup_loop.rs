@@ -5,51 +5,18 @@
 
 use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner, RecordingRunner};
 use disktier_disks::setup::{
-    persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig, SetupRequest,
+    persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig,
 };
-use disktier_testkit::{have, require, require_loop, LoopDev};
+use disktier_testkit::{blkid, have, is_mount_point, require, require_loop_xfs, LoopDev, Unmount};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+
+mod support;
+use support::{request_on, Hooked};
 
 /// xfs needs a device of at least 300 MiB.
 const XFS_SIZE: u64 = 320 << 20;
-
-/// Unmounts what a test mounted (deepest first), even when the test fails half-way.
-struct Unmount(Vec<PathBuf>);
-impl Drop for Unmount {
-    fn drop(&mut self) {
-        let mut v = self.0.clone();
-        v.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
-        for p in v {
-            while is_mount_point(&p) {
-                if !Command::new("umount")
-                    .arg("-l")
-                    .arg(&p)
-                    .status()
-                    .is_ok_and(|s| s.success())
-                {
-                    break;
-                }
-            }
-        }
-    }
-}
-
-fn is_mount_point(p: &Path) -> bool {
-    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let t = p.display().to_string();
-    mi.lines().any(|l| l.split(' ').nth(4) == Some(t.as_str()))
-}
-
-fn blkid(dev: &Path, tag: &str) -> String {
-    let o = Command::new("blkid")
-        .args(["-p", "-s", tag, "-o", "value"])
-        .arg(dev)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
 
 fn run(c: &SetupConfig, runner: &dyn CommandRunner) -> Report {
     setup(c, Path::new("/"), runner).unwrap_or_else(|e| panic!("setup failed: {e:#?}"))
@@ -61,13 +28,9 @@ fn did(rep: &Report, what: &str) -> bool {
         .any(|s| s.status == "done" && s.commands.iter().any(|c| c.starts_with(what)))
 }
 
-fn ready() -> bool {
-    require_loop() && require(have("mkfs.xfs") && have("wipefs"), "mkfs.xfs and wipefs")
-}
-
 #[test]
 fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
@@ -87,8 +50,7 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
     )
     .unwrap();
 
-    let mut c = SetupRequest::new(&mnt);
-    c.devices = Some(vec![dev.path.display().to_string()]);
+    let mut c = request_on(&dev, &mnt);
     c.bind = vec![cache.clone(), app.clone()];
     c.owner = Some("1234:1235".into());
     c.mode = Some("0750".into());
@@ -224,26 +186,24 @@ impl CommandRunner for Recorder {
 }
 
 /// Real runner that "crashes" (fails) at the first command of one program.
-struct CrashAt(&'static str, std::sync::atomic::AtomicBool);
-impl CommandRunner for CrashAt {
-    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
-        if cmd.program == self.0 && !self.1.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            return Ok(Output {
-                status: 137,
-                stdout: String::new(),
-                stderr: "killed".into(),
-            });
-        }
-        RealRunner.output(cmd)
-    }
-    fn has_program(&self, p: &str) -> bool {
-        RealRunner.has_program(p)
-    }
+fn crash_at(program: &'static str) -> impl CommandRunner {
+    let crashed = std::sync::atomic::AtomicBool::new(false);
+    Hooked(move |cmd: &Cmd| {
+        (cmd.program == program && !crashed.swap(true, std::sync::atomic::Ordering::SeqCst)).then(
+            || {
+                Ok(Output {
+                    status: 137,
+                    stdout: String::new(),
+                    stderr: "killed".into(),
+                })
+            },
+        )
+    })
 }
 
 #[test]
 fn a_crash_at_any_step_is_completed_by_the_next_run() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
@@ -257,14 +217,13 @@ fn a_crash_at_any_step_is_completed_by_the_next_run() {
         let _guard = Unmount(vec![mnt.clone(), dir.clone()]);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("keep"), b"keep me").unwrap();
-        let mut c = SetupRequest::new(&mnt);
-        c.devices = Some(vec![dev.path.display().to_string()]);
+        let mut c = request_on(&dev, &mnt);
         c.bind = vec![dir.clone()];
         c.owner = Some("0:0".into());
         c.persist = Persist::Systemd;
         c.persist_root = tmp.path().join("root");
         let c = c.check().unwrap();
-        let crash = CrashAt(program, Default::default());
+        let crash = crash_at(program);
         let e = setup(&c, Path::new("/"), &crash).unwrap_err();
         assert!(e.to_string().contains("re-run setup"), "{e}");
         let crashed_after_mkfs = *program != "mkfs.xfs";
@@ -305,15 +264,14 @@ fn a_crash_at_any_step_is_completed_by_the_next_run() {
 
 #[test]
 fn ext4_on_request_with_label_and_noatime() {
-    if !ready() || !require(have("mkfs.ext4"), "mkfs.ext4") {
+    if !require_loop_xfs() || !require(have("mkfs.ext4"), "mkfs.ext4") {
         return;
     }
     let dev = LoopDev::new(64 << 20);
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let mnt = tmp.path().join("m");
     let _guard = Unmount(vec![mnt.clone()]);
-    let mut c = SetupRequest::new(&mnt);
-    c.devices = Some(vec![dev.path.display().to_string()]);
+    let mut c = request_on(&dev, &mnt);
     c.fs = FsType::Ext4;
     c.label = "scratch-ext4".into();
     c.persist = Persist::Fstab;
@@ -369,15 +327,14 @@ fn ext4_on_request_with_label_and_noatime() {
 /// changing anything; the mount units alone (no boot unit) name the UUID, with a warning.
 #[test]
 fn a_kernel_name_is_never_persisted() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let mnt = tmp.path().join("m");
     let _guard = Unmount(vec![mnt.clone()]);
-    let mut c = SetupRequest::new(&mnt);
-    c.devices = Some(vec![dev.path.display().to_string()]);
+    let mut c = request_on(&dev, &mnt);
     c.persist = Persist::Systemd;
     c.persist_root = tmp.path().join("root");
     c.boot_binary = Some(std::env::current_exe().unwrap());
@@ -422,14 +379,13 @@ fn a_kernel_name_is_never_persisted() {
 
 #[test]
 fn dry_run_on_a_real_device_changes_nothing() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
     let before = dev.checksum();
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let mut c = SetupRequest::new(tmp.path().join("m"));
-    c.devices = Some(vec![dev.path.display().to_string()]);
+    let mut c = request_on(&dev, tmp.path().join("m"));
     c.dry_run = true;
     let rec = Recorder::default();
     let rep = run(&c.check().unwrap(), &rec);
@@ -492,14 +448,13 @@ fn refused_step(c: &SetupConfig, runner: &dyn CommandRunner) -> String {
 
 #[test]
 fn a_disk_formatted_between_plan_and_mkfs_is_left_alone() {
-    if !ready() || !require(have("mkfs.ext4"), "mkfs.ext4") {
+    if !require_loop_xfs() || !require(have("mkfs.ext4"), "mkfs.ext4") {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let _guard = Unmount(vec![tmp.path().join("m")]);
-    let mut c = SetupRequest::new(tmp.path().join("m"));
-    c.devices = Some(vec![dev.path.display().to_string()]);
+    let c = request_on(&dev, tmp.path().join("m"));
     let c = c.check().unwrap();
     let path = dev.path.clone();
     let runner = IntrudeBeforeRecheck {
@@ -528,14 +483,13 @@ fn a_disk_formatted_between_plan_and_mkfs_is_left_alone() {
 
 #[test]
 fn a_disk_opened_exclusively_between_plan_and_mkfs_is_left_alone() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
     let before = dev.checksum();
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let mut c = SetupRequest::new(tmp.path().join("m"));
-    c.devices = Some(vec![dev.path.display().to_string()]);
+    let c = request_on(&dev, tmp.path().join("m"));
     let c = c.check().unwrap();
     let holder: std::sync::Arc<std::sync::Mutex<Option<std::fs::File>>> = Default::default();
     let (h, path) = (holder.clone(), dev.path.clone());

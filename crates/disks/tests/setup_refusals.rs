@@ -35,20 +35,21 @@ fn sh(args: &[&str]) {
     );
 }
 
-fn ready() -> bool {
-    require_loop()
+/// A fresh [`SMALL`] loop device, where loop devices, mkfs.ext4 and blockdev are here.
+fn small_dev() -> Option<LoopDev> {
+    let ok = require_loop()
         && require(
             have("mkfs.ext4") && have("blockdev"),
             "mkfs.ext4 and blockdev",
-        )
+        );
+    ok.then(|| LoopDev::new(SMALL))
 }
 
 #[test]
 fn mounted_disk_is_refused() {
-    if !ready() {
+    let Some(dev) = small_dev() else {
         return;
-    }
-    let dev = LoopDev::new(SMALL);
+    };
     sh(&[
         "mkfs.ext4",
         "-q",
@@ -77,10 +78,9 @@ fn mounted_disk_is_refused() {
 
 #[test]
 fn a_foreign_filesystem_is_refused() {
-    if !ready() {
+    let Some(dev) = small_dev() else {
         return;
-    }
-    let dev = LoopDev::new(SMALL);
+    };
     sh(&[
         "mkfs.ext4",
         "-q",
@@ -97,10 +97,9 @@ fn a_foreign_filesystem_is_refused() {
 
 #[test]
 fn a_partitioned_disk_is_refused() {
-    if !ready() {
+    let Some(dev) = small_dev() else {
         return;
-    }
-    let dev = LoopDev::new(SMALL);
+    };
     // An MBR written by hand: one Linux partition from sector 2048, and the 0x55AA signature.
     let mut mbr = [0u8; 512];
     mbr[446 + 4] = 0x83;
@@ -123,10 +122,9 @@ fn a_partitioned_disk_is_refused() {
 
 #[test]
 fn a_read_only_disk_is_refused() {
-    if !ready() {
+    let Some(dev) = small_dev() else {
         return;
-    }
-    let dev = LoopDev::new(SMALL);
+    };
     sh(&["blockdev", "--setro", dev.path.to_str().unwrap()]);
     let err = refuse(&dev, &[]);
     sh(&["blockdev", "--setrw", dev.path.to_str().unwrap()]);
@@ -135,10 +133,9 @@ fn a_read_only_disk_is_refused() {
 
 #[test]
 fn a_disk_held_open_exclusively_is_refused_as_busy() {
-    if !ready() {
+    let Some(dev) = small_dev() else {
         return;
-    }
-    let dev = LoopDev::new(SMALL);
+    };
     use std::os::unix::fs::OpenOptionsExt;
     let _held = std::fs::OpenOptions::new()
         .read(true)
@@ -151,10 +148,9 @@ fn a_disk_held_open_exclusively_is_refused_as_busy() {
 
 #[test]
 fn prjquota_is_refused_with_the_quota_message_where_the_kernel_lacks_it() {
-    if !ready() {
+    let Some(dev) = small_dev() else {
         return;
-    }
-    let dev = LoopDev::new(SMALL);
+    };
     match quota_missing(Path::new("/"), FsType::Xfs) {
         Some(why) => {
             let err = refuse(&dev, &["prjquota"]);

@@ -3,65 +3,20 @@
 //! by the next run (its journal); --wipe leaves the device blank; a mount setup did not make is
 //! refused; binds need an explicit choice.
 
-use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner};
+use disktier_cmd::{Cmd, CmdError, CommandRunner, RealRunner};
 use disktier_disks::setup::undo::{journal_path, undo, BindChoice, UndoRequest};
-use disktier_disks::setup::{setup, Persist, SetupRequest};
+use disktier_disks::setup::{setup, Persist};
 use disktier_disks::valid::MountPath;
-use disktier_testkit::{have, require, require_loop, LoopDev};
+use disktier_testkit::{
+    blkid, is_mount_point, mount_points_under, require_loop_xfs, LoopDev, Unmount,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod support;
+use support::{request_on, Hooked};
+
 const XFS_SIZE: u64 = 320 << 20;
-
-/// Unmounts what a test mounted (deepest first), even when the test fails half-way.
-struct Unmount(Vec<PathBuf>);
-impl Drop for Unmount {
-    fn drop(&mut self) {
-        let mut v = self.0.clone();
-        v.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
-        for p in v {
-            while mounted(&p) {
-                if !Command::new("umount")
-                    .arg("-l")
-                    .arg(&p)
-                    .status()
-                    .is_ok_and(|s| s.success())
-                {
-                    break;
-                }
-            }
-        }
-    }
-}
-
-fn mounted(p: &Path) -> bool {
-    mount_points_under(Path::new("/"))
-        .iter()
-        .any(|m| m == &p.display().to_string())
-}
-
-/// Mount points below `dir` in /proc/self/mountinfo (the mount table as far as this test owns it).
-fn mount_points_under(dir: &Path) -> Vec<String> {
-    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let d = dir.display().to_string();
-    mi.lines()
-        .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
-        .filter(|m| m.starts_with(&d))
-        .collect()
-}
-
-fn blkid(dev: &Path, tag: &str) -> String {
-    let o = Command::new("blkid")
-        .args(["-p", "-s", tag, "-o", "value"])
-        .arg(dev)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-fn ready() -> bool {
-    require_loop() && require(have("mkfs.xfs") && have("wipefs"), "mkfs.xfs and wipefs")
-}
 
 /// Files below `dir` (relative paths), sorted: the state of a unit directory.
 fn tree(dir: &Path) -> Vec<String> {
@@ -119,13 +74,12 @@ fn set_up(persist: Persist) -> (Node, Vec<String>, String, Vec<String>) {
     let mounts_before = mount_points_under(tmp.path());
     let units_before = tree(&units);
 
-    let mut c = SetupRequest::new(&mnt);
-    c.devices = Some(vec![dev.path.display().to_string()]);
+    let mut c = request_on(&dev, &mnt);
     c.bind = vec![app.clone()];
     c.persist = persist;
     c.persist_root = root.clone();
     setup(&c.check().unwrap(), Path::new("/"), &RealRunner).unwrap();
-    assert!(mounted(&mnt) && mounted(&app));
+    assert!(is_mount_point(&mnt) && is_mount_point(&app));
     (
         Node {
             dev,
@@ -149,7 +103,7 @@ fn request(n: &Node) -> UndoRequest {
 
 #[test]
 fn setup_then_undo_restores_the_state_and_undo_twice_is_a_no_op() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     for persist in [Persist::Systemd, Persist::Fstab] {
@@ -163,7 +117,7 @@ fn setup_then_undo_restores_the_state_and_undo_twice_is_a_no_op() {
             e.contains("--binds copy-back") && e.contains("--binds keep"),
             "{e}"
         );
-        assert!(mounted(&n.mnt), "refused before any change");
+        assert!(is_mount_point(&n.mnt), "refused before any change");
 
         // --dry-run prints the steps and changes nothing.
         let mut r = request(&n);
@@ -174,7 +128,7 @@ fn setup_then_undo_restores_the_state_and_undo_twice_is_a_no_op() {
             .steps
             .iter()
             .any(|s| s.commands.iter().any(|c| c.starts_with("umount"))));
-        assert!(mounted(&n.mnt) && mounted(&n.app));
+        assert!(is_mount_point(&n.mnt) && is_mount_point(&n.app));
 
         r.dry_run = false;
         let rep = undo(&r, &RealRunner).unwrap();
@@ -206,7 +160,7 @@ fn setup_then_undo_restores_the_state_and_undo_twice_is_a_no_op() {
 
 #[test]
 fn keep_leaves_the_directories_underneath_as_they_were() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let (n, _, _, _) = set_up(Persist::None);
@@ -214,36 +168,31 @@ fn keep_leaves_the_directories_underneath_as_they_were() {
     let mut r = request(&n);
     r.binds = Some(BindChoice::Keep);
     undo(&r, &RealRunner).unwrap();
-    assert!(!mounted(&n.app) && !mounted(&n.mnt));
+    assert!(!is_mount_point(&n.app) && !is_mount_point(&n.mnt));
     assert!(!n.app.join("after").exists());
     assert!(n.app.join("before").exists());
 }
 
 /// Fails the unmount of `target` once: a run killed at that step.
-struct FailUmount(String, std::sync::atomic::AtomicBool);
-impl CommandRunner for FailUmount {
-    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+fn fail_umount(target: String) -> impl CommandRunner {
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    Hooked(move |cmd: &Cmd| {
         let s = cmd.to_string();
-        if s == format!("umount {}", self.0)
-            && !self.1.swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
-            return Err(CmdError::Failed {
-                cmd: s,
-                status: 137,
-                stdout: String::new(),
-                stderr: "killed".into(),
-            });
-        }
-        RealRunner.output(cmd)
-    }
-    fn has_program(&self, p: &str) -> bool {
-        RealRunner.has_program(p)
-    }
+        (s == format!("umount {target}") && !failed.swap(true, std::sync::atomic::Ordering::SeqCst))
+            .then(|| {
+                Err(CmdError::Failed {
+                    cmd: s,
+                    status: 137,
+                    stdout: String::new(),
+                    stderr: "killed".into(),
+                })
+            })
+    })
 }
 
 #[test]
 fn an_undo_killed_midway_is_completed_by_the_next_run_and_wipe_blanks_the_device() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let (n, mounts_before, fstab_before, _) = set_up(Persist::Fstab);
@@ -251,9 +200,9 @@ fn an_undo_killed_midway_is_completed_by_the_next_run_and_wipe_blanks_the_device
     r.binds = Some(BindChoice::CopyBack);
     r.wipe = true;
     // Killed after the bind is unmounted, before the filesystem is.
-    let runner = FailUmount(n.mnt.display().to_string(), Default::default());
+    let runner = fail_umount(n.mnt.display().to_string());
     assert!(undo(&r, &runner).is_err());
-    assert!(!mounted(&n.app) && mounted(&n.mnt));
+    assert!(!is_mount_point(&n.app) && is_mount_point(&n.mnt));
     let journal = journal_path(&n.root, &mp(&n.mnt));
     assert!(journal.exists(), "the journal survives the kill");
     // The re-run knows the bind and the device from the journal, not from the mount table.
@@ -280,7 +229,7 @@ fn an_undo_killed_midway_is_completed_by_the_next_run_and_wipe_blanks_the_device
 
 #[test]
 fn a_mount_setup_did_not_make_is_refused() {
-    if !ready() {
+    if !require_loop_xfs() {
         return;
     }
     let dev = LoopDev::new(XFS_SIZE);
@@ -305,6 +254,6 @@ fn a_mount_setup_did_not_make_is_refused() {
     r.wipe = true;
     let e = undo(&r, &RealRunner).unwrap_err().to_string();
     assert!(e.contains("did not make"), "{e}");
-    assert!(mounted(&mnt));
+    assert!(is_mount_point(&mnt));
     assert_eq!(blkid(&dev.path, "TYPE"), "xfs");
 }

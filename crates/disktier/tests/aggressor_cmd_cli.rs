@@ -5,13 +5,17 @@
 //! stops what the command left running.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::judged_json;
+use disktier_testkit::kube::wait_until;
+use disktier_testkit::serial_loop_fs;
 use disktier_testkit::{require_loop, LoopDev};
 use predicates::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn bin() -> Command {
-    Command::cargo_bin("disktier").unwrap()
+    disktier()
 }
 
 /// Loop-device tests change a device's scheduler and the cgroup root: one at a time.
@@ -35,17 +39,6 @@ fn running(needle: &str) -> Vec<i32> {
         .collect()
 }
 
-fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !cond() {
-        assert!(
-            t.elapsed() < Duration::from_secs(secs),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn json_run(run: &Path, dir: &Path, cmd: &str, extra: &[&str]) -> serde_json::Value {
     let out = bin()
         .env("DISKTIER_RUN_DIR", run)
@@ -55,12 +48,16 @@ fn json_run(run: &Path, dir: &Path, cmd: &str, extra: &[&str]) -> serde_json::Va
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0) | Some(1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    judged_json(&out)
+}
+
+/// `interfere --aggressor-cmd CMD` with `extra` (JSON) on a fresh xfs, one test at a time: the
+/// document and the run directory; `None` where loop devices cannot be made.
+fn run_on_xfs(cmd: &str, extra: &[&str]) -> Option<(serde_json::Value, tempfile::TempDir)> {
+    let (_serial, _dev, mnt) = serial_loop_fs(&SERIAL, 512 << 20, "xfs")?;
+    let run = tempfile::tempdir().unwrap();
+    let v = json_run(run.path(), &mnt.dir, cmd, extra);
+    Some((v, run))
 }
 
 #[test]
@@ -148,19 +145,12 @@ fn a_real_command_runs_under_each_io_class_and_reports_its_exit_time_and_bytes()
 
 #[test]
 fn a_failing_command_is_reported_with_its_status_and_stderr() {
-    if !require_loop() {
-        return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
-    let run = tempfile::tempdir().unwrap();
-    let v = json_run(
-        run.path(),
-        &mnt.dir,
+    let Some((v, _run)) = run_on_xfs(
         "sh -c 'echo tar: boom >&2; exit 3'",
         &["--mitigations", "none"],
-    );
+    ) else {
+        return;
+    };
     let s = &v["scenarios"][1];
     assert_eq!(s["aggressor"]["exit"]["code"], 3, "{s}");
     let notes = s["notes"].to_string();
@@ -172,21 +162,12 @@ fn a_failing_command_is_reported_with_its_status_and_stderr() {
 
 #[test]
 fn the_command_gets_the_terminal_signals_at_their_defaults() {
-    if !require_loop() {
-        return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
-    let run = tempfile::tempdir().unwrap();
     // disktier's aggressor process ignores SIGINT; a non-interactive sh that inherited the
     // ignored disposition would survive its own SIGINT and exit 0.
-    let v = json_run(
-        run.path(),
-        &mnt.dir,
-        "sh -c 'kill -INT $$; exit 0'",
-        &["--mitigations", "none"],
-    );
+    let Some((v, _run)) = run_on_xfs("sh -c 'kill -INT $$; exit 0'", &["--mitigations", "none"])
+    else {
+        return;
+    };
     let a = &v["scenarios"][1]["aggressor"];
     assert_eq!(a["exit"]["ended"], "signal", "{a}");
     assert_eq!(a["exit"]["signal"], libc::SIGINT, "{a}");
@@ -194,12 +175,9 @@ fn the_command_gets_the_terminal_signals_at_their_defaults() {
 
 #[test]
 fn the_timeout_stops_the_command_and_what_it_started() {
-    if !require_loop() {
+    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let run = tempfile::tempdir().unwrap();
     let t0 = Instant::now();
     let v = json_run(
@@ -220,12 +198,9 @@ fn the_timeout_stops_the_command_and_what_it_started() {
 
 #[test]
 fn restore_stops_what_the_command_left_after_disktier_was_killed() {
-    if !require_loop() {
+    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let run = tempfile::tempdir().unwrap();
     let exe = assert_cmd::cargo::cargo_bin("disktier");
     let mut child = std::process::Command::new(exe)
@@ -243,7 +218,7 @@ fn restore_stops_what_the_command_left_after_disktier_was_killed() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    wait_for("the command", 90, || {
+    wait_until(Duration::from_secs(90), "the command", || {
         !running("901.5").is_empty() && !running("902.5").is_empty()
     });
     child.kill().unwrap(); // SIGKILL: nothing of disktier runs its own cleanup
@@ -261,8 +236,10 @@ fn restore_stops_what_the_command_left_after_disktier_was_killed() {
         .stdout(predicate::str::contains(
             "undone: started aggressor process",
         ));
-    wait_for("the command's processes to go", 10, || {
-        running("901.5").is_empty() && running("902.5").is_empty()
-    });
+    wait_until(
+        Duration::from_secs(10),
+        "the command's processes to go",
+        || running("901.5").is_empty() && running("902.5").is_empty(),
+    );
     assert!(!run.path().join("interfere.journal").exists());
 }

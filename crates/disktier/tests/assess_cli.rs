@@ -3,11 +3,12 @@
 
 use assert_cmd::Command;
 use disktier_store::{Filter, Store};
+use disktier_testkit::cli::disktier;
 use predicates::prelude::*;
 use std::path::Path;
 
 fn dt(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
     c
 }

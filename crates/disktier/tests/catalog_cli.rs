@@ -7,12 +7,13 @@
 //! docs/sources.md); the arithmetic is in the comments.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::Succeeds;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn disktier(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier_testkit::cli::disktier();
     c.env("DISKTIER_DB", db)
         .env_remove("DISKTIER_CATALOG")
         .env("NO_COLOR", "1");
@@ -27,27 +28,17 @@ fn fixture(name: &str) -> PathBuf {
 
 fn json(args: &[&str]) -> Value {
     let tmp = tempfile::tempdir().unwrap();
-    let out = disktier(&tmp.path().join("db.sqlite"))
+    disktier(&tmp.path().join("db.sqlite"))
         .args(args)
         .args(["--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
+        .json_ok()
 }
 
 fn text(args: &[&str]) -> String {
     let tmp = tempfile::tempdir().unwrap();
-    let out = disktier(&tmp.path().join("db.sqlite"))
+    disktier(&tmp.path().join("db.sqlite"))
         .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).unwrap()
+        .stdout_ok()
 }
 
 /// Runs a command expected to fail with exit code `code`; returns stderr.
@@ -76,24 +67,44 @@ fn items(v: &Value) -> Vec<(String, f64)> {
         .collect()
 }
 
-fn cents(x: &Value) -> i64 {
-    (x.as_f64().unwrap() * 100.0).round() as i64
-}
-
-#[test]
-fn seed_001_cache_volume_gp3_36gib_eu_north_1() {
-    let v = json(&[
+/// `price gp3` of `size` at 16,000 IOPS and 1,000 MiB/s in eu-north-1 (the bcache-on-EBS
+/// recipe's cache volume at several sizes).
+fn gp3_16k_eu_north_1(size: &str) -> [&str; 10] {
+    [
         "price",
         "gp3",
         "--size",
-        "36GiB",
+        size,
         "--iops",
         "16000",
         "--throughput",
         "1000MiB/s",
         "--region",
         "eu-north-1",
-    ]);
+    ]
+}
+
+/// The bcache-on-EBS recipe's 5 TiB at 16,000 IOPS and 1,000 MiB/s, caches allowed.
+const PLAN_5TIB_HYBRID: &[&str] = &[
+    "plan",
+    "--region",
+    "eu-north-1",
+    "--capacity",
+    "5TiB",
+    "--iops",
+    "16000",
+    "--throughput",
+    "1000MiB/s",
+    "--allow-hybrid",
+];
+
+fn cents(x: &Value) -> i64 {
+    (x.as_f64().unwrap() * 100.0).round() as i64
+}
+
+#[test]
+fn seed_001_cache_volume_gp3_36gib_eu_north_1() {
+    let v = json(&gp3_16k_eu_north_1("36GiB"));
     // storage 36 GiB x $0.0836 = 3.0096 -> $3.01 IOPS (16,000 - 3,000) x $0.0052 = $67.60
     // throughput (1,000 - 125) MiB/s x $0.0418 = 36.575 -> $36.58 total 3.01 + 67.60 + 36.58 =
     // $107.19 (the bcache-on-EBS recipe [recipe-bcache-ebs]: $107.19, right)
@@ -134,18 +145,7 @@ fn seed_001_backing_st1_1tib_eu_north_1() {
 
 #[test]
 fn seed_001_gp3_1tib_at_the_same_iops() {
-    let v = json(&[
-        "price",
-        "gp3",
-        "--size",
-        "1TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--region",
-        "eu-north-1",
-    ]);
+    let v = json(&gp3_16k_eu_north_1("1TiB"));
     // 1,024 x $0.0836 = 85.6064 -> $85.61; + $67.60 + $36.58 = $189.79 (the bcache-on-EBS recipe
     // [recipe-bcache-ebs]: right).
     assert_eq!(cents(&v["monthly_cost_usd"]), 18979);
@@ -157,18 +157,7 @@ fn seed_001_5tib_extrapolation_is_corrected() {
     // The bcache-on-EBS recipe multiplies the whole 1 TiB gp3 price by 5 ($189.79 x 5 = $948.94),
     // IOPS and throughput included. A 5 TiB gp3 volume pays the 16,000 IOPS and 1,000 MiB/s once:
     // 5,120 x $0.0836 = 428.032 -> $428.03; + $67.60 + $36.58 = $532.21.
-    let v = json(&[
-        "price",
-        "gp3",
-        "--size",
-        "5TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--region",
-        "eu-north-1",
-    ]);
+    let v = json(&gp3_16k_eu_north_1("5TiB"));
     assert_eq!(cents(&v["monthly_cost_usd"]), 53221);
 
     // The planner at a hit ratio that meets 16,000 IOPS: cache gp3 sized by the rules,
@@ -177,20 +166,7 @@ fn seed_001_5tib_extrapolation_is_corrected() {
     // Backing st1 5,120 GiB x $0.0475 = $243.20. Hybrid: $350.06 (the recipe: $350.39 with 36 GiB).
     // Savings against the cheapest single volume meeting the same requirements (gp3 5 TiB,
     // $532.21): $182.15, not the recipe's $598.55.
-    let v = json(&[
-        "plan",
-        "--region",
-        "eu-north-1",
-        "--capacity",
-        "5TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--allow-hybrid",
-        "--hit-ratio",
-        "0.99",
-    ]);
+    let v = json(&[PLAN_5TIB_HYBRID, &["--hit-ratio", "0.99"]].concat());
     let opts = v["options"].as_array().unwrap();
     let hybrid = opts.iter().find(|o| o["kind"] == "hybrid").unwrap();
     assert_eq!(cents(&hybrid["monthly_cost_usd"]), 35006);
@@ -227,18 +203,7 @@ fn seed_001_5tib_extrapolation_is_corrected() {
 fn seed_001_hybrid_at_the_default_hit_ratio_does_not_meet_16000_iops() {
     // At the default 0.9: min(16,000 / 0.9, 200 / 0.1) = 2,000 IOPS < 16,000. The plan says
     // so, and that 1 - 200 / 16,000 = 98.75 % of I/O must hit the cache.
-    let v = json(&[
-        "plan",
-        "--region",
-        "eu-north-1",
-        "--capacity",
-        "5TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--allow-hybrid",
-    ]);
+    let v = json(PLAN_5TIB_HYBRID);
     assert_eq!(v["assumed_hit_ratio"], 0.9);
     assert!(v["options"]
         .as_array()
@@ -262,18 +227,7 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
     // it buys 33.069 / 0.10 = 330 GiB of gp2 or 33.069 / 0.08 = 413 GiB of gp3. The OpenShift
     // instance-disk recipe [recipe-ocp-instance-disk] says $66.138 / 661 GiB / 826 GiB: that is the
     // 2xlarge pair (below).
-    let v = json(&[
-        "plan",
-        "--region",
-        "us-east-1",
-        "--instance",
-        "m6i.xlarge",
-        "--capacity",
-        "200GiB",
-        "--iops",
-        "20000",
-        "--allow-ephemeral",
-    ]);
+    let v = json(disktier_testkit::cli_cases::PLAN_SEED_000);
     let opts = v["options"].as_array().unwrap();
     let is = opts.iter().find(|o| o["kind"] == "instance-store").unwrap();
     assert_eq!(cents(&is["monthly_cost_usd"]), 3307);
@@ -321,15 +275,8 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
 fn plan_says_the_quoted_66_14_is_the_2xlarge_pair_and_the_xlarge_delta_is_33_07() {
     // Without --allow-ephemeral too: the user who read the figure needs the correction anyway.
     for extra in [&[][..], &["--allow-ephemeral"][..]] {
-        let mut args = vec![
-            "plan",
-            "--region",
-            "us-east-1",
-            "--instance",
-            "m6i.xlarge",
-            "--capacity",
-            "200GiB",
-        ];
+        // The OpenShift recipe's plan up to its capacity (no IOPS, no --allow-ephemeral).
+        let mut args = disktier_testkit::cli_cases::PLAN_SEED_000[..7].to_vec();
         args.extend_from_slice(extra);
         let v = json(&args);
         let q = &v["quoted_checks"][0];
@@ -378,30 +325,8 @@ fn price_instance_and_the_24_percent() {
 
 #[test]
 fn golden_price_output() {
-    let human = text(&[
-        "price",
-        "gp3",
-        "--size",
-        "36GiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--region",
-        "eu-north-1",
-    ]);
-    let v = json(&[
-        "price",
-        "gp3",
-        "--size",
-        "36GiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--region",
-        "eu-north-1",
-    ]);
+    let human = text(&gp3_16k_eu_north_1("36GiB"));
+    let v = json(&gp3_16k_eu_north_1("36GiB"));
     let st1 = text(&["price", "st1", "--size", "1TiB", "--region", "eu-north-1"]);
     let inst = text(&["price", "instance", "m6id.xlarge", "--region", "us-east-1"]);
     insta::with_settings!({snapshot_path => "fixtures/catalog/snapshots", prepend_module_to_snapshot => false}, {
@@ -415,18 +340,7 @@ fn golden_price_output() {
 #[test]
 fn golden_plan_output() {
     let human = text(disktier_testkit::cli_cases::PLAN_SEED_000);
-    let v = json(&[
-        "plan",
-        "--region",
-        "eu-north-1",
-        "--capacity",
-        "5TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--allow-hybrid",
-    ]);
+    let v = json(PLAN_5TIB_HYBRID);
     insta::with_settings!({snapshot_path => "fixtures/catalog/snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("plan_seed_000_text", human);
         insta::assert_json_snapshot!("plan_seed_001_json", v);
@@ -608,7 +522,7 @@ fn import_aws_offer_fixture_and_use_it() {
         .stdout(predicate::str::contains("6 volume prices"));
     // Read it back through `catalog show` (the imported entries replace the embedded
     // eu-north-1 ones by region + type).
-    let shown = disktier(&tmp.path().join("db"))
+    let cat: serde_json::Value = disktier(&tmp.path().join("db"))
         .arg("--catalog")
         .arg(&out)
         .args([
@@ -619,12 +533,7 @@ fn import_aws_offer_fixture_and_use_it() {
             "--format",
             "json",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let cat: Value = serde_json::from_slice(&shown).unwrap();
+        .json_ok();
     let prices = cat["volume_price"].as_array().unwrap();
     let find = |t: &str| {
         prices
@@ -684,7 +593,7 @@ fn import_aws_offer_fixture_and_use_it() {
         .assert()
         .success();
     // sc1 now has an eu-north-1 price: 1,024 x $0.016 = $16.384 -> $16.38.
-    let o = disktier(&db)
+    let v: serde_json::Value = disktier(&db)
         .arg("--catalog")
         .arg(&out)
         .args([
@@ -697,12 +606,7 @@ fn import_aws_offer_fixture_and_use_it() {
             "--format",
             "json",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&o).unwrap();
+        .json_ok();
     assert_eq!(cents(&v["monthly_cost_usd"]), 1638);
     assert_eq!(v["weak"], false);
 }
@@ -773,32 +677,22 @@ date = "2026-10"
 "#,
     )
     .unwrap();
-    let o = disktier(&tmp.path().join("db"))
+    let v: serde_json::Value = disktier(&tmp.path().join("db"))
         .arg("--catalog")
         .arg(&over)
         .args([
             "price", "gp3", "--size", "100GiB", "--iops", "4000", "--format", "json",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&o).unwrap();
+        .json_ok();
     // 100 x $0.06 = $6.00 + 1,000 x $0.004 = $4.00 -> $10.00 (embedded: $8.00 + $5.00).
     assert_eq!(cents(&v["monthly_cost_usd"]), 1000);
     assert!(v["sources"][0].as_str().unwrap().contains("negotiated"));
     // Other types keep the embedded prices: gp2 100 GiB = $10.00.
-    let o = disktier(&tmp.path().join("db"))
+    let v: serde_json::Value = disktier(&tmp.path().join("db"))
         .arg("--catalog")
         .arg(&over)
         .args(["price", "gp2", "--size", "100GiB", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&o).unwrap();
+        .json_ok();
     assert_eq!(cents(&v["monthly_cost_usd"]), 1000);
     assert!(!v["sources"][0].as_str().unwrap().contains("negotiated"));
 }
@@ -939,7 +833,7 @@ fn plan_with_a_trace_uses_the_simulated_hit_ratio() {
         .arg("--no-save")
         .assert()
         .success();
-    let out = disktier(&db)
+    let v: serde_json::Value = disktier(&db)
         .args([
             "plan",
             "--region",
@@ -952,12 +846,7 @@ fn plan_with_a_trace_uses_the_simulated_hit_ratio() {
         ])
         .arg(&trace)
         .args(["--format", "json", "--no-save"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
+        .json_ok();
     // --trace implies hybrids and replaces the assumed ratio.
     assert!(v["assumed_hit_ratio"].is_null());
     let hybrids: Vec<&Value> = v["options"]

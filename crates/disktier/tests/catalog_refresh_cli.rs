@@ -3,13 +3,11 @@
 //! the written catalog merges and prices, bad input writes nothing, and memory stays bounded on
 //! a large page.
 
-use assert_cmd::Command;
+use disktier_testkit::cli::json_ok;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn bin() -> Command {
-    Command::cargo_bin("disktier").unwrap()
-}
+use disktier_testkit::cli::disktier as bin;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,12 +23,7 @@ fn price_json(catalog: &Path, args: &[&str]) -> serde_json::Value {
         .args(args)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_ok(&out)
 }
 
 #[test]
@@ -146,24 +139,20 @@ fn the_wrong_region_or_a_broken_page_writes_nothing() {
     assert!(!out.exists());
     let cut = t.path().join("cut.json");
     let full = std::fs::read_to_string(fixture("azure-prices.json")).unwrap();
-    std::fs::write(&cut, &full[..full.len() / 2]).unwrap();
-    bin()
-        .args(["--no-save", "catalog", "refresh", "azure"])
-        .arg(&cut)
-        .args(["--region", "eastus", "-o"])
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("cut short"));
-    std::fs::write(&cut, r#"{"value": []}"#).unwrap();
-    bin()
-        .args(["--no-save", "catalog", "refresh", "azure"])
-        .arg(&cut)
-        .args(["--region", "eastus", "-o"])
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no \"Items\" array"));
+    for (page, refused) in [
+        (&full[..full.len() / 2], "cut short"),
+        (r#"{"value": []}"#, "no \"Items\" array"),
+    ] {
+        std::fs::write(&cut, page).unwrap();
+        bin()
+            .args(["--no-save", "catalog", "refresh", "azure"])
+            .arg(&cut)
+            .args(["--region", "eastus", "-o"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(refused));
+    }
     // An Azure region named for GCP is refused.
     bin()
         .args(["--no-save", "catalog", "refresh", "gcp"])

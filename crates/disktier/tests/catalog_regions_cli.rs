@@ -1,21 +1,15 @@
 //! The regions most clusters run in (AWS, GCP, Azure) and the Azure entries: each price names
 //! its source, unconfirmed prices say so, and `price` / `plan` work in them.
 
-use assert_cmd::Command;
+use disktier_testkit::cli::{disktier, json_ok};
 
 fn json(args: &[&str]) -> serde_json::Value {
-    let out = Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .args(["--no-save", "--format", "json"])
         .args(args)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_ok(&out)
 }
 
 fn cents(v: &serde_json::Value) -> i64 {
@@ -62,8 +56,7 @@ fn premium_ssd_v2_is_provisioned_like_gp3() {
     ]);
     assert_eq!(cents(&v["monthly_cost_usd"]), 4917);
     // Above 500 IOPS per GiB: refused by the rule.
-    let out = Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .args([
             "--no-save",
             "price",
@@ -104,8 +97,7 @@ fn seed_002s_region_plans_and_azure_lsv3_has_its_local_nvme() {
 
 #[test]
 fn catalog_show_prints_the_note_of_an_unconfirmed_price() {
-    let out = Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .args(["--no-save", "catalog", "show", "--region", "eu-west-1"])
         .output()
         .unwrap();
@@ -185,8 +177,7 @@ fn a_bad_tier_table_fails_naming_the_entry_and_the_fix() {
     let check = |toml: &str| {
         let f = tmp.path().join("bad.toml");
         std::fs::write(&f, toml).unwrap();
-        let out = Command::cargo_bin("disktier")
-            .unwrap()
+        let out = disktier()
             .arg("--no-save")
             .arg("--catalog")
             .arg(&f)

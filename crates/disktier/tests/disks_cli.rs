@@ -2,18 +2,15 @@
 //! `--sysfs-root`, and real loop devices with `--devices`.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::sysfs_fixture;
+use disktier_testkit::cli::{json_ok, stdout_ok};
 use disktier_testkit::{have, require, require_loop, LoopDev};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../disks/tests/fixtures/sysfs")
-        .join(name)
-}
-
 fn bin() -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", "/nonexistent/disktier-test.db")
         .arg("--no-save");
     c
@@ -21,12 +18,19 @@ fn bin() -> Command {
 
 fn json(c: &mut Command) -> serde_json::Value {
     let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_ok(&out)
+}
+
+/// What `disks --format json` lists for `dev`.
+fn listed(dev: &LoopDev) -> serde_json::Value {
+    let v = json(bin().args(["--format", "json", "disks"]));
+    v["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == dev.name().as_str())
+        .cloned()
+        .unwrap()
 }
 
 #[test]
@@ -42,7 +46,7 @@ fn disks_json_classifies_each_cloud_fixture() {
         let v = json(
             bin()
                 .args(["--format", "json", "disks", "--sysfs-root"])
-                .arg(fixture(tree)),
+                .arg(sysfs_fixture(tree)),
         );
         assert_eq!(v["schema_version"], 1);
         let d = v["disks"]
@@ -60,7 +64,7 @@ fn disks_json_classifies_each_cloud_fixture() {
 fn disks_table_shows_stable_path_and_reasons() {
     bin()
         .args(["disks", "--sysfs-root"])
-        .arg(fixture("aws-m6id-xlarge"))
+        .arg(sysfs_fixture("aws-m6id-xlarge"))
         .assert()
         .success()
         .stdout(predicate::str::contains("instance-store"))
@@ -76,7 +80,7 @@ fn disks_table_shows_stable_path_and_reasons() {
 fn setup_dry_run_on_the_i3_fixture_prints_raid0_and_stripe_aware_mkfs() {
     bin()
         .args(["setup", "--mount", "/data", "--dry-run", "--sysfs-root"])
-        .arg(fixture("aws-i3-8xlarge"))
+        .arg(sysfs_fixture("aws-i3-8xlarge"))
         .assert()
         .success()
         .stdout(predicate::str::contains(
@@ -89,7 +93,7 @@ fn setup_dry_run_on_the_i3_fixture_prints_raid0_and_stripe_aware_mkfs() {
 fn setup_refuses_to_act_on_a_fixture_and_gke_is_nothing_to_do() {
     bin()
         .args(["setup", "--mount", "/data", "--sysfs-root"])
-        .arg(fixture("aws-i3-8xlarge"))
+        .arg(sysfs_fixture("aws-i3-8xlarge"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("only --dry-run is allowed"));
@@ -104,7 +108,7 @@ fn setup_refuses_to_act_on_a_fixture_and_gke_is_nothing_to_do() {
                 "--dry-run",
                 "--sysfs-root",
             ])
-            .arg(fixture("gke-local-ssd")),
+            .arg(sysfs_fixture("gke-local-ssd")),
     );
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["steps"].as_array().unwrap().len(), 0);
@@ -131,14 +135,7 @@ fn setup_on_a_loop_device_then_rerun_changes_nothing() {
     let _g = Umount(mnt.clone());
     let devs = dev.path.display().to_string();
     // Before: the loop device is listed, class loop, eligible.
-    let v = json(bin().args(["--format", "json", "disks"]));
-    let me = v["disks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == dev.name().as_str())
-        .cloned()
-        .unwrap();
+    let me = listed(&dev);
     assert_eq!(
         (me["class"].as_str(), me["eligible"].as_bool()),
         (Some("loop"), Some(true))
@@ -177,14 +174,7 @@ fn setup_on_a_loop_device_then_rerun_changes_nothing() {
         .success()
         .stdout(predicate::str::contains("nothing to change"));
     // Now the device is in use: `disks` says so, and another mount point is refused.
-    let v = json(bin().args(["--format", "json", "disks"]));
-    let me = v["disks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == dev.name().as_str())
-        .cloned()
-        .unwrap();
+    let me = listed(&dev);
     assert_eq!(me["eligible"], false);
     assert_eq!(me["signature"]["label"], "disktier");
     bin()
@@ -254,15 +244,10 @@ fn persisted_boot_unit_repeats_the_request_with_arguments_setup_accepts() {
             "--allow-build-binary",
             "--sysfs-root",
         ])
-        .arg(fixture("aws-m6id-xlarge"))
+        .arg(sysfs_fixture("aws-m6id-xlarge"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout_ok(&out);
     assert!(text.contains("cat > /etc/systemd/system/disktier-setup-var-lib-containers.service"));
     let exec = text
         .lines()
@@ -278,15 +263,10 @@ fn persisted_boot_unit_repeats_the_request_with_arguments_setup_accepts() {
     let again = bin()
         .args(&words[1..])
         .args(["--dry-run", "--sysfs-root"])
-        .arg(fixture("aws-m6id-xlarge"))
+        .arg(sysfs_fixture("aws-m6id-xlarge"))
         .output()
         .unwrap();
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
-    let again = String::from_utf8_lossy(&again.stdout);
+    let again = stdout_ok(&again);
     let mkfs = |t: &str| {
         t.lines()
             .find(|l| l.starts_with("mkfs.xfs"))

@@ -6,6 +6,10 @@
 //! Tests that need root and loop devices skip with a reason outside CI (testkit::require).
 
 use assert_cmd::Command;
+use disktier_testkit::cli::on_a_terminal;
+use disktier_testkit::cli::stdout_ok;
+use disktier_testkit::loop_dev;
+use disktier_testkit::loop_fs;
 use disktier_testkit::{is_root, require, require_loop, BlkioThrottle, LoopDev};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -276,12 +280,7 @@ fn import_fio_gives_the_etcd_verdict_from_fios_own_numbers() {
         .args(["import", "fio", &file, "--profile", "etcd"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout_ok(&out);
     assert!(
         text.contains(&format!("99th percentile of fsync is {p99} ns")),
         "{text}"
@@ -340,11 +339,7 @@ fn import_text_output_is_stable() {
         .arg(format!("{FIXTURES}/etcd-3.33.json"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     insta::assert_snapshot!("import_fio_etcd_text", String::from_utf8_lossy(&out.stdout));
 }
 
@@ -422,11 +417,7 @@ fn bench_json_document_matches_the_schema_and_the_job() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     let doc = json_of(&out);
     assert_valid(&doc);
     assert_eq!(doc["schema_version"], 1);
@@ -454,12 +445,7 @@ fn bench_text_table_and_quiet_non_terminal_has_no_progress_line() {
         .args(["--profile", "etcd", "--quick", "--size", "256k"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout_ok(&out);
     assert!(
         text.contains("profile etcd") && text.contains("quick"),
         "{text}"
@@ -476,21 +462,6 @@ fn bench_text_table_and_quiet_non_terminal_has_no_progress_line() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// Runs a command under `script`, which gives it a pseudo-terminal, and returns what it drew.
-fn on_a_terminal(args: &str) -> String {
-    let out = std::process::Command::new("script")
-        .args(["-qfec", args, "/dev/null"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
@@ -565,11 +536,7 @@ fn tmpfs_with_direct_names_tmpfs_and_the_fix() {
         .args(["--rw", "read", "--size", "1m", "--direct=false"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
 }
 
 #[test]
@@ -739,11 +706,9 @@ fn send_signal(pid: u32, sig: &str) {
 
 #[test]
 fn writes_to_a_device_holding_xfs_are_refused_and_reads_allowed() {
-    if !require_loop() {
+    let Some((dev, m)) = loop_fs(320 << 20, "xfs") else {
         return;
-    }
-    let dev = LoopDev::new(320 << 20);
-    let m = dev.mkfs_mount("xfs");
+    };
     drop(m); // unmounted: the xfs signature is still there
     let before = dev.checksum();
     let path = dev.path.display().to_string();
@@ -768,11 +733,7 @@ fn writes_to_a_device_holding_xfs_are_refused_and_reads_allowed() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     assert_eq!(dev.checksum(), before, "a read job changed the device");
     // With --destructive the write goes ahead.
     let out = Command::new(bin())
@@ -780,20 +741,15 @@ fn writes_to_a_device_holding_xfs_are_refused_and_reads_allowed() {
         .args(["--rw", "write", "--size", "1m", "--direct", "--destructive"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     assert_ne!(dev.checksum(), before);
 }
 
 #[test]
 fn directory_and_device_options_do_not_mix() {
-    if !require_loop() {
+    let Some(dev) = loop_dev(64 << 20) else {
         return;
-    }
-    let dev = LoopDev::new(64 << 20);
+    };
     let path = dev.path.display().to_string();
     // small-files creates files in a directory: a device is the wrong kind of target.
     let out = Command::new(bin())
@@ -907,11 +863,12 @@ fn check_etcd_passes_on_xfs_and_fio_agrees() {
 
 #[test]
 fn check_etcd_fails_on_a_throttled_volume() {
-    if !require_loop() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+    if !BlkioThrottle::require() {
         return;
     }
-    let dev = LoopDev::new(320 << 20);
-    let m = dev.mkfs_mount("xfs");
+    let Some((dev, m)) = loop_fs(320 << 20, "xfs") else {
+        return;
+    };
     // ~20 write IOPS: every fdatasync waits for throttled writes, far above 10 ms.
     let throttle = BlkioThrottle::new(&dev.maj_min(), 20, None);
     let (_d, db) = tmp_db();
@@ -1035,21 +992,13 @@ fn randwrite_trace_stats(dir: &Path, name: &str, extra: &[&str]) -> Value {
         .arg(&trace)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     let out = Command::new(bin())
         .args(["--format", "json", "trace", "stats"])
         .arg(&trace)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     json_of(&out)
 }
 

@@ -5,10 +5,11 @@
 //! or directory (os error 2)".
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
 use std::path::Path;
 
 fn bin(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db);
     c
 }

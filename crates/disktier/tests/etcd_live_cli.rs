@@ -2,7 +2,8 @@
 //! xfs loop device, under a put load from etcdctl: in plain HTTP (metrics on their own
 //! `--listen-metrics-urls`) and in TLS with client certificates made by openssl here.
 
-use disktier_testkit::{have, require, require_loop, BlkioThrottle, LoopDev};
+use disktier_testkit::{have, require, BlkioThrottle, LoopDev};
+use disktier_testkit::{loop_fs, Mount};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -198,21 +199,23 @@ fn assert_member(v: &Value, url: &str) -> f64 {
     n
 }
 
-fn needs() -> bool {
-    require_loop()
-        && require(
-            have("etcd") && have("etcdctl") && have("mkfs.xfs") && have("openssl"),
-            "etcd, etcdctl (etcd-server, etcd-client), mkfs.xfs and openssl",
-        )
+/// A 512 MiB xfs on a loop device for etcd's data; `None` (the test returns) where etcd, its
+/// client, mkfs.xfs, openssl or loop devices are missing.
+fn etcd_disk() -> Option<(LoopDev, Mount)> {
+    if !require(
+        have("etcd") && have("etcdctl") && have("mkfs.xfs") && have("openssl"),
+        "etcd, etcdctl (etcd-server, etcd-client), mkfs.xfs and openssl",
+    ) {
+        return None;
+    }
+    loop_fs(512 << 20, "xfs")
 }
 
 #[test]
 fn live_etcd_over_plain_http_since_start_and_over_an_interval() {
-    if !needs() {
+    let Some((_dev, mnt)) = etcd_disk() else {
         return;
-    }
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let metrics_port = free_port();
     let e = start_etcd(&mnt.dir.join("etcd"), "http", &[], Some(metrics_port));
     wait_healthy(&e, &[]);
@@ -353,11 +356,9 @@ fn make_certs(dir: &Path) {
 
 #[test]
 fn live_etcd_over_tls_with_client_certificates() {
-    if !needs() {
+    let Some((_dev, mnt)) = etcd_disk() else {
         return;
-    }
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let certs = tempfile::tempdir().unwrap();
     make_certs(certs.path());
     let p = |f: &str| certs.path().join(f).display().to_string();
@@ -406,11 +407,12 @@ fn live_etcd_over_tls_with_client_certificates() {
 
 #[test]
 fn live_etcd_on_a_throttled_disk_reports_slow_fsyncs_and_stalls() {
-    if !needs() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+    if !BlkioThrottle::require() {
         return;
     }
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    let Some((dev, mnt)) = etcd_disk() else {
+        return;
+    };
     // 5 write IOPS for etcd: each WAL fdatasync waits for throttled writes 200 ms apart.
     let throttle = BlkioThrottle::new(&dev.maj_min(), 5, None);
     let metrics_port = free_port();

@@ -3,7 +3,7 @@
 //! figure. (How close it comes to real etcd is bench/etcd-vs-disktier.sh's question.)
 
 use assert_cmd::Command;
-use disktier_testkit::{require_loop, LoopDev};
+use disktier_testkit::loop_fs;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -13,11 +13,9 @@ fn bin() -> PathBuf {
 
 #[test]
 fn etcd_server_profile_judges_wal_syncs_and_backend_commits() {
-    if !require_loop() {
+    let Some((_dev, m)) = loop_fs(400 << 20, "xfs") else {
         return;
-    }
-    let dev = LoopDev::new(400 << 20);
-    let m = dev.mkfs_mount("xfs");
+    };
     let out = Command::new(bin())
         .args(["--format", "json", "--no-save", "check", "etcd"])
         .arg(&m.dir)

@@ -4,11 +4,12 @@
 //! and the one-line errors (exit 2) for bad input. The cluster tests are in fleet_cluster.rs.
 
 use assert_cmd::Command;
-use std::io::Write;
+use disktier_testkit::cli::kubernetes_validate;
+use disktier_testkit::cli::Succeeds;
 use std::path::Path;
 
 fn disktier() -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier_testkit::cli::disktier();
     c.env("DISKTIER_DB", "/nonexistent/fleet-never-saves.db");
     c
 }
@@ -27,7 +28,7 @@ fn unreachable_kubeconfig(dir: &Path) -> std::path::PathBuf {
 fn dry_run_yaml(extra: &[&str], command: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let kc = unreachable_kubeconfig(dir.path());
-    let out = disktier()
+    disktier()
         .env("KUBECONFIG", &kc)
         .args([
             "fleet",
@@ -39,44 +40,7 @@ fn dry_run_yaml(extra: &[&str], command: &[&str]) -> String {
         .args(extra)
         .arg("--")
         .args(command)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).unwrap()
-}
-
-/// Runs kubernetes-validate --strict on YAML for a Kubernetes version; `None` when the tool
-/// is missing (scripts/test.sh installs it; under CI its absence fails the test).
-fn validate(yaml: &str, version: &str) -> Option<(bool, String)> {
-    let found = std::process::Command::new("kubernetes-validate")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "kubernetes-validate is missing under CI: scripts/test.sh installs it with pip"
-        );
-        eprintln!(
-            "skipped: kubernetes-validate is not installed (pip install kubernetes-validate)"
-        );
-        return None;
-    }
-    let mut f = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
-    f.write_all(yaml.as_bytes()).unwrap();
-    let out = std::process::Command::new("kubernetes-validate")
-        .args(["--strict", "-k", version])
-        .arg(f.path())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some((out.status.success(), text))
+        .stdout_ok()
 }
 
 #[test]
@@ -125,37 +89,27 @@ fn dry_run_manifests_validate_strictly_against_1_25_and_1_33() {
     .unwrap();
     for version in ["1.25.0", "1.33.0"] {
         for y in cases.iter().chain([&rbac]) {
-            let Some((ok, text)) = validate(y, version) else {
+            let Some((ok, text)) = kubernetes_validate(y, version) else {
                 return;
             };
             assert!(ok, "kubernetes-validate {version}:\n{text}\n{y}");
         }
         // The validator does reject: a field Kubernetes does not have fails strict mode.
         let broken = cases[0].replace("backoffLimit: 0", "backoffLimit: 0\n  retryForever: true");
-        let (ok, _) = validate(&broken, version).unwrap();
+        let (ok, _) = kubernetes_validate(&broken, version).unwrap();
         assert!(!ok, "strict validation accepted an unknown field");
     }
 }
 
 #[test]
 fn rbac_is_least_privilege_yaml() {
-    let out = disktier()
+    let y = disktier()
         .args(["fleet", "rbac", "--namespace", "perf"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let y = String::from_utf8(out).unwrap();
+        .stdout_ok();
     insta::assert_snapshot!("fleet_rbac", y);
-    let out = disktier()
+    let v: serde_json::Value = disktier()
         .args(["fleet", "rbac", "--user", "alice", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        .json_ok();
     let kinds: Vec<_> = v["objects"]
         .as_array()
         .unwrap()
@@ -205,16 +159,11 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
     ];
     for (args, want) in cases {
-        let out = disktier()
+        let err = disktier()
             .env("KUBECONFIG", "/nonexistent")
             .args(["fleet", "run", "--dry-run"])
             .args(args)
-            .assert()
-            .code(2)
-            .get_output()
-            .stderr
-            .clone();
-        let err = String::from_utf8(out).unwrap();
+            .stderr_of_exit(2);
         assert!(err.contains(want), "{args:?}: {err}");
         assert_eq!(
             err.lines().filter(|l| l.starts_with("error:")).count(),
@@ -231,7 +180,7 @@ fn bad_input_is_one_line_and_exit_2() {
 
 #[test]
 fn without_a_cluster_the_error_says_how_to_configure_one() {
-    let out = disktier()
+    let err = disktier()
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .env_remove("KUBERNETES_SERVICE_HOST")
         .args([
@@ -244,11 +193,6 @@ fn without_a_cluster_the_error_says_how_to_configure_one() {
             "etcd",
             "/var/lib/etcd",
         ])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8(out).unwrap();
+        .stderr_of_exit(2);
     assert!(err.contains("set KUBECONFIG, pass --kubeconfig"), "{err}");
 }

@@ -10,6 +10,7 @@
 //! branch) has the fuller set.
 
 use assert_cmd::cargo::CommandCargoExt;
+use disktier_testkit::cli::stdout_ok;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -780,12 +781,7 @@ fn clean_removes_planted_leftovers_and_a_new_run_reports_them() {
         .args(["fleet", "clean", "-n", &ns.name])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = stdout_ok(&out);
     assert!(text.contains("deleted job/disktier-dead00-"), "{text}");
     assert_eq!(c.ours(&ns.name), Vec::<String>::new());
 }

@@ -4,17 +4,14 @@
 //! change on the machine. The first two tests are the exploits of issue 13.
 
 use assert_cmd::Command;
-use std::path::{Path, PathBuf};
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::stdout_ok;
+use disktier_testkit::cli::sysfs_fixture;
+use std::path::Path;
 use std::time::Duration;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../disks/tests/fixtures/sysfs")
-        .join(name)
-}
-
 fn bin() -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", "/nonexistent/disktier-test.db")
         .arg("--no-save")
         .timeout(Duration::from_secs(60));
@@ -61,7 +58,7 @@ fn setup_refuses_a_mount_that_would_end_the_heredoc_and_run_a_command() {
     );
     // The same on a fixture node with an eligible disk (where the old code printed the
     // broken heredoc, exit 0).
-    let root = fixture("aws-m6id-xlarge");
+    let root = sysfs_fixture("aws-m6id-xlarge");
     refused(
         &[
             "setup",
@@ -158,7 +155,7 @@ fn setup_refuses_every_hostile_value() {
         let mut a = vec!["setup", "--dry-run"];
         a.extend(args);
         a.extend(["--sysfs-root"]);
-        let root = fixture("aws-m6id-xlarge");
+        let root = sysfs_fixture("aws-m6id-xlarge");
         let root = root.to_str().unwrap();
         a.push(root);
         refused(&a, expect);
@@ -195,7 +192,7 @@ fn setup_persist_systemd_refuses_a_build_directory_binary() {
             "--persist",
             "systemd",
             "--sysfs-root",
-            fixture("aws-m6id-xlarge").to_str().unwrap(),
+            sysfs_fixture("aws-m6id-xlarge").to_str().unwrap(),
         ],
         "/usr/local/bin/disktier",
     );
@@ -321,11 +318,7 @@ fn render_refuses_every_hostile_value() {
         "json",
     ]);
     let out = bin().args(&a).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains(r#"mountPath: \"/mnt/a: b\""#),
         "{}",
@@ -397,11 +390,7 @@ fn disks_with_a_hostile_tree_errs_or_lists_but_never_panics() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     assert!(text.contains("evil?]0;owned??[2J"), "{text}");
     assert!(
         !text.chars().any(|c| c.is_control() && c != '\n'),

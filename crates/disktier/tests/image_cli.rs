@@ -7,6 +7,7 @@
 //! The script is run once per test binary; its static build is cached in target/ between runs.
 //! Needs root (chroot, loop devices, podman); the tools come from scripts/test.sh.
 
+use disktier_testkit::cli::{judged, judged_json};
 use disktier_testkit::{have, is_root, require, require_loop, LoopDev};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -135,12 +136,7 @@ fn static_binary_runs_in_an_empty_chroot() {
     assert_eq!(v.trim(), format!("disktier {VERSION}"));
     // A real measurement, saved in a SQLite store, with no libc, no /etc and no HOME.
     let out = chroot(&["check", "etcd", "/", "--quick", "--format", "json", "-q"]);
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = judged_json(&out);
     assert_eq!(doc["verdicts"][0]["name"], "etcd");
     assert!(doc["results"]["sync"]["ios"].as_u64().unwrap() > 0);
     let hist = ok(&chroot(&["history", "--format", "json"]), "history");
@@ -311,8 +307,7 @@ fn podman_runs_check_etcd_on_an_xfs_loop_mount() {
             "json",
         ],
     );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = judged_json(&out);
     assert_eq!(doc["verdicts"][0]["name"], "etcd");
     assert_eq!(doc["verdicts"][0]["pass"], out.status.code() == Some(0));
     assert_eq!(doc["target"]["fs_type"], "xfs");
@@ -332,8 +327,7 @@ fn podman_runs_check_etcd_on_an_xfs_loop_mount() {
             "prometheus",
         ],
     );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = judged(&out);
     assert!(
         text.lines().any(|l| l.starts_with("disktier_verdict_pass{")
             && l.contains(r#"node="node-from-downward-api""#)

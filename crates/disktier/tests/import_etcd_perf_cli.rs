@@ -4,11 +4,13 @@
 
 use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::{json_ok, stdout_ok};
 use predicates::prelude::*;
 use std::path::Path;
 
 fn dt(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
     c
 }
@@ -61,12 +63,7 @@ fn imported_etcd_perf_sits_next_to_check_runs() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_ok(&out);
     assert_eq!(v["engine"], "etcd-perf");
     assert_eq!(v["profile"], "etcd");
     assert_eq!(v["results"]["sync"]["lat_ns"]["percentiles"]["99"], 4046848);
@@ -115,11 +112,7 @@ fn imported_etcd_perf_sits_next_to_check_runs() {
         .args(["compare", &check_id, &seed_id])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("fdatasync p99 0.20 ms vs 4.05 ms"), "{text}");
 

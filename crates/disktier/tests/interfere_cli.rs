@@ -3,13 +3,18 @@
 //! reason, bad input, and the restore path after the run is SIGKILLed mid-scenario.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::judged_json;
+use disktier_testkit::cli::stdout_ok;
+use disktier_testkit::kube::wait_until;
 use disktier_testkit::{require_loop, LoopDev};
+use disktier_testkit::{serial_loop_fs, BlkioThrottle};
 use predicates::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn bin() -> Command {
-    Command::cargo_bin("disktier").unwrap()
+    disktier()
 }
 
 /// Loop-device tests change a device's scheduler and the cgroup root: one at a time.
@@ -52,23 +57,25 @@ fn unknown_mitigation_is_refused_naming_it_and_the_choices() {
 fn restore_with_nothing_to_do_is_a_no_op() {
     let run = tempfile::tempdir().unwrap();
     for _ in 0..2 {
-        bin()
-            .env("DISKTIER_RUN_DIR", run.path())
-            .args(["interfere", "--restore"])
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("nothing to restore"));
+        restore_finds_nothing(run.path());
     }
+}
+
+/// `interfere --restore` with run directory `run` succeeds and has nothing to do.
+fn restore_finds_nothing(run: &Path) {
+    bin()
+        .env("DISKTIER_RUN_DIR", run)
+        .args(["interfere", "--restore"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing to restore"));
 }
 
 #[test]
 fn json_has_the_documented_shape_and_reports_unavailable_mitigations() {
-    if !require_loop() {
+    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let run = tempfile::tempdir().unwrap();
     let db = tempfile::tempdir().unwrap();
     let out = bin()
@@ -88,12 +95,7 @@ fn json_has_the_documented_shape_and_reports_unavailable_mitigations() {
         ])
         .output()
         .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0) | Some(1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = judged_json(&out);
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["device"], dev.name());
     assert!(v["target"].as_str().unwrap().contains("disktier-mnt"));
@@ -143,17 +145,6 @@ fn json_has_the_documented_shape_and_reports_unavailable_mitigations() {
     assert!(left.is_empty());
 }
 
-fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !cond() {
-        assert!(
-            t.elapsed() < Duration::from_secs(secs),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn scheduler(dev: &LoopDev) -> String {
     let s = std::fs::read_to_string(format!("/sys/block/{}/queue/scheduler", dev.name())).unwrap();
     s.split_whitespace()
@@ -182,6 +173,38 @@ fn scratch(dir: &Path) -> Vec<String> {
 
 /// Starts a run whose second scenario (cgroup-weight: scheduler switched to bfq, the aggressor
 /// in a blkio cgroup) lasts long, and SIGKILLs it once both changes are in place.
+/// A run killed mid-way on a fresh xfs (one test at a time): the lock, the device, its mount,
+/// the run directory, the scheduler before the run and the killed run's pid. `None` where loop
+/// devices or cgroup v1 blkio are missing.
+fn killed_run() -> Option<Killed> {
+    if !disktier_testkit::BlkioThrottle::available() {
+        return None;
+    }
+    let (serial, dev, mnt) = serial_loop_fs(&SERIAL, 512 << 20, "xfs")?;
+    let run = tempfile::tempdir().unwrap();
+    let before = scheduler(&dev);
+    let pid = start_and_kill(&dev, &mnt.dir, run.path());
+    Some(Killed {
+        pid,
+        before,
+        run,
+        mnt,
+        dev,
+        _serial: serial,
+    })
+}
+
+/// What [`killed_run`] leaves; dropped in field order (the mount before the device, the lock
+/// last).
+struct Killed {
+    pid: u32,
+    before: String,
+    run: tempfile::TempDir,
+    mnt: disktier_testkit::Mount,
+    dev: LoopDev,
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
 fn start_and_kill(dev: &LoopDev, dir: &Path, run_dir: &Path) -> u32 {
     let exe = assert_cmd::cargo::cargo_bin("disktier");
     let mut child = std::process::Command::new(exe)
@@ -202,9 +225,11 @@ fn start_and_kill(dev: &LoopDev, dir: &Path, run_dir: &Path) -> u32 {
     let pid = child.id();
     let before = scheduler(dev);
     // Baseline (6 s), then the switch: wait for both the scheduler and the cgroup.
-    wait_for("the scheduler switch and the cgroup", 60, || {
-        scheduler(dev) == "bfq" && !our_cgroups(pid).is_empty()
-    });
+    wait_until(
+        Duration::from_secs(60),
+        "the scheduler switch and the cgroup",
+        || scheduler(dev) == "bfq" && !our_cgroups(pid).is_empty(),
+    );
     assert_ne!(before, "bfq");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -225,52 +250,35 @@ fn start_and_kill(dev: &LoopDev, dir: &Path, run_dir: &Path) -> u32 {
 
 #[test]
 fn restore_undoes_what_a_killed_run_left() {
-    if !require_loop() || !disktier_testkit::BlkioThrottle::available() {
+    let Some(k) = killed_run() else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
-    let run = tempfile::tempdir().unwrap();
-    let before = scheduler(&dev);
-    let pid = start_and_kill(&dev, &mnt.dir, run.path());
+    };
     bin()
-        .env("DISKTIER_RUN_DIR", run.path())
+        .env("DISKTIER_RUN_DIR", k.run.path())
         .args(["interfere", "--restore"])
         .assert()
         .success()
         .stdout(predicate::str::contains(format!(
             "undone: scheduler of {}",
-            dev.name()
+            k.dev.name()
         )));
-    assert_eq!(scheduler(&dev), before);
-    assert!(our_cgroups(pid).is_empty(), "{:?}", our_cgroups(pid));
-    assert!(scratch(&mnt.dir).is_empty(), "{:?}", scratch(&mnt.dir));
-    assert!(!run.path().join("interfere.journal").exists());
+    assert_eq!(scheduler(&k.dev), k.before);
+    assert!(our_cgroups(k.pid).is_empty(), "{:?}", our_cgroups(k.pid));
+    assert!(scratch(&k.mnt.dir).is_empty(), "{:?}", scratch(&k.mnt.dir));
+    assert!(!k.run.path().join("interfere.journal").exists());
     // Idempotent.
-    bin()
-        .env("DISKTIER_RUN_DIR", run.path())
-        .args(["interfere", "--restore"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("nothing to restore"));
+    restore_finds_nothing(k.run.path());
 }
 
 #[test]
 fn the_next_run_undoes_what_a_killed_run_left() {
-    if !require_loop() || !disktier_testkit::BlkioThrottle::available() {
+    let Some(k) = killed_run() else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
-    let run = tempfile::tempdir().unwrap();
-    let before = scheduler(&dev);
-    let pid = start_and_kill(&dev, &mnt.dir, run.path());
+    };
     let out = bin()
-        .env("DISKTIER_RUN_DIR", run.path())
+        .env("DISKTIER_RUN_DIR", k.run.path())
         .args(["--no-save", "--format", "json", "interfere"])
-        .arg(&mnt.dir)
+        .arg(&k.mnt.dir)
         .args([
             "--duration",
             "1s",
@@ -290,9 +298,9 @@ fn the_next_run_undoes_what_a_killed_run_left() {
             .any(|u| u.as_str().unwrap().starts_with("scheduler of")),
         "{undone:?}"
     );
-    assert_eq!(scheduler(&dev), before);
-    assert!(our_cgroups(pid).is_empty());
-    assert!(scratch(&mnt.dir).is_empty());
+    assert_eq!(scheduler(&k.dev), k.before);
+    assert!(our_cgroups(k.pid).is_empty());
+    assert!(scratch(&k.mnt.dir).is_empty());
 }
 
 /// Starts a run whose scenario switches the scheduler to bfq, waits until the switch and the
@@ -325,7 +333,9 @@ fn signalled_run_restores(signals: &[libc::c_int], name: &str) {
         .spawn()
         .unwrap();
     let pid = child.id() as libc::pid_t;
-    wait_for("the scheduler switch", 60, || scheduler(&dev) == "bfq");
+    wait_until(Duration::from_secs(60), "the scheduler switch", || {
+        scheduler(&dev) == "bfq"
+    });
     assert!(!scratch(&mnt.dir).is_empty());
     for sig in signals {
         // # Safety: kill(2) with the pid of the child this test started.
@@ -434,11 +444,7 @@ fn a_non_root_journal_lives_in_a_private_dir_and_a_planted_tmp_dir_is_refused() 
     let home = tempfile::tempdir().unwrap();
     std::os::unix::fs::chown(home.path(), Some(65534), Some(65534)).unwrap();
     let out = as_nobody(&[("HOME", home.path())]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     let dir = home.path().join(".local/state/disktier");
     let md = std::fs::metadata(&dir).unwrap();
     assert_eq!(md.uid(), 65534);
@@ -463,17 +469,12 @@ fn a_non_root_journal_lives_in_a_private_dir_and_a_planted_tmp_dir_is_refused() 
 
 #[test]
 fn a_throttled_disk_shows_stalls_beside_the_percentiles() {
-    if !require_loop()
-        || !disktier_testkit::require(
-            disktier_testkit::BlkioThrottle::available(),
-            "cgroup v1 blkio throttling",
-        )
-    {
+    if !BlkioThrottle::require() {
         return;
     }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
+        return;
+    };
     let run = tempfile::tempdir().unwrap();
     // 4 write IOPS for interfere and its children (the probe): every fdatasync waits for
     // throttled writes, 250 ms apart.
@@ -501,12 +502,7 @@ fn a_throttled_disk_shows_stalls_beside_the_percentiles() {
         .env("DISKTIER_RUN_DIR", run.path())
         .output()
         .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0) | Some(1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = judged_json(&out);
     let sc = v["scenarios"].as_array().unwrap();
     for s in sc {
         let st = &s["probe"]["stalls"];

@@ -1,11 +1,7 @@
 //! The CLI as a whole: every subcommand has help, the man pages and completions are generated
 //! from the same definition, and usage errors exit 2.
 
-use assert_cmd::Command;
-
-fn disktier() -> Command {
-    Command::cargo_bin("disktier").unwrap()
-}
+use disktier_testkit::cli::disktier;
 
 const SUBCOMMANDS: &[&str] = &[
     "assess",
@@ -111,8 +107,7 @@ fn the_termination_log_gets_the_short_verdict_or_the_error() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("termination-log");
     // A usage error (exit 2): the error line.
-    let out = assert_cmd::Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .env("DISKTIER_TERMINATION_LOG", &log)
         .args(["--no-save", "check", "etcd"])
         .arg(dir.path().join("missing"))
@@ -125,8 +120,7 @@ fn the_termination_log_gets_the_short_verdict_or_the_error() {
     // A measured verdict: pass or fail, matching the exit status.
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let out = assert_cmd::Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .env("DISKTIER_TERMINATION_LOG", &log)
         .args(["--no-save", "--quiet", "check", "etcd"])
         .arg(&data)

@@ -2,11 +2,11 @@
 //! catalog's published figures: it shows them, picks enough local SSDs for the IOPS, and a
 //! requirement above what the disks deliver excludes the option.
 
-use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::stdout_ok;
 
 fn run(args: &[&str]) -> (i32, serde_json::Value, String) {
-    let out = Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .args(["--no-save", "--format", "json", "plan"])
         .args(args)
         .output()
@@ -20,18 +20,12 @@ fn run(args: &[&str]) -> (i32, serde_json::Value, String) {
 }
 
 fn text(args: &[&str]) -> String {
-    let out = Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .args(["--no-save", "plan"])
         .args(args)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    stdout_ok(&out)
 }
 
 fn local(v: &serde_json::Value) -> serde_json::Value {

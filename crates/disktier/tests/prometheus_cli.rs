@@ -6,6 +6,7 @@
 //! promtool comes from Debian's `prometheus` package (scripts/test.sh installs it).
 
 use assert_cmd::Command;
+use disktier_testkit::cli::{judged, judged_json};
 use disktier_testkit::{have, require};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -156,12 +157,7 @@ fn check_etcd_exposition_passes_promtool_and_carries_the_verdict() {
         .env("NODE_NAME", "worker-7")
         .output()
         .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = judged(&out);
     promtool_accepts(&text);
     let s = samples(&text);
     let l = [
@@ -268,12 +264,7 @@ fn bench_and_assess_expositions_pass_promtool() {
         ])
         .output()
         .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = judged(&out);
     promtool_accepts(&text);
     let s = samples(&text);
     // One set of series per run, told apart by profile; the user's path, not the scratch dir.
@@ -315,12 +306,7 @@ fn json_and_textfile_of_one_run_agree() {
         .arg(&prom)
         .output()
         .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: Value = judged_json(&out);
     let names: Vec<String> = std::fs::read_dir(&prom)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -2,13 +2,9 @@
 //! against Kubernetes' own schemas (`kubernetes-validate`, offline), the script checked with
 //! `bash -n` (and shellcheck where installed), and bad input refused with the fix.
 
-use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::kubernetes_validate;
 use predicates::prelude::*;
-use std::io::Write;
-
-fn disktier() -> Command {
-    Command::cargo_bin("disktier").unwrap()
-}
 
 const ARGS: &[&str] = &[
     "render",
@@ -23,37 +19,8 @@ const ARGS: &[&str] = &[
     "2000Gi",
 ];
 
-/// kubernetes-validate --strict for a Kubernetes version; `None` when it is not installed
-/// (scripts/test.sh installs it; under CI its absence fails the test).
-fn validate(yaml: &str, version: &str) -> Option<(bool, String)> {
-    let found = std::process::Command::new("kubernetes-validate")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "kubernetes-validate is missing under CI: scripts/test.sh installs it with pip"
-        );
-        eprintln!("skipped: kubernetes-validate is not installed");
-        return None;
-    }
-    let mut f = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
-    f.write_all(yaml.as_bytes()).unwrap();
-    let out = std::process::Command::new("kubernetes-validate")
-        .args(["--strict", "-k", version])
-        .arg(f.path())
-        .output()
-        .unwrap();
-    Some((
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    ))
-}
+/// `render aks` of cluster c in resource group rg, for the refusals.
+const AKS_RG_C: &[&str] = &["render", "aks", "--resource-group", "rg", "--cluster", "c"];
 
 #[test]
 fn aks_renders_golden_files_that_validate() {
@@ -82,7 +49,7 @@ fn aks_renders_golden_files_that_validate() {
         insta::assert_snapshot!(format!("render_aks__{n}"), text);
         if n.ends_with(".yaml") {
             for v in ["1.25", "1.33"] {
-                if let Some((ok, out)) = validate(&text, v) {
+                if let Some((ok, out)) = kubernetes_validate(&text, v) {
                     assert!(ok, "{n} against Kubernetes {v}:\n{out}\n{text}");
                 }
             }
@@ -118,16 +85,8 @@ fn aks_renders_golden_files_that_validate() {
 #[test]
 fn aks_refuses_sizes_without_nvme_and_requests_above_the_disks() {
     disktier()
-        .args([
-            "render",
-            "aks",
-            "--resource-group",
-            "rg",
-            "--cluster",
-            "c",
-            "--vm-size",
-            "Standard_D4s_v5",
-        ])
+        .args(AKS_RG_C)
+        .args(["--vm-size", "Standard_D4s_v5"])
         .assert()
         .code(2)
         .stderr(
@@ -136,16 +95,8 @@ fn aks_refuses_sizes_without_nvme_and_requests_above_the_disks() {
         );
     // An L8s_v3 has one 1.92 TB disk: 1,788 GiB.
     disktier()
-        .args([
-            "render",
-            "aks",
-            "--resource-group",
-            "rg",
-            "--cluster",
-            "c",
-            "--request",
-            "1800Gi",
-        ])
+        .args(AKS_RG_C)
+        .args(["--request", "1800Gi"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("larger size"));

@@ -3,10 +3,12 @@
 //! crates/disks/tests/snapshots.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::Succeeds;
+use disktier_testkit::cli_cases::GKE_C1;
 use predicates::prelude::*;
 
 fn disktier() -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier_testkit::cli::disktier();
     c.env("DISKTIER_DB", "/nonexistent/render-never-saves.db");
     c
 }
@@ -25,15 +27,9 @@ fn no_kernel_names(s: &str) {
 
 #[test]
 fn openshift_to_stdout_is_one_yaml_stream() {
-    let out = disktier()
-        .args([
-            "render",
-            "openshift",
-            "--mount",
-            "/var/lib/containers",
-            "--options",
-            "prjquota",
-        ])
+    let text = disktier()
+        .arg("render")
+        .args(disktier_testkit::cli_cases::OPENSHIFT)
         .args([
             "--machineset",
             "--instance-type",
@@ -41,12 +37,7 @@ fn openshift_to_stdout_is_one_yaml_stream() {
             "--cluster-id",
             "mycluster-x7k2p",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+        .stdout_ok();
     assert!(text.contains("kind: MachineConfig"));
     assert!(text.contains("kind: MachineSet"));
     assert!(text.contains("name: var-lib-containers.mount"));
@@ -59,21 +50,13 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("manifests");
     let args = [
-        "render",
-        "gke",
-        "--cluster",
-        "c1",
-        "--machine-type",
-        "n1-standard-8",
-        "--local-ssds",
-        "2",
-        "--project",
-        "my-project-1",
-        "--zone",
-        "asia-east1-a",
-    ];
+        &["render"][..],
+        GKE_C1,
+        &["--machine-type", "n1-standard-8", "--local-ssds", "2"],
+    ]
+    .concat();
     disktier()
-        .args(args)
+        .args(&args)
         .arg("-o")
         .arg(&d)
         .assert()
@@ -90,7 +73,7 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
 
     // Same content again: unchanged.
     disktier()
-        .args(args)
+        .args(&args)
         .arg("-o")
         .arg(&d)
         .assert()
@@ -101,7 +84,7 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
     std::fs::write(d.join("pod-emptydir.yaml"), "edited\n").unwrap();
     std::fs::remove_file(d.join("pod-hostpath.yaml")).unwrap();
     disktier()
-        .args(args)
+        .args(&args)
         .arg("-o")
         .arg(&d)
         .assert()
@@ -116,7 +99,7 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
     );
     assert!(!d.join("pod-hostpath.yaml").exists());
     disktier()
-        .args(args)
+        .args(&args)
         .arg("-o")
         .arg(&d)
         .arg("--overwrite")
@@ -129,7 +112,7 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
 
 #[test]
 fn json_lists_files_with_content() {
-    let out = disktier()
+    let v: serde_json::Value = disktier()
         .args([
             "--format",
             "json",
@@ -140,12 +123,7 @@ fn json_lists_files_with_content() {
             "--bind",
             "/var/lib/containerd",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        .json_ok();
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["platform"], "systemd");
     let files = v["files"].as_array().unwrap();
@@ -167,15 +145,7 @@ fn every_platform_renders_from_the_cli() {
         .map(|(_, c)| c)
         .collect();
     for c in cases {
-        let out = disktier()
-            .arg("render")
-            .args(&c)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let text = String::from_utf8(out).unwrap();
+        let text = disktier().arg("render").args(&c).stdout_ok();
         assert!(!text.is_empty(), "{c:?}");
         no_kernel_names(&text);
     }
@@ -183,31 +153,21 @@ fn every_platform_renders_from_the_cli() {
 
 #[test]
 fn bad_input_is_refused_with_the_fix() {
-    let gke = [
-        "render",
-        "gke",
-        "--cluster",
-        "c1",
-        "--project",
-        "my-project-1",
-        "--zone",
-        "asia-east1-a",
-        "--local-ssds",
-    ];
+    let gke = [&["render"][..], GKE_C1, &["--local-ssds"]].concat();
     disktier()
-        .args(gke)
+        .args(&gke)
         .args(["2", "--machine-type", "e2-standard-8"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("E2").and(predicate::str::contains("no local SSD")));
     disktier()
-        .args(gke)
+        .args(&gke)
         .args(["24", "--machine-type", "n1-standard-8"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("at most 8 local SSDs, not 24"));
     disktier()
-        .args(gke)
+        .args(&gke)
         .args([
             "2",
             "--machine-type",
@@ -219,7 +179,7 @@ fn bad_input_is_refused_with_the_fix() {
         .code(2)
         .stderr(predicate::str::contains("cannot be combined"));
     disktier()
-        .args(gke)
+        .args(&gke)
         .args(["2", "--machine-type", "n4-standard-8"])
         .assert()
         .success()
@@ -285,15 +245,9 @@ fn bad_input_is_refused_with_the_fix() {
 fn use_binary_runs_a_setup_command_that_disktier_setup_accepts() {
     // The unit's ExecStart, run with this build of disktier in --dry-run: it must parse (no
     // usage error), whatever the machine's disks.
-    let out = disktier()
-        .args([
-            "render",
-            "openshift",
-            "--mount",
-            "/var/lib/containers",
-            "--options",
-            "prjquota",
-        ])
+    let text = disktier()
+        .arg("render")
+        .args(disktier_testkit::cli_cases::OPENSHIFT)
         .args([
             "--owner",
             "root:root",
@@ -303,12 +257,7 @@ fn use_binary_runs_a_setup_command_that_disktier_setup_accepts() {
             "/var/lib/kubelet",
             "--use-binary",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+        .stdout_ok();
     let exec = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("ExecStart="))

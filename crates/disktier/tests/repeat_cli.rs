@@ -2,10 +2,11 @@
 //! the store as one group, and an aggregate computed from the runs' own figures.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
 use std::path::Path;
 
 fn dt(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
     c
 }
@@ -30,27 +31,39 @@ fn json(out: &std::process::Output) -> serde_json::Value {
     })
 }
 
+/// `check etcd DIR --quick --size SIZE --repeat N --threshold T` and `extra`, into store `db`.
+fn check_repeated(
+    db: &Path,
+    dir: &Path,
+    size: &str,
+    repeat: &str,
+    threshold: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    dt(db)
+        .args(["check", "etcd"])
+        .arg(dir)
+        .args([
+            "--quick",
+            "--size",
+            size,
+            "--repeat",
+            repeat,
+            "--threshold",
+            threshold,
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn check_etcd_repeat_keeps_runs_and_aggregates_them() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("r.db");
     let dir = d.path().join("etcd");
     std::fs::create_dir(&dir).unwrap();
-    let out = dt(&db)
-        .args(["check", "etcd"])
-        .arg(&dir)
-        .args([
-            "--quick",
-            "--size",
-            "128k",
-            "--repeat",
-            "3",
-            "--threshold",
-            "10s",
-        ])
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
+    let out = check_repeated(&db, &dir, "128k", "3", "10s", &["--format", "json"]);
     assert_eq!(out.status.code(), Some(0));
     let v = json(&out);
     let runs = v["runs"].as_array().unwrap();
@@ -100,20 +113,7 @@ fn check_etcd_repeat_keeps_runs_and_aggregates_them() {
     assert_eq!(stored, printed);
 
     // An impossible threshold fails every run: exit 1, verdict fail, text table.
-    let out = dt(&db)
-        .args(["check", "etcd"])
-        .arg(&dir)
-        .args([
-            "--quick",
-            "--size",
-            "64k",
-            "--repeat",
-            "2",
-            "--threshold",
-            "1ns",
-        ])
-        .output()
-        .unwrap();
+    let out = check_repeated(&db, &dir, "64k", "2", "1ns", &[]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("verdict FAIL: 0 of 2 runs passed"), "{text}");

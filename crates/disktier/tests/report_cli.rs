@@ -4,13 +4,15 @@
 
 use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::store_fixture as fixture;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
 const XSS: &str = "<script>alert(1)</script>";
 
 fn dt(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
     c
 }
@@ -90,12 +92,16 @@ fn load(page: &Path) -> Load {
     }
 }
 
-#[test]
-fn report_from_real_runs_is_clean_in_chromium() {
-    if !disktier_testkit::require(
+fn have_chromium() -> bool {
+    disktier_testkit::require(
         disktier_testkit::have("chromium"),
         "chromium (Debian package chromium)",
-    ) {
+    )
+}
+
+#[test]
+fn report_from_real_runs_is_clean_in_chromium() {
+    if !have_chromium() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -171,10 +177,7 @@ fn report_from_real_runs_is_clean_in_chromium() {
 /// The harness itself: a page that does log and fetch is caught, so a clean report means clean.
 #[test]
 fn chromium_harness_sees_console_errors_and_requests() {
-    if !disktier_testkit::require(
-        disktier_testkit::have("chromium"),
-        "chromium (Debian package chromium)",
-    ) {
+    if !have_chromium() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -197,14 +200,6 @@ fn chromium_harness_sees_console_errors_and_requests() {
         "{:?}",
         l.requests
     );
-}
-
-fn fixture(name: &str) -> serde_json::Value {
-    let p = format!(
-        "{}/../store/tests/fixtures/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 #[test]

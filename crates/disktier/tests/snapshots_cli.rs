@@ -10,6 +10,7 @@
 //! output: review a changed snapshot as a change of behaviour (`cargo insta review`).
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
 use regex::Regex;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -17,7 +18,7 @@ use std::sync::LazyLock;
 
 /// The binary with a private store and no catalog overlay from the environment.
 fn dt(home: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", home.join("results.db"))
         .env("XDG_DATA_HOME", home.join("data"))
         .env("DISKTIER_RUN_DIR", home.join("run"))

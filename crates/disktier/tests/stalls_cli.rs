@@ -2,7 +2,8 @@
 //! IOPS, every fdatasync waits for throttled writes, so `check etcd` and `bench` count fsyncs over
 //! etcd's heartbeat interval (100 ms) and say what they mean.
 
-use disktier_testkit::{require, require_loop, BlkioThrottle, LoopDev};
+use disktier_testkit::loop_fs;
+use disktier_testkit::BlkioThrottle;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -12,11 +13,12 @@ fn bin() -> PathBuf {
 
 #[test]
 fn a_throttled_disk_counts_fsyncs_over_the_heartbeat_interval() {
-    if !require_loop() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+    if !BlkioThrottle::require() {
         return;
     }
-    let dev = LoopDev::new(320 << 20);
-    let m = dev.mkfs_mount("xfs");
+    let Some((dev, m)) = loop_fs(320 << 20, "xfs") else {
+        return;
+    };
     // 4 write IOPS: each fdatasync of a 2300-byte append waits for at least one throttled
     // write (250 ms apart), so nearly every one is over 100 ms and none reaches 1 s alone.
     let throttle = BlkioThrottle::new(&dev.maj_min(), 4, None);

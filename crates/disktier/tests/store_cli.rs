@@ -4,16 +4,11 @@
 
 use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::stdout_ok;
+use disktier_testkit::cli::store_fixture as fixture;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
-
-fn fixture(name: &str) -> serde_json::Value {
-    let p = format!(
-        "{}/../store/tests/fixtures/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
 
 /// A temp store holding the named fixtures; returns the dir guard, the db path and the ids.
 fn store_with(names: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<String>) {
@@ -35,7 +30,7 @@ fn store_with(names: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<String>) {
 }
 
 fn dt(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
     c
 }
@@ -97,11 +92,7 @@ fn compare_golden() {
         .args(["compare", &ids[0], &ids[1]])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_ok(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower"),
@@ -187,11 +178,7 @@ fn ten_import_processes_at_once_lose_no_row() {
         .collect();
     for c in children {
         let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        stdout_ok(&out);
     }
     let rows = Store::open(Some(db.to_str().unwrap()))
         .unwrap()
@@ -232,7 +219,7 @@ fn the_same_commands_work_against_postgres() {
             doc: &fixture("ocp-recipe-ebs"),
         })
         .unwrap();
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env_remove("DISKTIER_DB")
         .args(["--db", &url, "compare", &a, &b])
         .assert()
@@ -240,8 +227,7 @@ fn the_same_commands_work_against_postgres() {
         .stdout(predicate::str::contains(
             "fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower",
         ));
-    let out = Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .env("DISKTIER_DB", &url)
         .args(["history", "--format", "json"])
         .output()

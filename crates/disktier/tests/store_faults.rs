@@ -4,6 +4,8 @@
 //! and how it will be saved, and `disktier store flush` (or the next run that saves) saves it.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::json_ok;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +15,7 @@ fn fio_fixture() -> PathBuf {
 
 /// The binary with the store at `db` and the data dir (so the spool) under `data`.
 fn dt(db: &str, data: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db).env("XDG_DATA_HOME", data);
     c
 }
@@ -31,12 +33,7 @@ fn history_len(db: &str, data: &Path) -> usize {
         .args(["--format", "json", "history"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_ok(&out);
     v["runs"].as_array().unwrap().len()
 }
 

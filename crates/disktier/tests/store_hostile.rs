@@ -5,20 +5,14 @@
 //! asked for.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::store_fixture as fixture;
 use predicates::prelude::*;
 use std::path::Path;
 use std::time::Duration;
 
-fn fixture(name: &str) -> serde_json::Value {
-    let p = format!(
-        "{}/../store/tests/fixtures/{name}.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
 fn dt(db: &Path, data: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db)
         .env("XDG_DATA_HOME", data)
         .timeout(Duration::from_secs(60));
@@ -267,8 +261,7 @@ fn help_never_shows_the_password_in_disktier_db() {
         vec!["history", "--help"],
         vec!["report", "--help"],
     ] {
-        let out = Command::cargo_bin("disktier")
-            .unwrap()
+        let out = disktier()
             .env(
                 "DISKTIER_DB",
                 "postgres://app:Hunter2pw@db/x?password=Hunter2pw",
@@ -286,8 +279,7 @@ fn help_never_shows_the_password_in_disktier_db() {
 #[test]
 fn a_mistyped_url_is_refused_without_its_password_or_a_file() {
     let t = tempfile::tempdir().unwrap();
-    let out = Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .current_dir(t.path())
         .env("XDG_DATA_HOME", t.path())
         .args(["--db", "postgress://app:Hunter2pw@db/x", "history"])

@@ -147,37 +147,31 @@ fn check(args: &[&str], want_suggestion: bool) -> String {
     err
 }
 
+/// Issue 19's example: `render bcache` with a kernel name as the fast device.
+const BCACHE_ON_SDB: &[&str] = &[
+    "render",
+    "bcache",
+    "--fast",
+    "/dev/sdb",
+    "--slow",
+    "/dev/disk/by-id/nvme-x",
+];
+
 #[test]
 fn suggestions_in_refusals_name_real_flags_and_commands() {
     let gke = |extra: &[&'static str]| -> Vec<&'static str> {
-        let mut a = vec![
-            "render",
-            "gke",
-            "--cluster",
-            "c1",
-            "--project",
-            "my-project-1",
-            "--zone",
-            "asia-east1-a",
-            "--machine-type",
-            "n1-standard-8",
-        ];
+        let mut a = [
+            &["render"][..],
+            disktier_testkit::cli_cases::GKE_C1,
+            &["--machine-type", "n1-standard-8"],
+        ]
+        .concat();
         a.extend_from_slice(extra);
         a
     };
     let cases: Vec<(Vec<&str>, bool)> = vec![
         // Issue 19's example: render bcache used to suggest --model, which it does not have.
-        (
-            vec![
-                "render",
-                "bcache",
-                "--fast",
-                "/dev/sdb",
-                "--slow",
-                "/dev/disk/by-id/nvme-x",
-            ],
-            false,
-        ),
+        (BCACHE_ON_SDB.to_vec(), false),
         (
             vec![
                 "render",
@@ -267,17 +261,7 @@ fn suggestions_in_refusals_name_real_flags_and_commands() {
 
 #[test]
 fn render_bcache_no_longer_suggests_a_model_flag() {
-    let err = check(
-        &[
-            "render",
-            "bcache",
-            "--fast",
-            "/dev/sdb",
-            "--slow",
-            "/dev/disk/by-id/nvme-x",
-        ],
-        false,
-    );
+    let err = check(BCACHE_ON_SDB, false);
     assert!(err.contains("/dev/disk/by-id/"), "{err}");
     assert!(!err.contains("--model"), "{err}");
 }

@@ -4,6 +4,8 @@
 //! replays to the engine's own counts.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::Succeeds;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -15,36 +17,40 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn bin(db: &Path) -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier();
     c.env("DISKTIER_DB", db);
     c
-}
-
-fn json(out: &[u8]) -> Value {
-    serde_json::from_slice(out)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(out)))
 }
 
 /// Imports `fixture` and returns the import report.
 fn import(dir: &Path, format: &str, name: &str) -> (Value, PathBuf) {
     let out = dir.join(format!("{name}.dtt"));
-    let a = bin(&dir.join("db"))
-        .args(["--format", "json", "trace", "import", format])
-        .arg(fixture(name))
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
-    (json(&a.get_output().stdout), out)
+    (
+        bin(&dir.join("db"))
+            .args(["--format", "json", "trace", "import", format])
+            .arg(fixture(name))
+            .arg("-o")
+            .arg(&out)
+            .json_ok(),
+        out,
+    )
+}
+
+/// `simulate --format json` of `trace` with `args`.
+fn simulate(dir: &Path, trace: &Path, args: &[&str]) -> Value {
+    bin(&dir.join("db"))
+        .args(["--format", "json", "simulate"])
+        .args(args)
+        .arg("--trace")
+        .arg(trace)
+        .json_ok()
 }
 
 fn stats(dir: &Path, trace: &Path) -> Value {
-    let a = bin(&dir.join("db"))
+    bin(&dir.join("db"))
         .args(["--format", "json", "trace", "stats"])
         .arg(trace)
-        .assert()
-        .success();
-    json(&a.get_output().stdout)
+        .json_ok()
 }
 
 #[test]
@@ -178,21 +184,16 @@ fn simulate_json_has_the_documented_shape_and_hand_computed_hits() {
     // 26 accesses; in a 2 MiB cache nothing is evicted, so only the 8 re-reads of A hit:
     // hit ratio 8/26, reads 8/24, writes 0/2 — for every policy (bcache's sequential cutoff
     // is far away: the longest run is 64 KiB).
-    let a = bin(&dir.path().join("db"))
-        .args([
-            "--format",
-            "json",
-            "simulate",
+    let v = simulate(
+        dir.path(),
+        &trace,
+        &[
             "--cache-sizes",
             "2MiB,4MiB",
             "--policies",
             "lru,arc,s3fifo,bcache",
-            "--trace",
-        ])
-        .arg(&trace)
-        .assert()
-        .success();
-    let v = json(&a.get_output().stdout);
+        ],
+    );
     assert_eq!(v["schema_version"], 1);
     for k in [
         "requests",
@@ -257,11 +258,10 @@ fn simulate_rejects_bad_options_with_the_fix() {
 fn simulate_predicts_with_catalog_volumes() {
     let dir = tempfile::tempdir().unwrap();
     let (_, trace) = import(dir.path(), "alibaba", "alibaba.csv");
-    let a = bin(&dir.path().join("db"))
-        .args([
-            "--format",
-            "json",
-            "simulate",
+    let v = simulate(
+        dir.path(),
+        &trace,
+        &[
             "--cache-sizes",
             "4MiB",
             "--policies",
@@ -272,12 +272,8 @@ fn simulate_predicts_with_catalog_volumes() {
             "gp3:32GiB:16000:1000",
             "--backing-volume",
             "st1:1TiB",
-            "--trace",
-        ])
-        .arg(&trace)
-        .assert()
-        .success();
-    let v = json(&a.get_output().stdout);
+        ],
+    );
     let p = &v["results"][0]["prediction"];
     assert!(p["max_iops_sustained"].as_f64().unwrap() > 0.0, "{v}");
     assert!(p["p99_latency_s"].as_f64().unwrap() > 0.0);
@@ -295,7 +291,7 @@ fn a_recorded_trace_replays_to_the_engines_own_counts() {
         .unwrap();
     let target = dir.path().join("data");
     let out = dir.path().join("t.dtt");
-    let a = bin(&dir.path().join("db"))
+    let rec = bin(&dir.path().join("db"))
         .args(["--format", "json", "--no-save", "trace", "record"])
         .arg(&target)
         .arg("-o")
@@ -313,9 +309,7 @@ fn a_recorded_trace_replays_to_the_engines_own_counts() {
             "8",
             "--direct=false",
         ])
-        .assert()
-        .success();
-    let rec = json(&a.get_output().stdout);
+        .json_ok();
     let e = &rec["engine"];
     assert!(
         e["read_ios"].as_u64().unwrap() > 0 && e["write_ios"].as_u64().unwrap() > 0,
@@ -341,7 +335,7 @@ fn bench_trace_is_finished_when_the_run_ends() {
         .tempdir_in("/var/tmp")
         .unwrap();
     let out = dir.path().join("b.dtt");
-    let a = bin(&dir.path().join("db"))
+    let doc = bin(&dir.path().join("db"))
         .args(["--format", "json", "--no-save", "bench"])
         .arg(dir.path().join("data"))
         .args([
@@ -357,9 +351,7 @@ fn bench_trace_is_finished_when_the_run_ends() {
             "--trace",
         ])
         .arg(&out)
-        .assert()
-        .success();
-    let doc = json(&a.get_output().stdout);
+        .json_ok();
     let s = stats(dir.path(), &out);
     assert_eq!(s["truncated"], false, "{s}");
     assert_eq!(s["reads"], doc["results"]["read"]["ios"]);
@@ -372,7 +364,7 @@ fn plan_budget_keeps_options_within_it_best_first() {
     // monthly budget, best predicted IOPS first; over-budget ones are listed as rejected.
     let dir = tempfile::tempdir().unwrap();
     let (_, trace) = import(dir.path(), "msr", "msr.csv");
-    let a = bin(&dir.path().join("db"))
+    let v = bin(&dir.path().join("db"))
         .args([
             "--format",
             "json",
@@ -384,9 +376,7 @@ fn plan_budget_keeps_options_within_it_best_first() {
             "--trace",
         ])
         .arg(&trace)
-        .assert()
-        .success();
-    let v = json(&a.get_output().stdout);
+        .json_ok();
     let opts = v["options"].as_array().unwrap();
     assert!(!opts.is_empty(), "{v}");
     let iops: Vec<f64> = opts

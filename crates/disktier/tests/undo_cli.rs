@@ -3,9 +3,10 @@
 //! undo itself runs on real loop devices in crates/disks/tests/undo_loop.rs.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::Succeeds;
 
 fn disktier() -> Command {
-    let mut c = Command::cargo_bin("disktier").unwrap();
+    let mut c = disktier_testkit::cli::disktier();
     c.env("DISKTIER_DB", "/nonexistent/disktier-test.db");
     c
 }
@@ -39,7 +40,7 @@ fn wipe_and_binds_need_undo_and_undo_excludes_setup_flags() {
 fn dry_run_json_on_an_untouched_mount_point_lists_no_steps() {
     let tmp = tempfile::tempdir().unwrap();
     let mnt = tmp.path().join("never-set-up");
-    let out = disktier()
+    let v: serde_json::Value = disktier()
         .args([
             "setup",
             "--undo",
@@ -51,12 +52,7 @@ fn dry_run_json_on_an_untouched_mount_point_lists_no_steps() {
         .arg(&mnt)
         .arg("--root")
         .arg(tmp.path().join("root"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        .json_ok();
     assert_eq!(v["mount"], mnt.display().to_string());
     assert_eq!(v["dry_run"], true);
     assert_eq!(v["changed"], false);

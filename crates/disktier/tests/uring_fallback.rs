@@ -4,7 +4,8 @@
 //! its own (cargo runs test binaries one after another, so no other test sees the change) and
 //! restores the value it found even when the assertions fail.
 
-use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::json_ok;
 use std::path::Path;
 
 const SYSCTL: &str = "/proc/sys/kernel/io_uring_disabled";
@@ -31,20 +32,14 @@ fn bench_falls_back_to_psync_when_io_uring_is_disabled() {
     assert_eq!(std::fs::read_to_string(SYSCTL).unwrap().trim(), "2");
 
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-    let out = Command::cargo_bin("disktier")
-        .unwrap()
+    let out = disktier()
         .env("DISKTIER_DB", dir.path().join("results.db"))
         .args(["--format", "json", "bench"])
         .arg(dir.path().join("data"))
         .args(["--rw", "randread", "--size", "4m", "--runtime", "1s"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_ok(&out);
     assert_eq!(doc["job"]["ioengine"], "psync", "{doc}");
     let warnings = doc["warnings"].to_string();
     assert!(

@@ -95,25 +95,11 @@ impl<'a> Recorder<'a> {
         if op == IoOp::Sync {
             return self.sync_done(submit_ns, now);
         }
-        let lat = now.saturating_sub(submit_ns);
         self.all_ios += 1;
         self.all_bytes += len;
-        if let Some(log) = self.io_log {
-            log.record(IoRecord {
-                t_ns: submit_ns.saturating_sub(self.t0),
-                offset,
-                len: len as u32,
-                op,
-                latency_ns: lat,
-            });
-        }
-        if now < self.ramp_end || now > self.deadline {
+        let Some(lat) = self.logged_in_window(submit_ns, now, offset, len as u32, op) else {
             return;
-        }
-        if now >= self.next_sec {
-            self.roll(now);
-        }
-        self.last_ns = self.last_ns.max(now);
+        };
         self.cur.lat.saturating_record(lat.max(1));
         match op {
             IoOp::Read => {
@@ -133,25 +119,43 @@ impl<'a> Recorder<'a> {
     /// Records one fsync/fdatasync that ran from `start` to `now`.
     #[inline]
     pub fn sync_done(&mut self, start: u64, now: u64) {
-        let lat = now.saturating_sub(start);
+        let Some(lat) = self.logged_in_window(start, now, 0, 0, IoOp::Sync) else {
+            return;
+        };
+        self.sync.record(lat, 0);
+        self.cur.sync.saturating_record(lat.max(1));
+    }
+
+    /// Logs one I/O submitted at `submit_ns` and finished at `now` (with `--trace`) and, when
+    /// it ended inside the measured window, rolls to its second and moves `last_ns`: returns its
+    /// latency when it counts.
+    #[inline]
+    fn logged_in_window(
+        &mut self,
+        submit_ns: u64,
+        now: u64,
+        offset: u64,
+        len: u32,
+        op: IoOp,
+    ) -> Option<u64> {
+        let lat = now.saturating_sub(submit_ns);
         if let Some(log) = self.io_log {
             log.record(IoRecord {
-                t_ns: start.saturating_sub(self.t0),
-                offset: 0,
-                len: 0,
-                op: IoOp::Sync,
+                t_ns: submit_ns.saturating_sub(self.t0),
+                offset,
+                len,
+                op,
                 latency_ns: lat,
             });
         }
         if now < self.ramp_end || now > self.deadline {
-            return;
+            return None;
         }
         if now >= self.next_sec {
             self.roll(now);
         }
         self.last_ns = self.last_ns.max(now);
-        self.sync.record(lat, 0);
-        self.cur.sync.saturating_record(lat.max(1));
+        Some(lat)
     }
 
     /// Sends the finished second to the main thread and starts the one `now` falls in.

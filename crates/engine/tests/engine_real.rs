@@ -2,6 +2,7 @@
 //! input it must refuse. Sizes are a few MiB and runtimes a second or two.
 
 use disktier_engine::*;
+use disktier_testkit::loop_dev;
 use disktier_testkit::{require, require_loop, LoopDev};
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -90,10 +91,9 @@ fn etcd_quick_on_xfs_syncs_after_every_write() {
 
 #[test]
 fn randread_direct_on_a_loop_device() {
-    if !require_loop() {
+    let Some(dev) = loop_dev(16 * MIB) else {
         return;
-    }
-    let dev = LoopDev::new(16 * MIB);
+    };
     let j = Job {
         rw: Rw::RandRead,
         bs: 4096,
@@ -188,10 +188,9 @@ fn refuses_to_write_over_xfs_and_leaves_the_device_unchanged() {
 
 #[test]
 fn writes_to_an_empty_device_and_with_destructive() {
-    if !require_loop() {
+    let Some(dev) = loop_dev(8 * MIB) else {
         return;
-    }
-    let dev = LoopDev::new(8 * MIB);
+    };
     let j = Job {
         rw: Rw::Write,
         bs: 64 * 1024,

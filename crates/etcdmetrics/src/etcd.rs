@@ -278,6 +278,20 @@ fn p99_verdict(
     )
 }
 
+/// [`count_verdict`] whose message is also one of the report's lines.
+fn counted(
+    lines: &mut Vec<String>,
+    verdicts: &mut Vec<Verdict>,
+    name: &str,
+    metric: &str,
+    value: f64,
+    allowed: f64,
+    message: String,
+) {
+    lines.push(message.clone());
+    verdicts.push(count_verdict(name, metric, value, allowed, message));
+}
+
 fn count_verdict(name: &str, metric: &str, value: f64, allowed: f64, message: String) -> Verdict {
     Verdict {
         name: name.into(),
@@ -367,14 +381,15 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
                 ""
             }
         );
-        out.lines.push(msg.clone());
-        verdicts.push(count_verdict(
+        counted(
+            &mut out.lines,
+            &mut verdicts,
             "etcd-leader-changes",
             LEADER_CHANGES,
             s.leader_changes,
             allowed_changes,
             msg,
-        ));
+        );
         let msg = format!(
             "{url}: {} heartbeat send failures {span}{}",
             s.heartbeat_send_failures,
@@ -384,26 +399,28 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
                 ""
             }
         );
-        out.lines.push(msg.clone());
-        verdicts.push(count_verdict(
+        counted(
+            &mut out.lines,
+            &mut verdicts,
             "etcd-heartbeat-failures",
             HEARTBEAT_FAILURES,
             s.heartbeat_send_failures,
             0.0,
             msg,
-        ));
+        );
         let msg = format!(
             "{url}: {} slow applies (over 100 ms) {span}",
             s.slow_applies
         );
-        out.lines.push(msg.clone());
-        verdicts.push(count_verdict(
+        counted(
+            &mut out.lines,
+            &mut verdicts,
             "etcd-slow-applies",
             SLOW_APPLIES,
             s.slow_applies,
             0.0,
             msg,
-        ));
+        );
         out.pass &= verdicts.iter().all(|v| v.pass);
         out.verdicts.extend(verdicts.iter().cloned());
         out.members.push(MemberReport {

@@ -209,19 +209,20 @@ impl Combo {
 
     /// The parts' names joined by `+`, in the order given.
     pub fn name(&self) -> String {
-        self.0
-            .iter()
-            .map(|m| m.name())
-            .collect::<Vec<_>>()
-            .join("+")
+        self.joined(Mitigation::name, "+")
     }
 
     pub fn describe(&self) -> String {
+        self.joined(Mitigation::describe, ", and ")
+    }
+
+    /// One word per part, in the order given, joined by `sep`.
+    fn joined(&self, part: fn(Mitigation) -> &'static str, sep: &str) -> String {
         self.0
             .iter()
-            .map(|m| m.describe())
+            .map(|m| part(*m))
             .collect::<Vec<_>>()
-            .join(", and ")
+            .join(sep)
     }
 
     /// The writer policy the combination implies (its writer part's, else syncfs at the end).

@@ -53,14 +53,21 @@ pub fn kill(pid: i32, sig: i32) -> std::io::Result<bool> {
     // # Safety
     // kill(2) takes integers only.
     let r = unsafe { libc::kill(pid, sig) };
-    if r < 0 {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::ESRCH) {
-            return Ok(false);
-        }
-        return Err(e);
+    succeeded_unless(r, libc::ESRCH)
+}
+
+/// A libc call's return value `r`: `Ok(true)` when it succeeded, `Ok(false)` when it failed with
+/// the errno `benign`, else the OS error.
+fn succeeded_unless(r: libc::c_int, benign: i32) -> std::io::Result<bool> {
+    if r >= 0 {
+        return Ok(true);
     }
-    Ok(true)
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(benign) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
 }
 
 /// Takes an exclusive `flock` on `f` without waiting; `Ok(false)` when another process holds it.
@@ -69,14 +76,7 @@ pub fn try_lock(f: &std::fs::File) -> std::io::Result<bool> {
     // # Safety
     // flock(2) takes the descriptor of a file that stays open for the call, and integers.
     let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if r < 0 {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            return Ok(false);
-        }
-        return Err(e);
-    }
-    Ok(true)
+    succeeded_unless(r, libc::EWOULDBLOCK)
 }
 
 /// Whether this process may write `path` (access(2) with W_OK, which honours root's privileges).

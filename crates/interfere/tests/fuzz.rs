@@ -5,57 +5,20 @@
 //! In `cargo test` each target replays its checked-in corpus (`tests/__fuzz__/<name>/corpus`)
 //! and runs random inputs for two seconds; `bench/fuzz.sh TARGET MINUTES` (or
 //! `BOLERO_RANDOM_TEST_TIME_MS=...`) runs one long. One input must finish within
-//! [`PER_INPUT`] (a watchdog aborts otherwise) and is at most [`MAX_LEN`] bytes.
+//! [`WATCHDOG_LIMIT`](disktier_testkit::fuzz::WATCHDOG_LIMIT) (a watchdog aborts otherwise) and is at most [`MAX_LEN`] bytes.
 
 use disktier_interfere::journal::{self, Change};
+use disktier_testkit::bolero_check;
+use disktier_testkit::fuzz::guarded;
 use std::path::{Component, Path};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
-const PER_INPUT: Duration = Duration::from_secs(10);
 const MAX_LEN: usize = 64 << 10;
 
-static EPOCH: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
-
-/// Runs `f` under a watchdog that aborts the process when one input takes longer than
-/// [`PER_INPUT`], so a hang is a finding rather than a stuck CI job.
-fn guarded<R>(f: impl FnOnce() -> R) -> R {
-    static STARTED_MS: AtomicU64 = AtomicU64::new(0);
-    static WATCHDOG: std::sync::Once = std::sync::Once::new();
-    let epoch = *EPOCH;
-    WATCHDOG.call_once(|| {
-        std::thread::spawn(move || loop {
-            std::thread::sleep(Duration::from_millis(500));
-            let s = STARTED_MS.load(Ordering::SeqCst);
-            if s != 0
-                && (epoch.elapsed().as_millis() as u64).saturating_sub(s)
-                    > PER_INPUT.as_millis() as u64
-            {
-                eprintln!("fuzz: one input ran longer than {PER_INPUT:?}: a hang");
-                std::process::abort();
-            }
-        });
-    });
-    STARTED_MS.store(epoch.elapsed().as_millis() as u64 + 1, Ordering::SeqCst);
-    let r = f();
-    STARTED_MS.store(0, Ordering::SeqCst);
-    r
-}
-
-fn brief() -> bool {
-    std::env::var_os("BOLERO_RANDOM_TEST_TIME_MS").is_none()
-        && std::env::var_os("BOLERO_RANDOM_ITERATIONS").is_none()
-}
-
-macro_rules! target {
-    () => {{
-        let t = bolero::check!().with_max_len(MAX_LEN);
-        if brief() {
-            t.with_test_time(Duration::from_secs(2))
-        } else {
-            t
-        }
-    }};
+/// Whether the last component of `p` starts with `prefix` (a name disktier gives).
+fn named(p: &Path, prefix: &str) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(prefix))
 }
 
 fn clean(p: &Path) -> bool {
@@ -69,7 +32,7 @@ fn clean(p: &Path) -> bool {
 fn fuzz_journal_entries() {
     // Entries of the right shape with fuzz-chosen fields (random bytes seldom make JSON): the
     // same property as `fuzz_journal`, reached far more often.
-    target!()
+    bolero_check!(MAX_LEN)
         .with_type::<Vec<(u8, String, String, i32, u64)>>()
         .for_each(|entries| {
             guarded(|| {
@@ -99,7 +62,7 @@ fn fuzz_journal_entries() {
 fn fuzz_journal() {
     // Whatever a journal file holds, parsing never panics, and what it accepts is only ever
     // what disktier itself records.
-    target!().for_each(|input: &[u8]| guarded(|| check_journal(input)));
+    bolero_check!(MAX_LEN).for_each(|input: &[u8]| guarded(|| check_journal(input)));
 }
 
 fn check_journal(input: &[u8]) {
@@ -119,26 +82,14 @@ fn check_journal(input: &[u8]) {
                         assert!(!was.is_empty() && !was.contains(char::is_whitespace));
                     }
                     Change::Cgroup { path } => {
-                        assert!(clean(path));
-                        assert!(path
-                            .file_name()
-                            .unwrap()
-                            .to_str()
-                            .unwrap()
-                            .starts_with(journal::CGROUP_PREFIX));
+                        assert!(clean(path) && named(path, journal::CGROUP_PREFIX));
                     }
                     Change::SubtreeControl { file, controller } => {
                         assert!(clean(file) && controller == "io");
                         assert!(file.ends_with("cgroup.subtree_control"));
                     }
                     Change::Dir { path } => {
-                        assert!(clean(path));
-                        assert!(path
-                            .file_name()
-                            .unwrap()
-                            .to_str()
-                            .unwrap()
-                            .starts_with(journal::DIR_PREFIX));
+                        assert!(clean(path) && named(path, journal::DIR_PREFIX));
                     }
                     Change::Process {
                         pid, start_time, ..
@@ -156,7 +107,7 @@ fn check_journal(input: &[u8]) {
 
 #[test]
 fn fuzz_scheduler_line() {
-    target!().for_each(|input: &[u8]| {
+    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
         guarded(|| {
             let s = disktier_interfere::scheduler::parse(&String::from_utf8_lossy(input));
             assert!(s.active.is_empty() || s.available.contains(&s.active));
@@ -166,7 +117,7 @@ fn fuzz_scheduler_line() {
 
 #[test]
 fn fuzz_mountinfo() {
-    target!().for_each(|input: &[u8]| {
+    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
         guarded(|| {
             let s = disktier_interfere::cgroup::Support::from_mountinfo(&String::from_utf8_lossy(
                 input,

@@ -11,7 +11,8 @@
 use disktier_interfere::aggressor::{self, AggressorSpec};
 use disktier_interfere::ioprio::{self, IoPrio};
 use disktier_interfere::{scheduler, AggressorKind, Applied, Combo, Config, Mitigation};
-use disktier_testkit::{require, require_loop, BlkioThrottle, LoopDev};
+use disktier_testkit::serial_loop_fs;
+use disktier_testkit::BlkioThrottle;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -96,17 +97,21 @@ fn leftovers(mount: &Path) -> Vec<String> {
     v
 }
 
+/// The device's scheduler file, the scheduler active before the test, and a run directory.
+fn scheduler_and_run_dir(
+    dev: &disktier_testkit::LoopDev,
+) -> (std::path::PathBuf, String, tempfile::TempDir) {
+    let file = scheduler::Device::scheduler_file_in(&dev.name(), Path::new("/sys"));
+    let before = scheduler::read(&file).unwrap().active;
+    (file, before, tempfile::tempdir().unwrap())
+}
+
 #[test]
 fn io_classes_and_schedulers_are_applied_read_back_and_restored() {
-    if !require_loop() {
+    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
-    let sched_file = scheduler::Device::scheduler_file_in(&dev.name(), Path::new("/sys"));
-    let before = scheduler::read(&sched_file).unwrap().active;
-    let run_dir = tempfile::tempdir().unwrap();
+    };
+    let (sched_file, before, run_dir) = scheduler_and_run_dir(&dev);
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut cfg = config(
         &mnt.dir,
@@ -162,15 +167,13 @@ fn io_classes_and_schedulers_are_applied_read_back_and_restored() {
 
 #[test]
 fn cgroups_and_writer_policies_are_applied_read_back_and_removed() {
-    if !require_loop() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+    if !BlkioThrottle::require() {
         return;
     }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
-    let sched_file = scheduler::Device::scheduler_file_in(&dev.name(), Path::new("/sys"));
-    let before = scheduler::read(&sched_file).unwrap().active;
-    let run_dir = tempfile::tempdir().unwrap();
+    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
+        return;
+    };
+    let (sched_file, before, run_dir) = scheduler_and_run_dir(&dev);
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let mut cfg = config(
         &mnt.dir,
@@ -239,12 +242,12 @@ fn cgroups_and_writer_policies_are_applied_read_back_and_removed() {
 
 #[test]
 fn the_aggressor_worsens_the_tail_on_a_throttled_volume() {
-    if !require_loop() || !require(BlkioThrottle::available(), "cgroup v1 blkio throttling") {
+    if !BlkioThrottle::require() {
         return;
     }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(1 << 30);
-    let mnt = dev.mkfs_mount("xfs");
+    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 1 << 30, "xfs") else {
+        return;
+    };
     // A cloud-like volume: this process (the probe) and its children (the aggressor) share one
     // write IOPS budget on the device, as all users of an EBS volume share its provisioned IOPS.
     // The aggressor writes with O_DIRECT, so its I/O is charged to the group it runs in (v1
@@ -283,12 +286,9 @@ fn the_aggressor_worsens_the_tail_on_a_throttled_volume() {
 /// the writer policy), in one scenario, and both undone together afterwards.
 #[test]
 fn combined_mitigations_are_applied_together_and_undone_together() {
-    if !require_loop() {
+    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::new(512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
+    };
     let sched_file = scheduler::Device::scheduler_file_in(&dev.name(), Path::new("/sys"));
     let before = scheduler::read(&sched_file).unwrap().active;
     let with_cgroups = BlkioThrottle::available();

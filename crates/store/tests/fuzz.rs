@@ -5,63 +5,18 @@
 //! In `cargo test` each target replays its checked-in corpus (`tests/__fuzz__/<target>/corpus`)
 //! and then runs random inputs for a short, capped time; `bench/fuzz.sh TARGET MINUTES` (or
 //! `BOLERO_RANDOM_TEST_TIME_MS=...`) runs one long. Each input must finish within
-//! [`PER_INPUT`] (a watchdog aborts the process otherwise) and inputs are at most
+//! [`WATCHDOG_LIMIT`](disktier_testkit::fuzz::WATCHDOG_LIMIT) (a watchdog aborts the process otherwise) and inputs are at most
 //! [`MAX_LEN`] bytes, which bounds the memory any one input can ask for.
 
 use disktier_store::pgconn::{self, PgTarget};
 use disktier_store::report::{render, ReportInput};
 use disktier_store::spool::Spooled;
 use disktier_store::{NewRun, StoredRun};
+use disktier_testkit::bolero_check;
+use disktier_testkit::fuzz::guarded;
 use serde_json::Value;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
-const PER_INPUT: Duration = Duration::from_secs(10);
 const MAX_LEN: usize = 64 << 10;
-
-/// Runs `f` with a watchdog: the process aborts (failing the test run) if one input takes
-/// longer than [`PER_INPUT`], so a hang is a finding rather than a stuck CI job.
-fn guarded<R>(f: impl FnOnce() -> R) -> R {
-    static STARTED_MS: AtomicU64 = AtomicU64::new(0);
-    static WATCHDOG: std::sync::Once = std::sync::Once::new();
-    let epoch = *EPOCH;
-    WATCHDOG.call_once(|| {
-        std::thread::spawn(move || loop {
-            std::thread::sleep(Duration::from_millis(500));
-            let s = STARTED_MS.load(Ordering::SeqCst);
-            if s != 0
-                && (epoch.elapsed().as_millis() as u64).saturating_sub(s)
-                    > PER_INPUT.as_millis() as u64
-            {
-                eprintln!("fuzz: one input ran longer than {PER_INPUT:?}: a hang");
-                std::process::abort();
-            }
-        });
-    });
-    STARTED_MS.store(epoch.elapsed().as_millis() as u64 + 1, Ordering::SeqCst);
-    let r = f();
-    STARTED_MS.store(0, Ordering::SeqCst);
-    r
-}
-
-static EPOCH: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
-
-/// The time cap in `cargo test`, unless the environment asks for a long run.
-fn brief() -> bool {
-    std::env::var_os("BOLERO_RANDOM_TEST_TIME_MS").is_none()
-        && std::env::var_os("BOLERO_RANDOM_ITERATIONS").is_none()
-}
-
-macro_rules! target {
-    () => {{
-        let t = bolero::check!().with_max_len(MAX_LEN);
-        if brief() {
-            t.with_test_time(Duration::from_secs(2))
-        } else {
-            t
-        }
-    }};
-}
 
 fn fixture(name: &str) -> Value {
     let p = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
@@ -87,7 +42,7 @@ fn assert_escaped(page: &str) {
 
 #[test]
 fn fuzz_spooled() {
-    target!().for_each(|input: &[u8]| {
+    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
         guarded(|| {
             if let Ok(s) = Spooled::parse(input) {
                 assert!(disktier_store::spool::is_run_id(&s.id));
@@ -101,7 +56,7 @@ fn fuzz_spooled() {
 fn fuzz_stored_doc() {
     // A stored document is whatever JSON a row holds: the report and compare read it back.
     let base = stored("base", "check", &fixture("quick-etcd"));
-    target!().for_each(|input: &[u8]| {
+    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
         guarded(|| {
             let Ok(doc) = serde_json::from_slice::<Value>(input) else {
                 return;
@@ -172,7 +127,7 @@ fn fuzz_report() {
         })
         .collect();
     let plan = fixture("plan");
-    target!().for_each(|input: &[u8]| {
+    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
         guarded(|| {
             let mut docs = docs.clone();
             let mut plan = plan.clone();
@@ -235,7 +190,7 @@ fn fuzz_report() {
 #[test]
 fn fuzz_db_location() {
     // Arbitrary strings: parsing and redaction never panic, and redaction is stable.
-    target!().for_each(|input: &[u8]| {
+    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
         guarded(|| {
             let s = String::from_utf8_lossy(input);
             let shown = pgconn::redact(&s);
@@ -252,7 +207,7 @@ fn fuzz_db_location() {
 fn fuzz_redaction() {
     // Generated locations with a password in each form: the password never survives redaction
     // or a parse error.
-    target!()
+    bolero_check!(MAX_LEN)
         .with_type::<(String, String, String, u8)>()
         .for_each(|(user, pw, rest, form)| {
             guarded(|| {

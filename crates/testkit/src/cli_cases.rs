@@ -23,6 +23,18 @@ pub const OPENSHIFT: &[&str] = &[
     "prjquota",
 ];
 
+/// `render gke` for cluster c1 of my-project-1 in asia-east1-a (after `render`; the machine
+/// type and local SSDs are the test's).
+pub const GKE_C1: &[&str] = &[
+    "gke",
+    "--cluster",
+    "c1",
+    "--project",
+    "my-project-1",
+    "--zone",
+    "asia-east1-a",
+];
+
 /// A fast and a slow EBS volume by id, for the cache renderers (bcache, lvmcache).
 pub const FAST: &str = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0aaaaaaaaaaaaaaaa";
 pub const SLOW: &str = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0bbbbbbbbbbbbbbbb";

@@ -236,3 +236,62 @@ macro_rules! fuzz_target {
             });
     }};
 }
+
+/// What one input may take under [`guarded`] before the watchdog calls it a hang.
+pub const WATCHDOG_LIMIT: Duration = Duration::from_secs(10);
+
+/// Runs `f` under a watchdog that aborts the process when one input takes longer than
+/// [`WATCHDOG_LIMIT`], so a hang is a finding rather than a stuck CI job.
+pub fn guarded<R>(f: impl FnOnce() -> R) -> R {
+    use std::sync::atomic::AtomicU64;
+    static EPOCH: std::sync::LazyLock<Instant> = std::sync::LazyLock::new(Instant::now);
+    static STARTED_MS: AtomicU64 = AtomicU64::new(0);
+    static WATCHDOG: std::sync::Once = std::sync::Once::new();
+    let epoch = *EPOCH;
+    WATCHDOG.call_once(|| {
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(500));
+            let s = STARTED_MS.load(Ordering::SeqCst);
+            if s != 0
+                && (epoch.elapsed().as_millis() as u64).saturating_sub(s)
+                    > WATCHDOG_LIMIT.as_millis() as u64
+            {
+                eprintln!("fuzz: one input ran longer than {WATCHDOG_LIMIT:?}: a hang");
+                std::process::abort();
+            }
+        });
+    });
+    STARTED_MS.store(epoch.elapsed().as_millis() as u64 + 1, Ordering::SeqCst);
+    let r = f();
+    STARTED_MS.store(0, Ordering::SeqCst);
+    r
+}
+
+/// Whether this is an ordinary `cargo test` (neither `BOLERO_RANDOM_TEST_TIME_MS` nor
+/// `BOLERO_RANDOM_ITERATIONS` asks for a long run): random inputs then stop after [`BRIEF`].
+pub fn brief() -> bool {
+    std::env::var_os("BOLERO_RANDOM_TEST_TIME_MS").is_none()
+        && std::env::var_os("BOLERO_RANDOM_ITERATIONS").is_none()
+}
+
+/// Runs `f` on a random input and on its corpus-seeded variant ([`mutate`]), each [`timed`].
+pub fn raw_and_mutated(seeds: &[Vec<u8>], raw: &[u8], f: impl Fn(&[u8])) {
+    for input in [raw.to_vec(), mutate(seeds, raw)] {
+        timed(&input, || f(&input));
+    }
+}
+
+/// `bolero::check!()` with inputs up to `max_len` bytes and, in an ordinary `cargo test`
+/// ([`brief`]), random inputs for [`BRIEF`]. Expands in the fuzz test itself, so bolero finds
+/// that test's corpus.
+#[macro_export]
+macro_rules! bolero_check {
+    ($max_len:expr) => {{
+        let t = ::bolero::check!().with_max_len($max_len);
+        if $crate::fuzz::brief() {
+            t.with_test_time($crate::fuzz::BRIEF)
+        } else {
+            t
+        }
+    }};
+}

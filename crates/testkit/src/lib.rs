@@ -6,6 +6,7 @@
 //! the test returns early; in CI (`CI` set, as `.ci/run` runs) a missing feature fails the test,
 //! because CI runs as root on a machine that has them all.
 
+pub mod cli;
 pub mod cli_cases;
 pub mod fuzz;
 pub mod kube;
@@ -52,6 +53,25 @@ pub fn require_loop() -> bool {
         is_root() && have("losetup"),
         "root and losetup (loop devices)",
     )
+}
+
+/// A fresh `fstype` filesystem on a new loop device of `size` bytes, mounted: the set-up of
+/// every test that measures a real filesystem. `None` (the test returns) where loop devices
+/// cannot be made. Bind it as `let Some((dev, m)) = loop_fs(..) else { return };`: the mount
+/// is dropped (unmounted) before the device is detached.
+pub fn loop_fs(size: u64, fstype: &str) -> Option<(LoopDev, Mount)> {
+    if !require_loop() {
+        return None;
+    }
+    let dev = LoopDev::new(size);
+    let m = dev.mkfs_mount(fstype);
+    Some((dev, m))
+}
+
+/// A fresh loop device of `size` bytes with nothing on it; `None` (the test returns) where loop
+/// devices cannot be made.
+pub fn loop_dev(size: u64) -> Option<LoopDev> {
+    require_loop().then(|| LoopDev::new(size))
 }
 
 fn run(cmd: &mut Command) -> String {
@@ -223,6 +243,11 @@ impl BlkioThrottle {
         Path::new("/sys/fs/cgroup/blkio/blkio.throttle.write_iops_device").exists()
     }
 
+    /// [`require`] of [`BlkioThrottle::available`].
+    pub fn require() -> bool {
+        require(Self::available(), "cgroup v1 blkio throttling")
+    }
+
     /// Limits write IOPS (and optionally read IOPS) of `maj_min` for processes in the group.
     pub fn new(maj_min: &str, write_iops: u64, read_iops: Option<u64>) -> BlkioThrottle {
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -271,4 +296,72 @@ impl Drop for BlkioThrottle {
         }
         let _ = std::fs::remove_dir(&self.dir);
     }
+}
+
+/// Root, losetup, mkfs.xfs and wipefs: what the setup and undo tests on loop devices need.
+pub fn require_loop_xfs() -> bool {
+    require_loop() && require(have("mkfs.xfs") && have("wipefs"), "mkfs.xfs and wipefs")
+}
+
+/// Mount points below `dir` in /proc/self/mountinfo (the mount table as far as a test owns it).
+pub fn mount_points_under(dir: &Path) -> Vec<String> {
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let d = dir.display().to_string();
+    mi.lines()
+        .filter_map(|l| l.split(' ').nth(4).map(str::to_string))
+        .filter(|m| m.starts_with(&d))
+        .collect()
+}
+
+/// Whether `p` is a mount point.
+pub fn is_mount_point(p: &Path) -> bool {
+    let t = p.display().to_string();
+    mount_points_under(p).contains(&t)
+}
+
+/// One tag (`TYPE`, `UUID`, `LABEL`) of `dev` as `blkid -p` probes it; empty when it has none.
+pub fn blkid(dev: &Path, tag: &str) -> String {
+    let o = Command::new("blkid")
+        .args(["-p", "-s", tag, "-o", "value"])
+        .arg(dev)
+        .output()
+        .expect("run blkid");
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// Unmounts what a test mounted (deepest first) on drop, even when the test fails half-way.
+pub struct Unmount(pub Vec<PathBuf>);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let mut v = self.0.clone();
+        v.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+        for p in v {
+            while is_mount_point(&p) {
+                if !Command::new("umount")
+                    .arg("-l")
+                    .arg(&p)
+                    .status()
+                    .is_ok_and(|s| s.success())
+                {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// [`loop_fs`] for tests that must run one at a time (they change a device's scheduler or the
+/// cgroup root): holds `lock` first. Bind it as `let Some((_serial, dev, m)) = ..`.
+pub fn serial_loop_fs(
+    lock: &'static std::sync::Mutex<()>,
+    size: u64,
+    fstype: &str,
+) -> Option<(std::sync::MutexGuard<'static, ()>, LoopDev, Mount)> {
+    if !require_loop() {
+        return None;
+    }
+    let serial = lock.lock().unwrap_or_else(|e| e.into_inner());
+    let (dev, m) = loop_fs(size, fstype)?;
+    Some((serial, dev, m))
 }

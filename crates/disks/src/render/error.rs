@@ -98,3 +98,24 @@ pub enum RenderError {
     #[error("could not serialise the {object}: {message}")]
     Serialise { object: String, message: String },
 }
+
+impl RenderError {
+    /// `Ok` when a value passed its check; otherwise [`RenderError::BadValue`] naming `--flag`,
+    /// the value and `why`.
+    pub(crate) fn unless(
+        ok: bool,
+        flag: &'static str,
+        value: String,
+        why: &str,
+    ) -> Result<(), RenderError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(RenderError::BadValue {
+                flag,
+                value,
+                why: why.to_string(),
+            })
+        }
+    }
+}

@@ -134,41 +134,31 @@ pub(super) fn parse_quantity(q: &str) -> Option<u64> {
     n.checked_mul(mult)
 }
 
-fn check_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
-    let ok = !v.is_empty()
-        && v.len() <= 63
+/// A name as GCP writes them: `len` lowercase letters, digits or hyphens, starting with a
+/// letter and not ending with a hyphen.
+fn gcp_name(v: &str, len: std::ops::RangeInclusive<usize>) -> bool {
+    len.contains(&v.len())
         && v.starts_with(|c: char| c.is_ascii_lowercase())
         && v.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !v.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(RenderError::BadValue {
-            flag,
-            value: v.to_string(),
-            why: "use lowercase letters, digits and '-', starting with a letter".into(),
-        })
-    }
+        && !v.ends_with('-')
+}
+
+fn check_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
+    let ok = gcp_name(v, 1..=63);
+    RenderError::unless(
+        ok,
+        flag,
+        v.to_string(),
+        "use lowercase letters, digits and '-', starting with a letter",
+    )
 }
 
 /// A GCP project ID: 6 to 30 lowercase letters, digits or hyphens, starting with a letter and not
 /// ending with a hyphen (cloud.google.com/resource-manager/docs/creating-managing-projects).
 fn check_project(v: &str) -> Result<(), RenderError> {
-    let ok = (6..=30).contains(&v.len())
-        && v.starts_with(|c: char| c.is_ascii_lowercase())
-        && v.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !v.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(RenderError::BadValue {
-            flag: "project",
-            value: v.chars().take(64).collect(),
-            why: "a project ID has 6 to 30 lowercase letters, digits and '-', starts with a letter and does not end with '-' (gcloud projects list)".into(),
-        })
-    }
+    let ok = gcp_name(v, 6..=30);
+    RenderError::unless(ok, "project", v.chars().take(64).collect(), "a project ID has 6 to 30 lowercase letters, digits and '-', starts with a letter and does not end with '-' (gcloud projects list)")
 }
 
 /// A Compute Engine zone: REGION-LETTER, the region being `area-locationN` (asia-east1-a,
@@ -186,15 +176,12 @@ fn check_zone(v: &str) -> Result<(), RenderError> {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         && parts[2].len() == 1
         && lower(parts[2]);
-    if ok {
-        Ok(())
-    } else {
-        Err(RenderError::BadValue {
-            flag: "zone",
-            value: v.chars().take(64).collect(),
-            why: "give a zone such as asia-east1-a (gcloud compute zones list)".into(),
-        })
-    }
+    RenderError::unless(
+        ok,
+        "zone",
+        v.chars().take(64).collect(),
+        "give a zone such as asia-east1-a (gcloud compute zones list)",
+    )
 }
 
 impl Gke {

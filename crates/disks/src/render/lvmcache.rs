@@ -50,15 +50,12 @@ fn check_lvm_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
         && v != ".."
         && v.chars()
             .all(|c| c.is_ascii_alphanumeric() || "+_.-".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(RenderError::BadValue {
-            flag,
-            value: v.to_string(),
-            why: "an LVM name holds letters, digits and + _ . - (lvm(8), VALID NAMES)".into(),
-        })
-    }
+    RenderError::unless(
+        ok,
+        flag,
+        v.to_string(),
+        "an LVM name holds letters, digits and + _ . - (lvm(8), VALID NAMES)",
+    )
 }
 
 impl Lvmcache {

@@ -61,16 +61,12 @@ fn check_dns_label(flag: &'static str, v: &str) -> Result<(), RenderError> {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !v.starts_with('-')
         && !v.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(RenderError::BadValue {
-            flag,
-            value: v.to_string(),
-            why: "use lowercase letters, digits and '-' (at most 63, not starting or ending with '-')"
-                .into(),
-        })
-    }
+    RenderError::unless(
+        ok,
+        flag,
+        v.to_string(),
+        "use lowercase letters, digits and '-' (at most 63, not starting or ending with '-')",
+    )
 }
 
 impl OpenShift {
@@ -350,15 +346,12 @@ fn check_instance_type(t: &str) -> Result<(), RenderError> {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
     });
-    if ok {
-        Ok(())
-    } else {
-        Err(RenderError::BadValue {
-            flag: "instance-type",
-            value: t.to_string(),
-            why: "an EC2 instance type looks like m6id.xlarge".into(),
-        })
-    }
+    RenderError::unless(
+        ok,
+        "instance-type",
+        t.to_string(),
+        "an EC2 instance type looks like m6id.xlarge",
+    )
 }
 
 fn check_region(r: &str) -> Result<(), RenderError> {
@@ -366,15 +359,12 @@ fn check_region(r: &str) -> Result<(), RenderError> {
         && r.ends_with(|c: char| c.is_ascii_digit())
         && r.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if ok {
-        Ok(())
-    } else {
-        Err(RenderError::BadValue {
-            flag: "region",
-            value: r.to_string(),
-            why: "an AWS region looks like us-east-1".into(),
-        })
-    }
+    RenderError::unless(
+        ok,
+        "region",
+        r.to_string(),
+        "an AWS region looks like us-east-1",
+    )
 }
 
 impl Renderer for OpenShift {

@@ -7,7 +7,7 @@
 
 use super::intent::Intent;
 use super::script::{script_path, slug};
-use crate::setup::persist::exec_arg;
+use crate::setup::persist::{exec_arg, oneshot_service};
 use crate::valid::{unit_escape_path, MountPath};
 
 /// One unit file.
@@ -114,14 +114,8 @@ Requires={mount_unit}\n\
 After={mount_unit}\n\
 Before=local-fs.target {before_binds}{before_runtimes}\n\
 \n\
-[Service]\n\
-Type=oneshot\n\
-RemainAfterExit=yes\n\
-ExecStart=/bin/bash {script} binds\n\
-TimeoutSec=0\n\
-\n\
-[Install]\n\
-WantedBy=local-fs.target\n",
+{service}",
+                service = oneshot_service(&format!("/bin/bash {script} binds"), "local-fs.target"),
                 mount = intent.mount,
                 before_binds = bind_units
                     .iter()
@@ -170,14 +164,8 @@ Requires={mount_unit}\n\
 After={after_mounts}\n\
 Before={before_runtimes}\n\
 \n\
-[Service]\n\
-Type=oneshot\n\
-RemainAfterExit=yes\n\
-ExecStart=/bin/bash {script} relabel\n\
-TimeoutSec=0\n\
-\n\
-[Install]\n\
-WantedBy=multi-user.target\n",
+{service}",
+            service = oneshot_service(&format!("/bin/bash {script} relabel"), "multi-user.target"),
             mount = intent.mount,
         ),
         enable: true,
@@ -240,14 +228,8 @@ After=systemd-udev-trigger.service\n\
 Before=local-fs.target {runtimes}\n\
 RequiresMountsFor={parent}\n\
 \n\
-[Service]\n\
-Type=oneshot\n\
-RemainAfterExit=yes\n\
-ExecStart={exec}\n\
-TimeoutSec=0\n\
-\n\
-[Install]\n\
-WantedBy=local-fs.target\n",
+{service}",
+            service = oneshot_service(&exec, "local-fs.target"),
             mount = intent.mount,
             runtimes = runtimes.join(" "),
             parent = parent(&intent.mount),

@@ -20,6 +20,21 @@ pub fn mount_unit_name(p: &MountPath) -> String {
     format!("{}.mount", unit_escape_path(p))
 }
 
+/// The `[Service]` and `[Install]` sections of a unit that runs `exec` once, stays active, has
+/// no time limit and is wanted by `wanted_by` (systemd.service(5), Type=oneshot).
+pub(crate) fn oneshot_service(exec: &str, wanted_by: &str) -> String {
+    format!(
+        "[Service]\n\
+         Type=oneshot\n\
+         RemainAfterExit=yes\n\
+         ExecStart={exec}\n\
+         TimeoutSec=0\n\
+         \n\
+         [Install]\n\
+         WantedBy={wanted_by}\n"
+    )
+}
+
 /// One argument of a unit's `ExecStart=` (systemd.service(5), "Command lines"): plain when it
 /// holds only characters systemd gives no meaning, else in double quotes with `\`, `"`
 /// escaped, `%` doubled (specifiers) and `$` doubled (variables).
@@ -77,14 +92,8 @@ pub fn boot_unit(exec: &str, mount: &MountPath, mount_units: &str) -> String {
          Wants=systemd-udev-settle.service\n\
          Before={mount_units} {BEFORE_UNITS}\n\
          \n\
-         [Service]\n\
-         Type=oneshot\n\
-         RemainAfterExit=yes\n\
-         ExecStart={exec}\n\
-         TimeoutSec=0\n\
-         \n\
-         [Install]\n\
-         WantedBy=local-fs.target\n",
+         {service}",
+        service = oneshot_service(exec, "local-fs.target"),
         m = mount
     )
 }

@@ -1,0 +1,149 @@
+//! Driving disktier's binary from tests: the command, the "it succeeded, show me why not"
+//! check on its output, and the outside validators several CLI tests run on what it printed.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// The disktier binary of this build (cargo's target directory), ready for arguments.
+pub fn disktier() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("disktier").expect("the disktier binary is built")
+}
+
+/// stdout of a run that must have succeeded; a failure shows its stderr and stdout.
+pub fn stdout_ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// stdout of a run that judged: exit 0 (the verdict passed) or 1 (it failed), not 2 (an
+/// error); anything else shows stderr.
+pub fn judged(out: &Output) -> String {
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// [`judged`] stdout parsed as JSON.
+pub fn judged_json(out: &Output) -> Value {
+    let text = judged(out);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {text}"))
+}
+
+/// stdout of a run that must have succeeded, parsed as JSON.
+pub fn json_ok(out: &Output) -> Value {
+    let text = stdout_ok(out);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {text}"))
+}
+
+/// Runs a command that must succeed and reads its stdout: `disktier().args(..).stdout_ok()`.
+pub trait Succeeds {
+    /// Runs the command to completion.
+    fn run_output(&mut self) -> Output;
+    /// stdout as text ([`stdout_ok`]).
+    fn stdout_ok(&mut self) -> String {
+        stdout_ok(&self.run_output())
+    }
+    /// stdout as JSON ([`json_ok`]).
+    fn json_ok(&mut self) -> Value {
+        json_ok(&self.run_output())
+    }
+    /// stderr of a run that must exit with `code` (a refusal: 1 or 2).
+    fn stderr_of_exit(&mut self, code: i32) -> String {
+        let out = self.run_output();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "stdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
+
+impl Succeeds for assert_cmd::Command {
+    fn run_output(&mut self) -> Output {
+        self.output().expect("run the command")
+    }
+}
+
+impl Succeeds for Command {
+    fn run_output(&mut self) -> Output {
+        self.output().expect("run the command")
+    }
+}
+
+/// A result document from the store crate's fixtures (`crates/store/tests/fixtures/NAME.json`).
+pub fn store_fixture(name: &str) -> Value {
+    let p = format!(
+        "{}/../store/tests/fixtures/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+/// A node's sysfs tree from the disks crate's fixtures (`crates/disks/tests/fixtures/sysfs`).
+pub fn sysfs_fixture(name: &str) -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../disks/tests/fixtures/sysfs"
+    ))
+    .join(name)
+}
+
+/// Runs `cmdline` under `script`, which gives it a pseudo-terminal, and returns what it drew
+/// (the run must succeed).
+pub fn on_a_terminal(cmdline: &str) -> String {
+    let out = Command::new("script")
+        .args(["-qfec", cmdline, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script (util-linux)");
+    stdout_ok(&out)
+}
+
+/// kubernetes-validate --strict on YAML for a Kubernetes version (offline schemas): whether it
+/// passed and what it said; `None` when the tool is not installed (scripts/test.sh installs it
+/// with pip; under CI its absence fails the test).
+pub fn kubernetes_validate(yaml: &str, version: &str) -> Option<(bool, String)> {
+    let found = Command::new("kubernetes-validate")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            !crate::strict(),
+            "kubernetes-validate is missing under CI: scripts/test.sh installs it with pip"
+        );
+        eprintln!(
+            "skipped: kubernetes-validate is not installed (pip install kubernetes-validate)"
+        );
+        return None;
+    }
+    let mut f = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+    f.write_all(yaml.as_bytes()).unwrap();
+    let out = Command::new("kubernetes-validate")
+        .args(["--strict", "-k", version])
+        .arg(f.path())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some((out.status.success(), text))
+}
