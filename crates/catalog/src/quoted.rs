@@ -36,7 +36,7 @@ pub const QUOTED: &[QuotedDelta] = &[QuotedDelta {
 }];
 
 /// The outcome of checking one quoted figure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct QuotedCheck {
     /// "m6i.xlarge -> m6id.xlarge".
     pub quoted_pair: String,

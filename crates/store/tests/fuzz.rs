@@ -8,6 +8,7 @@
 //! [`WATCHDOG_LIMIT`](disktier_testkit::fuzz::WATCHDOG_LIMIT) (a watchdog aborts the process otherwise) and inputs are at most
 //! [`MAX_LEN`] bytes, which bounds the memory any one input can ask for.
 
+use disktier_catalog::plan::StoragePlan;
 use disktier_store::pgconn::{self, PgTarget};
 use disktier_store::report::{render, ReportInput};
 use disktier_store::spool::Spooled;
@@ -76,13 +77,15 @@ fn fuzz_stored_doc() {
                     serde_json::from_value(fixture("quick-etcd")).unwrap();
                 let _ = disktier_store::compare::compare(&[("a".into(), a), ("b".into(), d)], true);
             }
-            // As a plan document too.
-            let _ = render(&ReportInput {
-                runs: std::slice::from_ref(&base),
-                plan: Some(&doc),
-                generated_at: "now",
-            })
-            .map(|p| assert_escaped(&p));
+            // As a plan document too, when it reads as one.
+            if let Ok(plan) = serde_json::from_value::<StoragePlan>(doc.clone()) {
+                let _ = render(&ReportInput {
+                    runs: std::slice::from_ref(&base),
+                    plan: Some(&plan),
+                    generated_at: "now",
+                })
+                .map(|p| assert_escaped(&p));
+            }
         })
     });
 }
@@ -175,9 +178,11 @@ fn fuzz_report() {
                 .enumerate()
                 .map(|(i, (k, d))| stored(&format!("r{i}"), k, d))
                 .collect();
+            // A mutated plan that no longer reads as one is refused before the report.
+            let plan = serde_json::from_value::<StoragePlan>(plan).ok();
             if let Ok(page) = render(&ReportInput {
                 runs: &runs,
-                plan: Some(&plan),
+                plan: plan.as_ref(),
                 generated_at: "now",
             }) {
                 assert_escaped(&page);

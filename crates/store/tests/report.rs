@@ -56,7 +56,8 @@ fn assert_self_contained(page: &str) {
 
 #[test]
 fn report_structure_golden() {
-    let plan = fixture("plan");
+    let plan: disktier_catalog::plan::StoragePlan =
+        serde_json::from_value(fixture("plan")).unwrap();
     let runs = runs();
     let page = render(&ReportInput {
         runs: &runs,

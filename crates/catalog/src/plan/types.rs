@@ -4,7 +4,7 @@
 
 use crate::model::Catalog;
 use crate::price::PriceError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The hit ratio the planner assumes for hybrid caches when the user gives none (issue #3's
 /// example, `--hit-ratio 0.9`). It is a guess, stated in every hybrid option; `disktier simulate`
@@ -13,7 +13,7 @@ use serde::Serialize;
 pub const DEFAULT_HIT_RATIO: f64 = 0.9;
 
 /// What the data needs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Requirements {
     pub capacity_gib: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -56,7 +56,7 @@ pub struct PlanRequest {
     pub hit_ratio: HitRatio,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     Volume,
@@ -64,8 +64,19 @@ pub enum Kind {
     InstanceStore,
 }
 
+impl Kind {
+    /// The name `plan --format json` writes (`volume`, `hybrid`, `instance-store`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Volume => "volume",
+            Kind::Hybrid => "hybrid",
+            Kind::InstanceStore => "instance-store",
+        }
+    }
+}
+
 /// One piece of an option (a volume, or an instance store).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Component {
     #[serde(rename = "type")]
     pub type_: String,
@@ -78,7 +89,7 @@ pub struct Component {
 }
 
 /// What an option delivers, sustained and burst.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct OptionPerformance {
     pub iops: Option<f64>,
     pub throughput_mibs: Option<f64>,
@@ -99,13 +110,13 @@ pub struct OptionPerformance {
 }
 
 /// What the same money buys in plain volumes (the OpenShift instance-disk recipe's comparison).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Equivalent {
     pub gp2_gib: Option<u64>,
     pub gp3_gib: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanOption {
     pub kind: Kind,
     /// "gp3 5,120 GiB, 16,000 IOPS, 1,000 MiB/s".
@@ -127,7 +138,7 @@ pub struct PlanOption {
 }
 
 /// An option that does not meet the requirements, and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rejected {
     pub kind: Kind,
     pub label: String,
@@ -140,7 +151,7 @@ pub struct Rejected {
 /// The planner's answer: the options that meet the requirements (cheapest first), the rejected
 /// ones with their reasons, and notes. (A storage plan, not the engine's I/O plan nor disks'
 /// setup plan.)
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoragePlan {
     pub region: String,
     pub requirements: Requirements,
@@ -151,7 +162,7 @@ pub struct StoragePlan {
     pub notes: Vec<String>,
     /// Published figures about `--instance`'s family, checked against the catalog (each
     /// check's message is also in `notes`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quoted_checks: Vec<crate::quoted::QuotedCheck>,
 }
 

@@ -4,7 +4,7 @@
 use super::price::{mibs, whole_gib};
 use super::{print_json, Ctx, Outcome};
 use disktier_catalog::fmt::{int, num, secs, usd};
-use disktier_catalog::plan::{plan, Kind, StoragePlan};
+use disktier_catalog::plan::{plan, StoragePlan};
 use disktier_catalog::{HitRatio, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
 use disktier_units::clap_parsers;
 use std::path::PathBuf;
@@ -197,14 +197,6 @@ struct PlanDoc<'a> {
     plan: &'a StoragePlan,
 }
 
-fn kind(k: Kind) -> &'static str {
-    match k {
-        Kind::Volume => "volume",
-        Kind::Hybrid => "hybrid",
-        Kind::InstanceStore => "instance-store",
-    }
-}
-
 /// The human form of a plan.
 pub fn render(p: &StoragePlan) -> String {
     let r = &p.requirements;
@@ -236,7 +228,7 @@ pub fn render(p: &StoragePlan) -> String {
         out.push_str(&format!(
             "{:>2}. {:<14} {:>11}/month{}{}\n    {}\n",
             n + 1,
-            kind(o.kind),
+            o.kind.name(),
             usd(o.monthly_cost_usd),
             savings,
             if o.weak { "  [weak figures]" } else { "" },
@@ -321,7 +313,7 @@ pub fn render(p: &StoragePlan) -> String {
                 .unwrap_or_default();
             out.push_str(&format!(
                 "  {} {}: {}{}\n",
-                kind(r.kind),
+                r.kind.name(),
                 r.label,
                 r.reason,
                 cost

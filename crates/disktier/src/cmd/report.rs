@@ -4,6 +4,7 @@
 use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
+use disktier_catalog::plan::StoragePlan;
 use disktier_store::report::{render, ReportInput};
 use disktier_store::{Filter, StoredRun};
 use std::path::{Path, PathBuf};
@@ -75,7 +76,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 }
 
 /// Reads and checks a `disktier plan --format json` document.
-pub fn read_plan(path: &Path) -> anyhow::Result<serde_json::Value> {
+pub fn read_plan(path: &Path) -> anyhow::Result<StoragePlan> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the plan {}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).with_context(|| {
@@ -92,7 +93,12 @@ pub fn read_plan(path: &Path) -> anyhow::Result<serde_json::Value> {
         );
     }
     match v.get("schema_version").and_then(|s| s.as_u64()) {
-        Some(1) => Ok(v),
+        Some(1) => serde_json::from_value(v).map_err(|e| {
+            anyhow::anyhow!(
+                "{} is not a `disktier plan --format json` document: {e}",
+                path.display()
+            )
+        }),
         other => anyhow::bail!(
             "{} has schema_version {other:?}; this disktier reads version 1 plans",
             path.display()
@@ -106,7 +112,7 @@ pub fn read_plan(path: &Path) -> anyhow::Result<serde_json::Value> {
 /// a symlink or not a regular file is refused rather than replaced.
 pub fn write_report(
     runs: &[StoredRun],
-    plan: Option<&serde_json::Value>,
+    plan: Option<&StoragePlan>,
     path: &Path,
 ) -> anyhow::Result<()> {
     let now = now_utc();

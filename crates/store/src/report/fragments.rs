@@ -3,7 +3,6 @@
 
 use super::charts::Curve;
 use super::html::esc;
-use serde_json::Value;
 use std::fmt::Write as _;
 
 /// The line drawn on etcd charts: fdatasync p99 must stay under 10 ms (docs/sources.md
@@ -54,8 +53,4 @@ pub(super) fn swatch(color: usize) -> String {
 
 pub(super) fn ns(v: u64) -> String {
     disktier_units::fmt_ns(v as f64)
-}
-
-pub(super) fn num(v: &Value, k: &str) -> Option<f64> {
-    v.get(k).and_then(Value::as_f64)
 }

@@ -31,14 +31,13 @@ use measured::throughput;
 use measured::timeseries;
 use measured::verdicts;
 use planned::plan_section;
-use serde_json::Value;
 use std::fmt::Write as _;
 
 /// What a report is made from.
 pub struct ReportInput<'a> {
     pub runs: &'a [StoredRun],
     /// `disktier plan --format json` output, if given.
-    pub plan: Option<&'a Value>,
+    pub plan: Option<&'a disktier_catalog::plan::StoragePlan>,
     /// Shown in the header (the caller passes the time; tests pass a fixed one).
     pub generated_at: &'a str,
 }

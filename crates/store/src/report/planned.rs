@@ -5,60 +5,42 @@ use super::charts::Bar;
 use super::error::ReportError;
 use super::fragments::figure;
 use super::fragments::ns;
-use super::fragments::num;
 use super::fragments::swatch;
 use super::html::esc;
 use crate::compare::fmt_count;
-use serde_json::Value;
+use disktier_catalog::plan::StoragePlan;
 use std::fmt::Write as _;
 
-pub(super) fn plan_section(plan: &Value, benches: &[Bench<'_>]) -> Result<String, ReportError> {
+pub(super) fn plan_section(
+    plan: &StoragePlan,
+    benches: &[Bench<'_>],
+) -> Result<String, ReportError> {
     let mut s = String::new();
-    let region = plan.get("region").and_then(Value::as_str).unwrap_or("?");
-    let req = plan.get("requirements").cloned().unwrap_or(Value::Null);
-    let mut need = Vec::new();
-    if let Some(c) = num(&req, "capacity_gib") {
-        need.push(format!("{c:.0} GiB"));
+    let req = &plan.requirements;
+    let mut need = vec![format!("{} GiB", req.capacity_gib)];
+    if let Some(i) = req.iops {
+        need.push(format!("{} IOPS", fmt_count(i as f64)));
     }
-    if let Some(i) = num(&req, "iops") {
-        need.push(format!("{} IOPS", fmt_count(i)));
-    }
-    if let Some(t) = num(&req, "throughput_mibs") {
+    if let Some(t) = req.throughput_mibs {
         need.push(format!("{t:.0} MiB/s"));
     }
-    let _ = writeln!(s, "<p>Options in <b>{}</b> that meet {}, cheapest first, beside what this report measured.</p>", esc(region), esc(&if need.is_empty() { "the requirements".to_string() } else { need.join(", ") }));
-    let options: Vec<&Value> = plan
-        .get("options")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
+    let _ = writeln!(s, "<p>Options in <b>{}</b> that meet {}, cheapest first, beside what this report measured.</p>", esc(&plan.region), esc(&need.join(", ")));
     let mut bars = Vec::new();
     s.push_str("<table class=\"plan\">\n<tr><th>option</th><th>per month</th><th>IOPS</th><th>MiB/s</th><th>caveats</th></tr>\n");
-    for (i, o) in options.iter().enumerate() {
-        let label = o
-            .get("label")
-            .and_then(Value::as_str)
-            .or_else(|| o.get("kind").and_then(Value::as_str))
-            .unwrap_or("option");
-        let kind = o.get("kind").and_then(Value::as_str).unwrap_or("");
-        let cost = num(o, "monthly_cost_usd").unwrap_or(0.0);
-        let perf = o.get("performance").cloned().unwrap_or(Value::Null);
-        let caveats: Vec<String> = o
-            .get("caveats")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|c| c.as_str().map(esc)).collect())
-            .unwrap_or_default();
+    for (i, o) in plan.options.iter().enumerate() {
+        let cost = o.monthly_cost_usd;
+        let caveats: Vec<String> = o.caveats.iter().map(|c| esc(c)).collect();
         let _ = writeln!(
             s,
             "<tr><td><b>{}</b><br><span class=\"muted\">{}</span></td><td class=\"num\">${cost:.2}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            esc(label),
-            esc(kind),
-            num(&perf, "iops").map(fmt_count).unwrap_or_else(|| "–".into()),
-            num(&perf, "throughput_mibs").map(|t| format!("{t:.0}")).unwrap_or_else(|| "–".into()),
+            esc(&o.label),
+            esc(o.kind.name()),
+            o.performance.iops.map(fmt_count).unwrap_or_else(|| "–".into()),
+            o.performance.throughput_mibs.map(|t| format!("{t:.0}")).unwrap_or_else(|| "–".into()),
             caveats.join("<br>")
         );
         bars.push(Bar {
-            label: super::charts::short(label, 44),
+            label: super::charts::short(&o.label, 44),
             value: cost,
             color: i,
             text: format!("${cost:.2}/month"),
@@ -73,8 +55,8 @@ pub(super) fn plan_section(plan: &Value, benches: &[Bench<'_>]) -> Result<String
         ));
     }
     s.push_str("<h3>Measured here</h3>\n<table class=\"measured\">\n<tr><th>target</th><th>profile</th><th>IOPS</th><th>MiB/s</th><th>sync p99</th><th>meets the need</th></tr>\n");
-    let need_iops = num(&req, "iops");
-    let need_mibs = num(&req, "throughput_mibs");
+    let need_iops = req.iops.map(|i| i as f64);
+    let need_mibs = req.throughput_mibs;
     for b in benches {
         let r = &b.doc.results;
         let iops =
