@@ -3,13 +3,15 @@
 //! does, and judge them (and etcd's leader-change, heartbeat-failure and slow-apply counters) in
 //! the same verdict form as `check etcd`.
 
+pub mod buckets;
 pub mod error;
 pub mod etcd;
 pub mod expo;
 pub mod fetch;
 pub mod quantile;
 
+pub use buckets::{as_etcd_disk_histogram, DISK_BUCKETS_S};
 pub use error::Error;
-pub use etcd::{as_etcd_disk_histogram, judge, Judged, MemberReport, Scrape, DISK_BUCKETS_S};
+pub use etcd::{judge, Judged, MemberReport, Scrape};
 pub use fetch::{Client, TlsFiles};
 pub use quantile::{Histogram, Quantile};
