@@ -56,8 +56,11 @@ for j in d["jobs"]:
     s=r.get("sync") or r.get("read") or r.get("write")
     a["p99"].append(s["lat_ns"]["percentiles"]["99"])
 print("  ".join("%s %9.0f IOPS p99 %7.3f ms" % (n, a["iops"], max(a["p99"])/1e6) for n,a in agg.items()))'
-for i in $(seq "$RUNS"); do
+for _ in $(seq "$RUNS"); do
   for e in native fio; do
+    # fio leaves its files behind, and disktier refuses to overwrite a file it did not create
+    # (without --destructive): each run starts from an empty directory.
+    rm -rf "$W/mnt/d" && mkdir "$W/mnt/d"
     printf '%-6s ' $e
     "$B" --no-save --format json bench "$W/mnt/groups.fio" --engine $e | python3 -c "$show"
   done
