@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# disktier against fio in interleaved pairs (ABAB...: disktier, fio, disktier, fio, ...), short
+# disktier against fio in interleaved pairs (ABBA...: disktier then fio in odd pairs, fio then
+# disktier in even ones), short
 # runs, on loop devices over /dev/shm (losetup --direct-io=on; created here and always detached),
 # so that a noisy shared machine hits both tools alike. Per workload it prints the median of the
 # per-pair IOPS ratios (disktier / fio) with a seeded bootstrap 95 % interval
@@ -137,44 +138,60 @@ if [[ $WORKLOADS == *qd* ]]; then
     new_loop /dev/shm/disktier-pairs.$$.raw.img 2G; RAW=$LOOP
     dd if=/dev/urandom of="$RAW" bs=1M count=2048 oflag=direct status=none
 fi
+# Runs the two sides of pair N: A then B in odd pairs, B then A in even ones (ABBA...), so that
+# neither tool always runs right after the other (a file system still settling the previous
+# run's deletes, or a device still draining, then hits both alike).
+pair() { # pair N A-FUNCTION B-FUNCTION
+    if [ $(($1 % 2)) = 1 ]; then "$2"; "$3"; else "$3"; "$2"; fi
+}
 for w in $WORKLOADS; do
     echo "-- $w" >&2
     case $w in
     qd32)
         [ "$VS_DT" = 1 ] || echo '{"w": "qd32", "a": "disktier", "b": "fio", "also": ["t/io_uring peak", "t/io_uring mean"], "bar": 1.10}' >> "$RES"
-        for i in $(seq "$PAIRS"); do
-            a=("$RAW" --rw randread --bs 4k --iodepth 32 --ioengine io_uring --direct --runtime "${RUNTIME}s" --time-based)
-            dt_run qd32 "$i" read "${a[@]}"
+        a=("$RAW" --rw randread --bs 4k --iodepth 32 --ioengine io_uring --direct --runtime "${RUNTIME}s" --time-based)
+        side_a() { dt_run qd32 "$i" read "${a[@]}"; }
+        side_b() {
             b_run qd32 "$i" read --name=rr --filename="$RAW" --rw=randread --bs=4k --iodepth=32 \
                 --ioengine=io_uring --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
+        }
+        for i in $(seq "$PAIRS"); do
+            pair "$i" side_a side_b
             [ -z "$TIO" ] || [ "$VS_DT" = 1 ] || tio_run "$i" "$RAW"
         done ;;
     qd1)
-        for i in $(seq "$PAIRS"); do
-            a=("$RAW" --rw randread --bs 4k --iodepth 1 --ioengine psync --direct --runtime "${RUNTIME}s" --time-based)
-            dt_run qd1 "$i" read "${a[@]}"
+        a=("$RAW" --rw randread --bs 4k --iodepth 1 --ioengine psync --direct --runtime "${RUNTIME}s" --time-based)
+        side_a() { dt_run qd1 "$i" read "${a[@]}"; }
+        side_b() {
             b_run qd1 "$i" read --name=rr --filename="$RAW" --rw=randread --bs=4k --iodepth=1 \
                 --ioengine=psync --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
-        done ;;
+        }
+        for i in $(seq "$PAIRS"); do pair "$i" side_a side_b; done ;;
     wqd32)
-        for i in $(seq "$PAIRS"); do
-            a=("$RAW" --rw randwrite --bs 4k --iodepth 32 --ioengine io_uring --direct --runtime "${RUNTIME}s" --time-based)
-            dt_run wqd32 "$i" write "${a[@]}"
+        a=("$RAW" --rw randwrite --bs 4k --iodepth 32 --ioengine io_uring --direct --runtime "${RUNTIME}s" --time-based)
+        side_a() { dt_run wqd32 "$i" write "${a[@]}"; }
+        side_b() {
             b_run wqd32 "$i" write --name=rw --filename="$RAW" --rw=randwrite --bs=4k --iodepth=32 \
                 --ioengine=io_uring --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
-        done ;;
+        }
+        for i in $(seq "$PAIRS"); do pair "$i" side_a side_b; done ;;
     etcd)
         new_loop /dev/shm/disktier-pairs.$$.xfs.img 1G
         mkfs.xfs -q -f "$LOOP"
         mkdir -p "$WORK/xfs"
         mount "$LOOP" "$WORK/xfs"
         MOUNTS+=("$WORK/xfs")
-        for i in $(seq "$PAIRS"); do
-            rm -rf "$WORK/xfs/dt" "$WORK/xfs/fio"; mkdir -p "$WORK/xfs/dt" "$WORK/xfs/fio"
+        # Each side deletes its own previous file just before it runs.
+        side_a() {
+            rm -rf "$WORK/xfs/dt"; mkdir -p "$WORK/xfs/dt"
             dt_run etcd "$i" write "$WORK/xfs/dt" --profile etcd
+        }
+        side_b() {
+            rm -rf "$WORK/xfs/fio" "$WORK/xfs/dtb"; mkdir -p "$WORK/xfs/fio" "$WORK/xfs/dtb"
             b_run etcd "$i" write --name=etcd --directory="$WORK/xfs/fio" --rw=write --ioengine=sync \
-                --fdatasync=1 --size=22m --bs=2300 -- "$WORK/xfs/fio" --profile etcd
-        done ;;
+                --fdatasync=1 --size=22m --bs=2300 -- "$WORK/xfs/dtb" --profile etcd
+        }
+        for i in $(seq "$PAIRS"); do pair "$i" side_a side_b; done ;;
     *) echo "pairs: unknown workload $w (qd32 qd1 wqd32 etcd)" >&2; exit 2 ;;
     esac
 done

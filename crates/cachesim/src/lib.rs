@@ -9,6 +9,7 @@
 //! - [`policy`]: cache policies (LRU, ARC, S3-FIFO, a bcache model, a dm-cache smq model).
 //! - [`mrc`]: exact LRU miss-ratio curves from stack distances and SHARDS sampling.
 //! - [`sim`]: replays a trace through policies and sizes and accounts bytes per device.
+//! - [`stream`]: one pass over a trace, in chunks, for every replay and curve at once.
 //! - [`device`]: device models that turn simulated traffic into predicted IOPS and latency.
 //! - [`budget`]: hit-ratio curves for the planner and ranking within a monthly budget.
 
@@ -22,6 +23,7 @@ pub mod policy;
 pub mod sim;
 pub mod simulator;
 pub mod stats;
+pub mod stream;
 pub mod trace;
 
 pub use error::TraceError;

@@ -20,6 +20,7 @@
 
 use crate::hash::{map_with_capacity, FxHashMap};
 use crate::sim::{sampled, threshold};
+use crate::stream::Consumer;
 use crate::trace::{Op, Record};
 use crate::TraceError;
 use serde::Serialize;
@@ -212,54 +213,90 @@ fn cumulative(h: &[u64]) -> Vec<u64> {
     c
 }
 
-impl Mrc {
-    /// Builds the curve from `trace` at block size `block`, sampling at `sample` when given.
-    /// Fails when the trace touches more than [`MAX_DISTINCT_BLOCKS`] (sampled) blocks.
-    pub fn build(trace: &[Record], block: u64, sample: Option<f64>) -> Result<Mrc, TraceError> {
-        Self::build_at_most(trace, block, sample, MAX_DISTINCT_BLOCKS)
+/// Builds an [`Mrc`] from records pushed one at a time (or chunk by chunk, as a
+/// [`Consumer`] of a one-pass replay), so the trace need not be held in memory.
+pub struct MrcBuilder {
+    start: std::time::Instant,
+    sd: StackDistances,
+    block: u64,
+    sample: Option<f64>,
+    filter: Option<u64>,
+    max_blocks: usize,
+    reads: u64,
+    writes: u64,
+    /// The first error; later records are ignored.
+    err: Option<TraceError>,
+}
+
+impl MrcBuilder {
+    /// A curve at block size `block`, sampled at `sample` when given, that fails past
+    /// [`MAX_DISTINCT_BLOCKS`] (sampled) blocks.
+    pub fn new(block: u64, sample: Option<f64>) -> MrcBuilder {
+        Self::with_bound(block, sample, MAX_DISTINCT_BLOCKS)
     }
 
-    /// [`Mrc::build`] with another bound on distinct blocks (tests).
-    pub fn build_at_most(
-        trace: &[Record],
-        block: u64,
-        sample: Option<f64>,
-        max_blocks: usize,
-    ) -> Result<Mrc, TraceError> {
-        let start = std::time::Instant::now();
-        let mut sd = StackDistances::new();
-        let (mut reads, mut writes) = (0u64, 0u64);
-        let filter = sample.map(threshold);
-        for r in trace {
-            if !r.op.is_data() {
-                continue;
-            }
-            if sd.distinct() > max_blocks as u64 {
-                return Err(too_many_blocks(block));
-            }
-            let write = r.op == Op::Write;
-            let blocks = r.blocks(block);
-            let n = blocks.end - blocks.start;
-            if write {
-                writes += n;
-            } else {
-                reads += n;
-            }
-            match filter {
-                None => {
-                    for b in blocks {
-                        sd.access(b, write);
-                    }
+    /// [`MrcBuilder::new`] with another bound on distinct blocks (tests).
+    pub fn with_bound(block: u64, sample: Option<f64>, max_blocks: usize) -> MrcBuilder {
+        MrcBuilder {
+            start: std::time::Instant::now(),
+            sd: StackDistances::new(),
+            block,
+            sample,
+            filter: sample.map(threshold),
+            max_blocks,
+            reads: 0,
+            writes: 0,
+            err: None,
+        }
+    }
+
+    /// Adds one request; fails once the curve tracks more blocks than its bound.
+    pub fn push(&mut self, r: &Record) -> Result<(), TraceError> {
+        if !r.op.is_data() {
+            return Ok(());
+        }
+        if self.sd.distinct() > self.max_blocks as u64 {
+            return Err(too_many_blocks(self.block));
+        }
+        let write = r.op == Op::Write;
+        let blocks = r.blocks(self.block);
+        let n = blocks.end - blocks.start;
+        if write {
+            self.writes += n;
+        } else {
+            self.reads += n;
+        }
+        match self.filter {
+            None => {
+                for b in blocks {
+                    self.sd.access(b, write);
                 }
-                Some(t) => {
-                    for b in blocks {
-                        if sampled(b, t) {
-                            sd.access(b, write);
-                        }
+            }
+            Some(t) => {
+                for b in blocks {
+                    if sampled(b, t) {
+                        self.sd.access(b, write);
                     }
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The curve (its points are added by [`Mrc::at`]), or the first error pushing met.
+    pub fn finish(self) -> Result<Mrc, TraceError> {
+        if let Some(e) = self.err {
+            return Err(e);
+        }
+        let MrcBuilder {
+            start,
+            sd,
+            block,
+            sample,
+            reads,
+            writes,
+            ..
+        } = self;
         let rate = sample.unwrap_or(1.0);
         let sr: u64 = sd.read_hist.iter().sum::<u64>() + sd.cold_reads;
         let sw: u64 = sd.write_hist.iter().sum::<u64>() + sd.cold_writes;
@@ -289,6 +326,42 @@ impl Mrc {
             adj_read,
             adj_write,
         })
+    }
+}
+
+impl Consumer for MrcBuilder {
+    fn take(&mut self, chunk: &[Record]) {
+        if self.err.is_some() {
+            return;
+        }
+        for r in chunk {
+            if let Err(e) = self.push(r) {
+                self.err = Some(e);
+                return;
+            }
+        }
+    }
+}
+
+impl Mrc {
+    /// Builds the curve from `trace` at block size `block`, sampling at `sample` when given.
+    /// Fails when the trace touches more than [`MAX_DISTINCT_BLOCKS`] (sampled) blocks.
+    pub fn build(trace: &[Record], block: u64, sample: Option<f64>) -> Result<Mrc, TraceError> {
+        Self::build_at_most(trace, block, sample, MAX_DISTINCT_BLOCKS)
+    }
+
+    /// [`Mrc::build`] with another bound on distinct blocks (tests).
+    pub fn build_at_most(
+        trace: &[Record],
+        block: u64,
+        sample: Option<f64>,
+        max_blocks: usize,
+    ) -> Result<Mrc, TraceError> {
+        let mut b = MrcBuilder::with_bound(block, sample, max_blocks);
+        for r in trace {
+            b.push(r)?;
+        }
+        b.finish()
     }
 
     fn hits(cum: &[u64], max_d: u64) -> u64 {

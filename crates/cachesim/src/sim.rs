@@ -12,8 +12,10 @@ use crate::policy::bcache::{Bcache, BcacheConfig};
 use crate::policy::smq::{Smq, SmqConfig};
 use crate::policy::{block_policy, BlockPolicy, PolicyKind};
 // The counters and the Simulator trait lived here before `simulator`; kept for `sim::X` paths.
+use crate::mrc::MrcBuilder;
 use crate::simulator::no_data;
 pub use crate::simulator::{ratio, sampled, threshold, Counters, Simulator, Window};
+use crate::stream::{self, Consumer};
 use crate::trace::{Op, Record};
 use crate::TraceError;
 use serde::Serialize;
@@ -269,11 +271,16 @@ pub fn simulate_one(trace: &[Record], cfg: &SimConfig, kind: PolicyKind, bytes: 
     c
 }
 
-/// Replays `trace` through one policy at one size, scaled up for sampling.
-fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> PolicyResult {
-    let mut c = simulate_one(trace, cfg, kind, size);
+/// A result row from one replay's counters, scaled up for sampling (`full_requests`: the
+/// trace's requests).
+fn result(
+    cfg: &SimConfig,
+    kind: PolicyKind,
+    size: u64,
+    mut c: Counters,
+    full_requests: u64,
+) -> PolicyResult {
     if let Some(rate) = cfg.sample {
-        let full_requests = trace.len() as u64;
         c.scale(1.0 / rate);
         c.requests = full_requests;
     }
@@ -288,61 +295,87 @@ fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> Pol
     }
 }
 
-/// Replays `trace` once per (policy, size). The replays are independent, so they run on up to
-/// as many threads as the machine has CPUs (each takes the next (policy, size) in turn); the
-/// results keep the order of the (policy, size) list and do not depend on the thread count.
+/// Replays `trace` through one policy at one size, scaled up for sampling.
+#[cfg(test)]
+fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> PolicyResult {
+    let c = simulate_one(trace, cfg, kind, size);
+    result(cfg, kind, size, c, trace.len() as u64)
+}
+
+/// One (policy, size) replay, fed by a one-pass stream.
+struct Job {
+    kind: PolicyKind,
+    size: u64,
+    sim: Box<dyn Simulator>,
+    c: Counters,
+}
+
+impl Consumer for Job {
+    fn take(&mut self, chunk: &[Record]) {
+        for r in chunk {
+            self.sim.request(r, &mut self.c);
+        }
+    }
+}
+
+/// Replays an in-memory `trace` once per (policy, size): [`simulate_stream`] over it.
 pub fn simulate(cfg: &SimConfig, trace: &[Record]) -> Result<SimReport, TraceError> {
+    simulate_stream(cfg, trace.iter().map(|r| Ok(*r)), None)
+}
+
+/// Replays `records` through every (policy, size) in one pass: the records are read once and
+/// each chunk goes to every replay ([`crate::stream`]), so memory does not grow with the
+/// trace's length, and the replays run on up to two threads per CPU. `curve`, when given, is
+/// built in the same pass. The results keep the order of the (policy, size) list and equal
+/// those of one replay per (policy, size) on one thread. A read error ends the pass and is
+/// returned. `seconds` covers reading and replaying.
+pub fn simulate_stream<I>(
+    cfg: &SimConfig,
+    records: I,
+    curve: Option<&mut MrcBuilder>,
+) -> Result<SimReport, TraceError>
+where
+    I: Iterator<Item = Result<Record, TraceError>>,
+{
     cfg.check()?;
     cfg.check_sizes()?;
     let start = Instant::now();
-    let jobs: Vec<(PolicyKind, u64)> = cfg
+    let mut jobs: Vec<Job> = cfg
         .policies
         .iter()
         .flat_map(|&k| cfg.sizes.iter().map(move |&s| (k, s)))
-        .collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len())
-        .max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut slots: Vec<Option<PolicyResult>> = (0..jobs.len()).map(|_| None).collect();
-    let work = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(&(kind, size)) = jobs.get(i) else {
-                return done;
-            };
-            done.push((i, replay(cfg, kind, size, trace)));
-        }
-    };
-    let parts: Vec<Vec<(usize, PolicyResult)>> = if threads == 1 {
-        vec![work()]
-    } else {
-        std::thread::scope(|sc| {
-            let hs: Vec<_> = (1..threads).map(|_| sc.spawn(work)).collect();
-            let mut parts = vec![work()];
-            // A replay does not panic on any input; if one did, the panic goes on here.
-            parts.extend(
-                hs.into_iter()
-                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
-            );
-            parts
+        .map(|(kind, size)| Job {
+            kind,
+            size,
+            sim: build(cfg, kind, size),
+            c: Counters {
+                block_bytes: cfg.block,
+                ..Counters::default()
+            },
         })
-    };
-    for (i, r) in parts.into_iter().flatten() {
-        slots[i] = Some(r);
+        .collect();
+    let mut consumers: Vec<&mut dyn Consumer> =
+        jobs.iter_mut().map(|j| j as &mut dyn Consumer).collect();
+    if let Some(c) = curve {
+        consumers.push(c);
     }
-    let results: Vec<PolicyResult> = slots.into_iter().flatten().collect();
-    let replayed = trace.len() as u64 * results.len() as u64;
+    let threads = stream::threads_for(consumers.len());
+    let pass = stream::run(records, consumers, threads)?;
+    let results: Vec<PolicyResult> = jobs
+        .into_iter()
+        .map(|mut j| {
+            j.sim.finish(&mut j.c);
+            result(cfg, j.kind, j.size, j.c, pass.records)
+        })
+        .collect();
+    let replayed = pass.records * results.len() as u64;
     let seconds = start.elapsed().as_secs_f64();
-    let trace_seconds = trace.iter().map(|r| r.t_ns).max().unwrap_or(0) as f64 / 1e9;
     Ok(SimReport {
         requests: replayed,
         seconds,
         requests_per_second: replayed as f64 / seconds.max(1e-9),
-        trace_requests: trace.len() as u64,
-        trace_seconds,
+        trace_requests: pass.records,
+        trace_seconds: pass.max_t_ns as f64 / 1e9,
         block_bytes: cfg.block,
         sample: cfg.sample,
         results,

@@ -119,7 +119,7 @@ pub fn ratio(a: u64, b: u64) -> f64 {
 }
 
 /// A cache model that consumes whole requests.
-pub trait Simulator {
+pub trait Simulator: Send {
     fn request(&mut self, r: &Record, c: &mut Counters);
     /// End of trace: report what is still dirty.
     fn finish(&mut self, c: &mut Counters);

@@ -16,7 +16,7 @@ use serde::Serialize;
 pub(crate) const NIL: u32 = u32::MAX;
 
 /// A cache of fixed-size blocks keyed by block number.
-pub trait BlockPolicy {
+pub trait BlockPolicy: Send {
     /// Looks `key` up; on a miss inserts it (evicting as needed). `write` marks it dirty.
     /// Returns whether it was a hit and how many dirty blocks were evicted to make room.
     fn access(&mut self, key: u64, write: bool) -> Access;

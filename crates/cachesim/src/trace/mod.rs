@@ -117,11 +117,12 @@ impl Record {
     }
 }
 
-/// The most requests `simulate` holds in memory: 2^26 (64 Mi) records of 40 bytes, 2.5 GiB.
+/// The most requests [`load`] holds in memory: 2^26 (64 Mi) records of 40 bytes, 2.5 GiB.
+/// (`plan --trace` loads; `simulate` streams, see [`crate::stream`].)
 pub const MAX_LOADED_RECORDS: usize = 1 << 26;
 
-/// Reads every record of a trace file into memory (the simulator replays it many times), at
-/// most [`MAX_LOADED_RECORDS`].
+/// Reads every record of a trace file into memory (the planner's curve replays it once per
+/// size it asks for), at most [`MAX_LOADED_RECORDS`].
 pub fn load(path: &std::path::Path) -> Result<(Header, Vec<Record>, bool), crate::TraceError> {
     load_at_most(path, MAX_LOADED_RECORDS)
 }
@@ -138,7 +139,7 @@ pub fn load_at_most(
             return Err(crate::TraceError::Invalid {
                 what: "trace",
                 why: format!(
-                    "{} has more than {max} requests, more than the simulator holds in memory (docs/trace.md): simulate a part of it (trace import of fewer lines) or pass --sample to the curve",
+                    "{} has more than {max} requests, more than `plan --trace` holds in memory (docs/trace.md): plan from a part of it (trace import of fewer lines), or ask `simulate`, which streams",
                     path.display()
                 ),
             });

@@ -6,7 +6,7 @@ use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
 use anyhow::{bail, Context};
 use disktier_cachesim::device::{predict, DeviceModel, Prediction};
-use disktier_cachesim::mrc::Mrc;
+use disktier_cachesim::mrc::MrcBuilder;
 use disktier_cachesim::policy::bcache::{BcacheConfig, CacheMode};
 use disktier_cachesim::policy::smq::SmqConfig;
 use disktier_cachesim::policy::PolicyKind;
@@ -146,32 +146,38 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
     };
     cfg.check()?;
     cfg.check_sizes()?;
-    let (header, trace, truncated) = disktier_cachesim::trace::load(&a.trace)
+    // One pass over the trace file: every replay and the curve take each chunk as it is read,
+    // so memory does not grow with the trace's length (docs/trace.md).
+    let mut reader = disktier_cachesim::Reader::open(&a.trace)
         .with_context(|| format!("cannot read the trace {}", a.trace.display()))?;
-    if trace.is_empty() {
+    let mut curve = (!a.no_mrc).then(|| MrcBuilder::new(a.block, a.sample));
+    let report = sim::simulate_stream(&cfg, &mut reader, curve.as_mut())
+        .with_context(|| format!("cannot read the trace {}", a.trace.display()))?;
+    if report.trace_requests == 0 {
         bail!(
             "the trace {} has no requests: record or import one first",
             a.trace.display()
         );
     }
-    if truncated {
+    if reader.truncated() {
         ctx.note(format!(
             "warning: {} has no trailer (its writer did not finish); simulating the records before the cut",
             a.trace.display()
         ));
     }
-    let report = sim::simulate(&cfg, &trace)?;
+    let header = reader.header();
     let predictions: Vec<Option<Prediction>> = report
         .results
         .iter()
         .map(|r| models.as_ref().map(|(c, b)| predict(&r.counters, c, b)))
         .collect();
-    let mrc = if a.no_mrc {
-        None
-    } else {
-        let mut m = Mrc::build(&trace, a.block, a.sample)?;
-        m.at(&sizes);
-        Some(m)
+    let mrc = match curve {
+        None => None,
+        Some(b) => {
+            let mut m = b.finish()?;
+            m.at(&sizes);
+            Some(m)
+        }
     };
     if ctx.json() {
         let mut v = serde_json::to_value(&report)?;
