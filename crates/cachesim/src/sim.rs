@@ -359,8 +359,8 @@ where
     if let Some(c) = curve {
         consumers.push(c);
     }
-    let threads = stream::threads_for(consumers.len());
-    let pass = stream::run(records, consumers, threads)?;
+    let layout = stream::layout_for(consumers.len());
+    let pass = stream::run(records, consumers, layout)?;
     let results: Vec<PolicyResult> = jobs
         .into_iter()
         .map(|mut j| {

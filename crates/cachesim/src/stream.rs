@@ -12,13 +12,48 @@ use crate::TraceError;
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
-/// Records per chunk: 16 Ki records of 40 bytes, 640 KiB, about half of one core's L2 cache,
-/// so a thread with several consumers replays a chunk from cache after the first.
+/// Records per chunk when each thread has one consumer: 16 Ki records of 40 bytes, 640 KiB,
+/// so the reader stays a few chunks ahead with little memory.
 pub const CHUNK: usize = 16 * 1024;
 
-/// Chunks queued for each thread before the reader waits: the reader runs at most this far
-/// ahead of the slowest consumer, which bounds memory to about (DEPTH + 2) chunks per thread.
-const DEPTH: usize = 4;
+/// Records per chunk when threads take turns between consumers: 1 Mi (40 MiB). Each switch
+/// evicts the other consumers' tables from the CPU caches, so a consumer must replay a long
+/// run before the next switch. Measured on the two-core machine (BENCHMARKS.md, session 6),
+/// with 16 (policy, size) replays and a curve: 16 Ki chunks on four threads were slower than
+/// the in-memory replay before streaming, 1 Mi chunks on two were level with it or faster.
+pub const SHARED_CHUNK: usize = 1024 * 1024;
+
+/// How a pass spreads its consumers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Threads for the consumers (0: all on the reading thread).
+    pub threads: usize,
+    /// Records per chunk.
+    pub chunk: usize,
+    /// Chunks queued for each thread before the reader waits: the reader runs at most this far
+    /// ahead of the slowest consumer, so at most `depth + 2` chunks are held at a time.
+    pub depth: usize,
+}
+
+/// The layout for `consumers`: a thread each while there are at most two per CPU (the reader
+/// takes a share of one, and a consumer waiting on memory leaves its CPU to another), else one
+/// thread per CPU taking turns over long chunks.
+pub fn layout_for(consumers: usize) -> Layout {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if consumers <= 2 * cpus {
+        Layout {
+            threads: consumers.max(1),
+            chunk: CHUNK,
+            depth: 4,
+        }
+    } else {
+        Layout {
+            threads: cpus,
+            chunk: SHARED_CHUNK,
+            depth: 1,
+        }
+    }
+}
 
 /// Takes the trace chunk by chunk, in order.
 pub trait Consumer: Send {
@@ -34,21 +69,14 @@ pub struct Pass {
     pub max_t_ns: u64,
 }
 
-/// The threads [`run`] uses for `consumers`: one per consumer, at most two per CPU (the
-/// reader takes a share of one; a consumer waiting on memory leaves its CPU to another).
-pub fn threads_for(consumers: usize) -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    consumers.min(2 * cpus).max(1)
-}
-
 /// Reads `records` once and hands every chunk to each consumer, the consumers spread over
-/// `threads` threads (0: all on this thread, no threads started). The first error of
+/// `layout.threads` threads (0: all on this thread, no threads started). The first error of
 /// `records` ends the pass and is returned; the consumers have then seen only part of the
 /// trace, so their state must be discarded.
 pub fn run<I>(
     records: I,
     consumers: Vec<&mut dyn Consumer>,
-    threads: usize,
+    layout: Layout,
 ) -> Result<Pass, TraceError>
 where
     I: Iterator<Item = Result<Record, TraceError>>,
@@ -60,11 +88,17 @@ where
         pass.max_t_ns = pass.max_t_ns.max(r.t_ns);
         Ok(r)
     });
+    let Layout {
+        threads,
+        chunk,
+        depth,
+    } = layout;
+    let chunk = chunk.max(1);
     if threads == 0 || consumers.is_empty() {
         let mut consumers = consumers;
-        let mut buf = Vec::with_capacity(CHUNK);
+        let mut buf = Vec::with_capacity(chunk);
         loop {
-            let full = fill(&mut records, &mut buf)?;
+            let full = fill(&mut records, &mut buf, chunk)?;
             for c in consumers.iter_mut() {
                 c.take(&buf);
             }
@@ -84,29 +118,29 @@ where
     let read = std::thread::scope(|s| -> Result<(), TraceError> {
         let mut txs = Vec::with_capacity(threads);
         for group in groups {
-            let (tx, rx) = sync_channel::<Arc<Vec<Record>>>(DEPTH);
+            let (tx, rx) = sync_channel::<Arc<Vec<Record>>>(depth);
             txs.push(tx);
             s.spawn(move || consume(group, rx));
         }
         // Chunks no thread holds any more are refilled instead of allocated.
         let mut pool: Vec<Arc<Vec<Record>>> = Vec::new();
         loop {
-            let mut chunk = pool
+            let mut shared = pool
                 .iter()
                 .position(|a| Arc::strong_count(a) == 1)
                 .map(|i| pool.swap_remove(i))
-                .unwrap_or_else(|| Arc::new(Vec::with_capacity(CHUNK)));
-            let buf = Arc::get_mut(&mut chunk).expect("a chunk no thread holds");
-            let full = fill(&mut records, buf)?;
+                .unwrap_or_else(|| Arc::new(Vec::with_capacity(chunk)));
+            let buf = Arc::get_mut(&mut shared).expect("a chunk no thread holds");
+            let full = fill(&mut records, buf, chunk)?;
             if !buf.is_empty() {
                 for tx in &txs {
                     // A closed channel means its thread panicked: the scope re-raises that.
-                    if tx.send(Arc::clone(&chunk)).is_err() {
+                    if tx.send(Arc::clone(&shared)).is_err() {
                         return Ok(());
                     }
                 }
             }
-            pool.push(chunk);
+            pool.push(shared);
             if !full {
                 return Ok(());
             }
@@ -118,16 +152,16 @@ where
     Ok(pass)
 }
 
-/// Clears `buf` and fills it with up to [`CHUNK`] records; true when it is full (more may
+/// Clears `buf` and fills it with up to `chunk` records; true when it is full (more may
 /// follow).
-fn fill<I>(records: &mut I, buf: &mut Vec<Record>) -> Result<bool, TraceError>
+fn fill<I>(records: &mut I, buf: &mut Vec<Record>, chunk: usize) -> Result<bool, TraceError>
 where
     I: Iterator<Item = Result<Record, TraceError>>,
 {
     buf.clear();
     for r in records.by_ref() {
         buf.push(r?);
-        if buf.len() == CHUNK {
+        if buf.len() == chunk {
             return Ok(true);
         }
     }
@@ -171,26 +205,44 @@ mod tests {
 
     #[test]
     fn every_consumer_sees_every_record_in_order_whatever_the_threads() {
-        // Chunk boundaries: empty, one short chunk, exactly full chunks, full plus a tail.
-        for n in [0, 1, CHUNK as u64 - 1, CHUNK as u64, 3 * CHUNK as u64 + 5] {
-            let recs = records(n);
-            let mut want = Fold::default();
-            want.take(&recs);
-            for threads in [0, 1, 2, 3, 8] {
-                let mut fs: Vec<Fold> = (0..5).map(|_| Fold::default()).collect();
-                let pass = run(
-                    recs.iter().map(|r| Ok(*r)),
-                    fs.iter_mut().map(|f| f as &mut dyn Consumer).collect(),
-                    threads,
-                )
-                .unwrap();
-                assert_eq!(pass.records, n);
-                assert_eq!(pass.max_t_ns, n.saturating_sub(1) * 7);
-                for f in &fs {
-                    assert_eq!((f.n, f.h), (want.n, want.h), "n {n} threads {threads}");
+        // Chunk boundaries: empty, one short chunk, exactly full chunks, full plus a tail; the
+        // production chunk and small ones, so that many chunks cross the queues.
+        for chunk in [CHUNK, 7, 64] {
+            let c = chunk as u64;
+            for n in [0, 1, c - 1, c, 3 * c + 5, 40 * c + 3] {
+                let recs = records(n);
+                let mut want = Fold::default();
+                want.take(&recs);
+                for threads in [0, 1, 2, 3, 8] {
+                    let mut fs: Vec<Fold> = (0..5).map(|_| Fold::default()).collect();
+                    let pass = run(
+                        recs.iter().map(|r| Ok(*r)),
+                        fs.iter_mut().map(|f| f as &mut dyn Consumer).collect(),
+                        Layout {
+                            threads,
+                            chunk,
+                            depth: 2,
+                        },
+                    )
+                    .unwrap();
+                    assert_eq!(pass.records, n);
+                    assert_eq!(pass.max_t_ns, n.saturating_sub(1) * 7);
+                    for f in &fs {
+                        assert_eq!((f.n, f.h), (want.n, want.h), "n {n} threads {threads}");
+                    }
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_layout_gives_each_consumer_a_thread_while_there_are_few() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let one = layout_for(1);
+        assert_eq!((one.threads, one.chunk), (1, CHUNK));
+        assert_eq!(layout_for(2 * cpus).threads, 2 * cpus);
+        let many = layout_for(2 * cpus + 1);
+        assert_eq!((many.threads, many.chunk), (cpus, SHARED_CHUNK));
     }
 
     #[test]
@@ -208,7 +260,12 @@ mod tests {
                     Ok(*r)
                 }
             });
-            let e = run(it, vec![&mut f as &mut dyn Consumer], threads).unwrap_err();
+            let layout = Layout {
+                threads,
+                chunk: CHUNK,
+                depth: 4,
+            };
+            let e = run(it, vec![&mut f as &mut dyn Consumer], layout).unwrap_err();
             assert!(e.to_string().contains("cut"), "{e}");
             // Only whole chunks before the error were handed on.
             assert_eq!(f.n, CHUNK as u64);
