@@ -398,3 +398,106 @@ fn plan_budget_keeps_options_within_it_best_first() {
         .code(2)
         .stderr(predicate::str::contains("raise --budget"));
 }
+
+/// `simulate` reads the trace once, in chunks shared by every replay (cachesim's stream): on a
+/// trace of several chunks its rows equal the library's in-memory replay of the same records;
+/// a trace cut short (no trailer) is simulated up to the cut with a warning; and a trace
+/// corrupted far past the first chunk is an error naming the trace, with no rows printed.
+#[test]
+fn simulate_streams_long_cut_and_corrupt_traces() {
+    use disktier_cachesim::policy::{bcache::BcacheConfig, smq::SmqConfig, PolicyKind};
+    use disktier_cachesim::sim::{self, SimConfig};
+    use disktier_cachesim::trace::{Header, Op, Record, Writer};
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("long.dtt");
+    let recs: Vec<Record> = (0..70_000u64)
+        .map(|i| {
+            let op = if i % 4 == 0 { Op::Write } else { Op::Read };
+            // A hot set of 50 blocks and a loop over 800 more: a cache of 1,000 blocks holds
+            // both, one of 100 only the hot set.
+            let block = if i % 3 == 0 {
+                i % 50
+            } else {
+                50 + i * 7_919 % 800
+            };
+            Record::new(i * 1_000, block * 4096, 4096, op)
+        })
+        .collect();
+    let mut w = Writer::create(&long, &Header::new("test", 0, 0)).unwrap();
+    for r in &recs {
+        w.write(r).unwrap();
+    }
+    w.finish().unwrap().flush().unwrap();
+    let cfg = SimConfig {
+        block: 4096,
+        policies: vec![PolicyKind::Lru, PolicyKind::Arc, PolicyKind::S3fifo],
+        sizes: vec![4096 * 100, 4096 * 1_000],
+        sample: None,
+        bcache: BcacheConfig::default(),
+        smq: SmqConfig::default(),
+    };
+    let want = sim::simulate(&cfg, &recs).unwrap();
+    let args = [
+        "--policies",
+        "lru,arc,s3fifo",
+        "--cache-sizes",
+        "409600,4096000",
+        "--no-mrc",
+    ];
+    let got = simulate(dir.path(), &long, &args);
+    assert_eq!(got["trace_requests"], 70_000);
+    let rows = got["results"].as_array().unwrap();
+    assert_eq!(rows.len(), want.results.len());
+    for (g, w) in rows.iter().zip(&want.results) {
+        assert_eq!(g["policy"], w.policy_name());
+        assert_eq!(g["read_hits"], w.counters.read_hits, "{g}");
+        assert_eq!(g["write_hits"], w.counters.write_hits, "{g}");
+        assert_eq!(g["backing_write_bytes"], w.counters.backing_write_bytes);
+    }
+    // The sizes and policies differ, so a row in the wrong place would fail above.
+    assert_ne!(rows[0]["read_hits"], rows[1]["read_hits"]);
+
+    // A writer that never finished (the recorder killed): whole records, no trailer (its tag
+    // byte and the count 40,000 as a 3-byte varint).
+    let cut = dir.path().join("cut.dtt");
+    let mut w = Writer::new(Vec::new(), &Header::new("test", 0, 0)).unwrap();
+    for r in &recs[..40_000] {
+        w.write(r).unwrap();
+    }
+    let whole = w.finish().unwrap();
+    std::fs::write(&cut, &whole[..whole.len() - 4]).unwrap();
+    let out = bin(&dir.path().join("db"))
+        .args(["--format", "json", "simulate"])
+        .args(args)
+        .arg("--trace")
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["trace_requests"], 40_000);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no trailer"));
+
+    // Cut inside a record, and overwritten with garbage, both past the first chunks: errors.
+    let bytes = std::fs::read(&long).unwrap();
+    let half = dir.path().join("half.dtt");
+    std::fs::write(&half, &bytes[..bytes.len() / 2 + 1]).unwrap();
+    let bad = dir.path().join("bad.dtt");
+    let mut b = bytes.clone();
+    let at = b.len() * 3 / 4;
+    b[at..at + 64].fill(0xff);
+    std::fs::File::create(&bad).unwrap().write_all(&b).unwrap();
+    bin(&dir.path().join("db"))
+        .args(["--format", "json", "simulate"])
+        .args(args)
+        .arg("--trace")
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(
+            predicate::str::contains("cannot read the trace")
+                .and(predicate::str::contains("bad.dtt")),
+        );
+}
