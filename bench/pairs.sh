@@ -17,6 +17,10 @@
 #
 # Workloads (the four of issue #18):
 #   qd32   4k randread, iodepth 32, io_uring, O_DIRECT, raw loop device        (bar: 1.10x)
+#   qd32c  the same with the loop device's completions on the submitting CPU (its queue's
+#          rq_affinity=2, block/queue-sysfs.rst), as an NVMe drive's per-CPU queues complete
+#          on the CPU that submitted: the tool's own CPU, not the loop driver's worker, is then
+#          the limit (not in the default list; WORKLOADS="qd32c")
 #   qd1    4k randread, iodepth 1, psync, O_DIRECT, raw loop device            (bar: level)
 #   wqd32  4k randwrite, iodepth 32, io_uring, O_DIRECT, raw loop device       (bar: level)
 #   etcd   the etcd job (fio --rw=write --ioengine=sync --fdatasync=1 --bs=2300 --size=22m;
@@ -159,6 +163,18 @@ for w in $WORKLOADS; do
             pair "$i" side_a side_b
             [ -z "$TIO" ] || [ "$VS_DT" = 1 ] || tio_run "$i" "$RAW"
         done ;;
+    qd32c)
+        RQ=/sys/block/$(basename "$RAW")/queue/rq_affinity
+        echo 2 > "$RQ"
+        [ "$VS_DT" = 1 ] || echo '{"w": "qd32c", "a": "disktier", "b": "fio", "bar": 1.10}' >> "$RES"
+        a=("$RAW" --rw randread --bs 4k --iodepth 32 --ioengine io_uring --direct --runtime "${RUNTIME}s" --time-based)
+        side_a() { dt_run qd32c "$i" read "${a[@]}"; }
+        side_b() {
+            b_run qd32c "$i" read --name=rr --filename="$RAW" --rw=randread --bs=4k --iodepth=32 \
+                --ioengine=io_uring --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
+        }
+        for i in $(seq "$PAIRS"); do pair "$i" side_a side_b; done
+        echo 1 > "$RQ" ;;
     qd1)
         a=("$RAW" --rw randread --bs 4k --iodepth 1 --ioengine psync --direct --runtime "${RUNTIME}s" --time-based)
         side_a() { dt_run qd1 "$i" read "${a[@]}"; }
@@ -192,7 +208,7 @@ for w in $WORKLOADS; do
                 --fdatasync=1 --size=22m --bs=2300 -- "$WORK/xfs/dtb" --profile etcd
         }
         for i in $(seq "$PAIRS"); do pair "$i" side_a side_b; done ;;
-    *) echo "pairs: unknown workload $w (qd32 qd1 wqd32 etcd)" >&2; exit 2 ;;
+    *) echo "pairs: unknown workload $w (qd32 qd32c qd1 wqd32 etcd)" >&2; exit 2 ;;
     esac
 done
 state
