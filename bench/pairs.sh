@@ -148,49 +148,34 @@ fi
 pair() { # pair N A-FUNCTION B-FUNCTION
     if [ $(($1 % 2)) = 1 ]; then "$2"; "$3"; else "$3"; "$2"; fi
 }
+# The pairs of one job on the raw loop device: disktier's options and fio's alike.
+raw_pairs() { # raw_pairs WORKLOAD DIR(read|write) RW IODEPTH IOENGINE
+    local w=$1 dir=$2 rw=$3 qd=$4 eng=$5
+    a=("$RAW" --rw "$rw" --bs 4k --iodepth "$qd" --ioengine "$eng" --direct --runtime "${RUNTIME}s" --time-based)
+    side_a() { dt_run "$w" "$i" "$dir" "${a[@]}"; }
+    side_b() {
+        b_run "$w" "$i" "$dir" --name="$w" --filename="$RAW" --rw="$rw" --bs=4k --iodepth="$qd" \
+            --ioengine="$eng" --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
+    }
+    for i in $(seq "$PAIRS"); do
+        pair "$i" side_a side_b
+        [ "$w" != qd32 ] || [ -z "$TIO" ] || [ "$VS_DT" = 1 ] || tio_run "$i" "$RAW"
+    done
+}
 for w in $WORKLOADS; do
     echo "-- $w" >&2
     case $w in
     qd32)
         [ "$VS_DT" = 1 ] || echo '{"w": "qd32", "a": "disktier", "b": "fio", "also": ["t/io_uring peak", "t/io_uring mean"], "bar": 1.10}' >> "$RES"
-        a=("$RAW" --rw randread --bs 4k --iodepth 32 --ioengine io_uring --direct --runtime "${RUNTIME}s" --time-based)
-        side_a() { dt_run qd32 "$i" read "${a[@]}"; }
-        side_b() {
-            b_run qd32 "$i" read --name=rr --filename="$RAW" --rw=randread --bs=4k --iodepth=32 \
-                --ioengine=io_uring --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
-        }
-        for i in $(seq "$PAIRS"); do
-            pair "$i" side_a side_b
-            [ -z "$TIO" ] || [ "$VS_DT" = 1 ] || tio_run "$i" "$RAW"
-        done ;;
+        raw_pairs qd32 read randread 32 io_uring ;;
     qd32c)
         RQ=/sys/block/$(basename "$RAW")/queue/rq_affinity
         echo 2 > "$RQ"
         [ "$VS_DT" = 1 ] || echo '{"w": "qd32c", "a": "disktier", "b": "fio", "bar": 1.10}' >> "$RES"
-        a=("$RAW" --rw randread --bs 4k --iodepth 32 --ioengine io_uring --direct --runtime "${RUNTIME}s" --time-based)
-        side_a() { dt_run qd32c "$i" read "${a[@]}"; }
-        side_b() {
-            b_run qd32c "$i" read --name=rr --filename="$RAW" --rw=randread --bs=4k --iodepth=32 \
-                --ioengine=io_uring --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
-        }
-        for i in $(seq "$PAIRS"); do pair "$i" side_a side_b; done
+        raw_pairs qd32c read randread 32 io_uring
         echo 1 > "$RQ" ;;
-    qd1)
-        a=("$RAW" --rw randread --bs 4k --iodepth 1 --ioengine psync --direct --runtime "${RUNTIME}s" --time-based)
-        side_a() { dt_run qd1 "$i" read "${a[@]}"; }
-        side_b() {
-            b_run qd1 "$i" read --name=rr --filename="$RAW" --rw=randread --bs=4k --iodepth=1 \
-                --ioengine=psync --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
-        }
-        for i in $(seq "$PAIRS"); do pair "$i" side_a side_b; done ;;
-    wqd32)
-        a=("$RAW" --rw randwrite --bs 4k --iodepth 32 --ioengine io_uring --direct --runtime "${RUNTIME}s" --time-based)
-        side_a() { dt_run wqd32 "$i" write "${a[@]}"; }
-        side_b() {
-            b_run wqd32 "$i" write --name=rw --filename="$RAW" --rw=randwrite --bs=4k --iodepth=32 \
-                --ioengine=io_uring --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
-        }
-        for i in $(seq "$PAIRS"); do pair "$i" side_a side_b; done ;;
+    qd1) raw_pairs qd1 read randread 1 psync ;;
+    wqd32) raw_pairs wqd32 write randwrite 32 io_uring ;;
     etcd)
         new_loop /dev/shm/disktier-pairs.$$.xfs.img 1G
         mkfs.xfs -q -f "$LOOP"
