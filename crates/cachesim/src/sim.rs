@@ -325,7 +325,7 @@ pub fn simulate(cfg: &SimConfig, trace: &[Record]) -> Result<SimReport, TraceErr
 
 /// Replays `records` through every (policy, size) in one pass: the records are read once and
 /// each chunk goes to every replay ([`crate::stream`]), so memory does not grow with the
-/// trace's length, and the replays run on up to two threads per CPU. `curve`, when given, is
+/// trace's length, and the replays run on threads ([`stream::layout_for`]). `curve`, when given, is
 /// built in the same pass. The results keep the order of the (policy, size) list and equal
 /// those of one replay per (policy, size) on one thread. A read error ends the pass and is
 /// returned. `seconds` covers reading and replaying.

@@ -1,8 +1,8 @@
-//! One pass over a trace for many consumers. The trace is read once, in chunks of [`CHUNK`]
-//! records, and every chunk goes to each consumer (a policy at a size, the miss-ratio curve) on
-//! a small pool of threads. Memory is a few chunks per thread whatever the trace's length, so a
-//! week-long trace costs only what the simulated caches hold, and reading the next chunk
-//! overlaps the replay of this one.
+//! One pass over a trace for many consumers. The trace is read once, in chunks ([`CHUNK`] or
+//! [`SHARED_CHUNK`] records, see [`layout_for`]), and every chunk goes to each consumer (a
+//! policy at a size, the miss-ratio curve) on a small pool of threads. At most a few chunks are
+//! held whatever the trace's length, so a week-long trace costs only what the simulated caches
+//! hold, and reading the next chunk overlaps the replay of this one.
 //!
 //! Each consumer sees every record in trace order, so its result is the one a replay of the
 //! whole trace on one thread gives; which thread runs it does not matter.
