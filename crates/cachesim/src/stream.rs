@@ -26,7 +26,7 @@ pub const SHARED_CHUNK: usize = 1024 * 1024;
 /// How a pass spreads its consumers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
-    /// Threads for the consumers (0: all on the reading thread).
+    /// Threads for the consumers (at least one; the reader is the calling thread).
     pub threads: usize,
     /// Records per chunk.
     pub chunk: usize,
@@ -70,7 +70,7 @@ pub struct Pass {
 }
 
 /// Reads `records` once and hands every chunk to each consumer, the consumers spread over
-/// `layout.threads` threads (0: all on this thread, no threads started). The first error of
+/// `layout.threads` threads. The first error of
 /// `records` ends the pass and is returned; the consumers have then seen only part of the
 /// trace, so their state must be discarded.
 pub fn run<I>(
@@ -94,23 +94,9 @@ where
         depth,
     } = layout;
     let chunk = chunk.max(1);
-    if threads == 0 || consumers.is_empty() {
-        let mut consumers = consumers;
-        let mut buf = Vec::with_capacity(chunk);
-        loop {
-            let full = fill(&mut records, &mut buf, chunk)?;
-            for c in consumers.iter_mut() {
-                c.take(&buf);
-            }
-            if !full {
-                break;
-            }
-        }
-        drop(records);
-        return Ok(pass);
-    }
-    // Consumer i runs on thread i mod threads.
-    let threads = threads.min(consumers.len());
+    // Consumer i runs on thread i mod threads (none when there are no consumers: the pass
+    // then only reads).
+    let threads = threads.max(1).min(consumers.len());
     let mut groups: Vec<Vec<&mut dyn Consumer>> = (0..threads).map(|_| Vec::new()).collect();
     for (i, c) in consumers.into_iter().enumerate() {
         groups[i % threads].push(c);
@@ -213,7 +199,7 @@ mod tests {
                 let recs = records(n);
                 let mut want = Fold::default();
                 want.take(&recs);
-                for threads in [0, 1, 2, 3, 8] {
+                for threads in [1, 2, 3, 8] {
                     let mut fs: Vec<Fold> = (0..5).map(|_| Fold::default()).collect();
                     let pass = run(
                         recs.iter().map(|r| Ok(*r)),
@@ -236,6 +222,13 @@ mod tests {
     }
 
     #[test]
+    fn a_pass_without_consumers_only_reads() {
+        let recs = records(3 * CHUNK as u64 + 1);
+        let pass = run(recs.iter().map(|r| Ok(*r)), Vec::new(), layout_for(0)).unwrap();
+        assert_eq!(pass.records, recs.len() as u64);
+    }
+
+    #[test]
     fn the_layout_gives_each_consumer_a_thread_while_there_are_few() {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let one = layout_for(1);
@@ -248,7 +241,7 @@ mod tests {
     #[test]
     fn a_read_error_ends_the_pass_and_is_returned() {
         let recs = records(2 * CHUNK as u64 + 10);
-        for threads in [0, 2] {
+        for threads in [1, 2] {
             let mut f = Fold::default();
             let it = recs.iter().enumerate().map(|(i, r)| {
                 if i == CHUNK + 3 {

@@ -36,11 +36,7 @@ fn fuzz_catalog_overlay() {
         for region in regions.iter().take(4) {
             for t in cat.volume_types.iter().take(16) {
                 for size in [1, 100, 16384] {
-                    let cfg = VolumeConfig {
-                        size_gib: size,
-                        iops: Some(16000),
-                        throughput_mibs: Some(1000.0),
-                    };
+                    let cfg = VolumeConfig::new(size, Some(16000), Some(1000.0));
                     if let Ok(q) = price::volume(&cat, region, &t.name, &cfg) {
                         finite(q.monthly_cost_usd, "monthly cost");
                     }

@@ -144,16 +144,14 @@ impl NodeDoc {
         let shape = |e: serde_json::Error| ParseError::Shape(e.to_string());
         if v.get("results").is_some() {
             Ok(NodeDoc::Run(Box::new(
-                serde_json::from_value(v.clone()).map_err(shape)?,
+                RunDoc::deserialize(v).map_err(shape)?,
             )))
         } else if v.get("kind").and_then(Value::as_str) == Some(ETCD_METRICS_KIND) {
             Ok(NodeDoc::EtcdMetrics(
-                serde_json::from_value(v.clone()).map_err(shape)?,
+                EtcdMetricsDoc::deserialize(v).map_err(shape)?,
             ))
         } else if v.get("targets").is_some() {
-            Ok(NodeDoc::Assess(
-                serde_json::from_value(v.clone()).map_err(shape)?,
-            ))
+            Ok(NodeDoc::Assess(AssessDoc::deserialize(v).map_err(shape)?))
         } else {
             Err(ParseError::Shape(
                 "it has neither `results` nor `targets` and is not an etcd metrics document".into(),

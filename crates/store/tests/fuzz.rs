@@ -19,10 +19,7 @@ use serde_json::Value;
 
 const MAX_LEN: usize = 64 << 10;
 
-fn fixture(name: &str) -> Value {
-    let p = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
+use disktier_testkit::cli::store_fixture as fixture;
 
 fn stored(id: &str, kind: &str, doc: &Value) -> StoredRun {
     NewRun {

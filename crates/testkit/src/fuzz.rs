@@ -229,10 +229,7 @@ macro_rules! fuzz_target {
             .with_test_time($crate::fuzz::BRIEF)
             .with_max_len($crate::fuzz::MAX_INPUT)
             .for_each(move |raw: &[u8]| {
-                for owned in [raw.to_vec(), $crate::fuzz::mutate(&seeds, raw)] {
-                    let $input: &[u8] = &owned[..];
-                    $crate::fuzz::timed($input, || $body)
-                }
+                $crate::fuzz::raw_and_mutated(&seeds, raw, |$input: &[u8]| $body)
             });
     }};
 }

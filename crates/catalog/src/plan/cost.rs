@@ -29,10 +29,7 @@ pub(super) fn mbps_to_mibs(mbps: f64) -> f64 {
 
 /// The monthly cost of the cheapest option, if any.
 pub(super) fn cheapest(options: &[PlanOption]) -> Option<f64> {
-    options
-        .iter()
-        .map(|o| o.monthly_cost_usd)
-        .fold(None, |m: Option<f64>, c| Some(m.map_or(c, |m| m.min(c))))
+    options.iter().map(|o| o.monthly_cost_usd).reduce(f64::min)
 }
 
 /// The GiB of gp2 and of gp3 that `delta` a month buys in `region` (the OpenShift instance-disk

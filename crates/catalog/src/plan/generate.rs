@@ -233,11 +233,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
             int(size)
         )));
     }
-    Ok(VolumeConfig {
-        size_gib: size,
-        iops,
-        throughput_mibs: tp,
-    })
+    Ok(VolumeConfig::new(size, iops, tp))
 }
 
 pub(super) fn component(q: &Quote, role: &str) -> Component {

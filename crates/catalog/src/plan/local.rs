@@ -168,11 +168,7 @@ fn gcp_local_ssd(
         .collect();
     fitting.sort_unstable();
     let quote = |n: u32| {
-        let cfg = VolumeConfig {
-            size_gib: n as u64 * unit,
-            iops: None,
-            throughput_mibs: None,
-        };
+        let cfg = VolumeConfig::new(n as u64 * unit, None, None);
         price::volume(cat, region, "local-ssd", &cfg)
     };
     let delivers = |n: u32| {

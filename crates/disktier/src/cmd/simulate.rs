@@ -148,8 +148,8 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
     cfg.check_sizes()?;
     // One pass over the trace file: every replay and the curve take each chunk as it is read,
     // so memory does not grow with the trace's length (docs/trace.md).
-    let mut reader = disktier_cachesim::Reader::open(&a.trace)
-        .with_context(|| format!("cannot read the trace {}", a.trace.display()))?;
+    // The reader's own errors name the file; a record's error later does not.
+    let mut reader = disktier_cachesim::Reader::open(&a.trace).context("cannot read the trace")?;
     let mut curve = (!a.no_mrc).then(|| MrcBuilder::new(a.block, a.sample));
     let report = sim::simulate_stream(&cfg, &mut reader, curve.as_mut())
         .with_context(|| format!("cannot read the trace {}", a.trace.display()))?;

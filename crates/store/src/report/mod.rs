@@ -53,7 +53,8 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
     let mut unreadable = Vec::new();
     for run in input.runs {
         match StoredDoc::read(run) {
-            StoredDoc::Run(doc) if run.summary.kind != "interfere" => {
+            // `read` gives every interfere document to the interfere arm.
+            StoredDoc::Run(doc) => {
                 let mut doc = *doc;
                 judge_etcd(&mut doc);
                 let color = match targets.iter().position(|t| *t == doc.target.path) {
@@ -67,7 +68,7 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
             }
             StoredDoc::Interfere(doc) => interfere.push((run, doc)),
             StoredDoc::Unreadable(why) => unreadable.push((run.summary.id.as_str(), why)),
-            StoredDoc::Run(_) | StoredDoc::Other => {}
+            StoredDoc::Other => {}
         }
     }
     let mut body = String::new();
