@@ -5,16 +5,15 @@
 //! `Unreadable` with serde's reason: the report shows it as such and goes on.
 
 use crate::StoredRun;
-use disktier_engine::RunDoc;
-use disktier_fleet::result::{NodeDoc, ParseError};
+use disktier_fleet::result::{KeyFigures, NodeDoc, ParseError};
 use disktier_interfere::report::InterfereDoc;
 use serde::Deserialize;
 
 pub(super) enum StoredDoc {
-    Run(Box<RunDoc>),
+    /// A run, an assessment summary or etcd's metrics (the last two are drawn only in the fleet
+    /// section).
+    Node(NodeDoc),
     Interfere(Box<InterfereDoc>),
-    /// An assessment summary or etcd's metrics: drawn only in the fleet section.
-    Other,
     Unreadable(String),
 }
 
@@ -28,9 +27,17 @@ impl StoredDoc {
             };
         }
         match NodeDoc::from_value(doc) {
-            Ok(NodeDoc::Run(d)) => StoredDoc::Run(d),
-            Ok(_) => StoredDoc::Other,
+            Ok(d) => StoredDoc::Node(d),
             Err(e) => StoredDoc::Unreadable(reason(e)),
+        }
+    }
+
+    /// The key figures the fleet section shows for this document (none for what is not a
+    /// node's document).
+    pub(super) fn figures(&self) -> KeyFigures {
+        match self {
+            StoredDoc::Node(d) => d.figures(),
+            _ => KeyFigures::default(),
         }
     }
 }
@@ -100,7 +107,10 @@ mod tests {
     #[test]
     fn the_fixtures_read_as_their_types() {
         let run = stored("r", "check", &fixture("quick-etcd"));
-        assert!(matches!(StoredDoc::read(&run), StoredDoc::Run(_)));
+        assert!(matches!(
+            StoredDoc::read(&run),
+            StoredDoc::Node(NodeDoc::Run(_))
+        ));
         let run = stored("i", "interfere", &fixture("interfere"));
         assert!(matches!(StoredDoc::read(&run), StoredDoc::Interfere(_)));
     }

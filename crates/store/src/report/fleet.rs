@@ -7,7 +7,7 @@ use super::charts::{self, Bar, ChartError};
 use super::html::esc;
 use crate::compare::fmt_count;
 use crate::StoredRun;
-use disktier_fleet::result::{FleetTag, NodeDoc};
+use disktier_fleet::result::{FleetTag, KeyFigures};
 use serde::Deserialize;
 use std::fmt::Write as _;
 
@@ -23,17 +23,14 @@ struct Row<'a> {
 }
 
 /// The row of a run that a fleet run saved (its document carries a `fleet` object), or `None`.
-/// The figures are the ones `fleet run` prints for the node ([`NodeDoc::figures`]); a document
-/// that does not read gets a row with none.
-fn row(run: &StoredRun) -> Option<(String, Row<'_>)> {
+/// `figures` are the ones `fleet run` prints for the node
+/// ([`disktier_fleet::result::NodeDoc::figures`]); a document that does not read has none.
+fn row<'a>(run: &'a StoredRun, figures: &KeyFigures) -> Option<(String, Row<'a>)> {
     #[derive(Deserialize)]
     struct Tagged {
         fleet: FleetTag,
     }
     let tag = Tagged::deserialize(&run.doc).ok()?.fleet;
-    let figures = NodeDoc::from_value(&run.doc)
-        .map(|d| d.figures())
-        .unwrap_or_default();
     Some((
         tag.fleet_run_id,
         Row {
@@ -48,10 +45,11 @@ fn row(run: &StoredRun) -> Option<(String, Row<'_>)> {
     ))
 }
 
-/// The section's HTML, or `None` when no run came from a fleet run.
-pub fn section(runs: &[StoredRun]) -> Result<Option<String>, ChartError> {
+/// The section's HTML, or `None` when no run came from a fleet run. `figures[i]` are the key
+/// figures of `runs[i]`'s document.
+pub fn section(runs: &[StoredRun], figures: &[KeyFigures]) -> Result<Option<String>, ChartError> {
     let mut groups: Vec<(String, Vec<Row<'_>>)> = Vec::new();
-    for (id, r) in runs.iter().filter_map(row) {
+    for (id, r) in runs.iter().zip(figures).filter_map(|(r, f)| row(r, f)) {
         match groups.iter_mut().find(|(g, _)| *g == id) {
             Some((_, rows)) => rows.push(r),
             None => groups.push((id, vec![r])),
@@ -130,7 +128,14 @@ pub fn section(runs: &[StoredRun]) -> Result<Option<String>, ChartError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::docs::StoredDoc;
     use crate::NewRun;
+
+    /// The section as `render` builds it: each document read once for its figures.
+    fn section_of(runs: &[StoredRun]) -> Option<String> {
+        let figures: Vec<_> = runs.iter().map(|r| StoredDoc::read(r).figures()).collect();
+        section(runs, &figures).unwrap()
+    }
 
     fn run(node: &str, p99: u64, pass: bool) -> StoredRun {
         let doc = serde_json::json!({
@@ -162,7 +167,7 @@ mod tests {
             run("node-a", 2_000_000, true),
             run("node-c", 2_500_000, true),
         ];
-        let s = section(&runs).unwrap().unwrap();
+        let s = section_of(&runs).unwrap();
         assert_eq!(s.matches("<tr><td class=\"mono\">node-").count(), 3);
         assert!(
             s.find("node-a").unwrap() < s.find("node-b").unwrap(),
@@ -198,7 +203,7 @@ mod tests {
             doc: &doc,
         }
         .to_row("id-n1".into(), "2026-11-24T12:00:00Z".into());
-        let s = section(&[run]).unwrap().unwrap();
+        let s = section_of(&[run]).unwrap();
         assert!(s.contains("badge fail"), "{s}");
         assert!(s.contains("<td>12.00 ms</td>"), "{s}");
         assert!(s.contains("<td>15.0k</td>"), "{s}");
@@ -208,6 +213,6 @@ mod tests {
     fn runs_without_a_fleet_run_have_no_section() {
         let mut r = run("x", 1, true);
         r.doc.as_object_mut().unwrap().remove("fleet");
-        assert!(section(&[r]).unwrap().is_none());
+        assert!(section_of(&[r]).is_none());
     }
 }

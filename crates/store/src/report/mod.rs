@@ -22,6 +22,7 @@ pub use outline::outline;
 use crate::StoredRun;
 use bench::judge_etcd;
 use bench::Bench;
+use disktier_fleet::result::NodeDoc;
 use docs::StoredDoc;
 use html::esc;
 use interference::interfere_section;
@@ -51,10 +52,14 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
     let mut benches = Vec::new();
     let mut interfere = Vec::new();
     let mut unreadable = Vec::new();
+    // Each document is read once: its key figures are kept for the fleet section.
+    let mut figures = Vec::with_capacity(input.runs.len());
     for run in input.runs {
-        match StoredDoc::read(run) {
+        let stored = StoredDoc::read(run);
+        figures.push(stored.figures());
+        match stored {
             // `read` gives every interfere document to the interfere arm.
-            StoredDoc::Run(doc) => {
+            StoredDoc::Node(NodeDoc::Run(doc)) => {
                 let mut doc = *doc;
                 judge_etcd(&mut doc);
                 let color = match targets.iter().position(|t| *t == doc.target.path) {
@@ -68,7 +73,7 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
             }
             StoredDoc::Interfere(doc) => interfere.push((run, doc)),
             StoredDoc::Unreadable(why) => unreadable.push((run.summary.id.as_str(), why)),
-            StoredDoc::Other => {}
+            StoredDoc::Node(_) => {}
         }
     }
     let mut body = String::new();
@@ -95,7 +100,7 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
         }
         add("timeseries", "Second by second", timeseries(&benches)?);
     }
-    if let Some(f) = fleet::section(input.runs)? {
+    if let Some(f) = fleet::section(input.runs, &figures)? {
         add("fleet", "Fleet: one row per node", f);
     }
     if let Some(plan) = input.plan {
