@@ -1,17 +1,10 @@
 //! `disktier assess` end to end on a temp directory: real runs, saved under one assess id, a
 //! report written, the scratch directory gone, and an exit code that matches the etcd verdict.
 
-use assert_cmd::Command;
 use disktier_store::{Filter, Store};
-use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::disktier_at as dt;
 use predicates::prelude::*;
 use std::path::Path;
-
-fn dt(db: &Path) -> Command {
-    let mut c = disktier();
-    c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
-    c
-}
 
 /// `assess TARGET ARGS --format json`: the exit status (0 or 1, the etcd verdict) and the
 /// document.

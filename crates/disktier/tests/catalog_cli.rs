@@ -20,6 +20,20 @@ fn disktier(db: &Path) -> Command {
     c
 }
 
+/// [`disktier`] with a store in `tmp` and `--catalog CATALOG`.
+fn with_catalog(tmp: &Path, catalog: &Path) -> Command {
+    let mut c = disktier(&tmp.join("db"));
+    c.arg("--catalog").arg(catalog);
+    c
+}
+
+/// A catalog overlay file holding `toml` in `tmp`.
+fn overlay(tmp: &Path, name: &str, toml: &str) -> PathBuf {
+    let p = tmp.join(name);
+    std::fs::write(&p, toml).unwrap();
+    p
+}
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/catalog")
@@ -522,9 +536,7 @@ fn import_aws_offer_fixture_and_use_it() {
         .stdout(predicate::str::contains("6 volume prices"));
     // Read it back through `catalog show` (the imported entries replace the embedded
     // eu-north-1 ones by region + type).
-    let cat: serde_json::Value = disktier(&tmp.path().join("db"))
-        .arg("--catalog")
-        .arg(&out)
+    let cat: serde_json::Value = with_catalog(tmp.path(), &out)
         .args([
             "catalog",
             "show",
@@ -585,17 +597,12 @@ fn import_aws_offer_fixture_and_use_it() {
     assert_eq!(p["usd_per_hour"].as_f64(), Some(0.2524));
 
     // The imported file works as --catalog and passes check.
-    let db = tmp.path().join("db");
-    disktier(&db)
-        .arg("--catalog")
-        .arg(&out)
+    with_catalog(tmp.path(), &out)
         .args(["catalog", "check"])
         .assert()
         .success();
     // sc1 now has an eu-north-1 price: 1,024 x $0.016 = $16.384 -> $16.38.
-    let v: serde_json::Value = disktier(&db)
-        .arg("--catalog")
-        .arg(&out)
+    let v: serde_json::Value = with_catalog(tmp.path(), &out)
         .args([
             "price",
             "sc1",
@@ -662,9 +669,9 @@ fn malformed_imports_write_nothing() {
 #[test]
 fn catalog_override_replaces_by_region_and_type() {
     let tmp = tempfile::tempdir().unwrap();
-    let over = tmp.path().join("negotiated.toml");
-    std::fs::write(
-        &over,
+    let over = overlay(
+        tmp.path(),
+        "negotiated.toml",
         r#"
 [[volume_price]]
 region = "us-east-1"
@@ -675,11 +682,8 @@ throughput_mibs_month = 0.03
 source = "our negotiated rate card"
 date = "2026-10"
 "#,
-    )
-    .unwrap();
-    let v: serde_json::Value = disktier(&tmp.path().join("db"))
-        .arg("--catalog")
-        .arg(&over)
+    );
+    let v: serde_json::Value = with_catalog(tmp.path(), &over)
         .args([
             "price", "gp3", "--size", "100GiB", "--iops", "4000", "--format", "json",
         ])
@@ -688,9 +692,7 @@ date = "2026-10"
     assert_eq!(cents(&v["monthly_cost_usd"]), 1000);
     assert!(v["sources"][0].as_str().unwrap().contains("negotiated"));
     // Other types keep the embedded prices: gp2 100 GiB = $10.00.
-    let v: serde_json::Value = disktier(&tmp.path().join("db"))
-        .arg("--catalog")
-        .arg(&over)
+    let v: serde_json::Value = with_catalog(tmp.path(), &over)
         .args(["price", "gp2", "--size", "100GiB", "--format", "json"])
         .json_ok();
     assert_eq!(cents(&v["monthly_cost_usd"]), 1000);
@@ -700,9 +702,9 @@ date = "2026-10"
 #[test]
 fn catalog_check_lists_problems_and_exits_1() {
     let tmp = tempfile::tempdir().unwrap();
-    let over = tmp.path().join("bad.toml");
-    std::fs::write(
-        &over,
+    let over = overlay(
+        tmp.path(),
+        "bad.toml",
         r#"
 [[volume_price]]
 region = "us-east-1"
@@ -718,11 +720,8 @@ storage_gb_month = 0.1
 source = "x"
 date = "2024-06"
 "#,
-    )
-    .unwrap();
-    let out = disktier(&tmp.path().join("db"))
-        .arg("--catalog")
-        .arg(&over)
+    );
+    let out = with_catalog(tmp.path(), &over)
         .args(["catalog", "check", "--format", "json"])
         .assert()
         .code(1)

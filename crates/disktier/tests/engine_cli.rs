@@ -12,7 +12,9 @@ use disktier_testkit::loop_dev;
 use disktier_testkit::loop_fs;
 use disktier_testkit::{is_root, require, require_loop, BlkioThrottle, LoopDev};
 use serde_json::Value;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -49,6 +51,15 @@ fn assert_one_line_error(out: &std::process::Output, object: &str, also: &[&str]
     for a in also {
         assert!(lines[0].contains(a), "error lacks {a:?}: {err}");
     }
+}
+
+/// `import fio` of a fixture (`tests/fixtures/fio/NAME`) as a JSON document, not saved.
+fn import_fixture(name: &str) -> Output {
+    Command::new(bin())
+        .args(["--format", "json", "--no-save", "import", "fio"])
+        .arg(format!("{FIXTURES}/{name}"))
+        .output()
+        .unwrap()
 }
 
 fn json_of(out: &std::process::Output) -> Value {
@@ -195,15 +206,7 @@ fn assert_valid(doc: &Value) {
 
 #[test]
 fn schema_validator_catches_broken_documents() {
-    let good: Value = {
-        let (_d, db) = tmp_db();
-        let out = disktier(&db)
-            .args(["--format", "json", "--no-save", "import", "fio"])
-            .arg(format!("{FIXTURES}/etcd-3.33.json"))
-            .output()
-            .unwrap();
-        json_of(&out)
-    };
+    let good = json_of(&import_fixture("etcd-3.33.json"));
     assert_valid(&good);
     let mut bad = good.clone();
     bad.as_object_mut().unwrap().remove("results");
@@ -250,11 +253,7 @@ fn every_schema_field_is_documented_and_imports_of_both_fixtures_validate() {
         "etcd-jsonplus-3.33.json",
         "randrw-2jobs-3.33.json",
     ] {
-        let out = Command::new(bin())
-            .args(["--format", "json", "--no-save", "import", "fio"])
-            .arg(format!("{FIXTURES}/{fixture}"))
-            .output()
-            .unwrap();
+        let out = import_fixture(fixture);
         assert!(
             out.status.success(),
             "{fixture}: {}",
@@ -306,12 +305,7 @@ fn import_fio_gives_the_etcd_verdict_from_fios_own_numbers() {
     assert_eq!(doc["verdicts"][0]["ci95"]["approximate"], true);
 
     // json+ output carries fio's latency bins: the interval is read from them, not interpolated.
-    let out = disktier(&db)
-        .args(["--format", "json", "--no-save", "import", "fio"])
-        .arg(format!("{FIXTURES}/etcd-jsonplus-3.33.json"))
-        .output()
-        .unwrap();
-    let plus = json_of(&out);
+    let plus = json_of(&import_fixture("etcd-jsonplus-3.33.json"));
     assert_eq!(plus["verdicts"][0]["ci95"]["approximate"], false);
     assert_eq!(
         plus["verdicts"][0]["ci95"]["n"],
@@ -372,14 +366,20 @@ fn scratch() -> tempfile::TempDir {
         .unwrap()
 }
 
+/// `disktier --no-save bench TARGET ARGS...`, run to completion.
+fn bench(target: impl AsRef<OsStr>, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(target)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn bench_without_profile_or_rw_lists_the_profiles() {
     let d = scratch();
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(d.path())
-        .output()
-        .unwrap();
+    let out = bench(d.path(), &[]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     for p in [
@@ -439,12 +439,10 @@ fn bench_json_document_matches_the_schema_and_the_job() {
 #[test]
 fn bench_text_table_and_quiet_non_terminal_has_no_progress_line() {
     let d = scratch();
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(d.path())
-        .args(["--profile", "etcd", "--quick", "--size", "256k"])
-        .output()
-        .unwrap();
+    let out = bench(
+        d.path(),
+        &["--profile", "etcd", "--quick", "--size", "256k"],
+    );
     let text = stdout_ok(&out);
     assert!(
         text.contains("profile etcd") && text.contains("quick"),
@@ -502,12 +500,7 @@ fn progress_line_on_a_terminal_unless_quiet() {
 #[test]
 fn tmpfs_with_direct_names_tmpfs_and_the_fix() {
     let d = tempfile::tempdir_in("/dev/shm").unwrap();
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(d.path())
-        .args(["--rw", "read", "--size", "1m", "--direct"])
-        .output()
-        .unwrap();
+    let out = bench(d.path(), &["--rw", "read", "--size", "1m", "--direct"]);
     assert_one_line_error(
         &out,
         &d.path().display().to_string(),
@@ -515,14 +508,12 @@ fn tmpfs_with_direct_names_tmpfs_and_the_fix() {
     );
     // fio gets the same checks before it is started.
     if disktier_testkit::have("fio") {
-        let out = Command::new(bin())
-            .args(["--no-save", "bench"])
-            .arg(d.path())
-            .args([
+        let out = bench(
+            d.path(),
+            &[
                 "--rw", "read", "--size", "1m", "--direct", "--engine", "fio",
-            ])
-            .output()
-            .unwrap();
+            ],
+        );
         assert_one_line_error(
             &out,
             &d.path().display().to_string(),
@@ -530,22 +521,19 @@ fn tmpfs_with_direct_names_tmpfs_and_the_fix() {
         );
     }
     // And with the fix it runs.
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(d.path())
-        .args(["--rw", "read", "--size", "1m", "--direct=false"])
-        .output()
-        .unwrap();
+    let out = bench(
+        d.path(),
+        &["--rw", "read", "--size", "1m", "--direct=false"],
+    );
     stdout_ok(&out);
 }
 
 #[test]
 fn missing_path_is_named() {
-    let out = Command::new(bin())
-        .args(["--no-save", "bench", "/nonexistent/disktier/dir/file"])
-        .args(["--rw", "read", "--size", "1m"])
-        .output()
-        .unwrap();
+    let out = bench(
+        "/nonexistent/disktier/dir/file",
+        &["--rw", "read", "--size", "1m"],
+    );
     assert_one_line_error(&out, "/nonexistent/disktier/dir/file", &["does not exist"]);
     // check etcd wants the directory etcd would use, and creates nothing elsewhere.
     let out = Command::new(bin())
@@ -572,12 +560,7 @@ fn missing_path_is_named() {
 #[test]
 fn size_larger_than_free_space_is_refused_before_writing() {
     let d = scratch();
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(d.path())
-        .args(["--rw", "write", "--size", "900T"])
-        .output()
-        .unwrap();
+    let out = bench(d.path(), &["--rw", "write", "--size", "900T"]);
     assert_one_line_error(&out, &d.path().display().to_string(), &["free", "--size"]);
     assert_eq!(
         std::fs::read_dir(d.path()).unwrap().count(),
@@ -712,17 +695,13 @@ fn writes_to_a_device_holding_xfs_are_refused_and_reads_allowed() {
     drop(m); // unmounted: the xfs signature is still there
     let before = dev.checksum();
     let path = dev.path.display().to_string();
-    let out = Command::new(bin())
-        .args(["--no-save", "bench", &path])
-        .args(["--rw", "write", "--size", "1m", "--direct"])
-        .output()
-        .unwrap();
+    let out = bench(&path, &["--rw", "write", "--size", "1m", "--direct"]);
     assert_one_line_error(&out, &path, &["xfs", "--destructive"]);
     assert_eq!(dev.checksum(), before, "the device was written to");
     // Reads are fine.
-    let out = Command::new(bin())
-        .args(["--no-save", "bench", &path])
-        .args([
+    let out = bench(
+        &path,
+        &[
             "--rw",
             "randread",
             "--size",
@@ -730,17 +709,15 @@ fn writes_to_a_device_holding_xfs_are_refused_and_reads_allowed() {
             "--direct",
             "--runtime",
             "500ms",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     stdout_ok(&out);
     assert_eq!(dev.checksum(), before, "a read job changed the device");
     // With --destructive the write goes ahead.
-    let out = Command::new(bin())
-        .args(["--no-save", "bench", &path])
-        .args(["--rw", "write", "--size", "1m", "--direct", "--destructive"])
-        .output()
-        .unwrap();
+    let out = bench(
+        &path,
+        &["--rw", "write", "--size", "1m", "--direct", "--destructive"],
+    );
     stdout_ok(&out);
     assert_ne!(dev.checksum(), before);
 }
@@ -752,26 +729,11 @@ fn directory_and_device_options_do_not_mix() {
     };
     let path = dev.path.display().to_string();
     // small-files creates files in a directory: a device is the wrong kind of target.
-    let out = Command::new(bin())
-        .args([
-            "--no-save",
-            "bench",
-            &path,
-            "--profile",
-            "small-files",
-            "--quick",
-        ])
-        .output()
-        .unwrap();
+    let out = bench(&path, &["--profile", "small-files", "--quick"]);
     assert_one_line_error(&out, &path, &["directory"]);
     // A directory needs a size for its per-job files; the whole-device default does not apply.
     let d = scratch();
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(d.path())
-        .args(["--rw", "read"])
-        .output()
-        .unwrap();
+    let out = bench(d.path(), &["--rw", "read"]);
     assert_one_line_error(&out, &d.path().display().to_string(), &["--size"]);
 }
 
@@ -983,16 +945,10 @@ fn no_layout_extends_a_short_file_without_data_with_either_engine() {
 /// `trace stats --format json` of the recorded trace.
 fn randwrite_trace_stats(dir: &Path, name: &str, extra: &[&str]) -> Value {
     let trace = dir.join(name);
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(dir)
-        .args(["--rw", "randwrite", "--size", "1m", "--name", "tr"])
-        .args(extra)
-        .arg("--trace")
-        .arg(&trace)
-        .output()
-        .unwrap();
-    stdout_ok(&out);
+    let mut args = vec!["--rw", "randwrite", "--size", "1m", "--name", "tr"];
+    args.extend(extra);
+    args.extend(["--trace", trace.to_str().unwrap()]);
+    stdout_ok(&bench(dir, &args));
     let out = Command::new(bin())
         .args(["--format", "json", "trace", "stats"])
         .arg(&trace)
@@ -1020,15 +976,19 @@ fn bench_trace_records_every_io_and_fio_refuses_it() {
     assert!(fp > (1 << 20) / 2 && fp < (1 << 20) * 3 / 4, "{stats:#}");
 
     let refused = d.path().join("fio.trace");
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(d.path())
-        .args([
-            "--rw", "write", "--size", "1m", "--engine", "fio", "--trace",
-        ])
-        .arg(&refused)
-        .output()
-        .unwrap();
+    let out = bench(
+        d.path(),
+        &[
+            "--rw",
+            "write",
+            "--size",
+            "1m",
+            "--engine",
+            "fio",
+            "--trace",
+            refused.to_str().unwrap(),
+        ],
+    );
     assert_one_line_error(&out, "--trace", &["--engine fio"]);
     assert!(!refused.exists(), "no trace file is left behind");
 }

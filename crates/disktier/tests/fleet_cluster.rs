@@ -6,236 +6,263 @@
 //! for the rest of a fleet (their pods never start, which exercises the deadline path). Every
 //! test works in a namespace and on nodes of its own, so the tests run in parallel.
 //!
-//! The small cluster helpers below are this file's own; crates/testkit's `kube` module (another
-//! branch) has the fuller set.
+//! The cluster helpers are testkit's `kube` module; [`Fleet`] below adds a store of the
+//! test's own and the `disktier fleet run` calls every test makes.
 
 use assert_cmd::cargo::CommandCargoExt;
 use disktier_testkit::cli::stdout_ok;
+use disktier_testkit::kube::{self, Cluster, FakeNode, FakeNodeSpec, Namespace};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const IMAGE: &str = concat!("localhost/disktier:", env!("CARGO_PKG_VERSION"));
 const MANAGED: &str = "app.kubernetes.io/managed-by=disktier";
 
-fn strict() -> bool {
-    ["CI", "DISKTIER_TEST_REQUIRE_ROOT_FEATURES"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+/// The node command most tests give: it never gets to run on a fake node.
+const CHECK_ETCD: &[&str] = &["check", "etcd", "/var/lib/etcd"];
+
+/// A test's cluster and a store of its own: what every test here starts from.
+struct Fleet {
+    c: Cluster,
+    db: PathBuf,
+    _store: tempfile::TempDir,
 }
 
-fn skip(why: &str) {
-    assert!(!strict(), "CI must have {why}");
-    eprintln!("skipped: needs {why}");
-}
-
-fn unique(prefix: &str) -> String {
-    static N: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "{prefix}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    )
-}
-
-#[derive(Clone)]
-struct Cluster {
-    kubeconfig: PathBuf,
-}
-
-impl Cluster {
-    fn from_env() -> Option<Cluster> {
-        match std::env::var_os("DISKTIER_TEST_KUBECONFIG").map(PathBuf::from) {
-            Some(p) if p.is_file() => Some(Cluster { kubeconfig: p }),
-            Some(p) => {
-                skip(&format!(
-                    "a test cluster: DISKTIER_TEST_KUBECONFIG={} is not a file",
-                    p.display()
-                ));
-                None
-            }
-            None => {
-                skip("a test cluster: DISKTIER_TEST_KUBECONFIG is unset (scripts/test.sh starts one with scripts/kube-up.sh)");
-                None
-            }
-        }
-    }
-
-    fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-        let mut child = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--request-timeout=30s")
-            .args(args)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("kubectl");
-        if let Some(s) = stdin {
-            child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
-        }
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    fn kubectl_ok(&self, args: &[&str], stdin: Option<&str>) -> String {
-        let (ok, out, err) = self.kubectl(args, stdin);
-        assert!(ok, "kubectl {}: {err}{out}", args.join(" "));
-        out
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut a = args.to_vec();
-        a.extend(["-o", "json"]);
-        serde_json::from_str(&self.kubectl_ok(&a, None)).unwrap()
-    }
-
-    /// The node kube-up started (the Ready one that no test registered).
-    fn real_node(&self) -> String {
-        let nodes = self.json(&["get", "nodes", "-l", "!disktier.test/fake-node"]);
-        nodes["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| {
-                n["status"]["conditions"].as_array().is_some_and(|c| {
-                    c.iter()
-                        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-                })
-            })
-            .and_then(|n| n["metadata"]["name"].as_str())
-            .expect("the test cluster has a Ready node")
-            .to_string()
-    }
-
-    /// Whether the real node holds the disktier image (kube-up imports it).
-    fn has_disktier_image(&self) -> bool {
-        let node = self.json(&["get", "node", &self.real_node()]);
-        node["status"]["images"].as_array().is_some_and(|imgs| {
-            imgs.iter().any(|i| {
-                i["names"]
-                    .as_array()
-                    .is_some_and(|n| n.iter().any(|n| n.as_str() == Some(IMAGE)))
-            })
+impl Fleet {
+    /// The test cluster with a fresh store; `None` (the test returns) without a cluster.
+    fn new() -> Option<Fleet> {
+        let c = Cluster::from_env()?;
+        let store = tempfile::tempdir().unwrap();
+        Some(Fleet {
+            c,
+            db: store.path().join("r.db"),
+            _store: store,
         })
     }
 
-    fn namespace(&self, prefix: &str) -> Ns {
-        let name = unique(prefix);
-        self.kubectl_ok(&["create", "namespace", &name], None);
-        Ns {
-            cluster: self.clone(),
-            name,
+    /// [`Fleet::new`] for a test that runs the disktier image on the real node: `None` also
+    /// where the node lacks the image.
+    fn with_image() -> Option<Fleet> {
+        let f = Fleet::new()?;
+        let image = kube::disktier_image();
+        disktier_testkit::require(
+            f.c.has_image(&image),
+            &format!(
+                "the image {image} on the test node (kube-up imports target/image/disktier-oci.tar)"
+            ),
+        )
+        .then_some(f)
+    }
+
+    /// `disktier` with the test cluster and the test's store.
+    fn disktier(&self) -> Command {
+        let mut cmd = Command::cargo_bin("disktier").unwrap();
+        cmd.env("KUBECONFIG", self.c.kubeconfig())
+            .env("DISKTIER_DB", &self.db);
+        cmd
+    }
+
+    /// `fleet run --format json ARGS`, timed.
+    fn run(&self, args: &[&str]) -> Ran {
+        let t0 = Instant::now();
+        let out = self
+            .disktier()
+            .args(["fleet", "run", "--format", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "fleet run {args:?}: no JSON on stdout ({e}): {}\n{stderr}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        Ran {
+            code: out.status.code().unwrap_or(-1),
+            json,
+            stderr,
+            seconds: t0.elapsed().as_secs_f64(),
         }
+    }
+
+    /// [`Fleet::run`] of `command` on `node` in `ns`, with `timeout`.
+    fn run_on(&self, node: &str, ns: &Namespace, timeout: &str, command: &[&str]) -> Ran {
+        self.run(&run_args(ns, &["--nodes", node], timeout, command))
+    }
+
+    /// `fleet run ARGS` (text output) started with its stderr piped, read until a line
+    /// contains `marker`.
+    fn spawn_until(&self, args: &[&str], marker: &str) -> Running {
+        let child = self
+            .disktier()
+            .args(["fleet", "run"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut run = Running::new(child);
+        run.read_until(marker);
+        run
+    }
+
+    /// `fleet run --dry-run OPTIONS -- COMMAND`, run to completion (nothing is applied).
+    fn dry_run(&self, options: &[&str], command: &[&str]) -> Output {
+        self.disktier()
+            .args(["fleet", "run", "--dry-run"])
+            .args(options)
+            .arg("--")
+            .args(command)
+            .output()
+            .unwrap()
+    }
+
+    /// The runs the store holds for fleet run `id` (`history --group`).
+    fn history(&self, id: &str) -> Value {
+        let out = self
+            .disktier()
+            .args(["history", "--group", id, "--format", "json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
     }
 
     /// Jobs and pods fleet made in a namespace.
-    fn ours(&self, ns: &str) -> Vec<String> {
-        let out = self.kubectl_ok(
-            &["get", "jobs,pods", "-n", ns, "-l", MANAGED, "-o", "name"],
-            None,
-        );
+    fn ours(&self, ns: &Namespace) -> Vec<String> {
+        let out = self.c.kubectl_ok(&[
+            "get",
+            "jobs,pods",
+            "-n",
+            &ns.name,
+            "-l",
+            MANAGED,
+            "-o",
+            "name",
+        ]);
         out.lines().map(str::to_string).collect()
     }
 
-    /// A Node object with no kubelet behind it.
-    fn fake_node(&self, ready: bool, cordoned: bool, labels: &[(&str, &str)]) -> FakeNode {
-        let name = unique("fleet-fake");
-        let mut l = serde_json::Map::new();
-        l.insert("disktier.test/fake-node".into(), name.clone().into());
-        for (k, v) in labels {
-            l.insert(k.to_string(), v.to_string().into());
+    /// A Node object with no kubelet behind it, as `edit` makes it (from a Ready, schedulable
+    /// worker).
+    fn fake(&self, edit: impl FnOnce(&mut FakeNodeSpec)) -> FakeNode {
+        let mut spec = FakeNodeSpec::new(&kube::unique_name("fleet-fake"));
+        edit(&mut spec);
+        self.c.add_fake_node(&spec)
+    }
+
+    /// A Ready, schedulable fake node.
+    fn fake_node(&self) -> FakeNode {
+        self.fake(|_| {})
+    }
+}
+
+/// A test that runs the disktier image on the real node: its [`Fleet`], a namespace, the
+/// node's name and a directory on it.
+struct OnNode {
+    f: Fleet,
+    ns: Namespace,
+    node: String,
+    dir: tempfile::TempDir,
+}
+
+impl OnNode {
+    /// `None` (the test returns) without a cluster or without the image on its node.
+    fn new(ns_prefix: &str) -> Option<OnNode> {
+        let f = Fleet::with_image()?;
+        Some(OnNode {
+            ns: f.c.namespace(ns_prefix),
+            node: f.c.node(),
+            dir: node_dir(),
+            f,
+        })
+    }
+
+    /// The directory on the node.
+    fn path(&self) -> &str {
+        self.dir.path().to_str().unwrap()
+    }
+
+    /// The arguments of `fleet run` of `command` on the node in the test's namespace.
+    fn args<'a>(&'a self, timeout: &'a str, command: &[&'a str]) -> Vec<&'a str> {
+        run_args(&self.ns, &["--nodes", &self.node], timeout, command)
+    }
+
+    /// [`Fleet::run`] of `command` on the node in the test's namespace.
+    fn run(&self, timeout: &str, command: &[&str]) -> Ran {
+        self.f.run(&self.args(timeout, command))
+    }
+
+    /// Jobs and pods fleet made in the test's namespace.
+    fn ours(&self) -> Vec<String> {
+        self.f.ours(&self.ns)
+    }
+}
+
+/// The arguments of `fleet run` in `ns` with `options` (which nodes, and how), `timeout`, and
+/// `command` for the nodes: `-n NS OPTIONS --timeout TIMEOUT -- COMMAND`.
+fn run_args<'a>(
+    ns: &'a Namespace,
+    options: &[&'a str],
+    timeout: &'a str,
+    command: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec!["-n", ns.name.as_str()];
+    args.extend(options);
+    args.extend(["--timeout", timeout, "--"]);
+    args.extend(command);
+    args
+}
+
+/// A `fleet run` in the background, its stderr read line by line.
+struct Running {
+    child: Child,
+    err: BufReader<ChildStderr>,
+    /// The stderr read so far.
+    seen: String,
+}
+
+impl Running {
+    fn new(mut child: Child) -> Running {
+        let err = BufReader::new(child.stderr.take().unwrap());
+        Running {
+            child,
+            err,
+            seen: String::new(),
         }
-        let now = time_now();
-        let (status, reason) = if ready {
-            ("True", "KubeletReady")
-        } else {
-            ("False", "KubeletNotReady")
-        };
-        let node = serde_json::json!({
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": l},
-            "spec": {"unschedulable": cordoned},
-            "status": {
-                "capacity": {"cpu": "2", "memory": "4Gi", "pods": "110"},
-                "allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"},
-                "conditions": [{"type": "Ready", "status": status, "reason": reason,
-                    "message": "registered by a disktier test, no kubelet",
-                    "lastHeartbeatTime": now, "lastTransitionTime": now}]
+    }
+
+    /// Reads stderr up to a line that contains `marker`; fails when the run ends before.
+    fn read_until(&mut self, marker: &str) {
+        loop {
+            let mut line = String::new();
+            let seen = &self.seen;
+            assert!(
+                self.err.read_line(&mut line).unwrap() > 0,
+                "ended early: {seen}"
+            );
+            self.seen.push_str(&line);
+            if line.contains(marker) {
+                return;
             }
-        });
-        self.kubectl_ok(&["create", "-f", "-"], Some(&node.to_string()));
-        FakeNode {
-            cluster: self.clone(),
-            name,
         }
     }
-}
 
-fn time_now() -> String {
-    let out = Command::new("date")
-        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
-struct Ns {
-    cluster: Cluster,
-    name: String,
-}
-
-impl Drop for Ns {
-    fn drop(&mut self) {
-        let _ = self
-            .cluster
-            .kubectl(&["delete", "namespace", &self.name, "--wait=false"], None);
+    /// Sends `signal` and reads the rest of stderr: the exit code and that rest.
+    fn interrupt(mut self, signal: libc::c_int) -> (Option<i32>, String) {
+        // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, signal) };
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.err, &mut rest).unwrap();
+        (self.child.wait().unwrap().code(), rest)
     }
 }
 
-struct FakeNode {
-    cluster: Cluster,
-    name: String,
-}
-
-impl Drop for FakeNode {
-    fn drop(&mut self) {
-        let sel = format!("spec.nodeName={}", self.name);
-        let _ = self.cluster.kubectl(
-            &[
-                "delete",
-                "pods",
-                "-A",
-                "--field-selector",
-                &sel,
-                "--grace-period=0",
-                "--force",
-            ],
-            None,
-        );
-        let _ = self
-            .cluster
-            .kubectl(&["delete", "node", &self.name, "--wait=false"], None);
-    }
-}
-
-/// `disktier` with the test cluster and a store of the test's own.
-fn disktier(c: &Cluster, db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("disktier").unwrap();
-    cmd.env("KUBECONFIG", &c.kubeconfig).env("DISKTIER_DB", db);
-    cmd
+/// A label pair as [`FakeNodeSpec::labels`] holds it.
+fn label(k: &str, v: &str) -> (String, String) {
+    (k.to_string(), v.to_string())
 }
 
 struct Ran {
@@ -243,28 +270,6 @@ struct Ran {
     json: Value,
     stderr: String,
     seconds: f64,
-}
-
-fn fleet_run(c: &Cluster, db: &Path, args: &[&str]) -> Ran {
-    let t0 = Instant::now();
-    let out = disktier(c, db)
-        .args(["fleet", "run", "--format", "json"])
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "fleet run {args:?}: no JSON on stdout ({e}): {}\n{stderr}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
-    Ran {
-        code: out.status.code().unwrap_or(-1),
-        json,
-        stderr,
-        seconds: t0.elapsed().as_secs_f64(),
-    }
 }
 
 fn node_dir() -> tempfile::TempDir {
@@ -275,45 +280,13 @@ fn node_dir() -> tempfile::TempDir {
         .unwrap()
 }
 
-fn need_image(c: &Cluster) -> bool {
-    if c.has_disktier_image() {
-        return true;
-    }
-    skip(&format!(
-        "the image {IMAGE} on the test node (kube-up imports target/image/disktier-oci.tar)"
-    ));
-    false
-}
-
 #[test]
 fn a_run_on_the_node_is_stored_and_leaves_nothing_behind() {
-    let Some(c) = Cluster::from_env() else { return };
-    if !need_image(&c) {
+    let Some(t) = OnNode::new("fleet-ok") else {
         return;
-    }
-    let ns = c.namespace("fleet-ok");
-    let dir = node_dir();
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
-    let node = c.real_node();
-    let path = dir.path().to_str().unwrap();
-    let r = fleet_run(
-        &c,
-        &db,
-        &[
-            "--nodes",
-            &node,
-            "-n",
-            &ns.name,
-            "--timeout",
-            "180s",
-            "--",
-            "check",
-            "etcd",
-            path,
-            "--quick",
-        ],
-    );
+    };
+    let path = t.path();
+    let r = t.run("180s", &["check", "etcd", path, "--quick"]);
     let n = &r.json["nodes"][0];
     assert!(
         n["status"] == "pass" || n["status"] == "fail",
@@ -321,7 +294,7 @@ fn a_run_on_the_node_is_stored_and_leaves_nothing_behind() {
         r.stderr
     );
     assert_eq!(r.code, if n["status"] == "pass" { 0 } else { 1 });
-    assert_eq!(n["node"], node.as_str());
+    assert_eq!(n["node"], t.node.as_str());
     assert_eq!(n["result"]["schema_version"], 1);
     assert_eq!(n["result"]["target"]["path"], path);
     assert!(
@@ -332,114 +305,57 @@ fn a_run_on_the_node_is_stored_and_leaves_nothing_behind() {
     );
     // Stored, grouped by the fleet run, tagged with the node.
     let id = r.json["fleet_run_id"].as_str().unwrap();
-    let out = disktier(&c, &db)
-        .args(["history", "--group", id, "--format", "json"])
-        .output()
-        .unwrap();
-    let h: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let h = t.f.history(id);
     let runs = h["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 1, "{h}");
-    assert_eq!(runs[0]["hostname"], node.as_str());
+    assert_eq!(runs[0]["hostname"], t.node.as_str());
     assert_eq!(runs[0]["kind"], "check");
-    let out = disktier(&c, &db)
-        .args(["show", runs[0]["id"].as_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
+    let out =
+        t.f.disktier()
+            .args(["show", runs[0]["id"].as_str().unwrap(), "--format", "json"])
+            .output()
+            .unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(
         shown.contains(id),
         "the stored document names its fleet run: {shown}"
     );
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(t.ours(), Vec::<String>::new());
     // The node command removed its test file.
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(t.dir.path()).unwrap().count(), 0);
 }
 
 #[test]
 fn a_failed_verdict_exits_1_and_a_failing_command_exits_2_with_its_error() {
-    let Some(c) = Cluster::from_env() else { return };
-    if !need_image(&c) {
+    let Some(t) = OnNode::new("fleet-fail") else {
         return;
-    }
-    let ns = c.namespace("fleet-fail");
-    let dir = node_dir();
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
-    let node = c.real_node();
-    let path = dir.path().to_str().unwrap();
-    let r = fleet_run(
-        &c,
-        &db,
-        &[
-            "--nodes",
-            &node,
-            "-n",
-            &ns.name,
-            "--timeout",
-            "180s",
-            "--",
-            "check",
-            "etcd",
-            path,
-            "--quick",
-            "--threshold",
-            "1ns",
-        ],
+    };
+    let path = t.path();
+    let r = t.run(
+        "180s",
+        &["check", "etcd", path, "--quick", "--threshold", "1ns"],
     );
     assert_eq!(r.code, 1, "{}\n{}", r.json, r.stderr);
     assert_eq!(r.json["nodes"][0]["status"], "fail");
     assert_eq!(r.json["nodes"][0]["verdict"], "fail");
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(t.ours(), Vec::<String>::new());
     // The node command refuses its options: exit 2, its own error as the reason.
-    let r = fleet_run(
-        &c,
-        &db,
-        &[
-            "--nodes",
-            &node,
-            "-n",
-            &ns.name,
-            "--timeout",
-            "180s",
-            "--",
-            "check",
-            "etcd",
-            path,
-            "--threshold",
-            "0ms",
-        ],
-    );
+    let r = t.run("180s", &["check", "etcd", path, "--threshold", "0ms"]);
     assert_eq!(r.code, 2);
     let reason = r.json["nodes"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("--threshold 0"), "{reason}");
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(t.ours(), Vec::<String>::new());
 }
 
 #[test]
 fn a_missing_image_is_reported_within_seconds() {
-    let Some(c) = Cluster::from_env() else { return };
-    let ns = c.namespace("fleet-img");
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-img");
     let dir = node_dir();
-    let r = fleet_run(
-        &c,
-        &db,
-        &[
-            "--nodes",
-            &c.real_node(),
-            "-n",
-            &ns.name,
-            "--image",
-            "localhost/disktier-missing:0",
-            "--timeout",
-            "300s",
-            "--",
-            "check",
-            "etcd",
-            dir.path().to_str().unwrap(),
-        ],
-    );
+    let node = f.c.node();
+    let image = ["--nodes", &node, "--image", "localhost/disktier-missing:0"];
+    let check = ["check", "etcd", dir.path().to_str().unwrap()];
+    let r = f.run(&run_args(&ns, &image, "300s", &check));
     assert_eq!(r.code, 2);
     let reason = r.json["nodes"][0]["reason"].as_str().unwrap();
     assert!(
@@ -449,75 +365,59 @@ fn a_missing_image_is_reported_within_seconds() {
     assert!(reason.contains("localhost/disktier-missing:0"), "{reason}");
     // Seconds, not the 300 s deadline (cleanup included).
     assert!(r.seconds < 60.0, "took {:.1} s", r.seconds);
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
 }
 
 #[test]
 fn a_deadline_is_reported_and_cleaned_up() {
-    let Some(c) = Cluster::from_env() else { return };
-    let ns = c.namespace("fleet-deadline");
-    let fake = c.fake_node(true, false, &[]);
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
-    let r = fleet_run(
-        &c,
-        &db,
-        &[
-            "--nodes",
-            &fake.name,
-            "-n",
-            &ns.name,
-            "--timeout",
-            "4s",
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ],
-    );
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-deadline");
+    let fake = f.fake_node();
+    let r = f.run_on(&fake.name, &ns, "4s", CHECK_ETCD);
     assert_eq!(r.code, 2, "{}", r.stderr);
     let reason = r.json["nodes"][0]["reason"].as_str().unwrap();
     assert!(reason.starts_with("deadline exceeded"), "{reason}");
     assert!(reason.contains("never started"), "{reason}");
     assert!(r.seconds < 60.0, "took {:.1} s", r.seconds);
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
+}
+
+/// The `: pending` and `: done` lines of a run's progress on stderr, in order.
+fn job_events(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains(": pending") || l.contains(": done"))
+        .collect()
 }
 
 #[test]
 fn selection_skips_not_ready_and_cordoned_and_runs_in_parallel() {
-    let Some(c) = Cluster::from_env() else { return };
-    let ns = c.namespace("fleet-sel");
-    let group = unique("grp");
-    let sel = [("disktier.test/group", group.as_str())];
-    let typed = [
-        ("disktier.test/group", group.as_str()),
-        ("node.kubernetes.io/instance-type", "m6id.xlarge"),
-        ("topology.kubernetes.io/zone", "eu-north-1a"),
-    ];
-    let ready: Vec<FakeNode> = (0..3).map(|_| c.fake_node(true, false, &typed)).collect();
-    let not_ready = c.fake_node(false, false, &sel);
-    let cordoned = c.fake_node(true, true, &sel);
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-sel");
+    let group = kube::unique_name("grp");
+    let in_group = label("disktier.test/group", &group);
+    let ready: Vec<FakeNode> = (0..3)
+        .map(|_| {
+            f.fake(|s| {
+                s.labels = vec![
+                    in_group.clone(),
+                    label("node.kubernetes.io/instance-type", "m6id.xlarge"),
+                    label("topology.kubernetes.io/zone", "eu-north-1a"),
+                ]
+            })
+        })
+        .collect();
+    let not_ready = f.fake(|s| {
+        s.ready = false;
+        s.labels = vec![in_group.clone()];
+    });
+    let cordoned = f.fake(|s| {
+        s.unschedulable = true;
+        s.labels = vec![in_group.clone()];
+    });
     let selector = format!("disktier.test/group={group}");
-    let r = fleet_run(
-        &c,
-        &db,
-        &[
-            "--selector",
-            &selector,
-            "-n",
-            &ns.name,
-            "--parallel",
-            "3",
-            "--timeout",
-            "4s",
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ],
-    );
+    let parallel = ["--selector", &selector, "--parallel", "3"];
+    let r = f.run(&run_args(&ns, &parallel, "4s", CHECK_ETCD));
     assert_eq!(r.code, 2);
     let nodes = r.json["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 5, "{}", r.json);
@@ -532,175 +432,87 @@ fn selection_skips_not_ready_and_cordoned_and_runs_in_parallel() {
         .as_str()
         .unwrap()
         .starts_with("cordoned"));
-    for f in &ready {
-        let n = by(&f.name);
+    for fake in &ready {
+        let n = by(&fake.name);
         assert_eq!(n["status"], "error");
         assert_eq!(n["instance_type"], "m6id.xlarge");
         assert_eq!(n["zone"], "eu-north-1a");
     }
     // All three Jobs were created before any finished: --parallel 3 ran them together.
-    let events: Vec<&str> = r
-        .stderr
-        .lines()
-        .filter(|l| l.contains(": pending") || l.contains(": done"))
-        .collect();
+    let events = job_events(&r.stderr);
     assert_eq!(events.len(), 6, "{}", r.stderr);
     assert!(
         events[..3].iter().all(|l| l.contains(": pending")),
         "{events:?}"
     );
     assert_eq!(r.json["summary"]["skipped"], 2);
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
 
     // --parallel 1: each Job ends before the next starts.
-    let r = fleet_run(
-        &c,
-        &db,
-        &[
-            "--selector",
-            &selector,
-            "-n",
-            &ns.name,
-            "--timeout",
-            "3s",
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ],
-    );
-    let events: Vec<&str> = r
-        .stderr
-        .lines()
-        .filter(|l| l.contains(": pending") || l.contains(": done"))
-        .collect();
+    let r = f.run(&run_args(&ns, &["--selector", &selector], "3s", CHECK_ETCD));
+    let events = job_events(&r.stderr);
     for pair in events.chunks(2) {
         assert!(
             pair[0].contains(": pending") && pair[1].contains(": done"),
             "{events:?}"
         );
     }
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
 }
 
 /// Starts a run on a node whose pod never starts, waits until its Job exists, sends `signal`,
 /// and checks that nothing is left.
 fn interrupted_midway(signal: libc::c_int, name: &str) {
-    let Some(c) = Cluster::from_env() else { return };
-    let ns = c.namespace("fleet-sig");
-    let fake = c.fake_node(true, false, &[]);
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
-    let mut child = disktier(&c, &db)
-        .args([
-            "fleet",
-            "run",
-            "--nodes",
-            &fake.name,
-            "-n",
-            &ns.name,
-            "--timeout",
-            "300s",
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(err.read_line(&mut line).unwrap() > 0, "ended early: {seen}");
-        seen.push_str(&line);
-        if line.contains(": pending") {
-            break;
-        }
-    }
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-sig");
+    let fake = f.fake_node();
+    let args = run_args(&ns, &["--nodes", &fake.name], "300s", CHECK_ETCD);
+    let run = f.spawn_until(&args, ": pending");
     assert_eq!(
-        c.ours(&ns.name)
-            .iter()
-            .filter(|o| o.starts_with("job"))
-            .count(),
+        f.ours(&ns).iter().filter(|o| o.starts_with("job")).count(),
         1
     );
-    // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
-    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(2), "{seen}{rest}");
+    let seen = run.seen.clone();
+    let (code, rest) = run.interrupt(signal);
+    assert_eq!(code, Some(2), "{seen}{rest}");
     assert!(rest.contains(&format!("interrupted by {name}")), "{rest}");
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new(), "{rest}");
+    assert_eq!(f.ours(&ns), Vec::<String>::new(), "{rest}");
 }
 
 #[test]
 fn ctrl_c_while_the_node_command_runs_stops_it_and_leaves_nothing() {
-    let Some(c) = Cluster::from_env() else { return };
-    if !need_image(&c) {
+    let Some(t) = OnNode::new("fleet-sigrun") else {
         return;
-    }
-    let ns = c.namespace("fleet-sigrun");
-    let dir = node_dir();
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
-    let mut child = disktier(&c, &db)
-        .args([
-            "fleet",
-            "run",
-            "--nodes",
-            &c.real_node(),
-            "-n",
-            &ns.name,
-            "--timeout",
-            "300s",
-            "--",
-            "bench",
-            dir.path().to_str().unwrap(),
-            "--rw",
-            "write",
-            "--bs",
-            "4k",
-            "--size",
-            "64m",
-            "--fdatasync",
-            "1",
-            "--runtime",
-            "120s",
-            "--time-based",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(err.read_line(&mut line).unwrap() > 0, "ended early: {seen}");
-        seen.push_str(&line);
-        if line.contains(": running") {
-            break;
-        }
-    }
+    };
+    let bench = [
+        "bench",
+        t.path(),
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--size",
+        "64m",
+        "--fdatasync",
+        "1",
+        "--runtime",
+        "120s",
+        "--time-based",
+    ];
+    let run = t.f.spawn_until(&t.args("300s", &bench), ": running");
     // The engine has created its file on the node.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::read_dir(dir.path()).unwrap().count() == 0 {
+    while std::fs::read_dir(t.dir.path()).unwrap().count() == 0 {
         assert!(Instant::now() < deadline, "the node command made no file");
         std::thread::sleep(Duration::from_millis(100));
     }
-    // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(2), "{seen}{rest}");
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new(), "{rest}");
+    let seen = run.seen.clone();
+    let (code, rest) = run.interrupt(libc::SIGINT);
+    assert_eq!(code, Some(2), "{seen}{rest}");
+    assert_eq!(t.ours(), Vec::<String>::new(), "{rest}");
     // The pod was given its grace period: the node command stopped and removed its file.
     assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
+        std::fs::read_dir(t.dir.path()).unwrap().count(),
         0,
         "the node command's file is left on the node"
     );
@@ -718,160 +530,102 @@ fn sigterm_midway_leaves_nothing_behind() {
 
 #[test]
 fn clean_removes_planted_leftovers_and_a_new_run_reports_them() {
-    let Some(c) = Cluster::from_env() else { return };
-    let ns = c.namespace("fleet-clean");
-    let fake = c.fake_node(true, false, &[]);
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-clean");
+    let fake = f.fake_node();
     // A killed run's Job (and its never-starting pod), planted from fleet's own manifest.
-    let yaml = disktier(&c, &db)
-        .args([
-            "fleet",
-            "run",
-            "--dry-run",
-            "--nodes",
-            &fake.name,
-            "-n",
-            &ns.name,
-            "--run-id",
-            "20261124-000000-dead00",
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ])
-        .output()
-        .unwrap()
-        .stdout;
-    c.kubectl_ok(
-        &["create", "-f", "-"],
-        Some(&String::from_utf8(yaml).unwrap()),
-    );
+    let planted = [
+        "--nodes",
+        &fake.name,
+        "-n",
+        &ns.name,
+        "--run-id",
+        "20261124-000000-dead00",
+    ];
+    let yaml = f.dry_run(&planted, CHECK_ETCD).stdout;
+    f.c.create(&String::from_utf8(yaml).unwrap());
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !c.ours(&ns.name).iter().any(|o| o.starts_with("pod/")) {
+    while !f.ours(&ns).iter().any(|o| o.starts_with("pod/")) {
         assert!(Instant::now() < deadline, "the Job controller made no pod");
         std::thread::sleep(Duration::from_millis(200));
     }
     // A new run says so.
-    let other = c.fake_node(true, false, &[]);
-    let r = fleet_run(
-        &c,
-        &db,
-        &[
-            "--nodes",
-            &other.name,
-            "-n",
-            &ns.name,
-            "--timeout",
-            "2s",
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ],
-    );
+    let other = f.fake_node();
+    let r = f.run_on(&other.name, &ns, "2s", CHECK_ETCD);
     assert!(
         r.stderr.contains("20261124-000000-dead00") && r.stderr.contains("fleet clean"),
         "{}",
         r.stderr
     );
     // Its own objects are gone, the planted ones are still there.
-    assert!(!c.ours(&ns.name).is_empty());
-    let out = disktier(&c, &db)
+    assert!(!f.ours(&ns).is_empty());
+    let out = f
+        .disktier()
         .args(["fleet", "clean", "-n", &ns.name])
         .output()
         .unwrap();
     let text = stdout_ok(&out);
     assert!(text.contains("deleted job/disktier-dead00-"), "{text}");
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
+}
+
+/// `kubectl apply --dry-run=server` of `yaml`, which must succeed: what it printed.
+fn server_dry_run(c: &Cluster, yaml: &str) -> String {
+    let out = c.kubectl_stdin(&["apply", "--dry-run=server", "-f", "-"], Some(yaml));
+    assert!(
+        out.success,
+        "kubectl apply --dry-run=server -f -: {}{}",
+        out.stderr, out.stdout
+    );
+    out.stdout
 }
 
 #[test]
 fn dry_run_output_is_accepted_by_the_server() {
-    let Some(c) = Cluster::from_env() else { return };
-    let ns = c.namespace("fleet-dry");
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-dry");
     for command in [
-        vec!["check", "etcd", "/var/lib/etcd"],
+        CHECK_ETCD.to_vec(),
         vec!["bench", "/dev/nvme1n1", "--rw", "randread"],
     ] {
-        let out = disktier(&c, &db)
-            .args([
-                "fleet",
-                "run",
-                "--dry-run",
-                "--nodes",
-                "a,b.example",
-                "-n",
-                &ns.name,
-                "--tolerate-all",
-                "--",
-            ])
-            .args(&command)
-            .output()
-            .unwrap();
+        let out = f.dry_run(
+            &["--nodes", "a,b.example", "-n", &ns.name, "--tolerate-all"],
+            &command,
+        );
         assert!(out.status.success());
         let yaml = String::from_utf8(out.stdout).unwrap();
-        let applied = c.kubectl_ok(&["apply", "--dry-run=server", "-f", "-"], Some(&yaml));
+        let applied = server_dry_run(&f.c, &yaml);
         assert_eq!(
             applied.matches("created (server dry run)").count(),
             2,
             "{applied}"
         );
     }
-    let rbac = disktier(&c, &db)
+    let rbac = f
+        .disktier()
         .args(["fleet", "rbac", "-n", &ns.name])
         .output()
         .unwrap()
         .stdout;
-    c.kubectl_ok(
-        &["apply", "--dry-run=server", "-f", "-"],
-        Some(&String::from_utf8(rbac).unwrap()),
-    );
+    server_dry_run(&f.c, &String::from_utf8(rbac).unwrap());
     // The selection form reads nodes (and only reads): the real node's Job is printed.
-    let out = disktier(&c, &db)
-        .args([
-            "fleet",
-            "run",
-            "--dry-run",
-            "--all-nodes",
-            "-n",
-            &ns.name,
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ])
-        .output()
-        .unwrap();
+    let out = f.dry_run(&["--all-nodes", "-n", &ns.name], CHECK_ETCD);
     let yaml = String::from_utf8(out.stdout).unwrap();
     assert!(
-        yaml.contains(&format!("nodeName: {}", c.real_node())),
+        yaml.contains(&format!("nodeName: {}", f.c.node())),
         "{yaml}"
     );
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
 }
 
 #[test]
 fn a_missing_namespace_says_how_to_create_it() {
-    let Some(c) = Cluster::from_env() else { return };
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
-    let name = unique("fleet-nons");
-    let out = disktier(&c, &db)
-        .args([
-            "fleet",
-            "run",
-            "--nodes",
-            "x",
-            "-n",
-            &name,
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ])
+    let Some(f) = Fleet::new() else { return };
+    let name = kube::unique_name("fleet-nons");
+    let out = f
+        .disktier()
+        .args(["fleet", "run", "--nodes", "x", "-n", &name, "--"])
+        .args(CHECK_ETCD)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -885,29 +639,13 @@ fn a_missing_namespace_says_how_to_create_it() {
 
 #[test]
 fn control_plane_selects_by_either_role_label() {
-    let Some(c) = Cluster::from_env() else { return };
-    let cp = c.fake_node(
-        true,
-        false,
-        &[("node-role.kubernetes.io/control-plane", "")],
-    );
-    let old = c.fake_node(true, false, &[("node-role.kubernetes.io/master", "")]);
-    let worker = c.fake_node(true, false, &[]);
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
-    let out = disktier(&c, &db)
-        .args([
-            "fleet",
-            "run",
-            "--dry-run",
-            "--control-plane",
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ])
-        .output()
-        .unwrap();
+    let Some(f) = Fleet::new() else { return };
+    let cp = f.fake(|s| {
+        s.labels = vec![label("node-role.kubernetes.io/control-plane", "")];
+    });
+    let old = f.fake(|s| s.labels = vec![label("node-role.kubernetes.io/master", "")]);
+    let worker = f.fake_node();
+    let out = f.dry_run(&["--control-plane"], CHECK_ETCD);
     assert!(out.status.success());
     let yaml = String::from_utf8(out.stdout).unwrap();
     assert!(yaml.contains(&format!("nodeName: {}", cp.name)), "{yaml}");
@@ -920,78 +658,38 @@ fn control_plane_selects_by_either_role_label() {
 
 #[test]
 fn create_namespace_makes_the_missing_namespace() {
-    let Some(c) = Cluster::from_env() else { return };
-    let fake = c.fake_node(true, false, &[]);
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
-    let ns = Ns {
-        cluster: c.clone(),
-        name: unique("fleet-mkns"),
-    };
-    let r = fleet_run(
-        &c,
-        &db,
-        &[
-            "--nodes",
-            &fake.name,
-            "-n",
-            &ns.name,
-            "--create-namespace",
-            "--timeout",
-            "2s",
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ],
-    );
+    let Some(f) = Fleet::new() else { return };
+    let fake = f.fake_node();
+    let ns = f.c.namespace_to_create("fleet-mkns");
+    let create = ["--nodes", &fake.name, "--create-namespace"];
+    let r = f.run(&run_args(&ns, &create, "2s", CHECK_ETCD));
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.json["nodes"][0]["reason"]
         .as_str()
         .unwrap()
         .starts_with("deadline exceeded"));
-    c.kubectl_ok(&["get", "namespace", &ns.name], None);
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    f.c.kubectl_ok(&["get", "namespace", &ns.name]);
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
 }
 
 #[test]
 fn prometheus_output_has_each_node_as_a_label_and_passes_promtool() {
-    let Some(c) = Cluster::from_env() else { return };
-    if !need_image(&c) {
+    let Some(t) = OnNode::new("fleet-prom") else {
+        return;
+    };
+    let promtool = Path::new("/usr/bin/promtool");
+    if !disktier_testkit::require(promtool.exists(), "promtool (Debian package prometheus)") {
         return;
     }
-    let promtool = std::path::Path::new("/usr/bin/promtool");
-    if !promtool.exists() {
-        if strict() {
-            panic!("promtool is missing (Debian package prometheus)");
-        }
-        skip("promtool (Debian package prometheus)");
-        return;
-    }
-    let ns = c.namespace("fleet-prom");
-    let dir = node_dir();
-    let db = tempfile::tempdir().unwrap();
     let textfiles = tempfile::tempdir().unwrap();
-    let node = c.real_node();
-    let path = dir.path().to_str().unwrap();
-    let out = disktier(&c, &db.path().join("r.db"))
-        .args(["fleet", "run", "--format", "prometheus", "--textfile-dir"])
-        .arg(textfiles.path())
-        .args([
-            "--nodes",
-            &node,
-            "-n",
-            &ns.name,
-            "--timeout",
-            "180s",
-            "--",
-            "check",
-            "etcd",
-            path,
-            "--quick",
-        ])
-        .output()
-        .unwrap();
+    let node = &t.node;
+    let out =
+        t.f.disktier()
+            .args(["fleet", "run", "--format", "prometheus", "--textfile-dir"])
+            .arg(textfiles.path())
+            .args(t.args("180s", &["check", "etcd", t.path(), "--quick"]))
+            .output()
+            .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -1013,11 +711,11 @@ fn prometheus_output_has_each_node_as_a_label_and_passes_promtool() {
     // The same exposition went to the textfile directory, and promtool accepts both.
     let file = textfiles.path().join("disktier_fleet.prom");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
-    let mut lint = std::process::Command::new(promtool)
+    let mut lint = Command::new(promtool)
         .args(["check", "metrics"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     use std::io::Write;
@@ -1033,7 +731,7 @@ fn prometheus_output_has_each_node_as_a_label_and_passes_promtool() {
         String::from_utf8_lossy(&lint.stdout),
         String::from_utf8_lossy(&lint.stderr)
     );
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(t.ours(), Vec::<String>::new());
 }
 
 /// The test cluster's etcd client port (scripts/kube-env.sh), where etcd also serves /metrics.
@@ -1053,32 +751,11 @@ fn cluster_etcd_port() -> u16 {
 /// network (hostNetwork): the verdict is what etcd itself measured, kept per node.
 #[test]
 fn etcd_metrics_of_the_cluster_are_judged_on_the_node() {
-    let Some(c) = Cluster::from_env() else { return };
-    if !need_image(&c) {
+    let Some(t) = OnNode::new("fleet-metrics") else {
         return;
-    }
-    let ns = c.namespace("fleet-metrics");
-    let db = tempfile::tempdir().unwrap();
-    let db = db.path().join("r.db");
-    let node = c.real_node();
+    };
     let url = format!("http://127.0.0.1:{}", cluster_etcd_port());
-    let r = fleet_run(
-        &c,
-        &db,
-        &[
-            "--nodes",
-            &node,
-            "-n",
-            &ns.name,
-            "--timeout",
-            "120s",
-            "--",
-            "check",
-            "etcd",
-            "--metrics",
-            &url,
-        ],
-    );
+    let r = t.run("120s", &["check", "etcd", "--metrics", &url]);
     let n = &r.json["nodes"][0];
     assert!(
         n["status"] == "pass" || n["status"] == "fail",
@@ -1098,12 +775,8 @@ fn etcd_metrics_of_the_cluster_are_judged_on_the_node() {
     assert_eq!(r.code, if n["status"] == "pass" { 0 } else { 1 });
     // Kept in the store with the node, like a measured run.
     let id = r.json["fleet_run_id"].as_str().unwrap();
-    let out = disktier(&c, &db)
-        .args(["history", "--group", id, "--format", "json"])
-        .output()
-        .unwrap();
-    let h: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let h = t.f.history(id);
     assert_eq!(h["runs"].as_array().unwrap().len(), 1, "{h}");
-    assert_eq!(h["runs"][0]["hostname"], node.as_str());
-    assert_eq!(c.ours(&ns.name), Vec::<String>::new());
+    assert_eq!(h["runs"][0]["hostname"], t.node.as_str());
+    assert_eq!(t.ours(), Vec::<String>::new());
 }

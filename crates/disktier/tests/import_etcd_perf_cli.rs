@@ -2,26 +2,14 @@
 //! run next to a `check etcd` run (the OpenShift instance-disk recipe's fixture), then `history`,
 //! `show` and `compare` on both.
 
-use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
-use disktier_testkit::cli::disktier;
-use disktier_testkit::cli::{json_ok, stdout_ok};
+use disktier_testkit::cli::disktier_at as dt;
+use disktier_testkit::cli::{json_ok, stdout_ok, store_fixture};
 use predicates::prelude::*;
 use std::path::Path;
 
-fn dt(db: &Path) -> Command {
-    let mut c = disktier();
-    c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
-    c
-}
-
 fn seed_check_run(db: &Path) -> String {
-    let p = format!(
-        "{}/../store/tests/fixtures/ocp-recipe-ephemeral.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let doc = store_fixture("ocp-recipe-ephemeral");
     Store::open(Some(db.to_str().unwrap()))
         .unwrap()
         .save(&NewRun {

@@ -4,13 +4,22 @@
 
 use assert_cmd::Command;
 use disktier_testkit::cli::Succeeds;
-use disktier_testkit::cli_cases::GKE_C1;
+use disktier_testkit::cli_cases::{self, GKE_C1};
 use predicates::prelude::*;
 
 fn disktier() -> Command {
     let mut c = disktier_testkit::cli::disktier();
     c.env("DISKTIER_DB", "/nonexistent/render-never-saves.db");
     c
+}
+
+/// stdout of `render openshift` for /var/lib/containers ([`cli_cases::OPENSHIFT`]) with `extra`.
+fn render_openshift(extra: &[&str]) -> String {
+    disktier()
+        .arg("render")
+        .args(cli_cases::OPENSHIFT)
+        .args(extra)
+        .stdout_ok()
 }
 
 fn no_kernel_names(s: &str) {
@@ -27,17 +36,13 @@ fn no_kernel_names(s: &str) {
 
 #[test]
 fn openshift_to_stdout_is_one_yaml_stream() {
-    let text = disktier()
-        .arg("render")
-        .args(disktier_testkit::cli_cases::OPENSHIFT)
-        .args([
-            "--machineset",
-            "--instance-type",
-            "m6id.xlarge",
-            "--cluster-id",
-            "mycluster-x7k2p",
-        ])
-        .stdout_ok();
+    let text = render_openshift(&[
+        "--machineset",
+        "--instance-type",
+        "m6id.xlarge",
+        "--cluster-id",
+        "mycluster-x7k2p",
+    ]);
     assert!(text.contains("kind: MachineConfig"));
     assert!(text.contains("kind: MachineSet"));
     assert!(text.contains("name: var-lib-containers.mount"));
@@ -140,7 +145,7 @@ fn json_lists_files_with_content() {
 
 #[test]
 fn every_platform_renders_from_the_cli() {
-    let cases: Vec<Vec<&str>> = disktier_testkit::cli_cases::render_cases()
+    let cases: Vec<Vec<&str>> = cli_cases::render_cases()
         .into_iter()
         .map(|(_, c)| c)
         .collect();
@@ -245,19 +250,15 @@ fn bad_input_is_refused_with_the_fix() {
 fn use_binary_runs_a_setup_command_that_disktier_setup_accepts() {
     // The unit's ExecStart, run with this build of disktier in --dry-run: it must parse (no
     // usage error), whatever the machine's disks.
-    let text = disktier()
-        .arg("render")
-        .args(disktier_testkit::cli_cases::OPENSHIFT)
-        .args([
-            "--owner",
-            "root:root",
-            "--mode",
-            "0755",
-            "--bind",
-            "/var/lib/kubelet",
-            "--use-binary",
-        ])
-        .stdout_ok();
+    let text = render_openshift(&[
+        "--owner",
+        "root:root",
+        "--mode",
+        "0755",
+        "--bind",
+        "/var/lib/kubelet",
+        "--use-binary",
+    ]);
     let exec = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("ExecStart="))

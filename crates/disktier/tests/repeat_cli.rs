@@ -1,15 +1,8 @@
 //! `--repeat N` on `bench` and `check etcd` with real short runs in a temp dir: N runs kept in
 //! the store as one group, and an aggregate computed from the runs' own figures.
 
-use assert_cmd::Command;
-use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::disktier_at as dt;
 use std::path::Path;
-
-fn dt(db: &Path) -> Command {
-    let mut c = disktier();
-    c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
-    c
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());

@@ -2,20 +2,13 @@
 //! no network requests, charts present, a hostile target name shown as text, a screenshot kept
 //! under `$CARGO_TARGET_TMPDIR/test-artifacts/`), and the `--plan` section.
 
-use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
-use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::disktier_at as dt;
 use disktier_testkit::cli::store_fixture as fixture;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
 const XSS: &str = "<script>alert(1)</script>";
-
-fn dt(db: &Path) -> Command {
-    let mut c = disktier();
-    c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
-    c
-}
 
 fn artifacts() -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-artifacts");
@@ -207,20 +200,14 @@ fn plan_section_shows_cost_beside_measurements() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("results.db");
     let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
-    let a = s
-        .save(&NewRun {
-            kind: "bench",
+    let [a, b] = [("bench", "read-iops"), ("check", "ocp-recipe-ebs")].map(|(kind, name)| {
+        s.save(&NewRun {
+            kind,
             group_id: None,
-            doc: &fixture("read-iops"),
+            doc: &fixture(name),
         })
-        .unwrap();
-    let b = s
-        .save(&NewRun {
-            kind: "check",
-            group_id: None,
-            doc: &fixture("ocp-recipe-ebs"),
-        })
-        .unwrap();
+        .unwrap()
+    });
     let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/plan.json");
     let out = d.path().join("r.html");
     dt(&db)

@@ -2,20 +2,18 @@
 //! documents (the OpenShift instance-disk recipe's two etcd results); store refusals as the user
 //! sees them; and many `disktier import` processes saving at once.
 
-use assert_cmd::Command;
 use disktier_store::{NewRun, Store};
 use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::disktier_at as dt;
 use disktier_testkit::cli::stdout_ok;
 use disktier_testkit::cli::store_fixture as fixture;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// A temp store holding the named fixtures; returns the dir guard, the db path and the ids.
-fn store_with(names: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<String>) {
-    let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("results.db");
-    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
-    let ids = names
+/// Saves the named fixtures in the store at `location` as `check` runs; returns their ids.
+fn save_checks(location: &str, names: &[&str]) -> Vec<String> {
+    let mut s = Store::open(Some(location)).unwrap();
+    names
         .iter()
         .map(|n| {
             s.save(&NewRun {
@@ -25,14 +23,15 @@ fn store_with(names: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<String>) {
             })
             .unwrap()
         })
-        .collect();
-    (d, db, ids)
+        .collect()
 }
 
-fn dt(db: &Path) -> Command {
-    let mut c = disktier();
-    c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
-    c
+/// A temp store holding the named fixtures; returns the dir guard, the db path and the ids.
+fn store_with(names: &[&str]) -> (tempfile::TempDir, PathBuf, Vec<String>) {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let ids = save_checks(db.to_str().unwrap(), names);
+    (d, db, ids)
 }
 
 #[test]
@@ -204,24 +203,10 @@ fn the_same_commands_work_against_postgres() {
         .unwrap();
     let sep = if base.contains('?') { '&' } else { '?' };
     let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
-    let mut s = Store::open(Some(&url)).unwrap();
-    let a = s
-        .save(&NewRun {
-            kind: "check",
-            group_id: None,
-            doc: &fixture("ocp-recipe-ephemeral"),
-        })
-        .unwrap();
-    let b = s
-        .save(&NewRun {
-            kind: "check",
-            group_id: None,
-            doc: &fixture("ocp-recipe-ebs"),
-        })
-        .unwrap();
+    let ids = save_checks(&url, &["ocp-recipe-ephemeral", "ocp-recipe-ebs"]);
     let mut c = disktier();
     c.env_remove("DISKTIER_DB")
-        .args(["--db", &url, "compare", &a, &b])
+        .args(["--db", &url, "compare", &ids[0], &ids[1]])
         .assert()
         .success()
         .stdout(predicate::str::contains(

@@ -5,14 +5,12 @@
 //! In `cargo test` each target replays its checked-in corpus (`tests/__fuzz__/<name>/corpus`)
 //! and runs random inputs for two seconds; `bench/fuzz.sh TARGET MINUTES` (or
 //! `BOLERO_RANDOM_TEST_TIME_MS=...`) runs one long. One input must finish within
-//! [`WATCHDOG_LIMIT`](disktier_testkit::fuzz::WATCHDOG_LIMIT) (a watchdog aborts otherwise) and is at most [`MAX_LEN`] bytes.
+//! [`WATCHDOG_LIMIT`](disktier_testkit::fuzz::WATCHDOG_LIMIT) (a watchdog aborts otherwise) and is at most [`MAX_INPUT`](disktier_testkit::fuzz::MAX_INPUT) bytes.
 
 use disktier_interfere::journal::{self, Change};
 use disktier_testkit::bolero_check;
 use disktier_testkit::fuzz::guarded;
 use std::path::{Component, Path};
-
-const MAX_LEN: usize = 64 << 10;
 
 /// Whether the last component of `p` starts with `prefix` (a name disktier gives).
 fn named(p: &Path, prefix: &str) -> bool {
@@ -32,7 +30,7 @@ fn clean(p: &Path) -> bool {
 fn fuzz_journal_entries() {
     // Entries of the right shape with fuzz-chosen fields (random bytes seldom make JSON): the
     // same property as `fuzz_journal`, reached far more often.
-    bolero_check!(MAX_LEN)
+    bolero_check!()
         .with_type::<Vec<(u8, String, String, i32, u64)>>()
         .for_each(|entries| {
             guarded(|| {
@@ -62,7 +60,7 @@ fn fuzz_journal_entries() {
 fn fuzz_journal() {
     // Whatever a journal file holds, parsing never panics, and what it accepts is only ever
     // what disktier itself records.
-    bolero_check!(MAX_LEN).for_each(|input: &[u8]| guarded(|| check_journal(input)));
+    bolero_check!().for_each(|input: &[u8]| guarded(|| check_journal(input)));
 }
 
 fn check_journal(input: &[u8]) {
@@ -107,7 +105,7 @@ fn check_journal(input: &[u8]) {
 
 #[test]
 fn fuzz_scheduler_line() {
-    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
+    bolero_check!().for_each(|input: &[u8]| {
         guarded(|| {
             let s = disktier_interfere::scheduler::parse(&String::from_utf8_lossy(input));
             assert!(s.active.is_empty() || s.available.contains(&s.active));
@@ -117,7 +115,7 @@ fn fuzz_scheduler_line() {
 
 #[test]
 fn fuzz_mountinfo() {
-    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
+    bolero_check!().for_each(|input: &[u8]| {
         guarded(|| {
             let s = disktier_interfere::cgroup::Support::from_mountinfo(&String::from_utf8_lossy(
                 input,

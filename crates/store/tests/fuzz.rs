@@ -6,7 +6,7 @@
 //! and then runs random inputs for a short, capped time; `bench/fuzz.sh TARGET MINUTES` (or
 //! `BOLERO_RANDOM_TEST_TIME_MS=...`) runs one long. Each input must finish within
 //! [`WATCHDOG_LIMIT`](disktier_testkit::fuzz::WATCHDOG_LIMIT) (a watchdog aborts the process otherwise) and inputs are at most
-//! [`MAX_LEN`] bytes, which bounds the memory any one input can ask for.
+//! [`MAX_INPUT`](disktier_testkit::fuzz::MAX_INPUT) bytes, which bounds the memory any one input can ask for.
 
 use disktier_catalog::plan::StoragePlan;
 use disktier_store::pgconn::{self, PgTarget};
@@ -16,8 +16,6 @@ use disktier_store::{NewRun, StoredRun};
 use disktier_testkit::bolero_check;
 use disktier_testkit::fuzz::guarded;
 use serde_json::Value;
-
-const MAX_LEN: usize = 64 << 10;
 
 use disktier_testkit::cli::store_fixture as fixture;
 
@@ -40,7 +38,7 @@ fn assert_escaped(page: &str) {
 
 #[test]
 fn fuzz_spooled() {
-    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
+    bolero_check!().for_each(|input: &[u8]| {
         guarded(|| {
             if let Ok(s) = Spooled::parse(input) {
                 assert!(disktier_store::spool::is_run_id(&s.id));
@@ -54,7 +52,7 @@ fn fuzz_spooled() {
 fn fuzz_stored_doc() {
     // A stored document is whatever JSON a row holds: the report and compare read it back.
     let base = stored("base", "check", &fixture("quick-etcd"));
-    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
+    bolero_check!().for_each(|input: &[u8]| {
         guarded(|| {
             let Ok(doc) = serde_json::from_slice::<Value>(input) else {
                 return;
@@ -127,7 +125,7 @@ fn fuzz_report() {
         })
         .collect();
     let plan = fixture("plan");
-    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
+    bolero_check!().for_each(|input: &[u8]| {
         guarded(|| {
             let mut docs = docs.clone();
             let mut plan = plan.clone();
@@ -192,7 +190,7 @@ fn fuzz_report() {
 #[test]
 fn fuzz_db_location() {
     // Arbitrary strings: parsing and redaction never panic, and redaction is stable.
-    bolero_check!(MAX_LEN).for_each(|input: &[u8]| {
+    bolero_check!().for_each(|input: &[u8]| {
         guarded(|| {
             let s = String::from_utf8_lossy(input);
             let shown = pgconn::redact(&s);
@@ -209,7 +207,7 @@ fn fuzz_db_location() {
 fn fuzz_redaction() {
     // Generated locations with a password in each form: the password never survives redaction
     // or a parse error.
-    bolero_check!(MAX_LEN)
+    bolero_check!()
         .with_type::<(String, String, String, u8)>()
         .for_each(|(user, pw, rest, form)| {
             guarded(|| {

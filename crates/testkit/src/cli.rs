@@ -3,12 +3,19 @@
 
 use serde_json::Value;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// The disktier binary of this build (cargo's target directory), ready for arguments.
 pub fn disktier() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("disktier").expect("the disktier binary is built")
+}
+
+/// [`disktier`] with its store at `db` and no `XDG_DATA_HOME` from the environment.
+pub fn disktier_at(db: &Path) -> assert_cmd::Command {
+    let mut c = disktier();
+    c.env("DISKTIER_DB", db).env_remove("XDG_DATA_HOME");
+    c
 }
 
 /// stdout of a run that must have succeeded; a failure shows its stderr and stdout.

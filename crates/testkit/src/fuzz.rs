@@ -278,13 +278,13 @@ pub fn raw_and_mutated(seeds: &[Vec<u8>], raw: &[u8], f: impl Fn(&[u8])) {
     }
 }
 
-/// `bolero::check!()` with inputs up to `max_len` bytes and, in an ordinary `cargo test`
+/// `bolero::check!()` with inputs up to [`MAX_INPUT`] bytes and, in an ordinary `cargo test`
 /// ([`brief`]), random inputs for [`BRIEF`]. Expands in the fuzz test itself, so bolero finds
 /// that test's corpus.
 #[macro_export]
 macro_rules! bolero_check {
-    ($max_len:expr) => {{
-        let t = ::bolero::check!().with_max_len($max_len);
+    () => {{
+        let t = ::bolero::check!().with_max_len($crate::fuzz::MAX_INPUT);
         if $crate::fuzz::brief() {
             t.with_test_time($crate::fuzz::BRIEF)
         } else {

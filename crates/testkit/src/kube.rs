@@ -213,20 +213,26 @@ impl Cluster {
 
     /// A fresh namespace (see [`Namespace`]), deleted on drop.
     pub fn namespace(&self, prefix: &str) -> Namespace {
-        let name = unique_name(prefix);
-        self.kubectl_ok(&["create", "namespace", &name]);
+        let ns = self.namespace_to_create(prefix);
+        self.kubectl_ok(&["create", "namespace", &ns.name]);
         // Pods cannot be created before the namespace's default service account exists.
         wait_until(
             Duration::from_secs(30),
             "the namespace's service account",
             || {
-                self.kubectl(&["-n", &name, "get", "serviceaccount", "default"])
+                self.kubectl(&["-n", &ns.name, "get", "serviceaccount", "default"])
                     .success
             },
         );
+        ns
+    }
+
+    /// A fresh namespace name that is not created yet (for a test of what creates it), deleted
+    /// on drop all the same.
+    pub fn namespace_to_create(&self, prefix: &str) -> Namespace {
         Namespace {
             cluster: self.clone(),
-            name,
+            name: unique_name(prefix),
         }
     }
 
