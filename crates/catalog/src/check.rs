@@ -72,9 +72,10 @@ fn dup(p: &mut Vec<String>, seen: &mut HashSet<String>, key: String, what: &str)
     }
 }
 
-/// The checks every price row gets: listed once, dated. Returns its name for messages ("price
-/// of gp3 in us-east-1").
+/// The checks every price row gets: listed once, dated, in a known region. Returns its name for
+/// messages ("price of gp3 in us-east-1").
 fn price_row(
+    cat: &Catalog,
     p: &mut Vec<String>,
     seen: &mut HashSet<String>,
     kind: &str,
@@ -84,6 +85,9 @@ fn price_row(
     let what = format!("price of {type_} in {region}");
     dup(p, seen, format!("{region}/{type_}"), kind);
     dated(p, &what, source, date);
+    if cat.region(region).is_none() {
+        p.push(format!("{what}: region {region} is not in the catalog"));
+    }
     what
 }
 
@@ -254,6 +258,7 @@ pub fn check(cat: &Catalog) -> Report {
         counted.volume_prices += 1;
         counted.weak_prices += usize::from(pr.weak);
         let what = price_row(
+            cat,
             &mut p,
             &mut seen,
             "volume price",
@@ -262,12 +267,6 @@ pub fn check(cat: &Catalog) -> Report {
         );
         let reg = cat.region(&pr.region);
         let vt = cat.volume_type(&pr.type_);
-        if reg.is_none() {
-            p.push(format!(
-                "{what}: region {} is not in the catalog",
-                pr.region
-            ));
-        }
         let Some(vt) = vt else {
             p.push(format!("{what}: type {} is not in the catalog", pr.type_));
             continue;
@@ -414,18 +413,13 @@ pub fn check(cat: &Catalog) -> Report {
         counted.instance_prices += 1;
         counted.weak_prices += usize::from(pr.weak);
         let what = price_row(
+            cat,
             &mut p,
             &mut seen,
             "instance price",
             (&pr.region, &pr.type_),
             (&pr.source, &pr.date),
         );
-        if cat.region(&pr.region).is_none() {
-            p.push(format!(
-                "{what}: region {} is not in the catalog",
-                pr.region
-            ));
-        }
         match cat.instance(&pr.type_) {
             None => p.push(format!(
                 "{what}: instance {} is not in the catalog",

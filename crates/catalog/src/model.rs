@@ -94,6 +94,14 @@ pub struct VolumeType {
     pub weak: bool,
 }
 
+impl VolumeType {
+    /// Whether a rule of the type follows its `size_tiers`.
+    pub fn is_tiered(&self) -> bool {
+        matches!(self.iops, IopsRule::SizeTier)
+            || matches!(self.throughput, ThroughputRule::SizeTier)
+    }
+}
+
 /// How a type's IOPS come about.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]

@@ -103,10 +103,6 @@ pub fn tier_for(vt: &VolumeType, size_gib: u64) -> Option<&SizeTier> {
         .find(|t| t.size_gib >= size_gib)
 }
 
-fn is_tiered(vt: &VolumeType) -> bool {
-    matches!(vt.iops, IopsRule::SizeTier) || matches!(vt.throughput, ThroughputRule::SizeTier)
-}
-
 /// The size of the smallest tier delivering `iops` and `mibs` (for `plan`), or why none does.
 pub fn tier_size_meeting(
     vt: &VolumeType,
@@ -161,7 +157,7 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
             ));
         }
     }
-    if is_tiered(vt) && tier_for(vt, size).is_none() {
+    if vt.is_tiered() && tier_for(vt, size).is_none() {
         return Err(refuse(
             "size_tier",
             format!(
@@ -394,7 +390,7 @@ pub fn performance(vt: &VolumeType, r: &Resolved) -> Performance {
         IopsRule::SizeTier => p.baseline_iops = tier_for(vt, r.size_gib).map(|t| t.iops as f64),
         IopsRule::Unknown => {}
     }
-    if is_tiered(vt) {
+    if vt.is_tiered() {
         if let Some(tier) = tier_for(vt, r.size_gib) {
             p.notes.push(format!(
                 "{} GiB performs and is billed as {} ({} GiB: {} IOPS, {} MB/s)",
@@ -418,14 +414,23 @@ mod tests {
     use super::*;
     use crate::model::Catalog;
 
+    /// What a volume of the type at `size_gib` delivers, with the rules' defaults.
+    fn perf_at(vt: &VolumeType, size_gib: u64) -> Performance {
+        performance(
+            vt,
+            &resolve(vt, &VolumeConfig::new(size_gib, None, None)).unwrap(),
+        )
+    }
+
+    /// Why the rules refuse a volume of the type of `size_gib` with `iops` and `mibs`.
+    fn refused(vt: &VolumeType, size_gib: u64, iops: Option<u64>, mibs: Option<f64>) -> RuleError {
+        resolve(vt, &VolumeConfig::new(size_gib, iops, mibs)).unwrap_err()
+    }
+
     #[test]
     fn gp3_refuses_16000_iops_on_20_gib_naming_the_rule() {
         let c = Catalog::embedded();
-        let e = resolve(
-            c.volume_type("gp3").unwrap(),
-            &VolumeConfig::new(20, Some(16000), None),
-        )
-        .unwrap_err();
+        let e = refused(c.volume_type("gp3").unwrap(), 20, Some(16000), None);
         assert_eq!(e.rule, "iops_per_gib");
         // 500 IOPS/GiB x 20 GiB = 10,000; 16,000 / 500 = 32 GiB.
         assert_eq!(
@@ -437,11 +442,7 @@ mod tests {
     #[test]
     fn gp3_throughput_needs_iops() {
         let c = Catalog::embedded();
-        let e = resolve(
-            c.volume_type("gp3").unwrap(),
-            &VolumeConfig::new(100, None, Some(1000.0)),
-        )
-        .unwrap_err();
+        let e = refused(c.volume_type("gp3").unwrap(), 100, None, Some(1000.0));
         // 3,000 IOPS x 0.25 = 750 MiB/s; 1,000 / 0.25 = 4,000 IOPS.
         assert_eq!(e.rule, "throughput_per_iops");
         assert!(e.message.contains("provision at least 4,000 IOPS"), "{e}");
@@ -453,57 +454,34 @@ mod tests {
         let gp3 = c.volume_type("gp3").unwrap();
         // 80,000 IOPS needs 160 GiB (80,000 / 500); 2,000 MiB/s needs 8,000 IOPS.
         assert!(resolve(gp3, &VolumeConfig::new(160, Some(80000), Some(2000.0))).is_ok());
-        assert_eq!(
-            resolve(gp3, &VolumeConfig::new(200, Some(80001), None))
-                .unwrap_err()
-                .rule,
-            "iops_range"
-        );
+        assert_eq!(refused(gp3, 200, Some(80001), None).rule, "iops_range");
         assert!(resolve(gp3, &VolumeConfig::new(65536, None, None)).is_ok());
-        assert_eq!(
-            resolve(gp3, &VolumeConfig::new(65537, None, None))
-                .unwrap_err()
-                .rule,
-            "size"
-        );
+        assert_eq!(refused(gp3, 65537, None, None).rule, "size");
     }
 
     #[test]
     fn gp2_burst_lasts_bucket_over_burst_minus_baseline() {
         let c = Catalog::embedded();
         let gp2 = c.volume_type("gp2").unwrap();
-        let r = resolve(gp2, &VolumeConfig::new(100, None, None)).unwrap();
-        let p = performance(gp2, &r);
+        let p = perf_at(gp2, 100);
         // 100 GiB x 3 = 300 IOPS baseline; 5.4M / (3,000 - 300) = 2,000 s.
         assert_eq!(p.baseline_iops, Some(300.0));
         assert_eq!(p.burst_iops, Some(3000.0));
         assert_eq!(p.burst_seconds, Some(2000.0));
         assert_eq!(p.baseline_throughput_mibs, Some(128.0));
         // 10 GiB: 30 IOPS -> min 100.
-        let p = performance(
-            gp2,
-            &resolve(gp2, &VolumeConfig::new(10, None, None)).unwrap(),
-        );
+        let p = perf_at(gp2, 10);
         assert_eq!(p.baseline_iops, Some(100.0));
         // 1,000 GiB: 3,000 baseline, no burst; 250 MiB/s from 334 GiB.
-        let p = performance(
-            gp2,
-            &resolve(gp2, &VolumeConfig::new(1000, None, None)).unwrap(),
-        );
+        let p = perf_at(gp2, 1000);
         assert_eq!(p.baseline_iops, Some(3000.0));
         assert_eq!(p.burst_iops, None);
         assert_eq!(p.baseline_throughput_mibs, Some(250.0));
         // 200 GiB: 128 sustained, 250 while credits last.
-        let p = performance(
-            gp2,
-            &resolve(gp2, &VolumeConfig::new(200, None, None)).unwrap(),
-        );
+        let p = perf_at(gp2, 200);
         assert_eq!(p.burst_throughput_mibs, Some(250.0));
         // Max 16,000 at 5,334 GiB.
-        let p = performance(
-            gp2,
-            &resolve(gp2, &VolumeConfig::new(6000, None, None)).unwrap(),
-        );
+        let p = perf_at(gp2, 6000);
         assert_eq!(p.baseline_iops, Some(16000.0));
         assert!(resolve(gp2, &VolumeConfig::new(100, Some(3000), None)).is_err());
     }
@@ -512,10 +490,7 @@ mod tests {
     fn st1_per_tib_throughput_and_one_mib_accounting() {
         let c = Catalog::embedded();
         let st1 = c.volume_type("st1").unwrap();
-        let p = performance(
-            st1,
-            &resolve(st1, &VolumeConfig::new(1024, None, None)).unwrap(),
-        );
+        let p = perf_at(st1, 1024);
         // 1 TiB: 40 MiB/s baseline, 250 burst; bucket 1 TiB = 1,048,576 MiB drains at 210 MiB/s:
         // 1,048,576 / 210 = 4,993.2 s.
         assert_eq!(p.baseline_throughput_mibs, Some(40.0));
@@ -526,18 +501,10 @@ mod tests {
         assert_eq!(p.burst_iops, Some(250.0));
         assert_eq!(p.max_iops, Some(500.0));
         // 16 TiB: 640 -> capped at 500 MiB/s, no burst.
-        let p = performance(
-            st1,
-            &resolve(st1, &VolumeConfig::new(16384, None, None)).unwrap(),
-        );
+        let p = perf_at(st1, 16384);
         assert_eq!(p.baseline_throughput_mibs, Some(500.0));
         assert_eq!(p.burst_throughput_mibs, None);
-        assert_eq!(
-            resolve(st1, &VolumeConfig::new(100, None, None))
-                .unwrap_err()
-                .rule,
-            "size"
-        );
+        assert_eq!(refused(st1, 100, None, None).rule, "size");
     }
 
     #[test]
@@ -561,7 +528,7 @@ mod tests {
             "{e}"
         );
         // A tiered type takes no provisioned IOPS, and says which size would give them.
-        let e = resolve(p, &VolumeConfig::new(200, Some(2000), None)).unwrap_err();
+        let e = refused(p, 200, Some(2000), None);
         assert_eq!(e.rule, "iops_not_provisioned");
         assert!(e.message.contains("use at least 512 GiB"), "{e}");
     }

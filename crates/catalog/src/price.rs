@@ -360,16 +360,22 @@ pub fn instance(cat: &Catalog, region_name: &str, name: &str) -> Result<Quote, P
 mod tests {
     use super::*;
 
+    /// The embedded catalog's quote for a volume of `type_` in `region` of `size_gib`, with
+    /// `iops` and `mibs` provisioned.
+    fn quote(
+        region: &str,
+        type_: &str,
+        size_gib: u64,
+        iops: Option<u64>,
+        mibs: Option<f64>,
+    ) -> Result<Quote, PriceError> {
+        let cfg = VolumeConfig::new(size_gib, iops, mibs);
+        volume(&Catalog::embedded(), region, type_, &cfg)
+    }
+
     #[test]
     fn seed_001_cache_volume() {
-        let c = Catalog::embedded();
-        let q = volume(
-            &c,
-            "eu-north-1",
-            "gp3",
-            &VolumeConfig::new(36, Some(16000), Some(1000.0)),
-        )
-        .unwrap();
+        let q = quote("eu-north-1", "gp3", 36, Some(16000), Some(1000.0)).unwrap();
         // 36 x 0.0836 = 3.0096 -> 3.01; 13,000 x 0.0052 = 67.60; 875 x 0.0418 = 36.575 -> 36.58;
         // 3.01 + 67.60 + 36.58 = 107.19 (the bcache-on-EBS recipe [recipe-bcache-ebs]: $107.19).
         let got: Vec<f64> = q.items.iter().map(|i| i.monthly_cost_usd).collect();
@@ -380,54 +386,22 @@ mod tests {
 
     #[test]
     fn included_iops_and_throughput_are_not_billed() {
-        let c = Catalog::embedded();
-        let q = volume(
-            &c,
-            "us-east-1",
-            "gp3",
-            &VolumeConfig::new(100, Some(3000), Some(125.0)),
-        )
-        .unwrap();
+        let q = quote("us-east-1", "gp3", 100, Some(3000), Some(125.0)).unwrap();
         // 100 x $0.08 = $8.00; 3,000 IOPS and 125 MiB/s are included.
         assert_eq!(q.items.len(), 1);
         assert_eq!(q.monthly_cost_usd, 8.0);
         // io1 bills every provisioned IOPS: 100 x 0.125 = 12.50 + 1,000 x 0.065 = 65.00.
-        let q = volume(
-            &c,
-            "us-east-1",
-            "io1",
-            &VolumeConfig::new(100, Some(1000), None),
-        )
-        .unwrap();
+        let q = quote("us-east-1", "io1", 100, Some(1000), None).unwrap();
         assert_eq!(q.monthly_cost_usd, 77.5);
         // GCP local SSD comes in 375 GiB units.
-        assert!(volume(
-            &c,
-            "us-central1",
-            "local-ssd",
-            &VolumeConfig::new(400, None, None)
-        )
-        .is_err());
-        let q = volume(
-            &c,
-            "us-central1",
-            "local-ssd",
-            &VolumeConfig::new(750, None, None),
-        )
-        .unwrap();
+        assert!(quote("us-central1", "local-ssd", 400, None, None).is_err());
+        let q = quote("us-central1", "local-ssd", 750, None, None).unwrap();
         assert_eq!(q.monthly_cost_usd, 60.0);
     }
 
     #[test]
     fn io2_tiers_apply_bracket_by_bracket() {
-        let c = Catalog::embedded();
-        let q = volume(
-            &c,
-            "us-east-1",
-            "io2",
-            &VolumeConfig::new(100, Some(70000), None),
-        )
-        .unwrap();
+        let q = quote("us-east-1", "io2", 100, Some(70000), None).unwrap();
         // 100 x 0.125 = 12.50; 32,000 x 0.065 = 2,080.00; 32,000 x 0.0455 = 1,456.00;
         // 6,000 x 0.03185 = 191.10; total 3,739.60.
         let got: Vec<f64> = q.items.iter().map(|i| i.monthly_cost_usd).collect();
@@ -439,24 +413,18 @@ mod tests {
     #[test]
     fn unknown_things_list_close_matches() {
         let c = Catalog::embedded();
-        let e = volume(&c, "eu-nort-1", "gp3", &VolumeConfig::new(10, None, None)).unwrap_err();
+        let e = quote("eu-nort-1", "gp3", 10, None, None).unwrap_err();
         assert!(e.to_string().contains("did you mean eu-north-1"), "{e}");
-        let e = volume(&c, "us-east-1", "gp4", &VolumeConfig::new(10, None, None)).unwrap_err();
+        let e = quote("us-east-1", "gp4", 10, None, None).unwrap_err();
         assert!(e.to_string().contains("gp3"), "{e}");
         let e = instance(&c, "us-east-1", "m6id.xlarg").unwrap_err();
         assert!(e.to_string().contains("m6id.xlarge"), "{e}");
-        let e = volume(&c, "eu-north-1", "sc1", &VolumeConfig::new(500, None, None)).unwrap_err();
+        let e = quote("eu-north-1", "sc1", 500, None, None).unwrap_err();
         assert!(
             e.to_string().contains("it has one in ") && e.to_string().contains("us-east-1"),
             "{e}"
         );
-        let e = volume(
-            &c,
-            "us-central1",
-            "gp3",
-            &VolumeConfig::new(500, None, None),
-        )
-        .unwrap_err();
+        let e = quote("us-central1", "gp3", 500, None, None).unwrap_err();
         assert!(e.to_string().contains("pick one of the aws regions"), "{e}");
     }
 }

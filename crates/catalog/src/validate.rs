@@ -100,6 +100,22 @@ impl V<'_> {
         }
     }
 
+    /// Flags a tier whose `key` is not above the previous tier's (`last`, which becomes `key`):
+    /// tiers are listed in ascending `field` (`value` shows this tier, `fix` says so).
+    fn above_last(
+        &mut self,
+        last: &mut Option<u64>,
+        field: &'static str,
+        key: u64,
+        value: String,
+        fix: &'static str,
+    ) {
+        if last.is_some_and(|l| l >= key) {
+            self.bad(field, value, "is not above the previous tier's", fix);
+        }
+        *last = Some(key);
+    }
+
     fn ordered(&mut self, field: &'static str, lo: f64, hi: f64) {
         if lo > hi {
             self.bad(
@@ -163,8 +179,6 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
             IopsRule::Cap { max } => v.count("iops.max", *max, 0, MAX_COUNT),
             IopsRule::SizeTier | IopsRule::Unknown => {}
         }
-        let tiered = matches!(t.iops, IopsRule::SizeTier)
-            || matches!(t.throughput, ThroughputRule::SizeTier);
         match &t.size_tiers {
             Some(tiers) => {
                 if tiers.is_empty() {
@@ -180,18 +194,16 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
                     v.count("size_tiers.size_gib", tier.size_gib, 1, MAX_GIB);
                     v.count("size_tiers.iops", tier.iops, 1, MAX_COUNT);
                     v.divisor("size_tiers.mbps", tier.mbps);
-                    if last.is_some_and(|l| l >= tier.size_gib) {
-                        v.bad(
-                            "size_tiers.size_gib",
-                            format!("{} ({})", tier.size_gib, tier.name),
-                            "is not above the previous tier's",
-                            "list the tiers in ascending size_gib",
-                        );
-                    }
-                    last = Some(tier.size_gib);
+                    v.above_last(
+                        &mut last,
+                        "size_tiers.size_gib",
+                        tier.size_gib,
+                        format!("{} ({})", tier.size_gib, tier.name),
+                        "list the tiers in ascending size_gib",
+                    );
                 }
             }
-            None if tiered => v.bad(
+            None if t.is_tiered() => v.bad(
                 "size_tiers",
                 "(none)".into(),
                 "is missing for a size_tier rule",
@@ -231,15 +243,13 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
                     if let Some(b) = tier.burst_mibs {
                         v.amount("throughput.tiers.burst_mibs", b);
                     }
-                    if last.is_some_and(|l| l >= tier.from_gib) {
-                        v.bad(
-                            "throughput.tiers.from_gib",
-                            tier.from_gib.to_string(),
-                            "is not above the previous tier's",
-                            "list the tiers in ascending from_gib",
-                        );
-                    }
-                    last = Some(tier.from_gib);
+                    v.above_last(
+                        &mut last,
+                        "throughput.tiers.from_gib",
+                        tier.from_gib,
+                        tier.from_gib.to_string(),
+                        "list the tiers in ascending from_gib",
+                    );
                 }
             }
             ThroughputRule::PerIops {
@@ -293,15 +303,13 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
                             "write the tier's monthly price from the price page (above 0)",
                         );
                     }
-                    if last.is_some_and(|l| l >= t.size_gib) {
-                        v.bad(
-                            "tier_prices.size_gib",
-                            t.size_gib.to_string(),
-                            "is not above the previous tier's",
-                            "list the tiers in ascending size_gib",
-                        );
-                    }
-                    last = Some(t.size_gib);
+                    v.above_last(
+                        &mut last,
+                        "tier_prices.size_gib",
+                        t.size_gib,
+                        t.size_gib.to_string(),
+                        "list the tiers in ascending size_gib",
+                    );
                 }
             }
             None => v.divisor("storage_gb_month", p.storage_gb_month),
@@ -319,15 +327,13 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
                 match t.up_to {
                     Some(u) => {
                         v.count("iops_tiers.up_to", u, 1, MAX_COUNT);
-                        if last.is_some_and(|l| l >= u) {
-                            v.bad(
-                                "iops_tiers.up_to",
-                                u.to_string(),
-                                "is not above the previous tier's",
-                                "list the tiers in ascending up_to",
-                            );
-                        }
-                        last = Some(u);
+                        v.above_last(
+                            &mut last,
+                            "iops_tiers.up_to",
+                            u,
+                            u.to_string(),
+                            "list the tiers in ascending up_to",
+                        );
                     }
                     None if i + 1 != tiers.len() => v.bad(
                         "iops_tiers.up_to",

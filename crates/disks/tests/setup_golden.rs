@@ -44,6 +44,26 @@ fn scrub(text: &str, tmp: &Path) -> String {
         .replace(&esc, "<TMP>")
 }
 
+/// A copy of the i3 fixture whose four disks are members of our md array (not running).
+fn i3_in_our_array(tmp: &Path) -> PathBuf {
+    let root = copy("aws-i3-8xlarge", tmp);
+    for n in ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"] {
+        std::fs::write(
+            root.join("blkid").join(n),
+            "TYPE=linux_raid_member\nLABEL=any:disktier\n",
+        )
+        .unwrap();
+    }
+    root
+}
+
+/// `tmp/dir`, created with the subdirectory `inside` (content a bind must carry over).
+fn dir_holding(tmp: &Path, dir: &str, inside: &str) -> PathBuf {
+    let d = tmp.join(dir);
+    std::fs::create_dir_all(d.join(inside)).unwrap();
+    d
+}
+
 fn commands(rep: &Report) -> Vec<String> {
     rep.steps.iter().flat_map(|s| s.commands.clone()).collect()
 }
@@ -147,14 +167,7 @@ fn raid_without_md_support_says_so_and_suggests_separate() {
 #[test]
 fn an_array_of_ours_is_assembled_not_recreated_and_its_filesystem_remounted() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = copy("aws-i3-8xlarge", tmp.path());
-    for n in ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"] {
-        std::fs::write(
-            root.join("blkid").join(n),
-            "TYPE=linux_raid_member\nLABEL=any:disktier\n",
-        )
-        .unwrap();
-    }
+    let root = i3_in_our_array(tmp.path());
     // Stopped array (after a reboot without mdadm.conf): assemble, never create.
     let mut c = cfg("/data");
     c.dry_run = true;
@@ -227,10 +240,12 @@ fn gke_local_ssd_already_mounted_by_gke_is_nothing_to_do() {
 fn azure_temp_nvme_direct_with_binds_copies_then_binds_parent_first() {
     let tmp = tempfile::tempdir().unwrap();
     // Real directories to bind, with content that must be copied in first.
-    let containerd = tmp.path().join("var/lib/containerd");
-    std::fs::create_dir_all(containerd.join("io.containerd.content.v1.content")).unwrap();
-    let kubelet = tmp.path().join("var/lib/kubelet");
-    std::fs::create_dir_all(kubelet.join("pods")).unwrap();
+    let containerd = dir_holding(
+        tmp.path(),
+        "var/lib/containerd",
+        "io.containerd.content.v1.content",
+    );
+    let kubelet = dir_holding(tmp.path(), "var/lib/kubelet", "pods");
     let mut c = cfg("/mnt/disks/ssd");
     c.bind = vec![kubelet.join("pods"), containerd.clone(), kubelet.clone()];
     c.persist = Persist::Systemd;
@@ -328,8 +343,7 @@ fn a_disk_with_our_label_is_remounted_never_reformatted() {
 #[test]
 fn selinux_relabels_the_mount_and_each_bind_after_binding() {
     let tmp = tempfile::tempdir().unwrap();
-    let crio = tmp.path().join("var/lib/containers");
-    std::fs::create_dir_all(crio.join("storage")).unwrap();
+    let crio = dir_holding(tmp.path(), "var/lib/containers", "storage");
     let mut c = cfg("/mnt/disks/ssd");
     c.bind = vec![crio.clone()];
     c.options = vec!["prjquota".into()];
@@ -374,14 +388,7 @@ fn separate_layout_keeps_each_disks_index_from_its_label() {
 #[test]
 fn an_array_that_does_not_appear_after_assembling_is_an_error_not_a_loop() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = copy("aws-i3-8xlarge", tmp.path());
-    for n in ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"] {
-        std::fs::write(
-            root.join("blkid").join(n),
-            "TYPE=linux_raid_member\nLABEL=any:disktier\n",
-        )
-        .unwrap();
-    }
+    let root = i3_in_our_array(tmp.path());
     let r = RecordingRunner::new();
     let e = setup(&cfg("/data").check().unwrap(), &root, &r)
         .unwrap_err()

@@ -10,7 +10,9 @@
 
 use disktier_interfere::aggressor::{self, AggressorSpec};
 use disktier_interfere::ioprio::{self, IoPrio};
-use disktier_interfere::{scheduler, AggressorKind, Applied, Combo, Config, Mitigation};
+use disktier_interfere::{
+    scheduler, AggressorKind, Applied, Combo, Config, InterfereDoc, Mitigation,
+};
 use disktier_testkit::serial_loop_fs;
 use disktier_testkit::BlkioThrottle;
 use std::path::Path;
@@ -97,13 +99,38 @@ fn leftovers(mount: &Path) -> Vec<String> {
     v
 }
 
-/// The device's scheduler file, the scheduler active before the test, and a run directory.
-fn scheduler_and_run_dir(
+/// Runs `mitigations` (2 s each, against a 32 MiB aggressor) on `dev` mounted at `mnt`, calling
+/// `check` while each scenario's changes are in place (with the device's active scheduler) for
+/// the name to record. Afterwards everything must be undone: the scheduler as before, no cgroup
+/// or scratch files left, the journal gone. Returns the document and the recorded names.
+fn run_checked(
     dev: &disktier_testkit::LoopDev,
-) -> (std::path::PathBuf, String, tempfile::TempDir) {
-    let file = scheduler::Device::scheduler_file_in(&dev.name(), Path::new("/sys"));
-    let before = scheduler::read(&file).unwrap().active;
-    (file, before, tempfile::tempdir().unwrap())
+    mnt: &Path,
+    mitigations: &str,
+    check: impl Fn(&Applied, &str) -> String + 'static,
+) -> (InterfereDoc, Vec<String>) {
+    let sched_file = scheduler::Device::scheduler_file_in(&dev.name(), Path::new("/sys"));
+    let before = scheduler::read(&sched_file).unwrap().active;
+    let run_dir = tempfile::tempdir().unwrap();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let mut cfg = config(
+        mnt,
+        run_dir.path(),
+        mitigations,
+        Duration::from_secs(2),
+        32 << 20,
+    );
+    let (seen2, sf) = (seen.clone(), sched_file.clone());
+    cfg.on_applied = Some(Box::new(move |a: &Applied| {
+        let active = scheduler::read(&sf).unwrap().active;
+        seen2.lock().unwrap().push(check(a, &active));
+    }));
+    let doc = disktier_interfere::run(&cfg).unwrap();
+    assert_eq!(scheduler::read(&sched_file).unwrap().active, before);
+    assert!(leftovers(mnt).is_empty(), "{:?}", leftovers(mnt));
+    assert!(!run_dir.path().join("interfere.journal").exists());
+    let seen = seen.lock().unwrap().clone();
+    (doc, seen)
 }
 
 #[test]
@@ -111,37 +138,30 @@ fn io_classes_and_schedulers_are_applied_read_back_and_restored() {
     let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
     };
-    let (sched_file, before, run_dir) = scheduler_and_run_dir(&dev);
-    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    let mut cfg = config(
+    let (doc, seen) = run_checked(
+        &dev,
         &mnt.dir,
-        run_dir.path(),
         "ionice-idle,ionice-be7,scheduler-bfq,scheduler-mq-deadline",
-        Duration::from_secs(2),
-        32 << 20,
+        |a, active| {
+            let prio = ioprio::get_process(a.aggressor_pid).unwrap();
+            let all = |p: IoPrio| prio.iter().all(|(_, g)| *g == p);
+            let ok = match a.mitigation {
+                Mitigation::IoniceIdle => all(IoPrio::Idle),
+                Mitigation::IoniceBe7 => all(IoPrio::BestEffort(7)),
+                Mitigation::SchedulerBfq => active == "bfq",
+                Mitigation::SchedulerMqDeadline => active == "mq-deadline",
+                _ => false,
+            };
+            assert!(
+                ok,
+                "{:?} not in place: scheduler {active}, ioprio {prio:?}",
+                a.mitigation
+            );
+            a.mitigation.name().to_string()
+        },
     );
-    let (seen2, sf) = (seen.clone(), sched_file.clone());
-    cfg.on_applied = Some(Box::new(move |a: &Applied| {
-        let active = scheduler::read(&sf).unwrap().active;
-        let prio = ioprio::get_process(a.aggressor_pid).unwrap();
-        let all = |p: IoPrio| prio.iter().all(|(_, g)| *g == p);
-        let ok = match a.mitigation {
-            Mitigation::IoniceIdle => all(IoPrio::Idle),
-            Mitigation::IoniceBe7 => all(IoPrio::BestEffort(7)),
-            Mitigation::SchedulerBfq => active == "bfq",
-            Mitigation::SchedulerMqDeadline => active == "mq-deadline",
-            _ => false,
-        };
-        assert!(
-            ok,
-            "{:?} not in place: scheduler {active}, ioprio {prio:?}",
-            a.mitigation
-        );
-        seen2.lock().unwrap().push(a.mitigation.name().to_string());
-    }));
-    let doc = disktier_interfere::run(&cfg).unwrap();
     assert_eq!(
-        *seen.lock().unwrap(),
+        seen,
         [
             "ionice-idle",
             "ionice-be7",
@@ -149,9 +169,6 @@ fn io_classes_and_schedulers_are_applied_read_back_and_restored() {
             "scheduler-mq-deadline"
         ]
     );
-    assert_eq!(scheduler::read(&sched_file).unwrap().active, before);
-    assert!(leftovers(&mnt.dir).is_empty(), "{:?}", leftovers(&mnt.dir));
-    assert!(!run_dir.path().join("interfere.journal").exists());
     assert_eq!(doc.scenarios.len(), 5);
     for s in &doc.scenarios {
         assert!(s.available, "{s:?}");
@@ -173,42 +190,36 @@ fn cgroups_and_writer_policies_are_applied_read_back_and_removed() {
     let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
     };
-    let (sched_file, before, run_dir) = scheduler_and_run_dir(&dev);
-    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    let mut cfg = config(
+    let mm = dev.maj_min();
+    let (doc, seen) = run_checked(
+        &dev,
         &mnt.dir,
-        run_dir.path(),
         "cgroup-weight,cgroup-throttle,cgroup-latency,writer-per-object-fsync,writer-no-fsync",
-        Duration::from_secs(2),
-        32 << 20,
+        move |a, active| {
+            let line = blkio_line(a.aggressor_pid);
+            let group = line.rsplit(':').next().unwrap_or("").to_string();
+            let dir = Path::new("/sys/fs/cgroup/blkio").join(group.trim_start_matches('/'));
+            let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+            match a.mitigation {
+                Mitigation::CgroupWeight => {
+                    assert!(group.contains("disktier-interfere-"), "{line}");
+                    assert_eq!(read("blkio.bfq.weight").trim(), "10");
+                    assert_eq!(active, "bfq");
+                }
+                Mitigation::CgroupThrottle => {
+                    assert!(group.contains("disktier-interfere-"), "{line}");
+                    assert!(read("blkio.throttle.write_bps_device")
+                        .contains(&format!("{mm} {}", 8 << 20)));
+                    assert!(read("blkio.throttle.write_iops_device").contains(&format!("{mm} 100")));
+                }
+                Mitigation::WriterPerObjectFsync | Mitigation::WriterNoFsync => {
+                    assert!(!group.contains("disktier-interfere-"), "{line}");
+                }
+                other => panic!("{other:?} should not have been applied here"),
+            }
+            a.mitigation.name().to_string()
+        },
     );
-    let (seen2, sf, mm) = (seen.clone(), sched_file.clone(), dev.maj_min());
-    cfg.on_applied = Some(Box::new(move |a: &Applied| {
-        let line = blkio_line(a.aggressor_pid);
-        let group = line.rsplit(':').next().unwrap_or("").to_string();
-        let dir = Path::new("/sys/fs/cgroup/blkio").join(group.trim_start_matches('/'));
-        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
-        match a.mitigation {
-            Mitigation::CgroupWeight => {
-                assert!(group.contains("disktier-interfere-"), "{line}");
-                assert_eq!(read("blkio.bfq.weight").trim(), "10");
-                assert_eq!(scheduler::read(&sf).unwrap().active, "bfq");
-            }
-            Mitigation::CgroupThrottle => {
-                assert!(group.contains("disktier-interfere-"), "{line}");
-                assert!(
-                    read("blkio.throttle.write_bps_device").contains(&format!("{mm} {}", 8 << 20))
-                );
-                assert!(read("blkio.throttle.write_iops_device").contains(&format!("{mm} 100")));
-            }
-            Mitigation::WriterPerObjectFsync | Mitigation::WriterNoFsync => {
-                assert!(!group.contains("disktier-interfere-"), "{line}");
-            }
-            other => panic!("{other:?} should not have been applied here"),
-        }
-        seen2.lock().unwrap().push(a.mitigation.name().to_string());
-    }));
-    let doc = disktier_interfere::run(&cfg).unwrap();
     let latency = doc
         .scenarios
         .iter()
@@ -229,10 +240,7 @@ fn cgroups_and_writer_policies_are_applied_read_back_and_removed() {
         want.push("cgroup-latency");
     }
     want.extend(["writer-per-object-fsync", "writer-no-fsync"]);
-    assert_eq!(*seen.lock().unwrap(), want);
-    assert_eq!(scheduler::read(&sched_file).unwrap().active, before);
-    assert!(leftovers(&mnt.dir).is_empty(), "{:?}", leftovers(&mnt.dir));
-    assert!(!run_dir.path().join("interfere.journal").exists());
+    assert_eq!(seen, want);
     let text = disktier_interfere::render_text(&doc);
     assert!(
         text.contains("cgroup-latency: unavailable") || v2_has_io,
@@ -289,26 +297,13 @@ fn combined_mitigations_are_applied_together_and_undone_together() {
     let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
     };
-    let sched_file = scheduler::Device::scheduler_file_in(&dev.name(), Path::new("/sys"));
-    let before = scheduler::read(&sched_file).unwrap().active;
     let with_cgroups = BlkioThrottle::available();
     let list = if with_cgroups {
         "scheduler-bfq+ionice-idle,cgroup-weight+writer-per-object-fsync"
     } else {
         "scheduler-bfq+ionice-idle"
     };
-    let run_dir = tempfile::tempdir().unwrap();
-    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
-    let mut cfg = config(
-        &mnt.dir,
-        run_dir.path(),
-        list,
-        Duration::from_secs(2),
-        32 << 20,
-    );
-    let (seen2, sf) = (seen.clone(), sched_file.clone());
-    cfg.on_applied = Some(Box::new(move |a: &Applied| {
-        let active = scheduler::read(&sf).unwrap().active;
+    let (doc, seen) = run_checked(&dev, &mnt.dir, list, |a, active| {
         let names: Vec<&str> = a.parts.iter().map(|m| m.name()).collect();
         if a.parts == [Mitigation::SchedulerBfq, Mitigation::IoniceIdle] {
             assert_eq!(active, "bfq");
@@ -332,11 +327,10 @@ fn combined_mitigations_are_applied_together_and_undone_together() {
         } else {
             panic!("unexpected scenario {names:?}");
         }
-        seen2.lock().unwrap().push(names.join("+"));
-    }));
-    let doc = disktier_interfere::run(&cfg).unwrap();
+        names.join("+")
+    });
     let want: Vec<&str> = list.split(',').collect();
-    assert_eq!(*seen.lock().unwrap(), want);
+    assert_eq!(seen, want);
     assert_eq!(doc.scenarios.len(), want.len() + 1);
     for (s, w) in doc.scenarios[1..].iter().zip(&want) {
         assert!(s.available, "{s:?}");
@@ -348,8 +342,4 @@ fn combined_mitigations_are_applied_together_and_undone_together() {
             s.applied
         );
     }
-    // Undone together: scheduler back, no cgroup, no scratch files, journal gone.
-    assert_eq!(scheduler::read(&sched_file).unwrap().active, before);
-    assert!(leftovers(&mnt.dir).is_empty(), "{:?}", leftovers(&mnt.dir));
-    assert!(!run_dir.path().join("interfere.journal").exists());
 }

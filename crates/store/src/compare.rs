@@ -93,12 +93,24 @@ fn sync_name(doc: &RunDoc) -> &'static str {
 }
 
 type Extract = Box<dyn Fn(&RunDoc) -> Option<f64>>;
+/// A compared figure: its name, unit, which way is better, and how to read it from a document.
+type Metric = (String, Unit, Better, Extract);
+/// One direction's figures in a document.
+type Direction = fn(&RunDoc) -> Option<&DirStats>;
 
-fn lat(dir: fn(&RunDoc) -> Option<&DirStats>, p: f64) -> Extract {
-    Box::new(move |d| dir(d).and_then(|s| s.lat_ns.p(p)).map(|v| v as f64))
+/// A latency percentile of one direction (lower is better).
+fn lat(name: String, dir: Direction, p: f64) -> Metric {
+    let read = move |d: &RunDoc| dir(d).and_then(|s| s.lat_ns.p(p)).map(|v| v as f64);
+    (name, Unit::Ns, Better::Lower, Box::new(read))
 }
 
-fn metrics(sync: &str) -> Vec<(String, Unit, Better, Extract)> {
+/// A rate (higher is better); 0 is none measured.
+fn rate(name: &str, unit: Unit, read: impl Fn(&RunDoc) -> Option<f64> + 'static) -> Metric {
+    let positive = move |d: &RunDoc| read(d).filter(|v| *v > 0.0);
+    (name.into(), unit, Better::Higher, Box::new(positive))
+}
+
+fn metrics(sync: &str) -> Vec<Metric> {
     fn read(d: &RunDoc) -> Option<&DirStats> {
         d.results.read.as_ref()
     }
@@ -108,76 +120,25 @@ fn metrics(sync: &str) -> Vec<(String, Unit, Better, Extract)> {
     fn syncs(d: &RunDoc) -> Option<&DirStats> {
         d.results.sync.as_ref()
     }
-    let pos = |v: f64| (v > 0.0).then_some(v);
     vec![
-        (
-            format!("{sync} p50"),
-            Unit::Ns,
-            Better::Lower,
-            lat(syncs, 50.0),
-        ),
-        (
-            format!("{sync} p99"),
-            Unit::Ns,
-            Better::Lower,
-            lat(syncs, 99.0),
-        ),
-        (
-            format!("{sync} p99.9"),
-            Unit::Ns,
-            Better::Lower,
-            lat(syncs, 99.9),
-        ),
-        (
-            "read IOPS".into(),
-            Unit::Iops,
-            Better::Higher,
-            Box::new(move |d| read(d).map(|s| s.iops).and_then(pos)),
-        ),
-        (
-            "write IOPS".into(),
-            Unit::Iops,
-            Better::Higher,
-            Box::new(move |d| write(d).map(|s| s.iops).and_then(pos)),
-        ),
-        (
-            "read throughput".into(),
-            Unit::BytesPerSec,
-            Better::Higher,
-            Box::new(move |d| read(d).map(|s| s.bw_bytes).and_then(pos)),
-        ),
-        (
-            "write throughput".into(),
-            Unit::BytesPerSec,
-            Better::Higher,
-            Box::new(move |d| write(d).map(|s| s.bw_bytes).and_then(pos)),
-        ),
-        ("read p50".into(), Unit::Ns, Better::Lower, lat(read, 50.0)),
-        ("read p99".into(), Unit::Ns, Better::Lower, lat(read, 99.0)),
-        (
-            "write p50".into(),
-            Unit::Ns,
-            Better::Lower,
-            lat(write, 50.0),
-        ),
-        (
-            "write p99".into(),
-            Unit::Ns,
-            Better::Lower,
-            lat(write, 99.0),
-        ),
-        (
-            "small files".into(),
-            Unit::FilesPerSec,
-            Better::Higher,
-            Box::new(move |d| {
-                d.results
-                    .small_files
-                    .as_ref()
-                    .map(|s| s.files_per_s)
-                    .and_then(pos)
-            }),
-        ),
+        lat(format!("{sync} p50"), syncs, 50.0),
+        lat(format!("{sync} p99"), syncs, 99.0),
+        lat(format!("{sync} p99.9"), syncs, 99.9),
+        rate("read IOPS", Unit::Iops, |d| read(d).map(|s| s.iops)),
+        rate("write IOPS", Unit::Iops, |d| write(d).map(|s| s.iops)),
+        rate("read throughput", Unit::BytesPerSec, |d| {
+            read(d).map(|s| s.bw_bytes)
+        }),
+        rate("write throughput", Unit::BytesPerSec, |d| {
+            write(d).map(|s| s.bw_bytes)
+        }),
+        lat("read p50".into(), read, 50.0),
+        lat("read p99".into(), read, 99.0),
+        lat("write p50".into(), write, 50.0),
+        lat("write p99".into(), write, 99.0),
+        rate("small files", Unit::FilesPerSec, |d| {
+            d.results.small_files.as_ref().map(|s| s.files_per_s)
+        }),
     ]
 }
 

@@ -118,16 +118,7 @@ fn read_row(r: &Row, location: &str) -> Result<StoredRun> {
     let device: String = r.try_get(15).map_err(|e| corrupt_col(r, location, e))?;
     let doc: String = r.try_get(16).map_err(|e| corrupt_col(r, location, e))?;
     let id: String = r.try_get(0).unwrap_or_default();
-    let bad = |error| StoreError::CorruptRow {
-        location: location.to_string(),
-        id: id.clone(),
-        error,
-    };
-    let (host, device, doc) = (
-        serde_json::from_str(&host).map_err(bad)?,
-        serde_json::from_str(&device).map_err(bad)?,
-        serde_json::from_str(&doc).map_err(bad)?,
-    );
+    let (host, device, doc) = sql::parse_json_columns(location, &id, [&host, &device, &doc])?;
     Ok(StoredRun {
         summary: RunSummary {
             id: r.try_get(0).map_err(|e| corrupt_col(r, location, e))?,
@@ -171,9 +162,7 @@ impl Backend for PgStore {
 
     fn insert(&mut self, row: &StoredRun) -> Result<bool> {
         let s = &row.summary;
-        let host = serde_json::to_string(&row.host)?;
-        let device = serde_json::to_string(&row.device)?;
-        let doc = serde_json::to_string(&row.doc)?;
+        let [host, device, doc] = sql::json_columns(row)?;
         let res = self.client.execute(
             &sql::insert(sql::pg_mark),
             &[
@@ -209,11 +198,7 @@ impl Backend for PgStore {
             .iter()
             .map(|p| p as &(dyn postgres::types::ToSql + Sync))
             .collect();
-        Ok(self
-            .query(&q, &refs)?
-            .into_iter()
-            .map(|r| r.summary)
-            .collect())
+        Ok(sql::summaries(self.query(&q, &refs)?))
     }
 
     fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>> {

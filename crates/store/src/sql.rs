@@ -1,7 +1,9 @@
 //! SQL shared by both backends: the column list and the `history` query, written once with a
 //! placeholder style per backend (`?N` for SQLite, `$N` for PostgreSQL).
 
-use crate::model::Filter;
+use crate::error::{Result, StoreError};
+use crate::model::{Filter, RunSummary, StoredRun};
+use serde_json::Value;
 
 /// The columns every read returns, in this order.
 pub const COLS: &str = "id, created_at, kind, profile, target, hostname, quick, engine, group_id, \
@@ -55,6 +57,39 @@ pub fn by_prefix(mark: fn(usize) -> String) -> String {
         mark(1),
         mark(2)
     )
+}
+
+/// The JSON columns of `row` (`host_json`, `device_json`, `doc`), in [`COLS`] order.
+pub fn json_columns(row: &StoredRun) -> Result<[String; 3]> {
+    Ok([
+        serde_json::to_string(&row.host)?,
+        serde_json::to_string(&row.device)?,
+        serde_json::to_string(&row.doc)?,
+    ])
+}
+
+/// The JSON columns of the run `id` read back (host, device, document); text that does not
+/// parse is a damaged row of `location`.
+pub fn parse_json_columns(
+    location: &str,
+    id: &str,
+    [host, device, doc]: [&str; 3],
+) -> Result<(Value, Value, Value)> {
+    let bad = |error| StoreError::CorruptRow {
+        location: location.to_string(),
+        id: id.to_string(),
+        error,
+    };
+    Ok((
+        serde_json::from_str(host).map_err(bad)?,
+        serde_json::from_str(device).map_err(bad)?,
+        serde_json::from_str(doc).map_err(bad)?,
+    ))
+}
+
+/// The listing columns of `runs` (a listing query reads no documents).
+pub fn summaries(runs: Vec<StoredRun>) -> Vec<RunSummary> {
+    runs.into_iter().map(|r| r.summary).collect()
 }
 
 pub fn sqlite_mark(i: usize) -> String {

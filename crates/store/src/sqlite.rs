@@ -148,15 +148,13 @@ impl SqliteStore {
         let mut out = Vec::new();
         for r in rows {
             let (summary, host, device, doc) = r.map_err(|e| err(&self.path, e))?;
-            let bad = |error| StoreError::CorruptRow {
-                location: self.path.display().to_string(),
-                id: summary.id.clone(),
-                error,
-            };
+            let location = self.path.display().to_string();
+            let (host, device, doc) =
+                sql::parse_json_columns(&location, &summary.id, [&host, &device, &doc])?;
             out.push(StoredRun {
-                host: serde_json::from_str(&host).map_err(bad)?,
-                device: serde_json::from_str(&device).map_err(bad)?,
-                doc: serde_json::from_str(&doc).map_err(bad)?,
+                host,
+                device,
+                doc,
                 summary,
             });
         }
@@ -232,9 +230,7 @@ impl Backend for SqliteStore {
 
     fn insert(&mut self, row: &StoredRun) -> Result<bool> {
         let s = &row.summary;
-        let host = serde_json::to_string(&row.host)?;
-        let device = serde_json::to_string(&row.device)?;
-        let doc = serde_json::to_string(&row.doc)?;
+        let [host, device, doc] = sql::json_columns(row)?;
         let res = self.conn.execute(
             &sql::insert(sql::sqlite_mark),
             rusqlite::params![
@@ -268,11 +264,7 @@ impl Backend for SqliteStore {
         let (q, params) = sql::list(filter, sql::sqlite_mark);
         let refs: Vec<&dyn rusqlite::ToSql> =
             params.iter().map(|p| p as &dyn rusqlite::ToSql).collect();
-        Ok(self
-            .query(&q, &refs)?
-            .into_iter()
-            .map(|r| r.summary)
-            .collect())
+        Ok(sql::summaries(self.query(&q, &refs)?))
     }
 
     fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>> {

@@ -8,7 +8,7 @@ mod fio_iolog;
 mod msr;
 mod tencent;
 
-use crate::trace::{Header, Record, Writer};
+use crate::trace::{Header, Op, Record, Writer};
 use crate::TraceError;
 use serde::Serialize;
 use std::fs::File;
@@ -329,6 +329,13 @@ pub(crate) fn csv_fields<'a>(
     Ok(Some(f))
 }
 
+/// The request of one CSV line, on `stream` (the line's device, disk or volume number).
+pub(crate) fn csv_request(t_ns: u64, offset: u64, len: u32, op: Op, stream: u64) -> Record {
+    let mut r = Record::new(t_ns, offset, len, op);
+    r.stream = stream as u32;
+    r
+}
+
 /// Parses an unsigned decimal field, naming it in the error.
 pub(crate) fn num(field: &str, what: &str) -> Result<u64, String> {
     field
@@ -345,7 +352,7 @@ pub(crate) fn len32(v: u64, what: &str) -> Result<u32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Op, Reader};
+    use crate::trace::Reader;
 
     pub(super) fn parse_all(format: Format, text: &str) -> (ImportReport, Vec<Record>) {
         let dir = tempfile::tempdir().unwrap();
@@ -357,6 +364,39 @@ mod tests {
             .map(|r| r.unwrap())
             .collect();
         (rep, recs)
+    }
+
+    #[test]
+    fn csv_formats_parse_their_lines() {
+        // (format, two lines, the first's (op, offset, len, stream), the second's (op, time))
+        let cases = [
+            (
+                Format::Msr,
+                "128166372003061629,hm,1,Read,383496192,32768,41353\n128166372003071629,hm,1,Write,0,4096,100\n",
+                (Op::Read, 383496192, 32768, 1),
+                // 10000 ticks of 100 ns = 1 ms
+                (Op::Write, 1_000_000),
+            ),
+            (
+                Format::Alibaba,
+                "419,W,8653837312,16384,1577808000000066\n419,R,8653837312,4096,1577808000000100\n",
+                (Op::Write, 8653837312, 16384, 419),
+                (Op::Read, 34_000),
+            ),
+            (
+                Format::Tencent,
+                "1538323200,12345,8,1,1063\n1538323201,12345,8,0,1063\n",
+                (Op::Write, 12345 * 512, 4096, 1063),
+                (Op::Read, 1_000_000_000),
+            ),
+        ];
+        for (format, text, first, second) in cases {
+            let (rep, recs) = parse_all(format, text);
+            assert_eq!((rep.records, rep.malformed), (2, 0), "{format:?}");
+            let r = &recs[0];
+            assert_eq!((r.op, r.offset, r.len, r.stream), first, "{format:?}");
+            assert_eq!((recs[1].op, recs[1].t_ns), second, "{format:?}");
+        }
     }
 
     #[test]

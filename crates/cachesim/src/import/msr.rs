@@ -3,8 +3,8 @@
 //! filetime (100 ns ticks since 1601-01-01), Type `Read`/`Write`, offset and size in bytes and
 //! the response time in 100 ns ticks. The stream is the disk number.
 
-use super::{csv_fields, len32, num, LineParser, Parsed};
-use crate::trace::{Op, Record};
+use super::{csv_fields, csv_request, len32, num, LineParser, Parsed};
+use crate::trace::Op;
 
 pub(crate) struct Msr;
 
@@ -26,31 +26,11 @@ impl LineParser for Msr {
         let offset = num(f[4], "offset")?;
         let size = len32(num(f[5], "size")?, "size")?;
         let resp = num(f[6], "response time")?;
-        let mut r = Record::new(ticks.saturating_mul(100), offset, size, op);
-        r.stream = disk as u32;
+        let mut r = csv_request(ticks.saturating_mul(100), offset, size, op, disk);
         r.latency_ns = resp.saturating_mul(100);
         Ok(Parsed::Record(r))
     }
     fn unix_ns(&self, t_ns: u64) -> Option<u64> {
         t_ns.checked_sub(FILETIME_UNIX_OFFSET_TICKS * 100)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::{tests::parse_all, Format};
-    use crate::trace::Op;
-
-    #[test]
-    fn parses_msr_lines() {
-        let text = "128166372003061629,hm,1,Read,383496192,32768,41353\n128166372003071629,hm,1,Write,0,4096,100\n";
-        let (rep, recs) = parse_all(Format::Msr, text);
-        assert_eq!(rep.records, 2);
-        assert_eq!(
-            (recs[0].op, recs[0].offset, recs[0].len, recs[0].stream),
-            (Op::Read, 383496192, 32768, 1)
-        );
-        // 10000 ticks of 100 ns = 1 ms
-        assert_eq!(recs[1].t_ns, 1_000_000);
     }
 }

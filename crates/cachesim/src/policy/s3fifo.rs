@@ -39,6 +39,19 @@ pub struct S3Fifo {
     dirty: u64,
 }
 
+/// The next live node of `queue` and its index; the tombstones removals left before it are
+/// freed on the way.
+fn pop_live(nodes: &[Node], free: &mut Vec<u32>, queue: &mut VecDeque<u32>) -> Option<(u32, Node)> {
+    while let Some(i) = queue.pop_front() {
+        let n = nodes[i as usize];
+        if n.key != TOMBSTONE {
+            return Some((i, n));
+        }
+        free.push(i);
+    }
+    None
+}
+
 impl S3Fifo {
     pub fn new(c: u64) -> S3Fifo {
         // libCacheSim: small = (int64)(c * 0.1), main = c - small, ghost = (int64)(c * 0.9).
@@ -102,12 +115,7 @@ impl S3Fifo {
     }
 
     fn evict_small(&mut self) -> u32 {
-        while let Some(i) = self.small.pop_front() {
-            let n = self.nodes[i as usize];
-            if n.key == TOMBSTONE {
-                self.free.push(i);
-                continue;
-            }
+        while let Some((i, n)) = pop_live(&self.nodes, &mut self.free, &mut self.small) {
             self.small_len -= 1;
             if n.freq >= 2 {
                 self.nodes[i as usize].main = true;
@@ -123,12 +131,7 @@ impl S3Fifo {
     }
 
     fn evict_main(&mut self) -> u32 {
-        while let Some(i) = self.main.pop_front() {
-            let n = self.nodes[i as usize];
-            if n.key == TOMBSTONE {
-                self.free.push(i);
-                continue;
-            }
+        while let Some((i, n)) = pop_live(&self.nodes, &mut self.free, &mut self.main) {
             if n.freq >= 1 {
                 self.nodes[i as usize].freq = n.freq.min(3) - 1;
                 self.main.push_back(i);

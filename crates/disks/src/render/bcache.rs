@@ -179,18 +179,34 @@ impl Renderer for Bcache {
     }
 
     fn render(&self) -> Result<Rendered, RenderError> {
-        let mut notes = vec!["bcache cannot be resized online: growing the slow disk needs a detach/attach or a reboot (lvmcache grows online)".to_string()];
-        if self.cfg.mode == BcacheMode::Writeback {
-            notes.push("writeback: dirty data lives only on the fast disk until it drains; losing it loses writes".into());
-        }
-        Ok(Rendered {
-            platform: Platform::Bcache,
-            files: vec![RenderedFile {
-                name: "bcache-setup.sh".into(),
-                kind: FileKind::Shell,
-                content: self.script(),
-            }],
-            notes,
-        })
+        Ok(cache_rendered(
+            Platform::Bcache,
+            self.script(),
+            "bcache cannot be resized online: growing the slow disk needs a detach/attach or a reboot (lvmcache grows online)",
+            self.cfg.mode == BcacheMode::Writeback,
+        ))
+    }
+}
+
+/// A cache recipe's render: its one script (`<platform>-setup.sh`), the recipe's `note` and, in
+/// writeback mode, the warning that dirty data lives only on the fast disk.
+pub(super) fn cache_rendered(
+    platform: Platform,
+    script: String,
+    note: &str,
+    writeback: bool,
+) -> Rendered {
+    let mut notes = vec![note.to_string()];
+    if writeback {
+        notes.push("writeback: dirty data lives only on the fast disk until it drains; losing it loses writes".into());
+    }
+    Rendered {
+        platform,
+        files: vec![RenderedFile {
+            name: format!("{}-setup.sh", platform.name()),
+            kind: FileKind::Shell,
+            content: script,
+        }],
+        notes,
     }
 }

@@ -3,9 +3,9 @@
 //! with checks before each destructive step and a converging re-run. Unlike bcache, the cached LV
 //! grows online with `lvextend` (docs/sources.md [lvmcache]).
 
-use super::bcache::check_pair;
+use super::bcache::{cache_rendered, check_pair};
 use super::script::CACHE_FUNCTIONS;
-use super::{FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use super::{Platform, RenderError, Rendered, Renderer};
 use disktier_cmd::shell_quote;
 
 /// dm-cache's modes (lvmcache(7)).
@@ -171,21 +171,11 @@ impl Renderer for Lvmcache {
     }
 
     fn render(&self) -> Result<Rendered, RenderError> {
-        let mut notes = vec![
-            "lvmcache grows online (pvresize, lvextend); dm-cache has no sequential bypass"
-                .to_string(),
-        ];
-        if self.cfg.mode == LvmcacheMode::Writeback {
-            notes.push("writeback: dirty data lives only on the fast disk until it drains; losing it loses writes".into());
-        }
-        Ok(Rendered {
-            platform: Platform::Lvmcache,
-            files: vec![RenderedFile {
-                name: "lvmcache-setup.sh".into(),
-                kind: FileKind::Shell,
-                content: self.script(),
-            }],
-            notes,
-        })
+        Ok(cache_rendered(
+            Platform::Lvmcache,
+            self.script(),
+            "lvmcache grows online (pvresize, lvextend); dm-cache has no sequential bypass",
+            self.cfg.mode == LvmcacheMode::Writeback,
+        ))
     }
 }

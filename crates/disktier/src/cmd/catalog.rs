@@ -7,7 +7,7 @@ use anyhow::Context;
 use disktier_catalog::check::check;
 use disktier_catalog::fmt::{int, num, unit_usd};
 use disktier_catalog::import::{aws_offer, refresh};
-use disktier_catalog::model::{IopsRule, ThroughputRule, VolumeType};
+use disktier_catalog::model::{IopsRule, SizeTier, ThroughputRule, VolumeType};
 use disktier_catalog::{price, Catalog};
 use std::path::PathBuf;
 
@@ -264,6 +264,21 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
     Ok(Outcome::Pass)
 }
 
+/// A scaled rule's rate: "3/GiB", or "100 + 0.5/GiB" with a base.
+fn scaled(base: f64, per_gib: f64) -> String {
+    if base > 0.0 {
+        format!("{} + {}/GiB", num(base), num(per_gib))
+    } else {
+        format!("{}/GiB", num(per_gib))
+    }
+}
+
+/// "per size tier (...)": the type's tiers, each as `each` shows it.
+fn per_size_tier(t: &VolumeType, each: impl Fn(&SizeTier) -> String) -> String {
+    let tiers: Vec<String> = t.size_tiers.iter().flatten().map(each).collect();
+    format!("per size tier ({})", tiers.join(", "))
+}
+
 fn rules_line(t: &VolumeType) -> String {
     let mut s = format!("{}-{} GiB", int(t.min_gib), int(t.max_gib));
     s.push_str("; IOPS ");
@@ -291,27 +306,11 @@ fn rules_line(t: &VolumeType) -> String {
             base,
             min,
             max,
-        } => format!(
-            "{}{}/GiB, {}-{}",
-            if *base > 0.0 {
-                format!("{} + ", num(*base))
-            } else {
-                String::new()
-            },
-            num(*per_gib),
-            int(*min),
-            int(*max)
-        ),
+        } => format!("{}, {}-{}", scaled(*base, *per_gib), int(*min), int(*max)),
         IopsRule::Cap { max } => format!("cap {}", int(*max)),
-        IopsRule::SizeTier => format!(
-            "per size tier ({})",
-            t.size_tiers
-                .iter()
-                .flatten()
-                .map(|x| format!("{} {} GiB: {}", x.name, int(x.size_gib), int(x.iops)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        IopsRule::SizeTier => per_size_tier(t, |x| {
+            format!("{} {} GiB: {}", x.name, int(x.size_gib), int(x.iops))
+        }),
         IopsRule::Unknown => "not in catalog".into(),
     });
     if let Some(b) = &t.burst {
@@ -340,25 +339,10 @@ fn rules_line(t: &VolumeType) -> String {
             per_gib,
             base,
             max_mibs,
-        } => format!(
-            "{}{}/GiB, up to {}",
-            if *base > 0.0 {
-                format!("{} + ", num(*base))
-            } else {
-                String::new()
-            },
-            num(*per_gib),
-            num(*max_mibs)
-        ),
-        ThroughputRule::SizeTier => format!(
-            "per size tier ({})",
-            t.size_tiers
-                .iter()
-                .flatten()
-                .map(|x| format!("{} {} MB/s", x.name, num(x.mbps)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        } => format!("{}, up to {}", scaled(*base, *per_gib), num(*max_mibs)),
+        ThroughputRule::SizeTier => {
+            per_size_tier(t, |x| format!("{} {} MB/s", x.name, num(x.mbps)))
+        }
         ThroughputRule::Tiers { tiers } => tiers
             .iter()
             .map(|x| {

@@ -92,6 +92,14 @@ fn is_clean_absolute(p: &Path) -> bool {
         && p.to_str().is_some_and(|s| !s.chars().any(char::is_control))
 }
 
+/// `Err` unless `path` is clean and absolute and names `what` disktier made (named `prefix`*).
+fn ours(path: &Path, prefix: &str, what: &str) -> std::result::Result<(), String> {
+    if !is_clean_absolute(path) || !name_has_prefix(path, prefix) {
+        return Err(format!("{} is not {what} named {prefix}*", path.display()));
+    }
+    Ok(())
+}
+
 impl Change {
     /// Whether this entry has the shape of something disktier itself records (see the module
     /// doc); does not look at the system. `Err` says why not.
@@ -114,15 +122,7 @@ impl Change {
                 }
                 Ok(())
             }
-            Change::Cgroup { path } => {
-                if !is_clean_absolute(path) || !name_has_prefix(path, CGROUP_PREFIX) {
-                    return Err(format!(
-                        "{} is not a cgroup named {CGROUP_PREFIX}*",
-                        path.display()
-                    ));
-                }
-                Ok(())
-            }
+            Change::Cgroup { path } => ours(path, CGROUP_PREFIX, "a cgroup"),
             Change::SubtreeControl { file, controller } => {
                 if !is_clean_absolute(file)
                     || file.file_name().and_then(|n| n.to_str()) != Some("cgroup.subtree_control")
@@ -137,15 +137,7 @@ impl Change {
                 }
                 Ok(())
             }
-            Change::Dir { path } => {
-                if !is_clean_absolute(path) || !name_has_prefix(path, DIR_PREFIX) {
-                    return Err(format!(
-                        "{} is not a scratch directory named {DIR_PREFIX}*",
-                        path.display()
-                    ));
-                }
-                Ok(())
-            }
+            Change::Dir { path } => ours(path, DIR_PREFIX, "a scratch directory"),
             Change::Process {
                 pid, start_time, ..
             }

@@ -7,16 +7,23 @@ use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub(super) struct TopSeed<'s, 'a> {
-    pub(super) st: &'s mut State<'a>,
+/// Seeds that read one JSON object into the import's [`State`], each through its [`Visitor`].
+macro_rules! object_seeds {
+    ($($vis:vis $name:ident),* $(,)?) => {$(
+        $vis struct $name<'s, 'a> {
+            pub(super) st: &'s mut State<'a>,
+        }
+
+        impl<'de> DeserializeSeed<'de> for $name<'_, '_> {
+            type Value = ();
+            fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.deserialize_map(self)
+            }
+        }
+    )*};
 }
 
-impl<'de> DeserializeSeed<'de> for TopSeed<'_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
+object_seeds!(pub(super) TopSeed, ProductsSeed, TermsSeed, OnDemandSeed);
 
 impl<'de> Visitor<'de> for TopSeed<'_, '_> {
     type Value = ();
@@ -55,17 +62,6 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_> {
     }
 }
 
-struct ProductsSeed<'s, 'a> {
-    pub(super) st: &'s mut State<'a>,
-}
-
-impl<'de> DeserializeSeed<'de> for ProductsSeed<'_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
 impl<'de> Visitor<'de> for ProductsSeed<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -85,17 +81,6 @@ impl<'de> Visitor<'de> for ProductsSeed<'_, '_> {
     }
 }
 
-struct TermsSeed<'s, 'a> {
-    pub(super) st: &'s mut State<'a>,
-}
-
-impl<'de> DeserializeSeed<'de> for TermsSeed<'_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
 impl<'de> Visitor<'de> for TermsSeed<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -111,17 +96,6 @@ impl<'de> Visitor<'de> for TermsSeed<'_, '_> {
             }
         }
         Ok(())
-    }
-}
-
-struct OnDemandSeed<'s, 'a> {
-    pub(super) st: &'s mut State<'a>,
-}
-
-impl<'de> DeserializeSeed<'de> for OnDemandSeed<'_, '_> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
     }
 }
 

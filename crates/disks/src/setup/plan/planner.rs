@@ -129,18 +129,7 @@ impl Planner<'_> {
         label: &str,
     ) -> Result<(), SetupError> {
         match s {
-            DevState::Blank => {
-                let uuid = derived_uuid(label, target.as_path());
-                self.push(Step::Mkfs {
-                    device: d.best_path().to_string(),
-                    fs: self.cfg.fs,
-                    label: label.to_string(),
-                    uuid: uuid.clone(),
-                    stripe_members: None,
-                    ext4_quota: self.ext4_quota(),
-                });
-                self.mount_fs(target, &uuid, self.cfg.fs.as_str(), None)
-            }
+            DevState::Blank => self.make_fs(d.best_path().to_string(), target, label, None),
             DevState::OurFs { fstype, uuid, .. } => {
                 self.check_mounted_only_at(d, target)?;
                 // xfs and ext4 always carry a UUID; blkid not reporting one means a damaged
@@ -163,6 +152,27 @@ impl Planner<'_> {
             }
             _ => unreachable!("members and refused disks are not used directly"),
         }
+    }
+
+    /// A new filesystem on `device` (striped over `stripe_members` disks, if any), mounted at
+    /// `target`.
+    fn make_fs(
+        &mut self,
+        device: String,
+        target: &MountPath,
+        label: &str,
+        stripe_members: Option<usize>,
+    ) -> Result<(), SetupError> {
+        let uuid = derived_uuid(label, target.as_path());
+        self.push(Step::Mkfs {
+            device,
+            fs: self.cfg.fs,
+            label: label.to_string(),
+            uuid: uuid.clone(),
+            stripe_members,
+            ext4_quota: self.ext4_quota(),
+        });
+        self.mount_fs(target, &uuid, self.cfg.fs.as_str(), None)
     }
 
     pub(super) fn ext4_quota(&self) -> bool {
@@ -412,17 +422,8 @@ impl Planner<'_> {
             let dev = format!("/dev/{h}");
             match (md.signature.fstype.as_deref(), md.signature.label.as_deref()) {
                 (None, _) if md.signature.pttype.is_none() => {
-                    let uuid = derived_uuid(&label, self.cfg.mount.as_path());
-                    self.push(Step::Mkfs {
-                        device: dev,
-                        fs: self.cfg.fs,
-                        label: label.clone(),
-                        uuid: uuid.clone(),
-                        stripe_members: Some(members.len()),
-                        ext4_quota: self.ext4_quota(),
-                    });
                     let target = self.cfg.mount.clone();
-                    self.mount_fs(&target, &uuid, self.cfg.fs.as_str(), None)?;
+                    self.make_fs(dev, &target, &label, Some(members.len()))?;
                     self.bind_dirs(None)
                 }
                 (Some(fs @ ("xfs" | "ext4")), Some(l)) if l == label => {
@@ -446,22 +447,13 @@ impl Planner<'_> {
                 }),
             }
         } else {
-            let uuid = derived_uuid(&label, self.cfg.mount.as_path());
             self.push(Step::CreateRaid {
                 device: md_path.clone(),
                 name: label.clone(),
                 members: blanks.iter().map(|d| d.best_path().to_string()).collect(),
             });
-            self.push(Step::Mkfs {
-                device: md_path,
-                fs: self.cfg.fs,
-                label: label.clone(),
-                uuid: uuid.clone(),
-                stripe_members: Some(blanks.len()),
-                ext4_quota: self.ext4_quota(),
-            });
             let target = self.cfg.mount.clone();
-            self.mount_fs(&target, &uuid, self.cfg.fs.as_str(), None)?;
+            self.make_fs(md_path, &target, &label, Some(blanks.len()))?;
             self.bind_dirs(None)
         }
     }
