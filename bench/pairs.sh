@@ -21,6 +21,10 @@
 #          rq_affinity=2, block/queue-sysfs.rst), as an NVMe drive's per-CPU queues complete
 #          on the CPU that submitted: the tool's own CPU, not the loop driver's worker, is then
 #          the limit (not in the default list; WORKLOADS="qd32c")
+#   qd32p  the qd32 job with both tools' job thread pinned to CPU $PIN_CPU (default 0) by their
+#          own option (disktier --cpus-allowed, fio --cpus_allowed): issue #18's "CPU pinning
+#          with a flag", on both sides; the loop driver's worker then has the other CPU to
+#          itself (not in the default list; WORKLOADS="qd32p")
 #   qd1    4k randread, iodepth 1, psync, O_DIRECT, raw loop device            (bar: level)
 #   wqd32  4k randwrite, iodepth 32, io_uring, O_DIRECT, raw loop device       (bar: level)
 #   etcd   the etcd job (fio --rw=write --ioengine=sync --fdatasync=1 --bs=2300 --size=22m;
@@ -149,13 +153,15 @@ pair() { # pair N A-FUNCTION B-FUNCTION
     if [ $(($1 % 2)) = 1 ]; then "$2"; "$3"; else "$3"; "$2"; fi
 }
 # The pairs of one job on the raw loop device: disktier's options and fio's alike.
-raw_pairs() { # raw_pairs WORKLOAD DIR(read|write) RW IODEPTH IOENGINE
-    local w=$1 dir=$2 rw=$3 qd=$4 eng=$5
+raw_pairs() { # raw_pairs WORKLOAD DIR(read|write) RW IODEPTH IOENGINE [CPUS]
+    local w=$1 dir=$2 rw=$3 qd=$4 eng=$5 cpus=${6:-}
     a=("$RAW" --rw "$rw" --bs 4k --iodepth "$qd" --ioengine "$eng" --direct --runtime "${RUNTIME}s" --time-based)
+    pin_fio=()
+    if [ -n "$cpus" ]; then a+=(--cpus-allowed "$cpus"); pin_fio=(--cpus_allowed="$cpus"); fi
     side_a() { dt_run "$w" "$i" "$dir" "${a[@]}"; }
     side_b() {
         b_run "$w" "$i" "$dir" --name="$w" --filename="$RAW" --rw="$rw" --bs=4k --iodepth="$qd" \
-            --ioengine="$eng" --direct=1 --runtime="$RUNTIME" --time_based -- "${a[@]}"
+            --ioengine="$eng" --direct=1 --runtime="$RUNTIME" --time_based "${pin_fio[@]}" -- "${a[@]}"
     }
     for i in $(seq "$PAIRS"); do
         pair "$i" side_a side_b
@@ -174,6 +180,9 @@ for w in $WORKLOADS; do
         [ "$VS_DT" = 1 ] || echo '{"w": "qd32c", "a": "disktier", "b": "fio", "bar": 1.10}' >> "$RES"
         raw_pairs qd32c read randread 32 io_uring
         echo 1 > "$RQ" ;;
+    qd32p)
+        [ "$VS_DT" = 1 ] || echo '{"w": "qd32p", "a": "disktier", "b": "fio", "bar": 1.10}' >> "$RES"
+        raw_pairs qd32p read randread 32 io_uring "${PIN_CPU:-0}" ;;
     qd1) raw_pairs qd1 read randread 1 psync ;;
     wqd32) raw_pairs wqd32 write randwrite 32 io_uring ;;
     etcd)
@@ -193,7 +202,7 @@ for w in $WORKLOADS; do
                 --fdatasync=1 --size=22m --bs=2300 -- "$WORK/xfs/dtb" --profile etcd
         }
         for i in $(seq "$PAIRS"); do pair "$i" side_a side_b; done ;;
-    *) echo "pairs: unknown workload $w (qd32 qd32c qd1 wqd32 etcd)" >&2; exit 2 ;;
+    *) echo "pairs: unknown workload $w (qd32 qd32c qd32p qd1 wqd32 etcd)" >&2; exit 2 ;;
     esac
 done
 state
