@@ -1,13 +1,185 @@
-//! Measure a fio job file: every job checked first, then the run sets in order (the jobs of
-//! each at the same time) with the native engine, or the whole file handed to fio.
+//! A fio job file: read and bounded, its sections turned into jobs, measured (every job checked
+//! first, then the run sets in order, the jobs of each at the same time, with the native engine,
+//! or the whole file handed to fio), and the run (or fio's JSON of one) as one document.
 
 use super::measure::Tool;
 use anyhow::{bail, Context};
 use disktier_engine::fio::{self, DocContext};
-use disktier_engine::jobfile::JobFile;
+use disktier_engine::jobfile::{self, FileJob, JobFile};
 use disktier_engine::jobset;
-use disktier_engine::{Job, Measured, RunOptions};
+use disktier_engine::{EngineError, IoEngineKind, Job, Measured, RunOptions, SCHEMA_VERSION};
+use serde_json::{json, Value};
 use std::path::Path;
+
+/// Whether `path` is a fio job file rather than a target: a regular file named `*.fio`, or one
+/// whose first line that is not blank or a comment is a `[section]` header.
+pub fn is_job_file(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    if !meta.is_file() {
+        return false;
+    }
+    if path.extension().is_some_and(|e| e == "fio") {
+        return true;
+    }
+    let mut head = [0u8; 4096];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    let Ok(text) = std::str::from_utf8(&head[..n]) else {
+        return false;
+    };
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'))
+        .is_some_and(|l| l.starts_with('[') && l.ends_with(']'))
+}
+
+/// How a job's options are read: by the command line's own option parser, which the caller
+/// supplies, so a job file accepts exactly what `bench --OPTION` does.
+pub trait OptionParser {
+    /// Checks one option, `--key=value` or `--key`; the error is the parser's reason in one line.
+    fn check(&self, arg: &str) -> Result<(), String>;
+    /// Reads the options together and lays them over `job`.
+    fn apply(&self, args: &[String], job: Job) -> anyhow::Result<Job>;
+}
+
+/// What the file asked for beyond the options, said in the output.
+const LIBAIO_NOTE: &str = "ioengine=libaio runs through io_uring with the same queue-depth semantics: iodepth I/Os in flight per job thread, submitted as iodepth_batch_submit says";
+
+/// The job a section describes: fio's defaults (psync engine, as fio without `ioengine`), the
+/// section's target, then its options read one by one by `parser` (so an error names its line).
+/// `ioengine=libaio` becomes io_uring; the flag says so.
+pub fn to_job(
+    src: &str,
+    fj: &FileJob,
+    lenient: bool,
+    parser: &dyn OptionParser,
+) -> anyhow::Result<(Job, bool)> {
+    let mut job = Job {
+        name: fj.name.clone(),
+        target: fj
+            .target
+            .as_ref()
+            .and_then(|t| t.value.clone())
+            .unwrap_or_else(|| ".".into())
+            .into(),
+        ioengine: IoEngineKind::Psync,
+        ..Job::default()
+    };
+    let mut libaio = false;
+    let mut args = Vec::new();
+    for o in &fj.options {
+        let mut value = o.value.clone();
+        if o.key == "ioengine" && value.as_deref() == Some("libaio") {
+            value = Some("io_uring".into());
+            libaio = true;
+        }
+        let arg = match &value {
+            Some(v) => format!("--{}={v}", o.key.replace('_', "-")),
+            None => format!("--{}", o.key.replace('_', "-")),
+        };
+        match parser.check(&arg) {
+            Ok(()) => args.push(arg),
+            Err(_) if lenient => {}
+            Err(why) => {
+                bail!(
+                    "{src} line {}: {}{}: {why}",
+                    o.line,
+                    o.key,
+                    o.value.as_ref().map_or(String::new(), |v| format!("={v}"))
+                );
+            }
+        }
+    }
+    // Each option once (the parser merged globals and the job's own), read together so that
+    // options that depend on each other (fsync and fdatasync) are judged together.
+    job = parser
+        .apply(&args, job)
+        .with_context(|| format!("{src} line {}: job [{}]", fj.line, fj.name))?;
+    if let Err(e) = job.validate() {
+        let option = match &e {
+            EngineError::BadOption { option, .. } => Some(*option),
+            EngineError::DirectAlignment { option, .. } => Some(*option),
+            _ => None,
+        };
+        let line = option.and_then(|k| fj.options.iter().find(|o| o.key == k));
+        return Err(match line {
+            Some(o) => anyhow::anyhow!("{src} line {}: job [{}]: {e}", o.line, fj.name),
+            None => anyhow::anyhow!("{src} line {}: job [{}]: {e}", fj.line, fj.name),
+        });
+    }
+    Ok((job, libaio))
+}
+
+/// Reads and parses the file, bounded before it is read; returns its name as shown and the file.
+/// `lenient` (fio runs the file) keeps what only fio understands.
+pub fn load(path: &Path, lenient: bool) -> anyhow::Result<(String, JobFile)> {
+    let src = path.display().to_string();
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("cannot read the job file {src}"))?
+        .len();
+    if len > jobfile::MAX_FILE_BYTES as u64 {
+        bail!(
+            "{src} is {len} bytes: a job file may be at most {} bytes",
+            jobfile::MAX_FILE_BYTES
+        );
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the job file {src} (it must be UTF-8 text)"))?;
+    let f = if lenient {
+        jobfile::parse_for_fio(&text, &src)?
+    } else {
+        jobfile::parse(&text, &src)?
+    };
+    Ok((src, f))
+}
+
+/// A job file read and its jobs resolved: what `bench JOBFILE` runs.
+pub struct Loaded {
+    /// The file's name as shown.
+    pub src: String,
+    pub file: JobFile,
+    /// One job per section, in the file's order.
+    pub jobs: Vec<Job>,
+    /// What the file asked for beyond the options (libaio), said in the output.
+    pub notes: Vec<String>,
+}
+
+/// Reads the job file at `path` ([`load`]) and turns each section into a job ([`to_job`]).
+pub fn load_jobs(path: &Path, lenient: bool, parser: &dyn OptionParser) -> anyhow::Result<Loaded> {
+    let (src, file) = load(path, lenient)?;
+    let mut jobs = Vec::new();
+    let mut notes = Vec::new();
+    for fj in &file.jobs {
+        let (job, libaio) = to_job(&src, fj, lenient, parser)?;
+        if libaio && !lenient && !notes.iter().any(|n: &String| n == LIBAIO_NOTE) {
+            notes.push(LIBAIO_NOTE.to_string());
+        }
+        jobs.push(job);
+    }
+    Ok(Loaded {
+        src,
+        file,
+        jobs,
+        notes,
+    })
+}
+
+impl Loaded {
+    /// The run of this file as one document ([`document`]): a group is reported merged when
+    /// one of its jobs asked for group_reporting.
+    pub fn document(&self, engine: &str, started_at: &str, outs: &[JobOut]) -> Value {
+        let reporting = |g: u32| {
+            self.file
+                .jobs
+                .iter()
+                .any(|j| j.group == g && j.group_reporting)
+        };
+        document(&self.src, engine, started_at, &reporting, outs, &self.notes)
+    }
+}
 
 /// One job's figures in the output.
 pub struct JobOut {
@@ -95,4 +267,89 @@ pub fn fio_outs(
             measured: j.measured,
         })
         .collect())
+}
+
+/// fio's JSON of a job file (`disktier import fio --jobs`) as the document `bench JOBFILE`
+/// saves.
+pub fn import_document(v: &Value, source_name: &str) -> anyhow::Result<Value> {
+    let outs = fio_outs(v, source_name, &DocContext::default())?;
+    // fio's JSON leaves flag options (group_reporting, stonewall) out of its option lists; with
+    // group_reporting it prints one entry per group, so a group of one entry is reported as one.
+    let reporting = |g: u32| outs.iter().filter(|o| o.group == g).count() == 1;
+    let started = outs
+        .first()
+        .map(|o| o.measured.doc.started_at.clone())
+        .unwrap_or_default();
+    Ok(document(
+        source_name,
+        "fio",
+        &started,
+        &reporting,
+        &outs,
+        &["imported from fio's JSON: host facts are unknown".to_string()],
+    ))
+}
+
+/// The run as one document: `jobs` (`{name, group, results, ...}`, each `results` shaped as
+/// bench's) and `groups` (`{group, jobs, group_reporting, results}` merged as fio's
+/// group_reporting does).
+pub fn document(
+    src: &str,
+    engine: &str,
+    started_at: &str,
+    reporting: &dyn Fn(u32) -> bool,
+    outs: &[JobOut],
+    notes: &[String],
+) -> Value {
+    let jobs: Vec<Value> = outs
+        .iter()
+        .map(|o| {
+            let d = &o.measured.doc;
+            json!({
+                "name": o.name,
+                "group": o.group,
+                "start_s": o.start_s,
+                "started_at": d.started_at,
+                "job": d.job,
+                "target": d.target,
+                "duration_s": d.duration_s,
+                "interrupted": d.interrupted,
+                "results": d.results,
+                "warnings": d.warnings,
+            })
+        })
+        .collect();
+    let mut group_ids: Vec<u32> = outs.iter().map(|o| o.group).collect();
+    group_ids.dedup();
+    let groups: Vec<Value> = group_ids
+        .iter()
+        .map(|g| {
+            let members: Vec<&JobOut> = outs.iter().filter(|o| o.group == *g).collect();
+            let ms: Vec<&Measured> = members.iter().map(|o| &o.measured).collect();
+            let mut names: Vec<&str> = members.iter().map(|o| o.name.as_str()).collect();
+            // fio lists each numjobs clone without group_reporting: name each job once.
+            names.dedup();
+            json!({
+                "group": g,
+                "jobs": names,
+                "group_reporting": reporting(*g),
+                "results": jobset::merge_results(&ms),
+            })
+        })
+        .collect();
+    let first = outs.first().map(|o| &o.measured.doc);
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "kind": "jobfile",
+        "jobfile": src,
+        "engine": engine,
+        "started_at": started_at,
+        "target": first.map(|d| &d.target),
+        "host": first.map(|d| &d.host),
+        "duration_s": outs.iter().map(|o| o.measured.doc.duration_s).sum::<f64>(),
+        "interrupted": outs.iter().any(|o| o.measured.doc.interrupted),
+        "jobs": jobs,
+        "groups": groups,
+        "notes": notes,
+    })
 }

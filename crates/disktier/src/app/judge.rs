@@ -155,3 +155,45 @@ pub fn etcd_server(
         as_etcd,
     })
 }
+
+/// Running etcd members judged from their own `/metrics`: when the sampling started, and the
+/// judgement.
+pub struct EtcdLive {
+    pub started_at: String,
+    pub judged: disktier_etcdmetrics::Judged,
+}
+
+/// Scrapes every member's `/metrics` (through `tls`) and judges what they measured: since each
+/// member started, or, with `interval_s`, in the seconds between two scrapes. `note` receives
+/// what the user waits for.
+pub fn etcd_live(
+    urls: &[String],
+    tls: &disktier_etcdmetrics::TlsFiles,
+    interval_s: Option<u64>,
+    note: &dyn Fn(&str),
+) -> anyhow::Result<EtcdLive> {
+    use disktier_etcdmetrics::{judge, Client, Scrape};
+    let client = Client::new(tls)?;
+    let scrape_all = || -> anyhow::Result<Vec<(String, Scrape)>> {
+        urls.iter()
+            .map(|url| Ok((url.clone(), Scrape::parse(url, &client.get(url)?)?)))
+            .collect()
+    };
+    let started_at = disktier_store::model::now_rfc3339();
+    let first = scrape_all()?;
+    let members = match interval_s {
+        None => first,
+        Some(secs) => {
+            note(&format!("sampling again in {secs} s"));
+            std::thread::sleep(std::time::Duration::from_secs(secs));
+            let second = scrape_all()?;
+            second
+                .iter()
+                .zip(&first)
+                .map(|((url, s2), (_, s1))| Ok((url.clone(), s2.since(url, s1)?)))
+                .collect::<anyhow::Result<Vec<_>>>()?
+        }
+    };
+    let judged = judge(&members, interval_s.map(|s| s as f64));
+    Ok(EtcdLive { started_at, judged })
+}

@@ -1,15 +1,24 @@
 //! The application's services, below the command line: measure a workload with either engine,
-//! judge a result, save it to the store (or the spool), and log the I/O as a trace. They take
-//! plain typed requests — no clap types — so `bench`, `check`, `assess`, `import`,
-//! `trace record`, `interfere`, `fleet`'s node command and a job-file runner share one path:
-//! the `cmd` modules parse options, call one of these, and print.
+//! judge a result, save it to the store (or the spool), and log the I/O as a trace; run a fio
+//! job file, import other tools' results, aggregate repeated runs, keep a plan within a budget,
+//! simulate and describe traces, write reports and rendered files. They take plain typed
+//! requests — no clap types — so `bench`, `check`, `assess`, `import`, `trace record`,
+//! `interfere`, `fleet`'s node command and a job-file runner share one path: the `cmd` modules
+//! parse options, call one of these, and print.
 
 pub mod assess;
+pub mod import;
 pub mod jobfile;
 pub mod judge;
 pub mod measure;
+pub mod plan;
+pub mod render;
+pub mod repeat;
+pub mod report;
 pub mod save;
+pub mod simulate;
 pub mod tracelog;
+pub mod tracestats;
 
 /// The version of every JSON document disktier prints or stores (`schema_version`): one
 /// constant, the result document's.

@@ -142,7 +142,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     )?;
     let report = match (&report, a.stored.is_empty()) {
         (Some(path), false) => {
-            super::report::write_report(&a.stored, None, path)?;
+            crate::app::report::write_report(&a.stored, None, path)?;
             Some(path.clone())
         }
         _ => None,

@@ -75,7 +75,7 @@ pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    if super::jobfile::is_job_file(&args.target) {
+    if crate::app::jobfile::is_job_file(&args.target) {
         return super::jobfile::run(ctx, &args.target, &args.run, &job_file_misfits(&args));
     }
     let profile = args.profile.as_deref().map(jobargs::profile).transpose()?;

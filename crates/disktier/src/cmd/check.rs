@@ -163,34 +163,15 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
 
 /// `check etcd --metrics`: the verdict from what the running members measured themselves.
 fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
-    use disktier_etcdmetrics::{judge, Client, Scrape, TlsFiles};
-    let client = Client::new(&TlsFiles {
+    let tls = disktier_etcdmetrics::TlsFiles {
         cacert: a.cacert.clone(),
         cert: a.cert.clone(),
         key: a.key.clone(),
-    })?;
-    let scrape_all = || -> anyhow::Result<Vec<(String, Scrape)>> {
-        a.metrics
-            .iter()
-            .map(|url| Ok((url.clone(), Scrape::parse(url, &client.get(url)?)?)))
-            .collect()
     };
-    let started_at = disktier_store::model::now_rfc3339();
-    let first = scrape_all()?;
-    let members = match a.interval {
-        None => first,
-        Some(secs) => {
-            ctx.note(format!("sampling again in {secs} s"));
-            std::thread::sleep(Duration::from_secs(secs));
-            let second = scrape_all()?;
-            second
-                .iter()
-                .zip(&first)
-                .map(|((url, s2), (_, s1))| Ok((url.clone(), s2.since(url, s1)?)))
-                .collect::<anyhow::Result<Vec<_>>>()?
-        }
-    };
-    let j = judge(&members, a.interval.map(|s| s as f64));
+    let judge::EtcdLive {
+        started_at,
+        judged: j,
+    } = judge::etcd_live(&a.metrics, &tls, a.interval, &|m| ctx.note(m))?;
     if ctx.json() {
         super::print_json(&serde_json::json!({
             "schema_version": SCHEMA_VERSION,

@@ -4,10 +4,7 @@
 //! also gets the etcd verdict, interpolated from fio's percentile list.
 
 use super::{bench, jobargs, Ctx, Outcome};
-use crate::app::judge;
-use disktier_engine::etcdperf;
 use disktier_engine::fio::{self, DocContext};
-use disktier_engine::verdict;
 use std::path::PathBuf;
 
 pub type Args = super::Sub<What>;
@@ -54,19 +51,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     }
 }
 
-/// The etcd-perf output holds no date: the file's modification time stands for when it ran.
 fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
-    let e = etcdperf::parse_file(&a.file)?;
-    let started_at = std::fs::metadata(&a.file)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| {
-            time::OffsetDateTime::from(t)
-                .format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_default();
-    let doc = e.to_run_doc(&a.file.display().to_string(), started_at);
+    let doc = crate::app::import::etcd_perf(&a.file)?;
     let value = serde_json::to_value(&doc)?;
     let extra: Vec<String> = doc
         .verdicts
@@ -105,7 +91,7 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
             (text, name)
         };
         let v = fio::parse(&text, &name)?;
-        let value = super::jobfile::import_document(&v, &name)?;
+        let value = crate::app::jobfile::import_document(&v, &name)?;
         super::jobfile::finish_import(ctx, &value)?;
         return Ok(Outcome::Pass);
     }
@@ -115,22 +101,7 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
     } else {
         fio::import_file(&a.file, a.job, dc)?
     };
-    let mut doc = m.doc;
-    doc.warnings.push(if m.sync_hist.is_some() {
-        "imported from fio's JSON: host facts are unknown".to_string()
-    } else {
-        "imported from fio's JSON: host facts are unknown; without json+ bins, latencies between fio's listed percentiles are interpolated".to_string()
-    });
-    let mut extra = Vec::new();
-    if doc.results.sync.is_some() {
-        if let Ok(v) = judge::etcd(
-            &mut doc,
-            m.sync_hist.as_ref(),
-            verdict::EtcdCriteria::default(),
-        ) {
-            extra = v.lines;
-        }
-    }
+    let (doc, extra) = crate::app::import::fio_run(m);
     let value = serde_json::to_value(&doc)?;
     bench::finish_value(ctx, "import", &doc, &value, &extra)?;
     Ok(Outcome::Pass)

@@ -3,12 +3,12 @@
 
 use super::price::{mibs, whole_gib};
 use super::{print_json, Ctx, Outcome};
+use crate::app::plan::{simulated_curve, within_budget};
 use disktier_catalog::fmt::{int, num, secs, usd};
 use disktier_catalog::plan::{plan, StoragePlan};
 use disktier_catalog::{HitRatio, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
 use disktier_units::clap_parsers;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -63,7 +63,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let capacity_gib = whole_gib(args.capacity.div_ceil(1 << 30).max(1) << 30, "--capacity")?;
     let hit_ratio = match &args.trace {
         None => HitRatio::Assumed(args.hit_ratio.unwrap_or(DEFAULT_HIT_RATIO)),
-        Some(path) => simulated_curve(ctx, path, &args.trace_policy, args.trace_block)?,
+        Some(path) => {
+            simulated_curve(path, &args.trace_policy, args.trace_block, &|m| ctx.note(m))?
+        }
     };
     let req = PlanRequest {
         region: args.region.clone(),
@@ -90,103 +92,6 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         print!("{}", render(&p));
     }
     Ok(Outcome::Pass)
-}
-
-/// The hit-ratio curve of a trace, from the cache simulator (crates/cachesim): the planner asks
-/// it for each cache size it weighs.
-fn simulated_curve(
-    ctx: &Ctx,
-    path: &std::path::Path,
-    policy: &str,
-    block: u64,
-) -> anyhow::Result<HitRatio> {
-    use disktier_cachesim::policy::{bcache::BcacheConfig, smq::SmqConfig, PolicyKind};
-    let kind = PolicyKind::from_name(policy)?;
-    let cfg = disktier_cachesim::sim::SimConfig {
-        block,
-        policies: vec![kind],
-        sizes: vec![block],
-        sample: None,
-        bcache: BcacheConfig::default(),
-        smq: SmqConfig::default(),
-    };
-    cfg.check()?;
-    let (_, trace, truncated) = disktier_cachesim::trace::load(path)
-        .map_err(|e| anyhow::anyhow!("cannot read the trace {}: {e}", path.display()))?;
-    if trace.is_empty() {
-        anyhow::bail!(
-            "the trace {} has no requests: record or import one first (disktier trace)",
-            path.display()
-        );
-    }
-    if truncated {
-        ctx.note(format!(
-            "warning: {} has no trailer; planning with the records before the cut",
-            path.display()
-        ));
-    }
-    Ok(HitRatio::Curve {
-        source: format!("simulated: {} on {}", kind.name(), path.display()),
-        hit_ratio_for: disktier_cachesim::budget::hit_ratio_curve(Arc::new(trace), cfg, kind)?,
-    })
-}
-
-/// `--budget USD` (added by the trace/simulate area): keeps the options whose monthly cost is
-/// within the budget, best predicted performance first — sustained IOPS, then MiB/s, then the lower
-/// price — and lists the rest as over budget. The cost-constrained question of the bcache-on-EBS
-/// recipe's paper; ranking in `disktier_cachesim::budget::rank_within_budget`.
-fn within_budget(p: &mut StoragePlan, budget: f64) -> anyhow::Result<()> {
-    use disktier_cachesim::budget::{rank_within_budget, Candidate};
-    if !(budget.is_finite() && budget > 0.0) {
-        anyhow::bail!(
-            "--budget {budget}: give a positive monthly amount in USD, e.g. --budget 200"
-        );
-    }
-    let cands = p
-        .options
-        .drain(..)
-        .map(|o| Candidate {
-            monthly_usd: o.monthly_cost_usd,
-            score: o.performance.iops.unwrap_or(0.0),
-            tie_break: -o.performance.throughput_mibs.unwrap_or(0.0),
-            option: o,
-        })
-        .collect();
-    let (inside, over) = rank_within_budget(cands, budget);
-    if inside.is_empty() {
-        let cheapest = over
-            .first()
-            .map(|c| {
-                format!(
-                    "; the cheapest is {} at {}/month",
-                    c.option.label,
-                    usd(c.monthly_usd)
-                )
-            })
-            .unwrap_or_default();
-        anyhow::bail!(
-            "no option meets the requirements within {}/month{cheapest}: raise --budget",
-            usd(budget)
-        );
-    }
-    p.options = inside.into_iter().map(|c| c.option).collect();
-    for c in over {
-        p.rejected.push(disktier_catalog::plan::Rejected {
-            kind: c.option.kind,
-            label: c.option.label.clone(),
-            reason: format!(
-                "over the budget: {}/month > {}/month",
-                usd(c.monthly_usd),
-                usd(budget)
-            ),
-            nearest: None,
-        });
-    }
-    p.notes.push(format!(
-        "--budget {}/month: the options within it, best predicted performance (sustained IOPS, then MiB/s) first",
-        usd(budget)
-    ));
-    Ok(())
 }
 
 /// `plan --format json`: the shape, `schema_version` first.

@@ -4,8 +4,8 @@
 //! object; `--format json` lists the files and their content.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::render::write_files;
 use crate::app::SCHEMA_VERSION;
-use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use disktier_disks::render::{
     Aks, AksConfig, Bcache, BcacheConfig, BcacheMode, CloudInit, Eks, EksConfig, FileKind, Fs, Gke,
@@ -13,7 +13,7 @@ use disktier_disks::render::{
     MachineSetConfig, OpenShift, OpenShiftConfig, Rendered, Renderer, Systemd,
 };
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -404,43 +404,6 @@ struct JsonDoc<'a> {
     out_dir: Option<String>,
     files: Vec<JsonFile<'a>>,
     notes: &'a [String],
-}
-
-/// Writes the files into `dir`. Nothing is written when any existing file differs and
-/// `overwrite` is off, so a refused run leaves the directory as it was.
-fn write_files(
-    dir: &Path,
-    rendered: &Rendered,
-    overwrite: bool,
-) -> anyhow::Result<Vec<&'static str>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut status = Vec::new();
-    for f in &rendered.files {
-        let path = dir.join(&f.name);
-        match std::fs::read(&path) {
-            Ok(old) if old == f.content.as_bytes() => status.push("unchanged"),
-            Ok(_) if !overwrite => anyhow::bail!(
-                "{} exists and differs from what is rendered: pass --overwrite, or choose another -o DIR",
-                path.display()
-            ),
-            Ok(_) => status.push("written"),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => status.push("written"),
-            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-        }
-    }
-    for (f, st) in rendered.files.iter().zip(&status) {
-        if *st == "unchanged" {
-            continue;
-        }
-        let path = dir.join(&f.name);
-        std::fs::write(&path, &f.content).with_context(|| format!("writing {}", path.display()))?;
-        if f.kind == FileKind::Shell {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-                .with_context(|| format!("making {} executable", path.display()))?;
-        }
-    }
-    Ok(status)
 }
 
 /// The files as one stream: YAML documents joined with `---` (so `oc apply -f -` takes them),

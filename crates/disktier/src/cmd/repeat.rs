@@ -9,9 +9,10 @@
 //!   `unstable`.
 //!
 //! `--format json` prints `{runs: [...], aggregate: {...}}`; text prints one row a run and the
-//! aggregate.
+//! aggregate. The aggregate is computed in [`crate::app::repeat`].
 
 use super::{Ctx, Outcome};
+use crate::app::repeat::{aggregate, p99_of, Aggregate, Figures};
 use crate::app::SCHEMA_VERSION;
 use anyhow::bail;
 use disktier_engine::RunDoc;
@@ -20,83 +21,6 @@ use serde::Serialize;
 
 /// The most runs `--repeat` takes.
 pub const MAX_REPEAT: u64 = 1000;
-
-/// What one run contributes to the aggregate.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Figures {
-    pub p99_ns: Option<u64>,
-    pub pass: Option<bool>,
-}
-
-/// The latency figure the aggregate is over, and its name in the document.
-pub fn p99_of(doc: &RunDoc) -> (Option<u64>, &'static str) {
-    let r = &doc.results;
-    if let Some(s) = &r.sync {
-        return (s.lat_ns.p(99.0), "sync.p99");
-    }
-    if let Some(w) = &r.write {
-        return (w.lat_ns.p(99.0), "write.p99");
-    }
-    (r.read.as_ref().and_then(|d| d.lat_ns.p(99.0)), "read.p99")
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Aggregate {
-    pub runs: usize,
-    /// Which p99 the figures are (`sync.p99`, `write.p99`, `read.p99`).
-    pub metric: String,
-    /// Runs that had the figure.
-    pub measured: usize,
-    pub median_p99_ns: Option<f64>,
-    pub min_p99_ns: Option<u64>,
-    pub max_p99_ns: Option<u64>,
-    /// Sample standard deviation of the p99s over their mean (needs two runs).
-    pub cv: Option<f64>,
-    /// Runs whose verdict passed, when the command has a verdict.
-    pub passed: Option<usize>,
-    /// "pass" (all passed), "fail" (none passed), "unstable" (some did), or "none" (no verdict).
-    pub verdict: String,
-}
-
-/// The aggregate over the runs' figures.
-pub fn aggregate(metric: &str, figs: &[Figures]) -> Aggregate {
-    let mut p: Vec<u64> = figs.iter().filter_map(|f| f.p99_ns).collect();
-    p.sort_unstable();
-    let median = match p.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(p[n / 2] as f64),
-        n => Some((p[n / 2 - 1] as f64 + p[n / 2] as f64) / 2.0),
-    };
-    let cv = (p.len() >= 2).then(|| {
-        let n = p.len() as f64;
-        let mean = p.iter().map(|&x| x as f64).sum::<f64>() / n;
-        let var = p.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        if mean > 0.0 {
-            var.sqrt() / mean
-        } else {
-            0.0
-        }
-    });
-    let verdicts: Vec<bool> = figs.iter().filter_map(|f| f.pass).collect();
-    let passed = (!verdicts.is_empty()).then(|| verdicts.iter().filter(|&&b| b).count());
-    let verdict = match passed {
-        None => "none",
-        Some(k) if k == verdicts.len() => "pass",
-        Some(0) => "fail",
-        Some(_) => "unstable",
-    };
-    Aggregate {
-        runs: figs.len(),
-        metric: metric.to_string(),
-        measured: p.len(),
-        median_p99_ns: median,
-        min_p99_ns: p.first().copied(),
-        max_p99_ns: p.last().copied(),
-        cv,
-        passed,
-        verdict: verdict.into(),
-    }
-}
 
 /// One finished run: its document (as printed and saved) and the verdict if any.
 pub struct OneRun {
@@ -226,38 +150,4 @@ fn render(agg: &Aggregate, figs: &[Figures], ids: &[Option<String>]) -> String {
         });
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn f(p: u64, pass: bool) -> Figures {
-        Figures {
-            p99_ns: Some(p),
-            pass: Some(pass),
-        }
-    }
-
-    #[test]
-    fn median_spread_and_stability() {
-        let a = aggregate("sync.p99", &[f(30, true), f(10, true), f(20, true)]);
-        assert_eq!(a.median_p99_ns, Some(20.0));
-        assert_eq!((a.min_p99_ns, a.max_p99_ns), (Some(10), Some(30)));
-        assert!((a.cv.unwrap() - 0.5).abs() < 1e-12);
-        assert_eq!(a.verdict, "pass");
-        let a = aggregate("sync.p99", &[f(10, true), f(40, false)]);
-        assert_eq!(a.median_p99_ns, Some(25.0));
-        assert_eq!((a.passed, a.verdict.as_str()), (Some(1), "unstable"));
-        let a = aggregate("sync.p99", &[f(40, false)]);
-        assert_eq!((a.cv, a.verdict.as_str()), (None, "fail"));
-        let a = aggregate(
-            "read.p99",
-            &[Figures {
-                p99_ns: None,
-                pass: None,
-            }],
-        );
-        assert_eq!((a.median_p99_ns, a.verdict.as_str()), (None, "none"));
-    }
 }

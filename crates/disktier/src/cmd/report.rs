@@ -2,12 +2,10 @@
 //! `disktier plan --format json` document for the cost section).
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::report::{read_plan, write_report};
 use crate::app::SCHEMA_VERSION;
-use anyhow::Context;
-use disktier_catalog::plan::StoragePlan;
-use disktier_store::report::{render, ReportInput};
-use disktier_store::{Filter, StoredRun};
-use std::path::{Path, PathBuf};
+use disktier_store::Filter;
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -73,102 +71,4 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         println!("wrote {} ({} runs)", args.output.display(), runs.len());
     }
     Ok(Outcome::Pass)
-}
-
-/// Reads and checks a `disktier plan --format json` document.
-pub fn read_plan(path: &Path) -> anyhow::Result<StoragePlan> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the plan {}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is not JSON: write it with `disktier plan --format json > {}`",
-            path.display(),
-            path.display()
-        )
-    })?;
-    if !v.get("options").is_some_and(|o| o.is_array()) {
-        anyhow::bail!(
-            "{} has no \"options\" list: it is not a `disktier plan --format json` document",
-            path.display()
-        );
-    }
-    match v.get("schema_version").and_then(|s| s.as_u64()) {
-        Some(1) => serde_json::from_value(v).map_err(|e| {
-            anyhow::anyhow!(
-                "{} is not a `disktier plan --format json` document: {e}",
-                path.display()
-            )
-        }),
-        other => anyhow::bail!(
-            "{} has schema_version {other:?}; this disktier reads version 1 plans",
-            path.display()
-        ),
-    }
-}
-
-/// Renders `runs` and writes the HTML to `path`: through a temporary file with a random name
-/// created with `O_EXCL` in the same directory (never a name another user can predict and
-/// plant), renamed over `path`, so a failed write never leaves half a report. A `path` that is
-/// a symlink or not a regular file is refused rather than replaced.
-pub fn write_report(
-    runs: &[StoredRun],
-    plan: Option<&StoragePlan>,
-    path: &Path,
-) -> anyhow::Result<()> {
-    let now = now_utc();
-    let page = render(&ReportInput {
-        runs,
-        plan,
-        generated_at: &now,
-    })?;
-    write_atomic(path, page.as_bytes())
-}
-
-/// Writes `bytes` to `path` through a random `O_EXCL` temporary file in its directory and a
-/// rename; keeps the mode of a file it replaces (0644 for a new one).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    let mode = match std::fs::symlink_metadata(path) {
-        Ok(md) if md.file_type().is_symlink() => anyhow::bail!(
-            "{} is a symlink: refusing to replace it; pass the path of the file itself",
-            path.display()
-        ),
-        Ok(md) if !md.file_type().is_file() => anyhow::bail!(
-            "{} exists and is not a regular file: pass another -o",
-            path.display()
-        ),
-        Ok(md) => md.permissions().mode() & 0o777,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0o644,
-        Err(e) => return Err(e).with_context(|| format!("cannot write {}", path.display())),
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("{} names no file: pass a file name", path.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .and_then(|_| {
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(mode))
-        })
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    // On failure the temporary file is removed when `tmp` drops.
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
-}
-
-fn now_utc() -> String {
-    let t = disktier_store::model::now_rfc3339();
-    format!("{} UTC", t.get(..16).unwrap_or(&t).replace('T', " "))
 }

@@ -3,14 +3,12 @@
 //! cache and a backing volume from the catalog, predicted IOPS and latency.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::simulate::{device, simulate, Request, Simulation};
 use crate::app::SCHEMA_VERSION;
-use anyhow::{bail, Context};
-use disktier_cachesim::device::{predict, DeviceModel, Prediction};
-use disktier_cachesim::mrc::MrcBuilder;
 use disktier_cachesim::policy::bcache::{BcacheConfig, CacheMode};
 use disktier_cachesim::policy::smq::SmqConfig;
 use disktier_cachesim::policy::PolicyKind;
-use disktier_cachesim::sim::{self, SimConfig};
+use disktier_cachesim::sim;
 use disktier_units::{clap_parsers, Bytes};
 use serde_json::json;
 use std::path::PathBuf;
@@ -69,121 +67,54 @@ fn parse_mode(s: &str) -> Result<CacheMode, String> {
     CacheMode::from_name(s).map_err(|e| e.to_string())
 }
 
-/// A volume spec `TYPE:SIZE[:IOPS[:MiBps]]`.
-pub fn parse_volume(
-    spec: &str,
-    what: &str,
-) -> anyhow::Result<(String, u64, Option<u64>, Option<f64>)> {
-    let parts: Vec<&str> = spec.split(':').collect();
-    if parts.len() < 2 || parts.len() > 4 {
-        bail!("{what} {spec:?}: expected TYPE:SIZE[:IOPS[:MiBps]], e.g. gp3:32GiB:16000:1000 or st1:1TiB");
-    }
-    let size =
-        disktier_units::parse_size(parts[1]).with_context(|| format!("{what} {spec:?}: size"))?;
-    let gib = size.div_ceil(1 << 30).max(1);
-    let iops = parts
-        .get(2)
-        .map(|s| s.parse::<u64>())
-        .transpose()
-        .with_context(|| format!("{what} {spec:?}: IOPS must be a whole number"))?;
-    let tp = parts
-        .get(3)
-        .map(|s| s.trim_end_matches("MiB/s").parse::<f64>())
-        .transpose()
-        .with_context(|| format!("{what} {spec:?}: throughput must be MiB/s, e.g. 1000"))?;
-    Ok((parts[0].to_string(), gib, iops, tp))
-}
-
-/// Unloaded latency for a volume type: modelled (weak) figures "gp2/gp3 about 0.8-1.8 ms, io2
-/// 0.5-1.2 ms, local NVMe 0.1-0.17 ms" (the low ends, unloaded); HDD types have no published figure
-/// and get 1 / their IOPS cap from the model.
-fn latency_for(volume_type: &str) -> Option<f64> {
-    match volume_type {
-        "gp2" | "gp3" => Some(0.0008),
-        "io1" | "io2" => Some(0.0005),
-        t if t.contains("nvme") || t.contains("local") => Some(0.0001),
-        _ => None,
-    }
-}
-
-fn device(ctx: &Ctx, spec: &str, what: &str) -> anyhow::Result<DeviceModel> {
-    let cat = super::catalog::load(ctx)?;
-    let (t, gib, iops, tp) = parse_volume(spec, what)?;
-    DeviceModel::from_catalog(&cat, &t, gib, iops, tp, latency_for(&t))
-        .map_err(|e| anyhow::anyhow!("{what} {spec}: {e}"))
-}
-
 pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
     let sizes = sim::parse_sizes(&a.cache_sizes)?;
     let policies = PolicyKind::parse_list(&a.policies)?;
     let models = match (&a.cache_volume, &a.backing_volume) {
-        (Some(c), Some(b)) => Some((
-            device(ctx, c, "--cache-volume")?,
-            device(ctx, b, "--backing-volume")?,
-        )),
+        (Some(c), Some(b)) => {
+            let cat = super::catalog::load(ctx)?;
+            Some((
+                device(&cat, c, "--cache-volume")?,
+                device(&cat, b, "--backing-volume")?,
+            ))
+        }
         _ => None,
     };
-    // The writeback drain runs onto the backing device: its sustained bandwidth caps it.
-    let drain_limit = models.as_ref().map(|(_, b)| b.bytes_per_s as u64);
-    let cfg = SimConfig {
-        block: a.block,
-        policies,
-        sizes: sizes.clone(),
-        sample: a.sample,
-        bcache: BcacheConfig {
-            mode: a.bcache_mode,
-            bucket_size: a.bcache_bucket,
-            sequential_cutoff: a.sequential_cutoff,
-            writeback_percent: a.writeback_percent,
-            drain_limit,
-            ..BcacheConfig::default()
+    let sim = simulate(
+        Request {
+            trace: &a.trace,
+            sizes,
+            policies,
+            block: a.block,
+            sample: a.sample,
+            bcache: BcacheConfig {
+                mode: a.bcache_mode,
+                bucket_size: a.bcache_bucket,
+                sequential_cutoff: a.sequential_cutoff,
+                writeback_percent: a.writeback_percent,
+                ..BcacheConfig::default()
+            },
+            smq: SmqConfig {
+                chunk_size: a.lvm_chunk,
+                mode: a.lvm_mode,
+                drain_limit: None,
+            },
+            mrc: !a.no_mrc,
+            models: models.as_ref(),
         },
-        smq: SmqConfig {
-            chunk_size: a.lvm_chunk,
-            mode: a.lvm_mode,
-            drain_limit,
-        },
-    };
-    cfg.check()?;
-    cfg.check_sizes()?;
-    // One pass over the trace file: every replay and the curve take each chunk as it is read,
-    // so memory does not grow with the trace's length (docs/trace.md).
-    // The reader's own errors name the file; a record's error later does not.
-    let mut reader = disktier_cachesim::Reader::open(&a.trace).context("cannot read the trace")?;
-    let mut curve = (!a.no_mrc).then(|| MrcBuilder::new(a.block, a.sample));
-    let report = sim::simulate_stream(&cfg, &mut reader, curve.as_mut())
-        .with_context(|| format!("cannot read the trace {}", a.trace.display()))?;
-    if report.trace_requests == 0 {
-        bail!(
-            "the trace {} has no requests: record or import one first",
-            a.trace.display()
-        );
-    }
-    if reader.truncated() {
-        ctx.note(format!(
-            "warning: {} has no trailer (its writer did not finish); simulating the records before the cut",
-            a.trace.display()
-        ));
-    }
-    let header = reader.header();
-    let predictions: Vec<Option<Prediction>> = report
-        .results
-        .iter()
-        .map(|r| models.as_ref().map(|(c, b)| predict(&r.counters, c, b)))
-        .collect();
-    let mrc = match curve {
-        None => None,
-        Some(b) => {
-            let mut m = b.finish()?;
-            m.at(&sizes);
-            Some(m)
-        }
-    };
+        &|m| ctx.note(m),
+    )?;
+    let Simulation {
+        report,
+        source,
+        predictions,
+        mrc,
+    } = sim;
     if ctx.json() {
         let mut v = serde_json::to_value(&report)?;
         v["schema_version"] = json!(SCHEMA_VERSION);
         v["trace"] = json!(a.trace);
-        v["trace_source"] = json!(header.source);
+        v["trace_source"] = json!(source);
         if let Some(results) = v["results"].as_array_mut() {
             for (r, p) in results.iter_mut().zip(&predictions) {
                 if let Some(p) = p {

@@ -1,19 +1,19 @@
 //! `disktier trace`: record the engine's I/O as a block trace, import public trace formats, and
 //! describe a trace (footprint, mix, sizes, sequentiality, reuse). The format and the importers
-//! live in `disktier-cachesim`; this module parses the options and prints.
+//! live in `disktier-cachesim`, the one pass that describes a trace in
+//! [`crate::app::tracestats`]; this module parses the options and prints.
 
 use super::bench::{self, RunArgs};
 use super::jobargs::{self, JobArgs};
 use super::{print_json, Ctx, Outcome};
 use crate::app::tracelog::TraceLog;
+use crate::app::tracestats::{describe, Described};
 use crate::app::SCHEMA_VERSION;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use disktier_cachesim::import::{self, Format};
-use disktier_cachesim::{stats, Reader};
 use disktier_engine::IoLog;
 use disktier_units::{clap_parsers, Bytes};
 use serde_json::json;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -237,32 +237,15 @@ fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Pass)
 }
 
-/// Opens a trace for reading, with the fix in the error.
-pub fn open_trace(path: &Path) -> anyhow::Result<Reader<std::io::BufReader<File>>> {
-    Reader::open(path).with_context(|| format!("cannot read the trace {}", path.display()))
-}
-
 fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
     if a.block == 0 || !a.block.is_power_of_two() {
         bail!("--block {} is not a power of two: try 4KiB", a.block);
     }
-    let mut rd = open_trace(&a.file)?;
-    let source = rd.header().source.clone();
-    let start_unix_ns = rd.header().start_unix_ns;
-    let mut err = None;
-    let it = std::iter::from_fn(|| match rd.next() {
-        Some(Ok(r)) => Some(r),
-        Some(Err(e)) => {
-            err = Some(e);
-            None
-        }
-        None => None,
-    });
-    let mut s = stats::compute(it, a.block)?;
-    if let Some(e) = err {
-        return Err(e).with_context(|| format!("reading the trace {}", a.file.display()));
-    }
-    s.truncated = rd.truncated();
+    let Described {
+        source,
+        start_unix_ns,
+        stats: s,
+    } = describe(&a.file, a.block)?;
     if ctx.json() {
         let mut v = serde_json::to_value(&s)?;
         v["schema_version"] = json!(SCHEMA_VERSION);

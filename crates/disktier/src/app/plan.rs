@@ -1,0 +1,105 @@
+//! Plan: a storage plan kept within a monthly budget, and the hit-ratio curve a trace gives the planner.
+
+use disktier_catalog::fmt::usd;
+use disktier_catalog::plan::StoragePlan;
+use disktier_catalog::HitRatio;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The hit-ratio curve of a trace, from the cache simulator (crates/cachesim): the planner asks
+/// it for each cache size it weighs. `note` receives a warning for the user (a trace without
+/// its trailer).
+pub fn simulated_curve(
+    path: &Path,
+    policy: &str,
+    block: u64,
+    note: &dyn Fn(&str),
+) -> anyhow::Result<HitRatio> {
+    use disktier_cachesim::policy::{bcache::BcacheConfig, smq::SmqConfig, PolicyKind};
+    let kind = PolicyKind::from_name(policy)?;
+    let cfg = disktier_cachesim::sim::SimConfig {
+        block,
+        policies: vec![kind],
+        sizes: vec![block],
+        sample: None,
+        bcache: BcacheConfig::default(),
+        smq: SmqConfig::default(),
+    };
+    cfg.check()?;
+    let (_, trace, truncated) = disktier_cachesim::trace::load(path)
+        .map_err(|e| anyhow::anyhow!("cannot read the trace {}: {e}", path.display()))?;
+    if trace.is_empty() {
+        anyhow::bail!(
+            "the trace {} has no requests: record or import one first (disktier trace)",
+            path.display()
+        );
+    }
+    if truncated {
+        note(&format!(
+            "warning: {} has no trailer; planning with the records before the cut",
+            path.display()
+        ));
+    }
+    Ok(HitRatio::Curve {
+        source: format!("simulated: {} on {}", kind.name(), path.display()),
+        hit_ratio_for: disktier_cachesim::budget::hit_ratio_curve(Arc::new(trace), cfg, kind)?,
+    })
+}
+
+/// `--budget USD` (added by the trace/simulate area): keeps the options whose monthly cost is
+/// within the budget, best predicted performance first — sustained IOPS, then MiB/s, then the lower
+/// price — and lists the rest as over budget. The cost-constrained question of the bcache-on-EBS
+/// recipe's paper; ranking in `disktier_cachesim::budget::rank_within_budget`.
+pub fn within_budget(p: &mut StoragePlan, budget: f64) -> anyhow::Result<()> {
+    use disktier_cachesim::budget::{rank_within_budget, Candidate};
+    if !(budget.is_finite() && budget > 0.0) {
+        anyhow::bail!(
+            "--budget {budget}: give a positive monthly amount in USD, e.g. --budget 200"
+        );
+    }
+    let cands = p
+        .options
+        .drain(..)
+        .map(|o| Candidate {
+            monthly_usd: o.monthly_cost_usd,
+            score: o.performance.iops.unwrap_or(0.0),
+            tie_break: -o.performance.throughput_mibs.unwrap_or(0.0),
+            option: o,
+        })
+        .collect();
+    let (inside, over) = rank_within_budget(cands, budget);
+    if inside.is_empty() {
+        let cheapest = over
+            .first()
+            .map(|c| {
+                format!(
+                    "; the cheapest is {} at {}/month",
+                    c.option.label,
+                    usd(c.monthly_usd)
+                )
+            })
+            .unwrap_or_default();
+        anyhow::bail!(
+            "no option meets the requirements within {}/month{cheapest}: raise --budget",
+            usd(budget)
+        );
+    }
+    p.options = inside.into_iter().map(|c| c.option).collect();
+    for c in over {
+        p.rejected.push(disktier_catalog::plan::Rejected {
+            kind: c.option.kind,
+            label: c.option.label.clone(),
+            reason: format!(
+                "over the budget: {}/month > {}/month",
+                usd(c.monthly_usd),
+                usd(budget)
+            ),
+            nearest: None,
+        });
+    }
+    p.notes.push(format!(
+        "--budget {}/month: the options within it, best predicted performance (sustained IOPS, then MiB/s) first",
+        usd(budget)
+    ));
+    Ok(())
+}
