@@ -11,6 +11,8 @@
 #   sudo bench/pairs.sh                      # PAIRS=7 RUNTIME=3, all four workloads + ceiling
 #   DISKTIER=target/release/disktier PAIRS=9 WORKLOADS="qd32" bench/pairs.sh
 #   DISKTIER_ARGS="--iodepth-batch-submit 8" bench/pairs.sh   # extra disktier options
+#   HALT_POLL_NS=200000 bench/pairs.sh       # a KVM guest's idle vCPUs poll up to 200 us before
+#       # halting (the kernel's default; this VM ships with 0), restored at exit
 #   B_ARGS="" DISKTIER_ARGS="--cpus-allowed 0" WORKLOADS=qd32 bench/pairs.sh
 #       # B_ARGS set: B is disktier with B_ARGS instead of fio (an engine change against the
 #       # same binary's default; DISKTIER_B is another binary for B, e.g. the commit before)
@@ -65,17 +67,28 @@ if [ "$CEILING" = 1 ] && [[ $WORKLOADS == *qd32* ]]; then
     TIO=$(bash "$ROOT/bench/fio-t-io_uring.sh")
 fi
 
+# The cpuidle-haltpoll driver's polling window (Documentation/virt/guest-halt-polling.rst).
+HALT_POLL=/sys/module/haltpoll/parameters/guest_halt_poll_ns
+HALT_POLL_OLD=""
+if [ -n "${HALT_POLL_NS:-}" ]; then
+    case $HALT_POLL_NS in *[!0-9]*) echo "pairs: HALT_POLL_NS must be nanoseconds" >&2; exit 2 ;; esac
+    [ -w "$HALT_POLL" ] || { echo "pairs: HALT_POLL_NS needs the cpuidle-haltpoll driver ($HALT_POLL)" >&2; exit 2; }
+    HALT_POLL_OLD=$(cat "$HALT_POLL")
+fi
+
 WORK=$(mktemp -d /var/tmp/disktier-pairs.XXXXXX)
 LOOPS=()
 MOUNTS=()
 cleanup() {
     set +e
+    if [ -n "$HALT_POLL_OLD" ]; then echo "$HALT_POLL_OLD" > "$HALT_POLL"; fi
     for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
     for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
     rm -rf "$WORK" /dev/shm/disktier-pairs.$$.raw.img /dev/shm/disktier-pairs.$$.xfs.img
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+if [ -n "$HALT_POLL_OLD" ]; then echo "$HALT_POLL_NS" > "$HALT_POLL"; fi
 
 new_loop() { # new_loop FILE SIZE -> sets LOOP (not in a subshell, so cleanup sees it)
     truncate -s "$2" "$1"

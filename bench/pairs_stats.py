@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Statistics of interleaved A/B benchmark pairs, for bench/pairs.sh and bench/cachesim-pairs.sh.
 
-  pairs_stats.py state                 -> one JSON line: load average, CPU governor, busy processes
+  pairs_stats.py state                 -> one JSON line: load average, CPU governor, cpuidle
+                                          state (guest halt polling), busy processes
   pairs_stats.py report RESULTS.jsonl  -> per workload: median of per-pair ratios (A / B) with a
                                           seeded bootstrap 95 % interval, CPU per I/O of both,
                                           and the verdict word
@@ -65,7 +66,29 @@ def state():
         counts.append(n)
         time.sleep(0.05)
     return {"loadavg": " ".join(load), "governor": gov or "not readable (no cpufreq in this VM)",
-            "busy_processes": round(statistics.mean(counts), 1), "busy": sorted(names)[:10]}
+            "idle": idle(), "busy_processes": round(statistics.mean(counts), 1),
+            "busy": sorted(names)[:10]}
+
+
+def idle():
+    """The cpuidle driver and governor, and with the haltpoll driver of a KVM guest its
+    guest_halt_poll_ns: how long an idle vCPU polls before it halts. At 0 every idle vCPU halts,
+    and each wake-up of one costs an IPI and a VM exit (Documentation/virt/guest-halt-polling.rst;
+    the kernel's default is 200000)."""
+    def read(p):
+        try:
+            return open(p).read().strip()
+        except OSError:
+            return None
+    base = "/sys/devices/system/cpu/cpuidle/"
+    drv, gov = read(base + "current_driver"), read(base + "current_governor")
+    if drv is None:
+        return "not readable"
+    s = f"cpuidle {drv}/{gov}"
+    ns = read("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
+    if ns is not None:
+        s += f", guest_halt_poll_ns {ns}"
+    return s
 
 
 def report(path):
@@ -127,6 +150,7 @@ def report(path):
             print(f"    pair ratios: {' '.join(f'{x:.3f}' for x in ratios)}")
     for s in states:
         print(f"machine: load average {s['loadavg']}, governor {s['governor']}, "
+              f"{s.get('idle', 'idle state not recorded')}, "
               f"{s['busy_processes']} other busy processes ({', '.join(s['busy'])})")
     with open(path + ".summary.json", "w") as f:
         json.dump({"results": out, "states": states}, f, indent=1)
