@@ -1,8 +1,9 @@
 //! Facts about the machine a run happened on: hostname, kernel, CPUs, and the cloud and instance
 //! type when DMI tells them (`/sys/class/dmi/id/sys_vendor`, `product_name`; EC2 Nitro puts the
-//! instance type in `product_name`, GCE puts "Google Compute Engine", Azure "Virtual Machine").
+//! instance type in `product_name`, GCE puts "Google Compute Engine", Azure "Virtual Machine"),
+//! and how idle CPUs wait (cpuidle; a KVM guest's halt-polling window).
 
-use crate::result::HostInfo;
+use crate::result::{CpuIdle, HostInfo};
 use std::path::Path;
 
 fn read_trim(p: &Path) -> Option<String> {
@@ -31,7 +32,31 @@ pub fn detect_with_root(sysfs_root: &Path) -> HostInfo {
         instance_type,
         sys_vendor,
         product_name,
+        cpuidle: cpuidle(sysfs_root),
     }
+}
+
+/// The cpuidle driver and governor, and the haltpoll driver's `guest_halt_poll_ns` when it is
+/// loaded; `None` without a cpuidle driver. A value that is not what sysfs writes (too long, not
+/// a number) is left out rather than trusted.
+pub fn cpuidle(sysfs_root: &Path) -> Option<CpuIdle> {
+    let name = |p: &Path| {
+        read_trim(p).filter(|s| {
+            s.len() <= 64
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
+    };
+    let dir = sysfs_root.join("devices/system/cpu/cpuidle");
+    let driver = name(&dir.join("current_driver")).filter(|d| d != "none")?;
+    Some(CpuIdle {
+        driver,
+        governor: name(&dir.join("current_governor")),
+        guest_halt_poll_ns: read_trim(
+            &sysfs_root.join("module/haltpoll/parameters/guest_halt_poll_ns"),
+        )
+        .and_then(|s| s.parse().ok()),
+    })
 }
 
 /// Reads host facts from the real `/sys`.
@@ -62,6 +87,75 @@ pub fn classify_dmi(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn cpuidle_of_a_guest_with_halt_polling_off() {
+        let t = tempfile::tempdir().unwrap();
+        write(
+            t.path(),
+            "devices/system/cpu/cpuidle/current_driver",
+            "haltpoll\n",
+        );
+        write(
+            t.path(),
+            "devices/system/cpu/cpuidle/current_governor",
+            "haltpoll\n",
+        );
+        write(
+            t.path(),
+            "module/haltpoll/parameters/guest_halt_poll_ns",
+            "0\n",
+        );
+        assert_eq!(
+            cpuidle(t.path()),
+            Some(CpuIdle {
+                driver: "haltpoll".into(),
+                governor: Some("haltpoll".into()),
+                guest_halt_poll_ns: Some(0),
+            })
+        );
+    }
+
+    #[test]
+    fn cpuidle_of_bare_metal_and_of_odd_values() {
+        let t = tempfile::tempdir().unwrap();
+        assert_eq!(cpuidle(t.path()), None, "no cpuidle directory");
+        write(
+            t.path(),
+            "devices/system/cpu/cpuidle/current_driver",
+            "none\n",
+        );
+        assert_eq!(cpuidle(t.path()), None, "the driver \"none\"");
+        write(
+            t.path(),
+            "devices/system/cpu/cpuidle/current_driver",
+            "intel_idle\n",
+        );
+        write(
+            t.path(),
+            "devices/system/cpu/cpuidle/current_governor",
+            "menu; rm -rf /\n",
+        );
+        write(
+            t.path(),
+            "module/haltpoll/parameters/guest_halt_poll_ns",
+            "lots\n",
+        );
+        assert_eq!(
+            cpuidle(t.path()),
+            Some(CpuIdle {
+                driver: "intel_idle".into(),
+                governor: None,
+                guest_halt_poll_ns: None,
+            })
+        );
+    }
 
     #[test]
     fn dmi_classification() {

@@ -89,6 +89,24 @@ pub struct HostInfo {
     pub sys_vendor: Option<String>,
     #[serde(default)]
     pub product_name: Option<String>,
+    /// How the host's idle CPUs wait ([`CpuIdle`]), when sysfs tells it (absent otherwise, as
+    /// in an imported fio result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuidle: Option<CpuIdle>,
+}
+
+/// The cpuidle driver and governor (`/sys/devices/system/cpu/cpuidle`), and, under the haltpoll
+/// driver of a KVM guest, `guest_halt_poll_ns`: how long an idle vCPU polls before it halts
+/// (Documentation/virt/guest-halt-polling.rst; the kernel's default is 200000). At 0 every
+/// wake-up of an idle vCPU costs an IPI and a VM exit, which shows in sync latency and IOPS: on
+/// a 2-vCPU guest, the etcd job's rate nearly halved (BENCHMARKS.md, issue #18, session 7).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct CpuIdle {
+    pub driver: String,
+    #[serde(default)]
+    pub governor: Option<String>,
+    #[serde(default)]
+    pub guest_halt_poll_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
