@@ -501,3 +501,33 @@ fn simulate_streams_long_cut_and_corrupt_traces() {
                 .and(predicate::str::contains("bad.dtt")),
         );
 }
+
+/// Every command that reads a trace names a missing one exactly once in its error.
+#[test]
+fn a_missing_trace_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.dtt");
+    let m = missing.to_str().unwrap();
+    let cases: [&[&str]; 3] = [
+        &["trace", "stats", m],
+        &["simulate", "--trace", m, "--cache-sizes", "1GiB"],
+        &[
+            "plan",
+            "--region",
+            "us-east-1",
+            "--capacity",
+            "100GiB",
+            "--iops",
+            "3000",
+            "--trace",
+            m,
+        ],
+    ];
+    for args in cases {
+        let out = bin(&dir.path().join("db")).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("cannot read the trace"), "{args:?}: {err}");
+        assert_eq!(err.matches("missing.dtt").count(), 1, "{args:?}: {err}");
+    }
+}

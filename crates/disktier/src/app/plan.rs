@@ -27,7 +27,8 @@ pub fn simulated_curve(
     };
     cfg.check()?;
     let (_, trace, truncated) = disktier_cachesim::trace::load(path)
-        .map_err(|e| anyhow::anyhow!("cannot read the trace {}: {e}", path.display()))?;
+        // The loader's errors name the file.
+        .map_err(|e| anyhow::anyhow!("cannot read the trace: {e}"))?;
     if trace.is_empty() {
         anyhow::bail!(
             "the trace {} has no requests: record or import one first (disktier trace)",

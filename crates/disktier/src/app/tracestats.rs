@@ -16,9 +16,9 @@ pub struct Described {
     pub stats: TraceStats,
 }
 
-/// Opens a trace for reading, with the fix in the error.
+/// Opens a trace for reading. The reader's errors name the file, so the context does not again.
 pub fn open_trace(path: &Path) -> anyhow::Result<Reader<std::io::BufReader<File>>> {
-    Reader::open(path).with_context(|| format!("cannot read the trace {}", path.display()))
+    Reader::open(path).context("cannot read the trace")
 }
 
 /// Reads the trace at `path` once and describes it at `block`-sized blocks.
