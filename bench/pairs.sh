@@ -4,9 +4,11 @@
 # runs, on loop devices over /dev/shm (losetup --direct-io=on; created here and always detached),
 # so that a noisy shared machine hits both tools alike. Per workload it prints the median of the
 # per-pair IOPS ratios (disktier / fio) with a seeded bootstrap 95 % interval
-# (bench/pairs_stats.py), CPU per I/O of both (each tool's own usr+sys: disktier's getrusage,
-# fio's usr_cpu/sys_cpu), the machine's state before and after, and "faster" only when the
-# interval is clear of 1.0 ("level" when it spans 1.0, "slower" below).
+# (bench/pairs_stats.py), CPU per I/O of both counted two ways (each tool's own usr+sys:
+# disktier's getrusage of its process, fio's usr_cpu/sys_cpu of its job process only; and the
+# whole process tree's usr+sys as the kernel reports it to wait4, the same count for both tools:
+# what running the tool costs the node), the machine's state before and after, and "faster"
+# only when the interval is clear of 1.0 ("level" when it spans 1.0, "slower" below).
 #
 #   sudo bench/pairs.sh                      # PAIRS=7 RUNTIME=3, all four workloads + ceiling
 #   DISKTIER=target/release/disktier PAIRS=9 WORKLOADS="qd32" bench/pairs.sh
@@ -99,20 +101,31 @@ new_loop() { # new_loop FILE SIZE -> sets LOOP (not in a subshell, so cleanup se
 RES=$WORK/results.jsonl
 : > "$RES"
 py() { python3 -c "$1" "${@:2}"; }
+# Runs CMD and writes to OUT the user+system CPU seconds of CMD and every child it waited for, as
+# the kernel reports them to wait4 (getrusage RUSAGE_CHILDREN of a python3 parent that runs
+# nothing else): the same count for disktier and fio, whatever each reports of itself.
+proc_cpu() { # proc_cpu OUT CMD...
+    python3 -c 'import resource, subprocess, sys
+rc = subprocess.run(sys.argv[2:]).returncode
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write(repr(u.ru_utime + u.ru_stime))
+sys.exit(rc)' "$@"
+}
 state() { python3 "$STATS" state | tee -a "$RES" >&2; }
 
-# One disktier run: appends {"w","pair","tool","iops","cpu_s","ios"} to $RES.
+# One disktier run: appends {"w","pair","tool","iops","cpu_s","ios","proc_s"} to $RES.
 dt_run() { # dt_run WORKLOAD PAIR DIR(read|write) ARGS...
     local w=$1 i=$2 dir=$3 tool=${TOOL:-disktier} bin=${BIN:-$DT}
     shift 3
     if [ "$tool" = disktier ]; then
-        "$bin" --format json --no-save bench "$@" "${DT_EXTRA[@]}" > "$WORK/dt.json"
+        proc_cpu "$WORK/proc_s" "$bin" --format json --no-save bench "$@" "${DT_EXTRA[@]}" > "$WORK/dt.json"
     else
-        "$bin" --format json --no-save bench "$@" "${DT_B_EXTRA[@]}" > "$WORK/dt.json"
+        proc_cpu "$WORK/proc_s" "$bin" --format json --no-save bench "$@" "${DT_B_EXTRA[@]}" > "$WORK/dt.json"
     fi
     py 'import json,sys; d=json.load(open(sys.argv[1])); r=d["results"]; c=r["cpu"]; x=r[sys.argv[4]]
 print(json.dumps({"w": sys.argv[2], "pair": int(sys.argv[3]), "tool": sys.argv[5], "iops": x["iops"],
-                  "cpu_s": c["usr_s"] + c["sys_s"], "ios": x["ios"]}))' "$WORK/dt.json" "$w" "$i" "$dir" "$tool" | tee -a "$RES" >&2
+                  "cpu_s": c["usr_s"] + c["sys_s"], "ios": x["ios"],
+                  "proc_s": float(open(sys.argv[6]).read())}))' "$WORK/dt.json" "$w" "$i" "$dir" "$tool" "$WORK/proc_s" | tee -a "$RES" >&2
 }
 
 # fio's side of a pair, or with B_ARGS/DISKTIER_B the baseline disktier doing the same job.
@@ -132,11 +145,12 @@ b_run() { # b_run WORKLOAD PAIR DIR FIO-ARGS... -- DISKTIER-ARGS...
 fio_run() { # fio_run WORKLOAD PAIR DIR(read|write) ARGS...
     local w=$1 i=$2 dir=$3
     shift 3
-    fio "$@" --output-format=json > "$WORK/fio.json"
+    proc_cpu "$WORK/proc_s" fio "$@" --output-format=json > "$WORK/fio.json"
     py 'import json,sys; j=json.load(open(sys.argv[1]))["jobs"][0]; x=j[sys.argv[4]]
 print(json.dumps({"w": sys.argv[2], "pair": int(sys.argv[3]), "tool": "fio", "iops": x["iops"],
-                  "cpu_s": (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] / 1000, "ios": x["total_ios"]}))' \
-        "$WORK/fio.json" "$w" "$i" "$dir" | tee -a "$RES" >&2
+                  "cpu_s": (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] / 1000, "ios": x["total_ios"],
+                  "proc_s": float(open(sys.argv[5]).read())}))' \
+        "$WORK/fio.json" "$w" "$i" "$dir" "$WORK/proc_s" | tee -a "$RES" >&2
 }
 
 # fio's t/io_uring: IOPS of its best second (its peak) and the mean of its seconds.

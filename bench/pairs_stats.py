@@ -8,7 +8,8 @@
                                           and the verdict word
 
 RESULTS.jsonl holds one object per run: {"w": workload, "pair": i, "tool": name, "iops": x,
-"cpu_s": seconds, "ios": n} (a ratio is higher-is-better: IOPS, or 1/seconds for the cache), and
+"cpu_s": seconds, "ios": n, "proc_s": seconds} (cpu_s: the tool's own CPU figure; proc_s, optional:
+its whole process tree's, counted by the kernel the same way for every tool) (a ratio is higher-is-better: IOPS, or 1/seconds for the cache), and
 {"state": {...}} lines. The first tool of a workload is A unless "a" is given in a
 {"w": .., "a": name, "b": name, "bar": x} line. Verdict: "faster" when the interval's lower
 end is above 1.0, "slower" when its upper end is below 1.0, "level" otherwise; the bar (1.0
@@ -121,23 +122,29 @@ def report(path):
             bar = bars if b == m.get("b", b) else 1.0
             met = (lo > bar) if bar != 1.0 else (word != "slower")
 
-            def cpu(t):
-                v = [by[p][t]["cpu_s"] / by[p][t]["ios"] for p in pairs
-                     if by[p][t].get("ios") and by[p][t].get("cpu_s") is not None]
+            def cpu(t, key="cpu_s"):
+                v = [by[p][t][key] / by[p][t]["ios"] for p in pairs
+                     if by[p][t].get("ios") and by[p][t].get(key) is not None]
                 return statistics.median(v) if v else None
 
             ca, cb = cpu(a), cpu(b)
+            pa, pb = cpu(a, "proc_s"), cpu(b, "proc_s")
             res = {"workload": w, "a": a, "b": b, "pairs": len(pairs),
                    "median_a": statistics.median(by[p][a]["iops"] for p in pairs),
                    "median_b": statistics.median(by[p][b]["iops"] for p in pairs),
                    "ratios": [round(x, 3) for x in ratios], "median_ratio": med,
                    "ci95": [lo, hi], "verdict": word, "bar": bar, "bar_met": met,
                    "cpu_per_io_ns_a": ca * 1e9 if ca else None,
-                   "cpu_per_io_ns_b": cb * 1e9 if cb else None}
+                   "cpu_per_io_ns_b": cb * 1e9 if cb else None,
+                   "proc_cpu_per_io_ns_a": pa * 1e9 if pa else None,
+                   "proc_cpu_per_io_ns_b": pb * 1e9 if pb else None}
             out.append(res)
             cpu_s = ""
             if ca and cb:
                 cpu_s = f"; CPU per I/O {a} {ca*1e9:,.0f} ns, {b} {cb*1e9:,.0f} ns ({ca/cb:.2f}x)"
+            if pa and pb:
+                cpu_s += (f"; whole-process CPU per I/O {a} {pa*1e9:,.0f} ns, {b} {pb*1e9:,.0f} ns "
+                          f"({pa/pb:.2f}x)")
             barw = f"bar {bar:.2f}x: {'met' if met else 'NOT met'}"
             if bar == 1.0:
                 barw = f"bar at least level: {'met' if met else 'NOT met'}"
