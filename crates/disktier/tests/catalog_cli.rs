@@ -7,7 +7,7 @@
 //! docs/sources.md); the arithmetic is in the comments.
 
 use assert_cmd::Command;
-use disktier_testkit::cli::Succeeds;
+use disktier_testkit::cli::{assert_contains_all, Succeeds};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -419,107 +419,120 @@ fn plan_orders_cheapest_first_and_grows_gp2_for_iops() {
     }
 }
 
+/// Runs each command line, which must fail with exit 2 naming every one of its needles.
+fn each_fails_naming(cases: &[(&[&str], &[&str])]) {
+    for (args, needles) in cases {
+        assert_contains_all(&format!("{args:?}"), &fails(args, 2), needles);
+    }
+}
+
 #[test]
 fn rule_errors_name_the_rule_and_the_fix() {
-    let e = fails(
-        &[
-            "price",
-            "gp3",
-            "--size",
-            "20GiB",
-            "--iops",
-            "16000",
-            "--region",
-            "us-east-1",
-        ],
-        2,
-    );
-    assert!(
-        e.contains(
-            "gp3 allows at most 500 IOPS per GiB: 20 GiB allows 10,000; use at least 32 GiB"
+    each_fails_naming(&[
+        (
+            &[
+                "price",
+                "gp3",
+                "--size",
+                "20GiB",
+                "--iops",
+                "16000",
+                "--region",
+                "us-east-1",
+            ],
+            &["gp3 allows at most 500 IOPS per GiB: 20 GiB allows 10,000; use at least 32 GiB"],
         ),
-        "{e}"
-    );
-    let e = fails(
-        &[
-            "price",
-            "gp3",
-            "--size",
-            "100GiB",
-            "--throughput",
-            "1000MiB/s",
-        ],
-        2,
-    );
-    assert!(e.contains("0.25 MiB/s per provisioned IOPS"), "{e}");
-    assert!(e.contains("provision at least 4,000 IOPS"), "{e}");
-    let e = fails(&["price", "gp2", "--size", "100GiB", "--iops", "3000"], 2);
-    assert!(e.contains("gp2 does not take provisioned IOPS"), "{e}");
-    assert!(e.contains("use at least 1,000 GiB"), "{e}");
-    let e = fails(&["price", "st1", "--size", "100GiB"], 2);
-    assert!(e.contains("st1 volumes are 125 to 16,384 GiB"), "{e}");
-    // gp3 limits are the Sep 2025 ones: 80,000 IOPS.
-    let e = fails(&["price", "gp3", "--size", "200GiB", "--iops", "90000"], 2);
-    assert!(e.contains("3,000 to 80,000"), "{e}");
+        (
+            &[
+                "price",
+                "gp3",
+                "--size",
+                "100GiB",
+                "--throughput",
+                "1000MiB/s",
+            ],
+            &[
+                "0.25 MiB/s per provisioned IOPS",
+                "provision at least 4,000 IOPS",
+            ],
+        ),
+        (
+            &["price", "gp2", "--size", "100GiB", "--iops", "3000"],
+            &[
+                "gp2 does not take provisioned IOPS",
+                "use at least 1,000 GiB",
+            ],
+        ),
+        (
+            &["price", "st1", "--size", "100GiB"],
+            &["st1 volumes are 125 to 16,384 GiB"],
+        ),
+        // gp3 limits are the Sep 2025 ones: 80,000 IOPS.
+        (
+            &["price", "gp3", "--size", "200GiB", "--iops", "90000"],
+            &["3,000 to 80,000"],
+        ),
+    ]);
 }
 
 #[test]
 fn bad_input_lists_close_matches() {
-    let e = fails(
-        &["price", "gp3", "--size", "10GiB", "--region", "eu-nort-1"],
-        2,
-    );
-    assert!(e.contains("did you mean eu-north-1"), "{e}");
-    let e = fails(&["price", "gp33", "--size", "10GiB"], 2);
-    assert!(
-        e.contains("unknown volume type 'gp33'") && e.contains("gp3"),
-        "{e}"
-    );
-    let e = fails(&["price", "instance", "m6id.xlarg"], 2);
-    assert!(e.contains("did you mean m6id.xlarge"), "{e}");
-    let e = fails(
-        &[
-            "plan",
-            "--capacity",
-            "1TiB",
-            "--instance",
-            "m6i.xlargee",
-            "--allow-ephemeral",
-        ],
-        2,
-    );
-    assert!(e.contains("m6i.xlarge"), "{e}");
-    let e = fails(&["price", "gp3", "--size", "36GiBs"], 2);
-    assert!(e.contains("is not a size"), "{e}");
-    let e = fails(&["price", "gp3", "--size", "1.5GiB"], 2);
-    assert!(e.contains("use 2GiB"), "{e}");
-    let e = fails(&["plan", "--capacity", "lots"], 2);
-    assert!(e.contains("is not a size"), "{e}");
+    each_fails_naming(&[
+        (
+            &["price", "gp3", "--size", "10GiB", "--region", "eu-nort-1"],
+            &["did you mean eu-north-1"],
+        ),
+        (
+            &["price", "gp33", "--size", "10GiB"],
+            &["unknown volume type 'gp33'", "gp3"],
+        ),
+        (
+            &["price", "instance", "m6id.xlarg"],
+            &["did you mean m6id.xlarge"],
+        ),
+        (
+            &[
+                "plan",
+                "--capacity",
+                "1TiB",
+                "--instance",
+                "m6i.xlargee",
+                "--allow-ephemeral",
+            ],
+            &["m6i.xlarge"],
+        ),
+        (&["price", "gp3", "--size", "36GiBs"], &["is not a size"]),
+        (&["price", "gp3", "--size", "1.5GiB"], &["use 2GiB"]),
+        (&["plan", "--capacity", "lots"], &["is not a size"]),
+    ]);
 }
 
 #[test]
 fn impossible_requirements_name_the_limit_and_the_nearest_option() {
-    let e = fails(
-        &["plan", "--region", "eu-north-1", "--capacity", "100TiB"],
-        2,
-    );
-    assert!(e.contains("gp3 volumes hold at most 65,536 GiB"), "{e}");
-    // Nearest: the largest volume, gp3 64 TiB: 65,536 x $0.0836 = 5,478.8096 -> $5,478.81.
-    assert!(e.contains("nearest feasible: gp3 65,536 GiB"), "{e}");
-    assert!(e.contains("$5,478.81"), "{e}");
-    let e = fails(
-        &[
-            "plan",
-            "--region",
-            "us-east-1",
-            "--capacity",
-            "1TiB",
-            "--iops",
-            "300000",
-        ],
-        2,
-    );
-    assert!(e.contains("io2 allows at most 256,000 IOPS"), "{e}");
+    each_fails_naming(&[
+        (
+            &["plan", "--region", "eu-north-1", "--capacity", "100TiB"],
+            &[
+                "gp3 volumes hold at most 65,536 GiB",
+                // Nearest: the largest volume, gp3 64 TiB: 65,536 x $0.0836 = 5,478.8096 ->
+                // $5,478.81.
+                "nearest feasible: gp3 65,536 GiB",
+                "$5,478.81",
+            ],
+        ),
+        (
+            &[
+                "plan",
+                "--region",
+                "us-east-1",
+                "--capacity",
+                "1TiB",
+                "--iops",
+                "300000",
+            ],
+            &["io2 allows at most 256,000 IOPS"],
+        ),
+    ]);
 }
 
 #[test]

@@ -10,7 +10,7 @@ use disktier_testkit::cli::on_a_terminal;
 use disktier_testkit::cli::stdout_ok;
 use disktier_testkit::loop_dev;
 use disktier_testkit::loop_fs;
-use disktier_testkit::{is_root, require, require_loop, BlkioThrottle, LoopDev};
+use disktier_testkit::{is_root, require, require_loop, throttled_fs, LoopDev};
 use serde_json::Value;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -825,14 +825,10 @@ fn check_etcd_passes_on_xfs_and_fio_agrees() {
 
 #[test]
 fn check_etcd_fails_on_a_throttled_volume() {
-    if !BlkioThrottle::require() {
-        return;
-    }
-    let Some((dev, m)) = loop_fs(320 << 20, "xfs") else {
+    // ~20 write IOPS: every fdatasync waits for throttled writes, far above 10 ms.
+    let Some((_dev, m, throttle)) = throttled_fs(320 << 20, "xfs", 20) else {
         return;
     };
-    // ~20 write IOPS: every fdatasync waits for throttled writes, far above 10 ms.
-    let throttle = BlkioThrottle::new(&dev.maj_min(), 20, None);
     let (_d, db) = tmp_db();
     let dir = m.dir.display().to_string();
     let db_s = db.display().to_string();

@@ -6,7 +6,7 @@
 
 use assert_cmd::Command;
 use disktier_testkit::cli::disktier;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn bin(db: &Path) -> Command {
     let mut c = disktier();
@@ -26,6 +26,14 @@ fn fails_once(db: &Path, args: &[&str], os_text: &str) -> String {
         "{args:?} should print {os_text:?} once: {err}"
     );
     err
+}
+
+/// A temp dir holding a regular file, `plain`: a path below that file cannot be made.
+fn dir_with_a_file() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    (d, file)
 }
 
 #[test]
@@ -48,9 +56,7 @@ fn a_missing_trace_names_the_os_error_once() {
 
 #[test]
 fn a_trace_written_under_a_regular_file_names_the_os_error_once() {
-    let d = tempfile::tempdir().unwrap();
-    let file = d.path().join("plain");
-    std::fs::write(&file, "x").unwrap();
+    let (d, file) = dir_with_a_file();
     let input = d.path().join("in.csv");
     std::fs::write(&input, "").unwrap();
     let out = file.join("t.dtt");
@@ -70,9 +76,7 @@ fn a_trace_written_under_a_regular_file_names_the_os_error_once() {
 
 #[test]
 fn a_store_under_a_regular_file_names_the_os_error_once() {
-    let d = tempfile::tempdir().unwrap();
-    let file = d.path().join("plain");
-    std::fs::write(&file, "x").unwrap();
+    let (_d, file) = dir_with_a_file();
     let db = file.join("sub/runs.db");
     let err = fails_once(&db, &["history"], "(os error");
     assert!(
@@ -83,9 +87,7 @@ fn a_store_under_a_regular_file_names_the_os_error_once() {
 
 #[test]
 fn an_engine_open_error_names_the_os_error_once() {
-    let d = tempfile::tempdir().unwrap();
-    let file = d.path().join("plain");
-    std::fs::write(&file, "x").unwrap();
+    let (d, file) = dir_with_a_file();
     let target = file.join("target");
     let err = fails_once(
         &d.path().join("db"),

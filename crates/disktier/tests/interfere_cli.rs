@@ -6,6 +6,7 @@ use assert_cmd::Command;
 use disktier_testkit::cli::disktier;
 use disktier_testkit::cli::judged_json;
 use disktier_testkit::cli::stdout_ok;
+use disktier_testkit::cli::Succeeds;
 use disktier_testkit::kube::wait_until;
 use disktier_testkit::{require_loop, LoopDev};
 use disktier_testkit::{serial_loop_fs, BlkioThrottle};
@@ -20,37 +21,52 @@ fn bin() -> Command {
 /// Loop-device tests change a device's scheduler and the cgroup root: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// A refusal case: its name, DISKTIER_RUN_DIR, the arguments after `--no-save interfere` and
+/// what stderr names.
+type Refusal<'a> = (&'a str, Option<&'a Path>, Vec<&'a str>, &'a [&'a str]);
+
 #[test]
 fn unknown_mitigation_is_refused_naming_it_and_the_choices() {
     let t = tempfile::tempdir().unwrap();
-    bin()
-        .args(["--no-save", "interfere"])
-        .arg(t.path())
-        .args(["--mitigations", "none,turbo"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("turbo").and(predicate::str::contains("ionice-idle")));
-    bin()
-        .args(["--no-save", "interfere"])
-        .arg(t.path())
-        .args(["--aggressor", "dd"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("\"dd\"").and(predicate::str::contains("bulk-seq")));
+    let dir = t.path().to_str().unwrap();
     let odd = t.path().join("a\nb");
     std::fs::create_dir(&odd).unwrap();
-    bin()
-        .env("DISKTIER_RUN_DIR", t.path().join("run"))
-        .args(["--no-save", "interfere"])
-        .arg(&odd)
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("control character"));
-    bin()
-        .args(["--no-save", "interfere", "/nonexistent/etcd"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("/nonexistent/etcd"));
+    let run = t.path().join("run");
+    let cases: [Refusal; 4] = [
+        (
+            "an unknown mitigation",
+            None,
+            vec![dir, "--mitigations", "none,turbo"],
+            &["turbo", "ionice-idle"],
+        ),
+        (
+            "an unknown aggressor",
+            None,
+            vec![dir, "--aggressor", "dd"],
+            &["\"dd\"", "bulk-seq"],
+        ),
+        (
+            "a control character in the path",
+            Some(&run),
+            vec![odd.to_str().unwrap()],
+            &["control character"],
+        ),
+        (
+            "a missing path",
+            None,
+            vec!["/nonexistent/etcd"],
+            &["/nonexistent/etcd"],
+        ),
+    ];
+    for (case, run_dir, args, needles) in cases {
+        let mut c = bin();
+        if let Some(r) = run_dir {
+            c.env("DISKTIER_RUN_DIR", r);
+        }
+        c.args(["--no-save", "interfere"])
+            .args(&args)
+            .stderr_of_exit_naming(case, 2, needles);
+    }
 }
 
 #[test]

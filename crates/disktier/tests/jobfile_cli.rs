@@ -4,6 +4,7 @@
 //! Also the errors (an unsupported option names its line, exit 2) and `import fio --jobs`.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::Succeeds;
 use disktier_testkit::{have, require, require_loop, LoopDev};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -12,19 +13,11 @@ fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_disktier"))
 }
 
-fn json_of(out: &std::process::Output) -> Value {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+/// disktier with `args`, then `file` (a job file or fio's JSON of one).
+fn on_file(args: &[&str], file: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.args(args).arg(file);
+    c
 }
 
 /// Two readers (numjobs=2) and an fdatasync writer together; after a stonewall, a libaio
@@ -61,12 +54,7 @@ fn job_file_runs_groups_like_fio() {
     std::fs::write(&file, job_file(&data)).unwrap();
 
     // Native.
-    let out = Command::new(bin())
-        .args(["--format", "json", "--no-save", "bench"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let v = json_of(&out);
+    let v = on_file(&["--format", "json", "--no-save", "bench"], &file).json_ok();
     assert_eq!(v["kind"], "jobfile");
     assert_eq!(v["engine"], "disktier");
     let jobs = v["jobs"].as_array().unwrap();
@@ -115,18 +103,7 @@ fn job_file_runs_groups_like_fio() {
     let g1 = &groups[1]["results"]["write"];
     assert_eq!(g1["ios"], jobs[2]["results"]["write"]["ios"]);
     // The table says which job is which and folds the group_reporting group.
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "exit {:?}: {text}{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = on_file(&["--no-save", "bench"], &file).stdout_ok();
     assert!(text.contains("group 0: reader, writer"), "{text}");
     assert!(
         text.lines()
@@ -142,12 +119,11 @@ fn job_file_runs_groups_like_fio() {
 
     // The same file through fio: the same structure. Without group_reporting fio reports each
     // numjobs clone on its own; with it, one entry for the group.
-    let out = Command::new(bin())
-        .args(["--format", "json", "--no-save", "bench", "--engine", "fio"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let f = json_of(&out);
+    let f = on_file(
+        &["--format", "json", "--no-save", "bench", "--engine", "fio"],
+        &file,
+    )
+    .json_ok();
     assert_eq!(f["engine"], "fio");
     let fjobs = f["jobs"].as_array().unwrap();
     let count = |n: &str| fjobs.iter().filter(|j| j["name"] == n).count();
@@ -180,12 +156,11 @@ fn job_file_runs_groups_like_fio() {
         .status()
         .unwrap();
     assert!(st.success());
-    let out = Command::new(bin())
-        .args(["--format", "json", "--no-save", "import", "fio", "--jobs"])
-        .arg(&fio_json)
-        .output()
-        .unwrap();
-    let i = json_of(&out);
+    let i = on_file(
+        &["--format", "json", "--no-save", "import", "fio", "--jobs"],
+        &fio_json,
+    )
+    .json_ok();
     assert_eq!(i["kind"], "jobfile");
     let ig = i["groups"].as_array().unwrap();
     assert_eq!(ig.len(), 2);
@@ -206,36 +181,24 @@ fn unsupported_options_name_their_line_and_exit_2() {
         ),
     )
     .unwrap();
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("line 6") && err.contains("`verify`") && err.contains("--engine fio"),
-        "{err}"
+    on_file(&["--no-save", "bench"], &file).stderr_of_exit_naming(
+        "an unsupported option",
+        2,
+        &["line 6", "`verify`", "--engine fio"],
     );
     // Job options on the command line do not mix with a job file.
     let good = d.path().join("good.fio");
     std::fs::write(&good, "[a]\nrw=read\nsize=1m\n").unwrap();
-    let out = Command::new(bin())
-        .args(["--no-save", "bench", "--bs", "8k"])
-        .arg(&good)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--bs") && err.contains("[global]"), "{err}");
+    on_file(&["--no-save", "bench", "--bs", "8k"], &good).stderr_of_exit_naming(
+        "a job option beside a job file",
+        2,
+        &["--bs", "[global]"],
+    );
     // A bad value names its line too.
     std::fs::write(&good, "[a]\nrw=read\n\nbs=4q\n").unwrap();
-    let out = Command::new(bin())
-        .args(["--no-save", "bench"])
-        .arg(&good)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("line 4: bs=4q"), "{err}");
+    on_file(&["--no-save", "bench"], &good).stderr_of_exit_naming(
+        "a bad value",
+        2,
+        &["line 4: bs=4q"],
+    );
 }

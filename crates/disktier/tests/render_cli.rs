@@ -159,91 +159,93 @@ fn every_platform_renders_from_the_cli() {
 #[test]
 fn bad_input_is_refused_with_the_fix() {
     let gke = [&["render"][..], GKE_C1, &["--local-ssds"]].concat();
-    disktier()
-        .args(&gke)
-        .args(["2", "--machine-type", "e2-standard-8"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("E2").and(predicate::str::contains("no local SSD")));
-    disktier()
-        .args(&gke)
-        .args(["24", "--machine-type", "n1-standard-8"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("at most 8 local SSDs, not 24"));
-    disktier()
-        .args(&gke)
-        .args([
-            "2",
-            "--machine-type",
-            "n1-standard-8",
-            "--local-ssd-count",
-            "2",
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("cannot be combined"));
-    disktier()
-        .args(&gke)
-        .args(["2", "--machine-type", "n4-standard-8"])
-        .assert()
-        .success()
-        .stderr(predicate::str::contains(
-            "unknown machine type: cannot validate the count",
-        ));
-    disktier()
-        .args(["render", "nomad"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("nomad"));
-    disktier()
-        .args(["render", "openshift"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--mount"));
-    disktier()
-        .args([
-            "render",
-            "systemd",
-            "--mount",
-            "/data",
-            "--by-id",
-            "/dev/nvme1n1",
-        ])
-        .assert()
-        .code(2)
-        .stderr(
-            predicate::str::contains("kernel device name")
-                .and(predicate::str::contains("/dev/disk/by-id/")),
-        );
-    disktier()
-        .args([
-            "render",
-            "openshift",
-            "--mount",
-            "/var/lib/containers",
-            "--instance-type",
-            "m6id.xlarge",
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--machineset"));
-    disktier()
-        .args([
-            "render",
-            "lvmcache",
-            "--fast",
-            "/dev/disk/by-id/a",
-            "--slow",
-            "/dev/disk/by-id/b",
-            "--sequential-cutoff",
-            "0",
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "dm-cache has no sequential bypass",
-        ));
+    let gke_with = |extra: &[&'static str]| [&gke[..], extra].concat();
+    // (case, arguments, exit code, what stderr names)
+    let cases: Vec<(&str, Vec<&str>, i32, &[&str])> = vec![
+        (
+            "gke e2 has no local SSD",
+            gke_with(&["2", "--machine-type", "e2-standard-8"]),
+            2,
+            &["E2", "no local SSD"],
+        ),
+        (
+            "gke n1 takes at most 8",
+            gke_with(&["24", "--machine-type", "n1-standard-8"]),
+            2,
+            &["at most 8 local SSDs, not 24"],
+        ),
+        (
+            "gke --local-ssd-count beside --local-ssds",
+            gke_with(&[
+                "2",
+                "--machine-type",
+                "n1-standard-8",
+                "--local-ssd-count",
+                "2",
+            ]),
+            2,
+            &["cannot be combined"],
+        ),
+        (
+            "gke unknown machine type only warns",
+            gke_with(&["2", "--machine-type", "n4-standard-8"]),
+            0,
+            &["unknown machine type: cannot validate the count"],
+        ),
+        ("unknown platform", vec!["render", "nomad"], 2, &["nomad"]),
+        (
+            "openshift without --mount",
+            vec!["render", "openshift"],
+            2,
+            &["--mount"],
+        ),
+        (
+            "a kernel name for --by-id",
+            vec![
+                "render",
+                "systemd",
+                "--mount",
+                "/data",
+                "--by-id",
+                "/dev/nvme1n1",
+            ],
+            2,
+            &["kernel device name", "/dev/disk/by-id/"],
+        ),
+        (
+            "--instance-type without --machineset",
+            vec![
+                "render",
+                "openshift",
+                "--mount",
+                "/var/lib/containers",
+                "--instance-type",
+                "m6id.xlarge",
+            ],
+            2,
+            &["--machineset"],
+        ),
+        (
+            "lvmcache with a sequential cutoff",
+            vec![
+                "render",
+                "lvmcache",
+                "--fast",
+                "/dev/disk/by-id/a",
+                "--slow",
+                "/dev/disk/by-id/b",
+                "--sequential-cutoff",
+                "0",
+            ],
+            2,
+            &["dm-cache has no sequential bypass"],
+        ),
+    ];
+    for (case, args, code, needles) in cases {
+        disktier()
+            .args(&args)
+            .stderr_of_exit_naming(case, code, needles);
+    }
 }
 
 #[test]

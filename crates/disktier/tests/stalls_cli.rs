@@ -2,8 +2,7 @@
 //! IOPS, every fdatasync waits for throttled writes, so `check etcd` and `bench` count fsyncs over
 //! etcd's heartbeat interval (100 ms) and say what they mean.
 
-use disktier_testkit::loop_fs;
-use disktier_testkit::BlkioThrottle;
+use disktier_testkit::throttled_fs;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -13,15 +12,11 @@ fn bin() -> PathBuf {
 
 #[test]
 fn a_throttled_disk_counts_fsyncs_over_the_heartbeat_interval() {
-    if !BlkioThrottle::require() {
-        return;
-    }
-    let Some((dev, m)) = loop_fs(320 << 20, "xfs") else {
-        return;
-    };
     // 4 write IOPS: each fdatasync of a 2300-byte append waits for at least one throttled
     // write (250 ms apart), so nearly every one is over 100 ms and none reaches 1 s alone.
-    let throttle = BlkioThrottle::new(&dev.maj_min(), 4, None);
+    let Some((_dev, m, throttle)) = throttled_fs(320 << 20, "xfs", 4) else {
+        return;
+    };
     let dir = m.dir.display().to_string();
     let out = throttle
         .wrap(

@@ -68,15 +68,33 @@ pub trait Succeeds {
     }
     /// stderr of a run that must exit with `code` (a refusal: 1 or 2).
     fn stderr_of_exit(&mut self, code: i32) -> String {
-        let out = self.run_output();
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "stdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stderr).into_owned()
+        stderr_of_exit(&self.run_output(), "", code)
+    }
+    /// stderr of a run that must exit with `code` and name every one of `needles` there; a
+    /// failure names `case` (one row of a table of refusals).
+    fn stderr_of_exit_naming(&mut self, case: &str, code: i32, needles: &[&str]) -> String {
+        let err = stderr_of_exit(&self.run_output(), case, code);
+        assert_contains_all(case, &err, needles);
+        err
+    }
+}
+
+fn stderr_of_exit(out: &Output, case: &str, code: i32) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{case}\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts that `text` holds every one of `needles`; a failure names `case`, the missing
+/// needle and the whole text.
+pub fn assert_contains_all(case: &str, text: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(text.contains(n), "{case}: lacks {n:?} in:\n{text}");
     }
 }
 

@@ -68,6 +68,23 @@ pub fn loop_fs(size: u64, fstype: &str) -> Option<(LoopDev, Mount)> {
     Some((dev, m))
 }
 
+/// [`loop_fs`] whose writes, by processes run through [`BlkioThrottle::wrap`], are throttled to
+/// `write_iops`: a slow cloud volume. `None` (the test returns) where blkio throttling or loop
+/// devices are missing. Bind it as `let Some((dev, m, throttle)) = ..`: the throttle is dropped
+/// first, then the mount, then the device.
+pub fn throttled_fs(
+    size: u64,
+    fstype: &str,
+    write_iops: u64,
+) -> Option<(LoopDev, Mount, BlkioThrottle)> {
+    if !BlkioThrottle::require() {
+        return None;
+    }
+    let (dev, m) = loop_fs(size, fstype)?;
+    let throttle = BlkioThrottle::new(&dev.maj_min(), write_iops, None);
+    Some((dev, m, throttle))
+}
+
 /// A fresh loop device of `size` bytes with nothing on it; `None` (the test returns) where loop
 /// devices cannot be made.
 pub fn loop_dev(size: u64) -> Option<LoopDev> {
