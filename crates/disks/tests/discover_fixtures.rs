@@ -4,17 +4,14 @@
 
 use disktier_cmd::RecordingRunner;
 use disktier_disks::discover::{discover, Disk, DiskClass, Ineligible};
-use std::path::{Path, PathBuf};
+use disktier_testkit::cli::sysfs_fixture;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/sysfs")
-        .join(name)
-}
+mod nodes;
+use nodes::copy_node;
 
 fn disks(name: &str) -> Vec<Disk> {
     let r = RecordingRunner::new();
-    let d = discover(&fixture(name), &r).unwrap();
+    let d = discover(&sysfs_fixture(name), &r).unwrap();
     assert_eq!(r.transcript(), "", "fixture discovery must run no command");
     d
 }
@@ -120,31 +117,23 @@ fn azure_v6_temp_nvme_is_eligible_and_managed_os_disk_is_system() {
 
 #[test]
 fn model_strings_classify_exactly() {
-    assert_eq!(
-        DiskClass::from_model("nvme_card"),
-        Some(DiskClass::LocalSsd)
-    );
-    assert_eq!(
-        DiskClass::from_model("nvme_card-pd"),
-        Some(DiskClass::NetworkVolume)
-    );
-    assert_eq!(DiskClass::from_model("nvme_card2"), None);
-    assert_eq!(
-        DiskClass::from_model("PersistentDisk  "),
-        Some(DiskClass::NetworkVolume)
-    );
-    assert_eq!(
-        DiskClass::from_model("Amazon Elastic Block Store              "),
-        Some(DiskClass::NetworkVolume)
-    );
-    assert_eq!(
-        DiskClass::from_model("Microsoft NVMe Direct Disk"),
-        Some(DiskClass::AzureTempNvme)
-    );
-    assert_eq!(
-        DiskClass::from_model("Microsoft NVMe Direct Disk v2"),
-        Some(DiskClass::AzureTempNvme)
-    );
+    for (model, want) in [
+        ("nvme_card", Some(DiskClass::LocalSsd)),
+        ("nvme_card-pd", Some(DiskClass::NetworkVolume)),
+        ("nvme_card2", None),
+        ("PersistentDisk  ", Some(DiskClass::NetworkVolume)),
+        (
+            "Amazon Elastic Block Store              ",
+            Some(DiskClass::NetworkVolume),
+        ),
+        ("Microsoft NVMe Direct Disk", Some(DiskClass::AzureTempNvme)),
+        (
+            "Microsoft NVMe Direct Disk v2",
+            Some(DiskClass::AzureTempNvme),
+        ),
+    ] {
+        assert_eq!(DiskClass::from_model(model), want, "{model:?}");
+    }
 }
 
 /// A fixture copy whose instance-store disk is held by a foreign md array, read-only, or busy:
@@ -152,8 +141,7 @@ fn model_strings_classify_exactly() {
 #[test]
 fn holders_readonly_and_busy_are_refused_with_their_reason() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("node");
-    copy_tree(&fixture("aws-i3-8xlarge"), &root);
+    let root = copy_node("aws-i3-8xlarge", tmp.path().join("node"));
     let b = root.join("sys/block");
     std::fs::write(b.join("nvme0n1/holders/md127"), "").unwrap();
     std::fs::write(b.join("nvme1n1/ro"), "1\n").unwrap();
@@ -185,14 +173,4 @@ fn holders_readonly_and_busy_are_refused_with_their_reason() {
         get(&d, "nvme0n1").ineligible[0].to_string(),
         "has holders (md127 built on it)"
     );
-}
-
-pub fn copy_tree(from: &Path, to: &Path) {
-    let st = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(from)
-        .arg(to)
-        .status()
-        .unwrap();
-    assert!(st.success());
 }

@@ -249,13 +249,44 @@ fn from(b: &[u8], alphabet: &str) -> String {
     b.iter().map(|x| a[*x as usize % a.len()]).collect()
 }
 
-/// One field: with `clean`, made of the characters its type allows (so that whole valid
-/// requests are common), else of [`hostile`] characters.
-fn field(b: &[u8], clean: bool, alphabet: &str) -> String {
-    if clean {
-        from(b, alphabet)
+/// A path field: `/` and, with `clean`, the characters paths are made of (so that whole valid
+/// requests are common), else [`hostile`] characters.
+fn path_field(b: &[u8], clean: bool) -> String {
+    let rest = if clean {
+        from(b, PATH_CHARS)
     } else {
         hostile(b)
+    };
+    format!("/{rest}")
+}
+
+/// An options field: with `clean`, up to four of [`OPTIONS`] picked by its bytes, else
+/// [`hostile`] characters.
+fn options_field(b: &[u8], clean: bool) -> String {
+    if clean {
+        b.iter()
+            .take(4)
+            .map(|x| OPTIONS[*x as usize % OPTIONS.len()])
+            .collect::<Vec<_>>()
+            .join(",")
+    } else {
+        hostile(b)
+    }
+}
+
+/// An optional field: none without bytes, else made by `clean` when the field is drawn from
+/// its own alphabet and by `dirty` when not.
+fn optional(
+    (b, clean_field): &(Vec<u8>, bool),
+    clean: impl FnOnce(&[u8]) -> String,
+    dirty: fn(&[u8]) -> String,
+) -> Option<String> {
+    if b.is_empty() {
+        None
+    } else if *clean_field {
+        Some(clean(b))
+    } else {
+        Some(dirty(b))
     }
 }
 
@@ -282,49 +313,25 @@ const OPTIONS: [&str; 8] = [
 /// path is drawn character by character from what paths are made of; the other clean fields
 /// from well-formed pieces, so that whole valid requests are common.
 fn intent_input(f: &Fields) -> IntentInput {
-    let clean_opts = |b: &[u8]| {
-        b.iter()
-            .take(4)
-            .map(|x| OPTIONS[*x as usize % OPTIONS.len()])
-            .collect::<Vec<_>>()
-            .join(",")
-    };
     IntentInput {
-        mount: format!("/{}", field(&f[0].0, f[0].1, PATH_CHARS)),
-        options: vec![if f[1].1 {
-            clean_opts(&f[1].0)
-        } else {
-            hostile(&f[1].0)
-        }],
-        owner: (!f[2].0.is_empty()).then(|| {
-            if f[2].1 {
-                format!(
-                    "u{}:g{}",
-                    from(&f[2].0, NAME_CHARS).replace(':', ""),
-                    f[2].0.len()
-                )
-            } else {
-                hostile(&f[2].0)
-            }
-        }),
-        mode: (!f[3].0.is_empty()).then(|| {
-            if f[3].1 {
-                format!(
-                    "0{}",
-                    from(&[f[3].0[0], f[3].0[0] / 8, f[3].0[0] / 64], "01234567")
-                )
-            } else {
-                String::from_utf8_lossy(&f[3].0).into_owned()
-            }
-        }),
-        binds: vec![format!("/{}", field(&f[4].0, f[4].1, PATH_CHARS))],
-        label: (!f[5].0.is_empty()).then(|| {
-            if f[5].1 {
-                format!("L{}", from(&f[5].0[..f[5].0.len().min(10)], LABEL_CHARS))
-            } else {
-                hostile(&f[5].0)
-            }
-        }),
+        mount: path_field(&f[0].0, f[0].1),
+        options: vec![options_field(&f[1].0, f[1].1)],
+        owner: optional(
+            &f[2],
+            |b| format!("u{}:g{}", from(b, NAME_CHARS).replace(':', ""), b.len()),
+            hostile,
+        ),
+        mode: optional(
+            &f[3],
+            |b| format!("0{}", from(&[b[0], b[0] / 8, b[0] / 64], "01234567")),
+            |b| String::from_utf8_lossy(b).into_owned(),
+        ),
+        binds: vec![path_field(&f[4].0, f[4].1)],
+        label: optional(
+            &f[5],
+            |b| format!("L{}", from(&b[..b.len().min(10)], LABEL_CHARS)),
+            hostile,
+        ),
         ..Default::default()
     }
 }
@@ -418,20 +425,9 @@ fn fuzz_setup_writers() {
         .for_each(|(m, o, b)| {
             bounded(&ALLOC, || {
                 let (Ok(mount), Ok(opts), Ok(bind)) = (
-                    MountPath::parse("--mount", &format!("/{}", field(&m.0, m.1, PATH_CHARS))),
-                    MountOptions::parse(
-                        "--options",
-                        &[if o.1 {
-                            o.0.iter()
-                                .take(4)
-                                .map(|x| OPTIONS[*x as usize % OPTIONS.len()])
-                                .collect::<Vec<_>>()
-                                .join(",")
-                        } else {
-                            hostile(&o.0)
-                        }],
-                    ),
-                    MountPath::parse("--bind", &format!("/{}", field(&b.0, b.1, PATH_CHARS))),
+                    MountPath::parse("--mount", &path_field(&m.0, m.1)),
+                    MountOptions::parse("--options", &[options_field(&o.0, o.1)]),
+                    MountPath::parse("--bind", &path_field(&b.0, b.1)),
                 ) else {
                     return;
                 };
@@ -507,9 +503,7 @@ fn fuzz_fstab_merge() {
         .for_each(|(existing, (m, clean))| {
             bounded(&ALLOC, || {
                 let existing = text(existing);
-                let Ok(mount) =
-                    MountPath::parse("--mount", &format!("/{}", field(m, *clean, PATH_CHARS)))
-                else {
+                let Ok(mount) = MountPath::parse("--mount", &path_field(m, *clean)) else {
                     return;
                 };
                 let ours = persist::fstab_line("UUID=u", &mount, "xfs", "defaults");

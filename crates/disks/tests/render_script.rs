@@ -435,10 +435,7 @@ impl CacheScript {
             } else {
                 "#!/bin/sh\nexit 1\n"
             };
-            let p = stub_dir.join(s);
-            std::fs::write(&p, body).unwrap();
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            write_executable(&stub_dir.join(s), body);
         }
         CacheScript {
             path,
@@ -455,45 +452,59 @@ impl CacheScript {
     }
 
     fn dry_run(&self) -> std::process::Output {
-        let path = format!(
-            "{}:{}",
-            self.stubs.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
         std::process::Command::new("bash")
             .arg(&self.path)
-            .env("PATH", path)
+            .env("PATH", path_with(&self.stubs))
             .env("DRY_RUN", "1")
             .output()
             .unwrap()
     }
 }
 
+/// Writes an executable (0755) script at `p`.
+fn write_executable(p: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(p, body).unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `$PATH` with `dir` first.
+fn path_with(dir: &Path) -> String {
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// The one script a cache renderer renders.
+fn script_of(r: impl Renderer) -> String {
+    r.render().unwrap().files[0].content.clone()
+}
+
 fn bcache_text() -> String {
-    let r = Bcache::new(BcacheConfig {
-        fast: FAST_ID.into(),
-        slow: SLOW_ID.into(),
-        mode: BcacheMode::Writeback,
-        sequential_cutoff: 0,
-    })
-    .unwrap()
-    .render()
-    .unwrap();
-    r.files[0].content.clone()
+    script_of(
+        Bcache::new(BcacheConfig {
+            fast: FAST_ID.into(),
+            slow: SLOW_ID.into(),
+            mode: BcacheMode::Writeback,
+            sequential_cutoff: 0,
+        })
+        .unwrap(),
+    )
 }
 
 fn lvmcache_text() -> String {
-    let r = Lvmcache::new(LvmcacheConfig {
-        fast: FAST_ID.into(),
-        slow: SLOW_ID.into(),
-        mode: LvmcacheMode::Writeback,
-        vg: "dtvg".into(),
-        lv: "main".into(),
-    })
-    .unwrap()
-    .render()
-    .unwrap();
-    r.files[0].content.clone()
+    script_of(
+        Lvmcache::new(LvmcacheConfig {
+            fast: FAST_ID.into(),
+            slow: SLOW_ID.into(),
+            mode: LvmcacheMode::Writeback,
+            vg: "dtvg".into(),
+            lv: "main".into(),
+        })
+        .unwrap(),
+    )
 }
 
 const BCACHE_STUBS: [&str; 3] = ["make-bcache", "bcache-super-show", "modprobe"];
@@ -638,21 +649,11 @@ fn a_disk_formatted_between_check_and_mkfs_is_left_alone() {
         c = count.display(),
         b = real_blkid.display()
     );
-    let p = shim.path().join("blkid");
-    std::fs::write(&p, body).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable(&shim.path().join("blkid"), &body);
     let out = std::process::Command::new("bash")
         .arg(&s.path)
         .arg("mkfs")
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                shim.path().display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
+        .env("PATH", path_with(shim.path()))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -4,29 +4,35 @@
 
 use disktier_cmd::RecordingRunner;
 use disktier_disks::setup::{setup, LayoutChoice, Persist, Report, SetupError, SetupRequest};
+use disktier_testkit::cli::sysfs_fixture as fixture;
 use std::path::{Path, PathBuf};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/sysfs")
-        .join(name)
-}
+mod nodes;
 
-/// A writable copy of a fixture, to put a node in another state.
+/// A writable copy of a fixture in `tmp`, to put a node in another state.
 fn copy(name: &str, tmp: &Path) -> PathBuf {
-    let to = tmp.join(name);
-    let st = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(fixture(name))
-        .arg(&to)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    to
+    nodes::copy_node(name, tmp.join(name))
 }
 
 fn cfg(mount: &str) -> SetupRequest {
     SetupRequest::new(mount)
+}
+
+/// A request that persists the mount with `persist` below `tmp/root`.
+fn persisted(mount: &str, persist: Persist, tmp: &Path) -> SetupRequest {
+    let mut c = cfg(mount);
+    c.persist = persist;
+    c.persist_root = tmp.join("root");
+    c
+}
+
+/// Runs setup through the recording runner where it must refuse before running any command;
+/// returns the error.
+fn refused(root: &Path, c: SetupRequest) -> SetupError {
+    let r = RecordingRunner::new();
+    let e = setup(&c.check().unwrap(), root, &r).unwrap_err();
+    assert_eq!(r.transcript(), "", "{e}");
+    e
 }
 
 /// Runs setup for real through the recording runner; returns the report and the transcript
@@ -44,15 +50,16 @@ fn scrub(text: &str, tmp: &Path) -> String {
         .replace(&esc, "<TMP>")
 }
 
+/// Makes blkid on the fixture node `root` report `tags` (`TYPE=...\nLABEL=...\n`) for `disk`.
+fn set_blkid(root: &Path, disk: &str, tags: &str) {
+    std::fs::write(root.join("blkid").join(disk), tags).unwrap();
+}
+
 /// A copy of the i3 fixture whose four disks are members of our md array (not running).
 fn i3_in_our_array(tmp: &Path) -> PathBuf {
     let root = copy("aws-i3-8xlarge", tmp);
     for n in ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"] {
-        std::fs::write(
-            root.join("blkid").join(n),
-            "TYPE=linux_raid_member\nLABEL=any:disktier\n",
-        )
-        .unwrap();
+        set_blkid(&root, n, "TYPE=linux_raid_member\nLABEL=any:disktier\n");
     }
     root
 }
@@ -71,9 +78,7 @@ fn commands(rep: &Report) -> Vec<String> {
 #[test]
 fn m6id_auto_takes_the_instance_store_relabels_selinux_and_persists_units() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut c = cfg("/var/lib/containers");
-    c.persist = Persist::Systemd;
-    c.persist_root = tmp.path().join("root");
+    let c = persisted("/var/lib/containers", Persist::Systemd, tmp.path());
     let (rep, t) = run(&fixture("aws-m6id-xlarge"), c, tmp.path());
     assert_eq!(rep.devices.len(), 1);
     assert_eq!(
@@ -115,10 +120,8 @@ fn dry_run_prints_the_same_commands_and_runs_nothing() {
 #[test]
 fn i3_four_disks_become_raid0_with_name_homehost_chunk_and_stripe_aware_xfs() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut c = cfg("/data");
+    let mut c = persisted("/data", Persist::Fstab, tmp.path());
     c.owner = Some("ec2-user:ec2-user".into());
-    c.persist = Persist::Fstab;
-    c.persist_root = tmp.path().join("root");
     let (rep, t) = run(&fixture("aws-i3-8xlarge"), c, tmp.path());
     assert_eq!(rep.devices.len(), 4);
     assert!(
@@ -155,13 +158,11 @@ fn raid_without_md_support_says_so_and_suggests_separate() {
     let tmp = tempfile::tempdir().unwrap();
     let root = copy("aws-i3-8xlarge", tmp.path());
     std::fs::remove_file(root.join("proc/mdstat")).unwrap();
-    let r = RecordingRunner::new();
-    let e = setup(&cfg("/data").check().unwrap(), &root, &r).unwrap_err();
+    let e = refused(&root, cfg("/data"));
     assert_eq!(
         e.to_string(),
         "this kernel has no md RAID support (no /proc/mdstat and no md_mod module): cannot stripe 4 disks into RAID0; use --layout separate for one mount per disk"
     );
-    assert_eq!(r.transcript(), "");
 }
 
 #[test]
@@ -187,11 +188,11 @@ fn an_array_of_ours_is_assembled_not_recreated_and_its_filesystem_remounted() {
     for n in ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"] {
         std::fs::write(root.join("sys/block").join(n).join("holders/md127"), "").unwrap();
     }
-    std::fs::write(
-        root.join("blkid/md127"),
+    set_blkid(
+        &root,
+        "md127",
         "TYPE=xfs\nLABEL=disktier\nUUID=0d15c0de-0000-4000-8000-000000000001\n",
-    )
-    .unwrap();
+    );
     let (rep, t) = run(&root, cfg("/data"), tmp.path());
     assert!(!t.contains("mkfs") && !t.contains("mdadm"), "{t}");
     assert_eq!(
@@ -246,10 +247,8 @@ fn azure_temp_nvme_direct_with_binds_copies_then_binds_parent_first() {
         "io.containerd.content.v1.content",
     );
     let kubelet = dir_holding(tmp.path(), "var/lib/kubelet", "pods");
-    let mut c = cfg("/mnt/disks/ssd");
+    let mut c = persisted("/mnt/disks/ssd", Persist::Systemd, tmp.path());
     c.bind = vec![kubelet.join("pods"), containerd.clone(), kubelet.clone()];
-    c.persist = Persist::Systemd;
-    c.persist_root = tmp.path().join("root");
     let (rep, t) = run(&fixture("azure-e4pds-v6"), c, tmp.path());
     assert_eq!(
         rep.devices[0].path,
@@ -286,15 +285,12 @@ fn explicit_devices_refuse_the_system_disk_with_the_reason() {
     c.devices = Some(vec![
         "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0a1b2c3d4e5f60718".into(),
     ]);
-    let r = RecordingRunner::new();
-    let e = setup(&c.check().unwrap(), &fixture("aws-m6id-xlarge"), &r).unwrap_err();
-    let m = e.to_string();
+    let m = refused(&fixture("aws-m6id-xlarge"), c).to_string();
     assert!(m.starts_with("refusing /dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0a1b2c3d4e5f60718: system disk (holds /sysroot, /boot)"), "{m}");
-    assert_eq!(r.transcript(), "");
     let _ = tmp;
     let mut c = cfg("/data");
     c.devices = Some(vec!["/dev/nvme0n1p4".into()]);
-    let e = setup(&c.check().unwrap(), &fixture("aws-m6id-xlarge"), &r).unwrap_err();
+    let e = refused(&fixture("aws-m6id-xlarge"), c);
     assert!(matches!(e, SetupError::Partition { .. }), "{e}");
 }
 
@@ -305,30 +301,28 @@ fn prjquota_is_refused_where_xfs_has_no_quota_support() {
     std::fs::create_dir_all(root.join("proc/fs/xfs")).unwrap();
     let mut c = cfg("/var/lib/containers");
     c.options = vec!["prjquota".into()];
-    let r = RecordingRunner::new();
-    let e = setup(&c.check().unwrap(), &root, &r).unwrap_err();
+    let e = refused(&root, c);
     assert_eq!(
         e.to_string(),
         "this kernel has no quota support (no /proc/fs/xfs/xqmstat: CONFIG_XFS_QUOTA is not set): prjquota cannot be mounted; drop it or use a kernel with CONFIG_QUOTA/XFS_QUOTA"
     );
-    assert_eq!(r.transcript(), "");
 }
 
 #[test]
 fn a_disk_with_our_label_is_remounted_never_reformatted() {
     let tmp = tempfile::tempdir().unwrap();
     let root = copy("aws-m6id-xlarge", tmp.path());
-    std::fs::write(
-        root.join("blkid/nvme1n1"),
+    set_blkid(
+        &root,
+        "nvme1n1",
         "TYPE=xfs\nLABEL=disktier\nUUID=11111111-2222-4333-8444-555555555555\n",
-    )
-    .unwrap();
+    );
     let (rep, t) = run(&root, cfg("/var/lib/containers"), tmp.path());
     assert!(!t.contains("mkfs"), "{t}");
     assert!(t.contains("mount -t xfs -o defaults,noatime UUID=11111111-2222-4333-8444-555555555555 /var/lib/containers"), "{t}");
     assert_eq!(rep.devices[0].state, "ours");
     // Someone else's filesystem on the same disk: skipped in auto mode, with the reason.
-    std::fs::write(root.join("blkid/nvme1n1"), "TYPE=xfs\nLABEL=scratch\n").unwrap();
+    set_blkid(&root, "nvme1n1", "TYPE=xfs\nLABEL=scratch\n");
     let (rep, t) = run(&root, cfg("/var/lib/containers"), tmp.path());
     assert_eq!(t, "");
     assert!(
@@ -368,11 +362,11 @@ fn selinux_relabels_the_mount_and_each_bind_after_binding() {
 fn separate_layout_keeps_each_disks_index_from_its_label() {
     let tmp = tempfile::tempdir().unwrap();
     let root = copy("aws-i3-8xlarge", tmp.path());
-    std::fs::write(
-        root.join("blkid/nvme2n1"),
+    set_blkid(
+        &root,
+        "nvme2n1",
         "TYPE=xfs\nLABEL=disktier-2\nUUID=22222222-0000-4000-8000-000000000002\n",
-    )
-    .unwrap();
+    );
     let mut c = cfg("/mnt/k8s-disks");
     c.layout = LayoutChoice::Separate;
     let (rep, t) = run(&root, c, tmp.path());
@@ -455,10 +449,9 @@ fn an_fstab_changed_between_plan_and_write_is_not_overwritten() {
     let fstab = tmp.path().join("root/etc/fstab");
     std::fs::create_dir_all(fstab.parent().unwrap()).unwrap();
     std::fs::write(&fstab, "UUID=root / xfs defaults 0 1\n").unwrap();
-    let mut c = cfg("/data");
-    c.persist = Persist::Fstab;
-    c.persist_root = tmp.path().join("root");
-    let c = c.check().unwrap();
+    let c = persisted("/data", Persist::Fstab, tmp.path())
+        .check()
+        .unwrap();
     let r = WriteFstabAtMkfs(fstab.clone(), RecordingRunner::new());
     let e = setup(&c, &fixture("aws-m6id-xlarge"), &r).unwrap_err();
     let msg = format!("{e:#}");
@@ -491,10 +484,8 @@ fn an_fstab_changed_between_plan_and_write_is_not_overwritten() {
 #[test]
 fn a_kernel_name_in_devices_is_persisted_by_id_and_uuid_with_a_warning() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut c = cfg("/var/lib/containers");
+    let mut c = persisted("/var/lib/containers", Persist::Systemd, tmp.path());
     c.devices = Some(vec!["/dev/nvme1n1".into()]);
-    c.persist = Persist::Systemd;
-    c.persist_root = tmp.path().join("root");
     c.boot_binary = Some(std::env::current_exe().unwrap());
     c.allow_build_binary = true;
     let (rep, _) = run(&fixture("aws-m6id-xlarge"), c, tmp.path());
@@ -521,10 +512,8 @@ fn a_kernel_name_in_devices_is_persisted_by_id_and_uuid_with_a_warning() {
     }
 
     let tmp = tempfile::tempdir().unwrap();
-    let mut c = cfg("/data");
+    let mut c = persisted("/data", Persist::Fstab, tmp.path());
     c.devices = Some(vec!["/dev/nvme1n1".into()]);
-    c.persist = Persist::Fstab;
-    c.persist_root = tmp.path().join("root");
     let (rep, _) = run(&fixture("aws-m6id-xlarge"), c, tmp.path());
     let fstab = std::fs::read_to_string(tmp.path().join("root/etc/fstab")).unwrap();
     let uuid = disktier_disks::setup::plan::derived_uuid("disktier", Path::new("/data"));

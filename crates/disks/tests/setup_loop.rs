@@ -13,10 +13,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod support;
-use support::{request_on, Hooked};
-
-/// xfs needs a device of at least 300 MiB.
-const XFS_SIZE: u64 = 320 << 20;
+use support::{killed_at, mp, request_on, xfs_loop, XFS_SIZE};
 
 fn run(c: &SetupConfig, runner: &dyn CommandRunner) -> Report {
     setup(c, Path::new("/"), runner).unwrap_or_else(|e| panic!("setup failed: {e:#?}"))
@@ -30,11 +27,9 @@ fn did(rep: &Report, what: &str) -> bool {
 
 #[test]
 fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
-    if !require_loop_xfs() {
+    let Some((dev, tmp)) = xfs_loop() else {
         return;
-    }
-    let dev = LoopDev::new(XFS_SIZE);
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    };
     let mnt = tmp.path().join("mnt");
     let app = tmp.path().join("data/app");
     let cache = app.join("cache");
@@ -187,18 +182,12 @@ impl CommandRunner for Recorder {
 
 /// Real runner that "crashes" (fails) at the first command of one program.
 fn crash_at(program: &'static str) -> impl CommandRunner {
-    let crashed = std::sync::atomic::AtomicBool::new(false);
-    Hooked(move |cmd: &Cmd| {
-        (cmd.program == program && !crashed.swap(true, std::sync::atomic::Ordering::SeqCst)).then(
-            || {
-                Ok(Output {
-                    status: 137,
-                    stdout: String::new(),
-                    stderr: "killed".into(),
-                })
-            },
-        )
-    })
+    let answer = Ok(Output {
+        status: 137,
+        stdout: String::new(),
+        stderr: "killed".into(),
+    });
+    killed_at(move |cmd| cmd.program == program, answer)
 }
 
 #[test]
@@ -327,11 +316,9 @@ fn ext4_on_request_with_label_and_noatime() {
 /// changing anything; the mount units alone (no boot unit) name the UUID, with a warning.
 #[test]
 fn a_kernel_name_is_never_persisted() {
-    if !require_loop_xfs() {
+    let Some((dev, tmp)) = xfs_loop() else {
         return;
-    }
-    let dev = LoopDev::new(XFS_SIZE);
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    };
     let mnt = tmp.path().join("m");
     let _guard = Unmount(vec![mnt.clone()]);
     let mut c = request_on(&dev, &mnt);
@@ -379,12 +366,10 @@ fn a_kernel_name_is_never_persisted() {
 
 #[test]
 fn dry_run_on_a_real_device_changes_nothing() {
-    if !require_loop_xfs() {
+    let Some((dev, tmp)) = xfs_loop() else {
         return;
-    }
-    let dev = LoopDev::new(XFS_SIZE);
+    };
     let before = dev.checksum();
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let mut c = request_on(&dev, tmp.path().join("m"));
     c.dry_run = true;
     let rec = Recorder::default();
@@ -401,10 +386,6 @@ fn dry_run_on_a_real_device_changes_nothing() {
     assert!(!tmp.path().join("m").exists());
     assert_eq!(dev.checksum(), before);
     let _ = RecordingRunner::new();
-}
-
-fn mp(p: &Path) -> disktier_disks::valid::MountPath {
-    disktier_disks::valid::MountPath::parse_path("--mount", p).unwrap()
 }
 
 /// A real runner that lets an intruder act on `dev` right before the second `blkid -p` of it:
@@ -483,12 +464,10 @@ fn a_disk_formatted_between_plan_and_mkfs_is_left_alone() {
 
 #[test]
 fn a_disk_opened_exclusively_between_plan_and_mkfs_is_left_alone() {
-    if !require_loop_xfs() {
+    let Some((dev, tmp)) = xfs_loop() else {
         return;
-    }
-    let dev = LoopDev::new(XFS_SIZE);
+    };
     let before = dev.checksum();
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let c = request_on(&dev, tmp.path().join("m"));
     let c = c.check().unwrap();
     let holder: std::sync::Arc<std::sync::Mutex<Option<std::fs::File>>> = Default::default();

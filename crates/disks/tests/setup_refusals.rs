@@ -6,8 +6,11 @@ use disktier_cmd::{RealRunner, RecordingRunner};
 use disktier_disks::setup::kernel::quota_missing;
 use disktier_disks::setup::{setup, FsType, SetupRequest};
 use disktier_testkit::{have, require, require_loop, LoopDev};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+
+mod nodes;
+use nodes::copy_node;
 
 /// Refusals happen before any write, so a small device does (and checksums fast).
 const SMALL: u64 = 16 << 20;
@@ -35,6 +38,11 @@ fn sh(args: &[&str]) {
     );
 }
 
+/// `mkfs.ext4 -q ARGS... DEV`.
+fn mkfs_ext4(dev: &LoopDev, args: &[&str]) {
+    sh(&[&["mkfs.ext4", "-q"], args, &[dev.path.to_str().unwrap()]].concat());
+}
+
 /// A fresh [`SMALL`] loop device, where loop devices, mkfs.ext4 and blockdev are here.
 fn small_dev() -> Option<LoopDev> {
     let ok = require_loop()
@@ -50,15 +58,10 @@ fn mounted_disk_is_refused() {
     let Some(dev) = small_dev() else {
         return;
     };
-    sh(&[
-        "mkfs.ext4",
-        "-q",
-        "-E",
-        "lazy_itable_init=0,lazy_journal_init=0",
-        "-L",
-        "x",
-        dev.path.to_str().unwrap(),
-    ]);
+    mkfs_ext4(
+        &dev,
+        &["-E", "lazy_itable_init=0,lazy_journal_init=0", "-L", "x"],
+    );
     let m = tempfile::tempdir_in("/var/tmp").unwrap();
     // Read-only, so the mounted filesystem writes nothing while we checksum it.
     sh(&[
@@ -81,13 +84,7 @@ fn a_foreign_filesystem_is_refused() {
     let Some(dev) = small_dev() else {
         return;
     };
-    sh(&[
-        "mkfs.ext4",
-        "-q",
-        "-L",
-        "scratch",
-        dev.path.to_str().unwrap(),
-    ]);
+    mkfs_ext4(&dev, &["-L", "scratch"]);
     let err = refuse(&dev, &[]);
     assert!(
         err.contains("has a ext4 signature labelled \"scratch\""),
@@ -186,14 +183,7 @@ fn prjquota_is_refused_with_the_quota_message_where_the_kernel_lacks_it() {
 #[test]
 fn holders_and_system_disks_from_fixtures_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let root: PathBuf = tmp.path().join("node");
-    let st = Command::new("cp")
-        .arg("-a")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs/aws-i3-8xlarge"))
-        .arg(&root)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let root = copy_node("aws-i3-8xlarge", tmp.path().join("node"));
     std::fs::write(root.join("sys/block/nvme0n1/holders/dm-3"), "").unwrap();
     let r = RecordingRunner::new();
     for (dev, want) in [

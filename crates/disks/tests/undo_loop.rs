@@ -3,20 +3,15 @@
 //! by the next run (its journal); --wipe leaves the device blank; a mount setup did not make is
 //! refused; binds need an explicit choice.
 
-use disktier_cmd::{Cmd, CmdError, CommandRunner, RealRunner};
+use disktier_cmd::{CmdError, CommandRunner, RealRunner};
 use disktier_disks::setup::undo::{journal_path, undo, BindChoice, UndoRequest};
 use disktier_disks::setup::{setup, Persist};
-use disktier_disks::valid::MountPath;
-use disktier_testkit::{
-    blkid, is_mount_point, mount_points_under, require_loop_xfs, LoopDev, Unmount,
-};
+use disktier_testkit::{blkid, is_mount_point, mount_points_under, LoopDev, Unmount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod support;
-use support::{request_on, Hooked};
-
-const XFS_SIZE: u64 = 320 << 20;
+use support::{killed_at, mp, request_on, xfs_loop};
 
 /// Files below `dir` (relative paths), sorted: the state of a unit directory.
 fn tree(dir: &Path) -> Vec<String> {
@@ -38,10 +33,6 @@ fn tree(dir: &Path) -> Vec<String> {
     out
 }
 
-fn mp(p: &Path) -> MountPath {
-    MountPath::parse("--mount", p.to_str().unwrap()).unwrap()
-}
-
 struct Node {
     dev: LoopDev,
     tmp: tempfile::TempDir,
@@ -52,10 +43,10 @@ struct Node {
 }
 
 /// A loop device set up by `setup` with one bind and the given persistence, with an fstab that
-/// already has a line of someone else's and a unit dir with someone else's unit.
-fn set_up(persist: Persist) -> (Node, Vec<String>, String, Vec<String>) {
-    let dev = LoopDev::new(XFS_SIZE);
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+/// already has a line of someone else's and a unit dir with someone else's unit; `None` (the
+/// test is skipped) where loop devices or mkfs.xfs are missing.
+fn set_up(persist: Persist) -> Option<(Node, Vec<String>, String, Vec<String>)> {
+    let (dev, tmp) = xfs_loop()?;
     let mnt = tmp.path().join("m");
     let app = tmp.path().join("app");
     std::fs::create_dir_all(&app).unwrap();
@@ -80,7 +71,7 @@ fn set_up(persist: Persist) -> (Node, Vec<String>, String, Vec<String>) {
     c.persist_root = root.clone();
     setup(&c.check().unwrap(), Path::new("/"), &RealRunner).unwrap();
     assert!(is_mount_point(&mnt) && is_mount_point(&app));
-    (
+    Some((
         Node {
             dev,
             tmp,
@@ -92,7 +83,7 @@ fn set_up(persist: Persist) -> (Node, Vec<String>, String, Vec<String>) {
         mounts_before,
         fstab,
         units_before,
-    )
+    ))
 }
 
 fn request(n: &Node) -> UndoRequest {
@@ -103,11 +94,10 @@ fn request(n: &Node) -> UndoRequest {
 
 #[test]
 fn setup_then_undo_restores_the_state_and_undo_twice_is_a_no_op() {
-    if !require_loop_xfs() {
-        return;
-    }
     for persist in [Persist::Systemd, Persist::Fstab] {
-        let (n, mounts_before, fstab_before, units_before) = set_up(persist);
+        let Some((n, mounts_before, fstab_before, units_before)) = set_up(persist) else {
+            return;
+        };
         // Written through the bind after setup: lives on the local disk.
         std::fs::write(n.app.join("after"), b"written on the local disk").unwrap();
 
@@ -160,10 +150,9 @@ fn setup_then_undo_restores_the_state_and_undo_twice_is_a_no_op() {
 
 #[test]
 fn keep_leaves_the_directories_underneath_as_they_were() {
-    if !require_loop_xfs() {
+    let Some((n, _, _, _)) = set_up(Persist::None) else {
         return;
-    }
-    let (n, _, _, _) = set_up(Persist::None);
+    };
     std::fs::write(n.app.join("after"), b"x").unwrap();
     let mut r = request(&n);
     r.binds = Some(BindChoice::Keep);
@@ -175,27 +164,21 @@ fn keep_leaves_the_directories_underneath_as_they_were() {
 
 /// Fails the unmount of `target` once: a run killed at that step.
 fn fail_umount(target: String) -> impl CommandRunner {
-    let failed = std::sync::atomic::AtomicBool::new(false);
-    Hooked(move |cmd: &Cmd| {
-        let s = cmd.to_string();
-        (s == format!("umount {target}") && !failed.swap(true, std::sync::atomic::Ordering::SeqCst))
-            .then(|| {
-                Err(CmdError::Failed {
-                    cmd: s,
-                    status: 137,
-                    stdout: String::new(),
-                    stderr: "killed".into(),
-                })
-            })
-    })
+    let umount = format!("umount {target}");
+    let answer = Err(CmdError::Failed {
+        cmd: umount.clone(),
+        status: 137,
+        stdout: String::new(),
+        stderr: "killed".into(),
+    });
+    killed_at(move |cmd| cmd.to_string() == umount, answer)
 }
 
 #[test]
 fn an_undo_killed_midway_is_completed_by_the_next_run_and_wipe_blanks_the_device() {
-    if !require_loop_xfs() {
+    let Some((n, mounts_before, fstab_before, _)) = set_up(Persist::Fstab) else {
         return;
-    }
-    let (n, mounts_before, fstab_before, _) = set_up(Persist::Fstab);
+    };
     let mut r = request(&n);
     r.binds = Some(BindChoice::CopyBack);
     r.wipe = true;
@@ -229,11 +212,9 @@ fn an_undo_killed_midway_is_completed_by_the_next_run_and_wipe_blanks_the_device
 
 #[test]
 fn a_mount_setup_did_not_make_is_refused() {
-    if !require_loop_xfs() {
+    let Some((dev, tmp)) = xfs_loop() else {
         return;
-    }
-    let dev = LoopDev::new(XFS_SIZE);
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    };
     let mnt = tmp.path().join("m");
     std::fs::create_dir_all(&mnt).unwrap();
     let _guard = Unmount(vec![mnt.clone()]);

@@ -141,12 +141,9 @@ pub struct Aks {
     size: &'static NvmeSize,
 }
 
+/// [`RenderError::bad_value`] with the value cut to 100 characters.
 fn bad(flag: &'static str, value: &str, why: &str) -> RenderError {
-    RenderError::BadValue {
-        flag,
-        value: value.chars().take(100).collect(),
-        why: why.to_string(),
-    }
+    RenderError::bad_value(flag, value.chars().take(100).collect(), why)
 }
 
 impl Aks {
@@ -382,25 +379,22 @@ impl Renderer for Aks {
     }
 
     fn render(&self) -> Result<Rendered, RenderError> {
+        let files = vec![
+            RenderedFile::new(
+                format!("node-pool-{}.sh", self.cfg.pool),
+                FileKind::Shell,
+                self.script(),
+            ),
+            RenderedFile::new(
+                format!("storageclass-{}.yaml", self.cfg.storage_class),
+                FileKind::Yaml,
+                self.storage_class()?,
+            ),
+            RenderedFile::new("pod-local-nvme.yaml", FileKind::Yaml, self.pod()?),
+        ];
         Ok(Rendered {
             platform: Platform::Aks,
-            files: vec![
-                RenderedFile {
-                    name: format!("node-pool-{}.sh", self.cfg.pool),
-                    kind: FileKind::Shell,
-                    content: self.script(),
-                },
-                RenderedFile {
-                    name: format!("storageclass-{}.yaml", self.cfg.storage_class),
-                    kind: FileKind::Yaml,
-                    content: self.storage_class()?,
-                },
-                RenderedFile {
-                    name: "pod-local-nvme.yaml".into(),
-                    kind: FileKind::Yaml,
-                    content: self.pod()?,
-                },
-            ],
+            files,
             notes: vec![format!(
                 "{} x {} nodes: {} x 1.92 TB local NVMe each, lost when a VM stops or is deallocated",
                 self.cfg.node_count, self.size.name, self.size.disks

@@ -202,11 +202,11 @@ pub(super) fn cache_rendered(
     }
     Rendered {
         platform,
-        files: vec![RenderedFile {
-            name: format!("{}-setup.sh", platform.name()),
-            kind: FileKind::Shell,
-            content: script,
-        }],
+        files: vec![RenderedFile::new(
+            format!("{}-setup.sh", platform.name()),
+            FileKind::Shell,
+            script,
+        )],
         notes,
     }
 }

@@ -75,11 +75,11 @@ impl Renderer for CloudInit {
         let body = yaml::document("cloud-config", &comments, &doc)?;
         Ok(Rendered {
             platform: Platform::CloudInit,
-            files: vec![RenderedFile {
-                name: "user-data.yaml".into(),
-                kind: FileKind::CloudConfig,
-                content: format!("#cloud-config\n{body}"),
-            }],
+            files: vec![RenderedFile::new(
+                "user-data.yaml",
+                FileKind::CloudConfig,
+                format!("#cloud-config\n{body}"),
+            )],
             notes: vm_notes(intent),
         })
     }

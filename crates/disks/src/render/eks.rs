@@ -49,11 +49,7 @@ pub struct Eks {
 }
 
 fn bad(flag: &'static str, value: &str, why: &str) -> RenderError {
-    RenderError::BadValue {
-        flag,
-        value: value.to_string(),
-        why: why.to_string(),
-    }
+    RenderError::bad_value(flag, value.to_string(), why)
 }
 
 impl Eks {
@@ -278,25 +274,22 @@ impl Renderer for Eks {
         if self.cfg.strategy == LocalStorageStrategy::Raid10 {
             notes.push("RAID10 needs at least 4 instance-store disks (nodeadm); instances with fewer fail to set up".into());
         }
+        let files = vec![
+            RenderedFile::new("nodeconfig.yaml", FileKind::Yaml, self.node_config()?),
+            RenderedFile::new(
+                format!("ec2nodeclass-{}.yaml", self.cfg.name),
+                FileKind::Yaml,
+                self.ec2_node_class()?,
+            ),
+            RenderedFile::new(
+                format!("nodepool-{}.yaml", self.cfg.name),
+                FileKind::Yaml,
+                self.node_pool()?,
+            ),
+        ];
         Ok(Rendered {
             platform: Platform::Eks,
-            files: vec![
-                RenderedFile {
-                    name: "nodeconfig.yaml".into(),
-                    kind: FileKind::Yaml,
-                    content: self.node_config()?,
-                },
-                RenderedFile {
-                    name: format!("ec2nodeclass-{}.yaml", self.cfg.name),
-                    kind: FileKind::Yaml,
-                    content: self.ec2_node_class()?,
-                },
-                RenderedFile {
-                    name: format!("nodepool-{}.yaml", self.cfg.name),
-                    kind: FileKind::Yaml,
-                    content: self.node_pool()?,
-                },
-            ],
+            files,
             notes,
         })
     }

@@ -100,8 +100,16 @@ pub enum RenderError {
 }
 
 impl RenderError {
-    /// `Ok` when a value passed its check; otherwise [`RenderError::BadValue`] naming `--flag`,
-    /// the value and `why`.
+    /// [`RenderError::BadValue`] naming `--flag`, the value and `why`.
+    pub(crate) fn bad_value(flag: &'static str, value: String, why: &str) -> RenderError {
+        RenderError::BadValue {
+            flag,
+            value,
+            why: why.to_string(),
+        }
+    }
+
+    /// `Ok` when a value passed its check; otherwise [`RenderError::bad_value`].
     pub(crate) fn unless(
         ok: bool,
         flag: &'static str,
@@ -111,11 +119,7 @@ impl RenderError {
         if ok {
             Ok(())
         } else {
-            Err(RenderError::BadValue {
-                flag,
-                value,
-                why: why.to_string(),
-            })
+            Err(RenderError::bad_value(flag, value, why))
         }
     }
 }

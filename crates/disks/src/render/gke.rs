@@ -366,25 +366,18 @@ impl Renderer for Gke {
     }
 
     fn render(&self) -> Result<Rendered, RenderError> {
+        let files = vec![
+            RenderedFile::new(
+                format!("node-pool-{}.sh", self.cfg.pool),
+                FileKind::Shell,
+                self.node_pool_script(),
+            ),
+            RenderedFile::new("pod-emptydir.yaml", FileKind::Yaml, self.pod_emptydir()?),
+            RenderedFile::new("pod-hostpath.yaml", FileKind::Yaml, self.pod_hostpath()?),
+        ];
         Ok(Rendered {
             platform: Platform::Gke,
-            files: vec![
-                RenderedFile {
-                    name: format!("node-pool-{}.sh", self.cfg.pool),
-                    kind: FileKind::Shell,
-                    content: self.node_pool_script(),
-                },
-                RenderedFile {
-                    name: "pod-emptydir.yaml".into(),
-                    kind: FileKind::Yaml,
-                    content: self.pod_emptydir()?,
-                },
-                RenderedFile {
-                    name: "pod-hostpath.yaml".into(),
-                    kind: FileKind::Yaml,
-                    content: self.pod_hostpath()?,
-                },
-            ],
+            files,
             notes: self.notes.clone(),
         })
     }

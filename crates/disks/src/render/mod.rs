@@ -97,6 +97,16 @@ pub struct Rendered {
     pub notes: Vec<String>,
 }
 
+impl RenderedFile {
+    pub(crate) fn new(name: impl Into<String>, kind: FileKind, content: String) -> RenderedFile {
+        RenderedFile {
+            name: name.into(),
+            kind,
+            content,
+        }
+    }
+}
+
 impl Rendered {
     pub fn file(&self, name: &str) -> Option<&RenderedFile> {
         self.files.iter().find(|f| f.name == name)

@@ -227,11 +227,11 @@ impl OpenShift {
             },
             "spec": {"config": config},
         });
-        Ok(RenderedFile {
-            name: format!("machineconfig-{name}.yaml"),
-            kind: FileKind::Yaml,
-            content: yaml::document("MachineConfig", &comments, &mc)?,
-        })
+        Ok(RenderedFile::new(
+            format!("machineconfig-{name}.yaml"),
+            FileKind::Yaml,
+            yaml::document("MachineConfig", &comments, &mc)?,
+        ))
     }
 
     fn machine_set(&self, ms: &MachineSetConfig) -> Result<RenderedFile, RenderError> {
@@ -302,11 +302,11 @@ impl OpenShift {
             "instance storage, labelled disk_type=ephemeral (the OpenShift instance-disk recipe). Root volume: 120 GiB gp3 as in the recipe.".into(),
             "Watch them join: oc get node -l disk_type=ephemeral -w".into(),
         ];
-        Ok(RenderedFile {
-            name: format!("machineset-{name}.yaml"),
-            kind: FileKind::Yaml,
-            content: yaml::document("MachineSet", &comments, &obj)?,
-        })
+        Ok(RenderedFile::new(
+            format!("machineset-{name}.yaml"),
+            FileKind::Yaml,
+            yaml::document("MachineSet", &comments, &obj)?,
+        ))
     }
 
     fn machine_config_pool(&self) -> Result<RenderedFile, RenderError> {
@@ -327,11 +327,11 @@ impl OpenShift {
         let comments = vec![format!(
             "Rendered by `disktier render openshift --role {role}`: a pool with the worker configuration plus\nthis role's MachineConfig, for the nodes labelled node-role.kubernetes.io/{role}."
         )];
-        Ok(RenderedFile {
-            name: format!("machineconfigpool-{role}.yaml"),
-            kind: FileKind::Yaml,
-            content: yaml::document("MachineConfigPool", &comments, &obj)?,
-        })
+        Ok(RenderedFile::new(
+            format!("machineconfigpool-{role}.yaml"),
+            FileKind::Yaml,
+            yaml::document("MachineConfigPool", &comments, &obj)?,
+        ))
     }
 }
 

@@ -87,26 +87,25 @@ impl Renderer for Systemd {
         let units = units(&self.intent, &VM_RUNTIMES);
         let mut files: Vec<RenderedFile> = units
             .iter()
-            .map(|u| RenderedFile {
-                name: u.name.clone(),
-                kind: FileKind::Unit,
-                content: format!(
+            .map(|u| {
+                let content = format!(
                     "# Rendered by `disktier render systemd`; see {}.\n{}",
                     script_path(&self.intent),
                     u.contents
-                ),
+                );
+                RenderedFile::new(u.name.clone(), FileKind::Unit, content)
             })
             .collect();
-        files.push(RenderedFile {
-            name: format!("{}.sh", slug(&self.intent.mount)),
-            kind: FileKind::Shell,
-            content: prepare_script(&self.intent, "systemd"),
-        });
-        files.push(RenderedFile {
-            name: "install.sh".into(),
-            kind: FileKind::Shell,
-            content: install_script(&self.intent, &units, "systemd"),
-        });
+        files.push(RenderedFile::new(
+            format!("{}.sh", slug(&self.intent.mount)),
+            FileKind::Shell,
+            prepare_script(&self.intent, "systemd"),
+        ));
+        files.push(RenderedFile::new(
+            "install.sh",
+            FileKind::Shell,
+            install_script(&self.intent, &units, "systemd"),
+        ));
         Ok(Rendered {
             platform: Platform::Systemd,
             files,

@@ -1,9 +1,6 @@
 //! The filesystem label.
 
 use super::{invalid, Invalid};
-use serde::{Serialize, Serializer};
-use std::fmt;
-use std::ops::Deref;
 
 /// A filesystem label (and md array name): letters, digits, `-` and `_`, not starting with `-`
 /// (it follows `-L` on mkfs's command line), at most `max` bytes — 12 for xfs (xfs_admin(8)),
@@ -49,29 +46,8 @@ impl Label {
         }
         Ok(Label(raw.to_string()))
     }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl Deref for Label {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for Label {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl Serialize for Label {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
+string_newtype!(Label);
 
 // ---- quoting per target -------------------------------------------------------------------

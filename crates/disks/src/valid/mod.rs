@@ -54,13 +54,44 @@ fn has_control(s: &str) -> bool {
     s.chars().any(char::is_control)
 }
 
+/// What a checked string newtype (`struct T(String)`) shows of itself: `as_str`, `Deref` to
+/// `str`, `Display` and `Serialize` as the plain string.
+macro_rules! string_newtype {
+    ($t:ident) => {
+        impl $t {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::ops::Deref for $t {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+    };
+}
+
 mod escape;
 mod label;
 mod options;
 mod owner;
 mod path;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use escape::*;
 pub use label::Label;

@@ -2,9 +2,6 @@
 //! can carry.
 
 use super::{has_control, invalid, path_char_ok, Invalid, NAME_MAX, PATH_MAX};
-use serde::{Serialize, Serializer};
-use std::fmt;
-use std::ops::Deref;
 use std::path::Path;
 
 /// An absolute, normalised directory path: `/` followed by one or more components, no `.` or
@@ -90,10 +87,6 @@ impl MountPath {
         }
     }
 
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
     pub fn as_path(&self) -> &Path {
         Path::new(&self.0)
     }
@@ -173,30 +166,13 @@ impl MountPath {
     }
 }
 
-impl Deref for MountPath {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
 impl AsRef<Path> for MountPath {
     fn as_ref(&self) -> &Path {
         self.as_path()
     }
 }
 
-impl fmt::Display for MountPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl Serialize for MountPath {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
+string_newtype!(MountPath);
 
 impl PartialEq<str> for MountPath {
     fn eq(&self, other: &str) -> bool {

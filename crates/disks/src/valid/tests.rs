@@ -87,16 +87,19 @@ fn owners_labels_modes() {
     assert!(Label::parse("--label", "data_1", "xfs", 12, 0, "").is_ok());
 }
 
-#[test]
-fn owners_exist_in_fixture_files() {
+/// A node root whose etc/passwd and etc/group hold `passwd` and `group`, for owner lookups in a
+/// fixture tree.
+pub(crate) fn user_files(passwd: &str, group: &str) -> tempfile::TempDir {
     let t = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(t.path().join("etc")).unwrap();
-    std::fs::write(
-        t.path().join("etc/passwd"),
-        "ec2-user:x:1000:1001::/h:/bin/sh\n",
-    )
-    .unwrap();
-    std::fs::write(t.path().join("etc/group"), "ec2-user:x:1001:\n").unwrap();
+    std::fs::write(t.path().join("etc/passwd"), passwd).unwrap();
+    std::fs::write(t.path().join("etc/group"), group).unwrap();
+    t
+}
+
+#[test]
+fn owners_exist_in_fixture_files() {
+    let t = user_files("ec2-user:x:1000:1001::/h:/bin/sh\n", "ec2-user:x:1001:\n");
     let o = Owner::parse("--owner", "ec2-user").unwrap();
     assert_eq!(o.check_exists("--owner", t.path()).unwrap(), (1000, 1001));
     let o = Owner::parse("--owner", "nobody:ec2-user").unwrap();

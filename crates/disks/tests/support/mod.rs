@@ -1,8 +1,24 @@
 //! Set-up shared by the disks crate's setup and undo tests on loop devices.
 
+use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner};
 use disktier_disks::setup::SetupRequest;
-use disktier_testkit::LoopDev;
-use std::path::PathBuf;
+use disktier_disks::valid::MountPath;
+use disktier_testkit::{require_loop_xfs, LoopDev};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// xfs needs a device of at least 300 MiB.
+pub const XFS_SIZE: u64 = 320 << 20;
+
+/// A blank loop device big enough for xfs and a scratch directory in /var/tmp; `None` (the test
+/// is skipped) where loop devices or mkfs.xfs are missing.
+pub fn xfs_loop() -> Option<(LoopDev, tempfile::TempDir)> {
+    if !require_loop_xfs() {
+        return None;
+    }
+    let dev = LoopDev::new(XFS_SIZE);
+    Some((dev, tempfile::tempdir_in("/var/tmp").unwrap()))
+}
 
 /// A setup request for `mount` that takes exactly `dev` (`--devices`), with every other
 /// option at its default.
@@ -12,23 +28,37 @@ pub fn request_on(dev: &LoopDev, mount: impl Into<PathBuf>) -> SetupRequest {
     c
 }
 
-/// A real runner with a hook that may answer a command in its place (a crash at one step);
-/// every other command runs for real.
-pub struct Hooked<F>(pub F);
+pub fn mp(p: &Path) -> MountPath {
+    MountPath::parse_path("--mount", p).unwrap()
+}
 
-impl<F> disktier_cmd::CommandRunner for Hooked<F>
-where
-    F: Fn(&disktier_cmd::Cmd) -> Option<Result<disktier_cmd::Output, disktier_cmd::CmdError>>
-        + Send
-        + Sync,
-{
-    fn output(
-        &self,
-        cmd: &disktier_cmd::Cmd,
-    ) -> Result<disktier_cmd::Output, disktier_cmd::CmdError> {
-        (self.0)(cmd).unwrap_or_else(|| disktier_cmd::RealRunner.output(cmd))
+/// A real runner that answers the first command `hit` picks with `answer` instead of running
+/// it (a run killed at that step); every other command, and that one's repeats, run for real.
+pub fn killed_at(
+    hit: impl Fn(&Cmd) -> bool + Send + Sync,
+    answer: Result<Output, CmdError>,
+) -> impl CommandRunner {
+    Hooked {
+        hit,
+        answer: Mutex::new(Some(answer)),
+    }
+}
+
+struct Hooked<F> {
+    hit: F,
+    answer: Mutex<Option<Result<Output, CmdError>>>,
+}
+
+impl<F: Fn(&Cmd) -> bool + Send + Sync> CommandRunner for Hooked<F> {
+    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+        let answer = if (self.hit)(cmd) {
+            self.answer.lock().unwrap().take()
+        } else {
+            None
+        };
+        answer.unwrap_or_else(|| RealRunner.output(cmd))
     }
     fn has_program(&self, p: &str) -> bool {
-        disktier_cmd::RealRunner.has_program(p)
+        RealRunner.has_program(p)
     }
 }

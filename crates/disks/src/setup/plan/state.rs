@@ -159,18 +159,10 @@ mod tests {
 
     #[test]
     fn owner_ids_from_files() {
-        let t = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(t.path().join("etc")).unwrap();
-        std::fs::write(
-            t.path().join("etc/passwd"),
+        let t = crate::valid::tests::user_files(
             "ec2-user:x:1000:1000::/home/ec2-user:/bin/bash\n",
-        )
-        .unwrap();
-        std::fs::write(
-            t.path().join("etc/group"),
             "ec2-user:x:1000:\nwheel:x:10:\n",
-        )
-        .unwrap();
+        );
         assert_eq!(owner_ids(t.path(), "ec2-user:ec2-user"), Some((1000, 1000)));
         assert_eq!(owner_ids(t.path(), "ec2-user:wheel"), Some((1000, 10)));
         assert_eq!(owner_ids(t.path(), "ec2-user"), Some((1000, 1000)));
