@@ -70,15 +70,21 @@ impl V<'_> {
 
     /// A rate price or plan divides by: finite and above zero.
     fn divisor(&mut self, field: &'static str, v: f64) {
+        self.above_zero(
+            field,
+            v,
+            v.to_string(),
+            "write a value above 0 (price and plan divide by it)",
+        );
+    }
+
+    /// An [`V::amount`] that is also above zero (`value` shows it and `fix` says what to write
+    /// when it is zero).
+    fn above_zero(&mut self, field: &'static str, v: f64, value: String, fix: &'static str) {
         let before = self.errs.len();
         self.amount(field, v);
         if self.errs.len() == before && v <= 0.0 {
-            self.bad(
-                field,
-                v.to_string(),
-                "is zero",
-                "write a value above 0 (price and plan divide by it)",
-            );
+            self.bad(field, value, "is zero", fix);
         }
     }
 
@@ -114,6 +120,13 @@ impl V<'_> {
             self.bad(field, value, "is not above the previous tier's", fix);
         }
         *last = Some(key);
+    }
+
+    /// `iops.min` and `iops.max`: counts, the minimum not above the maximum.
+    fn iops_range(&mut self, min: u64, max: u64) {
+        self.count("iops.min", min, 0, MAX_COUNT);
+        self.count("iops.max", max, 0, MAX_COUNT);
+        self.ordered("iops.min..max", min as f64, max as f64);
     }
 
     fn ordered(&mut self, field: &'static str, lo: f64, hi: f64) {
@@ -157,9 +170,7 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
                 max_per_gib,
             } => {
                 v.count("iops.included", *included, 0, MAX_COUNT);
-                v.count("iops.min", *min, 0, MAX_COUNT);
-                v.count("iops.max", *max, 0, MAX_COUNT);
-                v.ordered("iops.min..max", *min as f64, *max as f64);
+                v.iops_range(*min, *max);
                 if let Some(p) = max_per_gib {
                     v.divisor("iops.max_per_gib", *p);
                 }
@@ -172,9 +183,7 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
             } => {
                 v.divisor("iops.per_gib", *per_gib);
                 v.amount("iops.base", *base);
-                v.count("iops.min", *min, 0, MAX_COUNT);
-                v.count("iops.max", *max, 0, MAX_COUNT);
-                v.ordered("iops.min..max", *min as f64, *max as f64);
+                v.iops_range(*min, *max);
             }
             IopsRule::Cap { max } => v.count("iops.max", *max, 0, MAX_COUNT),
             IopsRule::SizeTier | IopsRule::Unknown => {}
@@ -293,16 +302,12 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
                 let mut last = None;
                 for t in tiers {
                     v.count("tier_prices.size_gib", t.size_gib, 1, MAX_GIB);
-                    let before = v.errs.len();
-                    v.amount("tier_prices.usd_month", t.usd_month);
-                    if v.errs.len() == before && t.usd_month <= 0.0 {
-                        v.bad(
-                            "tier_prices.usd_month",
-                            format!("{} ({} GiB)", t.usd_month, t.size_gib),
-                            "is zero",
-                            "write the tier's monthly price from the price page (above 0)",
-                        );
-                    }
+                    v.above_zero(
+                        "tier_prices.usd_month",
+                        t.usd_month,
+                        format!("{} ({} GiB)", t.usd_month, t.size_gib),
+                        "write the tier's monthly price from the price page (above 0)",
+                    );
                     v.above_last(
                         &mut last,
                         "tier_prices.size_gib",

@@ -63,6 +63,14 @@ fn whole(x: f64) -> u64 {
     (x - 1e-9).ceil() as u64
 }
 
+/// Stops the configuration, saying `why`, when `stop` holds.
+fn stop_if(stop: bool, why: impl FnOnce() -> String) -> Result<(), Blocker> {
+    if stop {
+        return Err(block(why()));
+    }
+    Ok(())
+}
+
 /// The smallest configuration of `vt` meeting `req`, or the limit that stops it.
 pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConfig, Blocker> {
     let t = &vt.name;
@@ -75,10 +83,14 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
     let r = req.iops;
     let want_tp = req.throughput_mibs;
     let at_most_mibs = |want: f64, max: f64| {
-        if want > max {
-            return Err(block(format!("{t} allows at most {} MiB/s", num(max))));
-        }
-        Ok(())
+        stop_if(want > max, || {
+            format!("{t} allows at most {} MiB/s", num(max))
+        })
+    };
+    let at_most_iops = |want: u64, max: u64| {
+        stop_if(want > max, || {
+            format!("{t} allows at most {} IOPS", int(max))
+        })
     };
 
     // Throughput rules that push IOPS or size.
@@ -140,11 +152,9 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
         ThroughputRule::SizeTier => {
             size = size.max(crate::perf::tier_size_meeting(vt, None, want_tp).map_err(block)?)
         }
-        ThroughputRule::Unknown => {
-            if want_tp.is_some() {
-                return Err(block(format!("the catalog has no throughput rule for {t}")));
-            }
-        }
+        ThroughputRule::Unknown => stop_if(want_tp.is_some(), || {
+            format!("the catalog has no throughput rule for {t}")
+        })?,
     }
 
     match &vt.iops {
@@ -159,9 +169,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
                 .max(*min)
                 .max(*included)
                 .max(iops.unwrap_or(0));
-            if need > *max {
-                return Err(block(format!("{t} allows at most {} IOPS", int(*max))));
-            }
+            at_most_iops(need, *max)?;
             iops = Some(need);
             if let Some(per) = max_per_gib {
                 size = size.max(whole(need as f64 / per));
@@ -185,9 +193,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
         IopsRule::Cap { max } => {
             iops = None;
             if let Some(w) = r {
-                if w > *max {
-                    return Err(block(format!("{t} allows at most {} IOPS", int(*max))));
-                }
+                at_most_iops(w, *max)?;
                 // Small random I/O counts as `io_accounting_kib` of throughput each.
                 if let (
                     Some(kib),
@@ -214,11 +220,9 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
         IopsRule::SizeTier => {
             size = size.max(crate::perf::tier_size_meeting(vt, r, None).map_err(block)?)
         }
-        IopsRule::Unknown => {
-            if r.is_some() {
-                return Err(block(format!("the catalog has no IOPS rule for {t}")));
-            }
-        }
+        IopsRule::Unknown => stop_if(r.is_some(), || {
+            format!("the catalog has no IOPS rule for {t}")
+        })?,
     }
     if !matches!(vt.throughput, ThroughputRule::Provisioned { .. }) {
         tp = None;

@@ -1,7 +1,7 @@
 //! `disktier disks`: the node's block devices, classified, with whether `setup` may take each
 //! one and why not.
 
-use super::{print_json, Ctx, Outcome};
+use super::{Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
 use disktier_cmd::RealRunner;
 use disktier_disks::discover::{discover, Disk};
@@ -25,14 +25,11 @@ struct Doc<'a> {
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let root = args.sysfs_root.unwrap_or_else(|| PathBuf::from("/"));
     let disks = discover(&root, &RealRunner)?;
-    if ctx.json() {
-        print_json(&Doc {
-            schema_version: SCHEMA_VERSION,
-            disks: &disks,
-        })?;
-    } else {
-        print!("{}", table(&disks));
-    }
+    let doc = Doc {
+        schema_version: SCHEMA_VERSION,
+        disks: &disks,
+    };
+    ctx.print(&doc, || table(&disks))?;
     Ok(Outcome::Pass)
 }
 

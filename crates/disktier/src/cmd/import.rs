@@ -92,7 +92,7 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
         };
         let v = fio::parse(&text, &name)?;
         let value = crate::app::jobfile::import_document(&v, &name)?;
-        super::jobfile::finish_import(ctx, &value)?;
+        super::jobfile::print_and_save(ctx, "import", &value)?;
         return Ok(Outcome::Pass);
     }
     let m = if a.file.as_os_str() == "-" {

@@ -71,28 +71,18 @@ pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow:
     let (engine, outs) = result?;
     let interrupted = outs.iter().any(|o| o.measured.doc.interrupted);
     let value = loaded.document(engine, &started_at, &outs);
-    if ctx.json() {
-        super::print_json(&value)?;
-    } else {
-        print!("{}", render(&value));
-    }
-    if let Some(id) = ctx.store().save("bench", None, &value)? {
-        ctx.note(format!("saved as run {id}"));
-    }
+    print_and_save(ctx, "bench", &value)?;
     if interrupted {
         bail!("interrupted by a signal: the result above is partial (created files were removed unless --keep-files)");
     }
     Ok(Outcome::Pass)
 }
 
-/// Prints an imported job-file document and saves it (kind "import").
-pub fn finish_import(ctx: &Ctx, value: &Value) -> anyhow::Result<()> {
-    if ctx.json() {
-        super::print_json(value)?;
-    } else {
-        print!("{}", render(value));
-    }
-    if let Some(id) = ctx.store().save("import", None, value)? {
+/// Prints a job-file document and saves it as a run of `kind` ("bench", or "import" for an
+/// imported one).
+pub fn print_and_save(ctx: &Ctx, kind: &str, value: &Value) -> anyhow::Result<()> {
+    ctx.print(value, || render(value))?;
+    if let Some(id) = ctx.store().save(kind, None, value)? {
         ctx.note(format!("saved as run {id}"));
     }
     Ok(())

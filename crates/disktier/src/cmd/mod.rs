@@ -115,6 +115,19 @@ impl Ctx {
     pub fn chatty(&self) -> bool {
         !self.global.quiet
     }
+    /// Prints `json` as pretty JSON with `--format json`, else the text `text` makes.
+    pub fn print<T: serde::Serialize>(
+        &self,
+        json: &T,
+        text: impl FnOnce() -> String,
+    ) -> anyhow::Result<()> {
+        if self.json() {
+            print_json(json)?;
+        } else {
+            print!("{}", text());
+        }
+        Ok(())
+    }
     /// Prints a note to stderr unless `--quiet`.
     pub fn note(&self, msg: impl std::fmt::Display) {
         if self.chatty() {

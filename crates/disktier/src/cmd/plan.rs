@@ -2,7 +2,7 @@
 //! cheapest first, with savings against the cheapest single volume and caveats in words.
 
 use super::price::{mibs, whole_gib};
-use super::{print_json, Ctx, Outcome};
+use super::{Ctx, Outcome};
 use crate::app::plan::{simulated_curve, within_budget};
 use disktier_catalog::fmt::{int, num, secs, usd};
 use disktier_catalog::plan::{plan, StoragePlan};
@@ -83,14 +83,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if let Some(b) = args.budget {
         within_budget(&mut p, b)?;
     }
-    if ctx.json() {
-        print_json(&PlanDoc {
-            schema_version: 1,
-            plan: &p,
-        })?;
-    } else {
-        print!("{}", render(&p));
-    }
+    let doc = PlanDoc {
+        schema_version: 1,
+        plan: &p,
+    };
+    ctx.print(&doc, || render(&p))?;
     Ok(Outcome::Pass)
 }
 

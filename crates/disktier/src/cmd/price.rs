@@ -2,7 +2,7 @@
 //! month, line by line (each rounded to the cent as the AWS Pricing Calculator does), with the
 //! volume's performance, or the rule the cloud would refuse it by.
 
-use super::{print_json, Ctx, Outcome};
+use super::{Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
 use disktier_catalog::fmt::{num, usd};
 use disktier_catalog::{price, Quote, VolumeConfig};
@@ -88,14 +88,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         };
         price::volume(&cat, &args.region, &args.kind, &cfg)?
     };
-    if ctx.json() {
-        print_json(&PriceDoc {
-            schema_version: SCHEMA_VERSION,
-            quote: &quote,
-        })?;
-    } else {
-        print!("{}", render(&quote));
-    }
+    let doc = PriceDoc {
+        schema_version: SCHEMA_VERSION,
+        quote: &quote,
+    };
+    ctx.print(&doc, || render(&quote))?;
     Ok(Outcome::Pass)
 }
 

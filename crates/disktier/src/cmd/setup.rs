@@ -163,9 +163,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     // Every value is checked before anything else, so a bad one is named even without root.
     let dry_run = args.dry_run;
     let cfg = args.into_request().check()?;
-    if !dry_run && !is_root() {
-        anyhow::bail!("setup makes filesystems and mounts them: run it as root, or pass --dry-run to see what it would do");
-    }
+    need_root(dry_run, "setup makes filesystems and mounts them")?;
     let report = setup(&cfg, &root, &RealRunner)?;
     if ctx.json() {
         print_json(&report)?;
@@ -187,9 +185,7 @@ fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     req.persist_root = args.root;
     req.mountinfo = args.mountinfo;
     req.dry_run = args.dry_run;
-    if !req.dry_run && !is_root() {
-        anyhow::bail!("setup --undo unmounts and removes units: run it as root, or pass --dry-run to see what it would do");
-    }
+    need_root(req.dry_run, "setup --undo unmounts and removes units")?;
     let r = undo(&req, &RealRunner)?;
     if ctx.json() {
         print_json(&r)?;
@@ -200,10 +196,7 @@ fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     }
     for s in &r.steps {
         if r.dry_run {
-            println!("# {}", s.description);
-            for c in &s.commands {
-                println!("{c}");
-            }
+            print_script(&s.description, &s.commands);
         } else {
             println!("{:<9} {}", s.status, s.description);
         }
@@ -218,10 +211,26 @@ fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::Pass)
 }
 
+/// Refuses a run that is not a dry run unless we run as root (`what` says what it changes).
+fn need_root(dry_run: bool, what: &str) -> anyhow::Result<()> {
+    if !dry_run && !is_root() {
+        anyhow::bail!("{what}: run it as root, or pass --dry-run to see what it would do");
+    }
+    Ok(())
+}
+
 /// Whether we run as root: /proc/self belongs to the process's effective uid (proc(5)).
 fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// A dry run's step: its description as a shell comment, then its commands.
+fn print_script(description: &str, commands: &[String]) {
+    println!("# {description}");
+    for c in commands {
+        println!("{c}");
+    }
 }
 
 fn print_text(ctx: &Ctx, r: &Report) {
@@ -233,10 +242,7 @@ fn print_text(ctx: &Ctx, r: &Report) {
             ctx.note("dry run: nothing to change");
         }
         for s in &r.steps {
-            println!("# {}", s.description);
-            for c in &s.commands {
-                println!("{c}");
-            }
+            print_script(&s.description, &s.commands);
         }
         return;
     }

@@ -1,7 +1,7 @@
 //! `disktier show RUN`: one stored run, as a summary a person reads or (`--format json`) the
 //! stored result document itself.
 
-use super::{print_json, Ctx, Outcome};
+use super::{Ctx, Outcome};
 use disktier_engine::{DirStats, RunDoc};
 use disktier_store::compare::{fmt_count, fmt_value, Unit};
 use disktier_store::StoredRun;
@@ -15,11 +15,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let run = ctx.store().open()?.get(&args.run)?;
-    if ctx.json() {
-        print_json(&run.doc)?;
-    } else {
-        print!("{}", super::history::printable(&summary(&run), true));
-    }
+    ctx.print(&run.doc, || super::history::printable(&summary(&run), true))?;
     Ok(Outcome::Pass)
 }
 

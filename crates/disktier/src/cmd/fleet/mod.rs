@@ -355,13 +355,10 @@ fn dry_run(ctx: &Ctx, a: &RunArgs, cfg: JobConfig, sel: Selection) -> anyhow::Re
     }
     let jobs: Vec<_> = nodes.iter().map(|n| manifest::job(&cfg, n)).collect();
     yaml.push_str(&manifest::to_yaml(&jobs)?);
-    if ctx.json() {
-        print_json(
-            &serde_json::json!({"schema_version": SCHEMA_VERSION, "dry_run": true, "jobs": jobs}),
-        )?;
-    } else {
-        print!("{yaml}");
-    }
+    ctx.print(
+        &serde_json::json!({"schema_version": SCHEMA_VERSION, "dry_run": true, "jobs": jobs}),
+        || yaml,
+    )?;
     Ok(Outcome::Pass)
 }
 
