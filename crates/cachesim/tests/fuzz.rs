@@ -71,41 +71,23 @@ fn import_target(target: &str, format: Format, prefix: &'static [u8]) {
     });
 }
 
-#[test]
-fn fuzz_import_blkparse() {
-    import_target("fuzz_import_blkparse", Format::Blkparse, b"");
+/// Declares each importer target as a test named as its target (and corpus): `bench/fuzz.sh`
+/// finds a target by its `fn fuzz_NAME()`.
+macro_rules! import_targets {
+    ($(fn $name:ident() = ($format:expr, $prefix:expr);)*) => {$(
+        #[test]
+        fn $name() {
+            import_target(stringify!($name), $format, $prefix);
+        }
+    )*};
 }
 
-#[test]
-fn fuzz_import_msr() {
-    import_target("fuzz_import_msr", Format::Msr, b"");
-}
-
-#[test]
-fn fuzz_import_alibaba() {
-    import_target("fuzz_import_alibaba", Format::Alibaba, b"");
-}
-
-#[test]
-fn fuzz_import_tencent() {
-    import_target("fuzz_import_tencent", Format::Tencent, b"");
-}
-
-#[test]
-fn fuzz_import_fio_iolog() {
-    import_target("fuzz_import_fio_iolog", Format::FioIolog, b"");
-}
-
-#[test]
-fn fuzz_import_gzip() {
-    import_target("fuzz_import_gzip", Format::Msr, &[0x1f, 0x8b]);
-}
-
-#[test]
-fn fuzz_import_zstd() {
-    import_target(
-        "fuzz_import_zstd",
-        Format::Alibaba,
-        &[0x28, 0xb5, 0x2f, 0xfd],
-    );
+import_targets! {
+    fn fuzz_import_blkparse() = (Format::Blkparse, b"");
+    fn fuzz_import_msr() = (Format::Msr, b"");
+    fn fuzz_import_alibaba() = (Format::Alibaba, b"");
+    fn fuzz_import_tencent() = (Format::Tencent, b"");
+    fn fuzz_import_fio_iolog() = (Format::FioIolog, b"");
+    fn fuzz_import_gzip() = (Format::Msr, &[0x1f, 0x8b]);
+    fn fuzz_import_zstd() = (Format::Alibaba, &[0x28, 0xb5, 0x2f, 0xfd]);
 }

@@ -336,23 +336,17 @@ impl Job {
                 return Err(bad("runtime", "0", "use a runtime above zero, e.g. 60s"));
             }
         }
-        if self.direct && !self.bs.is_multiple_of(512) {
-            // The device's own logical block size is checked against the target later; 512 is the
-            // smallest any Linux block device has (Documentation/block/queue-sysfs.rst).
-            return Err(EngineError::DirectAlignment {
-                path: self.target.clone(),
-                option: "bs",
-                value: self.bs,
-                align: 512,
-            });
-        }
-        if self.direct && !self.offset.is_multiple_of(512) {
-            return Err(EngineError::DirectAlignment {
-                path: self.target.clone(),
-                option: "offset",
-                value: self.offset,
-                align: 512,
-            });
+        for (option, value) in [("bs", self.bs), ("offset", self.offset)] {
+            if self.direct && !value.is_multiple_of(512) {
+                // The device's own logical block size is checked against the target later; 512
+                // is the smallest any Linux block device has (Documentation/block/queue-sysfs.rst).
+                return Err(EngineError::DirectAlignment {
+                    path: self.target.clone(),
+                    option,
+                    value,
+                    align: 512,
+                });
+            }
         }
         Ok(())
     }

@@ -115,67 +115,56 @@ impl Profile {
             ..Job::default()
         };
         let secs = Duration::from_secs;
+        // The GKE local-SSD recipe [recipe-gke-local-ssd]: --direct=1 --time_based
+        // --runtime=60s --ramp_time=2s --size=10G, as many I/Os submitted at once as in flight.
+        let gke = |base: Job, rw: Rw, bs: u64, iodepth: u32, quick_size: u64| Job {
+            rw,
+            bs,
+            iodepth,
+            iodepth_batch_submit: iodepth,
+            direct: true,
+            size: Some(if quick { quick_size } else { 10 * GIB }),
+            runtime: Some(if quick { secs(5) } else { secs(60) }),
+            ramp_time: if quick { secs(1) } else { secs(2) },
+            time_based: true,
+            ..base
+        };
+        // etcd's disk check: fio --rw=write --ioengine=sync --fdatasync=1 with its --bs and --size.
+        let etcd = |base: Job, bs: u64, size: u64| Job {
+            rw: Rw::Write,
+            ioengine: IoEngineKind::Sync,
+            fdatasync: 1,
+            bs,
+            size: Some(size),
+            ..base
+        };
         let job = match self {
             // docs/sources.md [ocp-etcd-perf], as the OpenShift instance-disk recipe
-            // [recipe-ocp-instance-disk] ran it: fio --rw=write --ioengine=sync --fdatasync=1
-            // --size=22m --bs=2300
-            Profile::Etcd => Job {
-                rw: Rw::Write,
-                ioengine: IoEngineKind::Sync,
-                fdatasync: 1,
-                bs: 2300,
-                size: Some(if quick { 4 * MIB } else { 22 * MIB }),
-                ..base
-            },
+            // [recipe-ocp-instance-disk] ran it: --size=22m --bs=2300
+            Profile::Etcd => etcd(base, 2300, if quick { 4 * MIB } else { 22 * MIB }),
             // OpenShift etcd-perf: --size=100m --bs=8000 --runtime=60 --time_based=1
             Profile::EtcdOpenshift => Job {
-                rw: Rw::Write,
-                ioengine: IoEngineKind::Sync,
-                fdatasync: 1,
-                bs: 8000,
-                size: Some(if quick { 16 * MIB } else { 100 * MIB }),
                 runtime: Some(if quick { secs(5) } else { secs(60) }),
                 time_based: true,
-                ..base
+                ..etcd(base, 8000, if quick { 16 * MIB } else { 100 * MIB })
             },
             // The GKE local-SSD recipe [recipe-gke-local-ssd]: --bs=4K --iodepth=256
-            // --rw=randwrite|randread --iodepth_batch_submit=256 --size=10G --time_based
-            // --runtime=60s --ramp_time=2s --direct=1
-            Profile::WriteIops | Profile::ReadIops => Job {
-                rw: if *self == Profile::WriteIops {
-                    Rw::RandWrite
-                } else {
-                    Rw::RandRead
-                },
-                bs: 4096,
-                iodepth: 256,
-                iodepth_batch_submit: 256,
-                direct: true,
-                size: Some(if quick { 256 * MIB } else { 10 * GIB }),
-                runtime: Some(if quick { secs(5) } else { secs(60) }),
-                ramp_time: if quick { secs(1) } else { secs(2) },
-                time_based: true,
-                ..base
-            },
+            // --rw=randwrite|randread --iodepth_batch_submit=256
+            Profile::WriteIops => gke(base, Rw::RandWrite, 4096, 256, 256 * MIB),
+            Profile::ReadIops => gke(base, Rw::RandRead, 4096, 256, 256 * MIB),
             // The GKE local-SSD recipe [recipe-gke-local-ssd]: --numjobs=16 --bs=1M --iodepth=64
             // --rw=write|read --iodepth_batch_submit=64
-            Profile::WriteThroughput | Profile::ReadThroughput => Job {
-                rw: if *self == Profile::WriteThroughput {
+            Profile::WriteThroughput | Profile::ReadThroughput => {
+                let rw = if *self == Profile::WriteThroughput {
                     Rw::Write
                 } else {
                     Rw::Read
-                },
-                bs: MIB,
-                iodepth: 64,
-                iodepth_batch_submit: 64,
-                numjobs: if quick { 4 } else { 16 },
-                direct: true,
-                size: Some(if quick { 128 * MIB } else { 10 * GIB }),
-                runtime: Some(if quick { secs(5) } else { secs(60) }),
-                ramp_time: if quick { secs(1) } else { secs(2) },
-                time_based: true,
-                ..base
-            },
+                };
+                Job {
+                    numjobs: if quick { 4 } else { 16 },
+                    ..gke(base, rw, MIB, 64, 128 * MIB)
+                }
+            }
             Profile::Latency => Job {
                 rw: Rw::RandRead,
                 bs: 4096,
@@ -278,35 +267,25 @@ mod tests {
 
     #[test]
     fn google_jobs_are_seed_002s() {
-        for (p, rw) in [
-            (Profile::WriteIops, Rw::RandWrite),
-            (Profile::ReadIops, Rw::RandRead),
+        // (profile, rw, (bs, iodepth, iodepth_batch_submit, numjobs))
+        for (p, rw, shape) in [
+            (Profile::WriteIops, Rw::RandWrite, (4096, 256, 256, 1)),
+            (Profile::ReadIops, Rw::RandRead, (4096, 256, 256, 1)),
+            (Profile::WriteThroughput, Rw::Write, (MIB, 64, 64, 16)),
+            (Profile::ReadThroughput, Rw::Read, (MIB, 64, 64, 16)),
         ] {
             let j = job(p, false);
-            assert_eq!(j.rw, rw);
+            assert_eq!(j.rw, rw, "{p}");
             assert_eq!(
                 (j.bs, j.iodepth, j.iodepth_batch_submit, j.numjobs),
-                (4096, 256, 256, 1)
+                shape,
+                "{p}"
             );
-            assert!(j.direct && j.time_based);
-            assert_eq!(j.size, Some(10 * GIB));
-            assert_eq!(j.runtime, Some(Duration::from_secs(60)));
-            assert_eq!(j.ramp_time, Duration::from_secs(2));
-            assert_eq!(j.ioengine, IoEngineKind::IoUring);
-        }
-        for (p, rw) in [
-            (Profile::WriteThroughput, Rw::Write),
-            (Profile::ReadThroughput, Rw::Read),
-        ] {
-            let j = job(p, false);
-            assert_eq!(j.rw, rw);
-            assert_eq!(
-                (j.bs, j.iodepth, j.iodepth_batch_submit, j.numjobs),
-                (MIB, 64, 64, 16)
-            );
-            assert!(j.direct && j.time_based);
-            assert_eq!(j.size, Some(10 * GIB));
-            assert_eq!(j.ramp_time, Duration::from_secs(2));
+            assert!(j.direct && j.time_based, "{p}");
+            assert_eq!(j.size, Some(10 * GIB), "{p}");
+            assert_eq!(j.runtime, Some(Duration::from_secs(60)), "{p}");
+            assert_eq!(j.ramp_time, Duration::from_secs(2), "{p}");
+            assert_eq!(j.ioengine, IoEngineKind::IoUring, "{p}");
         }
     }
 

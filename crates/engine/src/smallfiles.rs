@@ -46,16 +46,7 @@ pub fn run(
             fix: "pass a directory (e.g. the mount point of the filesystem to test)".into(),
         });
     }
-    let need = files.saturating_mul(file_size);
-    if let Some(free) = c.free {
-        if need > free {
-            return Err(EngineError::NoSpace {
-                path: dir.into(),
-                need,
-                free,
-            });
-        }
-    }
+    c.check_room(dir, files.saturating_mul(file_size))?;
     let sub = dir.join(format!("disktier-small-files.{}", std::process::id()));
     std::fs::create_dir(&sub).map_err(|e| EngineError::from_open(&sub, "write", e))?;
     let created = Created {

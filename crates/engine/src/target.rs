@@ -141,6 +141,21 @@ pub struct Classified {
     pub len: u64,
 }
 
+impl Classified {
+    /// Refuses, naming `path`, to use `need` more bytes than the filesystem has free (where
+    /// the free space is known).
+    pub(crate) fn check_room(&self, path: &Path, need: u64) -> Result<(), EngineError> {
+        match self.free {
+            Some(free) if need > free => Err(EngineError::NoSpace {
+                path: path.into(),
+                need,
+                free,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Classifies `path`: kind, filesystem, device behind it, model and scheduler.
 pub fn inspect(path: &Path) -> Result<TargetInfo, EngineError> {
     classify(path).map(|c| c.info)

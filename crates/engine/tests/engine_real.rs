@@ -28,6 +28,22 @@ fn job(target: &Path) -> Job {
     }
 }
 
+/// `--destructive`: may write over what the target holds.
+fn destructive() -> RunOptions {
+    RunOptions {
+        destructive: true,
+        ..RunOptions::default()
+    }
+}
+
+/// `--keep-files`: the files a run creates stay.
+fn keep_files() -> RunOptions {
+    RunOptions {
+        keep_files: true,
+        ..RunOptions::default()
+    }
+}
+
 /// A hash of every byte of the device (std's SipHash runs optimised even in a debug build,
 /// unlike a byte loop in the test).
 fn device_hash(dev: &LoopDev) -> u64 {
@@ -178,10 +194,7 @@ fn refuses_to_write_over_xfs_and_leaves_the_device_unchanged() {
     };
     assert!(run(&j, &RunOptions::default()).is_err());
     // Even --destructive cannot write to a mounted device: the exclusive open is refused.
-    let opts = RunOptions {
-        destructive: true,
-        ..RunOptions::default()
-    };
+    let opts = destructive();
     let e = run(&j, &opts).unwrap_err();
     assert!(matches!(e, EngineError::DeviceBusy { .. }), "{e}");
 }
@@ -210,10 +223,7 @@ fn writes_to_an_empty_device_and_with_destructive() {
     let e = run(&j, &RunOptions::default()).unwrap_err();
     assert!(matches!(e, EngineError::DeviceHasPartitions { .. }), "{e}");
     // ...unless destructive.
-    let opts = RunOptions {
-        destructive: true,
-        ..RunOptions::default()
-    };
+    let opts = destructive();
     if let Err(e) = run(&j, &opts) {
         panic!("destructive write failed: {e}");
     }
@@ -307,10 +317,7 @@ fn numjobs_in_a_directory_make_fio_named_files_kept_on_request() {
         size: Some(2 * MIB),
         ..job(d.path())
     };
-    let opts = RunOptions {
-        keep_files: true,
-        ..RunOptions::default()
-    };
+    let opts = keep_files();
     let r = run(&j, &opts).unwrap();
     let (rd, wr) = (
         r.doc.results.read.as_ref().unwrap(),
@@ -336,10 +343,7 @@ fn numjobs_in_a_directory_make_fio_named_files_kept_on_request() {
     assert!(e.to_string().contains("--destructive"), "{e}");
     assert_eq!(std::fs::read(d.path().join("mix.1.0")).unwrap(), before);
     // Forced: reused, never removed.
-    let forced = RunOptions {
-        destructive: true,
-        ..RunOptions::default()
-    };
+    let forced = destructive();
     let r2 = run(&j, &forced).unwrap();
     assert!(r2.doc.results.read.is_some());
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 3);
@@ -357,13 +361,7 @@ fn existing_regular_file_is_never_written_unless_forced() {
         size: Some(128 * 1024),
         ..job(&f)
     };
-    for opts in [
-        RunOptions::default(),
-        RunOptions {
-            keep_files: true,
-            ..RunOptions::default()
-        },
-    ] {
+    for opts in [RunOptions::default(), keep_files()] {
         let e = run(&w, &opts).unwrap_err();
         assert!(matches!(e, EngineError::ExistingFile { .. }), "{e}");
         let e = disktier_engine::preflight(&w, &opts).unwrap_err();
@@ -387,10 +385,7 @@ fn existing_regular_file_is_never_written_unless_forced() {
     assert!(matches!(e, EngineError::ExistingFile { .. }), "{e}");
     assert_eq!(std::fs::metadata(&f).unwrap().len(), data.len() as u64);
     // Forced: written, and not removed (it was not disktier's).
-    let forced = RunOptions {
-        destructive: true,
-        ..RunOptions::default()
-    };
+    let forced = destructive();
     run(&w, &forced).unwrap();
     assert!(f.exists());
     assert_ne!(std::fs::read(&f).unwrap(), data);
@@ -545,10 +540,7 @@ fn io_uring_writes_land_where_planned() {
         size: Some(MIB),
         ..job(&f)
     };
-    let opts = RunOptions {
-        keep_files: true,
-        ..RunOptions::default()
-    };
+    let opts = keep_files();
     let r = run(&j, &opts).unwrap();
     assert_eq!(r.doc.results.write.as_ref().unwrap().ios, 256);
     let data = std::fs::read(&f).unwrap();

@@ -6,7 +6,8 @@
 use disktier_engine::fio::{self, DocContext};
 use disktier_engine::plan::IoPlan;
 use disktier_engine::Job;
-use disktier_testkit::fuzz::{raw_and_mutated, seeds, timed, CappedAlloc, BRIEF, MAX_INPUT};
+use disktier_testkit::fuzz::{timed, CappedAlloc, BRIEF, MAX_INPUT};
+use disktier_testkit::fuzz_target;
 
 #[global_allocator]
 static ALLOC: CappedAlloc = CappedAlloc::new(1 << 30);
@@ -15,20 +16,14 @@ static ALLOC: CappedAlloc = CappedAlloc::new(1 << 30);
 /// schema wants numbers to compare.
 #[test]
 fn fuzz_fio_json() {
-    let seeds = seeds(env!("CARGO_MANIFEST_DIR"), "fuzz_fio_json");
-    bolero::check!()
-        .with_test_time(BRIEF)
-        .with_max_len(MAX_INPUT)
-        .for_each(move |raw: &[u8]| {
-            raw_and_mutated(&seeds, raw, |input| {
-                let text = String::from_utf8_lossy(input);
-                for index in [0, 1] {
-                    if let Ok(m) = fio::import_text(&text, "fuzz", index, DocContext::default()) {
-                        serde_json::to_string(&m.doc).unwrap();
-                    }
-                }
-            })
-        });
+    fuzz_target!("fuzz_fio_json", |input| {
+        let text = String::from_utf8_lossy(input);
+        for index in [0, 1] {
+            if let Ok(m) = fio::import_text(&text, "fuzz", index, DocContext::default()) {
+                serde_json::to_string(&m.doc).unwrap();
+            }
+        }
+    });
 }
 
 /// A job as JSON (every option fio's name): validated; a valid one gives a fio command whose
@@ -36,38 +31,32 @@ fn fuzz_fio_json() {
 /// inside the region.
 #[test]
 fn fuzz_job_options() {
-    let seeds = seeds(env!("CARGO_MANIFEST_DIR"), "fuzz_job_options");
-    bolero::check!()
-        .with_test_time(BRIEF)
-        .with_max_len(MAX_INPUT)
-        .for_each(move |raw: &[u8]| {
-            raw_and_mutated(&seeds, raw, |input| {
-                let Ok(job) = serde_json::from_slice::<Job>(input) else {
-                    return;
-                };
-                if job.validate().is_err() {
-                    return;
-                }
-                let cmd = fio::command(&job, false);
-                for a in &cmd.args {
-                    assert!(!a.contains('\0'), "{a:?}");
-                }
-                let _ = fio::timeout_for(&job);
-                let _ = job.to_json();
-                let len = job.size.unwrap_or(1 << 20);
-                let mut plan = IoPlan::new(&job, 0, job.offset, len);
-                for _ in 0..64 {
-                    let Some((_, off)) = plan.next_io() else {
-                        break;
-                    };
-                    assert!(off >= job.offset, "{off} before {}", job.offset);
-                    assert!(
-                        off.saturating_add(job.bs) <= job.offset.saturating_add(len),
-                        "{off} past the region"
-                    );
-                }
-            })
-        });
+    fuzz_target!("fuzz_job_options", |input| {
+        let Ok(job) = serde_json::from_slice::<Job>(input) else {
+            return;
+        };
+        if job.validate().is_err() {
+            return;
+        }
+        let cmd = fio::command(&job, false);
+        for a in &cmd.args {
+            assert!(!a.contains('\0'), "{a:?}");
+        }
+        let _ = fio::timeout_for(&job);
+        let _ = job.to_json();
+        let len = job.size.unwrap_or(1 << 20);
+        let mut plan = IoPlan::new(&job, 0, job.offset, len);
+        for _ in 0..64 {
+            let Some((_, off)) = plan.next_io() else {
+                break;
+            };
+            assert!(off >= job.offset, "{off} before {}", job.offset);
+            assert!(
+                off.saturating_add(job.bs) <= job.offset.saturating_add(len),
+                "{off} past the region"
+            );
+        }
+    });
 }
 
 /// Regression (fuzz_job_options): a runtime of 1e308 seconds panicked in

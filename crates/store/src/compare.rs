@@ -423,13 +423,18 @@ mod tests {
         (name.to_string(), doc)
     }
 
-    #[test]
-    fn seed_000_sentence() {
-        let c = compare(
+    /// The OpenShift recipe's ephemeral disk against its EBS volume.
+    fn ephemeral_vs_ebs() -> Comparison {
+        compare(
             &[fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")],
             false,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn seed_000_sentence() {
+        let c = ephemeral_vs_ebs();
         let s = c.sentences();
         assert!(
             s.contains(&"fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower".to_string()),
@@ -439,11 +444,7 @@ mod tests {
 
     #[test]
     fn compare_table_golden() {
-        let c = compare(
-            &[fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")],
-            false,
-        )
-        .unwrap();
+        let c = ephemeral_vs_ebs();
         insta::assert_snapshot!("ocp_recipe_compare", c.to_text());
     }
 

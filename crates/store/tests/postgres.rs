@@ -1,8 +1,11 @@
 //! The team store against a real PostgreSQL server (`DISKTIER_TEST_PG`, which scripts/test.sh
 //! starts and exports). Each test works in its own schema so tests stay independent.
 
-use disktier_store::{migrate, Filter, NewRun, Store, StoreError};
+use disktier_store::{migrate, Filter, Store, StoreError};
 use serde_json::json;
+
+mod common;
+use common::save;
 
 /// A fresh schema on the test server, and a store URL whose search_path points into it.
 fn fresh(name: &str) -> Option<String> {
@@ -31,19 +34,8 @@ fn postgres_round_trip() {
     let Some(url) = fresh("rt") else { return };
     let mut s = Store::open(Some(&url)).unwrap();
     assert_eq!(s.schema_version().unwrap(), migrate::latest());
-    let a = s
-        .save(&NewRun {
-            kind: "check",
-            group_id: Some("g"),
-            doc: &doc("/a", 203776),
-        })
-        .unwrap();
-    s.save(&NewRun {
-        kind: "check",
-        group_id: None,
-        doc: &doc("/b", 4046848),
-    })
-    .unwrap();
+    let a = save(&mut s, "check", Some("g"), &doc("/a", 203776));
+    save(&mut s, "check", None, &doc("/b", 4046848));
     let rows = s
         .list(&Filter {
             target: Some("/a".into()),
@@ -108,12 +100,7 @@ fn postgres_concurrent_writers_lose_no_row() {
                 // Each writer opens its own connection, so they also race to migrate.
                 let mut s = Store::open(Some(&url)).unwrap();
                 for j in 0..5 {
-                    s.save(&NewRun {
-                        kind: "import",
-                        group_id: None,
-                        doc: &doc(&format!("/t{i}"), j),
-                    })
-                    .unwrap();
+                    save(&mut s, "import", None, &doc(&format!("/t{i}"), j));
                 }
             })
         })

@@ -1,9 +1,12 @@
 //! The embedded store against real SQLite files: round trip, migration from an older schema,
 //! refusal of foreign, damaged and newer files (left untouched), and many writer processes.
 
-use disktier_store::{migrate, Filter, NewRun, Store, StoreError};
+use disktier_store::{migrate, Filter, Store, StoreError};
 use serde_json::json;
 use std::path::Path;
+
+mod common;
+use common::save;
 
 fn doc(target: &str, profile: &str, p99: u64) -> serde_json::Value {
     json!({
@@ -28,20 +31,8 @@ fn save_list_show_round_trip() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("sub/results.db");
     let mut s = open(&db);
-    let a = s
-        .save(&NewRun {
-            kind: "check",
-            group_id: None,
-            doc: &doc("/a", "etcd", 203776),
-        })
-        .unwrap();
-    let b = s
-        .save(&NewRun {
-            kind: "bench",
-            group_id: Some("g1"),
-            doc: &doc("/b", "read-iops", 9),
-        })
-        .unwrap();
+    let a = save(&mut s, "check", None, &doc("/a", "etcd", 203776));
+    let b = save(&mut s, "bench", Some("g1"), &doc("/b", "read-iops", 9));
     assert_ne!(a, b);
     let all = s.list(&Filter::default()).unwrap();
     assert_eq!(all.len(), 2);
@@ -103,12 +94,7 @@ fn a_version_1_database_is_migrated_and_keeps_its_rows() {
     let old = s.get("20240101-000000-abcdef").unwrap();
     assert_eq!(old.summary.group_id, None);
     assert_eq!(old.doc["profile"], "etcd");
-    s.save(&NewRun {
-        kind: "assess",
-        group_id: Some("g"),
-        doc: &doc("/new", "etcd", 1),
-    })
-    .unwrap();
+    save(&mut s, "assess", Some("g"), &doc("/new", "etcd", 1));
     assert_eq!(s.list(&Filter::default()).unwrap().len(), 2);
 }
 
@@ -182,12 +168,7 @@ fn writer_child() {
     let mut s = open(Path::new(&db));
     for i in 0..PER_CHILD {
         let d = doc(&format!("/w{}", std::process::id()), "etcd", i as u64);
-        s.save(&NewRun {
-            kind: "import",
-            group_id: None,
-            doc: &d,
-        })
-        .unwrap();
+        save(&mut s, "import", None, &d);
     }
 }
 

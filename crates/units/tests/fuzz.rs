@@ -9,26 +9,33 @@ use disktier_units::{fmt_ns, parse_duration, parse_rate, parse_size, Bytes};
 #[global_allocator]
 static ALLOC: CappedAlloc = CappedAlloc::new(512 << 20);
 
-fn text(b: &[u8]) -> &str {
-    std::str::from_utf8(b).unwrap_or("")
+/// The body of a target over any text (invalid UTF-8 as ""): one target at a time, each input
+/// bounded. A macro, not a function, so that bolero's `check!` stays in the test function that
+/// names the target and its corpus.
+macro_rules! text_target {
+    (|$s:ident| $body:block) => {{
+        let _g = serial();
+        bolero::check!().for_each(|b: &[u8]| {
+            bounded(&ALLOC, || {
+                let $s = std::str::from_utf8(b).unwrap_or("");
+                $body
+            })
+        });
+    }};
 }
 
 /// Any text: an answer (never a panic); a size that parses prints and parses back to itself
 /// when printed exactly.
 #[test]
 fn fuzz_size() {
-    let _g = serial();
-    bolero::check!().for_each(|b: &[u8]| {
-        bounded(&ALLOC, || {
-            let s = text(b);
-            if let Ok(v) = parse_size(s) {
-                assert_eq!(parse_size(&v.to_string()), Ok(v), "{s:?}");
-                let shown = Bytes(v).to_string();
-                if !shown.contains('.') {
-                    assert_eq!(parse_size(&shown), Ok(v), "{s:?} shown as {shown}");
-                }
+    text_target!(|s| {
+        if let Ok(v) = parse_size(s) {
+            assert_eq!(parse_size(&v.to_string()), Ok(v), "{s:?}");
+            let shown = Bytes(v).to_string();
+            if !shown.contains('.') {
+                assert_eq!(parse_size(&shown), Ok(v), "{s:?} shown as {shown}");
             }
-        })
+        }
     });
 }
 
@@ -57,29 +64,22 @@ fn fuzz_size_round_trip() {
 /// Any text: an answer; a duration that parses is finite and at most 10^12 s.
 #[test]
 fn fuzz_duration() {
-    let _g = serial();
-    bolero::check!().for_each(|b: &[u8]| {
-        bounded(&ALLOC, || {
-            if let Ok(d) = parse_duration(text(b)) {
-                assert!(d.as_secs_f64() <= 1e12, "{d:?}");
-            }
-        })
+    text_target!(|s| {
+        if let Ok(d) = parse_duration(s) {
+            assert!(d.as_secs_f64() <= 1e12, "{d:?}");
+        }
     });
 }
 
 /// Any text: an answer; a rate is a size per second, so `X/s` and `X` agree.
 #[test]
 fn fuzz_rate() {
-    let _g = serial();
-    bolero::check!().for_each(|b: &[u8]| {
-        bounded(&ALLOC, || {
-            let s = text(b);
-            if let Ok(r) = parse_rate(s) {
-                if !s.trim().ends_with("/s") && !s.trim().ends_with("ps") {
-                    assert_eq!(parse_size(s), Ok(r), "{s:?}");
-                }
+    text_target!(|s| {
+        if let Ok(r) = parse_rate(s) {
+            if !s.trim().ends_with("/s") && !s.trim().ends_with("ps") {
+                assert_eq!(parse_size(s), Ok(r), "{s:?}");
             }
-        })
+        }
     });
 }
 

@@ -354,11 +354,20 @@ mod tests {
     use super::*;
     use crate::trace::Reader;
 
-    pub(super) fn parse_all(format: Format, text: &str) -> (ImportReport, Vec<Record>) {
+    /// [`import`] of a file holding `text`.
+    fn import_text(
+        format: Format,
+        text: &str,
+        strict: bool,
+    ) -> Result<(ImportReport, Vec<u8>), TraceError> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("in");
         std::fs::write(&p, text).unwrap();
-        let (rep, bytes) = import(format, &p, Vec::new(), false).unwrap();
+        import(format, &p, Vec::new(), strict)
+    }
+
+    pub(super) fn parse_all(format: Format, text: &str) -> (ImportReport, Vec<Record>) {
+        let (rep, bytes) = import_text(format, text, false).unwrap();
         let recs = Reader::new(&bytes[..], "mem")
             .unwrap()
             .map(|r| r.unwrap())
@@ -409,23 +418,18 @@ mod tests {
 
     #[test]
     fn strict_fails_on_first_malformed_line_and_names_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.csv");
-        std::fs::write(&p, "1,R,0,4096,10\n1,R,zz,4096,11\n1,W,0,4096,12\n").unwrap();
-        let err = import(Format::Alibaba, &p, Vec::new(), true).unwrap_err();
+        let text = "1,R,0,4096,10\n1,R,zz,4096,11\n1,W,0,4096,12\n";
+        let err = import_text(Format::Alibaba, text, true).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains(":2:"), "{msg}");
-        let (rep, _) = import(Format::Alibaba, &p, Vec::new(), false).unwrap();
+        let (rep, _) = import_text(Format::Alibaba, text, false).unwrap();
         assert_eq!((rep.records, rep.malformed), (2, 1));
         assert_eq!(rep.first_malformed, vec![2]);
     }
 
     #[test]
     fn no_records_is_an_error_naming_the_format() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("x");
-        std::fs::write(&p, "garbage\nmore garbage\n").unwrap();
-        let err = import(Format::Msr, &p, Vec::new(), false).unwrap_err();
+        let err = import_text(Format::Msr, "garbage\nmore garbage\n", false).unwrap_err();
         assert!(err.to_string().contains("no valid msr records"), "{err}");
     }
 

@@ -144,6 +144,18 @@ pub fn block_policy(kind: PolicyKind, capacity: u64) -> Option<Box<dyn BlockPoli
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::BlockPolicy;
+    use crate::simulator::{Counters, Simulator};
+    use crate::trace::Record;
+
+    /// Replays `trace` through a device-level model and finishes it: the counters of the run.
+    pub fn replay(mut sim: impl Simulator, trace: &[Record]) -> Counters {
+        let mut c = Counters::default();
+        for r in trace {
+            sim.request(r, &mut c);
+        }
+        sim.finish(&mut c);
+        c
+    }
 
     /// Replays keys ('w' suffix = write) and returns the hit pattern as a string of H/M.
     pub fn pattern(p: &mut dyn BlockPolicy, keys: &[u64]) -> String {

@@ -343,8 +343,9 @@ impl<R: BufRead> Reader<R> {
         }
     }
 
-    fn need(&self, v: Result<Option<u64>, std::io::Error>) -> Result<u64, TraceError> {
-        match v {
+    /// The next varint of a record: cut short or malformed, the record is corrupt.
+    fn varint(&mut self) -> Result<u64, TraceError> {
+        match get_varint(&mut self.input) {
             Ok(Some(v)) => Ok(v),
             Ok(None) => Err(self.corrupt("record cut short")),
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
@@ -366,8 +367,7 @@ impl<R: BufRead> Reader<R> {
             Some(t) => t,
         };
         if tag == TAG_TRAILER {
-            let n = get_varint(&mut self.input);
-            let n = self.need(n)?;
+            let n = self.varint()?;
             if n != self.index {
                 return Err(self.corrupt(format!(
                     "trailer counts {n} records but {} were read",
@@ -379,26 +379,21 @@ impl<R: BufRead> Reader<R> {
         if tag & 0xE0 != 0 {
             return Err(self.corrupt(format!("invalid tag byte {tag:#04x}")));
         }
-        let dt = get_varint(&mut self.input);
-        let dt = unzigzag(self.need(dt)?);
+        let dt = unzigzag(self.varint()?);
         let stream = if tag & TAG_SAME_STREAM != 0 {
             self.prev_stream
         } else {
-            let s = get_varint(&mut self.input);
-            self.need(s)? as u32
+            self.varint()? as u32
         };
-        let doff = get_varint(&mut self.input);
-        let doff = unzigzag(self.need(doff)?);
+        let doff = unzigzag(self.varint()?);
         let len = if tag & TAG_SAME_LEN != 0 {
             self.prev_len
         } else {
-            let l = get_varint(&mut self.input);
-            let l = self.need(l)?;
+            let l = self.varint()?;
             u32::try_from(l).map_err(|_| self.corrupt("length over 4 GiB"))?
         };
         let latency_ns = if self.header.flags & FLAG_LATENCY != 0 {
-            let l = get_varint(&mut self.input);
-            self.need(l)?
+            self.varint()?
         } else {
             0
         };

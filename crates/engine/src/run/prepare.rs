@@ -290,15 +290,7 @@ fn check_target(
             .iter()
             .map(|u| (u.start + u.len).saturating_sub(u.cur_len))
             .sum();
-        if let Some(free) = c.free {
-            if need > free {
-                return Err(EngineError::NoSpace {
-                    path: t.clone(),
-                    need,
-                    free,
-                });
-            }
-        }
+        c.check_room(t, need)?;
     }
     Ok(())
 }

@@ -9,10 +9,11 @@ use crate::aggressor::AggressorSpec;
 use crate::cgroup::{self, Version};
 use crate::error::{InterfereError, Result};
 use crate::ioprio::{self, IoPrio};
-use crate::journal::{self, Change, CGROUP_PREFIX};
+use crate::journal::{self, Change, Journal, CGROUP_PREFIX};
 use crate::mitigation::{Combo, Mitigation};
 use crate::report::{AggressorResult, Scenario};
-use crate::scheduler::{self};
+use crate::scheduler::{self, Device};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -136,22 +137,14 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
         match group {
             Some(m @ (Mitigation::CgroupWeight | Mitigation::CgroupThrottle)) => {
                 let (ver, root) = cx.cgroups.preferred().map_err(InterfereError::BadInput)?;
-                let dev = cx
-                    .device
-                    .as_ref()
-                    .map_err(|e| InterfereError::BadInput(e.clone()))?;
+                let dev = device(&cx.device)?;
                 let gname = format!("{CGROUP_PREFIX}{}-aggressor", std::process::id());
                 let gpath = root.join(&gname);
                 undo_ids.push(cx.journal.record(Change::Cgroup {
                     path: gpath.clone(),
                 })?);
-                if ver == Version::V2 && !cgroup::io_subtree_enabled(&root)? {
-                    // Journaled before it is switched on, like every change.
-                    undo_ids.push(cx.journal.record(Change::SubtreeControl {
-                        file: root.join("cgroup.subtree_control"),
-                        controller: "io".into(),
-                    })?);
-                    cgroup::enable_io_subtree(&root)?;
+                if ver == Version::V2 {
+                    enable_io_subtree(&mut cx.journal, &root, &mut undo_ids)?;
                 }
                 let g = cgroup::Group::create(&root, &gname, ver)?;
                 if m == Mitigation::CgroupWeight {
@@ -186,20 +179,11 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
             Some(Mitigation::CgroupLatency) => {
                 // Only reached with a cgroup v2 io controller (see `unavailable`).
                 let (_, root) = cx.cgroups.preferred().map_err(InterfereError::BadInput)?;
-                let dev = cx
-                    .device
-                    .as_ref()
-                    .map_err(|e| InterfereError::BadInput(e.clone()))?;
+                let dev = device(&cx.device)?;
                 let top_name = format!("{CGROUP_PREFIX}{}", std::process::id());
                 let top = root.join(&top_name);
                 undo_ids.push(cx.journal.record(Change::Cgroup { path: top.clone() })?);
-                if !cgroup::io_subtree_enabled(&root)? {
-                    undo_ids.push(cx.journal.record(Change::SubtreeControl {
-                        file: root.join("cgroup.subtree_control"),
-                        controller: "io".into(),
-                    })?);
-                    cgroup::enable_io_subtree(&root)?;
-                }
+                enable_io_subtree(&mut cx.journal, &root, &mut undo_ids)?;
                 let t = cgroup::Group::create(&root, &top_name, Version::V2)?;
                 cgroup::enable_io_subtree(&t.path)?;
                 let probe_g = cgroup::Group::create(&t.path, "probe", Version::V2)?;
@@ -318,10 +302,7 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
 }
 
 fn switch_scheduler(cx: &mut Ctx, want: &str, applied: &mut Vec<String>) -> Result<Option<u64>> {
-    let dev = cx
-        .device
-        .as_ref()
-        .map_err(|e| InterfereError::BadInput(e.clone()))?;
+    let dev = device(&cx.device)?;
     let file = dev.scheduler_file();
     let now = scheduler::read(&file)?;
     if now.active == want {
@@ -341,4 +322,24 @@ fn switch_scheduler(cx: &mut Ctx, want: &str, applied: &mut Vec<String>) -> Resu
         now.active
     ));
     Ok(Some(id))
+}
+
+/// The device under test, or why there is none.
+fn device(device: &std::result::Result<Device, String>) -> Result<&Device> {
+    device
+        .as_ref()
+        .map_err(|e| InterfereError::BadInput(e.clone()))
+}
+
+/// Switches on the io controller for the children of `root` unless it is on: journaled before
+/// it is switched on, like every change.
+fn enable_io_subtree(journal: &mut Journal, root: &Path, undo_ids: &mut Vec<u64>) -> Result<()> {
+    if !cgroup::io_subtree_enabled(root)? {
+        undo_ids.push(journal.record(Change::SubtreeControl {
+            file: root.join("cgroup.subtree_control"),
+            controller: "io".into(),
+        })?);
+        cgroup::enable_io_subtree(root)?;
+    }
+    Ok(())
 }

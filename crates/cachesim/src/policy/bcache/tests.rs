@@ -1,14 +1,18 @@
+use super::super::testutil::replay;
 use super::*;
 use crate::simulator::ratio;
 
 fn run(cfg: &BcacheConfig, cache_bytes: u64, trace: &[Record]) -> Counters {
-    let mut b = Bcache::new(cfg, 4096, cache_bytes, None, 1.0);
-    let mut c = Counters::default();
-    for r in trace {
-        b.request(r, &mut c);
+    replay(Bcache::new(cfg, 4096, cache_bytes, None, 1.0), trace)
+}
+
+/// Writeback with no sequential cutoff, the setting of the writeback tests.
+fn writeback() -> BcacheConfig {
+    BcacheConfig {
+        mode: CacheMode::Writeback,
+        sequential_cutoff: 0,
+        ..BcacheConfig::default()
     }
-    b.finish(&mut c);
-    c
 }
 
 #[test]
@@ -86,10 +90,8 @@ fn writeback_accounting_and_dirty_cutoffs() {
     // 1 MiB cache of 64 KiB buckets = 16 buckets of 16 blocks. Random-ish 4 KiB writes to
     // distinct buckets' worth of data, all at t=0 (no drain time).
     let cfg = BcacheConfig {
-        mode: CacheMode::Writeback,
         bucket_size: 65536,
-        sequential_cutoff: 0,
-        ..BcacheConfig::default()
+        ..writeback()
     };
     // 128 writes of 4 KiB = 8 buckets' worth appended in order -> buckets fill with dirty
     // data. in_use = dirty buckets / 16. Writes stay dirty while in_use <= 40 % (6 of 16
@@ -129,10 +131,8 @@ fn moving_gc_keeps_random_overwrites_under_the_cutoff() {
     // block, in_use would pass 70 % and writes would go through to the backing device.
     // Moving GC packs the 64 live blocks back into few buckets: all writes stay dirty.
     let cfg = BcacheConfig {
-        mode: CacheMode::Writeback,
         bucket_size: 65536,
-        sequential_cutoff: 0,
-        ..BcacheConfig::default()
+        ..writeback()
     };
     let mut x = 12345u64;
     let t: Vec<Record> = (0..5000)
@@ -157,11 +157,7 @@ fn writeback_drains_over_time_at_the_controller_rate() {
     // 16 MiB cache, 4 MiB dirty written at t=0 as sync writes; target = 10 % = 1.6 MiB.
     // excess 2.4 MiB -> rate 2.4 MiB / 40 s = ~61 KiB/s. A read 10 s later lets the drain
     // run for 10 s: about 600 KiB written back (rate recomputed only at requests).
-    let cfg = BcacheConfig {
-        mode: CacheMode::Writeback,
-        sequential_cutoff: 0,
-        ..BcacheConfig::default()
-    };
+    let cfg = writeback();
     let mut t: Vec<Record> = (0..1024u64)
         .map(|i| Record {
             sync: true,

@@ -1,13 +1,8 @@
+use super::super::testutil::replay;
 use super::*;
 
 fn run(cfg: &SmqConfig, cache_bytes: u64, trace: &[Record]) -> Counters {
-    let mut s = Smq::new(cfg, 4096, cache_bytes, None, 1.0);
-    let mut c = Counters::default();
-    for r in trace {
-        s.request(r, &mut c);
-    }
-    s.finish(&mut c);
-    c
+    replay(Smq::new(cfg, 4096, cache_bytes, None, 1.0), trace)
 }
 
 fn read(t: u64, chunk: u64) -> Record {
