@@ -3,7 +3,7 @@
 //! the prices (a provisioned dimension has a price; a price list's stated limits agree).
 
 use crate::fmt::{int, num};
-use crate::model::{Catalog, IopsRule, ThroughputRule};
+use crate::model::{Catalog, IopsRule, ProvisionedIops, ProvisionedThroughput, ThroughputRule};
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -138,29 +138,24 @@ pub fn check(cat: &Catalog) -> Report {
             ));
         }
         match &t.iops {
-            IopsRule::Provisioned {
-                included,
-                min,
-                max,
-                max_per_gib,
-            } => {
-                if min > max || included > max {
+            IopsRule::Provisioned(rule) => {
+                if rule.min > rule.max || rule.included > rule.max {
                     p.push(format!(
                         "{what}: IOPS range {}-{} (included {}) is not sane",
-                        int(*min),
-                        int(*max),
-                        int(*included)
+                        int(rule.min),
+                        int(rule.max),
+                        int(rule.included)
                     ));
                 }
-                if let Some(per) = max_per_gib {
-                    if *per <= 0.0 {
+                if let Some(per) = rule.max_per_gib {
+                    if per <= 0.0 {
                         p.push(format!("{what}: max_per_gib must be positive"));
-                    } else if (*per * t.max_gib as f64) < *min as f64 {
+                    } else if (per * t.max_gib as f64) < rule.min as f64 {
                         p.push(format!(
                             "{what}: even the largest volume ({} GiB x {}) cannot reach the minimum {} IOPS",
                             int(t.max_gib),
-                            num(*per),
-                            int(*min)
+                            num(per),
+                            int(rule.min)
                         ));
                     }
                 }
@@ -191,16 +186,11 @@ pub fn check(cat: &Catalog) -> Report {
             }
         }
         match &t.throughput {
-            ThroughputRule::Provisioned {
-                included_mibs,
-                min_mibs,
-                max_mibs,
-                max_mibs_per_iops,
-            } => {
-                if min_mibs > max_mibs || included_mibs > max_mibs {
+            ThroughputRule::Provisioned(rule) => {
+                if rule.min_mibs > rule.max_mibs || rule.included_mibs > rule.max_mibs {
                     p.push(format!("{what}: throughput range is not sane"));
                 }
-                if max_mibs_per_iops.is_some() && !matches!(t.iops, IopsRule::Provisioned { .. }) {
+                if rule.max_mibs_per_iops.is_some() && !matches!(t.iops, IopsRule::Provisioned(_)) {
                     p.push(format!("{what}: max_mibs_per_iops needs provisioned IOPS"));
                 }
             }
@@ -214,15 +204,10 @@ pub fn check(cat: &Catalog) -> Report {
                     ));
                 }
             }
-            ThroughputRule::PerTib {
-                baseline_per_tib,
-                burst_per_tib,
-                max_mibs,
-                bucket_mib_per_tib,
-            } => {
-                if baseline_per_tib > burst_per_tib
-                    || *max_mibs <= 0.0
-                    || *bucket_mib_per_tib <= 0.0
+            ThroughputRule::PerTib(rule) => {
+                if rule.baseline_per_tib > rule.burst_per_tib
+                    || rule.max_mibs <= 0.0
+                    || rule.bucket_mib_per_tib <= 0.0
                 {
                     p.push(format!("{what}: per-TiB throughput rule is not sane"));
                 }
@@ -231,7 +216,7 @@ pub fn check(cat: &Catalog) -> Report {
                 if *mibs_per_iops <= 0.0 {
                     p.push(format!("{what}: mibs_per_iops must be positive"));
                 }
-                if !matches!(t.iops, IopsRule::Provisioned { .. }) {
+                if !matches!(t.iops, IopsRule::Provisioned(_)) {
                     p.push(format!(
                         "{what}: per-IOPS throughput needs provisioned IOPS"
                     ));
@@ -317,7 +302,7 @@ pub fn check(cat: &Catalog) -> Report {
             }
         }
         let provisioned_iops = match &vt.iops {
-            IopsRule::Provisioned { included, max, .. } => included < max,
+            IopsRule::Provisioned(ProvisionedIops { included, max, .. }) => included < max,
             _ => false,
         };
         let has_iops_price = pr.iops_month.is_some() || pr.iops_tiers.is_some();
@@ -348,7 +333,7 @@ pub fn check(cat: &Catalog) -> Report {
         }
         let provisioned_tp = matches!(
             &vt.throughput,
-            ThroughputRule::Provisioned { included_mibs, max_mibs, .. } if included_mibs < max_mibs
+            ThroughputRule::Provisioned(ProvisionedThroughput { included_mibs, max_mibs, .. }) if included_mibs < max_mibs
         );
         if provisioned_tp && pr.throughput_mibs_month.is_none() {
             p.push(format!(
@@ -374,7 +359,7 @@ pub fn check(cat: &Catalog) -> Report {
         }
         if let Some(m) = pr.offer_max_iops {
             let rule_max = match &vt.iops {
-                IopsRule::Provisioned { max, .. }
+                IopsRule::Provisioned(ProvisionedIops { max, .. })
                 | IopsRule::Scaled { max, .. }
                 | IopsRule::Cap { max } => Some(*max),
                 IopsRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.0),

@@ -106,15 +106,8 @@ impl VolumeType {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum IopsRule {
-    /// The user provisions IOPS in `min..=max`, at most `max_per_gib` per GiB; `included` come free.
-    Provisioned {
-        #[serde(default)]
-        included: u64,
-        min: u64,
-        max: u64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        max_per_gib: Option<f64>,
-    },
+    /// The user provisions IOPS ([`ProvisionedIops`]).
+    Provisioned(ProvisionedIops),
     /// IOPS = base + per_gib x size, clamped to `min..=max` (gp2, GCP pd-*).
     Scaled {
         per_gib: f64,
@@ -131,18 +124,48 @@ pub enum IopsRule {
     Unknown,
 }
 
+/// IOPS the user provisions in `min..=max`, at most `max_per_gib` per GiB; `included` come free
+/// (gp3, io1/io2, GCP pd-extreme and Hyperdisk, Azure Premium SSD v2).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProvisionedIops {
+    #[serde(default)]
+    pub included: u64,
+    pub min: u64,
+    pub max: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_per_gib: Option<f64>,
+}
+
+/// Throughput the user provisions in `min_mibs..=max_mibs`, at most `max_mibs_per_iops` per
+/// provisioned IOPS; `included_mibs` come free (gp3, GCP Hyperdisk Balanced, Azure Premium SSD v2).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProvisionedThroughput {
+    pub included_mibs: f64,
+    pub min_mibs: f64,
+    pub max_mibs: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_mibs_per_iops: Option<f64>,
+}
+
+/// Throughput per TiB of size, with a burst bucket of throughput credits (st1/sc1): MiB/s per
+/// TiB at baseline and in a burst, the cap, and the bucket's MiB per TiB.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PerTibThroughput {
+    pub baseline_per_tib: f64,
+    pub burst_per_tib: f64,
+    pub max_mibs: f64,
+    pub bucket_mib_per_tib: f64,
+}
+
 /// How a type's throughput comes about.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ThroughputRule {
-    /// Provisioned in `min_mibs..=max_mibs`, at most `max_mibs_per_iops` per provisioned IOPS.
-    Provisioned {
-        included_mibs: f64,
-        min_mibs: f64,
-        max_mibs: f64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        max_mibs_per_iops: Option<f64>,
-    },
+    /// Provisioned by the user ([`ProvisionedThroughput`]).
+    Provisioned(ProvisionedThroughput),
     /// base + per_gib x size, capped.
     Scaled {
         per_gib: f64,
@@ -161,13 +184,8 @@ pub enum ThroughputRule {
         #[serde(default, skip_serializing_if = "is_false")]
         weak: bool,
     },
-    /// Per TiB of size with a burst bucket of throughput credits (st1/sc1).
-    PerTib {
-        baseline_per_tib: f64,
-        burst_per_tib: f64,
-        max_mibs: f64,
-        bucket_mib_per_tib: f64,
-    },
+    /// Per TiB of size with a burst bucket of throughput credits ([`PerTibThroughput`]).
+    PerTib(PerTibThroughput),
     /// The MB/s of the smallest of the type's `size_tiers` holding the size (Azure P/E tiers).
     SizeTier,
     Unknown,

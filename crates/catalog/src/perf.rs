@@ -172,33 +172,28 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
         ));
     }
     let iops = match &vt.iops {
-        IopsRule::Provisioned {
-            included,
-            min,
-            max,
-            max_per_gib,
-        } => {
-            let iops = cfg.iops.unwrap_or((*included).max(*min));
-            if iops < *min || iops > *max {
+        IopsRule::Provisioned(rule) => {
+            let iops = cfg.iops.unwrap_or(rule.included.max(rule.min));
+            if iops < rule.min || iops > rule.max {
                 return Err(refuse(
                     "iops_range",
                     format!(
                         "{t} allows {} to {} provisioned IOPS: {} is out of range",
-                        int(*min),
-                        int(*max),
+                        int(rule.min),
+                        int(rule.max),
                         int(iops)
                     ),
                 ));
             }
-            if let Some(per) = max_per_gib {
-                let allowed = (*per * size as f64).floor() as u64;
+            if let Some(per) = rule.max_per_gib {
+                let allowed = (per * size as f64).floor() as u64;
                 if iops > allowed {
                     let need = (iops as f64 / per).ceil() as u64;
                     return Err(refuse(
                         "iops_per_gib",
                         format!(
                             "{t} allows at most {} IOPS per GiB: {} GiB allows {}; use at least {} GiB",
-                            num(*per),
+                            num(per),
                             int(size),
                             int(allowed),
                             int(need)
@@ -241,25 +236,20 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
         }
     };
     let throughput = match &vt.throughput {
-        ThroughputRule::Provisioned {
-            included_mibs,
-            min_mibs,
-            max_mibs,
-            max_mibs_per_iops,
-        } => {
-            let tp = cfg.throughput_mibs.unwrap_or(*included_mibs);
-            if tp < *min_mibs || tp > *max_mibs {
+        ThroughputRule::Provisioned(rule) => {
+            let tp = cfg.throughput_mibs.unwrap_or(rule.included_mibs);
+            if tp < rule.min_mibs || tp > rule.max_mibs {
                 return Err(refuse(
                     "throughput_range",
                     format!(
                         "{t} allows {} to {} MiB/s: {} MiB/s is out of range",
-                        num(*min_mibs),
-                        num(*max_mibs),
+                        num(rule.min_mibs),
+                        num(rule.max_mibs),
                         num(tp)
                     ),
                 ));
             }
-            if let (Some(per), Some(i)) = (max_mibs_per_iops, iops) {
+            if let (Some(per), Some(i)) = (rule.max_mibs_per_iops, iops) {
                 let allowed = per * i as f64;
                 if tp > allowed + 1e-9 {
                     let need = (tp / per).ceil() as u64;
@@ -267,7 +257,7 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
                         "throughput_per_iops",
                         format!(
                             "{t} allows at most {} MiB/s per provisioned IOPS: {} IOPS allow {} MiB/s; provision at least {} IOPS",
-                            num(*per),
+                            num(per),
                             int(i),
                             num(allowed),
                             int(need)
@@ -309,7 +299,7 @@ pub fn performance(vt: &VolumeType, r: &Resolved) -> Performance {
 
     // Throughput first: st1/sc1's small-I/O IOPS follow from it.
     match &vt.throughput {
-        ThroughputRule::Provisioned { .. } => p.baseline_throughput_mibs = r.throughput_mibs,
+        ThroughputRule::Provisioned(_) => p.baseline_throughput_mibs = r.throughput_mibs,
         ThroughputRule::Scaled {
             per_gib,
             base,
@@ -326,20 +316,15 @@ pub fn performance(vt: &VolumeType, r: &Resolved) -> Performance {
             max_mibs,
             ..
         } => p.baseline_throughput_mibs = r.iops.map(|i| (i as f64 * mibs_per_iops).min(*max_mibs)),
-        ThroughputRule::PerTib {
-            baseline_per_tib,
-            burst_per_tib,
-            max_mibs,
-            bucket_mib_per_tib,
-        } => {
+        ThroughputRule::PerTib(rule) => {
             let tib = size / 1024.0;
-            let base = (baseline_per_tib * tib).min(*max_mibs);
-            let burst = (burst_per_tib * tib).min(*max_mibs);
+            let base = (rule.baseline_per_tib * tib).min(rule.max_mibs);
+            let burst = (rule.burst_per_tib * tib).min(rule.max_mibs);
             p.baseline_throughput_mibs = Some(base);
             if burst > base {
                 p.burst_throughput_mibs = Some(burst);
-                // A full bucket holds `bucket_mib_per_tib` per TiB and drains at burst - baseline.
-                p.burst_seconds = Some(bucket_mib_per_tib * tib / (burst - base));
+                // A full bucket holds `rule.bucket_mib_per_tib` per TiB and drains at burst - baseline.
+                p.burst_seconds = Some(rule.bucket_mib_per_tib * tib / (burst - base));
             }
         }
         ThroughputRule::SizeTier => {
@@ -349,7 +334,7 @@ pub fn performance(vt: &VolumeType, r: &Resolved) -> Performance {
     }
 
     match &vt.iops {
-        IopsRule::Provisioned { .. } => p.baseline_iops = r.iops.map(|i| i as f64),
+        IopsRule::Provisioned(_) => p.baseline_iops = r.iops.map(|i| i as f64),
         IopsRule::Scaled {
             per_gib,
             base,

@@ -3,7 +3,10 @@
 //! as the AWS Pricing Calculator does, then summed.
 
 use crate::fmt::{int, num, round_cents, unit_usd};
-use crate::model::{Catalog, IopsRule, Region, ThroughputRule, VolumePrice, VolumeType};
+use crate::model::{
+    Catalog, IopsRule, ProvisionedIops, ProvisionedThroughput, Region, ThroughputRule, VolumePrice,
+    VolumeType,
+};
 use crate::perf::{performance, resolve, Performance, Resolved, RuleError, VolumeConfig};
 use crate::suggest::close_matches;
 use serde::Serialize;
@@ -214,7 +217,9 @@ pub fn volume_items(
         },
     };
     let mut items = vec![storage];
-    if let (IopsRule::Provisioned { included, .. }, Some(iops)) = (&vt.iops, r.iops) {
+    if let (IopsRule::Provisioned(ProvisionedIops { included, .. }), Some(iops)) =
+        (&vt.iops, r.iops)
+    {
         let billable = iops.saturating_sub(*included);
         if billable > 0 {
             if let Some(tiers) = &price.iops_tiers {
@@ -264,7 +269,7 @@ pub fn volume_items(
             }
         }
     }
-    if let (ThroughputRule::Provisioned { included_mibs, .. }, Some(tp)) =
+    if let (ThroughputRule::Provisioned(ProvisionedThroughput { included_mibs, .. }), Some(tp)) =
         (&vt.throughput, r.throughput_mibs)
     {
         let billable = tp - included_mibs;

@@ -163,16 +163,11 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
             v.amount("burst.bucket_credits", b.bucket_credits);
         }
         match &t.iops {
-            IopsRule::Provisioned {
-                included,
-                min,
-                max,
-                max_per_gib,
-            } => {
-                v.count("iops.included", *included, 0, MAX_COUNT);
-                v.iops_range(*min, *max);
-                if let Some(p) = max_per_gib {
-                    v.divisor("iops.max_per_gib", *p);
+            IopsRule::Provisioned(rule) => {
+                v.count("iops.included", rule.included, 0, MAX_COUNT);
+                v.iops_range(rule.min, rule.max);
+                if let Some(p) = rule.max_per_gib {
+                    v.divisor("iops.max_per_gib", p);
                 }
             }
             IopsRule::Scaled {
@@ -221,18 +216,17 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
             None => {}
         }
         match &t.throughput {
-            ThroughputRule::Provisioned {
-                included_mibs,
-                min_mibs,
-                max_mibs,
-                max_mibs_per_iops,
-            } => {
-                v.amount("throughput.included_mibs", *included_mibs);
-                v.amount("throughput.min_mibs", *min_mibs);
-                v.amount("throughput.max_mibs", *max_mibs);
-                v.ordered("throughput.min_mibs..max_mibs", *min_mibs, *max_mibs);
-                if let Some(p) = max_mibs_per_iops {
-                    v.divisor("throughput.max_mibs_per_iops", *p);
+            ThroughputRule::Provisioned(rule) => {
+                v.amount("throughput.included_mibs", rule.included_mibs);
+                v.amount("throughput.min_mibs", rule.min_mibs);
+                v.amount("throughput.max_mibs", rule.max_mibs);
+                v.ordered(
+                    "throughput.min_mibs..max_mibs",
+                    rule.min_mibs,
+                    rule.max_mibs,
+                );
+                if let Some(p) = rule.max_mibs_per_iops {
+                    v.divisor("throughput.max_mibs_per_iops", p);
                 }
             }
             ThroughputRule::Scaled {
@@ -269,16 +263,11 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
                 v.divisor("throughput.mibs_per_iops", *mibs_per_iops);
                 v.amount("throughput.max_mibs", *max_mibs);
             }
-            ThroughputRule::PerTib {
-                baseline_per_tib,
-                burst_per_tib,
-                max_mibs,
-                bucket_mib_per_tib,
-            } => {
-                v.divisor("throughput.baseline_per_tib", *baseline_per_tib);
-                v.amount("throughput.burst_per_tib", *burst_per_tib);
-                v.amount("throughput.max_mibs", *max_mibs);
-                v.amount("throughput.bucket_mib_per_tib", *bucket_mib_per_tib);
+            ThroughputRule::PerTib(rule) => {
+                v.divisor("throughput.baseline_per_tib", rule.baseline_per_tib);
+                v.amount("throughput.burst_per_tib", rule.burst_per_tib);
+                v.amount("throughput.max_mibs", rule.max_mibs);
+                v.amount("throughput.bucket_mib_per_tib", rule.bucket_mib_per_tib);
             }
             ThroughputRule::SizeTier | ThroughputRule::Unknown => {}
         }

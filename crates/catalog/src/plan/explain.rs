@@ -101,10 +101,10 @@ pub(super) fn hybrid_caveats(
             num(b_tp),
             num(b_iops.floor()),
             match (bp.max_iops, &b.throughput) {
-                (Some(cap), ThroughputRule::PerTib { baseline_per_tib, .. }) => format!(
+                (Some(cap), ThroughputRule::PerTib(rule)) => format!(
                     " ({} IOPS cap, {} MiB/s per TiB baseline, each I/O counted as 1 MiB)",
                     num(cap),
-                    num(*baseline_per_tib)
+                    num(rule.baseline_per_tib)
                 ),
                 _ => String::new(),
             }

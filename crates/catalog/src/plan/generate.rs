@@ -8,7 +8,9 @@ use super::types::{
     block, Blocker, Candidates, Component, Ctx, Kind, OptionPerformance, PlanOption, Requirements,
 };
 use crate::fmt::{int, num};
-use crate::model::{IopsRule, ThroughputRule, VolumeType};
+use crate::model::{
+    IopsRule, PerTibThroughput, ProvisionedIops, ProvisionedThroughput, ThroughputRule, VolumeType,
+};
 use crate::perf::VolumeConfig;
 use crate::price::{self, Quote};
 
@@ -95,16 +97,11 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
 
     // Throughput rules that push IOPS or size.
     match &vt.throughput {
-        ThroughputRule::Provisioned {
-            included_mibs,
-            min_mibs,
-            max_mibs,
-            max_mibs_per_iops,
-        } => {
-            let t_need = want_tp.unwrap_or(*included_mibs).max(*min_mibs);
-            at_most_mibs(t_need, *max_mibs)?;
+        ThroughputRule::Provisioned(rule) => {
+            let t_need = want_tp.unwrap_or(rule.included_mibs).max(rule.min_mibs);
+            at_most_mibs(t_need, rule.max_mibs)?;
             tp = Some(t_need);
-            if let Some(per) = max_mibs_per_iops {
+            if let Some(per) = rule.max_mibs_per_iops {
                 iops = Some(whole(t_need / per));
             }
         }
@@ -139,14 +136,10 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
                 iops = Some(whole(w / mibs_per_iops));
             }
         }
-        ThroughputRule::PerTib {
-            baseline_per_tib,
-            max_mibs,
-            ..
-        } => {
+        ThroughputRule::PerTib(rule) => {
             if let Some(w) = want_tp {
-                at_most_mibs(w, *max_mibs)?;
-                size = size.max(whole(w / baseline_per_tib * 1024.0));
+                at_most_mibs(w, rule.max_mibs)?;
+                size = size.max(whole(w / rule.baseline_per_tib * 1024.0));
             }
         }
         ThroughputRule::SizeTier => {
@@ -158,20 +151,15 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
     }
 
     match &vt.iops {
-        IopsRule::Provisioned {
-            included,
-            min,
-            max,
-            max_per_gib,
-        } => {
+        IopsRule::Provisioned(rule) => {
             let need = r
                 .unwrap_or(0)
-                .max(*min)
-                .max(*included)
+                .max(rule.min)
+                .max(rule.included)
                 .max(iops.unwrap_or(0));
-            at_most_iops(need, *max)?;
+            at_most_iops(need, rule.max)?;
             iops = Some(need);
-            if let Some(per) = max_per_gib {
+            if let Some(per) = rule.max_per_gib {
                 size = size.max(whole(need as f64 / per));
             }
         }
@@ -195,25 +183,19 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
             if let Some(w) = r {
                 at_most_iops(w, *max)?;
                 // Small random I/O counts as `io_accounting_kib` of throughput each.
-                if let (
-                    Some(kib),
-                    ThroughputRule::PerTib {
-                        baseline_per_tib,
-                        max_mibs,
-                        ..
-                    },
-                ) = (vt.io_accounting_kib, &vt.throughput)
+                if let (Some(kib), ThroughputRule::PerTib(rule)) =
+                    (vt.io_accounting_kib, &vt.throughput)
                 {
                     let mibs = w as f64 * kib as f64 / 1024.0;
-                    if mibs > *max_mibs {
+                    if mibs > rule.max_mibs {
                         return Err(block(format!(
                             "{t} sustains at most {} small random IOPS ({} MiB/s, each I/O counted as {} KiB)",
-                            num(max_mibs / (kib as f64 / 1024.0)),
-                            num(*max_mibs),
+                            num(rule.max_mibs / (kib as f64 / 1024.0)),
+                            num(rule.max_mibs),
                             int(kib)
                         )));
                     }
-                    size = size.max(whole(mibs / baseline_per_tib * 1024.0));
+                    size = size.max(whole(mibs / rule.baseline_per_tib * 1024.0));
                 }
             }
         }
@@ -224,10 +206,10 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
             format!("the catalog has no IOPS rule for {t}")
         })?,
     }
-    if !matches!(vt.throughput, ThroughputRule::Provisioned { .. }) {
+    if !matches!(vt.throughput, ThroughputRule::Provisioned(_)) {
         tp = None;
     }
-    if !matches!(vt.iops, IopsRule::Provisioned { .. }) {
+    if !matches!(vt.iops, IopsRule::Provisioned(_)) {
         iops = None;
     }
     if size > vt.max_gib {
@@ -280,17 +262,17 @@ pub(super) fn volume_option(q: &Quote, vt: &VolumeType) -> PlanOption {
 /// The closest configuration of `vt` the rules allow: each requirement clipped to the type's limit.
 fn nearest_volume(ctx: &Ctx, vt: &VolumeType, req: &Requirements) -> Option<PlanOption> {
     let max_iops = match &vt.iops {
-        IopsRule::Provisioned { max, .. }
+        IopsRule::Provisioned(ProvisionedIops { max, .. })
         | IopsRule::Scaled { max, .. }
         | IopsRule::Cap { max } => Some(*max),
         IopsRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.0),
         IopsRule::Unknown => None,
     };
     let max_tp = match &vt.throughput {
-        ThroughputRule::Provisioned { max_mibs, .. }
+        ThroughputRule::Provisioned(ProvisionedThroughput { max_mibs, .. })
         | ThroughputRule::Scaled { max_mibs, .. }
         | ThroughputRule::PerIops { max_mibs, .. }
-        | ThroughputRule::PerTib { max_mibs, .. } => Some(*max_mibs),
+        | ThroughputRule::PerTib(PerTibThroughput { max_mibs, .. }) => Some(*max_mibs),
         ThroughputRule::Tiers { tiers } => tiers.iter().map(|t| t.mibs).reduce(f64::max),
         ThroughputRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.1),
         ThroughputRule::Unknown => None,

@@ -23,7 +23,7 @@ pub(super) fn hybrids(ctx: &Ctx, out: &mut Candidates) -> Result<(), PlanError> 
         .volume_types
         .iter()
         .filter(priced)
-        .filter(|t| matches!(t.iops, IopsRule::Provisioned { .. }) && t.media != "hdd")
+        .filter(|t| matches!(t.iops, IopsRule::Provisioned(_)) && t.media != "hdd")
         .collect();
     let backings: Vec<&VolumeType> = cat
         .volume_types

@@ -7,7 +7,9 @@ use anyhow::Context;
 use disktier_catalog::check::check;
 use disktier_catalog::fmt::{int, num, unit_usd};
 use disktier_catalog::import::{aws_offer, refresh};
-use disktier_catalog::model::{IopsRule, SizeTier, ThroughputRule, VolumeType};
+use disktier_catalog::model::{
+    IopsRule, ProvisionedIops, ProvisionedThroughput, SizeTier, ThroughputRule, VolumeType,
+};
 use disktier_catalog::{price, Catalog};
 use std::path::PathBuf;
 
@@ -165,7 +167,7 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
                 None => format!("{}/GB-month", unit_usd(p.storage_gb_month)),
             }];
             let included = match vt.map(|t| &t.iops) {
-                Some(IopsRule::Provisioned { included, .. }) if *included > 0 => {
+                Some(IopsRule::Provisioned(ProvisionedIops { included, .. })) if *included > 0 => {
                     format!(" above {}", int(*included))
                 }
                 _ => String::new(),
@@ -191,7 +193,10 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
             }
             if let Some(t) = p.throughput_mibs_month {
                 let inc = match vt.map(|t| &t.throughput) {
-                    Some(ThroughputRule::Provisioned { included_mibs, .. }) => {
+                    Some(ThroughputRule::Provisioned(ProvisionedThroughput {
+                        included_mibs,
+                        ..
+                    })) => {
                         format!(" above {}", num(*included_mibs))
                     }
                     _ => String::new(),
@@ -283,21 +288,16 @@ fn rules_line(t: &VolumeType) -> String {
     let mut s = format!("{}-{} GiB", int(t.min_gib), int(t.max_gib));
     s.push_str("; IOPS ");
     s.push_str(&match &t.iops {
-        IopsRule::Provisioned {
-            included,
-            min,
-            max,
-            max_per_gib,
-        } => format!(
+        IopsRule::Provisioned(p) => format!(
             "{}-{} provisioned{}{}",
-            int(*min),
-            int(*max),
-            if *included > 0 {
-                format!(", {} included", int(*included))
+            int(p.min),
+            int(p.max),
+            if p.included > 0 {
+                format!(", {} included", int(p.included))
             } else {
                 String::new()
             },
-            max_per_gib
+            p.max_per_gib
                 .map(|p| format!(", <= {}/GiB", num(p)))
                 .unwrap_or_default()
         ),
@@ -322,16 +322,11 @@ fn rules_line(t: &VolumeType) -> String {
     }
     s.push_str("; MiB/s ");
     s.push_str(&match &t.throughput {
-        ThroughputRule::Provisioned {
-            included_mibs,
-            max_mibs,
-            max_mibs_per_iops,
-            ..
-        } => format!(
+        ThroughputRule::Provisioned(p) => format!(
             "{} included, up to {}{}",
-            num(*included_mibs),
-            num(*max_mibs),
-            max_mibs_per_iops
+            num(p.included_mibs),
+            num(p.max_mibs),
+            p.max_mibs_per_iops
                 .map(|p| format!(", <= {} per IOPS", num(p)))
                 .unwrap_or_default()
         ),
@@ -364,16 +359,11 @@ fn rules_line(t: &VolumeType) -> String {
         } => {
             format!("{} per IOPS, up to {}", num(*mibs_per_iops), num(*max_mibs))
         }
-        ThroughputRule::PerTib {
-            baseline_per_tib,
-            burst_per_tib,
-            max_mibs,
-            ..
-        } => format!(
+        ThroughputRule::PerTib(rule) => format!(
             "{}/TiB baseline, {}/TiB burst, cap {}",
-            num(*baseline_per_tib),
-            num(*burst_per_tib),
-            num(*max_mibs)
+            num(rule.baseline_per_tib),
+            num(rule.burst_per_tib),
+            num(rule.max_mibs)
         ),
         ThroughputRule::Unknown => "not in catalog".into(),
     });
