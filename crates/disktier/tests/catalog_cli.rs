@@ -504,6 +504,23 @@ fn bad_input_lists_close_matches() {
         (&["price", "gp3", "--size", "36GiBs"], &["is not a size"]),
         (&["price", "gp3", "--size", "1.5GiB"], &["use 2GiB"]),
         (&["plan", "--capacity", "lots"], &["is not a size"]),
+        // A bare number would be bytes (a 1 GiB volume): the unit must be written.
+        (
+            &["plan", "--capacity", "2000"],
+            &["'2000' has no unit", "2000GiB"],
+        ),
+        (
+            &["price", "gp3", "--size", "100"],
+            &["'100' has no unit", "100GiB"],
+        ),
+        (
+            &["plan", "--capacity", "1TiB", "--throughput", "400"],
+            &["bytes per second", "400MiB/s"],
+        ),
+        (
+            &["price", "gp3", "--size", "1TiB", "--throughput", "400"],
+            &["bytes per second", "400MiB/s"],
+        ),
     ]);
 }
 

@@ -21,6 +21,9 @@ pub enum UnitError {
     Rate(String),
     #[error("'{0}' is too large")]
     Overflow(String),
+    /// A bare number where the unit decides the magnitude (a volume's GiB, a rate's MiB/s).
+    #[error("'{0}' has no unit, and a bare number would be {1}: write the unit, e.g. {0}{2}")]
+    NoUnit(String, &'static str, &'static str),
 }
 
 fn split_number(s: &str) -> (&str, &str) {
@@ -103,6 +106,37 @@ pub fn parse_rate(input: &str) -> Result<u64, UnitError> {
     parse_size(body).map_err(|_| UnitError::Rate(input.to_string()))
 }
 
+/// Whether `s` is only a number, with no unit after it (what it is worth is the parser's to say).
+fn bare_number(s: &str) -> bool {
+    let (num, unit) = split_number(s.trim());
+    !num.is_empty() && unit.is_empty()
+}
+
+/// A size whose unit is written out (`200GiB`, `5TiB`, `2300B`), for a cloud volume's size:
+/// there a bare `2000` (bytes, as fio reads it) is almost always meant as GiB, so it is refused
+/// rather than read as a 1 GiB volume.
+pub fn parse_size_with_unit(input: &str) -> Result<u64, UnitError> {
+    let v = parse_size(input)?;
+    if bare_number(input) {
+        return Err(UnitError::NoUnit(input.trim().to_string(), "bytes", "GiB"));
+    }
+    Ok(v)
+}
+
+/// A rate whose unit is written out (`1000MiB/s`), for a volume's throughput: a bare `400`
+/// would be 400 bytes a second.
+pub fn parse_rate_with_unit(input: &str) -> Result<u64, UnitError> {
+    let v = parse_rate(input)?;
+    if bare_number(input) {
+        return Err(UnitError::NoUnit(
+            input.trim().to_string(),
+            "bytes per second",
+            "MiB/s",
+        ));
+    }
+    Ok(v)
+}
+
 /// A byte count printed with binary units, e.g. `22 MiB`, `1.5 GiB`, `2300 B`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bytes(pub u64);
@@ -151,6 +185,14 @@ pub mod clap_parsers {
     pub fn rate(s: &str) -> Result<u64, String> {
         parse_rate(s).map_err(|e| e.to_string())
     }
+    /// [`parse_size_with_unit`](super::parse_size_with_unit): a volume's size.
+    pub fn volume_size(s: &str) -> Result<u64, String> {
+        parse_size_with_unit(s).map_err(|e| e.to_string())
+    }
+    /// [`parse_rate_with_unit`](super::parse_rate_with_unit): a volume's throughput.
+    pub fn volume_rate(s: &str) -> Result<u64, String> {
+        parse_rate_with_unit(s).map_err(|e| e.to_string())
+    }
 }
 
 #[cfg(test)]
@@ -163,6 +205,32 @@ mod tests {
         // parse back (it overflows).
         assert_eq!(Bytes(u64::MAX).to_string(), "16384.00 PiB");
         assert_eq!(Bytes(3 << 30).to_string(), "3 GiB");
+    }
+
+    #[test]
+    fn a_volume_size_or_rate_needs_its_unit() {
+        assert_eq!(parse_size_with_unit("200GiB").unwrap(), 200 << 30);
+        assert_eq!(parse_size_with_unit("2300B").unwrap(), 2300);
+        assert_eq!(parse_rate_with_unit("250MiB/s").unwrap(), 250 << 20);
+        for bare in ["2000", " 100 ", "1.5"] {
+            let e = parse_size_with_unit(bare).unwrap_err().to_string();
+            assert!(
+                e.contains("has no unit") && e.contains("GiB"),
+                "{bare}: {e}"
+            );
+            let e = parse_rate_with_unit(bare).unwrap_err().to_string();
+            assert!(
+                e.contains("bytes per second") && e.contains("MiB/s"),
+                "{bare}: {e}"
+            );
+        }
+        // Not bare numbers: the usual errors.
+        assert!(matches!(
+            parse_size_with_unit("lots"),
+            Err(UnitError::Size(_))
+        ));
+        assert!(matches!(parse_size_with_unit(""), Err(UnitError::Size(_))));
+        assert!(matches!(parse_size_with_unit("."), Err(UnitError::Size(_))));
     }
 
     #[test]

@@ -4,7 +4,10 @@
 //! and time per input are capped by `disktier_testkit::fuzz`.
 
 use disktier_testkit::fuzz::{bounded, serial, CappedAlloc};
-use disktier_units::{fmt_ns, parse_duration, parse_rate, parse_size, Bytes};
+use disktier_units::{
+    fmt_ns, parse_duration, parse_rate, parse_rate_with_unit, parse_size, parse_size_with_unit,
+    Bytes,
+};
 
 #[global_allocator]
 static ALLOC: CappedAlloc = CappedAlloc::new(512 << 20);
@@ -78,6 +81,25 @@ fn fuzz_rate() {
         if let Ok(r) = parse_rate(s) {
             if !s.trim().ends_with("/s") && !s.trim().ends_with("ps") {
                 assert_eq!(parse_size(s), Ok(r), "{s:?}");
+            }
+        }
+    });
+}
+
+/// Any text: an answer; a volume's size or rate that parses with its unit required is the same
+/// value the plain parser reads, and whatever the plain parser reads either agrees or is a bare
+/// number the unit-required parser refuses.
+#[test]
+fn fuzz_volume_size_and_rate() {
+    text_target!(|s| {
+        for (with_unit, plain) in [
+            (parse_size_with_unit(s), parse_size(s)),
+            (parse_rate_with_unit(s), parse_rate(s)),
+        ] {
+            match with_unit {
+                Ok(v) => assert_eq!(plain, Ok(v), "{s:?}"),
+                Err(disktier_units::UnitError::NoUnit(..)) => assert!(plain.is_ok(), "{s:?}"),
+                Err(e) => assert_eq!(plain, Err(e), "{s:?}"),
             }
         }
     });

@@ -16,13 +16,13 @@ pub struct Args {
     #[arg(long, default_value = "us-east-1")]
     pub region: String,
     /// Capacity the data needs (e.g. 200GiB, 5TiB); rounded up to whole GiB.
-    #[arg(long, value_parser = clap_parsers::size)]
+    #[arg(long, value_parser = clap_parsers::volume_size)]
     pub capacity: u64,
     /// Sustained IOPS needed (small random I/O).
     #[arg(long)]
     pub iops: Option<u64>,
     /// Sustained throughput needed (e.g. 1000MiB/s).
-    #[arg(long, value_parser = clap_parsers::rate)]
+    #[arg(long, value_parser = clap_parsers::volume_rate)]
     pub throughput: Option<u64>,
     /// Also weigh a fast cache volume in front of a cheap HDD volume (bcache/lvmcache).
     #[arg(long)]

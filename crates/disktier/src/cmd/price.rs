@@ -18,13 +18,13 @@ pub struct Args {
     #[arg(long, default_value = "us-east-1")]
     pub region: String,
     /// Volume size in whole GiB (36GiB, 1TiB, 500G).
-    #[arg(long, value_parser = clap_parsers::size)]
+    #[arg(long, value_parser = clap_parsers::volume_size)]
     pub size: Option<u64>,
     /// Provisioned IOPS (gp3, io1, io2, ...).
     #[arg(long)]
     pub iops: Option<u64>,
     /// Provisioned throughput (e.g. 1000MiB/s; gp3).
-    #[arg(long, value_parser = clap_parsers::rate)]
+    #[arg(long, value_parser = clap_parsers::volume_rate)]
     pub throughput: Option<u64>,
 }
 
