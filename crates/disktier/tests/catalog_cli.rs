@@ -510,6 +510,10 @@ fn bad_input_lists_close_matches() {
             &["'2000' has no unit", "2000GiB"],
         ),
         (
+            &["plan", "--capacity", "0GiB"],
+            &["--capacity must be at least 1GiB"],
+        ),
+        (
             &["price", "gp3", "--size", "100"],
             &["'100' has no unit", "100GiB"],
         ),
