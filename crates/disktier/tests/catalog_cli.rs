@@ -514,6 +514,10 @@ fn bad_input_lists_close_matches() {
             &["--capacity must be at least 1GiB"],
         ),
         (
+            &["plan", "--capacity", "1TiB", "--throughput", "0MiB/s"],
+            &["leave --throughput out"],
+        ),
+        (
             &["price", "gp3", "--size", "100"],
             &["'100' has no unit", "100GiB"],
         ),

@@ -60,6 +60,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if args.iops == Some(0) {
         anyhow::bail!("--iops 0: leave --iops out when IOPS do not matter");
     }
+    if args.throughput == Some(0) {
+        anyhow::bail!("--throughput 0: leave --throughput out when throughput does not matter");
+    }
     let capacity_gib = whole_gib(args.capacity.div_ceil(1 << 30) << 30, "--capacity")?;
     let hit_ratio = match &args.trace {
         None => HitRatio::Assumed(args.hit_ratio.unwrap_or(DEFAULT_HIT_RATIO)),
