@@ -8,7 +8,7 @@ use crate::model::{
     VolumeType,
 };
 use crate::perf::{performance, resolve, Performance, Resolved, RuleError, VolumeConfig};
-use crate::suggest::close_matches;
+use crate::suggest::{close_matches, hint};
 use serde::Serialize;
 
 /// Hours in a month (730, as the AWS Pricing Calculator; docs/sources.md [aws-ec2-pricing]).
@@ -16,15 +16,19 @@ pub const HOURS_PER_MONTH: f64 = 730.0;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PriceError {
-    #[error("unknown region '{region}': did you mean {}? (the catalog has {})", .close.join(", "), .all.join(", "))]
+    #[error("unknown region '{region}': {}", hint(.close, &format!("the catalog has {}", .all.join(", "))))]
     UnknownRegion {
         region: String,
         close: Vec<String>,
         all: Vec<String>,
     },
-    #[error("unknown volume type '{name}': did you mean {}?", .close.join(", "))]
-    UnknownType { name: String, close: Vec<String> },
-    #[error("unknown instance type '{name}': did you mean {}? (add it with --catalog FILE)", .close.join(", "))]
+    #[error("unknown volume type '{name}': {}", hint(.close, &format!("the catalog has {}", .all.join(", "))))]
+    UnknownType {
+        name: String,
+        close: Vec<String>,
+        all: Vec<String>,
+    },
+    #[error("unknown instance type '{name}': {}", hint(.close, "`disktier catalog show` lists the catalog's; add another with --catalog FILE"))]
     UnknownInstance { name: String, close: Vec<String> },
     #[error("{name} is a {cloud} type but {region} is a {region_cloud} region: pick one of the {cloud} regions ({})", .regions.join(", "))]
     WrongCloud {
@@ -95,6 +99,7 @@ pub fn lookup<'a>(
         .ok_or_else(|| PriceError::UnknownType {
             name: type_name.to_string(),
             close: close_matches(type_name, cat.volume_types.iter().map(|t| t.name.as_str())),
+            all: cat.volume_types.iter().map(|t| t.name.clone()).collect(),
         })?;
     if vt.cloud != reg.cloud {
         return Err(PriceError::WrongCloud {
@@ -424,6 +429,24 @@ mod tests {
         assert!(e.to_string().contains("gp3"), "{e}");
         let e = instance(&c, "us-east-1", "m6id.xlarg").unwrap_err();
         assert!(e.to_string().contains("m6id.xlarge"), "{e}");
+        // Nothing close: no guess, the region list once.
+        let e = quote("mars-1", "gp3", 10, None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("did you mean"), "{e}");
+        assert_eq!(e.matches("us-east-1").count(), 1, "{e}");
+        let e = quote("us-east-1", "floppy", 10, None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            !e.contains("did you mean") && e.contains("the catalog has"),
+            "{e}"
+        );
+        let e = instance(&c, "us-east-1", "zzzz").unwrap_err().to_string();
+        assert!(
+            !e.contains("did you mean") && e.contains("catalog show"),
+            "{e}"
+        );
         let e = quote("eu-north-1", "sc1", 500, None, None).unwrap_err();
         assert!(
             e.to_string().contains("it has one in ") && e.to_string().contains("us-east-1"),

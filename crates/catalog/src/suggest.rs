@@ -18,29 +18,32 @@ pub fn distance(a: &str, b: &str) -> usize {
 }
 
 /// Up to five names closest to `wanted` (distance at most a third of its length, at least 2, or
-/// sharing its prefix), closest first; all names when nothing is close.
+/// sharing its prefix), closest first; none when nothing is close.
 pub fn close_matches<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let names: Vec<&str> = names.into_iter().collect();
     let limit = (wanted.chars().count() / 3).max(2);
     let lw = wanted.to_lowercase();
     let mut scored: Vec<(usize, &str)> = names
-        .iter()
-        .map(|n| (distance(wanted, n), *n))
+        .into_iter()
+        .map(|n| (distance(wanted, n), n))
         .filter(|(d, n)| *d <= limit || (lw.len() >= 2 && n.to_lowercase().starts_with(&lw)))
         .collect();
     scored.sort();
     scored.dedup();
-    if scored.is_empty() {
-        let mut all: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-        all.sort();
-        all.dedup();
-        return all;
-    }
     scored
         .into_iter()
         .take(5)
         .map(|(_, n)| n.to_string())
         .collect()
+}
+
+/// The end of an "unknown name" message: `did you mean a, b? (REST)`, or just `REST` when no
+/// name is close.
+pub fn hint(close: &[String], rest: &str) -> String {
+    if close.is_empty() {
+        rest.to_string()
+    } else {
+        format!("did you mean {}? ({rest})", close.join(", "))
+    }
 }
 
 #[cfg(test)]
@@ -55,5 +58,12 @@ mod tests {
         assert_eq!(m[0], "eu-north-1");
         let m = close_matches("m6id.xlarg", ["m6i.xlarge", "m6id.xlarge", "i3.large"]);
         assert_eq!(m[0], "m6id.xlarge");
+        // Nothing close: no guess (the caller lists what there is).
+        assert!(close_matches("mars-1", ["us-east-1", "eu-north-1"]).is_empty());
+        assert_eq!(hint(&[], "the catalog has gp3"), "the catalog has gp3");
+        assert_eq!(
+            hint(&["gp3".into()], "the catalog has gp3"),
+            "did you mean gp3? (the catalog has gp3)"
+        );
     }
 }

@@ -486,6 +486,15 @@ fn bad_input_lists_close_matches() {
             &["price", "gp33", "--size", "10GiB"],
             &["unknown volume type 'gp33'", "gp3"],
         ),
+        // Nothing close: no guess, and the names once.
+        (
+            &["plan", "--capacity", "1TiB", "--region", "mars-1"],
+            &["unknown region 'mars-1': the catalog has us-east-1,"],
+        ),
+        (
+            &["price", "floppy", "--size", "10GiB"],
+            &["unknown volume type 'floppy': the catalog has gp2,"],
+        ),
         (
             &["price", "instance", "m6id.xlarg"],
             &["did you mean m6id.xlarge"],
