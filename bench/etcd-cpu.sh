@@ -18,22 +18,9 @@ done
 [ -x "$DT" ] || { echo "etcd-cpu: $DT is not an executable" >&2; exit 2; }
 case $ROUNDS$FREQ in *[!0-9]*) echo "etcd-cpu: ROUNDS and FREQ are numbers" >&2; exit 2 ;; esac
 
-WORK=$(mktemp -d /var/tmp/disktier-etcd-cpu.XXXXXX)
-IMG=/dev/shm/disktier-etcd-cpu.$$.img
-LOOP=""
-cleanup() {
-    set +e
-    mountpoint -q "$WORK/mnt" && umount "$WORK/mnt"
-    [ -n "$LOOP" ] && losetup -d "$LOOP"
-    rm -rf "$WORK" "$IMG"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-truncate -s 1G "$IMG"
-LOOP=$(losetup --find --show --direct-io=on "$IMG")
-mkfs.xfs -q -f "$LOOP"
-mkdir -p "$WORK/mnt"
-mount "$LOOP" "$WORK/mnt"
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+xfs_scratch etcd-cpu
 
 for i in $(seq "$ROUNDS"); do
     rm -rf "$WORK/mnt/dt" "$WORK/mnt/fio"

@@ -24,22 +24,9 @@ case $ROUNDS in '' | *[!0-9]*) echo "etcd-halts: ROUNDS is a number" >&2; exit 2
 ls /sys/devices/system/cpu/cpu0/cpuidle/state1/usage >/dev/null 2>&1 ||
     { echo "etcd-halts: no cpuidle state1 (no cpuidle driver?)" >&2; exit 2; }
 
-WORK=$(mktemp -d /var/tmp/disktier-etcd-halts.XXXXXX)
-IMG=/dev/shm/disktier-etcd-halts.$$.img
-LOOP=""
-cleanup() {
-    set +e
-    mountpoint -q "$WORK/mnt" && umount "$WORK/mnt"
-    [ -n "$LOOP" ] && losetup -d "$LOOP"
-    rm -rf "$WORK" "$IMG"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-truncate -s 1G "$IMG"
-LOOP=$(losetup --find --show --direct-io=on "$IMG")
-mkfs.xfs -q -f "$LOOP"
-mkdir -p "$WORK/mnt"
-mount "$LOOP" "$WORK/mnt"
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+xfs_scratch etcd-halts
 echo "guest_halt_poll_ns $(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo n/a)," \
     "cpuidle $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo n/a)"
 

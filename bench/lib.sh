@@ -27,3 +27,26 @@ bench_python() {
     fi
     echo "$venv/bin/python"
 }
+
+# A scratch xfs for one script run: a 1 GiB file in /dev/shm behind a loop device
+# (--direct-io=on), mounted at $WORK/mnt under a fresh $WORK in /var/tmp. Sets WORK, IMG and
+# LOOP, and traps EXIT so that the mount, the loop device and both files always go.
+xfs_scratch() { # xfs_scratch NAME
+    WORK=$(mktemp -d "/var/tmp/disktier-$1.XXXXXX")
+    IMG=/dev/shm/disktier-$1.$$.img
+    LOOP=""
+    trap xfs_scratch_cleanup EXIT
+    trap 'exit 130' INT TERM
+    truncate -s 1G "$IMG"
+    LOOP=$(losetup --find --show --direct-io=on "$IMG")
+    mkfs.xfs -q -f "$LOOP"
+    mkdir -p "$WORK/mnt"
+    mount "$LOOP" "$WORK/mnt"
+}
+
+xfs_scratch_cleanup() {
+    set +e
+    mountpoint -q "$WORK/mnt" && umount "$WORK/mnt"
+    [ -n "$LOOP" ] && losetup -d "$LOOP"
+    rm -rf "$WORK" "$IMG"
+}
