@@ -8,7 +8,7 @@ use crate::model::{
     VolumeType,
 };
 use crate::perf::{performance, resolve, Performance, Resolved, RuleError, VolumeConfig};
-use crate::suggest::{close_matches, hint};
+use crate::suggest::{close_matches, hint, shown};
 use serde::Serialize;
 
 /// Hours in a month (730, as the AWS Pricing Calculator; docs/sources.md [aws-ec2-pricing]).
@@ -81,7 +81,7 @@ pub struct Quote {
 
 pub fn region<'a>(cat: &'a Catalog, name: &str) -> Result<&'a Region, PriceError> {
     cat.region(name).ok_or_else(|| PriceError::UnknownRegion {
-        region: name.to_string(),
+        region: shown(name),
         close: close_matches(name, cat.regions.iter().map(|r| r.name.as_str())),
         all: cat.regions.iter().map(|r| r.name.clone()).collect(),
     })
@@ -97,7 +97,7 @@ pub fn lookup<'a>(
     let vt = cat
         .volume_type(type_name)
         .ok_or_else(|| PriceError::UnknownType {
-            name: type_name.to_string(),
+            name: shown(type_name),
             close: close_matches(type_name, cat.volume_types.iter().map(|t| t.name.as_str())),
             all: cat.volume_types.iter().map(|t| t.name.clone()).collect(),
         })?;
@@ -305,7 +305,7 @@ pub fn instance_monthly(cat: &Catalog, region_name: &str, name: &str) -> Result<
     region(cat, region_name)?;
     if cat.instance(name).is_none() {
         return Err(PriceError::UnknownInstance {
-            name: name.to_string(),
+            name: shown(name),
             close: close_matches(name, cat.instances.iter().map(|i| i.name.as_str())),
         });
     }
@@ -447,6 +447,11 @@ mod tests {
             !e.contains("did you mean") && e.contains("catalog show"),
             "{e}"
         );
+        // A huge name is quoted cut short.
+        let e = quote(&"x".repeat(5000), "gp3", 10, None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 500 && e.contains("xxx..."), "{e}");
         let e = quote("eu-north-1", "sc1", 500, None, None).unwrap_err();
         assert!(
             e.to_string().contains("it has one in ") && e.to_string().contains("us-east-1"),

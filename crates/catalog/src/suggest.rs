@@ -20,12 +20,21 @@ pub fn distance(a: &str, b: &str) -> usize {
 /// Up to five names closest to `wanted` (distance at most a third of its length, at least 2, or
 /// sharing its prefix), closest first; none when nothing is close.
 pub fn close_matches<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let limit = (wanted.chars().count() / 3).max(2);
+    let len = wanted.chars().count();
+    let limit = (len / 3).max(2);
     let lw = wanted.to_lowercase();
     let mut scored: Vec<(usize, &str)> = names
         .into_iter()
-        .map(|n| (distance(wanted, n), n))
-        .filter(|(d, n)| *d <= limit || (lw.len() >= 2 && n.to_lowercase().starts_with(&lw)))
+        .filter_map(|n| {
+            let prefix = lw.len() >= 2 && n.to_lowercase().starts_with(&lw);
+            // The distance is at least the difference in length: a name that far off is not
+            // compared at all (a hostile 100 KiB argument costs nothing).
+            if !prefix && len.abs_diff(n.chars().count()) > limit {
+                return None;
+            }
+            let d = distance(wanted, n);
+            (prefix || d <= limit).then_some((d, n))
+        })
         .collect();
     scored.sort();
     scored.dedup();
@@ -34,6 +43,14 @@ pub fn close_matches<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>)
         .take(5)
         .map(|(_, n)| n.to_string())
         .collect()
+}
+
+/// A name the user gave, as an error quotes it: at most 64 characters (then `...`).
+pub fn shown(name: &str) -> String {
+    match name.char_indices().nth(64) {
+        Some((i, _)) => format!("{}...", &name[..i]),
+        None => name.to_string(),
+    }
 }
 
 /// The end of an "unknown name" message: `did you mean a, b? (REST)`, or just `REST` when no
@@ -60,6 +77,11 @@ mod tests {
         assert_eq!(m[0], "m6id.xlarge");
         // Nothing close: no guess (the caller lists what there is).
         assert!(close_matches("mars-1", ["us-east-1", "eu-north-1"]).is_empty());
+        // A huge name: quoted short, and no distance computed against names far shorter.
+        let huge = "a".repeat(100_000);
+        assert!(close_matches(&huge, ["us-east-1", "eu-north-1"]).is_empty());
+        assert_eq!(shown(&huge), format!("{}...", "a".repeat(64)));
+        assert_eq!(shown("gp3"), "gp3");
         assert_eq!(hint(&[], "the catalog has gp3"), "the catalog has gp3");
         assert_eq!(
             hint(&["gp3".into()], "the catalog has gp3"),

@@ -72,8 +72,23 @@ pub enum Command {
     Man(cmd::meta::ManArgs),
 }
 
+/// Parses the command line, or exits as clap does (help, version, a usage error with exit 2). A
+/// usage error quotes the offending value, and clap prints it as given to a terminal: when an
+/// argument holds control characters (an escape sequence), the error is printed unstyled, which
+/// leaves them out (clap's plain rendering strips them).
 pub fn parse() -> Cli {
-    Cli::parse()
+    Cli::try_parse().unwrap_or_else(|e| {
+        let hostile = std::env::args_os().any(|a| {
+            a.as_encoded_bytes()
+                .iter()
+                .any(|b| b.is_ascii_control() && *b != b'\n')
+        });
+        if hostile && e.use_stderr() {
+            eprint!("{}", crate::text::printable(&e.render().to_string(), true));
+            std::process::exit(e.exit_code());
+        }
+        e.exit()
+    })
 }
 
 /// The clap command tree, for completions and man pages.

@@ -8,6 +8,7 @@ mod exposition;
 mod global;
 pub mod image;
 mod termination;
+mod text;
 
 use std::process::ExitCode;
 
@@ -28,7 +29,9 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::from(0);
             }
-            let msg = format!("{err:#}");
+            // Errors quote what the user gave: escape sequences and other control characters
+            // in it are shown, not played on the terminal (or in the termination log).
+            let msg = text::printable(&format!("{err:#}"), true);
             termination::write_from_env(Err(&msg));
             eprintln!("error: {msg}");
             ExitCode::from(2)

@@ -1,5 +1,5 @@
-//! A hostile user at the command line of `setup`, `render`, `disks` and the size/duration/rate
-//! flags: newlines, control characters, `..`, relative and huge paths, NaN and huge numbers,
+//! A hostile user at the command line of `setup`, `render`, `disks`, the catalog's names and the
+//! size/duration/rate flags: newlines, control characters, `..`, relative and huge paths, NaN and huge numbers,
 //! symlinks. Each gets a clear error and exit status 2 — never a panic (101), a hang, or a
 //! change on the machine. The first two tests are the exploits of issue 13.
 
@@ -358,6 +358,43 @@ fn sizes_durations_and_rates_refuse_nan_and_huge_values() {
         ),
     ] {
         refused(&args, expect);
+    }
+}
+
+/// A name or value that carries a terminal escape sequence (here one that would retitle the
+/// terminal) is never played back raw: a runtime error shows it escaped, a usage error (clap's)
+/// leaves it out; a 100 KiB name is quoted cut short, at once.
+#[test]
+fn escape_sequences_and_huge_names_are_not_echoed_raw() {
+    let osc = "x\x1b]0;owned\x07";
+    let huge = "a".repeat(100_000);
+    for (args, expect) in [
+        (
+            vec!["plan", "--capacity", "1TiB", "--region", osc],
+            "unknown region 'x\\u{1b}]0;owned\\u{7}'",
+        ),
+        (
+            vec!["price", osc, "--size", "1TiB"],
+            "unknown volume type 'x\\u{1b}",
+        ),
+        (vec!["plan", "--capacity", "2\x1b[31mGiB"], "is not a size"),
+        (
+            vec!["plan", "--capacity", "1TiB", "--region", &huge],
+            "unknown region 'aaaa",
+        ),
+    ] {
+        refused(&args, expect);
+        let out = bin().args(&args).output().unwrap();
+        assert!(
+            !out.stderr.iter().any(|b| *b == 0x1b || *b == 0x07),
+            "{expect}: a raw control character in {:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.len() < 2_000,
+            "{expect}: {} bytes",
+            out.stderr.len()
+        );
     }
 }
 

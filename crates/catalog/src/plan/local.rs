@@ -21,7 +21,7 @@ pub(super) fn instance_store(
     let (cat, region) = (ctx.cat, ctx.region);
     let inst = cat.instance(inst_name).ok_or_else(|| {
         PlanError::Price(PriceError::UnknownInstance {
-            name: inst_name.to_string(),
+            name: crate::suggest::shown(inst_name),
             close: crate::suggest::close_matches(
                 inst_name,
                 cat.instances.iter().map(|i| i.name.as_str()),

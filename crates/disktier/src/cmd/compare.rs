@@ -35,7 +35,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             "notes": c.notes,
         }))?;
     } else {
-        print!("{}", super::history::printable(&c.to_text(), true));
+        print!("{}", crate::text::printable(&c.to_text(), true));
     }
     Ok(Outcome::Pass)
 }

@@ -2,6 +2,7 @@
 
 use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
+use crate::text::printable;
 use disktier_store::{Filter, RunSummary};
 use disktier_units::{fmt_ns, Bytes};
 
@@ -45,20 +46,6 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         print!("{}", table(&runs));
     }
     Ok(Outcome::Pass)
-}
-
-/// `s` safe for a terminal: control characters (a newline that would break the table, an
-/// escape sequence a stored document could carry) shown as `\u{..}` escapes.
-pub fn printable(s: &str, keep_newlines: bool) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() && !(keep_newlines && c == '\n') {
-            o.extend(c.escape_default());
-        } else {
-            o.push(c);
-        }
-    }
-    o
 }
 
 /// A cell for an optional figure.

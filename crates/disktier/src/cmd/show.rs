@@ -15,7 +15,7 @@ pub struct Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let run = ctx.store().open()?.get(&args.run)?;
-    ctx.print(&run.doc, || super::history::printable(&summary(&run), true))?;
+    ctx.print(&run.doc, || crate::text::printable(&summary(&run), true))?;
     Ok(Outcome::Pass)
 }
 
