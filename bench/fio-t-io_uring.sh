@@ -10,15 +10,9 @@ set -euo pipefail
 cache_root=${T_IO_URING_CACHE:-/var/cache/disktier-bench}
 die() { echo "fio-t-io_uring: $*" >&2; exit 2; }
 
-a="$cache_root/apt"
-mkdir -p "$a/lists/partial"
-uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-[ -n "$uri" ] || uri=http://deb.debian.org/debian
-suite=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null || true)
-[ -n "$suite" ] || suite=bookworm
-echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main" >"$a/sources.list"
-APT_OPTS=(-o "Dir::Etc::SourceList=$a/sources.list" -o Dir::Etc::SourceParts=/nonexistent
-          -o "Dir::State::Lists=$a/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
+# shellcheck source=scripts/apt-src.sh
+. "$(dirname "$0")/../scripts/apt-src.sh"
+apt_private "$cache_root"
 
 version=$(dpkg-query -W -f '${Version}' fio 2>/dev/null || true)
 out="$cache_root/fio-${version:-source}"

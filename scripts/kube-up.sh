@@ -50,23 +50,12 @@ install_packages() {
 }
 
 # --- build the server binaries once per machine ------------------------------------------------
-# Debian's source package is fetched with a private sources list and lists directory, so the
-# machine's /etc/apt and /var/lib/apt are left alone.
-apt_private() {
-  local a="$cache_root/apt"
-  mkdir -p "$a/lists/partial"
-  local uri suite
-  uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-  [ -n "$uri" ] || uri=http://deb.debian.org/debian
-  suite=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null || true)
-  [ -n "$suite" ] || suite=bookworm
-  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $suite main" >"$a/sources.list"
-  APT_OPTS=(-o "Dir::Etc::SourceList=$a/sources.list" -o Dir::Etc::SourceParts=/nonexistent
-            -o "Dir::State::Lists=$a/lists" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
-}
+# Debian's source package is fetched with a private sources list (scripts/apt-src.sh).
+# shellcheck source=scripts/apt-src.sh
+. "$repo/scripts/apt-src.sh"
 
 source_version() {
-  apt_private
+  apt_private "$cache_root"
   apt-get "${APT_OPTS[@]}" update -qq >/dev/null
   apt-cache "${APT_OPTS[@]}" showsrc kubernetes | awk '/^Version:/ {print $2}' | sort -V | tail -n 1
 }
@@ -91,7 +80,7 @@ ensure_binaries() {
   local version
   version=$(source_version)
   [ -n "$version" ] || die "Debian's archive has no kubernetes source package (apt-cache showsrc kubernetes)"
-  apt_private
+  apt_private "$cache_root"
   local out="$cache_root/$version"
   local work="$out/build"
   say "building Kubernetes $version server binaries once (6 to 14 minutes on 2 cores) in $work"
