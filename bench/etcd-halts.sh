@@ -30,8 +30,9 @@ xfs_scratch etcd-halts
 echo "guest_halt_poll_ns $(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo n/a)," \
     "cpuidle $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo n/a)"
 
-python3 - "$DT" "$WORK/mnt" "$ROUNDS" "$PERF" <<'PY'
-import glob, json, os, shutil, statistics, subprocess, sys, tempfile
+PYTHONPATH="$ROOT/bench" python3 - "$DT" "$WORK/mnt" "$ROUNDS" "$PERF" <<'PY'
+import glob, os, statistics, subprocess, sys, tempfile
+import etcd_job
 dt, mnt, rounds, perf = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 EV = "irq_vectors:call_function_single_entry,sched:sched_migrate_task"
 
@@ -39,24 +40,14 @@ def halts():
     return sum(int(open(f).read()) for f in glob.glob("/sys/devices/system/cpu/cpu*/cpuidle/state1/usage"))
 
 def run(tool):
-    d = f"{mnt}/{tool}"
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    cmd = ([dt, "--format", "json", "--no-save", "bench", d, "--profile", "etcd"] if tool == "disktier" else
-           ["fio", "--name=etcd", f"--directory={d}", "--rw=write", "--ioengine=sync", "--fdatasync=1",
-            "--size=22m", "--bs=2300", "--output-format=json"])
+    cmd = etcd_job.command(tool, dt, mnt)
     stat = tempfile.NamedTemporaryFile(suffix=".perf", delete=False).name
     if perf:
         cmd = ["perf", "stat", "-a", "-x,", "-e", EV, "-o", stat] + cmd
     h0 = halts()
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     h1 = halts()
-    if tool == "disktier":
-        w = json.loads(out)["results"]["write"]
-        n, iops = w["ios"], w["iops"]
-    else:
-        w = json.loads(out)["jobs"][0]["write"]
-        n, iops = w["total_ios"], w["iops"]
+    n, iops = etcd_job.writes(tool, out)
     row = {"iops": iops, "halts": (h1 - h0) / n}
     if perf:
         for line in open(stat):

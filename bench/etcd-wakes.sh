@@ -32,8 +32,9 @@ xfs_scratch etcd-wakes
 echo "guest_halt_poll_ns $(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo n/a)," \
     "cpus $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-python3 - "$DT" "$WORK" "$ROUNDS" <<'PY'
-import collections, json, os, re, shutil, statistics, subprocess, sys
+PYTHONPATH="$ROOT/bench" python3 - "$DT" "$WORK" "$ROUNDS" <<'PY'
+import collections, os, re, statistics, subprocess, sys
+import etcd_job
 dt, work, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 mnt = f"{work}/mnt"
 LINE = re.compile(r"^\s*(\S.*?)\s+(\d+)\s+\[(\d+)\]\s+(\S+):\s+(.*)$")
@@ -41,20 +42,11 @@ WAKE = re.compile(r"comm=(.*?) pid=(\d+) .*target_cpu=(\d+)")
 KERNEL = ("kworker", "ksoftirqd", "swapper", "xfs", "perf", "rcu", "migration", "kdamond", "jbd2")
 
 def run(tool):
-    d = f"{mnt}/{tool}"
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    cmd = ([dt, "--format", "json", "--no-save", "bench", d, "--profile", "etcd"] if tool == "disktier" else
-           ["fio", "--name=etcd", f"--directory={d}", "--rw=write", "--ioengine=sync", "--fdatasync=1",
-            "--size=22m", "--bs=2300", "--output-format=json"])
+    cmd = etcd_job.command(tool, dt, mnt)
     data = f"{work}/{tool}.perf"
     out = subprocess.run(["perf", "record", "-q", "-a", "-e", "sched:sched_waking,sched:sched_switch",
                           "-o", data, "--"] + cmd, capture_output=True, text=True, check=True).stdout
-    doc = json.loads(out)
-    if tool == "disktier":
-        n, iops = doc["results"]["write"]["ios"], doc["results"]["write"]["iops"]
-    else:
-        n, iops = doc["jobs"][0]["write"]["total_ios"], doc["jobs"][0]["write"]["iops"]
+    n, iops = etcd_job.writes(tool, out)
     text = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,cpu,event,trace"],
                           capture_output=True, text=True, check=True).stdout
     os.unlink(data)
