@@ -31,7 +31,7 @@ echo "guest_halt_poll_ns $(cat /sys/module/haltpoll/parameters/guest_halt_poll_n
     "cpuidle $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo n/a)"
 
 PYTHONPATH="$ROOT/bench" python3 - "$DT" "$WORK/mnt" "$ROUNDS" "$PERF" <<'PY'
-import glob, os, statistics, subprocess, sys, tempfile
+import glob, os, statistics, sys, tempfile
 import etcd_job
 dt, mnt, rounds, perf = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 EV = "irq_vectors:call_function_single_entry,sched:sched_migrate_task"
@@ -45,7 +45,7 @@ def run(tool):
     if perf:
         cmd = ["perf", "stat", "-a", "-x,", "-e", EV, "-o", stat] + cmd
     h0 = halts()
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    out = etcd_job.output(cmd)
     h1 = halts()
     n, iops = etcd_job.writes(tool, out)
     row = {"iops": iops, "halts": (h1 - h0) / n}

@@ -33,22 +33,21 @@ echo "guest_halt_poll_ns $(cat /sys/module/haltpoll/parameters/guest_halt_poll_n
     "cpus $(nproc), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 PYTHONPATH="$ROOT/bench" python3 - "$DT" "$WORK" "$ROUNDS" <<'PY'
-import collections, os, re, statistics, subprocess, sys
+import collections, os, re, statistics, sys
 import etcd_job
 dt, work, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 mnt = f"{work}/mnt"
 LINE = re.compile(r"^\s*(\S.*?)\s+(\d+)\s+\[(\d+)\]\s+(\S+):\s+(.*)$")
 WAKE = re.compile(r"comm=(.*?) pid=(\d+) .*target_cpu=(\d+)")
-KERNEL = ("kworker", "ksoftirqd", "swapper", "xfs", "perf", "rcu", "migration", "kdamond", "jbd2")
 
 def run(tool):
     cmd = etcd_job.command(tool, dt, mnt)
+    name = os.path.basename(cmd[0])[:15]
     data = f"{work}/{tool}.perf"
-    out = subprocess.run(["perf", "record", "-q", "-a", "-e", "sched:sched_waking,sched:sched_switch",
-                          "-o", data, "--"] + cmd, capture_output=True, text=True, check=True).stdout
+    out = etcd_job.output(["perf", "record", "-q", "-a", "-e", "sched:sched_waking,sched:sched_switch",
+                           "-o", data, "--"] + cmd)
     n, iops = etcd_job.writes(tool, out)
-    text = subprocess.run(["perf", "script", "-i", data, "-F", "comm,tid,cpu,event,trace"],
-                          capture_output=True, text=True, check=True).stdout
+    text = etcd_job.output(["perf", "script", "-i", data, "-F", "comm,tid,cpu,event,trace"])
     os.unlink(data)
     events = []
     blocked = collections.Counter()
@@ -58,8 +57,9 @@ def run(tool):
             continue
         comm, tid, cpu, ev, rest = m.group(1), int(m.group(2)), int(m.group(3)), m.group(4), m.group(5)
         events.append((comm, tid, cpu, ev, rest))
-        # The job thread: the task outside the kernel's own that sleeps in D state most often.
-        if ev == "sched:sched_switch" and "prev_state=D" in rest and not comm.startswith(KERNEL):
+        # The job thread: the tool's task (its threads carry the program's name, cut to the
+        # kernel's 15 characters) that sleeps in D state most often.
+        if ev == "sched:sched_switch" and "prev_state=D" in rest and comm == name:
             blocked[tid] += 1
     if not blocked:
         sys.exit(f"etcd-wakes: no blocking {tool} thread in the trace")

@@ -4,6 +4,8 @@ each 2,300-byte write, 22 MiB), each in a fresh directory, and the writes they m
 import json
 import os
 import shutil
+import signal
+import subprocess
 
 
 def command(tool, disktier, mnt):
@@ -26,3 +28,18 @@ def writes(tool, stdout):
         return w["ios"], w["iops"]
     w = doc["jobs"][0]["write"]
     return w["total_ios"], w["iops"]
+
+
+def output(cmd):
+    """The standard output of `cmd`; a failed or interrupted command ends the script with a
+    line that says so (exit 130 on Ctrl-C), not a traceback."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+    except KeyboardInterrupt:
+        raise SystemExit(130)
+    if p.returncode == -signal.SIGINT:
+        raise SystemExit(130)
+    if p.returncode != 0:
+        tail = p.stderr.strip().splitlines()[-1:] or ["no message"]
+        raise SystemExit(f"{' '.join(cmd[:3])}... exited {p.returncode}: {tail[0]}")
+    return p.stdout
