@@ -358,13 +358,7 @@ pub fn check(cat: &Catalog) -> Report {
             }
         }
         if let Some(m) = pr.offer_max_iops {
-            let rule_max = match &vt.iops {
-                IopsRule::Provisioned(ProvisionedIops { max, .. })
-                | IopsRule::Scaled { max, .. }
-                | IopsRule::Cap { max } => Some(*max),
-                IopsRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.0),
-                IopsRule::Unknown => None,
-            };
+            let rule_max = crate::perf::max_iops(vt);
             if rule_max.is_some_and(|r| r != m) {
                 w.push(format!(
                     "{what}: the price list says at most {} IOPS, the rules say {}",

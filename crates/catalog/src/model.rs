@@ -427,42 +427,22 @@ impl Catalog {
             version: self.version.clone(),
             date: self.date.clone(),
             source: self.source.clone(),
-            regions: self
-                .regions
-                .iter()
-                .filter(|r| r.name == region)
-                .cloned()
-                .collect(),
-            volume_types: self
-                .volume_types
-                .iter()
-                .filter(|t| on_cloud(&t.cloud))
-                .cloned()
-                .collect(),
-            volume_prices: self
-                .volume_prices
-                .iter()
-                .filter(|p| p.region == region)
-                .cloned()
-                .collect(),
-            instances: self
-                .instances
-                .iter()
-                .filter(|i| on_cloud(&i.cloud))
-                .cloned()
-                .collect(),
-            instance_prices: self
-                .instance_prices
-                .iter()
-                .filter(|p| p.region == region)
-                .cloned()
-                .collect(),
+            regions: kept(&self.regions, |r| r.name == region),
+            volume_types: kept(&self.volume_types, |t| on_cloud(&t.cloud)),
+            volume_prices: kept(&self.volume_prices, |p| p.region == region),
+            instances: kept(&self.instances, |i| on_cloud(&i.cloud)),
+            instance_prices: kept(&self.instance_prices, |p| p.region == region),
         }
     }
 
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a catalog always serializes")
     }
+}
+
+/// Copies of the entries of `items` that `keep` accepts, in order.
+fn kept<T: Clone>(items: &[T], keep: impl Fn(&T) -> bool) -> Vec<T> {
+    items.iter().filter(|x| keep(x)).cloned().collect()
 }
 
 fn upsert<T>(into: &mut Vec<T>, from: Vec<T>, same: impl Fn(&T, &T) -> bool) {

@@ -3,7 +3,7 @@
 //! from a full bucket, and the rule that refuses a configuration the cloud would refuse.
 
 use crate::fmt::{int, num, secs};
-use crate::model::{IopsRule, SizeTier, ThroughputRule, VolumeType};
+use crate::model::{IopsRule, ProvisionedIops, SizeTier, ThroughputRule, VolumeType};
 use serde::Serialize;
 
 /// A configuration the cloud would refuse; the message names the rule and the fix.
@@ -129,6 +129,17 @@ pub fn tier_size_meeting(
 /// The largest tier's IOPS and MiB/s (for `plan`'s nearest configuration).
 pub fn tier_max(vt: &VolumeType) -> Option<(u64, f64)> {
     vt.size_tiers.as_deref()?.last().map(|t| (t.iops, t.mibs()))
+}
+
+/// The most IOPS the type's rules allow at any size (none where the catalog has no IOPS rule).
+pub fn max_iops(vt: &VolumeType) -> Option<u64> {
+    match &vt.iops {
+        IopsRule::Provisioned(ProvisionedIops { max, .. })
+        | IopsRule::Scaled { max, .. }
+        | IopsRule::Cap { max } => Some(*max),
+        IopsRule::SizeTier => tier_max(vt).map(|m| m.0),
+        IopsRule::Unknown => None,
+    }
 }
 
 /// Checks a configuration against the type's rules and fills in defaults.

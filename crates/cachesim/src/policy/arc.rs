@@ -5,7 +5,7 @@
 //! its step `max(|B2|/|B1|, 1)` are real numbers; a ghost hit leaves its ghost list first and
 //! runs REPLACE only when the cache is full; REPLACE takes from T1 when T2 is empty.
 
-use super::{hit, inserted, Access, BlockPolicy, NIL};
+use super::{arena_insert, hit, inserted, removed, Access, BlockPolicy, NIL};
 use crate::hash::{map_with_capacity, FxHashMap};
 
 const T1: usize = 0;
@@ -98,19 +98,14 @@ impl Arc {
     }
 
     fn alloc(&mut self, key: u64) -> u32 {
-        if let Some(f) = self.free.pop() {
-            self.nodes[f as usize].key = key;
-            f
-        } else {
-            self.nodes.push(Node {
-                key,
-                prev: NIL,
-                next: NIL,
-                list: 0,
-                dirty: false,
-            });
-            (self.nodes.len() - 1) as u32
-        }
+        let node = Node {
+            key,
+            prev: NIL,
+            next: NIL,
+            list: 0,
+            dirty: false,
+        };
+        arena_insert(&mut self.nodes, &mut self.free, node)
     }
 
     /// Drops the LRU end of a ghost list from the directory.
@@ -134,13 +129,7 @@ impl Arc {
         self.unlink(t);
         self.push_front(t, to);
         let n = &mut self.nodes[t as usize];
-        if n.dirty {
-            n.dirty = false;
-            self.dirty -= 1;
-            1
-        } else {
-            0
-        }
+        u32::from(removed(std::mem::take(&mut n.dirty), &mut self.dirty))
     }
 
     /// The paper's REPLACE(x, p).
@@ -168,12 +157,7 @@ impl Arc {
                 let n = self.nodes[t as usize];
                 self.map.remove(&n.key);
                 self.free.push(t);
-                if n.dirty {
-                    self.dirty -= 1;
-                    1
-                } else {
-                    0
-                }
+                u32::from(removed(n.dirty, &mut self.dirty))
             }
         } else {
             let total: u64 = self.lists.iter().map(|l| l.len).sum();
@@ -241,11 +225,7 @@ impl BlockPolicy for Arc {
         self.unlink(i);
         self.free.push(i);
         let n = self.nodes[i as usize];
-        let d = (n.list as usize) < 2 && n.dirty;
-        if d {
-            self.dirty -= 1;
-        }
-        d
+        removed((n.list as usize) < 2 && n.dirty, &mut self.dirty)
     }
 
     fn dirty(&self) -> u64 {

@@ -57,6 +57,30 @@ pub(crate) fn inserted(block_dirty: &mut bool, dirty: &mut u64, write: bool) {
     }
 }
 
+/// Stores `node` in an arena of nodes: in a slot `free` lists when there is one, else at the
+/// end. Returns its index.
+#[inline]
+pub(crate) fn arena_insert<N>(nodes: &mut Vec<N>, free: &mut Vec<u32>, node: N) -> u32 {
+    if let Some(f) = free.pop() {
+        nodes[f as usize] = node;
+        f
+    } else {
+        nodes.push(node);
+        (nodes.len() - 1) as u32
+    }
+}
+
+/// A resident block whose dirty flag was `block_dirty` removed from the cache (evicted, made a
+/// ghost or discarded): a dirty one leaves the policy's `dirty` total. Returns whether it was
+/// dirty.
+#[inline]
+pub(crate) fn removed(block_dirty: bool, dirty: &mut u64) -> bool {
+    if block_dirty {
+        *dirty -= 1;
+    }
+    block_dirty
+}
+
 /// A hit on a resident block whose dirty flag is `block_dirty`: a write marks it dirty, once,
 /// counted in the policy's `dirty` total. Nothing is evicted.
 #[inline]

@@ -6,7 +6,7 @@
 //! it is over its share or small is empty, and before the first eviction new objects overflow
 //! into main instead of pushing small's oldest out.
 
-use super::{hit, Access, BlockPolicy};
+use super::{arena_insert, hit, removed, Access, BlockPolicy};
 use crate::hash::{map_with_capacity, FxHashMap};
 use std::collections::VecDeque;
 
@@ -106,12 +106,7 @@ impl S3Fifo {
         let n = self.nodes[i as usize];
         self.map.remove(&n.key);
         self.free.push(i);
-        if n.dirty {
-            self.dirty -= 1;
-            1
-        } else {
-            0
-        }
+        u32::from(removed(n.dirty, &mut self.dirty))
     }
 
     fn evict_small(&mut self) -> u32 {
@@ -174,13 +169,7 @@ impl BlockPolicy for S3Fifo {
             main: to_main,
             dirty: write,
         };
-        let i = if let Some(f) = self.free.pop() {
-            self.nodes[f as usize] = node;
-            f
-        } else {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        };
+        let i = arena_insert(&mut self.nodes, &mut self.free, node);
         if to_main {
             self.main.push_back(i);
             self.main_len += 1;
@@ -208,10 +197,7 @@ impl BlockPolicy for S3Fifo {
         } else {
             self.small_len -= 1;
         }
-        if n.dirty {
-            self.dirty -= 1;
-        }
-        n.dirty
+        removed(n.dirty, &mut self.dirty)
     }
 
     fn dirty(&self) -> u64 {

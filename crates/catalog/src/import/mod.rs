@@ -52,6 +52,29 @@ pub enum ImportError {
     },
 }
 
+/// The error of a streaming JSON read of `path`: the reader failed, the document is not what the
+/// importer expects (`wrong_shape` makes that error from the message), or it is not JSON.
+pub(crate) fn json_error(
+    e: serde_json::Error,
+    path: &Path,
+    wrong_shape: impl FnOnce(String) -> ImportError,
+) -> ImportError {
+    let message = e.to_string();
+    if e.is_io() {
+        ImportError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(message),
+        }
+    } else if e.is_data() {
+        wrong_shape(message)
+    } else {
+        ImportError::Json {
+            path: path.to_path_buf(),
+            message,
+        }
+    }
+}
+
 /// Ok when `cat`, merged over `embedded`, passes `catalog check`: what an import writes must.
 /// `path` names the source in the error.
 pub(crate) fn check_merged(

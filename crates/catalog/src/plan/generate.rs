@@ -8,9 +8,7 @@ use super::types::{
     block, Blocker, Candidates, Component, Ctx, Kind, OptionPerformance, PlanOption, Requirements,
 };
 use crate::fmt::{int, num};
-use crate::model::{
-    IopsRule, PerTibThroughput, ProvisionedIops, ProvisionedThroughput, ThroughputRule, VolumeType,
-};
+use crate::model::{IopsRule, PerTibThroughput, ProvisionedThroughput, ThroughputRule, VolumeType};
 use crate::perf::VolumeConfig;
 use crate::price::{self, Quote};
 
@@ -261,13 +259,7 @@ pub(super) fn volume_option(q: &Quote, vt: &VolumeType) -> PlanOption {
 
 /// The closest configuration of `vt` the rules allow: each requirement clipped to the type's limit.
 fn nearest_volume(ctx: &Ctx, vt: &VolumeType, req: &Requirements) -> Option<PlanOption> {
-    let max_iops = match &vt.iops {
-        IopsRule::Provisioned(ProvisionedIops { max, .. })
-        | IopsRule::Scaled { max, .. }
-        | IopsRule::Cap { max } => Some(*max),
-        IopsRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.0),
-        IopsRule::Unknown => None,
-    };
+    let max_iops = crate::perf::max_iops(vt);
     let max_tp = match &vt.throughput {
         ThroughputRule::Provisioned(ProvisionedThroughput { max_mibs, .. })
         | ThroughputRule::Scaled { max_mibs, .. }

@@ -62,6 +62,10 @@ impl Ctx {
     pub fn prometheus(&self) -> bool {
         self.global.format == Format::Prometheus
     }
+    /// Whether runs' metrics are wanted: `--format prometheus` or `--textfile-dir`.
+    pub fn exports_metrics(&self) -> bool {
+        self.prometheus() || self.textfile.is_some()
+    }
     /// Prints the runs' exposition with `--format prometheus` and writes it to the textfile
     /// directory with `--textfile-dir`; `command` names the file and the `command` label.
     /// An interrupted measurement is printed but not written: the collector would serve a
@@ -72,7 +76,7 @@ impl Ctx {
         docs: &[&RunDoc],
         interrupted: bool,
     ) -> anyhow::Result<()> {
-        if !self.prometheus() && self.textfile.is_none() {
+        if !self.exports_metrics() {
             return Ok(());
         }
         let runs: Vec<RunMetrics> = docs
@@ -89,7 +93,7 @@ impl Ctx {
         runs: &[RunMetrics],
         interrupted: bool,
     ) -> anyhow::Result<()> {
-        if !self.prometheus() && self.textfile.is_none() {
+        if !self.exports_metrics() {
             return Ok(());
         }
         let text = exposition::encode(runs)?;

@@ -1,7 +1,7 @@
 //! smq's multiqueue: sets of 64 LRU lists sharing one arena of nodes, with swap-on-hit
 //! promotion between levels (dm-cache-policy-smq.c).
 
-use super::super::NIL;
+use super::super::{arena_insert, NIL};
 use crate::hash::{map_with_capacity, FxHashMap};
 
 /// smq's number of levels (NR_CACHE_LEVELS / NR_HOTSPOT_LEVELS in dm-cache-policy-smq.c).
@@ -121,13 +121,7 @@ impl MultiQueue {
             level,
             queue,
         };
-        let i = if let Some(f) = self.free.pop() {
-            self.nodes[f as usize] = node;
-            f
-        } else {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        };
+        let i = arena_insert(&mut self.nodes, &mut self.free, node);
         self.push(i, queue, level);
         self.map.insert(key, i);
         i

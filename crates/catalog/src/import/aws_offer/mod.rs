@@ -16,7 +16,7 @@ mod stream;
 
 pub use offer::Summary;
 
-use super::ImportError;
+use super::{json_error, ImportError};
 use crate::model::Catalog;
 use assemble::assemble;
 use offer::State;
@@ -105,26 +105,12 @@ fn pass<R: Read>(reader: R, path: &Path, st: &mut State) -> Result<(), ImportErr
     let mut de =
         serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
     let res = TopSeed { st }.deserialize(&mut de).and_then(|_| de.end());
-    if let Err(e) = res {
-        let message = e.to_string();
-        return Err(if e.is_data() {
-            ImportError::Shape {
-                path: path.to_path_buf(),
-                message,
-            }
-        } else if e.is_io() {
-            ImportError::Read {
-                path: path.to_path_buf(),
-                source: std::io::Error::other(message),
-            }
-        } else {
-            ImportError::Json {
-                path: path.to_path_buf(),
-                message,
-            }
-        });
-    }
-    Ok(())
+    res.map_err(|e| {
+        json_error(e, path, |message| ImportError::Shape {
+            path: path.to_path_buf(),
+            message,
+        })
+    })
 }
 
 /// Imports `input` and writes the catalog to `out` atomically (nothing is written on error).

@@ -1,7 +1,7 @@
 //! Reading one page of a cloud price list as a stream: the items of its top-level array are
 //! deserialised and handed on one at a time, so memory is bounded by one item, not the file.
 
-use super::super::ImportError;
+use super::super::{json_error, ImportError};
 use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 use std::io::Read;
@@ -91,19 +91,11 @@ pub(super) fn read_page<T: DeserializeOwned, R: Read>(
     .deserialize(&mut de)
     .and_then(|_| de.end());
     match res {
-        Err(e) if e.is_io() => Err(ImportError::Read {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(e.to_string()),
-        }),
-        Err(e) if e.is_data() => Err(ImportError::Format {
+        Err(e) => Err(json_error(e, path, |message| ImportError::Format {
             path: path.to_path_buf(),
             format,
-            message: e.to_string(),
-        }),
-        Err(e) => Err(ImportError::Json {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        }),
+            message,
+        })),
         Ok(()) if !saw => Err(ImportError::Format {
             path: path.to_path_buf(),
             format,

@@ -63,7 +63,7 @@ pub(super) fn export_metrics(
     nodes: &[NodeReport],
     interrupted: bool,
 ) -> anyhow::Result<()> {
-    if !ctx.prometheus() && ctx.textfile.is_none() {
+    if !ctx.exports_metrics() {
         return Ok(());
     }
     let verb = spec.job.command.verb.name();
