@@ -80,19 +80,7 @@ impl Mitigation {
 
     /// Parses `none,ionice-idle,...`, dropping repeats and keeping the order given.
     pub fn parse_list(s: &str) -> Result<Vec<Mitigation>> {
-        let mut out = Vec::new();
-        for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            let m = Self::from_name(w)?;
-            if !out.contains(&m) {
-                out.push(m);
-            }
-        }
-        if out.is_empty() {
-            return Err(InterfereError::BadInput(
-                "--mitigations is empty: name at least one, e.g. none".into(),
-            ));
-        }
-        Ok(out)
+        parse_comma_list(s, Self::from_name, |a, b| a == b)
     }
 
     /// What the mitigation does, in words, for the table's legend.
@@ -147,6 +135,28 @@ fn knob(m: Mitigation) -> &'static str {
     }
 }
 
+/// The comma-separated `--mitigations` list `s`, each entry read by `parse`, dropping entries
+/// `same` as an earlier one and keeping the order given.
+fn parse_comma_list<T>(
+    s: &str,
+    parse: impl Fn(&str) -> Result<T>,
+    same: impl Fn(&T, &T) -> bool,
+) -> Result<Vec<T>> {
+    let mut out: Vec<T> = Vec::new();
+    for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+        let x = parse(w)?;
+        if !out.iter().any(|o| same(o, &x)) {
+            out.push(x);
+        }
+    }
+    if out.is_empty() {
+        return Err(InterfereError::BadInput(
+            "--mitigations is empty: name at least one, e.g. none".into(),
+        ));
+    }
+    Ok(out)
+}
+
 impl Combo {
     pub fn single(m: Mitigation) -> Combo {
         Combo(vec![m])
@@ -180,19 +190,7 @@ impl Combo {
 
     /// Parses `none,scheduler-bfq+ionice-idle,...`, dropping repeats and keeping the order given.
     pub fn parse_list(s: &str) -> Result<Vec<Combo>> {
-        let mut out: Vec<Combo> = Vec::new();
-        for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            let c = Self::parse(w)?;
-            if !out.iter().any(|o| o.same_set(&c)) {
-                out.push(c);
-            }
-        }
-        if out.is_empty() {
-            return Err(InterfereError::BadInput(
-                "--mitigations is empty: name at least one, e.g. none".into(),
-            ));
-        }
-        Ok(out)
+        parse_comma_list(s, Self::parse, Combo::same_set)
     }
 
     fn same_set(&self, o: &Combo) -> bool {

@@ -191,13 +191,10 @@ pub fn signal_group_but_self(sig: i32) {
     let group = unsafe { libc::getpgrp() };
     let me = std::process::id() as i32;
     for _ in 0..2 {
-        let Ok(rd) = std::fs::read_dir("/proc") else {
+        let Some(pids) = pids() else {
             return;
         };
-        for pid in rd
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        {
+        for pid in pids {
             if pid != me && pid > 1 && process_group_of(pid) == Some(group) {
                 let _ = kill(pid, sig);
             }
@@ -205,12 +202,27 @@ pub fn signal_group_but_self(sig: i32) {
     }
 }
 
-/// The process group of `pid` (field 5 of `/proc/<pid>/stat`).
-pub fn process_group_of(pid: i32) -> Option<i32> {
+/// The ids of the processes in `/proc`, or None when it cannot be read.
+pub fn pids() -> Option<impl Iterator<Item = i32>> {
+    let rd = std::fs::read_dir("/proc").ok()?;
+    Some(
+        rd.flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()),
+    )
+}
+
+/// The fields of `/proc/<pid>/stat` from field 3 (the state) on, or None when there is no such
+/// process.
+pub fn stat_fields(pid: i32) -> Option<Vec<String>> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces; fields resume after the last ')'.
     let rest = s.get(s.rfind(')')? + 2..)?;
-    rest.split_whitespace().nth(2)?.parse().ok()
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
+/// The process group of `pid` (field 5 of `/proc/<pid>/stat`).
+pub fn process_group_of(pid: i32) -> Option<i32> {
+    stat_fields(pid)?.get(2)?.parse().ok()
 }
 
 /// Reaps every child (own and adopted) that has ended, waiting up to `limit` for those still

@@ -13,7 +13,9 @@
 //! (learn.microsoft.com/azure/virtual-machines/sizes/storage-optimized/lsv3-series, lasv3-series).
 
 use super::gke::parse_quantity;
-use super::{yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use super::{
+    check_image, dns_label, yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer,
+};
 use disktier_cmd::shell_quote;
 use serde_json::json;
 
@@ -219,30 +221,14 @@ impl Aks {
             ));
         }
         let sc = &cfg.storage_class;
-        let dns_label = !sc.is_empty()
-            && sc.len() <= 63
-            && sc
-                .chars()
-                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
-            && !sc.starts_with('-')
-            && !sc.ends_with('-');
-        if !dns_label {
+        if !dns_label(sc) {
             return Err(bad(
                 "storage-class",
                 sc,
                 "use lowercase letters, digits and '-' (a Kubernetes object name)",
             ));
         }
-        if cfg.image.is_empty()
-            || cfg.image.len() > 512
-            || !cfg.image.chars().all(|ch| ch.is_ascii_graphic())
-        {
-            return Err(bad(
-                "image",
-                &cfg.image,
-                "give an image reference such as nginx or registry.example.com/app:1.2",
-            ));
-        }
+        check_image(&cfg.image, 100)?;
         let capacity = u64::from(size.disks) * NVME_DISK_BYTES;
         match parse_quantity(&cfg.request) {
             Some(b) if b > 0 && b <= capacity => {}

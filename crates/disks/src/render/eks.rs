@@ -3,7 +3,7 @@
 //! that only launches instances that have local NVMe. Both let the platform's own automation set
 //! the disks up (docs/sources.md [karpenter-instance-store]: do not fight it).
 
-use super::{yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use super::{dns_label, yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
 use serde_json::json;
 
 /// nodeadm's `localStorage.strategy` (amazon-eks-ami, nodeadm/api/v1alpha1/nodeconfig_types.go:
@@ -110,15 +110,7 @@ impl Eks {
             // when it holds a blank.
             crate::valid::MountPath::parse("--mount", m)?;
         }
-        let k8s_name = |s: &str| {
-            !s.is_empty()
-                && s.len() <= 63
-                && s.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                && !s.starts_with('-')
-                && !s.ends_with('-')
-        };
-        if !k8s_name(&cfg.name) {
+        if !dns_label(&cfg.name) {
             return Err(bad(
                 "name",
                 &cfg.name,

@@ -2,7 +2,7 @@
 //! checked against the machine type, and the GKE local-SSD recipe's two pods (an emptyDir with an
 //! ephemeral-storage request, and the hostPath variant), both pinned to local-SSD nodes.
 
-use super::{yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use super::{check_image, yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
 use disktier_cmd::shell_quote;
 use serde_json::json;
 
@@ -192,18 +192,7 @@ impl Gke {
         check_name("cluster", &cfg.cluster)?;
         check_name("pool", &cfg.pool)?;
         check_name("machine-type", &cfg.machine_type)?;
-        // A container image reference: printable ASCII without blanks (it goes into the pod
-        // manifests).
-        if cfg.image.is_empty()
-            || cfg.image.len() > 512
-            || !cfg.image.chars().all(|c| c.is_ascii_graphic())
-        {
-            return Err(RenderError::BadValue {
-                flag: "image",
-                value: cfg.image.chars().take(200).collect(),
-                why: "give an image reference such as nginx or registry.example.com/app:1.2".into(),
-            });
-        }
+        check_image(&cfg.image, 200)?;
         check_project(&cfg.project)?;
         check_zone(&cfg.zone)?;
         if cfg.local_ssds == 0 {

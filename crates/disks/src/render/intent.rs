@@ -51,6 +51,18 @@ pub enum DiskSelect {
     ById(String),
 }
 
+impl DiskSelect {
+    /// The default: the disks whose model is one of [`KNOWN_EPHEMERAL_MODELS`].
+    pub(crate) fn known_ephemeral() -> DiskSelect {
+        DiskSelect::Model(
+            KNOWN_EPHEMERAL_MODELS
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        )
+    }
+}
+
 /// What the user typed, before checks.
 #[derive(Debug, Clone, Default)]
 pub struct IntentInput {
@@ -142,12 +154,7 @@ impl Intent {
                 }
                 DiskSelect::Model(input.models)
             }
-            (None, true) => DiskSelect::Model(
-                KNOWN_EPHEMERAL_MODELS
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
-            ),
+            (None, true) => DiskSelect::known_ephemeral(),
         };
 
         Ok(Intent {

@@ -147,6 +147,29 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// A Kubernetes object name (a DNS-1123 label): 1-63 lowercase letters, digits and '-', not
+/// starting or ending with '-'.
+fn dns_label(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= 63
+        && v.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !v.starts_with('-')
+        && !v.ends_with('-')
+}
+
+/// `--image`, a container image reference: printable ASCII without blanks, at most 512 bytes (it
+/// goes into the pod manifests). An error shows the first `shown` characters of it.
+fn check_image(image: &str, shown: usize) -> Result<(), RenderError> {
+    let ok = !image.is_empty() && image.len() <= 512 && image.chars().all(|c| c.is_ascii_graphic());
+    RenderError::unless(
+        ok,
+        "image",
+        image.chars().take(shown).collect(),
+        "give an image reference such as nginx or registry.example.com/app:1.2",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,10 +3,12 @@
 //! before crio and kubelet; optionally the MachineSet of the OpenShift instance-disk recipe
 //! [recipe-ocp-instance-disk] and, for a custom role, its MachineConfigPool.
 
-use super::intent::{DiskSelect, Intent, KNOWN_EPHEMERAL_MODELS};
+use super::intent::{DiskSelect, Intent};
 use super::script::{prepare_script, script_path};
 use super::units::{setup_unit, units, Unit};
-use super::{base64, yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use super::{
+    base64, dns_label, yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer,
+};
 use serde_json::{json, Value};
 
 /// Ignition spec version of the rendered config. 3.2.0, not 3.4.0: the Machine Config Operator
@@ -55,12 +57,7 @@ pub struct OpenShift {
 
 /// A Kubernetes name: DNS-1123 label (lowercase letters, digits, '-'; at most 63).
 fn check_dns_label(flag: &'static str, v: &str) -> Result<(), RenderError> {
-    let ok = !v.is_empty()
-        && v.len() <= 63
-        && v.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        && !v.starts_with('-')
-        && !v.ends_with('-');
+    let ok = dns_label(v);
     RenderError::unless(
         ok,
         flag,
@@ -75,13 +72,7 @@ impl OpenShift {
         if let Some(bin) = &cfg.use_binary {
             // It lands in a unit's ExecStart=: a validated absolute path, like --mount.
             crate::valid::MountPath::parse("--use-binary", bin)?;
-            let default_models = DiskSelect::Model(
-                KNOWN_EPHEMERAL_MODELS
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
-            );
-            if cfg.intent.select != default_models {
+            if cfg.intent.select != DiskSelect::known_ephemeral() {
                 return Err(RenderError::Conflict {
                     what: "--use-binary",
                     other: "--model/--by-id",

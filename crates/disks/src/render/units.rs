@@ -7,6 +7,7 @@
 
 use super::intent::Intent;
 use super::script::{script_path, slug};
+pub use crate::setup::persist::mount_unit_name;
 use crate::setup::persist::{exec_arg, oneshot_service};
 use crate::valid::{unit_escape_path, MountPath};
 
@@ -23,11 +24,6 @@ pub(crate) struct Unit {
 /// systemd's path escaping (`systemd-escape --path`), see [`crate::valid::unit_escape_path`].
 pub fn escape_path(path: &str) -> String {
     unit_escape_path(path)
-}
-
-/// The only name systemd accepts for the mount unit of `path`.
-pub fn mount_unit_name(path: &str) -> String {
-    format!("{}.mount", escape_path(path))
 }
 
 /// The parent directory of an absolute path (`/` for a top-level one), quoted for a unit's

@@ -14,9 +14,9 @@ pub const BEFORE_UNITS: &str = "crio.service containerd.service kubelet.service"
 /// The tag that marks fstab lines disktier owns (and may rewrite).
 pub const FSTAB_TAG: &str = "# disktier";
 
-/// The mount unit name for a mount point (`systemd-escape --path`, see
-/// [`crate::valid::unit_escape_path`]).
-pub fn mount_unit_name(p: &MountPath) -> String {
+/// The only name systemd accepts for the mount unit of a mount point (`systemd-escape --path`,
+/// see [`crate::valid::unit_escape_path`]).
+pub fn mount_unit_name(p: &str) -> String {
     format!("{}.mount", unit_escape_path(p))
 }
 

@@ -353,23 +353,19 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
         return Ok(report);
     }
     if req.dry_run {
-        for s in plan_steps(&journal, &units, fstab_changes, &fstab_path) {
-            report.steps.push(UndoStep {
-                status: "planned",
-                ..s
-            });
-        }
+        report
+            .steps
+            .extend(plan_steps(&journal, &units, fstab_changes, &fstab_path));
         return Ok(report);
     }
     if !report.resumed {
         write_journal(&jpath, &journal)?;
     }
-    let mut step = |description: String, commands: Vec<String>, did: bool| {
+    let mut step = |s: UndoStep, did: bool| {
         report.changed |= did;
         report.steps.push(UndoStep {
-            description,
-            commands,
             status: if did { "done" } else { "already" },
+            ..s
         });
     };
     // 1. Binds, deepest first: unmount, then copy back while the filesystem is still mounted.
@@ -378,22 +374,14 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
         if is {
             runner.run(&Cmd::new("umount").arg(b.as_str()))?;
         }
-        step(
-            format!("unmount the bind on {b}"),
-            vec![format!("umount {b}")],
-            is,
-        );
+        step(unmount_bind_step(b), is);
         if journal.bind_choice == Some(BindChoice::CopyBack) {
             let src = format!("{}{b}", mount.as_str());
             let fs_there = top(&mounts(req)?, mount.as_str()).is_some();
             if fs_there && Path::new(&src).is_dir() {
                 let cmd = Cmd::new("cp").args(["-a", "--", &format!("{src}/."), &format!("{b}/")]);
                 runner.run(&cmd)?;
-                step(
-                    format!("copy {src} back to {b}"),
-                    vec![format!("cp -a {src}/. {b}/")],
-                    true,
-                );
+                step(copy_back_step(&src, b), true);
             }
         }
     }
@@ -402,22 +390,14 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
     if is {
         runner.run(&Cmd::new("umount").arg(mount.as_str()))?;
     }
-    step(
-        format!("unmount {mount}"),
-        vec![format!("umount {mount}")],
-        is,
-    );
+    step(unmount_step(mount), is);
     // 3. Units and their enablement links.
     for u in our_units(&units_dir, mount) {
         let name = u.file_name().map(|n| n.to_os_string()).unwrap_or_default();
         let wants = units_dir.join("local-fs.target.wants").join(&name);
         let _ = std::fs::remove_file(&wants);
         std::fs::remove_file(&u).map_err(io(&u))?;
-        step(
-            format!("remove {}", u.display()),
-            vec![format!("rm {}", u.display())],
-            true,
-        );
+        step(remove_unit_step(&u), true);
     }
     // The enablement directory goes too when our links were all it held (remove_dir fails on a
     // directory that holds anything else).
@@ -427,14 +407,7 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
         let new = fstab_without(&existing, mount);
         if new != existing {
             persist::write_atomic(&fstab_path, &new)?;
-            step(
-                format!(
-                    "remove disktier's lines for {mount} from {}",
-                    fstab_path.display()
-                ),
-                vec![],
-                true,
-            );
+            step(fstab_step(mount, &fstab_path), true);
         }
     }
     // 5. Wipe: re-checked right before, like setup's destructive steps.
@@ -442,7 +415,14 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
         if let Some(dev) = &journal.device {
             let now = uuid_of(dev, runner)?;
             if now.is_empty() {
-                step(format!("wipe {dev}"), vec![], false);
+                // Blank already: nothing to run.
+                step(
+                    UndoStep {
+                        commands: vec![],
+                        ..wipe_step(dev)
+                    },
+                    false,
+                );
             } else if now != journal.uuid {
                 return Err(SetupError::Config(format!(
                     "{dev} now holds a filesystem with UUID {now}, not the one setup made ({}): not wiped",
@@ -451,11 +431,7 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
             } else {
                 recheck_unused(dev, req)?;
                 runner.run(&Cmd::new("wipefs").args(["-a", dev.as_str()]))?;
-                step(
-                    format!("wipe {dev}"),
-                    vec![format!("wipefs -a {dev}")],
-                    true,
-                );
+                step(wipe_step(dev), true);
             }
         } else {
             report.notes.push(format!(
@@ -490,46 +466,69 @@ fn recheck_unused(dev: &str, req: &UndoRequest) -> Result<(), SetupError> {
 
 fn plan_steps(j: &Journal, units: &[PathBuf], fstab: bool, fstab_path: &Path) -> Vec<UndoStep> {
     let mut v = Vec::new();
-    let s = |d: String, c: Vec<String>| UndoStep {
-        description: d,
-        commands: c,
-        status: "planned",
-    };
     for b in &j.binds {
-        v.push(s(
-            format!("unmount the bind on {b}"),
-            vec![format!("umount {b}")],
-        ));
+        v.push(unmount_bind_step(b));
         if j.bind_choice == Some(BindChoice::CopyBack) {
-            let src = format!("{}{b}", j.mount);
-            v.push(s(
-                format!("copy {src} back to {b}"),
-                vec![format!("cp -a {src}/. {b}/")],
-            ));
+            v.push(copy_back_step(&format!("{}{b}", j.mount), b));
         }
     }
-    v.push(s(
-        format!("unmount {}", j.mount),
-        vec![format!("umount {}", j.mount)],
-    ));
-    for u in units {
-        v.push(s(
-            format!("remove {}", u.display()),
-            vec![format!("rm {}", u.display())],
-        ));
-    }
+    v.push(unmount_step(&j.mount));
+    v.extend(units.iter().map(|u| remove_unit_step(u)));
     if fstab {
-        v.push(s(
-            format!(
-                "remove disktier's lines for {} from {}",
-                j.mount,
-                fstab_path.display()
-            ),
-            vec![],
-        ));
+        v.push(fstab_step(&j.mount, fstab_path));
     }
     if let (true, Some(d)) = (j.wipe, &j.device) {
-        v.push(s(format!("wipe {d}"), vec![format!("wipefs -a {d}")]));
+        v.push(wipe_step(d));
     }
     v
+}
+
+// Each kind of step, said once for the plan (`--dry-run`) and the run: what it does and the
+// command it runs. They are `planned`; the run marks each `done` or `already`.
+
+fn planned(description: String, commands: Vec<String>) -> UndoStep {
+    UndoStep {
+        description,
+        commands,
+        status: "planned",
+    }
+}
+
+fn unmount_bind_step(b: &str) -> UndoStep {
+    planned(
+        format!("unmount the bind on {b}"),
+        vec![format!("umount {b}")],
+    )
+}
+
+fn copy_back_step(src: &str, b: &str) -> UndoStep {
+    planned(
+        format!("copy {src} back to {b}"),
+        vec![format!("cp -a {src}/. {b}/")],
+    )
+}
+
+fn unmount_step(mount: &str) -> UndoStep {
+    planned(format!("unmount {mount}"), vec![format!("umount {mount}")])
+}
+
+fn remove_unit_step(u: &Path) -> UndoStep {
+    planned(
+        format!("remove {}", u.display()),
+        vec![format!("rm {}", u.display())],
+    )
+}
+
+fn fstab_step(mount: &str, fstab_path: &Path) -> UndoStep {
+    planned(
+        format!(
+            "remove disktier's lines for {mount} from {}",
+            fstab_path.display()
+        ),
+        vec![],
+    )
+}
+
+fn wipe_step(dev: &str) -> UndoStep {
+    planned(format!("wipe {dev}"), vec![format!("wipefs -a {dev}")])
 }

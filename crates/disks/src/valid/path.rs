@@ -13,65 +13,7 @@ pub struct MountPath(String);
 impl MountPath {
     /// Parses what the user gave for `flag` (`--mount`, `--bind`, ...).
     pub fn parse(flag: &'static str, raw: &str) -> Result<MountPath, Invalid> {
-        if raw.is_empty() {
-            return Err(invalid(
-                flag,
-                raw,
-                "it is empty: pass a directory such as /var/lib/containers",
-            ));
-        }
-        if has_control(raw) {
-            return Err(invalid(
-                flag,
-                raw,
-                "it contains a control character (newline, tab, NUL, ...): pass a plain directory path",
-            ));
-        }
-        if raw.len() > PATH_MAX {
-            return Err(invalid(
-                flag,
-                raw,
-                format!("it is longer than {PATH_MAX} bytes"),
-            ));
-        }
-        if !raw.starts_with('/') {
-            return Err(invalid(
-                flag,
-                raw,
-                "it is not an absolute path: pass it starting with /, e.g. /var/lib/containers",
-            ));
-        }
-        let parts: Vec<&str> = raw.split('/').filter(|p| !p.is_empty()).collect();
-        if parts.is_empty() {
-            return Err(invalid(
-                flag,
-                raw,
-                "it is the root filesystem: pass a directory such as /var/lib/containers",
-            ));
-        }
-        for p in &parts {
-            if *p == "." || *p == ".." {
-                return Err(invalid(
-                    flag,
-                    raw,
-                    "it has a . or .. component: pass the resolved path",
-                ));
-            }
-            if p.len() > NAME_MAX {
-                return Err(invalid(
-                    flag,
-                    raw,
-                    format!("a component is longer than {NAME_MAX} bytes"),
-                ));
-            }
-            if !p.chars().all(path_char_ok) {
-                return Err(invalid(
-                    flag,
-                    raw,
-                    "use only letters, digits, space and - _ . + @ : in directory names",
-                ));
-            }
-        }
+        let parts = components(raw).map_err(|why| invalid(flag, raw, why))?;
         Ok(MountPath(format!("/{}", parts.join("/"))))
     }
 
@@ -164,6 +106,47 @@ impl MountPath {
             Some(i) => &self.0[..i],
         }
     }
+}
+
+/// The components of a mount path given as `raw`, or why it is not one.
+fn components(raw: &str) -> Result<Vec<&str>, String> {
+    if raw.is_empty() {
+        return Err("it is empty: pass a directory such as /var/lib/containers".into());
+    }
+    if has_control(raw) {
+        return Err(
+            "it contains a control character (newline, tab, NUL, ...): pass a plain directory path"
+                .into(),
+        );
+    }
+    if raw.len() > PATH_MAX {
+        return Err(format!("it is longer than {PATH_MAX} bytes"));
+    }
+    if !raw.starts_with('/') {
+        return Err(
+            "it is not an absolute path: pass it starting with /, e.g. /var/lib/containers".into(),
+        );
+    }
+    let parts: Vec<&str> = raw.split('/').filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() {
+        return Err(
+            "it is the root filesystem: pass a directory such as /var/lib/containers".into(),
+        );
+    }
+    for p in &parts {
+        if *p == "." || *p == ".." {
+            return Err("it has a . or .. component: pass the resolved path".into());
+        }
+        if p.len() > NAME_MAX {
+            return Err(format!("a component is longer than {NAME_MAX} bytes"));
+        }
+        if !p.chars().all(path_char_ok) {
+            return Err(
+                "use only letters, digits, space and - _ . + @ : in directory names".into(),
+            );
+        }
+    }
+    Ok(parts)
 }
 
 impl AsRef<Path> for MountPath {

@@ -317,18 +317,13 @@ fn name_has_prefix(p: &Path, prefix: &str) -> bool {
         .is_some_and(|n| n.starts_with(prefix))
 }
 
-/// Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot), or None when the
-/// process does not exist or is a zombie already reaped.
 /// SIGKILLs the processes of group `pgid` that started at or after `since` (the leader's start):
 /// what a user's command left when its leader is gone.
 fn kill_group_members(pgid: i32, since: u64) {
-    let Ok(rd) = std::fs::read_dir("/proc") else {
+    let Some(pids) = sys::pids() else {
         return;
     };
-    for pid in rd
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-    {
+    for pid in pids {
         if pid > 1
             && sys::process_group_of(pid) == Some(pgid)
             && process_start_time(pid).is_some_and(|t| t >= since)
@@ -338,12 +333,11 @@ fn kill_group_members(pgid: i32, since: u64) {
     }
 }
 
+/// Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot), or None when the
+/// process does not exist or is a zombie already reaped.
 pub fn process_start_time(pid: i32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may contain spaces; fields resume after the last ')'.
-    let rest = &s[s.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    if fields.first() == Some(&"Z") {
+    let fields = sys::stat_fields(pid)?;
+    if fields.first().is_some_and(|state| state == "Z") {
         return None;
     }
     fields.get(19)?.parse().ok()
