@@ -149,21 +149,20 @@ fn setup_on_a_loop_device_then_rerun_changes_nothing() {
     );
     assert!(!v.to_string().contains(&devs), "{v}");
 
-    let v = json(
-        bin()
-            .args(["--format", "json", "setup", "--mount"])
-            .arg(&mnt)
-            .args(["--devices", &devs, "--mode", "0755"]),
-    );
+    // The same setup twice: the second run has nothing left to do.
+    let setup_on_dev = || {
+        json(
+            bin()
+                .args(["--format", "json", "setup", "--mount"])
+                .arg(&mnt)
+                .args(["--devices", &devs, "--mode", "0755"]),
+        )
+    };
+    let v = setup_on_dev();
     assert_eq!(v["changed"], true);
     assert_eq!(v["layout"], "direct");
     assert!(v["steps"].to_string().contains("mkfs.xfs -K -L disktier"));
-    let v = json(
-        bin()
-            .args(["--format", "json", "setup", "--mount"])
-            .arg(&mnt)
-            .args(["--devices", &devs, "--mode", "0755"]),
-    );
+    let v = setup_on_dev();
     assert_eq!(v["changed"], false);
     assert_eq!(v["steps"].as_array().unwrap().len(), 0, "{v}");
     bin()

@@ -2,6 +2,7 @@
 //! xfs loop device, under a put load from etcdctl: in plain HTTP (metrics on their own
 //! `--listen-metrics-urls`) and in TLS with client certificates made by openssl here.
 
+use disktier_testkit::cli::verdict;
 use disktier_testkit::{have, require, BlkioThrottle, LoopDev};
 use disktier_testkit::{loop_fs, Mount};
 use serde_json::Value;
@@ -437,19 +438,9 @@ fn live_etcd_on_a_throttled_disk_reports_slow_fsyncs_and_stalls() {
     let over = wal["over_heartbeat"]["count"].as_f64().unwrap();
     assert_eq!(wal["over_heartbeat"]["bound_s"], 0.128);
     assert!(over >= 1.0, "{wal}");
-    let wal_verdict = v["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["name"] == "etcd-wal-fsync")
-        .unwrap();
+    let wal_verdict = verdict(&v, "etcd-wal-fsync");
     assert_eq!(wal_verdict["pass"], false);
-    let stalls = v["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["name"] == "etcd-wal-stalls")
-        .unwrap();
+    let stalls = verdict(&v, "etcd-wal-stalls");
     assert_eq!(stalls["value"].as_f64(), Some(over));
     assert_eq!(stalls["pass"], false);
 }

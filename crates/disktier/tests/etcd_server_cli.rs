@@ -3,6 +3,7 @@
 //! figure. (How close it comes to real etcd is bench/etcd-vs-disktier.sh's question.)
 
 use assert_cmd::Command;
+use disktier_testkit::cli::verdict;
 use disktier_testkit::loop_fs;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -32,12 +33,7 @@ fn etcd_server_profile_judges_wal_syncs_and_backend_commits() {
     assert_eq!(v["profile"], "etcd-server");
     assert_eq!(v["verdicts"][0]["name"], "etcd");
     assert_eq!(v["verdicts"][0]["metric"], "sync.p99");
-    let commit = v["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["name"] == "etcd-backend-commit")
-        .expect("a backend commit verdict");
+    let commit = verdict(&v, "etcd-backend-commit");
     assert_eq!(commit["threshold"], 25e6);
     // Exit 0 exactly when both figures are within their limits (the WAL's is 10 s here).
     let all_pass = v["verdicts"][0]["pass"] == true && commit["pass"] == true;

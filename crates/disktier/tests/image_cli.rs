@@ -247,6 +247,9 @@ fn podman_run(volume: &str, env: &[&str], args: &[&str]) -> Output {
     c.arg(name()).args(args).output().unwrap()
 }
 
+/// The command the container runs on the volume at /var/lib/etcd, in each output format.
+const CHECK_ETCD: &[&str] = &["check", "etcd", "/var/lib/etcd", "--quick", "--no-save"];
+
 #[test]
 fn podman_runs_check_etcd_on_an_xfs_loop_mount() {
     if !require_loop()
@@ -278,11 +281,7 @@ fn podman_runs_check_etcd_on_an_xfs_loop_mount() {
     let volume = format!("{}:/var/lib/etcd:Z", mnt.dir.display());
 
     // Text: the etcd-perf wording and an exit code that is the verdict.
-    let out = podman_run(
-        &volume,
-        &[],
-        &["check", "etcd", "/var/lib/etcd", "--quick", "--no-save"],
-    );
+    let out = podman_run(&volume, &[], CHECK_ETCD);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         matches!(out.status.code(), Some(0 | 1)),
@@ -294,19 +293,7 @@ fn podman_runs_check_etcd_on_an_xfs_loop_mount() {
     assert!(text.contains("xfs"), "{text}");
 
     // JSON: the same verdict, on the xfs mount, from inside the container.
-    let out = podman_run(
-        &volume,
-        &[],
-        &[
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-            "--quick",
-            "--no-save",
-            "--format",
-            "json",
-        ],
-    );
+    let out = podman_run(&volume, &[], &[CHECK_ETCD, &["--format", "json"]].concat());
     let doc: Value = judged_json(&out);
     assert_eq!(doc["verdicts"][0]["name"], "etcd");
     assert_eq!(doc["verdicts"][0]["pass"], out.status.code() == Some(0));
@@ -317,15 +304,7 @@ fn podman_runs_check_etcd_on_an_xfs_loop_mount() {
     let out = podman_run(
         &volume,
         &["NODE_NAME=node-from-downward-api"],
-        &[
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-            "--quick",
-            "--no-save",
-            "--format",
-            "prometheus",
-        ],
+        &[CHECK_ETCD, &["--format", "prometheus"]].concat(),
     );
     let text = judged(&out);
     assert!(

@@ -77,12 +77,17 @@ fn restore_with_nothing_to_do_is_a_no_op() {
     }
 }
 
-/// `interfere --restore` with run directory `run` succeeds and has nothing to do.
-fn restore_finds_nothing(run: &Path) {
+/// `interfere --restore` with run directory `run`, run to completion.
+fn restore(run: &Path) -> assert_cmd::assert::Assert {
     bin()
         .env("DISKTIER_RUN_DIR", run)
         .args(["interfere", "--restore"])
         .assert()
+}
+
+/// `interfere --restore` with run directory `run` succeeds and has nothing to do.
+fn restore_finds_nothing(run: &Path) {
+    restore(run)
         .success()
         .stdout(predicate::str::contains("nothing to restore"));
 }
@@ -269,10 +274,7 @@ fn restore_undoes_what_a_killed_run_left() {
     let Some(k) = killed_run() else {
         return;
     };
-    bin()
-        .env("DISKTIER_RUN_DIR", k.run.path())
-        .args(["interfere", "--restore"])
-        .assert()
+    restore(k.run.path())
         .success()
         .stdout(predicate::str::contains(format!(
             "undone: scheduler of {}",
@@ -403,19 +405,13 @@ fn a_planted_journal_is_refused_by_the_binary() {
         {"id": 1, "what": "x", "kind": "scheduler", "device": "sda", "file": "/etc/passwd", "was": "none"}
     ]});
     std::fs::write(run.path().join("interfere.journal"), doc.to_string()).unwrap();
-    bin()
-        .env("DISKTIER_RUN_DIR", run.path())
-        .args(["interfere", "--restore"])
-        .assert()
+    restore(run.path())
         .code(2)
         .stderr(predicate::str::contains("nothing in it was replayed"));
     std::fs::remove_file(run.path().join("interfere.journal")).unwrap();
     std::fs::remove_file(run.path().join("interfere.lock")).unwrap();
     std::os::unix::fs::symlink(&victim, run.path().join("interfere.lock")).unwrap();
-    bin()
-        .env("DISKTIER_RUN_DIR", run.path())
-        .args(["interfere", "--restore"])
-        .assert()
+    restore(run.path())
         .code(2)
         .stderr(predicate::str::contains("symlink"));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");

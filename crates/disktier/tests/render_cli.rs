@@ -60,10 +60,13 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
         &["--machine-type", "n1-standard-8", "--local-ssds", "2"],
     ]
     .concat();
-    disktier()
-        .args(&args)
-        .arg("-o")
-        .arg(&d)
+    // The same command every time: only what is already in `d` changes.
+    let render_into_d = || {
+        let mut c = disktier();
+        c.args(&args).arg("-o").arg(&d);
+        c
+    };
+    render_into_d()
         .assert()
         .success()
         .stdout(predicate::str::contains("node-pool-ssd-pool.sh\twritten"))
@@ -77,10 +80,7 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
     );
 
     // Same content again: unchanged.
-    disktier()
-        .args(&args)
-        .arg("-o")
-        .arg(&d)
+    render_into_d()
         .assert()
         .success()
         .stdout(predicate::str::contains("pod-emptydir.yaml\tunchanged"));
@@ -88,28 +88,15 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
     // A file edited by hand is not replaced without --overwrite, and nothing else is written.
     std::fs::write(d.join("pod-emptydir.yaml"), "edited\n").unwrap();
     std::fs::remove_file(d.join("pod-hostpath.yaml")).unwrap();
-    disktier()
-        .args(&args)
-        .arg("-o")
-        .arg(&d)
-        .assert()
-        .code(2)
-        .stderr(
-            predicate::str::contains("exists and differs")
-                .and(predicate::str::contains("--overwrite")),
-        );
+    render_into_d().assert().code(2).stderr(
+        predicate::str::contains("exists and differs").and(predicate::str::contains("--overwrite")),
+    );
     assert_eq!(
         std::fs::read_to_string(d.join("pod-emptydir.yaml")).unwrap(),
         "edited\n"
     );
     assert!(!d.join("pod-hostpath.yaml").exists());
-    disktier()
-        .args(&args)
-        .arg("-o")
-        .arg(&d)
-        .arg("--overwrite")
-        .assert()
-        .success();
+    render_into_d().arg("--overwrite").assert().success();
     assert!(std::fs::read_to_string(d.join("pod-emptydir.yaml"))
         .unwrap()
         .contains("kind: Pod"));
@@ -227,16 +214,12 @@ fn bad_input_is_refused_with_the_fix() {
         ),
         (
             "lvmcache with a sequential cutoff",
-            vec![
-                "render",
-                "lvmcache",
-                "--fast",
-                "/dev/disk/by-id/a",
-                "--slow",
-                "/dev/disk/by-id/b",
-                "--sequential-cutoff",
-                "0",
-            ],
+            [
+                &["render"][..],
+                cli_cases::LVMCACHE_A_B,
+                &["--sequential-cutoff", "0"],
+            ]
+            .concat(),
             2,
             &["dm-cache has no sequential bypass"],
         ),

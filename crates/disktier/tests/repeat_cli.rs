@@ -14,6 +14,17 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// Each run's p99 latency in ns for `direction` (`sync`, `write`), in the runs' order.
+fn p99s(runs: &[serde_json::Value], direction: &str) -> Vec<f64> {
+    runs.iter()
+        .map(|r| {
+            r["results"][direction]["lat_ns"]["percentiles"]["99"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect()
+}
+
 fn json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -61,14 +72,7 @@ fn check_etcd_repeat_keeps_runs_and_aggregates_them() {
     let v = json(&out);
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 3);
-    let p99s: Vec<f64> = runs
-        .iter()
-        .map(|r| {
-            r["results"]["sync"]["lat_ns"]["percentiles"]["99"]
-                .as_f64()
-                .unwrap()
-        })
-        .collect();
+    let p99s = p99s(runs, "sync");
     let agg = &v["aggregate"];
     assert_eq!(agg["runs"], 3);
     assert_eq!(agg["metric"], "sync.p99");
@@ -143,14 +147,7 @@ fn bench_repeat_has_no_verdict_but_an_aggregate() {
     let agg = &v["aggregate"];
     assert_eq!(agg["metric"], "write.p99");
     assert_eq!(agg["verdict"], "none");
-    let p99s: Vec<f64> = runs
-        .iter()
-        .map(|r| {
-            r["results"]["write"]["lat_ns"]["percentiles"]["99"]
-                .as_f64()
-                .unwrap()
-        })
-        .collect();
+    let p99s = p99s(runs, "write");
     assert_eq!(agg["median_p99_ns"].as_f64().unwrap(), median(p99s));
     dt(&db)
         .arg("bench")

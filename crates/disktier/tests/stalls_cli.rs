@@ -2,6 +2,7 @@
 //! IOPS, every fdatasync waits for throttled writes, so `check etcd` and `bench` count fsyncs over
 //! etcd's heartbeat interval (100 ms) and say what they mean.
 
+use disktier_testkit::cli::verdict;
 use disktier_testkit::throttled_fs;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -58,12 +59,7 @@ fn a_throttled_disk_counts_fsyncs_over_the_heartbeat_interval() {
         max > 100_000_000 && (over_el > 0) == (max > 1_000_000_000),
         "{sync}"
     );
-    let v = doc["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["name"] == "etcd-stalls")
-        .expect("etcd-stalls verdict");
+    let v = verdict(&doc, "etcd-stalls");
     assert_eq!(v["value"].as_f64(), Some(over_hb as f64));
     assert_eq!(v["pass"], false);
     let msg = v["message"].as_str().unwrap();

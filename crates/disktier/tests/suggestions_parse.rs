@@ -215,16 +215,12 @@ fn suggestions_in_refusals_name_real_flags_and_commands() {
         (gke(&["--local-ssds", "2", "--request", "10Ti"]), true),
         (gke(&["--local-ssds", "2", "--local-ssd-count", "2"]), false),
         (
-            vec![
-                "render",
-                "lvmcache",
-                "--fast",
-                "/dev/disk/by-id/a",
-                "--slow",
-                "/dev/disk/by-id/b",
-                "--sequential-cutoff",
-                "1M",
-            ],
+            [
+                &["render"][..],
+                disktier_testkit::cli_cases::LVMCACHE_A_B,
+                &["--sequential-cutoff", "1M"],
+            ]
+            .concat(),
             false,
         ),
         (vec!["price", "gp3", "--no-save"], true),

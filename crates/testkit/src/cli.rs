@@ -54,6 +54,15 @@ pub fn json_ok(out: &Output) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {text}"))
 }
 
+/// The verdict named `name` in a result document's `verdicts[]`; a document without it fails
+/// the test, showing the document.
+pub fn verdict<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["verdicts"]
+        .as_array()
+        .and_then(|vs| vs.iter().find(|v| v["name"] == name))
+        .unwrap_or_else(|| panic!("no {name} verdict in {doc}"))
+}
+
 /// Runs a command that must succeed and reads its stdout: `disktier().args(..).stdout_ok()`.
 pub trait Succeeds {
     /// Runs the command to completion.

@@ -39,6 +39,16 @@ pub const GKE_C1: &[&str] = &[
 pub const FAST: &str = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0aaaaaaaaaaaaaaaa";
 pub const SLOW: &str = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0bbbbbbbbbbbbbbbb";
 
+/// `render lvmcache` on two by-id stand-ins, a (fast) and b (slow) (after `render`; the flag
+/// under test is the test's).
+pub const LVMCACHE_A_B: &[&str] = &[
+    "lvmcache",
+    "--fast",
+    "/dev/disk/by-id/a",
+    "--slow",
+    "/dev/disk/by-id/b",
+];
+
 /// Every platform `render` knows, each with the options it needs (after `render`), named.
 pub fn render_cases() -> Vec<(&'static str, Vec<&'static str>)> {
     let mut openshift = OPENSHIFT.to_vec();
