@@ -104,7 +104,7 @@ fn all_cases() -> Vec<(&'static str, Rendered)> {
                 |i| {
                     i.by_id =
                         Some("/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*".into());
-                    i.fs = Some(Fs::Ext4);
+                    i.fs = Some(FsType::Ext4);
                     i.options = vec!["prjquota".into()];
                     i.binds = vec!["/var/lib/kubelet,/var/log/pods".into()];
                     i.owner = Some("root:root".into());

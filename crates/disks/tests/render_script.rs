@@ -6,7 +6,7 @@
 //! devices have no /dev/disk/by-id/ links, and tests must not make any in /dev).
 
 use disktier_cmd::{Cmd, CommandRunner, Output, RealRunner};
-use disktier_disks::render::{Fs, Intent, IntentInput, Renderer, Systemd};
+use disktier_disks::render::{FsType, Intent, IntentInput, Renderer, Systemd};
 use disktier_testkit::cli::stdout_ok;
 use disktier_testkit::{have, require, require_loop, LoopDev};
 use std::path::{Path, PathBuf};
@@ -24,17 +24,17 @@ struct Script {
 }
 
 impl Script {
-    fn new(fs: Fs, options: &[&str], binds: &[&Path]) -> Script {
+    fn new(fs: FsType, options: &[&str], binds: &[&Path]) -> Script {
         Self::build(fs, options, binds, None)
     }
 
     /// Selecting by the default models, with sysfs read from `sys` (a tree that gives loop
     /// devices a disk model) instead of /sys.
     fn by_model(sys: &Path) -> Script {
-        Self::build(Fs::Xfs, &[], &[], Some(sys))
+        Self::build(FsType::Xfs, &[], &[], Some(sys))
     }
 
-    fn build(fs: Fs, options: &[&str], binds: &[&Path], sys: Option<&Path>) -> Script {
+    fn build(fs: FsType, options: &[&str], binds: &[&Path], sys: Option<&Path>) -> Script {
         let dir = tempfile::Builder::new()
             .prefix("disktier-render")
             .tempdir_in("/var/tmp")
@@ -160,7 +160,7 @@ fn first_boot_reboot_and_stop_start_converge_from_the_disk_state() {
         return;
     }
     let disk = LoopDev::new(320 * MIB);
-    let s = Script::new(Fs::Xfs, &["prjquota"], &[]);
+    let s = Script::new(FsType::Xfs, &["prjquota"], &[]);
     s.link("a", &disk);
     // What the directory holds before the disk is mounted over it (pre-pulled images).
     std::fs::write(s.mount.join("pre-pulled"), "image layer").unwrap();
@@ -244,7 +244,7 @@ fn no_matching_disk_fails_visibly_and_leaves_the_directory_alone() {
     if !usable() {
         return;
     }
-    let s = Script::new(Fs::Xfs, &[], &[]);
+    let s = Script::new(FsType::Xfs, &[], &[]);
     std::fs::write(s.mount.join("kept"), "x").unwrap();
     let out = s.run("mkfs");
     assert_eq!(out.status, 1, "{}", out.stderr);
@@ -271,7 +271,7 @@ fn a_disk_that_holds_anything_is_left_byte_for_byte_alone() {
         let _m = disk.mkfs_mount("ext4");
     }
     let before = disk.checksum();
-    let s = Script::new(Fs::Xfs, &[], &[]);
+    let s = Script::new(FsType::Xfs, &[], &[]);
     s.link("a", &disk);
     let out = s.run("mkfs");
     assert!(!out.success(), "must fail: no blank disk");
@@ -282,7 +282,7 @@ fn a_disk_that_holds_anything_is_left_byte_for_byte_alone() {
     // Mounted: refused as mounted, also unchanged.
     let wiped = LoopDev::new(64 * MIB);
     let m = wiped.mkfs_mount("ext4");
-    let s2 = Script::new(Fs::Xfs, &[], &[]);
+    let s2 = Script::new(FsType::Xfs, &[], &[]);
     s2.link("b", &wiped);
     let out = s2.run("mkfs");
     assert!(!out.success());
@@ -302,7 +302,7 @@ fn several_blank_disks_without_md_support_fail_with_the_reason_and_stay_blank() 
     }
     let (a, b) = (LoopDev::new(32 * MIB), LoopDev::new(32 * MIB));
     let (ca, cb) = (a.checksum(), b.checksum());
-    let s = Script::new(Fs::Xfs, &[], &[]);
+    let s = Script::new(FsType::Xfs, &[], &[]);
     s.link("a", &a);
     s.link("b", &b);
     let out = s.run("mkfs");
@@ -317,7 +317,7 @@ fn ext4_with_prjquota_gets_the_quota_and_project_features() {
         return;
     }
     let disk = LoopDev::new(64 * MIB);
-    let s = Script::new(Fs::Ext4, &["prjquota"], &[]);
+    let s = Script::new(FsType::Ext4, &["prjquota"], &[]);
     s.link("a", &disk);
     ok(&s.run("mkfs"), "mkfs ext4");
     assert_eq!(blkid(&disk.path, "TYPE"), "ext4");
@@ -345,7 +345,7 @@ fn binds_copy_what_the_target_held_once_and_relabel_skips_without_selinux() {
     let target = bind_dir.path().join("kubelet");
     std::fs::create_dir(&target).unwrap();
     std::fs::write(target.join("state"), "kept").unwrap();
-    let s = Script::new(Fs::Ext4, &[], &[&target]);
+    let s = Script::new(FsType::Ext4, &[], &[&target]);
     s.link("a", &disk);
     ok(&s.run("mkfs"), "mkfs ext4");
 
@@ -634,7 +634,7 @@ fn a_disk_formatted_between_check_and_mkfs_is_left_alone() {
         return;
     }
     let real_blkid = disktier_cmd::which("blkid").expect("blkid");
-    let s = Script::new(Fs::Xfs, &[], &[]);
+    let s = Script::new(FsType::Xfs, &[], &[]);
     let dev = LoopDev::new(320 * MIB);
     s.link("a", &dev);
     let shim = tempfile::tempdir().unwrap();

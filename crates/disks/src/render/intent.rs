@@ -3,7 +3,7 @@
 //! [`IntentInput`] holds what the user typed; [`Intent::new`] checks it.
 
 use super::RenderError;
-use crate::valid::{Label, Mode, MountOptions, MountPath, Owner};
+use crate::valid::{FsType, Label, Mode, MountOptions, MountPath, Owner};
 use serde::Serialize;
 
 /// Disk models of local ephemeral disks, as sysfs reports them (docs/sources.md
@@ -15,31 +15,6 @@ pub const KNOWN_EPHEMERAL_MODELS: [&str; 3] = [
     "nvme_card",
     "Microsoft NVMe Direct Disk*",
 ];
-
-/// The filesystem to make.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Fs {
-    Xfs,
-    Ext4,
-}
-
-impl Fs {
-    pub fn name(self) -> &'static str {
-        match self {
-            Fs::Xfs => "xfs",
-            Fs::Ext4 => "ext4",
-        }
-    }
-    /// Longest label the filesystem stores: xfs 12 bytes (xfs_admin(8)), ext4 16 bytes
-    /// (e2label(8)).
-    fn max_label(self) -> usize {
-        match self {
-            Fs::Xfs => 12,
-            Fs::Ext4 => 16,
-        }
-    }
-}
 
 /// Which disks the rendered machinery uses, decided on the node at boot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -69,7 +44,7 @@ pub struct IntentInput {
     pub mount: String,
     /// Extra mount options (each entry may hold several, comma-separated).
     pub options: Vec<String>,
-    pub fs: Option<Fs>,
+    pub fs: Option<FsType>,
     pub label: Option<String>,
     pub owner: Option<String>,
     pub mode: Option<String>,
@@ -84,7 +59,7 @@ pub struct Intent {
     pub mount: MountPath,
     /// All mount options, defaults first (`defaults,noatime`, as EKS and disktier setup use).
     pub options: MountOptions,
-    pub fs: Fs,
+    pub fs: FsType,
     pub label: Label,
     pub owner: Option<Owner>,
     pub mode: Option<Mode>,
@@ -99,9 +74,9 @@ pub const DEFAULT_LABEL: &str = "disktier";
 impl Intent {
     pub fn new(input: IntentInput) -> Result<Intent, RenderError> {
         let mount = MountPath::parse("--mount", &input.mount)?;
-        let fs = input.fs.unwrap_or(Fs::Xfs);
+        let fs = input.fs.unwrap_or(FsType::Xfs);
         let label = input.label.unwrap_or_else(|| DEFAULT_LABEL.to_string());
-        let label = Label::parse("--label", &label, fs.name(), fs.max_label(), 0, "")?;
+        let label = Label::parse("--label", &label, fs.as_str(), fs.max_label(), 0, "")?;
         let options = MountOptions::parse("--options", &input.options)?;
         let owner = input
             .owner
@@ -250,7 +225,7 @@ mod tests {
     fn defaults_are_xfs_labelled_disktier_with_noatime_on_known_ephemeral_models() {
         let i = Intent::new(input("/var/lib/containers/")).unwrap();
         assert_eq!(i.mount, "/var/lib/containers");
-        assert_eq!(i.fs, Fs::Xfs);
+        assert_eq!(i.fs, FsType::Xfs);
         assert_eq!(i.label.as_str(), "disktier");
         assert_eq!(i.options_string(), "defaults,noatime");
         assert_eq!(
@@ -299,7 +274,7 @@ mod tests {
         inp.label = Some("thirteenchars".into());
         let e = Intent::new(inp.clone()).unwrap_err();
         assert!(e.to_string().contains("xfs holds at most 12"), "{e}");
-        inp.fs = Some(Fs::Ext4);
+        inp.fs = Some(FsType::Ext4);
         assert_eq!(Intent::new(inp).unwrap().label.as_str(), "thirteenchars");
     }
 

@@ -23,13 +23,14 @@ mod systemd;
 mod units;
 mod yaml;
 
+pub use crate::valid::FsType;
 pub use aks::{nvme_size, Aks, AksConfig, NvmeSize, NVME_SIZES};
 pub use bcache::{Bcache, BcacheConfig, BcacheMode};
 pub use cloudinit::CloudInit;
 pub use eks::{Eks, EksConfig, LocalStorageStrategy};
 pub use error::RenderError;
 pub use gke::{local_ssd_limit, Gke, GkeConfig, LocalSsdLimit};
-pub use intent::{DiskSelect, Fs, Intent, IntentInput, KNOWN_EPHEMERAL_MODELS};
+pub use intent::{DiskSelect, Intent, IntentInput, KNOWN_EPHEMERAL_MODELS};
 pub use lvmcache::{Lvmcache, LvmcacheConfig, LvmcacheMode};
 pub use openshift::{MachineSetConfig, OpenShift, OpenShiftConfig, IGNITION_VERSION};
 pub use systemd::Systemd;

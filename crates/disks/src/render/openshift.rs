@@ -176,7 +176,7 @@ impl OpenShift {
                     .into(),
             );
             comments.push("ephemeral-storage quota monitoring needs xfs with prjquota).".into());
-            if intent.fs == super::Fs::Ext4 {
+            if intent.fs == super::FsType::Ext4 {
                 comments.push("ext4: made with the quota and project features, which only mount where the kernel".into());
                 comments.push("has quota support (RHCOS does).".into());
             }

@@ -7,7 +7,8 @@
 //! Verbs: `mkfs` (before the mount unit), `binds` (after it: owner, mode, copy-in for binds),
 //! `relabel` (restorecon, only where SELinux is enabled).
 
-use super::intent::{DiskSelect, Fs, Intent};
+use super::intent::{DiskSelect, Intent};
+use crate::valid::FsType;
 use crate::valid::{file_slug, MountPath};
 use disktier_cmd::shell_quote;
 
@@ -40,11 +41,11 @@ pub(crate) fn prepare_script(intent: &Intent, platform: &str) -> String {
     // ext4 needs the quota and project features at mkfs time for `prjquota` to mount
     // (ext4(5), "project" and "quota" features); xfs only needs the mount option.
     let mkfs = match intent.fs {
-        Fs::Xfs => "mkfs.xfs -K -L \"$LABEL\" \"$target\"".to_string(),
-        Fs::Ext4 if intent.wants_prjquota() => {
+        FsType::Xfs => "mkfs.xfs -K -L \"$LABEL\" \"$target\"".to_string(),
+        FsType::Ext4 if intent.wants_prjquota() => {
             "mkfs.ext4 -q -E nodiscard -O quota,project -L \"$LABEL\" \"$target\"".to_string()
         }
-        Fs::Ext4 => "mkfs.ext4 -q -E nodiscard -L \"$LABEL\" \"$target\"".to_string(),
+        FsType::Ext4 => "mkfs.ext4 -q -E nodiscard -L \"$LABEL\" \"$target\"".to_string(),
     };
     let binds: Vec<&str> = intent.binds.iter().map(MountPath::as_str).collect();
     let bind_sources: Vec<String> = intent.binds.iter().map(slug).collect();
@@ -62,7 +63,7 @@ pub(crate) fn prepare_script(intent: &Intent, platform: &str) -> String {
 #     after a stop/start, which hands back blank disks);\n\
 #   - a disk with any signature (filesystem, partition table, RAID member), partitions,\n\
 #     holders or a mount is left alone: nothing here uses --force.\n",
-        fs = intent.fs.name(),
+        fs = intent.fs.as_str(),
         label = intent.label,
         mount = intent.mount,
         path = script_path(intent),
@@ -84,7 +85,7 @@ BINDS=({binds})\n\
 BIND_SOURCES=({sources})\n\
 SYS=/sys\n",
         label = shell_quote(&intent.label),
-        fs = intent.fs.name(),
+        fs = intent.fs.as_str(),
         mount = shell_quote(&intent.mount),
         models = models,
         glob = if glob.is_empty() {

@@ -34,7 +34,7 @@ pub(crate) fn vm_notes(intent: &Intent) -> Vec<String> {
     if intent.wants_prjquota() {
         notes.push("prjquota needs a kernel with quota support: the mount fails where it is missing (disktier setup checks this on the node)".into());
     }
-    if intent.wants_prjquota() && intent.fs == super::Fs::Ext4 {
+    if intent.wants_prjquota() && intent.fs == super::FsType::Ext4 {
         notes.push("ext4 with prjquota is made with the quota and project features, and such a filesystem does not mount at all on a kernel without quota support".into());
     }
     notes

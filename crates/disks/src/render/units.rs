@@ -66,7 +66,7 @@ Type=oneshot\n\
 RemainAfterExit=yes\n\
 ExecStart=/bin/bash {script} mkfs\n\
 TimeoutSec=0\n",
-            fs = intent.fs.name(),
+            fs = intent.fs.as_str(),
             label = intent.label,
             mount = intent.mount,
             parent = parent(&intent.mount),
@@ -93,7 +93,7 @@ Options={options}\n\
 WantedBy=local-fs.target\n",
             label = intent.label,
             mount = intent.mount,
-            fs = intent.fs.name(),
+            fs = intent.fs.as_str(),
             options = intent.options_string(),
         ),
         enable: true,
@@ -178,7 +178,7 @@ pub(crate) fn setup_unit(intent: &Intent, binary: &str, runtimes: &[&str]) -> Un
         "--mount".into(),
         intent.mount.to_string(),
         "--fs".into(),
-        intent.fs.name().into(),
+        intent.fs.as_str().into(),
         "--label".into(),
         intent.label.to_string(),
     ];

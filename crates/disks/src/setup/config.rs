@@ -4,31 +4,9 @@
 //! unit's binary outside build directories.
 
 use super::SetupError;
+pub use crate::valid::FsType;
 use crate::valid::{Invalid, Label, Mode, MountOptions, MountPath, Owner};
 use std::path::{Component, Path, PathBuf};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FsType {
-    Xfs,
-    Ext4,
-}
-
-impl FsType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FsType::Xfs => "xfs",
-            FsType::Ext4 => "ext4",
-        }
-    }
-    /// Longest label the filesystem stores: xfs 12 bytes (xfs_admin(8)), ext4 16 (e2label(8)).
-    pub fn max_label(self) -> usize {
-        match self {
-            FsType::Xfs => 12,
-            FsType::Ext4 => 16,
-        }
-    }
-}
 
 /// How several disks are combined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

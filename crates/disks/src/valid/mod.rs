@@ -86,6 +86,7 @@ macro_rules! string_newtype {
 }
 
 mod escape;
+mod fs;
 mod label;
 mod options;
 mod owner;
@@ -94,6 +95,7 @@ mod path;
 pub(crate) mod tests;
 
 pub use escape::*;
+pub use fs::FsType;
 pub use label::Label;
 pub use options::{MountOptions, DEFAULT_OPTIONS};
 pub use owner::{Mode, Owner};

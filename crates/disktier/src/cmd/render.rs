@@ -3,12 +3,13 @@
 //! Output goes to stdout (YAML documents joined with `---`) or, with `-o DIR`, one file per
 //! object; `--format json` lists the files and their content.
 
+use super::setup::FsArg;
 use super::{print_json, Ctx, Outcome};
 use crate::app::render::write_files;
 use crate::app::SCHEMA_VERSION;
 use clap::{Subcommand, ValueEnum};
 use disktier_disks::render::{
-    Aks, AksConfig, Bcache, BcacheConfig, BcacheMode, CloudInit, Eks, EksConfig, FileKind, Fs, Gke,
+    Aks, AksConfig, Bcache, BcacheConfig, BcacheMode, CloudInit, Eks, EksConfig, FileKind, Gke,
     GkeConfig, Intent, IntentInput, LocalStorageStrategy, Lvmcache, LvmcacheConfig, LvmcacheMode,
     MachineSetConfig, OpenShift, OpenShiftConfig, Rendered, Renderer, Systemd,
 };
@@ -52,12 +53,6 @@ pub enum PlatformCmd {
     Lvmcache(LvmcacheArgs),
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FsArg {
-    Xfs,
-    Ext4,
-}
-
 /// The setup intent shared by openshift, systemd and cloud-init.
 #[derive(Debug, clap::Args)]
 pub struct IntentArgs {
@@ -96,10 +91,7 @@ impl IntentArgs {
         Ok(Intent::new(IntentInput {
             mount: self.mount,
             options: self.options,
-            fs: Some(match self.fs {
-                FsArg::Xfs => Fs::Xfs,
-                FsArg::Ext4 => Fs::Ext4,
-            }),
+            fs: Some(self.fs.into()),
             label: Some(self.label),
             owner: self.owner,
             mode: self.mode,

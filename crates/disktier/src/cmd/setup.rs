@@ -100,10 +100,20 @@ pub enum LayoutArg {
     Separate,
 }
 
+/// `--fs` of setup and render.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum FsArg {
     Xfs,
     Ext4,
+}
+
+impl From<FsArg> for FsType {
+    fn from(a: FsArg) -> FsType {
+        match a {
+            FsArg::Xfs => FsType::Xfs,
+            FsArg::Ext4 => FsType::Ext4,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -122,10 +132,7 @@ impl Args {
             LayoutArg::Raid0 => LayoutChoice::Raid0,
             LayoutArg::Separate => LayoutChoice::Separate,
         };
-        c.fs = match self.fs {
-            FsArg::Xfs => FsType::Xfs,
-            FsArg::Ext4 => FsType::Ext4,
-        };
+        c.fs = self.fs.into();
         c.label = self.label;
         c.options = self.options;
         c.owner = self.owner;
