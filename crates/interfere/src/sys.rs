@@ -211,18 +211,18 @@ pub fn pids() -> Option<impl Iterator<Item = i32>> {
     )
 }
 
-/// The fields of `/proc/<pid>/stat` from field 3 (the state) on, or None when there is no such
-/// process.
-pub fn stat_fields(pid: i32) -> Option<Vec<String>> {
+/// `/proc/<pid>/stat` from field 3 (the state) on, blank-separated, or None when there is no
+/// such process.
+pub fn stat_fields(pid: i32) -> Option<String> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may contain spaces; fields resume after the last ')'.
     let rest = s.get(s.rfind(')')? + 2..)?;
-    Some(rest.split_whitespace().map(str::to_string).collect())
+    Some(rest.to_string())
 }
 
 /// The process group of `pid` (field 5 of `/proc/<pid>/stat`).
 pub fn process_group_of(pid: i32) -> Option<i32> {
-    stat_fields(pid)?.get(2)?.parse().ok()
+    stat_fields(pid)?.split_whitespace().nth(2)?.parse().ok()
 }
 
 /// Reaps every child (own and adopted) that has ended, waiting up to `limit` for those still

@@ -57,9 +57,8 @@ pub struct OpenShift {
 
 /// A Kubernetes name: DNS-1123 label (lowercase letters, digits, '-'; at most 63).
 fn check_dns_label(flag: &'static str, v: &str) -> Result<(), RenderError> {
-    let ok = dns_label(v);
     RenderError::unless(
-        ok,
+        dns_label(v),
         flag,
         v.to_string(),
         "use lowercase letters, digits and '-' (at most 63, not starting or ending with '-')",

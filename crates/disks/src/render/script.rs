@@ -8,8 +8,7 @@
 //! `relabel` (restorecon, only where SELinux is enabled).
 
 use super::intent::{DiskSelect, Intent};
-use crate::valid::FsType;
-use crate::valid::{file_slug, MountPath};
+use crate::valid::{file_slug, FsType, MountPath};
 use disktier_cmd::shell_quote;
 
 /// Where the script is installed on the node. /etc is writable on every distribution, including

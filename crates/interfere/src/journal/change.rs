@@ -336,9 +336,11 @@ fn kill_group_members(pgid: i32, since: u64) {
 /// Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot), or None when the
 /// process does not exist or is a zombie already reaped.
 pub fn process_start_time(pid: i32) -> Option<u64> {
-    let fields = sys::stat_fields(pid)?;
-    if fields.first().is_some_and(|state| state == "Z") {
+    let rest = sys::stat_fields(pid)?;
+    let mut fields = rest.split_whitespace();
+    if fields.next() == Some("Z") {
         return None;
     }
-    fields.get(19)?.parse().ok()
+    // Field 22 is the 20th from field 3; next() took the first.
+    fields.nth(18)?.parse().ok()
 }

@@ -59,4 +59,10 @@ fn dropping_a_journal_undoes_it() {
 fn start_time_of_self_is_readable() {
     assert!(process_start_time(std::process::id() as i32).is_some());
     assert!(process_start_time(i32::MAX).is_none());
+    // Field 22 of proc(5)'s stat, counted after the command name (field 2), which may hold
+    // blanks.
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", std::process::id())).unwrap();
+    let after_comm: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
+    let field22: u64 = after_comm[22 - 3].parse().unwrap();
+    assert_eq!(process_start_time(std::process::id() as i32), Some(field22));
 }
