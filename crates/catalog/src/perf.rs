@@ -69,24 +69,35 @@ pub struct Performance {
     pub notes: Vec<String>,
 }
 
+/// The known ones of an IOPS and a MiB/s figure, for people: ["16,000 IOPS", "1,000 MiB/s"].
+pub fn rate_parts(iops: Option<f64>, mibs: Option<f64>) -> Vec<String> {
+    let mut parts = vec![];
+    if let Some(i) = iops {
+        parts.push(format!("{} IOPS", num(i.floor())));
+    }
+    if let Some(t) = mibs {
+        parts.push(format!("{} MiB/s", num(t)));
+    }
+    parts
+}
+
+/// "16,000 IOPS, 1,000 MiB/s", or that the catalog has neither figure.
+pub fn rates(iops: Option<f64>, mibs: Option<f64>) -> String {
+    let parts = rate_parts(iops, mibs);
+    if parts.is_empty() {
+        "performance not in the catalog".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
 impl Performance {
     /// One line for people: "16,000 IOPS, 1,000 MiB/s" (+ burst).
     pub fn summary(&self) -> String {
-        let mut s = match (self.baseline_iops, self.baseline_throughput_mibs) {
-            (Some(i), Some(t)) => format!("{} IOPS, {} MiB/s", num(i.floor()), num(t)),
-            (Some(i), None) => format!("{} IOPS", num(i.floor())),
-            (None, Some(t)) => format!("{} MiB/s", num(t)),
-            (None, None) => "performance not in the catalog".to_string(),
-        };
-        if self.burst_iops.is_some() || self.burst_throughput_mibs.is_some() {
-            let mut parts = vec![];
-            if let Some(i) = self.burst_iops {
-                parts.push(format!("{} IOPS", num(i.floor())));
-            }
-            if let Some(t) = self.burst_throughput_mibs {
-                parts.push(format!("{} MiB/s", num(t)));
-            }
-            s.push_str(&format!("; burst {}", parts.join(", ")));
+        let mut s = rates(self.baseline_iops, self.baseline_throughput_mibs);
+        let burst = rate_parts(self.burst_iops, self.burst_throughput_mibs);
+        if !burst.is_empty() {
+            s.push_str(&format!("; burst {}", burst.join(", ")));
             if let Some(d) = self.burst_seconds {
                 s.push_str(&format!(" for {} from a full bucket", secs(d)));
             }

@@ -400,65 +400,48 @@ use disktier_disks::render::{
 const FAST_ID: &str = "/dev/disk/by-id/test-fast";
 const SLOW_ID: &str = "/dev/disk/by-id/test-slow";
 
-/// A rendered cache script with FAST/SLOW pointed at links to loop devices, and stub tools.
-struct CacheScript {
-    path: PathBuf,
-    stubs: PathBuf,
-    fast: PathBuf,
-    slow: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl CacheScript {
-    fn new(text: &str, stubs: &[&str]) -> CacheScript {
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
-        let fast = dir.path().join("fast");
-        let slow = dir.path().join("slow");
-        let text = text
-            .replace(
-                &format!("FAST={FAST_ID}"),
-                &format!("FAST={}", fast.display()),
-            )
-            .replace(
-                &format!("SLOW={SLOW_ID}"),
-                &format!("SLOW={}", slow.display()),
-            );
-        assert!(text.contains(&format!("FAST={}", fast.display())));
-        let path = dir.path().join("setup.sh");
-        std::fs::write(&path, text).unwrap();
-        let stub_dir = dir.path().join("bin");
-        std::fs::create_dir(&stub_dir).unwrap();
-        for s in stubs {
-            // Every query answers "not there"; modprobe -n answers "available".
-            let body = if *s == "modprobe" {
-                "#!/bin/sh\nexit 0\n"
-            } else {
-                "#!/bin/sh\nexit 1\n"
-            };
-            write_executable(&stub_dir.join(s), body);
-        }
-        CacheScript {
-            path,
-            stubs: stub_dir,
-            fast,
-            slow,
-            _dir: dir,
-        }
+/// Runs a rendered cache script with `DRY_RUN=1`: FAST/SLOW pointed at links to `fast` and
+/// `slow`, and stub tools.
+fn cache_dry_run(
+    text: &str,
+    stubs: &[&str],
+    fast: &LoopDev,
+    slow: &LoopDev,
+) -> std::process::Output {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let fast_link = dir.path().join("fast");
+    let slow_link = dir.path().join("slow");
+    let text = text
+        .replace(
+            &format!("FAST={FAST_ID}"),
+            &format!("FAST={}", fast_link.display()),
+        )
+        .replace(
+            &format!("SLOW={SLOW_ID}"),
+            &format!("SLOW={}", slow_link.display()),
+        );
+    assert!(text.contains(&format!("FAST={}", fast_link.display())));
+    let path = dir.path().join("setup.sh");
+    std::fs::write(&path, text).unwrap();
+    let stub_dir = dir.path().join("bin");
+    std::fs::create_dir(&stub_dir).unwrap();
+    for s in stubs {
+        // Every query answers "not there"; modprobe -n answers "available".
+        let body = if *s == "modprobe" {
+            "#!/bin/sh\nexit 0\n"
+        } else {
+            "#!/bin/sh\nexit 1\n"
+        };
+        write_executable(&stub_dir.join(s), body);
     }
-
-    fn link(&self, fast: &LoopDev, slow: &LoopDev) {
-        std::os::unix::fs::symlink(&fast.path, &self.fast).unwrap();
-        std::os::unix::fs::symlink(&slow.path, &self.slow).unwrap();
-    }
-
-    fn dry_run(&self) -> std::process::Output {
-        std::process::Command::new("bash")
-            .arg(&self.path)
-            .env("PATH", path_with(&self.stubs))
-            .env("DRY_RUN", "1")
-            .output()
-            .unwrap()
-    }
+    std::os::unix::fs::symlink(&fast.path, &fast_link).unwrap();
+    std::os::unix::fs::symlink(&slow.path, &slow_link).unwrap();
+    std::process::Command::new("bash")
+        .arg(&path)
+        .env("PATH", path_with(&stub_dir))
+        .env("DRY_RUN", "1")
+        .output()
+        .unwrap()
 }
 
 /// Writes an executable (0755) script at `p`.
@@ -527,9 +510,7 @@ fn bcache_script_checks_then_makes_the_cache_on_blank_disks() {
     }
     let (fast, slow) = (LoopDev::new(16 * MIB), LoopDev::new(32 * MIB));
     let sums = (fast.checksum(), slow.checksum());
-    let s = CacheScript::new(&bcache_text(), &BCACHE_STUBS);
-    s.link(&fast, &slow);
-    let out = s.dry_run();
+    let out = cache_dry_run(&bcache_text(), &BCACHE_STUBS, &fast, &slow);
     let stdout = String::from_utf8_lossy(&out.stdout);
     stdout_ok(&out);
     assert!(
@@ -562,9 +543,7 @@ fn cache_scripts_refuse_a_disk_that_holds_data_before_writing_anything() {
             let _m = slow.mkfs_mount("ext4");
         }
         let sums = (fast.checksum(), slow.checksum());
-        let s = CacheScript::new(&text, stubs);
-        s.link(&fast, &slow);
-        let out = s.dry_run();
+        let out = cache_dry_run(&text, stubs, &fast, &slow);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{name} must refuse");
         assert!(
@@ -589,9 +568,7 @@ fn cache_scripts_refuse_one_disk_given_twice() {
         return;
     }
     let disk = LoopDev::new(16 * MIB);
-    let s = CacheScript::new(&lvmcache_text(), &LVM_STUBS);
-    s.link(&disk, &disk);
-    let out = s.dry_run();
+    let out = cache_dry_run(&lvmcache_text(), &LVM_STUBS, &disk, &disk);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("are the same disk"));
 }
@@ -602,9 +579,7 @@ fn lvmcache_script_plans_pv_vg_lv_and_the_cache_conversion() {
         return;
     }
     let (fast, slow) = (LoopDev::new(16 * MIB), LoopDev::new(32 * MIB));
-    let s = CacheScript::new(&lvmcache_text(), &LVM_STUBS);
-    s.link(&fast, &slow);
-    let out = s.dry_run();
+    let out = cache_dry_run(&lvmcache_text(), &LVM_STUBS, &fast, &slow);
     let stdout = String::from_utf8_lossy(&out.stdout);
     stdout_ok(&out);
     let (f, sl) = (fast.path.display(), slow.path.display());

@@ -7,7 +7,7 @@
 //! docs/sources.md); the arithmetic is in the comments.
 
 use assert_cmd::Command;
-use disktier_testkit::cli::{assert_contains_all, Succeeds};
+use disktier_testkit::cli::{assert_contains_all, each_str, item, Succeeds};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -197,17 +197,16 @@ fn seed_001_5tib_extrapolation_is_corrected() {
         16161.0
     );
     assert_eq!(hybrid["performance"]["hit_ratio"], 0.99);
-    let caveats = hybrid["caveats"].to_string();
-    assert!(
-        caveats.contains("bcache cannot be resized online"),
-        "{caveats}"
+    assert_contains_all(
+        "hybrid caveats",
+        &hybrid["caveats"].to_string(),
+        &[
+            "bcache cannot be resized online",
+            "lvmcache",
+            "on a cache miss performance is st1's",
+            "drain onto st1 is bounded",
+        ],
     );
-    assert!(caveats.contains("lvmcache"), "{caveats}");
-    assert!(
-        caveats.contains("on a cache miss performance is st1's"),
-        "{caveats}"
-    );
-    assert!(caveats.contains("drain onto st1 is bounded"), "{caveats}");
     let cheapest_volume = opts.iter().find(|o| o["kind"] == "volume").unwrap();
     assert_eq!(cents(&cheapest_volume["monthly_cost_usd"]), 53221);
     assert_eq!(cents(&cheapest_volume["savings_usd"]), 0);
@@ -273,13 +272,7 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
         "200GiB",
         "--allow-ephemeral",
     ]);
-    let is = v["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["kind"] == "instance-store")
-        .unwrap()
-        .clone();
+    let is = item(&v["options"], "kind", "instance-store");
     assert!((is["exact_monthly_cost_usd"].as_f64().unwrap() - 66.138).abs() < 1e-9);
     assert_eq!(is["equivalent"]["gp2_gib"], 661);
     assert_eq!(is["equivalent"]["gp3_gib"], 826);
@@ -804,12 +797,7 @@ fn catalog_show_carries_source_date_and_weak() {
         assert_eq!(p["weak"], true);
     }
     let all = json(&["catalog", "show"]);
-    let types: Vec<&str> = all["volume_type"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let types = each_str(&all["volume_type"], "name");
     for t in [
         "gp2",
         "gp3",
@@ -827,12 +815,7 @@ fn catalog_show_carries_source_date_and_weak() {
     ] {
         assert!(types.contains(&t), "missing {t}");
     }
-    let gp3 = all["volume_type"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "gp3")
-        .unwrap();
+    let gp3 = item(&all["volume_type"], "name", "gp3");
     // gp3's Sep 2025 limits are data.
     assert_eq!(gp3["iops"]["max"], 80000);
     assert_eq!(gp3["throughput"]["max_mibs"], 2000.0);

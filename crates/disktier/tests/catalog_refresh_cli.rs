@@ -4,6 +4,7 @@
 //! a large page.
 
 use disktier_testkit::cli::json_ok;
+use disktier_testkit::cli_cases::PREMIUM_SSD_V2_EASTUS;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,16 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/refresh")
         .join(name)
+}
+
+/// `catalog refresh CLOUD PAGES... --region REGION -o OUT`, not saved to a store.
+fn refresh(cloud: &str, pages: &[&Path], region: &str, out: &Path) -> assert_cmd::Command {
+    let mut c = bin();
+    c.args(["--no-save", "catalog", "refresh", cloud])
+        .args(pages)
+        .args(["--region", region, "-o"])
+        .arg(out);
+    c
 }
 
 fn price_json(catalog: &Path, args: &[&str]) -> serde_json::Value {
@@ -30,15 +41,18 @@ fn price_json(catalog: &Path, args: &[&str]) -> serde_json::Value {
 fn gcp_pages_refresh_the_region_s_disk_prices() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("gcp.toml");
-    bin()
-        .args(["--no-save", "catalog", "refresh", "gcp"])
-        .arg(fixture("gcp-skus-page1.json"))
-        .arg(fixture("gcp-skus-page2.json"))
-        .args(["--region", "asia-east1", "-o"])
-        .arg(&out)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("4 volume prices"));
+    refresh(
+        "gcp",
+        &[
+            &fixture("gcp-skus-page1.json"),
+            &fixture("gcp-skus-page2.json"),
+        ],
+        "asia-east1",
+        &out,
+    )
+    .assert()
+    .success()
+    .stdout(predicate::str::contains("4 volume prices"));
     let text = std::fs::read_to_string(&out).unwrap();
     // The zonal on-demand SKU of the region, not the regional (0.22), Belgian (0.10),
     // committed (0.01) or multi-region (0.02) ones; the paid tier after a free allowance.
@@ -94,18 +108,7 @@ fn azure_pages_refresh_premium_ssd_v2_and_lsv3_prices() {
     assert_eq!(s["summary"]["date"], "2026-09-01");
     // 0.000112 $/GiB-hour x 730 = $0.08176 per GiB-month: 100 GiB = $8.18; the IOPS price is
     // the paid tier above the free 3,000: 0.0000068 x 730 = 0.004964; 7,000 x = $34.75.
-    let v = price_json(
-        &out,
-        &[
-            "premium-ssd-v2",
-            "--region",
-            "eastus",
-            "--size",
-            "100GiB",
-            "--iops",
-            "10000",
-        ],
-    );
+    let v = price_json(&out, PREMIUM_SSD_V2_EASTUS);
     assert_eq!(v["items"][0]["monthly_cost_usd"].as_f64().unwrap(), 8.18);
     assert_eq!(v["items"][1]["monthly_cost_usd"].as_f64().unwrap(), 34.75);
     // Linux pay-as-you-go, not Spot, Windows or a reservation.
@@ -126,16 +129,17 @@ fn azure_pages_refresh_premium_ssd_v2_and_lsv3_prices() {
 fn the_wrong_region_or_a_broken_page_writes_nothing() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("x.toml");
-    bin()
-        .args(["--no-save", "catalog", "refresh", "gcp"])
-        .arg(fixture("gcp-skus-page1.json"))
-        .args(["--region", "us-central1", "-o"])
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(
-            predicate::str::contains("asia-east1").and(predicate::str::contains("nothing written")),
-        );
+    refresh(
+        "gcp",
+        &[&fixture("gcp-skus-page1.json")],
+        "us-central1",
+        &out,
+    )
+    .assert()
+    .code(2)
+    .stderr(
+        predicate::str::contains("asia-east1").and(predicate::str::contains("nothing written")),
+    );
     assert!(!out.exists());
     let cut = t.path().join("cut.json");
     let full = std::fs::read_to_string(fixture("azure-prices.json")).unwrap();
@@ -144,21 +148,13 @@ fn the_wrong_region_or_a_broken_page_writes_nothing() {
         (r#"{"value": []}"#, "no \"Items\" array"),
     ] {
         std::fs::write(&cut, page).unwrap();
-        bin()
-            .args(["--no-save", "catalog", "refresh", "azure"])
-            .arg(&cut)
-            .args(["--region", "eastus", "-o"])
-            .arg(&out)
+        refresh("azure", &[&cut], "eastus", &out)
             .assert()
             .code(2)
             .stderr(predicate::str::contains(refused));
     }
     // An Azure region named for GCP is refused.
-    bin()
-        .args(["--no-save", "catalog", "refresh", "gcp"])
-        .arg(fixture("gcp-skus-page1.json"))
-        .args(["--region", "eastus", "-o"])
-        .arg(&out)
+    refresh("gcp", &[&fixture("gcp-skus-page1.json")], "eastus", &out)
         .assert()
         .code(2);
     assert!(!out.exists());

@@ -2,6 +2,7 @@
 //! its source, unconfirmed prices say so, and `price` / `plan` work in them.
 
 use disktier_testkit::cli::{disktier, json_ok};
+use disktier_testkit::cli_cases::PREMIUM_SSD_V2_EASTUS;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let out = disktier()
@@ -42,18 +43,14 @@ fn every_common_region_prices_its_volumes_with_a_source_and_says_when_unconfirme
 #[test]
 fn premium_ssd_v2_is_provisioned_like_gp3() {
     // 100 GiB x 0.08176 = 8.18; (10,000 - 3,000) x 0.00488 = 34.16; (300 - 125) x 0.03904 = 6.83.
-    let v = json(&[
-        "price",
-        "premium-ssd-v2",
-        "--region",
-        "eastus",
-        "--size",
-        "100GiB",
-        "--iops",
-        "10000",
-        "--throughput",
-        "300MiB/s",
-    ]);
+    let v = json(
+        &[
+            &["price"],
+            PREMIUM_SSD_V2_EASTUS,
+            &["--throughput", "300MiB/s"],
+        ]
+        .concat(),
+    );
     assert_eq!(cents(&v["monthly_cost_usd"]), 4917);
     // Above 500 IOPS per GiB: refused by the rule.
     let out = disktier()

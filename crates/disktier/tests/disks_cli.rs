@@ -5,9 +5,9 @@ use assert_cmd::Command;
 use disktier_testkit::cli::disktier;
 use disktier_testkit::cli::sysfs_fixture;
 use disktier_testkit::cli::{json_ok, stdout_ok};
-use disktier_testkit::{have, require, require_loop, LoopDev};
+use disktier_testkit::{have, require, require_loop, LoopDev, Unmount};
 use predicates::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn bin() -> Command {
     let mut c = disktier();
@@ -123,16 +123,7 @@ fn setup_on_a_loop_device_then_rerun_changes_nothing() {
     let dev = LoopDev::new(320 << 20);
     let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
     let mnt = tmp.path().join("data");
-    struct Umount(PathBuf);
-    impl Drop for Umount {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("umount")
-                .arg("-l")
-                .arg(&self.0)
-                .status();
-        }
-    }
-    let _g = Umount(mnt.clone());
+    let _g = Unmount(vec![mnt.clone()]);
     let devs = dev.path.display().to_string();
     // Before: the loop device is listed, class loop, eligible.
     let me = listed(&dev);

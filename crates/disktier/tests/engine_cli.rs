@@ -6,6 +6,7 @@
 //! Tests that need root and loop devices skip with a reason outside CI (testkit::require).
 
 use assert_cmd::Command;
+use disktier_testkit::cli::assert_contains_all;
 use disktier_testkit::cli::on_a_terminal;
 use disktier_testkit::cli::stdout_ok;
 use disktier_testkit::loop_dev;
@@ -381,17 +382,18 @@ fn bench_without_profile_or_rw_lists_the_profiles() {
     let d = scratch();
     let out = bench(d.path(), &[]);
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    for p in [
-        "etcd",
-        "etcd-openshift",
-        "read-iops",
-        "small-files",
-        "--profile",
-        "--rw",
-    ] {
-        assert!(err.contains(p), "{p} missing: {err}");
-    }
+    assert_contains_all(
+        "bench without --profile or --rw",
+        &String::from_utf8_lossy(&out.stderr),
+        &[
+            "etcd",
+            "etcd-openshift",
+            "read-iops",
+            "small-files",
+            "--profile",
+            "--rw",
+        ],
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! xfs loop device, under a put load from etcdctl: in plain HTTP (metrics on their own
 //! `--listen-metrics-urls`) and in TLS with client certificates made by openssl here.
 
-use disktier_testkit::cli::verdict;
+use disktier_testkit::cli::{each_str, verdict};
 use disktier_testkit::{have, require, BlkioThrottle, LoopDev};
 use disktier_testkit::{loop_fs, Mount};
 use serde_json::Value;
@@ -174,12 +174,7 @@ fn assert_member(v: &Value, url: &str) -> f64 {
         assert!(lo <= p99 && p99 <= hi, "{wal}");
         assert!(hi == 0.001 || (hi / lo - 2.0).abs() < 1e-9, "{wal}");
     }
-    let names: Vec<&str> = v["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x["name"].as_str().unwrap())
-        .collect();
+    let names = each_str(&v["verdicts"], "name");
     for want in [
         "etcd-wal-fsync",
         "etcd-backend-commit",

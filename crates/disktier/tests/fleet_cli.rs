@@ -4,6 +4,7 @@
 //! and the one-line errors (exit 2) for bad input. The cluster tests are in fleet_cluster.rs.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::each_str;
 use disktier_testkit::cli::kubernetes_validate;
 use disktier_testkit::cli::Succeeds;
 use std::path::Path;
@@ -110,14 +111,8 @@ fn rbac_is_least_privilege_yaml() {
     let v: serde_json::Value = disktier()
         .args(["fleet", "rbac", "--user", "alice", "--format", "json"])
         .json_ok();
-    let kinds: Vec<_> = v["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["kind"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        kinds,
+        each_str(&v["objects"], "kind"),
         ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]
     );
 }

@@ -10,7 +10,7 @@
 //! test's own and the `disktier fleet run` calls every test makes.
 
 use assert_cmd::cargo::CommandCargoExt;
-use disktier_testkit::cli::stdout_ok;
+use disktier_testkit::cli::{output_with_stdin, stdout_ok};
 use disktier_testkit::kube::{self, Cluster, FakeNode, FakeNodeSpec, Namespace};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -711,20 +711,7 @@ fn prometheus_output_has_each_node_as_a_label_and_passes_promtool() {
     // The same exposition went to the textfile directory, and promtool accepts both.
     let file = textfiles.path().join("disktier_fleet.prom");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
-    let mut lint = Command::new(promtool)
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    lint.stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let lint = lint.wait_with_output().unwrap();
+    let lint = output_with_stdin(Command::new(promtool).args(["check", "metrics"]), &text);
     assert!(
         lint.status.success(),
         "{}{}",

@@ -290,20 +290,9 @@ fn render_refuses_every_hostile_value() {
         (vec!["--request", "NaN"], "request"),
         (vec!["--request", "99999999999999999999Ei"], "request"),
     ] {
-        let mut a = vec![
-            "render",
-            "gke",
-            "--cluster",
-            "prod",
-            "--machine-type",
-            "n2-standard-8",
-            "--local-ssds",
-            "2",
-            "--project",
-            "my-project-1",
-            "--zone",
-            "asia-east1-a",
-        ];
+        let mut a = vec!["render"];
+        a.extend(disktier_testkit::cli_cases::GKE_PROD);
+        a.extend(["--project", "my-project-1", "--zone", "asia-east1-a"]);
         a.extend(extra);
         refused(&a, expect);
     }

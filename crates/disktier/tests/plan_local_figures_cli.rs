@@ -3,6 +3,7 @@
 //! requirement above what the disks deliver excludes the option.
 
 use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::item;
 use disktier_testkit::cli::stdout_ok;
 
 fn run(args: &[&str]) -> (i32, serde_json::Value, String) {
@@ -85,12 +86,7 @@ fn ec2_instance_store_iops_exclude_it_above_the_published_figure() {
     let (code, v, e) = run(&[&base[..], &["--iops", "40000"]].concat());
     assert_eq!(code, 0, "{e}");
     assert!(local(&v).is_null(), "{v}");
-    let r = v["rejected"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["kind"] == "instance-store")
-        .unwrap();
+    let r = item(&v["rejected"], "kind", "instance-store");
     assert!(
         r["reason"]
             .as_str()

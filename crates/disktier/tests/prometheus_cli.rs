@@ -6,11 +6,10 @@
 //! promtool comes from Debian's `prometheus` package (scripts/test.sh installs it).
 
 use assert_cmd::Command;
-use disktier_testkit::cli::{judged, judged_json};
+use disktier_testkit::cli::{judged, judged_json, output_with_stdin};
 use disktier_testkit::{have, require};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -30,20 +29,10 @@ fn promtool() -> bool {
 
 /// `promtool check metrics` on `text`: no parse error and no lint complaint.
 fn promtool_accepts(text: &str) {
-    let mut child = std::process::Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = output_with_stdin(
+        std::process::Command::new("promtool").args(["check", "metrics"]),
+        text,
+    );
     assert!(
         out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
         "promtool check metrics refused it:\n{}{}\n--- exposition:\n{text}",

@@ -2,7 +2,7 @@
 //! IOPS, every fdatasync waits for throttled writes, so `check etcd` and `bench` count fsyncs over
 //! etcd's heartbeat interval (100 ms) and say what they mean.
 
-use disktier_testkit::cli::verdict;
+use disktier_testkit::cli::{verdict, Succeeds};
 use disktier_testkit::throttled_fs;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -75,7 +75,7 @@ fn a_throttled_disk_counts_fsyncs_over_the_heartbeat_interval() {
     );
 
     // The text form of bench: the counts beside the percentiles.
-    let out = throttle
+    let text = throttle
         .wrap(
             &bin(),
             &[
@@ -89,14 +89,7 @@ fn a_throttled_disk_counts_fsyncs_over_the_heartbeat_interval() {
                 "23k",
             ],
         )
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .stdout_ok();
     let line = text
         .lines()
         .find(|l| l.starts_with("sync stalls: "))

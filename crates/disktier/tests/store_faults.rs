@@ -20,12 +20,17 @@ fn dt(db: &str, data: &Path) -> Command {
     c
 }
 
-fn import(db: &str, data: &Path) -> assert_cmd::assert::Assert {
-    dt(db, data)
-        .args(["import", "fio"])
+/// `import fio` of the fixture as an etcd run, saved to `db`.
+fn import_cmd(db: &str, data: &Path) -> Command {
+    let mut c = dt(db, data);
+    c.args(["import", "fio"])
         .arg(fio_fixture())
-        .args(["--profile", "etcd"])
-        .assert()
+        .args(["--profile", "etcd"]);
+    c
+}
+
+fn import(db: &str, data: &Path) -> assert_cmd::assert::Assert {
+    import_cmd(db, data).assert()
 }
 
 fn history_len(db: &str, data: &Path) -> usize {
@@ -119,12 +124,7 @@ fn a_full_filesystem_loses_no_stored_run_and_spools_the_new_one() {
     }
     assert_eq!(history_len(db, data.path()), 3);
     let filler = fill(fs.path());
-    let out = dt(db, data.path())
-        .args(["import", "fio"])
-        .arg(fio_fixture())
-        .args(["--profile", "etcd"])
-        .output()
-        .unwrap();
+    let out = import_cmd(db, data.path()).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     // The verdict stands; the result is printed; the failure is named with its fix.
     assert_eq!(out.status.code(), Some(0), "{err}");

@@ -55,12 +55,31 @@ pub fn json_ok(out: &Output) -> Value {
 }
 
 /// The verdict named `name` in a result document's `verdicts[]`; a document without it fails
-/// the test, showing the document.
+/// the test, showing the verdicts.
 pub fn verdict<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["verdicts"]
-        .as_array()
-        .and_then(|vs| vs.iter().find(|v| v["name"] == name))
-        .unwrap_or_else(|| panic!("no {name} verdict in {doc}"))
+    item(&doc["verdicts"], "name", name)
+}
+
+/// The first object in the array `list` whose `key` is `value`; a list without one fails the
+/// test, showing the list.
+pub fn item<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
+    list.as_array()
+        .and_then(|items| items.iter().find(|i| i[key] == value))
+        .unwrap_or_else(|| panic!("no {key} {value:?} in {list}"))
+}
+
+/// The string `key` of every object in the array `list`, in order (the kinds of a document's
+/// `objects[]`, the names of its `verdicts[]`); anything else fails the test.
+pub fn each_str<'a>(list: &'a Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|o| {
+            o[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string {key} in {o}"))
+        })
+        .collect()
 }
 
 /// Runs a command that must succeed and reads its stdout: `disktier().args(..).stdout_ok()`.
@@ -136,6 +155,23 @@ pub fn sysfs_fixture(name: &str) -> PathBuf {
         "/../disks/tests/fixtures/sysfs"
     ))
     .join(name)
+}
+
+/// Runs `cmd` with `input` on its stdin and waits for it, stdout and stderr captured.
+pub fn output_with_stdin(cmd: &mut Command, input: &str) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the command");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .expect("write its stdin");
+    child.wait_with_output().expect("wait for the command")
 }
 
 /// Runs `cmdline` under `script`, which gives it a pseudo-terminal, and returns what it drew

@@ -35,6 +35,18 @@ pub const GKE_C1: &[&str] = &[
     "asia-east1-a",
 ];
 
+/// `render gke` for cluster prod's n2-standard-8 nodes with two local SSDs (after `render`; the
+/// project and zone are the test's).
+pub const GKE_PROD: &[&str] = &[
+    "gke",
+    "--cluster",
+    "prod",
+    "--machine-type",
+    "n2-standard-8",
+    "--local-ssds",
+    "2",
+];
+
 /// A fast and a slow EBS volume by id, for the cache renderers (bcache, lvmcache).
 pub const FAST: &str = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0aaaaaaaaaaaaaaaa";
 pub const SLOW: &str = "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0bbbbbbbbbbbbbbbb";
@@ -59,24 +71,11 @@ pub fn render_cases() -> Vec<(&'static str, Vec<&'static str>)> {
         "--cluster-id",
         "mycluster-x7k2p",
     ]);
+    let mut gke = GKE_PROD.to_vec();
+    gke.extend(["--project", "my-project", "--zone", "europe-west1-b"]);
     vec![
         ("openshift", openshift),
-        (
-            "gke",
-            vec![
-                "gke",
-                "--cluster",
-                "prod",
-                "--machine-type",
-                "n2-standard-8",
-                "--local-ssds",
-                "2",
-                "--project",
-                "my-project",
-                "--zone",
-                "europe-west1-b",
-            ],
-        ),
+        ("gke", gke),
         ("eks", EKS.to_vec()),
         (
             "aks",
@@ -102,6 +101,17 @@ pub fn render_cases() -> Vec<(&'static str, Vec<&'static str>)> {
         ("lvmcache", vec!["lvmcache", "--fast", FAST, "--slow", SLOW]),
     ]
 }
+
+/// `price premium-ssd-v2` of 100 GiB at 10,000 IOPS in eastus (after `price`).
+pub const PREMIUM_SSD_V2_EASTUS: &[&str] = &[
+    "premium-ssd-v2",
+    "--region",
+    "eastus",
+    "--size",
+    "100GiB",
+    "--iops",
+    "10000",
+];
 
 /// The OpenShift instance-disk recipe's plan [recipe-ocp-instance-disk]: an m6i.xlarge in us-east-1 needing 200 GiB at 20,000 IOPS, instance store
 /// allowed.

@@ -5,6 +5,7 @@
 //! its step `max(|B2|/|B1|, 1)` are real numbers; a ghost hit leaves its ghost list first and
 //! runs REPLACE only when the cache is full; REPLACE takes from T1 when T2 is empty.
 
+use super::links::{Linked, Links, List};
 use super::{arena_insert, hit, inserted, removed, Access, BlockPolicy, NIL};
 use crate::hash::{map_with_capacity, FxHashMap};
 
@@ -16,17 +17,15 @@ const B2: usize = 3;
 #[derive(Clone, Copy)]
 struct Node {
     key: u64,
-    prev: u32,
-    next: u32,
+    links: Links,
     list: u8,
     dirty: bool,
 }
 
-#[derive(Clone, Copy)]
-struct List {
-    head: u32,
-    tail: u32,
-    len: u64,
+impl Linked for Node {
+    fn links(&mut self) -> &mut Links {
+        &mut self.links
+    }
 }
 
 pub struct Arc {
@@ -48,11 +47,7 @@ impl Arc {
             map: map_with_capacity(pre),
             nodes: Vec::with_capacity(pre),
             free: Vec::new(),
-            lists: [List {
-                head: NIL,
-                tail: NIL,
-                len: 0,
-            }; 4],
+            lists: [List::EMPTY; 4],
             dirty: 0,
         }
     }
@@ -63,45 +58,19 @@ impl Arc {
     }
 
     fn unlink(&mut self, i: u32) {
-        let Node {
-            prev, next, list, ..
-        } = self.nodes[i as usize];
-        let l = list as usize;
-        if prev != NIL {
-            self.nodes[prev as usize].next = next;
-        } else {
-            self.lists[l].head = next;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = prev;
-        } else {
-            self.lists[l].tail = prev;
-        }
-        self.lists[l].len -= 1;
+        let l = self.nodes[i as usize].list as usize;
+        self.lists[l].unlink(&mut self.nodes, i);
     }
 
     fn push_front(&mut self, i: u32, l: usize) {
-        let old = self.lists[l].head;
-        {
-            let n = &mut self.nodes[i as usize];
-            n.prev = NIL;
-            n.next = old;
-            n.list = l as u8;
-        }
-        if old != NIL {
-            self.nodes[old as usize].prev = i;
-        } else {
-            self.lists[l].tail = i;
-        }
-        self.lists[l].head = i;
-        self.lists[l].len += 1;
+        self.nodes[i as usize].list = l as u8;
+        self.lists[l].push_front(&mut self.nodes, i);
     }
 
     fn alloc(&mut self, key: u64) -> u32 {
         let node = Node {
             key,
-            prev: NIL,
-            next: NIL,
+            links: Links::NONE,
             list: 0,
             dirty: false,
         };

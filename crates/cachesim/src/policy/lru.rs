@@ -6,14 +6,20 @@
 //! block to node beside the nodes. A request costs one table lookup and a few index writes and
 //! allocates nothing once the arena is full.
 
-use super::{Access, BlockPolicy, NIL};
+use super::links::{Linked, Links, List};
+use super::{Access, BlockPolicy};
 use hashbrown::HashTable;
 
 #[derive(Clone, Copy)]
 struct Node {
     key: u64,
-    prev: u32,
-    next: u32,
+    links: Links,
+}
+
+impl Linked for Node {
+    fn links(&mut self) -> &mut Links {
+        &mut self.links
+    }
 }
 
 pub struct Lru {
@@ -24,10 +30,8 @@ pub struct Lru {
     /// One bit per node: dirty.
     dirty_bits: Vec<u64>,
     free: Vec<u32>,
-    /// Most recently used.
-    head: u32,
-    /// Least recently used: the next victim.
-    tail: u32,
+    /// Head: most recently used; tail: least recently used, the next victim.
+    list: List,
     dirty: u64,
 }
 
@@ -48,41 +52,19 @@ impl Lru {
             nodes: Vec::with_capacity(pre),
             dirty_bits: Vec::with_capacity(pre.div_ceil(64)),
             free: Vec::new(),
-            head: NIL,
-            tail: NIL,
+            list: List::EMPTY,
             dirty: 0,
         }
     }
 
     #[inline]
     fn unlink(&mut self, i: u32) {
-        let Node { prev, next, .. } = self.nodes[i as usize];
-        if prev != NIL {
-            self.nodes[prev as usize].next = next;
-        } else {
-            self.head = next;
-        }
-        if next != NIL {
-            self.nodes[next as usize].prev = prev;
-        } else {
-            self.tail = prev;
-        }
+        self.list.unlink(&mut self.nodes, i);
     }
 
     #[inline]
     fn push_front(&mut self, i: u32) {
-        let old = self.head;
-        {
-            let n = &mut self.nodes[i as usize];
-            n.prev = NIL;
-            n.next = old;
-        }
-        if old != NIL {
-            self.nodes[old as usize].prev = i;
-        } else {
-            self.tail = i;
-        }
-        self.head = i;
+        self.list.push_front(&mut self.nodes, i);
     }
 
     #[inline]
@@ -123,7 +105,7 @@ impl BlockPolicy for Lru {
             .table
             .find(hash(key), |&j| nodes[j as usize].key == key)
         {
-            if self.head != i {
+            if self.list.head != i {
                 self.unlink(i);
                 self.push_front(i);
             }
@@ -139,7 +121,7 @@ impl BlockPolicy for Lru {
         let mut evicted_dirty = 0;
         let i = if self.table.len() as u64 >= self.cap {
             // Reuse the victim's node: no allocation in the steady state.
-            let v = self.tail;
+            let v = self.list.tail;
             self.unlink(v);
             self.forget(v);
             if self.is_dirty(v) {
@@ -151,8 +133,7 @@ impl BlockPolicy for Lru {
         } else {
             self.nodes.push(Node {
                 key,
-                prev: NIL,
-                next: NIL,
+                links: Links::NONE,
             });
             let n = self.nodes.len() - 1;
             if n.is_multiple_of(64) {

@@ -5,6 +5,7 @@
 
 pub mod arc;
 pub mod bcache;
+mod links;
 pub mod lru;
 pub mod s3fifo;
 pub mod smq;

@@ -36,18 +36,7 @@ pub(super) fn describe(req: &Requirements) -> String {
 
 /// "16,000 IOPS, 1,000 MiB/s".
 pub(super) fn perf_line(p: &OptionPerformance) -> String {
-    let mut parts = vec![];
-    if let Some(i) = p.iops {
-        parts.push(format!("{} IOPS", num(i.floor())));
-    }
-    if let Some(t) = p.throughput_mibs {
-        parts.push(format!("{} MiB/s", num(t)));
-    }
-    if parts.is_empty() {
-        "performance not in the catalog".into()
-    } else {
-        parts.join(", ")
-    }
+    crate::perf::rates(p.iops, p.throughput_mibs)
 }
 
 /// A single volume's caveats: the performance model's notes, bursts, durability.

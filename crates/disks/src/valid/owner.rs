@@ -95,29 +95,12 @@ fn lookup_user(root: &Path, name: &str) -> Option<(u32, Option<u32>)> {
         return Some((n, None));
     }
     if root == Path::new("/") {
-        let c = std::ffi::CString::new(name).ok()?;
-        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-        let mut buf = vec![0 as libc::c_char; 16 * 1024];
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        // SAFETY: getpwnam_r writes into `pwd` and `buf`, both valid for the lengths given;
-        // `result` is null or points at `pwd`.
-        let rc = unsafe {
-            libc::getpwnam_r(
-                c.as_ptr(),
-                &mut pwd,
-                buf.as_mut_ptr(),
-                buf.len(),
-                &mut result,
-            )
-        };
-        return (rc == 0 && !result.is_null()).then_some((pwd.pw_uid, Some(pwd.pw_gid)));
+        return host_lookup(name, libc::getpwnam_r, 16 * 1024, |pwd: &libc::passwd| {
+            (pwd.pw_uid, Some(pwd.pw_gid))
+        });
     }
-    let text = std::fs::read_to_string(root.join("etc/passwd")).ok()?;
-    text.lines().find_map(|l| {
-        let f: Vec<&str> = l.split(':').collect();
-        (f.len() > 3 && f[0] == name)
-            .then(|| Some((f[2].parse().ok()?, f[3].parse().ok())))
-            .flatten()
+    file_lookup(root, "etc/passwd", name, |f| {
+        Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()))
     })
 }
 
@@ -126,28 +109,62 @@ fn lookup_group(root: &Path, name: &str) -> Option<u32> {
         return Some(n);
     }
     if root == Path::new("/") {
-        let c = std::ffi::CString::new(name).ok()?;
-        let mut grp: libc::group = unsafe { std::mem::zeroed() };
-        let mut buf = vec![0 as libc::c_char; 64 * 1024];
-        let mut result: *mut libc::group = std::ptr::null_mut();
-        // SAFETY: as in lookup_user, for getgrnam_r.
-        let rc = unsafe {
-            libc::getgrnam_r(
-                c.as_ptr(),
-                &mut grp,
-                buf.as_mut_ptr(),
-                buf.len(),
-                &mut result,
-            )
-        };
-        return (rc == 0 && !result.is_null()).then_some(grp.gr_gid);
+        return host_lookup(name, libc::getgrnam_r, 64 * 1024, |grp: &libc::group| {
+            grp.gr_gid
+        });
     }
-    let text = std::fs::read_to_string(root.join("etc/group")).ok()?;
+    file_lookup(root, "etc/group", name, |f| f.get(2)?.parse().ok())
+}
+
+/// getpwnam_r(3) and getgrnam_r(3), for a record of type `T`.
+type LookupR<T> = unsafe extern "C" fn(
+    *const libc::c_char,
+    *mut T,
+    *mut libc::c_char,
+    libc::size_t,
+    *mut *mut T,
+) -> libc::c_int;
+
+/// What `read` takes from the system's record for `name` (NSS: files, LDAP, ...), looked up with
+/// `lookup` and a buffer of `buf_len` bytes for the record's strings; `None` without a record.
+fn host_lookup<T, R>(
+    name: &str,
+    lookup: LookupR<T>,
+    buf_len: usize,
+    read: impl FnOnce(&T) -> R,
+) -> Option<R> {
+    let c = std::ffi::CString::new(name).ok()?;
+    let mut record = std::mem::MaybeUninit::<T>::uninit();
+    let mut buf = vec![0 as libc::c_char; buf_len];
+    let mut result: *mut T = std::ptr::null_mut();
+    // SAFETY: `lookup` writes into `record` and `buf`, both valid for the lengths given;
+    // `result` is null or points at `record`.
+    let rc = unsafe {
+        lookup(
+            c.as_ptr(),
+            record.as_mut_ptr(),
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
+    // SAFETY: a non-null `result` means `lookup` filled `record` in; its strings point into
+    // `buf`, which outlives `read`.
+    (rc == 0 && !result.is_null()).then(|| read(unsafe { record.assume_init_ref() }))
+}
+
+/// What `read` takes from the first line of a fixture tree's `db` (`etc/passwd`, `etc/group`:
+/// fields separated by `:`, the name first) that is `name`'s and that `read` can read.
+fn file_lookup<R>(
+    root: &Path,
+    db: &str,
+    name: &str,
+    read: impl Fn(&[&str]) -> Option<R>,
+) -> Option<R> {
+    let text = std::fs::read_to_string(root.join(db)).ok()?;
     text.lines().find_map(|l| {
         let f: Vec<&str> = l.split(':').collect();
-        (f.len() > 2 && f[0] == name)
-            .then(|| f[2].parse().ok())
-            .flatten()
+        (f[0] == name).then(|| read(&f)).flatten()
     })
 }
 

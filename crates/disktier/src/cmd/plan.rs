@@ -5,6 +5,7 @@ use super::price::{mibs, whole_gib};
 use super::{Ctx, Outcome};
 use crate::app::plan::{simulated_curve, within_budget};
 use disktier_catalog::fmt::{int, num, secs, usd};
+use disktier_catalog::perf::rate_parts;
 use disktier_catalog::plan::{plan, StoragePlan};
 use disktier_catalog::{HitRatio, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
 use disktier_units::clap_parsers;
@@ -140,20 +141,8 @@ pub fn render(p: &StoragePlan) -> String {
             o.label
         ));
         let perf = &o.performance;
-        let mut line = vec![];
-        if let Some(i) = perf.iops {
-            line.push(format!("{} IOPS", num(i.floor())));
-        }
-        if let Some(t) = perf.throughput_mibs {
-            line.push(format!("{} MiB/s", num(t)));
-        }
-        let mut burst = vec![];
-        if let Some(i) = perf.burst_iops {
-            burst.push(format!("{} IOPS", num(i.floor())));
-        }
-        if let Some(t) = perf.burst_throughput_mibs {
-            burst.push(format!("{} MiB/s", num(t)));
-        }
+        let mut line = rate_parts(perf.iops, perf.throughput_mibs);
+        let burst = rate_parts(perf.burst_iops, perf.burst_throughput_mibs);
         if !burst.is_empty() {
             line.push(format!(
                 "burst {}{}",

@@ -186,7 +186,7 @@ impl Smq {
         let budget = (self.hotspot.len() as f64 * HOT_SHARE).max(1.0) as u64;
         let mut above = 0u64;
         for l in (1..LEVELS as u8).rev() {
-            let n = self.hotspot.lists[MultiQueue::li(CLEAN, l)].len as u64;
+            let n = self.hotspot.lists[MultiQueue::li(CLEAN, l)].len;
             if above + n > budget {
                 return l + 1;
             }

@@ -1,6 +1,7 @@
 //! smq's multiqueue: sets of 64 LRU lists sharing one arena of nodes, with swap-on-hit
 //! promotion between levels (dm-cache-policy-smq.c).
 
+use super::super::links::{Linked, Links, List};
 use super::super::{arena_insert, NIL};
 use crate::hash::{map_with_capacity, FxHashMap};
 
@@ -10,24 +11,16 @@ pub(super) const LEVELS: usize = 64;
 #[derive(Clone, Copy)]
 pub(super) struct Node {
     pub(super) key: u64,
-    pub(super) prev: u32,
-    pub(super) next: u32,
+    links: Links,
     pub(super) level: u8,
     pub(super) queue: u8,
 }
 
-#[derive(Clone, Copy)]
-pub(super) struct List {
-    pub(super) head: u32,
-    pub(super) tail: u32,
-    pub(super) len: u32,
+impl Linked for Node {
+    fn links(&mut self) -> &mut Links {
+        &mut self.links
+    }
 }
-
-pub(super) const EMPTY_LIST: List = List {
-    head: NIL,
-    tail: NIL,
-    len: 0,
-};
 
 /// Multiqueues sharing one arena: `queues` sets of [`LEVELS`] LRU lists (head = LRU).
 pub(super) struct MultiQueue {
@@ -43,7 +36,7 @@ impl MultiQueue {
         MultiQueue {
             nodes: Vec::with_capacity(cap.min(1 << 20) as usize),
             free: Vec::new(),
-            lists: vec![EMPTY_LIST; queues * LEVELS],
+            lists: vec![List::EMPTY; queues * LEVELS],
             map: map_with_capacity(cap.min(1 << 20) as usize),
             cap,
         }
@@ -56,18 +49,7 @@ impl MultiQueue {
     }
     pub(super) fn unlink(&mut self, i: u32) {
         let n = self.nodes[i as usize];
-        let l = Self::li(n.queue, n.level);
-        if n.prev != NIL {
-            self.nodes[n.prev as usize].next = n.next;
-        } else {
-            self.lists[l].head = n.next;
-        }
-        if n.next != NIL {
-            self.nodes[n.next as usize].prev = n.prev;
-        } else {
-            self.lists[l].tail = n.prev;
-        }
-        self.lists[l].len -= 1;
+        self.lists[Self::li(n.queue, n.level)].unlink(&mut self.nodes, i);
     }
     /// Appends at the most-recently-used end of (queue, level).
     pub(super) fn push(&mut self, i: u32, queue: u8, level: u8) {
@@ -76,31 +58,17 @@ impl MultiQueue {
     /// Links `i` into (queue, level): at the least-recently-used end (`front`) or the
     /// most-recently-used end.
     fn link(&mut self, i: u32, queue: u8, level: u8, front: bool) {
-        let l = Self::li(queue, level);
-        let list = self.lists[l];
-        let (prev, next) = if front {
-            (NIL, list.head)
-        } else {
-            (list.tail, NIL)
-        };
         {
             let n = &mut self.nodes[i as usize];
-            n.prev = prev;
-            n.next = next;
             n.queue = queue;
             n.level = level;
         }
-        if prev != NIL {
-            self.nodes[prev as usize].next = i;
+        let list = &mut self.lists[Self::li(queue, level)];
+        if front {
+            list.push_front(&mut self.nodes, i);
         } else {
-            self.lists[l].head = i;
+            list.push_back(&mut self.nodes, i);
         }
-        if next != NIL {
-            self.nodes[next as usize].prev = i;
-        } else {
-            self.lists[l].tail = i;
-        }
-        self.lists[l].len += 1;
     }
     /// Inserts at the least-recently-used end: a new hotspot region is the first candidate to
     /// leave unless it is hit.
@@ -116,8 +84,7 @@ impl MultiQueue {
     pub(super) fn insert(&mut self, key: u64, queue: u8, level: u8) -> u32 {
         let node = Node {
             key,
-            prev: NIL,
-            next: NIL,
+            links: Links::NONE,
             level,
             queue,
         };
@@ -162,9 +129,9 @@ impl MultiQueue {
     /// multiqueue level", smq commit message).
     pub(super) fn rebalance(&mut self, queue: u8) {
         let total: u64 = (0..LEVELS as u8)
-            .map(|l| self.lists[Self::li(queue, l)].len as u64)
+            .map(|l| self.lists[Self::li(queue, l)].len)
             .sum();
-        let target = total.div_ceil(LEVELS as u64).max(1) as u32;
+        let target = total.div_ceil(LEVELS as u64).max(1);
         for l in 0..LEVELS as u8 - 1 {
             while self.lists[Self::li(queue, l)].len > target {
                 let mru = self.lists[Self::li(queue, l)].tail;
