@@ -208,7 +208,10 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
                 ));
             }
             if let Some(per) = rule.max_per_gib {
-                let allowed = (per * size as f64).floor() as u64;
+                // The included IOPS come at every size (AWS gp3 and Azure Premium SSD v2: a 1 GiB
+                // volume has 3,000, docs/sources.md [aws-ebs-types], [azure-disk-types]); the
+                // per-GiB ratio bounds only what is provisioned above them.
+                let allowed = ((per * size as f64).floor() as u64).max(rule.included);
                 if iops > allowed {
                     let need = (iops as f64 / per).ceil() as u64;
                     return Err(refuse(
@@ -444,6 +447,32 @@ mod tests {
             e.message,
             "gp3 allows at most 500 IOPS per GiB: 20 GiB allows 10,000; use at least 32 GiB"
         );
+    }
+
+    #[test]
+    fn included_iops_come_at_every_size_and_the_ratio_bounds_only_what_is_above() {
+        let c = Catalog::embedded();
+        for t in ["gp3", "premium-ssd-v2"] {
+            let vt = c.volume_type(t).unwrap();
+            // 1 GiB: 3,000 IOPS included although 500 x 1 = 500.
+            assert_eq!(perf_at(vt, 1).baseline_iops, Some(3000.0), "{t}");
+            // 7 GiB allows 3,500: 3,500 is fine, 3,501 needs 8 GiB.
+            assert!(resolve(vt, &VolumeConfig::new(7, Some(3500), None)).is_ok());
+            let e = refused(vt, 7, Some(3501), None);
+            assert_eq!(e.rule, "iops_per_gib");
+            assert!(
+                e.message
+                    .ends_with("7 GiB allows 3,500; use at least 8 GiB"),
+                "{e}"
+            );
+            // Below 6 GiB the included 3,000 are the limit.
+            let e = refused(vt, 2, Some(3001), None);
+            assert!(
+                e.message
+                    .ends_with("2 GiB allows 3,000; use at least 7 GiB"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -440,6 +440,7 @@ fn fuzz_setup_writers() {
                 assert_eq!(f[3], format!("{},nofail", opts.joined()));
                 let merged = persist::merge_fstab(
                     "UUID=r / ext4 defaults 0 1\n",
+                    &mount,
                     std::slice::from_ref(&line),
                 )
                 .unwrap();
@@ -493,8 +494,8 @@ fn fuzz_setup_writers() {
 }
 
 /// An existing fstab of any content merged with disktier's lines: our lines end up in it
-/// exactly once, at the end; every line not tagged as ours is kept in order; a foreign line on
-/// one of our targets is refused instead.
+/// exactly once, at the end; every line not tagged as this setup's is kept in order (other
+/// setups' tagged lines too); a foreign line on one of our targets is refused instead.
 #[test]
 fn fuzz_fstab_merge() {
     let _g = serial();
@@ -507,7 +508,7 @@ fn fuzz_fstab_merge() {
                     return;
                 };
                 let ours = persist::fstab_line("UUID=u", &mount, "xfs", "defaults");
-                match persist::merge_fstab(&existing, std::slice::from_ref(&ours)) {
+                match persist::merge_fstab(&existing, &mount, std::slice::from_ref(&ours)) {
                     Ok(merged) => {
                         assert_eq!(merged.lines().filter(|l| *l == ours).count(), 1);
                         assert_eq!(merged.lines().last(), Some(ours.as_str()));
@@ -517,7 +518,13 @@ fn fuzz_fstab_merge() {
                             .split_inclusive('\n')
                             .filter(|l| {
                                 let l = l.trim_end_matches('\n').trim_end_matches('\r');
-                                !l.trim_end().ends_with(persist::FSTAB_TAG)
+                                // A tagged line on our target is replaced even if another
+                                // setup wrote it (two lines must not mount one place).
+                                let on_target =
+                                    l.split_whitespace().nth(1).map(persist::fstab_path)
+                                        == ours.split_whitespace().nth(1).map(persist::fstab_path);
+                                !(l.trim_end().ends_with(persist::FSTAB_TAG)
+                                    && (on_target || persist::setup_line_for(l, &mount)))
                             })
                             .map(|l| {
                                 if l.ends_with('\n') {
@@ -530,7 +537,8 @@ fn fuzz_fstab_merge() {
                         assert_eq!(merged, format!("{kept}{ours}\n"));
                         // Merging again changes nothing.
                         assert_eq!(
-                            persist::merge_fstab(&merged, std::slice::from_ref(&ours)).as_ref(),
+                            persist::merge_fstab(&merged, &mount, std::slice::from_ref(&ours))
+                                .as_ref(),
                             Ok(&merged)
                         );
                     }

@@ -24,6 +24,10 @@ pub enum UnitError {
     /// A bare number where the unit decides the magnitude (a volume's GiB, a rate's MiB/s).
     #[error("'{0}' has no unit, and a bare number would be {1}: write the unit, e.g. {0}{2}")]
     NoUnit(String, &'static str, &'static str),
+    /// A volume's rate in decimal megabytes (`125MB/s`): Azure and GCP publish MB/s as 10^6
+    /// bytes a second, fio reads MB as 2^20, so either reading would surprise someone.
+    #[error("'{0}' is ambiguous: Azure and GCP publish MB/s as 10^6 bytes a second ({1}MiB/s), fio reads MB as 2^20 ({2}MiB/s): write the MiB/s you mean")]
+    Ambiguous(String, String, String),
 }
 
 fn split_number(s: &str) -> (&str, &str) {
@@ -42,15 +46,10 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     if num.is_empty() {
         return Err(UnitError::Size(input.to_string()));
     }
-    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        "p" | "pb" | "pib" => 1 << 50,
-        _ => return Err(UnitError::Size(input.to_string())),
+    let Some(power) = binary_power(unit) else {
+        return Err(UnitError::Size(input.to_string()));
     };
+    let mult: u64 = 1 << (10 * power);
     if num.contains('.') {
         let v: f64 = num
             .parse()
@@ -61,12 +60,26 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
         }
         Ok(bytes.round() as u64)
     } else {
+        // split_number kept only digits here, so a failed parse is a number past u64.
         let v: u64 = num
             .parse()
-            .map_err(|_| UnitError::Size(input.to_string()))?;
+            .map_err(|_| UnitError::Overflow(input.to_string()))?;
         v.checked_mul(mult)
             .ok_or_else(|| UnitError::Overflow(input.to_string()))
     }
+}
+
+/// The power of 1,024 a size unit stands for (`k` and `KB` alike, as fio), if it is one.
+fn binary_power(unit: &str) -> Option<u32> {
+    Some(match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 1,
+        "m" | "mb" | "mib" => 2,
+        "g" | "gb" | "gib" => 3,
+        "t" | "tb" | "tib" => 4,
+        "p" | "pb" | "pib" => 5,
+        _ => return None,
+    })
 }
 
 /// Parses a duration: `60s`, `60` (seconds, as fio), `500ms`, `2m`, `1h`, `100us`, `1.5s`.
@@ -98,12 +111,15 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
 /// Parses a rate in bytes per second: `1000MiB/s`, `125M/s`, `250MiB/s`. A bare size is read as
 /// per second too (`1000MiB`).
 pub fn parse_rate(input: &str) -> Result<u64, UnitError> {
+    parse_size(rate_body(input)).map_err(|_| UnitError::Rate(input.to_string()))
+}
+
+/// The size part of a rate: `125MiB` of `125MiB/s` or `125MiBps`.
+fn rate_body(input: &str) -> &str {
     let s = input.trim();
-    let body = s
-        .strip_suffix("/s")
+    s.strip_suffix("/s")
         .or_else(|| s.strip_suffix("ps"))
-        .unwrap_or(s);
-    parse_size(body).map_err(|_| UnitError::Rate(input.to_string()))
+        .unwrap_or(s)
 }
 
 /// Whether `s` is only a number, with no unit after it (what it is worth is the parser's to say).
@@ -133,6 +149,23 @@ pub fn parse_rate_with_unit(input: &str) -> Result<u64, UnitError> {
             "bytes per second",
             "MiB/s",
         ));
+    }
+    let (num, unit) = split_number(rate_body(input));
+    if let (2.., Ok(n)) = (unit.len(), num.parse::<f64>()) {
+        // `KB`, `MB`, ... written out: 10^3k as the clouds' tables mean, or 2^10k as fio.
+        let written_out = !unit.to_ascii_lowercase().contains('i');
+        if let Some(k @ 1..) = binary_power(unit).filter(|_| written_out) {
+            let mib = |base: f64| {
+                let v = n * base.powi(k as i32) / f64::from(1u32 << 20);
+                // 119.2, 125 (no ".0"): the figure the user would type.
+                format!("{v:.1}").trim_end_matches(".0").to_string()
+            };
+            return Err(UnitError::Ambiguous(
+                input.trim().to_string(),
+                mib(1000.0),
+                mib(1024.0),
+            ));
+        }
     }
     Ok(v)
 }
@@ -224,6 +257,24 @@ mod tests {
                 "{bare}: {e}"
             );
         }
+        // Decimal megabytes written out are refused with both readings; MiB/s and fio's M/s pass.
+        assert_eq!(
+            parse_rate_with_unit("125MB/s").unwrap_err().to_string(),
+            "'125MB/s' is ambiguous: Azure and GCP publish MB/s as 10^6 bytes a second (119.2MiB/s), fio reads MB as 2^20 (125MiB/s): write the MiB/s you mean"
+        );
+        for amb in ["1GBps", "500kb/s", "2 MB/s"] {
+            assert!(
+                matches!(parse_rate_with_unit(amb), Err(UnitError::Ambiguous(..))),
+                "{amb}"
+            );
+        }
+        assert_eq!(parse_rate_with_unit("125M/s").unwrap(), 125 << 20);
+        assert_eq!(parse_rate_with_unit("125MiBps").unwrap(), 125 << 20);
+        // A number past u64 is too large, not "not a size".
+        assert!(matches!(
+            parse_size("99999999999999999999GiB"),
+            Err(UnitError::Overflow(_))
+        ));
         // Not bare numbers: the usual errors.
         assert!(matches!(
             parse_size_with_unit("lots"),

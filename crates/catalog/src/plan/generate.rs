@@ -157,7 +157,8 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
                 .max(iops.unwrap_or(0));
             at_most_iops(need, rule.max)?;
             iops = Some(need);
-            if let Some(per) = rule.max_per_gib {
+            // The included IOPS come at every size; the ratio bounds only what is above them.
+            if let (Some(per), true) = (rule.max_per_gib, need > rule.included) {
                 size = size.max(whole(need as f64 / per));
             }
         }

@@ -13,11 +13,11 @@
 //! device count as done), so a re-run after a kill reads the journal and completes the undo,
 //! even when the mount that identified the device is already gone. The journal is removed last.
 
-use super::persist::{self, FSTAB_TAG};
+use super::persist;
 use super::plan::derived_uuid;
 use super::SetupError;
 use crate::discover::mountinfo::{self, MountEntry};
-use crate::valid::{fstab_escape, MountPath};
+use crate::valid::MountPath;
 use disktier_cmd::{Cmd, CommandRunner};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -248,15 +248,9 @@ fn our_units(dir: &Path, mount: &MountPath) -> Vec<PathBuf> {
 
 /// The fstab with setup's lines for `mount` (and its binds) removed.
 fn fstab_without(existing: &str, mount: &MountPath) -> String {
-    let target = fstab_escape(mount.as_str());
-    let src_prefix = format!("{target}/");
     let mut out = String::new();
     for line in existing.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let ours = line.trim_end().ends_with(FSTAB_TAG)
-            && f.len() >= 2
-            && (f[1] == target || f[0].starts_with(&src_prefix));
-        if !ours {
+        if !persist::setup_line_for(line, mount) {
             out.push_str(line);
             out.push('\n');
         }

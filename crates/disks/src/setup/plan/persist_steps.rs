@@ -149,7 +149,7 @@ impl Planner<'_> {
                     lines.push(persist::fstab_line(src.as_str(), target, "none", "bind"));
                 }
                 let existing = std::fs::read_to_string(&path).unwrap_or_default();
-                let merged = persist::merge_fstab(&existing, &lines).map_err(|line| {
+                let merged = persist::merge_fstab(&existing, &self.cfg.mount, &lines).map_err(|line| {
                     SetupError::Config(format!(
                         "{} already has a line for a target disktier mounts ({line}): remove it, or use --persist systemd",
                         path.display()
