@@ -2,7 +2,7 @@
 //! prices refer to known regions and types of the same cloud, and rules are consistent with
 //! the prices (a provisioned dimension has a price; a price list's stated limits agree).
 
-use crate::fmt::{int, num};
+use crate::fmt::{a, int, num};
 use crate::model::{Catalog, IopsRule, ProvisionedIops, ProvisionedThroughput, ThroughputRule};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -106,7 +106,12 @@ pub fn check(cat: &Catalog) -> Report {
         Some(d) => p.push(format!("catalog: date '{d}' is not YYYY-MM or YYYY-MM-DD")),
         None => p.push("catalog: no top-level date".into()),
     }
-    // The numbers a loaded file has already passed; an imported or merged catalog may not have.
+    // What a loaded file has already passed; an imported or merged catalog may not have.
+    p.extend(
+        crate::entries::control_characters(cat)
+            .iter()
+            .map(|b| format!("{b}: write plain text on one line")),
+    );
     p.extend(crate::validate::numbers(cat).iter().map(|b| b.to_string()));
 
     let mut seen = HashSet::new();
@@ -259,8 +264,9 @@ pub fn check(cat: &Catalog) -> Report {
         if let Some(reg) = reg {
             if reg.cloud != vt.cloud {
                 p.push(format!(
-                    "{what}: a {} type priced in a {} region",
-                    vt.cloud, reg.cloud
+                    "{what}: {} type priced in {} region",
+                    a(&vt.cloud),
+                    a(&reg.cloud)
                 ));
             }
             if reg.weak && !pr.weak {
@@ -407,8 +413,8 @@ pub fn check(cat: &Catalog) -> Report {
             Some(i) => {
                 if cat.region(&pr.region).is_some_and(|r| r.cloud != i.cloud) {
                     p.push(format!(
-                        "{what}: a {} instance priced in another cloud's region",
-                        i.cloud
+                        "{what}: {} instance priced in another cloud's region",
+                        a(&i.cloud)
                     ));
                 }
             }

@@ -64,6 +64,20 @@ pub fn unit_usd(x: f64) -> String {
     format!("${s}")
 }
 
+/// `word` with its indefinite article: `a gcp`, `an aws`, `an azure`.
+pub fn a(word: &str) -> String {
+    let vowel = word
+        .chars()
+        .next()
+        .is_some_and(|c| "aeiouAEIOU".contains(c));
+    format!("{} {word}", if vowel { "an" } else { "a" })
+}
+
+/// `n thing` or `n things`: `1 problem`, `2 problems`.
+pub fn count(n: usize, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Seconds as `33 min`, `1.4 h`, `45 s`.
 pub fn secs(s: f64) -> String {
     if s < 120.0 {
@@ -90,5 +104,10 @@ mod tests {
         assert_eq!(num(16000.0), "16,000");
         assert_eq!(unit_usd(0.08), "$0.08");
         assert_eq!(unit_usd(0.0836), "$0.0836");
+        assert_eq!(a("aws"), "an aws");
+        assert_eq!(a("gcp"), "a gcp");
+        assert_eq!(a("azure"), "an azure");
+        assert_eq!(count(1, "problem"), "1 problem");
+        assert_eq!(count(2, "problem"), "2 problems");
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! - [`model`]: the data model, the embedded catalog, `--catalog FILE` overlays (merge by region +
 //!   type).
-//! - [`check`]: `catalog check`'s validation.
+//! - [`check`]: `catalog check`'s validation; [`entries`] and [`validate`]: what every loaded
+//!   file must pass (plain strings, no key twice, usable numbers).
 //! - [`perf`]: the performance model (baseline, burst, bucket duration, rule errors).
 //! - [`price`]: monthly line items rounded as the AWS Pricing Calculator rounds.
 //! - [`plan`]: the planner (volumes, hybrid caches, instance store), with a hit-ratio hook
@@ -12,6 +13,7 @@
 //! - [`import`]: `catalog import aws-offer`, streaming AWS's bulk price list.
 
 pub mod check;
+pub mod entries;
 pub mod fmt;
 pub mod import;
 pub mod load;

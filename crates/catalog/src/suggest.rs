@@ -45,12 +45,27 @@ pub fn close_matches<'a>(wanted: &str, names: impl IntoIterator<Item = &'a str>)
         .collect()
 }
 
-/// A name the user gave, as an error quotes it: at most 64 characters (then `...`).
+/// A name the user gave, as an error quotes it: at most 64 characters (then `...`), control
+/// characters escaped (`\u{1b}`) so that a name cannot drive the terminal.
 pub fn shown(name: &str) -> String {
     match name.char_indices().nth(64) {
-        Some((i, _)) => format!("{}...", &name[..i]),
-        None => name.to_string(),
+        Some((i, _)) => format!("{}...", printable(&name[..i])),
+        None => printable(name),
     }
+}
+
+/// `s` with every control character (newline, escape, bell, ...) written as its Rust escape
+/// (`\n`, `\u{1b}`), the rest unchanged.
+pub fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The end of an "unknown name" message: `did you mean a, b? (REST)`, or just `REST` when no
@@ -82,6 +97,8 @@ mod tests {
         assert!(close_matches(&huge, ["us-east-1", "eu-north-1"]).is_empty());
         assert_eq!(shown(&huge), format!("{}...", "a".repeat(64)));
         assert_eq!(shown("gp3"), "gp3");
+        // Control characters are shown escaped, never sent to the terminal.
+        assert_eq!(shown("gp3\u{1b}[31m\n"), "gp3\\u{1b}[31m\\n");
         assert_eq!(hint(&[], "the catalog has gp3"), "the catalog has gp3");
         assert_eq!(
             hint(&["gp3".into()], "the catalog has gp3"),

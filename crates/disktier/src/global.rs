@@ -1,6 +1,7 @@
 //! The options every command takes, apart from the command tree so that the commands can read
 //! them without depending on it.
 
+use clap::builder::TypedValueParser;
 use clap::ValueEnum;
 use std::path::PathBuf;
 
@@ -25,7 +26,9 @@ pub struct Global {
     #[arg(long, global = true)]
     pub no_save: bool,
     /// A catalog file that overrides or extends the embedded price catalog.
-    #[arg(long, global = true, env = "DISKTIER_CATALOG")]
+    // An empty value (DISKTIER_CATALOG= in a script) is taken and means no overlay
+    // (cmd::catalog::overlay), not clap's "a value is required".
+    #[arg(long, global = true, env = "DISKTIER_CATALOG", value_parser = clap::builder::OsStringValueParser::new().map(PathBuf::from))]
     pub catalog: Option<PathBuf>,
 }
 

@@ -913,3 +913,279 @@ fn plan_with_a_trace_uses_the_simulated_hit_ratio() {
     );
     assert!(e.contains("cannot read the trace"), "{e}");
 }
+
+// ---- QA pass on the decide commands: one regression test per finding ----
+
+/// QA #1: i3.8xlarge's instance store (no IOPS figure in the catalog) ranked first as meeting
+/// 20,000 IOPS, the missing figure said twice.
+#[test]
+fn an_instance_store_without_an_iops_figure_is_marked_unverified_and_ranked_last() {
+    let args = [
+        "plan",
+        "--instance",
+        "i3.8xlarge",
+        "--capacity",
+        "1700GiB",
+        "--iops",
+        "20000",
+        "--allow-ephemeral",
+    ];
+    let v = json(&args);
+    let opts = v["options"].as_array().unwrap();
+    let last = opts.last().unwrap();
+    assert_eq!(last["kind"], "instance-store");
+    assert_eq!(last["unverified"], serde_json::json!(["iops"]));
+    assert_eq!(opts[0]["components"][0]["type"], "gp3");
+    // Options that meet the requirements carry no "unverified".
+    assert!(opts[..opts.len() - 1]
+        .iter()
+        .all(|o| o.get("unverified").is_none()));
+    let t = text(&args);
+    assert!(
+        t.contains("instance-store       $0.00/month, saves $221.00/month  [IOPS unverified]"),
+        "{t}"
+    );
+    assert!(!t.starts_with("plan for 1,700 GiB, 20,000 IOPS in us-east-1 (sustained figures; bursts are shown, not counted)\n\n 1. instance-store"), "{t}");
+    assert_eq!(t.matches("no IOPS figure").count(), 1, "{t}");
+    assert!(t.contains("note: unverified, so ranked after the options that meet the requirements: i3.8xlarge's own instance store (4 x 1,900 GB NVMe) (IOPS not in the catalog)"), "{t}");
+    assert!(
+        t.contains("data on the instance store is lost when the instance stops or terminates"),
+        "{t}"
+    );
+}
+
+/// QA #4, #5, #9: wrong hints and names of the wrong kind or cloud.
+#[test]
+fn hints_name_the_right_size_kind_and_cloud() {
+    each_fails_naming(&[
+        (
+            &[
+                "price",
+                "local-ssd",
+                "--size",
+                "375GiB",
+                "--iops",
+                "1000",
+                "--region",
+                "us-central1",
+            ],
+            &["375 GiB already delivers 90,000 IOPS", "leave --iops out"],
+        ),
+        (
+            &[
+                "price",
+                "pd-ssd",
+                "--size",
+                "100GiB",
+                "--region",
+                "us-central1",
+                "--iops",
+                "12000",
+            ],
+            // (12,000 - 6,000) / 30 = 200 GiB; GCP's own provisioned types, not gp3/io2.
+            &[
+                "for 12,000 IOPS use at least 200 GiB",
+                "in us-central1: pd-extreme, hyperdisk-extreme",
+            ],
+        ),
+        (
+            &["price", "m6id.xlarge"],
+            &["m6id.xlarge is an instance type, not a volume type: price it with `disktier price instance m6id.xlarge --region us-east-1`"],
+        ),
+        (
+            &["price", "gp33"],
+            &["unknown volume type 'gp33'", "did you mean gp3"],
+        ),
+        (
+            &[
+                "plan",
+                "--region",
+                "us-east-1",
+                "--instance",
+                "n1-standard-8",
+                "--allow-ephemeral",
+                "--capacity",
+                "100GiB",
+            ],
+            &["n1-standard-8 is a gcp instance type but us-east-1 is an aws region: pick one of the gcp regions"],
+        ),
+        (
+            &[
+                "plan",
+                "--region",
+                "us-central1",
+                "--instance",
+                "m6id.xlarge",
+                "--capacity",
+                "100GiB",
+            ],
+            &["m6id.xlarge is an aws instance type but us-central1 is a gcp region"],
+        ),
+        (
+            &["price", "instance", "m6id.xlarge", "--region", "us-central1"],
+            &["m6id.xlarge is an aws instance type but us-central1 is a gcp region"],
+        ),
+    ]);
+    let e = fails(&["price", "m6id.xlarge"], 2);
+    assert!(!e.contains("needs --size"), "{e}");
+}
+
+/// QA #10: negative values were "unexpected argument '-5'".
+#[test]
+fn negative_values_are_refused_as_negative() {
+    for (args, want) in [
+        (
+            &["price", "gp3", "--size", "-5GiB"][..],
+            "'-5GiB' is negative: a size must be positive",
+        ),
+        (
+            &["price", "gp3", "--size", "10GiB", "--iops", "-1"],
+            "'-1' is negative: IOPS must be positive",
+        ),
+        (
+            &["price", "gp3", "--size", "10GiB", "--throughput", "-5MiB/s"],
+            "'-5MiB/s' is negative",
+        ),
+        (
+            &["plan", "--capacity", "-5GiB"],
+            "'-5GiB' is negative: a size must be positive",
+        ),
+        (
+            &["plan", "--capacity", "100GiB", "--budget", "-5"],
+            "'-5' is negative: a monthly budget in USD must be positive",
+        ),
+        (
+            &[
+                "plan",
+                "--capacity",
+                "100GiB",
+                "--allow-hybrid",
+                "--hit-ratio",
+                "-0.5",
+            ],
+            "'-0.5' is negative: a hit ratio is between 0 and 1",
+        ),
+    ] {
+        let e = fails(args, 2);
+        assert!(
+            e.contains(want) && !e.contains("unexpected argument"),
+            "{args:?}: {e}"
+        );
+    }
+    // Values that are not numbers say what clap said before.
+    let e = fails(&["price", "gp3", "--size", "10GiB", "--iops", "lots"], 2);
+    assert!(e.contains("invalid digit found in string"), "{e}");
+}
+
+/// QA #11: `--hit-ratio 1` divided by zero in words, `--hit-ratio` alone was ignored.
+#[test]
+fn hit_ratio_words_and_its_flag() {
+    let t = text(&[PLAN_5TIB_HYBRID, &["--hit-ratio", "1"]].concat());
+    assert!(
+        t.contains("effective 16,000 IOPS = 16,000 / 1 (no misses)"),
+        "{t}"
+    );
+    assert!(!t.contains(" / 0)"), "{t}");
+    let e = fails(&["plan", "--capacity", "1TiB", "--hit-ratio", "0.9"], 2);
+    assert!(
+        e.contains("--hit-ratio is the hit ratio of hybrid caches, which only --allow-hybrid weighs: add --allow-hybrid"),
+        "{e}"
+    );
+}
+
+/// QA #11: under --budget the "not meeting" list was in no order.
+#[test]
+fn under_a_budget_the_rejected_are_listed_cheapest_first() {
+    let v = json(&[
+        "plan",
+        "--capacity",
+        "1TiB",
+        "--iops",
+        "6000",
+        "--budget",
+        "100",
+        "--allow-hybrid",
+    ]);
+    let costs: Vec<Option<f64>> = v["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let reason = r["reason"].as_str().unwrap();
+            // Over the budget: "$200.00/month > $100.00/month"; else the nearest's cost.
+            reason
+                .strip_prefix("over the budget: $")
+                .and_then(|x| x.split('/').next())
+                .map(|x| x.replace(',', "").parse().unwrap())
+                .or(r["nearest"]["monthly_cost_usd"].as_f64())
+        })
+        .collect();
+    let known: Vec<f64> = costs.iter().map_while(|c| *c).collect();
+    assert!(known.len() >= 8, "{costs:?}");
+    assert!(known.windows(2).all(|w| w[0] <= w[1]), "{costs:?}");
+    // Rows without a cost come last.
+    assert!(
+        costs[known.len()..].iter().all(Option::is_none),
+        "{costs:?}"
+    );
+}
+
+/// QA #11: "1 problems"; "a aws type".
+#[test]
+fn catalog_check_counts_in_good_english() {
+    let tmp = tempfile::tempdir().unwrap();
+    let over = overlay(
+        tmp.path(),
+        "one.toml",
+        r#"
+[[volume_price]]
+region = "us-central1"
+type = "gp2"
+storage_gb_month = 0.1
+source = "x"
+date = "2024-06"
+"#,
+    );
+    let out = with_catalog(tmp.path(), &over)
+        .args(["catalog", "check"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("problem: price of gp2 in us-central1: an aws type priced in a gcp region"),
+        "{out}"
+    );
+    assert!(out.ends_with("\n1 problem\n"), "{out}");
+}
+
+/// QA #12, seed 002: the GKE local-SSD recipe's n1-standard-2 node pool with one local SSD in
+/// asia-east1: 1 x 375 GiB x $0.088 = $33.00.
+#[test]
+fn seed_002_n1_standard_2_node_pool_with_one_local_ssd() {
+    let v = json(&[
+        "plan",
+        "--region",
+        "asia-east1",
+        "--instance",
+        "n1-standard-2",
+        "--capacity",
+        "200GiB",
+        "--allow-ephemeral",
+    ]);
+    let ls = item(&v["options"], "kind", "instance-store");
+    assert_eq!(ls["label"], "n1-standard-2 + 1 x 375 GiB local SSD");
+    assert_eq!(cents(&ls["monthly_cost_usd"]), 3300);
+    assert_eq!(ls["weak"], true);
+}
+
+/// QA #11: the documented JSON of `price instance` has no `config` (a volume's only).
+#[test]
+fn price_instance_json_has_no_config() {
+    let v = json(&["price", "instance", "m6id.xlarge"]);
+    assert!(v.get("config").is_none(), "{v}");
+    let v = json(&["price", "gp3", "--size", "10GiB"]);
+    assert_eq!(v["config"]["size_gib"], 10);
+}

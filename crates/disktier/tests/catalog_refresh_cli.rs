@@ -74,6 +74,38 @@ fn gcp_pages_refresh_the_region_s_disk_prices() {
         text.contains("type = \"local-ssd\"\nstorage_gb_month = 0.088"),
         "{text}"
     );
+    // Regression (QA): every price named the first page as its source. Each names its own.
+    let out_json = bin()
+        .args(["--no-save", "--format", "json", "--catalog"])
+        .arg(&out)
+        .args(["catalog", "show", "--region", "asia-east1"])
+        .output()
+        .unwrap();
+    let cat = json_ok(&out_json);
+    let source = |t: &str| {
+        cat["volume_price"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["type"].as_str() == Some(t))
+            .unwrap()["source"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    for (t, page, other) in [
+        ("local-ssd", "gcp-skus-page2.json", "gcp-skus-page1.json"),
+        ("pd-balanced", "gcp-skus-page1.json", "gcp-skus-page2.json"),
+    ] {
+        let s = source(t);
+        assert!(s.contains(page) && !s.contains(other), "{t}: {s}");
+    }
+    // The catalog as a whole names both.
+    let top = cat["source"].as_str().unwrap();
+    assert!(
+        top.contains("gcp-skus-page1.json") && top.contains("gcp-skus-page2.json"),
+        "{top}"
+    );
     // The merged catalog passes its check.
     bin()
         .args(["--no-save", "--catalog"])

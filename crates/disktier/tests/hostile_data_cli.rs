@@ -312,3 +312,126 @@ fn trace_record_on_a_full_filesystem_removes_the_partial_trace() {
     assert!(!out.exists(), "partial trace removed");
     assert!(!target.exists(), "the job's file removed");
 }
+
+/// QA #2: two `[[volume_price]]` rows of one region and type were merged last-wins and
+/// `catalog check` said ok; the same for every table of an overlay.
+#[test]
+fn an_overlay_listing_a_key_twice_is_refused_naming_both_entries() {
+    let d = scratch();
+    let row = |table: &str, body: &str| {
+        format!("[[{table}]]\n{body}source = \"x\"\ndate = \"2026-10\"\n\n")
+    };
+    let price = "region = \"us-east-1\"\ntype = \"gp3\"\nstorage_gb_month = 0.07\n";
+    let inst = "name = \"m6i.large\"\ncloud = \"aws\"\n";
+    std::fs::write(
+        d.path().join("dup.toml"),
+        row("volume_price", price) + &row("volume_price", price),
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("dupi.toml"),
+        row("instance", inst) + &row("volume_price", price) + &row("instance", inst),
+    )
+    .unwrap();
+    for args in [
+        &["--catalog", "dup.toml", "catalog", "check"][..],
+        &["--catalog", "dup.toml", "price", "gp3", "--size", "10GiB"],
+        &["--catalog", "dup.toml", "plan", "--capacity", "10GiB"],
+    ] {
+        refused(
+            d.path(),
+            args,
+            &["dup.toml lists the same entry twice: [[volume_price]] us-east-1 gp3 is entry 1 (line 1) and entry 2 (line 8): keep one"],
+        );
+    }
+    refused(
+        d.path(),
+        &["--catalog", "dupi.toml", "catalog", "check"],
+        &["[[instance]] m6i.large is entry 1 (line 1) and entry 2 (line 14)"],
+    );
+}
+
+/// QA #3: control characters of an overlay's strings reached the terminal raw through price,
+/// catalog show and catalog check.
+#[test]
+fn control_characters_in_an_overlay_are_refused_and_never_printed() {
+    let d = scratch();
+    std::fs::write(
+        d.path().join("ctl.toml"),
+        "[[volume_price]]\nregion = \"us-east-1\"\ntype = \"gp3\"\nstorage_gb_month = 0.07\nsource = \"line1\\nline2\\u001b[31mRED\\u0007\"\ndate = \"2026-10\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("name.toml"),
+        "[[region]]\nname = \"mars\\u001b]0;x\\u0007\"\ncloud = \"aws\"\n",
+    )
+    .unwrap();
+    for (file, want) in [
+        (
+            "ctl.toml",
+            "volume_price us-east-1 gp3: source has a control character (U+000A at character 6)",
+        ),
+        (
+            "name.toml",
+            "region mars\\u{1b}]0;x\\u{7}: name has a control character (U+001B at character 5)",
+        ),
+    ] {
+        for args in [
+            &["--catalog", file, "price", "gp3", "--size", "10GiB"][..],
+            &["--catalog", file, "catalog", "show"],
+            &["--catalog", file, "catalog", "check"],
+        ] {
+            refused(d.path(), args, &[want]);
+            let out = run(d.path(), args);
+            let all = [out.stdout, out.stderr].concat();
+            assert!(
+                !all.iter().any(|b| *b == 0x1b || *b == 0x07),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&all)
+            );
+        }
+    }
+}
+
+/// QA #8: `--catalog FIFO` waited forever for a writer.
+#[test]
+fn a_fifo_or_a_directory_as_catalog_is_refused_not_waited_on() {
+    let d = scratch();
+    let st = Command::new("mkfifo")
+        .arg(d.path().join("f"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::create_dir(d.path().join("dir")).unwrap();
+    refused(
+        d.path(),
+        &["--catalog", "f", "price", "gp3", "--size", "10GiB"],
+        &["catalog f is a FIFO (named pipe), not a regular file: pass the path of a catalog TOML file"],
+    );
+    refused(
+        d.path(),
+        &["--catalog", "dir", "catalog", "check"],
+        &["catalog dir is a directory, not a regular file"],
+    );
+}
+
+/// QA #7: `DISKTIER_CATALOG= disktier price ...` failed with "a value is required".
+#[test]
+fn an_empty_disktier_catalog_is_no_overlay() {
+    let d = scratch();
+    let out = Command::new(bin())
+        .current_dir(d.path())
+        .env("DISKTIER_DB", d.path().join("db.sqlite"))
+        .env("DISKTIER_CATALOG", "")
+        .args(["--no-save", "price", "gp3", "--size", "10GiB"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // 10 x $0.08 = $0.80.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("$0.80/month"));
+}

@@ -88,7 +88,12 @@ pub(crate) fn check_merged(
     if !report.ok() {
         return Err(ImportError::Check {
             path: path.to_path_buf(),
-            problems: report.problems,
+            // A price list's names reach the problems: escaped, never raw on the terminal.
+            problems: report
+                .problems
+                .iter()
+                .map(|p| crate::suggest::printable(p))
+                .collect(),
         });
     }
     Ok(())

@@ -70,15 +70,25 @@ pub(super) fn hybrid_caveats(
     let ccfg = cq.config.as_ref().expect("volume");
     let b_iops = bp.baseline_iops.unwrap_or(0.0);
     let b_tp = bp.baseline_throughput_mibs.unwrap_or(0.0);
-    let mut caveats = vec![
+    let cache_iops = cp.baseline_iops.map(num).unwrap_or_else(|| "?".into());
+    // min(cache / h, backing / (1 - h)), without a division by zero at h = 1 or h = 0.
+    let formula = if h >= 1.0 {
+        format!("{cache_iops} / 1 (no misses)")
+    } else if h <= 0.0 {
+        format!("{} / 1 (no hits)", num(b_iops.floor()))
+    } else {
         format!(
-            "hit ratio {} is {h_source}: effective {} IOPS = min({} / {}, {} / {}) (hits served by {}, misses by {} at the same time)",
-            num(h),
-            perf.iops.map(|i| num(i.floor())).unwrap_or_else(|| "?".into()),
-            cp.baseline_iops.map(num).unwrap_or_else(|| "?".into()),
+            "min({cache_iops} / {}, {} / {})",
             num(h),
             num(b_iops.floor()),
-            num(1.0 - h),
+            num(1.0 - h)
+        )
+    };
+    let mut caveats = vec![
+        format!(
+            "hit ratio {} is {h_source}: effective {} IOPS = {formula} (hits served by {}, misses by {} at the same time)",
+            num(h),
+            perf.iops.map(|i| num(i.floor())).unwrap_or_else(|| "?".into()),
             c.name,
             b.name
         ),
@@ -156,11 +166,10 @@ pub(super) fn store_performance(i: &Instance) -> (Option<f64>, Option<f64>, Stri
         ),
         None => "; no published throughput".into(),
     };
-    let how = if i.weak {
-        "weak: scaled from a published size"
-    } else {
-        "published"
-    };
+    // Every instance of the catalog with store IOPS carries the figures the cloud publishes
+    // for that very size (its `source` says so); an instance marked weak is weak for its store
+    // size, not for these.
+    let how = "published";
     match (i.store_read_iops, i.store_write_iops) {
         (Some(r), Some(w)) => (
             Some(r.min(w) as f64),
@@ -189,14 +198,16 @@ pub(super) fn store_performance(i: &Instance) -> (Option<f64>, Option<f64>, Stri
 
 /// The caveats of switching `inst` to its instance-store sibling `sib` for `delta` a month.
 pub(super) fn sibling_caveats(
-    inst: &str,
-    sib: &str,
+    (inst, sib, cloud): (&str, &str, &str),
     store: &Store,
     delta: f64,
     equivalent: &Equivalent,
 ) -> Vec<String> {
     vec![
-        "data on the instance store is lost when the instance stops or terminates (kept across a reboot): only for data you can rebuild".to_string(),
+        format!(
+            "data on the instance store is {}: only for data you can rebuild",
+            crate::price::store_lifetime(cloud)
+        ),
         format!(
             "the size is fixed by the instance type: {} x {} GB ({} GiB); it cannot grow",
             store.count,

@@ -255,6 +255,7 @@ pub(super) fn volume_option(q: &Quote, vt: &VolumeType) -> PlanOption {
         exact_monthly_cost_usd: None,
         equivalent: None,
         weak: q.weak,
+        unverified: vec![],
     }
 }
 

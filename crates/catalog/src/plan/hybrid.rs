@@ -189,5 +189,6 @@ fn hybrid_option(
         exact_monthly_cost_usd: None,
         equivalent: None,
         weak: cq.weak || bq.weak,
+        unverified: vec![],
     }
 }

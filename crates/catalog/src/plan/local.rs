@@ -10,7 +10,7 @@ use super::types::{Candidates, Component, Ctx, Kind, OptionPerformance, PlanErro
 use crate::fmt::{int, round_cents, usd};
 use crate::model::Store;
 use crate::perf::VolumeConfig;
-use crate::price::{self, PriceError};
+use crate::price;
 
 /// The local-disk options of `inst_name` (an instance type of the catalog).
 pub(super) fn instance_store(
@@ -19,15 +19,10 @@ pub(super) fn instance_store(
     out: &mut Candidates,
 ) -> Result<(), PlanError> {
     let (cat, region) = (ctx.cat, ctx.region);
-    let inst = cat.instance(inst_name).ok_or_else(|| {
-        PlanError::Price(PriceError::UnknownInstance {
-            name: crate::suggest::shown(inst_name),
-            close: crate::suggest::close_matches(
-                inst_name,
-                cat.instances.iter().map(|i| i.name.as_str()),
-            ),
-        })
-    })?;
+    let inst = price::known_instance(cat, inst_name)?;
+    // An instance of another cloud than the region's: say so, as `price` does for volume types.
+    let reg = price::region(cat, region)?;
+    price::same_cloud(cat, reg, &inst.name, true, &inst.cloud)?;
     if let Some(counts) = &inst.local_ssd_counts {
         return gcp_local_ssd(ctx, inst_name, counts, out);
     }
@@ -45,7 +40,10 @@ pub(super) fn instance_store(
                 0.0,
                 (iops, tp),
                 vec![
-                    "data on the instance store is lost when the instance stops or is deallocated (kept across a reboot): only for data you can rebuild".into(),
+                    format!(
+                        "data on the instance store is {}: only for data you can rebuild",
+                        price::store_lifetime(&inst.cloud)
+                    ),
                     perf_caveat,
                 ],
             );
@@ -75,7 +73,7 @@ pub(super) fn instance_store(
     }
     let equivalent = equivalent(cat, region, delta);
     let (iops, tp, perf_caveat) = store_performance(s);
-    let mut caveats = sibling_caveats(inst_name, &sib, store, delta, &equivalent);
+    let mut caveats = sibling_caveats((inst_name, &sib, &s.cloud), store, delta, &equivalent);
     caveats.push(perf_caveat);
     let mut opt = store_option(
         format!("{inst_name} -> {sib} ({})", nvme(store)),
@@ -127,6 +125,7 @@ fn store_option(
         exact_monthly_cost_usd: Some(delta),
         equivalent: None,
         weak: false,
+        unverified: vec![],
     }
 }
 
@@ -157,7 +156,7 @@ fn gcp_local_ssd(
     let unit = vt.unit_gib.unwrap_or(375);
     if !ctx.request.allow_ephemeral {
         out.notes.push(format!(
-            "{machine} can take up to {most} local SSDs of {unit} GB: pass --allow-ephemeral to weigh them (data lost on stop)"
+            "{machine} can take up to {most} local SSDs of {unit} GiB: pass --allow-ephemeral to weigh them (data lost on stop)"
         ));
         return Ok(());
     }
@@ -188,7 +187,9 @@ fn gcp_local_ssd(
         .or(fitting.last().copied())
     else {
         let reason = format!(
-            "{machine} allows at most {most} local SSDs ({} GB), < {} GiB required",
+            "{machine} allows at most {}: {most} x {} GiB = {} GiB < {} GiB required",
+            crate::fmt::count(most as usize, "local SSD"),
+            int(unit),
             int(most as u64 * unit),
             int(req.capacity_gib)
         );
@@ -202,7 +203,9 @@ fn gcp_local_ssd(
     );
     let opt = PlanOption {
         kind: Kind::InstanceStore,
-        label: format!("{machine} + {n} x {unit} GB local SSD"),
+        // The catalog's unit is GiB: a local SSD is 375 GiB, 402,653,184,000 bytes (fdisk in the
+        // GKE local-SSD recipe [recipe-gke-local-ssd]).
+        label: format!("{machine} + {n} x {unit} GiB local SSD"),
         monthly_cost_usd: q.monthly_cost_usd,
         components: vec![Component {
             type_: "local-ssd".into(),
@@ -222,6 +225,7 @@ fn gcp_local_ssd(
         exact_monthly_cost_usd: None,
         equivalent: None,
         weak: q.weak,
+        unverified: vec![],
     };
     push_checked(opt, n as u64 * unit, req, out);
     Ok(())

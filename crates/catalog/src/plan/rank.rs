@@ -27,7 +27,9 @@ pub(super) fn meets(req: &Requirements, iops: Option<f64>, tp: Option<f64>) -> R
 
 /// Puts an instance-store option among the options when its capacity and its published
 /// figures meet the requirements, else among the rejected with the reason. A requirement on a
-/// figure the catalog lacks is not checked but said.
+/// figure the catalog lacks is not counted as met: the option is marked unverified for it (its
+/// performance caveat already says which figure is missing) and ranks after the options that
+/// provably meet the requirements.
 pub(super) fn push_checked(
     mut opt: PlanOption,
     store_gib: u64,
@@ -51,20 +53,25 @@ pub(super) fn push_checked(
     let mut check = req.clone();
     if iops.is_none() && req.iops.is_some() {
         check.iops = None;
-        opt.caveats.push(
-            "the catalog has no IOPS figure for this instance store: IOPS not checked".into(),
-        );
+        opt.unverified.push("iops".into());
     }
     if tp.is_none() && req.throughput_mibs.is_some() {
         check.throughput_mibs = None;
-        opt.caveats.push(
-            "the catalog has no throughput figure for this instance store: not checked".into(),
-        );
+        opt.unverified.push("throughput".into());
     }
     match meets(&check, iops, tp) {
         Ok(()) => out.options.push(opt),
         Err(why) => out.reject(Kind::InstanceStore, opt.label.clone(), why, Some(opt)),
     }
+}
+
+/// "IOPS", "throughput": an unverified requirement as people read it.
+pub fn unverified_words(unverified: &[String]) -> String {
+    unverified
+        .iter()
+        .map(|u| if u == "iops" { "IOPS" } else { u.as_str() })
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 /// With no option meeting the requirements: the nearest feasible one in words, the one
@@ -111,9 +118,31 @@ pub(super) fn rank(out: &mut Candidates, cheapest_volume: Option<f64>) {
                 .into(),
         );
     }
+    // Options that provably meet the requirements first, then those the catalog cannot check.
     out.options.sort_by(|a, b| {
-        a.monthly_cost_usd
-            .total_cmp(&b.monthly_cost_usd)
+        a.unverified
+            .is_empty()
+            .cmp(&b.unverified.is_empty())
+            .reverse()
+            .then(a.monthly_cost_usd.total_cmp(&b.monthly_cost_usd))
             .then_with(|| a.label.cmp(&b.label))
     });
+    let unverified: Vec<String> = out
+        .options
+        .iter()
+        .filter(|o| !o.unverified.is_empty())
+        .map(|o| {
+            format!(
+                "{} ({} not in the catalog)",
+                o.label,
+                unverified_words(&o.unverified)
+            )
+        })
+        .collect();
+    if !unverified.is_empty() {
+        out.notes.push(format!(
+            "unverified, so ranked after the options that meet the requirements: {}",
+            unverified.join("; ")
+        ));
+    }
 }

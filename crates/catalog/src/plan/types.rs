@@ -135,6 +135,11 @@ pub struct PlanOption {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub equivalent: Option<Equivalent>,
     pub weak: bool,
+    /// The requirements ("iops", "throughput") the catalog has no figure to check this option
+    /// against: not counted as met, so the option ranks after every option that provably meets
+    /// the requirements (an instance store whose IOPS the cloud does not publish).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unverified: Vec<String>,
 }
 
 /// An option that does not meet the requirements, and why.

@@ -82,7 +82,16 @@ pub enum ImportSource {
 
 /// The embedded catalog with `--catalog FILE` merged in: what price, plan and catalog run on.
 pub fn load(ctx: &Ctx) -> anyhow::Result<Catalog> {
-    Ok(Catalog::with_overlay(ctx.global.catalog.as_deref())?)
+    Ok(Catalog::with_overlay(overlay(ctx))?)
+}
+
+/// The overlay file of `--catalog` or `DISKTIER_CATALOG`; an empty value is no overlay, as an
+/// unset variable is.
+fn overlay(ctx: &Ctx) -> Option<&std::path::Path> {
+    ctx.global
+        .catalog
+        .as_deref()
+        .filter(|p| !p.as_os_str().is_empty())
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
@@ -134,10 +143,11 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
         "catalog {} ({}){}",
         cat.version.as_deref().unwrap_or("?"),
         cat.date.as_deref().unwrap_or("?"),
-        ctx.global
-            .catalog
-            .as_ref()
-            .map(|p| format!(", with {} merged in", p.display()))
+        overlay(ctx)
+            .map(|p| format!(
+                ", with {} merged in",
+                disktier_catalog::suggest::printable(&p.display().to_string())
+            ))
             .unwrap_or_default()
     );
     println!("prices: USD; 730 h/month; GB-month billed per GiB; * = weak (back-solved or secondary source)");
@@ -410,7 +420,7 @@ fn run_check(ctx: &Ctx) -> anyhow::Result<Outcome> {
             if report.ok() {
                 "ok".to_string()
             } else {
-                format!("{} problems", report.problems.len())
+                disktier_catalog::fmt::count(report.problems.len(), "problem")
             }
         );
     }

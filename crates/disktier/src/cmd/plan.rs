@@ -1,12 +1,12 @@
 //! `disktier plan`: the storage options that meet capacity, IOPS and throughput in a region,
 //! cheapest first, with savings against the cheapest single volume and caveats in words.
 
-use super::price::{mibs, whole_gib};
+use super::price::{iops_arg, mibs, rate_arg, ratio_arg, size_arg, usd_arg, whole_gib};
 use super::{Ctx, Outcome};
 use crate::app::plan::{simulated_curve, within_budget};
 use disktier_catalog::fmt::{int, num, secs, usd};
 use disktier_catalog::perf::rate_parts;
-use disktier_catalog::plan::{plan, StoragePlan};
+use disktier_catalog::plan::{plan, unverified_words, Rejected, StoragePlan};
 use disktier_catalog::{HitRatio, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
 use disktier_units::clap_parsers;
 use std::path::PathBuf;
@@ -17,19 +17,19 @@ pub struct Args {
     #[arg(long, default_value = "us-east-1")]
     pub region: String,
     /// Capacity the data needs (e.g. 200GiB, 5TiB); rounded up to whole GiB.
-    #[arg(long, value_parser = clap_parsers::volume_size)]
+    #[arg(long, value_parser = size_arg, allow_hyphen_values = true)]
     pub capacity: u64,
     /// Sustained IOPS needed (small random I/O).
-    #[arg(long)]
+    #[arg(long, value_parser = iops_arg, allow_hyphen_values = true)]
     pub iops: Option<u64>,
     /// Sustained throughput needed (e.g. 1000MiB/s).
-    #[arg(long, value_parser = clap_parsers::volume_rate)]
+    #[arg(long, value_parser = rate_arg, allow_hyphen_values = true)]
     pub throughput: Option<u64>,
     /// Also weigh a fast cache volume in front of a cheap HDD volume (bcache/lvmcache).
     #[arg(long)]
     pub allow_hybrid: bool,
     /// The hit ratio assumed for hybrid caches (0-1; default 0.9).
-    #[arg(long, conflicts_with = "trace")]
+    #[arg(long, conflicts_with = "trace", value_parser = ratio_arg, allow_hyphen_values = true)]
     pub hit_ratio: Option<f64>,
     /// A block I/O trace (disktier's trace format: `disktier trace record|import`): hybrids use
     /// the hit ratio simulated for each cache size instead of an assumed one (implies --allow-hybrid).
@@ -43,7 +43,7 @@ pub struct Args {
     pub trace_block: u64,
     /// Monthly budget in USD: keep the options within it, best predicted performance first
     /// (sustained IOPS, then MiB/s; with --trace, hybrids at their simulated hit ratio).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = usd_arg, allow_hyphen_values = true)]
     pub budget: Option<f64>,
     /// The instance (or GCP machine type) the data lives on, to weigh its instance-store sibling.
     #[arg(long)]
@@ -63,6 +63,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     }
     if args.throughput == Some(0) {
         anyhow::bail!("--throughput 0: leave --throughput out when throughput does not matter");
+    }
+    if args.hit_ratio.is_some() && !args.allow_hybrid {
+        anyhow::bail!(
+            "--hit-ratio is the hit ratio of hybrid caches, which only --allow-hybrid weighs: add --allow-hybrid, or leave --hit-ratio out"
+        );
     }
     let capacity_gib = whole_gib(args.capacity.div_ceil(1 << 30) << 30, "--capacity")?;
     let hit_ratio = match &args.trace {
@@ -85,7 +90,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     };
     let mut p = plan(&cat, &req)?;
     if let Some(b) = args.budget {
+        // The options' costs, for the ones the budget moves to the rejected.
+        let costs: std::collections::HashMap<String, f64> = p
+            .options
+            .iter()
+            .map(|o| (o.label.clone(), o.monthly_cost_usd))
+            .collect();
         within_budget(&mut p, b)?;
+        sort_rejected_by_cost(&mut p.rejected, &costs);
     }
     let doc = PlanDoc {
         schema_version: 1,
@@ -93,6 +105,27 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     };
     ctx.print(&doc, || render(&p))?;
     Ok(Outcome::Pass)
+}
+
+/// The rejected options cheapest first: an option over the budget at its cost (`costs`, by
+/// label), another at its own or its nearest configuration's cost; those without a cost (a type
+/// whose rules cannot be met at all) last, in the planner's order.
+fn sort_rejected_by_cost(
+    rejected: &mut [Rejected],
+    costs: &std::collections::HashMap<String, f64>,
+) {
+    let cost = |r: &Rejected| {
+        costs
+            .get(&r.label)
+            .copied()
+            .or(r.nearest.as_ref().map(|n| n.monthly_cost_usd))
+    };
+    rejected.sort_by(|a, b| match (cost(a), cost(b)) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
 }
 
 /// `plan --format json`: the shape, `schema_version` first.
@@ -131,8 +164,13 @@ pub fn render(p: &StoragePlan) -> String {
             Some(_) => " (cheapest single volume)".into(),
             None => String::new(),
         };
+        let unverified = if o.unverified.is_empty() {
+            String::new()
+        } else {
+            format!("  [{} unverified]", unverified_words(&o.unverified))
+        };
         out.push_str(&format!(
-            "{:>2}. {:<14} {:>11}/month{}{}\n    {}\n",
+            "{:>2}. {:<14} {:>11}/month{}{}{unverified}\n    {}\n",
             n + 1,
             o.kind.name(),
             usd(o.monthly_cost_usd),

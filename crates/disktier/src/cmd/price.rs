@@ -18,14 +18,63 @@ pub struct Args {
     #[arg(long, default_value = "us-east-1")]
     pub region: String,
     /// Volume size in whole GiB (36GiB, 1TiB, 500G).
-    #[arg(long, value_parser = clap_parsers::volume_size)]
+    #[arg(long, value_parser = size_arg, allow_hyphen_values = true)]
     pub size: Option<u64>,
     /// Provisioned IOPS (gp3, io1, io2, ...).
-    #[arg(long)]
+    #[arg(long, value_parser = iops_arg, allow_hyphen_values = true)]
     pub iops: Option<u64>,
     /// Provisioned throughput (e.g. 1000MiB/s; gp3).
-    #[arg(long, value_parser = clap_parsers::volume_rate)]
+    #[arg(long, value_parser = rate_arg, allow_hyphen_values = true)]
     pub throughput: Option<u64>,
+}
+
+// The numeric options of price and plan take values that start with '-' (`--size -5GiB`), so that
+// a negative value is refused by what it is, not by clap as an unknown option "-5".
+
+/// Refuses a negative value: `what` must be positive, e.g. `example`.
+fn not_negative(s: &str, what: &str, example: &str) -> Result<(), String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!(
+            "'{}' is negative: {what} must be positive, e.g. {example}",
+            s.trim()
+        ));
+    }
+    Ok(())
+}
+
+/// `--size`, `--capacity`: a size with its unit, not negative.
+pub fn size_arg(s: &str) -> Result<u64, String> {
+    not_negative(s, "a size", "100GiB")?;
+    clap_parsers::volume_size(s)
+}
+
+/// `--throughput`: a rate with its unit, not negative.
+pub fn rate_arg(s: &str) -> Result<u64, String> {
+    not_negative(s, "a throughput", "1000MiB/s")?;
+    clap_parsers::volume_rate(s)
+}
+
+/// `--iops`: a whole number, not negative.
+pub fn iops_arg(s: &str) -> Result<u64, String> {
+    not_negative(s, "IOPS", "16000")?;
+    s.parse::<u64>().map_err(|e| e.to_string())
+}
+
+/// `--budget`: USD a month, not negative.
+pub fn usd_arg(s: &str) -> Result<f64, String> {
+    not_negative(s, "a monthly budget in USD", "200")?;
+    s.parse::<f64>().map_err(|e| e.to_string())
+}
+
+/// `--hit-ratio`: a number, not negative (the planner checks it is at most 1).
+pub fn ratio_arg(s: &str) -> Result<f64, String> {
+    if s.trim_start().starts_with('-') {
+        return Err(format!(
+            "'{}' is negative: a hit ratio is between 0 and 1, e.g. 0.9",
+            s.trim()
+        ));
+    }
+    s.parse::<f64>().map_err(|e| e.to_string())
 }
 
 /// `price --format json`: the shape, `schema_version` first.
@@ -74,6 +123,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             );
         }
         let Some(size) = args.size else {
+            // The name first: an instance type, an unknown or misspelt type is said before
+            // --size is asked for.
+            let reg = price::region(&cat, &args.region)?;
+            price::volume_type(&cat, reg, &args.kind)?;
             anyhow::bail!(
                 "price {} needs --size, e.g. `disktier price {} --size 100GiB --region {}`",
                 args.kind,

@@ -160,12 +160,13 @@ pub(super) fn assemble(
     if volume_prices.is_empty() && instance_prices.is_empty() {
         return Err(ImportError::NoPrices {
             path: path.to_path_buf(),
-            region: st.region.to_string(),
+            // What the user and the file wrote, escaped: an error never prints them raw.
+            region: crate::suggest::shown(st.region),
             seen: st
                 .regions_seen
                 .iter()
                 .filter(|r| r.as_str() != st.region)
-                .cloned()
+                .map(|r| crate::suggest::shown(r))
                 .collect(),
         });
     }

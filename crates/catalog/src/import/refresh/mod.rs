@@ -78,15 +78,21 @@ pub struct Summary {
     pub date: String,
 }
 
-/// One kept figure: USD per unit-month (volumes) or per hour (instances), and its date.
+/// A kept figure: USD per unit-month (volumes) or per hour (instances), and the index of the
+/// file (page) it was read from, so that each price names its own file.
+type Figure = (f64, usize);
+
+/// The figures kept so far, and their date.
 #[derive(Debug, Clone, Default)]
 struct Kept {
-    storage: BTreeMap<String, f64>,
-    iops: BTreeMap<String, f64>,
-    throughput: BTreeMap<String, f64>,
-    hourly: BTreeMap<String, f64>,
+    storage: BTreeMap<String, Figure>,
+    iops: BTreeMap<String, Figure>,
+    throughput: BTreeMap<String, Figure>,
+    hourly: BTreeMap<String, Figure>,
     /// Size-tier types (Azure Premium/Standard SSD): type -> tier size (GiB) -> USD per month.
-    tiers: BTreeMap<String, BTreeMap<u64, f64>>,
+    tiers: BTreeMap<String, BTreeMap<u64, Figure>>,
+    /// The index of the file being read.
+    file: usize,
     date: Option<String>,
     regions_seen: std::collections::BTreeSet<String>,
     items: usize,
@@ -96,7 +102,8 @@ impl Kept {
     fn saw_region(&mut self, r: &str) {
         // A bounded sample: enough to name the file's regions in an error.
         if self.regions_seen.len() < 64 && !r.is_empty() && r.len() <= 64 {
-            self.regions_seen.insert(r.to_string());
+            // Escaped: an error names them, and a price list is not trusted to be plain text.
+            self.regions_seen.insert(crate::suggest::printable(r));
         }
     }
 
@@ -274,12 +281,13 @@ fn gcp_item(k: &mut Kept, region: &str, sku: GcpSku) {
         return;
     };
     k.dated(&info.effective_time);
+    let file = k.file;
     let map = match what {
         "storage" => &mut k.storage,
         "iops" => &mut k.iops,
         _ => &mut k.throughput,
     };
-    map.insert(type_.to_string(), usd);
+    map.insert(type_.to_string(), (usd, file));
 }
 
 // ---------- Azure ----------
@@ -340,7 +348,11 @@ fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
             .map(|x| x.size_gib);
         if let Some(size) = size {
             if it.meter == format!("{tier} LRS Disk") && it.unit == "1/Month" && it.retail > 0.0 {
-                k.tiers.entry(t.into()).or_default().insert(size, it.retail);
+                let file = k.file;
+                k.tiers
+                    .entry(t.into())
+                    .or_default()
+                    .insert(size, (it.retail, file));
                 k.dated(&it.start);
             }
         }
@@ -363,7 +375,7 @@ fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
         if !unit_ok || it.retail == 0.0 {
             return;
         }
-        map.insert("premium-ssd-v2".into(), per_month);
+        map.insert("premium-ssd-v2".into(), (per_month, k.file));
         k.dated(&it.start);
         return;
     }
@@ -377,7 +389,7 @@ fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
             .is_some_and(|i| i.cloud == "azure")
         && it.retail > 0.0
     {
-        k.hourly.insert(it.arm_sku.clone(), it.retail);
+        k.hourly.insert(it.arm_sku.clone(), (it.retail, k.file));
         k.dated(&it.start);
     }
 }
@@ -391,13 +403,10 @@ pub fn refresh<R: Read>(
 ) -> Result<(Catalog, Summary), ImportError> {
     let embedded = Catalog::embedded();
     let mut k = Kept::default();
-    let mut files = 0;
-    let mut first_path = std::path::PathBuf::from("-");
+    let mut paths: Vec<std::path::PathBuf> = Vec::new();
     for (path, r) in readers {
-        if files == 0 {
-            first_path = path.clone();
-        }
-        files += 1;
+        k.file = paths.len();
+        paths.push(path.clone());
         match cloud {
             Cloud::Gcp => {
                 read_page::<GcpSku, _>(r, &path, cloud.items_key(), cloud.format(), |s| {
@@ -413,32 +422,49 @@ pub fn refresh<R: Read>(
             }
         }
     }
-    assemble(cloud, k, region, files, &embedded, &first_path)
+    assemble(cloud, k, region, &paths, &embedded)
+}
+
+/// The source of a figure read from the files `used` (indices into `paths`): the price list and
+/// each file, once, in reading order.
+fn source_of(cloud: Cloud, paths: &[std::path::PathBuf], used: &[usize]) -> String {
+    let mut used = used.to_vec();
+    used.sort_unstable();
+    used.dedup();
+    let files: Vec<String> = used
+        .iter()
+        .filter_map(|&i| paths.get(i))
+        .map(|p| p.display().to_string())
+        .collect();
+    format!("{}; refreshed from {}", cloud.source(), files.join(", "))
 }
 
 fn assemble(
     cloud: Cloud,
     k: Kept,
     region: &str,
-    files: usize,
+    paths: &[std::path::PathBuf],
     embedded: &Catalog,
-    path: &Path,
 ) -> Result<(Catalog, Summary), ImportError> {
+    let files = paths.len();
+    let dash = std::path::PathBuf::from("-");
+    // Errors about the input as a whole name its first file.
+    let path: &Path = paths.first().unwrap_or(&dash);
+    let all: Vec<usize> = (0..files).collect();
     let no_prices = || ImportError::NoRegionPrices {
         path: path.to_path_buf(),
         cloud: cloud.name(),
-        region: region.to_string(),
+        region: crate::suggest::shown(region),
         seen: k.regions_seen.iter().take(8).cloned().collect(),
     };
     if k.storage.is_empty() && k.hourly.is_empty() && k.tiers.is_empty() {
         return Err(no_prices());
     }
     let date = k.date.clone().ok_or_else(no_prices)?;
-    let source = format!("{}; refreshed from {}", cloud.source(), path.display());
     let mut cat = Catalog {
         version: None,
         date: Some(date.clone()),
-        source: Some(source.clone()),
+        source: Some(source_of(cloud, paths, &all)),
         ..Catalog::default()
     };
     match embedded.region(region) {
@@ -466,15 +492,21 @@ fn assemble(
             note: Some(format!("added by `catalog refresh {}`", cloud.name())),
         }),
     }
-    for (t, usd) in &k.storage {
+    for (t, &(usd, file)) in &k.storage {
         if embedded.volume_type(t).is_none() {
             continue;
         }
+        let iops = k.iops.get(t).copied();
+        let throughput = k.throughput.get(t).copied();
+        let used: Vec<usize> = [Some(file), iops.map(|x| x.1), throughput.map(|x| x.1)]
+            .into_iter()
+            .flatten()
+            .collect();
         cat.volume_prices.push(VolumePrice {
-            storage_gb_month: *usd,
-            iops_month: k.iops.get(t).copied(),
-            throughput_mibs_month: k.throughput.get(t).copied(),
-            ..VolumePrice::unpriced(region, t, &source, &date)
+            storage_gb_month: usd,
+            iops_month: iops.map(|x| x.0),
+            throughput_mibs_month: throughput.map(|x| x.0),
+            ..VolumePrice::unpriced(region, t, &source_of(cloud, paths, &used), &date)
         });
     }
     for (t, prices) in &k.tiers {
@@ -490,25 +522,26 @@ fn assemble(
         {
             continue;
         }
+        let used: Vec<usize> = prices.values().map(|x| x.1).collect();
         cat.volume_prices.push(VolumePrice {
             tier_prices: Some(
                 prices
                     .iter()
                     .map(|(s, u)| TierPrice {
                         size_gib: *s,
-                        usd_month: *u,
+                        usd_month: u.0,
                     })
                     .collect(),
             ),
-            ..VolumePrice::unpriced(region, t, &source, &date)
+            ..VolumePrice::unpriced(region, t, &source_of(cloud, paths, &used), &date)
         });
     }
-    for (name, usd) in &k.hourly {
+    for (name, &(usd, file)) in &k.hourly {
         cat.instance_prices.push(InstancePrice {
             region: region.to_string(),
             type_: name.clone(),
-            usd_per_hour: *usd,
-            source: source.clone(),
+            usd_per_hour: usd,
+            source: source_of(cloud, paths, &[file]),
             date: date.clone(),
             weak: false,
             note: None,

@@ -2,10 +2,10 @@
 //! included ones, throughput above the included MiB/s, instance hours), each rounded to the cent
 //! as the AWS Pricing Calculator does, then summed.
 
-use crate::fmt::{int, num, round_cents, unit_usd};
+use crate::fmt::{a, int, num, round_cents, unit_usd};
 use crate::model::{
-    Catalog, IopsRule, ProvisionedIops, ProvisionedThroughput, Region, ThroughputRule, VolumePrice,
-    VolumeType,
+    Catalog, Instance, IopsRule, ProvisionedIops, ProvisionedThroughput, Region, ThroughputRule,
+    VolumePrice, VolumeType,
 };
 use crate::perf::{performance, resolve, Performance, Resolved, RuleError, VolumeConfig};
 use crate::suggest::{close_matches, hint, shown};
@@ -30,12 +30,24 @@ pub enum PriceError {
     },
     #[error("unknown instance type '{name}': {}", hint(.close, "`disktier catalog show` lists the catalog's; add another with --catalog FILE"))]
     UnknownInstance { name: String, close: Vec<String> },
-    #[error("{name} is a {cloud} type but {region} is a {region_cloud} region: pick one of the {cloud} regions ({})", .regions.join(", "))]
+    #[error("{name} is an instance type, not a volume type: price it with `disktier price instance {name} --region {region}`")]
+    NotAVolume { name: String, region: String },
+    #[error("{name} is {} type but {region} is {} region: pick one of the {cloud} regions ({})", a(.cloud), a(.region_cloud), .regions.join(", "))]
     WrongCloud {
         name: String,
-        cloud: String,
+        // Boxed strings keep the error small (clippy's result_large_err).
+        cloud: Box<str>,
         region: String,
-        region_cloud: String,
+        region_cloud: Box<str>,
+        regions: Vec<String>,
+    },
+    /// [`PriceError::WrongCloud`] for an instance type.
+    #[error("{name} is {} instance type but {region} is {} region: pick one of the {cloud} regions ({})", a(.cloud), a(.region_cloud), .regions.join(", "))]
+    InstanceWrongCloud {
+        name: String,
+        cloud: Box<str>,
+        region: String,
+        region_cloud: Box<str>,
         regions: Vec<String>,
     },
     #[error("the catalog has no {what} price for {name} in {region}{}: add one with --catalog FILE", if .elsewhere.is_empty() { String::new() } else { format!(" (it has one in {})", .elsewhere.join(", ")) })]
@@ -94,31 +106,107 @@ pub fn lookup<'a>(
     type_name: &str,
 ) -> Result<(&'a Region, &'a VolumeType, &'a VolumePrice), PriceError> {
     let reg = region(cat, region_name)?;
-    let vt = cat
-        .volume_type(type_name)
-        .ok_or_else(|| PriceError::UnknownType {
-            name: shown(type_name),
-            close: close_matches(type_name, cat.volume_types.iter().map(|t| t.name.as_str())),
-            all: cat.volume_types.iter().map(|t| t.name.clone()).collect(),
-        })?;
-    if vt.cloud != reg.cloud {
-        return Err(PriceError::WrongCloud {
-            name: vt.name.clone(),
-            cloud: vt.cloud.clone(),
-            region: reg.name.clone(),
-            region_cloud: reg.cloud.clone(),
-            regions: cat
-                .regions
-                .iter()
-                .filter(|r| r.cloud == vt.cloud)
-                .map(|r| r.name.clone())
-                .collect(),
-        });
-    }
+    let vt = volume_type(cat, reg, type_name)?;
+    same_cloud(cat, reg, &vt.name, false, &vt.cloud)?;
     let price = cat
         .volume_price(region_name, type_name)
         .ok_or_else(|| no_price(cat, "volume", type_name, region_name))?;
     Ok((reg, vt, price))
+}
+
+/// The volume type `name`, or why there is none: an instance type of that name, or close matches.
+pub fn volume_type<'a>(
+    cat: &'a Catalog,
+    reg: &Region,
+    name: &str,
+) -> Result<&'a VolumeType, PriceError> {
+    if let Some(vt) = cat.volume_type(name) {
+        return Ok(vt);
+    }
+    if let Some(i) = cat.instance(name) {
+        return Err(PriceError::NotAVolume {
+            name: i.name.clone(),
+            region: reg.name.clone(),
+        });
+    }
+    Err(PriceError::UnknownType {
+        name: shown(name),
+        close: close_matches(name, cat.volume_types.iter().map(|t| t.name.as_str())),
+        all: cat.volume_types.iter().map(|t| t.name.clone()).collect(),
+    })
+}
+
+/// Ok when `name` (an instance type when `instance`, else a volume type, of `cloud`) can be had
+/// in `reg`, else which regions of its cloud to pick.
+pub fn same_cloud(
+    cat: &Catalog,
+    reg: &Region,
+    name: &str,
+    instance: bool,
+    cloud: &str,
+) -> Result<(), PriceError> {
+    if cloud == reg.cloud {
+        return Ok(());
+    }
+    let regions = cat
+        .regions
+        .iter()
+        .filter(|r| r.cloud == cloud)
+        .map(|r| r.name.clone())
+        .collect();
+    let (name, cloud, region, region_cloud) = (
+        name.to_string(),
+        cloud.into(),
+        reg.name.clone(),
+        reg.cloud.as_str().into(),
+    );
+    Err(if instance {
+        PriceError::InstanceWrongCloud {
+            name,
+            cloud,
+            region,
+            region_cloud,
+            regions,
+        }
+    } else {
+        PriceError::WrongCloud {
+            name,
+            cloud,
+            region,
+            region_cloud,
+            regions,
+        }
+    })
+}
+
+/// A refusal of provisioned IOPS on a type whose IOPS follow its size, with the types of the
+/// same cloud priced in `region` that take as many provisioned IOPS (from the catalog).
+fn with_provisioned_types(
+    cat: &Catalog,
+    region: &str,
+    vt: &VolumeType,
+    asked: Option<u64>,
+    mut e: RuleError,
+) -> RuleError {
+    let Some(asked) = asked.filter(|_| e.rule == "iops_not_provisioned") else {
+        return e;
+    };
+    let types: Vec<&str> = cat
+        .volume_types
+        .iter()
+        .filter(|t| t.cloud == vt.cloud && t.name != vt.name && !t.ephemeral)
+        .filter(|t| matches!(&t.iops, IopsRule::Provisioned(p) if p.max >= asked))
+        .filter(|t| cat.volume_price(region, &t.name).is_some())
+        .map(|t| t.name.as_str())
+        .collect();
+    if !types.is_empty() {
+        e.message.push_str(&format!(
+            "; or a type that takes {} provisioned IOPS in {region}: {}",
+            int(asked),
+            types.join(", ")
+        ));
+    }
+    e
 }
 
 fn no_price(cat: &Catalog, what: &'static str, name: &str, region: &str) -> PriceError {
@@ -152,7 +240,8 @@ pub fn volume(
     cfg: &VolumeConfig,
 ) -> Result<Quote, PriceError> {
     let (reg, vt, price) = lookup(cat, region_name, type_name)?;
-    let r = resolve(vt, cfg)?;
+    let r =
+        resolve(vt, cfg).map_err(|e| with_provisioned_types(cat, &reg.name, vt, cfg.iops, e))?;
     let items = volume_items(vt, price, &r)?;
     let perf = performance(vt, &r);
     let total = round_cents(items.iter().map(|i| i.monthly_cost_usd).sum());
@@ -302,17 +391,33 @@ pub fn volume_items(
 
 /// Monthly cost of an instance type, unrounded (for differences), or an error naming close matches.
 pub fn instance_monthly(cat: &Catalog, region_name: &str, name: &str) -> Result<f64, PriceError> {
-    region(cat, region_name)?;
-    if cat.instance(name).is_none() {
-        return Err(PriceError::UnknownInstance {
-            name: shown(name),
-            close: close_matches(name, cat.instances.iter().map(|i| i.name.as_str())),
-        });
-    }
+    let reg = region(cat, region_name)?;
+    let inst = known_instance(cat, name)?;
+    same_cloud(cat, reg, &inst.name, true, &inst.cloud)?;
     let p = cat
         .instance_price(region_name, name)
         .ok_or_else(|| no_price(cat, "on-demand", name, region_name))?;
     Ok(p.usd_per_hour * HOURS_PER_MONTH)
+}
+
+/// The instance type `name`, or close matches.
+pub fn known_instance<'a>(cat: &'a Catalog, name: &str) -> Result<&'a Instance, PriceError> {
+    cat.instance(name)
+        .ok_or_else(|| PriceError::UnknownInstance {
+            name: shown(name),
+            close: close_matches(name, cat.instances.iter().map(|i| i.name.as_str())),
+        })
+}
+
+/// How long an instance's local disks keep their data, in its cloud's own words: AWS
+/// ([aws-instance-types], docs/sources.md) says stop and terminate, Azure (the Lsv3/Lasv3 size
+/// pages the catalog's Azure instances cite, as `render aks` says) stop, deallocation and redeployment.
+pub fn store_lifetime(cloud: &str) -> &'static str {
+    match cloud {
+        "aws" => "lost when the instance stops or terminates (kept across a reboot)",
+        "azure" => "lost when the VM stops, is deallocated or is redeployed (kept across a reboot)",
+        _ => "lost when the machine stops (kept across a reboot)",
+    }
 }
 
 /// Prices an instance for a month (730 hours), with its instance store.
@@ -327,10 +432,11 @@ pub fn instance(cat: &Catalog, region_name: &str, name: &str) -> Result<Quote, P
     match &inst.store {
         Some(s) => {
             perf.notes.push(format!(
-                "instance store: {} x {} GB NVMe SSD ({} GiB), lost when the instance stops or terminates (kept across a reboot)",
+                "instance store: {} x {} GB NVMe SSD ({} GiB), {}",
                 s.count,
                 int(s.size_gb),
-                int(s.total_bytes() >> 30)
+                int(s.total_bytes() >> 30),
+                store_lifetime(&inst.cloud)
             ));
             if let (Some(r), Some(w)) = (inst.store_read_iops, inst.store_write_iops) {
                 perf.baseline_iops = Some(r.min(w) as f64);
@@ -367,97 +473,4 @@ pub fn instance(cat: &Catalog, region_name: &str, name: &str) -> Result<Quote, P
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The embedded catalog's quote for a volume of `type_` in `region` of `size_gib`, with
-    /// `iops` and `mibs` provisioned.
-    fn quote(
-        region: &str,
-        type_: &str,
-        size_gib: u64,
-        iops: Option<u64>,
-        mibs: Option<f64>,
-    ) -> Result<Quote, PriceError> {
-        let cfg = VolumeConfig::new(size_gib, iops, mibs);
-        volume(&Catalog::embedded(), region, type_, &cfg)
-    }
-
-    #[test]
-    fn seed_001_cache_volume() {
-        let q = quote("eu-north-1", "gp3", 36, Some(16000), Some(1000.0)).unwrap();
-        // 36 x 0.0836 = 3.0096 -> 3.01; 13,000 x 0.0052 = 67.60; 875 x 0.0418 = 36.575 -> 36.58;
-        // 3.01 + 67.60 + 36.58 = 107.19 (the bcache-on-EBS recipe [recipe-bcache-ebs]: $107.19).
-        let got: Vec<f64> = q.items.iter().map(|i| i.monthly_cost_usd).collect();
-        assert_eq!(got, vec![3.01, 67.60, 36.58]);
-        assert_eq!(q.monthly_cost_usd, 107.19);
-        assert!(q.weak);
-    }
-
-    #[test]
-    fn included_iops_and_throughput_are_not_billed() {
-        let q = quote("us-east-1", "gp3", 100, Some(3000), Some(125.0)).unwrap();
-        // 100 x $0.08 = $8.00; 3,000 IOPS and 125 MiB/s are included.
-        assert_eq!(q.items.len(), 1);
-        assert_eq!(q.monthly_cost_usd, 8.0);
-        // io1 bills every provisioned IOPS: 100 x 0.125 = 12.50 + 1,000 x 0.065 = 65.00.
-        let q = quote("us-east-1", "io1", 100, Some(1000), None).unwrap();
-        assert_eq!(q.monthly_cost_usd, 77.5);
-        // GCP local SSD comes in 375 GiB units.
-        assert!(quote("us-central1", "local-ssd", 400, None, None).is_err());
-        let q = quote("us-central1", "local-ssd", 750, None, None).unwrap();
-        assert_eq!(q.monthly_cost_usd, 60.0);
-    }
-
-    #[test]
-    fn io2_tiers_apply_bracket_by_bracket() {
-        let q = quote("us-east-1", "io2", 100, Some(70000), None).unwrap();
-        // 100 x 0.125 = 12.50; 32,000 x 0.065 = 2,080.00; 32,000 x 0.0455 = 1,456.00;
-        // 6,000 x 0.03185 = 191.10; total 3,739.60.
-        let got: Vec<f64> = q.items.iter().map(|i| i.monthly_cost_usd).collect();
-        assert_eq!(got, vec![12.50, 2080.00, 1456.00, 191.10]);
-        assert_eq!(q.monthly_cost_usd, 3739.60);
-        assert_eq!(q.items[2].name, "iops 32,001-64,000");
-    }
-
-    #[test]
-    fn unknown_things_list_close_matches() {
-        let c = Catalog::embedded();
-        let e = quote("eu-nort-1", "gp3", 10, None, None).unwrap_err();
-        assert!(e.to_string().contains("did you mean eu-north-1"), "{e}");
-        let e = quote("us-east-1", "gp4", 10, None, None).unwrap_err();
-        assert!(e.to_string().contains("gp3"), "{e}");
-        let e = instance(&c, "us-east-1", "m6id.xlarg").unwrap_err();
-        assert!(e.to_string().contains("m6id.xlarge"), "{e}");
-        // Nothing close: no guess, the region list once.
-        let e = quote("mars-1", "gp3", 10, None, None)
-            .unwrap_err()
-            .to_string();
-        assert!(!e.contains("did you mean"), "{e}");
-        assert_eq!(e.matches("us-east-1").count(), 1, "{e}");
-        let e = quote("us-east-1", "floppy", 10, None, None)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            !e.contains("did you mean") && e.contains("the catalog has"),
-            "{e}"
-        );
-        let e = instance(&c, "us-east-1", "zzzz").unwrap_err().to_string();
-        assert!(
-            !e.contains("did you mean") && e.contains("catalog show"),
-            "{e}"
-        );
-        // A huge name is quoted cut short.
-        let e = quote(&"x".repeat(5000), "gp3", 10, None, None)
-            .unwrap_err()
-            .to_string();
-        assert!(e.len() < 500 && e.contains("xxx..."), "{e}");
-        let e = quote("eu-north-1", "sc1", 500, None, None).unwrap_err();
-        assert!(
-            e.to_string().contains("it has one in ") && e.to_string().contains("us-east-1"),
-            "{e}"
-        );
-        let e = quote("us-central1", "gp3", 500, None, None).unwrap_err();
-        assert!(e.to_string().contains("pick one of the aws regions"), "{e}");
-    }
-}
+mod tests;
