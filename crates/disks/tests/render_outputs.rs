@@ -31,6 +31,7 @@ fn openshift(
         role: role.into(),
         machineset: ms,
         use_binary: bin.map(String::from),
+        allow_build_binary: false,
     })
     .unwrap()
     .render()
@@ -45,6 +46,7 @@ fn m6id() -> MachineSetConfig {
         zone: None,
         ami: None,
         replicas: 1,
+        local_disks: LocalDisks::Yes,
     }
 }
 
@@ -750,6 +752,7 @@ fn openshift_refusals() {
         role: "worker".into(),
         machineset: None,
         use_binary: None,
+        allow_build_binary: false,
     };
     let e = OpenShift::new(OpenShiftConfig {
         machineset: Some(MachineSetConfig {
@@ -778,4 +781,174 @@ fn openshift_refusals() {
     })
     .unwrap_err();
     assert!(matches!(e, RenderError::Conflict { .. }));
+}
+
+#[test]
+fn openshift_refuses_an_instance_type_without_local_disks_and_notes_an_unknown_one() {
+    // Found by QA: --machineset --instance-type m6i.xlarge (or t3.medium) rendered without a
+    // word, though the MachineConfig needs a local disk on those nodes.
+    let with = |local_disks: LocalDisks, instance_type: &str| {
+        OpenShift::new(OpenShiftConfig {
+            intent: intent("/var/lib/containers", |_| {}),
+            role: "worker".into(),
+            machineset: Some(MachineSetConfig {
+                instance_type: instance_type.into(),
+                local_disks,
+                ..m6id()
+            }),
+            use_binary: None,
+            allow_build_binary: false,
+        })
+    };
+    let e = with(
+        LocalDisks::No {
+            similar: vec!["m6id.xlarge".into(), "c6id.xlarge".into()],
+        },
+        "m6i.xlarge",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "m6i.xlarge has no instance store (local NVMe disks) in disktier's catalog, so the MachineSet's nodes would have no disk for the MachineConfig: use a type with instance store, e.g. m6id.xlarge, c6id.xlarge"
+    );
+    let r = with(LocalDisks::Unknown, "t3.medium")
+        .unwrap()
+        .render()
+        .unwrap();
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("t3.medium is not in disktier's catalog")),
+        "{:?}",
+        r.notes
+    );
+    // A type with local disks renders as before, with no such note.
+    let r = with(LocalDisks::Yes, "m6id.xlarge")
+        .unwrap()
+        .render()
+        .unwrap();
+    assert!(
+        !r.notes.iter().any(|n| n.contains("catalog")),
+        "{:?}",
+        r.notes
+    );
+}
+
+#[test]
+fn openshift_use_binary_follows_setups_rule_for_boot_time_binaries() {
+    // Found by QA: --use-binary /tmp/disktier was accepted while setup --persist systemd
+    // refuses a binary in /tmp.
+    let cfg = |bin: &str, allow: bool| OpenShiftConfig {
+        intent: intent("/var/lib/containers", |_| {}),
+        role: "worker".into(),
+        machineset: None,
+        use_binary: Some(bin.into()),
+        allow_build_binary: allow,
+    };
+    for bin in [
+        "/tmp/disktier",
+        "/root/disktier",
+        "/src/target/release/disktier",
+    ] {
+        let e = OpenShift::new(cfg(bin, false)).unwrap_err().to_string();
+        assert!(
+            e.contains("which may be gone at the next boot"),
+            "{bin}: {e}"
+        );
+        assert!(OpenShift::new(cfg(bin, true)).is_ok(), "{bin}");
+    }
+    assert!(OpenShift::new(cfg("/usr/local/bin/disktier", false)).is_ok());
+}
+
+#[test]
+fn gke_and_aks_refuse_a_zero_request_and_a_bad_image() {
+    // Found by QA: 0 "exceeds" the SSDs (gke) or was told to ask for at most the size (aks);
+    // `nginx;id` and friends reached the Pod YAML.
+    let e = Gke::new(GkeConfig {
+        request: "0".into(),
+        ..gke_cfg()
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("must be at least 1 byte"), "{e}");
+    let aks = |request: &str, image: &str| {
+        Aks::new(AksConfig {
+            resource_group: "rg".into(),
+            cluster: "c".into(),
+            pool: "nvmepool".into(),
+            vm_size: "Standard_L8s_v3".into(),
+            node_count: 1,
+            storage_class: "local-nvme".into(),
+            request: request.into(),
+            image: image.into(),
+        })
+    };
+    let e = aks("0Gi", "nginx").unwrap_err().to_string();
+    assert!(e.contains("must be at least 1 byte"), "{e}");
+    for bad in [
+        "nginx;id",
+        "nginx$(id)",
+        "NGINX",
+        "nginx'",
+        ":latest",
+        "nginx@",
+        "a/b:1@sha256:abc",
+    ] {
+        let e = Gke::new(GkeConfig {
+            image: bad.into(),
+            ..gke_cfg()
+        })
+        .unwrap_err();
+        assert!(
+            matches!(e, RenderError::BadValue { flag: "image", .. }),
+            "{bad}: {e}"
+        );
+        assert!(aks("500Gi", bad).is_err(), "{bad}");
+    }
+    assert!(aks("500Gi", "registry.example.com/app:1.2").is_ok());
+}
+
+#[test]
+fn cache_scripts_refuse_a_partition() {
+    // Found by QA: the script refuses partitions at run time; now render does.
+    let e = Bcache::new(BcacheConfig {
+        fast: FAST.into(),
+        slow: format!("{SLOW}-part1"),
+        mode: BcacheMode::Writeback,
+        sequential_cutoff: 0,
+    })
+    .unwrap_err();
+    assert!(
+        matches!(e, RenderError::Partition { flag: "--slow", .. }),
+        "{e}"
+    );
+}
+
+#[test]
+fn eks_refuses_a_url_that_is_not_one_and_a_cidr_with_host_bits() {
+    let e = Eks::new(EksConfig {
+        api_server_endpoint: "https://a\"b/$(id)".into(),
+        ..eks_cfg(LocalStorageStrategy::Raid0)
+    })
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RenderError::BadValue {
+                flag: "api-server-endpoint",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = Eks::new(EksConfig {
+        cidr: "10.100.0.1/16".into(),
+        ..eks_cfg(LocalStorageStrategy::Raid0)
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("host bits set") && e.contains("10.100.0.0/16"),
+        "{e}"
+    );
 }

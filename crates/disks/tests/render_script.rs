@@ -637,3 +637,68 @@ fn a_disk_formatted_between_check_and_mkfs_is_left_alone() {
     assert_eq!(blkid(&dev.path, "TYPE"), "ext4");
     assert_eq!(blkid(&dev.path, "LABEL"), "theirs");
 }
+
+/// The cloud-init user-data's last runcmd entry run by `sh` with a stub `systemctl` that logs
+/// its arguments and reports `active` units as running: (what it logged, stderr).
+fn cloud_init_start(active: &str) -> (String, String) {
+    use disktier_disks::render::CloudInit;
+    let intent = Intent::new(IntentInput {
+        mount: "/mnt/disks/ssd".into(),
+        binds: vec!["/var/lib/containerd,/var/lib/kubelet".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    let r = CloudInit::new(intent).render().unwrap();
+    let doc: serde_json::Value = serde_yaml_ng::from_str(&r.files[0].content).unwrap();
+    let cmd: Vec<String> = doc["runcmd"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(&cmd[..2], ["sh", "-c"]);
+    let stub = tempfile::tempdir().unwrap();
+    let log = stub.path().join("log");
+    write_executable(
+        &stub.path().join("systemctl"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> {log}\nif [ \"$1\" = is-active ]; then [ \"$3\" = \"$ACTIVE\" ]; exit $?; fi\n",
+            log = log.display()
+        ),
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &cmd[2]])
+        .env("PATH", path_with(stub.path()))
+        .env("ACTIVE", active)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    (
+        std::fs::read_to_string(&log).unwrap_or_default(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cloud_init_starts_the_units_only_when_no_runtime_runs_yet() {
+    // Found by QA: runcmd started the bind mounts late in the first boot, over the state of a
+    // containerd already running. As install.sh does, it now says to reboot instead.
+    let (log, err) = cloud_init_start("containerd.service");
+    assert!(!log.contains("start"), "{log}");
+    assert_eq!(
+        err,
+        "disktier: containerd.service is running: reboot to mount /mnt/disks/ssd before it starts\n"
+    );
+    let (log, err) = cloud_init_start("none");
+    assert!(err.is_empty(), "{err}");
+    let start = log.lines().last().unwrap();
+    assert!(
+        start.starts_with("start mnt-disks-ssd.mount ")
+            && start.contains("var-lib-containerd.mount"),
+        "{log}"
+    );
+}

@@ -264,3 +264,121 @@ fn persisted_boot_unit_repeats_the_request_with_arguments_setup_accepts() {
     };
     assert_eq!(mkfs(&again), mkfs(&text));
 }
+
+/// Runs `setup ARGS --dry-run`: it must end with exit 2 and one line on stderr naming every
+/// one of `needles`.
+fn setup_refused(case: &str, args: &[&str], needles: &[&str]) {
+    let out = bin()
+        .arg("setup")
+        .args(args)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{case}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{case}: one line: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{case}: lacks {n:?}: {err}");
+    }
+    assert!(out.stdout.is_empty(), "{case}: printed a plan");
+}
+
+#[test]
+fn setup_refuses_what_qa_found_before_planning_anything() {
+    let fixture = sysfs_fixture("aws-m6id-xlarge");
+    let root = fixture.to_str().unwrap();
+    let at = |extra: &[&'static str]| {
+        let mut a = vec!["--mount", "/data", "--sysfs-root", root];
+        a.extend(extra);
+        a
+    };
+    for (case, args, needles) in [
+        (
+            "one device twice",
+            at(&["--devices", "/dev/nvme1n1,/dev/nvme1n1"]),
+            &["--devices /dev/nvme1n1 is given twice: name each disk once"][..],
+        ),
+        (
+            "one bind twice",
+            at(&["--bind", "/var/lib/x,/var/lib/x"]),
+            &["--bind /var/lib/x is given twice"],
+        ),
+        (
+            "uid -1",
+            at(&["--owner", "4294967295:0"]),
+            &["--owner", "at most 4294967294"],
+        ),
+        (
+            "a quota option in capitals",
+            at(&["--options", "PRJQUOTA"]),
+            &["case-sensitive: write prjquota"],
+        ),
+        (
+            "read-only with an owner",
+            at(&["--options", "ro", "--owner", "0:0"]),
+            &["--options ro", "--owner must write to it", "drop ro"],
+        ),
+        (
+            "a mount point in /proc",
+            vec!["--mount", "/proc/x", "--sysfs-root", root],
+            &["--mount /proc/x lies in /proc, a kernel filesystem"],
+        ),
+    ] {
+        setup_refused(case, &args, needles);
+    }
+}
+
+#[test]
+fn setup_refuses_to_mount_over_a_directory_that_holds_something() {
+    // Found by QA: `--dry-run --mount /etc` (and /usr, /boot, /var) planned a mount over it.
+    if !require_loop() {
+        return;
+    }
+    let dev = LoopDev::new(16 << 20);
+    let devs = dev.path.display().to_string();
+    for dir in ["/etc", "/usr", "/var"] {
+        setup_refused(
+            dir,
+            &["--mount", dir, "--devices", &devs],
+            &[&format!("{dir} is not empty"), "--allow-nonempty"],
+        );
+    }
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    std::fs::write(tmp.path().join("keep"), b"x").unwrap();
+    let out = bin()
+        .args([
+            "setup",
+            "--dry-run",
+            "--allow-nonempty",
+            "--devices",
+            &devs,
+            "--mount",
+        ])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("hidden under the mount until it is unmounted"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mount -t xfs"));
+    // --layout raid0 with one disk says it is used directly.
+    let out = bin()
+        .args([
+            "setup",
+            "--dry-run",
+            "--layout",
+            "raid0",
+            "--devices",
+            &devs,
+            "--mount",
+        ])
+        .arg(tmp.path().join("new"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("--layout raid0 with one disk"), "{err}");
+}

@@ -271,3 +271,212 @@ fn use_binary_runs_a_setup_command_that_disktier_setup_accepts() {
         );
     }
 }
+
+#[test]
+fn out_dir_never_writes_through_a_symbolic_link() {
+    // Found by QA: a link inside -o DIR was followed, with or without --overwrite, and the
+    // file it pointed at (outside DIR) was written.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("out");
+    std::fs::create_dir(&d).unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::write(&outside, "not render's\n").unwrap();
+    std::os::unix::fs::symlink(&outside, d.join("pod-emptydir.yaml")).unwrap();
+    let args = [
+        &["render"][..],
+        GKE_C1,
+        &["--machine-type", "n1-standard-8", "--local-ssds", "2"],
+    ]
+    .concat();
+    for extra in [&[][..], &["--overwrite"][..]] {
+        disktier()
+            .args(&args)
+            .arg("-o")
+            .arg(&d)
+            .args(extra)
+            .stderr_of_exit_naming(
+                "a link at an output path",
+                2,
+                &[
+                    "pod-emptydir.yaml is a symbolic link",
+                    "choose another -o DIR",
+                ],
+            );
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "not render's\n");
+        // All or nothing: no other file was written either.
+        assert!(!d.join("node-pool-ssd-pool.sh").exists());
+    }
+}
+
+#[test]
+fn render_refuses_what_qa_found() {
+    let gke = |extra: &[&'static str]| {
+        [
+            &["render"][..],
+            GKE_C1,
+            &["--machine-type", "n1-standard-8", "--local-ssds", "2"],
+            extra,
+        ]
+        .concat()
+    };
+    let aks = |extra: &[&'static str]| {
+        [
+            &["render", "aks", "--resource-group", "rg", "--cluster", "c"][..],
+            extra,
+        ]
+        .concat()
+    };
+    // cli_cases::EKS with its endpoint and CIDR replaced by `endpoint` and `cidr`.
+    let eks = |endpoint: &'static str, cidr: &'static str| {
+        let mut a = vec!["render"];
+        let mut it = cli_cases::EKS.iter();
+        while let Some(w) = it.next() {
+            a.push(w);
+            match *w {
+                "--api-server-endpoint" => a.push(endpoint),
+                "--cidr" => a.push(cidr),
+                _ => continue,
+            }
+            it.next();
+        }
+        a
+    };
+    let openshift = |extra: &[&'static str]| {
+        let mut a = vec!["render"];
+        a.extend(cli_cases::OPENSHIFT);
+        a.extend(extra);
+        a
+    };
+    let machineset =
+        |t: &'static str| openshift(&["--machineset", "--instance-type", t, "--cluster-id", "c1"]);
+    let systemd =
+        |extra: &[&'static str]| [&["render", "systemd", "--mount", "/data"][..], extra].concat();
+    let mut cases: Vec<(String, Vec<&str>, i32, Vec<&str>)> = vec![
+        (
+            "an instance type without instance store".into(),
+            machineset("m6i.xlarge"),
+            2,
+            vec!["m6i.xlarge has no instance store", "e.g. m6id.xlarge"],
+        ),
+        (
+            "an instance type the catalog does not know: a note".into(),
+            machineset("t3.medium"),
+            0,
+            vec!["t3.medium is not in disktier's catalog"],
+        ),
+        (
+            "gke request 0".into(),
+            gke(&["--request", "0"]),
+            2,
+            vec!["--request \"0\"", "at least 1 byte"],
+        ),
+        (
+            "aks request 0".into(),
+            aks(&["--request", "0"]),
+            2,
+            vec!["--request \"0\"", "at least 1 byte"],
+        ),
+        (
+            "a by-id glob of every disk".into(),
+            systemd(&["--by-id", "/dev/disk/by-id/*"]),
+            2,
+            vec!["matches every disk"],
+        ),
+        (
+            "a model pattern of every disk".into(),
+            systemd(&["--model", "*"]),
+            2,
+            vec!["--model \"*\" matches every disk"],
+        ),
+        (
+            "a by-id glob of partitions".into(),
+            systemd(&[
+                "--by-id",
+                "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_X-part1",
+            ]),
+            2,
+            vec!["names a partition"],
+        ),
+        (
+            "bcache on a partition".into(),
+            vec![
+                "render",
+                "bcache",
+                "--fast",
+                cli_cases::FAST,
+                "--slow",
+                "/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0bbbbbbbbbbbbbbbb-part1",
+            ],
+            2,
+            vec!["--slow", "names a partition"],
+        ),
+        (
+            "a boot-time binary in /tmp".into(),
+            openshift(&["--use-binary", "/tmp/disktier"]),
+            2,
+            vec![
+                "--use-binary",
+                "temporary directory",
+                "may be gone at the next boot",
+            ],
+        ),
+        (
+            "an endpoint that is not a URL".into(),
+            eks("https://a\"b/$(id)", "10.100.0.0/16"),
+            2,
+            vec!["--api-server-endpoint"],
+        ),
+        (
+            "a CIDR with host bits".into(),
+            eks("https://x.eks.amazonaws.com", "10.100.0.1/16"),
+            2,
+            vec!["host bits set", "10.100.0.0/16"],
+        ),
+    ];
+    for image in [
+        "nginx;id",
+        "nginx$(id)",
+        "NGINX",
+        "nginx'",
+        ":latest",
+        "nginx@",
+        "a/b:1@sha256:abc",
+    ] {
+        cases.push((
+            format!("gke --image {image}"),
+            gke(&["--image", image]),
+            2,
+            vec!["--image", "give an image reference"],
+        ));
+        cases.push((
+            format!("aks --image {image}"),
+            aks(&["--image", image]),
+            2,
+            vec!["--image"],
+        ));
+    }
+    for lv in ["snapshot", "pvmove", "main_cdata"] {
+        cases.push((
+            format!("lvmcache --lv {lv}"),
+            [&["render"][..], cli_cases::LVMCACHE_A_B, &["--lv", lv]].concat(),
+            2,
+            vec!["--lv", "lvm reserves"],
+        ));
+    }
+    for (case, args, code, needles) in cases {
+        let err = disktier()
+            .args(&args)
+            .stderr_of_exit_naming(&case, code, &needles);
+        if code == 2 {
+            assert_eq!(err.trim_end().lines().count(), 1, "{case}: one line: {err}");
+        }
+    }
+    // The escape hatch setup has, for the same rule.
+    disktier()
+        .args(openshift(&[
+            "--use-binary",
+            "/tmp/disktier",
+            "--allow-build-binary",
+        ]))
+        .stdout_ok();
+}

@@ -19,6 +19,9 @@ pub struct MountEntry {
     pub source: String,
     /// Per-mount options (`rw,noatime`).
     pub options: String,
+    /// Superblock options (`rw,attr2,inode64,prjquota`): the filesystem's own, after the
+    /// source (empty when the line has none).
+    pub super_options: String,
 }
 
 /// Undoes mountinfo's octal escapes (`\040` for a space, `\011`, `\012`, `\134`); a
@@ -44,6 +47,7 @@ pub fn parse(text: &str) -> Vec<MountEntry> {
                 options: l[5].to_string(),
                 fstype: r[0].to_string(),
                 source: unescape(r[1]),
+                super_options: r.get(2).map(|o| o.to_string()).unwrap_or_default(),
             })
         })
         .collect()
@@ -106,5 +110,7 @@ mod tests {
         assert_eq!(m[1].fstype, "xfs");
         assert_eq!(m[1].source, "/dev/nvme1n1");
         assert_eq!(m[1].options, "rw,noatime");
+        assert_eq!(m[0].super_options, "rw,discard");
+        assert_eq!(m[1].super_options, "rw");
     }
 }

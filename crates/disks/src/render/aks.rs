@@ -232,6 +232,14 @@ impl Aks {
         let capacity = u64::from(size.disks) * NVME_DISK_BYTES;
         match parse_quantity(&cfg.request) {
             Some(b) if b > 0 && b <= capacity => {}
+            // Found by QA: 0 was told to "ask for at most" the capacity.
+            Some(0) => {
+                return Err(bad(
+                    "request",
+                    &cfg.request,
+                    "the volume must be at least 1 byte: write a quantity such as 500Gi",
+                ))
+            }
             Some(_) => {
                 return Err(bad(
                     "request",

@@ -1,6 +1,6 @@
 //! cloud-init user-data for a plain VM: `write_files` installs the boot-time script and the
-//! systemd units, `runcmd` enables and starts them once. From then on systemd runs them on every
-//! boot.
+//! systemd units, `runcmd` enables them and starts them once, unless a container runtime or
+//! kubelet already runs (as `install.sh` does). From then on systemd runs them on every boot.
 //!
 //! Why not `disk_setup`/`fs_setup`/`mounts`: they take kernel device names, and they run once per
 //! instance; a stop/start keeps the instance id but hands back blank disks, so they would not
@@ -13,6 +13,7 @@ use super::script::{prepare_script, script_path};
 use super::systemd::{vm_notes, VM_RUNTIMES};
 use super::units::units;
 use super::{yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
+use disktier_cmd::shell_quote;
 use serde_json::json;
 
 /// A checked cloud-init render.
@@ -56,11 +57,23 @@ impl Renderer for CloudInit {
             .collect();
         let mut enable = vec!["systemctl", "enable"];
         enable.extend(&enabled);
-        let mut start = vec!["systemctl", "start"];
-        start.extend(&enabled);
+        // runcmd runs late in the first boot, when a container runtime or kubelet may already
+        // run on the directories: starting the mounts then would hide their state (found by QA).
+        // As install.sh does, the units start now only when none of them runs; otherwise they
+        // run at the next boot, ordered before the runtime.
+        let start = format!(
+            "for svc in {runtimes}; do if systemctl is-active --quiet \"$svc\"; then echo \"disktier: $svc is running: reboot to mount {mount} before it starts\" >&2; exit 0; fi; done; systemctl start {units}",
+            runtimes = VM_RUNTIMES.join(" "),
+            mount = intent.mount,
+            units = enabled
+                .iter()
+                .map(|u| shell_quote(u))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
         let doc = json!({
             "write_files": write_files,
-            "runcmd": [["systemctl", "daemon-reload"], enable, start],
+            "runcmd": [["systemctl", "daemon-reload"], enable, ["sh", "-c", start]],
         });
         let comments = vec![
             format!(
@@ -70,7 +83,8 @@ impl Renderer for CloudInit {
             "Not disk_setup/fs_setup/mounts: those take kernel device names and run once per instance,".into(),
             "so after a stop/start (same instance, blank disks) nothing would make the filesystem again.".into(),
             "The units written here run on every boot and decide from the disks' state; runcmd only".into(),
-            "enables them and starts them on the first boot.".into(),
+            "enables them and starts them on the first boot, unless a container runtime or kubelet".into(),
+            "already runs (then they run at the next boot, before it: reboot).".into(),
         ];
         let body = yaml::document("cloud-config", &comments, &doc)?;
         Ok(Rendered {

@@ -52,6 +52,68 @@ fn bad(flag: &'static str, value: &str, why: &str) -> RenderError {
     RenderError::bad_value(flag, value.to_string(), why)
 }
 
+/// An API server URL: `https://HOST[:PORT]` and at most a `/` after it, the host a DNS name
+/// (RFC 1123 labels of letters, digits and `-`, at most 253 characters), an IPv4 address or a
+/// bracketed IPv6 address, the port 1 to 65535 (found by QA: `https://a"b/$(id)` was accepted).
+fn https_endpoint(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("https://") else {
+        return false;
+    };
+    let authority = rest.strip_suffix('/').unwrap_or(rest);
+    let (host, port) = match authority.rfind(':') {
+        Some(i) if !authority[i..].contains(']') => (&authority[..i], Some(&authority[i + 1..])),
+        _ => (authority, None),
+    };
+    let port_ok = port.is_none_or(|p| !p.starts_with('0') && p.parse::<u16>().is_ok_and(|n| n > 0));
+    let label = |l: &str| {
+        (1..=63).contains(&l.len())
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    let host_ok = if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        v6.parse::<std::net::Ipv6Addr>().is_ok()
+    } else {
+        host.parse::<std::net::Ipv4Addr>().is_ok()
+            || (host.len() <= 253
+                && host.split('.').all(label)
+                && host.bytes().any(|b| b.is_ascii_alphabetic()))
+    };
+    port_ok && host_ok
+}
+
+/// The network of `ADDR/LEN` (the address with its host bits cleared) and whether `ADDR` had
+/// host bits set, or `None` when it is not an IPv4 or IPv6 CIDR.
+fn network(cidr: &str) -> Option<(String, bool)> {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    let (ip, len) = cidr.split_once('/')?;
+    if len.is_empty() || !len.bytes().all(|b| b.is_ascii_digit()) || len.len() > 3 {
+        return None;
+    }
+    let len: u32 = len.parse().ok()?;
+    if let Ok(a) = ip.parse::<Ipv4Addr>() {
+        let a = u32::from(a);
+        let mask = u32::MAX.checked_shl(32 - len.min(32)).unwrap_or(0);
+        (len <= 32).then(|| {
+            (
+                format!("{}/{len}", Ipv4Addr::from(a & mask)),
+                a & !mask != 0,
+            )
+        })
+    } else if let Ok(a) = ip.parse::<Ipv6Addr>() {
+        let a = u128::from(a);
+        let mask = u128::MAX.checked_shl(128 - len.min(128)).unwrap_or(0);
+        (len <= 128).then(|| {
+            (
+                format!("{}/{len}", Ipv6Addr::from(a & mask)),
+                a & !mask != 0,
+            )
+        })
+    } else {
+        None
+    }
+}
+
 impl Eks {
     pub fn new(cfg: EksConfig) -> Result<Eks, RenderError> {
         let name_ok = |s: &str| {
@@ -68,17 +130,11 @@ impl Eks {
                 "an EKS cluster name holds letters, digits, - and _",
             ));
         }
-        if !cfg.api_server_endpoint.starts_with("https://")
-            || cfg.api_server_endpoint.len() > 2048
-            || !cfg
-                .api_server_endpoint
-                .chars()
-                .all(|c| c.is_ascii_graphic())
-        {
+        if !https_endpoint(&cfg.api_server_endpoint) {
             return Err(bad(
                 "api-server-endpoint",
                 &cfg.api_server_endpoint,
-                "give the https:// URL from aws eks describe-cluster --query cluster.endpoint",
+                "give the https:// URL from aws eks describe-cluster --query cluster.endpoint (https://HOST[:PORT], the host a DNS name or an IP address)",
             ));
         }
         let b64_ok = !cfg.certificate_authority.is_empty()
@@ -93,17 +149,23 @@ impl Eks {
                 "give the base64 data from aws eks describe-cluster --query cluster.certificateAuthority.data",
             ));
         }
-        let cidr_ok = cfg.cidr.split_once('/').is_some_and(|(ip, len)| {
-            (ip.parse::<std::net::Ipv4Addr>().is_ok() && len.parse::<u8>().is_ok_and(|l| l <= 32))
-                || (ip.parse::<std::net::Ipv6Addr>().is_ok()
-                    && len.parse::<u8>().is_ok_and(|l| l <= 128))
-        });
-        if !cidr_ok {
-            return Err(bad(
-                "cidr",
-                &cfg.cidr,
-                "give the service CIDR, e.g. 10.100.0.0/16 (aws eks describe-cluster --query cluster.kubernetesNetworkConfig)",
-            ));
+        match network(&cfg.cidr) {
+            Some((_, false)) => {}
+            Some((net, true)) => {
+                // Found by QA: 10.100.0.1/16 was accepted.
+                return Err(bad(
+                    "cidr",
+                    &cfg.cidr,
+                    &format!("it has host bits set: the service CIDR is a network address, {net} (aws eks describe-cluster --query cluster.kubernetesNetworkConfig)"),
+                ));
+            }
+            None => {
+                return Err(bad(
+                    "cidr",
+                    &cfg.cidr,
+                    "give the service CIDR, e.g. 10.100.0.0/16 (aws eks describe-cluster --query cluster.kubernetesNetworkConfig)",
+                ))
+            }
         }
         if let Some(m) = &cfg.mount_path {
             // It is written into YAML by hand: a validated path (SECURITY.md), quoted below
@@ -284,5 +346,59 @@ impl Renderer for Eks {
             files,
             notes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_are_https_urls_with_a_valid_host() {
+        for ok in [
+            "https://ABCDEF0123456789.gr7.us-west-2.eks.amazonaws.com",
+            "https://x.eks.amazonaws.com/",
+            "https://10.0.0.1:6443",
+            "https://[fd00::1]:443",
+            "https://localhost",
+        ] {
+            assert!(https_endpoint(ok), "{ok}");
+        }
+        for bad in [
+            "https://a\"b/$(id)",
+            "http://x.eks.amazonaws.com",
+            "https://",
+            "https://x.eks.amazonaws.com/path",
+            "https://x..com",
+            "https://-x.com",
+            "https://x.com:0",
+            "https://x.com:65536",
+            "https://user@x.com",
+            "https://x.com?q=1",
+            "https://1.2.3",
+        ] {
+            assert!(!https_endpoint(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_cidr_is_a_network_address() {
+        let net = network;
+        assert_eq!(net("10.100.0.0/16"), Some(("10.100.0.0/16".into(), false)));
+        assert_eq!(net("10.100.0.1/16"), Some(("10.100.0.0/16".into(), true)));
+        assert_eq!(net("0.0.0.0/0"), Some(("0.0.0.0/0".into(), false)));
+        assert_eq!(net("10.1.2.3/32"), Some(("10.1.2.3/32".into(), false)));
+        assert_eq!(net("fd00::1/64"), Some(("fd00::/64".into(), true)));
+        assert_eq!(net("FD00::/64"), Some(("fd00::/64".into(), false)));
+        for bad in [
+            "10.0.0.0/33",
+            "10.0.0.0",
+            "10.0.0.0/",
+            "x/8",
+            "10.0.0.0/+8",
+            "::/129",
+        ] {
+            assert_eq!(network(bad), None, "{bad}");
+        }
     }
 }

@@ -18,6 +18,16 @@ pub enum RenderError {
     #[error("{path} is not a stable disk path: pass a /dev/disk/by-id/ or /dev/disk/by-path/ path (ls -l /dev/disk/by-id/)")]
     NotStablePath { path: String },
 
+    #[error("{flag} {pattern:?} matches every disk, so the rendered script would format any blank disk attached to the node (a new EBS volume too): {fix}")]
+    MatchesEverything {
+        flag: &'static str,
+        pattern: String,
+        fix: &'static str,
+    },
+
+    #[error("{flag} {path} names a partition (a -partN link), but disktier takes whole disks and the rendered script never uses a partition: pass the whole disk's link, without -partN")]
+    Partition { flag: &'static str, path: String },
+
     #[error("{what} {path} must be an absolute path such as /var/lib/containers")]
     NotAbsolute { what: &'static str, path: String },
 
@@ -77,6 +87,12 @@ pub enum RenderError {
         request: String,
         count: u32,
         capacity: u64,
+    },
+
+    #[error("{instance_type} has no instance store (local NVMe disks) in disktier's catalog, so the MachineSet's nodes would have no disk for the MachineConfig: use a type with instance store, e.g. {similar}")]
+    NoInstanceStore {
+        instance_type: String,
+        similar: String,
     },
 
     #[error("--fast and --slow are the same device ({path}): a cache needs two different disks")]

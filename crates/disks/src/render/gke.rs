@@ -242,6 +242,14 @@ impl Gke {
         let capacity = u64::from(cfg.local_ssds) * LOCAL_SSD_BYTES;
         match parse_quantity(&cfg.request) {
             Some(b) if b > 0 && b <= capacity => {}
+            // Found by QA: 0 was said to exceed the SSDs.
+            Some(0) => {
+                return Err(RenderError::BadValue {
+                    flag: "request",
+                    value: cfg.request.clone(),
+                    why: "the ephemeral-storage request must be at least 1 byte: write a quantity such as 200Gi".into(),
+                })
+            }
             Some(_) => {
                 return Err(RenderError::RequestTooLarge {
                     request: cfg.request.clone(),

@@ -169,7 +169,32 @@ fn check_model(model: &str) -> Result<(), RenderError> {
                 .into(),
         });
     }
+    if wildcards_only(model) {
+        return Err(RenderError::MatchesEverything {
+            flag: "--model",
+            pattern: model.to_string(),
+            fix: "give the model as sysfs shows it (cat /sys/block/*/device/model), e.g. 'Amazon EC2 NVMe Instance Storage'",
+        });
+    }
     Ok(())
+}
+
+/// Whether a shell pattern has no fixed character at all (`*`, `?*`, `**`): it matches any
+/// name (found by QA: `--model '*'` and `--by-id '/dev/disk/by-id/*'` were accepted).
+fn wildcards_only(pattern: &str) -> bool {
+    pattern.chars().all(|c| c == '*' || c == '?')
+}
+
+/// Whether a by-id/by-path link name (or glob) can only be a partition's: udev names those
+/// `DISK-partN`, and the rendered script and the cache scripts skip or refuse them.
+fn names_a_partition(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.match_indices("-part").any(|(i, _)| {
+        name[i + 5..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || "*?[".contains(c))
+    })
 }
 
 /// Is `path` a kernel name directly under /dev (`/dev/nvme1n1`, `/dev/sdb`, `/dev/xvdf`,
@@ -204,6 +229,19 @@ pub(crate) fn check_stable_path(
         .all(|c| c.is_ascii_alphanumeric() || "/-_.:+@*?[]!".contains(c));
     if !ok_prefix || !ok_chars || path.contains("..") {
         return Err(RenderError::NotStablePath {
+            path: path.to_string(),
+        });
+    }
+    if wildcards_only(path.rsplit('/').next().unwrap_or(path)) {
+        return Err(RenderError::MatchesEverything {
+            flag,
+            pattern: path.to_string(),
+            fix: "give a glob with a fixed part, e.g. /dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*",
+        });
+    }
+    if names_a_partition(path) {
+        return Err(RenderError::Partition {
+            flag,
             path: path.to_string(),
         });
     }
@@ -266,6 +304,38 @@ mod tests {
             Intent::new(inp).unwrap_err(),
             RenderError::NotStablePath { .. }
         ));
+    }
+
+    #[test]
+    fn globs_that_match_every_disk_or_only_partitions_are_refused() {
+        // Found by QA: these were rendered, and would have formatted any blank disk.
+        let mut inp = input("/data");
+        inp.by_id = Some("/dev/disk/by-id/*".into());
+        let e = Intent::new(inp).unwrap_err();
+        assert!(matches!(e, RenderError::MatchesEverything { .. }), "{e}");
+        let mut inp = input("/data");
+        inp.models = vec!["*".into()];
+        let e = Intent::new(inp).unwrap_err().to_string();
+        assert!(e.starts_with("--model \"*\" matches every disk"), "{e}");
+        for part in [
+            "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1-part1",
+            "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*-part*",
+            "/dev/disk/by-path/pci-0000:00:1f.0-nvme-1-part[12]",
+        ] {
+            let mut inp = input("/data");
+            inp.by_id = Some(part.into());
+            let e = Intent::new(inp).unwrap_err();
+            assert!(matches!(e, RenderError::Partition { .. }), "{part}: {e}");
+        }
+        // A fixed part is enough; "-part" in a model-like name that is not -partN is fine.
+        for ok in [
+            "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*",
+            "/dev/disk/by-id/scsi-Vendor-partner_1",
+        ] {
+            let mut inp = input("/data");
+            inp.by_id = Some(ok.into());
+            assert!(Intent::new(inp).is_ok(), "{ok}");
+        }
     }
 
     #[test]

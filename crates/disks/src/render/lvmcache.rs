@@ -58,11 +58,46 @@ fn check_lvm_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
     )
 }
 
+/// LV names lvm reserves: lvm(8) "VALID NAMES" says an LV cannot be called `snapshot` or
+/// `pvmove` and lists the strings an LV name may not contain (the suffixes of its internal
+/// sub-LVs); lvm2 itself (lib/misc/lvm-string.c, apply_lvname_restrictions) refuses every name
+/// *starting* with `snapshot` or `pvmove`, and `_pmspare`, `_vorigin` (and in newer releases
+/// `_wcorig`) anywhere.
+const RESERVED_LV_PREFIXES: [&str; 2] = ["snapshot", "pvmove"];
+const RESERVED_LV_STRINGS: [&str; 13] = [
+    "_cdata", "_cmeta", "_corig", "_mlog", "_mimage", "_pmspare", "_rimage", "_rmeta", "_tdata",
+    "_tmeta", "_vorigin", "_wcorig", "_vdata",
+];
+
+/// Refuses an LV name lvm reserves (found by QA: `--lv snapshot`, `pvmove`, `main_cdata` were
+/// rendered, and lvcreate would refuse them half-way through the script).
+fn check_lv_reserved(lv: &str) -> Result<(), RenderError> {
+    let why = if let Some(p) = RESERVED_LV_PREFIXES.iter().find(|p| lv.starts_with(*p)) {
+        Some(format!(
+            "lvm reserves LV names starting with {p} (lvm(8), VALID NAMES): pick another name"
+        ))
+    } else {
+        RESERVED_LV_STRINGS
+            .iter()
+            .find(|r| lv.contains(*r))
+            .map(|r| format!("lvm reserves {r} in LV names for its internal volumes (lvm(8), VALID NAMES): pick a name without it"))
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(RenderError::BadValue {
+            flag: "lv",
+            value: lv.to_string(),
+            why,
+        }),
+    }
+}
+
 impl Lvmcache {
     pub fn new(cfg: LvmcacheConfig) -> Result<Lvmcache, RenderError> {
         check_pair(&cfg.fast, &cfg.slow)?;
         check_lvm_name("vg", &cfg.vg)?;
         check_lvm_name("lv", &cfg.lv)?;
+        check_lv_reserved(&cfg.lv)?;
         if cfg.lv.ends_with("_cache") {
             return Err(RenderError::BadValue {
                 flag: "lv",
@@ -177,5 +212,32 @@ impl Renderer for Lvmcache {
             "lvmcache grows online (pvresize, lvextend); dm-cache has no sequential bypass",
             self.cfg.mode == LvmcacheMode::Writeback,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_lv_names_are_refused() {
+        for bad in [
+            "snapshot",
+            "pvmove",
+            "snapshots",
+            "pvmove2",
+            "main_cdata",
+            "x_tmeta_y",
+            "a_wcorig",
+        ] {
+            let e = check_lv_reserved(bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("--lv \"{bad}\" is not valid: lvm reserves")),
+                "{e}"
+            );
+        }
+        for ok in ["main", "my_snapshot", "data_cache1", "cdata"] {
+            assert!(check_lv_reserved(ok).is_ok(), "{ok}");
+        }
     }
 }

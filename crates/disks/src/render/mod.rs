@@ -15,6 +15,7 @@ mod cloudinit;
 mod eks;
 mod error;
 mod gke;
+mod image;
 mod intent;
 mod lvmcache;
 mod openshift;
@@ -30,9 +31,10 @@ pub use cloudinit::CloudInit;
 pub use eks::{Eks, EksConfig, LocalStorageStrategy};
 pub use error::RenderError;
 pub use gke::{local_ssd_limit, Gke, GkeConfig, LocalSsdLimit};
+pub(crate) use image::check_image;
 pub use intent::{DiskSelect, Intent, IntentInput, KNOWN_EPHEMERAL_MODELS};
 pub use lvmcache::{Lvmcache, LvmcacheConfig, LvmcacheMode};
-pub use openshift::{MachineSetConfig, OpenShift, OpenShiftConfig, IGNITION_VERSION};
+pub use openshift::{LocalDisks, MachineSetConfig, OpenShift, OpenShiftConfig, IGNITION_VERSION};
 pub use systemd::Systemd;
 pub use units::{escape_path, mount_unit_name};
 
@@ -157,18 +159,6 @@ fn dns_label(v: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !v.starts_with('-')
         && !v.ends_with('-')
-}
-
-/// `--image`, a container image reference: printable ASCII without blanks, at most 512 bytes (it
-/// goes into the pod manifests). An error shows the first `shown` characters of it.
-fn check_image(image: &str, shown: usize) -> Result<(), RenderError> {
-    let ok = !image.is_empty() && image.len() <= 512 && image.chars().all(|c| c.is_ascii_graphic());
-    RenderError::unless(
-        ok,
-        "image",
-        image.chars().take(shown).collect(),
-        "give an image reference such as nginx or registry.example.com/app:1.2",
-    )
 }
 
 #[cfg(test)]

@@ -26,6 +26,20 @@ const RUNTIMES: [&str; 2] = ["crio.service", "kubelet.service"];
 /// need --ami.
 const SEED_AMI_US_EAST_1: &str = "ami-0722eb0819717090f";
 
+/// What disktier's catalog says of an instance type's local disks. The caller looks it up
+/// (`disktier-catalog` is not a dependency of this crate) and the renderer decides: a type
+/// without instance store is refused, an unknown one gets a note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocalDisks {
+    /// The type has instance store.
+    Yes,
+    /// The type has none; `similar` names types that have (the `d` variant of the same size
+    /// first).
+    No { similar: Vec<String> },
+    /// The catalog does not list the type.
+    Unknown,
+}
+
 /// The MachineSet of the OpenShift instance-disk recipe [recipe-ocp-instance-disk].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MachineSetConfig {
@@ -35,6 +49,8 @@ pub struct MachineSetConfig {
     pub zone: Option<String>,
     pub ami: Option<String>,
     pub replicas: u32,
+    /// What the catalog says of `instance_type`'s local disks.
+    pub local_disks: LocalDisks,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +61,8 @@ pub struct OpenShiftConfig {
     pub machineset: Option<MachineSetConfig>,
     /// `--use-binary`: the path of `disktier` on the node; the unit runs `disktier setup`.
     pub use_binary: Option<String>,
+    /// Accept a `use_binary` in a build, temporary or home directory (`--allow-build-binary`).
+    pub allow_build_binary: bool,
 }
 
 /// A checked OpenShift render.
@@ -53,6 +71,8 @@ pub struct OpenShift {
     cfg: OpenShiftConfig,
     zone: Option<String>,
     ami: Option<String>,
+    /// Notes found while checking (an instance type the catalog does not know).
+    notes: Vec<String>,
 }
 
 /// A Kubernetes name: DNS-1123 label (lowercase letters, digits, '-'; at most 63).
@@ -70,7 +90,17 @@ impl OpenShift {
         check_dns_label("role", &cfg.role)?;
         if let Some(bin) = &cfg.use_binary {
             // It lands in a unit's ExecStart=: a validated absolute path, like --mount.
-            crate::valid::MountPath::parse("--use-binary", bin)?;
+            let path = crate::valid::MountPath::parse("--use-binary", bin)?;
+            // The same rule as setup's boot-time unit (found by QA: /tmp was accepted here).
+            if let (Some(why), false) = (path.transient_reason(), cfg.allow_build_binary) {
+                return Err(RenderError::BadValue {
+                    flag: "use-binary",
+                    value: bin.clone(),
+                    why: format!(
+                        "{why}, which may be gone at the next boot: install disktier on the node at a lasting path (the default /usr/local/bin/disktier), or pass --allow-build-binary"
+                    ),
+                });
+            }
             if cfg.intent.select != DiskSelect::known_ephemeral() {
                 return Err(RenderError::Conflict {
                     what: "--use-binary",
@@ -79,10 +109,29 @@ impl OpenShift {
                 });
             }
         }
-        let (mut zone, mut ami) = (None, None);
+        let (mut zone, mut ami, mut notes) = (None, None, Vec::new());
         if let Some(ms) = &cfg.machineset {
             check_dns_label("cluster-id", &ms.cluster_id)?;
             check_instance_type(&ms.instance_type)?;
+            // Found by QA: m6i.xlarge and t3.medium rendered a MachineSet of nodes without a
+            // disk for the MachineConfig.
+            match &ms.local_disks {
+                LocalDisks::Yes => {}
+                LocalDisks::No { similar } => {
+                    return Err(RenderError::NoInstanceStore {
+                        instance_type: ms.instance_type.clone(),
+                        similar: if similar.is_empty() {
+                            "one with a d in its family name (m6id, c6id) or an i3/i4i".into()
+                        } else {
+                            similar.join(", ")
+                        },
+                    })
+                }
+                LocalDisks::Unknown => notes.push(format!(
+                    "{t} is not in disktier's catalog, so whether it has instance store (local NVMe) is not checked: aws ec2 describe-instance-types --instance-types {t} --query 'InstanceTypes[].InstanceStorageSupported' says; without it the MachineConfig finds no disk on these nodes",
+                    t = ms.instance_type
+                )),
+            }
             check_region(&ms.region)?;
             let z = ms.zone.clone().unwrap_or_else(|| format!("{}a", ms.region));
             if !z.starts_with(&ms.region) || z.len() != ms.region.len() + 1 {
@@ -116,7 +165,12 @@ impl OpenShift {
                 }
             });
         }
-        Ok(OpenShift { cfg, zone, ami })
+        Ok(OpenShift {
+            cfg,
+            zone,
+            ami,
+            notes,
+        })
     }
 
     fn machine_config_name(&self) -> String {
@@ -371,6 +425,7 @@ impl Renderer for OpenShift {
         if let Some(ms) = &self.cfg.machineset {
             files.push(self.machine_set(ms)?);
         }
+        notes.extend(self.notes.iter().cloned());
         Ok(Rendered {
             platform: Platform::Openshift,
             files,

@@ -209,6 +209,10 @@ pub(crate) fn setup_unit(intent: &Intent, binary: &str, runtimes: &[&str]) -> Un
     }
     args.push("--persist".into());
     args.push("none".into());
+    // At boot the directory may already hold what the image put there before the unit ran
+    // (/var/lib/containers on a fresh node): mount over it, as before setup refused a non-empty
+    // mount point, rather than fail the unit and leave the runtime on the root disk.
+    args.push("--allow-nonempty".into());
     let exec = args
         .iter()
         .map(|a| exec_arg(a))

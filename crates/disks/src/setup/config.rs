@@ -3,6 +3,7 @@
 //! with `render`; bind directories consistent with the mount and the layout; the boot-time
 //! unit's binary outside build directories.
 
+use super::live::Flags;
 use super::SetupError;
 pub use crate::valid::FsType;
 use crate::valid::{Invalid, Label, Mode, MountOptions, MountPath, Owner};
@@ -45,6 +46,8 @@ pub struct SetupRequest {
     pub boot_binary: Option<PathBuf>,
     /// Accept a `boot_binary` below a build directory (`--allow-build-binary`).
     pub allow_build_binary: bool,
+    /// Mount over a mount point that is not empty, hiding what it holds (`--allow-nonempty`).
+    pub allow_nonempty: bool,
 }
 
 /// A checked setup request: every value that reaches a command line, fstab or a unit is one of
@@ -71,6 +74,8 @@ pub struct SetupConfig {
     /// With `--persist systemd`: the `disktier` binary a boot-time unit runs `setup` with, so
     /// disks that come back blank after a stop/start are made again before the mounts.
     pub boot_binary: Option<MountPath>,
+    /// Mount over a mount point that is not empty (`--allow-nonempty`).
+    pub allow_nonempty: bool,
 }
 
 /// A `--devices` entry: an absolute path under /dev without control characters, blanks or
@@ -119,19 +124,20 @@ impl std::fmt::Display for DevicePath {
 /// Default filesystem label: how a later run recognises the disks it made.
 pub const DEFAULT_LABEL: &str = "disktier";
 
-/// Where a boot-time unit must not run the binary from: build and temporary directories, which
-/// `cargo clean`, a reboot or a checkout change empty.
-fn build_dir_reason(p: &str) -> Option<&'static str> {
-    let comps: Vec<&str> = p.split('/').collect();
-    if comps.contains(&"target") {
-        Some("it lies in a cargo target directory")
-    } else if p.starts_with("/tmp/") || p.starts_with("/var/tmp/") || p.starts_with("/dev/shm/") {
-        Some("it lies in a temporary directory")
-    } else if p.starts_with("/home/") || p.starts_with("/root/") {
-        Some("it lies in a home directory")
-    } else {
-        None
+/// Kernel filesystems no mount point or bind directory may lie in: proc(5), sysfs(5) and
+/// devtmpfs hold no data, and a mount there hides what the kernel shows.
+const KERNEL_FS_DIRS: &[&str] = &["/proc", "/sys", "/dev"];
+
+/// Refuses `p` (given as `flag`) when it is or lies below /proc, /sys or /dev.
+fn check_not_kernel_fs(flag: &str, p: &MountPath) -> Result<(), SetupError> {
+    for k in KERNEL_FS_DIRS {
+        if p.as_str() == *k || p.as_str().starts_with(&format!("{k}/")) {
+            return Err(SetupError::Config(format!(
+                "{flag} {p} lies in {k}, a kernel filesystem that holds no data: choose a directory on a disk, e.g. /var/lib/containers"
+            )));
+        }
     }
+    Ok(())
 }
 
 /// Removes `.` and trailing slashes; refuses relative paths, `..` and control characters (for
@@ -184,6 +190,7 @@ impl SetupRequest {
             dry_run: false,
             boot_binary: None,
             allow_build_binary: false,
+            allow_nonempty: false,
         }
     }
 
@@ -214,6 +221,7 @@ impl SetupRequest {
             .as_deref()
             .map(|m| Mode::parse("--mode", m))
             .transpose()?;
+        check_not_kernel_fs("--mount", &mount)?;
         let mut binds: Vec<MountPath> = Vec::new();
         for b in &self.bind {
             let b = MountPath::parse_path("--bind", b)?;
@@ -222,9 +230,13 @@ impl SetupRequest {
                     "--bind {b}: a bind directory must be outside --mount {mount} and not contain it"
                 )));
             }
-            if !binds.contains(&b) {
-                binds.push(b);
+            check_not_kernel_fs("--bind", &b)?;
+            if binds.contains(&b) {
+                return Err(SetupError::Config(format!(
+                    "--bind {b} is given twice: name each directory once"
+                )));
             }
+            binds.push(b);
         }
         // Parent before child: a child bound first would be hidden by its parent's bind.
         binds.sort_by(|a, b| a.depth().cmp(&b.depth()).then(a.cmp(b)));
@@ -240,18 +252,46 @@ impl SetupRequest {
                     "--devices is empty: name at least one device, or leave it out for the eligible ephemeral disks".into(),
                 ))
             }
-            Some(devs) => Some(
-                devs.iter()
-                    .map(|d| DevicePath::parse(d))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
+            Some(devs) => {
+                let mut out: Vec<DevicePath> = Vec::new();
+                for d in &devs {
+                    let d = DevicePath::parse(d)?;
+                    if out.contains(&d) {
+                        return Err(SetupError::Config(format!(
+                            "--devices {d} is given twice: name each disk once"
+                        )));
+                    }
+                    out.push(d);
+                }
+                Some(out)
+            }
             None => None,
         };
+        // A read-only mount cannot take what needs a write: the chown failed on it, and every
+        // re-run failed again at the same step (found by QA).
+        if Flags::requested(&options).read_only() {
+            let writes: Vec<&str> = [
+                ("--owner", owner.is_some()),
+                ("--mode", mode.is_some()),
+                ("--bind", !binds.is_empty()),
+            ]
+            .iter()
+            .filter(|(_, given)| *given)
+            .map(|(f, _)| *f)
+            .collect();
+            if !writes.is_empty() {
+                return Err(SetupError::Config(format!(
+                    "--options ro mounts the filesystem read-only, but {} must write to it: drop ro, or drop {}",
+                    writes.join(", "),
+                    writes.join(" and ")
+                )));
+            }
+        }
         let boot_binary = match &self.boot_binary {
             None => None,
             Some(b) => {
                 let p = MountPath::parse_path("the boot-time unit's binary", b)?;
-                if let Some(why) = build_dir_reason(&p) {
+                if let Some(why) = p.transient_reason() {
                     if !self.allow_build_binary {
                         return Err(SetupError::Config(format!(
                             "--persist systemd writes a boot-time unit that runs {p}, but {why}, which may be gone at the next boot: install the binary first (install -m 0755 {p} /usr/local/bin/disktier) and run that, or pass --allow-build-binary"
@@ -275,6 +315,7 @@ impl SetupRequest {
             persist_root,
             dry_run: self.dry_run,
             boot_binary,
+            allow_nonempty: self.allow_nonempty,
         })
     }
 }
@@ -327,6 +368,9 @@ impl SetupConfig {
         if !self.bind.is_empty() {
             let b: Vec<&str> = self.bind.iter().map(MountPath::as_str).collect();
             a.extend(["--bind".into(), b.join(",")]);
+        }
+        if self.allow_nonempty {
+            a.push("--allow-nonempty".into());
         }
         a.extend(["--persist".into(), "none".into()]);
         a

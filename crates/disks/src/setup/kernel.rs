@@ -15,23 +15,13 @@ pub struct Kernel {
     pub no_quota: Option<String>,
 }
 
-/// Mount options that need kernel quota support (xfs(5), ext4(5)).
-pub const QUOTA_OPTIONS: &[&str] = &[
-    "quota",
-    "usrquota",
-    "grpquota",
-    "prjquota",
-    "uquota",
-    "gquota",
-    "pquota",
-    "qnoenforce",
-    "uqnoenforce",
-    "gqnoenforce",
-    "pqnoenforce",
-];
+pub use crate::valid::QUOTA_OPTIONS;
 
+/// Whether `o` needs kernel quota support; case-insensitive, so that no spelling of a quota
+/// option slips past the check of [`quota_missing`].
 pub fn is_quota_option(o: &str) -> bool {
-    let key = o.split('=').next().unwrap_or(o);
+    let key = o.split('=').next().unwrap_or(o).to_ascii_lowercase();
+    let key = key.as_str();
     QUOTA_OPTIONS.contains(&key) || key == "usrjquota" || key == "grpjquota" || key == "jqfmt"
 }
 
@@ -139,6 +129,8 @@ mod tests {
             .unwrap()
             .contains("CONFIG_QUOTA"));
         assert!(is_quota_option("prjquota") && is_quota_option("usrjquota=aquota.user"));
+        // Found by QA: `PRJQUOTA` passed the quota check and failed the mount after mkfs.
+        assert!(is_quota_option("PRJQUOTA") && is_quota_option("PQuota"));
         assert!(!is_quota_option("noatime"));
     }
 

@@ -11,7 +11,9 @@
 //! [`CommandRunner`], so `--dry-run` prints them and tests compare them with golden transcripts.
 
 pub mod config;
+pub mod fstab;
 pub mod kernel;
+pub mod live;
 pub mod persist;
 pub mod plan;
 pub mod recheck;
@@ -110,6 +112,17 @@ fn fixture_root(root: &Path) -> bool {
     root != Path::new("/")
 }
 
+/// Refuses a mount point or bind directory that exists as anything but a directory: `mkdir -p`
+/// fails on it, after mkfs has run (found by QA).
+fn not_a_file(flag: &str, p: &crate::valid::MountPath) -> Result<(), SetupError> {
+    match std::fs::metadata(p.as_path()) {
+        Ok(m) if !m.is_dir() => Err(SetupError::Config(format!(
+            "{flag} {p} is a file, not a directory: pass a directory (setup creates it when it is missing)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Runs (or with `dry_run`, plans) setup on the node whose state is read below `root` (`/` for
 /// the real node; a fixture tree in tests).
 pub fn setup(
@@ -126,8 +139,10 @@ pub fn setup(
     }
     if !fixture_root(root) {
         cfg.mount.check_no_symlink("--mount")?;
+        not_a_file("--mount", &cfg.mount)?;
         for b in &cfg.bind {
             b.check_no_symlink("--bind")?;
+            not_a_file("--bind", b)?;
         }
     }
     let mut report = Report {

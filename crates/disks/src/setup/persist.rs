@@ -2,17 +2,17 @@
 //! names them) or fstab lines, by UUID, `nofail`, ordered before the container runtime and
 //! kubelet (docs/sources.md [ocp-container-storage-disk], [eks-setup-local-disks]).
 
+pub use super::fstab::{
+    fstab_line, fstab_path, merge_fstab, persisted_target, setup_line_for, FSTAB_TAG,
+};
 use super::SetupError;
-use crate::valid::{fstab_escape, fstab_unescape, unit_escape_path, MountPath};
+use crate::valid::{unit_escape_path, MountPath};
 use std::path::Path;
 
 /// Units that must find the disks mounted when they start: the container runtimes and kubelet (the
 /// OpenShift instance-disk recipe [recipe-ocp-instance-disk] orders its mount before crio; EKS and
 /// GKE before containerd and kubelet).
 pub const BEFORE_UNITS: &str = "crio.service containerd.service kubelet.service";
-
-/// The tag that marks fstab lines disktier owns (and may rewrite).
-pub const FSTAB_TAG: &str = "# disktier";
 
 /// The only name systemd accepts for the mount unit of a mount point (`systemd-escape --path`,
 /// see [`crate::valid::unit_escape_path`]).
@@ -126,15 +126,6 @@ pub fn bind_unit(src: &MountPath, where_: &MountPath, fs_unit_name: &str) -> Str
     )
 }
 
-/// One fstab line (fstab(5)); fsck pass 0: a fresh ephemeral filesystem has nothing to check.
-pub fn fstab_line(what: &str, where_: &MountPath, fstype: &str, options: &str) -> String {
-    format!(
-        "{} {} {fstype} {options},nofail 0 0 {FSTAB_TAG}",
-        fstab_escape(what),
-        fstab_escape(where_)
-    )
-}
-
 /// FNV-1a 64 of a file's content (of nothing when it cannot be read): what the planner saw,
 /// compared again right before the file is replaced.
 pub fn content_hash(path: &Path) -> u64 {
@@ -145,6 +136,28 @@ pub fn content_hash(path: &Path) -> u64 {
         h = h.wrapping_mul(0x100000001b3);
     }
     h
+}
+
+/// What is at `path` now, if anything, when it is a file [`write_atomic`] may replace: a symbolic
+/// link or anything but a regular file is refused. The planner asks this before it plans a write
+/// (so a run is refused before anything is changed), `write_atomic` again right before writing.
+pub fn replaceable(path: &Path) -> Result<Option<std::fs::Metadata>, SetupError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(SetupError::Config(format!(
+            "{} is a symbolic link: disktier replaces the file atomically and does not follow links; write the file's real path or replace the link with a file",
+            path.display()
+        ))),
+        Ok(m) if !m.is_file() => Err(SetupError::Config(format!(
+            "{} is not a regular file: remove it or choose another --root",
+            path.display()
+        ))),
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(SetupError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+    }
 }
 
 /// Replaces `path` with `contents` atomically: a temporary file in the same directory, written
@@ -161,23 +174,7 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SetupError> {
     };
     let dir = path.parent().unwrap_or(Path::new("/"));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let old = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(SetupError::Config(format!(
-                "{} is a symbolic link: disktier replaces the file atomically and does not follow links; write the file's real path or replace the link with a file",
-                path.display()
-            )))
-        }
-        Ok(m) if !m.is_file() => {
-            return Err(SetupError::Config(format!(
-                "{} is not a regular file: remove it or choose another --root",
-                path.display()
-            )))
-        }
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io(path)(e)),
-    };
+    let old = replaceable(path)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -283,87 +280,6 @@ fn copy_selinux_label(from: &Path, to: &std::fs::File) -> std::io::Result<()> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
-}
-
-/// An fstab field as a path to compare: unescaped (`\040`), repeated slashes folded, no
-/// trailing slash (`/data//a/` is `/data/a`), so that two spellings of one target are one.
-pub fn fstab_path(field: &str) -> String {
-    let p = fstab_unescape(field);
-    let mut out = String::with_capacity(p.len());
-    for part in p.split('/').filter(|c| !c.is_empty()) {
-        out.push('/');
-        out.push_str(part);
-    }
-    if out.is_empty() && p.starts_with('/') {
-        out.push('/');
-    }
-    if !p.starts_with('/') {
-        return p;
-    }
-    out
-}
-
-/// Whether `path` lies below `dir` (both as [`fstab_path`] gives them).
-fn below(path: &str, dir: &str) -> bool {
-    path.strip_prefix(dir)
-        .is_some_and(|rest| rest.len() > 1 && (rest.starts_with('/') || dir == "/"))
-}
-
-/// Whether an fstab line is one disktier setup wrote for `mount`: tagged, and it mounts `mount`
-/// or `--layout separate`'s `DIR/0`, `DIR/1`, ..., or binds a directory that lies on it. Lines
-/// other setups wrote for other mount points are not (setup and undo leave them alone).
-pub fn setup_line_for(line: &str, mount: &MountPath) -> bool {
-    let f: Vec<&str> = line.split_whitespace().collect();
-    if !line.trim_end().ends_with(FSTAB_TAG) || f.len() < 3 {
-        return false;
-    }
-    let m = fstab_path(&fstab_escape(mount.as_str()));
-    let target = fstab_path(f[1]);
-    let index = target
-        .strip_prefix(&m)
-        .and_then(|r| r.strip_prefix('/'))
-        .is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()));
-    target == m || index || (f[2] == "none" && below(&fstab_path(f[0]), &m))
-}
-
-/// The new fstab: `existing` without the lines an earlier setup of `mount` wrote (or a tagged
-/// line on one of the new targets), plus `lines`; other setups' lines and foreign lines stay,
-/// byte for byte. Errors with the conflicting line when a line disktier did not write already
-/// mounts one of the targets (however its path is spelled).
-pub fn merge_fstab(existing: &str, mount: &MountPath, lines: &[String]) -> Result<String, String> {
-    let targets: Vec<String> = lines
-        .iter()
-        .filter_map(|l| l.split_whitespace().nth(1))
-        .map(fstab_path)
-        .collect();
-    let mut out = String::new();
-    // Lines not ours are kept byte for byte, line ending included (CRLF too).
-    for raw in existing.split_inclusive('\n') {
-        let l = raw.strip_suffix('\n').unwrap_or(raw);
-        let l = l.strip_suffix('\r').unwrap_or(l);
-        let t = l.trim_start();
-        let target = (!t.starts_with('#'))
-            .then(|| t.split_whitespace().nth(1))
-            .flatten()
-            .map(fstab_path);
-        let on_ours = target.as_ref().is_some_and(|x| targets.contains(x));
-        if l.trim_end().ends_with(FSTAB_TAG) {
-            if on_ours || setup_line_for(l, mount) {
-                continue;
-            }
-        } else if on_ours {
-            return Err(l.to_string());
-        }
-        out.push_str(raw);
-        if !raw.ends_with('\n') {
-            out.push('\n');
-        }
-    }
-    for l in lines {
-        out.push_str(l);
-        out.push('\n');
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -495,77 +411,5 @@ mod tests {
             let want = String::from_utf8_lossy(&out.stdout).trim().to_string();
             assert_eq!(unit_escape_path(p), want, "{p}");
         }
-    }
-
-    #[test]
-    fn fstab_merge_replaces_ours_and_refuses_foreign_lines() {
-        let ours = vec![fstab_line(
-            "UUID=u",
-            &mp("/data"),
-            "xfs",
-            "defaults,noatime",
-        )];
-        let existing =
-            "UUID=root / ext4 defaults 0 1\nUUID=old /data xfs defaults,nofail 0 0 # disktier\n";
-        let data = mp("/data");
-        let merged = merge_fstab(existing, &data, &ours).unwrap();
-        assert_eq!(
-            merged,
-            "UUID=root / ext4 defaults 0 1\nUUID=u /data xfs defaults,noatime,nofail 0 0 # disktier\n"
-        );
-        assert_eq!(
-            merge_fstab(&merged, &data, &ours).unwrap(),
-            merged,
-            "idempotent"
-        );
-        // A CRLF file keeps its foreign lines as they are.
-        let crlf = "UUID=root / ext4 defaults 0 1\r\n";
-        assert_eq!(
-            merge_fstab(crlf, &data, &ours).unwrap(),
-            format!("{crlf}{}\n", ours[0])
-        );
-        // A foreign line on the target is refused, however the path is spelled.
-        for foreign in [
-            "/dev/sdb /data ext4 defaults 0 2",
-            "/dev/sdb /data/ ext4 defaults 0 2",
-            "/dev/sdb //data ext4 defaults 0 2",
-        ] {
-            assert_eq!(
-                merge_fstab(&format!("{foreign}\n"), &data, &ours).unwrap_err(),
-                foreign
-            );
-        }
-    }
-
-    #[test]
-    fn fstab_merge_keeps_the_lines_other_setups_wrote() {
-        // Found by QA: a second setup (at /scratch, separate layout) dropped /data's line, and
-        // /data's re-run then dropped /scratch/0 and /scratch/1.
-        let data = vec![fstab_line("UUID=a", &mp("/data"), "xfs", "defaults")];
-        let bind = fstab_line("/data/var-lib-x", &mp("/var/lib/x"), "none", "bind");
-        let scratch: Vec<String> = ["/scratch/0", "/scratch/1"]
-            .iter()
-            .map(|t| fstab_line("UUID=s", &mp(t), "xfs", "defaults"))
-            .collect();
-        let first = merge_fstab("", &mp("/data"), &[data[0].clone(), bind.clone()]).unwrap();
-        let both = merge_fstab(&first, &mp("/scratch"), &scratch).unwrap();
-        assert_eq!(both, format!("{first}{}\n{}\n", scratch[0], scratch[1]));
-        // /data's re-run without its bind: its own two lines go, /scratch's stay.
-        let again = merge_fstab(&both, &mp("/data"), &data).unwrap();
-        assert_eq!(
-            again,
-            format!("{}\n{}\n{}\n", scratch[0], scratch[1], data[0])
-        );
-        // A mount that only shares a prefix (/data2) is another setup's.
-        let d2 = vec![fstab_line("UUID=b", &mp("/data2"), "xfs", "defaults")];
-        let with_d2 = merge_fstab(&again, &mp("/data2"), &d2).unwrap();
-        assert_eq!(
-            merge_fstab(&with_d2, &mp("/data"), &data).unwrap(),
-            format!("{}\n{}\n{}\n{}\n", scratch[0], scratch[1], d2[0], data[0])
-        );
-        assert!(setup_line_for(&scratch[1], &mp("/scratch")));
-        assert!(!setup_line_for(&scratch[1], &mp("/scratch/1x")));
-        assert!(setup_line_for(&bind, &mp("/data")));
-        assert!(!setup_line_for(&d2[0], &mp("/data")));
     }
 }

@@ -49,6 +49,13 @@ pub enum Step {
         fstype: String,
         options: String,
     },
+    /// Sets the flags a mounted filesystem (or, with `bind`, a bind mount) can change without
+    /// being unmounted ([`super::live`]); `options` spells out every one of them.
+    Remount {
+        target: MountPath,
+        options: String,
+        bind: bool,
+    },
     Chown {
         path: MountPath,
         owner: Owner,
@@ -183,6 +190,17 @@ impl Step {
             } => vec![Cmd::new("mount")
                 .args(["-t", fstype.as_str(), "-o", options.as_str(), what.as_str()])
                 .arg(p(target))],
+            Step::Remount {
+                target,
+                options,
+                bind,
+            } => {
+                let how = if *bind { "remount,bind" } else { "remount" };
+                vec![Cmd::new("mount")
+                    .arg("-o")
+                    .arg(format!("{how},{options}"))
+                    .arg(p(target))]
+            }
             Step::Chown { path, owner } => {
                 vec![Cmd::new("chown").arg(owner.to_string()).arg(p(path))]
             }
@@ -301,6 +319,9 @@ impl Step {
             }
             Step::Mkdir { path } => format!("create directory {path}"),
             Step::Mount { what, target, .. } => format!("mount {what} on {target}"),
+            Step::Remount {
+                target, options, ..
+            } => format!("remount {target} with {options}"),
             Step::Chown { path, owner } => format!("chown {owner} {path}"),
             Step::Chmod { path, mode } => format!("chmod {mode} {path}"),
             Step::Restorecon { path } => format!("restore SELinux labels under {path}"),

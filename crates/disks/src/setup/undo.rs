@@ -203,6 +203,20 @@ fn top<'a>(m: &'a [MountEntry], target: &str) -> Option<&'a MountEntry> {
     m.iter().rev().find(|e| e.mount_point == target)
 }
 
+/// The UUIDs a filesystem setup made for `mount` can have: the one derived from the label and
+/// the mount point, and for `--layout separate`'s `DIR/N` also the one derived from `LABEL-N`
+/// (setup labels each disk so), so that `--undo --mount DIR/0` works with the label setup was
+/// given, as the docs say (found by QA: it needed `--label disktier-0`).
+fn setup_uuids(label: &str, mount: &MountPath) -> Vec<String> {
+    let at = Path::new(mount.as_str());
+    let mut v = vec![derived_uuid(label, at)];
+    let last = mount.as_str().rsplit('/').next().unwrap_or_default();
+    if !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()) {
+        v.push(derived_uuid(&format!("{label}-{last}"), at));
+    }
+    v
+}
+
 /// The filesystem UUID of `dev` (`blkid -p`), empty when it has none.
 fn uuid_of(dev: &str, runner: &dyn CommandRunner) -> Result<String, SetupError> {
     let out = runner.output(&Cmd::new("blkid").args(["-p", "-s", "UUID", "-o", "value", dev]))?;
@@ -282,17 +296,20 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
             j
         }
         None => {
-            let uuid = derived_uuid(&req.label, Path::new(mount.as_str()));
+            let candidates = setup_uuids(&req.label, mount);
+            let mut uuid = candidates[0].clone();
             let (device, binds) = match top(&table, mount.as_str()) {
                 Some(m) => {
                     let dev = m.source.clone();
                     let found = uuid_of(&dev, runner)?;
-                    if found != uuid {
+                    if !candidates.contains(&found) {
                         return Err(SetupError::Config(format!(
-                            "{mount} is mounted from {dev} (UUID {}), which disktier setup did not make (its filesystem would have UUID {uuid}): undo only reverses setup; unmount it yourself",
-                            if found.is_empty() { "none" } else { &found }
+                            "{mount} is mounted from {dev} (UUID {}), which disktier setup did not make (its filesystem would have UUID {}): undo only reverses setup; unmount it yourself",
+                            if found.is_empty() { "none" } else { &found },
+                            candidates.join(" or, from --layout separate, ")
                         )));
                     }
+                    uuid = found;
                     let mut binds: Vec<String> = table
                         .iter()
                         .filter(|e| {

@@ -42,8 +42,88 @@ fn check_option(flag: &'static str, opt: &str) -> Result<(), Invalid> {
             "a mount option is NAME or NAME=VALUE with letters, digits and _ . - (values also : / @ +), e.g. prjquota or uid=1000",
         ));
     }
+    let lower = name.to_ascii_lowercase();
+    let known = |n: &str| KNOWN_LOWERCASE.contains(&n) || QUOTA_OPTIONS.contains(&n);
+    if lower != name && known(&lower) {
+        // The kernel and mount(8) match option names case-sensitively: `PRJQUOTA` would pass
+        // every check here and then fail the mount, after mkfs.
+        return Err(invalid(
+            flag,
+            opt,
+            format!("mount options are case-sensitive: write {lower}"),
+        ));
+    }
     Ok(())
 }
+
+/// Mount options that need kernel quota support (xfs(5), ext4(5)).
+pub const QUOTA_OPTIONS: &[&str] = &[
+    "quota",
+    "usrquota",
+    "grpquota",
+    "prjquota",
+    "uquota",
+    "gquota",
+    "pquota",
+    "qnoenforce",
+    "uqnoenforce",
+    "gqnoenforce",
+    "pqnoenforce",
+];
+
+/// Option names mount(8), xfs(5) and ext4(5) spell in lowercase (and [`QUOTA_OPTIONS`]): one written in another case is
+/// a mistake the kernel would only report at mount time.
+const KNOWN_LOWERCASE: &[&str] = &[
+    "defaults",
+    "ro",
+    "rw",
+    "suid",
+    "nosuid",
+    "dev",
+    "nodev",
+    "exec",
+    "noexec",
+    "atime",
+    "noatime",
+    "relatime",
+    "norelatime",
+    "strictatime",
+    "nostrictatime",
+    "diratime",
+    "nodiratime",
+    "sync",
+    "async",
+    "dirsync",
+    "lazytime",
+    "nolazytime",
+    "auto",
+    "noauto",
+    "nofail",
+    "user",
+    "nouser",
+    "users",
+    "owner",
+    "group",
+    "discard",
+    "nodiscard",
+    "noquota",
+    "usrjquota",
+    "grpjquota",
+    "jqfmt",
+    "inode64",
+    "inode32",
+    "largeio",
+    "nolargeio",
+    "barrier",
+    "nobarrier",
+    "data",
+    "commit",
+    "errors",
+    "context",
+    "fscontext",
+    "defcontext",
+    "rootcontext",
+];
 
 /// Mount options: [`DEFAULT_OPTIONS`] followed by each option the user added, once, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,14 +5,19 @@ use serde::{Serialize, Serializer};
 use std::fmt;
 use std::path::Path;
 
+/// The largest uid or gid: 4294967295 is `(uid_t) -1`, which chown(2) reads as "leave it
+/// unchanged", so a chown to it does nothing (chown(2), "If the owner or group is specified as
+/// -1, then that ID is not changed").
+pub const MAX_ID: u32 = u32::MAX - 1;
+
 /// A user or group: a name (`[A-Za-z_][A-Za-z0-9_.-]*`, at most 32 bytes, as useradd(8)
-/// allows) or a numeric id.
+/// allows) or a numeric id up to [`MAX_ID`].
 fn name_or_id_ok(s: &str) -> bool {
     if s.is_empty() || s.len() > 32 {
         return false;
     }
     if s.chars().all(|c| c.is_ascii_digit()) {
-        return s.parse::<u32>().is_ok();
+        return s.parse::<u32>().is_ok_and(|n| n <= MAX_ID);
     }
     s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && s.chars()
@@ -38,6 +43,15 @@ impl Owner {
                 user: u.to_string(),
                 group: g.map(str::to_string),
             })
+        } else if std::iter::once(u)
+            .chain(g)
+            .any(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && !name_or_id_ok(p))
+        {
+            Err(invalid(
+                flag,
+                raw,
+                format!("a numeric id is at most {MAX_ID} (4294967295 is -1, which chown reads as \"leave unchanged\"): pass a real uid:gid"),
+            ))
         } else {
             Err(invalid(
                 flag,

@@ -87,6 +87,27 @@ impl MountPath {
         Ok(())
     }
 
+    /// Why a program at this path may be gone at the next boot, if it may: it lies in a cargo
+    /// `target/` directory, a temporary directory (`/tmp`, `/var/tmp`, `/dev/shm`) or a home
+    /// directory, which `cargo clean`, a reboot or a checkout change empty. A boot-time unit
+    /// must not run disktier from there (`setup --persist systemd`, `render openshift
+    /// --use-binary`).
+    pub fn transient_reason(&self) -> Option<&'static str> {
+        let p = self.as_str();
+        if p.split('/').any(|c| c == "target") {
+            Some("it lies in a cargo target directory")
+        } else if ["/tmp/", "/var/tmp/", "/dev/shm/"]
+            .iter()
+            .any(|d| p.starts_with(d))
+        {
+            Some("it lies in a temporary directory")
+        } else if p.starts_with("/home/") || p.starts_with("/root/") {
+            Some("it lies in a home directory")
+        } else {
+            None
+        }
+    }
+
     /// Whether `self` lies strictly below `other`.
     pub fn is_below(&self, other: &MountPath) -> bool {
         self.0.len() > other.0.len()

@@ -4,8 +4,59 @@ use anyhow::Context;
 use disktier_disks::render::{FileKind, Rendered};
 use std::path::Path;
 
+/// What is at `path` now: `None` when nothing is. A symbolic link (found by QA: render followed
+/// one out of `-o DIR`, with or without `--overwrite`) or anything but a regular file is refused,
+/// as setup refuses a linked fstab.
+fn existing(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => anyhow::bail!(
+            "{} is a symbolic link: render does not follow links out of the output directory; remove it, or choose another -o DIR",
+            path.display()
+        ),
+        Ok(m) if !m.is_file() => anyhow::bail!(
+            "{} is not a regular file: remove it, or choose another -o DIR",
+            path.display()
+        ),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+    let mut buf = Vec::new();
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .and_then(|mut f| f.read_to_end(&mut buf))
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(Some(buf))
+}
+
+/// Writes `content` to `path` without following a link there (`O_NOFOLLOW`: a link put in place
+/// since it was checked fails the open instead of being written through).
+fn write_no_follow(path: &Path, content: &str, executable: bool) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    f.write_all(content.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    if executable {
+        f.set_permissions(std::fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("making {} executable", path.display()))?;
+    }
+    Ok(())
+}
+
 /// Writes the files into `dir`. Nothing is written when any existing file differs and
-/// `overwrite` is off, so a refused run leaves the directory as it was.
+/// `overwrite` is off, or when any output path is a symbolic link or not a regular file, so a
+/// refused run leaves the directory as it was.
 pub fn write_files(
     dir: &Path,
     rendered: &Rendered,
@@ -15,28 +66,20 @@ pub fn write_files(
     let mut status = Vec::new();
     for f in &rendered.files {
         let path = dir.join(&f.name);
-        match std::fs::read(&path) {
-            Ok(old) if old == f.content.as_bytes() => status.push("unchanged"),
-            Ok(_) if !overwrite => anyhow::bail!(
+        match existing(&path)? {
+            Some(old) if old == f.content.as_bytes() => status.push("unchanged"),
+            Some(_) if !overwrite => anyhow::bail!(
                 "{} exists and differs from what is rendered: pass --overwrite, or choose another -o DIR",
                 path.display()
             ),
-            Ok(_) => status.push("written"),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => status.push("written"),
-            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+            Some(_) | None => status.push("written"),
         }
     }
     for (f, st) in rendered.files.iter().zip(&status) {
         if *st == "unchanged" {
             continue;
         }
-        let path = dir.join(&f.name);
-        std::fs::write(&path, &f.content).with_context(|| format!("writing {}", path.display()))?;
-        if f.kind == FileKind::Shell {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
-                .with_context(|| format!("making {} executable", path.display()))?;
-        }
+        write_no_follow(&dir.join(&f.name), &f.content, f.kind == FileKind::Shell)?;
     }
     Ok(status)
 }

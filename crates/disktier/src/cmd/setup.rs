@@ -59,6 +59,10 @@ pub struct Args {
     /// temporary or home directory (normally refused: install it, e.g. to /usr/local/bin).
     #[arg(long)]
     pub allow_build_binary: bool,
+    /// Mount over a --mount directory that is not empty, hiding what it holds until it is
+    /// unmounted (normally refused).
+    #[arg(long)]
+    pub allow_nonempty: bool,
     /// Read the node below DIR (fixture trees; only with --dry-run).
     #[arg(long, hide = true, value_name = "DIR")]
     pub sysfs_root: Option<PathBuf>,
@@ -67,7 +71,7 @@ pub struct Args {
     pub root: PathBuf,
     /// Reverse what setup did at --mount: unmount its binds and filesystem, remove the units and
     /// fstab lines it wrote (only those). Journaled: a re-run completes a killed undo.
-    #[arg(long, conflicts_with_all = ["devices", "bind", "persist", "owner", "mode", "options"])]
+    #[arg(long, conflicts_with_all = ["devices", "bind", "persist", "owner", "mode", "options", "allow_nonempty"])]
     pub undo: bool,
     /// With --undo, required when binds exist: copy-back copies what the binds show back into
     /// the directories underneath; keep leaves those directories as they were before setup.
@@ -146,6 +150,7 @@ impl Args {
         c.persist_root = self.root;
         c.dry_run = self.dry_run;
         c.allow_build_binary = self.allow_build_binary;
+        c.allow_nonempty = self.allow_nonempty;
         if matches!(self.persist, PersistArg::Systemd) {
             // The boot-time unit runs this very binary again (see `boot_binary`).
             c.boot_binary = std::env::current_exe().ok();

@@ -9,7 +9,7 @@ mod state;
 mod types;
 
 pub use planner::given_name;
-pub use state::{derived_uuid, own_state, owner_ids};
+pub use state::{derived_uuid, is_derived_form, own_state, owner_ids};
 pub use types::{DevState, DeviceReport, Layout, SetupPlan, Skipped};
 
 use crate::discover::{Disk, Node};
@@ -51,10 +51,19 @@ pub fn plan(
     let mut chosen: Vec<(&Disk, DevState)> = Vec::new();
     match &cfg.devices {
         Some(list) => {
-            for given in list {
+            for (i, given) in list.iter().enumerate() {
                 let d = resolve(node, root, given)?;
-                if chosen.iter().any(|(c, _)| c.name == d.name) {
-                    continue;
+                if let Some(j) = chosen.iter().position(|(c, _)| c.name == d.name) {
+                    return Err(SetupError::Config(format!(
+                        "--devices {} and {given} are the same disk ({}): name each disk once",
+                        list[..i]
+                            .iter()
+                            .filter(|g| given_name(root, g).as_deref() == Some(d.name.as_str()))
+                            .map(|g| g.as_str())
+                            .next()
+                            .unwrap_or(chosen[j].0.best_path()),
+                        d.name
+                    )));
                 }
                 match own_state(d, &cfg.label) {
                     DevState::Refused(reasons) => {
@@ -128,7 +137,15 @@ pub fn plan(
             Layout::Separate
         }
         _ if members > 0 => Layout::Raid0,
-        _ if chosen.len() == 1 => Layout::Direct,
+        _ if chosen.len() == 1 => {
+            if cfg.layout == LayoutChoice::Raid0 {
+                p.plan.notes.push(format!(
+                    "--layout raid0 with one disk: RAID0 needs two or more, so {} is used directly (no md array)",
+                    chosen[0].0.best_path()
+                ));
+            }
+            Layout::Direct
+        }
         LayoutChoice::Auto | LayoutChoice::Raid0 => {
             if fss > 0 {
                 return Err(SetupError::Config(format!(

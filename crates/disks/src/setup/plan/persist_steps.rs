@@ -106,6 +106,8 @@ impl Planner<'_> {
                     let wants = dir.join("local-fs.target.wants").join(&name);
                     let same = std::fs::read_to_string(&path).ok().as_deref() == Some(&body);
                     if !same {
+                        // A link or a directory there is refused now, before anything changes.
+                        persist::replaceable(&path)?;
                         self.push(Step::WriteFile {
                             was: persist::content_hash(&path),
                             path,
@@ -156,6 +158,9 @@ impl Planner<'_> {
                     ))
                 })?;
                 if merged != existing {
+                    // A link (found by QA: refused only when written, after mkfs and mount) or
+                    // a directory there is refused now, before anything changes.
+                    persist::replaceable(&path)?;
                     self.push(Step::WriteFile {
                         was: persist::content_hash(&path),
                         path,

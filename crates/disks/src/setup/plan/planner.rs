@@ -2,18 +2,18 @@
 //! ownership and bind mounts. [`persist`](super::persist_steps) adds the steps that make the
 //! result survive a reboot.
 
-use super::state::{derived_uuid, owner_ids};
+use super::state::{derived_uuid, is_derived_form, owner_ids};
 use super::types::{DevState, SetupPlan};
 use crate::discover::{Disk, MountEntry, Node};
 use crate::setup::config::{FsType, SetupConfig};
 use crate::setup::kernel::{is_quota_option, Kernel};
+use crate::setup::live::{self, Flags};
+use crate::setup::persist;
 use crate::setup::step::Step;
 use crate::setup::SetupError;
 use crate::valid::MountPath;
 use std::path::{Path, PathBuf};
 
-/// The topmost mount at `target`, if any (mountinfo lists mounts in order; the last one on a
-/// path is the one visible there).
 /// The topmost mount at `target`, if any (mountinfo lists mounts in order; the last one on a
 /// path is the one visible there).
 pub(super) fn top_mount<'a>(
@@ -130,8 +130,14 @@ impl Planner<'_> {
     ) -> Result<(), SetupError> {
         match s {
             DevState::Blank => self.make_fs(d.best_path().to_string(), target, label, None),
-            DevState::OurFs { fstype, uuid, .. } => {
+            DevState::OurFs {
+                fstype,
+                uuid,
+                label: fs_label,
+                ..
+            } => {
                 self.check_mounted_only_at(d, target)?;
+                self.check_made_for(d.best_path(), fs_label, uuid.as_deref(), target, label)?;
                 // xfs and ext4 always carry a UUID; blkid not reporting one means a damaged
                 // superblock, which is not ours to repair.
                 let what = uuid.clone().ok_or_else(|| SetupError::Refused {
@@ -175,6 +181,106 @@ impl Planner<'_> {
         self.mount_fs(target, &uuid, self.cfg.fs.as_str(), None)
     }
 
+    /// Refuses a filesystem setup made for another mount point: setup derives its UUID from
+    /// the label and the mount point ([`derived_uuid`]), so one with setup's form of UUID but
+    /// another value was made for somewhere else (found by QA: it was remounted at the new place,
+    /// where `--undo` then refused it). A UUID of another form (a filesystem labelled by `render`'s
+    /// boot script or by hand) is not setup's to judge: it is used as before.
+    pub(super) fn check_made_for(
+        &self,
+        device: &str,
+        fs_label: &str,
+        uuid: Option<&str>,
+        target: &MountPath,
+        label: &str,
+    ) -> Result<(), SetupError> {
+        let Some(uuid) = uuid.filter(|u| is_derived_form(u)) else {
+            return Ok(());
+        };
+        let want = derived_uuid(label, target.as_path());
+        if uuid == want {
+            return Ok(());
+        }
+        let (at, undo) = match persist::persisted_target(&self.cfg.persist_root, uuid) {
+            Some(t) => (format!(" ({t})"), t),
+            None => (String::new(), "DIR".to_string()),
+        };
+        Err(SetupError::Config(format!(
+            "{device} holds a filesystem disktier setup made for another mount point{at} (label {fs_label}, UUID {uuid}; for {target} it would be {want}): undo that setup first (disktier setup --undo --mount {undo}), or, if its data can go, wipe it (wipefs -a {device}) and re-run setup"
+        )))
+    }
+
+    /// Refuses to mount over a directory that holds anything (its content would be hidden until
+    /// the mount goes; found by QA), unless `--allow-nonempty`. Only on the node itself: a
+    /// fixture tree's mount point is not this machine's directory.
+    fn check_empty(&mut self, target: &MountPath) -> Result<(), SetupError> {
+        if self.root != Path::new("/") {
+            return Ok(());
+        }
+        let Ok(rd) = std::fs::read_dir(target.as_path()) else {
+            // Missing: `mkdir -p` makes it (a file there was refused before planning).
+            return Ok(());
+        };
+        // Enough to name a few and say there are more, without reading all of /usr.
+        const READ: usize = 1000;
+        let mut names: Vec<String> = rd
+            .take(READ)
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        names.sort();
+        let count = if names.len() == READ {
+            format!("{READ} or more entries")
+        } else if names.len() == 1 {
+            "1 entry".to_string()
+        } else {
+            format!("{} entries", names.len())
+        };
+        let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
+        let more = if names.len() > 3 { ", ..." } else { "" };
+        if self.cfg.allow_nonempty {
+            self.plan.notes.push(format!(
+                "warning: {target} holds {count} ({}{more}): hidden under the mount until it is unmounted (--allow-nonempty)",
+                shown.join(", ")
+            ));
+            return Ok(());
+        }
+        Err(SetupError::Config(format!(
+            "{target} is not empty: it holds {count} ({}{more}), which mounting over it would hide; choose an empty or new directory, move the content away, or pass --allow-nonempty to mount over it anyway",
+            shown.join(", ")
+        )))
+    }
+
+    /// A filesystem already mounted at `target`: the flags that differ from the request are
+    /// remounted; a filesystem option it lacks is refused ([`live::compare`]).
+    fn converge_options(&mut self, target: &MountPath, m: &MountEntry) -> Result<(), SetupError> {
+        let c = live::compare(&self.cfg.options, m, target.as_str());
+        if let Some(why) = c.refuse {
+            return Err(SetupError::Config(why));
+        }
+        for o in c.unconfirmed {
+            self.plan.notes.push(format!(
+                "warning: {o} is not among the options the kernel lists for {target} ({} {}): it may be one the kernel applies without listing it; if it did not take effect, unmount {target} and re-run setup",
+                m.options, m.super_options
+            ));
+        }
+        if let Some(r) = c.remount {
+            self.plan.notes.push(format!(
+                "{target} is mounted with other flags than asked for: {}; it is remounted",
+                r.differs.join(", ")
+            ));
+            self.push(Step::Remount {
+                target: target.clone(),
+                options: r.options,
+                bind: false,
+            });
+        }
+        Ok(())
+    }
+
     pub(super) fn ext4_quota(&self) -> bool {
         self.cfg.fs == FsType::Ext4 && self.cfg.options.iter().any(is_quota_option)
     }
@@ -196,6 +302,8 @@ impl Planner<'_> {
         ));
         match top_mount(&self.node.mounts, target) {
             Some(m) if Some(m.maj_min.as_str()) == maj_min && m.root == "/" => {
+                let m = m.clone();
+                self.converge_options(target, &m)?;
                 self.owner_mode_if_changed(target);
                 Ok(())
             }
@@ -205,6 +313,7 @@ impl Planner<'_> {
                 fstype: m.fstype.clone(),
             }),
             _ => {
+                self.check_empty(target)?;
                 self.mounting = true;
                 self.push(Step::Mkdir {
                     path: target.clone(),
@@ -227,7 +336,12 @@ impl Planner<'_> {
                         mode: m,
                     });
                 }
-                if self.kernel.selinux {
+                if self.kernel.selinux && Flags::requested(&self.cfg.options).read_only() {
+                    // restorecon writes labels: it fails on a read-only mount.
+                    self.plan.notes.push(format!(
+                        "{target} is mounted read-only: its SELinux labels are not restored (mount it with a context= option instead)"
+                    ));
+                } else if self.kernel.selinux {
                     self.push(Step::Restorecon {
                         path: target.clone(),
                     });
@@ -281,7 +395,21 @@ impl Planner<'_> {
             self.binds.push((src.clone(), dir.clone()));
             let want_root = dir.to_string();
             match top_mount(&self.node.mounts, &dir) {
-                Some(m) if Some(&m.maj_min) == maj_min.as_ref() && m.root == want_root => continue,
+                Some(m) if Some(&m.maj_min) == maj_min.as_ref() && m.root == want_root => {
+                    // In place: only its per-mount flags may differ from the request.
+                    if let Some(r) = live::compare_bind(&self.cfg.options, m) {
+                        self.plan.notes.push(format!(
+                            "the bind on {dir} has other flags than asked for: {}; it is remounted",
+                            r.differs.join(", ")
+                        ));
+                        self.push(Step::Remount {
+                            target: dir.clone(),
+                            options: r.options,
+                            bind: true,
+                        });
+                    }
+                    continue;
+                }
                 Some(m) => {
                     return Err(SetupError::TargetBusy {
                         target: dir.as_path().to_path_buf(),
@@ -430,6 +558,7 @@ impl Planner<'_> {
                     let uuid = md.signature.uuid.clone().unwrap_or_default();
                     let target = self.cfg.mount.clone();
                     self.check_mounted_only_at(md, &target)?;
+                    self.check_made_for(&dev, l, Some(&uuid), &target, &label)?;
                     let fs = fs.to_string();
                     self.mount_fs(&target, &uuid, &fs, Some(&md.maj_min))?;
                     self.bind_dirs(Some(md.maj_min.clone()))

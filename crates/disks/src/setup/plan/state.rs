@@ -92,6 +92,22 @@ pub fn derived_uuid(label: &str, target: &Path) -> String {
     )
 }
 
+/// Whether `uuid` has the form [`derived_uuid`] gives (version 8, variant 10): a filesystem
+/// setup made. mkfs's own UUIDs are random (version 4), so no other filesystem has this form.
+pub fn is_derived_form(uuid: &str) -> bool {
+    let b = uuid.as_bytes();
+    uuid.len() == 36
+        && b[14] == b'8'
+        && matches!(b[19], b'8' | b'9' | b'a' | b'b')
+        && uuid.bytes().enumerate().all(|(i, c)| {
+            if [8, 13, 18, 23].contains(&i) {
+                c == b'-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        })
+}
+
 /// uid and gid for `user:group` from ROOT/etc/passwd and ROOT/etc/group (numeric ids pass
 /// through). None when a name is not in the files (NSS users): chown is then always planned.
 pub fn owner_ids(root: &Path, owner: &str) -> Option<(u32, u32)> {
@@ -146,6 +162,9 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "8", "version 8: {a}");
         assert!("89ab".contains(&a[19..20]), "variant: {a}");
+        assert!(is_derived_form(&a));
+        assert!(!is_derived_form("11111111-2222-4333-8444-555555555555"));
+        assert!(!is_derived_form("not-a-uuid"));
     }
 
     #[test]
