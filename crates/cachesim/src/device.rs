@@ -7,9 +7,9 @@
 //! baseline, 250 MiB/s per TiB burst, 1 TiB of credits per TiB, 500 IOPS with every I/O up to
 //! 1 MiB counted as one) or from the caller.
 //!
-//! [`predict`] replays the per-second traffic windows of a simulation against a cache device
-//! and a backing device: each second each device serves what its capacity (and credits)
-//! allow, the rest queues into the next second (this is how a writeback drain onto st1 backs
+//! [`predict`] replays the per-second traffic windows of a simulation ([`crate::series`])
+//! against a cache device and a backing device: each second each device serves what its
+//! capacity (and credits) allow, the rest queues into the next second (this is how a writeback drain onto st1 backs
 //! up), and each request's latency is its device's service time inflated by queueing. Latency
 //! percentiles use the M/M/1 response-time law (exponential with mean S / (1 - utilisation)),
 //! mixed over seconds and over hits and misses; this is a model for comparing options, not a
@@ -148,21 +148,23 @@ struct Dev<'a> {
 }
 
 impl Dev<'_> {
-    /// Serves one second of demand; returns (utilisation, backlog seconds, burst active).
-    fn second(&mut self, ops: f64, bytes: f64) -> (f64, f64, bool) {
+    /// Serves one window of `dt` seconds of demand; returns (utilisation, backlog seconds,
+    /// burst active). With `dt` = 1 this is the per-second step the model was written as.
+    fn window(&mut self, ops: f64, bytes: f64, dt: f64) -> (f64, f64, bool) {
         let bytes = match self.m.min_io_bytes {
             Some(m) => bytes.max(ops * m as f64),
             None => bytes,
         };
         let want_ops = ops + self.backlog_ops;
         let want_bytes = bytes + self.backlog_bytes;
-        let (mut cap_ops, mut cap_bytes) = (self.m.iops, self.m.bytes_per_s);
+        let (base_ops, base_bytes) = (self.m.iops * dt, self.m.bytes_per_s * dt);
+        let (mut cap_ops, mut cap_bytes) = (base_ops, base_bytes);
         let mut bursting = false;
         if let Some(b) = &self.m.burst {
             let base_u = (want_ops / cap_ops).max(want_bytes / cap_bytes);
             if base_u > 1.0 && self.credits_s > 0.0 {
-                cap_ops = b.iops.max(cap_ops);
-                cap_bytes = b.bytes_per_s.max(cap_bytes);
+                cap_ops = (b.iops * dt).max(cap_ops);
+                cap_bytes = (b.bytes_per_s * dt).max(cap_bytes);
                 bursting = true;
             }
         }
@@ -171,12 +173,12 @@ impl Dev<'_> {
         if let Some(b) = &self.m.burst {
             // Credits drain while demand is above the baseline and refill below it; the
             // bucket holds `seconds` of full burst.
-            let base_u = (want_ops / self.m.iops).max(want_bytes / self.m.bytes_per_s);
-            let over = ((base_u.min(u.min(1.0) * cap_bytes / self.m.bytes_per_s)) - 1.0).max(-1.0);
+            let base_u = (want_ops / base_ops).max(want_bytes / base_bytes);
+            let over = ((base_u.min(u.min(1.0) * cap_bytes / base_bytes)) - 1.0).max(-1.0);
             let burst_excess =
                 (b.bytes_per_s / self.m.bytes_per_s - 1.0).max(b.iops / self.m.iops - 1.0);
             if burst_excess > 0.0 {
-                self.credits_s = (self.credits_s - over / burst_excess).clamp(0.0, b.seconds);
+                self.credits_s = (self.credits_s - over * dt / burst_excess).clamp(0.0, b.seconds);
             }
         }
         if u > 1.0 {
@@ -186,8 +188,20 @@ impl Dev<'_> {
             self.backlog_ops = 0.0;
             self.backlog_bytes = 0.0;
         }
-        let backlog_s = if u > 1.0 { u - 1.0 } else { 0.0 };
+        let backlog_s = if u > 1.0 { (u - 1.0) * dt } else { 0.0 };
         (served, backlog_s, bursting)
+    }
+
+    /// Whether an idle window changes nothing: no backlog to work off and the burst bucket
+    /// (if any) full, so the walk can jump to the next window with traffic.
+    fn at_rest(&self) -> bool {
+        self.backlog_ops == 0.0
+            && self.backlog_bytes == 0.0
+            && self
+                .m
+                .burst
+                .as_ref()
+                .is_none_or(|b| self.credits_s >= b.seconds)
     }
 
     fn service_s(&self, bytes_per_op: f64) -> f64 {
@@ -209,6 +223,57 @@ fn mm1_mean(service: f64, u: f64) -> f64 {
     service / (1.0 - u.min(0.98))
 }
 
+/// One window (index `i`, `dt` seconds wide) of traffic through both devices: their
+/// utilisation, backlog and credits, the peaks, and the latency classes of its requests.
+fn step(
+    cd: &mut Dev<'_>,
+    bd: &mut Dev<'_>,
+    p: &mut Prediction,
+    classes: &mut Vec<Class>,
+    i: u64,
+    w: &Window,
+    dt: f64,
+) {
+    let Window {
+        requests,
+        cache_ops,
+        cache_bytes,
+        backing_read_ops,
+        backing_read_bytes,
+        backing_write_ops,
+        backing_write_bytes,
+        hit_requests,
+    } = *w;
+    let b_ops = (backing_read_ops + backing_write_ops) as f64;
+    let b_bytes = (backing_read_bytes + backing_write_bytes) as f64;
+    let (cu, _, _) = cd.window(cache_ops as f64, cache_bytes as f64, dt);
+    let (bu, backlog, bursting) = bd.window(b_ops, b_bytes, dt);
+    if bd.m.burst.is_some() && !bursting && bd.credits_s <= 0.0 && p.burst_exhausted_at_s.is_none()
+    {
+        p.burst_exhausted_at_s = Some(i as f64 * dt);
+    }
+    p.backing_peak_utilisation = p.backing_peak_utilisation.max(bu);
+    p.backing_peak_backlog_s = p.backing_peak_backlog_s.max(backlog);
+    if requests == 0 {
+        return;
+    }
+    let hit_s = mm1_mean(
+        cd.service_s(cache_bytes as f64 / (cache_ops.max(1)) as f64),
+        cu,
+    );
+    let miss_ops = (backing_read_ops).max(1) as f64;
+    let miss_s = mm1_mean(bd.service_s(backing_read_bytes as f64 / miss_ops), bu) + backlog;
+    let misses = requests.saturating_sub(hit_requests) as f64;
+    classes.push(Class {
+        weight: hit_requests as f64,
+        mean_s: hit_s,
+    });
+    classes.push(Class {
+        weight: misses,
+        mean_s: miss_s,
+    });
+}
+
 /// Predicts performance of `cache` in front of `backing` for a simulation's traffic.
 pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Prediction {
     let mut cd = Dev {
@@ -225,48 +290,24 @@ pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Pred
     };
     let mut p = Prediction::default();
     let mut classes: Vec<Class> = Vec::new();
-    for (s, w) in c.windows.iter().enumerate() {
-        let Window {
-            requests,
-            cache_ops,
-            cache_bytes,
-            backing_read_ops,
-            backing_read_bytes,
-            backing_write_ops,
-            backing_write_bytes,
-            hit_requests,
-        } = *w;
-        let b_ops = (backing_read_ops + backing_write_ops) as f64;
-        let b_bytes = (backing_read_bytes + backing_write_bytes) as f64;
-        let (cu, _, _) = cd.second(cache_ops as f64, cache_bytes as f64);
-        let (bu, backlog, bursting) = bd.second(b_ops, b_bytes);
-        if backing.burst.is_some()
-            && !bursting
-            && bd.credits_s <= 0.0
-            && p.burst_exhausted_at_s.is_none()
-        {
-            p.burst_exhausted_at_s = Some(s as f64);
+    let dt = c.windows.width_s() as f64;
+    let idle = Window::default();
+    // The windows with traffic, with the idle ones between them walked as long as a device
+    // still works off a backlog or refills its burst credits (or the credits' exhaustion is
+    // still to be noted): the same steps as a window for every second, without storing them.
+    let mut next = 0u64;
+    for (i, w) in c.windows.iter() {
+        while next < i {
+            let exhaustion_pending =
+                backing.burst.is_some() && bd.credits_s <= 0.0 && p.burst_exhausted_at_s.is_none();
+            if cd.at_rest() && bd.at_rest() && !exhaustion_pending {
+                break;
+            }
+            step(&mut cd, &mut bd, &mut p, &mut classes, next, &idle, dt);
+            next += 1;
         }
-        p.backing_peak_utilisation = p.backing_peak_utilisation.max(bu);
-        p.backing_peak_backlog_s = p.backing_peak_backlog_s.max(backlog);
-        if requests == 0 {
-            continue;
-        }
-        let hit_s = mm1_mean(
-            cd.service_s(cache_bytes as f64 / (cache_ops.max(1)) as f64),
-            cu,
-        );
-        let miss_ops = (backing_read_ops).max(1) as f64;
-        let miss_s = mm1_mean(bd.service_s(backing_read_bytes as f64 / miss_ops), bu) + backlog;
-        let misses = requests.saturating_sub(hit_requests) as f64;
-        classes.push(Class {
-            weight: hit_requests as f64,
-            mean_s: hit_s,
-        });
-        classes.push(Class {
-            weight: misses,
-            mean_s: miss_s,
-        });
+        step(&mut cd, &mut bd, &mut p, &mut classes, i, w, dt);
+        next = i + 1;
     }
     let total: f64 = classes.iter().map(|k| k.weight).sum();
     if total > 0.0 {
@@ -299,14 +340,14 @@ pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Pred
     let b_ops_per: f64 = c
         .windows
         .iter()
-        .map(|w| (w.backing_read_ops + w.backing_write_ops) as f64)
+        .map(|(_, w)| (w.backing_read_ops + w.backing_write_ops) as f64)
         .sum::<f64>()
         / reqs;
     // Bandwidth charged on the backing device, with st1's 1 MiB minimum per operation.
     let b_bytes_per: f64 = c
         .windows
         .iter()
-        .map(|w| {
+        .map(|(_, w)| {
             let bytes = (w.backing_read_bytes + w.backing_write_bytes) as f64;
             let ops = (w.backing_read_ops + w.backing_write_ops) as f64;
             backing
@@ -315,7 +356,12 @@ pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Pred
         })
         .sum::<f64>()
         / reqs;
-    let c_ops_per: f64 = c.windows.iter().map(|w| w.cache_ops as f64).sum::<f64>() / reqs;
+    let c_ops_per: f64 = c
+        .windows
+        .iter()
+        .map(|(_, w)| w.cache_ops as f64)
+        .sum::<f64>()
+        / reqs;
     let c_bytes_per = (c.cache_read_bytes + c.cache_write_bytes) as f64 / reqs;
     let bytes_per_req = (c.read_blocks + c.write_blocks) as f64 * c.block_bytes as f64 / reqs;
     let limit = |ops_per: f64, cap: f64| {
@@ -386,7 +432,7 @@ mod tests {
     }
 
     fn counters(hit_fraction: f64, reqs_per_s: u64, seconds: usize) -> Counters {
-        let mut c = Counters::default();
+        let mut c = Counters::with_series(4096);
         for s in 0..seconds {
             let hits = (reqs_per_s as f64 * hit_fraction) as u64;
             let misses = reqs_per_s - hits;
@@ -440,9 +486,8 @@ mod tests {
         // 250; st1's 500-IOPS cap would bind only for I/O under 0.5 MiB at full burst, and
         // such I/O is charged 1 MiB anyway.
         let mut c = Counters {
-            block_bytes: 4096,
             data_requests: 1000,
-            ..Counters::default()
+            ..Counters::with_series(4096)
         };
         let w = c.window(0);
         w.requests = 1000;
@@ -480,5 +525,66 @@ mod tests {
             "{}",
             light.mean_latency_s
         );
+    }
+
+    /// Traffic with long idle gaps: a drain onto st1 that empties its burst bucket and queues,
+    /// then bursts of reads days apart.
+    fn gappy(windows: &mut dyn FnMut(u64) -> Option<Window>) -> Counters {
+        let mut c = Counters {
+            data_requests: 1,
+            ..Counters::with_series(4096)
+        };
+        for s in 0..(5 * 86_400) {
+            if let Some(w) = windows(s) {
+                *c.window(s * 1_000_000_000) = w;
+                c.data_requests += w.requests;
+            }
+        }
+        c
+    }
+
+    /// Only windows with traffic are stored; the idle seconds between them are walked as the
+    /// dense per-second series did (backlog worked off, credits refilled), so the prediction
+    /// equals the one from a series that holds every idle second explicitly, bit for bit.
+    #[test]
+    fn idle_gaps_predict_as_if_every_second_were_stored() {
+        let busy = |s: u64| -> Option<Window> {
+            let drain = Window {
+                requests: 10,
+                cache_ops: 10,
+                cache_bytes: 40960,
+                backing_write_ops: 300,
+                backing_write_bytes: 300 << 20,
+                ..Window::default()
+            };
+            let reads = Window {
+                requests: 2000,
+                hit_requests: 1500,
+                cache_ops: 2000,
+                cache_bytes: 2000 * 4096,
+                backing_read_ops: 500,
+                backing_read_bytes: 500 * 4096,
+                ..Window::default()
+            };
+            match s {
+                0..=6_000 => Some(drain),
+                6_001..=6_100 => None,
+                s if s % 86_400 < 30 && s > 6_100 => Some(reads),
+                _ => None,
+            }
+        };
+        let sparse = gappy(&mut |s| busy(s));
+        let dense = gappy(&mut |s| Some(busy(s).unwrap_or_default()));
+        assert_eq!(sparse.windows.len(), 6_001 + 4 * 30);
+        assert_eq!(dense.windows.len(), 5 * 86_400);
+        assert_eq!(dense.windows.width_s(), 1);
+        for (cache, backing) in [(gp3_16k(), st1_1tib()), (gp3_16k(), gp3_16k())] {
+            let a = predict(&sparse, &cache, &backing);
+            let b = predict(&dense, &cache, &backing);
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        }
+        let p = predict(&sparse, &gp3_16k(), &st1_1tib());
+        assert!(p.burst_exhausted_at_s.is_some(), "{p:?}");
+        assert!(p.backing_peak_backlog_s > 1.0, "{p:?}");
     }
 }

@@ -34,12 +34,15 @@ pub enum TraceError {
         line: u64,
         why: String,
     },
-    #[error("{path}: no valid {format} records found ({malformed} malformed lines, first at line(s) {first:?}); check the format name")]
+    /// No record in the input: `why` says whether it was empty, or quotes the first
+    /// malformed line's reason.
+    #[error("{path}: no valid {format} records found: {why}")]
     Empty {
         path: PathBuf,
         format: &'static str,
         malformed: u64,
         first: Vec<u64>,
+        why: String,
     },
     #[error("unknown trace format {0:?}: use one of blkparse, msr, alibaba, tencent, fio-iolog")]
     UnknownFormat(String),

@@ -8,13 +8,16 @@
 //! still dirty at the end are reported as `dirty_bytes_end`. Syncs move no data; discards
 //! drop the blocks from the cache.
 
-use crate::policy::bcache::{Bcache, BcacheConfig};
-use crate::policy::smq::{Smq, SmqConfig};
+use crate::policy::bcache::Bcache;
+use crate::policy::smq::Smq;
 use crate::policy::{block_policy, BlockPolicy, PolicyKind};
+pub use crate::simconfig::{parse_sizes, scaled_bytes, SimConfig, MAX_CACHE_BLOCKS};
 // The counters and the Simulator trait lived here before `simulator`; kept for `sim::X` paths.
 use crate::mrc::MrcBuilder;
 use crate::simulator::no_data;
-pub use crate::simulator::{ratio, sampled, threshold, Counters, Simulator, Window};
+pub use crate::simulator::{
+    check_rate, ratio, sampled, threshold, Counters, Series, Simulator, Window,
+};
 use crate::stream::{self, Consumer};
 use crate::trace::{Op, Record};
 use crate::TraceError;
@@ -106,105 +109,6 @@ impl Simulator for BlockSim {
     }
 }
 
-/// The checked configuration of a simulation.
-#[derive(Debug, Clone)]
-pub struct SimConfig {
-    pub block: u64,
-    pub policies: Vec<PolicyKind>,
-    pub sizes: Vec<u64>,
-    /// SHARDS rate in (0, 1]; `None` replays every block.
-    pub sample: Option<f64>,
-    pub bcache: BcacheConfig,
-    pub smq: SmqConfig,
-}
-
-impl SimConfig {
-    pub fn check(&self) -> Result<(), TraceError> {
-        if self.block == 0 || !self.block.is_power_of_two() || self.block < 512 {
-            return Err(TraceError::Invalid {
-                what: "--block",
-                why: format!(
-                    "{} is not a power of two of at least 512 bytes; try 4KiB",
-                    self.block
-                ),
-            });
-        }
-        if self.sizes.is_empty() {
-            return Err(TraceError::Invalid {
-                what: "--cache-sizes",
-                why: "no sizes: give a list (1GiB,2GiB) or a range (1GiB..64GiB)".into(),
-            });
-        }
-        if let Some(&s) = self.sizes.iter().find(|&&s| s < self.block) {
-            return Err(TraceError::Invalid {
-                what: "--cache-sizes",
-                why: format!("{s} bytes is smaller than one {}-byte block", self.block),
-            });
-        }
-        // Each policy keeps a few words per cached block (bcache a slot per block of its
-        // buckets): the cache in blocks, scaled by the SHARDS rate, bounds its memory.
-        let rate = self.sample.filter(|r| *r > 0.0 && *r <= 1.0).unwrap_or(1.0);
-        if let Some(&s) = self
-            .sizes
-            .iter()
-            .find(|&&s| (s / self.block) as f64 * rate > MAX_CACHE_BLOCKS as f64)
-        {
-            return Err(TraceError::Invalid {
-                what: "--cache-sizes",
-                why: format!(
-                    "{s} bytes is more than {MAX_CACHE_BLOCKS} blocks of {} bytes, past the simulators' memory bound (docs/trace.md): pass --sample (e.g. 0.01) or a larger --block",
-                    self.block
-                ),
-            });
-        }
-        if let Some(r) = self.sample {
-            if !(r > 0.0 && r <= 1.0) {
-                return Err(TraceError::Invalid {
-                    what: "--sample",
-                    why: format!("{r} is not a rate in (0, 1]; 0.01 samples 1 % of blocks"),
-                });
-            }
-        }
-        self.bcache.check()?;
-        self.smq.check(self.block)?;
-        Ok(())
-    }
-}
-
-impl SimConfig {
-    /// Checks the sizes against the device-level models: bcache needs at least 4 buckets,
-    /// lvmcache one chunk. (Separate from [`SimConfig::check`] because a hit-ratio curve asks
-    /// for sizes only later.)
-    pub fn check_sizes(&self) -> Result<(), TraceError> {
-        if self.policies.contains(&PolicyKind::Bcache) {
-            // The model needs a few buckets to allocate from and reclaim into.
-            let min = 4 * self.bcache.bucket_size;
-            if let Some(&s) = self.sizes.iter().find(|&&s| s < min) {
-                return Err(TraceError::Invalid {
-                    what: "--cache-sizes",
-                    why: format!(
-                        "{s} bytes holds fewer than 4 bcache buckets of {} bytes: use larger sizes or a smaller --bcache-bucket",
-                        self.bcache.bucket_size
-                    ),
-                });
-            }
-        }
-        if self.policies.contains(&PolicyKind::Lvmcache) {
-            if let Some(&s) = self.sizes.iter().find(|&&s| s < self.smq.chunk_size) {
-                return Err(TraceError::Invalid {
-                    what: "--cache-sizes",
-                    why: format!("{s} bytes is smaller than one lvmcache chunk of {} bytes: use larger sizes or a smaller --lvm-chunk", self.smq.chunk_size),
-                });
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The most blocks one simulated cache may hold (after SHARDS sampling): 2^24, 64 GiB at 4 KiB
-/// blocks, about 1 GiB of memory per cache for the policies' maps and lists (docs/trace.md).
-pub const MAX_CACHE_BLOCKS: u64 = 1 << 24;
-
 /// One row of the result.
 #[derive(Debug, Clone, Serialize)]
 pub struct PolicyResult {
@@ -233,6 +137,9 @@ pub struct SimReport {
     pub seconds: f64,
     pub requests_per_second: f64,
     pub trace_requests: u64,
+    /// Reads and writes in the trace (without syncs and discards).
+    #[serde(skip)]
+    pub trace_data_requests: u64,
     pub trace_seconds: f64,
     pub block_bytes: u64,
     pub sample: Option<f64>,
@@ -244,7 +151,7 @@ pub fn build(cfg: &SimConfig, kind: PolicyKind, cache_bytes: u64) -> Box<dyn Sim
     let rate = cfg.sample.unwrap_or(1.0);
     let filter = cfg.sample.map(threshold);
     // Miniature simulation: a sampled trace sees a cache scaled by the same rate.
-    let scaled = ((cache_bytes as f64 * rate) as u64).max(cfg.block);
+    let scaled = scaled_bytes(cfg, cache_bytes);
     match kind {
         PolicyKind::Bcache => Box::new(Bcache::new(&cfg.bcache, cfg.block, scaled, filter, rate)),
         PolicyKind::Lvmcache => Box::new(Smq::new(&cfg.smq, cfg.block, scaled, filter, rate)),
@@ -279,12 +186,19 @@ fn result(
     size: u64,
     mut c: Counters,
     full_requests: u64,
-) -> PolicyResult {
+) -> Result<PolicyResult, TraceError> {
     if let Some(rate) = cfg.sample {
-        c.scale(1.0 / rate);
+        c.scale(1.0 / rate).map_err(|v| TraceError::Invalid {
+            what: "--sample",
+            why: format!(
+                "{} at {}: a sampled figure of {v} scaled by 1/{rate} passes 2^64; use a larger rate",
+                kind.name(),
+                size
+            ),
+        })?;
         c.requests = full_requests;
     }
-    PolicyResult {
+    Ok(PolicyResult {
         policy: kind,
         cache_bytes: size,
         hit_ratio: c.hit_ratio(),
@@ -292,14 +206,14 @@ fn result(
         write_hit_ratio: c.write_hit_ratio(),
         request_hit_ratio: ratio(c.full_hit_requests, c.data_requests),
         counters: c,
-    }
+    })
 }
 
 /// Replays `trace` through one policy at one size, scaled up for sampling.
 #[cfg(test)]
 fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> PolicyResult {
     let c = simulate_one(trace, cfg, kind, size);
-    result(cfg, kind, size, c, trace.len() as u64)
+    result(cfg, kind, size, c, trace.len() as u64).unwrap()
 }
 
 /// One (policy, size) replay, fed by a one-pass stream.
@@ -318,9 +232,10 @@ impl Consumer for Job {
     }
 }
 
-/// Replays an in-memory `trace` once per (policy, size): [`simulate_stream`] over it.
+/// Replays an in-memory `trace` once per (policy, size): [`simulate_stream`] over it, keeping
+/// no traffic windows.
 pub fn simulate(cfg: &SimConfig, trace: &[Record]) -> Result<SimReport, TraceError> {
-    simulate_stream(cfg, trace.iter().map(|r| Ok(*r)), None)
+    simulate_stream(cfg, trace.iter().map(|r| Ok(*r)), None, false)
 }
 
 /// Replays `records` through every (policy, size) in one pass: the records are read once and
@@ -328,11 +243,14 @@ pub fn simulate(cfg: &SimConfig, trace: &[Record]) -> Result<SimReport, TraceErr
 /// trace's length, and the replays run on threads ([`stream::layout_for`]). `curve`, when given, is
 /// built in the same pass. The results keep the order of the (policy, size) list and equal
 /// those of one replay per (policy, size) on one thread. A read error ends the pass and is
-/// returned. `seconds` covers reading and replaying.
+/// returned. `seconds` covers reading and replaying. `series`: keep each replay's traffic
+/// windows ([`Counters::windows`]) for [`crate::device::predict`]; without predictions they
+/// are not needed and cost memory.
 pub fn simulate_stream<I>(
     cfg: &SimConfig,
     records: I,
     curve: Option<&mut MrcBuilder>,
+    series: bool,
 ) -> Result<SimReport, TraceError>
 where
     I: Iterator<Item = Result<Record, TraceError>>,
@@ -350,6 +268,7 @@ where
             sim: build(cfg, kind, size),
             c: Counters {
                 block_bytes: cfg.block,
+                windows: Series::new(series),
                 ..Counters::default()
             },
         })
@@ -367,7 +286,7 @@ where
             j.sim.finish(&mut j.c);
             result(cfg, j.kind, j.size, j.c, pass.records)
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let replayed = pass.records * results.len() as u64;
     let seconds = start.elapsed().as_secs_f64();
     Ok(SimReport {
@@ -375,6 +294,7 @@ where
         seconds,
         requests_per_second: replayed as f64 / seconds.max(1e-9),
         trace_requests: pass.records,
+        trace_data_requests: pass.data_records,
         trace_seconds: pass.max_t_ns as f64 / 1e9,
         block_bytes: cfg.block,
         sample: cfg.sample,
@@ -382,47 +302,11 @@ where
     })
 }
 
-/// Parses `--cache-sizes`: a comma list (`1GiB,2GiB`) or a doubling range (`1GiB..64GiB`).
-pub fn parse_sizes(s: &str) -> Result<Vec<u64>, TraceError> {
-    let bad = |why: String| TraceError::Invalid {
-        what: "--cache-sizes",
-        why,
-    };
-    let one =
-        |p: &str| disktier_units::parse_size(p.trim()).map_err(|e| bad(format!("{p:?}: {e}")));
-    if let Some((a, b)) = s.split_once("..") {
-        let (lo, hi) = (one(a)?, one(b)?);
-        if lo == 0 || lo > hi {
-            return Err(bad(format!(
-                "range {s:?} must go from a non-zero size up to a larger one"
-            )));
-        }
-        let mut v = Vec::new();
-        let mut x = lo;
-        while x <= hi {
-            v.push(x);
-            x = x.saturating_mul(2);
-        }
-        if *v.last().expect("non-empty") != hi {
-            v.push(hi);
-        }
-        return Ok(v);
-    }
-    let mut v = Vec::new();
-    for p in s.split(',').filter(|p| !p.trim().is_empty()) {
-        v.push(one(p)?);
-    }
-    v.sort_unstable();
-    v.dedup();
-    if v.is_empty() {
-        return Err(bad("empty list".into()));
-    }
-    Ok(v)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::bcache::BcacheConfig;
+    use crate::policy::smq::SmqConfig;
 
     #[test]
     fn sizes_parse_as_lists_and_doubling_ranges() {
@@ -526,6 +410,8 @@ mod tests {
 #[cfg(test)]
 mod threaded_tests {
     use super::*;
+    use crate::policy::bcache::BcacheConfig;
+    use crate::policy::smq::SmqConfig;
 
     /// The threaded `simulate` gives, in (policy, size) order, what one replay per (policy,
     /// size) on this thread gives.

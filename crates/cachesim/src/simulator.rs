@@ -1,25 +1,12 @@
 //! What every simulated cache shares: the [`Simulator`] interface, the [`Counters`] it fills
-//! (with per-second [`Window`]s), and SHARDS' sampling rule. The replay loop ([`crate::sim`])
+//! (with the traffic [`Series`] of [`Window`]s), and SHARDS' sampling rule. The replay loop ([`crate::sim`])
 //! and the request-level policies (bcache, dm-cache's smq) depend on this module, not on each
 //! other.
 
 use crate::hash::mix64;
+pub use crate::series::{Series, Window};
 use crate::trace::{Op, Record};
 use serde::Serialize;
-
-/// Traffic in one second of trace time.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
-pub struct Window {
-    pub requests: u64,
-    pub cache_ops: u64,
-    pub cache_bytes: u64,
-    pub backing_read_ops: u64,
-    pub backing_read_bytes: u64,
-    pub backing_write_ops: u64,
-    pub backing_write_bytes: u64,
-    /// Requests served entirely by the cache.
-    pub hit_requests: u64,
-}
 
 /// What one policy at one size did with a trace.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -44,21 +31,25 @@ pub struct Counters {
     /// The simulation's block size.
     #[serde(skip)]
     pub block_bytes: u64,
+    /// The traffic per window of trace time, for predictions (kept only when switched on:
+    /// [`Counters::with_series`]).
     #[serde(skip)]
-    pub windows: Vec<Window>,
+    pub windows: Series,
 }
 
 impl Counters {
+    /// Counters at `block` bytes a block that keep the traffic windows predictions need.
+    pub fn with_series(block: u64) -> Counters {
+        Counters {
+            block_bytes: block,
+            windows: Series::new(true),
+            ..Counters::default()
+        }
+    }
+    /// The traffic window holding time `t_ns` (a scratch window when the series is off).
     #[inline]
     pub fn window(&mut self, t_ns: u64) -> &mut Window {
-        let s = (t_ns / 1_000_000_000) as usize;
-        if s >= self.windows.len() {
-            // Very long idle gaps are not worth a window per second: cap at 10 days.
-            let s = s.min(864_000);
-            self.windows.resize(s + 1, Window::default());
-            return &mut self.windows[s];
-        }
-        &mut self.windows[s]
+        self.windows.at(t_ns)
     }
     pub fn hit_ratio(&self) -> f64 {
         ratio(
@@ -73,8 +64,17 @@ impl Counters {
         ratio(self.write_hits, self.write_blocks)
     }
     /// Multiplies every counter by `k` (SHARDS-sampled runs scale back to the full trace).
-    pub(crate) fn scale(&mut self, k: f64) {
-        let s = |v: &mut u64| *v = (*v as f64 * k).round() as u64;
+    /// Fails, leaving the counters partly scaled, when a figure would pass 2^64 (it would
+    /// otherwise saturate to 16 EiB and pass for a result).
+    pub(crate) fn scale(&mut self, k: f64) -> Result<(), u64> {
+        let mut over = None;
+        let mut s = |v: &mut u64| {
+            let x = (*v as f64 * k).round();
+            if x >= u64::MAX as f64 {
+                over.get_or_insert(*v);
+            }
+            *v = x as u64;
+        };
         for v in [
             &mut self.requests,
             &mut self.read_blocks,
@@ -93,20 +93,12 @@ impl Counters {
         ] {
             s(v);
         }
-        for w in &mut self.windows {
-            for v in [
-                &mut w.requests,
-                &mut w.cache_ops,
-                &mut w.cache_bytes,
-                &mut w.backing_read_ops,
-                &mut w.backing_read_bytes,
-                &mut w.backing_write_ops,
-                &mut w.backing_write_bytes,
-                &mut w.hit_requests,
-            ] {
+        for w in self.windows.windows_mut() {
+            for v in w.fields_mut() {
                 s(v);
             }
         }
+        over.map_or(Ok(()), Err)
     }
 }
 
@@ -151,13 +143,39 @@ pub fn no_data(
     true
 }
 
+/// SHARDS' modulus P: a block is kept when `hash(block) mod P < T` (Waldspurger et al.,
+/// FAST'15, section 3), so the smallest rate that keeps any block is 1/P.
+pub const SAMPLE_SPACE: u64 = 1 << 24;
+
 /// SHARDS' sampling test: keep a block when `hash(block) mod 2^24 < threshold`.
 #[inline]
 pub fn sampled(block: u64, threshold: u64) -> bool {
-    (mix64(block) & ((1 << 24) - 1)) < threshold
+    (mix64(block) & (SAMPLE_SPACE - 1)) < threshold
 }
 
-/// The SHARDS threshold for a rate in (0, 1].
+/// The SHARDS threshold for a rate in (0, 1] (at least 1: [`check_rate`] refuses rates below
+/// 1/[`SAMPLE_SPACE`]).
 pub fn threshold(rate: f64) -> u64 {
-    ((rate * (1u64 << 24) as f64).round() as u64).clamp(1, 1 << 24)
+    ((rate * SAMPLE_SPACE as f64).round() as u64).clamp(1, SAMPLE_SPACE)
+}
+
+/// Checks a SHARDS rate: in (0, 1], and at least 1/2^24, the share one value of the hash space
+/// holds. Below that no block can be sampled, and scaling the sample's counters back by 1/rate
+/// would multiply a block or two into figures past 2^64.
+pub fn check_rate(rate: f64) -> Result<(), crate::TraceError> {
+    if !(rate > 0.0 && rate <= 1.0) {
+        return Err(crate::TraceError::Invalid {
+            what: "--sample",
+            why: format!("{rate} is not a rate in (0, 1]; 0.01 samples 1 % of blocks"),
+        });
+    }
+    if rate * (SAMPLE_SPACE as f64) < 1.0 {
+        return Err(crate::TraceError::Invalid {
+            what: "--sample",
+            why: format!(
+                "{rate} is below 1/2^24 (about 6e-8), the smallest share of blocks SHARDS' 2^24-value hash space can keep: use at least 0.0000001 (0.001 or 0.01 are typical)"
+            ),
+        });
+    }
+    Ok(())
 }

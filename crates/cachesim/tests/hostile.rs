@@ -165,3 +165,166 @@ fn an_endless_input_that_is_no_trace_stops() {
     let e = import_reader(Format::Blkparse, Noise(1), p, Vec::new(), false).unwrap_err();
     assert!(matches!(e, TraceError::Empty { .. }), "{e}");
 }
+
+/// LEB128 of `v`, as the DTTRACE format writes varints.
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A DTTRACE file (no trailer) of raw read records of 4 KiB: (time step, offset step) each,
+/// as the format stores them (zigzag varints).
+fn raw_trace(steps: &[(i64, i64)]) -> Vec<u8> {
+    let w = Writer::new(Vec::new(), &Header::new("test", 0, 0)).unwrap();
+    let mut b = w.finish().unwrap();
+    b.truncate(b.len() - 2); // the trailer: 0xFF and the count 0
+    for &(dt, doff) in steps {
+        b.push(0); // tag: a read, stream and length given
+        varint(((dt << 1) ^ (dt >> 63)) as u64, &mut b);
+        varint(0, &mut b);
+        varint(((doff << 1) ^ (doff >> 63)) as u64, &mut b);
+        varint(4096, &mut b);
+    }
+    b
+}
+
+/// Regression (QA): an offset step that ran past 2^64 wrapped silently to a small offset,
+/// and time steps did the same. Every step is now an exact signed difference: one that leaves
+/// the range is a corrupt record, named by its index.
+#[test]
+fn a_step_that_leaves_the_offset_or_time_range_is_corrupt() {
+    let high = i64::MAX - 8191; // 2^63 - 8 KiB: its 4 KiB read ends below 2^63 - 1
+    for (steps, why) in [
+        // forward past the largest offset
+        (vec![(0, high), (0, i64::MAX)], "2^63 - 1"),
+        // back below byte 0
+        (vec![(0, 4096), (0, -16384)], "leaves 0..2^64"),
+        // time before the trace's start
+        (vec![(5, 0), (-10, 0)], "time step -10"),
+    ] {
+        let bytes = raw_trace(&steps);
+        let mut r = Reader::new(&bytes[..], "hostile").unwrap();
+        assert!(r.next().unwrap().is_ok(), "{steps:?}");
+        let e = r.next().unwrap().unwrap_err();
+        assert!(matches!(e, TraceError::Corrupt { index: 1, .. }), "{e}");
+        assert!(e.to_string().contains(why), "{steps:?}: {e}");
+    }
+    // What the writer writes within the range reads back, big steps included.
+    let recs = [
+        Record::new(0, (high as u64) & !4095, 4096, Op::Read),
+        Record::new(i64::MAX as u64, 0, 4096, Op::Write),
+        Record::new(3, 4096, 4096, Op::Read),
+    ];
+    let mut w = Writer::new(Vec::new(), &Header::new("test", 0, 0)).unwrap();
+    for r in &recs {
+        w.write(r).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    let back: Vec<Record> = Reader::new(&bytes[..], "ok")
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(back, recs);
+    // A step the format cannot hold is refused by the writer, not wrapped.
+    let mut w = Writer::new(Vec::new(), &Header::new("test", 0, 0)).unwrap();
+    w.write(&Record::new(0, 0, 4096, Op::Read)).unwrap();
+    assert!(w.write(&Record::new(u64::MAX, 0, 4096, Op::Read)).is_err());
+}
+
+/// Regression (QA): an Alibaba timestamp of 2^64 - 1 µs saturated to 2^64 ns and made a
+/// trace "over 18446744073.710 s"; a timestamp out of range is a malformed line, named.
+#[test]
+fn a_timestamp_past_2_64_ns_is_a_malformed_line() {
+    let text = b"1,R,0,4096,1000\n1,W,4096,4096,18446744073709551615\n1,R,0,4096,2000\n";
+    let recs = import_text(Format::Alibaba, text, false).unwrap();
+    assert_eq!(recs.len(), 2);
+    assert_eq!(recs[1].t_ns, 1_000_000);
+    let e = import_text(Format::Alibaba, text, true).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains(":2:") && m.contains("timestamp 18446744073709551615 µs is out of range"),
+        "{m}"
+    );
+    // Tencent seconds, MSR ticks and fio's microseconds alike.
+    for (format, line) in [
+        (Format::Tencent, "18446744073709551615,0,8,0,1\n"),
+        (Format::Msr, "18446744073709551615,hm,1,Read,0,4096,1\n"),
+        (
+            Format::FioIolog,
+            "fio version 3 iolog\n18446744073709551615 /f read 0 4096\n",
+        ),
+    ] {
+        let e = import_text(format, line.as_bytes(), true).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{format:?}: {e}");
+    }
+    // Two records more than 2^63 ns apart cannot be steps of one trace.
+    let e = import_text(
+        Format::Alibaba,
+        b"1,R,0,4096,0\n1,R,0,4096,18446744073709551\n",
+        true,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("292 years"), "{e}");
+}
+
+/// Regression (QA): an empty file was "(0 malformed lines, first at line(s) []); check the
+/// format name", and a fio iolog of an unknown version got the generic header text.
+#[test]
+fn an_import_without_records_says_why() {
+    let e = import_text(Format::Alibaba, b"", false).unwrap_err();
+    assert!(e.to_string().ends_with("the file is empty"), "{e}");
+    let e = import_text(
+        Format::FioIolog,
+        b"fio version 7 iolog\n/f read 0 4096\n",
+        false,
+    )
+    .unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains("version \"7\" is not supported") && m.contains("versions 2 and 3"),
+        "{m}"
+    );
+    let e = import_text(Format::Msr, b"Timestamp,Hostname\n# nothing\n", false).unwrap_err();
+    assert!(e.to_string().contains("all headers, comments"), "{e}");
+}
+
+/// Regression (QA): `--sample 1e-30` kept almost no block and scaled the sample's counters
+/// by 1e30, which saturated to 16384 PiB with every policy at 100 % hits. A rate below the
+/// hash space's resolution is refused; the smallest it resolves is accepted.
+#[test]
+fn a_sample_rate_no_block_can_pass_is_refused() {
+    for r in [1e-30, 1e-8, 0.5 / (1u64 << 24) as f64] {
+        let e = config(vec![1 << 30], Some(r)).check().unwrap_err();
+        assert!(e.to_string().contains("below 1/2^24"), "{r}: {e}");
+    }
+    assert!(config(vec![1 << 30], Some(1.0 / (1u64 << 24) as f64))
+        .check()
+        .is_ok());
+}
+
+/// Regression (QA): at `--sample 0.01` a 16 MiB bcache was simulated as 164 KiB, padded to 4
+/// buckets of 512 KiB, and hit 20.9 % where the exact replay hit 0.19 %. The bucket minimum
+/// applies to the size each replay simulates.
+#[test]
+fn bcache_and_lvmcache_minimums_apply_to_the_sampled_cache() {
+    let mut cfg = config(vec![16 << 20, 256 << 20], Some(0.01));
+    let e = cfg.check_sizes().unwrap_err().to_string();
+    assert!(
+        e.contains("at --sample 0.01 the 16 MiB cache is simulated as 163.84 KiB")
+            && e.contains("fewer than 4 bcache buckets")
+            && e.contains("at least 200 MiB")
+            && e.contains("--sample 0.13"),
+        "{e}"
+    );
+    cfg.sizes = vec![256 << 20];
+    assert!(cfg.check_sizes().is_ok());
+    cfg.policies = vec![PolicyKind::Lvmcache];
+    cfg.sizes = vec![4 << 20];
+    let e = cfg.check_sizes().unwrap_err().to_string();
+    assert!(e.contains("less than one lvmcache chunk"), "{e}");
+    cfg.sample = None;
+    assert!(cfg.check_sizes().is_ok());
+}

@@ -69,6 +69,37 @@ fn unknown_mitigation_is_refused_naming_it_and_the_choices() {
     }
 }
 
+/// Regression (QA): `--threshold 0ms` failed every scenario, `--aggressor-cap 0s` stopped the
+/// aggressor before it wrote, and a throttle of 0 failed only after the baseline had run
+/// (cgroup v1 deletes a rule of 0). Each is refused before anything runs, with the reason.
+#[test]
+fn zero_limits_are_refused_before_anything_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().to_str().unwrap();
+    let cases: [(&str, &[&str]); 5] = [
+        ("--threshold", &["--threshold", "0ms"]),
+        ("--aggressor-cap", &["--aggressor-cap", "0s"]),
+        ("--throttle-bps", &["--throttle-bps", "0"]),
+        ("--throttle-bps", &["--throttle-bps", "0MiB/s"]),
+        ("--throttle-iops", &["--throttle-iops", "0"]),
+    ];
+    for (flag, args) in cases {
+        let why = if flag.starts_with("--throttle") {
+            "deletes a blkio throttle rule"
+        } else {
+            "0"
+        };
+        bin()
+            .env("DISKTIER_RUN_DIR", t.path().join("run"))
+            .args(["--no-save", "interfere", dir])
+            .args(args)
+            .stderr_of_exit_naming(&args.join(" "), 2, &[flag, why]);
+        // Refused before the run directory (the journal) or a scratch directory was made.
+        assert!(!t.path().join("run").exists(), "{args:?}");
+        assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0, "{args:?}");
+    }
+}
+
 #[test]
 fn restore_with_nothing_to_do_is_a_no_op() {
     let run = tempfile::tempdir().unwrap();
@@ -373,9 +404,19 @@ fn signalled_run_restores(signals: &[libc::c_int], name: &str) {
     assert_eq!(scheduler(&dev), before, "{name}: scheduler not restored");
     assert!(scratch(&mnt.dir).is_empty(), "{:?}", scratch(&mnt.dir));
     assert!(!run.path().join("interfere.journal").exists());
-    // The partial result was still printed.
+    // The partial result was still printed, the scenario the signal cut marked interrupted
+    // (not capped: QA saw "0 B in 1.6 s (capped)" and "stopped at the cap").
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["interrupted"], true);
+    let last = v["scenarios"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["name"], "bulk-seq/scheduler-bfq", "{name}: {v}");
+    assert_eq!(last["interrupted"], true, "{name}: {last}");
+    assert_ne!(last["aggressor"]["capped"], true, "{name}: {last}");
+    let notes = last["notes"].to_string();
+    assert!(
+        notes.contains("interrupted (Ctrl-C or a signal)") && !notes.contains("cap"),
+        "{name}: {notes}"
+    );
 }
 
 #[test]

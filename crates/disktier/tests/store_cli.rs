@@ -220,3 +220,198 @@ fn the_same_commands_work_against_postgres() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["runs"].as_array().unwrap().len(), 2);
 }
+
+/// Regression (QA): `history --db /tmp/x/newdir/sub/none.db` silently created the directories
+/// and an empty store. No reading command creates a store; each says there is none.
+#[test]
+fn reading_commands_create_no_store() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("newdir/sub/none.db");
+    let cases: [&[&str]; 4] = [
+        &["history"],
+        &["show", "20231201-201522-a3f90c"],
+        &[
+            "compare",
+            "20231201-201522-a3f90c",
+            "20231201-201522-a3f90d",
+        ],
+        &["report", "-o", "r.html"],
+    ];
+    for args in cases {
+        dt(&db)
+            .current_dir(d.path())
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("there is no result store at")
+                    .and(predicate::str::contains("none.db"))
+                    .and(predicate::str::contains("--no-save").not()),
+            );
+        assert!(!d.path().join("newdir").exists(), "{args:?} created it");
+    }
+}
+
+/// Regression (QA): `history --kind bogus` silently listed nothing.
+#[test]
+fn history_refuses_an_unknown_kind() {
+    let (_d, db, _) = store_with(&["ocp-recipe-ebs"]);
+    dt(&db)
+        .args(["history", "--kind", "bogus"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("\"bogus\" is not a kind of run").and(
+                predicate::str::contains("bench, check, assess, import, interfere"),
+            ),
+        );
+    dt(&db)
+        .args(["history", "--kind", "check", "--format", "json"])
+        .assert()
+        .success();
+}
+
+/// Regression (QA): `history --target /abs/path` and `--target ./bd` did not find the run
+/// stored (by an older disktier) with the target `bd`, relative as typed.
+#[test]
+fn a_target_matches_however_it_is_typed() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join("bd")).unwrap();
+    let abs = std::fs::canonicalize(d.path().join("bd")).unwrap();
+    let db = d.path().join("r.db");
+    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
+    let mut ids = Vec::new();
+    for target in ["bd", abs.to_str().unwrap(), "elsewhere"] {
+        let mut doc = fixture("ocp-recipe-ebs");
+        doc["target"]["path"] = target.into();
+        ids.push(
+            s.save(&NewRun {
+                kind: "check",
+                group_id: None,
+                doc: &doc,
+            })
+            .unwrap(),
+        );
+    }
+    for arg in ["bd", "./bd", "bd/", abs.to_str().unwrap()] {
+        let out = dt(&db)
+            .current_dir(d.path())
+            .args(["history", "--format", "json", "--target", arg])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut got: Vec<&str> = v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap())
+            .collect();
+        got.sort();
+        let mut want = vec![ids[0].as_str(), ids[1].as_str()];
+        want.sort();
+        assert_eq!(got, want, "--target {arg}");
+    }
+}
+
+/// Regression (QA): `compare` of an interfere run said "is a interfere run, not a benchmark
+/// result: ... invalid type: string ..., expected struct TargetInfo", and of a damaged bench
+/// document "is a bench run, not a benchmark result". Each says what the run is.
+#[test]
+fn compare_says_what_a_run_it_cannot_compare_is() {
+    let (_d, db, ids) = store_with(&["ocp-recipe-ebs"]);
+    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
+    let interfere = s
+        .save(&NewRun {
+            kind: "interfere",
+            group_id: None,
+            doc: &fixture("interfere"),
+        })
+        .unwrap();
+    let junk = s
+        .save(&NewRun {
+            kind: "bench",
+            group_id: None,
+            doc: &serde_json::json!({"schema_version": 1, "profile": "etcd", "junk": true}),
+        })
+        .unwrap();
+    let err = dt(&db)
+        .args(["compare", &ids[0], &interfere])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(
+        err.contains(&format!("run {interfere} is an interfere run, and compare takes benchmark runs (bench, check, assess, import)")),
+        "{err}"
+    );
+    assert!(
+        !err.contains("expected struct") && !err.contains("invalid type"),
+        "{err}"
+    );
+    dt(&db)
+        .args(["compare", &ids[0], &junk])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains(format!("run {junk} (a bench run) cannot be compared"))
+                .and(predicate::str::contains("stored document is unreadable")),
+        );
+}
+
+/// Regression (QA): `show` of an interfere run printed raw JSON; it prints the table and the
+/// recommendation, as `interfere` does.
+#[test]
+fn show_prints_an_interfere_run_as_its_table() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let id = Store::open(Some(db.to_str().unwrap()))
+        .unwrap()
+        .save(&NewRun {
+            kind: "interfere",
+            group_id: None,
+            doc: &fixture("interfere"),
+        })
+        .unwrap();
+    let out = dt(&db).args(["show", &id]).output().unwrap();
+    let text = stdout_ok(&out);
+    assert!(text.contains("kind     interfere"), "{text}");
+    assert!(
+        text.contains("fdatasync latency of the etcd probe"),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("dd/none")), "{text}");
+    assert!(!text.contains("\"scenarios\""), "raw JSON: {text}");
+}
+
+/// Regression (QA): `store spool` printed a spooled run's reason raw, escape sequences
+/// included (a PostgreSQL server's message can carry them); they are shown escaped.
+#[test]
+fn store_spool_shows_control_characters_escaped() {
+    let data = tempfile::tempdir().unwrap();
+    let spool = disktier_store::spool::Spool::at(data.path().join("disktier/spool"));
+    spool
+        .put(
+            &NewRun {
+                kind: "check",
+                group_id: None,
+                doc: &fixture("ocp-recipe-ebs"),
+            },
+            "postgres://db/x",
+            "server says \x1b[31mred\x1b[0m\nand more",
+        )
+        .unwrap();
+    let out = disktier()
+        .env("XDG_DATA_HOME", data.path())
+        .args(["store", "spool"])
+        .output()
+        .unwrap();
+    let text = stdout_ok(&out);
+    assert!(!text.contains('\x1b'), "{text:?}");
+    assert!(
+        text.contains("server says \\u{1b}[31mred\\u{1b}[0m\\nand more"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 1, "{text}");
+}

@@ -179,6 +179,19 @@ fn a_read_only_store_spools_and_the_next_save_flushes() {
             predicate::str::contains("cannot save").and(predicate::str::contains("store flush")),
         );
     assert_eq!(spooled(data.path()), 1);
+    // Regression (QA): reading the store there failed with only "unable to open database
+    // file" (SQLite's WAL -shm file cannot be made on a read-only filesystem). It is read.
+    assert_eq!(history_len(db, data.path()), 1);
+    let id = dt(db, data.path())
+        .args(["--format", "json", "history"])
+        .output()
+        .unwrap();
+    let id = json_ok(&id)["runs"][0]["id"].as_str().unwrap().to_string();
+    dt(db, data.path())
+        .args(["show", &id])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("/var/tmp/ecfio"));
     fs.remount("rw");
     // The next run that saves there saves the spooled one too.
     import(db, data.path())

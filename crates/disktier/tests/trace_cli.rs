@@ -242,6 +242,40 @@ fn simulate_rejects_bad_options_with_the_fix() {
         ),
         (vec!["--cache-sizes", "1GiB", "--sample", "2"], "--sample"),
         (vec!["--cache-sizes", "1GiB", "--block", "3000"], "--block"),
+        // Regression (QA): every figure 100 % hits or 16384.00 PiB.
+        (
+            vec!["--cache-sizes", "16MiB,256MiB", "--sample", "1e-30"],
+            "invalid --sample: 0.000000000000000000000000000001 is below 1/2^24",
+        ),
+        // Regression (QA): bcache hit 20.9 % where the exact replay hit 0.19 %.
+        (
+            vec![
+                "--cache-sizes",
+                "16MiB,256MiB",
+                "--sample",
+                "0.01",
+                "--policies",
+                "lru,bcache",
+            ],
+            "at --sample 0.01 the 16 MiB cache is simulated as 163.84 KiB, fewer than 4 bcache buckets",
+        ),
+        // Regression (QA): the message named --bcache-writeback-percent, which does not exist.
+        (
+            vec!["--cache-sizes", "1GiB", "--writeback-percent", "101"],
+            "invalid --writeback-percent: 101 is over 100",
+        ),
+        // Regression (QA): "1 GiB is out of range".
+        (
+            vec![
+                "--cache-sizes",
+                "1GiB",
+                "--cache-volume",
+                "gp3:10GiB",
+                "--backing-volume",
+                "st1:0",
+            ],
+            "--backing-volume \"st1:0\": the size is 0",
+        ),
     ] {
         bin(&dir.path().join("db"))
             .arg("simulate")
@@ -530,4 +564,188 @@ fn a_missing_trace_is_named_once() {
         assert!(err.contains("cannot read the trace"), "{args:?}: {err}");
         assert_eq!(err.matches("missing.dtt").count(), 1, "{args:?}: {err}");
     }
+}
+
+/// Writes `recs` as a DTTRACE file at `path`.
+fn write_trace(path: &Path, recs: &[disktier_cachesim::trace::Record]) {
+    use disktier_cachesim::trace::{Header, Writer};
+    use std::io::Write as _;
+    let mut w = Writer::create(path, &Header::new("test", 0, 0)).unwrap();
+    for r in recs {
+        w.write(r).unwrap();
+    }
+    w.finish().unwrap().flush().unwrap();
+}
+
+/// Regression (QA): a trace of only syncs simulated to "miss 100 %", IOPS 0/0 and a p99 of
+/// 124 ms; it has no data accesses, and simulate says so.
+#[test]
+fn a_trace_without_data_accesses_is_named() {
+    use disktier_cachesim::trace::{Op, Record};
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("syncs.dtt");
+    write_trace(
+        &t,
+        &[
+            Record::new(0, 0, 0, Op::Sync),
+            Record::new(9, 0, 0, Op::Sync),
+        ],
+    );
+    bin(&dir.path().join("db"))
+        .args(["simulate", "--cache-sizes", "1GiB"])
+        .args([
+            "--cache-volume",
+            "gp3:32GiB",
+            "--backing-volume",
+            "st1:1TiB",
+        ])
+        .arg("--trace")
+        .arg(&t)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains(
+            "has no data accesses: its 2 requests are all syncs or discards",
+        ));
+}
+
+/// The largest resident set of `disktier simulate ARGS --trace TRACE`, in KiB (wait4's own
+/// rusage of that child, so tests running beside it do not count).
+// The child is reaped by wait4(2), which std's `Child::wait` cannot give the rusage of.
+#[allow(clippy::zombie_processes)]
+fn simulate_rss_kib(dir: &Path, trace: &Path, args: &[&str]) -> i64 {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("disktier"))
+        .env("DISKTIER_DB", dir.join("db"))
+        .args(["--format", "json", "simulate"])
+        .args(args)
+        .arg("--trace")
+        .arg(trace)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // # Safety: an all-zero rusage is a valid value to fill in.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // # Safety: wait4(2) on the pid of the child spawned above, with valid out-pointers.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{args:?}: {status}"
+    );
+    ru.ru_maxrss
+}
+
+/// Regression (QA): simulate's memory grew with the trace's time span, not its size: two
+/// requests a week apart took 1.67 GB (30 days: 2.2 GB) with `--cache-sizes 1GiB..64GiB` and
+/// five policies, from a per-second traffic series per replay. The series is kept only for
+/// predictions and only for seconds with traffic: a month-long trace of two requests costs
+/// what an hour-long one does, with and without predictions.
+#[test]
+fn simulate_memory_does_not_grow_with_the_trace_span() {
+    use disktier_cachesim::trace::{Op, Record};
+    let dir = tempfile::tempdir().unwrap();
+    let two = |span_s: u64, name: &str| {
+        let p = dir.path().join(name);
+        write_trace(
+            &p,
+            &[
+                Record::new(0, 0, 4096, Op::Read),
+                Record::new(span_s * 1_000_000_000, 4096, 4096, Op::Write),
+            ],
+        );
+        p
+    };
+    let hour = two(3_600, "hour.dtt");
+    let month = two(30 * 86_400, "month.dtt");
+    let args = ["--cache-sizes", "4MiB..32MiB", "--no-mrc"];
+    let volumes = [
+        "--cache-sizes",
+        "4MiB..32MiB",
+        "--no-mrc",
+        "--cache-volume",
+        "gp3:32GiB",
+        "--backing-volume",
+        "st1:1TiB",
+    ];
+    for a in [&args[..], &volumes[..]] {
+        let (h, m) = (
+            simulate_rss_kib(dir.path(), &hour, a),
+            simulate_rss_kib(dir.path(), &month, a),
+        );
+        // 20 replays; before, the month took 55 MB of windows each (capped at 10 days).
+        assert!(m < h + 16 * 1024, "{a:?}: an hour {h} KiB, a month {m} KiB");
+    }
+    // The month's prediction still sees both requests.
+    let v = simulate(dir.path(), &month, &volumes);
+    assert_eq!(v["trace_requests"], 2);
+    assert!(
+        v["results"][0]["prediction"]["p99_latency_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0,
+        "{v}"
+    );
+}
+
+/// QA found lvmcache hitting 99.1 % where `trace stats` called 86.1 % the best any cache can
+/// hit: lvmcache caches whole chunks, so a first access near cached data hits, while the reuse
+/// figure counts revisits of one block. Both outputs say what they count.
+#[test]
+fn lvmcache_and_trace_stats_say_what_they_count() {
+    use disktier_cachesim::trace::{Op, Record};
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("seq.dtt");
+    // Every 4 KiB block read once, in order: no block is revisited, yet lvmcache copies each
+    // 64 KiB chunk on its first miss and hits the other 15 blocks in it.
+    let recs: Vec<Record> = (0..4096u64)
+        .map(|i| Record::new(i * 1000, i * 4096, 4096, Op::Read))
+        .collect();
+    write_trace(&t, &recs);
+    let v = simulate(
+        dir.path(),
+        &t,
+        &[
+            "--cache-sizes",
+            "64MiB",
+            "--policies",
+            "lru,lvmcache",
+            "--no-mrc",
+        ],
+    );
+    assert_eq!(v["results"][0]["hit_ratio"], 0.0, "{v}");
+    assert!(
+        (v["results"][1]["hit_ratio"].as_f64().unwrap() - 15.0 / 16.0).abs() < 1e-9,
+        "{v}"
+    );
+    assert_eq!(stats(dir.path(), &t)["reuse_fraction"], 0.0);
+    let text = bin(&dir.path().join("db"))
+        .args([
+            "simulate",
+            "--cache-sizes",
+            "64MiB",
+            "--policies",
+            "lru,lvmcache",
+            "--no-mrc",
+        ])
+        .arg("--trace")
+        .arg(&t)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("lvmcache promotes whole 64 KiB chunks: a first access to a block whose chunk is cached counts as a hit"),
+        "{text}"
+    );
+    let out = bin(&dir.path().join("db"))
+        .args(["trace", "stats"])
+        .arg(&t)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("(the best a cache of 4 KiB blocks can hit; one that fills larger units, as lvmcache's chunks, also hits first accesses near cached data)"),
+        "{text}"
+    );
 }

@@ -21,8 +21,21 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("neither XDG_DATA_HOME nor HOME is set, so there is no default result store: pass --db or --no-save")]
+    #[error("neither XDG_DATA_HOME nor HOME is set, so there is no default result store: pass --db (a command that measures can also take --no-save)")]
     NoDefaultLocation,
+    /// A reading command found no store: it never creates one.
+    #[error("there is no result store at {location}: nothing has been saved there (runs are saved by `disktier assess`, bench, check, import and interfere); check --db or DISKTIER_DB if you meant another store")]
+    NoStore { location: String },
+    /// A WAL database in a directory SQLite cannot create its `-shm` file in.
+    #[error("cannot read the SQLite database {path}: it is in WAL mode and its directory {dir} is read-only, so SQLite cannot make the {path}-shm file it reads through; make {dir} writable, or copy the database to a writable directory and pass --db with the copy")]
+    ReadOnlyDir { path: PathBuf, dir: PathBuf },
+    /// An older store that cannot be written, so cannot be migrated for reading.
+    #[error("{path} has store schema version {found}, older than this disktier's {known}, and cannot be migrated because it cannot be written here; make it writable once (the next command that opens it migrates it), or copy it to a writable directory and pass --db with the copy")]
+    OlderReadOnly {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
     /// Quotes the driver's error (no `source()`): `store flush` lists failures as text.
     #[error("SQLite database {path}: {error}")]
     Sqlite {
@@ -49,6 +62,12 @@ pub enum StoreError {
     Locked { path: PathBuf, secs: u64 },
     #[error("the SQLite database {path} cannot be written (a read-only file or filesystem): pass a writable --db")]
     ReadOnly { path: PathBuf },
+    /// Quotes the OS error (no `source()`), like [`StoreError::Sqlite`].
+    #[error("cannot read the result store {path}: {error}; check --db or DISKTIER_DB")]
+    Unreadable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
     #[error("the spool directory: {0}")]
     Spool(std::io::Error),
     /// Quotes the parser's error (no `source()`), like [`StoreError::BadRow`].

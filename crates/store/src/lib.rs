@@ -66,6 +66,21 @@ impl Store {
         Ok(Store { backend })
     }
 
+    /// Opens the store at `location` (as [`Store::open`]) to read it: a SQLite store is never
+    /// created, nor its directory — a missing one is [`StoreError::NoStore`] — and one that
+    /// cannot be written is read read-only ([`sqlite::SqliteStore::open_existing`]). What
+    /// `history`, `show`, `compare` and `report` open.
+    pub fn open_existing(location: Option<&str>) -> Result<Store> {
+        let backend: Box<dyn Backend> = match location {
+            Some(l) if pgconn::is_postgres(l) || l.contains("://") => return Store::open(location),
+            Some(path) => Box::new(sqlite::SqliteStore::open_existing(std::path::Path::new(
+                path,
+            ))?),
+            None => Box::new(sqlite::SqliteStore::open_existing(&default_path()?)?),
+        };
+        Ok(Store { backend })
+    }
+
     pub fn location(&self) -> String {
         self.backend.location()
     }

@@ -36,10 +36,21 @@ pub struct StoredRun {
     pub doc: Value,
 }
 
+/// The kinds of run a store holds: the command that made each (`fleet run` stores its nodes'
+/// runs under their command's kind, `setup` included).
+pub const KINDS: [&str; 6] = ["bench", "check", "assess", "import", "interfere", "setup"];
+
+/// The kinds whose document is a benchmark result (`engine::RunDoc`), which `compare` takes.
+pub const BENCHMARK_KINDS: [&str; 4] = ["bench", "check", "assess", "import"];
+
 /// Which runs `history` lists. Empty fields match everything.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
+    /// The target as given; [`Filter::target_path`] fills [`Filter::target_also`] with the
+    /// other spellings the same path may be stored under.
     pub target: Option<String>,
+    /// Further spellings of `target` that match too.
+    pub target_also: Vec<String>,
     pub profile: Option<String>,
     pub kind: Option<String>,
     pub group_id: Option<String>,
@@ -48,16 +59,80 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Filters on the target path `arg`, matching every spelling it may be stored under
+    /// ([`target_spellings`]).
+    pub fn target_path(mut self, arg: &str) -> Filter {
+        let mut all = target_spellings(arg);
+        self.target = Some(all.remove(0));
+        self.target_also = all;
+        self
+    }
+
+    /// The target values that match: none (any target) or the target and its spellings.
+    pub fn targets(&self) -> Vec<&str> {
+        self.target
+            .iter()
+            .chain(&self.target_also)
+            .map(String::as_str)
+            .collect()
+    }
+
     pub fn matches(&self, s: &RunSummary) -> bool {
         fn eq(want: &Option<String>, have: &Option<String>) -> bool {
             want.as_ref()
                 .is_none_or(|w| have.as_deref() == Some(w.as_str()))
         }
-        eq(&self.target, &s.target)
+        let targets = self.targets();
+        (targets.is_empty() || s.target.as_deref().is_some_and(|t| targets.contains(&t)))
             && eq(&self.profile, &s.profile)
             && self.kind.as_ref().is_none_or(|k| *k == s.kind)
             && eq(&self.group_id, &s.group_id)
     }
+}
+
+/// The spellings a run on the path `arg` may be stored under, `arg` first: as typed; the
+/// canonical absolute path when it exists (symlinks and `..` resolved), else the absolute
+/// path made from the working directory; and, for runs stored before targets were stored
+/// canonical (with the path as typed, relative), every trailing part of that absolute path,
+/// bare, with `./` in front or `/` behind — `bd`, `./bd`, `bd/`, `qa/bd` for `/tmp/qa/bd`.
+/// A relative target stored by an older disktier cannot say which directory it was relative
+/// to, so it matches any path that ends with it (docs/store.md).
+pub fn target_spellings(arg: &str) -> Vec<String> {
+    use std::path::{Component, Path, PathBuf};
+    let mut out = vec![arg.to_string()];
+    let mut push = |s: String| {
+        if !s.is_empty() && !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    let typed = Path::new(arg);
+    // The absolute forms: resolved on disk, and lexical (".", a trailing "/" dropped).
+    let lexical: Option<PathBuf> = std::path::absolute(typed).ok().map(|p| {
+        p.components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .collect()
+    });
+    let canonical = std::fs::canonicalize(typed).ok();
+    for abs in canonical.iter().chain(lexical.iter()) {
+        push(abs.display().to_string());
+    }
+    for abs in canonical.iter().chain(lexical.iter()) {
+        let names: Vec<String> = abs
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect();
+        for k in (0..names.len()).rev() {
+            let tail = names[k..].join("/");
+            push(tail.clone());
+            push(format!("./{tail}"));
+            push(format!("{tail}/"));
+            push(format!("./{tail}/"));
+        }
+    }
+    out
 }
 
 /// A run about to be saved: the document plus what the caller knows about it.

@@ -19,8 +19,18 @@ pub fn insert(mark: fn(usize) -> String) -> String {
 pub fn list(filter: &Filter, mark: fn(usize) -> String) -> (String, Vec<String>) {
     let mut conds = Vec::new();
     let mut params = Vec::new();
+    let targets = filter.targets();
+    if !targets.is_empty() {
+        let marks: Vec<String> = targets
+            .iter()
+            .map(|t| {
+                params.push(t.to_string());
+                mark(params.len())
+            })
+            .collect();
+        conds.push(format!("target IN ({})", marks.join(", ")));
+    }
     for (col, val) in [
-        ("target", &filter.target),
         ("profile", &filter.profile),
         ("kind", &filter.kind),
         ("group_id", &filter.group_id),
@@ -113,7 +123,7 @@ mod tests {
             ..Filter::default()
         };
         let (q, p) = list(&f, pg_mark);
-        assert!(q.contains("target = $1 AND profile = $2"), "{q}");
+        assert!(q.contains("target IN ($1) AND profile = $2"), "{q}");
         assert!(q.ends_with("LIMIT 5"), "{q}");
         assert_eq!(p, vec!["/data".to_string(), "etcd".to_string()]);
     }

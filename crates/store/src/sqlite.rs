@@ -42,15 +42,7 @@ impl SqliteStore {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| err(path, e))?;
-        let mut store = SqliteStore {
-            conn,
-            path: path.to_path_buf(),
-        };
-        store
-            .conn
-            .busy_timeout(busy_timeout())
-            .map_err(|e| err(path, e))?;
+        let mut store = SqliteStore::connect(path, path, flags)?;
         // Read before writing anything: a foreign or damaged file must be left exactly as it is.
         let version = store.check_ours()?;
         if version > migrate::latest() {
@@ -59,6 +51,118 @@ impl SqliteStore {
                 found: version,
                 known: migrate::latest(),
             });
+        }
+        store.wal()?;
+        if version < migrate::latest() {
+            store.migrate()?;
+        }
+        Ok(store)
+    }
+
+    /// Opens the store at `path` to read it, creating nothing: no directory, no file, no
+    /// schema (a missing or empty file is [`StoreError::NoStore`]). A writable store opens as
+    /// for saving (an older schema is migrated); one that cannot be written — a read-only
+    /// file, directory or filesystem — opens read-only, and a WAL database whose directory
+    /// cannot take its `-shm` file opens as immutable when no `-wal` file holds data it would
+    /// miss.
+    pub fn open_existing(path: &Path) -> Result<SqliteStore> {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => {
+                return Err(StoreError::NotOurs {
+                    path: path.to_path_buf(),
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::NoStore {
+                    location: path.display().to_string(),
+                })
+            }
+            Err(e) => {
+                return Err(StoreError::Unreadable {
+                    path: path.to_path_buf(),
+                    error: e,
+                })
+            }
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        match Self::open_flags(path, path, flags) {
+            Ok(s) => return Ok(s),
+            Err(e) if !cannot_write(&e) => return Err(e),
+            Err(_) => {}
+        }
+        let ro = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        match Self::open_flags(path, path, ro) {
+            Ok(s) => return Ok(s),
+            Err(e) if !cannot_write(&e) => return Err(e),
+            Err(_) => {}
+        }
+        // SQLite could not make the -shm file of a WAL database beside it. Without a -wal
+        // file (or with an empty one, which a clean close leaves) the database file holds
+        // every committed run, and `immutable` reads it without the -shm file.
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+            return Err(StoreError::ReadOnlyDir {
+                path: path.to_path_buf(),
+                dir,
+            });
+        }
+        let uri = format!("file:{}?immutable=1", uri_path(path));
+        Self::open_flags(Path::new(&uri), path, ro | OpenFlags::SQLITE_OPEN_URI).map_err(|e| {
+            if cannot_write(&e) {
+                StoreError::ReadOnlyDir {
+                    path: path.to_path_buf(),
+                    dir,
+                }
+            } else {
+                e
+            }
+        })
+    }
+
+    /// A connection to `name` (a path, or a `file:` URI for `path`) with `flags` and the busy
+    /// timeout, not yet checked.
+    fn connect(name: &Path, path: &Path, flags: OpenFlags) -> Result<SqliteStore> {
+        let conn = Connection::open_with_flags(name, flags).map_err(|e| err(path, e))?;
+        conn.busy_timeout(busy_timeout())
+            .map_err(|e| err(path, e))?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens `name` (a path, or a `file:` URI for `path`) with `flags`, for reading an
+    /// existing store: checked, and migrated when it is opened writable.
+    fn open_flags(name: &Path, path: &Path, flags: OpenFlags) -> Result<SqliteStore> {
+        let mut store = SqliteStore::connect(name, path, flags)?;
+        let version = store.check_ours()?;
+        if version == 0 {
+            return Err(StoreError::NoStore {
+                location: path.display().to_string(),
+            });
+        }
+        if version > migrate::latest() {
+            return Err(StoreError::TooNew {
+                location: path.display().to_string(),
+                found: version,
+                known: migrate::latest(),
+            });
+        }
+        if flags.contains(OpenFlags::SQLITE_OPEN_READ_ONLY) {
+            if version < migrate::latest() {
+                return Err(StoreError::OlderReadOnly {
+                    path: path.to_path_buf(),
+                    found: version,
+                    known: migrate::latest(),
+                });
+            }
+            return Ok(store);
         }
         store.wal()?;
         if version < migrate::latest() {
@@ -186,6 +290,35 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
         r.get(15)?,
         r.get(16)?,
     ))
+}
+
+/// Whether opening failed only because the store cannot be written where it is: a read-only
+/// file, directory or filesystem (SQLite says "read-only" or, when it cannot make a WAL
+/// database's `-shm` file, "unable to open database file").
+fn cannot_write(e: &StoreError) -> bool {
+    match e {
+        StoreError::ReadOnly { .. } => true,
+        StoreError::Sqlite { error, .. } => matches!(
+            error.sqlite_error_code(),
+            Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly)
+        ),
+        _ => false,
+    }
+}
+
+/// `path` as the path part of a `file:` URI: every byte but unreserved ones and `/`
+/// percent-encoded (SQLite's URI filenames take `%HH` escapes; `?` and `#` would end the path).
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Whether the filesystem holding `db` has less than a SQLite page group (64 KiB) free.

@@ -104,3 +104,82 @@ fn an_empty_selection_is_an_error() {
     .unwrap_err();
     assert!(e.to_string().contains("disktier assess"), "{e}");
 }
+
+/// The legend entries (swatch HTML, label) under the interference chart of `page`.
+fn interfere_legend(page: &str) -> Vec<(String, String)> {
+    let fig = page
+        .find("data-chart=\"interfere:")
+        .expect("an interference chart");
+    let legend = &page[fig..];
+    let legend = &legend[legend.find("<div class=\"legend\">").unwrap()..];
+    let legend = &legend[..legend.find("</div>").unwrap()];
+    legend
+        .split("<span>")
+        .skip(1)
+        .map(|e| {
+            let label_at = e.rfind("</span>").unwrap();
+            let swatch_end = e[..label_at].rfind("</span>").unwrap() + "</span>".len();
+            (
+                e[..swatch_end].to_string(),
+                e[swatch_end..label_at].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Regression (QA): past 8 series the chart colours repeated, so a 9th scenario's line could
+/// not be told from the 1st. Past the palette each colour comes with another dash pattern and
+/// marker, in the chart and in the legend.
+#[test]
+fn more_than_eight_series_stay_distinguishable() {
+    let mut doc = fixture("interfere");
+    let one = doc["scenarios"][1].clone();
+    let scenarios = doc["scenarios"].as_array_mut().unwrap();
+    for i in 0..8 {
+        let mut s = one.clone();
+        s["name"] = format!("dd/extra-{i}").into();
+        scenarios.push(s);
+    }
+    let runs = vec![stored("run-interfere", "interfere", doc)];
+    let page = render(&ReportInput {
+        runs: &runs,
+        plan: None,
+        generated_at: "now",
+    })
+    .unwrap();
+    // 12 scenarios, one (dd/bfq) unavailable and so not drawn.
+    let legend = interfere_legend(&page);
+    assert_eq!(legend.len(), 11, "{legend:?}");
+    let swatches: std::collections::BTreeSet<&str> =
+        legend.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(swatches.len(), legend.len(), "a style repeats: {legend:?}");
+    let entry = |label: &str| &legend.iter().find(|(_, l)| l == label).unwrap().0;
+    // The 9th scenario has the 1st's colour, dashed and with square markers.
+    assert!(entry("dd/extra-4").contains("dashed") && entry("dd/extra-4").contains("■"));
+    assert!(!entry("dd/extra-3").contains("dashed"), "{legend:?}");
+    let colour = |s: &str| s.split('#').nth(1).unwrap()[..6].to_string();
+    assert_eq!(colour(entry("baseline")), colour(entry("dd/extra-4")));
+    assert_self_contained(&page);
+}
+
+/// Regression (QA): an interrupted interference run drew as if complete. The report says the
+/// run was interrupted and marks the scenario whose figures are partial.
+#[test]
+fn an_interrupted_interference_run_is_marked() {
+    let mut doc = fixture("interfere");
+    doc["interrupted"] = true.into();
+    doc["scenarios"][2]["interrupted"] = true.into();
+    let runs = vec![stored("run-interfere", "interfere", doc)];
+    let page = render(&ReportInput {
+        runs: &runs,
+        plan: None,
+        generated_at: "now",
+    })
+    .unwrap();
+    assert!(
+        page.contains("This run was interrupted (Ctrl-C or a signal): dd/io.weight stopped early and has partial figures"),
+        "{page}"
+    );
+    assert_eq!(page.matches("interrupted: partial figures").count(), 1);
+    assert!(page.contains(" (interrupted)</td>"));
+}

@@ -198,3 +198,168 @@ fn ten_writer_processes_lose_no_row() {
     ids.dedup();
     assert_eq!(ids.len(), 10 * PER_CHILD);
 }
+
+/// Regression (QA): `history --db /tmp/x/newdir/sub/none.db` created the directories and an
+/// empty database. Opening to read creates nothing: a missing file, an empty one, and a
+/// directory are refused as what they are.
+#[test]
+fn opening_to_read_creates_no_store() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("newdir/sub/none.db");
+    let e = Store::open_existing(Some(missing.to_str().unwrap()))
+        .err()
+        .expect("no store there");
+    assert!(matches!(e, StoreError::NoStore { .. }), "{e}");
+    assert!(e.to_string().contains("there is no result store at"), "{e}");
+    assert!(!d.path().join("newdir").exists(), "a directory was created");
+    let empty = d.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let e = Store::open_existing(Some(empty.to_str().unwrap()))
+        .err()
+        .expect("no store there");
+    assert!(matches!(e, StoreError::NoStore { .. }), "{e}");
+    assert_eq!(
+        std::fs::metadata(&empty).unwrap().len(),
+        0,
+        "the file was written"
+    );
+    assert!(matches!(
+        Store::open_existing(Some(d.path().to_str().unwrap())),
+        Err(StoreError::NotOurs { .. })
+    ));
+    // An existing store opens as usual, and an older one is migrated where it can be written.
+    let db = d.path().join("r.db");
+    save(&mut open(&db), "check", None, &doc("/a", "etcd", 1));
+    let mut s = Store::open_existing(Some(db.to_str().unwrap())).unwrap();
+    assert_eq!(s.list(&Filter::default()).unwrap().len(), 1);
+}
+
+/// A tmpfs mounted for a test (root only), remountable read-only, unmounted on drop.
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    fn new() -> Option<Tmpfs> {
+        if !disktier_testkit::require(disktier_testkit::is_root(), "root (mounting a tmpfs)") {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mount tmpfs");
+        Some(Tmpfs(dir))
+    }
+    fn remount(&self, mode: &str) {
+        let ok = std::process::Command::new("mount")
+            .args(["-o", &format!("remount,{mode}")])
+            .arg(self.0.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "remount {mode}");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+/// Regression (QA): reading a WAL store in a read-only directory failed with only "unable to
+/// open database file" (SQLite could not make its -shm file). It is read without writing; when
+/// a -wal file holds data the read would miss, the error says the directory is read-only and
+/// what to do.
+#[test]
+fn a_store_on_a_read_only_filesystem_is_read() {
+    let Some(fs) = Tmpfs::new() else {
+        return;
+    };
+    let db = fs.0.path().join("results.db");
+    {
+        let mut s = open(&db);
+        save(&mut s, "check", None, &doc("/a", "etcd", 1));
+        save(&mut s, "check", None, &doc("/b", "etcd", 2));
+    }
+    // A store whose writer is still open: its last run is only in the -wal file.
+    let live = fs.0.path().join("live");
+    std::fs::create_dir(&live).unwrap();
+    let mut writer = open(&db);
+    let id = save(&mut writer, "check", None, &doc("/c", "etcd", 3));
+    for ext in ["", "-wal"] {
+        std::fs::copy(
+            format!("{}{ext}", db.display()),
+            format!("{}/results.db{ext}", live.display()),
+        )
+        .unwrap();
+    }
+    drop(writer);
+    assert!(!fs.0.path().join("results.db-shm").exists());
+    fs.remount("ro");
+    let mut s = Store::open_existing(Some(db.to_str().unwrap())).unwrap();
+    assert_eq!(s.list(&Filter::default()).unwrap().len(), 3);
+    assert_eq!(s.get(&id).unwrap().doc["target"]["path"], "/c");
+    let live_db = live.join("results.db");
+    let e = Store::open_existing(Some(live_db.to_str().unwrap()))
+        .err()
+        .expect("the -wal data cannot be read without a -shm file");
+    assert!(matches!(e, StoreError::ReadOnlyDir { .. }), "{e}");
+    assert!(e.to_string().contains("is read-only"), "{e}");
+    // Saving there is still refused as before (and spooled by the binary).
+    assert!(Store::open(Some(db.to_str().unwrap())).is_err());
+    fs.remount("rw");
+}
+
+/// Regression (QA): `history --target /abs/path` and `--target ./bd` did not find a run stored
+/// with the target `bd` (relative, as typed). A target filter matches the path's canonical
+/// spelling and, for older rows stored relative, any trailing part of it.
+#[test]
+fn a_target_filter_matches_every_spelling_of_the_path() {
+    let d = tempfile::tempdir().unwrap();
+    let bd = d.path().join("qa/bd");
+    std::fs::create_dir_all(&bd).unwrap();
+    let link = d.path().join("link");
+    std::os::unix::fs::symlink(&bd, &link).unwrap();
+    let canonical = std::fs::canonicalize(&bd).unwrap();
+    let canonical = canonical.to_str().unwrap();
+    let mut s = open(&d.path().join("r.db"));
+    let mut ids = std::collections::BTreeMap::new();
+    for target in [
+        "bd",
+        "./bd/",
+        "qa/bd",
+        canonical,
+        "other/bd",
+        "bdx",
+        "/elsewhere/bd/x",
+    ] {
+        ids.insert(target, save(&mut s, "check", None, &doc(target, "etcd", 1)));
+    }
+    let listed = |s: &mut Store, arg: &str| -> Vec<String> {
+        let mut v: Vec<String> = s
+            .list(&Filter::default().target_path(arg))
+            .unwrap()
+            .into_iter()
+            .map(|r| r.target.unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut want = vec!["./bd/", "bd", "qa/bd", canonical];
+    want.sort();
+    for arg in [
+        bd.to_str().unwrap(),
+        &format!("{}/", bd.display()),
+        link.to_str().unwrap(),
+    ] {
+        assert_eq!(listed(&mut s, arg), want, "{arg}");
+    }
+    // A path that no longer exists still matches as typed and by its trailing parts.
+    assert_eq!(listed(&mut s, "/elsewhere/bd/x"), vec!["/elsewhere/bd/x"]);
+    assert!(listed(&mut s, "/nowhere/qa/bd").contains(&"qa/bd".to_string()));
+}

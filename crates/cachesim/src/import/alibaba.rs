@@ -2,7 +2,7 @@
 //! request: `device_id,opcode,offset,length,timestamp` with opcode `R`/`W`, offset and length in
 //! bytes and the timestamp in microseconds. The stream is the device id.
 
-use super::{csv_fields, csv_request, len32, num, LineParser, Parsed};
+use super::{csv_fields, csv_request, len32, num, scaled, LineParser, Parsed};
 use crate::trace::Op;
 
 pub(crate) struct Alibaba;
@@ -22,7 +22,7 @@ impl LineParser for Alibaba {
         let len = len32(num(f[3], "length")?, "length")?;
         let us = num(f[4], "timestamp")?;
         Ok(Parsed::Record(csv_request(
-            us.saturating_mul(1000),
+            scaled(us, 1000, "timestamp", "µs")?,
             offset,
             len,
             op,

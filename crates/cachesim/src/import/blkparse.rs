@@ -12,7 +12,7 @@
 //! flush without data becomes a sync; `S`/`F` mark the request synchronous. The stream is
 //! the pid. The per-CPU and total summaries at the end are skipped.
 
-use super::{len32, num, LineParser, Parsed};
+use super::{len32, num, scaled, LineParser, Parsed};
 use crate::trace::{Op, Record};
 
 #[derive(Default)]
@@ -100,7 +100,7 @@ impl LineParser for Blkparse {
         let len = if op == Op::Sync && sectors == 0 {
             0
         } else {
-            len32(sectors.saturating_mul(512), "length")?
+            len32(scaled(sectors, 512, "length", "sectors")?, "length")?
         };
         let offset = sector
             .checked_mul(512)

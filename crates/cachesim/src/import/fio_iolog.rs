@@ -5,7 +5,7 @@
 //! `add`/`open`/`close` are skipped; `read`, `write`, `trim` carry data; `sync` and `datasync`
 //! become syncs. The stream is the file's index in order of `add`.
 
-use super::{len32, num, LineParser, Parsed};
+use super::{len32, num, scaled, LineParser, Parsed};
 use crate::trace::{Op, Record};
 use std::collections::HashMap;
 
@@ -40,9 +40,18 @@ impl LineParser for FioIolog {
                     self.version = Some(3);
                     Ok(Parsed::Skip)
                 }
-                _ => Err(
-                    "the first line must be `fio version 2 iolog` or `fio version 3 iolog`".into(),
-                ),
+                _ => Err(match t
+                    .strip_prefix("fio version ")
+                    .and_then(|v| v.strip_suffix(" iolog"))
+                {
+                    Some(v) => format!(
+                        "fio iolog version {v:?} is not supported: disktier reads versions 2 and 3 (`fio version 2 iolog`, `fio version 3 iolog`)"
+                    ),
+                    None => {
+                        "the first line must be `fio version 2 iolog` or `fio version 3 iolog`"
+                            .into()
+                    }
+                }),
             };
         };
         let mut f: Vec<&str> = t.split_whitespace().collect();
@@ -54,7 +63,7 @@ impl LineParser for FioIolog {
                     f.len()
                 ));
             }
-            t_ns = num(f[0], "timestamp")?.saturating_mul(1000);
+            t_ns = scaled(num(f[0], "timestamp")?, 1000, "timestamp", "µs")?;
             f.remove(0);
         }
         if f.len() < 2 {
@@ -80,7 +89,9 @@ impl LineParser for FioIolog {
             "sync" | "datasync" => Op::Sync,
             "wait" if version == 2 => {
                 // fio: "Wait for `offset' microseconds ... relative to the previous wait".
-                self.clock_ns += offset.saturating_mul(1000);
+                self.clock_ns = scaled(offset, 1000, "wait time", "µs")?
+                    .checked_add(self.clock_ns)
+                    .ok_or("the waits add up past 2^64 ns")?;
                 return Ok(Parsed::Skip);
             }
             a => return Err(format!("unknown action {a:?}")),

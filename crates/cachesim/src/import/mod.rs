@@ -162,6 +162,8 @@ pub fn import_reader<R: Read + 'static, W: Write>(
     let mut writer: Option<Writer<W>> = None;
     let mut out = Some(out);
     let mut t0: Option<u64> = None;
+    // Why the first malformed line was refused, for an import that finds no record at all.
+    let mut first_why: Option<String> = None;
     let mut buf = Vec::with_capacity(256);
     while let Some(whole) =
         read_line_capped(&mut rd, &mut buf).map_err(|e| TraceError::io(input, e))?
@@ -180,6 +182,17 @@ pub fn import_reader<R: Read + 'static, W: Write>(
         .and_then(|p| match p {
             Parsed::Record(r) => r.check().map(|()| Parsed::Record(r)),
             skip => Ok(skip),
+        })
+        .and_then(|p| match (&p, t0) {
+            // The trace stores each time as a signed step from the previous one.
+            (Parsed::Record(r), Some(base)) if r.t_ns.saturating_sub(base) > MAX_TIME_NS => {
+                Err(format!(
+                    "its time is {} s after the first record's, past the {} s (292 years) a trace can span",
+                    (r.t_ns - base) / 1_000_000_000,
+                    MAX_TIME_NS / 1_000_000_000
+                ))
+            }
+            _ => Ok(p),
         });
         match parsed {
             Ok(Parsed::Skip) => report.skipped += 1,
@@ -209,6 +222,7 @@ pub fn import_reader<R: Read + 'static, W: Write>(
                     });
                 }
                 report.malformed += 1;
+                first_why.get_or_insert(why);
                 if report.records == 0 && report.malformed >= MALFORMED_BEFORE_ANY {
                     break;
                 }
@@ -220,12 +234,29 @@ pub fn import_reader<R: Read + 'static, W: Write>(
     }
     match writer {
         Some(w) => Ok((report, w.finish()?)),
-        None => Err(TraceError::Empty {
-            path: input.to_path_buf(),
-            format: format.name(),
-            malformed: report.malformed,
-            first: report.first_malformed,
-        }),
+        None => {
+            let why = match &first_why {
+                _ if report.lines == 0 => "the file is empty".to_string(),
+                None => format!(
+                    "its {} line(s) are all headers, comments or events the {} importer skips",
+                    report.lines,
+                    format.name()
+                ),
+                Some(w) => format!(
+                    "{} of {} lines are malformed, the first (line {}) because {w}; check the format name",
+                    report.malformed,
+                    report.lines,
+                    report.first_malformed.first().copied().unwrap_or(0)
+                ),
+            };
+            Err(TraceError::Empty {
+                path: input.to_path_buf(),
+                format: format.name(),
+                malformed: report.malformed,
+                first: report.first_malformed,
+                why,
+            })
+        }
     }
 }
 
@@ -250,6 +281,10 @@ pub fn import_to_file(
         }
     }
 }
+
+/// The latest time a trace's record can have, in ns from its first: 2^63 - 1 (292 years), so
+/// that every step between two records fits the format's signed 64-bit delta.
+pub const MAX_TIME_NS: u64 = i64::MAX as u64;
 
 /// The longest line an importer reads (the longest real lines, blkparse's with a long process
 /// name, are under 200 bytes).
@@ -342,6 +377,19 @@ pub(crate) fn num(field: &str, what: &str) -> Result<u64, String> {
         .trim()
         .parse::<u64>()
         .map_err(|_| format!("{what} {field:?} is not a non-negative integer"))
+}
+
+/// `v` (a field in `unit`s) times `per` (its size in the trace's unit: ns or bytes), or why
+/// it is out of range: a timestamp or an offset that would pass 2^64 once converted is a
+/// malformed line, not a figure saturated to 2^64 (QA: an Alibaba timestamp of 2^64 - 1 µs
+/// made a trace "over 18446744073.710 s").
+pub(crate) fn scaled(v: u64, per: u64, what: &str, unit: &str) -> Result<u64, String> {
+    v.checked_mul(per).ok_or_else(|| {
+        format!(
+            "{what} {v} {unit} is out of range: it passes 2^64 {} once converted",
+            if what.contains("time") { "ns" } else { "bytes" }
+        )
+    })
 }
 
 /// Parses a length that must fit the trace's 32-bit length field.

@@ -3,7 +3,7 @@
 //! filetime (100 ns ticks since 1601-01-01), Type `Read`/`Write`, offset and size in bytes and
 //! the response time in 100 ns ticks. The stream is the disk number.
 
-use super::{csv_fields, csv_request, len32, num, LineParser, Parsed};
+use super::{csv_fields, csv_request, len32, num, scaled, LineParser, Parsed};
 use crate::trace::Op;
 
 pub(crate) struct Msr;
@@ -26,8 +26,9 @@ impl LineParser for Msr {
         let offset = num(f[4], "offset")?;
         let size = len32(num(f[5], "size")?, "size")?;
         let resp = num(f[6], "response time")?;
-        let mut r = csv_request(ticks.saturating_mul(100), offset, size, op, disk);
-        r.latency_ns = resp.saturating_mul(100);
+        let t_ns = scaled(ticks, 100, "timestamp", "100-ns ticks")?;
+        let mut r = csv_request(t_ns, offset, size, op, disk);
+        r.latency_ns = scaled(resp, 100, "response time", "100-ns ticks")?;
         Ok(Parsed::Record(r))
     }
     fn unix_ns(&self, t_ns: u64) -> Option<u64> {

@@ -3,7 +3,7 @@
 //! seconds, offset and size in 512-byte sectors and IOType 0 for a read, 1 for a write. The
 //! stream is the volume id. One-second timestamps mean many requests share a time.
 
-use super::{csv_fields, csv_request, len32, num, LineParser, Parsed};
+use super::{csv_fields, csv_request, len32, num, scaled, LineParser, Parsed};
 use crate::trace::Op;
 
 pub(crate) struct Tencent;
@@ -23,9 +23,9 @@ impl LineParser for Tencent {
         };
         let vol = num(f[4], "volume id")?;
         Ok(Parsed::Record(csv_request(
-            secs.saturating_mul(1_000_000_000),
-            offset.saturating_mul(512),
-            len32(size.saturating_mul(512), "size")?,
+            scaled(secs, 1_000_000_000, "timestamp", "s")?,
+            scaled(offset, 512, "offset", "sectors")?,
+            len32(scaled(size, 512, "size", "sectors")?, "size")?,
             op,
             vol,
         )))

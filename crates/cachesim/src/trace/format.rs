@@ -126,18 +126,23 @@ impl<W: Write> Writer<W> {
         if r.stream == self.prev_stream {
             tag |= TAG_SAME_STREAM;
         }
+        // Steps are stored as exact signed 64-bit differences (the reader refuses any that
+        // leave 0..2^64): records within 2^63 of each other, as importers and
+        // `Record::check` keep them.
+        let step = |now: u64, prev: u64, what: &str| {
+            i64::try_from(i128::from(now) - i128::from(prev)).map_err(|_| TraceError::Invalid {
+                what: "trace record",
+                why: format!("its {what} {now} is 2^63 or more from the previous record's {prev}"),
+            })
+        };
+        let dt = step(r.t_ns, self.prev_t, "time")?;
+        let doff = step(r.offset, self.prev_end, "offset")?;
         self.buf.push(tag);
-        put_varint(
-            &mut self.buf,
-            zigzag(r.t_ns.wrapping_sub(self.prev_t) as i64),
-        );
+        put_varint(&mut self.buf, zigzag(dt));
         if tag & TAG_SAME_STREAM == 0 {
             put_varint(&mut self.buf, r.stream as u64);
         }
-        put_varint(
-            &mut self.buf,
-            zigzag(r.offset.wrapping_sub(self.prev_end) as i64),
-        );
+        put_varint(&mut self.buf, zigzag(doff));
         if tag & TAG_SAME_LEN == 0 {
             put_varint(&mut self.buf, r.len as u64);
         }
@@ -343,6 +348,23 @@ impl<R: BufRead> Reader<R> {
         }
     }
 
+    /// Why a record's time or offset step leaves 0..2^64 (kept out of the reading loop).
+    #[cold]
+    #[inline(never)]
+    fn bad_step(&self, dt: i64, doff: i64) -> TraceError {
+        if self.prev_t.checked_add_signed(dt).is_none() {
+            self.corrupt(format!(
+                "its time step {dt} ns from {} ns leaves 0..2^64 ns",
+                self.prev_t
+            ))
+        } else {
+            self.corrupt(format!(
+                "its offset step {doff} from byte {} leaves 0..2^64",
+                self.prev_end
+            ))
+        }
+    }
+
     /// The next varint of a record: cut short or malformed, the record is corrupt.
     fn varint(&mut self) -> Result<u64, TraceError> {
         match get_varint(&mut self.input) {
@@ -397,9 +419,17 @@ impl<R: BufRead> Reader<R> {
         } else {
             0
         };
+        // Both steps are exact signed differences (the writer refuses any that would wrap):
+        // one that leaves 0..2^64 is a corrupt file, not a value to wrap around.
+        let (Some(t_ns), Some(offset)) = (
+            self.prev_t.checked_add_signed(dt),
+            self.prev_end.checked_add_signed(doff),
+        ) else {
+            return Err(self.bad_step(dt, doff));
+        };
         let rec = Record {
-            t_ns: self.prev_t.wrapping_add(dt as u64),
-            offset: self.prev_end.wrapping_add(doff as u64),
+            t_ns,
+            offset,
             len,
             op: Op::from_bits(tag),
             sync: tag & TAG_SYNC != 0,
@@ -437,146 +467,5 @@ impl<R: BufRead> Iterator for Reader<R> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn varints_decode_the_same_in_place_and_byte_by_byte() {
-        let values = [
-            0u64,
-            1,
-            127,
-            128,
-            16_383,
-            16_384,
-            u32::MAX as u64,
-            1 << 56,
-            (1 << 63) - 1,
-            u64::MAX,
-        ];
-        for v in values {
-            let mut b = Vec::new();
-            put_varint(&mut b, v);
-            assert_eq!(varint_in(&b), Some((v, b.len())), "{v}");
-            assert_eq!(get_varint_slow(&mut &b[..]).unwrap(), Some(v), "{v}");
-            // cut short: in place gives up, the slow path says how
-            assert_eq!(varint_in(&b[..b.len() - 1]), None);
-            let e = get_varint(&mut &b[..b.len() - 1]);
-            assert_eq!(v < 128, matches!(e, Ok(None)), "{v}: {e:?}");
-            if v >= 128 {
-                assert_eq!(e.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
-            }
-        }
-        // eleven bytes: too long on both paths
-        let long = [0xffu8; 10]
-            .iter()
-            .copied()
-            .chain([0x01])
-            .collect::<Vec<_>>();
-        assert_eq!(varint_in(&long), None);
-        let e = get_varint(&mut &long[..]).unwrap_err();
-        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
-    }
-
-    #[test]
-    fn records_straddling_the_read_buffer_read_the_same() {
-        let recs = sample();
-        let mut w = Writer::new(Vec::new(), &Header::new("test", 0, FLAG_LATENCY)).unwrap();
-        for r in &recs {
-            w.write(r).unwrap();
-        }
-        let bytes = w.finish().unwrap();
-        for cap in [1usize, 2, 3, 7, 64] {
-            let rd =
-                Reader::new(std::io::BufReader::with_capacity(cap, &bytes[..]), "mem").unwrap();
-            let got: Vec<Record> = rd.map(|r| r.unwrap()).collect();
-            assert_eq!(got, recs, "buffer of {cap} bytes");
-        }
-    }
-
-    fn sample() -> Vec<Record> {
-        let mut v = Vec::new();
-        let mut t = 0;
-        for i in 0..1000u64 {
-            t += (i * 7919) % 5000;
-            let mut r = Record::new(
-                t,
-                (i * 104_729) % (1 << 30),
-                4096 * (1 + (i % 3) as u32),
-                Op::from_bits(i as u8),
-            );
-            r.sync = i % 5 == 0;
-            r.stream = (i % 4) as u32;
-            r.latency_ns = i * 13;
-            v.push(r);
-        }
-        // out-of-order time and a backwards offset
-        v.push(Record::new(1, 0, 0, Op::Sync));
-        v
-    }
-
-    #[test]
-    fn round_trip_with_and_without_latency() {
-        for flags in [0, FLAG_LATENCY] {
-            let recs = sample();
-            let mut w = Writer::new(Vec::new(), &Header::new("test", 42, flags)).unwrap();
-            for r in &recs {
-                w.write(r).unwrap();
-            }
-            let bytes = w.finish().unwrap();
-            let mut rd = Reader::new(&bytes[..], "mem").unwrap();
-            assert_eq!(rd.header().source, "test");
-            assert_eq!(rd.header().start_unix_ns, 42);
-            let back: Vec<Record> = (&mut rd).map(|r| r.unwrap()).collect();
-            assert!(!rd.truncated());
-            let want: Vec<Record> = recs
-                .iter()
-                .map(|r| Record {
-                    latency_ns: if flags == 0 { 0 } else { r.latency_ns },
-                    ..*r
-                })
-                .collect();
-            assert_eq!(back, want);
-        }
-    }
-
-    #[test]
-    fn sequential_records_are_compact() {
-        let mut w = Writer::new(Vec::new(), &Header::new("", 0, 0)).unwrap();
-        for i in 0..1000u64 {
-            w.write(&Record::new(i * 100, i * 4096, 4096, Op::Read))
-                .unwrap();
-        }
-        let bytes = w.finish().unwrap();
-        // tag + 1-2 byte dt + 1 byte doff = at most 4 bytes a record
-        assert!(bytes.len() < 1000 * 4 + 64, "{} bytes", bytes.len());
-    }
-
-    #[test]
-    fn truncated_and_corrupt_inputs() {
-        let mut w = Writer::new(Vec::new(), &Header::new("", 0, 0)).unwrap();
-        for i in 0..10u64 {
-            w.write(&Record::new(i, i * 4096, 4096, Op::Write)).unwrap();
-        }
-        let bytes = w.finish().unwrap();
-        // cut the trailer: 10 records, flagged truncated
-        let cut = &bytes[..bytes.len() - 2];
-        let mut rd = Reader::new(cut, "mem").unwrap();
-        assert_eq!((&mut rd).filter(|r| r.is_ok()).count(), 10);
-        assert!(rd.truncated());
-        // wrong count in the trailer
-        let mut bad = bytes.clone();
-        *bad.last_mut().unwrap() = 9;
-        assert!(Reader::new(&bad[..], "mem").unwrap().any(|r| r.is_err()));
-        assert!(matches!(
-            Reader::new(&b"hello world, not a trace"[..], "x"),
-            Err(TraceError::NotATrace(_))
-        ));
-        let mut v2 = bytes.clone();
-        v2[7] = 9;
-        assert!(matches!(
-            Reader::new(&v2[..], "x"),
-            Err(TraceError::Version { .. })
-        ));
-    }
-}
+#[path = "format_tests.rs"]
+mod tests;

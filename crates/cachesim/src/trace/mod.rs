@@ -7,6 +7,12 @@ pub use format::{Header, Reader, Writer, FLAG_LATENCY, MAGIC, VERSION};
 
 use serde::Serialize;
 
+/// The byte no request may reach: 2^63 - 1, the largest file or device offset Linux has
+/// (`loff_t` is a signed 64-bit integer, `MAX_LFS_FILESIZE`). Within it every step between two
+/// records' offsets fits the format's signed 64-bit delta exactly, so a delta that leaves the
+/// range marks a corrupt file.
+pub const MAX_END: u64 = i64::MAX as u64;
+
 /// The most one read or write request may move: 64 MiB, above any device's request limit
 /// (`max_hw_sectors_kb` in the kernel's Documentation/ABI/stable/sysfs-block; NVMe's MDTS and
 /// SCSI's transfer limits are a few MiB). A longer record is a corrupt or hostile trace: the
@@ -80,14 +86,15 @@ impl Record {
             latency_ns: 0,
         }
     }
-    /// The byte after the request (saturating: [`Record::check`] refuses a range past 2^64).
+    /// The byte after the request (saturating: [`Record::check`] refuses a range past
+    /// [`MAX_END`]).
     pub fn end(&self) -> u64 {
         self.offset.saturating_add(self.len as u64)
     }
 
     /// Whether the simulators may take this request: a read or write moves at most
     /// [`MAX_REQUEST_BYTES`] (each byte range is expanded block by block), and no range ends
-    /// past 2^64. Every importer and the trace reader call it, so no simulator sees more.
+    /// past [`MAX_END`]. Every importer and the trace reader call it, so no simulator sees more.
     pub fn check(&self) -> Result<(), String> {
         if self.op.is_data() && u64::from(self.len) > MAX_REQUEST_BYTES {
             return Err(format!(
@@ -97,9 +104,13 @@ impl Record {
                 MAX_REQUEST_BYTES >> 20
             ));
         }
-        if self.offset.checked_add(u64::from(self.len)).is_none() {
+        if self
+            .offset
+            .checked_add(u64::from(self.len))
+            .is_none_or(|end| end > MAX_END)
+        {
             return Err(format!(
-                "offset {} + length {} ends past 2^64 bytes",
+                "offset {} + length {} ends past 2^63 - 1 bytes, the largest offset Linux addresses (loff_t is signed 64-bit)",
                 self.offset, self.len
             ));
         }

@@ -21,7 +21,14 @@ pub fn parse_volume(
     }
     let size =
         disktier_units::parse_size(parts[1]).with_context(|| format!("{what} {spec:?}: size"))?;
-    let gib = size.div_ceil(1 << 30).max(1);
+    if size == 0 {
+        bail!(
+            "{what} {spec:?}: the size is 0; give the volume's size, e.g. {}:1TiB",
+            parts[0]
+        );
+    }
+    // Volumes are sold in whole GiB: a smaller size is priced and modelled as 1 GiB.
+    let gib = size.div_ceil(1 << 30);
     let iops = parts
         .get(2)
         .map(|s| s.parse::<u64>())
@@ -117,12 +124,20 @@ pub fn simulate(req: Request<'_>, note: &dyn Fn(&str)) -> anyhow::Result<Simulat
     // The reader's own errors name the file; a record's error later does not.
     let mut reader = disktier_cachesim::Reader::open(req.trace).context("cannot read the trace")?;
     let mut curve = req.mrc.then(|| MrcBuilder::new(req.block, req.sample));
-    let report = sim::simulate_stream(&cfg, &mut reader, curve.as_mut())
+    // Traffic windows are kept only for predictions: they cost memory per busy second.
+    let report = sim::simulate_stream(&cfg, &mut reader, curve.as_mut(), req.models.is_some())
         .with_context(|| format!("cannot read the trace {}", req.trace.display()))?;
     if report.trace_requests == 0 {
         bail!(
             "the trace {} has no requests: record or import one first",
             req.trace.display()
+        );
+    }
+    if report.trace_data_requests == 0 {
+        bail!(
+            "the trace {} has no data accesses: its {} requests are all syncs or discards, which no cache serves, so there is nothing to simulate",
+            req.trace.display(),
+            report.trace_requests
         );
     }
     if reader.truncated() {

@@ -3,8 +3,9 @@
 
 use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
-use anyhow::Context;
 use disktier_engine::RunDoc;
+use disktier_store::model::BENCHMARK_KINDS;
+use disktier_store::{Store, StoredRun};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -17,13 +18,12 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    let mut store = ctx.store().open()?;
+    // Reading never creates a store, and reads one it cannot write.
+    let mut store = Store::open_existing(ctx.store().db.as_deref())?;
     let mut runs = Vec::new();
     for id in &args.runs {
         let run = store.get(id)?;
-        let doc: RunDoc = serde_json::from_value(run.doc)
-            .with_context(|| format!("run {} is a {} run, not a benchmark result: compare takes bench, check, assess or import runs", run.summary.id, run.summary.kind))?;
-        runs.push((run.summary.id, doc));
+        runs.push((run.summary.id.clone(), benchmark(run)?));
     }
     let c = disktier_store::compare::compare(&runs, args.force)?;
     if ctx.json() {
@@ -38,4 +38,36 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         print!("{}", crate::text::printable(&c.to_text(), true));
     }
     Ok(Outcome::Pass)
+}
+
+/// The benchmark result a stored run holds, or why it holds none: a run of another kind (an
+/// interference comparison, a fleet setup), or a document that does not read as one.
+fn benchmark(run: StoredRun) -> anyhow::Result<RunDoc> {
+    let (id, kind) = (&run.summary.id, run.summary.kind.as_str());
+    if !BENCHMARK_KINDS.contains(&kind) {
+        anyhow::bail!(
+            "run {id} is {} {kind} run, and compare takes benchmark runs ({}): show it with `disktier show {id}`{}",
+            article(kind),
+            BENCHMARK_KINDS.join(", "),
+            if kind == "interfere" {
+                format!(" or draw it with `disktier report {id}`")
+            } else {
+                String::new()
+            }
+        );
+    }
+    serde_json::from_value(run.doc).map_err(|e| {
+        anyhow::anyhow!(
+            "run {id} ({} {kind} run) cannot be compared: its stored document is unreadable as a benchmark result ({e}); it was written by another version of disktier or damaged, see it with `disktier show {id} --format json`",
+            article(kind)
+        )
+    })
+}
+
+/// "an" before a vowel sound, else "a".
+fn article(word: &str) -> &'static str {
+    match word.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
 }

@@ -3,19 +3,21 @@
 use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
 use crate::text::printable;
-use disktier_store::{Filter, RunSummary};
+use disktier_store::model::KINDS;
+use disktier_store::{Filter, RunSummary, Store};
 use disktier_units::{fmt_ns, Bytes};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only runs on this target path.
+    /// Only runs on this target path (an existing path matches however it was typed, and runs
+    /// stored with a relative target match the paths that end with it).
     #[arg(long)]
     pub target: Option<String>,
     /// Only runs of this profile (etcd, read-iops, ...).
     #[arg(long)]
     pub profile: Option<String>,
-    /// Only runs made by this command (bench, check, assess, import, interfere).
-    #[arg(long)]
+    /// Only runs made by this command (bench, check, assess, import, interfere, setup).
+    #[arg(long, value_parser = kind)]
     pub kind: Option<String>,
     /// Only the runs of one `disktier assess` (its assess id).
     #[arg(long)]
@@ -25,15 +27,32 @@ pub struct Args {
     pub last: Option<usize>,
 }
 
+/// `--kind`: one of the kinds a store holds (an unknown one would silently list nothing).
+fn kind(s: &str) -> Result<String, String> {
+    if KINDS.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "{s:?} is not a kind of run: runs are {}",
+            KINDS.join(", ")
+        ))
+    }
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let filter = Filter {
-        target: args.target,
         profile: args.profile,
         kind: args.kind,
         group_id: args.group,
         last: args.last,
+        ..Filter::default()
     };
-    let mut store = ctx.store().open()?;
+    let filter = match &args.target {
+        Some(t) => filter.target_path(t),
+        None => filter,
+    };
+    // Reading never creates a store, and reads one it cannot write.
+    let mut store = Store::open_existing(ctx.store().db.as_deref())?;
     let runs = store.list(&filter)?;
     if ctx.json() {
         print_json(&serde_json::json!({"schema_version": SCHEMA_VERSION, "runs": runs}))?;

@@ -50,21 +50,62 @@ pub struct Args {
     #[arg(long, value_parser = clap_parsers::size)]
     pub aggressor_size: Option<u64>,
     /// The etcd limit for the fdatasync p99 (etcd's docs: 10 ms).
-    #[arg(long, default_value = "10ms", value_parser = clap_parsers::duration)]
+    #[arg(long, default_value = "10ms", value_parser = threshold)]
     pub threshold: Duration,
     /// cgroup-throttle: the aggressor's write bandwidth limit.
-    #[arg(long, default_value = "20MiB/s", value_parser = clap_parsers::rate)]
+    #[arg(long, default_value = "20MiB/s", value_parser = throttle_bps)]
     pub throttle_bps: u64,
     /// cgroup-throttle: the aggressor's write IOPS limit.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value = "200", value_parser = throttle_iops)]
     pub throttle_iops: u64,
     /// Stop the aggressor this long after it started if it has not finished (marked capped)
     /// [default: ten times --duration, at least 30s].
-    #[arg(long, value_parser = clap_parsers::duration)]
+    #[arg(long, value_parser = aggressor_cap)]
     pub aggressor_cap: Option<Duration>,
     /// Undo what a killed run left (scheduler, cgroups, scratch files) and exit.
     #[arg(long)]
     pub restore: bool,
+}
+
+/// `--threshold`: a duration above zero (every fdatasync takes longer than 0 ms, so every
+/// scenario would fail).
+fn threshold(s: &str) -> Result<Duration, String> {
+    let d = clap_parsers::duration(s)?;
+    if d.is_zero() {
+        return Err("a p99 limit of 0 fails every scenario (no fdatasync takes 0 ms): give etcd's 10ms or another limit above zero".into());
+    }
+    Ok(d)
+}
+
+/// `--aggressor-cap`: a duration above zero (a cap of 0 stops the aggressor before it writes).
+fn aggressor_cap(s: &str) -> Result<Duration, String> {
+    let d = clap_parsers::duration(s)?;
+    if d.is_zero() {
+        return Err("a cap of 0 stops the aggressor before it writes anything: give a time such as 10m, or leave it out for ten times --duration".into());
+    }
+    Ok(d)
+}
+
+/// Why a throttle limit of 0 is refused: it would not throttle at all.
+const ZERO_THROTTLE: &str = "0 is no limit: cgroup v1 deletes a blkio throttle rule written as 0 (it reads back empty), so nothing would be throttled; give a limit above zero";
+
+/// `--throttle-bps`: a rate above zero.
+fn throttle_bps(s: &str) -> Result<u64, String> {
+    match clap_parsers::rate(s)? {
+        0 => Err(format!("{ZERO_THROTTLE}, e.g. 20MiB/s")),
+        r => Ok(r),
+    }
+}
+
+/// `--throttle-iops`: a whole number above zero.
+fn throttle_iops(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err(format!("{ZERO_THROTTLE}, e.g. 200")),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "{s:?} is not a whole number of I/Os per second, e.g. 200"
+        )),
+    }
 }
 
 /// The hidden `__aggressor` subcommand's options (set by the parent, not by users).

@@ -4,7 +4,7 @@
 use super::{print_json, Ctx, Outcome};
 use crate::app::report::{read_plan, write_report};
 use crate::app::SCHEMA_VERSION;
-use disktier_store::Filter;
+use disktier_store::{Filter, Store};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -39,7 +39,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         Some(p) => Some(read_plan(p)?),
         None => None,
     };
-    let mut store = ctx.store().open()?;
+    // Reading never creates a store, and reads one it cannot write.
+    let mut store = Store::open_existing(ctx.store().db.as_deref())?;
     let mut runs = Vec::new();
     if args.runs.is_empty() {
         let filter = Filter {

@@ -3,8 +3,9 @@
 
 use super::{Ctx, Outcome};
 use disktier_engine::{DirStats, RunDoc};
+use disktier_interfere::InterfereDoc;
 use disktier_store::compare::{fmt_count, fmt_value, Unit};
-use disktier_store::StoredRun;
+use disktier_store::{Store, StoredRun};
 use disktier_units::fmt_ns;
 
 #[derive(Debug, clap::Args)]
@@ -14,7 +15,8 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    let run = ctx.store().open()?.get(&args.run)?;
+    // Reading never creates a store, and reads one it cannot write.
+    let run = Store::open_existing(ctx.store().db.as_deref())?.get(&args.run)?;
     ctx.print(&run.doc, || crate::text::printable(&summary(&run), true))?;
     Ok(Outcome::Pass)
 }
@@ -41,8 +43,9 @@ fn dir_line(name: &str, s: &DirStats) -> String {
     )
 }
 
-/// The text summary of a stored run; documents that are not a benchmark result (interfere's)
-/// print their JSON.
+/// The text summary of a stored run: a benchmark result's figures and verdicts, an
+/// interference comparison's table and recommendation (as `interfere` printed it); any other
+/// document (a fleet node's setup, or one that does not read) is printed as stored, in JSON.
 pub fn summary(run: &StoredRun) -> String {
     let s = &run.summary;
     let mut out = format!(
@@ -55,7 +58,24 @@ pub fn summary(run: &StoredRun) -> String {
             .map(|g| format!(" (group {g})"))
             .unwrap_or_default()
     );
+    if s.kind == "interfere" {
+        if let Ok(doc) = serde_json::from_value::<InterfereDoc>(run.doc.clone()) {
+            out.push('\n');
+            out.push_str(&disktier_interfere::render_text(&doc));
+            return out;
+        }
+    }
     let Ok(doc) = serde_json::from_value::<RunDoc>(run.doc.clone()) else {
+        out.push_str(&format!(
+            "\nthe stored document ({}), as stored:\n",
+            if disktier_store::model::BENCHMARK_KINDS.contains(&s.kind.as_str())
+                || s.kind == "interfere"
+            {
+                "unreadable as this kind's result: written by another version of disktier or damaged"
+            } else {
+                "not a benchmark result"
+            }
+        ));
         out.push_str(&serde_json::to_string_pretty(&run.doc).unwrap_or_default());
         out.push('\n');
         return out;

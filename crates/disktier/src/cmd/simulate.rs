@@ -186,6 +186,17 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
             pred
         );
     }
+    if report
+        .results
+        .iter()
+        .any(|r| r.policy == PolicyKind::Lvmcache)
+    {
+        println!(
+            "lvmcache promotes whole {} chunks: a first access to a block whose chunk is cached counts as a hit, so its hit ratio can pass the {} block reuse `trace stats` gives as the best a block cache can do",
+            Bytes(a.lvm_chunk),
+            Bytes(a.block)
+        );
+    }
     if let Some(m) = &mrc {
         println!(
             "LRU miss-ratio curve ({}{}):",

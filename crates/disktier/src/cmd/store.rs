@@ -43,16 +43,25 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             } else if rows.is_empty() {
                 println!("the spool {} is empty", spool.dir().display());
             } else {
+                // A spool file is outside input, and a reason can quote a PostgreSQL server's
+                // message: control characters (an escape sequence) are shown escaped.
+                let field = |r: &serde_json::Value, k: &str| {
+                    crate::text::printable(r[k].as_str().unwrap_or(""), false)
+                };
                 for r in &rows {
                     match r.get("error") {
-                        Some(e) => println!("{}  NOT A SPOOLED RUN: {e}", r["file"]),
+                        Some(e) => println!(
+                            "{}  NOT A SPOOLED RUN: {}",
+                            r["file"],
+                            crate::text::printable(&e.to_string(), false)
+                        ),
                         None => println!(
                             "{}  {}  {}  for {}  ({})",
-                            r["id"].as_str().unwrap_or(""),
-                            r["created_at"].as_str().unwrap_or(""),
-                            r["kind"].as_str().unwrap_or(""),
-                            r["intended_store"].as_str().unwrap_or(""),
-                            r["reason"].as_str().unwrap_or("")
+                            field(r, "id"),
+                            field(r, "created_at"),
+                            field(r, "kind"),
+                            field(r, "intended_store"),
+                            field(r, "reason")
                         ),
                     }
                 }

@@ -286,8 +286,9 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
         s.sequential_fraction * 100.0
     );
     println!(
-        "reuse        {:.1} % of block accesses revisit a block (the best any cache can hit); reuse distance p50 {}, p90 {}, p99 {}",
+        "reuse        {:.1} % of block accesses revisit a block (the best a cache of {} blocks can hit; one that fills larger units, as lvmcache's chunks, also hits first accesses near cached data); reuse distance p50 {}, p90 {}, p99 {}",
         s.reuse_fraction * 100.0,
+        Bytes(s.block_bytes),
         Bytes(s.reuse_distance.p50_bytes),
         Bytes(s.reuse_distance.p90_bytes),
         Bytes(s.reuse_distance.p99_bytes)

@@ -98,6 +98,9 @@ pub struct Finish {
     pub tally: Tally,
     /// True when it was stopped at the cap before writing everything.
     pub capped: bool,
+    /// True when the run's stop (Ctrl-C, a signal) ended it before it finished or reached the
+    /// cap (then `capped` is false).
+    pub interrupted: bool,
     /// How the user's command ended (`--aggressor-cmd` only).
     pub exit: Option<CommandExit>,
     /// The end of what the aggressor wrote to stderr (at most [`STDERR_TAIL`] bytes).
@@ -253,13 +256,14 @@ impl Aggressor {
         let _ = self.child.kill();
     }
 
-    /// Waits until it is done or `cap` has passed since [`Aggressor::go`]; at the cap it is
-    /// killed and the last progress report counts, marked `capped`.
-    pub fn finish(&mut self, cap: Duration) -> Result<Finish> {
+    /// Waits until it is done, `cap` has passed since [`Aggressor::go`] or `stop` is set (the
+    /// run was interrupted); then it is killed and the last progress report counts, marked
+    /// `capped` or `interrupted`.
+    pub fn finish(&mut self, cap: Duration, stop: &AtomicBool) -> Result<Finish> {
         let start = self.started.unwrap_or_else(Instant::now);
         while self.done.is_none() {
             let left = cap.saturating_sub(start.elapsed());
-            if left.is_zero() {
+            if left.is_zero() || stop.load(Ordering::Relaxed) {
                 break;
             }
             match self.rx.recv_timeout(left.min(Duration::from_millis(200))) {
@@ -268,9 +272,11 @@ impl Aggressor {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
         }
-        let capped = self.done.is_none();
+        let unfinished = self.done.is_none();
+        let interrupted = unfinished && stop.load(Ordering::Relaxed);
+        let capped = unfinished && !interrupted;
         let at_cap = start.elapsed();
-        if capped && self.group {
+        if unfinished && self.group {
             // A user's command is asked to stop (SIGTERM, then SIGKILL to its group) so that
             // its exit status, time and written bytes are reported, within a grace period.
             if let Some(w) = self.stdin.as_mut() {
@@ -290,23 +296,25 @@ impl Aggressor {
         std::thread::sleep(Duration::from_millis(20));
         let stderr_tail = self.stderr_text();
         if let Some(mut t) = self.done {
-            if capped {
-                // Its time is the time to the cap, as for the built-in writers.
+            if unfinished {
+                // Its time is the time to the cap (or the stop), as for the built-in writers.
                 t.seconds = t.seconds.min(at_cap.as_secs_f64());
             }
             return Ok(Finish {
                 tally: t,
                 capped,
+                interrupted,
                 exit: self.exit,
                 stderr_tail,
             });
         }
-        if capped && at_cap >= cap {
+        if unfinished && (at_cap >= cap || interrupted) {
             let mut t = self.last;
             t.seconds = at_cap.as_secs_f64();
             return Ok(Finish {
                 tally: t,
-                capped: true,
+                capped,
+                interrupted,
                 exit: self.exit,
                 stderr_tail,
             });

@@ -15,6 +15,18 @@ pub fn recommend(doc: &InterfereDoc) -> String {
         return "No baseline was measured (the run was interrupted): no recommendation.".into();
     };
     let mut w = Vec::new();
+    let cut: Vec<&str> = doc
+        .scenarios
+        .iter()
+        .filter(|s| s.interrupted)
+        .map(|s| s.name.as_str())
+        .collect();
+    if !cut.is_empty() {
+        w.push(format!(
+            "The run was interrupted: {} has partial figures and is not compared.",
+            cut.join(", ")
+        ));
+    }
     w.push(format!(
         "Alone, the probe's fdatasync p99 is {} (etcd wants under {threshold}: {}), p99.9 {}, max {}, at {} IOPS.",
         ms(base.p(99.0)),
@@ -23,10 +35,11 @@ pub fn recommend(doc: &InterfereDoc) -> String {
         ms(base.max()),
         base.probe_iops.map(|i| format!("{i:.0}")).unwrap_or("-".into())
     ));
+    // A scenario cut short by Ctrl-C has partial figures: it is not compared.
     let measured: Vec<&Scenario> = doc
         .scenarios
         .iter()
-        .filter(|s| s.available && s.aggressor.is_some() && s.probe.is_some())
+        .filter(|s| s.available && s.aggressor.is_some() && s.probe.is_some() && !s.interrupted)
         .collect();
     let none = measured
         .iter()
@@ -81,7 +94,8 @@ pub fn recommend(doc: &InterfereDoc) -> String {
         .copied();
     let agg_secs = |s: &Scenario| s.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0);
     match (best, none) {
-        (Some(b), Some(n)) if rank(b) < rank(n) => {
+        // Only a clear win is one: a max or p99.9 within noise of none's is not.
+        (Some(b), Some(n)) if clearly_better(b, n) => {
             let slow = agg_secs(b) / agg_secs(n).max(1e-3);
             let mut s = format!(
                 "Best worst case: {} ({} instead of {}; max {} instead of {}, p99.9 {} instead of {}, p99 {}: {}); the aggressor took {:.1} s instead of {:.1} s ({:.1}x){}.",
@@ -134,11 +148,22 @@ pub fn recommend(doc: &InterfereDoc) -> String {
                 w.push("The aggressor barely moves the tail here: no mitigation is needed on this disk.".into());
             }
         }
-        (Some(_), Some(n)) => w.push(format!(
-            "No mitigation improved the worst case over none ({}, max {}, p99.9 {}){}.",
+        (Some(b), Some(n)) => w.push(format!(
+            "No mitigation improved the worst case over none ({}, max {}, p99.9 {}){}{}.",
             stall_words(n),
             ms(n.max()),
             ms(tail(n)),
+            if rank(b) < rank(n) {
+                format!(
+                    "; the best, {} (max {}, p99.9 {}), is within the {:.0} % of noise",
+                    b.mitigation.as_deref().unwrap_or("?"),
+                    ms(b.max()),
+                    ms(tail(b)),
+                    NOISE * 100.0
+                )
+            } else {
+                String::new()
+            },
             if n.verdict == ScenarioVerdict::Pass {
                 ", and etcd's p99 stays within its limit: leave the node as it is"
             } else {

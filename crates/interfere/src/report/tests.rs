@@ -62,6 +62,7 @@ fn scenario(m: &str, s: DirStats, agg_secs: f64, pass: bool) -> Scenario {
         applied: vec![],
         notes: vec![],
         series: vec![],
+        interrupted: false,
     }
 }
 
@@ -275,4 +276,107 @@ fn the_referenced_interference_finding_is_reported_when_measured() {
         &["Best worst case: writer-per-object-fsync", "trade-off"],
         &[],
     );
+}
+
+/// Regression (QA, tmpfs): "Best worst case: ionice-idle (max 4.07 ms instead of 4.10 ms ...)"
+/// was followed by "no mitigation is needed": a max within 10 % of none's is noise, not a win.
+#[test]
+fn a_difference_within_noise_is_not_a_win() {
+    recommended(
+        vec![
+            baseline(stalled(0.01, 0.03, 3.9, 0, 0)),
+            scenario("none", stalled(0.02, 0.05, 4.10, 0, 0), 3.0, true),
+            scenario("ionice-idle", stalled(0.02, 0.049, 4.07, 0, 0), 3.1, true),
+        ],
+        &[
+            "No mitigation improved the worst case over none",
+            "ionice-idle (max 4.07 ms, p99.9 49.0 us), is within the 10 % of noise",
+            "leave the node as it is",
+        ],
+        &["Best worst case", "Worse than no mitigation"],
+    );
+    // 10 % or more is a win.
+    recommended(
+        vec![
+            baseline(stalled(0.01, 0.03, 3.9, 0, 0)),
+            scenario("none", stalled(0.02, 0.05, 4.10, 0, 0), 3.0, true),
+            scenario("ionice-idle", stalled(0.02, 0.05, 3.6, 0, 0), 3.1, true),
+        ],
+        &["Best worst case: ionice-idle"],
+        &["No mitigation improved"],
+    );
+    // Equal maxima: a p99.9 clearly shorter decides; one within noise does not.
+    let none = scenario("none", stalled(2.0, 40.0, 80.0, 0, 0), 3.0, true);
+    let a = scenario("a", stalled(2.0, 30.0, 79.0, 0, 0), 3.0, true);
+    let b = scenario("b", stalled(2.0, 38.0, 79.0, 0, 0), 3.0, true);
+    assert!(clearly_better(&a, &none) && !clearly_better(&b, &none));
+}
+
+/// Regression (QA, rand-write): a scenario failing etcd's p99 was recommended over one that
+/// passes because its max was 2 ms shorter. With no election-length stall on either side,
+/// the verdict ranks before the max.
+#[test]
+fn a_passing_scenario_is_preferred_over_a_failing_one() {
+    let d = recommended(
+        vec![
+            baseline(stalled(1.0, 3.0, 5.0, 0, 0)),
+            scenario("none", stalled(30.0, 60.0, 95.0, 0, 0), 10.0, false),
+            scenario("ionice-idle", stalled(12.0, 40.0, 41.0, 0, 0), 10.0, false),
+            scenario(
+                "cgroup-throttle",
+                stalled(8.0, 30.0, 43.0, 0, 0),
+                25.0,
+                true,
+            ),
+        ],
+        &["Best worst case: cgroup-throttle", "p99 8.00 ms: pass"],
+        &["Best worst case: ionice-idle"],
+    );
+    assert!(!d.all_pass());
+    // An election-length stall still outranks the verdict (the referenced finding above).
+    let passes = scenario("a", stalled(5.0, 30.0, 1500.0, 3, 1), 1.0, true);
+    let fails = scenario("b", stalled(12.0, 30.0, 300.0, 3, 0), 1.0, false);
+    assert!(rank(&fails) < rank(&passes));
+}
+
+/// Regression (QA): a scenario stopped by Ctrl-C 1.6 s in read "0 B in 1.6 s (capped)" with a
+/// note "stopped at the cap (50 s)". It is marked interrupted in the row and the notes, and
+/// its partial figures are not compared.
+#[test]
+fn an_interrupted_scenario_is_shown_as_interrupted_and_not_compared() {
+    let mut cut = scenario("ionice-idle", stalled(1.0, 2.0, 3.0, 0, 0), 1.6, true);
+    cut.interrupted = true;
+    cut.aggressor.as_mut().unwrap().bytes = 0;
+    cut.notes
+        .push("interrupted (Ctrl-C or a signal): the probe ran 1.6 s of its 60 s".into());
+    let mut d = recommended(
+        vec![
+            baseline(stalled(1.0, 2.0, 3.0, 0, 0)),
+            scenario("none", stalled(6.0, 90.0, 1940.0, 3, 1), 7.0, true),
+            cut,
+        ],
+        &["The run was interrupted: ostree/ionice-idle has partial figures and is not compared"],
+        &["Best worst case: ionice-idle"],
+    );
+    d.interrupted = true;
+    let text = render_text(&d);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("ostree/ionice-idle"))
+        .unwrap();
+    assert!(
+        row.starts_with("ostree/ionice-idle (interrupted)")
+            && row.ends_with("0 B in 1.6 s (interrupted)"),
+        "{row}"
+    );
+    assert!(!text.contains("capped"), "{text}");
+    assert!(
+        text.contains("ostree/ionice-idle: note: interrupted (Ctrl-C"),
+        "{text}"
+    );
+    assert!(text.contains("INTERRUPTED"), "{text}");
+    // The document says so, and an older document without the field reads as not interrupted.
+    let v = serde_json::to_value(&d).unwrap();
+    assert_eq!(v["scenarios"][2]["interrupted"], true);
+    assert!(v["scenarios"][1].get("interrupted").is_none());
 }

@@ -34,15 +34,27 @@ pub fn render_text(doc: &InterfereDoc) -> String {
                 "{} in {:.1} s{}{}",
                 bytes(a.bytes),
                 a.seconds,
-                if a.capped { " (capped)" } else { "" },
+                if s.interrupted {
+                    " (interrupted)"
+                } else if a.capped {
+                    " (capped)"
+                } else {
+                    ""
+                },
                 match a.exit {
-                    Some(e) if !e.success() && !a.capped => format!(" ({})", e.word()),
+                    Some(e) if !e.success() && !a.capped && !s.interrupted => {
+                        format!(" ({})", e.word())
+                    }
                     _ => String::new(),
                 }
             ),
         };
         rows.push(vec![
-            s.name.clone(),
+            if s.interrupted {
+                format!("{} (interrupted)", s.name)
+            } else {
+                s.name.clone()
+            },
             s.probe_iops
                 .map(|i| format!("{i:.0}"))
                 .unwrap_or("-".into()),
@@ -103,6 +115,9 @@ pub fn render_text(doc: &InterfereDoc) -> String {
         for n in &s.notes {
             out.push_str(&format!("{}: note: {n}\n", s.name));
         }
+    }
+    if doc.interrupted {
+        out.push_str("INTERRUPTED (Ctrl-C or a signal): the run stopped early, rows marked interrupted hold partial figures, and every change was undone\n");
     }
     out.push_str(&format!("\n{}\n", doc.recommendation));
     out

@@ -14,7 +14,6 @@ use crate::mitigation::{Combo, Mitigation};
 use crate::report::{AggressorResult, Scenario};
 use crate::scheduler::{self, Device};
 use std::path::Path;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
@@ -229,19 +228,29 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
         let probe_dir = cx.work.join(format!("probe-{}", combo.name()));
         std::fs::create_dir(&probe_dir).map_err(|e| InterfereError::io(&probe_dir, e))?;
         let measured = run_probe(cx.cfg, &probe_dir, Some(&mut agg))?;
-        // After Ctrl-C the aggressor is stopped at once rather than left to finish.
-        let cap = if cx.cfg.stop.load(Ordering::Relaxed) {
-            Duration::ZERO
-        } else {
-            cx.cfg.cap
-        };
-        let fin = agg.finish(cap)?;
+        let probe_s = measured.doc.duration_s;
+        // After Ctrl-C (before or while it finishes) the aggressor is stopped at once rather
+        // than left to finish, and the scenario is marked interrupted, not capped.
+        let fin = agg.finish(cx.cfg.cap, &cx.cfg.stop)?;
+        let interrupted = measured.doc.interrupted || fin.interrupted;
         drop(agg);
         cx.journal.forget(proc_id)?;
         let _ = std::fs::remove_dir_all(&adir);
         let _ = std::fs::remove_dir_all(&probe_dir);
+        if interrupted {
+            notes.push(interrupted_note(
+                probe_s,
+                cx.cfg.duration,
+                Some((&fin, spec.size, spec.command.is_some())),
+            ));
+        }
         if let Some(c) = &spec.command {
-            if fin.capped {
+            if fin.interrupted {
+                notes.push(format!(
+                    "the command was stopped when the run was interrupted{}",
+                    fin.exit.map(|e| format!(" ({e})")).unwrap_or_default()
+                ));
+            } else if fin.capped {
                 notes.push(format!(
                     "the command was stopped at the timeout (--aggressor-cap {} s), {}",
                     cx.cfg.cap.as_secs(),
@@ -276,7 +285,7 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
                 spec.size
             ));
         }
-        Ok(Scenario::measured(
+        let mut s = Scenario::measured(
             &name,
             Some(combo.name()),
             measured,
@@ -284,7 +293,9 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
             applied.clone(),
             Some(notes.clone()),
             cx.cfg.threshold,
-        ))
+        );
+        s.interrupted = interrupted;
+        Ok(s)
     })();
     // Undo this scenario's changes, newest first, whatever happened.
     let mut undo_err = None;
@@ -342,4 +353,31 @@ fn enable_io_subtree(journal: &mut Journal, root: &Path, undo_ids: &mut Vec<u64>
         cgroup::enable_io_subtree(root)?;
     }
     Ok(())
+}
+
+/// The note on a scenario that Ctrl-C or a signal stopped: how much of it ran, and what the
+/// aggressor (`fin`, its target bytes, whether it is the user's command) had done by then.
+pub(super) fn interrupted_note(
+    probe_s: f64,
+    duration: Duration,
+    aggressor: Option<(&crate::aggressor::process::Finish, u64, bool)>,
+) -> String {
+    let agg = match aggressor {
+        Some((f, _, true)) => format!(
+            ", the command was stopped after {:.1} s having written {}",
+            f.tally.seconds,
+            disktier_units::Bytes(f.tally.bytes)
+        ),
+        Some((f, size, false)) if f.interrupted => format!(
+            ", the aggressor was stopped after {:.1} s having written {} of {}",
+            f.tally.seconds,
+            disktier_units::Bytes(f.tally.bytes),
+            disktier_units::Bytes(size)
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "interrupted (Ctrl-C or a signal): the probe ran {probe_s:.1} s of its {:.0} s{agg}; these figures are partial and left out of the recommendation",
+        duration.as_secs_f64()
+    )
 }

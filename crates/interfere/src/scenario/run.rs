@@ -102,15 +102,25 @@ fn run_baseline(cx: &mut Ctx) -> Result<Scenario> {
     let probe_dir = cx.work.join("probe");
     std::fs::create_dir(&probe_dir).map_err(|e| InterfereError::io(&probe_dir, e))?;
     let m = run_probe(cx.cfg, &probe_dir, None)?;
-    Ok(Scenario::measured(
+    let interrupted = m.doc.interrupted || cx.cfg.stop.load(Ordering::Relaxed);
+    let notes = interrupted.then(|| {
+        vec![super::one::interrupted_note(
+            m.doc.duration_s,
+            cx.cfg.duration,
+            None,
+        )]
+    });
+    let mut s = Scenario::measured(
         "baseline",
         None,
         m,
         None,
         Vec::new(),
-        None,
+        notes,
         cx.cfg.threshold,
-    ))
+    );
+    s.interrupted = interrupted;
+    Ok(s)
 }
 
 /// The document of a run on `dir` with `cfg`, before any scenario.

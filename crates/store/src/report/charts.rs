@@ -27,6 +27,59 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// How the line of series `i` is drawn: past the palette's 8 colours the colours repeat with
+/// another dash pattern and point marker, so that 9 or more targets or scenarios stay apart
+/// (8 colours x 4 patterns; past 32 the styles repeat).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dash {
+    /// A solid line, round points.
+    Solid,
+    /// Dashes, square points.
+    Dashed,
+    /// Dots, triangles.
+    Dotted,
+    /// Long dashes, crosses.
+    Long,
+}
+
+pub fn dash(i: usize) -> Dash {
+    match (i / PALETTE.len()) % 4 {
+        0 => Dash::Solid,
+        1 => Dash::Dashed,
+        2 => Dash::Dotted,
+        _ => Dash::Long,
+    }
+}
+
+impl Dash {
+    /// The CSS border style of the legend's swatch.
+    pub fn css(self) -> &'static str {
+        match self {
+            Dash::Solid => "solid",
+            Dash::Dashed | Dash::Long => "dashed",
+            Dash::Dotted => "dotted",
+        }
+    }
+    /// The marker's glyph in the HTML legend.
+    pub fn glyph(self) -> &'static str {
+        match self {
+            Dash::Solid => "●",
+            Dash::Dashed => "■",
+            Dash::Dotted => "▲",
+            Dash::Long => "✕",
+        }
+    }
+    /// Dash length and gap in pixels (None: solid).
+    fn pattern(self) -> Option<(u32, u32)> {
+        match self {
+            Dash::Solid => None,
+            Dash::Dashed => Some((8, 5)),
+            Dash::Dotted => Some((2, 4)),
+            Dash::Long => Some((16, 5)),
+        }
+    }
+}
+
 pub fn css_color(i: usize) -> String {
     let c = color(i);
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
@@ -161,18 +214,45 @@ pub fn percentiles(
         }
         for c in curves {
             let col = color(c.color);
+            let style = dash(c.color);
             let data: Vec<(f64, f64)> = c
                 .points
                 .iter()
                 .filter(|(p, v)| *p >= 50.0 && *v > 0)
                 .map(|(p, v)| (nines(p.min(99.99)), (*v as f64).clamp(lo, hi)))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(data.clone(), col.stroke_width(3)))
-                .map_err(&e)?;
-            chart
-                .draw_series(data.iter().map(|p| Circle::new(*p, 3, col.filled())))
-                .map_err(&e)?;
+            match style.pattern() {
+                None => chart
+                    .draw_series(LineSeries::new(data.clone(), col.stroke_width(3)))
+                    .map(|_| ()),
+                Some((size, gap)) => chart
+                    .draw_series(DashedLineSeries::new(
+                        data.clone(),
+                        size,
+                        gap,
+                        col.stroke_width(3),
+                    ))
+                    .map(|_| ()),
+            }
+            .map_err(&e)?;
+            let points = data.iter().copied();
+            match style {
+                Dash::Solid => chart
+                    .draw_series(points.map(|p| Circle::new(p, 3, col.filled())))
+                    .map(|_| ()),
+                Dash::Dashed => chart
+                    .draw_series(points.map(|p| {
+                        EmptyElement::at(p) + Rectangle::new([(-3, -3), (3, 3)], col.filled())
+                    }))
+                    .map(|_| ()),
+                Dash::Dotted => chart
+                    .draw_series(points.map(|p| TriangleMarker::new(p, 4, col.filled())))
+                    .map(|_| ()),
+                Dash::Long => chart
+                    .draw_series(points.map(|p| Cross::new(p, 4, col.stroke_width(2))))
+                    .map(|_| ()),
+            }
+            .map_err(&e)?;
         }
         Ok(())
     })

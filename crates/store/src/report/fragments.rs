@@ -44,11 +44,20 @@ pub(super) fn legend(curves: &[Curve]) -> String {
     s
 }
 
+/// The colour (and past 8 series the dash pattern and marker, see [`super::charts::dash`])
+/// that series `color` is drawn in.
 pub(super) fn swatch(color: usize) -> String {
-    format!(
-        "<span class=\"swatch\" style=\"background:{}\"></span>",
-        super::charts::css_color(color)
-    )
+    let c = super::charts::css_color(color);
+    match super::charts::dash(color) {
+        super::charts::Dash::Solid => {
+            format!("<span class=\"swatch\" style=\"background:{c}\"></span>")
+        }
+        d => format!(
+            "<span class=\"swatch line\" style=\"border-top:3px {} {c}\"></span><span class=\"mark\" style=\"color:{c}\">{}</span>",
+            d.css(),
+            d.glyph()
+        ),
+    }
 }
 
 pub(super) fn ns(v: u64) -> String {

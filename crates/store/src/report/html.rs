@@ -44,6 +44,8 @@ h3 { font-size:16px; margin:18px 0 8px; }
               font-weight:600; word-break:break-all; }
 .card .sub { color:var(--mute); font-size:13px; margin:2px 0 10px; }
 .swatch { display:inline-block; width:11px; height:11px; border-radius:3px; margin-right:7px; vertical-align:0; }
+.swatch.line { width:18px; height:0; border-radius:0; margin-right:2px; vertical-align:3px; }
+.mark { font-size:10px; margin-right:7px; }
 .badges { display:flex; flex-wrap:wrap; gap:6px; margin:6px 0 10px; }
 .badge { display:inline-block; padding:3px 10px; border-radius:999px; font-size:13px; font-weight:600; }
 .badge.pass { color:var(--pass); background:var(--pass-bg); }

@@ -45,6 +45,11 @@ pub(super) fn interfere_section(
                 Some(_) => "–".into(),
                 None => "none".into(),
             };
+            let aggressor = match &sc.aggressor {
+                Some(_) if sc.interrupted => format!("{aggressor} (interrupted)"),
+                Some(a) if a.capped => format!("{aggressor} (capped)"),
+                _ => aggressor,
+            };
             let verdict = {
                 let v = sc.verdict.name();
                 let class = match sc.verdict {
@@ -57,7 +62,12 @@ pub(super) fn interfere_section(
                     .as_deref()
                     .map(|r| format!(" {}", esc(r)))
                     .unwrap_or_default();
-                format!("<span class=\"badge {class}\">{}</span>{why}", esc(v))
+                let cut = if sc.interrupted {
+                    " <span class=\"badge info\">interrupted: partial figures</span>"
+                } else {
+                    ""
+                };
+                format!("<span class=\"badge {class}\">{}</span>{cut}{why}", esc(v))
             };
             let p = |q: f64| {
                 probe
@@ -86,6 +96,16 @@ pub(super) fn interfere_section(
             esc(target),
             esc(&run.summary.id)
         );
+        if doc.interrupted {
+            let _ = writeln!(
+                s,
+                "<p class=\"note\">This run was interrupted (Ctrl-C or a signal): {}; every change was undone.</p>",
+                match doc.scenarios.iter().filter(|sc| sc.interrupted).map(|sc| esc(&sc.name)).collect::<Vec<_>>() {
+                    cut if cut.is_empty() => "the scenarios after the last row were not run".to_string(),
+                    cut => format!("{} stopped early and {} partial figures", cut.join(", "), if cut.len() == 1 { "has" } else { "have" }),
+                }
+            );
+        }
         let _ = writeln!(s, "<p><b>{}</b></p>", esc(&doc.recommendation));
         if !curves.is_empty() {
             s.push_str(&figure(

@@ -71,8 +71,11 @@ impl BcacheConfig {
         }
         if self.writeback_percent > 100 {
             return Err(TraceError::Invalid {
-                what: "--bcache-writeback-percent",
-                why: format!("{} is over 100", self.writeback_percent),
+                what: "--writeback-percent",
+                why: format!(
+                    "{} is over 100 (bcache's writeback_percent is a share of the cache, default 10)",
+                    self.writeback_percent
+                ),
             });
         }
         Ok(())

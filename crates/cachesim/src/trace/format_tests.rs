@@ -1,0 +1,143 @@
+//! Tests of the DTTRACE writer and reader: round trips, compactness, varints, and truncated
+//! or corrupt inputs.
+
+use super::*;
+
+#[test]
+fn varints_decode_the_same_in_place_and_byte_by_byte() {
+    let values = [
+        0u64,
+        1,
+        127,
+        128,
+        16_383,
+        16_384,
+        u32::MAX as u64,
+        1 << 56,
+        (1 << 63) - 1,
+        u64::MAX,
+    ];
+    for v in values {
+        let mut b = Vec::new();
+        put_varint(&mut b, v);
+        assert_eq!(varint_in(&b), Some((v, b.len())), "{v}");
+        assert_eq!(get_varint_slow(&mut &b[..]).unwrap(), Some(v), "{v}");
+        // cut short: in place gives up, the slow path says how
+        assert_eq!(varint_in(&b[..b.len() - 1]), None);
+        let e = get_varint(&mut &b[..b.len() - 1]);
+        assert_eq!(v < 128, matches!(e, Ok(None)), "{v}: {e:?}");
+        if v >= 128 {
+            assert_eq!(e.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+        }
+    }
+    // eleven bytes: too long on both paths
+    let long = [0xffu8; 10]
+        .iter()
+        .copied()
+        .chain([0x01])
+        .collect::<Vec<_>>();
+    assert_eq!(varint_in(&long), None);
+    let e = get_varint(&mut &long[..]).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+}
+
+#[test]
+fn records_straddling_the_read_buffer_read_the_same() {
+    let recs = sample();
+    let mut w = Writer::new(Vec::new(), &Header::new("test", 0, FLAG_LATENCY)).unwrap();
+    for r in &recs {
+        w.write(r).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    for cap in [1usize, 2, 3, 7, 64] {
+        let rd = Reader::new(std::io::BufReader::with_capacity(cap, &bytes[..]), "mem").unwrap();
+        let got: Vec<Record> = rd.map(|r| r.unwrap()).collect();
+        assert_eq!(got, recs, "buffer of {cap} bytes");
+    }
+}
+
+fn sample() -> Vec<Record> {
+    let mut v = Vec::new();
+    let mut t = 0;
+    for i in 0..1000u64 {
+        t += (i * 7919) % 5000;
+        let mut r = Record::new(
+            t,
+            (i * 104_729) % (1 << 30),
+            4096 * (1 + (i % 3) as u32),
+            Op::from_bits(i as u8),
+        );
+        r.sync = i % 5 == 0;
+        r.stream = (i % 4) as u32;
+        r.latency_ns = i * 13;
+        v.push(r);
+    }
+    // out-of-order time and a backwards offset
+    v.push(Record::new(1, 0, 0, Op::Sync));
+    v
+}
+
+#[test]
+fn round_trip_with_and_without_latency() {
+    for flags in [0, FLAG_LATENCY] {
+        let recs = sample();
+        let mut w = Writer::new(Vec::new(), &Header::new("test", 42, flags)).unwrap();
+        for r in &recs {
+            w.write(r).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        let mut rd = Reader::new(&bytes[..], "mem").unwrap();
+        assert_eq!(rd.header().source, "test");
+        assert_eq!(rd.header().start_unix_ns, 42);
+        let back: Vec<Record> = (&mut rd).map(|r| r.unwrap()).collect();
+        assert!(!rd.truncated());
+        let want: Vec<Record> = recs
+            .iter()
+            .map(|r| Record {
+                latency_ns: if flags == 0 { 0 } else { r.latency_ns },
+                ..*r
+            })
+            .collect();
+        assert_eq!(back, want);
+    }
+}
+
+#[test]
+fn sequential_records_are_compact() {
+    let mut w = Writer::new(Vec::new(), &Header::new("", 0, 0)).unwrap();
+    for i in 0..1000u64 {
+        w.write(&Record::new(i * 100, i * 4096, 4096, Op::Read))
+            .unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    // tag + 1-2 byte dt + 1 byte doff = at most 4 bytes a record
+    assert!(bytes.len() < 1000 * 4 + 64, "{} bytes", bytes.len());
+}
+
+#[test]
+fn truncated_and_corrupt_inputs() {
+    let mut w = Writer::new(Vec::new(), &Header::new("", 0, 0)).unwrap();
+    for i in 0..10u64 {
+        w.write(&Record::new(i, i * 4096, 4096, Op::Write)).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    // cut the trailer: 10 records, flagged truncated
+    let cut = &bytes[..bytes.len() - 2];
+    let mut rd = Reader::new(cut, "mem").unwrap();
+    assert_eq!((&mut rd).filter(|r| r.is_ok()).count(), 10);
+    assert!(rd.truncated());
+    // wrong count in the trailer
+    let mut bad = bytes.clone();
+    *bad.last_mut().unwrap() = 9;
+    assert!(Reader::new(&bad[..], "mem").unwrap().any(|r| r.is_err()));
+    assert!(matches!(
+        Reader::new(&b"hello world, not a trace"[..], "x"),
+        Err(TraceError::NotATrace(_))
+    ));
+    let mut v2 = bytes.clone();
+    v2[7] = 9;
+    assert!(matches!(
+        Reader::new(&v2[..], "x"),
+        Err(TraceError::Version { .. })
+    ));
+}
