@@ -172,3 +172,85 @@ fn assess_with_fio_goes_through_the_same_measure_path() {
         "the scratch directory was removed"
     );
 }
+
+/// QA: `assess` on tmpfs said ETCD ready with no caveat, and the direct-I/O profiles advised
+/// `--direct=false`, which assess does not take.
+#[test]
+fn assess_on_tmpfs_carries_the_caveat_and_advice_it_can_follow() {
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let db = d.path().join("results.db");
+    let target = d.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    let args = ["--only", "etcd,read-iops", "--no-report", "--no-save"];
+    let (code, v) = assess_json(&db, &target, &args);
+    let t = &v["targets"][0];
+    assert_eq!(t["etcd_ready"], code == 0);
+    assert!(
+        t["caveat"].as_str().unwrap().contains("lost on reboot"),
+        "{v:#}"
+    );
+    let failed = t["runs"][1]["error"].as_str().unwrap();
+    assert!(failed.contains("no O_DIRECT"), "{failed}");
+    assert!(
+        !failed.contains("--direct=false") && !failed.contains("--size"),
+        "{failed}"
+    );
+    let out = dt(&db)
+        .arg("assess")
+        .arg(&target)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ready (tmpfs)") || text.contains("NOT ready (tmpfs)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("caveat: ") && text.contains("not a disk"),
+        "{text}"
+    );
+    assert!(!text.contains("--direct=false"), "{text}");
+}
+
+/// QA: an interrupted assess printed partial figures and "ready" with no INTERRUPTED marker,
+/// and its JSON had no `interrupted` field.
+#[test]
+fn an_interrupted_assessment_is_marked_in_json_and_text() {
+    for json in [true, false] {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("data");
+        std::fs::create_dir(&target).unwrap();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_disktier"));
+        cmd.env("DISKTIER_DB", d.path().join("results.db"))
+            .args(["--no-save", "assess"])
+            .arg(&target)
+            .args(["--only", "write-iops,etcd", "--no-report"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if json {
+            cmd.args(["--format", "json"]);
+        }
+        let child = cmd.spawn().unwrap();
+        // write-iops --quick runs 1 s of ramp and 5 s: stop it inside.
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        let st = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        if json {
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["interrupted"], true, "{v:#}");
+            let runs = v["targets"][0]["runs"].as_array().unwrap();
+            assert_eq!(runs.len(), 1, "the profile after it did not run: {v:#}");
+            assert_eq!(runs[0]["interrupted"], true, "{v:#}");
+        } else {
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(text.starts_with("INTERRUPTED"), "{text}");
+            assert!(text.contains("(partial)"), "{text}");
+        }
+    }
+}

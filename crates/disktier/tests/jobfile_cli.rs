@@ -176,7 +176,7 @@ fn unsupported_options_name_their_line_and_exit_2() {
     std::fs::write(
         &file,
         format!(
-            "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\nverify=crc32c\n",
+            "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\nrate_iops=100\n",
             d.path().display()
         ),
     )
@@ -184,7 +184,22 @@ fn unsupported_options_name_their_line_and_exit_2() {
     on_file(&["--no-save", "bench"], &file).stderr_of_exit_naming(
         "an unsupported option",
         2,
-        &["line 6", "`verify`", "--engine fio"],
+        &["line 6", "`rate_iops`", "--engine fio"],
+    );
+    // verify is read (verify=0, fio's default, changes nothing); a verification is refused
+    // with the reason, on its line.
+    std::fs::write(
+        &file,
+        format!(
+            "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\nverify=crc32c\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    on_file(&["--no-save", "bench"], &file).stderr_of_exit_naming(
+        "a verification",
+        2,
+        &["line 6", "verify=crc32c", "does not verify", "--engine fio"],
     );
     // Job options on the command line do not mix with a job file.
     let good = d.path().join("good.fio");
@@ -201,4 +216,93 @@ fn unsupported_options_name_their_line_and_exit_2() {
         2,
         &["line 4: bs=4q"],
     );
+}
+
+/// QA (seeds 001/002): the recipes' fio options — `ioengine=libaio`, `verify=0`,
+/// `group_reporting=1`, `iodepth_batch_complete_max` — run in a job file as on the command line.
+#[test]
+fn a_job_file_takes_the_recipes_options() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = d.path().join("gke.fio");
+    std::fs::write(
+        &file,
+        format!(
+            "[global]\ndirectory={}\nsize=4m\nbs=4k\nruntime=500ms\ntime_based\nverify=0\ngroup_reporting=1\n[write_iops]\nrw=randwrite\nioengine=libaio\niodepth=8\niodepth_batch_submit=8\niodepth_batch_complete_max=8\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    let v = on_file(&["--format", "json", "--no-save", "bench"], &file).json_ok();
+    assert_eq!(v["jobs"][0]["job"]["ioengine"], "io_uring");
+    assert!(v["notes"][0].as_str().unwrap().contains("libaio"), "{v:#}");
+    // Below iodepth the engine would reap differently: refused with the reason and the line.
+    std::fs::write(
+        &file,
+        format!(
+            "[global]\ndirectory={}\nsize=1m\n[a]\nrw=randread\niodepth=8\niodepth_batch_complete_max=2\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    on_file(&["--no-save", "bench"], &file).stderr_of_exit_naming(
+        "iodepth_batch_complete_max below iodepth",
+        2,
+        &["job [a]", "reaps every completed I/O"],
+    );
+}
+
+/// QA: `directory=/dev/loop4` in a job file was silently taken as the device; fio refuses it
+/// ("not a directory"), and so does disktier now.
+#[test]
+fn directory_naming_a_file_or_device_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let not_dir = d.path().join("plain");
+    std::fs::write(&not_dir, b"").unwrap();
+    let mut targets = vec![not_dir.display().to_string()];
+    let dev = (disktier_testkit::is_root() && have("losetup")).then(|| LoopDev::new(8 << 20));
+    if let Some(dev) = &dev {
+        targets.push(dev.path.display().to_string());
+    }
+    let file = d.path().join("dir.fio");
+    for t in targets {
+        std::fs::write(&file, format!("[a]\nrw=read\nsize=1m\ndirectory={t}\n")).unwrap();
+        on_file(&["--no-save", "bench"], &file).stderr_of_exit_naming(
+            "directory= naming a non-directory",
+            2,
+            &[
+                "line 4",
+                &format!("directory={t}"),
+                "not a directory",
+                "filename=",
+            ],
+        );
+    }
+}
+
+/// As for one job (QA: a run of 0 I/Os exited 0 and was saved): a job file whose jobs
+/// completed no I/O is an error, and nothing is saved.
+#[test]
+fn a_job_file_that_completed_no_io_is_not_a_result() {
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let file = shm.path().join("z.fio");
+    // One 64 MiB write cannot complete within 1 ms.
+    std::fs::write(
+        &file,
+        format!(
+            "[a]\ndirectory={}\nrw=write\nbs=64m\nsize=64m\nruntime=1ms\nioengine=psync\n",
+            shm.path().display()
+        ),
+    )
+    .unwrap();
+    let db = shm.path().join("results.db");
+    let out = Command::new(bin())
+        .env("DISKTIER_DB", &db)
+        .arg("bench")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("completed no I/O"), "{err}");
+    assert!(out.stdout.is_empty() && !db.exists());
 }

@@ -517,3 +517,196 @@ fn an_interrupted_run_is_not_written_to_the_textfile() {
         "a file was written"
     );
 }
+
+/// QA: `--format prometheus` with `--repeat N` printed the text table (promtool failed) and
+/// `--textfile-dir` wrote nothing, both exiting 0. Every run is exported with a `run` label,
+/// and the aggregate as `disktier_repeat_*`; the textfile holds the same text.
+#[test]
+fn repeat_exports_every_run_and_the_aggregate() {
+    if !promtool() {
+        return;
+    }
+    let (d, db) = tmp();
+    let target = d.path().join("etcd");
+    let prom = d.path().join("textfile");
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::create_dir_all(&prom).unwrap();
+    let out = disktier(&db)
+        .args(["--no-save", "check", "etcd"])
+        .arg(&target)
+        .args([
+            "--quick",
+            "--size",
+            "1m",
+            "--repeat",
+            "2",
+            "--format",
+            "prometheus",
+            "-q",
+        ])
+        .arg("--textfile-dir")
+        .arg(&prom)
+        .output()
+        .unwrap();
+    let text = judged(&out);
+    promtool_accepts(&text);
+    assert!(
+        text.lines()
+            .all(|l| l.starts_with("# ") || l.starts_with("disktier_")),
+        "{text}"
+    );
+    let s = samples(&text);
+    for run in ["1", "2"] {
+        let p99 = find(
+            &s,
+            "disktier_io_latency_seconds",
+            &[("run", run), ("direction", "sync"), ("quantile", "0.99")],
+        );
+        assert!(p99.value > 0.0);
+        find(
+            &s,
+            "disktier_verdict_pass",
+            &[("run", run), ("verdict", "etcd")],
+        );
+    }
+    assert_eq!(
+        find(&s, "disktier_repeat_runs", &[("command", "check")]).value,
+        2.0
+    );
+    let median = find(
+        &s,
+        "disktier_repeat_p99_seconds",
+        &[("metric", "sync.p99"), ("stat", "median")],
+    );
+    assert!(!median.labels.contains_key("run"));
+    let passed = find(&s, "disktier_repeat_passed_runs", &[]).value;
+    assert_eq!(passed == 2.0, out.status.code() == Some(0));
+    let file = std::fs::read_to_string(prom.join("disktier_check.prom")).unwrap();
+    assert_eq!(file, text);
+
+    // bench --repeat: the same, without a verdict.
+    let out = disktier(&db)
+        .args(["--no-save", "bench"])
+        .arg(&target)
+        .args([
+            "--rw",
+            "write",
+            "--size",
+            "256k",
+            "--repeat",
+            "2",
+            "-q",
+            "--textfile-dir",
+        ])
+        .arg(&prom)
+        .output()
+        .unwrap();
+    stdout_of(&out);
+    let text = std::fs::read_to_string(prom.join("disktier_bench.prom")).unwrap();
+    promtool_accepts(&text);
+    let s = samples(&text);
+    find(
+        &s,
+        "disktier_io_operations_per_second",
+        &[("run", "2"), ("direction", "write")],
+    );
+    assert!(!s.iter().any(|x| x.name == "disktier_repeat_passed_runs"));
+}
+
+/// QA: `bench FILE.fio --format prometheus` printed the tables, `--textfile-dir` wrote nothing.
+/// Every job is exported, labelled with its name and its place in the file.
+#[test]
+fn a_job_file_exports_every_job() {
+    if !promtool() {
+        return;
+    }
+    let (d, db) = tmp();
+    let prom = d.path().join("textfile");
+    std::fs::create_dir_all(&prom).unwrap();
+    let jobs = d.path().join("cmp.fio");
+    std::fs::write(
+        &jobs,
+        format!(
+            "[global]\ndirectory={}\nsize=512k\nbs=4k\n[etcd]\nrw=write\nioengine=sync\nfdatasync=1\n[readers]\nstonewall\nrw=randread\nnumjobs=2\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    let out = disktier(&db)
+        .args(["--no-save", "--format", "prometheus", "-q", "bench"])
+        .arg(&jobs)
+        .arg("--textfile-dir")
+        .arg(&prom)
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    promtool_accepts(&text);
+    let s = samples(&text);
+    let path = d.path().canonicalize().unwrap();
+    let path = path.to_str().unwrap();
+    let w = find(
+        &s,
+        "disktier_io_operations_per_second",
+        &[
+            ("job", "etcd"),
+            ("job_index", "0"),
+            ("direction", "sync"),
+            ("path", path),
+        ],
+    );
+    assert!(w.value > 0.0);
+    find(
+        &s,
+        "disktier_io_bytes_per_second",
+        &[("job", "readers"), ("direction", "read")],
+    );
+    assert_eq!(
+        std::fs::read_to_string(prom.join("disktier_bench.prom")).unwrap(),
+        text
+    );
+}
+
+/// QA: the `path` label (and the stored target) was the path as typed (`path="etcdtest"`),
+/// where assess names its absolute path; both are the canonical absolute path now.
+#[test]
+fn the_path_label_is_the_canonical_absolute_path() {
+    let (d, db) = tmp();
+    std::fs::create_dir_all(d.path().join("etcdtest")).unwrap();
+    let out = disktier(&db)
+        .current_dir(d.path())
+        .args([
+            "bench",
+            "etcdtest/../etcdtest",
+            "--rw",
+            "write",
+            "--size",
+            "256k",
+        ])
+        .args(["--format", "prometheus", "-q"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    let want = d.path().canonicalize().unwrap().join("etcdtest");
+    let s = samples(&text);
+    let dur = find(&s, "disktier_run_duration_seconds", &[]);
+    assert_eq!(dur.labels["path"], want.to_str().unwrap());
+    let doc: Value = serde_json::from_slice(
+        &disktier(&db)
+            .args(["history", "--format", "json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(doc["runs"][0]["target"], want.to_str().unwrap(), "{doc:#}");
+}
+
+/// stdout of a run that must have succeeded.
+fn stdout_of(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}

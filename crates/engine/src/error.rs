@@ -21,6 +21,13 @@ pub enum EngineError {
     /// Opening or creating the target was refused with EACCES/EPERM.
     #[error("{path}: no permission: run as a user that may {access} it (e.g. with sudo)")]
     NoPermission { path: PathBuf, access: &'static str },
+    /// The target is on a filesystem mounted read-only (EROFS, or `ro` in its mount flags).
+    #[error("{path} is on a read-only filesystem: this job would {access} it; remount it read-write (mount -o remount,rw) or pick a directory on a writable filesystem")]
+    ReadOnlyFs { path: PathBuf, access: &'static str },
+    /// A write job on a block device the kernel holds read-only (`losetup -r`, a
+    /// write-protected disk: sysfs `ro` is 1).
+    #[error("{path} is a read-only block device (its sysfs ro flag is 1, e.g. losetup -r or a write-protected disk): a write job cannot run on it; run a read job, or make the device writable (a loop device: set it up again without losetup -r)")]
+    DeviceReadOnly { path: PathBuf },
     /// O_DIRECT was asked for on a filesystem that refuses it (tmpfs, some FUSE filesystems).
     #[error("{path} is on {fs}, which has no O_DIRECT: pass --direct=false")]
     DirectUnsupported { path: PathBuf, fs: String },
@@ -63,12 +70,21 @@ pub enum EngineError {
     /// O_EXCL on the device failed: something else holds it open exclusively.
     #[error("{path} is busy (opened exclusively by another program, e.g. mounted or in use by LVM/md): free it first")]
     DeviceBusy { path: PathBuf },
-    /// The job would need more space than the filesystem has free.
-    #[error("{path} needs {need} bytes but its filesystem has only {free} bytes free: pass a smaller --size or pick another target")]
-    NoSpace { path: PathBuf, need: u64, free: u64 },
+    /// The job would need more space than the filesystem has free. `fix` is what makes this
+    /// workload smaller (a job's `--size`, small-files' `--nrfiles`).
+    #[error("{path} needs {need} bytes but its filesystem has only {free} bytes free: {fix}")]
+    NoSpace {
+        path: PathBuf,
+        need: u64,
+        free: u64,
+        fix: String,
+    },
     /// A new file would be created, but there is no size to give it.
     #[error("{path} does not exist yet and no size was given: pass --size (e.g. --size 1G)")]
     SizeRequired { path: PathBuf },
+    /// A directory target: the per-job files created in it need a size.
+    #[error("{path} is a directory: disktier creates a file per job in it (<name>.<jobnum>.0), which needs a size: pass --size (e.g. --size 1G)")]
+    DirectorySizeRequired { path: PathBuf },
     /// The target is the wrong kind of object for what was asked.
     #[error("{path} is a {is}, but {wanted}: {fix}")]
     WrongKind {
@@ -125,12 +141,14 @@ impl EngineError {
     pub fn from_open(path: &std::path::Path, access: &'static str, e: std::io::Error) -> Self {
         match e.raw_os_error() {
             Some(libc::ENOENT) => EngineError::MissingPath { path: path.into() },
-            Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
-                EngineError::NoPermission {
-                    path: path.into(),
-                    access,
-                }
-            }
+            Some(libc::EROFS) => EngineError::ReadOnlyFs {
+                path: path.into(),
+                access,
+            },
+            Some(libc::EACCES) | Some(libc::EPERM) => EngineError::NoPermission {
+                path: path.into(),
+                access,
+            },
             Some(libc::EBUSY) => EngineError::DeviceBusy { path: path.into() },
             _ => EngineError::Io {
                 path: path.into(),
@@ -160,6 +178,13 @@ mod tests {
         assert!(matches!(e, EngineError::MissingPath { .. }), "{e}");
         let e = EngineError::from_open(p, "write", Error::from_raw_os_error(libc::EBUSY));
         assert!(matches!(e, EngineError::DeviceBusy { .. }), "{e}");
+        // QA: a read-only mount was reported as "no permission ... (e.g. with sudo)".
+        let e = EngineError::from_open(p, "write", Error::from_raw_os_error(libc::EROFS));
+        assert!(matches!(e, EngineError::ReadOnlyFs { .. }), "{e}");
+        assert!(
+            e.to_string().contains("read-only filesystem") && !e.to_string().contains("sudo"),
+            "{e}"
+        );
         let e = EngineError::from_open(p, "read", Error::from_raw_os_error(libc::EIO));
         assert!(e.to_string().starts_with("/data/x: open failed"), "{e}");
     }

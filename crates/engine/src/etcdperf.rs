@@ -81,10 +81,72 @@ pub struct EtcdPerf {
     pub writes: Option<u64>,
     /// fio's run time in ms (`run=N-Nmsec`).
     pub runtime_ms: Option<u64>,
+    /// The file fio laid out (`Laying out IO file (1 file / 30MiB)`), in bytes.
+    pub file_bytes: Option<u64>,
+    /// fio's completion latency of the writes (`clat (nsec): min=..., max=..., avg=..., stdev=...`).
+    pub write_lat: Option<LineStats>,
+    /// fio's fdatasync latency (`sync (usec): min=..., max=..., avg=..., stdev=...`).
+    pub sync_lat: Option<LineStats>,
     /// The image version, when fio's block size tells it.
     pub image_job: Option<ImageJob>,
     /// Lines over [`MAX_LINE`] that were skipped.
     pub long_lines: usize,
+}
+
+/// One of fio's latency summary lines, in ns: `clat (nsec): min=1024, max=14349k, avg=103520.77,
+/// stdev=145454.55` (fio prints the unit in parentheses and may abbreviate a value with k, M).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LineStats {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stdev: f64,
+}
+
+impl LineStats {
+    /// `rest` is what follows `clat ` or `sync `: `(usec): min=732, max=4286, avg=1052.51, stdev=278.42`.
+    fn parse(rest: &str) -> Option<LineStats> {
+        let (unit, values) = rest.strip_prefix('(')?.split_once("):")?;
+        let scale = match unit.trim() {
+            "nsec" => 1.0,
+            "usec" => 1e3,
+            "msec" => 1e6,
+            "sec" => 1e9,
+            _ => return None,
+        };
+        let f = |key: &str| -> Option<f64> {
+            let v = values
+                .split(',')
+                .map(str::trim)
+                .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))?;
+            let (num, mult) = match v.strip_suffix('k') {
+                Some(n) => (n, 1e3),
+                None => match v.strip_suffix('M') {
+                    Some(n) => (n, 1e6),
+                    None => (v, 1.0),
+                },
+            };
+            let x = num.trim().parse::<f64>().ok()? * mult * scale;
+            (x.is_finite() && x >= 0.0).then_some(x)
+        };
+        let (min, max, mean, stdev) = (f("min")?, f("max")?, f("avg")?, f("stdev")?);
+        Some(LineStats {
+            min: min.round() as u64,
+            max: max.round() as u64,
+            mean,
+            stdev,
+        })
+    }
+
+    fn lat(self) -> LatStats {
+        LatStats {
+            mean: self.mean,
+            stdev: self.stdev,
+            min: self.min,
+            max: self.max,
+            percentiles: BTreeMap::new(),
+        }
+    }
 }
 
 /// Parses the image's output. Never panics; memory is bounded by the text's length.
@@ -102,6 +164,9 @@ pub fn parse(text: &str, source_name: &str) -> Result<EtcdPerf, EtcdPerfError> {
     let mut bs = None;
     let mut writes = None;
     let mut runtime_ms = None;
+    let mut file_bytes = None;
+    let mut write_lat = None;
+    let mut sync_lat = None;
     let mut long_lines = 0;
     for line in text.lines() {
         if line.len() > MAX_LINE {
@@ -136,6 +201,18 @@ pub fn parse(text: &str, source_name: &str) -> Result<EtcdPerf, EtcdPerfError> {
                 .split([',', ' '])
                 .nth(1)
                 .and_then(|n| n.parse::<u64>().ok());
+        } else if let Some(rest) = l.strip_prefix("clat ") {
+            write_lat = write_lat.or(LineStats::parse(rest));
+        } else if let Some(rest) = l.strip_prefix("sync ") {
+            sync_lat = sync_lat.or(LineStats::parse(rest));
+        } else if let Some(rest) = l.split_once("Laying out IO file").map(|(_, r)| r.trim()) {
+            // "(1 file / 30MiB)"
+            file_bytes = rest
+                .trim_start_matches('(')
+                .trim_end_matches(')')
+                .split_once('/')
+                .and_then(|(_, size)| disktier_units::parse_size(size.trim()).ok())
+                .filter(|b| *b > 0);
         } else if l.starts_with("WRITE:") {
             runtime_ms = l
                 .split_once("run=")
@@ -169,6 +246,9 @@ pub fn parse(text: &str, source_name: &str) -> Result<EtcdPerf, EtcdPerfError> {
         bs,
         writes,
         runtime_ms,
+        file_bytes,
+        write_lat,
+        sync_lat,
         image_job,
         long_lines,
     })
@@ -184,9 +264,15 @@ impl EtcdPerf {
     /// recomputed by disktier's threshold. `started_at` is when the run is known to have happened
     /// (the file's modification time, as the output holds no date).
     pub fn to_run_doc(&self, source_name: &str, started_at: String) -> RunDoc {
-        let mut warnings = vec![format!(
-            "imported from the etcd-perf image's output ({source_name}): host and device are unknown; only the fsync p99 is known"
-        )];
+        let mut warnings = vec![if self.sync_lat.is_some() {
+            format!(
+                "imported from the etcd-perf image's output ({source_name}): host and device are unknown; of the latencies, fio's report gives min, max, mean and stdev, the image the fsync p99"
+            )
+        } else {
+            format!(
+                "imported from the etcd-perf image's output ({source_name}): host and device are unknown; only the fsync p99 is known"
+            )
+        }];
         let pass = self.pass();
         let thr_ms = ETCD_SYNC_P99_THRESHOLD_NS as f64 / 1e6;
         let message = if pass {
@@ -228,7 +314,20 @@ impl EtcdPerf {
             job["bs"] = bs.into();
         }
         if let Some(k) = job_kind {
-            job["size"] = k.size().into();
+            // The size fio was given, from its report: the file it laid out, or, for the
+            // classic job (one pass, not time-based), the bytes its writes covered. The image's
+            // own size is only a guess (the OSTree-vs-etcd recipe ran the same job with
+            // --size=30m).
+            let written = self
+                .writes
+                .zip(bs)
+                .map(|(n, bs)| n.saturating_mul(bs))
+                .filter(|b| *b > 0 && k == ImageJob::Classic);
+            if let Some(size) = self.file_bytes.or(written) {
+                job["size"] = size.into();
+            } else if k == ImageJob::Current {
+                job["size"] = k.size().into();
+            }
             if k == ImageJob::Current {
                 job["runtime"] = 60.into();
                 job["time_based"] = 1.into();
@@ -240,16 +339,11 @@ impl EtcdPerf {
         }
         let duration_s = self.runtime_ms.unwrap_or(0) as f64 / 1e3;
         let ios = self.writes.unwrap_or(0);
-        let mut percentiles = BTreeMap::new();
-        percentiles.insert("99".to_string(), self.p99_ns);
-        let sync = DirStats::syncs(
-            ios,
-            duration_s,
-            LatStats {
-                percentiles,
-                ..LatStats::default()
-            },
-        );
+        // What is not in the file is unknown (null), never 0.
+        let mut sync_lat = self.sync_lat.map_or(LatStats::UNKNOWN, LineStats::lat);
+        // The p99 is the image's printed figure, the one its verdict is on: kept as printed.
+        sync_lat.percentiles.insert("99".to_string(), self.p99_ns);
+        let sync = DirStats::syncs(ios, duration_s, sync_lat);
         let write = (ios > 0).then(|| {
             let bytes = ios.saturating_mul(bs.unwrap_or(0));
             DirStats {
@@ -261,7 +355,7 @@ impl EtcdPerf {
                 } else {
                     0.0
                 },
-                lat_ns: LatStats::default(),
+                lat_ns: self.write_lat.map_or(LatStats::UNKNOWN, LineStats::lat),
                 stalls: None,
             }
         });
@@ -380,6 +474,66 @@ mod tests {
         let d = e.to_run_doc("t", String::new());
         assert!((d.results.sync.unwrap().iops - 200.0).abs() < 1e-9);
         assert!(!d.warnings.iter().any(|w| w.contains("disagrees")));
+    }
+
+    /// The OSTree-vs-etcd recipe's baseline report (fio 3.19, `--size=30m --bs=2300`) with the
+    /// image's two lines: QA found the size taken as the image's 22 MiB and min, max and mean
+    /// of 0 beside the p99.
+    const SEED_004: &str = "etcd: (g=0): rw=write, bs=(R) 2300B-2300B, (W) 2300B-2300B, (T) 2300B-2300B, ioengine=sync, iodepth=1
+fio-3.19
+Starting 1 process
+etcd: Laying out IO file (1 file / 30MiB)
+etcd: (groupid=0, jobs=1): err= 0: pid=408906: Wed Jul 15 02:14:39 2020
+  write: IOPS=858, BW=1928KiB/s (1974kB/s)(29.0MiB/15937msec); 0 zone resets
+    clat (nsec): min=1024, max=14349k, avg=103520.77, stdev=145454.55
+     lat (nsec): min=1082, max=14350k, avg=104346.19, stdev=145488.30
+    clat percentiles (usec):
+     |  1.00th=[    5],  5.00th=[    7], 10.00th=[   14], 20.00th=[   25],
+  fsync/fdatasync/sync_file_range:
+    sync (usec): min=732, max=4286, avg=1052.51, stdev=278.42
+    sync percentiles (usec):
+     | 99.00th=[ 1434], 99.50th=[ 3884], 99.90th=[ 4113], 99.95th=[ 4178],
+     issued rwts: total=0,13677,0,0 short=13677,0,0,0 dropped=0,0,0,0
+Run status group 0 (all jobs):
+  WRITE: bw=1928KiB/s (1974kB/s), 1928KiB/s-1928KiB/s (1974kB/s-1974kB/s), io=29.0MiB (31.5MB), run=15937-15937msec
+99th percentile of fsync is 1433600 ns
+99th percentile of the fsync is within the recommended threshold - 10 ms, the disk can be used to host etcd
+";
+
+    #[test]
+    fn size_and_latencies_come_from_fios_report() {
+        let e = parse(SEED_004, "t").unwrap();
+        assert_eq!(e.file_bytes, Some(30 << 20));
+        let d = e.to_run_doc("t", String::new());
+        assert_eq!(d.job["size"], 30 << 20);
+        let w = d.results.write.as_ref().unwrap();
+        assert_eq!((w.ios, w.bytes), (13677, 31_457_100));
+        let s = d.results.sync.as_ref().unwrap();
+        assert_eq!((s.lat_ns.min, s.lat_ns.max), (732_000, 4_286_000));
+        assert!((s.lat_ns.mean - 1_052_510.0).abs() < 1e-6);
+        assert_eq!(s.lat_ns.p(99.0), Some(1_433_600));
+        assert_eq!((w.lat_ns.min, w.lat_ns.max), (1_024, 14_349_000));
+        // Without the layout line, the classic job's size is what its writes covered.
+        let no_layout = SEED_004.replace("etcd: Laying out IO file (1 file / 30MiB)\n", "");
+        let d = parse(&no_layout, "t")
+            .unwrap()
+            .to_run_doc("t", String::new());
+        assert_eq!(d.job["size"], 31_457_100);
+    }
+
+    #[test]
+    fn what_the_output_does_not_say_is_null() {
+        let d = parse(SEED, "t").unwrap().to_run_doc("t", String::new());
+        let v = serde_json::to_value(&d).unwrap();
+        let lat = &v["results"]["sync"]["lat_ns"];
+        for k in ["min", "max", "mean", "stdev"] {
+            assert!(lat[k].is_null(), "{k}: {lat}");
+        }
+        assert_eq!(lat["percentiles"]["99"], 4_046_848);
+        assert!(v["job"].get("size").is_none(), "{}", v["job"]);
+        // And it reads back as unknown.
+        let back: RunDoc = serde_json::from_value(v).unwrap();
+        assert!(back.results.sync.unwrap().lat_ns.max_ns().is_none());
     }
 
     #[test]

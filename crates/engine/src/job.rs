@@ -223,6 +223,11 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
     Ok(cpus.into_iter().collect())
 }
 
+/// The shortest runtime: fio keeps run times in milliseconds (its JSON's `runtime` and
+/// `job_runtime` are ms; `--runtime=500us` reports 0 ms), and a run of microseconds completes
+/// next to no I/O (QA: `--runtime 1us` measured 0 I/Os and was saved as a success).
+pub const MIN_RUNTIME: Duration = Duration::from_millis(1);
+
 /// Upper bounds that keep a typo from allocating the machine away.
 const MAX_BS: u64 = 256 << 20;
 const MAX_IODEPTH: u32 = 4096;
@@ -332,8 +337,12 @@ impl Job {
             ));
         }
         if let Some(r) = self.runtime {
-            if r.is_zero() {
-                return Err(bad("runtime", "0", "use a runtime above zero, e.g. 60s"));
+            if r < MIN_RUNTIME {
+                return Err(bad(
+                    "runtime",
+                    dur::to_string(&r),
+                    "use at least 1ms (fio counts run time in milliseconds; a shorter run completes next to no I/O), e.g. 60s, or leave it out for no limit",
+                ));
             }
         }
         for (option, value) in [("bs", self.bs), ("offset", self.offset)] {
@@ -372,8 +381,11 @@ mod dur {
             format!("{}s", d.as_secs())
         } else if d.as_nanos().is_multiple_of(1_000_000) {
             format!("{}ms", d.as_millis())
-        } else {
+        } else if d.as_nanos().is_multiple_of(1_000) {
             format!("{}us", d.as_micros())
+        } else {
+            // 1ns was shown as "0us".
+            format!("{}ns", d.as_nanos())
         }
     }
 

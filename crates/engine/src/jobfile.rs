@@ -42,6 +42,12 @@ pub const JOB_OPTIONS: &[&str] = &[
     "iodepth_batch_submit",
     "cpus_allowed",
     "norandommap",
+    // Accepted where they change nothing (the caller's parser refuses the rest, saying why):
+    // fio's verify=0 (its default), iodepth_batch_complete_max at or above iodepth (disktier
+    // reaps every completion at once), nrfiles=1.
+    "verify",
+    "iodepth_batch_complete_max",
+    "nrfiles",
 ];
 
 /// fio's other spellings of the same options.
@@ -541,7 +547,10 @@ mod tests {
     #[test]
     fn errors_name_the_option_and_line() {
         let cases: &[(&str, &str)] = &[
-            ("[a]\nrw=read\nverify=crc32c\n", "line 3: option `verify`"),
+            (
+                "[a]\nrw=read\nrate_iops=100\n",
+                "line 3: option `rate_iops`",
+            ),
             ("include other.fio\n[a]\n", "line 1: fio's `include`"),
             ("bs=4k\n[a]\n", "line 1: `bs` comes before"),
             ("[a b]\n", "line 1: `[a b]` is not a section"),
@@ -562,7 +571,7 @@ mod tests {
 
     #[test]
     fn fio_mode_skips_unknown_options_but_keeps_the_structure() {
-        let f = parse_for_fio("[a]\nverify=crc32c\nrw=write\n[b]\nstonewall\n", "t").unwrap();
+        let f = parse_for_fio("[a]\nrate_iops=100\nrw=write\n[b]\nstonewall\n", "t").unwrap();
         assert_eq!(f.jobs[0].options.len(), 1);
         assert_eq!(f.run_sets().len(), 2);
         assert!(parse_for_fio("include x\n[a]\n", "t").is_err());

@@ -4,7 +4,7 @@
 
 use crate::error::EngineError;
 use crate::job::Job;
-use crate::result::{percentile_key, DirStats, Results, PERCENTILES};
+use crate::result::{percentile_key, DirStats, LatStats, Results, PERCENTILES};
 use crate::run::run;
 use crate::stats::new_hist;
 use crate::types::{Measured, RunOptions};
@@ -58,40 +58,78 @@ pub fn run_together(jobs: &[Job], opts: &RunOptions) -> Result<Vec<Measured>, En
 }
 
 /// One direction of several jobs that ran together, combined: counts and rates add up (the
-/// jobs ran at the same time), latencies come from the merged histograms; min, max and mean are
-/// exact.
+/// jobs ran at the same time); min, max and mean are exact, the standard deviation is pooled
+/// from the parts' exact ones, and the percentiles come from the merged histograms. A figure
+/// that cannot be derived is unknown, never 0: the percentiles when a part has no histogram
+/// (an import of fio's plain JSON), min and max when a part lacks them. One part is its own
+/// figures, whatever it carries.
 fn merge_dir(parts: &[(&DirStats, Option<&Histogram<u64>>)]) -> Option<DirStats> {
-    if parts.is_empty() {
-        return None;
+    match parts {
+        [] => return None,
+        [(d, _)] => return Some((*d).clone()),
+        _ => {}
     }
-    let mut hist = new_hist();
     let mut out = DirStats::default();
-    let mut sum_ns = 0.0;
-    let mut min = u64::MAX;
-    for (d, h) in parts {
+    for (d, _) in parts {
         out.ios += d.ios;
         out.bytes += d.bytes;
         out.iops += d.iops;
         out.bw_bytes += d.bw_bytes;
-        sum_ns += d.lat_ns.mean * d.ios as f64;
-        if d.ios > 0 {
-            min = min.min(d.lat_ns.min);
-        }
-        out.lat_ns.max = out.lat_ns.max.max(d.lat_ns.max);
-        if let Some(h) = h {
-            // Both come from new_hist(): same bounds, adding cannot fail.
-            let _ = hist.add(*h);
-        }
     }
-    if out.ios > 0 {
-        out.lat_ns.mean = sum_ns / out.ios as f64;
-        out.lat_ns.min = min;
-        out.lat_ns.stdev = hist.stdev();
-        out.lat_ns.percentiles = PERCENTILES
+    let measured: Vec<&(&DirStats, Option<&Histogram<u64>>)> =
+        parts.iter().filter(|(d, _)| d.ios > 0).collect();
+    if out.ios == 0 || measured.is_empty() {
+        out.lat_ns = LatStats::UNKNOWN;
+        return Some(out);
+    }
+    let n = out.ios as f64;
+    let all = |f: &dyn Fn(&LatStats) -> Option<f64>| -> Option<Vec<(f64, f64)>> {
+        measured
             .iter()
-            .map(|p| (percentile_key(*p), hist.value_at_quantile(p / 100.0)))
-            .collect();
-    }
+            .map(|(d, _)| f(&d.lat_ns).map(|v| (d.ios as f64, v)))
+            .collect()
+    };
+    let mean = all(&|l| l.mean_ns()).map(|v| v.iter().map(|(k, m)| k * m).sum::<f64>() / n);
+    // The pooled (population) variance: E[x^2] - mean^2, with each part's E[x^2] = sd^2 + m^2.
+    let stdev = match (mean, all(&|l| l.mean_ns()), all(&|l| l.stdev_ns())) {
+        (Some(mean), Some(ms), Some(sds)) => {
+            let ex2 = ms
+                .iter()
+                .zip(&sds)
+                .map(|((k, m), (_, sd))| k * (sd * sd + m * m))
+                .sum::<f64>()
+                / n;
+            (ex2 - mean * mean).max(0.0).sqrt()
+        }
+        _ => f64::NAN,
+    };
+    let min = all(&|l| l.min_ns().map(|v| v as f64))
+        .map(|v| v.iter().map(|(_, x)| *x as u64).min().unwrap_or(0));
+    let max = all(&|l| l.max_ns().map(|v| v as f64))
+        .map(|v| v.iter().map(|(_, x)| *x as u64).max().unwrap_or(0));
+    let hists: Option<Vec<&Histogram<u64>>> = measured.iter().map(|(_, h)| *h).collect();
+    let percentiles = match hists {
+        Some(hs) => {
+            let mut hist = new_hist();
+            for h in hs {
+                // Both come from new_hist(): same bounds, adding cannot fail.
+                let _ = hist.add(h);
+            }
+            PERCENTILES
+                .iter()
+                .map(|p| (percentile_key(*p), hist.value_at_quantile(p / 100.0)))
+                .collect()
+        }
+        None => Default::default(),
+    };
+    out.lat_ns = LatStats {
+        mean: mean.unwrap_or(0.0),
+        stdev,
+        min: min.unwrap_or(0),
+        max: max.unwrap_or(0),
+        percentiles,
+    };
+    out.lat_ns.clamp_percentiles();
     Some(out)
 }
 
@@ -153,5 +191,44 @@ mod tests {
         let keys: Vec<_> = a.lat_ns.percentiles.keys().collect();
         assert_eq!(m.lat_ns.percentiles.keys().collect::<Vec<_>>(), keys);
         assert!(merge_dir(&[]).is_none());
+        // The pooled stdev is the stdev of all 100 samples (population).
+        let all: Vec<f64> = std::iter::repeat_n(1_000.0, 99)
+            .chain([1_000_000.0])
+            .collect();
+        let mu = all.iter().sum::<f64>() / 100.0;
+        let sd = (all.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / 100.0).sqrt();
+        assert!(
+            (m.lat_ns.stdev - sd).abs() / sd < 1e-9,
+            "{} vs {sd}",
+            m.lat_ns.stdev
+        );
+    }
+
+    /// QA: a group of jobs imported from fio's plain JSON (no histograms) showed p50/p99 0 and
+    /// stdev 0. One job is its own figures; several give the exact figures and leave the
+    /// percentiles unknown, never 0.
+    #[test]
+    fn groups_without_histograms_keep_what_is_known() {
+        let (mut a, _) = dir(&[1_000, 2_000, 6_130_000]);
+        a.lat_ns.percentiles.retain(|k, _| k == "99");
+        let one = merge_dir(&[(&a, None)]).unwrap();
+        assert_eq!(one, a);
+        let (b, _) = dir(&[3_000]);
+        let two = merge_dir(&[(&a, None), (&b, None)]).unwrap();
+        assert_eq!(two.ios, 4);
+        assert!(two.lat_ns.percentiles.is_empty(), "{:?}", two.lat_ns);
+        assert_eq!((two.lat_ns.min, two.lat_ns.max), (1_000, 6_130_000));
+        assert!(two.lat_ns.stdev_ns().is_some_and(|s| s > 0.0));
+        // A part whose stdev or max is not known makes the group's unknown, not 0 or smaller.
+        let mut c = b.clone();
+        c.lat_ns.stdev = f64::NAN;
+        c.lat_ns.max = 0;
+        let m = merge_dir(&[(&a, None), (&c, None)]).unwrap();
+        assert!(m.lat_ns.stdev_ns().is_none() && m.lat_ns.max_ns().is_none());
+        let v = serde_json::to_value(&m.lat_ns).unwrap();
+        assert!(
+            v["stdev"].is_null() && v["max"].is_null() && v["min"] == 1_000,
+            "{v}"
+        );
     }
 }

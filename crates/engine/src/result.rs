@@ -21,11 +21,26 @@ pub fn percentile_key(p: f64) -> String {
     s.to_string()
 }
 
+/// Any document a measuring command prints with `--format json` and saves: one run
+/// ([`RunDoc`]: `bench`, `check etcd`, `import fio`, `import etcd-perf`), a fio job file's run
+/// ([`JobFileDoc`]: `bench FILE.fio`, `import fio --jobs`), or `--repeat N` ([`RepeatDoc`]).
+/// docs/result.schema.json is generated from this type.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum ResultDocument {
+    Run(Box<RunDoc>),
+    JobFile(Box<JobFileDoc>),
+    Repeat(Box<RepeatDoc>),
+}
+
 /// One run, as printed by `--format json` and saved in the store.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RunDoc {
+    #[schemars(extend("const" = 1))]
     pub schema_version: u32,
-    /// "disktier" for the native engine, "fio" when fio ran the job or its JSON was imported.
+    /// "disktier" for the native engine, "fio" when fio ran the job or its JSON was imported,
+    /// "etcd-perf" for an import of the OpenShift etcd-perf image's output.
+    #[schemars(extend("enum" = ["disktier", "fio", "etcd-perf"]))]
     pub engine: String,
     /// The built-in profile, if the run used one (`etcd`, `read-iops`, ...).
     #[serde(default)]
@@ -59,6 +74,7 @@ pub struct RunDoc {
 pub struct TargetInfo {
     pub path: String,
     /// "file", "directory" or "device".
+    #[schemars(extend("enum" = ["file", "directory", "device"]))]
     pub kind: String,
     /// Filesystem type holding the target (`xfs`, `ext4`, `tmpfs`), if a file or directory.
     #[serde(default)]
@@ -173,19 +189,144 @@ pub struct Stalls {
     pub over_election: u64,
 }
 
+/// A latency summary in ns. A figure that is not known (an import whose source does not carry
+/// it, a group of fio jobs without histograms) is [`LatStats::UNKNOWN`] in Rust — 0 for `min`,
+/// `max` and `mean` (no I/O takes 0 ns), NaN for `stdev` (0 is a real spread) — and `null` in
+/// JSON; a percentile that is not known is left out of `percentiles`. Read them through
+/// [`LatStats::min_ns`], [`LatStats::max_ns`], [`LatStats::mean_ns`], [`LatStats::stdev_ns`].
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct LatStats {
+    /// null when unknown.
+    #[serde(
+        serialize_with = "unknown::ser_f64_positive",
+        deserialize_with = "unknown::de_f64"
+    )]
+    #[schemars(with = "Nullable<f64>")]
     pub mean: f64,
+    /// null when unknown.
+    #[serde(
+        serialize_with = "unknown::ser_f64",
+        deserialize_with = "unknown::de_f64_nan"
+    )]
+    #[schemars(with = "Nullable<f64>")]
     pub stdev: f64,
+    /// null when unknown.
+    #[serde(
+        serialize_with = "unknown::ser_u64",
+        deserialize_with = "unknown::de_u64"
+    )]
+    #[schemars(with = "Nullable<u64>")]
     pub min: u64,
+    /// null when unknown.
+    #[serde(
+        serialize_with = "unknown::ser_u64",
+        deserialize_with = "unknown::de_u64"
+    )]
+    #[schemars(with = "Nullable<u64>")]
     pub max: u64,
-    /// Keyed by [`percentile_key`]: "1", "5", ..., "50", "99", "99.9", "99.99".
+    /// Keyed by [`percentile_key`]: "1", "5", ..., "50", "99", "99.9", "99.99". A percentile
+    /// that is not known is absent.
     pub percentiles: BTreeMap<String, u64>,
 }
 
 impl LatStats {
+    /// Nothing known: what an import without latencies has.
+    pub const UNKNOWN: LatStats = LatStats {
+        mean: 0.0,
+        stdev: f64::NAN,
+        min: 0,
+        max: 0,
+        percentiles: BTreeMap::new(),
+    };
+
     pub fn p(&self, p: f64) -> Option<u64> {
         self.percentiles.get(&percentile_key(p)).copied()
+    }
+    /// The smallest latency, when known.
+    pub fn min_ns(&self) -> Option<u64> {
+        (self.min > 0).then_some(self.min)
+    }
+    /// The largest latency, when known.
+    pub fn max_ns(&self) -> Option<u64> {
+        (self.max > 0).then_some(self.max)
+    }
+    /// The mean latency, when known.
+    pub fn mean_ns(&self) -> Option<f64> {
+        (self.mean.is_finite() && self.mean > 0.0).then_some(self.mean)
+    }
+    /// The standard deviation, when known.
+    pub fn stdev_ns(&self) -> Option<f64> {
+        (self.stdev.is_finite() && self.stdev >= 0.0).then_some(self.stdev)
+    }
+
+    /// Keeps every percentile within the observed `min` and `max` (where they are known). A
+    /// histogram reports a bucket's highest equivalent value, which can lie a little above the
+    /// largest sample in it (fio's bins too): a p99 above the max is never true.
+    pub fn clamp_percentiles(&mut self) {
+        let (lo, hi) = (self.min_ns(), self.max_ns());
+        for v in self.percentiles.values_mut() {
+            if let Some(hi) = hi {
+                *v = (*v).min(hi);
+            }
+            if let Some(lo) = lo {
+                *v = (*v).max(lo);
+            }
+        }
+    }
+}
+
+/// The schema of a field that is always present and may be `null` (schemars reads an
+/// `Option` as a field that may be left out).
+struct Nullable<T>(std::marker::PhantomData<T>);
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Nullable<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Option::<T>::schema_name()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Option::<T>::json_schema(g)
+    }
+}
+
+/// serde for [`LatStats`]' unknown figures: the Rust sentinel (0, NaN) is `null` in JSON, and
+/// `null` reads back as the sentinel.
+mod unknown {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn ser_u64<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        if *v == 0 {
+            s.serialize_none()
+        } else {
+            s.serialize_u64(*v)
+        }
+    }
+    /// The mean: 0 (or not finite) is unknown.
+    pub fn ser_f64_positive<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() && *v > 0.0 {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_none()
+        }
+    }
+    /// The standard deviation: 0 is a real value; NaN is unknown.
+    pub fn ser_f64<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_none()
+        }
+    }
+    pub fn de_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.unwrap_or(0))
+    }
+    pub fn de_f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(0.0))
+    }
+    pub fn de_f64_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
     }
 }
 
@@ -260,6 +401,117 @@ pub struct QuantileCi {
     pub n: u64,
     /// The quantile, e.g. 0.99.
     pub q: f64,
+}
+
+/// The run of a fio job file (`bench FILE.fio`) or fio's JSON of one (`import fio --jobs`):
+/// every job's figures and every reporting group's, in one document.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct JobFileDoc {
+    #[schemars(extend("const" = 1))]
+    pub schema_version: u32,
+    /// Always "jobfile".
+    #[schemars(extend("const" = "jobfile"))]
+    pub kind: String,
+    /// The job file's path as given, or the imported JSON's.
+    pub jobfile: String,
+    /// "disktier" or "fio" (`--engine fio`, an import).
+    #[schemars(extend("enum" = ["disktier", "fio"]))]
+    pub engine: String,
+    pub started_at: String,
+    /// The first job's target; null when the file ran no job.
+    pub target: Option<TargetInfo>,
+    /// The host the first job ran on (empty for imports).
+    pub host: Option<HostInfo>,
+    /// Seconds measured, summed over the run sets.
+    pub duration_s: f64,
+    pub interrupted: bool,
+    /// One entry per job (per fio entry for fio's output: each `numjobs` clone on its own
+    /// without `group_reporting`).
+    pub jobs: Vec<JobEntry>,
+    /// The reporting groups, each its jobs combined.
+    pub groups: Vec<GroupEntry>,
+    /// What the file asked for beyond its options, in words (`ioengine=libaio` ran through
+    /// io_uring; an import's unknown host).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// One job of a [`JobFileDoc`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct JobEntry {
+    pub name: String,
+    /// fio's groupid.
+    pub group: u32,
+    /// Seconds from the start of the file's run to the start of the job's run set (null from
+    /// fio).
+    pub start_s: Option<f64>,
+    pub started_at: String,
+    /// The resolved job, as in a run document.
+    pub job: serde_json::Value,
+    pub target: TargetInfo,
+    pub duration_s: f64,
+    pub interrupted: bool,
+    pub results: Results,
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// One reporting group of a [`JobFileDoc`]: its jobs combined (counts and rates added,
+/// latencies merged; a figure that cannot be derived is null).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct GroupEntry {
+    pub group: u32,
+    /// The names of its jobs, each once.
+    pub jobs: Vec<String>,
+    /// Whether the group is reported as one (fio's `group_reporting`).
+    pub group_reporting: bool,
+    pub results: Results,
+}
+
+/// `--repeat N` (bench, check etcd): every run with the id it was saved under, and what the
+/// runs agree on.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct RepeatDoc {
+    #[schemars(extend("const" = 1))]
+    pub schema_version: u32,
+    /// Always "repeat".
+    #[schemars(extend("const" = "repeat"))]
+    pub kind: String,
+    /// The store's group id of the runs (null with `--no-save`).
+    pub group_id: Option<String>,
+    pub runs: Vec<RepeatRun>,
+    pub aggregate: RepeatAggregate,
+}
+
+/// One run of a [`RepeatDoc`]: its run document and its store id.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct RepeatRun {
+    #[serde(flatten)]
+    pub doc: RunDoc,
+    /// The id the run was saved under (null with `--no-save` or when spooled).
+    pub id: Option<String>,
+}
+
+/// What the runs of `--repeat N` agree on: the median p99, the spread between runs, and how
+/// many passed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct RepeatAggregate {
+    /// Runs done (fewer than N when interrupted).
+    pub runs: usize,
+    /// Which p99 the figures are (`sync.p99`, `write.p99`, `read.p99`).
+    pub metric: String,
+    /// Runs that had the figure.
+    pub measured: usize,
+    pub median_p99_ns: Option<f64>,
+    pub min_p99_ns: Option<u64>,
+    pub max_p99_ns: Option<u64>,
+    /// Sample standard deviation of the p99s over their mean (needs two runs).
+    pub cv: Option<f64>,
+    /// Runs whose verdict passed, when the command has a verdict.
+    pub passed: Option<usize>,
+    /// "pass" (all passed), "fail" (none passed), "unstable" (some did), or "none" (no verdict).
+    #[schemars(extend("enum" = ["pass", "fail", "unstable", "none"]))]
+    pub verdict: String,
 }
 
 #[cfg(test)]

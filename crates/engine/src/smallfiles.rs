@@ -18,6 +18,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 const SEC: u64 = 1_000_000_000;
+/// Largest file: each is written from one buffer held in memory (the engine's largest bs).
+pub const MAX_FILE_SIZE: u64 = 256 << 20;
 
 pub fn run(
     dir: &Path,
@@ -28,9 +30,16 @@ pub fn run(
     let started_at = now_rfc3339();
     if files == 0 || file_size == 0 {
         return Err(EngineError::BadOption {
-            option: "files",
+            option: "nrfiles",
             value: format!("{files} x {file_size}"),
             fix: "create at least one file of at least one byte".into(),
+        });
+    }
+    if file_size > MAX_FILE_SIZE {
+        return Err(EngineError::BadOption {
+            option: "size",
+            value: format!("{} per file", disktier_units::Bytes(file_size)),
+            fix: "each file is written from one buffer: keep a file at 256 MiB or less (more --nrfiles)".into(),
         });
     }
     let c = target::classify(dir)?;
@@ -46,7 +55,21 @@ pub fn run(
             fix: "pass a directory (e.g. the mount point of the filesystem to test)".into(),
         });
     }
-    c.check_room(dir, files.saturating_mul(file_size))?;
+    c.check_writable(dir)?;
+    c.check_room(dir, files.saturating_mul(file_size), |free| {
+        let fit = free / file_size;
+        // --quick only where its file count fits and it was not given already.
+        let quick = !opts.quick && crate::profile::SMALL_FILES_QUICK.saturating_mul(file_size) <= free;
+        if fit == 0 {
+            "free some space or pick a directory on another filesystem".to_string()
+        } else {
+            format!(
+                "pass --nrfiles {fit} or fewer ({fit} files of {} fit){}, or pick a directory on another filesystem",
+                disktier_units::Bytes(file_size),
+                if quick { ", or --quick" } else { "" }
+            )
+        }
+    })?;
     let sub = dir.join(format!("disktier-small-files.{}", std::process::id()));
     std::fs::create_dir(&sub).map_err(|e| EngineError::from_open(&sub, "write", e))?;
     let created = Created {

@@ -82,18 +82,22 @@ impl DirAcc {
     /// Latency summary: exact mean, stdev, min and max; percentiles from the histogram.
     pub fn lat_stats(&self) -> LatStats {
         if self.ios == 0 {
-            return LatStats::default();
+            return LatStats::UNKNOWN;
         }
         let n = self.ios as f64;
         let mean = self.sum_ns as f64 / n;
         let var = (self.sum_sq / n - mean * mean).max(0.0);
-        LatStats {
+        let mut s = LatStats {
             mean,
             stdev: var.sqrt(),
             min: self.min_ns,
             max: self.max_ns,
             percentiles: percentiles(&self.hist),
-        }
+        };
+        // The histogram's bucket bounds can lie above the largest sample (519.7 us against a
+        // max of 519.6 us): the exact min and max bound every percentile.
+        s.clamp_percentiles();
+        s
     }
 
     /// The exact counts of calls over etcd's heartbeat interval and election timeout.
@@ -273,8 +277,53 @@ mod tests {
     }
 
     #[test]
+    fn percentiles_never_pass_the_observed_max_or_min() {
+        // 3 significant digits: 519_650 is in the bucket whose highest equivalent value is
+        // 519_679, above the max; the percentiles stop at the max.
+        let mut a = DirAcc::default();
+        for _ in 0..200 {
+            a.record(400_000, 0);
+        }
+        for _ in 0..5 {
+            a.record(519_650, 0);
+        }
+        assert!(a.hist.highest_equivalent(519_650) > 519_650);
+        let s = a.lat_stats();
+        assert_eq!(s.max, 519_650);
+        for (k, v) in &s.percentiles {
+            assert!(
+                *v <= s.max && *v >= s.min,
+                "p{k} = {v} outside [{}, {}]",
+                s.min,
+                s.max
+            );
+        }
+        assert_eq!(s.p(99.99), Some(519_650));
+        // The same for a latency summary from elsewhere (fio's bins).
+        let mut l = LatStats {
+            min: 1_000,
+            max: 4_055_142,
+            ..LatStats::default()
+        };
+        l.percentiles.insert("99.99".into(), 4_057_087);
+        l.percentiles.insert("1".into(), 990);
+        l.clamp_percentiles();
+        assert_eq!((l.p(99.99), l.p(1.0)), (Some(4_055_142), Some(1_000)));
+        // Unknown bounds clamp nothing.
+        let mut u = LatStats::UNKNOWN;
+        u.percentiles.insert("99".into(), 7);
+        u.clamp_percentiles();
+        assert_eq!(u.p(99.0), Some(7));
+    }
+
+    #[test]
     fn empty_and_huge() {
-        assert_eq!(DirAcc::default().lat_stats(), LatStats::default());
+        let empty = DirAcc::default().lat_stats();
+        assert_eq!(
+            (empty.min_ns(), empty.max_ns(), empty.mean_ns()),
+            (None, None, None)
+        );
+        assert!(empty.stdev_ns().is_none() && empty.percentiles.is_empty());
         let mut a = DirAcc::default();
         a.record(MAX_NS * 10, 0);
         assert_eq!(a.max_ns, MAX_NS * 10);

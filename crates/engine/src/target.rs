@@ -139,21 +139,52 @@ pub struct Classified {
     pub free: Option<u64>,
     /// Current length of an existing file or device.
     pub len: u64,
+    /// Nothing can be written: the filesystem is mounted read-only (statvfs `ST_RDONLY`), or
+    /// the block device is read-only (sysfs `ro`: `losetup -r`, a write-protected disk).
+    pub read_only: bool,
 }
 
 impl Classified {
     /// Refuses, naming `path`, to use `need` more bytes than the filesystem has free (where
-    /// the free space is known).
-    pub(crate) fn check_room(&self, path: &Path, need: u64) -> Result<(), EngineError> {
+    /// the free space is known); `fix` says how to make the workload smaller.
+    pub(crate) fn check_room(
+        &self,
+        path: &Path,
+        need: u64,
+        fix: impl FnOnce(u64) -> String,
+    ) -> Result<(), EngineError> {
         match self.free {
             Some(free) if need > free => Err(EngineError::NoSpace {
                 path: path.into(),
                 need,
                 free,
+                fix: fix(free),
             }),
             _ => Ok(()),
         }
     }
+
+    /// Refuses to write to a read-only filesystem or device before any I/O.
+    pub(crate) fn check_writable(&self, path: &Path) -> Result<(), EngineError> {
+        match (self.read_only, self.kind) {
+            (false, _) => Ok(()),
+            (true, Kind::Device) => Err(EngineError::DeviceReadOnly { path: path.into() }),
+            (true, _) => Err(EngineError::ReadOnlyFs {
+                path: path.into(),
+                access: "write",
+            }),
+        }
+    }
+}
+
+/// Whether the filesystem holding `p` is mounted read-only.
+fn fs_read_only(p: &Path) -> bool {
+    rustix::fs::statvfs(p).is_ok_and(|v| v.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
+}
+
+/// Whether the kernel holds block device `name` read-only (`/sys/class/block/NAME/ro`).
+fn device_read_only(name: &str) -> bool {
+    read_trim(format!("/sys/class/block/{name}/ro")).as_deref() == Some("1")
 }
 
 /// Classifies `path`: kind, filesystem, device behind it, model and scheduler.
@@ -219,9 +250,13 @@ pub fn classify(path: &Path) -> Result<Classified, EngineError> {
         (Some((libc::major(d), libc::minor(d))), Some(free), len)
     };
     let mut lbs = None;
+    let mut read_only = kind != Kind::Device && fs_read_only(&fs_path);
     if let Some((maj, min)) = dev {
         if let Some(name) = dev_name(maj, min) {
             let (model, sched, l) = device_facts(&name);
+            if kind == Kind::Device {
+                read_only = device_read_only(&name);
+            }
             info.device = Some(name);
             info.model = model;
             info.scheduler = sched;
@@ -235,6 +270,7 @@ pub fn classify(path: &Path) -> Result<Classified, EngineError> {
         logical_block_size: lbs,
         free,
         len,
+        read_only,
     })
 }
 

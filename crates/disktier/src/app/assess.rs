@@ -99,6 +99,8 @@ pub struct RunOut {
     pub sync_p99_ns: Option<u64>,
     pub files_per_s: Option<f64>,
     pub seconds: f64,
+    /// A signal stopped this run: its figures are partial.
+    pub interrupted: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -107,8 +109,11 @@ pub struct TargetOut {
     pub fs_type: Option<String>,
     pub device: Option<String>,
     pub runs: Vec<RunOut>,
-    /// None when the etcd profile did not run or failed to run.
+    /// None when the etcd profile did not run, failed to run or was interrupted.
     pub etcd_ready: Option<bool>,
+    /// Why the figures say nothing about a disk, when they do not (a tmpfs target: RAM).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<String>,
 }
 
 /// Runs the assessment `req` describes.
@@ -142,6 +147,7 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             device: None,
             runs: Vec::new(),
             etcd_ready: None,
+            caveat: None,
         };
         for (i, p) in req.profiles.iter().enumerate() {
             if stop.load(Ordering::SeqCst) {
@@ -167,12 +173,12 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             let m = match result {
                 Ok(m) => m,
                 Err(e) => {
-                    // `{:#}`: the whole chain, so the OS error behind an I/O error is shown.
+                    let why = assess_error(&e, p, &shown);
                     (hooks.note)(&format!(
-                        "assess {shown}: {} could not run: {e:#}",
+                        "assess {shown}: {} could not run: {why}",
                         p.name()
                     ));
-                    t.runs.push(RunOut::failed(p, format!("{e:#}")));
+                    t.runs.push(RunOut::failed(p, why));
                     continue;
                 }
             };
@@ -181,9 +187,14 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             doc.target.path = shown.clone();
             if *p == Profile::Etcd {
                 match judge::etcd(&mut doc, m.sync_hist.as_ref(), EtcdCriteria::default()) {
-                    Ok(v) => t.etcd_ready = Some(v.pass),
+                    // A run cut short by a signal establishes nothing (it is marked partial).
+                    Ok(v) if !doc.interrupted => t.etcd_ready = Some(v.pass),
+                    Ok(_) => {}
                     Err(e) => doc.warnings.push(format!("{e:#}")),
                 }
+            }
+            if t.caveat.is_none() {
+                t.caveat = disktier_engine::verdict::ram_caveat(&doc);
             }
             t.fs_type = t.fs_type.or(doc.target.fs_type.clone());
             t.device = t.device.or(doc.target.device.clone());
@@ -292,6 +303,10 @@ impl Scratch {
             match std::fs::create_dir(&p) {
                 Ok(()) => return Ok(Scratch(p)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) if e.raw_os_error() == Some(libc::EROFS) => bail!(
+                    "{} is on a read-only filesystem: assess writes a scratch directory there; remount it read-write (mount -o remount,rw) or give another path",
+                    parent.display()
+                ),
                 Err(e) => {
                     return Err(e).with_context(|| {
                         format!(
@@ -335,6 +350,7 @@ impl RunOut {
             sync_p99_ns: None,
             files_per_s: None,
             seconds: 0.0,
+            interrupted: false,
         }
     }
 
@@ -359,7 +375,35 @@ impl RunOut {
             sync_p99_ns: r.sync.as_ref().and_then(|s| s.lat_ns.p(99.0)),
             files_per_s: r.small_files.as_ref().map(|s| s.files_per_s).and_then(pos),
             seconds,
+            interrupted: d.interrupted,
         }
+    }
+}
+
+/// Why profile `p` could not run on `shown`, with advice `assess` can follow: the engine's
+/// errors name `bench`'s options (`--direct=false`, `--size`), which assess does not take.
+fn assess_error(e: &anyhow::Error, p: &Profile, shown: &str) -> String {
+    use disktier_engine::EngineError;
+    let smaller = if *p == Profile::SmallFiles {
+        "--nrfiles N"
+    } else {
+        "--size SIZE"
+    };
+    match e.downcast_ref::<EngineError>() {
+        Some(EngineError::DirectUnsupported { fs, .. }) => format!(
+            "{shown} is on {fs}, which has no O_DIRECT, and the {p} profile measures with it: it cannot run there ({fs} is RAM, not a disk)"
+        ),
+        Some(EngineError::NoSpace { need, free, .. }) => format!(
+            "the {p} profile needs {need} bytes but {shown} has only {free} bytes free: free some space, or run it alone scaled down: disktier bench {shown} --profile {p} {smaller}"
+        ),
+        Some(EngineError::DiskFull { .. }) => format!(
+            "the filesystem of {shown} filled up during the {p} profile (its files were removed): free some space, or run it alone scaled down: disktier bench {shown} --profile {p} {smaller}"
+        ),
+        Some(EngineError::ReadOnlyFs { .. }) => format!(
+            "{shown} is on a read-only filesystem: remount it read-write (mount -o remount,rw) or assess another path"
+        ),
+        // `{:#}`: the whole chain, so the OS error behind an I/O error is shown.
+        _ => format!("{e:#}"),
     }
 }
 

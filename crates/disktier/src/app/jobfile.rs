@@ -7,9 +7,10 @@ use anyhow::{bail, Context};
 use disktier_engine::fio::{self, DocContext};
 use disktier_engine::jobfile::{self, FileJob, JobFile};
 use disktier_engine::jobset;
+use disktier_engine::result::{GroupEntry, JobEntry, JobFileDoc};
 use disktier_engine::{EngineError, IoEngineKind, Job, Measured, RunOptions, SCHEMA_VERSION};
-use serde_json::{json, Value};
-use std::path::Path;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
 
 /// Whether `path` is a fio job file rather than a target: a regular file named `*.fio`, or one
 /// whose first line that is not blank or a comment is a `[section]` header.
@@ -57,14 +58,28 @@ pub fn to_job(
     lenient: bool,
     parser: &dyn OptionParser,
 ) -> anyhow::Result<(Job, bool)> {
+    let target: PathBuf = fj
+        .target
+        .as_ref()
+        .and_then(|t| t.value.clone())
+        .unwrap_or_else(|| ".".into())
+        .into();
+    // fio: `directory=` names a directory ("fio: /dev/loop4 is not a directory"); a device or
+    // a file there is not taken as the target.
+    if let Some(o) = fj.target.as_ref().filter(|o| o.key == "directory") {
+        if let Ok(m) = std::fs::metadata(&target) {
+            if !m.is_dir() {
+                bail!(
+                    "{src} line {}: directory={}: not a directory (fio refuses it too): name a file or a block device with filename=",
+                    o.line,
+                    target.display()
+                );
+            }
+        }
+    }
     let mut job = Job {
         name: fj.name.clone(),
-        target: fj
-            .target
-            .as_ref()
-            .and_then(|t| t.value.clone())
-            .unwrap_or_else(|| ".".into())
-            .into(),
+        target: crate::app::measure::canonical(&target),
         ioengine: IoEngineKind::Psync,
         ..Job::default()
     };
@@ -170,7 +185,7 @@ pub fn load_jobs(path: &Path, lenient: bool, parser: &dyn OptionParser) -> anyho
 impl Loaded {
     /// The run of this file as one document ([`document`]): a group is reported merged when
     /// one of its jobs asked for group_reporting.
-    pub fn document(&self, engine: &str, started_at: &str, outs: &[JobOut]) -> Value {
+    pub fn document(&self, engine: &str, started_at: &str, outs: &[JobOut]) -> JobFileDoc {
         let reporting = |g: u32| {
             self.file
                 .jobs
@@ -271,7 +286,7 @@ pub fn fio_outs(
 
 /// fio's JSON of a job file (`disktier import fio --jobs`) as the document `bench JOBFILE`
 /// saves.
-pub fn import_document(v: &Value, source_name: &str) -> anyhow::Result<Value> {
+pub fn import_document(v: &Value, source_name: &str) -> anyhow::Result<JobFileDoc> {
     let outs = fio_outs(v, source_name, &DocContext::default())?;
     // fio's JSON leaves flag options (group_reporting, stonewall) out of its option lists; with
     // group_reporting it prints one entry per group, so a group of one entry is reported as one.
@@ -300,56 +315,56 @@ pub fn document(
     reporting: &dyn Fn(u32) -> bool,
     outs: &[JobOut],
     notes: &[String],
-) -> Value {
-    let jobs: Vec<Value> = outs
+) -> JobFileDoc {
+    let jobs: Vec<JobEntry> = outs
         .iter()
         .map(|o| {
             let d = &o.measured.doc;
-            json!({
-                "name": o.name,
-                "group": o.group,
-                "start_s": o.start_s,
-                "started_at": d.started_at,
-                "job": d.job,
-                "target": d.target,
-                "duration_s": d.duration_s,
-                "interrupted": d.interrupted,
-                "results": d.results,
-                "warnings": d.warnings,
-            })
+            JobEntry {
+                name: o.name.clone(),
+                group: o.group,
+                start_s: o.start_s,
+                started_at: d.started_at.clone(),
+                job: d.job.clone(),
+                target: d.target.clone(),
+                duration_s: d.duration_s,
+                interrupted: d.interrupted,
+                results: d.results.clone(),
+                warnings: d.warnings.clone(),
+            }
         })
         .collect();
     let mut group_ids: Vec<u32> = outs.iter().map(|o| o.group).collect();
     group_ids.dedup();
-    let groups: Vec<Value> = group_ids
+    let groups: Vec<GroupEntry> = group_ids
         .iter()
         .map(|g| {
             let members: Vec<&JobOut> = outs.iter().filter(|o| o.group == *g).collect();
             let ms: Vec<&Measured> = members.iter().map(|o| &o.measured).collect();
-            let mut names: Vec<&str> = members.iter().map(|o| o.name.as_str()).collect();
+            let mut names: Vec<String> = members.iter().map(|o| o.name.clone()).collect();
             // fio lists each numjobs clone without group_reporting: name each job once.
             names.dedup();
-            json!({
-                "group": g,
-                "jobs": names,
-                "group_reporting": reporting(*g),
-                "results": jobset::merge_results(&ms),
-            })
+            GroupEntry {
+                group: *g,
+                jobs: names,
+                group_reporting: reporting(*g),
+                results: jobset::merge_results(&ms),
+            }
         })
         .collect();
     let first = outs.first().map(|o| &o.measured.doc);
-    json!({
-        "schema_version": SCHEMA_VERSION,
-        "kind": "jobfile",
-        "jobfile": src,
-        "engine": engine,
-        "started_at": started_at,
-        "target": first.map(|d| &d.target),
-        "host": first.map(|d| &d.host),
-        "duration_s": outs.iter().map(|o| o.measured.doc.duration_s).sum::<f64>(),
-        "interrupted": outs.iter().any(|o| o.measured.doc.interrupted),
-        "jobs": jobs,
-        "groups": groups,
-        "notes": notes,
-    })
+    JobFileDoc {
+        schema_version: SCHEMA_VERSION,
+        kind: "jobfile".into(),
+        jobfile: src.to_string(),
+        engine: engine.to_string(),
+        started_at: started_at.to_string(),
+        target: first.map(|d| d.target.clone()),
+        host: first.map(|d| d.host.clone()),
+        duration_s: outs.iter().map(|o| o.measured.doc.duration_s).sum::<f64>(),
+        interrupted: outs.iter().any(|o| o.measured.doc.interrupted),
+        jobs,
+        groups,
+        notes: notes.to_vec(),
+    }
 }

@@ -3,6 +3,7 @@
 
 use anyhow::{anyhow, bail};
 use disktier_engine::{Job, RunDoc, RunOptions, Workload};
+use std::path::{Path, PathBuf};
 
 /// What runs the job (the `--engine` choice). Not named "engine": that is the crate and its
 /// `IoEngineKind` (io_uring, psync, sync) already.
@@ -23,9 +24,11 @@ pub struct Measurement {
 }
 
 /// Runs `workload` with `tool`; `opts` carries the stop flag, the progress callback and the
-/// run's settings (keep files, destructive, layout, I/O log, profile name, quick).
+/// run's settings (keep files, destructive, layout, I/O log, profile name, quick). A run that
+/// was not interrupted and completed no I/O is an error: there is nothing to print as a result
+/// or to save.
 pub fn measure(workload: &Workload, tool: Tool, opts: &RunOptions) -> anyhow::Result<Measurement> {
-    match tool {
+    let m = match tool {
         Tool::Native => disktier_engine::run_workload(workload, opts)
             .map(|m| Measurement {
                 doc: m.doc,
@@ -33,6 +36,51 @@ pub fn measure(workload: &Workload, tool: Tool, opts: &RunOptions) -> anyhow::Re
             })
             .map_err(anyhow::Error::from),
         Tool::Fio => run_fio(workload, opts),
+    }?;
+    if !m.doc.interrupted && completed_nothing(&m.doc) {
+        match m.doc.job.get("runtime").and_then(|r| r.as_str()) {
+            Some(r) => bail!(
+                "the run on {} completed no I/O in its runtime of {r}: nothing was measured (and nothing is saved); give it a longer --runtime",
+                m.doc.target.path
+            ),
+            None => bail!(
+                "the run on {} completed no I/O: nothing was measured (and nothing is saved)",
+                m.doc.target.path
+            ),
+        }
+    }
+    Ok(m)
+}
+
+/// Whether a run completed not one read, write, sync or file.
+pub fn completed_nothing(doc: &RunDoc) -> bool {
+    let r = &doc.results;
+    let ios: u64 = [&r.read, &r.write, &r.sync]
+        .into_iter()
+        .flatten()
+        .map(|d| d.ios)
+        .sum();
+    ios == 0 && r.small_files.as_ref().is_none_or(|s| s.files == 0)
+}
+
+/// The canonical absolute path of a target, as results name it (the store and the `path`
+/// label): symlinks and `..` resolved; a file that does not exist yet is its resolved directory
+/// joined with its name. A path that cannot be resolved is kept as given (the run then says
+/// why it cannot use it).
+pub fn canonical(p: &Path) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c;
+    }
+    match (p.parent(), p.file_name()) {
+        (Some(dir), Some(name)) => {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            std::fs::canonicalize(dir).map_or_else(|_| p.to_path_buf(), |d| d.join(name))
+        }
+        _ => p.to_path_buf(),
     }
 }
 
@@ -75,4 +123,35 @@ fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
         doc: m.doc,
         sync_hist: m.sync_hist,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_paths_are_absolute_for_new_files_too() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().canonicalize().unwrap();
+        std::fs::create_dir(real.join("etcdtest")).unwrap();
+        let dotted = real.join("etcdtest").join("..").join("etcdtest");
+        assert_eq!(canonical(&dotted), real.join("etcdtest"));
+        assert_eq!(canonical(&real.join("new.dat")), real.join("new.dat"));
+        let missing = Path::new("/nonexistent-disktier/x");
+        assert_eq!(canonical(missing), missing);
+    }
+
+    #[test]
+    fn a_run_without_io_completed_nothing() {
+        let mut doc: RunDoc = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "engine": "disktier", "job": {}, "target": {"path": "/x", "kind": "directory"},
+            "host": {"hostname": "h", "kernel": "k", "cpus": 1}, "started_at": "", "duration_s": 0.0,
+            "results": {"write": {"ios": 0, "bytes": 0, "iops": 0.0, "bw_bytes": 0.0,
+                "lat_ns": {"mean": null, "stdev": null, "min": null, "max": null, "percentiles": {}}}}
+        }))
+        .unwrap();
+        assert!(completed_nothing(&doc));
+        doc.results.write.as_mut().unwrap().ios = 1;
+        assert!(!completed_nothing(&doc));
+    }
 }

@@ -1,7 +1,6 @@
 //! Repeat: what N runs of one job agree on — median p99, between-run spread, verdict stability.
 
 use disktier_engine::RunDoc;
-use serde::Serialize;
 
 /// What one run contributes to the aggregate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -22,23 +21,9 @@ pub fn p99_of(doc: &RunDoc) -> (Option<u64>, &'static str) {
     (r.read.as_ref().and_then(|d| d.lat_ns.p(99.0)), "read.p99")
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Aggregate {
-    pub runs: usize,
-    /// Which p99 the figures are (`sync.p99`, `write.p99`, `read.p99`).
-    pub metric: String,
-    /// Runs that had the figure.
-    pub measured: usize,
-    pub median_p99_ns: Option<f64>,
-    pub min_p99_ns: Option<u64>,
-    pub max_p99_ns: Option<u64>,
-    /// Sample standard deviation of the p99s over their mean (needs two runs).
-    pub cv: Option<f64>,
-    /// Runs whose verdict passed, when the command has a verdict.
-    pub passed: Option<usize>,
-    /// "pass" (all passed), "fail" (none passed), "unstable" (some did), or "none" (no verdict).
-    pub verdict: String,
-}
+/// The aggregate's type is the repeat document's (`disktier_engine::result::RepeatAggregate`):
+/// docs/result.schema.json describes it.
+pub use disktier_engine::result::RepeatAggregate as Aggregate;
 
 /// The aggregate over the runs' figures.
 pub fn aggregate(metric: &str, figs: &[Figures]) -> Aggregate {

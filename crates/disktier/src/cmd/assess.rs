@@ -53,6 +53,9 @@ struct AssessDoc<'a> {
     quick: bool,
     /// Wall-clock seconds of the whole assessment.
     seconds: f64,
+    /// A signal stopped the assessment: runs marked `interrupted` are partial, and the
+    /// profiles after them did not run.
+    interrupted: bool,
     targets: &'a [TargetOut],
     /// Disks that were not assessed, and why.
     not_assessed: &'a [Skipped],
@@ -155,6 +158,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             assess_id: &a.assess_id,
             quick: req.quick,
             seconds: wall,
+            interrupted: a.interrupted,
             targets: &a.targets,
             not_assessed: &a.skipped,
             report: report.as_deref(),
@@ -162,6 +166,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     } else if ctx.prometheus() {
         // The exposition below is the output.
     } else {
+        if a.interrupted {
+            println!("INTERRUPTED: the assessment was stopped; figures marked (partial) are from a run cut short, and the profiles after it did not run");
+        }
         print!("{}", table(&a.targets));
         for s in &a.skipped {
             println!("{}  {}", s.device, s.reason);
@@ -219,19 +226,32 @@ fn table(targets: &[TargetOut]) -> String {
                     if r.error.is_some() {
                         "failed".into()
                     } else {
-                        f(r).unwrap_or_else(|| "-".into())
+                        let v = f(r).unwrap_or_else(|| "-".into());
+                        if r.interrupted {
+                            format!("{v} (partial)")
+                        } else {
+                            v
+                        }
                     }
                 })
                 .unwrap_or_else(|| "-".into())
+        };
+        let etcd_interrupted = t.runs.iter().any(|r| r.profile == "etcd" && r.interrupted);
+        // On tmpfs the verdict is kept, but it is RAM: said in the cell and under the table.
+        let ram = if t.caveat.is_some() {
+            format!(" ({})", t.fs_type.as_deref().unwrap_or("RAM"))
+        } else {
+            String::new()
         };
         rows.push(vec![
             t.path.clone(),
             t.fs_type.clone().unwrap_or_else(|| "-".into()),
             t.device.clone().unwrap_or_else(|| "-".into()),
-            match t.etcd_ready {
-                Some(true) => "ready".into(),
-                Some(false) => "NOT ready".into(),
-                None => "-".into(),
+            match (t.etcd_ready, etcd_interrupted) {
+                (_, true) => "INTERRUPTED".into(),
+                (Some(true), _) => format!("ready{ram}"),
+                (Some(false), _) => format!("NOT ready{ram}"),
+                (None, _) => "-".into(),
             },
             get("etcd", &|r| r.sync_p99_ns.map(|v| fmt_ns(v as f64))),
             get("read-iops", &|r| r.read_iops.map(fmt_count)),
@@ -251,6 +271,9 @@ fn table(targets: &[TargetOut]) -> String {
     let mut s = String::from("\n");
     s.push_str(&disktier_store::compare::align(&rows));
     for t in targets {
+        if let Some(c) = &t.caveat {
+            s.push_str(&format!("caveat: {c}\n"));
+        }
         for r in &t.runs {
             if let Some(e) = &r.error {
                 s.push_str(&format!("{}: {} failed: {e}\n", t.path, r.profile));

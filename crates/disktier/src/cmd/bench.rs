@@ -58,7 +58,10 @@ pub struct Request<'a> {
 /// ([`crate::app::measure`]); the progress line is drawn while it runs and erased afterwards,
 /// Ctrl-C stops it (the document is then marked interrupted).
 pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
-    let workload = jobargs::resolve(req.target, req.profile, req.quick, req.job)?;
+    // The store and the metrics name the target by its canonical absolute path, as `assess`
+    // does and `history --target` looks it up (not "etcdtest" as typed).
+    let target = crate::app::measure::canonical(req.target);
+    let workload = jobargs::resolve(&target, req.profile, req.quick, req.job)?;
     let opts = RunOptions {
         stop: progress::stop_flag(),
         progress: progress::reporter(ctx, &req.label),
@@ -71,12 +74,25 @@ pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
     };
     let result = crate::app::measure::measure(&workload, req.run.engine.into(), &opts);
     progress::clear();
-    result
+    let mut m = result?;
+    if req.job.libaio() {
+        m.doc.warnings.push(jobargs::LIBAIO_NOTE.to_string());
+    }
+    Ok(m)
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if crate::app::jobfile::is_job_file(&args.target) {
         return super::jobfile::run(ctx, &args.target, &args.run, &job_file_misfits(&args));
+    }
+    // QA: `bench nothere.fio` said "no workload for nothere.fio".
+    if args.target.extension().is_some_and(|e| e == "fio")
+        && std::fs::symlink_metadata(&args.target).is_err()
+    {
+        bail!(
+            "{} does not exist: give the path of a fio job file to run it, or a file, directory or device to bench",
+            args.target.display()
+        );
     }
     let profile = args.profile.as_deref().map(jobargs::profile).transpose()?;
     let io_log = match &args.trace {
@@ -211,11 +227,16 @@ pub fn render(doc: &RunDoc) -> String {
             } else {
                 format!("{:.2}", d.bw_bytes / (1u64 << 20) as f64)
             };
+            // A figure the result does not have (an import's) is "-", never 0.
             let p = |q: f64| {
                 d.lat_ns
                     .p(q)
                     .map_or_else(|| "-".to_string(), |v| fmt_ns(v as f64))
             };
+            let max = d
+                .lat_ns
+                .max_ns()
+                .map_or_else(|| "-".to_string(), |v| fmt_ns(v as f64));
             s.push_str(&format!(
                 "{:<6} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10}\n",
                 name,
@@ -225,7 +246,7 @@ pub fn render(doc: &RunDoc) -> String {
                 p(50.0),
                 p(99.0),
                 p(99.9),
-                fmt_ns(d.lat_ns.max as f64)
+                max
             ));
         }
     }

@@ -100,8 +100,12 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
     // a file there (or write to a device), which is not what "check this disk for etcd" means.
     match std::fs::metadata(&a_dir) {
         Ok(m) if m.is_dir() => {}
+        Ok(m) if std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()) => bail!(
+            "{} is a block device: check etcd runs in the directory etcd would use, on a filesystem (etcd keeps files); make a filesystem on the device and mount it (disktier setup), then check a directory there",
+            a_dir.display()
+        ),
         Ok(_) => bail!(
-            "{} is not a directory: check etcd runs in the directory etcd would use (e.g. /var/lib/etcd); use `disktier bench --profile etcd` for files and devices",
+            "{} is not a directory: check etcd runs in the directory etcd would use (e.g. /var/lib/etcd); give the directory the file is in",
             a_dir.display()
         ),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
@@ -120,6 +124,23 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
         EtcdProfile::EtcdServer => return etcd_server(ctx, &a, &a_dir),
     };
     let threshold_ns = a.threshold.as_nanos().min(u64::MAX as u128) as u64;
+    // The verdict is on the latency of fdatasync after writes: a job the options turned into
+    // something else is refused now, not after it laid out and ran (QA: --rw read and
+    // --fdatasync 0 ran 200 MiB first).
+    if let disktier_engine::Workload::Job(j) =
+        super::jobargs::resolve(&a_dir, Some(profile), a.quick, &a.job)?
+    {
+        if !j.syncs() {
+            let why = if !j.rw.writes() {
+                format!("--rw {} issues no writes to sync", j.rw)
+            } else {
+                "--fdatasync 0 (and no --fsync) issues no syncs".to_string()
+            };
+            bail!(
+                "check etcd judges the latency of fdatasync after each write: {why}; drop the option (the etcd job writes with --fdatasync 1), or use disktier bench for other jobs"
+            );
+        }
+    }
     let one = |label: String| -> anyhow::Result<(super::repeat::OneRun, Vec<String>)> {
         let m = bench::measure(
             ctx,
@@ -163,6 +184,11 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
 
 /// `check etcd --metrics`: the verdict from what the running members measured themselves.
 fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
+    // Nothing is measured here to export: refused before scraping, never an exit 0 with no
+    // metrics.
+    if ctx.exports_metrics() {
+        bail!("--format prometheus and --textfile-dir export runs disktier measured; check etcd --metrics judges etcd's own metrics, which Prometheus scrapes from etcd already: use --format text or json here");
+    }
     let tls = disktier_etcdmetrics::TlsFiles {
         cacert: a.cacert.clone(),
         cert: a.cert.clone(),
@@ -203,7 +229,8 @@ fn etcd_server(ctx: &Ctx, a: &EtcdArgs, dir: &std::path::Path) -> anyhow::Result
     if a.run.engine == bench::EngineChoice::Fio {
         bail!("fio cannot run the etcd-server model (two streams with different shapes): drop --engine fio or use --profile etcd");
     }
-    let spec = disktier_engine::etcdserver::EtcdServerSpec::new(dir, a.quick);
+    let dir = crate::app::measure::canonical(dir);
+    let spec = disktier_engine::etcdserver::EtcdServerSpec::new(&dir, a.quick);
     let opts = disktier_engine::RunOptions {
         stop: super::progress::stop_flag(),
         quick: a.quick,

@@ -2,6 +2,9 @@
 //! into disktier's result document, prints it and stores it (kind "import"), so runs made with
 //! plain fio can be compared with disktier's own. An etcd-style job (fdatasync latencies present)
 //! also gets the etcd verdict, interpolated from fio's percentile list.
+//!
+//! Exit status, as every command's: 0 imported (the etcd verdict passed, or there is none), 1
+//! imported and the etcd verdict failed (the run is saved all the same), 2 not imported.
 
 use super::{bench, jobargs, Ctx, Outcome};
 use disktier_engine::fio::{self, DocContext};
@@ -68,8 +71,16 @@ fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
         })
         .collect();
     bench::finish_value(ctx, "import", &doc, &value, &extra)?;
-    // Like `import fio`: importing succeeded whatever the verdict says.
-    Ok(Outcome::Pass)
+    Ok(verdict_outcome(&doc))
+}
+
+/// Exit 1 when the imported run's `etcd` verdict (disktier's own, not the etcd-perf image's)
+/// failed, as `check etcd` would; 0 when it passed or there is none.
+fn verdict_outcome(doc: &disktier_engine::RunDoc) -> Outcome {
+    match doc.verdicts.iter().find(|v| v.name == "etcd") {
+        Some(v) if !v.pass => Outcome::Fail,
+        _ => Outcome::Pass,
+    }
 }
 
 fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
@@ -80,18 +91,17 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
         ..DocContext::default()
     };
     if a.jobs {
+        // Read as a single job's import is: capped, and an unreadable file or one that is not
+        // text said apart.
         let (text, name) = if a.file.as_os_str() == "-" {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
-            (text, "standard input".to_string())
+            let name = "standard input".to_string();
+            (fio::read_capped(Ok(std::io::stdin()), &name)?, name)
         } else {
             let name = a.file.display().to_string();
-            let text = std::fs::read_to_string(&a.file)
-                .map_err(|e| anyhow::anyhow!("cannot read {name}: {e}"))?;
-            (text, name)
+            (fio::read_capped(std::fs::File::open(&a.file), &name)?, name)
         };
         let v = fio::parse(&text, &name)?;
-        let value = crate::app::jobfile::import_document(&v, &name)?;
+        let value = serde_json::to_value(crate::app::jobfile::import_document(&v, &name)?)?;
         super::jobfile::print_and_save(ctx, "import", &value)?;
         return Ok(Outcome::Pass);
     }
@@ -104,5 +114,5 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
     let (doc, extra) = crate::app::import::fio_run(m);
     let value = serde_json::to_value(&doc)?;
     bench::finish_value(ctx, "import", &doc, &value, &extra)?;
-    Ok(Outcome::Pass)
+    Ok(verdict_outcome(&doc))
 }

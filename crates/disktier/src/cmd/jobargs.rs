@@ -52,17 +52,22 @@ pub struct RunArgs {
 #[command(next_help_heading = "Job options (fio's names and defaults)")]
 pub struct JobArgs {
     /// I/O pattern: read, write, randread, randwrite, readwrite, randrw.
-    #[arg(long, value_parser = parse_rw, value_name = "PATTERN")]
+    #[arg(long, alias = "readwrite", value_parser = parse_rw, value_name = "PATTERN")]
     pub rw: Option<Rw>,
     /// Percentage of reads in a readwrite/randrw job [default: 50].
     #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u32).range(0..=100))]
     pub rwmixread: Option<u32>,
     /// Block size, any number of bytes (2300, 4k, 1M) [default: 4k].
-    #[arg(long, value_parser = clap_parsers::size, value_name = "SIZE")]
+    #[arg(long, alias = "blocksize", value_parser = clap_parsers::size, value_name = "SIZE")]
     pub bs: Option<u64>,
-    /// Bytes each job works on (22m, 10G); default: the whole file or device.
+    /// Bytes each job works on (22m, 10G); default: the whole file or device. For the
+    /// small-files profile: the bytes of all its files together.
     #[arg(long, value_parser = clap_parsers::size, value_name = "SIZE")]
     pub size: Option<u64>,
+    /// Number of files: the small-files profile's count (default 100,000 of 1 MiB; with --size,
+    /// the size is divided between them, as fio does). A job uses one file per thread.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub nrfiles: Option<u64>,
     /// Start offset in the file or device [default: 0].
     #[arg(long, value_parser = clap_parsers::size, value_name = "SIZE")]
     pub offset: Option<u64>,
@@ -72,9 +77,10 @@ pub struct JobArgs {
     /// I/Os in flight per job (io_uring only; psync and sync do one at a time) [default: 1].
     #[arg(long, value_name = "N")]
     pub iodepth: Option<u32>,
-    /// How I/O is issued: io_uring, psync or sync [default: io_uring].
+    /// How I/O is issued: io_uring, psync or sync (libaio runs as io_uring, with a note)
+    /// [default: io_uring].
     #[arg(long, value_parser = parse_ioengine, value_name = "ENGINE")]
-    pub ioengine: Option<IoEngineKind>,
+    pub ioengine: Option<IoEngineArg>,
     /// O_DIRECT: bypass the page cache (`--direct`, or `--direct=false`).
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
@@ -89,21 +95,41 @@ pub struct JobArgs {
     #[arg(long, value_parser = clap_parsers::duration, value_name = "DURATION")]
     pub runtime: Option<Duration>,
     /// Keep going for the whole runtime, wrapping around the size (`--time-based`, or `=false`).
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+    #[arg(long, alias = "time_based", num_args = 0..=1, require_equals = true, default_missing_value = "true",
           value_parser = clap::builder::BoolishValueParser::new(), value_name = "BOOL")]
     pub time_based: Option<bool>,
     /// Run this long before measuring.
-    #[arg(long, value_parser = clap_parsers::duration, value_name = "DURATION")]
+    #[arg(long, alias = "ramp_time", value_parser = clap_parsers::duration, value_name = "DURATION")]
     pub ramp_time: Option<Duration>,
     /// Seed of the random offsets (fio's default, so runs repeat).
     #[arg(long, value_name = "N")]
     pub randseed: Option<u64>,
     /// I/Os per submission, as fio: 1 submits each I/O as soon as a slot is free, 0 means
     /// iodepth [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, aliases = ["iodepth_batch_submit", "iodepth-batch", "iodepth_batch"], value_name = "N")]
     pub iodepth_batch_submit: Option<u32>,
+    /// fio's most completions reaped at once: disktier reaps every completed I/O (up to
+    /// iodepth) each time, so only a value of at least iodepth is accepted (the GKE recipe's
+    /// --iodepth_batch_complete_max=256 at iodepth 256).
+    #[arg(
+        long,
+        hide = true,
+        alias = "iodepth_batch_complete_max",
+        value_name = "N"
+    )]
+    pub iodepth_batch_complete_max: Option<u32>,
+    /// fio's data verification: disktier does not verify, so only verify=0 (fio's default) is
+    /// accepted.
+    #[arg(long, hide = true, value_parser = parse_verify, value_name = "0")]
+    pub verify: Option<u32>,
+    /// fio's group_reporting: disktier always reports a job's numjobs threads together, so
+    /// this changes nothing (=0 with numjobs above 1 is refused).
+    #[arg(long, hide = true, alias = "group_reporting", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_parser = clap::builder::BoolishValueParser::new(),
+          value_name = "BOOL")]
+    pub group_reporting: Option<bool>,
     /// CPUs the job threads may run on, fio's list form (0, 0-3,6); default: any.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, alias = "cpus_allowed", value_name = "LIST")]
     pub cpus_allowed: Option<String>,
     /// Random offsets drawn with replacement, instead of every block once per pass (fio's
     /// default random map) (`--norandommap`, or `=false`).
@@ -122,13 +148,47 @@ fn parse_rw(s: &str) -> Result<Rw, String> {
     })
 }
 
-fn parse_ioengine(s: &str) -> Result<IoEngineKind, String> {
-    IoEngineKind::from_name(s).ok_or_else(|| match s {
-        "libaio" | "posixaio" | "mmap" | "splice" | "pvsync2" => format!(
-            "ioengine `{s}` is fio's, not disktier's native engine: use io_uring (queue depth), psync or sync, or run it through fio with --engine fio"
-        ),
-        _ => format!("unknown ioengine `{s}`: use io_uring, psync or sync"),
-    })
+/// `--ioengine`: the engine that runs, and whether the user asked for libaio (which runs as
+/// io_uring, as in a job file, with a note in the result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoEngineArg {
+    pub kind: IoEngineKind,
+    pub libaio: bool,
+}
+
+/// What a result says when `ioengine=libaio` ran through io_uring.
+pub const LIBAIO_NOTE: &str = "ioengine=libaio runs through io_uring with the same queue-depth semantics: iodepth I/Os in flight per job thread, submitted as iodepth_batch_submit says";
+
+fn parse_ioengine(s: &str) -> Result<IoEngineArg, String> {
+    if s == "libaio" {
+        // The GKE recipe's fio jobs use libaio; io_uring keeps iodepth I/Os in flight the same
+        // way (docs/engine.md, "Profiles").
+        return Ok(IoEngineArg {
+            kind: IoEngineKind::IoUring,
+            libaio: true,
+        });
+    }
+    IoEngineKind::from_name(s)
+        .map(|kind| IoEngineArg {
+            kind,
+            libaio: false,
+        })
+        .ok_or_else(|| match s {
+            "posixaio" | "mmap" | "splice" | "pvsync2" => format!(
+                "ioengine `{s}` is fio's, not disktier's native engine: use io_uring (queue depth; libaio runs as it), psync or sync, or run it through fio with --engine fio"
+            ),
+            _ => format!("unknown ioengine `{s}`: use io_uring, libaio (runs as io_uring), psync or sync"),
+        })
+}
+
+/// fio's `verify`: disktier writes and reads without verifying, which is fio's `verify=0`.
+fn parse_verify(s: &str) -> Result<u32, String> {
+    match s {
+        "0" => Ok(0),
+        _ => Err(format!(
+            "verify={s}: disktier does not verify the data it writes; only verify=0 (fio's default, no verification) is accepted; for verification run a fio job file with --engine fio"
+        )),
+    }
 }
 
 impl JobArgs {
@@ -146,20 +206,59 @@ impl JobArgs {
             };
         }
         given!(rw => "--rw", rwmixread => "--rwmixread", bs => "--bs", size => "--size",
+            nrfiles => "--nrfiles",
             offset => "--offset", numjobs => "--numjobs", iodepth => "--iodepth",
             ioengine => "--ioengine", direct => "--direct", fsync => "--fsync",
             fdatasync => "--fdatasync", runtime => "--runtime", time_based => "--time-based",
             ramp_time => "--ramp-time", randseed => "--randseed",
-            iodepth_batch_submit => "--iodepth-batch-submit", norandommap => "--norandommap",
+            iodepth_batch_submit => "--iodepth-batch-submit",
+            iodepth_batch_complete_max => "--iodepth-batch-complete-max",
+            verify => "--verify", group_reporting => "--group-reporting",
+            norandommap => "--norandommap",
             cpus_allowed => "--cpus-allowed",
             name => "--name");
         v
+    }
+
+    /// Whether `--ioengine libaio` was given (it runs as io_uring; the result says so).
+    pub fn libaio(&self) -> bool {
+        self.ioengine.is_some_and(|e| e.libaio)
+    }
+
+    /// The options that are accepted for fio compatibility when they change nothing, checked
+    /// against the job they apply to: refused, with the reason, where they would change what
+    /// is measured.
+    pub fn check(&self, job: &Job) -> anyhow::Result<()> {
+        if let Some(m) = self.iodepth_batch_complete_max {
+            if m < job.iodepth {
+                bail!(
+                    "iodepth_batch_complete_max={m} is below iodepth={}: disktier reaps every completed I/O at once (up to iodepth), as fio does with iodepth_batch_complete_max=iodepth; reaping at most {m} at a time is not supported: drop the option, or raise it to {}",
+                    job.iodepth,
+                    job.iodepth
+                );
+            }
+        }
+        if self.group_reporting == Some(false) && job.numjobs > 1 {
+            bail!(
+                "group_reporting=0 with numjobs={}: disktier reports a job's threads together (as fio's group_reporting); per-thread figures are not supported: drop group_reporting=0",
+                job.numjobs
+            );
+        }
+        if let Some(n) = self.nrfiles.filter(|n| *n != 1) {
+            bail!(
+                "nrfiles={n}: a job runs on one file per thread (numjobs); --nrfiles is for the small-files profile: use --numjobs for more files, or --profile small-files"
+            );
+        }
+        Ok(())
     }
 
     /// Lays the given options over `job`.
     pub fn apply(&self, mut job: Job) -> Job {
         macro_rules! set {
             ($($field:ident),*) => { $( if let Some(v) = self.$field.clone() { job.$field = v; } )* };
+        }
+        if let Some(e) = self.ioengine {
+            job.ioengine = e.kind;
         }
         set!(
             rw,
@@ -168,7 +267,6 @@ impl JobArgs {
             offset,
             numjobs,
             iodepth,
-            ioengine,
             direct,
             fsync,
             fdatasync,
@@ -253,18 +351,66 @@ pub fn resolve(
             if quick && profile.is_none() {
                 quick_ad_hoc(&mut job);
             }
+            args.check(&job)?;
             Workload::Job(job)
         }
-        Workload::SmallFiles { .. } if args.any() => bail!(
-            "the small-files profile takes no job options (got {}): it writes files of 1 MiB like the instance-store performance recipe's dd loop; drop the options or pick another profile",
-            args.given().join(", ")
-        ),
-        w => w,
+        Workload::SmallFiles {
+            dir,
+            files,
+            file_size,
+        } => small_files(args, dir, files, file_size)?,
     };
     if let Workload::Job(j) = &w {
         j.validate()?;
     }
     Ok(w)
+}
+
+/// The small-files profile scaled by `--nrfiles` and `--size` (fio's meaning: the size is
+/// divided between the files), the only options it takes: N files of 1 MiB, or SIZE in files
+/// of 1 MiB, or SIZE in N files. The instance-store recipe's 100,000 files need about 100 GB
+/// free; these let it run where less is.
+fn small_files(
+    args: &JobArgs,
+    dir: std::path::PathBuf,
+    files: u64,
+    file_size: u64,
+) -> anyhow::Result<Workload> {
+    let other: Vec<&str> = args
+        .given()
+        .into_iter()
+        .filter(|o| !matches!(*o, "--nrfiles" | "--size"))
+        .collect();
+    if !other.is_empty() {
+        bail!(
+            "the small-files profile takes only --nrfiles and --size (got {}): it writes files of 1 MiB like the instance-store performance recipe's dd loop; drop the others or pick another profile",
+            other.join(", ")
+        );
+    }
+    let (files, file_size) = match (args.nrfiles, args.size) {
+        (None, None) => (files, file_size),
+        (Some(n), None) => (n, file_size),
+        (None, Some(total)) => ((total / file_size).max(1), file_size.min(total)),
+        (Some(n), Some(total)) => {
+            if total < n {
+                bail!(
+                    "--size {total} for --nrfiles {n} leaves less than a byte per file: give a larger --size or fewer files"
+                );
+            }
+            (n, total / n)
+        }
+    };
+    if file_size > disktier_engine::smallfiles::MAX_FILE_SIZE {
+        bail!(
+            "{} per file is more than the 256 MiB one file may have (each is written from one buffer): give more --nrfiles or a smaller --size",
+            disktier_units::Bytes(file_size)
+        );
+    }
+    Ok(Workload::SmallFiles {
+        dir,
+        files,
+        file_size,
+    })
 }
 
 /// `--quick` on an ad-hoc job: cap its runtime at 5 s and its size at 256 MiB, the same bounds
@@ -279,225 +425,5 @@ fn quick_ad_hoc(job: &mut Job) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Debug, Parser)]
-    struct T {
-        target: std::path::PathBuf,
-        #[command(flatten)]
-        job: JobArgs,
-    }
-
-    fn parse(args: &[&str]) -> T {
-        T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap()
-    }
-
-    fn job(w: Workload) -> Job {
-        match w {
-            Workload::Job(j) => j,
-            w => panic!("not a job: {w:?}"),
-        }
-    }
-
-    #[test]
-    fn fio_names_with_dashes_and_fio_spellings() {
-        let t = parse(&[
-            "/dev/x",
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--iodepth",
-            "256",
-            "--runtime",
-            "60s",
-            "--direct",
-            "--ioengine",
-            "psync",
-            "--ramp-time",
-            "2s",
-            "--time-based",
-            "--iodepth-batch-submit",
-            "16",
-            "--size",
-            "10G",
-            "--rwmixread",
-            "70",
-        ]);
-        assert_eq!(
-            t.target,
-            Path::new("/dev/x"),
-            "--direct must not swallow the target"
-        );
-        let j = job(resolve(&t.target, None, false, &t.job).unwrap());
-        assert_eq!(j.rw, Rw::RandRead);
-        assert_eq!(j.bs, 4096);
-        assert_eq!(j.iodepth, 256);
-        assert_eq!(j.runtime, Some(Duration::from_secs(60)));
-        assert!(j.direct && j.time_based);
-        assert_eq!(j.ioengine, IoEngineKind::Psync);
-        assert_eq!(j.ramp_time, Duration::from_secs(2));
-        assert_eq!(j.iodepth_batch_submit, 16);
-        assert_eq!(j.size, Some(10 << 30));
-        assert_eq!(j.rwmixread, 70);
-    }
-
-    #[test]
-    fn boolean_flags_take_false() {
-        let t = parse(&["/d", "--direct=false", "--time-based=0"]);
-        assert_eq!(t.job.direct, Some(false));
-        assert_eq!(t.job.time_based, Some(false));
-        let t = parse(&["--direct", "/d"]);
-        assert_eq!(
-            (t.job.direct, t.target.as_path()),
-            (Some(true), Path::new("/d"))
-        );
-        assert!(T::try_parse_from(["t", "/d", "--direct=maybe"]).is_err());
-    }
-
-    #[test]
-    fn profile_then_overrides() {
-        let t = parse(&["/var/lib/etcd", "--size", "30m", "--direct=false"]);
-        let j = job(resolve(&t.target, Some(Profile::Etcd), false, &t.job).unwrap());
-        // The OSTree-vs-etcd issue [recipe-mco-ostree-etcd] runs the etcd job with --size=30m: only
-        // the size changes.
-        assert_eq!(j.size, Some(30 << 20));
-        assert_eq!((j.bs, j.fdatasync, j.rw), (2300, 1, Rw::Write));
-        assert_eq!(j.ioengine, IoEngineKind::Sync);
-        assert_eq!(j.target, Path::new("/var/lib/etcd"));
-        // --fsync on the etcd profile replaces its fdatasync instead of conflicting.
-        let t = parse(&["/d", "--fsync", "1"]);
-        let j = job(resolve(&t.target, Some(Profile::Etcd), false, &t.job).unwrap());
-        assert_eq!((j.fsync, j.fdatasync), (1, 0));
-    }
-
-    #[test]
-    fn no_profile_and_no_rw_lists_the_profiles() {
-        let t = parse(&["/d", "--bs", "4k"]);
-        let e = resolve(&t.target, None, false, &t.job)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("--profile") && e.contains("--rw"), "{e}");
-        for p in Profile::all() {
-            assert!(e.contains(p.name()), "{e}");
-        }
-    }
-
-    #[test]
-    fn bad_values_are_refused_with_the_option_named() {
-        for bad in [
-            vec!["/d", "--rw", "trim"],
-            vec!["/d", "--bs", "4q"],
-            vec!["/d", "--ioengine", "libaio"],
-            vec!["/d", "--rwmixread", "101"],
-            vec!["/d", "--runtime", "soon"],
-        ] {
-            assert!(
-                T::try_parse_from(std::iter::once("t").chain(bad.clone())).is_err(),
-                "{bad:?}"
-            );
-        }
-        let e = parse_ioengine("libaio").unwrap_err();
-        assert!(e.contains("--engine fio"), "{e}");
-        // Checked after resolution: the engine's validation names the option.
-        let t = parse(&["/d", "--rw", "read", "--bs", "0"]);
-        let e = resolve(&t.target, None, false, &t.job)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("bs=0"), "{e}");
-        let t = parse(&["/d", "--rw", "write", "--bs", "2300", "--direct"]);
-        let e = resolve(&t.target, None, false, &t.job)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("--direct=false"), "{e}");
-    }
-
-    #[test]
-    fn quick_caps_ad_hoc_jobs_and_small_files_refuse_options() {
-        let t = parse(&["/d", "--rw", "read", "--runtime", "60s", "--size", "10G"]);
-        let j = job(resolve(&t.target, None, true, &t.job).unwrap());
-        assert_eq!(j.runtime, Some(Duration::from_secs(5)));
-        assert_eq!(j.size, Some(256 << 20));
-        let t = parse(&["/d", "--bs", "4k"]);
-        let e = resolve(&t.target, Some(Profile::SmallFiles), true, &t.job).unwrap_err();
-        assert!(e.to_string().contains("--bs"), "{e}");
-        assert!(resolve(
-            &t.target,
-            Some(Profile::SmallFiles),
-            true,
-            &JobArgs::default()
-        )
-        .is_ok());
-    }
-
-    #[test]
-    fn unknown_profile_lists_the_names() {
-        let e = profile("etc").unwrap_err().to_string();
-        assert!(
-            e.contains("etcd-openshift") && e.contains("small-files"),
-            "{e}"
-        );
-    }
-
-    /// Fuzz target (bolero, #13): fio-style job options as the user types them (NUL- or
-    /// newline-separated argv), with or without a profile: parsing and resolving give a job or
-    /// an error, never a panic; a resolved job gives a fio command line without NUL and a plan
-    /// whose first I/Os stay in the region. Corpus: `tests/__fuzz__/fuzz_jobargs/corpus` (argv
-    /// one per line), whose seeds random inputs also edit.
-    #[test]
-    fn fuzz_jobargs() {
-        use disktier_testkit::fuzz::{mutate, seeds, timed, BRIEF, MAX_INPUT};
-        #[derive(Debug, Parser)]
-        struct Bench {
-            #[command(flatten)]
-            job: JobArgs,
-            #[arg(long)]
-            profile: Option<String>,
-            #[arg(long)]
-            quick: bool,
-        }
-        let seeds = seeds(env!("CARGO_MANIFEST_DIR"), "fuzz_jobargs");
-        assert!(!seeds.is_empty(), "the corpus is checked in");
-        bolero::check!()
-            .with_test_time(BRIEF)
-            .with_max_len(MAX_INPUT)
-            .for_each(move |raw: &[u8]| {
-                // An empty input runs the corpus seeds themselves.
-                let own: Vec<Vec<u8>> = if raw.is_empty() {
-                    seeds.clone()
-                } else {
-                    Vec::new()
-                };
-                for input in own.into_iter().chain([raw.to_vec(), mutate(&seeds, raw)]) {
-                    timed(&input, || {
-                        let text = String::from_utf8_lossy(&input);
-                        let argv = text.split(['\0', '\n']).filter(|a| !a.is_empty());
-                        let Ok(b) = Bench::try_parse_from(std::iter::once("bench").chain(argv))
-                        else {
-                            return;
-                        };
-                        let profile = b.profile.as_deref().and_then(|p| profile(p).ok());
-                        let target = Path::new("/var/tmp/disktier-fuzz-target");
-                        let Ok(Workload::Job(j)) = resolve(target, profile, b.quick, &b.job) else {
-                            return;
-                        };
-                        let cmd = disktier_engine::fio::command(&j, false);
-                        assert!(cmd.args.iter().all(|a| !a.contains('\0')), "{cmd:?}");
-                        let len = j.size.unwrap_or(1 << 20);
-                        let mut plan = disktier_engine::plan::IoPlan::new(&j, 0, j.offset, len);
-                        for _ in 0..64 {
-                            let Some((_, off)) = plan.next_io() else {
-                                break;
-                            };
-                            assert!(
-                                off >= j.offset
-                                    && off.saturating_add(j.bs) <= j.offset.saturating_add(len)
-                            );
-                        }
-                    })
-                }
-            });
-    }
-}
+#[path = "jobargs/tests.rs"]
+mod tests;

@@ -8,6 +8,8 @@ use super::jobargs::JobArgs;
 use super::jobargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};
 use crate::app::jobfile::{load_jobs, measure_file, OptionParser};
+use crate::app::measure::completed_nothing;
+use crate::exposition::{self, RunMetrics};
 use anyhow::bail;
 use clap::Parser;
 use disktier_engine::{Job, RunOptions};
@@ -39,7 +41,10 @@ impl OptionParser for CliOptions {
     }
 
     fn apply(&self, args: &[String], job: Job) -> anyhow::Result<Job> {
-        Ok(Opts::try_parse_from(args)?.job.apply(job))
+        let opts = Opts::try_parse_from(args)?.job;
+        let job = opts.apply(job);
+        opts.check(&job)?;
+        Ok(job)
     }
 }
 
@@ -68,10 +73,39 @@ pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow:
     let started_at = disktier_engine::now_rfc3339();
     let result = measure_file(&loaded.file, target, &loaded.jobs, run.engine.into(), &opts);
     progress::clear();
-    let (engine, outs) = result?;
+    let (engine, mut outs) = result?;
     let interrupted = outs.iter().any(|o| o.measured.doc.interrupted);
-    let value = loaded.document(engine, &started_at, &outs);
+    // As for one job: a run that completed no I/O at all is not a result; a job of several
+    // that completed none says so.
+    let nothing = |o: &crate::app::jobfile::JobOut| completed_nothing(&o.measured.doc);
+    if !interrupted && outs.iter().all(nothing) {
+        bail!(
+            "the jobs of {} completed no I/O: nothing was measured (and nothing is saved); give them a longer runtime",
+            target.display()
+        );
+    }
+    for o in outs.iter_mut().filter(|o| nothing(o)) {
+        o.measured
+            .doc
+            .warnings
+            .push("this job completed no I/O: its figures are empty".into());
+    }
+    let value = serde_json::to_value(loaded.document(engine, &started_at, &outs))?;
     print_and_save(ctx, "bench", &value)?;
+    // One run per job, labelled with the job's name and place in the file (two sections, or
+    // fio's numjobs clones, may share a name).
+    let metrics: Vec<RunMetrics> = outs
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let d = &o.measured.doc;
+            let mut m = RunMetrics::from_doc("bench", &exposition::local_node(d), d);
+            m.labels.extra.push(("job", o.name.clone()));
+            m.labels.extra.push(("job_index", i.to_string()));
+            m
+        })
+        .collect();
+    ctx.export_run_metrics("bench", &metrics, interrupted)?;
     if interrupted {
         bail!("interrupted by a signal: the result above is partial (created files were removed unless --keep-files)");
     }
@@ -81,7 +115,12 @@ pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow:
 /// Prints a job-file document and saves it as a run of `kind` ("bench", or "import" for an
 /// imported one).
 pub fn print_and_save(ctx: &Ctx, kind: &str, value: &Value) -> anyhow::Result<()> {
-    ctx.print(value, || render(value))?;
+    if ctx.json() {
+        super::print_json(value)?;
+    } else if !ctx.prometheus() {
+        // With --format prometheus the exposition is the output.
+        print!("{}", render(value));
+    }
     if let Some(id) = ctx.store().save(kind, None, value)? {
         ctx.note(format!("saved as run {id}"));
     }
@@ -109,11 +148,13 @@ fn render(v: &Value) -> String {
             if !d.is_object() {
                 continue;
             }
+            // A figure the source did not carry is null: shown as "-", never as 0.
             let p = |k: &str| {
                 d["lat_ns"]["percentiles"][k]
                     .as_u64()
                     .map_or("-".into(), |x| fmt_ns(x as f64))
             };
+            let max = d["lat_ns"]["max"].as_f64().map_or("-".into(), fmt_ns);
             let mib = if dir == "sync" {
                 "-".to_string()
             } else {
@@ -128,7 +169,7 @@ fn render(v: &Value) -> String {
                 mib,
                 p("50"),
                 p("99"),
-                fmt_ns(d["lat_ns"]["max"].as_f64().unwrap_or(0.0))
+                max
             ));
         }
     };
@@ -180,6 +221,7 @@ mod tests {
                 "runtime" | "ramp_time" => "1s",
                 "bs" | "size" | "offset" => "4k",
                 "direct" | "time_based" | "norandommap" => "1",
+                "verify" => "0",
                 _ => "1",
             };
             let arg = format!("--{}={v}", k.replace('_', "-"));

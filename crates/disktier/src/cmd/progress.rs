@@ -102,7 +102,10 @@ pub fn reporter(ctx: &Ctx, label: &str) -> Option<ProgressFn> {
 pub fn render(label: &str, p: &Progress) -> String {
     let mut s = format!("{label} {} {}", p.phase, fmt_secs(p.elapsed));
     if let Some(eta) = p.eta {
-        s.push_str(&format!("  ETA {}", fmt_secs(eta)));
+        // Elapsed is shown rounded down, so the time left is rounded up: the two add up to
+        // the run's length, ramp included (QA: "ramp 0s ETA 5s" for a 1 s ramp and 5 s run).
+        let up = Duration::from_secs(eta.as_secs() + u64::from(eta.subsec_nanos() > 0));
+        s.push_str(&format!("  ETA {}", fmt_secs(up)));
     }
     s.push_str(&format!(
         "  {} IOPS  {:.1} MiB/s",
@@ -182,6 +185,22 @@ mod tests {
             ..p
         };
         assert_eq!(render("x", &p), "x layout 1m12s  12,345 IOPS  48.2 MiB/s");
+    }
+
+    /// QA: a 5 s run after a 1 s ramp showed "ramp 0s ETA 5s", then "run 6s ETA 0s".
+    #[test]
+    fn elapsed_and_eta_add_up_to_ramp_and_runtime() {
+        let at = |elapsed_ms: u64, phase| Progress {
+            elapsed: Duration::from_millis(elapsed_ms),
+            eta: Some(Duration::from_millis(6_000 - elapsed_ms)),
+            iops: 0.0,
+            bw_bytes: 0.0,
+            p99_ns: None,
+            phase,
+        };
+        assert!(render("x", &at(250, "ramp")).starts_with("x ramp 0s  ETA 6s"));
+        assert!(render("x", &at(3_500, "run")).starts_with("x run 3s  ETA 3s"));
+        assert!(render("x", &at(6_000, "run")).starts_with("x run 6s  ETA 0s"));
     }
 
     #[test]

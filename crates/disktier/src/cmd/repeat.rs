@@ -8,16 +8,19 @@
 //! - the verdict's stability: how many of N passed; a verdict that differs between runs is
 //!   `unstable`.
 //!
-//! `--format json` prints `{runs: [...], aggregate: {...}}`; text prints one row a run and the
-//! aggregate. The aggregate is computed in [`crate::app::repeat`].
+//! `--format json` prints `{runs: [...], aggregate: {...}}` (the engine's `RepeatDoc`); text
+//! prints one row a run and the aggregate; `--format prometheus` and `--textfile-dir` export
+//! every run with a `run` label ("1".."N") and the aggregate's `disktier_repeat_*` families
+//! (docs/monitoring.md). The aggregate is computed in [`crate::app::repeat`].
 
 use super::{Ctx, Outcome};
 use crate::app::repeat::{aggregate, p99_of, Aggregate, Figures};
 use crate::app::SCHEMA_VERSION;
+use crate::exposition::{self, RepeatMetrics, RunMetrics};
 use anyhow::bail;
+use disktier_engine::result::{RepeatDoc, RepeatRun};
 use disktier_engine::RunDoc;
 use disktier_units::fmt_ns;
-use serde::Serialize;
 
 /// The most runs `--repeat` takes.
 pub const MAX_REPEAT: u64 = 1000;
@@ -26,24 +29,6 @@ pub const MAX_REPEAT: u64 = 1000;
 pub struct OneRun {
     pub doc: RunDoc,
     pub pass: Option<bool>,
-}
-
-/// `--repeat N --format json`: every run's document with the id it was saved under (null with
-/// `--no-save`), and the aggregate.
-#[derive(Serialize)]
-struct RepeatDoc<'a> {
-    schema_version: u32,
-    kind: &'static str,
-    group_id: Option<&'a str>,
-    runs: Vec<SavedRun>,
-    aggregate: Aggregate,
-}
-
-#[derive(Serialize)]
-struct SavedRun {
-    #[serde(flatten)]
-    doc: RunDoc,
-    id: Option<String>,
 }
 
 /// Runs `one` N times, saves each (kind `kind`, one group), prints runs and aggregate. Exit 0
@@ -72,33 +57,34 @@ pub fn repeat(
             .save(kind, Some(&group), &serde_json::to_value(&r.doc)?)?;
         ids.push(id.clone());
         let interrupted = r.doc.interrupted;
-        runs.push(SavedRun { doc: r.doc, id });
+        runs.push(RepeatRun { doc: r.doc, id });
         if interrupted {
             break;
         }
     }
     let done = runs.len();
-    let interrupted = done < n as usize;
+    let interrupted = done < n as usize || runs.iter().any(|r| r.doc.interrupted);
     let agg = aggregate(metric, &figs);
     if ctx.json() {
         let doc = RepeatDoc {
             schema_version: SCHEMA_VERSION,
-            kind: "repeat",
-            group_id: (!ctx.global.no_save).then_some(group.as_str()),
-            runs,
+            kind: "repeat".into(),
+            group_id: (!ctx.global.no_save).then(|| group.clone()),
+            runs: runs.clone(),
             aggregate: agg.clone(),
         };
         // Through a `Value`: keys print sorted, as they always have.
         super::print_json(&serde_json::to_value(&doc)?)?;
-    } else {
+    } else if !ctx.prometheus() {
         print!("{}", render(&agg, &figs, &ids));
-        if !ctx.global.no_save {
-            ctx.note(format!(
-                "saved {} runs as group {group} (disktier history --group {group})",
-                done
-            ));
-        }
     }
+    if !ctx.global.no_save && !ctx.json() {
+        ctx.note(format!(
+            "saved {} runs as group {group} (disktier history --group {group})",
+            done
+        ));
+    }
+    export(ctx, kind, &runs, &agg, interrupted)?;
     if interrupted {
         bail!(
             "interrupted by a signal after {} of {n} runs: the aggregate above is partial",
@@ -110,6 +96,41 @@ pub fn repeat(
     } else {
         Outcome::Fail
     })
+}
+
+/// `--format prometheus` / `--textfile-dir`: every run, labelled `run="1"`..`run="N"`, and
+/// the aggregate. An interrupted series is printed but not written to the textfile, as an
+/// interrupted run is not.
+fn export(
+    ctx: &Ctx,
+    kind: &str,
+    runs: &[RepeatRun],
+    agg: &Aggregate,
+    interrupted: bool,
+) -> anyhow::Result<()> {
+    if !ctx.exports_metrics() || runs.is_empty() {
+        return Ok(());
+    }
+    let metrics: Vec<RunMetrics> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut m = RunMetrics::from_doc(kind, &exposition::local_node(&r.doc), &r.doc);
+            m.labels.extra.push(("run", (i + 1).to_string()));
+            m
+        })
+        .collect();
+    let repeat = RepeatMetrics::new(&metrics[0], agg);
+    let text = exposition::encode_with(&metrics, &[repeat])?;
+    if ctx.prometheus() {
+        use std::io::Write;
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+    }
+    if let (Some(dir), false) = (&ctx.textfile, interrupted) {
+        let path = dir.write(kind, &text)?;
+        ctx.note(format_args!("metrics written to {}", path.display()));
+    }
+    Ok(())
 }
 
 fn render(agg: &Aggregate, figs: &[Figures], ids: &[Option<String>]) -> String {

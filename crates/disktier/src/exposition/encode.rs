@@ -1,6 +1,6 @@
 //! The text exposition of typed run metrics: one metric family per measured quantity.
 
-use super::{DirectionMetrics, RunLabels, RunMetrics, VerdictMetrics, VerdictUnit};
+use super::{DirectionMetrics, RepeatMetrics, RunLabels, RunMetrics, VerdictMetrics, VerdictUnit};
 use anyhow::Context;
 use prometheus::proto::{Gauge, LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary};
 use prometheus::{Encoder, TextEncoder};
@@ -57,6 +57,11 @@ fn with(base: &RunLabels, extra: &[(&'static str, &str)]) -> Vec<(&'static str, 
 
 /// The exposition of `runs`, text format 0.0.4.
 pub fn encode(runs: &[RunMetrics]) -> anyhow::Result<String> {
+    encode_with(runs, &[])
+}
+
+/// The exposition of `runs` and of the aggregates of `--repeat` series, text format 0.0.4.
+pub fn encode_with(runs: &[RunMetrics], repeats: &[RepeatMetrics]) -> anyhow::Result<String> {
     let mut f = Families(Vec::new());
     f.gauges(
         "disktier_build_info",
@@ -223,9 +228,63 @@ pub fn encode(runs: &[RunMetrics]) -> anyhow::Result<String> {
             })
             .collect(),
     );
+    repeat_families(&mut f, repeats);
     let mut buf = Vec::new();
     TextEncoder::new()
         .encode(&f.0, &mut buf)
         .context("cannot encode the Prometheus exposition")?;
     String::from_utf8(buf).context("the Prometheus exposition is not UTF-8")
+}
+
+/// The families of `--repeat` aggregates: how many runs, the median, min and max of their p99s,
+/// the coefficient of variation, and how many passed.
+fn repeat_families(f: &mut Families, repeats: &[RepeatMetrics]) {
+    f.gauges(
+        "disktier_repeat_runs",
+        "Runs of a --repeat series that finished (each is also exported with its run label).",
+        repeats
+            .iter()
+            .map(|r| (r.labels.pairs(), r.runs as f64))
+            .collect(),
+    );
+    let stat = |get: fn(&RepeatMetrics) -> Option<f64>, name: &'static str| {
+        repeats
+            .iter()
+            .filter_map(move |r| {
+                get(r).map(|v| {
+                    (
+                        with(&r.labels, &[("metric", r.metric.as_str()), ("stat", name)]),
+                        v,
+                    )
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut p99 = stat(|r| r.median_p99_seconds, "median");
+    p99.extend(stat(|r| r.min_p99_seconds, "min"));
+    p99.extend(stat(|r| r.max_p99_seconds, "max"));
+    f.gauges(
+        "disktier_repeat_p99_seconds",
+        "The median, smallest and largest p99 latency of the runs of a --repeat series (metric: which p99, e.g. sync.p99).",
+        p99,
+    );
+    f.gauges(
+        "disktier_repeat_p99_cv_ratio",
+        "Coefficient of variation of the runs' p99 latencies (sample standard deviation over the mean; needs two runs).",
+        repeats
+            .iter()
+            .filter_map(|r| {
+                r.cv
+                    .map(|v| (with(&r.labels, &[("metric", r.metric.as_str())]), v))
+            })
+            .collect(),
+    );
+    f.gauges(
+        "disktier_repeat_passed_runs",
+        "Runs of a --repeat series whose verdict passed (fewer than disktier_repeat_runs: the verdict is unstable or failed).",
+        repeats
+            .iter()
+            .filter_map(|r| r.passed.map(|n| (r.labels.pairs(), n as f64)))
+            .collect(),
+    );
 }

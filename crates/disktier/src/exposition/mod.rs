@@ -16,7 +16,7 @@
 mod encode;
 mod textfile;
 
-pub use encode::encode;
+pub use encode::{encode, encode_with};
 pub use textfile::TextfileDir;
 
 use crate::app::judge::RunVerdict;
@@ -47,17 +47,56 @@ pub struct RunLabels {
     /// The profile name ("etcd"), empty for a job given by options.
     pub profile: String,
     pub node: String,
+    /// What tells runs of one command apart beyond the above: `run` ("1".."N" with
+    /// `--repeat`), `job` and `job_index` (a job file's jobs).
+    pub extra: Vec<(&'static str, String)>,
 }
 
 impl RunLabels {
     fn pairs(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut v = vec![
             ("command", self.command.clone()),
             ("node", self.node.clone()),
             ("path", self.path.clone()),
             ("device", self.device.clone()),
             ("profile", self.profile.clone()),
-        ]
+        ];
+        v.extend(self.extra.iter().cloned());
+        v
+    }
+}
+
+/// What the runs of `--repeat N` agree on (the repeat document's aggregate), labelled like
+/// the runs without their `run` label.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepeatMetrics {
+    pub labels: RunLabels,
+    /// The p99 the figures are of ("sync.p99", "write.p99", "read.p99").
+    pub metric: String,
+    pub runs: usize,
+    pub median_p99_seconds: Option<f64>,
+    pub min_p99_seconds: Option<f64>,
+    pub max_p99_seconds: Option<f64>,
+    pub cv: Option<f64>,
+    /// Runs whose verdict passed, when the command has one.
+    pub passed: Option<usize>,
+}
+
+impl RepeatMetrics {
+    /// The aggregate of runs labelled as `first` (the first run's metrics) was.
+    pub fn new(first: &RunMetrics, agg: &disktier_engine::result::RepeatAggregate) -> Self {
+        let mut labels = first.labels.clone();
+        labels.extra.retain(|(k, _)| *k != "run");
+        RepeatMetrics {
+            labels,
+            metric: agg.metric.clone(),
+            runs: agg.runs,
+            median_p99_seconds: agg.median_p99_ns.map(|v| v / NS),
+            min_p99_seconds: agg.min_p99_ns.map(|v| v as f64 / NS),
+            max_p99_seconds: agg.max_p99_ns.map(|v| v as f64 / NS),
+            cv: agg.cv,
+            passed: agg.passed,
+        }
     }
 }
 
@@ -119,6 +158,7 @@ impl RunMetrics {
             device: doc.target.device.clone().unwrap_or_default(),
             profile: doc.profile.clone().unwrap_or_default(),
             node: node.to_string(),
+            extra: Vec::new(),
         };
         let r = &doc.results;
         let directions = [

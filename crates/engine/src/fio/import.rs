@@ -102,16 +102,21 @@ fn lat_stats(block: &Value) -> Option<(LatStats, u64)> {
             }
         }
     }
-    Some((
-        LatStats {
-            mean: num(block, "mean"),
-            stdev: num(block, "stddev"),
-            min: int(block, "min"),
-            max: int(block, "max"),
-            percentiles,
+    let known = |k: &str| block.get(k).is_some_and(|v| v.is_number() || v.is_string());
+    let mut lat = LatStats {
+        mean: num(block, "mean"),
+        stdev: if known("stddev") {
+            num(block, "stddev")
+        } else {
+            f64::NAN
         },
-        n,
-    ))
+        min: int(block, "min"),
+        max: int(block, "max"),
+        percentiles,
+    };
+    // fio's percentiles are its bins' values, which can lie above the max it measured.
+    lat.clamp_percentiles();
+    Some((lat, n))
 }
 
 /// One direction (`read`, `write`), `None` when it did no I/O.
@@ -131,7 +136,7 @@ fn dir_stats(dir: &Value) -> Option<DirStats> {
             .filter(|(l, _)| !l.percentiles.is_empty())
             .map(|(l, _)| l)
             .or(other.map(|(c, _)| c))
-            .unwrap_or_default(),
+            .unwrap_or(LatStats::UNKNOWN),
     };
     Some(DirStats {
         ios,
@@ -248,8 +253,47 @@ fn parse_fio_time(s: &str) -> Option<Duration> {
     disktier_units::parse_duration(s).ok()
 }
 
-/// Converts job `index` of fio's JSON `v` into a [`RunDoc`] (engine "fio").
+/// Converts job `index` of fio's JSON `v` into a [`RunDoc`] (engine "fio"): `disktier import
+/// fio` of one job. When the file holds several, a warning says which this is and how to
+/// import the others.
 pub fn to_run_doc(
+    v: &Value,
+    index: usize,
+    source_name: &str,
+    ctx: DocContext,
+) -> Result<RunDoc, FioError> {
+    let mut doc = job_doc(v, index, source_name, ctx)?;
+    let jobs = v
+        .get("jobs")
+        .and_then(Value::as_array)
+        .map_or(&[][..], |a| a);
+    if jobs.len() > 1 {
+        let group = |j: &Value| j.get("groupid").and_then(Value::as_u64).unwrap_or(0);
+        let one_group = jobs.iter().all(|j| group(j) == group(&jobs[0]));
+        // Jobs of one reporting group could have been combined by fio; jobs of several groups
+        // (stonewall, new_group) never are: --jobs imports them all.
+        let how = if one_group {
+            "pass --jobs to import them all as one document (or run fio with --group_reporting to combine them)"
+        } else {
+            "they are in different reporting groups: pass --jobs to import them all as one document with its groups"
+        };
+        doc.warnings.insert(
+            0,
+            format!(
+                "{source_name} holds {} jobs; this result is job {index} ({}) alone: {how}, or --job N for another",
+                jobs.len(),
+                jobs[index]
+                    .get("jobname")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+            ),
+        );
+    }
+    Ok(doc)
+}
+
+/// Job `index` of fio's JSON `v` as a [`RunDoc`], on its own.
+fn job_doc(
     v: &Value,
     index: usize,
     source_name: &str,
@@ -263,9 +307,8 @@ pub fn to_run_doc(
             what: "the \"jobs\" list".into(),
         })?;
     if jobs.is_empty() {
-        return Err(FioError::Missing {
+        return Err(FioError::NoJobs {
             source_name: source_name.into(),
-            what: "a job in \"jobs\"".into(),
         });
     }
     let j = jobs.get(index).ok_or(FioError::NoSuchJob {
@@ -283,13 +326,6 @@ pub fn to_run_doc(
         }
     }
     let mut warnings = Vec::new();
-    if jobs.len() > 1 {
-        warnings.push(format!(
-            "{source_name} holds {} jobs (run fio with --group_reporting to combine them); this result is job {index} ({})",
-            jobs.len(),
-            j.get("jobname").and_then(Value::as_str).unwrap_or("?")
-        ));
-    }
     let err = int(j, "error");
     if err != 0 {
         warnings.push(format!(
@@ -423,12 +459,15 @@ pub struct FioJob {
 /// output, its latency histograms (read and write completion latency, sync latency).
 pub fn jobs(v: &Value, source_name: &str, ctx: &DocContext) -> Result<Vec<FioJob>, FioError> {
     let n = v.get("jobs").and_then(Value::as_array).map_or(0, Vec::len);
+    if n == 0 {
+        return Err(FioError::NoJobs {
+            source_name: source_name.into(),
+        });
+    }
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let j = &v["jobs"][i];
-        let mut doc = to_run_doc(v, i, source_name, ctx.clone())?;
-        // The "holds N jobs" warning is about importing one job of many: here all are kept.
-        doc.warnings.retain(|w| !w.contains("--group_reporting"));
+        let doc = job_doc(v, i, source_name, ctx.clone())?;
         let hist = |dir: &str| {
             j.get(dir)
                 .and_then(|d| d.get("clat_ns"))
@@ -468,16 +507,23 @@ pub fn read_capped(
     name: &str,
 ) -> Result<String, FioError> {
     use std::io::Read;
-    let cant = |e: std::io::Error| FioError::NotJson {
+    let cant = |e: std::io::Error| FioError::Read {
         source_name: name.to_string(),
-        why: format!("cannot read it: {e}"),
+        why: e.to_string(),
     };
     let mut text = String::new();
     input
         .map_err(cant)?
         .take(MAX_JSON + 1)
         .read_to_string(&mut text)
-        .map_err(cant)?;
+        .map_err(|e| match e.kind() {
+            // Read, but not text: not fio's JSON.
+            std::io::ErrorKind::InvalidData => FioError::NotJson {
+                source_name: name.to_string(),
+                why: "it is not UTF-8 text".into(),
+            },
+            _ => cant(e),
+        })?;
     if text.len() as u64 > MAX_JSON {
         return Err(FioError::NotJson {
             source_name: name.to_string(),

@@ -38,6 +38,12 @@ pub enum FioError {
         "{source_name} is not fio JSON output ({why}): produce it with fio --output-format=json"
     )]
     NotJson { source_name: String, why: String },
+    /// The file (or standard input) could not be read.
+    #[error("cannot read {source_name}: {why}")]
+    Read { source_name: String, why: String },
+    /// fio's JSON with an empty job list: fio ran nothing.
+    #[error("{source_name} holds no jobs (its \"jobs\" list is empty): import the output of a fio run that ran at least one job")]
+    NoJobs { source_name: String },
     /// The JSON is fio's, but lacks something a result needs.
     #[error("{source_name}: {what} is missing from fio's JSON: is it the output of fio --output-format=json (fio 3.x)?")]
     Missing { source_name: String, what: String },

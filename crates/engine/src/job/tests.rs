@@ -138,6 +138,21 @@ fn rejects_bad_options() {
             },
             "runtime",
         ),
+        // QA: 1us and 1ns ran, completed no I/O and were saved as a success.
+        (
+            Job {
+                runtime: Some(Duration::from_micros(999)),
+                ..job()
+            },
+            "runtime",
+        ),
+        (
+            Job {
+                runtime: Some(Duration::from_nanos(1)),
+                ..job()
+            },
+            "runtime",
+        ),
         (
             Job {
                 bs: 256 << 20,
@@ -211,4 +226,24 @@ fn direction_helpers() {
         ..job()
     }
     .syncs());
+}
+
+#[test]
+fn runtime_minimum_is_a_millisecond_and_short_ones_print_in_their_unit() {
+    let ok = Job {
+        runtime: Some(MIN_RUNTIME),
+        ..Job::default()
+    };
+    assert!(ok.validate().is_ok());
+    let e = Job {
+        runtime: Some(Duration::from_nanos(1)),
+        ..Job::default()
+    }
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("runtime=1ns is not valid") && e.contains("1ms"),
+        "{e}"
+    );
 }

@@ -129,7 +129,7 @@ fn plan_files(
         Kind::Directory => {
             let size = job
                 .size
-                .ok_or_else(|| EngineError::SizeRequired { path: t.clone() })?;
+                .ok_or_else(|| EngineError::DirectorySizeRequired { path: t.clone() })?;
             (0..job.numjobs)
                 .map(|j| {
                     let path = t.join(format!("{}.{j}.0", job.name));
@@ -262,6 +262,15 @@ fn check_target(
             }
         }
     }
+    // A read-only filesystem or device: refused before any I/O when the job would write, or
+    // create or lay out a file to read.
+    let lays_out = c.kind != Kind::Device
+        && uses
+            .iter()
+            .any(|u| !u.existed || u.start + u.len > u.cur_len);
+    if job.rw.writes() || lays_out {
+        c.check_writable(t)?;
+    }
     if c.kind == Kind::Device && job.rw.writes() && !opts.destructive {
         if let Some(why) = target::device_in_use(t, c)? {
             return Err(target::refuse(t, why));
@@ -290,7 +299,9 @@ fn check_target(
             .iter()
             .map(|u| (u.start + u.len).saturating_sub(u.cur_len))
             .sum();
-        c.check_room(t, need)?;
+        c.check_room(t, need, |_| {
+            "pass a smaller --size or pick another target".to_string()
+        })?;
     }
     Ok(())
 }
@@ -421,7 +432,21 @@ mod tests {
             (u[0].start, u[0].len, u[0].existed),
             (4096, 60 * 1024, true)
         );
-        // A new file or a directory without a size cannot be resolved.
+        // A directory without a size says so (QA: it said "does not exist yet").
+        let j = Job {
+            size: None,
+            ..job(d.path())
+        };
+        let e = plan_files(&j, &target::classify(d.path()).unwrap(), &mut w).unwrap_err();
+        assert!(
+            matches!(e, EngineError::DirectorySizeRequired { .. }),
+            "{e}"
+        );
+        assert!(
+            e.to_string().contains("is a directory") && !e.to_string().contains("does not exist"),
+            "{e}"
+        );
+        // A new file without a size cannot be resolved.
         let n = d.path().join("new");
         let j = Job {
             size: None,

@@ -259,6 +259,45 @@ fn etcd_verdict_passes_and_fails_on_the_threshold() {
     assert!(v.ci.approximate);
 }
 
+/// QA: `check etcd` on a tmpfs directory said "the disk can be used to host etcd". The pass
+/// stands (the arithmetic is the same); the words say it is RAM, not a disk.
+#[test]
+fn a_pass_on_tmpfs_is_not_called_a_disk() {
+    let mut rng = SplitMix(5);
+    let fast: Vec<u64> = (0..2_000).map(|_| rng.uniform(2_000, 9_000)).collect();
+    let h = hist_of(&fast);
+    let mut lat = lat_from(&mut fast.clone());
+    lat.percentiles
+        .insert("99".into(), h.value_at_quantile(0.99));
+    let mut doc = doc_with_sync(Some(DirStats {
+        ios: 2_000,
+        iops: 20_000.0,
+        lat_ns: lat,
+        ..DirStats::default()
+    }));
+    doc.target.path = "/dev/shm/etcd".into();
+    doc.target.fs_type = Some("tmpfs".into());
+    let v = etcd(&doc, Some(&h), EtcdCriteria::default()).unwrap();
+    assert!(v.pass && v.verdicts[0].pass);
+    assert!(
+        !v.lines[1].contains("the disk can be used"),
+        "{}",
+        v.lines[1]
+    );
+    assert!(v.lines[1].contains("RAM, not a disk"), "{}", v.lines[1]);
+    assert!(v
+        .caveat
+        .as_deref()
+        .is_some_and(|c| c.contains("lost on reboot")));
+    assert!(v
+        .caveat
+        .as_deref()
+        .is_some_and(|c| c.starts_with("/dev/shm/etcd is on tmpfs")));
+    doc.target.fs_type = Some("xfs".into());
+    let v = etcd(&doc, Some(&h), EtcdCriteria::default()).unwrap();
+    assert!(v.caveat.is_none() && v.lines[1].contains("the disk can be used"));
+}
+
 #[test]
 fn an_interval_across_the_threshold_says_the_verdict_is_not_certain() {
     // 1,000 fdatasyncs: most around 1 ms, the top 1.5 % spread over 5-20 ms, so the p99

@@ -1,0 +1,137 @@
+//! `disktier check etcd` regressions from QA, on the real binary: a pass on tmpfs is not called
+//! a disk; a job the options made unjudgeable (no writes, no syncs, a runtime of microseconds)
+//! is refused before any I/O; a block device gets advice `check` can follow.
+
+use disktier_testkit::cli::{disktier_at as dt, json_ok};
+use disktier_testkit::loop_dev;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn check(db: &Path, dir: &Path, args: &[&str]) -> std::process::Output {
+    dt(db)
+        .args(["--no-save", "check", "etcd"])
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// stderr of a refused check: one `error:` line, exit 2.
+fn refused(out: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().filter(|l| !l.is_empty()).count(), 1, "{err}");
+    assert!(err.starts_with("error: "), "{err}");
+    err
+}
+
+/// QA: `check etcd` on a tmpfs directory said "the disk can be used to host etcd" and exited 0.
+/// The arithmetic stands (exit 0 within 10 ms), the words say it is RAM, in text and JSON.
+#[test]
+fn a_pass_on_tmpfs_says_ram_not_a_disk() {
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let db = d.path().join("db");
+    let target = d.path().join("etcd");
+    std::fs::create_dir(&target).unwrap();
+    let out = check(&db, &target, &["--quick"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        !text.contains("the disk can be used to host etcd"),
+        "{text}"
+    );
+    assert!(text.contains("RAM, not a disk"), "{text}");
+    assert!(text.contains("lost on reboot"), "{text}");
+    let v = json_ok(&check(&db, &target, &["--quick", "--format", "json"]));
+    assert!(v["verdicts"][0]["pass"].as_bool().unwrap());
+    assert!(
+        !v["verdicts"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the disk can be used"),
+        "{v:#}"
+    );
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("is on tmpfs")),
+        "{v:#}"
+    );
+}
+
+/// QA: `check etcd DIR --rw read --size 200m` laid out and read 200 MiB, then refused (and
+/// `--fdatasync 0` wrote, then blamed the job). Refused before any I/O now.
+#[test]
+fn a_job_without_synced_writes_is_refused_before_any_io() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = d.path().join("db");
+    let target = d.path().join("etcd");
+    std::fs::create_dir(&target).unwrap();
+    for (args, says) in [
+        (&["--rw", "read", "--size", "200m"][..], "--rw read"),
+        (&["--fdatasync", "0"][..], "--fdatasync 0"),
+    ] {
+        let t0 = Instant::now();
+        let err = refused(&check(&db, &target, args));
+        assert!(err.contains(says) && err.contains("fdatasync"), "{err}");
+        assert!(t0.elapsed() < Duration::from_secs(2), "it ran first");
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+    }
+}
+
+/// QA: `--runtime 1us` ran, measured no fdatasync and blamed the job ("needs a write job with
+/// --fdatasync=1").
+#[test]
+fn a_runtime_below_a_millisecond_is_refused() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let target = d.path().join("etcd");
+    std::fs::create_dir(&target).unwrap();
+    for rt in ["1us", "1ns", "999us"] {
+        let err = refused(&check(&d.path().join("db"), &target, &["--runtime", rt]));
+        assert!(
+            err.contains("runtime=") && err.contains("at least 1ms"),
+            "{err}"
+        );
+        assert!(!err.contains("--fdatasync=1"), "{err}");
+    }
+}
+
+/// QA: `check etcd /dev/loopN` advised `bench --profile etcd`, which refuses devices too.
+#[test]
+fn a_block_device_gets_advice_check_can_follow() {
+    let Some(dev) = loop_dev(16 << 20) else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let err = refused(&check(&d.path().join("db"), &dev.path, &[]));
+    assert!(err.contains("is a block device"), "{err}");
+    assert!(
+        err.contains("mount") && err.contains("disktier setup"),
+        "{err}"
+    );
+    assert!(!err.contains("bench --profile etcd"), "{err}");
+}
+
+/// `check etcd --metrics` judges etcd's own metrics: it has no run to export, so
+/// `--format prometheus` and `--textfile-dir` are refused before any scrape, not answered with
+/// text and exit 0.
+#[test]
+fn live_metrics_refuse_an_export_they_cannot_make() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("db");
+    for extra in [
+        &["--format", "prometheus"][..],
+        &["--textfile-dir", d.path().to_str().unwrap()][..],
+    ] {
+        let out = dt(&db)
+            .args(["check", "etcd", "--metrics", "http://127.0.0.1:9/metrics"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = refused(&out);
+        assert!(err.contains("--metrics") && err.contains("json"), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}

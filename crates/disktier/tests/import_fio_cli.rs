@@ -1,0 +1,164 @@
+//! `disktier import fio` through the real binary, on fio's plain `--output-format=json` of a job
+//! file with two stonewalled reporting groups (`fixtures/fio/cmp-2groups-3.33.json`: a one-job
+//! group running etcd's job, then a group of two random readers, written by fio 3.33): the
+//! groups keep what fio measured and say what it did not, never 0; one job of several points at
+//! `--jobs`; bad files say what is wrong with them; a failed etcd verdict exits 1.
+
+use disktier_testkit::cli::disktier_at as dt;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fio");
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(FIXTURES).join(name)
+}
+
+fn import(args: &[&str], file: &Path) -> std::process::Output {
+    let d = tempfile::tempdir().unwrap();
+    dt(&d.path().join("results.db"))
+        .args(["--no-save", "import", "fio"])
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+fn json(out: &std::process::Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// QA: a one-job group showed p50/p99 0 ns and stdev 0 in `groups`, though its job entry had a
+/// p99 of 6.13 ms; every merged percentile was 0.
+#[test]
+fn imported_groups_keep_the_jobs_figures_and_never_invent_zeros() {
+    let file = fixture("cmp-2groups-3.33.json");
+    let raw: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let doc = json(&import(&["--jobs", "--format", "json"], &file));
+    let (jobs, groups) = (&doc["jobs"], &doc["groups"]);
+    assert_eq!(groups.as_array().unwrap().len(), 2, "{doc:#}");
+    // The one-job group is its job's own figures.
+    assert_eq!(groups[0]["results"]["sync"], jobs[0]["results"]["sync"]);
+    assert_eq!(groups[0]["results"]["write"], jobs[0]["results"]["write"]);
+    let p99 = raw["jobs"][0]["sync"]["lat_ns"]["percentile"]["99.000000"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        groups[0]["results"]["sync"]["lat_ns"]["percentiles"]["99"],
+        p99
+    );
+    // The group of two readers: counts add up, min/max/mean exact, stdev pooled; its
+    // percentiles cannot be derived without fio's bins: absent, not 0.
+    let read = &groups[1]["results"]["read"];
+    let (a, b) = (&raw["jobs"][1]["read"], &raw["jobs"][2]["read"]);
+    assert_eq!(read["ios"], 1024);
+    let n = |v: &Value, k: &str| v["clat_ns"][k].as_f64().unwrap();
+    assert_eq!(
+        read["lat_ns"]["min"].as_f64(),
+        Some(n(a, "min").min(n(b, "min")))
+    );
+    assert_eq!(
+        read["lat_ns"]["max"].as_f64(),
+        Some(n(a, "max").max(n(b, "max")))
+    );
+    let mean = (n(a, "mean") + n(b, "mean")) / 2.0;
+    assert!((read["lat_ns"]["mean"].as_f64().unwrap() - mean).abs() < 1e-6 * mean);
+    assert!(read["lat_ns"]["stdev"].as_f64().unwrap() > 0.0);
+    assert_eq!(read["lat_ns"]["percentiles"], serde_json::json!({}));
+    // Nowhere a 0 latency.
+    for g in groups.as_array().unwrap() {
+        for dir in ["read", "write", "sync"] {
+            let l = &g["results"][dir]["lat_ns"];
+            for (k, v) in l["percentiles"].as_object().into_iter().flatten() {
+                assert_ne!(v, 0, "group {} {dir} p{k}", g["group"]);
+            }
+            for k in ["min", "max", "mean"] {
+                assert_ne!(l[k], 0, "group {} {dir} {k}", g["group"]);
+            }
+        }
+    }
+    // The text: the one-job group's row shows its p99; unknown figures are "-".
+    let out = import(&["--jobs"], &file);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains(" 0 ns"), "{text}");
+    let sync = text
+        .lines()
+        .find(|l| l.starts_with("group 0") && l.contains("sync"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        sync.contains(&disktier_units::fmt_ns(p99 as f64)),
+        "{sync}\n{text}"
+    );
+}
+
+/// QA: importing one job of a two-group file told the user to run fio with --group_reporting,
+/// which they had: groups are never combined; --jobs imports them all.
+#[test]
+fn one_job_of_several_groups_points_to_jobs() {
+    let out = import(&["--format", "json"], &fixture("cmp-2groups-3.33.json"));
+    let doc = json(&out);
+    let w = doc["warnings"][0].as_str().unwrap();
+    assert!(
+        w.contains("--jobs") && w.contains("different reporting groups"),
+        "{w}"
+    );
+    assert!(!w.contains("--group_reporting"), "{w}");
+}
+
+/// QA: `{"jobs":[]}` said "a job in \"jobs\" is missing"; a missing file said it "is not fio JSON
+/// output (cannot read it: ...)".
+#[test]
+fn empty_and_unreadable_files_say_what_is_wrong() {
+    let d = tempfile::tempdir().unwrap();
+    let empty = d.path().join("empty.json");
+    std::fs::write(&empty, "{\"jobs\": []}\n").unwrap();
+    for args in [&[][..], &["--jobs"][..]] {
+        let out = import(args, &empty);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("empty.json holds no jobs"), "{err}");
+        let out = import(args, &d.path().join("missing.json"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.starts_with("error: cannot read "), "{err}");
+        assert!(!err.contains("not fio JSON"), "{err}");
+    }
+}
+
+/// The global rule (exit 1 when a verdict failed) holds for imports too: the run is saved and
+/// printed, and the exit status says the etcd verdict failed.
+#[test]
+fn an_import_whose_etcd_verdict_fails_exits_1() {
+    let d = tempfile::tempdir().unwrap();
+    let mut raw: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("etcd-3.33.json")).unwrap()).unwrap();
+    // The same run with a 20 ms fdatasync tail.
+    let lat = &mut raw["jobs"][0]["sync"]["lat_ns"];
+    for k in [
+        "99.000000",
+        "99.500000",
+        "99.900000",
+        "99.950000",
+        "99.990000",
+    ] {
+        lat["percentile"][k] = Value::from(20_000_000u64);
+    }
+    lat["max"] = Value::from(25_000_000u64);
+    let slow = d.path().join("slow.json");
+    std::fs::write(&slow, raw.to_string()).unwrap();
+    let db = d.path().join("results.db");
+    let out = dt(&db).args(["import", "fio"]).arg(&slow).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("WARN: 99th percentile"), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("saved as run"));
+    // A passing one exits 0.
+    let out = import(&[], &fixture("etcd-3.33.json"));
+    assert_eq!(out.status.code(), Some(0));
+}
