@@ -494,8 +494,9 @@ fn fuzz_setup_writers() {
 }
 
 /// An existing fstab of any content merged with disktier's lines: our lines end up in it
-/// exactly once, at the end; every line not tagged as this setup's is kept in order (other
-/// setups' tagged lines too); a foreign line on one of our targets is refused instead.
+/// exactly once (where this setup's first old line was, else at the end); every line not
+/// tagged as this setup's is kept in order (other setups' tagged lines too); a foreign line on
+/// one of our targets is refused instead.
 #[test]
 fn fuzz_fstab_merge() {
     let _g = serial();
@@ -511,7 +512,6 @@ fn fuzz_fstab_merge() {
                 match persist::merge_fstab(&existing, &mount, std::slice::from_ref(&ours)) {
                     Ok(merged) => {
                         assert_eq!(merged.lines().filter(|l| *l == ours).count(), 1);
-                        assert_eq!(merged.lines().last(), Some(ours.as_str()));
                         // Every line not ours, byte for byte (a last line without a newline
                         // gets one).
                         let kept: String = existing
@@ -534,7 +534,24 @@ fn fuzz_fstab_merge() {
                                 }
                             })
                             .collect();
-                        assert_eq!(merged, format!("{kept}{ours}\n"));
+                        let line = format!("{ours}\n");
+                        let mut rest: Vec<&str> = merged.split_inclusive('\n').collect();
+                        let at = rest.iter().position(|l| *l == line).unwrap();
+                        rest.remove(at);
+                        assert_eq!(rest.concat(), kept);
+                        // Where the first line it replaced was, or at the end.
+                        let first_dropped = existing
+                            .split_inclusive('\n')
+                            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r'))
+                            .position(|l| {
+                                l.trim_end().ends_with(persist::FSTAB_TAG)
+                                    && !kept
+                                        .split_inclusive('\n')
+                                        .any(|k| k.trim_end_matches('\n') == l)
+                            });
+                        if first_dropped.is_none() {
+                            assert_eq!(at, rest.len());
+                        }
                         // Merging again changes nothing.
                         assert_eq!(
                             persist::merge_fstab(&merged, &mount, std::slice::from_ref(&ours))

@@ -60,7 +60,7 @@ pub fn setup_line_for(line: &str, mount: &MountPath) -> bool {
 }
 
 /// The new fstab: `existing` without the lines an earlier setup of `mount` wrote (or a tagged
-/// line on one of the new targets), plus `lines`; other setups' lines and foreign lines stay,
+/// line on one of the new targets), plus `lines` (in the place of the first line it drops, else at the end: a re-run leaves the file as it was); other setups' lines and foreign lines stay,
 /// byte for byte. Errors with the conflicting line when a line disktier did not write already
 /// mounts one of the targets (however its path is spelled).
 pub fn merge_fstab(existing: &str, mount: &MountPath, lines: &[String]) -> Result<String, String> {
@@ -70,7 +70,10 @@ pub fn merge_fstab(existing: &str, mount: &MountPath, lines: &[String]) -> Resul
         .map(fstab_path)
         .collect();
     let mut out = String::new();
-    // Lines not ours are kept byte for byte, line ending included (CRLF too).
+    let ours: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut placed = false;
+    // Lines not ours are kept byte for byte, line ending included (CRLF too); ours take the place
+    // of the first line an earlier run wrote, so that a re-run leaves the file as it was.
     for raw in existing.split_inclusive('\n') {
         let l = raw.strip_suffix('\n').unwrap_or(raw);
         let l = l.strip_suffix('\r').unwrap_or(l);
@@ -82,6 +85,10 @@ pub fn merge_fstab(existing: &str, mount: &MountPath, lines: &[String]) -> Resul
         let on_ours = target.as_ref().is_some_and(|x| targets.contains(x));
         if l.trim_end().ends_with(FSTAB_TAG) {
             if on_ours || setup_line_for(l, mount) {
+                if !placed {
+                    out.push_str(&ours);
+                    placed = true;
+                }
                 continue;
             }
         } else if on_ours {
@@ -92,9 +99,8 @@ pub fn merge_fstab(existing: &str, mount: &MountPath, lines: &[String]) -> Resul
             out.push('\n');
         }
     }
-    for l in lines {
-        out.push_str(l);
-        out.push('\n');
+    if !placed {
+        out.push_str(&ours);
     }
     Ok(out)
 }
@@ -190,18 +196,27 @@ mod tests {
         let first = merge_fstab("", &mp("/data"), &[data[0].clone(), bind.clone()]).unwrap();
         let both = merge_fstab(&first, &mp("/scratch"), &scratch).unwrap();
         assert_eq!(both, format!("{first}{}\n{}\n", scratch[0], scratch[1]));
-        // /data's re-run without its bind: its own two lines go, /scratch's stay.
+        // A re-run of either leaves the file as it was (found in a spot check: /data's re-run
+        // moved its line to the end, so the file was rewritten).
+        assert_eq!(
+            merge_fstab(&both, &mp("/data"), &[data[0].clone(), bind.clone()]).unwrap(),
+            both
+        );
+        assert_eq!(merge_fstab(&both, &mp("/scratch"), &scratch).unwrap(), both);
+        // /data's re-run without its bind: its own two lines go (its new one in their place),
+        // /scratch's stay.
         let again = merge_fstab(&both, &mp("/data"), &data).unwrap();
         assert_eq!(
             again,
-            format!("{}\n{}\n{}\n", scratch[0], scratch[1], data[0])
+            format!("{}\n{}\n{}\n", data[0], scratch[0], scratch[1])
         );
         // A mount that only shares a prefix (/data2) is another setup's.
         let d2 = vec![fstab_line("UUID=b", &mp("/data2"), "xfs", "defaults")];
         let with_d2 = merge_fstab(&again, &mp("/data2"), &d2).unwrap();
+        assert_eq!(merge_fstab(&with_d2, &mp("/data"), &data).unwrap(), with_d2);
         assert_eq!(
-            merge_fstab(&with_d2, &mp("/data"), &data).unwrap(),
-            format!("{}\n{}\n{}\n{}\n", scratch[0], scratch[1], d2[0], data[0])
+            with_d2,
+            format!("{}\n{}\n{}\n{}\n", data[0], scratch[0], scratch[1], d2[0])
         );
         assert!(setup_line_for(&scratch[1], &mp("/scratch")));
         assert!(!setup_line_for(&scratch[1], &mp("/scratch/1x")));
