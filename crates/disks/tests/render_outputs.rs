@@ -885,15 +885,7 @@ fn gke_and_aks_refuse_a_zero_request_and_a_bad_image() {
     };
     let e = aks("0Gi", "nginx").unwrap_err().to_string();
     assert!(e.contains("must be at least 1 byte"), "{e}");
-    for bad in [
-        "nginx;id",
-        "nginx$(id)",
-        "NGINX",
-        "nginx'",
-        ":latest",
-        "nginx@",
-        "a/b:1@sha256:abc",
-    ] {
+    for &bad in disktier_testkit::cli_cases::BAD_IMAGE_REFERENCES {
         let e = Gke::new(GkeConfig {
             image: bad.into(),
             ..gke_cfg()

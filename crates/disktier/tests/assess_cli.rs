@@ -225,21 +225,15 @@ fn an_interrupted_assessment_is_marked_in_json_and_text() {
         cmd.env("DISKTIER_DB", d.path().join("results.db"))
             .args(["--no-save", "assess"])
             .arg(&target)
-            .args(["--only", "write-iops,etcd", "--no-report"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
+            .args(["--only", "write-iops,etcd", "--no-report"]);
         if json {
             cmd.args(["--format", "json"]);
         }
-        let child = cmd.spawn().unwrap();
         // write-iops --quick runs 1 s of ramp and 5 s: stop it inside.
-        std::thread::sleep(std::time::Duration::from_millis(2500));
-        let st = std::process::Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(st.success());
-        let out = child.wait_with_output().unwrap();
+        let out = disktier_testkit::cli::interrupted_after(
+            &mut cmd,
+            std::time::Duration::from_millis(2500),
+        );
         assert_eq!(out.status.code(), Some(2));
         if json {
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

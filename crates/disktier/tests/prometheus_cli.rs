@@ -11,7 +11,6 @@ use disktier_testkit::{have, require};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 const DOCS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/monitoring");
 
@@ -482,32 +481,24 @@ fn an_interrupted_run_is_not_written_to_the_textfile() {
     let prom = d.path().join("textfile");
     std::fs::create_dir_all(&target).unwrap();
     std::fs::create_dir_all(&prom).unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
-        .env("DISKTIER_DB", &db)
-        .args(["--no-save", "--quiet", "--format", "prometheus", "bench"])
-        .arg(&target)
-        .args([
-            "--rw",
-            "write",
-            "--size",
-            "4m",
-            "--runtime",
-            "30s",
-            "--time-based",
-        ])
-        .arg("--textfile-dir")
-        .arg(&prom)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let st = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let out = child.wait_with_output().unwrap();
+    let out = disktier_testkit::cli::interrupted_after(
+        std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
+            .env("DISKTIER_DB", &db)
+            .args(["--no-save", "--quiet", "--format", "prometheus", "bench"])
+            .arg(&target)
+            .args([
+                "--rw",
+                "write",
+                "--size",
+                "4m",
+                "--runtime",
+                "30s",
+                "--time-based",
+            ])
+            .arg("--textfile-dir")
+            .arg(&prom),
+        std::time::Duration::from_millis(1500),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("interrupted"), "{err}");

@@ -433,15 +433,7 @@ fn render_refuses_what_qa_found() {
             vec!["host bits set", "10.100.0.0/16"],
         ),
     ];
-    for image in [
-        "nginx;id",
-        "nginx$(id)",
-        "NGINX",
-        "nginx'",
-        ":latest",
-        "nginx@",
-        "a/b:1@sha256:abc",
-    ] {
+    for &image in disktier_testkit::cli_cases::BAD_IMAGE_REFERENCES {
         cases.push((
             format!("gke --image {image}"),
             gke(&["--image", image]),

@@ -52,48 +52,6 @@ fn spooled(data: &Path) -> usize {
         .unwrap_or(0)
 }
 
-/// A small tmpfs mounted for the test, unmounted on drop.
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    fn new(size: &str) -> Option<Tmpfs> {
-        if !disktier_testkit::require(disktier_testkit::is_root(), "root (mounting a tmpfs)") {
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "mount tmpfs");
-        Some(Tmpfs { dir })
-    }
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-    fn remount(&self, mode: &str) {
-        let ok = std::process::Command::new("mount")
-            .args(["-o", &format!("remount,{mode}")])
-            .arg(self.dir.path())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "remount {mode}");
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(self.dir.path())
-            .status();
-    }
-}
-
 /// Fills the filesystem at `dir` to the last byte; returns the filler file.
 fn fill(dir: &Path) -> PathBuf {
     use std::io::Write;
@@ -115,15 +73,17 @@ fn fill(dir: &Path) -> PathBuf {
 
 #[test]
 fn a_full_filesystem_loses_no_stored_run_and_spools_the_new_one() {
-    let Some(fs) = Tmpfs::new("2M") else { return };
+    let Some(fs) = disktier_testkit::Mount::tmpfs_if_root(2 << 20) else {
+        return;
+    };
     let data = tempfile::tempdir().unwrap();
-    let db = fs.path().join("r.db");
+    let db = fs.dir.join("r.db");
     let db = db.to_str().unwrap();
     for _ in 0..3 {
         import(db, data.path()).success();
     }
     assert_eq!(history_len(db, data.path()), 3);
-    let filler = fill(fs.path());
+    let filler = fill(&fs.dir);
     let out = import_cmd(db, data.path()).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     // The verdict stands; the result is printed; the failure is named with its fix.
@@ -166,9 +126,11 @@ fn a_full_filesystem_loses_no_stored_run_and_spools_the_new_one() {
 
 #[test]
 fn a_read_only_store_spools_and_the_next_save_flushes() {
-    let Some(fs) = Tmpfs::new("8M") else { return };
+    let Some(fs) = disktier_testkit::Mount::tmpfs_if_root(8 << 20) else {
+        return;
+    };
     let data = tempfile::tempdir().unwrap();
-    let db = fs.path().join("r.db");
+    let db = fs.dir.join("r.db");
     let db = db.to_str().unwrap();
     import(db, data.path()).success();
     fs.remount("ro");

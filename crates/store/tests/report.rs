@@ -106,6 +106,16 @@ fn an_empty_selection_is_an_error() {
 }
 
 /// The legend entries (swatch HTML, label) under the interference chart of `page`.
+/// The report of `runs` alone (no plan).
+fn page_of(runs: &[StoredRun]) -> String {
+    render(&ReportInput {
+        runs,
+        plan: None,
+        generated_at: "now",
+    })
+    .unwrap()
+}
+
 fn interfere_legend(page: &str) -> Vec<(String, String)> {
     let fig = page
         .find("data-chart=\"interfere:")
@@ -141,12 +151,7 @@ fn more_than_eight_series_stay_distinguishable() {
         scenarios.push(s);
     }
     let runs = vec![stored("run-interfere", "interfere", doc)];
-    let page = render(&ReportInput {
-        runs: &runs,
-        plan: None,
-        generated_at: "now",
-    })
-    .unwrap();
+    let page = page_of(&runs);
     // 12 scenarios, one (dd/bfq) unavailable and so not drawn.
     let legend = interfere_legend(&page);
     assert_eq!(legend.len(), 11, "{legend:?}");
@@ -170,12 +175,7 @@ fn an_interrupted_interference_run_is_marked() {
     doc["interrupted"] = true.into();
     doc["scenarios"][2]["interrupted"] = true.into();
     let runs = vec![stored("run-interfere", "interfere", doc)];
-    let page = render(&ReportInput {
-        runs: &runs,
-        plan: None,
-        generated_at: "now",
-    })
-    .unwrap();
+    let page = page_of(&runs);
     assert!(
         page.contains("This run was interrupted (Ctrl-C or a signal): dd/io.weight stopped early and has partial figures"),
         "{page}"

@@ -234,60 +234,23 @@ fn opening_to_read_creates_no_store() {
     assert_eq!(s.list(&Filter::default()).unwrap().len(), 1);
 }
 
-/// A tmpfs mounted for a test (root only), remountable read-only, unmounted on drop.
-struct Tmpfs(tempfile::TempDir);
-
-impl Tmpfs {
-    fn new() -> Option<Tmpfs> {
-        if !disktier_testkit::require(disktier_testkit::is_root(), "root (mounting a tmpfs)") {
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=16m", "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "mount tmpfs");
-        Some(Tmpfs(dir))
-    }
-    fn remount(&self, mode: &str) {
-        let ok = std::process::Command::new("mount")
-            .args(["-o", &format!("remount,{mode}")])
-            .arg(self.0.path())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "remount {mode}");
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(self.0.path())
-            .status();
-    }
-}
-
 /// Regression (QA): reading a WAL store in a read-only directory failed with only "unable to
 /// open database file" (SQLite could not make its -shm file). It is read without writing; when
 /// a -wal file holds data the read would miss, the error says the directory is read-only and
 /// what to do.
 #[test]
 fn a_store_on_a_read_only_filesystem_is_read() {
-    let Some(fs) = Tmpfs::new() else {
+    let Some(fs) = disktier_testkit::Mount::tmpfs_if_root(16 << 20) else {
         return;
     };
-    let db = fs.0.path().join("results.db");
+    let db = fs.dir.join("results.db");
     {
         let mut s = open(&db);
         save(&mut s, "check", None, &doc("/a", "etcd", 1));
         save(&mut s, "check", None, &doc("/b", "etcd", 2));
     }
     // A store whose writer is still open: its last run is only in the -wal file.
-    let live = fs.0.path().join("live");
+    let live = fs.dir.join("live");
     std::fs::create_dir(&live).unwrap();
     let mut writer = open(&db);
     let id = save(&mut writer, "check", None, &doc("/c", "etcd", 3));
@@ -299,7 +262,7 @@ fn a_store_on_a_read_only_filesystem_is_read() {
         .unwrap();
     }
     drop(writer);
-    assert!(!fs.0.path().join("results.db-shm").exists());
+    assert!(!fs.dir.join("results.db-shm").exists());
     fs.remount("ro");
     let mut s = Store::open_existing(Some(db.to_str().unwrap())).unwrap();
     assert_eq!(s.list(&Filter::default()).unwrap().len(), 3);

@@ -174,6 +174,23 @@ pub fn output_with_stdin(cmd: &mut Command, input: &str) -> Output {
     child.wait_with_output().expect("wait for the command")
 }
 
+/// Starts `cmd` (stdout and stderr captured), sends it SIGINT (Ctrl-C) after `after`, and
+/// waits for it.
+pub fn interrupted_after(cmd: &mut Command, after: std::time::Duration) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the command");
+    std::thread::sleep(after);
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(st.success(), "kill -INT {}", child.id());
+    child.wait_with_output().expect("wait for the command")
+}
+
 /// Runs `cmdline` under `script`, which gives it a pseudo-terminal, and returns what it drew
 /// (the run must succeed).
 pub fn on_a_terminal(cmdline: &str) -> String {

@@ -127,3 +127,15 @@ pub const PLAN_SEED_000: &[&str] = &[
     "20000",
     "--allow-ephemeral",
 ];
+
+/// `--image` values QA found reaching the Pod YAML before image references were checked
+/// against the OCI distribution grammar: each must be refused, by the library and the CLI.
+pub const BAD_IMAGE_REFERENCES: &[&str] = &[
+    "nginx;id",
+    "nginx$(id)",
+    "NGINX",
+    "nginx'",
+    ":latest",
+    "nginx@",
+    "a/b:1@sha256:abc",
+];

@@ -249,6 +249,21 @@ impl Mount {
     }
 }
 
+impl Mount {
+    /// [`Mount::tmpfs`] where the tests run as root; `None` (the test is skipped, or fails
+    /// under DISKTIER_STRICT_TESTS) elsewhere.
+    pub fn tmpfs_if_root(bytes: u64) -> Option<Mount> {
+        require(is_root(), "root (mounting a tmpfs)").then(|| Mount::tmpfs(bytes))
+    }
+
+    /// Remounts it with `mode` (`ro`, `rw`).
+    pub fn remount(&self, mode: &str) {
+        run(Command::new("mount")
+            .args(["-o", &format!("remount,{mode}")])
+            .arg(&self.dir));
+    }
+}
+
 /// A cgroup v1 blkio group with throttles; removed on drop. Put a process in it by running it
 /// through [`BlkioThrottle::wrap`].
 pub struct BlkioThrottle {

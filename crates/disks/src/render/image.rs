@@ -200,14 +200,7 @@ mod tests {
 
     #[test]
     fn what_qa_found_is_refused() {
-        for bad in [
-            "nginx;id",
-            "nginx$(id)",
-            "NGINX",
-            "nginx'",
-            ":latest",
-            "nginx@",
-            "a/b:1@sha256:abc",
+        let more = [
             "nginx\nkind: Secret",
             "nginx:",
             "nginx:.x",
@@ -216,7 +209,11 @@ mod tests {
             "a/b/",
             "nginx @sha256:x",
             "",
-        ] {
+        ];
+        for bad in disktier_testkit::cli_cases::BAD_IMAGE_REFERENCES
+            .iter()
+            .chain(&more)
+        {
             assert!(image_problem(bad).is_some(), "{bad:?}");
         }
         let e = check_image("nginx;id", 200).unwrap_err().to_string();
