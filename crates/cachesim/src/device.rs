@@ -137,6 +137,10 @@ pub struct Prediction {
     /// Seconds to write back what is still dirty at the end of the trace at the backing
     /// device's sustained bandwidth.
     pub drain_seconds_end: f64,
+    /// The width of the windows queued, in seconds: 1, or a power of two when the trace has
+    /// more busy seconds than [`crate::series::MAX_WINDOWS`] (bursts shorter than a window are
+    /// then averaged over it, and the figures are optimistic).
+    pub window_s: u64,
 }
 
 /// Per-device state while walking the windows.
@@ -288,7 +292,10 @@ pub fn predict(c: &Counters, cache: &DeviceModel, backing: &DeviceModel) -> Pred
         backlog_ops: 0.0,
         backlog_bytes: 0.0,
     };
-    let mut p = Prediction::default();
+    let mut p = Prediction {
+        window_s: c.windows.width_s(),
+        ..Prediction::default()
+    };
     let mut classes: Vec<Class> = Vec::new();
     let dt = c.windows.width_s() as f64;
     let idle = Window::default();

@@ -247,3 +247,206 @@ fn a_separate_layout_mount_is_undone_with_the_label_setup_was_given() {
     undo(&r, &RealRunner).unwrap();
     assert!(!is_mount_point(&zero));
 }
+
+#[test]
+fn another_fs_than_the_one_setup_made_is_refused_not_misreported() {
+    // Found by QA: `--fs ext4` on the xfs setup made for the mount point was remounted as xfs
+    // and reported as ext4.
+    let Some((dev, tmp)) = xfs_loop() else {
+        return;
+    };
+    let mnt = tmp.path().join("m");
+    let _guard = Unmount(vec![mnt.clone()]);
+    let mut c = request_on(&dev, &mnt);
+    c.persist = Persist::Fstab;
+    c.persist_root = tmp.path().join("root");
+    let rep = run(c.clone());
+    assert_eq!(rep.fs.as_str(), "xfs");
+    let fstab = std::fs::read_to_string(tmp.path().join("root/etc/fstab")).unwrap();
+    c.fs = disktier_disks::setup::FsType::Ext4;
+    let e = setup(&c.clone().check().unwrap(), Path::new("/"), &RealRunner)
+        .expect_err("setup must refuse")
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{} holds xfs, made by an earlier setup for {}, not the ext4 asked for",
+            dev.path.display(),
+            mnt.display()
+        )) && e.contains("undo with --wipe")
+            && e.contains("pass --fs xfs"),
+        "{e}"
+    );
+    assert_eq!(blkid(&dev.path, "TYPE"), "xfs");
+    assert!(is_mount_point(&mnt));
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("root/etc/fstab")).unwrap(),
+        fstab
+    );
+    // Unmounted, it is refused too (it would have been mounted as xfs).
+    drop(_guard);
+    let _guard = Unmount(vec![mnt.clone()]);
+    let e = refused(&dev, c.clone());
+    assert!(e.contains("holds xfs, made by an earlier setup"), "{e}");
+    assert!(!is_mount_point(&mnt));
+    c.fs = disktier_disks::setup::FsType::Xfs;
+    let rep = run(c);
+    assert!(rep.changed && is_mount_point(&mnt) && rep.fs.as_str() == "xfs");
+}
+
+#[test]
+fn a_bind_that_bind_no_longer_lists_is_named_as_this_setups() {
+    // Found by QA: `--bind A,B` then `--bind A` advised `--mount B`.
+    let Some((dev, tmp)) = xfs_loop() else {
+        return;
+    };
+    let mnt = tmp.path().join("m");
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let _guard = Unmount(vec![mnt.clone(), a.clone(), b.clone()]);
+    let mut c = request_on(&dev, &mnt);
+    c.bind = vec![a.clone(), b.clone()];
+    run(c.clone());
+    c.bind = vec![a.clone()];
+    let e = setup(&c.clone().check().unwrap(), Path::new("/"), &RealRunner)
+        .expect_err("setup must refuse")
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{} is one of this setup's binds (of {}{}) that --bind no longer lists: unmount it",
+            b.display(),
+            mnt.display(),
+            b.display()
+        )),
+        "{e}"
+    );
+    assert!(
+        !e.contains(&format!("--mount {}", b.display())),
+        "never advises --mount B: {e}"
+    );
+    assert!(is_mount_point(&b) && is_mount_point(&a) && is_mount_point(&mnt));
+    // Unmounted as told, the re-run converges.
+    assert!(std::process::Command::new("umount")
+        .arg(&b)
+        .status()
+        .unwrap()
+        .success());
+    let rep = run(c.clone());
+    assert!(rep.steps.is_empty(), "{:#?}", rep.steps);
+}
+
+#[test]
+fn a_separate_mount_with_a_custom_label_is_refused_with_the_label_to_pass() {
+    // Found by QA: the refusal of `--undo --mount DIR/0` made with `--label scratch` did not
+    // suggest `--label`.
+    let Some((dev, tmp)) = xfs_loop() else {
+        return;
+    };
+    let dir = tmp.path().join("disks");
+    let zero = dir.join("0");
+    let _guard = Unmount(vec![zero.clone()]);
+    let mut c = request_on(&dev, &dir);
+    c.layout = LayoutChoice::Separate;
+    c.label = "scratch".into();
+    run(c);
+    let mut r = UndoRequest::new(mp(&zero));
+    r.persist_root = tmp.path().join("root");
+    let e = undo(&r, &RealRunner).unwrap_err().to_string();
+    assert!(
+        e.contains("which disktier setup did not make with --label disktier")
+            && e.ends_with("pass --label scratch"),
+        "{e}"
+    );
+    assert!(is_mount_point(&zero));
+    r.label = "scratch".into();
+    let rep = undo(&r, &RealRunner).unwrap_or_else(|e| panic!("{e}"));
+    assert!(rep.changed && !is_mount_point(&zero), "{rep:#?}");
+}
+
+#[test]
+fn the_undo_of_a_separate_layouts_parent_is_refused_naming_each_mount() {
+    // Found by QA: `--undo --mount DIR` after `--layout separate` said "setup undone" and left
+    // DIR/0, DIR/1 mounted and persisted.
+    let Some((dev0, tmp)) = xfs_loop() else {
+        return;
+    };
+    let dev1 = LoopDev::new(320 << 20);
+    let dir = tmp.path().join("disks");
+    let (zero, one) = (dir.join("0"), dir.join("1"));
+    let _guard = Unmount(vec![zero.clone(), one.clone()]);
+    let root = tmp.path().join("root");
+    let mut c = SetupRequest::new(&dir);
+    c.devices = Some(vec![
+        dev0.path.display().to_string(),
+        dev1.path.display().to_string(),
+    ]);
+    c.layout = LayoutChoice::Separate;
+    c.persist = Persist::Fstab;
+    c.persist_root = root.clone();
+    run(c);
+    let fstab = std::fs::read_to_string(root.join("etc/fstab")).unwrap();
+    let mut r = UndoRequest::new(mp(&dir));
+    r.persist_root = root.clone();
+    r.wipe = true;
+    for dry_run in [true, false] {
+        r.dry_run = dry_run;
+        let e = undo(&r, &RealRunner).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{} is not a mount point: setup made one filesystem per disk below it (--layout separate): {} (mounted), {} (mounted); nothing was undone",
+                dir.display(),
+                zero.display(),
+                one.display()
+            )) && e.contains(&format!(
+                "disktier setup --undo --mount {} --wipe, then disktier setup --undo --mount {} --wipe",
+                zero.display(),
+                one.display()
+            )),
+            "{e}"
+        );
+    }
+    assert!(is_mount_point(&zero) && is_mount_point(&one));
+    assert_eq!(
+        std::fs::read_to_string(root.join("etc/fstab")).unwrap(),
+        fstab
+    );
+    // Unmounted but still persisted: refused too, naming fstab.
+    drop(_guard);
+    let _guard = Unmount(vec![zero.clone(), one.clone()]);
+    r.dry_run = false;
+    let e = undo(&r, &RealRunner).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!(
+            "{} (in fstab), {} (in fstab)",
+            zero.display(),
+            one.display()
+        )),
+        "{e}"
+    );
+    // Mounted again (setup remounts what it made), then as told: each in turn, then the
+    // parent has nothing left.
+    let mut c = SetupRequest::new(&dir);
+    c.devices = Some(vec![
+        dev0.path.display().to_string(),
+        dev1.path.display().to_string(),
+    ]);
+    c.layout = LayoutChoice::Separate;
+    c.persist = Persist::Fstab;
+    c.persist_root = root.clone();
+    run(c);
+    assert!(is_mount_point(&zero) && is_mount_point(&one));
+    for (m, dev) in [(&zero, &dev0), (&one, &dev1)] {
+        let mut r = UndoRequest::new(mp(m));
+        r.persist_root = root.clone();
+        r.wipe = true;
+        undo(&r, &RealRunner).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!is_mount_point(m));
+        assert_eq!(blkid(&dev.path, "TYPE"), "");
+    }
+    let rep = undo(&r, &RealRunner).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!rep.changed && rep.steps.is_empty(), "{rep:#?}");
+    assert!(!std::fs::read_to_string(root.join("etc/fstab"))
+        .unwrap()
+        .contains("# disktier"));
+}

@@ -382,3 +382,83 @@ fn setup_refuses_to_mount_over_a_directory_that_holds_something() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("--layout raid0 with one disk"), "{err}");
 }
+
+#[test]
+fn undo_of_a_separate_layouts_parent_exits_2_and_undoes_nothing() {
+    // Found by QA: it printed "setup undone" (exit 0) and left DIR/0, DIR/1 mounted and persisted.
+    if !require_loop() || !require(have("mkfs.xfs") && have("wipefs"), "mkfs.xfs and wipefs") {
+        return;
+    }
+    let (a, b) = (LoopDev::new(320 << 20), LoopDev::new(320 << 20));
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = tmp.path().join("disks");
+    let (zero, one) = (dir.join("0"), dir.join("1"));
+    let _g = Unmount(vec![zero.clone(), one.clone()]);
+    let root = tmp.path().join("root");
+    let devs = format!("{},{}", a.path.display(), b.path.display());
+    bin()
+        .args([
+            "setup",
+            "--layout",
+            "separate",
+            "--persist",
+            "fstab",
+            "--devices",
+            &devs,
+        ])
+        .arg("--mount")
+        .arg(&dir)
+        .arg("--root")
+        .arg(&root)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(xfs)"));
+    let fstab = std::fs::read_to_string(root.join("etc/fstab")).unwrap();
+    for dry in [true, false] {
+        let mut c = bin();
+        c.args(["setup", "--undo", "--mount"])
+            .arg(&dir)
+            .arg("--root")
+            .arg(&root);
+        if dry {
+            c.arg("--dry-run");
+        }
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        for m in [&zero, &one] {
+            assert!(
+                err.contains(&format!("disktier setup --undo --mount {}", m.display())),
+                "{err}"
+            );
+        }
+        assert!(err.contains("nothing was undone"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(root.join("etc/fstab")).unwrap(),
+        fstab
+    );
+    for m in [&zero, &one] {
+        bin()
+            .args(["setup", "--undo", "--wipe", "--mount"])
+            .arg(m)
+            .arg("--root")
+            .arg(&root)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("setup undone"));
+    }
+    bin()
+        .args(["setup", "--undo", "--mount"])
+        .arg(&dir)
+        .arg("--root")
+        .arg(&root)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing to undo"));
+}

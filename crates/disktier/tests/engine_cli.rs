@@ -1208,6 +1208,41 @@ fn a_read_only_filesystem_is_named_with_its_fix() {
     }
 }
 
+/// QA: `bench --rw read --size 1m --runtime 200ms F`, F an existing 2 MiB file on a tmpfs
+/// mounted read-only, exited 2 with "is on a read-only filesystem: this job would write it"
+/// (also with --no-layout and --rw randread): reading existing data needs no write. A write, or a
+/// read that would grow F, is still refused before any I/O.
+#[test]
+fn a_read_job_on_existing_data_runs_on_a_read_only_filesystem() {
+    let Some(m) = disktier_testkit::Mount::tmpfs_if_root(16 << 20) else {
+        return;
+    };
+    let f = m.dir.join("f");
+    let data: Vec<u8> = (0..2u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&f, &data).unwrap();
+    m.remount("ro");
+    let base = ["--size", "1m", "--runtime", "200ms"];
+    for extra in [
+        &["--rw", "read"][..],
+        &["--rw", "read", "--no-layout"][..],
+        &["--rw", "randread"][..],
+        &["--rw", "randread", "--no-layout"][..],
+    ] {
+        let args: Vec<&str> = extra.iter().chain(&base).copied().collect();
+        let text = stdout_ok(&bench(&f, &args));
+        assert!(text.contains("read"), "{args:?}: {text}");
+    }
+    for args in [
+        &["--rw", "write", "--size", "1m", "--runtime", "200ms"][..],
+        &["--rw", "read", "--size", "4m", "--runtime", "200ms"][..],
+    ] {
+        let out = bench(&f, args);
+        assert_one_line_error(&out, "read-only filesystem", &["remount"]);
+    }
+    m.remount("rw");
+    assert_eq!(std::fs::read(&f).unwrap(), data, "nothing was written");
+}
+
 /// QA: `bench /dev/loopN --rw write` on a read-only device (`losetup -r`) failed at the first
 /// write with EPERM and no fix. Refused before any I/O; reads run.
 #[test]

@@ -415,3 +415,155 @@ fn store_spool_shows_control_characters_escaped() {
     );
     assert_eq!(text.lines().count(), 1, "{text}");
 }
+
+/// The id a measuring command printed in its "saved as run ID" note.
+fn saved_id(out: &std::process::Output) -> String {
+    let text = String::from_utf8_lossy(&out.stderr);
+    text.split("saved as run ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no saved run id in: {text}"))
+        .to_string()
+}
+
+/// Regression (QA): a job file's run (`bench FILE.fio` with two jobs) and an `import fio --jobs`
+/// run, saved by the binary itself, were "unreadable ... or damaged" in `show`, "(missing
+/// field `job`) ... damaged" in `compare --force`, and all "-" in `history`. `show` prints their
+/// jobs and groups as `bench FILE.fio` printed them, `history` lists the first group's figures
+/// (also for a row saved without them), `compare` refuses them naming their jobs.
+#[test]
+fn job_file_and_import_jobs_runs_show_list_and_refuse_comparison() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = d.path().join("results.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = d.path().join("j1.fio");
+    std::fs::write(
+        &file,
+        format!(
+            "[global]\ndirectory={}\nsize=1m\nbs=4k\n\n[reader]\nrw=randread\n\n[writer]\nrw=write\nfdatasync=4\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let out = dt(&db).arg("bench").arg(&file).output().unwrap();
+    let printed = stdout_ok(&out);
+    let jobfile = saved_id(&out);
+    let out = dt(&db)
+        .args(["bench", "--rw", "randread", "--size", "1m"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    stdout_ok(&out);
+    let single = saved_id(&out);
+    let fio = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fio");
+    let out = dt(&db)
+        .args(["import", "fio", "--jobs"])
+        .arg(format!("{fio}/cmp-2groups-3.33.json"))
+        .output()
+        .unwrap();
+    stdout_ok(&out);
+    let imported = saved_id(&out);
+
+    // show: the run as bench printed it, never "damaged".
+    let text = stdout_ok(&dt(&db).args(["show", &jobfile]).output().unwrap());
+    assert!(
+        !text.contains("unreadable") && !text.contains("damaged"),
+        "{text}"
+    );
+    assert!(text.contains("kind     bench"), "{text}");
+    assert!(text.contains("(2 jobs, 1 reporting group)"), "{text}");
+    assert!(
+        text.contains(&printed),
+        "show:\n{text}\nbench printed:\n{printed}"
+    );
+    for row in [
+        "reader           read",
+        "writer           write",
+        "writer           sync",
+    ] {
+        assert!(text.contains(row), "{row}: {text}");
+    }
+    let text = stdout_ok(&dt(&db).args(["show", &imported]).output().unwrap());
+    assert!(
+        !text.contains("unreadable") && !text.contains("damaged"),
+        "{text}"
+    );
+    assert!(text.contains("kind     import"), "{text}");
+    assert!(text.contains("2 reporting groups"), "{text}");
+    assert!(
+        text.contains("group 0: ") && text.contains("group 1: "),
+        "{text}"
+    );
+    let json = dt(&db)
+        .args(["show", &jobfile, "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout_ok(&json)).unwrap();
+    assert_eq!(v["kind"], "jobfile");
+
+    // compare: refused for what it is, with --force too, naming the jobs.
+    for args in [
+        &["compare", "--force", &jobfile, &single][..],
+        &["compare", &single, &imported][..],
+    ] {
+        let out = dt(&db).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("damaged") && !err.contains("missing field"),
+            "{err}"
+        );
+        assert!(err.contains("is the run of the fio job file"), "{err}");
+        assert!(err.contains("compare takes single-job runs"), "{err}");
+    }
+    let out = dt(&db)
+        .args(["compare", "--force", &jobfile, &single])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("(jobs reader, writer)"), "{err}");
+
+    // history: the first group's figures, never all "-".
+    let listed = |db: &Path| -> serde_json::Value {
+        let out = dt(db)
+            .args(["history", "--format", "json"])
+            .output()
+            .unwrap();
+        serde_json::from_str(&stdout_ok(&out)).unwrap()
+    };
+    let check = |v: &serde_json::Value| {
+        let runs = v["runs"].as_array().unwrap();
+        let row = |id: &str| runs.iter().find(|r| r["id"] == id).unwrap().clone();
+        let j = row(&jobfile);
+        for k in [
+            "read_iops",
+            "write_iops",
+            "read_bw_bytes",
+            "write_bw_bytes",
+            "sync_p99_ns",
+        ] {
+            assert!(j[k].as_f64().is_some_and(|x| x > 0.0), "{k}: {j}");
+        }
+        // cmp-2groups: group 0 is etcd's job (write and fdatasync).
+        let i = row(&imported);
+        for k in ["write_iops", "write_bw_bytes", "sync_p99_ns"] {
+            assert!(i[k].as_f64().is_some_and(|x| x > 0.0), "{k}: {i}");
+        }
+        assert!(i["read_iops"].is_null(), "{i}");
+    };
+    check(&listed(&db));
+    let text = stdout_ok(&dt(&db).arg("history").output().unwrap());
+    let line = text.lines().find(|l| l.starts_with(&jobfile)).unwrap();
+    assert!(!line.ends_with('-'), "{line}");
+    // A row saved before the listing read job files has no figures: read from the document.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE runs SET sync_p99_ns = NULL, read_iops = NULL, write_iops = NULL, \
+         read_bw_bytes = NULL, write_bw_bytes = NULL WHERE id IN (?1, ?2)",
+        [&jobfile, &imported],
+    )
+    .unwrap();
+    drop(conn);
+    check(&listed(&db));
+}

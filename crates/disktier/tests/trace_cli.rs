@@ -689,6 +689,33 @@ fn simulate_memory_does_not_grow_with_the_trace_span() {
     );
 }
 
+/// QA (re-test): a trace with 600,000 busy seconds was coarsened into 2 s windows (the bound
+/// was 2^19), which averaged its bursts away: p99 429 ms where per-second queueing gives 6.4 s.
+/// Up to 2^20 busy seconds are queued second by second, and the width is said.
+#[test]
+fn a_week_of_busy_seconds_is_predicted_second_by_second() {
+    use disktier_cachesim::trace::{Op, Record};
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("week.dtt");
+    let recs: Vec<Record> = (0..600_000u64)
+        .map(|s| Record::new(s * 1_000_000_000, (s % 1024) * 4096, 4096, Op::Read))
+        .collect();
+    write_trace(&t, &recs);
+    let volumes = [
+        "--cache-sizes",
+        "4MiB",
+        "--policies",
+        "lru",
+        "--no-mrc",
+        "--cache-volume",
+        "gp3:32GiB",
+        "--backing-volume",
+        "st1:1TiB",
+    ];
+    let v = simulate(dir.path(), &t, &volumes);
+    assert_eq!(v["results"][0]["prediction"]["window_s"], 1, "{v}");
+}
+
 /// QA found lvmcache hitting 99.1 % where `trace stats` called 86.1 % the best any cache can
 /// hit: lvmcache caches whole chunks, so a first access near cached data hits, while the reuse
 /// figure counts revisits of one block. Both outputs say what they count.

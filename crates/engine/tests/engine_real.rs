@@ -709,3 +709,70 @@ fn disk_full_during_a_write_job_is_a_clear_error_and_leaves_nothing() {
         "what was not disktier's stays"
     );
 }
+
+/// QA: `bench --rw read --size 1m FILE` on a filesystem mounted read-only, FILE 2 MiB, said "is
+/// on a read-only filesystem: this job would write it" (the lay-out step opened every file
+/// read-write). A read job within existing data runs, with or without lay-out, sequential or
+/// random, on a file or a directory's per-job file; a write, or a read that must create or grow
+/// a file, is refused before any I/O.
+#[test]
+fn reads_existing_data_on_a_read_only_filesystem() {
+    let Some(m) = disktier_testkit::Mount::tmpfs_if_root(16 * MIB) else {
+        return;
+    };
+    let f = m.dir.join("f");
+    let data: Vec<u8> = (0..2 * MIB as u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&f, &data).unwrap();
+    // The per-job file a directory target's job `t` reads (fio's name: t.0.0).
+    std::fs::write(m.dir.join("t.0.0"), &data).unwrap();
+    m.remount("ro");
+    let read = |target: &Path, rw: Rw, size: u64| Job {
+        rw,
+        size: Some(size),
+        runtime: Some(Duration::from_millis(200)),
+        time_based: true,
+        // io_uring lets go of its files after the run returns, which keeps the mount busy when
+        // the test unmounts it; the command-line test (engine_cli.rs) runs io_uring.
+        ioengine: IoEngineKind::Psync,
+        ..job(target)
+    };
+    let no_layout = RunOptions {
+        layout: false,
+        ..RunOptions::default()
+    };
+    for (j, opts) in [
+        (read(&f, Rw::Read, MIB), RunOptions::default()),
+        (read(&f, Rw::Read, MIB), no_layout.clone()),
+        (read(&f, Rw::RandRead, MIB), RunOptions::default()),
+        (read(&f, Rw::Read, 2 * MIB), RunOptions::default()),
+        (read(&m.dir, Rw::RandRead, MIB), RunOptions::default()),
+    ] {
+        disktier_engine::preflight(&j, &opts).unwrap();
+        let r = run(&j, &opts).unwrap_or_else(|e| panic!("{:?} {}: {e}", j.rw, j.target.display()));
+        assert!(r.doc.results.read.as_ref().unwrap().ios > 0);
+    }
+    let write = Job {
+        rw: Rw::Write,
+        ..read(&f, Rw::Read, MIB)
+    };
+    let grow = read(&f, Rw::Read, 4 * MIB);
+    let new_file = read(&m.dir.join("new"), Rw::Read, MIB);
+    let other_name = Job {
+        name: "u".into(),
+        ..read(&m.dir, Rw::Read, MIB)
+    };
+    for j in [write, grow, new_file, other_name] {
+        for opts in [RunOptions::default(), destructive()] {
+            let e = run(&j, &opts).unwrap_err();
+            assert!(
+                matches!(e, EngineError::ReadOnlyFs { .. }),
+                "{:?} {} {}: {e}",
+                j.rw,
+                j.target.display(),
+                j.size.unwrap()
+            );
+        }
+    }
+    m.remount("rw");
+    assert_eq!(std::fs::read(&f).unwrap(), data, "nothing was written");
+}

@@ -11,6 +11,7 @@
 //! ```
 
 pub mod compare;
+pub mod doc;
 pub mod error;
 pub mod migrate;
 pub mod model;
@@ -98,7 +99,22 @@ impl Store {
     }
 
     pub fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>> {
-        self.backend.list(filter)
+        let mut runs = self.backend.list(filter)?;
+        // A job file's run saved by an older disktier has no figures in its columns (they
+        // were read from a run's `results`): they are read from its document.
+        for s in &mut runs {
+            if model::BENCHMARK_KINDS.contains(&s.kind.as_str())
+                && model::Figures::listed(s) == model::Figures::default()
+            {
+                let stored = self.backend.by_id(&s.id)?;
+                if let Some(r) = stored.iter().find(|r| r.summary.id == s.id) {
+                    if doc::is_job_file(&r.doc) {
+                        model::Figures::of(&r.doc).fill(s);
+                    }
+                }
+            }
+        }
+        Ok(runs)
     }
 
     /// The run with this id, or the only one whose id starts with it.

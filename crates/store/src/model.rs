@@ -149,7 +149,7 @@ impl NewRun<'_> {
     pub fn to_row(&self, id: String, created_at: String) -> StoredRun {
         let d = self.doc;
         let s = |ptr: &str| d.pointer(ptr).and_then(Value::as_str).map(str::to_string);
-        let f = |ptr: &str| d.pointer(ptr).and_then(Value::as_f64);
+        let figures = Figures::of(d);
         let summary = RunSummary {
             id,
             created_at,
@@ -164,13 +164,11 @@ impl NewRun<'_> {
                 .unwrap_or(false),
             engine: s("/engine"),
             group_id: self.group_id.map(str::to_string),
-            sync_p99_ns: d
-                .pointer("/results/sync/lat_ns/percentiles/99")
-                .and_then(Value::as_i64),
-            read_iops: f("/results/read/iops"),
-            write_iops: f("/results/write/iops"),
-            read_bw_bytes: f("/results/read/bw_bytes"),
-            write_bw_bytes: f("/results/write/bw_bytes"),
+            sync_p99_ns: figures.sync_p99_ns,
+            read_iops: figures.read_iops,
+            write_iops: figures.write_iops,
+            read_bw_bytes: figures.read_bw_bytes,
+            write_bw_bytes: figures.write_bw_bytes,
         };
         StoredRun {
             summary,
@@ -180,6 +178,52 @@ impl NewRun<'_> {
                 _ => serde_json::json!({"device": d.get("device")}),
             },
             doc: d.clone(),
+        }
+    }
+}
+
+/// The figure columns of a run's listing, from its document: a run's own `results`, or a job
+/// file's first reporting group's ([`crate::doc::job_file_listing`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Figures {
+    pub sync_p99_ns: Option<i64>,
+    pub read_iops: Option<f64>,
+    pub write_iops: Option<f64>,
+    pub read_bw_bytes: Option<f64>,
+    pub write_bw_bytes: Option<f64>,
+}
+
+impl Figures {
+    pub fn of(doc: &Value) -> Figures {
+        let base = crate::doc::listing_base(doc);
+        let at = |ptr: &str| doc.pointer(&format!("{base}/results{ptr}"));
+        let f = |ptr: &str| at(ptr).and_then(Value::as_f64);
+        Figures {
+            sync_p99_ns: at("/sync/lat_ns/percentiles/99").and_then(Value::as_i64),
+            read_iops: f("/read/iops"),
+            write_iops: f("/write/iops"),
+            read_bw_bytes: f("/read/bw_bytes"),
+            write_bw_bytes: f("/write/bw_bytes"),
+        }
+    }
+
+    /// Fills the listing's figure columns.
+    pub fn fill(self, s: &mut RunSummary) {
+        s.sync_p99_ns = self.sync_p99_ns;
+        s.read_iops = self.read_iops;
+        s.write_iops = self.write_iops;
+        s.read_bw_bytes = self.read_bw_bytes;
+        s.write_bw_bytes = self.write_bw_bytes;
+    }
+
+    /// The figures `s` lists.
+    pub fn listed(s: &RunSummary) -> Figures {
+        Figures {
+            sync_p99_ns: s.sync_p99_ns,
+            read_iops: s.read_iops,
+            write_iops: s.write_iops,
+            read_bw_bytes: s.read_bw_bytes,
+            write_bw_bytes: s.write_bw_bytes,
         }
     }
 }
@@ -254,5 +298,28 @@ mod tests {
         assert_eq!(row.summary.read_iops, None);
         assert!(row.summary.quick);
         assert_eq!(row.device["device"], "nvme1n1");
+    }
+
+    #[test]
+    fn a_job_files_columns_are_its_first_groups_figures() {
+        let doc = disktier_testkit::cli::store_fixture("jobfile-import");
+        let row = NewRun {
+            kind: "import",
+            group_id: None,
+            doc: &doc,
+        }
+        .to_row("x".into(), "t".into());
+        let g = &doc["groups"][0]["results"];
+        assert_eq!(
+            row.summary.sync_p99_ns,
+            g["sync"]["lat_ns"]["percentiles"]["99"].as_i64()
+        );
+        assert_eq!(row.summary.write_iops, g["write"]["iops"].as_f64());
+        assert!(row.summary.write_iops.is_some());
+        assert_eq!(row.summary.read_iops, None, "group 0 only writes");
+        assert_eq!(
+            row.summary.target.as_deref(),
+            doc["target"]["path"].as_str()
+        );
     }
 }

@@ -19,6 +19,7 @@ pub mod plan;
 pub mod recheck;
 pub mod step;
 pub mod undo;
+mod undo_checks;
 
 pub use config::{DevicePath, FsType, LayoutChoice, Persist, SetupConfig, SetupRequest};
 pub use plan::{DeviceReport, Layout, Skipped};

@@ -15,6 +15,7 @@
 
 use super::persist;
 use super::plan::derived_uuid;
+use super::undo_checks;
 use super::SetupError;
 use crate::discover::mountinfo::{self, MountEntry};
 use crate::valid::MountPath;
@@ -303,9 +304,16 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
                     let dev = m.source.clone();
                     let found = uuid_of(&dev, runner)?;
                     if !candidates.contains(&found) {
+                        let hint = match undo_checks::label_hint(&dev, &found, mount, runner) {
+                            Some(l) => format!(
+                                "; its label says setup was given --label {l}: pass --label {l}"
+                            ),
+                            None => "; if setup was given --label, pass the same --label, else unmount it yourself".to_string(),
+                        };
                         return Err(SetupError::Config(format!(
-                            "{mount} is mounted from {dev} (UUID {}), which disktier setup did not make (its filesystem would have UUID {}): undo only reverses setup; unmount it yourself",
+                            "{mount} is mounted from {dev} (UUID {}), which disktier setup did not make with --label {} (its filesystem would have UUID {}): undo only reverses setup{hint}",
                             if found.is_empty() { "none" } else { &found },
+                            req.label,
                             candidates.join(" or, from --layout separate, ")
                         )));
                     }
@@ -324,7 +332,16 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
                     binds.dedup();
                     (Some(dev), binds)
                 }
-                None => (None, Vec::new()),
+                None => {
+                    undo_checks::refuse_separate_parent(
+                        mount,
+                        &req.label,
+                        req.wipe,
+                        &req.persist_root,
+                        &table,
+                    )?;
+                    (None, Vec::new())
+                }
             };
             if !binds.is_empty() && req.binds.is_none() {
                 return Err(SetupError::Config(format!(

@@ -4,6 +4,7 @@
 use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
 use disktier_engine::RunDoc;
+use disktier_store::doc::ResultDoc;
 use disktier_store::model::BENCHMARK_KINDS;
 use disktier_store::{Store, StoredRun};
 
@@ -56,12 +57,30 @@ fn benchmark(run: StoredRun) -> anyhow::Result<RunDoc> {
             }
         );
     }
-    serde_json::from_value(run.doc).map_err(|e| {
-        anyhow::anyhow!(
+    match ResultDoc::read(&run.doc) {
+        Ok(ResultDoc::Run(doc)) => Ok(*doc),
+        // Its jobs ran side by side or one set after another, each its own figures: no one of
+        // them is "the run" to set against another.
+        Ok(ResultDoc::JobFile(doc)) => {
+            let mut names: Vec<&str> = Vec::new();
+            for j in &doc.jobs {
+                // fio's numjobs clones share their job's name: each named once.
+                if !names.contains(&j.name.as_str()) {
+                    names.push(&j.name);
+                }
+            }
+            anyhow::bail!(
+                "run {id} is the run of the fio job file {} (job{} {}), and compare takes single-job runs (bench TARGET, check, assess, import fio without --jobs): see its jobs side by side with `disktier show {id}`",
+                doc.jobfile,
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", ")
+            )
+        }
+        Err(e) => Err(anyhow::anyhow!(
             "run {id} ({} {kind} run) cannot be compared: its stored document is unreadable as a benchmark result ({e}); it was written by another version of disktier or damaged, see it with `disktier show {id} --format json`",
             article(kind)
-        )
-    })
+        )),
+    }
 }
 
 /// "an" before a vowel sound, else "a".

@@ -1,4 +1,6 @@
-//! `disktier history`: the stored runs, newest first, filtered by target, profile or kind.
+//! `disktier history`: the stored runs, newest first, filtered by target, profile or kind. A
+//! fio job file's run (`bench FILE.fio`, `import fio --jobs`) lists its first reporting group's
+//! figures, its jobs combined (`disktier_store::doc::job_file_listing`); `show` prints every job.
 
 use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;

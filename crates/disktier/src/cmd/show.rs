@@ -2,9 +2,12 @@
 //! stored result document itself.
 
 use super::{Ctx, Outcome};
-use disktier_engine::{DirStats, RunDoc};
+use crate::app::jobfile::render_text;
+use disktier_engine::result::{HostInfo, JobFileDoc, TargetInfo};
+use disktier_engine::DirStats;
 use disktier_interfere::InterfereDoc;
 use disktier_store::compare::{fmt_count, fmt_value, Unit};
+use disktier_store::doc::ResultDoc;
 use disktier_store::{Store, StoredRun};
 use disktier_units::fmt_ns;
 
@@ -65,58 +68,29 @@ pub fn summary(run: &StoredRun) -> String {
             return out;
         }
     }
-    let Ok(doc) = serde_json::from_value::<RunDoc>(run.doc.clone()) else {
-        out.push_str(&format!(
-            "\nthe stored document ({}), as stored:\n",
-            if disktier_store::model::BENCHMARK_KINDS.contains(&s.kind.as_str())
-                || s.kind == "interfere"
-            {
-                "unreadable as this kind's result: written by another version of disktier or damaged"
-            } else {
-                "not a benchmark result"
-            }
-        ));
-        out.push_str(&serde_json::to_string_pretty(&run.doc).unwrap_or_default());
-        out.push('\n');
-        return out;
+    let doc = match ResultDoc::read(&run.doc) {
+        Ok(ResultDoc::Run(doc)) => doc,
+        Ok(ResultDoc::JobFile(doc)) => {
+            job_file(&mut out, &doc);
+            return out;
+        }
+        Err(e) => {
+            let benchmark = disktier_store::model::BENCHMARK_KINDS.contains(&s.kind.as_str());
+            out.push_str(&format!(
+                "\nthe stored document ({}), as stored:\n",
+                if benchmark || s.kind == "interfere" {
+                    format!("unreadable as this kind's result ({e}): written by another version of disktier or damaged")
+                } else {
+                    "not a benchmark result".to_string()
+                }
+            ));
+            out.push_str(&serde_json::to_string_pretty(&run.doc).unwrap_or_default());
+            out.push('\n');
+            return out;
+        }
     };
-    let t = &doc.target;
-    let mut dev = Vec::new();
-    for (k, v) in [
-        ("fs", &t.fs_type),
-        ("device", &t.device),
-        ("model", &t.model),
-        ("scheduler", &t.scheduler),
-    ] {
-        if let Some(v) = v {
-            dev.push(format!("{k} {v}"));
-        }
-    }
-    out.push_str(&format!(
-        "target   {} ({}{})\n",
-        t.path,
-        t.kind,
-        if dev.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", dev.join(", "))
-        }
-    ));
-    let h = &doc.host;
-    out.push_str(&format!(
-        "host     {} (kernel {}, {} CPUs{}{})\n",
-        h.hostname,
-        h.kernel,
-        h.cpus,
-        h.cloud
-            .as_ref()
-            .map(|c| format!(", {c}"))
-            .unwrap_or_default(),
-        h.instance_type
-            .as_ref()
-            .map(|c| format!(" {c}"))
-            .unwrap_or_default()
-    ));
+    out.push_str(&target_line(&doc.target));
+    out.push_str(&host_line(&doc.host));
     out.push_str(&format!(
         "profile  {}{}  engine {}  started {}  {:.1} s{}\n\nresults\n",
         doc.profile.as_deref().unwrap_or("custom job"),
@@ -165,4 +139,75 @@ pub fn summary(run: &StoredRun) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
+}
+
+/// The `target` line: the path, its kind and what is known of its device.
+fn target_line(t: &TargetInfo) -> String {
+    let mut dev = Vec::new();
+    for (k, v) in [
+        ("fs", &t.fs_type),
+        ("device", &t.device),
+        ("model", &t.model),
+        ("scheduler", &t.scheduler),
+    ] {
+        if let Some(v) = v {
+            dev.push(format!("{k} {v}"));
+        }
+    }
+    format!(
+        "target   {} ({}{})\n",
+        t.path,
+        t.kind,
+        if dev.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", dev.join(", "))
+        }
+    )
+}
+
+/// The `host` line.
+fn host_line(h: &HostInfo) -> String {
+    format!(
+        "host     {} (kernel {}, {} CPUs{}{})\n",
+        h.hostname,
+        h.kernel,
+        h.cpus,
+        h.cloud
+            .as_ref()
+            .map(|c| format!(", {c}"))
+            .unwrap_or_default(),
+        h.instance_type
+            .as_ref()
+            .map(|c| format!(" {c}"))
+            .unwrap_or_default()
+    )
+}
+
+/// A job file's run (`bench FILE.fio`, `import fio --jobs`): where and when, then its jobs and
+/// groups as `bench FILE.fio` printed them.
+fn job_file(out: &mut String, doc: &JobFileDoc) {
+    if let Some(t) = &doc.target {
+        out.push_str(&target_line(t));
+    }
+    // An import knows no host: its hostname is empty.
+    if let Some(h) = doc.host.as_ref().filter(|h| !h.hostname.is_empty()) {
+        out.push_str(&host_line(h));
+    }
+    let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    out.push_str(&format!(
+        "job file {}  engine {}  started {}  {:.1} s  ({}, {}){}\n\n",
+        doc.jobfile,
+        doc.engine,
+        doc.started_at,
+        doc.duration_s,
+        plural(doc.jobs.len(), "job"),
+        plural(doc.groups.len(), "reporting group"),
+        if doc.interrupted {
+            "  INTERRUPTED: partial figures"
+        } else {
+            ""
+        }
+    ));
+    out.push_str(&render_text(doc));
 }

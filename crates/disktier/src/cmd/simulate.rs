@@ -223,8 +223,19 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         }
     }
     if let Some((c, b)) = &models {
+        let window = predictions
+            .iter()
+            .flatten()
+            .map(|p| p.window_s)
+            .max()
+            .unwrap_or(1);
+        let per = if window > 1 {
+            format!("per {window}-second window of the trace (it has more busy seconds than are kept one by one: bursts shorter than a window are averaged, so the figures are optimistic)")
+        } else {
+            "per second of the trace".to_string()
+        };
         println!(
-            "predictions: cache {} ({:.0} IOPS, {}/s), backing {} ({:.0} IOPS, {}/s{}); M/M/1 queueing per second of the trace, a model not a measurement",
+            "predictions: cache {} ({:.0} IOPS, {}/s), backing {} ({:.0} IOPS, {}/s{}); M/M/1 queueing {per}, a model not a measurement",
             c.name,
             c.iops,
             Bytes(c.bytes_per_s as u64),

@@ -28,8 +28,15 @@ pub(super) fn lay_out_files(
     let mut done_before = 0u64;
     let t_layout = now_ns();
     for u in uses {
+        // A file that already holds the region needs nothing laid out: it is opened read-only
+        // (for the page cache to be dropped), so that a read job on a read-only filesystem
+        // runs; the job's own handles are opened for what the job does ([`open_all`]).
+        let nothing_to_add = u.existed && u.start + u.len <= u.cur_len;
         let mut o = std::fs::OpenOptions::new();
-        o.read(true).write(true).truncate(false);
+        o.read(true);
+        if !nothing_to_add {
+            o.write(true).truncate(false);
+        }
         if !u.existed {
             // The file did not exist when the target was checked: create it exclusively and
             // refuse a symlink, so that nothing planted in between is followed or overwritten.
@@ -41,7 +48,7 @@ pub(super) fn lay_out_files(
                 len: 0,
                 why: "appeared after disktier checked the target",
             },
-            _ => EngineError::from_open(&u.path, "write", e),
+            _ => EngineError::from_open(&u.path, if nothing_to_add { "read" } else { "write" }, e),
         })?;
         if !u.existed {
             // Only what this run created is removed at the end.

@@ -14,6 +14,9 @@ pub(super) enum StoredDoc {
     /// section).
     Node(NodeDoc),
     Interfere(Box<InterfereDoc>),
+    /// A fio job file's run (`bench FILE.fio`, `import fio --jobs`): not drawn, as it is no one
+    /// run (`disktier show` prints it).
+    JobFile,
     Unreadable(String),
 }
 
@@ -23,6 +26,12 @@ impl StoredDoc {
         if run.summary.kind == "interfere" || doc.get("scenarios").is_some() {
             return match InterfereDoc::deserialize(doc) {
                 Ok(d) => StoredDoc::Interfere(Box::new(d)),
+                Err(e) => StoredDoc::Unreadable(e.to_string()),
+            };
+        }
+        if crate::doc::is_job_file(doc) {
+            return match crate::doc::ResultDoc::read(doc) {
+                Ok(_) => StoredDoc::JobFile,
                 Err(e) => StoredDoc::Unreadable(e.to_string()),
             };
         }
@@ -113,6 +122,28 @@ mod tests {
         ));
         let run = stored("i", "interfere", &fixture("interfere"));
         assert!(matches!(StoredDoc::read(&run), StoredDoc::Interfere(_)));
+        let run = stored("j", "import", &fixture("jobfile-import"));
+        assert!(matches!(StoredDoc::read(&run), StoredDoc::JobFile));
+    }
+
+    /// A job file's run is not drawn (it is no one run), and not called unreadable.
+    #[test]
+    fn a_job_files_run_is_not_unreadable() {
+        let runs = [
+            stored("run-good", "check", &fixture("quick-etcd")),
+            stored("run-jobs", "bench", &fixture("jobfile-import")),
+        ];
+        let page = render(&ReportInput {
+            runs: &runs,
+            plan: None,
+            generated_at: "now",
+        })
+        .unwrap();
+        assert!(!page.contains("unreadable document"), "{page}");
+        let mut doc = fixture("jobfile-import");
+        doc["jobs"] = json!("three");
+        let (why, _) = report_with("bench", &doc);
+        assert!(why.contains("invalid type: string \"three\""), "{why}");
     }
 
     #[test]

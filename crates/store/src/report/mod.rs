@@ -73,7 +73,7 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
             }
             StoredDoc::Interfere(doc) => interfere.push((run, doc)),
             StoredDoc::Unreadable(why) => unreadable.push((run.summary.id.as_str(), why)),
-            StoredDoc::Node(_) => {}
+            StoredDoc::Node(_) | StoredDoc::JobFile => {}
         }
     }
     let mut body = String::new();

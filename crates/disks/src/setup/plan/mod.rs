@@ -3,6 +3,7 @@
 //! gets an empty plan; a node whose disks came back blank gets everything again; a node left
 //! half-way by a crash gets the rest.
 
+mod checks;
 mod persist_steps;
 mod planner;
 mod state;
@@ -149,8 +150,9 @@ pub fn plan(
         LayoutChoice::Auto | LayoutChoice::Raid0 => {
             if fss > 0 {
                 return Err(SetupError::Config(format!(
-                    "{} already hold disktier's filesystem, but {} disks were chosen: pass --devices with the disk(s) to keep, or --layout separate",
+                    "{} already {} disktier's filesystem, but {} disks were chosen: pass --devices with the disk(s) to keep, or --layout separate",
                     names(&chosen, |s| matches!(s, DevState::OurFs { .. })),
+                    if fss == 1 { "holds" } else { "hold" },
                     chosen.len()
                 )));
             }

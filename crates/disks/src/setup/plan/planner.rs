@@ -1,14 +1,14 @@
 //! The steps for each part of a round: one disk, separate disks, a RAID0 array, mounting,
 //! ownership and bind mounts. [`persist`](super::persist_steps) adds the steps that make the
-//! result survive a reboot.
+//! result survive a reboot; [`checks`](super::checks) holds the checks a disk holding disktier's
+//! filesystem passes before it is used again.
 
-use super::state::{derived_uuid, is_derived_form, owner_ids};
+use super::state::{derived_uuid, owner_ids};
 use super::types::{DevState, SetupPlan};
 use crate::discover::{Disk, MountEntry, Node};
 use crate::setup::config::{FsType, SetupConfig};
 use crate::setup::kernel::{is_quota_option, Kernel};
 use crate::setup::live::{self, Flags};
-use crate::setup::persist;
 use crate::setup::step::Step;
 use crate::setup::SetupError;
 use crate::valid::MountPath;
@@ -96,31 +96,6 @@ impl Planner<'_> {
         self.plan.steps.push(s);
     }
 
-    /// Checks that a disk holding our filesystem is mounted nowhere but where we put things.
-    pub(super) fn check_mounted_only_at(
-        &self,
-        d: &Disk,
-        target: &MountPath,
-    ) -> Result<(), SetupError> {
-        let allowed: Vec<&str> = std::iter::once(target.as_str())
-            .chain(self.cfg.bind.iter().map(MountPath::as_str))
-            .collect();
-        if let Some(other) = d
-            .mountpoints
-            .iter()
-            .find(|m| !allowed.contains(&m.as_str()))
-        {
-            return Err(SetupError::Refused {
-                device: d.best_path().to_string(),
-                reasons: vec![format!(
-                    "holds disktier's filesystem but is mounted at {other}, not {target}: unmount it or pass --mount {other}",
-                )],
-            });
-        }
-        Ok(())
-    }
-
-    /// One disk used directly (also each disk of `--layout separate`).
     pub(super) fn single(
         &mut self,
         d: &Disk,
@@ -147,12 +122,7 @@ impl Planner<'_> {
                         self.cfg.label.as_str()
                     )],
                 })?;
-                if fstype != self.cfg.fs.as_str() {
-                    self.plan.notes.push(format!(
-                        "{} holds disktier's {fstype} filesystem: remounted as {fstype}, never reformatted",
-                        d.best_path()
-                    ));
-                }
+                self.check_fs(d.best_path(), fstype, target)?;
                 let fstype = fstype.clone();
                 self.mount_fs(target, &what, &fstype, Some(&d.maj_min))
             }
@@ -179,35 +149,6 @@ impl Planner<'_> {
             ext4_quota: self.ext4_quota(),
         });
         self.mount_fs(target, &uuid, self.cfg.fs.as_str(), None)
-    }
-
-    /// Refuses a filesystem setup made for another mount point: setup derives its UUID from
-    /// the label and the mount point ([`derived_uuid`]), so one with setup's form of UUID but
-    /// another value was made for somewhere else (found by QA: it was remounted at the new place,
-    /// where `--undo` then refused it). A UUID of another form (a filesystem labelled by `render`'s
-    /// boot script or by hand) is not setup's to judge: it is used as before.
-    pub(super) fn check_made_for(
-        &self,
-        device: &str,
-        fs_label: &str,
-        uuid: Option<&str>,
-        target: &MountPath,
-        label: &str,
-    ) -> Result<(), SetupError> {
-        let Some(uuid) = uuid.filter(|u| is_derived_form(u)) else {
-            return Ok(());
-        };
-        let want = derived_uuid(label, target.as_path());
-        if uuid == want {
-            return Ok(());
-        }
-        let (at, undo) = match persist::persisted_target(&self.cfg.persist_root, uuid) {
-            Some(t) => (format!(" ({t})"), t),
-            None => (String::new(), "DIR".to_string()),
-        };
-        Err(SetupError::Config(format!(
-            "{device} holds a filesystem disktier setup made for another mount point{at} (label {fs_label}, UUID {uuid}; for {target} it would be {want}): undo that setup first (disktier setup --undo --mount {undo}), or, if its data can go, wipe it (wipefs -a {device}) and re-run setup"
-        )))
     }
 
     /// Refuses to mount over a directory that holds anything (its content would be hidden until
@@ -559,6 +500,7 @@ impl Planner<'_> {
                     let target = self.cfg.mount.clone();
                     self.check_mounted_only_at(md, &target)?;
                     self.check_made_for(&dev, l, Some(&uuid), &target, &label)?;
+                    self.check_fs(&dev, fs, &target)?;
                     let fs = fs.to_string();
                     self.mount_fs(&target, &uuid, &fs, Some(&md.maj_min))?;
                     self.bind_dirs(Some(md.maj_min.clone()))

@@ -1,0 +1,151 @@
+//! What `--undo` checks before it plans anything, kept apart from the undo itself: the
+//! `--layout separate` mounts below a directory that is not a mount point (each is undone on its
+//! own), and the `--label` a refused filesystem's own label says setup was given.
+
+use super::persist;
+use super::plan::derived_uuid;
+use super::SetupError;
+use crate::discover::mountinfo::MountEntry;
+use crate::valid::MountPath;
+use disktier_cmd::{Cmd, CommandRunner};
+use std::path::{Path, PathBuf};
+
+/// The `--label` a setup of `mount` was given, when `dev`'s label says so: its UUID is the one
+/// setup derives from that label (for `DIR/N`, from `LABEL-N`) and `mount`.
+pub(crate) fn label_hint(
+    dev: &str,
+    uuid: &str,
+    mount: &MountPath,
+    runner: &dyn CommandRunner,
+) -> Option<String> {
+    let out = runner
+        .output(&Cmd::new("blkid").args(["-p", "-s", "LABEL", "-o", "value", dev]))
+        .ok()?;
+    let label = out.stdout.trim();
+    if label.is_empty() || derived_uuid(label, Path::new(mount.as_str())) != uuid {
+        return None;
+    }
+    let last = mount.as_str().rsplit('/').next().unwrap_or_default();
+    let base = label
+        .strip_suffix(last)
+        .and_then(|b| b.strip_suffix('-'))
+        .filter(|b| !b.is_empty() && last.bytes().all(|c| c.is_ascii_digit()));
+    Some(base.unwrap_or(label).to_string()).filter(|l| plain_label(l))
+}
+
+/// Whether `l` reads as a label setup accepts (letters, digits, `-`, `_`; not starting with
+/// `-`): only such a label is repeated in a suggested command line.
+fn plain_label(l: &str) -> bool {
+    !l.is_empty()
+        && !l.starts_with('-')
+        && l.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// `DIR/N` targets below `mount` that setup's `--layout separate` left: mounted, or persisted
+/// (a tagged fstab line, a mount unit with setup's header) below the persist root; each with
+/// how it was found.
+fn separate_targets(
+    mount: &MountPath,
+    persist_root: &Path,
+    table: &[MountEntry],
+) -> Vec<(String, &'static str)> {
+    let prefix = format!("{}/", mount.as_str().trim_end_matches('/'));
+    let index_of = |t: &str| {
+        t.strip_prefix(&prefix)
+            .filter(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
+            .map(str::to_string)
+    };
+    let mut found: Vec<(String, &'static str)> = Vec::new();
+    let mut add = |t: String, how: &'static str| {
+        if !found.iter().any(|(f, _)| *f == t) {
+            found.push((t, how));
+        }
+    };
+    for e in table {
+        if index_of(&e.mount_point).is_some() {
+            add(e.mount_point.clone(), "mounted");
+        }
+    }
+    let fstab = std::fs::read_to_string(persist_root.join("etc/fstab")).unwrap_or_default();
+    for l in fstab.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if l.trim_end().ends_with(persist::FSTAB_TAG) && f.len() > 2 && f[2] != "none" {
+            let t = persist::fstab_path(f[1]);
+            if index_of(&t).is_some() {
+                add(t, "in fstab");
+            }
+        }
+    }
+    let units = persist_root.join("etc/systemd/system");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(units)
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    paths.sort();
+    for p in paths
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "mount"))
+    {
+        let Ok(text) = std::fs::read_to_string(p) else {
+            continue;
+        };
+        if !text.starts_with("# Written by `disktier setup`") {
+            continue;
+        }
+        if let Some(t) = text.lines().find_map(|l| l.strip_prefix("Where=")) {
+            if index_of(t).is_some() {
+                add(t.to_string(), "a mount unit");
+            }
+        }
+    }
+    let n = |t: &str| index_of(t).and_then(|i| i.parse::<u64>().ok());
+    found.sort_by_key(|(t, _)| n(t));
+    found
+}
+
+/// Refuses the undo of a directory that is not a mount point but holds `--layout separate`'s
+/// mounts (`DIR/0`, `DIR/1`, ...): those are undone one at a time, each with its own
+/// `--undo --mount DIR/N` (found by QA: the undo of DIR said "setup undone" and left them all).
+pub(crate) fn refuse_separate_parent(
+    mount: &MountPath,
+    label: &str,
+    wipe: bool,
+    persist_root: &Path,
+    table: &[MountEntry],
+) -> Result<(), SetupError> {
+    let found = separate_targets(mount, persist_root, table);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<String> = found
+        .iter()
+        .map(|(t, how)| format!("{t} ({how})"))
+        .collect();
+    let mut extra = String::new();
+    if label != super::config::DEFAULT_LABEL && plain_label(label) {
+        extra.push_str(&format!(" --label {label}"));
+    }
+    if wipe {
+        extra.push_str(" --wipe");
+    }
+    let runs: Vec<String> = found
+        .iter()
+        .map(|(t, _)| format!("disktier setup --undo --mount {t}{extra}"))
+        .collect();
+    let boot = persist_root
+        .join("etc/systemd/system")
+        .join(persist::boot_unit_name(mount));
+    let then = if boot.exists() {
+        format!(
+            "; then disktier setup --undo --mount {mount} removes the boot-time unit {}",
+            boot.display()
+        )
+    } else {
+        String::new()
+    };
+    Err(SetupError::Config(format!(
+        "{mount} is not a mount point: setup made one filesystem per disk below it (--layout separate): {}; nothing was undone; undo each in turn: {}{then}",
+        listed.join(", "),
+        runs.join(", then ")
+    )))
+}
