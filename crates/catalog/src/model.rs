@@ -124,6 +124,22 @@ pub enum IopsRule {
     Unknown,
 }
 
+impl IopsRule {
+    /// The IOPS a [`IopsRule::Scaled`] type delivers at `size_gib`: base + per_gib x size,
+    /// clamped to its range; `None` for the other rules.
+    pub fn scaled_at(&self, size_gib: f64) -> Option<f64> {
+        match self {
+            IopsRule::Scaled {
+                per_gib,
+                base,
+                min,
+                max,
+            } => Some((base + per_gib * size_gib).clamp(*min as f64, *max as f64)),
+            _ => None,
+        }
+    }
+}
+
 /// IOPS the user provisions in `min..=max`, at most `max_per_gib` per GiB; `included` come free
 /// (gp3, io1/io2, GCP pd-extreme and Hyperdisk, Azure Premium SSD v2).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -191,12 +191,9 @@ fn not_provisioned(vt: &VolumeType, rule: &IopsRule, size: u64, asked: u64) -> R
     };
     let how = match rule {
         IopsRule::Scaled {
-            per_gib,
-            base,
-            min,
-            max,
+            per_gib, base, max, ..
         } => {
-            let at = (base + per_gib * size as f64).clamp(*min as f64, *max as f64);
+            let at = rule.scaled_at(size as f64).unwrap_or_default();
             if at + 1e-9 >= asked as f64 {
                 return already(at);
             }
@@ -429,13 +426,8 @@ pub fn performance(vt: &VolumeType, r: &Resolved) -> Performance {
 
     match &vt.iops {
         IopsRule::Provisioned(_) => p.baseline_iops = r.iops.map(|i| i as f64),
-        IopsRule::Scaled {
-            per_gib,
-            base,
-            min,
-            max,
-        } => {
-            let b = (base + per_gib * size).clamp(*min as f64, *max as f64);
+        rule @ IopsRule::Scaled { .. } => {
+            let b = rule.scaled_at(size).unwrap_or_default();
             p.baseline_iops = Some(b);
             if let Some(burst) = &vt.burst {
                 let bi = burst.burst_iops as f64;
