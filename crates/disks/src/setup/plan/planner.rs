@@ -96,6 +96,20 @@ impl Planner<'_> {
         self.plan.steps.push(s);
     }
 
+    /// A remount of `target` to the requested flags, with the note that says why (`what`: "M is
+    /// mounted with", "the bind on B has").
+    fn remount(&mut self, what: &str, target: &MountPath, r: live::Remount, bind: bool) {
+        self.plan.notes.push(format!(
+            "{what} other flags than asked for: {}; it is remounted",
+            r.differs.join(", ")
+        ));
+        self.push(Step::Remount {
+            target: target.clone(),
+            options: r.options,
+            bind,
+        });
+    }
+
     pub(super) fn single(
         &mut self,
         d: &Disk,
@@ -209,15 +223,7 @@ impl Planner<'_> {
             ));
         }
         if let Some(r) = c.remount {
-            self.plan.notes.push(format!(
-                "{target} is mounted with other flags than asked for: {}; it is remounted",
-                r.differs.join(", ")
-            ));
-            self.push(Step::Remount {
-                target: target.clone(),
-                options: r.options,
-                bind: false,
-            });
+            self.remount(&format!("{target} is mounted with"), target, r, false);
         }
         Ok(())
     }
@@ -339,15 +345,7 @@ impl Planner<'_> {
                 Some(m) if Some(&m.maj_min) == maj_min.as_ref() && m.root == want_root => {
                     // In place: only its per-mount flags may differ from the request.
                     if let Some(r) = live::compare_bind(&self.cfg.options, m) {
-                        self.plan.notes.push(format!(
-                            "the bind on {dir} has other flags than asked for: {}; it is remounted",
-                            r.differs.join(", ")
-                        ));
-                        self.push(Step::Remount {
-                            target: dir.clone(),
-                            options: r.options,
-                            bind: true,
-                        });
+                        self.remount(&format!("the bind on {dir} has"), &dir, r, true);
                     }
                     continue;
                 }
