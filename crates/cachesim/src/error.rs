@@ -50,6 +50,13 @@ pub enum TraceError {
     UnknownPolicy(String),
     #[error("invalid {what}: {why}")]
     Invalid { what: &'static str, why: String },
+    /// The output names the input file (by device and inode: another spelling, a symlink or a
+    /// hard link to it): writing it would destroy the input.
+    #[error("-o {} is the input file {} (the same file under another name): write the trace somewhere else", .output.display(), .input.display())]
+    SameFile { input: PathBuf, output: PathBuf },
+    /// A signal stopped the import: `output` was not touched.
+    #[error("interrupted by a signal: nothing was written ({} is as it was)", .output.display())]
+    Interrupted { output: PathBuf },
 }
 
 impl From<std::io::Error> for TraceError {

@@ -16,6 +16,10 @@
 //!   job). A command with a timeout runs in its own process group; when the time is up the
 //!   whole group is killed (SIGKILL) and the error says which command, after how long, and
 //!   what it had printed.
+//!
+//! A [`StoppableRunner`] adds a stop flag (set by a signal handler, `setup`'s): the command
+//! running when it is set is stopped with its process group and waited for, and no other
+//! starts, except the clean-up commands marked [`Cmd::even_when_stopped`] (stop.rs).
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
@@ -23,8 +27,12 @@ use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+mod stop;
+pub use stop::{signal_ignored, StoppableRunner};
 
 /// One command line, program first. Arguments are kept as strings: every tool we run takes
 /// UTF-8 paths and options.
@@ -38,6 +46,9 @@ pub struct Cmd {
     /// How long it may run; `None`: the program's [`default_timeout`].
     #[serde(skip)]
     pub timeout: Option<Duration>,
+    /// A clean-up after a stop: a [`StoppableRunner`] runs it even once stopped, to its end.
+    #[serde(skip)]
+    pub even_when_stopped: bool,
 }
 
 impl Cmd {
@@ -47,7 +58,14 @@ impl Cmd {
             args: Vec::new(),
             stdin: None,
             timeout: None,
+            even_when_stopped: false,
         }
+    }
+    /// Marks a clean-up that must run even after a stop ([`StoppableRunner`]): undoing what a
+    /// stopped command left half done.
+    pub fn even_when_stopped(mut self) -> Self {
+        self.even_when_stopped = true;
+        self
     }
     /// Sets how long the command may run before its process group is killed.
     pub fn timeout(mut self, t: Duration) -> Self {
@@ -135,6 +153,20 @@ pub enum CmdError {
         stdout: String,
         stderr: String,
     },
+    /// A signal asked to stop while the command ran: it was stopped with its process group
+    /// (SIGTERM, then SIGKILL after a grace) and waited for.
+    #[error("`{cmd}` was stopped by a signal before it finished (its process group was killed and waited for)")]
+    Stopped { cmd: String },
+    /// A signal asked to stop before the command started: it did not run.
+    #[error("`{cmd}` did not run: a signal asked to stop")]
+    NotStarted { cmd: String },
+}
+
+impl CmdError {
+    /// Whether a stop (a signal) is why the command did not finish or did not run.
+    pub fn is_stop(&self) -> bool {
+        matches!(self, CmdError::Stopped { .. } | CmdError::NotStarted { .. })
+    }
 }
 
 fn fmt_streams(stdout: &str, stderr: &str) -> String {
@@ -176,6 +208,12 @@ pub trait CommandRunner: Send + Sync {
 
     /// Whether the program can be found (on PATH or as an absolute path).
     fn has_program(&self, program: &str) -> bool;
+
+    /// Whether a stop was asked for (a signal, [`StoppableRunner`]): a caller that runs steps
+    /// stops before the next one.
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 /// Where programs are looked up, in order: the system's own directories, never the caller's
@@ -274,25 +312,31 @@ pub struct RealRunner;
 
 impl CommandRunner for RealRunner {
     fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
-        if cmd.program.contains('/') && !cmd.program.starts_with('/') {
-            return Err(CmdError::NotAbsolute {
-                program: cmd.program.clone(),
-            });
-        }
-        let path = which(&cmd.program).ok_or_else(|| CmdError::NotFound {
-            program: cmd.program.clone(),
-            package: package_for(&cmd.program).to_string(),
-        })?;
-        run_bounded(
-            &path,
-            cmd,
-            cmd.timeout.or_else(|| default_timeout(&cmd.program)),
-        )
+        run_resolved(cmd, None)
     }
 
     fn has_program(&self, program: &str) -> bool {
         which(program).is_some()
     }
+}
+
+/// Resolves the program and runs the command ([`run_bounded`]).
+fn run_resolved(cmd: &Cmd, stop: Option<&AtomicBool>) -> Result<Output, CmdError> {
+    if cmd.program.contains('/') && !cmd.program.starts_with('/') {
+        return Err(CmdError::NotAbsolute {
+            program: cmd.program.clone(),
+        });
+    }
+    let path = which(&cmd.program).ok_or_else(|| CmdError::NotFound {
+        program: cmd.program.clone(),
+        package: package_for(&cmd.program).to_string(),
+    })?;
+    run_bounded(
+        &path,
+        cmd,
+        cmd.timeout.or_else(|| default_timeout(&cmd.program)),
+        stop,
+    )
 }
 
 /// Reads a pipe to its end on a thread; the result arrives on the channel.
@@ -307,8 +351,14 @@ fn drain<R: Read + Send + 'static>(mut r: R) -> std::sync::mpsc::Receiver<Vec<u8
 }
 
 /// Runs `path` with `cmd`'s arguments; with a `timeout`, in a process group of its own that is
-/// killed when the time is up.
-fn run_bounded(path: &Path, cmd: &Cmd, timeout: Option<Duration>) -> Result<Output, CmdError> {
+/// killed when the time is up. When `stop` is set while it runs, the command (its group, if it
+/// has one) is stopped and waited for ([`stop::terminate`]).
+fn run_bounded(
+    path: &Path,
+    cmd: &Cmd,
+    timeout: Option<Duration>,
+    stop: Option<&AtomicBool>,
+) -> Result<Output, CmdError> {
     use std::os::unix::process::CommandExt;
     let mut c = Command::new(path);
     c.args(cmd.args.iter().map(OsString::from))
@@ -349,6 +399,12 @@ fn run_bounded(path: &Path, cmd: &Cmd, timeout: Option<Duration>) -> Result<Outp
                     source: e,
                 })
             }
+        }
+        if stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+            stop::terminate(&mut child, timeout.is_some());
+            return Err(CmdError::Stopped {
+                cmd: cmd.to_string(),
+            });
         }
         if timeout.is_some_and(|t| start.elapsed() >= t) {
             // The whole group: a shell's children and a tool's helpers go too.

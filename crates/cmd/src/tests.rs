@@ -1,6 +1,7 @@
 //! Unit tests of `lib.rs`.
 
 use super::*;
+use crate::stop::GRACE;
 
 #[test]
 fn quoting() {
@@ -46,17 +47,7 @@ fn a_command_past_its_timeout_is_killed_with_its_group() {
         .parse()
         .unwrap();
     let _ = std::fs::remove_file(&pidfile);
-    let gone = (0..100).any(|_| {
-        // SAFETY: signal 0 only checks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
-            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .is_ok_and(|s| s.contains(") Z "));
-        if alive {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        !alive
-    });
-    assert!(gone, "the background sleep {pid} outlived the timeout");
+    assert!(gone(pid), "the background sleep {pid} outlived the timeout");
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     let msg = err.to_string();
     assert!(matches!(err, CmdError::Timeout { .. }), "{msg}");
@@ -73,6 +64,73 @@ fn a_command_past_its_timeout_is_killed_with_its_group() {
         )
         .unwrap();
     assert!(ok.success());
+}
+
+/// Whether `pid` is gone (or a zombie nobody reaps), waiting up to 2 s.
+fn gone(pid: libc::pid_t) -> bool {
+    (0..100).any(|_| {
+        // SAFETY: signal 0 only checks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "));
+        if alive {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        !alive
+    })
+}
+
+/// QA: Ctrl-C during `setup` left mkfs (in its own process group) writing to the disk.
+#[test]
+fn a_stop_ends_the_running_command_with_its_group_and_starts_no_other() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let stop = Arc::new(AtomicBool::new(false));
+    let r = StoppableRunner::new(stop.clone());
+    let pidfile = std::env::temp_dir().join(format!("disktier-stop-pid-{}", std::process::id()));
+    let setter = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            stop.store(true, Ordering::SeqCst);
+        })
+    };
+    let t = Instant::now();
+    let err = r
+        .run(
+            &Cmd::new("sh")
+                .args([
+                    "-c",
+                    &format!("sleep 30 & echo $! > {}; wait", pidfile.display()),
+                ])
+                .timeout(Duration::from_secs(60)),
+        )
+        .unwrap_err();
+    setter.join().unwrap();
+    assert!(matches!(err, CmdError::Stopped { .. }), "{err}");
+    assert!(err.is_stop());
+    assert!(
+        t.elapsed() < GRACE + Duration::from_secs(2),
+        "{:?}",
+        t.elapsed()
+    );
+    let pid: libc::pid_t = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _ = std::fs::remove_file(&pidfile);
+    assert!(gone(pid), "the group's sleep {pid} outlived the stop");
+    // Stopped: nothing else starts, but a clean-up does.
+    let err = r.run(&Cmd::new("true")).unwrap_err();
+    assert!(matches!(err, CmdError::NotStarted { .. }), "{err}");
+    assert!(r.stopped());
+    assert!(r.run(&Cmd::new("true").even_when_stopped()).is_ok());
+}
+
+#[test]
+fn a_default_signal_is_not_ignored() {
+    assert!(!signal_ignored(libc::SIGUSR2));
 }
 
 #[test]

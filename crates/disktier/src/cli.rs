@@ -77,6 +77,7 @@ pub enum Command {
 /// argument holds control characters (an escape sequence), the error is printed unstyled, which
 /// leaves them out (clap's plain rendering strips them).
 pub fn parse() -> Cli {
+    use std::io::Write;
     Cli::try_parse().unwrap_or_else(|e| {
         let hostile = std::env::args_os().any(|a| {
             a.as_encoded_bytes()
@@ -84,16 +85,43 @@ pub fn parse() -> Cli {
                 .any(|b| b.is_ascii_control() && *b != b'\n')
         });
         if hostile && e.use_stderr() {
-            eprint!("{}", crate::text::printable(&e.render().to_string(), true));
+            let text = crate::text::printable(&e.render().to_string(), true);
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
             std::process::exit(e.exit_code());
         }
-        e.exit()
+        // `--help` and `--version` go to stdout: one that cannot take them is an error, as
+        // for every command's output (`out`); a reader that went away is not.
+        if let Err(io) = e.print().and_then(|()| std::io::stdout().flush()) {
+            if !e.use_stderr() && io.kind() != std::io::ErrorKind::BrokenPipe {
+                errln!(
+                    "error: cannot write the output: {}",
+                    crate::out::os_message(&io)
+                );
+                std::process::exit(2);
+            }
+        }
+        std::process::exit(e.exit_code())
     })
 }
 
-/// The clap command tree, for completions and man pages.
+/// The clap command tree, for man pages (they leave hidden subcommands out).
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
+}
+
+/// The command tree for shell completions: [`command`] without its hidden subcommands (the
+/// internal `__aggressor`), which clap_complete would offer (QA). clap cannot remove a
+/// subcommand, so the root is built again from the tree's parts.
+pub fn completion_command() -> clap::Command {
+    let full = command();
+    let mut c = clap::Command::new("disktier")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(full.get_about().cloned().unwrap_or_default())
+        .subcommand_required(true);
+    for a in full.get_arguments() {
+        c = c.arg(a.clone());
+    }
+    c.subcommands(full.get_subcommands().filter(|s| !s.is_hide_set()).cloned())
 }
 
 /// Whether the command's runs have a Prometheus exposition (`--format prometheus`,
@@ -150,7 +178,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Fleet(a) => cmd::fleet::run(&ctx, a),
         Command::Trace(a) => cmd::trace::run(&ctx, a),
         Command::Simulate(a) => cmd::simulate::run(&ctx, a),
-        Command::Completions(a) => cmd::meta::completions(&ctx, a, command()),
+        Command::Completions(a) => cmd::meta::completions(&ctx, a, completion_command()),
         Command::Man(a) => cmd::meta::man(&ctx, a, command()),
     }
 }
@@ -160,5 +188,20 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         super::command().debug_assert();
+        super::completion_command().debug_assert();
+    }
+
+    #[test]
+    fn completions_leave_hidden_subcommands_out() {
+        let names = |c: &clap::Command| -> Vec<String> {
+            c.get_subcommands()
+                .map(|s| s.get_name().to_string())
+                .collect()
+        };
+        let full = names(&super::command());
+        let shown = names(&super::completion_command());
+        assert!(full.iter().any(|n| n == "__aggressor"));
+        assert!(!shown.iter().any(|n| n == "__aggressor"));
+        assert_eq!(shown.len() + 1, full.len(), "{shown:?}");
     }
 }

@@ -1,6 +1,10 @@
 //! disktier: which disk should this data live on, is it fast enough, what does it cost, and can
 //! it be set up safely? `main` only parses, dispatches and maps the outcome to an exit code.
 
+// First: its `outln!`/`errln!` macros are used by the modules below.
+#[macro_use]
+mod out;
+
 mod app;
 mod cli;
 mod cmd;
@@ -13,10 +17,23 @@ mod text;
 use std::process::ExitCode;
 
 /// Exit codes (documented in the man page): 0 ok, 1 a verdict failed, 2 usage or runtime error.
+/// A reader of stdout that went away changes none of them (`out`): a failed check piped into
+/// `head` still exits 1.
 fn main() -> ExitCode {
-    exit_quietly_on_broken_pipe();
+    quiet_print_panics();
     let cli = cli::parse();
-    match cli::dispatch(cli) {
+    let outcome =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cli::dispatch(cli))) {
+            Ok(r) => r,
+            // A `print!` that failed in a command not yet writing through `out` (the panic unwound
+            // through the command's cleanup guards): the same exit as `out` gives.
+            Err(payload) => match out::from_print_panic(&*payload) {
+                Some(Ok(())) => Ok(cmd::Outcome::Pass),
+                Some(Err(msg)) => Err(anyhow::anyhow!(msg)),
+                None => std::panic::resume_unwind(payload),
+            },
+        };
+    match outcome {
         Ok(cmd::Outcome::Pass) => {
             termination::write_from_env(Ok(true));
             ExitCode::from(0)
@@ -26,41 +43,25 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
         Err(err) => {
-            if is_broken_pipe(&err) {
-                return ExitCode::from(0);
-            }
             // Errors quote what the user gave: escape sequences and other control characters
-            // in it are shown, not played on the terminal (or in the termination log).
-            let msg = text::printable(&format!("{err:#}"), true);
+            // in it are shown, not played on the terminal (or in the termination log), and a
+            // huge argument is not echoed whole.
+            let msg = text::shorten_words(&text::printable(&format!("{err:#}"), true));
             termination::write_from_env(Err(&msg));
-            eprintln!("error: {msg}");
+            errln!("error: {msg}");
             ExitCode::from(2)
         }
     }
 }
 
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            || e.downcast_ref::<serde_json::Error>()
-                .is_some_and(|j| j.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
-    })
-}
-
-/// `disktier ... | head` closes stdout early: `println!` then panics with "Broken pipe". A reader
-/// that stopped reading is not an error (STYLE.md: a broken pipe is success), so exit 0 quietly.
-fn exit_quietly_on_broken_pipe() {
+/// A failed `print!` on the main thread is turned into an exit code by `main` (above), so its
+/// panic message and backtrace are not shown; every other panic is reported as usual.
+fn quiet_print_panics() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let msg = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("");
-        if msg.contains("Broken pipe") {
-            std::process::exit(0);
+        let main_thread = std::thread::current().name() == Some("main");
+        if main_thread && out::is_print_panic(info.payload()) {
+            return;
         }
         default(info);
     }));

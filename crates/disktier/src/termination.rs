@@ -50,7 +50,7 @@ pub fn write_from_env(outcome: Result<bool, &str>) {
         return;
     }
     if let Err(e) = std::fs::write(Path::new(&path), line(outcome)) {
-        eprintln!(
+        errln!(
             "note: could not write the verdict to {} ({ENV}): {e}",
             Path::new(&path).display()
         );

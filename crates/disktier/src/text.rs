@@ -14,9 +14,52 @@ pub fn printable(s: &str, keep_newlines: bool) -> String {
     o
 }
 
+/// Longer than this, a word of an error message is cut: a 100 kB argument echoed whole buries
+/// the message (QA); no path the kernel takes is this long (PATH_MAX is 4096 bytes, but a real
+/// one is rarely past a few hundred).
+pub const LONGEST_WORD: usize = 1024;
+
+/// `s` with every run of non-space characters longer than [`LONGEST_WORD`] cut to its first 64
+/// characters and "... (N bytes)", as `price` and `plan` quote what they were given.
+pub fn shorten_words(s: &str) -> String {
+    let mut out = String::with_capacity(s.len().min(64 * 1024));
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if word.len() > LONGEST_WORD {
+            out.extend(word.chars().take(64));
+            out.push_str(&format!("... ({} bytes)", word.len()));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in s.chars() {
+        if c.is_whitespace() {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::printable;
+    use super::{printable, shorten_words};
+
+    #[test]
+    fn a_huge_word_is_cut_and_the_rest_kept() {
+        let huge = "x".repeat(100_000);
+        let msg = format!("error: '{huge}' is not a size\nnext line");
+        let short = shorten_words(&msg);
+        assert!(short.len() < 200, "{}", short.len());
+        assert!(short.starts_with(&format!("error: '{}... (100002 bytes)", "x".repeat(63))));
+        assert!(short.ends_with(" is not a size\nnext line"), "{short}");
+        let normal = "error: /var/lib/etcd does not exist";
+        assert_eq!(shorten_words(normal), normal);
+    }
 
     #[test]
     fn control_characters_are_escaped_and_newlines_kept_when_asked() {

@@ -119,7 +119,9 @@ fn rbac_is_least_privilege_yaml() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
-    let cases: [(&[&str], &str); 6] = [
+    let long_node = "n".repeat(60);
+    let long_id = "a".repeat(40);
+    let cases: [(&[&str], &str); 15] = [
         (
             &["--nodes", "a", "--", "check", "etcd", "relative"],
             "names no absolute path",
@@ -151,6 +153,58 @@ fn bad_input_is_one_line_and_exit_2() {
                 "/x",
             ],
             "--namespace",
+        ),
+        // QA: accepted, and a read-write mount of the node's root filesystem.
+        (
+            &["--nodes", "a", "--", "check", "etcd", "/proc/1/root"],
+            "under /proc or /sys",
+        ),
+        (
+            &["--nodes", "a", "--", "check", "etcd", "/sys/kernel"],
+            "under /proc or /sys",
+        ),
+        (
+            &["--nodes", "a", "--", "bench", "/dev/shm"],
+            "only block devices",
+        ),
+        (
+            &["--nodes", "a", "--", "bench", "/dev/pts/0"],
+            "only block devices",
+        ),
+        // QA: a 0 TTL lost a finished node's result.
+        (
+            &["--nodes", "a", "--ttl", "0", "--", "check", "etcd", "/x"],
+            "at least 60s",
+        ),
+        (
+            &["--nodes", "a", "--ttl", "59s", "--", "check", "etcd", "/x"],
+            "--ttl",
+        ),
+        // QA: panicked at manifest.rs:141 (usize underflow).
+        (
+            &[
+                "--nodes", &long_node, "--run-id", &long_id, "--", "check", "etcd", "/x",
+            ],
+            "--run-id",
+        ),
+        (
+            &[
+                "--nodes",
+                "a",
+                "--run-id",
+                &"b".repeat(64),
+                "--",
+                "check",
+                "etcd",
+                "/x",
+            ],
+            "--run-id",
+        ),
+        (
+            &[
+                "--nodes", "a", "--run-id", "Bad_Id", "--", "check", "etcd", "/x",
+            ],
+            "--run-id",
         ),
     ];
     for (args, want) in cases {
@@ -190,4 +244,86 @@ fn without_a_cluster_the_error_says_how_to_configure_one() {
         ])
         .stderr_of_exit(2);
     assert!(err.contains("set KUBECONFIG, pass --kubeconfig"), "{err}");
+}
+
+/// QA: `--dry-run --nodes vm,vm` printed the same Job twice (the run measures `vm` once), and
+/// `qa.dot` and `qa-dot` got one Job name (the run failed one with AlreadyExists).
+#[test]
+fn dry_run_has_one_job_per_node_and_a_name_of_its_own() {
+    let y = dry_run_yaml(
+        &["--nodes", "vm,vm,qa.dot,qa-dot"],
+        &["check", "etcd", "/var/lib/etcd"],
+    );
+    assert_eq!(y.matches("kind: Job").count(), 3, "{y}");
+    let mut names: Vec<&str> = y
+        .lines()
+        .filter_map(|l| l.strip_prefix("  name: "))
+        .collect();
+    assert_eq!(names.len(), 3, "{y}");
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), 3, "two Jobs share a name: {y}");
+}
+
+/// QA: a refused connection read `ServiceError: client error (Connect)`, naming neither the
+/// server nor the refusal.
+#[test]
+fn an_unreachable_server_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = unreachable_kubeconfig(dir.path());
+    let run = ["fleet", "run", "--nodes", "a", "--", "check", "etcd", "/x"];
+    let dry_all = [
+        "fleet",
+        "run",
+        "--dry-run",
+        "--all-nodes",
+        "--",
+        "check",
+        "etcd",
+        "/x",
+    ];
+    let clean = ["fleet", "clean"];
+    for args in [&run[..], &dry_all[..], &clean[..]] {
+        let err = disktier()
+            .env("KUBECONFIG", &kc)
+            .args(args)
+            .stderr_of_exit(2);
+        assert!(
+            err.contains("cannot reach the Kubernetes API server at https://127.0.0.1:1"),
+            "{args:?}: {err}"
+        );
+        assert!(err.to_lowercase().contains("connection refused"), "{err}");
+    }
+}
+
+/// QA: `--kubeconfig /etc/passwd` printed the file's first line; a kubeconfig whose YAML
+/// breaks beside a `token:` would print the token.
+#[test]
+fn a_broken_kubeconfig_is_named_and_never_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("kubeconfig");
+    std::fs::write(
+        &broken,
+        "apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: s3cr3t-t0ken\n    client-key-data: [unclosed\n",
+    )
+    .unwrap();
+    let passwd = dir.path().join("passwd");
+    std::fs::write(&passwd, "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    for file in [&broken, &passwd] {
+        for how in ["--kubeconfig", "KUBECONFIG"] {
+            let mut cmd = disktier();
+            cmd.args(["fleet", "clean"]);
+            if how == "KUBECONFIG" {
+                cmd.env("KUBECONFIG", file)
+                    .env_remove("KUBERNETES_SERVICE_HOST");
+            } else {
+                cmd.arg("--kubeconfig").arg(file);
+            }
+            let err = cmd.stderr_of_exit(2);
+            assert!(!err.contains("s3cr3t"), "{how}: {err}");
+            assert!(!err.contains("root:x"), "{how}: {err}");
+            assert!(err.contains(file.to_str().unwrap()), "{how}: {err}");
+            assert!(err.contains("not a kubeconfig"), "{how}: {err}");
+        }
+    }
 }

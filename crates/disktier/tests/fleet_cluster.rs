@@ -258,6 +258,26 @@ impl Running {
         std::io::Read::read_to_string(&mut self.err, &mut rest).unwrap();
         (self.child.wait().unwrap().code(), rest)
     }
+
+    /// Waits for the run to end: its exit code, the rest of stderr and all of stdout.
+    fn finish(mut self) -> (Option<i32>, String, String) {
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.err, &mut rest).unwrap();
+        let mut out = String::new();
+        let mut stdout = self.child.stdout.take().unwrap();
+        std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
+        (self.child.wait().unwrap().code(), rest, out)
+    }
+
+    /// Closes the read end of the run's stderr (as `2>&1 | head` does once head has its
+    /// lines) and waits for the run to end: its exit code and stdout.
+    fn close_stderr_and_wait(mut self) -> (Option<i32>, String) {
+        drop(self.err);
+        let mut out = String::new();
+        let mut stdout = self.child.stdout.take().unwrap();
+        std::io::Read::read_to_string(&mut stdout, &mut out).unwrap();
+        (self.child.wait().unwrap().code(), out)
+    }
 }
 
 /// A label pair as [`FakeNodeSpec::labels`] holds it.
@@ -526,6 +546,147 @@ fn ctrl_c_midway_leaves_nothing_behind() {
 #[test]
 fn sigterm_midway_leaves_nothing_behind() {
     interrupted_midway(libc::SIGTERM, "SIGTERM");
+}
+
+/// QA: SIGHUP (an ssh session that drops) ended the run at once with 129, leaving its Job
+/// and Pod behind.
+#[test]
+fn sighup_midway_leaves_nothing_behind() {
+    interrupted_midway(libc::SIGHUP, "SIGHUP");
+}
+
+#[test]
+fn sigquit_midway_leaves_nothing_behind() {
+    interrupted_midway(libc::SIGQUIT, "SIGQUIT");
+}
+
+/// QA: `fleet run ... 2>&1 | head -n 2` ended with exit 0 at the first progress line after
+/// head left (the line's `eprintln!` panicked): nothing saved, Jobs and Pods left behind.
+#[test]
+fn a_closed_stderr_neither_ends_the_run_nor_leaves_anything_behind() {
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-pipe");
+    let fake = f.fake_node();
+    let mut args = vec!["--format", "json"];
+    args.extend(run_args(&ns, &["--nodes", &fake.name], "4s", CHECK_ETCD));
+    let run = f.spawn_until(&args, ": pending");
+    let (code, out) = run.close_stderr_and_wait();
+    assert_eq!(code, Some(2), "{out}");
+    let json: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let reason = json["nodes"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("deadline exceeded"), "{reason}");
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
+}
+
+/// `kubectl taint node NODE TAINT`.
+fn taint(c: &Cluster, node: &str, taint: &str) {
+    c.kubectl_ok(&["taint", "node", node, taint]);
+}
+
+/// QA: a node tainted NoExecute was measured; the taint manager evicted each pod and the Job
+/// controller made a new one at once, about ten a second until the deadline.
+#[test]
+fn a_no_execute_taint_skips_the_node_unless_tolerated() {
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-taint");
+    let fake = f.fake_node();
+    taint(&f.c, &fake.name, "disktier.test/qa=x:NoExecute");
+    let r = f.run_on(&fake.name, &ns, "3s", CHECK_ETCD);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let n = &r.json["nodes"][0];
+    assert_eq!(n["status"], "skipped", "{n}");
+    let reason = n["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("disktier.test/qa=x:NoExecute") && reason.contains("--tolerate-all"),
+        "{reason}"
+    );
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
+    // Tolerated: measured (its pod never starts on a node with no kubelet: the deadline).
+    let tolerate = ["--nodes", &fake.name, "--tolerate-all"];
+    let r = f.run(&run_args(&ns, &tolerate, "3s", CHECK_ETCD));
+    let reason = r.json["nodes"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("deadline exceeded"), "{reason}");
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
+}
+
+/// A NoExecute taint that appears while the node's pod waits: the eviction is reported in
+/// seconds with the taint, not at the 300 s deadline, and the Job is deleted at once.
+#[test]
+fn a_no_execute_taint_midway_is_an_eviction_reported_in_seconds() {
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-evict");
+    let fake = f.fake_node();
+    let mut args = vec!["--format", "json"];
+    args.extend(run_args(&ns, &["--nodes", &fake.name], "300s", CHECK_ETCD));
+    let run = f.spawn_until(&args, ": pending");
+    let t0 = Instant::now();
+    taint(&f.c, &fake.name, "disktier.test/qa=x:NoExecute");
+    let (code, rest, out) = run.finish();
+    assert_eq!(code, Some(2), "{rest}{out}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        t0.elapsed()
+    );
+    let json: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let reason = json["nodes"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("evicted by the taint manager"), "{reason}");
+    assert!(reason.contains("disktier.test/qa=x:NoExecute"), "{reason}");
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
+}
+
+/// QA: a node path that does not exist waited the whole --timeout in ContainerCreating,
+/// though the kubelet said why (FailedMount) within a second.
+#[test]
+fn a_missing_node_path_is_a_failed_mount_reported_in_seconds() {
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-mount");
+    let node = f.c.node();
+    let dir = node_dir();
+    let missing = dir.path().join("typo");
+    let missing = missing.to_str().unwrap();
+    let r = f.run_on(&node, &ns, "300s", &["check", "etcd", missing]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let reason = r.json["nodes"][0]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("FailedMount"), "{reason}");
+    assert!(reason.contains(missing), "{reason}");
+    assert!(r.seconds < 60.0, "took {:.1} s", r.seconds);
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
+    assert!(!Path::new(missing).exists(), "the mount created the path");
+}
+
+/// QA: `qa.dot` and `qa-dot` got one Job name: with --parallel 2 the second node failed with
+/// AlreadyExists.
+#[test]
+fn nodes_whose_names_differ_only_in_dot_and_dash_are_both_measured() {
+    let Some(f) = Fleet::new() else { return };
+    let ns = f.c.namespace("fleet-dots");
+    let base = kube::unique_name("fleet-fake");
+    let group = kube::unique_name("grp");
+    // In the order the run sorts them: `-` before `.`.
+    let nodes: Vec<FakeNode> = [format!("{base}-dot"), format!("{base}.dot")]
+        .iter()
+        .map(|name| {
+            let mut spec = FakeNodeSpec::new(name);
+            spec.labels = vec![label("disktier.test/group", &group)];
+            f.c.add_fake_node(&spec)
+        })
+        .collect();
+    let selector = format!("disktier.test/group={group}");
+    let both = ["--selector", &selector, "--parallel", "2"];
+    let r = f.run(&run_args(&ns, &both, "3s", CHECK_ETCD));
+    let got = r.json["nodes"].as_array().unwrap();
+    assert_eq!(got.len(), 2, "{}", r.json);
+    for (n, fake) in got.iter().zip(&nodes) {
+        assert_eq!(n["node"], fake.name.as_str());
+        let reason = n["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("deadline exceeded"),
+            "{}: {reason}",
+            fake.name
+        );
+    }
+    assert_eq!(f.ours(&ns), Vec::<String>::new());
 }
 
 #[test]

@@ -502,6 +502,14 @@ fn a_non_root_journal_lives_in_a_private_dir_and_a_planted_tmp_dir_is_refused() 
     let md = std::fs::metadata(&dir).unwrap();
     assert_eq!(md.uid(), 65534);
     assert_eq!(md.permissions().mode() & 0o777, 0o700);
+    // A relative XDG_RUNTIME_DIR is invalid (XDG Base Directory spec) and ignored: the home's
+    // directory again, not one below wherever the command ran.
+    let out = as_nobody(&[
+        ("HOME", home.path()),
+        ("XDG_RUNTIME_DIR", Path::new("rel-run")),
+    ]);
+    stdout_ok(&out);
+    assert!(!Path::new("rel-run").exists());
     // Without one, /tmp/disktier-65534; another user planted it first: refused, not used.
     let planted = Path::new("/tmp/disktier-65534");
     if planted.exists() {

@@ -90,6 +90,9 @@ fn job_file_runs_groups_like_fio() {
         start(0),
         dur(0)
     );
+    // Regression (QA): the run's duration added up jobs that ran at the same time; it is
+    // summed over the run sets, each its longest job.
+    assert_eq!(f64_of(&v["duration_s"]), dur(0).max(dur(1)) + dur(2));
     // Group 0 is the sum of its jobs (counts add, latencies merge).
     let g0 = &groups[0]["results"];
     assert_eq!(
@@ -133,6 +136,15 @@ fn job_file_runs_groups_like_fio() {
     );
     let fgroups = f["groups"].as_array().unwrap();
     assert_eq!(fgroups.len(), 2);
+    // fio's JSON has no start times: each group counts as its longest entry.
+    let longest = |g: u64| {
+        fjobs
+            .iter()
+            .filter(|j| j["group"] == g)
+            .map(|j| f64_of(&j["duration_s"]))
+            .fold(0.0, f64::max)
+    };
+    assert_eq!(f64_of(&f["duration_s"]), longest(0) + longest(1));
     assert_eq!(names(&fgroups[0]["jobs"]), ["reader", "writer"]);
     assert_eq!(names(&fgroups[1]["jobs"]), ["after"]);
     assert!(

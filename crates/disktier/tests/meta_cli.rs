@@ -134,3 +134,45 @@ fn the_termination_log_gets_the_short_verdict_or_the_error() {
         c => panic!("{c:?}: {}", String::from_utf8_lossy(&out.stderr)),
     }
 }
+
+/// QA: bash, fish and zsh completions offered the internal `__aggressor` subcommand (hidden
+/// from help and man) with its options.
+#[test]
+fn completions_leave_out_the_internal_aggressor() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = disktier().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains("aggressor__"), "{shell}");
+        assert!(!text.contains("__aggressor"), "{shell}");
+        assert!(text.contains("interfere"), "{shell}");
+    }
+}
+
+/// QA: `man -l disktier-interfere.1` warned "cannot adjust line": clap's one-word
+/// `[default: none,ionice-idle,...]` was longer than a terminal's line.
+#[test]
+fn man_pages_render_at_80_columns_without_warnings() {
+    if !disktier_testkit::require(disktier_testkit::have("groff"), "groff") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    disktier()
+        .args(["man", "--out-dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        let out = std::process::Command::new("groff")
+            .args(["-man", "-Tutf8", "-rLL=80n", "-ww", "-z"])
+            .arg(e.path())
+            .output()
+            .unwrap();
+        let warnings = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            warnings.trim().is_empty(),
+            "{}: {warnings}",
+            e.path().display()
+        );
+    }
+}

@@ -472,6 +472,51 @@ fn alerts_and_dashboard_query_exported_metrics() {
     }
 }
 
+/// Regression (QA): the textfile took its mode from the umask, so after a run under `umask 077`
+/// (a root cron job's) node_exporter, running as another user, could no longer read the file it
+/// had read before; and a symlink at the file's name is replaced, not written through.
+#[test]
+fn the_textfile_is_0644_whatever_the_umask_and_replaces_a_symlink() {
+    use std::os::unix::fs::PermissionsExt;
+    let (d, db) = tmp();
+    let target = d.path().join("t");
+    let prom = d.path().join("textfile");
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::create_dir_all(&prom).unwrap();
+    let victim = d.path().join("victim.txt");
+    std::fs::write(&victim, "victim content").unwrap();
+    let file = prom.join("disktier_bench.prom");
+    std::os::unix::fs::symlink(&victim, &file).unwrap();
+    let out = std::process::Command::new("sh")
+        .args(["-c", "umask 077; exec \"$@\"", "sh"])
+        .arg(env!("CARGO_BIN_EXE_disktier"))
+        .env("DISKTIER_DB", &db)
+        .args(["--no-save", "--quiet", "bench"])
+        .arg(&target)
+        .args(["--rw", "write", "--size", "4m", "--runtime", "1s"])
+        .arg("--textfile-dir")
+        .arg(&prom)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::symlink_metadata(&file).unwrap();
+    assert!(md.file_type().is_file(), "still a symlink");
+    assert_eq!(md.permissions().mode() & 0o777, 0o644);
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("disktier_run_duration_seconds"));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim content");
+    assert_eq!(
+        std::fs::read_dir(&prom).unwrap().count(),
+        1,
+        "temp files left"
+    );
+}
+
 /// Ctrl-C during a run: the partial exposition may be printed, but the textfile the collector
 /// serves keeps the last complete run (here: none), and no temporary file is left.
 #[test]

@@ -156,3 +156,132 @@ fn bench_repeat_has_no_verdict_but_an_aggregate() {
         .assert()
         .code(2);
 }
+
+/// `disktier` with `args` (store `db`), stopped with SIGINT after `after`.
+fn interrupted(db: &Path, args: &[&str], after_ms: u64) -> std::process::Output {
+    disktier_testkit::cli::interrupted_after(
+        std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
+            .env("DISKTIER_DB", db)
+            .env_remove("XDG_DATA_HOME")
+            .args(args),
+        std::time::Duration::from_millis(after_ms),
+    )
+}
+
+/// QA: `check etcd --repeat 3` stopped 2 s into its first run printed "verdict PASS: 1 of 1
+/// runs passed" (aggregate verdict pass, runs 1). The run a signal stopped is saved, marked, but
+/// not counted; the summary says the repeat was interrupted; exit 2.
+#[test]
+fn a_repetition_a_signal_stopped_is_not_counted() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("etcd");
+    std::fs::create_dir(&dir).unwrap();
+    let dir_s = dir.display().to_string();
+    let args = [
+        "check",
+        "etcd",
+        &dir_s,
+        "--quick",
+        "--repeat",
+        "3",
+        "--time-based",
+        "--runtime",
+        "20s",
+    ];
+    let db = d.path().join("text.db");
+    let out = interrupted(&db, &args, 2000);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        !text.contains("PASS") && !text.contains("verdict "),
+        "{text}"
+    );
+    assert!(
+        text.contains("INTERRUPTED (partial, not counted)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("INTERRUPTED: a signal stopped run 1 of 3; it is not counted, and the aggregate is over the 0 run(s) that completed"),
+        "{text}"
+    );
+    assert!(
+        err.contains("interrupted by a signal during run 1 of 3"),
+        "{err}"
+    );
+    let mut json_args = vec!["--format", "json"];
+    json_args.extend(args);
+    let out = interrupted(&d.path().join("json.db"), &json_args, 2000);
+    assert_eq!(out.status.code(), Some(2));
+    let v = json(&out);
+    assert_eq!(v["interrupted"], true, "{v:#}");
+    assert_eq!(v["aggregate"]["runs"], 0, "{v:#}");
+    assert_eq!(v["aggregate"]["passed"], serde_json::Value::Null, "{v:#}");
+    assert_ne!(v["aggregate"]["verdict"], "pass", "{v:#}");
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{v:#}");
+    assert_eq!(runs[0]["interrupted"], true);
+    assert!(runs[0]["id"].is_string(), "the partial run is saved: {v:#}");
+}
+
+/// QA: Ctrl-C during the layout stored a run of zeros. A run stopped before one I/O completed
+/// (here: inside a 30 s ramp, whose I/O is not counted) is neither printed nor saved.
+#[test]
+fn a_run_stopped_before_any_io_completed_is_not_saved() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let db = d.path().join("results.db");
+    let dir_s = dir.display().to_string();
+    for (what, args) in [
+        (
+            "bench",
+            vec![
+                "--format",
+                "json",
+                "bench",
+                &dir_s,
+                "--rw",
+                "write",
+                "--size",
+                "4m",
+                "--time-based",
+                "--runtime",
+                "5s",
+                "--ramp-time",
+                "30s",
+            ],
+        ),
+        (
+            "check --repeat",
+            vec![
+                "check",
+                "etcd",
+                &dir_s,
+                "--quick",
+                "--repeat",
+                "2",
+                "--time-based",
+                "--runtime",
+                "5s",
+                "--ramp-time",
+                "30s",
+            ],
+        ),
+    ] {
+        let out = interrupted(&db, &args, 1000);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        if what == "bench" {
+            assert!(
+                err.contains("interrupted by a signal before any I/O completed on")
+                    && err.contains("nothing was measured, so nothing is saved"),
+                "{what}: {err}"
+            );
+            assert!(out.stdout.is_empty(), "{what}: a document was printed");
+        } else {
+            assert!(err.contains("during run 1 of 2"), "{what}: {err}");
+        }
+        assert!(!db.exists(), "{what}: a run was saved: {err}");
+    }
+}

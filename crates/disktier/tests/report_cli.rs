@@ -254,3 +254,52 @@ fn report_of_an_empty_store_says_what_to_run() {
         .code(2)
         .stderr(predicate::str::contains("disktier assess"));
 }
+
+#[test]
+fn report_replaces_only_a_report() {
+    // Found by QA: `report -o` naming the result store replaced every stored run with HTML.
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
+    let id = s
+        .save(&NewRun {
+            kind: "bench",
+            group_id: None,
+            doc: &fixture("read-iops"),
+        })
+        .unwrap();
+    drop(s);
+    let store_before = std::fs::read(&db).unwrap();
+    let config = d.path().join("fstab");
+    std::fs::write(&config, "/dev/vdb /data xfs defaults 0 0\n").unwrap();
+    for victim in [&db, &config] {
+        dt(&db)
+            .args(["report", "-o"])
+            .arg(victim)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("is not a disktier report"));
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), store_before);
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "/dev/vdb /data xfs defaults 0 0\n"
+    );
+    // The store still reads, and a report it wrote is replaced on the next run.
+    dt(&db).args(["show", &id]).assert().success();
+    let page = d.path().join("r.html");
+    for _ in 0..2 {
+        dt(&db).args(["report", "-o"]).arg(&page).assert().success();
+    }
+    // An empty file holds nothing to lose.
+    let empty = d.path().join("empty.html");
+    std::fs::write(&empty, "").unwrap();
+    dt(&db)
+        .args(["report", "-o"])
+        .arg(&empty)
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&empty)
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+}

@@ -556,6 +556,24 @@ fn job_file_and_import_jobs_runs_show_list_and_refuse_comparison() {
     let text = stdout_ok(&dt(&db).arg("history").output().unwrap());
     let line = text.lines().find(|l| l.starts_with(&jobfile)).unwrap();
     assert!(!line.ends_with('-'), "{line}");
+
+    // report: named, with its jobs and `show`, never an empty "1 run on 0 targets" page.
+    let html = d.path().join("jobs.html");
+    let out = dt(&db)
+        .args(["report", &jobfile, "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    stdout_ok(&out);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("(jobs reader, writer): a job file's run is not drawn"),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!("<code>disktier show {jobfile}</code>")),
+        "{page}"
+    );
     // A row saved before the listing read job files has no figures: read from the document.
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute(
@@ -566,4 +584,194 @@ fn job_file_and_import_jobs_runs_show_list_and_refuse_comparison() {
     .unwrap();
     drop(conn);
     check(&listed(&db));
+}
+
+/// Regression (QA): an interrupted run (Ctrl-C) was listed and compared like a complete one;
+/// only `show` said "INTERRUPTED". `history` marks it (text and JSON), `compare` notes it.
+#[test]
+fn an_interrupted_run_is_marked_in_history_and_compare() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let mut cut = fixture("quick-etcd");
+    cut["interrupted"] = true.into();
+    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
+    let save = |s: &mut Store, doc: &serde_json::Value| {
+        s.save(&NewRun {
+            kind: "check",
+            group_id: None,
+            doc,
+        })
+        .unwrap()
+    };
+    let a = save(&mut s, &cut);
+    let b = save(&mut s, &fixture("quick-etcd"));
+    drop(s);
+    let text = stdout_ok(&dt(&db).arg("history").output().unwrap());
+    let line = |id: &str| {
+        text.lines()
+            .find(|l| l.starts_with(id))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line(&a).contains(" check (interrupted) "), "{text}");
+    assert!(!line(&b).contains("interrupted"), "{text}");
+    let out = dt(&db)
+        .args(["history", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout_ok(&out)).unwrap();
+    let flag = |id: &str| {
+        v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()["interrupted"]
+            .clone()
+    };
+    assert_eq!((flag(&a), flag(&b)), (true.into(), false.into()));
+    let text = stdout_ok(&dt(&db).args(["compare", &a, &b]).output().unwrap());
+    assert!(text.contains("(etcd, quick, INTERRUPTED)"), "{text}");
+    assert!(
+        text.contains("note: A was interrupted (Ctrl-C or a signal): its figures are partial"),
+        "{text}"
+    );
+}
+
+/// Regression (QA): an imported fio run beside a quick bench was counted as a "full" run.
+#[test]
+fn compare_calls_an_import_imported() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
+    let mut ids = Vec::new();
+    for (kind, name) in [("bench", "quick-etcd"), ("import", "ocp-recipe-ebs")] {
+        ids.push(
+            s.save(&NewRun {
+                kind,
+                group_id: None,
+                doc: &fixture(name),
+            })
+            .unwrap(),
+        );
+    }
+    drop(s);
+    let text = stdout_ok(
+        &dt(&db)
+            .args(["compare", &ids[0], &ids[1]])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        text.contains("note: quick and imported runs are mixed (A quick; B imported)"),
+        "{text}"
+    );
+    assert!(!text.contains("full"), "{text}");
+}
+
+/// Regression (QA, on PostgreSQL): a row whose stored JSON does not parse stopped `report`,
+/// the default one (newest 10 runs) included. It is left out with a warning naming it.
+#[test]
+fn a_damaged_postgres_row_is_left_out_of_the_report() {
+    if !disktier_testkit::require(
+        std::env::var("DISKTIER_TEST_PG").is_ok(),
+        "a PostgreSQL server in DISKTIER_TEST_PG (scripts/test.sh starts one)",
+    ) {
+        return;
+    }
+    let base = std::env::var("DISKTIER_TEST_PG").unwrap();
+    let schema = format!("cli_{}", disktier_store::new_id().replace('-', "_"));
+    let mut c = postgres::Client::connect(&base, postgres::NoTls).unwrap();
+    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+    let sep = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    let ids = save_checks(&url, &["ocp-recipe-ephemeral", "ocp-recipe-ebs"]);
+    c.execute(
+        &format!("UPDATE {schema}.runs SET doc = '{{not json' WHERE id = $1"),
+        &[&ids[0]],
+    )
+    .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let html = d.path().join("pg.html");
+    let out = disktier()
+        .env("DISKTIER_DB", &url)
+        .args(["report", "--last", "100", "-o"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    let text = stdout_ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&ids[0]) && err.contains("left out of the report"),
+        "{err}"
+    );
+    assert!(
+        text.contains(&format!("(1 runs; 1 left out: {})", ids[0])),
+        "{text}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains(&format!("{}</span>: left out", ids[0])),
+        "{page}"
+    );
+    assert!(
+        page.contains("/var/lib/misc/_benchmark_fio"),
+        "the other run is drawn"
+    );
+}
+
+/// Regression (QA): a run on a target whose name is not UTF-8 is stored with U+FFFD in its
+/// place, but `history --target` with that path was refused by the argument parser ("invalid
+/// UTF-8"), so the run could not be found by its path.
+#[test]
+fn a_non_utf8_target_is_found_by_its_path() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempfile::tempdir().unwrap();
+    let raw = std::ffi::OsStr::from_bytes(b"bad\xff\xfe");
+    let dir = d.path().join(raw);
+    std::fs::create_dir(&dir).unwrap();
+    let canonical = std::fs::canonicalize(&dir).unwrap();
+    let mut doc = fixture("quick-etcd");
+    doc["target"]["path"] = canonical.to_string_lossy().into_owned().into();
+    let db = d.path().join("results.db");
+    let id = Store::open(Some(db.to_str().unwrap()))
+        .unwrap()
+        .save(&NewRun {
+            kind: "check",
+            group_id: None,
+            doc: &doc,
+        })
+        .unwrap();
+    for arg in [dir.clone(), std::path::PathBuf::from(raw)] {
+        let out = dt(&db)
+            .current_dir(d.path())
+            .arg("history")
+            .arg("--target")
+            .arg(&arg)
+            .output()
+            .unwrap();
+        assert!(stdout_ok(&out).contains(&id), "{arg:?}");
+    }
+}
+
+/// Found by QA: a relative `XDG_DATA_HOME` put the store under whatever directory disktier was
+/// started in. The XDG spec says to ignore a relative value: the store is under `$HOME`.
+#[test]
+fn a_relative_xdg_data_home_is_ignored() {
+    let d = tempfile::tempdir().unwrap();
+    let (home, cwd) = (d.path().join("home"), d.path().join("cwd"));
+    std::fs::create_dir_all(&cwd).unwrap();
+    let out = disktier()
+        .env_remove("DISKTIER_DB")
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", "rel")
+        .current_dir(&cwd)
+        .arg("history")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let want = home.join(".local/share/disktier/results.db");
+    assert!(err.contains(&want.display().to_string()), "{err}");
+    assert!(!err.contains("rel/disktier"), "{err}");
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0);
 }

@@ -241,3 +241,153 @@ fn postgres_down_spools_and_flush_saves_elsewhere_on_request() {
     assert_eq!(spooled(data.path()), 0);
     assert_eq!(history_len(db, data.path()), 1);
 }
+
+/// Regression (QA): `DISKTIER_DB=` (what a template leaves when it has no value) and `--db ""`
+/// "saved as run ID" into a private temporary SQLite database, and `--db :memory:` into an
+/// in-memory one: both gone when the process exited, the run lost. An empty location is the
+/// default store, as an unset one is (docs/store.md); `:memory:` and `file:` URIs are refused,
+/// so the run is spooled, not lost.
+#[test]
+fn an_empty_location_is_the_default_store_and_memory_is_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let default_db = data.path().join("disktier/results.db");
+    import("", data.path())
+        .success()
+        .stderr(predicate::str::contains("saved as run"));
+    import_cmd("/unused.db", data.path())
+        .args(["--db", ""])
+        .assert()
+        .success();
+    assert!(default_db.is_file());
+    assert_eq!(history_len("", data.path()), 2);
+    assert_eq!(history_len(default_db.to_str().unwrap(), data.path()), 2);
+    assert_eq!(spooled(data.path()), 0);
+    for memory in [":memory:", "file:r.db?mode=memory&cache=shared"] {
+        let out = import_cmd(memory, data.path()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(!err.contains("saved as run"), "{err}");
+        assert!(
+            err.contains("warning: cannot save the import run in"),
+            "{err}"
+        );
+        assert!(err.contains("pass the"), "{err}");
+        assert!(err.contains("note: the result is kept as run"), "{err}");
+        dt(memory, data.path())
+            .arg("history")
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("store location {memory}")));
+    }
+    assert_eq!(spooled(data.path()), 2);
+    assert_eq!(history_len("", data.path()), 2, "nothing reached the store");
+}
+
+/// Regression (QA): a directory as --db was "not a disktier database or is corrupted" when
+/// read and "unable to open database file" when saved to. Both say it is a directory; the run
+/// is spooled.
+#[test]
+fn a_directory_as_the_store_is_called_a_directory() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().join("dir.db");
+    std::fs::create_dir(&dir).unwrap();
+    let dir = dir.to_str().unwrap();
+    let want =
+        format!("{dir} is a directory, not a SQLite database file: pass --db with a file's path");
+    dt(dir, data.path())
+        .arg("history")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(want.as_str()));
+    import(dir, data.path())
+        .success()
+        .stderr(predicate::str::contains(want.as_str()));
+    assert_eq!(spooled(data.path()), 1);
+}
+
+/// Regression (QA): `store flush` of a spooled run that was already in the store (a flush
+/// stopped between the save and the removal of the file) said "saved" again.
+#[test]
+fn flushing_a_run_already_stored_says_so() {
+    let data = tempfile::tempdir().unwrap();
+    import(":memory:", data.path()).success();
+    let spool = data.path().join("disktier/spool");
+    let file = std::fs::read_dir(&spool)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let kept = std::fs::read(&file).unwrap();
+    let id = file.file_stem().unwrap().to_str().unwrap().to_string();
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let db = db.to_str().unwrap();
+    dt(db, data.path())
+        .args(["store", "flush", "--all"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!("saved: run {id} in {db}")));
+    std::fs::write(&file, kept).unwrap();
+    let out = dt(db, data.path())
+        .args(["store", "flush", "--all"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("already stored: run {id} is in {db}")),
+        "{text}"
+    );
+    assert!(!text.contains("saved:"), "{text}");
+    assert_eq!(spooled(data.path()), 0);
+    assert_eq!(history_len(db, data.path()), 1);
+}
+
+/// Regression (QA): a store password holding `#` or `?` unencoded (the driver takes it) was
+/// printed in clear in the warning, the spool note, `store spool` and the spool file itself;
+/// one holding `@`, `/` and `:` as well left most of it shown.
+#[test]
+fn a_password_with_url_delimiters_is_never_shown_or_spooled() {
+    for (down, shown) in [
+        (
+            "postgres://qa:Hunter#2secret@127.0.0.1:1/qa",
+            "postgres://qa:***@127.0.0.1:1/qa",
+        ),
+        (
+            "postgres://qa:Hunter?2secret@127.0.0.1:1/qa?sslmode=disable",
+            "postgres://qa:***@127.0.0.1:1/qa?sslmode=disable",
+        ),
+        (
+            "postgres://qa:p@ss:w/rd?&=#Hunter2secret@127.0.0.1:1/qa",
+            "postgres://qa:***@127.0.0.1:1/qa",
+        ),
+    ] {
+        let data = tempfile::tempdir().unwrap();
+        let out = import_cmd(down, data.path()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(
+            err.contains(&format!("cannot save the import run in {shown}")),
+            "{err}"
+        );
+        let listed = dt(down, data.path())
+            .args(["store", "spool"])
+            .output()
+            .unwrap();
+        let listed = String::from_utf8_lossy(&listed.stdout);
+        assert!(listed.contains(shown), "{listed}");
+        let file = std::fs::read_dir(data.path().join("disktier/spool"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        let spooled = std::fs::read_to_string(&file).unwrap();
+        for text in [&*err, &*listed, &spooled] {
+            for piece in ["Hunter", "2secret", "ss:w/rd"] {
+                assert!(!text.contains(piece), "{down}: {piece} in {text}");
+            }
+        }
+    }
+}

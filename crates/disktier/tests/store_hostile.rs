@@ -169,12 +169,44 @@ fn a_damaged_row_is_named_and_the_others_still_read() {
     assert!(err.contains("damaged") && err.contains(&ids[0]), "{err}");
     let out = dt(&db, t.path()).args(["show", &ids[1]]).output().unwrap();
     assert_eq!(sane(&out, "show good"), 0);
+    // Regression (QA): the damaged row stopped the whole report (the default one too). It is
+    // left out, named on stderr and in the report; the other run is drawn.
+    let html = t.path().join("r.html");
     let out = dt(&db, t.path())
         .args(["report", "-o"])
-        .arg(t.path().join("r.html"))
+        .arg(&html)
         .output()
         .unwrap();
-    assert_eq!(sane(&out, "report"), 2);
+    assert_eq!(sane(&out, "report"), 0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("warning: run \"{}\" in", ids[0]))
+            && err.contains("it is left out of the report"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("1 left out: {}", ids[0])));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(&format!(
+        "run <span class=\"mono\">{}</span>: left out",
+        ids[0]
+    )));
+    assert!(
+        page.contains("<section id=\"verdicts\">"),
+        "the good run is drawn"
+    );
+    // Named alone, it is reported as unreadable, and there is nothing to draw.
+    let out = dt(&db, t.path())
+        .args(["report", &ids[0], "-o"])
+        .arg(t.path().join("only.html"))
+        .output()
+        .unwrap();
+    assert_eq!(sane(&out, "report of the damaged run"), 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nothing to report: the 1 selected run cannot be read"),
+        "{err}"
+    );
+    assert!(!t.path().join("only.html").exists());
 }
 
 #[test]
@@ -206,7 +238,12 @@ fn a_symlinked_report_path_is_refused_and_its_target_untouched() {
     // No temporary file is left behind, and a normal path works, replacing the old report
     // and keeping its mode.
     let out = t.path().join("ok.html");
-    std::fs::write(&out, "old").unwrap();
+    std::fs::write(&out, "").unwrap();
+    dt(&db, t.path())
+        .args(["report", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o640)).unwrap();
     dt(&db, t.path())

@@ -481,6 +481,11 @@ pub struct RepeatDoc {
     pub group_id: Option<String>,
     pub runs: Vec<RepeatRun>,
     pub aggregate: RepeatAggregate,
+    /// A signal stopped the series. The run it stopped is not counted in the aggregate; when
+    /// it measured anything it is the last of `runs` (saved, marked `interrupted`), else it is
+    /// not there at all.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 /// One run of a [`RepeatDoc`]: its run document and its store id.
@@ -496,7 +501,7 @@ pub struct RepeatRun {
 /// many passed.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RepeatAggregate {
-    /// Runs done (fewer than N when interrupted).
+    /// Runs counted: those that completed (a run a signal stopped is not counted).
     pub runs: usize,
     /// Which p99 the figures are (`sync.p99`, `write.p99`, `read.p99`).
     pub metric: String,

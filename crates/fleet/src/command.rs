@@ -93,9 +93,50 @@ const FILE_OPTIONS: [&str; 3] = ["--cacert", "--cert", "--key"];
 /// Options fleet sets itself; the user may not give them.
 const RESERVED: [&str; 5] = ["--format", "--db", "--no-save", "--report", "--quiet"];
 
-/// Paths that are never mounted: the node's root, and the kernel's pseudo filesystems (a
-/// measurement there means nothing, and a mount of them would hand the pod the node).
-const FORBIDDEN: [&str; 4] = ["/", "/proc", "/sys", "/dev"];
+/// The kernel's pseudo filesystems: neither they nor anything under them is mounted. A
+/// measurement there means nothing, and a mount hands the pod the node (`/proc/1/root` is the
+/// node's root filesystem, `/sys` its devices and cgroups).
+const KERNEL_TREES: [&str; 2] = ["/proc", "/sys"];
+
+/// Under `/dev` fleet mounts only block devices, and the client cannot look at the node, so it
+/// knows them by name: a kernel block device name (`/dev/` + one of these + letters and
+/// digits: `sdb`, `nvme1n1p2`, `dm-0`, `loop3`; not `loop-control`), or a link in a directory
+/// that holds only block devices (`/dev/mapper/NAME` but `control`, `/dev/md/NAME`,
+/// `/dev/disk/by-*/NAME`). Everything else under `/dev` (`shm`, `pts`, `mqueue`, `hugepages`,
+/// character devices) is refused: none is a disk, and `BlockDevice` would fail the mount.
+/// LVM's `/dev/VG/LV` is not recognised (its name says nothing): `/dev/mapper/VG-LV` is.
+const BLOCK_DEVICE_PREFIXES: [&str; 14] = [
+    "sd", "vd", "xvd", "hd", "nvme", "loop", "md", "dm-", "nbd", "rbd", "mmcblk", "pmem", "zd",
+    "bcache",
+];
+
+/// Whether `parts` (a normalised path's components after `dev`) names a block device by the
+/// rule of [`BLOCK_DEVICE_PREFIXES`].
+fn is_block_device_name(parts: &[&str]) -> bool {
+    let simple = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.:+@\\".contains(&b))
+    };
+    match parts {
+        [name] => BLOCK_DEVICE_PREFIXES.iter().any(|p| {
+            name.strip_prefix(p).is_some_and(|rest| {
+                !rest.is_empty()
+                    && rest
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            })
+        }),
+        ["mapper", name] => *name != "control" && simple(name),
+        ["md", name] => simple(name),
+        ["disk", dir, name] => {
+            dir.strip_prefix("by-").is_some_and(|d| {
+                !d.is_empty() && d.bytes().all(|b| b.is_ascii_lowercase() || b == b'-')
+            }) && simple(name)
+        }
+        _ => false,
+    }
+}
 
 impl NodeCommand {
     pub fn parse(args: &[String]) -> Result<NodeCommand> {
@@ -177,8 +218,9 @@ impl NodeCommand {
     }
 }
 
-/// An absolute, normalised path: no `.`/`..` components, no doubled or trailing slashes, not
-/// one of [`FORBIDDEN`].
+/// An absolute, normalised path: no `.`/`..` components, no doubled or trailing slashes; not
+/// `/`, not `/proc` or `/sys` or anything under them, and under `/dev` only a block device
+/// ([`BLOCK_DEVICE_PREFIXES`]). The rule is on names: a symlink on the node is not seen here.
 fn check_path(p: &str) -> Result<String> {
     let bad = |why| FleetError::BadHostPath {
         path: p.to_string(),
@@ -197,8 +239,14 @@ fn check_path(p: &str) -> Result<String> {
         }
     }
     let norm = format!("/{}", parts.join("/"));
-    if FORBIDDEN.contains(&norm.as_str()) {
+    if parts.is_empty() {
         return Err(bad("fleet does not mount the node's root or its /proc, /sys or /dev: name the directory or device to measure"));
+    }
+    if KERNEL_TREES.iter().any(|t| t[1..] == *parts[0]) {
+        return Err(bad("fleet mounts nothing under /proc or /sys: they are the node's kernel, not a disk, and a mount of them hands the pod the node (/proc/1/root is its root filesystem): name the directory or device to measure"));
+    }
+    if parts[0] == "dev" && !is_block_device_name(&parts[1..]) {
+        return Err(bad("under /dev fleet mounts only block devices, known by name: /dev/sd*, /dev/vd*, /dev/xvd*, /dev/hd*, /dev/nvme*, /dev/loop*, /dev/md*, /dev/dm-*, /dev/nbd*, /dev/rbd*, /dev/mmcblk*, /dev/pmem*, /dev/zd*, /dev/bcache*, /dev/mapper/NAME, /dev/md/NAME or /dev/disk/by-*/NAME; to measure a filesystem, name the directory it is mounted on"));
     }
     Ok(norm)
 }
@@ -284,7 +332,29 @@ mod tests {
             cmd("check etcd /var/../etc"),
             Err(FleetError::BadHostPath { .. })
         ));
-        for p in ["/", "//", "/proc/", "/sys", "/dev"] {
+        for p in [
+            "/",
+            "//",
+            "/proc/",
+            "/sys",
+            "/dev",
+            // QA: these were accepted; /proc/1/root is the node's root filesystem.
+            "/proc/1/root",
+            "/proc/self/root/etc",
+            "/sys/kernel",
+            "/sys/fs/cgroup",
+            "/dev/shm",
+            "/dev/pts",
+            "/dev/mqueue",
+            "/dev/hugepages",
+            "/dev/loop-control",
+            "/dev/mapper/control",
+            "/dev/null",
+            "/dev/disk",
+            "/dev/disk/by-id",
+            "/dev/sd",
+            "/dev/sdb/x",
+        ] {
             assert!(
                 matches!(
                     cmd(&format!("check etcd {p}")),
@@ -301,5 +371,33 @@ mod tests {
             cmd("check etcd /x --db=/tmp/a"),
             Err(FleetError::ReservedOption(_))
         ));
+    }
+
+    #[test]
+    fn block_devices_are_known_by_name() {
+        for p in [
+            "/dev/sdb",
+            "/dev/sdb1",
+            "/dev/vdc",
+            "/dev/xvdf",
+            "/dev/nvme1n1",
+            "/dev/nvme0n1p2",
+            "/dev/loop3",
+            "/dev/md0",
+            "/dev/md/data",
+            "/dev/dm-0",
+            "/dev/mapper/vg0-etcd",
+            "/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1",
+            "/dev/disk/by-uuid/0b6a2c1e-7d3f-4f59-9f0a-5c2b8e1d4a77",
+            "/dev/disk/by-path/pci-0000:00:1f.0-nvme-1",
+        ] {
+            let c = cmd(&format!("bench {p} --rw randread")).unwrap();
+            assert_eq!(c.host_paths[0].kind, PathKind::BlockDevice, "{p}");
+            assert!(c.privileged.is_some(), "{p}");
+        }
+        // Names that only start like a kernel tree are ordinary directories.
+        let c = cmd("check etcd /system/etcd /procedures /devices").unwrap();
+        assert_eq!(c.host_paths.len(), 3);
+        assert!(c.host_paths.iter().all(|h| h.kind == PathKind::Directory));
     }
 }

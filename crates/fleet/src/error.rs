@@ -25,20 +25,33 @@ pub enum FleetError {
         "no node selection: pass --nodes A,B, --selector KEY=VALUE, --control-plane or --all-nodes"
     )]
     NoSelection,
-    #[error("cannot read the kubeconfig {path}: {err}")]
+    // A kubeconfig's errors are shown through `kubeconfig_problem`, never as kube prints them:
+    // a YAML error there quotes the file's lines, which may hold a token or a key.
+    #[error("cannot read the kubeconfig {}: {}", path.display(), kubeconfig_problem(err))]
     Kubeconfig {
         path: PathBuf,
         err: kube::config::KubeconfigError,
     },
-    // The kube errors carry their causes in their own text: shown, not chained.
     #[error(
-        "no Kubernetes configuration: set KUBECONFIG, pass --kubeconfig, or run inside a pod ({0})"
+        "no Kubernetes configuration: set KUBECONFIG, pass --kubeconfig, or run inside a pod (kubeconfig {from}: {}; in-cluster: {in_cluster})",
+        kubeconfig_problem(kubeconfig)
     )]
-    NoConfig(kube::config::InferConfigError),
-    #[error("kubeconfig: {0}")]
-    Config(kube::config::KubeconfigError),
+    NoConfig {
+        /// Where the kubeconfig was looked for (`$KUBECONFIG=...` or `~/.kube/config`).
+        from: String,
+        kubeconfig: kube::config::KubeconfigError,
+        in_cluster: String,
+    },
+    #[error("kubeconfig{}: {}", from.as_deref().map(|f| format!(" ({f})")).unwrap_or_default(), kubeconfig_problem(err))]
+    Config {
+        /// Where it was read from, when that is known (`--kubeconfig`, `$KUBECONFIG`).
+        from: Option<String>,
+        err: kube::config::KubeconfigError,
+    },
     #[error("cannot build the Kubernetes client: {0}")]
     Client(kube::Error),
+    #[error("cannot reach the Kubernetes API server at {server}: {why} (is the cluster up, and are --kubeconfig/--context the right ones?)")]
+    Unreachable { server: String, why: String },
     #[error("namespace {0} does not exist: create it with `kubectl create namespace {0}`, or pass --create-namespace")]
     NoNamespace(String),
     #[error("{action}: {}", describe(err))]
@@ -63,7 +76,8 @@ impl FleetError {
 }
 
 /// An API error in words: the server's message and reason (kube's own text repeats the whole
-/// status twice).
+/// status twice); any other error with its causes down to the last (kube's `ServiceError:
+/// client error (Connect)` says nothing of the refused connection that its cause names).
 pub fn describe(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(s) => {
@@ -74,6 +88,39 @@ pub fn describe(e: &kube::Error) -> String {
             };
             format!("{} ({} {}){hint}", s.message, s.code, s.reason)
         }
+        other => with_causes(other),
+    }
+}
+
+/// An error's text followed by each cause's that it does not already include.
+pub(crate) fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let t = c.to_string();
+        if !t.is_empty() && !text.contains(&t) {
+            text.push_str(": ");
+            text.push_str(&t);
+        }
+        cause = c.source();
+    }
+    text
+}
+
+/// A kubeconfig error in words that never quote the file: a parse error becomes its position
+/// (kube's own text quotes the offending lines, which may hold a token or a private key);
+/// the others name a path, a context or a field, and are shown as kube words them.
+pub fn kubeconfig_problem(e: &kube::config::KubeconfigError) -> String {
+    use kube::config::KubeconfigError as K;
+    match e {
+        K::Parse(p) => {
+            let at = p
+                .location()
+                .map(|l| format!(" at line {}, column {}", l.line(), l.column()))
+                .unwrap_or_default();
+            format!("not a kubeconfig: its YAML does not parse as one{at} (the file's text is not shown: it may hold credentials)")
+        }
+        K::ReadConfig(io, path) => format!("cannot read {}: {io}", path.display()),
         other => other.to_string(),
     }
 }

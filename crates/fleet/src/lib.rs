@@ -5,6 +5,7 @@
 //!
 //! - [`command`]: the node-side command, its host paths and privilege;
 //! - [`manifest`]: the Jobs (and the namespace), as objects and as YAML;
+//! - [`names`]: the names given and taken (namespace, run id, node, image), and Job names;
 //! - [`rbac`]: the least privilege a run needs;
 //! - [`select`]: which nodes are measured and which are skipped, with the reason;
 //! - [`result`]: a node's document, parsed, and its key figures;
@@ -15,6 +16,7 @@ pub mod command;
 pub mod error;
 pub mod kube_run;
 pub mod manifest;
+pub mod names;
 pub mod rbac;
 pub mod result;
 pub mod select;

@@ -4,6 +4,10 @@
 
 use crate::command::NodeCommand;
 use crate::error::{FleetError, Result};
+// The names the manifests carry, checked: kept reachable here, where callers look for them.
+pub use crate::names::{
+    check_dns_label, check_image, check_node_name, check_run_id, job_name, job_names, MAX_JOB_NAME,
+};
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvVar, EnvVarSource, HostPathVolumeSource,
@@ -70,83 +74,30 @@ pub struct JobConfig {
     pub command: NodeCommand,
 }
 
-/// A namespace, a service account or a run id: an RFC 1123 label (lowercase alphanumerics and
-/// `-`, at most 63, starting and ending alphanumeric).
-pub fn check_dns_label(what: &'static str, s: &str) -> Result<()> {
-    let ok = !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(FleetError::Invalid {
-            what,
-            value: s.to_string(),
-            why: "must be lowercase letters, digits and `-`, at most 63, not starting or ending with `-`".into(),
-        })
-    }
-}
+/// The shortest `--ttl` (the Job's `ttlSecondsAfterFinished`) fleet accepts. The TTL
+/// controller deletes a finished Job, and its pod with it, the TTL after the Job finished (5.3 s
+/// for a TTL of 5 s on the test cluster), while the client reads the result from the pod's log
+/// only after it has seen the container end: a watch event and one log request, well under a
+/// second on an idle cluster, several seconds on a loaded API server or when many nodes of a
+/// `--parallel` run end together (their logs are read one after another). A TTL of 0 lost one
+/// run in three on the test cluster (QA). 60 s is more than ten times the slowest read seen,
+/// and costs nothing: the client deletes each Job as soon as its result is in, so the TTL only
+/// acts when the client died.
+pub const MIN_TTL: Duration = Duration::from_secs(60);
 
-/// An image reference: no whitespace or control characters, not empty, bounded.
-pub fn check_image(s: &str) -> Result<()> {
-    if s.is_empty() || s.len() > 512 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+/// Refuses a `--ttl` below [`MIN_TTL`], which could delete a pod before its log is read.
+pub fn check_ttl(ttl: Duration) -> Result<()> {
+    if ttl < MIN_TTL {
         return Err(FleetError::Invalid {
-            what: "--image",
-            value: s.to_string(),
-            why: "an image reference has no spaces, e.g. registry.local/disktier:0.1.0".into(),
+            what: "--ttl",
+            value: format!("{}s", ttl.as_secs()),
+            why: format!(
+                "the cluster could delete a finished pod before fleet reads its result from the log: give at least {}s (the client deletes each Job itself as soon as its result is in; the TTL only cleans up after a client that died)",
+                MIN_TTL.as_secs()
+            ),
         });
     }
     Ok(())
-}
-
-/// A node name as the API server takes it (RFC 1123 subdomain: at most 253).
-pub fn check_node_name(s: &str) -> Result<()> {
-    let ok = !s.is_empty()
-        && s.len() <= 253
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-        && s.as_bytes()[0].is_ascii_alphanumeric()
-        && s.as_bytes()[s.len() - 1].is_ascii_alphanumeric();
-    if ok {
-        Ok(())
-    } else {
-        Err(FleetError::Invalid {
-            what: "node name",
-            value: s.to_string(),
-            why: "node names are lowercase letters, digits, `-` and `.` (at most 253)".into(),
-        })
-    }
-}
-
-/// The Job's name for a node: `disktier-<run suffix>-<node>` cut to fit 63 characters (the Job
-/// controller copies it into a label), with a hash of the full node name when cut so two long
-/// names that share a prefix still differ.
-pub fn job_name(run_id: &str, node: &str) -> String {
-    let suffix = run_id.rsplit('-').next().unwrap_or(run_id);
-    let clean: String = node
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    let head = format!("disktier-{suffix}-");
-    // The Job controller's pod names add 6 characters to the Job's; keep the Job name within
-    // 52 so they stay under 63 as well.
-    let room = 52 - head.len();
-    let body = if clean.len() <= room {
-        clean
-    } else {
-        let hash = fnv1a(node.as_bytes()) & 0xff_ffff;
-        format!("{}-{hash:06x}", &clean[..room - 7])
-    };
-    format!("{head}{}", body.trim_end_matches('-'))
-}
-
-fn fnv1a(b: &[u8]) -> u64 {
-    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
-        (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 fn labels(run_id: &str) -> BTreeMap<String, String> {
@@ -197,10 +148,19 @@ fn env() -> Vec<EnvVar> {
     ]
 }
 
-/// Control planes carry these taints; a pod pinned with `nodeName` bypasses the scheduler but
-/// the kubelet still rejects pods that do not tolerate NoSchedule/NoExecute taints
-/// (Kubernetes docs, "Taints and Tolerations"; `master` on clusters before 1.24 and OpenShift).
-fn tolerations(all: bool) -> Vec<Toleration> {
+/// The pod's tolerations: every taint with `--tolerate-all`, else the control plane's
+/// NoSchedule role taints (`master` on clusters before 1.24 and OpenShift).
+///
+/// A pod bound with `nodeName` never meets the scheduler, and NoSchedule is enforced only by the
+/// scheduler (Kubernetes API reference, core/v1 `Taint.effect`: NoSchedule "allow[s] all pods
+/// submitted to Kubelet without going through the scheduler to start"), so these two do not
+/// decide whether the pod runs; they are kept so the Job says what it means and stays right if
+/// someone applies the `--dry-run` YAML with `nodeName` swapped for a node selector. What does
+/// act on a bound pod is NoExecute: the node lifecycle controller's taint manager evicts a pod
+/// that does not tolerate one ("enforced by NodeController"; kubelets after 1.20 also refuse it
+/// at admission, `pkg/kubelet/lifecycle/predicate.go`). [`crate::select`] therefore skips a
+/// node with a NoExecute taint these do not tolerate.
+pub fn tolerations(all: bool) -> Vec<Toleration> {
     if all {
         return vec![Toleration {
             operator: Some("Exists".into()),
@@ -375,18 +335,13 @@ mod tests {
     }
 
     #[test]
-    fn job_names_fit_and_stay_distinct() {
-        assert_eq!(
-            job_name("20261124-121935-a3f90c", "node-1"),
-            "disktier-a3f90c-node-1"
-        );
-        let long_a = format!("{}.a.example.com", "x".repeat(80));
-        let long_b = format!("{}.b.example.com", "x".repeat(80));
-        let (a, b) = (job_name("r-a3f90c", &long_a), job_name("r-a3f90c", &long_b));
-        assert!(a.len() <= 52 && b.len() <= 52, "{a} {b}");
-        assert_ne!(a, b);
-        check_dns_label("job", &a).unwrap();
-        check_dns_label("job", &job_name("r-1", "ip-10-0-0-1.ec2.internal")).unwrap();
+    fn a_ttl_below_the_floor_is_refused() {
+        for s in [0, 1, 59] {
+            let e = check_ttl(Duration::from_secs(s)).unwrap_err().to_string();
+            assert!(e.contains("--ttl") && e.contains("60s"), "{e}");
+        }
+        check_ttl(MIN_TTL).unwrap();
+        check_ttl(Duration::from_secs(600)).unwrap();
     }
 
     #[test]
@@ -450,17 +405,5 @@ mod tests {
             pod["tolerations"],
             serde_json::json!([{"operator": "Exists"}])
         );
-    }
-
-    #[test]
-    fn checks_names() {
-        check_dns_label("--namespace", "disktier").unwrap();
-        assert!(check_dns_label("--namespace", "Disk tier").is_err());
-        assert!(check_dns_label("--namespace", "-x").is_err());
-        assert!(check_image("a b").is_err());
-        check_image("localhost/disktier:0.1.0").unwrap();
-        check_node_name("ip-10-0-0-1.ec2.internal").unwrap();
-        assert!(check_node_name("a/b").is_err());
-        assert!(check_node_name("").is_err());
     }
 }

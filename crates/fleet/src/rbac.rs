@@ -1,8 +1,10 @@
 //! The least privilege a fleet run needs, as RBAC objects: a ClusterRole to read nodes (they
-//! are cluster-scoped), a Role in the run's namespace for Jobs, Pods and their logs, and the
-//! bindings to one subject (a ServiceAccount by default, or a user).
+//! are cluster-scoped), a Role in the run's namespace for Jobs, Pods, their logs and events, and
+//! the bindings to one subject (a ServiceAccount by default, or a user). The bindings are named
+//! after their subject, so binding a second subject adds to the first instead of replacing it.
 
 use crate::manifest::{MANAGED_BY, MANAGED_BY_VALUE};
+use crate::names::fnv1a;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
@@ -64,12 +66,43 @@ pub fn namespace_rules() -> Vec<PolicyRule> {
         rule(&[""], &["pods"], &["get", "list", "watch", "delete"]),
         // read the result document.
         rule(&[""], &["pods/log"], &["get"]),
+        // the kubelet's and the taint manager's word on a pod (FailedMount,
+        // TaintManagerEviction): a node fails in seconds instead of at the deadline.
+        rule(&[""], &["events"], &["list", "watch"]),
     ]
 }
 
 /// The rules of the ClusterRole: nodes are cluster-scoped.
 pub fn cluster_rules() -> Vec<PolicyRule> {
     vec![rule(&[""], &["nodes"], &["get", "list"])]
+}
+
+/// The part of a binding's name that names its subject: `sa-NAME` or `user-NAME` (NAME
+/// lowercased, other characters as `-`, cut to 40) and 8 hex digits of a hash of the subject in
+/// full (kind, namespace, name), so `alice` and `Alice`, or `a.b` and `a-b`, get two bindings.
+/// Without it every subject's binding had one name, and `kubectl apply` of a second subject's
+/// replaced the first's subjects (QA: the service account lost its permissions).
+pub fn subject_suffix(namespace: &str, who: &Who) -> String {
+    let (kind, name, full) = match who {
+        Who::ServiceAccount(n) => ("sa", n, format!("ServiceAccount\0{namespace}\0{n}")),
+        Who::User(n) => ("user", n, format!("User\0{n}")),
+    };
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(40)
+        .collect();
+    let hash = fnv1a(full.as_bytes()) & 0xffff_ffff;
+    match clean.trim_matches('-') {
+        "" => format!("{kind}-{hash:08x}"),
+        c => format!("{kind}-{c}-{hash:08x}"),
+    }
 }
 
 pub fn objects(namespace: &str, who: &Who) -> Vec<RbacObject> {
@@ -88,6 +121,7 @@ pub fn objects(namespace: &str, who: &Who) -> Vec<RbacObject> {
             ..Default::default()
         },
     };
+    let binding = format!("{NAME}-{}", subject_suffix(namespace, who));
     let role_ref = |kind: &str| RoleRef {
         api_group: "rbac.authorization.k8s.io".into(),
         kind: kind.into(),
@@ -106,8 +140,12 @@ pub fn objects(namespace: &str, who: &Who) -> Vec<RbacObject> {
         ..Default::default()
     }));
     out.push(RbacObject::ClusterRoleBinding(ClusterRoleBinding {
-        // One binding per namespace, so two namespaces' service accounts do not overwrite it.
-        metadata: meta(&format!("{NAME}-{namespace}"), None),
+        // One binding per namespace and subject, so neither another namespace's nor another
+        // subject's binding overwrites it.
+        metadata: meta(
+            &format!("{NAME}-{namespace}-{}", subject_suffix(namespace, who)),
+            None,
+        ),
         role_ref: role_ref("ClusterRole"),
         subjects: Some(vec![subject.clone()]),
     }));
@@ -116,7 +154,7 @@ pub fn objects(namespace: &str, who: &Who) -> Vec<RbacObject> {
         rules: Some(namespace_rules()),
     }));
     out.push(RbacObject::RoleBinding(RoleBinding {
-        metadata: meta(NAME, Some(namespace)),
+        metadata: meta(&binding, Some(namespace)),
         role_ref: role_ref("Role"),
         subjects: Some(vec![subject]),
     }));
@@ -170,5 +208,70 @@ mod tests {
         let user = serde_json::to_value(objects("ns", &Who::User("alice".into()))).unwrap();
         assert_eq!(user.as_array().unwrap().len(), 4);
         assert_eq!(user[1]["subjects"][0]["kind"], "User");
+    }
+
+    fn names(objs: &[RbacObject]) -> Vec<(String, String)> {
+        serde_json::to_value(objs)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    o["kind"].as_str().unwrap().to_string(),
+                    o["metadata"]["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    /// QA: `fleet rbac --user alice | kubectl apply -f -` after the default replaced the
+    /// service account's bindings (same names), locking it out.
+    #[test]
+    fn each_subject_gets_bindings_of_its_own() {
+        let subjects = [
+            Who::ServiceAccount("disktier-fleet".into()),
+            Who::ServiceAccount("other".into()),
+            Who::User("alice".into()),
+            Who::User("Alice".into()),
+            Who::User("a.b".into()),
+            Who::User("a-b".into()),
+            Who::User("system:serviceaccount:x:y".into()),
+        ];
+        let mut bindings = Vec::new();
+        for who in &subjects {
+            for (kind, name) in names(&objects("disktier", who)) {
+                if kind.ends_with("Binding") {
+                    assert!(name.len() <= 253, "{name}");
+                    assert!(
+                        name.bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+                        "{name}"
+                    );
+                    bindings.push(name);
+                }
+            }
+        }
+        let n = bindings.len();
+        bindings.sort();
+        bindings.dedup();
+        assert_eq!(
+            bindings.len(),
+            n,
+            "two subjects share a binding: {bindings:?}"
+        );
+        // The roles are shared: applying a second subject's objects leaves them as they are.
+        let (a, b) = (
+            names(&objects("disktier", &subjects[0])),
+            names(&objects("disktier", &subjects[2])),
+        );
+        assert!(a.contains(&("Role".into(), "disktier-fleet".into())));
+        assert!(b.contains(&("Role".into(), "disktier-fleet".into())));
+        // The same service account in two namespaces: two ClusterRoleBindings.
+        let other_ns = names(&objects("perf", &subjects[0]));
+        assert!(!other_ns
+            .iter()
+            .any(|x| x.0 == "ClusterRoleBinding" && a.contains(x)));
+        assert!(subject_suffix("disktier", &subjects[2]).starts_with("user-alice-"));
     }
 }

@@ -1,7 +1,8 @@
 //! Which nodes a run measures: the selection the user asked for, then each node judged ready
-//! or skipped with the reason (NotReady, cordoned, tainted NoExecute by the node controller).
+//! or skipped with the reason (NotReady, cordoned, tainted unreachable by the node controller,
+//! or tainted NoExecute where the pod's tolerations do not cover it).
 
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Taint, Toleration};
 use serde::Serialize;
 
 /// The well-known labels a node's placement is read from (Kubernetes docs, "Well-Known Labels,
@@ -62,18 +63,18 @@ pub fn is_control_plane(node: &Node) -> bool {
         .is_some_and(|l| CONTROL_PLANE_LABELS.iter().any(|k| l.contains_key(*k)))
 }
 
-/// Judges one node.
-pub fn candidate(node: &Node) -> Candidate {
+/// Judges one node for a pod with these tolerations ([`crate::manifest::tolerations`]).
+pub fn candidate(node: &Node, tolerations: &[Toleration]) -> Candidate {
     let name = node.metadata.name.clone().unwrap_or_default();
     Candidate {
         node: name,
         instance_type: label(node, &INSTANCE_TYPE),
         zone: label(node, &ZONE),
-        skip: skip_reason(node),
+        skip: skip_reason(node, tolerations),
     }
 }
 
-fn skip_reason(node: &Node) -> Option<String> {
+fn skip_reason(node: &Node, tolerations: &[Toleration]) -> Option<String> {
     let spec = node.spec.as_ref();
     if spec.and_then(|s| s.unschedulable) == Some(true) {
         return Some("cordoned (spec.unschedulable): uncordon it to measure it".into());
@@ -95,20 +96,73 @@ fn skip_reason(node: &Node) -> Option<String> {
         }
         Some(_) => {}
     }
-    // The node controller's taints mean the kubelet is gone or the node is going away.
+    // The node controller's taints mean the kubelet is gone or the node is going away: no
+    // toleration makes such a node measurable.
     let taints = spec.and_then(|s| s.taints.as_deref()).unwrap_or_default();
     if let Some(t) = taints.iter().find(|t| {
         t.key == "node.kubernetes.io/unschedulable" || t.key == "node.kubernetes.io/unreachable"
     }) {
         return Some(format!("tainted {}: {}", t.key, t.effect));
     }
+    let untolerated = untolerated_no_execute(node, tolerations);
+    if !untolerated.is_empty() {
+        let names: Vec<String> = untolerated.iter().map(|t| taint_text(t)).collect();
+        return Some(format!(
+            "tainted NoExecute ({}), which the pod does not tolerate: the taint manager would evict it at once (and the Job would make a new pod, again and again); pass --tolerate-all to measure it anyway",
+            names.join(", ")
+        ));
+    }
     None
 }
 
+/// The node's NoExecute taints that none of `tolerations` tolerates. NoExecute is the effect
+/// that acts on a pod bound with `nodeName`: the taint manager evicts it (NoSchedule and
+/// PreferNoSchedule are the scheduler's, which such a pod never meets).
+pub fn untolerated_no_execute<'a>(node: &'a Node, tolerations: &[Toleration]) -> Vec<&'a Taint> {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .filter(|t| t.effect == "NoExecute")
+        .filter(|t| !tolerations.iter().any(|tol| tolerates(tol, t)))
+        .collect()
+}
+
+/// Whether a toleration tolerates a taint, as Kubernetes decides it (core/v1
+/// `Toleration.ToleratesTaint`): the effects match or the toleration's is empty; the keys match
+/// or the toleration's is empty; `Exists` matches any value, `Equal` (the default) the same
+/// value.
+pub fn tolerates(tol: &Toleration, taint: &Taint) -> bool {
+    fn set(s: &Option<String>) -> Option<&str> {
+        s.as_deref().filter(|x| !x.is_empty())
+    }
+    if set(&tol.effect).is_some_and(|e| e != taint.effect) {
+        return false;
+    }
+    if set(&tol.key).is_some_and(|k| k != taint.key) {
+        return false;
+    }
+    match set(&tol.operator).unwrap_or("Equal") {
+        "Exists" => true,
+        "Equal" => tol.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or(""),
+        _ => false,
+    }
+}
+
+/// A taint as `kubectl taint` spells it: `key=value:Effect`, or `key:Effect` without a value.
+pub fn taint_text(t: &Taint) -> String {
+    match t.value.as_deref().filter(|v| !v.is_empty()) {
+        Some(v) => format!("{}={v}:{}", t.key, t.effect),
+        None => format!("{}:{}", t.key, t.effect),
+    }
+}
+
 /// The candidates for a selection, from the nodes the API returned (already filtered by label
-/// selector for `Selector`), sorted by name; `--nodes` names that match no node are skipped
-/// with "no such node".
-pub fn candidates(sel: &Selection, nodes: &[Node]) -> Vec<Candidate> {
+/// selector for `Selector`), judged for a pod with `tolerations`, sorted by name, each node
+/// once; `--nodes` names that match no node are skipped with "no such node".
+pub fn candidates(sel: &Selection, nodes: &[Node], tolerations: &[Toleration]) -> Vec<Candidate> {
+    let candidate = |n: &Node| candidate(n, tolerations);
     let mut out: Vec<Candidate> = match sel {
         Selection::Names(names) => names
             .iter()
@@ -140,7 +194,8 @@ pub fn candidates(sel: &Selection, nodes: &[Node]) -> Vec<Candidate> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use k8s_openapi::api::core::v1::{NodeCondition, NodeSpec, NodeStatus, Taint};
+    use crate::manifest::tolerations;
+    use k8s_openapi::api::core::v1::{NodeCondition, NodeSpec, NodeStatus};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
     use std::collections::BTreeMap;
 
@@ -195,7 +250,7 @@ pub(crate) mod tests {
             unreachable,
         ];
         let sel = Selection::Names(["d", "a", "b", "c", "zz", "a"].map(String::from).to_vec());
-        let c = candidates(&sel, &nodes);
+        let c = candidates(&sel, &nodes, &tolerations(false));
         let names: Vec<_> = c.iter().map(|c| c.node.as_str()).collect();
         assert_eq!(names, ["a", "b", "c", "d", "zz"]);
         assert_eq!(c[0].skip, None);
@@ -224,10 +279,91 @@ pub(crate) mod tests {
             ),
             node("w", "True", false, &[]),
         ];
-        let c = candidates(&Selection::ControlPlane, &nodes);
+        let c = candidates(&Selection::ControlPlane, &nodes, &tolerations(false));
         assert_eq!(
             c.iter().map(|c| c.node.as_str()).collect::<Vec<_>>(),
             ["cp", "old"]
         );
+    }
+
+    fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {
+        Taint {
+            key: key.into(),
+            value: value.map(str::to_string),
+            effect: effect.into(),
+            ..Default::default()
+        }
+    }
+
+    fn tainted(name: &str, taints: Vec<Taint>) -> Node {
+        let mut n = node(name, "True", false, &[]);
+        n.spec.as_mut().unwrap().taints = Some(taints);
+        n
+    }
+
+    /// QA: a node tainted `qa13=x:NoExecute` was measured, and the taint manager evicted each
+    /// pod the Job controller made, about ten a second until the deadline.
+    #[test]
+    fn a_no_execute_taint_the_pod_does_not_tolerate_skips_the_node() {
+        let n = tainted("t", vec![taint("qa13", Some("x"), "NoExecute")]);
+        let skip = candidate(&n, &tolerations(false)).skip.unwrap();
+        assert!(
+            skip.starts_with("tainted NoExecute (qa13=x:NoExecute)"),
+            "{skip}"
+        );
+        assert!(skip.contains("--tolerate-all"), "{skip}");
+        assert_eq!(candidate(&n, &tolerations(true)).skip, None);
+        // NoSchedule is the scheduler's, which a nodeName-bound pod never meets: measured.
+        let n = tainted("s", vec![taint("dedicated", Some("db"), "NoSchedule")]);
+        assert_eq!(candidate(&n, &tolerations(false)).skip, None);
+        // kubeadm's control-plane taint (NoSchedule, and tolerated as well): measured.
+        let n = tainted(
+            "cp",
+            vec![taint("node-role.kubernetes.io/master", None, "NoSchedule")],
+        );
+        assert_eq!(candidate(&n, &tolerations(false)).skip, None);
+        // Unreachable is skipped even with --tolerate-all: the kubelet is gone.
+        let n = tainted(
+            "u",
+            vec![taint("node.kubernetes.io/unreachable", None, "NoExecute")],
+        );
+        assert!(candidate(&n, &tolerations(true)).skip.is_some());
+    }
+
+    #[test]
+    fn tolerations_match_as_kubernetes_matches_them() {
+        let t = taint("k", Some("v"), "NoExecute");
+        let tol =
+            |key: Option<&str>, op: Option<&str>, value: Option<&str>, effect: Option<&str>| {
+                Toleration {
+                    key: key.map(str::to_string),
+                    operator: op.map(str::to_string),
+                    value: value.map(str::to_string),
+                    effect: effect.map(str::to_string),
+                    ..Default::default()
+                }
+            };
+        assert!(tolerates(&tol(None, Some("Exists"), None, None), &t));
+        assert!(tolerates(
+            &tol(Some("k"), Some("Exists"), None, Some("NoExecute")),
+            &t
+        ));
+        assert!(tolerates(&tol(Some("k"), None, Some("v"), None), &t));
+        assert!(tolerates(
+            &tol(Some("k"), Some("Equal"), Some("v"), Some("NoExecute")),
+            &t
+        ));
+        assert!(!tolerates(
+            &tol(Some("k"), Some("Equal"), Some("w"), None),
+            &t
+        ));
+        assert!(!tolerates(&tol(Some("j"), Some("Exists"), None, None), &t));
+        assert!(!tolerates(
+            &tol(Some("k"), Some("Exists"), None, Some("NoSchedule")),
+            &t
+        ));
+        assert!(!tolerates(&tol(Some("k"), Some("Gt"), Some("v"), None), &t));
+        assert_eq!(taint_text(&t), "k=v:NoExecute");
+        assert_eq!(taint_text(&taint("k", None, "NoSchedule")), "k:NoSchedule");
     }
 }

@@ -1,7 +1,8 @@
 //! Comparing runs: the same metrics side by side, the ratio of each run to the first, and the
 //! sentence a user would write ("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower", the OpenShift
 //! instance-disk recipe's ephemeral NVMe against EBS). Runs of different profiles measure different
-//! things, so they are refused unless forced; quick runs beside full ones are flagged.
+//! things, so they are refused unless forced; quick runs beside full or imported ones, and
+//! interrupted runs (partial figures), are flagged.
 
 use disktier_engine::{DirStats, RunDoc};
 use serde::Serialize;
@@ -24,15 +25,34 @@ pub enum Unit {
     FilesPerSec,
 }
 
+/// A run to compare: its id, the command that stored it (an import is neither a quick nor a
+/// full disktier run) and its document.
+#[derive(Debug, Clone, Copy)]
+pub struct Compared<'a> {
+    pub id: &'a str,
+    pub kind: &'a str,
+    pub doc: &'a RunDoc,
+}
+
 /// One run in a comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct Side {
     /// "A", "B", ... in the table.
     pub letter: String,
     pub id: String,
+    /// The command that stored it (bench, check, assess, import).
+    pub kind: String,
     pub target: String,
     pub profile: Option<String>,
     pub quick: bool,
+    /// Ctrl-C or a signal stopped it: its figures are partial.
+    pub interrupted: bool,
+}
+
+impl Side {
+    fn imported(&self) -> bool {
+        self.kind == "import"
+    }
 }
 
 /// One metric across the runs; `ratios[k]` compares run k+1 with run 0.
@@ -61,7 +81,8 @@ pub struct Ratio {
 pub struct Comparison {
     pub runs: Vec<Side>,
     pub rows: Vec<Row>,
-    /// Notes the reader must see (quick beside full, forced profile mismatch).
+    /// Notes the reader must see (quick beside full or imported, interrupted runs, forced
+    /// profile mismatch).
     pub notes: Vec<String>,
 }
 
@@ -142,57 +163,62 @@ fn metrics(sync: &str) -> Vec<Metric> {
     ]
 }
 
-/// Compares `runs` (id, document), the first being the one the others are measured against.
-pub fn compare(runs: &[(String, RunDoc)], force: bool) -> Result<Comparison, CompareError> {
+/// Compares `runs`, the first being the one the others are measured against.
+pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, CompareError> {
     if runs.len() < 2 {
         return Err(CompareError::TooFew);
     }
     let first = &runs[0];
     let mut notes = Vec::new();
-    for (id, d) in &runs[1..] {
-        if d.profile != first.1.profile {
+    for r in &runs[1..] {
+        if r.doc.profile != first.doc.profile {
             let show = |p: &Option<String>| p.clone().unwrap_or_else(|| "custom job".into());
             if !force {
                 return Err(CompareError::DifferentProfiles {
-                    a: first.0.clone(),
-                    pa: show(&first.1.profile),
-                    b: id.clone(),
-                    pb: show(&d.profile),
+                    a: first.id.to_string(),
+                    pa: show(&first.doc.profile),
+                    b: r.id.to_string(),
+                    pb: show(&r.doc.profile),
                 });
             }
             notes.push(format!(
-                "{} ({}) and {id} ({}) measured different profiles: compared because of --force",
-                first.0,
-                show(&first.1.profile),
-                show(&d.profile)
+                "{} ({}) and {} ({}) measured different profiles: compared because of --force",
+                first.id,
+                show(&first.doc.profile),
+                r.id,
+                show(&r.doc.profile)
             ));
         }
     }
     let sides: Vec<Side> = runs
         .iter()
         .enumerate()
-        .map(|(i, (id, d))| Side {
+        .map(|(i, r)| Side {
             letter: letter(i),
-            id: id.clone(),
-            target: d.target.path.clone(),
-            profile: d.profile.clone(),
-            quick: d.quick,
+            id: r.id.to_string(),
+            kind: r.kind.to_string(),
+            target: r.doc.target.path.clone(),
+            profile: r.doc.profile.clone(),
+            quick: r.doc.quick,
+            interrupted: r.doc.interrupted,
         })
         .collect();
-    if sides.iter().any(|s| s.quick) && sides.iter().any(|s| !s.quick) {
-        let quick: Vec<&str> = sides
-            .iter()
-            .filter(|s| s.quick)
-            .map(|s| s.letter.as_str())
-            .collect();
+    notes.extend(mix_note(&sides));
+    let cut = letters(&sides, |s| s.interrupted);
+    if !cut.is_empty() {
+        let (was, its) = if cut.len() == 1 {
+            ("was", "its")
+        } else {
+            ("were", "their")
+        };
         notes.push(format!(
-            "quick and full runs are mixed ({} quick): quick runs are shorter and noisier, so small differences mean little",
-            quick.join(", ")
+            "{} {was} interrupted (Ctrl-C or a signal): {its} figures are partial, so the comparison says little about the disk",
+            cut.join(", ")
         ));
     }
     let mut rows = Vec::new();
-    for (metric, unit, better, f) in metrics(sync_name(&first.1)) {
-        let values: Vec<Option<f64>> = runs.iter().map(|(_, d)| f(d)).collect();
+    for (metric, unit, better, f) in metrics(sync_name(first.doc)) {
+        let values: Vec<Option<f64>> = runs.iter().map(|r| f(r.doc)).collect();
         if values.iter().filter(|v| v.is_some()).count() < 2 && values[0].is_none() {
             continue;
         }
@@ -216,6 +242,38 @@ pub fn compare(runs: &[(String, RunDoc)], force: bool) -> Result<Comparison, Com
         rows,
         notes,
     })
+}
+
+/// The letters of the sides `pick` selects.
+fn letters(sides: &[Side], pick: impl Fn(&Side) -> bool) -> Vec<&str> {
+    sides
+        .iter()
+        .filter(|s| pick(s))
+        .map(|s| s.letter.as_str())
+        .collect()
+}
+
+/// The note when quick runs stand beside full or imported ones (an import is fio's or etcd-perf's
+/// run, neither quick nor full as disktier's profiles are).
+fn mix_note(sides: &[Side]) -> Option<String> {
+    let quick = letters(sides, |s| s.quick);
+    let imported = letters(sides, |s| !s.quick && s.imported());
+    let full = letters(sides, |s| !s.quick && !s.imported());
+    if quick.is_empty() || (imported.is_empty() && full.is_empty()) {
+        return None;
+    }
+    let mixed = match (full.is_empty(), imported.is_empty()) {
+        (false, true) => "quick and full runs are mixed",
+        (true, false) => "quick and imported runs are mixed",
+        _ => "quick, full and imported runs are mixed",
+    };
+    let mut which = format!("{} quick", quick.join(", "));
+    if !imported.is_empty() {
+        which.push_str(&format!("; {} imported", imported.join(", ")));
+    }
+    Some(format!(
+        "{mixed} ({which}): quick runs are shorter and noisier, so small differences mean little"
+    ))
 }
 
 fn letter(i: usize) -> String {
@@ -342,12 +400,18 @@ impl Comparison {
         let mut s = String::new();
         for side in &self.runs {
             s.push_str(&format!(
-                "{}  {}  {}  ({}{})\n",
+                "{}  {}  {}  ({}{}{}{})\n",
                 side.letter,
                 side.id,
                 side.target,
                 side.profile.as_deref().unwrap_or("custom job"),
-                if side.quick { ", quick" } else { "" }
+                if side.quick { ", quick" } else { "" },
+                if side.imported() { ", imported" } else { "" },
+                if side.interrupted {
+                    ", INTERRUPTED"
+                } else {
+                    ""
+                }
             ));
         }
         s.push('\n');
@@ -423,9 +487,20 @@ mod tests {
         (name.to_string(), doc)
     }
 
+    /// `runs` as `kind` runs, to compare.
+    fn as_kind<'a>(kind: &'a str, runs: &'a [(String, RunDoc)]) -> Vec<Compared<'a>> {
+        runs.iter()
+            .map(|(id, doc)| Compared { id, kind, doc })
+            .collect()
+    }
+
+    fn checks(runs: &[(String, RunDoc)], force: bool) -> Result<Comparison, CompareError> {
+        compare(&as_kind("check", runs), force)
+    }
+
     /// The OpenShift recipe's ephemeral disk against its EBS volume.
     fn ephemeral_vs_ebs() -> Comparison {
-        compare(
+        checks(
             &[fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")],
             false,
         )
@@ -455,7 +530,7 @@ mod tests {
             fixture("ocp-recipe-ebs"),
             fixture("quick-etcd"),
         ];
-        let c = compare(&runs, false).unwrap();
+        let c = checks(&runs, false).unwrap();
         assert_eq!(c.notes.len(), 1, "{:?}", c.notes);
         insta::assert_snapshot!("three_runs_compare", c.to_text());
     }
@@ -463,13 +538,52 @@ mod tests {
     #[test]
     fn different_profiles_need_force() {
         let runs = [fixture("ocp-recipe-ephemeral"), fixture("read-iops")];
-        let e = compare(&runs, false).unwrap_err().to_string();
+        let e = checks(&runs, false).unwrap_err().to_string();
         assert!(
             e.contains("different profiles") && e.contains("--force"),
             "{e}"
         );
-        let c = compare(&runs, true).unwrap();
+        let c = checks(&runs, true).unwrap();
         assert!(c.notes.iter().any(|n| n.contains("--force")));
+    }
+
+    /// Regression (QA): an imported fio run beside a quick one was called "full" ("quick and
+    /// full runs are mixed (A quick)").
+    #[test]
+    fn an_import_is_not_called_a_full_run() {
+        let quick = [fixture("quick-etcd")];
+        let other = [fixture("ocp-recipe-ebs")];
+        let runs = [as_kind("bench", &quick)[0], as_kind("import", &other)[0]];
+        let c = compare(&runs, false).unwrap();
+        assert_eq!(
+            c.notes,
+            vec!["quick and imported runs are mixed (A quick; B imported): quick runs are shorter and noisier, so small differences mean little"]
+        );
+        assert!(c.to_text().contains("(etcd, imported)"), "{}", c.to_text());
+        let full = [fixture("ocp-recipe-ephemeral")];
+        let runs = [runs[0], runs[1], as_kind("check", &full)[0]];
+        let c = compare(&runs, false).unwrap();
+        assert!(
+            c.notes[0].starts_with("quick, full and imported runs are mixed (A quick; B imported)"),
+            "{:?}",
+            c.notes
+        );
+    }
+
+    /// Regression (QA): an interrupted run (partial figures) was compared without a word.
+    #[test]
+    fn an_interrupted_run_is_noted() {
+        let mut runs = [fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")];
+        runs[0].1.interrupted = true;
+        let c = checks(&runs, false).unwrap();
+        assert_eq!(
+            c.notes,
+            vec!["A was interrupted (Ctrl-C or a signal): its figures are partial, so the comparison says little about the disk"]
+        );
+        assert!(c.runs[0].interrupted && !c.runs[1].interrupted);
+        let text = c.to_text();
+        assert!(text.contains("(etcd, INTERRUPTED)"), "{text}");
+        assert!(text.contains("note: A was interrupted"), "{text}");
     }
 
     #[test]

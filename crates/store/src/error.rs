@@ -8,6 +8,13 @@ use std::path::PathBuf;
 pub enum StoreError {
     #[error("{path} is not a disktier database or is corrupted: move it aside or pass --db")]
     NotOurs { path: PathBuf },
+    /// `--db` names a directory (SQLite would say "unable to open database file", or reading
+    /// it "not a database").
+    #[error("{path} is a directory, not a SQLite database file: pass --db with a file's path (such as {path}/results.db)")]
+    IsDirectory { path: PathBuf },
+    /// `--db` names a FIFO, socket or device.
+    #[error("{path} is not a regular file (a FIFO, socket or device), so it cannot be a SQLite database: pass --db with a file's path")]
+    NotAFile { path: PathBuf },
     #[error(
         "{location} has store schema version {found}, newer than this disktier understands ({known}): upgrade disktier or pass --db"
     )]

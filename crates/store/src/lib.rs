@@ -49,9 +49,9 @@ pub struct Store {
 
 impl Store {
     /// Opens the store at `location`: a `postgres://` (or `postgresql://`) URL, a SQLite file
-    /// path, or `None` for [`default_path`].
+    /// path, or `None` (or an empty location, see [`location`]) for [`default_path`].
     pub fn open(location: Option<&str>) -> Result<Store> {
-        let backend: Box<dyn Backend> = match location {
+        let backend: Box<dyn Backend> = match self::location(location) {
             Some(pg) if pgconn::is_postgres(pg) => Box::new(postgres::PgStore::open(pg)?),
             // A mistyped URL must not become a SQLite file (and directories) named after it,
             // nor show its password in the error.
@@ -61,7 +61,7 @@ impl Store {
                     why: "only postgres:// and postgresql:// URLs are stores; anything else is a SQLite file path".into(),
                 })
             }
-            Some(path) => Box::new(sqlite::SqliteStore::open(std::path::Path::new(path))?),
+            Some(path) => Box::new(sqlite::SqliteStore::open(sqlite_path(path)?)?),
             None => Box::new(sqlite::SqliteStore::open(&default_path()?)?),
         };
         Ok(Store { backend })
@@ -72,11 +72,9 @@ impl Store {
     /// cannot be written is read read-only ([`sqlite::SqliteStore::open_existing`]). What
     /// `history`, `show`, `compare` and `report` open.
     pub fn open_existing(location: Option<&str>) -> Result<Store> {
-        let backend: Box<dyn Backend> = match location {
-            Some(l) if pgconn::is_postgres(l) || l.contains("://") => return Store::open(location),
-            Some(path) => Box::new(sqlite::SqliteStore::open_existing(std::path::Path::new(
-                path,
-            ))?),
+        let backend: Box<dyn Backend> = match self::location(location) {
+            Some(l) if pgconn::is_postgres(l) || l.contains("://") => return Store::open(Some(l)),
+            Some(path) => Box::new(sqlite::SqliteStore::open_existing(sqlite_path(path)?)?),
             None => Box::new(sqlite::SqliteStore::open_existing(&default_path()?)?),
         };
         Ok(Store { backend })
@@ -106,7 +104,12 @@ impl Store {
             if model::BENCHMARK_KINDS.contains(&s.kind.as_str())
                 && model::Figures::listed(s) == model::Figures::default()
             {
-                let stored = self.backend.by_id(&s.id)?;
+                let stored = match self.backend.by_id(&s.id) {
+                    Ok(stored) => stored,
+                    // A damaged row is listed with its columns; `show` names the damage.
+                    Err(StoreError::CorruptRow { .. } | StoreError::BadRow { .. }) => continue,
+                    Err(e) => return Err(e),
+                };
                 if let Some(r) = stored.iter().find(|r| r.summary.id == s.id) {
                     if doc::is_job_file(&r.doc) {
                         model::Figures::of(&r.doc).fill(s);
@@ -140,24 +143,51 @@ impl Store {
         self.backend.schema_version()
     }
 
-    /// Saves a spooled run under the id and time it was given when it was made. A run already
-    /// stored under that id (an earlier flush that stopped before deleting the file) counts as
-    /// saved.
-    pub fn save_spooled(&mut self, s: &spool::Spooled) -> Result<()> {
+    /// Saves a spooled run under the id and time it was given when it was made; `false` when a
+    /// run is already stored under that id (an earlier flush that stopped before deleting the
+    /// file), which is not saved twice.
+    pub fn save_spooled(&mut self, s: &spool::Spooled) -> Result<bool> {
         let row = s.new_run().to_row(s.id.clone(), s.created_at.clone());
-        self.backend.insert(&row)?;
-        Ok(())
+        self.backend.insert(&row)
     }
 }
 
-/// `$XDG_DATA_HOME/disktier`, else `~/.local/share/disktier`.
+/// The store `--db`/`DISKTIER_DB` names: an empty value is no value, so the default store, as
+/// when it is unset (what a template or manifest leaves behind when it has no value to put there;
+/// `DISKTIER_CATALOG` reads an empty value the same way). SQLite would take `""` as a private
+/// temporary database that is gone when disktier exits, every run "saved" there lost.
+pub fn location(given: Option<&str>) -> Option<&str> {
+    given.filter(|l| !l.is_empty())
+}
+
+/// `location` as a SQLite file path, refusing the names SQLite does not read as a file: an
+/// in-memory database (`:memory:`) keeps nothing past the process, and a `file:` name is a URI
+/// to SQLite (`file:x?mode=memory` is in memory too), so neither may take a run.
+fn sqlite_path(location: &str) -> Result<&std::path::Path> {
+    let why = if location == ":memory:" {
+        "SQLite keeps a :memory: database only while disktier runs, so every run saved there would be lost: pass the path of a database file"
+    } else if location.starts_with("file:") {
+        "SQLite reads a location that starts with file: as a URI (file:...?mode=memory is a database that lives only in memory), and disktier takes a plain path: pass the database file's path (./file:... for a file whose name starts with file:)"
+    } else {
+        return Ok(std::path::Path::new(location));
+    };
+    Err(StoreError::BadLocation {
+        location: location.to_string(),
+        why: why.into(),
+    })
+}
+
+/// `$XDG_DATA_HOME/disktier` (when it is an absolute path), else `~/.local/share/disktier`.
 pub fn data_dir() -> Result<PathBuf> {
     let nonempty = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
+    // The XDG Base Directory spec: "If an implementation encounters a relative path in any of
+    // these variables it should consider the path invalid and ignore it."
     let base = nonempty("XDG_DATA_HOME")
+        .filter(|p| p.is_absolute())
         .or_else(|| nonempty("HOME").map(|h| h.join(".local/share")))
         .ok_or(StoreError::NoDefaultLocation)?;
     Ok(base.join("disktier"))

@@ -22,6 +22,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "groups",
         sql: include_str!("../migrations/0002_groups.sql"),
     },
+    Migration {
+        version: 3,
+        name: "interrupted",
+        sql: include_str!("../migrations/0003_interrupted.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -24,6 +24,9 @@ pub struct RunSummary {
     pub write_iops: Option<f64>,
     pub read_bw_bytes: Option<f64>,
     pub write_bw_bytes: Option<f64>,
+    /// Ctrl-C or a signal stopped the run early: its figures are partial.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 /// One stored run: its listing columns, host and device facts, and the whole document.
@@ -169,6 +172,10 @@ impl NewRun<'_> {
             write_iops: figures.write_iops,
             read_bw_bytes: figures.read_bw_bytes,
             write_bw_bytes: figures.write_bw_bytes,
+            interrupted: d
+                .get("interrupted")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
         };
         StoredRun {
             summary,

@@ -101,27 +101,71 @@ pub fn is_postgres(s: &str) -> bool {
 /// The keys whose values are credentials, in either form.
 const SECRET_KEYS: [&str; 2] = ["password", "sslpassword"];
 
-/// `s` with every credential replaced by `***`: the password of a URL's `user:password@`, a
+/// A URL's parts after `scheme://`: the userinfo, which ends at the last `@` (a password may
+/// hold `@`, `/`, `?`, `#` and `:` unencoded, and the driver takes such a URL: `?` and `#` in a
+/// password must not be read as the start of the query), and the rest, host onwards.
+struct UrlParts<'a> {
+    userinfo: Option<&'a str>,
+    host_on: &'a str,
+}
+
+impl<'a> UrlParts<'a> {
+    fn of(rest: &'a str) -> UrlParts<'a> {
+        match rest.rfind('@') {
+            Some(at) => UrlParts {
+                userinfo: Some(&rest[..at]),
+                host_on: &rest[at + 1..],
+            },
+            None => UrlParts {
+                userinfo: None,
+                host_on: rest,
+            },
+        }
+    }
+
+    /// The user and whether a password follows it; `None` when the userinfo is no plain
+    /// `user[:password]` (a `/`, `?` or `#` in the user: the `@` belonged to a path or query,
+    /// or the URL is malformed), which is then hidden whole.
+    fn user(&self) -> Option<(&'a str, bool)> {
+        let info = self.userinfo?;
+        let (user, pw) = match info.split_once(':') {
+            Some((u, _)) => (u, true),
+            None => (info, false),
+        };
+        (!user.contains(['/', '?', '#'])).then_some((user, pw))
+    }
+
+    /// The password of the userinfo (everything after the user's `:`).
+    fn password(&self) -> Option<&'a str> {
+        self.userinfo?.split_once(':').map(|(_, p)| p)
+    }
+
+    /// The host, port and database, and the query (from the first `?` or `#` after the host).
+    fn query_split(&self) -> (&'a str, Option<&'a str>) {
+        match self.host_on.find(['?', '#']) {
+            Some(i) => (&self.host_on[..i], Some(&self.host_on[i..])),
+            None => (self.host_on, None),
+        }
+    }
+}
+
+/// `s` with every credential replaced by `***`: the password of a URL's `user:password@` (up
+/// to the last `@`, whatever `?`, `#`, `/` or `:` the password holds), a
 /// `?password=`/`&password=` (and `sslpassword`) query parameter, and a `password=` (quoted or
-/// not) of a `key=value` string. What cannot be parsed but mentions a password is hidden whole.
+/// not) of a `key=value` string. What cannot be parsed but mentions a password is hidden whole,
+/// as is a userinfo that is no plain `user:password`.
 pub fn redact(s: &str) -> String {
     if let Some((scheme, rest)) = s.split_once("://") {
-        let (before_q, query) = match rest.find(['?', '#']) {
-            Some(i) => (&rest[..i], Some(&rest[i..])),
-            None => (rest, None),
-        };
+        let url = UrlParts::of(rest);
         let mut out = format!("{scheme}://");
-        match before_q.rfind('@') {
-            Some(at) => {
-                let auth = &before_q[..at];
-                match auth.split_once(':') {
-                    Some((user, _)) => out.push_str(&format!("{user}:***")),
-                    None => out.push_str(auth),
-                }
-                out.push_str(&before_q[at..]);
-            }
-            None => out.push_str(before_q),
+        match (url.userinfo, url.user()) {
+            (None, _) => {}
+            (Some(_), Some((user, true))) => out.push_str(&format!("{user}:***@")),
+            (Some(_), Some((user, false))) => out.push_str(&format!("{user}@")),
+            (Some(_), None) => out.push_str("***@"),
         }
+        let (base, query) = url.query_split();
+        out.push_str(base);
         if let Some(q) = query {
             let (sep, body) = q.split_at(1);
             out.push_str(sep);
@@ -288,9 +332,13 @@ impl PgTarget {
             }
         };
         let rest = if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            match s.split_once('?') {
+            // The query starts after the host: a `?` in the password is the password's.
+            let (_, rest) = s.split_once("://").unwrap_or_default();
+            let host_at = s.len() - UrlParts::of(rest).host_on.len();
+            match s[host_at..].split_once('?') {
                 None => s.to_string(),
-                Some((base, q)) => {
+                Some((host_on, q)) => {
+                    let base = format!("{}{host_on}", &s[..host_at]);
                     let mut kept = Vec::new();
                     for kv in q.split('&').filter(|kv| !kv.is_empty()) {
                         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
@@ -299,7 +347,7 @@ impl PgTarget {
                         }
                     }
                     if kept.is_empty() {
-                        base.to_string()
+                        base
                     } else {
                         format!("{base}?{}", kept.join("&"))
                     }
@@ -428,31 +476,34 @@ impl PgTarget {
 /// The credential values a string carries in any form (raw and percent-encoded).
 fn secrets_of(s: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut push = |v: &str| {
+        out.push(v.to_string());
+        out.push(percent_decode(v));
+    };
     if let Some((_, rest)) = s.split_once("://") {
-        let before_q = &rest[..rest.find(['?', '#']).unwrap_or(rest.len())];
-        if let Some(at) = before_q.rfind('@') {
-            if let Some((_, p)) = before_q[..at].split_once(':') {
-                out.push(p.to_string());
-                out.push(percent_decode(p));
+        let url = UrlParts::of(rest);
+        match (url.user(), url.userinfo) {
+            // Not a plain user: the whole userinfo is hidden, so it is scrubbed whole too.
+            (None, Some(info)) => push(info),
+            _ => {
+                if let Some(p) = url.password() {
+                    push(p);
+                }
             }
         }
-        if let Some((_, q)) = s.split_once('?') {
-            for kv in q.split('&') {
+        if let (_, Some(q)) = url.query_split() {
+            for kv in q[1..].split('&') {
                 if let Some((k, v)) = kv.split_once('=') {
                     if is_secret_key(&percent_decode(k)) {
-                        out.push(v.to_string());
-                        out.push(percent_decode(v));
+                        push(v);
                     }
                 }
             }
         }
     } else if let Some(pairs) = conninfo_pairs(s) {
-        out.extend(
-            pairs
-                .into_iter()
-                .filter(|(k, _)| is_secret_key(k))
-                .map(|(_, v)| v),
-        );
+        for (_, v) in pairs.iter().filter(|(k, _)| is_secret_key(k)) {
+            out.push(v.clone());
+        }
     }
     out.retain(|p| !p.is_empty());
     out

@@ -135,6 +135,7 @@ fn read_row(r: &Row, location: &str) -> Result<StoredRun> {
             write_iops: r.try_get(11).map_err(|e| corrupt_col(r, location, e))?,
             read_bw_bytes: r.try_get(12).map_err(|e| corrupt_col(r, location, e))?,
             write_bw_bytes: r.try_get(13).map_err(|e| corrupt_col(r, location, e))?,
+            interrupted: r.try_get(17).map_err(|e| corrupt_col(r, location, e))?,
         },
         host,
         device,
@@ -183,6 +184,7 @@ impl Backend for PgStore {
                 &host,
                 &device,
                 &doc,
+                &s.interrupted,
             ],
         );
         match res {

@@ -106,6 +106,9 @@ pub struct Spool {
 pub struct Flushed {
     /// Ids now in the store.
     pub saved: Vec<String>,
+    /// Ids the store held already (an earlier flush stopped before removing the file): not
+    /// saved twice, their files removed.
+    pub already_stored: Vec<String>,
     /// Ids meant for another store, left in the spool.
     pub other_store: Vec<String>,
     /// Files that could not be saved, with why (left in the spool).
@@ -211,8 +214,9 @@ impl Spool {
                 continue;
             }
             match store.save_spooled(&s) {
-                Ok(()) => match std::fs::remove_file(&path) {
-                    Ok(()) => out.saved.push(s.id),
+                Ok(saved) => match std::fs::remove_file(&path) {
+                    Ok(()) if saved => out.saved.push(s.id),
+                    Ok(()) => out.already_stored.push(s.id),
                     Err(e) => out.failed.push(format!(
                         "{}: saved as run {}, but the file could not be removed ({e}); a later flush will find it saved already",
                         path.display(),

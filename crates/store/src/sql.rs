@@ -7,11 +7,12 @@ use serde_json::Value;
 
 /// The columns every read returns, in this order.
 pub const COLS: &str = "id, created_at, kind, profile, target, hostname, quick, engine, group_id, \
-    sync_p99_ns, read_iops, write_iops, read_bw_bytes, write_bw_bytes, host_json, device_json, doc";
+    sync_p99_ns, read_iops, write_iops, read_bw_bytes, write_bw_bytes, host_json, device_json, doc, \
+    interrupted";
 
-/// `INSERT` of one row, with placeholders `mark(1)..mark(17)` in [`COLS`] order.
+/// `INSERT` of one row, with placeholders `mark(1)..mark(18)` in [`COLS`] order.
 pub fn insert(mark: fn(usize) -> String) -> String {
-    let marks: Vec<String> = (1..=17).map(mark).collect();
+    let marks: Vec<String> = (1..=18).map(mark).collect();
     format!("INSERT INTO runs ({COLS}) VALUES ({})", marks.join(", "))
 }
 

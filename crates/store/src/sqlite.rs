@@ -33,6 +33,10 @@ impl SqliteStore {
     /// Opens (creating if missing) the store at `path`, refusing files that are not a disktier
     /// database and databases from a newer disktier, migrating older ones.
     pub fn open(path: &Path) -> Result<SqliteStore> {
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() => return Err(not_a_file(path, &m)),
+            _ => {}
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),
@@ -68,11 +72,7 @@ impl SqliteStore {
     pub fn open_existing(path: &Path) -> Result<SqliteStore> {
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() => {}
-            Ok(_) => {
-                return Err(StoreError::NotOurs {
-                    path: path.to_path_buf(),
-                })
-            }
+            Ok(m) => return Err(not_a_file(path, &m)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(StoreError::NoStore {
                     location: path.display().to_string(),
@@ -285,11 +285,23 @@ fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
             write_iops: r.get(11)?,
             read_bw_bytes: r.get(12)?,
             write_bw_bytes: r.get(13)?,
+            interrupted: r.get(17)?,
         },
         r.get(14)?,
         r.get(15)?,
         r.get(16)?,
     ))
+}
+
+/// Why `path`, which exists and is not a regular file, cannot be a store: a directory, or a
+/// FIFO, socket or device (opening a FIFO would wait for a writer).
+fn not_a_file(path: &Path, m: &std::fs::Metadata) -> StoreError {
+    let path = path.to_path_buf();
+    if m.is_dir() {
+        StoreError::IsDirectory { path }
+    } else {
+        StoreError::NotAFile { path }
+    }
 }
 
 /// Whether opening failed only because the store cannot be written where it is: a read-only
@@ -383,7 +395,8 @@ impl Backend for SqliteStore {
                 s.write_bw_bytes,
                 host,
                 device,
-                doc
+                doc,
+                s.interrupted
             ],
         );
         match res {

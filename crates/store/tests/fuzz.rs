@@ -61,6 +61,7 @@ fn fuzz_stored_doc() {
                 let runs = [base.clone(), stored("fuzzed", kind, &doc)];
                 if let Ok(page) = render(&ReportInput {
                     runs: &runs,
+                    skipped: &[],
                     plan: None,
                     generated_at: "now",
                 }) {
@@ -70,12 +71,18 @@ fn fuzz_stored_doc() {
             if let Ok(d) = serde_json::from_value::<disktier_engine::RunDoc>(doc.clone()) {
                 let a: disktier_engine::RunDoc =
                     serde_json::from_value(fixture("quick-etcd")).unwrap();
-                let _ = disktier_store::compare::compare(&[("a".into(), a), ("b".into(), d)], true);
+                let side = |id, doc| disktier_store::compare::Compared {
+                    id,
+                    kind: "check",
+                    doc,
+                };
+                let _ = disktier_store::compare::compare(&[side("a", &a), side("b", &d)], true);
             }
             // As a plan document too, when it reads as one.
             if let Ok(plan) = serde_json::from_value::<StoragePlan>(doc.clone()) {
                 let _ = render(&ReportInput {
                     runs: std::slice::from_ref(&base),
+                    skipped: &[],
                     plan: Some(&plan),
                     generated_at: "now",
                 })
@@ -177,6 +184,7 @@ fn fuzz_report() {
             let plan = serde_json::from_value::<StoragePlan>(plan).ok();
             if let Ok(page) = render(&ReportInput {
                 runs: &runs,
+                skipped: &[],
                 plan: plan.as_ref(),
                 generated_at: "now",
             }) {
@@ -227,8 +235,12 @@ fn fuzz_redaction() {
                     return;
                 }
                 let q = |v: &str| format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"));
-                let loc = match form % 5 {
+                // URL delimiters in the password, unencoded (the driver takes `#` and `?`).
+                let seps = ["#", "?", "@", "/", ":", "?&=#", "@:"];
+                let sep = seps[usize::from(form / 6) % seps.len()];
+                let loc = match form % 6 {
                     0 => format!("postgres://{user}:{pw}@h/db{rest}"),
+                    5 => format!("postgres://{user}:{pw}{sep}{pw}@h/db{rest}"),
                     1 => format!("postgresql://{user}@h/db?password={pw}&x={rest}"),
                     2 => format!("postgres://h/db?a=1&password={pw}"),
                     3 => format!("host=h user={user} password={pw} dbname=x"),

@@ -70,13 +70,29 @@ fn postgres_version_1_schema_is_migrated_and_newer_is_refused() {
         c.batch_execute(
             "INSERT INTO schema_migrations VALUES (1, 'runs', '2024-01-01T00:00:00Z');
              INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc)
-             VALUES ('20240101-000000-abcdef', '2024-01-01T00:00:00Z', 'check', FALSE, '{}', '{}', '{}')",
+             VALUES ('20240101-000000-abcdef', '2024-01-01T00:00:00Z', 'check', FALSE, '{}', '{}', '{}');
+             INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc)
+             VALUES ('20240101-000000-c0ffee', '2024-01-01T00:00:00Z', 'check', FALSE, '{}', '{}', '{\"interrupted\":true}');
+             INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc)
+             VALUES ('20240101-000000-bad000', '2024-01-01T00:00:00Z', 'check', FALSE, '{}', '{}', '{not json')",
         )
         .unwrap();
     }
     let mut s = Store::open(Some(&url)).unwrap();
     assert_eq!(s.schema_version().unwrap(), migrate::latest());
-    assert_eq!(s.get("20240101").unwrap().summary.kind, "check");
+    assert_eq!(
+        s.get("20240101-000000-abcdef").unwrap().summary.kind,
+        "check"
+    );
+    // The migration marks the interrupted run from its document, a damaged one included.
+    let marked: Vec<String> = s
+        .list(&Filter::default())
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.interrupted)
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(marked, vec!["20240101-000000-c0ffee".to_string()]);
     drop(s);
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     c.execute(

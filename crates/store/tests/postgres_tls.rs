@@ -139,11 +139,16 @@ fn no_credential_form_reaches_an_error() {
             format!("postgres://postgres@{addr}/nope_db?sslmode=disable&password={secret}&application_name=x"),
             format!("host={h} port={p} user=postgres password={secret} dbname=nope_db"),
             format!("host={h} port={p} user=postgres password='{secret} x' dbname=nope_db"),
+            // QA: `#` and `?` unencoded in the password (the driver takes them) were shown.
+            format!("postgres://postgres:Qx7#{secret}@{addr}/nope_db"),
+            format!("postgres://postgres:Qx7?{secret}@{addr}/nope_db?sslmode=disable"),
+            format!("postgres://postgres:Qx7@{secret}/:#@{addr}/nope_db"),
         ];
         for f in forms {
             let e = Store::open(Some(&f)).err().unwrap();
             let shown = format!("{e} {e:?}");
             assert!(!shown.contains(secret), "{f}: {shown}");
+            assert!(!shown.contains("Qx7"), "{f}: {shown}");
             assert!(shown.contains("***"), "{f}: {shown}");
         }
     }

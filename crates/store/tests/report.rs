@@ -61,6 +61,7 @@ fn report_structure_golden() {
     let runs = runs();
     let page = render(&ReportInput {
         runs: &runs,
+        skipped: &[],
         plan: Some(&plan),
         generated_at: "2023-09-14 10:00 UTC",
     })
@@ -83,6 +84,7 @@ fn user_strings_are_escaped() {
     ];
     let page = render(&ReportInput {
         runs: &runs,
+        skipped: &[],
         plan: None,
         generated_at: "<now>",
     })
@@ -98,6 +100,7 @@ fn user_strings_are_escaped() {
 fn an_empty_selection_is_an_error() {
     let e = render(&ReportInput {
         runs: &[],
+        skipped: &[],
         plan: None,
         generated_at: "",
     })
@@ -110,6 +113,7 @@ fn an_empty_selection_is_an_error() {
 fn page_of(runs: &[StoredRun]) -> String {
     render(&ReportInput {
         runs,
+        skipped: &[],
         plan: None,
         generated_at: "now",
     })
@@ -180,6 +184,217 @@ fn an_interrupted_interference_run_is_marked() {
         page.contains("This run was interrupted (Ctrl-C or a signal): dd/io.weight stopped early and has partial figures"),
         "{page}"
     );
-    assert_eq!(page.matches("interrupted: partial figures").count(), 1);
+    assert_eq!(
+        page.matches("\"badge info\">interrupted: partial figures")
+            .count(),
+        1
+    );
+    assert!(page.contains("<td>interfere (interrupted: partial figures)</td>"));
     assert!(page.contains(" (interrupted)</td>"));
+}
+
+/// `stored`, saved at `at` (RFC 3339).
+fn stored_at(id: &str, kind: &str, doc: serde_json::Value, at: &str) -> StoredRun {
+    NewRun {
+        kind,
+        group_id: None,
+        doc: &doc,
+    }
+    .to_row(id.into(), at.into())
+}
+
+/// The card of `target` in `page`, up to the next card or the end of the section.
+fn card<'a>(page: &'a str, target: &str) -> &'a str {
+    let at = page
+        .find(&format!("<div class=\"card\" data-target=\"{target}\">"))
+        .expect("a card");
+    let rest = &page[at + 1..];
+    let end = [rest.find("<div class=\"card\""), rest.find("</section>")]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap();
+    &page[at..at + 1 + end]
+}
+
+/// quick-etcd with its fdatasync p99 (and the verdict on it) set to `p99_ns`.
+fn etcd_with_p99(p99_ns: u64) -> serde_json::Value {
+    let mut doc = fixture("quick-etcd");
+    doc["results"]["sync"]["lat_ns"]["percentiles"]["99"] = p99_ns.into();
+    doc["verdicts"][0]["value"] = (p99_ns as f64).into();
+    doc["verdicts"][0]["pass"] = (p99_ns < 10_000_000).into();
+    doc["verdicts"][0]["message"] = format!("fdatasync p99 {p99_ns} ns").into();
+    doc
+}
+
+/// Regression (QA): a target's card showed the best figure of all its runs (the lowest sync p99,
+/// the highest IOPS), unlabelled, beside the failing verdict of its newest run. The card shows
+/// each profile's newest run, says which, and leaves the earlier runs to the charts.
+#[test]
+fn a_card_shows_the_newest_runs_figures_and_says_so() {
+    let runs = vec![
+        // Saved out of order: the newest is the one saved last, wherever it is listed.
+        stored_at(
+            "run-new",
+            "check",
+            etcd_with_p99(11_460_000),
+            "2026-11-27T13:09:50.000000Z",
+        ),
+        stored_at(
+            "run-best",
+            "check",
+            etcd_with_p99(7_970_000),
+            "2026-11-27T12:00:00.000000Z",
+        ),
+        stored_at(
+            "run-bad",
+            "check",
+            etcd_with_p99(179_960_000),
+            "2026-11-27T12:30:00.000000Z",
+        ),
+        stored_at(
+            "run-read",
+            "bench",
+            fixture("read-iops"),
+            "2026-11-27T11:00:00.000000Z",
+        ),
+    ];
+    let page = page_of(&runs);
+    let c = card(&page, "/mnt/scratch");
+    assert!(
+        c.contains("<dt>sync p99</dt><dd>11.46 ms <span class=\"from\" title=\"run run-new\">etcd, newest of 3</span></dd>"),
+        "{c}"
+    );
+    assert!(!c.contains("7.97 ms") && !c.contains("179.96 ms"), "{c}");
+    // One etcd badge, the newest run's (failing), and read-iops's own figure labelled as its.
+    assert_eq!(c.matches("etcd not ready").count(), 1, "{c}");
+    assert!(c.contains("✗ etcd not ready · p99 11.46 ms"), "{c}");
+    assert!(!c.contains("etcd ready"), "{c}");
+    assert!(c.contains("title=\"run run-read\">read-iops</span>"), "{c}");
+    assert!(c.contains("measured: read-iops, etcd ×3"), "{c}");
+    assert!(
+        c.contains("each profile's newest run; 2 earlier runs of this target are drawn"),
+        "{c}"
+    );
+    // Equal figures read "same" in the comparison, as in `compare`'s text (not "1.0x higher").
+    assert!(page.contains("<td class=\"num\">same</td>"));
+    assert!(!page.contains(">1.0x "), "{page}");
+    // Every run is still drawn.
+    for id in ["run-new", "run-best", "run-bad", "run-read"] {
+        assert!(
+            page.contains(&format!("data-chart=\"series:{id}\"")),
+            "{id}"
+        );
+    }
+}
+
+/// Regression (QA): an interrupted bench or check run was drawn and compared as if complete.
+#[test]
+fn an_interrupted_benchmark_run_is_marked_everywhere() {
+    let mut cut = fixture("quick-etcd");
+    cut["interrupted"] = true.into();
+    let runs = vec![
+        stored_at("run-cut", "check", cut, "2026-11-27T13:00:00.000000Z"),
+        stored_at(
+            "run-ebs",
+            "check",
+            fixture("ocp-recipe-ebs"),
+            "2026-11-27T13:01:00.000000Z",
+        ),
+    ];
+    let page = page_of(&runs);
+    let c = card(&page, "/mnt/scratch");
+    assert!(
+        c.contains("etcd interrupted: partial figures</span>"),
+        "{c}"
+    );
+    assert!(c.contains("etcd, interrupted</span></dd>"), "{c}");
+    assert!(page.contains("<td>check (interrupted: partial figures)</td>"));
+    assert!(page.contains("/mnt/scratch · etcd (interrupted: partial figures)"));
+    assert!(
+        page.contains(
+            "<div class=\"note\">A was interrupted (Ctrl-C or a signal): its figures are partial"
+        ),
+        "{page}"
+    );
+}
+
+/// Regression (QA): a job file's run made an empty page ("1 run on 0 targets") and was left out
+/// of a mixed report without a word. It is named, with its jobs and `disktier show`.
+#[test]
+fn a_job_files_run_is_named_as_not_drawn() {
+    let jobs = fixture("jobfile-import");
+    let id = "20261127-130348-abcdef";
+    let note = format!(
+        "run <span class=\"mono\">{id}</span> is the run of the fio job file <span class=\"mono\">{}</span> (jobs ",
+        jobs["jobfile"].as_str().unwrap()
+    );
+    for runs in [
+        vec![stored(id, "bench", jobs.clone())],
+        vec![
+            stored("run-quick", "check", fixture("quick-etcd")),
+            stored(id, "bench", jobs.clone()),
+        ],
+    ] {
+        let page = page_of(&runs);
+        assert!(page.contains(&note), "{page}");
+        assert!(page.contains(&format!("<code>disktier show {id}</code>")));
+        assert!(page.contains("· 1 not drawn · generated"), "{page}");
+        assert!(outline(&page).starts_with("section #not-drawn\n  h2 Runs not drawn\n"));
+    }
+}
+
+/// Regression (QA): one row whose stored JSON does not parse stopped the whole report. The
+/// command hands such runs over as skipped: named with the reason, the others drawn.
+#[test]
+fn a_skipped_run_is_named_and_the_others_drawn() {
+    let runs = runs();
+    let skipped = [disktier_store::report::Skipped {
+        id: "20261127-130824-393ef4".into(),
+        why: "its stored JSON does not parse (<key must be a string>)".into(),
+    }];
+    let page = render(&ReportInput {
+        runs: &runs,
+        skipped: &skipped,
+        plan: None,
+        generated_at: "now",
+    })
+    .unwrap();
+    assert!(page.contains("run <span class=\"mono\">20261127-130824-393ef4</span>: left out, its stored row does not read (its stored JSON does not parse (&lt;key must be a string&gt;))"));
+    assert!(page.contains("<td colspan=\"6\">left out: its stored JSON"));
+    assert!(
+        page.contains(
+            "6 runs on 3 targets · host ip-10-0-1-23, lab, node-a · 1 not drawn · generated now"
+        ),
+        "{page}"
+    );
+    assert!(page.contains("<section id=\"verdicts\">"));
+}
+
+/// Regression (QA): imports, whose host is unknown, left "host , vm" in the header and "host"
+/// alone on their card; and a comparison of many runs ran off the page.
+#[test]
+fn an_unknown_host_is_left_out_and_wide_tables_scroll() {
+    let mut imported = fixture("ocp-recipe-ebs");
+    imported["host"]["hostname"] = "".into();
+    let runs = vec![
+        stored("run-a", "import", imported),
+        stored("run-b", "check", fixture("ocp-recipe-ephemeral")),
+    ];
+    let page = page_of(&runs);
+    let host = fixture("ocp-recipe-ephemeral")["host"]["hostname"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        page.contains(&format!("2 runs on 2 targets · host {host} · generated")),
+        "{page}"
+    );
+    let c = card(&page, "/var/lib/misc/_benchmark_fio");
+    assert!(
+        c.contains("<div class=\"sub\">xfs · on nvme0n1 · Amazon Elastic Block Store</div>"),
+        "{c}"
+    );
+    assert!(page.contains("<div class=\"scroll\">\n<table class=\"compare\">"));
+    assert!(page.contains(".scroll { overflow-x:auto;"));
 }

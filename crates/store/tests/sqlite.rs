@@ -98,6 +98,102 @@ fn a_version_1_database_is_migrated_and_keeps_its_rows() {
     assert_eq!(s.list(&Filter::default()).unwrap().len(), 2);
 }
 
+/// Regression (QA): an interrupted run was listed like a complete one. The listing carries the
+/// document's `interrupted`, filled in by the migration for runs stored before it (a damaged
+/// document does not stop the migration), and by every save after.
+#[test]
+fn the_listing_marks_interrupted_runs_old_and_new() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("v2.db");
+    {
+        // What disktier with schema version 2 wrote: a complete run, an interrupted one, a
+        // run whose target names the flag, and a damaged row.
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(migrate::CREATE_SCHEMA_MIGRATIONS).unwrap();
+        for m in &migrate::MIGRATIONS[..2] {
+            c.execute_batch(m.sql).unwrap();
+            c.execute(
+                "INSERT INTO schema_migrations VALUES (?1, ?2, '2024-01-01T00:00:00Z')",
+                rusqlite::params![m.version, m.name],
+            )
+            .unwrap();
+        }
+        let mut cut = doc("/cut", "etcd", 1);
+        cut["interrupted"] = true.into();
+        let mut named = doc("/x\"interrupted\":true", "etcd", 1);
+        named["interrupted"] = false.into();
+        for (id, text) in [
+            (
+                "20240101-000000-000001",
+                doc("/whole", "etcd", 1).to_string(),
+            ),
+            (
+                "20240101-000000-000002",
+                serde_json::to_string(&cut).unwrap(),
+            ),
+            (
+                "20240101-000000-000003",
+                serde_json::to_string(&named).unwrap(),
+            ),
+            ("20240101-000000-000004", "{not json".to_string()),
+        ] {
+            c.execute(
+                "INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc)
+                 VALUES (?1, '2024-01-01T00:00:00Z', 'check', 0, '{}', '{}', ?2)",
+                [id, &text],
+            )
+            .unwrap();
+        }
+    }
+    let mut s = open(&db);
+    let mut cut = doc("/new-cut", "etcd", 1);
+    cut["interrupted"] = true.into();
+    let new_cut = save(&mut s, "check", None, &cut);
+    save(&mut s, "check", None, &doc("/new-whole", "etcd", 1));
+    let marked: Vec<String> = s
+        .list(&Filter::default())
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.interrupted)
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(marked, vec![new_cut, "20240101-000000-000002".to_string()]);
+}
+
+/// Regression (QA): `--db ""` and `--db :memory:` "saved" runs in a database SQLite keeps only
+/// while the process runs; a `file:` location is a URI to SQLite (`mode=memory` likewise).
+/// The library refuses the special names (the empty location is the default store, tested
+/// through the binary, which owns the environment), and calls a directory a directory.
+#[test]
+fn locations_sqlite_would_not_keep_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    for bad in [
+        ":memory:",
+        "file:x.db?mode=memory",
+        "file::memory:",
+        "file:r.db",
+    ] {
+        for e in [
+            Store::open(Some(bad)).err(),
+            Store::open_existing(Some(bad)).err(),
+        ] {
+            let e = e.unwrap_or_else(|| panic!("{bad} opened"));
+            assert!(matches!(e, StoreError::BadLocation { .. }), "{bad}: {e}");
+            assert!(e.to_string().contains("pass the"), "{e}");
+        }
+    }
+    assert!(!Path::new("file:r.db").exists() && !Path::new("r.db").exists());
+    let dir = d.path().to_str().unwrap();
+    for e in [
+        Store::open(Some(dir)).err(),
+        Store::open_existing(Some(dir)).err(),
+    ] {
+        let e = e.expect("a directory is no store");
+        assert!(matches!(e, StoreError::IsDirectory { .. }), "{e}");
+        assert!(e.to_string().contains("is a directory"), "{e}");
+    }
+}
+
 #[test]
 fn a_corrupted_file_is_refused_and_left_untouched() {
     let d = tempfile::tempdir().unwrap();
@@ -225,7 +321,7 @@ fn opening_to_read_creates_no_store() {
     );
     assert!(matches!(
         Store::open_existing(Some(d.path().to_str().unwrap())),
-        Err(StoreError::NotOurs { .. })
+        Err(StoreError::IsDirectory { .. })
     ));
     // An existing store opens as usual, and an older one is migrated where it can be written.
     let db = d.path().join("r.db");

@@ -1,5 +1,5 @@
 //! Sizes, durations and rates as users type them: fio's spellings (`22m`, `10G`, `4k`, `60s`),
-//! IEC units (`MiB`, `GiB`, `KiB`, `TiB`) and rates (`1000MiB/s`).
+//! IEC units (`KiB`, `MiB`, `GiB`, `TiB`, `PiB`, `EiB`) and rates (`1000MiB/s`).
 //!
 //! fio's default `kb_base=1024` makes `k`, `m`, `g`, `t` (and `KB`, `MB`, ...) powers of two; we
 //! follow it (fio HOWTO, "Parameter types"). fio's compatibility quirk that reads `KiB` as 1000
@@ -78,6 +78,8 @@ fn binary_power(unit: &str) -> Option<u32> {
         "g" | "gb" | "gib" => 3,
         "t" | "tb" | "tib" => 4,
         "p" | "pb" | "pib" => 5,
+        // QA: 8EiB (2^63, a size u64 holds) was "not a size", as if EiB were no unit.
+        "e" | "eb" | "eib" => 6,
         _ => return None,
     })
 }
@@ -306,6 +308,14 @@ mod tests {
             parse_size("99999999999P"),
             Err(UnitError::Overflow(_))
         ));
+        // An exbibyte is a unit: 8 EiB fits, 16 EiB is one past u64 (QA: both were "not a
+        // size").
+        assert_eq!(parse_size("8EiB").unwrap(), 1 << 63);
+        assert_eq!(parse_size("1e").unwrap(), 1 << 60);
+        assert_eq!(
+            parse_size("16EiB"),
+            Err(UnitError::Overflow("16EiB".into()))
+        );
     }
 
     #[test]

@@ -14,6 +14,8 @@ use serde::Serialize;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// The formats `disktier trace import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -260,25 +262,99 @@ pub fn import_reader<R: Read + 'static, W: Write>(
     }
 }
 
-/// Imports into a file at `output`.
+/// Imports into a file at `output`, atomically: the trace is written to a new file in the
+/// output's directory (created exclusively) and renamed over `output` only once it is complete,
+/// so an error or a stop leaves an existing `output` as it was (QA: Ctrl-C truncated a good
+/// trace) and no half-written trace behind. An `output` that is the input file, by device and
+/// inode whatever its spelling, is refused before anything is written (QA: `-o ./x` for input
+/// `x` truncated the input). `stop`, set by a signal handler, ends the import within one read.
 pub fn import_to_file(
     format: Format,
     input: &Path,
     output: &Path,
     strict: bool,
+    stop: Arc<AtomicBool>,
 ) -> Result<ImportReport, TraceError> {
-    let f = File::create(output).map_err(|e| TraceError::io(output, e))?;
-    let res = import(format, input, std::io::BufWriter::new(f), strict);
+    if same_file(input, output) {
+        return Err(TraceError::SameFile {
+            input: input.to_path_buf(),
+            output: output.to_path_buf(),
+        });
+    }
+    // Through a symlink to an existing file, as writing to it would: the link stays.
+    let dest = std::fs::canonicalize(output)
+        .ok()
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| output.to_path_buf());
+    let dir = match dest.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = {
+        use std::os::unix::fs::PermissionsExt;
+        tempfile::Builder::new()
+            .prefix(".disktier-import-")
+            .suffix(".tmp")
+            // What File::create gives (the umask applies), not tempfile's private 0600.
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(dir)
+            .map_err(|e| TraceError::io(output, e))?
+    };
+    let f = File::open(input).map_err(|e| TraceError::io(input, e))?;
+    let reader = StopReader {
+        inner: f,
+        stop: stop.clone(),
+    };
+    let res = import_reader(
+        format,
+        reader,
+        input,
+        std::io::BufWriter::new(tmp.as_file_mut()),
+        strict,
+    )
+    .and_then(|(report, w)| {
+        w.into_inner()
+            .map_err(|e| TraceError::io(output, e.into_error()))?
+            .sync_all()
+            .map_err(|e| TraceError::io(output, e))?;
+        Ok(report)
+    });
     match res {
-        Ok((report, mut w)) => {
-            w.flush().map_err(|e| TraceError::io(output, e))?;
+        Ok(report) => {
+            tmp.persist(&dest)
+                .map_err(|e| TraceError::io(output, e.error))?;
             Ok(report)
         }
-        Err(e) => {
-            // Leave no half-written trace behind that a later command could mistake for data.
-            let _ = std::fs::remove_file(output);
-            Err(e)
+        // Dropping `tmp` removes it.
+        Err(_) if stop.load(Ordering::SeqCst) => Err(TraceError::Interrupted {
+            output: output.to_path_buf(),
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `a` and `b` are one file (device and inode, symlinks followed).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// A reader that fails once `stop` is set, so that an import of gigabytes ends at the next read.
+struct StopReader<R> {
+    inner: R,
+    stop: Arc<AtomicBool>,
+}
+
+impl<R: Read> Read for StopReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.load(Ordering::SeqCst) {
+            // Not ErrorKind::Interrupted: readers retry that one.
+            return Err(std::io::Error::other("interrupted by a signal"));
         }
+        self.inner.read(buf)
     }
 }
 

@@ -18,6 +18,7 @@ pub mod persist;
 pub mod plan;
 pub mod recheck;
 pub mod step;
+pub mod stop;
 pub mod undo;
 mod undo_checks;
 
@@ -67,6 +68,10 @@ pub enum SetupError {
         #[source]
         source: Box<SetupError>,
     },
+    /// A signal stopped setup or its undo at a safe point ([`stop`]): `state` says what is
+    /// done, what is not, what the disk holds and how to go on.
+    #[error("interrupted by a signal {during}: {state}")]
+    Interrupted { during: String, state: String },
     #[error(transparent)]
     Discover(#[from] DiskError),
     #[error(transparent)]
@@ -170,9 +175,22 @@ pub fn setup(
             .devices
             .as_ref()
             .map(|l| l.iter().filter_map(|g| plan::given_name(root, g)).collect());
+        let stopped_reading = |report: &Report| {
+            stop::setup_interrupted(&cfg.mount, &report.steps, &[], false, runner)
+        };
+        if !cfg.dry_run && runner.stopped() {
+            return Err(stopped_reading(&report));
+        }
         let node = discover::scan_only(root, runner, &|name, class| match &explicit {
             Some(names) => names.iter().any(|n| n == name),
             None => class.is_ephemeral(),
+        })
+        .map_err(|e| {
+            if !cfg.dry_run && runner.stopped() {
+                stopped_reading(&report)
+            } else {
+                e.into()
+            }
         })?;
         let kernel = kernel::Kernel::read(root, cfg.fs);
         let plan = plan::plan(cfg, &node, &kernel, root, &has)?;
@@ -196,7 +214,15 @@ pub fn setup(
             }
             last_replan = Some(again.clone());
         }
-        for step in plan.steps {
+        let steps = plan.steps;
+        for (k, step) in steps.iter().enumerate() {
+            // A signal: stop before the next step (the runner stopped the command running).
+            let interrupted = |report: &Report, stopped: bool| {
+                stop::setup_interrupted(&cfg.mount, &report.steps, &steps[k..], stopped, runner)
+            };
+            if !cfg.dry_run && runner.stopped() {
+                return Err(interrupted(&report, false));
+            }
             let mut rec = StepRecord {
                 description: step.describe(),
                 commands: step.shell(),
@@ -215,10 +241,20 @@ pub fn setup(
                 // node: there is no device to look at).
                 if !fixture {
                     for dev in step.destructive_devices() {
-                        recheck::blank_and_free(dev, runner).map_err(step_err)?;
+                        recheck::blank_and_free(dev, runner).map_err(|e| {
+                            if runner.stopped() {
+                                interrupted(&report, false)
+                            } else {
+                                step_err(e)
+                            }
+                        })?;
                     }
                 }
-                let note = step.execute(runner).map_err(step_err)?;
+                let note = match step.execute(runner) {
+                    Ok(note) => note,
+                    Err(e) if stop::is_stop(&e) => return Err(interrupted(&report, true)),
+                    Err(e) => return Err(step_err(e)),
+                };
                 rec.status = if note.is_some() { "unchanged" } else { "done" };
                 rec.note = note;
                 report.changed |= rec.status == "done";

@@ -15,6 +15,7 @@
 
 use super::persist;
 use super::plan::derived_uuid;
+use super::stop;
 use super::undo_checks;
 use super::SetupError;
 use crate::discover::mountinfo::{self, MountEntry};
@@ -389,6 +390,30 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
     if !report.resumed {
         write_journal(&jpath, &journal)?;
     }
+    match execute(req, runner, &journal, &mut report) {
+        Ok(()) => {}
+        // A signal: the journal stays, so running the undo again completes it.
+        Err(e) if stop::is_stop(&e) || runner.stopped() => {
+            let done = report.steps.iter().filter(|s| s.status == "done");
+            let done = done.map(|s| s.description.as_str());
+            return Err(stop::undo_interrupted(mount, done, &jpath));
+        }
+        Err(e) => return Err(e),
+    }
+    let _ = std::fs::remove_file(&jpath);
+    Ok(report)
+}
+
+/// The undo's steps, once its journal is written; each is recorded in `report` as it is done.
+fn execute(
+    req: &UndoRequest,
+    runner: &dyn CommandRunner,
+    journal: &Journal,
+    report: &mut UndoReport,
+) -> Result<(), SetupError> {
+    let mount = &req.mount;
+    let units_dir = req.persist_root.join("etc/systemd/system");
+    let fstab_path = req.persist_root.join("etc/fstab");
     let mut step = |s: UndoStep, did: bool| {
         report.changed |= did;
         report.steps.push(UndoStep {
@@ -398,6 +423,7 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
     };
     // 1. Binds, deepest first: unmount, then copy back while the filesystem is still mounted.
     for b in &journal.binds {
+        stop::check(runner)?;
         let is = mounts(req)?.iter().any(|e| e.mount_point == *b);
         if is {
             runner.run(&Cmd::new("umount").arg(b.as_str()))?;
@@ -413,12 +439,14 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
             }
         }
     }
+    stop::check(runner)?;
     // 2. The filesystem.
     let is = top(&mounts(req)?, mount.as_str()).is_some();
     if is {
         runner.run(&Cmd::new("umount").arg(mount.as_str()))?;
     }
     step(unmount_step(mount), is);
+    stop::check(runner)?;
     // 3. Units and their enablement links.
     for u in our_units(&units_dir, mount) {
         let name = u.file_name().map(|n| n.to_os_string()).unwrap_or_default();
@@ -430,6 +458,7 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
     // The enablement directory goes too when our links were all it held (remove_dir fails on a
     // directory that holds anything else).
     let _ = std::fs::remove_dir(units_dir.join("local-fs.target.wants"));
+    stop::check(runner)?;
     // 4. fstab lines (atomic rewrite, old content kept as .disktier.bak).
     if let Ok(existing) = std::fs::read_to_string(&fstab_path) {
         let new = fstab_without(&existing, mount);
@@ -438,6 +467,7 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
             step(fstab_step(mount, &fstab_path), true);
         }
     }
+    stop::check(runner)?;
     // 5. Wipe: re-checked right before, like setup's destructive steps.
     if journal.wipe {
         if let Some(dev) = &journal.device {
@@ -467,8 +497,7 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
             ));
         }
     }
-    let _ = std::fs::remove_file(&jpath);
-    Ok(report)
+    Ok(())
 }
 
 /// Right before wipefs: the device is mounted nowhere and no one holds it open exclusively.

@@ -172,6 +172,9 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             (hooks.done)();
             let m = match result {
                 Ok(m) => m,
+                // Stopped before it measured anything: not a profile that could not run, and
+                // nothing to save; the assessment ends as interrupted.
+                Err(e) if e.is::<super::measure::NothingMeasured>() => break,
                 Err(e) => {
                     let why = assess_error(&e, p, &shown);
                     (hooks.note)(&format!(

@@ -361,12 +361,38 @@ pub fn document(
         started_at: started_at.to_string(),
         target: first.map(|d| d.target.clone()),
         host: first.map(|d| d.host.clone()),
-        duration_s: outs.iter().map(|o| o.measured.doc.duration_s).sum::<f64>(),
+        duration_s: measured_seconds(outs),
         interrupted: outs.iter().any(|o| o.measured.doc.interrupted),
         jobs,
         groups,
         notes: notes.to_vec(),
     }
+}
+
+/// Seconds measured, summed over the run sets (docs/result-schema.md): the jobs of a run set
+/// run at the same time, so a set counts as its longest job, once. The native engine knows each
+/// job's run set (the jobs of one share its `start_s`); fio's JSON does not say when a job
+/// started, and its reporting groups stand in for the sets (a stonewall, which starts a run
+/// set, also starts a group; `new_group` without one splits a set into groups counted apart).
+fn measured_seconds(outs: &[JobOut]) -> f64 {
+    #[derive(PartialEq)]
+    enum Set {
+        Start(u64),
+        Group(u32),
+    }
+    let mut sets: Vec<(Set, f64)> = Vec::new();
+    for o in outs {
+        let set = match o.start_s {
+            Some(s) => Set::Start(s.to_bits()),
+            None => Set::Group(o.group),
+        };
+        let d = o.measured.doc.duration_s;
+        match sets.iter_mut().find(|(k, _)| *k == set) {
+            Some((_, longest)) => *longest = longest.max(d),
+            None => sets.push((set, d)),
+        }
+    }
+    sets.iter().map(|(_, d)| d).sum()
 }
 
 /// A job file's run as tables, as `bench FILE.fio` prints it (what `show` prints for a stored

@@ -25,8 +25,8 @@ pub struct Measurement {
 
 /// Runs `workload` with `tool`; `opts` carries the stop flag, the progress callback and the
 /// run's settings (keep files, destructive, layout, I/O log, profile name, quick). A run that
-/// was not interrupted and completed no I/O is an error: there is nothing to print as a result
-/// or to save.
+/// completed no I/O is an error: there is nothing to print as a result or to save
+/// ([`NothingMeasured`] when a signal stopped it).
 pub fn measure(workload: &Workload, tool: Tool, opts: &RunOptions) -> anyhow::Result<Measurement> {
     let m = match tool {
         Tool::Native => disktier_engine::run_workload(workload, opts)
@@ -37,6 +37,11 @@ pub fn measure(workload: &Workload, tool: Tool, opts: &RunOptions) -> anyhow::Re
             .map_err(anyhow::Error::from),
         Tool::Fio => run_fio(workload, opts),
     }?;
+    // Stopped before one I/O completed (Ctrl-C during the layout): a run of zeros is no
+    // result, and saved it would read as a disk that did nothing (QA).
+    if m.doc.interrupted && completed_nothing(&m.doc) {
+        return Err(NothingMeasured::new(&m.doc.target.path).into());
+    }
     if !m.doc.interrupted && completed_nothing(&m.doc) {
         match m.doc.job.get("runtime").and_then(|r| r.as_str()) {
             Some(r) => bail!(
@@ -51,6 +56,33 @@ pub fn measure(workload: &Workload, tool: Tool, opts: &RunOptions) -> anyhow::Re
     }
     Ok(m)
 }
+
+/// A run a signal stopped before one I/O completed: there is nothing to print or to save.
+/// Callers that run several measurements (`--repeat`, `assess`) tell it apart from a failure.
+#[derive(Debug)]
+pub struct NothingMeasured {
+    target: String,
+}
+
+impl NothingMeasured {
+    pub fn new(target: &str) -> NothingMeasured {
+        NothingMeasured {
+            target: target.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for NothingMeasured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "interrupted by a signal before any I/O completed on {}: nothing was measured, so nothing is saved (created files were removed unless --keep-files)",
+            self.target
+        )
+    }
+}
+
+impl std::error::Error for NothingMeasured {}
 
 /// Whether a run completed not one read, write, sync or file.
 pub fn completed_nothing(doc: &RunDoc) -> bool {

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use disktier_catalog::plan::StoragePlan;
-use disktier_store::report::{render, ReportInput};
+use disktier_store::report::{render, ReportInput, Skipped};
 use disktier_store::StoredRun;
 use std::path::Path;
 
@@ -46,9 +46,21 @@ pub fn write_report(
     plan: Option<&StoragePlan>,
     path: &Path,
 ) -> anyhow::Result<()> {
+    write_report_skipping(runs, &[], plan, path)
+}
+
+/// [`write_report`], naming `skipped` runs (selected, but their stored rows do not read) in the
+/// report without drawing them.
+pub fn write_report_skipping(
+    runs: &[StoredRun],
+    skipped: &[Skipped],
+    plan: Option<&StoragePlan>,
+    path: &Path,
+) -> anyhow::Result<()> {
     let now = now_utc();
     let page = render(&ReportInput {
         runs,
+        skipped,
         plan,
         generated_at: &now,
     })?;
@@ -69,7 +81,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
             "{} exists and is not a regular file: pass another -o",
             path.display()
         ),
-        Ok(md) => md.permissions().mode() & 0o777,
+        Ok(md) => {
+            if md.len() > 0 && !is_a_report(path) {
+                anyhow::bail!(
+                    "refusing to replace {}: it exists and is not a disktier report (a report \
+                     starts with <!DOCTYPE html> and is titled \"disktier report\"); pass \
+                     another -o, or remove that file first if it may go",
+                    path.display()
+                );
+            }
+            md.permissions().mode() & 0o777
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0o644,
         Err(e) => return Err(e).with_context(|| format!("cannot write {}", path.display())),
     };
@@ -97,6 +119,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .map_err(|e| e.error)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+/// Whether the file at `path` is a report disktier wrote (so replacing it loses nothing the
+/// store does not hold): its head is the page header `render` writes. Anything else at `-o`,
+/// such as the result store itself or a config file, is refused rather than overwritten.
+fn is_a_report(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4096);
+    let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head));
+    let head = String::from_utf8_lossy(&head);
+    read.is_ok()
+        && head.starts_with("<!DOCTYPE html>")
+        && head.contains("<title>disktier report</title>")
 }
 
 fn now_utc() -> String {

@@ -14,7 +14,8 @@ use disktier_store::{pgconn, NewRun, Store};
 /// Where runs are saved.
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
-    /// A SQLite path, a postgres:// URL or a libpq string; None for the default SQLite file.
+    /// A SQLite path, a postgres:// URL or a libpq string; None (or empty) for the default
+    /// SQLite file (`disktier_store::location`).
     pub db: Option<String>,
     /// `--no-save`: [`StoreConfig::save`] saves nothing.
     pub no_save: bool,
@@ -31,7 +32,7 @@ impl StoreConfig {
     /// The store's location as shown (credentials redacted), for a store that could not be
     /// opened.
     fn shown_location(&self) -> String {
-        match self.db.as_deref() {
+        match disktier_store::location(self.db.as_deref()) {
             Some(l) => pgconn::redact(l),
             None => disktier_store::default_path()
                 .map(|p| p.display().to_string())
@@ -77,23 +78,23 @@ impl StoreConfig {
 /// a result not in the store is something the user must know).
 fn spool(run: &NewRun<'_>, location: &str, err: &anyhow::Error) {
     let reason = format!("{err:#}");
-    eprintln!(
+    errln!(
         "warning: cannot save the {} run in {location}: {reason}",
         run.kind
     );
     let spool = match Spool::default_dir() {
         Ok(d) => Spool::at(d),
         Err(e) => {
-            eprintln!("warning: and it cannot be spooled either ({e}): the result printed here is the only copy");
+            errln!("warning: and it cannot be spooled either ({e}): the result printed here is the only copy");
             return;
         }
     };
     match spool.put(run, location, &reason) {
-        Ok((id, path)) => eprintln!(
+        Ok((id, path)) => errln!(
             "note: the result is kept as run {id} in {}; it is saved to {location} by the next run that saves there, or now with `disktier store flush` once the store works again",
             path.display()
         ),
-        Err(e) => eprintln!(
+        Err(e) => errln!(
             "warning: and it cannot be spooled in {} either ({e}): the result printed here is the only copy",
             spool.dir().display()
         ),
@@ -112,7 +113,7 @@ fn flush_after_save(quiet: bool, store: &mut Store) {
     }
     let f = spool.flush(store, false);
     if !f.saved.is_empty() && !quiet {
-        eprintln!(
+        errln!(
             "saved {} spooled run(s) in {}: {}",
             f.saved.len(),
             store.location(),
@@ -120,6 +121,6 @@ fn flush_after_save(quiet: bool, store: &mut Store) {
         );
     }
     for why in &f.failed {
-        eprintln!("warning: spooled run not saved: {why}");
+        errln!("warning: spooled run not saved: {why}");
     }
 }

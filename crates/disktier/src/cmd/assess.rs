@@ -151,6 +151,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         _ => None,
     };
     let wall = started.elapsed().as_secs_f64();
+    // The runs are saved (by `assess`) and the report written: what cannot be lost is done
+    // before anything is printed.
+    let refs: Vec<&RunDoc> = a.docs.iter().collect();
+    ctx.export_metrics("assess", &refs, a.interrupted)?;
     if ctx.json() {
         // Through a Value: its keys are sorted, as this document has always been printed.
         print_json(&serde_json::to_value(AssessDoc {
@@ -164,16 +168,16 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             report: report.as_deref(),
         })?)?;
     } else if ctx.prometheus() {
-        // The exposition below is the output.
+        // The exposition above is the output.
     } else {
         if a.interrupted {
-            println!("INTERRUPTED: the assessment was stopped; figures marked (partial) are from a run cut short, and the profiles after it did not run");
+            outln!("INTERRUPTED: the assessment was stopped; figures marked (partial) are from a run cut short, and the profiles after it did not run")?;
         }
-        print!("{}", table(&a.targets));
+        crate::out::print(&table(&a.targets))?;
         for s in &a.skipped {
-            println!("{}  {}", s.device, s.reason);
+            outln!("{}  {}", s.device, s.reason)?;
         }
-        println!(
+        outln!(
             "\nassess id {} ({:.0} s){}",
             a.assess_id,
             wall,
@@ -182,13 +186,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             } else {
                 ""
             }
-        );
+        )?;
         if let Some(r) = &report {
-            println!("report: {}", r.display());
+            outln!("report: {}", r.display())?;
         }
     }
-    let refs: Vec<&RunDoc> = a.docs.iter().collect();
-    ctx.export_metrics("assess", &refs, a.interrupted)?;
     if a.interrupted {
         bail!(
             "interrupted by a signal: the assessment is partial (scratch directories were removed)"

@@ -148,8 +148,8 @@ fn job_file_misfits(args: &Args) -> Vec<&'static str> {
     given
 }
 
-/// Prints the document (table or JSON) with `extra` lines after the table, saves it as `kind`,
-/// and turns an interrupted run into the error that makes the exit code 2.
+/// Saves the document as `kind`, then prints it (table or JSON) with `extra` lines after the
+/// table, and turns an interrupted run into the error that makes the exit code 2.
 pub fn finish(ctx: &Ctx, kind: &str, doc: &RunDoc, extra: &[String]) -> anyhow::Result<()> {
     let value = serde_json::to_value(doc)?;
     finish_value(ctx, kind, doc, &value, extra)
@@ -163,20 +163,42 @@ pub fn finish_value(
     value: &serde_json::Value,
     extra: &[String],
 ) -> anyhow::Result<()> {
+    if doc.interrupted && crate::app::measure::completed_nothing(doc) {
+        return Err(crate::app::measure::NothingMeasured::new(&doc.target.path).into());
+    }
+    // Saved before anything is printed: output that cannot be written (a full disk, a closed
+    // pipe) must not cost the measurement (QA: `> /dev/full` lost the run).
+    let id = ctx.store().save(kind, None, value)?;
+    let printed = print_doc(ctx, kind, doc, value, extra);
+    if let Some(id) = id {
+        ctx.note(format!("saved as run {id}"));
+    }
+    printed?;
+    if doc.interrupted {
+        bail!("interrupted by a signal: the result above is partial (created files were removed unless --keep-files)");
+    }
+    Ok(())
+}
+
+/// The document on stdout (JSON, the table and `extra`, or the Prometheus exposition) and in
+/// the textfile directory.
+fn print_doc(
+    ctx: &Ctx,
+    kind: &str,
+    doc: &RunDoc,
+    value: &serde_json::Value,
+    extra: &[String],
+) -> anyhow::Result<()> {
+    ctx.export_metrics(kind, &[doc], doc.interrupted)?;
     if ctx.json() {
         super::print_json(value)?;
     } else if !ctx.prometheus() {
-        print!("{}", render(doc));
+        let mut text = render(doc);
         for line in extra {
-            println!("{line}");
+            text.push_str(line);
+            text.push('\n');
         }
-    }
-    ctx.export_metrics(kind, &[doc], doc.interrupted)?;
-    if let Some(id) = ctx.store().save(kind, None, value)? {
-        ctx.note(format!("saved as run {id}"));
-    }
-    if doc.interrupted {
-        bail!("interrupted by a signal: the result above is partial (created files were removed unless --keep-files)");
+        crate::out::print(&text)?;
     }
     Ok(())
 }

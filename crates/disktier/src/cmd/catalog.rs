@@ -139,7 +139,7 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
         })?;
         return Ok(Outcome::Pass);
     }
-    println!(
+    outln!(
         "catalog {} ({}){}",
         cat.version.as_deref().unwrap_or("?"),
         cat.date.as_deref().unwrap_or("?"),
@@ -149,11 +149,11 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
                 disktier_catalog::suggest::printable(&p.display().to_string())
             ))
             .unwrap_or_default()
-    );
-    println!("prices: USD; 730 h/month; GB-month billed per GiB; * = weak (back-solved or secondary source)");
+    )?;
+    outln!("prices: USD; 730 h/month; GB-month billed per GiB; * = weak (back-solved or secondary source)")?;
     for reg in &cat.regions {
-        println!();
-        println!(
+        outln!()?;
+        outln!(
             "{} ({}){}{}",
             reg.name,
             reg.cloud,
@@ -162,7 +162,7 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
                 .as_ref()
                 .map(|n| format!(": {n}"))
                 .unwrap_or_default()
-        );
+        )?;
         for p in cat.volume_prices.iter().filter(|p| p.region == reg.name) {
             let vt = cat.volume_type(&p.type_);
             let mut parts = vec![match &p.tier_prices {
@@ -213,15 +213,15 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
                 };
                 parts.push(format!("{}/MiB/s-month{inc}", unit_usd(t)));
             }
-            println!(
+            outln!(
                 "  {:<18} {}{}",
                 p.type_,
                 parts.join(" + "),
                 if p.weak { " *" } else { "" }
-            );
-            println!("  {:<18} source: {} ({})", "", p.source, p.date);
+            )?;
+            outln!("  {:<18} source: {} ({})", "", p.source, p.date)?;
             if let Some(n) = &p.note {
-                println!("  {:<18} note: {n}", "");
+                outln!("  {:<18} note: {n}", "")?;
             }
         }
         for p in cat.instance_prices.iter().filter(|p| p.region == reg.name) {
@@ -230,28 +230,28 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
                 .and_then(|i| i.store.as_ref())
                 .map(|s| format!("{} x {} GB NVMe", s.count, int(s.size_gb)))
                 .unwrap_or_else(|| "EBS only".into());
-            println!(
+            outln!(
                 "  {:<18} {}/hour ({} /month), {}{}",
                 p.type_,
                 unit_usd(p.usd_per_hour),
                 disktier_catalog::fmt::usd(p.usd_per_hour * price::HOURS_PER_MONTH),
                 store,
                 if p.weak { " *" } else { "" }
-            );
+            )?;
             if let Some(n) = &p.note {
-                println!("  {:<18} note: {n}", "");
+                outln!("  {:<18} note: {n}", "")?;
             }
         }
     }
-    println!();
-    println!("volume type rules:");
+    outln!()?;
+    outln!("volume type rules:")?;
     for t in &cat.volume_types {
-        println!(
+        outln!(
             "  {:<18} {}{}",
             t.name,
             rules_line(t),
             if t.weak { " *" } else { "" }
-        );
+        )?;
     }
     let gcp: Vec<String> = cat
         .instances
@@ -274,7 +274,7 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
         })
         .collect();
     if !gcp.is_empty() {
-        println!("local SSD counts (375 GB each): {}", gcp.join("; "));
+        outln!("local SSD counts (375 GB each): {}", gcp.join("; "))?;
     }
     Ok(Outcome::Pass)
 }
@@ -398,7 +398,7 @@ fn run_check(ctx: &Ctx) -> anyhow::Result<Outcome> {
         }))?;
     } else {
         let c = &report.counted;
-        println!(
+        outln!(
             "catalog {} ({}): {} regions, {} volume types, {} volume prices, {} instances, {} instance prices ({} weak prices)",
             cat.version.as_deref().unwrap_or("?"),
             cat.date.as_deref().unwrap_or("?"),
@@ -408,21 +408,21 @@ fn run_check(ctx: &Ctx) -> anyhow::Result<Outcome> {
             c.instances,
             c.instance_prices,
             c.weak_prices
-        );
+        )?;
         for w in &report.warnings {
-            println!("warning: {w}");
+            outln!("warning: {w}")?;
         }
         for p in &report.problems {
-            println!("problem: {p}");
+            outln!("problem: {p}")?;
         }
-        println!(
+        outln!(
             "{}",
             if report.ok() {
                 "ok".to_string()
             } else {
                 disktier_catalog::fmt::count(report.problems.len(), "problem")
             }
-        );
+        )?;
     }
     Ok(if report.ok() {
         Outcome::Pass
@@ -447,7 +447,7 @@ fn import(
             "summary": summary,
         }))?;
     } else {
-        println!(
+        outln!(
             "wrote {}: {} volume prices, {} instance types for {} ({} products skipped); use it with --catalog {}",
             out.display(),
             summary.volume_prices,
@@ -455,7 +455,7 @@ fn import(
             summary.region,
             summary.products_skipped,
             out.display()
-        );
+        )?;
     }
     Ok(Outcome::Pass)
 }
@@ -473,7 +473,7 @@ fn run_refresh(ctx: &Ctx, cloud: refresh::Cloud, a: RefreshArgs) -> anyhow::Resu
             "summary": summary,
         }))?;
     } else {
-        println!(
+        outln!(
             "wrote {}: {} volume prices, {} instance prices for {} {} (prices of {}; {} items read from {} file(s)); use it with --catalog {}",
             out.display(),
             summary.volume_prices,
@@ -484,7 +484,7 @@ fn run_refresh(ctx: &Ctx, cloud: refresh::Cloud, a: RefreshArgs) -> anyhow::Resu
             summary.items_read,
             summary.files,
             out.display()
-        );
+        )?;
     }
     Ok(Outcome::Pass)
 }

@@ -211,7 +211,7 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
         }))?;
     } else {
         for line in &j.lines {
-            println!("{line}");
+            outln!("{line}")?;
         }
     }
     Ok(if j.pass { Outcome::Pass } else { Outcome::Fail })

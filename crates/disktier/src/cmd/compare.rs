@@ -4,6 +4,7 @@
 use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
 use disktier_engine::RunDoc;
+use disktier_store::compare::Compared;
 use disktier_store::doc::ResultDoc;
 use disktier_store::model::BENCHMARK_KINDS;
 use disktier_store::{Store, StoredRun};
@@ -24,9 +25,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let mut runs = Vec::new();
     for id in &args.runs {
         let run = store.get(id)?;
-        runs.push((run.summary.id.clone(), benchmark(run)?));
+        let (id, kind) = (run.summary.id.clone(), run.summary.kind.clone());
+        runs.push((id, kind, benchmark(run)?));
     }
-    let c = disktier_store::compare::compare(&runs, args.force)?;
+    let sides: Vec<Compared> = runs
+        .iter()
+        .map(|(id, kind, doc)| Compared { id, kind, doc })
+        .collect();
+    let c = disktier_store::compare::compare(&sides, args.force)?;
     if ctx.json() {
         print_json(&serde_json::json!({
             "schema_version": SCHEMA_VERSION,
@@ -36,7 +42,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             "notes": c.notes,
         }))?;
     } else {
-        print!("{}", crate::text::printable(&c.to_text(), true));
+        crate::out::print(&crate::text::printable(&c.to_text(), true))?;
     }
     Ok(Outcome::Pass)
 }

@@ -1,6 +1,7 @@
 //! `disktier history`: the stored runs, newest first, filtered by target, profile or kind. A
 //! fio job file's run (`bench FILE.fio`, `import fio --jobs`) lists its first reporting group's
 //! figures, its jobs combined (`disktier_store::doc::job_file_listing`); `show` prints every job.
+//! A run stopped early (Ctrl-C or a signal) is marked "(interrupted)" beside its kind.
 
 use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
@@ -13,8 +14,10 @@ use disktier_units::{fmt_ns, Bytes};
 pub struct Args {
     /// Only runs on this target path (an existing path matches however it was typed, and runs
     /// stored with a relative target match the paths that end with it).
-    #[arg(long)]
-    pub target: Option<String>,
+    // Any bytes: a target whose name is not UTF-8 is stored with U+FFFD in their place, and
+    // found by the same lossy reading of the path typed here (clap's String refused it).
+    #[arg(long, value_parser = clap::builder::OsStringValueParser::new())]
+    pub target: Option<std::ffi::OsString>,
     /// Only runs of this profile (etcd, read-iops, ...).
     #[arg(long)]
     pub profile: Option<String>,
@@ -50,7 +53,17 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         ..Filter::default()
     };
     let filter = match &args.target {
-        Some(t) => filter.target_path(t),
+        Some(t) => {
+            let mut f = filter.target_path(&t.to_string_lossy());
+            // The lossy spelling names no file: the path's canonical form comes from its bytes.
+            if let Ok(c) = std::fs::canonicalize(t) {
+                let c = c.to_string_lossy().into_owned();
+                if !f.targets().contains(&c.as_str()) {
+                    f.target_also.push(c);
+                }
+            }
+            f
+        }
         None => filter,
     };
     // Reading never creates a store, and reads one it cannot write.
@@ -64,7 +77,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             store.location()
         ));
     } else {
-        print!("{}", table(&runs));
+        crate::out::print(&table(&runs))?;
     }
     Ok(Outcome::Pass)
 }
@@ -102,7 +115,12 @@ pub fn table(runs: &[RunSummary]) -> String {
                 .get(..19)
                 .unwrap_or(&r.created_at)
                 .replace('T', " "),
-            r.kind.clone(),
+            if r.interrupted {
+                // Ctrl-C or a signal stopped it: `show` says so too.
+                format!("{} (interrupted)", r.kind)
+            } else {
+                r.kind.clone()
+            },
             profile,
             r.target.clone().unwrap_or_else(|| "-".into()),
             r.hostname.clone().unwrap_or_else(|| "-".into()),

@@ -102,7 +102,7 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
         };
         let v = fio::parse(&text, &name)?;
         let value = serde_json::to_value(crate::app::jobfile::import_document(&v, &name)?)?;
-        super::jobfile::print_and_save(ctx, "import", &value)?;
+        super::jobfile::save_and_print(ctx, "import", &value, |_| Ok(()))?;
         return Ok(Outcome::Pass);
     }
     let m = if a.file.as_os_str() == "-" {

@@ -40,8 +40,11 @@ pub struct Args {
     #[arg(long, value_name = "CMD", conflicts_with_all = ["aggressor", "aggressor_size"])]
     pub aggressor_cmd: Option<String>,
     /// Comma-separated mitigations to compare, each in its own scenario; `a+b` applies a and b
-    /// together in one scenario.
-    #[arg(long, default_value = DEFAULT_MITIGATIONS)]
+    /// together in one scenario [default: none, ionice-idle, scheduler-bfq, cgroup-weight,
+    /// cgroup-throttle, writer-per-object-fsync, writer-no-fsync].
+    // The default is spelt out above with spaces: clap's own "[default: a,b,...]" is one word
+    // too long for a man page line (troff: "cannot adjust line").
+    #[arg(long, default_value = DEFAULT_MITIGATIONS, hide_default_value = true)]
     pub mitigations: String,
     /// How long the probe runs in each scenario.
     #[arg(long, default_value = "60s", value_parser = clap_parsers::duration)]
@@ -145,7 +148,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if ctx.json() {
         super::print_json(&value)?;
     } else {
-        print!("{}", disktier_interfere::render_text(&doc));
+        crate::out::print(&disktier_interfere::render_text(&doc))?;
         if let Some(id) = id {
             ctx.note(format!("saved as run {id}"));
         }
@@ -240,7 +243,7 @@ fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
         notes: Box::new(move |n: &str| {
             super::progress::clear();
             if chatty {
-                eprintln!("{n}");
+                errln!("{n}");
             }
         }),
         on_applied: None,
@@ -258,13 +261,13 @@ fn restore(ctx: &Ctx, run_dir: &std::path::Path) -> anyhow::Result<Outcome> {
             "failed": r.failed,
         }))?;
     } else if r.undone.is_empty() && r.failed.is_empty() {
-        println!("nothing to restore: no journal in {}", run_dir.display());
+        outln!("nothing to restore: no journal in {}", run_dir.display())?;
     } else {
         for u in &r.undone {
-            println!("undone: {u}");
+            outln!("undone: {u}")?;
         }
         for f in &r.failed {
-            println!("FAILED: {f}");
+            outln!("FAILED: {f}")?;
         }
     }
     if !r.failed.is_empty() {

@@ -78,7 +78,11 @@ pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow:
     // As for one job: a run that completed no I/O at all is not a result; a job of several
     // that completed none says so.
     let nothing = |o: &crate::app::jobfile::JobOut| completed_nothing(&o.measured.doc);
-    if !interrupted && outs.iter().all(nothing) {
+    if outs.iter().all(nothing) {
+        if interrupted {
+            let shown = target.display().to_string();
+            return Err(crate::app::measure::NothingMeasured::new(&shown).into());
+        }
         bail!(
             "the jobs of {} completed no I/O: nothing was measured (and nothing is saved); give them a longer runtime",
             target.display()
@@ -91,7 +95,6 @@ pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow:
             .push("this job completed no I/O: its figures are empty".into());
     }
     let value = serde_json::to_value(loaded.document(engine, &started_at, &outs))?;
-    print_and_save(ctx, "bench", &value)?;
     // One run per job, labelled with the job's name and place in the file (two sections, or
     // fio's numjobs clones, may share a name).
     let metrics: Vec<RunMetrics> = outs
@@ -105,26 +108,38 @@ pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow:
             m
         })
         .collect();
-    ctx.export_run_metrics("bench", &metrics, interrupted)?;
+    save_and_print(ctx, "bench", &value, |ctx| {
+        ctx.export_run_metrics("bench", &metrics, interrupted)
+    })?;
     if interrupted {
         bail!("interrupted by a signal: the result above is partial (created files were removed unless --keep-files)");
     }
     Ok(Outcome::Pass)
 }
 
-/// Prints a job-file document and saves it as a run of `kind` ("bench", or "import" for an
-/// imported one).
-pub fn print_and_save(ctx: &Ctx, kind: &str, value: &Value) -> anyhow::Result<()> {
-    if ctx.json() {
-        super::print_json(value)?;
-    } else if !ctx.prometheus() {
-        // With --format prometheus the exposition is the output.
-        print!("{}", render(value));
-    }
-    if let Some(id) = ctx.store().save(kind, None, value)? {
+/// Saves a job-file document as a run of `kind` ("bench", or "import" for an imported one),
+/// then exports its metrics with `export` and prints it: output that cannot be written must
+/// not cost the run.
+pub fn save_and_print(
+    ctx: &Ctx,
+    kind: &str,
+    value: &Value,
+    export: impl FnOnce(&Ctx) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let id = ctx.store().save(kind, None, value)?;
+    let printed = export(ctx).and_then(|()| {
+        if ctx.json() {
+            super::print_json(value)?;
+        } else if !ctx.prometheus() {
+            // With --format prometheus the exposition is the output.
+            crate::out::print(&render(value))?;
+        }
+        Ok(())
+    });
+    if let Some(id) = id {
         ctx.note(format!("saved as run {id}"));
     }
-    Ok(())
+    printed
 }
 
 /// The document as tables: per group, one row per job and direction (or the group's merged

@@ -22,19 +22,26 @@ pub struct ManArgs {
 
 /// `cmd` is the whole command tree (`cli::command()`), passed in so that commands do not
 /// depend on the tree that lists them.
+/// `cmd` should be the tree without its hidden subcommands (`cli::completion_command`):
+/// clap_complete offers hidden subcommands, which help and man leave out.
 pub fn completions(
     _ctx: &Ctx,
     args: CompletionsArgs,
     mut cmd: clap::Command,
 ) -> anyhow::Result<Outcome> {
-    clap_complete::generate(args.shell, &mut cmd, "disktier", &mut std::io::stdout());
+    // Into memory, then out: clap_complete panics when its writer fails (QA: `> /dev/full`).
+    let mut buf = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "disktier", &mut buf);
+    crate::out::write_bytes(&buf)?;
     Ok(Outcome::Pass)
 }
 
 pub fn man(ctx: &Ctx, args: ManArgs, cmd: clap::Command) -> anyhow::Result<Outcome> {
     match args.out_dir {
         None => {
-            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut buf)?;
+            crate::out::write_bytes(&buf)?;
         }
         Some(dir) => {
             std::fs::create_dir_all(&dir)

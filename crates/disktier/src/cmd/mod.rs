@@ -97,13 +97,14 @@ impl Ctx {
             return Ok(());
         }
         let text = exposition::encode(runs)?;
-        if self.prometheus() {
-            use std::io::Write;
-            std::io::stdout().lock().write_all(text.as_bytes())?;
-        }
+        // The file first: stdout that cannot be written must not cost the collector its
+        // figures.
         if let (Some(dir), false) = (&self.textfile, interrupted) {
             let path = dir.write(command, &text)?;
             self.note(format_args!("metrics written to {}", path.display()));
+        }
+        if self.prometheus() {
+            crate::out::print(&text)?;
         }
         Ok(())
     }
@@ -128,23 +129,23 @@ impl Ctx {
         if self.json() {
             print_json(json)?;
         } else {
-            print!("{}", text());
+            crate::out::print(&text())?;
         }
         Ok(())
     }
-    /// Prints a note to stderr unless `--quiet`.
+    /// Prints a note to stderr unless `--quiet` (a stderr that cannot be written is ignored).
     pub fn note(&self, msg: impl std::fmt::Display) {
         if self.chatty() {
-            eprintln!("{msg}");
+            crate::out::note(msg);
         }
     }
 }
 
-/// Prints a value as pretty JSON on stdout.
+/// Prints a value as pretty JSON on stdout ([`crate::out`]: a reader that went away is no
+/// error, a full disk is).
 pub fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, v)?;
-    writeln!(out)?;
+    let mut text = serde_json::to_string_pretty(v)?;
+    text.push('\n');
+    crate::out::print(&text)?;
     Ok(())
 }

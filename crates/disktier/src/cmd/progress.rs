@@ -6,9 +6,11 @@
 //! stdout or stderr is redirected (a pipe, a file, CI) or with `--quiet` there is none, so logs
 //! and JSON stay clean (issue #2: "off when stdout is not a terminal or with --quiet").
 //!
-//! [`stop_flag`] installs SIGINT and SIGTERM handlers once per process that set a shared flag
-//! the engine polls (it stops within a second and marks the result interrupted); a second
-//! Ctrl-C while the flag is already set ends the process at once with the usual 130.
+//! [`stop_flag`] installs SIGINT, SIGTERM and SIGHUP handlers once per process that set a
+//! shared flag the engine polls (it stops within a second and marks the result interrupted): a
+//! dropped ssh session (SIGHUP) stops a run as cleanly as Ctrl-C. A second SIGINT or SIGTERM
+//! while the flag is already set ends the process at once with the usual 130. Under `nohup`
+//! (SIGHUP inherited as ignored) a hang-up stays ignored.
 
 use super::Ctx;
 use disktier_engine::Progress;
@@ -25,7 +27,8 @@ static DRAWN: AtomicBool = AtomicBool::new(false);
 /// Serialises drawing: the engine may call from more than one thread.
 static DRAW_LOCK: Mutex<()> = Mutex::new(());
 
-/// The process-wide stop flag, set by SIGINT or SIGTERM. The first call installs the handlers.
+/// The process-wide stop flag, set by SIGINT, SIGTERM or SIGHUP. The first call installs the
+/// handlers.
 pub fn stop_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
@@ -36,21 +39,29 @@ pub fn stop_flag() -> Arc<AtomicBool> {
             let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag));
             let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
         }
+        // A hang-up comes once (the session is gone): it stops the run, and a second one
+        // does not end the process before the run has stopped and saved.
+        if !nohup() {
+            let _ = signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&flag));
+        }
         flag
     })
     .clone()
 }
 
-/// The stop flag of a run that changes the system and must undo it before it exits
-/// (`interfere`): SIGINT, SIGTERM, SIGHUP and SIGQUIT all set it, and a repeated signal does
-/// NOT end the process (unlike [`stop_flag`]): the run stops its scenario, undoes every change,
-/// then exits. [`restoring_signal`] says which signal came. Never call [`stop_flag`] in the same
-/// process: its handlers would end the process on a second Ctrl-C.
+/// The stop flag of a run that changes the system and must undo it or stop at a safe point
+/// before it exits (`interfere`, `setup`): SIGINT, SIGTERM, SIGHUP (but not under `nohup`) and
+/// SIGQUIT all set it, and a repeated signal does NOT end the process (unlike [`stop_flag`]):
+/// the run stops its scenario or step, undoes what must be undone, then exits. [`restoring_signal`] says which signal came. Never call [`stop_flag`] in
+/// the same process: its handlers would end the process on a second Ctrl-C.
 pub fn restoring_stop_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
         for sig in RESTORING_SIGNALS {
+            if sig == signal_hook::consts::SIGHUP && nohup() {
+                continue;
+            }
             let _ =
                 signal_hook::flag::register_usize(sig, Arc::clone(&RESTORING_SIGNAL), sig as usize);
             let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
@@ -58,6 +69,11 @@ pub fn restoring_stop_flag() -> Arc<AtomicBool> {
         flag
     })
     .clone()
+}
+
+/// Whether the process was started ignoring SIGHUP (`nohup`): a handler would undo that.
+fn nohup() -> bool {
+    disktier_cmd::signal_ignored(signal_hook::consts::SIGHUP)
 }
 
 const RESTORING_SIGNALS: [i32; 4] = [

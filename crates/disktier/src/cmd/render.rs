@@ -490,16 +490,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             notes: &rendered.notes,
         })?;
     } else if let (Some(dir), Some(status)) = (&args.out, &status) {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
         for (f, st) in rendered.files.iter().zip(status) {
-            writeln!(out, "{}\t{}", dir.join(&f.name).display(), st)?;
+            outln!("{}\t{}", dir.join(&f.name).display(), st)?;
         }
     } else {
-        use std::io::Write;
-        std::io::stdout()
-            .lock()
-            .write_all(stdout_text(&rendered).as_bytes())?;
+        crate::out::print(&stdout_text(&rendered))?;
     }
     if !ctx.json() {
         for n in &rendered.notes {

@@ -14,6 +14,7 @@
 //! (docs/monitoring.md). The aggregate is computed in [`crate::app::repeat`].
 
 use super::{Ctx, Outcome};
+use crate::app::measure::NothingMeasured;
 use crate::app::repeat::{aggregate, p99_of, Aggregate, Figures};
 use crate::app::SCHEMA_VERSION;
 use crate::exposition::{self, RepeatMetrics, RunMetrics};
@@ -31,8 +32,18 @@ pub struct OneRun {
     pub pass: Option<bool>,
 }
 
+/// One row of the text output: a run's figures, its id, and whether a signal cut it short.
+struct Row {
+    figs: Figures,
+    id: Option<String>,
+    interrupted: bool,
+}
+
 /// Runs `one` N times, saves each (kind `kind`, one group), prints runs and aggregate. Exit 0
-/// when every run passed (or there is no verdict), 1 when any failed.
+/// when every run passed (or there is no verdict), 1 when any failed. A run a signal stopped
+/// ends the series: it is saved (marked interrupted) when it measured anything, but not
+/// counted in the aggregate, and the exit is 2 (QA: an interrupted first run printed
+/// "PASS: 1 of 1 runs passed").
 pub fn repeat(
     ctx: &Ctx,
     kind: &str,
@@ -42,53 +53,72 @@ pub fn repeat(
     let group = disktier_store::new_id();
     let mut runs = Vec::new();
     let mut figs = Vec::new();
+    let mut rows = Vec::new();
     let mut metric = "sync.p99";
-    let mut ids = Vec::new();
+    // The run (1-based) a signal stopped.
+    let mut stopped = None;
     for i in 0..n {
-        let r = one(i)?;
+        let r = match one(i) {
+            Ok(r) => r,
+            Err(e) if e.is::<NothingMeasured>() => {
+                stopped = Some(i + 1);
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         let (p99, m) = p99_of(&r.doc);
-        metric = m;
-        figs.push(Figures {
+        let f = Figures {
             p99_ns: p99,
             pass: r.pass,
-        });
+        };
         let id = ctx
             .store()
             .save(kind, Some(&group), &serde_json::to_value(&r.doc)?)?;
-        ids.push(id.clone());
         let interrupted = r.doc.interrupted;
+        if interrupted {
+            stopped = Some(i + 1);
+        } else {
+            metric = m;
+            figs.push(f);
+        }
+        rows.push(Row {
+            figs: f,
+            id: id.clone(),
+            interrupted,
+        });
         runs.push(RepeatRun { doc: r.doc, id });
         if interrupted {
             break;
         }
     }
-    let done = runs.len();
-    let interrupted = done < n as usize || runs.iter().any(|r| r.doc.interrupted);
+    let done = figs.len();
+    let interrupted = stopped.is_some();
     let agg = aggregate(metric, &figs);
+    // Every run is saved above: what cannot be lost is done before anything is printed.
+    export(ctx, kind, &runs, &agg, interrupted)?;
     if ctx.json() {
         let doc = RepeatDoc {
             schema_version: SCHEMA_VERSION,
             kind: "repeat".into(),
             group_id: (!ctx.global.no_save).then(|| group.clone()),
-            runs: runs.clone(),
+            runs,
             aggregate: agg.clone(),
+            interrupted,
         };
         // Through a `Value`: keys print sorted, as they always have.
         super::print_json(&serde_json::to_value(&doc)?)?;
     } else if !ctx.prometheus() {
-        print!("{}", render(&agg, &figs, &ids));
+        crate::out::print(&render(&agg, &rows, stopped.map(|k| (k, n))))?;
     }
-    if !ctx.global.no_save && !ctx.json() {
+    if !ctx.global.no_save && !ctx.json() && !rows.is_empty() {
         ctx.note(format!(
             "saved {} runs as group {group} (disktier history --group {group})",
-            done
+            rows.len()
         ));
     }
-    export(ctx, kind, &runs, &agg, interrupted)?;
-    if interrupted {
+    if let Some(k) = stopped {
         bail!(
-            "interrupted by a signal after {} of {n} runs: the aggregate above is partial",
-            done
+            "interrupted by a signal during run {k} of {n}: it is not counted; the aggregate above is over the {done} run(s) that completed"
         );
     }
     Ok(if agg.verdict == "pass" || agg.verdict == "none" {
@@ -122,32 +152,40 @@ fn export(
         .collect();
     let repeat = RepeatMetrics::new(&metrics[0], agg);
     let text = exposition::encode_with(&metrics, &[repeat])?;
-    if ctx.prometheus() {
-        use std::io::Write;
-        std::io::stdout().lock().write_all(text.as_bytes())?;
-    }
     if let (Some(dir), false) = (&ctx.textfile, interrupted) {
         let path = dir.write(kind, &text)?;
         ctx.note(format_args!("metrics written to {}", path.display()));
     }
+    if ctx.prometheus() {
+        crate::out::print(&text)?;
+    }
     Ok(())
 }
 
-fn render(agg: &Aggregate, figs: &[Figures], ids: &[Option<String>]) -> String {
+/// The text output: one row a run, the aggregate; `stopped` is the run a signal stopped, of N.
+fn render(agg: &Aggregate, rows: &[Row], stopped: Option<(u64, u64)>) -> String {
     let mut s = format!("{:>4}  {:<24} {:>12}  verdict\n", "run", "id", agg.metric);
-    for (i, (f, id)) in figs.iter().zip(ids).enumerate() {
+    for (i, r) in rows.iter().enumerate() {
         s.push_str(&format!(
             "{:>4}  {:<24} {:>12}  {}\n",
             i + 1,
-            id.as_deref().unwrap_or("-"),
-            f.p99_ns
+            r.id.as_deref().unwrap_or("-"),
+            r.figs
+                .p99_ns
                 .map(|x| fmt_ns(x as f64))
                 .unwrap_or_else(|| "-".into()),
-            match f.pass {
-                Some(true) => "PASS",
-                Some(false) => "FAIL",
-                None => "-",
+            match (r.interrupted, r.figs.pass) {
+                (true, _) => "INTERRUPTED (partial, not counted)",
+                (false, Some(true)) => "PASS",
+                (false, Some(false)) => "FAIL",
+                (false, None) => "-",
             }
+        ));
+    }
+    if let Some((k, n)) = stopped {
+        s.push_str(&format!(
+            "INTERRUPTED: a signal stopped run {k} of {n}; it is not counted, and the aggregate is over the {} run(s) that completed\n",
+            agg.runs
         ));
     }
     let show = |x: Option<u64>| x.map(|x| fmt_ns(x as f64)).unwrap_or_else(|| "-".into());
@@ -159,10 +197,16 @@ fn render(agg: &Aggregate, figs: &[Figures], ids: &[Option<String>]) -> String {
         show(agg.max_p99_ns),
         agg.cv
             .map(|c| format!("{:.1} %", c * 100.0))
-            .unwrap_or_else(|| "- (one run)".into()),
+            .unwrap_or_else(|| match agg.runs {
+                1 => "- (one run)".into(),
+                _ => "-".into(),
+            }),
     ));
     if let Some(k) = agg.passed {
-        let n = figs.iter().filter(|f| f.pass.is_some()).count();
+        let n = rows
+            .iter()
+            .filter(|r| !r.interrupted && r.figs.pass.is_some())
+            .count();
         s.push_str(&match agg.verdict.as_str() {
             "unstable" => format!(
                 "verdict UNSTABLE: {k} of {n} runs passed; the disk is near the threshold, do not trust one run\n"

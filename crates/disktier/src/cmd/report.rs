@@ -2,9 +2,10 @@
 //! `disktier plan --format json` document for the cost section).
 
 use super::{print_json, Ctx, Outcome};
-use crate::app::report::{read_plan, write_report};
+use crate::app::report::{read_plan, write_report_skipping};
 use crate::app::SCHEMA_VERSION;
-use disktier_store::{Filter, Store};
+use disktier_store::report::Skipped;
+use disktier_store::{Filter, Store, StoreError, StoredRun};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -42,6 +43,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     // Reading never creates a store, and reads one it cannot write.
     let mut store = Store::open_existing(ctx.store().db.as_deref())?;
     let mut runs = Vec::new();
+    let mut skipped = Vec::new();
     if args.runs.is_empty() {
         let filter = Filter {
             group_id: args.group.clone(),
@@ -55,21 +57,66 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         let mut list = store.list(&filter)?;
         list.reverse(); // oldest first reads like the order they were made
         for s in list {
-            runs.push(store.get(&s.id)?);
+            take(store.get(&s.id), &mut runs, &mut skipped)?;
         }
     } else {
         for id in &args.runs {
-            runs.push(store.get(id)?);
+            take(store.get(id), &mut runs, &mut skipped)?;
         }
     }
-    write_report(&runs, plan.as_ref(), &args.output)?;
+    if runs.is_empty() && !skipped.is_empty() {
+        anyhow::bail!(
+            "nothing to report: the {} selected run{} cannot be read (listed above); pick others with RUN or --last",
+            skipped.len(),
+            if skipped.len() == 1 { "" } else { "s" }
+        );
+    }
+    write_report_skipping(&runs, &skipped, plan.as_ref(), &args.output)?;
     let ids: Vec<&str> = runs.iter().map(|r| r.summary.id.as_str()).collect();
+    let left: Vec<&str> = skipped.iter().map(|s| s.id.as_str()).collect();
     if ctx.json() {
         print_json(
-            &serde_json::json!({"schema_version": SCHEMA_VERSION, "report": args.output, "runs": ids}),
+            &serde_json::json!({"schema_version": SCHEMA_VERSION, "report": args.output, "runs": ids, "skipped": left}),
         )?;
     } else {
-        println!("wrote {} ({} runs)", args.output.display(), runs.len());
+        outln!(
+            "wrote {} ({} runs{})",
+            args.output.display(),
+            runs.len(),
+            if left.is_empty() {
+                String::new()
+            } else {
+                format!("; {} left out: {}", left.len(), left.join(", "))
+            }
+        )?;
     }
     Ok(Outcome::Pass)
+}
+
+/// Keeps a run the store handed over; one whose row does not read (its stored JSON does not
+/// parse) does not stop the report: it is named on stderr (also with `--quiet`: a run missing
+/// from a report is something to know) and in the report. Any other error stops it.
+fn take(
+    got: Result<StoredRun, StoreError>,
+    runs: &mut Vec<StoredRun>,
+    skipped: &mut Vec<Skipped>,
+) -> anyhow::Result<()> {
+    match got {
+        Ok(run) => runs.push(run),
+        Err(e) => {
+            let id = match &e {
+                StoreError::CorruptRow { id, .. } | StoreError::BadRow { id, .. } => id.clone(),
+                _ => return Err(e.into()),
+            };
+            errln!(
+                "warning: {}; it is left out of the report",
+                crate::text::printable(&e.to_string(), false)
+            );
+            skipped.push(Skipped {
+                id,
+                why: e.to_string(),
+            });
+        }
+    }
+    Ok(())
 }

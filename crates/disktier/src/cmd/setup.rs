@@ -4,7 +4,7 @@
 
 use super::{print_json, Ctx, Outcome};
 use clap::ValueEnum;
-use disktier_cmd::RealRunner;
+use disktier_cmd::StoppableRunner;
 use disktier_disks::setup::undo::{undo, BindChoice, UndoRequest};
 use disktier_disks::setup::{setup, FsType, LayoutChoice, Persist, Report, SetupRequest};
 use disktier_disks::valid::MountPath;
@@ -176,11 +176,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let dry_run = args.dry_run;
     let cfg = args.into_request().check()?;
     need_root(dry_run, "setup makes filesystems and mounts them")?;
-    let report = setup(&cfg, &root, &RealRunner)?;
+    let report = setup(&cfg, &root, &runner())?;
     if ctx.json() {
         print_json(&report)?;
     } else {
-        print_text(ctx, &report);
+        print_text(ctx, &report)?;
     }
     Ok(Outcome::Pass)
 }
@@ -198,7 +198,7 @@ fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     req.mountinfo = args.mountinfo;
     req.dry_run = args.dry_run;
     need_root(req.dry_run, "setup --undo unmounts and removes units")?;
-    let r = undo(&req, &RealRunner)?;
+    let r = undo(&req, &runner())?;
     if ctx.json() {
         print_json(&r)?;
         return Ok(Outcome::Pass);
@@ -208,19 +208,28 @@ fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     }
     for s in &r.steps {
         if r.dry_run {
-            print_script(&s.description, &s.commands);
+            print_script(&s.description, &s.commands)?;
         } else {
-            println!("{:<9} {}", s.status, s.description);
+            outln!("{:<9} {}", s.status, s.description)?;
         }
     }
     if !r.dry_run {
         if r.changed {
-            println!("{}: setup undone", r.mount);
+            outln!("{}: setup undone", r.mount)?;
         } else {
-            println!("{}: nothing to undo", r.mount);
+            outln!("{}: nothing to undo", r.mount)?;
         }
     }
     Ok(Outcome::Pass)
+}
+
+/// The runner for setup's tools. SIGINT, SIGTERM, SIGHUP and SIGQUIT stop the tool running
+/// (with its process group: it runs in one of its own, which a terminal's Ctrl-C does not
+/// reach) and setup at the next safe point, which says what state the disk is in (QA: Ctrl-C
+/// left mkfs running detached). A second signal does not end the process: it would leave the
+/// tool running.
+fn runner() -> StoppableRunner {
+    StoppableRunner::new(super::progress::restoring_stop_flag())
 }
 
 /// Refuses a run that is not a dry run unless we run as root (`what` says what it changes).
@@ -238,14 +247,15 @@ fn is_root() -> bool {
 }
 
 /// A dry run's step: its description as a shell comment, then its commands.
-fn print_script(description: &str, commands: &[String]) {
-    println!("# {description}");
+fn print_script(description: &str, commands: &[String]) -> anyhow::Result<()> {
+    outln!("# {description}")?;
     for c in commands {
-        println!("{c}");
+        outln!("{c}")?;
     }
+    Ok(())
 }
 
-fn print_text(ctx: &Ctx, r: &Report) {
+fn print_text(ctx: &Ctx, r: &Report) -> anyhow::Result<()> {
     for n in &r.notes {
         ctx.note(format!("note: {n}"));
     }
@@ -254,25 +264,26 @@ fn print_text(ctx: &Ctx, r: &Report) {
             ctx.note("dry run: nothing to change");
         }
         for s in &r.steps {
-            print_script(&s.description, &s.commands);
+            print_script(&s.description, &s.commands)?;
         }
-        return;
+        return Ok(());
     }
     for s in &r.steps {
         match &s.note {
-            Some(n) => println!("{:<9} {} ({n})", s.status, s.description),
-            None => println!("{:<9} {}", s.status, s.description),
+            Some(n) => outln!("{:<9} {} ({n})", s.status, s.description)?,
+            None => outln!("{:<9} {}", s.status, s.description)?,
         }
     }
     if r.layout.is_some() && !r.changed {
-        println!("{} is set up: nothing to change", r.mount);
+        outln!("{} is set up: nothing to change", r.mount)?;
     } else if r.layout.is_some() {
         let devs: Vec<&str> = r.devices.iter().map(|d| d.path.as_str()).collect();
-        println!(
+        outln!(
             "{} is set up on {} ({})",
             r.mount,
             devs.join(", "),
             r.fs.as_str()
-        );
+        )?;
     }
+    Ok(())
 }

@@ -166,8 +166,11 @@ fn target_line(t: &TargetInfo) -> String {
     )
 }
 
-/// The `host` line.
+/// The `host` line; an import, which knows no host, says so.
 fn host_line(h: &HostInfo) -> String {
+    if h.hostname.is_empty() && h.kernel.is_empty() {
+        return "host     unknown (an import: the imported output does not name it)\n".into();
+    }
     format!(
         "host     {} (kernel {}, {} CPUs{}{})\n",
         h.hostname,

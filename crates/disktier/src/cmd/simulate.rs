@@ -132,7 +132,7 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         print_json(&v)?;
         return Ok(Outcome::Pass);
     }
-    println!(
+    outln!(
         "{}: {} requests over {:.1} s, {} blocks{}",
         a.trace.display(),
         report.trace_requests,
@@ -141,8 +141,8 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         a.sample
             .map(|r| format!(", SHARDS sample {r}"))
             .unwrap_or_default()
-    );
-    println!(
+    )?;
+    outln!(
         "{:<9} {:>10} {:>7} {:>7} {:>7} {:>11} {:>11} {:>11} {:>11}{}",
         "policy",
         "cache",
@@ -158,7 +158,7 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         } else {
             ""
         }
-    );
+    )?;
     for (r, p) in report.results.iter().zip(&predictions) {
         let c = &r.counters;
         let pred = p
@@ -172,7 +172,7 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
                 )
             })
             .unwrap_or_default();
-        println!(
+        outln!(
             "{:<9} {:>10} {:>6.1}% {:>6.1}% {:>6.1}% {:>11} {:>11} {:>11} {:>11}{}",
             r.policy_name(),
             Bytes(r.cache_bytes).to_string(),
@@ -184,21 +184,21 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
             Bytes(c.bypassed_bytes).to_string(),
             Bytes(c.dirty_bytes_end).to_string(),
             pred
-        );
+        )?;
     }
     if report
         .results
         .iter()
         .any(|r| r.policy == PolicyKind::Lvmcache)
     {
-        println!(
+        outln!(
             "lvmcache promotes whole {} chunks: a first access to a block whose chunk is cached counts as a hit, so its hit ratio can pass the {} block reuse `trace stats` gives as the best a block cache can do",
             Bytes(a.lvm_chunk),
             Bytes(a.block)
-        );
+        )?;
     }
     if let Some(m) = &mrc {
-        println!(
+        outln!(
             "LRU miss-ratio curve ({}{}):",
             if m.exact {
                 "exact, stack distances"
@@ -211,15 +211,15 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
                     Bytes(m.min_resolved_bytes)
                 ))
                 .unwrap_or_default()
-        );
+        )?;
         for p in &m.points {
-            println!(
+            outln!(
                 "  {:>10}  miss {:5.1} %  (reads {:5.1} %, writes {:5.1} %)",
                 Bytes(p.cache_bytes).to_string(),
                 p.miss_ratio * 100.0,
                 p.read_miss_ratio * 100.0,
                 p.write_miss_ratio * 100.0
-            );
+            )?;
         }
     }
     if let Some((c, b)) = &models {
@@ -234,7 +234,7 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         } else {
             "per second of the trace".to_string()
         };
-        println!(
+        outln!(
             "predictions: cache {} ({:.0} IOPS, {}/s), backing {} ({:.0} IOPS, {}/s{}); M/M/1 queueing {per}, a model not a measurement",
             c.name,
             c.iops,
@@ -246,7 +246,7 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
                 .as_ref()
                 .map(|x| format!(", burst {}/s for {:.0} s", Bytes(x.bytes_per_s as u64), x.seconds))
                 .unwrap_or_default()
-        );
+        )?;
     }
     ctx.note(format!(
         "replayed {} requests in {:.2} s ({:.1} M requests/s)",

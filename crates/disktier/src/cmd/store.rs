@@ -41,7 +41,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                     &serde_json::json!({"schema_version": SCHEMA_VERSION, "spool": spool.dir(), "runs": rows}),
                 )?;
             } else if rows.is_empty() {
-                println!("the spool {} is empty", spool.dir().display());
+                outln!("the spool {} is empty", spool.dir().display())?;
             } else {
                 // A spool file is outside input, and a reason can quote a PostgreSQL server's
                 // message: control characters (an escape sequence) are shown escaped.
@@ -50,19 +50,19 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 };
                 for r in &rows {
                     match r.get("error") {
-                        Some(e) => println!(
+                        Some(e) => outln!(
                             "{}  NOT A SPOOLED RUN: {}",
                             r["file"],
                             crate::text::printable(&e.to_string(), false)
-                        ),
-                        None => println!(
+                        )?,
+                        None => outln!(
                             "{}  {}  {}  for {}  ({})",
                             field(r, "id"),
                             field(r, "created_at"),
                             field(r, "kind"),
                             field(r, "intended_store"),
                             field(r, "reason")
-                        ),
+                        )?,
                     }
                 }
             }
@@ -74,26 +74,37 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             if ctx.json() {
                 print_json(
                     &serde_json::json!({"schema_version": SCHEMA_VERSION, "store": store.location(),
-                    "saved": f.saved, "other_store": f.other_store, "failed": f.failed}),
+                    "saved": f.saved, "already_stored": f.already_stored,
+                    "other_store": f.other_store, "failed": f.failed}),
                 )?;
             } else {
                 for id in &f.saved {
-                    println!("saved: run {id} in {}", store.location());
+                    outln!("saved: run {id} in {}", store.location())?;
+                }
+                for id in &f.already_stored {
+                    outln!(
+                        "already stored: run {id} is in {} (not saved twice); its spool file is removed",
+                        store.location()
+                    )?;
                 }
                 if !f.other_store.is_empty() {
-                    println!(
+                    outln!(
                         "left in the spool: {} run(s) meant for another store (pass --all to save them here)",
                         f.other_store.len()
-                    );
+                    )?;
                 }
                 for why in &f.failed {
-                    println!("FAILED: {why}");
+                    outln!("FAILED: {why}")?;
                 }
-                if f.saved.is_empty() && f.failed.is_empty() && f.other_store.is_empty() {
-                    println!(
+                if f.saved.is_empty()
+                    && f.already_stored.is_empty()
+                    && f.failed.is_empty()
+                    && f.other_store.is_empty()
+                {
+                    outln!(
                         "nothing to flush: the spool {} is empty",
                         spool.dir().display()
-                    );
+                    )?;
                 }
             }
             if !f.failed.is_empty() {

@@ -167,13 +167,13 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
             },
         })?)?;
     } else {
-        println!(
+        outln!(
             "recorded {records} I/Os to {} ({:.1} s): engine counted {rio} reads ({}), {wio} writes ({}), {sio} syncs",
             a.output.display(),
             m.doc.duration_s,
             Bytes(rb),
             Bytes(wb)
-        );
+        )?;
         ctx.note(format!(
             "next: disktier trace stats {0}; disktier simulate --trace {0} --cache-sizes 1GiB..16GiB",
             a.output.display()
@@ -189,38 +189,34 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
 }
 
 fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
-    if a.file == a.output {
-        bail!(
-            "-o {} is the input file: write the trace somewhere else",
-            a.output.display()
-        );
-    }
-    let rep = import::import_to_file(a.input_format, &a.file, &a.output, a.strict)?;
+    // Ctrl-C, SIGTERM or SIGHUP: the import stops and leaves -o as it was.
+    let stop = super::progress::stop_flag();
+    let rep = import::import_to_file(a.input_format, &a.file, &a.output, a.strict, stop)?;
     if ctx.json() {
         let mut v = serde_json::to_value(&rep)?;
         v["schema_version"] = json!(SCHEMA_VERSION);
         v["output"] = json!(a.output);
         print_json(&v)?;
     } else {
-        println!(
+        outln!(
             "imported {} requests from {} ({} format, compression {}) into {}",
             rep.records,
             a.file.display(),
             a.input_format.name(),
             rep.compression,
             a.output.display()
-        );
+        )?;
         if rep.skipped > 0 {
-            println!(
+            outln!(
                 "skipped {} header, comment or non-request lines",
                 rep.skipped
-            );
+            )?;
         }
         if rep.out_of_order > 0 {
-            println!(
+            outln!(
                 "{} requests were timed before the first one and were placed at time 0",
                 rep.out_of_order
-            );
+            )?;
         }
     }
     if rep.malformed > 0 {
@@ -255,45 +251,45 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
         print_json(&v)?;
         return Ok(Outcome::Pass);
     }
-    println!("{} (source: {source})", a.file.display());
+    outln!("{} (source: {source})", a.file.display())?;
     if s.truncated {
-        println!("warning: the trace has no trailer (its writer did not finish); these are the records before the cut");
+        outln!("warning: the trace has no trailer (its writer did not finish); these are the records before the cut")?;
     }
-    println!(
+    outln!(
         "requests     {} over {:.3} s ({:.0}/s): {} reads, {} writes, {} syncs, {} discards; {} stream(s)",
         s.requests, s.seconds, s.requests_per_second, s.reads, s.writes, s.syncs, s.discards, s.streams
-    );
-    println!(
+    )?;
+    outln!(
         "bytes        read {}, written {}, discarded {}",
         Bytes(s.read_bytes),
         Bytes(s.write_bytes),
         Bytes(s.discard_bytes)
-    );
-    println!(
+    )?;
+    outln!(
         "footprint    {} ({} read, {} written) at {} blocks",
         Bytes(s.footprint_bytes),
         Bytes(s.read_footprint_bytes),
         Bytes(s.write_footprint_bytes),
         Bytes(s.block_bytes)
-    );
-    println!(
+    )?;
+    outln!(
         "mix          {:.1} % reads by requests, {:.1} % by bytes",
         s.read_fraction * 100.0,
         s.read_bytes_fraction * 100.0
-    );
-    println!(
+    )?;
+    outln!(
         "sequential   {:.1} % of requests continue their stream's previous one",
         s.sequential_fraction * 100.0
-    );
-    println!(
+    )?;
+    outln!(
         "reuse        {:.1} % of block accesses revisit a block (the best a cache of {} blocks can hit; one that fills larger units, as lvmcache's chunks, also hits first accesses near cached data); reuse distance p50 {}, p90 {}, p99 {}",
         s.reuse_fraction * 100.0,
         Bytes(s.block_bytes),
         Bytes(s.reuse_distance.p50_bytes),
         Bytes(s.reuse_distance.p90_bytes),
         Bytes(s.reuse_distance.p99_bytes)
-    );
-    println!("sizes");
+    )?;
+    outln!("sizes")?;
     let data = (s.reads + s.writes).max(1);
     let mut lo = 0u64;
     for b in &s.size_histogram {
@@ -303,11 +299,11 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
             } else {
                 format!("<= {}", Bytes(b.le_bytes))
             };
-            println!(
+            outln!(
                 "  {label:>12}  {:>10}  {:5.1} %",
                 b.requests,
                 b.requests as f64 * 100.0 / data as f64
-            );
+            )?;
         }
         lo = b.le_bytes;
     }

@@ -5,7 +5,7 @@ use crate::error::{FleetError, Result};
 use crate::manifest::{self, RUN_LABEL};
 use crate::select::{self, Candidate, Selection, CONTROL_PLANE_LABELS};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Toleration};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::Client;
 use std::time::{Duration, Instant};
@@ -75,10 +75,15 @@ pub async fn fetch_nodes(client: &Client, sel: &Selection) -> Result<Vec<Node>> 
     }
 }
 
-/// The candidates of a selection; an empty result is an error that names the selection.
-pub async fn select(client: &Client, sel: &Selection) -> Result<Vec<Candidate>> {
+/// The candidates of a selection, judged for a pod with `tolerations`; an empty result is an
+/// error that names the selection.
+pub async fn select(
+    client: &Client,
+    sel: &Selection,
+    tolerations: &[Toleration],
+) -> Result<Vec<Candidate>> {
     let nodes = fetch_nodes(client, sel).await?;
-    let c = select::candidates(sel, &nodes);
+    let c = select::candidates(sel, &nodes, tolerations);
     if c.is_empty() {
         return Err(FleetError::NoNodes(sel.describe()));
     }

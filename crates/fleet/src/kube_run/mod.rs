@@ -1,16 +1,17 @@
 //! The client side of a fleet run: connect, check the namespace, report leftovers, select the
-//! nodes, create at most `parallel` Jobs at once, watch their pods (an image that cannot be
-//! pulled is reported as soon as the kubelet says so, not at the deadline), read each result
+//! nodes, create at most `parallel` Jobs at once, watch their pods and the events on them (an
+//! image that cannot be pulled, a node path that cannot be mounted, an eviction are reported as
+//! soon as the kubelet or the taint manager says so, not at the deadline), read each result
 //! from the pod's log, and delete everything the run made — on success, failure, deadline,
-//! Ctrl-C and SIGTERM alike.
+//! Ctrl-C, SIGTERM, SIGHUP and SIGQUIT alike.
 
 use crate::error::{FleetError, Result};
 use crate::manifest::{self, JobConfig, NODE_ANNOTATION};
-use crate::select::{Candidate, Selection};
+use crate::select::{self, Candidate, Selection};
 use crate::summary::{NodeReport, Status};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{watcher, WatchStreamExt};
@@ -19,6 +20,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
+use tokio::signal::unix::{signal, SignalKind};
 
 mod cluster;
 mod pods;
@@ -26,7 +28,7 @@ mod pods;
 mod tests;
 
 pub use cluster::{delete_matching, ensure_namespace, fetch_nodes, leftovers, select, CleanReport};
-use pods::{collect, job_failed, judge_pod, PodState, Terminated};
+use pods::{collect, is_pod_of, job_failed, judge_event, judge_pod, PodNote, PodState, Terminated};
 
 /// Where the cluster is: `--kubeconfig` (else `KUBECONFIG`, `~/.kube/config`, in-cluster) and
 /// `--context`.
@@ -41,6 +43,12 @@ pub struct ClientOptions {
 /// else makes it look at the Job: with 20 Jobs at once, some of them were still active a
 /// minute past their deadline on the test cluster (bench/fleet.sh).
 const DEADLINE_GRACE: Duration = Duration::from_secs(3);
+
+/// How long a node whose pod someone else deleted waits for the event that says why before it
+/// is reported with what is known. The taint manager records its `TaintManagerEviction` event
+/// through an asynchronous recorder, so it may reach the API server after the deletion it
+/// announces.
+const DELETION_REASON_WAIT: Duration = Duration::from_secs(2);
 
 /// What a run reports while it goes, for the live progress on stderr.
 #[derive(Debug)]
@@ -63,7 +71,7 @@ pub enum Progress<'a> {
         node: &'a str,
     },
     Done(&'a NodeReport),
-    /// Cleanup started (why: "done", "Ctrl-C", "SIGTERM").
+    /// Cleanup started (why: "done", "Ctrl-C", "SIGTERM", "SIGHUP", "SIGQUIT").
     Cleaning {
         why: &'a str,
     },
@@ -85,7 +93,8 @@ pub struct RunOutcome {
     pub run_id: String,
     /// One per selected node, sorted by name.
     pub nodes: Vec<NodeReport>,
-    /// `Some("Ctrl-C")` or `Some("SIGTERM")` when a signal stopped the run.
+    /// `Some("Ctrl-C")`, `Some("SIGTERM")`, `Some("SIGHUP")` or `Some("SIGQUIT")` when a
+    /// signal stopped the run.
     pub interrupted: Option<&'static str>,
     /// Objects cleanup could not delete (normally empty).
     pub left_behind: Vec<String>,
@@ -100,7 +109,9 @@ pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output> {
     Ok(rt.block_on(f))
 }
 
-/// A client from the options (must be called inside the runtime).
+/// A client from the options (must be called inside the runtime), checked to reach its API
+/// server: a refused connection is an error that names the server, not kube's bare
+/// `ServiceError: client error (Connect)` at the first real call.
 pub async fn client(opts: &ClientOptions) -> Result<Client> {
     let kopts = KubeConfigOptions {
         context: opts.context.clone(),
@@ -114,14 +125,49 @@ pub async fn client(opts: &ClientOptions) -> Result<Client> {
             })?;
             Config::from_custom_kubeconfig(kc, &kopts)
                 .await
-                .map_err(FleetError::Config)?
+                .map_err(|err| FleetError::Config {
+                    from: Some(path.display().to_string()),
+                    err,
+                })?
         }
-        None if opts.context.is_some() => Config::from_kubeconfig(&kopts)
-            .await
-            .map_err(FleetError::Config)?,
-        None => Config::infer().await.map_err(FleetError::NoConfig)?,
+        None if opts.context.is_some() => {
+            Config::from_kubeconfig(&kopts)
+                .await
+                .map_err(|err| FleetError::Config {
+                    from: Some(kubeconfig_source()),
+                    err,
+                })?
+        }
+        // What `Config::infer` does, with its two errors kept apart: its own text quotes the
+        // kubeconfig's YAML error, which may show a line holding a token.
+        None => match Config::from_kubeconfig(&kopts).await {
+            Ok(c) => c,
+            Err(kubeconfig) => Config::incluster().map_err(|e| FleetError::NoConfig {
+                from: kubeconfig_source(),
+                kubeconfig,
+                in_cluster: e.to_string(),
+            })?,
+        },
     };
-    Client::try_from(config).map_err(FleetError::Client)
+    let server = config.cluster_url.to_string();
+    let client = Client::try_from(config).map_err(FleetError::Client)?;
+    match client.apiserver_version().await {
+        // An answer, even a refusal (401, 403), is a server that is there: the calls that
+        // follow say what it refuses.
+        Ok(_) | Err(kube::Error::Api(_)) => Ok(client),
+        Err(e) => Err(FleetError::Unreachable {
+            server,
+            why: crate::error::with_causes(&e),
+        }),
+    }
+}
+
+/// Where kube looks for a kubeconfig without `--kubeconfig`, in words.
+fn kubeconfig_source() -> String {
+    match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+        Some(v) => format!("$KUBECONFIG={}", v.to_string_lossy()),
+        None => "~/.kube/config".into(),
+    }
 }
 
 /// One node being measured.
@@ -132,6 +178,11 @@ struct Active {
     running: bool,
     /// The pod's last state in words, for the deadline message.
     last_state: String,
+    /// When its pod was first seen deleted by someone other than fleet, and why as far as is
+    /// known then (its Job is deleted at once: the 1.20 Job controller counts a deleted pod
+    /// neither as failed nor as active, so `backoffLimit: 0` does not stop it from making a
+    /// new pod, and a NoExecute taint made about ten a second until the deadline).
+    deleted: Option<(Instant, String)>,
 }
 
 type Events<K> =
@@ -146,11 +197,10 @@ pub async fn run(
 ) -> Result<RunOutcome> {
     let cfg = &spec.job;
     let ns = cfg.namespace.as_str();
-    // Signals first: a Ctrl-C from here on is ours to handle (nothing exists to clean yet).
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(FleetError::Runtime)?;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    // Signals first: from here on a signal is ours to handle (nothing exists to clean yet).
+    // SIGHUP (the ssh session or terminal went away) and SIGQUIT stop the run like Ctrl-C:
+    // their default action would end the process and leave the Jobs and Pods behind.
+    let mut signals = Signals::new()?;
 
     ensure_namespace(client, ns, spec.create_namespace).await?;
     let (old_jobs, old_pods, old_runs) = leftovers(client, ns).await?;
@@ -160,7 +210,8 @@ pub async fn run(
             runs: old_runs,
         });
     }
-    let candidates = select(client, &spec.selection).await?;
+    let tolerations = manifest::tolerations(cfg.tolerate_all);
+    let candidates = select(client, &spec.selection, &tolerations).await?;
 
     let mut done: BTreeMap<String, NodeReport> = BTreeMap::new();
     let mut queue: VecDeque<Candidate> = VecDeque::new();
@@ -178,6 +229,8 @@ pub async fn run(
             queue.push_back(c);
         }
     }
+    let measured: Vec<String> = queue.iter().map(|c| c.node.clone()).collect();
+    manifest::job_names(&cfg.run_id, &measured)?;
 
     let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
@@ -187,6 +240,11 @@ pub async fn run(
     // persistent one (RBAC without `watch`) from spinning.
     let mut pod_events: Events<Pod> = watcher(pods.clone(), wc.clone()).default_backoff().boxed();
     let mut job_events: Events<Job> = watcher(jobs.clone(), wc).default_backoff().boxed();
+    // Events carry no labels: every pod event of the namespace, matched to a Job by name. A
+    // Role from an older `fleet rbac` without `events` only loses the early reports.
+    let events: Api<Event> = Api::namespaced(client.clone(), ns);
+    let ec = watcher::Config::default().fields("involvedObject.kind=Pod");
+    let mut pod_notes: Events<Event> = watcher(events, ec).default_backoff().boxed();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut active: HashMap<String, Active> = HashMap::new();
     let mut interrupted = None;
@@ -212,6 +270,7 @@ pub async fn run(
                             created: Instant::now(),
                             running: false,
                             last_state: "the pod was never created".into(),
+                            deleted: None,
                         },
                     );
                 }
@@ -232,10 +291,27 @@ pub async fn run(
         let mut finished: Vec<(String, Finish)> = Vec::new();
         tokio::select! {
             ev = pod_events.next() => {
-                for pod in touched(ev) {
+                for (pod, gone) in touched_or_gone(ev) {
                     let Some(node) = node_of(&pod.metadata) else { continue };
                     let Some(a) = active.get_mut(&node) else { continue };
+                    // Deleted (or being deleted) by someone else: fleet deletes a node's Job
+                    // only once the node is done. The Job controller deletes the pod at the
+                    // deadline: that is the deadline's to report (its condition, or the tick).
+                    let external = (gone || pod.metadata.deletion_timestamp.is_some())
+                        && a.created.elapsed() + Duration::from_secs(1) < cfg.timeout;
                     match judge_pod(&pod) {
+                        PodState::Terminated(t) if external || a.deleted.is_some() => {
+                            let why = a.deleted.as_ref().map(|d| d.1.clone()).unwrap_or_else(deleted_by_someone);
+                            finished.push((node, Finish::Error(format!("{why}; the node command was stopped (exit {})", t.exit_code))));
+                        }
+                        PodState::Terminated(t) => finished.push((node, Finish::Terminated(pod.metadata.name.clone().unwrap_or_default(), t))),
+                        PodState::Fatal(reason) => finished.push((node, Finish::Error(reason))),
+                        _ if external => {
+                            if a.deleted.is_none() {
+                                a.deleted = Some((Instant::now(), deleted_by_someone()));
+                                let _ = jobs.delete(&a.job, &DeleteParams::background()).await;
+                            }
+                        }
                         PodState::Waiting(s) => a.last_state = s,
                         PodState::Running => {
                             a.last_state = "the container was running".into();
@@ -244,8 +320,17 @@ pub async fn run(
                                 progress(Progress::Running { node: &node });
                             }
                         }
-                        PodState::Fatal(reason) => finished.push((node, Finish::Error(reason))),
-                        PodState::Terminated(t) => finished.push((node, Finish::Terminated(pod.metadata.name.clone().unwrap_or_default(), t))),
+                    }
+                }
+            }
+            ev = pod_notes.next() => {
+                for e in touched(ev) {
+                    let Some(pod) = e.involved_object.name.as_deref() else { continue };
+                    let Some(node) = active.iter().find(|(_, a)| is_pod_of(pod, &a.job)).map(|(n, _)| n.clone()) else { continue };
+                    match judge_event(&e) {
+                        Some(PodNote::Fatal(reason)) => finished.push((node, Finish::Error(reason))),
+                        Some(PodNote::Evicted(reason)) => finished.push((node, Finish::Evicted(reason))),
+                        None => {}
                     }
                 }
             }
@@ -270,15 +355,18 @@ pub async fn run(
             _ = tick.tick() => {
                 let limit = cfg.timeout + DEADLINE_GRACE;
                 for (node, a) in &active {
-                    if a.created.elapsed() > limit {
+                    if let Some((at, why)) = &a.deleted {
+                        if at.elapsed() >= DELETION_REASON_WAIT {
+                            finished.push((node.clone(), Finish::Error(why.clone())));
+                        }
+                    } else if a.created.elapsed() > limit {
                         finished.push((node.clone(), Finish::Error(format!(
                             "deadline exceeded: --timeout {}s passed and {}",
                             cfg.timeout.as_secs(), a.last_state))));
                     }
                 }
             }
-            _ = &mut ctrl_c => interrupted = Some("Ctrl-C"),
-            _ = sigterm.recv() => interrupted = Some("SIGTERM"),
+            sig = signals.recv() => interrupted = Some(sig),
         }
         for (node, f) in finished {
             let Some(mut a) = active.remove(&node) else {
@@ -289,6 +377,10 @@ pub async fn run(
                 Finish::Error(reason) => {
                     a.report.status = Status::Error;
                     a.report.reason = Some(reason);
+                }
+                Finish::Evicted(reason) => {
+                    a.report.status = Status::Error;
+                    a.report.reason = Some(eviction_reason(client, &node, cfg, reason).await);
                 }
                 Finish::Terminated(pod, t) => {
                     collect(&pods, &pod, t, &mut a.report).await;
@@ -338,6 +430,7 @@ pub async fn run(
     });
     drop(pod_events);
     drop(job_events);
+    drop(pod_notes);
     let cleaned = delete_matching(client, ns, &selector).await?;
     Ok(RunOutcome {
         run_id: cfg.run_id.clone(),
@@ -347,10 +440,79 @@ pub async fn run(
     })
 }
 
+/// The signals that stop a run (and then its cleanup runs): SIGINT, SIGTERM, SIGHUP, SIGQUIT.
+/// Once registered they stay caught for the life of the process, so a repeated one during
+/// cleanup does not end it half way.
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    quit: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Signals> {
+        let on = |k| signal(k).map_err(FleetError::Runtime);
+        Ok(Signals {
+            int: on(SignalKind::interrupt())?,
+            term: on(SignalKind::terminate())?,
+            hup: on(SignalKind::hangup())?,
+            quit: on(SignalKind::quit())?,
+        })
+    }
+
+    /// The next signal's name.
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.int.recv() => "Ctrl-C",
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.hup.recv() => "SIGHUP",
+            _ = self.quit.recv() => "SIGQUIT",
+        }
+    }
+}
+
+/// Why a pod was deleted when no event has said yet.
+fn deleted_by_someone() -> String {
+    "the pod was deleted before the node command finished, and not by fleet (kubectl delete, a node drain, or an eviction; see `kubectl get events`)".into()
+}
+
+/// An eviction's reason, with the node's NoExecute taints the pod does not tolerate when
+/// there are any (the taint manager's own event names only the pod).
+async fn eviction_reason(client: &Client, node: &str, cfg: &JobConfig, why: String) -> String {
+    let Ok(Some(n)) = Api::<Node>::all(client.clone()).get_opt(node).await else {
+        return why;
+    };
+    let tolerations = manifest::tolerations(cfg.tolerate_all);
+    let taints: Vec<String> = select::untolerated_no_execute(&n, &tolerations)
+        .into_iter()
+        .map(select::taint_text)
+        .collect();
+    if taints.is_empty() {
+        return why;
+    }
+    format!(
+        "{why}: the node is tainted {}, which the pod does not tolerate; pass --tolerate-all to measure it anyway",
+        taints.join(", ")
+    )
+}
+
 /// The objects an event carries (a watcher error is transient: the watcher retries).
 fn touched<K>(ev: Option<std::result::Result<watcher::Event<K>, watcher::Error>>) -> Vec<K> {
+    touched_or_gone(ev)
+        .into_iter()
+        .filter(|(_, gone)| !gone)
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// The objects an event carries, each with whether it was deleted.
+fn touched_or_gone<K>(
+    ev: Option<std::result::Result<watcher::Event<K>, watcher::Error>>,
+) -> Vec<(K, bool)> {
     match ev {
-        Some(Ok(watcher::Event::Apply(k) | watcher::Event::InitApply(k))) => vec![k],
+        Some(Ok(watcher::Event::Apply(k) | watcher::Event::InitApply(k))) => vec![(k, false)],
+        Some(Ok(watcher::Event::Delete(k))) => vec![(k, true)],
         _ => Vec::new(),
     }
 }
@@ -361,6 +523,8 @@ fn node_of(m: &kube::core::ObjectMeta) -> Option<String> {
 
 enum Finish {
     Error(String),
+    /// Evicted: the reason so far (the node's taints are added).
+    Evicted(String),
     /// The pod's name and its container's end.
     Terminated(String, Terminated),
 }

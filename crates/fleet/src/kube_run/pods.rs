@@ -1,11 +1,12 @@
-//! Reading a measuring pod: its state (waiting, running, failed for good, ended), its Job's
-//! failure, and its log with the result.
+//! Reading a measuring pod: its state (waiting, running, failed for good, ended), the events
+//! the kubelet and the taint manager record on it, its Job's failure, and its log with the
+//! result.
 
 use crate::manifest::CONTAINER;
 use crate::result::{self, MAX_LOG_BYTES};
 use crate::summary::{NodeReport, Status};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::api::{Api, LogParams};
 
 /// Container waiting reasons that will not resolve by waiting (kubelet's image manager and
@@ -87,6 +88,48 @@ pub(super) fn judge_pod(p: &Pod) -> PodState {
             phase.unwrap_or("Pending")
         )),
     }
+}
+
+/// What an event recorded on a measuring pod says, when it decides the node.
+#[derive(Debug, PartialEq)]
+pub(super) enum PodNote {
+    /// The pod will not run: report now.
+    Fatal(String),
+    /// The pod is being evicted (deleted by the taint manager or the kubelet): report now, and
+    /// delete the Job, whose controller would otherwise make a new pod at once.
+    Evicted(String),
+}
+
+/// Judges an event on a measuring pod (core/v1 Events, `involvedObject` the pod).
+///
+/// - `FailedMount` (kubelet): the pod's volumes are hostPaths and an emptyDir only, so a
+///   failed mount is a node path that is missing or not of the kind the command needs
+///   (`hostPath type check failed: /x is not a directory`); it would otherwise wait out
+///   `--timeout` in ContainerCreating.
+/// - `TaintManagerEviction` "Marking for deletion Pod ..." (the node lifecycle controller's
+///   taint manager, on a NoExecute taint the pod does not tolerate); its "Cancelling deletion"
+///   twin is no eviction.
+/// - `Evicted` (the kubelet's eviction manager) and `Preempting` (the kubelet making room for a
+///   critical pod).
+pub(super) fn judge_event(e: &Event) -> Option<PodNote> {
+    let reason = e.reason.as_deref()?;
+    let msg = cut(e.message.as_deref().unwrap_or(""), 400);
+    match reason {
+        "FailedMount" => Some(PodNote::Fatal(format!(
+            "FailedMount: {msg} (a path the node command names is missing on the node, or is not a directory, file or block device as the command needs)"
+        ))),
+        "TaintManagerEviction" if msg.starts_with("Marking for deletion") => Some(
+            PodNote::Evicted(format!("evicted by the taint manager ({msg})")),
+        ),
+        "Evicted" | "Preempting" => Some(PodNote::Evicted(format!("evicted ({reason}: {msg})"))),
+        _ => None,
+    }
+}
+
+/// Whether `pod` is a pod the Job controller made for the Job `job`: its name is the Job's,
+/// `-` and 5 random characters (the controller's `generateName`).
+pub(super) fn is_pod_of(pod: &str, job: &str) -> bool {
+    pod.len() == job.len() + 6 && pod.starts_with(job) && pod.as_bytes()[job.len()] == b'-'
 }
 
 /// The reason and message of a Job's Failed condition, if it has one (kube-runtime's

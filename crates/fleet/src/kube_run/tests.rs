@@ -3,6 +3,7 @@
 use super::pods::{cut, message_verdict};
 use super::*;
 use crate::manifest::CONTAINER;
+use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::api::core::v1::{
     ContainerState, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, PodStatus,
 };
@@ -112,4 +113,122 @@ fn terminated_and_evicted_and_never_started() {
 fn cut_is_char_safe() {
     assert_eq!(cut("ééé", 2), "éé…");
     assert_eq!(cut(" ab ", 5), "ab");
+}
+
+fn event(reason: &str, message: &str) -> Event {
+    Event {
+        reason: Some(reason.into()),
+        message: Some(message.into()),
+        ..Default::default()
+    }
+}
+
+/// QA: a node path that does not exist waited out the whole --timeout in ContainerCreating;
+/// the kubelet had said why within a second.
+#[test]
+fn a_failed_mount_fails_the_node_with_the_kubelets_words() {
+    let e = event(
+        "FailedMount",
+        "MountVolume.SetUp failed for volume \"host-0\" : hostPath type check failed: /tmp/qa13-fleet/typo is not a directory",
+    );
+    match judge_event(&e) {
+        Some(PodNote::Fatal(s)) => {
+            assert!(
+                s.starts_with("FailedMount: MountVolume.SetUp failed"),
+                "{s}"
+            );
+            assert!(s.contains("/tmp/qa13-fleet/typo is not a directory"), "{s}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// QA: the taint manager evicted each pod of a NoExecute-tainted node, and the Job controller
+/// made a new one at once, until the deadline.
+#[test]
+fn evictions_are_told_apart_from_their_cancellation_and_from_noise() {
+    let marked = event(
+        "TaintManagerEviction",
+        "Marking for deletion Pod disktier/disktier-a3f90c-vm-1a2b3c4d-x7k2p",
+    );
+    assert!(
+        matches!(judge_event(&marked), Some(PodNote::Evicted(s)) if s.starts_with("evicted by the taint manager"))
+    );
+    let cancelled = event(
+        "TaintManagerEviction",
+        "Cancelling deletion of Pod disktier/disktier-a3f90c-vm-1a2b3c4d-x7k2p",
+    );
+    assert_eq!(judge_event(&cancelled), None);
+    let kubelet = event(
+        "Evicted",
+        "The node was low on resource: ephemeral-storage.",
+    );
+    assert!(
+        matches!(judge_event(&kubelet), Some(PodNote::Evicted(s)) if s.contains("low on resource"))
+    );
+    for noise in [
+        "Scheduled",
+        "Pulled",
+        "Created",
+        "Started",
+        "Killing",
+        "BackOff",
+    ] {
+        assert_eq!(judge_event(&event(noise, "x")), None, "{noise}");
+    }
+}
+
+#[test]
+fn events_are_matched_to_their_job_by_the_pod_name() {
+    let job = "disktier-a3f90c-vm-1a2b3c4d";
+    assert!(is_pod_of("disktier-a3f90c-vm-1a2b3c4d-x7k2p", job));
+    assert!(!is_pod_of("disktier-a3f90c-vm-1a2b3c4d", job));
+    assert!(!is_pod_of("disktier-a3f90c-vm-1a2b3c4d-x7k2p-abcde", job));
+    assert!(!is_pod_of("disktier-a3f90c-vm-1a2b3c4dxx7k2p", job));
+    assert!(!is_pod_of("disktier-a3f90c-vm-1a2b3c4e-x7k2p", job));
+}
+
+/// QA: `--kubeconfig /etc/passwd` printed the file's first line; a kubeconfig with a syntax
+/// error beside a `token:` would have printed the token.
+#[test]
+fn a_kubeconfig_that_does_not_parse_is_named_not_quoted() {
+    for text in [
+        "root:x:0:0:root:/root:/bin/bash\nsecret:x:1:1:hunter2-token:/:/bin/sh\n",
+        "apiVersion: v1\nusers:\n- name: u\n  user:\n    token: hunter2-token\n    client-key-data: [unclosed\n",
+        "apiVersion: v1\nclusters: hunter2-token\n",
+    ] {
+        let Err(err) = Kubeconfig::from_yaml(text) else {
+            panic!("parsed: {text}");
+        };
+        let shown = FleetError::Kubeconfig {
+            path: "/home/u/.kube/broken".into(),
+            err,
+        }
+        .to_string();
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(!shown.contains("root:x"), "{shown}");
+        assert!(shown.contains("/home/u/.kube/broken"), "{shown}");
+        assert!(shown.contains("not a kubeconfig"), "{shown}");
+    }
+}
+
+#[test]
+fn an_error_is_shown_with_its_causes() {
+    let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("client error (Connect)")
+        }
+    }
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+    assert_eq!(
+        crate::error::with_causes(&Outer(io)),
+        "client error (Connect): Connection refused"
+    );
 }

@@ -66,7 +66,7 @@ pub struct Restored {
 }
 
 /// The directory holding the journal and its lock: `$DISKTIER_RUN_DIR` when set (tests), else
-/// `/run/disktier` for root, else `$XDG_RUNTIME_DIR/disktier`, else
+/// `/run/disktier` for root, else `$XDG_RUNTIME_DIR/disktier` (an absolute one), else
 /// `$HOME/.local/state/disktier`, else `/tmp/disktier-<uid>`. Whichever it is, [`private_dir`]
 /// refuses it unless it is this user's own and private.
 pub fn default_dir() -> PathBuf {
@@ -78,7 +78,9 @@ pub fn default_dir() -> PathBuf {
     if uid == 0 {
         return PathBuf::from("/run/disktier");
     }
-    if let Some(d) = nonempty("XDG_RUNTIME_DIR") {
+    // The XDG Base Directory spec: a relative XDG_RUNTIME_DIR is invalid and ignored (it would
+    // put the journal under whatever directory the command ran in).
+    if let Some(d) = nonempty("XDG_RUNTIME_DIR").filter(|d| Path::new(d).is_absolute()) {
         return PathBuf::from(d).join("disktier");
     }
     if let Some(h) = nonempty("HOME") {

@@ -25,8 +25,18 @@ impl Bench<'_> {
             )
         })
     }
+    /// The target and profile, and "interrupted" when the figures are partial.
     pub(super) fn label(&self) -> String {
-        format!("{} · {}", self.doc.target.path, self.profile())
+        format!(
+            "{} · {}{}",
+            self.doc.target.path,
+            self.profile(),
+            if self.doc.interrupted {
+                " (interrupted: partial figures)"
+            } else {
+                ""
+            }
+        )
     }
     pub(super) fn dirs(&self) -> Vec<(&'static str, &DirStats)> {
         let r = &self.doc.results;

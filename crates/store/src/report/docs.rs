@@ -5,6 +5,7 @@
 //! `Unreadable` with serde's reason: the report shows it as such and goes on.
 
 use crate::StoredRun;
+use disktier_engine::result::JobFileDoc;
 use disktier_fleet::result::{KeyFigures, NodeDoc, ParseError};
 use disktier_interfere::report::InterfereDoc;
 use serde::Deserialize;
@@ -15,8 +16,9 @@ pub(super) enum StoredDoc {
     Node(NodeDoc),
     Interfere(Box<InterfereDoc>),
     /// A fio job file's run (`bench FILE.fio`, `import fio --jobs`): not drawn, as it is no one
-    /// run (`disktier show` prints it).
-    JobFile,
+    /// run (its jobs ran side by side or one set after another, each with its own figures), but
+    /// named with its jobs and `disktier show`, which prints them.
+    JobFile(Box<JobFileDoc>),
     Unreadable(String),
 }
 
@@ -30,8 +32,8 @@ impl StoredDoc {
             };
         }
         if crate::doc::is_job_file(doc) {
-            return match crate::doc::ResultDoc::read(doc) {
-                Ok(_) => StoredDoc::JobFile,
+            return match JobFileDoc::deserialize(doc) {
+                Ok(d) => StoredDoc::JobFile(Box::new(d)),
                 Err(e) => StoredDoc::Unreadable(e.to_string()),
             };
         }
@@ -94,6 +96,7 @@ mod tests {
         };
         let page = render(&ReportInput {
             runs: &runs,
+            skipped: &[],
             plan: None,
             generated_at: "now",
         })
@@ -123,7 +126,7 @@ mod tests {
         let run = stored("i", "interfere", &fixture("interfere"));
         assert!(matches!(StoredDoc::read(&run), StoredDoc::Interfere(_)));
         let run = stored("j", "import", &fixture("jobfile-import"));
-        assert!(matches!(StoredDoc::read(&run), StoredDoc::JobFile));
+        assert!(matches!(StoredDoc::read(&run), StoredDoc::JobFile(_)));
     }
 
     /// A job file's run is not drawn (it is no one run), and not called unreadable.
@@ -135,6 +138,7 @@ mod tests {
         ];
         let page = render(&ReportInput {
             runs: &runs,
+            skipped: &[],
             plan: None,
             generated_at: "now",
         })

@@ -179,6 +179,7 @@ mod tests {
         assert!(s.contains("fdatasync p99 (ms) per node"));
         let page = crate::report::render(&crate::report::ReportInput {
             runs: &runs,
+            skipped: &[],
             plan: None,
             generated_at: "now",
         })

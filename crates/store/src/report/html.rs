@@ -66,11 +66,16 @@ th { background:#f0f2f5; font-weight:600; font-size:13px; color:var(--mute); }
 td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 td.mono, .mono { font-family:ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:13px; word-break:break-all; }
 tr:last-child td { border-bottom:0; }
+.scroll { overflow-x:auto; margin:0 0 8px; }
+.scroll table { width:auto; min-width:100%; }
+.kv .from { color:var(--mute); font-size:12px; margin-left:6px; }
 .better { color:var(--pass); font-weight:600; }
 .worse { color:var(--fail); font-weight:600; }
 ul.sentences { margin:10px 0; padding-left:20px; }
 ul.sentences li { margin:2px 0; }
 .note { color:#8a5a00; background:#fff6e0; border:1px solid #f3dca6; border-radius:8px; padding:8px 12px; margin:8px 0; font-size:14px; }
 .muted { color:var(--mute); }
+ul.notes { list-style:none; margin:0; padding:0; }
+code { font-family:ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:13px; }
 footer { color:var(--mute); font-size:13px; text-align:center; padding:20px; }
 "#;

@@ -13,14 +13,21 @@ use super::fragments::ns;
 use super::fragments::swatch;
 use super::html::esc;
 use crate::compare::{self, fmt_count, fmt_value, Unit};
-use disktier_engine::{DirStats, RunDoc, PERCENTILES};
+use disktier_engine::{DirStats, PERCENTILES};
 use std::fmt::Write as _;
 
+/// One card per target: its newest verdicts and figures. Each profile's newest run gives the
+/// badges, and each figure is the newest run's that measured it, labelled with that run's
+/// profile (and "newest of N" when the profile ran more than once): a card never shows an older
+/// or better run's figure beside a newer failing verdict. Every run is drawn in the charts.
 pub(super) fn verdicts(benches: &[Bench<'_>], targets: &[String]) -> String {
     let mut s = String::from("<div class=\"cards\">\n");
     for (ti, t) in targets.iter().enumerate() {
-        let mine: Vec<&Bench> = benches.iter().filter(|b| b.color == ti).collect();
-        let tgt = &mine[0].doc.target;
+        // Oldest first: by the time each run was saved, then by its place in the report.
+        let mut mine: Vec<&Bench> = benches.iter().filter(|b| b.color == ti).collect();
+        mine.sort_by(|a, b| a.run.summary.created_at.cmp(&b.run.summary.created_at));
+        let newest = mine[mine.len() - 1];
+        let tgt = &newest.doc.target;
         let mut sub = Vec::new();
         if let Some(fs) = &tgt.fs_type {
             sub.push(fs.clone());
@@ -31,7 +38,10 @@ pub(super) fn verdicts(benches: &[Bench<'_>], targets: &[String]) -> String {
         if let Some(m) = &tgt.model {
             sub.push(m.clone());
         }
-        sub.push(format!("host {}", mine[0].doc.host.hostname));
+        // An import knows no host: its hostname is empty.
+        if !newest.doc.host.hostname.is_empty() {
+            sub.push(format!("host {}", newest.doc.host.hostname));
+        }
         let _ = write!(
             s,
             "<div class=\"card\" data-target=\"{}\">\n<div class=\"path\">{}{}</div>\n<div class=\"sub\">{}</div>\n<div class=\"badges\">",
@@ -40,108 +50,115 @@ pub(super) fn verdicts(benches: &[Bench<'_>], targets: &[String]) -> String {
             esc(t),
             esc(&sub.join(" · "))
         );
-        for b in &mine {
+        let names = profiles_of(&mine);
+        // Each profile's newest run, in the order the profiles first ran.
+        let latest: Vec<&Bench> = names
+            .iter()
+            .filter_map(|(p, _)| mine.iter().rev().find(|b| b.profile() == *p).copied())
+            .collect();
+        for b in &latest {
             for v in &b.doc.verdicts {
-                let (class, mark) = if v.pass {
-                    ("pass", "✓")
-                } else {
-                    ("fail", "✗")
-                };
-                let shown = if v.metric.contains("iops") {
-                    format!("{:.0}/s", v.value)
-                } else if v.metric.contains("p99") || v.metric.contains("lat") {
-                    format!("p99 {}", ns(v.value as u64))
-                } else {
-                    format!("{}", v.value)
-                };
-                let word = match (v.name.as_str(), v.pass) {
-                    ("etcd", true) => " ready",
-                    ("etcd", false) => " not ready",
-                    _ => "",
-                };
+                badge(&mut s, b, v);
+            }
+            if b.doc.interrupted {
                 let _ = write!(
                     s,
-                    "<span class=\"badge {class}\" title=\"{}\">{mark} {}{word} · {}</span>",
-                    esc(&v.message),
-                    esc(&v.name),
-                    esc(&shown)
+                    "<span class=\"badge info\" title=\"run {}: stopped by Ctrl-C or a signal\">{} interrupted: partial figures</span>",
+                    esc(&b.run.summary.id),
+                    esc(&b.profile())
                 );
             }
         }
-        if mine.iter().all(|b| b.doc.verdicts.is_empty()) {
+        if latest.iter().all(|b| b.doc.verdicts.is_empty()) {
             s.push_str("<span class=\"badge info\">no verdict: no etcd run</span>");
         }
         s.push_str("</div>\n<dl class=\"kv\">");
-        let best = |f: &dyn Fn(&Bench) -> Option<f64>| {
-            mine.iter()
-                .filter_map(|b| f(b))
-                .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))))
-        };
-        let low = |f: &dyn Fn(&Bench) -> Option<f64>| {
-            mine.iter()
-                .filter_map(|b| f(b))
-                .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.min(v))))
-        };
-        let p99 =
-            |d: &Option<DirStats>| d.as_ref().and_then(|d| d.lat_ns.p(99.0)).map(|v| v as f64);
-        let pos = |v: f64| (v > 0.0).then_some(v);
-        let rows: [(&str, Option<f64>, Unit); 7] = [
-            ("sync p99", low(&|b| p99(&b.doc.results.sync)), Unit::Ns),
+        type Figure = fn(&Bench) -> Option<f64>;
+        let rows: [(&str, Figure, Unit); 7] = [
+            ("sync p99", |b| p99(&b.doc.results.sync), Unit::Ns),
             (
                 "read IOPS",
-                best(&|b| b.doc.results.read.as_ref().map(|d| d.iops).and_then(pos)),
+                |b| b.doc.results.read.as_ref().map(|d| d.iops).and_then(pos),
                 Unit::Iops,
             ),
             (
                 "write IOPS",
-                best(&|b| b.doc.results.write.as_ref().map(|d| d.iops).and_then(pos)),
+                |b| b.doc.results.write.as_ref().map(|d| d.iops).and_then(pos),
                 Unit::Iops,
             ),
             (
                 "read",
-                best(&|b| {
+                |b| {
                     b.doc
                         .results
                         .read
                         .as_ref()
                         .map(|d| d.bw_bytes)
                         .and_then(pos)
-                }),
+                },
                 Unit::BytesPerSec,
             ),
             (
                 "write",
-                best(&|b| {
+                |b| {
                     b.doc
                         .results
                         .write
                         .as_ref()
                         .map(|d| d.bw_bytes)
                         .and_then(pos)
-                }),
+                },
                 Unit::BytesPerSec,
             ),
-            ("read p99", low(&|b| p99(&b.doc.results.read)), Unit::Ns),
+            ("read p99", |b| p99(&b.doc.results.read), Unit::Ns),
             (
                 "small files",
-                best(&|b| {
+                |b| {
                     b.doc
                         .results
                         .small_files
                         .as_ref()
                         .map(|f| f.files_per_s)
                         .and_then(pos)
-                }),
+                },
                 Unit::FilesPerSec,
             ),
         ];
-        for (name, v, unit) in rows {
-            if let Some(v) = v {
-                let _ = write!(s, "<dt>{name}</dt><dd>{}</dd>", esc(&fmt_value(unit, v)));
-            }
+        for (name, figure, unit) in rows {
+            let Some((b, v)) = mine.iter().rev().find_map(|b| figure(b).map(|v| (b, v))) else {
+                continue;
+            };
+            let p = b.profile();
+            let runs = names.iter().find(|(n, _)| *n == p).map_or(1, |(_, n)| *n);
+            let _ = write!(
+                s,
+                "<dt>{name}</dt><dd>{} <span class=\"from\" title=\"run {}\">{}{}{}</span></dd>",
+                esc(&fmt_value(unit, v)),
+                esc(&b.run.summary.id),
+                esc(&p),
+                if runs > 1 {
+                    format!(", newest of {runs}")
+                } else {
+                    String::new()
+                },
+                if b.doc.interrupted {
+                    ", interrupted"
+                } else {
+                    ""
+                }
+            );
         }
         s.push_str("</dl>\n");
-        let names: Vec<String> = mine.iter().map(|b| b.profile()).collect();
+        let measured: Vec<String> = names
+            .iter()
+            .map(|(p, n)| {
+                if *n > 1 {
+                    format!("{p} ×{n}")
+                } else {
+                    p.clone()
+                }
+            })
+            .collect();
         let quick = if mine.iter().all(|b| b.doc.quick) {
             " (quick)"
         } else {
@@ -150,12 +167,73 @@ pub(super) fn verdicts(benches: &[Bench<'_>], targets: &[String]) -> String {
         let _ = writeln!(
             s,
             "<div class=\"profiles\">measured: {}{quick}</div>",
-            esc(&names.join(", "))
+            esc(&measured.join(", "))
         );
+        let earlier = mine.len() - latest.len();
+        if earlier > 0 {
+            let _ = writeln!(
+                s,
+                "<div class=\"profiles\">Badges and figures are each profile's newest run; {earlier} earlier run{} of this target {} drawn in the charts below and listed under Runs.</div>",
+                if earlier == 1 { "" } else { "s" },
+                if earlier == 1 { "is" } else { "are" }
+            );
+        }
         s.push_str("</div>\n");
     }
     s.push_str("</div>\n");
     s
+}
+
+/// A direction's p99 latency.
+fn p99(d: &Option<DirStats>) -> Option<f64> {
+    d.as_ref().and_then(|d| d.lat_ns.p(99.0)).map(|v| v as f64)
+}
+
+/// A rate, when one was measured (0 is none).
+fn pos(v: f64) -> Option<f64> {
+    (v > 0.0).then_some(v)
+}
+
+/// A verdict's badge, its message and run in the tooltip.
+fn badge(s: &mut String, b: &Bench<'_>, v: &disktier_engine::Verdict) {
+    let (class, mark) = if v.pass {
+        ("pass", "✓")
+    } else {
+        ("fail", "✗")
+    };
+    let shown = if v.metric.contains("iops") {
+        format!("{:.0}/s", v.value)
+    } else if v.metric.contains("p99") || v.metric.contains("lat") {
+        format!("p99 {}", ns(v.value as u64))
+    } else {
+        format!("{}", v.value)
+    };
+    let word = match (v.name.as_str(), v.pass) {
+        ("etcd", true) => " ready",
+        ("etcd", false) => " not ready",
+        _ => "",
+    };
+    let _ = write!(
+        s,
+        "<span class=\"badge {class}\" title=\"run {}: {}\">{mark} {}{word} · {}</span>",
+        esc(&b.run.summary.id),
+        esc(&v.message),
+        esc(&v.name),
+        esc(&shown)
+    );
+}
+
+/// The profiles of `runs` in the order they first ran, each with how many runs it has.
+fn profiles_of(runs: &[&Bench<'_>]) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for b in runs {
+        let p = b.profile();
+        match out.iter_mut().find(|(n, _)| *n == p) {
+            Some((_, n)) => *n += 1,
+            None => out.push((p, 1)),
+        }
+    }
+    out
 }
 
 pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
@@ -182,6 +260,9 @@ pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
                 let mut label = format!("{} {dir}", super::charts::short(&b.doc.target.path, 40));
                 if mine.iter().filter(|o| o.color == b.color).count() > 1 {
                     label.push_str(&format!(" ({})", b.run.summary.id));
+                }
+                if b.doc.interrupted {
+                    label.push_str(" (interrupted: partial figures)");
                 }
                 curves.push(Curve {
                     label,
@@ -286,10 +367,14 @@ pub(super) fn timeseries(benches: &[Bench<'_>]) -> Result<String, ReportError> {
 pub(super) fn comparisons(benches: &[Bench<'_>]) -> String {
     let mut s = String::new();
     for p in profiles(benches) {
-        let runs: Vec<(String, RunDoc)> = benches
+        let runs: Vec<compare::Compared> = benches
             .iter()
             .filter(|b| b.profile() == p)
-            .map(|b| (b.run.summary.id.clone(), b.doc.clone()))
+            .map(|b| compare::Compared {
+                id: &b.run.summary.id,
+                kind: &b.run.summary.kind,
+                doc: &b.doc,
+            })
             .collect();
         let Ok(c) = compare::compare(&runs, false) else {
             continue;
@@ -297,9 +382,10 @@ pub(super) fn comparisons(benches: &[Bench<'_>]) -> String {
         if c.rows.is_empty() {
             continue;
         }
+        // A table of many runs is wider than the page: it scrolls on its own.
         let _ = write!(
             s,
-            "<h3>{}</h3>\n<table class=\"compare\">\n<tr><th>metric</th>",
+            "<h3>{}</h3>\n<div class=\"scroll\">\n<table class=\"compare\">\n<tr><th>metric</th>",
             esc(&p)
         );
         for side in &c.runs {
@@ -326,6 +412,10 @@ pub(super) fn comparisons(benches: &[Bench<'_>]) -> String {
             }
             for r in &row.ratios {
                 match r {
+                    // As the text table says it: 1.0x either way is no difference.
+                    Some(r) if (r.factor - 1.0).abs() < 0.005 => {
+                        s.push_str("<td class=\"num\">same</td>")
+                    }
                     Some(r) => {
                         let class = if r.first_better { "better" } else { "worse" };
                         let _ = write!(
@@ -340,7 +430,7 @@ pub(super) fn comparisons(benches: &[Bench<'_>]) -> String {
             }
             s.push_str("</tr>\n");
         }
-        s.push_str("</table>\n<ul class=\"sentences\">\n");
+        s.push_str("</table>\n</div>\n<ul class=\"sentences\">\n");
         for line in c.sentences() {
             let _ = writeln!(s, "<li>{}</li>", esc(&line));
         }

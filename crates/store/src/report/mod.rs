@@ -37,21 +37,33 @@ use std::fmt::Write as _;
 /// What a report is made from.
 pub struct ReportInput<'a> {
     pub runs: &'a [StoredRun],
+    /// Runs selected but not read from the store (a damaged row): named, not drawn.
+    pub skipped: &'a [Skipped],
     /// `disktier plan --format json` output, if given.
     pub plan: Option<&'a disktier_catalog::plan::StoragePlan>,
     /// Shown in the header (the caller passes the time; tests pass a fixed one).
     pub generated_at: &'a str,
 }
 
+/// A selected run the store could not hand over (its stored JSON does not parse): the report
+/// names it with the reason and goes on without it.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub id: String,
+    pub why: String,
+}
+
 /// Renders the report.
 pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
-    if input.runs.is_empty() {
+    if input.runs.is_empty() && input.skipped.is_empty() {
         return Err(ReportError::Empty);
     }
     let mut targets: Vec<String> = Vec::new();
     let mut benches = Vec::new();
     let mut interfere = Vec::new();
     let mut unreadable = Vec::new();
+    // What is listed but not drawn, one line each (escaped HTML).
+    let mut not_drawn = Vec::new();
     // Each document is read once: its key figures are kept for the fleet section.
     let mut figures = Vec::with_capacity(input.runs.len());
     for run in input.runs {
@@ -72,9 +84,25 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
                 benches.push(Bench { run, doc, color });
             }
             StoredDoc::Interfere(doc) => interfere.push((run, doc)),
-            StoredDoc::Unreadable(why) => unreadable.push((run.summary.id.as_str(), why)),
-            StoredDoc::Node(_) | StoredDoc::JobFile => {}
+            StoredDoc::Unreadable(why) => {
+                not_drawn.push(format!(
+                    "run <span class=\"mono\">{}</span>: unreadable document ({}); see it with <code>disktier show {} --format json</code>",
+                    esc(&run.summary.id),
+                    esc(&why),
+                    esc(&run.summary.id)
+                ));
+                unreadable.push((run.summary.id.as_str(), why));
+            }
+            StoredDoc::JobFile(doc) => not_drawn.push(job_file_note(&run.summary.id, &doc)),
+            StoredDoc::Node(_) => {}
         }
+    }
+    for sk in input.skipped {
+        not_drawn.push(format!(
+            "run <span class=\"mono\">{}</span>: left out, its stored row does not read ({})",
+            esc(&sk.id),
+            esc(&sk.why)
+        ));
     }
     let mut body = String::new();
     let mut nav = Vec::new();
@@ -86,6 +114,19 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
             esc(title)
         );
     };
+    if !not_drawn.is_empty() {
+        add(
+            "not-drawn",
+            "Runs not drawn",
+            format!(
+                "<ul class=\"notes\">\n{}</ul>\n",
+                not_drawn
+                    .iter()
+                    .map(|n| format!("<li class=\"note\">{n}</li>\n"))
+                    .collect::<String>()
+            ),
+        );
+    }
     if !benches.is_empty() {
         add(
             "verdicts",
@@ -113,19 +154,22 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
     add(
         "runs",
         "Runs in this report",
-        runs_table(input.runs, &unreadable),
+        runs_table(input.runs, &unreadable, input.skipped),
     );
 
     let hosts: Vec<String> = {
+        // An import knows no host: its hostname is empty.
         let mut h: Vec<String> = input
             .runs
             .iter()
             .filter_map(|r| r.summary.hostname.clone())
+            .filter(|h| !h.is_empty())
             .collect();
         h.sort();
         h.dedup();
         h
     };
+    let runs = input.runs.len() + input.skipped.len();
     let mut page = String::new();
     let _ = write!(
         page,
@@ -133,14 +177,15 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
          <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>disktier report</title>\n<style>{style}</style>\n</head>\n<body>\n\
-         <header>\n<h1>disktier report</h1>\n<p>{n} run{s} on {t} target{ts}{hosts} · generated {when}</p>\n</header>\n\
+         <header>\n<h1>disktier report</h1>\n<p>{n} run{s} on {t} target{ts}{hosts}{left} · generated {when}</p>\n</header>\n\
          <nav>{nav}</nav>\n<main>\n{body}</main>\n\
          <footer>Made by disktier. This file is self-contained: it loads nothing from the network.</footer>\n\
          </body>\n</html>\n",
         csp = html::CSP,
         style = html::STYLE,
-        n = input.runs.len(),
-        s = if input.runs.len() == 1 { "" } else { "s" },
+        n = runs,
+        s = if runs == 1 { "" } else { "s" },
+        left = if not_drawn.is_empty() { String::new() } else { format!(" · {} not drawn", not_drawn.len()) },
         t = targets.len(),
         ts = if targets.len() == 1 { "" } else { "s" },
         hosts = if hosts.is_empty() { String::new() } else { format!(" · host {}", esc(&hosts.join(", "))) },
@@ -150,21 +195,46 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
     Ok(page)
 }
 
-/// Every run, one row each; a run whose document did not read has a second row saying why.
-fn runs_table(runs: &[StoredRun], unreadable: &[(&str, String)]) -> String {
+/// A job file's run, named with its jobs and the command that shows them.
+fn job_file_note(id: &str, doc: &disktier_engine::result::JobFileDoc) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for j in &doc.jobs {
+        // fio's numjobs clones share their job's name: each named once.
+        if !names.contains(&j.name.as_str()) {
+            names.push(&j.name);
+        }
+    }
+    format!(
+        "run <span class=\"mono\">{}</span> is the run of the fio job file <span class=\"mono\">{}</span> (job{} {}): a job file's run is not drawn, as its jobs ran side by side or one set after another, each with its own figures; see them with <code>disktier show {}</code>",
+        esc(id),
+        esc(&doc.jobfile),
+        if names.len() == 1 { "" } else { "s" },
+        esc(&names.join(", ")),
+        esc(id)
+    )
+}
+
+/// Every run, one row each; a run whose document did not read has a second row saying why, and
+/// a run left out (its row does not read) one row saying so.
+fn runs_table(runs: &[StoredRun], unreadable: &[(&str, String)], skipped: &[Skipped]) -> String {
     let mut s = String::from("<table class=\"runs\">\n<tr><th>run</th><th>saved (UTC)</th><th>kind</th><th>profile</th><th>target</th><th>host</th><th>engine</th></tr>\n");
     for r in runs {
         let m = &r.summary;
         let _ = writeln!(
             s,
-            "<tr><td class=\"mono\">{}</td><td>{}</td><td>{}</td><td>{}{}</td><td class=\"mono\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"mono\">{}</td><td>{}</td><td>{}{}</td><td>{}{}</td><td class=\"mono\">{}</td><td>{}</td><td>{}</td></tr>",
             esc(&m.id),
             esc(m.created_at.get(..19).unwrap_or(&m.created_at)).replace('T', " "),
             esc(&m.kind),
+            if m.interrupted {
+                " (interrupted: partial figures)"
+            } else {
+                ""
+            },
             esc(m.profile.as_deref().unwrap_or("–")),
             if m.quick { " (quick)" } else { "" },
             esc(m.target.as_deref().unwrap_or("–")),
-            esc(m.hostname.as_deref().unwrap_or("–")),
+            esc(m.hostname.as_deref().filter(|h| !h.is_empty()).unwrap_or("–")),
             esc(m.engine.as_deref().unwrap_or("–")),
         );
         if let Some((_, why)) = unreadable.iter().find(|(id, _)| *id == m.id) {
@@ -174,6 +244,14 @@ fn runs_table(runs: &[StoredRun], unreadable: &[(&str, String)]) -> String {
                 esc(why)
             );
         }
+    }
+    for sk in skipped {
+        let _ = writeln!(
+            s,
+            "<tr class=\"unreadable\"><td class=\"mono\">{}</td><td colspan=\"6\">left out: {}</td></tr>",
+            esc(&sk.id),
+            esc(&sk.why)
+        );
     }
     s.push_str("</table>\n");
     s

@@ -20,7 +20,7 @@ use disktier_fleet::summary::{self, NodeReport};
 use results::{export_metrics, save};
 use std::path::PathBuf;
 use std::time::Duration;
-use text::{progress_line, summary_text, table};
+use text::{note, progress_line, summary_text, table};
 
 pub type Args = super::Sub<What>;
 
@@ -107,10 +107,12 @@ pub struct RunArgs {
     #[arg(long, value_parser = disktier_units::clap_parsers::duration, default_value = "10m", value_name = "DURATION")]
     pub timeout: Duration,
     /// Finished Jobs are deleted by the cluster after this long even if this client died
-    /// (ttlSecondsAfterFinished; the client deletes them at once otherwise).
+    /// (ttlSecondsAfterFinished; the client deletes them at once otherwise). At least 60s: a
+    /// shorter one could delete a pod before its result is read from the log.
     #[arg(long, value_parser = disktier_units::clap_parsers::duration, default_value = "10m", value_name = "DURATION")]
     pub ttl: Duration,
-    /// Tolerate every taint, not only the control plane's NoSchedule.
+    /// Tolerate every taint, not only the control plane's NoSchedule (without it, a node with a
+    /// NoExecute taint is skipped: the taint manager would evict the pod).
     #[arg(long)]
     pub tolerate_all: bool,
     /// Create the namespace when it does not exist.
@@ -168,11 +170,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 
 fn selection(a: &RunArgs) -> anyhow::Result<Selection> {
     Ok(if !a.nodes.is_empty() {
-        let mut names = Vec::new();
+        let mut names: Vec<String> = Vec::new();
         for n in &a.nodes {
             let n = n.trim();
             manifest::check_node_name(n)?;
-            names.push(n.to_string());
+            // `--nodes a,a` measures `a` once, in the dry run as in the real run.
+            if !names.iter().any(|x| x == n) {
+                names.push(n.to_string());
+            }
         }
         Selection::Names(names)
     } else if let Some(s) = &a.selector {
@@ -196,6 +201,7 @@ fn job_config(a: &RunArgs, run_id: &str) -> anyhow::Result<JobConfig> {
     if a.timeout.is_zero() {
         bail!("--timeout 0 would end every Job at once: give a duration such as 10m");
     }
+    manifest::check_ttl(a.ttl)?;
     Ok(JobConfig {
         run_id: run_id.to_string(),
         namespace: a.cluster.namespace.clone(),
@@ -222,7 +228,7 @@ fn new_run_id() -> String {
 fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
     let run_id = match &a.run_id {
         Some(id) => {
-            manifest::check_dns_label("--run-id", id)?;
+            manifest::check_run_id("--run-id", id)?;
             id.clone()
         }
         None => new_run_id(),
@@ -238,19 +244,20 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
         parallel: a.parallel as usize,
         create_namespace: a.create_namespace,
     };
-    ctx.note(format_args!(
-        "fleet run {run_id}: {} on {} in namespace {}, {} at once",
-        a.command.join(" "),
-        spec.selection.describe(),
-        spec.job.namespace,
-        spec.parallel
-    ));
-    let chatty = ctx.chatty();
-    let mut on_progress = |p: Progress<'_>| {
-        if chatty {
-            eprintln!("{}", progress_line(&p));
-        }
-    };
+    note(
+        ctx,
+        format_args!(
+            "fleet run {run_id}: {} on {} in namespace {}, {} at once",
+            a.command.join(" "),
+            spec.selection.describe(),
+            spec.job.namespace,
+            spec.parallel
+        ),
+    );
+    // Progress goes to stderr while Jobs exist: a closed stderr (`2>&1 | head`, a dropped ssh
+    // session) must not end the process there, so a line that cannot be written is dropped
+    // and the run goes on to its cleanup and saves what finished.
+    let mut on_progress = |p: Progress<'_>| note(ctx, progress_line(&p));
     let opts = a.cluster.client_options();
     let outcome = kube_run::block_on(async {
         let client = kube_run::client(&opts).await?;
@@ -260,10 +267,12 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
     save(ctx, &spec, &mut nodes)?;
     let sum = summary::summarize(&nodes);
     export_metrics(ctx, &spec, &nodes, outcome.interrupted.is_some())?;
+    // A reader that stopped reading (`| head`) gets no more output, but the exit status is
+    // still the nodes' (the results are saved already).
     if ctx.prometheus() {
         // The exposition is the output.
     } else if ctx.json() {
-        print_json(&serde_json::json!({
+        let doc = serde_json::json!({
             "schema_version": SCHEMA_VERSION,
             "fleet_run_id": outcome.run_id,
             "command": a.command,
@@ -273,14 +282,17 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
             "left_behind": outcome.left_behind,
             "nodes": nodes,
             "summary": sum,
-        }))?;
+        });
+        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
-        print!("{}", table(&nodes));
-        print!("{}", summary_text(&sum));
-        println!(
-            "fleet run {}: `disktier history --group {}`, `disktier report --group {}`",
-            outcome.run_id, outcome.run_id, outcome.run_id
-        );
+        crate::out::print(&format!(
+            "{}{}fleet run {}: `disktier history --group {}`, `disktier report --group {}`\n",
+            table(&nodes),
+            summary_text(&sum),
+            outcome.run_id,
+            outcome.run_id,
+            outcome.run_id
+        ))?;
     }
     if !outcome.left_behind.is_empty() {
         bail!(
@@ -331,16 +343,16 @@ fn dry_run(ctx: &Ctx, a: &RunArgs, cfg: JobConfig, sel: Selection) -> anyhow::Re
         Selection::Names(n) => n.clone(),
         _ => {
             let opts = a.cluster.client_options();
+            let tolerations = manifest::tolerations(cfg.tolerate_all);
             let cands = kube_run::block_on(async {
                 let client = kube_run::client(&opts).await?;
-                kube_run::select(&client, &sel).await
+                kube_run::select(&client, &sel, &tolerations).await
             })??;
             for c in cands.iter().filter(|c| c.skip.is_some()) {
-                ctx.note(format_args!(
-                    "skipped {}: {}",
-                    c.node,
-                    c.skip.as_deref().unwrap_or("")
-                ));
+                note(
+                    ctx,
+                    format_args!("skipped {}: {}", c.node, c.skip.as_deref().unwrap_or("")),
+                );
             }
             cands
                 .into_iter()
@@ -353,6 +365,8 @@ fn dry_run(ctx: &Ctx, a: &RunArgs, cfg: JobConfig, sel: Selection) -> anyhow::Re
     if a.create_namespace {
         yaml.push_str(&manifest::to_yaml(&[manifest::namespace(&cfg.namespace)])?);
     }
+    // Two nodes with one Job name would make YAML that applies one Job over the other.
+    manifest::job_names(&cfg.run_id, &nodes)?;
     let jobs: Vec<_> = nodes.iter().map(|n| manifest::job(&cfg, n)).collect();
     yaml.push_str(&manifest::to_yaml(&jobs)?);
     ctx.print(
@@ -382,13 +396,13 @@ fn clean(ctx: &Ctx, a: CleanArgs) -> anyhow::Result<Outcome> {
             &serde_json::json!({"schema_version": SCHEMA_VERSION, "namespace": ns, "deleted": report}),
         )?;
     } else if report.jobs.is_empty() && report.pods.is_empty() {
-        println!("nothing to clean in namespace {ns} ({selector})");
+        outln!("nothing to clean in namespace {ns} ({selector})")?;
     } else {
         for j in &report.jobs {
-            println!("deleted job/{j}");
+            outln!("deleted job/{j}")?;
         }
         for p in &report.pods {
-            println!("deleted pod/{p}");
+            outln!("deleted pod/{p}")?;
         }
     }
     if !report.left_behind.is_empty() {
@@ -418,7 +432,7 @@ fn rbac_yaml(ctx: &Ctx, a: RbacArgs) -> anyhow::Result<Outcome> {
     if ctx.json() {
         print_json(&serde_json::json!({"schema_version": SCHEMA_VERSION, "objects": objs}))?;
     } else {
-        print!("{}", manifest::to_yaml(&objs)?);
+        crate::out::print(&manifest::to_yaml(&objs)?)?;
     }
     Ok(Outcome::Pass)
 }

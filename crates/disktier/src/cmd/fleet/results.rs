@@ -2,6 +2,7 @@
 //! exported as Prometheus metrics with the node's name.
 
 use super::super::Ctx;
+use super::text::note;
 use anyhow::Context;
 use disktier_fleet::kube_run::RunSpec;
 use disktier_fleet::result::FleetTag;
@@ -77,10 +78,13 @@ pub(super) fn export_metrics(
         }
     }
     if !without.is_empty() {
-        ctx.note(format_args!(
-            "no metrics for {} ({verb} prints a summary, not runs): use --format json",
-            without.join(", ")
-        ));
+        note(
+            ctx,
+            format_args!(
+                "no metrics for {} ({verb} prints a summary, not runs): use --format json",
+                without.join(", ")
+            ),
+        );
     }
     ctx.export_run_metrics("fleet", &runs, interrupted)
 }

@@ -1,8 +1,19 @@
-//! The human output of `fleet run`: progress lines, the per-node table and the summary.
+//! The human output of `fleet run`: progress lines, the per-node table and the summary, and
+//! how they are written (through `crate::out`, which never panics on a closed pipe).
 
+use super::super::Ctx;
 use disktier_fleet::kube_run::Progress;
 use disktier_fleet::summary::{self, NodeReport, Status, Summary};
 use disktier_units::fmt_ns;
+
+/// A note or progress line on stderr unless `--quiet`. A line that cannot be written (stderr
+/// closed: `2>&1 | head`, a terminal that went away) is dropped: fleet writes these while its
+/// Jobs exist, and `eprintln!` would panic there, ending the process before its cleanup.
+pub(super) fn note(ctx: &Ctx, msg: impl std::fmt::Display) {
+    if ctx.chatty() {
+        crate::out::note(msg);
+    }
+}
 
 pub(super) fn progress_line(p: &Progress<'_>) -> String {
     match p {

@@ -1,0 +1,80 @@
+//! A dropped ssh session sends SIGHUP: a measuring command stops as cleanly as on Ctrl-C (its
+//! partial result marked, saved, its files removed, exit 2) instead of dying where it stood.
+//! Under `nohup` (SIGHUP ignored) the hang-up stays ignored and the run completes.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+/// `disktier bench DIR` (time-based, `runtime`) with store `db`, through `prefix` (e.g.
+/// `nohup`), sent SIGHUP after `after`.
+fn hung_up(prefix: &[&str], db: &Path, dir: &Path, runtime: &str, after: Duration) -> Output {
+    let bin = env!("CARGO_BIN_EXE_disktier");
+    let mut c = match prefix.split_first() {
+        Some((p, rest)) => {
+            let mut c = Command::new(p);
+            c.args(rest).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    let child = c
+        .env("DISKTIER_DB", db)
+        .env_remove("XDG_DATA_HOME")
+        .args(["--format", "json", "bench"])
+        .arg(dir)
+        .args([
+            "--rw",
+            "write",
+            "--size",
+            "4m",
+            "--time-based",
+            "--runtime",
+            runtime,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    assert!(Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_hang_up_stops_a_run_cleanly_and_saves_it_marked() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let db = d.path().join("results.db");
+    let out = hung_up(&[], &db, &dir, "30s", Duration::from_millis(1500));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("interrupted by a signal"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert!(err.contains("saved as run"), "{err}");
+    // Its files are gone.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn under_nohup_a_hang_up_is_ignored() {
+    if !disktier_testkit::require(disktier_testkit::have("nohup"), "nohup (coreutils)") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let db = d.path().join("results.db");
+    let out = hung_up(&["nohup"], &db, &dir, "3s", Duration::from_millis(1500));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], false);
+}

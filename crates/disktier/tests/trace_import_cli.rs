@@ -1,0 +1,159 @@
+//! QA: `trace import -o` truncated its output in place. The same file under another name
+//! (`./x`, a symlink) destroyed the input, and Ctrl-C left a truncated trace where a good one
+//! was. Now the trace goes to a temporary file beside the output and is renamed over it at the
+//! end; an output that is the input (by device and inode) is refused before anything is
+//! written; an error or a signal leaves the output as it was and no temporary file behind.
+
+use disktier_testkit::cli::disktier;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cachesim/tests/fixtures/msr.csv")
+}
+
+/// `n` well-formed MSR lines (Windows filetime, host, disk, type, offset, size, response).
+fn msr_lines(from: u64, n: u64) -> String {
+    (from..from + n)
+        .map(|i| {
+            format!(
+                "{},hm,0,Write,{},4096,100\n",
+                128166372000000000 + i * 1000,
+                i * 4096
+            )
+        })
+        .collect()
+}
+
+/// The files in `dir` that are an import's temporary file.
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".disktier-import-"))
+        .collect()
+}
+
+#[test]
+fn the_input_under_another_name_is_refused_and_kept() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.csv");
+    std::fs::copy(fixture(), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    std::os::unix::fs::symlink("in.csv", d.path().join("link.csv")).unwrap();
+    std::fs::hard_link(&input, d.path().join("hard.csv")).unwrap();
+    // (input as given, -o as given), run in the directory.
+    for (from, to) in [
+        ("in.csv", "./in.csv"),
+        ("in.csv", "in.csv"),
+        ("link.csv", "in.csv"),
+        ("in.csv", "link.csv"),
+        ("hard.csv", "./in.csv"),
+    ] {
+        let out = disktier()
+            .current_dir(d.path())
+            .args(["--no-save", "trace", "import", "msr", from, "-o", to])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{from} -o {to}: {err}");
+        assert!(
+            err.contains(&format!("-o {to} is the input file {from}")),
+            "{from} -o {to}: {err}"
+        );
+        assert_eq!(std::fs::read(&input).unwrap(), before, "{from} -o {to}");
+    }
+}
+
+#[test]
+fn a_failed_import_leaves_the_output_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    let good = d.path().join("good.dtt");
+    disktier()
+        .args(["--no-save", "trace", "import", "msr"])
+        .arg(fixture())
+        .arg("-o")
+        .arg(&good)
+        .assert()
+        .success();
+    let before = std::fs::read(&good).unwrap();
+    let empty = d.path().join("empty.csv");
+    std::fs::write(&empty, "").unwrap();
+    let out = disktier()
+        .args(["--no-save", "trace", "import", "msr"])
+        .arg(&empty)
+        .arg("-o")
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&good).unwrap(), before);
+    assert_eq!(leftovers(d.path()), Vec::<String>::new());
+    // A new name stays absent.
+    let new = d.path().join("new.dtt");
+    disktier()
+        .args(["--no-save", "trace", "import", "msr"])
+        .arg(&empty)
+        .arg("-o")
+        .arg(&new)
+        .assert()
+        .code(2);
+    assert!(!new.exists());
+}
+
+/// SIGINT while the input is still being read (a FIFO the test feeds: the signal lands
+/// mid-import, however fast the machine).
+#[test]
+fn ctrl_c_leaves_the_existing_trace_untouched() {
+    let d = tempfile::tempdir().unwrap();
+    let good = d.path().join("good.dtt");
+    disktier()
+        .args(["--no-save", "trace", "import", "msr"])
+        .arg(fixture())
+        .arg("-o")
+        .arg(&good)
+        .assert()
+        .success();
+    let before = std::fs::read(&good).unwrap();
+    let fifo = d.path().join("feed.csv");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let child = Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .args(["--no-save", "trace", "import", "msr"])
+        .arg(&fifo)
+        .arg("-o")
+        .arg(&good)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Opening the FIFO for writing waits for the import to open it (after it set up its
+    // signal handling).
+    let mut feed = std::fs::File::options().write(true).open(&fifo).unwrap();
+    feed.write_all(msr_lines(0, 2000).as_bytes()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // More input: the import reads again, sees the stop and ends. The FIFO stays open (no
+    // end of input) until it has: a finished import would replace the trace.
+    let _ = feed.write_all(msr_lines(2000, 2000).as_bytes());
+    let out = child.wait_with_output().unwrap();
+    drop(feed);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("interrupted by a signal: nothing was written"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&good).unwrap(), before, "the trace changed");
+    assert_eq!(leftovers(d.path()), Vec::<String>::new());
+}

@@ -1,0 +1,218 @@
+//! The names fleet gives and takes: namespaces, service accounts, run ids, node names and
+//! image references checked once, and each node's Job name made from its run and node.
+
+use crate::error::{FleetError, Result};
+
+/// A namespace, a service account or a run id: an RFC 1123 label (lowercase alphanumerics and
+/// `-`, at most 63, starting and ending alphanumeric).
+pub fn check_dns_label(what: &'static str, s: &str) -> Result<()> {
+    let ok = !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(FleetError::Invalid {
+            what,
+            value: s.to_string(),
+            why: "must be lowercase letters, digits and `-`, at most 63, not starting or ending with `-`".into(),
+        })
+    }
+}
+
+/// An image reference: no whitespace or control characters, not empty, bounded.
+pub fn check_image(s: &str) -> Result<()> {
+    if s.is_empty() || s.len() > 512 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(FleetError::Invalid {
+            what: "--image",
+            value: s.to_string(),
+            why: "an image reference has no spaces, e.g. registry.local/disktier:0.1.0".into(),
+        });
+    }
+    Ok(())
+}
+
+/// A node name as the API server takes it (RFC 1123 subdomain: at most 253).
+pub fn check_node_name(s: &str) -> Result<()> {
+    let ok = !s.is_empty()
+        && s.len() <= 253
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && s.as_bytes()[0].is_ascii_alphanumeric()
+        && s.as_bytes()[s.len() - 1].is_ascii_alphanumeric();
+    if ok {
+        Ok(())
+    } else {
+        Err(FleetError::Invalid {
+            what: "node name",
+            value: s.to_string(),
+            why: "node names are lowercase letters, digits, `-` and `.` (at most 253)".into(),
+        })
+    }
+}
+
+/// The longest run suffix (the run id's last `-` part) a Job name carries: 16 characters keeps
+/// room for the node in the 52 (the run's ids end in 6 hex digits; a longer `--run-id` is
+/// refused by [`check_run_id`], and [`job_name`] cuts one anyway rather than overflow).
+const MAX_RUN_SUFFIX: usize = 16;
+
+/// The longest Job name: the Job controller's pod names add 6 characters (`-` and 5 random) to
+/// the Job's, and a pod name must stay a 63-character DNS label as well.
+pub const MAX_JOB_NAME: usize = 52;
+
+/// A fleet run id (`--run-id`, `fleet clean --run`): a DNS label (it is a label value and part
+/// of every Job name) whose last `-` part, the one Job names carry, is at most 16 characters.
+pub fn check_run_id(what: &'static str, s: &str) -> Result<()> {
+    check_dns_label(what, s)?;
+    let suffix = s.rsplit('-').next().unwrap_or(s);
+    if suffix.len() > MAX_RUN_SUFFIX {
+        return Err(FleetError::Invalid {
+            what,
+            value: s.to_string(),
+            why: format!(
+                "its last `-` part ({} characters) goes into every Job name: at most {MAX_RUN_SUFFIX}, like the ids fleet makes (20261124-121935-a3f90c)",
+                suffix.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The Job's name for a node: `disktier-<run suffix>-<node, cleaned and cut>-<hash>`, at most
+/// [`MAX_JOB_NAME`] characters and a DNS label. The hash (32 bits of FNV-1a over the full node
+/// name) is always there: cleaning maps `.` to `-`, so `ip-10-0-0-1.ec2.internal` and
+/// `ip-10-0-0-1-ec2-internal` (both valid node names) would otherwise get one Job name, and a
+/// name with the hash only sometimes could equal another node's name without it. Total for any
+/// input (a run suffix past 16 characters is cut, nothing underflows); two nodes of one run
+/// can share a name only if their hashes collide, which [`job_names`] refuses.
+pub fn job_name(run_id: &str, node: &str) -> String {
+    let suffix = clean(run_id.rsplit('-').next().unwrap_or(run_id));
+    let suffix = suffix[..suffix.len().min(MAX_RUN_SUFFIX)].trim_matches('-');
+    let hash = format!("{:08x}", fnv1a(node.as_bytes()) & 0xffff_ffff);
+    let head = if suffix.is_empty() {
+        "disktier".to_string()
+    } else {
+        format!("disktier-{suffix}")
+    };
+    // head, `-`, the node, `-`, the hash.
+    let room = MAX_JOB_NAME.saturating_sub(head.len() + 2 + hash.len());
+    let body = clean(node);
+    let body = body[..body.len().min(room)].trim_matches('-');
+    if body.is_empty() {
+        format!("{head}-{hash}")
+    } else {
+        format!("{head}-{body}-{hash}")
+    }
+}
+
+/// The Job names of one run's nodes, in order; an error if two nodes would share one (their
+/// 32-bit hashes collide: about one pair in 2^32, but then one node would not be measured).
+pub fn job_names(run_id: &str, nodes: &[String]) -> Result<Vec<String>> {
+    let names: Vec<String> = nodes.iter().map(|n| job_name(run_id, n)).collect();
+    for (i, a) in names.iter().enumerate() {
+        if let Some(j) = names[..i].iter().position(|b| b == a) {
+            return Err(FleetError::Invalid {
+                what: "node names",
+                value: format!("{}, {}", nodes[j], nodes[i]),
+                why: format!("both give the Job name {a}: measure them in two runs"),
+            });
+        }
+    }
+    Ok(names)
+}
+
+/// Lowercase ASCII letters and digits kept, everything else `-` (one `-` per character, so
+/// the result is ASCII and as long in bytes as it is in characters).
+fn clean(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// 64-bit FNV-1a (Fowler, Noll, Vo; the offset basis and prime of the 64-bit variant): a short,
+/// stable fingerprint of a name, not a secret.
+pub(crate) fn fnv1a(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+        (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_names_fit_and_stay_distinct() {
+        let name = job_name("20261124-121935-a3f90c", "node-1");
+        assert!(name.starts_with("disktier-a3f90c-node-1-"), "{name}");
+        assert_eq!(name.len(), "disktier-a3f90c-node-1-".len() + 8, "{name}");
+        let long_a = format!("{}.a.example.com", "x".repeat(80));
+        let long_b = format!("{}.b.example.com", "x".repeat(80));
+        let (a, b) = (job_name("r-a3f90c", &long_a), job_name("r-a3f90c", &long_b));
+        assert!(
+            a.len() <= MAX_JOB_NAME && b.len() <= MAX_JOB_NAME,
+            "{a} {b}"
+        );
+        assert_ne!(a, b);
+        check_dns_label("job", &a).unwrap();
+        check_dns_label("job", &job_name("r-1", "ip-10-0-0-1.ec2.internal")).unwrap();
+    }
+
+    /// QA: `qa.dot` and `qa-dot` got one Job name, and the second node failed AlreadyExists.
+    #[test]
+    fn names_that_differ_only_in_dot_and_dash_get_two_job_names() {
+        for (a, b) in [
+            ("qa.dot", "qa-dot"),
+            ("ip-10-0-0-1.ec2.internal", "ip-10-0-0-1-ec2-internal"),
+        ] {
+            let (ja, jb) = (job_name("r-a3f90c", a), job_name("r-a3f90c", b));
+            assert_ne!(ja, jb);
+            check_dns_label("job", &ja).unwrap();
+        }
+        let names = job_names("r-a3f90c", &["qa.dot".into(), "qa-dot".into()]).unwrap();
+        assert_ne!(names[0], names[1]);
+        // The same node twice is one name twice: refused, not created twice.
+        assert!(job_names("r-a3f90c", &["a".into(), "a".into()]).is_err());
+    }
+
+    /// QA: `--run-id` of 40 characters and a 60-character node name panicked (52 - head.len()
+    /// underflowed); 50 characters gave a name past 52.
+    #[test]
+    fn long_run_ids_are_refused_and_never_panic() {
+        let node = "n".repeat(60);
+        for len in [1, 16, 17, 40, 50, 63, 200] {
+            let id = "a".repeat(len);
+            let name = job_name(&id, &node);
+            assert!(name.len() <= MAX_JOB_NAME, "{len}: {name}");
+            check_dns_label("job", &name).unwrap();
+            assert_eq!(check_run_id("--run-id", &id).is_ok(), len <= 16, "{len}");
+        }
+        check_run_id("--run-id", "20261124-121935-a3f90c").unwrap();
+        assert!(check_run_id("--run-id", "Bad").is_err());
+        // Not a DNS label at all: still a DNS-label Job name, no panic.
+        for id in ["", "-", "é-ü", "x-"] {
+            check_dns_label("job", &job_name(id, "node-1")).unwrap();
+        }
+    }
+
+    #[test]
+    fn checks_names() {
+        check_dns_label("--namespace", "disktier").unwrap();
+        assert!(check_dns_label("--namespace", "Disk tier").is_err());
+        assert!(check_dns_label("--namespace", "-x").is_err());
+        assert!(check_image("a b").is_err());
+        check_image("localhost/disktier:0.1.0").unwrap();
+        check_node_name("ip-10-0-0-1.ec2.internal").unwrap();
+        assert!(check_node_name("a/b").is_err());
+        assert!(check_node_name("").is_err());
+    }
+}
