@@ -407,12 +407,9 @@ fn run_bounded(
             });
         }
         if timeout.is_some_and(|t| start.elapsed() >= t) {
-            // The whole group: a shell's children and a tool's helpers go too.
-            // SAFETY: kill(2) with a negative pid signals that process group; the group id
+            // The whole group: a shell's children and a tool's helpers go too. The group id
             // is the child's pid (process_group(0)), which we have not yet reaped.
-            unsafe {
-                libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-            }
+            stop::signal_child(&child, true, rustix::process::Signal::KILL);
             let _ = child.wait();
             break None;
         }

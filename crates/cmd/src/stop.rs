@@ -9,6 +9,7 @@
 //! starts but the clean-ups marked [`crate::Cmd::even_when_stopped`].
 
 use crate::{run_resolved, which, Cmd, CmdError, CommandRunner, Output};
+use rustix::process::{Pid, Signal};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,13 +55,9 @@ impl CommandRunner for StoppableRunner {
 /// Stops `child` (with its process group when `group`: it leads one) and reaps it: SIGTERM,
 /// then SIGKILL when it is still there after [`GRACE`].
 pub(crate) fn terminate(child: &mut std::process::Child, group: bool) {
-    let pid = child.id() as libc::pid_t;
-    let target = if group { -pid } else { pid };
-    // SAFETY: kill(2) on the child we have not reaped yet (its pid cannot have been reused),
-    // or on the process group it leads (process_group(0)).
-    unsafe {
-        libc::kill(target, libc::SIGTERM);
-    }
+    // The child is not reaped yet, so its pid (and the group it leads: process_group(0)) cannot
+    // have been reused.
+    signal_child(child, group, Signal::TERM);
     let start = Instant::now();
     while start.elapsed() < GRACE {
         if let Ok(Some(_)) = child.try_wait() {
@@ -68,20 +65,67 @@ pub(crate) fn terminate(child: &mut std::process::Child, group: bool) {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    // SAFETY: as above.
-    unsafe {
-        libc::kill(target, libc::SIGKILL);
-    }
+    signal_child(child, group, Signal::KILL);
     let _ = child.wait();
 }
 
+/// kill(2) to `child`, or to the process group it leads when `group`; a child already gone is
+/// not an error (nothing to stop).
+pub(crate) fn signal_child(child: &std::process::Child, group: bool, sig: Signal) {
+    let Some(pid) = Pid::from_raw(child.id() as i32) else {
+        return;
+    };
+    let _ = if group {
+        rustix::process::kill_process_group(pid, sig)
+    } else {
+        rustix::process::kill_process(pid, sig)
+    };
+}
+
 /// Whether `signal` is ignored in this process (SIG_IGN inherited: `nohup` ignores SIGHUP): a
-/// handler installed for it would undo what the user asked for.
+/// handler installed for it would undo what the user asked for. Read from the kernel's own
+/// account, the `SigIgn:` mask of `/proc/self/status` (proc(5)); the dispositions are the
+/// process's, shared by its threads. Without /proc: not ignored.
 pub fn signal_ignored(signal: i32) -> bool {
-    let mut old = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
-    // SAFETY: sigaction(2) with a null new action only reads the current one into `old`,
-    // which is zeroed memory of the right type.
-    let r = unsafe { libc::sigaction(signal, std::ptr::null(), old.as_mut_ptr()) };
-    // SAFETY: sigaction succeeded and filled it (and zeroed memory is a valid sigaction).
-    r == 0 && unsafe { old.assume_init() }.sa_sigaction == libc::SIG_IGN
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| ignored_mask(&s))
+        .is_some_and(|mask| mask_has(mask, signal))
+}
+
+/// The `SigIgn:` line of a `/proc/<pid>/status` text: 16 hex digits, bit N-1 set when signal N
+/// is ignored.
+fn ignored_mask(status: &str) -> Option<u64> {
+    let hex = status.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
+    u64::from_str_radix(hex.trim(), 16).ok()
+}
+
+/// Whether `mask` (bit N-1 for signal N) holds `signal`; signals outside 1..=64 never.
+fn mask_has(mask: u64, signal: i32) -> bool {
+    (1..=64).contains(&signal) && mask & (1u64 << (signal - 1)) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sigign_mask_is_read_bit_n_minus_1_for_signal_n() {
+        // As Linux prints it for a shell under `nohup` with SIGINT and SIGQUIT ignored too
+        // (SIGHUP 1, SIGINT 2, SIGQUIT 3: 0b111), and SIGRTMAX (64) for the top bit.
+        let status = "Name:\tsh\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n\
+                      SigBlk:\t0000000000010000\nSigIgn:\t8000000000000007\n\
+                      SigCgt:\t0000000000010002\n";
+        let mask = ignored_mask(status).unwrap();
+        assert_eq!(mask, 0x8000_0000_0000_0007);
+        for sig in [1, 2, 3, 64] {
+            assert!(mask_has(mask, sig), "{sig}");
+        }
+        // SigBlk's and SigCgt's bits are not SigIgn's.
+        for sig in [0, 4, 15, 17, 63, 65, -1] {
+            assert!(!mask_has(mask, sig), "{sig}");
+        }
+        assert_eq!(ignored_mask("Name:\tsh\n"), None);
+        assert_eq!(ignored_mask("SigIgn:\tzz\n"), None);
+    }
 }

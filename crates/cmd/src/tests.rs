@@ -41,7 +41,7 @@ fn a_command_past_its_timeout_is_killed_with_its_group() {
                 .timeout(Duration::from_millis(300)),
         )
         .unwrap_err();
-    let pid: libc::pid_t = std::fs::read_to_string(&pidfile)
+    let pid: i32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
         .parse()
@@ -67,10 +67,11 @@ fn a_command_past_its_timeout_is_killed_with_its_group() {
 }
 
 /// Whether `pid` is gone (or a zombie nobody reaps), waiting up to 2 s.
-fn gone(pid: libc::pid_t) -> bool {
+fn gone(pid: i32) -> bool {
+    let pid = rustix::process::Pid::from_raw(pid).expect("a child's pid is positive");
     (0..100).any(|_| {
-        // SAFETY: signal 0 only checks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
+        // kill(pid, 0): only checks whether the process exists.
+        let alive = rustix::process::test_kill_process(pid).is_ok()
             && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .is_ok_and(|s| s.contains(") Z "));
         if alive {
@@ -114,7 +115,7 @@ fn a_stop_ends_the_running_command_with_its_group_and_starts_no_other() {
         "{:?}",
         t.elapsed()
     );
-    let pid: libc::pid_t = std::fs::read_to_string(&pidfile)
+    let pid: i32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
         .parse()
@@ -128,9 +129,41 @@ fn a_stop_ends_the_running_command_with_its_group_and_starts_no_other() {
     assert!(r.run(&Cmd::new("true").even_when_stopped()).is_ok());
 }
 
+/// Set by [`an_inherited_ignored_signal_is_seen_and_a_default_one_is_not`] for the copy of this
+/// test binary it starts: the signals that copy must see ignored (its `SigIgn:` mask).
+const EXPECT_IGNORED_ENV: &str = "DISKTIER_CMD_TEST_EXPECT_IGNORED";
+
+/// How `nohup` starts a program: SIGHUP ignored (`trap '' HUP`, which exec keeps). This test
+/// binary runs itself that way, and the copy checks what [`signal_ignored`] says in there.
 #[test]
-fn a_default_signal_is_not_ignored() {
-    assert!(!signal_ignored(libc::SIGUSR2));
+fn an_inherited_ignored_signal_is_seen_and_a_default_one_is_not() {
+    use rustix::process::Signal;
+    let (hup, usr2) = (Signal::HUP.as_raw(), Signal::USR2.as_raw());
+    if let Ok(want) = std::env::var(EXPECT_IGNORED_ENV) {
+        // The copy started below: SIGHUP ignored, SIGUSR2 at its default.
+        assert_eq!(want, hup.to_string());
+        assert!(signal_ignored(hup), "SIGHUP is ignored (trap '' HUP)");
+        assert!(!signal_ignored(usr2), "SIGUSR2 is at its default");
+        return;
+    }
+    // The harness leaves SIGUSR2 at its default (SIGHUP it may ignore: tests run under nohup).
+    assert!(!signal_ignored(usr2));
+    let exe = std::env::current_exe().unwrap();
+    let name = "tests::an_inherited_ignored_signal_is_seen_and_a_default_one_is_not";
+    let out = std::process::Command::new("/bin/sh")
+        .args(["-c", "trap '' HUP; exec \"$0\" \"$@\""])
+        .arg(&exe)
+        .args(["--exact", name, "--test-threads", "1"])
+        .env(EXPECT_IGNORED_ENV, hup.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Architecture rules of the workspace, checked on the source text of every crate:
 //!
 //! - no import circle between the files (modules) of one crate;
-//! - no source file over 600 lines unless its first line says why (`//! Long because: ...`).
+//! - no source file over 600 lines unless its first line says why (`//! Long because: ...`);
+//! - no `unsafe` in a crate's `src/` outside the io_uring path (`crates/engine/src/uring/`) and
+//!   the files of [`UNSAFE_EXCEPTIONS`], each with its count and reason (STYLE.md, rule 9).
 //!
 //! An import is a path that names another module of the same crate: `crate::a::b`,
 //! `super::x`, `self::x`, or a private `use child::...` of a declared child module, in code
@@ -26,6 +28,30 @@ const PENDING_SPLIT: &[&str] = &[];
 const PENDING_CIRCLES: &[&[&str]] = &[];
 
 const MAX_LINES: usize = 600;
+
+/// Where `unsafe` belongs: the io_uring submission path (STYLE.md, rule 9).
+const UNSAFE_HOME: &str = "crates/engine/src/uring/";
+
+/// Files outside [`UNSAFE_HOME`] allowed `unsafe`: the path, how many times the keyword appears
+/// in its code (comments, strings and `#[cfg(test)]` items not counted), and why no safe
+/// wrapper serves. The count must match exactly: one more is a new `unsafe` to justify, one
+/// fewer means the entry should shrink (ARCHITECTURE.md lists the same exceptions).
+const UNSAFE_EXCEPTIONS: &[(&str, usize, &str)] = &[
+    (
+        "crates/interfere/src/sys.rs",
+        4,
+        "ioprio_set/ioprio_get (a raw syscall: neither std nor rustix wraps it), SIG_IGN for the \
+         aggressor's terminal signals (no safe API sets a disposition), a pre_exec hook for \
+         PR_SET_PDEATHSIG in the user's command (std's pre_exec is unsafe) and \
+         getrusage(RUSAGE_CHILDREN) (rustix has none; nothing else counts the children alone)",
+    ),
+    (
+        "crates/testkit/src/fuzz.rs",
+        7,
+        "the fuzz harness's capped allocator: GlobalAlloc is an unsafe trait (test support \
+         only, a dev-dependency, never in the binary)",
+    ),
+];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -865,5 +891,82 @@ fn no_source_file_over_600_lines_without_a_reason_at_its_top() {
     assert!(
         allowed_unused.is_empty(),
         "exceptions no longer needed: {allowed_unused:?}"
+    );
+}
+
+/// The lines of `unsafe` in the code of each file of the crate at `src` that is compiled
+/// outside tests: comments, string literals, `#[cfg(test)]` items and the files of
+/// `#[cfg(test)] mod x;` declarations are skipped.
+fn unsafe_lines(name: &str, src: &Path) -> BTreeMap<PathBuf, Vec<usize>> {
+    let mut out = BTreeMap::new();
+    for m in load_crate(name, src).modules {
+        let (text, _) = code_only(&std::fs::read_to_string(&m.file).unwrap());
+        let lines: Vec<usize> = tokens(&text)
+            .into_iter()
+            .filter(|(t, _)| *t == Tok::Ident("unsafe"))
+            .map(|(_, line)| line)
+            .collect();
+        if !lines.is_empty() {
+            out.insert(m.file, lines);
+        }
+    }
+    out
+}
+
+#[test]
+fn no_unsafe_outside_the_io_uring_path_but_the_listed_exceptions() {
+    let root = workspace_root();
+    let mut bad = Vec::new();
+    let mut unused: BTreeSet<&str> = UNSAFE_EXCEPTIONS.iter().map(|e| e.0).collect();
+    for (name, src) in crate_sources() {
+        for (file, lines) in unsafe_lines(&name, &src) {
+            let rel = file.strip_prefix(&root).unwrap().display().to_string();
+            if rel.starts_with(UNSAFE_HOME) {
+                continue;
+            }
+            unused.remove(rel.as_str());
+            match UNSAFE_EXCEPTIONS.iter().find(|e| e.0 == rel) {
+                Some(&(_, allowed, _)) if allowed == lines.len() => {}
+                Some(&(_, allowed, _)) => bad.push(format!(
+                    "{rel}: `unsafe` {} times (lines {lines:?}), its entry in \
+                     UNSAFE_EXCEPTIONS says {allowed}",
+                    lines.len()
+                )),
+                None => bad.push(format!("{rel}: `unsafe` on lines {lines:?}")),
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "`unsafe` outside {UNSAFE_HOME}: use a safe wrapper (rustix, std), or list the file with \
+         its count and reason in UNSAFE_EXCEPTIONS and ARCHITECTURE.md:\n{}",
+        bad.join("\n")
+    );
+    assert!(
+        unused.is_empty(),
+        "no `unsafe` left in {unused:?}: remove them from UNSAFE_EXCEPTIONS and ARCHITECTURE.md"
+    );
+}
+
+#[test]
+fn the_unsafe_checker_counts_code_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let write = |p: &str, s: &str| std::fs::write(src.join(p), s).unwrap();
+    write(
+        "lib.rs",
+        "mod a;\n#[cfg(test)]\nmod tests;\n// unsafe in a comment\n\
+         pub const CSP: &str = \"style-src 'unsafe-inline'\";\n#![forbid(unsafe_code)]\n",
+    );
+    write(
+        "a.rs",
+        "pub fn f() -> i32 {\n    unsafe { g() }\n}\nunsafe fn g() -> i32 { 1 }\n\
+         #[cfg(test)]\nmod t { fn h() { unsafe { super::g(); } } }\n",
+    );
+    write("tests.rs", "fn k() { unsafe { crate::a::g(); } }\n");
+    let found = unsafe_lines("t", src);
+    assert_eq!(
+        found.into_iter().collect::<Vec<_>>(),
+        vec![(src.join("a.rs"), vec![2, 4])]
     );
 }

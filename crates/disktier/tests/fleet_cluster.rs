@@ -252,8 +252,10 @@ impl Running {
 
     /// Sends `signal` and reads the rest of stderr: the exit code and that rest.
     fn interrupt(mut self, signal: libc::c_int) -> (Option<i32>, String) {
-        // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, signal) };
+        // kill(2) on the pid of a child this test spawned and has not reaped.
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
+        let signal = rustix::process::Signal::from_named_raw(signal).unwrap();
+        rustix::process::kill_process(pid, signal).unwrap();
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut self.err, &mut rest).unwrap();
         (self.child.wait().unwrap().code(), rest)

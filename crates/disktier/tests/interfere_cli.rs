@@ -381,14 +381,15 @@ fn signalled_run_restores(signals: &[libc::c_int], name: &str) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = child.id() as libc::pid_t;
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     wait_until(Duration::from_secs(60), "the scheduler switch", || {
         scheduler(&dev) == "bfq"
     });
     assert!(!scratch(&mnt.dir).is_empty());
     for sig in signals {
-        // # Safety: kill(2) with the pid of the child this test started.
-        assert_eq!(unsafe { libc::kill(pid, *sig) }, 0);
+        // kill(2) with the pid of the child this test started.
+        let sig = rustix::process::Signal::from_named_raw(*sig).unwrap();
+        rustix::process::kill_process(pid, sig).unwrap();
         std::thread::sleep(Duration::from_millis(150));
     }
     let t = Instant::now();

@@ -27,6 +27,16 @@ fn msr_lines(from: u64, n: u64) -> String {
 }
 
 /// The files in `dir` that are an import's temporary file.
+/// `disktier --no-save trace import msr INPUT -o OUT`.
+fn import_msr(input: impl AsRef<Path>, out: impl AsRef<Path>) -> assert_cmd::Command {
+    let mut c = disktier();
+    c.args(["--no-save", "trace", "import", "msr"])
+        .arg(input.as_ref())
+        .arg("-o")
+        .arg(out.as_ref());
+    c
+}
+
 fn leftovers(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -71,35 +81,17 @@ fn the_input_under_another_name_is_refused_and_kept() {
 fn a_failed_import_leaves_the_output_as_it_was() {
     let d = tempfile::tempdir().unwrap();
     let good = d.path().join("good.dtt");
-    disktier()
-        .args(["--no-save", "trace", "import", "msr"])
-        .arg(fixture())
-        .arg("-o")
-        .arg(&good)
-        .assert()
-        .success();
+    import_msr(fixture(), &good).assert().success();
     let before = std::fs::read(&good).unwrap();
     let empty = d.path().join("empty.csv");
     std::fs::write(&empty, "").unwrap();
-    let out = disktier()
-        .args(["--no-save", "trace", "import", "msr"])
-        .arg(&empty)
-        .arg("-o")
-        .arg(&good)
-        .output()
-        .unwrap();
+    let out = import_msr(&empty, &good).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read(&good).unwrap(), before);
     assert_eq!(leftovers(d.path()), Vec::<String>::new());
     // A new name stays absent.
     let new = d.path().join("new.dtt");
-    disktier()
-        .args(["--no-save", "trace", "import", "msr"])
-        .arg(&empty)
-        .arg("-o")
-        .arg(&new)
-        .assert()
-        .code(2);
+    import_msr(&empty, &new).assert().code(2);
     assert!(!new.exists());
 }
 
@@ -109,13 +101,7 @@ fn a_failed_import_leaves_the_output_as_it_was() {
 fn ctrl_c_leaves_the_existing_trace_untouched() {
     let d = tempfile::tempdir().unwrap();
     let good = d.path().join("good.dtt");
-    disktier()
-        .args(["--no-save", "trace", "import", "msr"])
-        .arg(fixture())
-        .arg("-o")
-        .arg(&good)
-        .assert()
-        .success();
+    import_msr(fixture(), &good).assert().success();
     let before = std::fs::read(&good).unwrap();
     let fifo = d.path().join("feed.csv");
     assert!(Command::new("mkfifo")

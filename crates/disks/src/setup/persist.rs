@@ -245,40 +245,15 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SetupError> {
 /// Copies the `security.selinux` extended attribute of `from` to `to`, when `from` has one
 /// (no SELinux, or a filesystem without xattrs: nothing to copy).
 fn copy_selinux_label(from: &Path, to: &std::fs::File) -> std::io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::io::AsRawFd;
-    let c = std::ffi::CString::new(from.as_os_str().as_bytes())?;
-    let name = c"security.selinux";
+    use rustix::io::Errno;
+    let name = "security.selinux";
     let mut buf = vec![0u8; 4096];
-    // SAFETY: lgetxattr writes at most buf.len() bytes into buf; both strings are NUL-terminated.
-    let n = unsafe {
-        libc::lgetxattr(
-            c.as_ptr(),
-            name.as_ptr(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-        )
+    let n = match rustix::fs::lgetxattr(from, name, &mut buf[..]) {
+        Ok(n) => n,
+        Err(Errno::NODATA | Errno::NOTSUP) => return Ok(()),
+        Err(e) => return Err(e.into()),
     };
-    if n < 0 {
-        let e = std::io::Error::last_os_error();
-        return match e.raw_os_error() {
-            Some(libc::ENODATA) | Some(libc::ENOTSUP) => Ok(()),
-            _ => Err(e),
-        };
-    }
-    // SAFETY: buf holds n bytes read above; the fd is open for the lifetime of `to`.
-    let rc = unsafe {
-        libc::fsetxattr(
-            to.as_raw_fd(),
-            name.as_ptr(),
-            buf.as_ptr().cast(),
-            n as usize,
-            0,
-        )
-    };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    rustix::fs::fsetxattr(to, name, &buf[..n], rustix::fs::XattrFlags::empty())?;
     Ok(())
 }
 
@@ -353,41 +328,22 @@ mod tests {
     fn atomic_write_copies_the_selinux_label_when_the_filesystem_keeps_one() {
         // Setting security.selinux needs root or SELinux; where it cannot be set, there is
         // nothing to keep and the test says so.
-        use std::os::unix::ffi::OsStrExt;
         let t = tempfile::tempdir().unwrap();
         let f = t.path().join("fstab");
         std::fs::write(&f, "old\n").unwrap();
-        let c = std::ffi::CString::new(f.as_os_str().as_bytes()).unwrap();
         let label = b"system_u:object_r:etc_t:s0\0";
-        // SAFETY: valid NUL-terminated strings and a buffer of the given length.
-        let rc = unsafe {
-            libc::setxattr(
-                c.as_ptr(),
-                c"security.selinux".as_ptr(),
-                label.as_ptr().cast(),
-                label.len(),
-                0,
-            )
-        };
-        if rc != 0 {
+        let name = "security.selinux";
+        if let Err(e) = rustix::fs::setxattr(&f, name, label, rustix::fs::XattrFlags::empty()) {
             eprintln!(
                 "skipped: cannot set security.selinux here ({})",
-                std::io::Error::last_os_error()
+                std::io::Error::from(e)
             );
             return;
         }
         write_atomic(&f, "new\n").unwrap();
         let mut buf = [0u8; 64];
-        // SAFETY: as above.
-        let n = unsafe {
-            libc::getxattr(
-                c.as_ptr(),
-                c"security.selinux".as_ptr(),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-            )
-        };
-        assert_eq!(&buf[..n.max(0) as usize], label);
+        let n = rustix::fs::getxattr(&f, name, &mut buf[..]).unwrap();
+        assert_eq!(&buf[..n], label);
     }
 
     #[test]

@@ -109,9 +109,8 @@ fn lookup_user(root: &Path, name: &str) -> Option<(u32, Option<u32>)> {
         return Some((n, None));
     }
     if root == Path::new("/") {
-        return host_lookup(name, libc::getpwnam_r, 16 * 1024, |pwd: &libc::passwd| {
-            (pwd.pw_uid, Some(pwd.pw_gid))
-        });
+        // getpwnam_r(3) through NSS (files, LDAP, ...).
+        return uzers::get_user_by_name(name).map(|u| (u.uid(), Some(u.primary_group_id())));
     }
     file_lookup(root, "etc/passwd", name, |f| {
         Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()))
@@ -123,48 +122,10 @@ fn lookup_group(root: &Path, name: &str) -> Option<u32> {
         return Some(n);
     }
     if root == Path::new("/") {
-        return host_lookup(name, libc::getgrnam_r, 64 * 1024, |grp: &libc::group| {
-            grp.gr_gid
-        });
+        // getgrnam_r(3) through NSS.
+        return uzers::get_group_by_name(name).map(|g| g.gid());
     }
     file_lookup(root, "etc/group", name, |f| f.get(2)?.parse().ok())
-}
-
-/// getpwnam_r(3) and getgrnam_r(3), for a record of type `T`.
-type LookupR<T> = unsafe extern "C" fn(
-    *const libc::c_char,
-    *mut T,
-    *mut libc::c_char,
-    libc::size_t,
-    *mut *mut T,
-) -> libc::c_int;
-
-/// What `read` takes from the system's record for `name` (NSS: files, LDAP, ...), looked up with
-/// `lookup` and a buffer of `buf_len` bytes for the record's strings; `None` without a record.
-fn host_lookup<T, R>(
-    name: &str,
-    lookup: LookupR<T>,
-    buf_len: usize,
-    read: impl FnOnce(&T) -> R,
-) -> Option<R> {
-    let c = std::ffi::CString::new(name).ok()?;
-    let mut record = std::mem::MaybeUninit::<T>::uninit();
-    let mut buf = vec![0 as libc::c_char; buf_len];
-    let mut result: *mut T = std::ptr::null_mut();
-    // SAFETY: `lookup` writes into `record` and `buf`, both valid for the lengths given;
-    // `result` is null or points at `record`.
-    let rc = unsafe {
-        lookup(
-            c.as_ptr(),
-            record.as_mut_ptr(),
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut result,
-        )
-    };
-    // SAFETY: a non-null `result` means `lookup` filled `record` in; its strings point into
-    // `buf`, which outlives `read`.
-    (rc == 0 && !result.is_null()).then(|| read(unsafe { record.assume_init_ref() }))
 }
 
 /// What `read` takes from the first line of a fixture tree's `db` (`etc/passwd`, `etc/group`:

@@ -111,6 +111,20 @@ fn owners_exist_in_fixture_files() {
     // The real node: root exists everywhere.
     let o = Owner::parse("--owner", "root:root").unwrap();
     assert_eq!(o.check_exists("--owner", Path::new("/")).unwrap(), (0, 0));
+    // A user alone takes its primary group from the node's database; names it lacks are named.
+    let o = Owner::parse("--owner", "root").unwrap();
+    assert_eq!(o.check_exists("--owner", Path::new("/")).unwrap(), (0, 0));
+    for (raw, want) in [
+        ("disktier-no-such-user", "no user"),
+        ("root:disktier-no-such-group", "no group"),
+    ] {
+        let o = Owner::parse("--owner", raw).unwrap();
+        let e = o
+            .check_exists("--owner", Path::new("/"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{raw}: {e}");
+    }
 }
 
 #[test]
