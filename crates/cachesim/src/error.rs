@@ -54,6 +54,10 @@ pub enum TraceError {
     /// hard link to it): writing it would destroy the input.
     #[error("-o {} is the input file {} (the same file under another name): write the trace somewhere else", .output.display(), .input.display())]
     SameFile { input: PathBuf, output: PathBuf },
+    /// `-o` names a block device or a socket: a trace is written to a file, a FIFO or a
+    /// character device (`/dev/null`, `/dev/stdout`), never over a disk.
+    #[error("-o {}: {what}: a trace goes to a file (or a FIFO, or a character device such as /dev/null); pass a file's path", .output.display())]
+    BadOutput { output: PathBuf, what: &'static str },
     /// A signal stopped the import: `output` was not touched.
     #[error("interrupted by a signal: nothing was written ({} is as it was)", .output.display())]
     Interrupted { output: PathBuf },

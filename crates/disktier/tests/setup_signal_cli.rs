@@ -85,6 +85,8 @@ fn a_signal_during_mkfs_stops_it_erases_the_half_made_filesystem_and_says_how_to
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "SIG{signal}: {err}");
         for want in [
+            // Heard at once, before the stopped tool has exited.
+            &format!("SIG{signal}: stopping: the tool running is stopped and waited for"),
             "error: interrupted by a signal during step 1 of ",
             &format!("(make xfs labelled disktier on {dev_s})"),
             "its command was stopped and waited for",

@@ -273,6 +273,9 @@ fn an_empty_location_is_the_default_store_and_memory_is_refused() {
         );
         assert!(err.contains("pass the"), "{err}");
         assert!(err.contains("note: the result is kept as run"), "{err}");
+        // No "once the store works again": this location never will.
+        assert!(err.contains("this location is never a store"), "{err}");
+        assert!(!err.contains("works again"), "{err}");
         dt(memory, data.path())
             .arg("history")
             .assert()

@@ -143,3 +143,112 @@ fn ctrl_c_leaves_the_existing_trace_untouched() {
     assert_eq!(std::fs::read(&good).unwrap(), before, "the trace changed");
     assert_eq!(leftovers(d.path()), Vec::<String>::new());
 }
+
+/// Found by the QA re-test: a signal that came while the import waited for input (a pipe, a
+/// FIFO) was lost when the input then ended: the cut-short trace replaced the good one, exit 0.
+#[test]
+fn ctrl_c_while_waiting_for_input_then_its_end_keeps_the_old_trace() {
+    let d = tempfile::tempdir().unwrap();
+    let good = d.path().join("good.dtt");
+    import_msr(fixture(), &good).assert().success();
+    let before = std::fs::read(&good).unwrap();
+    let fifo = d.path().join("feed.csv");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let child = Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .args(["--no-save", "trace", "import", "msr"])
+        .arg(&fifo)
+        .arg("-o")
+        .arg(&good)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut feed = std::fs::File::options().write(true).open(&fifo).unwrap();
+    feed.write_all(msr_lines(0, 1000).as_bytes()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The producer ends too (Ctrl-C reached it as well): the import sees the end of input.
+    drop(feed);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("interrupted by a signal: nothing was written"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&good).unwrap(), before, "the trace changed");
+    assert_eq!(leftovers(d.path()), Vec::<String>::new());
+}
+
+/// Found by the QA re-test: `-o /dev/null` renamed a file over the device node (as root, the
+/// machine's /dev/null became a regular file). A character device or a FIFO is written into;
+/// a block device is refused. Private device nodes stand in for /dev/null, /dev/full and a disk.
+#[test]
+fn a_device_or_fifo_output_is_written_into_or_refused_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = tempfile::tempdir().unwrap();
+    let mknod = |name: &str, kind: &str, major: &str, minor: &str| {
+        let p = d.path().join(name);
+        assert!(Command::new("mknod")
+            .arg(&p)
+            .args([kind, major, minor])
+            .status()
+            .unwrap()
+            .success());
+        p
+    };
+    let null = mknod("null", "c", "1", "3");
+    import_msr(fixture(), &null).assert().success();
+    assert!(std::fs::metadata(&null)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    let full = mknod("full", "c", "1", "7");
+    let out = import_msr(fixture(), &full).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No space left on device"));
+    assert!(std::fs::metadata(&full)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    // A block device node (loop minor 250, which nothing here attaches): refused before any
+    // write, and left as it is.
+    let disk = mknod("disk", "b", "7", "250");
+    let out = import_msr(fixture(), &disk).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a block device"));
+    assert!(std::fs::metadata(&disk)
+        .unwrap()
+        .file_type()
+        .is_block_device());
+    // A FIFO gets the trace as it is written.
+    let fifo = d.path().join("out.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .args(["--no-save", "trace", "import", "msr"])
+        .arg(fixture())
+        .arg("-o")
+        .arg(&fifo)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let got = std::fs::read(&fifo).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(&got[..7], b"DTTRACE", "{:?}", &got[..got.len().min(16)]);
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert_eq!(leftovers(d.path()), Vec::<String>::new());
+}

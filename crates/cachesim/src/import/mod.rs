@@ -281,6 +281,30 @@ pub fn import_to_file(
             output: output.to_path_buf(),
         });
     }
+    // A FIFO or a character device (/dev/null, /dev/stdout) is written into as it is: it cannot
+    // be replaced by a rename, and replacing /dev/null with a file would break the machine (QA).
+    // A block device or a socket is refused.
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if let Ok(t) = std::fs::metadata(output).map(|m| m.file_type()) {
+            if t.is_fifo() || t.is_char_device() {
+                return import_into_stream(format, input, output, strict, stop);
+            }
+            let what = if t.is_block_device() {
+                Some("a block device")
+            } else if t.is_socket() {
+                Some("a socket")
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Err(TraceError::BadOutput {
+                    output: output.to_path_buf(),
+                    what,
+                });
+            }
+        }
+    }
     // Through a symlink to an existing file, as writing to it would: the link stays.
     let dest = std::fs::canonicalize(output)
         .ok()
@@ -320,17 +344,53 @@ pub fn import_to_file(
         Ok(report)
     });
     match res {
-        Ok(report) => {
+        // A signal that came while a read waited (a pipe, a FIFO) ends that read with the end
+        // of the input, not an error: what was read is cut short all the same (QA: Ctrl-C on
+        // `producer | disktier trace import ... /dev/stdin` replaced a good trace).
+        Ok(report) if !stop.load(Ordering::SeqCst) => {
             tmp.persist(&dest)
                 .map_err(|e| TraceError::io(output, e.error))?;
             Ok(report)
         }
         // Dropping `tmp` removes it.
-        Err(_) if stop.load(Ordering::SeqCst) => Err(TraceError::Interrupted {
+        _ if stop.load(Ordering::SeqCst) => Err(TraceError::Interrupted {
             output: output.to_path_buf(),
         }),
-        Err(e) => Err(e),
+        other => other,
     }
+}
+
+/// [`import_to_file`] into a FIFO or a character device: written as it goes (nothing to
+/// replace atomically); a write error, such as /dev/full's ENOSPC, is the import's error.
+fn import_into_stream(
+    format: Format,
+    input: &Path,
+    output: &Path,
+    strict: bool,
+    stop: Arc<AtomicBool>,
+) -> Result<ImportReport, TraceError> {
+    let f = File::open(input).map_err(|e| TraceError::io(input, e))?;
+    let out = std::fs::OpenOptions::new()
+        .write(true)
+        .open(output)
+        .map_err(|e| TraceError::io(output, e))?;
+    let reader = StopReader {
+        inner: f,
+        stop: stop.clone(),
+    };
+    let res = import_reader(format, reader, input, std::io::BufWriter::new(out), strict).and_then(
+        |(report, w)| {
+            w.into_inner()
+                .map_err(|e| TraceError::io(output, e.into_error()))?;
+            Ok(report)
+        },
+    );
+    if stop.load(Ordering::SeqCst) {
+        return Err(TraceError::Interrupted {
+            output: output.to_path_buf(),
+        });
+    }
+    res
 }
 
 /// Whether `a` and `b` are one file (device and inode, symlinks followed).

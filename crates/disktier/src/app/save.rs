@@ -90,6 +90,12 @@ fn spool(run: &NewRun<'_>, location: &str, err: &anyhow::Error) {
         }
     };
     match spool.put(run, location, &reason) {
+        // The location itself is what is wrong: no later run saves there, so waiting for it
+        // to "work again" is no advice (QA).
+        Ok((id, path)) if refused_for_good(err) => errln!(
+            "note: the result is kept as run {id} in {}; this location is never a store, so pass a store's --db (or DISKTIER_DB), then save the kept run there with `disktier store flush --all`",
+            path.display()
+        ),
         Ok((id, path)) => errln!(
             "note: the result is kept as run {id} in {}; it is saved to {location} by the next run that saves there, or now with `disktier store flush` once the store works again",
             path.display()
@@ -99,6 +105,23 @@ fn spool(run: &NewRun<'_>, location: &str, err: &anyhow::Error) {
             spool.dir().display()
         ),
     }
+}
+
+/// Whether `err` refuses the store's location itself (`:memory:`, a `file:` URI, a directory,
+/// a FIFO, a file that is not a disktier database), which no retry changes.
+fn refused_for_good(err: &anyhow::Error) -> bool {
+    use disktier_store::StoreError;
+    err.chain().any(|e| {
+        matches!(
+            e.downcast_ref::<StoreError>(),
+            Some(
+                StoreError::BadLocation { .. }
+                    | StoreError::IsDirectory { .. }
+                    | StoreError::NotAFile { .. }
+                    | StoreError::NotOurs { .. }
+            )
+        )
+    })
 }
 
 /// After a save worked, saves what was spooled for this same store (quietly unless something

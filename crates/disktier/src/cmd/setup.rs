@@ -229,7 +229,24 @@ fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 /// left mkfs running detached). A second signal does not end the process: it would leave the
 /// tool running.
 fn runner() -> StoppableRunner {
-    StoppableRunner::new(super::progress::restoring_stop_flag())
+    let flag = super::progress::restoring_stop_flag();
+    acknowledge_stop(std::sync::Arc::clone(&flag));
+    StoppableRunner::new(flag)
+}
+
+/// Says at once that a stop was heard: the tool running can take a while to exit (a throttled
+/// or slow disk: QA saw 52 s of silence after Ctrl-C while a stopped mkfs finished its writes),
+/// and a user who hears nothing presses Ctrl-C again or kills the process.
+fn acknowledge_stop(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    std::thread::spawn(move || {
+        while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let signal = super::progress::restoring_signal().unwrap_or("a signal");
+        errln!(
+            "{signal}: stopping: the tool running is stopped and waited for, then setup says what state the disk is in (on a slow disk this can take a while; another signal does not skip it)"
+        );
+    });
 }
 
 /// Refuses a run that is not a dry run unless we run as root (`what` says what it changes).
