@@ -324,14 +324,9 @@ pub fn import_to_file(
             .tempfile_in(dir)
             .map_err(|e| TraceError::io(output, e))?
     };
-    let f = File::open(input).map_err(|e| TraceError::io(input, e))?;
-    let reader = StopReader {
-        inner: f,
-        stop: stop.clone(),
-    };
     let res = import_reader(
         format,
-        reader,
+        StopReader::open(input, &stop)?,
         input,
         std::io::BufWriter::new(tmp.as_file_mut()),
         strict,
@@ -369,15 +364,11 @@ fn import_into_stream(
     strict: bool,
     stop: Arc<AtomicBool>,
 ) -> Result<ImportReport, TraceError> {
-    let f = File::open(input).map_err(|e| TraceError::io(input, e))?;
+    let reader = StopReader::open(input, &stop)?;
     let out = std::fs::OpenOptions::new()
         .write(true)
         .open(output)
         .map_err(|e| TraceError::io(output, e))?;
-    let reader = StopReader {
-        inner: f,
-        stop: stop.clone(),
-    };
     let res = import_reader(format, reader, input, std::io::BufWriter::new(out), strict).and_then(
         |(report, w)| {
             w.into_inner()
@@ -406,6 +397,16 @@ fn same_file(a: &Path, b: &Path) -> bool {
 struct StopReader<R> {
     inner: R,
     stop: Arc<AtomicBool>,
+}
+
+impl StopReader<File> {
+    /// The input file, read until `stop` is set.
+    fn open(input: &Path, stop: &Arc<AtomicBool>) -> Result<StopReader<File>, TraceError> {
+        Ok(StopReader {
+            inner: File::open(input).map_err(|e| TraceError::io(input, e))?,
+            stop: Arc::clone(stop),
+        })
+    }
 }
 
 impl<R: Read> Read for StopReader<R> {
