@@ -10,7 +10,7 @@
 
 use disktier_testkit::cli::disktier_at;
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// Where a stream goes.
@@ -81,16 +81,22 @@ fn check(dir: &Path, threshold: &'static str, json: bool) -> Vec<String> {
     a
 }
 
+/// A temporary directory with the store's path in it and an empty `data` directory to measure.
+fn scratch() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    (d, db, dir)
+}
+
 fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
 #[test]
 fn a_full_stdout_is_an_error_and_the_run_is_saved_all_the_same() {
-    let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("results.db");
-    let dir = d.path().join("data");
-    std::fs::create_dir(&dir).unwrap();
+    let (_d, db, dir) = scratch();
     let dir_s = dir.display().to_string();
     let bench = ["bench", &dir_s, "--rw", "write", "--size", "1m"];
     for (args, kind) in [
@@ -140,10 +146,7 @@ fn a_full_stdout_is_an_error_and_the_run_is_saved_all_the_same() {
 
 #[test]
 fn a_reader_that_went_away_leaves_the_verdict_and_the_save() {
-    let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("results.db");
-    let dir = d.path().join("data");
-    std::fs::create_dir(&dir).unwrap();
+    let (_d, db, dir) = scratch();
     // QA: `check etcd DIR --threshold 1us | true` exited 0 and saved nothing.
     for json in [false, true] {
         for (threshold, code) in [(FAIL, 1), (PASS, 0)] {
@@ -174,10 +177,7 @@ fn a_reader_that_went_away_leaves_the_verdict_and_the_save() {
 
 #[test]
 fn stderr_that_cannot_be_written_stops_nothing() {
-    let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("results.db");
-    let dir = d.path().join("data");
-    std::fs::create_dir(&dir).unwrap();
+    let (_d, db, dir) = scratch();
     let dir_s = dir.display().to_string();
     let bench = ["bench", &dir_s, "--rw", "write", "--size", "1m"];
     for err in [To::Full, To::ClosedPipe] {
