@@ -72,23 +72,47 @@ fn dup(p: &mut Vec<String>, seen: &mut HashSet<String>, key: String, what: &str)
     }
 }
 
-/// The checks every price row gets: listed once, dated, in a known region. Returns its name for
-/// messages ("price of gp3 in us-east-1").
-fn price_row(
-    cat: &Catalog,
-    p: &mut Vec<String>,
-    seen: &mut HashSet<String>,
-    kind: &str,
-    (region, type_): (&str, &str),
-    (source, date): (&str, &str),
-) -> String {
-    let what = format!("price of {type_} in {region}");
-    dup(p, seen, format!("{region}/{type_}"), kind);
-    dated(p, &what, source, date);
-    if cat.region(region).is_none() {
-        p.push(format!("{what}: region {region} is not in the catalog"));
+/// One table of the catalog (`kind`: "volume type", "volume price", ...) and the keys seen in it.
+struct Rows<'c> {
+    cat: &'c Catalog,
+    kind: &'static str,
+    seen: HashSet<String>,
+}
+
+impl<'c> Rows<'c> {
+    fn new(cat: &'c Catalog, kind: &'static str) -> Self {
+        Rows {
+            cat,
+            kind,
+            seen: HashSet::new(),
+        }
     }
-    what
+
+    /// The checks every named row (a type, an instance) gets: listed once, dated. Returns its
+    /// name for messages ("volume type gp3").
+    fn named(&mut self, p: &mut Vec<String>, name: &str, (source, date): (&str, &str)) -> String {
+        let what = format!("{} {name}", self.kind);
+        dup(p, &mut self.seen, name.to_string(), self.kind);
+        dated(p, &what, source, date);
+        what
+    }
+
+    /// The checks every price row gets: listed once, dated, in a known region. Returns its name
+    /// for messages ("price of gp3 in us-east-1").
+    fn price(
+        &mut self,
+        p: &mut Vec<String>,
+        (region, type_): (&str, &str),
+        (source, date): (&str, &str),
+    ) -> String {
+        let what = format!("price of {type_} in {region}");
+        dup(p, &mut self.seen, format!("{region}/{type_}"), self.kind);
+        dated(p, &what, source, date);
+        if self.cat.region(region).is_none() {
+            p.push(format!("{what}: region {region} is not in the catalog"));
+        }
+        what
+    }
 }
 
 /// Validates a (merged) catalog.
@@ -126,12 +150,10 @@ pub fn check(cat: &Catalog) -> Report {
         }
     }
 
-    let mut seen = HashSet::new();
+    let mut rows = Rows::new(cat, "volume type");
     for t in &cat.volume_types {
         counted.volume_types += 1;
-        let what = format!("volume type {}", t.name);
-        dup(&mut p, &mut seen, t.name.clone(), "volume type");
-        dated(&mut p, &what, &t.source, &t.date);
+        let what = rows.named(&mut p, &t.name, (&t.source, &t.date));
         if !CLOUDS.contains(&t.cloud.as_str()) {
             p.push(format!("{what}: unknown cloud '{}'", t.cloud));
         }
@@ -243,18 +265,11 @@ pub fn check(cat: &Catalog) -> Report {
         }
     }
 
-    let mut seen = HashSet::new();
+    let mut rows = Rows::new(cat, "volume price");
     for pr in &cat.volume_prices {
         counted.volume_prices += 1;
         counted.weak_prices += usize::from(pr.weak);
-        let what = price_row(
-            cat,
-            &mut p,
-            &mut seen,
-            "volume price",
-            (&pr.region, &pr.type_),
-            (&pr.source, &pr.date),
-        );
+        let what = rows.price(&mut p, (&pr.region, &pr.type_), (&pr.source, &pr.date));
         let reg = cat.region(&pr.region);
         let vt = cat.volume_type(&pr.type_);
         let Some(vt) = vt else {
@@ -375,12 +390,10 @@ pub fn check(cat: &Catalog) -> Report {
         }
     }
 
-    let mut seen = HashSet::new();
+    let mut rows = Rows::new(cat, "instance");
     for i in &cat.instances {
         counted.instances += 1;
-        let what = format!("instance {}", i.name);
-        dup(&mut p, &mut seen, i.name.clone(), "instance");
-        dated(&mut p, &what, &i.source, &i.date);
+        let what = rows.named(&mut p, &i.name, (&i.source, &i.date));
         if let Some(s) = &i.store {
             if s.count == 0 || s.size_gb == 0 {
                 p.push(format!(
@@ -393,18 +406,11 @@ pub fn check(cat: &Catalog) -> Report {
             p.push(format!("{what}: store IOPS without a store"));
         }
     }
-    let mut seen = HashSet::new();
+    let mut rows = Rows::new(cat, "instance price");
     for pr in &cat.instance_prices {
         counted.instance_prices += 1;
         counted.weak_prices += usize::from(pr.weak);
-        let what = price_row(
-            cat,
-            &mut p,
-            &mut seen,
-            "instance price",
-            (&pr.region, &pr.type_),
-            (&pr.source, &pr.date),
-        );
+        let what = rows.price(&mut p, (&pr.region, &pr.type_), (&pr.source, &pr.date));
         match cat.instance(&pr.type_) {
             None => p.push(format!(
                 "{what}: instance {} is not in the catalog",

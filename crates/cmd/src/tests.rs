@@ -41,12 +41,7 @@ fn a_command_past_its_timeout_is_killed_with_its_group() {
                 .timeout(Duration::from_millis(300)),
         )
         .unwrap_err();
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let _ = std::fs::remove_file(&pidfile);
+    let pid = take_pid(&pidfile);
     assert!(gone(pid), "the background sleep {pid} outlived the timeout");
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     let msg = err.to_string();
@@ -67,6 +62,17 @@ fn a_command_past_its_timeout_is_killed_with_its_group() {
 }
 
 /// Whether `pid` is gone (or a zombie nobody reaps), waiting up to 2 s.
+/// The pid a test's shell wrote to `pidfile`; the file is removed.
+fn take_pid(pidfile: &std::path::Path) -> i32 {
+    let pid = std::fs::read_to_string(pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let _ = std::fs::remove_file(pidfile);
+    pid
+}
+
 fn gone(pid: i32) -> bool {
     let pid = rustix::process::Pid::from_raw(pid).expect("a child's pid is positive");
     (0..100).any(|_| {
@@ -115,12 +121,7 @@ fn a_stop_ends_the_running_command_with_its_group_and_starts_no_other() {
         "{:?}",
         t.elapsed()
     );
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let _ = std::fs::remove_file(&pidfile);
+    let pid = take_pid(&pidfile);
     assert!(gone(pid), "the group's sleep {pid} outlived the stop");
     // Stopped: nothing else starts, but a clean-up does.
     let err = r.run(&Cmd::new("true")).unwrap_err();

@@ -6,45 +6,65 @@
 use disktier_cmd::RealRunner;
 use disktier_disks::setup::undo::{undo, UndoRequest};
 use disktier_disks::setup::{setup, LayoutChoice, Persist, Report, SetupRequest};
-use disktier_disks::valid::MountPath;
-use disktier_testkit::{blkid, is_mount_point, require_loop_xfs, LoopDev, Unmount};
-use std::path::Path;
+use disktier_testkit::{blkid, is_mount_point, LoopDev, Unmount};
+use std::path::{Path, PathBuf};
 
-/// A blank loop device big enough for xfs (300 MiB at least) and a scratch directory in
-/// /var/tmp; `None` (the test is skipped) where loop devices or mkfs.xfs are missing.
-fn xfs_loop() -> Option<(LoopDev, tempfile::TempDir)> {
-    require_loop_xfs().then(|| {
-        (
-            LoopDev::new(320 << 20),
-            tempfile::tempdir_in("/var/tmp").unwrap(),
-        )
-    })
-}
-
-/// A setup request for `mount` that takes exactly `dev`.
-fn request_on(dev: &LoopDev, mount: &Path) -> SetupRequest {
-    let mut c = SetupRequest::new(mount);
-    c.devices = Some(vec![dev.path.display().to_string()]);
-    c
-}
-
-fn mp(p: &Path) -> MountPath {
-    MountPath::parse_path("--mount", p).unwrap()
-}
+mod support;
+use support::{mp, request_on, xfs_loop, xfs_mount, XFS_SIZE};
 
 fn run(c: SetupRequest) -> Report {
     setup(&c.check().unwrap(), Path::new("/"), &RealRunner)
         .unwrap_or_else(|e| panic!("setup failed: {e:#}"))
 }
 
+/// The error setup refuses `c` with.
+fn refusal(c: SetupRequest) -> String {
+    setup(&c.check().unwrap(), Path::new("/"), &RealRunner)
+        .expect_err("setup must refuse")
+        .to_string()
+}
+
 /// Setup refuses `c` on `dev`: the error, with the device's bytes unchanged.
 fn refused(dev: &LoopDev, c: SetupRequest) -> String {
     let before = dev.checksum();
-    let e = setup(&c.check().unwrap(), Path::new("/"), &RealRunner)
-        .expect_err("setup must refuse")
-        .to_string();
+    let e = refusal(c);
     assert_eq!(dev.checksum(), before, "the device changed: {e}");
     e
+}
+
+/// A request for `mnt` on `dev` persisted in fstab under `root`.
+fn fstab_request(dev: &LoopDev, mnt: &Path, root: PathBuf) -> SetupRequest {
+    let mut c = request_on(dev, mnt);
+    c.persist = Persist::Fstab;
+    c.persist_root = root;
+    c
+}
+
+/// A `--layout separate` request for `dir` on `dev`.
+fn separate_on(dev: &LoopDev, dir: &Path) -> SetupRequest {
+    let mut c = request_on(dev, dir);
+    c.layout = LayoutChoice::Separate;
+    c
+}
+
+/// An undo request for the mount at `m`, persisted under `root`.
+fn undo_of(m: &Path, root: PathBuf) -> UndoRequest {
+    let mut r = UndoRequest::new(mp(m));
+    r.persist_root = root;
+    r
+}
+
+/// `--layout separate` for `dir` on `dev0` and `dev1`, persisted in fstab under `root`.
+fn separate_pair(dev0: &LoopDev, dev1: &LoopDev, dir: &Path, root: &Path) -> SetupRequest {
+    let mut c = SetupRequest::new(dir);
+    c.devices = Some(vec![
+        dev0.path.display().to_string(),
+        dev1.path.display().to_string(),
+    ]);
+    c.layout = LayoutChoice::Separate;
+    c.persist = Persist::Fstab;
+    c.persist_root = root.to_path_buf();
+    c
 }
 
 /// The per-mount options of the mount at `p` (mountinfo's sixth field).
@@ -61,14 +81,10 @@ fn live_options(p: &Path) -> String {
 #[test]
 fn a_rerun_with_more_flags_remounts_and_then_changes_nothing() {
     // Found by QA: `--options nodev,nosuid` on an existing mount said "nothing to change".
-    let Some((dev, tmp)) = xfs_loop() else {
+    let Some((dev, tmp, mnt, _guard)) = xfs_mount("m") else {
         return;
     };
-    let mnt = tmp.path().join("m");
-    let _guard = Unmount(vec![mnt.clone()]);
-    let mut c = request_on(&dev, &mnt);
-    c.persist = Persist::Fstab;
-    c.persist_root = tmp.path().join("root");
+    let mut c = fstab_request(&dev, &mnt, tmp.path().join("root"));
     run(c.clone());
     assert!(!live_options(&mnt).contains("nodev"));
     c.options = vec!["nodev,nosuid".into()];
@@ -127,11 +143,9 @@ fn atime_and_bind_flags_converge_in_one_remount() {
 #[test]
 fn a_mount_point_that_holds_something_is_refused_unless_allowed() {
     // Found by QA: setup mounted over a non-empty --mount directory, hiding its content.
-    let Some((dev, tmp)) = xfs_loop() else {
+    let Some((dev, _tmp, mnt, _guard)) = xfs_mount("m") else {
         return;
     };
-    let mnt = tmp.path().join("m");
-    let _guard = Unmount(vec![mnt.clone()]);
     std::fs::create_dir_all(mnt.join("sub")).unwrap();
     for f in ["a", "b", "c"] {
         std::fs::write(mnt.join(f), f).unwrap();
@@ -222,27 +236,19 @@ fn a_filesystem_made_for_another_mount_point_is_refused_not_remounted() {
 fn a_separate_layout_mount_is_undone_with_the_label_setup_was_given() {
     // Found by QA: `--undo --mount DIR/0` after `--layout separate` was refused unless given
     // `--label disktier-0`; docs/disks.md says they are undone one at a time.
-    let Some((dev, tmp)) = xfs_loop() else {
+    let Some((dev, tmp, zero, _guard)) = xfs_mount("disks/0") else {
         return;
     };
     let dir = tmp.path().join("disks");
-    let zero = dir.join("0");
-    let _guard = Unmount(vec![zero.clone()]);
-    let mut c = request_on(&dev, &dir);
-    c.layout = LayoutChoice::Separate;
-    run(c);
+    run(separate_on(&dev, &dir));
     assert!(is_mount_point(&zero));
     assert_eq!(blkid(&dev.path, "LABEL"), "disktier-0");
-    let mut r = UndoRequest::new(mp(&zero));
-    r.persist_root = tmp.path().join("root");
+    let r = undo_of(&zero, tmp.path().join("root"));
     let rep = undo(&r, &RealRunner).unwrap_or_else(|e| panic!("{e}"));
     assert!(rep.changed && !is_mount_point(&zero), "{rep:#?}");
     // The old way still works too.
-    let mut c = request_on(&dev, &dir);
-    c.layout = LayoutChoice::Separate;
-    run(c);
-    let mut r = UndoRequest::new(mp(&zero));
-    r.persist_root = tmp.path().join("root");
+    run(separate_on(&dev, &dir));
+    let mut r = undo_of(&zero, tmp.path().join("root"));
     r.label = "disktier-0".into();
     undo(&r, &RealRunner).unwrap();
     assert!(!is_mount_point(&zero));
@@ -252,21 +258,15 @@ fn a_separate_layout_mount_is_undone_with_the_label_setup_was_given() {
 fn another_fs_than_the_one_setup_made_is_refused_not_misreported() {
     // Found by QA: `--fs ext4` on the xfs setup made for the mount point was remounted as xfs
     // and reported as ext4.
-    let Some((dev, tmp)) = xfs_loop() else {
+    let Some((dev, tmp, mnt, _guard)) = xfs_mount("m") else {
         return;
     };
-    let mnt = tmp.path().join("m");
-    let _guard = Unmount(vec![mnt.clone()]);
-    let mut c = request_on(&dev, &mnt);
-    c.persist = Persist::Fstab;
-    c.persist_root = tmp.path().join("root");
+    let mut c = fstab_request(&dev, &mnt, tmp.path().join("root"));
     let rep = run(c.clone());
     assert_eq!(rep.fs.as_str(), "xfs");
     let fstab = std::fs::read_to_string(tmp.path().join("root/etc/fstab")).unwrap();
     c.fs = disktier_disks::setup::FsType::Ext4;
-    let e = setup(&c.clone().check().unwrap(), Path::new("/"), &RealRunner)
-        .expect_err("setup must refuse")
-        .to_string();
+    let e = refusal(c.clone());
     assert!(
         e.starts_with(&format!(
             "{} holds xfs, made by an earlier setup for {}, not the ext4 asked for",
@@ -309,9 +309,7 @@ fn a_bind_that_bind_no_longer_lists_is_named_as_this_setups() {
     c.bind = vec![a.clone(), b.clone()];
     run(c.clone());
     c.bind = vec![a.clone()];
-    let e = setup(&c.clone().check().unwrap(), Path::new("/"), &RealRunner)
-        .expect_err("setup must refuse")
-        .to_string();
+    let e = refusal(c.clone());
     assert!(
         e.starts_with(&format!(
             "{} is one of this setup's binds (of {}{}) that --bind no longer lists: unmount it",
@@ -340,18 +338,14 @@ fn a_bind_that_bind_no_longer_lists_is_named_as_this_setups() {
 fn a_separate_mount_with_a_custom_label_is_refused_with_the_label_to_pass() {
     // Found by QA: the refusal of `--undo --mount DIR/0` made with `--label scratch` did not
     // suggest `--label`.
-    let Some((dev, tmp)) = xfs_loop() else {
+    let Some((dev, tmp, zero, _guard)) = xfs_mount("disks/0") else {
         return;
     };
     let dir = tmp.path().join("disks");
-    let zero = dir.join("0");
-    let _guard = Unmount(vec![zero.clone()]);
-    let mut c = request_on(&dev, &dir);
-    c.layout = LayoutChoice::Separate;
+    let mut c = separate_on(&dev, &dir);
     c.label = "scratch".into();
     run(c);
-    let mut r = UndoRequest::new(mp(&zero));
-    r.persist_root = tmp.path().join("root");
+    let mut r = undo_of(&zero, tmp.path().join("root"));
     let e = undo(&r, &RealRunner).unwrap_err().to_string();
     assert!(
         e.contains("which disktier setup did not make with --label disktier")
@@ -371,23 +365,14 @@ fn the_undo_of_a_separate_layouts_parent_is_refused_naming_each_mount() {
     let Some((dev0, tmp)) = xfs_loop() else {
         return;
     };
-    let dev1 = LoopDev::new(320 << 20);
+    let dev1 = LoopDev::new(XFS_SIZE);
     let dir = tmp.path().join("disks");
     let (zero, one) = (dir.join("0"), dir.join("1"));
     let _guard = Unmount(vec![zero.clone(), one.clone()]);
     let root = tmp.path().join("root");
-    let mut c = SetupRequest::new(&dir);
-    c.devices = Some(vec![
-        dev0.path.display().to_string(),
-        dev1.path.display().to_string(),
-    ]);
-    c.layout = LayoutChoice::Separate;
-    c.persist = Persist::Fstab;
-    c.persist_root = root.clone();
-    run(c);
+    run(separate_pair(&dev0, &dev1, &dir, &root));
     let fstab = std::fs::read_to_string(root.join("etc/fstab")).unwrap();
-    let mut r = UndoRequest::new(mp(&dir));
-    r.persist_root = root.clone();
+    let mut r = undo_of(&dir, root.clone());
     r.wipe = true;
     for dry_run in [true, false] {
         r.dry_run = dry_run;
@@ -426,19 +411,10 @@ fn the_undo_of_a_separate_layouts_parent_is_refused_naming_each_mount() {
     );
     // Mounted again (setup remounts what it made), then as told: each in turn, then the
     // parent has nothing left.
-    let mut c = SetupRequest::new(&dir);
-    c.devices = Some(vec![
-        dev0.path.display().to_string(),
-        dev1.path.display().to_string(),
-    ]);
-    c.layout = LayoutChoice::Separate;
-    c.persist = Persist::Fstab;
-    c.persist_root = root.clone();
-    run(c);
+    run(separate_pair(&dev0, &dev1, &dir, &root));
     assert!(is_mount_point(&zero) && is_mount_point(&one));
     for (m, dev) in [(&zero, &dev0), (&one, &dev1)] {
-        let mut r = UndoRequest::new(mp(m));
-        r.persist_root = root.clone();
+        let mut r = undo_of(m, root.clone());
         r.wipe = true;
         undo(&r, &RealRunner).unwrap_or_else(|e| panic!("{e}"));
         assert!(!is_mount_point(m));

@@ -27,11 +27,26 @@ fn with_catalog(tmp: &Path, catalog: &Path) -> Command {
     c
 }
 
-/// A catalog overlay file holding `toml` in `tmp`.
-fn overlay(tmp: &Path, name: &str, toml: &str) -> PathBuf {
-    let p = tmp.join(name);
+/// A scratch directory holding the catalog overlay file `name` with `toml`, and that file.
+fn overlay(name: &str, toml: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join(name);
     std::fs::write(&p, toml).unwrap();
-    p
+    (tmp, p)
+}
+
+/// stdout of `catalog check ARGS` with the overlay `over` (in `tmp`), which must find problems
+/// (exit 1).
+fn check_fails(tmp: &Path, over: &Path, args: &[&str]) -> String {
+    let out = with_catalog(tmp, over)
+        .args(["catalog", "check"])
+        .args(args)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
 }
 
 fn fixture(name: &str) -> PathBuf {
@@ -708,9 +723,7 @@ fn malformed_imports_write_nothing() {
 
 #[test]
 fn catalog_override_replaces_by_region_and_type() {
-    let tmp = tempfile::tempdir().unwrap();
-    let over = overlay(
-        tmp.path(),
+    let (tmp, over) = overlay(
         "negotiated.toml",
         r#"
 [[volume_price]]
@@ -741,9 +754,7 @@ date = "2026-10"
 
 #[test]
 fn catalog_check_lists_problems_and_exits_1() {
-    let tmp = tempfile::tempdir().unwrap();
-    let over = overlay(
-        tmp.path(),
+    let (tmp, over) = overlay(
         "bad.toml",
         r#"
 [[volume_price]]
@@ -761,14 +772,8 @@ source = "x"
 date = "2024-06"
 "#,
     );
-    let out = with_catalog(tmp.path(), &over)
-        .args(["catalog", "check", "--format", "json"])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
+    let out = check_fails(tmp.path(), &over, &["--format", "json"]);
+    let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["ok"], false);
     let problems = v["problems"].to_string();
     assert!(problems.contains("no source"), "{problems}");
@@ -1133,9 +1138,7 @@ fn under_a_budget_the_rejected_are_listed_cheapest_first() {
 /// QA #11: "1 problems"; "a aws type".
 #[test]
 fn catalog_check_counts_in_good_english() {
-    let tmp = tempfile::tempdir().unwrap();
-    let over = overlay(
-        tmp.path(),
+    let (tmp, over) = overlay(
         "one.toml",
         r#"
 [[volume_price]]
@@ -1146,14 +1149,7 @@ source = "x"
 date = "2024-06"
 "#,
     );
-    let out = with_catalog(tmp.path(), &over)
-        .args(["catalog", "check"])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8(out).unwrap();
+    let out = check_fails(tmp.path(), &over, &[]);
     assert!(
         out.contains("problem: price of gp2 in us-central1: an aws type priced in a gcp region"),
         "{out}"

@@ -25,6 +25,17 @@ const SUBCOMMANDS: &[&str] = &[
     "man",
 ];
 
+/// A scratch directory holding the man pages `disktier man --out-dir` wrote there.
+fn man_pages() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    disktier()
+        .args(["man", "--out-dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    dir
+}
+
 #[test]
 fn every_subcommand_has_help() {
     for sub in SUBCOMMANDS {
@@ -41,12 +52,7 @@ fn every_subcommand_has_help() {
 
 #[test]
 fn man_pages_cover_every_subcommand() {
-    let dir = tempfile::tempdir().unwrap();
-    disktier()
-        .args(["man", "--out-dir"])
-        .arg(dir.path())
-        .assert()
-        .success();
+    let dir = man_pages();
     let main = std::fs::read_to_string(dir.path().join("disktier.1")).unwrap();
     assert!(main.contains(".TH disktier"), "not a man page: {main}");
     for sub in SUBCOMMANDS {
@@ -156,12 +162,7 @@ fn man_pages_render_at_80_columns_without_warnings() {
     if !disktier_testkit::require(disktier_testkit::have("groff"), "groff") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    disktier()
-        .args(["man", "--out-dir"])
-        .arg(dir.path())
-        .assert()
-        .success();
+    let dir = man_pages();
     for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
         let out = std::process::Command::new("groff")
             .args(["-man", "-Tutf8", "-rLL=80n", "-ww", "-z"])

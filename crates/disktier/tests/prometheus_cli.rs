@@ -6,7 +6,7 @@
 //! promtool comes from Debian's `prometheus` package (scripts/test.sh installs it).
 
 use assert_cmd::Command;
-use disktier_testkit::cli::{judged, judged_json, output_with_stdin};
+use disktier_testkit::cli::{judged, judged_json, output_with_stdin, Succeeds};
 use disktier_testkit::{have, require};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -132,6 +132,42 @@ fn tmp() -> (tempfile::TempDir, PathBuf) {
     (d, db)
 }
 
+/// [`tmp`] with an empty `textfile` directory in it (the collector's), and that directory.
+fn tmp_textfile() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (d, db) = tmp();
+    let prom = d.path().join("textfile");
+    std::fs::create_dir_all(&prom).unwrap();
+    (d, db, prom)
+}
+
+/// [`tmp_textfile`] with an empty target directory `name` too: (dir, store, target, textfile).
+fn tmp_target(name: &str) -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let (d, db, prom) = tmp_textfile();
+    let target = d.path().join(name);
+    std::fs::create_dir_all(&target).unwrap();
+    (d, db, target, prom)
+}
+
+/// The samples of an exposition `promtool check metrics` accepts.
+fn accepted(text: &str) -> Vec<Sample> {
+    promtool_accepts(text);
+    samples(text)
+}
+
+/// Every line of `text` is a comment or a disktier sample: nothing but the exposition.
+fn assert_only_exposition(text: &str) {
+    assert!(
+        text.lines()
+            .all(|l| l.starts_with("# ") || l.starts_with("disktier_")),
+        "{text}"
+    );
+}
+
+/// How many entries the directory `p` holds.
+fn entries(p: &Path) -> usize {
+    std::fs::read_dir(p).unwrap().count()
+}
+
 #[test]
 fn check_etcd_exposition_passes_promtool_and_carries_the_verdict() {
     if !promtool() {
@@ -146,8 +182,7 @@ fn check_etcd_exposition_passes_promtool_and_carries_the_verdict() {
         .output()
         .unwrap();
     let text = judged(&out);
-    promtool_accepts(&text);
-    let s = samples(&text);
+    let s = accepted(&text);
     let l = [
         ("command", "check"),
         ("node", "worker-7"),
@@ -190,11 +225,7 @@ fn check_etcd_exposition_passes_promtool_and_carries_the_verdict() {
         .as_secs_f64();
     assert!(ts <= now + 1.0 && ts > now - 600.0, "{ts} vs {now}");
     // The table and the etcd-perf lines are replaced, not followed, by the exposition.
-    assert!(
-        text.lines()
-            .all(|l| l.starts_with("# ") || l.starts_with("disktier_")),
-        "{text}"
-    );
+    assert_only_exposition(&text);
 }
 
 #[test]
@@ -223,15 +254,8 @@ fn bench_and_assess_expositions_pass_promtool() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    promtool_accepts(&text);
-    let s = samples(&text);
+    let text = stdout_of(&out);
+    let s = accepted(&text);
     let w = find(
         &s,
         "disktier_io_bytes_per_second",
@@ -253,8 +277,7 @@ fn bench_and_assess_expositions_pass_promtool() {
         .output()
         .unwrap();
     let text = judged(&out);
-    promtool_accepts(&text);
-    let s = samples(&text);
+    let s = accepted(&text);
     // One set of series per run, told apart by profile; the user's path, not the scratch dir.
     let path = d.path().canonicalize().unwrap();
     let path = path.to_str().unwrap();
@@ -282,11 +305,7 @@ fn bench_and_assess_expositions_pass_promtool() {
 
 #[test]
 fn json_and_textfile_of_one_run_agree() {
-    let (d, db) = tmp();
-    let target = d.path().join("etcd");
-    let prom = d.path().join("textfile");
-    std::fs::create_dir_all(&target).unwrap();
-    std::fs::create_dir_all(&prom).unwrap();
+    let (_d, db, target, prom) = tmp_target("etcd");
     let out = disktier(&db)
         .args(["check", "etcd"])
         .arg(&target)
@@ -391,7 +410,7 @@ fn bad_textfile_dir_is_an_error_before_measuring() {
         );
         assert!(out.stdout.is_empty());
         // Nothing was measured: no test file was ever created and no run was saved.
-        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+        assert_eq!(entries(&target), 0);
         assert!(!db.exists());
         assert!(t0.elapsed().as_secs() < 5);
     }
@@ -478,16 +497,12 @@ fn alerts_and_dashboard_query_exported_metrics() {
 #[test]
 fn the_textfile_is_0644_whatever_the_umask_and_replaces_a_symlink() {
     use std::os::unix::fs::PermissionsExt;
-    let (d, db) = tmp();
-    let target = d.path().join("t");
-    let prom = d.path().join("textfile");
-    std::fs::create_dir_all(&target).unwrap();
-    std::fs::create_dir_all(&prom).unwrap();
+    let (d, db, target, prom) = tmp_target("t");
     let victim = d.path().join("victim.txt");
     std::fs::write(&victim, "victim content").unwrap();
     let file = prom.join("disktier_bench.prom");
     std::os::unix::fs::symlink(&victim, &file).unwrap();
-    let out = std::process::Command::new("sh")
+    std::process::Command::new("sh")
         .args(["-c", "umask 077; exec \"$@\"", "sh"])
         .arg(env!("CARGO_BIN_EXE_disktier"))
         .env("DISKTIER_DB", &db)
@@ -496,13 +511,7 @@ fn the_textfile_is_0644_whatever_the_umask_and_replaces_a_symlink() {
         .args(["--rw", "write", "--size", "4m", "--runtime", "1s"])
         .arg("--textfile-dir")
         .arg(&prom)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .stdout_ok();
     let md = std::fs::symlink_metadata(&file).unwrap();
     assert!(md.file_type().is_file(), "still a symlink");
     assert_eq!(md.permissions().mode() & 0o777, 0o644);
@@ -510,22 +519,14 @@ fn the_textfile_is_0644_whatever_the_umask_and_replaces_a_symlink() {
         .unwrap()
         .contains("disktier_run_duration_seconds"));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim content");
-    assert_eq!(
-        std::fs::read_dir(&prom).unwrap().count(),
-        1,
-        "temp files left"
-    );
+    assert_eq!(entries(&prom), 1, "temp files left");
 }
 
 /// Ctrl-C during a run: the partial exposition may be printed, but the textfile the collector
 /// serves keeps the last complete run (here: none), and no temporary file is left.
 #[test]
 fn an_interrupted_run_is_not_written_to_the_textfile() {
-    let (d, db) = tmp();
-    let target = d.path().join("t");
-    let prom = d.path().join("textfile");
-    std::fs::create_dir_all(&target).unwrap();
-    std::fs::create_dir_all(&prom).unwrap();
+    let (_d, db, target, prom) = tmp_target("t");
     let out = disktier_testkit::cli::interrupted_after(
         std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
             .env("DISKTIER_DB", &db)
@@ -547,11 +548,7 @@ fn an_interrupted_run_is_not_written_to_the_textfile() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("interrupted"), "{err}");
-    assert_eq!(
-        std::fs::read_dir(&prom).unwrap().count(),
-        0,
-        "a file was written"
-    );
+    assert_eq!(entries(&prom), 0, "a file was written");
 }
 
 /// QA: `--format prometheus` with `--repeat N` printed the text table (promtool failed) and
@@ -562,11 +559,7 @@ fn repeat_exports_every_run_and_the_aggregate() {
     if !promtool() {
         return;
     }
-    let (d, db) = tmp();
-    let target = d.path().join("etcd");
-    let prom = d.path().join("textfile");
-    std::fs::create_dir_all(&target).unwrap();
-    std::fs::create_dir_all(&prom).unwrap();
+    let (_d, db, target, prom) = tmp_target("etcd");
     let out = disktier(&db)
         .args(["--no-save", "check", "etcd"])
         .arg(&target)
@@ -586,11 +579,7 @@ fn repeat_exports_every_run_and_the_aggregate() {
         .unwrap();
     let text = judged(&out);
     promtool_accepts(&text);
-    assert!(
-        text.lines()
-            .all(|l| l.starts_with("# ") || l.starts_with("disktier_")),
-        "{text}"
-    );
+    assert_only_exposition(&text);
     let s = samples(&text);
     for run in ["1", "2"] {
         let p99 = find(
@@ -639,8 +628,7 @@ fn repeat_exports_every_run_and_the_aggregate() {
         .unwrap();
     stdout_of(&out);
     let text = std::fs::read_to_string(prom.join("disktier_bench.prom")).unwrap();
-    promtool_accepts(&text);
-    let s = samples(&text);
+    let s = accepted(&text);
     find(
         &s,
         "disktier_io_operations_per_second",
@@ -656,9 +644,7 @@ fn a_job_file_exports_every_job() {
     if !promtool() {
         return;
     }
-    let (d, db) = tmp();
-    let prom = d.path().join("textfile");
-    std::fs::create_dir_all(&prom).unwrap();
+    let (d, db, prom) = tmp_textfile();
     let jobs = d.path().join("cmp.fio");
     std::fs::write(
         &jobs,
@@ -676,8 +662,7 @@ fn a_job_file_exports_every_job() {
         .output()
         .unwrap();
     let text = stdout_of(&out);
-    promtool_accepts(&text);
-    let s = samples(&text);
+    let s = accepted(&text);
     let path = d.path().canonicalize().unwrap();
     let path = path.to_str().unwrap();
     let w = find(

@@ -5,6 +5,7 @@
 //! finishes. On a real loop device, its writes throttled (cgroup v1 blkio) so that the signal
 //! lands while mkfs runs.
 
+use disktier_testkit::cli::Succeeds;
 use disktier_testkit::{blkid, is_mount_point, require_loop_xfs, BlkioThrottle, LoopDev, Unmount};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -105,26 +106,14 @@ fn a_signal_during_mkfs_stops_it_erases_the_half_made_filesystem_and_says_how_to
         assert!(!is_mount_point(&mount), "SIG{signal}");
     }
     // As the message says: the same command again finishes the job.
-    let out = Command::new(env!("CARGO_BIN_EXE_disktier"))
+    Command::new(env!("CARGO_BIN_EXE_disktier"))
         .args(["setup", "--devices", &dev_s, "--mount"])
         .arg(&mount)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .stdout_ok();
     assert!(is_mount_point(&mount));
     assert_eq!(blkid(&dev.path, "TYPE"), "xfs");
-    let out = Command::new(env!("CARGO_BIN_EXE_disktier"))
+    Command::new(env!("CARGO_BIN_EXE_disktier"))
         .args(["setup", "--undo", "--wipe", "--mount"])
         .arg(&mount)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .stdout_ok();
 }

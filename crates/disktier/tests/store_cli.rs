@@ -7,23 +7,35 @@ use disktier_testkit::cli::disktier;
 use disktier_testkit::cli::disktier_at as dt;
 use disktier_testkit::cli::stdout_ok;
 use disktier_testkit::cli::store_fixture as fixture;
+use disktier_testkit::pg::Schema;
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// Saves the named fixtures in the store at `location` as `check` runs; returns their ids.
-fn save_checks(location: &str, names: &[&str]) -> Vec<String> {
+/// Saves the named fixtures in the store at `location`, each as a run of its kind; returns
+/// their ids.
+fn save_runs(location: &str, runs: &[(&str, &str)]) -> Vec<String> {
     let mut s = Store::open(Some(location)).unwrap();
-    names
-        .iter()
-        .map(|n| {
+    runs.iter()
+        .map(|(kind, n)| {
             s.save(&NewRun {
-                kind: "check",
+                kind,
                 group_id: None,
                 doc: &fixture(n),
             })
             .unwrap()
         })
         .collect()
+}
+
+/// Saves the named fixtures in the store at `location` as `check` runs; returns their ids.
+fn save_checks(location: &str, names: &[&str]) -> Vec<String> {
+    let runs: Vec<_> = names.iter().map(|n| ("check", *n)).collect();
+    save_runs(location, &runs)
+}
+
+/// A fresh schema `cli_...` on the test PostgreSQL server; `None` (skipped) without one.
+fn fresh_schema() -> Option<Schema> {
+    disktier_testkit::pg::fresh_schema("cli", &disktier_store::new_id())
 }
 
 /// A temp store holding the named fixtures; returns the dir guard, the db path and the ids.
@@ -189,20 +201,9 @@ fn ten_import_processes_at_once_lose_no_row() {
 
 #[test]
 fn the_same_commands_work_against_postgres() {
-    if !disktier_testkit::require(
-        std::env::var("DISKTIER_TEST_PG").is_ok(),
-        "a PostgreSQL server in DISKTIER_TEST_PG (scripts/test.sh starts one)",
-    ) {
+    let Some(Schema { url, .. }) = fresh_schema() else {
         return;
-    }
-    let base = std::env::var("DISKTIER_TEST_PG").unwrap();
-    let schema = format!("cli_{}", disktier_store::new_id().replace('-', "_"));
-    postgres::Client::connect(&base, postgres::NoTls)
-        .unwrap()
-        .batch_execute(&format!("CREATE SCHEMA {schema}"))
-        .unwrap();
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    };
     let ids = save_checks(&url, &["ocp-recipe-ephemeral", "ocp-recipe-ebs"]);
     let mut c = disktier();
     c.env_remove("DISKTIER_DB")
@@ -643,19 +644,10 @@ fn an_interrupted_run_is_marked_in_history_and_compare() {
 fn compare_calls_an_import_imported() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("results.db");
-    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
-    let mut ids = Vec::new();
-    for (kind, name) in [("bench", "quick-etcd"), ("import", "ocp-recipe-ebs")] {
-        ids.push(
-            s.save(&NewRun {
-                kind,
-                group_id: None,
-                doc: &fixture(name),
-            })
-            .unwrap(),
-        );
-    }
-    drop(s);
+    let ids = save_runs(
+        db.to_str().unwrap(),
+        &[("bench", "quick-etcd"), ("import", "ocp-recipe-ebs")],
+    );
     let text = stdout_ok(
         &dt(&db)
             .args(["compare", &ids[0], &ids[1]])
@@ -673,18 +665,14 @@ fn compare_calls_an_import_imported() {
 /// the default one (newest 10 runs) included. It is left out with a warning naming it.
 #[test]
 fn a_damaged_postgres_row_is_left_out_of_the_report() {
-    if !disktier_testkit::require(
-        std::env::var("DISKTIER_TEST_PG").is_ok(),
-        "a PostgreSQL server in DISKTIER_TEST_PG (scripts/test.sh starts one)",
-    ) {
+    let Some(Schema {
+        client: mut c,
+        name: schema,
+        url,
+    }) = fresh_schema()
+    else {
         return;
-    }
-    let base = std::env::var("DISKTIER_TEST_PG").unwrap();
-    let schema = format!("cli_{}", disktier_store::new_id().replace('-', "_"));
-    let mut c = postgres::Client::connect(&base, postgres::NoTls).unwrap();
-    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
-    let sep = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+    };
     let ids = save_checks(&url, &["ocp-recipe-ephemeral", "ocp-recipe-ebs"]);
     c.execute(
         &format!("UPDATE {schema}.runs SET doc = '{{not json' WHERE id = $1"),

@@ -33,6 +33,39 @@ fn import(db: &str, data: &Path) -> assert_cmd::assert::Assert {
     import_cmd(db, data).assert()
 }
 
+/// `store flush` (then `extra`) of the spool under `data` into `db`.
+fn flush(db: &str, data: &Path, extra: &[&str]) -> Command {
+    let mut c = dt(db, data);
+    c.args(["store", "flush"]).args(extra);
+    c
+}
+
+/// A store `r.db` on a tmpfs of `bytes` (root only), and a data dir for its spool; `None`
+/// (skipped) where tmpfs cannot be mounted.
+fn tmpfs_store(bytes: u64) -> Option<(disktier_testkit::Mount, tempfile::TempDir, String)> {
+    let fs = disktier_testkit::Mount::tmpfs_if_root(bytes)?;
+    let data = tempfile::tempdir().unwrap();
+    let db = fs.dir.join("r.db").to_str().unwrap().to_string();
+    Some((fs, data, db))
+}
+
+/// A scratch directory holding the SQLite store `r.db`, and its path.
+fn scratch_db() -> (tempfile::TempDir, String) {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db").to_str().unwrap().to_string();
+    (d, db)
+}
+
+/// The (first) run waiting in the spool under `data`.
+fn spool_file(data: &Path) -> PathBuf {
+    std::fs::read_dir(data.join("disktier/spool"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+}
+
 fn history_len(db: &str, data: &Path) -> usize {
     let out = dt(db, data)
         .args(["--format", "json", "history"])
@@ -73,12 +106,10 @@ fn fill(dir: &Path) -> PathBuf {
 
 #[test]
 fn a_full_filesystem_loses_no_stored_run_and_spools_the_new_one() {
-    let Some(fs) = disktier_testkit::Mount::tmpfs_if_root(2 << 20) else {
+    let Some((fs, data, db)) = tmpfs_store(2 << 20) else {
         return;
     };
-    let data = tempfile::tempdir().unwrap();
-    let db = fs.dir.join("r.db");
-    let db = db.to_str().unwrap();
+    let db = db.as_str();
     for _ in 0..3 {
         import(db, data.path()).success();
     }
@@ -109,16 +140,14 @@ fn a_full_filesystem_loses_no_stored_run_and_spools_the_new_one() {
     std::fs::remove_file(filler).unwrap();
     // Nothing stored before was lost.
     assert_eq!(history_len(db, data.path()), 3);
-    dt(db, data.path())
-        .args(["store", "flush"])
+    flush(db, data.path(), &[])
         .assert()
         .success()
         .stdout(predicate::str::contains("saved: run"));
     assert_eq!(spooled(data.path()), 0);
     assert_eq!(history_len(db, data.path()), 4);
     // Flushing again is a no-op.
-    dt(db, data.path())
-        .args(["store", "flush"])
+    flush(db, data.path(), &[])
         .assert()
         .success()
         .stdout(predicate::str::contains("nothing to flush"));
@@ -126,12 +155,10 @@ fn a_full_filesystem_loses_no_stored_run_and_spools_the_new_one() {
 
 #[test]
 fn a_read_only_store_spools_and_the_next_save_flushes() {
-    let Some(fs) = disktier_testkit::Mount::tmpfs_if_root(8 << 20) else {
+    let Some((fs, data, db)) = tmpfs_store(8 << 20) else {
         return;
     };
-    let data = tempfile::tempdir().unwrap();
-    let db = fs.dir.join("r.db");
-    let db = db.to_str().unwrap();
+    let db = db.as_str();
     import(db, data.path()).success();
     fs.remount("ro");
     import(db, data.path())
@@ -206,12 +233,7 @@ fn postgres_down_spools_and_flush_saves_elsewhere_on_request() {
     assert!(!err.contains("Sekr1tPw"), "{err}");
     assert!(err.contains("disktier:***@127.0.0.1:1"), "{err}");
     assert_eq!(spooled(data.path()), 1);
-    let file = std::fs::read_dir(data.path().join("disktier/spool"))
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let file = spool_file(data.path());
     assert!(!std::fs::read_to_string(&file).unwrap().contains("Sekr1tPw"));
     dt(down, data.path())
         .args(["store", "spool"])
@@ -219,25 +241,17 @@ fn postgres_down_spools_and_flush_saves_elsewhere_on_request() {
         .success()
         .stdout(predicate::str::contains("disktier:***@127.0.0.1:1"));
     // Still down: the flush fails, keeps the run, exit 2.
-    dt(down, data.path())
-        .args(["store", "flush"])
-        .assert()
-        .code(2);
+    flush(down, data.path(), &[]).assert().code(2);
     assert_eq!(spooled(data.path()), 1);
     // Into another store only when asked.
-    let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("r.db");
-    let db = db.to_str().unwrap();
-    dt(db, data.path())
-        .args(["store", "flush"])
+    let (_d, db) = scratch_db();
+    let db = db.as_str();
+    flush(db, data.path(), &[])
         .assert()
         .success()
         .stdout(predicate::str::contains("--all"));
     assert_eq!(spooled(data.path()), 1);
-    dt(db, data.path())
-        .args(["store", "flush", "--all"])
-        .assert()
-        .success();
+    flush(db, data.path(), &["--all"]).assert().success();
     assert_eq!(spooled(data.path()), 0);
     assert_eq!(history_len(db, data.path()), 1);
 }
@@ -314,28 +328,17 @@ fn a_directory_as_the_store_is_called_a_directory() {
 fn flushing_a_run_already_stored_says_so() {
     let data = tempfile::tempdir().unwrap();
     import(":memory:", data.path()).success();
-    let spool = data.path().join("disktier/spool");
-    let file = std::fs::read_dir(&spool)
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let file = spool_file(data.path());
     let kept = std::fs::read(&file).unwrap();
     let id = file.file_stem().unwrap().to_str().unwrap().to_string();
-    let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("r.db");
-    let db = db.to_str().unwrap();
-    dt(db, data.path())
-        .args(["store", "flush", "--all"])
+    let (_d, db) = scratch_db();
+    let db = db.as_str();
+    flush(db, data.path(), &["--all"])
         .assert()
         .success()
         .stdout(predicate::str::contains(format!("saved: run {id} in {db}")));
     std::fs::write(&file, kept).unwrap();
-    let out = dt(db, data.path())
-        .args(["store", "flush", "--all"])
-        .output()
-        .unwrap();
+    let out = flush(db, data.path(), &["--all"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(
@@ -380,12 +383,7 @@ fn a_password_with_url_delimiters_is_never_shown_or_spooled() {
             .unwrap();
         let listed = String::from_utf8_lossy(&listed.stdout);
         assert!(listed.contains(shown), "{listed}");
-        let file = std::fs::read_dir(data.path().join("disktier/spool"))
-            .unwrap()
-            .flatten()
-            .next()
-            .unwrap()
-            .path();
+        let file = spool_file(data.path());
         let spooled = std::fs::read_to_string(&file).unwrap();
         for text in [&*err, &*listed, &spooled] {
             for piece in ["Hunter", "2secret", "ss:w/rd"] {

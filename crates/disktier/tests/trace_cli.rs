@@ -36,6 +36,13 @@ fn import(dir: &Path, format: &str, name: &str) -> (Value, PathBuf) {
     )
 }
 
+/// A scratch directory holding the trace [`import`] made of `fixture`, and that trace.
+fn imported(format: &str, name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, trace) = import(dir.path(), format, name);
+    (dir, trace)
+}
+
 /// `simulate --format json` of `trace` with `args`.
 fn simulate(dir: &Path, trace: &Path, args: &[&str]) -> Value {
     bin(&dir.join("db"))
@@ -178,8 +185,7 @@ fn strict_stops_at_the_first_malformed_line_and_leaves_no_output() {
 
 #[test]
 fn simulate_json_has_the_documented_shape_and_hand_computed_hits() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_, trace) = import(dir.path(), "msr", "msr.csv");
+    let (dir, trace) = imported("msr", "msr.csv");
     // Block accesses at 4 KiB: read 8 blocks (A), write 1, write 1, read 8 (B), read A again.
     // 26 accesses; in a 2 MiB cache nothing is evicted, so only the 8 re-reads of A hit:
     // hit ratio 8/26, reads 8/24, writes 0/2 — for every policy (bcache's sequential cutoff
@@ -228,8 +234,7 @@ fn simulate_json_has_the_documented_shape_and_hand_computed_hits() {
 
 #[test]
 fn simulate_rejects_bad_options_with_the_fix() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_, trace) = import(dir.path(), "msr", "msr.csv");
+    let (dir, trace) = imported("msr", "msr.csv");
     for (args, msg) in [
         (
             vec!["--cache-sizes", "1GiB", "--policies", "lru,mru"],
@@ -290,8 +295,7 @@ fn simulate_rejects_bad_options_with_the_fix() {
 
 #[test]
 fn simulate_predicts_with_catalog_volumes() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_, trace) = import(dir.path(), "alibaba", "alibaba.csv");
+    let (dir, trace) = imported("alibaba", "alibaba.csv");
     let v = simulate(
         dir.path(),
         &trace,
@@ -396,8 +400,7 @@ fn bench_trace_is_finished_when_the_run_ends() {
 fn plan_budget_keeps_options_within_it_best_first() {
     // `plan --budget` (wired by this area into the planner's command): options within the
     // monthly budget, best predicted IOPS first; over-budget ones are listed as rejected.
-    let dir = tempfile::tempdir().unwrap();
-    let (_, trace) = import(dir.path(), "msr", "msr.csv");
+    let (dir, trace) = imported("msr", "msr.csv");
     let v = bin(&dir.path().join("db"))
         .args([
             "--format",

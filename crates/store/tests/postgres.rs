@@ -9,18 +9,8 @@ use common::save;
 
 /// A fresh schema on the test server, and a store URL whose search_path points into it.
 fn fresh(name: &str) -> Option<String> {
-    if !disktier_testkit::require(
-        std::env::var("DISKTIER_TEST_PG").is_ok(),
-        "a PostgreSQL server in DISKTIER_TEST_PG (scripts/test.sh starts one)",
-    ) {
-        return None;
-    }
-    let base = std::env::var("DISKTIER_TEST_PG").unwrap();
-    let schema = format!("t_{name}_{}", disktier_store::new_id().replace('-', "_"));
-    let mut c = postgres::Client::connect(&base, postgres::NoTls).unwrap();
-    c.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
-    let sep = if base.contains('?') { '&' } else { '?' };
-    Some(format!("{base}{sep}options=-c%20search_path%3D{schema}"))
+    let id = disktier_store::new_id();
+    disktier_testkit::pg::fresh_schema(&format!("t_{name}"), &id).map(|s| s.url)
 }
 
 fn doc(target: &str, p99: u64) -> serde_json::Value {

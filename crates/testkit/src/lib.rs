@@ -10,6 +10,7 @@ pub mod cli;
 pub mod cli_cases;
 pub mod fuzz;
 pub mod kube;
+pub mod pg;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -338,31 +338,23 @@ az aks update \
 
     fn pod(&self) -> Result<String, RenderError> {
         let c = &self.cfg;
-        let obj = json!({
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "local-nvme-pod"},
-            "spec": {
-                "nodeSelector": {"node.kubernetes.io/instance-type": self.size.name},
-                "containers": [{
-                    "name": "app",
-                    "image": c.image,
-                    "volumeMounts": [{"mountPath": "/scratch", "name": "scratch"}],
-                }],
-                "volumes": [{
-                    "name": "scratch",
-                    "ephemeral": {"volumeClaimTemplate": {"spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "storageClassName": c.storage_class,
-                        "resources": {"requests": {"storage": c.request}},
-                    }}},
-                }],
-            },
-        });
-        yaml::document(
-            "Pod",
-            &["Rendered by `disktier render aks`: a generic ephemeral volume on the node's local NVMe,\ncreated with the pod and deleted with it.".to_string()],
-            &obj,
+        yaml::pod(
+            "local-nvme-pod",
+            json!({"node.kubernetes.io/instance-type": self.size.name}),
+            json!({
+                "name": "app",
+                "image": c.image,
+                "volumeMounts": [{"mountPath": "/scratch", "name": "scratch"}],
+            }),
+            json!({
+                "name": "scratch",
+                "ephemeral": {"volumeClaimTemplate": {"spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": c.storage_class,
+                    "resources": {"requests": {"storage": c.request}},
+                }}},
+            }),
+            "Rendered by `disktier render aks`: a generic ephemeral volume on the node's local NVMe,\ncreated with the pod and deleted with it.".to_string(),
         )
     }
 }

@@ -310,49 +310,33 @@ gcloud container node-pools create {pool} \
     }
 
     fn pod_emptydir(&self) -> Result<String, RenderError> {
-        let obj = json!({
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "ssd-pod"},
-            "spec": {
-                "containers": [{
-                    "name": "app",
-                    "image": self.cfg.image,
-                    "resources": {"requests": {"ephemeral-storage": self.cfg.request}},
-                    "volumeMounts": [{"mountPath": "/cache", "name": "scratch-volume"}],
-                }],
-                "nodeSelector": {NODE_LABEL: "true"},
-                "volumes": [{"name": "scratch-volume", "emptyDir": {}}],
-            },
-        });
-        yaml::document(
-            "Pod",
-            &["Rendered by `disktier render gke`: an emptyDir on the node's local SSDs (the GKE local-SSD recipe). The\nephemeral-storage request makes the scheduler pick a node with room; the nodeSelector\npicks the pool whose ephemeral storage is on local SSD.".to_string()],
-            &obj,
+        yaml::pod(
+            "ssd-pod",
+            json!({NODE_LABEL: "true"}),
+            json!({
+                "name": "app",
+                "image": self.cfg.image,
+                "resources": {"requests": {"ephemeral-storage": self.cfg.request}},
+                "volumeMounts": [{"mountPath": "/cache", "name": "scratch-volume"}],
+            }),
+            json!({"name": "scratch-volume", "emptyDir": {}}),
+            "Rendered by `disktier render gke`: an emptyDir on the node's local SSDs (the GKE local-SSD recipe). The\nephemeral-storage request makes the scheduler pick a node with room; the nodeSelector\npicks the pool whose ephemeral storage is on local SSD.".to_string(),
         )
     }
 
     fn pod_hostpath(&self) -> Result<String, RenderError> {
-        let obj = json!({
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "test-ssd"},
-            "spec": {
-                "containers": [{
-                    "name": "shell",
-                    "image": self.cfg.image,
-                    "volumeMounts": [{"mountPath": "/test-ssd", "name": "test-ssd"}],
-                }],
-                "nodeSelector": {NODE_LABEL: "true"},
-                "volumes": [{"name": "test-ssd", "hostPath": {"path": HOST_PATH, "type": "Directory"}}],
-            },
-        });
-        yaml::document(
-            "Pod",
-            &[format!(
+        yaml::pod(
+            "test-ssd",
+            json!({NODE_LABEL: "true"}),
+            json!({
+                "name": "shell",
+                "image": self.cfg.image,
+                "volumeMounts": [{"mountPath": "/test-ssd", "name": "test-ssd"}],
+            }),
+            json!({"name": "test-ssd", "hostPath": {"path": HOST_PATH, "type": "Directory"}}),
+            format!(
                 "Rendered by `disktier render gke`: the hostPath variant of the GKE local-SSD recipe, on {HOST_PATH}.\ntype: Directory makes the pod fail to start on a node without local SSD (\"hostPath type\ncheck failed\") instead of writing to the boot disk."
-            )],
-            &obj,
+            ),
         )
     }
 }

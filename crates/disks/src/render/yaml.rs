@@ -4,6 +4,24 @@
 
 use super::RenderError;
 
+/// A Pod document: `name`, one container and one volume, on the nodes `node_selector` picks,
+/// headed by `comment`.
+pub(crate) fn pod(
+    name: &str,
+    node_selector: serde_json::Value,
+    container: serde_json::Value,
+    volume: serde_json::Value,
+    comment: String,
+) -> Result<String, RenderError> {
+    let obj = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"nodeSelector": node_selector, "containers": [container], "volumes": [volume]},
+    });
+    document("Pod", &[comment], &obj)
+}
+
 /// Renders `value` as one YAML document, preceded by `comments` as `# ` lines.
 pub(crate) fn document(
     object: &str,

@@ -1,9 +1,11 @@
-//! Set-up shared by the disks crate's setup and undo tests on loop devices.
+//! Set-up shared by the disks crate's setup and undo tests on loop devices (each test file uses
+//! some of it).
+#![allow(dead_code)]
 
 use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner};
 use disktier_disks::setup::SetupRequest;
 use disktier_disks::valid::MountPath;
-use disktier_testkit::{require_loop_xfs, LoopDev};
+use disktier_testkit::{require_loop_xfs, LoopDev, Unmount};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -18,6 +20,16 @@ pub fn xfs_loop() -> Option<(LoopDev, tempfile::TempDir)> {
     }
     let dev = LoopDev::new(XFS_SIZE);
     Some((dev, tempfile::tempdir_in("/var/tmp").unwrap()))
+}
+
+/// [`xfs_loop`] with the mount point `name` in its scratch directory, unmounted on drop: bind
+/// it as `let Some((dev, tmp, mnt, _guard)) = xfs_mount("m") else { return };` (the guard is
+/// dropped first, the device last).
+pub fn xfs_mount(name: &str) -> Option<(LoopDev, tempfile::TempDir, PathBuf, Unmount)> {
+    let (dev, tmp) = xfs_loop()?;
+    let mnt = tmp.path().join(name);
+    let guard = Unmount(vec![mnt.clone()]);
+    Some((dev, tmp, mnt, guard))
 }
 
 /// A setup request for `mount` that takes exactly `dev` (`--devices`), with every other

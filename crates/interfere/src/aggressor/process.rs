@@ -295,24 +295,26 @@ impl Aggressor {
         let status = self.child.wait().ok();
         std::thread::sleep(Duration::from_millis(20));
         let stderr_tail = self.stderr_text();
-        if let Some(mut t) = self.done {
-            if unfinished {
-                // Its time is the time to the cap (or the stop), as for the built-in writers.
-                t.seconds = t.seconds.min(at_cap.as_secs_f64());
+        // The tally it reported at its end or, when the cap or a stop cut it short, the last
+        // one it reported: its time is the time to the cap (or the stop), as for the built-in
+        // writers.
+        let tally = match self.done {
+            Some(mut t) => {
+                if unfinished {
+                    t.seconds = t.seconds.min(at_cap.as_secs_f64());
+                }
+                Some(t)
             }
+            None if unfinished && (at_cap >= cap || interrupted) => {
+                let mut t = self.last;
+                t.seconds = at_cap.as_secs_f64();
+                Some(t)
+            }
+            None => None,
+        };
+        if let Some(tally) = tally {
             return Ok(Finish {
-                tally: t,
-                capped,
-                interrupted,
-                exit: self.exit,
-                stderr_tail,
-            });
-        }
-        if unfinished && (at_cap >= cap || interrupted) {
-            let mut t = self.last;
-            t.seconds = at_cap.as_secs_f64();
-            return Ok(Finish {
-                tally: t,
+                tally,
                 capped,
                 interrupted,
                 exit: self.exit,
