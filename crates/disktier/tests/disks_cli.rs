@@ -97,19 +97,28 @@ fn setup_refuses_to_act_on_a_fixture_and_gke_is_nothing_to_do() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("only --dry-run is allowed"));
-    let v = json(
-        bin()
-            .args([
-                "--format",
-                "json",
-                "setup",
-                "--mount",
-                "/data",
-                "--dry-run",
-                "--sysfs-root",
-            ])
-            .arg(sysfs_fixture("gke-local-ssd")),
+    // Nothing set up is exit 1 (QA: exit 0 let `setup && start-workload` go on with the data
+    // on the root disk), with the report on stdout all the same.
+    let out = bin()
+        .args([
+            "--format",
+            "json",
+            "setup",
+            "--mount",
+            "/data",
+            "--dry-run",
+            "--sysfs-root",
+        ])
+        .arg(sysfs_fixture("gke-local-ssd"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("nothing was set up: /data stays on the root disk"),
+        "{out:?}"
     );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["steps"].as_array().unwrap().len(), 0);
     assert!(v["notes"].to_string().contains("nothing to do"));
@@ -131,14 +140,16 @@ fn setup_on_a_loop_device_then_rerun_changes_nothing() {
         (me["class"].as_str(), me["eligible"].as_bool()),
         (Some("loop"), Some(true))
     );
-    // Auto mode never takes a loop device.
-    let v = json(
-        bin()
-            .args(["--format", "json", "setup", "--mount"])
-            .arg(&mnt)
-            .arg("--dry-run"),
-    );
-    assert!(!v.to_string().contains(&devs), "{v}");
+    // Auto mode never takes a loop device: nothing to set up here (exit 1).
+    let out = bin()
+        .args(["--format", "json", "setup", "--mount"])
+        .arg(&mnt)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v = String::from_utf8_lossy(&out.stdout);
+    assert!(v.contains("\"devices\": []") && !v.contains(&devs), "{v}");
 
     // The same setup twice: the second run has nothing left to do.
     let setup_on_dev = || {

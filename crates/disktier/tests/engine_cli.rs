@@ -720,6 +720,55 @@ fn writes_to_a_device_holding_xfs_are_refused_and_reads_allowed() {
     assert_ne!(dev.checksum(), before);
 }
 
+/// QA: the recipes' fio lines name the target with `--directory=` (and fio's `--filename=`):
+/// bench refused both ("a similar argument exists: '--direct'"). fio's `--directory` on a
+/// device (the bcache-on-EBS recipe's `--directory=/dev/<device dir>`) is refused with what to
+/// write instead. A read of a blank device says that unwritten blocks may not reach the media.
+#[test]
+fn fio_target_spellings_and_a_blank_device_read() {
+    let d = scratch();
+    let run = |args: &[&str]| {
+        Command::new(bin())
+            .args(["--no-save", "--format", "json", "bench"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let dir = format!("--directory={}", d.path().display());
+    let doc = json_of(&run(&[&dir, "--name=w", "--rw=write", "--size=1m"]));
+    assert_eq!(doc["target"]["kind"], "directory", "{doc:#}");
+    assert_eq!(doc["target"]["path"], d.path().to_str().unwrap(), "{doc:#}");
+    let file = d.path().join("f");
+    let doc = json_of(&run(&[
+        &format!("--filename={}", file.display()),
+        "--rw=write",
+        "--size=1m",
+    ]));
+    assert_eq!(doc["target"]["kind"], "file", "{doc:#}");
+    // One target only.
+    let out = run(&[&dir, &d.path().display().to_string(), "--rw=read"]);
+    assert_eq!(out.status.code(), Some(2));
+    let Some(dev) = loop_dev(64 << 20) else {
+        return;
+    };
+    let path = dev.path.display().to_string();
+    let before = dev.checksum();
+    let out = run(&[&format!("--directory={path}"), "--rw=write", "--size=1m"]);
+    assert_one_line_error(&out, &path, &["is a block device", "--filename"]);
+    let doc = json_of(&run(&[
+        &format!("--filename={path}"),
+        "--rw=randread",
+        "--size=4m",
+        "--direct",
+    ]));
+    let warned = doc["warnings"].to_string();
+    assert!(
+        warned.contains("holds no filesystem") && warned.contains("never written"),
+        "{warned}"
+    );
+    assert_eq!(dev.checksum(), before, "a read job changed the device");
+}
+
 #[test]
 fn directory_and_device_options_do_not_mix() {
     let Some(dev) = loop_dev(64 << 20) else {
@@ -1173,6 +1222,26 @@ fn small_files_without_room_advises_nrfiles_which_it_takes() {
     let out = bench(&m.dir, &["--profile", "small-files", "--nrfiles", "20"]);
     let text = stdout_ok(&out);
     assert!(text.contains("small files: 20 files of 1 MiB"), "{text}");
+    // QA: files that fit in the page cache were timed without reaching the disk. The run ends
+    // with a syncfs, timed within it, and the line shows its share.
+    assert!(text.contains(", the final sync "), "{text}");
+    let out = bench(
+        &m.dir,
+        &[
+            "--profile",
+            "small-files",
+            "--nrfiles",
+            "20",
+            "--format",
+            "json",
+        ],
+    );
+    let sf = &json_of(&out)["results"]["small_files"];
+    let (sync, total) = (
+        sf["sync_s"].as_f64().unwrap(),
+        sf["seconds"].as_f64().unwrap(),
+    );
+    assert!(sync >= 0.0 && sync <= total, "{sf}");
 }
 
 /// QA: on a read-only bind mount `bench ro --profile etcd --quick` said "no permission: run as

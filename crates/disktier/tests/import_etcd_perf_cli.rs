@@ -173,3 +173,45 @@ fn etcd_perf_import_takes_the_size_from_fios_report_and_leaves_unknowns_null() {
     let sync = text.lines().find(|l| l.starts_with("sync ")).unwrap();
     assert!(sync.ends_with(" -") && !sync.contains("0 ns"), "{sync}");
 }
+
+/// QA: the OpenShift instance-disk recipe compares an EBS and an ephemeral etcd-perf result,
+/// but every import went into history as /var/lib/etcd on an unknown host. `--target` and
+/// `--host` name them, and `history --target` tells them apart.
+#[test]
+fn etcd_perf_imports_can_name_their_disk_and_node() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let f = d.path().join("out.txt");
+    std::fs::write(&f, "99th percentile of fsync is 4046848 ns\n").unwrap();
+    for (target, host) in [("ebs-gp3", "worker-0"), ("/var/lib/etcd-nvme", "worker-1")] {
+        let v = json_ok(
+            &dt(&db)
+                .args(["--format", "json", "import", "etcd-perf"])
+                .arg(&f)
+                .args(["--target", target, "--host", host])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(v["target"]["path"], target);
+        assert_eq!(v["job"]["directory"], target);
+        assert_eq!(v["host"]["hostname"], host);
+    }
+    let listed = stdout_ok(
+        &dt(&db)
+            .args(["history", "--target", "ebs-gp3"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        listed.contains("ebs-gp3") && !listed.contains("etcd-nvme"),
+        "{listed}"
+    );
+    // One line of printable characters only.
+    dt(&db)
+        .args(["import", "etcd-perf"])
+        .arg(&f)
+        .args(["--target", "a\nb"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("printable"));
+}

@@ -419,10 +419,16 @@ fn measured_with(name: &str, home: &Path, target: &Path, args: &[&str], verdict_
     };
     insta::assert_snapshot!(
         format!("{name}_text"),
-        loose(format!("exit: {code}\n{}", redact_text(&out, &dirs)))
+        loose(format!(
+            "exit: {code}\n{}",
+            without_doubts(&redact_text(&out, &dirs))
+        ))
     );
     let v = json_of(home, &a);
     let mut r = redact_json(&v, &dirs);
+    if let Some(rec) = r["stdout"]["recommendation"].as_str() {
+        r["stdout"]["recommendation"] = json!(without_doubts(rec));
+    }
     r["exit"] = v["exit"].clone();
     if verdict_varies {
         let s = serde_json::to_string(&r).unwrap();
@@ -431,6 +437,18 @@ fn measured_with(name: &str, home: &Path, target: &Path, args: &[&str], verdict_
         r["exit"] = json!(code);
     }
     insta::assert_json_snapshot!(format!("{name}_json"), r);
+}
+
+/// interfere's doubts about a run (a probe faster beside the writer than alone, a writer done
+/// early in the window) follow the machine's noise and speed, not the command's shape: they are
+/// left out here and checked on fixed figures in interfere's report tests.
+fn without_doubts(s: &str) -> String {
+    s.split_inclusive('\n')
+        .filter(|l| {
+            !l.starts_with("Beside the writer, the probe did better")
+                && !l.starts_with("The writer finished early")
+        })
+        .collect()
 }
 
 static VERDICT_WORD: LazyLock<Regex> =

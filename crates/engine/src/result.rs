@@ -340,9 +340,15 @@ pub struct Cpu {
 pub struct SmallFiles {
     pub files: u64,
     pub file_size: u64,
+    /// From the first create to the end of the final `syncfs`: the files are on the disk.
     pub seconds: f64,
     pub files_per_s: f64,
     pub bw_bytes: f64,
+    /// The final `syncfs` alone, within `seconds`: what the page cache still held when the last
+    /// file was closed (absent in results from before disktier synced, and when a signal
+    /// stopped the run before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_s: Option<f64>,
 }
 
 /// One second of the run.

@@ -24,7 +24,7 @@ pub(super) fn instance_store(
     let reg = price::region(cat, region)?;
     price::same_cloud(cat, reg, &inst.name, true, &inst.cloud)?;
     if let Some(counts) = &inst.local_ssd_counts {
-        return gcp_local_ssd(ctx, inst_name, counts, out);
+        return gcp_local_ssd(ctx, inst_name, counts, inst.weak, out);
     }
     let now = price::instance_monthly(cat, region, inst_name)?;
     if let Some(store) = &inst.store {
@@ -131,11 +131,13 @@ fn store_option(
 
 /// GCP local SSDs on `machine`, in the fewest of the allowed `counts` that hold the capacity
 /// and, by the catalog's figures, deliver the IOPS and throughput; else the most the machine
-/// takes (then rejected with the shortfall).
+/// takes (then rejected with the shortfall). `weak`: the catalog lists only the counts seen to
+/// work, not every count the machine type allows, so a shortfall is no limit of the machine.
 fn gcp_local_ssd(
     ctx: &Ctx,
     machine: &str,
     counts: &[u32],
+    weak: bool,
     out: &mut Candidates,
 ) -> Result<(), PlanError> {
     let (cat, region, req) = (ctx.cat, ctx.region, ctx.req());
@@ -155,9 +157,16 @@ fn gcp_local_ssd(
     };
     let unit = vt.unit_gib.unwrap_or(375);
     if !ctx.request.allow_ephemeral {
-        out.notes.push(format!(
-            "{machine} can take up to {most} local SSDs of {unit} GiB: pass --allow-ephemeral to weigh them (data lost on stop)"
-        ));
+        out.notes.push(if weak {
+            format!(
+                "{machine} takes local SSDs of {unit} GiB (the catalog knows it with {}): pass --allow-ephemeral to weigh them (data lost on stop)",
+                counts_words(counts)
+            )
+        } else {
+            format!(
+                "{machine} can take up to {most} local SSDs of {unit} GiB: pass --allow-ephemeral to weigh them (data lost on stop)"
+            )
+        });
         return Ok(());
     }
     let mut fitting: Vec<u32> = counts
@@ -186,13 +195,24 @@ fn gcp_local_ssd(
         .find(|&n| delivers(n))
         .or(fitting.last().copied())
     else {
-        let reason = format!(
-            "{machine} allows at most {}: {most} x {} GiB = {} GiB < {} GiB required",
-            crate::fmt::count(most as usize, "local SSD"),
+        let shortfall = format!(
+            "{most} x {} GiB = {} GiB < {} GiB required",
             int(unit),
             int(most as u64 * unit),
             int(req.capacity_gib)
         );
+        let reason = if weak {
+            // QA: "n1-standard-2 allows at most 1 local SSD" stated a limit no source gives.
+            format!(
+                "the catalog knows {machine} only with {} (the counts GCP allows for it are not in the catalog's sources): {shortfall}; check the machine type's valid local SSD counts in cloud.google.com/compute/docs/disks/local-ssd",
+                counts_words(counts)
+            )
+        } else {
+            format!(
+                "{machine} allows at most {}: {shortfall}",
+                crate::fmt::count(most as usize, "local SSD")
+            )
+        };
         out.reject(Kind::InstanceStore, label, reason, None);
         return Ok(());
     };
@@ -229,4 +249,21 @@ fn gcp_local_ssd(
     };
     push_checked(opt, n as u64 * unit, req, out);
     Ok(())
+}
+
+/// "1 local SSD", "1, 2 or 4 local SSDs".
+fn counts_words(counts: &[u32]) -> String {
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable();
+    match sorted.as_slice() {
+        [] => "no local SSD".into(),
+        [one] => crate::fmt::count(*one as usize, "local SSD"),
+        [rest @ .., last] => format!(
+            "{} or {last} local SSDs",
+            rest.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }

@@ -262,7 +262,7 @@ mod tests {
             .reason;
         assert_eq!(
             why,
-            "n1-standard-2 allows at most 1 local SSD: 1 x 375 GiB = 375 GiB < 500 GiB required"
+            "the catalog knows n1-standard-2 only with 1 local SSD (the counts GCP allows for it are not in the catalog's sources): 1 x 375 GiB = 375 GiB < 500 GiB required; check the machine type's valid local SSD counts in cloud.google.com/compute/docs/disks/local-ssd"
         );
     }
 

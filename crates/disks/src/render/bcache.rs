@@ -69,6 +69,15 @@ impl Bcache {
         check_pair(&cfg.fast, &cfg.slow)?;
         Ok(Bcache { cfg })
     }
+}
+
+impl CacheRecipe for Bcache {
+    const PLATFORM: Platform = Platform::Bcache;
+    const NOTE: &'static str = "bcache cannot be resized online: growing the slow disk needs a detach/attach or a reboot (lvmcache grows online)";
+
+    fn writeback(&self) -> bool {
+        self.cfg.mode == BcacheMode::Writeback
+    }
 
     fn script(&self) -> String {
         let c = &self.cfg;
@@ -96,12 +105,13 @@ MODE={mode}
 SEQUENTIAL_CUTOFF={cutoff}
 
 {functions}
-# 1. Tools and kernel support, before anything is written.
+# 1. Kernel support, then tools, before anything is written (no tool helps a kernel without
+#    the module).
+if [ ! -d /sys/fs/bcache ]; then
+    modprobe -n bcache 2>/dev/null || die "this kernel has no bcache module (modprobe -n bcache): lvmcache uses dm-cache instead, if this kernel has it (disktier render lvmcache checks)"
+fi
 command -v make-bcache >/dev/null || die "make-bcache not found: install bcache-tools"
 command -v bcache-super-show >/dev/null || die "bcache-super-show not found: install bcache-tools"
-if [ ! -d /sys/fs/bcache ]; then
-    modprobe -n bcache 2>/dev/null || die "this kernel has no bcache module: use disktier render lvmcache"
-fi
 
 # 2. The two disks, by stable path.
 fast=$(resolve "$FAST")
@@ -173,40 +183,35 @@ log "its stable path: /dev/bcache/by-uuid/$uuid"
     }
 }
 
-impl Renderer for Bcache {
+/// A cache recipe (bcache, lvmcache): it renders as its one script, `<platform>-setup.sh`, with
+/// the recipe's `NOTE` and, in writeback mode, the warning that dirty data lives only on the fast
+/// disk.
+pub(super) trait CacheRecipe {
+    const PLATFORM: Platform;
+    /// What to know of the recipe before choosing it.
+    const NOTE: &'static str;
+    fn writeback(&self) -> bool;
+    fn script(&self) -> String;
+}
+
+impl<R: CacheRecipe> Renderer for R {
     fn platform(&self) -> Platform {
-        Platform::Bcache
+        R::PLATFORM
     }
 
     fn render(&self) -> Result<Rendered, RenderError> {
-        Ok(cache_rendered(
-            Platform::Bcache,
-            self.script(),
-            "bcache cannot be resized online: growing the slow disk needs a detach/attach or a reboot (lvmcache grows online)",
-            self.cfg.mode == BcacheMode::Writeback,
-        ))
-    }
-}
-
-/// A cache recipe's render: its one script (`<platform>-setup.sh`), the recipe's `note` and, in
-/// writeback mode, the warning that dirty data lives only on the fast disk.
-pub(super) fn cache_rendered(
-    platform: Platform,
-    script: String,
-    note: &str,
-    writeback: bool,
-) -> Rendered {
-    let mut notes = vec![note.to_string()];
-    if writeback {
-        notes.push("writeback: dirty data lives only on the fast disk until it drains; losing it loses writes".into());
-    }
-    Rendered {
-        platform,
-        files: vec![RenderedFile::new(
-            format!("{}-setup.sh", platform.name()),
-            FileKind::Shell,
-            script,
-        )],
-        notes,
+        let mut notes = vec![R::NOTE.to_string()];
+        if self.writeback() {
+            notes.push("writeback: dirty data lives only on the fast disk until it drains; losing it loses writes".into());
+        }
+        Ok(Rendered {
+            platform: R::PLATFORM,
+            files: vec![RenderedFile::new(
+                format!("{}-setup.sh", R::PLATFORM.name()),
+                FileKind::Shell,
+                self.script(),
+            )],
+            notes,
+        })
     }
 }

@@ -3,9 +3,9 @@
 //! with checks before each destructive step and a converging re-run. Unlike bcache, the cached LV
 //! grows online with `lvextend` (docs/sources.md [lvmcache]).
 
-use super::bcache::{cache_rendered, check_pair};
+use super::bcache::{check_pair, CacheRecipe};
 use super::script::CACHE_FUNCTIONS;
-use super::{Platform, RenderError, Rendered, Renderer};
+use super::{Platform, RenderError};
 use disktier_cmd::shell_quote;
 
 /// dm-cache's modes (lvmcache(7)).
@@ -108,6 +108,16 @@ impl Lvmcache {
         }
         Ok(Lvmcache { cfg })
     }
+}
+
+impl CacheRecipe for Lvmcache {
+    const PLATFORM: Platform = Platform::Lvmcache;
+    const NOTE: &'static str =
+        "lvmcache grows online (pvresize, lvextend); dm-cache has no sequential bypass";
+
+    fn writeback(&self) -> bool {
+        self.cfg.mode == LvmcacheMode::Writeback
+    }
 
     fn script(&self) -> String {
         let c = &self.cfg;
@@ -137,13 +147,14 @@ LV={lv}
 CACHE_LV="${{LV}}_cache"
 
 {functions}
-# 1. Tools and kernel support, before anything is written.
+# 1. Kernel support, then tools, before anything is written (no tool helps a kernel without
+#    the module).
+if ! dmsetup targets 2>/dev/null | grep -q '^cache '; then
+    modprobe -n dm-cache 2>/dev/null || die "this kernel has no dm-cache module (modprobe -n dm-cache): bcache uses its own module instead, if this kernel has it (disktier render bcache checks)"
+fi
 for tool in pvcreate vgcreate lvcreate lvconvert lvs pvs vgs; do
     command -v "$tool" >/dev/null || die "$tool not found: install lvm2"
 done
-if ! dmsetup targets 2>/dev/null | grep -q '^cache '; then
-    modprobe -n dm-cache 2>/dev/null || die "this kernel has no dm-cache module: use disktier render bcache"
-fi
 
 # 2. The two disks, by stable path.
 fast=$(resolve "$FAST")
@@ -197,21 +208,6 @@ log "/dev/$VG/$LV caches $SLOW on $FAST ($MODE)"
             lv = c.lv,
             functions = CACHE_FUNCTIONS,
         )
-    }
-}
-
-impl Renderer for Lvmcache {
-    fn platform(&self) -> Platform {
-        Platform::Lvmcache
-    }
-
-    fn render(&self) -> Result<Rendered, RenderError> {
-        Ok(cache_rendered(
-            Platform::Lvmcache,
-            self.script(),
-            "lvmcache grows online (pvresize, lvextend); dm-cache has no sequential bypass",
-            self.cfg.mode == LvmcacheMode::Writeback,
-        ))
     }
 }
 

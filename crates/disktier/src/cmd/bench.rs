@@ -18,8 +18,16 @@ use std::sync::Arc;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// File, directory (per-job files are created in it) or block device to run on; or a fio
-    /// job file (`*.fio`, or a file that starts with a `[section]`) to run its jobs.
-    pub target: PathBuf,
+    /// job file (`*.fio`, or a file that starts with a `[section]`) to run its jobs. fio's
+    /// `--directory=DIR` and `--filename=PATH` may name it instead, as recipes write them.
+    #[arg(required_unless_present_any = ["directory", "filename"])]
+    pub target: Option<PathBuf>,
+    /// fio's spelling of a directory target (recipes paste `--directory=$TEST_DIR`).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["target", "filename"])]
+    pub directory: Option<PathBuf>,
+    /// fio's spelling of a file or device target.
+    #[arg(long, value_name = "PATH", conflicts_with = "target")]
+    pub filename: Option<PathBuf>,
     /// A built-in profile: etcd, etcd-openshift, write-iops, read-iops, write-throughput,
     /// read-throughput, latency, small-files. Job options override its settings.
     #[arg(long, short = 'p', value_name = "NAME")]
@@ -81,17 +89,43 @@ pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
     Ok(m)
 }
 
+/// The target: the positional one, or fio's `--filename`/`--directory`. fio's `--directory`
+/// names a directory to create files in; a recipe that gives it a device (the bcache-on-EBS
+/// recipe's `--directory=/dev/<device dir>`) is told what fio would do, not run on the device.
+fn target_of(args: &Args) -> anyhow::Result<PathBuf> {
+    if let Some(d) = &args.directory {
+        let is_device = std::fs::metadata(d).is_ok_and(|m| {
+            use std::os::unix::fs::FileTypeExt;
+            m.file_type().is_block_device()
+        });
+        if is_device {
+            bail!(
+                "--directory names a directory to create files in (as in fio), and {} is a block device: to measure the device itself, give it as the target (`disktier bench {} ...`) or as --filename",
+                d.display(),
+                d.display()
+            );
+        }
+        return Ok(d.clone());
+    }
+    match (&args.target, &args.filename) {
+        (Some(t), _) | (None, Some(t)) => Ok(t.clone()),
+        (None, None) => {
+            bail!("give a target: a file, directory or block device (or --directory / --filename)")
+        }
+    }
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    if crate::app::jobfile::is_job_file(&args.target) {
-        return super::jobfile::run(ctx, &args.target, &args.run, &job_file_misfits(&args));
+    let target = target_of(&args)?;
+    if crate::app::jobfile::is_job_file(&target) {
+        return super::jobfile::run(ctx, &target, &args.run, &job_file_misfits(&args));
     }
     // QA: `bench nothere.fio` said "no workload for nothere.fio".
-    if args.target.extension().is_some_and(|e| e == "fio")
-        && std::fs::symlink_metadata(&args.target).is_err()
+    if target.extension().is_some_and(|e| e == "fio") && std::fs::symlink_metadata(&target).is_err()
     {
         bail!(
             "{} does not exist: give the path of a fio job file to run it, or a file, directory or device to bench",
-            args.target.display()
+            target.display()
         );
     }
     let profile = args.profile.as_deref().map(jobargs::profile).transpose()?;
@@ -104,7 +138,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     };
     let label = profile.map_or_else(|| "bench".to_string(), |p| p.name().to_string());
     let request = |io_log, label| Request {
-        target: &args.target,
+        target: &target,
         profile,
         quick: args.quick,
         job: &args.job,
@@ -283,10 +317,11 @@ pub fn render(doc: &RunDoc) -> String {
     }
     if let Some(sf) = &doc.results.small_files {
         s.push_str(&format!(
-            "small files: {} files of {} in {:.2} s: {:.0} files/s, {:.1} MiB/s\n",
+            "small files: {} files of {} in {:.2} s{}: {:.0} files/s, {:.1} MiB/s\n",
             sf.files,
             Bytes(sf.file_size),
             sf.seconds,
+            final_sync(sf.sync_s),
             sf.files_per_s,
             sf.bw_bytes / (1u64 << 20) as f64
         ));
@@ -335,6 +370,13 @@ fn job_summary(job: &serde_json::Value) -> String {
         parts.push(format!("runtime={rt}"));
     }
     parts.join(" ")
+}
+
+/// ", the final sync 0.42 s of it" for a small-files run that synced (older results did not).
+pub fn final_sync(sync_s: Option<f64>) -> String {
+    sync_s
+        .map(|s| format!(", the final sync {s:.2} s of it"))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

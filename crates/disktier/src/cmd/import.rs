@@ -24,6 +24,22 @@ pub enum What {
 pub struct EtcdPerfArgs {
     /// The file the image's output was saved to (`podman run ... etcd-perf > FILE`).
     pub file: PathBuf,
+    /// What the image measured: the directory it was given, or a name for the disk
+    /// (`ebs-gp3`), so that `history` and `compare` tell imports apart [default: /var/lib/etcd].
+    #[arg(long, value_name = "PATH|NAME", value_parser = label)]
+    pub target: Option<String>,
+    /// The node the image ran on (the output does not say) [default: unknown].
+    #[arg(long, value_name = "NAME", value_parser = label)]
+    pub host: Option<String>,
+}
+
+/// A target or host name for an imported run: printed and stored, so one line of printable
+/// characters, at most 255 bytes.
+fn label(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.len() > 255 || s.chars().any(char::is_control) {
+        return Err("give one line of 1 to 255 printable characters".into());
+    }
+    Ok(s.to_string())
 }
 
 #[derive(Debug, clap::Args)]
@@ -55,7 +71,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 }
 
 fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
-    let doc = crate::app::import::etcd_perf(&a.file)?;
+    let mut doc = crate::app::import::etcd_perf(&a.file)?;
+    if let Some(t) = a.target {
+        doc.job["directory"] = t.clone().into();
+        doc.target.path = t;
+    }
+    if let Some(h) = a.host {
+        doc.host.hostname = h;
+    }
     let value = serde_json::to_value(&doc)?;
     let extra: Vec<String> = doc
         .verdicts

@@ -35,6 +35,12 @@ pub(super) fn prepare(job: &Job, opts: &RunOptions) -> Result<Prepared, EngineEr
             ));
         }
     }
+    if c.kind == Kind::Device
+        && job.rw.reads()
+        && matches!(target::device_in_use(&job.target, &c), Ok(None))
+    {
+        warnings.push(unwritten_read_warning(&job.target));
+    }
     let mut resolved = job.clone();
     resolved.size = Some(uses[0].len);
     resolved.ioengine = choose_engine(job, &mut warnings);
@@ -344,6 +350,18 @@ fn engine_after_probe(
         }
     }
     job.ioengine
+}
+
+/// Reads straight from a device read whatever its blocks hold, and blocks never written may
+/// not be on the media at all (QA, the bcache-on-EBS recipe's read test on a blank device: 5x
+/// the figure of the same image with a filesystem on it). disktier lays out files before it
+/// reads them but never writes a device it was asked to read, so for a blank device it says so.
+pub fn unwritten_read_warning(device: &std::path::Path) -> String {
+    format!(
+        "{} holds no filesystem, partition table or mount, and reads see its blocks as they are: blocks never written (a new volume, a trimmed SSD, a sparse or thin backing) can be answered without touching the media, so a blank device reads faster than one with data; write the range first (`disktier bench {} --rw write --bs 1M`) for figures of data",
+        device.display(),
+        device.display()
+    )
 }
 
 /// RAM size from /proc/meminfo (`MemTotal`, in KiB); 0 when unknown.

@@ -35,6 +35,12 @@ pub fn recommend(doc: &InterfereDoc) -> String {
         ms(base.max()),
         base.probe_iops.map(|i| format!("{i:.0}")).unwrap_or("-".into())
     ));
+    let base_fails = base.verdict == ScenarioVerdict::Fail;
+    if base_fails {
+        w.push(format!(
+            "The disk fails etcd's limit with no writer beside it: no mitigation of a writer can fix that. Put etcd on a faster disk (`disktier check etcd DIR` on the candidates, `disktier plan` for a volume that meets {threshold})."
+        ));
+    }
     // A scenario cut short by Ctrl-C has partial figures: it is not compared.
     let measured: Vec<&Scenario> = doc
         .scenarios
@@ -142,7 +148,8 @@ pub fn recommend(doc: &InterfereDoc) -> String {
                 }
             }
             w.push(s);
-            if n.verdict == ScenarioVerdict::Pass
+            if !base_fails
+                && n.verdict == ScenarioVerdict::Pass
                 && tail(n).zip(tail(base)).is_some_and(|(t, bt)| t <= bt.saturating_mul(2))
             {
                 w.push("The aggressor barely moves the tail here: no mitigation is needed on this disk.".into());
@@ -164,7 +171,9 @@ pub fn recommend(doc: &InterfereDoc) -> String {
             } else {
                 String::new()
             },
-            if n.verdict == ScenarioVerdict::Pass {
+            if base_fails {
+                ": the disk itself is too slow for etcd, with or without the writer"
+            } else if n.verdict == ScenarioVerdict::Pass {
                 ", and etcd's p99 stays within its limit: leave the node as it is"
             } else {
                 ": move etcd to its own disk"
@@ -202,6 +211,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     if !worse.is_empty() {
         w.push(format!("Worse than no mitigation: {}.", worse.join(", ")));
     }
+    w.extend(doubts(doc, base, &measured));
     if measured.iter().any(|s| stalls(s)) {
         w.push("Stalls over a second are rare single events: before acting on one run, repeat it with a longer --duration and see which mitigations avoid them every time.".into());
     }
@@ -219,4 +229,67 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     }
     w.push("A fast local disk is no guide to a cloud volume (the OSTree-vs-etcd issue's fixes did not transfer to Azure): run this on the node's real disk.".into());
     w.join("\n")
+}
+
+/// A p99 beside the writer this much shorter than the probe's alone is the disk's own
+/// variation, not the writer's effect: a writer never speeds up the fsyncs beside it.
+const FASTER_THAN_ALONE: f64 = 0.75;
+
+/// A writer that finished in less than this share of the probe's window left most of it to
+/// the probe alone.
+const SHORT_WRITER: f64 = 0.5;
+
+/// What makes this run's comparison doubtful (QA, seed 004's procedure on a loop device): a
+/// scenario whose probe did better beside the writer than alone, and writers that finished
+/// early in the probe's window.
+fn doubts(doc: &InterfereDoc, base: &Scenario, measured: &[&Scenario]) -> Vec<String> {
+    let mut w = Vec::new();
+    let faster: Vec<String> = measured
+        .iter()
+        .filter(|s| {
+            s.p(99.0)
+                .zip(base.p(99.0))
+                .is_some_and(|(p, b)| (p as f64) < b as f64 * FASTER_THAN_ALONE)
+        })
+        .map(|s| {
+            format!(
+                "{} (p99 {})",
+                s.mitigation.as_deref().unwrap_or("?"),
+                ms(s.p(99.0))
+            )
+        })
+        .collect();
+    if !faster.is_empty() {
+        w.push(format!(
+            "Beside the writer, the probe did better than alone (p99 {}) in {}: this disk's own variation is larger than the writer's effect in this run, so the ranking above is noise. Repeat with a longer --duration before acting on it.",
+            ms(base.p(99.0)),
+            faster.join(", ")
+        ));
+    }
+    let short: Vec<String> = measured
+        .iter()
+        .filter_map(|s| {
+            let a = s.aggressor.as_ref()?;
+            (!a.capped && a.seconds < doc.duration_s * SHORT_WRITER).then(|| {
+                format!(
+                    "{} ({:.1} s)",
+                    s.mitigation.as_deref().unwrap_or("?"),
+                    a.seconds
+                )
+            })
+        })
+        .collect();
+    if !short.is_empty() {
+        w.push(format!(
+            "The writer finished early in the {:.0} s probe window in {}: the rest of that window measured the probe with at most the writer's leftover writeback beside it. {} so that the writer runs through the window.",
+            doc.duration_s,
+            short.join(", "),
+            if doc.aggressor_command.is_some() {
+                "Give a command that runs longer"
+            } else {
+                "Raise --aggressor-size"
+            }
+        ));
+    }
+    w
 }

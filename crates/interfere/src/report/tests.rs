@@ -380,3 +380,59 @@ fn an_interrupted_scenario_is_shown_as_interrupted_and_not_compared() {
     assert_eq!(v["scenarios"][2]["interrupted"], true);
     assert!(v["scenarios"][1].get("interrupted").is_none());
 }
+
+/// Regression (QA, seed 004 on a loop device): the probe alone failed etcd's p99 (16.81 ms), a
+/// scenario beside the writer passed (4.74 ms), and the advice was "leave the node as it is".
+#[test]
+fn a_disk_that_fails_alone_is_never_left_as_it_is() {
+    let mut d = doc(vec![
+        baseline(stalled(16.81, 40.0, 60.0, 0, 0)),
+        scenario("none", stalled(4.74, 9.0, 20.0, 0, 0), 40.0, true),
+        scenario("ionice-idle", stalled(4.9, 9.2, 20.5, 0, 0), 41.0, true),
+    ]);
+    d.scenarios[0].verdict = ScenarioVerdict::Fail;
+    d.finish();
+    let r = &d.recommendation;
+    for says in [
+        "The disk fails etcd's limit with no writer beside it",
+        "the disk itself is too slow for etcd",
+        "the probe did better than alone (p99 16.81 ms) in none (p99 4.74 ms), ionice-idle (p99 4.90 ms)",
+    ] {
+        assert!(r.contains(says), "{says:?} not in:\n{r}");
+    }
+    for not in ["leave the node as it is", "no mitigation is needed"] {
+        assert!(!r.contains(not), "{not:?} in:\n{r}");
+    }
+}
+
+/// Regression (QA): writers that finished in 0.2 s of a 5 s window made "Best worst case:
+/// writer-no-fsync" a measurement of the probe alone, with nothing said.
+#[test]
+fn a_writer_that_finishes_early_is_named() {
+    let mut d = doc(vec![
+        baseline(stalled(2.0, 4.0, 5.0, 0, 0)),
+        scenario("none", stalled(6.0, 30.0, 80.0, 0, 0), 4.0, true),
+        scenario("writer-no-fsync", stalled(2.1, 4.1, 5.2, 0, 0), 0.2, true),
+    ]);
+    d.duration_s = 5.0;
+    d.finish();
+    let r = &d.recommendation;
+    assert!(
+        r.contains("The writer finished early in the 5 s probe window in writer-no-fsync (0.2 s)")
+            && r.contains("Raise --aggressor-size"),
+        "{r}"
+    );
+    assert!(
+        !r.contains("none (4.0 s)"),
+        "a writer through 80 % of the window is not named:\n{r}"
+    );
+    assert!(!r.contains("did better than alone"), "{r}");
+    // A user's command: the advice names the command, not a size.
+    d.aggressor_command = Some("tar xf update.tar".into());
+    d.finish();
+    assert!(
+        d.recommendation.contains("Give a command that runs longer"),
+        "{}",
+        d.recommendation
+    );
+}
