@@ -7,13 +7,15 @@ use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner, RecordingRu
 use disktier_disks::setup::{
     persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig,
 };
-use disktier_testkit::{blkid, have, is_mount_point, require, require_loop_xfs, LoopDev, Unmount};
+use disktier_testkit::{
+    blkid, have, is_mount_point, loop_with_mount_point, require, require_loop_xfs, LoopDev, Unmount,
+};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 
 mod support;
-use support::{killed_at, mp, request_on, xfs_loop, XFS_SIZE};
+use support::{killed_at, mp, request_on, xfs_loop, xfs_mount, XFS_SIZE};
 
 fn run(c: &SetupConfig, runner: &dyn CommandRunner) -> Report {
     setup(c, Path::new("/"), runner).unwrap_or_else(|e| panic!("setup failed: {e:#?}"))
@@ -23,6 +25,25 @@ fn did(rep: &Report, what: &str) -> bool {
     rep.steps
         .iter()
         .any(|s| s.status == "done" && s.commands.iter().any(|c| c.starts_with(what)))
+}
+
+/// Runs the checker `args` (`systemd-analyze verify`, `findmnt --verify`) on `file` and asserts it
+/// passes; returns its stdout and stderr.
+fn passes(args: &[&str], file: &Path) -> (String, String) {
+    let o = Command::new(args[0])
+        .args(&args[1..])
+        .arg(file)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        o.status.success(),
+        "{} {}: {out}{err}",
+        args.join(" "),
+        file.display()
+    );
+    (out, err)
 }
 
 #[test]
@@ -106,17 +127,7 @@ fn xfs_with_binds_rerun_stop_start_and_persisted_units() {
             main_unit.clone(),
             units.join(persist::mount_unit_name(&mp(&app))),
         ] {
-            let o = Command::new("systemd-analyze")
-                .arg("verify")
-                .arg(&u)
-                .output()
-                .unwrap();
-            let err = String::from_utf8_lossy(&o.stderr);
-            assert!(
-                o.status.success(),
-                "systemd-analyze verify {}: {err}",
-                u.display()
-            );
+            let (_, err) = passes(&["systemd-analyze", "verify"], &u);
             assert!(!err.contains("Refusing"), "{err}");
         }
     }
@@ -256,10 +267,7 @@ fn ext4_on_request_with_label_and_noatime() {
     if !require_loop_xfs() || !require(have("mkfs.ext4"), "mkfs.ext4") {
         return;
     }
-    let dev = LoopDev::new(64 << 20);
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let mnt = tmp.path().join("m");
-    let _guard = Unmount(vec![mnt.clone()]);
+    let (dev, tmp, mnt, _guard) = loop_with_mount_point(64 << 20, "m");
     let mut c = request_on(&dev, &mnt);
     c.fs = FsType::Ext4;
     c.label = "scratch-ext4".into();
@@ -293,17 +301,7 @@ fn ext4_on_request_with_label_and_noatime() {
         rep.notes
     );
     if have("findmnt") {
-        let o = Command::new("findmnt")
-            .args(["--verify", "--verbose", "--tab-file"])
-            .arg(&fstab)
-            .output()
-            .unwrap();
-        let out = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success(),
-            "findmnt --verify: {out}{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let (out, _) = passes(&["findmnt", "--verify", "--verbose", "--tab-file"], &fstab);
         assert!(
             out.contains(&format!("translated to {}", dev.path.display())),
             "{out}"
@@ -316,11 +314,9 @@ fn ext4_on_request_with_label_and_noatime() {
 /// changing anything; the mount units alone (no boot unit) name the UUID, with a warning.
 #[test]
 fn a_kernel_name_is_never_persisted() {
-    let Some((dev, tmp)) = xfs_loop() else {
+    let Some((dev, tmp, mnt, _guard)) = xfs_mount("m") else {
         return;
     };
-    let mnt = tmp.path().join("m");
-    let _guard = Unmount(vec![mnt.clone()]);
     let mut c = request_on(&dev, &mnt);
     c.persist = Persist::Systemd;
     c.persist_root = tmp.path().join("root");
@@ -432,10 +428,8 @@ fn a_disk_formatted_between_plan_and_mkfs_is_left_alone() {
     if !require_loop_xfs() || !require(have("mkfs.ext4"), "mkfs.ext4") {
         return;
     }
-    let dev = LoopDev::new(XFS_SIZE);
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let _guard = Unmount(vec![tmp.path().join("m")]);
-    let c = request_on(&dev, tmp.path().join("m"));
+    let (dev, _tmp, mnt, _guard) = loop_with_mount_point(XFS_SIZE, "m");
+    let c = request_on(&dev, &mnt);
     let c = c.check().unwrap();
     let path = dev.path.clone();
     let runner = IntrudeBeforeRecheck {
@@ -459,7 +453,7 @@ fn a_disk_formatted_between_plan_and_mkfs_is_left_alone() {
     // The intruder's filesystem is intact: mkfs.xfs never ran.
     assert_eq!(blkid(&dev.path, "TYPE"), "ext4");
     assert_eq!(blkid(&dev.path, "LABEL"), "theirs");
-    assert!(!is_mount_point(&tmp.path().join("m")));
+    assert!(!is_mount_point(&mnt));
 }
 
 #[test]

@@ -171,25 +171,11 @@ fn plan_ranks_the_tiers_by_the_smallest_tier_meeting_the_iops() {
 #[test]
 fn a_bad_tier_table_fails_naming_the_entry_and_the_fix() {
     let tmp = tempfile::tempdir().unwrap();
-    let check = |toml: &str| {
-        let f = tmp.path().join("bad.toml");
-        std::fs::write(&f, toml).unwrap();
-        let out = disktier()
-            .arg("--no-save")
-            .arg("--catalog")
-            .arg(&f)
-            .args(["catalog", "check"])
-            .output()
-            .unwrap();
+    for (toml, want, needles) in [
+        // Unsorted sizes and a zero price: refused on load (exit 2), every number listed with its
+        // fix.
         (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).to_string()
-                + &String::from_utf8_lossy(&out.stdout),
-        )
-    };
-    // Unsorted sizes and a zero price: refused on load (exit 2), every number listed with its fix.
-    let (code, msg) = check(
-        r#"
+            r#"
 [[volume_price]]
 region = "eastus"
 type = "premium-ssd"
@@ -198,19 +184,15 @@ source = "negotiated"
 date = "2026-11"
 weak = true
 "#,
-    );
-    assert_eq!(code, Some(2), "{msg}");
-    assert!(msg.contains("volume_price eastus premium-ssd"), "{msg}");
-    assert!(
-        msg.contains("tier_prices.usd_month = 0 (128 GiB) is zero"),
-        "{msg}"
-    );
-    assert!(
-        msg.contains("list the tiers in ascending size_gib"),
-        "{msg}"
-    );
-    let (code, msg) = check(
-        r#"
+            2,
+            &[
+                "volume_price eastus premium-ssd",
+                "tier_prices.usd_month = 0 (128 GiB) is zero",
+                "list the tiers in ascending size_gib",
+            ][..],
+        ),
+        (
+            r#"
 [[volume_type]]
 name = "tiered"
 cloud = "azure"
@@ -222,17 +204,13 @@ iops = { model = "size_tier" }
 throughput = { model = "size_tier" }
 size_tiers = [ { name = "T2", size_gib = 64, iops = 240, mbps = 50.0 }, { name = "T1", size_gib = 32, iops = 120, mbps = 25.0 } ]
 "#,
-    );
-    assert_eq!(code, Some(2), "{msg}");
-    assert!(
-        msg.contains(
-            "volume_type tiered: size_tiers.size_gib = 32 (T1) is not above the previous tier's"
+            2,
+            &["volume_type tiered: size_tiers.size_gib = 32 (T1) is not above the previous tier's"],
         ),
-        "{msg}"
-    );
-    // Well-formed numbers but prices that do not match the type's tiers: `catalog check` fails (1).
-    let (code, msg) = check(
-        r#"
+        // Well-formed numbers but prices that do not match the type's tiers: `catalog check` fails
+        // (1).
+        (
+            r#"
 [[volume_price]]
 region = "eastus"
 type = "premium-ssd"
@@ -241,11 +219,27 @@ source = "negotiated"
 date = "2026-11"
 weak = true
 "#,
-    );
-    assert_eq!(code, Some(1), "{msg}");
-    assert!(
-        msg.contains("price of premium-ssd in eastus: tier_prices sizes"),
-        "{msg}"
-    );
-    assert!(msg.contains("price each tier once"), "{msg}");
+            1,
+            &[
+                "price of premium-ssd in eastus: tier_prices sizes",
+                "price each tier once",
+            ],
+        ),
+    ] {
+        let f = tmp.path().join("bad.toml");
+        std::fs::write(&f, toml).unwrap();
+        let out = disktier()
+            .arg("--no-save")
+            .arg("--catalog")
+            .arg(&f)
+            .args(["catalog", "check"])
+            .output()
+            .unwrap();
+        let msg = String::from_utf8_lossy(&out.stderr).to_string()
+            + &String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(want), "{msg}");
+        for n in needles {
+            assert!(msg.contains(n), "{msg}");
+        }
+    }
 }

@@ -9,7 +9,7 @@ use disktier_testkit::cli::stdout_ok;
 use disktier_testkit::cli::Succeeds;
 use disktier_testkit::kube::wait_until;
 use disktier_testkit::{require_loop, LoopDev};
-use disktier_testkit::{serial_loop_fs, BlkioThrottle};
+use disktier_testkit::{serial_loop_fs, serial_throttleable_fs};
 use predicates::prelude::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -531,10 +531,7 @@ fn a_non_root_journal_lives_in_a_private_dir_and_a_planted_tmp_dir_is_refused() 
 
 #[test]
 fn a_throttled_disk_shows_stalls_beside_the_percentiles() {
-    if !BlkioThrottle::require() {
-        return;
-    }
-    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
+    let Some((_g, dev, mnt)) = serial_throttleable_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
     };
     let run = tempfile::tempdir().unwrap();

@@ -29,6 +29,11 @@ fn job_file(dir: &Path) -> String {
     )
 }
 
+/// Writes the job file `file` with `text`, `{dir}` in it standing for `dir`.
+fn write_job(file: &Path, dir: &Path, text: &str) {
+    std::fs::write(file, text.replace("{dir}", &dir.display().to_string())).unwrap();
+}
+
 fn names(v: &Value) -> Vec<String> {
     v.as_array()
         .unwrap()
@@ -185,14 +190,11 @@ fn job_file_runs_groups_like_fio() {
 fn unsupported_options_name_their_line_and_exit_2() {
     let d = tempfile::tempdir().unwrap();
     let file = d.path().join("bad.fio");
-    std::fs::write(
+    write_job(
         &file,
-        format!(
-            "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\nrate_iops=100\n",
-            d.path().display()
-        ),
-    )
-    .unwrap();
+        d.path(),
+        "[global]\ndirectory={dir}\nsize=1m\n[a]\nrw=write\nrate_iops=100\n",
+    );
     on_file(&["--no-save", "bench"], &file).stderr_of_exit_naming(
         "an unsupported option",
         2,
@@ -200,14 +202,11 @@ fn unsupported_options_name_their_line_and_exit_2() {
     );
     // verify is read (verify=0, fio's default, changes nothing); a verification is refused
     // with the reason, on its line.
-    std::fs::write(
+    write_job(
         &file,
-        format!(
-            "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\nverify=crc32c\n",
-            d.path().display()
-        ),
-    )
-    .unwrap();
+        d.path(),
+        "[global]\ndirectory={dir}\nsize=1m\n[a]\nrw=write\nverify=crc32c\n",
+    );
     on_file(&["--no-save", "bench"], &file).stderr_of_exit_naming(
         "a verification",
         2,
@@ -236,26 +235,20 @@ fn unsupported_options_name_their_line_and_exit_2() {
 fn a_job_file_takes_the_recipes_options() {
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
     let file = d.path().join("gke.fio");
-    std::fs::write(
+    write_job(
         &file,
-        format!(
-            "[global]\ndirectory={}\nsize=4m\nbs=4k\nruntime=500ms\ntime_based\nverify=0\ngroup_reporting=1\n[write_iops]\nrw=randwrite\nioengine=libaio\niodepth=8\niodepth_batch_submit=8\niodepth_batch_complete_max=8\n",
-            d.path().display()
-        ),
-    )
-    .unwrap();
+        d.path(),
+        "[global]\ndirectory={dir}\nsize=4m\nbs=4k\nruntime=500ms\ntime_based\nverify=0\ngroup_reporting=1\n[write_iops]\nrw=randwrite\nioengine=libaio\niodepth=8\niodepth_batch_submit=8\niodepth_batch_complete_max=8\n",
+    );
     let v = on_file(&["--format", "json", "--no-save", "bench"], &file).json_ok();
     assert_eq!(v["jobs"][0]["job"]["ioengine"], "io_uring");
     assert!(v["notes"][0].as_str().unwrap().contains("libaio"), "{v:#}");
     // Below iodepth the engine would reap differently: refused with the reason and the line.
-    std::fs::write(
+    write_job(
         &file,
-        format!(
-            "[global]\ndirectory={}\nsize=1m\n[a]\nrw=randread\niodepth=8\niodepth_batch_complete_max=2\n",
-            d.path().display()
-        ),
-    )
-    .unwrap();
+        d.path(),
+        "[global]\ndirectory={dir}\nsize=1m\n[a]\nrw=randread\niodepth=8\niodepth_batch_complete_max=2\n",
+    );
     on_file(&["--no-save", "bench"], &file).stderr_of_exit_naming(
         "iodepth_batch_complete_max below iodepth",
         2,
@@ -298,14 +291,11 @@ fn a_job_file_that_completed_no_io_is_not_a_result() {
     let shm = tempfile::tempdir_in("/dev/shm").unwrap();
     let file = shm.path().join("z.fio");
     // One 64 MiB write cannot complete within 1 ms.
-    std::fs::write(
+    write_job(
         &file,
-        format!(
-            "[a]\ndirectory={}\nrw=write\nbs=64m\nsize=64m\nruntime=1ms\nioengine=psync\n",
-            shm.path().display()
-        ),
-    )
-    .unwrap();
+        shm.path(),
+        "[a]\ndirectory={dir}\nrw=write\nbs=64m\nsize=64m\nruntime=1ms\nioengine=psync\n",
+    );
     let db = shm.path().join("results.db");
     let out = Command::new(bin())
         .env("DISKTIER_DB", &db)

@@ -6,7 +6,9 @@
 //! lands while mkfs runs.
 
 use disktier_testkit::cli::Succeeds;
-use disktier_testkit::{blkid, is_mount_point, require_loop_xfs, BlkioThrottle, LoopDev, Unmount};
+use disktier_testkit::{
+    blkid, is_mount_point, loop_with_mount_point, require_loop_xfs, BlkioThrottle, LoopDev,
+};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -74,10 +76,7 @@ fn a_signal_during_mkfs_stops_it_erases_the_half_made_filesystem_and_says_how_to
     if !require_loop_xfs() || !BlkioThrottle::require() {
         return;
     }
-    let dev = LoopDev::new(2 << 30);
-    let scratch = tempfile::tempdir_in("/var/tmp").unwrap();
-    let mount = scratch.path().join("data");
-    let _unmount = Unmount(vec![mount.clone()]);
+    let (dev, _scratch, mount, _unmount) = loop_with_mount_point(2 << 30, "data");
     let dev_s = dev.path.display().to_string();
     for (signal, group) in [("INT", true), ("TERM", false)] {
         let throttle = BlkioThrottle::new(&dev.maj_min(), 5, None);

@@ -13,8 +13,8 @@ use disktier_interfere::ioprio::{self, IoPrio};
 use disktier_interfere::{
     scheduler, AggressorKind, Applied, Combo, Config, InterfereDoc, Mitigation,
 };
-use disktier_testkit::serial_loop_fs;
 use disktier_testkit::BlkioThrottle;
+use disktier_testkit::{serial_loop_fs, serial_throttleable_fs};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -184,10 +184,7 @@ fn io_classes_and_schedulers_are_applied_read_back_and_restored() {
 
 #[test]
 fn cgroups_and_writer_policies_are_applied_read_back_and_removed() {
-    if !BlkioThrottle::require() {
-        return;
-    }
-    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
+    let Some((_g, dev, mnt)) = serial_throttleable_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
     };
     let mm = dev.maj_min();
@@ -250,10 +247,7 @@ fn cgroups_and_writer_policies_are_applied_read_back_and_removed() {
 
 #[test]
 fn the_aggressor_worsens_the_tail_on_a_throttled_volume() {
-    if !BlkioThrottle::require() {
-        return;
-    }
-    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 1 << 30, "xfs") else {
+    let Some((_g, dev, mnt)) = serial_throttleable_fs(&SERIAL, 1 << 30, "xfs") else {
         return;
     };
     // A cloud-like volume: this process (the probe) and its children (the aggressor) share one

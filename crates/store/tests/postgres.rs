@@ -5,7 +5,7 @@ use disktier_store::{migrate, Filter, Store, StoreError};
 use serde_json::json;
 
 mod common;
-use common::save;
+use common::{interrupted_ids, only, save};
 
 /// A fresh schema on the test server, and a store URL whose search_path points into it.
 fn fresh(name: &str) -> Option<String> {
@@ -26,24 +26,22 @@ fn postgres_round_trip() {
     assert_eq!(s.schema_version().unwrap(), migrate::latest());
     let a = save(&mut s, "check", Some("g"), &doc("/a", 203776));
     save(&mut s, "check", None, &doc("/b", 4046848));
-    let rows = s
-        .list(&Filter {
+    let row = only(
+        &mut s,
+        Filter {
             target: Some("/a".into()),
             ..Filter::default()
-        })
-        .unwrap();
-    assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0].sync_p99_ns, Some(203776));
-    assert_eq!(rows[0].write_iops, Some(42.5));
+        },
+    );
+    assert_eq!(row.sync_p99_ns, Some(203776));
+    assert_eq!(row.write_iops, Some(42.5));
     assert_eq!(s.get(&a).unwrap().doc, doc("/a", 203776));
-    assert_eq!(
-        s.list(&Filter {
+    only(
+        &mut s,
+        Filter {
             last: Some(1),
             ..Filter::default()
-        })
-        .unwrap()
-        .len(),
-        1
+        },
     );
     // Reopening does not migrate again.
     let mut again = Store::open(Some(&url)).unwrap();
@@ -75,14 +73,10 @@ fn postgres_version_1_schema_is_migrated_and_newer_is_refused() {
         "check"
     );
     // The migration marks the interrupted run from its document, a damaged one included.
-    let marked: Vec<String> = s
-        .list(&Filter::default())
-        .unwrap()
-        .into_iter()
-        .filter(|r| r.interrupted)
-        .map(|r| r.id)
-        .collect();
-    assert_eq!(marked, vec!["20240101-000000-c0ffee".to_string()]);
+    assert_eq!(
+        interrupted_ids(&mut s),
+        vec!["20240101-000000-c0ffee".to_string()]
+    );
     drop(s);
     let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     c.execute(

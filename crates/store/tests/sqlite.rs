@@ -6,7 +6,7 @@ use serde_json::json;
 use std::path::Path;
 
 mod common;
-use common::save;
+use common::{interrupted_ids, only, save};
 
 fn doc(target: &str, profile: &str, p99: u64) -> serde_json::Value {
     json!({
@@ -20,6 +20,22 @@ fn doc(target: &str, profile: &str, p99: u64) -> serde_json::Value {
 
 fn open(p: &Path) -> Store {
     Store::open(Some(p.to_str().unwrap())).unwrap()
+}
+
+/// A database at `db` as disktier with schema version `version` wrote it: that version's
+/// migrations, applied and recorded as run on 2024-01-01.
+fn written_by_version(db: &Path, version: usize) -> rusqlite::Connection {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute_batch(migrate::CREATE_SCHEMA_MIGRATIONS).unwrap();
+    for m in &migrate::MIGRATIONS[..version] {
+        c.execute_batch(m.sql).unwrap();
+        c.execute(
+            "INSERT INTO schema_migrations VALUES (?1, ?2, '2024-01-01T00:00:00Z')",
+            rusqlite::params![m.version, m.name],
+        )
+        .unwrap();
+    }
+    c
 }
 
 fn digest(p: &Path) -> Vec<u8> {
@@ -37,22 +53,22 @@ fn save_list_show_round_trip() {
     let all = s.list(&Filter::default()).unwrap();
     assert_eq!(all.len(), 2);
     assert_eq!(all[0].id, b, "newest first");
-    let etcd = s
-        .list(&Filter {
+    let etcd = only(
+        &mut s,
+        Filter {
             profile: Some("etcd".into()),
             ..Filter::default()
-        })
-        .unwrap();
-    assert_eq!(etcd.len(), 1);
-    assert_eq!(etcd[0].sync_p99_ns, Some(203776));
-    assert_eq!(etcd[0].hostname.as_deref(), Some("node-a"));
-    let g = s
-        .list(&Filter {
+        },
+    );
+    assert_eq!(etcd.sync_p99_ns, Some(203776));
+    assert_eq!(etcd.hostname.as_deref(), Some("node-a"));
+    only(
+        &mut s,
+        Filter {
             group_id: Some("g1".into()),
             ..Filter::default()
-        })
-        .unwrap();
-    assert_eq!(g.len(), 1);
+        },
+    );
     let got = s.get(&a).unwrap();
     assert_eq!(got.doc, doc("/a", "etcd", 203776));
     assert_eq!(got.device["fs_type"], "xfs");
@@ -74,14 +90,7 @@ fn a_version_1_database_is_migrated_and_keeps_its_rows() {
     let db = d.path().join("old.db");
     {
         // What disktier with schema version 1 wrote.
-        let c = rusqlite::Connection::open(&db).unwrap();
-        c.execute_batch(migrate::CREATE_SCHEMA_MIGRATIONS).unwrap();
-        c.execute_batch(migrate::MIGRATIONS[0].sql).unwrap();
-        c.execute(
-            "INSERT INTO schema_migrations VALUES (1, 'runs', '2024-01-01T00:00:00Z')",
-            [],
-        )
-        .unwrap();
+        let c = written_by_version(&db, 1);
         c.execute(
             "INSERT INTO runs (id, created_at, kind, profile, target, quick, host_json, device_json, doc)
              VALUES ('20240101-000000-abcdef', '2024-01-01T00:00:00Z', 'check', 'etcd', '/old', 0, '{}', '{}', '{\"profile\":\"etcd\"}')",
@@ -108,16 +117,7 @@ fn the_listing_marks_interrupted_runs_old_and_new() {
     {
         // What disktier with schema version 2 wrote: a complete run, an interrupted one, a
         // run whose target names the flag, and a damaged row.
-        let c = rusqlite::Connection::open(&db).unwrap();
-        c.execute_batch(migrate::CREATE_SCHEMA_MIGRATIONS).unwrap();
-        for m in &migrate::MIGRATIONS[..2] {
-            c.execute_batch(m.sql).unwrap();
-            c.execute(
-                "INSERT INTO schema_migrations VALUES (?1, ?2, '2024-01-01T00:00:00Z')",
-                rusqlite::params![m.version, m.name],
-            )
-            .unwrap();
-        }
+        let c = written_by_version(&db, 2);
         let mut cut = doc("/cut", "etcd", 1);
         cut["interrupted"] = true.into();
         let mut named = doc("/x\"interrupted\":true", "etcd", 1);
@@ -150,14 +150,10 @@ fn the_listing_marks_interrupted_runs_old_and_new() {
     cut["interrupted"] = true.into();
     let new_cut = save(&mut s, "check", None, &cut);
     save(&mut s, "check", None, &doc("/new-whole", "etcd", 1));
-    let marked: Vec<String> = s
-        .list(&Filter::default())
-        .unwrap()
-        .into_iter()
-        .filter(|r| r.interrupted)
-        .map(|r| r.id)
-        .collect();
-    assert_eq!(marked, vec![new_cut, "20240101-000000-000002".to_string()]);
+    assert_eq!(
+        interrupted_ids(&mut s),
+        vec![new_cut, "20240101-000000-000002".to_string()]
+    );
 }
 
 /// Regression (QA): `--db ""` and `--db :memory:` "saved" runs in a database SQLite keeps only

@@ -86,6 +86,21 @@ pub fn throttled_fs(
     Some((dev, m, throttle))
 }
 
+/// A new blank loop device of `size` bytes, a scratch directory in /var/tmp, and the mount point
+/// `name` in it, unmounted on drop: the set-up of the tests that mount what they set up. Call it
+/// after the test's [`require`]s, and bind it as `let (dev, tmp, mnt, _guard) = ..`: the guard is
+/// dropped (unmounts) first, the device (detached) last.
+pub fn loop_with_mount_point(
+    size: u64,
+    name: &str,
+) -> (LoopDev, tempfile::TempDir, PathBuf, Unmount) {
+    let dev = LoopDev::new(size);
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mnt = tmp.path().join(name);
+    let guard = Unmount(vec![mnt.clone()]);
+    (dev, tmp, mnt, guard)
+}
+
 /// A fresh loop device of `size` bytes with nothing on it; `None` (the test returns) where loop
 /// devices cannot be made.
 pub fn loop_dev(size: u64) -> Option<LoopDev> {
@@ -382,6 +397,19 @@ impl Drop for Unmount {
             }
         }
     }
+}
+
+/// [`serial_loop_fs`] for tests that throttle the device: `None` (the test returns) where blkio
+/// throttling or loop devices are missing.
+pub fn serial_throttleable_fs(
+    lock: &'static std::sync::Mutex<()>,
+    size: u64,
+    fstype: &str,
+) -> Option<(std::sync::MutexGuard<'static, ()>, LoopDev, Mount)> {
+    if !BlkioThrottle::require() {
+        return None;
+    }
+    serial_loop_fs(lock, size, fstype)
 }
 
 /// [`loop_fs`] for tests that must run one at a time (they change a device's scheduler or the

@@ -5,7 +5,7 @@
 use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner};
 use disktier_disks::setup::SetupRequest;
 use disktier_disks::valid::MountPath;
-use disktier_testkit::{require_loop_xfs, LoopDev, Unmount};
+use disktier_testkit::{loop_with_mount_point, require_loop_xfs, LoopDev, Unmount};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -26,10 +26,10 @@ pub fn xfs_loop() -> Option<(LoopDev, tempfile::TempDir)> {
 /// it as `let Some((dev, tmp, mnt, _guard)) = xfs_mount("m") else { return };` (the guard is
 /// dropped first, the device last).
 pub fn xfs_mount(name: &str) -> Option<(LoopDev, tempfile::TempDir, PathBuf, Unmount)> {
-    let (dev, tmp) = xfs_loop()?;
-    let mnt = tmp.path().join(name);
-    let guard = Unmount(vec![mnt.clone()]);
-    Some((dev, tmp, mnt, guard))
+    if !require_loop_xfs() {
+        return None;
+    }
+    Some(loop_with_mount_point(XFS_SIZE, name))
 }
 
 /// A setup request for `mount` that takes exactly `dev` (`--devices`), with every other
