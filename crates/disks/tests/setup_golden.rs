@@ -287,6 +287,11 @@ fn explicit_devices_refuse_the_system_disk_with_the_reason() {
     ]);
     let m = refused(&fixture("aws-m6id-xlarge"), c).to_string();
     assert!(m.starts_with("refusing /dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_vol0a1b2c3d4e5f60718: system disk (holds /sysroot, /boot)"), "{m}");
+    // QA: the system disk's refusal ended with "wipe it yourself if you mean it".
+    assert!(
+        !m.contains("wipe it yourself") && m.contains("holds this node's operating system"),
+        "{m}"
+    );
     let _ = tmp;
     let mut c = cfg("/data");
     c.devices = Some(vec!["/dev/nvme0n1p4".into()]);

@@ -5,7 +5,7 @@ use assert_cmd::Command;
 use disktier_testkit::cli::disktier;
 use disktier_testkit::cli::sysfs_fixture;
 use disktier_testkit::cli::{json_ok, stdout_ok};
-use disktier_testkit::{have, require, require_loop, LoopDev, Unmount};
+use disktier_testkit::{have, loop_with_mount_point, require, require_loop, LoopDev, Unmount};
 use predicates::prelude::*;
 use std::path::Path;
 
@@ -115,7 +115,7 @@ fn setup_refuses_to_act_on_a_fixture_and_gke_is_nothing_to_do() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("nothing was set up: /data stays on the root disk"),
+            .contains("nothing was set up for /data: no eligible disk"),
         "{out:?}"
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -129,10 +129,7 @@ fn setup_on_a_loop_device_then_rerun_changes_nothing() {
     if !require_loop() || !require(have("mkfs.xfs"), "mkfs.xfs") {
         return;
     }
-    let dev = LoopDev::new(320 << 20);
-    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
-    let mnt = tmp.path().join("data");
-    let _g = Unmount(vec![mnt.clone()]);
+    let (dev, tmp, mnt, _g) = loop_with_mount_point(320 << 20, "data");
     let devs = dev.path.display().to_string();
     // Before: the loop device is listed, class loop, eligible.
     let me = listed(&dev);

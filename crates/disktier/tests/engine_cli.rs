@@ -672,6 +672,80 @@ fn interrupted_run(sig: &str, engine: &str) {
     );
 }
 
+/// QA: a Ctrl-C while small-files waited for its final sync was ignored, and the run was saved
+/// as complete with exit 0. The writeback of a loop device is throttled in the root blkio group
+/// (writeback is charged there, cgroup v1), so the sync takes seconds and the signal lands in it.
+#[test]
+fn a_signal_during_the_final_sync_of_small_files_interrupts_it() {
+    if !disktier_testkit::BlkioThrottle::require() {
+        return;
+    }
+    let Some((dev, m)) = loop_fs(320 << 20, "xfs") else {
+        return;
+    };
+    let _slow = RootWriteBps::new(&dev.maj_min(), 4 << 20);
+    let child = std::process::Command::new(bin())
+        .args(["--no-save", "bench"])
+        .arg(&m.dir)
+        .args(["--profile", "small-files", "--nrfiles", "12"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // All 12 files are written (into the page cache) at once: the run is then in its sync.
+    let files = |d: &Path| -> usize {
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("disktier-small-files")
+            })
+            .map(|e| std::fs::read_dir(e.path()).map(|r| r.count()).unwrap_or(0))
+            .sum()
+    };
+    let t0 = Instant::now();
+    while files(&m.dir) < 12 && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    send_signal(child.id(), "INT");
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("INTERRUPTED") && !text.contains("the final sync"),
+        "{text}"
+    );
+    assert_eq!(files(&m.dir), 0, "created files are removed");
+}
+
+/// A write limit on one device for the root blkio group (where cgroup v1 charges writeback),
+/// lifted on drop.
+struct RootWriteBps(String);
+
+impl RootWriteBps {
+    const FILE: &'static str = "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device";
+
+    fn new(maj_min: &str, bps: u64) -> Self {
+        std::fs::write(Self::FILE, format!("{maj_min} {bps}")).unwrap();
+        RootWriteBps(maj_min.to_string())
+    }
+}
+
+impl Drop for RootWriteBps {
+    fn drop(&mut self) {
+        let _ = std::fs::write(Self::FILE, format!("{} 0", self.0));
+    }
+}
+
 /// `kill -SIG pid`, through kill(1) to keep `unsafe` out of the tests.
 fn send_signal(pid: u32, sig: &str) {
     let st = std::process::Command::new("kill")
@@ -748,6 +822,27 @@ fn fio_target_spellings_and_a_blank_device_read() {
     // One target only.
     let out = run(&[&dir, &d.path().display().to_string(), "--rw=read"]);
     assert_eq!(out.status.code(), Some(2));
+    // QA: a --directory that is a file or missing ran on a file (on the parent's disk; with
+    // --destructive it overwrote the file): it must be a directory, as in fio.
+    std::fs::write(d.path().join("keep"), "hello").unwrap();
+    for (name, says) in [
+        ("keep", "is not a directory"),
+        ("nothere", "create the directory first"),
+    ] {
+        let p = d.path().join(name);
+        let out = run(&[
+            &format!("--directory={}", p.display()),
+            "--rw=randwrite",
+            "--size=1m",
+            "--destructive",
+        ]);
+        assert_one_line_error(&out, name, &[says]);
+        assert!(!d.path().join("nothere").exists());
+    }
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("keep")).unwrap(),
+        "hello"
+    );
     let Some(dev) = loop_dev(64 << 20) else {
         return;
     };
@@ -766,6 +861,21 @@ fn fio_target_spellings_and_a_blank_device_read() {
         warned.contains("holds no filesystem") && warned.contains("never written"),
         "{warned}"
     );
+    // The same with fio running the job (QA: no warning then).
+    if disktier_testkit::have("fio") {
+        let doc = json_of(&run(&[
+            &format!("--filename={path}"),
+            "--rw=randread",
+            "--size=4m",
+            "--direct",
+            "--engine",
+            "fio",
+        ]));
+        assert!(
+            doc["warnings"].to_string().contains("never written"),
+            "{doc:#}"
+        );
+    }
     assert_eq!(dev.checksum(), before, "a read job changed the device");
 }
 

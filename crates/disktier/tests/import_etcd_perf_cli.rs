@@ -195,6 +195,11 @@ fn etcd_perf_imports_can_name_their_disk_and_node() {
         assert_eq!(v["target"]["path"], target);
         assert_eq!(v["job"]["directory"], target);
         assert_eq!(v["host"]["hostname"], host);
+        let warned = v["warnings"].to_string();
+        assert!(
+            warned.contains("the device is unknown") && !warned.contains("host and device"),
+            "{warned}"
+        );
     }
     let listed = stdout_ok(
         &dt(&db)

@@ -141,13 +141,25 @@ pub fn run(
     } else {
         let s = now_ns();
         let d = std::fs::File::open(&sub).map_err(|e| EngineError::from_open(&sub, "read", e))?;
-        rustix::fs::syncfs(&d).map_err(|e| EngineError::Io {
-            path: sub.clone(),
-            op: "syncfs",
-            source: e.into(),
-        })?;
-        end = now_ns();
-        Some((end - s) as f64 / 1e9)
+        match final_sync(d, &opts.stop) {
+            Some(Ok(())) => {
+                end = now_ns();
+                Some((end - s) as f64 / 1e9)
+            }
+            Some(Err(e)) => {
+                return Err(EngineError::Io {
+                    path: sub.clone(),
+                    op: "syncfs",
+                    source: e,
+                })
+            }
+            // Stopped during the sync (QA: a Ctrl-C there was ignored and the run saved as
+            // complete): the run is interrupted, its time ends at the last close.
+            None => {
+                interrupted = true;
+                None
+            }
+        }
     };
     if !cur.is_empty() {
         secs.insert(cur.sec, cur);
@@ -203,3 +215,34 @@ pub fn run(
         sync_hist: None,
     })
 }
+
+/// `syncfs` on the filesystem of `dir`, on a thread of its own so that a stop is seen within
+/// [`STOP_POLL`] however long the page cache takes to drain (a slow cloud volume): `None` when
+/// `stop` came first. The sync then goes on in the kernel; nothing waits for it.
+fn final_sync(
+    dir: std::fs::File,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Option<std::io::Result<()>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(rustix::fs::syncfs(&dir).map_err(std::io::Error::from));
+    });
+    loop {
+        match rx.recv_timeout(STOP_POLL) {
+            Ok(r) => return Some(r),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Some(Err(std::io::Error::other(
+                    "the sync thread ended without an answer",
+                )))
+            }
+        }
+    }
+}
+
+/// How often the final sync's wait looks at the stop flag.
+const STOP_POLL: Duration = Duration::from_millis(100);

@@ -226,24 +226,26 @@ pub(super) fn sibling_caveats(
     ]
 }
 
-/// The caveats of `n` GCP local SSDs on `machine`, which allows `counts` of them.
+/// The caveats of `n` GCP local SSDs on `machine`, which allows `counts` of them (`weak`: the
+/// counts seen to work, not all it allows).
 pub(super) fn local_ssd_caveats(
     machine: &str,
     counts: &[u32],
+    weak: bool,
     n: u32,
     p: &Performance,
     source: &str,
 ) -> Vec<String> {
     let mut caveats = vec![
         "local SSD data is lost when the VM stops: only for data you can rebuild".to_string(),
-        format!(
-            "{machine} allows {} local SSDs",
-            counts
-                .iter()
-                .map(|c| c.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        if weak {
+            format!(
+                "the catalog lists only {} for {machine} (not every count GCP allows for it is in its sources)",
+                counts_words(counts)
+            )
+        } else {
+            format!("{machine} allows {}", counts_words(counts))
+        },
     ];
     if let (Some(i), Some(t)) = (p.baseline_iops, p.baseline_throughput_mibs) {
         caveats.push(format!(
@@ -253,4 +255,21 @@ pub(super) fn local_ssd_caveats(
         ));
     }
     caveats
+}
+
+/// "1 local SSD", "1, 2 or 4 local SSDs".
+pub(super) fn counts_words(counts: &[u32]) -> String {
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable();
+    match sorted.as_slice() {
+        [] => "no local SSD".into(),
+        [one] => crate::fmt::count(*one as usize, "local SSD"),
+        [rest @ .., last] => format!(
+            "{} or {last} local SSDs",
+            rest.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }

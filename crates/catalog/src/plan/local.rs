@@ -4,7 +4,7 @@
 //! `--allow-ephemeral`, else a note says what they would give.
 
 use super::cost::equivalent;
-use super::explain::{local_ssd_caveats, sibling_caveats, store_performance};
+use super::explain::{counts_words, local_ssd_caveats, sibling_caveats, store_performance};
 use super::rank::push_checked;
 use super::types::{Candidates, Component, Ctx, Kind, OptionPerformance, PlanError, PlanOption};
 use crate::fmt::{int, round_cents, usd};
@@ -159,7 +159,7 @@ fn gcp_local_ssd(
     if !ctx.request.allow_ephemeral {
         out.notes.push(if weak {
             format!(
-                "{machine} takes local SSDs of {unit} GiB (the catalog knows it with {}): pass --allow-ephemeral to weigh them (data lost on stop)",
+                "{machine} takes local SSDs of {unit} GiB (the catalog lists {} for it): pass --allow-ephemeral to weigh them (data lost on stop)",
                 counts_words(counts)
             )
         } else {
@@ -204,7 +204,7 @@ fn gcp_local_ssd(
         let reason = if weak {
             // QA: "n1-standard-2 allows at most 1 local SSD" stated a limit no source gives.
             format!(
-                "the catalog knows {machine} only with {} (the counts GCP allows for it are not in the catalog's sources): {shortfall}; check the machine type's valid local SSD counts in cloud.google.com/compute/docs/disks/local-ssd",
+                "the catalog lists only {} for {machine} (not every count GCP allows for it is in the catalog's sources): {shortfall}; check the machine type's valid local SSD counts in cloud.google.com/compute/docs/disks/local-ssd",
                 counts_words(counts)
             )
         } else {
@@ -240,7 +240,7 @@ fn gcp_local_ssd(
             throughput_mibs: tp,
             ..Default::default()
         },
-        caveats: local_ssd_caveats(machine, counts, n, &q.performance, &vt.source),
+        caveats: local_ssd_caveats(machine, counts, weak, n, &q.performance, &vt.source),
         savings_usd: None,
         exact_monthly_cost_usd: None,
         equivalent: None,
@@ -249,21 +249,4 @@ fn gcp_local_ssd(
     };
     push_checked(opt, n as u64 * unit, req, out);
     Ok(())
-}
-
-/// "1 local SSD", "1, 2 or 4 local SSDs".
-fn counts_words(counts: &[u32]) -> String {
-    let mut sorted = counts.to_vec();
-    sorted.sort_unstable();
-    match sorted.as_slice() {
-        [] => "no local SSD".into(),
-        [one] => crate::fmt::count(*one as usize, "local SSD"),
-        [rest @ .., last] => format!(
-            "{} or {last} local SSDs",
-            rest.iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
 }

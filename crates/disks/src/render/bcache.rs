@@ -108,6 +108,7 @@ SEQUENTIAL_CUTOFF={cutoff}
 # 1. Kernel support, then tools, before anything is written (no tool helps a kernel without
 #    the module).
 if [ ! -d /sys/fs/bcache ]; then
+    command -v modprobe >/dev/null || die "modprobe not found (package kmod): cannot tell whether this kernel has the bcache module"
     modprobe -n bcache 2>/dev/null || die "this kernel has no bcache module (modprobe -n bcache): lvmcache uses dm-cache instead, if this kernel has it (disktier render lvmcache checks)"
 fi
 command -v make-bcache >/dev/null || die "make-bcache not found: install bcache-tools"

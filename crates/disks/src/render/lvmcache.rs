@@ -150,6 +150,7 @@ CACHE_LV="${{LV}}_cache"
 # 1. Kernel support, then tools, before anything is written (no tool helps a kernel without
 #    the module).
 if ! dmsetup targets 2>/dev/null | grep -q '^cache '; then
+    command -v modprobe >/dev/null || die "modprobe not found (package kmod): cannot tell whether this kernel has the dm-cache module"
     modprobe -n dm-cache 2>/dev/null || die "this kernel has no dm-cache module (modprobe -n dm-cache): bcache uses its own module instead, if this kernel has it (disktier render bcache checks)"
 fi
 for tool in pvcreate vgcreate lvcreate lvconvert lvs pvs vgs; do

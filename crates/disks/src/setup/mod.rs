@@ -40,7 +40,7 @@ pub enum SetupError {
     NoSuchDevice { device: String },
     #[error("{device} is a partition of {disk}: disktier takes whole disks")]
     Partition { device: String, disk: String },
-    #[error("refusing {device}: {}; disktier only takes blank, unused disks (wipe it yourself if you mean it)", .reasons.join("; "))]
+    #[error("refusing {device}: {}; {}", .reasons.join("; "), refusal_fix(.reasons))]
     Refused {
         device: String,
         reasons: Vec<String>,
@@ -109,6 +109,16 @@ pub struct Report {
     /// Whether anything was changed on the node (always false for a dry run).
     pub changed: bool,
     pub notes: Vec<String>,
+}
+
+/// What to do about a refused disk. The system disk is never to be wiped (QA: refusing /dev/vda
+/// ended with "wipe it yourself if you mean it").
+fn refusal_fix(reasons: &[String]) -> &'static str {
+    if reasons.iter().any(|r| r.starts_with("system disk")) {
+        "it holds this node's operating system: give disktier a local data disk instead (`disktier disks` lists them)"
+    } else {
+        "disktier only takes blank, unused disks (wipe it yourself if you mean it)"
+    }
 }
 
 /// Most rounds of observe-plan-execute: one, plus one after assembling an array, plus slack.

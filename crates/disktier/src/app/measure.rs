@@ -133,6 +133,8 @@ fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
         bail!("fio was not found: install it (Debian package: fio) or use --engine native");
     };
     let target = disktier_engine::preflight(job, opts)?;
+    // Before the run: a job that writes before it reads leaves no blank device to tell.
+    let blank = disktier_engine::blank_device_read(job);
     let fo = disktier_engine::fio::FioOptions {
         keep_files: opts.keep_files,
         profile: opts.profile.clone(),
@@ -151,8 +153,10 @@ fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
             anyhow::Error::from(e)
         )
     })?;
+    let mut doc = m.doc;
+    doc.warnings.extend(blank);
     Ok(Measurement {
-        doc: m.doc,
+        doc,
         sync_hist: m.sync_hist,
     })
 }

@@ -105,6 +105,19 @@ fn target_of(args: &Args) -> anyhow::Result<PathBuf> {
                 d.display()
             );
         }
+        // fio refuses anything else too ("is not a directory"): a mistyped directory must not
+        // become a file measured on whatever disk holds its parent (QA).
+        match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => bail!(
+                "--directory {} is not a directory (as fio says too): give an existing directory, or the file as --filename",
+                d.display()
+            ),
+            Err(e) => bail!(
+                "--directory {}: {e}: create the directory first (fio does not create it either)",
+                d.display()
+            ),
+        }
         return Ok(d.clone());
     }
     match (&args.target, &args.filename) {

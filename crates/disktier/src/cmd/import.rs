@@ -28,7 +28,8 @@ pub struct EtcdPerfArgs {
     /// (`ebs-gp3`), so that `history` and `compare` tell imports apart [default: /var/lib/etcd].
     #[arg(long, value_name = "PATH|NAME", value_parser = label)]
     pub target: Option<String>,
-    /// The node the image ran on (the output does not say) [default: unknown].
+    /// The node the image ran on (the output does not say; without it the host is shown as
+    /// unknown).
     #[arg(long, value_name = "NAME", value_parser = label)]
     pub host: Option<String>,
 }
@@ -78,6 +79,9 @@ fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
     }
     if let Some(h) = a.host {
         doc.host.hostname = h;
+        for w in &mut doc.warnings {
+            *w = w.replace("host and device are unknown", "the device is unknown");
+        }
     }
     let value = serde_json::to_value(&doc)?;
     let extra: Vec<String> = doc

@@ -182,11 +182,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     } else {
         print_text(ctx, &report)?;
     }
-    // No disk at all: nothing was set up, and the data stays on the root disk. Exit 1, as the
+    // No disk at all: nothing was set up, and the data stays where it is. Exit 1, as the
     // rendered boot script fails then, so `disktier setup ... && start-workload` stops (QA).
     if report.devices.is_empty() {
         ctx.note(format!(
-            "nothing was set up: {} stays on the root disk (exit 1)",
+            "nothing was set up for {}: no eligible disk (exit 1)",
             report.mount
         ));
         return Ok(Outcome::Fail);

@@ -172,6 +172,13 @@ fn host_line(h: &HostInfo) -> String {
     if h.hostname.is_empty() && h.kernel.is_empty() {
         return "host     unknown (an import: the imported output does not name it)\n".into();
     }
+    // An import named with --host: only the name is known.
+    if h.kernel.is_empty() {
+        return format!(
+            "host     {} (named at import; nothing else known)\n",
+            h.hostname
+        );
+    }
     format!(
         "host     {} (kernel {}, {} CPUs{}{})\n",
         h.hostname,

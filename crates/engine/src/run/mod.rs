@@ -15,7 +15,7 @@ mod prepare;
 
 pub(crate) use collect::build_series;
 pub use collect::now_rfc3339;
-pub use prepare::preflight;
+pub use prepare::{blank_device_read, preflight};
 // The shared types lived here before `types`; kept so that `engine::run::X` still works.
 pub use crate::types::{IoLog, IoOp, IoRecord, Measured, Progress, ProgressFn, RunOptions};
 

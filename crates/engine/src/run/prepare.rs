@@ -35,12 +35,7 @@ pub(super) fn prepare(job: &Job, opts: &RunOptions) -> Result<Prepared, EngineEr
             ));
         }
     }
-    if c.kind == Kind::Device
-        && job.rw.reads()
-        && matches!(target::device_in_use(&job.target, &c), Ok(None))
-    {
-        warnings.push(unwritten_read_warning(&job.target));
-    }
+    warnings.extend(blank_read_warning(job, &c));
     let mut resolved = job.clone();
     resolved.size = Some(uses[0].len);
     resolved.ioengine = choose_engine(job, &mut warnings);
@@ -352,11 +347,24 @@ fn engine_after_probe(
     job.ioengine
 }
 
+/// [`unwritten_read_warning`] for a job that reads a blank device (no filesystem, partition
+/// table, mount or holder), whichever tool runs it.
+pub fn blank_device_read(job: &Job) -> Option<String> {
+    blank_read_warning(job, &target::classify(&job.target).ok()?)
+}
+
+fn blank_read_warning(job: &Job, c: &Classified) -> Option<String> {
+    (c.kind == Kind::Device
+        && job.rw.reads()
+        && matches!(target::device_in_use(&job.target, c), Ok(None)))
+    .then(|| unwritten_read_warning(&job.target))
+}
+
 /// Reads straight from a device read whatever its blocks hold, and blocks never written may
 /// not be on the media at all (QA, the bcache-on-EBS recipe's read test on a blank device: 5x
 /// the figure of the same image with a filesystem on it). disktier lays out files before it
 /// reads them but never writes a device it was asked to read, so for a blank device it says so.
-pub fn unwritten_read_warning(device: &std::path::Path) -> String {
+fn unwritten_read_warning(device: &std::path::Path) -> String {
     format!(
         "{} holds no filesystem, partition table or mount, and reads see its blocks as they are: blocks never written (a new volume, a trimmed SSD, a sparse or thin backing) can be answered without touching the media, so a blank device reads faster than one with data; write the range first (`disktier bench {} --rw write --bs 1M`) for figures of data",
         device.display(),

@@ -88,9 +88,12 @@ pub fn recommend(doc: &InterfereDoc) -> String {
             }
         ));
     }
+    // A scenario the run cannot vouch for (see `doubt`) is shown but not ranked; without a
+    // sound `none` there is no reference to rank against at all.
+    let none = none.filter(|n| doubt(doc, base, n).is_none());
     let candidates: Vec<&Scenario> = measured
         .iter()
-        .filter(|s| s.mitigation.as_deref() != Some("none"))
+        .filter(|s| s.mitigation.as_deref() != Some("none") && doubt(doc, base, s).is_none())
         .copied()
         .collect();
     let best = candidates
@@ -179,16 +182,38 @@ pub fn recommend(doc: &InterfereDoc) -> String {
                 ": move etcd to its own disk"
             }
         )),
+        (None, Some(_)) if base_fails => {}
+        (None, Some(n)) if candidates.len() < measured.len().saturating_sub(1) => w.push(format!(
+            "No mitigation could be ranked against none (etcd {} with none): see below why this run cannot vouch for them.",
+            if n.verdict == ScenarioVerdict::Pass { "passes" } else { "fails" }
+        )),
         (None, Some(n)) => w.push(format!(
             "Only `none` ran with the aggressor: etcd {} with it. Add mitigations to compare (e.g. --mitigations none,ionice-idle,scheduler-bfq,writer-per-object-fsync).",
             if n.verdict == ScenarioVerdict::Pass { "passes" } else { "fails" }
         )),
+        (Some(b), None) if measured.iter().any(|s| s.mitigation.as_deref() == Some("none")) => {
+            w.push(format!(
+                "Best worst case among the mitigations: {} ({}, max {}); `none` cannot serve as the reference in this run (below), so what it gains is not known.",
+                b.mitigation.as_deref().unwrap_or("?"),
+                stall_words(b),
+                ms(b.max())
+            ))
+        }
         (Some(b), None) => w.push(format!(
             "Best worst case among the mitigations: {} ({}, max {}); add `none` to see what it gains.",
             b.mitigation.as_deref().unwrap_or("?"),
             stall_words(b),
             ms(b.max())
         )),
+        (None, None) if measured.len() == 1 && measured[0].mitigation.as_deref() == Some("none") => {
+            w.push(
+                "Only `none` ran with the aggressor, and this run cannot vouch for it: see below why."
+                    .into(),
+            )
+        }
+        (None, None) if !measured.is_empty() => w.push(
+            "No scenario could be ranked: see below why this run cannot vouch for them.".into(),
+        ),
         (None, None) => {}
     }
     let worse: Vec<String> = candidates
@@ -239,49 +264,74 @@ const FASTER_THAN_ALONE: f64 = 0.75;
 /// the probe alone.
 const SHORT_WRITER: f64 = 0.5;
 
-/// What makes this run's comparison doubtful (QA, seed 004's procedure on a loop device): a
-/// scenario whose probe did better beside the writer than alone, and writers that finished
-/// early in the probe's window.
+/// Why this run cannot vouch for scenario `s` (QA, the OSTree-vs-etcd recipe's procedure on a
+/// loop device), if it cannot: its probe did better beside the writer than alone, or the writer
+/// barely overlapped the probe's window, wrote nothing, or failed. Such a scenario is shown
+/// but not ranked.
+fn doubt(doc: &InterfereDoc, base: &Scenario, s: &Scenario) -> Option<Doubt> {
+    let a = s.aggressor.as_ref()?;
+    if let Some(crate::aggressor::command::CommandExit::Code { code }) = a.exit {
+        if code != 0 {
+            return Some(Doubt::Failed(code));
+        }
+    }
+    if a.bytes == 0 {
+        return Some(Doubt::WroteNothing);
+    }
+    if !a.capped && a.seconds < doc.duration_s * SHORT_WRITER {
+        return Some(Doubt::Short(a.seconds));
+    }
+    let faster = s
+        .p(99.0)
+        .zip(base.p(99.0))
+        .is_some_and(|(p, b)| (p as f64) < b as f64 * FASTER_THAN_ALONE);
+    faster.then_some(Doubt::FasterThanAlone)
+}
+
+enum Doubt {
+    Failed(i32),
+    WroteNothing,
+    Short(f64),
+    FasterThanAlone,
+}
+
+/// The doubts of this run, one sentence a kind, naming the scenarios.
 fn doubts(doc: &InterfereDoc, base: &Scenario, measured: &[&Scenario]) -> Vec<String> {
+    let name = |s: &Scenario| s.mitigation.clone().unwrap_or_default();
+    let of = |want: fn(&Doubt) -> Option<String>| -> Vec<String> {
+        measured
+            .iter()
+            .filter_map(|s| {
+                let d = doubt(doc, base, s)?;
+                want(&d).map(|detail| format!("{} ({detail})", name(s)))
+            })
+            .collect()
+    };
     let mut w = Vec::new();
-    let faster: Vec<String> = measured
-        .iter()
-        .filter(|s| {
-            s.p(99.0)
-                .zip(base.p(99.0))
-                .is_some_and(|(p, b)| (p as f64) < b as f64 * FASTER_THAN_ALONE)
-        })
-        .map(|s| {
-            format!(
-                "{} (p99 {})",
-                s.mitigation.as_deref().unwrap_or("?"),
-                ms(s.p(99.0))
-            )
-        })
-        .collect();
-    if !faster.is_empty() {
+    let failed = of(|d| match d {
+        Doubt::Failed(code) => Some(format!("exit {code}")),
+        _ => None,
+    });
+    if !failed.is_empty() {
         w.push(format!(
-            "Beside the writer, the probe did better than alone (p99 {}) in {}: this disk's own variation is larger than the writer's effect in this run, so the ranking above is noise. Repeat with a longer --duration before acting on it.",
-            ms(base.p(99.0)),
-            faster.join(", ")
+            "The writer failed in {}: its I/O is not what the command does when it succeeds, so these scenarios are not ranked.",
+            failed.join(", ")
         ));
     }
-    let short: Vec<String> = measured
-        .iter()
-        .filter_map(|s| {
-            let a = s.aggressor.as_ref()?;
-            (!a.capped && a.seconds < doc.duration_s * SHORT_WRITER).then(|| {
-                format!(
-                    "{} ({:.1} s)",
-                    s.mitigation.as_deref().unwrap_or("?"),
-                    a.seconds
-                )
-            })
-        })
-        .collect();
+    let nothing = of(|d| matches!(d, Doubt::WroteNothing).then(|| "0 B".to_string()));
+    if !nothing.is_empty() {
+        w.push(format!(
+            "The writer wrote nothing in {}: the probe had the disk to itself, so these scenarios are not ranked.",
+            nothing.join(", ")
+        ));
+    }
+    let short = of(|d| match d {
+        Doubt::Short(secs) => Some(format!("{secs:.1} s")),
+        _ => None,
+    });
     if !short.is_empty() {
         w.push(format!(
-            "The writer finished early in the {:.0} s probe window in {}: the rest of that window measured the probe with at most the writer's leftover writeback beside it. {} so that the writer runs through the window.",
+            "The writer finished early in the {:.0} s probe window in {}: the rest of that window measured the probe with at most the writer's leftover writeback beside it, so these scenarios are not ranked. {} so that the writer runs through the window.",
             doc.duration_s,
             short.join(", "),
             if doc.aggressor_command.is_some() {
@@ -289,6 +339,23 @@ fn doubts(doc: &InterfereDoc, base: &Scenario, measured: &[&Scenario]) -> Vec<St
             } else {
                 "Raise --aggressor-size"
             }
+        ));
+    }
+    let faster = of(|d| {
+        matches!(d, Doubt::FasterThanAlone)
+            .then_some(())
+            .map(|_| String::new())
+    });
+    if !faster.is_empty() {
+        let listed: Vec<String> = measured
+            .iter()
+            .filter(|s| matches!(doubt(doc, base, s), Some(Doubt::FasterThanAlone)))
+            .map(|s| format!("{} (p99 {})", name(s), ms(s.p(99.0))))
+            .collect();
+        w.push(format!(
+            "Beside the writer, the probe did better than alone (p99 {}) in {}: this disk's own variation is larger than the writer's effect in this run, so these scenarios are not ranked. Repeat with a longer --duration.",
+            ms(base.p(99.0)),
+            listed.join(", ")
         ));
     }
     w
