@@ -218,7 +218,8 @@ pub fn run(
 
 /// `syncfs` on the filesystem of `dir`, on a thread of its own so that a stop is seen within
 /// [`STOP_POLL`] however long the page cache takes to drain (a slow cloud volume): `None` when
-/// `stop` came first. The sync then goes on in the kernel; nothing waits for it.
+/// `stop` came first. The sync then goes on in its thread: the result is reported at once, and
+/// only the process's exit waits for the system call to return.
 fn final_sync(
     dir: std::fs::File,
     stop: &std::sync::atomic::AtomicBool,

@@ -94,21 +94,16 @@ pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
 /// recipe's `--directory=/dev/<device dir>`) is told what fio would do, not run on the device.
 fn target_of(args: &Args) -> anyhow::Result<PathBuf> {
     if let Some(d) = &args.directory {
-        let is_device = std::fs::metadata(d).is_ok_and(|m| {
-            use std::os::unix::fs::FileTypeExt;
-            m.file_type().is_block_device()
-        });
-        if is_device {
-            bail!(
+        use std::os::unix::fs::FileTypeExt;
+        // fio refuses anything but a directory ("is not a directory"): a mistyped directory
+        // must not become a file measured on whatever disk holds its parent (QA).
+        return match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => Ok(d.clone()),
+            Ok(m) if m.file_type().is_block_device() => bail!(
                 "--directory names a directory to create files in (as in fio), and {} is a block device: to measure the device itself, give it as the target (`disktier bench {} ...`) or as --filename",
                 d.display(),
                 d.display()
-            );
-        }
-        // fio refuses anything else too ("is not a directory"): a mistyped directory must not
-        // become a file measured on whatever disk holds its parent (QA).
-        match std::fs::metadata(d) {
-            Ok(m) if m.is_dir() => {}
+            ),
             Ok(_) => bail!(
                 "--directory {} is not a directory (as fio says too): give an existing directory, or the file as --filename",
                 d.display()
@@ -117,8 +112,7 @@ fn target_of(args: &Args) -> anyhow::Result<PathBuf> {
                 "--directory {}: {e}: create the directory first (fio does not create it either)",
                 d.display()
             ),
-        }
-        return Ok(d.clone());
+        };
     }
     match (&args.target, &args.filename) {
         (Some(t), _) | (None, Some(t)) => Ok(t.clone()),

@@ -90,10 +90,10 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     }
     // A scenario the run cannot vouch for (see `doubt`) is shown but not ranked; without a
     // sound `none` there is no reference to rank against at all.
-    let none = none.filter(|n| doubt(doc, base, n).is_none());
+    let none = none.filter(|n| doubt(base, n).is_none());
     let candidates: Vec<&Scenario> = measured
         .iter()
-        .filter(|s| s.mitigation.as_deref() != Some("none") && doubt(doc, base, s).is_none())
+        .filter(|s| s.mitigation.as_deref() != Some("none") && doubt(base, s).is_none())
         .copied()
         .collect();
     let best = candidates
@@ -265,10 +265,13 @@ const FASTER_THAN_ALONE: f64 = 0.75;
 const SHORT_WRITER: f64 = 0.5;
 
 /// Why this run cannot vouch for scenario `s` (QA, the OSTree-vs-etcd recipe's procedure on a
-/// loop device), if it cannot: its probe did better beside the writer than alone, or the writer
-/// barely overlapped the probe's window, wrote nothing, or failed. Such a scenario is shown
-/// but not ranked.
-fn doubt(doc: &InterfereDoc, base: &Scenario, s: &Scenario) -> Option<Doubt> {
+/// loop device), if it cannot: its writer failed or wrote nothing, or its probe did better
+/// beside the writer than alone. Such a scenario is shown but not ranked.
+///
+/// A writer that finished early is not among them: every scenario writes the same bytes in the
+/// same window, so its stall counts and maximum, which rank it, still cover the whole write
+/// (its p99 is diluted, which [`doubts`] says).
+fn doubt(base: &Scenario, s: &Scenario) -> Option<Doubt> {
     let a = s.aggressor.as_ref()?;
     if let Some(crate::aggressor::command::CommandExit::Code { code }) = a.exit {
         if code != 0 {
@@ -277,9 +280,6 @@ fn doubt(doc: &InterfereDoc, base: &Scenario, s: &Scenario) -> Option<Doubt> {
     }
     if a.bytes == 0 {
         return Some(Doubt::WroteNothing);
-    }
-    if !a.capped && a.seconds < doc.duration_s * SHORT_WRITER {
-        return Some(Doubt::Short(a.seconds));
     }
     let faster = s
         .p(99.0)
@@ -291,47 +291,76 @@ fn doubt(doc: &InterfereDoc, base: &Scenario, s: &Scenario) -> Option<Doubt> {
 enum Doubt {
     Failed(i32),
     WroteNothing,
-    Short(f64),
     FasterThanAlone,
+}
+
+impl Doubt {
+    /// Its place in the order the sentences are written in.
+    fn kind(&self) -> usize {
+        match self {
+            Doubt::Failed(_) => 0,
+            Doubt::WroteNothing => 1,
+            Doubt::FasterThanAlone => 2,
+        }
+    }
+
+    /// What is shown beside the scenario's name.
+    fn detail(&self, s: &Scenario) -> String {
+        match self {
+            Doubt::Failed(code) => format!("exit {code}"),
+            Doubt::WroteNothing => "0 B".into(),
+            Doubt::FasterThanAlone => format!("p99 {}", ms(s.p(99.0))),
+        }
+    }
+}
+
+/// The sentence for doubt kind `kind` about the scenarios `listed`.
+fn doubt_sentence(kind: usize, listed: &str, base: &Scenario) -> String {
+    match kind {
+        0 => format!("The writer failed in {listed}: its I/O is not what the command does when it succeeds, so these scenarios are not ranked."),
+        1 => format!("The writer wrote nothing in {listed}: the probe had the disk to itself, so these scenarios are not ranked."),
+        _ => format!(
+            "Beside the writer, the probe did better than alone (p99 {}) in {listed}: this disk's own variation is larger than the writer's effect in this run, so these scenarios are not ranked. Repeat with a longer --duration.",
+            ms(base.p(99.0))
+        ),
+    }
 }
 
 /// The doubts of this run, one sentence a kind, naming the scenarios.
 fn doubts(doc: &InterfereDoc, base: &Scenario, measured: &[&Scenario]) -> Vec<String> {
-    let name = |s: &Scenario| s.mitigation.clone().unwrap_or_default();
-    let of = |want: fn(&Doubt) -> Option<String>| -> Vec<String> {
-        measured
-            .iter()
-            .filter_map(|s| {
-                let d = doubt(doc, base, s)?;
-                want(&d).map(|detail| format!("{} ({detail})", name(s)))
+    let mut by_kind: [Vec<String>; 3] = Default::default();
+    for s in measured {
+        if let Some(d) = doubt(base, s) {
+            by_kind[d.kind()].push(format!(
+                "{} ({})",
+                s.mitigation.as_deref().unwrap_or_default(),
+                d.detail(s)
+            ));
+        }
+    }
+    let mut w: Vec<String> = by_kind
+        .iter()
+        .enumerate()
+        .filter(|(_, listed)| !listed.is_empty())
+        .map(|(k, listed)| doubt_sentence(k, &listed.join(", "), base))
+        .collect();
+    // Writers done early: still ranked (see `doubt`), but their p99s say little.
+    let short: Vec<String> = measured
+        .iter()
+        .filter_map(|s| {
+            let a = s.aggressor.as_ref()?;
+            (!a.capped && a.seconds < doc.duration_s * SHORT_WRITER).then(|| {
+                format!(
+                    "{} ({:.1} s)",
+                    s.mitigation.as_deref().unwrap_or_default(),
+                    a.seconds
+                )
             })
-            .collect()
-    };
-    let mut w = Vec::new();
-    let failed = of(|d| match d {
-        Doubt::Failed(code) => Some(format!("exit {code}")),
-        _ => None,
-    });
-    if !failed.is_empty() {
-        w.push(format!(
-            "The writer failed in {}: its I/O is not what the command does when it succeeds, so these scenarios are not ranked.",
-            failed.join(", ")
-        ));
-    }
-    let nothing = of(|d| matches!(d, Doubt::WroteNothing).then(|| "0 B".to_string()));
-    if !nothing.is_empty() {
-        w.push(format!(
-            "The writer wrote nothing in {}: the probe had the disk to itself, so these scenarios are not ranked.",
-            nothing.join(", ")
-        ));
-    }
-    let short = of(|d| match d {
-        Doubt::Short(secs) => Some(format!("{secs:.1} s")),
-        _ => None,
-    });
+        })
+        .collect();
     if !short.is_empty() {
         w.push(format!(
-            "The writer finished early in the {:.0} s probe window in {}: the rest of that window measured the probe with at most the writer's leftover writeback beside it, so these scenarios are not ranked. {} so that the writer runs through the window.",
+            "The writer finished early in the {:.0} s probe window in {}: the rest of that window measured the probe with at most the writer's leftover writeback beside it, which dilutes those p99s (the stall counts and maxima that rank the scenarios still cover the whole write). {} so that the writer runs through the window.",
             doc.duration_s,
             short.join(", "),
             if doc.aggressor_command.is_some() {
@@ -339,23 +368,6 @@ fn doubts(doc: &InterfereDoc, base: &Scenario, measured: &[&Scenario]) -> Vec<St
             } else {
                 "Raise --aggressor-size"
             }
-        ));
-    }
-    let faster = of(|d| {
-        matches!(d, Doubt::FasterThanAlone)
-            .then_some(())
-            .map(|_| String::new())
-    });
-    if !faster.is_empty() {
-        let listed: Vec<String> = measured
-            .iter()
-            .filter(|s| matches!(doubt(doc, base, s), Some(Doubt::FasterThanAlone)))
-            .map(|s| format!("{} (p99 {})", name(s), ms(s.p(99.0))))
-            .collect();
-        w.push(format!(
-            "Beside the writer, the probe did better than alone (p99 {}) in {}: this disk's own variation is larger than the writer's effect in this run, so these scenarios are not ranked. Repeat with a longer --duration.",
-            ms(base.p(99.0)),
-            listed.join(", ")
         ));
     }
     w
