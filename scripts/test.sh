@@ -52,6 +52,9 @@ pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || tr
 pg_dir=""
 kube_started=""
 cleanup() {
+  # A second signal (a group kill after a first one) must not cut the clean-up short: it is
+  # ignored here, and by the commands below, which inherit that.
+  trap '' INT TERM HUP
   if [ -n "$kube_started" ]; then
     bash scripts/kube-down.sh || true
   fi
@@ -61,6 +64,11 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+# A signal (a CI timeout, Ctrl-C) ends the run through the EXIT trap with the usual exit code
+# (found when a killed run left its PostgreSQL running).
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 if [ -z "${DISKTIER_TEST_PG:-}" ] && [ -n "$pg_bin" ] && [ "$(id -u)" -eq 0 ]; then
   pg_dir=$(mktemp -d /tmp/disktier-pg.XXXXXX)
   chown postgres "$pg_dir"
