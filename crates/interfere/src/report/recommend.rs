@@ -220,15 +220,19 @@ pub fn recommend(doc: &InterfereDoc) -> String {
         .iter()
         .filter(|c| {
             none.is_some_and(|n| {
-                // Worse overall: more stalls than none, or as many and a clearly longer
-                // p99.9 (never merely a longer p99.9 bought with fewer stalls).
+                // Worse overall: clearly more stalls than none, or as many (within noise)
+                // and a clearly longer p99.9 (never merely a longer p99.9 bought with fewer
+                // stalls).
                 let (ce, ch) = stall_counts(c);
                 let (ne, nh) = stall_counts(n);
                 let longer = tail(c)
                     .zip(tail(n))
                     .is_some_and(|(t, nt)| t as f64 > nt as f64 * 1.2);
+                let (el, hb) = (clearly_fewer(ne, ce), clearly_fewer(nh, ch));
                 rank(c) > rank(n)
-                    && (ce > ne || (ce == ne && ch > nh) || (ce == ne && ch == nh && longer))
+                    && (el == Some(true)
+                        || (el.is_none() && hb == Some(true))
+                        || (el.is_none() && hb.is_none() && longer))
             })
         })
         .map(|c| c.mitigation.clone().unwrap_or_default())

@@ -489,3 +489,28 @@ fn a_writer_that_wrote_nothing_or_failed_is_not_ranked() {
         &["Worse than no mitigation", "leave the node as it is"],
     );
 }
+
+/// Regression (QA, a throttled loop device): "Best worst case: ionice-idle" on 9 fsyncs over
+/// 100 ms against none's 10, with maxima of 200.00 and 200.20 ms. Counts within 10 % of each
+/// other are noise, as maxima are; one stall against none is not.
+#[test]
+fn stall_counts_within_noise_are_no_win_and_no_loss() {
+    recommended(
+        vec![
+            baseline(stalled(60.0, 120.0, 150.0, 5, 0)),
+            scenario("none", stalled(90.0, 180.0, 200.2, 10, 0), 3.0, false),
+            scenario("ionice-idle", stalled(90.0, 180.0, 200.0, 9, 0), 3.0, false),
+            scenario(
+                "scheduler-bfq",
+                stalled(90.0, 180.0, 200.1, 11, 0),
+                3.0,
+                false,
+            ),
+        ],
+        &["No mitigation improved the worst case over none"],
+        &["Best worst case", "Worse than no mitigation"],
+    );
+    let none = scenario("none", stalled(2.0, 30.0, 90.0, 1, 0), 3.0, true);
+    let fewer = scenario("a", stalled(2.0, 30.0, 90.0, 0, 0), 3.0, true);
+    assert!(clearly_better(&fewer, &none) && !clearly_better(&none, &fewer));
+}
