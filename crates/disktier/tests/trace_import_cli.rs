@@ -180,30 +180,24 @@ fn a_device_or_fifo_output_is_written_into_or_refused_never_replaced() {
             .success());
         p
     };
+    let kind = |p: &std::path::Path| std::fs::metadata(p).unwrap().file_type();
+    // An import into `node` that fails with exit 2 naming `says`.
+    let fails = |node: &std::path::Path, says: &str| {
+        let out = import_msr(fixture(), node).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says));
+    };
     let null = mknod("null", "c", "1", "3");
     import_msr(fixture(), &null).assert().success();
-    assert!(std::fs::metadata(&null)
-        .unwrap()
-        .file_type()
-        .is_char_device());
+    assert!(kind(&null).is_char_device());
     let full = mknod("full", "c", "1", "7");
-    let out = import_msr(fixture(), &full).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("No space left on device"));
-    assert!(std::fs::metadata(&full)
-        .unwrap()
-        .file_type()
-        .is_char_device());
+    fails(&full, "No space left on device");
+    assert!(kind(&full).is_char_device());
     // A block device node (loop minor 250, which nothing here attaches): refused before any
     // write, and left as it is.
     let disk = mknod("disk", "b", "7", "250");
-    let out = import_msr(fixture(), &disk).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("a block device"));
-    assert!(std::fs::metadata(&disk)
-        .unwrap()
-        .file_type()
-        .is_block_device());
+    fails(&disk, "a block device");
+    assert!(kind(&disk).is_block_device());
     // A FIFO gets the trace as it is written.
     let fifo = d.path().join("out.fifo");
     assert!(Command::new("mkfifo")
@@ -223,6 +217,6 @@ fn a_device_or_fifo_output_is_written_into_or_refused_never_replaced() {
     let got = std::fs::read(&fifo).unwrap();
     assert!(child.wait().unwrap().success());
     assert_eq!(&got[..7], b"DTTRACE", "{:?}", &got[..got.len().min(16)]);
-    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(kind(&fifo).is_fifo());
     assert_eq!(leftovers(d.path()), Vec::<String>::new());
 }

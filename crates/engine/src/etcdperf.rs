@@ -264,15 +264,27 @@ impl EtcdPerf {
     /// recomputed by disktier's threshold. `started_at` is when the run is known to have happened
     /// (the file's modification time, as the output holds no date).
     pub fn to_run_doc(&self, source_name: &str, started_at: String) -> RunDoc {
+        self.to_named_run_doc(source_name, started_at, Named::default())
+    }
+
+    /// [`EtcdPerf::to_run_doc`] with what the user named at import (`--target`, `--host`): the
+    /// output itself names neither.
+    pub fn to_named_run_doc(&self, source_name: &str, started_at: String, named: Named) -> RunDoc {
+        let unknown = if named.host.is_some() {
+            "the device is unknown"
+        } else {
+            "host and device are unknown"
+        };
         let mut warnings = vec![if self.sync_lat.is_some() {
             format!(
-                "imported from the etcd-perf image's output ({source_name}): host and device are unknown; of the latencies, fio's report gives min, max, mean and stdev, the image the fsync p99"
+                "imported from the etcd-perf image's output ({source_name}): {unknown}; of the latencies, fio's report gives min, max, mean and stdev, the image the fsync p99"
             )
         } else {
             format!(
-                "imported from the etcd-perf image's output ({source_name}): host and device are unknown; only the fsync p99 is known"
+                "imported from the etcd-perf image's output ({source_name}): {unknown}; only the fsync p99 is known"
             )
         }];
+        let target = named.target.unwrap_or(ETCD_DIR);
         let pass = self.pass();
         let thr_ms = ETCD_SYNC_P99_THRESHOLD_NS as f64 / 1e6;
         let message = if pass {
@@ -308,7 +320,7 @@ impl EtcdPerf {
             "rw": "write",
             "ioengine": "sync",
             "fdatasync": 1,
-            "directory": "/var/lib/etcd",
+            "directory": target,
         });
         if let Some(bs) = bs {
             job["bs"] = bs.into();
@@ -386,11 +398,14 @@ impl EtcdPerf {
             quick: false,
             job,
             target: TargetInfo {
-                path: "/var/lib/etcd".into(),
+                path: target.into(),
                 kind: "directory".into(),
                 ..TargetInfo::default()
             },
-            host: HostInfo::default(),
+            host: HostInfo {
+                hostname: named.host.unwrap_or_default().into(),
+                ..HostInfo::default()
+            },
             started_at,
             duration_s,
             interrupted: false,
@@ -407,6 +422,17 @@ impl EtcdPerf {
 }
 
 /// Reads and parses a file, refusing one over [`MAX_BYTES`] before reading it whole.
+/// Where the etcd-perf image measures (its `--volume /var/lib/etcd:/var/lib/etcd`), unless the
+/// import names another target.
+const ETCD_DIR: &str = "/var/lib/etcd";
+
+/// What the user names at import, as the output names neither.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Named<'a> {
+    pub target: Option<&'a str>,
+    pub host: Option<&'a str>,
+}
+
 pub fn parse_file(path: &Path) -> Result<EtcdPerf, EtcdPerfError> {
     let name = path.display().to_string();
     let read_err = |e: std::io::Error| EtcdPerfError::Read {

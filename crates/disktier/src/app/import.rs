@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// The etcd-perf image's output saved in `path` as a result document. The output holds no
 /// date: the file's modification time stands for when it ran.
-pub fn etcd_perf(path: &Path) -> anyhow::Result<RunDoc> {
+pub fn etcd_perf(path: &Path, named: etcdperf::Named) -> anyhow::Result<RunDoc> {
     let e = etcdperf::parse_file(path)?;
     let started_at = std::fs::metadata(path)
         .and_then(|m| m.modified())
@@ -20,7 +20,7 @@ pub fn etcd_perf(path: &Path) -> anyhow::Result<RunDoc> {
                 .ok()
         })
         .unwrap_or_default();
-    Ok(e.to_run_doc(&path.display().to_string(), started_at))
+    Ok(e.to_named_run_doc(&path.display().to_string(), started_at, named))
 }
 
 /// One job of fio's JSON, as the engine imported it, as disktier's result: a warning on what

@@ -72,17 +72,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 }
 
 fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
-    let mut doc = crate::app::import::etcd_perf(&a.file)?;
-    if let Some(t) = a.target {
-        doc.job["directory"] = t.clone().into();
-        doc.target.path = t;
-    }
-    if let Some(h) = a.host {
-        doc.host.hostname = h;
-        for w in &mut doc.warnings {
-            *w = w.replace("host and device are unknown", "the device is unknown");
-        }
-    }
+    let named = disktier_engine::etcdperf::Named {
+        target: a.target.as_deref(),
+        host: a.host.as_deref(),
+    };
+    let doc = crate::app::import::etcd_perf(&a.file, named)?;
     let value = serde_json::to_value(&doc)?;
     let extra: Vec<String> = doc
         .verdicts
