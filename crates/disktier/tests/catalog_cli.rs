@@ -592,14 +592,7 @@ fn import_aws_offer_fixture_and_use_it() {
     // Read it back through `catalog show` (the imported entries replace the embedded
     // eu-north-1 ones by region + type).
     let cat: serde_json::Value = with_catalog(tmp.path(), &out)
-        .args([
-            "catalog",
-            "show",
-            "--region",
-            "eu-north-1",
-            "--format",
-            "json",
-        ])
+        .args("catalog show --region eu-north-1 --format json".split_whitespace())
         .json_ok();
     let prices = cat["volume_price"].as_array().unwrap();
     let find = |t: &str| {
@@ -658,16 +651,7 @@ fn import_aws_offer_fixture_and_use_it() {
         .success();
     // sc1 now has an eu-north-1 price: 1,024 x $0.016 = $16.384 -> $16.38.
     let v: serde_json::Value = with_catalog(tmp.path(), &out)
-        .args([
-            "price",
-            "sc1",
-            "--size",
-            "1TiB",
-            "--region",
-            "eu-north-1",
-            "--format",
-            "json",
-        ])
+        .args("price sc1 --size 1TiB --region eu-north-1 --format json".split_whitespace())
         .json_ok();
     assert_eq!(cents(&v["monthly_cost_usd"]), 1638);
     assert_eq!(v["weak"], false);
@@ -868,16 +852,7 @@ fn plan_with_a_trace_uses_the_simulated_hit_ratio() {
         .assert()
         .success();
     let v: serde_json::Value = disktier(&db)
-        .args([
-            "plan",
-            "--region",
-            "eu-north-1",
-            "--capacity",
-            "1TiB",
-            "--iops",
-            "2000",
-            "--trace",
-        ])
+        .args("plan --region eu-north-1 --capacity 1TiB --iops 2000 --trace".split_whitespace())
         .arg(&trace)
         .args(["--format", "json", "--no-save"])
         .json_ok();

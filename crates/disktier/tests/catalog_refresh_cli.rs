@@ -120,14 +120,7 @@ fn azure_pages_refresh_premium_ssd_v2_and_lsv3_prices() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("az.toml");
     let o = bin()
-        .args([
-            "--no-save",
-            "--format",
-            "json",
-            "catalog",
-            "refresh",
-            "azure",
-        ])
+        .args("--no-save --format json catalog refresh azure".split_whitespace())
         .arg(fixture("azure-prices.json"))
         .args(["--region", "eastus", "-o"])
         .arg(&out)

@@ -54,17 +54,10 @@ fn premium_ssd_v2_is_provisioned_like_gp3() {
     assert_eq!(cents(&v["monthly_cost_usd"]), 4917);
     // Above 500 IOPS per GiB: refused by the rule.
     let out = disktier()
-        .args([
-            "--no-save",
-            "price",
-            "premium-ssd-v2",
-            "--region",
-            "eastus",
-            "--size",
-            "10GiB",
-            "--iops",
-            "10000",
-        ])
+        .args(
+            "--no-save price premium-ssd-v2 --region eastus --size 10GiB --iops 10000"
+                .split_whitespace(),
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

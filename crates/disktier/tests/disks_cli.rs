@@ -100,15 +100,7 @@ fn setup_refuses_to_act_on_a_fixture_and_gke_is_nothing_to_do() {
     // Nothing set up is exit 1 (QA: exit 0 let `setup && start-workload` go on with the data
     // on the root disk), with the report on stdout all the same.
     let out = bin()
-        .args([
-            "--format",
-            "json",
-            "setup",
-            "--mount",
-            "/data",
-            "--dry-run",
-            "--sysfs-root",
-        ])
+        .args("--format json setup --mount /data --dry-run --sysfs-root".split_whitespace())
         .arg(sysfs_fixture("gke-local-ssd"))
         .output()
         .unwrap();

@@ -399,20 +399,10 @@ fn bench_json_document_matches_the_schema_and_the_job() {
     let out = disktier(&db)
         .args(["--format", "json", "bench"])
         .arg(d.path())
-        .args([
-            "--rw",
-            "write",
-            "--bs",
-            "4k",
-            "--size",
-            "1m",
-            "--ioengine",
-            "psync",
-            "--fdatasync",
-            "8",
-            "--name",
-            "schema",
-        ])
+        .args(
+            "--rw write --bs 4k --size 1m --ioengine psync --fdatasync 8 --name schema"
+                .split_whitespace(),
+        )
         .output()
         .unwrap();
     stdout_ok(&out);
@@ -614,19 +604,10 @@ fn interrupted_run(sig: &str, engine: &str) {
     let mut child = std::process::Command::new(bin())
         .args(["--no-save", "bench", "--engine", engine])
         .arg(d.path())
-        .args([
-            "--rw",
-            "write",
-            "--bs",
-            "4k",
-            "--size",
-            "4m",
-            "--runtime",
-            "30s",
-            "--time-based",
-            "--ioengine",
-            "psync",
-        ])
+        .args(
+            "--rw write --bs 4k --size 4m --runtime 30s --time-based --ioengine psync"
+                .split_whitespace(),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -1228,18 +1209,7 @@ fn a_runtime_of_microseconds_is_refused_and_a_run_without_io_is_not_a_result() {
     let out = disktier(&db)
         .args(["bench"])
         .arg(shm.path())
-        .args([
-            "--rw",
-            "write",
-            "--bs",
-            "64m",
-            "--size",
-            "64m",
-            "--runtime",
-            "1ms",
-            "--ioengine",
-            "psync",
-        ])
+        .args("--rw write --bs 64m --size 64m --runtime 1ms --ioengine psync".split_whitespace())
         .output()
         .unwrap();
     assert_one_line_error(&out, "completed no I/O", &["longer --runtime"]);

@@ -232,16 +232,7 @@ fn without_a_cluster_the_error_says_how_to_configure_one() {
     let err = disktier()
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .env_remove("KUBERNETES_SERVICE_HOST")
-        .args([
-            "fleet",
-            "run",
-            "--nodes",
-            "a",
-            "--",
-            "check",
-            "etcd",
-            "/var/lib/etcd",
-        ])
+        .args("fleet run --nodes a -- check etcd /var/lib/etcd".split_whitespace())
         .stderr_of_exit(2);
     assert!(err.contains("set KUBECONFIG, pass --kubeconfig"), "{err}");
 }

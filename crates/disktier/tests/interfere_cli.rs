@@ -135,16 +135,7 @@ fn json_has_the_documented_shape_and_reports_unavailable_mitigations() {
         .env("DISKTIER_DB", db.path().join("r.db"))
         .args(["--format", "json", "interfere"])
         .arg(&mnt.dir)
-        .args([
-            "--aggressor",
-            "bulk-seq",
-            "--aggressor-size",
-            "24MiB",
-            "--duration",
-            "2s",
-            "--mitigations",
-            "none,cgroup-latency",
-        ])
+        .args("--aggressor bulk-seq --aggressor-size 24MiB --duration 2s --mitigations none,cgroup-latency".split_whitespace())
         .output()
         .unwrap();
     let v: serde_json::Value = judged_json(&out);
@@ -263,14 +254,7 @@ fn start_and_kill(dev: &LoopDev, dir: &Path, run_dir: &Path) -> u32 {
         .env("DISKTIER_RUN_DIR", run_dir)
         .args(["--no-save", "--quiet", "interfere"])
         .arg(dir)
-        .args([
-            "--duration",
-            "6s",
-            "--aggressor-size",
-            "64MiB",
-            "--mitigations",
-            "cgroup-weight",
-        ])
+        .args("--duration 6s --aggressor-size 64MiB --mitigations cgroup-weight".split_whitespace())
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
@@ -328,14 +312,9 @@ fn the_next_run_undoes_what_a_killed_run_left() {
         .env("DISKTIER_RUN_DIR", k.run.path())
         .args(["--no-save", "--format", "json", "interfere"])
         .arg(&k.mnt.dir)
-        .args([
-            "--duration",
-            "1s",
-            "--mitigations",
-            "writer-no-fsync",
-            "--aggressor-size",
-            "8MiB",
-        ])
+        .args(
+            "--duration 1s --mitigations writer-no-fsync --aggressor-size 8MiB".split_whitespace(),
+        )
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
@@ -367,16 +346,10 @@ fn signalled_run_restores(signals: &[libc::c_int], name: &str) {
         .env("DISKTIER_RUN_DIR", run.path())
         .args(["--no-save", "--format", "json", "interfere"])
         .arg(&mnt.dir)
-        .args([
-            "--duration",
-            "4s",
-            "--aggressor",
-            "bulk-seq",
-            "--aggressor-size",
-            "64MiB",
-            "--mitigations",
-            "scheduler-bfq",
-        ])
+        .args(
+            "--duration 4s --aggressor bulk-seq --aggressor-size 64MiB --mitigations scheduler-bfq"
+                .split_whitespace(),
+        )
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

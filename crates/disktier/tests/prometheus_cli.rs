@@ -244,14 +244,7 @@ fn bench_and_assess_expositions_pass_promtool() {
             "--format",
             "prometheus",
         ])
-        .args([
-            "--quiet",
-            "--size",
-            "8m",
-            "--runtime",
-            "1s",
-            "--direct=false",
-        ])
+        .args("--quiet --size 8m --runtime 1s --direct=false".split_whitespace())
         .output()
         .unwrap();
     let text = stdout_of(&out);
@@ -266,14 +259,7 @@ fn bench_and_assess_expositions_pass_promtool() {
     let out = disktier(&db)
         .args(["assess"])
         .arg(d.path())
-        .args([
-            "--only",
-            "etcd,small-files",
-            "--no-report",
-            "--format",
-            "prometheus",
-            "-q",
-        ])
+        .args("--only etcd,small-files --no-report --format prometheus -q".split_whitespace())
         .output()
         .unwrap();
     let text = judged(&out);
@@ -532,15 +518,7 @@ fn an_interrupted_run_is_not_written_to_the_textfile() {
             .env("DISKTIER_DB", &db)
             .args(["--no-save", "--quiet", "--format", "prometheus", "bench"])
             .arg(&target)
-            .args([
-                "--rw",
-                "write",
-                "--size",
-                "4m",
-                "--runtime",
-                "30s",
-                "--time-based",
-            ])
+            .args("--rw write --size 4m --runtime 30s --time-based".split_whitespace())
             .arg("--textfile-dir")
             .arg(&prom),
         std::time::Duration::from_millis(1500),
@@ -563,16 +541,7 @@ fn repeat_exports_every_run_and_the_aggregate() {
     let out = disktier(&db)
         .args(["--no-save", "check", "etcd"])
         .arg(&target)
-        .args([
-            "--quick",
-            "--size",
-            "1m",
-            "--repeat",
-            "2",
-            "--format",
-            "prometheus",
-            "-q",
-        ])
+        .args("--quick --size 1m --repeat 2 --format prometheus -q".split_whitespace())
         .arg("--textfile-dir")
         .arg(&prom)
         .output()
@@ -613,16 +582,7 @@ fn repeat_exports_every_run_and_the_aggregate() {
     let out = disktier(&db)
         .args(["--no-save", "bench"])
         .arg(&target)
-        .args([
-            "--rw",
-            "write",
-            "--size",
-            "256k",
-            "--repeat",
-            "2",
-            "-q",
-            "--textfile-dir",
-        ])
+        .args("--rw write --size 256k --repeat 2 -q --textfile-dir".split_whitespace())
         .arg(&prom)
         .output()
         .unwrap();
@@ -695,14 +655,7 @@ fn the_path_label_is_the_canonical_absolute_path() {
     std::fs::create_dir_all(d.path().join("etcdtest")).unwrap();
     let out = disktier(&db)
         .current_dir(d.path())
-        .args([
-            "bench",
-            "etcdtest/../etcdtest",
-            "--rw",
-            "write",
-            "--size",
-            "256k",
-        ])
+        .args("bench etcdtest/../etcdtest --rw write --size 256k".split_whitespace())
         .args(["--format", "prometheus", "-q"])
         .output()
         .unwrap();

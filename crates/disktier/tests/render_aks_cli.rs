@@ -101,14 +101,7 @@ fn aks_refuses_sizes_without_nvme_and_requests_above_the_disks() {
         .code(2)
         .stderr(predicate::str::contains("larger size"));
     disktier()
-        .args([
-            "render",
-            "aks",
-            "--resource-group",
-            "rg;reboot",
-            "--cluster",
-            "c",
-        ])
+        .args("render aks --resource-group rg;reboot --cluster c".split_whitespace())
         .assert()
         .code(2)
         .stderr(predicate::str::contains("resource group"));

@@ -105,16 +105,10 @@ fn out_dir_writes_one_file_per_object_and_never_clobbers() {
 #[test]
 fn json_lists_files_with_content() {
     let v: serde_json::Value = disktier()
-        .args([
-            "--format",
-            "json",
-            "render",
-            "systemd",
-            "--mount",
-            "/mnt/disks/ssd",
-            "--bind",
-            "/var/lib/containerd",
-        ])
+        .args(
+            "--format json render systemd --mount /mnt/disks/ssd --bind /var/lib/containerd"
+                .split_whitespace(),
+        )
         .json_ok();
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["platform"], "systemd");

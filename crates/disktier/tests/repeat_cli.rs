@@ -128,15 +128,7 @@ fn bench_repeat_has_no_verdict_but_an_aggregate() {
     let out = dt(&db)
         .arg("bench")
         .arg(d.path())
-        .args([
-            "--profile",
-            "write-iops",
-            "--quick",
-            "--size",
-            "1m",
-            "--runtime",
-            "1s",
-        ])
+        .args("--profile write-iops --quick --size 1m --runtime 1s".split_whitespace())
         .args(["--repeat", "2", "--format", "json"])
         .output()
         .unwrap();

@@ -27,16 +27,7 @@ struct Load {
 
 fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
     std::process::Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--hide-scrollbars",
-        ])
+        .args("--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync --no-first-run --hide-scrollbars".split_whitespace())
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
         .output()
@@ -113,18 +104,9 @@ fn report_from_real_runs_is_clean_in_chromium() {
     dt(&db)
         .arg("bench")
         .arg(&plain)
-        .args([
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--size",
-            "16m",
-            "--runtime",
-            "2s",
-            "--time-based",
-            "--quiet",
-        ])
+        .args(
+            "--rw randread --bs 4k --size 16m --runtime 2s --time-based --quiet".split_whitespace(),
+        )
         .assert()
         .success();
     let page = artifacts().join("report-real-runs.html");

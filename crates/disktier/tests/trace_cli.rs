@@ -334,19 +334,10 @@ fn a_recorded_trace_replays_to_the_engines_own_counts() {
         .arg(&target)
         .arg("-o")
         .arg(&out)
-        .args([
-            "--rw",
-            "randrw",
-            "--bs",
-            "4k",
-            "--size",
-            "2m",
-            "--ioengine",
-            "psync",
-            "--fsync",
-            "8",
-            "--direct=false",
-        ])
+        .args(
+            "--rw randrw --bs 4k --size 2m --ioengine psync --fsync 8 --direct=false"
+                .split_whitespace(),
+        )
         .json_ok();
     let e = &rec["engine"];
     assert!(
@@ -376,18 +367,10 @@ fn bench_trace_is_finished_when_the_run_ends() {
     let doc = bin(&dir.path().join("db"))
         .args(["--format", "json", "--no-save", "bench"])
         .arg(dir.path().join("data"))
-        .args([
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--size",
-            "1m",
-            "--ioengine",
-            "psync",
-            "--direct=false",
-            "--trace",
-        ])
+        .args(
+            "--rw randread --bs 4k --size 1m --ioengine psync --direct=false --trace"
+                .split_whitespace(),
+        )
         .arg(&out)
         .json_ok();
     let s = stats(dir.path(), &out);
@@ -402,16 +385,7 @@ fn plan_budget_keeps_options_within_it_best_first() {
     // monthly budget, best predicted IOPS first; over-budget ones are listed as rejected.
     let (dir, trace) = imported("msr", "msr.csv");
     let v = bin(&dir.path().join("db"))
-        .args([
-            "--format",
-            "json",
-            "plan",
-            "--capacity",
-            "1TiB",
-            "--budget",
-            "100",
-            "--trace",
-        ])
+        .args("--format json plan --capacity 1TiB --budget 100 --trace".split_whitespace())
         .arg(&trace)
         .json_ok();
     let opts = v["options"].as_array().unwrap();
@@ -751,14 +725,7 @@ fn lvmcache_and_trace_stats_say_what_they_count() {
     );
     assert_eq!(stats(dir.path(), &t)["reuse_fraction"], 0.0);
     let text = bin(&dir.path().join("db"))
-        .args([
-            "simulate",
-            "--cache-sizes",
-            "64MiB",
-            "--policies",
-            "lru,lvmcache",
-            "--no-mrc",
-        ])
+        .args("simulate --cache-sizes 64MiB --policies lru,lvmcache --no-mrc".split_whitespace())
         .arg("--trace")
         .arg(&t)
         .output()

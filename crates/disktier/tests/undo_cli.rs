@@ -22,15 +22,7 @@ fn wipe_and_binds_need_undo_and_undo_excludes_setup_flags() {
             .stderr(predicates::str::contains("--undo"));
     }
     disktier()
-        .args([
-            "setup",
-            "--undo",
-            "--mount",
-            "/data",
-            "--persist",
-            "fstab",
-            "--dry-run",
-        ])
+        .args("setup --undo --mount /data --persist fstab --dry-run".split_whitespace())
         .assert()
         .code(2)
         .stderr(predicates::str::contains("cannot be used with"));
@@ -41,14 +33,7 @@ fn dry_run_json_on_an_untouched_mount_point_lists_no_steps() {
     let tmp = tempfile::tempdir().unwrap();
     let mnt = tmp.path().join("never-set-up");
     let v: serde_json::Value = disktier()
-        .args([
-            "setup",
-            "--undo",
-            "--dry-run",
-            "--format",
-            "json",
-            "--mount",
-        ])
+        .args("setup --undo --dry-run --format json --mount".split_whitespace())
         .arg(&mnt)
         .arg("--root")
         .arg(tmp.path().join("root"))
