@@ -4,6 +4,11 @@
 //! things, so they are refused unless forced; quick runs beside full or imported ones, and
 //! interrupted runs (partial figures), are flagged.
 
+mod format;
+mod notes;
+
+pub use format::{align, fmt_count, fmt_factor, fmt_pair, fmt_value};
+
 use disktier_engine::{DirStats, RunDoc};
 use serde::Serialize;
 
@@ -47,6 +52,8 @@ pub struct Side {
     pub quick: bool,
     /// Ctrl-C or a signal stopped it: its figures are partial.
     pub interrupted: bool,
+    /// The run's own warnings, as it printed them (also in the comparison's notes).
+    pub warnings: Vec<String>,
 }
 
 impl Side {
@@ -201,21 +208,10 @@ pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, Compare
             profile: r.doc.profile.clone(),
             quick: r.doc.quick,
             interrupted: r.doc.interrupted,
+            warnings: r.doc.warnings.clone(),
         })
         .collect();
-    notes.extend(mix_note(&sides));
-    let cut = letters(&sides, |s| s.interrupted);
-    if !cut.is_empty() {
-        let (was, its) = if cut.len() == 1 {
-            ("was", "its")
-        } else {
-            ("were", "their")
-        };
-        notes.push(format!(
-            "{} {was} interrupted (Ctrl-C or a signal): {its} figures are partial, so the comparison says little about the disk",
-            cut.join(", ")
-        ));
-    }
+    notes.extend(notes::about_runs(runs, &sides, force));
     let mut rows = Vec::new();
     for (metric, unit, better, f) in metrics(sync_name(first.doc)) {
         let values: Vec<Option<f64>> = runs.iter().map(|r| f(r.doc)).collect();
@@ -227,7 +223,14 @@ pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, Compare
         }
         let ratios = values[1..]
             .iter()
-            .map(|v| ratio(&metric, unit, better, values[0]?, (*v)?))
+            .zip(&runs[1..])
+            .map(|(v, r)| {
+                // Small files of different shapes are different jobs (see the note).
+                if !force && !notes::same_small_files(first.doc, r.doc) {
+                    return None;
+                }
+                ratio(&metric, unit, better, values[0]?, (*v)?)
+            })
             .collect();
         rows.push(Row {
             metric,
@@ -242,38 +245,6 @@ pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, Compare
         rows,
         notes,
     })
-}
-
-/// The letters of the sides `pick` selects.
-fn letters(sides: &[Side], pick: impl Fn(&Side) -> bool) -> Vec<&str> {
-    sides
-        .iter()
-        .filter(|s| pick(s))
-        .map(|s| s.letter.as_str())
-        .collect()
-}
-
-/// The note when quick runs stand beside full or imported ones (an import is fio's or etcd-perf's
-/// run, neither quick nor full as disktier's profiles are).
-fn mix_note(sides: &[Side]) -> Option<String> {
-    let quick = letters(sides, |s| s.quick);
-    let imported = letters(sides, |s| !s.quick && s.imported());
-    let full = letters(sides, |s| !s.quick && !s.imported());
-    if quick.is_empty() || (imported.is_empty() && full.is_empty()) {
-        return None;
-    }
-    let mixed = match (full.is_empty(), imported.is_empty()) {
-        (false, true) => "quick and full runs are mixed",
-        (true, false) => "quick and imported runs are mixed",
-        _ => "quick, full and imported runs are mixed",
-    };
-    let mut which = format!("{} quick", quick.join(", "));
-    if !imported.is_empty() {
-        which.push_str(&format!("; {} imported", imported.join(", ")));
-    }
-    Some(format!(
-        "{mixed} ({which}): quick runs are shorter and noisier, so small differences mean little"
-    ))
 }
 
 fn letter(i: usize) -> String {
@@ -307,73 +278,6 @@ fn ratio(metric: &str, unit: Unit, better: Better, a: f64, b: f64) -> Option<Rat
         first_better,
         sentence,
     })
-}
-
-/// "19.9x" below 100, "180x" above.
-pub fn fmt_factor(f: f64) -> String {
-    if f < 100.0 {
-        format!("{f:.1}x")
-    } else {
-        format!("{f:.0}x")
-    }
-}
-
-/// Two values in the same unit, picked for the larger one, so "0.20 ms vs 4.05 ms" reads at a glance.
-pub fn fmt_pair(unit: Unit, a: f64, b: f64) -> (String, String) {
-    let m = a.max(b);
-    let f = |v: f64| match unit {
-        Unit::Ns => {
-            let (div, name) = if m >= 1e9 {
-                (1e9, "s")
-            } else if m >= 1e6 {
-                (1e6, "ms")
-            } else if m >= 1e3 {
-                (1e3, "us")
-            } else {
-                (1.0, "ns")
-            };
-            if name == "ns" {
-                format!("{v:.0} ns")
-            } else if name == "us" {
-                format!("{:.1} us", v / div)
-            } else {
-                format!("{:.2} {name}", v / div)
-            }
-        }
-        _ => fmt_value(unit, v),
-    };
-    (f(a), f(b))
-}
-
-/// One value in its own best unit.
-pub fn fmt_value(unit: Unit, v: f64) -> String {
-    match unit {
-        Unit::Ns => disktier_units::fmt_ns(v),
-        Unit::Iops => fmt_count(v),
-        Unit::BytesPerSec => {
-            if v >= 1024.0 * 1024.0 * 1024.0 {
-                format!("{:.2} GiB/s", v / (1024.0 * 1024.0 * 1024.0))
-            } else if v >= 1024.0 * 1024.0 {
-                format!("{:.1} MiB/s", v / (1024.0 * 1024.0))
-            } else {
-                format!("{:.1} KiB/s", v / 1024.0)
-            }
-        }
-        Unit::FilesPerSec => format!("{} files/s", fmt_count(v)),
-    }
-}
-
-/// 389, 4750, 45.2k, 180k: fio's way of printing IOPS.
-pub fn fmt_count(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{:.2}M", v / 1e6)
-    } else if v >= 1e5 {
-        format!("{:.0}k", v / 1e3)
-    } else if v >= 1e4 {
-        format!("{:.1}k", v / 1e3)
-    } else {
-        format!("{v:.0}")
-    }
 }
 
 impl Comparison {
@@ -450,150 +354,5 @@ impl Comparison {
     }
 }
 
-/// Left-aligned columns separated by two spaces, without trailing blanks.
-pub fn align(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for r in rows {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
-            line.push_str(cell);
-            if c + 1 < r.len() {
-                line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fixture(name: &str) -> (String, RunDoc) {
-        let p = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
-        let doc: RunDoc = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-        (name.to_string(), doc)
-    }
-
-    /// `runs` as `kind` runs, to compare.
-    fn as_kind<'a>(kind: &'a str, runs: &'a [(String, RunDoc)]) -> Vec<Compared<'a>> {
-        runs.iter()
-            .map(|(id, doc)| Compared { id, kind, doc })
-            .collect()
-    }
-
-    fn checks(runs: &[(String, RunDoc)], force: bool) -> Result<Comparison, CompareError> {
-        compare(&as_kind("check", runs), force)
-    }
-
-    /// The OpenShift recipe's ephemeral disk against its EBS volume.
-    fn ephemeral_vs_ebs() -> Comparison {
-        checks(
-            &[fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")],
-            false,
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn seed_000_sentence() {
-        let c = ephemeral_vs_ebs();
-        let s = c.sentences();
-        assert!(
-            s.contains(&"fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower".to_string()),
-            "{s:#?}"
-        );
-    }
-
-    #[test]
-    fn compare_table_golden() {
-        let c = ephemeral_vs_ebs();
-        insta::assert_snapshot!("ocp_recipe_compare", c.to_text());
-    }
-
-    #[test]
-    fn three_runs_and_quick_flag_golden() {
-        let runs = [
-            fixture("ocp-recipe-ephemeral"),
-            fixture("ocp-recipe-ebs"),
-            fixture("quick-etcd"),
-        ];
-        let c = checks(&runs, false).unwrap();
-        assert_eq!(c.notes.len(), 1, "{:?}", c.notes);
-        insta::assert_snapshot!("three_runs_compare", c.to_text());
-    }
-
-    #[test]
-    fn different_profiles_need_force() {
-        let runs = [fixture("ocp-recipe-ephemeral"), fixture("read-iops")];
-        let e = checks(&runs, false).unwrap_err().to_string();
-        assert!(
-            e.contains("different profiles") && e.contains("--force"),
-            "{e}"
-        );
-        let c = checks(&runs, true).unwrap();
-        assert!(c.notes.iter().any(|n| n.contains("--force")));
-    }
-
-    /// Regression (QA): an imported fio run beside a quick one was called "full" ("quick and
-    /// full runs are mixed (A quick)").
-    #[test]
-    fn an_import_is_not_called_a_full_run() {
-        let quick = [fixture("quick-etcd")];
-        let other = [fixture("ocp-recipe-ebs")];
-        let runs = [as_kind("bench", &quick)[0], as_kind("import", &other)[0]];
-        let c = compare(&runs, false).unwrap();
-        assert_eq!(
-            c.notes,
-            vec!["quick and imported runs are mixed (A quick; B imported): quick runs are shorter and noisier, so small differences mean little"]
-        );
-        assert!(c.to_text().contains("(etcd, imported)"), "{}", c.to_text());
-        let full = [fixture("ocp-recipe-ephemeral")];
-        let runs = [runs[0], runs[1], as_kind("check", &full)[0]];
-        let c = compare(&runs, false).unwrap();
-        assert!(
-            c.notes[0].starts_with("quick, full and imported runs are mixed (A quick; B imported)"),
-            "{:?}",
-            c.notes
-        );
-    }
-
-    /// Regression (QA): an interrupted run (partial figures) was compared without a word.
-    #[test]
-    fn an_interrupted_run_is_noted() {
-        let mut runs = [fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")];
-        runs[0].1.interrupted = true;
-        let c = checks(&runs, false).unwrap();
-        assert_eq!(
-            c.notes,
-            vec!["A was interrupted (Ctrl-C or a signal): its figures are partial, so the comparison says little about the disk"]
-        );
-        assert!(c.runs[0].interrupted && !c.runs[1].interrupted);
-        let text = c.to_text();
-        assert!(text.contains("(etcd, INTERRUPTED)"), "{text}");
-        assert!(text.contains("note: A was interrupted"), "{text}");
-    }
-
-    #[test]
-    fn units_read_well() {
-        assert_eq!(
-            fmt_pair(Unit::Ns, 203776.0, 4046848.0),
-            ("0.20 ms".into(), "4.05 ms".into())
-        );
-        assert_eq!(fmt_count(45200.0), "45.2k");
-        assert_eq!(fmt_count(179800.0), "180k");
-        assert_eq!(fmt_value(Unit::BytesPerSec, 736460800.0), "702.3 MiB/s");
-    }
-}
+mod tests;

@@ -1,0 +1,98 @@
+//! How compared figures print: "0.20 ms vs 4.05 ms", "19.9x", "45.2k", aligned columns. The
+//! text of history, show, assess and the report uses them too.
+
+use super::Unit;
+
+/// "19.9x" below 100, "180x" above.
+pub fn fmt_factor(f: f64) -> String {
+    if f < 100.0 {
+        format!("{f:.1}x")
+    } else {
+        format!("{f:.0}x")
+    }
+}
+
+/// Two values in the same unit, picked for the larger one, so "0.20 ms vs 4.05 ms" reads at a glance.
+pub fn fmt_pair(unit: Unit, a: f64, b: f64) -> (String, String) {
+    let m = a.max(b);
+    let f = |v: f64| match unit {
+        Unit::Ns => {
+            let (div, name) = if m >= 1e9 {
+                (1e9, "s")
+            } else if m >= 1e6 {
+                (1e6, "ms")
+            } else if m >= 1e3 {
+                (1e3, "us")
+            } else {
+                (1.0, "ns")
+            };
+            if name == "ns" {
+                format!("{v:.0} ns")
+            } else if name == "us" {
+                format!("{:.1} us", v / div)
+            } else {
+                format!("{:.2} {name}", v / div)
+            }
+        }
+        _ => fmt_value(unit, v),
+    };
+    (f(a), f(b))
+}
+
+/// One value in its own best unit.
+pub fn fmt_value(unit: Unit, v: f64) -> String {
+    match unit {
+        Unit::Ns => disktier_units::fmt_ns(v),
+        Unit::Iops => fmt_count(v),
+        Unit::BytesPerSec => {
+            if v >= 1024.0 * 1024.0 * 1024.0 {
+                format!("{:.2} GiB/s", v / (1024.0 * 1024.0 * 1024.0))
+            } else if v >= 1024.0 * 1024.0 {
+                format!("{:.1} MiB/s", v / (1024.0 * 1024.0))
+            } else {
+                format!("{:.1} KiB/s", v / 1024.0)
+            }
+        }
+        Unit::FilesPerSec => format!("{} files/s", fmt_count(v)),
+    }
+}
+
+/// 389, 4750, 45.2k, 180k: fio's way of printing IOPS.
+pub fn fmt_count(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e5 {
+        format!("{:.0}k", v / 1e3)
+    } else if v >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// Left-aligned columns separated by two spaces, without trailing blanks.
+pub fn align(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, cell) in r.iter().enumerate() {
+            line.push_str(cell);
+            if c + 1 < r.len() {
+                line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,205 @@
+use super::*;
+
+fn fixture(name: &str) -> (String, RunDoc) {
+    let p = format!("{}/tests/fixtures/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let doc: RunDoc = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    (name.to_string(), doc)
+}
+
+/// `runs` as `kind` runs, to compare.
+fn as_kind<'a>(kind: &'a str, runs: &'a [(String, RunDoc)]) -> Vec<Compared<'a>> {
+    runs.iter()
+        .map(|(id, doc)| Compared { id, kind, doc })
+        .collect()
+}
+
+fn checks(runs: &[(String, RunDoc)], force: bool) -> Result<Comparison, CompareError> {
+    compare(&as_kind("check", runs), force)
+}
+
+/// The OpenShift recipe's ephemeral disk against its EBS volume.
+fn ephemeral_vs_ebs() -> Comparison {
+    checks(
+        &[fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")],
+        false,
+    )
+    .unwrap()
+}
+
+#[test]
+fn seed_000_sentence() {
+    let c = ephemeral_vs_ebs();
+    let s = c.sentences();
+    assert!(
+        s.contains(&"fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower".to_string()),
+        "{s:#?}"
+    );
+}
+
+#[test]
+fn compare_table_golden() {
+    let c = ephemeral_vs_ebs();
+    insta::assert_snapshot!("ocp_recipe_compare", c.to_text());
+}
+
+#[test]
+fn three_runs_and_quick_flag_golden() {
+    let runs = [
+        fixture("ocp-recipe-ephemeral"),
+        fixture("ocp-recipe-ebs"),
+        fixture("quick-etcd"),
+    ];
+    let c = checks(&runs, false).unwrap();
+    assert_eq!(c.notes.len(), 1, "{:?}", c.notes);
+    insta::assert_snapshot!("three_runs_compare", c.to_text());
+}
+
+#[test]
+fn different_profiles_need_force() {
+    let runs = [fixture("ocp-recipe-ephemeral"), fixture("read-iops")];
+    let e = checks(&runs, false).unwrap_err().to_string();
+    assert!(
+        e.contains("different profiles") && e.contains("--force"),
+        "{e}"
+    );
+    let c = checks(&runs, true).unwrap();
+    assert!(c.notes.iter().any(|n| n.contains("--force")));
+}
+
+/// Regression (QA): an imported fio run beside a quick one was called "full" ("quick and
+/// full runs are mixed (A quick)").
+#[test]
+fn an_import_is_not_called_a_full_run() {
+    let quick = [fixture("quick-etcd")];
+    let other = [fixture("ocp-recipe-ebs")];
+    let runs = [as_kind("bench", &quick)[0], as_kind("import", &other)[0]];
+    let c = compare(&runs, false).unwrap();
+    assert_eq!(
+        c.notes,
+        vec!["quick and imported runs are mixed (A quick; B imported): quick runs are shorter and noisier, so small differences mean little"]
+    );
+    assert!(c.to_text().contains("(etcd, imported)"), "{}", c.to_text());
+    let full = [fixture("ocp-recipe-ephemeral")];
+    let runs = [runs[0], runs[1], as_kind("check", &full)[0]];
+    let c = compare(&runs, false).unwrap();
+    assert!(
+        c.notes[0].starts_with("quick, full and imported runs are mixed (A quick; B imported)"),
+        "{:?}",
+        c.notes
+    );
+}
+
+/// Regression (QA): an interrupted run (partial figures) was compared without a word.
+#[test]
+fn an_interrupted_run_is_noted() {
+    let mut runs = [fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")];
+    runs[0].1.interrupted = true;
+    let c = checks(&runs, false).unwrap();
+    assert_eq!(
+        c.notes,
+        vec!["A was interrupted (Ctrl-C or a signal): its figures are partial, so the comparison says little about the disk"]
+    );
+    assert!(c.runs[0].interrupted && !c.runs[1].interrupted);
+    let text = c.to_text();
+    assert!(text.contains("(etcd, INTERRUPTED)"), "{text}");
+    assert!(text.contains("note: A was interrupted"), "{text}");
+}
+
+#[test]
+fn units_read_well() {
+    assert_eq!(
+        fmt_pair(Unit::Ns, 203776.0, 4046848.0),
+        ("0.20 ms".into(), "4.05 ms".into())
+    );
+    assert_eq!(fmt_count(45200.0), "45.2k");
+    assert_eq!(fmt_count(179800.0), "180k");
+    assert_eq!(fmt_value(Unit::BytesPerSec, 736460800.0), "702.3 MiB/s");
+}
+
+/// Regression (QA, session 14): compare dropped the runs' warnings, so "4.9x higher" stood
+/// without the blank-device warning beside it. Each warning is noted once, with its runs.
+#[test]
+fn the_runs_warnings_are_noted_once_each() {
+    let mut runs = [fixture("ocp-recipe-ephemeral"), fixture("ocp-recipe-ebs")];
+    let blank = "the read covers blocks no write has reached".to_string();
+    runs[0].1.warnings = vec![blank.clone(), "io_uring fell back to psync".into()];
+    runs[1].1.warnings = vec![blank.clone()];
+    let c = checks(&runs, false).unwrap();
+    assert_eq!(
+        c.notes,
+        vec![
+            format!("A, B warned: {blank}"),
+            "A warned: io_uring fell back to psync".to_string()
+        ]
+    );
+    assert_eq!(c.runs[1].warnings, vec![blank]);
+    assert!(
+        c.to_text().contains("note: A warned: io_uring fell back"),
+        "{}",
+        c.to_text()
+    );
+}
+
+fn with_small_files(
+    mut run: (String, RunDoc),
+    files: u64,
+    size: u64,
+    sync: bool,
+) -> (String, RunDoc) {
+    run.1.results.small_files = Some(disktier_engine::result::SmallFiles {
+        files,
+        file_size: size,
+        seconds: 2.0,
+        files_per_s: files as f64 / 2.0,
+        bw_bytes: (files * size) as f64 / 2.0,
+        sync_s: sync.then_some(0.5),
+    });
+    run
+}
+
+/// Regression (QA, session 14): small-files runs of different shapes were set side by side
+/// ("9.3x higher" write IOPS for 50 files of 16 KiB against 200 of 4 KiB). Such a pair is left
+/// blank unless forced, and a note names each shape; runs of one shape are still compared.
+#[test]
+fn small_files_of_different_shapes_are_not_compared() {
+    let a = with_small_files(fixture("ocp-recipe-ephemeral"), 2000, 4096, true);
+    let same = with_small_files(fixture("ocp-recipe-ebs"), 2000, 4096, true);
+    let c = checks(&[a.clone(), same.clone()], false).unwrap();
+    assert!(c.rows.iter().all(|r| r.ratios[0].is_some()));
+    assert!(c.notes.is_empty(), "{:?}", c.notes);
+
+    let bigger = with_small_files(fixture("ocp-recipe-ebs"), 100, 1 << 20, true);
+    let unsynced = with_small_files(fixture("quick-etcd"), 2000, 4096, false);
+    let runs = [a, bigger, unsynced, same];
+    let c = checks(&runs, false).unwrap();
+    for row in &c.rows {
+        assert!(
+            row.ratios[0].is_none() && row.ratios[1].is_none(),
+            "{row:?}"
+        );
+        assert!(row.ratios[2].is_some(), "D has A's shape: {row:?}");
+    }
+    let files = c.rows.iter().find(|r| r.metric == "small files").unwrap();
+    assert_eq!(
+        files.values.iter().flatten().count(),
+        4,
+        "the values still show"
+    );
+    let note = |c: &Comparison| {
+        c.notes
+            .iter()
+            .find(|n| n.starts_with("the small-files runs differ"))
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        note(&c),
+        "the small-files runs differ (A 2000 files of 4 KiB; B 100 files of 1 MiB; C 2000 files of 4 KiB timed without a final sync (the page cache, before disktier synced)): their figures are not compared (A vs B, A vs C left blank; --force compares them anyway)"
+    );
+    let forced = checks(&runs, true).unwrap();
+    assert!(forced
+        .rows
+        .iter()
+        .all(|r| r.ratios.iter().all(Option::is_some)));
+    assert!(note(&forced).ends_with("1 MiB; C 2000 files of 4 KiB timed without a final sync (the page cache, before disktier synced)): compared because of --force"));
+}
