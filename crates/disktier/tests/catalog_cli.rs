@@ -293,6 +293,49 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
     assert_eq!(is["equivalent"]["gp3_gib"], 826);
 }
 
+/// The bcache recipe's "1TiB gp3 is $189.79 so $189.79*5 = $948.94": `price` and `plan` of that
+/// very volume say it pays the IOPS and throughput five times, and give the catalog's $532.21.
+#[test]
+fn price_and_plan_say_the_recipes_5_tib_gp3_is_five_1_tib_prices() {
+    let price = [
+        "price",
+        "gp3",
+        "--size",
+        "5TiB",
+        "--iops",
+        "16000",
+        "--throughput",
+        "1000MiB/s",
+        "--region",
+        "eu-north-1",
+    ];
+    let v = json(&price);
+    assert_eq!(cents(&v["monthly_cost_usd"]), 53221);
+    for q in [
+        &v["quoted_checks"][0],
+        &json(PLAN_5TIB_HYBRID)["quoted_volume_checks"][0],
+    ] {
+        assert_eq!(cents(&q["quoted_monthly_usd"]), 94894, "{q}");
+        assert_eq!(cents(&q["catalog_monthly_usd"]), 53221, "{q}");
+        assert_eq!(cents(&q["part_monthly_usd"]), 18979, "{q}");
+        assert_eq!(q["multiplied_by"], 5, "{q}");
+        assert_eq!(q["agrees"], false, "{q}");
+    }
+    for t in [text(&price), text(PLAN_5TIB_HYBRID)] {
+        assert!(
+            t.contains("note: The quoted $948.94/month for gp3 5,120 GiB")
+                && t.contains("is 5 x the price of 1,024 GiB")
+                && t.contains("$416.73 less"),
+            "{t}"
+        );
+    }
+    // Another volume is not the recipe's: no note.
+    let mut other = price.to_vec();
+    other[3] = "4TiB";
+    assert!(json(&other).get("quoted_checks").is_none());
+    assert!(!text(&other).contains("The quoted"));
+}
+
 #[test]
 fn plan_says_the_quoted_66_14_is_the_2xlarge_pair_and_the_xlarge_delta_is_33_07() {
     // Without --allow-ephemeral too: the user who read the figure needs the correction anyway.

@@ -65,6 +65,9 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<StoragePlan, PlanError
         .unwrap_or_default();
     out.notes
         .extend(quoted_checks.iter().map(|c| c.message.clone()));
+    let quoted_volume_checks = crate::quoted::volume::about_plan(cat, &reg.name, req);
+    out.notes
+        .extend(quoted_volume_checks.iter().map(|c| c.message.clone()));
     if let Some(inst) = &reqst.instance {
         local::instance_store(&ctx, inst, &mut out)?;
     }
@@ -93,6 +96,7 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<StoragePlan, PlanError
         rejected: out.rejected,
         notes: out.notes,
         quoted_checks,
+        quoted_volume_checks,
     })
 }
 

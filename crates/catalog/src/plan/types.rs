@@ -169,6 +169,10 @@ pub struct StoragePlan {
     /// check's message is also in `notes`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quoted_checks: Vec<crate::quoted::QuotedCheck>,
+    /// Published prices of a volume that meets the requirements as asked, checked against the
+    /// catalog (each check's message is also in `notes`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quoted_volume_checks: Vec<crate::quoted::volume::QuotedVolumeCheck>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -5,6 +5,7 @@
 use super::{Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
 use disktier_catalog::fmt::{num, usd};
+use disktier_catalog::quoted::volume::QuotedVolumeCheck;
 use disktier_catalog::{price, Quote, VolumeConfig};
 use disktier_units::clap_parsers;
 
@@ -83,6 +84,9 @@ struct PriceDoc<'a> {
     schema_version: u32,
     #[serde(flatten)]
     quote: &'a Quote,
+    /// Published prices of this very volume, checked against the catalog.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    quoted_checks: Vec<QuotedVolumeCheck>,
 }
 
 /// Whole GiB from bytes, or an error naming the fix.
@@ -107,6 +111,7 @@ pub fn mibs(bytes_per_sec: u64) -> f64 {
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let cat = super::catalog::load(ctx)?;
+    let mut quoted_checks = Vec::new();
     let quote = if args.kind == "instance" {
         let Some(name) = &args.instance else {
             anyhow::bail!("price instance needs an instance type, e.g. `disktier price instance m6id.xlarge --region us-east-1`");
@@ -139,13 +144,23 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             iops: args.iops,
             throughput_mibs: args.throughput.map(mibs),
         };
-        price::volume(&cat, &args.region, &args.kind, &cfg)?
+        let quote = price::volume(&cat, &args.region, &args.kind, &cfg)?;
+        quoted_checks =
+            disktier_catalog::quoted::volume::checks(&cat, &quote.region, &quote.type_, &cfg);
+        quote
     };
     let doc = PriceDoc {
         schema_version: SCHEMA_VERSION,
         quote: &quote,
+        quoted_checks,
     };
-    ctx.print(&doc, || render(&quote))?;
+    ctx.print(&doc, || {
+        let mut text = render(&quote);
+        for c in &doc.quoted_checks {
+            text.push_str(&format!("note: {}\n", c.message));
+        }
+        text
+    })?;
     Ok(Outcome::Pass)
 }
 

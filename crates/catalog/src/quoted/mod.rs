@@ -6,6 +6,8 @@
 //! month) and, when it differs, looks for the pair of the same family whose difference the
 //! figure really is.
 
+pub mod volume;
+
 use crate::fmt::{unit_usd, usd};
 use crate::model::Catalog;
 use crate::price::HOURS_PER_MONTH;
