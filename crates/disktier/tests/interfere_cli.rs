@@ -76,12 +76,13 @@ fn unknown_mitigation_is_refused_naming_it_and_the_choices() {
 fn zero_limits_are_refused_before_anything_runs() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().to_str().unwrap();
-    let cases: [(&str, &[&str]); 5] = [
+    let cases: [(&str, &[&str]); 6] = [
         ("--threshold", &["--threshold", "0ms"]),
         ("--aggressor-cap", &["--aggressor-cap", "0s"]),
         ("--throttle-bps", &["--throttle-bps", "0"]),
         ("--throttle-bps", &["--throttle-bps", "0MiB/s"]),
         ("--throttle-iops", &["--throttle-iops", "0"]),
+        ("--repeat", &["--repeat", "0"]),
     ];
     for (flag, args) in cases {
         let why = if flag.starts_with("--throttle") {
@@ -552,4 +553,118 @@ fn a_throttled_disk_shows_stalls_beside_the_percentiles() {
         "{r}"
     );
     assert!(r.contains("expect leader elections under this load"), "{r}");
+}
+
+/// `--repeat N` on a real xfs: N runs saved in one group, and a summary of what they agree on.
+#[test]
+fn repeat_runs_the_comparison_n_times_in_one_group_and_summarizes() {
+    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
+        return;
+    };
+    let run = tempfile::tempdir().unwrap();
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("r.db");
+    let args = "interfere --aggressor bulk-seq --aggressor-size 16MiB --duration 1s --mitigations none,ionice-idle --repeat 2";
+    let out = bin()
+        .env("DISKTIER_RUN_DIR", run.path())
+        .env("DISKTIER_DB", &db)
+        .args(["--format", "json"])
+        .args(args.split_whitespace())
+        .arg(&mnt.dir)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = judged_json(&out);
+    assert_eq!(v["kind"], "interfere-repeat");
+    assert_eq!(v["interrupted"], false);
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    let s = &v["summary"];
+    assert_eq!(s["runs"], 2);
+    assert_eq!(s["winners"].as_array().unwrap().len(), 2);
+    assert!(["stable", "unstable"].contains(&s["verdict"].as_str().unwrap()));
+    let names: Vec<&str> = s["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["baseline", "bulk-seq/none", "bulk-seq/ionice-idle"]);
+    for x in s["scenarios"].as_array().unwrap() {
+        assert_eq!(x["measured"], 2, "{x}");
+        assert!(x["min_p99_ns"].as_u64().unwrap() <= x["max_p99_ns"].as_u64().unwrap());
+    }
+    // Both runs are in the store, in the summary's group, as ordinary interfere runs.
+    let group = v["group_id"].as_str().unwrap();
+    let ids: Vec<&str> = v["run_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    let listed = bin()
+        .env("DISKTIER_DB", &db)
+        .args(["history", "--group", group])
+        .output()
+        .unwrap();
+    let listed = stdout_ok(&listed);
+    for id in &ids {
+        assert!(listed.contains(id), "{id} not in\n{listed}");
+    }
+    // Text: one line a run, then the summary.
+    let out = bin()
+        .env("DISKTIER_RUN_DIR", run.path())
+        .args(["--no-save"])
+        .args(args.split_whitespace())
+        .arg(&mnt.dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("run 1 of 2: best worst case")
+            && text.contains("run 2 of 2: best worst case")
+            && text.contains("across 2 runs:")
+            && text.contains("best worst case by run: 1: "),
+        "{text}"
+    );
+    assert!(!run.path().join("interfere.journal").exists());
+}
+
+/// A signal during `--repeat` ends the series: the run it cut is not counted, every change is
+/// undone, and the exit is 2.
+#[test]
+fn ctrl_c_during_a_repeat_ends_the_series_without_counting_the_cut_run() {
+    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
+        return;
+    };
+    let run = tempfile::tempdir().unwrap();
+    let exe = assert_cmd::cargo::cargo_bin("disktier");
+    let child = std::process::Command::new(exe)
+        .env("DISKTIER_RUN_DIR", run.path())
+        .args(["--no-save", "--format", "json", "interfere"])
+        .arg(&mnt.dir)
+        .args(
+            "--duration 2s --aggressor bulk-seq --aggressor-size 16MiB --mitigations none --repeat 3"
+                .split_whitespace(),
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Into the second run: each run is a 2 s baseline and a 2 s scenario.
+    std::thread::sleep(Duration::from_millis(5500));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("interrupted by") && err.contains("of 3: it is not counted"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+    let done = v["runs"].as_array().unwrap().len();
+    assert!(done < 3, "{done} runs");
+    assert_eq!(v["summary"]["runs"], done);
+    assert!(scratch(&mnt.dir).is_empty(), "{:?}", scratch(&mnt.dir));
+    assert!(!run.path().join("interfere.journal").exists());
 }

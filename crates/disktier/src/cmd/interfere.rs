@@ -68,6 +68,10 @@ pub struct Args {
     /// Undo what a killed run left (scheduler, cgroups, scratch files) and exit.
     #[arg(long)]
     pub restore: bool,
+    /// Run the whole comparison N times (each saved as its own run, in one group) and say
+    /// whether the same mitigation wins every time, with each scenario's median p99 and range.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=super::repeat::MAX_REPEAT))]
+    pub repeat: u64,
 }
 
 /// `--threshold`: a duration above zero (every fdatasync takes longer than 0 ms, so every
@@ -140,7 +144,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if args.restore {
         return restore(ctx, &run_dir);
     }
+    let repeat = args.repeat;
     let cfg = config(ctx, args, run_dir)?;
+    if repeat > 1 {
+        return run_repeated(ctx, &cfg, repeat);
+    }
     let doc = disktier_interfere::run(&cfg)?;
     super::progress::clear();
     let value = serde_json::to_value(&doc)?;
@@ -160,6 +168,80 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         );
     }
     Ok(if doc.all_pass() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail
+    })
+}
+
+/// `--repeat N`: the comparison N times, each run saved in one group, then what they agree on
+/// ([`disktier_interfere::report::repeat`]). A signal ends the series: the run it stopped is
+/// saved (marked interrupted) but not counted, and the exit is 2, as `check --repeat`'s.
+fn run_repeated(ctx: &Ctx, cfg: &Config, n: u64) -> anyhow::Result<Outcome> {
+    use disktier_interfere::report::repeat::{render_summary, summarize};
+    let group = disktier_store::new_id();
+    let mut docs = Vec::new();
+    let mut ids = Vec::new();
+    let mut stopped = None;
+    for i in 1..=n {
+        ctx.note(format!("interfere run {i} of {n}"));
+        let doc = disktier_interfere::run(cfg)?;
+        super::progress::clear();
+        let id = ctx
+            .store()
+            .save("interfere", Some(&group), &serde_json::to_value(&doc)?)?;
+        let cut = doc.interrupted || super::progress::restoring_signal().is_some();
+        if !ctx.json() {
+            outln!(
+                "run {i} of {n}{}: {}",
+                id.as_deref()
+                    .map(|id| format!(" (saved as {id})"))
+                    .unwrap_or_default(),
+                if cut {
+                    "INTERRUPTED (partial, not counted)".to_string()
+                } else {
+                    format!(
+                        "best worst case: {}",
+                        disktier_interfere::report::winner(&doc)
+                            .unwrap_or_else(|| "no mitigation won".into())
+                    )
+                }
+            )?;
+        }
+        if cut {
+            stopped = Some(i);
+            break;
+        }
+        docs.push(doc);
+        ids.push(id);
+    }
+    let summary = summarize(&docs);
+    if ctx.json() {
+        super::print_json(&serde_json::json!({
+            "schema_version": crate::app::SCHEMA_VERSION,
+            "kind": "interfere-repeat",
+            "group_id": (!ctx.global.no_save).then(|| group.clone()),
+            "run_ids": ids,
+            "runs": docs,
+            "summary": summary,
+            "interrupted": stopped.is_some(),
+        }))?;
+    } else {
+        crate::out::print(&render_summary(&summary))?;
+        if !ctx.global.no_save {
+            ctx.note(format!(
+                "saved as group {group}: each run's table with `disktier show ID`, all of them with `disktier history --group {group}`"
+            ));
+        }
+    }
+    if let Some(k) = stopped {
+        anyhow::bail!(
+            "interrupted by {} during run {k} of {n}: it is not counted, the summary above is over the {} run(s) that completed; every change was undone",
+            super::progress::restoring_signal().unwrap_or("a signal"),
+            docs.len()
+        );
+    }
+    Ok(if docs.iter().all(|d| d.all_pass()) {
         Outcome::Pass
     } else {
         Outcome::Fail

@@ -6,9 +6,10 @@
 //! table, `recommend.rs` the recommendation.
 
 mod recommend;
+pub mod repeat;
 mod text;
 
-pub use recommend::recommend;
+pub use recommend::{recommend, winner};
 pub use text::render_text;
 
 use crate::aggressor::process::Finish;

@@ -41,16 +41,13 @@ pub fn recommend(doc: &InterfereDoc) -> String {
             "The disk fails etcd's limit with no writer beside it: no mitigation of a writer can fix that. Put etcd on a faster disk (`disktier check etcd DIR` on the candidates, `disktier plan` for a volume that meets {threshold})."
         ));
     }
-    // A scenario cut short by Ctrl-C has partial figures: it is not compared.
-    let measured: Vec<&Scenario> = doc
-        .scenarios
-        .iter()
-        .filter(|s| s.available && s.aggressor.is_some() && s.probe.is_some() && !s.interrupted)
-        .collect();
-    let none = measured
-        .iter()
-        .find(|s| s.mitigation.as_deref() == Some("none"))
-        .copied();
+    let Ranked {
+        measured,
+        raw_none: none,
+        sound_none,
+        candidates,
+        best,
+    } = ranked(doc, base);
     if let Some(n) = none {
         let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
             (Some(a), Some(b)) if b > 0 => format!("{:.1}x", a as f64 / b as f64),
@@ -88,19 +85,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
             }
         ));
     }
-    // A scenario the run cannot vouch for (see `doubt`) is shown but not ranked; without a
-    // sound `none` there is no reference to rank against at all.
-    let none = none.filter(|n| doubt(base, n).is_none());
-    let candidates: Vec<&Scenario> = measured
-        .iter()
-        .filter(|s| s.mitigation.as_deref() != Some("none") && doubt(base, s).is_none())
-        .copied()
-        .collect();
-    let best = candidates
-        .iter()
-        .filter(|s| tail(s).is_some())
-        .min_by_key(|s| rank(s))
-        .copied();
+    let none = sound_none;
     let agg_secs = |s: &Scenario| s.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0);
     match (best, none) {
         // Only a clear win is one: a max or p99.9 within noise of none's is not.
@@ -242,7 +227,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     }
     w.extend(doubts(doc, base, &measured));
     if measured.iter().any(|s| stalls(s)) {
-        w.push("Stalls over a second are rare single events: before acting on one run, repeat it with a longer --duration and see which mitigations avoid them every time.".into());
+        w.push("Stalls over a second are rare single events: before acting on one run, run it again with --repeat 3 and a longer --duration and see which mitigations avoid them every time.".into());
     }
     let unavailable: Vec<String> = doc
         .scenarios
@@ -258,6 +243,60 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     }
     w.push("A fast local disk is no guide to a cloud volume (the OSTree-vs-etcd issue's fixes did not transfer to Azure): run this on the node's real disk.".into());
     w.join("\n")
+}
+
+/// The scenarios of a run as the recommendation weighs them.
+struct Ranked<'a> {
+    /// Measured beside the writer, not cut short by a signal (partial figures are not compared).
+    measured: Vec<&'a Scenario>,
+    /// `none` as measured.
+    raw_none: Option<&'a Scenario>,
+    /// `none` when the run can vouch for it (see [`doubt`]): the reference to rank against.
+    sound_none: Option<&'a Scenario>,
+    /// The mitigations the run can vouch for.
+    candidates: Vec<&'a Scenario>,
+    /// The candidate with the best worst case (by [`rank`]).
+    best: Option<&'a Scenario>,
+}
+
+fn ranked<'a>(doc: &'a InterfereDoc, base: &Scenario) -> Ranked<'a> {
+    let measured: Vec<&Scenario> = doc
+        .scenarios
+        .iter()
+        .filter(|s| s.available && s.aggressor.is_some() && s.probe.is_some() && !s.interrupted)
+        .collect();
+    let raw_none = measured
+        .iter()
+        .find(|s| s.mitigation.as_deref() == Some("none"))
+        .copied();
+    let sound_none = raw_none.filter(|n| doubt(base, n).is_none());
+    let candidates: Vec<&Scenario> = measured
+        .iter()
+        .filter(|s| s.mitigation.as_deref() != Some("none") && doubt(base, s).is_none())
+        .copied()
+        .collect();
+    let best = candidates
+        .iter()
+        .filter(|s| tail(s).is_some())
+        .min_by_key(|s| rank(s))
+        .copied();
+    Ranked {
+        measured,
+        raw_none,
+        sound_none,
+        candidates,
+        best,
+    }
+}
+
+/// The mitigation a run's recommendation names as the best worst case: the best ranked one,
+/// when it is clearly better than a sound `none` (beyond noise). None when no mitigation won:
+/// none improved on `none`, or the run could rank nothing.
+pub fn winner(doc: &InterfereDoc) -> Option<String> {
+    let base = doc.scenarios.iter().find(|s| s.name == "baseline")?;
+    let r = ranked(doc, base);
+    let (b, n) = (r.best?, r.sound_none?);
+    clearly_better(b, n).then(|| b.mitigation.clone().unwrap_or_default())
 }
 
 /// A p99 beside the writer this much shorter than the probe's alone is the disk's own

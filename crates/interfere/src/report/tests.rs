@@ -514,3 +514,7 @@ fn stall_counts_within_noise_are_no_win_and_no_loss() {
     let fewer = scenario("a", stalled(2.0, 30.0, 90.0, 0, 0), 3.0, true);
     assert!(clearly_better(&fewer, &none) && !clearly_better(&none, &fewer));
 }
+
+/// `--repeat`: the summary over runs.
+#[path = "tests/repeat.rs"]
+mod repeat;

@@ -1,0 +1,139 @@
+use super::*;
+use crate::report::repeat::summarize;
+
+/// A run in which `winner` has clearly fewer stalls than `none` (or, with None, in which
+/// nothing beats `none`).
+fn run(winner: Option<&str>, none_p99_ms: f64) -> InterfereDoc {
+    let quiet = || stalled(2.0, 5.0, 50.0, 0, 0);
+    let noisy = || stalled(none_p99_ms, 90.0, 1500.0, 20, 2);
+    let mut d = doc(vec![
+        baseline(stats(1.0, 2.0, 3.0)),
+        scenario("none", noisy(), 7.0, none_p99_ms < 10.0),
+        scenario(
+            "ionice-idle",
+            if winner == Some("ionice-idle") {
+                quiet()
+            } else {
+                noisy()
+            },
+            7.5,
+            true,
+        ),
+        scenario(
+            "scheduler-bfq",
+            if winner == Some("scheduler-bfq") {
+                quiet()
+            } else {
+                noisy()
+            },
+            8.0,
+            true,
+        ),
+    ]);
+    d.finish();
+    d
+}
+
+#[test]
+fn the_same_winner_every_time_is_stable() {
+    let runs = [
+        run(Some("ionice-idle"), 6.0),
+        run(Some("ionice-idle"), 12.0),
+        run(Some("ionice-idle"), 8.0),
+    ];
+    assert_eq!(
+        crate::report::winner(&runs[0]).as_deref(),
+        Some("ionice-idle")
+    );
+    let s = summarize(&runs);
+    assert_eq!(s.runs, 3);
+    assert_eq!(s.verdict, "stable");
+    assert_eq!(
+        s.sentence,
+        "ionice-idle had the best worst case in all 3 runs: act on it."
+    );
+    let none = s
+        .scenarios
+        .iter()
+        .find(|x| x.name == "ostree/none")
+        .unwrap();
+    assert_eq!(none.measured, 3);
+    assert_eq!(none.passed, 2, "12 ms fails etcd's 10 ms");
+    assert_eq!(none.median_p99_ns, Some(8_000_000));
+    assert_eq!(
+        (none.min_p99_ns, none.max_p99_ns),
+        (Some(6_000_000), Some(12_000_000))
+    );
+    assert_eq!((none.over_heartbeat, none.over_election), (60, 6));
+    assert_eq!(none.max_ns, Some(1_500_000_000));
+    assert_eq!(s.scenarios[0].name, "baseline");
+    let text = crate::report::repeat::render_summary(&s);
+    assert!(text.starts_with("across 3 runs:\n"), "{text}");
+    assert!(
+        text.contains("best worst case by run: 1: ionice-idle, 2: ionice-idle, 3: ionice-idle"),
+        "{text}"
+    );
+    assert!(text.contains("STABLE: ionice-idle"), "{text}");
+}
+
+#[test]
+fn a_winner_that_changes_is_unstable_and_no_winner_is_said_as_such() {
+    let s = summarize(&[
+        run(Some("ionice-idle"), 6.0),
+        run(Some("scheduler-bfq"), 6.0),
+        run(None, 6.0),
+        run(Some("ionice-idle"), 6.0),
+    ]);
+    assert_eq!(s.verdict, "unstable");
+    assert_eq!(
+        s.winners,
+        vec![
+            Some("ionice-idle".to_string()),
+            Some("scheduler-bfq".into()),
+            None,
+            Some("ionice-idle".into())
+        ]
+    );
+    assert!(
+        s.sentence.starts_with(
+            "The winner changed between runs (ionice-idle in 2 of 4, scheduler-bfq in 1 of 4, no winner in 1 of 4)"
+        ),
+        "{}",
+        s.sentence
+    );
+    let s = summarize(&[run(None, 6.0), run(None, 6.0)]);
+    assert_eq!(s.verdict, "stable");
+    assert!(
+        s.sentence
+            .starts_with("No mitigation won in any of the 2 runs"),
+        "{}",
+        s.sentence
+    );
+    assert!(summarize(&[run(None, 6.0)]).sentence.contains("--repeat 3"));
+}
+
+/// A scenario cut short or not available counts in no run's figures.
+#[test]
+fn interrupted_and_unavailable_scenarios_are_not_counted() {
+    let mut a = run(Some("ionice-idle"), 6.0);
+    a.scenarios[2].interrupted = true;
+    a.scenarios.push(Scenario::unavailable(
+        "ostree/cgroup-latency",
+        "cgroup-latency".into(),
+        "no v2 io".into(),
+    ));
+    let s = summarize(&[a, run(Some("ionice-idle"), 6.0)]);
+    let idle = s
+        .scenarios
+        .iter()
+        .find(|x| x.name == "ostree/ionice-idle")
+        .unwrap();
+    assert_eq!(idle.measured, 1);
+    let lat = s
+        .scenarios
+        .iter()
+        .find(|x| x.name == "ostree/cgroup-latency")
+        .unwrap();
+    assert_eq!((lat.measured, lat.median_p99_ns), (0, None));
+    assert!(crate::report::repeat::render_summary(&s).contains("0 of 0"));
+}
