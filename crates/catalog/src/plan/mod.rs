@@ -65,7 +65,12 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<StoragePlan, PlanError
         .unwrap_or_default();
     out.notes
         .extend(quoted_checks.iter().map(|c| c.message.clone()));
-    let quoted_volume_checks = crate::quoted::volume::about_plan(cat, &reg.name, req);
+    let asked = crate::VolumeConfig {
+        size_gib: req.capacity_gib,
+        iops: req.iops,
+        throughput_mibs: req.throughput_mibs,
+    };
+    let quoted_volume_checks = crate::quoted::volume::about_plan(cat, &reg.name, &asked);
     out.notes
         .extend(quoted_volume_checks.iter().map(|c| c.message.clone()));
     if let Some(inst) = &reqst.instance {

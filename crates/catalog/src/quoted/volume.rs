@@ -104,23 +104,14 @@ pub fn checks(
         .collect()
 }
 
-/// The quoted figures about a volume that meets a plan's requirements exactly as quoted (the
-/// user asked the guide's question), whatever type the guide priced.
-pub fn about_plan(
-    cat: &Catalog,
-    region: &str,
-    req: &crate::plan::Requirements,
-) -> Vec<QuotedVolumeCheck> {
-    let cfg = VolumeConfig {
-        size_gib: req.capacity_gib,
-        iops: req.iops,
-        throughput_mibs: req.throughput_mibs,
-    };
+/// The quoted figures about a volume of `cfg` (a plan's requirements: the user asked the
+/// guide's question), whatever type the guide priced.
+pub fn about_plan(cat: &Catalog, region: &str, cfg: &VolumeConfig) -> Vec<QuotedVolumeCheck> {
     let mut types: Vec<&str> = QUOTED_VOLUMES.iter().map(|q| q.type_).collect();
     types.dedup();
     types
         .into_iter()
-        .flat_map(|t| checks(cat, region, t, &cfg))
+        .flat_map(|t| checks(cat, region, t, cfg))
         .collect()
 }
 
