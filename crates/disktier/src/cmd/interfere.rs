@@ -70,7 +70,7 @@ pub struct Args {
     pub restore: bool,
     /// Run the whole comparison N times (each saved as its own run, in one group) and say
     /// whether the same mitigation wins every time, with each scenario's median p99 and range.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=super::repeat::MAX_REPEAT))]
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "restore", value_parser = clap::value_parser!(u64).range(1..=super::repeat::MAX_REPEAT))]
     pub repeat: u64,
 }
 
