@@ -1,8 +1,9 @@
 //! Comparing runs: the same metrics side by side, the ratio of each run to the first, and the
 //! sentence a user would write ("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower", the OpenShift
 //! instance-disk recipe's ephemeral NVMe against EBS). Runs of different profiles measure different
-//! things, so they are refused unless forced; quick runs beside full or imported ones, and
-//! interrupted runs (partial figures), are flagged.
+//! things, so they are refused unless forced; quick runs beside full or imported ones,
+//! interrupted runs (partial figures) and the runs' own warnings are noted, and small-files runs
+//! of different shapes are not set against each other unless forced (`notes.rs`).
 
 mod format;
 mod notes;
@@ -88,8 +89,8 @@ pub struct Ratio {
 pub struct Comparison {
     pub runs: Vec<Side>,
     pub rows: Vec<Row>,
-    /// Notes the reader must see (quick beside full or imported, interrupted runs, forced
-    /// profile mismatch).
+    /// Notes the reader must see (forced profile mismatch, quick beside full or imported,
+    /// interrupted runs, small files of different shapes, the runs' own warnings).
     pub notes: Vec<String>,
 }
 
