@@ -558,7 +558,8 @@ fn job_file_and_import_jobs_runs_show_list_and_refuse_comparison() {
     let line = text.lines().find(|l| l.starts_with(&jobfile)).unwrap();
     assert!(!line.ends_with('-'), "{line}");
 
-    // report: named, with its jobs and `show`, never an empty "1 run on 0 targets" page.
+    // report: a row per job in the job files' section, never an empty "1 run on 0 targets"
+    // page.
     let html = d.path().join("jobs.html");
     let out = dt(&db)
         .args(["report", &jobfile, "-o"])
@@ -567,14 +568,20 @@ fn job_file_and_import_jobs_runs_show_list_and_refuse_comparison() {
         .unwrap();
     stdout_ok(&out);
     let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<section id=\"jobfiles\">"), "{page}");
     assert!(
-        page.contains("(jobs reader, writer): a job file's run is not drawn"),
+        page.contains(&format!(
+            "run <span class=\"mono\">{jobfile}</span> · job file"
+        )),
         "{page}"
     );
-    assert!(
-        page.contains(&format!("<code>disktier show {jobfile}</code>")),
-        "{page}"
-    );
+    for job in ["reader", "writer"] {
+        assert!(
+            page.contains(&format!("<tr><td>{job}</td>")),
+            "{job}: {page}"
+        );
+    }
+    assert!(!page.contains("Runs not drawn"), "{page}");
     // A row saved before the listing read job files has no figures: read from the document.
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute(

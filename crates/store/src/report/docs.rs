@@ -15,9 +15,9 @@ pub(super) enum StoredDoc {
     /// section).
     Node(NodeDoc),
     Interfere(Box<InterfereDoc>),
-    /// A fio job file's run (`bench FILE.fio`, `import fio --jobs`): not drawn, as it is no one
-    /// run (its jobs ran side by side or one set after another, each with its own figures), but
-    /// named with its jobs and `disktier show`, which prints them.
+    /// A fio job file's run (`bench FILE.fio`, `import fio --jobs`): shown in its own section,
+    /// a row per job and per combined group, not drawn with single runs (its jobs ran side by
+    /// side or one set after another, each with its own figures).
     JobFile(Box<JobFileDoc>),
     Unreadable(String),
 }
@@ -127,6 +127,69 @@ mod tests {
         assert!(matches!(StoredDoc::read(&run), StoredDoc::Interfere(_)));
         let run = stored("j", "import", &fixture("jobfile-import"));
         assert!(matches!(StoredDoc::read(&run), StoredDoc::JobFile(_)));
+    }
+
+    /// Regression (session 12's list): a job file's run was only named as "not drawn". It has
+    /// its own section: a row per job with its options and figures, a row for a group of
+    /// several jobs, and the file's notes.
+    #[test]
+    fn a_job_files_run_has_a_row_per_job_and_per_group_of_several() {
+        let runs = [stored("run-jobs", "import", &fixture("jobfile-import"))];
+        let page = render(&ReportInput {
+            runs: &runs,
+            skipped: &[],
+            plan: None,
+            generated_at: "now",
+        })
+        .unwrap();
+        assert!(!page.contains("Runs not drawn"), "{page}");
+        // Its target counts (QA: "1 run on 0 targets").
+        assert!(page.contains("<p>1 run on 1 target "), "{page}");
+        let at = page.find("<section id=\"jobfiles\">").expect("the section");
+        let section = &page[at..page[at..].find("</section>").unwrap() + at];
+        assert!(
+            section.contains("job file <span class=\"mono\">"),
+            "{section}"
+        );
+        let rows: Vec<&str> = section
+            .lines()
+            .filter(|l| l.starts_with("<tr><td>"))
+            .collect();
+        assert_eq!(rows.len(), 3, "one row per job: {section}");
+        // The etcd job of the OpenShift recipe: sequential 2300-byte writes, fdatasync each.
+        assert!(
+            rows[0].starts_with("<tr><td>etcd</td><td class=\"num\">0</td><td>write</td><td class=\"num\">2.25 KiB</td>"),
+            "{}",
+            rows[0]
+        );
+        let doc: disktier_engine::result::JobFileDoc =
+            serde_json::from_value(fixture("jobfile-import")).unwrap();
+        let p99 = doc.jobs[0]
+            .results
+            .sync
+            .as_ref()
+            .unwrap()
+            .lat_ns
+            .p(99.0)
+            .unwrap();
+        assert!(
+            rows[0].ends_with(&format!(
+                "<td class=\"num\">{}</td></tr>",
+                disktier_units::fmt_ns(p99 as f64)
+            )),
+            "sync p99 last: {}",
+            rows[0]
+        );
+        // group 1's two clones of `readers` are combined; group 0 holds one job, which is its
+        // own row.
+        assert_eq!(
+            section.matches("<tr class=\"group\">").count(),
+            1,
+            "{section}"
+        );
+        assert!(section.contains("group 1 (readers)"), "{section}");
+        assert!(section.contains("host facts are unknown"), "{section}");
+        assert!(page.contains("<a href=\"#jobfiles\">fio job files</a>"));
     }
 
     /// A job file's run is not drawn (it is no one run), and not called unreadable.

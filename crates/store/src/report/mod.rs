@@ -12,6 +12,7 @@ pub mod fleet;
 mod fragments;
 pub mod html;
 mod interference;
+mod jobfiles;
 mod measured;
 mod outline;
 mod planned;
@@ -26,6 +27,7 @@ use disktier_fleet::result::NodeDoc;
 use docs::StoredDoc;
 use html::esc;
 use interference::interfere_section;
+use jobfiles::job_file_section;
 use measured::comparisons;
 use measured::latency;
 use measured::throughput;
@@ -61,6 +63,7 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
     let mut targets: Vec<String> = Vec::new();
     let mut benches = Vec::new();
     let mut interfere = Vec::new();
+    let mut job_files = Vec::new();
     let mut unreadable = Vec::new();
     // What is listed but not drawn, one line each (escaped HTML).
     let mut not_drawn = Vec::new();
@@ -93,7 +96,7 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
                 ));
                 unreadable.push((run.summary.id.as_str(), why));
             }
-            StoredDoc::JobFile(doc) => not_drawn.push(job_file_note(&run.summary.id, &doc)),
+            StoredDoc::JobFile(doc) => job_files.push((run, doc)),
             StoredDoc::Node(_) => {}
         }
     }
@@ -141,6 +144,10 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
         }
         add("timeseries", "Second by second", timeseries(&benches)?);
     }
+    if !job_files.is_empty() {
+        let docs: Vec<_> = job_files.iter().map(|(r, d)| (*r, &**d)).collect();
+        add("jobfiles", "fio job files", job_file_section(&docs));
+    }
     if let Some(f) = fleet::section(input.runs, &figures)? {
         add("fleet", "Fleet: one row per node", f);
     }
@@ -170,6 +177,13 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
         h
     };
     let runs = input.runs.len() + input.skipped.len();
+    // The header counts the job files' targets too.
+    let mut all_targets = targets.clone();
+    for t in job_files.iter().filter_map(|(_, d)| d.target.as_ref()) {
+        if !all_targets.contains(&t.path) {
+            all_targets.push(t.path.clone());
+        }
+    }
     let mut page = String::new();
     let _ = write!(
         page,
@@ -186,32 +200,13 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
         n = runs,
         s = if runs == 1 { "" } else { "s" },
         left = if not_drawn.is_empty() { String::new() } else { format!(" · {} not drawn", not_drawn.len()) },
-        t = targets.len(),
-        ts = if targets.len() == 1 { "" } else { "s" },
+        t = all_targets.len(),
+        ts = if all_targets.len() == 1 { "" } else { "s" },
         hosts = if hosts.is_empty() { String::new() } else { format!(" · host {}", esc(&hosts.join(", "))) },
         when = esc(input.generated_at),
         nav = nav.join(""),
     );
     Ok(page)
-}
-
-/// A job file's run, named with its jobs and the command that shows them.
-fn job_file_note(id: &str, doc: &disktier_engine::result::JobFileDoc) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for j in &doc.jobs {
-        // fio's numjobs clones share their job's name: each named once.
-        if !names.contains(&j.name.as_str()) {
-            names.push(&j.name);
-        }
-    }
-    format!(
-        "run <span class=\"mono\">{}</span> is the run of the fio job file <span class=\"mono\">{}</span> (job{} {}): a job file's run is not drawn, as its jobs ran side by side or one set after another, each with its own figures; see them with <code>disktier show {}</code>",
-        esc(id),
-        esc(&doc.jobfile),
-        if names.len() == 1 { "" } else { "s" },
-        esc(&names.join(", ")),
-        esc(id)
-    )
 }
 
 /// Every run, one row each; a run whose document did not read has a second row saying why, and
