@@ -328,7 +328,7 @@ pub fn render(doc: &RunDoc) -> String {
             sf.files,
             Bytes(sf.file_size),
             sf.seconds,
-            final_sync(sf.sync_s),
+            final_sync(sf.sync_s, doc.interrupted),
             sf.files_per_s,
             sf.bw_bytes / (1u64 << 20) as f64
         ));
@@ -380,16 +380,33 @@ fn job_summary(job: &serde_json::Value) -> String {
 }
 
 /// ", the final sync 0.42 s of it" for a small-files run that synced (older results did not).
-pub fn final_sync(sync_s: Option<f64>) -> String {
-    sync_s
-        .map(|s| format!(", the final sync {s:.2} s of it"))
-        .unwrap_or_default()
+pub fn final_sync(sync_s: Option<f64>, interrupted: bool) -> String {
+    match (sync_s, interrupted) {
+        (Some(s), _) => format!(", the final sync {s:.2} s of it"),
+        (None, true) => ", stopped before its final sync".into(),
+        // Stored before disktier ended small-files with a syncfs (QA: `show` said nothing).
+        (None, false) => ", without a final sync (the page cache's rate)".into(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use disktier_engine::{HostInfo, LatStats, Results, TargetInfo};
+
+    /// QA: `show` of a small-files result stored before the final sync said nothing of it.
+    #[test]
+    fn final_sync_says_how_the_files_were_timed() {
+        assert_eq!(
+            final_sync(Some(1.0), false),
+            ", the final sync 1.00 s of it"
+        );
+        assert_eq!(final_sync(None, true), ", stopped before its final sync");
+        assert_eq!(
+            final_sync(None, false),
+            ", without a final sync (the page cache's rate)"
+        );
+    }
 
     #[test]
     fn table_has_a_row_per_direction_and_sync() {

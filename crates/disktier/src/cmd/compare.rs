@@ -14,7 +14,7 @@ pub struct Args {
     /// Two or more run ids (or unique prefixes); the others are compared with the first.
     #[arg(required = true, num_args = 2.., value_name = "RUN")]
     pub runs: Vec<String>,
-    /// Compare runs of different profiles anyway.
+    /// Compare runs of different profiles, or small-files runs of different shapes, anyway.
     #[arg(long)]
     pub force: bool,
 }

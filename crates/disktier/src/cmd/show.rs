@@ -112,11 +112,11 @@ pub fn summary(run: &StoredRun) -> String {
     }
     if let Some(sf) = &r.small_files {
         out.push_str(&format!(
-            "  small files: {} files of {} B in {:.2} s{} = {} files/s, {}\n",
+            "  small files: {} files of {} in {:.2} s{} = {} files/s, {}\n",
             sf.files,
-            sf.file_size,
+            disktier_units::Bytes(sf.file_size),
             sf.seconds,
-            super::bench::final_sync(sf.sync_s),
+            super::bench::final_sync(sf.sync_s, doc.interrupted),
             fmt_count(sf.files_per_s),
             fmt_value(Unit::BytesPerSec, sf.bw_bytes)
         ));

@@ -3,9 +3,12 @@
 
 use super::Unit;
 
-/// "19.9x" below 100, "180x" above.
+/// "1.04x" below 1.1 (QA: "1.0x higher (better)" read as no difference), "19.9x" below 100,
+/// "180x" above.
 pub fn fmt_factor(f: f64) -> String {
-    if f < 100.0 {
+    if f < 1.095 {
+        format!("{f:.2}x")
+    } else if f < 100.0 {
         format!("{f:.1}x")
     } else {
         format!("{f:.0}x")

@@ -78,9 +78,10 @@ pub struct Row {
 pub struct Ratio {
     /// max/min, always >= 1.
     pub factor: f64,
-    /// "lower" or "higher": the first run's value relative to the other.
+    /// "lower" or "higher": the first run's value relative to the other; "same" within half a
+    /// percent.
     pub direction: &'static str,
-    /// Whether the first run is the better one on this metric.
+    /// Whether the first run is the better one on this metric (never when "same").
     pub first_better: bool,
     pub sentence: String,
 }
@@ -189,13 +190,17 @@ pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, Compare
                     pb: show(&r.doc.profile),
                 });
             }
-            notes.push(format!(
+            let note = format!(
                 "{} ({}) and {} ({}) measured different profiles: compared because of --force",
                 first.id,
                 show(&first.doc.profile),
                 r.id,
                 show(&r.doc.profile)
-            ));
+            );
+            // The same run given twice is noted once (and as given twice, below).
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
         }
     }
     let sides: Vec<Side> = runs
@@ -262,13 +267,22 @@ fn ratio(metric: &str, unit: Unit, better: Better, a: f64, b: f64) -> Option<Rat
         return None;
     }
     let factor = a.max(b) / a.min(b);
-    let direction = if a < b { "lower" } else { "higher" };
-    let first_better = match better {
-        Better::Lower => a <= b,
-        Better::Higher => a >= b,
+    let same = (factor - 1.0).abs() < 0.005;
+    // Within half a percent neither is better: "the same" in every output.
+    let direction = if same {
+        "same"
+    } else if a < b {
+        "lower"
+    } else {
+        "higher"
     };
+    let first_better = !same
+        && match better {
+            Better::Lower => a < b,
+            Better::Higher => a > b,
+        };
     let (va, vb) = fmt_pair(unit, a, b);
-    let sentence = if (factor - 1.0).abs() < 0.005 {
+    let sentence = if same {
         format!("{metric} {va} vs {vb}: the same")
     } else {
         format!("{metric} {va} vs {vb}: {} {direction}", fmt_factor(factor))

@@ -17,11 +17,32 @@ pub(super) fn letters(sides: &[Side], pick: impl Fn(&Side) -> bool) -> Vec<&str>
 /// Every note about the runs themselves, in the order a reader needs them.
 pub(super) fn about_runs(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Vec<String> {
     let mut notes = Vec::new();
+    notes.extend(twice_note(sides));
     notes.extend(mix_note(sides));
     notes.extend(interrupted_note(sides));
     notes.extend(small_files_note(runs, sides, force));
     notes.extend(warning_notes(sides));
     notes
+}
+
+/// The runs given more than once: they are compared with themselves.
+fn twice_note(sides: &[Side]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, s) in sides.iter().enumerate() {
+        if sides[..i].iter().any(|p| p.id == s.id) {
+            continue;
+        }
+        let same = letters(sides, |o| o.id == s.id);
+        if same.len() > 1 {
+            out.push(format!(
+                "{} are the same run ({}), given {} times",
+                same.join(", "),
+                s.id,
+                same.len()
+            ));
+        }
+    }
+    out
 }
 
 /// The note when quick runs stand beside full or imported ones (an import is fio's or etcd-perf's
@@ -68,8 +89,8 @@ fn interrupted_note(sides: &[Side]) -> Option<String> {
 struct Shape {
     files: u64,
     file_size: u64,
-    /// Timed to the end of a final syncfs; results from before disktier synced timed the page
-    /// cache (an interrupted run that stopped before its sync is noted as interrupted).
+    /// Timed to the end of a final syncfs. Results from before disktier synced timed the page
+    /// cache, and so did a run a signal stopped before its sync.
     synced: bool,
 }
 
@@ -77,7 +98,7 @@ fn shape(doc: &RunDoc) -> Option<Shape> {
     doc.results.small_files.as_ref().map(|s| Shape {
         files: s.files,
         file_size: s.file_size,
-        synced: s.sync_s.is_some() || doc.interrupted,
+        synced: s.sync_s.is_some(),
     })
 }
 
@@ -92,6 +113,38 @@ pub(super) fn same_small_files(first: &RunDoc, run: &RunDoc) -> bool {
     }
 }
 
+/// "4 KiB", or "5.12 KiB (5,242 B)" where the unit rounds: two sizes that differ by a few bytes
+/// must not read the same.
+fn size(bytes: u64) -> String {
+    let short = Bytes(bytes).to_string();
+    if short.contains('.') {
+        format!("{short} ({} B)", thousands(bytes))
+    } else {
+        short
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Why a run's small files were timed without a final sync.
+fn unsynced_why(doc: &RunDoc) -> &'static str {
+    if doc.interrupted {
+        "stopped before its final sync"
+    } else {
+        "timed without a final sync (the page cache, before disktier synced)"
+    }
+}
+
 fn small_files_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Option<String> {
     let first = runs[0].doc;
     shape(first)?;
@@ -99,7 +152,17 @@ fn small_files_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Optio
         .filter(|&k| !same_small_files(first, runs[k].doc))
         .collect();
     if odd.is_empty() {
-        return None;
+        // The same shape, each timed the same way: a note only when that way is the page cache.
+        let unsynced: Vec<&str> = (0..runs.len())
+            .filter(|&k| shape(runs[k].doc).is_some_and(|s| !s.synced))
+            .map(|k| sides[k].letter.as_str())
+            .collect();
+        return (unsynced.len() > 1).then(|| {
+            format!(
+                "the small-files runs {} were timed without a final sync: their files/s are the page cache's, not the disk's",
+                unsynced.join(", ")
+            )
+        });
     }
     // Only runs that hold small files differ (`same_small_files`), so each has a shape.
     let describe = |k: usize| {
@@ -107,12 +170,12 @@ fn small_files_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Optio
         Some(format!(
             "{} {} files of {}{}",
             sides[k].letter,
-            s.files,
-            Bytes(s.file_size),
+            thousands(s.files),
+            size(s.file_size),
             if s.synced {
-                ""
+                String::new()
             } else {
-                " timed without a final sync (the page cache, before disktier synced)"
+                format!(" {}", unsynced_why(runs[k].doc))
             }
         ))
     };
@@ -124,11 +187,12 @@ fn small_files_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Optio
         .iter()
         .map(|&k| format!("A vs {}", sides[k].letter))
         .collect();
+    // Said so that it holds in the report too, which has no --force.
     let what = if force {
         "compared because of --force".to_string()
     } else {
         format!(
-            "their figures are not compared ({} left blank; --force compares them anyway)",
+            "their figures are not compared ({} left blank; `disktier compare --force` compares them anyway)",
             against.join(", ")
         )
     };
@@ -144,7 +208,7 @@ fn small_files_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Optio
 fn warning_notes(sides: &[Side]) -> Vec<String> {
     let mut seen: Vec<(&str, Vec<&str>)> = Vec::new();
     for side in sides {
-        for w in &side.warnings {
+        for w in side.warnings.iter().filter(|w| !w.trim().is_empty()) {
             match seen.iter_mut().find(|(text, _)| *text == w.as_str()) {
                 Some((_, who)) if !who.contains(&side.letter.as_str()) => who.push(&side.letter),
                 Some(_) => {}

@@ -114,6 +114,40 @@ fn units_read_well() {
     assert_eq!(fmt_count(45200.0), "45.2k");
     assert_eq!(fmt_count(179800.0), "180k");
     assert_eq!(fmt_value(Unit::BytesPerSec, 736460800.0), "702.3 MiB/s");
+    // QA: "1.0x higher (better)" for 1.04x.
+    assert_eq!(fmt_factor(1.04), "1.04x");
+    assert_eq!(fmt_factor(1.1), "1.1x");
+    assert_eq!(fmt_factor(19.87), "19.9x");
+}
+
+/// QA: the same run against itself was "higher" and "first better" in JSON, while the text
+/// said "same"; given twice with --force, the profile note was printed twice.
+#[test]
+fn the_same_is_neither_better_and_a_run_given_twice_is_said_once() {
+    let runs = [
+        fixture("ocp-recipe-ephemeral"),
+        fixture("ocp-recipe-ephemeral"),
+    ];
+    let c = checks(&runs, false).unwrap();
+    for row in &c.rows {
+        let r = row.ratios[0].as_ref().unwrap();
+        assert_eq!((r.direction, r.first_better), ("same", false), "{row:?}");
+    }
+    assert_eq!(
+        c.notes,
+        vec!["A, B are the same run (ocp-recipe-ephemeral), given 2 times"]
+    );
+    let runs = [
+        fixture("ocp-recipe-ephemeral"),
+        fixture("read-iops"),
+        fixture("read-iops"),
+    ];
+    let c = checks(&runs, true).unwrap();
+    let profile: Vec<&String> = c.notes.iter().filter(|n| n.contains("--force")).collect();
+    assert_eq!(profile.len(), 1, "{:?}", c.notes);
+    assert!(c
+        .notes
+        .contains(&"B, C are the same run (read-iops), given 2 times".to_string()));
 }
 
 /// Regression (QA, session 14): compare dropped the runs' warnings, so "4.9x higher" stood
@@ -194,12 +228,28 @@ fn small_files_of_different_shapes_are_not_compared() {
     };
     assert_eq!(
         note(&c),
-        "the small-files runs differ (A 2000 files of 4 KiB; B 100 files of 1 MiB; C 2000 files of 4 KiB timed without a final sync (the page cache, before disktier synced)): their figures are not compared (A vs B, A vs C left blank; --force compares them anyway)"
+        "the small-files runs differ (A 2,000 files of 4 KiB; B 100 files of 1 MiB; C 2,000 files of 4 KiB timed without a final sync (the page cache, before disktier synced)): their figures are not compared (A vs B, A vs C left blank; `disktier compare --force` compares them anyway)"
     );
     let forced = checks(&runs, true).unwrap();
+    // Sizes that round alike are told apart; an interrupted run stopped before its sync.
+    let a = with_small_files(fixture("ocp-recipe-ephemeral"), 200, 5242, true);
+    let b = with_small_files(fixture("ocp-recipe-ebs"), 200, 5244, true);
+    let mut cut = with_small_files(fixture("quick-etcd"), 200, 5242, false);
+    cut.1.interrupted = true;
+    let c = checks(&[a, b, cut], false).unwrap();
+    assert!(
+        note(&c).starts_with("the small-files runs differ (A 200 files of 5.12 KiB (5,242 B); B 200 files of 5.12 KiB (5,244 B); C 200 files of 5.12 KiB (5,242 B) stopped before its final sync)"),
+        "{}",
+        note(&c)
+    );
+    // Both without a sync: compared with each other, with a note.
+    let old = |f| with_small_files(fixture(f), 2000, 4096, false);
+    let c = checks(&[old("ocp-recipe-ephemeral"), old("ocp-recipe-ebs")], false).unwrap();
+    assert!(c.rows.iter().all(|r| r.ratios[0].is_some()));
+    assert_eq!(c.notes, vec!["the small-files runs A, B were timed without a final sync: their files/s are the page cache's, not the disk's"]);
     assert!(forced
         .rows
         .iter()
         .all(|r| r.ratios.iter().all(Option::is_some)));
-    assert!(note(&forced).ends_with("1 MiB; C 2000 files of 4 KiB timed without a final sync (the page cache, before disktier synced)): compared because of --force"));
+    assert!(note(&forced).ends_with("1 MiB; C 2,000 files of 4 KiB timed without a final sync (the page cache, before disktier synced)): compared because of --force"));
 }

@@ -158,7 +158,7 @@ mod tests {
         assert_eq!(rows.len(), 3, "one row per job: {section}");
         // The etcd job of the OpenShift recipe: sequential 2300-byte writes, fdatasync each.
         assert!(
-            rows[0].starts_with("<tr><td>etcd</td><td class=\"num\">0</td><td>write</td><td class=\"num\">2.25 KiB</td>"),
+            rows[0].starts_with("<tr><td>etcd</td><td class=\"num\">0</td><td class=\"num\">–</td><td>write</td><td class=\"num\">2.25 KiB</td><td class=\"num\">1</td><td class=\"num\">1</td>"),
             "{}",
             rows[0]
         );
@@ -188,6 +188,33 @@ mod tests {
             "{section}"
         );
         assert!(section.contains("group 1 (readers)"), "{section}");
+        // The combined row follows its own group's jobs (QA: it came after other groups').
+        let lines: Vec<&str> = section.lines().collect();
+        let combined = lines
+            .iter()
+            .position(|l| l.contains("group 1 (readers)"))
+            .unwrap();
+        assert!(
+            lines[combined - 1].starts_with("<tr><td>readers</td>"),
+            "{section}"
+        );
+        assert!(
+            lines[combined - 2].starts_with("<tr><td>readers</td>"),
+            "{section}"
+        );
+        // When the run knows when a job started, it says so; the time reads as a time.
+        let mut timed = fixture("jobfile-import");
+        timed["jobs"][1]["start_s"] = json!(0.0577);
+        timed["started_at"] = json!("2026-11-27T19:13:18.176501928Z");
+        let page = render(&ReportInput {
+            runs: &[stored("run-timed", "bench", &timed)],
+            skipped: &[],
+            plan: None,
+            generated_at: "now",
+        })
+        .unwrap();
+        assert!(page.contains("<td class=\"num\">+0.06 s</td>"), "{page}");
+        assert!(page.contains("started 2026-11-27 19:13:18 UTC"), "{page}");
         assert!(section.contains("host facts are unknown"), "{section}");
         assert!(page.contains("<a href=\"#jobfiles\">fio job files</a>"));
     }
