@@ -3,6 +3,7 @@
 
 use super::{Compared, Side};
 use disktier_engine::RunDoc;
+use disktier_catalog::fmt::int;
 use disktier_units::Bytes;
 
 /// The letters of the sides `pick` selects.
@@ -118,22 +119,10 @@ pub(super) fn same_small_files(first: &RunDoc, run: &RunDoc) -> bool {
 fn size(bytes: u64) -> String {
     let short = Bytes(bytes).to_string();
     if short.contains('.') {
-        format!("{short} ({} B)", thousands(bytes))
+        format!("{short} ({} B)", int(bytes))
     } else {
         short
     }
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Why a run's small files were timed without a final sync.
@@ -170,7 +159,7 @@ fn small_files_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Optio
         Some(format!(
             "{} {} files of {}{}",
             sides[k].letter,
-            thousands(s.files),
+            int(s.files),
             size(s.file_size),
             if s.synced {
                 String::new()
