@@ -190,7 +190,15 @@ fn plan_section_shows_cost_beside_measurements() {
         })
         .unwrap()
     });
-    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/plan.json");
+    let fixture_plan =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/plan.json");
+    // With a note, as `plan` writes them (QA: the report dropped the plan's notes).
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture_plan).unwrap()).unwrap();
+    doc["notes"] =
+        serde_json::json!(["The quoted <b>$948.94</b>/month is 5 x the 1,024 GiB price"]);
+    let plan = d.path().join("plan.json");
+    std::fs::write(&plan, doc.to_string()).unwrap();
     let out = d.path().join("r.html");
     dt(&db)
         .args(["report", &a, &b, "--plan"])
@@ -208,6 +216,7 @@ fn plan_section_shows_cost_beside_measurements() {
         "Measured here",
         "/mnt/scratch",
         "&lt;b&gt;escaped&lt;/b&gt;",
+        "<div class=\"note\">The quoted &lt;b&gt;$948.94&lt;/b&gt;/month is 5 x",
     ] {
         assert!(plan_part.contains(want), "plan section lacks {want}");
     }
@@ -284,4 +293,73 @@ fn report_replaces_only_a_report() {
     assert!(std::fs::read_to_string(&empty)
         .unwrap()
         .starts_with("<!DOCTYPE html>"));
+}
+
+/// QA (session 15): `-o -` made a file named "-", `--last 0` and an unknown `--group` said
+/// "no runs were selected (run `disktier assess` ...)" of a store full of runs, a run named
+/// twice was drawn twice, "(1 runs)", and an ambiguous prefix gave a count of at most 2.
+#[test]
+fn report_selection_says_what_it_did() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
+    let ids: Vec<String> = ["read-iops", "ocp-recipe-ebs", "quick-etcd"]
+        .iter()
+        .map(|name| {
+            s.save(&NewRun {
+                kind: "bench",
+                group_id: None,
+                doc: &fixture(name),
+            })
+            .unwrap()
+        })
+        .collect();
+    drop(s);
+    let out = dt(&db)
+        .current_dir(d.path())
+        .args(["report", "-o", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("<!DOCTYPE html>"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("wrote the report of 3 runs to standard output"));
+    assert!(!d.path().join("-").exists());
+    dt(&db)
+        .args(["report", "--last", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("0 is not in 1.."));
+    dt(&db)
+        .args(["report", "--group", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no run is in group nope"));
+    let html = d.path().join("r.html");
+    dt(&db)
+        .args(["report", &ids[0], &ids[0], "-o"])
+        .arg(&html)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(1 run)"))
+        .stderr(predicate::str::contains(
+            "is named more than once: it is drawn once",
+        ));
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .contains("<p>1 run on 1 target"));
+    // Every id starts with the year: the message names the first two runs, not a count.
+    let mut sorted = ids.clone();
+    sorted.sort();
+    dt(&db)
+        .args(["report", &ids[0][..2], "-o"])
+        .arg(&html)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "run id {} is ambiguous: {}, {} and maybe more start with it",
+            &ids[0][..2],
+            sorted[0],
+            sorted[1]
+        )));
 }

@@ -61,8 +61,9 @@ pub enum StoreError {
     BadId(String),
     #[error("no stored run has id {0}: list them with `disktier history`")]
     NotFound(String),
-    #[error("run id {id} is ambiguous ({count} runs start with it): give more characters")]
-    Ambiguous { id: String, count: usize },
+    /// `matches`: the first two ids that start with it (the lookup reads no more than two).
+    #[error("run id {id} is ambiguous: {} and maybe more start with it; give more characters", matches.join(", "))]
+    Ambiguous { id: String, matches: Vec<String> },
     #[error("the filesystem holding the SQLite database {path} is full: free space there, then run `disktier store flush` to save the spooled result")]
     DiskFull { path: PathBuf },
     #[error("the SQLite database {path} is locked by another process for longer than {secs} s: try again when it is done")]

@@ -132,9 +132,9 @@ impl Store {
         match found.len() {
             0 => Err(StoreError::NotFound(id.to_string())),
             1 => Ok(found.remove(0)),
-            n => Err(StoreError::Ambiguous {
+            _ => Err(StoreError::Ambiguous {
                 id: id.to_string(),
-                count: n,
+                matches: found.into_iter().map(|r| r.summary.id).collect(),
             }),
         }
     }

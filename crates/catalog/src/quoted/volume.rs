@@ -146,9 +146,10 @@ fn check(cat: &Catalog, q: &QuotedVolume) -> Option<QuotedVolumeCheck> {
     let message = match multiple {
         _ if agrees => format!("{head} agrees with the catalog's {}.", usd(whole)),
         Some((n, part)) => format!(
-            "{head} is {n} x the price of {} GiB with the same IOPS and throughput ({}), but a volume's provisioned IOPS and throughput are billed once per volume, not per {} GiB: the catalog gives {} for the one {} GiB volume, {} less.",
+            "{head} is {n} x the price of {} GiB with the same IOPS and throughput ({n} x {} = {}), but a volume's provisioned IOPS and throughput are billed once per volume, not per {} GiB: the catalog gives {} for the one {} GiB volume, {} less.",
             int(q.size_gib / n),
             usd(part),
+            usd(part * n as f64),
             int(q.size_gib / n),
             usd(whole),
             int(q.size_gib),
@@ -198,7 +199,7 @@ mod tests {
         );
         assert!((c.catalog_monthly_usd - 532.21).abs() < 0.005, "{c:?}");
         assert!(
-            c.message.contains("is 5 x the price of 1,024 GiB")
+            c.message.contains("is 5 x the price of 1,024 GiB with the same IOPS and throughput (5 x $189.79 = $948.95)")
                 && c.message.contains("$532.21")
                 && c.message.contains("$416.73 less"),
             "{}",

@@ -64,6 +64,10 @@ pub fn write_report_skipping(
         plan,
         generated_at: &now,
     })?;
+    // `-o -`: standard output, as with most tools (QA: it made a file named "-").
+    if path == Path::new("-") {
+        return crate::out::print(&page).map_err(Into::into);
+    }
     write_atomic(path, page.as_bytes())
 }
 

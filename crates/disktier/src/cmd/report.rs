@@ -14,7 +14,7 @@ pub struct Args {
     #[arg(value_name = "RUN")]
     pub runs: Vec<String>,
     /// The newest N runs (default 10 when no RUN is given).
-    #[arg(long, value_name = "N", conflicts_with = "runs")]
+    #[arg(long, value_name = "N", conflicts_with = "runs", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub last: Option<usize>,
     /// Only the runs of one `disktier assess` (its assess id).
     #[arg(long, value_name = "ASSESS_ID", conflicts_with = "runs")]
@@ -22,7 +22,7 @@ pub struct Args {
     /// A plan (`disktier plan --format json > plan.json`): adds the cost of each option.
     #[arg(long, value_name = "FILE.json")]
     pub plan: Option<PathBuf>,
-    /// Where to write the HTML.
+    /// Where to write the HTML (`-`: standard output).
     #[arg(
         short,
         long,
@@ -36,6 +36,10 @@ pub struct Args {
 const DEFAULT_LAST: usize = 10;
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+    let to_stdout = args.output.as_os_str() == "-";
+    if to_stdout && ctx.json() {
+        anyhow::bail!("-o - writes the HTML to standard output, where --format json would print too: pass a file to -o, or leave out --format json");
+    }
     let plan = match &args.plan {
         Some(p) => Some(read_plan(p)?),
         None => None,
@@ -55,13 +59,33 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             ..Filter::default()
         };
         let mut list = store.list(&filter)?;
+        if list.is_empty() {
+            if let Some(g) = &args.group {
+                anyhow::bail!(
+                    "no run is in group {g}: `disktier history` lists the runs with their groups"
+                );
+            }
+        }
         list.reverse(); // oldest first reads like the order they were made
         for s in list {
             take(store.get(&s.id), &mut runs, &mut skipped)?;
         }
     } else {
         for id in &args.runs {
+            let before = runs.len();
             take(store.get(id), &mut runs, &mut skipped)?;
+            // A run named twice (or by two prefixes) is drawn once.
+            if runs.len() > before
+                && runs[..before]
+                    .iter()
+                    .any(|r| r.summary.id == runs[before].summary.id)
+            {
+                let dup = runs.pop().expect("pushed above");
+                ctx.note(format!(
+                    "run {} is named more than once: it is drawn once",
+                    dup.summary.id
+                ));
+            }
         }
     }
     if runs.is_empty() && !skipped.is_empty() {
@@ -78,11 +102,16 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         print_json(
             &serde_json::json!({"schema_version": SCHEMA_VERSION, "report": args.output, "runs": ids, "skipped": left}),
         )?;
+    } else if to_stdout {
+        ctx.note(format!(
+            "wrote the report of {} to standard output",
+            count_runs(runs.len())
+        ));
     } else {
         outln!(
-            "wrote {} ({} runs{})",
+            "wrote {} ({}{})",
             args.output.display(),
-            runs.len(),
+            count_runs(runs.len()),
             if left.is_empty() {
                 String::new()
             } else {
@@ -91,6 +120,11 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         )?;
     }
     Ok(Outcome::Pass)
+}
+
+/// "1 run", "3 runs".
+fn count_runs(n: usize) -> String {
+    format!("{n} run{}", if n == 1 { "" } else { "s" })
 }
 
 /// Keeps a run the store handed over; one whose row does not read (its stored JSON does not

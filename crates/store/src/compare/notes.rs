@@ -2,8 +2,8 @@
 //! beside full ones, partial figures, the runs' own warnings, small files of different shapes).
 
 use super::{Compared, Side};
-use disktier_engine::RunDoc;
 use disktier_catalog::fmt::int;
+use disktier_engine::RunDoc;
 use disktier_units::Bytes;
 
 /// The letters of the sides `pick` selects.

@@ -47,6 +47,11 @@ pub(super) fn plan_section(
         });
     }
     s.push_str("</table>\n");
+    // The plan's notes (types without a price here, published figures checked against the
+    // catalog) as `plan` printed them (QA: the report dropped them).
+    for n in &plan.notes {
+        let _ = writeln!(s, "<div class=\"note\">{}</div>", esc(n));
+    }
     if !bars.is_empty() {
         s.push_str(&figure(
             "cost",
