@@ -163,6 +163,13 @@ fn job_file_runs_groups_like_fio() {
         .sum();
     assert_eq!(fgroups[0]["results"]["read"]["ios"].as_u64().unwrap(), fr);
     assert!(fjobs[2]["results"]["sync"]["ios"].as_u64().unwrap() > 0);
+    // Regression (QA): fio's files (reader.0.0, reader.1.0, ...) stayed behind; the native
+    // engine removes its own, and now the fio path too.
+    let left: Vec<_> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 
     // fio's own JSON of the file imports the same way.
     let fio_json = m.dir.join("fio.json");

@@ -220,7 +220,29 @@ pub fn measure_file(
     }
     Ok(match tool {
         Tool::Native => ("disktier", run_native(file, jobs, opts)?),
-        Tool::Fio => ("fio", run_fio(path)?),
+        Tool::Fio => {
+            // The files fio will make (fio leaves them; the native engine removes its own):
+            // `<name>.<clone>.0` in a directory, or a job's missing `filename` (QA: `a.0.0`
+            // stayed behind).
+            let made: Vec<PathBuf> = jobs
+                .iter()
+                .flat_map(|j| {
+                    if j.target.is_dir() {
+                        fio::job_files(j)
+                    } else {
+                        vec![j.target.clone()]
+                    }
+                })
+                .filter(|p| !p.exists())
+                .collect();
+            let out = run_fio(path);
+            if !opts.keep_files {
+                for p in &made {
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+            ("fio", out?)
+        }
     })
 }
 
