@@ -71,7 +71,7 @@ pub struct DocContext {
     pub quick: bool,
 }
 
-fn num(v: &Value, key: &str) -> f64 {
+pub(super) fn num(v: &Value, key: &str) -> f64 {
     match v.get(key) {
         Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
         Some(Value::String(s)) => s.trim().parse().unwrap_or(0.0),
@@ -331,6 +331,21 @@ fn job_doc(
         warnings.push(format!(
             "fio reported error {err} for this job: the figures may be incomplete"
         ));
+    }
+    for key in ["read", "write"] {
+        super::plausible::direction(&j[key], &format!("jobs[{index}].{key}")).map_err(|what| {
+            FioError::Implausible {
+                source_name: source_name.into(),
+                what,
+            }
+        })?;
+    }
+    if let Some(s) = j.get("sync") {
+        super::plausible::percentiles(s.get("lat_ns"), &format!("jobs[{index}].sync.lat_ns"))
+            .map_err(|what| FioError::Implausible {
+                source_name: source_name.into(),
+                what,
+            })?;
     }
     let read = dir_stats(&j["read"]);
     let write = dir_stats(&j["write"]);

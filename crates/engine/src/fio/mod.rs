@@ -14,6 +14,7 @@
 mod cmdline;
 mod histogram;
 mod import;
+mod plausible;
 mod run;
 #[cfg(test)]
 mod tests;
@@ -47,6 +48,10 @@ pub enum FioError {
     /// The JSON is fio's, but lacks something a result needs.
     #[error("{source_name}: {what} is missing from fio's JSON: is it the output of fio --output-format=json (fio 3.x)?")]
     Missing { source_name: String, what: String },
+    /// A figure fio cannot have written (a negative count, more IOPS than its I/Os allow,
+    /// percentiles that fall): an edited or damaged file, refused rather than shown.
+    #[error("{source_name}: {what}: fio does not write that, so the file was edited or damaged; import fio's own output")]
+    Implausible { source_name: String, what: String },
     /// The asked-for job index is not in the file.
     #[error(
         "{source_name} has {jobs} job(s), so job {index} does not exist: pass --job 0 to {last}"

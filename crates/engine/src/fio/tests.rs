@@ -276,3 +276,52 @@ fn run_uses_the_runner_and_cleans_created_files() {
         b"user data"
     );
 }
+
+/// QA (session 15): an edited fio JSON with 1e308 IOPS, a negative bandwidth or a p99 of -7 ns
+/// was imported and shown (a 300-digit IOPS, "-0.00 MiB/s", a p99 below the p50). Such figures
+/// are refused, naming the field; fio's own outputs, group_reporting's added rates included,
+/// pass.
+#[test]
+fn figures_fio_cannot_write_are_refused() {
+    let edited = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = parse(ETCD, "etcd.json").unwrap();
+        f(&mut v);
+        to_run_doc(&v, 0, "e.json", DocContext::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert!(edited(&|_| {}).is_ok());
+    let cases: [(&dyn Fn(&mut serde_json::Value), &str); 5] = [
+        (
+            &|v| v["jobs"][0]["write"]["iops"] = 1e308.into(),
+            "jobs[0].write.iops is 1e308, more than its total_ios",
+        ),
+        (
+            &|v| v["jobs"][0]["write"]["bw_bytes"] = (-1).into(),
+            "jobs[0].write.bw_bytes is -1, and fio counts no less than 0",
+        ),
+        (
+            &|v| v["jobs"][0]["write"]["clat_ns"]["percentile"]["99.000000"] = 1.into(),
+            "jobs[0].write.clat_ns.percentile 99 is 1 ns, below percentile 95",
+        ),
+        (
+            &|v| v["jobs"][0]["sync"]["lat_ns"]["percentile"]["99.000000"] = (-7).into(),
+            "jobs[0].sync.lat_ns.percentile 99 is -7 ns, below 0",
+        ),
+        (
+            &|v| v["jobs"][0]["read"]["total_ios"] = (-3).into(),
+            "jobs[0].read.total_ios is -3",
+        ),
+    ];
+    for (edit, want) in cases {
+        let e = edited(edit).unwrap_err();
+        assert!(
+            e.starts_with("e.json: ") && e.contains(want) && e.contains("edited or damaged"),
+            "{e}"
+        );
+    }
+    for fixture in [RANDRW, ETCD_PLUS] {
+        let v = parse(fixture, "f.json").unwrap();
+        assert!(to_run_doc(&v, 0, "f.json", DocContext::default()).is_ok());
+    }
+}
