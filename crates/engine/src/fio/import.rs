@@ -2,6 +2,7 @@
 //! [`RunDoc`]: parsing with a size cap, one document per job, the job's options mapped back.
 
 use super::histogram::{bin_stalls, histogram, sync_histogram};
+use super::value::{int, num};
 use super::FioError;
 use crate::job::{Job, Rw};
 use crate::result::{
@@ -69,23 +70,6 @@ pub struct DocContext {
     pub host: HostInfo,
     pub profile: Option<String>,
     pub quick: bool,
-}
-
-pub(super) fn num(v: &Value, key: &str) -> f64 {
-    match v.get(key) {
-        Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
-        Some(Value::String(s)) => s.trim().parse().unwrap_or(0.0),
-        _ => 0.0,
-    }
-}
-
-fn int(v: &Value, key: &str) -> u64 {
-    let f = num(v, key);
-    if f.is_finite() && f > 0.0 {
-        f.round() as u64
-    } else {
-        0
-    }
 }
 
 /// A latency block (`clat_ns`, `lat_ns`) as [`LatStats`]; `None` when it holds no samples.

@@ -18,6 +18,7 @@ mod plausible;
 mod run;
 #[cfg(test)]
 mod tests;
+mod value;
 
 pub use cmdline::*;
 pub use histogram::*;

@@ -1,7 +1,7 @@
 //! Figures fio cannot have written, found before an import shows them: an edited or damaged
 //! JSON is refused with what is wrong in it (QA: 1e308 IOPS and a p99 of -7 ns were shown).
 
-use super::import::num;
+use super::value::num;
 use serde_json::Value;
 
 /// A figure as the message shows it: `1e308`, not 309 digits.
@@ -20,6 +20,9 @@ fn shown(v: f64) -> String {
 pub(super) fn direction(dir: &Value, at: &str) -> Result<(), String> {
     for key in ["iops", "bw_bytes", "io_bytes", "total_ios", "runtime"] {
         let v = num(dir, key);
+        if !v.is_finite() {
+            return Err(format!("{at}.{key} is {v}, not a number fio counts"));
+        }
         if v < 0.0 {
             return Err(format!(
                 "{at}.{key} is {}, and fio counts no less than 0",

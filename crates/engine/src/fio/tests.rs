@@ -291,7 +291,11 @@ fn figures_fio_cannot_write_are_refused() {
             .map_err(|e| e.to_string())
     };
     assert!(edited(&|_| {}).is_ok());
-    let cases: [(&dyn Fn(&mut serde_json::Value), &str); 5] = [
+    let cases: [(&dyn Fn(&mut serde_json::Value), &str); 6] = [
+        (
+            &|v| v["jobs"][0]["write"]["iops"] = "NaN".into(),
+            "jobs[0].write.iops is NaN, not a number fio counts",
+        ),
         (
             &|v| v["jobs"][0]["write"]["iops"] = 1e308.into(),
             "jobs[0].write.iops is 1e308, more than its total_ios",
