@@ -21,9 +21,16 @@ pub enum UnitError {
     Rate(String),
     #[error("'{0}' is too large")]
     Overflow(String),
-    /// A bare number where the unit decides the magnitude (a volume's GiB, a rate's MiB/s).
-    #[error("'{0}' has no unit, and a bare number would be {1}: write the unit, e.g. {0}{2}")]
-    NoUnit(String, &'static str, &'static str),
+    /// A bare number where the unit decides the magnitude (a volume's GiB, a rate's MiB/s):
+    /// the input, what a bare number would be, and an example with its unit (the same amount
+    /// when the number is large enough to be meant as bytes, else the number with the unit).
+    #[error("'{0}' has no unit, and a bare number would be {1}: write the unit, e.g. {2}")]
+    NoUnit(String, &'static str, String),
+    /// A volume's size in decimal units (`500GB`, `5TB`): the clouds size volumes in GiB, fio
+    /// reads GB as 2^30, and a cloud's "GB" table may mean 10^9: either reading would surprise
+    /// someone.
+    #[error("'{0}' is ambiguous: in decimal units (GB = 10^9 bytes) it is {1} GiB, in binary ones (as fio reads GB: 2^30) {2} GiB; write the GiB or TiB you mean (volumes are sized in GiB)")]
+    AmbiguousSize(String, String, String),
     /// A volume's rate in decimal megabytes (`125MB/s`): Azure and GCP publish MB/s as 10^6
     /// bytes a second, fio reads MB as 2^20, so either reading would surprise someone.
     #[error("'{0}' is ambiguous: Azure and GCP publish MB/s as 10^6 bytes a second ({1}MiB/s), fio reads MB as 2^20 ({2}MiB/s): write the MiB/s you mean")]
@@ -136,7 +143,30 @@ fn bare_number(s: &str) -> bool {
 pub fn parse_size_with_unit(input: &str) -> Result<u64, UnitError> {
     let v = parse_size(input)?;
     if bare_number(input) {
-        return Err(UnitError::NoUnit(input.trim().to_string(), "bytes", "GiB"));
+        let t = input.trim();
+        // 5497558138880 is 5 TiB in bytes, not 5497558138880 GiB (QA).
+        let example = if v >= 1 << 30 {
+            Bytes(v).to_string().replace(' ', "")
+        } else {
+            format!("{t}GiB")
+        };
+        return Err(UnitError::NoUnit(t.to_string(), "bytes", example));
+    }
+    let (num, unit) = split_number(input.trim());
+    if let (2.., Ok(n)) = (unit.len(), num.parse::<f64>()) {
+        // `GB`, `TB` written out: refused as the rate's `MB/s` is (QA: `5TB` was read as 5 TiB).
+        let written_out = !unit.to_ascii_lowercase().contains('i');
+        if let Some(k @ 1..) = binary_power(unit).filter(|_| written_out) {
+            let gib = |base: f64| {
+                let v = n * base.powi(k as i32) / f64::from(1u32 << 30);
+                format!("{v:.1}").trim_end_matches(".0").to_string()
+            };
+            return Err(UnitError::AmbiguousSize(
+                input.trim().to_string(),
+                gib(1000.0),
+                gib(1024.0),
+            ));
+        }
     }
     Ok(v)
 }
@@ -146,10 +176,16 @@ pub fn parse_size_with_unit(input: &str) -> Result<u64, UnitError> {
 pub fn parse_rate_with_unit(input: &str) -> Result<u64, UnitError> {
     let v = parse_rate(input)?;
     if bare_number(input) {
+        let t = input.trim();
+        let example = if v >= 1 << 20 {
+            format!("{}/s", Bytes(v).to_string().replace(' ', ""))
+        } else {
+            format!("{t}MiB/s")
+        };
         return Err(UnitError::NoUnit(
-            input.trim().to_string(),
+            t.to_string(),
             "bytes per second",
-            "MiB/s",
+            example,
         ));
     }
     let (num, unit) = split_number(rate_body(input));
@@ -240,6 +276,27 @@ mod tests {
         // parse back (it overflows).
         assert_eq!(Bytes(u64::MAX).to_string(), "16384.00 PiB");
         assert_eq!(Bytes(3 << 30).to_string(), "3 GiB");
+    }
+
+    /// QA (session 15): `--size 5TB` was read as 5 TiB while `1000MB/s` was refused as
+    /// ambiguous, and a bare byte count was told to become that many GiB.
+    #[test]
+    fn a_volume_size_in_decimal_units_is_ambiguous_and_bytes_are_shown_as_bytes() {
+        for (input, dec, bin) in [("5TB", "4656.6", "5120"), ("500GB", "465.7", "500")] {
+            let e = parse_size_with_unit(input).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("it is {dec} GiB")) && e.contains(&format!("2^30) {bin} GiB")),
+                "{e}"
+            );
+        }
+        assert_eq!(parse_size_with_unit("500G").unwrap(), 500 << 30);
+        assert_eq!(parse_size_with_unit("5TiB").unwrap(), 5 << 40);
+        let e = parse_size_with_unit("5497558138880")
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("e.g. 5TiB"), "{e}");
+        let e = parse_rate_with_unit("1048576000").unwrap_err().to_string();
+        assert!(e.ends_with("e.g. 1000MiB/s"), "{e}");
     }
 
     #[test]
