@@ -297,18 +297,7 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
 /// very volume say it pays the IOPS and throughput five times, and give the catalog's $532.21.
 #[test]
 fn price_and_plan_say_the_recipes_5_tib_gp3_is_five_1_tib_prices() {
-    let price = [
-        "price",
-        "gp3",
-        "--size",
-        "5TiB",
-        "--iops",
-        "16000",
-        "--throughput",
-        "1000MiB/s",
-        "--region",
-        "eu-north-1",
-    ];
+    let price = gp3_16k_eu_north_1("5TiB");
     let v = json(&price);
     assert_eq!(cents(&v["monthly_cost_usd"]), 53221);
     for q in [

@@ -335,6 +335,26 @@ fn the_next_run_undoes_what_a_killed_run_left() {
 /// Starts a run whose scenario switches the scheduler to bfq, waits until the switch and the
 /// scratch directory are in place, sends `signals` (one after another), and checks that the
 /// process undid everything before it exited, with exit status 2 and the signal named.
+/// `disktier --no-save --format json interfere DIR ARGS` started with its journal in
+/// `run_dir`, its output piped, and its pid for signals.
+fn spawn_interfere(
+    dir: &Path,
+    run_dir: &Path,
+    args: &str,
+) -> (std::process::Child, rustix::process::Pid) {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("disktier"))
+        .env("DISKTIER_RUN_DIR", run_dir)
+        .args(["--no-save", "--format", "json", "interfere"])
+        .arg(dir)
+        .args(args.split_whitespace())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    (child, pid)
+}
+
 fn signalled_run_restores(signals: &[libc::c_int], name: &str) {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dev = LoopDev::new(512 << 20);
@@ -342,20 +362,11 @@ fn signalled_run_restores(signals: &[libc::c_int], name: &str) {
     let run = tempfile::tempdir().unwrap();
     let before = scheduler(&dev);
     assert_ne!(before, "bfq");
-    let exe = assert_cmd::cargo::cargo_bin("disktier");
-    let child = std::process::Command::new(exe)
-        .env("DISKTIER_RUN_DIR", run.path())
-        .args(["--no-save", "--format", "json", "interfere"])
-        .arg(&mnt.dir)
-        .args(
-            "--duration 4s --aggressor bulk-seq --aggressor-size 64MiB --mitigations scheduler-bfq"
-                .split_whitespace(),
-        )
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    let (child, pid) = spawn_interfere(
+        &mnt.dir,
+        run.path(),
+        "--duration 4s --aggressor bulk-seq --aggressor-size 64MiB --mitigations scheduler-bfq",
+    );
     wait_until(Duration::from_secs(60), "the scheduler switch", || {
         scheduler(&dev) == "bfq"
     });
@@ -636,22 +647,13 @@ fn ctrl_c_during_a_repeat_ends_the_series_without_counting_the_cut_run() {
         return;
     };
     let run = tempfile::tempdir().unwrap();
-    let exe = assert_cmd::cargo::cargo_bin("disktier");
-    let child = std::process::Command::new(exe)
-        .env("DISKTIER_RUN_DIR", run.path())
-        .args(["--no-save", "--format", "json", "interfere"])
-        .arg(&mnt.dir)
-        .args(
-            "--duration 2s --aggressor bulk-seq --aggressor-size 16MiB --mitigations none --repeat 3"
-                .split_whitespace(),
-        )
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (child, pid) = spawn_interfere(
+        &mnt.dir,
+        run.path(),
+        "--duration 2s --aggressor bulk-seq --aggressor-size 16MiB --mitigations none --repeat 3",
+    );
     // Into the second run: each run is a 2 s baseline and a 2 s scenario.
     std::thread::sleep(Duration::from_millis(5500));
-    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -152,23 +152,26 @@ pub fn parse_size_with_unit(input: &str) -> Result<u64, UnitError> {
         };
         return Err(UnitError::NoUnit(t.to_string(), "bytes", example));
     }
-    let (num, unit) = split_number(input.trim());
-    if let (2.., Ok(n)) = (unit.len(), num.parse::<f64>()) {
-        // `GB`, `TB` written out: refused as the rate's `MB/s` is (QA: `5TB` was read as 5 TiB).
-        let written_out = !unit.to_ascii_lowercase().contains('i');
-        if let Some(k @ 1..) = binary_power(unit).filter(|_| written_out) {
-            let gib = |base: f64| {
-                let v = n * base.powi(k as i32) / f64::from(1u32 << 30);
-                format!("{v:.1}").trim_end_matches(".0").to_string()
-            };
-            return Err(UnitError::AmbiguousSize(
-                input.trim().to_string(),
-                gib(1000.0),
-                gib(1024.0),
-            ));
-        }
+    // `GB`, `TB` written out: refused as the rate's `MB/s` is (QA: `5TB` was read as 5 TiB).
+    if let Some((dec, bin)) = decimal_readings(input.trim(), 30) {
+        return Err(UnitError::AmbiguousSize(input.trim().to_string(), dec, bin));
     }
     Ok(v)
+}
+
+/// For an amount whose unit is written out in decimal letters (`MB`, `GB`, `TB`): what it is
+/// in units of 2^`shift` bytes read as 10^3k (the clouds' tables) and as 2^10k (fio), each as
+/// the figure a user would type (`119.2`, `125`: no ".0"). None for `MiB`, `M` and bytes.
+fn decimal_readings(amount: &str, shift: u32) -> Option<(String, String)> {
+    let (num, unit) = split_number(amount);
+    let n = num.parse::<f64>().ok().filter(|_| unit.len() >= 2)?;
+    let written_out = !unit.to_ascii_lowercase().contains('i');
+    let k = binary_power(unit).filter(|&k| written_out && k >= 1)?;
+    let reading = |base: f64| {
+        let v = n * base.powi(k as i32) / 2f64.powi(shift as i32);
+        format!("{v:.1}").trim_end_matches(".0").to_string()
+    };
+    Some((reading(1000.0), reading(1024.0)))
 }
 
 /// A rate whose unit is written out (`1000MiB/s`), for a volume's throughput: a bare `400`
@@ -188,22 +191,9 @@ pub fn parse_rate_with_unit(input: &str) -> Result<u64, UnitError> {
             example,
         ));
     }
-    let (num, unit) = split_number(rate_body(input));
-    if let (2.., Ok(n)) = (unit.len(), num.parse::<f64>()) {
-        // `KB`, `MB`, ... written out: 10^3k as the clouds' tables mean, or 2^10k as fio.
-        let written_out = !unit.to_ascii_lowercase().contains('i');
-        if let Some(k @ 1..) = binary_power(unit).filter(|_| written_out) {
-            let mib = |base: f64| {
-                let v = n * base.powi(k as i32) / f64::from(1u32 << 20);
-                // 119.2, 125 (no ".0"): the figure the user would type.
-                format!("{v:.1}").trim_end_matches(".0").to_string()
-            };
-            return Err(UnitError::Ambiguous(
-                input.trim().to_string(),
-                mib(1000.0),
-                mib(1024.0),
-            ));
-        }
+    // `KB`, `MB`, ... written out: 10^3k as the clouds' tables mean, or 2^10k as fio.
+    if let Some((dec, bin)) = decimal_readings(rate_body(input), 20) {
+        return Err(UnitError::Ambiguous(input.trim().to_string(), dec, bin));
     }
     Ok(v)
 }

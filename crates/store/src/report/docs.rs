@@ -83,6 +83,17 @@ mod tests {
         .to_row(id.into(), "2023-09-14T10:00:00.000000Z".into())
     }
 
+    /// The report of `runs`, as `disktier report` renders it.
+    fn page_of(runs: &[StoredRun]) -> String {
+        render(&ReportInput {
+            runs,
+            skipped: &[],
+            plan: None,
+            generated_at: "now",
+        })
+        .unwrap()
+    }
+
     /// The report of a good run plus `bad`: it renders, draws the good run, and names `bad`'s
     /// run with one "unreadable document" row holding serde's reason.
     fn report_with(kind: &str, bad: &Value) -> (String, String) {
@@ -94,13 +105,7 @@ mod tests {
             StoredDoc::Unreadable(why) => why,
             _ => panic!("{bad} read"),
         };
-        let page = render(&ReportInput {
-            runs: &runs,
-            skipped: &[],
-            plan: None,
-            generated_at: "now",
-        })
-        .unwrap();
+        let page = page_of(&runs);
         assert!(
             page.contains("<section id=\"latency\">"),
             "the good run is drawn"
@@ -135,13 +140,7 @@ mod tests {
     #[test]
     fn a_job_files_run_has_a_row_per_job_and_per_group_of_several() {
         let runs = [stored("run-jobs", "import", &fixture("jobfile-import"))];
-        let page = render(&ReportInput {
-            runs: &runs,
-            skipped: &[],
-            plan: None,
-            generated_at: "now",
-        })
-        .unwrap();
+        let page = page_of(&runs);
         assert!(!page.contains("Runs not drawn"), "{page}");
         // Its target counts (QA: "1 run on 0 targets").
         assert!(page.contains("<p>1 run on 1 target "), "{page}");
@@ -206,13 +205,7 @@ mod tests {
         let mut timed = fixture("jobfile-import");
         timed["jobs"][1]["start_s"] = json!(0.0577);
         timed["started_at"] = json!("2026-11-27T19:13:18.176501928Z");
-        let page = render(&ReportInput {
-            runs: &[stored("run-timed", "bench", &timed)],
-            skipped: &[],
-            plan: None,
-            generated_at: "now",
-        })
-        .unwrap();
+        let page = page_of(&[stored("run-timed", "bench", &timed)]);
         assert!(page.contains("<td class=\"num\">+0.06 s</td>"), "{page}");
         assert!(page.contains("started 2026-11-27 19:13:18 UTC"), "{page}");
         assert!(section.contains("host facts are unknown"), "{section}");
@@ -226,13 +219,7 @@ mod tests {
             stored("run-good", "check", &fixture("quick-etcd")),
             stored("run-jobs", "bench", &fixture("jobfile-import")),
         ];
-        let page = render(&ReportInput {
-            runs: &runs,
-            skipped: &[],
-            plan: None,
-            generated_at: "now",
-        })
-        .unwrap();
+        let page = page_of(&runs);
         assert!(!page.contains("unreadable document"), "{page}");
         let mut doc = fixture("jobfile-import");
         doc["jobs"] = json!("three");
