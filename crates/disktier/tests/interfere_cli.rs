@@ -591,7 +591,13 @@ fn repeat_runs_the_comparison_n_times_in_one_group_and_summarizes() {
     let s = &v["summary"];
     assert_eq!(s["runs"], 2);
     assert_eq!(s["winners"].as_array().unwrap().len(), 2);
-    assert!(["stable", "unstable"].contains(&s["verdict"].as_str().unwrap()));
+    assert!(["stable", "unstable", "inconclusive"].contains(&s["verdict"].as_str().unwrap()));
+    for w in s["winners"].as_array().unwrap() {
+        assert!(
+            ["none", "ionice-idle", "unranked"].contains(&w.as_str().unwrap()),
+            "{w}"
+        );
+    }
     let names: Vec<&str> = s["scenarios"]
         .as_array()
         .unwrap()
@@ -629,11 +635,28 @@ fn repeat_runs_the_comparison_n_times_in_one_group_and_summarizes() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
+    for i in 1..=2 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("run {i} of 2: ")))
+            .unwrap_or_else(|| panic!("no line for run {i}: {text}"));
+        assert!(
+            [
+                "best worst case: ",
+                "no mitigation beat `none`",
+                "not ranked ("
+            ]
+            .iter()
+            .any(|c| line.contains(c)),
+            "{line}"
+        );
+    }
     assert!(
-        text.contains("run 1 of 2: best worst case")
-            && text.contains("run 2 of 2: best worst case")
-            && text.contains("across 2 runs:")
-            && text.contains("best worst case by run: 1: "),
+        text.contains("across 2 runs:")
+            && text.contains("best worst case by run (none: no mitigation beat it): 1: ")
+            && ["STABLE: ", "UNSTABLE: ", "INCONCLUSIVE: "]
+                .iter()
+                .any(|v| text.contains(v)),
         "{text}"
     );
     assert!(!run.path().join("interfere.journal").exists());
@@ -664,6 +687,9 @@ fn ctrl_c_during_a_repeat_ends_the_series_without_counting_the_cut_run() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["interrupted"], true);
+    // The cut run is shown, not counted (--no-save: it has no id).
+    assert_eq!(v["interrupted_run"]["interrupted"], true, "{v}");
+    assert!(v["interrupted_run_id"].is_null());
     let done = v["runs"].as_array().unwrap().len();
     assert!(done < 3, "{done} runs");
     assert_eq!(v["summary"]["runs"], done);

@@ -368,7 +368,7 @@ fn a_skipped_run_is_named_and_the_others_drawn() {
     assert!(page.contains("<td colspan=\"6\">left out: its stored JSON"));
     assert!(
         page.contains(
-            "6 runs on 3 targets · host ip-10-0-1-23, lab, node-a · 1 not drawn · generated now"
+            "6 runs on 4 targets · host ip-10-0-1-23, lab, node-a · 1 not drawn · generated now"
         ),
         "{page}"
     );
@@ -401,4 +401,22 @@ fn an_unknown_host_is_left_out_and_wide_tables_scroll() {
     );
     assert!(page.contains("<div class=\"scroll\">\n<table class=\"compare\">"));
     assert!(page.contains(".scroll { overflow-x:auto;"));
+}
+
+/// QA (session 15): a report of interference runs said "3 runs on 0 targets", and the
+/// baseline's mitigation read "none", the name of the `none` scenario.
+#[test]
+fn interference_runs_count_their_target_and_the_baseline_has_no_mitigation() {
+    let doc = fixture("interfere");
+    let runs = vec![
+        stored("run-a", "interfere", doc.clone()),
+        stored("run-b", "interfere", doc.clone()),
+    ];
+    let page = page_of(&runs);
+    assert!(page.contains("<p>2 runs on 1 target "), "{page}");
+    let row = page
+        .lines()
+        .find(|l| l.starts_with("<tr><td") && l.contains(">baseline<"))
+        .expect("the baseline's row");
+    assert!(row.contains("<td>–</td>"), "{row}");
 }

@@ -29,7 +29,7 @@ pub enum UnitError {
     /// A volume's size in decimal units (`500GB`, `5TB`): the clouds size volumes in GiB, fio
     /// reads GB as 2^30, and a cloud's "GB" table may mean 10^9: either reading would surprise
     /// someone.
-    #[error("'{0}' is ambiguous: in decimal units (GB = 10^9 bytes) it is {1} GiB, in binary ones (as fio reads GB: 2^30) {2} GiB; write the GiB or TiB you mean (volumes are sized in GiB)")]
+    #[error("'{0}' is ambiguous: in decimal units (powers of 1000) it is {1} GiB, in binary ones (powers of 1024, as fio reads them) {2} GiB; write the GiB or TiB you mean (volumes are sized in GiB)")]
     AmbiguousSize(String, String, String),
     /// A volume's rate in decimal megabytes (`125MB/s`): Azure and GCP publish MB/s as 10^6
     /// bytes a second, fio reads MB as 2^20, so either reading would surprise someone.
@@ -147,6 +147,9 @@ pub fn parse_size_with_unit(input: &str) -> Result<u64, UnitError> {
         // 5497558138880 is 5 TiB in bytes, not 5497558138880 GiB (QA).
         let example = if v >= 1 << 30 {
             Bytes(v).to_string().replace(' ', "")
+        } else if v == 0 {
+            // 0GiB would be refused next: show a size that is not.
+            "100GiB".to_string()
         } else {
             format!("{t}GiB")
         };
@@ -275,7 +278,8 @@ mod tests {
         for (input, dec, bin) in [("5TB", "4656.6", "5120"), ("500GB", "465.7", "500")] {
             let e = parse_size_with_unit(input).unwrap_err().to_string();
             assert!(
-                e.contains(&format!("it is {dec} GiB")) && e.contains(&format!("2^30) {bin} GiB")),
+                e.contains(&format!("it is {dec} GiB"))
+                    && e.contains(&format!("as fio reads them) {bin} GiB")),
                 "{e}"
             );
         }

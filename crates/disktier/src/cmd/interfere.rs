@@ -183,6 +183,8 @@ fn run_repeated(ctx: &Ctx, cfg: &Config, n: u64) -> anyhow::Result<Outcome> {
     let mut docs = Vec::new();
     let mut ids = Vec::new();
     let mut stopped = None;
+    // The run a signal cut: saved (marked interrupted), shown, not counted.
+    let mut cut_run = None;
     for i in 1..=n {
         ctx.note(format!("interfere run {i} of {n}"));
         let doc = disktier_interfere::run(cfg)?;
@@ -200,16 +202,13 @@ fn run_repeated(ctx: &Ctx, cfg: &Config, n: u64) -> anyhow::Result<Outcome> {
                 if cut {
                     "INTERRUPTED (partial, not counted)".to_string()
                 } else {
-                    format!(
-                        "best worst case: {}",
-                        disktier_interfere::report::winner(&doc)
-                            .unwrap_or_else(|| "no mitigation won".into())
-                    )
+                    disktier_interfere::report::outcome(&doc).sentence()
                 }
             )?;
         }
         if cut {
             stopped = Some(i);
+            cut_run = Some((id, doc));
             break;
         }
         docs.push(doc);
@@ -225,9 +224,15 @@ fn run_repeated(ctx: &Ctx, cfg: &Config, n: u64) -> anyhow::Result<Outcome> {
             "runs": docs,
             "summary": summary,
             "interrupted": stopped.is_some(),
+            "interrupted_run_id": cut_run.as_ref().and_then(|(id, _)| id.clone()),
+            "interrupted_run": cut_run.as_ref().map(|(_, d)| d),
         }))?;
     } else {
         crate::out::print(&render_summary(&summary))?;
+        if ctx.global.quiet && !ctx.global.no_save {
+            // The notes below are not printed with --quiet: the group is worth a line.
+            outln!("group {group}")?;
+        }
         if !ctx.global.no_save {
             ctx.note(format!(
                 "saved as group {group}: each run's table with `disktier show ID`, all of them with `disktier history --group {group}`"

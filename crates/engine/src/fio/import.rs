@@ -325,11 +325,12 @@ fn job_doc(
         })?;
     }
     if let Some(s) = j.get("sync") {
-        super::plausible::percentiles(s.get("lat_ns"), &format!("jobs[{index}].sync.lat_ns"))
-            .map_err(|what| FioError::Implausible {
+        super::plausible::latency(&s["lat_ns"], &format!("jobs[{index}].sync.lat_ns")).map_err(
+            |what| FioError::Implausible {
                 source_name: source_name.into(),
                 what,
-            })?;
+            },
+        )?;
     }
     let read = dir_stats(&j["read"]);
     let write = dir_stats(&j["write"]);

@@ -18,18 +18,11 @@ fn shown(v: f64) -> String {
 /// milliseconds, and with group_reporting it adds each job's rate, which is still at most
 /// the group's I/Os per millisecond), or latency percentiles that are negative or fall.
 pub(super) fn direction(dir: &Value, at: &str) -> Result<(), String> {
-    for key in ["iops", "bw_bytes", "io_bytes", "total_ios", "runtime"] {
-        let v = num(dir, key);
-        if !v.is_finite() {
-            return Err(format!("{at}.{key} is {v}, not a number fio counts"));
-        }
-        if v < 0.0 {
-            return Err(format!(
-                "{at}.{key} is {}, and fio counts no less than 0",
-                shown(v)
-            ));
-        }
-    }
+    counts(
+        dir,
+        at,
+        &["iops", "bw_bytes", "io_bytes", "total_ios", "runtime"],
+    )?;
     let (iops, ios) = (num(dir, "iops"), num(dir, "total_ios"));
     if iops > ios * 1000.0 {
         return Err(format!(
@@ -47,20 +40,55 @@ pub(super) fn direction(dir: &Value, at: &str) -> Result<(), String> {
         ));
     }
     for block in ["clat_ns", "lat_ns", "slat_ns"] {
-        percentiles(dir.get(block), &format!("{at}.{block}"))?;
+        if let Some(b) = dir.get(block) {
+            latency(b, &format!("{at}.{block}"))?;
+        }
     }
     Ok(())
 }
 
-/// A latency block's percentiles: none negative, none below a lower percentile's.
-pub(super) fn percentiles(block: Option<&Value>, at: &str) -> Result<(), String> {
-    let Some(Value::Object(map)) = block.and_then(|b| b.get("percentile")) else {
+/// The fields `keys` of `v`, each absent or a finite number not below 0 (fio writes some as
+/// strings: "NaN" or "-5" there is not fio's either).
+fn counts(v: &Value, at: &str, keys: &[&str]) -> Result<(), String> {
+    for key in keys {
+        let x = num(v, key);
+        if !x.is_finite() {
+            return Err(format!("{at}.{key} is {x}, not a number fio counts"));
+        }
+        if x < 0.0 {
+            return Err(format!(
+                "{at}.{key} is {}, and fio counts no less than 0",
+                shown(x)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A latency block (`clat_ns`, `lat_ns`, `slat_ns`, `sync.lat_ns`): its counts finite and not
+/// negative, its min not above its max, its percentiles numbers that neither go below 0 nor
+/// fall.
+pub(super) fn latency(block: &Value, at: &str) -> Result<(), String> {
+    counts(block, at, &["min", "max", "mean", "stddev", "N"])?;
+    let (min, max) = (num(block, "min"), num(block, "max"));
+    if num(block, "N") > 0.0 && min > max {
+        return Err(format!(
+            "{at}.min is {} ns, above its max ({} ns)",
+            shown(min),
+            shown(max)
+        ));
+    }
+    let Some(Value::Object(map)) = block.get("percentile") else {
         return Ok(());
     };
-    let mut points: Vec<(f64, f64)> = map
-        .iter()
-        .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, v.as_f64()?)))
-        .collect();
+    let mut points: Vec<(f64, f64)> = Vec::with_capacity(map.len());
+    for (k, v) in map {
+        let Ok(p) = k.parse::<f64>() else { continue };
+        let Some(ns) = v.as_f64() else {
+            return Err(format!("{at}.percentile {p} is {v}, not a number of ns"));
+        };
+        points.push((p, ns));
+    }
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (i, &(p, ns)) in points.iter().enumerate() {
         if ns < 0.0 {

@@ -291,7 +291,23 @@ fn figures_fio_cannot_write_are_refused() {
             .map_err(|e| e.to_string())
     };
     assert!(edited(&|_| {}).is_ok());
-    let cases: [(&dyn Fn(&mut serde_json::Value), &str); 6] = [
+    let cases: [(&dyn Fn(&mut serde_json::Value), &str); 10] = [
+        (
+            &|v| v["jobs"][0]["sync"]["lat_ns"]["percentile"]["99.000000"] = "NaN".into(),
+            "jobs[0].sync.lat_ns.percentile 99 is \"NaN\", not a number of ns",
+        ),
+        (
+            &|v| v["jobs"][0]["write"]["clat_ns"]["max"] = "NaN".into(),
+            "jobs[0].write.clat_ns.max is NaN, not a number fio counts",
+        ),
+        (
+            &|v| v["jobs"][0]["write"]["clat_ns"]["mean"] = (-3).into(),
+            "jobs[0].write.clat_ns.mean is -3, and fio counts no less than 0",
+        ),
+        (
+            &|v| v["jobs"][0]["write"]["clat_ns"]["min"] = 1e12.into(),
+            "jobs[0].write.clat_ns.min is 1000000000000 ns, above its max",
+        ),
         (
             &|v| v["jobs"][0]["write"]["iops"] = "NaN".into(),
             "jobs[0].write.iops is NaN, not a number fio counts",

@@ -54,7 +54,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
             _ => "-".into(),
         };
         w.push(format!(
-            "With the {} aggressor and no mitigation: p99 {} ({}), p99.9 {} ({} the baseline), max {}, IOPS {}; the aggressor wrote {} in {:.1} s.",
+            "With the {} aggressor and no mitigation: p99 {} ({}), p99.9 {} ({} the baseline), max {}, IOPS {}; the aggressor wrote {} in {}.",
             doc.aggressor_kind,
             ms(n.p(99.0)),
             n.verdict.name(),
@@ -63,7 +63,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
             ms(n.max()),
             n.probe_iops.map(|i| format!("{i:.0}")).unwrap_or("-".into()),
             bytes(n.aggressor.as_ref().map(|a| a.bytes).unwrap_or(0)),
-            n.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0)
+            secs(n.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0))
         ));
     }
     if let Some(n) = none {
@@ -92,7 +92,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
         (Some(b), Some(n)) if clearly_better(b, n) => {
             let slow = agg_secs(b) / agg_secs(n).max(1e-3);
             let mut s = format!(
-                "Best worst case: {} ({} instead of {}; max {} instead of {}, p99.9 {} instead of {}, p99 {}: {}); the aggressor took {:.1} s instead of {:.1} s ({:.1}x){}.",
+                "Best worst case: {} ({} instead of {}; max {} instead of {}, p99.9 {} instead of {}, p99 {}: {}); the aggressor took {} instead of {} ({:.1}x){}.",
                 b.mitigation.as_deref().unwrap_or("?"),
                 stall_words(b),
                 stall_words(n),
@@ -102,8 +102,8 @@ pub fn recommend(doc: &InterfereDoc) -> String {
                 ms(tail(n)),
                 ms(b.p(99.0)),
                 b.verdict.name(),
-                agg_secs(b),
-                agg_secs(n),
+                secs(agg_secs(b)),
+                secs(agg_secs(n)),
                 slow,
                 if b.aggressor.as_ref().is_some_and(|a| a.capped) {
                     ", and was stopped at the cap before finishing"
@@ -127,11 +127,11 @@ pub fn recommend(doc: &InterfereDoc) -> String {
                     .min_by(|x, y| agg_secs(x).total_cmp(&agg_secs(y)))
                 {
                     s.push_str(&format!(
-                        " {} comes close (max {}, {}) with the aggressor taking {:.1} s.",
+                        " {} comes close (max {}, {}) with the aggressor taking {}.",
                         c.mitigation.as_deref().unwrap_or("?"),
                         ms(c.max()),
                         stall_words(c),
-                        agg_secs(c)
+                        secs(agg_secs(c))
                     ));
                 }
             }
@@ -289,14 +289,52 @@ fn ranked<'a>(doc: &'a InterfereDoc, base: &Scenario) -> Ranked<'a> {
     }
 }
 
-/// The mitigation a run's recommendation names as the best worst case: the best ranked one,
-/// when it is clearly better than a sound `none` (beyond noise). None when no mitigation won:
-/// none improved on `none`, or the run could rank nothing.
-pub fn winner(doc: &InterfereDoc) -> Option<String> {
-    let base = doc.scenarios.iter().find(|s| s.name == "baseline")?;
+/// What a run's recommendation concludes about the mitigations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// This mitigation had the best worst case, clearly better than a sound `none`.
+    Best(String),
+    /// The mitigations were ranked against a sound `none`, and none was clearly better.
+    NoneHolds,
+    /// Nothing could be ranked: no sound `none` to rank against, no mitigation the run can
+    /// vouch for, or no baseline (the recommendation says which).
+    Unranked,
+}
+
+impl Outcome {
+    /// As the summary lists it: the mitigation, "none", or "unranked".
+    pub fn label(&self) -> &str {
+        match self {
+            Outcome::Best(m) => m,
+            Outcome::NoneHolds => "none",
+            Outcome::Unranked => "unranked",
+        }
+    }
+
+    /// As the line of one run says it.
+    pub fn sentence(&self) -> String {
+        match self {
+            Outcome::Best(m) => format!("best worst case: {m}"),
+            Outcome::NoneHolds => "no mitigation beat `none`".into(),
+            Outcome::Unranked => "not ranked (this run cannot vouch for its scenarios)".into(),
+        }
+    }
+}
+
+/// What a run's recommendation concludes: the best ranked mitigation when it is clearly better
+/// than a sound `none` (beyond noise), `none` holding when it is not, or nothing ranked.
+pub fn outcome(doc: &InterfereDoc) -> Outcome {
+    let Some(base) = doc.scenarios.iter().find(|s| s.name == "baseline") else {
+        return Outcome::Unranked;
+    };
     let r = ranked(doc, base);
-    let (b, n) = (r.best?, r.sound_none?);
-    clearly_better(b, n).then(|| b.mitigation.clone().unwrap_or_default())
+    match (r.best, r.sound_none) {
+        (Some(b), Some(n)) if clearly_better(b, n) => {
+            Outcome::Best(b.mitigation.clone().unwrap_or_default())
+        }
+        (Some(_), Some(_)) => Outcome::NoneHolds,
+        _ => Outcome::Unranked,
+    }
 }
 
 /// A p99 beside the writer this much shorter than the probe's alone is the disk's own
@@ -394,9 +432,9 @@ fn doubts(doc: &InterfereDoc, base: &Scenario, measured: &[&Scenario]) -> Vec<St
             let a = s.aggressor.as_ref()?;
             (!a.capped && a.seconds < doc.duration_s * SHORT_WRITER).then(|| {
                 format!(
-                    "{} ({:.1} s)",
+                    "{} ({})",
                     s.mitigation.as_deref().unwrap_or_default(),
-                    a.seconds
+                    secs(a.seconds)
                 )
             })
         })

@@ -4,9 +4,9 @@
 //!
 //! Each run is an ordinary [`InterfereDoc`], saved as its own run; this summary is computed
 //! from them: per scenario, the median fdatasync p99 with its range, how many runs passed, and
-//! the stall counts; per run, the winner the recommendation named ([`winner`]).
+//! the stall counts; per run, what its recommendation concluded ([`outcome`]).
 
-use super::{ms, stall_counts, winner, InterfereDoc, ScenarioVerdict};
+use super::{ms, outcome, stall_counts, InterfereDoc, Outcome, ScenarioVerdict};
 use serde::{Deserialize, Serialize};
 
 /// One scenario across the runs.
@@ -35,11 +35,11 @@ pub struct RepeatSummary {
     /// Runs that completed (an interrupted run is not counted).
     pub runs: usize,
     pub scenarios: Vec<ScenarioAcross>,
-    /// Each run's winner: the mitigation its recommendation named as the best worst case, or
-    /// null when none won.
-    pub winners: Vec<Option<String>>,
-    /// "stable" when every run named the same winner (or every run named none), "unstable"
-    /// otherwise.
+    /// What each run's recommendation concluded: the mitigation it named as the best worst
+    /// case, "none" when no mitigation beat `none`, "unranked" when it could rank nothing.
+    pub winners: Vec<String>,
+    /// "stable" when every run concluded the same; "unstable" when runs that ranked concluded
+    /// differently; "inconclusive" when fewer than two runs completed or a run ranked nothing.
     pub verdict: String,
     pub sentence: String,
 }
@@ -63,7 +63,7 @@ pub fn summarize(docs: &[InterfereDoc]) -> RepeatSummary {
             }
         }
     }
-    let scenarios = names
+    let scenarios: Vec<ScenarioAcross> = names
         .into_iter()
         .map(|(name, mitigation)| {
             let runs: Vec<_> = docs
@@ -93,8 +93,9 @@ pub fn summarize(docs: &[InterfereDoc]) -> RepeatSummary {
             }
         })
         .collect();
-    let winners: Vec<Option<String>> = docs.iter().map(winner).collect();
-    let (verdict, sentence) = judge(&winners);
+    let outcomes: Vec<Outcome> = docs.iter().map(outcome).collect();
+    let (verdict, sentence) = judge(&outcomes, &scenarios);
+    let winners = outcomes.iter().map(|o| o.label().to_string()).collect();
     RepeatSummary {
         runs: docs.len(),
         scenarios,
@@ -104,40 +105,75 @@ pub fn summarize(docs: &[InterfereDoc]) -> RepeatSummary {
     }
 }
 
-/// "stable" or "unstable", and the sentence a user acts on.
-fn judge(winners: &[Option<String>]) -> (&'static str, String) {
-    let n = winners.len();
+/// "all 3 runs", "both runs".
+fn all(n: usize) -> String {
+    if n == 2 {
+        "both runs".into()
+    } else {
+        format!("all {n} runs")
+    }
+}
+
+/// The verdict ("stable", "unstable", "inconclusive") and the sentence a user acts on.
+fn judge(outcomes: &[Outcome], scenarios: &[ScenarioAcross]) -> (&'static str, String) {
+    let n = outcomes.len();
     let mut counts: Vec<(&str, usize)> = Vec::new();
-    for w in winners {
-        let name = w.as_deref().unwrap_or("no winner");
-        match counts.iter_mut().find(|(k, _)| *k == name) {
+    for o in outcomes {
+        match counts.iter_mut().find(|(k, _)| *k == o.label()) {
             Some((_, c)) => *c += 1,
-            None => counts.push((name, 1)),
+            None => counts.push((o.label(), 1)),
         }
     }
     counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    let listed = |c: &[(&str, usize)]| {
+        c.iter()
+            .map(|(w, k)| format!("{w} in {k} of {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let unranked = outcomes.iter().filter(|o| **o == Outcome::Unranked).count();
+    // Every scenario of every run within etcd's limit and without a fsync over 100 ms: the
+    // winners then differ by maxima within the noise of a quiet disk.
+    let quiet = scenarios
+        .iter()
+        .all(|s| s.passed == s.measured && s.over_heartbeat == 0);
     match counts.as_slice() {
-        [] => ("stable", "No run completed: nothing to compare.".into()),
-        [(_, _)] if n == 1 => (
-            "stable",
-            "One run: pass --repeat 3 or more to see whether its winner holds.".into(),
+        [] => ("inconclusive", "No run completed: nothing to compare.".into()),
+        _ if n == 1 => (
+            "inconclusive",
+            "Only one run completed: whether its conclusion holds takes at least two (pass --repeat 3 or more, and let them run).".into(),
         ),
-        [("no winner", _)] => (
+        _ if unranked == n => (
+            "inconclusive",
+            "No run could rank the mitigations: each run's recommendation says why (`disktier show ID`).".into(),
+        ),
+        _ if unranked > 0 => (
+            "inconclusive",
+            format!(
+                "{unranked} of {n} runs could not rank the mitigations (each run's recommendation says why: `disktier show ID`); the runs concluded {}.",
+                listed(&counts)
+            ),
+        ),
+        [("none", _)] => (
             "stable",
-            format!("No mitigation won in any of the {n} runs: none improved the worst case over `none` beyond noise."),
+            format!("No mitigation beat `none` in {}: none improved the worst case beyond noise.", all(n)),
         ),
         [(w, _)] => (
             "stable",
-            format!("{w} had the best worst case in all {n} runs: act on it."),
+            format!("{w} had the best worst case in {}: act on it.", all(n)),
+        ),
+        many if quiet => (
+            "unstable",
+            format!(
+                "The best worst case changed between runs ({}), but every scenario of every run kept etcd's p99 within its limit with no fsync over 100 ms: the differences are noise, and no mitigation is needed on this disk.",
+                listed(many)
+            ),
         ),
         many => (
             "unstable",
             format!(
-                "The winner changed between runs ({}): no mitigation wins every time on this disk; look at the scenarios' stall counts above, or repeat with a longer --duration.",
-                many.iter()
-                    .map(|(w, c)| format!("{w} in {c} of {n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "The best worst case changed between runs ({}): no mitigation wins every time on this disk; compare the scenarios' stall counts and maxima above, or repeat with a longer --duration.",
+                listed(many)
             ),
         ),
     }
@@ -168,7 +204,11 @@ pub fn render_summary(s: &RepeatSummary) -> String {
     let widths: Vec<usize> = (0..7)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    let mut out = format!("across {} runs:\n", s.runs);
+    let mut out = format!(
+        "across {} run{}:\n",
+        s.runs,
+        if s.runs == 1 { "" } else { "s" }
+    );
     for r in &rows {
         let mut line = String::new();
         for (c, cell) in r.iter().enumerate() {
@@ -185,9 +225,14 @@ pub fn render_summary(s: &RepeatSummary) -> String {
         .winners
         .iter()
         .enumerate()
-        .map(|(i, w)| format!("{}: {}", i + 1, w.as_deref().unwrap_or("no winner")))
+        .map(|(i, w)| format!("{}: {w}", i + 1))
         .collect();
-    out.push_str(&format!("best worst case by run: {}\n", winners.join(", ")));
+    if !winners.is_empty() {
+        out.push_str(&format!(
+            "best worst case by run (none: no mitigation beat it): {}\n",
+            winners.join(", ")
+        ));
+    }
     out.push_str(&format!("{}: {}\n", s.verdict.to_uppercase(), s.sentence));
     out
 }

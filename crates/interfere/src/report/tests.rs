@@ -424,7 +424,7 @@ fn a_writer_that_finishes_early_is_named() {
     d.finish();
     let r = &d.recommendation;
     assert!(
-        r.contains("The writer finished early in the 5 s probe window in writer-no-fsync (0.2 s)")
+        r.contains("The writer finished early in the 5 s probe window in writer-no-fsync (0.20 s)")
             && r.contains("Raise --aggressor-size"),
         "{r}"
     );

@@ -31,9 +31,9 @@ pub fn render_text(doc: &InterfereDoc) -> String {
         let agg = match &s.aggressor {
             None => "-".to_string(),
             Some(a) => format!(
-                "{} in {:.1} s{}{}",
+                "{} in {}{}{}",
                 bytes(a.bytes),
-                a.seconds,
+                secs(a.seconds),
                 if s.interrupted {
                     " (interrupted)"
                 } else if a.capped {

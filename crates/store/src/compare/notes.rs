@@ -148,7 +148,7 @@ fn small_files_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Optio
             .collect();
         return (unsynced.len() > 1).then(|| {
             format!(
-                "the small-files runs {} were timed without a final sync: their files/s are the page cache's, not the disk's",
+                "the small-files runs {} were timed without a final sync (stopped before it, or stored before disktier synced): their files/s are the page cache's, not the disk's",
                 unsynced.join(", ")
             )
         });

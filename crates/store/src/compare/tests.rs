@@ -246,7 +246,7 @@ fn small_files_of_different_shapes_are_not_compared() {
     let old = |f| with_small_files(fixture(f), 2000, 4096, false);
     let c = checks(&[old("ocp-recipe-ephemeral"), old("ocp-recipe-ebs")], false).unwrap();
     assert!(c.rows.iter().all(|r| r.ratios[0].is_some()));
-    assert_eq!(c.notes, vec!["the small-files runs A, B were timed without a final sync: their files/s are the page cache's, not the disk's"]);
+    assert_eq!(c.notes, vec!["the small-files runs A, B were timed without a final sync (stopped before it, or stored before disktier synced): their files/s are the page cache's, not the disk's"]);
     assert!(forced
         .rows
         .iter()

@@ -23,7 +23,8 @@ pub(super) fn interfere_section(
         let mut table = String::from("<table class=\"interfere\">\n<tr><th>scenario</th><th>mitigation</th><th>probe p99</th><th>probe p99.9</th><th>probe IOPS</th><th>aggressor</th><th>verdict</th></tr>\n");
         for (i, sc) in doc.scenarios.iter().enumerate() {
             let name = sc.name.as_str();
-            let mitigation = sc.mitigation.as_deref().unwrap_or("none");
+            // The baseline has no mitigation (and no writer): "–", not the `none` scenario's name.
+            let mitigation = sc.mitigation.as_deref().unwrap_or("–");
             let probe: Option<&DirStats> = sc.probe.as_ref();
             if let Some(p) = probe {
                 let points: Vec<(f64, u64)> = PERCENTILES

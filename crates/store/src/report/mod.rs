@@ -177,11 +177,16 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
         h
     };
     let runs = input.runs.len() + input.skipped.len();
-    // The header counts the job files' targets too.
+    // The header counts the job files' and interference runs' targets too (QA: "3 runs on 0
+    // targets").
     let mut all_targets = targets.clone();
-    for t in job_files.iter().filter_map(|(_, d)| d.target.as_ref()) {
-        if !all_targets.contains(&t.path) {
-            all_targets.push(t.path.clone());
+    let more = job_files
+        .iter()
+        .filter_map(|(_, d)| d.target.as_ref().map(|t| &t.path))
+        .chain(interfere.iter().map(|(_, d)| &d.target));
+    for t in more {
+        if !all_targets.contains(t) {
+            all_targets.push(t.clone());
         }
     }
     let mut page = String::new();

@@ -42,8 +42,8 @@ fn the_same_winner_every_time_is_stable() {
         run(Some("ionice-idle"), 8.0),
     ];
     assert_eq!(
-        crate::report::winner(&runs[0]).as_deref(),
-        Some("ionice-idle")
+        crate::report::outcome(&runs[0]),
+        crate::report::Outcome::Best("ionice-idle".into())
     );
     let s = summarize(&runs);
     assert_eq!(s.runs, 3);
@@ -70,14 +70,14 @@ fn the_same_winner_every_time_is_stable() {
     let text = crate::report::repeat::render_summary(&s);
     assert!(text.starts_with("across 3 runs:\n"), "{text}");
     assert!(
-        text.contains("best worst case by run: 1: ionice-idle, 2: ionice-idle, 3: ionice-idle"),
+        text.contains("best worst case by run (none: no mitigation beat it): 1: ionice-idle, 2: ionice-idle, 3: ionice-idle"),
         "{text}"
     );
     assert!(text.contains("STABLE: ionice-idle"), "{text}");
 }
 
 #[test]
-fn a_winner_that_changes_is_unstable_and_no_winner_is_said_as_such() {
+fn a_winner_that_changes_is_unstable_and_none_holding_is_said_as_such() {
     let s = summarize(&[
         run(Some("ionice-idle"), 6.0),
         run(Some("scheduler-bfq"), 6.0),
@@ -87,16 +87,11 @@ fn a_winner_that_changes_is_unstable_and_no_winner_is_said_as_such() {
     assert_eq!(s.verdict, "unstable");
     assert_eq!(
         s.winners,
-        vec![
-            Some("ionice-idle".to_string()),
-            Some("scheduler-bfq".into()),
-            None,
-            Some("ionice-idle".into())
-        ]
+        ["ionice-idle", "scheduler-bfq", "none", "ionice-idle"]
     );
     assert!(
         s.sentence.starts_with(
-            "The winner changed between runs (ionice-idle in 2 of 4, scheduler-bfq in 1 of 4, no winner in 1 of 4)"
+            "The best worst case changed between runs (ionice-idle in 2 of 4, scheduler-bfq in 1 of 4, none in 1 of 4): no mitigation wins every time"
         ),
         "{}",
         s.sentence
@@ -105,11 +100,98 @@ fn a_winner_that_changes_is_unstable_and_no_winner_is_said_as_such() {
     assert_eq!(s.verdict, "stable");
     assert!(
         s.sentence
-            .starts_with("No mitigation won in any of the 2 runs"),
+            .starts_with("No mitigation beat `none` in both runs"),
         "{}",
         s.sentence
     );
-    assert!(summarize(&[run(None, 6.0)]).sentence.contains("--repeat 3"));
+}
+
+/// QA (session 15): no run completed, one run, or runs that ranked nothing were called STABLE
+/// ("No mitigation won in any of the 2 runs" of two runs whose writer failed).
+#[test]
+fn too_few_runs_or_runs_that_rank_nothing_are_inconclusive() {
+    let s = summarize(&[]);
+    assert_eq!((s.verdict.as_str(), s.runs), ("inconclusive", 0));
+    let text = crate::report::repeat::render_summary(&s);
+    assert!(text.starts_with("across 0 runs:\n"), "{text}");
+    assert!(!text.contains("by run"), "{text}");
+    let s = summarize(&[run(Some("ionice-idle"), 6.0)]);
+    assert_eq!(s.verdict, "inconclusive");
+    assert!(
+        s.sentence.starts_with("Only one run completed"),
+        "{}",
+        s.sentence
+    );
+    assert!(crate::report::repeat::render_summary(&s).starts_with("across 1 run:\n"));
+    // A writer that failed: nothing is ranked in that run.
+    let failed = || {
+        let mut d = run(Some("ionice-idle"), 6.0);
+        for sc in d.scenarios.iter_mut().skip(1) {
+            sc.aggressor.as_mut().unwrap().exit =
+                Some(crate::aggressor::command::CommandExit::Code { code: 3 });
+        }
+        d.finish();
+        d
+    };
+    assert_eq!(
+        crate::report::outcome(&failed()),
+        crate::report::Outcome::Unranked
+    );
+    let s = summarize(&[failed(), failed()]);
+    assert_eq!(s.verdict, "inconclusive");
+    assert_eq!(s.winners, ["unranked", "unranked"]);
+    assert!(
+        s.sentence.starts_with("No run could rank the mitigations"),
+        "{}",
+        s.sentence
+    );
+    let s = summarize(&[failed(), run(Some("ionice-idle"), 6.0)]);
+    assert_eq!(s.verdict, "inconclusive");
+    assert!(
+        s.sentence
+            .starts_with("1 of 2 runs could not rank the mitigations")
+            && s.sentence
+                .ends_with("the runs concluded unranked in 1 of 2, ionice-idle in 1 of 2."),
+        "{}",
+        s.sentence
+    );
+}
+
+/// Winners that differ while every scenario passes without a stall are noise on a quiet disk.
+#[test]
+fn winners_that_differ_on_a_quiet_disk_are_noise() {
+    let quiet = |w: &str| {
+        let ok = |max| stalled(2.0, 5.0, max, 0, 0);
+        let mut d = doc(vec![
+            baseline(stats(1.0, 2.0, 3.0)),
+            scenario("none", ok(60.0), 7.0, true),
+            scenario(
+                "ionice-idle",
+                ok(if w == "ionice-idle" { 15.0 } else { 60.0 }),
+                7.5,
+                true,
+            ),
+            scenario(
+                "scheduler-bfq",
+                ok(if w == "scheduler-bfq" { 15.0 } else { 60.0 }),
+                8.0,
+                true,
+            ),
+        ]);
+        d.finish();
+        d
+    };
+    let runs = [quiet("ionice-idle"), quiet("scheduler-bfq")];
+    let s = summarize(&runs);
+    // A max of 15 ms against 60 ms is clearly better: each run names its own winner.
+    assert_eq!(s.winners, ["ionice-idle", "scheduler-bfq"]);
+    assert_eq!(s.verdict, "unstable");
+    assert!(
+        s.sentence
+            .contains("the differences are noise, and no mitigation is needed"),
+        "{}",
+        s.sentence
+    );
 }
 
 /// A scenario cut short or not available counts in no run's figures.
