@@ -84,6 +84,10 @@ pub struct Scenario {
     pub probe: Option<DirStats>,
     /// The probe's write IOPS.
     pub probe_iops: Option<f64>,
+    /// The probe's longest write() (each before its fdatasync): a writer that fills the page
+    /// cache can block it, and etcd's appends wait for it as they wait for the fsync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_write_max_ns: Option<u64>,
     pub aggressor: Option<AggressorResult>,
     pub verdict: ScenarioVerdict,
     /// What was applied, as read back from the system.
@@ -118,6 +122,7 @@ impl Scenario {
             available: true,
             unavailable_reason: None,
             probe_iops: measured.doc.results.write.as_ref().map(|w| w.iops),
+            probe_write_max_ns: measured.doc.results.write.as_ref().map(|w| w.lat_ns.max),
             probe: sync,
             aggressor,
             verdict,
@@ -136,6 +141,7 @@ impl Scenario {
             unavailable_reason: Some(why),
             probe: None,
             probe_iops: None,
+            probe_write_max_ns: None,
             aggressor: None,
             verdict: ScenarioVerdict::Unavailable,
             applied: Vec::new(),

@@ -85,6 +85,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
             }
         ));
     }
+    w.extend(blocked_writes(&measured));
     let none = sound_none;
     let agg_secs = |s: &Scenario| s.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0);
     match (best, none) {
@@ -287,6 +288,31 @@ fn ranked<'a>(doc: &'a InterfereDoc, base: &Scenario) -> Ranked<'a> {
         candidates,
         best,
     }
+}
+
+/// The scenarios whose probe's write() itself blocked past etcd's heartbeat interval (QA: a
+/// frozen filesystem stopped the probe's writes for 0.5 s while every fdatasync stayed under
+/// 5 ms, and the run said "no missed heartbeats"). The ranking counts fsyncs, as etcd's
+/// `wal_fsync_duration_seconds` does; this says what those counts leave out.
+fn blocked_writes(measured: &[&Scenario]) -> Option<String> {
+    let blocked: Vec<String> = measured
+        .iter()
+        .filter_map(|s| {
+            let max = s.probe_write_max_ns.filter(|&m| m > ETCD_HEARTBEAT_NS)?;
+            Some(format!(
+                "{} ({})",
+                s.mitigation.as_deref().unwrap_or_default(),
+                fmt_ns(max as f64)
+            ))
+        })
+        .collect();
+    (!blocked.is_empty()).then(|| {
+        format!(
+            "The probe's writes themselves (each before its fdatasync) blocked for longer than etcd's heartbeat interval ({}) in {}: etcd's appends wait for them as they wait for the fsync, so heartbeats can be missed there although the fsync counts do not show it.",
+            fmt_ns(ETCD_HEARTBEAT_NS as f64),
+            blocked.join(", ")
+        )
+    })
 }
 
 /// What a run's recommendation concludes about the mitigations.

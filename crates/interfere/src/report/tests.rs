@@ -46,6 +46,7 @@ fn scenario(m: &str, s: DirStats, agg_secs: f64, pass: bool) -> Scenario {
         unavailable_reason: None,
         probe: Some(s),
         probe_iops: Some(800.0),
+        probe_write_max_ns: None,
         aggressor: Some(AggressorResult {
             bytes: 1 << 30,
             seconds: agg_secs,
@@ -513,6 +514,25 @@ fn stall_counts_within_noise_are_no_win_and_no_loss() {
     let none = scenario("none", stalled(2.0, 30.0, 90.0, 1, 0), 3.0, true);
     let fewer = scenario("a", stalled(2.0, 30.0, 90.0, 0, 0), 3.0, true);
     assert!(clearly_better(&fewer, &none) && !clearly_better(&none, &fewer));
+}
+
+/// QA (session 15): with the filesystem frozen for 0.5 s the probe's write() waited while
+/// every fdatasync stayed fast, and the run said "no missed heartbeats from the disk" alone.
+#[test]
+fn a_write_blocked_past_the_heartbeat_is_said() {
+    let mut none = scenario("none", stalled(2.0, 4.0, 4.2, 0, 0), 4.0, true);
+    none.probe_write_max_ns = Some(512_000_000);
+    let mut idle = scenario("ionice-idle", stalled(2.0, 4.0, 4.2, 0, 0), 4.0, true);
+    idle.probe_write_max_ns = Some(90_000_000);
+    let d = recommended(
+        vec![baseline(stalled(2.0, 4.0, 5.0, 0, 0)), none, idle],
+        &["The probe's writes themselves (each before its fdatasync) blocked for longer than etcd's heartbeat interval (100.00 ms) in none (512.00 ms): etcd's appends wait"],
+        &["ionice-idle (90"],
+    );
+    // Stored and read back: the field is part of the document.
+    let v = serde_json::to_value(&d).unwrap();
+    assert_eq!(v["scenarios"][1]["probe_write_max_ns"], 512_000_000);
+    assert!(v["scenarios"][2]["probe_write_max_ns"].is_number());
 }
 
 /// `--repeat`: the summary over runs.
