@@ -100,6 +100,15 @@ fn assess_refuses_raw_devices_and_missing_paths() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no such profile"));
+    // `report -o -` prints the HTML; assess's own table is on standard output already.
+    dt(&db)
+        .args(["assess", "--report", "-"])
+        .arg(d.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--report - would write the HTML into assess's own output",
+        ));
     if disktier_testkit::require_loop() {
         let dev = disktier_testkit::LoopDev::new(64 << 20);
         dt(&db)

@@ -65,6 +65,10 @@ struct AssessDoc<'a> {
 
 /// The assessment the options ask for, and where the report goes.
 fn config(args: Args) -> anyhow::Result<(Request, Option<PathBuf>)> {
+    if !args.no_report && args.report.as_os_str() == "-" {
+        // `report -o -` prints the HTML; here it would interleave with the table.
+        anyhow::bail!("--report - would write the HTML into assess's own output on standard output: pass a file, or --no-report and `disktier report -o -` afterwards");
+    }
     let mut profiles = Vec::new();
     for name in &args.only {
         let p = Profile::from_name(name.trim()).with_context(|| {
