@@ -291,7 +291,9 @@ fn figures_fio_cannot_write_are_refused() {
             .map_err(|e| e.to_string())
     };
     assert!(edited(&|_| {}).is_ok());
-    let cases: [(&dyn Fn(&mut serde_json::Value), &str); 10] = [
+    /// An edit of fio's JSON, and what the refusal must say.
+    type Case<'a> = (&'a dyn Fn(&mut serde_json::Value), &'a str);
+    let cases: [Case; 10] = [
         (
             &|v| v["jobs"][0]["sync"]["lat_ns"]["percentile"]["99.000000"] = "NaN".into(),
             "jobs[0].sync.lat_ns.percentile 99 is \"NaN\", not a number of ns",
