@@ -701,7 +701,7 @@ fn a_damaged_postgres_row_is_left_out_of_the_report() {
         "{err}"
     );
     assert!(
-        text.contains(&format!("(1 runs; 1 left out: {})", ids[0])),
+        text.contains(&format!("(1 run; 1 left out: {})", ids[0])),
         "{text}"
     );
     let page = std::fs::read_to_string(&html).unwrap();

@@ -75,7 +75,9 @@ pub fn summarize(docs: &[InterfereDoc]) -> RepeatSummary {
             let (el, hb) = runs
                 .iter()
                 .map(|s| stall_counts(s))
-                .fold((0, 0), |(a, b), (c, d)| (a + c, b + d));
+                .fold((0u64, 0u64), |(a, b), (c, d)| {
+                    (a.saturating_add(c), b.saturating_add(d))
+                });
             ScenarioAcross {
                 measured: runs.len(),
                 passed: runs
