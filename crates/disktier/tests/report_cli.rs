@@ -348,6 +348,13 @@ fn report_selection_says_what_it_did() {
     assert!(std::fs::read_to_string(&html)
         .unwrap()
         .contains("<p>1 run on 1 target"));
+    // A newline in the file's name does not split the line that names it.
+    dt(&db)
+        .args(["report", &ids[0], "-o"])
+        .arg(d.path().join("a\nb.html"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("a\\nb.html (1 run)\n"));
     // Every id starts with the year: the message names the first two runs, not a count.
     let mut sorted = ids.clone();
     sorted.sort();

@@ -57,18 +57,22 @@ pub fn write_report_skipping(
     plan: Option<&StoragePlan>,
     path: &Path,
 ) -> anyhow::Result<()> {
+    write_atomic(path, render_page(runs, skipped, plan)?.as_bytes())
+}
+
+/// The report's HTML, generated now (`report -o -` prints it as it is).
+pub fn render_page(
+    runs: &[StoredRun],
+    skipped: &[Skipped],
+    plan: Option<&StoragePlan>,
+) -> anyhow::Result<String> {
     let now = now_utc();
-    let page = render(&ReportInput {
+    Ok(render(&ReportInput {
         runs,
         skipped,
         plan,
         generated_at: &now,
-    })?;
-    // `-o -`: standard output, as with most tools (QA: it made a file named "-").
-    if path == Path::new("-") {
-        return crate::out::print(&page).map_err(Into::into);
-    }
-    write_atomic(path, page.as_bytes())
+    })?)
 }
 
 /// Writes `bytes` to `path` through a random `O_EXCL` temporary file in its directory and a

@@ -2,7 +2,7 @@
 //! `disktier plan --format json` document for the cost section).
 
 use super::{print_json, Ctx, Outcome};
-use crate::app::report::{read_plan, write_report_skipping};
+use crate::app::report::{read_plan, render_page, write_report_skipping};
 use crate::app::SCHEMA_VERSION;
 use disktier_store::report::Skipped;
 use disktier_store::{Filter, Store, StoreError, StoredRun};
@@ -95,7 +95,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             if skipped.len() == 1 { "" } else { "s" }
         );
     }
-    write_report_skipping(&runs, &skipped, plan.as_ref(), &args.output)?;
+    if to_stdout {
+        // `-o -`: standard output, as with most tools (QA: it made a file named "-").
+        crate::out::print(&render_page(&runs, &skipped, plan.as_ref())?)?;
+    } else {
+        write_report_skipping(&runs, &skipped, plan.as_ref(), &args.output)?;
+    }
     let ids: Vec<&str> = runs.iter().map(|r| r.summary.id.as_str()).collect();
     let left: Vec<&str> = skipped.iter().map(|s| s.id.as_str()).collect();
     if ctx.json() {
@@ -110,7 +115,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     } else {
         outln!(
             "wrote {} ({}{})",
-            args.output.display(),
+            // A newline in the name must not split the line (hostile-input check).
+            crate::text::printable(&args.output.display().to_string(), false),
             count_runs(runs.len()),
             if left.is_empty() {
                 String::new()
