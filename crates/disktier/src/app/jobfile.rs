@@ -226,14 +226,7 @@ pub fn measure_file(
             // stayed behind).
             let made: Vec<PathBuf> = jobs
                 .iter()
-                .flat_map(|j| {
-                    if j.target.is_dir() {
-                        fio::job_files(j)
-                    } else {
-                        vec![j.target.clone()]
-                    }
-                })
-                .filter(|p| !p.exists())
+                .flat_map(|j| fio::files_to_make(j, j.target.is_dir()))
                 .collect();
             let out = run_fio(path);
             if !opts.keep_files {

@@ -93,3 +93,15 @@ pub fn job_files(job: &Job) -> Vec<PathBuf> {
         .map(|n| job.target.join(format!("{}.{n}.0", job.name)))
         .collect()
 }
+
+/// The files fio will make for `job` that do not exist yet, to remove afterwards (fio leaves
+/// them; the native engine removes its own): [`job_files`] in a directory target, else the
+/// target itself when missing.
+pub fn files_to_make(job: &Job, is_dir: bool) -> Vec<PathBuf> {
+    let files = if is_dir {
+        job_files(job)
+    } else {
+        vec![job.target.clone()]
+    };
+    files.into_iter().filter(|p| !p.exists()).collect()
+}

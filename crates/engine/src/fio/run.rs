@@ -2,7 +2,7 @@
 //! stopping on the stop flag (fio and its children), latency logs in a temporary directory,
 //! and the JSON read into the same [`RunDoc`](crate::result::RunDoc) the native engine writes.
 
-use super::cmdline::{command, job_files};
+use super::cmdline::{command, files_to_make, job_files};
 use super::histogram::{read_series, sync_histogram};
 use super::import::{parse, to_run_doc, DocContext, FioMeasured};
 use super::{FioError, FIO};
@@ -64,13 +64,7 @@ pub fn run(
     opts: &FioOptions,
 ) -> Result<FioMeasured, FioError> {
     let is_dir = target.kind == "directory";
-    let created: Vec<PathBuf> = if is_dir {
-        job_files(job).into_iter().filter(|p| !p.exists()).collect()
-    } else if !job.target.exists() {
-        vec![job.target.clone()]
-    } else {
-        Vec::new()
-    };
+    let created = files_to_make(job, is_dir);
     let mut warnings = Vec::new();
     if let (true, true, Some(size)) = (opts.no_layout, job.rw.reads(), job.size) {
         let files = if is_dir {

@@ -218,6 +218,12 @@ pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, Compare
         })
         .collect();
     notes.extend(notes::about_runs(runs, &sides, force));
+    // Small files of different shapes are different jobs (see the note): such a pair is set
+    // side by side but not measured against each other, unless forced.
+    let comparable: Vec<bool> = runs[1..]
+        .iter()
+        .map(|r| force || notes::same_small_files(first.doc, r.doc))
+        .collect();
     let mut rows = Vec::new();
     for (metric, unit, better, f) in metrics(sync_name(first.doc)) {
         let values: Vec<Option<f64>> = runs.iter().map(|r| f(r.doc)).collect();
@@ -229,10 +235,9 @@ pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, Compare
         }
         let ratios = values[1..]
             .iter()
-            .zip(&runs[1..])
-            .map(|(v, r)| {
-                // Small files of different shapes are different jobs (see the note).
-                if !force && !notes::same_small_files(first.doc, r.doc) {
+            .zip(&comparable)
+            .map(|(v, &ok)| {
+                if !ok {
                     return None;
                 }
                 ratio(&metric, unit, better, values[0]?, (*v)?)

@@ -1,5 +1,5 @@
 use super::*;
-use crate::report::repeat::summarize;
+use crate::report::repeat::{summarize, RepeatSummary, ScenarioAcross};
 
 /// A run in which `winner` has clearly fewer stalls than `none` (or, with None, in which
 /// nothing beats `none`).
@@ -34,6 +34,11 @@ fn run(winner: Option<&str>, none_p99_ms: f64) -> InterfereDoc {
     d
 }
 
+/// Scenario `name` across the runs of `s`.
+fn across<'a>(s: &'a RepeatSummary, name: &str) -> &'a ScenarioAcross {
+    s.scenarios.iter().find(|x| x.name == name).unwrap()
+}
+
 #[test]
 fn the_same_winner_every_time_is_stable() {
     let runs = [
@@ -52,11 +57,7 @@ fn the_same_winner_every_time_is_stable() {
         s.sentence,
         "ionice-idle had the best worst case in all 3 runs: act on it."
     );
-    let none = s
-        .scenarios
-        .iter()
-        .find(|x| x.name == "ostree/none")
-        .unwrap();
+    let none = across(&s, "ostree/none");
     assert_eq!(none.measured, 3);
     assert_eq!(none.passed, 2, "12 ms fails etcd's 10 ms");
     assert_eq!(none.median_p99_ns, Some(8_000_000));
@@ -205,17 +206,9 @@ fn interrupted_and_unavailable_scenarios_are_not_counted() {
         "no v2 io".into(),
     ));
     let s = summarize(&[a, run(Some("ionice-idle"), 6.0)]);
-    let idle = s
-        .scenarios
-        .iter()
-        .find(|x| x.name == "ostree/ionice-idle")
-        .unwrap();
+    let idle = across(&s, "ostree/ionice-idle");
     assert_eq!(idle.measured, 1);
-    let lat = s
-        .scenarios
-        .iter()
-        .find(|x| x.name == "ostree/cgroup-latency")
-        .unwrap();
+    let lat = across(&s, "ostree/cgroup-latency");
     assert_eq!((lat.measured, lat.median_p99_ns), (0, None));
     assert!(crate::report::repeat::render_summary(&s).contains("0 of 0"));
 }
