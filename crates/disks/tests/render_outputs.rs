@@ -6,6 +6,7 @@
 
 use disktier_cmd::{Cmd, CommandRunner, RealRunner};
 use disktier_disks::render::*;
+use disktier_testkit::cli::assert_any_starts_with;
 use serde_json::Value;
 use std::path::Path;
 
@@ -815,13 +816,7 @@ fn openshift_refuses_an_instance_type_without_local_disks_and_notes_an_unknown_o
         .unwrap()
         .render()
         .unwrap();
-    assert!(
-        r.notes
-            .iter()
-            .any(|n| n.starts_with("t3.medium is not in disktier's catalog")),
-        "{:?}",
-        r.notes
-    );
+    assert_any_starts_with(&r.notes, "t3.medium is not in disktier's catalog");
     // A type with local disks renders as before, with no such note.
     let r = with(LocalDisks::Yes, "m6id.xlarge")
         .unwrap()

@@ -4,6 +4,7 @@
 
 use disktier_cmd::RecordingRunner;
 use disktier_disks::setup::{setup, LayoutChoice, Persist, Report, SetupError, SetupRequest};
+use disktier_testkit::cli::assert_any_starts_with;
 use disktier_testkit::cli::sysfs_fixture as fixture;
 use std::path::{Path, PathBuf};
 
@@ -494,12 +495,9 @@ fn a_kernel_name_in_devices_is_persisted_by_id_and_uuid_with_a_warning() {
     c.boot_binary = Some(std::env::current_exe().unwrap());
     c.allow_build_binary = true;
     let (rep, _) = run(&fixture("aws-m6id-xlarge"), c, tmp.path());
-    assert!(
-        rep.notes
-            .iter()
-            .any(|n| n.starts_with("warning: --devices /dev/nvme1n1 is a kernel name")),
-        "{:?}",
-        rep.notes
+    assert_any_starts_with(
+        &rep.notes,
+        "warning: --devices /dev/nvme1n1 is a kernel name",
     );
     let units = tmp.path().join("root/etc/systemd/system");
     let boot =
@@ -524,9 +522,5 @@ fn a_kernel_name_in_devices_is_persisted_by_id_and_uuid_with_a_warning() {
     let uuid = disktier_disks::setup::plan::derived_uuid("disktier", Path::new("/data"));
     assert!(fstab.contains(&format!("UUID={uuid} /data xfs")), "{fstab}");
     assert!(!fstab.contains("nvme1n1"), "{fstab}");
-    assert!(
-        rep.notes.iter().any(|n| n.starts_with("warning:")),
-        "{:?}",
-        rep.notes
-    );
+    assert_any_starts_with(&rep.notes, "warning:");
 }

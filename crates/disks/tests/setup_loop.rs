@@ -7,6 +7,7 @@ use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner, RecordingRu
 use disktier_disks::setup::{
     persist, plan::derived_uuid, setup, FsType, Persist, Report, SetupConfig,
 };
+use disktier_testkit::cli::assert_any_starts_with;
 use disktier_testkit::{
     blkid, have, is_mount_point, loop_with_mount_point, require, require_loop_xfs, LoopDev, Unmount,
 };
@@ -333,11 +334,7 @@ fn a_kernel_name_is_never_persisted() {
 
     c.boot_binary = None;
     let rep = run(&c.check().unwrap(), &RealRunner);
-    assert!(
-        rep.notes.iter().any(|n| n.starts_with("warning:")),
-        "{:?}",
-        rep.notes
-    );
+    assert_any_starts_with(&rep.notes, "warning:");
     let units = tmp.path().join("root/etc/systemd/system");
     let unit = std::fs::read_to_string(units.join(persist::mount_unit_name(&mp(&mnt)))).unwrap();
     assert!(

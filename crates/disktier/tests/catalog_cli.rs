@@ -7,6 +7,7 @@
 //! docs/sources.md); the arithmetic is in the comments.
 
 use assert_cmd::Command;
+use disktier_testkit::cli::words;
 use disktier_testkit::cli::{assert_contains_all, each_str, item, Succeeds};
 use predicates::prelude::*;
 use serde_json::Value;
@@ -277,16 +278,9 @@ fn seed_000_instance_store_delta_and_what_it_buys() {
     // The pair the OpenShift instance-disk recipe's figures belong to: (0.4746 - 0.384) x 730 =
     // $66.138;
     // 66.138 / 0.10 = 661 GiB gp2; 66.138 / 0.08 = 826 GiB gp3.
-    let v = json(&[
-        "plan",
-        "--region",
-        "us-east-1",
-        "--instance",
-        "m6i.2xlarge",
-        "--capacity",
-        "200GiB",
-        "--allow-ephemeral",
-    ]);
+    let v = json(&words(
+        "plan --region us-east-1 --instance m6i.2xlarge --capacity 200GiB --allow-ephemeral",
+    ));
     let is = item(&v["options"], "kind", "instance-store");
     assert!((is["exact_monthly_cost_usd"].as_f64().unwrap() - 66.138).abs() < 1e-9);
     assert_eq!(is["equivalent"]["gp2_gib"], 661);
@@ -354,15 +348,9 @@ fn plan_says_the_quoted_66_14_is_the_2xlarge_pair_and_the_xlarge_delta_is_33_07(
         );
     }
     // Another family: nothing to check.
-    let v = json(&[
-        "plan",
-        "--region",
-        "us-east-1",
-        "--instance",
-        "c6i.xlarge",
-        "--capacity",
-        "100GiB",
-    ]);
+    let v = json(&words(
+        "plan --region us-east-1 --instance c6i.xlarge --capacity 100GiB",
+    ));
     assert!(v.get("quoted_checks").is_none());
 }
 
@@ -403,15 +391,9 @@ fn golden_plan_output() {
 
 #[test]
 fn plan_orders_cheapest_first_and_grows_gp2_for_iops() {
-    let v = json(&[
-        "plan",
-        "--region",
-        "us-east-1",
-        "--capacity",
-        "100GiB",
-        "--iops",
-        "6000",
-    ]);
+    let v = json(&words(
+        "plan --region us-east-1 --capacity 100GiB --iops 6000",
+    ));
     let opts = v["options"].as_array().unwrap();
     let costs: Vec<f64> = opts
         .iter()
@@ -1108,16 +1090,9 @@ fn hit_ratio_words_and_its_flag() {
 /// QA #11: under --budget the "not meeting" list was in no order.
 #[test]
 fn under_a_budget_the_rejected_are_listed_cheapest_first() {
-    let v = json(&[
-        "plan",
-        "--capacity",
-        "1TiB",
-        "--iops",
-        "6000",
-        "--budget",
-        "100",
-        "--allow-hybrid",
-    ]);
+    let v = json(&words(
+        "plan --capacity 1TiB --iops 6000 --budget 100 --allow-hybrid",
+    ));
     let costs: Vec<Option<f64>> = v["rejected"]
         .as_array()
         .unwrap()
@@ -1168,16 +1143,9 @@ date = "2024-06"
 /// asia-east1: 1 x 375 GiB x $0.088 = $33.00.
 #[test]
 fn seed_002_n1_standard_2_node_pool_with_one_local_ssd() {
-    let v = json(&[
-        "plan",
-        "--region",
-        "asia-east1",
-        "--instance",
-        "n1-standard-2",
-        "--capacity",
-        "200GiB",
-        "--allow-ephemeral",
-    ]);
+    let v = json(&words(
+        "plan --region asia-east1 --instance n1-standard-2 --capacity 200GiB --allow-ephemeral",
+    ));
     let ls = item(&v["options"], "kind", "instance-store");
     assert_eq!(ls["label"], "n1-standard-2 + 1 x 375 GiB local SSD");
     assert_eq!(cents(&ls["monthly_cost_usd"]), 3300);

@@ -1,6 +1,7 @@
 //! The regions most clusters run in (AWS, GCP, Azure) and the Azure entries: each price names
 //! its source, unconfirmed prices say so, and `price` / `plan` work in them.
 
+use disktier_testkit::cli::words;
 use disktier_testkit::cli::{disktier, json_ok};
 use disktier_testkit::cli_cases::PREMIUM_SSD_V2_EASTUS;
 
@@ -65,15 +66,9 @@ fn premium_ssd_v2_is_provisioned_like_gp3() {
 
 #[test]
 fn seed_002s_region_plans_and_azure_lsv3_has_its_local_nvme() {
-    let v = json(&[
-        "plan",
-        "--region",
-        "asia-east1",
-        "--capacity",
-        "500GiB",
-        "--iops",
-        "20000",
-    ]);
+    let v = json(&words(
+        "plan --region asia-east1 --capacity 500GiB --iops 20000",
+    ));
     assert!(!v["options"].as_array().unwrap().is_empty());
     let v = json(&["price", "instance", "Standard_L8s_v3", "--region", "eastus"]);
     // 0.624 $/h x 730 h.
@@ -100,14 +95,7 @@ fn catalog_show_prints_the_note_of_an_unconfirmed_price() {
 
 #[test]
 fn premium_ssd_200_gib_is_billed_and_performs_as_p15() {
-    let v = json(&[
-        "price",
-        "premium-ssd",
-        "--region",
-        "eastus",
-        "--size",
-        "200GiB",
-    ]);
+    let v = json(&words("price premium-ssd --region eastus --size 200GiB"));
     // 200 GiB falls in P15 (256 GiB): one line, the tier's monthly price; 1,100 IOPS, 125 MB/s.
     assert_eq!(v["items"].as_array().unwrap().len(), 1, "{v}");
     let detail = v["items"][0]["detail"].as_str().unwrap();
@@ -133,15 +121,7 @@ fn premium_ssd_200_gib_is_billed_and_performs_as_p15() {
 
 #[test]
 fn plan_ranks_the_tiers_by_the_smallest_tier_meeting_the_iops() {
-    let v = json(&[
-        "plan",
-        "--region",
-        "eastus",
-        "--capacity",
-        "200GiB",
-        "--iops",
-        "2000",
-    ]);
+    let v = json(&words("plan --region eastus --capacity 200GiB --iops 2000"));
     let opts = v["options"].as_array().unwrap();
     let find = |t: &str| {
         opts.iter()

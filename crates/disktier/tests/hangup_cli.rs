@@ -23,15 +23,8 @@ fn hung_up(prefix: &[&str], db: &Path, dir: &Path, runtime: &str, after: Duratio
         .env_remove("XDG_DATA_HOME")
         .args(["--format", "json", "bench"])
         .arg(dir)
-        .args([
-            "--rw",
-            "write",
-            "--size",
-            "4m",
-            "--time-based",
-            "--runtime",
-            runtime,
-        ])
+        .args("--rw write --size 4m --time-based --runtime".split_whitespace())
+        .arg(runtime)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

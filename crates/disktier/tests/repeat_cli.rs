@@ -225,42 +225,17 @@ fn a_run_stopped_before_any_io_completed_is_not_saved() {
     std::fs::create_dir(&dir).unwrap();
     let db = d.path().join("results.db");
     let dir_s = dir.display().to_string();
-    for (what, args) in [
+    for (what, line) in [
         (
             "bench",
-            vec![
-                "--format",
-                "json",
-                "bench",
-                &dir_s,
-                "--rw",
-                "write",
-                "--size",
-                "4m",
-                "--time-based",
-                "--runtime",
-                "5s",
-                "--ramp-time",
-                "30s",
-            ],
+            "--format json bench {} --rw write --size 4m --time-based --runtime 5s --ramp-time 30s",
         ),
         (
             "check --repeat",
-            vec![
-                "check",
-                "etcd",
-                &dir_s,
-                "--quick",
-                "--repeat",
-                "2",
-                "--time-based",
-                "--runtime",
-                "5s",
-                "--ramp-time",
-                "30s",
-            ],
+            "check etcd {} --quick --repeat 2 --time-based --runtime 5s --ramp-time 30s",
         ),
     ] {
+        let args = disktier_testkit::cli::argv(line, &dir_s);
         let out = interrupted(&db, &args, 1000);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{what}: {err}");

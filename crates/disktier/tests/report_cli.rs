@@ -3,6 +3,7 @@
 //! under `$CARGO_TARGET_TMPDIR/test-artifacts/`), and the `--plan` section.
 
 use disktier_store::{NewRun, Store};
+use disktier_testkit::cli::assert_any_starts_with;
 use disktier_testkit::cli::disktier_at as dt;
 use disktier_testkit::cli::store_fixture as fixture;
 use predicates::prelude::*;
@@ -168,13 +169,7 @@ fn chromium_harness_sees_console_errors_and_requests() {
         "{:?}",
         l.console
     );
-    assert!(
-        l.requests
-            .iter()
-            .any(|u| u.starts_with("http://127.0.0.1:9/")),
-        "{:?}",
-        l.requests
-    );
+    assert_any_starts_with(&l.requests, "http://127.0.0.1:9/");
 }
 
 #[test]

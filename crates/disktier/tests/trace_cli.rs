@@ -299,18 +299,10 @@ fn simulate_predicts_with_catalog_volumes() {
     let v = simulate(
         dir.path(),
         &trace,
-        &[
-            "--cache-sizes",
-            "4MiB",
-            "--policies",
-            "bcache",
-            "--bcache-mode",
-            "writeback",
-            "--cache-volume",
-            "gp3:32GiB:16000:1000",
-            "--backing-volume",
-            "st1:1TiB",
-        ],
+        &"--cache-sizes 4MiB --policies bcache --bcache-mode writeback \
+          --cache-volume gp3:32GiB:16000:1000 --backing-volume st1:1TiB"
+            .split_whitespace()
+            .collect::<Vec<_>>(),
     );
     let p = &v["results"][0]["prediction"];
     assert!(p["max_iops_sustained"].as_f64().unwrap() > 0.0, "{v}");
@@ -519,23 +511,13 @@ fn a_missing_trace_is_named_once() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.dtt");
     let m = missing.to_str().unwrap();
-    let cases: [&[&str]; 3] = [
-        &["trace", "stats", m],
-        &["simulate", "--trace", m, "--cache-sizes", "1GiB"],
-        &[
-            "plan",
-            "--region",
-            "us-east-1",
-            "--capacity",
-            "100GiB",
-            "--iops",
-            "3000",
-            "--trace",
-            m,
-        ],
-    ];
-    for args in cases {
-        let out = bin(&dir.path().join("db")).args(args).output().unwrap();
+    for line in [
+        "trace stats {}",
+        "simulate --trace {} --cache-sizes 1GiB",
+        "plan --region us-east-1 --capacity 100GiB --iops 3000 --trace {}",
+    ] {
+        let args = disktier_testkit::cli::argv(line, m);
+        let out = bin(&dir.path().join("db")).args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("cannot read the trace"), "{args:?}: {err}");

@@ -59,12 +59,7 @@ fn fuzz_stored_doc() {
             };
             for kind in ["check", "interfere"] {
                 let runs = [base.clone(), stored("fuzzed", kind, &doc)];
-                if let Ok(page) = render(&ReportInput {
-                    runs: &runs,
-                    skipped: &[],
-                    plan: None,
-                    generated_at: "now",
-                }) {
+                if let Ok(page) = render(&ReportInput::new(&runs, "now")) {
                     assert_escaped(&page);
                 }
             }
@@ -81,10 +76,8 @@ fn fuzz_stored_doc() {
             // As a plan document too, when it reads as one.
             if let Ok(plan) = serde_json::from_value::<StoragePlan>(doc.clone()) {
                 let _ = render(&ReportInput {
-                    runs: std::slice::from_ref(&base),
-                    skipped: &[],
                     plan: Some(&plan),
-                    generated_at: "now",
+                    ..ReportInput::new(std::slice::from_ref(&base), "now")
                 })
                 .map(|p| assert_escaped(&p));
             }
@@ -183,10 +176,8 @@ fn fuzz_report() {
             // A mutated plan that no longer reads as one is refused before the report.
             let plan = serde_json::from_value::<StoragePlan>(plan).ok();
             if let Ok(page) = render(&ReportInput {
-                runs: &runs,
-                skipped: &[],
                 plan: plan.as_ref(),
-                generated_at: "now",
+                ..ReportInput::new(&runs, "now")
             }) {
                 assert_escaped(&page);
                 assert!(page.len() < 64 << 20);

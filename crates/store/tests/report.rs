@@ -60,10 +60,8 @@ fn report_structure_golden() {
         serde_json::from_value(fixture("plan")).unwrap();
     let runs = runs();
     let page = render(&ReportInput {
-        runs: &runs,
-        skipped: &[],
         plan: Some(&plan),
-        generated_at: "2023-09-14 10:00 UTC",
+        ..ReportInput::new(&runs, "2023-09-14 10:00 UTC")
     })
     .unwrap();
     assert_self_contained(&page);
@@ -82,13 +80,7 @@ fn user_strings_are_escaped() {
         stored("x<y", "check", doc),
         stored("run-ebs", "check", fixture("ocp-recipe-ebs")),
     ];
-    let page = render(&ReportInput {
-        runs: &runs,
-        skipped: &[],
-        plan: None,
-        generated_at: "<now>",
-    })
-    .unwrap();
+    let page = render(&ReportInput::new(&runs, "<now>")).unwrap();
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(!page.contains("<script"), "an unescaped script tag");
     assert!(!page.contains("<img"), "an unescaped img tag");
@@ -98,28 +90,16 @@ fn user_strings_are_escaped() {
 
 #[test]
 fn an_empty_selection_is_an_error() {
-    let e = render(&ReportInput {
-        runs: &[],
-        skipped: &[],
-        plan: None,
-        generated_at: "",
-    })
-    .unwrap_err();
+    let e = render(&ReportInput::new(&[], "")).unwrap_err();
     assert!(e.to_string().contains("disktier assess"), "{e}");
 }
 
-/// The legend entries (swatch HTML, label) under the interference chart of `page`.
 /// The report of `runs` alone (no plan).
 fn page_of(runs: &[StoredRun]) -> String {
-    render(&ReportInput {
-        runs,
-        skipped: &[],
-        plan: None,
-        generated_at: "now",
-    })
-    .unwrap()
+    render(&ReportInput::new(runs, "now")).unwrap()
 }
 
+/// The legend entries (swatch HTML, label) under the interference chart of `page`.
 fn interfere_legend(page: &str) -> Vec<(String, String)> {
     let fig = page
         .find("data-chart=\"interfere:")

@@ -234,3 +234,25 @@ pub fn kubernetes_validate(yaml: &str, version: &str) -> Option<(bool, String)> 
     );
     Some((out.status.success(), text))
 }
+
+/// A command line as a user types it, split at spaces, with each word `{}` replaced by `path`
+/// (whole, so a path with a space stays one argument).
+pub fn argv<'a>(line: &'a str, path: &'a str) -> Vec<&'a str> {
+    line.split_whitespace()
+        .map(|w| if w == "{}" { path } else { w })
+        .collect()
+}
+
+/// A command line as a user types it, split at spaces.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// Asserts that one of `list` (notes, requests, lines) starts with `prefix`; a failure prints
+/// them all.
+pub fn assert_any_starts_with(list: &[String], prefix: &str) {
+    assert!(
+        list.iter().any(|s| s.starts_with(prefix)),
+        "none starts with {prefix:?}: {list:#?}"
+    );
+}

@@ -267,6 +267,15 @@ pub fn node_ready(node: &Value) -> Option<bool> {
         .map(|c| c["status"] == "True")
 }
 
+/// A node object's well-known instance-type and zone labels ("" where one is missing).
+pub fn type_and_zone(node: &Value) -> (&str, &str) {
+    let label = |k: &str| node["metadata"]["labels"][k].as_str().unwrap_or("");
+    (
+        label("node.kubernetes.io/instance-type"),
+        label("topology.kubernetes.io/zone"),
+    )
+}
+
 /// Polls `done` every 100 ms until it returns true; panics naming `what` after `limit`.
 /// Returns how long it took.
 pub fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) -> Duration {
@@ -465,14 +474,7 @@ mod tests {
         spec.control_plane = true;
         spec.labels.push(("group".into(), "g1".into()));
         let v: Value = serde_json::from_str(&spec.manifest()).unwrap();
-        assert_eq!(
-            v["metadata"]["labels"]["node.kubernetes.io/instance-type"],
-            "m6id.xlarge"
-        );
-        assert_eq!(
-            v["metadata"]["labels"]["topology.kubernetes.io/zone"],
-            "eu-north-1a"
-        );
+        assert_eq!(type_and_zone(&v), ("m6id.xlarge", "eu-north-1a"));
         assert_eq!(
             v["metadata"]["labels"]["node-role.kubernetes.io/control-plane"],
             ""

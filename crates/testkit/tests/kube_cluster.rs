@@ -247,14 +247,7 @@ fn fake_nodes_register_with_their_state_and_go_away() {
     };
     let r = by_name(&ready.name);
     assert_eq!(kube::node_ready(r), Some(true));
-    assert_eq!(
-        r["metadata"]["labels"]["node.kubernetes.io/instance-type"],
-        "m6id.xlarge"
-    );
-    assert_eq!(
-        r["metadata"]["labels"]["topology.kubernetes.io/zone"],
-        "eu-north-1a"
-    );
+    assert_eq!(kube::type_and_zone(r), ("m6id.xlarge", "eu-north-1a"));
     assert_eq!(kube::node_ready(by_name(&not_ready.name)), Some(false));
     assert_eq!(by_name(&cordoned.name)["spec"]["unschedulable"], true);
     let selected = cluster.kubectl_ok(&[

@@ -9,9 +9,10 @@
 use super::jobargs::{self, JobArgs};
 pub use super::jobargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};
-use anyhow::bail;
+use anyhow::{bail, Result};
 use disktier_engine::{DirStats, Profile, RunDoc, RunOptions};
 use disktier_units::{fmt_ns, Bytes};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -65,7 +66,7 @@ pub struct Request<'a> {
 /// Resolves the job options and runs the workload with the chosen engine
 /// ([`crate::app::measure`]); the progress line is drawn while it runs and erased afterwards,
 /// Ctrl-C stops it (the document is then marked interrupted).
-pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
+pub fn measure(ctx: &Ctx, req: Request<'_>) -> Result<Measurement> {
     // The store and the metrics name the target by its canonical absolute path, as `assess`
     // does and `history --target` looks it up (not "etcdtest" as typed).
     let target = crate::app::measure::canonical(req.target);
@@ -92,7 +93,7 @@ pub fn measure(ctx: &Ctx, req: Request<'_>) -> anyhow::Result<Measurement> {
 /// The target: the positional one, or fio's `--filename`/`--directory`. fio's `--directory`
 /// names a directory to create files in; a recipe that gives it a device (the bcache-on-EBS
 /// recipe's `--directory=/dev/<device dir>`) is told what fio would do, not run on the device.
-fn target_of(args: &Args) -> anyhow::Result<PathBuf> {
+fn target_of(args: &Args) -> Result<PathBuf> {
     if let Some(d) = &args.directory {
         use std::os::unix::fs::FileTypeExt;
         // fio refuses anything but a directory ("is not a directory"): a mistyped directory
@@ -122,7 +123,7 @@ fn target_of(args: &Args) -> anyhow::Result<PathBuf> {
     }
 }
 
-pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
+pub fn run(ctx: &Ctx, args: Args) -> Result<Outcome> {
     let target = target_of(&args)?;
     if crate::app::jobfile::is_job_file(&target) {
         return super::jobfile::run(ctx, &target, &args.run, &job_file_misfits(&args));
@@ -191,7 +192,7 @@ fn job_file_misfits(args: &Args) -> Vec<&'static str> {
 
 /// Saves the document as `kind`, then prints it (table or JSON) with `extra` lines after the
 /// table, and turns an interrupted run into the error that makes the exit code 2.
-pub fn finish(ctx: &Ctx, kind: &str, doc: &RunDoc, extra: &[String]) -> anyhow::Result<()> {
+pub fn finish(ctx: &Ctx, kind: &str, doc: &RunDoc, extra: &[String]) -> Result<()> {
     let value = serde_json::to_value(doc)?;
     finish_value(ctx, kind, doc, &value, extra)
 }
@@ -201,9 +202,9 @@ pub fn finish_value(
     ctx: &Ctx,
     kind: &str,
     doc: &RunDoc,
-    value: &serde_json::Value,
+    value: &Value,
     extra: &[String],
-) -> anyhow::Result<()> {
+) -> Result<()> {
     if doc.interrupted && crate::app::measure::completed_nothing(doc) {
         return Err(crate::app::measure::NothingMeasured::new(&doc.target.path).into());
     }
@@ -223,13 +224,7 @@ pub fn finish_value(
 
 /// The document on stdout (JSON, the table and `extra`, or the Prometheus exposition) and in
 /// the textfile directory.
-fn print_doc(
-    ctx: &Ctx,
-    kind: &str,
-    doc: &RunDoc,
-    value: &serde_json::Value,
-    extra: &[String],
-) -> anyhow::Result<()> {
+fn print_doc(ctx: &Ctx, kind: &str, doc: &RunDoc, value: &Value, extra: &[String]) -> Result<()> {
     ctx.export_metrics(kind, &[doc], doc.interrupted)?;
     if ctx.json() {
         super::print_json(value)?;
@@ -344,7 +339,7 @@ pub fn render(doc: &RunDoc) -> String {
 }
 
 /// "write bs=2300 ioengine=sync fdatasync=1 size=22 MiB" from the job JSON.
-fn job_summary(job: &serde_json::Value) -> String {
+fn job_summary(job: &Value) -> String {
     let mut parts = Vec::new();
     if let Some(rw) = job.get("rw").and_then(|v| v.as_str()) {
         parts.push(rw.to_string());

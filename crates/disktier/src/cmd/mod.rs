@@ -1,6 +1,9 @@
 //! One module per subcommand: its options (clap) and its `run`, which turns them into a checked
 //! configuration and calls the library crate that owns the concept.
 
+#[macro_use]
+mod value_enum;
+
 pub mod assess;
 pub mod bench;
 pub mod catalog;

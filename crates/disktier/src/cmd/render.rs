@@ -7,7 +7,7 @@ use super::setup::FsArg;
 use super::{print_json, Ctx, Outcome};
 use crate::app::render::write_files;
 use crate::app::SCHEMA_VERSION;
-use clap::{Subcommand, ValueEnum};
+use clap::Subcommand;
 use disktier_catalog::Catalog;
 use disktier_disks::render::{
     Aks, AksConfig, Bcache, BcacheConfig, BcacheMode, CloudInit, Eks, EksConfig, FileKind, Gke,
@@ -172,11 +172,8 @@ pub struct GkeArgs {
     pub image: String,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum StrategyArg {
-    Raid0,
-    Raid10,
-    Mount,
+value_enum! {
+    pub enum StrategyArg => LocalStorageStrategy { Raid0, Raid10, Mount }
 }
 
 #[derive(Debug, clap::Args)]
@@ -235,12 +232,8 @@ pub struct AksArgs {
     pub image: String,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum BcacheModeArg {
-    Writethrough,
-    Writeback,
-    Writearound,
-    None,
+value_enum! {
+    pub enum BcacheModeArg => BcacheMode { Writethrough, Writeback, Writearound, None }
 }
 
 #[derive(Debug, clap::Args)]
@@ -260,11 +253,8 @@ pub struct BcacheArgs {
     pub sequential_cutoff: u64,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum LvmModeArg {
-    Writeback,
-    Writethrough,
-    Passthrough,
+value_enum! {
+    pub enum LvmModeArg => LvmcacheMode { Writeback, Writethrough, Passthrough }
 }
 
 #[derive(Debug, clap::Args)]
@@ -356,11 +346,7 @@ fn renderer(cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
             api_server_endpoint: a.api_server_endpoint,
             certificate_authority: a.certificate_authority,
             cidr: a.cidr,
-            strategy: match a.strategy {
-                StrategyArg::Raid0 => LocalStorageStrategy::Raid0,
-                StrategyArg::Raid10 => LocalStorageStrategy::Raid10,
-                StrategyArg::Mount => LocalStorageStrategy::Mount,
-            },
+            strategy: a.strategy.into(),
             mount_path: a.mount,
             node_role: a.node_role,
             name: a.name,
@@ -380,12 +366,7 @@ fn renderer(cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
         PlatformCmd::Bcache(a) => Box::new(Bcache::new(BcacheConfig {
             fast: a.fast,
             slow: a.slow,
-            mode: match a.mode {
-                BcacheModeArg::Writethrough => BcacheMode::Writethrough,
-                BcacheModeArg::Writeback => BcacheMode::Writeback,
-                BcacheModeArg::Writearound => BcacheMode::Writearound,
-                BcacheModeArg::None => BcacheMode::None,
-            },
+            mode: a.mode.into(),
             sequential_cutoff: a.sequential_cutoff,
         })?),
         PlatformCmd::Lvmcache(a) => {
@@ -395,11 +376,7 @@ fn renderer(cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
             Box::new(Lvmcache::new(LvmcacheConfig {
                 fast: a.fast,
                 slow: a.slow,
-                mode: match a.mode {
-                    LvmModeArg::Writeback => LvmcacheMode::Writeback,
-                    LvmModeArg::Writethrough => LvmcacheMode::Writethrough,
-                    LvmModeArg::Passthrough => LvmcacheMode::Passthrough,
-                },
+                mode: a.mode.into(),
                 vg: a.vg,
                 lv: a.lv,
             })?)

@@ -3,7 +3,6 @@
 //! `disktier_disks::setup::SetupRequest::check` turns them into the checked request.
 
 use super::{print_json, Ctx, Outcome};
-use clap::ValueEnum;
 use disktier_cmd::StoppableRunner;
 use disktier_disks::setup::undo::{undo, BindChoice, UndoRequest};
 use disktier_disks::setup::{setup, FsType, LayoutChoice, Persist, Report, SetupRequest};
@@ -91,62 +90,35 @@ pub struct Args {
     pub mountinfo: PathBuf,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum BindsArg {
-    CopyBack,
-    Keep,
+value_enum! {
+    pub enum BindsArg => BindChoice { CopyBack, Keep }
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum LayoutArg {
-    Auto,
-    Raid0,
-    Separate,
+value_enum! {
+    pub enum LayoutArg => LayoutChoice { Auto, Raid0, Separate }
 }
 
-/// `--fs` of setup and render.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum FsArg {
-    Xfs,
-    Ext4,
+value_enum! {
+    /// `--fs` of setup and render.
+    pub enum FsArg => FsType { Xfs, Ext4 }
 }
 
-impl From<FsArg> for FsType {
-    fn from(a: FsArg) -> FsType {
-        match a {
-            FsArg::Xfs => FsType::Xfs,
-            FsArg::Ext4 => FsType::Ext4,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum PersistArg {
-    None,
-    Systemd,
-    Fstab,
+value_enum! {
+    pub enum PersistArg => Persist { None, Systemd, Fstab }
 }
 
 impl Args {
     fn into_request(self) -> SetupRequest {
         let mut c = SetupRequest::new(self.mount);
         c.devices = (!self.devices.is_empty()).then_some(self.devices);
-        c.layout = match self.layout {
-            LayoutArg::Auto => LayoutChoice::Auto,
-            LayoutArg::Raid0 => LayoutChoice::Raid0,
-            LayoutArg::Separate => LayoutChoice::Separate,
-        };
+        c.layout = self.layout.into();
         c.fs = self.fs.into();
         c.label = self.label;
         c.options = self.options;
         c.owner = self.owner;
         c.mode = self.mode;
         c.bind = self.bind;
-        c.persist = match self.persist {
-            PersistArg::None => Persist::None,
-            PersistArg::Systemd => Persist::Systemd,
-            PersistArg::Fstab => Persist::Fstab,
-        };
+        c.persist = self.persist.into();
         c.persist_root = self.root;
         c.dry_run = self.dry_run;
         c.allow_build_binary = self.allow_build_binary;
@@ -198,10 +170,7 @@ fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let mount = MountPath::parse("--mount", &args.mount.display().to_string())?;
     let mut req = UndoRequest::new(mount);
     req.label = args.label;
-    req.binds = args.binds.map(|b| match b {
-        BindsArg::CopyBack => BindChoice::CopyBack,
-        BindsArg::Keep => BindChoice::Keep,
-    });
+    req.binds = args.binds.map(BindChoice::from);
     req.wipe = args.wipe;
     req.persist_root = args.root;
     req.mountinfo = args.mountinfo;

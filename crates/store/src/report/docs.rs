@@ -85,13 +85,7 @@ mod tests {
 
     /// The report of `runs`, as `disktier report` renders it.
     fn page_of(runs: &[StoredRun]) -> String {
-        render(&ReportInput {
-            runs,
-            skipped: &[],
-            plan: None,
-            generated_at: "now",
-        })
-        .unwrap()
+        render(&ReportInput::new(runs, "now")).unwrap()
     }
 
     /// The report of a good run plus `bad`: it renders, draws the good run, and names `bad`'s

@@ -177,13 +177,7 @@ mod tests {
         assert!(s.contains("m6id.xlarge") && s.contains("eu-north-1a"));
         assert!(s.contains("data-chart=\"fleet:20261124-120000-abcdef\""));
         assert!(s.contains("fdatasync p99 (ms) per node"));
-        let page = crate::report::render(&crate::report::ReportInput {
-            runs: &runs,
-            skipped: &[],
-            plan: None,
-            generated_at: "now",
-        })
-        .unwrap();
+        let page = crate::report::render(&crate::report::ReportInput::new(&runs, "now")).unwrap();
         assert!(page.contains("<section id=\"fleet\">"));
     }
 

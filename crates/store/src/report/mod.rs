@@ -47,6 +47,18 @@ pub struct ReportInput<'a> {
     pub generated_at: &'a str,
 }
 
+impl<'a> ReportInput<'a> {
+    /// `runs` alone: nothing skipped, no plan.
+    pub fn new(runs: &'a [StoredRun], generated_at: &'a str) -> ReportInput<'a> {
+        ReportInput {
+            runs,
+            skipped: &[],
+            plan: None,
+            generated_at,
+        }
+    }
+}
+
 /// A selected run the store could not hand over (its stored JSON does not parse): the report
 /// names it with the reason and goes on without it.
 #[derive(Debug, Clone)]

@@ -65,14 +65,15 @@ impl ClusterArgs {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PullPolicyArg {
-    #[value(name = "Always", alias = "always")]
-    Always,
-    #[value(name = "IfNotPresent", alias = "if-not-present")]
-    IfNotPresent,
-    #[value(name = "Never", alias = "never")]
-    Never,
+value_enum! {
+    pub enum PullPolicyArg => PullPolicy {
+        #[value(name = "Always", alias = "always")]
+        Always,
+        #[value(name = "IfNotPresent", alias = "if-not-present")]
+        IfNotPresent,
+        #[value(name = "Never", alias = "never")]
+        Never,
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -206,11 +207,7 @@ fn job_config(a: &RunArgs, run_id: &str) -> anyhow::Result<JobConfig> {
         run_id: run_id.to_string(),
         namespace: a.cluster.namespace.clone(),
         image: a.image.clone(),
-        pull_policy: match a.image_pull_policy {
-            PullPolicyArg::Always => PullPolicy::Always,
-            PullPolicyArg::IfNotPresent => PullPolicy::IfNotPresent,
-            PullPolicyArg::Never => PullPolicy::Never,
-        },
+        pull_policy: a.image_pull_policy.into(),
         service_account: a.service_account.clone(),
         timeout: a.timeout,
         ttl: a.ttl,

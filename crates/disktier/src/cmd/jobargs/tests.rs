@@ -10,8 +10,9 @@ struct T {
     job: JobArgs,
 }
 
-fn parse(args: &[&str]) -> T {
-    T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap()
+/// Parses a command line as a user types it (split at spaces), after the program's name.
+fn parse(line: &str) -> T {
+    T::try_parse_from(std::iter::once("t").chain(line.split_whitespace())).unwrap()
 }
 
 fn job(w: Workload) -> Job {
@@ -23,29 +24,7 @@ fn job(w: Workload) -> Job {
 
 #[test]
 fn fio_names_with_dashes_and_fio_spellings() {
-    let t = parse(&[
-        "/dev/x",
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--iodepth",
-        "256",
-        "--runtime",
-        "60s",
-        "--direct",
-        "--ioengine",
-        "psync",
-        "--ramp-time",
-        "2s",
-        "--time-based",
-        "--iodepth-batch-submit",
-        "16",
-        "--size",
-        "10G",
-        "--rwmixread",
-        "70",
-    ]);
+    let t = parse("/dev/x --rw randread --bs 4k --iodepth 256 --runtime 60s --direct --ioengine psync --ramp-time 2s --time-based --iodepth-batch-submit 16 --size 10G --rwmixread 70");
     assert_eq!(
         t.target,
         Path::new("/dev/x"),
@@ -66,10 +45,10 @@ fn fio_names_with_dashes_and_fio_spellings() {
 
 #[test]
 fn boolean_flags_take_false() {
-    let t = parse(&["/d", "--direct=false", "--time-based=0"]);
+    let t = parse("/d --direct=false --time-based=0");
     assert_eq!(t.job.direct, Some(false));
     assert_eq!(t.job.time_based, Some(false));
-    let t = parse(&["--direct", "/d"]);
+    let t = parse("--direct /d");
     assert_eq!(
         (t.job.direct, t.target.as_path()),
         (Some(true), Path::new("/d"))
@@ -79,7 +58,7 @@ fn boolean_flags_take_false() {
 
 #[test]
 fn profile_then_overrides() {
-    let t = parse(&["/var/lib/etcd", "--size", "30m", "--direct=false"]);
+    let t = parse("/var/lib/etcd --size 30m --direct=false");
     let j = job(resolve(&t.target, Some(Profile::Etcd), false, &t.job).unwrap());
     // The OSTree-vs-etcd issue [recipe-mco-ostree-etcd] runs the etcd job with --size=30m: only
     // the size changes.
@@ -88,14 +67,14 @@ fn profile_then_overrides() {
     assert_eq!(j.ioengine, IoEngineKind::Sync);
     assert_eq!(j.target, Path::new("/var/lib/etcd"));
     // --fsync on the etcd profile replaces its fdatasync instead of conflicting.
-    let t = parse(&["/d", "--fsync", "1"]);
+    let t = parse("/d --fsync 1");
     let j = job(resolve(&t.target, Some(Profile::Etcd), false, &t.job).unwrap());
     assert_eq!((j.fsync, j.fdatasync), (1, 0));
 }
 
 #[test]
 fn no_profile_and_no_rw_lists_the_profiles() {
-    let t = parse(&["/d", "--bs", "4k"]);
+    let t = parse("/d --bs 4k");
     let e = resolve(&t.target, None, false, &t.job)
         .unwrap_err()
         .to_string();
@@ -123,12 +102,12 @@ fn bad_values_are_refused_with_the_option_named() {
     let e = parse_ioengine("posixaio").unwrap_err();
     assert!(e.contains("--engine fio"), "{e}");
     // Checked after resolution: the engine's validation names the option.
-    let t = parse(&["/d", "--rw", "read", "--bs", "0"]);
+    let t = parse("/d --rw read --bs 0");
     let e = resolve(&t.target, None, false, &t.job)
         .unwrap_err()
         .to_string();
     assert!(e.contains("bs=0"), "{e}");
-    let t = parse(&["/d", "--rw", "write", "--bs", "2300", "--direct"]);
+    let t = parse("/d --rw write --bs 2300 --direct");
     let e = resolve(&t.target, None, false, &t.job)
         .unwrap_err()
         .to_string();
@@ -137,11 +116,11 @@ fn bad_values_are_refused_with_the_option_named() {
 
 #[test]
 fn quick_caps_ad_hoc_jobs_and_small_files_refuse_options() {
-    let t = parse(&["/d", "--rw", "read", "--runtime", "60s", "--size", "10G"]);
+    let t = parse("/d --rw read --runtime 60s --size 10G");
     let j = job(resolve(&t.target, None, true, &t.job).unwrap());
     assert_eq!(j.runtime, Some(Duration::from_secs(5)));
     assert_eq!(j.size, Some(256 << 20));
-    let t = parse(&["/d", "--bs", "4k"]);
+    let t = parse("/d --bs 4k");
     let e = resolve(&t.target, Some(Profile::SmallFiles), true, &t.job).unwrap_err();
     assert!(e.to_string().contains("--bs"), "{e}");
     assert!(resolve(
@@ -157,11 +136,11 @@ fn quick_caps_ad_hoc_jobs_and_small_files_refuse_options() {
 /// which it refused. --nrfiles and --size scale it, as fio reads them.
 #[test]
 fn small_files_scale_by_nrfiles_and_size() {
-    let sf = |args: &[&str]| match resolve(
+    let sf = |args: &str| match resolve(
         Path::new("/d"),
         Some(Profile::SmallFiles),
         false,
-        &parse(&[&["/d"], args].concat()).job,
+        &parse(&format!("/d {args}")).job,
     )
     .unwrap()
     {
@@ -170,15 +149,15 @@ fn small_files_scale_by_nrfiles_and_size() {
         } => (files, file_size),
         w => panic!("{w:?}"),
     };
-    assert_eq!(sf(&[]), (100_000, 1 << 20));
-    assert_eq!(sf(&["--nrfiles", "40000"]), (40_000, 1 << 20));
-    assert_eq!(sf(&["--size", "40g"]), (40_960, 1 << 20));
-    assert_eq!(sf(&["--nrfiles", "1000", "--size", "4m"]), (1000, 4194));
+    assert_eq!(sf(""), (100_000, 1 << 20));
+    assert_eq!(sf("--nrfiles 40000"), (40_000, 1 << 20));
+    assert_eq!(sf("--size 40g"), (40_960, 1 << 20));
+    assert_eq!(sf("--nrfiles 1000 --size 4m"), (1000, 4194));
     let e = resolve(
         Path::new("/d"),
         Some(Profile::SmallFiles),
         false,
-        &parse(&["/d", "--nrfiles", "2", "--size", "1g"]).job,
+        &parse("/d --nrfiles 2 --size 1g").job,
     )
     .unwrap_err();
     assert!(e.to_string().contains("256 MiB"), "{e}");
@@ -187,7 +166,7 @@ fn small_files_scale_by_nrfiles_and_size() {
         Path::new("/d"),
         None,
         false,
-        &parse(&["/d", "--rw", "read", "--nrfiles", "4"]).job,
+        &parse("/d --rw read --nrfiles 4").job,
     )
     .unwrap_err();
     assert!(e.to_string().contains("small-files"), "{e}");
@@ -197,22 +176,7 @@ fn small_files_scale_by_nrfiles_and_size() {
 /// group_reporting=1, iodepth_batch_complete_max and underscore names.
 #[test]
 fn the_gke_recipes_fio_options_are_accepted_where_they_change_nothing() {
-    let t = parse(&[
-        "/d",
-        "--time_based",
-        "--runtime=60s",
-        "--ramp_time=2s",
-        "--ioengine=libaio",
-        "--direct=1",
-        "--verify=0",
-        "--bs=4K",
-        "--iodepth=256",
-        "--rw=randwrite",
-        "--group_reporting=1",
-        "--iodepth_batch_submit=256",
-        "--iodepth_batch_complete_max=256",
-        "--size=10G",
-    ]);
+    let t = parse("/d --time_based --runtime=60s --ramp_time=2s --ioengine=libaio --direct=1 --verify=0 --bs=4K --iodepth=256 --rw=randwrite --group_reporting=1 --iodepth_batch_submit=256 --iodepth_batch_complete_max=256 --size=10G");
     assert!(t.job.libaio());
     let j = job(resolve(&t.target, None, false, &t.job).unwrap());
     assert_eq!(j.ioengine, IoEngineKind::IoUring);
@@ -220,26 +184,12 @@ fn the_gke_recipes_fio_options_are_accepted_where_they_change_nothing() {
     assert!(j.time_based && j.direct);
     assert_eq!(j.ramp_time, Duration::from_secs(2));
     // Refused with the reason where the engine would behave differently.
-    let t = parse(&[
-        "/d",
-        "--rw",
-        "randread",
-        "--iodepth",
-        "64",
-        "--iodepth_batch_complete_max=8",
-    ]);
+    let t = parse("/d --rw randread --iodepth 64 --iodepth_batch_complete_max=8");
     let e = resolve(&t.target, None, false, &t.job)
         .unwrap_err()
         .to_string();
     assert!(e.contains("reaps every completed I/O"), "{e}");
-    let t = parse(&[
-        "/d",
-        "--rw",
-        "read",
-        "--numjobs",
-        "4",
-        "--group_reporting=0",
-    ]);
+    let t = parse("/d --rw read --numjobs 4 --group_reporting=0");
     let e = resolve(&t.target, None, false, &t.job)
         .unwrap_err()
         .to_string();

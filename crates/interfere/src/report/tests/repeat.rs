@@ -34,6 +34,12 @@ fn run(winner: Option<&str>, none_p99_ms: f64) -> InterfereDoc {
     d
 }
 
+/// Asserts the verdict of `s` and that its sentence begins with `start`.
+fn assert_verdict(s: &RepeatSummary, verdict: &str, start: &str) {
+    assert_eq!(s.verdict, verdict, "{}", s.sentence);
+    assert!(s.sentence.starts_with(start), "{}", s.sentence);
+}
+
 /// Scenario `name` across the runs of `s`.
 fn across<'a>(s: &'a RepeatSummary, name: &str) -> &'a ScenarioAcross {
     s.scenarios.iter().find(|x| x.name == name).unwrap()
@@ -85,26 +91,17 @@ fn a_winner_that_changes_is_unstable_and_none_holding_is_said_as_such() {
         run(None, 6.0),
         run(Some("ionice-idle"), 6.0),
     ]);
-    assert_eq!(s.verdict, "unstable");
     assert_eq!(
         s.winners,
         ["ionice-idle", "scheduler-bfq", "none", "ionice-idle"]
     );
-    assert!(
-        s.sentence.starts_with(
-            "The best worst case changed between runs (ionice-idle in 2 of 4, scheduler-bfq in 1 of 4, none in 1 of 4): no mitigation wins every time"
-        ),
-        "{}",
-        s.sentence
+    assert_verdict(
+        &s,
+        "unstable",
+        "The best worst case changed between runs (ionice-idle in 2 of 4, scheduler-bfq in 1 of 4, none in 1 of 4): no mitigation wins every time",
     );
     let s = summarize(&[run(None, 6.0), run(None, 6.0)]);
-    assert_eq!(s.verdict, "stable");
-    assert!(
-        s.sentence
-            .starts_with("No mitigation beat `none` in both runs"),
-        "{}",
-        s.sentence
-    );
+    assert_verdict(&s, "stable", "No mitigation beat `none` in both runs");
 }
 
 /// QA (session 15): no run completed, one run, or runs that ranked nothing were called STABLE
@@ -117,12 +114,7 @@ fn too_few_runs_or_runs_that_rank_nothing_are_inconclusive() {
     assert!(text.starts_with("across 0 runs:\n"), "{text}");
     assert!(!text.contains("by run"), "{text}");
     let s = summarize(&[run(Some("ionice-idle"), 6.0)]);
-    assert_eq!(s.verdict, "inconclusive");
-    assert!(
-        s.sentence.starts_with("Only one run completed"),
-        "{}",
-        s.sentence
-    );
+    assert_verdict(&s, "inconclusive", "Only one run completed");
     assert!(crate::report::repeat::render_summary(&s).starts_with("across 1 run:\n"));
     // A writer that failed: nothing is ranked in that run.
     let failed = || {
@@ -139,20 +131,17 @@ fn too_few_runs_or_runs_that_rank_nothing_are_inconclusive() {
         crate::report::Outcome::Unranked
     );
     let s = summarize(&[failed(), failed()]);
-    assert_eq!(s.verdict, "inconclusive");
     assert_eq!(s.winners, ["unranked", "unranked"]);
-    assert!(
-        s.sentence.starts_with("No run could rank the mitigations"),
-        "{}",
-        s.sentence
-    );
+    assert_verdict(&s, "inconclusive", "No run could rank the mitigations");
     let s = summarize(&[failed(), run(Some("ionice-idle"), 6.0)]);
-    assert_eq!(s.verdict, "inconclusive");
+    assert_verdict(
+        &s,
+        "inconclusive",
+        "1 of 2 runs could not rank the mitigations",
+    );
     assert!(
         s.sentence
-            .starts_with("1 of 2 runs could not rank the mitigations")
-            && s.sentence
-                .ends_with("the runs concluded unranked in 1 of 2, ionice-idle in 1 of 2."),
+            .ends_with("the runs concluded unranked in 1 of 2, ionice-idle in 1 of 2."),
         "{}",
         s.sentence
     );
