@@ -1,11 +1,10 @@
 //! The container image `scripts/image.sh` builds: its name after `podman load` or
-//! `ctr -n k8s.io images import`. Commands that run disktier on other nodes (the coming
-//! `fleet`) use [`DEFAULT_IMAGE`] as their default `--image`.
+//! `ctr -n k8s.io images import`. `fleet run`, which runs disktier on other nodes, takes
+//! [`DEFAULT_IMAGE`] as its default `--image`.
 
 /// `localhost/disktier:<version>`: the name the OCI archive's index gives the image
 /// (`org.opencontainers.image.ref.name` and `io.containerd.image.name`, written by
 /// scripts/image.sh from the same workspace version).
-#[allow(dead_code)] // read by the tests until `fleet` lands
 pub const DEFAULT_IMAGE: &str = concat!("localhost/disktier:", env!("CARGO_PKG_VERSION"));
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //! lost, and the verdict's exit code with it):
 //! - **the reader went away** (`disktier check etcd DIR | head -1`, EPIPE): not an error. The
 //!   rest of the output is dropped, since nobody reads it, and the command goes on to its own
-//!   exit code: a check that failed still exits 1 (STYLE.md: a broken pipe is success, but the
-//!   verdict stands).
+//!   exit code: a check that failed still exits 1 (a broken pipe is success, but the verdict
+//!   stands).
 //! - **the output cannot be written** (`> /dev/full`, a full disk: ENOSPC; EIO): [`OutputError`],
 //!   "cannot write the output: No space left on device", exit 2. A run is saved before its
 //!   output is printed, so it is in the store either way.

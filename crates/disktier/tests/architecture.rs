@@ -3,7 +3,7 @@
 //! - no import circle between the files (modules) of one crate;
 //! - no source file over 600 lines unless its first line says why (`//! Long because: ...`);
 //! - no `unsafe` in a crate's `src/` outside the io_uring path (`crates/engine/src/uring/`) and
-//!   the files of [`UNSAFE_EXCEPTIONS`], each with its count and reason (STYLE.md, rule 9).
+//!   the files of [`UNSAFE_EXCEPTIONS`], each with its count and reason (ARCHITECTURE.md, "Rules the code keeps").
 //!
 //! An import is a path that names another module of the same crate: `crate::a::b`,
 //! `super::x`, `self::x`, or a private `use child::...` of a declared child module, in code
@@ -29,7 +29,7 @@ const PENDING_CIRCLES: &[&[&str]] = &[];
 
 const MAX_LINES: usize = 600;
 
-/// Where `unsafe` belongs: the io_uring submission path (STYLE.md, rule 9).
+/// Where `unsafe` belongs: the io_uring submission path (ARCHITECTURE.md, "Rules the code keeps").
 const UNSAFE_HOME: &str = "crates/engine/src/uring/";
 
 /// Files outside [`UNSAFE_HOME`] allowed `unsafe`: the path, how many times the keyword appears

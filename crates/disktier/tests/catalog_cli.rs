@@ -1139,7 +1139,7 @@ date = "2024-06"
     assert!(out.ends_with("\n1 problem\n"), "{out}");
 }
 
-/// QA #12, seed 002: the GKE local-SSD recipe's n1-standard-2 node pool with one local SSD in
+/// QA #12, [recipe-gke-local-ssd]: the GKE local-SSD recipe's n1-standard-2 node pool with one local SSD in
 /// asia-east1: 1 x 375 GiB x $0.088 = $33.00.
 #[test]
 fn seed_002_n1_standard_2_node_pool_with_one_local_ssd() {

@@ -1230,7 +1230,7 @@ fn a_directory_without_size_and_a_missing_job_file_say_what_they_are() {
     assert_one_line_error(&out, "nothere.fio does not exist", &["job file"]);
 }
 
-/// QA (seeds 001/002, the GKE and bcache recipes): their fio command lines use
+/// QA ([recipe-gke-local-ssd], [recipe-bcache-ebs]: the GKE and bcache recipes): their fio command lines use
 /// `--ioengine=libaio --verify=0 --group_reporting=1 --iodepth_batch_complete_max=N` and
 /// underscore names, which bench refused. Accepted where nothing changes, with a note for libaio.
 #[test]

@@ -118,7 +118,7 @@ fn imported_etcd_perf_sits_next_to_check_runs() {
         .stderr(predicate::str::contains("import fio"));
 }
 
-/// QA (seed 004, the OSTree-vs-etcd recipe): with fio's report in the file, the size was the
+/// QA (the OSTree-vs-etcd recipe, [recipe-mco-ostree-etcd] in docs/sources.md): with fio's report in the file, the size was the
 /// image's 22 MiB though the report says 13677 writes of 2300 bytes (a 30m job), and the
 /// latencies the output does not give came out as 0 (`max 0 ns`).
 #[test]

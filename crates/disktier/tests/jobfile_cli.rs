@@ -236,7 +236,7 @@ fn unsupported_options_name_their_line_and_exit_2() {
     );
 }
 
-/// QA (seeds 001/002): the recipes' fio options — `ioengine=libaio`, `verify=0`,
+/// QA ([recipe-gke-local-ssd], [recipe-bcache-ebs]): the recipes' fio options — `ioengine=libaio`, `verify=0`,
 /// `group_reporting=1`, `iodepth_batch_complete_max` — run in a job file as on the command line.
 #[test]
 fn a_job_file_takes_the_recipes_options() {

@@ -1,5 +1,5 @@
 //! The engine's errors: one variant per bad input or failure, each message naming the object
-//! and, where there is one, the fix (STYLE.md rule 4).
+//! and, where there is one, the fix (ARCHITECTURE.md, "Rules the code keeps").
 
 use std::path::PathBuf;
 

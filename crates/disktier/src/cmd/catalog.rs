@@ -468,7 +468,7 @@ fn run_refresh(ctx: &Ctx, cloud: refresh::Cloud, a: RefreshArgs) -> anyhow::Resu
         .with_context(|| format!("nothing written to {}", out.display()))?;
     if ctx.json() {
         print_json(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": SCHEMA_VERSION,
             "output": out,
             "summary": summary,
         }))?;

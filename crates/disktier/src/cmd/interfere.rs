@@ -342,7 +342,7 @@ fn restore(ctx: &Ctx, run_dir: &std::path::Path) -> anyhow::Result<Outcome> {
     let r = disktier_interfere::restore(run_dir)?;
     if ctx.json() {
         super::print_json(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": crate::app::SCHEMA_VERSION,
             "journal": journal::Journal::file_in(run_dir),
             "undone": r.undone,
             "failed": r.failed,

@@ -383,7 +383,7 @@ fn an_interrupted_scenario_is_shown_as_interrupted_and_not_compared() {
     assert!(v["scenarios"][1].get("interrupted").is_none());
 }
 
-/// Regression (QA, seed 004 on a loop device): the probe alone failed etcd's p99 (16.81 ms), a
+/// Regression (QA, [recipe-mco-ostree-etcd] on a loop device): the probe alone failed etcd's p99 (16.81 ms), a
 /// scenario beside the writer passed (4.74 ms), and the advice was "leave the node as it is".
 #[test]
 fn a_disk_that_fails_alone_is_never_left_as_it_is() {

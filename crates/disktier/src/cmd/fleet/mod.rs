@@ -97,7 +97,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub parallel: u16,
     /// The image that holds disktier (its entrypoint is the disktier binary).
-    #[arg(long, default_value = concat!("localhost/disktier:", env!("CARGO_PKG_VERSION")))]
+    #[arg(long, default_value = crate::image::DEFAULT_IMAGE)]
     pub image: String,
     #[arg(long, value_enum, default_value_t = PullPolicyArg::IfNotPresent)]
     pub image_pull_policy: PullPolicyArg,

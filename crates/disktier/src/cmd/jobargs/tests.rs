@@ -172,7 +172,7 @@ fn small_files_scale_by_nrfiles_and_size() {
     assert!(e.to_string().contains("small-files"), "{e}");
 }
 
-/// QA (seeds 001/002): the GKE recipe's fio command lines use libaio, verify=0,
+/// QA ([recipe-gke-local-ssd], [recipe-bcache-ebs] in docs/sources.md): the GKE recipe's fio command lines use libaio, verify=0,
 /// group_reporting=1, iodepth_batch_complete_max and underscore names.
 #[test]
 fn the_gke_recipes_fio_options_are_accepted_where_they_change_nothing() {
