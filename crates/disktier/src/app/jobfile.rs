@@ -2,6 +2,7 @@
 //! first, then the run sets in order, the jobs of each at the same time, with the native engine,
 //! or the whole file handed to fio), and the run (or fio's JSON of one) as one document.
 
+use super::job::{JobOptions, LIBAIO_NOTE};
 use super::measure::Tool;
 use anyhow::{bail, Context};
 use disktier_engine::fio::{self, DocContext};
@@ -37,8 +38,8 @@ pub fn is_job_file(path: &Path) -> bool {
         .is_some_and(|l| l.starts_with('[') && l.ends_with(']'))
 }
 
-/// How a job's options are read: by the command line's own option parser, which the caller
-/// supplies, so a job file accepts exactly what `bench --OPTION` does.
+/// How a job's options are read: [`FileOptions`] (the command line's own option parser), or a
+/// test's parser.
 pub trait OptionParser {
     /// Checks one option, `--key=value` or `--key`; the error is the parser's reason in one line.
     fn check(&self, arg: &str) -> Result<(), String>;
@@ -46,8 +47,39 @@ pub trait OptionParser {
     fn apply(&self, args: &[String], job: Job) -> anyhow::Result<Job>;
 }
 
-/// What the file asked for beyond the options, said in the output.
-const LIBAIO_NOTE: &str = "ioengine=libaio runs through io_uring with the same queue-depth semantics: iodepth I/Os in flight per job thread, submitted as iodepth_batch_submit says";
+/// [`JobOptions`] alone, as a parser of one job file option at a time.
+#[derive(Debug, clap::Parser)]
+#[command(no_binary_name = true)]
+struct Opts {
+    #[command(flatten)]
+    job: JobOptions,
+}
+
+/// The command line's job option parser as the job file's option reader, so a job file accepts
+/// exactly what `bench --OPTION` does.
+pub struct FileOptions;
+
+impl OptionParser for FileOptions {
+    fn check(&self, arg: &str) -> Result<(), String> {
+        <Opts as clap::Parser>::try_parse_from([arg])
+            .map(|_| ())
+            .map_err(|e| {
+                let why = e.to_string();
+                why.lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ")
+                    .to_string()
+            })
+    }
+
+    fn apply(&self, args: &[String], job: Job) -> anyhow::Result<Job> {
+        let opts = <Opts as clap::Parser>::try_parse_from(args)?.job;
+        let job = opts.apply(job);
+        opts.check(&job)?;
+        Ok(job)
+    }
+}
 
 /// The job a section describes: fio's defaults (psync engine, as fio without `ioengine`), the
 /// section's target, then its options read one by one by `parser` (so an error names its line).
@@ -465,3 +497,32 @@ pub fn render_text(doc: &JobFileDoc) -> String {
     }
     s
 }
+
+/// As for one job: a run of the file that completed no I/O at all is not a result (an error,
+/// [`NothingMeasured`](super::measure::NothingMeasured) when a signal stopped it); a job of
+/// several that completed none gets a warning saying so.
+pub fn check_measured(target: &Path, outs: &mut [JobOut]) -> anyhow::Result<()> {
+    let interrupted = outs.iter().any(|o| o.measured.doc.interrupted);
+    let nothing = |o: &JobOut| super::measure::completed_nothing(&o.measured.doc);
+    if outs.iter().all(nothing) {
+        if interrupted {
+            let shown = target.display().to_string();
+            return Err(super::measure::NothingMeasured::new(&shown).into());
+        }
+        bail!(
+            "the jobs of {} completed no I/O: nothing was measured (and nothing is saved); give them a longer runtime",
+            target.display()
+        );
+    }
+    for o in outs.iter_mut().filter(|o| nothing(o)) {
+        o.measured
+            .doc
+            .warnings
+            .push("this job completed no I/O: its figures are empty".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "jobfile/tests.rs"]
+mod tests;

@@ -1,9 +1,12 @@
 //! Measure: run one resolved workload with the native engine or through fio, after the same
 //! safety checks, and return the result document and the sync latency histogram.
 
+use super::job::{self, JobOptions, LIBAIO_NOTE};
 use anyhow::{anyhow, bail};
-use disktier_engine::{Job, RunDoc, RunOptions, Workload};
+use disktier_engine::{IoLog, Job, Profile, ProgressFn, RunDoc, RunOptions, Workload};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// What runs the job (the `--engine` choice). Not named "engine": that is the crate and its
 /// `IoEngineKind` (io_uring, psync, sync) already.
@@ -21,6 +24,68 @@ pub struct Measurement {
     /// The sync latency histogram: the native engine's, or fio's json+ bins (None for jobs
     /// without syncs and for small-files).
     pub sync_hist: Option<hdrhistogram::Histogram<u64>>,
+}
+
+/// The settings of a run that are not job options (`--engine`, `--keep-files`, `--destructive`,
+/// `--no-layout`).
+#[derive(Debug, Clone, Copy)]
+pub struct RunSettings {
+    pub tool: Tool,
+    /// Keep the files the run created.
+    pub keep_files: bool,
+    /// Allow writes to a block device that holds data.
+    pub destructive: bool,
+    /// Fill files before read jobs (false: only extend them, sparse).
+    pub layout: bool,
+}
+
+/// What to measure: a target, a profile and/or job options, and the run's settings, as any front
+/// end (a command, a fleet node, a job file's runner) gives them.
+pub struct Request<'a> {
+    pub target: &'a Path,
+    pub profile: Option<Profile>,
+    /// The profile scaled down (figures are indicative).
+    pub quick: bool,
+    pub job: &'a JobOptions,
+    pub run: RunSettings,
+    /// Receives every I/O issued (`trace record`).
+    pub io_log: Option<Arc<dyn IoLog>>,
+}
+
+impl Request<'_> {
+    /// The workload to run: the job options laid over the profile (or fio's defaults) on the
+    /// target as given, checked.
+    pub fn workload(&self) -> anyhow::Result<Workload> {
+        job::resolve(self.target, self.profile, self.quick, self.job)
+    }
+}
+
+/// Resolves `req` and runs it ([`measure`]); `stop` (set by a signal) and `progress` (about
+/// every 250 ms) come from the front end. `--ioengine libaio`, which runs as io_uring, adds its
+/// note to the result.
+pub fn measure_request(
+    req: Request<'_>,
+    stop: Arc<AtomicBool>,
+    progress: Option<Arc<ProgressFn>>,
+) -> anyhow::Result<Measurement> {
+    // The store and the metrics name the target by its canonical absolute path, as `assess`
+    // does and `history --target` looks it up (not "etcdtest" as typed).
+    let workload = job::resolve(&canonical(req.target), req.profile, req.quick, req.job)?;
+    let opts = RunOptions {
+        stop,
+        progress,
+        keep_files: req.run.keep_files,
+        destructive: req.run.destructive,
+        layout: req.run.layout,
+        io_log: req.io_log,
+        profile: req.profile.map(|p| p.name().to_string()),
+        quick: req.quick,
+    };
+    let mut m = measure(&workload, req.run.tool, &opts)?;
+    if req.job.libaio() {
+        m.doc.warnings.push(LIBAIO_NOTE.to_string());
+    }
+    Ok(m)
 }
 
 /// Runs `workload` with `tool`; `opts` carries the stop flag, the progress callback and the

@@ -7,7 +7,10 @@
 //! parse options, call one of these, and print.
 
 pub mod assess;
+pub mod check;
 pub mod import;
+pub mod interfere;
+pub mod job;
 pub mod jobfile;
 pub mod judge;
 pub mod measure;

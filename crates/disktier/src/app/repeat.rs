@@ -1,5 +1,9 @@
-//! Repeat: what N runs of one job agree on — median p99, between-run spread, verdict stability.
+//! Repeat: N runs of one job, each saved in one group ([`series`]), and what they agree on —
+//! median p99, between-run spread, verdict stability ([`aggregate`]).
 
+use super::measure::NothingMeasured;
+use super::save::StoreConfig;
+use disktier_engine::result::RepeatRun;
 use disktier_engine::RunDoc;
 
 /// What one run contributes to the aggregate.
@@ -63,6 +67,91 @@ pub fn aggregate(metric: &str, figs: &[Figures]) -> Aggregate {
         passed,
         verdict: verdict.into(),
     }
+}
+
+/// One finished run of a series: its document (as printed and saved) and the verdict if any.
+pub struct OneRun {
+    pub doc: RunDoc,
+    pub pass: Option<bool>,
+}
+
+/// One run of a series as its text row shows it: its figures, its id, and whether a signal cut
+/// it short.
+pub struct Row {
+    pub figs: Figures,
+    pub id: Option<String>,
+    pub interrupted: bool,
+}
+
+/// A series as it ran.
+pub struct Series {
+    /// The group every run was saved in.
+    pub group: String,
+    /// Every run saved, in order (the last one interrupted when a signal stopped it).
+    pub runs: Vec<RepeatRun>,
+    /// One row a run of `runs`.
+    pub rows: Vec<Row>,
+    /// Over the runs that completed.
+    pub aggregate: Aggregate,
+    /// The run (1-based) a signal stopped; not counted in the aggregate.
+    pub stopped: Option<u64>,
+}
+
+/// Runs `one` (given the run's 0-based number) up to `n` times and saves each run as `kind` in
+/// one new group. A run a signal stopped ends the series: it is saved (marked interrupted) when
+/// it measured anything, but not counted in the aggregate (QA: an interrupted first run printed
+/// "PASS: 1 of 1 runs passed"); one that measured nothing ([`NothingMeasured`]) is neither.
+pub fn series(
+    store: &StoreConfig,
+    kind: &str,
+    n: u64,
+    mut one: impl FnMut(u64) -> anyhow::Result<OneRun>,
+) -> anyhow::Result<Series> {
+    let group = disktier_store::new_id();
+    let mut runs = Vec::new();
+    let mut figs = Vec::new();
+    let mut rows = Vec::new();
+    let mut metric = "sync.p99";
+    let mut stopped = None;
+    for i in 0..n {
+        let r = match one(i) {
+            Ok(r) => r,
+            Err(e) if e.is::<NothingMeasured>() => {
+                stopped = Some(i + 1);
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        let (p99, m) = p99_of(&r.doc);
+        let f = Figures {
+            p99_ns: p99,
+            pass: r.pass,
+        };
+        let id = store.save(kind, Some(&group), &serde_json::to_value(&r.doc)?)?;
+        let interrupted = r.doc.interrupted;
+        if interrupted {
+            stopped = Some(i + 1);
+        } else {
+            metric = m;
+            figs.push(f);
+        }
+        rows.push(Row {
+            figs: f,
+            id: id.clone(),
+            interrupted,
+        });
+        runs.push(RepeatRun { doc: r.doc, id });
+        if interrupted {
+            break;
+        }
+    }
+    Ok(Series {
+        group,
+        runs,
+        rows,
+        aggregate: aggregate(metric, &figs),
+        stopped,
+    })
 }
 
 #[cfg(test)]

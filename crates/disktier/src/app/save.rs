@@ -40,6 +40,23 @@ impl StoreConfig {
         }
     }
 
+    /// Saves a measurement's document (`value`, its JSON, which a command may have added to),
+    /// unless a signal stopped the run before one I/O completed: that is no result, and
+    /// [`NothingMeasured`](super::measure::NothingMeasured) says so. Saved before anything is
+    /// printed: output that cannot be written (a full disk, a closed pipe) must not cost the
+    /// measurement (QA: `> /dev/full` lost the run).
+    pub fn save_measured(
+        &self,
+        kind: &str,
+        doc: &disktier_engine::RunDoc,
+        value: &serde_json::Value,
+    ) -> anyhow::Result<Option<String>> {
+        if doc.interrupted && super::measure::completed_nothing(doc) {
+            return Err(super::measure::NothingMeasured::new(&doc.target.path).into());
+        }
+        self.save(kind, None, value)
+    }
+
     /// Saves one result document, linked to the others of `group_id` (one `disktier assess`,
     /// one `--repeat`); returns the new run id, or `None` with `--no-save` or when the run was
     /// spooled instead (a warning says so). `kind` is the command ("bench", "check", "assess",

@@ -125,3 +125,50 @@ impl IoLog for TraceLog {
 pub fn open_io_log(path: &Path) -> anyhow::Result<Arc<dyn IoLog>> {
     Ok(Arc::new(TraceLog::create(path)?))
 }
+
+/// Refuses fio for `trace record`: only the native engine sees every I/O.
+pub fn needs_native(tool: super::measure::Tool) -> anyhow::Result<()> {
+    if tool != super::measure::Tool::Native {
+        anyhow::bail!(
+            "trace record needs the native engine (it sees every I/O): drop --engine fio"
+        );
+    }
+    Ok(())
+}
+
+/// A recorded run: the measurement and how many I/Os the trace holds.
+pub struct Recorded {
+    pub measurement: super::measure::Measurement,
+    pub records: u64,
+}
+
+/// `trace record`: measures `req` (native engine only: it sees every I/O) while every I/O it
+/// issues goes to a new trace at `output`; a run that fails leaves no trace behind. `stop` and
+/// `progress` come from the front end, as for [`super::measure::measure_request`].
+pub fn record(
+    mut req: super::measure::Request<'_>,
+    output: &Path,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    progress: Option<Arc<disktier_engine::ProgressFn>>,
+) -> anyhow::Result<Recorded> {
+    needs_native(req.run.tool)?;
+    // Resolved here only to learn whether writes are O_DIRECT (the measurement resolves again).
+    let direct = match req.workload()? {
+        disktier_engine::Workload::Job(j) => j.direct,
+        _ => false,
+    };
+    let log = Arc::new(TraceLog::create_with(output, direct)?);
+    req.io_log = Some(log.clone() as Arc<dyn IoLog>);
+    let measurement = match super::measure::measure_request(req, stop, progress) {
+        Ok(m) => m,
+        Err(e) => {
+            log.discard();
+            return Err(e);
+        }
+    };
+    let records = log.finish()?;
+    Ok(Recorded {
+        measurement,
+        records,
+    })
+}

@@ -6,15 +6,15 @@
 //! [`measure`] is the part `check`, `assess` and others reuse: resolve, run, return the document
 //! and the sync histogram (for confidence intervals).
 
-use super::jobargs::{self, JobArgs};
-pub use super::jobargs::{EngineChoice, RunArgs};
+pub use super::runargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};
+use crate::app::job::{self, JobOptions};
+use crate::app::measure::Request;
 use anyhow::{bail, Result};
-use disktier_engine::{DirStats, Profile, RunDoc, RunOptions};
+use disktier_engine::{DirStats, RunDoc};
 use disktier_units::{fmt_ns, Bytes};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -46,48 +46,7 @@ pub struct Args {
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
-    pub job: JobArgs,
-}
-
-pub use crate::app::measure::Measurement;
-
-/// What to measure, resolved from the command line.
-pub struct Request<'a> {
-    pub target: &'a Path,
-    pub profile: Option<Profile>,
-    pub quick: bool,
-    pub job: &'a JobArgs,
-    pub run: &'a RunArgs,
-    pub io_log: Option<Arc<dyn disktier_engine::IoLog>>,
-    /// Starts the progress line.
-    pub label: String,
-}
-
-/// Resolves the job options and runs the workload with the chosen engine
-/// ([`crate::app::measure`]); the progress line is drawn while it runs and erased afterwards,
-/// Ctrl-C stops it (the document is then marked interrupted).
-pub fn measure(ctx: &Ctx, req: Request<'_>) -> Result<Measurement> {
-    // The store and the metrics name the target by its canonical absolute path, as `assess`
-    // does and `history --target` looks it up (not "etcdtest" as typed).
-    let target = crate::app::measure::canonical(req.target);
-    let workload = jobargs::resolve(&target, req.profile, req.quick, req.job)?;
-    let opts = RunOptions {
-        stop: progress::stop_flag(),
-        progress: progress::reporter(ctx, &req.label),
-        keep_files: req.run.keep_files,
-        destructive: req.run.destructive,
-        layout: !req.run.no_layout,
-        io_log: req.io_log,
-        profile: req.profile.map(|p| p.name().to_string()),
-        quick: req.quick,
-    };
-    let result = crate::app::measure::measure(&workload, req.run.engine.into(), &opts);
-    progress::clear();
-    let mut m = result?;
-    if req.job.libaio() {
-        m.doc.warnings.push(jobargs::LIBAIO_NOTE.to_string());
-    }
-    Ok(m)
+    pub job: JobOptions,
 }
 
 /// The target: the positional one, or fio's `--filename`/`--directory`. fio's `--directory`
@@ -136,7 +95,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Outcome> {
             target.display()
         );
     }
-    let profile = args.profile.as_deref().map(jobargs::profile).transpose()?;
+    let profile = args.profile.as_deref().map(job::profile).transpose()?;
     let io_log = match &args.trace {
         Some(_) if args.run.engine == EngineChoice::Fio => {
             bail!("--trace records the native engine's I/O: drop --engine fio")
@@ -145,31 +104,28 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Outcome> {
         None => None,
     };
     let label = profile.map_or_else(|| "bench".to_string(), |p| p.name().to_string());
-    let request = |io_log, label| Request {
+    let request = |io_log| Request {
         target: &target,
         profile,
         quick: args.quick,
         job: &args.job,
-        run: &args.run,
+        run: (&args.run).into(),
         io_log,
-        label,
     };
     if args.repeat > 1 {
         if args.trace.is_some() {
             bail!("--trace records one run: drop --repeat or --trace");
         }
         return super::repeat::repeat(ctx, "bench", args.repeat, |i| {
-            let m = measure(
-                ctx,
-                request(None, format!("{label} {}/{}", i + 1, args.repeat)),
-            )?;
-            Ok(super::repeat::OneRun {
+            let label = format!("{label} {}/{}", i + 1, args.repeat);
+            let m = progress::measure(ctx, &label, request(None))?;
+            Ok(crate::app::repeat::OneRun {
                 doc: m.doc,
                 pass: None,
             })
         });
     }
-    let m = measure(ctx, request(io_log, label))?;
+    let m = progress::measure(ctx, &label, request(io_log))?;
     finish(ctx, "bench", &m.doc, &[])?;
     Ok(Outcome::Pass)
 }
@@ -205,12 +161,7 @@ pub fn finish_value(
     value: &Value,
     extra: &[String],
 ) -> Result<()> {
-    if doc.interrupted && crate::app::measure::completed_nothing(doc) {
-        return Err(crate::app::measure::NothingMeasured::new(&doc.target.path).into());
-    }
-    // Saved before anything is printed: output that cannot be written (a full disk, a closed
-    // pipe) must not cost the measurement (QA: `> /dev/full` lost the run).
-    let id = ctx.store().save(kind, None, value)?;
+    let id = ctx.store().save_measured(kind, doc, value)?;
     let printed = print_doc(ctx, kind, doc, value, extra);
     if let Some(id) = id {
         ctx.note(format!("saved as run {id}"));

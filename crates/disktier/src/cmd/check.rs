@@ -4,10 +4,13 @@
 //! [recipe-ocp-instance-disk]), plus etcd's IOPS guidance and a 95 % confidence interval for the
 //! p99. Exit 0 within the threshold, 1 above, 2 when it could not run.
 
-use super::bench::{self, Request, RunArgs};
-use super::jobargs::JobArgs;
+use super::bench::{self, RunArgs};
 use super::{Ctx, Outcome};
+use crate::app::check;
+use crate::app::job::JobOptions;
 use crate::app::judge;
+use crate::app::measure::Request;
+use crate::app::repeat::OneRun;
 use crate::app::SCHEMA_VERSION;
 use anyhow::bail;
 use disktier_engine::verdict::EtcdCriteria;
@@ -78,7 +81,7 @@ pub struct EtcdArgs {
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
-    pub job: JobArgs,
+    pub job: JobOptions,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
@@ -96,77 +99,24 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
         ..a
     };
     let a_dir = dir;
-    // etcd keeps its data in a directory; a path that is not one would make the engine create
-    // a file there (or write to a device), which is not what "check this disk for etcd" means.
-    match std::fs::metadata(&a_dir) {
-        Ok(m) if m.is_dir() => {}
-        Ok(m) if std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()) => bail!(
-            "{} is a block device: check etcd runs in the directory etcd would use, on a filesystem (etcd keeps files); make a filesystem on the device and mount it (disktier setup), then check a directory there",
-            a_dir.display()
-        ),
-        Ok(_) => bail!(
-            "{} is not a directory: check etcd runs in the directory etcd would use (e.g. /var/lib/etcd); give the directory the file is in",
-            a_dir.display()
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-            "{} does not exist: create it first (mkdir -p {}) on the disk etcd would use",
-            a_dir.display(),
-            a_dir.display()
-        ),
-        Err(e) => bail!("{}: {e}", a_dir.display()),
-    }
-    if a.threshold.is_zero() {
-        bail!("--threshold 0 can never pass: give a latency such as 10ms");
-    }
+    check::etcd_dir(&a_dir)?;
+    let criteria = check::criteria(a.threshold)?;
     let profile = match a.profile {
         EtcdProfile::Etcd => Profile::Etcd,
         EtcdProfile::EtcdOpenshift => Profile::EtcdOpenshift,
-        EtcdProfile::EtcdServer => return etcd_server(ctx, &a, &a_dir),
+        EtcdProfile::EtcdServer => return etcd_server(ctx, &a, &a_dir, criteria),
     };
-    let threshold_ns = a.threshold.as_nanos().min(u64::MAX as u128) as u64;
-    // The verdict is on the latency of fdatasync after writes: a job the options turned into
-    // something else is refused now, not after it laid out and ran (QA: --rw read and
-    // --fdatasync 0 ran 200 MiB first).
-    if let disktier_engine::Workload::Job(j) =
-        super::jobargs::resolve(&a_dir, Some(profile), a.quick, &a.job)?
-    {
-        if !j.syncs() {
-            let why = if !j.rw.writes() {
-                format!("--rw {} issues no writes to sync", j.rw)
-            } else {
-                "--fdatasync 0 (and no --fsync) issues no syncs".to_string()
-            };
-            bail!(
-                "check etcd judges the latency of fdatasync after each write: {why}; drop the option (the etcd job writes with --fdatasync 1), or use disktier bench for other jobs"
-            );
-        }
-    }
-    let one = |label: String| -> anyhow::Result<(super::repeat::OneRun, Vec<String>)> {
-        let m = bench::measure(
-            ctx,
-            Request {
-                target: &a_dir,
-                profile: Some(profile),
-                quick: a.quick,
-                job: &a.job,
-                run: &a.run,
-                io_log: None,
-                label,
-            },
-        )?;
-        let mut doc = m.doc;
-        let v = judge::etcd(
-            &mut doc,
-            m.sync_hist.as_ref(),
-            EtcdCriteria { threshold_ns },
-        )?;
-        Ok((
-            super::repeat::OneRun {
-                doc,
-                pass: Some(v.pass),
-            },
-            v.lines,
-        ))
+    let request = || Request {
+        target: &a_dir,
+        profile: Some(profile),
+        quick: a.quick,
+        job: &a.job,
+        run: (&a.run).into(),
+        io_log: None,
+    };
+    check::refuse_unsynced(&request())?;
+    let one = |label: String| -> anyhow::Result<(OneRun, Vec<String>)> {
+        check::judged(super::progress::measure(ctx, &label, request())?, criteria)
     };
     if a.repeat > 1 {
         return super::repeat::repeat(ctx, "check", a.repeat, |i| {
@@ -219,32 +169,21 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
 
 /// `check etcd --profile etcd-server`: the WAL fdatasync p99 is the verdict figure, the backend
 /// commit p99 the second one; both must be within their limits.
-fn etcd_server(ctx: &Ctx, a: &EtcdArgs, dir: &std::path::Path) -> anyhow::Result<Outcome> {
-    if a.job.any() {
-        bail!(
-            "the etcd-server profile is a model of etcd's two streams, not a fio job: it takes no job options (got {}); drop them or use --profile etcd",
-            a.job.given().join(", ")
-        );
-    }
-    if a.run.engine == bench::EngineChoice::Fio {
-        bail!("fio cannot run the etcd-server model (two streams with different shapes): drop --engine fio or use --profile etcd");
-    }
-    let dir = crate::app::measure::canonical(dir);
-    let spec = disktier_engine::etcdserver::EtcdServerSpec::new(&dir, a.quick);
-    let opts = disktier_engine::RunOptions {
-        stop: super::progress::stop_flag(),
-        quick: a.quick,
-        profile: Some("etcd-server".into()),
-        ..disktier_engine::RunOptions::default()
-    };
-    ctx.note(format!(
-        "running the etcd-server model for {} s in {}",
-        spec.runtime.as_secs(),
-        dir.display()
-    ));
-    let m = disktier_engine::etcdserver::run(&spec, &opts)?;
-    let threshold_ns = a.threshold.as_nanos().min(u64::MAX as u128) as u64;
-    let j = judge::etcd_server(m, EtcdCriteria { threshold_ns })?;
+fn etcd_server(
+    ctx: &Ctx,
+    a: &EtcdArgs,
+    dir: &std::path::Path,
+    criteria: EtcdCriteria,
+) -> anyhow::Result<Outcome> {
+    let j = check::etcd_server(
+        dir,
+        a.quick,
+        &a.job,
+        a.run.engine.into(),
+        criteria,
+        super::progress::stop_flag(),
+        &|m| ctx.note(m),
+    )?;
     let value = serde_json::to_value(j.document())?;
     bench::finish_value(ctx, "check", &j.doc, &value, &j.lines)?;
     Ok(if j.pass { Outcome::Pass } else { Outcome::Fail })

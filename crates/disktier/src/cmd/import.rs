@@ -6,7 +6,8 @@
 //! Exit status, as every command's: 0 imported (the etcd verdict passed, or there is none), 1
 //! imported and the etcd verdict failed (the run is saved all the same), 2 not imported.
 
-use super::{bench, jobargs, Ctx, Outcome};
+use super::{bench, Ctx, Outcome};
+use crate::app::job;
 use disktier_engine::fio::{self, DocContext};
 use std::path::PathBuf;
 
@@ -105,7 +106,7 @@ fn verdict_outcome(doc: &disktier_engine::RunDoc) -> Outcome {
 }
 
 fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
-    let profile = a.profile.as_deref().map(jobargs::profile).transpose()?;
+    let profile = a.profile.as_deref().map(job::profile).transpose()?;
     let dc = DocContext {
         profile: profile.map(|p| p.name().to_string()),
         // The host that ran fio is not in its JSON: left empty rather than guessed.

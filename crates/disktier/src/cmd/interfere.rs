@@ -178,54 +178,46 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 /// ([`disktier_interfere::report::repeat`]). A signal ends the series: the run it stopped is
 /// saved (marked interrupted) but not counted, and the exit is 2, as `check --repeat`'s.
 fn run_repeated(ctx: &Ctx, cfg: &Config, n: u64) -> anyhow::Result<Outcome> {
+    use crate::app::interfere::Finished;
     use disktier_interfere::report::repeat::{render_summary, summarize};
-    let group = disktier_store::new_id();
-    let mut docs = Vec::new();
-    let mut ids = Vec::new();
-    let mut stopped = None;
-    // The run a signal cut: saved (marked interrupted), shown, not counted.
-    let mut cut_run = None;
-    for i in 1..=n {
-        ctx.note(format!("interfere run {i} of {n}"));
-        let doc = disktier_interfere::run(cfg)?;
-        super::progress::clear();
-        let id = ctx
-            .store()
-            .save("interfere", Some(&group), &serde_json::to_value(&doc)?)?;
-        let cut = doc.interrupted || super::progress::restoring_signal().is_some();
-        if !ctx.json() {
-            outln!(
-                "run {i} of {n}{}: {}",
-                id.as_deref()
-                    .map(|id| format!(" (saved as {id})"))
-                    .unwrap_or_default(),
-                if cut {
-                    "INTERRUPTED (partial, not counted)".to_string()
-                } else {
-                    disktier_interfere::report::outcome(&doc).sentence()
+    let s = crate::app::interfere::series(
+        &ctx.store(),
+        cfg,
+        n,
+        crate::app::interfere::Hooks {
+            starting: &mut |i, n| ctx.note(format!("interfere run {i} of {n}")),
+            ran: &super::progress::clear,
+            finished: &mut |f| {
+                let Finished { i, n, id, doc, cut } = f;
+                if !ctx.json() {
+                    outln!(
+                        "run {i} of {n}{}: {}",
+                        id.map(|id| format!(" (saved as {id})")).unwrap_or_default(),
+                        if cut {
+                            "INTERRUPTED (partial, not counted)".to_string()
+                        } else {
+                            disktier_interfere::report::outcome(doc).sentence()
+                        }
+                    )?;
                 }
-            )?;
-        }
-        if cut {
-            stopped = Some(i);
-            cut_run = Some((id, doc));
-            break;
-        }
-        docs.push(doc);
-        ids.push(id);
-    }
-    let summary = summarize(&docs);
+                Ok(())
+            },
+            signalled: &|| super::progress::restoring_signal().is_some(),
+        },
+    )?;
+    let (group, docs) = (&s.group, &s.docs);
+    let summary = summarize(docs);
     if ctx.json() {
         super::print_json(&serde_json::json!({
             "schema_version": crate::app::SCHEMA_VERSION,
             "kind": "interfere-repeat",
             "group_id": (!ctx.global.no_save).then(|| group.clone()),
-            "run_ids": ids,
+            "run_ids": s.ids,
             "runs": docs,
             "summary": summary,
-            "interrupted": stopped.is_some(),
-            "interrupted_run_id": cut_run.as_ref().and_then(|(id, _)| id.clone()),
-            "interrupted_run": cut_run.as_ref().map(|(_, d)| d),
+            "interrupted": s.cut.is_some(),
+            "interrupted_run_id": s.cut.as_ref().and_then(|(_, id, _)| id.clone()),
+            "interrupted_run": s.cut.as_ref().map(|(_, _, d)| d),
         }))?;
     } else {
         crate::out::print(&render_summary(&summary))?;
@@ -239,7 +231,7 @@ fn run_repeated(ctx: &Ctx, cfg: &Config, n: u64) -> anyhow::Result<Outcome> {
             ));
         }
     }
-    if let Some(k) = stopped {
+    if let Some((k, _, _)) = &s.cut {
         anyhow::bail!(
             "interrupted by {} during run {k} of {n}: it is not counted, the summary above is over the {} run(s) that completed; every change was undone",
             super::progress::restoring_signal().unwrap_or("a signal"),

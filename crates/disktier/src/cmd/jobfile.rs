@@ -1,52 +1,18 @@
 //! `disktier bench JOBFILE`: runs a fio job file. Reading the file, its jobs, the run and its
 //! document are in [`crate::app::jobfile`]; each job's options are read by the command line's
-//! own option parser ([`JobArgs`], handed over as [`CliOptions`]), so a job file accepts exactly
-//! what `bench --OPTION` does. This prints the run per job and per reporting group and saves it
+//! own option parser (`app::jobfile::FileOptions`), so a job file accepts exactly what
+//! `bench --OPTION` does. This prints the run per job and per reporting group and saves it
 //! as one run. `--engine fio` hands the same file to fio.
 
-use super::jobargs::JobArgs;
-use super::jobargs::{EngineChoice, RunArgs};
+use super::runargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};
-use crate::app::jobfile::{load_jobs, measure_file, OptionParser};
-use crate::app::measure::completed_nothing;
+use crate::app::jobfile::{load_jobs, measure_file, FileOptions};
 use crate::exposition::{self, RunMetrics};
 use anyhow::bail;
-use clap::Parser;
-use disktier_engine::{Job, RunOptions};
+use disktier_engine::RunOptions;
 use disktier_units::fmt_ns;
 use serde_json::Value;
 use std::path::Path;
-
-/// The command line's job options, alone (one job file option at a time).
-#[derive(Debug, Parser)]
-#[command(no_binary_name = true)]
-struct Opts {
-    #[command(flatten)]
-    job: JobArgs,
-}
-
-/// The command line's parser as the job file's option reader.
-struct CliOptions;
-
-impl OptionParser for CliOptions {
-    fn check(&self, arg: &str) -> Result<(), String> {
-        Opts::try_parse_from([arg]).map(|_| ()).map_err(|e| {
-            let why = e.to_string();
-            why.lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ")
-                .to_string()
-        })
-    }
-
-    fn apply(&self, args: &[String], job: Job) -> anyhow::Result<Job> {
-        let opts = Opts::try_parse_from(args)?.job;
-        let job = opts.apply(job);
-        opts.check(&job)?;
-        Ok(job)
-    }
-}
 
 /// `bench JOBFILE`: runs the file's jobs with `run`'s engine and settings. `misfits` are the
 /// options given that cannot apply to a job file (refused).
@@ -59,7 +25,7 @@ pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow:
         );
     }
     let lenient = run.engine == EngineChoice::Fio;
-    let loaded = load_jobs(target, lenient, &CliOptions)?;
+    let loaded = load_jobs(target, lenient, &FileOptions)?;
     let opts = RunOptions {
         stop: progress::stop_flag(),
         progress: progress::reporter(ctx, "jobs"),
@@ -74,26 +40,8 @@ pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow:
     let result = measure_file(&loaded.file, target, &loaded.jobs, run.engine.into(), &opts);
     progress::clear();
     let (engine, mut outs) = result?;
+    crate::app::jobfile::check_measured(target, &mut outs)?;
     let interrupted = outs.iter().any(|o| o.measured.doc.interrupted);
-    // As for one job: a run that completed no I/O at all is not a result; a job of several
-    // that completed none says so.
-    let nothing = |o: &crate::app::jobfile::JobOut| completed_nothing(&o.measured.doc);
-    if outs.iter().all(nothing) {
-        if interrupted {
-            let shown = target.display().to_string();
-            return Err(crate::app::measure::NothingMeasured::new(&shown).into());
-        }
-        bail!(
-            "the jobs of {} completed no I/O: nothing was measured (and nothing is saved); give them a longer runtime",
-            target.display()
-        );
-    }
-    for o in outs.iter_mut().filter(|o| nothing(o)) {
-        o.measured
-            .doc
-            .warnings
-            .push("this job completed no I/O: its figures are empty".into());
-    }
     let value = serde_json::to_value(loaded.document(engine, &started_at, &outs))?;
     // One run per job, labelled with the job's name and place in the file (two sections, or
     // fio's numjobs clones, may share a name).
@@ -217,86 +165,4 @@ fn render(v: &Value) -> String {
         }
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::app::jobfile::to_job;
-    use disktier_engine::jobfile;
-    use disktier_engine::IoEngineKind;
-
-    #[test]
-    fn every_job_file_option_is_a_command_line_option() {
-        for k in jobfile::JOB_OPTIONS {
-            let v = match *k {
-                "rw" => "write",
-                "ioengine" => "psync",
-                "cpus_allowed" => "0",
-                "runtime" | "ramp_time" => "1s",
-                "bs" | "size" | "offset" => "4k",
-                "direct" | "time_based" | "norandommap" => "1",
-                "verify" => "0",
-                _ => "1",
-            };
-            let arg = format!("--{}={v}", k.replace('_', "-"));
-            assert!(Opts::try_parse_from([&arg]).is_ok(), "{arg}");
-        }
-    }
-
-    fn parse(text: &str) -> anyhow::Result<Vec<Job>> {
-        let f = jobfile::parse(text, "t.fio")?;
-        f.jobs
-            .iter()
-            .map(|j| to_job("t.fio", j, false, &CliOptions).map(|(j, _)| j))
-            .collect()
-    }
-
-    #[test]
-    fn sections_become_jobs_with_fios_defaults() {
-        let jobs = parse(
-            "[global]\nbs=4k\nsize=1m\ndirectory=/tmp\n[a]\nrw=randread\nnumjobs=3\ndirect\n[b]\nrw=write\nfdatasync=1\nioengine=sync\nruntime=2\n",
-        )
-        .unwrap();
-        assert_eq!(jobs[0].name, "a");
-        assert_eq!(jobs[0].numjobs, 3);
-        assert!(jobs[0].direct);
-        assert_eq!(
-            jobs[0].ioengine,
-            IoEngineKind::Psync,
-            "fio's default engine"
-        );
-        assert_eq!(jobs[0].target, Path::new("/tmp"));
-        assert_eq!(jobs[1].fdatasync, 1);
-        assert_eq!(jobs[1].runtime, Some(std::time::Duration::from_secs(2)));
-        assert_eq!(jobs[1].size, Some(1 << 20));
-    }
-
-    #[test]
-    fn libaio_runs_through_io_uring() {
-        let f = jobfile::parse("[a]\nioengine=libaio\niodepth=32\n", "t").unwrap();
-        let (j, libaio) = to_job("t", &f.jobs[0], false, &CliOptions).unwrap();
-        assert!(libaio);
-        assert_eq!((j.ioengine, j.iodepth), (IoEngineKind::IoUring, 32));
-    }
-
-    #[test]
-    fn bad_values_name_their_line() {
-        let e = parse("[a]\n\nbs=4q\n").unwrap_err().to_string();
-        assert!(e.starts_with("t.fio line 3: bs=4q"), "{e}");
-        let e = parse("[a]\nioengine=posixaio\n").unwrap_err().to_string();
-        assert!(e.contains("line 2: ioengine=posixaio"), "{e}");
-        // Checked after reading: the engine's own check, with the option's line.
-        let e = parse("[a]\nrw=write\nbs=2300\ndirect=1\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("line 3: job [a]") && e.contains("bs=2300"),
-            "{e}"
-        );
-        let e = parse("[a]\nfsync=1\nfdatasync=1\n")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("line 3"), "{e}");
-    }
 }

@@ -104,6 +104,19 @@ pub fn enabled(ctx: &Ctx) -> bool {
     ctx.chatty() && std::io::stderr().is_terminal() && std::io::stdout().is_terminal()
 }
 
+/// Measures `req` ([`crate::app::measure::measure_request`]) with Ctrl-C stopping it (the
+/// document is then marked interrupted) and, on a terminal, a progress line that `label`
+/// starts, erased afterwards.
+pub fn measure(
+    ctx: &Ctx,
+    label: &str,
+    req: crate::app::measure::Request<'_>,
+) -> anyhow::Result<crate::app::measure::Measurement> {
+    let result = crate::app::measure::measure_request(req, stop_flag(), reporter(ctx, label));
+    clear();
+    result
+}
+
 /// The progress callback for `RunOptions.progress`, or `None` when no line should be drawn.
 /// `label` starts the line (e.g. the profile name, or "etcd probe").
 pub fn reporter(ctx: &Ctx, label: &str) -> Option<ProgressFn> {

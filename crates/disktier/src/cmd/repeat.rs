@@ -14,111 +14,54 @@
 //! (docs/monitoring.md). The aggregate is computed in [`crate::app::repeat`].
 
 use super::{Ctx, Outcome};
-use crate::app::measure::NothingMeasured;
-use crate::app::repeat::{aggregate, p99_of, Aggregate, Figures};
+use crate::app::repeat::{series, Aggregate, OneRun, Row};
 use crate::app::SCHEMA_VERSION;
 use crate::exposition::{self, RepeatMetrics, RunMetrics};
 use anyhow::bail;
 use disktier_engine::result::{RepeatDoc, RepeatRun};
-use disktier_engine::RunDoc;
 use disktier_units::fmt_ns;
 
 /// The most runs `--repeat` takes.
 pub const MAX_REPEAT: u64 = 1000;
 
-/// One finished run: its document (as printed and saved) and the verdict if any.
-pub struct OneRun {
-    pub doc: RunDoc,
-    pub pass: Option<bool>,
-}
-
-/// One row of the text output: a run's figures, its id, and whether a signal cut it short.
-struct Row {
-    figs: Figures,
-    id: Option<String>,
-    interrupted: bool,
-}
-
-/// Runs `one` N times, saves each (kind `kind`, one group), prints runs and aggregate. Exit 0
-/// when every run passed (or there is no verdict), 1 when any failed. A run a signal stopped
-/// ends the series: it is saved (marked interrupted) when it measured anything, but not
-/// counted in the aggregate, and the exit is 2 (QA: an interrupted first run printed
-/// "PASS: 1 of 1 runs passed").
+/// Runs `one` N times ([`series`]: each saved, kind `kind`, one group), prints runs and
+/// aggregate. Exit 0 when every run passed (or there is no verdict), 1 when any failed, 2 when
+/// a signal stopped the series (the run it cut is not counted).
 pub fn repeat(
     ctx: &Ctx,
     kind: &str,
     n: u64,
-    mut one: impl FnMut(u64) -> anyhow::Result<OneRun>,
+    one: impl FnMut(u64) -> anyhow::Result<OneRun>,
 ) -> anyhow::Result<Outcome> {
-    let group = disktier_store::new_id();
-    let mut runs = Vec::new();
-    let mut figs = Vec::new();
-    let mut rows = Vec::new();
-    let mut metric = "sync.p99";
-    // The run (1-based) a signal stopped.
-    let mut stopped = None;
-    for i in 0..n {
-        let r = match one(i) {
-            Ok(r) => r,
-            Err(e) if e.is::<NothingMeasured>() => {
-                stopped = Some(i + 1);
-                break;
-            }
-            Err(e) => return Err(e),
-        };
-        let (p99, m) = p99_of(&r.doc);
-        let f = Figures {
-            p99_ns: p99,
-            pass: r.pass,
-        };
-        let id = ctx
-            .store()
-            .save(kind, Some(&group), &serde_json::to_value(&r.doc)?)?;
-        let interrupted = r.doc.interrupted;
-        if interrupted {
-            stopped = Some(i + 1);
-        } else {
-            metric = m;
-            figs.push(f);
-        }
-        rows.push(Row {
-            figs: f,
-            id: id.clone(),
-            interrupted,
-        });
-        runs.push(RepeatRun { doc: r.doc, id });
-        if interrupted {
-            break;
-        }
-    }
-    let done = figs.len();
-    let interrupted = stopped.is_some();
-    let agg = aggregate(metric, &figs);
+    let s = series(&ctx.store(), kind, n, one)?;
+    let (group, agg) = (&s.group, &s.aggregate);
+    let interrupted = s.stopped.is_some();
     // Every run is saved above: what cannot be lost is done before anything is printed.
-    export(ctx, kind, &runs, &agg, interrupted)?;
+    export(ctx, kind, &s.runs, agg, interrupted)?;
     if ctx.json() {
         let doc = RepeatDoc {
             schema_version: SCHEMA_VERSION,
             kind: "repeat".into(),
             group_id: (!ctx.global.no_save).then(|| group.clone()),
-            runs,
+            runs: s.runs,
             aggregate: agg.clone(),
             interrupted,
         };
         // Through a `Value`: keys print sorted, as they always have.
         super::print_json(&serde_json::to_value(&doc)?)?;
     } else if !ctx.prometheus() {
-        crate::out::print(&render(&agg, &rows, stopped.map(|k| (k, n))))?;
+        crate::out::print(&render(agg, &s.rows, s.stopped.map(|k| (k, n))))?;
     }
-    if !ctx.global.no_save && !ctx.json() && !rows.is_empty() {
+    if !ctx.global.no_save && !ctx.json() && !s.rows.is_empty() {
         ctx.note(format!(
             "saved {} runs as group {group} (disktier history --group {group})",
-            rows.len()
+            s.rows.len()
         ));
     }
-    if let Some(k) = stopped {
+    if let Some(k) = s.stopped {
         bail!(
-            "interrupted by a signal during run {k} of {n}: it is not counted; the aggregate above is over the {done} run(s) that completed"
+            "interrupted by a signal during run {k} of {n}: it is not counted; the aggregate above is over the {} run(s) that completed",
+            agg.runs
         );
     }
     Ok(if agg.verdict == "pass" || agg.verdict == "none" {

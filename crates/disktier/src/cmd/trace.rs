@@ -3,19 +3,16 @@
 //! live in `disktier-cachesim`, the one pass that describes a trace in
 //! [`crate::app::tracestats`]; this module parses the options and prints.
 
-use super::bench::{self, RunArgs};
-use super::jobargs::{self, JobArgs};
+use super::bench::RunArgs;
 use super::{print_json, Ctx, Outcome};
-use crate::app::tracelog::TraceLog;
+use crate::app::job::{self, JobOptions};
 use crate::app::tracestats::{describe, Described};
 use crate::app::SCHEMA_VERSION;
 use anyhow::bail;
 use disktier_cachesim::import::{self, Format};
-use disktier_engine::IoLog;
 use disktier_units::{clap_parsers, Bytes};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -50,7 +47,7 @@ pub struct RecordArgs {
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
-    pub job: JobArgs,
+    pub job: JobOptions,
 }
 
 #[derive(Debug, clap::Args)]
@@ -113,36 +110,27 @@ struct EngineCounts {
 }
 
 fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
-    if a.run.engine != bench::EngineChoice::Native {
-        bail!("trace record needs the native engine (it sees every I/O): drop --engine fio");
-    }
-    let profile = a.profile.as_deref().map(jobargs::profile).transpose()?;
-    // Resolved here only to learn whether writes are O_DIRECT (bench::measure resolves again).
-    let direct = match jobargs::resolve(&a.target, profile, a.quick, &a.job)? {
-        disktier_engine::Workload::Job(j) => j.direct,
-        _ => false,
-    };
-    let log = Arc::new(TraceLog::create_with(&a.output, direct)?);
-    let m = bench::measure(
-        ctx,
-        bench::Request {
+    let run = (&a.run).into();
+    crate::app::tracelog::needs_native(a.run.engine.into())?;
+    let profile = a.profile.as_deref().map(job::profile).transpose()?;
+    let recorded = crate::app::tracelog::record(
+        crate::app::measure::Request {
             target: &a.target,
             profile,
             quick: a.quick,
             job: &a.job,
-            run: &a.run,
-            io_log: Some(log.clone() as Arc<dyn IoLog>),
-            label: "trace record".to_string(),
+            run,
+            io_log: None,
         },
+        &a.output,
+        super::progress::stop_flag(),
+        super::progress::reporter(ctx, "trace record"),
     );
-    let m = match m {
-        Ok(m) => m,
-        Err(e) => {
-            log.discard();
-            return Err(e);
-        }
-    };
-    let records = log.finish()?;
+    super::progress::clear();
+    let crate::app::tracelog::Recorded {
+        measurement: m,
+        records,
+    } = recorded?;
     let r = &m.doc.results;
     let dir = |d: &Option<disktier_engine::DirStats>| {
         d.as_ref().map(|d| (d.ios, d.bytes)).unwrap_or((0, 0))

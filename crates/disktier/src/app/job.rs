@@ -1,8 +1,10 @@
-//! fio-style job options shared by `bench`, `check`, `trace record` and `assess`: every option
-//! has fio's name with `-` for `_` (`--ioengine`, `--time-based`, `--ramp-time`), boolean
-//! options are flags that also take `=false`, sizes and durations take fio's spellings.
-//! [`JobArgs`] holds what the user typed; [`resolve`] lays it over a profile's job (or fio's
-//! defaults) and returns a checked [`disktier_engine::Job`].
+//! fio-style job options shared by `bench`, `check`, `trace record`, `assess` and job files:
+//! every option has fio's name with `-` for `_` (`--ioengine`, `--time-based`, `--ramp-time`),
+//! boolean options are flags that also take `=false`, sizes and durations take fio's spellings.
+//! [`JobOptions`] holds what the user gave (the commands flatten it into their command lines,
+//! and a job file's options go through the same parser, `app::jobfile`'s `FileOptions`; any
+//! other runner fills its fields); [`resolve`] lays it over a profile's job (or fio's defaults)
+//! and returns a checked [`disktier_engine::Job`].
 
 use anyhow::{bail, Context};
 use disktier_engine::{IoEngineKind, Job, Profile, Rw, Workload};
@@ -10,47 +12,10 @@ use disktier_units::clap_parsers;
 use std::path::Path;
 use std::time::Duration;
 
-/// Which engine runs the job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EngineChoice {
-    /// disktier's own engine (io_uring, psync, sync), with HDR latency histograms.
-    Native,
-    /// fio, with its JSON read into the same result document (fio must be installed).
-    Fio,
-}
-
-impl From<EngineChoice> for crate::app::measure::Tool {
-    fn from(e: EngineChoice) -> Self {
-        match e {
-            EngineChoice::Native => Self::Native,
-            EngineChoice::Fio => Self::Fio,
-        }
-    }
-}
-
-/// Options of a run that are not job options: shared by `bench` and `check`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RunArgs {
-    /// Engine that runs the job.
-    #[arg(long, value_enum, default_value_t = EngineChoice::Native)]
-    pub engine: EngineChoice,
-    /// Keep the files disktier created (they are removed after the run by default).
-    #[arg(long)]
-    pub keep_files: bool,
-    /// Allow write jobs on a block device that holds a filesystem, a partition table, a mount or
-    /// holders. Its data will be destroyed.
-    #[arg(long)]
-    pub destructive: bool,
-    /// Do not fill files with data before read jobs: a short file is only extended (sparse),
-    /// with either engine. A file that already has the size is never rewritten.
-    #[arg(long)]
-    pub no_layout: bool,
-}
-
 /// The job options, each `None` unless the user gave it.
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "Job options (fio's names and defaults)")]
-pub struct JobArgs {
+pub struct JobOptions {
     /// I/O pattern: read, write, randread, randwrite, readwrite, randrw.
     #[arg(long, alias = "readwrite", value_parser = parse_rw, value_name = "PATTERN")]
     pub rw: Option<Rw>,
@@ -191,7 +156,7 @@ fn parse_verify(s: &str) -> Result<u32, String> {
     }
 }
 
-impl JobArgs {
+impl JobOptions {
     /// Whether the user gave any job option at all.
     pub fn any(&self) -> bool {
         !self.given().is_empty()
@@ -327,7 +292,7 @@ pub fn resolve(
     target: &Path,
     profile: Option<Profile>,
     quick: bool,
-    args: &JobArgs,
+    args: &JobOptions,
 ) -> anyhow::Result<Workload> {
     let base = match profile {
         Some(p) => p.workload(target, quick),
@@ -371,7 +336,7 @@ pub fn resolve(
 /// of 1 MiB, or SIZE in N files. The instance-store recipe's 100,000 files need about 100 GB
 /// free; these let it run where less is.
 fn small_files(
-    args: &JobArgs,
+    args: &JobOptions,
     dir: std::path::PathBuf,
     files: u64,
     file_size: u64,
@@ -425,5 +390,5 @@ fn quick_ad_hoc(job: &mut Job) {
 }
 
 #[cfg(test)]
-#[path = "jobargs/tests.rs"]
+#[path = "job/tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@ use clap::Parser;
 struct T {
     target: std::path::PathBuf,
     #[command(flatten)]
-    job: JobArgs,
+    job: JobOptions,
 }
 
 /// Parses a command line as a user types it (split at spaces), after the program's name.
@@ -127,7 +127,7 @@ fn quick_caps_ad_hoc_jobs_and_small_files_refuse_options() {
         &t.target,
         Some(Profile::SmallFiles),
         true,
-        &JobArgs::default()
+        &JobOptions::default()
     )
     .is_ok());
 }
@@ -220,7 +220,7 @@ fn fuzz_jobargs() {
     #[derive(Debug, Parser)]
     struct Bench {
         #[command(flatten)]
-        job: JobArgs,
+        job: JobOptions,
         #[arg(long)]
         profile: Option<String>,
         #[arg(long)]

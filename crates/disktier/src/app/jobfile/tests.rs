@@ -1,0 +1,80 @@
+//! Job files read through the command line's option parser.
+
+use super::*;
+use clap::Parser;
+use disktier_engine::jobfile;
+use disktier_engine::IoEngineKind;
+
+#[test]
+fn every_job_file_option_is_a_command_line_option() {
+    for k in jobfile::JOB_OPTIONS {
+        let v = match *k {
+            "rw" => "write",
+            "ioengine" => "psync",
+            "cpus_allowed" => "0",
+            "runtime" | "ramp_time" => "1s",
+            "bs" | "size" | "offset" => "4k",
+            "direct" | "time_based" | "norandommap" => "1",
+            "verify" => "0",
+            _ => "1",
+        };
+        let arg = format!("--{}={v}", k.replace('_', "-"));
+        assert!(Opts::try_parse_from([&arg]).is_ok(), "{arg}");
+    }
+}
+
+fn parse(text: &str) -> anyhow::Result<Vec<Job>> {
+    let f = jobfile::parse(text, "t.fio")?;
+    f.jobs
+        .iter()
+        .map(|j| to_job("t.fio", j, false, &FileOptions).map(|(j, _)| j))
+        .collect()
+}
+
+#[test]
+fn sections_become_jobs_with_fios_defaults() {
+    let jobs = parse(
+        "[global]\nbs=4k\nsize=1m\ndirectory=/tmp\n[a]\nrw=randread\nnumjobs=3\ndirect\n[b]\nrw=write\nfdatasync=1\nioengine=sync\nruntime=2\n",
+    )
+    .unwrap();
+    assert_eq!(jobs[0].name, "a");
+    assert_eq!(jobs[0].numjobs, 3);
+    assert!(jobs[0].direct);
+    assert_eq!(
+        jobs[0].ioengine,
+        IoEngineKind::Psync,
+        "fio's default engine"
+    );
+    assert_eq!(jobs[0].target, Path::new("/tmp"));
+    assert_eq!(jobs[1].fdatasync, 1);
+    assert_eq!(jobs[1].runtime, Some(std::time::Duration::from_secs(2)));
+    assert_eq!(jobs[1].size, Some(1 << 20));
+}
+
+#[test]
+fn libaio_runs_through_io_uring() {
+    let f = jobfile::parse("[a]\nioengine=libaio\niodepth=32\n", "t").unwrap();
+    let (j, libaio) = to_job("t", &f.jobs[0], false, &FileOptions).unwrap();
+    assert!(libaio);
+    assert_eq!((j.ioengine, j.iodepth), (IoEngineKind::IoUring, 32));
+}
+
+#[test]
+fn bad_values_name_their_line() {
+    let e = parse("[a]\n\nbs=4q\n").unwrap_err().to_string();
+    assert!(e.starts_with("t.fio line 3: bs=4q"), "{e}");
+    let e = parse("[a]\nioengine=posixaio\n").unwrap_err().to_string();
+    assert!(e.contains("line 2: ioengine=posixaio"), "{e}");
+    // Checked after reading: the engine's own check, with the option's line.
+    let e = parse("[a]\nrw=write\nbs=2300\ndirect=1\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line 3: job [a]") && e.contains("bs=2300"),
+        "{e}"
+    );
+    let e = parse("[a]\nfsync=1\nfdatasync=1\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 3"), "{e}");
+}
