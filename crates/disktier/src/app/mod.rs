@@ -7,6 +7,7 @@
 //! parse options, call one of these, and print.
 
 pub mod assess;
+pub mod fleet;
 pub mod import;
 pub mod jobfile;
 pub mod judge;
