@@ -25,6 +25,15 @@ pub enum FleetError {
         "no node selection: pass --nodes A,B, --selector KEY=VALUE, --control-plane or --all-nodes"
     )]
     NoSelection,
+    /// `--selector` that is empty, over 1024 bytes or holds control characters.
+    #[error("--selector {0:?}: give a label selector such as node.kubernetes.io/instance-type=m6id.xlarge")]
+    BadSelector(String),
+    /// `--timeout 0`.
+    #[error("--timeout 0 would end every Job at once: give a duration such as 10m")]
+    ZeroTimeout,
+    /// `fleet rbac --user` that is empty or holds control characters.
+    #[error("--user {0:?}: give the user name the cluster authenticates")]
+    BadUser(String),
     // A kubeconfig's errors are shown through `kubeconfig_problem`, never as kube prints them:
     // a YAML error there quotes the file's lines, which may hold a token or a key.
     #[error("cannot read the kubeconfig {}: {}", path.display(), kubeconfig_problem(err))]

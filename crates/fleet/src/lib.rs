@@ -10,9 +10,11 @@
 //! - [`select`]: which nodes are measured and which are skipped, with the reason;
 //! - [`result`]: a node's document, parsed, and its key figures;
 //! - [`summary`]: median, worst, outliers, the exit status;
-//! - [`kube_run`]: the client: create, watch, collect, clean up.
+//! - [`kube_run`]: the client: create, watch, collect, clean up;
+//! - [`dry_run`]: `--dry-run`'s nodes and manifests, nothing created.
 
 pub mod command;
+pub mod dry_run;
 pub mod error;
 pub mod kube_run;
 pub mod manifest;

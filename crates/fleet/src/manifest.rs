@@ -39,6 +39,19 @@ pub fn run_selector(run_id: &str) -> String {
     format!("{MANAGED_BY}={MANAGED_BY_VALUE},{RUN_LABEL}={run_id}")
 }
 
+/// What `fleet clean` deletes in `namespace`, checked (the namespace first, then `run`): the
+/// selector of one run's objects (`--run`), or of every fleet run's.
+pub fn clean_selector(namespace: &str, run: Option<&str>) -> Result<String> {
+    check_dns_label("--namespace", namespace)?;
+    Ok(match run {
+        Some(r) => {
+            check_dns_label("--run", r)?;
+            run_selector(r)
+        }
+        None => managed_selector(),
+    })
+}
+
 /// `imagePullPolicy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PullPolicy {
@@ -72,6 +85,50 @@ pub struct JobConfig {
     pub ttl: Duration,
     pub tolerate_all: bool,
     pub command: NodeCommand,
+}
+
+/// The options the Jobs are made from, as given: [`JobOptions::into_config`] checks them.
+#[derive(Debug, Clone)]
+pub struct JobOptions {
+    /// The fleet run id (already checked or made by fleet).
+    pub run_id: String,
+    pub namespace: String,
+    pub image: String,
+    pub pull_policy: PullPolicy,
+    pub service_account: Option<String>,
+    /// `--timeout`: the Job's `activeDeadlineSeconds`.
+    pub timeout: Duration,
+    /// `--ttl`: the Job's `ttlSecondsAfterFinished`.
+    pub ttl: Duration,
+    pub tolerate_all: bool,
+}
+
+impl JobOptions {
+    /// The Jobs' configuration with the node command `command` (the words after `--`). The
+    /// first problem found is the error, in this order: the namespace, the image, the service
+    /// account, a zero timeout, the TTL ([`check_ttl`]), then the node command.
+    pub fn into_config(self, command: &[String]) -> Result<JobConfig> {
+        check_dns_label("--namespace", &self.namespace)?;
+        check_image(&self.image)?;
+        if let Some(sa) = &self.service_account {
+            check_dns_label("--service-account", sa)?;
+        }
+        if self.timeout.is_zero() {
+            return Err(FleetError::ZeroTimeout);
+        }
+        check_ttl(self.ttl)?;
+        Ok(JobConfig {
+            run_id: self.run_id,
+            namespace: self.namespace,
+            image: self.image,
+            pull_policy: self.pull_policy,
+            service_account: self.service_account,
+            timeout: self.timeout,
+            ttl: self.ttl,
+            tolerate_all: self.tolerate_all,
+            command: NodeCommand::parse(command)?,
+        })
+    }
 }
 
 /// The shortest `--ttl` (the Job's `ttlSecondsAfterFinished`) fleet accepts. The TTL
@@ -332,6 +389,69 @@ mod tests {
             )
             .unwrap(),
         }
+    }
+
+    fn options() -> JobOptions {
+        JobOptions {
+            run_id: "20261124-121935-a3f90c".into(),
+            namespace: "disktier".into(),
+            image: "localhost/disktier:0.1.0".into(),
+            pull_policy: PullPolicy::IfNotPresent,
+            service_account: None,
+            timeout: Duration::from_secs(600),
+            ttl: Duration::from_secs(600),
+            tolerate_all: false,
+        }
+    }
+
+    #[test]
+    fn options_are_checked_in_order_before_the_node_command() {
+        let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        let c = options().into_config(&words("check etcd /x")).unwrap();
+        assert_eq!(
+            (c.namespace.as_str(), c.timeout),
+            ("disktier", Duration::from_secs(600))
+        );
+        let err = |o: JobOptions, cmd: &str| o.into_config(&words(cmd)).unwrap_err().to_string();
+        let mut o = options();
+        o.namespace = "Bad NS".into();
+        o.timeout = Duration::ZERO;
+        assert!(err(o, "rm -rf /x").starts_with("--namespace"));
+        let mut o = options();
+        o.service_account = Some("Bad".into());
+        o.timeout = Duration::ZERO;
+        assert!(err(o, "check etcd /x").starts_with("--service-account"));
+        let mut o = options();
+        o.timeout = Duration::ZERO;
+        o.ttl = Duration::ZERO;
+        assert_eq!(
+            err(o, "check etcd /x"),
+            "--timeout 0 would end every Job at once: give a duration such as 10m"
+        );
+        let mut o = options();
+        o.ttl = Duration::ZERO;
+        assert!(err(o, "rm -rf /x").starts_with("--ttl"));
+        assert!(err(options(), "rm -rf /x").contains("not one fleet runs"));
+    }
+
+    #[test]
+    fn clean_selects_one_run_or_every_run() {
+        assert_eq!(
+            clean_selector("disktier", None).unwrap(),
+            "app.kubernetes.io/managed-by=disktier"
+        );
+        assert_eq!(
+            clean_selector("disktier", Some("r-1")).unwrap(),
+            "app.kubernetes.io/managed-by=disktier,disktier.io/fleet-run=r-1"
+        );
+        let e = clean_selector("Bad NS", Some("Bad"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--namespace"), "{e}");
+        let e = clean_selector("disktier", Some("Bad"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--run"), "{e}");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! the bindings to one subject (a ServiceAccount by default, or a user). The bindings are named
 //! after their subject, so binding a second subject adds to the first instead of replacing it.
 
+use crate::error::{FleetError, Result};
 use crate::manifest::{MANAGED_BY, MANAGED_BY_VALUE};
-use crate::names::fnv1a;
+use crate::names::{check_dns_label, fnv1a};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
@@ -18,6 +19,25 @@ pub enum Who {
     /// A ServiceAccount in the run's namespace (created too).
     ServiceAccount(String),
     User(String),
+}
+
+impl Who {
+    /// The subject the options name, checked: `user` (`--user`: not empty, no control
+    /// characters) when given, else the ServiceAccount `service_account` (a DNS label).
+    pub fn from_options(user: Option<String>, service_account: String) -> Result<Who> {
+        match user {
+            Some(u) => {
+                if u.is_empty() || u.chars().any(char::is_control) {
+                    return Err(FleetError::BadUser(u));
+                }
+                Ok(Who::User(u))
+            }
+            None => {
+                check_dns_label("--service-account", &service_account)?;
+                Ok(Who::ServiceAccount(service_account))
+            }
+        }
+    }
 }
 
 /// The objects, in the order `kubectl apply -f -` should create them.
@@ -164,6 +184,28 @@ pub fn objects(namespace: &str, who: &Who) -> Vec<RbacObject> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_subject_is_the_user_when_given_else_the_service_account() {
+        assert_eq!(
+            Who::from_options(Some("alice".into()), "Bad SA".into()).unwrap(),
+            Who::User("alice".into())
+        );
+        assert_eq!(
+            Who::from_options(None, "disktier-fleet".into()).unwrap(),
+            Who::ServiceAccount("disktier-fleet".into())
+        );
+        for bad in ["", "a\nb"] {
+            assert_eq!(
+                Who::from_options(Some(bad.into()), "x".into())
+                    .unwrap_err()
+                    .to_string(),
+                format!("--user {bad:?}: give the user name the cluster authenticates")
+            );
+        }
+        let e = Who::from_options(None, "Bad SA".into()).unwrap_err();
+        assert!(e.to_string().starts_with("--service-account"), "{e}");
+    }
 
     #[test]
     fn least_privilege_and_nothing_more() {

@@ -85,6 +85,36 @@ pub struct FleetTag {
     pub image: Option<String>,
 }
 
+/// Rewrites a node's document for the store: adds `tag` as its `fleet` object and makes its
+/// `host` the node's. The pod's hostname is the pod's name, so `host.hostname` becomes
+/// `tag.node`; `host.instance_type` is filled from `tag.instance_type` only where it is null or
+/// missing; a document without a `host` object gets one with the node's name and instance type.
+/// A document that is not a JSON object is left as it is.
+pub fn tag_document(doc: &mut Value, tag: &FleetTag) -> serde_json::Result<()> {
+    let Some(obj) = doc.as_object_mut() else {
+        return Ok(());
+    };
+    obj.insert("fleet".into(), serde_json::to_value(tag)?);
+    if let Some(host) = obj.get_mut("host").and_then(|h| h.as_object_mut()) {
+        host.insert("hostname".into(), tag.node.clone().into());
+        if let Some(t) = &tag.instance_type {
+            host.entry("instance_type")
+                .and_modify(|v| {
+                    if v.is_null() {
+                        *v = t.clone().into()
+                    }
+                })
+                .or_insert_with(|| t.clone().into());
+        }
+    } else {
+        obj.insert(
+            "host".into(),
+            serde_json::json!({"hostname": tag.node, "instance_type": tag.instance_type}),
+        );
+    }
+    Ok(())
+}
+
 /// The `kind` of an etcd metrics document.
 pub const ETCD_METRICS_KIND: &str = "etcd-metrics";
 
@@ -311,6 +341,79 @@ mod tests {
         assert_eq!(f.pass, Some(false));
         assert_eq!(f.sync_p99_ns, Some(20_000_000));
         assert_eq!(f.iops, Some(12000.5));
+    }
+
+    fn tag(instance_type: Option<&str>) -> FleetTag {
+        FleetTag {
+            fleet_run_id: "20261124-121935-a3f90c".into(),
+            node: "node-1".into(),
+            instance_type: instance_type.map(str::to_string),
+            zone: Some("eu-north-1a".into()),
+            namespace: Some("disktier".into()),
+            image: Some("localhost/disktier:0.1.0".into()),
+        }
+    }
+
+    #[test]
+    fn tagging_makes_the_host_the_nodes_and_adds_the_fleet_object() {
+        // The pod's hostname is overwritten; a missing instance type is filled in.
+        let mut doc =
+            serde_json::json!({"schema_version": 1, "host": {"hostname": "pod-x", "cpus": 2}});
+        tag_document(&mut doc, &tag(Some("m6id.xlarge"))).unwrap();
+        assert_eq!(
+            doc,
+            serde_json::json!({
+                "schema_version": 1,
+                "host": {"hostname": "node-1", "cpus": 2, "instance_type": "m6id.xlarge"},
+                "fleet": {
+                    "fleet_run_id": "20261124-121935-a3f90c",
+                    "node": "node-1",
+                    "instance_type": "m6id.xlarge",
+                    "zone": "eu-north-1a",
+                    "namespace": "disktier",
+                    "image": "localhost/disktier:0.1.0"
+                }
+            })
+        );
+        // A null instance type is filled in; one the node command found is kept.
+        let mut doc = serde_json::json!({"host": {"hostname": "p", "instance_type": null}});
+        tag_document(&mut doc, &tag(Some("m6id.xlarge"))).unwrap();
+        assert_eq!(doc["host"]["instance_type"], "m6id.xlarge");
+        let mut doc = serde_json::json!({"host": {"hostname": "p", "instance_type": "c5.large"}});
+        tag_document(&mut doc, &tag(Some("m6id.xlarge"))).unwrap();
+        assert_eq!(doc["host"]["instance_type"], "c5.large");
+        assert_eq!(doc["host"]["hostname"], "node-1");
+        // Without a known instance type the host gets none.
+        let mut doc = serde_json::json!({"host": {"hostname": "p"}});
+        tag_document(&mut doc, &tag(None)).unwrap();
+        assert_eq!(doc["host"], serde_json::json!({"hostname": "node-1"}));
+        assert_eq!(doc["fleet"]["instance_type"], Value::Null);
+    }
+
+    #[test]
+    fn tagging_a_document_without_a_host_object_makes_one() {
+        for host in [None, Some(Value::Null), Some(Value::from("pod-x"))] {
+            let mut doc = serde_json::json!({"schema_version": 1, "targets": []});
+            if let Some(h) = host {
+                doc["host"] = h;
+            }
+            tag_document(&mut doc, &tag(None)).unwrap();
+            assert_eq!(
+                doc["host"],
+                serde_json::json!({"hostname": "node-1", "instance_type": null})
+            );
+            assert_eq!(doc["fleet"]["node"], "node-1");
+        }
+        let mut doc = serde_json::json!({"targets": []});
+        tag_document(&mut doc, &tag(Some("m6id.xlarge"))).unwrap();
+        assert_eq!(
+            doc["host"],
+            serde_json::json!({"hostname": "node-1", "instance_type": "m6id.xlarge"})
+        );
+        // Not an object: nothing to tag.
+        let mut doc = serde_json::json!([1, 2]);
+        tag_document(&mut doc, &tag(None)).unwrap();
+        assert_eq!(doc, serde_json::json!([1, 2]));
     }
 
     #[test]

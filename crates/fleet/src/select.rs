@@ -2,6 +2,8 @@
 //! or skipped with the reason (NotReady, cordoned, tainted unreachable by the node controller,
 //! or tainted NoExecute where the pod's tolerations do not cover it).
 
+use crate::error::{FleetError, Result};
+use crate::names::check_node_name;
 use k8s_openapi::api::core::v1::{Node, Taint, Toleration};
 use serde::Serialize;
 
@@ -31,6 +33,39 @@ pub enum Selection {
 }
 
 impl Selection {
+    /// The selection the options ask for, checked, first match wins: `nodes` (`--nodes`, each
+    /// name trimmed and checked, a name given twice kept once, in the order given), else
+    /// `selector` (`--selector`, trimmed; refused when blank, over 1024 bytes or holding a
+    /// control character), else the control plane (`--control-plane`), else every node
+    /// (`--all-nodes`).
+    pub fn from_options(
+        nodes: &[String],
+        selector: Option<&str>,
+        control_plane: bool,
+    ) -> Result<Selection> {
+        Ok(if !nodes.is_empty() {
+            let mut names: Vec<String> = Vec::new();
+            for n in nodes {
+                let n = n.trim();
+                check_node_name(n)?;
+                // `--nodes a,a` measures `a` once, in the dry run as in the real run.
+                if !names.iter().any(|x| x == n) {
+                    names.push(n.to_string());
+                }
+            }
+            Selection::Names(names)
+        } else if let Some(s) = selector {
+            if s.trim().is_empty() || s.len() > 1024 || s.chars().any(char::is_control) {
+                return Err(FleetError::BadSelector(s.to_string()));
+            }
+            Selection::Selector(s.trim().to_string())
+        } else if control_plane {
+            Selection::ControlPlane
+        } else {
+            Selection::All
+        })
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Selection::Names(n) => format!("--nodes {}", n.join(",")),
@@ -283,6 +318,37 @@ pub(crate) mod tests {
         assert_eq!(
             c.iter().map(|c| c.node.as_str()).collect::<Vec<_>>(),
             ["cp", "old"]
+        );
+    }
+
+    #[test]
+    fn options_choose_names_then_a_selector_then_the_control_plane() {
+        let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // Trimmed, checked, each name once in the order given; names win over the rest.
+        assert_eq!(
+            Selection::from_options(&v(&["b", " a", "b", "a "]), Some("x=y"), true).unwrap(),
+            Selection::Names(v(&["b", "a"]))
+        );
+        let e = Selection::from_options(&v(&["a", "A_B"]), None, false).unwrap_err();
+        assert!(e.to_string().starts_with("node name `A_B`"), "{e}");
+        assert_eq!(
+            Selection::from_options(&[], Some(" k=v "), true).unwrap(),
+            Selection::Selector("k=v".into())
+        );
+        for bad in ["", "  ", "a\u{7}b", &"k".repeat(1025)] {
+            let e = Selection::from_options(&[], Some(bad), false).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("--selector {bad:?}: give a label selector such as node.kubernetes.io/instance-type=m6id.xlarge")
+            );
+        }
+        assert_eq!(
+            Selection::from_options(&[], None, true).unwrap(),
+            Selection::ControlPlane
+        );
+        assert_eq!(
+            Selection::from_options(&[], None, false).unwrap(),
+            Selection::All
         );
     }
 

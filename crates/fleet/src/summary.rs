@@ -220,6 +220,35 @@ pub fn summarize(nodes: &[NodeReport]) -> Summary {
     }
 }
 
+/// The one-line error of a run where nodes could not be measured (skipped or errored, exit
+/// status 2): how many of how many, counted by kind (a reason up to its first `:` or `(`, in
+/// the order first met), then the first five such nodes by name (`, ...` when there are more).
+pub fn unmeasured_message(nodes: &[NodeReport]) -> String {
+    let bad: Vec<&NodeReport> = nodes.iter().filter(|n| n.status.exit_code() == 2).collect();
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for n in &bad {
+        let r = n.reason.as_deref().unwrap_or("no reason");
+        let kind = r.split([':', '(']).next().unwrap_or(r).trim().to_string();
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, c)) => *c += 1,
+            None => kinds.push((kind, 1)),
+        }
+    }
+    let names: Vec<&str> = bad.iter().take(5).map(|n| n.node.as_str()).collect();
+    format!(
+        "{} of {} nodes could not be measured ({}): {}{}",
+        bad.len(),
+        nodes.len(),
+        kinds
+            .iter()
+            .map(|(k, c)| format!("{c} {k}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        names.join(", "),
+        if bad.len() > names.len() { ", ..." } else { "" }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +299,33 @@ mod tests {
         let v = vec![nv("a", 1.0), nv("b", 1.0), nv("c", 1.0), nv("d", 1.6)];
         assert_eq!(outliers(&v, true), vec![nv("d", 1.6)]);
         assert!(outliers(&[nv("a", 1.0), nv("b", 100.0)], true).is_empty());
+    }
+
+    #[test]
+    fn the_unmeasured_nodes_are_counted_by_kind_and_the_first_five_named() {
+        let bad = |node: &str, status: Status, reason: Option<&str>| {
+            let mut r = row(node, status, None);
+            r.reason = reason.map(str::to_string);
+            r
+        };
+        let mut nodes = vec![
+            row("a", Status::Pass, Some(1)),
+            bad("b", Status::Error, Some("deadline: ended after 600s")),
+            bad("c", Status::Skipped, Some("NotReady (KubeletNotReady)")),
+            bad("d", Status::Error, Some("deadline: ended after 600s")),
+            row("e", Status::Fail, Some(2)),
+        ];
+        assert_eq!(
+            unmeasured_message(&nodes),
+            "3 of 5 nodes could not be measured (2 deadline, 1 NotReady): b, c, d"
+        );
+        for n in ["f", "g", "h"] {
+            nodes.push(bad(n, Status::Error, None));
+        }
+        assert_eq!(
+            unmeasured_message(&nodes),
+            "6 of 8 nodes could not be measured (2 deadline, 1 NotReady, 3 no reason): b, c, d, f, g, ..."
+        );
     }
 
     #[test]

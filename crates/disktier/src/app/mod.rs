@@ -8,6 +8,7 @@
 
 pub mod assess;
 pub mod check;
+pub mod fleet;
 pub mod import;
 pub mod interfere;
 pub mod job;

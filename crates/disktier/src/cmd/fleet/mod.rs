@@ -9,14 +9,14 @@ mod results;
 mod text;
 
 use super::{print_json, Ctx, Outcome};
-use crate::app::SCHEMA_VERSION;
+use crate::app::{self, SCHEMA_VERSION};
 use anyhow::bail;
-use disktier_fleet::command::NodeCommand;
+use disktier_fleet::dry_run;
 use disktier_fleet::kube_run::{self, ClientOptions, Progress, RunSpec};
-use disktier_fleet::manifest::{self, JobConfig, PullPolicy};
+use disktier_fleet::manifest::{self, JobConfig, JobOptions, PullPolicy};
 use disktier_fleet::rbac::{self, Who};
 use disktier_fleet::select::Selection;
-use disktier_fleet::summary::{self, NodeReport};
+use disktier_fleet::summary;
 use results::{export_metrics, save};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -169,42 +169,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     }
 }
 
-fn selection(a: &RunArgs) -> anyhow::Result<Selection> {
-    Ok(if !a.nodes.is_empty() {
-        let mut names: Vec<String> = Vec::new();
-        for n in &a.nodes {
-            let n = n.trim();
-            manifest::check_node_name(n)?;
-            // `--nodes a,a` measures `a` once, in the dry run as in the real run.
-            if !names.iter().any(|x| x == n) {
-                names.push(n.to_string());
-            }
-        }
-        Selection::Names(names)
-    } else if let Some(s) = &a.selector {
-        if s.trim().is_empty() || s.len() > 1024 || s.chars().any(char::is_control) {
-            bail!("--selector {s:?}: give a label selector such as node.kubernetes.io/instance-type=m6id.xlarge");
-        }
-        Selection::Selector(s.trim().to_string())
-    } else if a.control_plane {
-        Selection::ControlPlane
-    } else {
-        Selection::All
-    })
-}
-
-fn job_config(a: &RunArgs, run_id: &str) -> anyhow::Result<JobConfig> {
-    manifest::check_dns_label("--namespace", &a.cluster.namespace)?;
-    manifest::check_image(&a.image)?;
-    if let Some(sa) = &a.service_account {
-        manifest::check_dns_label("--service-account", sa)?;
-    }
-    if a.timeout.is_zero() {
-        bail!("--timeout 0 would end every Job at once: give a duration such as 10m");
-    }
-    manifest::check_ttl(a.ttl)?;
-    Ok(JobConfig {
-        run_id: run_id.to_string(),
+fn job_options(a: &RunArgs, run_id: String) -> JobOptions {
+    JobOptions {
+        run_id,
         namespace: a.cluster.namespace.clone(),
         image: a.image.clone(),
         pull_policy: a.image_pull_policy.into(),
@@ -212,26 +179,13 @@ fn job_config(a: &RunArgs, run_id: &str) -> anyhow::Result<JobConfig> {
         timeout: a.timeout,
         ttl: a.ttl,
         tolerate_all: a.tolerate_all,
-        command: NodeCommand::parse(&a.command)?,
-    })
-}
-
-/// A fleet run id: the store's run id shape (time, then random hex), lowercase so it is a
-/// valid label value.
-fn new_run_id() -> String {
-    disktier_store::model::new_id()
+    }
 }
 
 fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
-    let run_id = match &a.run_id {
-        Some(id) => {
-            manifest::check_run_id("--run-id", id)?;
-            id.clone()
-        }
-        None => new_run_id(),
-    };
-    let cfg = job_config(&a, &run_id)?;
-    let sel = selection(&a)?;
+    let run_id = app::fleet::run_id(a.run_id.as_deref())?;
+    let cfg = job_options(&a, run_id.clone()).into_config(&a.command)?;
+    let sel = Selection::from_options(&a.nodes, a.selector.as_deref(), a.control_plane)?;
     if a.dry_run {
         return dry_run(ctx, &a, cfg, sel);
     }
@@ -304,84 +258,29 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
     match sum.exit_code {
         0 => Ok(Outcome::Pass),
         1 => Ok(Outcome::Fail),
-        _ => {
-            // The table above has every reason in full; the error line counts them by kind.
-            let bad: Vec<&NodeReport> =
-                nodes.iter().filter(|n| n.status.exit_code() == 2).collect();
-            let mut kinds: Vec<(String, usize)> = Vec::new();
-            for n in &bad {
-                let r = n.reason.as_deref().unwrap_or("no reason");
-                let kind = r.split([':', '(']).next().unwrap_or(r).trim().to_string();
-                match kinds.iter_mut().find(|(k, _)| *k == kind) {
-                    Some((_, c)) => *c += 1,
-                    None => kinds.push((kind, 1)),
-                }
-            }
-            let names: Vec<&str> = bad.iter().take(5).map(|n| n.node.as_str()).collect();
-            bail!(
-                "{} of {} nodes could not be measured ({}): {}{}",
-                bad.len(),
-                nodes.len(),
-                kinds
-                    .iter()
-                    .map(|(k, c)| format!("{c} {k}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                names.join(", "),
-                if bad.len() > names.len() { ", ..." } else { "" }
-            )
-        }
+        // The table above has every reason in full; the error line counts them by kind.
+        _ => bail!(summary::unmeasured_message(&nodes)),
     }
 }
 
 fn dry_run(ctx: &Ctx, a: &RunArgs, cfg: JobConfig, sel: Selection) -> anyhow::Result<Outcome> {
-    let nodes: Vec<String> = match &sel {
-        // Nothing is contacted: the names are taken as given.
-        Selection::Names(n) => n.clone(),
-        _ => {
-            let opts = a.cluster.client_options();
-            let tolerations = manifest::tolerations(cfg.tolerate_all);
-            let cands = kube_run::block_on(async {
-                let client = kube_run::client(&opts).await?;
-                kube_run::select(&client, &sel, &tolerations).await
-            })??;
-            for c in cands.iter().filter(|c| c.skip.is_some()) {
-                note(
-                    ctx,
-                    format_args!("skipped {}: {}", c.node, c.skip.as_deref().unwrap_or("")),
-                );
-            }
-            cands
-                .into_iter()
-                .filter(|c| c.skip.is_none())
-                .map(|c| c.node)
-                .collect()
-        }
-    };
-    let mut yaml = String::new();
-    if a.create_namespace {
-        yaml.push_str(&manifest::to_yaml(&[manifest::namespace(&cfg.namespace)])?);
+    let nodes = dry_run::nodes(&a.cluster.client_options(), &sel, cfg.tolerate_all)?;
+    for c in &nodes.skipped {
+        note(
+            ctx,
+            format_args!("skipped {}: {}", c.node, c.skip.as_deref().unwrap_or("")),
+        );
     }
-    // Two nodes with one Job name would make YAML that applies one Job over the other.
-    manifest::job_names(&cfg.run_id, &nodes)?;
-    let jobs: Vec<_> = nodes.iter().map(|n| manifest::job(&cfg, n)).collect();
-    yaml.push_str(&manifest::to_yaml(&jobs)?);
+    let m = dry_run::manifests(&cfg, &nodes.measured, a.create_namespace)?;
     ctx.print(
-        &serde_json::json!({"schema_version": SCHEMA_VERSION, "dry_run": true, "jobs": jobs}),
-        || yaml,
+        &serde_json::json!({"schema_version": SCHEMA_VERSION, "dry_run": true, "jobs": m.jobs}),
+        || m.yaml,
     )?;
     Ok(Outcome::Pass)
 }
 
 fn clean(ctx: &Ctx, a: CleanArgs) -> anyhow::Result<Outcome> {
-    manifest::check_dns_label("--namespace", &a.cluster.namespace)?;
-    let selector = match &a.run {
-        Some(r) => {
-            manifest::check_dns_label("--run", r)?;
-            manifest::run_selector(r)
-        }
-        None => manifest::managed_selector(),
-    };
+    let selector = manifest::clean_selector(&a.cluster.namespace, a.run.as_deref())?;
     let opts = a.cluster.client_options();
     let ns = a.cluster.namespace.clone();
     let report = kube_run::block_on(async {
@@ -413,18 +312,7 @@ fn clean(ctx: &Ctx, a: CleanArgs) -> anyhow::Result<Outcome> {
 
 fn rbac_yaml(ctx: &Ctx, a: RbacArgs) -> anyhow::Result<Outcome> {
     manifest::check_dns_label("--namespace", &a.namespace)?;
-    let who = match a.user {
-        Some(u) => {
-            if u.is_empty() || u.chars().any(char::is_control) {
-                bail!("--user {u:?}: give the user name the cluster authenticates");
-            }
-            Who::User(u)
-        }
-        None => {
-            manifest::check_dns_label("--service-account", &a.service_account)?;
-            Who::ServiceAccount(a.service_account)
-        }
-    };
+    let who = Who::from_options(a.user, a.service_account)?;
     let objs = rbac::objects(&a.namespace, &who);
     if ctx.json() {
         print_json(&serde_json::json!({"schema_version": SCHEMA_VERSION, "objects": objs}))?;

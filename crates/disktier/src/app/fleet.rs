@@ -1,0 +1,80 @@
+//! `fleet run`'s work on this side of the cluster: the run's id, each measured node's document
+//! saved in the store (tagged by `disktier_fleet::result::tag_document`, grouped by the fleet
+//! run), and the nodes' runs as Prometheus metrics. The Kubernetes work is `disktier_fleet`'s.
+
+use super::save::StoreConfig;
+use crate::exposition::RunMetrics;
+use anyhow::Context;
+use disktier_fleet::kube_run::RunSpec;
+use disktier_fleet::manifest;
+use disktier_fleet::result::{tag_document, FleetTag};
+use disktier_fleet::summary::NodeReport;
+
+/// The fleet run's id: `given` (`--run-id`) checked, else a new one in the store's run id
+/// shape (time, then random hex), lowercase so it is a valid label value.
+pub fn run_id(given: Option<&str>) -> anyhow::Result<String> {
+    Ok(match given {
+        Some(id) => {
+            manifest::check_run_id("--run-id", id)?;
+            id.to_string()
+        }
+        None => disktier_store::model::new_id(),
+    })
+}
+
+/// Saves each measured node's document as a run of the node command's kind, grouped by the
+/// fleet run and tagged with the node's name, instance type and zone; each saved node gets its
+/// run id. Nothing is saved (and no node changed) with `--no-save`. The documents in `nodes`
+/// stay as the nodes printed them: the tagged copy is what is stored.
+pub fn save_results(
+    store: &StoreConfig,
+    spec: &RunSpec,
+    nodes: &mut [NodeReport],
+) -> anyhow::Result<()> {
+    if store.no_save {
+        return Ok(());
+    }
+    let kind = spec.job.command.verb.name();
+    for n in nodes.iter_mut() {
+        let Some(doc) = &n.result else { continue };
+        let mut doc = doc.clone();
+        let tag = FleetTag {
+            fleet_run_id: spec.job.run_id.clone(),
+            node: n.node.clone(),
+            instance_type: n.instance_type.clone(),
+            zone: n.zone.clone(),
+            namespace: Some(spec.job.namespace.clone()),
+            image: Some(spec.job.image.clone()),
+        };
+        tag_document(&mut doc, &tag)?;
+        n.run_id = store
+            .save(kind, Some(&spec.job.run_id), &doc)
+            .with_context(|| format!("saving the result of node {}", n.node))?;
+    }
+    Ok(())
+}
+
+/// The measured nodes' metrics: one [`RunMetrics`] per node whose document is a run, labelled
+/// with the node's name, and the names of the nodes whose documents are not runs (assess
+/// prints summaries).
+pub struct NodeMetrics<'a> {
+    /// The runs' metrics, in the nodes' order.
+    pub runs: Vec<RunMetrics>,
+    /// The measured nodes without a run document, in the nodes' order.
+    pub without: Vec<&'a str>,
+}
+
+/// The metrics of each measured node's run, as `check` and `bench` write them on the node
+/// itself, with `verb` (the node command) as the `command` label.
+pub fn node_metrics<'a>(verb: &str, nodes: &'a [NodeReport]) -> NodeMetrics<'a> {
+    let mut runs = Vec::new();
+    let mut without = Vec::new();
+    for n in nodes {
+        let Some(doc) = &n.result else { continue };
+        match serde_json::from_value::<disktier_engine::RunDoc>(doc.clone()) {
+            Ok(d) => runs.push(RunMetrics::from_doc(verb, &n.node, &d)),
+            Err(_) => without.push(n.node.as_str()),
+        }
+    }
+    NodeMetrics { runs, without }
+}
