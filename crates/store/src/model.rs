@@ -71,6 +71,21 @@ impl Filter {
         self
     }
 
+    /// [`Filter::target_path`] for a path given as any bytes: a target whose name is not UTF-8
+    /// is stored with U+FFFD in their place, so it is matched by the same lossy reading of
+    /// `arg`; as that spelling names no file, the canonical form of the path the bytes name
+    /// (when it exists) matches too.
+    pub fn target_os_path(self, arg: &std::ffi::OsStr) -> Filter {
+        let mut f = self.target_path(&arg.to_string_lossy());
+        if let Ok(c) = std::fs::canonicalize(arg) {
+            let c = c.to_string_lossy().into_owned();
+            if !f.targets().contains(&c.as_str()) {
+                f.target_also.push(c);
+            }
+        }
+        f
+    }
+
     /// The target values that match: none (any target) or the target and its spellings.
     pub fn targets(&self) -> Vec<&str> {
         self.target
@@ -273,6 +288,23 @@ pub(crate) fn random_u64() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_target_that_is_not_utf8_matches_its_canonical_path() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+        std::fs::create_dir(&odd).unwrap();
+        let arg = odd.join("..");
+        let f = Filter::default().target_os_path(arg.as_os_str());
+        assert_eq!(f.target.as_deref(), Some(&*arg.to_string_lossy()));
+        let canonical = std::fs::canonicalize(dir.path()).unwrap();
+        assert!(f.targets().contains(&&*canonical.to_string_lossy()));
+        assert_eq!(
+            Filter::default().target_os_path("bd".as_ref()).targets(),
+            Filter::default().target_path("bd").targets()
+        );
+    }
 
     #[test]
     fn ids_are_printable_and_distinct() {

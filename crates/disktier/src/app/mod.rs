@@ -1,7 +1,8 @@
 //! The application's services, below the command line: measure a workload with either engine,
 //! judge a result, save it to the store (or the spool), and log the I/O as a trace; run a fio
 //! job file, import other tools' results, aggregate repeated runs, keep a plan within a budget,
-//! simulate and describe traces, write reports and rendered files. They take plain typed
+//! price a volume, simulate and describe traces, choose a report's runs and write it, look up an
+//! instance type's local disks and write rendered files. They take plain typed
 //! requests — no clap types — so `bench`, `check`, `assess`, `import`, `trace record`,
 //! `interfere`, `fleet`'s node command and a job-file runner share one path: the `cmd` modules
 //! parse options, call one of these, and print.
@@ -16,6 +17,7 @@ pub mod jobfile;
 pub mod judge;
 pub mod measure;
 pub mod plan;
+pub mod price;
 pub mod render;
 pub mod repeat;
 pub mod report;

@@ -1,8 +1,34 @@
-//! Render: a platform's rendered files written into a directory, all or nothing.
+//! Render: what the catalog says of an instance type's local disks, and a platform's rendered
+//! files written into a directory, all or nothing.
 
 use anyhow::Context;
-use disktier_disks::render::{FileKind, Rendered};
+use disktier_catalog::Catalog;
+use disktier_disks::render::{FileKind, LocalDisks, Rendered};
 use std::path::Path;
+
+/// What `cat` says of an EC2 instance type's local disks: instance store or not, and if not,
+/// up to four types of the same size and cloud that have it (the `d` variant of its family
+/// first, m6i.xlarge -> m6id.xlarge, then by name).
+pub fn local_disks(cat: &Catalog, instance_type: &str) -> LocalDisks {
+    match cat.instance(instance_type) {
+        None => LocalDisks::Unknown,
+        Some(i) if i.store.is_some() => LocalDisks::Yes,
+        Some(i) => {
+            let (family, size) = instance_type.split_once('.').unwrap_or((instance_type, ""));
+            let sibling = format!("{family}d.{size}");
+            let mut similar: Vec<String> = cat
+                .instances
+                .iter()
+                .filter(|o| o.cloud == i.cloud && o.store.is_some())
+                .filter(|o| o.name.split_once('.').is_some_and(|(_, s)| s == size))
+                .map(|o| o.name.clone())
+                .collect();
+            similar.sort_by_key(|n| (*n != sibling, n.clone()));
+            similar.truncate(4);
+            LocalDisks::No { similar }
+        }
+    }
+}
 
 /// What is at `path` now: `None` when nothing is. A symbolic link (found by QA: render followed
 /// one out of `-o DIR`, with or without `--overwrite`) or anything but a regular file is refused,
@@ -82,4 +108,26 @@ pub fn write_files(
         write_no_follow(&dir.join(&f.name), &f.content, f.kind == FileKind::Shell)?;
     }
     Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_disks_names_the_d_sibling_first() {
+        let cat = Catalog::embedded();
+        assert!(matches!(local_disks(&cat, "m6id.xlarge"), LocalDisks::Yes));
+        assert!(matches!(
+            local_disks(&cat, "nosuch.xlarge"),
+            LocalDisks::Unknown
+        ));
+        let LocalDisks::No { similar } = local_disks(&cat, "m6i.xlarge") else {
+            panic!("m6i.xlarge has no instance store");
+        };
+        assert_eq!(similar.first().map(String::as_str), Some("m6id.xlarge"));
+        assert!(similar.len() <= 4);
+        assert!(similar.iter().all(|n| n.ends_with(".xlarge")));
+        assert!(similar[1..].windows(2).all(|w| w[0] <= w[1]));
+    }
 }

@@ -1,10 +1,124 @@
-//! Report: the HTML report of stored runs (and a plan document) written atomically to a file.
+//! Report: which stored runs a report draws, and the HTML report of them (and a plan document)
+//! written atomically to a file.
 
 use anyhow::Context;
 use disktier_catalog::plan::StoragePlan;
 use disktier_store::report::{render, ReportInput, Skipped};
-use disktier_store::StoredRun;
+use disktier_store::{Filter, Store, StoreError, StoredRun};
+use std::num::NonZeroUsize;
 use std::path::Path;
+
+/// The number of runs a report draws when none are named and no group is chosen.
+pub const DEFAULT_LAST: usize = 10;
+
+/// Which stored runs a report draws.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// These runs (ids or unique prefixes), in this order; a run named twice is drawn once.
+    Runs(Vec<String>),
+    /// The newest runs, drawn oldest first: `last` of them ([`DEFAULT_LAST`] when `None`) or,
+    /// with `group`, the runs of that `disktier assess` (all of them when `last` is `None`).
+    Newest {
+        last: Option<NonZeroUsize>,
+        group: Option<String>,
+    },
+}
+
+/// Reads the runs `selection` names from `store`: the runs to draw and the ones skipped because
+/// their stored rows do not read (their JSON does not parse), each skipped one also passed to
+/// `warn` as it is met (a run missing from a report is something to know, even when quiet).
+/// `note` receives a run named more than once. Refused: a group with no run, and a selection
+/// of which no run reads.
+pub fn select(
+    store: &mut Store,
+    selection: &Selection,
+    warn: &dyn Fn(&str),
+    note: &dyn Fn(&str),
+) -> anyhow::Result<(Vec<StoredRun>, Vec<Skipped>)> {
+    let mut runs = Vec::new();
+    let mut skipped = Vec::new();
+    match selection {
+        Selection::Newest { last, group } => {
+            let last = last.map(NonZeroUsize::get);
+            let filter = Filter {
+                group_id: group.clone(),
+                last: if group.is_some() {
+                    last
+                } else {
+                    Some(last.unwrap_or(DEFAULT_LAST))
+                },
+                ..Filter::default()
+            };
+            let mut list = store.list(&filter)?;
+            if list.is_empty() {
+                if let Some(g) = group {
+                    anyhow::bail!(
+                        "no run is in group {g}: `disktier history` lists the runs with their groups"
+                    );
+                }
+            }
+            list.reverse(); // oldest first reads like the order they were made
+            for s in list {
+                take(store.get(&s.id), &mut runs, &mut skipped, warn)?;
+            }
+        }
+        Selection::Runs(ids) => {
+            for id in ids {
+                let before = runs.len();
+                take(store.get(id), &mut runs, &mut skipped, warn)?;
+                // A run named twice (or by two prefixes) is drawn once.
+                if runs.len() > before
+                    && runs[..before]
+                        .iter()
+                        .any(|r| r.summary.id == runs[before].summary.id)
+                {
+                    let dup = runs.pop().expect("pushed above");
+                    note(&format!(
+                        "run {} is named more than once: it is drawn once",
+                        dup.summary.id
+                    ));
+                }
+            }
+        }
+    }
+    if runs.is_empty() && !skipped.is_empty() {
+        anyhow::bail!(
+            "nothing to report: the {} selected run{} cannot be read (listed above); pick others with RUN or --last",
+            skipped.len(),
+            if skipped.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok((runs, skipped))
+}
+
+/// Keeps a run the store handed over; one whose row does not read (its stored JSON does not
+/// parse) does not stop the report: it is passed to `warn` and named in the report. Any other
+/// error stops it.
+fn take(
+    got: Result<StoredRun, StoreError>,
+    runs: &mut Vec<StoredRun>,
+    skipped: &mut Vec<Skipped>,
+    warn: &dyn Fn(&str),
+) -> anyhow::Result<()> {
+    match got {
+        Ok(run) => runs.push(run),
+        Err(e) => {
+            let id = match &e {
+                StoreError::CorruptRow { id, .. } | StoreError::BadRow { id, .. } => id.clone(),
+                _ => return Err(e.into()),
+            };
+            warn(&format!(
+                "warning: {}; it is left out of the report",
+                crate::text::printable(&e.to_string(), false)
+            ));
+            skipped.push(Skipped {
+                id,
+                why: e.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
 
 /// Reads and checks a `disktier plan --format json` document.
 pub fn read_plan(path: &Path) -> anyhow::Result<StoragePlan> {
@@ -145,4 +259,113 @@ fn is_a_report(path: &Path) -> bool {
 fn now_utc() -> String {
     let t = disktier_store::model::now_rfc3339();
     format!("{} UTC", t.get(..16).unwrap_or(&t).replace('T', " "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use disktier_store::NewRun;
+    use disktier_testkit::cli::store_fixture;
+    use std::cell::RefCell;
+
+    /// A store in a temporary directory holding `n` runs; their ids, oldest first.
+    fn store_with(n: usize, group: Option<&str>) -> (tempfile::TempDir, Store, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.db");
+        let mut store = Store::open(Some(path.to_str().unwrap())).unwrap();
+        let doc = store_fixture("quick-etcd");
+        let ids = (0..n)
+            .map(|_| {
+                store
+                    .save(&NewRun {
+                        kind: "check",
+                        group_id: group,
+                        doc: &doc,
+                    })
+                    .unwrap()
+            })
+            .collect();
+        (dir, store, ids)
+    }
+
+    fn ids(runs: &[StoredRun]) -> Vec<&str> {
+        runs.iter().map(|r| r.summary.id.as_str()).collect()
+    }
+
+    #[test]
+    fn a_run_named_twice_is_drawn_once_with_a_note() {
+        let (_dir, mut store, made) = store_with(2, None);
+        let notes = RefCell::new(Vec::new());
+        let sel = Selection::Runs(vec![made[1].clone(), made[0].clone(), made[1].clone()]);
+        let (runs, skipped) = select(&mut store, &sel, &|_| panic!("no warning"), &|m| {
+            notes.borrow_mut().push(m.to_string())
+        })
+        .unwrap();
+        assert_eq!(ids(&runs), [made[1].as_str(), made[0].as_str()]);
+        assert!(skipped.is_empty());
+        assert_eq!(
+            notes.into_inner(),
+            [format!(
+                "run {} is named more than once: it is drawn once",
+                made[1]
+            )]
+        );
+    }
+
+    #[test]
+    fn the_newest_runs_are_drawn_and_an_empty_group_is_refused() {
+        let (_dir, mut store, made) = store_with(3, Some("g1"));
+        let quiet = |_: &str| panic!("nothing to say");
+        let newest = Selection::Newest {
+            last: None,
+            group: None,
+        };
+        let (runs, _) = select(&mut store, &newest, &quiet, &quiet).unwrap();
+        let mut got = ids(&runs);
+        got.sort_unstable();
+        let mut want: Vec<&str> = made.iter().map(String::as_str).collect();
+        want.sort_unstable();
+        assert_eq!(got, want);
+        let two = Selection::Newest {
+            last: NonZeroUsize::new(2),
+            group: Some("g1".into()),
+        };
+        assert_eq!(select(&mut store, &two, &quiet, &quiet).unwrap().0.len(), 2);
+        let none = Selection::Newest {
+            last: None,
+            group: Some("nope".into()),
+        };
+        let e = select(&mut store, &none, &quiet, &quiet).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "no run is in group nope: `disktier history` lists the runs with their groups"
+        );
+    }
+
+    #[test]
+    fn a_run_whose_row_does_not_read_is_skipped_and_alone_refused() {
+        let (dir, mut store, made) = store_with(2, None);
+        rusqlite::Connection::open(dir.path().join("results.db"))
+            .unwrap()
+            .execute(
+                "UPDATE runs SET doc = '{\"truncated' WHERE id = ?1",
+                [&made[0]],
+            )
+            .unwrap();
+        let warned = RefCell::new(Vec::new());
+        let warn = |m: &str| warned.borrow_mut().push(m.to_string());
+        let both = Selection::Runs(made.clone());
+        let (runs, skipped) = select(&mut store, &both, &warn, &|_| {}).unwrap();
+        assert_eq!(ids(&runs), [made[1].as_str()]);
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].id, made[0]);
+        assert_eq!(warned.borrow().len(), 1);
+        assert!(warned.borrow()[0].starts_with("warning: run "));
+        assert!(warned.borrow()[0].ends_with("; it is left out of the report"));
+        let alone = Selection::Runs(vec![made[0].clone()]);
+        let e = select(&mut store, &alone, &warn, &|_| {}).unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("nothing to report: the 1 selected run cannot be read"));
+    }
 }

@@ -53,17 +53,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         ..Filter::default()
     };
     let filter = match &args.target {
-        Some(t) => {
-            let mut f = filter.target_path(&t.to_string_lossy());
-            // The lossy spelling names no file: the path's canonical form comes from its bytes.
-            if let Ok(c) = std::fs::canonicalize(t) {
-                let c = c.to_string_lossy().into_owned();
-                if !f.targets().contains(&c.as_str()) {
-                    f.target_also.push(c);
-                }
-            }
-            f
-        }
+        Some(t) => filter.target_os_path(t),
         None => filter,
     };
     // Reading never creates a store, and reads one it cannot write.

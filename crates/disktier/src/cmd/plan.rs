@@ -1,12 +1,13 @@
 //! `disktier plan`: the storage options that meet capacity, IOPS and throughput in a region,
 //! cheapest first, with savings against the cheapest single volume and caveats in words.
 
-use super::price::{iops_arg, mibs, rate_arg, ratio_arg, size_arg, usd_arg, whole_gib};
+use super::price::{iops_arg, rate_arg, ratio_arg, size_arg, usd_arg};
 use super::{Ctx, Outcome};
 use crate::app::plan::{simulated_curve, within_budget};
+use crate::app::price::{mibs, whole_gib};
 use disktier_catalog::fmt::{int, num, secs, usd};
 use disktier_catalog::perf::rate_parts;
-use disktier_catalog::plan::{plan, unverified_words, Rejected, StoragePlan};
+use disktier_catalog::plan::{plan, unverified_words, StoragePlan};
 use disktier_catalog::{HitRatio, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
 use disktier_units::clap_parsers;
 use std::path::PathBuf;
@@ -90,14 +91,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     };
     let mut p = plan(&cat, &req)?;
     if let Some(b) = args.budget {
-        // The options' costs, for the ones the budget moves to the rejected.
-        let costs: std::collections::HashMap<String, f64> = p
-            .options
-            .iter()
-            .map(|o| (o.label.clone(), o.monthly_cost_usd))
-            .collect();
         within_budget(&mut p, b)?;
-        sort_rejected_by_cost(&mut p.rejected, &costs);
     }
     let doc = PlanDoc {
         schema_version: 1,
@@ -105,27 +99,6 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     };
     ctx.print(&doc, || render(&p))?;
     Ok(Outcome::Pass)
-}
-
-/// The rejected options cheapest first: an option over the budget at its cost (`costs`, by
-/// label), another at its own or its nearest configuration's cost; those without a cost (a type
-/// whose rules cannot be met at all) last, in the planner's order.
-fn sort_rejected_by_cost(
-    rejected: &mut [Rejected],
-    costs: &std::collections::HashMap<String, f64>,
-) {
-    let cost = |r: &Rejected| {
-        costs
-            .get(&r.label)
-            .copied()
-            .or(r.nearest.as_ref().map(|n| n.monthly_cost_usd))
-    };
-    rejected.sort_by(|a, b| match (cost(a), cost(b)) {
-        (Some(x), Some(y)) => x.total_cmp(&y),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => std::cmp::Ordering::Equal,
-    });
 }
 
 /// `plan --format json`: the shape, `schema_version` first.

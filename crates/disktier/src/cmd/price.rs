@@ -3,10 +3,11 @@
 //! volume's performance, or the rule the cloud would refuse it by.
 
 use super::{Ctx, Outcome};
+use crate::app::price::{volume, VolumeRequest};
 use crate::app::SCHEMA_VERSION;
 use disktier_catalog::fmt::{num, usd};
 use disktier_catalog::quoted::volume::QuotedVolumeCheck;
-use disktier_catalog::{price, Quote, VolumeConfig};
+use disktier_catalog::{price, Quote};
 use disktier_units::clap_parsers;
 
 #[derive(Debug, clap::Args)]
@@ -89,37 +90,16 @@ struct PriceDoc<'a> {
     quoted_checks: Vec<QuotedVolumeCheck>,
 }
 
-/// Whole GiB from bytes, or an error naming the fix.
-pub fn whole_gib(bytes: u64, what: &str) -> anyhow::Result<u64> {
-    const GIB: u64 = 1 << 30;
-    if bytes == 0 {
-        anyhow::bail!("{what} must be at least 1GiB");
-    }
-    if !bytes.is_multiple_of(GIB) {
-        anyhow::bail!(
-            "{what} of {bytes} bytes is not a whole number of GiB (volumes are sized in GiB): use {}GiB",
-            bytes.div_ceil(GIB)
-        );
-    }
-    Ok(bytes / GIB)
-}
-
-/// MiB/s from bytes/s (1000MiB/s -> 1000).
-pub fn mibs(bytes_per_sec: u64) -> f64 {
-    bytes_per_sec as f64 / (1u64 << 20) as f64
-}
-
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let cat = super::catalog::load(ctx)?;
-    let mut quoted_checks = Vec::new();
-    let quote = if args.kind == "instance" {
+    let (quote, quoted_checks) = if args.kind == "instance" {
         let Some(name) = &args.instance else {
             anyhow::bail!("price instance needs an instance type, e.g. `disktier price instance m6id.xlarge --region us-east-1`");
         };
         if args.size.is_some() || args.iops.is_some() || args.throughput.is_some() {
             anyhow::bail!("--size, --iops and --throughput are for volumes, not `price instance`");
         }
-        price::instance(&cat, &args.region, name)?
+        (price::instance(&cat, &args.region, name)?, Vec::new())
     } else {
         if let Some(extra) = &args.instance {
             anyhow::bail!(
@@ -127,27 +107,16 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 args.kind
             );
         }
-        let Some(size) = args.size else {
-            // The name first: an instance type, an unknown or misspelt type is said before
-            // --size is asked for.
-            let reg = price::region(&cat, &args.region)?;
-            price::volume_type(&cat, reg, &args.kind)?;
-            anyhow::bail!(
-                "price {} needs --size, e.g. `disktier price {} --size 100GiB --region {}`",
-                args.kind,
-                args.kind,
-                args.region
-            );
-        };
-        let cfg = VolumeConfig {
-            size_gib: whole_gib(size, "--size")?,
-            iops: args.iops,
-            throughput_mibs: args.throughput.map(mibs),
-        };
-        let quote = price::volume(&cat, &args.region, &args.kind, &cfg)?;
-        quoted_checks =
-            disktier_catalog::quoted::volume::checks(&cat, &quote.region, &quote.type_, &cfg);
-        quote
+        volume(
+            &cat,
+            &VolumeRequest {
+                region: &args.region,
+                kind: &args.kind,
+                size: args.size,
+                iops: args.iops,
+                throughput: args.throughput,
+            },
+        )?
     };
     let doc = PriceDoc {
         schema_version: SCHEMA_VERSION,

@@ -5,14 +5,14 @@
 
 use super::setup::FsArg;
 use super::{print_json, Ctx, Outcome};
-use crate::app::render::write_files;
+use crate::app::render::{local_disks, write_files};
 use crate::app::SCHEMA_VERSION;
 use clap::Subcommand;
 use disktier_catalog::Catalog;
 use disktier_disks::render::{
     Aks, AksConfig, Bcache, BcacheConfig, BcacheMode, CloudInit, Eks, EksConfig, FileKind, Gke,
-    GkeConfig, Intent, IntentInput, LocalDisks, LocalStorageStrategy, Lvmcache, LvmcacheConfig,
-    LvmcacheMode, MachineSetConfig, OpenShift, OpenShiftConfig, Rendered, Renderer, Systemd,
+    GkeConfig, Intent, IntentInput, LocalStorageStrategy, Lvmcache, LvmcacheConfig, LvmcacheMode,
+    MachineSetConfig, OpenShift, OpenShiftConfig, Rendered, Renderer, Systemd,
 };
 use serde::Serialize;
 use std::path::PathBuf;
@@ -279,31 +279,6 @@ pub struct LvmcacheArgs {
     pub sequential_cutoff: Option<String>,
 }
 
-/// What disktier's embedded catalog says of an EC2 instance type's local disks: instance store
-/// or not, and if not, types of the same size that have it (the `d` variant of its family
-/// first, m6i.xlarge -> m6id.xlarge).
-fn local_disks(instance_type: &str) -> LocalDisks {
-    let cat = Catalog::embedded();
-    match cat.instance(instance_type) {
-        None => LocalDisks::Unknown,
-        Some(i) if i.store.is_some() => LocalDisks::Yes,
-        Some(i) => {
-            let (family, size) = instance_type.split_once('.').unwrap_or((instance_type, ""));
-            let sibling = format!("{family}d.{size}");
-            let mut similar: Vec<String> = cat
-                .instances
-                .iter()
-                .filter(|o| o.cloud == i.cloud && o.store.is_some())
-                .filter(|o| o.name.split_once('.').is_some_and(|(_, s)| s == size))
-                .map(|o| o.name.clone())
-                .collect();
-            similar.sort_by_key(|n| (*n != sibling, n.clone()));
-            similar.truncate(4);
-            LocalDisks::No { similar }
-        }
-    }
-}
-
 /// Builds the checked renderer for what the user typed.
 fn renderer(cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
     Ok(match cmd {
@@ -311,7 +286,7 @@ fn renderer(cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
             let machineset = if a.machineset {
                 let instance_type = a.instance_type.unwrap_or_default();
                 Some(MachineSetConfig {
-                    local_disks: local_disks(&instance_type),
+                    local_disks: local_disks(&Catalog::embedded(), &instance_type),
                     instance_type,
                     cluster_id: a.cluster_id.unwrap_or_default(),
                     region: a.region,

@@ -7,8 +7,10 @@
 
 mod format;
 mod notes;
+mod stored;
 
 pub use format::{align, fmt_count, fmt_factor, fmt_pair, fmt_value};
+pub use stored::{benchmark, benchmarks, Benchmark, CannotCompare};
 
 use disktier_engine::{DirStats, RunDoc};
 use serde::Serialize;
