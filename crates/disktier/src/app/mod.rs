@@ -2,10 +2,11 @@
 //! judge a result, save it to the store (or the spool), and log the I/O as a trace; run a fio
 //! job file, import other tools' results, aggregate repeated runs, keep a plan within a budget,
 //! price a volume, simulate and describe traces, choose a report's runs and write it, look up an
-//! instance type's local disks and write rendered files. They take plain typed
-//! requests — no clap types — so `bench`, `check`, `assess`, `import`, `trace record`,
-//! `interfere`, `fleet`'s node command and a job-file runner share one path: the `cmd` modules
-//! parse options, call one of these, and print.
+//! instance type's local disks and write rendered files. They take plain typed requests, so
+//! `bench`, `check`, `assess`, `import`, `trace record`, `interfere`, `fleet`'s node command and
+//! a job-file runner share one path: the `cmd` modules parse options, call one of these, and
+//! print. (`job::JobOptions` derives clap's parser, so the commands and job files read fio's
+//! options through one definition, but it is a plain struct of `Option`s any caller fills.)
 
 pub mod assess;
 pub mod check;
