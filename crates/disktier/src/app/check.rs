@@ -4,19 +4,91 @@
 
 use super::job::JobOptions;
 use super::judge;
-use super::measure::{canonical, Measurement, Request, Tool};
+use super::measure::{canonical, Measurement, Request, RunSettings, Tool};
 use super::repeat::OneRun;
 use anyhow::bail;
 use disktier_engine::verdict::EtcdCriteria;
-use disktier_engine::Workload;
+use disktier_engine::{Profile, Workload};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+/// The etcd jobs `check etcd` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EtcdKind {
+    /// etcd's classic fio job (the `etcd` profile).
+    Etcd,
+    /// The OpenShift etcd-perf job (the `etcd-openshift` profile).
+    EtcdOpenshift,
+    /// The etcd-server model: etcd's WAL and backend streams, not a fio job.
+    EtcdServer,
+}
+
+/// A `check etcd` on a directory, checked: what runs, judged against what.
+pub enum EtcdCheck<'a> {
+    /// An etcd fio job: measure `request` ([`super::measure::measure_request`]), then
+    /// [`judged`].
+    Job {
+        request: Request<'a>,
+        criteria: EtcdCriteria,
+    },
+    /// The etcd-server model: [`etcd_server`].
+    Server {
+        dir: &'a Path,
+        quick: bool,
+        criteria: EtcdCriteria,
+    },
+}
+
+/// Checks a `check etcd` before anything runs, in this order: `dir` is a directory, the
+/// threshold can pass, and then for the etcd-server model that no job options and not fio were
+/// given, for a job that the options leave it syncing after writes.
+pub fn prepare<'a>(
+    dir: &'a Path,
+    kind: EtcdKind,
+    quick: bool,
+    job: &'a JobOptions,
+    run: RunSettings,
+    threshold: std::time::Duration,
+) -> anyhow::Result<EtcdCheck<'a>> {
+    etcd_dir(dir)?;
+    let criteria = criteria(threshold)?;
+    let profile = match kind {
+        EtcdKind::Etcd => Profile::Etcd,
+        EtcdKind::EtcdOpenshift => Profile::EtcdOpenshift,
+        EtcdKind::EtcdServer => {
+            if job.any() {
+                bail!(
+                    "the etcd-server profile is a model of etcd's two streams, not a fio job: it takes no job options (got {}); drop them or use --profile etcd",
+                    job.given().join(", ")
+                );
+            }
+            if run.tool == Tool::Fio {
+                bail!("fio cannot run the etcd-server model (two streams with different shapes): drop --engine fio or use --profile etcd");
+            }
+            return Ok(EtcdCheck::Server {
+                dir,
+                quick,
+                criteria,
+            });
+        }
+    };
+    let request = Request {
+        target: dir,
+        profile: Some(profile),
+        quick,
+        job,
+        run,
+        io_log: None,
+    };
+    refuse_unsynced(&request)?;
+    Ok(EtcdCheck::Job { request, criteria })
+}
+
 /// Refuses a target that is not a directory: etcd keeps its data in one, and a path that is not
 /// a directory would make the engine create a file there (or write to a device), which is not
 /// what "check this disk for etcd" means.
-pub fn etcd_dir(dir: &Path) -> anyhow::Result<()> {
+fn etcd_dir(dir: &Path) -> anyhow::Result<()> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(m) if std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()) => bail!(
@@ -37,7 +109,7 @@ pub fn etcd_dir(dir: &Path) -> anyhow::Result<()> {
 }
 
 /// The verdict's criteria: a threshold of 0 can never pass and is refused.
-pub fn criteria(threshold: std::time::Duration) -> anyhow::Result<EtcdCriteria> {
+fn criteria(threshold: std::time::Duration) -> anyhow::Result<EtcdCriteria> {
     if threshold.is_zero() {
         bail!("--threshold 0 can never pass: give a latency such as 10ms");
     }
@@ -49,7 +121,7 @@ pub fn criteria(threshold: std::time::Duration) -> anyhow::Result<EtcdCriteria> 
 /// Refuses a job the options turned into one that issues no fdatasync after writes: the
 /// verdict is on that latency, so it is refused before it lays out and runs (QA: --rw read and
 /// --fdatasync 0 ran 200 MiB first).
-pub fn refuse_unsynced(req: &Request<'_>) -> anyhow::Result<()> {
+fn refuse_unsynced(req: &Request<'_>) -> anyhow::Result<()> {
     if let Workload::Job(j) = req.workload()? {
         if !j.syncs() {
             let why = if !j.rw.writes() {
@@ -79,27 +151,15 @@ pub fn judged(m: Measurement, criteria: EtcdCriteria) -> anyhow::Result<(OneRun,
     ))
 }
 
-/// Runs the etcd-server model (etcd's WAL and backend streams) in `dir` and judges it. It
-/// takes no job options and runs only with the native engine; `note` hears what is about to
-/// run.
+/// Runs the etcd-server model (etcd's WAL and backend streams) in `dir` and judges it; `note`
+/// hears what is about to run.
 pub fn etcd_server(
     dir: &Path,
     quick: bool,
-    job: &JobOptions,
-    tool: Tool,
     criteria: EtcdCriteria,
     stop: Arc<AtomicBool>,
     note: &dyn Fn(String),
 ) -> anyhow::Result<judge::EtcdServerJudged> {
-    if job.any() {
-        bail!(
-            "the etcd-server profile is a model of etcd's two streams, not a fio job: it takes no job options (got {}); drop them or use --profile etcd",
-            job.given().join(", ")
-        );
-    }
-    if tool == Tool::Fio {
-        bail!("fio cannot run the etcd-server model (two streams with different shapes): drop --engine fio or use --profile etcd");
-    }
     let dir = canonical(dir);
     let spec = disktier_engine::etcdserver::EtcdServerSpec::new(&dir, quick);
     let opts = disktier_engine::RunOptions {
@@ -115,4 +175,70 @@ pub fn etcd_server(
     ));
     let m = disktier_engine::etcdserver::run(&spec, &opts)?;
     Ok(judge::etcd_server(m, criteria)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use disktier_engine::Rw;
+    use std::time::Duration;
+
+    const NATIVE: RunSettings = RunSettings {
+        tool: Tool::Native,
+        keep_files: false,
+        destructive: false,
+        layout: true,
+    };
+
+    fn prepared(
+        dir: &Path,
+        kind: EtcdKind,
+        job: &JobOptions,
+        run: RunSettings,
+        ms: u64,
+    ) -> Result<&'static str, String> {
+        match prepare(dir, kind, true, job, run, Duration::from_millis(ms)) {
+            Ok(EtcdCheck::Job { .. }) => Ok("job"),
+            Ok(EtcdCheck::Server { .. }) => Ok("server"),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn prepare_checks_in_order_and_picks_the_runner() {
+        let d = tempfile::tempdir().unwrap();
+        let none = JobOptions::default();
+        let fio = RunSettings {
+            tool: Tool::Fio,
+            ..NATIVE
+        };
+        assert_eq!(
+            prepared(d.path(), EtcdKind::Etcd, &none, NATIVE, 10),
+            Ok("job")
+        );
+        assert_eq!(
+            prepared(d.path(), EtcdKind::EtcdServer, &none, NATIVE, 10),
+            Ok("server")
+        );
+        // The directory first, then the threshold, then what the kind refuses.
+        let missing = d.path().join("missing");
+        let e = prepared(&missing, EtcdKind::EtcdServer, &none, fio, 0).unwrap_err();
+        assert!(e.contains("does not exist"), "{e}");
+        let e = prepared(d.path(), EtcdKind::EtcdServer, &none, fio, 0).unwrap_err();
+        assert!(e.contains("--threshold 0"), "{e}");
+        let e = prepared(d.path(), EtcdKind::EtcdServer, &none, fio, 10).unwrap_err();
+        assert!(e.contains("fio cannot run the etcd-server model"), "{e}");
+        let read = JobOptions {
+            rw: Some(Rw::Read),
+            ..JobOptions::default()
+        };
+        let e = prepared(d.path(), EtcdKind::EtcdServer, &read, NATIVE, 10).unwrap_err();
+        assert!(e.contains("takes no job options (got --rw)"), "{e}");
+        let e = prepared(d.path(), EtcdKind::Etcd, &read, NATIVE, 10).unwrap_err();
+        assert!(e.contains("--rw read issues no writes to sync"), "{e}");
+        let f = d.path().join("file");
+        std::fs::write(&f, b"x").unwrap();
+        let e = prepared(&f, EtcdKind::Etcd, &none, NATIVE, 10).unwrap_err();
+        assert!(e.contains("is not a directory"), "{e}");
+    }
 }

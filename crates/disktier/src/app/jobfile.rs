@@ -9,9 +9,13 @@ use disktier_engine::fio::{self, DocContext};
 use disktier_engine::jobfile::{self, FileJob, JobFile};
 use disktier_engine::jobset;
 use disktier_engine::result::{GroupEntry, JobEntry, JobFileDoc};
-use disktier_engine::{EngineError, IoEngineKind, Job, Measured, RunOptions, SCHEMA_VERSION};
+use disktier_engine::{
+    EngineError, IoEngineKind, Job, Measured, ProgressFn, RunOptions, SCHEMA_VERSION,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// Whether `path` is a fio job file rather than a target: a regular file named `*.fio`, or one
 /// whose first line that is not blank or a comment is a `[section]` header.
@@ -496,6 +500,71 @@ pub fn render_text(doc: &JobFileDoc) -> String {
         }
     }
     s
+}
+
+/// A job file's run: its document (as printed and saved) and each job's result.
+pub struct FileRun {
+    pub doc: JobFileDoc,
+    pub outs: Vec<JobOut>,
+    /// A signal stopped it: the figures are partial.
+    pub interrupted: bool,
+}
+
+/// `bench FILE.fio`: reads the file's jobs (as fio would when fio runs them: `lenient`), runs
+/// them with `run`'s settings and returns the run's document. `misfits` are the options given
+/// beside the file that cannot apply to it (its jobs take theirs from the file): refused. A run
+/// that completed no I/O at all is refused ([`check_measured`]). `stop` and `progress` come
+/// from the front end.
+pub fn run(
+    path: &Path,
+    run: super::measure::RunSettings,
+    misfits: &[&str],
+    stop: Arc<AtomicBool>,
+    progress: Option<Arc<ProgressFn>>,
+) -> anyhow::Result<FileRun> {
+    if !misfits.is_empty() {
+        bail!(
+            "{} is a fio job file: its jobs take their options from the file, so {} cannot apply; put them in its [global] section",
+            path.display(),
+            misfits.join(", ")
+        );
+    }
+    let lenient = run.tool == Tool::Fio;
+    let loaded = load_jobs(path, lenient, &FileOptions)?;
+    let opts = RunOptions {
+        stop,
+        progress,
+        keep_files: run.keep_files,
+        destructive: run.destructive,
+        layout: run.layout,
+        io_log: None,
+        profile: None,
+        quick: false,
+    };
+    let started_at = disktier_engine::now_rfc3339();
+    let (engine, mut outs) = measure_file(&loaded.file, path, &loaded.jobs, run.tool, &opts)?;
+    check_measured(path, &mut outs)?;
+    Ok(FileRun {
+        doc: loaded.document(engine, &started_at, &outs),
+        interrupted: outs.iter().any(|o| o.measured.doc.interrupted),
+        outs,
+    })
+}
+
+/// One exported run per job, labelled with the job's name and place in the file (two
+/// sections, or fio's numjobs clones, may share a name).
+pub fn metrics(outs: &[JobOut]) -> Vec<crate::exposition::RunMetrics> {
+    use crate::exposition::{local_node, RunMetrics};
+    outs.iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let d = &o.measured.doc;
+            let mut m = RunMetrics::from_doc("bench", &local_node(d), d);
+            m.labels.extra.push(("job", o.name.clone()));
+            m.labels.extra.push(("job_index", i.to_string()));
+            m
+        })
+        .collect()
 }
 
 /// As for one job: a run of the file that completed no I/O at all is not a result (an error,

@@ -41,6 +41,7 @@ pub struct RunSettings {
 
 /// What to measure: a target, a profile and/or job options, and the run's settings, as any front
 /// end (a command, a fleet node, a job file's runner) gives them.
+#[derive(Clone)]
 pub struct Request<'a> {
     pub target: &'a Path,
     pub profile: Option<Profile>,

@@ -24,6 +24,7 @@ pub mod repeat;
 pub mod report;
 pub mod save;
 pub mod simulate;
+pub mod target;
 pub mod tracelog;
 pub mod tracestats;
 

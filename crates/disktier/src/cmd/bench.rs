@@ -10,6 +10,7 @@ pub use super::runargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};
 use crate::app::job::{self, JobOptions};
 use crate::app::measure::Request;
+use crate::app::target::BenchTarget;
 use anyhow::{bail, Result};
 use disktier_engine::{DirStats, RunDoc};
 use disktier_units::{fmt_ns, Bytes};
@@ -49,52 +50,17 @@ pub struct Args {
     pub job: JobOptions,
 }
 
-/// The target: the positional one, or fio's `--filename`/`--directory`. fio's `--directory`
-/// names a directory to create files in; a recipe that gives it a device (the bcache-on-EBS
-/// recipe's `--directory=/dev/<device dir>`) is told what fio would do, not run on the device.
-fn target_of(args: &Args) -> Result<PathBuf> {
-    if let Some(d) = &args.directory {
-        use std::os::unix::fs::FileTypeExt;
-        // fio refuses anything but a directory ("is not a directory"): a mistyped directory
-        // must not become a file measured on whatever disk holds its parent (QA).
-        return match std::fs::metadata(d) {
-            Ok(m) if m.is_dir() => Ok(d.clone()),
-            Ok(m) if m.file_type().is_block_device() => bail!(
-                "--directory names a directory to create files in (as in fio), and {} is a block device: to measure the device itself, give it as the target (`disktier bench {} ...`) or as --filename",
-                d.display(),
-                d.display()
-            ),
-            Ok(_) => bail!(
-                "--directory {} is not a directory (as fio says too): give an existing directory, or the file as --filename",
-                d.display()
-            ),
-            Err(e) => bail!(
-                "--directory {}: {e}: create the directory first (fio does not create it either)",
-                d.display()
-            ),
-        };
-    }
-    match (&args.target, &args.filename) {
-        (Some(t), _) | (None, Some(t)) => Ok(t.clone()),
-        (None, None) => {
-            bail!("give a target: a file, directory or block device (or --directory / --filename)")
-        }
-    }
-}
-
 pub fn run(ctx: &Ctx, args: Args) -> Result<Outcome> {
-    let target = target_of(&args)?;
-    if crate::app::jobfile::is_job_file(&target) {
-        return super::jobfile::run(ctx, &target, &args.run, &job_file_misfits(&args));
-    }
-    // QA: `bench nothere.fio` said "no workload for nothere.fio".
-    if target.extension().is_some_and(|e| e == "fio") && std::fs::symlink_metadata(&target).is_err()
-    {
-        bail!(
-            "{} does not exist: give the path of a fio job file to run it, or a file, directory or device to bench",
-            target.display()
-        );
-    }
+    let target = match crate::app::target::bench_target(
+        args.target.as_deref(),
+        args.filename.as_deref(),
+        args.directory.as_deref(),
+    )? {
+        BenchTarget::JobFile(file) => {
+            return super::jobfile::run(ctx, &file, &args.run, &job_file_misfits(&args));
+        }
+        BenchTarget::Target(t) => t,
+    };
     let profile = args.profile.as_deref().map(job::profile).transpose()?;
     let io_log = match &args.trace {
         Some(_) if args.run.engine == EngineChoice::Fio => {

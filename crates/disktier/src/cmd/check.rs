@@ -6,15 +6,13 @@
 
 use super::bench::{self, RunArgs};
 use super::{Ctx, Outcome};
-use crate::app::check;
+use crate::app::check::{self, EtcdCheck, EtcdKind};
 use crate::app::job::JobOptions;
 use crate::app::judge;
-use crate::app::measure::Request;
 use crate::app::repeat::OneRun;
 use crate::app::SCHEMA_VERSION;
 use anyhow::bail;
 use disktier_engine::verdict::EtcdCriteria;
-use disktier_engine::Profile;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -29,17 +27,18 @@ pub enum What {
     Etcd(EtcdArgs),
 }
 
-/// The etcd profiles `check etcd` accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EtcdProfile {
-    /// etcd's classic job: 2300-byte writes, fdatasync after each, 22 MiB (etcd docs).
-    Etcd,
-    /// The current OpenShift etcd-perf job: 8000-byte writes, 100 MiB, 60 s time-based.
-    EtcdOpenshift,
-    /// What a running etcd server does: WAL appends into preallocated 64 MB segments, one
-    /// fdatasync per batch, at 150 puts/s, while bbolt commits every 100 ms (two fdatasyncs).
-    /// Judges the WAL fdatasync p99 and the backend commit p99 (etcd docs: under 25 ms).
-    EtcdServer,
+value_enum! {
+    /// The etcd profiles `check etcd` accepts.
+    pub enum EtcdProfile => EtcdKind {
+        /// etcd's classic job: 2300-byte writes, fdatasync after each, 22 MiB (etcd docs).
+        Etcd,
+        /// The current OpenShift etcd-perf job: 8000-byte writes, 100 MiB, 60 s time-based.
+        EtcdOpenshift,
+        /// What a running etcd server does: WAL appends into preallocated 64 MB segments, one
+        /// fdatasync per batch, at 150 puts/s, while bbolt commits every 100 ms (two fdatasyncs).
+        /// Judges the WAL fdatasync p99 and the backend commit p99 (etcd docs: under 25 ms).
+        EtcdServer,
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -94,29 +93,27 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
     let Some(dir) = a.dir.clone() else {
         return live(ctx, &a);
     };
-    let a = EtcdArgs {
-        dir: Some(dir.clone()),
-        ..a
+    let prepared = check::prepare(
+        &dir,
+        a.profile.into(),
+        a.quick,
+        &a.job,
+        (&a.run).into(),
+        a.threshold,
+    )?;
+    let (request, criteria) = match prepared {
+        EtcdCheck::Job { request, criteria } => (request, criteria),
+        EtcdCheck::Server {
+            dir,
+            quick,
+            criteria,
+        } => return etcd_server(ctx, dir, quick, criteria),
     };
-    let a_dir = dir;
-    check::etcd_dir(&a_dir)?;
-    let criteria = check::criteria(a.threshold)?;
-    let profile = match a.profile {
-        EtcdProfile::Etcd => Profile::Etcd,
-        EtcdProfile::EtcdOpenshift => Profile::EtcdOpenshift,
-        EtcdProfile::EtcdServer => return etcd_server(ctx, &a, &a_dir, criteria),
-    };
-    let request = || Request {
-        target: &a_dir,
-        profile: Some(profile),
-        quick: a.quick,
-        job: &a.job,
-        run: (&a.run).into(),
-        io_log: None,
-    };
-    check::refuse_unsynced(&request())?;
     let one = |label: String| -> anyhow::Result<(OneRun, Vec<String>)> {
-        check::judged(super::progress::measure(ctx, &label, request())?, criteria)
+        check::judged(
+            super::progress::measure(ctx, &label, request.clone())?,
+            criteria,
+        )
     };
     if a.repeat > 1 {
         return super::repeat::repeat(ctx, "check", a.repeat, |i| {
@@ -171,19 +168,13 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
 /// commit p99 the second one; both must be within their limits.
 fn etcd_server(
     ctx: &Ctx,
-    a: &EtcdArgs,
     dir: &std::path::Path,
+    quick: bool,
     criteria: EtcdCriteria,
 ) -> anyhow::Result<Outcome> {
-    let j = check::etcd_server(
-        dir,
-        a.quick,
-        &a.job,
-        a.run.engine.into(),
-        criteria,
-        super::progress::stop_flag(),
-        &|m| ctx.note(m),
-    )?;
+    let j = check::etcd_server(dir, quick, criteria, super::progress::stop_flag(), &|m| {
+        ctx.note(m)
+    })?;
     let value = serde_json::to_value(j.document())?;
     bench::finish_value(ctx, "check", &j.doc, &value, &j.lines)?;
     Ok(if j.pass { Outcome::Pass } else { Outcome::Fail })

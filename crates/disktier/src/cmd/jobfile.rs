@@ -4,12 +4,9 @@
 //! `bench --OPTION` does. This prints the run per job and per reporting group and saves it
 //! as one run. `--engine fio` hands the same file to fio.
 
-use super::runargs::{EngineChoice, RunArgs};
+use super::runargs::RunArgs;
 use super::{progress, Ctx, Outcome};
-use crate::app::jobfile::{load_jobs, measure_file, FileOptions};
-use crate::exposition::{self, RunMetrics};
 use anyhow::bail;
-use disktier_engine::RunOptions;
 use disktier_units::fmt_ns;
 use serde_json::Value;
 use std::path::Path;
@@ -17,49 +14,21 @@ use std::path::Path;
 /// `bench JOBFILE`: runs the file's jobs with `run`'s engine and settings. `misfits` are the
 /// options given that cannot apply to a job file (refused).
 pub fn run(ctx: &Ctx, target: &Path, run: &RunArgs, misfits: &[&str]) -> anyhow::Result<Outcome> {
-    if !misfits.is_empty() {
-        bail!(
-            "{} is a fio job file: its jobs take their options from the file, so {} cannot apply; put them in its [global] section",
-            target.display(),
-            misfits.join(", ")
-        );
-    }
-    let lenient = run.engine == EngineChoice::Fio;
-    let loaded = load_jobs(target, lenient, &FileOptions)?;
-    let opts = RunOptions {
-        stop: progress::stop_flag(),
-        progress: progress::reporter(ctx, "jobs"),
-        keep_files: run.keep_files,
-        destructive: run.destructive,
-        layout: !run.no_layout,
-        io_log: None,
-        profile: None,
-        quick: false,
-    };
-    let started_at = disktier_engine::now_rfc3339();
-    let result = measure_file(&loaded.file, target, &loaded.jobs, run.engine.into(), &opts);
+    let result = crate::app::jobfile::run(
+        target,
+        run.into(),
+        misfits,
+        progress::stop_flag(),
+        progress::reporter(ctx, "jobs"),
+    );
     progress::clear();
-    let (engine, mut outs) = result?;
-    crate::app::jobfile::check_measured(target, &mut outs)?;
-    let interrupted = outs.iter().any(|o| o.measured.doc.interrupted);
-    let value = serde_json::to_value(loaded.document(engine, &started_at, &outs))?;
-    // One run per job, labelled with the job's name and place in the file (two sections, or
-    // fio's numjobs clones, may share a name).
-    let metrics: Vec<RunMetrics> = outs
-        .iter()
-        .enumerate()
-        .map(|(i, o)| {
-            let d = &o.measured.doc;
-            let mut m = RunMetrics::from_doc("bench", &exposition::local_node(d), d);
-            m.labels.extra.push(("job", o.name.clone()));
-            m.labels.extra.push(("job_index", i.to_string()));
-            m
-        })
-        .collect();
+    let r = result?;
+    let value = serde_json::to_value(&r.doc)?;
+    let metrics = crate::app::jobfile::metrics(&r.outs);
     save_and_print(ctx, "bench", &value, |ctx| {
-        ctx.export_run_metrics("bench", &metrics, interrupted)
+        ctx.export_run_metrics("bench", &metrics, r.interrupted)
     })?;
-    if interrupted {
+    if r.interrupted {
         bail!("interrupted by a signal: the result above is partial (created files were removed unless --keep-files)");
     }
     Ok(Outcome::Pass)

@@ -1,0 +1,109 @@
+//! What `bench` runs on: a fio job file, or a target (a file, a directory or a block device)
+//! given as the positional argument or in fio's spellings (`--filename`, `--directory`).
+
+use super::jobfile::is_job_file;
+use anyhow::bail;
+use std::path::{Path, PathBuf};
+
+/// A fio job file to run, or a target to measure.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BenchTarget {
+    JobFile(PathBuf),
+    Target(PathBuf),
+}
+
+/// The target `bench` was given, and whether it is a job file ([`is_job_file`]). A `*.fio`
+/// that does not exist is refused by that name (QA: `bench nothere.fio` said "no workload for
+/// nothere.fio").
+pub fn bench_target(
+    positional: Option<&Path>,
+    filename: Option<&Path>,
+    directory: Option<&Path>,
+) -> anyhow::Result<BenchTarget> {
+    let target = given_target(positional, filename, directory)?;
+    if is_job_file(&target) {
+        return Ok(BenchTarget::JobFile(target));
+    }
+    if target.extension().is_some_and(|e| e == "fio") && std::fs::symlink_metadata(&target).is_err()
+    {
+        bail!(
+            "{} does not exist: give the path of a fio job file to run it, or a file, directory or device to bench",
+            target.display()
+        );
+    }
+    Ok(BenchTarget::Target(target))
+}
+
+/// The target: the positional one, or fio's `--filename`/`--directory`. fio's `--directory`
+/// names a directory to create files in; a recipe that gives it a device (the bcache-on-EBS
+/// recipe's `--directory=/dev/<device dir>`) is told what fio would do, not run on the device.
+fn given_target(
+    positional: Option<&Path>,
+    filename: Option<&Path>,
+    directory: Option<&Path>,
+) -> anyhow::Result<PathBuf> {
+    if let Some(d) = directory {
+        use std::os::unix::fs::FileTypeExt;
+        // fio refuses anything but a directory ("is not a directory"): a mistyped directory
+        // must not become a file measured on whatever disk holds its parent (QA).
+        return match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => Ok(d.to_path_buf()),
+            Ok(m) if m.file_type().is_block_device() => bail!(
+                "--directory names a directory to create files in (as in fio), and {} is a block device: to measure the device itself, give it as the target (`disktier bench {} ...`) or as --filename",
+                d.display(),
+                d.display()
+            ),
+            Ok(_) => bail!(
+                "--directory {} is not a directory (as fio says too): give an existing directory, or the file as --filename",
+                d.display()
+            ),
+            Err(e) => bail!(
+                "--directory {}: {e}: create the directory first (fio does not create it either)",
+                d.display()
+            ),
+        };
+    }
+    match (positional, filename) {
+        (Some(t), _) | (None, Some(t)) => Ok(t.to_path_buf()),
+        (None, None) => {
+            bail!("give a target: a file, directory or block device (or --directory / --filename)")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_target_and_fios_spellings() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        let t = |a: Option<&Path>, f: Option<&Path>, dir: Option<&Path>| {
+            bench_target(a, f, dir).map_err(|e| e.to_string())
+        };
+        assert_eq!(t(Some(p), None, None), Ok(BenchTarget::Target(p.into())));
+        assert_eq!(t(None, Some(p), None), Ok(BenchTarget::Target(p.into())));
+        assert_eq!(t(None, None, Some(p)), Ok(BenchTarget::Target(p.into())));
+        assert!(t(None, None, None)
+            .unwrap_err()
+            .starts_with("give a target"));
+        let file = p.join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let e = t(None, None, Some(&file)).unwrap_err();
+        assert!(e.contains("is not a directory (as fio says too)"), "{e}");
+        let e = t(None, None, Some(&p.join("nothere"))).unwrap_err();
+        assert!(e.contains("create the directory first"), "{e}");
+        let e = t(Some(&p.join("nothere.fio")), None, None).unwrap_err();
+        assert!(
+            e.ends_with("or a file, directory or device to bench"),
+            "{e}"
+        );
+        let job = p.join("j.fio");
+        std::fs::write(&job, "[a]\nrw=read\n").unwrap();
+        assert_eq!(
+            t(Some(&job), None, None),
+            Ok(BenchTarget::JobFile(job.clone()))
+        );
+    }
+}
