@@ -5,10 +5,11 @@
 use super::save::StoreConfig;
 use crate::exposition::RunMetrics;
 use anyhow::Context;
-use disktier_fleet::kube_run::RunSpec;
+use disktier_fleet::kube_run::{self, ClientOptions, Progress, RunOutcome, RunSpec};
 use disktier_fleet::manifest;
 use disktier_fleet::result::{tag_document, FleetTag};
 use disktier_fleet::summary::NodeReport;
+use disktier_fleet::summary::{self, Summary};
 
 /// The fleet run's id: `given` (`--run-id`) checked, else a new one in the store's run id
 /// shape (time, then random hex), lowercase so it is a valid label value.
@@ -20,6 +21,30 @@ pub fn run_id(given: Option<&str>) -> anyhow::Result<String> {
         }
         None => disktier_store::model::new_id(),
     })
+}
+
+/// A fleet run as it ended: the cluster's outcome (its nodes saved, each with its run id) and
+/// what they add up to.
+pub struct FleetRun {
+    pub outcome: RunOutcome,
+    pub summary: Summary,
+}
+
+/// Runs `spec` on the cluster `client` reaches (one Job per node, `progress` hearing each
+/// step), saves each measured node's document ([`save_results`]) and sums the nodes up.
+pub fn run(
+    store: &StoreConfig,
+    spec: &RunSpec,
+    client: &ClientOptions,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> anyhow::Result<FleetRun> {
+    let mut outcome = kube_run::block_on(async {
+        let client = kube_run::client(client).await?;
+        kube_run::run(&client, spec, progress).await
+    })??;
+    save_results(store, spec, &mut outcome.nodes)?;
+    let summary = summary::summarize(&outcome.nodes);
+    Ok(FleetRun { outcome, summary })
 }
 
 /// Saves each measured node's document as a run of the node command's kind, grouped by the

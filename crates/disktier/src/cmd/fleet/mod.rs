@@ -17,7 +17,7 @@ use disktier_fleet::manifest::{self, JobConfig, JobOptions, PullPolicy};
 use disktier_fleet::rbac::{self, Who};
 use disktier_fleet::select::Selection;
 use disktier_fleet::summary;
-use results::{export_metrics, save};
+use results::export_metrics;
 use std::path::PathBuf;
 use std::time::Duration;
 use text::{note, progress_line, summary_text, table};
@@ -209,15 +209,17 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
     // session) must not end the process there, so a line that cannot be written is dropped
     // and the run goes on to its cleanup and saves what finished.
     let mut on_progress = |p: Progress<'_>| note(ctx, progress_line(&p));
-    let opts = a.cluster.client_options();
-    let outcome = kube_run::block_on(async {
-        let client = kube_run::client(&opts).await?;
-        kube_run::run(&client, &spec, &mut on_progress).await
-    })??;
-    let mut nodes = outcome.nodes;
-    save(ctx, &spec, &mut nodes)?;
-    let sum = summary::summarize(&nodes);
-    export_metrics(ctx, &spec, &nodes, outcome.interrupted.is_some())?;
+    let app::fleet::FleetRun {
+        outcome,
+        summary: sum,
+    } = app::fleet::run(
+        &ctx.store(),
+        &spec,
+        &a.cluster.client_options(),
+        &mut on_progress,
+    )?;
+    let nodes = &outcome.nodes;
+    export_metrics(ctx, &spec, nodes, outcome.interrupted.is_some())?;
     // A reader that stopped reading (`| head`) gets no more output, but the exit status is
     // still the nodes' (the results are saved already).
     if ctx.prometheus() {
@@ -238,7 +240,7 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
     } else {
         crate::out::print(&format!(
             "{}{}fleet run {}: `disktier history --group {}`, `disktier report --group {}`\n",
-            table(&nodes),
+            table(nodes),
             summary_text(&sum),
             outcome.run_id,
             outcome.run_id,
@@ -259,7 +261,7 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
         0 => Ok(Outcome::Pass),
         1 => Ok(Outcome::Fail),
         // The table above has every reason in full; the error line counts them by kind.
-        _ => bail!(summary::unmeasured_message(&nodes)),
+        _ => bail!(summary::unmeasured_message(nodes)),
     }
 }
 

@@ -1,17 +1,11 @@
-//! Each measured node's result: saved in the store as a run of the node command's kind, and
-//! exported as Prometheus metrics with the node's name (the work is `app::fleet`'s).
+//! Each measured node's result exported as Prometheus metrics with the node's name (the runs
+//! are `app::fleet::node_metrics`; `app::fleet::run` saved them).
 
 use super::super::Ctx;
 use super::text::note;
-use crate::app::fleet::{node_metrics, save_results};
+use crate::app::fleet::node_metrics;
 use disktier_fleet::kube_run::RunSpec;
 use disktier_fleet::summary::NodeReport;
-
-/// Saves each measured node's document as a run of the node command's kind, grouped by the
-/// fleet run and tagged with the node's name, instance type and zone.
-pub(super) fn save(ctx: &Ctx, spec: &RunSpec, nodes: &mut [NodeReport]) -> anyhow::Result<()> {
-    save_results(&ctx.store(), spec, nodes)
-}
 
 /// `--format prometheus` / `--textfile-dir`: each measured node's run as the same families
 /// `check` and `bench` write on the node itself, with that node's name as the `node` label.
