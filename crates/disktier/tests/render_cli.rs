@@ -466,3 +466,53 @@ fn render_refuses_what_qa_found() {
         ]))
         .stdout_ok();
 }
+
+/// Regression (audit): the MachineSet's instance type was looked up in the embedded catalog
+/// only, so a type `--catalog` adds was "not in disktier's catalog".
+#[test]
+fn the_machinesets_instance_type_is_looked_up_with_the_catalog_overlay() {
+    let d = tempfile::tempdir().unwrap();
+    let over = d.path().join("ours.toml");
+    std::fs::write(
+        &over,
+        r#"
+[[instance]]
+name = "m9zd.large"
+cloud = "aws"
+store = { count = 1, size_gb = 118 }
+source = "our own test"
+date = "2026-11"
+"#,
+    )
+    .unwrap();
+    let args = [
+        "--machineset",
+        "--instance-type",
+        "m9zd.large",
+        "--cluster-id",
+        "c1",
+    ];
+    let without = disktier()
+        .arg("render")
+        .args(cli_cases::OPENSHIFT)
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&without.stderr);
+    assert!(
+        err.contains("m9zd.large is not in disktier's catalog"),
+        "{err}"
+    );
+    let with = disktier()
+        .arg("--catalog")
+        .arg(&over)
+        .arg("render")
+        .args(cli_cases::OPENSHIFT)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(with.status.success());
+    let err = String::from_utf8_lossy(&with.stderr);
+    assert!(!err.contains("not in disktier's catalog"), "{err}");
+    assert!(String::from_utf8_lossy(&with.stdout).contains("m9zd.large"));
+}

@@ -8,7 +8,6 @@ use super::{print_json, Ctx, Outcome};
 use crate::app::render::{local_disks, write_files};
 use crate::app::SCHEMA_VERSION;
 use clap::Subcommand;
-use disktier_catalog::Catalog;
 use disktier_disks::render::{
     Aks, AksConfig, Bcache, BcacheConfig, BcacheMode, CloudInit, Eks, EksConfig, FileKind, Gke,
     GkeConfig, Intent, IntentInput, LocalStorageStrategy, Lvmcache, LvmcacheConfig, LvmcacheMode,
@@ -279,14 +278,15 @@ pub struct LvmcacheArgs {
     pub sequential_cutoff: Option<String>,
 }
 
-/// Builds the checked renderer for what the user typed.
-fn renderer(cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
+/// Builds the checked renderer for what the user typed; the MachineSet's instance type is
+/// looked up in the catalog `--catalog` extends.
+fn renderer(ctx: &Ctx, cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
     Ok(match cmd {
         PlatformCmd::Openshift(a) => {
             let machineset = if a.machineset {
                 let instance_type = a.instance_type.unwrap_or_default();
                 Some(MachineSetConfig {
-                    local_disks: local_disks(&Catalog::embedded(), &instance_type),
+                    local_disks: local_disks(&super::catalog::load(ctx)?, &instance_type),
                     instance_type,
                     cluster_id: a.cluster_id.unwrap_or_default(),
                     region: a.region,
@@ -410,7 +410,7 @@ fn stdout_text(rendered: &Rendered) -> String {
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    let renderer = renderer(args.platform)?;
+    let renderer = renderer(ctx, args.platform)?;
     let rendered = renderer.render()?;
     let platform = rendered.platform.name();
     let status = match &args.out {
