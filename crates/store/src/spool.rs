@@ -101,6 +101,15 @@ pub struct Spool {
     dir: PathBuf,
 }
 
+/// A file of the spool read back: the run it holds, or why it is not a spooled run.
+#[derive(Debug)]
+pub struct Listed {
+    /// The spool file.
+    pub file: PathBuf,
+    /// The run, or why the file is not one ([`Spool::read`]'s reason).
+    pub run: std::result::Result<Spooled, String>,
+}
+
 /// What a flush did.
 #[derive(Debug, Default, Serialize)]
 pub struct Flushed {
@@ -178,6 +187,18 @@ impl Spool {
         };
         v.sort();
         v
+    }
+
+    /// Every spooled file, oldest first ([`Spool::files`]), each read and classified: a run, or
+    /// a file that is not one (listed, not skipped, so the user can look at it).
+    pub fn list(&self) -> Vec<Listed> {
+        self.files()
+            .into_iter()
+            .map(|file| Listed {
+                run: Self::read(&file),
+                file,
+            })
+            .collect()
     }
 
     /// Reads one spooled file (a regular file, not followed through a symlink).
@@ -269,7 +290,19 @@ mod tests {
         let s = Spool::read(&path).unwrap();
         assert_eq!(s.id, id);
         assert_eq!(s.doc, doc);
-        assert_eq!(sp.files(), vec![path]);
+        assert_eq!(sp.files(), vec![path.clone()]);
+        // A file that is not a spooled run is listed with why, in name order; hidden and
+        // non-JSON files are not spool files.
+        let bad = t.path().join("spool/00-bad.json");
+        std::fs::write(&bad, "{").unwrap();
+        std::fs::write(t.path().join("spool/.tmp.json"), "{").unwrap();
+        std::fs::write(t.path().join("spool/notes.txt"), "{").unwrap();
+        let listed = sp.list();
+        assert_eq!(listed.len(), 2);
+        assert_eq!(listed[0].file, bad);
+        assert!(listed[0].run.as_ref().unwrap_err().contains("EOF"));
+        assert_eq!(listed[1].file, path);
+        assert_eq!(listed[1].run.as_ref().unwrap().id, id);
         for bad in [
             &b"{"[..],
             br#"{"schema_version":1,"id":"../../etc","created_at":"t","kind":"check","group_id":null,"intended_store":"x","reason":"r","doc":{}}"#,

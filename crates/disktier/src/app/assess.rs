@@ -19,6 +19,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+mod options;
+pub use options::Options;
+
 /// The suite, in the order it runs: the etcd verdict first, because it is the question most users
 /// come with (the OpenShift instance-disk recipe [recipe-ocp-instance-disk]), then the GKE
 /// local-SSD recipe's jobs [recipe-gke-local-ssd], then the instance-store performance recipe's
@@ -43,6 +46,8 @@ pub struct Request {
     /// With --all-local a target that cannot be written is skipped, not an error.
     pub lenient: bool,
     pub tool: Tool,
+    /// Where the HTML report goes (None: no report).
+    pub report: Option<PathBuf>,
 }
 
 /// What the caller sees while the assessment runs, and where runs go.
@@ -64,11 +69,11 @@ pub struct Assessment {
     pub targets: Vec<TargetOut>,
     /// Disks and targets that were not assessed, and why.
     pub skipped: Vec<Skipped>,
-    /// The runs as the store keeps them, for the report.
-    pub stored: Vec<StoredRun>,
     /// Every measured run, for the Prometheus exposition.
     pub docs: Vec<RunDoc>,
     pub interrupted: bool,
+    /// The HTML report written, if any.
+    pub report: Option<PathBuf>,
 }
 
 impl Assessment {
@@ -230,14 +235,27 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             break;
         }
     }
+    let report = match report_to_write(req.report.as_deref(), !stored.is_empty()) {
+        Some(path) => {
+            super::report::write_report(&stored, None, path)?;
+            Some(path.to_path_buf())
+        }
+        None => None,
+    };
     Ok(Assessment {
         assess_id,
         targets: outs,
         skipped,
-        stored,
         docs,
         interrupted: stop.load(Ordering::SeqCst),
+        report,
     })
+}
+
+/// The report is written when one was asked for and a run was saved (an assessment that ran
+/// nothing leaves no report, and no old one overwritten).
+fn report_to_write(report: Option<&Path>, any_run: bool) -> Option<&Path> {
+    report.filter(|_| any_run)
 }
 
 /// Filesystems that live on a local block device (the kernel's names); tmpfs, overlays and
@@ -430,5 +448,14 @@ mod tests {
             got,
             vec![std::path::PathBuf::from("/"), "/var/lib/containers".into()]
         );
+    }
+
+    #[test]
+    fn report_only_when_asked_for_and_a_run_was_saved() {
+        use std::path::Path;
+        let r = Some(Path::new("r.html"));
+        assert_eq!(super::report_to_write(r, true), r);
+        assert_eq!(super::report_to_write(r, false), None);
+        assert_eq!(super::report_to_write(None, true), None);
     }
 }

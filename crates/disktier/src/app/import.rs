@@ -1,11 +1,78 @@
-//! Import: results other tools produced (the etcd-perf image's text, one job of fio's JSON) as result documents, judged as a measured run is.
+//! Import: results other tools produced (the etcd-perf image's text, one job or every job of
+//! fio's JSON) as result documents, judged as a measured run is.
 
 use super::judge;
 use disktier_engine::etcdperf;
-use disktier_engine::fio::FioMeasured;
+use disktier_engine::fio::{self, DocContext, FioMeasured};
+use disktier_engine::result::Verdict;
 use disktier_engine::verdict;
 use disktier_engine::RunDoc;
 use std::path::Path;
+
+/// `import fio`'s options, as typed.
+pub struct FioOptions<'a> {
+    /// The file fio wrote; `-` is standard input.
+    pub file: &'a Path,
+    /// The built-in profile the job corresponds to, recorded with the result.
+    pub profile: Option<&'a str>,
+    /// Which job of the file to import (without `jobs`).
+    pub job: usize,
+    /// Import every job as one job-file document.
+    pub jobs: bool,
+}
+
+/// What `import fio` read.
+pub enum FioImport {
+    /// With `jobs`: the job-file document, as `bench JOBFILE` saves it.
+    Jobs(serde_json::Value),
+    /// One job: its result document and its etcd verdict's lines.
+    Run(Box<RunDoc>, Vec<String>),
+}
+
+/// Reads fio's JSON as `o` asks: the profile named is checked first, then the input (standard
+/// input for `-`) is read capped, an unreadable file or one that is not text said apart.
+pub fn fio(o: FioOptions<'_>) -> anyhow::Result<FioImport> {
+    let profile = o.profile.map(super::job::profile).transpose()?;
+    let dc = DocContext {
+        profile: profile.map(|p| p.name().to_string()),
+        // The host that ran fio is not in its JSON: left empty rather than guessed.
+        ..DocContext::default()
+    };
+    let stdin = is_stdin(o.file);
+    if o.jobs {
+        // Read as a single job's import is: capped, and an unreadable file or one that is not
+        // text said apart.
+        let (text, name) = if stdin {
+            let name = "standard input".to_string();
+            (fio::read_capped(Ok(std::io::stdin()), &name)?, name)
+        } else {
+            let name = o.file.display().to_string();
+            (fio::read_capped(std::fs::File::open(o.file), &name)?, name)
+        };
+        let v = fio::parse(&text, &name)?;
+        let value = serde_json::to_value(super::jobfile::import_document(&v, &name)?)?;
+        return Ok(FioImport::Jobs(value));
+    }
+    let m = if stdin {
+        let text = fio::read_capped(Ok(std::io::stdin()), "standard input")?;
+        fio::import_text(&text, "standard input", o.job, dc)?
+    } else {
+        fio::import_file(o.file, o.job, dc)?
+    };
+    let (doc, extra) = fio_run(m);
+    Ok(FioImport::Run(Box::new(doc), extra))
+}
+
+/// `-` names standard input.
+fn is_stdin(file: &Path) -> bool {
+    file.as_os_str() == "-"
+}
+
+/// Whether an imported run with these verdicts passed: its `etcd` verdict (disktier's own, not
+/// the etcd-perf image's) settles it, as `check etcd` would; a run without one passes.
+pub fn passed(verdicts: &[Verdict]) -> bool {
+    !matches!(verdicts.iter().find(|v| v.name == "etcd"), Some(v) if !v.pass)
+}
 
 /// The etcd-perf image's output saved in `path` as a result document. The output holds no
 /// date: the file's modification time stands for when it ran.
@@ -44,4 +111,59 @@ pub fn fio_run(m: FioMeasured) -> (RunDoc, Vec<String>) {
         }
     }
     (doc, extra)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(name: &str, pass: bool) -> Verdict {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "metric": "sync.p99", "value": 1.0, "threshold": 2.0, "pass": pass
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_etcd_verdict_alone_settles_the_outcome() {
+        assert!(passed(&[]));
+        assert!(passed(&[
+            verdict("etcd-perf", false),
+            verdict("etcd", true)
+        ]));
+        assert!(!passed(&[
+            verdict("etcd-perf", true),
+            verdict("etcd", false)
+        ]));
+    }
+
+    #[test]
+    fn the_profile_is_checked_before_the_input_is_read() {
+        let o = FioOptions {
+            file: Path::new("/nonexistent/fio.json"),
+            profile: Some("nosuch"),
+            job: 0,
+            jobs: true,
+        };
+        let e = fio(o).err().unwrap().to_string();
+        assert!(e.starts_with("unknown profile `nosuch`"), "{e}");
+        assert!(is_stdin(Path::new("-")) && !is_stdin(Path::new("./-")));
+    }
+
+    #[test]
+    fn jobs_read_the_file_and_name_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("out.json");
+        std::fs::write(&f, "not json").unwrap();
+        for jobs in [true, false] {
+            let o = FioOptions {
+                file: &f,
+                profile: None,
+                job: 0,
+                jobs,
+            };
+            let e = format!("{:#}", fio(o).err().unwrap());
+            assert!(e.contains(&f.display().to_string()), "{e}");
+        }
+    }
 }

@@ -1,8 +1,9 @@
 //! The application's services, below the command line: measure a workload with either engine,
 //! judge a result, save it to the store (or the spool), and log the I/O as a trace; run a fio
-//! job file, import other tools' results, aggregate repeated runs, keep a plan within a budget,
+//! job file, import other tools' results, aggregate repeated runs, plan storage within a budget,
 //! price a volume, simulate and describe traces, choose a report's runs and write it, look up an
-//! instance type's local disks and write rendered files. They take plain typed requests, so
+//! instance type's local disks, write rendered files and set up (or undo) local disks. They take
+//! plain typed requests, so
 //! `bench`, `check`, `assess`, `import`, `trace record`, `interfere`, `fleet`'s node command and
 //! a job-file runner share one path: the `cmd` modules parse options, call one of these, and
 //! print. (`job::JobOptions` derives clap's parser, so the commands and job files read fio's
@@ -23,6 +24,7 @@ pub mod render;
 pub mod repeat;
 pub mod report;
 pub mod save;
+pub mod setup;
 pub mod simulate;
 pub mod target;
 pub mod tracelog;

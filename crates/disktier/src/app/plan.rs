@@ -1,11 +1,93 @@
 //! Plan: a storage plan kept within a monthly budget, and the hit-ratio curve a trace gives the planner.
 
+use super::price::{mibs, whole_gib};
 use disktier_catalog::fmt::usd;
 use disktier_catalog::plan::{Rejected, StoragePlan};
-use disktier_catalog::HitRatio;
+use disktier_catalog::{Catalog, HitRatio, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// What the user asked `plan` for, as plain values (unchecked).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The region to price in.
+    pub region: String,
+    /// Capacity in bytes; rounded up to whole GiB.
+    pub capacity: u64,
+    /// Sustained IOPS needed.
+    pub iops: Option<u64>,
+    /// Sustained throughput needed, bytes per second.
+    pub throughput: Option<u64>,
+    /// Weigh hybrid cache + HDD options.
+    pub allow_hybrid: bool,
+    /// The hit ratio assumed for hybrids (default [`DEFAULT_HIT_RATIO`]).
+    pub hit_ratio: Option<f64>,
+    /// A trace whose simulated hit-ratio curve the hybrids use (implies `allow_hybrid`).
+    pub trace: Option<PathBuf>,
+    /// The cache policy simulated with `trace`.
+    pub trace_policy: String,
+    /// The cache block size simulated with `trace`.
+    pub trace_block: u64,
+    /// Monthly budget in USD.
+    pub budget: Option<f64>,
+    /// The instance whose instance-store sibling to weigh.
+    pub instance: Option<String>,
+    /// Weigh instance store / local SSD.
+    pub allow_ephemeral: bool,
+}
+
+/// The plan `o` asks for from `cat`: the options checked in order (the first wrong one is
+/// named), the capacity rounded up to whole GiB, the hybrids' hit ratio assumed or simulated
+/// from the trace (`note` receives the simulator's warnings), then kept within the budget.
+pub fn plan(cat: &Catalog, o: &Options, note: &dyn Fn(&str)) -> anyhow::Result<StoragePlan> {
+    let req = request(o, |path| {
+        simulated_curve(path, &o.trace_policy, o.trace_block, note)
+    })?;
+    let mut p = disktier_catalog::plan::plan(cat, &req)?;
+    if let Some(b) = o.budget {
+        within_budget(&mut p, b)?;
+    }
+    Ok(p)
+}
+
+/// The planner's request for `o`; `curve` simulates the trace's hit ratios.
+fn request(
+    o: &Options,
+    curve: impl FnOnce(&Path) -> anyhow::Result<HitRatio>,
+) -> anyhow::Result<PlanRequest> {
+    if o.allow_ephemeral && o.instance.is_none() {
+        anyhow::bail!("--allow-ephemeral needs --instance TYPE (the instance whose instance-store sibling to weigh)");
+    }
+    if o.iops == Some(0) {
+        anyhow::bail!("--iops 0: leave --iops out when IOPS do not matter");
+    }
+    if o.throughput == Some(0) {
+        anyhow::bail!("--throughput 0: leave --throughput out when throughput does not matter");
+    }
+    if o.hit_ratio.is_some() && !o.allow_hybrid {
+        anyhow::bail!(
+            "--hit-ratio is the hit ratio of hybrid caches, which only --allow-hybrid weighs: add --allow-hybrid, or leave --hit-ratio out"
+        );
+    }
+    let capacity_gib = whole_gib(o.capacity.div_ceil(1 << 30) << 30, "--capacity")?;
+    let hit_ratio = match &o.trace {
+        None => HitRatio::Assumed(o.hit_ratio.unwrap_or(DEFAULT_HIT_RATIO)),
+        Some(path) => curve(path)?,
+    };
+    Ok(PlanRequest {
+        region: o.region.clone(),
+        requirements: Requirements {
+            capacity_gib,
+            iops: o.iops,
+            throughput_mibs: o.throughput.map(mibs),
+        },
+        allow_hybrid: o.allow_hybrid || o.trace.is_some(),
+        instance: o.instance.clone(),
+        allow_ephemeral: o.allow_ephemeral,
+        hit_ratio,
+    })
+}
 
 /// The hit-ratio curve of a trace, from the cache simulator (crates/cachesim): the planner asks
 /// it for each cache size it weighs. `note` receives a warning for the user (a trace without
@@ -137,6 +219,105 @@ fn sort_rejected_by_cost(rejected: &mut [Rejected], costs: &HashMap<String, f64>
 mod tests {
     use super::*;
     use disktier_catalog::plan::{Kind, OptionPerformance, PlanOption};
+
+    fn options() -> Options {
+        Options {
+            region: "us-east-1".into(),
+            capacity: 1,
+            iops: None,
+            throughput: None,
+            allow_hybrid: false,
+            hit_ratio: None,
+            trace: None,
+            trace_policy: "lru".into(),
+            trace_block: 4096,
+            budget: None,
+            instance: None,
+            allow_ephemeral: false,
+        }
+    }
+
+    fn no_trace(_: &Path) -> anyhow::Result<HitRatio> {
+        panic!("no trace to simulate")
+    }
+
+    #[test]
+    fn capacity_rounds_up_to_whole_gib_and_the_hit_ratio_defaults() {
+        let r = request(&options(), no_trace).unwrap();
+        assert_eq!(r.requirements.capacity_gib, 1);
+        assert!(!r.allow_hybrid);
+        assert!(matches!(r.hit_ratio, HitRatio::Assumed(h) if h == DEFAULT_HIT_RATIO));
+        let o = Options {
+            capacity: (5 << 30) + 1,
+            throughput: Some(3 << 20),
+            allow_hybrid: true,
+            hit_ratio: Some(0.5),
+            ..options()
+        };
+        let r = request(&o, no_trace).unwrap();
+        assert_eq!(r.requirements.capacity_gib, 6);
+        assert_eq!(r.requirements.throughput_mibs, Some(3.0));
+        assert!(r.allow_hybrid);
+        assert!(matches!(r.hit_ratio, HitRatio::Assumed(h) if h == 0.5));
+        assert_eq!(
+            request(
+                &Options {
+                    capacity: 0,
+                    ..options()
+                },
+                no_trace
+            )
+            .unwrap_err()
+            .to_string(),
+            "--capacity must be at least 1GiB"
+        );
+    }
+
+    #[test]
+    fn a_trace_switches_hybrids_on_with_its_simulated_curve() {
+        let o = Options {
+            trace: Some("t.dttrace".into()),
+            ..options()
+        };
+        let r = request(&o, |p| {
+            assert_eq!(p, Path::new("t.dttrace"));
+            Ok(HitRatio::Assumed(0.25))
+        })
+        .unwrap();
+        assert!(r.allow_hybrid);
+        assert!(matches!(r.hit_ratio, HitRatio::Assumed(h) if h == 0.25));
+    }
+
+    #[test]
+    fn options_are_checked_in_order() {
+        let all_wrong = Options {
+            allow_ephemeral: true,
+            iops: Some(0),
+            throughput: Some(0),
+            hit_ratio: Some(0.5),
+            capacity: 0,
+            ..options()
+        };
+        let first = |o: &Options| request(o, no_trace).unwrap_err().to_string();
+        assert!(first(&all_wrong).starts_with("--allow-ephemeral needs --instance TYPE"));
+        let o = Options {
+            allow_ephemeral: false,
+            ..all_wrong
+        };
+        assert!(first(&o).starts_with("--iops 0:"));
+        let o = Options { iops: None, ..o };
+        assert!(first(&o).starts_with("--throughput 0:"));
+        let o = Options {
+            throughput: None,
+            ..o
+        };
+        assert!(first(&o).starts_with("--hit-ratio is the hit ratio of hybrid caches"));
+        let o = Options {
+            hit_ratio: None,
+            ..o
+        };
+        assert_eq!(first(&o), "--capacity must be at least 1GiB");
+    }
 
     fn rejected(label: &str, nearest_cost: Option<f64>) -> Rejected {
         Rejected {

@@ -16,13 +16,23 @@ pub struct Described {
     pub stats: TraceStats,
 }
 
+/// The block size a trace is described at: a power of two (0 is not).
+fn check_block(block: u64) -> anyhow::Result<()> {
+    if block == 0 || !block.is_power_of_two() {
+        anyhow::bail!("--block {block} is not a power of two: try 4KiB");
+    }
+    Ok(())
+}
+
 /// Opens a trace for reading. The reader's errors name the file, so the context does not again.
 pub fn open_trace(path: &Path) -> anyhow::Result<Reader<std::io::BufReader<File>>> {
     Reader::open(path).context("cannot read the trace")
 }
 
-/// Reads the trace at `path` once and describes it at `block`-sized blocks.
+/// Reads the trace at `path` once and describes it at `block`-sized blocks (a power of two,
+/// checked before the trace is opened).
 pub fn describe(path: &Path, block: u64) -> anyhow::Result<Described> {
+    check_block(block)?;
     let mut rd = open_trace(path)?;
     let source = rd.header().source.clone();
     let start_unix_ns = rd.header().start_unix_ns;
@@ -45,4 +55,25 @@ pub fn describe(path: &Path, block: u64) -> anyhow::Result<Described> {
         start_unix_ns,
         stats: s,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_must_be_a_power_of_two_before_the_trace_is_read() {
+        assert!(check_block(1).is_ok() && check_block(4096).is_ok());
+        for bad in [0, 3, 4097] {
+            assert_eq!(
+                check_block(bad).unwrap_err().to_string(),
+                format!("--block {bad} is not a power of two: try 4KiB")
+            );
+        }
+        // The block is refused even when the trace does not exist.
+        let e = describe(Path::new("/nonexistent/t.dttrace"), 3)
+            .err()
+            .unwrap();
+        assert_eq!(e.to_string(), "--block 3 is not a power of two: try 4KiB");
+    }
 }

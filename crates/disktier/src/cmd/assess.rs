@@ -5,10 +5,10 @@
 
 use super::bench::EngineChoice;
 use super::{print_json, progress, Ctx, Outcome};
-use crate::app::assess::{all_local, assess, Hooks, Request, RunOut, Skipped, TargetOut, SUITE};
+use crate::app::assess::{assess, Hooks, Options, RunOut, Skipped, TargetOut};
 use crate::app::SCHEMA_VERSION;
-use anyhow::{bail, Context};
-use disktier_engine::{Profile, RunDoc};
+use anyhow::bail;
+use disktier_engine::RunDoc;
 use disktier_store::compare::{fmt_count, fmt_value, Unit};
 use disktier_units::fmt_ns;
 use serde::Serialize;
@@ -63,79 +63,22 @@ struct AssessDoc<'a> {
     report: Option<&'a Path>,
 }
 
-/// The assessment the options ask for, and where the report goes.
-fn config(args: Args) -> anyhow::Result<(Request, Option<PathBuf>)> {
-    if !args.no_report && args.report.as_os_str() == "-" {
-        // `report -o -` prints the HTML; here it would interleave with the table.
-        anyhow::bail!("--report - would write the HTML into assess's own output on standard output: pass a file, or --no-report and `disktier report -o -` afterwards");
-    }
-    let mut profiles = Vec::new();
-    for name in &args.only {
-        let p = Profile::from_name(name.trim()).with_context(|| {
-            format!(
-                "--only {name}: no such profile; choose from {}",
-                SUITE
-                    .iter()
-                    .map(|p| p.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?;
-        profiles.push(p);
-    }
-    if profiles.is_empty() {
-        profiles = SUITE.to_vec();
-    }
-    let mut skipped = Vec::new();
-    let raw = if args.all_local {
-        let (dirs, s) = all_local()?;
-        skipped = s;
-        dirs
-    } else if args.paths.is_empty() {
-        vec![std::env::current_dir().context("cannot read the current directory: pass a PATH")?]
-    } else {
-        args.paths
-    };
-    let mut targets = Vec::new();
-    for p in raw {
-        let meta = std::fs::metadata(&p).with_context(|| {
-            format!(
-                "{}: cannot assess a path that does not exist: give a directory on the disk",
-                p.display()
-            )
-        })?;
-        if !meta.is_dir() {
-            use std::os::unix::fs::FileTypeExt;
-            if meta.file_type().is_block_device() {
-                bail!("{} is a block device: assess never writes to raw devices; mount a filesystem on it (disktier setup) and give its directory, or use disktier bench --destructive", p.display());
-            }
-            bail!(
-                "{} is not a directory: give a directory on the filesystem to assess",
-                p.display()
-            );
-        }
-        let canon = p
-            .canonicalize()
-            .with_context(|| format!("cannot resolve {}", p.display()))?;
-        if !targets.contains(&canon) {
-            targets.push(canon);
+impl Args {
+    fn into_options(self) -> Options {
+        Options {
+            paths: self.paths,
+            all_local: self.all_local,
+            full: self.full,
+            only: self.only,
+            report: self.report,
+            no_report: self.no_report,
+            tool: self.engine.into(),
         }
     }
-    Ok((
-        Request {
-            targets,
-            skipped,
-            profiles,
-            quick: !args.full,
-            lenient: args.all_local,
-            tool: args.engine.into(),
-        },
-        (!args.no_report).then_some(args.report),
-    ))
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    let (req, report) = config(args)?;
+    let req = args.into_options().check()?;
     let started = Instant::now();
     let a = assess(
         &req,
@@ -147,13 +90,6 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             store: ctx.store(),
         },
     )?;
-    let report = match (&report, a.stored.is_empty()) {
-        (Some(path), false) => {
-            crate::app::report::write_report(&a.stored, None, path)?;
-            Some(path.clone())
-        }
-        _ => None,
-    };
     let wall = started.elapsed().as_secs_f64();
     // The runs are saved (by `assess`) and the report written: what cannot be lost is done
     // before anything is printed.
@@ -169,7 +105,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             interrupted: a.interrupted,
             targets: &a.targets,
             not_assessed: &a.skipped,
-            report: report.as_deref(),
+            report: a.report.as_deref(),
         })?)?;
     } else if ctx.prometheus() {
         // The exposition above is the output.
@@ -191,7 +127,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 ""
             }
         )?;
-        if let Some(r) = &report {
+        if let Some(r) = &a.report {
             outln!("report: {}", r.display())?;
         }
     }

@@ -7,8 +7,7 @@
 //! imported and the etcd verdict failed (the run is saved all the same), 2 not imported.
 
 use super::{bench, Ctx, Outcome};
-use crate::app::job;
-use disktier_engine::fio::{self, DocContext};
+use crate::app::import::{self, FioImport};
 use std::path::PathBuf;
 
 pub type Args = super::Sub<What>;
@@ -77,7 +76,7 @@ fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
         target: a.target.as_deref(),
         host: a.host.as_deref(),
     };
-    let doc = crate::app::import::etcd_perf(&a.file, named)?;
+    let doc = import::etcd_perf(&a.file, named)?;
     let value = serde_json::to_value(&doc)?;
     let extra: Vec<String> = doc
         .verdicts
@@ -96,45 +95,31 @@ fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
     Ok(verdict_outcome(&doc))
 }
 
-/// Exit 1 when the imported run's `etcd` verdict (disktier's own, not the etcd-perf image's)
-/// failed, as `check etcd` would; 0 when it passed or there is none.
+/// Exit 1 when the imported run did not pass ([`import::passed`]): the run is saved all the same.
 fn verdict_outcome(doc: &disktier_engine::RunDoc) -> Outcome {
-    match doc.verdicts.iter().find(|v| v.name == "etcd") {
-        Some(v) if !v.pass => Outcome::Fail,
-        _ => Outcome::Pass,
+    if import::passed(&doc.verdicts) {
+        Outcome::Pass
+    } else {
+        Outcome::Fail
     }
 }
 
 fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
-    let profile = a.profile.as_deref().map(job::profile).transpose()?;
-    let dc = DocContext {
-        profile: profile.map(|p| p.name().to_string()),
-        // The host that ran fio is not in its JSON: left empty rather than guessed.
-        ..DocContext::default()
+    let o = import::FioOptions {
+        file: &a.file,
+        profile: a.profile.as_deref(),
+        job: a.job,
+        jobs: a.jobs,
     };
-    if a.jobs {
-        // Read as a single job's import is: capped, and an unreadable file or one that is not
-        // text said apart.
-        let (text, name) = if a.file.as_os_str() == "-" {
-            let name = "standard input".to_string();
-            (fio::read_capped(Ok(std::io::stdin()), &name)?, name)
-        } else {
-            let name = a.file.display().to_string();
-            (fio::read_capped(std::fs::File::open(&a.file), &name)?, name)
-        };
-        let v = fio::parse(&text, &name)?;
-        let value = serde_json::to_value(crate::app::jobfile::import_document(&v, &name)?)?;
-        super::jobfile::save_and_print(ctx, "import", &value, |_| Ok(()))?;
-        return Ok(Outcome::Pass);
+    match import::fio(o)? {
+        FioImport::Jobs(value) => {
+            super::jobfile::save_and_print(ctx, "import", &value, |_| Ok(()))?;
+            Ok(Outcome::Pass)
+        }
+        FioImport::Run(doc, extra) => {
+            let value = serde_json::to_value(&doc)?;
+            bench::finish_value(ctx, "import", &doc, &value, &extra)?;
+            Ok(verdict_outcome(&doc))
+        }
     }
-    let m = if a.file.as_os_str() == "-" {
-        let text = fio::read_capped(Ok(std::io::stdin()), "standard input")?;
-        fio::import_text(&text, "standard input", a.job, dc)?
-    } else {
-        fio::import_file(&a.file, a.job, dc)?
-    };
-    let (doc, extra) = crate::app::import::fio_run(m);
-    let value = serde_json::to_value(&doc)?;
-    bench::finish_value(ctx, "import", &doc, &value, &extra)?;
-    Ok(verdict_outcome(&doc))
 }

@@ -3,12 +3,10 @@
 
 use super::price::{iops_arg, rate_arg, ratio_arg, size_arg, usd_arg};
 use super::{Ctx, Outcome};
-use crate::app::plan::{simulated_curve, within_budget};
-use crate::app::price::{mibs, whole_gib};
+use crate::app::plan::{plan, Options};
 use disktier_catalog::fmt::{int, num, secs, usd};
 use disktier_catalog::perf::rate_parts;
-use disktier_catalog::plan::{plan, unverified_words, StoragePlan};
-use disktier_catalog::{HitRatio, PlanRequest, Requirements, DEFAULT_HIT_RATIO};
+use disktier_catalog::plan::{unverified_words, StoragePlan};
 use disktier_units::clap_parsers;
 use std::path::PathBuf;
 
@@ -54,45 +52,28 @@ pub struct Args {
     pub allow_ephemeral: bool,
 }
 
+impl Args {
+    fn into_options(self) -> Options {
+        Options {
+            region: self.region,
+            capacity: self.capacity,
+            iops: self.iops,
+            throughput: self.throughput,
+            allow_hybrid: self.allow_hybrid,
+            hit_ratio: self.hit_ratio,
+            trace: self.trace,
+            trace_policy: self.trace_policy,
+            trace_block: self.trace_block,
+            budget: self.budget,
+            instance: self.instance,
+            allow_ephemeral: self.allow_ephemeral,
+        }
+    }
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let cat = super::catalog::load(ctx)?;
-    if args.allow_ephemeral && args.instance.is_none() {
-        anyhow::bail!("--allow-ephemeral needs --instance TYPE (the instance whose instance-store sibling to weigh)");
-    }
-    if args.iops == Some(0) {
-        anyhow::bail!("--iops 0: leave --iops out when IOPS do not matter");
-    }
-    if args.throughput == Some(0) {
-        anyhow::bail!("--throughput 0: leave --throughput out when throughput does not matter");
-    }
-    if args.hit_ratio.is_some() && !args.allow_hybrid {
-        anyhow::bail!(
-            "--hit-ratio is the hit ratio of hybrid caches, which only --allow-hybrid weighs: add --allow-hybrid, or leave --hit-ratio out"
-        );
-    }
-    let capacity_gib = whole_gib(args.capacity.div_ceil(1 << 30) << 30, "--capacity")?;
-    let hit_ratio = match &args.trace {
-        None => HitRatio::Assumed(args.hit_ratio.unwrap_or(DEFAULT_HIT_RATIO)),
-        Some(path) => {
-            simulated_curve(path, &args.trace_policy, args.trace_block, &|m| ctx.note(m))?
-        }
-    };
-    let req = PlanRequest {
-        region: args.region.clone(),
-        requirements: Requirements {
-            capacity_gib,
-            iops: args.iops,
-            throughput_mibs: args.throughput.map(mibs),
-        },
-        allow_hybrid: args.allow_hybrid || args.trace.is_some(),
-        instance: args.instance.clone(),
-        allow_ephemeral: args.allow_ephemeral,
-        hit_ratio,
-    };
-    let mut p = plan(&cat, &req)?;
-    if let Some(b) = args.budget {
-        within_budget(&mut p, b)?;
-    }
+    let p = plan(&cat, &args.into_options(), &|m| ctx.note(m))?;
     let doc = PlanDoc {
         schema_version: 1,
         plan: &p,

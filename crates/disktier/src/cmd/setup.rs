@@ -3,10 +3,10 @@
 //! `disktier_disks::setup::SetupRequest::check` turns them into the checked request.
 
 use super::{print_json, Ctx, Outcome};
+use crate::app::setup::{nothing_set_up, set_up, undo, UndoOptions};
 use disktier_cmd::StoppableRunner;
-use disktier_disks::setup::undo::{undo, BindChoice, UndoRequest};
-use disktier_disks::setup::{setup, FsType, LayoutChoice, Persist, Report, SetupRequest};
-use disktier_disks::valid::MountPath;
+use disktier_disks::setup::undo::BindChoice;
+use disktier_disks::setup::{FsType, LayoutChoice, Persist, Report, SetupRequest};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -123,60 +123,45 @@ impl Args {
         c.dry_run = self.dry_run;
         c.allow_build_binary = self.allow_build_binary;
         c.allow_nonempty = self.allow_nonempty;
-        if matches!(self.persist, PersistArg::Systemd) {
-            // The boot-time unit runs this very binary again (see `boot_binary`).
-            c.boot_binary = std::env::current_exe().ok();
-        }
         c
+    }
+
+    fn into_undo(self) -> UndoOptions {
+        UndoOptions {
+            mount: self.mount,
+            label: self.label,
+            binds: self.binds.map(BindChoice::from),
+            wipe: self.wipe,
+            persist_root: self.root,
+            mountinfo: self.mountinfo,
+            dry_run: self.dry_run,
+            sysfs_root: self.sysfs_root,
+        }
     }
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    let root = args
-        .sysfs_root
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("/"));
-    if root != std::path::Path::new("/") && !args.dry_run {
-        anyhow::bail!(
-            "--sysfs-root describes another node: its disks are not this machine's, so only --dry-run is allowed with it"
-        );
-    }
     if args.undo {
         return run_undo(ctx, args);
     }
-    // Every value is checked before anything else, so a bad one is named even without root.
-    let dry_run = args.dry_run;
-    let cfg = args.into_request().check()?;
-    need_root(dry_run, "setup makes filesystems and mounts them")?;
-    let report = setup(&cfg, &root, &runner())?;
+    let sysfs_root = args.sysfs_root.clone();
+    // The boot-time unit of --persist systemd runs this very binary again (see `boot_binary`).
+    let exe = std::env::current_exe().ok();
+    let report = set_up(args.into_request(), sysfs_root.as_deref(), exe, runner)?;
     if ctx.json() {
         print_json(&report)?;
     } else {
         print_text(ctx, &report)?;
     }
-    // No disk at all: nothing was set up, and the data stays where it is. Exit 1, as the
-    // rendered boot script fails then, so `disktier setup ... && start-workload` stops (QA).
-    if report.devices.is_empty() {
-        ctx.note(format!(
-            "nothing was set up for {}: no eligible disk (exit 1)",
-            report.mount
-        ));
+    if let Some(why) = nothing_set_up(&report) {
+        ctx.note(why);
         return Ok(Outcome::Fail);
     }
     Ok(Outcome::Pass)
 }
 
 fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
-    let mount = MountPath::parse("--mount", &args.mount.display().to_string())?;
-    let mut req = UndoRequest::new(mount);
-    req.label = args.label;
-    req.binds = args.binds.map(BindChoice::from);
-    req.wipe = args.wipe;
-    req.persist_root = args.root;
-    req.mountinfo = args.mountinfo;
-    req.dry_run = args.dry_run;
-    need_root(req.dry_run, "setup --undo unmounts and removes units")?;
-    let r = undo(&req, &runner())?;
+    let r = undo(args.into_undo(), runner)?;
     if ctx.json() {
         print_json(&r)?;
         return Ok(Outcome::Pass);
@@ -225,20 +210,6 @@ fn acknowledge_stop(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
             "{signal}: stopping: the tool running is stopped and waited for, then setup says what state the disk is in (on a slow disk this can take a while; another signal does not skip it)"
         );
     });
-}
-
-/// Refuses a run that is not a dry run unless we run as root (`what` says what it changes).
-fn need_root(dry_run: bool, what: &str) -> anyhow::Result<()> {
-    if !dry_run && !is_root() {
-        anyhow::bail!("{what}: run it as root, or pass --dry-run to see what it would do");
-    }
-    Ok(())
-}
-
-/// Whether we run as root: /proc/self belongs to the process's effective uid (proc(5)).
-fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 /// A dry run's step: its description as a shell comment, then its commands.

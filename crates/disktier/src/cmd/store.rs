@@ -27,15 +27,16 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let spool = Spool::at(Spool::default_dir()?);
     match args.action {
         Action::Spool => {
-            let mut rows = Vec::new();
-            for p in spool.files() {
-                rows.push(match Spool::read(&p) {
-                    Ok(s) => serde_json::json!({"file": p, "id": s.id, "kind": s.kind,
+            let rows: Vec<serde_json::Value> = spool
+                .list()
+                .into_iter()
+                .map(|l| match l.run {
+                    Ok(s) => serde_json::json!({"file": l.file, "id": s.id, "kind": s.kind,
                         "created_at": s.created_at, "intended_store": s.intended_store,
                         "reason": s.reason}),
-                    Err(why) => serde_json::json!({"file": p, "error": why}),
-                });
-            }
+                    Err(why) => serde_json::json!({"file": l.file, "error": why}),
+                })
+                .collect();
             if ctx.json() {
                 print_json(
                     &serde_json::json!({"schema_version": SCHEMA_VERSION, "spool": spool.dir(), "runs": rows}),

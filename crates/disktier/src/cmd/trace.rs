@@ -222,9 +222,6 @@ fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
 }
 
 fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
-    if a.block == 0 || !a.block.is_power_of_two() {
-        bail!("--block {} is not a power of two: try 4KiB", a.block);
-    }
     let Described {
         source,
         start_unix_ns,
