@@ -3,10 +3,9 @@
 //! job file, import other tools' results, aggregate repeated runs, plan storage within a budget,
 //! price a volume, simulate and describe traces, choose a report's runs and write it, look up an
 //! instance type's local disks, write rendered files and set up (or undo) local disks. They take
-//! plain typed requests, so
-//! `bench`, `check`, `assess`, `import`, `trace record`, `interfere`, `fleet`'s node command and
-//! a job-file runner share one path: the `cmd` modules parse options, call one of these, and
-//! print. (`job::JobOptions` derives clap's parser, so the commands and job files read fio's
+//! plain typed requests, so `bench`, `check`, `assess`, `import`, `trace record`, `interfere`,
+//! `fleet`'s node command and a job-file runner share one path: the `cmd` modules parse
+//! options, call one of these, and print. (`job::JobOptions` derives clap's parser, so the commands and job files read fio's
 //! options through one definition, but it is a plain struct of `Option`s any caller fills.)
 
 pub mod assess;
