@@ -4,10 +4,11 @@
 //! or a cgroup applies to it alone.
 
 use super::{Ctx, Outcome};
+use crate::app::interfere::{Options, Wiring};
 use anyhow::Context;
 use disktier_interfere::aggressor::command::UserCommand;
 use disktier_interfere::aggressor::{self, AggressorKind, AggressorSpec};
-use disktier_interfere::{journal, Combo, Config, WriterPolicy};
+use disktier_interfere::{journal, Config, WriterPolicy};
 use disktier_units::clap_parsers;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -145,29 +146,28 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         return restore(ctx, &run_dir);
     }
     let repeat = args.repeat;
-    let cfg = config(ctx, args, run_dir)?;
+    let cfg = options(args, run_dir).into_config(|| wiring(ctx))?;
     if repeat > 1 {
         return run_repeated(ctx, &cfg, repeat);
     }
-    let doc = disktier_interfere::run(&cfg)?;
-    super::progress::clear();
-    let value = serde_json::to_value(&doc)?;
-    let id = ctx.store().save("interfere", None, &value)?;
+    let once = crate::app::interfere::once(&ctx.store(), &cfg, &super::progress::clear, &|| {
+        super::progress::restoring_signal().is_some()
+    })?;
     if ctx.json() {
-        super::print_json(&value)?;
+        super::print_json(&once.value)?;
     } else {
-        crate::out::print(&disktier_interfere::render_text(&doc))?;
-        if let Some(id) = id {
+        crate::out::print(&disktier_interfere::render_text(&once.doc))?;
+        if let Some(id) = &once.id {
             ctx.note(format!("saved as run {id}"));
         }
     }
-    if doc.interrupted || super::progress::restoring_signal().is_some() {
+    if once.interrupted {
         anyhow::bail!(
             "interrupted by {}: the figures of the last scenario are partial; every change was undone",
             super::progress::restoring_signal().unwrap_or("a signal")
         );
     }
-    Ok(if doc.all_pass() {
+    Ok(if once.pass() {
         Outcome::Pass
     } else {
         Outcome::Fail
@@ -238,96 +238,46 @@ fn run_repeated(ctx: &Ctx, cfg: &Config, n: u64) -> anyhow::Result<Outcome> {
             docs.len()
         );
     }
-    Ok(if docs.iter().all(|d| d.all_pass()) {
+    Ok(if s.pass() {
         Outcome::Pass
     } else {
         Outcome::Fail
     })
 }
 
-fn config(ctx: &Ctx, args: Args, run_dir: PathBuf) -> anyhow::Result<Config> {
-    let dir = args
-        .dir
-        .context("give the directory to test, e.g. /var/lib/etcd")?;
-    let dir = std::fs::canonicalize(&dir).with_context(|| {
-        format!(
-            "{}: no such directory: create it or pass another",
-            dir.display()
-        )
-    })?;
-    if dir.to_str().is_none_or(|d| d.chars().any(char::is_control)) {
-        anyhow::bail!(
-            "{:?} contains a control character or is not UTF-8: the journal records only plain paths, so pass a directory without them",
-            dir
-        );
-    }
-    if !dir.is_dir() {
-        anyhow::bail!(
-            "{} is not a directory: pass the directory the data lives in",
-            dir.display()
-        );
-    }
-    let (kind, aggressor_cmd) = match &args.aggressor_cmd {
-        Some(line) => {
-            let path = std::env::var("PATH").ok();
-            (
-                AggressorKind::Command,
-                Some(UserCommand::parse(line, path.as_deref())?),
-            )
-        }
-        None => (AggressorKind::from_name(&args.aggressor)?, None),
-    };
-    if kind == AggressorKind::Command && aggressor_cmd.is_none() {
-        anyhow::bail!(
-            "--aggressor command needs the command itself: pass --aggressor-cmd 'CMD ...' instead"
-        );
-    }
-    let mitigations = Combo::parse_list(&args.mitigations)?;
-    if args.duration < Duration::from_secs(1) {
-        anyhow::bail!(
-            "--duration {:?} is too short to measure a tail: use at least 1s (60s recommended)",
-            args.duration
-        );
-    }
-    let size = args.aggressor_size.unwrap_or(kind.default_size());
-    if size == 0 && aggressor_cmd.is_none() {
-        anyhow::bail!("--aggressor-size 0 writes nothing: give a size such as 1GiB");
-    }
-    let chatty = ctx.chatty();
-    let exe =
-        std::env::current_exe().context("cannot find the disktier binary to run the aggressor")?;
-    Ok(Config {
-        dir,
-        aggressor: kind,
-        aggressor_cmd,
-        aggressor_size: size,
-        mitigations,
+/// The options as plain values, with `$PATH` and this binary for `--aggressor-cmd` and the
+/// aggressor process.
+fn options(args: Args, run_dir: PathBuf) -> Options {
+    Options {
+        dir: args.dir,
+        aggressor: args.aggressor,
+        aggressor_cmd: args.aggressor_cmd,
+        mitigations: args.mitigations,
         duration: args.duration,
+        aggressor_size: args.aggressor_size,
         threshold: args.threshold,
         throttle_bps: args.throttle_bps,
         throttle_iops: args.throttle_iops,
+        aggressor_cap: args.aggressor_cap,
         run_dir,
-        launcher: Box::new(move |spec: &AggressorSpec| {
-            // Our own binary, not an external tool: it needs pipes and its pid, which the
-            // CommandRunner (for tools that run to completion) does not give.
-            let mut c = std::process::Command::new(&exe);
-            c.arg("__aggressor").args(spec.to_args());
-            c
-        }),
+        path: std::env::var("PATH").ok(),
+        exe: std::env::current_exe(),
+    }
+}
+
+/// The stop flag (restoring signals), the notes on stderr and the progress line.
+fn wiring(ctx: &Ctx) -> Wiring {
+    let chatty = ctx.chatty();
+    Wiring {
         stop: super::progress::restoring_stop_flag(),
-        cap: args
-            .aggressor_cap
-            .unwrap_or_else(|| Config::default_cap(args.duration)),
-        start_delay: (args.duration / 10).min(Duration::from_secs(2)),
         notes: Box::new(move |n: &str| {
             super::progress::clear();
             if chatty {
                 errln!("{n}");
             }
         }),
-        on_applied: None,
         progress: super::progress::reporter(ctx, "etcd probe"),
-    })
+    }
 }
 
 fn restore(ctx: &Ctx, run_dir: &std::path::Path) -> anyhow::Result<Outcome> {

@@ -87,6 +87,12 @@ impl Config {
     pub fn default_cap(duration: Duration) -> Duration {
         duration.saturating_mul(10).max(Duration::from_secs(30))
     }
+
+    /// How long after the probe the aggressor starts: a tenth of the probe's `duration`, at most
+    /// 2 s, so the probe's first latencies are its own and most of the run is under contention.
+    pub fn default_start_delay(duration: Duration) -> Duration {
+        (duration / 10).min(Duration::from_secs(2))
+    }
 }
 
 /// The probe: the `etcd` profile's job (2300-byte writes, fdatasync after each, ioengine sync),
@@ -110,4 +116,21 @@ pub fn sync_stats(m: &disktier_engine::Measured) -> Option<DirStats> {
 /// Undoes what a killed run left (what `--restore` runs).
 pub fn restore(run_dir: &Path) -> Result<journal::Restored> {
     journal::restore(run_dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_delay_is_a_tenth_of_the_duration_at_most_two_seconds() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            Config::default_start_delay(s(1)),
+            Duration::from_millis(100)
+        );
+        assert_eq!(Config::default_start_delay(s(10)), s(1));
+        assert_eq!(Config::default_start_delay(s(20)), s(2));
+        assert_eq!(Config::default_start_delay(s(60)), s(2));
+    }
 }
