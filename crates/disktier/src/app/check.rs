@@ -137,6 +137,20 @@ fn refuse_unsynced(req: &Request<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Measures an etcd job ([`super::measure::measure_request`]; `stop` and `progress` come from
+/// the front end) and judges it against `criteria` ([`judged`]).
+pub fn measure_and_judge(
+    request: Request<'_>,
+    criteria: EtcdCriteria,
+    stop: Arc<AtomicBool>,
+    progress: Option<Arc<disktier_engine::ProgressFn>>,
+) -> anyhow::Result<(OneRun, Vec<String>)> {
+    judged(
+        super::measure::measure_request(request, stop, progress)?,
+        criteria,
+    )
+}
+
 /// A measured etcd job judged against `criteria`: the run (its document carries the verdicts)
 /// and the lines a user reads.
 pub fn judged(m: Measurement, criteria: EtcdCriteria) -> anyhow::Result<(OneRun, Vec<String>)> {

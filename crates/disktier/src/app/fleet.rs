@@ -1,6 +1,8 @@
-//! `fleet run`'s work on this side of the cluster: the run's id, each measured node's document
-//! saved in the store (tagged by `disktier_fleet::result::tag_document`, grouped by the fleet
-//! run), and the nodes' runs as Prometheus metrics. The Kubernetes work is `disktier_fleet`'s.
+//! `fleet run`'s work on this side of the cluster: the run's id, the run itself ([`run`]: the
+//! Jobs on the cluster, each measured node's document saved in the store, tagged by
+//! `disktier_fleet::result::tag_document` and grouped by the fleet run, and the summary),
+//! `fleet clean`, and the nodes' runs as Prometheus metrics. The Kubernetes work is
+//! `disktier_fleet`'s.
 
 use super::save::StoreConfig;
 use crate::exposition::RunMetrics;
@@ -45,6 +47,19 @@ pub fn run(
     save_results(store, spec, &mut outcome.nodes)?;
     let summary = summary::summarize(&outcome.nodes);
     Ok(FleetRun { outcome, summary })
+}
+
+/// `fleet clean`: deletes the Jobs and Pods in `namespace` that match `selector` (a fleet
+/// run's, or every disktier Job's).
+pub fn clean(
+    client: &ClientOptions,
+    namespace: &str,
+    selector: &str,
+) -> anyhow::Result<kube_run::CleanReport> {
+    Ok(kube_run::block_on(async {
+        let client = kube_run::client(client).await?;
+        kube_run::delete_matching(&client, namespace, selector).await
+    })??)
 }
 
 /// Saves each measured node's document as a run of the node command's kind, grouped by the

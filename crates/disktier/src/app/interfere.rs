@@ -223,6 +223,11 @@ pub struct Series {
 }
 
 impl Series {
+    /// What the completed runs agree on (`disktier_interfere::report::repeat::summarize`).
+    pub fn summary(&self) -> disktier_interfere::report::repeat::RepeatSummary {
+        disktier_interfere::report::repeat::summarize(&self.docs)
+    }
+
     /// Whether every scenario of every completed run passed.
     pub fn pass(&self) -> bool {
         self.docs.iter().all(|d| d.all_pass())

@@ -174,7 +174,26 @@ pub fn etcd_server(
 /// judgement.
 pub struct EtcdLive {
     pub started_at: String,
+    /// The seconds between the two scrapes, or None: since each member started.
+    pub interval_s: Option<u64>,
     pub judged: disktier_etcdmetrics::Judged,
+}
+
+impl EtcdLive {
+    /// The `check etcd --metrics --format json` document.
+    pub fn document(&self) -> serde_json::Value {
+        let j = &self.judged;
+        serde_json::json!({
+            "schema_version": super::SCHEMA_VERSION,
+            "kind": "etcd-metrics",
+            "started_at": self.started_at,
+            "host": disktier_engine::host::detect(),
+            "interval_s": self.interval_s,
+            "pass": j.pass,
+            "members": j.members,
+            "verdicts": j.verdicts,
+        })
+    }
 }
 
 /// Scrapes every member's `/metrics` (through `tls`) and judges what they measured: since each
@@ -209,5 +228,9 @@ pub fn etcd_live(
         }
     };
     let judged = judge(&members, interval_s.map(|s| s as f64));
-    Ok(EtcdLive { started_at, judged })
+    Ok(EtcdLive {
+        started_at,
+        interval_s,
+        judged,
+    })
 }

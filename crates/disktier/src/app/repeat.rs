@@ -83,6 +83,13 @@ pub struct Row {
     pub interrupted: bool,
 }
 
+/// How many of `rows` were judged: completed runs with a verdict (the N of "k of N passed").
+pub fn judged(rows: &[Row]) -> usize {
+    rows.iter()
+        .filter(|r| !r.interrupted && r.figs.pass.is_some())
+        .count()
+}
+
 /// A series as it ran.
 pub struct Series {
     /// The group every run was saved in.

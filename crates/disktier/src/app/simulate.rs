@@ -98,6 +98,37 @@ pub struct Simulation {
     pub mrc: Option<Mrc>,
 }
 
+impl Simulation {
+    /// The `simulate --format json` document: the report with each result's prediction, the
+    /// trace and its source, the device models (`models`) and the miss-ratio curve.
+    pub fn document(
+        &self,
+        trace: &Path,
+        models: Option<&(DeviceModel, DeviceModel)>,
+    ) -> anyhow::Result<serde_json::Value> {
+        use serde_json::json;
+        let mut v = serde_json::to_value(&self.report)?;
+        v["schema_version"] = json!(super::SCHEMA_VERSION);
+        v["trace"] = json!(trace);
+        v["trace_source"] = json!(self.source);
+        if let Some(results) = v["results"].as_array_mut() {
+            for (r, p) in results.iter_mut().zip(&self.predictions) {
+                if let Some(p) = p {
+                    r["prediction"] = serde_json::to_value(p)?;
+                }
+            }
+        }
+        if let Some((c, b)) = models {
+            v["cache_device"] = serde_json::to_value(c)?;
+            v["backing_device"] = serde_json::to_value(b)?;
+        }
+        if let Some(m) = &self.mrc {
+            v["mrc"] = serde_json::to_value(m)?;
+        }
+        Ok(v)
+    }
+}
+
 /// Replays the trace through every policy and size. `note` receives a warning for the user (a
 /// trace without its trailer).
 pub fn simulate(req: Request<'_>, note: &dyn Fn(&str)) -> anyhow::Result<Simulation> {

@@ -1,10 +1,9 @@
 //! `disktier bench TARGET`: runs one job — a built-in profile (the user recipes' benchmarks,
 //! docs/sources.md) or fio-style options — on a file, a directory or a block device, with the
 //! native engine or through fio, and prints a table per direction and for sync (or the result
-//! document with `--format json`).
-//!
-//! [`measure`] is the part `check`, `assess` and others reuse: resolve, run, return the document
-//! and the sync histogram (for confidence intervals).
+//! document with `--format json`). The measurement is `app::measure::measure_request` (through
+//! `cmd/progress.rs`'s progress line); [`finish`], which `check` and `import` share, saves the
+//! result and prints it.
 
 pub use super::runargs::{EngineChoice, RunArgs};
 use super::{progress, Ctx, Outcome};

@@ -10,7 +10,6 @@ use crate::app::check::{self, EtcdCheck, EtcdKind};
 use crate::app::job::JobOptions;
 use crate::app::judge;
 use crate::app::repeat::OneRun;
-use crate::app::SCHEMA_VERSION;
 use anyhow::bail;
 use disktier_engine::verdict::EtcdCriteria;
 use std::path::PathBuf;
@@ -110,10 +109,9 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
         } => return etcd_server(ctx, dir, quick, criteria),
     };
     let one = |label: String| -> anyhow::Result<(OneRun, Vec<String>)> {
-        check::judged(
-            super::progress::measure(ctx, &label, request.clone())?,
-            criteria,
-        )
+        super::progress::running(ctx, &label, |stop, progress| {
+            check::measure_and_judge(request.clone(), criteria, stop, progress)
+        })
     };
     if a.repeat > 1 {
         return super::repeat::repeat(ctx, "check", a.repeat, |i| {
@@ -141,21 +139,10 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
         cert: a.cert.clone(),
         key: a.key.clone(),
     };
-    let judge::EtcdLive {
-        started_at,
-        judged: j,
-    } = judge::etcd_live(&a.metrics, &tls, a.interval, &|m| ctx.note(m))?;
+    let live = judge::etcd_live(&a.metrics, &tls, a.interval, &|m| ctx.note(m))?;
+    let j = &live.judged;
     if ctx.json() {
-        super::print_json(&serde_json::json!({
-            "schema_version": SCHEMA_VERSION,
-            "kind": "etcd-metrics",
-            "started_at": started_at,
-            "host": disktier_engine::host::detect(),
-            "interval_s": a.interval,
-            "pass": j.pass,
-            "members": j.members,
-            "verdicts": j.verdicts,
-        }))?;
+        super::print_json(&live.document())?;
     } else {
         for line in &j.lines {
             outln!("{line}")?;

@@ -179,7 +179,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 /// saved (marked interrupted) but not counted, and the exit is 2, as `check --repeat`'s.
 fn run_repeated(ctx: &Ctx, cfg: &Config, n: u64) -> anyhow::Result<Outcome> {
     use crate::app::interfere::Finished;
-    use disktier_interfere::report::repeat::{render_summary, summarize};
+    use disktier_interfere::report::repeat::render_summary;
     let s = crate::app::interfere::series(
         &ctx.store(),
         cfg,
@@ -206,7 +206,7 @@ fn run_repeated(ctx: &Ctx, cfg: &Config, n: u64) -> anyhow::Result<Outcome> {
         },
     )?;
     let (group, docs) = (&s.group, &s.docs);
-    let summary = summarize(docs);
+    let summary = s.summary();
     if ctx.json() {
         super::print_json(&serde_json::json!({
             "schema_version": crate::app::SCHEMA_VERSION,

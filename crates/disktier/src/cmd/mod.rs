@@ -1,5 +1,7 @@
-//! One module per subcommand: its options (clap) and its `run`, which turns them into a checked
-//! configuration and calls the library crate that owns the concept.
+//! One module per subcommand: its options (clap) and its `run`, which turns them into plain
+//! values, calls the service in `app/` (or the library crate) that owns the concept, and prints.
+//! Beside them: [`Ctx`] (what every command receives), `runargs`, `progress` (the progress line
+//! and signals), `repeat` and `jobfile` (output shared by several commands), `value_enum`.
 
 #[macro_use]
 mod value_enum;

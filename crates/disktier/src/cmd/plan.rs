@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let cat = super::catalog::load(ctx)?;
     let p = plan(&cat, &args.into_options(), &|m| ctx.note(m))?;
     let doc = PlanDoc {
-        schema_version: 1,
+        schema_version: crate::app::SCHEMA_VERSION,
         plan: &p,
     };
     ctx.print(&doc, || render(&p))?;

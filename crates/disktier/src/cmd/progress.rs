@@ -112,7 +112,19 @@ pub fn measure(
     label: &str,
     req: crate::app::measure::Request<'_>,
 ) -> anyhow::Result<crate::app::measure::Measurement> {
-    let result = crate::app::measure::measure_request(req, stop_flag(), reporter(ctx, label));
+    running(ctx, label, |stop, progress| {
+        crate::app::measure::measure_request(req, stop, progress)
+    })
+}
+
+/// Calls `f` with the stop flag Ctrl-C sets and, on a terminal, a progress line that `label`
+/// starts; the line is erased when `f` returns.
+pub fn running<T>(
+    ctx: &Ctx,
+    label: &str,
+    f: impl FnOnce(Arc<AtomicBool>, Option<ProgressFn>) -> T,
+) -> T {
+    let result = f(stop_flag(), reporter(ctx, label));
     clear();
     result
 }

@@ -146,10 +146,7 @@ fn render(agg: &Aggregate, rows: &[Row], stopped: Option<(u64, u64)>) -> String 
             }),
     ));
     if let Some(k) = agg.passed {
-        let n = rows
-            .iter()
-            .filter(|r| !r.interrupted && r.figs.pass.is_some())
-            .count();
+        let n = crate::app::repeat::judged(rows);
         s.push_str(&match agg.verdict.as_str() {
             "unstable" => format!(
                 "verdict UNSTABLE: {k} of {n} runs passed; the disk is near the threshold, do not trust one run\n"

@@ -1,5 +1,5 @@
 //! The options of a run that are not job options (`--engine`, `--keep-files`, `--destructive`,
-//! `--no-layout`), shared by `bench` and `check`. The job options themselves are
+//! `--no-layout`), shared by `bench`, `check` and `trace record`. The job options themselves are
 //! [`crate::app::job::JobOptions`].
 
 use crate::app::measure::{RunSettings, Tool};
@@ -14,7 +14,7 @@ value_enum! {
     }
 }
 
-/// Options of a run that are not job options: shared by `bench` and `check`.
+/// Options of a run that are not job options: shared by `bench`, `check` and `trace record`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
     /// Engine that runs the job.

@@ -1,6 +1,6 @@
 //! `disktier setup`: make a filesystem on the node's local ephemeral disks (or the given ones)
 //! and mount it, safely and idempotently; the options here are what the user typed,
-//! `disktier_disks::setup::SetupRequest::check` turns them into the checked request.
+//! `app::setup::set_up` checks them (`disktier_disks::setup::SetupRequest::check`) and runs it.
 
 use super::{print_json, Ctx, Outcome};
 use crate::app::setup::{nothing_set_up, set_up, undo, UndoOptions};

@@ -4,13 +4,11 @@
 
 use super::{print_json, Ctx, Outcome};
 use crate::app::simulate::{device, simulate, Request, Simulation};
-use crate::app::SCHEMA_VERSION;
 use disktier_cachesim::policy::bcache::{BcacheConfig, CacheMode};
 use disktier_cachesim::policy::smq::SmqConfig;
 use disktier_cachesim::policy::PolicyKind;
 use disktier_cachesim::sim;
 use disktier_units::{clap_parsers, Bytes};
-use serde_json::json;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -104,34 +102,16 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         },
         &|m| ctx.note(m),
     )?;
+    if ctx.json() {
+        print_json(&sim.document(&a.trace, models.as_ref())?)?;
+        return Ok(Outcome::Pass);
+    }
     let Simulation {
         report,
-        source,
+        source: _,
         predictions,
         mrc,
     } = sim;
-    if ctx.json() {
-        let mut v = serde_json::to_value(&report)?;
-        v["schema_version"] = json!(SCHEMA_VERSION);
-        v["trace"] = json!(a.trace);
-        v["trace_source"] = json!(source);
-        if let Some(results) = v["results"].as_array_mut() {
-            for (r, p) in results.iter_mut().zip(&predictions) {
-                if let Some(p) = p {
-                    r["prediction"] = serde_json::to_value(p)?;
-                }
-            }
-        }
-        if let Some((c, b)) = &models {
-            v["cache_device"] = serde_json::to_value(c)?;
-            v["backing_device"] = serde_json::to_value(b)?;
-        }
-        if let Some(m) = &mrc {
-            v["mrc"] = serde_json::to_value(m)?;
-        }
-        print_json(&v)?;
-        return Ok(Outcome::Pass);
-    }
     outln!(
         "{}: {} requests over {:.1} s, {} blocks{}",
         a.trace.display(),

@@ -1,9 +1,9 @@
 //! `disktier fleet run|clean|rbac`: every node of a Kubernetes cluster measured through the
-//! cluster (one Job per node). This module parses, calls `disktier_fleet`, saves each node's
-//! result in the store and prints; the Kubernetes work lives in `crates/fleet`.
+//! cluster (one Job per node). This module parses, calls `app::fleet` (which runs, saves and
+//! sums up the nodes) or `disktier_fleet` (the Kubernetes work), and prints.
 //!
-//! This file holds the arguments and the three commands; `results.rs` saves and exports each
-//! node's result, `text.rs` writes the human output (progress, table, summary).
+//! This file holds the arguments and the three commands; `results.rs` exports each node's
+//! result as metrics, `text.rs` writes the human output (progress, table, summary).
 
 mod results;
 mod text;
@@ -12,7 +12,7 @@ use super::{print_json, Ctx, Outcome};
 use crate::app::{self, SCHEMA_VERSION};
 use anyhow::bail;
 use disktier_fleet::dry_run;
-use disktier_fleet::kube_run::{self, ClientOptions, Progress, RunSpec};
+use disktier_fleet::kube_run::{ClientOptions, Progress, RunSpec};
 use disktier_fleet::manifest::{self, JobConfig, JobOptions, PullPolicy};
 use disktier_fleet::rbac::{self, Who};
 use disktier_fleet::select::Selection;
@@ -283,12 +283,8 @@ fn dry_run(ctx: &Ctx, a: &RunArgs, cfg: JobConfig, sel: Selection) -> anyhow::Re
 
 fn clean(ctx: &Ctx, a: CleanArgs) -> anyhow::Result<Outcome> {
     let selector = manifest::clean_selector(&a.cluster.namespace, a.run.as_deref())?;
-    let opts = a.cluster.client_options();
     let ns = a.cluster.namespace.clone();
-    let report = kube_run::block_on(async {
-        let client = kube_run::client(&opts).await?;
-        kube_run::delete_matching(&client, &ns, &selector).await
-    })??;
+    let report = app::fleet::clean(&a.cluster.client_options(), &ns, &selector)?;
     if ctx.json() {
         print_json(
             &serde_json::json!({"schema_version": SCHEMA_VERSION, "namespace": ns, "deleted": report}),
