@@ -440,24 +440,16 @@ fn import(
     let out = output.unwrap_or_else(|| PathBuf::from(format!("catalog-{region}.toml")));
     let summary = aws_offer::import_file(&file, &region, &out)
         .with_context(|| format!("nothing written to {}", out.display()))?;
-    if ctx.json() {
-        print_json(&serde_json::json!({
-            "schema_version": SCHEMA_VERSION,
-            "output": out,
-            "summary": summary,
-        }))?;
-    } else {
-        outln!(
-            "wrote {}: {} volume prices, {} instance types for {} ({} products skipped); use it with --catalog {}",
-            out.display(),
-            summary.volume_prices,
-            summary.instance_prices,
-            summary.region,
-            summary.products_skipped,
-            out.display()
-        )?;
-    }
-    Ok(Outcome::Pass)
+    let line = format!(
+        "wrote {}: {} volume prices, {} instance types for {} ({} products skipped); use it with --catalog {}",
+        out.display(),
+        summary.volume_prices,
+        summary.instance_prices,
+        summary.region,
+        summary.products_skipped,
+        out.display()
+    );
+    print_written(ctx, &out, &summary, &line)
 }
 
 fn run_refresh(ctx: &Ctx, cloud: refresh::Cloud, a: RefreshArgs) -> anyhow::Result<Outcome> {
@@ -466,6 +458,29 @@ fn run_refresh(ctx: &Ctx, cloud: refresh::Cloud, a: RefreshArgs) -> anyhow::Resu
         .unwrap_or_else(|| PathBuf::from(format!("catalog-{}.toml", a.region)));
     let summary = refresh::refresh_files(cloud, &a.files, &a.region, &out)
         .with_context(|| format!("nothing written to {}", out.display()))?;
+    let line = format!(
+        "wrote {}: {} volume prices, {} instance prices for {} {} (prices of {}; {} items read from {} file(s)); use it with --catalog {}",
+        out.display(),
+        summary.volume_prices,
+        summary.instance_prices,
+        summary.cloud,
+        summary.region,
+        summary.date,
+        summary.items_read,
+        summary.files,
+        out.display()
+    );
+    print_written(ctx, &out, &summary, &line)
+}
+
+/// What an import or a refresh wrote: `{schema_version, output, summary}` with `--format json`,
+/// else `line`.
+fn print_written(
+    ctx: &Ctx,
+    out: &std::path::Path,
+    summary: &impl serde::Serialize,
+    line: &str,
+) -> anyhow::Result<Outcome> {
     if ctx.json() {
         print_json(&serde_json::json!({
             "schema_version": SCHEMA_VERSION,
@@ -473,18 +488,7 @@ fn run_refresh(ctx: &Ctx, cloud: refresh::Cloud, a: RefreshArgs) -> anyhow::Resu
             "summary": summary,
         }))?;
     } else {
-        outln!(
-            "wrote {}: {} volume prices, {} instance prices for {} {} (prices of {}; {} items read from {} file(s)); use it with --catalog {}",
-            out.display(),
-            summary.volume_prices,
-            summary.instance_prices,
-            summary.cloud,
-            summary.region,
-            summary.date,
-            summary.items_read,
-            summary.files,
-            out.display()
-        )?;
+        outln!("{line}")?;
     }
     Ok(Outcome::Pass)
 }
