@@ -73,22 +73,11 @@ pub fn manifests(cfg: &JobConfig, nodes: &[String], create_namespace: bool) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::NodeCommand;
-    use crate::manifest::PullPolicy;
-    use std::time::Duration;
 
     fn cfg() -> JobConfig {
-        JobConfig {
-            run_id: "20261124-121935-a3f90c".into(),
-            namespace: "disktier".into(),
-            image: "localhost/disktier:0.1.0".into(),
-            pull_policy: PullPolicy::IfNotPresent,
-            service_account: None,
-            timeout: Duration::from_secs(600),
-            ttl: Duration::from_secs(600),
-            tolerate_all: false,
-            command: NodeCommand::parse(&["check", "etcd", "/x"].map(String::from)).unwrap(),
-        }
+        crate::manifest::example_options()
+            .into_config(&["check", "etcd", "/x"].map(String::from))
+            .unwrap()
     }
 
     fn cand(node: &str, skip: Option<&str>) -> Candidate {

@@ -370,38 +370,38 @@ pub fn to_yaml<T: serde::Serialize>(objects: &[T]) -> Result<String> {
     Ok(out)
 }
 
+/// Options every test of the crate can start from (a run id, the default namespace, the
+/// release image, a 600 s timeout and TTL).
+#[cfg(test)]
+pub(crate) fn example_options() -> JobOptions {
+    JobOptions {
+        run_id: "20261124-121935-a3f90c".into(),
+        namespace: "disktier".into(),
+        image: "localhost/disktier:0.1.0".into(),
+        pull_policy: PullPolicy::IfNotPresent,
+        service_account: None,
+        timeout: Duration::from_secs(600),
+        ttl: Duration::from_secs(600),
+        tolerate_all: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn cfg(cmd: &str) -> JobConfig {
-        JobConfig {
-            run_id: "20261124-121935-a3f90c".into(),
-            namespace: "disktier".into(),
-            image: "localhost/disktier:0.1.0".into(),
-            pull_policy: PullPolicy::IfNotPresent,
-            service_account: None,
-            timeout: Duration::from_secs(600),
+        let words: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+        JobOptions {
             ttl: Duration::from_secs(3600),
-            tolerate_all: false,
-            command: NodeCommand::parse(
-                &cmd.split_whitespace().map(String::from).collect::<Vec<_>>(),
-            )
-            .unwrap(),
+            ..options()
         }
+        .into_config(&words)
+        .unwrap()
     }
 
     fn options() -> JobOptions {
-        JobOptions {
-            run_id: "20261124-121935-a3f90c".into(),
-            namespace: "disktier".into(),
-            image: "localhost/disktier:0.1.0".into(),
-            pull_policy: PullPolicy::IfNotPresent,
-            service_account: None,
-            timeout: Duration::from_secs(600),
-            ttl: Duration::from_secs(600),
-            tolerate_all: false,
-        }
+        example_options()
     }
 
     #[test]
