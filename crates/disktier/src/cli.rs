@@ -78,35 +78,77 @@ pub enum Command {
 /// leaves them out (clap's plain rendering strips them).
 pub fn parse() -> Cli {
     use std::io::Write;
-    Cli::try_parse().unwrap_or_else(|e| {
-        let hostile = std::env::args_os().any(|a| {
-            a.as_encoded_bytes()
-                .iter()
-                .any(|b| b.is_ascii_control() && *b != b'\n')
-        });
-        if hostile && e.use_stderr() {
-            let text = crate::text::printable(&e.render().to_string(), true);
-            let _ = std::io::stderr().lock().write_all(text.as_bytes());
-            std::process::exit(e.exit_code());
-        }
-        // `--help` and `--version` go to stdout: one that cannot take them is an error, as
-        // for every command's output (`out`); a reader that went away is not.
-        if let Err(io) = e.print().and_then(|()| std::io::stdout().flush()) {
-            if !e.use_stderr() && io.kind() != std::io::ErrorKind::BrokenPipe {
-                errln!(
-                    "error: cannot write the output: {}",
-                    crate::out::os_message(&io)
-                );
-                std::process::exit(2);
+    command()
+        .try_get_matches()
+        .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
+        .unwrap_or_else(|e| {
+            let hostile = std::env::args_os().any(|a| {
+                a.as_encoded_bytes()
+                    .iter()
+                    .any(|b| b.is_ascii_control() && *b != b'\n')
+            });
+            if hostile && e.use_stderr() {
+                let text = crate::text::printable(&e.render().to_string(), true);
+                let _ = std::io::stderr().lock().write_all(text.as_bytes());
+                std::process::exit(e.exit_code());
             }
-        }
-        std::process::exit(e.exit_code())
-    })
+            // `--help` and `--version` go to stdout: one that cannot take them is an error, as
+            // for every command's output (`out`); a reader that went away is not.
+            if let Err(io) = e.print().and_then(|()| std::io::stdout().flush()) {
+                if !e.use_stderr() && io.kind() != std::io::ErrorKind::BrokenPipe {
+                    errln!(
+                        "error: cannot write the output: {}",
+                        crate::out::os_message(&io)
+                    );
+                    std::process::exit(2);
+                }
+            }
+            std::process::exit(e.exit_code())
+        })
 }
 
-/// The clap command tree, for man pages (they leave hidden subcommands out).
+/// The clap command tree, for parsing, man pages (they leave hidden subcommands out) and
+/// completions. `--textfile-dir` is hidden from the help of the commands that refuse it
+/// ([`dispatch`]); they still parse it, so that the refusal says which commands take it.
 pub fn command() -> clap::Command {
-    <Cli as clap::CommandFactory>::command()
+    let c = <Cli as clap::CommandFactory>::command();
+    // clap copies a global option into each subcommand that has no option of that id yet, so
+    // a copy placed in every subcommand first is the one that subcommand shows.
+    let textfile = c
+        .get_arguments()
+        .find(|a| a.get_id() == "textfile_dir")
+        .cloned()
+        .expect("the global --textfile-dir");
+    hide_textfile_dir(c, &textfile, &mut Vec::new())
+}
+
+/// The commands (by their path in the tree, with everything under them) that take
+/// `--textfile-dir`: those [`exports_metrics`] names.
+const METRICS_COMMANDS: &[&[&str]] = &[&["assess"], &["bench"], &["check"], &["fleet", "run"]];
+
+/// Gives every subcommand of `c` (at `path`) its own copy of the global `--textfile-dir`,
+/// hidden outside [`METRICS_COMMANDS`]. Every level gets one, so that a parent's hidden copy is
+/// never the one handed down to a child that takes the option (`fleet` to `fleet run`).
+fn hide_textfile_dir(
+    mut c: clap::Command,
+    textfile: &clap::Arg,
+    path: &mut Vec<String>,
+) -> clap::Command {
+    let names: Vec<String> = c
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in names {
+        path.push(name.clone());
+        let hide = !METRICS_COMMANDS
+            .iter()
+            .any(|m| m.len() <= path.len() && m.iter().zip(path.iter()).all(|(a, b)| a == b));
+        c = c.mut_subcommand(&name, |s| {
+            hide_textfile_dir(s.arg(textfile.clone().hide(hide)), textfile, path)
+        });
+        path.pop();
+    }
+    c
 }
 
 /// The command tree for shell completions: [`command`] without its hidden subcommands (the
@@ -189,6 +231,49 @@ mod tests {
     fn cli_definition_is_consistent() {
         super::command().debug_assert();
         super::completion_command().debug_assert();
+    }
+
+    /// `--textfile-dir` shows in the help of the commands that take it, at any depth, and
+    /// nowhere else (QA: `plan --help` offered it, and `plan` refuses it).
+    #[test]
+    fn textfile_dir_shows_only_where_it_is_taken() {
+        fn help(path: &[&str]) -> String {
+            let mut c = super::command();
+            let mut argv = vec!["disktier"];
+            argv.extend_from_slice(path);
+            argv.push("--help");
+            let e = c.try_get_matches_from_mut(argv).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp, "{path:?}");
+            e.to_string()
+        }
+        for taken in [
+            &["bench"][..],
+            &["check", "etcd"],
+            &["assess"],
+            &["fleet", "run"],
+        ] {
+            assert!(help(taken).contains("--textfile-dir"), "{taken:?}");
+        }
+        for refused in [
+            &["plan"][..],
+            &["fleet"],
+            &["fleet", "clean"],
+            &["render", "systemd"],
+            &["store", "flush"],
+            &["history"],
+        ] {
+            assert!(!help(refused).contains("--textfile-dir"), "{refused:?}");
+        }
+        // Still parsed where hidden, so that `dispatch` can say which commands take it.
+        let m = super::command().try_get_matches_from([
+            "disktier",
+            "plan",
+            "--capacity",
+            "1TiB",
+            "--textfile-dir",
+            "d",
+        ]);
+        assert!(m.is_ok());
     }
 
     #[test]

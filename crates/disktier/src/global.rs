@@ -8,11 +8,11 @@ use std::path::PathBuf;
 /// Options every command takes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Global {
-    /// Output format (prometheus: text exposition 0.0.4, for check, bench and assess).
+    /// Output format (prometheus: text exposition 0.0.4, for check, bench, assess and fleet run).
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Also write the run's metrics to DIR/disktier_<command>.prom, atomically, for
-    /// node_exporter's textfile collector (check, bench, assess).
+    /// node_exporter's textfile collector (check, bench, assess, fleet run).
     #[arg(long, global = true, value_name = "DIR")]
     pub textfile_dir: Option<PathBuf>,
     /// No progress line and no notes on stderr.
@@ -36,6 +36,6 @@ pub struct Global {
 pub enum Format {
     Text,
     Json,
-    /// Prometheus text exposition format 0.0.4 (check, bench, assess).
+    /// Prometheus text exposition format 0.0.4 (check, bench, assess, fleet run).
     Prometheus,
 }
