@@ -227,6 +227,12 @@ fn unsupported_options_name_their_line_and_exit_2() {
         2,
         &["--bs", "[global]"],
     );
+    // --repeat repeats one job: refused with a job file, not run once in silence (QA).
+    on_file(&["--no-save", "bench", "--repeat", "2"], &good).stderr_of_exit_naming(
+        "--repeat beside a job file",
+        2,
+        &["--repeat", "fio job file", "drop --repeat"],
+    );
     // A bad value names its line too.
     std::fs::write(&good, "[a]\nrw=read\n\nbs=4q\n").unwrap();
     on_file(&["--no-save", "bench"], &good).stderr_of_exit_naming(

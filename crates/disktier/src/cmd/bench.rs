@@ -56,6 +56,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Outcome> {
         args.directory.as_deref(),
     )? {
         BenchTarget::JobFile(file) => {
+            // QA: `bench FILE.fio --repeat 2` ran the file once and said nothing.
+            if args.repeat > 1 {
+                bail!(
+                    "{} is a fio job file: --repeat repeats one job, not a file of jobs; run `disktier bench` on the file once per repeat (each run is saved), or drop --repeat",
+                    crate::text::printable(&file.display().to_string(), false)
+                );
+            }
             return super::jobfile::run(ctx, &file, &args.run, &job_file_misfits(&args));
         }
         BenchTarget::Target(t) => t,
