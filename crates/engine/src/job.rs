@@ -126,6 +126,9 @@ pub const DEFAULT_RANDSEED: u64 = 0xb189_9bed;
 pub struct Job {
     pub name: String,
     /// A file, a block device, or a directory in which per-job files `<name>.<jobnum>.0` are created.
+    /// Written to JSON lossily (U+FFFD for bytes that are not UTF-8), as `target.path` is: a
+    /// path serde cannot write used to turn the whole job into `null` (QA).
+    #[serde(serialize_with = "lossy_path")]
     pub target: PathBuf,
     pub rw: Rw,
     /// Percentage of reads in a mixed (`readwrite`/`randrw`) job.
@@ -365,10 +368,16 @@ impl Job {
         self.rw.writes() && (self.fsync > 0 || self.fdatasync > 0)
     }
 
-    /// The job as JSON, with fio's option names (for `RunDoc.job`).
+    /// The job as JSON, with fio's option names (for `RunDoc.job`). Every field has a JSON
+    /// form (the target's path is written lossily), so nothing here can fail.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
+}
+
+/// A path as a string, its bytes that are not UTF-8 replaced by U+FFFD.
+fn lossy_path<S: serde::Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
 }
 
 /// Durations as fio spells them in JSON ("60s", "500ms"); numbers are read as seconds.

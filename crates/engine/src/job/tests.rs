@@ -247,3 +247,20 @@ fn runtime_minimum_is_a_millisecond_and_short_ones_print_in_their_unit() {
         "{e}"
     );
 }
+
+/// QA: a target whose path is not UTF-8 turned the whole job into `null` (so `compare` lost
+/// "fdatasync" and the JSON lost rw and bs); the path is now written lossily, as
+/// `target.path` is.
+#[test]
+fn a_target_that_is_not_utf8_keeps_the_job() {
+    use std::os::unix::ffi::OsStrExt;
+    let j = Job {
+        target: std::ffi::OsStr::from_bytes(b"/tmp/bad\xff\xfename").into(),
+        fdatasync: 1,
+        ..job()
+    };
+    let v = j.to_json();
+    assert_eq!(v["target"], "/tmp/bad\u{fffd}\u{fffd}name", "{v}");
+    assert_eq!(v["fdatasync"], 1);
+    assert_eq!(v["rw"], j.rw.name());
+}
