@@ -219,36 +219,56 @@ impl Spool {
     /// Saves the spooled runs meant for `store` (all of them with `all`) and removes each one
     /// saved. A bad file is reported and left for the user to look at.
     pub fn flush(&self, store: &mut crate::Store, all: bool) -> Flushed {
-        let mut out = Flushed::default();
-        let here = store_key(&store.location());
-        for path in self.files() {
-            let s = match Self::read(&path) {
-                Ok(s) => s,
-                Err(why) => {
-                    out.failed
-                        .push(format!("{}: not a spooled run ({why})", path.display()));
-                    continue;
-                }
-            };
-            if !all && s.intended_store != here {
-                out.other_store.push(s.id);
+        flush_files(self.files(), store, all)
+    }
+}
+
+/// [`Spool::flush`] of the files listed: each one saved and removed, or reported.
+fn flush_files(files: Vec<PathBuf>, store: &mut crate::Store, all: bool) -> Flushed {
+    let mut out = Flushed::default();
+    let here = store_key(&store.location());
+    for path in files {
+        let s = match Spool::read(&path) {
+            Ok(s) => s,
+            // Gone since it was listed: another flush (or a save's own flush) took it
+            // (QA: concurrent flushes reported every such file as "not a spooled run").
+            Err(_) if gone(&path) => continue,
+            Err(why) => {
+                out.failed
+                    .push(format!("{}: not a spooled run ({why})", path.display()));
                 continue;
             }
-            match store.save_spooled(&s) {
-                Ok(saved) => match std::fs::remove_file(&path) {
-                    Ok(()) if saved => out.saved.push(s.id),
-                    Ok(()) => out.already_stored.push(s.id),
-                    Err(e) => out.failed.push(format!(
-                        "{}: saved as run {}, but the file could not be removed ({e}); a later flush will find it saved already",
-                        path.display(),
-                        s.id
-                    )),
-                },
-                Err(e) => out.failed.push(format!("{}: {e}", path.display())),
-            }
+        };
+        if !all && s.intended_store != here {
+            out.other_store.push(s.id);
+            continue;
         }
-        out
+        match store.save_spooled(&s) {
+            // NotFound: another flush saved the same run and removed its file first.
+            Ok(saved) => match std::fs::remove_file(&path).or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            }) {
+                Ok(()) if saved => out.saved.push(s.id),
+                Ok(()) => out.already_stored.push(s.id),
+                Err(e) => out.failed.push(format!(
+                    "{}: saved as run {}, but the file could not be removed ({e}); a later flush will find it saved already",
+                    path.display(),
+                    s.id
+                )),
+            },
+            Err(e) => out.failed.push(format!("{}: {e}", path.display())),
+        }
     }
+    out
+}
+
+/// Whether `path` no longer exists (not a dangling link: that is still a file to report).
+fn gone(path: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 impl From<std::io::Error> for StoreError {
@@ -269,6 +289,36 @@ mod tests {
             store_key("postgres://u:***@h/db")
         );
         assert!(!store_key("host=h password=pw").contains("pw"));
+    }
+
+    /// QA: with flushes running at once, a file listed by one and taken by another was
+    /// reported as "not a spooled run", and `store flush` exited 2 with the spool empty. A
+    /// file gone since the listing is now passed over; a dangling link is still reported.
+    #[test]
+    fn a_file_another_flush_took_is_not_a_failure() {
+        let t = tempfile::tempdir().unwrap();
+        let db = t.path().join("r.db");
+        let mut store = crate::Store::open(Some(db.to_str().unwrap())).unwrap();
+        let sp = Spool::at(t.path().join("spool"));
+        let doc = serde_json::json!({"schema_version": 1, "profile": "etcd"});
+        let run = NewRun {
+            kind: "check",
+            group_id: None,
+            doc: &doc,
+        };
+        let (id, path) = sp.put(&run, &store.location(), "disk full").unwrap();
+        let taken = t.path().join("spool/taken.json");
+        let dangling = t.path().join("spool/dangling.json");
+        std::os::unix::fs::symlink(t.path().join("nowhere"), &dangling).unwrap();
+        let out = flush_files(
+            vec![taken, path.clone(), dangling.clone()],
+            &mut store,
+            false,
+        );
+        assert_eq!(out.saved, vec![id]);
+        assert_eq!(out.failed.len(), 1, "{:?}", out.failed);
+        assert!(out.failed[0].contains("dangling.json"), "{:?}", out.failed);
+        assert!(!path.exists());
     }
 
     #[test]
