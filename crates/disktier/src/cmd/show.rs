@@ -155,8 +155,8 @@ fn target_line(t: &TargetInfo) -> String {
             dev.push(format!("{k} {v}"));
         }
     }
-    format!(
-        "target   {} ({}{})\n",
+    one_line(&format!(
+        "target   {} ({}{})",
         t.path,
         t.kind,
         if dev.is_empty() {
@@ -164,7 +164,16 @@ fn target_line(t: &TargetInfo) -> String {
         } else {
             format!(", {}", dev.join(", "))
         }
-    )
+    ))
+}
+
+/// One line of `show`, ending in a newline: a newline or other control character inside a
+/// stored name (a target path, a host name) is shown escaped, as `history` shows it, so that a
+/// crafted name cannot make lines of its own (QA).
+fn one_line(s: &str) -> String {
+    let mut line = crate::text::printable(s, false);
+    line.push('\n');
+    line
 }
 
 /// The `host` line; an import, which knows no host, says so.
@@ -174,13 +183,13 @@ fn host_line(h: &HostInfo) -> String {
     }
     // An import named with --host: only the name is known.
     if h.kernel.is_empty() {
-        return format!(
-            "host     {} (named at import; nothing else known)\n",
+        return one_line(&format!(
+            "host     {} (named at import; nothing else known)",
             h.hostname
-        );
+        ));
     }
-    format!(
-        "host     {} (kernel {}, {} CPUs{}{})\n",
+    one_line(&format!(
+        "host     {} (kernel {}, {} CPUs{}{})",
         h.hostname,
         h.kernel,
         h.cpus,
@@ -192,7 +201,7 @@ fn host_line(h: &HostInfo) -> String {
             .as_ref()
             .map(|c| format!(" {c}"))
             .unwrap_or_default()
-    )
+    ))
 }
 
 /// A job file's run (`bench FILE.fio`, `import fio --jobs`): where and when, then its jobs and
@@ -206,8 +215,8 @@ fn job_file(out: &mut String, doc: &JobFileDoc) {
         out.push_str(&host_line(h));
     }
     let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
-    out.push_str(&format!(
-        "job file {}  engine {}  started {}  {:.1} s  ({}, {}){}\n\n",
+    out.push_str(&one_line(&format!(
+        "job file {}  engine {}  started {}  {:.1} s  ({}, {}){}",
         doc.jobfile,
         doc.engine,
         doc.started_at,
@@ -219,6 +228,38 @@ fn job_file(out: &mut String, doc: &JobFileDoc) {
         } else {
             ""
         }
-    ));
+    )));
+    out.push('\n');
     out.push_str(&render_text(doc));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// QA: a newline in a stored target or host name printed raw, so a crafted name could fake
+    /// lines of `show`'s output (`history` already escaped it).
+    #[test]
+    fn stored_names_stay_on_their_line() {
+        let t = TargetInfo {
+            path: "/tmp/h\nverdict PASS".into(),
+            kind: "directory".into(),
+            model: Some("m\r\x1b[2J".into()),
+            ..TargetInfo::default()
+        };
+        let line = target_line(&t);
+        assert_eq!(line.lines().count(), 1, "{line:?}");
+        assert!(
+            line.starts_with("target   /tmp/h\\nverdict PASS (directory"),
+            "{line:?}"
+        );
+        assert!(!line.contains('\x1b'), "{line:?}");
+        let h = HostInfo {
+            hostname: "n\nPASS".into(),
+            ..HostInfo::default()
+        };
+        let line = host_line(&h);
+        assert_eq!(line.lines().count(), 1, "{line:?}");
+        assert!(line.ends_with('\n'));
+    }
 }

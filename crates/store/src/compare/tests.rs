@@ -253,3 +253,20 @@ fn small_files_of_different_shapes_are_not_compared() {
         .all(|r| r.ratios.iter().all(Option::is_some)));
     assert!(note(&forced).ends_with("1 MiB; C 2,000 files of 4 KiB timed without a final sync (the page cache, before disktier synced)): compared because of --force"));
 }
+
+/// QA: a newline in a stored target broke the legend into two lines, so a crafted name could
+/// fake a line of output; the legend shows it escaped, the JSON keeps it.
+#[test]
+fn a_newline_in_a_target_stays_on_its_legend_line() {
+    let (a, mut doc) = fixture("ocp-recipe-ephemeral");
+    doc.target.path = "/tmp/h\nverdict PASS".into();
+    let c = checks(&[(a, doc), fixture("ocp-recipe-ebs")], false).unwrap();
+    let text = c.to_text();
+    assert!(
+        !text.lines().any(|l| l.starts_with("verdict PASS")),
+        "{text}"
+    );
+    assert!(text.contains("/tmp/h\\nverdict PASS"), "{text}");
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["runs"][0]["target"], "/tmp/h\nverdict PASS");
+}
