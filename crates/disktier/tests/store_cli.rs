@@ -64,6 +64,12 @@ fn history_lists_and_filters() {
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    // --last 0 is refused, as report's is (QA: it listed nothing and said no run matched).
+    dt(&db)
+        .args(["history", "--last", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("0 is not in 1.."));
     dt(&db)
         .args(["history", "--target", "/var/lib/misc/_benchmark_fio"])
         .assert()

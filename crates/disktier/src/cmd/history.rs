@@ -28,7 +28,8 @@ pub struct Args {
     #[arg(long)]
     pub group: Option<String>,
     /// The newest N runs.
-    #[arg(long, value_name = "N")]
+    // 0 is refused, as `report --last 0` is (QA: it listed nothing and said no run matched).
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub last: Option<usize>,
 }
 
