@@ -229,9 +229,8 @@ pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, Compare
     let mut rows = Vec::new();
     for (metric, unit, better, f) in metrics(sync_name(first.doc)) {
         let values: Vec<Option<f64>> = runs.iter().map(|r| f(r.doc)).collect();
-        if values.iter().filter(|v| v.is_some()).count() < 2 && values[0].is_none() {
-            continue;
-        }
+        // A metric any run has is shown, "-" where a run lacks it, whichever run that is (QA:
+        // one only B had, an import as A, was left out, and shown with A and B swapped).
         if values.iter().all(Option::is_none) {
             continue;
         }

@@ -270,3 +270,26 @@ fn a_newline_in_a_target_stays_on_its_legend_line() {
     let json = serde_json::to_value(&c).unwrap();
     assert_eq!(json["runs"][0]["target"], "/tmp/h\nverdict PASS");
 }
+
+/// QA: a metric only B had was left out when A lacked it (an etcd-perf import as A lost B's
+/// write figures), though with the runs swapped it was shown. Now either way round it is a row
+/// with "-" for the run that lacks it, and no ratio.
+#[test]
+fn a_metric_only_a_later_run_has_is_shown() {
+    let (a, mut lacking) = fixture("ocp-recipe-ephemeral");
+    lacking.results.write = None;
+    let b = fixture("ocp-recipe-ebs");
+    for runs in [
+        [(a.clone(), lacking.clone()), b.clone()],
+        [b.clone(), (a.clone(), lacking.clone())],
+    ] {
+        let c = checks(&runs, false).unwrap();
+        let row = c
+            .rows
+            .iter()
+            .find(|r| r.metric == "write IOPS")
+            .unwrap_or_else(|| panic!("{}", c.to_text()));
+        assert_eq!(row.values.iter().filter(|v| v.is_some()).count(), 1);
+        assert!(row.ratios.iter().all(Option::is_none), "{}", c.to_text());
+    }
+}
