@@ -371,6 +371,56 @@ fn bench_trace_is_finished_when_the_run_ends() {
     assert_eq!(s["read_bytes"], doc["results"]["read"]["bytes"]);
 }
 
+/// QA: `bench --trace` wrote over any file (the store, a user's file) and dropped the trace's
+/// write errors (a full disk cut it short, exit 0). A file that is not a trace is refused
+/// before the run and left as it was; a trace that cannot be written fails the command (exit
+/// 2) after the run is saved and printed.
+#[test]
+fn bench_trace_refuses_other_files_and_reports_write_errors() {
+    let dir = tempfile::Builder::new()
+        .prefix("disktier-trace")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let db = dir.path().join("db");
+    let job = "--rw write --bs 4k --size 256k --ioengine psync --direct=false --trace";
+    std::fs::write(&db, "SQLite format 3\0").unwrap();
+    bin(&db)
+        .args(["--no-save", "bench"])
+        .arg(dir.path().join("data"))
+        .args(job.split_whitespace())
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not a disktier trace"));
+    assert_eq!(std::fs::read(&db).unwrap(), b"SQLite format 3\0");
+    std::fs::remove_file(&db).unwrap();
+    if !disktier_testkit::require(disktier_testkit::is_root(), "root (mknod)") {
+        return;
+    }
+    let full = dir.path().join("full");
+    assert!(std::process::Command::new("mknod")
+        .arg(&full)
+        .args(["c", "1", "7"])
+        .status()
+        .unwrap()
+        .success());
+    bin(&db)
+        .args(["bench"])
+        .arg(dir.path().join("data"))
+        .args(job.split_whitespace())
+        .arg(&full)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("write"))
+        .stderr(
+            predicate::str::contains("saved as run").and(predicate::str::contains("No space left")),
+        );
+    assert!(
+        std::fs::symlink_metadata(&full).is_ok(),
+        "the device node is kept"
+    );
+}
+
 #[test]
 fn plan_budget_keeps_options_within_it_best_first() {
     // `plan --budget` (wired by this area into the planner's command): options within the

@@ -3,7 +3,7 @@
 //! in the application rather than in either.
 
 use anyhow::Context;
-use disktier_cachesim::trace::{Header, Record, Writer, FLAG_LATENCY};
+use disktier_cachesim::trace::{Header, Record, Writer, FLAG_LATENCY, MAGIC};
 use disktier_cachesim::Op;
 use disktier_engine::{IoLog, IoOp, IoRecord};
 use std::fs::File;
@@ -16,6 +16,9 @@ use std::sync::{Arc, Mutex};
 /// [`TraceLog::finish`] or, failing that, when the log is dropped.
 pub struct TraceLog {
     path: PathBuf,
+    /// Whether `path` is a regular file this log made or replaced, so removed when the run
+    /// fails; a pipe or a character device (`/dev/null`) is only written to.
+    owned: bool,
     inner: Mutex<LogState>,
     /// Mark writes REQ_SYNC: O_DIRECT writes reach the block layer with REQ_SYNC | REQ_IDLE
     /// (fs/iomap/direct-io.c), which moves bcache's writeback cutoff from 40 % to 70 %.
@@ -39,14 +42,17 @@ impl TraceLog {
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0);
         let header = Header::new("disktier-engine", start, FLAG_LATENCY);
-        let w = Writer::create(path, &header).with_context(|| {
-            format!(
-                "cannot write the trace to {}: pick a writable -o path",
-                path.display()
-            )
-        })?;
+        let (file, owned) = open_output(path)?;
+        let w =
+            Writer::new(BufWriter::with_capacity(1 << 16, file), &header).with_context(|| {
+                format!(
+                    "cannot write the trace to {}: pick a writable path",
+                    path.display()
+                )
+            })?;
         Ok(TraceLog {
             path: path.to_path_buf(),
+            owned,
             inner: Mutex::new(LogState {
                 writer: Some(w),
                 error: None,
@@ -70,7 +76,7 @@ impl TraceLog {
             }
         };
         res.map_err(|e| {
-            let _ = std::fs::remove_file(&self.path);
+            self.remove();
             let full = e.contains("No space left") || e.contains("quota exceeded");
             anyhow::anyhow!(
                 "writing the trace {} failed ({e}){}; the partial trace was removed",
@@ -88,8 +94,86 @@ impl TraceLog {
     pub fn discard(&self) {
         let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         st.writer.take();
-        let _ = std::fs::remove_file(&self.path);
+        self.remove();
     }
+
+    /// Removes the file when this log made it ([`TraceLog::owned`]).
+    fn remove(&self) {
+        if self.owned {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Opens the trace's output, refusing to write over anything that is not a trace: a new file is
+/// created (never through a link), an empty file or an old DTTRACE is replaced, and a pipe or
+/// a character device (`/dev/null`, a shell's `>(...)`) is written to. Everything else is
+/// refused: a file with other contents (QA: `bench --trace` overwrote the result store and any
+/// file it was given), a block device (QA: it wrote over a filesystem), a directory, a socket,
+/// or a link to a file. Returns the file and whether it is this log's own (removed on failure).
+fn open_output(path: &Path) -> anyhow::Result<(File, bool)> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let shown = path.display();
+    let nofollow = |o: &mut std::fs::OpenOptions| {
+        o.write(true).custom_flags(libc::O_NOFOLLOW).mode(0o644);
+    };
+    let link = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut o = std::fs::OpenOptions::new();
+            nofollow(&mut o);
+            let f = o.create_new(true).open(path).with_context(|| {
+                format!("cannot create the trace {shown}: pick a writable path")
+            })?;
+            return Ok((f, true));
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot write the trace to {shown}")),
+        Ok(m) => m,
+    };
+    let target = std::fs::metadata(path)
+        .with_context(|| format!("cannot write the trace to {shown}: a link to nothing"))?;
+    let kind = target.file_type();
+    if kind.is_fifo() || kind.is_char_device() {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .with_context(|| format!("cannot write the trace to {shown}"))?;
+        return Ok((f, false));
+    }
+    let refuse = |what: &str| {
+        anyhow::anyhow!(
+            "{shown} is {what}: a trace is written to a new file (or over an old trace), name one"
+        )
+    };
+    if link.file_type().is_symlink() {
+        return Err(refuse("a symbolic link"));
+    }
+    if kind.is_block_device() {
+        return Err(refuse("a block device (a trace never writes to a disk)"));
+    }
+    if !kind.is_file() {
+        return Err(refuse(if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        }));
+    }
+    let mut start = Vec::with_capacity(MAGIC.len());
+    File::open(path)
+        .and_then(|f| f.take(MAGIC.len() as u64).read_to_end(&mut start))
+        .with_context(|| format!("cannot read {shown} to see whether it is an old trace"))?;
+    if !start.is_empty() && start != MAGIC {
+        return Err(anyhow::anyhow!(
+            "{shown} exists and is not a disktier trace: a trace is written to a new file (or over an old trace); pick another path, or remove this one first"
+        ));
+    }
+    let mut o = std::fs::OpenOptions::new();
+    nofollow(&mut o);
+    let f = o
+        .truncate(true)
+        .open(path)
+        .with_context(|| format!("cannot write the trace to {shown}"))?;
+    Ok((f, true))
 }
 
 impl IoLog for TraceLog {
@@ -120,9 +204,9 @@ impl IoLog for TraceLog {
     }
 }
 
-/// The I/O log behind `bench --trace FILE`: a DTTRACE writer that finishes its file when the
-/// last reference is dropped.
-pub fn open_io_log(path: &Path) -> anyhow::Result<Arc<dyn IoLog>> {
+/// The I/O log behind `bench --trace FILE`: a DTTRACE writer, to be [`TraceLog::finish`]ed after
+/// the run (or [`TraceLog::discard`]ed when it failed).
+pub fn open_io_log(path: &Path) -> anyhow::Result<Arc<TraceLog>> {
     Ok(Arc::new(TraceLog::create(path)?))
 }
 
@@ -171,4 +255,62 @@ pub fn record(
         measurement,
         records,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use disktier_testkit::{is_root, require};
+
+    /// QA: `bench --trace FILE` wrote over whatever FILE was (the result store, a file of the
+    /// user's, a block device's filesystem). Only a new file, an empty one or an old trace is
+    /// written as a file; the rest is refused and left as it was.
+    #[test]
+    fn a_trace_never_writes_over_what_is_not_a_trace() {
+        let d = tempfile::tempdir().unwrap();
+        let precious = d.path().join("results.db");
+        std::fs::write(&precious, "SQLite format 3\0").unwrap();
+        let e = TraceLog::create(&precious).err().unwrap().to_string();
+        assert!(e.contains("is not a disktier trace"), "{e}");
+        assert_eq!(std::fs::read(&precious).unwrap(), b"SQLite format 3\0");
+        let link = d.path().join("link.dtt");
+        std::os::unix::fs::symlink(&precious, &link).unwrap();
+        let e = TraceLog::create(&link).err().unwrap().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        let e = TraceLog::create(d.path()).err().unwrap().to_string();
+        assert!(e.contains("a directory"), "{e}");
+        // A new trace, then the same path again: an old trace is replaced.
+        let t = d.path().join("t.dtt");
+        TraceLog::create(&t).unwrap().finish().unwrap();
+        assert!(std::fs::read(&t).unwrap().starts_with(MAGIC));
+        let again = TraceLog::create(&t).unwrap();
+        again.discard();
+        assert!(!t.exists(), "a failed run's own trace is removed");
+    }
+
+    /// A character device is written to, never removed: a failed run's trace to /dev/full
+    /// used to delete the device node (root may unlink anything).
+    #[test]
+    fn a_device_node_outlives_a_failed_trace() {
+        if !require(is_root(), "root (mknod)") {
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let full = d.path().join("full");
+        let ok = std::process::Command::new("mknod")
+            .arg(&full)
+            .args(["c", "1", "7"])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let log = TraceLog::create(&full).unwrap();
+        let e = log.finish().err().unwrap().to_string();
+        assert!(e.contains("No space left"), "{e}");
+        log.discard();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&full)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
 }

@@ -11,10 +11,11 @@ use crate::app::job::{self, JobOptions};
 use crate::app::measure::Request;
 use crate::app::target::BenchTarget;
 use anyhow::{bail, Result};
-use disktier_engine::{DirStats, RunDoc};
+use disktier_engine::{DirStats, IoLog, RunDoc};
 use disktier_units::{fmt_ns, Bytes};
 use serde_json::Value;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -36,7 +37,8 @@ pub struct Args {
     /// Scale the profile down (size, runtime, file count) so it takes seconds.
     #[arg(long)]
     pub quick: bool,
-    /// Record every I/O issued to FILE (a block trace for `disktier simulate`).
+    /// Record every I/O issued to FILE (a block trace for `disktier simulate`): a new file or an
+    /// old trace, never a file with other contents or a device.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Run the job N times: each run is saved (one group), and an aggregate gives the median
@@ -72,6 +74,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Outcome> {
         Some(_) if args.run.engine == EngineChoice::Fio => {
             bail!("--trace records the native engine's I/O: drop --engine fio")
         }
+        Some(_) if args.repeat > 1 => bail!("--trace records one run: drop --repeat or --trace"),
         Some(p) => Some(crate::app::tracelog::open_io_log(p)?),
         None => None,
     };
@@ -85,9 +88,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Outcome> {
         io_log,
     };
     if args.repeat > 1 {
-        if args.trace.is_some() {
-            bail!("--trace records one run: drop --repeat or --trace");
-        }
         return super::repeat::repeat(ctx, "bench", args.repeat, |i| {
             let label = format!("{label} {}/{}", i + 1, args.repeat);
             let m = progress::measure(ctx, &label, request(None))?;
@@ -97,8 +97,26 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Outcome> {
             })
         });
     }
-    let m = progress::measure(ctx, &label, request(io_log))?;
+    // The trace is finished after the run, and its write errors reported (QA: a full disk cut
+    // the trace short and the run still exited 0); a run that failed leaves no trace.
+    let m = match progress::measure(
+        ctx,
+        &label,
+        request(io_log.clone().map(|l| l as Arc<dyn IoLog>)),
+    ) {
+        Ok(m) => m,
+        Err(e) => {
+            if let Some(l) = &io_log {
+                l.discard();
+            }
+            return Err(e);
+        }
+    };
+    // The run is saved and shown whatever became of its trace; a trace that could not be
+    // written then makes the exit code 2.
+    let traced = io_log.as_ref().map(|l| l.finish());
     finish(ctx, "bench", &m.doc, &[])?;
+    traced.transpose()?;
     Ok(Outcome::Pass)
 }
 
