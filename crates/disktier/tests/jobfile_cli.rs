@@ -295,6 +295,23 @@ fn directory_naming_a_file_or_device_is_refused() {
             ],
         );
     }
+    // A directory that does not exist is refused too (QA: the job wrote a file of that name
+    // on the parent's filesystem and measured that disk).
+    let missing = d.path().join("nonexist");
+    std::fs::write(&file, "[a]\nrw=write\nsize=1m\ndirectory=nonexist\n").unwrap();
+    on_file(&["--no-save", "bench"], &file)
+        .current_dir(d.path())
+        .stderr_of_exit_naming(
+            "directory= naming nothing",
+            2,
+            &[
+                "line 4",
+                "directory=",
+                "no such directory",
+                "create it first",
+            ],
+        );
+    assert!(!missing.exists());
 }
 
 /// As for one job (QA: a run of 0 I/Os exited 0 and was saved): a job file whose jobs

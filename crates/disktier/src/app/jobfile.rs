@@ -100,17 +100,20 @@ pub fn to_job(
         .and_then(|t| t.value.clone())
         .unwrap_or_else(|| ".".into())
         .into();
-    // fio: `directory=` names a directory ("fio: /dev/loop4 is not a directory"); a device or
-    // a file there is not taken as the target.
+    // fio: `directory=` names a directory ("fio: /dev/loop4 is not a directory"); a device, a
+    // file or nothing there is not taken as the target (QA: a missing one became a file).
     if let Some(o) = fj.target.as_ref().filter(|o| o.key == "directory") {
-        if let Ok(m) = std::fs::metadata(&target) {
-            if !m.is_dir() {
-                bail!(
-                    "{src} line {}: directory={}: not a directory (fio refuses it too): name a file or a block device with filename=",
-                    o.line,
-                    target.display()
-                );
-            }
+        let why = match std::fs::metadata(&target) {
+            Ok(m) if m.is_dir() => None,
+            Ok(_) => Some("not a directory (fio refuses it too): name a file or a block device with filename="),
+            Err(_) => Some("no such directory (fio refuses it too): create it first, or fix the path"),
+        };
+        if let Some(why) = why {
+            bail!(
+                "{src} line {}: directory={}: {why}",
+                o.line,
+                target.display()
+            );
         }
     }
     let mut job = Job {
