@@ -1215,6 +1215,19 @@ fn a_runtime_of_microseconds_is_refused_and_a_run_without_io_is_not_a_result() {
     assert_one_line_error(&out, "completed no I/O", &["longer --runtime"]);
     assert!(out.stdout.is_empty());
     assert!(!db.exists(), "nothing was saved");
+    // A sized job that ends inside its ramp says so (QA: it read as a disk that did nothing).
+    let out = disktier(&db)
+        .args(["bench"])
+        .arg(shm.path())
+        .args("--rw read --size 64k --ramp-time 2s".split_whitespace())
+        .output()
+        .unwrap();
+    assert_one_line_error(
+        &out,
+        "completed no I/O after its ramp_time of 2s",
+        &["drop --ramp-time", "--time-based"],
+    );
+    assert!(!db.exists(), "nothing was saved");
 }
 
 /// QA: `bench DIR --rw write` without --size on an existing directory said "DIR does not exist

@@ -109,7 +109,15 @@ pub fn measure(workload: &Workload, tool: Tool, opts: &RunOptions) -> anyhow::Re
         return Err(NothingMeasured::new(&m.doc.target.path).into());
     }
     if !m.doc.interrupted && completed_nothing(&m.doc) {
-        match m.doc.job.get("runtime").and_then(|r| r.as_str()) {
+        let job_str = |k: &str| m.doc.job.get(k).and_then(|r| r.as_str());
+        // QA: a sized job that ended inside its ramp read as a disk that did nothing.
+        if let Some(ramp) = job_str("ramp_time").filter(|r| *r != "0s") {
+            bail!(
+                "the run on {} completed no I/O after its ramp_time of {ramp}: the job's I/O all fell inside the ramp, which is not measured (and nothing is saved); drop --ramp-time, or give --time-based with a --runtime, or a larger --size",
+                m.doc.target.path
+            );
+        }
+        match job_str("runtime") {
             Some(r) => bail!(
                 "the run on {} completed no I/O in its runtime of {r}: nothing was measured (and nothing is saved); give it a longer --runtime",
                 m.doc.target.path
