@@ -287,6 +287,39 @@ fn an_unreachable_server_is_named() {
     }
 }
 
+/// QA: a server that takes the connection and never answers held `fleet run` and `fleet
+/// clean` without a time limit (killed after 8 minutes). The first request is given 30 s. The
+/// server here is plain HTTP on loopback, accepting and then silent.
+#[test]
+fn a_server_that_never_answers_is_given_up_on() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming().flatten() {
+            held.push(c);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\nusers:\n- name: u\n  user: {{token: x}}\n"),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let err = disktier()
+        .env("KUBECONFIG", &kc)
+        .args(["fleet", "clean"])
+        .timeout(std::time::Duration::from_secs(120))
+        .stderr_of_exit(2);
+    assert!(
+        err.contains("sent no answer to GET /version within 30 s"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(100));
+}
+
 /// QA: `--kubeconfig /etc/passwd` printed the file's first line; a kubeconfig whose YAML
 /// breaks beside a `token:` would print the token.
 #[test]

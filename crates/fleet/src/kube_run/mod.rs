@@ -151,16 +151,31 @@ pub async fn client(opts: &ClientOptions) -> Result<Client> {
     };
     let server = config.cluster_url.to_string();
     let client = Client::try_from(config).map_err(FleetError::Client)?;
-    match client.apiserver_version().await {
+    // kube leaves responses without a time limit (its watches wait on purpose), so a server
+    // that takes the connection and never answers held `fleet run` and `fleet clean` for good
+    // (QA: killed after 8 minutes). Its first answer is waited for this long.
+    let answer = tokio::time::timeout(FIRST_ANSWER, client.apiserver_version()).await;
+    match answer {
         // An answer, even a refusal (401, 403), is a server that is there: the calls that
         // follow say what it refuses.
-        Ok(_) | Err(kube::Error::Api(_)) => Ok(client),
-        Err(e) => Err(FleetError::Unreachable {
+        Ok(Ok(_)) | Ok(Err(kube::Error::Api(_))) => Ok(client),
+        Ok(Err(e)) => Err(FleetError::Unreachable {
             server,
             why: crate::error::with_causes(&e),
         }),
+        Err(_) => Err(FleetError::Unreachable {
+            server,
+            why: format!(
+                "it took the connection but sent no answer to GET /version within {} s",
+                FIRST_ANSWER.as_secs()
+            ),
+        }),
     }
 }
+
+/// How long the API server's answer to the first request (its version) is waited for: a
+/// healthy one answers in milliseconds, a loaded one in a few seconds.
+const FIRST_ANSWER: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Where kube looks for a kubeconfig without `--kubeconfig`, in words.
 fn kubeconfig_source() -> String {
