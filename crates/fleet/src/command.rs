@@ -159,6 +159,17 @@ impl NodeCommand {
             {
                 return Err(FleetError::ReservedOption(opt.to_string()));
             }
+            // QA: its command line was mounted as a hostPath directory. It could not run anyway:
+            // the node command runs in disktier's image, which holds no other program.
+            if verb == Verb::Interfere
+                && (a == "--aggressor-cmd" || a.starts_with("--aggressor-cmd="))
+            {
+                return Err(FleetError::Invalid {
+                    what: "node command option",
+                    value: "--aggressor-cmd".into(),
+                    why: "fleet runs the command in disktier's image, which holds no other program to run: use a built-in --aggressor (ostree, bulk-seq, rand-write), or run `disktier interfere --aggressor-cmd` on the node itself".into(),
+                });
+            }
             if verb == Verb::Check && (a == "--metrics" || a.starts_with("--metrics=")) {
                 host_network = Some("check etcd --metrics reads etcd on the node's own addresses");
             }
@@ -399,5 +410,32 @@ mod tests {
         let c = cmd("check etcd /system/etcd /procedures /devices").unwrap();
         assert_eq!(c.host_paths.len(), 3);
         assert!(c.host_paths.iter().all(|h| h.kind == PathKind::Directory));
+    }
+
+    /// QA: `interfere DIR --aggressor-cmd '/usr/bin/dd if=...'` mounted the whole command line
+    /// as a hostPath directory; the command could not run in disktier's image anyway.
+    #[test]
+    fn an_aggressor_command_is_refused_not_mounted() {
+        for args in [
+            vec![
+                "interfere",
+                "/var/lib/etcd",
+                "--aggressor-cmd",
+                "/usr/bin/dd if=/dev/zero of=x",
+            ],
+            vec![
+                "interfere",
+                "/var/lib/etcd",
+                "--aggressor-cmd=tar xf /srv/u.tar",
+            ],
+        ] {
+            let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            let e = NodeCommand::parse(&a).err().unwrap().to_string();
+            assert!(
+                e.contains("--aggressor-cmd") && e.contains("--aggressor ("),
+                "{e}"
+            );
+        }
+        assert!(cmd("interfere /var/lib/etcd --aggressor bulk-seq").is_ok());
     }
 }

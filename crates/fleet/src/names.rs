@@ -37,19 +37,22 @@ pub fn check_image(s: &str) -> Result<()> {
 
 /// A node name as the API server takes it (RFC 1123 subdomain: at most 253).
 pub fn check_node_name(s: &str) -> Result<()> {
-    let ok = !s.is_empty()
-        && s.len() <= 253
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-        && s.as_bytes()[0].is_ascii_alphanumeric()
-        && s.as_bytes()[s.len() - 1].is_ascii_alphanumeric();
-    if ok {
+    // An RFC 1123 subdomain: dot-separated labels of 1-63 characters, each starting and ending
+    // with a letter or digit (QA: `a..b` and `a.-b` were taken, and the API server refuses them).
+    let label = |l: &str| {
+        (1..=63).contains(&l.len())
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && l.as_bytes()[0].is_ascii_alphanumeric()
+            && l.as_bytes()[l.len() - 1].is_ascii_alphanumeric()
+    };
+    if !s.is_empty() && s.len() <= 253 && s.split('.').all(label) {
         Ok(())
     } else {
         Err(FleetError::Invalid {
             what: "node name",
             value: s.to_string(),
-            why: "node names are lowercase letters, digits, `-` and `.` (at most 253)".into(),
+            why: "a node name is an RFC 1123 subdomain: lowercase letters, digits and `-` in labels of at most 63, each starting and ending with a letter or digit, joined by `.` (at most 253 in all)".into(),
         })
     }
 }
@@ -213,6 +216,11 @@ mod tests {
         check_image("localhost/disktier:0.1.0").unwrap();
         check_node_name("ip-10-0-0-1.ec2.internal").unwrap();
         assert!(check_node_name("a/b").is_err());
+        // Each dot-separated label is a DNS label (QA: `a..b` was taken).
+        for bad in ["a..b", "a.-b", "a-.b", ".a", "a.", &"x".repeat(64)] {
+            assert!(check_node_name(bad).is_err(), "{bad}");
+        }
+        check_node_name(&format!("{}.b", "x".repeat(63))).unwrap();
         assert!(check_node_name("").is_err());
     }
 }
