@@ -16,7 +16,8 @@ pub struct Counters {
     pub read_hits: u64,
     pub write_blocks: u64,
     pub write_hits: u64,
-    /// Data requests all of whose blocks hit.
+    /// Data requests the cache served alone: all their blocks hit and nothing went to the
+    /// backing device (a writethrough write that hits is not one: it waits for both devices).
     pub full_hit_requests: u64,
     pub data_requests: u64,
     pub cache_read_bytes: u64,

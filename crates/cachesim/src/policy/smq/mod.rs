@@ -347,7 +347,9 @@ impl Simulator for Smq {
         }
         c.backing_read_bytes += acct.backing_r;
         c.backing_write_bytes += acct.backing_w;
-        if acct.hits == acct.blocks {
+        // A writethrough write that hit still waited for the origin: not a hit for latency.
+        let hit = acct.hits == acct.blocks && acct.backing_r + acct.backing_w == 0;
+        if hit {
             c.full_hit_requests += 1;
         }
         let w = c.window(r.t_ns);
@@ -356,7 +358,7 @@ impl Simulator for Smq {
             w.cache_ops += 1 + acct.promotions;
             w.cache_bytes += acct.cache + acct.promotions * self.chunk;
         }
-        if acct.hits == acct.blocks {
+        if hit {
             w.hit_requests += 1;
         }
         if acct.backing_r > 0 {
