@@ -3,7 +3,7 @@
 //! published figures an instance store is counted by).
 
 use super::cost::mbps_to_mibs;
-use super::types::{Equivalent, OptionPerformance, Requirements};
+use super::types::{Equivalent, OptionPerformance, Requirements, HIT_RATIO_MEANS};
 use crate::fmt::{int, num, unit_usd, usd};
 use crate::model::{Instance, Store, ThroughputRule, VolumeType};
 use crate::perf::Performance;
@@ -86,8 +86,9 @@ pub(super) fn hybrid_caveats(
     };
     let mut caveats = vec![
         format!(
-            "hit ratio {} is {h_source}: effective {} IOPS = {formula} (hits served by {}, misses by {} at the same time)",
+            "hit ratio {} (requests served without {}) is {h_source}: effective {} IOPS = {formula} (hits served by {}, misses by {} at the same time)",
             num(h),
+            b.name,
             perf.iops.map(|i| num(i.floor())).unwrap_or_else(|| "?".into()),
             c.name,
             b.name
@@ -128,8 +129,9 @@ pub(super) fn hybrid_caveats(
     if let Some(n) = perf.hit_ratio_needed {
         if n > 0.0 {
             caveats.push(format!(
-                "the requirements need at least {:.2} % of I/O to hit the cache",
-                n * 100.0
+                "the requirements need at least {:.2} % of requests served without {}",
+                n * 100.0,
+                b.name
             ));
         }
     }
@@ -139,13 +141,13 @@ pub(super) fn hybrid_caveats(
 /// Why a hybrid falls short: what it delivers at its hit ratio, and the hit ratio it needs.
 pub(super) fn hybrid_shortfall(perf: &OptionPerformance, why: &str) -> String {
     format!(
-        "at a hit ratio of {} ({}) it delivers {}{}",
+        "at a hit ratio of {} ({HIT_RATIO_MEANS}, {}) it delivers {}{}",
         num(perf.hit_ratio.unwrap_or(0.0)),
         perf.hit_ratio_source.as_deref().unwrap_or("assumed"),
         why,
         match perf.hit_ratio_needed {
             Some(n) if n < 1.0 => format!(
-                "; it needs at least {:.2} % of I/O to hit the cache",
+                "; it needs at least {:.2} % of requests served without the backing volume",
                 n * 100.0
             ),
             _ => String::new(),

@@ -28,7 +28,7 @@ pub use cost::effective_rate;
 pub use rank::unverified_words;
 pub use types::{
     Component, Equivalent, HitRatio, Kind, OptionPerformance, PlanError, PlanOption, PlanRequest,
-    Rejected, Requirements, StoragePlan, DEFAULT_HIT_RATIO,
+    Rejected, Requirements, StoragePlan, DEFAULT_HIT_RATIO, HIT_RATIO_MEANS,
 };
 
 use crate::model::Catalog;

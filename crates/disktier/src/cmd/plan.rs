@@ -6,7 +6,7 @@ use super::{Ctx, Outcome};
 use crate::app::plan::{plan, Options};
 use disktier_catalog::fmt::{int, num, secs, usd};
 use disktier_catalog::perf::rate_parts;
-use disktier_catalog::plan::{unverified_words, StoragePlan};
+use disktier_catalog::plan::{unverified_words, StoragePlan, HIT_RATIO_MEANS};
 use disktier_units::clap_parsers;
 use std::path::PathBuf;
 
@@ -106,7 +106,7 @@ pub fn render(p: &StoragePlan) -> String {
     );
     if let Some(h) = p.assumed_hit_ratio {
         out.push_str(&format!(
-            "hybrids assume a cache hit ratio of {} (--hit-ratio); savings are against the cheapest single volume\n",
+            "hybrids assume a cache hit ratio of {} ({HIT_RATIO_MEANS}; --hit-ratio); savings are against the cheapest single volume\n",
             num(h)
         ));
     }
@@ -146,7 +146,7 @@ pub fn render(p: &StoragePlan) -> String {
         }
         if let Some(h) = perf.hit_ratio {
             line.push(format!(
-                "at hit ratio {} ({})",
+                "at hit ratio {} ({HIT_RATIO_MEANS}; {})",
                 num(h),
                 perf.hit_ratio_source.as_deref().unwrap_or("assumed")
             ));

@@ -224,6 +224,7 @@ impl Bcache {
         w.backing_write_bytes += bs;
         if !contiguous {
             w.backing_write_ops += 1;
+            c.backing_ops += 1;
         }
     }
 
@@ -484,6 +485,7 @@ impl Simulator for Bcache {
             w.backing_write_ops += 1;
             w.backing_write_bytes += to_backing_w;
         }
+        c.backing_ops += (to_backing_r > 0) as u64 + (to_backing_w > 0) as u64;
     }
 
     fn finish(&mut self, c: &mut Counters) {

@@ -144,6 +144,7 @@ impl Smq {
         c.cache_read_bytes += self.chunk;
         c.backing_write_bytes += self.chunk;
         c.writeback_bytes += self.chunk;
+        c.backing_ops += 1;
         let w = c.window(t_ns);
         w.backing_write_ops += 1;
         w.backing_write_bytes += self.chunk;
@@ -369,6 +370,7 @@ impl Simulator for Smq {
             w.backing_write_ops += 1;
             w.backing_write_bytes += acct.backing_w;
         }
+        c.backing_ops += (acct.backing_r > 0) as u64 + (acct.backing_w > 0) as u64;
     }
 
     fn finish(&mut self, c: &mut Counters) {
