@@ -4,7 +4,7 @@
 
 use super::cost::mbps_to_mibs;
 use super::types::{Equivalent, OptionPerformance, Requirements, HIT_RATIO_MEANS};
-use crate::fmt::{int, num, unit_usd, usd};
+use crate::fmt::{int, num, share, share_and_rest, share_decimals, unit_usd, usd};
 use crate::model::{Instance, Store, ThroughputRule, VolumeType};
 use crate::perf::Performance;
 use crate::price::{Quote, HOURS_PER_MONTH};
@@ -70,26 +70,13 @@ pub(super) fn hybrid_caveats(
     let ccfg = cq.config.as_ref().expect("volume");
     let b_iops = bp.baseline_iops.unwrap_or(0.0);
     let b_tp = bp.baseline_throughput_mibs.unwrap_or(0.0);
-    let cache_iops = cp.baseline_iops.map(num).unwrap_or_else(|| "?".into());
-    // min(cache / h, backing / (1 - h)), without a division by zero at h = 1 or h = 0.
-    let formula = if h >= 1.0 {
-        format!("{cache_iops} / 1 (no misses)")
-    } else if h <= 0.0 {
-        format!("{} / 1 (no hits)", num(b_iops.floor()))
-    } else {
-        format!(
-            "min({cache_iops} / {}, {} / {})",
-            num(h),
-            num(b_iops.floor()),
-            num(1.0 - h)
-        )
-    };
+    let effective = perf.iops.map(|i| num(i.floor()));
+    let (formula, h_shown) = rate_formula(cp.baseline_iops, b_iops, h, effective.as_deref());
     let mut caveats = vec![
         format!(
-            "hit ratio {} (requests served without {}) is {h_source}: effective {} IOPS = {formula} (hits served by {}, misses by {} at the same time)",
-            num(h),
+            "hit ratio {h_shown} (requests served without {}) is {h_source}: effective {} IOPS = {formula} (hits served by {}, misses by {} at the same time)",
             b.name,
-            perf.iops.map(|i| num(i.floor())).unwrap_or_else(|| "?".into()),
+            effective.unwrap_or_else(|| "?".into()),
             c.name,
             b.name
         ),
@@ -138,11 +125,48 @@ pub(super) fn hybrid_caveats(
     caveats
 }
 
+/// The effective rate's formula, min(cache / h, backing / (1 - h)), with the figures it was
+/// computed from, and `h` as shown in it. `h` and `1 - h` get the decimals that keep 4
+/// significant digits of the smaller ([`share_decimals`]), more when the shown formula would
+/// not give the shown result `effective` (QA: "20,160 = min(20,000 / 0.99, 192 / 0.01)", which
+/// is 19,200).
+pub(super) fn rate_formula(
+    cache_iops: Option<f64>,
+    b_iops: f64,
+    h: f64,
+    effective: Option<&str>,
+) -> (String, String) {
+    let cache = cache_iops.map(num).unwrap_or_else(|| "?".into());
+    let back = num(b_iops);
+    if h >= 1.0 {
+        return (format!("{cache} / 1 (no misses)"), "1".into());
+    }
+    if h <= 0.0 {
+        return (format!("{back} / 1 (no hits)"), "0".into());
+    }
+    // The figures as printed, to evaluate the formula the reader sees.
+    let value = |s: &str| s.replace(',', "").parse::<f64>().ok();
+    let mut d = share_decimals(h);
+    loop {
+        let (hs, rest) = share_and_rest(h, d);
+        let shown = match (value(&cache), value(&back), value(&hs), value(&rest)) {
+            (Some(c), Some(b), Some(x), Some(y)) if x > 0.0 && y > 0.0 => {
+                Some(num((c / x).min(b / y).floor()))
+            }
+            _ => None,
+        };
+        if d >= 12 || effective.is_none() || shown.as_deref() == effective {
+            return (format!("min({cache} / {hs}, {back} / {rest})"), hs);
+        }
+        d += 1;
+    }
+}
+
 /// Why a hybrid falls short: what it delivers at its hit ratio, and the hit ratio it needs.
 pub(super) fn hybrid_shortfall(perf: &OptionPerformance, why: &str) -> String {
     format!(
         "at a hit ratio of {} ({HIT_RATIO_MEANS}, {}) it delivers {}{}",
-        num(perf.hit_ratio.unwrap_or(0.0)),
+        share(perf.hit_ratio.unwrap_or(0.0)),
         perf.hit_ratio_source.as_deref().unwrap_or("assumed"),
         why,
         match perf.hit_ratio_needed {

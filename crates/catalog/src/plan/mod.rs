@@ -357,4 +357,44 @@ mod tests {
             Some("test curve")
         );
     }
+
+    /// `min(a / b, c / d)` as the caveat prints it, evaluated.
+    fn evaluate(formula: &str) -> f64 {
+        let inner = formula
+            .strip_prefix("min(")
+            .and_then(|f| f.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("{formula}"));
+        let v = |s: &str| s.trim().replace(',', "").parse::<f64>().unwrap();
+        inner
+            .split(", ")
+            .map(|q| {
+                let (a, b) = q.split_once(" / ").unwrap();
+                v(a) / v(b)
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// QA: "effective 20,160 IOPS = min(20,000 / 0.99, 192 / 0.01)" evaluates to 19,200: h and
+    /// 1 - h are shown precisely enough that the formula gives the figure shown.
+    #[test]
+    fn the_effective_rate_formula_evaluates_to_the_figure_shown() {
+        use crate::fmt::num;
+        for (cache, back, h) in [
+            (20000.0, 192.0, 0.99206),
+            (16000.0, 200.0, 0.9),
+            (16000.0, 200.0, 0.99),
+            (3000.0, 40.0, 0.123456),
+            // 4 significant digits show 0.5, which gives 2,000,000: more are needed
+            (1e6, 1e6, 0.5000001),
+        ] {
+            let shown = num(effective_rate(cache, back, h).floor());
+            let (formula, h_shown) = explain::rate_formula(Some(cache), back, h, Some(&shown));
+            assert_eq!(num(evaluate(&formula).floor()), shown, "{formula}");
+            assert!(formula.contains(&format!("/ {h_shown},")), "{formula}");
+        }
+        let (formula, h_shown) =
+            explain::rate_formula(Some(20000.0), 192.0, 0.99206, Some("20,160"));
+        assert_eq!(formula, "min(20,000 / 0.99206, 192 / 0.00794)");
+        assert_eq!(h_shown, "0.99206");
+    }
 }

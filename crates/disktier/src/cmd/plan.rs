@@ -4,7 +4,7 @@
 use super::price::{iops_arg, rate_arg, ratio_arg, size_arg, usd_arg};
 use super::{Ctx, Outcome};
 use crate::app::plan::{plan, Options};
-use disktier_catalog::fmt::{int, num, secs, usd};
+use disktier_catalog::fmt::{int, num, secs, share, usd};
 use disktier_catalog::perf::rate_parts;
 use disktier_catalog::plan::{unverified_words, StoragePlan, HIT_RATIO_MEANS};
 use disktier_units::clap_parsers;
@@ -147,7 +147,7 @@ pub fn render(p: &StoragePlan) -> String {
         if let Some(h) = perf.hit_ratio {
             line.push(format!(
                 "at hit ratio {} ({HIT_RATIO_MEANS}; {})",
-                num(h),
+                share(h),
                 perf.hit_ratio_source.as_deref().unwrap_or("assumed")
             ));
         }
