@@ -55,13 +55,13 @@ pub(super) fn volume_caveats(p: &Performance, vt: &VolumeType) -> Vec<String> {
 }
 
 /// A hybrid's caveats: how the effective figures are reached, what a miss and a full cache
-/// cost, and how the cache was sized.
+/// cost, and (for an assumed hit ratio) how the cache was sized. `predicted`: the hit ratio
+/// comes from a curve for this cache size (a simulation), not from an assumption.
 pub(super) fn hybrid_caveats(
-    c: &VolumeType,
-    cq: &Quote,
-    b: &VolumeType,
-    bq: &Quote,
+    (c, cq): (&VolumeType, &Quote),
+    (b, bq): (&VolumeType, &Quote),
     perf: &OptionPerformance,
+    predicted: bool,
 ) -> Vec<String> {
     let (cp, bp) = (&cq.performance, &bq.performance);
     let h = perf.hit_ratio.unwrap_or(0.0);
@@ -107,12 +107,17 @@ pub(super) fn hybrid_caveats(
             b.name
         ),
         "bcache cannot be resized online (detach/attach or reboot); lvmcache (dm-cache) can, with lvextend".into(),
-        format!(
-            "the {} GiB {} cache is sized by its rules for the IOPS asked, not for the working set: measure or simulate the hit ratio (disktier simulate)",
+    ];
+    // With a predicted ratio the cache size was chosen on the curve, and the ratio is the
+    // prediction for it: nothing left to measure (QA: the caveat asked for a simulation next
+    // to a simulated ratio).
+    if !predicted {
+        caveats.push(format!(
+            "the {} GiB {} cache is sized by its rules for the IOPS asked, not for the working set: measure or simulate the hit ratio (disktier simulate, or plan --trace)",
             int(ccfg.size_gib),
             c.name
-        ),
-    ];
+        ));
+    }
     if let Some(n) = perf.hit_ratio_needed {
         if n > 0.0 {
             caveats.push(format!(

@@ -397,4 +397,42 @@ mod tests {
         assert_eq!(formula, "min(20,000 / 0.99206, 192 / 0.00794)");
         assert_eq!(h_shown, "0.99206");
     }
+
+    /// The hit ratio says what it is, at the precision of the formula; a predicted one (a curve,
+    /// e.g. a simulation) drops the caveat asking to measure or simulate it (QA), which an
+    /// assumed one keeps.
+    #[test]
+    fn a_predicted_hit_ratio_is_worded_and_needs_no_simulation_caveat() {
+        let c = Catalog::embedded();
+        let hybrid = |hit_ratio: HitRatio| {
+            let mut r = request("eu-north-1", 5120, Some(16000), None);
+            r.allow_hybrid = true;
+            r.hit_ratio = hit_ratio;
+            let p = plan(&c, &r).unwrap();
+            p.options
+                .into_iter()
+                .find(|o| o.kind == Kind::Hybrid && o.label.starts_with("gp3"))
+                .unwrap()
+        };
+        let h = hybrid(HitRatio::Curve {
+            source: "simulated: bcache (writethrough) on t.dtt".into(),
+            hit_ratio_for: Box::new(|_| 0.99206),
+        });
+        assert_eq!(
+            h.caveats[0],
+            "hit ratio 0.99206 (requests served without st1) is simulated: bcache (writethrough) on t.dtt: effective 16,128 IOPS = min(16,000 / 0.99206, 200 / 0.00794) (hits served by gp3, misses by st1 at the same time)"
+        );
+        let all = h.caveats.join("\n");
+        assert!(!all.contains("not for the working set"), "{all}");
+        assert!(
+            all.contains("the requirements need at least 98.75 % of requests served without st1"),
+            "{all}"
+        );
+        let h = hybrid(HitRatio::Assumed(0.99));
+        assert!(h.caveats[0].starts_with("hit ratio 0.99 (requests served without st1) is assumed: effective 16,161 IOPS = min(16,000 / 0.99, 200 / 0.01)"), "{}", h.caveats[0]);
+        assert!(h
+            .caveats
+            .iter()
+            .any(|c| c.contains("not for the working set")));
+    }
 }
