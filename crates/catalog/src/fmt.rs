@@ -40,6 +40,18 @@ pub fn num(x: f64) -> String {
     }
 }
 
+/// A rate that can be a small fraction, such as MiB/s per IOPS: below 1 with up to 4 decimals
+/// (0.2384, 0.25), else as [`num`]. With [`num`]'s 2 decimals, 0.2384 showed as 0.24, which
+/// 4,000 IOPS would multiply into 960 MiB/s where the rule allows 953.67.
+pub fn fine(x: f64) -> String {
+    if (0.0..1.0).contains(&x) {
+        let s = format!("{x:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        num(x)
+    }
+}
+
 /// A share `h` (0 to 1) and `1 - h`, both with `decimals` decimals (trailing zeros dropped), so
 /// the two shown add up to 1.
 pub fn share_and_rest(h: f64, decimals: usize) -> (String, String) {
