@@ -19,7 +19,8 @@ pub struct Window {
     pub backing_read_bytes: u64,
     pub backing_write_ops: u64,
     pub backing_write_bytes: u64,
-    /// Requests served entirely by the cache.
+    /// Requests served entirely by the cache, with no I/O to the backing device (they get the
+    /// cache's latency; the others the backing device's).
     pub hit_requests: u64,
 }
 

@@ -85,6 +85,9 @@ impl Simulator for BlockSim {
         c.cache_read_bytes += evicted_dirty * bs;
         c.backing_write_bytes += evicted_dirty * bs;
         c.writeback_bytes += evicted_dirty * bs;
+        // A read miss is one backing read; each evicted dirty block one backing write.
+        let read_miss = (misses > 0 && !write) as u64;
+        c.backing_ops += read_miss + evicted_dirty;
         let w = c.window(r.t_ns);
         w.requests += 1;
         w.cache_ops += 1;

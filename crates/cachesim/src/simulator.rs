@@ -16,13 +16,17 @@ pub struct Counters {
     pub read_hits: u64,
     pub write_blocks: u64,
     pub write_hits: u64,
-    /// Data requests all of whose blocks hit.
+    /// Data requests the cache served alone: all their blocks hit and nothing went to the
+    /// backing device (a writethrough write that hits is not one: it waits for both devices).
     pub full_hit_requests: u64,
     pub data_requests: u64,
     pub cache_read_bytes: u64,
     pub cache_write_bytes: u64,
     pub backing_read_bytes: u64,
     pub backing_write_bytes: u64,
+    /// Operations sent to the backing device: reads of misses, writes through or around the
+    /// cache, promotions' reads and writebacks (the traffic windows' backing ops, summed).
+    pub backing_ops: u64,
     /// Bytes that went around the cache (bcache's sequential cutoff, writearound).
     pub bypassed_bytes: u64,
     /// Bytes written back from the cache to the backing device (evictions and drain).
@@ -63,6 +67,17 @@ impl Counters {
     pub fn write_hit_ratio(&self) -> f64 {
         ratio(self.write_hits, self.write_blocks)
     }
+    /// The share of data requests served without the backing device: 1 - backing operations
+    /// per data request (at least 0: a promotion or a writeback can add operations of its own).
+    /// This, not the block hit ratio, is the `h` of a cache's effective rate
+    /// min(cache / h, backing / (1 - h)): a writethrough write that hits still costs the
+    /// backing device an operation, and `device::predict` charges it one.
+    pub fn backing_free_ratio(&self) -> f64 {
+        if self.data_requests == 0 {
+            return 0.0;
+        }
+        (1.0 - self.backing_ops as f64 / self.data_requests as f64).max(0.0)
+    }
     /// Multiplies every counter by `k` (SHARDS-sampled runs scale back to the full trace).
     /// Fails, leaving the counters partly scaled, when a figure would pass 2^64 (it would
     /// otherwise saturate to 16 EiB and pass for a result).
@@ -87,6 +102,7 @@ impl Counters {
             &mut self.cache_write_bytes,
             &mut self.backing_read_bytes,
             &mut self.backing_write_bytes,
+            &mut self.backing_ops,
             &mut self.bypassed_bytes,
             &mut self.writeback_bytes,
             &mut self.dirty_bytes_end,

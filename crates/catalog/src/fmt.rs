@@ -40,6 +40,48 @@ pub fn num(x: f64) -> String {
     }
 }
 
+/// A rate that can be a small fraction, such as MiB/s per IOPS: below 1 with up to 4 decimals
+/// (0.2384, 0.25), else as [`num`]. With [`num`]'s 2 decimals, 0.2384 showed as 0.24, which
+/// 4,000 IOPS would multiply into 960 MiB/s where the rule allows 953.67.
+pub fn fine(x: f64) -> String {
+    if (0.0..1.0).contains(&x) {
+        let s = format!("{x:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        num(x)
+    }
+}
+
+/// A share `h` (0 to 1) and `1 - h`, both with `decimals` decimals (trailing zeros dropped), so
+/// the two shown add up to 1.
+pub fn share_and_rest(h: f64, decimals: usize) -> (String, String) {
+    let h = h.clamp(0.0, 1.0);
+    let show = |x: f64| {
+        let s = format!("{x:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    (show(h), show(1.0 - h))
+}
+
+/// The decimals that keep 4 significant digits of the smaller of `h` and `1 - h` (at most 8):
+/// 0.99206 and 0.00794 rather than 0.99 and 0.01, whose quotients differ by a quarter.
+pub fn share_decimals(h: f64) -> usize {
+    let smaller = h.clamp(0.0, 1.0).min(1.0 - h.clamp(0.0, 1.0));
+    if smaller <= 0.0 {
+        return 0;
+    }
+    (3 - smaller.log10().floor() as i64).clamp(1, 8) as usize
+}
+
+/// A share (0 to 1) shown precisely enough for its complement too ([`share_decimals`]).
+pub fn share(h: f64) -> String {
+    share_and_rest(h, share_decimals(h)).0
+}
+
 /// `$1,234.50`.
 pub fn usd(x: f64) -> String {
     let neg = x < 0.0;

@@ -221,9 +221,18 @@ pub struct SizeTier {
 
 impl SizeTier {
     pub fn mibs(&self) -> f64 {
-        self.mbps * 1e6 / 1_048_576.0
+        self.mbps * MIBS_PER_MBPS
     }
 }
+
+/// MiB/s in one MB/s (10^6 / 2^20): clouds publish MB/s, the catalog holds MiB/s, so a figure
+/// of `x` MB/s is `x * MIBS_PER_MBPS` MiB/s and a price per MB/s is `p / MIBS_PER_MBPS` (p x
+/// 1.048576) per MiB/s.
+pub const MIBS_PER_MBPS: f64 = 1e6 / 1_048_576.0;
+
+/// The note a price converted from per MB/s to per MiB/s carries (`catalog refresh azure`).
+pub const PER_MBPS_NOTE: &str =
+    "throughput: the price list's price per MB/s x 1.048576 (2^20 / 10^6), per MiB/s";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -908,6 +908,113 @@ fn plan_with_a_trace_uses_the_simulated_hit_ratio() {
     assert!(e.contains("cannot read the trace"), "{e}");
 }
 
+/// QA: `plan --trace-policy bcache` counted writethrough writes that hit the cache as requests
+/// the backing volume does not see, and ranked a gp3 cache in front of st1 as meeting an IOPS
+/// target `simulate` gives about 40 IOPS for. The planner's hit ratio is now the share of
+/// requests served without the backing volume, and its effective IOPS equal `simulate`'s
+/// sustained prediction for the same pair.
+#[test]
+fn plan_and_simulate_agree_on_a_writethrough_cache_under_writes() {
+    // 100,000 random 4 KiB requests at 500/s over 1,000 blocks, 4 writes in 5 (MSR CSV: Windows
+    // filetime in 100 ns ticks, 2 ms apart).
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let csv = tmp.path().join("w.csv");
+    let mut x: u64 = 11;
+    let mut text = String::new();
+    for i in 0..100_000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let op = if (x >> 20).is_multiple_of(5) {
+            "Read"
+        } else {
+            "Write"
+        };
+        text.push_str(&format!(
+            "{},host,0,{op},{},4096,100\n",
+            128166372000000000u64 + i * 20_000,
+            ((x >> 33) % 1000) * 4096
+        ));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let trace = tmp.path().join("w.dtt");
+    disktier(&db)
+        .args(["trace", "import", "msr"])
+        .arg(&csv)
+        .arg("-o")
+        .arg(&trace)
+        .arg("--no-save")
+        .assert()
+        .success();
+    let v: Value = disktier(&db)
+        .args(words(
+            "plan --region us-east-1 --capacity 200GiB --iops 2000 --trace-policy bcache --trace",
+        ))
+        .arg(&trace)
+        .args(["--format", "json", "--no-save"])
+        .json_ok();
+    // 2,000 IOPS are out of st1's reach: no hybrid meets them. The nearest gp3 + st1 one:
+    let offered = v["options"].to_string();
+    assert!(!offered.contains("\"hybrid\""), "{offered}");
+    let h = v["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.get("nearest"))
+        .find(|o| {
+            o["label"]
+                .as_str()
+                .unwrap()
+                .starts_with("gp3 1 GiB, 3,000 IOPS, 125 MiB/s cache in front of st1")
+        })
+        .unwrap_or_else(|| panic!("{v}"));
+    let perf = &h["performance"];
+    assert_eq!(
+        perf["hit_ratio_source"].as_str().unwrap(),
+        format!("simulated: bcache (writethrough) on {}", trace.display())
+    );
+    // Only the reads of cached blocks spare st1: about 1 in 5 (the block hit ratio is ~0.99).
+    let hr = perf["hit_ratio"].as_f64().unwrap();
+    assert!((hr - 0.2).abs() < 0.01, "{hr}");
+    let planned = perf["iops"].as_f64().unwrap();
+    let sim: Value = disktier(&db)
+        .args(words("simulate --cache-sizes 1GiB --policies bcache --cache-volume gp3:1GiB:3000:125 --backing-volume st1:200GiB --no-mrc --trace"))
+        .arg(&trace)
+        .args(["--format", "json", "--no-save"])
+        .json_ok();
+    let r = &sim["results"][0];
+    assert!(r["hit_ratio"].as_f64().unwrap() > 0.98, "{r}");
+    let predicted = r["prediction"]["max_iops_sustained"].as_f64().unwrap();
+    // st1 200 GiB: 40 MiB/s per TiB = 7.8 MiB/s, each I/O counted as 1 MiB: 7.8 IOPS for the
+    // backing side, / (1 - h) per request.
+    assert!(
+        (planned - predicted).abs() < 1e-6 * predicted,
+        "plan {planned} vs simulate {predicted}"
+    );
+    assert!(
+        (predicted - 7.8125 / (1.0 - hr)).abs() < 1e-6,
+        "{predicted}"
+    );
+    let t = String::from_utf8(
+        disktier(&db)
+            .args(words("plan --region us-east-1 --capacity 200GiB --iops 2000 --trace-policy bcache --trace"))
+            .arg(&trace)
+            .arg("--no-save")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        t.contains(
+            "(requests served without the backing volume, simulated: bcache (writethrough) on"
+        ),
+        "{t}"
+    );
+    assert!(!t.contains("not for the working set"), "{t}");
+}
+
 // ---- QA pass on the decide commands: one regression test per finding ----
 
 /// QA #1: i3.8xlarge's instance store (no IOPS figure in the catalog) ranked first as meeting

@@ -43,7 +43,9 @@ fn every_common_region_prices_its_volumes_with_a_source_and_says_when_unconfirme
 
 #[test]
 fn premium_ssd_v2_is_provisioned_like_gp3() {
-    // 100 GiB x 0.08176 = 8.18; (10,000 - 3,000) x 0.00488 = 34.16; (300 - 125) x 0.03904 = 6.83.
+    // 100 GiB x 0.08176 = 8.18; (10,000 - 3,000) x 0.00488 = 34.16; 125 MB/s are included,
+    // 119.21 MiB/s, and $0.03904 per MB/s is $0.040936 per MiB/s:
+    // (300 - 119.21) x 0.040936 = 7.40 (it was (300 - 125) x 0.03904 = 6.83, MB/s taken as MiB/s).
     let v = json(
         &[
             &["price"],
@@ -52,7 +54,8 @@ fn premium_ssd_v2_is_provisioned_like_gp3() {
         ]
         .concat(),
     );
-    assert_eq!(cents(&v["monthly_cost_usd"]), 4917);
+    assert_eq!(cents(&v["monthly_cost_usd"]), 4974);
+    assert_eq!(cents(&v["items"][2]["monthly_cost_usd"]), 740);
     // Above 500 IOPS per GiB: refused by the rule.
     let out = disktier()
         .args(
@@ -62,6 +65,63 @@ fn premium_ssd_v2_is_provisioned_like_gp3() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// QA: premium-ssd-v2's MB/s were taken as MiB/s: `plan` offered it at 1,150 MiB/s although its
+/// 1,200 MB/s are 1,144.41 MiB/s, and 1,000 MiB/s at 4,000 IOPS (0.25 MB/s = 0.2384 MiB/s per
+/// IOPS: 953.67 MiB/s) was billed as if allowed.
+#[test]
+fn premium_ssd_v2_limits_and_prices_are_in_mib_per_second() {
+    let out = disktier()
+        .args(words(
+            "--no-save plan --region eastus --capacity 100GiB --throughput 1150MiB/s",
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("no option in eastus meets 100 GiB, 1,150 MiB/s: premium-ssd-v2: premium-ssd-v2 allows at most 1,144.41 MiB/s;")
+            && e.contains("nearest feasible: premium-ssd-v2 100 GiB, 4,800 IOPS, 1,144.41 MiB/s"),
+        "{e}"
+    );
+    // 1,144 MiB/s fits, with 1,144 / 0.2384 = 4,799 IOPS.
+    let v = json(&words(
+        "plan --region eastus --capacity 100GiB --throughput 1144MiB/s",
+    ));
+    let v2 = v["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["components"][0]["type"] == "premium-ssd-v2")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(v2["components"][0]["iops"], 4799);
+    let out = disktier()
+        .args(words(
+            "--no-save price premium-ssd-v2 --size 100GiB --iops 4000 --throughput 1000MiB/s --region eastus",
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("premium-ssd-v2 allows at most 0.2384 MiB/s per provisioned IOPS: 4,000 IOPS allow 953.67 MiB/s; provision at least 4,195 IOPS"),
+        "{e}"
+    );
+    // At 4,195 IOPS: (1,000 - 119.21) MiB/s x $0.040936 = $36.06.
+    let v = json(&words(
+        "price premium-ssd-v2 --size 100GiB --iops 4195 --throughput 1000MiB/s --region eastus",
+    ));
+    let tp = &v["items"][2];
+    assert_eq!(tp["name"], "throughput");
+    assert_eq!(cents(&tp["monthly_cost_usd"]), 3606);
+    assert!(
+        tp["detail"]
+            .as_str()
+            .unwrap()
+            .contains("880.79 MiB/s above the included 119.21 x $0.040936 per MiB/s-month"),
+        "{tp}"
+    );
 }
 
 #[test]

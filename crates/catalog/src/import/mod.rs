@@ -40,6 +40,14 @@ pub enum ImportError {
         region: String,
         seen: Vec<String>,
     },
+    #[error("{path} prices {what} at {value}, which is no price (a number above 0): download the offer file again")]
+    UnusablePrice {
+        path: PathBuf,
+        /// What is priced, with the SKU: `st1 storage (SKU ABC)`.
+        what: String,
+        /// The price as read, with its unit: `NaN USD per GB-Mo`.
+        value: String,
+    },
     #[error("the catalog imported from {path} does not pass `catalog check`: {}", .problems.join("; "))]
     Check {
         path: PathBuf,

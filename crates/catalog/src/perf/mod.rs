@@ -2,7 +2,7 @@
 //! provisioned IOPS and throughput) to baseline and burst IOPS and MiB/s, how long a burst lasts
 //! from a full bucket, and the rule that refuses a configuration the cloud would refuse.
 
-use crate::fmt::{int, num, secs};
+use crate::fmt::{fine, int, num, secs};
 use crate::model::{IopsRule, ProvisionedIops, SizeTier, ThroughputRule, VolumeType};
 use serde::Serialize;
 
@@ -348,7 +348,7 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
                         "throughput_per_iops",
                         format!(
                             "{t} allows at most {} MiB/s per provisioned IOPS: {} IOPS allow {} MiB/s; provision at least {} IOPS",
-                            num(per),
+                            fine(per),
                             int(i),
                             num(allowed),
                             int(need)

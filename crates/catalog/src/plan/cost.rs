@@ -24,7 +24,7 @@ pub(super) fn hit_ratio_needed(backing: f64, want: f64) -> f64 {
 
 /// MB/s (10^6 bytes, as clouds publish) in MiB/s.
 pub(super) fn mbps_to_mibs(mbps: f64) -> f64 {
-    mbps * 1e6 / (1u64 << 20) as f64
+    mbps * crate::model::MIBS_PER_MBPS
 }
 
 /// The monthly cost of the cheapest option, if any.

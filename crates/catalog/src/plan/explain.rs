@@ -3,8 +3,8 @@
 //! published figures an instance store is counted by).
 
 use super::cost::mbps_to_mibs;
-use super::types::{Equivalent, OptionPerformance, Requirements};
-use crate::fmt::{int, num, unit_usd, usd};
+use super::types::{Equivalent, OptionPerformance, Requirements, HIT_RATIO_MEANS};
+use crate::fmt::{int, num, share, share_and_rest, share_decimals, unit_usd, usd};
 use crate::model::{Instance, Store, ThroughputRule, VolumeType};
 use crate::perf::Performance;
 use crate::price::{Quote, HOURS_PER_MONTH};
@@ -55,13 +55,13 @@ pub(super) fn volume_caveats(p: &Performance, vt: &VolumeType) -> Vec<String> {
 }
 
 /// A hybrid's caveats: how the effective figures are reached, what a miss and a full cache
-/// cost, and how the cache was sized.
+/// cost, and (for an assumed hit ratio) how the cache was sized. `predicted`: the hit ratio
+/// comes from a curve for this cache size (a simulation), not from an assumption.
 pub(super) fn hybrid_caveats(
-    c: &VolumeType,
-    cq: &Quote,
-    b: &VolumeType,
-    bq: &Quote,
+    (c, cq): (&VolumeType, &Quote),
+    (b, bq): (&VolumeType, &Quote),
     perf: &OptionPerformance,
+    predicted: bool,
 ) -> Vec<String> {
     let (cp, bp) = (&cq.performance, &bq.performance);
     let h = perf.hit_ratio.unwrap_or(0.0);
@@ -70,25 +70,13 @@ pub(super) fn hybrid_caveats(
     let ccfg = cq.config.as_ref().expect("volume");
     let b_iops = bp.baseline_iops.unwrap_or(0.0);
     let b_tp = bp.baseline_throughput_mibs.unwrap_or(0.0);
-    let cache_iops = cp.baseline_iops.map(num).unwrap_or_else(|| "?".into());
-    // min(cache / h, backing / (1 - h)), without a division by zero at h = 1 or h = 0.
-    let formula = if h >= 1.0 {
-        format!("{cache_iops} / 1 (no misses)")
-    } else if h <= 0.0 {
-        format!("{} / 1 (no hits)", num(b_iops.floor()))
-    } else {
-        format!(
-            "min({cache_iops} / {}, {} / {})",
-            num(h),
-            num(b_iops.floor()),
-            num(1.0 - h)
-        )
-    };
+    let effective = perf.iops.map(|i| num(i.floor()));
+    let (formula, h_shown) = rate_formula(cp.baseline_iops, b_iops, h, effective.as_deref());
     let mut caveats = vec![
         format!(
-            "hit ratio {} is {h_source}: effective {} IOPS = {formula} (hits served by {}, misses by {} at the same time)",
-            num(h),
-            perf.iops.map(|i| num(i.floor())).unwrap_or_else(|| "?".into()),
+            "hit ratio {h_shown} (requests served without {}) is {h_source}: effective {} IOPS = {formula} (hits served by {}, misses by {} at the same time)",
+            b.name,
+            effective.unwrap_or_else(|| "?".into()),
             c.name,
             b.name
         ),
@@ -119,33 +107,76 @@ pub(super) fn hybrid_caveats(
             b.name
         ),
         "bcache cannot be resized online (detach/attach or reboot); lvmcache (dm-cache) can, with lvextend".into(),
-        format!(
-            "the {} GiB {} cache is sized by its rules for the IOPS asked, not for the working set: measure or simulate the hit ratio (disktier simulate)",
+    ];
+    // With a predicted ratio the cache size was chosen on the curve, and the ratio is the
+    // prediction for it: nothing left to measure (QA: the caveat asked for a simulation next
+    // to a simulated ratio).
+    if !predicted {
+        caveats.push(format!(
+            "the {} GiB {} cache is sized by its rules for the IOPS asked, not for the working set: measure or simulate the hit ratio (disktier simulate, or plan --trace)",
             int(ccfg.size_gib),
             c.name
-        ),
-    ];
+        ));
+    }
     if let Some(n) = perf.hit_ratio_needed {
         if n > 0.0 {
             caveats.push(format!(
-                "the requirements need at least {:.2} % of I/O to hit the cache",
-                n * 100.0
+                "the requirements need at least {:.2} % of requests served without {}",
+                n * 100.0,
+                b.name
             ));
         }
     }
     caveats
 }
 
+/// The effective rate's formula, min(cache / h, backing / (1 - h)), with the figures it was
+/// computed from, and `h` as shown in it. `h` and `1 - h` get the decimals that keep 4
+/// significant digits of the smaller ([`share_decimals`]), more when the shown formula would
+/// not give the shown result `effective` (QA: "20,160 = min(20,000 / 0.99, 192 / 0.01)", which
+/// is 19,200).
+pub(super) fn rate_formula(
+    cache_iops: Option<f64>,
+    b_iops: f64,
+    h: f64,
+    effective: Option<&str>,
+) -> (String, String) {
+    let cache = cache_iops.map(num).unwrap_or_else(|| "?".into());
+    let back = num(b_iops);
+    if h >= 1.0 {
+        return (format!("{cache} / 1 (no misses)"), "1".into());
+    }
+    if h <= 0.0 {
+        return (format!("{back} / 1 (no hits)"), "0".into());
+    }
+    // The figures as printed, to evaluate the formula the reader sees.
+    let value = |s: &str| s.replace(',', "").parse::<f64>().ok();
+    let mut d = share_decimals(h);
+    loop {
+        let (hs, rest) = share_and_rest(h, d);
+        let shown = match (value(&cache), value(&back), value(&hs), value(&rest)) {
+            (Some(c), Some(b), Some(x), Some(y)) if x > 0.0 && y > 0.0 => {
+                Some(num((c / x).min(b / y).floor()))
+            }
+            _ => None,
+        };
+        if d >= 12 || effective.is_none() || shown.as_deref() == effective {
+            return (format!("min({cache} / {hs}, {back} / {rest})"), hs);
+        }
+        d += 1;
+    }
+}
+
 /// Why a hybrid falls short: what it delivers at its hit ratio, and the hit ratio it needs.
 pub(super) fn hybrid_shortfall(perf: &OptionPerformance, why: &str) -> String {
     format!(
-        "at a hit ratio of {} ({}) it delivers {}{}",
-        num(perf.hit_ratio.unwrap_or(0.0)),
+        "at a hit ratio of {} ({HIT_RATIO_MEANS}, {}) it delivers {}{}",
+        share(perf.hit_ratio.unwrap_or(0.0)),
         perf.hit_ratio_source.as_deref().unwrap_or("assumed"),
         why,
         match perf.hit_ratio_needed {
             Some(n) if n < 1.0 => format!(
-                "; it needs at least {:.2} % of I/O to hit the cache",
+                "; it needs at least {:.2} % of requests served without the backing volume",
                 n * 100.0
             ),
             _ => String::new(),

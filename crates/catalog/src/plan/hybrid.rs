@@ -109,14 +109,18 @@ fn with_cache(ctx: &Ctx, c: &VolumeType, b: &VolumeType, bq: &Quote, out: &mut C
                 break;
             }
         };
-        let (h, h_source) = match &ctx.request.hit_ratio {
-            HitRatio::Assumed(h) => (*h, "assumed".to_string()),
+        let (h, h_source, predicted) = match &ctx.request.hit_ratio {
+            HitRatio::Assumed(h) => (*h, "assumed".to_string(), false),
             HitRatio::Curve {
                 source,
                 hit_ratio_for,
-            } => ((hit_ratio_for)(size << 30).clamp(0.0, 1.0), source.clone()),
+            } => (
+                (hit_ratio_for)(size << 30).clamp(0.0, 1.0),
+                source.clone(),
+                true,
+            ),
         };
-        let opt = hybrid_option(c, &cq, b, bq, h, &h_source, req);
+        let opt = hybrid_option((c, &cq), (b, bq), (h, &h_source, predicted), req);
         match meets(req, opt.performance.iops, opt.performance.throughput_mibs) {
             Ok(()) => {
                 out.options.push(opt);
@@ -138,13 +142,12 @@ fn with_cache(ctx: &Ctx, c: &VolumeType, b: &VolumeType, bq: &Quote, out: &mut C
     }
 }
 
+/// The cache `c` in front of `b` at hit ratio `h` (from `h_source`; `predicted` for this cache
+/// size by a curve rather than assumed).
 fn hybrid_option(
-    c: &VolumeType,
-    cq: &Quote,
-    b: &VolumeType,
-    bq: &Quote,
-    h: f64,
-    h_source: &str,
+    (c, cq): (&VolumeType, &Quote),
+    (b, bq): (&VolumeType, &Quote),
+    (h, h_source, predicted): (f64, &str, bool),
     req: &Requirements,
 ) -> PlanOption {
     let (cp, bp) = (&cq.performance, &bq.performance);
@@ -183,7 +186,7 @@ fn hybrid_option(
         ),
         monthly_cost_usd: round_cents(cq.monthly_cost_usd + bq.monthly_cost_usd),
         components: vec![component(cq, "cache"), component(bq, "backing")],
-        caveats: hybrid_caveats(c, cq, b, bq, &performance),
+        caveats: hybrid_caveats((c, cq), (b, bq), &performance, predicted),
         performance,
         savings_usd: None,
         exact_monthly_cost_usd: None,

@@ -28,7 +28,7 @@ pub use cost::effective_rate;
 pub use rank::unverified_words;
 pub use types::{
     Component, Equivalent, HitRatio, Kind, OptionPerformance, PlanError, PlanOption, PlanRequest,
-    Rejected, Requirements, StoragePlan, DEFAULT_HIT_RATIO,
+    Rejected, Requirements, StoragePlan, DEFAULT_HIT_RATIO, HIT_RATIO_MEANS,
 };
 
 use crate::model::Catalog;
@@ -356,5 +356,83 @@ mod tests {
             h.performance.hit_ratio_source.as_deref(),
             Some("test curve")
         );
+    }
+
+    /// `min(a / b, c / d)` as the caveat prints it, evaluated.
+    fn evaluate(formula: &str) -> f64 {
+        let inner = formula
+            .strip_prefix("min(")
+            .and_then(|f| f.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("{formula}"));
+        let v = |s: &str| s.trim().replace(',', "").parse::<f64>().unwrap();
+        inner
+            .split(", ")
+            .map(|q| {
+                let (a, b) = q.split_once(" / ").unwrap();
+                v(a) / v(b)
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// QA: "effective 20,160 IOPS = min(20,000 / 0.99, 192 / 0.01)" evaluates to 19,200: h and
+    /// 1 - h are shown precisely enough that the formula gives the figure shown.
+    #[test]
+    fn the_effective_rate_formula_evaluates_to_the_figure_shown() {
+        use crate::fmt::num;
+        for (cache, back, h) in [
+            (20000.0, 192.0, 0.99206),
+            (16000.0, 200.0, 0.9),
+            (16000.0, 200.0, 0.99),
+            (3000.0, 40.0, 0.123456),
+            // 4 significant digits show 0.5, which gives 2,000,000: more are needed
+            (1e6, 1e6, 0.5000001),
+        ] {
+            let shown = num(effective_rate(cache, back, h).floor());
+            let (formula, h_shown) = explain::rate_formula(Some(cache), back, h, Some(&shown));
+            assert_eq!(num(evaluate(&formula).floor()), shown, "{formula}");
+            assert!(formula.contains(&format!("/ {h_shown},")), "{formula}");
+        }
+        let (formula, h_shown) =
+            explain::rate_formula(Some(20000.0), 192.0, 0.99206, Some("20,160"));
+        assert_eq!(formula, "min(20,000 / 0.99206, 192 / 0.00794)");
+        assert_eq!(h_shown, "0.99206");
+    }
+
+    /// The hit ratio says what it is, at the precision of the formula; a predicted one (a curve,
+    /// e.g. a simulation) drops the caveat asking to measure or simulate it (QA), which an
+    /// assumed one keeps.
+    #[test]
+    fn a_predicted_hit_ratio_is_worded_and_needs_no_simulation_caveat() {
+        let c = Catalog::embedded();
+        let hybrid = |hit_ratio: HitRatio| {
+            let mut r = request("eu-north-1", 5120, Some(16000), None);
+            r.allow_hybrid = true;
+            r.hit_ratio = hit_ratio;
+            let p = plan(&c, &r).unwrap();
+            p.options
+                .into_iter()
+                .find(|o| o.kind == Kind::Hybrid && o.label.starts_with("gp3"))
+                .unwrap()
+        };
+        let h = hybrid(HitRatio::Curve {
+            source: "simulated: bcache (writethrough) on t.dtt".into(),
+            hit_ratio_for: Box::new(|_| 0.99206),
+        });
+        assert_eq!(
+            h.caveats[0],
+            "hit ratio 0.99206 (requests served without st1) is simulated: bcache (writethrough) on t.dtt: effective 16,128 IOPS = min(16,000 / 0.99206, 200 / 0.00794) (hits served by gp3, misses by st1 at the same time)"
+        );
+        let all = h.caveats.join("\n");
+        assert!(!all.contains("not for the working set"), "{all}");
+        assert!(
+            all.contains("the requirements need at least 98.75 % of requests served without st1"),
+            "{all}"
+        );
+        let h = hybrid(HitRatio::Assumed(0.99));
+        assert!(h.caveats[0].starts_with("hit ratio 0.99 (requests served without st1) is assumed: effective 16,161 IOPS = min(16,000 / 0.99, 200 / 0.01)"), "{}", h.caveats[0]);
+        assert!(h
+            .caveats
+            .iter()
+            .any(|c| c.contains("not for the working set")));
     }
 }

@@ -12,6 +12,12 @@ use serde::{Deserialize, Serialize};
 /// predict no hit ratio of their own).
 pub const DEFAULT_HIT_RATIO: f64 = 0.9;
 
+/// What a hybrid's hit ratio is, in the words every place that shows it uses: the `h` of its
+/// effective rate min(cache / h, backing / (1 - h)). A simulated ratio is this share, not the
+/// share of blocks found in the cache: a writethrough write that hits still goes to the backing
+/// volume.
+pub const HIT_RATIO_MEANS: &str = "requests served without the backing volume";
+
 /// What the data needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Requirements {

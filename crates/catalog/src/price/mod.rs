@@ -124,9 +124,19 @@ pub fn volume_type<'a>(
         return Ok(vt);
     }
     if let Some(i) = cat.instance(name) {
+        // The suggested command must work: a region of the instance's own cloud (QA: `price
+        // n1-standard-8 --region us-east-1` suggested pricing a GCP machine in an AWS region),
+        // one that prices it when there is one.
+        let own = |r: &&Region| r.cloud == i.cloud;
+        let priced = |r: &&Region| cat.instance_price(&r.name, &i.name).is_some();
+        let region = Some(reg)
+            .filter(own)
+            .or_else(|| cat.regions.iter().filter(own).find(priced))
+            .or_else(|| cat.regions.iter().find(own))
+            .map_or_else(|| reg.name.clone(), |r| r.name.clone());
         return Err(PriceError::NotAVolume {
             name: i.name.clone(),
-            region: reg.name.clone(),
+            region,
         });
     }
     Err(PriceError::UnknownType {

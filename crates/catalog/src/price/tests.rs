@@ -108,6 +108,26 @@ fn an_instance_name_or_cloud_is_named_as_such() {
         e.to_string(),
         "m6id.xlarge is an instance type, not a volume type: price it with `disktier price instance m6id.xlarge --region us-east-1`"
     );
+    // An instance of another cloud than the region's: the suggestion names a region of its own
+    // cloud, one that prices it when the catalog has one, so that it works as given (QA: it said
+    // `--region us-east-1` for a GCP machine, which then failed as of the wrong cloud).
+    let suggested = |region: &str, name: &str| {
+        let msg = quote(region, name, 10, None, None).unwrap_err().to_string();
+        let want = format!("{name} is an instance type, not a volume type: price it with `disktier price instance {name} --region ");
+        msg.strip_prefix(&want)
+            .and_then(|r| r.strip_suffix('`'))
+            .unwrap_or_else(|| panic!("{msg}"))
+            .to_string()
+    };
+    assert_eq!(suggested("us-east-1", "Standard_L8s_v3"), "eastus");
+    assert!(instance(&c, "eastus", "Standard_L8s_v3").is_ok());
+    // n1-standard-8 has no price in the catalog: a GCP region, where `price instance` says so.
+    let region = suggested("us-east-1", "n1-standard-8");
+    assert_eq!(c.region(&region).unwrap().cloud, "gcp");
+    assert!(matches!(
+        instance(&c, &region, "n1-standard-8"),
+        Err(PriceError::NoPrice { .. })
+    ));
     let e = instance(&c, "us-central1", "m6id.xlarge").unwrap_err();
     assert!(
         e.to_string().starts_with(

@@ -90,8 +90,11 @@ fn request(
 }
 
 /// The hit-ratio curve of a trace, from the cache simulator (crates/cachesim): the planner asks
-/// it for each cache size it weighs. `note` receives a warning for the user (a trace without
-/// its trailer).
+/// it for each cache size it weighs. The ratio is the share of requests served without the
+/// backing volume (`disktier_cachesim::budget::hit_ratio_curve`), which `simulate` charges the
+/// backing volume the rest of, so the two agree; bcache and lvmcache run in their default
+/// writethrough mode, which the source says. `note` receives a warning for the user (a trace
+/// without its trailer).
 pub fn simulated_curve(
     path: &Path,
     policy: &str,
@@ -124,8 +127,13 @@ pub fn simulated_curve(
             path.display()
         ));
     }
+    let mode = match kind {
+        PolicyKind::Bcache => format!(" ({})", cfg.bcache.mode.name()),
+        PolicyKind::Lvmcache => format!(" ({})", cfg.smq.mode.name()),
+        _ => String::new(),
+    };
     Ok(HitRatio::Curve {
-        source: format!("simulated: {} on {}", kind.name(), path.display()),
+        source: format!("simulated: {}{mode} on {}", kind.name(), path.display()),
         hit_ratio_for: disktier_cachesim::budget::hit_ratio_curve(Arc::new(trace), cfg, kind)?,
     })
 }

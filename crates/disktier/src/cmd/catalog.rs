@@ -5,7 +5,7 @@ use super::{print_json, Ctx, Outcome};
 use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
 use disktier_catalog::check::check;
-use disktier_catalog::fmt::{int, num, unit_usd};
+use disktier_catalog::fmt::{fine, int, num, unit_usd};
 use disktier_catalog::import::{aws_offer, refresh};
 use disktier_catalog::model::{
     IopsRule, ProvisionedIops, ProvisionedThroughput, SizeTier, ThroughputRule, VolumeType,
@@ -337,7 +337,7 @@ fn rules_line(t: &VolumeType) -> String {
             num(p.included_mibs),
             num(p.max_mibs),
             p.max_mibs_per_iops
-                .map(|p| format!(", <= {} per IOPS", num(p)))
+                .map(|p| format!(", <= {} per IOPS", fine(p)))
                 .unwrap_or_default()
         ),
         ThroughputRule::Scaled {
@@ -367,7 +367,11 @@ fn rules_line(t: &VolumeType) -> String {
             max_mibs,
             ..
         } => {
-            format!("{} per IOPS, up to {}", num(*mibs_per_iops), num(*max_mibs))
+            format!(
+                "{} per IOPS, up to {}",
+                fine(*mibs_per_iops),
+                num(*max_mibs)
+            )
         }
         ThroughputRule::PerTib(rule) => format!(
             "{}/TiB baseline, {}/TiB burst, cap {}",

@@ -4,9 +4,9 @@
 use super::price::{iops_arg, rate_arg, ratio_arg, size_arg, usd_arg};
 use super::{Ctx, Outcome};
 use crate::app::plan::{plan, Options};
-use disktier_catalog::fmt::{int, num, secs, usd};
+use disktier_catalog::fmt::{int, num, secs, share, usd};
 use disktier_catalog::perf::rate_parts;
-use disktier_catalog::plan::{unverified_words, StoragePlan};
+use disktier_catalog::plan::{unverified_words, StoragePlan, HIT_RATIO_MEANS};
 use disktier_units::clap_parsers;
 use std::path::PathBuf;
 
@@ -106,7 +106,7 @@ pub fn render(p: &StoragePlan) -> String {
     );
     if let Some(h) = p.assumed_hit_ratio {
         out.push_str(&format!(
-            "hybrids assume a cache hit ratio of {} (--hit-ratio); savings are against the cheapest single volume\n",
+            "hybrids assume a cache hit ratio of {} ({HIT_RATIO_MEANS}; --hit-ratio); savings are against the cheapest single volume\n",
             num(h)
         ));
     }
@@ -146,8 +146,8 @@ pub fn render(p: &StoragePlan) -> String {
         }
         if let Some(h) = perf.hit_ratio {
             line.push(format!(
-                "at hit ratio {} ({})",
-                num(h),
+                "at hit ratio {} ({HIT_RATIO_MEANS}; {})",
+                share(h),
                 perf.hit_ratio_source.as_deref().unwrap_or("assumed")
             ));
         }

@@ -14,6 +14,15 @@ pub enum CacheMode {
 }
 
 impl CacheMode {
+    /// The mode as sysfs `cache_mode` and lvm's `cache_mode` spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheMode::Writethrough => "writethrough",
+            CacheMode::Writeback => "writeback",
+            CacheMode::Writearound => "writearound",
+        }
+    }
+
     pub fn from_name(s: &str) -> Result<CacheMode, TraceError> {
         match s {
             "writethrough" => Ok(CacheMode::Writethrough),

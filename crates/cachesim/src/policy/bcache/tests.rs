@@ -182,3 +182,80 @@ fn writeback_drains_over_time_at_the_controller_rate() {
     let c2 = run(&capped, 16 << 20, &t);
     assert_eq!(c2.writeback_bytes, 160 * 1024);
 }
+
+/// Replays `trace` keeping the traffic windows (what `device::predict` reads).
+fn run_with_series(cfg: &BcacheConfig, cache_bytes: u64, trace: &[Record]) -> Counters {
+    let mut sim = Bcache::new(cfg, 4096, cache_bytes, None, 1.0);
+    let mut c = Counters::with_series(4096);
+    for r in trace {
+        sim.request(r, &mut c);
+    }
+    sim.finish(&mut c);
+    c
+}
+
+/// QA: a writethrough write whose blocks are cached still goes to the backing device and
+/// waits for it, so it is a hit for the block hit ratio but not a request the cache served
+/// alone (`request_hit_ratio`, and the cache's latency in predictions); in writeback it is.
+#[test]
+fn a_writethrough_write_hit_is_not_a_request_served_by_the_cache() {
+    // 10 writes alternating over blocks 0 and 1, then 2 reads of them.
+    let mut t: Vec<Record> = (0..10u64)
+        .map(|i| Record::new(i, (i % 2) * 4096, 4096, Op::Write))
+        .collect();
+    t.push(Record::new(10, 0, 4096, Op::Read));
+    t.push(Record::new(11, 4096, 4096, Op::Read));
+    let served_alone = |c: &Counters| {
+        let windows: u64 = c.windows.iter().map(|(_, w)| w.hit_requests).sum();
+        assert_eq!(windows, c.full_hit_requests);
+        c.full_hit_requests
+    };
+    let wt = run_with_series(&BcacheConfig::default(), 4 << 20, &t);
+    // blocks: 8 of the 10 writes hit; requests: only the 2 reads were served by the cache
+    assert_eq!((wt.write_blocks, wt.write_hits), (10, 8));
+    assert_eq!(wt.backing_write_bytes, 10 * 4096);
+    assert_eq!(served_alone(&wt), 2);
+    let wb = run_with_series(&writeback(), 4 << 20, &t);
+    assert_eq!((wb.write_hits, wb.backing_write_bytes), (8, 0));
+    assert_eq!(served_alone(&wb), 8 + 2);
+}
+
+/// QA: 500 random 4 KiB writes a second over 50 blocks, writethrough, in front of st1 (40 MiB/s
+/// with every I/O counted as 1 MiB: 40 writes a second): 99.5 % of the writes hit, but the
+/// backing device saturates and every write waits for it, so the p99 is the backlog's, not the
+/// cache's (it was 8.5 ms).
+#[test]
+fn writethrough_writes_onto_a_saturated_backing_device_get_its_latency() {
+    use crate::device::{predict, DeviceModel};
+    let mut x = 7u64;
+    let t: Vec<Record> = (0..10_000u64)
+        .map(|i| {
+            x = crate::hash::mix64(x);
+            Record::new(i * 2_000_000, (x % 50) * 4096, 4096, Op::Write)
+        })
+        .collect();
+    let c = run_with_series(&BcacheConfig::default(), 1 << 30, &t);
+    assert_eq!(c.write_hits, 10_000 - 50);
+    // the bcache-on-EBS recipe's gp3 (3,000 IOPS, 125 MiB/s, ~1 ms: modelled) and st1 1 TiB
+    // (docs/sources.md [aws-ebs-types]) without its burst
+    let gp3 = DeviceModel {
+        name: "gp3".into(),
+        iops: 3000.0,
+        bytes_per_s: 125.0 * 1048576.0,
+        latency_s: 0.001,
+        burst: None,
+        min_io_bytes: None,
+    };
+    let st1 = DeviceModel {
+        name: "st1".into(),
+        iops: 500.0,
+        bytes_per_s: 40.0 * 1048576.0,
+        latency_s: 1.0 / 500.0,
+        burst: None,
+        min_io_bytes: Some(1 << 20),
+    };
+    let p = predict(&c, &gp3, &st1);
+    assert!((p.max_iops_sustained - 40.0).abs() < 1e-6, "{p:?}");
+    assert_eq!(p.backing_peak_utilisation, 1.0);
+    assert!(p.p99_latency_s > 1.0, "{p:?}");
+}

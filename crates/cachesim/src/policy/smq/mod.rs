@@ -144,6 +144,7 @@ impl Smq {
         c.cache_read_bytes += self.chunk;
         c.backing_write_bytes += self.chunk;
         c.writeback_bytes += self.chunk;
+        c.backing_ops += 1;
         let w = c.window(t_ns);
         w.backing_write_ops += 1;
         w.backing_write_bytes += self.chunk;
@@ -347,7 +348,9 @@ impl Simulator for Smq {
         }
         c.backing_read_bytes += acct.backing_r;
         c.backing_write_bytes += acct.backing_w;
-        if acct.hits == acct.blocks {
+        // A writethrough write that hit still waited for the origin: not a hit for latency.
+        let hit = acct.hits == acct.blocks && acct.backing_r + acct.backing_w == 0;
+        if hit {
             c.full_hit_requests += 1;
         }
         let w = c.window(r.t_ns);
@@ -356,7 +359,7 @@ impl Simulator for Smq {
             w.cache_ops += 1 + acct.promotions;
             w.cache_bytes += acct.cache + acct.promotions * self.chunk;
         }
-        if acct.hits == acct.blocks {
+        if hit {
             w.hit_requests += 1;
         }
         if acct.backing_r > 0 {
@@ -367,6 +370,7 @@ impl Simulator for Smq {
             w.backing_write_ops += 1;
             w.backing_write_bytes += acct.backing_w;
         }
+        c.backing_ops += (acct.backing_r > 0) as u64 + (acct.backing_w > 0) as u64;
     }
 
     fn finish(&mut self, c: &mut Counters) {

@@ -70,3 +70,23 @@ fn writeback_keeps_dirty_chunks_and_writes_them_back_on_demotion() {
     let c3 = run(&cfg, 65536, &[Record::new(0, 0, 65536, Op::Write)]);
     assert_eq!((c3.backing_read_bytes, c3.dirty_bytes_end), (0, 65536));
 }
+
+/// QA: in writethrough a write to a cached chunk hits but also goes to the origin and waits for
+/// it: not a request the cache served alone (nor the cache's latency in predictions).
+#[test]
+fn a_writethrough_write_hit_is_not_a_request_served_by_the_cache() {
+    // write chunk 0 (promoted: the cache has room), write it 4 more times, read it twice
+    let mut t: Vec<Record> = (0..5u64)
+        .map(|i| Record::new(i, 0, 4096, Op::Write))
+        .collect();
+    t.extend([read(5, 0), read(6, 0)]);
+    let mut sim = Smq::new(&SmqConfig::default(), 4096, 2 * 65536, None, 1.0);
+    let mut c = Counters::with_series(4096);
+    for r in &t {
+        sim.request(r, &mut c);
+    }
+    assert_eq!((c.write_blocks, c.write_hits), (5, 4));
+    assert_eq!(c.backing_write_bytes, 5 * 4096);
+    let windows: u64 = c.windows.iter().map(|(_, w)| w.hit_requests).sum();
+    assert_eq!((c.full_hit_requests, windows), (2, 2));
+}

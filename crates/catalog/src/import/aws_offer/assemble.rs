@@ -37,6 +37,8 @@ pub(super) fn assemble(
         st.publication_date.as_deref().unwrap_or("unknown")
     );
     let mut vols: BTreeMap<String, VolumePrice> = BTreeMap::new();
+    // The storage price each type took, with its SKU, for the error on an unusable one.
+    let mut storage: BTreeMap<String, (&String, &Found)> = BTreeMap::new();
     let mut io_tiers: BTreeMap<String, Vec<(u8, Found)>> = BTreeMap::new();
     let mut instances = vec![];
     let mut instance_prices = vec![];
@@ -59,6 +61,7 @@ pub(super) fn assemble(
             } if known_type(type_) => {
                 let v = vols.entry(type_.clone()).or_insert_with(|| blank(type_));
                 v.storage_gb_month = first.usd;
+                storage.insert(type_.clone(), (sku, first));
                 v.offer_max_gib = *max_gib;
                 v.offer_max_iops = *max_iops;
                 v.offer_max_mibs = *max_mibs;
@@ -152,10 +155,22 @@ pub(super) fn assemble(
             v.iops_tiers = Some(list);
         }
     }
+    // A storage price that is no price (NaN, zero, negative) is named, not dropped: dropped, it
+    // left "no EBS prices" with a wrong reason (QA).
+    if let Some((t, (sku, f))) = storage
+        .iter()
+        .find(|(_, (_, f))| !(f.usd.is_finite() && f.usd > 0.0))
+    {
+        return Err(ImportError::UnusablePrice {
+            path: path.to_path_buf(),
+            what: format!("{t} storage (SKU {})", crate::suggest::shown(sku)),
+            value: format!("{} USD per {}", f.usd, crate::suggest::shown(&f.unit)),
+        });
+    }
     // A type with a storage price is what makes an entry; IOPS or throughput alone are dropped.
     let volume_prices: Vec<VolumePrice> = vols
         .into_values()
-        .filter(|v| v.storage_gb_month > 0.0)
+        .filter(|v| storage.contains_key(&v.type_))
         .collect();
     if volume_prices.is_empty() && instance_prices.is_empty() {
         return Err(ImportError::NoPrices {

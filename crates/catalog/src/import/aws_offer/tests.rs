@@ -113,3 +113,23 @@ fn parses_free_text_attributes() {
     );
     assert_eq!(parse_store("EBS only"), None);
 }
+
+/// QA: a storage price of "NaN" (or 0) was dropped with the type, and the import then said the
+/// file had "no region codes found in its products". The unusable price is named instead.
+#[test]
+fn an_unusable_storage_price_is_named() {
+    for usd in ["NaN", "0", "-0.045", "inf"] {
+        let json = format!(
+            r#"{{"products": {{"B": {{"productFamily": "Storage", "attributes": {{"regionCode": "us-east-1", "usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}}}},
+               "terms": {{"OnDemand": {{{}}}}}}}"#,
+            term("B", "GB-Mo", usd)
+        );
+        let e = run(&json, "us-east-1").unwrap_err().to_string();
+        assert!(
+            e.starts_with("inline.json prices st1 storage (SKU B) at ")
+                && e.contains(" USD per GB-Mo, which is no price (a number above 0)"),
+            "{usd}: {e}"
+        );
+        assert!(!e.contains("region"), "{usd}: {e}");
+    }
+}

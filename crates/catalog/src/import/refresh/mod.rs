@@ -22,6 +22,7 @@ mod stream;
 use super::ImportError;
 use crate::import::check_merged;
 use crate::model::{Catalog, InstancePrice, Region, TierPrice, VolumePrice};
+use crate::model::{MIBS_PER_MBPS, PER_MBPS_NOTE};
 use crate::price::HOURS_PER_MONTH;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -359,15 +360,17 @@ fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
         return;
     }
     if it.product == "Azure Premium SSD v2" && it.sku == "Premium LRS" {
-        // Billed per hour; the catalog keeps months of 730 hours. Capacity per GiB, IOPS and
-        // MB/s per unit; a free baseline shows as a tier at 0 USD, so the paid tier is kept.
+        // Billed per hour; the catalog keeps months of 730 hours. Capacity per GiB, IOPS per
+        // unit, throughput per MB/s, which the catalog holds per MiB/s (x 2^20 / 10^6, as the
+        // embedded entry); a free baseline shows as a tier at 0 USD, so the paid tier is kept.
         let what = lower(&it.meter);
-        let per_month = it.retail * HOURS_PER_MONTH;
+        let mut per_month = it.retail * HOURS_PER_MONTH;
         let (map, unit_ok) = if what.contains("capacity") {
             (&mut k.storage, it.unit == "1 GiB/Hour")
         } else if what.contains("iops") {
             (&mut k.iops, it.unit == "1/Hour")
         } else if what.contains("throughput") {
+            per_month /= MIBS_PER_MBPS;
             (&mut k.throughput, it.unit == "1/Hour")
         } else {
             return;
@@ -506,6 +509,7 @@ fn assemble(
             storage_gb_month: usd,
             iops_month: iops.map(|x| x.0),
             throughput_mibs_month: throughput.map(|x| x.0),
+            note: (throughput.is_some() && cloud == Cloud::Azure).then(|| PER_MBPS_NOTE.into()),
             ..VolumePrice::unpriced(region, t, &source_of(cloud, paths, &used), &date)
         });
     }

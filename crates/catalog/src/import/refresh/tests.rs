@@ -59,3 +59,41 @@ fn azure_size_tier_meters_become_a_whole_tier_table() {
     assert_eq!(got[6].usd_month, 7.0);
     assert!(cat.volume_price("eastus", "standard-ssd").is_none());
 }
+
+/// QA: the Retail Prices API prices Premium SSD v2 throughput per MB/s (meter "Provisioned
+/// Throughput (MBps)"); it was stored as the price per MiB/s. A MiB/s is 1.048576 MB/s.
+#[test]
+fn azure_throughput_per_mbps_is_stored_per_mibs() {
+    let meter = |meter: &str, unit: &str, usd: f64| {
+        format!(
+            r#"{{"armRegionName":"eastus","serviceName":"Storage","productName":"Azure Premium SSD v2","skuName":"Premium LRS","meterName":"{meter}","armSkuName":"","type":"Consumption","currencyCode":"USD","retailPrice":{usd},"unitOfMeasure":"{unit}","effectiveStartDate":"2026-10-01T00:00:00Z"}}"#
+        )
+    };
+    let page = format!(
+        r#"{{"Items":[{},{},{}]}}"#,
+        meter("Premium LRS Provisioned Capacity", "1 GiB/Hour", 0.000112),
+        meter("Premium LRS Provisioned IOPS", "1/Hour", 0.0000068),
+        meter(
+            "Premium LRS Provisioned Throughput (MBps)",
+            "1/Hour",
+            0.000054
+        )
+    );
+    let (cat, _) = refresh(
+        Cloud::Azure,
+        [(std::path::PathBuf::from("page.json"), page.as_bytes())],
+        "eastus",
+    )
+    .unwrap();
+    let p = cat.volume_price("eastus", "premium-ssd-v2").unwrap();
+    // $0.000054 per MB/s-hour x 730 h = $0.03942 per MB/s-month = $0.041335 per MiB/s-month.
+    let per_mibs = p.throughput_mibs_month.unwrap();
+    assert!((per_mibs - 0.03942 * 1.048576).abs() < 1e-12, "{per_mibs}");
+    // Storage and IOPS are per GiB and per IOPS, unconverted; the note says what was converted.
+    assert!((p.storage_gb_month - 0.000112 * 730.0).abs() < 1e-12);
+    assert!((p.iops_month.unwrap() - 0.0000068 * 730.0).abs() < 1e-12);
+    assert!(
+        p.note.as_deref().unwrap().contains("per MB/s x 1.048576"),
+        "{p:?}"
+    );
+}
