@@ -233,6 +233,13 @@ fn unsupported_options_name_their_line_and_exit_2() {
         2,
         &["--repeat", "fio job file", "drop --repeat"],
     );
+    // An IEC size is refused: fio reads 4KiB as 4,000 bytes, disktier as 4,096 (QA).
+    std::fs::write(&good, "[a]\nrw=read\nsize=1m\nbs=4KiB\n").unwrap();
+    on_file(&["--no-save", "bench"], &good).stderr_of_exit_naming(
+        "an IEC size in a job file",
+        2,
+        &["line 4", "4KiB", "power of 1,000", "kb_base"],
+    );
     // A bad value names its line too.
     std::fs::write(&good, "[a]\nrw=read\n\nbs=4q\n").unwrap();
     on_file(&["--no-save", "bench"], &good).stderr_of_exit_naming(

@@ -76,6 +76,34 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     }
 }
 
+/// Parses a size as fio reads it with its default `kb_base=1024`: `k`, `KB`, `M`, `MB`... are
+/// powers of 1,024, but the IEC units `KiB`, `MiB`... are powers of 1,000 (fio's HOWTO,
+/// `kb_base`: its compatibility mode inverts them). For what fio itself ran (`import fio`);
+/// disktier's own options read `KiB` as 1,024 ([`parse_size`]).
+pub fn parse_fio_size(input: &str) -> Result<u64, UnitError> {
+    let s = input.trim();
+    let (num, unit) = split_number(s);
+    if !is_iec(unit) {
+        return parse_size(input);
+    }
+    let power = binary_power(unit).ok_or_else(|| UnitError::Size(input.to_string()))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| UnitError::Size(input.to_string()))?;
+    let bytes = v * 1000f64.powi(power as i32);
+    if !bytes.is_finite() || bytes > u64::MAX as f64 {
+        return Err(UnitError::Overflow(input.to_string()));
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// Whether a size's unit is an IEC one (`KiB`, `MiB`, ...), which fio's default `kb_base`
+/// reads as powers of 1,000 and disktier as powers of 1,024.
+pub fn is_iec(unit: &str) -> bool {
+    let u = unit.trim().to_ascii_lowercase();
+    u.len() == 3 && u.ends_with("ib") && binary_power(&u).is_some()
+}
+
 /// The power of 1,024 a size unit stands for (`k` and `KB` alike, as fio), if it is one.
 fn binary_power(unit: &str) -> Option<u32> {
     Some(match unit.to_ascii_lowercase().as_str() {
@@ -335,6 +363,21 @@ mod tests {
         ));
         assert!(matches!(parse_size_with_unit(""), Err(UnitError::Size(_))));
         assert!(matches!(parse_size_with_unit("."), Err(UnitError::Size(_))));
+    }
+
+    #[test]
+    fn fio_reads_iec_units_as_powers_of_1000() {
+        // fio's kb_base=1024 (its default): KiB is 1000, k and KB are 1024 (QA: an import of
+        // a bs=4KiB job said 4096 while fio wrote 4000-byte blocks).
+        assert_eq!(parse_fio_size("4KiB"), Ok(4000));
+        assert_eq!(parse_fio_size("400kib"), Ok(400_000));
+        assert_eq!(parse_fio_size("1.5MiB"), Ok(1_500_000));
+        assert_eq!(parse_fio_size("4k"), Ok(4096));
+        assert_eq!(parse_fio_size("4KB"), Ok(4096));
+        assert_eq!(parse_fio_size("2300"), Ok(2300));
+        assert!(parse_fio_size("4XiB").is_err());
+        assert!(parse_fio_size("99999999999EiB").is_err());
+        assert!(is_iec("MiB") && !is_iec("MB") && !is_iec("b") && !is_iec("xib"));
     }
 
     #[test]

@@ -5,8 +5,8 @@
 
 use disktier_testkit::fuzz::{bounded, serial, CappedAlloc};
 use disktier_units::{
-    fmt_ns, parse_duration, parse_rate, parse_rate_with_unit, parse_size, parse_size_with_unit,
-    Bytes,
+    fmt_ns, parse_duration, parse_fio_size, parse_rate, parse_rate_with_unit, parse_size,
+    parse_size_with_unit, Bytes,
 };
 
 #[global_allocator]
@@ -37,6 +37,19 @@ fn fuzz_size() {
             let shown = Bytes(v).to_string();
             if !shown.contains('.') {
                 assert_eq!(parse_size(&shown), Ok(v), "{s:?} shown as {shown}");
+            }
+        }
+    });
+}
+
+/// Any text, read as fio reads sizes: an answer, never a panic; it differs from disktier's own
+/// reading only for the IEC units (powers of 1,000 there).
+#[test]
+fn fuzz_fio_size() {
+    text_target!(|s| {
+        if let Ok(v) = parse_fio_size(s) {
+            if !s.trim().to_ascii_lowercase().ends_with("ib") {
+                assert_eq!(parse_size(s), Ok(v), "{s:?}");
             }
         }
     });

@@ -2,7 +2,7 @@
 //! first, then the run sets in order, the jobs of each at the same time, with the native engine,
 //! or the whole file handed to fio), and the run (or fio's JSON of one) as one document.
 
-use super::job::{JobOptions, LIBAIO_NOTE};
+use super::job::LIBAIO_NOTE;
 use super::measure::Tool;
 use anyhow::{bail, Context};
 use disktier_engine::fio::{self, DocContext};
@@ -40,49 +40,6 @@ pub fn is_job_file(path: &Path) -> bool {
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'))
         .is_some_and(|l| l.starts_with('[') && l.ends_with(']'))
-}
-
-/// How a job's options are read: [`FileOptions`] (the command line's own option parser), or a
-/// test's parser.
-pub trait OptionParser {
-    /// Checks one option, `--key=value` or `--key`; the error is the parser's reason in one line.
-    fn check(&self, arg: &str) -> Result<(), String>;
-    /// Reads the options together and lays them over `job`.
-    fn apply(&self, args: &[String], job: Job) -> anyhow::Result<Job>;
-}
-
-/// [`JobOptions`] alone, as a parser of one job file option at a time.
-#[derive(Debug, clap::Parser)]
-#[command(no_binary_name = true)]
-struct Opts {
-    #[command(flatten)]
-    job: JobOptions,
-}
-
-/// The command line's job option parser as the job file's option reader, so a job file accepts
-/// exactly what `bench --OPTION` does.
-pub struct FileOptions;
-
-impl OptionParser for FileOptions {
-    fn check(&self, arg: &str) -> Result<(), String> {
-        <Opts as clap::Parser>::try_parse_from([arg])
-            .map(|_| ())
-            .map_err(|e| {
-                let why = e.to_string();
-                why.lines()
-                    .next()
-                    .unwrap_or("")
-                    .trim_start_matches("error: ")
-                    .to_string()
-            })
-    }
-
-    fn apply(&self, args: &[String], job: Job) -> anyhow::Result<Job> {
-        let opts = <Opts as clap::Parser>::try_parse_from(args)?.job;
-        let job = opts.apply(job);
-        opts.check(&job)?;
-        Ok(job)
-    }
 }
 
 /// The job a section describes: fio's defaults (psync engine, as fio without `ioengine`), the
@@ -594,6 +551,10 @@ pub fn check_measured(target: &Path, outs: &mut [JobOut]) -> anyhow::Result<()> 
     }
     Ok(())
 }
+
+#[path = "jobfile/options.rs"]
+mod options;
+pub use options::{FileOptions, OptionParser};
 
 #[cfg(test)]
 #[path = "jobfile/tests.rs"]

@@ -148,7 +148,8 @@ fn options(v: &Value, j: &Value) -> serde_json::Map<String, Value> {
 /// The job in disktier's shape, rebuilt from fio's options where it can be (for imports).
 fn job_from_options(opts: &serde_json::Map<String, Value>, jobname: &str) -> Value {
     let s = |k: &str| opts.get(k).and_then(Value::as_str).map(str::to_string);
-    let size = |k: &str| s(k).and_then(|x| disktier_units::parse_size(&x).ok());
+    // As fio read them: its KiB is 1,000 bytes (kb_base=1024, its default).
+    let size = |k: &str| s(k).and_then(|x| disktier_units::parse_fio_size(&x).ok());
     let mut job = Job {
         name: jobname.to_string(),
         ..Job::default()

@@ -347,3 +347,16 @@ fn figures_fio_cannot_write_are_refused() {
         assert!(to_run_doc(&v, 0, "f.json", DocContext::default()).is_ok());
     }
 }
+
+/// QA: fio ran `bs=4KiB` as 4,000-byte blocks (its default kb_base=1024 reads the IEC units as
+/// powers of 1,000), and the import said 4,096. The job is now read as fio read it.
+#[test]
+fn an_import_reads_iec_sizes_as_fio_did() {
+    let mut v: serde_json::Value = serde_json::from_str(ETCD).unwrap();
+    let opts = v["jobs"][0]["job options"].as_object_mut().unwrap();
+    opts.insert("bs".into(), "4KiB".into());
+    opts.insert("size".into(), "400KiB".into());
+    let m = import_text(&v.to_string(), "kib.json", 0, DocContext::default()).unwrap();
+    assert_eq!(m.doc.job["bs"], 4000, "{}", m.doc.job);
+    assert_eq!(m.doc.job["size"], 400_000);
+}

@@ -1,0 +1,56 @@
+//! The job file's option reader: the command line's own job options ([`JobOptions`]), one
+//! `key=value` at a time, so a job file accepts exactly what `bench --OPTION` does.
+
+use crate::app::job::JobOptions;
+use disktier_engine::Job;
+
+/// How a job's options are read: [`FileOptions`] (the command line's own option parser), or a
+/// test's parser.
+pub trait OptionParser {
+    /// Checks one option, `--key=value` or `--key`; the error is the parser's reason in one line.
+    fn check(&self, arg: &str) -> Result<(), String>;
+    /// Reads the options together and lays them over `job`.
+    fn apply(&self, args: &[String], job: Job) -> anyhow::Result<Job>;
+}
+
+/// [`JobOptions`] alone, as a parser of one job file option at a time.
+#[derive(Debug, clap::Parser)]
+#[command(no_binary_name = true)]
+struct Opts {
+    #[command(flatten)]
+    job: JobOptions,
+}
+
+/// The command line's job option parser as the job file's option reader, so a job file accepts
+/// exactly what `bench --OPTION` does.
+pub struct FileOptions;
+
+impl OptionParser for FileOptions {
+    fn check(&self, arg: &str) -> Result<(), String> {
+        // QA: `bs=4KiB` ran 4,096-byte blocks here and 4,000-byte ones in fio, whose default
+        // kb_base=1024 reads the IEC units as powers of 1,000.
+        if let Some((_, v)) = arg.split_once('=') {
+            let unit = v.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+            if unit.len() < v.len() && disktier_units::is_iec(unit) {
+                return Err(format!("{v}: fio reads {unit} as a power of 1,000 (its default kb_base=1024), disktier as a power of 1,024; write the bytes, or k, m, g for powers of 1,024, so that both read the same size"));
+            }
+        }
+        <Opts as clap::Parser>::try_parse_from([arg])
+            .map(|_| ())
+            .map_err(|e| {
+                let why = e.to_string();
+                why.lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ")
+                    .to_string()
+            })
+    }
+
+    fn apply(&self, args: &[String], job: Job) -> anyhow::Result<Job> {
+        let opts = <Opts as clap::Parser>::try_parse_from(args)?.job;
+        let job = opts.apply(job);
+        opts.check(&job)?;
+        Ok(job)
+    }
+}
