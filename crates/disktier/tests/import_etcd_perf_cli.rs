@@ -57,6 +57,24 @@ fn imported_etcd_perf_sits_next_to_check_runs() {
     assert_eq!(v["results"]["sync"]["lat_ns"]["percentiles"]["99"], 4046848);
     assert_eq!(v["verdicts"][0]["name"], "etcd");
     assert_eq!(v["verdicts"][0]["pass"], true);
+    // Its table shows no count, rate, run time or CPU it does not know (QA: "0", "0.00 s").
+    let text = dt(&db)
+        .args(["--no-save", "import", "etcd-perf"])
+        .arg(&seed)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    let sync = text.lines().find(|l| l.starts_with("sync")).unwrap();
+    assert_eq!(
+        sync.split_whitespace().take(3).collect::<Vec<_>>(),
+        ["sync", "-", "-"],
+        "{text}"
+    );
+    assert!(
+        text.contains("run time and cpu: not in the imported file"),
+        "{text}"
+    );
+    assert!(!text.contains("0.00 s measured"), "{text}");
 
     let bad = d.path().join("results-slow.txt");
     std::fs::write(&bad, DISAGREEING).unwrap();

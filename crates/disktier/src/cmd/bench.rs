@@ -236,11 +236,19 @@ pub fn render(doc: &RunDoc) -> String {
                 .lat_ns
                 .max_ns()
                 .map_or_else(|| "-".to_string(), |v| fmt_ns(v as f64));
+            // A latency without a count is an import's that gave no count (etcd-perf's output
+            // without fio's report): its count and rate are unknown, not 0 (QA).
+            let counted = d.ios > 0 || d.lat_ns.p(99.0).is_none();
+            let (ios, iops) = if counted {
+                (d.ios.to_string(), format!("{:.1}", d.iops))
+            } else {
+                ("-".into(), "-".into())
+            };
             s.push_str(&format!(
                 "{:<6} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10} {:>10}\n",
                 name,
-                d.ios,
-                format!("{:.1}", d.iops),
+                ios,
+                iops,
                 mib,
                 p(50.0),
                 p(99.0),
@@ -269,10 +277,14 @@ pub fn render(doc: &RunDoc) -> String {
             sf.bw_bytes / (1u64 << 20) as f64
         ));
     }
-    s.push_str(&format!(
-        "{:.2} s measured; cpu {:.2} s user, {:.2} s system\n",
-        doc.duration_s, doc.results.cpu.usr_s, doc.results.cpu.sys_s
-    ));
+    if doc.engine == "etcd-perf" && doc.duration_s == 0.0 {
+        s.push_str("run time and cpu: not in the imported file\n");
+    } else {
+        s.push_str(&format!(
+            "{:.2} s measured; cpu {:.2} s user, {:.2} s system\n",
+            doc.duration_s, doc.results.cpu.usr_s, doc.results.cpu.sys_s
+        ));
+    }
     for w in &doc.warnings {
         s.push_str(&format!("warning: {w}\n"));
     }

@@ -36,9 +36,14 @@ fn dir_line(name: &str, s: &DirStats) -> String {
     } else {
         String::new()
     };
+    // No count beside a latency: an import that gave none (etcd-perf without fio's report).
+    let iops = if s.ios == 0 && s.lat_ns.p(99.0).is_some() {
+        "-".to_string()
+    } else {
+        fmt_count(s.iops)
+    };
     format!(
-        "  {name:<6} {} IOPS{rate}  p50 {}  p99 {}  p99.9 {}  p99.99 {}\n",
-        fmt_count(s.iops),
+        "  {name:<6} {iops} IOPS{rate}  p50 {}  p99 {}  p99.9 {}  p99.99 {}\n",
         p(50.0),
         p(99.0),
         p(99.9),
