@@ -59,7 +59,8 @@ impl Options {
     }
 }
 
-/// The profiles `--only` names (trimmed), in its order; the whole suite when it names none.
+/// The profiles `--only` names (trimmed), in its order, each once; the whole suite when it
+/// names none.
 fn profiles(only: &[String]) -> anyhow::Result<Vec<Profile>> {
     let mut profiles = Vec::new();
     for name in only {
@@ -73,7 +74,10 @@ fn profiles(only: &[String]) -> anyhow::Result<Vec<Profile>> {
                     .join(", ")
             )
         })?;
-        profiles.push(p);
+        // Named twice, run once (QA: `--only etcd,etcd` ran and saved it twice, showed it once).
+        if !profiles.contains(&p) {
+            profiles.push(p);
+        }
     }
     if profiles.is_empty() {
         profiles = SUITE.to_vec();
@@ -148,7 +152,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut o = opts(vec![dir.path().into()]);
         assert_eq!(o.clone().check().unwrap().profiles, SUITE.to_vec());
-        o.only = vec![" latency".into(), "etcd".into()];
+        o.only = vec![" latency".into(), "etcd".into(), "latency".into()];
         let r = o.check().unwrap();
         assert_eq!(r.profiles, vec![Profile::Latency, Profile::Etcd]);
         assert!(r.quick && !r.lenient);
