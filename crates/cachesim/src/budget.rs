@@ -27,9 +27,15 @@ pub fn hit_ratio_curve(
     kind: PolicyKind,
 ) -> Result<Box<dyn Fn(u64) -> f64 + Send + Sync>, crate::TraceError> {
     cfg.check()?;
+    // The planner weighs caches up to half the capacity asked (16 TiB: 8 TiB, 2^31 blocks of
+    // 4 KiB, tens of GiB for bcache's slots). A cache past the simulators' memory bound
+    // (MAX_CACHE_BLOCKS after sampling, as `simulate` refuses) is answered at the bound: a
+    // ratio no higher than the larger cache's, so the planner never counts on more hits.
+    let rate = cfg.sample.unwrap_or(1.0);
+    let largest = ((crate::sim::MAX_CACHE_BLOCKS as f64 / rate) as u64).saturating_mul(cfg.block);
     let memo: Mutex<HashMap<u64, f64>> = Mutex::new(HashMap::new());
     Ok(Box::new(move |bytes| {
-        let bytes = bytes.max(cfg.block);
+        let bytes = bytes.max(cfg.block).min(largest);
         if let Some(&h) = memo.lock().expect("memo").get(&bytes) {
             return h;
         }
@@ -124,6 +130,18 @@ mod tests {
             let (small, big) = (f(1 << 20), f(64 << 20));
             assert!(big > small && big > 0.8, "{kind:?}: {small} {big}");
         }
+    }
+
+    /// A cache past the simulators' bound is answered at the bound (QA: `plan --trace
+    /// --trace-policy bcache` on 16 TiB weighed an 8 TiB cache, tens of GiB of slots).
+    #[test]
+    fn a_cache_past_the_memory_bound_is_answered_at_the_bound() {
+        let trace = Arc::new(random_writes());
+        let cfg = config(vec![]);
+        let curve = hit_ratio_curve(trace, cfg, PolicyKind::Lru).unwrap();
+        let bound = crate::sim::MAX_CACHE_BLOCKS * 4096;
+        assert_eq!(curve(1 << 50), curve(bound));
+        assert!(curve(1 << 50) > 0.9);
     }
 
     /// 100,000 random 4 KiB writes at 500/s over 1,000 blocks (the QA repro's trace).
