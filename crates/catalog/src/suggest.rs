@@ -54,19 +54,7 @@ pub fn shown(name: &str) -> String {
     }
 }
 
-/// `s` with every control character (newline, escape, bell, ...) written as its Rust escape
-/// (`\n`, `\u{1b}`), the rest unchanged.
-pub fn printable(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+pub use disktier_units::printable;
 
 /// The end of an "unknown name" message: `did you mean a, b? (REST)`, or just `REST` when no
 /// name is close.

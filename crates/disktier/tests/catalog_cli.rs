@@ -857,14 +857,7 @@ fn plan_with_a_trace_uses_the_simulated_hit_ratio() {
     }
     std::fs::write(&csv, text).unwrap();
     let trace = tmp.path().join("t.dttrace");
-    disktier(&db)
-        .args(["trace", "import", "msr"])
-        .arg(&csv)
-        .arg("-o")
-        .arg(&trace)
-        .arg("--no-save")
-        .assert()
-        .success();
+    import_msr(&db, &csv, &trace);
     let v: serde_json::Value = disktier(&db)
         .args("plan --region eu-north-1 --capacity 1TiB --iops 2000 --trace".split_whitespace())
         .arg(&trace)
@@ -939,14 +932,7 @@ fn plan_and_simulate_agree_on_a_writethrough_cache_under_writes() {
     }
     std::fs::write(&csv, text).unwrap();
     let trace = tmp.path().join("w.dtt");
-    disktier(&db)
-        .args(["trace", "import", "msr"])
-        .arg(&csv)
-        .arg("-o")
-        .arg(&trace)
-        .arg("--no-save")
-        .assert()
-        .success();
+    import_msr(&db, &csv, &trace);
     let v: Value = disktier(&db)
         .args(words(
             "plan --region us-east-1 --capacity 200GiB --iops 2000 --trace-policy bcache --trace",
@@ -1266,4 +1252,16 @@ fn price_instance_json_has_no_config() {
     assert!(v.get("config").is_none(), "{v}");
     let v = json(&["price", "gp3", "--size", "10GiB"]);
     assert_eq!(v["config"]["size_gib"], 10);
+}
+
+/// `trace import msr CSV -o TRACE` into the store at `db` (saving nothing).
+fn import_msr(db: &Path, csv: &Path, trace: &Path) {
+    disktier(db)
+        .args(["trace", "import", "msr"])
+        .arg(csv)
+        .arg("-o")
+        .arg(trace)
+        .arg("--no-save")
+        .assert()
+        .success();
 }

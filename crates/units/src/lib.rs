@@ -76,6 +76,21 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     }
 }
 
+/// `s` with every control character (newline, escape, bell, ...) written as its Rust escape
+/// (`\n`, `\u{1b}`), the rest unchanged: a name from outside (a stored target, a region in a
+/// price list) that cannot break a line of text or send a terminal an escape sequence.
+pub fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Parses a size as fio reads it with its default `kb_base=1024`: `k`, `KB`, `M`, `MB`... are
 /// powers of 1,024, but the IEC units `KiB`, `MiB`... are powers of 1,000 (fio's HOWTO,
 /// `kb_base`: its compatibility mode inverts them). For what fio itself ran (`import fio`);

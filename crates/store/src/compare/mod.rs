@@ -327,8 +327,10 @@ impl Comparison {
             s.push_str(&format!(
                 "{}  {}  {}  ({}{}{}{})\n",
                 side.letter,
-                one_line(&side.id),
-                one_line(&side.target),
+                // A newline in a stored name cannot break the legend into lines of its own
+                // (QA); JSON keeps the name as it is.
+                disktier_units::printable(&side.id),
+                disktier_units::printable(&side.target),
                 side.profile.as_deref().unwrap_or("custom job"),
                 if side.quick { ", quick" } else { "" },
                 if side.imported() { ", imported" } else { "" },
@@ -373,20 +375,6 @@ impl Comparison {
         }
         s
     }
-}
-
-/// `s` with its control characters (a newline in a stored target) shown as escapes, so that a
-/// stored name cannot break the legend into lines of its own (QA); JSON keeps the name as it is.
-fn one_line(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() {
-            o.extend(c.escape_default());
-        } else {
-            o.push(c);
-        }
-    }
-    o
 }
 
 #[cfg(test)]
