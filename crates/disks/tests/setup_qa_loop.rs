@@ -141,6 +141,47 @@ fn atime_and_bind_flags_converge_in_one_remount() {
 }
 
 #[test]
+fn an_atime_option_is_honoured_at_the_first_mount_and_a_rerun_changes_nothing() {
+    // Found by QA: `--options relatime` mounted with defaults,noatime,relatime, which the kernel
+    // makes noatime; the second run then remounted relatime, and fstab kept both words.
+    let Some((dev, tmp, mnt, _guard)) = xfs_mount("m") else {
+        return;
+    };
+    // The kernel's reading, not the last word: norelatime mounts relatime, and noatime wins
+    // over a relatime after it.
+    for (options, live) in [
+        ("relatime", "rw,relatime"),
+        ("strictatime", "rw"),
+        ("norelatime", "rw,relatime"),
+        ("noatime,relatime", "rw,noatime"),
+    ] {
+        let mut c = fstab_request(&dev, &mnt, tmp.path().join("root"));
+        c.options = vec![options.into()];
+        let rep = run(c.clone());
+        assert!(rep.changed, "{options}: {:#?}", rep.steps);
+        assert_eq!(rep.options, format!("defaults,{options}"));
+        assert_eq!(live_options(&mnt), live, "{options}");
+        let fstab = std::fs::read_to_string(tmp.path().join("root/etc/fstab")).unwrap();
+        assert!(
+            fstab.contains(&format!(" xfs defaults,{options},nofail 0 0")),
+            "{fstab}"
+        );
+        let rep = run(c);
+        assert!(
+            !rep.changed && rep.steps.is_empty(),
+            "{options}: {:#?}",
+            rep.steps
+        );
+        // Unmounted for the next option's first mount.
+        assert!(std::process::Command::new("umount")
+            .arg(&mnt)
+            .status()
+            .unwrap()
+            .success());
+    }
+}
+
+#[test]
 fn a_mount_point_that_holds_something_is_refused_unless_allowed() {
     // Found by QA: setup mounted over a non-empty --mount directory, hiding its content.
     let Some((dev, _tmp, mnt, _guard)) = xfs_mount("m") else {

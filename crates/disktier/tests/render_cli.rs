@@ -516,3 +516,14 @@ date = "2026-11"
     assert!(!err.contains("not in disktier's catalog"), "{err}");
     assert!(String::from_utf8_lossy(&with.stdout).contains("m9zd.large"));
 }
+
+/// Found by QA: `--options relatime` was persisted as `defaults,noatime,relatime`, which the
+/// kernel mounts noatime.
+#[test]
+fn an_atime_option_replaces_noatime_in_the_units() {
+    let out = disktier()
+        .args("render systemd --mount /mnt/x --options relatime".split_whitespace())
+        .stdout_ok();
+    assert!(out.contains("Options=defaults,relatime\n"), "{out}");
+    assert!(!out.contains("noatime"), "{out}");
+}

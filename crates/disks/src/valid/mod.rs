@@ -97,6 +97,6 @@ pub(crate) mod tests;
 pub use escape::*;
 pub use fs::FsType;
 pub use label::Label;
-pub use options::{MountOptions, DEFAULT_OPTIONS, QUOTA_OPTIONS};
+pub use options::{MountOptions, ATIME_OPTIONS, DEFAULT_OPTIONS, QUOTA_OPTIONS};
 pub use owner::{Mode, Owner, MAX_ID};
 pub use path::MountPath;

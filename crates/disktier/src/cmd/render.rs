@@ -59,7 +59,8 @@ pub struct IntentArgs {
     /// Mount point for the local disk(s), e.g. /var/lib/containers.
     #[arg(long, value_name = "DIR")]
     pub mount: String,
-    /// Mount options added to defaults,noatime (comma-separated, repeatable), e.g. prjquota.
+    /// Mount options added to defaults,noatime (comma-separated, repeatable), e.g. prjquota; an
+    /// atime option (relatime, strictatime, ...) replaces the noatime.
     #[arg(long, value_name = "OPTS")]
     pub options: Vec<String>,
     /// Filesystem to make.

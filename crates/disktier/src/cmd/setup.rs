@@ -35,7 +35,8 @@ pub struct Args {
     /// Filesystem label (and md array name): how later runs recognise the disks.
     #[arg(long, default_value = "disktier")]
     pub label: String,
-    /// Mount options added to defaults,noatime (comma-separated), e.g. prjquota,discard.
+    /// Mount options added to defaults,noatime (comma-separated), e.g. prjquota,discard; an
+    /// atime option (relatime, strictatime, ...) replaces the noatime.
     #[arg(long, value_delimiter = ',', value_name = "OPT,...")]
     pub options: Vec<String>,
     /// Owner of the mount point, user:group (e.g. ec2-user:ec2-user).
