@@ -441,6 +441,24 @@ fn render_refuses_what_qa_found() {
             vec!["--image"],
         ));
     }
+    cases.push((
+        "a master MachineSet".into(),
+        openshift(&[
+            "--role",
+            "master",
+            "--machineset",
+            "--instance-type",
+            "m6id.xlarge",
+            "--cluster-id",
+            "abc",
+        ]),
+        2,
+        vec![
+            "--role master cannot be combined with --machineset",
+            "control-plane machines are not managed by MachineSets",
+            "drop --machineset",
+        ],
+    ));
     for lv in ["snapshot", "pvmove", "main_cdata"] {
         cases.push((
             format!("lvmcache --lv {lv}"),

@@ -111,7 +111,7 @@ pub struct OpenshiftArgs {
     #[arg(long, default_value = "worker")]
     pub role: String,
     /// Also render the OpenShift instance-disk recipe's MachineSet (needs --instance-type and
-    /// --cluster-id).
+    /// --cluster-id; not with --role master: MachineSets do not manage control-plane machines).
     #[arg(long, requires_all = ["instance_type", "cluster_id"])]
     pub machineset: bool,
     /// EC2 instance type with instance storage, e.g. m6id.xlarge.
