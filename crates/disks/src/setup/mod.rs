@@ -12,6 +12,7 @@
 
 pub mod config;
 pub mod fstab;
+mod journal;
 pub mod kernel;
 pub mod live;
 pub mod persist;
