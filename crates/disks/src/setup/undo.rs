@@ -10,16 +10,18 @@
 //! Crash-safe like `interfere`'s journal: before the first change, what is to be undone (the
 //! device, its UUID, the bind targets, the choices) is written to a journal file and fsynced
 //! (file and directory: [`super::journal`]); every step is idempotent (an unmounted target, a
-//! removed unit, a blank device count as done), so a re-run after a kill reads the journal and
-//! completes the undo, even when the mount that identified the device is already gone. The
-//! journal is removed last.
+//! removed unit, a blank device count as done), so a re-run after a kill or a failed step reads
+//! the journal and completes the undo, even when the mount that identified the device is
+//! already gone. The journal is removed last. What would make a step fail for certain (a mount
+//! someone made below the mount point, the device mounted elsewhere with `--wipe`) is refused
+//! before the journal is written ([`undo_checks`]).
 
 pub use super::journal::{journal_path, BindChoice, Journal};
 use super::journal::{read_journal, write_journal};
 use super::persist;
 use super::plan::derived_uuid;
 use super::stop;
-use super::undo_checks;
+use super::undo_checks::{self, uuid_of};
 use super::SetupError;
 use crate::discover::mountinfo::{self, MountEntry};
 use crate::valid::MountPath;
@@ -103,12 +105,6 @@ fn setup_uuids(label: &str, mount: &MountPath) -> Vec<String> {
         v.push(derived_uuid(&format!("{label}-{last}"), at));
     }
     v
-}
-
-/// The filesystem UUID of `dev` (`blkid -p`), empty when it has none.
-fn uuid_of(dev: &str, runner: &dyn CommandRunner) -> Result<String, SetupError> {
-    let out = runner.output(&Cmd::new("blkid").args(["-p", "-s", "UUID", "-o", "value", dev]))?;
-    Ok(out.stdout.trim().to_string())
 }
 
 /// Units in `dir` that setup wrote for `mount`: the mount unit, the boot unit, and bind units
@@ -267,6 +263,16 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
         }
         return Ok(report);
     }
+    // What would stop it half-way is refused before anything changes (a dry run says so too).
+    let fs = top(&table, mount.as_str()).filter(|m| journal.device.as_ref() == Some(&m.source));
+    undo_checks::refuse_foreign_mounts(
+        mount,
+        fs,
+        journal.device.as_deref(),
+        &journal.binds,
+        journal.wipe,
+        &table,
+    )?;
     if req.dry_run {
         report
             .steps
@@ -284,7 +290,12 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
             let done = done.map(|s| s.description.as_str());
             return Err(stop::undo_interrupted(mount, done, &jpath));
         }
-        Err(e) => return Err(e),
+        // A failure after the journal was written: what was done, and how to finish.
+        Err(e) => {
+            let done = report.steps.iter().filter(|s| s.status == "done");
+            let done = done.map(|s| s.description.as_str());
+            return Err(stop::undo_failed(mount, done, &jpath, e));
+        }
     }
     let _ = std::fs::remove_file(&jpath);
     Ok(report)
