@@ -356,6 +356,8 @@ fn fuzz_render_writers() {
             for f in &r.files {
                 no_control(&f.name, &f.content);
                 assert!(!f.name.contains('/') && !f.name.chars().any(char::is_control));
+                // A file or unit name systemd and Linux take (QA: a long --mount gave longer).
+                assert!(f.name.len() <= 255, "{} bytes: {}", f.name.len(), f.name);
             }
             let unit = r
                 .file(&format!("{}.mount", unit_escape_path(&intent.mount)))

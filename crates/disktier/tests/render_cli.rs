@@ -545,3 +545,74 @@ fn an_atime_option_replaces_noatime_in_the_units() {
     assert!(out.contains("Options=defaults,relatime\n"), "{out}");
     assert!(!out.contains("noatime"), "{out}");
 }
+
+/// Found by QA: a `--mount` (or `--bind`) whose unit names are over 255 bytes rendered invalid
+/// units (openshift, exit 0) or failed with a bare "File name too long" (`-o`, setup).
+#[test]
+fn a_path_whose_unit_names_would_be_too_long_is_refused_up_front() {
+    let long = format!("/mnt/{}", "a".repeat(240));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let cases: Vec<(&str, Vec<String>, &str)> = vec![
+        (
+            "render openshift",
+            vec![
+                "render".into(),
+                "openshift".into(),
+                "--mount".into(),
+                long.clone(),
+            ],
+            "--mount",
+        ),
+        (
+            "render systemd -o",
+            vec![
+                "render".into(),
+                "systemd".into(),
+                "--mount".into(),
+                long.clone(),
+                "-o".into(),
+                out.display().to_string(),
+            ],
+            "--mount",
+        ),
+        (
+            "render cloud-init --bind",
+            vec![
+                "render".into(),
+                "cloud-init".into(),
+                "--mount".into(),
+                "/data".into(),
+                "--bind".into(),
+                format!("/srv/{}", "-".repeat(70)),
+            ],
+            "--bind",
+        ),
+        (
+            "setup --persist systemd --dry-run",
+            vec![
+                "setup".into(),
+                "--mount".into(),
+                long.clone(),
+                "--persist".into(),
+                "systemd".into(),
+                "--dry-run".into(),
+            ],
+            "--mount",
+        ),
+    ];
+    for (case, args, flag) in cases {
+        let err = disktier().args(&args).stderr_of_exit_naming(
+            case,
+            2,
+            &[
+                &format!("{flag} \""),
+                "derived from it would be",
+                "over the 255 systemd and Linux allow: use a shorter path",
+            ],
+        );
+        assert!(!err.contains("File name too long"), "{case}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{case}: one line: {err}");
+    }
+    assert!(!out.exists(), "nothing written");
+}
