@@ -467,3 +467,55 @@ fn the_undo_of_a_separate_layouts_parent_is_refused_naming_each_mount() {
         .unwrap()
         .contains("# disktier"));
 }
+
+/// Unmounts `0` (lazily) on drop, whatever its name holds: testkit's `Unmount` compares with
+/// mountinfo's escaped form, so it misses a path with a space.
+struct LazyUnmount(PathBuf);
+
+impl Drop for LazyUnmount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// Whether `p` is a mount point, as mountinfo says once unescaped (`\040` is a space).
+fn mounted(p: &Path) -> bool {
+    disktier_disks::discover::mountinfo::read(Path::new("/proc/self/mountinfo"))
+        .unwrap()
+        .iter()
+        .any(|e| Path::new(&e.mount_point) == p)
+}
+
+#[test]
+fn the_parents_refusal_suggests_the_label_setup_was_given_shell_quoted() {
+    // Found by QA: after `--layout separate --label ab`, the refusal of `--undo --mount DIR`
+    // suggested `disktier setup --undo --mount DIR/0` without `--label ab`, and left a path
+    // with a space unquoted.
+    let Some((dev, tmp)) = xfs_loop() else {
+        return;
+    };
+    let dir = tmp.path().join("my disks");
+    let zero = dir.join("0");
+    let _guard = LazyUnmount(zero.clone());
+    let mut c = separate_on(&dev, &dir);
+    c.label = "ab".into();
+    run(c);
+    assert!(mounted(&zero));
+    let e = undo(&undo_of(&dir, tmp.path().join("root")), &RealRunner)
+        .unwrap_err()
+        .to_string();
+    let suggested = format!(
+        "disktier setup --undo --mount '{}' --label ab",
+        zero.display()
+    );
+    assert!(e.ends_with(&suggested), "{e}");
+    assert!(mounted(&zero));
+    // Run as suggested, it undoes DIR/0.
+    let mut r = undo_of(&zero, tmp.path().join("root"));
+    r.label = "ab".into();
+    let rep = undo(&r, &RealRunner).unwrap_or_else(|e| panic!("{e}"));
+    assert!(rep.changed && !mounted(&zero), "{rep:#?}");
+}

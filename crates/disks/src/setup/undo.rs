@@ -222,6 +222,7 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
                         req.wipe,
                         &req.persist_root,
                         &table,
+                        runner,
                     )?;
                     (None, Vec::new())
                 }

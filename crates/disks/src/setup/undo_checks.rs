@@ -199,6 +199,7 @@ pub(crate) fn refuse_separate_parent(
     wipe: bool,
     persist_root: &Path,
     table: &[MountEntry],
+    runner: &dyn CommandRunner,
 ) -> Result<(), SetupError> {
     let found = separate_targets(mount, persist_root, table);
     if found.is_empty() {
@@ -208,23 +209,41 @@ pub(crate) fn refuse_separate_parent(
         .iter()
         .map(|(t, how)| format!("{t} ({how})"))
         .collect();
-    let mut extra = String::new();
-    if label != super::config::DEFAULT_LABEL && plain_label(label) {
-        extra.push_str(&format!(" --label {label}"));
-    }
-    if wipe {
-        extra.push_str(" --wipe");
-    }
+    // The label setup was given, as the filesystem mounted there says (found by QA: the
+    // suggestion lacked the `--label ab` setup was given); else the one this undo was given.
+    let label_of = |t: &str| {
+        table
+            .iter()
+            .rev()
+            .find(|e| e.mount_point == t)
+            .and_then(|e| {
+                let at = MountPath::parse("--mount", t).ok()?;
+                let uuid = uuid_of(&e.source, runner).ok()?;
+                label_hint(&e.source, &uuid, &at, runner)
+            })
+            .unwrap_or_else(|| label.to_string())
+    };
     let runs: Vec<String> = found
         .iter()
-        .map(|(t, _)| format!("disktier setup --undo --mount {t}{extra}"))
+        .map(|(t, _)| {
+            let mut run = format!("disktier setup --undo --mount {}", shell_quote(t));
+            let label = label_of(t);
+            if label != super::config::DEFAULT_LABEL && plain_label(&label) {
+                run.push_str(&format!(" --label {}", shell_quote(&label)));
+            }
+            if wipe {
+                run.push_str(" --wipe");
+            }
+            run
+        })
         .collect();
     let boot = persist_root
         .join("etc/systemd/system")
         .join(persist::boot_unit_name(mount));
     let then = if boot.exists() {
         format!(
-            "; then disktier setup --undo --mount {mount} removes the boot-time unit {}",
+            "; then disktier setup --undo --mount {} removes the boot-time unit {}",
+            shell_quote(mount),
             boot.display()
         )
     } else {
