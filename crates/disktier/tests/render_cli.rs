@@ -616,3 +616,61 @@ fn a_path_whose_unit_names_would_be_too_long_is_refused_up_front() {
     }
     assert!(!out.exists(), "nothing written");
 }
+
+/// Found by QA: `--request` refused valid Kubernetes quantities (0.5Ti, 1.5Ti, 1e3, 1Ei); what
+/// is not one is still refused with the fix.
+#[test]
+fn requests_take_the_kubernetes_quantity_grammar() {
+    let gke = |request: &str| {
+        let mut c = disktier();
+        c.arg("render")
+            .args(GKE_C1)
+            .args(["--machine-type", "n1-standard-8", "--local-ssds", "8"])
+            .arg(format!("--request={request}"));
+        c
+    };
+    let aks = |request: &str| {
+        let mut c = disktier();
+        c.args("render aks --resource-group rg --cluster c --vm-size Standard_L16as_v3".split(' '))
+            .arg(format!("--request={request}"));
+        c
+    };
+    for q in ["0.5Ti", "1.5Ti", "1e3", "2.5e11", "+100Gi", ".5Ti"] {
+        let out = gke(q).stdout_ok();
+        assert!(
+            out.contains(&format!("ephemeral-storage: {q}"))
+                || out.contains(&format!("ephemeral-storage: '{q}'")),
+            "gke {q}: {out}"
+        );
+        let out = aks(q).stdout_ok();
+        assert!(
+            out.contains(&format!("storage: {q}")) || out.contains(&format!("storage: '{q}'")),
+            "aks {q}: {out}"
+        );
+    }
+    // 1Ei is a quantity, larger than the disks.
+    gke("1Ei").stderr_of_exit_naming("gke 1Ei", 2, &["the ephemeral-storage request 1Ei exceeds"]);
+    aks("1Ei").stderr_of_exit_naming("aks 1Ei", 2, &["--request \"1Ei\"", "ask for at most that"]);
+    for (q, why) in [
+        ("lots", "write a Kubernetes quantity such as"),
+        ("1.5.5Gi", "write a Kubernetes quantity such as"),
+        ("1GB", "write a Kubernetes quantity such as"),
+        (
+            "500m",
+            "m is milli, thousandths of a byte: write M (10^6 bytes) or Mi (2^20 bytes)",
+        ),
+        ("-1Gi", "at least 1 byte"),
+        ("0.5", "at least 1 byte"),
+    ] {
+        gke(q).stderr_of_exit_naming(
+            &format!("gke {q}"),
+            2,
+            &[&format!("--request \"{q}\""), why],
+        );
+        aks(q).stderr_of_exit_naming(
+            &format!("aks {q}"),
+            2,
+            &[&format!("--request \"{q}\""), why],
+        );
+    }
+}
