@@ -459,6 +459,14 @@ fn render_refuses_what_qa_found() {
             "drop --machineset",
         ],
     ));
+    for vg in ["mapper", "disk", "null"] {
+        cases.push((
+            format!("lvmcache --vg {vg}"),
+            [&["render"][..], cli_cases::LVMCACHE_A_B, &["--vg", vg]].concat(),
+            2,
+            vec!["--vg", "exists in /dev/ (lvm(8), VALID NAMES)"],
+        ));
+    }
     for lv in ["snapshot", "pvmove", "main_cdata"] {
         cases.push((
             format!("lvmcache --lv {lv}"),
