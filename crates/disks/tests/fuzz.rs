@@ -10,7 +10,7 @@
 //! to exactly the value asked for.
 
 use disktier_disks::discover::{mountinfo, sysfs, Signature};
-use disktier_disks::render::{CloudInit, Intent, IntentInput, Renderer, Systemd};
+use disktier_disks::render::{CloudInit, Intent, IntentInput, Quantity, Renderer, Systemd};
 use disktier_disks::setup::{persist, Step};
 use disktier_disks::valid::{
     fstab_escape, fstab_unescape, unit_escape_path, unit_unescape_path, Label, Mode, MountOptions,
@@ -243,6 +243,40 @@ fn fuzz_valid_values() {
         });
 }
 
+/// `--request` of `render gke`/`aks`: refused, or a quantity of at least one byte that keeps its
+/// text; never a panic or an overflow, whatever the digits and exponents. A plain integer is
+/// its own value, and a binary suffix multiplies it exactly (saturating at `u64::MAX`).
+#[test]
+fn fuzz_quantity() {
+    let _g = serial();
+    bolero::check!()
+        .with_type::<(Vec<u8>, bool)>()
+        .for_each(|(b, raw)| {
+            bounded(&ALLOC, || {
+                let s = if *raw {
+                    text(b)
+                } else {
+                    from(b, "0123456789012345678900.+-eEkMGTPEiKm")
+                };
+                let Ok(q) = Quantity::parse(&s) else {
+                    return;
+                };
+                accepted();
+                assert!(q.bytes() >= 1, "{s:?}");
+                assert_eq!(q.as_str(), s);
+                if let Ok(n) = s.parse::<u64>() {
+                    assert_eq!(q.bytes(), n, "{s:?}");
+                    for (suffix, shift) in [("Ki", 10), ("Gi", 30), ("Ei", 60)] {
+                        let want = u64::try_from(u128::from(n) << shift).unwrap_or(u64::MAX);
+                        let got = Quantity::parse(&format!("{s}{suffix}")).unwrap();
+                        assert_eq!(got.bytes(), want, "{s}{suffix}");
+                    }
+                }
+            })
+        });
+    report("fuzz_quantity");
+}
+
 /// Maps fuzz bytes onto `alphabet`.
 fn from(b: &[u8], alphabet: &str) -> String {
     let a: Vec<char> = alphabet.chars().collect();
@@ -356,6 +390,8 @@ fn fuzz_render_writers() {
             for f in &r.files {
                 no_control(&f.name, &f.content);
                 assert!(!f.name.contains('/') && !f.name.chars().any(char::is_control));
+                // A file or unit name systemd and Linux take (QA: a long --mount gave longer).
+                assert!(f.name.len() <= 255, "{} bytes: {}", f.name.len(), f.name);
             }
             let unit = r
                 .file(&format!("{}.mount", unit_escape_path(&intent.mount)))

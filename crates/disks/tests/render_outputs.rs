@@ -785,6 +785,45 @@ fn openshift_refusals() {
 }
 
 #[test]
+fn openshift_refuses_a_master_machineset_with_what_to_do_instead() {
+    // Found by QA: `--role master --machineset` rendered a "master" MachineSet that booted
+    // workers (worker user data, profile and security group); control-plane machines are not
+    // managed by MachineSets.
+    let cfg = |role: &str, machineset: Option<MachineSetConfig>| OpenShiftConfig {
+        intent: intent("/var/lib/containers", |_| {}),
+        role: role.into(),
+        machineset,
+        use_binary: None,
+        allow_build_binary: false,
+    };
+    let e = OpenShift::new(cfg("master", Some(m6id())))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("--role master cannot be combined with --machineset: OpenShift's control-plane machines are not managed by MachineSets")
+            && e.contains("drop --machineset to render the master MachineConfig alone")
+            && e.contains("--role worker"),
+        "{e}"
+    );
+    // The master MachineConfig alone, and a MachineSet of any worker role, still render.
+    let r = OpenShift::new(cfg("master", None))
+        .unwrap()
+        .render()
+        .unwrap();
+    assert_eq!(r.files.len(), 1, "{:?}", r.files);
+    for role in ["worker", "worker-ephemeral", "infra"] {
+        let r = OpenShift::new(cfg(role, Some(m6id())))
+            .unwrap()
+            .render()
+            .unwrap();
+        assert!(
+            r.files.iter().any(|f| f.name.starts_with("machineset-")),
+            "{role}"
+        );
+    }
+}
+
+#[test]
 fn openshift_refuses_an_instance_type_without_local_disks_and_notes_an_unknown_one() {
     // Found by QA: --machineset --instance-type m6i.xlarge (or t3.medium) rendered without a
     // word, though the MachineConfig needs a local disk on those nodes.

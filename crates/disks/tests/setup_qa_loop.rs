@@ -141,6 +141,47 @@ fn atime_and_bind_flags_converge_in_one_remount() {
 }
 
 #[test]
+fn an_atime_option_is_honoured_at_the_first_mount_and_a_rerun_changes_nothing() {
+    // Found by QA: `--options relatime` mounted with defaults,noatime,relatime, which the kernel
+    // makes noatime; the second run then remounted relatime, and fstab kept both words.
+    let Some((dev, tmp, mnt, _guard)) = xfs_mount("m") else {
+        return;
+    };
+    // The kernel's reading, not the last word: norelatime mounts relatime, and noatime wins
+    // over a relatime after it.
+    for (options, live) in [
+        ("relatime", "rw,relatime"),
+        ("strictatime", "rw"),
+        ("norelatime", "rw,relatime"),
+        ("noatime,relatime", "rw,noatime"),
+    ] {
+        let mut c = fstab_request(&dev, &mnt, tmp.path().join("root"));
+        c.options = vec![options.into()];
+        let rep = run(c.clone());
+        assert!(rep.changed, "{options}: {:#?}", rep.steps);
+        assert_eq!(rep.options, format!("defaults,{options}"));
+        assert_eq!(live_options(&mnt), live, "{options}");
+        let fstab = std::fs::read_to_string(tmp.path().join("root/etc/fstab")).unwrap();
+        assert!(
+            fstab.contains(&format!(" xfs defaults,{options},nofail 0 0")),
+            "{fstab}"
+        );
+        let rep = run(c);
+        assert!(
+            !rep.changed && rep.steps.is_empty(),
+            "{options}: {:#?}",
+            rep.steps
+        );
+        // Unmounted for the next option's first mount.
+        assert!(std::process::Command::new("umount")
+            .arg(&mnt)
+            .status()
+            .unwrap()
+            .success());
+    }
+}
+
+#[test]
 fn a_mount_point_that_holds_something_is_refused_unless_allowed() {
     // Found by QA: setup mounted over a non-empty --mount directory, hiding its content.
     let Some((dev, _tmp, mnt, _guard)) = xfs_mount("m") else {
@@ -425,4 +466,56 @@ fn the_undo_of_a_separate_layouts_parent_is_refused_naming_each_mount() {
     assert!(!std::fs::read_to_string(root.join("etc/fstab"))
         .unwrap()
         .contains("# disktier"));
+}
+
+/// Unmounts `0` (lazily) on drop, whatever its name holds: testkit's `Unmount` compares with
+/// mountinfo's escaped form, so it misses a path with a space.
+struct LazyUnmount(PathBuf);
+
+impl Drop for LazyUnmount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// Whether `p` is a mount point, as mountinfo says once unescaped (`\040` is a space).
+fn mounted(p: &Path) -> bool {
+    disktier_disks::discover::mountinfo::read(Path::new("/proc/self/mountinfo"))
+        .unwrap()
+        .iter()
+        .any(|e| Path::new(&e.mount_point) == p)
+}
+
+#[test]
+fn the_parents_refusal_suggests_the_label_setup_was_given_shell_quoted() {
+    // Found by QA: after `--layout separate --label ab`, the refusal of `--undo --mount DIR`
+    // suggested `disktier setup --undo --mount DIR/0` without `--label ab`, and left a path
+    // with a space unquoted.
+    let Some((dev, tmp)) = xfs_loop() else {
+        return;
+    };
+    let dir = tmp.path().join("my disks");
+    let zero = dir.join("0");
+    let _guard = LazyUnmount(zero.clone());
+    let mut c = separate_on(&dev, &dir);
+    c.label = "ab".into();
+    run(c);
+    assert!(mounted(&zero));
+    let e = undo(&undo_of(&dir, tmp.path().join("root")), &RealRunner)
+        .unwrap_err()
+        .to_string();
+    let suggested = format!(
+        "disktier setup --undo --mount '{}' --label ab",
+        zero.display()
+    );
+    assert!(e.ends_with(&suggested), "{e}");
+    assert!(mounted(&zero));
+    // Run as suggested, it undoes DIR/0.
+    let mut r = undo_of(&zero, tmp.path().join("root"));
+    r.label = "ab".into();
+    let rep = undo(&r, &RealRunner).unwrap_or_else(|e| panic!("{e}"));
+    assert!(rep.changed && !mounted(&zero), "{rep:#?}");
 }

@@ -238,3 +238,165 @@ fn a_mount_setup_did_not_make_is_refused() {
     assert!(is_mount_point(&mnt));
     assert_eq!(blkid(&dev.path, "TYPE"), "xfs");
 }
+
+/// Mounts a tmpfs at `at` (a directory it makes).
+fn mount_tmpfs(at: &Path) {
+    std::fs::create_dir_all(at).unwrap();
+    assert!(Command::new("mount")
+        .args(["-t", "tmpfs", "x"])
+        .arg(at)
+        .status()
+        .unwrap()
+        .success());
+}
+
+/// The undo is refused with `want` at the start of its message, before any change: the mounts
+/// are where they were, no journal is written, fstab is as it was.
+fn refused_before_any_change(n: &Node, r: &UndoRequest, want: &str) {
+    let fstab = std::fs::read_to_string(n.root.join("etc/fstab")).ok();
+    for dry_run in [true, false] {
+        let mut r = r.clone();
+        r.dry_run = dry_run;
+        let e = undo(&r, &RealRunner).unwrap_err().to_string();
+        assert!(e.starts_with(want), "dry run {dry_run}: {e}");
+        assert!(e.contains("nothing was changed"), "{e}");
+    }
+    assert!(is_mount_point(&n.mnt) && is_mount_point(&n.app));
+    assert!(!journal_path(&n.root, &mp(&n.mnt)).exists());
+    assert_eq!(
+        std::fs::read_to_string(n.root.join("etc/fstab")).ok(),
+        fstab
+    );
+    assert_eq!(blkid(&n.dev.path, "TYPE"), "xfs");
+}
+
+#[test]
+fn a_mount_below_the_mount_point_or_a_bind_is_refused_before_any_change() {
+    // Found by QA: with a tmpfs on M/sub, `--undo --binds keep` unmounted the binds, then failed
+    // on `umount M` with a bare "target is busy" (exit 2).
+    let Some((n, mounts_before, _, _)) = set_up(Persist::Fstab) else {
+        return;
+    };
+    let mut r = request(&n);
+    r.binds = Some(BindChoice::Keep);
+    let sub = n.mnt.join("sub");
+    let _sub = Unmount(vec![sub.clone()]);
+    mount_tmpfs(&sub);
+    refused_before_any_change(
+        &n,
+        &r,
+        &format!(
+            "{} cannot be undone while mounts setup did not make are on or below it or its binds: {} (tmpfs from x); nothing was changed; unmount them first (umount {}), then run the undo again",
+            n.mnt.display(),
+            sub.display(),
+            sub.display()
+        ),
+    );
+    drop(_sub);
+    // Below a bind (where the root is a shared mount, the kernel propagates it below the
+    // filesystem's copy too, and both are named).
+    let sub = n.app.join("deep/sub");
+    let _sub = Unmount(vec![sub.clone()]);
+    mount_tmpfs(&sub);
+    refused_before_any_change(
+        &n,
+        &r,
+        &format!(
+            "{} cannot be undone while mounts setup did not make are on or below it or its binds: ",
+            n.mnt.display()
+        ),
+    );
+    let e = undo(&r, &RealRunner).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("{} (tmpfs from x)", sub.display()))
+            && e.contains(&format!("umount {}", sub.display())),
+        "{e}"
+    );
+    drop(_sub);
+    // Unmounted as told, the undo goes through.
+    let rep = undo(&r, &RealRunner).unwrap_or_else(|e| panic!("{e}"));
+    assert!(rep.changed, "{rep:#?}");
+    assert_eq!(mount_points_under(n.tmp.path()), mounts_before);
+}
+
+#[test]
+fn wipe_is_refused_before_any_change_while_the_device_is_mounted_elsewhere() {
+    // Found by QA: `--undo --wipe` with the device also mounted elsewhere unmounted M, then
+    // refused the wipe.
+    let Some((n, mounts_before, _, _)) = set_up(Persist::Fstab) else {
+        return;
+    };
+    let other = n.tmp.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let _other = Unmount(vec![other.clone()]);
+    assert!(Command::new("mount")
+        .arg(&n.dev.path)
+        .arg(&other)
+        .status()
+        .unwrap()
+        .success());
+    let mut r = request(&n);
+    r.binds = Some(BindChoice::Keep);
+    r.wipe = true;
+    refused_before_any_change(
+        &n,
+        &r,
+        &format!(
+            "{dev}, the device setup made for {}, is also mounted at {} (xfs from {dev}), and --wipe would erase the filesystem from under it; nothing was changed; unmount it there first (umount {}), or undo without --wipe",
+            n.mnt.display(),
+            other.display(),
+            other.display(),
+            dev = n.dev.path.display(),
+        ),
+    );
+    // Without --wipe the other mount is no obstacle; with it unmounted, --wipe goes through.
+    assert!(Command::new("umount")
+        .arg(&other)
+        .status()
+        .unwrap()
+        .success());
+    let rep = undo(&r, &RealRunner).unwrap_or_else(|e| panic!("{e}"));
+    assert!(rep.changed, "{rep:#?}");
+    assert_eq!(mount_points_under(n.tmp.path()), mounts_before);
+    assert_eq!(blkid(&n.dev.path, "TYPE"), "", "wiped");
+}
+
+#[test]
+fn a_step_that_fails_part_way_says_what_was_done_and_that_a_rerun_completes_it() {
+    // Found by QA: a failed step ended the undo with its bare error, not saying that the binds
+    // were already unmounted, that the journal was kept, or that a re-run completes it.
+    let Some((n, mounts_before, _, _)) = set_up(Persist::Fstab) else {
+        return;
+    };
+    let mut r = request(&n);
+    r.binds = Some(BindChoice::Keep);
+    let umount = format!("umount {}", n.mnt.display());
+    let busy = Err(CmdError::Failed {
+        cmd: umount.clone(),
+        status: 32,
+        stdout: String::new(),
+        stderr: format!("umount: {}: target is busy.", n.mnt.display()),
+    });
+    let runner = killed_at(move |cmd| cmd.to_string() == umount, busy);
+    let e = undo(&r, &runner).unwrap_err();
+    let journal = journal_path(&n.root, &mp(&n.mnt));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "the undo of {m} failed part-way: done: unmount the bind on {}. Its journal {} is kept: fix the cause (below), then run `disktier setup --undo --mount {m}` again to complete it",
+            n.app.display(),
+            journal.display(),
+            m = n.mnt.display(),
+        )
+    );
+    let cause = std::error::Error::source(&e)
+        .expect("the failed step's error")
+        .to_string();
+    assert!(cause.contains("target is busy"), "{cause}");
+    assert!(journal.exists() && !is_mount_point(&n.app) && is_mount_point(&n.mnt));
+    // As it says: the re-run completes it from the journal.
+    let rep = undo(&request(&n), &RealRunner).unwrap_or_else(|e| panic!("{e}"));
+    assert!(rep.resumed && rep.changed, "{rep:#?}");
+    assert_eq!(mount_points_under(n.tmp.path()), mounts_before);
+    assert!(!journal.exists());
+}

@@ -441,6 +441,32 @@ fn render_refuses_what_qa_found() {
             vec!["--image"],
         ));
     }
+    cases.push((
+        "a master MachineSet".into(),
+        openshift(&[
+            "--role",
+            "master",
+            "--machineset",
+            "--instance-type",
+            "m6id.xlarge",
+            "--cluster-id",
+            "abc",
+        ]),
+        2,
+        vec![
+            "--role master cannot be combined with --machineset",
+            "control-plane machines are not managed by MachineSets",
+            "drop --machineset",
+        ],
+    ));
+    for vg in ["mapper", "disk", "null"] {
+        cases.push((
+            format!("lvmcache --vg {vg}"),
+            [&["render"][..], cli_cases::LVMCACHE_A_B, &["--vg", vg]].concat(),
+            2,
+            vec!["--vg", "exists in /dev/ (lvm(8), VALID NAMES)"],
+        ));
+    }
     for lv in ["snapshot", "pvmove", "main_cdata"] {
         cases.push((
             format!("lvmcache --lv {lv}"),
@@ -515,4 +541,144 @@ date = "2026-11"
     let err = String::from_utf8_lossy(&with.stderr);
     assert!(!err.contains("not in disktier's catalog"), "{err}");
     assert!(String::from_utf8_lossy(&with.stdout).contains("m9zd.large"));
+}
+
+/// Found by QA: `--options relatime` was persisted as `defaults,noatime,relatime`, which the
+/// kernel mounts noatime.
+#[test]
+fn an_atime_option_replaces_noatime_in_the_units() {
+    let out = disktier()
+        .args("render systemd --mount /mnt/x --options relatime".split_whitespace())
+        .stdout_ok();
+    assert!(out.contains("Options=defaults,relatime\n"), "{out}");
+    assert!(!out.contains("noatime"), "{out}");
+}
+
+/// Found by QA: a `--mount` (or `--bind`) whose unit names are over 255 bytes rendered invalid
+/// units (openshift, exit 0) or failed with a bare "File name too long" (`-o`, setup).
+#[test]
+fn a_path_whose_unit_names_would_be_too_long_is_refused_up_front() {
+    let long = format!("/mnt/{}", "a".repeat(240));
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let cases: Vec<(&str, Vec<String>, &str)> = vec![
+        (
+            "render openshift",
+            vec![
+                "render".into(),
+                "openshift".into(),
+                "--mount".into(),
+                long.clone(),
+            ],
+            "--mount",
+        ),
+        (
+            "render systemd -o",
+            vec![
+                "render".into(),
+                "systemd".into(),
+                "--mount".into(),
+                long.clone(),
+                "-o".into(),
+                out.display().to_string(),
+            ],
+            "--mount",
+        ),
+        (
+            "render cloud-init --bind",
+            vec![
+                "render".into(),
+                "cloud-init".into(),
+                "--mount".into(),
+                "/data".into(),
+                "--bind".into(),
+                format!("/srv/{}", "-".repeat(70)),
+            ],
+            "--bind",
+        ),
+        (
+            "setup --persist systemd --dry-run",
+            vec![
+                "setup".into(),
+                "--mount".into(),
+                long.clone(),
+                "--persist".into(),
+                "systemd".into(),
+                "--dry-run".into(),
+            ],
+            "--mount",
+        ),
+    ];
+    for (case, args, flag) in cases {
+        let err = disktier().args(&args).stderr_of_exit_naming(
+            case,
+            2,
+            &[
+                &format!("{flag} \""),
+                "derived from it would be",
+                "over the 255 systemd and Linux allow: use a shorter path",
+            ],
+        );
+        assert!(!err.contains("File name too long"), "{case}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{case}: one line: {err}");
+    }
+    assert!(!out.exists(), "nothing written");
+}
+
+/// Found by QA: `--request` refused valid Kubernetes quantities (0.5Ti, 1.5Ti, 1e3, 1Ei); what
+/// is not one is still refused with the fix.
+#[test]
+fn requests_take_the_kubernetes_quantity_grammar() {
+    let gke = |request: &str| {
+        let mut c = disktier();
+        c.arg("render")
+            .args(GKE_C1)
+            .args(["--machine-type", "n1-standard-8", "--local-ssds", "8"])
+            .arg(format!("--request={request}"));
+        c
+    };
+    let aks = |request: &str| {
+        let mut c = disktier();
+        c.args("render aks --resource-group rg --cluster c --vm-size Standard_L16as_v3".split(' '))
+            .arg(format!("--request={request}"));
+        c
+    };
+    for q in ["0.5Ti", "1.5Ti", "1e3", "2.5e11", "+100Gi", ".5Ti"] {
+        let out = gke(q).stdout_ok();
+        assert!(
+            out.contains(&format!("ephemeral-storage: {q}"))
+                || out.contains(&format!("ephemeral-storage: '{q}'")),
+            "gke {q}: {out}"
+        );
+        let out = aks(q).stdout_ok();
+        assert!(
+            out.contains(&format!("storage: {q}")) || out.contains(&format!("storage: '{q}'")),
+            "aks {q}: {out}"
+        );
+    }
+    // 1Ei is a quantity, larger than the disks.
+    gke("1Ei").stderr_of_exit_naming("gke 1Ei", 2, &["the ephemeral-storage request 1Ei exceeds"]);
+    aks("1Ei").stderr_of_exit_naming("aks 1Ei", 2, &["--request \"1Ei\"", "ask for at most that"]);
+    for (q, why) in [
+        ("lots", "write a Kubernetes quantity such as"),
+        ("1.5.5Gi", "write a Kubernetes quantity such as"),
+        ("1GB", "write a Kubernetes quantity such as"),
+        (
+            "500m",
+            "m is milli, thousandths of a byte: write M (10^6 bytes) or Mi (2^20 bytes)",
+        ),
+        ("-1Gi", "at least 1 byte"),
+        ("0.5", "at least 1 byte"),
+    ] {
+        gke(q).stderr_of_exit_naming(
+            &format!("gke {q}"),
+            2,
+            &[&format!("--request \"{q}\""), why],
+        );
+        aks(q).stderr_of_exit_naming(
+            &format!("aks {q}"),
+            2,
+            &[&format!("--request \"{q}\""), why],
+        );
+    }
 }

@@ -29,6 +29,41 @@ fn wipe_and_binds_need_undo_and_undo_excludes_setup_flags() {
 }
 
 #[test]
+fn wipe_and_binds_are_refused_without_undo_beside_a_setup_flag() {
+    // Found by QA: with a flag that conflicts with --undo (--devices), clap skipped --wipe's
+    // `requires`, and `setup --devices D --mount M --wipe --dry-run` planned a setup.
+    for (setup_flag, extra, said) in [
+        (
+            vec!["--devices", "/dev/loop0"],
+            vec!["--wipe"],
+            "--wipe only goes with --undo (it says",
+        ),
+        (
+            vec!["--options", "prjquota"],
+            vec!["--binds", "keep"],
+            "--binds only goes with --undo (it says",
+        ),
+        (
+            vec!["--persist", "fstab"],
+            vec!["--wipe", "--binds", "copy-back"],
+            "--wipe and --binds only go with --undo (they say",
+        ),
+    ] {
+        let named = said.split(" only").next().unwrap();
+        disktier()
+            .args(["setup", "--mount", "/data", "--dry-run"])
+            .args(&setup_flag)
+            .args(&extra)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicates::str::contains(format!(
+                "{said} how the setup at --mount is reversed): add --undo to reverse it, or drop {named} to set up"
+            )));
+    }
+}
+
+#[test]
 fn dry_run_json_on_an_untouched_mount_point_lists_no_steps() {
     let tmp = tempfile::tempdir().unwrap();
     let mnt = tmp.path().join("never-set-up");

@@ -12,7 +12,7 @@
 //! StoragePool), and the Lsv3 / Lasv3 size tables
 //! (learn.microsoft.com/azure/virtual-machines/sizes/storage-optimized/lsv3-series, lasv3-series).
 
-use super::gke::parse_quantity;
+use super::quantity::{Quantity, QuantityError};
 use super::{
     check_image, dns_label, yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer,
 };
@@ -140,6 +140,8 @@ pub struct AksConfig {
 #[derive(Debug, Clone)]
 pub struct Aks {
     cfg: AksConfig,
+    /// `cfg.request`, checked.
+    request: Quantity,
     size: &'static NvmeSize,
 }
 
@@ -230,17 +232,9 @@ impl Aks {
         }
         check_image(&cfg.image, 100)?;
         let capacity = u64::from(size.disks) * NVME_DISK_BYTES;
-        match parse_quantity(&cfg.request) {
-            Some(b) if b > 0 && b <= capacity => {}
-            // Found by QA: 0 was told to "ask for at most" the capacity.
-            Some(0) => {
-                return Err(bad(
-                    "request",
-                    &cfg.request,
-                    "the volume must be at least 1 byte: write a quantity such as 500Gi",
-                ))
-            }
-            Some(_) => {
+        let request = match Quantity::parse(&cfg.request) {
+            Ok(q) if q.bytes() <= capacity => q,
+            Ok(_) => {
                 return Err(bad(
                     "request",
                     &cfg.request,
@@ -250,15 +244,17 @@ impl Aks {
                     ),
                 ))
             }
-            None => {
+            // Found by QA: 0 was told to "ask for at most" the capacity.
+            Err(QuantityError::BelowOneByte) => {
                 return Err(bad(
                     "request",
                     &cfg.request,
-                    "write a Kubernetes quantity such as 500Gi",
+                    "the volume must be at least 1 byte: write a quantity such as 500Gi",
                 ))
             }
-        }
-        Ok(Aks { cfg, size })
+            Err(e) => return Err(bad("request", &cfg.request, &e.fix("500Gi"))),
+        };
+        Ok(Aks { cfg, request, size })
     }
 
     fn script(&self) -> String {
@@ -351,7 +347,7 @@ az aks update \
                 "ephemeral": {"volumeClaimTemplate": {"spec": {
                     "accessModes": ["ReadWriteOnce"],
                     "storageClassName": c.storage_class,
-                    "resources": {"requests": {"storage": c.request}},
+                    "resources": {"requests": {"storage": self.request.as_str()}},
                 }}},
             }),
             "Rendered by `disktier render aks`: a generic ephemeral volume on the node's local NVMe,\ncreated with the pod and deleted with it.".to_string(),

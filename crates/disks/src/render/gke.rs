@@ -2,6 +2,7 @@
 //! checked against the machine type, and the GKE local-SSD recipe's two pods (an emptyDir with an
 //! ephemeral-storage request, and the hostPath variant), both pinned to local-SSD nodes.
 
+use super::quantity::{Quantity, QuantityError};
 use super::{check_image, yaml, FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
 use disktier_cmd::shell_quote;
 use serde_json::json;
@@ -111,27 +112,9 @@ pub struct GkeConfig {
 #[derive(Debug, Clone)]
 pub struct Gke {
     cfg: GkeConfig,
+    /// `cfg.request`, checked.
+    request: Quantity,
     notes: Vec<String>,
-}
-
-/// Parses a Kubernetes quantity with a binary or decimal suffix into bytes.
-pub(super) fn parse_quantity(q: &str) -> Option<u64> {
-    let digits = q.find(|c: char| !c.is_ascii_digit()).unwrap_or(q.len());
-    let (num, suffix) = q.split_at(digits);
-    let n: u64 = num.parse().ok()?;
-    let mult: u64 = match suffix {
-        "" => 1,
-        "k" => 1_000,
-        "M" => 1_000_000,
-        "G" => 1_000_000_000,
-        "T" => 1_000_000_000_000,
-        "Ki" => 1 << 10,
-        "Mi" => 1 << 20,
-        "Gi" => 1 << 30,
-        "Ti" => 1 << 40,
-        _ => return None,
-    };
-    n.checked_mul(mult)
 }
 
 /// A name as GCP writes them: `len` lowercase letters, digits or hyphens, starting with a
@@ -240,32 +223,36 @@ impl Gke {
             )),
         }
         let capacity = u64::from(cfg.local_ssds) * LOCAL_SSD_BYTES;
-        match parse_quantity(&cfg.request) {
-            Some(b) if b > 0 && b <= capacity => {}
-            // Found by QA: 0 was said to exceed the SSDs.
-            Some(0) => {
-                return Err(RenderError::BadValue {
-                    flag: "request",
-                    value: cfg.request.clone(),
-                    why: "the ephemeral-storage request must be at least 1 byte: write a quantity such as 200Gi".into(),
-                })
-            }
-            Some(_) => {
+        let request = match Quantity::parse(&cfg.request) {
+            Ok(q) if q.bytes() <= capacity => q,
+            Ok(_) => {
                 return Err(RenderError::RequestTooLarge {
                     request: cfg.request.clone(),
                     count: cfg.local_ssds,
                     capacity,
                 })
             }
-            None => {
+            // Found by QA: 0 was said to exceed the SSDs.
+            Err(QuantityError::BelowOneByte) => {
                 return Err(RenderError::BadValue {
                     flag: "request",
                     value: cfg.request.clone(),
-                    why: "write a Kubernetes quantity such as 200Gi".into(),
+                    why: "the ephemeral-storage request must be at least 1 byte: write a quantity such as 200Gi".into(),
                 })
             }
-        }
-        Ok(Gke { cfg, notes })
+            Err(e) => {
+                return Err(RenderError::BadValue {
+                    flag: "request",
+                    value: cfg.request.clone(),
+                    why: e.fix("200Gi"),
+                })
+            }
+        };
+        Ok(Gke {
+            cfg,
+            request,
+            notes,
+        })
     }
 
     fn node_pool_script(&self) -> String {
@@ -316,7 +303,7 @@ gcloud container node-pools create {pool} \
             json!({
                 "name": "app",
                 "image": self.cfg.image,
-                "resources": {"requests": {"ephemeral-storage": self.cfg.request}},
+                "resources": {"requests": {"ephemeral-storage": self.request.as_str()}},
                 "volumeMounts": [{"mountPath": "/cache", "name": "scratch-volume"}],
             }),
             json!({"name": "scratch-volume", "emptyDir": {}}),
@@ -367,15 +354,6 @@ impl Renderer for Gke {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quantities_parse_binary_and_decimal() {
-        assert_eq!(parse_quantity("200Gi"), Some(200 << 30));
-        assert_eq!(parse_quantity("375G"), Some(375_000_000_000));
-        assert_eq!(parse_quantity("12"), Some(12));
-        assert_eq!(parse_quantity("1.5Gi"), None);
-        assert_eq!(parse_quantity("Gi"), None);
-    }
 
     #[test]
     fn a_local_ssd_is_375_gib() {

@@ -3,7 +3,9 @@
 //! [`IntentInput`] holds what the user typed; [`Intent::new`] checks it.
 
 use super::RenderError;
-use crate::valid::{FsType, Label, Mode, MountOptions, MountPath, Owner};
+use crate::valid::{
+    check_bind_names, check_mount_names, FsType, Label, Mode, MountOptions, MountPath, Owner,
+};
 use serde::Serialize;
 
 /// Disk models of local ephemeral disks, as sysfs reports them (docs/sources.md
@@ -74,6 +76,7 @@ pub const DEFAULT_LABEL: &str = "disktier";
 impl Intent {
     pub fn new(input: IntentInput) -> Result<Intent, RenderError> {
         let mount = MountPath::parse("--mount", &input.mount)?;
+        check_mount_names("--mount", &mount)?;
         let fs = input.fs.unwrap_or(FsType::Xfs);
         let label = input.label.unwrap_or_else(|| DEFAULT_LABEL.to_string());
         let label = Label::parse("--label", &label, fs.as_str(), fs.max_label(), 0, "")?;
@@ -88,6 +91,7 @@ impl Intent {
         for chunk in &input.binds {
             for b in chunk.split(',').map(str::trim).filter(|b| !b.is_empty()) {
                 let b = MountPath::parse("--bind", b)?;
+                check_bind_names("--bind", &b)?;
                 if b == mount || b.is_below(&mount) {
                     return Err(RenderError::BindOverlap {
                         bind: b.to_string(),

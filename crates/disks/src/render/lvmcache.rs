@@ -92,10 +92,63 @@ fn check_lv_reserved(lv: &str) -> Result<(), RenderError> {
     }
 }
 
+/// Entries of /dev that a Linux node usually has: the kernel's (Documentation/admin-guide/
+/// devices.rst: `mem`, `null`, `zero`, `tty`, the compulsory links `fd`, `stdin`, `core`, ...),
+/// udev's `block`, `char`, `disk`, device-mapper's `mapper`, systemd's `hugepages`, `mqueue`,
+/// `log`. lvm(8), VALID NAMES: "A VG cannot be called anything that exists in /dev/ at the time
+/// of creation": vgcreate refuses such a name, after the script's pvcreate. Names only some
+/// nodes have (a kernel disk name) are checked by the rendered script on the node itself.
+const DEV_ENTRIES: [&str; 32] = [
+    "block",
+    "bsg",
+    "bus",
+    "char",
+    "console",
+    "core",
+    "cpu",
+    "disk",
+    "dri",
+    "fd",
+    "full",
+    "fuse",
+    "hugepages",
+    "input",
+    "kmsg",
+    "log",
+    "loop-control",
+    "mapper",
+    "mem",
+    "mqueue",
+    "net",
+    "null",
+    "ptmx",
+    "pts",
+    "random",
+    "shm",
+    "stderr",
+    "stdin",
+    "stdout",
+    "tty",
+    "urandom",
+    "zero",
+];
+
+/// Refuses a VG name that collides with an entry of /dev (found by QA: `--vg mapper` and
+/// `--vg null` were rendered, and vgcreate would refuse them half-way through the script).
+fn check_vg_reserved(vg: &str) -> Result<(), RenderError> {
+    RenderError::unless(
+        !DEV_ENTRIES.contains(&vg),
+        "vg",
+        vg.to_string(),
+        &format!("/dev/{vg} exists on Linux nodes, and a VG cannot be called anything that exists in /dev/ (lvm(8), VALID NAMES): pick another name, e.g. cachevg"),
+    )
+}
+
 impl Lvmcache {
     pub fn new(cfg: LvmcacheConfig) -> Result<Lvmcache, RenderError> {
         check_pair(&cfg.fast, &cfg.slow)?;
         check_lvm_name("vg", &cfg.vg)?;
+        check_vg_reserved(&cfg.vg)?;
         check_lvm_name("lv", &cfg.lv)?;
         check_lv_reserved(&cfg.lv)?;
         if cfg.lv.ends_with("_cache") {
@@ -162,6 +215,12 @@ fast=$(resolve "$FAST")
 slow=$(resolve "$SLOW")
 [ "$fast" != "$slow" ] || die "$FAST and $SLOW are the same disk ($fast)"
 
+# lvm(8), VALID NAMES: a VG cannot be called anything that exists in /dev/ (vgcreate would
+# refuse it after pvcreate); /dev/$VG of the VG itself is there on a re-run.
+if ! vgs "$VG" >/dev/null 2>&1 && [ -e "/dev/$VG" ]; then
+    die "/dev/$VG exists, so lvm cannot name a volume group $VG (lvm(8), VALID NAMES): render again with another --vg"
+fi
+
 # 3. Physical volumes: an existing PV must already belong to $VG (a re-run) or to no VG.
 for pair in "$SLOW:$slow" "$FAST:$fast"; do
     link=${{pair%%:*}}
@@ -215,6 +274,20 @@ log "/dev/$VG/$LV caches $SLOW on $FAST ($MODE)"
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vg_names_of_dev_entries_are_refused_citing_lvm() {
+        for bad in ["mapper", "disk", "null", "block", "pts", "zero"] {
+            let e = check_vg_reserved(bad).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("--vg \"{bad}\" is not valid: /dev/{bad} exists on Linux nodes, and a VG cannot be called anything that exists in /dev/ (lvm(8), VALID NAMES): pick another name, e.g. cachevg")
+            );
+        }
+        for ok in ["vg", "cachevg", "mapper2", "disks", "nullvg"] {
+            assert!(check_vg_reserved(ok).is_ok(), "{ok}");
+        }
+    }
 
     #[test]
     fn reserved_lv_names_are_refused() {

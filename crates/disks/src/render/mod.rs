@@ -19,6 +19,7 @@ mod image;
 mod intent;
 mod lvmcache;
 mod openshift;
+mod quantity;
 mod script;
 mod systemd;
 mod units;
@@ -35,6 +36,7 @@ pub(crate) use image::check_image;
 pub use intent::{DiskSelect, Intent, IntentInput, KNOWN_EPHEMERAL_MODELS};
 pub use lvmcache::{Lvmcache, LvmcacheConfig, LvmcacheMode};
 pub use openshift::{LocalDisks, MachineSetConfig, OpenShift, OpenShiftConfig, IGNITION_VERSION};
+pub use quantity::{Quantity, QuantityError};
 pub use systemd::Systemd;
 pub use units::{escape_path, mount_unit_name};
 

@@ -111,6 +111,16 @@ impl OpenShift {
         }
         let (mut zone, mut ami, mut notes) = (None, None, Vec::new());
         if let Some(ms) = &cfg.machineset {
+            // Found by QA: a "master" MachineSet was rendered, booting workers (worker user
+            // data, profile and security group). Control-plane machines are not managed by
+            // MachineSets (a ControlPlaneMachineSet does, one per cluster).
+            if cfg.role == "master" {
+                return Err(RenderError::Conflict {
+                    what: "--role master",
+                    other: "--machineset",
+                    why: "OpenShift's control-plane machines are not managed by MachineSets (the cluster's ControlPlaneMachineSet manages them), and this MachineSet would boot workers: drop --machineset to render the master MachineConfig alone, or keep --machineset with a worker role (--role worker, or a custom one such as --role worker-ephemeral)",
+                });
+            }
             check_dns_label("cluster-id", &ms.cluster_id)?;
             check_instance_type(&ms.instance_type)?;
             // Found by QA: m6i.xlarge and t3.medium rendered a MachineSet of nodes without a

@@ -6,7 +6,9 @@
 use super::live::Flags;
 use super::SetupError;
 pub use crate::valid::FsType;
-use crate::valid::{Invalid, Label, Mode, MountOptions, MountPath, Owner};
+use crate::valid::{
+    check_bind_names, check_mount_names, Invalid, Label, Mode, MountOptions, MountPath, Owner,
+};
 use std::path::{Component, Path, PathBuf};
 
 /// How several disks are combined.
@@ -197,6 +199,7 @@ impl SetupRequest {
     /// Checks and normalises the request: each value parsed once into its validated type.
     pub fn check(self) -> Result<SetupConfig, SetupError> {
         let mount = MountPath::parse_path("--mount", &self.mount)?;
+        check_mount_names("--mount", &mount)?;
         let separate = self.layout == LayoutChoice::Separate;
         let label = Label::parse(
             "--label",
@@ -225,6 +228,7 @@ impl SetupRequest {
         let mut binds: Vec<MountPath> = Vec::new();
         for b in &self.bind {
             let b = MountPath::parse_path("--bind", b)?;
+            check_bind_names("--bind", &b)?;
             if b == mount || b.is_below(&mount) || mount.is_below(&b) {
                 return Err(SetupError::Config(format!(
                     "--bind {b}: a bind directory must be outside --mount {mount} and not contain it"

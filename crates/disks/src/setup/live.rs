@@ -53,7 +53,11 @@ pub struct Flags {
     nosuid: bool,
     nodev: bool,
     noexec: bool,
-    atime: Atime,
+    /// MS_NOATIME and MS_STRICTATIME as mount(8) leaves them after the options, each set and
+    /// cleared in order (`noatime`/`atime`, `strictatime`/`nostrictatime`); [`Flags::atime`]
+    /// reads them as the kernel does.
+    noatime: bool,
+    strictatime: bool,
     nodiratime: bool,
     /// Superblock flags: not changed by a bind remount.
     sync: bool,
@@ -78,10 +82,24 @@ impl Flags {
             nosuid: false,
             nodev: false,
             noexec: false,
-            atime: Atime::Rel,
+            noatime: false,
+            strictatime: false,
             nodiratime: false,
             sync: false,
             lazytime: false,
+        }
+    }
+
+    /// How the kernel keeps access times under these flags (path_mount in fs/namespace.c):
+    /// strictatime wins, then noatime, else relatime. Not the last atime option given: with
+    /// `noatime,relatime` the mount is noatime (found by QA: a re-run then remounted it).
+    fn atime(&self) -> Atime {
+        if self.strictatime {
+            Atime::Strict
+        } else if self.noatime {
+            Atime::No
+        } else {
+            Atime::Rel
         }
     }
 
@@ -101,9 +119,13 @@ impl Flags {
             "nodev" => self.nodev = true,
             "exec" => self.noexec = false,
             "noexec" => self.noexec = true,
-            "noatime" => self.atime = Atime::No,
-            "relatime" | "atime" | "nostrictatime" => self.atime = Atime::Rel,
-            "strictatime" | "norelatime" => self.atime = Atime::Strict,
+            "noatime" => self.noatime = true,
+            "atime" => self.noatime = false,
+            "strictatime" => self.strictatime = true,
+            "nostrictatime" => self.strictatime = false,
+            // MS_RELATIME, which the kernel no longer reads (relatime is its default): neither
+            // clears noatime, and `norelatime` alone mounts relatime (util-linux 2.38, 6.x).
+            "relatime" | "norelatime" => {}
             "diratime" => self.nodiratime = false,
             "nodiratime" => self.nodiratime = true,
             "sync" => self.sync = true,
@@ -147,13 +169,9 @@ impl Flags {
             nosuid: per.contains(&"nosuid"),
             nodev: per.contains(&"nodev"),
             noexec: per.contains(&"noexec"),
-            atime: if per.contains(&"noatime") {
-                Atime::No
-            } else if per.contains(&"relatime") {
-                Atime::Rel
-            } else {
-                Atime::Strict
-            },
+            // The kernel lists noatime or relatime; neither is strictatime (proc(5)).
+            noatime: per.contains(&"noatime"),
+            strictatime: !per.contains(&"noatime") && !per.contains(&"relatime"),
             nodiratime: per.contains(&"nodiratime"),
             sync: sup.contains(&"sync"),
             lazytime: sup.contains(&"lazytime"),
@@ -173,9 +191,9 @@ impl Flags {
             if self.nodev { "nodev" } else { "dev" },
             if self.noexec { "noexec" } else { "exec" },
             if remount {
-                self.atime.remount_words()
+                self.atime().remount_words()
             } else {
-                self.atime.word()
+                self.atime().word()
             },
             if self.nodiratime {
                 "nodiratime"
@@ -457,6 +475,38 @@ mod tests {
             "/data",
         );
         assert_eq!(c, Comparison::default());
+    }
+
+    #[test]
+    fn atime_options_are_read_as_the_kernel_mounts_them() {
+        // What `mount -o OPTIONS` gives on Linux 6.x with util-linux 2.38 (mountinfo's atime
+        // word; none is strictatime): noatime wins over relatime wherever it stands, and
+        // strictatime over noatime.
+        for (given, mounted) in [
+            ("", "noatime"),
+            ("relatime", "relatime"),
+            ("relatime,noatime", "noatime"),
+            ("noatime,relatime", "noatime"),
+            ("norelatime", "relatime"),
+            ("noatime,norelatime", "noatime"),
+            ("noatime,atime", "relatime"),
+            ("atime", "relatime"),
+            ("strictatime", "strictatime"),
+            ("noatime,strictatime", "strictatime"),
+            ("strictatime,noatime", "strictatime"),
+            ("strictatime,relatime", "strictatime"),
+            ("strictatime,nostrictatime", "relatime"),
+            ("noatime,nostrictatime", "noatime"),
+        ] {
+            let want = Flags::requested(&opts(&[given]));
+            assert_eq!(want.atime().word(), mounted, "{given}");
+            let per = match mounted {
+                "strictatime" => "rw".to_string(),
+                w => format!("rw,{w}"),
+            };
+            let c = compare(&opts(&[given]), &entry(&per, XFS), "/data");
+            assert_eq!(c, Comparison::default(), "{given}: a re-run plans nothing");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 pub mod config;
 pub mod fstab;
+mod journal;
 pub mod kernel;
 pub mod live;
 pub mod persist;
@@ -72,6 +73,15 @@ pub enum SetupError {
     /// done, what is not, what the disk holds and how to go on.
     #[error("interrupted by a signal {during}: {state}")]
     Interrupted { during: String, state: String },
+    /// A step of an undo failed after others were done ([`stop::undo_failed`]): `state` says
+    /// which, that the journal is kept and that a re-run completes the undo.
+    #[error("the undo of {mount} failed part-way: {state}")]
+    UndoFailed {
+        mount: String,
+        state: String,
+        #[source]
+        source: Box<SetupError>,
+    },
     #[error(transparent)]
     Discover(#[from] DiskError),
     #[error(transparent)]

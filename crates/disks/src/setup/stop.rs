@@ -1,7 +1,8 @@
 //! What setup and its undo do when a signal stops them (the caller's runner is a
 //! `disktier_cmd::StoppableRunner`): the command running is stopped with its process group and
 //! waited for, no further step runs, and the error says what is done, what is not, what the
-//! stopped step left on the disk, and how to go on.
+//! stopped step left on the disk, and how to go on. An undo whose step fails part-way is
+//! reported the same way ([`undo_failed`]).
 //!
 //! A stopped `mkfs` leaves part of a filesystem: mke2fs writes its superblocks last (a killed
 //! one leaves the disk blank), but mkfs.xfs writes a superblock marked "in progress" first,
@@ -145,6 +146,27 @@ pub fn check(runner: &dyn CommandRunner) -> Result<(), SetupError> {
     Ok(())
 }
 
+/// What an undo stopped part-way did and how to finish it: the steps `done`, the journal kept,
+/// the command that completes it.
+fn undo_state<'a>(
+    mount: &MountPath,
+    done: impl Iterator<Item = &'a str>,
+    journal: &std::path::Path,
+    fix: &str,
+) -> String {
+    let done: Vec<&str> = done.collect();
+    let done = if done.is_empty() {
+        "nothing was undone yet".to_string()
+    } else {
+        format!("done: {}", done.join("; "))
+    };
+    format!(
+        "{done}. Its journal {} is kept: {fix}run `disktier setup --undo --mount {}` again to complete it",
+        journal.display(),
+        disktier_cmd::shell_quote(mount)
+    )
+}
+
 /// The error for an undo stopped part-way, after the steps `done` (its journal is kept, so a
 /// re-run completes it).
 pub fn undo_interrupted<'a>(
@@ -152,17 +174,27 @@ pub fn undo_interrupted<'a>(
     done: impl Iterator<Item = &'a str>,
     journal: &std::path::Path,
 ) -> SetupError {
-    let done: Vec<&str> = done.collect();
-    let done = if done.is_empty() {
-        "nothing was undone yet".to_string()
-    } else {
-        format!("done: {}", done.join("; "))
-    };
     SetupError::Interrupted {
         during: "part-way through the undo".into(),
         state: format!(
-            "the command running was stopped and waited for; {done}. Its journal {} is kept: run `disktier setup --undo --mount {mount}` again to complete it",
-            journal.display()
+            "the command running was stopped and waited for; {}",
+            undo_state(mount, done, journal, "")
         ),
+    }
+}
+
+/// The error for an undo whose step failed (`cause`) after the steps `done`, said the way an
+/// interrupted one is (found by QA: a bare "target is busy", exit 2, with the binds already
+/// unmounted and nothing said of the journal).
+pub fn undo_failed<'a>(
+    mount: &MountPath,
+    done: impl Iterator<Item = &'a str>,
+    journal: &std::path::Path,
+    cause: SetupError,
+) -> SetupError {
+    SetupError::UndoFailed {
+        mount: mount.to_string(),
+        state: undo_state(mount, done, journal, "fix the cause (below), then "),
+        source: Box::new(cause),
     }
 }

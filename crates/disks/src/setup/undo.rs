@@ -9,30 +9,25 @@
 //!
 //! Crash-safe like `interfere`'s journal: before the first change, what is to be undone (the
 //! device, its UUID, the bind targets, the choices) is written to a journal file and fsynced
-//! (file and directory); every step is idempotent (an unmounted target, a removed unit, a blank
-//! device count as done), so a re-run after a kill reads the journal and completes the undo,
-//! even when the mount that identified the device is already gone. The journal is removed last.
+//! (file and directory: [`super::journal`]); every step is idempotent (an unmounted target, a
+//! removed unit, a blank device count as done), so a re-run after a kill or a failed step reads
+//! the journal and completes the undo, even when the mount that identified the device is
+//! already gone. The journal is removed last. What would make a step fail for certain (a mount
+//! someone made below the mount point, the device mounted elsewhere with `--wipe`) is refused
+//! before the journal is written ([`undo_checks`]).
 
+pub use super::journal::{journal_path, BindChoice, Journal};
+use super::journal::{read_journal, write_journal};
 use super::persist;
 use super::plan::derived_uuid;
 use super::stop;
-use super::undo_checks;
+use super::undo_checks::{self, uuid_of};
 use super::SetupError;
 use crate::discover::mountinfo::{self, MountEntry};
 use crate::valid::MountPath;
 use disktier_cmd::{Cmd, CommandRunner};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
-
-/// What to do with the content of bind-mounted directories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BindChoice {
-    /// Copy what the bind shows (it lives on the local disk) back into the directory underneath.
-    CopyBack,
-    /// Leave the directory underneath as it is (the disk's copy goes with the disk).
-    Keep,
-}
 
 /// An undo request.
 #[derive(Debug, Clone)]
@@ -63,19 +58,6 @@ impl UndoRequest {
     }
 }
 
-/// The journal: what an undo in progress is undoing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Journal {
-    pub mount: String,
-    /// The device setup made (`None` when the filesystem was no longer mounted).
-    pub device: Option<String>,
-    pub uuid: String,
-    /// Bind targets, deepest first.
-    pub binds: Vec<String>,
-    pub bind_choice: Option<BindChoice>,
-    pub wipe: bool,
-}
-
 /// One step of an undo.
 #[derive(Debug, Clone, Serialize)]
 pub struct UndoStep {
@@ -98,103 +80,9 @@ pub struct UndoReport {
     pub notes: Vec<String>,
 }
 
-/// The journal file for `mount`.
-pub fn journal_path(root: &Path, mount: &MountPath) -> PathBuf {
-    root.join("var/lib/disktier").join(format!(
-        "undo-{}.json",
-        crate::valid::unit_escape_path(mount)
-    ))
-}
-
 fn io(p: &Path) -> impl FnOnce(std::io::Error) -> SetupError {
     let path = p.to_path_buf();
     move |source| SetupError::Io { path, source }
-}
-
-/// Writes the journal and fsyncs it and its directory, before any change.
-fn write_journal(path: &Path, j: &Journal) -> Result<(), SetupError> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("/"));
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let tmp = path.with_extension("json.tmp");
-    let body = serde_json::to_vec_pretty(j).map_err(|e| SetupError::Config(e.to_string()))?;
-    let _ = std::fs::remove_file(&tmp);
-    let mut f = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .map_err(io(&tmp))?
-    };
-    f.write_all(&body).map_err(io(&tmp))?;
-    f.sync_all().map_err(io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io(path))?;
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io(dir))?;
-    Ok(())
-}
-
-fn read_journal(path: &Path, mount: &MountPath) -> Result<Option<Journal>, SetupError> {
-    // The journal tells a root process what to unmount and wipe: only a regular file owned by
-    // this user, writable by no one else, is trusted.
-    use std::os::unix::fs::MetadataExt;
-    match std::fs::symlink_metadata(path) {
-        Ok(m) => {
-            let me = std::fs::metadata("/proc/self")
-                .map(|p| p.uid())
-                .unwrap_or(0);
-            if !m.is_file() || m.uid() != me || m.mode() & 0o022 != 0 {
-                return Err(SetupError::Config(format!(
-                    "{} is not a private regular file of this user: it is not trusted as an undo journal; remove it",
-                    path.display()
-                )));
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(path)(e)),
-    }
-    let text = match std::fs::read(path) {
-        Ok(t) if t.len() <= 1 << 20 => t,
-        Ok(_) => {
-            return Err(SetupError::Config(format!(
-                "{} is too large to be an undo journal: remove it",
-                path.display()
-            )))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(path)(e)),
-    };
-    let j: Journal = serde_json::from_slice(&text).map_err(|e| {
-        SetupError::Config(format!(
-            "{} is not a valid undo journal ({e}): remove it and run the undo again",
-            path.display()
-        ))
-    })?;
-    if j.mount != mount.as_str() {
-        return Err(SetupError::Config(format!(
-            "{} is the journal of an undo of {}, not {mount}: remove it",
-            path.display(),
-            j.mount
-        )));
-    }
-    // Every path in it is checked again before it reaches a command.
-    for b in &j.binds {
-        MountPath::parse("--bind", b)
-            .map_err(|e| SetupError::Config(format!("{}: {e}", path.display())))?;
-    }
-    if let Some(d) = &j.device {
-        if !d.starts_with("/dev/") || d.contains("..") || d.contains(char::is_whitespace) {
-            return Err(SetupError::Config(format!(
-                "{}: {d:?} is not a device path: remove the journal",
-                path.display()
-            )));
-        }
-    }
-    Ok(Some(j))
 }
 
 fn mounts(req: &UndoRequest) -> Result<Vec<MountEntry>, SetupError> {
@@ -217,12 +105,6 @@ fn setup_uuids(label: &str, mount: &MountPath) -> Vec<String> {
         v.push(derived_uuid(&format!("{label}-{last}"), at));
     }
     v
-}
-
-/// The filesystem UUID of `dev` (`blkid -p`), empty when it has none.
-fn uuid_of(dev: &str, runner: &dyn CommandRunner) -> Result<String, SetupError> {
-    let out = runner.output(&Cmd::new("blkid").args(["-p", "-s", "UUID", "-o", "value", dev]))?;
-    Ok(out.stdout.trim().to_string())
 }
 
 /// Units in `dir` that setup wrote for `mount`: the mount unit, the boot unit, and bind units
@@ -340,6 +222,7 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
                         req.wipe,
                         &req.persist_root,
                         &table,
+                        runner,
                     )?;
                     (None, Vec::new())
                 }
@@ -381,6 +264,16 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
         }
         return Ok(report);
     }
+    // What would stop it half-way is refused before anything changes (a dry run says so too).
+    let fs = top(&table, mount.as_str()).filter(|m| journal.device.as_ref() == Some(&m.source));
+    undo_checks::refuse_foreign_mounts(
+        mount,
+        fs,
+        journal.device.as_deref(),
+        &journal.binds,
+        journal.wipe,
+        &table,
+    )?;
     if req.dry_run {
         report
             .steps
@@ -398,7 +291,12 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
             let done = done.map(|s| s.description.as_str());
             return Err(stop::undo_interrupted(mount, done, &jpath));
         }
-        Err(e) => return Err(e),
+        // A failure after the journal was written: what was done, and how to finish.
+        Err(e) => {
+            let done = report.steps.iter().filter(|s| s.status == "done");
+            let done = done.map(|s| s.description.as_str());
+            return Err(stop::undo_failed(mount, done, &jpath, e));
+        }
     }
     let _ = std::fs::remove_file(&jpath);
     Ok(report)

@@ -1,14 +1,101 @@
-//! What `--undo` checks before it plans anything, kept apart from the undo itself: the
+//! What `--undo` checks before it changes anything, kept apart from the undo itself: the
 //! `--layout separate` mounts below a directory that is not a mount point (each is undone on its
-//! own), and the `--label` a refused filesystem's own label says setup was given.
+//! own), the `--label` a refused filesystem's own label says setup was given, and the mounts
+//! that would stop the undo half-way (one someone made below the mount point or a bind, the
+//! device mounted elsewhere when `--wipe` is asked for).
 
 use super::persist;
 use super::plan::derived_uuid;
 use super::SetupError;
 use crate::discover::mountinfo::MountEntry;
 use crate::valid::MountPath;
-use disktier_cmd::{Cmd, CommandRunner};
+use disktier_cmd::{shell_quote, Cmd, CommandRunner};
 use std::path::{Path, PathBuf};
+
+/// The filesystem UUID of `dev` (`blkid -p`), empty when it has none.
+pub(crate) fn uuid_of(dev: &str, runner: &dyn CommandRunner) -> Result<String, SetupError> {
+    let out = runner.output(&Cmd::new("blkid").args(["-p", "-s", "UUID", "-o", "value", dev]))?;
+    Ok(out.stdout.trim().to_string())
+}
+
+/// Whether `path` lies strictly below `dir`.
+fn below(path: &str, dir: &str) -> bool {
+    path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/'
+}
+
+/// Refuses, before anything is changed, an undo that would stop half-way on a mount it did not
+/// make (found by QA: a tmpfs on `M/sub` let the binds be unmounted, then `umount M` failed
+/// with a bare "target is busy"): a mount on or below `mount` or one of `binds` that is not
+/// setup's; and with `wipe`, the `device` setup made (`fs`: its mount at `mount`, when it is
+/// mounted) mounted elsewhere, which wipefs must not erase from under it (it unmounted `mount`,
+/// then refused the wipe).
+pub(crate) fn refuse_foreign_mounts(
+    mount: &MountPath,
+    fs: Option<&MountEntry>,
+    device: Option<&str>,
+    binds: &[String],
+    wipe: bool,
+    table: &[MountEntry],
+) -> Result<(), SetupError> {
+    let of_device = |e: &MountEntry| {
+        fs.is_some_and(|m| e.maj_min == m.maj_min) || device.is_some_and(|d| e.source == d)
+    };
+    let ours = |e: &MountEntry| {
+        of_device(e) && (e.mount_point == mount.as_str() || binds.contains(&e.mount_point))
+    };
+    // What the undo unmounts: only a directory something is mounted on can be in the way.
+    let dirs: Vec<&str> = std::iter::once(mount.as_str())
+        .chain(binds.iter().map(String::as_str))
+        .filter(|d| table.iter().any(|e| e.mount_point == *d))
+        .collect();
+    let foreign: Vec<&MountEntry> = table
+        .iter()
+        .filter(|e| !ours(e))
+        .filter(|e| {
+            dirs.iter()
+                .any(|d| e.mount_point == *d || below(&e.mount_point, d))
+        })
+        .collect();
+    if !foreign.is_empty() {
+        return Err(SetupError::Config(format!(
+            "{mount} cannot be undone while mounts setup did not make are on or below it or its binds: {}; nothing was changed; unmount them first ({}), then run the undo again",
+            listed(&foreign),
+            umounts(&foreign)
+        )));
+    }
+    if !wipe {
+        return Ok(());
+    }
+    let elsewhere: Vec<&MountEntry> = table.iter().filter(|e| of_device(e) && !ours(e)).collect();
+    if let (false, Some(dev)) = (elsewhere.is_empty(), device) {
+        return Err(SetupError::Config(format!(
+            "{dev}, the device setup made for {mount}, is also mounted at {}, and --wipe would erase the filesystem from under it; nothing was changed; unmount it there first ({}), or undo without --wipe",
+            listed(&elsewhere),
+            umounts(&elsewhere)
+        )));
+    }
+    Ok(())
+}
+
+/// Mounts as the refusals name them: `TARGET (FSTYPE from SOURCE)`.
+fn listed(v: &[&MountEntry]) -> String {
+    v.iter()
+        .map(|e| format!("{} ({} from {})", e.mount_point, e.fstype, e.source))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The commands that unmount `v`, deepest first, as they must be.
+fn umounts(v: &[&MountEntry]) -> String {
+    let depth = |p: &str| p.matches('/').count();
+    let mut v: Vec<&str> = v.iter().map(|e| e.mount_point.as_str()).collect();
+    v.sort_by(|a, b| depth(b).cmp(&depth(a)).then(a.cmp(b)));
+    v.dedup();
+    v.iter()
+        .map(|p| format!("umount {}", shell_quote(p)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
 
 /// The `--label` a setup of `mount` was given, when `dev`'s label says so: its UUID is the one
 /// setup derives from that label (for `DIR/N`, from `LABEL-N`) and `mount`.
@@ -112,6 +199,7 @@ pub(crate) fn refuse_separate_parent(
     wipe: bool,
     persist_root: &Path,
     table: &[MountEntry],
+    runner: &dyn CommandRunner,
 ) -> Result<(), SetupError> {
     let found = separate_targets(mount, persist_root, table);
     if found.is_empty() {
@@ -121,23 +209,41 @@ pub(crate) fn refuse_separate_parent(
         .iter()
         .map(|(t, how)| format!("{t} ({how})"))
         .collect();
-    let mut extra = String::new();
-    if label != super::config::DEFAULT_LABEL && plain_label(label) {
-        extra.push_str(&format!(" --label {label}"));
-    }
-    if wipe {
-        extra.push_str(" --wipe");
-    }
+    // The label setup was given, as the filesystem mounted there says (found by QA: the
+    // suggestion lacked the `--label ab` setup was given); else the one this undo was given.
+    let label_of = |t: &str| {
+        table
+            .iter()
+            .rev()
+            .find(|e| e.mount_point == t)
+            .and_then(|e| {
+                let at = MountPath::parse("--mount", t).ok()?;
+                let uuid = uuid_of(&e.source, runner).ok()?;
+                label_hint(&e.source, &uuid, &at, runner)
+            })
+            .unwrap_or_else(|| label.to_string())
+    };
     let runs: Vec<String> = found
         .iter()
-        .map(|(t, _)| format!("disktier setup --undo --mount {t}{extra}"))
+        .map(|(t, _)| {
+            let mut run = format!("disktier setup --undo --mount {}", shell_quote(t));
+            let label = label_of(t);
+            if label != super::config::DEFAULT_LABEL && plain_label(&label) {
+                run.push_str(&format!(" --label {}", shell_quote(&label)));
+            }
+            if wipe {
+                run.push_str(" --wipe");
+            }
+            run
+        })
         .collect();
     let boot = persist_root
         .join("etc/systemd/system")
         .join(persist::boot_unit_name(mount));
     let then = if boot.exists() {
         format!(
-            "; then disktier setup --undo --mount {mount} removes the boot-time unit {}",
+            "; then disktier setup --undo --mount {} removes the boot-time unit {}",
+            shell_quote(mount),
             boot.display()
         )
     } else {

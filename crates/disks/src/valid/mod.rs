@@ -88,6 +88,7 @@ macro_rules! string_newtype {
 mod escape;
 mod fs;
 mod label;
+mod names;
 mod options;
 mod owner;
 mod path;
@@ -97,6 +98,7 @@ pub(crate) mod tests;
 pub use escape::*;
 pub use fs::FsType;
 pub use label::Label;
-pub use options::{MountOptions, DEFAULT_OPTIONS, QUOTA_OPTIONS};
+pub use names::{check_bind_names, check_mount_names};
+pub use options::{MountOptions, ATIME_OPTIONS, DEFAULT_OPTIONS, QUOTA_OPTIONS};
 pub use owner::{Mode, Owner, MAX_ID};
 pub use path::MountPath;

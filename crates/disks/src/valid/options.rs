@@ -5,8 +5,25 @@ use serde::{Serialize, Serializer};
 use std::fmt;
 
 /// The mount options every disktier mount starts with: `noatime` saves a metadata write per read
-/// (EKS's local disk setup mounts with `defaults,noatime`).
+/// (EKS's local disk setup mounts with `defaults,noatime`). Another atime option of the user's
+/// ([`ATIME_OPTIONS`]) replaces the `noatime`.
 pub const DEFAULT_OPTIONS: [&str; 2] = ["defaults", "noatime"];
+
+/// The options that choose how access times are kept (mount(8)). The kernel does not read them
+/// in order: `noatime` wins over `relatime` wherever it stands (found by QA: `--options
+/// relatime` mounted noatime), so the default `noatime` goes when the user gives another one.
+pub const ATIME_OPTIONS: [&str; 6] = [
+    "atime",
+    "noatime",
+    "relatime",
+    "norelatime",
+    "strictatime",
+    "nostrictatime",
+];
+
+fn is_atime(o: &str) -> bool {
+    ATIME_OPTIONS.contains(&o)
+}
 
 /// One mount option as mount(8) and fstab(5) read them: `NAME` or `NAME=VALUE`. NAME starts
 /// with a letter or digit and holds letters, digits, `_ . -` (`x-systemd.device-timeout`);
@@ -125,7 +142,8 @@ const KNOWN_LOWERCASE: &[&str] = &[
     "rootcontext",
 ];
 
-/// Mount options: [`DEFAULT_OPTIONS`] followed by each option the user added, once, in order.
+/// Mount options: [`DEFAULT_OPTIONS`] (without its `noatime` when the user gave another atime
+/// option) followed by each option the user added, once, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountOptions(Vec<String>);
 
@@ -133,7 +151,7 @@ impl MountOptions {
     /// Parses `--options` values (each may hold several, comma-separated; blanks around commas
     /// and empty entries are ignored).
     pub fn parse(flag: &'static str, raw: &[String]) -> Result<MountOptions, Invalid> {
-        let mut opts: Vec<String> = DEFAULT_OPTIONS.iter().map(|s| s.to_string()).collect();
+        let mut given: Vec<&str> = Vec::new();
         let total: usize = raw.iter().map(String::len).sum();
         if total > PATH_MAX {
             return Err(invalid(
@@ -152,9 +170,19 @@ impl MountOptions {
             }
             for o in chunk.split(',').map(str::trim).filter(|o| !o.is_empty()) {
                 check_option(flag, o)?;
-                if !opts.iter().any(|x| x == o) {
-                    opts.push(o.to_string());
-                }
+                given.push(o);
+            }
+        }
+        // A `noatime` of the user's is the default's: it stays first, given once.
+        let defaults = if given.iter().any(|o| is_atime(o) && *o != "noatime") {
+            &DEFAULT_OPTIONS[..1]
+        } else {
+            &DEFAULT_OPTIONS[..]
+        };
+        let mut opts: Vec<String> = defaults.iter().map(|s| s.to_string()).collect();
+        for o in given {
+            if !opts.iter().any(|x| x == o) {
+                opts.push(o.to_string());
             }
         }
         Ok(MountOptions(opts))
@@ -164,10 +192,12 @@ impl MountOptions {
         self.0.iter().map(String::as_str)
     }
 
-    /// The options beyond the defaults (what `--options` repeats them with).
+    /// The options beyond the defaults (what `--options` repeats them with): a `noatime` is one
+    /// of them when another atime option stands beside it, as the user gave it.
     pub fn extra(&self) -> Vec<&str> {
+        let other_atime = self.iter().any(|o| is_atime(o) && o != "noatime");
         self.iter()
-            .filter(|o| !DEFAULT_OPTIONS.contains(o))
+            .filter(|o| *o != "defaults" && (other_atime || *o != "noatime"))
             .collect()
     }
 

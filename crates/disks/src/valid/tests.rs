@@ -64,6 +64,44 @@ fn options_follow_the_grammar() {
 }
 
 #[test]
+fn an_atime_option_replaces_the_default_noatime() {
+    // Found by QA: `--options relatime` gave `defaults,noatime,relatime`, which the kernel
+    // mounts noatime (noatime wins wherever it stands), and fstab and units kept both.
+    let parse = |raw: &str| MountOptions::parse("--options", &[raw.into()]).unwrap();
+    for (raw, joined, extra) in [
+        ("", "defaults,noatime", ""),
+        ("prjquota", "defaults,noatime,prjquota", "prjquota"),
+        ("noatime", "defaults,noatime", ""),
+        ("relatime", "defaults,relatime", "relatime"),
+        (
+            "nodev,strictatime",
+            "defaults,nodev,strictatime",
+            "nodev,strictatime",
+        ),
+        ("atime", "defaults,atime", "atime"),
+        ("norelatime", "defaults,norelatime", "norelatime"),
+        ("nostrictatime", "defaults,nostrictatime", "nostrictatime"),
+        // As given, in the user's order: the kernel decides (live.rs reads it as it does).
+        (
+            "relatime,noatime",
+            "defaults,relatime,noatime",
+            "relatime,noatime",
+        ),
+        (
+            "noatime,relatime",
+            "defaults,noatime,relatime",
+            "noatime,relatime",
+        ),
+    ] {
+        let o = parse(raw);
+        assert_eq!(o.joined(), joined, "{raw}");
+        assert_eq!(o.extra().join(","), extra, "{raw}");
+        // What `--options` repeats them with gives the same options back.
+        assert_eq!(parse(&o.extra().join(",")), o, "{raw}");
+    }
+}
+
+#[test]
 fn owners_labels_modes() {
     assert!(Owner::parse("--owner", "ec2-user:ec2-user").is_ok());
     assert!(Owner::parse("--owner", "1000:1000").is_ok());

@@ -59,7 +59,8 @@ pub struct IntentArgs {
     /// Mount point for the local disk(s), e.g. /var/lib/containers.
     #[arg(long, value_name = "DIR")]
     pub mount: String,
-    /// Mount options added to defaults,noatime (comma-separated, repeatable), e.g. prjquota.
+    /// Mount options added to defaults,noatime (comma-separated, repeatable), e.g. prjquota; an
+    /// atime option (relatime, strictatime, ...) replaces the noatime.
     #[arg(long, value_name = "OPTS")]
     pub options: Vec<String>,
     /// Filesystem to make.
@@ -110,7 +111,7 @@ pub struct OpenshiftArgs {
     #[arg(long, default_value = "worker")]
     pub role: String,
     /// Also render the OpenShift instance-disk recipe's MachineSet (needs --instance-type and
-    /// --cluster-id).
+    /// --cluster-id; not with --role master: MachineSets do not manage control-plane machines).
     #[arg(long, requires_all = ["instance_type", "cluster_id"])]
     pub machineset: bool,
     /// EC2 instance type with instance storage, e.g. m6id.xlarge.

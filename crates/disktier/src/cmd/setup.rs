@@ -35,7 +35,8 @@ pub struct Args {
     /// Filesystem label (and md array name): how later runs recognise the disks.
     #[arg(long, default_value = "disktier")]
     pub label: String,
-    /// Mount options added to defaults,noatime (comma-separated), e.g. prjquota,discard.
+    /// Mount options added to defaults,noatime (comma-separated), e.g. prjquota,discard; an
+    /// atime option (relatime, strictatime, ...) replaces the noatime.
     #[arg(long, value_delimiter = ',', value_name = "OPT,...")]
     pub options: Vec<String>,
     /// Owner of the mount point, user:group (e.g. ec2-user:ec2-user).
@@ -144,6 +145,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     if args.undo {
         return run_undo(ctx, args);
     }
+    undo_only_flags(&args)?;
     let sysfs_root = args.sysfs_root.clone();
     // The boot-time unit of --persist systemd runs this very binary again (see `boot_binary`).
     let exe = std::env::current_exe().ok();
@@ -158,6 +160,30 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Fail);
     }
     Ok(Outcome::Pass)
+}
+
+/// Refuses `--wipe` and `--binds` without `--undo`. clap's `requires = "undo"` says so only
+/// when no flag that conflicts with `--undo` is given: with `--devices` (or `--options`,
+/// `--bind`, ...) it let them through, and setup ran as if they were not there (found by QA:
+/// `setup --devices D --mount M --wipe --dry-run` planned a setup).
+fn undo_only_flags(args: &Args) -> anyhow::Result<()> {
+    let given: Vec<&str> = [("--wipe", args.wipe), ("--binds", args.binds.is_some())]
+        .iter()
+        .filter(|(_, given)| *given)
+        .map(|(flag, _)| *flag)
+        .collect();
+    if !given.is_empty() {
+        let flags = given.join(" and ");
+        let (go, say) = if given.len() == 1 {
+            ("goes", "it says")
+        } else {
+            ("go", "they say")
+        };
+        anyhow::bail!(
+            "{flags} only {go} with --undo ({say} how the setup at --mount is reversed): add --undo to reverse it, or drop {flags} to set up"
+        );
+    }
+    Ok(())
 }
 
 fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
