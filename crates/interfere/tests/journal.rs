@@ -108,6 +108,11 @@ fn hostile_entries_are_refused_by_shape() {
         serde_json::json!({"id": 1, "what": "x", "kind": "scheduler", "device": "sda", "file": "/etc/passwd", "was": "root::0:0::/root:/bin/sh"}),
         serde_json::json!({"id": 1, "what": "x", "kind": "scheduler", "device": "../../etc", "file": "/sys/block/../../etc/queue/scheduler", "was": "none"}),
         serde_json::json!({"id": 1, "what": "x", "kind": "scheduler", "device": "sda", "file": "/sys/block/sda/queue/scheduler", "was": "none\nbfq"}),
+        // Queue settings only name nr_requests or iosched/<name>, with one-line values.
+        serde_json::json!({"id": 1, "what": "x", "kind": "queue_settings", "device": "sda", "scheduler": "bfq", "values": {"../../../../etc/passwd": "root::0:0"}}),
+        serde_json::json!({"id": 1, "what": "x", "kind": "queue_settings", "device": "sda", "scheduler": "bfq", "values": {"iosched/../../x": "1"}}),
+        serde_json::json!({"id": 1, "what": "x", "kind": "queue_settings", "device": "sda", "scheduler": "bfq", "values": {"iosched/slice_idle": "1\n2"}}),
+        serde_json::json!({"id": 1, "what": "x", "kind": "queue_settings", "device": "../../etc", "scheduler": "bfq", "values": {"nr_requests": "64"}}),
         serde_json::json!({"id": 1, "what": "x", "kind": "dir", "path": "/etc"}),
         serde_json::json!({"id": 1, "what": "x", "kind": "dir", "path": "/home/../etc/.disktier-interfere-x"}),
         serde_json::json!({"id": 1, "what": "x", "kind": "dir", "path": "relative/.disktier-interfere-x"}),
@@ -281,5 +286,59 @@ fn after_sigkill_a_moved_process_goes_home_its_cgroup_goes_and_the_aggressor_die
     assert!(!status.success(), "the aggressor was not killed");
     moved.kill().unwrap();
     moved.wait().unwrap();
+    assert!(!run.join("interfere.journal").exists());
+}
+
+/// What a run killed while bfq was switched in leaves: `--restore` puts back the scheduler and
+/// then the settings the switch reset (mq-deadline's tunables, `nr_requests`).
+#[test]
+fn a_restore_after_sigkill_puts_back_the_scheduler_and_its_settings() {
+    let Some(dev) = disktier_testkit::loop_dev(64 << 20) else {
+        return;
+    };
+    let name = dev.name();
+    let queue = Path::new("/sys/block").join(&name).join("queue");
+    let sched = queue.join("scheduler");
+    disktier_interfere::scheduler::set(&sched, &name, "mq-deadline").unwrap();
+    let set = [
+        ("nr_requests", "64"),
+        ("iosched/read_expire", "123"),
+        ("iosched/fifo_batch", "7"),
+    ];
+    for (f, v) in set {
+        std::fs::write(queue.join(f), v).unwrap();
+    }
+    let read = |f: &str| {
+        std::fs::read_to_string(queue.join(f))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    // As the kernel reads them back (read_expire is kept in jiffies: 123 ms may read 124).
+    let before: Vec<(&str, String)> = set.iter().map(|(f, _)| (*f, read(f))).collect();
+    let values = disktier_interfere::scheduler::read_tunables(&queue);
+    let t = tempfile::tempdir().unwrap();
+    let run = private(t.path());
+    plant(
+        &run,
+        serde_json::json!([
+            {"id": 1, "what": "settings", "kind": "queue_settings", "device": name, "scheduler": "mq-deadline", "values": values},
+            {"id": 2, "what": "scheduler", "kind": "scheduler", "device": name, "file": sched, "was": "mq-deadline"},
+        ]),
+    );
+    disktier_interfere::scheduler::set(&sched, &name, "bfq").unwrap();
+    disktier_interfere::scheduler::set(&sched, &name, "mq-deadline").unwrap();
+    assert_ne!(read("nr_requests"), "64", "the switch did not reset it");
+    disktier_interfere::scheduler::set(&sched, &name, "bfq").unwrap();
+    let r = journal::restore(&run).unwrap();
+    assert_eq!(r.undone.len(), 2, "{r:?}");
+    assert!(r.failed.is_empty(), "{r:?}");
+    assert_eq!(
+        disktier_interfere::scheduler::read(&sched).unwrap().active,
+        "mq-deadline"
+    );
+    for (f, v) in &before {
+        assert_eq!(read(f), *v, "{f} not restored");
+    }
     assert!(!run.join("interfere.journal").exists());
 }

@@ -337,3 +337,54 @@ fn combined_mitigations_are_applied_together_and_undone_together() {
         );
     }
 }
+
+/// QA: a switch to bfq and back left mq-deadline's `read_expire`/`fifo_batch` and the queue's
+/// `nr_requests` at the kernel's defaults (500, 16, 256) instead of what the admin had set;
+/// `cgroup-weight` under cgroup v1 switches to bfq as well. Both must leave them as found.
+#[test]
+fn a_scheduler_switch_leaves_the_schedulers_tunables_and_nr_requests_as_found() {
+    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
+        return;
+    };
+    let queue = Path::new("/sys/block").join(dev.name()).join("queue");
+    let sched = queue.join("scheduler");
+    scheduler::set(&sched, &dev.name(), "mq-deadline").unwrap();
+    let set = [
+        ("nr_requests", "64"),
+        ("iosched/read_expire", "123"),
+        ("iosched/fifo_batch", "7"),
+    ];
+    for (f, v) in set {
+        std::fs::write(queue.join(f), v).unwrap();
+    }
+    let read = |f: &str| {
+        std::fs::read_to_string(queue.join(f))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    // As the kernel reads them back (read_expire is kept in jiffies: 123 ms may read 124).
+    let before: Vec<(&str, String)> = set.iter().map(|(f, _)| (*f, read(f))).collect();
+    let list = if BlkioThrottle::available() {
+        "scheduler-bfq,cgroup-weight"
+    } else {
+        "scheduler-bfq"
+    };
+    let (doc, seen) = run_checked(&dev, &mnt.dir, list, |a, active| {
+        assert_eq!(active, "bfq", "{:?}", a.mitigation);
+        a.mitigation.name().to_string()
+    });
+    assert_eq!(seen.join(","), list);
+    for s in &doc.scenarios[1..] {
+        assert!(s.available, "{s:?}");
+        assert!(
+            !s.notes.iter().any(|n| n.contains("refused")),
+            "{:?}",
+            s.notes
+        );
+    }
+    assert_eq!(scheduler::read(&sched).unwrap().active, "mq-deadline");
+    for (f, v) in &before {
+        assert_eq!(read(f), *v, "{f} not restored");
+    }
+}
