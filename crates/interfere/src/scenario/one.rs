@@ -251,8 +251,8 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
                 ));
             } else if fin.capped {
                 notes.push(format!(
-                    "the command was stopped at the timeout (--aggressor-cap {} s), {}",
-                    cx.cfg.cap.as_secs(),
+                    "the command was stopped at the timeout (--aggressor-cap {}), {}",
+                    cap_words(cx.cfg.cap),
                     fin.exit
                         .map(|e| e.to_string())
                         .unwrap_or_else(|| "killed".into())
@@ -278,8 +278,8 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
             }
         } else if fin.capped {
             notes.push(format!(
-                "the aggressor was stopped at the cap ({} s) after writing {} of {} bytes",
-                cx.cfg.cap.as_secs(),
+                "the aggressor was stopped at the cap ({}) after writing {} of {} bytes",
+                cap_words(cx.cfg.cap),
                 fin.tally.bytes,
                 spec.size
             ));
@@ -379,6 +379,12 @@ fn enable_io_subtree(journal: &mut Journal, root: &Path, undo_ids: &mut Vec<u64>
     Ok(())
 }
 
+/// The cap as a note says it, with its fractions (QA: a cap of 1.5 s read "1 s", one of 1 ms
+/// "0 s").
+fn cap_words(cap: Duration) -> String {
+    disktier_units::fmt_ns(cap.as_nanos() as f64)
+}
+
 /// The note on a scenario that Ctrl-C or a signal stopped: how much of it ran, and what the
 /// aggressor (`fin`, its target bytes, whether it is the user's command) had done by then.
 pub(super) fn interrupted_note(
@@ -404,4 +410,16 @@ pub(super) fn interrupted_note(
         "interrupted (Ctrl-C or a signal): the probe ran {probe_s:.1} s of its {:.0} s{agg}; these figures are partial and left out of the recommendation",
         duration.as_secs_f64()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_is_said_with_its_fractions() {
+        assert_eq!(cap_words(Duration::from_millis(1500)), "1.50 s");
+        assert_eq!(cap_words(Duration::from_millis(1)), "1.00 ms");
+        assert_eq!(cap_words(Duration::from_secs(600)), "600.00 s");
+    }
 }
