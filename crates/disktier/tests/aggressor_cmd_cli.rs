@@ -243,3 +243,34 @@ fn restore_stops_what_the_command_left_after_disktier_was_killed() {
     );
     assert!(!run.path().join("interfere.journal").exists());
 }
+
+/// QA: `sh -c 'setsid sleep 301 & exit 0'` left `sleep 301` running after interfere exited:
+/// a new session leaves the command's process group, so stopping the group missed it. What
+/// the command left running is killed when it exits, whatever its session.
+#[test]
+fn what_the_command_started_in_a_new_session_is_stopped_when_it_exits() {
+    if !disktier_testkit::require(disktier_testkit::have("setsid"), "setsid") {
+        return;
+    }
+    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
+        return;
+    };
+    let run = tempfile::tempdir().unwrap();
+    let v = json_run(
+        run.path(),
+        &mnt.dir,
+        "sh -c 'setsid sleep 301.375 & exit 0'",
+        &["--mitigations", "none"],
+    );
+    let a = &v["scenarios"][1]["aggressor"];
+    assert_eq!(a["exit"]["code"], 0, "{a}");
+    let left = running("301.375");
+    for pid in &left {
+        // Leave nothing behind, even when the test fails.
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
+    assert!(left.is_empty(), "left running: {left:?}");
+    assert!(!run.path().join("interfere.journal").exists());
+}

@@ -101,6 +101,41 @@ fn zero_limits_are_refused_before_anything_runs() {
     }
 }
 
+/// Regression (QA): a throttle of u64::MAX (the kernel's "no limit") was accepted and the run
+/// failed after the baseline ("the kernel did not accept the setting"), and a cap shorter than
+/// --duration was accepted but not kept. Each is refused before anything runs, with the reason.
+#[test]
+fn limits_that_cannot_hold_are_refused_before_anything_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().to_str().unwrap();
+    let max = u64::MAX.to_string();
+    let cases: [(&[&str], &[&str]); 5] = [
+        (&["--throttle-bps", &max], &["--throttle-bps", "no limit"]),
+        (&["--throttle-iops", &max], &["--throttle-iops", "no limit"]),
+        (
+            &["--throttle-iops", "4294967295"],
+            &["--throttle-iops", "no limit"],
+        ),
+        (
+            &["--aggressor-cap", "1500ms", "--duration", "4s"],
+            &["--aggressor-cap 1.50 s is shorter than --duration 4.00 s"],
+        ),
+        (
+            &["--aggressor-cap", "1ms", "--duration", "4s"],
+            &["--aggressor-cap 1.00 ms"],
+        ),
+    ];
+    for (args, needles) in cases {
+        bin()
+            .env("DISKTIER_RUN_DIR", t.path().join("run"))
+            .args(["--no-save", "interfere", dir])
+            .args(args)
+            .stderr_of_exit_naming(&args.join(" "), 2, needles);
+        assert!(!t.path().join("run").exists(), "{args:?}");
+        assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 0, "{args:?}");
+    }
+}
+
 #[test]
 fn restore_with_nothing_to_do_is_a_no_op() {
     let run = tempfile::tempdir().unwrap();
@@ -563,7 +598,20 @@ fn a_throttled_disk_shows_stalls_beside_the_percentiles() {
         )),
         "{r}"
     );
-    assert!(r.contains("expect leader elections under this load"), "{r}");
+    // Elections are expected only from fsyncs over the election timeout.
+    let elections = none["over_election"].as_u64().unwrap() > 0;
+    assert_eq!(
+        r.contains("expect leader elections under this load"),
+        elections,
+        "{r}"
+    );
+    assert_eq!(
+        r.contains(
+            "heartbeats would be missed, but not for long enough that followers start an election"
+        ),
+        !elections,
+        "{r}"
+    );
 }
 
 /// `--repeat N` on a real xfs: N runs saved in one group, and a summary of what they agree on.

@@ -5,6 +5,7 @@
 
 use crate::error::{InterfereError, Result};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -69,6 +70,85 @@ impl Device {
     pub fn scheduler_file_in(name: &str, sys: &Path) -> PathBuf {
         sys.join("block").join(name).join("queue/scheduler")
     }
+
+    /// `/sys/block/<disk>/queue`: the scheduler file, `nr_requests` and `iosched/`.
+    pub fn queue_dir(&self) -> PathBuf {
+        Path::new("/sys/block").join(&self.name).join("queue")
+    }
+}
+
+/// The queue files a scheduler switch resets to the kernel's defaults, relative to the queue
+/// directory: `nr_requests` and every writable file of `iosched/` (the tunables of the scheduler
+/// in force; `Documentation/block/queue-sysfs.rst`, `Documentation/block/*-iosched.rst`). Read
+/// before a switch so that they can be written back after the scheduler is restored. Files that
+/// cannot be read are left out.
+pub fn read_tunables(queue: &Path) -> BTreeMap<String, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = BTreeMap::new();
+    let mut add = |rel: String| {
+        let p = queue.join(&rel);
+        let writable =
+            std::fs::metadata(&p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o200 != 0);
+        if let (true, Ok(v)) = (writable, std::fs::read_to_string(&p)) {
+            out.insert(rel, v.trim().to_string());
+        }
+    };
+    add(NR_REQUESTS.to_string());
+    if let Ok(rd) = std::fs::read_dir(queue.join("iosched")) {
+        let mut names: Vec<String> = rd
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect();
+        names.sort();
+        for n in names {
+            add(format!("iosched/{n}"));
+        }
+    }
+    out
+}
+
+/// `nr_requests`, relative to the queue directory.
+pub const NR_REQUESTS: &str = "nr_requests";
+
+/// Writes back what [`read_tunables`] read under `scheduler`, once `scheduler` is active again:
+/// `nr_requests` first (writing it resets mq-deadline's `async_depth`), then `iosched/`. Only
+/// values that differ are written. Returns what the kernel refused (each "file = value: why"),
+/// which is reported, not fatal; an error when another scheduler is active (the files would
+/// be another scheduler's).
+pub fn write_tunables(
+    queue: &Path,
+    scheduler: &str,
+    values: &BTreeMap<String, String>,
+) -> Result<Vec<String>> {
+    let sched_file = queue.join("scheduler");
+    let active = read(&sched_file)?.active;
+    if active != scheduler {
+        return Err(InterfereError::BadInput(format!(
+            "{} reads {active}, not {scheduler}: its settings ({}) were not written back",
+            sched_file.display(),
+            values.keys().cloned().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let order = values
+        .iter()
+        .filter(|(k, _)| *k == NR_REQUESTS)
+        .chain(values.iter().filter(|(k, _)| *k != NR_REQUESTS));
+    let mut refused = Vec::new();
+    for (rel, was) in order {
+        let p = queue.join(rel);
+        match std::fs::read_to_string(&p) {
+            Ok(now) if now.trim() == was => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                refused.push(format!("{rel} = {was}: the file is gone"));
+                continue;
+            }
+            _ => {}
+        }
+        if let Err(e) = std::fs::write(&p, was) {
+            refused.push(format!("{rel} = {was}: {e}"));
+        }
+    }
+    Ok(refused)
 }
 
 /// What a scheduler file says: the active scheduler and the ones the kernel offers.
@@ -138,6 +218,79 @@ mod tests {
         assert_eq!(s.available, ["none", "mq-deadline", "kyber", "bfq"]);
         assert_eq!(parse("[none] mq-deadline").active, "none");
         assert_eq!(parse("none").active, "none");
+    }
+
+    /// A fake queue directory: the scheduler file, nr_requests and mq-deadline's iosched/.
+    fn fake_queue(active: &str) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let q = t.path();
+        std::fs::write(q.join("scheduler"), format!("none [{active}] bfq\n")).unwrap();
+        std::fs::write(q.join("nr_requests"), "64\n").unwrap();
+        std::fs::create_dir(q.join("iosched")).unwrap();
+        std::fs::write(q.join("iosched/read_expire"), "123\n").unwrap();
+        std::fs::write(q.join("iosched/fifo_batch"), "7\n").unwrap();
+        t
+    }
+
+    #[test]
+    fn the_tunables_read_before_a_switch_are_written_back_after_it() {
+        let t = fake_queue("mq-deadline");
+        let q = t.path();
+        let was = read_tunables(q);
+        assert_eq!(
+            was.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>(),
+            [
+                "iosched/fifo_batch=7",
+                "iosched/read_expire=123",
+                "nr_requests=64"
+            ]
+        );
+        // What a switch away and back does: the kernel's defaults.
+        std::fs::write(q.join("nr_requests"), "256\n").unwrap();
+        std::fs::write(q.join("iosched/read_expire"), "500\n").unwrap();
+        std::fs::write(q.join("iosched/fifo_batch"), "16\n").unwrap();
+        assert!(write_tunables(q, "mq-deadline", &was).unwrap().is_empty());
+        assert_eq!(read_tunables(q), was);
+    }
+
+    #[test]
+    fn a_refused_tunable_is_reported_and_the_others_are_still_written() {
+        let t = fake_queue("mq-deadline");
+        let q = t.path();
+        let mut was = read_tunables(q);
+        was.insert("iosched/gone".into(), "1".into());
+        // A directory in place of a file: the write fails as a refused value would.
+        std::fs::remove_file(q.join("iosched/fifo_batch")).unwrap();
+        std::fs::create_dir(q.join("iosched/fifo_batch")).unwrap();
+        std::fs::write(q.join("nr_requests"), "256\n").unwrap();
+        let refused = write_tunables(q, "mq-deadline", &was).unwrap();
+        assert_eq!(refused.len(), 2, "{refused:?}");
+        assert!(
+            refused[0].starts_with("iosched/fifo_batch = 7: "),
+            "{refused:?}"
+        );
+        assert_eq!(refused[1], "iosched/gone = 1: the file is gone");
+        assert_eq!(
+            std::fs::read_to_string(q.join("nr_requests")).unwrap(),
+            "64"
+        );
+    }
+
+    #[test]
+    fn tunables_are_not_written_under_another_scheduler() {
+        let t = fake_queue("mq-deadline");
+        let q = t.path();
+        let was = read_tunables(q);
+        std::fs::write(q.join("scheduler"), "none mq-deadline [bfq]\n").unwrap();
+        std::fs::write(q.join("nr_requests"), "256\n").unwrap();
+        let e = write_tunables(q, "mq-deadline", &was).unwrap_err();
+        assert!(e.to_string().contains("reads bfq, not mq-deadline"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(q.join("nr_requests")).unwrap(),
+            "256\n"
+        );
     }
 
     #[test]

@@ -95,6 +95,20 @@ fn check_journal(input: &[u8]) {
                         assert!(*pid > 1 && *start_time > 0)
                     }
                     Change::Rehome { pid, home, .. } => assert!(*pid > 1 && clean(home)),
+                    Change::QueueSettings {
+                        device,
+                        scheduler,
+                        values,
+                    } => {
+                        assert!(!device.contains('/') && device != ".." && device != ".");
+                        assert!(!scheduler.is_empty() && !scheduler.contains(char::is_whitespace));
+                        for (k, v) in values {
+                            // Only files of the queue directory, never a path out of it.
+                            assert!(k == "nr_requests" || k.starts_with("iosched/"), "{k}");
+                            assert!(!k.contains("..") && k.matches('/').count() <= 1, "{k}");
+                            assert!(!v.contains('\n'), "{v:?}");
+                        }
+                    }
                 }
                 // Its words never carry a line break into --restore's output.
                 assert!(!c.to_string().contains('\n'), "{c}");

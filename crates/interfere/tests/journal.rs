@@ -108,6 +108,11 @@ fn hostile_entries_are_refused_by_shape() {
         serde_json::json!({"id": 1, "what": "x", "kind": "scheduler", "device": "sda", "file": "/etc/passwd", "was": "root::0:0::/root:/bin/sh"}),
         serde_json::json!({"id": 1, "what": "x", "kind": "scheduler", "device": "../../etc", "file": "/sys/block/../../etc/queue/scheduler", "was": "none"}),
         serde_json::json!({"id": 1, "what": "x", "kind": "scheduler", "device": "sda", "file": "/sys/block/sda/queue/scheduler", "was": "none\nbfq"}),
+        // Queue settings only name nr_requests or iosched/<name>, with one-line values.
+        serde_json::json!({"id": 1, "what": "x", "kind": "queue_settings", "device": "sda", "scheduler": "bfq", "values": {"../../../../etc/passwd": "root::0:0"}}),
+        serde_json::json!({"id": 1, "what": "x", "kind": "queue_settings", "device": "sda", "scheduler": "bfq", "values": {"iosched/../../x": "1"}}),
+        serde_json::json!({"id": 1, "what": "x", "kind": "queue_settings", "device": "sda", "scheduler": "bfq", "values": {"iosched/slice_idle": "1\n2"}}),
+        serde_json::json!({"id": 1, "what": "x", "kind": "queue_settings", "device": "../../etc", "scheduler": "bfq", "values": {"nr_requests": "64"}}),
         serde_json::json!({"id": 1, "what": "x", "kind": "dir", "path": "/etc"}),
         serde_json::json!({"id": 1, "what": "x", "kind": "dir", "path": "/home/../etc/.disktier-interfere-x"}),
         serde_json::json!({"id": 1, "what": "x", "kind": "dir", "path": "relative/.disktier-interfere-x"}),

@@ -337,3 +337,113 @@ fn combined_mitigations_are_applied_together_and_undone_together() {
         );
     }
 }
+
+/// QA: a switch to bfq and back left mq-deadline's `read_expire`/`fifo_batch` and the queue's
+/// `nr_requests` at the kernel's defaults (500, 16, 256) instead of what the admin had set;
+/// `cgroup-weight` under cgroup v1 switches to bfq as well. Both must leave them as found.
+#[test]
+fn a_scheduler_switch_leaves_the_schedulers_tunables_and_nr_requests_as_found() {
+    let Some((_g, dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
+        return;
+    };
+    let queue = Path::new("/sys/block").join(dev.name()).join("queue");
+    let sched = queue.join("scheduler");
+    scheduler::set(&sched, &dev.name(), "mq-deadline").unwrap();
+    let set = [
+        ("nr_requests", "64"),
+        ("iosched/read_expire", "123"),
+        ("iosched/fifo_batch", "7"),
+    ];
+    for (f, v) in set {
+        std::fs::write(queue.join(f), v).unwrap();
+    }
+    let read = |f: &str| {
+        std::fs::read_to_string(queue.join(f))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    // As the kernel reads them back (read_expire is kept in jiffies: 123 ms may read 124).
+    let before: Vec<(&str, String)> = set.iter().map(|(f, _)| (*f, read(f))).collect();
+    let list = if BlkioThrottle::available() {
+        "scheduler-bfq,cgroup-weight"
+    } else {
+        "scheduler-bfq"
+    };
+    let (doc, seen) = run_checked(&dev, &mnt.dir, list, |a, active| {
+        assert_eq!(active, "bfq", "{:?}", a.mitigation);
+        a.mitigation.name().to_string()
+    });
+    assert_eq!(seen.join(","), list);
+    for s in &doc.scenarios[1..] {
+        assert!(s.available, "{s:?}");
+        assert!(
+            !s.notes.iter().any(|n| n.contains("refused")),
+            "{:?}",
+            s.notes
+        );
+    }
+    assert_eq!(scheduler::read(&sched).unwrap().active, "mq-deadline");
+    for (f, v) in &before {
+        assert_eq!(read(f), *v, "{f} not restored");
+    }
+}
+
+/// What a run killed while bfq was switched in leaves: `--restore` puts back the scheduler and
+/// then the settings the switch reset (mq-deadline's tunables, `nr_requests`).
+#[test]
+fn a_restore_after_sigkill_puts_back_the_scheduler_and_its_settings() {
+    // Forks (losetup) while another test holds a journal lock would hold that lock in the
+    // child until exec: one at a time with the other loop-device tests.
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(dev) = disktier_testkit::loop_dev(64 << 20) else {
+        return;
+    };
+    let name = dev.name();
+    let queue = Path::new("/sys/block").join(&name).join("queue");
+    let sched = queue.join("scheduler");
+    disktier_interfere::scheduler::set(&sched, &name, "mq-deadline").unwrap();
+    let set = [
+        ("nr_requests", "64"),
+        ("iosched/read_expire", "123"),
+        ("iosched/fifo_batch", "7"),
+    ];
+    for (f, v) in set {
+        std::fs::write(queue.join(f), v).unwrap();
+    }
+    let read = |f: &str| {
+        std::fs::read_to_string(queue.join(f))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    // As the kernel reads them back (read_expire is kept in jiffies: 123 ms may read 124).
+    let before: Vec<(&str, String)> = set.iter().map(|(f, _)| (*f, read(f))).collect();
+    let values = disktier_interfere::scheduler::read_tunables(&queue);
+    let t = tempfile::tempdir().unwrap();
+    let run = t.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    // What a run killed at this point leaves: its journal, in the order it was written.
+    let entries = serde_json::json!([
+            {"id": 1, "what": "settings", "kind": "queue_settings", "device": name, "scheduler": "mq-deadline", "values": values},
+            {"id": 2, "what": "scheduler", "kind": "scheduler", "device": name, "file": sched, "was": "mq-deadline"},
+    ]);
+    let doc = serde_json::json!({"schema_version": 1, "owner_pid": 1, "entries": entries});
+    std::fs::write(run.join("interfere.journal"), doc.to_string()).unwrap();
+    disktier_interfere::scheduler::set(&sched, &name, "bfq").unwrap();
+    disktier_interfere::scheduler::set(&sched, &name, "mq-deadline").unwrap();
+    assert_ne!(read("nr_requests"), "64", "the switch did not reset it");
+    disktier_interfere::scheduler::set(&sched, &name, "bfq").unwrap();
+    let r = disktier_interfere::journal::restore(&run).unwrap();
+    assert_eq!(r.undone.len(), 2, "{r:?}");
+    assert!(r.failed.is_empty(), "{r:?}");
+    assert_eq!(
+        disktier_interfere::scheduler::read(&sched).unwrap().active,
+        "mq-deadline"
+    );
+    for (f, v) in &before {
+        assert_eq!(read(f), *v, "{f} not restored");
+    }
+    assert!(!run.join("interfere.journal").exists());
+}

@@ -101,6 +101,18 @@ impl Options {
                 self.duration
             );
         }
+        if let Some(cap) = self.aggressor_cap.filter(|c| *c < self.duration) {
+            // The probe runs for --duration whatever the cap; the cap bounds how long the
+            // aggressor runs on after the probe's window (docs/interfere.md), and it was not
+            // enforced inside the window (QA: cap 1.5 s, duration 4 s, the aggressor ran 3.64 s).
+            let say = |d: Duration| disktier_units::fmt_ns(d.as_nanos() as f64);
+            anyhow::bail!(
+                "--aggressor-cap {} is shorter than --duration {}: the aggressor runs beside the probe for the whole --duration and the cap only stops it after that; give a cap of at least {}, or leave it out for ten times --duration",
+                say(cap),
+                say(self.duration),
+                say(self.duration)
+            );
+        }
         let size = self.aggressor_size.unwrap_or(kind.default_size());
         if size == 0 && aggressor_cmd.is_none() {
             anyhow::bail!("--aggressor-size 0 writes nothing: give a size such as 1GiB");
@@ -439,7 +451,7 @@ mod tests {
         let given = Options {
             aggressor: "bulk-seq".into(),
             aggressor_cap: Some(Duration::from_secs(5)),
-            ..options(d.path())
+            ..with_duration(d.path(), Duration::from_secs(5))
         };
         let cfg = config(given).unwrap();
         assert_eq!(
@@ -454,6 +466,23 @@ mod tests {
             refused(zero),
             "--aggressor-size 0 writes nothing: give a size such as 1GiB"
         );
+    }
+
+    /// Regression (QA): `--aggressor-cap 1500ms --duration 4s` was accepted, and the aggressor
+    /// ran 3.64 s beside the probe, marked capped: a cap applies after the probe's window.
+    #[test]
+    fn a_cap_shorter_than_the_duration_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let o = |cap_ms: u64| Options {
+            aggressor_cap: Some(Duration::from_millis(cap_ms)),
+            ..with_duration(d.path(), Duration::from_secs(4))
+        };
+        assert_eq!(
+            refused(o(1500)),
+            "--aggressor-cap 1.50 s is shorter than --duration 4.00 s: the aggressor runs beside the probe for the whole --duration and the cap only stops it after that; give a cap of at least 4.00 s, or leave it out for ten times --duration"
+        );
+        assert!(refused(o(1)).starts_with("--aggressor-cap 1.00 ms is shorter"));
+        assert_eq!(config(o(4000)).unwrap().cap, Duration::from_secs(4));
     }
 
     #[test]

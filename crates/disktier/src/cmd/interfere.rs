@@ -97,18 +97,28 @@ fn aggressor_cap(s: &str) -> Result<Duration, String> {
 /// Why a throttle limit of 0 is refused: it would not throttle at all.
 const ZERO_THROTTLE: &str = "0 is no limit: cgroup v1 deletes a blkio throttle rule written as 0 (it reads back empty), so nothing would be throttled; give a limit above zero";
 
-/// `--throttle-bps`: a rate above zero.
+/// Why a throttle limit the kernel reads as "max" is refused: the limit files hold bytes/s as a
+/// u64 and I/Os per second as an unsigned int, and their largest value means no limit
+/// (`blk-throttle.c`: `U64_MAX`/`UINT_MAX`, what `io.max` prints as "max"), so the setting
+/// would read back as no rule and the run would fail after its baseline (QA).
+fn unlimited_throttle(max: u64, example: &str) -> String {
+    format!("{max} or more is no limit to the kernel (its \"max\"), so nothing would be throttled; give a real limit, e.g. {example}")
+}
+
+/// `--throttle-bps`: a rate above zero and below the kernel's "max".
 fn throttle_bps(s: &str) -> Result<u64, String> {
     match clap_parsers::rate(s)? {
         0 => Err(format!("{ZERO_THROTTLE}, e.g. 20MiB/s")),
+        u64::MAX => Err(unlimited_throttle(u64::MAX, "20MiB/s")),
         r => Ok(r),
     }
 }
 
-/// `--throttle-iops`: a whole number above zero.
+/// `--throttle-iops`: a whole number above zero and below the kernel's "max" (`UINT_MAX`).
 fn throttle_iops(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
         Ok(0) => Err(format!("{ZERO_THROTTLE}, e.g. 200")),
+        Ok(n) if n >= u64::from(u32::MAX) => Err(unlimited_throttle(u32::MAX.into(), "200")),
         Ok(n) => Ok(n),
         Err(_) => Err(format!(
             "{s:?} is not a whole number of I/Os per second, e.g. 200"

@@ -26,6 +26,10 @@ pub const MAX_LINE: usize = 16 << 10;
 pub const MAX_ARGS: usize = 512;
 /// How long a stopped command gets between SIGTERM and SIGKILL.
 pub const GRACE: Duration = Duration::from_secs(2);
+/// How long the processes the command left get to die of SIGKILL and be reaped: one stuck in
+/// uninterruptible sleep (a throttled fsync) dies only when that returns. With [`GRACE`] it
+/// stays within the parent's wait for a stopped aggressor (`process::STOP_GRACE`, 8 s).
+pub const REAP_LIMIT: Duration = Duration::from_secs(5);
 /// The environment variable that names the scratch directory the command runs in.
 pub const DIR_ENV: &str = "DISKTIER_AGGRESSOR_DIR";
 
@@ -254,9 +258,13 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(20));
     };
     let seconds = start.elapsed().as_secs_f64();
-    // What it left running in the background is stopped too: the scenario is over.
+    // What it left running in the background is stopped too: the scenario is over. The group
+    // first (what is still our child's), then every descendant, also those that left the group
+    // or the session (`setsid`): as subreaper we adopted them when their parents exited.
     signal_group(libc::SIGKILL);
-    crate::sys::reap_children(Duration::from_secs(5));
+    // One still in uninterruptible sleep after REAP_LIMIT dies of its SIGKILL when that sleep
+    // ends; the parent then kills this process's group as well.
+    let _ = crate::sys::kill_descendants(REAP_LIMIT);
     let tally = Tally {
         bytes: crate::sys::children_write_bytes(),
         seconds,
@@ -331,6 +339,26 @@ mod tests {
         assert!(UserCommand::parse("/usr", PATH).is_err());
         // No PATH: only a path with a slash works.
         assert!(UserCommand::parse("dd", None).is_err());
+    }
+
+    #[test]
+    fn descendants_are_found_by_their_parents_whatever_their_session() {
+        // 10 is us; 11 our child, 12 its child, 13 adopted (a setsid orphan), 20 a stranger
+        // with child 21, 1 init.
+        let parents = [
+            (1, 0),
+            (10, 1),
+            (11, 10),
+            (12, 11),
+            (13, 10),
+            (20, 1),
+            (21, 20),
+        ];
+        let mut d = crate::sys::descendants_in(10, &parents);
+        d.sort();
+        assert_eq!(d, [11, 12, 13]);
+        // A loop in what /proc said (a pid reused mid-read) ends the walk.
+        assert!(crate::sys::descendants_in(10, &[(30, 31), (31, 30)]).is_empty());
     }
 
     #[test]

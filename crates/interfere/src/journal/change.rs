@@ -4,7 +4,11 @@
 use crate::error::{InterfereError, Result};
 use crate::{cgroup, scheduler, sys};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// The most queue settings one entry may list (mq-deadline has 7 files, bfq about 15).
+const MAX_QUEUE_SETTINGS: usize = 64;
 
 /// The prefix of every directory a run creates, checked again before a journal's directory is
 /// deleted so that a damaged journal can never remove anything else.
@@ -21,6 +25,14 @@ pub enum Change {
         device: String,
         file: PathBuf,
         was: String,
+    },
+    /// The queue settings of `device` under `scheduler` (`nr_requests` and `iosched/*`,
+    /// relative to `/sys/block/<device>/queue`, as read), recorded before a scheduler switch,
+    /// which resets them; undone after the scheduler is (it is recorded first).
+    QueueSettings {
+        device: String,
+        scheduler: String,
+        values: BTreeMap<String, String>,
     },
     /// A cgroup directory was created.
     Cgroup { path: PathBuf },
@@ -51,6 +63,19 @@ impl std::fmt::Display for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Change::Scheduler { device, was, .. } => write!(f, "scheduler of {device} was {was}"),
+            Change::QueueSettings {
+                device,
+                scheduler,
+                values,
+            } => write!(
+                f,
+                "queue settings of {device} under {scheduler} were {}",
+                values
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
             Change::Cgroup { path } => write!(f, "created cgroup {}", path.display()),
             Change::SubtreeControl { file, controller } => {
                 write!(f, "enabled {controller} in {}", file.display())
@@ -80,6 +105,22 @@ fn is_scheduler_name(s: &str) -> bool {
         && s.len() <= 32
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_'))
+}
+
+/// A queue file a [`Change::QueueSettings`] may name: `nr_requests` or `iosched/<name>`.
+fn is_queue_setting(s: &str) -> bool {
+    s == scheduler::NR_REQUESTS
+        || s.strip_prefix("iosched/").is_some_and(|n| {
+            !n.is_empty()
+                && n.len() <= 64
+                && n.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        })
+}
+
+/// A value as a queue file prints it: short, printable, one line.
+fn is_queue_value(s: &str) -> bool {
+    s.len() <= 64 && s.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
 }
 
 /// Absolute, every component a plain name (no `.`, `..` or empty), no control characters.
@@ -119,6 +160,30 @@ impl Change {
                 }
                 if !is_scheduler_name(was) {
                     return Err(format!("{was:?} is not a scheduler name"));
+                }
+                Ok(())
+            }
+            Change::QueueSettings {
+                device,
+                scheduler,
+                values,
+            } => {
+                if !is_kernel_name(device) {
+                    return Err(format!("{device:?} is not a block device name"));
+                }
+                if !is_scheduler_name(scheduler) {
+                    return Err(format!("{scheduler:?} is not a scheduler name"));
+                }
+                if values.len() > MAX_QUEUE_SETTINGS {
+                    return Err(format!("{} queue settings are too many", values.len()));
+                }
+                if let Some((k, v)) = values
+                    .iter()
+                    .find(|(k, v)| !is_queue_setting(k) || !is_queue_value(v))
+                {
+                    return Err(format!(
+                        "{k:?} = {v:?} is not a queue setting (nr_requests or iosched/<name>) with a value"
+                    ));
                 }
                 Ok(())
             }
@@ -183,6 +248,11 @@ impl Change {
         ];
         match self {
             Change::Scheduler { file, .. } => on(file, &[crate::sys::SYSFS_MAGIC], "sysfs"),
+            Change::QueueSettings { device, .. } => on(
+                &Path::new("/sys/block").join(device).join("queue"),
+                &[crate::sys::SYSFS_MAGIC],
+                "sysfs",
+            ),
             Change::Cgroup { path } => on(
                 path.parent().unwrap_or(Path::new("/")),
                 &cgroup_fs,
@@ -227,15 +297,38 @@ impl Change {
 
     /// Puts the system back as it was before this change. Safe to repeat.
     pub fn undo(&self) -> Result<()> {
+        self.undo_noting().map(|_| ())
+    }
+
+    /// As [`Change::undo`], returning what could not be put back but is no reason to keep the
+    /// entry (a queue setting the kernel refused), each as a sentence to report.
+    pub fn undo_noting(&self) -> Result<Vec<String>> {
         match self {
             Change::Scheduler { device, file, was } => {
                 if !file.exists() {
-                    return Ok(()); // the device went away (a detached loop device)
+                    return Ok(vec![]); // the device went away (a detached loop device)
                 }
                 if scheduler::read(file)?.active == *was {
-                    return Ok(());
+                    return Ok(vec![]);
                 }
-                scheduler::set(file, device, was)
+                scheduler::set(file, device, was).map(|()| vec![])
+            }
+            Change::QueueSettings {
+                device,
+                scheduler,
+                values,
+            } => {
+                let queue = Path::new("/sys/block").join(device).join("queue");
+                if !queue.exists() {
+                    return Ok(vec![]); // the device went away
+                }
+                let refused = scheduler::write_tunables(&queue, scheduler, values)?;
+                Ok(refused
+                    .into_iter()
+                    .map(|r| {
+                        format!("{device}'s queue setting {r} (the kernel refused the value it had before the scheduler switch)")
+                    })
+                    .collect())
             }
             Change::Cgroup { path } => {
                 if !name_has_prefix(path, CGROUP_PREFIX) {
@@ -244,12 +337,12 @@ impl Change {
                         why: format!("a cgroup not named {CGROUP_PREFIX}*: refusing to remove it"),
                     });
                 }
-                cgroup::remove(path)
+                cgroup::remove(path).map(|()| vec![])
             }
             Change::SubtreeControl { file, controller } => {
                 // Fails with EBUSY while another cgroup uses it: then it stays on, harmlessly.
                 let _ = std::fs::write(file, format!("-{controller}"));
-                Ok(())
+                Ok(vec![])
             }
             Change::Dir { path } => {
                 if !name_has_prefix(path, DIR_PREFIX) {
@@ -259,8 +352,8 @@ impl Change {
                     });
                 }
                 match std::fs::remove_dir_all(path) {
-                    Ok(()) => Ok(()),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Ok(()) => Ok(vec![]),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(vec![]),
                     Err(e) => Err(InterfereError::io(path, e)),
                 }
             }
@@ -293,7 +386,7 @@ impl Change {
                         std::thread::sleep(std::time::Duration::from_millis(20));
                     }
                 }
-                Ok(())
+                Ok(vec![])
             }
             Change::Rehome {
                 pid,
@@ -305,7 +398,7 @@ impl Change {
                     std::fs::write(&procs, pid.to_string())
                         .map_err(|e| InterfereError::io(&procs, e))?;
                 }
-                Ok(())
+                Ok(vec![])
             }
         }
     }

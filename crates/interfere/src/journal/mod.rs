@@ -16,7 +16,8 @@
 //!   with `O_EXCL`), and must be regular files owned by this user;
 //! - every entry is checked before anything is replayed ([`Change::check`] for its shape,
 //!   [`Change::check_target`] for what it points at): only a block device's
-//!   `/sys/block/<dev>/queue/scheduler` back to a scheduler name, `io` in a cgroup2
+//!   `/sys/block/<dev>/queue/scheduler` back to a scheduler name, its `queue/nr_requests` and
+//!   `queue/iosched/<name>` back to short values, `io` in a cgroup2
 //!   `cgroup.subtree_control`, a `disktier-interfere-*` directory on a cgroup filesystem, a
 //!   `.disktier-interfere-*` directory owned by this user, and processes of this user other than
 //!   pid 0/1. One entry outside that refuses the whole journal, and nothing in it is replayed.
@@ -258,13 +259,16 @@ impl Journal {
     }
 
     /// Undoes one change and drops it from the journal (kept there if the undo fails).
-    pub fn undo(&mut self, id: u64) -> Result<()> {
+    /// Returns what could not be put back but did not fail the undo (see
+    /// [`Change::undo_noting`]), to be reported.
+    pub fn undo(&mut self, id: u64) -> Result<Vec<String>> {
         let Some(pos) = self.doc.entries.iter().position(|e| e.id == id) else {
-            return Ok(());
+            return Ok(vec![]);
         };
-        self.doc.entries[pos].change.undo()?;
+        let notes = self.doc.entries[pos].change.undo_noting()?;
         self.doc.entries.remove(pos);
-        self.save()
+        self.save()?;
+        Ok(notes)
     }
 
     /// Forgets a change that needs no undo any more (a process that exited on its own).
@@ -281,8 +285,8 @@ impl Journal {
     fn undo_all(&mut self) -> Restored {
         let mut r = Restored::default();
         while let Some(e) = self.doc.entries.pop() {
-            match e.change.undo() {
-                Ok(()) => r.undone.push(e.what),
+            match e.change.undo_noting() {
+                Ok(notes) => r.undone.push(with_notes(e.what, &notes)),
                 Err(err) => r.failed.push(format!("{}: {err}", e.what)),
             }
         }
@@ -363,8 +367,8 @@ fn undo_file(path: &Path) -> Result<Restored> {
     }
     let mut kept = Vec::new();
     while let Some(c) = changes.pop() {
-        match c.undo() {
-            Ok(()) => r.undone.push(c.to_string()),
+        match c.undo_noting() {
+            Ok(notes) => r.undone.push(with_notes(c.to_string(), &notes)),
             Err(err) => {
                 r.failed.push(format!("{c}: {err}"));
                 kept.push(c);
@@ -391,6 +395,15 @@ fn undo_file(path: &Path) -> Result<Restored> {
         write_synced(path, &serde_json::to_vec_pretty(&doc).unwrap_or_default())?;
     }
     Ok(r)
+}
+
+/// An undone change in words, with what of it could not be put back.
+fn with_notes(what: String, notes: &[String]) -> String {
+    if notes.is_empty() {
+        what
+    } else {
+        format!("{what} (not all put back: {})", notes.join("; "))
+    }
 }
 
 /// Replaces `path` with `bytes` durably: write a temp file, fsync it, rename, fsync the dir.

@@ -47,6 +47,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
         sound_none,
         candidates,
         best,
+        class_noise,
     } = ranked(doc, base);
     if let Some(n) = none {
         let ratio = |a: Option<u64>, b: Option<u64>| match (a, b) {
@@ -226,6 +227,7 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     if !worse.is_empty() {
         w.push(format!("Worse than no mitigation: {}.", worse.join(", ")));
     }
+    w.extend(class_noise_sentence(doc, &class_noise));
     w.extend(doubts(doc, base, &measured));
     if measured.iter().any(|s| stalls(s)) {
         w.push("Stalls over a second are rare single events: before acting on one run, run it again with --repeat 3 and a longer --duration and see which mitigations avoid them every time.".into());
@@ -258,6 +260,44 @@ struct Ranked<'a> {
     candidates: Vec<&'a Scenario>,
     /// The candidate with the best worst case (by [`rank`]).
     best: Option<&'a Scenario>,
+    /// Mitigations that only change the writer's I/O class under a scheduler that ignores I/O
+    /// priorities (see [`class_is_noise`]): shown, neither best nor worse.
+    class_noise: Vec<&'a Scenario>,
+}
+
+/// Whether scenario `s` of `doc` is only an I/O class change (`ionice-idle`, `ionice-be7`)
+/// under a scheduler that ignores I/O priorities: `none` and `kyber` (docs/interfere.md; QA saw
+/// "Best worst case: ionice-idle" beside the note that the active scheduler, none, ignores
+/// it). Nothing else differs from `none` then, so its difference from `none` is noise, never a
+/// win or a loss. Such a scenario runs under the scheduler the run found (it switches none).
+fn class_is_noise(doc: &InterfereDoc, s: &Scenario) -> bool {
+    let ignores = matches!(doc.scheduler_before.as_deref(), Some("none" | "kyber"));
+    let class_only = s.mitigation.as_deref().is_some_and(|m| {
+        m.split('+')
+            .all(|p| matches!(p, "ionice-idle" | "ionice-be7"))
+    });
+    ignores && class_only
+}
+
+/// The sentence on the scenarios [`class_is_noise`] keeps out of the ranking.
+fn class_noise_sentence(doc: &InterfereDoc, listed: &[&Scenario]) -> Option<String> {
+    (!listed.is_empty()).then(|| {
+        format!(
+            "The active scheduler, {}, ignores I/O priorities, so {} changed nothing the disk sees: {} from none is noise, and {} not ranked (switch to bfq or mq-deadline, e.g. `scheduler-bfq+ionice-idle`, to measure an I/O class).",
+            doc.scheduler_before.as_deref().unwrap_or("?"),
+            listed
+                .iter()
+                .map(|s| format!(
+                    "{} (max {})",
+                    s.mitigation.as_deref().unwrap_or_default(),
+                    ms(s.max())
+                ))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if listed.len() == 1 { "its difference" } else { "their difference" },
+            if listed.len() == 1 { "it is" } else { "they are" }
+        )
+    })
 }
 
 fn ranked<'a>(doc: &'a InterfereDoc, base: &Scenario) -> Ranked<'a> {
@@ -271,11 +311,11 @@ fn ranked<'a>(doc: &'a InterfereDoc, base: &Scenario) -> Ranked<'a> {
         .find(|s| s.mitigation.as_deref() == Some("none"))
         .copied();
     let sound_none = raw_none.filter(|n| doubt(base, n).is_none());
-    let candidates: Vec<&Scenario> = measured
+    let (class_noise, candidates): (Vec<&Scenario>, Vec<&Scenario>) = measured
         .iter()
         .filter(|s| s.mitigation.as_deref() != Some("none") && doubt(base, s).is_none())
         .copied()
-        .collect();
+        .partition(|s| class_is_noise(doc, s));
     let best = candidates
         .iter()
         .filter(|s| tail(s).is_some())
@@ -287,6 +327,7 @@ fn ranked<'a>(doc: &'a InterfereDoc, base: &Scenario) -> Ranked<'a> {
         sound_none,
         candidates,
         best,
+        class_noise,
     }
 }
 

@@ -82,7 +82,9 @@ fn doc(scenarios: Vec<Scenario>) -> InterfereDoc {
         schema_version: 1,
         target: "/var/lib/etcd".into(),
         device: Some("nvme0n1".into()),
-        scheduler_before: Some("none".into()),
+        // A scheduler that honours I/O priorities, so that an I/O class can win (under none or
+        // kyber it cannot: `an_io_class_is_not_best_where_the_scheduler_ignores_priorities`).
+        scheduler_before: Some("mq-deadline".into()),
         aggressor_kind: "ostree".into(),
         aggressor_command: None,
         aggressor_size: 1 << 30,
@@ -538,3 +540,48 @@ fn a_write_blocked_past_the_heartbeat_is_said() {
 /// `--repeat`: the summary over runs.
 #[path = "tests/repeat.rs"]
 mod repeat;
+
+/// Regression (QA): "Best worst case: ionice-idle" in the report that also noted that the
+/// active scheduler (none) ignores I/O priorities. Under none or kyber an I/O class alone is
+/// not named best (nor worse): its difference is noise. With the scheduler switched in the same
+/// scenario it still counts.
+#[test]
+fn an_io_class_is_not_best_where_the_scheduler_ignores_priorities() {
+    for sched in ["none", "kyber"] {
+        let scenarios = |with_bfq: bool| {
+            let mut v = vec![
+                baseline(stalled(1.0, 2.0, 3.0, 0, 0)),
+                scenario("none", stalled(6.0, 90.0, 400.0, 5, 0), 7.0, true),
+                scenario("ionice-idle", stalled(5.0, 40.0, 150.0, 1, 0), 7.5, true),
+                scenario("ionice-be7", stalled(9.0, 99.0, 900.0, 12, 0), 7.5, true),
+            ];
+            if with_bfq {
+                let m = "scheduler-bfq+ionice-idle";
+                v.push(scenario(m, stalled(5.0, 30.0, 120.0, 0, 0), 9.0, true));
+            }
+            v
+        };
+        let mut d = doc(scenarios(false));
+        d.scheduler_before = Some(sched.into());
+        d.finish();
+        let r = &d.recommendation;
+        let said = format!("The active scheduler, {sched}, ignores I/O priorities, so ionice-idle (max 150.00 ms), ionice-be7 (max 900.00 ms) changed nothing the disk sees: their difference from none is noise");
+        assert!(r.contains(&said), "{r}");
+        assert!(!r.contains("Best worst case"), "{r}");
+        assert!(!r.contains("Worse than no mitigation"), "{r}");
+        assert_ne!(outcome(&d), Outcome::Best("ionice-idle".into()));
+
+        let mut d = doc(scenarios(true));
+        d.scheduler_before = Some(sched.into());
+        d.finish();
+        let r = &d.recommendation;
+        assert!(
+            r.contains("Best worst case: scheduler-bfq+ionice-idle"),
+            "{r}"
+        );
+        assert_eq!(
+            outcome(&d),
+            Outcome::Best("scheduler-bfq+ionice-idle".into())
+        );
+    }
+}

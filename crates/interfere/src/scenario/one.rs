@@ -41,11 +41,10 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
     };
     let result = (|| -> Result<Scenario> {
         if let Some(s) = want_sched {
-            let id = switch_scheduler(cx, s, &mut applied)?;
-            if id.is_some() && has(Mitigation::CgroupWeight) && !has(Mitigation::SchedulerBfq) {
+            let switched = switch_scheduler(cx, s, &mut applied, &mut undo_ids)?;
+            if switched && has(Mitigation::CgroupWeight) && !has(Mitigation::SchedulerBfq) {
                 notes.push("cgroup v1 weights act only under bfq: the scheduler was switched to bfq for this scenario".into());
             }
-            undo_ids.extend(id);
         }
         let active = cx
             .sched_file
@@ -252,8 +251,8 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
                 ));
             } else if fin.capped {
                 notes.push(format!(
-                    "the command was stopped at the timeout (--aggressor-cap {} s), {}",
-                    cx.cfg.cap.as_secs(),
+                    "the command was stopped at the timeout (--aggressor-cap {}), {}",
+                    cap_words(cx.cfg.cap),
                     fin.exit
                         .map(|e| e.to_string())
                         .unwrap_or_else(|| "killed".into())
@@ -279,8 +278,8 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
             }
         } else if fin.capped {
             notes.push(format!(
-                "the aggressor was stopped at the cap ({} s) after writing {} of {} bytes",
-                cx.cfg.cap.as_secs(),
+                "the aggressor was stopped at the cap ({}) after writing {} of {} bytes",
+                cap_words(cx.cfg.cap),
                 fin.tally.bytes,
                 spec.size
             ));
@@ -299,32 +298,57 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
     })();
     // Undo this scenario's changes, newest first, whatever happened.
     let mut undo_err = None;
+    let mut undo_notes = Vec::new();
     for id in undo_ids.into_iter().rev() {
-        if let Err(e) = cx.journal.undo(id) {
-            undo_err.get_or_insert(e);
+        match cx.journal.undo(id) {
+            Ok(n) => undo_notes.extend(n),
+            Err(e) => {
+                undo_err.get_or_insert(e);
+            }
         }
     }
     settle(&cx.work);
-    let s = result?;
+    for n in &undo_notes {
+        (cx.cfg.notes)(&format!("  not put back: {n}"));
+    }
+    let mut s = result?;
     if let Some(e) = undo_err {
         return Err(e);
     }
+    s.notes.extend(undo_notes);
     Ok(s)
 }
 
-fn switch_scheduler(cx: &mut Ctx, want: &str, applied: &mut Vec<String>) -> Result<Option<u64>> {
+/// Switches the scheduler to `want` unless it is active, journaling first the queue settings
+/// the switch resets (`nr_requests`, the old scheduler's `iosched/*`) and then the scheduler, so
+/// that undoing newest first restores the scheduler and then its settings. Their ids go to
+/// `undo_ids`; `true` when the scheduler was switched.
+fn switch_scheduler(
+    cx: &mut Ctx,
+    want: &str,
+    applied: &mut Vec<String>,
+    undo_ids: &mut Vec<u64>,
+) -> Result<bool> {
     let dev = device(&cx.device)?;
     let file = dev.scheduler_file();
     let now = scheduler::read(&file)?;
     if now.active == want {
         applied.push(format!("{} already {want}", file.display()));
-        return Ok(None);
+        return Ok(false);
     }
-    let id = cx.journal.record(Change::Scheduler {
+    let values = scheduler::read_tunables(&dev.queue_dir());
+    if !values.is_empty() {
+        undo_ids.push(cx.journal.record(Change::QueueSettings {
+            device: dev.name.clone(),
+            scheduler: now.active.clone(),
+            values,
+        })?);
+    }
+    undo_ids.push(cx.journal.record(Change::Scheduler {
         device: dev.name.clone(),
         file: file.clone(),
         was: now.active.clone(),
-    })?;
+    })?);
     scheduler::set(&file, &dev.name, want)?;
     applied.push(format!(
         "{} = {} (was {})",
@@ -332,7 +356,7 @@ fn switch_scheduler(cx: &mut Ctx, want: &str, applied: &mut Vec<String>) -> Resu
         scheduler::read(&file)?.active,
         now.active
     ));
-    Ok(Some(id))
+    Ok(true)
 }
 
 /// The device under test, or why there is none.
@@ -353,6 +377,12 @@ fn enable_io_subtree(journal: &mut Journal, root: &Path, undo_ids: &mut Vec<u64>
         cgroup::enable_io_subtree(root)?;
     }
     Ok(())
+}
+
+/// The cap as a note says it, with its fractions (QA: a cap of 1.5 s read "1 s", one of 1 ms
+/// "0 s").
+fn cap_words(cap: Duration) -> String {
+    disktier_units::fmt_ns(cap.as_nanos() as f64)
 }
 
 /// The note on a scenario that Ctrl-C or a signal stopped: how much of it ran, and what the
@@ -380,4 +410,16 @@ pub(super) fn interrupted_note(
         "interrupted (Ctrl-C or a signal): the probe ran {probe_s:.1} s of its {:.0} s{agg}; these figures are partial and left out of the recommendation",
         duration.as_secs_f64()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_is_said_with_its_fractions() {
+        assert_eq!(cap_words(Duration::from_millis(1500)), "1.50 s");
+        assert_eq!(cap_words(Duration::from_millis(1)), "1.00 ms");
+        assert_eq!(cap_words(Duration::from_secs(600)), "600.00 s");
+    }
 }
