@@ -394,31 +394,40 @@ fn bench_trace_refuses_other_files_and_reports_write_errors() {
         .stderr(predicate::str::contains("is not a disktier trace"));
     assert_eq!(std::fs::read(&db).unwrap(), b"SQLite format 3\0");
     std::fs::remove_file(&db).unwrap();
-    if !disktier_testkit::require(disktier_testkit::is_root(), "root (mknod)") {
+    if !disktier_testkit::require(disktier_testkit::is_root(), "root (a tmpfs mount)") {
         return;
     }
-    let full = dir.path().join("full");
-    assert!(std::process::Command::new("mknod")
-        .arg(&full)
-        .args(["c", "1", "7"])
+    // A full filesystem: a 64 KiB tmpfs with 60 KiB taken.
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(&small)
         .status()
-        .unwrap()
-        .success());
-    bin(&db)
+        .unwrap();
+    assert!(mounted.success());
+    std::fs::write(small.join("filler"), vec![1u8; 60 << 10]).ok();
+    let out = bin(&db)
         .args(["bench"])
         .arg(dir.path().join("data"))
-        .args(job.split_whitespace())
-        .arg(&full)
-        .assert()
-        .code(2)
-        .stdout(predicate::str::contains("write"))
-        .stderr(
-            predicate::str::contains("saved as run").and(predicate::str::contains("No space left")),
-        );
+        .args(
+            "--rw write --bs 4k --size 8m --ioengine psync --direct=false --trace"
+                .split_whitespace(),
+        )
+        .arg(small.join("t.dtt"))
+        .output()
+        .unwrap();
+    let exists = small.join("t.dtt").exists();
+    let _ = std::process::Command::new("umount").arg(&small).status();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("write"));
     assert!(
-        std::fs::symlink_metadata(&full).is_ok(),
-        "the device node is kept"
+        err.contains("saved as run") && err.contains("No space left"),
+        "{err}"
     );
+    assert!(err.contains("the partial trace was removed"), "{err}");
+    assert!(!exists, "the partial trace is removed");
 }
 
 #[test]

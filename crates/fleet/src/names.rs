@@ -37,10 +37,11 @@ pub fn check_image(s: &str) -> Result<()> {
 
 /// A node name as the API server takes it (RFC 1123 subdomain: at most 253).
 pub fn check_node_name(s: &str) -> Result<()> {
-    // An RFC 1123 subdomain: dot-separated labels of 1-63 characters, each starting and ending
-    // with a letter or digit (QA: `a..b` and `a.-b` were taken, and the API server refuses them).
+    // An RFC 1123 subdomain as Kubernetes checks a node's name (IsDNS1123Subdomain: the pattern
+    // and 253 in all, no bound per label): dot-separated labels, each starting and ending with a
+    // letter or digit (QA: `a..b` and `a.-b` were taken, and the API server refuses them).
     let label = |l: &str| {
-        (1..=63).contains(&l.len())
+        !l.is_empty()
             && l.bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             && l.as_bytes()[0].is_ascii_alphanumeric()
@@ -52,7 +53,7 @@ pub fn check_node_name(s: &str) -> Result<()> {
         Err(FleetError::Invalid {
             what: "node name",
             value: s.to_string(),
-            why: "a node name is an RFC 1123 subdomain: lowercase letters, digits and `-` in labels of at most 63, each starting and ending with a letter or digit, joined by `.` (at most 253 in all)".into(),
+            why: "a node name is an RFC 1123 subdomain: lowercase letters, digits and `-` in labels that start and end with a letter or digit, joined by `.` (at most 253 in all)".into(),
         })
     }
 }
@@ -217,10 +218,11 @@ mod tests {
         check_node_name("ip-10-0-0-1.ec2.internal").unwrap();
         assert!(check_node_name("a/b").is_err());
         // Each dot-separated label is a DNS label (QA: `a..b` was taken).
-        for bad in ["a..b", "a.-b", "a-.b", ".a", "a.", &"x".repeat(64)] {
+        for bad in ["a..b", "a.-b", "a-.b", ".a", "a.", &"x".repeat(254)] {
             assert!(check_node_name(bad).is_err(), "{bad}");
         }
-        check_node_name(&format!("{}.b", "x".repeat(63))).unwrap();
+        // Kubernetes bounds the whole name, not each label (review).
+        check_node_name(&format!("{}.b", "x".repeat(64))).unwrap();
         assert!(check_node_name("").is_err());
     }
 }

@@ -96,9 +96,16 @@ pub fn printable(s: &str) -> String {
 /// `kb_base`: its compatibility mode inverts them). For what fio itself ran (`import fio`);
 /// disktier's own options read `KiB` as 1,024 ([`parse_size`]).
 pub fn parse_fio_size(input: &str) -> Result<u64, UnitError> {
+    parse_fio_size_with(input, 1024)
+}
+
+/// [`parse_fio_size`] under a job's `kb_base`: 1024 (fio's default) reads `k`/`KB` as 1,024
+/// and `KiB` as 1,000; 1000 reads them the SI/IEC way round (`k` 1,000, `KiB` 1,024).
+pub fn parse_fio_size_with(input: &str, kb_base: u32) -> Result<u64, UnitError> {
     let s = input.trim();
     let (num, unit) = split_number(s);
-    if !is_iec(unit) {
+    let thousands = is_iec(unit) == (kb_base == 1024);
+    if !thousands || unit.is_empty() || unit.eq_ignore_ascii_case("b") {
         return parse_size(input);
     }
     let power = binary_power(unit).ok_or_else(|| UnitError::Size(input.to_string()))?;
@@ -393,6 +400,11 @@ mod tests {
         assert!(parse_fio_size("4XiB").is_err());
         assert!(parse_fio_size("99999999999EiB").is_err());
         assert!(is_iec("MiB") && !is_iec("MB") && !is_iec("b") && !is_iec("xib"));
+        // kb_base=1000 turns it round: k is 1000, KiB 1024 (review).
+        assert_eq!(parse_fio_size_with("4k", 1000), Ok(4000));
+        assert_eq!(parse_fio_size_with("4KiB", 1000), Ok(4096));
+        assert_eq!(parse_fio_size_with("2300", 1000), Ok(2300));
+        assert_eq!(parse_fio_size_with("512b", 1000), Ok(512));
     }
 
     #[test]

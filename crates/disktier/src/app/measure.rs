@@ -111,7 +111,8 @@ pub fn measure(workload: &Workload, tool: Tool, opts: &RunOptions) -> anyhow::Re
     if !m.doc.interrupted && completed_nothing(&m.doc) {
         let job_str = |k: &str| m.doc.job.get(k).and_then(|r| r.as_str());
         // QA: a sized job that ended inside its ramp read as a disk that did nothing.
-        if let Some(ramp) = job_str("ramp_time").filter(|r| *r != "0s") {
+        let time_based = m.doc.job.get("time_based").and_then(|t| t.as_bool()) == Some(true);
+        if let Some(ramp) = job_str("ramp_time").filter(|r| *r != "0s" && !time_based) {
             bail!(
                 "the run on {} completed no I/O after its ramp_time of {ramp}: the job's I/O all fell inside the ramp, which is not measured (and nothing is saved); drop --ramp-time, or give --time-based with a --runtime, or a larger --size",
                 m.doc.target.path

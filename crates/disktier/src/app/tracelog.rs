@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 pub struct TraceLog {
     path: PathBuf,
     /// Whether `path` is a regular file this log made or replaced, so removed when the run
-    /// fails; a pipe or a character device (`/dev/null`) is only written to.
+    /// fails; a pipe or the null device is only written to.
     owned: bool,
     inner: Mutex<LogState>,
     /// Mark writes REQ_SYNC: O_DIRECT writes reach the block layer with REQ_SYNC | REQ_IDLE
@@ -79,10 +79,15 @@ impl TraceLog {
             self.remove();
             let full = e.contains("No space left") || e.contains("quota exceeded");
             anyhow::anyhow!(
-                "writing the trace {} failed ({e}){}; the partial trace was removed",
+                "writing the trace {} failed ({e}){}{}",
                 self.path.display(),
-                if full {
+                if full && self.owned {
                     ": its filesystem is full, free space or write the trace (-o) elsewhere"
+                } else {
+                    ""
+                },
+                if self.owned {
+                    "; the partial trace was removed"
                 } else {
                     ""
                 }
@@ -105,15 +110,20 @@ impl TraceLog {
     }
 }
 
+/// Whether `rdev` is the null device, 1:3 (Documentation/admin-guide/devices.txt).
+fn is_null_device(rdev: u64) -> bool {
+    libc::major(rdev) == 1 && libc::minor(rdev) == 3
+}
+
 /// Opens the trace's output, refusing to write over anything that is not a trace: a new file is
-/// created (never through a link), an empty file or an old DTTRACE is replaced, and a pipe or
-/// a character device (`/dev/null`, a shell's `>(...)`) is written to. Everything else is
+/// created (never through a link), an empty file or an old DTTRACE is replaced, and a pipe (a
+/// shell's `>(...)`) or the null device is written to. Everything else is
 /// refused: a file with other contents (QA: `bench --trace` overwrote the result store and any
 /// file it was given), a block device (QA: it wrote over a filesystem), a directory, a socket,
 /// or a link to a file. Returns the file and whether it is this log's own (removed on failure).
 fn open_output(path: &Path) -> anyhow::Result<(File, bool)> {
     use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
     let shown = path.display();
     let nofollow = |o: &mut std::fs::OpenOptions| {
         o.write(true).custom_flags(libc::O_NOFOLLOW).mode(0o644);
@@ -133,7 +143,10 @@ fn open_output(path: &Path) -> anyhow::Result<(File, bool)> {
     let target = std::fs::metadata(path)
         .with_context(|| format!("cannot write the trace to {shown}: a link to nothing"))?;
     let kind = target.file_type();
-    if kind.is_fifo() || kind.is_char_device() {
+    // A pipe (a shell's `>(...)`, through its /dev/fd link) or the null device. Any other
+    // character device is hardware a trace must not write to (review: a watchdog, raw flash,
+    // /dev/mem).
+    if kind.is_fifo() || (kind.is_char_device() && is_null_device(target.rdev())) {
         let f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
@@ -150,6 +163,9 @@ fn open_output(path: &Path) -> anyhow::Result<(File, bool)> {
     }
     if kind.is_block_device() {
         return Err(refuse("a block device (a trace never writes to a disk)"));
+    }
+    if kind.is_char_device() {
+        return Err(refuse("a character device other than /dev/null"));
     }
     if !kind.is_file() {
         return Err(refuse(if kind.is_dir() {
@@ -288,26 +304,34 @@ mod tests {
         assert!(!t.exists(), "a failed run's own trace is removed");
     }
 
-    /// A character device is written to, never removed: a failed run's trace to /dev/full
-    /// used to delete the device node (root may unlink anything).
+    /// The null device is written to and never removed (a failed trace to /dev/full used to
+    /// delete the device node: root may unlink anything); any other character device is
+    /// hardware a trace must not write to, and is refused.
     #[test]
     fn a_device_node_outlives_a_failed_trace() {
         if !require(is_root(), "root (mknod)") {
             return;
         }
-        let d = tempfile::tempdir().unwrap();
-        let full = d.path().join("full");
-        let ok = std::process::Command::new("mknod")
-            .arg(&full)
-            .args(["c", "1", "7"])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let log = TraceLog::create(&full).unwrap();
-        let e = log.finish().err().unwrap().to_string();
-        assert!(e.contains("No space left"), "{e}");
-        log.discard();
         use std::os::unix::fs::FileTypeExt;
+        let d = tempfile::tempdir().unwrap();
+        let node = |name: &str, minor: &str| {
+            let p = d.path().join(name);
+            let ok = std::process::Command::new("mknod")
+                .arg(&p)
+                .args(["c", "1", minor])
+                .status()
+                .unwrap();
+            assert!(ok.success());
+            p
+        };
+        let null = node("null", "3");
+        let log = TraceLog::create(&null).unwrap();
+        log.discard();
+        let kind = std::fs::symlink_metadata(&null).unwrap().file_type();
+        assert!(kind.is_char_device());
+        let full = node("full", "7");
+        let e = TraceLog::create(&full).err().unwrap().to_string();
+        assert!(e.contains("a character device other than /dev/null"), "{e}");
         assert!(std::fs::symlink_metadata(&full)
             .unwrap()
             .file_type()

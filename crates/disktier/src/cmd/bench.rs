@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long)]
     pub quick: bool,
     /// Record every I/O issued to FILE (a block trace for `disktier simulate`): a new file or an
-    /// old trace, never a file with other contents or a device.
+    /// old trace (or a pipe), never a file with other contents or a device.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Run the job N times: each run is saved (one group), and an aggregate gives the median

@@ -148,8 +148,13 @@ fn options(v: &Value, j: &Value) -> serde_json::Map<String, Value> {
 /// The job in disktier's shape, rebuilt from fio's options where it can be (for imports).
 fn job_from_options(opts: &serde_json::Map<String, Value>, jobname: &str) -> Value {
     let s = |k: &str| opts.get(k).and_then(Value::as_str).map(str::to_string);
-    // As fio read them: its KiB is 1,000 bytes (kb_base=1024, its default).
-    let size = |k: &str| s(k).and_then(|x| disktier_units::parse_fio_size(&x).ok());
+    // As fio read them: under its default kb_base=1024 its KiB is 1,000 bytes and its k 1,024;
+    // a job's kb_base=1000 turns that round.
+    let kb_base = match s("kb_base").as_deref().map(str::trim) {
+        Some("1000") => 1000,
+        _ => 1024,
+    };
+    let size = |k: &str| s(k).and_then(|x| disktier_units::parse_fio_size_with(&x, kb_base).ok());
     let mut job = Job {
         name: jobname.to_string(),
         ..Job::default()

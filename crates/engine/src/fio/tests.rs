@@ -359,4 +359,11 @@ fn an_import_reads_iec_sizes_as_fio_did() {
     let m = import_text(&v.to_string(), "kib.json", 0, DocContext::default()).unwrap();
     assert_eq!(m.doc.job["bs"], 4000, "{}", m.doc.job);
     assert_eq!(m.doc.job["size"], 400_000);
+    // kb_base=1000 turns the units round (review).
+    let opts = v["jobs"][0]["job options"].as_object_mut().unwrap();
+    opts.insert("kb_base".into(), "1000".into());
+    opts.insert("size".into(), "400k".into());
+    let m = import_text(&v.to_string(), "kib.json", 0, DocContext::default()).unwrap();
+    assert_eq!(m.doc.job["bs"], 4096, "{}", m.doc.job);
+    assert_eq!(m.doc.job["size"], 400_000);
 }
