@@ -338,6 +338,33 @@ fn combined_mitigations_are_applied_together_and_undone_together() {
     }
 }
 
+/// Sets `dev` to mq-deadline with settings of an admin's own (nr_requests 64, read_expire 123,
+/// fifo_batch 7): returns them as the kernel reads them back (read_expire is kept in jiffies:
+/// 123 ms may read 124), and a reader of any queue file.
+fn admin_settings(
+    queue: &Path,
+    dev: &str,
+) -> (Vec<(&'static str, String)>, impl Fn(&str) -> String) {
+    disktier_interfere::scheduler::set(&queue.join("scheduler"), dev, "mq-deadline").unwrap();
+    let set = [
+        ("nr_requests", "64"),
+        ("iosched/read_expire", "123"),
+        ("iosched/fifo_batch", "7"),
+    ];
+    for (f, v) in set {
+        std::fs::write(queue.join(f), v).unwrap();
+    }
+    let q = queue.to_path_buf();
+    let read = move |f: &str| {
+        std::fs::read_to_string(q.join(f))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let before = set.iter().map(|(f, _)| (*f, read(f))).collect();
+    (before, read)
+}
+
 /// QA: a switch to bfq and back left mq-deadline's `read_expire`/`fifo_batch` and the queue's
 /// `nr_requests` at the kernel's defaults (500, 16, 256) instead of what the admin had set;
 /// `cgroup-weight` under cgroup v1 switches to bfq as well. Both must leave them as found.
@@ -348,23 +375,7 @@ fn a_scheduler_switch_leaves_the_schedulers_tunables_and_nr_requests_as_found() 
     };
     let queue = Path::new("/sys/block").join(dev.name()).join("queue");
     let sched = queue.join("scheduler");
-    scheduler::set(&sched, &dev.name(), "mq-deadline").unwrap();
-    let set = [
-        ("nr_requests", "64"),
-        ("iosched/read_expire", "123"),
-        ("iosched/fifo_batch", "7"),
-    ];
-    for (f, v) in set {
-        std::fs::write(queue.join(f), v).unwrap();
-    }
-    let read = |f: &str| {
-        std::fs::read_to_string(queue.join(f))
-            .unwrap()
-            .trim()
-            .to_string()
-    };
-    // As the kernel reads them back (read_expire is kept in jiffies: 123 ms may read 124).
-    let before: Vec<(&str, String)> = set.iter().map(|(f, _)| (*f, read(f))).collect();
+    let (before, read) = admin_settings(&queue, &dev.name());
     let list = if BlkioThrottle::available() {
         "scheduler-bfq,cgroup-weight"
     } else {
@@ -402,23 +413,7 @@ fn a_restore_after_sigkill_puts_back_the_scheduler_and_its_settings() {
     let name = dev.name();
     let queue = Path::new("/sys/block").join(&name).join("queue");
     let sched = queue.join("scheduler");
-    disktier_interfere::scheduler::set(&sched, &name, "mq-deadline").unwrap();
-    let set = [
-        ("nr_requests", "64"),
-        ("iosched/read_expire", "123"),
-        ("iosched/fifo_batch", "7"),
-    ];
-    for (f, v) in set {
-        std::fs::write(queue.join(f), v).unwrap();
-    }
-    let read = |f: &str| {
-        std::fs::read_to_string(queue.join(f))
-            .unwrap()
-            .trim()
-            .to_string()
-    };
-    // As the kernel reads them back (read_expire is kept in jiffies: 123 ms may read 124).
-    let before: Vec<(&str, String)> = set.iter().map(|(f, _)| (*f, read(f))).collect();
+    let (before, read) = admin_settings(&queue, &name);
     let values = disktier_interfere::scheduler::read_tunables(&queue);
     let t = tempfile::tempdir().unwrap();
     let run = t.path().join("run");
