@@ -625,9 +625,11 @@ fn a_no_execute_taint_midway_is_an_eviction_reported_in_seconds() {
     taint(&f.c, &fake.name, "disktier.test/qa=x:NoExecute");
     let (code, rest, out) = run.finish();
     assert_eq!(code, Some(2), "{rest}{out}");
+    // Well inside the 300 s deadline. The taint manager of a cluster sharing two CPUs with the
+    // rest of the test suite once took 90 s to act (session 17's CI), so the bound is 150 s.
     assert!(
-        t0.elapsed() < Duration::from_secs(60),
-        "took {:?}",
+        t0.elapsed() < Duration::from_secs(150),
+        "took {:?}: {rest}{out}",
         t0.elapsed()
     );
     let json: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));

@@ -167,7 +167,7 @@ impl NodeCommand {
                 return Err(FleetError::Invalid {
                     what: "node command option",
                     value: "--aggressor-cmd".into(),
-                    why: "fleet runs the command in disktier's image, which holds no other program to run: use a built-in --aggressor (ostree, bulk-seq, rand-write), or run `disktier interfere --aggressor-cmd` on the node itself".into(),
+                    why: "fleet runs the command in disktier's image, which holds no other program to run: use a built-in --aggressor (ostree, bulk-seq, rand-write), or run disktier interfere with --aggressor-cmd on the node itself".into(),
                 });
             }
             if verb == Verb::Check && (a == "--metrics" || a.starts_with("--metrics=")) {
