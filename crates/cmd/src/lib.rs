@@ -20,6 +20,10 @@
 //! A [`StoppableRunner`] adds a stop flag (set by a signal handler, `setup`'s): the command
 //! running when it is set is stopped with its process group and waited for, and no other
 //! starts, except the clean-up commands marked [`Cmd::even_when_stopped`] (stop.rs).
+//!
+//! What a command leaves running below it is found and ended with [`proctree`]: the processes
+//! below one, read from `/proc`, each signalled through a pidfd once it is checked to be the
+//! process the scan saw, never a stranger that got its pid.
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
@@ -31,6 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+pub mod proctree;
 mod stop;
 pub use stop::{signal_ignored, StoppableRunner};
 

@@ -191,56 +191,19 @@ pub fn process_group_of(pid: i32) -> Option<i32> {
     stat_fields(pid)?.split_whitespace().nth(2)?.parse().ok()
 }
 
-/// The parent (field 4 of `/proc/<pid>/stat`) of `pid`.
-pub fn parent_of(pid: i32) -> Option<i32> {
-    stat_fields(pid)?.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// The processes below `root` (its children, theirs, and so on), from the parents in
-/// `(pid, parent)` pairs: those whose chain of parents reaches `root`.
-pub fn descendants_in(root: i32, parents: &[(i32, i32)]) -> Vec<i32> {
-    let parent: std::collections::HashMap<i32, i32> = parents.iter().copied().collect();
-    parents
-        .iter()
-        .map(|&(pid, _)| pid)
-        .filter(|&pid| {
-            let mut p = pid;
-            // A chain is never longer than the process table; the bound guards against a
-            // loop read from a changing /proc.
-            for _ in 0..parents.len() {
-                match parent.get(&p) {
-                    Some(&pp) if pp == root => return pid != root,
-                    Some(&pp) if pp > 1 && pp != p => p = pp,
-                    _ => return false,
-                }
-            }
-            false
-        })
-        .collect()
-}
-
-/// This process's descendants, read from `/proc/*/stat`.
-fn my_descendants() -> Vec<i32> {
-    let Some(pids) = pids() else {
-        return Vec::new();
-    };
-    let parents: Vec<(i32, i32)> = pids
-        .filter_map(|pid| Some((pid, parent_of(pid)?)))
-        .collect();
-    descendants_in(std::process::id() as i32, &parents)
-}
-
 /// Ends everything this process started or adopted: SIGKILL to every descendant (found by their
 /// parents in `/proc`, whatever their session or group: a `setsid` child leaves the group but
 /// not the tree, and as subreaper this process adopts it when its parent exits), and reaps until
 /// `waitpid` answers ECHILD (no child left), or `limit` passed (a process in uninterruptible
 /// sleep, e.g. in a throttled fsync, dies only when that returns). Returns whether none is
-/// left.
+/// left. Each is signalled through a pidfd once it is checked to be the process the scan saw
+/// (`disktier_cmd::proctree`): a pid that a stranger got in between is left alone.
 pub fn kill_descendants(limit: std::time::Duration) -> bool {
+    use disktier_cmd::proctree;
     let start = std::time::Instant::now();
     loop {
-        for pid in my_descendants() {
-            let _ = kill(pid, libc::SIGKILL);
+        if let Some(me) = proctree::me() {
+            proctree::signal_descendants(&me, Signal::KILL);
         }
         loop {
             match rustix::process::waitpid(None, rustix::process::WaitOptions::NOHANG) {

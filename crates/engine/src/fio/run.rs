@@ -8,7 +8,9 @@ use super::import::{parse, to_run_doc, DocContext, FioMeasured};
 use super::{FioError, FIO};
 use crate::job::Job;
 use crate::result::TargetInfo;
-use disktier_cmd::{Cmd, CmdError, CommandRunner};
+use disktier_cmd::proctree;
+use disktier_cmd::{CmdError, CommandRunner};
+use rustix::process::Signal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -106,8 +108,9 @@ pub fn run(
     // A Ctrl-C on the terminal reaches fio too (same process group), but a SIGTERM sent to
     // disktier alone does not: a watcher passes the stop on to our own fio child as SIGINT,
     // on which fio stops and still prints what it measured.
-    // The same watcher kills fio (SIGKILL, from here: no other program is looked up) when it
-    // runs past `limit`, so that a hung device cannot hang disktier.
+    // The same watcher kills fio and its job processes (SIGKILL) when it runs past `limit`, so
+    // that a hung device cannot hang disktier. Both signals are sent from here, through pidfds
+    // ([`signal_fio`]): no other program is looked up, and no pid reused meanwhile is hit.
     let done = AtomicBool::new(false);
     let timed_out = AtomicBool::new(false);
     let out = std::thread::scope(|sc| {
@@ -118,26 +121,13 @@ pub fn run(
             while !done.load(Ordering::SeqCst) {
                 if !interrupted && opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
                     interrupted = true;
-                    for pid in own_children_named(comm) {
-                        let _ = runner
-                            .output(&Cmd::new("kill").args(["-INT".to_string(), pid.to_string()]));
-                    }
+                    signal_fio(comm, Signal::INT, false);
                 }
                 if start.elapsed() >= limit {
                     timed_out.store(true, Ordering::SeqCst);
                     // fio runs each job in a process of its own, which holds fio's output
                     // pipe open: kill the whole tree, children first.
-                    for pid in own_children_named(comm) {
-                        let mut tree = descendants(pid);
-                        tree.reverse();
-                        tree.push(pid);
-                        for p in tree {
-                            if let Some(p) = rustix::process::Pid::from_raw(p as i32) {
-                                let _ =
-                                    rustix::process::kill_process(p, rustix::process::Signal::KILL);
-                            }
-                        }
-                    }
+                    signal_fio(comm, Signal::KILL, true);
                     return;
                 }
                 std::thread::sleep(Duration::from_millis(100));
@@ -214,53 +204,21 @@ fn extend_sparse(path: &Path, need: u64) -> Result<Option<String>, FioError> {
     Ok(Some(crate::layout::sparse_warning(path)))
 }
 
-/// Every process as (pid, comm, ppid), from `/proc/<pid>/stat`: "pid (comm) state ppid ...".
-fn processes() -> Vec<(u32, String, u32)> {
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return Vec::new();
+/// Sends `sig` to this process's children named `comm` (fio), and first to every process
+/// below them when `tree`. Each through a pidfd once `/proc` shows it is still the process the
+/// scan saw, below the same parent ([`proctree`]): fio may exit (and the runner reap it) while
+/// this runs, and its pid, or a job process's, go to a stranger.
+fn signal_fio(comm: &str, sig: Signal, tree: bool) {
+    let Some(me) = proctree::me() else {
+        return;
     };
-    rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let (open, close) = (stat.find('(')?, stat.rfind(')')?);
-            let comm = stat.get(open + 1..close)?.to_string();
-            let ppid = stat
-                .get(close + 1..)?
-                .split_whitespace()
-                .nth(1)?
-                .parse::<u32>()
-                .ok()?;
-            Some((pid, comm, ppid))
-        })
-        .collect()
-}
-
-/// Pids of this process's direct children whose command name is `name`.
-fn own_children_named(name: &str) -> Vec<u32> {
-    let me = std::process::id();
-    processes()
-        .into_iter()
-        .filter(|(_, comm, ppid)| comm == name && *ppid == me)
-        .map(|(pid, _, _)| pid)
-        .collect()
-}
-
-/// Every descendant of `root`, parents before their children.
-fn descendants(root: u32) -> Vec<u32> {
-    let all = processes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut frontier = vec![root];
-    while let Some(&p) = frontier.get(i) {
-        for (pid, _, _) in all.iter().filter(|(_, _, pp)| *pp == p) {
-            if !frontier.contains(pid) {
-                frontier.push(*pid);
-                out.push(*pid);
-            }
+    let all = proctree::scan();
+    for fio in all.iter().filter(|p| p.parent == me.pid && p.comm == comm) {
+        if tree {
+            proctree::signal_descendants(fio, sig);
         }
-        i += 1;
+        let _ = proctree::signal_checked(fio, std::slice::from_ref(&me), sig);
     }
-    out
 }
 
 /// A private directory for fio's log files, removed when dropped.
