@@ -16,14 +16,18 @@ use std::sync::{Arc, Mutex};
 /// [`TraceLog::finish`] or, failing that, when the log is dropped.
 pub struct TraceLog {
     path: PathBuf,
-    /// Whether `path` is a regular file this log made or replaced, so removed when the run
-    /// fails; a pipe or the null device is only written to.
-    owned: bool,
+    /// The device and inode of the regular file this log made or replaced at `path`, removed
+    /// when the run fails (and only while `path` still names that file); None for a pipe or the
+    /// null device, which are only written to.
+    owned: Option<FileId>,
     inner: Mutex<LogState>,
     /// Mark writes REQ_SYNC: O_DIRECT writes reach the block layer with REQ_SYNC | REQ_IDLE
     /// (fs/iomap/direct-io.c), which moves bcache's writeback cutoff from 40 % to 70 %.
     sync_writes: bool,
 }
+
+/// A file's (device, inode): which file a path names at one moment.
+type FileId = (u64, u64);
 
 struct LogState {
     writer: Option<Writer<BufWriter<File>>>,
@@ -81,12 +85,12 @@ impl TraceLog {
             anyhow::anyhow!(
                 "writing the trace {} failed ({e}){}{}",
                 self.path.display(),
-                if full && self.owned {
+                if full && self.owned.is_some() {
                     ": its filesystem is full, free space or write the trace (-o) elsewhere"
                 } else {
                     ""
                 },
-                if self.owned {
+                if self.owned.is_some() {
                     "; the partial trace was removed"
                 } else {
                     ""
@@ -102,9 +106,18 @@ impl TraceLog {
         self.remove();
     }
 
-    /// Removes the file when this log made it ([`TraceLog::owned`]).
+    /// Removes the file this log made ([`TraceLog::owned`]), if `path` still names it: a file
+    /// someone renamed over it since (or a link put in its place) is theirs and stays. Unlinking
+    /// goes by name, so a swap between this check and the unlink still wins; the check closes
+    /// everything but that instant.
     fn remove(&self) {
-        if self.owned {
+        use std::os::unix::fs::MetadataExt;
+        let Some(id) = self.owned else {
+            return;
+        };
+        let ours = std::fs::symlink_metadata(&self.path)
+            .is_ok_and(|m| m.file_type().is_file() && (m.dev(), m.ino()) == id);
+        if ours {
             let _ = std::fs::remove_file(&self.path);
         }
     }
@@ -120,8 +133,9 @@ fn is_null_device(rdev: u64) -> bool {
 /// shell's `>(...)`) or the null device is written to. Everything else is
 /// refused: a file with other contents (QA: `bench --trace` overwrote the result store and any
 /// file it was given), a block device (QA: it wrote over a filesystem), a directory, a socket,
-/// or a link to a file. Returns the file and whether it is this log's own (removed on failure).
-fn open_output(path: &Path) -> anyhow::Result<(File, bool)> {
+/// or a link to a file. Returns the file and, when it is this log's own (removed on failure),
+/// its device and inode, read from the open file itself.
+fn open_output(path: &Path) -> anyhow::Result<(File, Option<FileId>)> {
     use std::io::Read;
     use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
     let shown = path.display();
@@ -135,7 +149,8 @@ fn open_output(path: &Path) -> anyhow::Result<(File, bool)> {
             let f = o.create_new(true).open(path).with_context(|| {
                 format!("cannot create the trace {shown}: pick a writable path")
             })?;
-            return Ok((f, true));
+            let id = file_id(&f, path)?;
+            return Ok((f, Some(id)));
         }
         Err(e) => return Err(e).with_context(|| format!("cannot write the trace to {shown}")),
         Ok(m) => m,
@@ -151,7 +166,7 @@ fn open_output(path: &Path) -> anyhow::Result<(File, bool)> {
             .write(true)
             .open(path)
             .with_context(|| format!("cannot write the trace to {shown}"))?;
-        return Ok((f, false));
+        return Ok((f, None));
     }
     let refuse = |what: &str| {
         anyhow::anyhow!(
@@ -189,7 +204,18 @@ fn open_output(path: &Path) -> anyhow::Result<(File, bool)> {
         .truncate(true)
         .open(path)
         .with_context(|| format!("cannot write the trace to {shown}"))?;
-    Ok((f, true))
+    let id = file_id(&f, path)?;
+    Ok((f, Some(id)))
+}
+
+/// The device and inode of the open file `f` (fstat: the file opened, whatever `path` names by
+/// now).
+fn file_id(f: &File, path: &Path) -> anyhow::Result<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let m = f
+        .metadata()
+        .with_context(|| format!("cannot read what {} is", path.display()))?;
+    Ok((m.dev(), m.ino()))
 }
 
 impl IoLog for TraceLog {
@@ -302,6 +328,36 @@ mod tests {
         let again = TraceLog::create(&t).unwrap();
         again.discard();
         assert!(!t.exists(), "a failed run's own trace is removed");
+    }
+
+    /// A failed trace is removed by the file this log made, not by its path: a file put at the
+    /// path since (renamed over it) is someone else's and survives the discard, as does a link.
+    #[test]
+    fn a_failed_trace_leaves_a_file_that_replaced_it() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("t.dtt");
+        let log = TraceLog::create(&t).unwrap();
+        let theirs = d.path().join("theirs");
+        std::fs::write(&theirs, "not ours").unwrap();
+        std::fs::rename(&theirs, &t).unwrap();
+        log.discard();
+        assert_eq!(std::fs::read(&t).unwrap(), b"not ours");
+        let e = log.finish().err().map(|e| e.to_string());
+        assert_eq!(e, None, "a discarded log has nothing left to finish");
+        assert_eq!(std::fs::read(&t).unwrap(), b"not ours");
+
+        // Our own file moved away and a link to it in its place: the link stays too.
+        let u = d.path().join("u.dtt");
+        let log = TraceLog::create(&u).unwrap();
+        let moved = d.path().join("moved.dtt");
+        std::fs::rename(&u, &moved).unwrap();
+        std::os::unix::fs::symlink(&moved, &u).unwrap();
+        log.discard();
+        assert!(std::fs::symlink_metadata(&u)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(moved.exists());
     }
 
     /// The null device is written to and never removed (a failed trace to /dev/full used to
