@@ -350,6 +350,59 @@ fn sizes_durations_and_rates_refuse_nan_and_huge_values() {
     }
 }
 
+/// An `--offset` near u64::MAX on a file target: refused as past the largest file offset,
+/// naming the offset (QA: `start + len` overflowed in the engine's checks, a panic in a debug
+/// build). Each job is one that reaches those checks (no O_DIRECT alignment refusal first).
+#[test]
+fn an_offset_past_the_largest_file_offset_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for args in [
+        vec![
+            "check",
+            "etcd",
+            d,
+            "--size",
+            "1m",
+            "--offset",
+            "18446744073709551615",
+        ],
+        vec![
+            "bench",
+            d,
+            "--rw",
+            "write",
+            "--size",
+            "1m",
+            "--direct=false",
+            "--offset",
+            "18446744073709551104",
+        ],
+        // The last byte one past i64::MAX.
+        vec![
+            "bench",
+            d,
+            "--rw",
+            "write",
+            "--size",
+            "1m",
+            "--direct=false",
+            "--offset",
+            "9223372036853727232",
+        ],
+    ] {
+        refused(
+            &args,
+            "is not valid: the region ends past the largest file offset",
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "a file was made"
+    );
+}
+
 /// A name or value that carries a terminal escape sequence (here one that would retitle the
 /// terminal) is never played back raw: a runtime error shows it escaped, a usage error (clap's)
 /// leaves it out; a 100 KiB name is quoted cut short, at once.

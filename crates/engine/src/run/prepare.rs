@@ -209,6 +209,23 @@ fn plan_files(
         }
     };
     for u in &uses {
+        // A file's offsets end at i64::MAX (pwrite, lseek): an --offset near u64::MAX overflowed
+        // `start + len` in the checks below (QA: a panic in a debug build, a wrong check in a
+        // release one).
+        if u.start
+            .checked_add(u.len)
+            .is_none_or(|end| end > i64::MAX as u64)
+        {
+            return Err(EngineError::BadOption {
+                option: "offset",
+                value: job.offset.to_string(),
+                fix: format!(
+                    "the region ends past the largest file offset ({} bytes) with size {}: pass a smaller --offset or --size",
+                    i64::MAX,
+                    u.len
+                ),
+            });
+        }
         if u.len < job.bs {
             return Err(EngineError::BadOption {
                 option: "size",
