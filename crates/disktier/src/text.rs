@@ -1,4 +1,4 @@
-//! Text bound for a terminal.
+//! Text bound for a terminal, and paths bound for JSON.
 
 /// `s` safe for a terminal: control characters (a newline that would break a table, an escape
 /// sequence a stored document or a hostile argument could carry) shown as `\u{..}` escapes.
@@ -43,6 +43,29 @@ pub fn shorten_words(s: &str) -> String {
     }
     flush(&mut word, &mut out);
     out
+}
+
+/// A path as a JSON string, lossily (U+FFFD for bytes that are not UTF-8), as the result
+/// document writes its target: serde refuses such a path, and `json!` panics on it (QA: `report
+/// -o`, `trace stats`, `store spool` with a non-UTF-8 path panicked under `--format json`).
+pub fn path_json(p: &std::path::Path) -> serde_json::Value {
+    serde_json::Value::String(p.to_string_lossy().into_owned())
+}
+
+/// [`path_json`] for `#[serde(serialize_with = "...")]`.
+pub fn lossy_path<S: serde::Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
+}
+
+/// [`lossy_path`] for an optional path.
+pub fn lossy_opt_path<S: serde::Serializer>(
+    p: &Option<&std::path::Path>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => lossy_path(p, s),
+        None => s.serialize_none(),
+    }
 }
 
 #[cfg(test)]

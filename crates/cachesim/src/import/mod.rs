@@ -84,6 +84,8 @@ pub(crate) trait LineParser {
 #[derive(Debug, Clone, Serialize)]
 pub struct ImportReport {
     pub format: Format,
+    /// Lossily (U+FFFD for bytes that are not UTF-8): serde refuses such a path.
+    #[serde(serialize_with = "lossy_path")]
     pub input: PathBuf,
     pub compression: &'static str,
     pub lines: u64,
@@ -376,6 +378,10 @@ pub(crate) fn scaled(v: u64, per: u64, what: &str, unit: &str) -> Result<u64, St
 /// Parses a length that must fit the trace's 32-bit length field.
 pub(crate) fn len32(v: u64, what: &str) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("{what} {v} is over 4 GiB"))
+}
+
+fn lossy_path<S: serde::Serializer>(p: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
 }
 
 #[cfg(test)]

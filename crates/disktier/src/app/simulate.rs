@@ -109,7 +109,7 @@ impl Simulation {
         use serde_json::json;
         let mut v = serde_json::to_value(&self.report)?;
         v["schema_version"] = json!(super::SCHEMA_VERSION);
-        v["trace"] = json!(trace);
+        v["trace"] = crate::text::path_json(trace);
         v["trace_source"] = json!(self.source);
         if let Some(results) = v["results"].as_array_mut() {
             for (r, p) in results.iter_mut().zip(&self.predictions) {

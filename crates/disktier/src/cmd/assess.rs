@@ -60,6 +60,7 @@ struct AssessDoc<'a> {
     /// Disks that were not assessed, and why.
     not_assessed: &'a [Skipped],
     /// The HTML report written, if any.
+    #[serde(serialize_with = "crate::text::lossy_opt_path")]
     report: Option<&'a Path>,
 }
 

@@ -488,7 +488,7 @@ fn print_written(
     if ctx.json() {
         print_json(&serde_json::json!({
             "schema_version": SCHEMA_VERSION,
-            "output": out,
+            "output": crate::text::path_json(out),
             "summary": summary,
         }))?;
     } else {

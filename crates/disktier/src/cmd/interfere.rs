@@ -295,7 +295,7 @@ fn restore(ctx: &Ctx, run_dir: &std::path::Path) -> anyhow::Result<Outcome> {
     if ctx.json() {
         super::print_json(&serde_json::json!({
             "schema_version": crate::app::SCHEMA_VERSION,
-            "journal": journal::Journal::file_in(run_dir),
+            "journal": crate::text::path_json(&journal::Journal::file_in(run_dir)),
             "undone": r.undone,
             "failed": r.failed,
         }))?;

@@ -64,7 +64,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let left: Vec<&str> = skipped.iter().map(|s| s.id.as_str()).collect();
     if ctx.json() {
         print_json(
-            &serde_json::json!({"schema_version": SCHEMA_VERSION, "report": args.output, "runs": ids, "skipped": left}),
+            &serde_json::json!({"schema_version": SCHEMA_VERSION, "report": crate::text::path_json(&args.output), "runs": ids, "skipped": left}),
         )?;
     } else if to_stdout {
         ctx.note(format!(

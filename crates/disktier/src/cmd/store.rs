@@ -31,15 +31,15 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 .list()
                 .into_iter()
                 .map(|l| match l.run {
-                    Ok(s) => serde_json::json!({"file": l.file, "id": s.id, "kind": s.kind,
+                    Ok(s) => serde_json::json!({"file": crate::text::path_json(&l.file), "id": s.id, "kind": s.kind,
                         "created_at": s.created_at, "intended_store": s.intended_store,
                         "reason": s.reason}),
-                    Err(why) => serde_json::json!({"file": l.file, "error": why}),
+                    Err(why) => serde_json::json!({"file": crate::text::path_json(&l.file), "error": why}),
                 })
                 .collect();
             if ctx.json() {
                 print_json(
-                    &serde_json::json!({"schema_version": SCHEMA_VERSION, "spool": spool.dir(), "runs": rows}),
+                    &serde_json::json!({"schema_version": SCHEMA_VERSION, "spool": crate::text::path_json(spool.dir()), "runs": rows}),
                 )?;
             } else if rows.is_empty() {
                 outln!("the spool {} is empty", spool.dir().display())?;

@@ -91,6 +91,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 #[derive(serde::Serialize)]
 struct RecordDoc<'a> {
     schema_version: u32,
+    #[serde(serialize_with = "crate::text::lossy_path")]
     trace: &'a Path,
     /// I/O records in the trace.
     records: u64,
@@ -183,7 +184,7 @@ fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
     if ctx.json() {
         let mut v = serde_json::to_value(&rep)?;
         v["schema_version"] = json!(SCHEMA_VERSION);
-        v["output"] = json!(a.output);
+        v["output"] = crate::text::path_json(&a.output);
         print_json(&v)?;
     } else {
         outln!(
@@ -230,7 +231,7 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
     if ctx.json() {
         let mut v = serde_json::to_value(&s)?;
         v["schema_version"] = json!(SCHEMA_VERSION);
-        v["trace"] = json!(a.file);
+        v["trace"] = crate::text::path_json(&a.file);
         v["source"] = json!(source);
         v["start_unix_ns"] = json!(start_unix_ns);
         print_json(&v)?;
