@@ -18,7 +18,9 @@ const SUBCOMMANDS: &[&str] = &[
     "show",
     "compare",
     "report",
+    "store",
     "interfere",
+    "fleet",
     "trace",
     "simulate",
     "completions",
@@ -77,6 +79,51 @@ fn completions_for_each_shell() {
             "{shell} completions lack subcommands"
         );
     }
+}
+
+/// `completions` and `man` take `--format json` as every command does: one JSON document with
+/// the script or the page as a string, and with `--out-dir` the pages written, each of them
+/// there (QA: the bare script or page was printed, and `man --out-dir` printed nothing).
+#[test]
+fn completions_and_man_print_json_with_format_json() {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = disktier().arg("--format=json").args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON: {e}"))
+    };
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let v = json(&["completions", shell]);
+        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["shell"], shell);
+        let text = disktier().args(["completions", shell]).output().unwrap();
+        assert_eq!(
+            v["script"].as_str().unwrap().as_bytes(),
+            text.stdout,
+            "{shell}"
+        );
+    }
+    let v = json(&["man"]);
+    assert_eq!(v["page"], "disktier.1");
+    assert!(v["content"].as_str().unwrap().contains(".TH disktier"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let v = json(&["man", "--out-dir", dir.path().to_str().unwrap()]);
+    let pages: Vec<&str> = v["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    let mut written: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    written.sort();
+    let mut listed: Vec<String> = pages.iter().map(|p| p.to_string()).collect();
+    listed.sort();
+    assert_eq!(listed, written);
+    assert!(pages.contains(&"disktier-fleet-run.1"), "{pages:?}");
+    assert_eq!(v["out_dir"], dir.path().to_str().unwrap());
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! `disktier completions SHELL` and `disktier man`: generated from the CLI definition, so they
 //! never drift from it.
 
-use super::{Ctx, Outcome};
+use super::{print_json, Ctx, Outcome};
+use crate::app::SCHEMA_VERSION;
 use anyhow::Context;
 use std::path::PathBuf;
 
@@ -25,31 +26,73 @@ pub struct ManArgs {
 /// `cmd` should be the tree without its hidden subcommands (`cli::completion_command`):
 /// clap_complete offers hidden subcommands, which help and man leave out.
 pub fn completions(
-    _ctx: &Ctx,
+    ctx: &Ctx,
     args: CompletionsArgs,
     mut cmd: clap::Command,
 ) -> anyhow::Result<Outcome> {
     // Into memory, then out: clap_complete panics when its writer fails (QA: `> /dev/full`).
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "disktier", &mut buf);
+    if ctx.json() {
+        // `--format json`, as every command takes it: the script as a string (QA: it printed
+        // the bare script, which no JSON reader takes).
+        print_json(&serde_json::json!({
+            "schema_version": SCHEMA_VERSION,
+            "shell": args.shell.to_string(),
+            "script": String::from_utf8_lossy(&buf),
+        }))?;
+        return Ok(Outcome::Pass);
+    }
     crate::out::write_bytes(&buf)?;
     Ok(Outcome::Pass)
 }
 
 pub fn man(ctx: &Ctx, args: ManArgs, cmd: clap::Command) -> anyhow::Result<Outcome> {
+    // `--format json`, as every command takes it (QA: the page itself was printed, and with
+    // --out-dir nothing): the page as a string, or the pages written.
     match args.out_dir {
         None => {
             let mut buf = Vec::new();
             clap_mangen::Man::new(cmd).render(&mut buf)?;
-            crate::out::write_bytes(&buf)?;
+            if ctx.json() {
+                print_json(&serde_json::json!({
+                    "schema_version": SCHEMA_VERSION,
+                    "page": "disktier.1",
+                    "content": String::from_utf8_lossy(&buf),
+                }))?;
+            } else {
+                crate::out::write_bytes(&buf)?;
+            }
         }
         Some(dir) => {
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
+            let mut pages = Vec::new();
+            page_names(&cmd, "disktier", &mut pages);
             clap_mangen::generate_to(cmd, &dir)
                 .with_context(|| format!("cannot write man pages into {}", dir.display()))?;
-            ctx.note(format!("man pages written to {}", dir.display()));
+            if ctx.json() {
+                print_json(&serde_json::json!({
+                    "schema_version": SCHEMA_VERSION,
+                    "out_dir": crate::text::path_json(&dir),
+                    "pages": pages,
+                }))?;
+            } else {
+                ctx.note(format!("man pages written to {}", dir.display()));
+            }
         }
     }
     Ok(Outcome::Pass)
+}
+
+/// The files `clap_mangen::generate_to` writes for `cmd` (named `name`): `name.1`, then one per
+/// subcommand that is neither hidden nor `help`, `name-sub.1`, at every depth.
+fn page_names(cmd: &clap::Command, name: &str, out: &mut Vec<String>) {
+    out.push(format!("{name}.1"));
+    for s in cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
+        page_names(s, &format!("{name}-{}", s.get_name()), out);
+    }
 }
