@@ -135,3 +135,55 @@ fn live_metrics_refuse_an_export_they_cannot_make() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// Options of one kind of check given to the other are refused, not ignored (QA: clap's
+/// `requires = "metrics"` is void once DIR is given, which conflicts with --metrics, so `check
+/// etcd DIR --interval 60 --cacert ca.crt` measured DIR, and `--metrics URL --threshold 5ms`
+/// judged against 10 ms). Each is refused before anything is measured or fetched.
+#[test]
+fn options_of_the_other_kind_of_check_are_refused() {
+    let db = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (args, expect) in [
+        (
+            &["--interval", "60"][..],
+            "--interval only applies to --metrics",
+        ),
+        (
+            &["--cacert", "/ca.crt", "--cert", "/c.crt", "--key", "/c.key"],
+            "--cacert, --cert, --key only apply to --metrics",
+        ),
+    ] {
+        let err = refused(&check(db.path(), dir.path(), args));
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // A port nothing listens on: a refusal that came after a fetch would name the connection.
+    let url = "http://127.0.0.1:9/metrics";
+    for (args, expect) in [
+        (
+            &["--threshold", "5ms"][..],
+            "cannot be used with '--threshold",
+        ),
+        (&["--quick"], "cannot be used with '--quick'"),
+        (
+            &["--profile", "etcd-openshift"],
+            "cannot be used with '--profile",
+        ),
+        (
+            &["--bs", "4k", "--keep-files"],
+            "--bs, --keep-files set up the job a measured check runs",
+        ),
+        (&["--runtime", "5s"], "--runtime sets up the job"),
+    ] {
+        let out = dt(db.path())
+            .args(["--no-save", "check", "etcd", "--metrics", url])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+        assert!(!err.contains("refused"), "{args:?} fetched: {err}");
+    }
+}

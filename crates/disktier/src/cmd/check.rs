@@ -64,13 +64,13 @@ pub struct EtcdArgs {
     #[arg(long, requires_all = ["metrics", "cert"], value_name = "FILE")]
     pub key: Option<PathBuf>,
     /// Which etcd job to run.
-    #[arg(long, short = 'p', value_enum, default_value_t = EtcdProfile::Etcd)]
+    #[arg(long, short = 'p', value_enum, default_value_t = EtcdProfile::Etcd, conflicts_with = "metrics")]
     pub profile: EtcdProfile,
     /// Limit for the 99th percentile of fdatasync latency (etcd docs: 10 ms).
-    #[arg(long, value_parser = disktier_units::clap_parsers::duration, default_value = "10ms", value_name = "DURATION")]
+    #[arg(long, value_parser = disktier_units::clap_parsers::duration, default_value = "10ms", value_name = "DURATION", conflicts_with = "metrics")]
     pub threshold: Duration,
     /// Scale the job down so the check takes seconds (fewer samples: a wider interval).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "metrics")]
     pub quick: bool,
     /// Run the job N times: each run is saved (one group), and an aggregate gives the median
     /// p99, the between-run spread and how many runs passed.
@@ -92,6 +92,27 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
     let Some(dir) = a.dir.clone() else {
         return live(ctx, &a);
     };
+    // clap's `requires = "metrics"` is void here: DIR conflicts with --metrics, and clap takes
+    // a missing argument that conflicts with a present one as fine (QA: `check etcd DIR
+    // --interval 60 --cacert ca.crt` measured DIR and ignored both).
+    let live_only: Vec<&str> = [
+        (a.interval.is_some(), "--interval"),
+        (a.cacert.is_some(), "--cacert"),
+        (a.cert.is_some(), "--cert"),
+        (a.key.is_some(), "--key"),
+    ]
+    .into_iter()
+    .filter_map(|(given, name)| given.then_some(name))
+    .collect();
+    if !live_only.is_empty() {
+        bail!(
+            "{} only {} to --metrics (judging running etcd members), and {} is measured instead: drop {} to measure the directory, or give --metrics URL without it",
+            live_only.join(", "),
+            if live_only.len() == 1 { "applies" } else { "apply" },
+            dir.display(),
+            live_only.join(", ")
+        );
+    }
     let prepared = check::prepare(
         &dir,
         a.profile.into(),
@@ -133,6 +154,26 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
     // metrics.
     if ctx.exports_metrics() {
         bail!("--format prometheus and --textfile-dir export runs disktier measured; check etcd --metrics judges etcd's own metrics, which Prometheus scrapes from etcd already: use --format text or json here");
+    }
+    // What only a measured check uses would be silently ignored (clap refuses --profile,
+    // --threshold and --quick itself).
+    let mut measuring = a.job.given();
+    for (given, name) in [
+        (a.run.keep_files, "--keep-files"),
+        (a.run.destructive, "--destructive"),
+        (a.run.no_layout, "--no-layout"),
+    ] {
+        if given {
+            measuring.push(name);
+        }
+    }
+    if !measuring.is_empty() {
+        bail!(
+            "{} {} the job a measured check runs, and --metrics measures nothing (it judges what the members measured): drop {}, or measure a directory with check etcd DIR",
+            measuring.join(", "),
+            if measuring.len() == 1 { "sets up" } else { "set up" },
+            measuring.join(", ")
+        );
     }
     let tls = disktier_etcdmetrics::TlsFiles {
         cacert: a.cacert.clone(),
