@@ -112,26 +112,32 @@ pub fn parse() -> Cli {
 /// ([`dispatch`]); they still parse it, so that the refusal says which commands take it.
 pub fn command() -> clap::Command {
     let c = <Cli as clap::CommandFactory>::command();
-    // clap copies a global option into each subcommand that has no option of that id yet, so
-    // a copy placed in every subcommand first is the one that subcommand shows.
-    let textfile = c
-        .get_arguments()
+    let textfile = textfile_arg(&c);
+    with_textfile_dir(c, &textfile, true, &mut Vec::new())
+}
+
+/// The root's global `--textfile-dir`.
+fn textfile_arg(c: &clap::Command) -> clap::Arg {
+    c.get_arguments()
         .find(|a| a.get_id() == "textfile_dir")
         .cloned()
-        .expect("the global --textfile-dir");
-    hide_textfile_dir(c, &textfile, &mut Vec::new())
+        .expect("the global --textfile-dir")
 }
 
 /// The commands (by their path in the tree, with everything under them) that take
 /// `--textfile-dir`: those [`exports_metrics`] names.
 const METRICS_COMMANDS: &[&[&str]] = &[&["assess"], &["bench"], &["check"], &["fleet", "run"]];
 
-/// Gives every subcommand of `c` (at `path`) its own copy of the global `--textfile-dir`,
-/// hidden outside [`METRICS_COMMANDS`]. Every level gets one, so that a parent's hidden copy is
-/// never the one handed down to a child that takes the option (`fleet` to `fleet run`).
-fn hide_textfile_dir(
+/// Gives every subcommand of `c` (at `path`) under [`METRICS_COMMANDS`] its own copy of
+/// `--textfile-dir`, and with `hidden_elsewhere` every other one a hidden copy. clap copies a
+/// global option into each subcommand that has no option of that id yet, so a copy placed in
+/// every subcommand first is the one that subcommand shows; every level gets one, so that a
+/// parent's hidden copy is never the one handed down to a child that takes the option (`fleet`
+/// to `fleet run`).
+fn with_textfile_dir(
     mut c: clap::Command,
     textfile: &clap::Arg,
+    hidden_elsewhere: bool,
     path: &mut Vec<String>,
 ) -> clap::Command {
     let names: Vec<String> = c
@@ -140,11 +146,16 @@ fn hide_textfile_dir(
         .collect();
     for name in names {
         path.push(name.clone());
-        let hide = !METRICS_COMMANDS
+        let takes = METRICS_COMMANDS
             .iter()
             .any(|m| m.len() <= path.len() && m.iter().zip(path.iter()).all(|(a, b)| a == b));
         c = c.mut_subcommand(&name, |s| {
-            hide_textfile_dir(s.arg(textfile.clone().hide(hide)), textfile, path)
+            let s = match (takes, hidden_elsewhere) {
+                (true, _) => s.arg(textfile.clone()),
+                (false, true) => s.arg(textfile.clone().hide(true)),
+                (false, false) => s,
+            };
+            with_textfile_dir(s, textfile, hidden_elsewhere, path)
         });
         path.pop();
     }
@@ -152,10 +163,15 @@ fn hide_textfile_dir(
 }
 
 /// The command tree for shell completions: [`command`] without its hidden subcommands (the
-/// internal `__aggressor`), which clap_complete would offer (QA). clap cannot remove a
-/// subcommand, so the root is built again from the tree's parts.
+/// internal `__aggressor`), which clap_complete would offer (QA), and without `--textfile-dir`
+/// where it is refused: clap_complete offers hidden options too (QA: `render <TAB>` offered
+/// it), so there the option is local, not global, and only the commands that take it have it.
+/// clap cannot remove a subcommand, so the root is built again from the tree's parts.
 pub fn completion_command() -> clap::Command {
-    let full = command();
+    let base = <Cli as clap::CommandFactory>::command();
+    let textfile = textfile_arg(&base).global(false);
+    let base = base.mut_arg("textfile_dir", |a| a.global(false));
+    let full = with_textfile_dir(base, &textfile, false, &mut Vec::new());
     let mut c = clap::Command::new("disktier")
         .version(env!("CARGO_PKG_VERSION"))
         .about(full.get_about().cloned().unwrap_or_default())

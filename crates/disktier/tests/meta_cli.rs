@@ -202,6 +202,46 @@ fn completions_leave_out_the_internal_aggressor() {
     }
 }
 
+/// QA: `disktier render <TAB>` offered `--textfile-dir`, which render refuses: clap_complete
+/// offers hidden options. Only the commands that export metrics offer it now.
+#[test]
+fn completions_offer_textfile_dir_only_where_it_is_taken() {
+    let out = disktier().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Each command's case arm is followed by its `opts="..."` line.
+    let opts = |arm: &str| {
+        let at = text
+            .find(&format!("        {arm})\n"))
+            .unwrap_or_else(|| panic!("no arm {arm}"));
+        let line = text[at..].lines().nth(1).unwrap().to_string();
+        assert!(line.trim_start().starts_with("opts="), "{line}");
+        line
+    };
+    for refusing in [
+        "render",
+        "price",
+        "plan",
+        "report",
+        "fleet",
+        "setup",
+        "interfere",
+    ] {
+        let line = opts(&format!("disktier__subcmd__{refusing}"));
+        assert!(!line.contains("--textfile-dir"), "{refusing}: {line}");
+        assert!(line.contains("--format"), "{refusing}: {line}");
+    }
+    for taking in [
+        "assess",
+        "bench",
+        "check__subcmd__etcd",
+        "fleet__subcmd__run",
+    ] {
+        let line = opts(&format!("disktier__subcmd__{taking}"));
+        assert!(line.contains("--textfile-dir"), "{taking}: {line}");
+    }
+}
+
 /// QA: `man -l disktier-interfere.1` warned "cannot adjust line": clap's one-word
 /// `[default: none,ionice-idle,...]` was longer than a terminal's line.
 #[test]

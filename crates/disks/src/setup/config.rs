@@ -295,7 +295,11 @@ impl SetupRequest {
             None => None,
             Some(b) => {
                 let p = MountPath::parse_path("the boot-time unit's binary", b)?;
-                if let Some(why) = p.transient_reason() {
+                let cache = cache_directory_of(Path::new(p.as_str()));
+                let why = p.transient_reason().map(str::to_string).or_else(|| {
+                    cache.map(|d| format!("it lies in {}, a cache directory (it holds a CACHEDIR.TAG, as a cargo target directory does)", d.display()))
+                });
+                if let Some(why) = why {
                     if !self.allow_build_binary {
                         return Err(SetupError::Config(format!(
                             "--persist systemd writes a boot-time unit that runs {p}, but {why}, which may be gone at the next boot: install the binary first (install -m 0755 {p} /usr/local/bin/disktier) and run that, or pass --allow-build-binary"
@@ -385,6 +389,19 @@ impl SetupConfig {
     }
 }
 
+/// The nearest directory above `binary` that is tagged as a cache (a `CACHEDIR.TAG` starting
+/// with the signature of <https://bford.info/cachedir/>): cargo tags every target directory so,
+/// wherever `CARGO_TARGET_DIR` puts it, and a cache may be emptied at any time.
+fn cache_directory_of(binary: &Path) -> Option<PathBuf> {
+    const SIGNATURE: &[u8] = b"Signature: 8a477f597d28d172789f06886806bc55";
+    binary.ancestors().skip(1).find_map(|d| {
+        let mut head = [0u8; SIGNATURE.len()];
+        let mut f = std::fs::File::open(d.join("CACHEDIR.TAG")).ok()?;
+        std::io::Read::read_exact(&mut f, &mut head).ok()?;
+        (head == SIGNATURE).then(|| d.to_path_buf())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,6 +443,25 @@ mod tests {
         sep.layout = LayoutChoice::Separate;
         sep.bind = vec!["/var/lib/x".into()];
         assert!(sep.check().is_err());
+    }
+
+    #[test]
+    fn a_binary_in_a_cache_tagged_directory_is_found_wherever_it_is() {
+        // A cargo target directory moved by CARGO_TARGET_DIR: no component is named target.
+        let t = tempfile::tempdir().unwrap();
+        let build = t.path().join("tgt");
+        std::fs::create_dir_all(build.join("debug")).unwrap();
+        let bin = build.join("debug/disktier");
+        assert_eq!(cache_directory_of(&bin), None);
+        std::fs::write(
+            build.join("CACHEDIR.TAG"),
+            "Signature: 8a477f597d28d172789f06886806bc55\n# created by cargo\n",
+        )
+        .unwrap();
+        assert_eq!(cache_directory_of(&bin), Some(build.clone()));
+        // A file of that name without the signature is not a tag.
+        std::fs::write(build.join("CACHEDIR.TAG"), "Signature: something else\n").unwrap();
+        assert_eq!(cache_directory_of(&bin), None);
     }
 
     #[test]
