@@ -73,6 +73,8 @@ fn dry_run_json_on_an_untouched_mount_point_lists_no_steps() {
         .arg("--root")
         .arg(tmp.path().join("root"))
         .json_ok();
+    // Versioned as every other --format json document (QA: undo's alone had no version).
+    assert_eq!(v["schema_version"], 1);
     assert_eq!(v["mount"], mnt.display().to_string());
     assert_eq!(v["dry_run"], true);
     assert_eq!(v["changed"], false);

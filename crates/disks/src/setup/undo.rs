@@ -67,9 +67,10 @@ pub struct UndoStep {
     pub status: &'static str,
 }
 
-/// What an undo did.
+/// What an undo did (`--format json`, schema 1, as setup's own report).
 #[derive(Debug, Clone, Serialize)]
 pub struct UndoReport {
+    pub schema_version: u32,
     pub mount: String,
     pub dry_run: bool,
     pub changed: bool,
@@ -161,6 +162,7 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
     let mount = &req.mount;
     let jpath = journal_path(&req.persist_root, mount);
     let mut report = UndoReport {
+        schema_version: 1,
         mount: mount.to_string(),
         dry_run: req.dry_run,
         changed: false,

@@ -35,8 +35,8 @@ pub struct Args {
     /// bcache's bucket size (make-bcache's default: 512KiB).
     #[arg(long, default_value = "512KiB", value_parser = clap_parsers::size)]
     pub bcache_bucket: u64,
-    /// bcache's sequential_cutoff (default 4 MB; 0 disables, as the bcache-on-EBS recipe
-    /// does).
+    /// bcache's sequential_cutoff (its default, 4 << 20 bytes, which bcache.rst calls 4 MB;
+    /// 0 disables, as the bcache-on-EBS recipe does).
     #[arg(long, default_value = "4MiB", value_parser = clap_parsers::size)]
     pub sequential_cutoff: u64,
     /// bcache's writeback_percent (dirty data the writeback controller aims for).
