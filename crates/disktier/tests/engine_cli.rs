@@ -323,6 +323,31 @@ fn import_fio_gives_the_etcd_verdict_from_fios_own_numbers() {
 }
 
 #[test]
+fn the_interpolation_warning_is_only_for_jobs_that_synced() {
+    // It concerns the sync latencies alone (the etcd verdict's interval): a job without syncs,
+    // or json+ output with the bins, has nothing interpolated.
+    let warnings = |fixture: &str| {
+        let doc = json_of(&import_fixture(fixture));
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let no_sync = warnings("randrw-2jobs-3.33.json");
+    assert!(no_sync.contains("host facts are unknown"), "{no_sync}");
+    assert!(!no_sync.contains("interpolated"), "{no_sync}");
+    assert!(!warnings("etcd-jsonplus-3.33.json").contains("interpolated"));
+    let synced = warnings("etcd-3.33.json");
+    assert!(
+        synced.contains("sync latencies between fio's listed percentiles are interpolated"),
+        "{synced}"
+    );
+}
+
+#[test]
 fn import_text_output_is_stable() {
     // Everything in it comes from the fixture, so the whole rendering is a golden file.
     let out = Command::new(bin())

@@ -95,10 +95,12 @@ pub fn etcd_perf(path: &Path, named: etcdperf::Named) -> anyhow::Result<RunDoc> 
 /// the verdict's lines.
 pub fn fio_run(m: FioMeasured) -> (RunDoc, Vec<String>) {
     let mut doc = m.doc;
-    doc.warnings.push(if m.sync_hist.is_some() {
-        "imported from fio's JSON: host facts are unknown".to_string()
+    // Only the sync latency's interval (the etcd verdict's) is read from the bins, so the
+    // interpolation is worth a word only for a job that synced and whose JSON had none.
+    doc.warnings.push(if doc.results.sync.is_some() && m.sync_hist.is_none() {
+        "imported from fio's JSON: host facts are unknown; without json+ bins, sync latencies between fio's listed percentiles are interpolated".to_string()
     } else {
-        "imported from fio's JSON: host facts are unknown; without json+ bins, latencies between fio's listed percentiles are interpolated".to_string()
+        "imported from fio's JSON: host facts are unknown".to_string()
     });
     let mut extra = Vec::new();
     if doc.results.sync.is_some() {
