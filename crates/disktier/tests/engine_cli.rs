@@ -541,6 +541,30 @@ fn tmpfs_with_direct_names_tmpfs_and_the_fix() {
     stdout_ok(&out);
 }
 
+/// QA: `--engine fio` on a path with a newline ran fio, which ran the job and wrote the path
+/// unescaped into its JSON, and the run failed with "not fio JSON output". It is refused before
+/// fio is looked up or started (the same refusal where fio is not installed; the engine's own
+/// test shows no command runs), in one line that says why and what to do.
+#[test]
+fn fio_refuses_a_path_with_a_newline_before_it_starts() {
+    let d = scratch();
+    let target = d.path().join("a\nb");
+    std::fs::create_dir(&target).unwrap();
+    for t in [target.clone(), target.join("f")] {
+        let out = bench(&t, &["--profile", "etcd", "--quick", "--engine", "fio"]);
+        assert_one_line_error(
+            &out,
+            &format!("{t:?}"),
+            &["holds a newline", "--engine native", "a path without it"],
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "fio made files"
+    );
+}
+
 #[test]
 fn missing_path_is_named() {
     let out = bench(

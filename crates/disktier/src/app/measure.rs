@@ -202,6 +202,14 @@ fn run_fio(w: &Workload, opts: &RunOptions) -> anyhow::Result<Measurement> {
     if opts.io_log.is_some() {
         bail!("--trace records the native engine's I/O: drop --engine fio");
     }
+    // Before anything is checked or made: fio would run the whole job and then fail to read.
+    if let Some(why) = disktier_engine::fio::path_problem(&job.target) {
+        return Err(disktier_engine::fio::FioError::Path {
+            path: job.target.clone(),
+            why,
+        }
+        .into());
+    }
     let runner = disktier_cmd::RealRunner;
     // Resolved once to an absolute path: the command that runs is the one checked here.
     let Some(fio) = disktier_cmd::which(disktier_engine::fio::FIO) else {

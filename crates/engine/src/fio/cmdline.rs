@@ -14,6 +14,23 @@ pub fn escape_path(p: &Path) -> String {
     p.display().to_string().replace(':', "\\:")
 }
 
+/// Why fio cannot be given `p` as its target, if it cannot: fio copies the path unescaped into
+/// its JSON output, where a newline or other control character makes the result unreadable
+/// (after fio has run the whole job), and disktier passes fio its options as text, which a
+/// path that is not UTF-8 is not.
+pub fn path_problem(p: &Path) -> Option<&'static str> {
+    match p.to_str() {
+        None => Some("is not UTF-8, and fio's options are passed to it as text"),
+        Some(s) if s.contains(['\n', '\r']) => Some(
+            "holds a newline, which fio copies unescaped into its JSON output, so its result could not be read",
+        ),
+        Some(s) if s.chars().any(char::is_control) => Some(
+            "holds a control character, which fio copies unescaped into its JSON output, so its result could not be read",
+        ),
+        Some(_) => None,
+    }
+}
+
 /// How to format a duration for fio's time options (fio accepts `us`, `ms`, `s` suffixes).
 fn fio_time(d: Duration) -> String {
     if d.subsec_nanos() == 0 {

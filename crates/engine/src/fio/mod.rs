@@ -66,6 +66,11 @@ pub enum FioError {
     /// fio ran past its time limit and was killed.
     #[error("fio ran for more than {}s, its time limit for this job (runtime, ramp and layout plus a margin), and was killed: check that the target is not hung (dmesg), or pass a shorter --runtime or smaller --size", .after.as_secs())]
     Timeout { after: Duration },
+    /// The target's path cannot be handed to fio ([`path_problem`]).
+    #[error(
+        "fio cannot run on {path:?}: the path {why}: use --engine native, or a path without it"
+    )]
+    Path { path: PathBuf, why: &'static str },
     /// `--no-layout` could not extend a file before fio ran.
     #[error("could not extend {path} for fio (--no-layout)")]
     Layout {

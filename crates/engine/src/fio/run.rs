@@ -2,7 +2,7 @@
 //! stopping on the stop flag (fio and its children), latency logs in a temporary directory,
 //! and the JSON read into the same [`RunDoc`](crate::result::RunDoc) the native engine writes.
 
-use super::cmdline::{command, files_to_make, job_files};
+use super::cmdline::{command, files_to_make, job_files, path_problem};
 use super::histogram::{read_series, sync_histogram};
 use super::import::{parse, to_run_doc, DocContext, FioMeasured};
 use super::{FioError, FIO};
@@ -65,6 +65,12 @@ pub fn run(
     target: TargetInfo,
     opts: &FioOptions,
 ) -> Result<FioMeasured, FioError> {
+    if let Some(why) = path_problem(&job.target) {
+        return Err(FioError::Path {
+            path: job.target.clone(),
+            why,
+        });
+    }
     let is_dir = target.kind == "directory";
     let created = files_to_make(job, is_dir);
     let mut warnings = Vec::new();

@@ -277,6 +277,46 @@ fn run_uses_the_runner_and_cleans_created_files() {
     );
 }
 
+/// QA: a target path with a newline (or another control character) went to fio, which ran
+/// the whole job and then wrote the path unescaped into its JSON: "not fio JSON output". Such a
+/// path is refused before any command runs, saying why and what to do instead.
+#[test]
+fn a_path_fio_cannot_carry_is_refused_before_fio_runs() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempfile::tempdir().unwrap();
+    assert_eq!(path_problem(&d.path().join("a:b c")), None);
+    let bad = [
+        (d.path().join("a\nb"), "newline"),
+        (d.path().join("a\rb"), "newline"),
+        (d.path().join("a\tb"), "control character"),
+        (
+            d.path().join(std::ffi::OsStr::from_bytes(b"x\xff")),
+            "not UTF-8",
+        ),
+    ];
+    for (path, why) in bad {
+        let job = Job {
+            target: path.clone(),
+            ..etcd_job(d.path())
+        };
+        let runner = RecordingRunner::new();
+        runner.on("fio", &[], 0, ETCD);
+        let target = TargetInfo {
+            path: path.display().to_string(),
+            kind: "file".into(),
+            ..TargetInfo::default()
+        };
+        let Err(e) = run(&job, &runner, target, &FioOptions::default()) else {
+            panic!("{path:?} was not refused");
+        };
+        let e = e.to_string();
+        assert!(e.contains(why), "{e}");
+        assert!(e.contains("--engine native"), "{e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+        assert!(runner.commands().is_empty(), "{path:?}: fio was run");
+    }
+}
+
 /// QA (session 15): an edited fio JSON with 1e308 IOPS, a negative bandwidth or a p99 of -7 ns
 /// was imported and shown (a 300-digit IOPS, "-0.00 MiB/s", a p99 below the p50). Such figures
 /// are refused, naming the field; fio's own outputs, group_reporting's added rates included,
