@@ -71,3 +71,36 @@ fn under_nohup_a_hang_up_is_ignored() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["interrupted"], false);
 }
+
+/// QA: a second SIGTERM while a run was already stopping ended the process with 130, the status
+/// of SIGINT. The process ends with the shell's status for the signal that ended it at once,
+/// 128 + its number; the first signal alone stops the run cleanly (exit 2).
+#[test]
+fn a_second_sigterm_ends_the_run_with_143() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .env("DISKTIER_DB", d.path().join("results.db"))
+        .args(["--no-save", "bench"])
+        .arg(&dir)
+        .args("--rw write --size 4m --time-based --runtime 30s".split_whitespace())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SIGTERM until it ends: the first stops the run, the next (a few ms later, well before
+    // the stop is done) ends the process.
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(status.code(), Some(143), "{status:?}");
+}

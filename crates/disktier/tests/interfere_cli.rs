@@ -458,6 +458,18 @@ fn a_second_ctrl_c_does_not_skip_the_undo() {
     signalled_run_restores(&[libc::SIGINT, libc::SIGINT, libc::SIGINT], "SIGINT");
 }
 
+/// QA: SIGTERM and then Ctrl-C during a run ended in "interrupted by SIGINT": the message named
+/// the last signal. The first one started the stop; a later one only arrives while the run
+/// undoes its changes, and the exit status (2) is the same either way.
+#[test]
+fn the_first_of_two_different_signals_is_the_one_named() {
+    if !require_loop() {
+        return;
+    }
+    signalled_run_restores(&[libc::SIGTERM, libc::SIGINT], "SIGTERM");
+    signalled_run_restores(&[libc::SIGHUP, libc::SIGTERM], "SIGHUP");
+}
+
 #[test]
 fn a_planted_journal_is_refused_by_the_binary() {
     let run = tempfile::tempdir().unwrap();

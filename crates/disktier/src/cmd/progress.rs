@@ -9,7 +9,8 @@
 //! [`stop_flag`] installs SIGINT, SIGTERM and SIGHUP handlers once per process that set a
 //! shared flag the engine polls (it stops within a second and marks the result interrupted): a
 //! dropped ssh session (SIGHUP) stops a run as cleanly as Ctrl-C. A second SIGINT or SIGTERM
-//! while the flag is already set ends the process at once with the usual 130. Under `nohup`
+//! while the flag is already set ends the process at once with the shell's status for the signal
+//! that ended it, 128 + its number (130 for SIGINT, 143 for SIGTERM). Under `nohup`
 //! (SIGHUP inherited as ignored) a hang-up stays ignored.
 
 use super::Ctx;
@@ -36,7 +37,10 @@ pub fn stop_flag() -> Arc<AtomicBool> {
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             // Order matters (signal-hook's documented pattern): the conditional shutdown runs
             // first and only fires when the flag is already set, i.e. on the second signal.
-            let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&flag));
+            // The status is the one a shell gives a process that signal ended (QA: a second
+            // SIGTERM exited 130, SIGINT's).
+            let _ =
+                signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag));
             let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
         }
         // A hang-up comes once (the session is gone): it stops the run, and a second one
@@ -52,19 +56,36 @@ pub fn stop_flag() -> Arc<AtomicBool> {
 /// The stop flag of a run that changes the system and must undo it or stop at a safe point
 /// before it exits (`interfere`, `setup`): SIGINT, SIGTERM, SIGHUP (but not under `nohup`) and
 /// SIGQUIT all set it, and a repeated signal does NOT end the process (unlike [`stop_flag`]):
-/// the run stops its scenario or step, undoes what must be undone, then exits. [`restoring_signal`] says which signal came. Never call [`stop_flag`] in
-/// the same process: its handlers would end the process on a second Ctrl-C.
+/// the run stops its scenario or step, undoes what must be undone, then exits (status 2).
+/// [`restoring_signal`] says which signal started the stop. Never call [`stop_flag`] in the
+/// same process: its handlers would end the process on a second Ctrl-C.
 pub fn restoring_stop_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
+        let mut caught = Vec::new();
         for sig in RESTORING_SIGNALS {
             if sig == signal_hook::consts::SIGHUP && nohup() {
                 continue;
             }
-            let _ =
-                signal_hook::flag::register_usize(sig, Arc::clone(&RESTORING_SIGNAL), sig as usize);
+            let _ = signal_hook::flag::register_usize(sig, Arc::clone(&LAST_SIGNAL), sig as usize);
             let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
+            caught.push(sig);
+        }
+        // The first signal is kept by a thread that takes them in the order they came (a
+        // handler can only overwrite, which kept the last: QA saw SIGTERM then Ctrl-C reported
+        // as "interrupted by SIGINT").
+        if let Ok(mut signals) = signal_hook::iterator::Signals::new(&caught) {
+            std::thread::spawn(move || {
+                for sig in signals.forever() {
+                    let _ = FIRST_SIGNAL.compare_exchange(
+                        0,
+                        sig as usize,
+                        Ordering::SeqCst,
+                        Ordering::SeqCst,
+                    );
+                }
+            });
         }
         flag
     })
@@ -83,12 +104,24 @@ const RESTORING_SIGNALS: [i32; 4] = [
     signal_hook::consts::SIGQUIT,
 ];
 
-static RESTORING_SIGNAL: std::sync::LazyLock<Arc<std::sync::atomic::AtomicUsize>> =
+/// The last signal [`restoring_stop_flag`] caught, set by the handler itself: the answer until
+/// the thread has recorded [`FIRST_SIGNAL`].
+static LAST_SIGNAL: std::sync::LazyLock<Arc<std::sync::atomic::AtomicUsize>> =
     std::sync::LazyLock::new(|| Arc::new(std::sync::atomic::AtomicUsize::new(0)));
 
-/// The name of the last signal [`restoring_stop_flag`] caught, if any.
+/// The first signal [`restoring_stop_flag`] caught: the one that started the stop.
+static FIRST_SIGNAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The name of the signal that started [`restoring_stop_flag`]'s stop, if any: the first one,
+/// not a later signal sent while the run was undoing its changes.
 pub fn restoring_signal() -> Option<&'static str> {
-    match RESTORING_SIGNAL.load(Ordering::SeqCst) as i32 {
+    let first = FIRST_SIGNAL.load(Ordering::SeqCst);
+    let sig = if first != 0 {
+        first
+    } else {
+        LAST_SIGNAL.load(Ordering::SeqCst)
+    };
+    match sig as i32 {
         0 => None,
         signal_hook::consts::SIGINT => Some("SIGINT"),
         signal_hook::consts::SIGTERM => Some("SIGTERM"),
