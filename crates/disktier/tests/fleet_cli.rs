@@ -320,6 +320,70 @@ fn a_server_that_never_answers_is_given_up_on() {
     assert!(started.elapsed() < std::time::Duration::from_secs(100));
 }
 
+/// QA: a server that is not Kubernetes (a web server answering 404 with an HTML page) gave
+/// "listing Jobs in namespace disktier: <!DOCTYPE HTML>..." with the whole page. The answer to
+/// the first request says what is wrong and where to look. The server is plain HTTP on
+/// loopback, answering every request 404 as a web server does.
+#[test]
+fn a_server_that_is_not_kubernetes_is_named_as_such() {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut c in listener.incoming().flatten() {
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let body = "<!DOCTYPE HTML>\n<html><body><h1>404 Not Found</h1></body></html>\n";
+            let _ = write!(
+                c,
+                "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\nusers:\n- name: u\n  user: {{token: x}}\n"),
+    )
+    .unwrap();
+    let run = ["fleet", "run", "--nodes", "a", "--", "check", "etcd", "/x"];
+    let dry_all = [
+        "fleet",
+        "run",
+        "--dry-run",
+        "--all-nodes",
+        "--",
+        "check",
+        "etcd",
+        "/x",
+    ];
+    let clean = ["fleet", "clean"];
+    for args in [&run[..], &dry_all[..], &clean[..]] {
+        let err = disktier()
+            .env("KUBECONFIG", &kc)
+            .args(args)
+            .timeout(std::time::Duration::from_secs(60))
+            .stderr_of_exit(2);
+        assert!(
+            err.contains(&format!(
+                "the server at http://127.0.0.1:{port}/ answered 404 (Not Found) for GET /version"
+            )),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("does not look like a Kubernetes API server")
+                && err.contains("check the server URL of the kubeconfig"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("DOCTYPE"), "{args:?}: {err}");
+    }
+}
+
 /// QA: `--kubeconfig /etc/passwd` printed the file's first line; a kubeconfig whose YAML
 /// breaks beside a `token:` would print the token.
 #[test]

@@ -61,6 +61,10 @@ pub enum FleetError {
     Client(kube::Error),
     #[error("cannot reach the Kubernetes API server at {server}: {why} (is the cluster up, and are --kubeconfig/--context the right ones?)")]
     Unreachable { server: String, why: String },
+    /// The first request (`GET /version`, which every Kubernetes API server answers) was
+    /// answered 404: a web server, or a URL whose path is not the API server's.
+    #[error("the server at {server} answered 404 (Not Found) for GET {path}: it does not look like a Kubernetes API server; check the server URL of the kubeconfig's cluster (--kubeconfig/--context, or `kubectl config view --minify`)")]
+    NotKubernetes { server: String, path: &'static str },
     #[error("namespace {0} does not exist: create it with `kubectl create namespace {0}`, or pass --create-namespace")]
     NoNamespace(String),
     #[error("{action}: {}", describe(err))]

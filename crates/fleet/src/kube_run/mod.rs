@@ -156,6 +156,13 @@ pub async fn client(opts: &ClientOptions) -> Result<Client> {
     // (QA: killed after 8 minutes). Its first answer is waited for this long.
     let answer = tokio::time::timeout(FIRST_ANSWER, client.apiserver_version()).await;
     match answer {
+        // Every API server has /version (401 or 403 to a client it refuses): a 404 is another
+        // kind of server, whose HTML page kube would otherwise print whole at the next call
+        // (QA: "listing Jobs in namespace disktier: <!DOCTYPE HTML>...").
+        Ok(Err(kube::Error::Api(s))) if s.code == 404 => Err(FleetError::NotKubernetes {
+            server,
+            path: "/version",
+        }),
         // An answer, even a refusal (401, 403), is a server that is there: the calls that
         // follow say what it refuses.
         Ok(Ok(_)) | Ok(Err(kube::Error::Api(_))) => Ok(client),
