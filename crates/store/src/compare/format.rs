@@ -17,7 +17,16 @@ pub fn fmt_factor(f: f64) -> String {
 
 /// Two values in the same unit, picked for the larger one, so "0.20 ms vs 4.05 ms" reads at a glance.
 pub fn fmt_pair(unit: Unit, a: f64, b: f64) -> (String, String) {
-    let m = a.max(b);
+    let mut v = fmt_row(unit, &[a, b]).into_iter();
+    let a = v.next().unwrap_or_default();
+    (a, v.next().unwrap_or_default())
+}
+
+/// Values to be read side by side (a row of `compare`), in one unit picked for the largest:
+/// "10.4 MiB/s  0.9 MiB/s", not "10.4 MiB/s  873.7 KiB/s" (QA: a pair in two units had to be
+/// converted before it could be compared by eye). Counts keep their own suffixes.
+pub fn fmt_row(unit: Unit, values: &[f64]) -> Vec<String> {
+    let m = values.iter().copied().fold(0.0, f64::max);
     let f = |v: f64| match unit {
         Unit::Ns => {
             let (div, name) = if m >= 1e9 {
@@ -37,9 +46,20 @@ pub fn fmt_pair(unit: Unit, a: f64, b: f64) -> (String, String) {
                 format!("{:.2} {name}", v / div)
             }
         }
+        Unit::BytesPerSec => {
+            const MIB: f64 = 1024.0 * 1024.0;
+            const GIB: f64 = 1024.0 * MIB;
+            if m >= GIB {
+                format!("{:.2} GiB/s", v / GIB)
+            } else if m >= MIB {
+                format!("{:.1} MiB/s", v / MIB)
+            } else {
+                format!("{:.1} KiB/s", v / 1024.0)
+            }
+        }
         _ => fmt_value(unit, v),
     };
-    (f(a), f(b))
+    values.iter().map(|&v| f(v)).collect()
 }
 
 /// One value in its own best unit.

@@ -9,7 +9,7 @@ mod format;
 mod notes;
 mod stored;
 
-pub use format::{align, fmt_count, fmt_factor, fmt_pair, fmt_value};
+pub use format::{align, fmt_count, fmt_factor, fmt_pair, fmt_row, fmt_value};
 pub use stored::{benchmark, benchmarks, Benchmark, CannotCompare};
 
 use disktier_engine::{DirStats, RunDoc};
@@ -348,8 +348,11 @@ impl Comparison {
         let mut rows = vec![head];
         for row in &self.rows {
             let mut cells = vec![row.metric.clone()];
+            // The row's values in one unit, for the largest of them.
+            let known: Vec<f64> = row.values.iter().flatten().copied().collect();
+            let mut shown = fmt_row(row.unit, &known).into_iter();
             cells.extend(row.values.iter().map(|v| match v {
-                Some(v) => fmt_value(row.unit, *v),
+                Some(_) => shown.next().unwrap_or_default(),
                 None => "-".into(),
             }));
             cells.extend(row.ratios.iter().map(|r| match r {

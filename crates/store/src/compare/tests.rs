@@ -105,6 +105,52 @@ fn an_interrupted_run_is_noted() {
     assert!(text.contains("note: A was interrupted"), "{text}");
 }
 
+/// QA: "write throughput 512.0 MiB/s vs 1.20 GiB/s" put a pair in two units; both sides of a
+/// row are in the unit of the larger, in the sentences and in every column of the table.
+#[test]
+fn a_rows_values_share_one_unit() {
+    const MIB: f64 = 1024.0 * 1024.0;
+    assert_eq!(
+        fmt_pair(Unit::BytesPerSec, 512.0 * MIB, 1.2 * 1024.0 * MIB),
+        ("0.50 GiB/s".into(), "1.20 GiB/s".into())
+    );
+    assert_eq!(
+        fmt_pair(Unit::BytesPerSec, 10.4 * MIB, 873.7 * 1024.0),
+        ("10.4 MiB/s".into(), "0.9 MiB/s".into())
+    );
+    assert_eq!(
+        fmt_row(Unit::BytesPerSec, &[900.0 * 1024.0, 3.0 * 1024.0]),
+        ["900.0 KiB/s", "3.0 KiB/s"]
+    );
+    let runs = [
+        fixture("ocp-recipe-ephemeral"),
+        fixture("ocp-recipe-ebs"),
+        fixture("quick-etcd"),
+    ];
+    let text = checks(&runs, false).unwrap().to_text();
+    let unit = |cell: &str| cell.rsplit(' ').next().unwrap().to_string();
+    for line in text
+        .lines()
+        .filter(|l| l.contains("throughput") || l.contains(" p99"))
+    {
+        let cells: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        // METRIC A B C in the table; "metric A vs B: ..." in the sentences.
+        let values: Vec<String> = if line.contains(": ") {
+            // "A vs B: write throughput 10.4 MiB/s vs 0.9 MiB/s: 12.2x higher"
+            let body = line.rsplit_once(": ").unwrap().0;
+            let (a, b) = body.rsplit_once(" vs ").unwrap();
+            vec![unit(a), unit(b)]
+        } else {
+            cells[1..4].iter().map(|c| unit(c)).collect()
+        };
+        assert!(values.windows(2).all(|w| w[0] == w[1]), "{line}");
+    }
+}
+
 #[test]
 fn units_read_well() {
     assert_eq!(
