@@ -488,3 +488,55 @@ fn disks_with_a_hostile_tree_errs_or_lists_but_never_panics() {
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
+
+#[test]
+fn io_buffers_are_bounded_over_all_threads_not_per_thread() {
+    // QA: iodepth x bs was bounded per thread (2 GiB), so numjobs multiplied it unchecked:
+    // numjobs=8 iodepth=1024 bs=1m aborted with "memory allocation of 1073745920 bytes
+    // failed" under a 4 GiB limit, and numjobs=1024 iodepth=2047 bs=1m asked for 2 TiB.
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().to_str().unwrap();
+    refused(
+        &[
+            "bench", dir, "--rw", "randwrite", "--numjobs", "2", "--iodepth", "2048", "--bs",
+            "1m", "--size", "1m",
+        ],
+        "numjobs=2 x iodepth=2048 x bs=1048576 = 4096 MiB of I/O buffers held at once: keep it at 2 GiB or less",
+    );
+    refused(
+        &[
+            "bench",
+            dir,
+            "--rw",
+            "randwrite",
+            "--numjobs",
+            "1024",
+            "--iodepth",
+            "2047",
+            "--bs",
+            "1m",
+            "--size",
+            "1m",
+        ],
+        "numjobs=1024 x iodepth=2047",
+    );
+    // Jobs of a job file that run together (no stonewall) add up: each holds 2 GiB, which
+    // passes on its own.
+    let fio = t.path().join("two.fio");
+    std::fs::write(
+        &fio,
+        format!(
+            "[global]\ndirectory={dir}\nrw=randwrite\nbs=1m\nsize=1m\niodepth=2048\n[a]\n[b]\n"
+        ),
+    )
+    .unwrap();
+    refused(
+        &["bench", fio.to_str().unwrap()],
+        "the jobs that run together hold 4096 MiB of I/O buffers in all",
+    );
+    assert_eq!(
+        std::fs::read_dir(t.path()).unwrap().count(),
+        1,
+        "a refused job creates no files"
+    );
+}

@@ -235,8 +235,10 @@ pub const MIN_RUNTIME: Duration = Duration::from_millis(1);
 const MAX_BS: u64 = 256 << 20;
 const MAX_IODEPTH: u32 = 4096;
 const MAX_NUMJOBS: u32 = 1024;
-/// Each job keeps iodepth buffers of bs bytes in memory.
-const MAX_BUFFERS: u64 = 2 << 30;
+/// Most bytes of I/O buffers held at once: each of a job's numjobs threads keeps iodepth
+/// buffers of bs bytes, so the bound is on numjobs x iodepth x bs, not on one thread's share
+/// (QA: numjobs=1024 iodepth=2047 bs=1m passed a per-thread check and asked for 2 TiB).
+pub const MAX_BUFFERS: u64 = 2 << 30;
 
 fn bad(option: &'static str, value: impl ToString, fix: impl Into<String>) -> EngineError {
     EngineError::BadOption {
@@ -247,6 +249,14 @@ fn bad(option: &'static str, value: impl ToString, fix: impl Into<String>) -> En
 }
 
 impl Job {
+    /// Bytes of I/O buffers the job holds while it runs: iodepth buffers of bs bytes in each of
+    /// its numjobs threads.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.bs
+            .saturating_mul(u64::from(self.iodepth))
+            .saturating_mul(u64::from(self.numjobs))
+    }
+
     /// Checks the options on their own (the target is checked when the job runs).
     pub fn validate(&self) -> Result<(), EngineError> {
         if self.name.is_empty() || self.name.contains('/') || self.name.contains('\0') {
@@ -280,13 +290,16 @@ impl Job {
                 "use an iodepth from 1 to 4096",
             ));
         }
-        if self.bs.saturating_mul(self.iodepth as u64) > MAX_BUFFERS {
+        if self.buffer_bytes() > MAX_BUFFERS {
             return Err(bad(
                 "iodepth",
                 self.iodepth,
                 format!(
-                    "iodepth x bs = {} MiB of buffers per job: keep it under 2 GiB (lower --iodepth or --bs)",
-                    self.bs.saturating_mul(self.iodepth as u64) >> 20
+                    "numjobs={} x iodepth={} x bs={} = {} MiB of I/O buffers held at once: keep it at 2 GiB or less (lower --numjobs, --iodepth or --bs)",
+                    self.numjobs,
+                    self.iodepth,
+                    self.bs,
+                    self.buffer_bytes() >> 20
                 ),
             ));
         }

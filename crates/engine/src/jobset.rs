@@ -3,7 +3,7 @@
 //! reporting group combined as one (fio's `group_reporting`).
 
 use crate::error::EngineError;
-use crate::job::Job;
+use crate::job::{Job, MAX_BUFFERS};
 use crate::result::{percentile_key, DirStats, LatStats, Results, PERCENTILES};
 use crate::run::run;
 use crate::stats::new_hist;
@@ -24,6 +24,20 @@ pub fn run_together(jobs: &[Job], opts: &RunOptions) -> Result<Vec<Measured>, En
             value: threads.to_string(),
             fix: format!(
                 "the jobs that run together have {threads} threads in all: keep numjobs summed over them at {MAX_THREADS} or less (or split them with stonewall)"
+            ),
+        });
+    }
+    let buffers: u64 = jobs
+        .iter()
+        .map(Job::buffer_bytes)
+        .fold(0, u64::saturating_add);
+    if buffers > MAX_BUFFERS {
+        return Err(EngineError::BadOption {
+            option: "iodepth",
+            value: jobs.iter().map(|j| j.iodepth.to_string()).collect::<Vec<_>>().join(","),
+            fix: format!(
+                "the jobs that run together hold {} MiB of I/O buffers in all (numjobs x iodepth x bs summed over them): keep it at 2 GiB or less (lower numjobs, iodepth or bs, or split them with stonewall)",
+                buffers >> 20
             ),
         });
     }
