@@ -324,6 +324,21 @@ mod tests {
         assert_eq!(parse_sizes("2GiB,1GiB").unwrap(), vec![1 << 30, 2 << 30]);
         assert!(parse_sizes("8GiB..1GiB").is_err());
         assert!(parse_sizes("lots").is_err());
+        // Thousands of sizes would be thousands of caches in memory at once.
+        let list = |n: u64| {
+            (1..=n)
+                .map(|i| (i << 20).to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        assert_eq!(parse_sizes(&list(64)).unwrap().len(), 64);
+        let err = parse_sizes(&list(2000)).unwrap_err().to_string();
+        assert!(
+            err.contains("2000 sizes") && err.contains("at most 64"),
+            "{err}"
+        );
+        // A doubling range over the whole u64 stays within the bound.
+        assert!(parse_sizes("512..8EiB").unwrap().len() <= 64);
     }
 
     #[test]

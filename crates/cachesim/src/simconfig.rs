@@ -166,6 +166,12 @@ pub fn scaled_bytes(cfg: &SimConfig, cache_bytes: u64) -> u64 {
 /// blocks, about 1 GiB of memory per cache for the policies' maps and lists (docs/trace.md).
 pub const MAX_CACHE_BLOCKS: u64 = 1 << 24;
 
+/// The most cache sizes one simulation takes. Every size is a separate cache for every policy,
+/// all replayed at once, each with its own preallocated maps and lists (QA: 2000 sizes of
+/// 4 GiB aborted with "memory allocation of 16777216 bytes failed" under a 4 GiB limit). 64
+/// holds any doubling range (512 bytes to 2^63 is 55 sizes).
+pub const MAX_SIZES: usize = 64;
+
 /// Parses `--cache-sizes`: a comma list (`1GiB,2GiB`) or a doubling range (`1GiB..64GiB`).
 pub fn parse_sizes(s: &str) -> Result<Vec<u64>, TraceError> {
     let bad = |why: String| TraceError::Invalid {
@@ -200,6 +206,12 @@ pub fn parse_sizes(s: &str) -> Result<Vec<u64>, TraceError> {
     v.dedup();
     if v.is_empty() {
         return Err(bad("empty list".into()));
+    }
+    if v.len() > MAX_SIZES {
+        return Err(bad(format!(
+            "{} sizes: every size is a separate cache for every policy, all in memory at once: give at most {MAX_SIZES}, or a range (1GiB..64GiB) that doubles from one to the other",
+            v.len()
+        )));
     }
     Ok(v)
 }

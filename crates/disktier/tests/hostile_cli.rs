@@ -540,3 +540,17 @@ fn io_buffers_are_bounded_over_all_threads_not_per_thread() {
         "a refused job creates no files"
     );
 }
+
+#[test]
+fn simulate_refuses_thousands_of_cache_sizes_before_reading_the_trace() {
+    // QA: each size is a cache per policy, all allocated at once: 2000 sizes of 4 GiB aborted
+    // with "memory allocation of 16777216 bytes failed" (exit 134) under a 4 GiB limit.
+    let sizes = (0..2000u64)
+        .map(|i| ((4u64 << 30) + (i << 20)).to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    refused(
+        &["simulate", "--trace", "/nonexistent-trace", "--cache-sizes", &sizes],
+        "2000 sizes: every size is a separate cache for every policy, all in memory at once: give at most 64",
+    );
+}
