@@ -35,6 +35,15 @@ pub fn parse(text: &str, source_name: &str) -> Result<Value, FioError> {
             source_name: source_name.into(),
             why: "no JSON object found".into(),
         })?;
+    let values = json_values(&text[start..]);
+    if values > MAX_JSON_VALUES {
+        return Err(FioError::NotJson {
+            source_name: source_name.into(),
+            why: format!(
+                "it holds about {values} JSON values, more than the {MAX_JSON_VALUES} an import reads: each takes 32 bytes or more in memory"
+            ),
+        });
+    }
     let mut de = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
     let v = match de.next() {
         Some(Ok(v)) => v,
@@ -506,6 +515,31 @@ pub fn jobs(v: &Value, source_name: &str, ctx: &DocContext) -> Result<Vec<FioJob
 /// The largest fio JSON read: 256 MiB (a json+ output with histogram bins for 64 jobs is a few
 /// MiB).
 pub const MAX_JSON: u64 = 256 << 20;
+
+/// The most JSON values an import parses. The text is capped at [`MAX_JSON`], but a value of
+/// two bytes (`0,`) becomes a 32-byte `Value`: QA's 200 MB array of zeros (100 M values) aborted
+/// with "memory allocation of 4294967296 bytes failed". fio's json+ output holds a few
+/// thousand values a job (its latency bins), so 2^23 leaves room for 1,024 jobs; at the bound
+/// the document takes about 256 MiB.
+pub const MAX_JSON_VALUES: usize = 1 << 23;
+
+/// About how many values the JSON `text` holds: its commas and opening brackets outside
+/// strings, a cheap upper bound taken before anything is allocated per value.
+fn json_values(text: &str) -> usize {
+    let (mut n, mut in_str, mut esc) = (1usize, false, false);
+    for b in text.bytes() {
+        match (in_str, esc, b) {
+            (true, true, _) => esc = false,
+            (true, false, b'\\') => esc = true,
+            (true, false, b'"') => in_str = false,
+            (true, false, _) => {}
+            (false, _, b'"') => in_str = true,
+            (false, _, b',' | b'[' | b'{') => n += 1,
+            _ => {}
+        }
+    }
+    n
+}
 
 /// Reads at most [`MAX_JSON`] bytes of fio JSON from `input` (a file or standard input).
 pub fn read_capped(

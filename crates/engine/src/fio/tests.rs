@@ -407,3 +407,23 @@ fn an_import_reads_iec_sizes_as_fio_did() {
     assert_eq!(m.doc.job["bs"], 4096, "{}", m.doc.job);
     assert_eq!(m.doc.job["size"], 400_000);
 }
+
+#[test]
+fn a_json_of_more_values_than_the_bound_is_refused_before_parsing() {
+    // QA: a 200 MB array of zeros under the 256 MiB text cap aborted the import allocating 4 GiB.
+    let many = format!(
+        "{{\"fio version\": \"fio-3.35\", \"x\": [{}0], \"jobs\": []}}",
+        "0,".repeat(MAX_JSON_VALUES)
+    );
+    let err = parse(&many, "big.json").unwrap_err().to_string();
+    assert!(
+        err.contains("JSON values, more than the 8388608 an import reads"),
+        "{err}"
+    );
+    // Commas, brackets and braces inside strings are not values.
+    let quoted = format!(
+        "{{\"jobs\": [], \"s\": \"{}\"}}",
+        ",[{\\\"".repeat(MAX_JSON_VALUES)
+    );
+    assert!(parse(&quoted, "q.json").is_ok());
+}
