@@ -107,7 +107,8 @@ pub fn render(p: &StoragePlan) -> String {
     if let Some(h) = p.assumed_hit_ratio {
         out.push_str(&format!(
             "hybrids assume a cache hit ratio of {} ({HIT_RATIO_MEANS}; --hit-ratio); savings are against the cheapest single volume\n",
-            num(h)
+            // As precise as the hybrids' own lines: 0.9975 is not "1" (no misses at all).
+            share(h)
         ));
     }
     out.push('\n');

@@ -1,0 +1,38 @@
+//! QA against the bcache-on-EBS recipe [recipe-bcache-ebs]: the plan's words for hit ratios a
+//! user gives, and the figures its formulas give.
+
+use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::stdout_ok;
+
+fn text(args: &[&str]) -> String {
+    let out = disktier()
+        .args(["--no-save", "plan"])
+        .args(args)
+        .output()
+        .unwrap();
+    stdout_ok(&out)
+}
+
+const HYBRID_1TIB: &[&str] = &[
+    "--region",
+    "eu-north-1",
+    "--capacity",
+    "1TiB",
+    "--iops",
+    "16000",
+    "--allow-hybrid",
+];
+
+/// The header said "assume a cache hit ratio of 1" (no misses at all) for `--hit-ratio
+/// 0.9975`, the ratio the plan itself says 1 TiB of st1 needs, and 0.99 for 0.9875.
+#[test]
+fn the_header_shows_the_hit_ratio_given() {
+    for (given, shown) in [("0.9975", "0.9975"), ("0.9875", "0.9875"), ("0.9", "0.9")] {
+        let t = text(&[HYBRID_1TIB, &["--hit-ratio", given]].concat());
+        let head = t.lines().nth(1).unwrap_or_default();
+        assert!(
+            head.starts_with(&format!("hybrids assume a cache hit ratio of {shown} (")),
+            "{given}: {head}"
+        );
+    }
+}
