@@ -36,3 +36,15 @@ fn the_header_shows_the_hit_ratio_given() {
         );
     }
 }
+
+/// 1 TiB of st1 sustains 40 small IOPS; at a hit ratio of 0.99 the pair delivers
+/// min(16,000 / 0.99, 40 / 0.01) = 4,000 IOPS, which the plan printed as 3,999.
+#[test]
+fn the_shortfall_is_what_the_formula_gives() {
+    let t = text(&[HYBRID_1TIB, &["--hit-ratio", "0.99"]].concat());
+    assert!(
+        t.contains("it delivers 4,000 IOPS < 16,000 required"),
+        "{t}"
+    );
+    assert!(!t.contains("3,999"), "{t}");
+}
