@@ -112,7 +112,7 @@ fn compare_golden() {
     stdout_ok(&out);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower"),
+        text.contains("fdatasync p99 0.204 ms vs 4.05 ms: 19.9x lower"),
         "{text}"
     );
     let text = text.replace(&ids[0], "RUN_A").replace(&ids[1], "RUN_B");
@@ -217,7 +217,7 @@ fn the_same_commands_work_against_postgres() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower",
+            "fdatasync p99 0.204 ms vs 4.05 ms: 19.9x lower",
         ));
     let out = disktier()
         .env("DISKTIER_DB", &url)

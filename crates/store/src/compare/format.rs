@@ -1,4 +1,4 @@
-//! How compared figures print: "0.20 ms vs 4.05 ms", "19.9x", "45.2k", aligned columns. The
+//! How compared figures print: "0.204 ms vs 4.05 ms", "19.9x", "45.2k", aligned columns. The
 //! text of history, show, assess and the report uses them too.
 
 use super::Unit;
@@ -15,7 +15,7 @@ pub fn fmt_factor(f: f64) -> String {
     }
 }
 
-/// Two values in the same unit, picked for the larger one, so "0.20 ms vs 4.05 ms" reads at a glance.
+/// Two values in the same unit, picked for the larger one, so "0.204 ms vs 4.05 ms" reads at a glance.
 pub fn fmt_pair(unit: Unit, a: f64, b: f64) -> (String, String) {
     let mut v = fmt_row(unit, &[a, b]).into_iter();
     let a = v.next().unwrap_or_default();
@@ -23,7 +23,7 @@ pub fn fmt_pair(unit: Unit, a: f64, b: f64) -> (String, String) {
 }
 
 /// Values to be read side by side (a row of `compare`), in one unit picked for the largest:
-/// "10.4 MiB/s  0.9 MiB/s", not "10.4 MiB/s  873.7 KiB/s" (QA: a pair in two units had to be
+/// "10.4 MiB/s  0.853 MiB/s", not "10.4 MiB/s  873.7 KiB/s" (QA: a pair in two units had to be
 /// converted before it could be compared by eye). Counts keep their own suffixes.
 pub fn fmt_row(unit: Unit, values: &[f64]) -> Vec<String> {
     let m = values.iter().copied().fold(0.0, f64::max);
@@ -41,25 +41,39 @@ pub fn fmt_row(unit: Unit, values: &[f64]) -> Vec<String> {
             if name == "ns" {
                 format!("{v:.0} ns")
             } else if name == "us" {
-                format!("{:.1} us", v / div)
+                format!("{} us", fixed(v / div, 1))
             } else {
-                format!("{:.2} {name}", v / div)
+                format!("{} {name}", fixed(v / div, 2))
             }
         }
         Unit::BytesPerSec => {
             const MIB: f64 = 1024.0 * 1024.0;
             const GIB: f64 = 1024.0 * MIB;
             if m >= GIB {
-                format!("{:.2} GiB/s", v / GIB)
+                format!("{} GiB/s", fixed(v / GIB, 2))
             } else if m >= MIB {
-                format!("{:.1} MiB/s", v / MIB)
+                format!("{} MiB/s", fixed(v / MIB, 1))
             } else {
-                format!("{:.1} KiB/s", v / 1024.0)
+                format!("{} KiB/s", fixed(v / 1024.0, 1))
             }
         }
         _ => fmt_value(unit, v),
     };
     values.iter().map(|&v| f(v)).collect()
+}
+
+/// `x` with `decimals` decimals, or, below 1, with the decimals that keep 3 significant digits
+/// (at most 6), as a value of 1 or more in the unit has: in a row shown in the larger value's
+/// unit, 203.8 us beside 4.05 ms is 0.204 ms, not 0.20 ms (QA: the OpenShift instance-disk
+/// recipe itself wrote 0.203 ms), and 41.0 us beside 1.90 ms is 0.0410 ms, not 0.04 ms.
+fn fixed(x: f64, decimals: usize) -> String {
+    let d = if x > 0.0 && x < 1.0 {
+        let lead = x.log10().floor() as i64; // 0.2038 -> -1, 0.041 -> -2
+        ((2 - lead).clamp(0, 6) as usize).max(decimals)
+    } else {
+        decimals
+    };
+    format!("{x:.d$}")
 }
 
 /// One value in its own best unit.

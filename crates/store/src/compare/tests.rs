@@ -31,7 +31,7 @@ fn seed_000_sentence() {
     let c = ephemeral_vs_ebs();
     let s = c.sentences();
     assert!(
-        s.contains(&"fdatasync p99 0.20 ms vs 4.05 ms: 19.9x lower".to_string()),
+        s.contains(&"fdatasync p99 0.204 ms vs 4.05 ms: 19.9x lower".to_string()),
         "{s:#?}"
     );
 }
@@ -112,11 +112,11 @@ fn a_rows_values_share_one_unit() {
     const MIB: f64 = 1024.0 * 1024.0;
     assert_eq!(
         fmt_pair(Unit::BytesPerSec, 512.0 * MIB, 1.2 * 1024.0 * MIB),
-        ("0.50 GiB/s".into(), "1.20 GiB/s".into())
+        ("0.500 GiB/s".into(), "1.20 GiB/s".into())
     );
     assert_eq!(
         fmt_pair(Unit::BytesPerSec, 10.4 * MIB, 873.7 * 1024.0),
-        ("10.4 MiB/s".into(), "0.9 MiB/s".into())
+        ("10.4 MiB/s".into(), "0.853 MiB/s".into())
     );
     assert_eq!(
         fmt_row(Unit::BytesPerSec, &[900.0 * 1024.0, 3.0 * 1024.0]),
@@ -140,7 +140,7 @@ fn a_rows_values_share_one_unit() {
             .collect();
         // METRIC A B C in the table; "metric A vs B: ..." in the sentences.
         let values: Vec<String> = if line.contains(": ") {
-            // "A vs B: write throughput 10.4 MiB/s vs 0.9 MiB/s: 12.2x higher"
+            // "A vs B: write throughput 10.4 MiB/s vs 0.853 MiB/s: 12.2x higher"
             let body = line.rsplit_once(": ").unwrap().0;
             let (a, b) = body.rsplit_once(" vs ").unwrap();
             vec![unit(a), unit(b)]
@@ -155,7 +155,7 @@ fn a_rows_values_share_one_unit() {
 fn units_read_well() {
     assert_eq!(
         fmt_pair(Unit::Ns, 203776.0, 4046848.0),
-        ("0.20 ms".into(), "4.05 ms".into())
+        ("0.204 ms".into(), "4.05 ms".into())
     );
     assert_eq!(fmt_count(45200.0), "45.2k");
     assert_eq!(fmt_count(179800.0), "180k");
@@ -338,4 +338,28 @@ fn a_metric_only_a_later_run_has_is_shown() {
         assert_eq!(row.values.iter().filter(|v| v.is_some()).count(), 1);
         assert!(row.ratios.iter().all(Option::is_none), "{}", c.to_text());
     }
+}
+
+/// QA (the OpenShift instance-disk recipe, which wrote 0.203 ms and 4.04 ms): a value below 1
+/// in the row's shared unit keeps 3 significant digits, as the larger values do; "0.20 ms",
+/// "0.04 ms" for 41.0 us and "0.9 MiB/s" for 873.7 KiB/s had one or two.
+#[test]
+fn a_small_value_in_a_larger_unit_keeps_its_digits() {
+    assert_eq!(
+        fmt_row(Unit::Ns, &[203776.0, 4046848.0, 41000.0, 1900000.0]),
+        ["0.204 ms", "4.05 ms", "0.0410 ms", "1.90 ms"]
+    );
+    assert_eq!(
+        fmt_row(Unit::BytesPerSec, &[10.4 * 1048576.0, 873.7 * 1024.0, 0.0]),
+        ["10.4 MiB/s", "0.853 MiB/s", "0.0 MiB/s"]
+    );
+    // Values of 1 or more in the unit are as before.
+    assert_eq!(
+        fmt_row(Unit::Ns, &[780000.0, 1500000.0]),
+        ["0.780 ms", "1.50 ms"]
+    );
+    assert_eq!(
+        fmt_row(Unit::Ns, &[988000.0, 21300.0]),
+        ["988.0 us", "21.3 us"]
+    );
 }
