@@ -334,7 +334,7 @@ fn a_disk_with_our_label_is_remounted_never_reformatted() {
     assert!(
         rep.skipped[0]
             .why
-            .contains("has a xfs signature labelled \"scratch\""),
+            .contains("has an xfs signature labelled \"scratch\""),
         "{:?}",
         rep.skipped
     );

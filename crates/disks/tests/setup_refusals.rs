@@ -87,7 +87,7 @@ fn a_foreign_filesystem_is_refused() {
     mkfs_ext4(&dev, &["-L", "scratch"]);
     let err = refuse(&dev, &[]);
     assert!(
-        err.contains("has a ext4 signature labelled \"scratch\""),
+        err.contains("has an ext4 signature labelled \"scratch\""),
         "{err}"
     );
 }

@@ -167,7 +167,7 @@ impl std::fmt::Display for Ineligible {
                 write!(f, "has holders ({} built on it)", holders.join(", "))
             }
             Ineligible::HasFilesystem { fstype, label } => {
-                write!(f, "has a {fstype} signature")?;
+                write!(f, "has {} {fstype} signature", article(fstype))?;
                 if let Some(l) = label {
                     write!(f, " labelled {l:?}")?;
                 }
@@ -177,6 +177,20 @@ impl std::fmt::Display for Ineligible {
             Ineligible::Unchecked { why } => write!(f, "exclusive open not checked: {why}"),
             Ineligible::Unprobed { why } => write!(f, "contents not probed: {why}"),
         }
+    }
+}
+
+/// "a" or "an" before a signature type as blkid names it, by how it is read aloud: "an ext4",
+/// "an xfs", "an LVM2_member", but "a btrfs", "a swap" (QA: a GKE node's local SSD "has a ext4
+/// signature").
+fn article(fstype: &str) -> &'static str {
+    let t = fstype.to_ascii_lowercase();
+    // Initialisms read letter by letter whose first letter sounds like a vowel.
+    const SPELLED: &[&str] = &["xfs", "ntfs", "lvm", "hfs", "f2fs", "mbr", "nfs"];
+    if t.starts_with(['a', 'e', 'i', 'o', 'u']) || SPELLED.iter().any(|p| t.starts_with(p)) {
+        "an"
+    } else {
+        "a"
     }
 }
 
@@ -501,4 +515,31 @@ fn name_for_majmin(raw: &[sysfs::RawDisk], mm: &str) -> String {
         }
     }
     String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ineligible;
+
+    /// QA (the GKE local-SSD recipe's node, whose local SSD GKE had formatted): `disks` and
+    /// `setup` said "has a ext4 signature".
+    #[test]
+    fn a_signature_takes_the_article_it_is_read_with() {
+        let said = |fstype: &str| {
+            Ineligible::HasFilesystem {
+                fstype: fstype.into(),
+                label: None,
+            }
+            .to_string()
+        };
+        assert_eq!(said("ext4"), "has an ext4 signature");
+        assert_eq!(said("xfs"), "has an xfs signature");
+        assert_eq!(said("LVM2_member"), "has an LVM2_member signature");
+        assert_eq!(said("btrfs"), "has a btrfs signature");
+        assert_eq!(
+            said("linux_raid_member"),
+            "has a linux_raid_member signature"
+        );
+        assert_eq!(said("swap"), "has a swap signature");
+    }
 }
