@@ -48,3 +48,23 @@ fn the_shortfall_is_what_the_formula_gives() {
     );
     assert!(!t.contains("3,999"), "{t}");
 }
+
+/// The OpenShift instance-disk recipe: "m6i.xlarge to m6id.xlarge increases ~24% of instance
+/// price". The plan gave the dollars but not the share, so the recipe's figure could not be
+/// checked against it: (0.2373 - 0.192) / 0.192 = +23.6 %.
+#[test]
+fn the_instance_store_delta_says_its_share_of_the_instance_price() {
+    let t = text(&[
+        "--region",
+        "us-east-1",
+        "--capacity",
+        "200GiB",
+        "--instance",
+        "m6i.xlarge",
+        "--allow-ephemeral",
+    ]);
+    assert!(
+        t.contains("m6i.xlarge -> m6id.xlarge: $33.07/month more ($0.0453 x 730 h, +23.6 % on m6i.xlarge's $140.16), which buys 330 GiB of gp2 or 413 GiB of gp3"),
+        "{t}"
+    );
+}

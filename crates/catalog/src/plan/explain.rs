@@ -227,13 +227,21 @@ pub(super) fn store_performance(i: &Instance) -> (Option<f64>, Option<f64>, Stri
     }
 }
 
-/// The caveats of switching `inst` to its instance-store sibling `sib` for `delta` a month.
+/// The caveats of switching `inst` (`now` a month) to its instance-store sibling `sib` for
+/// `delta` a month more.
 pub(super) fn sibling_caveats(
     (inst, sib, cloud): (&str, &str, &str),
     store: &Store,
-    delta: f64,
+    (now, delta): (f64, f64),
     equivalent: &Equivalent,
 ) -> Vec<String> {
+    // The share guides quote ("m6i.xlarge to m6id.xlarge increases ~24% of instance price", the
+    // OpenShift instance-disk recipe), so that it can be checked against the catalog.
+    let share = if now > 0.0 {
+        format!(", {:+.1} % on {inst}'s {}", delta / now * 100.0, usd(now))
+    } else {
+        String::new()
+    };
     vec![
         format!(
             "data on the instance store is {}: only for data you can rebuild",
@@ -246,7 +254,7 @@ pub(super) fn sibling_caveats(
             int(store.total_bytes() >> 30)
         ),
         format!(
-            "{} -> {}: {}/month more ({} x 730 h), which buys {} GiB of gp2 or {} GiB of gp3",
+            "{} -> {}: {}/month more ({} x 730 h{share}), which buys {} GiB of gp2 or {} GiB of gp3",
             inst,
             sib,
             usd(delta),

@@ -73,7 +73,12 @@ pub(super) fn instance_store(
     }
     let equivalent = equivalent(cat, region, delta);
     let (iops, tp, perf_caveat) = store_performance(s);
-    let mut caveats = sibling_caveats((inst_name, &sib, &s.cloud), store, delta, &equivalent);
+    let mut caveats = sibling_caveats(
+        (inst_name, &sib, &s.cloud),
+        store,
+        (now, delta),
+        &equivalent,
+    );
     caveats.push(perf_caveat);
     let mut opt = store_option(
         format!("{inst_name} -> {sib} ({})", nvme(store)),
