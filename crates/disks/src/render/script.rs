@@ -31,21 +31,26 @@ fn bash_array<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
         .join(" ")
 }
 
+/// The mkfs command line for `$target`, labelled `$LABEL` (shell variables of the script).
+/// ext4 needs the quota and project features at mkfs time for `prjquota` to mount
+/// (ext4(5), "project" and "quota" features); xfs only needs the mount option.
+pub(crate) fn mkfs_command(fs: FsType, prjquota: bool) -> &'static str {
+    match fs {
+        FsType::Xfs => "mkfs.xfs -K -L \"$LABEL\" \"$target\"",
+        FsType::Ext4 if prjquota => {
+            "mkfs.ext4 -q -E nodiscard -O quota,project -L \"$LABEL\" \"$target\""
+        }
+        FsType::Ext4 => "mkfs.ext4 -q -E nodiscard -L \"$LABEL\" \"$target\"",
+    }
+}
+
 /// The script's text. `platform` only appears in the header.
 pub(crate) fn prepare_script(intent: &Intent, platform: &str) -> String {
     let (models, glob) = match &intent.select {
         DiskSelect::Model(m) => (bash_array(m.iter().map(String::as_str)), String::new()),
         DiskSelect::ById(g) => (String::new(), g.clone()),
     };
-    // ext4 needs the quota and project features at mkfs time for `prjquota` to mount
-    // (ext4(5), "project" and "quota" features); xfs only needs the mount option.
-    let mkfs = match intent.fs {
-        FsType::Xfs => "mkfs.xfs -K -L \"$LABEL\" \"$target\"".to_string(),
-        FsType::Ext4 if intent.wants_prjquota() => {
-            "mkfs.ext4 -q -E nodiscard -O quota,project -L \"$LABEL\" \"$target\"".to_string()
-        }
-        FsType::Ext4 => "mkfs.ext4 -q -E nodiscard -L \"$LABEL\" \"$target\"".to_string(),
-    };
+    let mkfs = mkfs_command(intent.fs, intent.wants_prjquota());
     let binds: Vec<&str> = intent.binds.iter().map(MountPath::as_str).collect();
     let bind_sources: Vec<String> = intent.binds.iter().map(slug).collect();
     let header = format!(
@@ -103,7 +108,7 @@ SYS=/sys\n",
         binds = bash_array(binds.iter().copied()),
         sources = bash_array(bind_sources.iter().map(String::as_str)),
     );
-    let body = BODY.replace("@MKFS@", &mkfs);
+    let body = BODY.replace("@MKFS@", mkfs);
     format!("{header}{vars}{body}")
 }
 
