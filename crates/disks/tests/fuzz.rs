@@ -10,7 +10,10 @@
 //! to exactly the value asked for.
 
 use disktier_disks::discover::{mountinfo, sysfs, Signature};
-use disktier_disks::render::{CloudInit, Intent, IntentInput, Quantity, Renderer, Systemd};
+use disktier_disks::render::{
+    Bcache, BcacheConfig, BcacheMode, CacheMount, CacheMountInput, CloudInit, Intent, IntentInput,
+    Quantity, Renderer, Systemd,
+};
 use disktier_disks::setup::{persist, Step};
 use disktier_disks::valid::{
     fstab_escape, fstab_unescape, unit_escape_path, unit_unescape_path, Label, Mode, MountOptions,
@@ -447,6 +450,29 @@ fn fuzz_render_writers() {
                 .expect("the mount unit in write_files");
             let content = mount_unit["content"].as_str().unwrap();
             assert_eq!(value(content, "Where="), [intent.mount.to_string()]);
+            // render bcache --mount: the same values reach the cache script's mount step.
+            let input = intent_input(parts);
+            let m = CacheMount::new(CacheMountInput {
+                mount: input.mount,
+                fs: input.fs,
+                label: input.label,
+                options: input.options,
+            })
+            .expect("what Intent takes, CacheMount takes");
+            let b = Bcache::new(BcacheConfig {
+                fast: "/dev/disk/by-id/fast".into(),
+                slow: "/dev/disk/by-id/slow".into(),
+                mode: BcacheMode::Writeback,
+                sequential_cutoff: 0,
+            })
+            .unwrap()
+            .with_mount(m);
+            let text = &b.render().unwrap().files[0].content;
+            no_control("bcache-setup.sh", text);
+            let m = value(text, "MOUNT=");
+            assert_eq!(m.len(), 1);
+            assert_eq!(shell_unquote(&m[0]), intent.mount.as_str());
+            assert_eq!(value(text, "Where="), [intent.mount.to_string()]);
         })
     });
     report("fuzz_render_writers");

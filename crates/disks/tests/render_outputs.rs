@@ -21,6 +21,16 @@ fn intent(mount: &str, f: impl FnOnce(&mut IntentInput)) -> Intent {
     Intent::new(input).unwrap()
 }
 
+fn cache_mount(mount: &str, fs: FsType, label: &str, options: &[&str]) -> CacheMount {
+    CacheMount::new(CacheMountInput {
+        mount: mount.into(),
+        fs: Some(fs),
+        label: Some(label.into()),
+        options: options.iter().map(|o| o.to_string()).collect(),
+    })
+    .unwrap()
+}
+
 fn openshift(
     f: impl FnOnce(&mut IntentInput),
     role: &str,
@@ -177,6 +187,38 @@ fn all_cases() -> Vec<(&'static str, Rendered)> {
                 sequential_cutoff: 0,
             })
             .unwrap()
+            .render()
+            .unwrap(),
+        ),
+        (
+            "bcache_mount",
+            Bcache::new(BcacheConfig {
+                fast: FAST.into(),
+                slow: SLOW.into(),
+                mode: BcacheMode::Writeback,
+                sequential_cutoff: 0,
+            })
+            .unwrap()
+            .with_mount(cache_mount("/data", FsType::Xfs, "bcache", &[]))
+            .render()
+            .unwrap(),
+        ),
+        (
+            "lvmcache_mount",
+            Lvmcache::new(LvmcacheConfig {
+                fast: FAST.into(),
+                slow: SLOW.into(),
+                mode: LvmcacheMode::Writethrough,
+                vg: "disktier".into(),
+                lv: "main".into(),
+            })
+            .unwrap()
+            .with_mount(cache_mount(
+                "/mnt/cached data",
+                FsType::Ext4,
+                "cached",
+                &["prjquota"],
+            ))
             .render()
             .unwrap(),
         ),

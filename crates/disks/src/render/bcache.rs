@@ -4,6 +4,7 @@
 //! and a converging re-run. bcache cannot be resized online (docs/sources.md
 //! [kernel-bcache]); lvmcache can [lvmcache].
 
+use super::cachemount::CacheMount;
 use super::intent::check_stable_path;
 use super::script::CACHE_FUNCTIONS;
 use super::{FileKind, Platform, RenderError, Rendered, RenderedFile, Renderer};
@@ -43,6 +44,7 @@ pub struct BcacheConfig {
 #[derive(Debug, Clone)]
 pub struct Bcache {
     cfg: BcacheConfig,
+    mount: Option<CacheMount>,
 }
 
 /// Checks the fast/slow pair shared by bcache and lvmcache.
@@ -67,7 +69,15 @@ pub(crate) fn check_pair(fast: &str, slow: &str) -> Result<(), RenderError> {
 impl Bcache {
     pub fn new(cfg: BcacheConfig) -> Result<Bcache, RenderError> {
         check_pair(&cfg.fast, &cfg.slow)?;
-        Ok(Bcache { cfg })
+        Ok(Bcache { cfg, mount: None })
+    }
+
+    /// Also makes the filesystem on the bcache device and mounts it (`--mount`).
+    pub fn with_mount(self, mount: CacheMount) -> Bcache {
+        Bcache {
+            mount: Some(mount),
+            ..self
+        }
     }
 }
 
@@ -174,12 +184,18 @@ fi
 
 log "/dev/$bdev caches $SLOW on $FAST ($MODE, sequential_cutoff $SEQUENTIAL_CUTOFF)"
 log "its stable path: /dev/bcache/by-uuid/$uuid"
-"#,
+{mount}"#,
             fast = shell_quote(&c.fast),
             slow = shell_quote(&c.slow),
             mode = c.mode.name(),
             cutoff = c.sequential_cutoff,
             functions = CACHE_FUNCTIONS,
+            // The kernel's bcache.rst: with udev, the device shows up as
+            // /dev/bcache/by-uuid/<uuid> (the backing device's dev.uuid) as well as /dev/bcacheN.
+            mount = self.mount.as_ref().map_or(String::new(), |m| m.section(
+                "\"/dev/bcache/by-uuid/$uuid\"",
+                "bcache-tools' udev rule makes it: is bcache-tools installed?",
+            )),
         )
     }
 }

@@ -4,6 +4,7 @@
 //! grows online with `lvextend` (docs/sources.md [lvmcache]).
 
 use super::bcache::{check_pair, CacheRecipe};
+use super::cachemount::CacheMount;
 use super::script::CACHE_FUNCTIONS;
 use super::{Platform, RenderError};
 use disktier_cmd::shell_quote;
@@ -39,6 +40,7 @@ pub struct LvmcacheConfig {
 #[derive(Debug, Clone)]
 pub struct Lvmcache {
     cfg: LvmcacheConfig,
+    mount: Option<CacheMount>,
 }
 
 fn check_lvm_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
@@ -159,7 +161,15 @@ impl Lvmcache {
                     .into(),
             });
         }
-        Ok(Lvmcache { cfg })
+        Ok(Lvmcache { cfg, mount: None })
+    }
+
+    /// Also makes the filesystem on the cached LV and mounts it (`--mount`).
+    pub fn with_mount(self, mount: CacheMount) -> Lvmcache {
+        Lvmcache {
+            mount: Some(mount),
+            ..self
+        }
     }
 }
 
@@ -260,13 +270,18 @@ else
 fi
 
 log "/dev/$VG/$LV caches $SLOW on $FAST ($MODE)"
-"#,
+{mount}"#,
             fast = shell_quote(&c.fast),
             slow = shell_quote(&c.slow),
             mode = c.mode.name(),
             vg = c.vg,
             lv = c.lv,
             functions = CACHE_FUNCTIONS,
+            // lvm(8): the LV's device is /dev/VG/LV, a link udev makes.
+            mount = self.mount.as_ref().map_or(String::new(), |m| m.section(
+                "\"/dev/$VG/$LV\"",
+                "lvm's udev rules make it: is the LV active? lvchange -ay $VG/$LV",
+            )),
         )
     }
 }

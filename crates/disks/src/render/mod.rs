@@ -11,6 +11,7 @@
 
 mod aks;
 mod bcache;
+mod cachemount;
 mod cloudinit;
 mod eks;
 mod error;
@@ -28,6 +29,7 @@ mod yaml;
 pub use crate::valid::FsType;
 pub use aks::{nvme_size, Aks, AksConfig, NvmeSize, NVME_SIZES};
 pub use bcache::{Bcache, BcacheConfig, BcacheMode};
+pub use cachemount::{CacheMount, CacheMountInput};
 pub use cloudinit::CloudInit;
 pub use eks::{Eks, EksConfig, LocalStorageStrategy};
 pub use error::RenderError;
