@@ -9,9 +9,10 @@ use crate::app::render::{local_disks, write_files};
 use crate::app::SCHEMA_VERSION;
 use clap::Subcommand;
 use disktier_disks::render::{
-    Aks, AksConfig, Bcache, BcacheConfig, BcacheMode, CloudInit, Eks, EksConfig, FileKind, Gke,
-    GkeConfig, Intent, IntentInput, LocalStorageStrategy, Lvmcache, LvmcacheConfig, LvmcacheMode,
-    MachineSetConfig, OpenShift, OpenShiftConfig, Rendered, Renderer, Systemd,
+    Aks, AksConfig, Bcache, BcacheConfig, BcacheMode, CacheMount, CacheMountInput, CloudInit, Eks,
+    EksConfig, FileKind, Gke, GkeConfig, Intent, IntentInput, LocalStorageStrategy, Lvmcache,
+    LvmcacheConfig, LvmcacheMode, MachineSetConfig, OpenShift, OpenShiftConfig, Rendered, Renderer,
+    Systemd,
 };
 use serde::Serialize;
 use std::path::PathBuf;
@@ -251,6 +252,40 @@ pub struct BcacheArgs {
     /// bcache-on-EBS recipe).
     #[arg(long, default_value = "0", value_parser = disktier_units::clap_parsers::size)]
     pub sequential_cutoff: u64,
+    #[command(flatten)]
+    pub mount: CacheMountArgs,
+}
+
+/// `--mount` of bcache and lvmcache: the filesystem on the cached device and its mount.
+#[derive(Debug, clap::Args)]
+pub struct CacheMountArgs {
+    /// Also make a filesystem on the cached device (only when it holds none) and mount it here,
+    /// now and at every boot (a systemd mount unit, nofail).
+    #[arg(long, value_name = "DIR")]
+    pub mount: Option<String>,
+    /// Filesystem to make (with --mount).
+    #[arg(long, value_enum, requires = "mount")]
+    pub fs: Option<FsArg>,
+    /// Filesystem label (with --mount; default disktier).
+    #[arg(long, requires = "mount")]
+    pub label: Option<String>,
+    /// Mount options added to defaults,noatime (with --mount; comma-separated, repeatable).
+    #[arg(long, value_name = "OPTS", requires = "mount")]
+    pub options: Vec<String>,
+}
+
+impl CacheMountArgs {
+    fn checked(self) -> anyhow::Result<Option<CacheMount>> {
+        let Some(mount) = self.mount else {
+            return Ok(None);
+        };
+        Ok(Some(CacheMount::new(CacheMountInput {
+            mount,
+            fs: self.fs.map(Into::into),
+            label: self.label,
+            options: self.options,
+        })?))
+    }
 }
 
 value_enum! {
@@ -277,6 +312,8 @@ pub struct LvmcacheArgs {
     /// Refused: dm-cache has no sequential bypass (a bcache setting).
     #[arg(long, hide = true)]
     pub sequential_cutoff: Option<String>,
+    #[command(flatten)]
+    pub mount: CacheMountArgs,
 }
 
 /// Builds the checked renderer for what the user typed; the MachineSet's instance type is
@@ -339,23 +376,33 @@ fn renderer(ctx: &Ctx, cmd: PlatformCmd) -> anyhow::Result<Box<dyn Renderer>> {
         })?),
         PlatformCmd::Systemd(a) => Box::new(Systemd::new(a.intent()?)),
         PlatformCmd::CloudInit(a) => Box::new(CloudInit::new(a.intent()?)),
-        PlatformCmd::Bcache(a) => Box::new(Bcache::new(BcacheConfig {
-            fast: a.fast,
-            slow: a.slow,
-            mode: a.mode.into(),
-            sequential_cutoff: a.sequential_cutoff,
-        })?),
+        PlatformCmd::Bcache(a) => {
+            let b = Bcache::new(BcacheConfig {
+                fast: a.fast,
+                slow: a.slow,
+                mode: a.mode.into(),
+                sequential_cutoff: a.sequential_cutoff,
+            })?;
+            match a.mount.checked()? {
+                Some(m) => Box::new(b.with_mount(m)),
+                None => Box::new(b),
+            }
+        }
         PlatformCmd::Lvmcache(a) => {
             if a.sequential_cutoff.is_some() {
                 anyhow::bail!("--sequential-cutoff is a bcache setting: dm-cache has no sequential bypass; drop it or use disktier render bcache");
             }
-            Box::new(Lvmcache::new(LvmcacheConfig {
+            let l = Lvmcache::new(LvmcacheConfig {
                 fast: a.fast,
                 slow: a.slow,
                 mode: a.mode.into(),
                 vg: a.vg,
                 lv: a.lv,
-            })?)
+            })?;
+            match a.mount.checked()? {
+                Some(m) => Box::new(l.with_mount(m)),
+                None => Box::new(l),
+            }
         }
     })
 }
