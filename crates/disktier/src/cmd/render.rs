@@ -264,19 +264,23 @@ pub struct CacheMountArgs {
     #[arg(long, value_name = "DIR")]
     pub mount: Option<String>,
     /// Filesystem to make (with --mount).
-    #[arg(long, value_enum, requires = "mount")]
+    #[arg(long, value_enum)]
     pub fs: Option<FsArg>,
     /// Filesystem label (with --mount; default disktier).
-    #[arg(long, requires = "mount")]
+    #[arg(long)]
     pub label: Option<String>,
     /// Mount options added to defaults,noatime (with --mount; comma-separated, repeatable).
-    #[arg(long, value_name = "OPTS", requires = "mount")]
+    #[arg(long, value_name = "OPTS")]
     pub options: Vec<String>,
 }
 
 impl CacheMountArgs {
     fn checked(self) -> anyhow::Result<Option<CacheMount>> {
         let Some(mount) = self.mount else {
+            // A one-line error (not clap's `requires`), as every other refusal of render.
+            if self.fs.is_some() || self.label.is_some() || !self.options.is_empty() {
+                anyhow::bail!("--fs, --label and --options are for the filesystem --mount makes on the cached device: add --mount DIR, or drop them");
+            }
             return Ok(None);
         };
         Ok(Some(CacheMount::new(CacheMountInput {
