@@ -177,6 +177,7 @@ fi
 write_sys "$MODE" "/sys/block/$bdev/bcache/cache_mode"
 write_sys "$SEQUENTIAL_CUTOFF" "/sys/block/$bdev/bcache/sequential_cutoff"
 uuid=$(bcache-super-show "$slow" | awk '$1 == "dev.uuid" {{print $2}}')
+[ -n "$uuid" ] || die "no dev.uuid in $SLOW's superblock"
 rule="ACTION==\"add|change\", KERNEL==\"bcache*\", ENV{{CACHED_UUID}}==\"$uuid\", ATTR{{bcache/sequential_cutoff}}=\"$SEQUENTIAL_CUTOFF\""
 if [ "$(cat /etc/udev/rules.d/69-disktier-bcache.rules 2>/dev/null || true)" != "$rule" ]; then
     echo "$rule" > /etc/udev/rules.d/69-disktier-bcache.rules
