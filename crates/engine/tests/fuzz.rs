@@ -1,4 +1,4 @@
-//! Fuzz targets (bolero) for the engine's parsers of outside input: fio's JSON (`import fio`)
+//! Fuzz targets (bolero) for the engine's parsers of outside input: fio's JSON (`import fio`), fio's text report (`import fio-text`)
 //! and the job model (fio's options as a JSON job, validated, turned into a fio command line and
 //! an I/O plan). Each runs over its corpus in `tests/__fuzz__/<target>/corpus` and briefly on
 //! random inputs in `cargo test`; `bench/fuzz.sh TARGET MINUTES` runs one long.
@@ -21,6 +21,34 @@ fn fuzz_fio_json() {
         for index in [0, 1] {
             if let Ok(m) = fio::import_text(&text, "fuzz", index, DocContext::default()) {
                 serde_json::to_string(&m.doc).unwrap();
+            }
+        }
+    });
+}
+
+/// Any text as fio's text report (`import fio-text`, job 0 and 1): a result document that
+/// serialises, or an error; counts and rates finite, percentiles within the min and max.
+#[test]
+fn fuzz_fio_text() {
+    fuzz_target!("fuzz_fio_text", |input| {
+        let text = String::from_utf8_lossy(input);
+        for index in [0, 1] {
+            let ctx = fio::text::TextContext::default();
+            if let Ok(m) = fio::text::import_text(&text, "fuzz", index, ctx) {
+                serde_json::to_string(&m.doc).unwrap();
+                for d in [
+                    &m.doc.results.read,
+                    &m.doc.results.write,
+                    &m.doc.results.sync,
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    assert!(d.iops.is_finite() && d.bw_bytes.is_finite(), "{d:?}");
+                    if let (Some(lo), Some(hi)) = (d.lat_ns.min_ns(), d.lat_ns.max_ns()) {
+                        assert!(d.lat_ns.percentiles.values().all(|v| (lo..=hi).contains(v)));
+                    }
+                }
             }
         }
     });

@@ -26,6 +26,12 @@ pub struct FioMeasured {
 /// iodepth >= 1 and synchronous I/O engine are selected"), so parsing starts at the first line
 /// that opens an object.
 pub fn parse(text: &str, source_name: &str) -> Result<Value, FioError> {
+    if !text.trim_start().starts_with('{') && text.contains(": (groupid=") {
+        return Err(FioError::NotJson {
+            source_name: source_name.into(),
+            why: "it is fio's text report: import it with `disktier import fio-text`".into(),
+        });
+    }
     let start = text
         .find("\n{")
         .map(|i| i + 1)
@@ -155,7 +161,7 @@ fn options(v: &Value, j: &Value) -> serde_json::Map<String, Value> {
 }
 
 /// The job in disktier's shape, rebuilt from fio's options where it can be (for imports).
-fn job_from_options(opts: &serde_json::Map<String, Value>, jobname: &str) -> Value {
+pub(super) fn job_from_options(opts: &serde_json::Map<String, Value>, jobname: &str) -> Value {
     let s = |k: &str| opts.get(k).and_then(Value::as_str).map(str::to_string);
     // As fio read them: under its default kb_base=1024 its KiB is 1,000 bytes and its k 1,024;
     // a job's kb_base=1000 turns that round.

@@ -18,6 +18,7 @@ mod plausible;
 mod run;
 #[cfg(test)]
 mod tests;
+pub mod text;
 mod value;
 
 pub use cmdline::*;

@@ -1,0 +1,247 @@
+use super::*;
+use crate::fio::{import_text as import_json, DocContext};
+
+macro_rules! fixture {
+    ($name:literal) => {
+        include_str!(concat!("../../../tests/fixtures/fio-text/", $name))
+    };
+}
+
+const RANDREAD: (&str, &str) = (
+    fixture!("randread-3.33.txt"),
+    fixture!("randread-3.33.json"),
+);
+const RANDWRITE: (&str, &str) = (
+    fixture!("randwrite-fdatasync-3.33.txt"),
+    fixture!("randwrite-fdatasync-3.33.json"),
+);
+const ETCD: (&str, &str) = (
+    fixture!("etcd-2300-3.33.txt"),
+    fixture!("etcd-2300-3.33.json"),
+);
+const TWO: (&str, &str) = (
+    fixture!("randrw-2jobs-3.33.txt"),
+    fixture!("randrw-2jobs-3.33.json"),
+);
+const OSTREE: &str = fixture!("ostree-baseline-fio-3.19.txt");
+const OSTREE_BUSY: &str = fixture!("ostree-concurrent-fio-3.19.txt");
+const GKE: &str = fixture!("gke-write-throughput-fio-3.33.txt");
+
+fn text_doc(text: &str, index: usize) -> RunDoc {
+    import_text(text, "t", index, TextContext::default())
+        .unwrap()
+        .doc
+}
+
+/// The unit fio printed a latency in, told from its size (the text's rounding step).
+fn close_lat(name: &str, t: &LatStats, j: &LatStats, unit: f64) {
+    let near = |a: f64, b: f64, what: &str| {
+        // fio prints large values with a k/M suffix and 5 significant digits (6016.5k).
+        let step = unit.max(b.abs() * 1e-4);
+        assert!(
+            (a - b).abs() <= step,
+            "{name} {what}: text {a} json {b} (unit {unit})"
+        )
+    };
+    near(t.min as f64, j.min as f64, "min");
+    near(t.max as f64, j.max as f64, "max");
+    near(t.mean, j.mean, "mean");
+    near(t.stdev, j.stdev, "stdev");
+    assert_eq!(
+        t.percentiles.keys().collect::<Vec<_>>(),
+        j.percentiles.keys().collect::<Vec<_>>(),
+        "{name}"
+    );
+    for (k, v) in &t.percentiles {
+        near(*v as f64, j.percentiles[k] as f64, &format!("p{k}"));
+    }
+}
+
+/// The JSON and the text of the same fio 3.33 run give the same figures: counts, bytes, IOPS
+/// and bandwidth exactly, latencies within the unit fio printed them in.
+fn same_run(text: &str, json: &str, index: usize, unit: f64) {
+    let t = text_doc(text, index);
+    let j = import_json(json, "j", index, DocContext::default())
+        .unwrap()
+        .doc;
+    assert_eq!(t.engine, j.engine);
+    assert_eq!(t.duration_s, j.duration_s);
+    for (name, td, jd) in [
+        ("read", &t.results.read, &j.results.read),
+        ("write", &t.results.write, &j.results.write),
+    ] {
+        assert_eq!(td.is_some(), jd.is_some(), "{name}");
+        let (Some(td), Some(jd)) = (td, jd) else {
+            continue;
+        };
+        assert_eq!(td.ios, jd.ios, "{name}");
+        assert_eq!(td.bytes, jd.bytes, "{name}");
+        assert!(
+            (td.iops - jd.iops).abs() < 1e-6,
+            "{name} iops {} {}",
+            td.iops,
+            jd.iops
+        );
+        assert_eq!(td.bw_bytes, jd.bw_bytes, "{name} bw");
+        close_lat(name, &td.lat_ns, &jd.lat_ns, unit);
+    }
+    assert_eq!(t.results.sync.is_some(), j.results.sync.is_some());
+    if let (Some(ts), Some(js)) = (&t.results.sync, &j.results.sync) {
+        close_lat("sync", &ts.lat_ns, &js.lat_ns, 1000.0);
+        // The count is not in the text: unknown, not guessed.
+        assert_eq!(ts.ios, 0);
+        assert!(js.ios > 0);
+    }
+    // cpu: percentages of 2 decimals of the run time (fio's JSON uses job_runtime, 1 ms less).
+    assert!((t.results.cpu.sys_s - j.results.cpu.sys_s).abs() < 0.001 * t.duration_s + 1e-3);
+    assert_eq!(t.job["rw"], j.job["rw"]);
+    assert_eq!(t.job["bs"], j.job["bs"]);
+    assert_eq!(t.job["ioengine"], j.job["ioengine"]);
+    // Started within a second of the JSON's (the text's date has seconds; this host is UTC).
+    assert!(!t.started_at.is_empty(), "{:?}", t.warnings);
+    let ts = time::OffsetDateTime::parse(
+        &t.started_at,
+        &time::format_description::well_known::Rfc3339,
+    )
+    .unwrap();
+    let js = time::OffsetDateTime::parse(
+        &j.started_at,
+        &time::format_description::well_known::Rfc3339,
+    )
+    .unwrap();
+    assert!((ts - js).abs() <= time::Duration::seconds(1), "{ts} {js}");
+}
+
+#[test]
+fn randread_text_and_json_of_one_run_agree() {
+    same_run(RANDREAD.0, RANDREAD.1, 0, 1000.0);
+}
+
+#[test]
+fn randwrite_fdatasync_text_and_json_of_one_run_agree() {
+    same_run(RANDWRITE.0, RANDWRITE.1, 0, 1000.0);
+    let d = text_doc(RANDWRITE.0, 0);
+    let s = d.results.sync.unwrap();
+    assert_eq!(s.lat_ns.p(99.0), Some(7_963_000));
+    assert_eq!(s.lat_ns.max, 14_175_000);
+    // p99.9's 14222 us lies above the max fio measured: clamped as the JSON import does.
+    assert_eq!(s.lat_ns.p(99.9), Some(14_175_000));
+    assert!(
+        d.warnings.iter().any(|w| w.contains("the sync count")),
+        "{:?}",
+        d.warnings
+    );
+}
+
+#[test]
+fn etcd_job_text_and_json_of_one_run_agree() {
+    same_run(ETCD.0, ETCD.1, 0, 1000.0);
+    let d = text_doc(ETCD.0, 0);
+    assert_eq!(d.job["bs"], 2300);
+    assert_eq!(d.job["ioengine"], "sync");
+    assert_eq!(d.target.device.as_deref(), Some("vda"));
+}
+
+#[test]
+fn both_jobs_of_a_two_job_run_agree_with_the_json() {
+    for i in [0, 1] {
+        same_run(TWO.0, TWO.1, i, 1.0);
+        let d = text_doc(TWO.0, i);
+        assert!(
+            d.warnings[0].contains("holds 2 job reports"),
+            "{:?}",
+            d.warnings
+        );
+    }
+    let e = import_text(TWO.0, "t", 2, TextContext::default()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t has 2 job report(s), so job 2 does not exist: pass --job 0 to 1"
+    );
+}
+
+#[test]
+fn the_ostree_issue_reports_read_as_printed() {
+    let d = text_doc(OSTREE, 0);
+    let w = d.results.write.as_ref().unwrap();
+    assert_eq!(w.ios, 13677);
+    assert_eq!(w.bytes, 13677 * 2300);
+    assert_eq!(d.duration_s, 15.937);
+    assert_eq!(w.lat_ns.min, 1024);
+    assert_eq!(w.lat_ns.max, 14_349_000);
+    assert_eq!(w.lat_ns.p(99.0), Some(217_000));
+    let s = d.results.sync.as_ref().unwrap();
+    assert_eq!(s.lat_ns.p(99.0), Some(1_434_000));
+    assert_eq!(s.lat_ns.mean, 1_052_510.0);
+    assert_eq!(d.job["rw"], "write");
+    assert_eq!(d.target.device.as_deref(), Some("nvme1n1"));
+    assert!(
+        d.started_at.starts_with("2020-07-15T02:14:23"),
+        "{}",
+        d.started_at
+    );
+
+    let busy = text_doc(OSTREE_BUSY, 0);
+    let s = busy.results.sync.unwrap();
+    assert_eq!(s.lat_ns.p(99.0), Some(6_194_000));
+    assert_eq!(s.lat_ns.max, 1_935_700_000);
+    assert_eq!(s.lat_ns.p(99.99), Some(843_056_000));
+}
+
+#[test]
+fn the_gke_post_reads_in_msec_without_indentation() {
+    let d = text_doc(GKE, 0);
+    let w = d.results.write.as_ref().unwrap();
+    assert_eq!(w.ios, 23973);
+    // fio's bytes (24.4GiB) hold the I/Os in flight when ramp_time ended; its count does
+    // not: the printed bytes are kept, and said so.
+    assert_eq!(w.bytes, (24.4 * (1u64 << 30) as f64).round() as u64);
+    assert!(
+        d.warnings.iter().any(|w| w.contains("not its count")),
+        "{:?}",
+        d.warnings
+    );
+    assert_eq!(w.lat_ns.p(99.0), Some(5_604_000_000));
+    assert_eq!(w.lat_ns.min, 4_000_000);
+    assert_eq!(d.job["numjobs"], 16);
+    assert_eq!(d.job["iodepth"], 64);
+    assert_eq!(d.job["ioengine"], "libaio");
+    assert_eq!(d.target.device.as_deref(), Some("nvme0n1"));
+    assert!(d.results.read.is_none() && d.results.sync.is_none());
+}
+
+#[test]
+fn what_is_not_fio_text_is_refused_with_what_to_do() {
+    let e = |t: &str| import_text(t, "f", 0, TextContext::default()).unwrap_err();
+    assert!(matches!(e(""), FioTextError::NoJobs { .. }));
+    assert!(e("{\"jobs\": []}")
+        .to_string()
+        .contains("disktier import fio"));
+    let head = "x: (groupid=0, jobs=1): err= 0: pid=1: Thu Sep 14 07:56:37 2023\n";
+    assert!(matches!(e(head), FioTextError::NoFigures { .. }));
+    let bad = format!("{head}  write: IOPS=inf, BW=1MiB/s (1MB/s)(1MiB/1msec)\n");
+    assert!(
+        matches!(e(&bad), FioTextError::Implausible { .. }),
+        "{}",
+        e(&bad)
+    );
+    let falls = format!(
+        "{head}  write: IOPS=1, BW=1MiB/s (1MB/s)(1MiB/1000msec)\n  clat percentiles (usec):\n   |  1.00th=[  9], 5.00th=[ 3],\n"
+    );
+    assert!(e(&falls).to_string().contains("fall"), "{}", e(&falls));
+    let big = "a".repeat(MAX_TEXT + 1);
+    assert!(matches!(e(&big), FioTextError::TooLarge { .. }));
+    let many = head.repeat(MAX_JOBS + 1);
+    assert!(matches!(e(&many), FioTextError::TooManyJobs { .. }));
+}
+
+#[test]
+fn numbers_are_fio_s_or_nothing() {
+    use super::parse::number;
+    assert_eq!(number("14349k"), Some(14_349_000.0));
+    assert_eq!(number("1935.7k"), Some(1_935_700.0));
+    assert_eq!(number("12.3k"), Some(12_300.0));
+    for bad in ["", "k", "-1", "inf", "NaN", "1e400", "1.2.3", "+3"] {
+        assert_eq!(number(bad), None, "{bad}");
+    }
+}
