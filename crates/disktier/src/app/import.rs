@@ -1,5 +1,5 @@
 //! Import: results other tools produced (the etcd-perf image's text, one job or every job of
-//! fio's JSON) as result documents, judged as a measured run is.
+//! fio's JSON, one job of fio's text report) as result documents, judged as a measured run is.
 
 use super::judge;
 use disktier_engine::etcdperf;
@@ -63,6 +63,61 @@ pub fn fio(o: FioOptions<'_>) -> anyhow::Result<FioImport> {
     Ok(FioImport::Run(Box::new(doc), extra))
 }
 
+/// `import fio-text`'s options, as typed.
+pub struct FioTextOptions<'a> {
+    /// The file fio printed; `-` is standard input.
+    pub file: &'a Path,
+    pub profile: Option<&'a str>,
+    /// Which job report of the file to import.
+    pub job: usize,
+    /// What the text does not say: the target measured and the host.
+    pub target: Option<&'a str>,
+    pub host: Option<&'a str>,
+}
+
+/// Reads fio's text report as `o` asks (the profile checked first, the input read capped) and
+/// judges it as an `import fio` of JSON is: one document and its etcd verdict's lines.
+pub fn fio_text(o: FioTextOptions<'_>) -> anyhow::Result<(RunDoc, Vec<String>)> {
+    let profile = o.profile.map(super::job::profile).transpose()?;
+    let ctx = fio::text::TextContext {
+        profile: profile.map(|p| p.name().to_string()),
+        target: o.target.map(str::to_string),
+        host: o.host.map(str::to_string),
+    };
+    let m = if is_stdin(o.file) {
+        let name = "standard input";
+        let text = fio::text::read_capped(Ok(std::io::stdin()), name)?;
+        fio::text::import_text(&text, name, o.job, ctx)?
+    } else {
+        fio::text::import_file(o.file, o.job, ctx)?
+    };
+    Ok(judged_text(m))
+}
+
+/// [`judged`] for fio's text report, which prints no sync count: the etcd verdict (its
+/// interval and its syncs/s) is taken as if each write was synced (fdatasync=1, etcd's job),
+/// and said so; the stored count stays unknown (0, shown `-`).
+fn judged_text(mut m: FioMeasured) -> (RunDoc, Vec<String>) {
+    let writes = m.doc.results.write.as_ref().map(|w| (w.ios, w.iops));
+    let assumed = match (m.doc.results.sync.as_mut(), writes) {
+        (Some(s), Some((ios, iops))) if s.ios == 0 && ios > 0 => {
+            (s.ios, s.iops) = (ios, iops);
+            true
+        }
+        _ => false,
+    };
+    let (mut doc, extra) = judged(m, None);
+    if let Some(s) = doc.results.sync.as_mut().filter(|_| assumed) {
+        (s.ios, s.iops) = (0, 0.0);
+        if !doc.verdicts.is_empty() {
+            doc.warnings.push(
+                "fio's text prints no sync count: the etcd verdict's interval and syncs/s take one fdatasync per write (fdatasync=1, etcd's job)".into(),
+            );
+        }
+    }
+    (doc, extra)
+}
+
 /// `-` names standard input.
 fn is_stdin(file: &Path) -> bool {
     file.as_os_str() == "-"
@@ -94,14 +149,23 @@ pub fn etcd_perf(path: &Path, named: etcdperf::Named) -> anyhow::Result<RunDoc> 
 /// the import cannot know, and the etcd verdict when the job synced. Returns the document and
 /// the verdict's lines.
 pub fn fio_run(m: FioMeasured) -> (RunDoc, Vec<String>) {
-    let mut doc = m.doc;
     // Only the sync latency's interval (the etcd verdict's) is read from the bins, so the
     // interpolation is worth a word only for a job that synced and whose JSON had none.
-    doc.warnings.push(if doc.results.sync.is_some() && m.sync_hist.is_none() {
-        "imported from fio's JSON: host facts are unknown; without json+ bins, sync latencies between fio's listed percentiles are interpolated".to_string()
+    let note = if m.doc.results.sync.is_some() && m.sync_hist.is_none() {
+        "imported from fio's JSON: host facts are unknown; without json+ bins, sync latencies between fio's listed percentiles are interpolated"
     } else {
-        "imported from fio's JSON: host facts are unknown".to_string()
-    });
+        "imported from fio's JSON: host facts are unknown"
+    };
+    judged(m, Some(note))
+}
+
+/// An imported run with `note` added to its warnings (the text import's engine writes its
+/// own) and, when it synced, the etcd verdict: the document and the verdict's lines.
+fn judged(m: FioMeasured, note: Option<&str>) -> (RunDoc, Vec<String>) {
+    let mut doc = m.doc;
+    if let Some(n) = note {
+        doc.warnings.push(n.to_string());
+    }
     let mut extra = Vec::new();
     if doc.results.sync.is_some() {
         if let Ok(v) = judge::etcd(

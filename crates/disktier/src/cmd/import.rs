@@ -1,5 +1,5 @@
-//! `disktier import fio FILE.json`: reads a result fio already produced (`--output-format=json`)
-//! into disktier's result document, prints it and stores it (kind "import"), so runs made with
+//! `disktier import fio FILE.json`: reads a result fio already produced (`--output-format=json`;
+//! `import fio-text` its default text report) into disktier's result document, prints it and stores it (kind "import"), so runs made with
 //! plain fio can be compared with disktier's own. An etcd-style job (fdatasync latencies present)
 //! also gets the etcd verdict, interpolated from fio's percentile list.
 //!
@@ -16,6 +16,12 @@ pub type Args = super::Sub<What>;
 pub enum What {
     /// Import fio's JSON output (fio --output-format=json ...).
     Fio(FioArgs),
+    /// Import fio's default text report (fio --output-format=normal, or no option).
+    ///
+    /// One job's report, as recipes and issues quote it, into the same result as `import fio`
+    /// makes of fio's JSON. The text has no sync count, histogram bins, file, size, host or time
+    /// zone: those are left unknown and said so in the result's warnings.
+    FioText(FioTextArgs),
     /// Import the OpenShift etcd-perf image's text output ("99th percentile of fsync is N ns").
     EtcdPerf(EtcdPerfArgs),
 }
@@ -64,11 +70,44 @@ pub struct FioArgs {
     pub jobs: bool,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct FioTextArgs {
+    /// The file fio's report was saved to (`fio ... > FILE`; `-` for standard input).
+    pub file: PathBuf,
+    /// The built-in profile the fio job corresponds to (e.g. etcd), recorded with the result.
+    #[arg(long, short = 'p', value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Which job report of the file to import, when fio ran several without --group_reporting.
+    #[arg(long, default_value_t = 0, value_name = "INDEX")]
+    pub job: usize,
+    /// What fio measured: its file, directory or device, or a name for the disk (the text
+    /// does not say), so that `history` and `compare` tell imports apart.
+    #[arg(long, value_name = "PATH|NAME", value_parser = label)]
+    pub target: Option<String>,
+    /// The host fio ran on (the text does not say; without it the host is shown as unknown).
+    #[arg(long, value_name = "NAME", value_parser = label)]
+    pub host: Option<String>,
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     match args.what {
         What::Fio(a) => import_fio(ctx, a),
+        What::FioText(a) => import_fio_text(ctx, a),
         What::EtcdPerf(a) => import_etcd_perf(ctx, a),
     }
+}
+
+fn import_fio_text(ctx: &Ctx, a: FioTextArgs) -> anyhow::Result<Outcome> {
+    let (doc, extra) = import::fio_text(import::FioTextOptions {
+        file: &a.file,
+        profile: a.profile.as_deref(),
+        job: a.job,
+        target: a.target.as_deref(),
+        host: a.host.as_deref(),
+    })?;
+    let value = serde_json::to_value(&doc)?;
+    bench::finish_value(ctx, "import", &doc, &value, &extra)?;
+    Ok(verdict_outcome(&doc))
 }
 
 fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
