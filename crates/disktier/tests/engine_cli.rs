@@ -1199,6 +1199,21 @@ fn etcd_perf_job_file_and_repeat_documents_validate() {
     assert_eq!(doc["engine"], "etcd-perf");
     assert_valid(&doc);
 
+    // fio's text report, imported with its unknowns (sync count, host, time zone).
+    for f in ["etcd-2300-3.33.txt", "gke-write-throughput-fio-3.33.txt"] {
+        let out = Command::new(bin())
+            .args(["--no-save", "--format", "json", "import", "fio-text"])
+            .arg(format!(
+                "{}/../engine/tests/fixtures/fio-text/{f}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .output()
+            .unwrap();
+        let doc = json_of(&out);
+        assert_eq!(doc["engine"], "fio");
+        assert_valid(&doc);
+    }
+
     let out = Command::new(bin())
         .args(["--no-save", "--format", "json", "import", "fio", "--jobs"])
         .arg(format!("{FIXTURES}/cmp-2groups-3.33.json"))

@@ -23,6 +23,10 @@ const TWO: (&str, &str) = (
     fixture!("randrw-2jobs-3.33.txt"),
     fixture!("randrw-2jobs-3.33.json"),
 );
+const LAT_PCT: (&str, &str) = (
+    fixture!("randread-lat-percentiles-3.33.txt"),
+    fixture!("randread-lat-percentiles-3.33.json"),
+);
 const OSTREE: &str = fixture!("ostree-baseline-fio-3.19.txt");
 const OSTREE_BUSY: &str = fixture!("ostree-concurrent-fio-3.19.txt");
 const GKE: &str = fixture!("gke-write-throughput-fio-3.33.txt");
@@ -115,6 +119,17 @@ fn same_run(text: &str, json: &str, index: usize, unit: f64) {
 #[test]
 fn randread_text_and_json_of_one_run_agree() {
     same_run(RANDREAD.0, RANDREAD.1, 0, 1000.0);
+}
+
+/// fio run with clat_percentiles=0, lat_percentiles=1: both imports take `lat`, stats and
+/// percentiles, as the only percentiles there are.
+#[test]
+fn lat_percentiles_alone_are_taken_from_lat_as_in_json() {
+    same_run(LAT_PCT.0, LAT_PCT.1, 0, 1000.0);
+    let d = text_doc(LAT_PCT.0, 0);
+    let r = d.results.read.unwrap();
+    assert_eq!(r.lat_ns.min, 34_000, "lat's min, not clat's 33 us");
+    assert_eq!(r.lat_ns.p(99.0), Some(149_000));
 }
 
 #[test]
