@@ -191,6 +191,13 @@ pub fn parse(text: &str, source_name: &str) -> Result<TextReport, FioTextError> 
     }
     for job in &mut r.jobs {
         job.header = headers.get(&job.name).cloned();
+        let dirs = [&job.read, &job.write].into_iter().flatten();
+        let maps = dirs
+            .flat_map(|d| [&d.clat_percentiles, &d.lat_percentiles])
+            .chain(job.sync.as_ref().map(|s| &s.percentiles));
+        for m in maps {
+            rising(m).map_err(|w| bad(format!("job {}: {w}", job.name)))?;
+        }
     }
     if r.jobs.is_empty() {
         return Err(FioTextError::NoJobs {
@@ -254,8 +261,10 @@ pub(crate) fn number(s: &str) -> Option<f64> {
     {
         return None;
     }
+    // fio prints 64-bit counts: anything larger (or "1" and 400 zeros, which parses as
+    // infinity) is not its output, and would overflow once scaled to ns or bytes.
     let v = digits.parse::<f64>().ok()? * mul;
-    v.is_finite().then_some(v)
+    (v < u64::MAX as f64).then_some(v)
 }
 
 /// The value after `key` up to the next `,` or `)` (or the end).
@@ -286,8 +295,7 @@ fn lat_stats(s: &str, unit: u64) -> Result<TextLat, String> {
     Ok(l)
 }
 
-/// `1.00th=[  123],  5.00th=[  456],` into `map`, in `unit` nanoseconds; percentiles must not
-/// fall as the rank rises.
+/// `1.00th=[  123],  5.00th=[  456],` into `map`, in `unit` nanoseconds.
 fn percentiles(s: &str, unit: u64, map: &mut BTreeMap<String, u64>) -> Result<(), String> {
     for item in s.split("],") {
         let item = item.trim().trim_end_matches(']').trim();
@@ -307,6 +315,12 @@ fn percentiles(s: &str, unit: u64, map: &mut BTreeMap<String, u64>) -> Result<()
         let ns = (v * unit as f64).round() as u64;
         map.insert(percentile_key(p), ns);
     }
+    Ok(())
+}
+
+/// Percentiles must not fall as the rank rises; checked once a report is read (per line it
+/// would sort the block again for each of up to a million lines).
+fn rising(map: &BTreeMap<String, u64>) -> Result<(), String> {
     let mut by_rank: Vec<(f64, u64)> = map
         .iter()
         .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, *v)))

@@ -256,7 +256,35 @@ fn numbers_are_fio_s_or_nothing() {
     assert_eq!(number("14349k"), Some(14_349_000.0));
     assert_eq!(number("1935.7k"), Some(1_935_700.0));
     assert_eq!(number("12.3k"), Some(12_300.0));
-    for bad in ["", "k", "-1", "inf", "NaN", "1e400", "1.2.3", "+3"] {
+    let huge = format!("1{}", "0".repeat(400));
+    for bad in [
+        "",
+        "k",
+        "-1",
+        "inf",
+        "NaN",
+        "1e400",
+        "1.2.3",
+        "+3",
+        "18446744073709551616",
+        &huge,
+    ] {
         assert_eq!(number(bad), None, "{bad}");
     }
+}
+
+/// A megabyte-scale block of percentile lines is read in one pass (checking each line against
+/// the whole block again took quadratic time).
+#[test]
+fn a_long_percentile_block_is_read_in_one_pass() {
+    let head = "x: (groupid=0, jobs=1): err= 0: pid=1: Thu Sep 14 07:56:37 2023\n  write: IOPS=1, BW=1MiB/s (1MB/s)(1MiB/1000msec)\n  clat percentiles (usec):\n";
+    let mut t = head.to_string();
+    for i in 0..100_000u32 {
+        let p = f64::from(i % 9_999 + 1) / 100.0;
+        t.push_str(&format!("   | {p:.2}th=[{}],\n", i % 9_999 + 1));
+    }
+    let started = std::time::Instant::now();
+    let d = text_doc(&t, 0);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(d.results.write.unwrap().lat_ns.percentiles.len(), 9_999);
 }
