@@ -34,7 +34,7 @@ pub enum EtcdPerfError {
         bytes: usize,
         max: usize,
     },
-    #[error("{source_name} has no line \"99th percentile of fsync is N ns\": it is not the etcd-perf image's output (for fio's JSON use `disktier import fio`)")]
+    #[error("{source_name} has no line \"99th percentile of fsync is N ns\": it is not the etcd-perf image's output (for fio's JSON use `disktier import fio`, for its text report `disktier import fio-text`)")]
     NoP99 { source_name: String },
     #[error("{source_name} holds {count} etcd-perf results (lines \"99th percentile of fsync is N ns\"): split it into one file per run")]
     Several { source_name: String, count: usize },
