@@ -118,8 +118,15 @@ pub fn to_run_doc(
     }
     let mut warnings = Vec::new();
     if n > 1 {
+        // Jobs of one reporting group fio could have combined; of several (stonewall,
+        // new_group) it never does.
+        let how = if r.jobs.iter().all(|x| x.groupid == j.groupid) {
+            "pass --job N for another, or run fio with --group_reporting to combine them"
+        } else {
+            "they are in different reporting groups: pass --job N for another"
+        };
         warnings.push(format!(
-            "{source_name} holds {n} job reports; this result is job {index} ({}) alone: pass --job N for another, or run fio with --group_reporting to combine them",
+            "{source_name} holds {n} job reports; this result is job {index} ({}) alone: {how}",
             j.name
         ));
     }

@@ -168,6 +168,12 @@ fn both_jobs_of_a_two_job_run_agree_with_the_json() {
             d.warnings
         );
     }
+    assert!(text_doc(TWO.0, 0).warnings[0].contains("--group_reporting"));
+    // Two reporting groups (stonewall): fio never combines them.
+    let groups = TWO
+        .0
+        .replacen("(groupid=0, jobs=1)", "(groupid=1, jobs=1)", 1);
+    assert!(text_doc(&groups, 1).warnings[0].contains("different reporting groups"));
     let e = import_text(TWO.0, "t", 2, TextContext::default()).unwrap_err();
     assert_eq!(
         e.to_string(),
