@@ -1,6 +1,6 @@
 //! `disktier import fio-text FILE` through the real binary: fio's default text report of a run
 //! (fio 3.33, an etcd-style job with fdatasync=1) imported next to the JSON of the same run,
-//! then `show` and `compare` on both; and the seeds' own reports.
+//! then `show`, `compare` and `report` on both; and the seeds' own reports.
 
 use disktier_testkit::cli::disktier_at as dt;
 use disktier_testkit::cli::{json_ok, stdout_ok};
@@ -131,6 +131,15 @@ fn text_and_json_of_one_run_import_to_the_same_figures() {
         .output()
         .unwrap();
     json_ok(&out);
+    // And the HTML report holds both, each with its etcd verdict.
+    let html = d.path().join("report.html");
+    let out = dt(&db).args(["report", "-o"]).arg(&html).output().unwrap();
+    stdout_ok(&out);
+    let html = std::fs::read_to_string(&html).unwrap();
+    for id in [&json_id, &text_id] {
+        assert!(html.contains(id.as_str()), "{id} not in the report");
+    }
+    assert!(html.matches("etcd-iops-50").count() >= 2);
 }
 
 #[test]
