@@ -164,6 +164,18 @@ fn the_ostree_issue_report_gets_the_etcd_verdict() {
             .any(|x| x["name"] == "etcd" && x["pass"] == true),
         "{v}"
     );
+    // fio's text prints no target: the text result says it is unknown (it printed a blank
+    // path before "(directory)").
+    let out = dt(&db)
+        .args(["--no-save", "import", "fio-text"])
+        .arg(fixture("ostree-concurrent-fio-3.19.txt"))
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.starts_with("unknown target (an import's --target names it)"),
+        "{shown}"
+    );
     // Standard input too, and a job that is not there is refused with the range.
     dt(&db)
         .args(["--no-save", "import", "fio-text", "-", "--job", "1"])

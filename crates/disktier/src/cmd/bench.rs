@@ -184,7 +184,13 @@ fn print_doc(ctx: &Ctx, kind: &str, doc: &RunDoc, value: &Value, extra: &[String
 /// warnings.
 pub fn render(doc: &RunDoc) -> String {
     let mut s = String::new();
-    let mut head = format!("{} ({})", doc.target.path, doc.target.kind);
+    // An import that names no target (fio's text report does not print it) says so, rather
+    // than a blank path before a guessed kind.
+    let mut head = if doc.target.path.is_empty() {
+        "unknown target (an import's --target names it)".to_string()
+    } else {
+        format!("{} ({})", doc.target.path, doc.target.kind)
+    };
     if let Some(fs) = &doc.target.fs_type {
         head.push_str(&format!(" on {fs}"));
     }
