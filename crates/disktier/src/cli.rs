@@ -113,6 +113,12 @@ pub fn parse() -> Cli {
 pub fn command() -> clap::Command {
     let c = <Cli as clap::CommandFactory>::command();
     let textfile = textfile_arg(&c);
+    // trace record runs the native engine only (it records the engine's own I/O): its shared
+    // --engine option still parses, so that fio is refused with the reason, but is not offered
+    // in its help (QA).
+    let c = c.mut_subcommand("trace", |t| {
+        t.mut_subcommand("record", |r| r.mut_arg("engine", |a| a.hide(true)))
+    });
     with_textfile_dir(c, &textfile, true, &mut Vec::new())
 }
 

@@ -554,3 +554,18 @@ fn simulate_refuses_thousands_of_cache_sizes_before_reading_the_trace() {
         "2000 sizes: every size is a separate cache for every policy, all in memory at once: give at most 64",
     );
 }
+
+/// QA: `--cpus-allowed ""` was taken as "any CPU" without a word; an empty list is refused
+/// before anything runs (leaving the option out is how to say any CPU).
+#[test]
+fn an_empty_cpu_list_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    for args in [
+        vec!["bench", dir, "--cpus-allowed", ""],
+        vec!["check", "etcd", dir, "--cpus-allowed="],
+    ] {
+        refused(&args, "a value is required for '--cpus-allowed <LIST>'");
+    }
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}

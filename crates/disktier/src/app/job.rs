@@ -94,7 +94,9 @@ pub struct JobOptions {
           value_name = "BOOL")]
     pub group_reporting: Option<bool>,
     /// CPUs the job threads may run on, fio's list form (0, 0-3,6); default: any.
-    #[arg(long, alias = "cpus_allowed", value_name = "LIST")]
+    // Not empty: "" read as "any CPU" silently (QA); leaving the option out says that.
+    #[arg(long, alias = "cpus_allowed", value_name = "LIST",
+          value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub cpus_allowed: Option<String>,
     /// Random offsets drawn with replacement, instead of every block once per pass (fio's
     /// default random map) (`--norandommap`, or `=false`).
