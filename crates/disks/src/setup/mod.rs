@@ -15,6 +15,7 @@ pub mod fstab;
 mod journal;
 pub mod kernel;
 pub mod live;
+pub mod lock;
 pub mod persist;
 pub mod plan;
 pub mod recheck;
@@ -171,6 +172,12 @@ pub fn setup(
             not_a_file("--bind", b)?;
         }
     }
+    // One setup or undo at a time (a fixture tree is only ever planned, never changed).
+    let _lock = if cfg.dry_run || fixture_root(root) {
+        None
+    } else {
+        Some(lock::take(&cfg.persist_root, runner, "setup")?)
+    };
     let mut report = Report {
         schema_version: 1,
         dry_run: cfg.dry_run,

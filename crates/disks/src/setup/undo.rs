@@ -171,6 +171,12 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
         steps: Vec::new(),
         notes: Vec::new(),
     };
+    // One setup or undo at a time: the mount table read below must still be true when acted on.
+    let _lock = if req.dry_run {
+        None
+    } else {
+        Some(super::lock::take(&req.persist_root, runner, "the undo")?)
+    };
     let table = mounts(req)?;
     let journal = match read_journal(&jpath, mount)? {
         Some(j) => {
