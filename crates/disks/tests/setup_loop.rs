@@ -330,7 +330,21 @@ fn a_kernel_name_is_never_persisted() {
         "{msg}"
     );
     assert_eq!(blkid(&dev.path, "TYPE"), "", "refused before mkfs");
-    assert!(!tmp.path().join("root").exists(), "nothing persisted");
+    // Nothing persisted: no unit, no fstab; only the lock every changing run holds.
+    let root = tmp.path().join("root");
+    assert!(!root.join("etc").exists(), "nothing persisted");
+    let left: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        left,
+        ["var"],
+        "only the setup lock below {}",
+        root.display()
+    );
+    assert!(root.join("var/lib/disktier/setup.lock").is_file());
 
     c.boot_binary = None;
     let rep = run(&c.check().unwrap(), &RealRunner);
