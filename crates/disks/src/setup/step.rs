@@ -294,6 +294,14 @@ impl Step {
                 super::persist::write_atomic(path, contents)?;
                 Ok(None)
             }
+            Step::Mount { what, fstype, .. } => {
+                let cmds = self.commands();
+                match runner.run(&cmds[0]) {
+                    Ok(_) => Ok(None),
+                    Err(e) if e.is_stop() => Err(e.into()),
+                    Err(e) => Err(unfinished_xfs(what, fstype, runner).unwrap_or(e.into())),
+                }
+            }
             _ => {
                 for c in self.commands() {
                     runner.run(&c)?;
@@ -331,4 +339,31 @@ impl Step {
             Step::Systemctl { args } => format!("systemctl {}", args.join(" ")),
         }
     }
+}
+
+/// Why a mount of `what` (`UUID=...`) failed when the xfs there was never finished: mkfs.xfs
+/// writes its superblock marked "in progress" first (`sb_inprogress`, byte 126 of the primary
+/// superblock, xfs_format.h) and clears the mark last, so a mkfs killed with setup (SIGKILL, an
+/// OOM kill, a power cut) leaves an xfs with setup's label and UUID that the kernel will not
+/// mount ("Structure needs cleaning"), and every re-run failed the same way (QA). It holds no
+/// data: the message says to erase it. (A stop by a catchable signal erases it at once:
+/// [`super::stop`].)
+fn unfinished_xfs(what: &str, fstype: &str, runner: &dyn CommandRunner) -> Option<SetupError> {
+    use std::io::Read;
+    let uuid = what.strip_prefix("UUID=")?;
+    if fstype != "xfs" {
+        return None;
+    }
+    let out = runner.output(&Cmd::new("blkid").args(["-U", uuid])).ok()?;
+    let device = out.stdout.trim().to_string();
+    let mut head = [0u8; 127];
+    std::fs::File::open(&device)
+        .ok()?
+        .read_exact(&mut head)
+        .ok()?;
+    (&head[..4] == b"XFSB" && head[126] != 0).then(|| {
+        SetupError::Config(format!(
+            "{device} holds an xfs (UUID {uuid}) that was never finished: its superblock is still marked in progress, as mkfs.xfs leaves it when it is killed (setup killed with SIGKILL, or a power cut, during mkfs), and no kernel mounts it; it holds no data: erase it (wipefs -a {device}) and run setup again, which makes it anew"
+        ))
+    })
 }
