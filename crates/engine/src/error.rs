@@ -54,7 +54,7 @@ pub enum EngineError {
     /// A job would write into (or grow) a regular file that existed before the run. disktier
     /// keeps no marker of the files it laid out earlier, so it cannot tell a kept benchmark file
     /// from the user's data: it refuses unless forced.
-    #[error("{path} already exists ({len} bytes) and this {why}: pass --destructive to let disktier overwrite it, or pick a path that does not exist yet (disktier then creates and removes it)")]
+    #[error("{path} already exists ({len} bytes) and this {why}: pass --destructive to let disktier overwrite it, or pick a path that does not exist yet (disktier then creates and removes it){}", leftover_hint(.path))]
     ExistingFile {
         path: PathBuf,
         len: u64,
@@ -187,5 +187,51 @@ mod tests {
         );
         let e = EngineError::from_open(p, "read", Error::from_raw_os_error(libc::EIO));
         assert!(e.to_string().starts_with("/data/x: open failed"), "{e}");
+    }
+}
+
+/// For a refused existing file whose name is the one disktier gives the files it lays out
+/// (`JOB.N.M`, fio's naming): a run killed before it removed them (or `--keep-files`) leaves
+/// such files, and a user should know it may be one (QA: after a `kill -9`, the next write
+/// run was refused with no hint at where the file came from).
+fn leftover_hint(path: &std::path::Path) -> &'static str {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let mut parts = name.rsplitn(3, '.');
+    let (m, n, job) = (parts.next(), parts.next(), parts.next());
+    let digits =
+        |s: Option<&str>| s.is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()));
+    if digits(m) && digits(n) && job.is_some_and(|j| !j.is_empty()) {
+        "; its name is the kind disktier gives the files it lays out (JOB.N.M): a disktier run killed before it removed them, or one with --keep-files, may have left it; if so, remove it"
+    } else {
+        ""
+    }
+}
+
+#[cfg(test)]
+mod leftover_tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_file_named_as_disktier_names_its_files_gets_the_leftover_hint() {
+        let e = |p: &str| {
+            EngineError::ExistingFile {
+                path: PathBuf::from(p),
+                len: 1,
+                why: "is a write job",
+            }
+            .to_string()
+        };
+        for ours in ["/d/disktier.0.0", "/d/etcd.3.12", "/d/a.b.0.1"] {
+            assert!(e(ours).contains("killed before it removed them"), "{ours}");
+        }
+        for theirs in [
+            "/d/data.db",
+            "/d/x.0",
+            "/d/.0.0",
+            "/d/disktier.0.x",
+            "/d/a..1",
+        ] {
+            assert!(!e(theirs).contains("killed"), "{theirs}");
+        }
     }
 }
