@@ -15,15 +15,49 @@ fn disktier() -> Command {
     c
 }
 
-/// A kubeconfig whose server is a closed loopback port: any attempt to contact it fails.
-fn unreachable_kubeconfig(dir: &Path) -> std::path::PathBuf {
+/// A kubeconfig whose one cluster is `server`, with a token user.
+fn kubeconfig_for(dir: &Path, server: &str) -> std::path::PathBuf {
     let p = dir.join("kubeconfig");
     std::fs::write(
         &p,
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {token: x}\n",
+        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\nusers:\n- name: u\n  user: {{token: x}}\n"),
     )
     .unwrap();
     p
+}
+
+/// A kubeconfig whose server is a closed loopback port: any attempt to contact it fails.
+fn unreachable_kubeconfig(dir: &Path) -> std::path::PathBuf {
+    kubeconfig_for(dir, "https://127.0.0.1:1")
+}
+
+/// The stderr of each command that contacts the API server (`fleet run`, `fleet run
+/// --dry-run --all-nodes`, which lists the nodes, and `fleet clean`) with kubeconfig `kc`,
+/// each asserted to exit 2.
+fn errors_of_every_api_call(kc: &Path) -> Vec<(&'static [&'static str], String)> {
+    const RUN: &[&str] = &["fleet", "run", "--nodes", "a", "--", "check", "etcd", "/x"];
+    const DRY_ALL: &[&str] = &[
+        "fleet",
+        "run",
+        "--dry-run",
+        "--all-nodes",
+        "--",
+        "check",
+        "etcd",
+        "/x",
+    ];
+    const CLEAN: &[&str] = &["fleet", "clean"];
+    [RUN, DRY_ALL, CLEAN]
+        .into_iter()
+        .map(|args| {
+            let err = disktier()
+                .env("KUBECONFIG", kc)
+                .args(args)
+                .timeout(std::time::Duration::from_secs(60))
+                .stderr_of_exit(2);
+            (args, err)
+        })
+        .collect()
 }
 
 fn dry_run_yaml(extra: &[&str], command: &[&str]) -> String {
@@ -262,23 +296,7 @@ fn dry_run_has_one_job_per_node_and_a_name_of_its_own() {
 fn an_unreachable_server_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let kc = unreachable_kubeconfig(dir.path());
-    let run = ["fleet", "run", "--nodes", "a", "--", "check", "etcd", "/x"];
-    let dry_all = [
-        "fleet",
-        "run",
-        "--dry-run",
-        "--all-nodes",
-        "--",
-        "check",
-        "etcd",
-        "/x",
-    ];
-    let clean = ["fleet", "clean"];
-    for args in [&run[..], &dry_all[..], &clean[..]] {
-        let err = disktier()
-            .env("KUBECONFIG", &kc)
-            .args(args)
-            .stderr_of_exit(2);
+    for (args, err) in errors_of_every_api_call(&kc) {
         assert!(
             err.contains("cannot reach the Kubernetes API server at https://127.0.0.1:1"),
             "{args:?}: {err}"
@@ -301,12 +319,7 @@ fn a_server_that_never_answers_is_given_up_on() {
         }
     });
     let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kc,
-        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\nusers:\n- name: u\n  user: {{token: x}}\n"),
-    )
-    .unwrap();
+    let kc = kubeconfig_for(dir.path(), &format!("http://127.0.0.1:{port}"));
     let started = std::time::Instant::now();
     let err = disktier()
         .env("KUBECONFIG", &kc)
@@ -345,30 +358,8 @@ fn a_server_that_is_not_kubernetes_is_named_as_such() {
         }
     });
     let dir = tempfile::tempdir().unwrap();
-    let kc = dir.path().join("kubeconfig");
-    std::fs::write(
-        &kc,
-        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\nusers:\n- name: u\n  user: {{token: x}}\n"),
-    )
-    .unwrap();
-    let run = ["fleet", "run", "--nodes", "a", "--", "check", "etcd", "/x"];
-    let dry_all = [
-        "fleet",
-        "run",
-        "--dry-run",
-        "--all-nodes",
-        "--",
-        "check",
-        "etcd",
-        "/x",
-    ];
-    let clean = ["fleet", "clean"];
-    for args in [&run[..], &dry_all[..], &clean[..]] {
-        let err = disktier()
-            .env("KUBECONFIG", &kc)
-            .args(args)
-            .timeout(std::time::Duration::from_secs(60))
-            .stderr_of_exit(2);
+    let kc = kubeconfig_for(dir.path(), &format!("http://127.0.0.1:{port}"));
+    for (args, err) in errors_of_every_api_call(&kc) {
         assert!(
             err.contains(&format!(
                 "the server at http://127.0.0.1:{port}/ answered 404 (Not Found) for GET /version"
