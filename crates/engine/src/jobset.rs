@@ -126,7 +126,7 @@ fn merge_dir(parts: &[(&DirStats, Option<&Histogram<u64>>)]) -> Option<DirStats>
         Some(hs) => {
             let mut hist = new_hist();
             for h in hs {
-                // Both come from new_hist(): same bounds, adding cannot fail.
+                // Both grow (new_hist): adding cannot fail.
                 let _ = hist.add(h);
             }
             PERCENTILES

@@ -115,7 +115,7 @@ pub fn run(
         }
         cur.write_ios += 1;
         cur.write_bytes += file_size;
-        cur.lat.saturating_record(lat.max(1));
+        crate::stats::record_ns(&mut cur.lat, lat);
         if end >= next_report {
             next_report = end + SEC / 4;
             if let Some(cb) = &opts.progress {

@@ -100,7 +100,7 @@ impl<'a> Recorder<'a> {
         let Some(lat) = self.logged_in_window(submit_ns, now, offset, len as u32, op) else {
             return;
         };
-        self.cur.lat.saturating_record(lat.max(1));
+        crate::stats::record_ns(&mut self.cur.lat, lat);
         match op {
             IoOp::Read => {
                 self.read.record(lat, len);
@@ -123,7 +123,7 @@ impl<'a> Recorder<'a> {
             return;
         };
         self.sync.record(lat, 0);
-        self.cur.sync.saturating_record(lat.max(1));
+        crate::stats::record_ns(&mut self.cur.sync, lat);
     }
 
     /// Logs one I/O submitted at `submit_ns` and finished at `now` (with `--trace`) and, when

@@ -17,7 +17,7 @@ pub fn histogram(block: &Value) -> Option<Histogram<u64>> {
             continue;
         };
         if n > 0 {
-            h.saturating_record_n(ns.max(1), n);
+            crate::stats::record_ns_n(&mut h, ns, n);
         }
     }
     (!h.is_empty()).then_some(h)
