@@ -484,6 +484,26 @@ fn small_files_counts_and_cleans_up() {
     assert!((s.bw_bytes - s.files_per_s * 65536.0).abs() < 1.0);
     assert_eq!(r.doc.results.write.as_ref().unwrap().ios, 40);
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    // The removal is a phase of its own on the progress line, said before it starts (10^7
+    // files take minutes), and the files are gone after it.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (s2, dir) = (seen.clone(), d.path().to_path_buf());
+    let opts = RunOptions {
+        progress: Some(std::sync::Arc::new(move |p: &Progress| {
+            if p.phase == "cleanup" {
+                let sub = std::fs::read_dir(&dir)
+                    .unwrap()
+                    .next()
+                    .map(|e| e.unwrap().path());
+                let left = sub.map_or(0, |s| std::fs::read_dir(s).unwrap().count());
+                s2.lock().unwrap().push(left);
+            }
+        })),
+        ..RunOptions::default()
+    };
+    run_workload(&w, &opts).unwrap();
+    assert_eq!(seen.lock().unwrap().first(), Some(&40), "{seen:?}");
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     // A file is not a directory.
     let f = d.path().join("x");
     std::fs::write(&f, b"x").unwrap();
