@@ -31,7 +31,7 @@ pub enum Command {
     Bench(cmd::bench::Args),
     /// Give a verdict: can this disk host etcd?
     Check(cmd::check::Args),
-    /// Import a result produced by another tool (fio's JSON).
+    /// Import a result produced by another tool (fio's JSON or text report, OpenShift's etcd-perf).
     Import(cmd::import::Args),
     /// Show, check or import the price/performance catalog.
     Catalog(cmd::catalog::Args),
