@@ -355,6 +355,7 @@ fn job_doc(
     }
     let read = dir_stats(&j["read"]);
     let write = dir_stats(&j["write"]);
+    warnings.extend(super::trim::warning(int(&j["trim"], "total_ios")));
     let runtime_ms = ["read", "write", "trim"]
         .iter()
         .map(|d| int(&j[*d], "runtime"))

@@ -9,7 +9,8 @@
 //! native engine times; fio's `lat_ns` adds submission) -> `lat_ns` with percentile keys
 //! `"99.000000"` -> `"99"`; `sync.lat_ns` (fsync/fdatasync, whose `total_ios` fio 3.33 leaves at
 //! 0, so the count is `lat_ns.N`) -> `results.sync`; `usr_cpu`/`sys_cpu` (percent of
-//! `job_runtime`) -> seconds.
+//! `job_runtime`) -> seconds. `trim` (fio's third direction) has no place in a [`RunDoc`]: its
+//! run time counts, its figures are left out and a warning says so ([`trim`]).
 
 mod cmdline;
 mod histogram;
@@ -19,6 +20,7 @@ mod run;
 #[cfg(test)]
 mod tests;
 pub mod text;
+mod trim;
 mod value;
 
 pub use cmdline::*;

@@ -13,7 +13,7 @@ pub enum FioTextError {
     NoJobs { source_name: String },
     #[error("{source_name} holds more than {max} job reports: run fio with --group_reporting, or split the file")]
     TooManyJobs { source_name: String, max: usize },
-    #[error("{source_name}: job {index} ({name}) has no \"read:\" or \"write:\" line: import the full report fio printed, not an excerpt")]
+    #[error("{source_name}: job {index} ({name}) has no \"read:\", \"write:\" or \"trim:\" line: import the full report fio printed, not an excerpt")]
     NoFigures {
         source_name: String,
         index: usize,

@@ -9,7 +9,9 @@
 //! (fio's `lat` when only it has percentiles, as for JSON); the `fsync/fdatasync/sync_file_range:`
 //! block's `sync (unit)` and `sync percentiles` -> `results.sync`; `cpu : usr=, sys=` (percent
 //! of the run time) -> seconds; the job's options line (`rw=`, `bs=`, `ioengine=`, `iodepth=`)
-//! -> the job.
+//! -> the job. `trim:` (rw=trim, randtrim) is read but, as `import fio` does with the JSON's
+//! `trim`, only its run time is used and a warning counts the trims (`issued rwts`' third
+//! count): the result has no trim direction.
 //!
 //! What the text does not carry is left unknown and said in the warnings: the sync count (fio
 //! prints none), histogram bins, the exact latencies (fio rounds them to its unit), the file,
@@ -109,7 +111,7 @@ pub fn to_run_doc(
         index,
         last: n.saturating_sub(1),
     })?;
-    if j.read.is_none() && j.write.is_none() {
+    if j.read.is_none() && j.write.is_none() && j.trim.is_none() {
         return Err(FioTextError::NoFigures {
             source_name: source_name.into(),
             index,
@@ -146,7 +148,14 @@ pub fn to_run_doc(
         .write
         .as_ref()
         .map(|d| dir_stats(d, issued_w, header.bs_write, "write", &mut warnings));
-    let runtime_ms = [&j.read, &j.write]
+    // As the JSON import: the trims are counted in a warning, not in the figures.
+    let trims = j.issued_trims.filter(|&n| n > 0).or_else(|| {
+        let t = j.trim.as_ref()?;
+        Some((t.iops * t.runtime_ms as f64 / 1000.0).round() as u64)
+    });
+    warnings.extend(super::trim::warning(trims.unwrap_or(0)));
+    // fio's JSON takes the longest of its read, write and trim run times.
+    let runtime_ms = [&j.read, &j.write, &j.trim]
         .iter()
         .filter_map(|d| d.as_ref().map(|d| d.runtime_ms))
         .max()

@@ -62,12 +62,16 @@ pub struct TextJob {
     pub header: Option<TextHeader>,
     pub read: Option<TextDir>,
     pub write: Option<TextDir>,
+    /// `trim:` (rw=trim, randtrim, trimwrite): read, but not a direction of disktier's result.
+    pub trim: Option<TextDir>,
     pub sync: Option<TextSync>,
     /// `cpu : usr=1.14%, sys=5.69%`: percentages of the job's run time.
     pub usr_pct: Option<f64>,
     pub sys_pct: Option<f64>,
     /// `issued rwts: total=R,W,T,X`: exact counts of reads and writes.
     pub issued: Option<(u64, u64)>,
+    /// Its third count: trims.
+    pub issued_trims: Option<u64>,
 }
 
 /// The whole report.

@@ -27,8 +27,7 @@ enum Pct {
 enum Section {
     Read,
     Write,
-    /// `trim:`, whose lines are skipped.
-    Other,
+    Trim,
     Sync,
 }
 
@@ -72,9 +71,8 @@ pub fn parse(text: &str, source_name: &str) -> Result<TextReport, FioTextError> 
                     (p, Some(Section::Read)) => {
                         pct_map(job.read.get_or_insert_with(TextDir::default), p)
                     }
-                    (p, Some(Section::Write)) => {
-                        pct_map(job.write.get_or_insert_with(TextDir::default), p)
-                    }
+                    (p, Some(Section::Write)) => pct_map(dir_of(&mut job.write), p),
+                    (p, Some(Section::Trim)) => pct_map(dir_of(&mut job.trim), p),
                     _ => continue,
                 };
                 percentiles(rest, unit, map).map_err(|w| bad(format!("job {}: {w}", job.name)))?;
@@ -128,7 +126,7 @@ pub fn parse(text: &str, source_name: &str) -> Result<TextReport, FioTextError> 
         for (prefix, sec) in [
             ("read:", Section::Read),
             ("write:", Section::Write),
-            ("trim:", Section::Other),
+            ("trim:", Section::Trim),
         ] {
             if let Some(rest) = line.strip_prefix(prefix).filter(|r| r.contains("IOPS=")) {
                 st.section = Some(sec);
@@ -136,7 +134,8 @@ pub fn parse(text: &str, source_name: &str) -> Result<TextReport, FioTextError> 
                 match sec {
                     Section::Read => job.read = Some(d),
                     Section::Write => job.write = Some(d),
-                    _ => {}
+                    Section::Trim => job.trim = Some(d),
+                    Section::Sync => {}
                 }
                 was_dir = true;
             }
@@ -168,6 +167,8 @@ pub fn parse(text: &str, source_name: &str) -> Result<TextReport, FioTextError> 
                 ("clat", Some(Section::Write)) => dir_of(&mut job.write).clat = Some(l),
                 ("lat", Some(Section::Read)) => dir_of(&mut job.read).lat = Some(l),
                 ("lat", Some(Section::Write)) => dir_of(&mut job.write).lat = Some(l),
+                ("clat", Some(Section::Trim)) => dir_of(&mut job.trim).clat = Some(l),
+                ("lat", Some(Section::Trim)) => dir_of(&mut job.trim).lat = Some(l),
                 _ => {}
             }
             continue;
@@ -185,13 +186,14 @@ pub fn parse(text: &str, source_name: &str) -> Result<TextReport, FioTextError> 
                 let mut n = t.split(',').map(|x| x.trim().parse::<u64>().ok());
                 if let (Some(Some(rd)), Some(Some(wr))) = (n.next(), n.next()) {
                     job.issued = Some((rd, wr));
+                    job.issued_trims = n.next().flatten();
                 }
             }
         }
     }
     for job in &mut r.jobs {
         job.header = headers.get(&job.name).cloned();
-        let dirs = [&job.read, &job.write].into_iter().flatten();
+        let dirs = [&job.read, &job.write, &job.trim].into_iter().flatten();
         let maps = dirs
             .flat_map(|d| [&d.clat_percentiles, &d.lat_percentiles])
             .chain(job.sync.as_ref().map(|s| &s.percentiles));

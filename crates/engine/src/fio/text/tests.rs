@@ -27,6 +27,13 @@ const LAT_PCT: (&str, &str) = (
     fixture!("randread-lat-percentiles-3.33.txt"),
     fixture!("randread-lat-percentiles-3.33.json"),
 );
+/// fio 3.33 on a loop device (trim needs a block device: on a file fio fails with "Inappropriate
+/// ioctl for device"), one run of `jobfile-trim-3.33.fio`: `rd` and `wr` together in group 0,
+/// `tr` (randtrim) in group 1, `mix` (numjobs=2, group_reporting) in group 2.
+const JOBFILE: (&str, &str) = (
+    fixture!("jobfile-trim-3.33.txt"),
+    fixture!("jobfile-trim-3.33.json"),
+);
 const OSTREE: &str = fixture!("ostree-baseline-fio-3.19.txt");
 const OSTREE_BUSY: &str = fixture!("ostree-concurrent-fio-3.19.txt");
 const GKE: &str = fixture!("gke-write-throughput-fio-3.33.txt");
@@ -293,4 +300,42 @@ fn a_long_percentile_block_is_read_in_one_pass() {
     let d = text_doc(&t, 0);
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(d.results.write.unwrap().lat_ns.percentiles.len(), 9_999);
+}
+
+/// Each job of a job file's run, imported alone, agrees with the JSON's: the trim job's figures
+/// are left out by both and counted in the same warning.
+#[test]
+fn each_job_of_a_job_file_run_agrees_with_the_json_one_by_one() {
+    for (i, unit) in [(0, 1000.0), (1, 1000.0), (2, 1000.0)] {
+        same_run(JOBFILE.0, JOBFILE.1, i, unit);
+    }
+    let t = text_doc(JOBFILE.0, 2);
+    let j = import_json(JOBFILE.1, "j", 2, DocContext::default())
+        .unwrap()
+        .doc;
+    let trim = |d: &RunDoc| {
+        d.warnings
+            .iter()
+            .find(|w| w.starts_with("fio trimmed"))
+            .cloned()
+    };
+    assert_eq!(trim(&t), trim(&j));
+    assert!(
+        trim(&t).unwrap().contains("27715 time(s)"),
+        "{:?}",
+        t.warnings
+    );
+    assert_eq!(t.duration_s, 1.002);
+    assert_eq!(t.job["fio_options"]["rw"], "randtrim");
+    // Jobs that trimmed nothing are not told about trims.
+    assert_eq!(trim(&text_doc(JOBFILE.0, 0)), None);
+    let r = parse(JOBFILE.0, "t").unwrap();
+    assert_eq!(r.jobs[2].issued_trims, Some(27715));
+    assert_eq!(
+        r.jobs[2].trim.as_ref().unwrap().clat.unwrap().max,
+        40_442_000.0
+    );
+    // A report whose only figures are trims is a result (empty, as the JSON's), not refused.
+    let tr = &JOBFILE.0[JOBFILE.0.find("tr: (groupid=1").unwrap()..];
+    assert!(text_doc(tr, 0).results.write.is_none());
 }
