@@ -8,7 +8,7 @@
 //! figures); `clat (unit): min, max, avg, stdev` and `clat percentiles (unit)` -> `lat_ns`
 //! (fio's `lat` when only it has percentiles, as for JSON); the `fsync/fdatasync/sync_file_range:`
 //! block's `sync (unit)` and `sync percentiles` -> `results.sync`; `cpu : usr=, sys=` (percent
-//! of the run time) -> seconds; the job's options line (`rw=`, `bs=`, `ioengine=`, `iodepth=`)
+//! of the run time, summed over the `jobs=N` a report combines) -> seconds; the job's options line (`rw=`, `bs=`, `ioengine=`, `iodepth=`)
 //! -> the job. `trim:` (rw=trim, randtrim) is read but, as `import fio` does with the JSON's
 //! `trim`, only its run time is used and a warning counts the trims (`issued rwts`' third
 //! count): the result has no trim direction.
@@ -179,7 +179,10 @@ pub fn to_run_doc(
             r.long_lines
         ));
     }
-    let pct = |p: Option<f64>| p.map_or(0.0, |p| p / 100.0 * duration_s);
+    // Percentages of the run time summed over the jobs the report combines (`jobs=N`), as
+    // fio's JSON has them of its summed `job_runtime`.
+    let job_s = duration_s * f64::from(j.jobs.max(1));
+    let pct = |p: Option<f64>| p.map_or(0.0, |p| p / 100.0 * job_s);
     let cpu = Cpu {
         usr_s: pct(j.usr_pct),
         sys_s: pct(j.sys_pct),

@@ -306,7 +306,7 @@ fn a_long_percentile_block_is_read_in_one_pass() {
 /// are left out by both and counted in the same warning.
 #[test]
 fn each_job_of_a_job_file_run_agrees_with_the_json_one_by_one() {
-    for (i, unit) in [(0, 1000.0), (1, 1000.0), (2, 1000.0)] {
+    for (i, unit) in [(0, 1000.0), (1, 1000.0), (2, 1000.0), (3, 1.0)] {
         same_run(JOBFILE.0, JOBFILE.1, i, unit);
     }
     let t = text_doc(JOBFILE.0, 2);
@@ -335,6 +335,9 @@ fn each_job_of_a_job_file_run_agrees_with_the_json_one_by_one() {
         r.jobs[2].trim.as_ref().unwrap().clat.unwrap().max,
         40_442_000.0
     );
+    // `mix` combines two jobs: its CPU time is of both, as the JSON's summed job_runtime.
+    let mix = text_doc(JOBFILE.0, 3);
+    assert!((mix.results.cpu.sys_s - 2.0 * 0.1508 * 1.003).abs() < 1e-9);
     // A report whose only figures are trims is a result (empty, as the JSON's), not refused.
     let tr = &JOBFILE.0[JOBFILE.0.find("tr: (groupid=1").unwrap()..];
     assert!(text_doc(tr, 0).results.write.is_none());
