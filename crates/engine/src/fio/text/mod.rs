@@ -8,22 +8,26 @@
 //! figures); `clat (unit): min, max, avg, stdev` and `clat percentiles (unit)` -> `lat_ns`
 //! (fio's `lat` when only it has percentiles, as for JSON); the `fsync/fdatasync/sync_file_range:`
 //! block's `sync (unit)` and `sync percentiles` -> `results.sync`; `cpu : usr=, sys=` (percent
-//! of the run time, summed over the `jobs=N` a report combines) -> seconds; the job's options line (`rw=`, `bs=`, `ioengine=`, `iodepth=`)
-//! -> the job. `trim:` (rw=trim, randtrim) is read but, as `import fio` does with the JSON's
-//! `trim`, only its run time is used and a warning counts the trims (`issued rwts`' third
-//! count): the result has no trim direction.
+//! of the run time, summed over the `jobs=N` a report combines) -> seconds; the job's options
+//! line (`rw=`, `bs=`, `ioengine=`, `iodepth=`) -> the job. `trim:` (rw=trim, randtrim) is read
+//! but, as `import fio` does with the JSON's `trim`, only its run time is used and a warning
+//! counts the trims (`issued rwts`' third count): the result has no trim direction.
+//! [`jobs`] reads every job report with its `groupid` for `import fio-text --jobs`, and checks
+//! fio's `Run status group` totals against them.
 //!
 //! What the text does not carry is left unknown and said in the warnings: the sync count (fio
 //! prints none), histogram bins, the exact latencies (fio rounds them to its unit), the file,
 //! size and other options, and the time zone of the job's end date.
 
 mod error;
+mod jobs;
 mod model;
 mod parse;
 #[cfg(test)]
 mod tests;
 
 pub use error::FioTextError;
+pub use jobs::{jobs, TextJobs};
 pub use model::*;
 pub use parse::{parse, MAX_JOBS, MAX_LINE, MAX_TEXT};
 
@@ -111,7 +115,7 @@ pub fn to_run_doc(
         index,
         last: n.saturating_sub(1),
     })?;
-    if j.read.is_none() && j.write.is_none() && j.trim.is_none() {
+    if !has_figures(j) {
         return Err(FioTextError::NoFigures {
             source_name: source_name.into(),
             index,
@@ -132,6 +136,65 @@ pub fn to_run_doc(
             j.name
         ));
     }
+    let (mut doc, said) = job_doc(j, r, ctx);
+    warnings.append(&mut doc.warnings);
+    warnings.extend(notes(r, said));
+    doc.warnings = warnings;
+    Ok(doc)
+}
+
+/// Whether a job's report holds figures of any direction (`trim:` included, as fio's JSON
+/// always holds its `trim` object).
+pub(crate) fn has_figures(j: &TextJob) -> bool {
+    j.read.is_some() || j.write.is_some() || j.trim.is_some()
+}
+
+/// What a job's import leaves to the notes said once for the whole report.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Said {
+    /// The job synced: its sync count is unknown.
+    sync: bool,
+    /// Its start time was taken from fio's end date, read as UTC.
+    start: bool,
+}
+
+impl Said {
+    pub(crate) fn or(self, o: Said) -> Said {
+        Said {
+            sync: self.sync || o.sync,
+            start: self.start || o.start,
+        }
+    }
+}
+
+/// What the text import cannot know, said once for the report (`said` gathered over its jobs).
+pub(crate) fn notes(r: &TextReport, said: Said) -> Vec<String> {
+    let mut unknown = vec!["host facts", "the file and its size"];
+    if said.sync {
+        unknown.push("the sync count (fio's text prints none)");
+    }
+    let mut w = vec![format!(
+        "imported from fio's text output: {} are unknown; latencies are as fio rounded them to its unit (percentiles rounded up), and without histogram bins sync latencies between its listed percentiles are interpolated",
+        unknown.join(", ")
+    )];
+    if r.long_lines > 0 {
+        w.push(format!(
+            "{} line(s) longer than {MAX_LINE} bytes were skipped",
+            r.long_lines
+        ));
+    }
+    if said.start {
+        w.push(
+            "the start time is fio's end date less the run time, read as UTC: fio prints the host's local time without its zone".into(),
+        );
+    }
+    w
+}
+
+/// One job's report as a [`RunDoc`] with the warnings of this job alone; what is said once for
+/// the report ([`notes`]) is returned apart.
+pub(crate) fn job_doc(j: &TextJob, r: &TextReport, ctx: TextContext) -> (RunDoc, Said) {
+    let mut warnings = Vec::new();
     if j.error != 0 {
         warnings.push(format!(
             "fio reported error {} for this job: the figures may be incomplete",
@@ -165,20 +228,6 @@ pub fn to_run_doc(
         let lat = lat_stats(s.lat, &s.percentiles)?;
         Some(DirStats::syncs(0, duration_s, lat))
     });
-    let mut unknown = vec!["host facts", "the file and its size"];
-    if sync.is_some() {
-        unknown.push("the sync count (fio's text prints none)");
-    }
-    warnings.push(format!(
-        "imported from fio's text output: {} are unknown; latencies are as fio rounded them to its unit (percentiles rounded up), and without histogram bins sync latencies between its listed percentiles are interpolated",
-        unknown.join(", ")
-    ));
-    if r.long_lines > 0 {
-        warnings.push(format!(
-            "{} line(s) longer than {MAX_LINE} bytes were skipped",
-            r.long_lines
-        ));
-    }
     // Percentages of the run time summed over the jobs the report combines (`jobs=N`), as
     // fio's JSON has them of its summed `job_runtime`.
     let job_s = duration_s * f64::from(j.jobs.max(1));
@@ -207,16 +256,11 @@ pub fn to_run_doc(
         .as_deref()
         .and_then(end_time)
         .and_then(|e| e.checked_sub(back));
-    let started_at = match start {
-        Some(start) => {
-            warnings.push(
-                "the start time is fio's end date less the run time, read as UTC: fio prints the host's local time without its zone".into(),
-            );
-            rfc3339(start)
-        }
-        None => String::new(),
+    let said = Said {
+        sync: sync.is_some(),
+        start: start.is_some(),
     };
-    Ok(RunDoc {
+    let doc = RunDoc {
         schema_version: SCHEMA_VERSION,
         engine: "fio".into(),
         profile: ctx.profile,
@@ -227,7 +271,7 @@ pub fn to_run_doc(
             hostname: ctx.host.unwrap_or_default(),
             ..HostInfo::default()
         },
-        started_at,
+        started_at: start.map(rfc3339).unwrap_or_default(),
         duration_s,
         interrupted: false,
         results: Results {
@@ -240,7 +284,8 @@ pub fn to_run_doc(
         series: Vec::new(),
         verdicts: Vec::new(),
         warnings,
-    })
+    };
+    (doc, said)
 }
 
 /// The job rebuilt from its options line, as `import fio` rebuilds it from fio's JSON options.

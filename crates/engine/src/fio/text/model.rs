@@ -74,6 +74,27 @@ pub struct TextJob {
     pub issued_trims: Option<u64>,
 }
 
+/// One direction of a `Run status group N (all jobs):` section: `READ: bw=95.7MiB/s (100MB/s),
+/// 47.8MiB/s-47.9MiB/s (...), io=192MiB (201MB), run=2003-2006msec`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TextGroupDir {
+    /// The group's bytes, as rounded by fio (3 significant digits).
+    pub io_bytes: f64,
+    /// Its aggregate bandwidth (the bytes over the longest run), bytes a second.
+    pub bw_bytes: f64,
+    /// The shortest and longest run time of its jobs, ms.
+    pub run_ms: (u64, u64),
+}
+
+/// A `Run status group N (all jobs):` section: fio's totals of reporting group N.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextGroup {
+    pub id: u32,
+    pub read: Option<TextGroupDir>,
+    pub write: Option<TextGroupDir>,
+    pub trim: Option<TextGroupDir>,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TextReport {
@@ -82,6 +103,8 @@ pub struct TextReport {
     pub jobs: Vec<TextJob>,
     /// The first device of `Disk stats (read/write):`.
     pub device: Option<String>,
+    /// The `Run status group` sections, in the file's order (at most [`super::MAX_JOBS`]).
+    pub groups: Vec<TextGroup>,
     /// Lines over the length limit, skipped.
     pub long_lines: usize,
 }

@@ -3,7 +3,9 @@
 //! checked finite and not negative before it is kept.
 
 use super::error::FioTextError;
-use super::model::{TextDir, TextHeader, TextJob, TextLat, TextReport, TextSync};
+use super::model::{
+    TextDir, TextGroup, TextGroupDir, TextHeader, TextJob, TextLat, TextReport, TextSync,
+};
 use crate::result::percentile_key;
 use std::collections::BTreeMap;
 
@@ -35,6 +37,8 @@ struct State {
     section: Option<Section>,
     pct: Option<(Pct, u64)>,
     disk_stats: bool,
+    /// Within a `Run status group` section (its `READ:`/`WRITE:`/`TRIM:` lines).
+    group: bool,
 }
 
 /// Parses fio's text report; `source_name` names it in errors.
@@ -55,6 +59,7 @@ pub fn parse(text: &str, source_name: &str) -> Result<TextReport, FioTextError> 
         section: None,
         pct: None,
         disk_stats: false,
+        group: false,
     };
     for raw in text.lines() {
         if raw.len() > MAX_LINE {
@@ -111,10 +116,37 @@ pub fn parse(text: &str, source_name: &str) -> Result<TextReport, FioTextError> 
             let name = line[..i].to_string();
             r.jobs.push(job_line(&name, &line[i + 2..]));
             st.section = None;
+            st.group = false;
             continue;
         }
-        if line.starts_with("Run status group") {
+        if let Some(rest) = line.strip_prefix("Run status group ") {
             st.section = None;
+            let id = rest.split_whitespace().next().and_then(|g| g.parse().ok());
+            st.group = id.is_some() && r.groups.len() < MAX_JOBS;
+            if let Some(id) = id.filter(|_| st.group) {
+                r.groups.push(TextGroup {
+                    id,
+                    ..TextGroup::default()
+                });
+            }
+            continue;
+        }
+        if st.group {
+            if let Some(g) = r.groups.last_mut() {
+                let id = g.id;
+                let in_group = |d: String| bad(format!("run status group {id}: {d}"));
+                for (prefix, slot) in [
+                    ("READ:", &mut g.read),
+                    ("WRITE:", &mut g.write),
+                    ("TRIM:", &mut g.trim),
+                ] {
+                    // fio 3's form; fio 2's (`io=, aggrb=, ..., mint=, maxt=`) is not read.
+                    if let Some(rest) = line.strip_prefix(prefix).filter(|r| r.contains("run=")) {
+                        *slot = Some(group_dir(rest).map_err(in_group)?);
+                        break;
+                    }
+                }
+            }
             continue;
         }
         let Some(job) = r.jobs.last_mut() else {
@@ -359,6 +391,28 @@ fn direction(s: &str) -> Result<TextDir, String> {
     })
 }
 
+/// A `Run status group` line after `READ:`: `bw=95.7MiB/s (100MB/s), 47.8MiB/s-47.9MiB/s
+/// (50.1MB/s-50.3MB/s), io=192MiB (201MB), run=2003-2006msec`.
+fn group_dir(s: &str) -> Result<TextGroupDir, String> {
+    let first = |k: &str| field(s, k).and_then(|v| v.split(' ').next());
+    let bw_bytes = first("bw=")
+        .and_then(|b| bytes(b.trim_end_matches("/s")))
+        .ok_or_else(|| format!("bw in \"{s}\" is not a rate"))?;
+    let io_bytes = first("io=")
+        .and_then(bytes)
+        .ok_or_else(|| format!("io in \"{s}\" is not a size"))?;
+    let run_ms = first("run=")
+        .and_then(|r| r.strip_suffix("msec")?.split_once('-'))
+        .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
+        .filter(|(a, b)| a <= b)
+        .ok_or_else(|| format!("run in \"{s}\" is not \"MIN-MAXmsec\""))?;
+    Ok(TextGroupDir {
+        io_bytes,
+        bw_bytes,
+        run_ms,
+    })
+}
+
 /// `1928KiB`, `29.0MiB`, `1974kB`, `2300B` in bytes.
 fn bytes(s: &str) -> Option<f64> {
     let s = s.trim();
@@ -410,8 +464,13 @@ fn job_line(name: &str, s: &str) -> TextJob {
             .and_then(|g| g.parse().ok())
             .unwrap_or(0),
         jobs: field(s, "jobs=").and_then(|g| g.parse().ok()).unwrap_or(1),
+        // `err= 0:`, or `err=25 (file:ioengines.c:399, ...)`: its leading digits.
         error: field(s, "err=")
-            .and_then(|e| e.split(':').next()?.trim().parse().ok())
+            .and_then(|e| {
+                let e = e.trim_start();
+                let end = e.find(|c: char| !c.is_ascii_digit()).unwrap_or(e.len());
+                e[..end].parse().ok()
+            })
             .unwrap_or(0),
         ended,
         ..TextJob::default()

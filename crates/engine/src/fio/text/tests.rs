@@ -329,16 +329,124 @@ fn each_job_of_a_job_file_run_agrees_with_the_json_one_by_one() {
     assert_eq!(t.job["fio_options"]["rw"], "randtrim");
     // Jobs that trimmed nothing are not told about trims.
     assert_eq!(trim(&text_doc(JOBFILE.0, 0)), None);
-    let r = parse(JOBFILE.0, "t").unwrap();
-    assert_eq!(r.jobs[2].issued_trims, Some(27715));
-    assert_eq!(
-        r.jobs[2].trim.as_ref().unwrap().clat.unwrap().max,
-        40_442_000.0
-    );
     // `mix` combines two jobs: its CPU time is of both, as the JSON's summed job_runtime.
     let mix = text_doc(JOBFILE.0, 3);
     assert!((mix.results.cpu.sys_s - 2.0 * 0.1508 * 1.003).abs() < 1e-9);
     // A report whose only figures are trims is a result (empty, as the JSON's), not refused.
     let tr = &JOBFILE.0[JOBFILE.0.find("tr: (groupid=1").unwrap()..];
     assert!(text_doc(tr, 0).results.write.is_none());
+}
+
+/// `--jobs`: every job report with its group, job by job as the JSON's `jobs` give them.
+#[test]
+fn every_job_report_is_read_with_its_group_as_the_json_jobs_are() {
+    let r = parse(JOBFILE.0, "t").unwrap();
+    let t = jobs(&r, "t", &TextContext::default()).unwrap();
+    let v = crate::fio::parse(JOBFILE.1, "j").unwrap();
+    let j = crate::fio::jobs(&v, "j", &DocContext::default()).unwrap();
+    let names = |x: &[crate::fio::FioJob]| -> Vec<(String, u32)> {
+        x.iter().map(|j| (j.name.clone(), j.group)).collect()
+    };
+    assert_eq!(names(&t.jobs), names(&j));
+    assert_eq!(
+        names(&t.jobs),
+        [("rd", 0), ("wr", 0), ("tr", 1), ("mix", 2)].map(|(n, g)| (n.to_string(), g))
+    );
+    for (tj, jj) in t.jobs.iter().zip(&j) {
+        let (td, jd) = (&tj.measured.doc, &jj.measured.doc);
+        assert_eq!(td.duration_s, jd.duration_s, "{}", tj.name);
+        for (dir, a, b) in [
+            ("read", &td.results.read, &jd.results.read),
+            ("write", &td.results.write, &jd.results.write),
+        ] {
+            let name = format!("{} {dir}", tj.name);
+            assert_eq!(a.is_some(), b.is_some(), "{name}");
+            let (Some(a), Some(b)) = (a, b) else { continue };
+            assert_eq!(
+                (a.ios, a.bytes, a.bw_bytes),
+                (b.ios, b.bytes, b.bw_bytes),
+                "{name}"
+            );
+            assert!((a.iops - b.iops).abs() < 1e-6, "{name}");
+            let unit = if tj.name == "mix" { 1.0 } else { 1000.0 };
+            close_lat(&name, &a.lat_ns, &b.lat_ns, unit);
+        }
+        assert!(tj.measured.read_hist.is_none() && tj.measured.sync_hist.is_none());
+    }
+    // Said once for the document, not in each job's warnings.
+    assert!(
+        t.notes[0].starts_with("imported from fio's text output"),
+        "{:?}",
+        t.notes
+    );
+    assert!(
+        t.jobs[0].measured.doc.warnings.is_empty(),
+        "{:?}",
+        t.jobs[0].measured.doc.warnings
+    );
+    // The whole file: fio's group totals agree with its job reports.
+    assert!(
+        !t.notes.iter().any(|n| n.contains("group")),
+        "{:?}",
+        t.notes
+    );
+    let g = &r.groups;
+    assert_eq!(g.iter().map(|g| g.id).collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(g[0].read.unwrap().run_ms, (1001, 1001));
+    assert_eq!(g[1].trim.unwrap().io_bytes, 108.0 * 1048576.0);
+    assert!(g[1].read.is_none() && g[1].write.is_none());
+    assert_eq!(r.jobs[2].issued_trims, Some(27715));
+    assert_eq!(
+        r.jobs[2].trim.as_ref().unwrap().clat.unwrap().max,
+        40_442_000.0
+    );
+}
+
+/// A file without some of a group's job reports: the group totals fio printed say so.
+#[test]
+fn a_group_missing_job_reports_is_said_to_be_incomplete() {
+    let cut = |text: &str, from: &str, to: &str| {
+        let (a, b) = (text.find(from).unwrap(), text.find(to).unwrap());
+        format!("{}{}", &text[..a], &text[b..])
+    };
+    let no_wr = cut(JOBFILE.0, "wr: (groupid=0", "tr: (groupid=1");
+    let t = jobs(&parse(&no_wr, "t").unwrap(), "t", &TextContext::default()).unwrap();
+    assert_eq!(t.jobs.len(), 3);
+    let n = t.notes.join("\n");
+    assert!(
+        n.contains("reporting group 0: fio's run status totals 365953024 write bytes, its job reports here 0"),
+        "{n}"
+    );
+    assert!(!n.contains("read bytes"), "{n}");
+    let no_tr = cut(JOBFILE.0, "tr: (groupid=1", "mix: (groupid=2");
+    let t = jobs(&parse(&no_tr, "t").unwrap(), "t", &TextContext::default()).unwrap();
+    let n = t.notes.join("\n");
+    assert!(
+        n.contains("lists reporting group 1, but the file holds none"),
+        "{n}"
+    );
+}
+
+/// A job fio could not run (trim on a regular file) keeps its error; `--jobs` keeps the job,
+/// empty and said so, while a report without any figures is refused.
+#[test]
+fn a_failed_job_is_kept_empty_and_a_report_without_figures_refused() {
+    let failed = "t: (groupid=0, jobs=1): err=25 (file:ioengines.c:399, func=td_io_queue, error=Inappropriate ioctl for device): pid=13437: Sat Nov 28 07:32:38 2026\n     issued rwts: total=0,0,1,0 short=0,0,0,0 dropped=0,0,0,0\n";
+    let r = parse(failed, "t").unwrap();
+    assert_eq!(r.jobs[0].error, 25);
+    let e = jobs(&r, "t", &TextContext::default()).unwrap_err();
+    assert!(matches!(e, FioTextError::NoFigures { .. }), "{e}");
+    let both = format!("{}{failed}", JOBFILE.0);
+    let t = jobs(&parse(&both, "t").unwrap(), "t", &TextContext::default()).unwrap();
+    let last = &t.jobs[4].measured.doc;
+    assert!(last.results.read.is_none() && last.results.write.is_none());
+    let w = last.warnings.join("\n");
+    assert!(
+        w.contains("error 25") && w.contains("figures are empty"),
+        "{w}"
+    );
+    // Bad group totals are refused as bad job figures are.
+    let bad = JOBFILE.0.replace("run=1002-1002msec", "run=1002-9msec");
+    let e = parse(&bad, "t").unwrap_err().to_string();
+    assert!(e.contains("run status group 1"), "{e}");
 }
