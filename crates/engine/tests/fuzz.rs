@@ -26,8 +26,9 @@ fn fuzz_fio_json() {
     });
 }
 
-/// Any text as fio's text report (`import fio-text`, job 0 and 1): a result document that
-/// serialises, or an error; counts and rates finite, percentiles within the min and max.
+/// Any text as fio's text report (`import fio-text`, job 0 and 1, and `--jobs`: every job and
+/// the run status groups): a result document that serialises, or an error; counts and rates
+/// finite, percentiles within the min and max.
 #[test]
 fn fuzz_fio_text() {
     fuzz_target!("fuzz_fio_text", |input| {
@@ -47,6 +48,21 @@ fn fuzz_fio_text() {
                     assert!(d.iops.is_finite() && d.bw_bytes.is_finite(), "{d:?}");
                     if let (Some(lo), Some(hi)) = (d.lat_ns.min_ns(), d.lat_ns.max_ns()) {
                         assert!(d.lat_ns.percentiles.values().all(|v| (lo..=hi).contains(v)));
+                    }
+                }
+            }
+        }
+        // --jobs: every job report and the run status groups, each job's document whole.
+        let ctx = fio::text::TextContext::default();
+        if let Ok(r) = fio::text::parse(&text, "fuzz") {
+            assert!(r.jobs.len() <= fio::text::MAX_JOBS && r.groups.len() <= fio::text::MAX_JOBS);
+            if let Ok(t) = fio::text::jobs(&r, "fuzz", &ctx) {
+                assert_eq!(t.jobs.len(), r.jobs.len());
+                for j in &t.jobs {
+                    serde_json::to_string(&j.measured.doc).unwrap();
+                    let r = &j.measured.doc.results;
+                    for d in [&r.read, &r.write].into_iter().flatten() {
+                        assert!(d.iops.is_finite() && d.bw_bytes.is_finite(), "{d:?}");
                     }
                 }
             }
