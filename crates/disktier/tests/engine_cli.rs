@@ -1222,6 +1222,26 @@ fn etcd_perf_job_file_and_repeat_documents_validate() {
     let doc = json_of(&out);
     assert_eq!(doc["kind"], "jobfile");
     assert_valid(&doc);
+    // fio's text of a job file's run (a trim job among them), every job report.
+    let out = Command::new(bin())
+        .args([
+            "--no-save",
+            "--format",
+            "json",
+            "import",
+            "fio-text",
+            "--jobs",
+        ])
+        .arg(format!(
+            "{}/../engine/tests/fixtures/fio-text/jobfile-trim-3.33.txt",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
+    assert_eq!(doc["kind"], "jobfile");
+    assert_eq!(doc["jobs"].as_array().map(Vec::len), Some(4));
+    assert_valid(&doc);
 
     let jobs = d.path().join("jobs.fio");
     std::fs::write(

@@ -1,6 +1,7 @@
 //! `disktier import fio-text FILE` through the real binary: fio's default text report of a run
 //! (fio 3.33, an etcd-style job with fdatasync=1) imported next to the JSON of the same run,
-//! then `show`, `compare` and `report` on both; and the seeds' own reports.
+//! then `show`, `compare` and `report` on both; a job file's run (`--jobs`, with a trim job) next
+//! to `import fio --jobs` of its JSON; and the seeds' own reports.
 
 use disktier_testkit::cli::disktier_at as dt;
 use disktier_testkit::cli::{json_ok, stdout_ok};
@@ -202,4 +203,198 @@ fn the_wrong_importer_names_the_right_one() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("disktier import fio`"));
+}
+
+/// `import fio-text --jobs` and `import fio --jobs` of one run of a job file (fio 3.33 on a loop
+/// device: `rd` and `wr` in group 0, `tr` randtrim in group 1, `mix` numjobs=2 group_reporting in
+/// group 2): the same document, job by job and group by group, the trims left out by both.
+#[test]
+fn text_and_json_of_a_job_file_run_import_to_the_same_document() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let import = |what: &str, file: &str| {
+        let out = dt(&db)
+            .args(["--format", "json", "import", what, "--jobs"])
+            .arg(fixture(file))
+            .output()
+            .unwrap();
+        json_ok(&out)
+    };
+    let j = import("fio", "jobfile-trim-3.33.json");
+    let t = import("fio-text", "jobfile-trim-3.33.txt");
+    same_document(&t, &j);
+    let tj = t["jobs"].as_array().unwrap();
+    assert_eq!(tj.len(), 4);
+    assert_eq!(tj[2]["name"], "tr");
+    assert!(tj[2]["results"]["read"].is_null() && tj[2]["results"]["write"].is_null());
+    assert!(trim_warning(&t).unwrap().contains("27715"));
+    let tg = t["groups"].as_array().unwrap();
+    assert_eq!(tg.len(), 3);
+    assert_eq!(tg[0]["jobs"], serde_json::json!(["rd", "wr"]));
+    assert_eq!(tg[2]["group_reporting"], true);
+    let notes = t["notes"].to_string();
+    assert!(notes.contains("imported from fio's text output"), "{notes}");
+
+    // Both stored, and shown as job-file runs.
+    let out = dt(&db)
+        .args(["history", "--format", "json"])
+        .output()
+        .unwrap();
+    let h = json_ok(&out);
+    let runs = h["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{h}");
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    let out = dt(&db).args(["show", &id]).output().unwrap();
+    let shown = stdout_ok(&out);
+    assert!(shown.contains("group 1: tr"), "{shown}");
+    assert!(shown.contains("fio trimmed 27715"), "{shown}");
+    // --job and --jobs are one or the other.
+    dt(&db)
+        .args(["--no-save", "import", "fio-text", "--jobs", "--job", "1"])
+        .arg(fixture("jobfile-trim-3.33.txt"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+}
+
+/// The fixture's job file run now by the fio installed, on a loop device (trim needs a block
+/// device): its text and its JSON, printed together by one run, import to the same document.
+#[test]
+fn a_job_file_run_by_this_fio_imports_alike_from_text_and_json() {
+    use disktier_testkit::{have, require, require_loop, LoopDev};
+    if !require_loop() || !require(have("fio"), "fio") {
+        return;
+    }
+    let dev = LoopDev::new(64 << 20);
+    let d = tempfile::tempdir().unwrap();
+    let job = std::fs::read_to_string(fixture("jobfile-trim-3.33.fio")).unwrap();
+    let file = d.path().join("jobs.fio");
+    let job = job.replace("/dev/loop0", &dev.path.display().to_string());
+    std::fs::write(&file, job).unwrap();
+    let out = std::process::Command::new("fio")
+        .arg("--output-format=normal,json")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let both = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{both}");
+    // fio prints the JSON document (from a line "{" to a line "}") amid the text.
+    let (open, close) = (
+        both.find("\n{\n").unwrap() + 1,
+        both.find("\n}\n").unwrap() + 3,
+    );
+    let (json, text) = (
+        &both[open..close],
+        format!("{}{}", &both[..open], &both[close..]),
+    );
+    let (tf, jf) = (d.path().join("out.txt"), d.path().join("out.json"));
+    std::fs::write(&tf, text).unwrap();
+    std::fs::write(&jf, json).unwrap();
+    let db = d.path().join("results.db");
+    let import = |what: &str, f: &PathBuf| {
+        let out = dt(&db)
+            .args(["--no-save", "--format", "json", "import", what, "--jobs"])
+            .arg(f)
+            .output()
+            .unwrap();
+        json_ok(&out)
+    };
+    let (t, j) = (import("fio-text", &tf), import("fio", &jf));
+    same_document(&t, &j);
+    assert!(trim_warning(&t).is_some(), "{t}");
+}
+
+/// The warning on the third job (`tr`) that counts its trims.
+fn trim_warning(doc: &serde_json::Value) -> Option<String> {
+    doc["jobs"][2]["warnings"]
+        .as_array()?
+        .iter()
+        .filter_map(|w| w.as_str())
+        .find(|w| w.starts_with("fio trimmed"))
+        .map(str::to_string)
+}
+
+/// Two `--jobs` documents of one run, text `t` and JSON `j`: the same jobs and groups with the
+/// same counts, bytes, IOPS and bandwidth, latencies within the unit fio printed them in (at
+/// most the largest unit not above them), and the same trim warning.
+fn same_document(t: &serde_json::Value, j: &serde_json::Value) {
+    for k in ["kind", "engine", "duration_s", "interrupted"] {
+        assert_eq!(t[k], j[k], "{k}");
+    }
+    assert_eq!(t["kind"], "jobfile");
+    let close = |name: &str, x: f64, y: f64| {
+        // fio prints a latency line in a unit no larger than its figures (ns, us, ms; a
+        // percentile rounded up), with 5 significant digits at most.
+        let m = x.max(y);
+        let unit: f64 = if m < 1e3 {
+            1.0
+        } else if m < 1e6 {
+            1e3
+        } else {
+            1e6
+        };
+        assert!(
+            (x - y).abs() <= unit.max(y * 1e-4),
+            "{name}: text {x} json {y}"
+        );
+    };
+    let same_dirs = |name: &str, a: &serde_json::Value, b: &serde_json::Value| {
+        for dir in ["read", "write", "sync"] {
+            let (x, y) = (&a[dir], &b[dir]);
+            assert_eq!(x.is_null(), y.is_null(), "{name} {dir}");
+            if x.is_null() {
+                continue;
+            }
+            for k in ["ios", "bytes", "bw_bytes"] {
+                assert_eq!(x[k], y[k], "{name} {dir}.{k}");
+            }
+            let (xi, yi) = (x["iops"].as_f64().unwrap(), y["iops"].as_f64().unwrap());
+            assert!((xi - yi).abs() < 1e-5, "{name} {dir}.iops: {xi} {yi}");
+            let (xl, yl) = (&x["lat_ns"], &y["lat_ns"]);
+            for k in ["min", "max", "mean"] {
+                let n = format!("{name} {dir} {k}");
+                close(&n, xl[k].as_f64().unwrap(), yl[k].as_f64().unwrap());
+            }
+            let pa = xl["percentiles"].as_object().unwrap();
+            let pb = yl["percentiles"].as_object().unwrap();
+            assert_eq!(pa.keys().collect::<Vec<_>>(), pb.keys().collect::<Vec<_>>());
+            for (p, v) in pa {
+                let n = format!("{name} {dir} p{p}");
+                close(&n, v.as_f64().unwrap(), pb[p].as_f64().unwrap());
+            }
+        }
+    };
+    let (tj, jj) = (t["jobs"].as_array().unwrap(), j["jobs"].as_array().unwrap());
+    assert_eq!(tj.len(), jj.len());
+    for (a, b) in tj.iter().zip(jj) {
+        let name = a["name"].as_str().unwrap();
+        assert_eq!(a["name"], b["name"]);
+        assert_eq!(a["group"], b["group"], "{name}");
+        assert_eq!(a["duration_s"], b["duration_s"], "{name}");
+        assert_eq!(a["job"]["rw"], b["job"]["rw"], "{name}");
+        assert_eq!(
+            a["job"]["fio_options"]["rw"], b["job"]["fio_options"]["rw"],
+            "{name}"
+        );
+        same_dirs(name, &a["results"], &b["results"]);
+    }
+    assert_eq!(trim_warning(t), trim_warning(j));
+    let (tg, jg) = (
+        t["groups"].as_array().unwrap(),
+        j["groups"].as_array().unwrap(),
+    );
+    assert_eq!(tg.len(), jg.len());
+    for (a, b) in tg.iter().zip(jg) {
+        let g = format!("group {}", a["group"]);
+        for k in ["group", "jobs", "group_reporting"] {
+            assert_eq!(a[k], b[k], "{g} {k}");
+        }
+        same_dirs(&g, &a["results"], &b["results"]);
+    }
+    // The text's fio group totals agree with its jobs (no job report is missing).
+    assert!(
+        !t["notes"].to_string().contains("reporting group"),
+        "{}",
+        t["notes"]
+    );
 }

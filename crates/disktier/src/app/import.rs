@@ -1,5 +1,5 @@
 //! Import: results other tools produced (the etcd-perf image's text, one job or every job of
-//! fio's JSON, one job of fio's text report) as result documents, judged as a measured run is.
+//! fio's JSON or of fio's text report) as result documents, judged as a measured run is.
 
 use super::judge;
 use disktier_engine::etcdperf;
@@ -68,30 +68,54 @@ pub struct FioTextOptions<'a> {
     /// The file fio printed; `-` is standard input.
     pub file: &'a Path,
     pub profile: Option<&'a str>,
-    /// Which job report of the file to import.
+    /// Which job report of the file to import (without `jobs`).
     pub job: usize,
+    /// Import every job report as one job-file document, as `import fio --jobs` does.
+    pub jobs: bool,
     /// What the text does not say: the target measured and the host.
     pub target: Option<&'a str>,
     pub host: Option<&'a str>,
 }
 
 /// Reads fio's text report as `o` asks (the profile checked first, the input read capped) and
-/// judges it as an `import fio` of JSON is: one document and its etcd verdict's lines.
-pub fn fio_text(o: FioTextOptions<'_>) -> anyhow::Result<(RunDoc, Vec<String>)> {
+/// judges it as an `import fio` of JSON is: one document and its etcd verdict's lines, or with
+/// `jobs` every job report as the job-file document `import fio --jobs` makes.
+pub fn fio_text(o: FioTextOptions<'_>) -> anyhow::Result<FioImport> {
     let profile = o.profile.map(super::job::profile).transpose()?;
     let ctx = fio::text::TextContext {
         profile: profile.map(|p| p.name().to_string()),
         target: o.target.map(str::to_string),
         host: o.host.map(str::to_string),
     };
-    let m = if is_stdin(o.file) {
-        let name = "standard input";
-        let text = fio::text::read_capped(Ok(std::io::stdin()), name)?;
-        fio::text::import_text(&text, name, o.job, ctx)?
+    let (text, name) = if is_stdin(o.file) {
+        let name = "standard input".to_string();
+        (fio::text::read_capped(Ok(std::io::stdin()), &name)?, name)
     } else {
-        fio::text::import_file(o.file, o.job, ctx)?
+        let name = o.file.display().to_string();
+        (
+            fio::text::read_capped(std::fs::File::open(o.file), &name)?,
+            name,
+        )
     };
-    Ok(judged_text(m))
+    if o.jobs {
+        let r = fio::text::parse(&text, &name)?;
+        let t = fio::text::jobs(&r, &name, &ctx)?;
+        let outs: Vec<super::jobfile::JobOut> = t
+            .jobs
+            .into_iter()
+            .map(|j| super::jobfile::JobOut {
+                name: j.name,
+                group: j.group,
+                start_s: None,
+                measured: j.measured,
+            })
+            .collect();
+        let doc = super::jobfile::imported_document(&name, &outs, &t.notes);
+        return Ok(FioImport::Jobs(serde_json::to_value(doc)?));
+    }
+    let m = fio::text::import_text(&text, &name, o.job, ctx)?;
+    let (doc, extra) = judged_text(m);
+    Ok(FioImport::Run(Box::new(doc), extra))
 }
 
 /// [`judged`] for fio's text report, which prints no sync count: the etcd verdict (its

@@ -299,21 +299,22 @@ pub fn fio_outs(
 /// saves.
 pub fn import_document(v: &Value, source_name: &str) -> anyhow::Result<JobFileDoc> {
     let outs = fio_outs(v, source_name, &DocContext::default())?;
-    // fio's JSON leaves flag options (group_reporting, stonewall) out of its option lists; with
-    // group_reporting it prints one entry per group, so a group of one entry is reported as one.
+    let notes = ["imported from fio's JSON: host facts are unknown".to_string()];
+    Ok(imported_document(source_name, &outs, &notes))
+}
+
+/// fio's jobs read from its output (JSON or text: `import fio --jobs`, `import fio-text
+/// --jobs`) as the document `bench JOBFILE` saves, with the import's `notes`.
+pub fn imported_document(source_name: &str, outs: &[JobOut], notes: &[String]) -> JobFileDoc {
+    // fio's output leaves flag options (group_reporting, stonewall) out of its option lists;
+    // with group_reporting it prints one entry per group, so a group of one entry is reported
+    // as one.
     let reporting = |g: u32| outs.iter().filter(|o| o.group == g).count() == 1;
     let started = outs
         .first()
         .map(|o| o.measured.doc.started_at.clone())
         .unwrap_or_default();
-    Ok(document(
-        source_name,
-        "fio",
-        &started,
-        &reporting,
-        &outs,
-        &["imported from fio's JSON: host facts are unknown".to_string()],
-    ))
+    document(source_name, "fio", &started, &reporting, outs, notes)
 }
 
 /// The run as one document: `jobs` (`{name, group, results, ...}`, each `results` shaped as

@@ -19,8 +19,11 @@ pub enum What {
     /// Import fio's default text report (fio --output-format=normal, or no option).
     ///
     /// One job's report, as recipes and issues quote it, into the same result as `import fio`
-    /// makes of fio's JSON. The text has no sync count, histogram bins, file, size, host or time
-    /// zone: those are left unknown and said so in the result's warnings.
+    /// makes of fio's JSON; with --jobs every job report (fio's output of a job file) into the
+    /// same document as `import fio --jobs`. The text has no sync count, histogram bins, file,
+    /// size, host or time zone: those are left unknown and said so in the result's warnings.
+    /// Trims (`trim:`) are left out of the figures, as `import fio` leaves out fio's JSON `trim`,
+    /// and a warning counts them.
     FioText(FioTextArgs),
     /// Import the OpenShift etcd-perf image's text output ("99th percentile of fsync is N ns").
     EtcdPerf(EtcdPerfArgs),
@@ -78,8 +81,18 @@ pub struct FioTextArgs {
     #[arg(long, short = 'p', value_name = "NAME")]
     pub profile: Option<String>,
     /// Which job report of the file to import, when fio ran several without --group_reporting.
-    #[arg(long, default_value_t = 0, value_name = "INDEX")]
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "INDEX",
+        conflicts_with = "jobs"
+    )]
     pub job: usize,
+    /// Import every job report (fio's output of a job file) as one run with a `jobs` list and
+    /// the reporting groups (each job's `groupid`, checked against fio's `Run status group`
+    /// totals), as `import fio --jobs` and `disktier bench JOBFILE` save it.
+    #[arg(long)]
+    pub jobs: bool,
     /// What fio measured: its file, directory or device, or a name for the disk (the text
     /// does not say), so that `history` and `compare` tell imports apart.
     #[arg(long, value_name = "PATH|NAME", value_parser = label)]
@@ -98,16 +111,15 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
 }
 
 fn import_fio_text(ctx: &Ctx, a: FioTextArgs) -> anyhow::Result<Outcome> {
-    let (doc, extra) = import::fio_text(import::FioTextOptions {
+    let imported = import::fio_text(import::FioTextOptions {
         file: &a.file,
         profile: a.profile.as_deref(),
         job: a.job,
+        jobs: a.jobs,
         target: a.target.as_deref(),
         host: a.host.as_deref(),
     })?;
-    let value = serde_json::to_value(&doc)?;
-    bench::finish_value(ctx, "import", &doc, &value, &extra)?;
-    Ok(verdict_outcome(&doc))
+    saved(ctx, imported)
 }
 
 fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
@@ -150,7 +162,12 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
         job: a.job,
         jobs: a.jobs,
     };
-    match import::fio(o)? {
+    saved(ctx, import::fio(o)?)
+}
+
+/// Prints and saves what an `import fio` or `import fio-text` read.
+fn saved(ctx: &Ctx, imported: FioImport) -> anyhow::Result<Outcome> {
+    match imported {
         FioImport::Jobs(value) => {
             super::jobfile::save_and_print(ctx, "import", &value, |_| Ok(()))?;
             Ok(Outcome::Pass)

@@ -127,9 +127,9 @@ pub fn to_run_doc(
         // Jobs of one reporting group fio could have combined; of several (stonewall,
         // new_group) it never does.
         let how = if r.jobs.iter().all(|x| x.groupid == j.groupid) {
-            "pass --job N for another, or run fio with --group_reporting to combine them"
+            "pass --jobs to import them all as one document, --job N for another, or run fio with --group_reporting to combine them"
         } else {
-            "they are in different reporting groups: pass --job N for another"
+            "they are in different reporting groups: pass --jobs to import them all as one document with its groups, or --job N for another"
         };
         warnings.push(format!(
             "{source_name} holds {n} job reports; this result is job {index} ({}) alone: {how}",
