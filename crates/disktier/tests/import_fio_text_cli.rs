@@ -6,7 +6,7 @@
 use disktier_testkit::cli::disktier_at as dt;
 use disktier_testkit::cli::{json_ok, stdout_ok};
 use predicates::prelude::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -212,16 +212,8 @@ fn the_wrong_importer_names_the_right_one() {
 fn text_and_json_of_a_job_file_run_import_to_the_same_document() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("results.db");
-    let import = |what: &str, file: &str| {
-        let out = dt(&db)
-            .args(["--format", "json", "import", what, "--jobs"])
-            .arg(fixture(file))
-            .output()
-            .unwrap();
-        json_ok(&out)
-    };
-    let j = import("fio", "jobfile-trim-3.33.json");
-    let t = import("fio-text", "jobfile-trim-3.33.txt");
+    let j = import_jobs(&db, "fio", &fixture("jobfile-trim-3.33.json"), true);
+    let t = import_jobs(&db, "fio-text", &fixture("jobfile-trim-3.33.txt"), true);
     same_document(&t, &j);
     let tj = t["jobs"].as_array().unwrap();
     assert_eq!(tj.len(), 4);
@@ -291,17 +283,26 @@ fn a_job_file_run_by_this_fio_imports_alike_from_text_and_json() {
     std::fs::write(&tf, text).unwrap();
     std::fs::write(&jf, json).unwrap();
     let db = d.path().join("results.db");
-    let import = |what: &str, f: &PathBuf| {
-        let out = dt(&db)
-            .args(["--no-save", "--format", "json", "import", what, "--jobs"])
-            .arg(f)
-            .output()
-            .unwrap();
-        json_ok(&out)
-    };
-    let (t, j) = (import("fio-text", &tf), import("fio", &jf));
+    let (t, j) = (
+        import_jobs(&db, "fio-text", &tf, false),
+        import_jobs(&db, "fio", &jf, false),
+    );
     same_document(&t, &j);
     assert!(trim_warning(&t).is_some(), "{t}");
+}
+
+/// The JSON document of `disktier [--no-save] --format json import WHAT --jobs FILE`.
+fn import_jobs(db: &Path, what: &str, file: &Path, save: bool) -> serde_json::Value {
+    let mut cmd = dt(db);
+    if !save {
+        cmd.arg("--no-save");
+    }
+    let out = cmd
+        .args(["--format", "json", "import", what, "--jobs"])
+        .arg(file)
+        .output()
+        .unwrap();
+    json_ok(&out)
 }
 
 /// The warning on the third job (`tr`) that counts its trims.
