@@ -264,3 +264,70 @@ fn man_pages_render_at_80_columns_without_warnings() {
         );
     }
 }
+
+/// The section of a man page (roff source) headed `.SH heading`, up to the next one.
+fn man_section<'a>(page: &'a str, heading: &str) -> Option<&'a str> {
+    let start = page.find(&format!("\n.SH {heading}\n"))? + 1;
+    let end = page[start + 1..]
+        .find("\n.SH ")
+        .map_or(page.len(), |e| start + 1 + e);
+    Some(&page[start..end])
+}
+
+/// QA: the exit codes sat in clap_mangen's catch-all EXTRA section, as one line of prose;
+/// man-pages(7) gives them their own section, EXIT STATUS: one tagged paragraph per code.
+#[test]
+fn man_pages_give_the_exit_codes_an_exit_status_section() {
+    let dir = man_pages();
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    let stdout = disktier().arg("man").output().unwrap();
+    assert!(stdout.status.success());
+    let pages = [
+        ("disktier.1", read("disktier.1")),
+        ("stdout", String::from_utf8(stdout.stdout).unwrap()),
+    ];
+    for (name, page) in &pages {
+        let status = man_section(page, "\"EXIT STATUS\"")
+            .unwrap_or_else(|| panic!("{name}: no EXIT STATUS section: {page}"));
+        for (code, meaning) in [
+            ("0", "ok"),
+            ("1", "a verdict failed"),
+            ("2", "usage or runtime error"),
+        ] {
+            let tagged = format!(".TP\n\\fB{code}\\fR\n{meaning}");
+            assert!(status.contains(&tagged), "{name}: no {tagged:?}: {status}");
+        }
+        // Rendered section by section, the page still defines roff's apostrophe string once.
+        assert_eq!(page.matches(".ds Aq").count(), 2, "{name}: {page}");
+        assert!(man_section(page, "EXTRA").is_none(), "{name}: {page}");
+    }
+    // No page keeps the prose anywhere; fleet run keeps its examples in EXTRA.
+    for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        let page = std::fs::read_to_string(e.path()).unwrap();
+        assert!(!page.contains("Exit status"), "{}", e.path().display());
+    }
+    let run = read("disktier-fleet-run.1");
+    let extra = man_section(&run, "EXTRA").expect("fleet run's examples");
+    assert!(extra.contains("Examples:"), "{extra}");
+    let status = man_section(&run, "\"EXIT STATUS\"").expect("fleet run's exit codes");
+    assert!(
+        status.contains("The worst node\\*(Aqs:\n.TP\n\\fB0\\fR\nevery node passed\n"),
+        "{status}"
+    );
+    // What a reader sees, where man is installed (not required: a container may lack man-db).
+    if disktier_testkit::have("man") {
+        let out = std::process::Command::new("man")
+            .arg("-l")
+            .arg(dir.path().join("disktier.1"))
+            .env("MANWIDTH", "80")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let text = words.join(" ");
+        assert!(
+            text.contains("EXIT STATUS 0 ok 1 a verdict failed"),
+            "man -l: {text}"
+        );
+    }
+}

@@ -52,8 +52,7 @@ pub fn man(ctx: &Ctx, args: ManArgs, cmd: clap::Command) -> anyhow::Result<Outco
     // --out-dir nothing): the page as a string, or the pages written.
     match args.out_dir {
         None => {
-            let mut buf = Vec::new();
-            clap_mangen::Man::new(cmd).render(&mut buf)?;
+            let (_, buf) = super::manpage::render(cmd)?;
             if ctx.json() {
                 print_json(&serde_json::json!({
                     "schema_version": SCHEMA_VERSION,
@@ -69,7 +68,7 @@ pub fn man(ctx: &Ctx, args: ManArgs, cmd: clap::Command) -> anyhow::Result<Outco
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             let mut pages = Vec::new();
             page_names(&cmd, "disktier", &mut pages);
-            clap_mangen::generate_to(cmd, &dir)
+            super::manpage::write_all(cmd, &dir)
                 .with_context(|| format!("cannot write man pages into {}", dir.display()))?;
             if ctx.json() {
                 print_json(&serde_json::json!({
@@ -85,7 +84,7 @@ pub fn man(ctx: &Ctx, args: ManArgs, cmd: clap::Command) -> anyhow::Result<Outco
     Ok(Outcome::Pass)
 }
 
-/// The files `clap_mangen::generate_to` writes for `cmd` (named `name`): `name.1`, then one per
+/// The files `manpage::write_all` writes for `cmd` (named `name`): `name.1`, then one per
 /// subcommand that is neither hidden nor `help`, `name-sub.1`, at every depth.
 fn page_names(cmd: &clap::Command, name: &str, out: &mut Vec<String>) {
     out.push(format!("{name}.1"));

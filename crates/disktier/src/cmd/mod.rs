@@ -1,7 +1,8 @@
 //! One module per subcommand: its options (clap) and its `run`, which turns them into plain
 //! values, calls the service in `app/` (or the library crate) that owns the concept, and prints.
 //! Beside them: [`Ctx`] (what every command receives), `runargs`, `progress` (the progress line
-//! and signals), `repeat` and `jobfile` (output shared by several commands), `value_enum`.
+//! and signals), `repeat` and `jobfile` (output shared by several commands), `manpage` (the
+//! pages `man` writes), `value_enum`.
 
 #[macro_use]
 mod value_enum;
@@ -17,6 +18,7 @@ pub mod history;
 pub mod import;
 pub mod interfere;
 pub mod jobfile;
+mod manpage;
 pub mod meta;
 pub mod plan;
 pub mod price;
