@@ -3,6 +3,7 @@
 
 use clap::builder::TypedValueParser;
 use clap::ValueEnum;
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 /// Options every command takes.
@@ -20,7 +21,7 @@ pub struct Global {
     pub quiet: bool,
     /// Result store: a SQLite file path, a postgres://... URL or a libpq key=value string (default: $XDG_DATA_HOME/disktier/results.db).
     // hide_env_values: --help would otherwise print DISKTIER_DB, password included.
-    #[arg(long, global = true, env = "DISKTIER_DB", hide_env_values = true)]
+    #[arg(long, global = true, env = "DISKTIER_DB", hide_env_values = true, value_parser = StoreLocation)]
     pub db: Option<String>,
     /// Do not save this run in the store.
     #[arg(long, global = true)]
@@ -31,6 +32,31 @@ pub struct Global {
     #[arg(long, global = true, env = "DISKTIER_CATALOG", value_parser = clap::builder::OsStringValueParser::new().map(PathBuf::from))]
     pub catalog: Option<PathBuf>,
 }
+
+/// `--db`/`DISKTIER_DB` as text: every store location (a SQLite path, a PostgreSQL URL or libpq
+/// string) is read as UTF-8. One that is not is refused with that reason, not clap's "invalid
+/// UTF-8 was detected in one or more arguments", which names neither the option nor the fix;
+/// the value is not echoed, as it may hold a password.
+#[derive(Debug, Clone, Copy)]
+struct StoreLocation;
+
+impl TypedValueParser for StoreLocation {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<String, clap::Error> {
+        // `format` adds the usage, as clap's own errors have it.
+        value.to_str().map(str::to_owned).ok_or_else(|| {
+            clap::Error::raw(clap::error::ErrorKind::InvalidUtf8, NOT_UTF8).format(&mut cmd.clone())
+        })
+    }
+}
+
+const NOT_UTF8: &str = "the result store (--db or DISKTIER_DB) is not UTF-8: disktier reads a store's location as UTF-8 text (a SQLite file path, a postgres:// URL or a key=value string); for a SQLite file whose path is not UTF-8, pass a UTF-8 symlink to it";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {

@@ -179,3 +179,39 @@ fn trace_record_and_assess_name_a_non_utf8_output_in_json() {
     );
     assert!(html.is_file());
 }
+
+/// QA: a `--db` (or `DISKTIER_DB`) that is not UTF-8 got clap's "invalid UTF-8 was detected in
+/// one or more arguments", naming neither the option nor what to do. Every store location is
+/// read as text, so it is refused with that reason, exit 2, without echoing the value (a
+/// PostgreSQL location may hold a password).
+#[test]
+fn a_non_utf8_store_location_is_refused_by_name() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let mut secret = OsString::from("postgres://u:s3cret@db/x");
+    secret.push(OsStr::from_bytes(b"\xff"));
+    let path = bad(h, "results", ".db").into_os_string();
+    for (case, value) in [("path", &path), ("url", &secret)] {
+        for via_env in [false, true] {
+            let mut c = dt(h);
+            if via_env {
+                c.env("DISKTIER_DB", value);
+            } else {
+                c.arg("--db").arg(value);
+            }
+            let out = c.arg("history").output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            let case = format!("{case}, env {via_env}");
+            assert_eq!(out.status.code(), Some(2), "{case}: {err}");
+            assert!(
+                err.contains("error: the result store (--db or DISKTIER_DB) is not UTF-8"),
+                "{case}: {err}"
+            );
+            assert!(err.contains("pass a UTF-8 symlink"), "{case}: {err}");
+            assert!(!err.contains("invalid UTF-8 was detected"), "{case}: {err}");
+            assert!(!err.contains("s3cret"), "{case}: {err}");
+            assert!(err.contains("Usage: disktier"), "{case}: {err}");
+        }
+    }
+    assert!(!h.join("data").exists(), "no store was made");
+}
