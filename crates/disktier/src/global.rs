@@ -19,14 +19,15 @@ pub struct Global {
     /// No progress line and no notes on stderr.
     #[arg(long, short, global = true)]
     pub quiet: bool,
-    /// Result store: a SQLite file path, a postgres://... URL or a libpq key=value string (default: $XDG_DATA_HOME/disktier/results.db).
-    // hide_env_values: --help would otherwise print DISKTIER_DB, password included.
+    /// Result store: a SQLite file path, a postgres://... URL or a libpq key=value string (unset or empty: $XDG_DATA_HOME/disktier/results.db).
+    // hide_env_values: --help would otherwise print DISKTIER_DB, password included. An empty
+    // value is the default store (disktier_store::location).
     #[arg(long, global = true, env = "DISKTIER_DB", hide_env_values = true, value_parser = StoreLocation)]
     pub db: Option<String>,
     /// Do not save this run in the store.
     #[arg(long, global = true)]
     pub no_save: bool,
-    /// A catalog file that overrides or extends the embedded price catalog.
+    /// A catalog file that overrides or extends the embedded price catalog (empty: none).
     // An empty value (DISKTIER_CATALOG= in a script) is taken and means no overlay
     // (cmd::catalog::overlay), not clap's "a value is required".
     #[arg(long, global = true, env = "DISKTIER_CATALOG", value_parser = clap::builder::OsStringValueParser::new().map(PathBuf::from))]

@@ -298,6 +298,17 @@ fn an_empty_location_is_the_default_store_and_memory_is_refused() {
     }
     assert_eq!(spooled(data.path()), 2);
     assert_eq!(history_len("", data.path()), 2, "nothing reached the store");
+    // --help says so too.
+    let help = dt("", data.path())
+        .args(["history", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("(unset or empty: $XDG_DATA_HOME/disktier/results.db)"),
+        "{help}"
+    );
 }
 
 /// Regression (QA): a directory as --db was "not a disktier database or is corrupted" when
