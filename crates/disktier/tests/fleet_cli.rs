@@ -290,6 +290,34 @@ fn dry_run_has_one_job_per_node_and_a_name_of_its_own() {
     assert_eq!(names.len(), 3, "two Jobs share a name: {y}");
 }
 
+/// QA: `--dry-run` took any number of nodes, printing a Job (about 2 KB of YAML) for each.
+/// More than Kubernetes' largest cluster (5,000 nodes) are refused, before a cluster is
+/// contacted or a manifest printed, with the count and a node selector suggested.
+#[test]
+fn more_nodes_than_the_largest_cluster_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = unreachable_kubeconfig(dir.path());
+    let names: Vec<String> = (0..=5_000).map(|i| format!("n{i}")).collect();
+    for dry in [true, false] {
+        let out = disktier()
+            .env("KUBECONFIG", &kc)
+            .args(["fleet", "run", "--nodes", &names.join(",")])
+            .args(dry.then_some("--dry-run"))
+            .args(["--", "check", "etcd", "/var/lib/etcd"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "dry run {dry}: {err}");
+        assert!(out.stdout.is_empty(), "dry run {dry}: printed something");
+        assert_eq!(
+            err.lines().collect::<Vec<_>>(),
+            ["error: --nodes selects 5001 nodes, more than the 5000 of the largest cluster Kubernetes supports (Kubernetes docs, Considerations for large clusters): narrow it with a node selector, e.g. --selector node.kubernetes.io/instance-type=m6id.xlarge, and run once per group of nodes"],
+            "dry run {dry}"
+        );
+    }
+}
+
 /// QA: a refused connection read `ServiceError: client error (Connect)`, naming neither the
 /// server nor the refusal.
 #[test]

@@ -71,6 +71,14 @@ pub enum FleetError {
     Api { action: String, err: kube::Error },
     #[error("the nodes selected by {0} match no node")]
     NoNodes(String),
+    /// A selection of more nodes than [`crate::select::MAX_NODES`].
+    #[error("{selection} selects {count} nodes, more than the {max} of the largest cluster Kubernetes supports (Kubernetes docs, Considerations for large clusters): narrow it with a node selector, e.g. --selector node.kubernetes.io/instance-type=m6id.xlarge, and run once per group of nodes")]
+    TooManyNodes {
+        /// The option that selected them (`--nodes`, without the names).
+        selection: String,
+        count: usize,
+        max: usize,
+    },
     #[error("cannot render the manifests as YAML")]
     Yaml(#[from] serde_yaml_ng::Error),
     #[error("cannot start the async runtime or its signal handlers: {0}")]

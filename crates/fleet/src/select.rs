@@ -23,6 +23,30 @@ pub const CONTROL_PLANE_LABELS: [&str; 2] = [
     "node-role.kubernetes.io/master",
 ];
 
+/// The most nodes one run selects: the largest cluster Kubernetes supports, "No more than
+/// 5,000 nodes" (Kubernetes docs, Considerations for large clusters,
+/// https://kubernetes.io/docs/setup/best-practices/cluster-large/; docs/sources.md
+/// [k8s-large-clusters]). A selection of more is refused before anything is made or printed: a
+/// dry run prints a Job (about 2 KB of YAML) per node, a run makes a Job per node.
+pub const MAX_NODES: usize = 5_000;
+
+/// Refuses `sel` when it selects (names, or matches in the cluster) `count` nodes, more than
+/// [`MAX_NODES`].
+pub fn check_count(sel: &Selection, count: usize) -> Result<()> {
+    if count <= MAX_NODES {
+        return Ok(());
+    }
+    Err(FleetError::TooManyNodes {
+        selection: match sel {
+            // Not the thousands of names.
+            Selection::Names(_) => "--nodes".into(),
+            _ => sel.describe(),
+        },
+        count,
+        max: MAX_NODES,
+    })
+}
+
 /// How the user chose nodes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selection {
@@ -37,7 +61,7 @@ impl Selection {
     /// name trimmed and checked, a name given twice kept once, in the order given), else
     /// `selector` (`--selector`, trimmed; refused when blank, over 1024 bytes or holding a
     /// control character), else the control plane (`--control-plane`), else every node
-    /// (`--all-nodes`).
+    /// (`--all-nodes`). More than [`MAX_NODES`] names are refused ([`check_count`]).
     pub fn from_options(
         nodes: &[String],
         selector: Option<&str>,
@@ -45,15 +69,20 @@ impl Selection {
     ) -> Result<Selection> {
         Ok(if !nodes.is_empty() {
             let mut names: Vec<String> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
             for n in nodes {
                 let n = n.trim();
                 check_node_name(n)?;
                 // `--nodes a,a` measures `a` once, in the dry run as in the real run.
-                if !names.iter().any(|x| x == n) {
+                if seen.insert(n) {
                     names.push(n.to_string());
                 }
             }
-            Selection::Names(names)
+            // Refused here, before a cluster is contacted (a dry run with --nodes contacts none).
+            let count = names.len();
+            let sel = Selection::Names(names);
+            check_count(&sel, count)?;
+            sel
         } else if let Some(s) = selector {
             if s.trim().is_empty() || s.len() > 1024 || s.chars().any(char::is_control) {
                 return Err(FleetError::BadSelector(s.to_string()));
@@ -350,6 +379,35 @@ pub(crate) mod tests {
             Selection::from_options(&[], None, false).unwrap(),
             Selection::All
         );
+    }
+
+    /// QA: `fleet run --dry-run` took any number of nodes, printing a Job (about 2 KB of
+    /// YAML) per node. More than Kubernetes' largest cluster are refused, named by the option
+    /// that selected them and with a node selector suggested; as many are taken.
+    #[test]
+    fn more_nodes_than_the_largest_kubernetes_cluster_are_refused() {
+        let names: Vec<String> = (0..=MAX_NODES).map(|i| format!("n{i}")).collect();
+        assert_eq!(names.len(), 5_001);
+        let e = Selection::from_options(&names, None, false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--nodes selects 5001 nodes, more than the 5000 of the largest cluster Kubernetes supports (Kubernetes docs, Considerations for large clusters): narrow it with a node selector, e.g. --selector node.kubernetes.io/instance-type=m6id.xlarge, and run once per group of nodes"
+        );
+        let most = &names[..MAX_NODES];
+        assert!(Selection::from_options(most, None, false).is_ok());
+        // A name given twice is one node: 5,001 names, 5,000 nodes.
+        let mut twice = most.to_vec();
+        twice.push("n0".into());
+        assert!(Selection::from_options(&twice, None, false).is_ok());
+        // What the cluster answers a selector or --all-nodes with (kube_run::select).
+        let nodes: Vec<Node> = names.iter().map(|n| node(n, "True", false, &[])).collect();
+        for sel in [Selection::All, Selection::Selector("pool=big".into())] {
+            let c = candidates(&sel, &nodes, &tolerations(false));
+            let e = check_count(&sel, c.len()).unwrap_err().to_string();
+            let want = format!("{} selects 5001 nodes, more than the 5000", sel.describe());
+            assert!(e.starts_with(&want), "{e}");
+            assert!(check_count(&sel, c.len() - 1).is_ok());
+        }
     }
 
     fn taint(key: &str, value: Option<&str>, effect: &str) -> Taint {

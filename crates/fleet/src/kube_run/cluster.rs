@@ -76,7 +76,7 @@ pub async fn fetch_nodes(client: &Client, sel: &Selection) -> Result<Vec<Node>> 
 }
 
 /// The candidates of a selection, judged for a pod with `tolerations`; an empty result is an
-/// error that names the selection.
+/// error that names the selection, and so is one of more than [`select::MAX_NODES`] nodes.
 pub async fn select(
     client: &Client,
     sel: &Selection,
@@ -87,6 +87,7 @@ pub async fn select(
     if c.is_empty() {
         return Err(FleetError::NoNodes(sel.describe()));
     }
+    select::check_count(sel, c.len())?;
     Ok(c)
 }
 
