@@ -1,6 +1,7 @@
 //! The man pages `disktier man` writes: clap_mangen's, except that a command's exit codes (the
 //! "Exit status: ..." paragraph of its after-help) get their own EXIT STATUS section, as
-//! man-pages(7) names it, instead of sitting in clap_mangen's catch-all EXTRA section.
+//! man-pages(7) names it, instead of sitting in clap_mangen's catch-all EXTRA section. A
+//! subcommand that gives no codes of its own has the nearest parent's (disktier's: 0, 1, 2).
 
 use clap_mangen::roff::{bold, roman, Roff};
 use clap_mangen::Man;
@@ -13,14 +14,25 @@ const EXIT_STATUS: &str = "Exit status:";
 /// The page of `cmd` (the command tree's root, or a subcommand of a built tree, as
 /// `clap_mangen::generate_to` passes them), and the file name clap_mangen gives it.
 pub fn render(cmd: clap::Command) -> io::Result<(String, Vec<u8>)> {
-    let (rest, status) = match cmd.get_after_help().map(|h| h.to_string()) {
+    render_with(cmd, None).map(|(name, page, _)| (name, page))
+}
+
+/// [`render`], with `inherited` as the exit codes of a command whose after-help gives none;
+/// also returns the codes the page shows, for its own subcommands.
+fn render_with(
+    cmd: clap::Command,
+    inherited: Option<&ExitStatus>,
+) -> io::Result<(String, Vec<u8>, Option<ExitStatus>)> {
+    let (rest, own) = match cmd.get_after_help().map(|h| h.to_string()) {
         Some(help) => split_exit_status(&help),
         None => (None, None),
     };
-    let mut cmd = match (&status, rest) {
-        (None, _) => cmd,
-        (Some(_), Some(rest)) => cmd.after_help(rest),
-        (Some(_), None) => cmd.after_help(None::<&'static str>),
+    let has_own = own.is_some();
+    let status = own.or_else(|| inherited.cloned());
+    let mut cmd = match (has_own, rest) {
+        (false, _) => cmd,
+        (true, Some(rest)) => cmd.after_help(rest),
+        (true, None) => cmd.after_help(None::<&'static str>),
     };
     // Built as `Man::new` builds it, so that the auto-generated --help and --version count.
     cmd.build();
@@ -56,22 +68,28 @@ pub fn render(cmd: clap::Command) -> io::Result<(String, Vec<u8>)> {
     if has_author {
         page.add(|w| man.render_authors_section(w))?;
     }
-    Ok((man.get_filename(), page.buf))
+    Ok((man.get_filename(), page.buf, status))
 }
 
 /// Writes the page of `cmd` and one per subcommand that is not hidden, at every depth, into
 /// `dir`: the files `clap_mangen::generate_to` writes, rendered by `render`.
 pub fn write_all(cmd: clap::Command, dir: &Path) -> io::Result<()> {
-    fn write(cmd: clap::Command, dir: &Path) -> io::Result<()> {
-        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
-            write(sub, dir)?;
+    fn write(cmd: clap::Command, dir: &Path, inherited: Option<&ExitStatus>) -> io::Result<()> {
+        let subs: Vec<clap::Command> = cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set())
+            .cloned()
+            .collect();
+        let (name, page, status) = render_with(cmd, inherited)?;
+        std::fs::write(dir.join(name), page)?;
+        for sub in subs {
+            write(sub, dir, status.as_ref())?;
         }
-        let (name, page) = render(cmd)?;
-        std::fs::write(dir.join(name), page)
+        Ok(())
     }
     let mut cmd = cmd.disable_help_subcommand(true);
     cmd.build();
-    write(cmd, dir)
+    write(cmd, dir, None)
 }
 
 /// Sections rendered one by one: each starts with roff's apostrophe preamble, which the page
@@ -99,7 +117,7 @@ impl Page {
 
 /// A command's exit codes, as its after-help gives them: "Exit status: [intro:] 0 what, 1 what,
 /// 2 what."
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 struct ExitStatus {
     /// What comes before the first code ("the worst node's:"), if anything.
     intro: String,
