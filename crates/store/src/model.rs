@@ -166,7 +166,14 @@ impl NewRun<'_> {
     /// a `RunDoc` (interfere's) simply leave the missing columns empty.
     pub fn to_row(&self, id: String, created_at: String) -> StoredRun {
         let d = self.doc;
-        let s = |ptr: &str| d.pointer(ptr).and_then(Value::as_str).map(str::to_string);
+        // An empty string is as unknown as a missing one (QA: an import of fio's text, which
+        // names no file or host, was listed with blank TARGET and HOST cells instead of "-").
+        let s = |ptr: &str| {
+            d.pointer(ptr)
+                .and_then(Value::as_str)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+        };
         let figures = Figures::of(d);
         let summary = RunSummary {
             id,
@@ -337,6 +344,15 @@ mod tests {
         assert_eq!(row.summary.read_iops, None);
         assert!(row.summary.quick);
         assert_eq!(row.device["device"], "nvme1n1");
+        // What an import of fio's text leaves empty is unknown, as a missing field is.
+        let doc = serde_json::json!({"target": {"path": ""}, "host": {"hostname": ""}});
+        let row = NewRun {
+            kind: "import",
+            group_id: None,
+            doc: &doc,
+        }
+        .to_row("y".into(), "t".into());
+        assert_eq!((row.summary.target, row.summary.hostname), (None, None));
     }
 
     #[test]
