@@ -160,16 +160,22 @@ fn target_line(t: &TargetInfo) -> String {
             dev.push(format!("{k} {v}"));
         }
     }
-    one_line(&format!(
-        "target   {} ({}{})",
-        t.path,
-        t.kind,
-        if dev.is_empty() {
-            String::new()
+    let dev = if dev.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", dev.join(", "))
+    };
+    // An import that names no target says so, as the result's own header does, rather than a
+    // blank path before a guessed kind (QA: "target    (directory, device vda)").
+    if t.path.is_empty() {
+        let dev = dev.strip_prefix(", ").unwrap_or("");
+        return one_line(&if dev.is_empty() {
+            "target   unknown (an import's --target names it)".to_string()
         } else {
-            format!(", {}", dev.join(", "))
-        }
-    ))
+            format!("target   unknown (an import's --target names it; {dev})")
+        });
+    }
+    one_line(&format!("target   {} ({}{dev})", t.path, t.kind))
 }
 
 /// One line of `show`, ending in a newline: a newline or other control character inside a
@@ -259,6 +265,16 @@ mod tests {
             "{line:?}"
         );
         assert!(!line.contains('\x1b'), "{line:?}");
+        // No path (fio's text names none): said, with what fio's disk stats named.
+        let t = TargetInfo {
+            device: Some("vda".into()),
+            kind: "directory".into(),
+            ..TargetInfo::default()
+        };
+        assert_eq!(
+            target_line(&t),
+            "target   unknown (an import's --target names it; device vda)\n"
+        );
         let h = HostInfo {
             hostname: "n\nPASS".into(),
             ..HostInfo::default()
