@@ -44,7 +44,7 @@ pub enum CannotCompare {
     NotABenchmark { id: String, kind: String },
     /// A fio job file's run: its jobs each have their own figures.
     #[error(
-        "run {id} is the run of the fio job file {jobfile} (job{} {}), and compare takes single-job runs (bench TARGET, check, assess, import fio without --jobs): see its jobs side by side with `disktier show {id}`",
+        "run {id} is the run of the fio job file {jobfile} (job{} {}), and compare takes single-job runs (bench TARGET, check, assess, import fio or fio-text without --jobs): see its jobs side by side with `disktier show {id}`",
         if .jobs.len() == 1 { "" } else { "s" },
         .jobs.join(", ")
     )]
