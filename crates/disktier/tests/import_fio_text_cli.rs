@@ -88,13 +88,7 @@ fn text_and_json_of_one_run_import_to_the_same_figures() {
     assert_eq!(tv["pass"], jv["pass"]);
     assert_eq!(tv["threshold"], 10_000_000.0);
 
-    let out = dt(&db)
-        .args(["history", "--format", "json"])
-        .output()
-        .unwrap();
-    let h = json_ok(&out);
-    let runs = h["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2, "{h}");
+    let runs = stored_runs(&db, 2);
     let (text_id, json_id) = (
         runs[0]["id"].as_str().unwrap().to_string(),
         runs[1]["id"].as_str().unwrap().to_string(),
@@ -191,18 +185,41 @@ fn the_ostree_issue_report_gets_the_etcd_verdict() {
 fn the_wrong_importer_names_the_right_one() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("results.db");
-    dt(&db)
-        .args(["--no-save", "import", "fio"])
-        .arg(fixture("randread-3.33.txt"))
+    refused(
+        &db,
+        &["import", "fio"],
+        "randread-3.33.txt",
+        "disktier import fio-text",
+    );
+    refused(
+        &db,
+        &["import", "fio-text"],
+        "randread-3.33.json",
+        "disktier import fio`",
+    );
+}
+
+/// The runs `history` lists, newest first: `n` of them.
+fn stored_runs(db: &Path, n: usize) -> Vec<serde_json::Value> {
+    let out = dt(db)
+        .args(["history", "--format", "json"])
+        .output()
+        .unwrap();
+    let h = json_ok(&out);
+    let runs = h["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), n, "{h}");
+    runs
+}
+
+/// `disktier --no-save ARGS FIXTURE` exits 2 with `says` on stderr.
+fn refused(db: &Path, args: &[&str], file: &str, says: &str) {
+    dt(db)
+        .arg("--no-save")
+        .args(args)
+        .arg(fixture(file))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("disktier import fio-text"));
-    dt(&db)
-        .args(["--no-save", "import", "fio-text"])
-        .arg(fixture("randread-3.33.json"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("disktier import fio`"));
+        .stderr(predicate::str::contains(says));
 }
 
 /// `import fio-text --jobs` and `import fio --jobs` of one run of a job file (fio 3.33 on a loop
@@ -228,25 +245,19 @@ fn text_and_json_of_a_job_file_run_import_to_the_same_document() {
     assert!(notes.contains("imported from fio's text output"), "{notes}");
 
     // Both stored, and shown as job-file runs.
-    let out = dt(&db)
-        .args(["history", "--format", "json"])
-        .output()
-        .unwrap();
-    let h = json_ok(&out);
-    let runs = h["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2, "{h}");
+    let runs = stored_runs(&db, 2);
     let id = runs[0]["id"].as_str().unwrap().to_string();
     let out = dt(&db).args(["show", &id]).output().unwrap();
     let shown = stdout_ok(&out);
     assert!(shown.contains("group 1: tr"), "{shown}");
     assert!(shown.contains("fio trimmed 27715"), "{shown}");
     // --job and --jobs are one or the other.
-    dt(&db)
-        .args(["--no-save", "import", "fio-text", "--jobs", "--job", "1"])
-        .arg(fixture("jobfile-trim-3.33.txt"))
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("cannot be used with"));
+    refused(
+        &db,
+        &["import", "fio-text", "--jobs", "--job", "1"],
+        "jobfile-trim-3.33.txt",
+        "cannot be used with",
+    );
 }
 
 /// The fixture's job file run now by the fio installed, on a loop device (trim needs a block
