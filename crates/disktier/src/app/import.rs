@@ -91,25 +91,12 @@ pub fn fio_text(o: FioTextOptions<'_>) -> anyhow::Result<FioImport> {
         let name = "standard input".to_string();
         (fio::text::read_capped(Ok(std::io::stdin()), &name)?, name)
     } else {
-        let name = o.file.display().to_string();
-        (
-            fio::text::read_capped(std::fs::File::open(o.file), &name)?,
-            name,
-        )
+        fio::text::read_file(o.file)?
     };
     if o.jobs {
         let r = fio::text::parse(&text, &name)?;
         let t = fio::text::jobs(&r, &name, &ctx)?;
-        let outs: Vec<super::jobfile::JobOut> = t
-            .jobs
-            .into_iter()
-            .map(|j| super::jobfile::JobOut {
-                name: j.name,
-                group: j.group,
-                start_s: None,
-                measured: j.measured,
-            })
-            .collect();
+        let outs: Vec<super::jobfile::JobOut> = t.jobs.into_iter().map(Into::into).collect();
         let doc = super::jobfile::imported_document(&name, &outs, &t.notes);
         return Ok(FioImport::Jobs(serde_json::to_value(doc)?));
     }

@@ -286,13 +286,20 @@ pub fn fio_outs(
 ) -> anyhow::Result<Vec<JobOut>> {
     Ok(fio::jobs(v, source_name, dc)?
         .into_iter()
-        .map(|j| JobOut {
+        .map(JobOut::from)
+        .collect())
+}
+
+/// A job fio ran, read from its output (JSON or text), which gives no start offset.
+impl From<fio::FioJob> for JobOut {
+    fn from(j: fio::FioJob) -> Self {
+        JobOut {
             name: j.name,
             group: j.group,
             start_s: None,
             measured: j.measured,
-        })
-        .collect())
+        }
+    }
 }
 
 /// fio's JSON of a job file (`disktier import fio --jobs`) as the document `bench JOBFILE`

@@ -62,15 +62,12 @@ pub fn import_text(
     })
 }
 
-/// [`import_text`] on a file, read capped.
-pub fn import_file(
-    path: &Path,
-    index: usize,
-    ctx: TextContext,
-) -> Result<FioMeasured, FioTextError> {
+/// The text of the file at `path`, read capped ([`read_capped`]), and the name errors and the
+/// result give it.
+pub fn read_file(path: &Path) -> Result<(String, String), FioTextError> {
     let name = path.display().to_string();
     let text = read_capped(std::fs::File::open(path), &name)?;
-    import_text(&text, &name, index, ctx)
+    Ok((text, name))
 }
 
 /// Reads at most [`MAX_TEXT`] bytes of text from `input` (a file or standard input).

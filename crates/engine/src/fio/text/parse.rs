@@ -73,9 +73,7 @@ pub fn parse(text: &str, source_name: &str) -> Result<TextReport, FioTextError> 
                     (Pct::Sync, _) => {
                         &mut job.sync.get_or_insert_with(TextSync::default).percentiles
                     }
-                    (p, Some(Section::Read)) => {
-                        pct_map(job.read.get_or_insert_with(TextDir::default), p)
-                    }
+                    (p, Some(Section::Read)) => pct_map(dir_of(&mut job.read), p),
                     (p, Some(Section::Write)) => pct_map(dir_of(&mut job.write), p),
                     (p, Some(Section::Trim)) => pct_map(dir_of(&mut job.trim), p),
                     _ => continue,
