@@ -61,16 +61,15 @@ pub fn jobs(
 
 /// fio's `Run status group` totals against the sums of the group's job reports: a group
 /// printed without any of its jobs, or whose bytes are not its jobs' (as rounded by fio to 3
-/// significant digits), is said to be incomplete.
+/// significant digits), is said to be incomplete. Each kind is one note however many groups it
+/// names (a file may hold thousands of groups), listing the first few.
 fn group_checks(r: &TextReport, jobs: &[FioJob]) -> Vec<String> {
-    let mut w = Vec::new();
+    let mut absent = Vec::new();
+    let mut short = Vec::new();
     for g in &r.groups {
         let members: Vec<&FioJob> = jobs.iter().filter(|j| j.group == g.id).collect();
         if members.is_empty() {
-            w.push(format!(
-                "fio's run status lists reporting group {}, but the file holds none of its job reports: the group is not in this result",
-                g.id
-            ));
+            absent.push(g.id);
             continue;
         }
         let sum = |pick: fn(&crate::result::Results) -> Option<u64>| -> Option<u64> {
@@ -88,12 +87,43 @@ fn group_checks(r: &TextReport, jobs: &[FioJob]) -> Vec<String> {
             let ours = jobs_bytes.unwrap_or(0) as f64;
             // Printed to 3 significant digits, as the jobs' own figures are.
             if (ours - printed).abs() > (0.006 * printed).max(1.0) {
-                w.push(format!(
-                    "reporting group {}: fio's run status totals {printed:.0} {name} bytes, its job reports here {ours:.0}: the file lacks some of the group's job reports, so the group's figures are of those it holds",
+                short.push(format!(
+                    "group {}: fio's run status totals {printed:.0} {name} bytes, its job reports here {ours:.0}",
                     g.id
                 ));
             }
         }
     }
+    let mut w = Vec::new();
+    if !absent.is_empty() {
+        let (them, its) = if absent.len() == 1 {
+            ("the group is", "its")
+        } else {
+            ("the groups are", "their")
+        };
+        w.push(format!(
+            "fio's run status lists reporting {} {}, but the file holds none of {its} job reports: {them} not in this result",
+            if absent.len() == 1 { "group" } else { "groups" },
+            first_few(&absent.iter().map(u32::to_string).collect::<Vec<_>>(), ", ")
+        ));
+    }
+    if !short.is_empty() {
+        w.push(format!(
+            "reporting {}: the file lacks some of the group's job reports, so the group's figures are of those it holds",
+            first_few(&short, "; ")
+        ));
+    }
     w
+}
+
+/// How many groups a folded note names before it counts the rest.
+const NAMED_GROUPS: usize = 8;
+
+/// The first [`NAMED_GROUPS`] items joined by `sep`, then how many more there are.
+fn first_few(items: &[String], sep: &str) -> String {
+    let shown = items[..items.len().min(NAMED_GROUPS)].join(sep);
+    match items.len().saturating_sub(NAMED_GROUPS) {
+        0 => shown,
+        more => format!("{shown} (and {more} more)"),
+    }
 }

@@ -414,7 +414,7 @@ fn a_group_missing_job_reports_is_said_to_be_incomplete() {
     assert_eq!(t.jobs.len(), 3);
     let n = t.notes.join("\n");
     assert!(
-        n.contains("reporting group 0: fio's run status totals 365953024 write bytes, its job reports here 0"),
+        n.contains("reporting group 0: fio's run status totals 365953024 write bytes, its job reports here 0: the file lacks some"),
         "{n}"
     );
     assert!(!n.contains("read bytes"), "{n}");
@@ -422,8 +422,42 @@ fn a_group_missing_job_reports_is_said_to_be_incomplete() {
     let t = jobs(&parse(&no_tr, "t").unwrap(), "t", &TextContext::default()).unwrap();
     let n = t.notes.join("\n");
     assert!(
-        n.contains("lists reporting group 1, but the file holds none"),
+        n.contains(
+            "lists reporting group 1, but the file holds none of its job reports: the group is not"
+        ),
         "{n}"
+    );
+}
+
+/// Thousands of `Run status group` sections without job reports give one note naming the first
+/// few, not a note each.
+#[test]
+fn groups_without_job_reports_are_one_note() {
+    let tail = JOBFILE.0.rfind("Run status group").unwrap();
+    let group = |id: usize| {
+        JOBFILE.0[tail..]
+            .replacen("Run status group 2", &format!("Run status group {id}"), 1)
+            .lines()
+            .take_while(|l| !l.starts_with("Disk stats"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    };
+    assert!(group(7).starts_with("Run status group 7"), "{}", group(7));
+    let mut text = JOBFILE.0.to_string();
+    for id in 3..3000 {
+        text.push_str(&group(id));
+    }
+    let t = jobs(&parse(&text, "t").unwrap(), "t", &TextContext::default()).unwrap();
+    let folded: Vec<&String> = t
+        .notes
+        .iter()
+        .filter(|n| n.contains("holds none"))
+        .collect();
+    assert_eq!(folded.len(), 1, "{:?}", t.notes);
+    assert!(
+        folded[0].contains("lists reporting groups 3, 4, 5, 6, 7, 8, 9, 10 (and 2989 more), but the file holds none of their job reports: the groups are not"),
+        "{}",
+        folded[0]
     );
 }
 
