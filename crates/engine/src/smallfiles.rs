@@ -15,7 +15,7 @@ use crate::target::{self, Kind};
 use crate::types::{Created, Measured, Progress, RunOptions};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -58,22 +58,26 @@ pub fn run(
         });
     }
     c.check_writable(dir)?;
+    let left = leftovers(dir);
     c.check_room(dir, files.saturating_mul(file_size), |free| {
         let fit = free / file_size;
+        let left = left
+            .iter()
+            .map(|d| format!("; {} holds an earlier run's files: remove it", d.display()))
+            .collect::<String>();
         // --quick only where its file count fits and it was not given already.
         let quick = !opts.quick && crate::profile::SMALL_FILES_QUICK.saturating_mul(file_size) <= free;
         if fit == 0 {
-            "free some space or pick a directory on another filesystem".to_string()
+            format!("free some space or pick a directory on another filesystem{left}")
         } else {
             format!(
-                "pass --nrfiles {fit} or fewer ({fit} files of {} fit){}, or pick a directory on another filesystem",
+                "pass --nrfiles {fit} or fewer ({fit} files of {} fit){}, or pick a directory on another filesystem{left}",
                 disktier_units::Bytes(file_size),
                 if quick { ", or --quick" } else { "" }
             )
         }
     })?;
-    let sub = dir.join(format!("disktier-small-files.{}", std::process::id()));
-    std::fs::create_dir(&sub).map_err(|e| EngineError::from_open(&sub, "write", e))?;
+    let sub = make_run_dir(dir)?;
     let created = Created {
         paths: vec![sub.clone()],
         keep: opts.keep_files,
@@ -205,7 +209,7 @@ pub fn run(
         },
         series: build_series(&secs, secs_f),
         verdicts: Vec::new(),
-        warnings: Vec::new(),
+        warnings: left.iter().map(|d| leftover_warning(d)).collect(),
     };
     if !opts.keep_files {
         remove_files(&sub, acc.ios, file_size, opts);
@@ -217,6 +221,72 @@ pub fn run(
         write_hist: Some(acc.hist),
         sync_hist: None,
     })
+}
+
+/// The start of the name of a run's directory; the process id follows.
+const RUN_DIR: &str = "disktier-small-files.";
+/// Most entries of the target directory looked at for earlier runs' directories.
+const SCAN_ENTRIES: usize = 100_000;
+/// Most earlier runs' directories named.
+const MAX_LEFTOVERS: usize = 8;
+
+/// Makes the run's directory, `disktier-small-files.PID`, or `.PID-N` where an earlier process
+/// with this id left one.
+fn make_run_dir(dir: &Path) -> Result<PathBuf, EngineError> {
+    let pid = std::process::id();
+    let mut n = 0u32;
+    loop {
+        let name = match n {
+            0 => format!("{RUN_DIR}{pid}"),
+            n => format!("{RUN_DIR}{pid}-{n}"),
+        };
+        let sub = dir.join(name);
+        match std::fs::create_dir(&sub) {
+            Ok(()) => return Ok(sub),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 64 => n += 1,
+            Err(e) => return Err(EngineError::from_open(&sub, "write", e)),
+        }
+    }
+}
+
+/// The directories earlier small-files runs left in `dir`: named `disktier-small-files.PID`
+/// (or `.PID-N`) where no disktier process PID runs (a run killed, or stopped by a second Ctrl-C during its
+/// cleanup, keeps its files, as --keep-files does). They take the space a run needs, so the next run names them.
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .take(SCAN_ENTRIES)
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let pid = name.to_str().and_then(|n| n.strip_prefix(RUN_DIR));
+            pid.and_then(|p| p.split('-').next()?.parse::<u32>().ok())
+                .is_some_and(|pid| !disktier_runs(pid))
+                && e.file_type().is_ok_and(|t| t.is_dir())
+        })
+        .map(|e| e.path())
+        .take(MAX_LEFTOVERS)
+        .collect();
+    out.sort();
+    out
+}
+
+/// Whether process `pid` is a running disktier (another small-files run in the same
+/// directory), read from `/proc/PID/comm`. This process has not made its directory yet, so a
+/// directory with its own id is an earlier one's.
+fn disktier_runs(pid: u32) -> bool {
+    pid != std::process::id()
+        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|c| c.trim_end().starts_with("disktier"))
+}
+
+fn leftover_warning(d: &Path) -> String {
+    format!(
+        "{} holds the files of an earlier small-files run whose process is gone (stopped before it removed them, or run with --keep-files): they take room on this filesystem; remove it (rm -r) unless they are kept on purpose",
+        d.display()
+    )
 }
 
 /// Removes the run's `count` files (`f0`..) and their directory, reporting a "cleanup" phase with

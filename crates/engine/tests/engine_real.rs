@@ -516,6 +516,64 @@ fn small_files_counts_and_cleans_up() {
     assert!(matches!(e, EngineError::WrongKind { .. }), "{e}");
 }
 
+/// Directories earlier runs left (a kill, or a second Ctrl-C during the cleanup) are named by
+/// the next run, in its warnings and in a refusal for room; they are not removed, and a
+/// leftover with this process's own id does not stop the run.
+#[test]
+fn small_files_names_directories_earlier_runs_left() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let name = |pid: String| d.path().join(format!("disktier-small-files.{pid}"));
+    // pid_max is at most 2^22, so no process has this id; pid 1 is not disktier; this test's
+    // own id is not a disktier run either (its directory would be made after the scan).
+    let gone = [
+        name("4194304".into()),
+        name("1".into()),
+        name(std::process::id().to_string()),
+        name(format!("{}-3", 4194304)),
+    ];
+    for g in &gone {
+        std::fs::create_dir(g).unwrap();
+        std::fs::write(g.join("f0"), b"x").unwrap();
+    }
+    std::fs::write(name("4194305".into()), b"a file, not a run's directory").unwrap();
+    std::fs::create_dir(d.path().join("disktier-small-files.x")).unwrap();
+    let w = Workload::SmallFiles {
+        dir: d.path().to_path_buf(),
+        files: 3,
+        file_size: 4096,
+    };
+    let r = run_workload(&w, &RunOptions::default()).unwrap();
+    let warned = r.doc.warnings.join("\n");
+    for g in &gone {
+        assert!(
+            warned.contains(&format!(
+                "{} holds the files of an earlier small-files run",
+                g.display()
+            )),
+            "{warned}"
+        );
+        assert!(g.join("f0").exists(), "{}", g.display());
+    }
+    assert_eq!(r.doc.warnings.len(), gone.len(), "{warned}");
+    assert_eq!(r.doc.results.small_files.as_ref().unwrap().files, 3);
+    // Its own directory (with a suffix, as its id was taken) is gone again.
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), gone.len() + 2);
+    let huge = Workload::SmallFiles {
+        dir: d.path().to_path_buf(),
+        files: 1 << 40,
+        file_size: 1 << 20,
+    };
+    let e = run_workload(&huge, &RunOptions::default()).unwrap_err();
+    assert!(matches!(e, EngineError::NoSpace { .. }), "{e}");
+    assert!(
+        e.to_string().contains(&format!(
+            "{} holds an earlier run's files: remove it",
+            gone[0].display()
+        )),
+        "{e}"
+    );
+}
+
 #[test]
 fn bad_targets_get_one_line_errors() {
     let d = tempfile::tempdir_in("/var/tmp").unwrap();

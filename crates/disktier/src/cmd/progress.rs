@@ -31,26 +31,37 @@ static DRAW_LOCK: Mutex<()> = Mutex::new(());
 /// The process-wide stop flag, set by SIGINT, SIGTERM or SIGHUP. The first call installs the
 /// handlers.
 pub fn stop_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            // Order matters (signal-hook's documented pattern): the conditional shutdown runs
-            // first and only fires when the flag is already set, i.e. on the second signal.
-            // The status is the one a shell gives a process that signal ended (QA: a second
-            // SIGTERM exited 130, SIGINT's).
-            let _ =
-                signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flag));
-            let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
-        }
-        // A hang-up comes once (the session is gone): it stops the run, and a second one
-        // does not end the process before the run has stopped and saved.
-        if !nohup() {
-            let _ = signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&flag));
-        }
-        flag
-    })
-    .clone()
+    STOP_FLAG
+        .get_or_init(|| {
+            let flag = Arc::new(AtomicBool::new(false));
+            for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+                // Order matters (signal-hook's documented pattern): the conditional shutdown runs
+                // first and only fires when the flag is already set, i.e. on the second signal.
+                // The status is the one a shell gives a process that signal ended (QA: a second
+                // SIGTERM exited 130, SIGINT's).
+                let _ = signal_hook::flag::register_conditional_shutdown(
+                    sig,
+                    128 + sig,
+                    Arc::clone(&flag),
+                );
+                let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
+            }
+            // A hang-up comes once (the session is gone): it stops the run, and a second one
+            // does not end the process before the run has stopped and saved.
+            if !nohup() {
+                let _ = signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&flag));
+            }
+            flag
+        })
+        .clone()
+}
+
+/// [`stop_flag`]'s flag, once installed.
+static STOP_FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Whether [`stop_flag`]'s first signal came: a second one now ends the process at once.
+fn stopping() -> bool {
+    STOP_FLAG.get().is_some_and(|f| f.load(Ordering::Relaxed))
 }
 
 /// The stop flag of a run that changes the system and must undo it or stop at a safe point
@@ -169,7 +180,19 @@ pub fn reporter(ctx: &Ctx, label: &str) -> Option<ProgressFn> {
         return None;
     }
     let label = label.to_string();
-    Some(Arc::new(move |p: &Progress| draw(&render(&label, p))))
+    Some(Arc::new(move |p: &Progress| {
+        draw(&with_stop_hint(render(&label, p), p.phase, stopping()))
+    }))
+}
+
+/// After the first Ctrl-C, small-files removes the files it made (minutes for 10^7), and a
+/// second one ends the process at once and leaves them: the line says so, so that the user
+/// chooses. The next run in that directory names what was left.
+fn with_stop_hint(mut line: String, phase: &str, stopping: bool) -> String {
+    if stopping && phase == "cleanup" {
+        line.push_str("  (Ctrl-C again: stop now and leave the files)");
+    }
+    line
 }
 
 /// The text of one progress line.
@@ -275,6 +298,14 @@ mod tests {
         assert!(render("x", &at(250, "ramp")).starts_with("x ramp 0s  ETA 6s"));
         assert!(render("x", &at(3_500, "run")).starts_with("x run 3s  ETA 3s"));
         assert!(render("x", &at(6_000, "run")).starts_with("x run 6s  ETA 0s"));
+    }
+
+    #[test]
+    fn a_stopped_cleanup_says_what_a_second_ctrl_c_does() {
+        let hint = "(Ctrl-C again: stop now and leave the files)";
+        assert!(with_stop_hint("x".into(), "cleanup", true).ends_with(hint));
+        assert_eq!(with_stop_hint("x".into(), "cleanup", false), "x");
+        assert_eq!(with_stop_hint("x".into(), "run", true), "x");
     }
 
     #[test]
