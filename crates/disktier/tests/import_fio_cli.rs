@@ -162,3 +162,73 @@ fn an_import_whose_etcd_verdict_fails_exits_1() {
     let out = import(&[], &fixture("etcd-3.33.json"));
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// QA: `show` and `bench` told the user that "an import's --target names it" when fio's JSON
+/// named no file, but `import fio` had no --target (nor --host, which its JSON never gives):
+/// the run stayed "-" in `history`. Both now name the run, one job or every job.
+#[test]
+fn target_and_host_name_the_imported_run() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let file = fixture("cmp-2groups-3.33.json");
+    let run = |args: &[&str]| {
+        json(
+            &dt(&db)
+                .args(["--format", "json", "import", "fio"])
+                .args(args)
+                .arg(&file)
+                .output()
+                .unwrap(),
+        )
+    };
+    let plain = run(&[]);
+    let fios = plain["target"]["path"].as_str().unwrap().to_string();
+    assert!(!fios.is_empty() && fios != "ebs-gp3", "{fios}");
+    assert_eq!(plain["host"]["hostname"], "");
+    let one = run(&["--target", "ebs-gp3", "--host", "node-a"]);
+    assert_eq!(one["target"]["path"], "ebs-gp3");
+    assert_eq!(one["target"]["kind"], plain["target"]["kind"]);
+    assert_eq!(one["host"]["hostname"], "node-a");
+    let w = one["warnings"].to_string();
+    assert!(
+        w.contains("host facts other than its name are unknown"),
+        "{w}"
+    );
+    let all = run(&["--jobs", "--target", "/dev/nvme1n1", "--host", "node-b"]);
+    let jobs = all["jobs"].as_array().unwrap();
+    assert!(jobs.len() > 1);
+    assert!(
+        jobs.iter().all(|j| j["target"]["path"] == "/dev/nvme1n1"),
+        "{jobs:?}"
+    );
+    assert_eq!(all["host"]["hostname"], "node-b");
+    let listed = dt(&db)
+        .args(["--format", "json", "history"])
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let named: Vec<(String, String)> = listed["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["target"].as_str().unwrap_or("-").to_string(),
+                r["hostname"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect();
+    for want in [
+        ("/dev/nvme1n1", "node-b"),
+        ("ebs-gp3", "node-a"),
+        (fios.as_str(), "-"),
+    ] {
+        assert!(
+            named.iter().any(|(t, h)| (t.as_str(), h.as_str()) == want),
+            "{named:?}"
+        );
+    }
+    // A name is one printable line.
+    let out = import(&["--target", "a\nb"], &file);
+    assert_eq!(out.status.code(), Some(2));
+}

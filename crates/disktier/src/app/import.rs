@@ -19,6 +19,11 @@ pub struct FioOptions<'a> {
     pub job: usize,
     /// Import every job as one job-file document.
     pub jobs: bool,
+    /// What fio measured, named by the user: replaces the file or directory fio's JSON names
+    /// (kept in the job's fio options), or names it where the JSON names none.
+    pub target: Option<&'a str>,
+    /// The host fio ran on (its JSON does not say).
+    pub host: Option<&'a str>,
 }
 
 /// What `import fio` read.
@@ -50,17 +55,52 @@ pub fn fio(o: FioOptions<'_>) -> anyhow::Result<FioImport> {
             (fio::read_capped(std::fs::File::open(o.file), &name)?, name)
         };
         let v = fio::parse(&text, &name)?;
-        let value = serde_json::to_value(super::jobfile::import_document(&v, &name)?)?;
-        return Ok(FioImport::Jobs(value));
+        let mut outs = super::jobfile::fio_outs(&v, &name, &DocContext::default())?;
+        for out in &mut outs {
+            named(&mut out.measured.doc, o.target, o.host);
+        }
+        let notes = [fio_json_note(o.host.is_some())];
+        let doc = super::jobfile::imported_document(&name, &outs, &notes);
+        return Ok(FioImport::Jobs(serde_json::to_value(doc)?));
     }
-    let m = if stdin {
+    let mut m = if stdin {
         let text = fio::read_capped(Ok(std::io::stdin()), "standard input")?;
         fio::import_text(&text, "standard input", o.job, dc)?
     } else {
         fio::import_file(o.file, o.job, dc)?
     };
+    named(&mut m.doc, o.target, o.host);
     let (doc, extra) = fio_run(m);
     Ok(FioImport::Run(Box::new(doc), extra))
+}
+
+/// The target and host the user named for a run read from fio's JSON. A named target takes the
+/// place of the path fio's JSON gives (the job's fio options keep fio's); where the JSON gives
+/// none, a `/dev/` name is a device and any other a directory, as `import fio-text` takes it.
+fn named(doc: &mut RunDoc, target: Option<&str>, host: Option<&str>) {
+    if let Some(t) = target {
+        if doc.target.path.is_empty() {
+            doc.target.kind = if t.starts_with("/dev/") {
+                "device"
+            } else {
+                "directory"
+            }
+            .into();
+        }
+        doc.target.path = t.to_string();
+    }
+    if let Some(h) = host {
+        doc.host.hostname = h.to_string();
+    }
+}
+
+/// The note of a job-file import of fio's JSON.
+fn fio_json_note(host_named: bool) -> String {
+    if host_named {
+        "imported from fio's JSON: host facts other than its name are unknown".into()
+    } else {
+        "imported from fio's JSON: host facts are unknown".into()
+    }
 }
 
 /// `import fio-text`'s options, as typed.
@@ -162,12 +202,11 @@ pub fn etcd_perf(path: &Path, named: etcdperf::Named) -> anyhow::Result<RunDoc> 
 pub fn fio_run(m: FioMeasured) -> (RunDoc, Vec<String>) {
     // Only the sync latency's interval (the etcd verdict's) is read from the bins, so the
     // interpolation is worth a word only for a job that synced and whose JSON had none.
-    let note = if m.doc.results.sync.is_some() && m.sync_hist.is_none() {
-        "imported from fio's JSON: host facts are unknown; without json+ bins, sync latencies between fio's listed percentiles are interpolated"
-    } else {
-        "imported from fio's JSON: host facts are unknown"
-    };
-    judged(m, Some(note))
+    let mut note = fio_json_note(!m.doc.host.hostname.is_empty());
+    if m.doc.results.sync.is_some() && m.sync_hist.is_none() {
+        note.push_str("; without json+ bins, sync latencies between fio's listed percentiles are interpolated");
+    }
+    judged(m, Some(&note))
 }
 
 /// An imported run with `note` added to its warnings (the text import's engine writes its
@@ -221,6 +260,8 @@ mod tests {
             profile: Some("nosuch"),
             job: 0,
             jobs: true,
+            target: None,
+            host: None,
         };
         let e = fio(o).err().unwrap().to_string();
         assert!(e.starts_with("unknown profile `nosuch`"), "{e}");
@@ -238,6 +279,8 @@ mod tests {
                 profile: None,
                 job: 0,
                 jobs,
+                target: None,
+                host: None,
             };
             let e = format!("{:#}", fio(o).err().unwrap());
             assert!(e.contains(&f.display().to_string()), "{e}");

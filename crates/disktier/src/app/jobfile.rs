@@ -12,7 +12,6 @@ use disktier_engine::result::{GroupEntry, JobEntry, JobFileDoc};
 use disktier_engine::{
     EngineError, IoEngineKind, Job, Measured, ProgressFn, RunOptions, SCHEMA_VERSION,
 };
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -300,14 +299,6 @@ impl From<fio::FioJob> for JobOut {
             measured: j.measured,
         }
     }
-}
-
-/// fio's JSON of a job file (`disktier import fio --jobs`) as the document `bench JOBFILE`
-/// saves.
-pub fn import_document(v: &Value, source_name: &str) -> anyhow::Result<JobFileDoc> {
-    let outs = fio_outs(v, source_name, &DocContext::default())?;
-    let notes = ["imported from fio's JSON: host facts are unknown".to_string()];
-    Ok(imported_document(source_name, &outs, &notes))
 }
 
 /// fio's jobs read from its output (JSON or text: `import fio --jobs`, `import fio-text

@@ -71,6 +71,14 @@ pub struct FioArgs {
     /// reporting groups, as `disktier bench JOBFILE` saves it.
     #[arg(long)]
     pub jobs: bool,
+    /// What fio measured, or a name for the disk (`ebs-gp3`), so that `history` and `compare`
+    /// tell imports apart: it takes the place of the file or directory fio's JSON names (the
+    /// job's fio options keep fio's), or names it where the JSON names none.
+    #[arg(long, value_name = "PATH|NAME", value_parser = label)]
+    pub target: Option<String>,
+    /// The host fio ran on (its JSON does not say; without it the host is shown as unknown).
+    #[arg(long, value_name = "NAME", value_parser = label)]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -161,6 +169,8 @@ fn import_fio(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
         profile: a.profile.as_deref(),
         job: a.job,
         jobs: a.jobs,
+        target: a.target.as_deref(),
+        host: a.host.as_deref(),
     };
     saved(ctx, import::fio(o)?)
 }
