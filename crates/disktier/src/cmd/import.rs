@@ -23,8 +23,9 @@ pub enum What {
     /// same document as `import fio --jobs`. The text has no sync count, histogram bins, file,
     /// size, host or time zone: those are left unknown and said so in the result's warnings.
     /// Trims (`trim:`) are left out of the figures, as `import fio` leaves out fio's JSON `trim`,
-    /// and a warning counts them.
-    FioText(FioTextArgs),
+    /// and a warning counts them. With --jobs, each reporting group's jobs are checked against
+    /// fio's `Run status group` totals.
+    FioText(FioArgs),
     /// Import the OpenShift etcd-perf image's text output ("99th percentile of fsync is N ns").
     EtcdPerf(EtcdPerfArgs),
 }
@@ -52,9 +53,10 @@ fn label(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// `import fio` and `import fio-text`: the same options, as both make the same documents.
 #[derive(Debug, clap::Args)]
 pub struct FioArgs {
-    /// The file fio wrote (`-` for standard input).
+    /// The file fio's output was saved to (`fio ... > FILE`; `-` for standard input).
     pub file: PathBuf,
     /// The built-in profile the fio job corresponds to (e.g. etcd), recorded with the result.
     #[arg(long, short = 'p', value_name = "NAME")]
@@ -71,41 +73,13 @@ pub struct FioArgs {
     /// reporting groups, as `disktier bench JOBFILE` saves it.
     #[arg(long)]
     pub jobs: bool,
-    /// What fio measured, or a name for the disk (`ebs-gp3`), so that `history` and `compare`
-    /// tell imports apart: it takes the place of the file or directory fio's JSON names (the
-    /// job's fio options keep fio's), or names it where the JSON names none.
+    /// What fio measured (its file, directory or device), or a name for the disk (`ebs-gp3`),
+    /// so that `history` and `compare` tell imports apart. Where fio's JSON names a path, this
+    /// takes its place (the job's fio options keep fio's); fio's text names none.
     #[arg(long, value_name = "PATH|NAME", value_parser = label)]
     pub target: Option<String>,
-    /// The host fio ran on (its JSON does not say; without it the host is shown as unknown).
-    #[arg(long, value_name = "NAME", value_parser = label)]
-    pub host: Option<String>,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct FioTextArgs {
-    /// The file fio's report was saved to (`fio ... > FILE`; `-` for standard input).
-    pub file: PathBuf,
-    /// The built-in profile the fio job corresponds to (e.g. etcd), recorded with the result.
-    #[arg(long, short = 'p', value_name = "NAME")]
-    pub profile: Option<String>,
-    /// Which job report of the file to import, when fio ran several without --group_reporting.
-    #[arg(
-        long,
-        default_value_t = 0,
-        value_name = "INDEX",
-        conflicts_with = "jobs"
-    )]
-    pub job: usize,
-    /// Import every job report (fio's output of a job file) as one run with a `jobs` list and
-    /// the reporting groups (each job's `groupid`, checked against fio's `Run status group`
-    /// totals), as `import fio --jobs` and `disktier bench JOBFILE` save it.
-    #[arg(long)]
-    pub jobs: bool,
-    /// What fio measured: its file, directory or device, or a name for the disk (the text
-    /// does not say), so that `history` and `compare` tell imports apart.
-    #[arg(long, value_name = "PATH|NAME", value_parser = label)]
-    pub target: Option<String>,
-    /// The host fio ran on (the text does not say; without it the host is shown as unknown).
+    /// The host fio ran on (fio's output does not say; without it the host is shown as
+    /// unknown).
     #[arg(long, value_name = "NAME", value_parser = label)]
     pub host: Option<String>,
 }
@@ -118,7 +92,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     }
 }
 
-fn import_fio_text(ctx: &Ctx, a: FioTextArgs) -> anyhow::Result<Outcome> {
+fn import_fio_text(ctx: &Ctx, a: FioArgs) -> anyhow::Result<Outcome> {
     let imported = import::fio_text(import::FioTextOptions {
         file: &a.file,
         profile: a.profile.as_deref(),
