@@ -168,11 +168,14 @@ impl NewRun<'_> {
         let d = self.doc;
         // An empty string is as unknown as a missing one (QA: an import of fio's text, which
         // names no file or host, was listed with blank TARGET and HOST cells instead of "-").
+        // PostgreSQL's text cannot hold NUL (SQLite's can): a NUL in an imported name is
+        // listed as U+FFFD in both backends, as a name that is not UTF-8 is; the document
+        // keeps it (QA: such an import was spooled for PostgreSQL, and no flush could save it).
         let s = |ptr: &str| {
             d.pointer(ptr)
                 .and_then(Value::as_str)
                 .filter(|v| !v.is_empty())
-                .map(str::to_string)
+                .map(|v| v.replace('\0', "\u{FFFD}"))
         };
         let figures = Figures::of(d);
         let summary = RunSummary {

@@ -5,7 +5,7 @@ use disktier_store::{migrate, Filter, Store, StoreError};
 use serde_json::json;
 
 mod common;
-use common::{interrupted_ids, only, save};
+use common::{interrupted_ids, nul_in_names_is_listed_as_replacement, only, save};
 
 /// A fresh schema on the test server, and a store URL whose search_path points into it.
 fn fresh(name: &str) -> Option<String> {
@@ -110,4 +110,11 @@ fn postgres_concurrent_writers_lose_no_row() {
     }
     let mut s = Store::open(Some(&url)).unwrap();
     assert_eq!(s.list(&Filter::default()).unwrap().len(), 50);
+}
+
+#[test]
+fn postgres_stores_names_holding_nul_as_sqlite_does() {
+    let Some(url) = fresh("nul") else { return };
+    let mut s = Store::open(Some(&url)).unwrap();
+    nul_in_names_is_listed_as_replacement(&mut s);
 }

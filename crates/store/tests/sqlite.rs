@@ -6,7 +6,7 @@ use serde_json::json;
 use std::path::Path;
 
 mod common;
-use common::{interrupted_ids, only, save};
+use common::{interrupted_ids, nul_in_names_is_listed_as_replacement, only, save};
 
 fn doc(target: &str, profile: &str, p99: u64) -> serde_json::Value {
     json!({
@@ -417,4 +417,11 @@ fn a_target_filter_matches_every_spelling_of_the_path() {
     // A path that no longer exists still matches as typed and by its trailing parts.
     assert_eq!(listed(&mut s, "/elsewhere/bd/x"), vec!["/elsewhere/bd/x"]);
     assert!(listed(&mut s, "/nowhere/qa/bd").contains(&"qa/bd".to_string()));
+}
+
+#[test]
+fn sqlite_lists_names_holding_nul_as_postgres_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = open(&dir.path().join("r.db"));
+    nul_in_names_is_listed_as_replacement(&mut s);
 }

@@ -29,3 +29,27 @@ pub fn interrupted_ids(s: &mut Store) -> Vec<String> {
         .map(|r| r.id)
         .collect()
 }
+
+/// Saves a run whose target, profile and host name hold a NUL (an imported fio file can name
+/// anything) and checks it lists the same in every backend, U+FFFD in the NUL's place, with the
+/// document kept as given. PostgreSQL's text cannot hold NUL: such a run was refused there (and
+/// spooled for good) while SQLite kept it.
+pub fn nul_in_names_is_listed_as_replacement(s: &mut Store) {
+    let doc = serde_json::json!({"schema_version": 1, "engine": "fio", "profile": "et\u{0}cd",
+        "target": {"path": "/var/tmp/a\u{0}b", "kind": "directory"},
+        "host": {"hostname": "node\u{0}1"},
+        "results": {"write": {"iops": 7.0}}});
+    let id = save(s, "import", None, &doc);
+    let row = only(
+        s,
+        Filter {
+            target: Some("/var/tmp/a\u{FFFD}b".into()),
+            ..Filter::default()
+        },
+    );
+    assert_eq!(row.id, id);
+    assert_eq!(row.profile.as_deref(), Some("et\u{FFFD}cd"));
+    assert_eq!(row.hostname.as_deref(), Some("node\u{FFFD}1"));
+    assert_eq!(row.write_iops, Some(7.0));
+    assert_eq!(s.get(&id).unwrap().doc, doc);
+}
