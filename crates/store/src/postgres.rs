@@ -37,20 +37,58 @@ fn chain(e: &postgres::Error) -> String {
     m
 }
 
+/// Connects to `target`, giving up when the whole start-up (TCP, TLS, authentication) takes
+/// longer than its connect timeout for each host it names. The driver times the TCP connect
+/// only: a server that accepts the connection and never answers (a stalled PostgreSQL, a
+/// port of some other service) held disktier forever, and a measured run with it (QA). The
+/// attempt runs on a thread that is left behind when it does not finish in time.
+fn connect(target: &PgTarget) -> Result<Client> {
+    let tls = target.tls()?;
+    let config = target.config.clone();
+    let hosts = config
+        .get_hosts()
+        .len()
+        .max(config.get_hostaddrs().len())
+        .max(1) as u32;
+    let limit = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(crate::pgconn::DEFAULT_CONNECT_TIMEOUT)
+        * hosts;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let attempt = std::thread::Builder::new()
+        .name("pg-connect".into())
+        .spawn(move || {
+            // The receiver is gone when the attempt ran over its time: nothing waits for it.
+            let _ = tx.send(config.connect(tls));
+        });
+    let failed = |message: String| StoreError::Postgres {
+        url: target.shown.clone(),
+        message,
+    };
+    if let Err(e) = attempt {
+        return Err(failed(format!("cannot start the connection attempt: {e}")));
+    }
+    match rx.recv_timeout(limit) {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) => Err(failed(target.scrub(&chain(&e)))),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(failed(format!(
+            "the server did not complete the connection within {} s (it may accept connections and never answer, as a stalled server or another service on that port does): check the host and port, or give it longer with connect_timeout=SECONDS",
+            limit.as_secs()
+        ))),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(failed(
+            "the connection attempt stopped without an answer".into(),
+        )),
+    }
+}
+
 impl PgStore {
     /// Connects to a `postgres://` URL or libpq `key=value` string (see [`crate::pgconn`] for
     /// TLS) and migrates the schema.
     pub fn open(location: &str) -> Result<PgStore> {
         let target = PgTarget::parse(location)?;
         let shown = target.shown.clone();
-        let tls = target.tls()?;
-        let client = target
-            .config
-            .connect(tls)
-            .map_err(|e| StoreError::Postgres {
-                url: shown.clone(),
-                message: target.scrub(&chain(&e)),
-            })?;
+        let client = connect(&target)?;
         let mut store = PgStore {
             client,
             shown,

@@ -118,3 +118,35 @@ fn postgres_stores_names_holding_nul_as_sqlite_does() {
     let mut s = Store::open(Some(&url)).unwrap();
     nul_in_names_is_listed_as_replacement(&mut s);
 }
+
+/// A server that accepts the connection and never answers (a stalled PostgreSQL, another
+/// service on the port) is given up on at connect_timeout: the driver timed the TCP connect
+/// only, so disktier waited forever, a measured run's save with it. Needs no PostgreSQL.
+#[test]
+fn a_server_that_never_answers_is_given_up_on_at_connect_timeout() {
+    use std::time::{Duration, Instant};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().collect();
+        drop(held);
+    });
+    for mode in ["disable", "prefer"] {
+        let url = format!("postgres://u@127.0.0.1:{port}/x?sslmode={mode}&connect_timeout=1");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = Instant::now();
+        std::thread::spawn(move || {
+            let _ = tx.send(Store::open(Some(&url)).err().map(|e| e.to_string()));
+        });
+        let err = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("sslmode={mode}: still connecting after 20 s"))
+            .expect("a server that never answers is no store");
+        assert!(started.elapsed() < Duration::from_secs(5), "{mode}: {err}");
+        assert!(
+            err.contains("did not complete the connection within 1 s")
+                && err.contains("connect_timeout"),
+            "{err}"
+        );
+    }
+}
