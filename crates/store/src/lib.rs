@@ -67,13 +67,15 @@ impl Store {
         Ok(Store { backend })
     }
 
-    /// Opens the store at `location` (as [`Store::open`]) to read it: a SQLite store is never
-    /// created, nor its directory — a missing one is [`StoreError::NoStore`] — and one that
+    /// Opens the store at `location` (as [`Store::open`]) to read it: a store is never
+    /// created (a SQLite file, its directory, or a PostgreSQL schema's tables) — a missing one
+    /// is [`StoreError::NoStore`] — and a SQLite store that
     /// cannot be written is read read-only ([`sqlite::SqliteStore::open_existing`]). What
     /// `history`, `show`, `compare` and `report` open.
     pub fn open_existing(location: Option<&str>) -> Result<Store> {
         let backend: Box<dyn Backend> = match self::location(location) {
-            Some(l) if pgconn::is_postgres(l) || l.contains("://") => return Store::open(Some(l)),
+            Some(pg) if pgconn::is_postgres(pg) => Box::new(postgres::PgStore::open_existing(pg)?),
+            Some(l) if l.contains("://") => return Store::open(Some(l)),
             Some(path) => Box::new(sqlite::SqliteStore::open_existing(sqlite_path(path)?)?),
             None => Box::new(sqlite::SqliteStore::open_existing(&default_path()?)?),
         };

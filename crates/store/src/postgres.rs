@@ -86,6 +86,21 @@ impl PgStore {
     /// Connects to a `postgres://` URL or libpq `key=value` string (see [`crate::pgconn`] for
     /// TLS) and migrates the schema.
     pub fn open(location: &str) -> Result<PgStore> {
+        PgStore::open_as(location, true)
+    }
+
+    /// Connects as [`PgStore::open`] to read the store: a database (or schema) that holds no
+    /// store is [`StoreError::NoStore`], and nothing is created in it (as for SQLite).
+    pub fn open_existing(location: &str) -> Result<PgStore> {
+        PgStore::open_as(location, false)
+    }
+
+    /// Connects; migrates only a store that needs it, so a store at the current version takes
+    /// no DDL and no lock: a role granted only SELECT (a reader) or SELECT and INSERT (the
+    /// nodes) on the tables, without CREATE on the schema, reads and saves (QA: every open
+    /// ran CREATE TABLE IF NOT EXISTS, which such a role is refused, "permission denied for
+    /// schema public"). `create`: make the store when there is none.
+    fn open_as(location: &str, create: bool) -> Result<PgStore> {
         let target = PgTarget::parse(location)?;
         let shown = target.shown.clone();
         let client = connect(&target)?;
@@ -94,8 +109,30 @@ impl PgStore {
             shown,
             target,
         };
-        store.migrate()?;
-        Ok(store)
+        match store.version()? {
+            Some(v) if v > migrate::latest() => Err(StoreError::TooNew {
+                location: store.shown.clone(),
+                found: v,
+                known: migrate::latest(),
+            }),
+            Some(v) if v == migrate::latest() => Ok(store),
+            None if !create => Err(StoreError::NoStore {
+                location: store.shown.clone(),
+            }),
+            _ => store.migrate().map(|()| store),
+        }
+    }
+
+    /// The newest migration applied, or `None` when the search path holds no store.
+    fn version(&mut self) -> Result<Option<i64>> {
+        match self.client.query_one(
+            "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
+            &[],
+        ) {
+            Ok(row) => Ok(Some(row.get(0))),
+            Err(e) if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => Ok(None),
+            Err(e) => Err(self.e(e)),
+        }
     }
 
     fn e(&self, source: postgres::Error) -> StoreError {
@@ -247,14 +284,7 @@ impl Backend for PgStore {
     }
 
     fn schema_version(&mut self) -> Result<i64> {
-        let row = self
-            .client
-            .query_one(
-                "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
-                &[],
-            )
-            .map_err(|s| self.e(s))?;
-        Ok(row.get(0))
+        Ok(self.version()?.unwrap_or(0))
     }
 }
 

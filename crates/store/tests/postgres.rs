@@ -150,3 +150,68 @@ fn a_server_that_never_answers_is_given_up_on_at_connect_timeout() {
         );
     }
 }
+
+/// `key=value` location of the test server as `role` (password `pw`), in `schema`.
+fn as_role(role: &str, schema: &str) -> String {
+    let base: postgres::Config = std::env::var("DISKTIER_TEST_PG").unwrap().parse().unwrap();
+    let host = match &base.get_hosts()[0] {
+        postgres::config::Host::Tcp(h) => h.clone(),
+        postgres::config::Host::Unix(p) => p.display().to_string(),
+    };
+    format!(
+        "host={host} port={} dbname={} user={role} password=pw sslmode=disable options='-c search_path={schema}'",
+        base.get_ports().first().copied().unwrap_or(5432),
+        base.get_dbname().unwrap_or("postgres"),
+    )
+}
+
+/// Regression (QA): every open ran CREATE TABLE IF NOT EXISTS, so a role without CREATE on the
+/// schema — a reader granted SELECT, the nodes granted SELECT and INSERT — could neither list
+/// nor save ("permission denied for schema"). A current store now takes no DDL; and reading a
+/// schema that holds no store creates none, as for SQLite.
+#[test]
+fn roles_without_create_read_and_save_and_reading_creates_no_store() {
+    let id = disktier_store::new_id();
+    let Some(disktier_testkit::pg::Schema {
+        mut client,
+        name,
+        url,
+    }) = disktier_testkit::pg::fresh_schema("t_roles", &id)
+    else {
+        return;
+    };
+    let mut owner = Store::open(Some(&url)).unwrap();
+    save(&mut owner, "check", None, &doc("/a", 1000));
+    let (reader, writer) = (format!("{name}_r"), format!("{name}_w"));
+    client
+        .batch_execute(&format!(
+            "CREATE ROLE {reader} LOGIN PASSWORD 'pw'; CREATE ROLE {writer} LOGIN PASSWORD 'pw';
+             GRANT USAGE ON SCHEMA {name} TO {reader}, {writer};
+             GRANT SELECT ON {name}.runs, {name}.schema_migrations TO {reader}, {writer};
+             GRANT INSERT ON {name}.runs TO {writer};"
+        ))
+        .unwrap();
+    let mut r = Store::open_existing(Some(&as_role(&reader, &name))).unwrap();
+    assert_eq!(r.list(&Filter::default()).unwrap().len(), 1);
+    let mut w = Store::open(Some(&as_role(&writer, &name))).unwrap();
+    save(&mut w, "check", None, &doc("/b", 2000));
+    assert_eq!(owner.list(&Filter::default()).unwrap().len(), 2);
+
+    let empty = format!("{name}_empty");
+    client
+        .batch_execute(&format!("CREATE SCHEMA {empty}"))
+        .unwrap();
+    let empty_url = url.replace(&name, &empty);
+    assert!(matches!(
+        Store::open_existing(Some(&empty_url)),
+        Err(StoreError::NoStore { .. })
+    ));
+    let tables: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = $1",
+            &[&empty],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0, "reading created tables in {empty}");
+}
