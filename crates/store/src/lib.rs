@@ -16,6 +16,7 @@ pub mod error;
 pub mod migrate;
 pub mod model;
 pub mod pgconn;
+mod pgerror;
 pub mod postgres;
 pub mod report;
 pub mod spool;

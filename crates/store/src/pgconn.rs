@@ -367,10 +367,11 @@ impl PgTarget {
         };
         let mut secrets = Vec::new();
         // The parser's own messages could echo a piece of the string: scrub its secrets.
-        let mut config = postgres::Config::from_str(&rest).map_err(|e| {
-            let secrets = secrets_of(s);
-            bad(scrub(&e.to_string(), &secrets))
-        })?;
+        if let Some(why) = crate::pgerror::misread_url(s) {
+            return Err(bad(why));
+        }
+        let mut config = postgres::Config::from_str(&rest)
+            .map_err(|e| bad(scrub(&crate::pgerror::unparsed(&e), &secrets_of(s))))?;
         if let Some(p) = config.get_password() {
             let p = String::from_utf8_lossy(p).into_owned();
             secrets.push(p);

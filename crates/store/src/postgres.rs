@@ -6,7 +6,7 @@
 use crate::error::{Result, StoreError};
 use crate::migrate::{self, CREATE_SCHEMA_MIGRATIONS};
 use crate::model::{now_rfc3339, Filter, RunSummary, StoredRun};
-use crate::pgconn::PgTarget;
+use crate::pgconn::{PgTarget, SslMode};
 use crate::sql;
 use crate::Backend;
 use postgres::{Client, Row};
@@ -22,19 +22,11 @@ pub struct PgStore {
     target: PgTarget,
 }
 
-/// The driver's error with its causes, as one line.
-fn chain(e: &postgres::Error) -> String {
-    let mut m = e.to_string();
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        let t = s.to_string();
-        if !m.contains(&t) {
-            m.push_str(": ");
-            m.push_str(&t);
-        }
-        src = s.source();
-    }
-    m
+/// The driver's error `e` with the fix ([`crate::pgerror::explain`]), scrubbed of `target`'s
+/// secrets.
+fn explained(e: &postgres::Error, target: &PgTarget) -> String {
+    let verify_full = target.ssl == SslMode::VerifyFull;
+    target.scrub(&crate::pgerror::explain(e, &target.config, verify_full))
 }
 
 /// Connects to `target`, giving up when the whole start-up (TCP, TLS, authentication) takes
@@ -71,7 +63,7 @@ fn connect(target: &PgTarget) -> Result<Client> {
     }
     match rx.recv_timeout(limit) {
         Ok(Ok(client)) => Ok(client),
-        Ok(Err(e)) => Err(failed(target.scrub(&chain(&e)))),
+        Ok(Err(e)) => Err(failed(explained(&e, target))),
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(failed(format!(
             "the server did not complete the connection within {} s (it may accept connections and never answer, as a stalled server or another service on that port does): check the host and port, or give it longer with connect_timeout=SECONDS",
             limit.as_secs()
@@ -138,7 +130,7 @@ impl PgStore {
     fn e(&self, source: postgres::Error) -> StoreError {
         StoreError::Postgres {
             url: self.shown.clone(),
-            message: self.target.scrub(&chain(&source)),
+            message: explained(&source, &self.target),
         }
     }
 
@@ -147,7 +139,7 @@ impl PgStore {
         let target = &self.target;
         let e = |source: postgres::Error| StoreError::Postgres {
             url: shown.clone(),
-            message: target.scrub(&chain(&source)),
+            message: explained(&source, target),
         };
         let mut tx = self.client.transaction().map_err(e)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])

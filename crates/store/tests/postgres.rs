@@ -215,3 +215,81 @@ fn roles_without_create_read_and_save_and_reading_creates_no_store() {
         .get(0);
     assert_eq!(tables, 0, "reading created tables in {empty}");
 }
+
+/// Regression (QA): the driver's errors named no fix ("Connection refused", "invalid
+/// connection string" with no reason). Each now says what to change, and none shows the
+/// password. Needs no PostgreSQL.
+#[test]
+fn connection_errors_name_the_fix_without_the_password() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    let cases = [
+        (
+            format!("postgres://app:hunter2@127.0.0.1:{port}/team"),
+            "nothing accepts connections at 127.0.0.1:",
+        ),
+        (
+            "host=127.0.0.1 port=abc user=app password=hunter2".to_string(),
+            "invalid value for option `port`: correct it in the store location",
+        ),
+        (
+            "postgres://app:hun@ter2@127.0.0.1/team".to_string(),
+            "the user or password holds an unencoded @: percent-encode their special characters (@ as %40",
+        ),
+    ];
+    for (location, want) in cases {
+        let e = Store::open(Some(&location)).err().unwrap().to_string();
+        assert!(e.contains(want), "{location}: {e}");
+        assert!(!e.contains("hunter2") && !e.contains("ter2"), "{e}");
+    }
+}
+
+/// The server's refusals name the fix: an unknown user, a database that does not exist, a
+/// role that lacks the grant to save.
+#[test]
+fn postgres_refusals_name_the_fix() {
+    let id = disktier_store::new_id();
+    let Some(disktier_testkit::pg::Schema {
+        mut client,
+        name,
+        url,
+    }) = disktier_testkit::pg::fresh_schema("t_refuse", &id)
+    else {
+        return;
+    };
+    Store::open(Some(&url)).unwrap();
+    let reader = format!("{name}_r");
+    client
+        .batch_execute(&format!(
+            "CREATE ROLE {reader} LOGIN PASSWORD 'pw'; GRANT USAGE ON SCHEMA {name} TO {reader};
+             GRANT SELECT ON {name}.runs, {name}.schema_migrations TO {reader};"
+        ))
+        .unwrap();
+    let mut r = Store::open(Some(&as_role(&reader, &name))).unwrap();
+    let e = r
+        .save(&disktier_store::NewRun {
+            kind: "check",
+            group_id: None,
+            doc: &doc("/a", 1),
+        })
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("permission denied") && e.contains("saving INSERT on runs"),
+        "{e}"
+    );
+    let nodb = as_role(&reader, &name).replace("dbname=", &format!("dbname={name}_none"));
+    let e = Store::open(Some(&nodb)).err().unwrap().to_string();
+    assert!(e.contains(&format!("createdb {name}_none")), "{e}");
+    let nouser = as_role(&format!("{name}_nobody"), &name);
+    let e = Store::open(Some(&nouser)).err().unwrap().to_string();
+    // Under trust authentication the server says there is no such role; under password
+    // authentication it refuses the password (it does not tell a missing role apart).
+    assert!(
+        e.contains("does not admit user") || e.contains("refused the password of user"),
+        "{e}"
+    );
+    assert!(!e.contains("password=pw"), "{e}");
+}
