@@ -36,7 +36,16 @@ fn explained(e: &postgres::Error, target: &PgTarget) -> String {
 /// attempt runs on a thread that is left behind when it does not finish in time.
 fn connect(target: &PgTarget) -> Result<Client> {
     let tls = target.tls()?;
-    let config = target.config.clone();
+    let mut config = target.config.clone();
+    // libpq takes `hostaddr` without `host`; the driver then has no name for TLS and fails
+    // ("no hostname provided for TLS handshake") under the default sslmode, prefer, against
+    // any server that offers TLS (QA). The address stands for the name, as in libpq, which
+    // checks a verify-full certificate against hostaddr when no host is given.
+    if config.get_hosts().is_empty() {
+        for addr in config.get_hostaddrs().to_vec() {
+            config.host(&addr.to_string());
+        }
+    }
     let hosts = config
         .get_hosts()
         .len()

@@ -293,3 +293,34 @@ fn postgres_refusals_name_the_fix() {
     );
     assert!(!e.contains("password=pw"), "{e}");
 }
+
+/// Regression (QA): a `key=value` location with `hostaddr` and no `host` (what libpq takes,
+/// and what the README suggests for a static binary) failed under the default sslmode against
+/// a server that offers TLS: "no hostname provided for TLS handshake". The address now stands
+/// for the name, verify-full included (the test certificate holds 127.0.0.1).
+#[test]
+fn hostaddr_without_host_connects_with_tls() {
+    let Some(url) = fresh("hostaddr") else { return };
+    let base: postgres::Config = std::env::var("DISKTIER_TEST_PG").unwrap().parse().unwrap();
+    let Some(postgres::config::Host::Tcp(host)) = base.get_hosts().first() else {
+        return;
+    };
+    let Ok(addr) = host.parse::<std::net::IpAddr>() else {
+        eprintln!("skipped: DISKTIER_TEST_PG names {host}, not an address");
+        return;
+    };
+    let schema = url.rsplit("search_path%3D").next().unwrap();
+    let location = format!(
+        "hostaddr={addr} port={} user={} dbname={} options='-c search_path={schema}'",
+        base.get_ports().first().copied().unwrap_or(5432),
+        base.get_user().unwrap_or("postgres"),
+        base.get_dbname().unwrap_or("postgres"),
+    );
+    let mut s = Store::open(Some(&location)).unwrap();
+    save(&mut s, "check", None, &doc("/a", 1));
+    if let Ok(ca) = std::env::var("DISKTIER_TEST_PG_CA") {
+        let verified = format!("{location} sslmode=verify-full sslrootcert={ca}");
+        let mut s = Store::open_existing(Some(&verified)).unwrap();
+        assert_eq!(s.list(&Filter::default()).unwrap().len(), 1);
+    }
+}
