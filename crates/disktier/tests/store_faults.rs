@@ -217,6 +217,45 @@ fn a_store_locked_past_the_timeout_spools() {
     assert_eq!(history_len(dbs, data.path()), 2);
 }
 
+/// Regression (QA): a PostgreSQL store whose table another session held locked made the save
+/// wait forever (PostgreSQL has no lock timeout by default), the measured run with it, where a
+/// locked SQLite file gives up after its busy timeout. The save now gives up as SQLite's does,
+/// the run is spooled with the reason, and a flush saves it once the lock is gone.
+#[test]
+fn a_postgres_store_locked_past_the_timeout_spools() {
+    let Some(disktier_testkit::pg::Schema {
+        mut client,
+        url,
+        name,
+    }) = disktier_testkit::pg::fresh_schema("faults_lock", &disktier_store::new_id())
+    else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    import(&url, data.path()).success();
+    let mut holder = client.transaction().unwrap();
+    holder
+        .batch_execute(&format!("LOCK TABLE {name}.runs IN ACCESS EXCLUSIVE MODE"))
+        .unwrap();
+    let started = std::time::Instant::now();
+    dt(&url, data.path())
+        .env("DISKTIER_DB_BUSY_TIMEOUT_MS", "300")
+        .timeout(std::time::Duration::from_secs(60))
+        .args(["import", "fio"])
+        .arg(fio_fixture())
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("lock_timeout").and(predicate::str::contains("kept as run")),
+        );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(spooled(data.path()), 1);
+    holder.commit().unwrap();
+    flush(&url, data.path(), &[]).assert().success();
+    assert_eq!(spooled(data.path()), 0);
+    assert_eq!(history_len(&url, data.path()), 2);
+}
+
 #[test]
 fn postgres_down_spools_and_flush_saves_elsewhere_on_request() {
     let data = tempfile::tempdir().unwrap();

@@ -73,6 +73,9 @@ fn fix(e: &postgres::Error, text: &str, c: &postgres::Config, verify_full: bool)
             c if *c == SqlState::TOO_MANY_CONNECTIONS => {
                 "the server has no free connection slot: try again later, or raise its max_connections".into()
             }
+            c if *c == SqlState::LOCK_NOT_AVAILABLE => {
+                "another session holds a lock on the store's tables for longer than lock_timeout (a stuck transaction, or a migration): try again when it is done (the server's pg_stat_activity shows who holds it)".into()
+            }
             c if *c == SqlState::CANNOT_CONNECT_NOW => {
                 "the server is starting up or shutting down: try again shortly".into()
             }

@@ -110,6 +110,7 @@ impl PgStore {
             shown,
             target,
         };
+        store.limit_lock_waits()?;
         match store.version()? {
             Some(v) if v > migrate::latest() => Err(StoreError::TooNew {
                 location: store.shown.clone(),
@@ -122,6 +123,26 @@ impl PgStore {
             }),
             _ => store.migrate().map(|()| store),
         }
+    }
+
+    /// Gives up a wait for another session's lock (a table locked by a stuck transaction, a
+    /// migration that does not end) after SQLite's busy timeout, so that the run is spooled as
+    /// it is for a locked SQLite file; PostgreSQL waits forever by default (QA: a save, and
+    /// the measured run with it, hung while another session held the table). A location that
+    /// sets its own `lock_timeout` (in `options`) keeps it.
+    fn limit_lock_waits(&mut self) -> Result<()> {
+        if self
+            .target
+            .config
+            .get_options()
+            .is_some_and(|o| o.contains("lock_timeout"))
+        {
+            return Ok(());
+        }
+        let ms = crate::sqlite::busy_timeout().as_millis();
+        self.client
+            .batch_execute(&format!("SET lock_timeout = {ms}"))
+            .map_err(|e| self.e(e))
     }
 
     /// The newest migration applied, or `None` when the search path holds no store.

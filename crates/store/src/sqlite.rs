@@ -16,7 +16,7 @@ use std::time::Duration;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// [`BUSY_TIMEOUT`], or `DISKTIER_DB_BUSY_TIMEOUT_MS` (tests of a store locked past it).
-fn busy_timeout() -> Duration {
+pub(crate) fn busy_timeout() -> Duration {
     std::env::var("DISKTIER_DB_BUSY_TIMEOUT_MS")
         .ok()
         .and_then(|v| v.parse().ok())
