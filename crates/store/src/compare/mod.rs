@@ -330,7 +330,13 @@ impl Comparison {
                 // A newline in a stored name cannot break the legend into lines of its own
                 // (QA); JSON keeps the name as it is.
                 disktier_units::printable(&side.id),
-                disktier_units::printable(&side.target),
+                // An import that names no path (fio's text report) has none: said so, as
+                // `show` says it, rather than a blank between two spaces (QA).
+                if side.target.is_empty() {
+                    "target unknown".to_string()
+                } else {
+                    disktier_units::printable(&side.target)
+                },
                 side.profile.as_deref().unwrap_or("custom job"),
                 if side.quick { ", quick" } else { "" },
                 if side.imported() { ", imported" } else { "" },

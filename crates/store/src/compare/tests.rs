@@ -363,3 +363,18 @@ fn a_small_value_in_a_larger_unit_keeps_its_digits() {
         ["988.0 us", "21.3 us"]
     );
 }
+
+/// Regression (QA): an import that names no path (fio's text report) was legended with a blank
+/// target ("A  ID    (custom job, imported)"); it says the target is unknown, as `show` does.
+#[test]
+fn a_run_without_a_target_path_is_legended_as_unknown() {
+    let (id, mut doc) = fixture("ocp-recipe-ephemeral");
+    doc.target.path.clear();
+    let runs = [(id, doc), fixture("ocp-recipe-ebs")];
+    let text = checks(&runs, false).unwrap().to_text();
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("A  ocp-recipe-ephemeral  target unknown  (etcd"),
+        "{first}"
+    );
+}
