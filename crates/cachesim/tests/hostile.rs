@@ -328,3 +328,30 @@ fn bcache_and_lvmcache_minimums_apply_to_the_sampled_cache() {
     cfg.sample = None;
     assert!(cfg.check_sizes().is_ok());
 }
+
+/// Regression (QA): `plan --trace` loaded a multi-volume trace with every volume in one
+/// address space, so byte 0 of one volume hit on byte 0 of another. The loader now gives each
+/// volume of an Alibaba, Tencent, MSR or fio-iolog trace its own range; a blkparse trace's
+/// processes still share their device's.
+#[test]
+fn loading_a_multi_volume_trace_keeps_its_volumes_apart() {
+    let d = tempfile::tempdir().unwrap();
+    for (source, apart) in [("alibaba", true), ("tencent", true), ("blkparse", false)] {
+        let p = d.path().join(format!("{source}.dtt"));
+        let mut w = Writer::create(&p, &Header::new(source, 0, 0)).unwrap();
+        for (i, stream) in [1u32, 2, 1].into_iter().enumerate() {
+            let mut r = Record::new(i as u64, 0, 4096, Op::Read);
+            r.stream = stream;
+            w.write(&r).unwrap();
+        }
+        w.finish().unwrap().flush().unwrap();
+        let recs = trace::load(&p).unwrap().1;
+        let offsets: Vec<u64> = recs.iter().map(|r| r.offset).collect();
+        let second = if apart {
+            trace::volumes::VOLUME_SPAN
+        } else {
+            0
+        };
+        assert_eq!(offsets, [0, second, 0], "{source}");
+    }
+}

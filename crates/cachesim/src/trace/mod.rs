@@ -2,8 +2,10 @@
 //! them ([`Writer`], [`Reader`]); the byte layout is specified in `docs/trace.md`.
 
 mod format;
+pub mod volumes;
 
 pub use format::{Header, Reader, Writer, FLAG_LATENCY, MAGIC, VERSION};
+pub use volumes::{VolumeMap, Volumes};
 
 use serde::Serialize;
 
@@ -133,7 +135,8 @@ impl Record {
 pub const MAX_LOADED_RECORDS: usize = 1 << 26;
 
 /// Reads every record of a trace file into memory (the planner's curve replays it once per
-/// size it asks for), at most [`MAX_LOADED_RECORDS`].
+/// size it asks for), at most [`MAX_LOADED_RECORDS`], each volume of a multi-volume trace in
+/// its own address space ([`volumes`]), as the caches are to see them.
 pub fn load(path: &std::path::Path) -> Result<(Header, Vec<Record>, bool), crate::TraceError> {
     load_at_most(path, MAX_LOADED_RECORDS)
 }
@@ -145,6 +148,7 @@ pub fn load_at_most(
 ) -> Result<(Header, Vec<Record>, bool), crate::TraceError> {
     let mut r = Reader::open(path)?;
     let mut v = Vec::new();
+    let mut volumes = VolumeMap::for_source(&r.header().source);
     for rec in &mut r {
         if v.len() >= max {
             return Err(crate::TraceError::Invalid {
@@ -155,7 +159,9 @@ pub fn load_at_most(
                 ),
             });
         }
-        v.push(rec?);
+        let mut rec = rec?;
+        volumes.map(&mut rec)?;
+        v.push(rec);
     }
     let truncated = r.truncated();
     Ok((r.header().clone(), v, truncated))

@@ -156,7 +156,10 @@ pub fn simulate(req: Request<'_>, note: &dyn Fn(&str)) -> anyhow::Result<Simulat
     let mut reader = disktier_cachesim::Reader::open(req.trace).context("cannot read the trace")?;
     let mut curve = req.mrc.then(|| MrcBuilder::new(req.block, req.sample));
     // Traffic windows are kept only for predictions: they cost memory per busy second.
-    let report = sim::simulate_stream(&cfg, &mut reader, curve.as_mut(), req.models.is_some())
+    // Each volume of a multi-volume trace (Alibaba, Tencent) in its own address space.
+    let source = reader.header().source.clone();
+    let records = disktier_cachesim::trace::Volumes::new(&mut reader, &source);
+    let report = sim::simulate_stream(&cfg, records, curve.as_mut(), req.models.is_some())
         .with_context(|| format!("cannot read the trace {}", req.trace.display()))?;
     if report.trace_requests == 0 {
         bail!(

@@ -37,7 +37,10 @@ pub fn describe(path: &Path, block: u64) -> anyhow::Result<Described> {
     let source = rd.header().source.clone();
     let start_unix_ns = rd.header().start_unix_ns;
     let mut err = None;
-    let it = std::iter::from_fn(|| match rd.next() {
+    // Each volume of a multi-volume trace (Alibaba, Tencent) in its own address space: the
+    // footprint and reuse count distinct data, not equal offsets on different volumes.
+    let mut volumes = disktier_cachesim::trace::Volumes::new(&mut rd, &source);
+    let it = std::iter::from_fn(|| match volumes.next() {
         Some(Ok(r)) => Some(r),
         Some(Err(e)) => {
             err = Some(e);
