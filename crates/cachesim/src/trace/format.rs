@@ -324,8 +324,10 @@ impl<R: BufRead> Reader<R> {
             },
             prev_t: 0,
             prev_end: 0,
-            prev_len: 0,
-            prev_stream: 0,
+            // What the writer starts from: a first record of length or stream 2^32 - 1 is
+            // written with its "same as the previous" bit and no value.
+            prev_len: u32::MAX,
+            prev_stream: u32::MAX,
             index: 0,
             done: false,
             truncated: false,

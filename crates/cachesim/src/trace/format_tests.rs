@@ -102,6 +102,25 @@ fn round_trip_with_and_without_latency() {
     }
 }
 
+/// Regression (QA): the writer starts with length and stream 2^32 - 1 as the "previous" ones,
+/// the reader started with 0, so a first record on stream 4294967295 (an Alibaba device id)
+/// read back on stream 0, and a first discard of 2^32 - 1 bytes as one of 0 bytes.
+#[test]
+fn a_first_record_of_the_largest_stream_or_length_reads_back() {
+    let mut first = Record::new(0, 0, u32::MAX, Op::Discard);
+    first.stream = u32::MAX;
+    let second = Record::new(1, 0, 4096, Op::Read);
+    let mut w = Writer::new(Vec::new(), &Header::new("test", 0, 0)).unwrap();
+    w.write(&first).unwrap();
+    w.write(&second).unwrap();
+    let bytes = w.finish().unwrap();
+    let back: Vec<Record> = Reader::new(&bytes[..], "mem")
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(back, [first, second]);
+}
+
 #[test]
 fn sequential_records_are_compact() {
     let mut w = Writer::new(Vec::new(), &Header::new("", 0, 0)).unwrap();
