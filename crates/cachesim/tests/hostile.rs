@@ -355,3 +355,39 @@ fn loading_a_multi_volume_trace_keeps_its_volumes_apart() {
         assert_eq!(offsets, [0, second, 0], "{source}");
     }
 }
+
+/// Regression (QA): a device, disk or volume id past 2^32 - 1 was cut to 32 bits, so volume
+/// 2^32 + 1 became volume 1 and shared its blocks. It is now a malformed line naming the id.
+#[test]
+fn a_stream_id_past_32_bits_is_a_malformed_line() {
+    let big = 1u64 << 32 | 1;
+    for (format, line, what) in [
+        (Format::Alibaba, format!("{big},R,0,4096,1\n"), "device id"),
+        (
+            Format::Tencent,
+            format!("1538323200,0,8,0,{big}\n"),
+            "volume id",
+        ),
+        (
+            Format::Msr,
+            format!("128166372003061629,hm,{big},Read,0,4096,1\n"),
+            "disk number",
+        ),
+        (
+            Format::Blkparse,
+            format!("  8,0 0 1 0.000000000 {big} Q R 0 + 8 [a]\n"),
+            "pid",
+        ),
+    ] {
+        let e = import_text(format, line.as_bytes(), true).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(&format!("{what} {big} is over 4294967295")),
+            "{format:?}: {e}"
+        );
+        // The largest 32-bit id is kept as it is.
+        let ok = line.replace(&big.to_string(), &u32::MAX.to_string());
+        let recs = import_text(format, ok.as_bytes(), true).unwrap();
+        assert_eq!(recs[0].stream, u32::MAX, "{format:?}");
+    }
+}

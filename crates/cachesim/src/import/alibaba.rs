@@ -2,7 +2,7 @@
 //! request: `device_id,opcode,offset,length,timestamp` with opcode `R`/`W`, offset and length in
 //! bytes and the timestamp in microseconds. The stream is the device id.
 
-use super::{csv_fields, csv_request, len32, num, scaled, LineParser, Parsed};
+use super::{csv_fields, csv_request, id32, len32, num, scaled, LineParser, Parsed};
 use crate::trace::Op;
 
 pub(crate) struct Alibaba;
@@ -12,7 +12,7 @@ impl LineParser for Alibaba {
         let Some(f) = csv_fields(line, "device_id", 5, "Alibaba")? else {
             return Ok(Parsed::Skip);
         };
-        let dev = num(f[0], "device id")?;
+        let dev = id32(f[0], "device id")?;
         let op = match f[1].trim() {
             "R" | "r" => Op::Read,
             "W" | "w" => Op::Write,

@@ -12,7 +12,7 @@
 //! flush without data becomes a sync; `S`/`F` mark the request synchronous. The stream is
 //! the pid. The per-CPU and total summaries at the end are skipped.
 
-use super::{len32, num, scaled, LineParser, Parsed};
+use super::{id32, len32, num, scaled, LineParser, Parsed};
 use crate::trace::{Op, Record};
 
 #[derive(Default)]
@@ -65,7 +65,7 @@ impl LineParser for Blkparse {
         num(maj, "device major")?;
         num(min, "device minor")?;
         let t_ns = seconds_ns(f[3])?;
-        let pid = num(f[4], "pid")?;
+        let pid = id32(f[4], "pid")?;
         let action = f[5];
         if action != "Q" {
             return Ok(Parsed::Skip);
@@ -107,7 +107,7 @@ impl LineParser for Blkparse {
             .ok_or_else(|| format!("sector {sector} is past 2^64 bytes"))?;
         let mut r = Record::new(t_ns, offset, len, op);
         r.sync = rwbs.contains('S') || rwbs.contains('F');
-        r.stream = pid as u32;
+        r.stream = pid;
         Ok(Parsed::Record(r))
     }
 }

@@ -347,11 +347,20 @@ pub(crate) fn csv_fields<'a>(
     Ok(Some(f))
 }
 
-/// The request of one CSV line, on `stream` (the line's device, disk or volume number).
-pub(crate) fn csv_request(t_ns: u64, offset: u64, len: u32, op: Op, stream: u64) -> Record {
+/// The request of one CSV line, on `stream` (the line's device, disk or volume number, see
+/// [`id32`]).
+pub(crate) fn csv_request(t_ns: u64, offset: u64, len: u32, op: Op, stream: u32) -> Record {
     let mut r = Record::new(t_ns, offset, len, op);
-    r.stream = stream as u32;
+    r.stream = stream;
     r
+}
+
+/// A stream id (device, disk or volume number, pid) as the format stores it, 32 bits. A larger
+/// one is a malformed line: truncated, volume 2^32 + 1 would become volume 1 and share its
+/// blocks.
+pub(crate) fn id32(field: &str, what: &str) -> Result<u32, String> {
+    let v = num(field, what)?;
+    u32::try_from(v).map_err(|_| format!("{what} {v} is over {}", u32::MAX))
 }
 
 /// Parses an unsigned decimal field, naming it in the error.

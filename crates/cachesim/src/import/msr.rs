@@ -3,7 +3,7 @@
 //! filetime (100 ns ticks since 1601-01-01), Type `Read`/`Write`, offset and size in bytes and
 //! the response time in 100 ns ticks. The stream is the disk number.
 
-use super::{csv_fields, csv_request, len32, num, scaled, LineParser, Parsed};
+use super::{csv_fields, csv_request, id32, len32, num, scaled, LineParser, Parsed};
 use crate::trace::Op;
 
 pub(crate) struct Msr;
@@ -17,7 +17,7 @@ impl LineParser for Msr {
             return Ok(Parsed::Skip);
         };
         let ticks = num(f[0], "timestamp")?;
-        let disk = num(f[2], "disk number")?;
+        let disk = id32(f[2], "disk number")?;
         let op = match f[3].trim() {
             t if t.eq_ignore_ascii_case("read") => Op::Read,
             t if t.eq_ignore_ascii_case("write") => Op::Write,

@@ -3,7 +3,7 @@
 //! seconds, offset and size in 512-byte sectors and IOType 0 for a read, 1 for a write. The
 //! stream is the volume id. One-second timestamps mean many requests share a time.
 
-use super::{csv_fields, csv_request, len32, num, scaled, LineParser, Parsed};
+use super::{csv_fields, csv_request, id32, len32, num, scaled, LineParser, Parsed};
 use crate::trace::Op;
 
 pub(crate) struct Tencent;
@@ -21,7 +21,7 @@ impl LineParser for Tencent {
             "1" => Op::Write,
             o => return Err(format!("IO type {o:?} is not 0 (read) or 1 (write)")),
         };
-        let vol = num(f[4], "volume id")?;
+        let vol = id32(f[4], "volume id")?;
         Ok(Parsed::Record(csv_request(
             scaled(secs, 1_000_000_000, "timestamp", "s")?,
             scaled(offset, 512, "offset", "sectors")?,
