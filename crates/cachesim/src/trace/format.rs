@@ -295,8 +295,15 @@ impl<R: BufRead> Reader<R> {
     /// Reads the header; `what` names the input in errors.
     pub fn new(mut input: R, what: &str) -> Result<Self, TraceError> {
         let mut fixed = [0u8; 20];
-        if input.read_exact(&mut fixed).is_err() || &fixed[..7] != MAGIC {
-            return Err(TraceError::NotATrace(what.to_string()));
+        match input.read_exact(&mut fixed) {
+            // Too short to hold a header: no trace.
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                return Err(TraceError::NotATrace(what.to_string()))
+            }
+            // What could not be read (a directory, EIO) says why, not "no DTTRACE header".
+            Err(e) => return Err(TraceError::io(what, e)),
+            Ok(()) if &fixed[..7] != MAGIC => return Err(TraceError::NotATrace(what.to_string())),
+            Ok(()) => {}
         }
         let version = fixed[7];
         if version > VERSION || version == 0 {

@@ -121,6 +121,21 @@ fn a_first_record_of_the_largest_stream_or_length_reads_back() {
     assert_eq!(back, [first, second]);
 }
 
+/// Regression (QA): a directory given as the trace was "not a disktier trace (no DTTRACE
+/// header)"; the read error (EISDIR) is now the message, and a short file is still no trace.
+#[test]
+fn an_unreadable_input_says_why_not_that_it_has_no_header() {
+    let d = tempfile::tempdir().unwrap();
+    let e = Reader::open(d.path()).err().unwrap();
+    assert!(matches!(e, TraceError::Io { .. }), "{e}");
+    assert!(e.to_string().contains("Is a directory"), "{e}");
+    assert!(!e.to_string().contains("DTTRACE"), "{e}");
+    assert!(matches!(
+        Reader::new(&b"DTTRACE"[..], "short"),
+        Err(TraceError::NotATrace(_))
+    ));
+}
+
 #[test]
 fn sequential_records_are_compact() {
     let mut w = Writer::new(Vec::new(), &Header::new("", 0, 0)).unwrap();
