@@ -7,8 +7,14 @@ use disktier_cachesim::policy::bcache::BcacheConfig;
 use disktier_cachesim::policy::smq::SmqConfig;
 use disktier_cachesim::policy::PolicyKind;
 use disktier_cachesim::sim::{self, SimConfig, SimReport};
+use disktier_cachesim::{Reader, TraceError};
 use disktier_catalog::Catalog;
+use std::fs::File;
+use std::io::{BufReader, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 /// A volume spec `TYPE:SIZE[:IOPS[:MiBps]]`.
 pub fn parse_volume(
@@ -85,6 +91,89 @@ pub struct Request<'a> {
     pub mrc: bool,
     /// The cache and backing devices ([`device`]) to predict each result's performance with.
     pub models: Option<&'a (DeviceModel, DeviceModel)>,
+    /// Called about once a second while the trace is replayed (a progress line).
+    pub progress: Option<&'a (dyn Fn(&Replaying) + Sync)>,
+}
+
+/// How far a replay has got: the bytes of the trace file read so far (the reader runs at most
+/// a few chunks ahead of the replays, docs/trace.md) out of the file's size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Replaying {
+    pub elapsed: Duration,
+    pub read_bytes: u64,
+    /// 0 when the size is unknown (a FIFO).
+    pub total_bytes: u64,
+}
+
+impl Replaying {
+    /// The time left at the rate so far, when the size is known and something was read.
+    pub fn eta(&self) -> Option<Duration> {
+        if self.total_bytes == 0 || self.read_bytes == 0 {
+            return None;
+        }
+        let left = self.total_bytes.saturating_sub(self.read_bytes) as f64;
+        Some(self.elapsed.mul_f64(left / self.read_bytes as f64))
+    }
+}
+
+/// A file that counts the bytes read from it into `read`.
+struct Counted {
+    file: File,
+    read: Arc<AtomicU64>,
+}
+
+impl Read for Counted {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Opens the trace at `path` counting what is read into `read`; its size in bytes too (0 for
+/// what is not a regular file).
+fn open_counted(
+    path: &Path,
+    read: Arc<AtomicU64>,
+) -> Result<(Reader<BufReader<Counted>>, u64), TraceError> {
+    let file = File::open(path).map_err(|e| TraceError::io(path, e))?;
+    let total = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map_or(0, |m| m.len());
+    let input = BufReader::with_capacity(1 << 16, Counted { file, read });
+    Ok((Reader::new(input, &path.display().to_string())?, total))
+}
+
+/// Runs `work`, calling `progress` (when given) every second until it returns.
+fn ticking<T>(
+    progress: Option<&(dyn Fn(&Replaying) + Sync)>,
+    read: &AtomicU64,
+    total_bytes: u64,
+    work: impl FnOnce() -> T,
+) -> T {
+    let Some(progress) = progress else {
+        return work();
+    };
+    let start = Instant::now();
+    let (done, ticks) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            while let Err(mpsc::RecvTimeoutError::Timeout) =
+                ticks.recv_timeout(Duration::from_secs(1))
+            {
+                progress(&Replaying {
+                    elapsed: start.elapsed(),
+                    read_bytes: read.load(Ordering::Relaxed),
+                    total_bytes,
+                });
+            }
+        });
+        let out = work();
+        drop(done);
+        out
+    })
 }
 
 /// A simulation's results.
@@ -153,14 +242,18 @@ pub fn simulate(req: Request<'_>, note: &dyn Fn(&str)) -> anyhow::Result<Simulat
     // One pass over the trace file: every replay and the curve take each chunk as it is read,
     // so memory does not grow with the trace's length (docs/trace.md).
     // The reader's own errors name the file; a record's error later does not.
-    let mut reader = disktier_cachesim::Reader::open(req.trace).context("cannot read the trace")?;
+    let read = Arc::new(AtomicU64::new(0));
+    let (mut reader, total_bytes) =
+        open_counted(req.trace, Arc::clone(&read)).context("cannot read the trace")?;
     let mut curve = req.mrc.then(|| MrcBuilder::new(req.block, req.sample));
-    // Traffic windows are kept only for predictions: they cost memory per busy second.
     // Each volume of a multi-volume trace (Alibaba, Tencent) in its own address space.
     let source = reader.header().source.clone();
     let records = disktier_cachesim::trace::Volumes::new(&mut reader, &source);
-    let report = sim::simulate_stream(&cfg, records, curve.as_mut(), req.models.is_some())
-        .with_context(|| format!("cannot read the trace {}", req.trace.display()))?;
+    // Traffic windows are kept only for predictions: they cost memory per busy second.
+    let report = ticking(req.progress, &read, total_bytes, || {
+        sim::simulate_stream(&cfg, records, curve.as_mut(), req.models.is_some())
+    })
+    .with_context(|| format!("cannot read the trace {}", req.trace.display()))?;
     if report.trace_requests == 0 {
         bail!(
             "the trace {} has no requests: record or import one first",
@@ -180,7 +273,6 @@ pub fn simulate(req: Request<'_>, note: &dyn Fn(&str)) -> anyhow::Result<Simulat
             req.trace.display()
         ));
     }
-    let source = reader.header().source.clone();
     let predictions: Vec<Option<Prediction>> = report
         .results
         .iter()

@@ -1,5 +1,6 @@
 //! The live progress line and Ctrl-C handling shared by every command that measures (`bench`,
-//! `check`, `assess`, `interfere`, `trace record`).
+//! `check`, `assess`, `interfere`, `trace record`); `simulate` draws its own line with
+//! [`draw`].
 //!
 //! The line ("run 12s/60s  ETA 48s  12,345 IOPS  48.2 MiB/s  p99 1.23 ms") is drawn on stderr,
 //! redrawn in place with `\r` and erased when the run ends. It is shown only on a terminal: when
@@ -215,7 +216,7 @@ pub fn render(label: &str, p: &Progress) -> String {
     s
 }
 
-fn fmt_secs(d: Duration) -> String {
+pub fn fmt_secs(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 60 {
         format!("{}m{:02}s", s / 60, s % 60)
@@ -238,7 +239,8 @@ pub fn group(v: f64) -> String {
     out
 }
 
-fn draw(line: &str) {
+/// Draws `line` as the progress line (callers check [`enabled`] first).
+pub fn draw(line: &str) {
     let _g = DRAW_LOCK.lock();
     let mut err = std::io::stderr().lock();
     // \r to the line start, the text, then erase whatever a longer previous line left.

@@ -3,13 +3,14 @@
 //! cache and a backing volume from the catalog, predicted IOPS and latency.
 
 use super::{print_json, Ctx, Outcome};
-use crate::app::simulate::{device, simulate, Request, Simulation};
+use crate::app::simulate::{device, simulate, Replaying, Request, Simulation};
 use disktier_cachesim::policy::bcache::{BcacheConfig, CacheMode};
 use disktier_cachesim::policy::smq::SmqConfig;
 use disktier_cachesim::policy::PolicyKind;
 use disktier_cachesim::sim;
 use disktier_units::{clap_parsers, Bytes};
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -61,6 +62,25 @@ pub struct Args {
     pub no_mrc: bool,
 }
 
+/// The progress line of a replay: "simulate 12s  43 % of the trace  ETA 16s" (the share of
+/// the file read; a FIFO's bytes instead).
+pub fn replay_line(r: &Replaying) -> String {
+    let elapsed = super::progress::fmt_secs(r.elapsed);
+    match r.eta() {
+        Some(eta) => format!(
+            "simulate {elapsed}  {:.0} % of the trace  ETA {}",
+            100.0 * r.read_bytes as f64 / r.total_bytes as f64,
+            // Rounded up, as the engine's line does: elapsed is rounded down.
+            super::progress::fmt_secs(Duration::from_secs(eta.as_secs_f64().ceil() as u64))
+        ),
+        None => format!("simulate {elapsed}  {} of the trace", Bytes(r.read_bytes)),
+    }
+}
+
+fn draw_replay(r: &Replaying) {
+    super::progress::draw(&replay_line(r));
+}
+
 fn parse_mode(s: &str) -> Result<CacheMode, String> {
     CacheMode::from_name(s).map_err(|e| e.to_string())
 }
@@ -99,9 +119,12 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
             },
             mrc: !a.no_mrc,
             models: models.as_ref(),
+            progress: super::progress::enabled(ctx).then_some(&draw_replay),
         },
         &|m| ctx.note(m),
-    )?;
+    );
+    super::progress::clear();
+    let sim = sim?;
     if ctx.json() {
         print_json(&sim.document(&a.trace, models.as_ref())?)?;
         return Ok(Outcome::Pass);
@@ -235,4 +258,26 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         report.requests_per_second / 1e6
     ));
     Ok(Outcome::Pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_replay_line_shows_the_share_read_and_the_time_left() {
+        let r = Replaying {
+            elapsed: Duration::from_secs(12),
+            read_bytes: 43 << 20,
+            total_bytes: 100 << 20,
+        };
+        // 12 s for 43 %: 57 % more takes 15.9 s, rounded up.
+        assert_eq!(replay_line(&r), "simulate 12s  43 % of the trace  ETA 16s");
+        // A FIFO: no size, so no share and no ETA.
+        let fifo = Replaying {
+            total_bytes: 0,
+            ..r
+        };
+        assert_eq!(replay_line(&fifo), "simulate 12s  43 MiB of the trace");
+    }
 }
