@@ -403,6 +403,17 @@ impl Mrc {
         (h / sampled).clamp(0.0, 1.0)
     }
 
+    /// Read block accesses in the curve (the sample's when sampling): with none, the read
+    /// ratios mean nothing.
+    pub fn read_accesses(&self) -> u64 {
+        self.reads
+    }
+
+    /// Write block accesses in the curve, as [`Mrc::read_accesses`].
+    pub fn write_accesses(&self) -> u64 {
+        self.writes
+    }
+
     /// LRU hit ratios (all, reads, writes) for a cache of `cache_bytes`.
     pub fn hit_ratios(&self, cache_bytes: u64) -> (f64, f64, f64) {
         let c = cache_bytes / self.block_bytes;

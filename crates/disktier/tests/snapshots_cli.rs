@@ -391,6 +391,38 @@ fn trace_import_stats_and_simulate() {
     ];
     insta::assert_json_snapshot!("simulate_json", stored(&json_of(h, &sim), &dirs));
     insta::assert_snapshot!("simulate_text", stored_text(&text_of(h, &sim), &dirs));
+    // QA: a trace without writes showed a write hit ratio of 0.0 % and an LRU write miss
+    // ratio of 100.0 %; with no write there is no ratio: "-". Blocks A B A C B A: LRU hits 1
+    // at 2 blocks, 3 at 3 (hand-computed).
+    let csv = h.join("reads.csv");
+    let abc = "1,R,0,4096,1\n1,R,4096,4096,2\n1,R,0,4096,3\n1,R,8192,4096,4\n1,R,4096,4096,5\n1,R,0,4096,6\n";
+    std::fs::write(&csv, abc).unwrap();
+    let reads = h.join("reads.dtt");
+    let reads = reads.to_str().unwrap();
+    text_of(
+        h,
+        &[
+            "trace",
+            "import",
+            "alibaba",
+            csv.to_str().unwrap(),
+            "-o",
+            reads,
+        ],
+    );
+    let sim = [
+        "simulate",
+        "--cache-sizes",
+        "8KiB,12KiB",
+        "--policies",
+        "lru",
+        "--trace",
+        reads,
+    ];
+    insta::assert_snapshot!(
+        "simulate_reads_only_text",
+        stored_text(&text_of(h, &sim), &dirs)
+    );
 }
 
 // ---- measuring commands: shape and wording ----

@@ -62,6 +62,16 @@ pub struct Args {
     pub no_mrc: bool,
 }
 
+/// A hit or miss ratio as a percentage followed by `unit`, or "-" when there were no accesses
+/// of the kind (a trace without writes has no write hit ratio: not 0 % hits, not 100 % misses).
+fn share(ratio: f64, accesses: u64, unit: &str) -> String {
+    if accesses == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}{unit}", ratio * 100.0)
+    }
+}
+
 /// The progress line of a replay: "simulate 12s  43 % of the trace  ETA 16s" (the share of
 /// the file read; a FIFO's bytes instead).
 pub fn replay_line(r: &Replaying) -> String {
@@ -176,12 +186,12 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
             })
             .unwrap_or_default();
         outln!(
-            "{:<9} {:>10} {:>6.1}% {:>6.1}% {:>6.1}% {:>11} {:>11} {:>11} {:>11}{}",
+            "{:<9} {:>10} {:>6.1}% {:>7} {:>7} {:>11} {:>11} {:>11} {:>11}{}",
             r.policy_name(),
             Bytes(r.cache_bytes).to_string(),
             r.hit_ratio * 100.0,
-            r.read_hit_ratio * 100.0,
-            r.write_hit_ratio * 100.0,
+            share(r.read_hit_ratio, c.read_blocks, "%"),
+            share(r.write_hit_ratio, c.write_blocks, "%"),
             Bytes(c.backing_read_bytes).to_string(),
             Bytes(c.backing_write_bytes).to_string(),
             Bytes(c.bypassed_bytes).to_string(),
@@ -217,11 +227,11 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         )?;
         for p in &m.points {
             outln!(
-                "  {:>10}  miss {:5.1} %  (reads {:5.1} %, writes {:5.1} %)",
+                "  {:>10}  miss {:5.1} %  (reads {:>7}, writes {:>7})",
                 Bytes(p.cache_bytes).to_string(),
                 p.miss_ratio * 100.0,
-                p.read_miss_ratio * 100.0,
-                p.write_miss_ratio * 100.0
+                share(p.read_miss_ratio, m.read_accesses(), " %"),
+                share(p.write_miss_ratio, m.write_accesses(), " %")
             )?;
         }
     }
