@@ -380,6 +380,9 @@ fn trace_import_stats_and_simulate() {
     let stats = ["trace", "stats", dtt];
     insta::assert_json_snapshot!("trace_stats_json", stored(&json_of(h, &stats), &dirs));
     insta::assert_snapshot!("trace_stats_text", stored_text(&text_of(h, &stats), &dirs));
+    // QA: `trace describe` (the help's own word for it) was an unknown subcommand.
+    let describe = ["trace", "describe", dtt];
+    assert_eq!(text_of(h, &describe), text_of(h, &stats));
     let sim = [
         "simulate",
         "--cache-sizes",

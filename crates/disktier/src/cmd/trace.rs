@@ -28,6 +28,7 @@ pub enum TraceCmd {
     /// gzip and zstd input is detected by its magic bytes.
     Import(ImportArgs),
     /// Describe a trace: footprint, read/write mix, sizes, sequentiality, reuse.
+    #[command(visible_alias = "describe")]
     Stats(StatsArgs),
 }
 
