@@ -140,7 +140,8 @@ pub struct SimReport {
     pub seconds: f64,
     pub requests_per_second: f64,
     pub trace_requests: u64,
-    /// Reads and writes in the trace (without syncs and discards).
+    /// Reads and writes of at least a byte in the trace (without syncs, discards and empty
+    /// requests).
     #[serde(skip)]
     pub trace_data_requests: u64,
     pub trace_seconds: f64,

@@ -65,7 +65,8 @@ pub trait Consumer: Send {
 pub struct Pass {
     /// Records read (the trace's requests).
     pub records: u64,
-    /// Reads and writes among them (the rest are syncs and discards, which move no data).
+    /// Reads and writes of at least a byte among them (the rest, syncs, discards and reads or
+    /// writes of 0 bytes, move no data).
     pub data_records: u64,
     /// The latest request time, in nanoseconds since the trace's start.
     pub max_t_ns: u64,
@@ -87,7 +88,7 @@ where
     let mut records = records.map(|r| {
         let r = r?;
         pass.records += 1;
-        pass.data_records += u64::from(r.op.is_data());
+        pass.data_records += u64::from(r.op.is_data() && r.len > 0);
         pass.max_t_ns = pass.max_t_ns.max(r.t_ns);
         Ok(r)
     });

@@ -596,35 +596,36 @@ fn write_trace(path: &Path, recs: &[disktier_cachesim::trace::Record]) {
 }
 
 /// Regression (QA): a trace of only syncs simulated to "miss 100 %", IOPS 0/0 and a p99 of
-/// 124 ms; it has no data accesses, and simulate says so.
+/// 124 ms; it has no data accesses, and simulate says so. So does a trace of reads and writes
+/// of 0 bytes (an Alibaba line of length 0), which printed a table of 100 % misses.
 #[test]
 fn a_trace_without_data_accesses_is_named() {
     use disktier_cachesim::trace::{Op, Record};
     let dir = tempfile::tempdir().unwrap();
-    let t = dir.path().join("syncs.dtt");
-    write_trace(
-        &t,
-        &[
-            Record::new(0, 0, 0, Op::Sync),
-            Record::new(9, 0, 0, Op::Sync),
-        ],
-    );
-    bin(&dir.path().join("db"))
-        .args(["simulate", "--cache-sizes", "1GiB"])
-        .args([
-            "--cache-volume",
-            "gp3:32GiB",
-            "--backing-volume",
-            "st1:1TiB",
-        ])
-        .arg("--trace")
-        .arg(&t)
-        .assert()
-        .code(2)
-        .stdout(predicate::str::is_empty())
-        .stderr(predicate::str::contains(
-            "has no data accesses: its 2 requests are all syncs or discards",
-        ));
+    for (name, op) in [
+        ("syncs", Op::Sync),
+        ("empty-reads", Op::Read),
+        ("empty-writes", Op::Write),
+    ] {
+        let t = dir.path().join(format!("{name}.dtt"));
+        write_trace(&t, &[Record::new(0, 0, 0, op), Record::new(9, 4096, 0, op)]);
+        bin(&dir.path().join("db"))
+            .args(["simulate", "--cache-sizes", "1GiB"])
+            .args([
+                "--cache-volume",
+                "gp3:32GiB",
+                "--backing-volume",
+                "st1:1TiB",
+            ])
+            .arg("--trace")
+            .arg(&t)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains(
+                "has no data accesses: its 2 requests move no data",
+            ));
+    }
 }
 
 /// The largest resident set of `disktier simulate ARGS --trace TRACE`, in KiB (wait4's own

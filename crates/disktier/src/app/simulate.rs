@@ -262,7 +262,7 @@ pub fn simulate(req: Request<'_>, note: &dyn Fn(&str)) -> anyhow::Result<Simulat
     }
     if report.trace_data_requests == 0 {
         bail!(
-            "the trace {} has no data accesses: its {} requests are all syncs or discards, which no cache serves, so there is nothing to simulate",
+            "the trace {} has no data accesses: its {} requests move no data (syncs, discards, or reads and writes of 0 bytes), which no cache serves, so there is nothing to simulate",
             req.trace.display(),
             report.trace_requests
         );
