@@ -256,6 +256,59 @@ fn a_postgres_store_locked_past_the_timeout_spools() {
     assert_eq!(history_len(&url, data.path()), 2);
 }
 
+/// Regression (QA): a PostgreSQL server that stopped answering between the connection and the
+/// INSERT (a stopped backend, which the kernel still ACKs for; a network gone) held the
+/// measured run forever. The save now gives up at the location's query_timeout and the run is
+/// spooled with an error naming that setting; a reading command fails (exit 2) as quickly.
+#[test]
+fn a_postgres_server_that_stops_answering_spools_the_run() {
+    use disktier_testkit::pg::StallingProxy;
+    use std::time::{Duration, Instant};
+    let Some(schema) =
+        disktier_testkit::pg::fresh_schema("faults_stall", &disktier_store::new_id())
+    else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let saving = StallingProxy::to_test_server().expect("DISKTIER_TEST_PG names a TCP host");
+    saving.stall_on("INSERT INTO runs");
+    let started = Instant::now();
+    import_cmd(
+        &saving.location(&schema.name, "query_timeout=2"),
+        data.path(),
+    )
+    .timeout(Duration::from_secs(60))
+    .assert()
+    .success()
+    .stdout(predicate::str::contains("99th percentile"))
+    .stderr(
+        predicate::str::contains("did not answer within 2 s")
+            .and(predicate::str::contains("query_timeout=SECONDS"))
+            .and(predicate::str::contains("kept as run")),
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(spooled(data.path()), 1);
+    let reading = StallingProxy::to_test_server().unwrap();
+    reading.stall_on("FROM runs");
+    let started = Instant::now();
+    dt(
+        &reading.location(&schema.name, "query_timeout=2"),
+        data.path(),
+    )
+    .arg("history")
+    .timeout(Duration::from_secs(60))
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("did not answer within 2 s"));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    // Once the server answers, the spooled run is saved.
+    flush(&schema.url, data.path(), &["--all"])
+        .assert()
+        .success();
+    assert_eq!(spooled(data.path()), 0);
+    assert_eq!(history_len(&schema.url, data.path()), 1);
+}
+
 #[test]
 fn postgres_down_spools_and_flush_saves_elsewhere_on_request() {
     let data = tempfile::tempdir().unwrap();

@@ -53,6 +53,10 @@ pub enum StoreError {
     /// so that no later `{:#}` can print an unscrubbed source).
     #[error("PostgreSQL store {url}: {message}")]
     Postgres { url: String, message: String },
+    /// A connected server stopped answering (a stopped or hung server, or the network to it
+    /// gone): the operation was given up on after `secs`.
+    #[error("PostgreSQL store {url}: the server did not answer within {secs} s (it is stopped or overloaded, or the network to it is down): check the server, or give it longer with query_timeout=SECONDS in the store location (0 waits as long as it takes)")]
+    NoAnswer { url: String, secs: u64 },
     #[error("store location {location}: {why}")]
     BadLocation { location: String, why: String },
     #[error("PostgreSQL store {location}: TLS: {why}")]

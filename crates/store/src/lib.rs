@@ -17,6 +17,7 @@ pub mod migrate;
 pub mod model;
 pub mod pgconn;
 mod pgerror;
+mod pgsession;
 pub mod postgres;
 pub mod report;
 pub mod spool;

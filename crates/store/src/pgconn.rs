@@ -63,6 +63,8 @@ pub struct PgTarget {
     pub config: postgres::Config,
     pub ssl: SslMode,
     pub root_cert: Option<PathBuf>,
+    /// How long one operation may take (`query_timeout`, [`crate::pgsession`]); `None`: no limit.
+    pub query_timeout: Option<Duration>,
     /// The location as shown in messages: every credential replaced by `***`.
     pub shown: String,
     /// Secrets to scrub from any message that could echo them.
@@ -95,6 +97,7 @@ pub fn is_postgres(s: &str) -> bool {
                 | "options"
                 | "application_name"
                 | "connect_timeout"
+                | "query_timeout"
         )
 }
 
@@ -300,6 +303,7 @@ impl PgTarget {
         };
         let mut ssl = SslMode::Prefer;
         let mut root_cert = None;
+        let mut query_timeout = Some(crate::pgsession::DEFAULT_QUERY_TIMEOUT);
         let mut take = |k: &str, v: &str| -> Result<bool> {
             match k {
                 "sslmode" => {
@@ -312,6 +316,10 @@ impl PgTarget {
                 }
                 "sslrootcert" => {
                     root_cert = Some(PathBuf::from(v));
+                    Ok(true)
+                }
+                "query_timeout" => {
+                    query_timeout = crate::pgsession::parse_limit(v).map_err(&bad)?;
                     Ok(true)
                 }
                 "sslcert"
@@ -389,6 +397,7 @@ impl PgTarget {
             config,
             ssl,
             root_cert,
+            query_timeout,
             shown,
             secrets,
         })

@@ -1,12 +1,15 @@
 //! The team backend: the same schema and migrations in PostgreSQL. Migrations run under a
 //! transaction-scoped advisory lock so many nodes starting at once migrate exactly once. The
 //! schema is the connection's `search_path` (a URL may set it with
-//! `?options=-c%20search_path%3Dteam`).
+//! `?options=-c%20search_path%3Dteam`). Connecting is timed by `connect_timeout`, and every
+//! request after it by `query_timeout` ([`crate::pgsession`]), so that a server that stops
+//! answering cannot hold a run.
 
 use crate::error::{Result, StoreError};
 use crate::migrate::{self, CREATE_SCHEMA_MIGRATIONS};
 use crate::model::{now_rfc3339, Filter, RunSummary, StoredRun};
 use crate::pgconn::{PgTarget, SslMode};
+use crate::pgsession::{Failed, Session};
 use crate::sql;
 use crate::Backend;
 use postgres::{Client, Row};
@@ -15,7 +18,8 @@ use postgres::{Client, Row};
 const MIGRATION_LOCK: i64 = 0x0064_7469_6572;
 
 pub struct PgStore {
-    client: Client,
+    /// The connection, each operation given up on at the location's `query_timeout`.
+    session: Session,
     /// The location with every credential replaced, for messages.
     shown: String,
     /// Scrubs the location's secrets from driver messages.
@@ -106,7 +110,7 @@ impl PgStore {
         let shown = target.shown.clone();
         let client = connect(&target)?;
         let mut store = PgStore {
-            client,
+            session: Session::new(client, target.query_timeout),
             shown,
             target,
         };
@@ -139,21 +143,60 @@ impl PgStore {
         {
             return Ok(());
         }
-        let ms = crate::sqlite::busy_timeout().as_millis();
-        self.client
-            .batch_execute(&format!("SET lock_timeout = {ms}"))
-            .map_err(|e| self.e(e))
+        let set = format!(
+            "SET lock_timeout = {}",
+            crate::sqlite::busy_timeout().as_millis()
+        );
+        self.run(move |c| c.batch_execute(&set))
+    }
+
+    /// Runs `op` on the connection, giving up at the location's `query_timeout` (a server that
+    /// stops answering once connected, or a network gone under the connection, held the
+    /// driver, and a measured run's save with it, forever: [`crate::pgsession`]).
+    fn run<T, F>(&mut self, op: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Client) -> std::result::Result<T, postgres::Error> + Send + 'static,
+    {
+        self.session.run(op).map_err(|f| self.failed(f))
+    }
+
+    fn failed(&self, f: Failed) -> StoreError {
+        let message = match f {
+            Failed::Driver(e) => return self.e(e),
+            Failed::TimedOut(limit) => {
+                return StoreError::NoAnswer {
+                    url: self.shown.clone(),
+                    secs: limit.as_secs(),
+                }
+            }
+            Failed::Abandoned => {
+                "an earlier request got no answer in time and its connection was given up: check the server, or give it longer with query_timeout=SECONDS in the store location".into()
+            }
+            Failed::Thread(m) => m,
+        };
+        StoreError::Postgres {
+            url: self.shown.clone(),
+            message,
+        }
     }
 
     /// The newest migration applied, or `None` when the search path holds no store.
     fn version(&mut self) -> Result<Option<i64>> {
-        match self.client.query_one(
-            "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
-            &[],
-        ) {
-            Ok(row) => Ok(Some(row.get(0))),
-            Err(e) if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) => Ok(None),
-            Err(e) => Err(self.e(e)),
+        match self.session.run(|c| {
+            c.query_one(
+                "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
+                &[],
+            )?
+            .try_get(0)
+        }) {
+            Ok(v) => Ok(Some(v)),
+            Err(Failed::Driver(e))
+                if e.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) =>
+            {
+                Ok(None)
+            }
+            Err(f) => Err(self.failed(f)),
         }
     }
 
@@ -164,48 +207,44 @@ impl PgStore {
         }
     }
 
+    /// Migrates the store in one transaction under the advisory lock (one operation, so one
+    /// deadline); a store found newer under the lock is refused.
     fn migrate(&mut self) -> Result<()> {
-        let shown = self.shown.clone();
-        let target = &self.target;
-        let e = |source: postgres::Error| StoreError::Postgres {
-            url: shown.clone(),
-            message: explained(&source, target),
-        };
-        let mut tx = self.client.transaction().map_err(e)?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-            .map_err(e)?;
-        tx.batch_execute(CREATE_SCHEMA_MIGRATIONS).map_err(e)?;
-        let current: i64 = tx
-            .query_one(
-                "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
-                &[],
-            )
-            .map_err(e)?
-            .get(0);
-        if current > migrate::latest() {
-            return Err(StoreError::TooNew {
-                location: shown.clone(),
-                found: current,
+        let too_new = self.run(|c| {
+            let mut tx = c.transaction()?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+            tx.batch_execute(CREATE_SCHEMA_MIGRATIONS)?;
+            let current: i64 = tx
+                .query_one(
+                    "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
+                    &[],
+                )?
+                .try_get(0)?;
+            if current > migrate::latest() {
+                return Ok(Some(current));
+            }
+            for m in migrate::pending(current) {
+                tx.batch_execute(m.sql)?;
+                tx.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                    &[&m.version, &m.name, &now_rfc3339()],
+                )?;
+            }
+            tx.commit()?;
+            Ok(None)
+        })?;
+        match too_new {
+            Some(found) => Err(StoreError::TooNew {
+                location: self.shown.clone(),
+                found,
                 known: migrate::latest(),
-            });
+            }),
+            None => Ok(()),
         }
-        for m in migrate::pending(current) {
-            tx.batch_execute(m.sql).map_err(e)?;
-            tx.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
-                &[&m.version, &m.name, &now_rfc3339()],
-            )
-            .map_err(e)?;
-        }
-        tx.commit().map_err(e)
     }
 
-    fn query(
-        &mut self,
-        q: &str,
-        params: &[&(dyn postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<StoredRun>> {
-        let rows = self.client.query(q, params).map_err(|s| self.e(s))?;
+    /// The runs `rows` hold.
+    fn read(&self, rows: Vec<Row>) -> Result<Vec<StoredRun>> {
         rows.iter().map(|r| read_row(r, &self.shown)).collect()
     }
 }
@@ -259,50 +298,62 @@ impl Backend for PgStore {
     }
 
     fn insert(&mut self, row: &StoredRun) -> Result<bool> {
-        let s = &row.summary;
         let [host, device, doc] = sql::json_columns(row)?;
-        let res = self.client.execute(
-            &sql::insert(sql::pg_mark),
-            &[
-                &s.id,
-                &s.created_at,
-                &s.kind,
-                &s.profile,
-                &s.target,
-                &s.hostname,
-                &s.quick,
-                &s.engine,
-                &s.group_id,
-                &s.sync_p99_ns,
-                &s.read_iops,
-                &s.write_iops,
-                &s.read_bw_bytes,
-                &s.write_bw_bytes,
-                &host,
-                &device,
-                &doc,
-                &s.interrupted,
-            ],
-        );
+        let row = row.clone();
+        let res = self.session.run(move |c| {
+            let s = &row.summary;
+            c.execute(
+                &sql::insert(sql::pg_mark),
+                &[
+                    &s.id,
+                    &s.created_at,
+                    &s.kind,
+                    &s.profile,
+                    &s.target,
+                    &s.hostname,
+                    &s.quick,
+                    &s.engine,
+                    &s.group_id,
+                    &s.sync_p99_ns,
+                    &s.read_iops,
+                    &s.write_iops,
+                    &s.read_bw_bytes,
+                    &s.write_bw_bytes,
+                    &host,
+                    &device,
+                    &doc,
+                    &s.interrupted,
+                ],
+            )
+        });
         match res {
             Ok(_) => Ok(true),
-            Err(e) if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) => Ok(false),
-            Err(e) => Err(self.e(e)),
+            Err(Failed::Driver(e))
+                if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) =>
+            {
+                Ok(false)
+            }
+            Err(f) => Err(self.failed(f)),
         }
     }
 
     fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>> {
         let (q, params) = sql::list(filter, sql::pg_mark);
-        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params
-            .iter()
-            .map(|p| p as &(dyn postgres::types::ToSql + Sync))
-            .collect();
-        Ok(sql::summaries(self.query(&q, &refs)?))
+        let rows = self.run(move |c| {
+            let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = params
+                .iter()
+                .map(|p| p as &(dyn postgres::types::ToSql + Sync))
+                .collect();
+            c.query(&q, &refs)
+        })?;
+        Ok(sql::summaries(self.read(rows)?))
     }
 
     fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>> {
         let len = id.chars().count() as i32;
-        self.query(&sql::by_prefix(sql::pg_mark), &[&len, &id])
+        let id = id.to_string();
+        let rows = self.run(move |c| c.query(&sql::by_prefix(sql::pg_mark), &[&len, &id]))?;
+        self.read(rows)
     }
 
     fn schema_version(&mut self) -> Result<i64> {

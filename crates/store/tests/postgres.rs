@@ -324,3 +324,61 @@ fn hostaddr_without_host_connects_with_tls() {
         assert_eq!(s.list(&Filter::default()).unwrap().len(), 1);
     }
 }
+
+/// Regression (QA): a server that stopped answering once connected (a stopped backend: the
+/// kernel still ACKs, so neither keepalives nor a TCP user timeout fire; or the network gone)
+/// held every operation forever, a measured run's save with it. Each operation now gives up
+/// at the location's query_timeout with an error naming it, and the connection is not used
+/// again.
+#[test]
+fn a_server_that_stops_answering_is_given_up_on_at_query_timeout() {
+    use std::time::{Duration, Instant};
+    let id = disktier_store::new_id();
+    let Some(schema) = disktier_testkit::pg::fresh_schema("t_stall", &id) else {
+        return;
+    };
+    let proxy = disktier_testkit::pg::StallingProxy::to_test_server()
+        .expect("DISKTIER_TEST_PG names a TCP host");
+    let location = proxy.location(&schema.name, "query_timeout=2");
+    proxy.stall_on("INSERT INTO runs");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let started = Instant::now();
+    let at = location.clone();
+    std::thread::spawn(move || {
+        // Opened (connected, migrated, listed) before the server stops answering.
+        let mut s = Store::open(Some(&at)).unwrap();
+        assert!(s.list(&Filter::default()).unwrap().is_empty());
+        let saved = s.save(&disktier_store::NewRun {
+            kind: "check",
+            group_id: None,
+            doc: &doc("/b", 2),
+        });
+        let listed = s.list(&Filter::default());
+        let _ = tx.send((
+            saved.err().map(|e| e.to_string()),
+            listed.err().map(|e| e.to_string()),
+        ));
+    });
+    let (saved, listed) = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("still waiting for a stalled server after 30 s");
+    let saved = saved.expect("a save to a stalled server fails");
+    assert!(
+        saved.contains("did not answer within 2 s") && saved.contains("query_timeout=SECONDS"),
+        "{saved}"
+    );
+    let listed = listed.expect("the connection given up on is not used again");
+    assert!(listed.contains("query_timeout"), "{listed}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // A value that is no number of seconds is named.
+    let e = Store::open(Some(
+        &location.replace("query_timeout=2", "query_timeout=soon"),
+    ))
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        e.contains("query_timeout \"soon\" is not a whole number"),
+        "{e}"
+    );
+}
