@@ -90,6 +90,11 @@ fn fix(e: &postgres::Error, text: &str, c: &postgres::Config, verify_full: bool)
             servers(c)
         ));
     }
+    if io == Some(std::io::ErrorKind::NotFound) {
+        if let Some(fix) = missing_socket(c) {
+            return Some(fix);
+        }
+    }
     if io == Some(std::io::ErrorKind::TimedOut) {
         return Some(format!(
             "{} did not answer within the connect timeout: check the host and port in {WHERE}, and that no firewall drops the connection (or give it longer with connect_timeout=SECONDS)",
@@ -127,6 +132,34 @@ fn fix(e: &postgres::Error, text: &str, c: &postgres::Config, verify_full: bool)
         ));
     }
     None
+}
+
+/// What a Unix-socket location lacks when the driver finds no socket ("No such file or
+/// directory", which named neither the path nor the fix): the directory, or the server's
+/// socket in it (`.s.PGSQL.PORT`, PostgreSQL docs, "Connection Settings",
+/// `unix_socket_directories`). `None` when every socket named is there (or none is named).
+fn missing_socket(c: &postgres::Config) -> Option<String> {
+    let ports = c.get_ports();
+    let what = c.get_hosts().iter().enumerate().find_map(|(i, h)| {
+        let Host::Unix(dir) = h else { return None };
+        let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+        if !dir.is_dir() {
+            Some(format!(
+                "the socket directory {} does not exist",
+                dir.display()
+            ))
+        } else if !dir.join(format!(".s.PGSQL.{port}")).exists() {
+            Some(format!(
+                "no PostgreSQL listens on port {port} in {} (it holds no socket .s.PGSQL.{port})",
+                dir.display()
+            ))
+        } else {
+            None
+        }
+    })?;
+    Some(format!(
+        "{what}: set host= in {WHERE} to the directory the server puts its socket in (its unix_socket_directories: /var/run/postgresql on Debian and Ubuntu, /tmp for a server built from source), or to the server's host name or address to connect over TCP, and check the port"
+    ))
 }
 
 /// The kind of the I/O error behind `e`, if an I/O error caused it.

@@ -245,6 +245,37 @@ fn connection_errors_name_the_fix_without_the_password() {
     }
 }
 
+/// Regression (QA): a Unix-socket location whose directory does not exist, or holds no
+/// server's socket, failed with a bare "No such file or directory". It now names what is
+/// missing and the fix (the server's socket directory, or a TCP host). Needs no PostgreSQL.
+#[test]
+fn a_missing_unix_socket_names_the_directory_and_the_fix() {
+    let e = Store::open(Some("host=/nonexistent/dir user=app dbname=team"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("the socket directory /nonexistent/dir does not exist")
+            && e.contains("/var/run/postgresql")
+            && e.contains("connect over TCP"),
+        "{e}"
+    );
+    assert!(!std::path::Path::new("/nonexistent/dir").exists());
+    let empty = tempfile::tempdir().unwrap();
+    let location = format!(
+        "host={} port=6543 user=app dbname=team",
+        empty.path().display()
+    );
+    let e = Store::open_existing(Some(&location))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("no PostgreSQL listens on port 6543 in") && e.contains(".s.PGSQL.6543"),
+        "{e}"
+    );
+}
+
 /// The server's refusals name the fix: an unknown user, a database that does not exist, a
 /// role that lacks the grant to save.
 #[test]
