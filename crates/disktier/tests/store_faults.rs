@@ -309,6 +309,42 @@ fn a_postgres_server_that_stops_answering_spools_the_run() {
     assert_eq!(history_len(&schema.url, data.path()), 1);
 }
 
+/// Regression (QA): `store flush` with nothing in the spool still opened the store, so it
+/// failed (exit 2) when the store was down, which is when one runs it, and created a SQLite
+/// store (and its directory) that nothing was saved to. It now says the spool is empty and
+/// exits 0 without opening the store.
+#[test]
+fn flushing_an_empty_spool_opens_no_store() {
+    let data = tempfile::tempdir().unwrap();
+    let down = "postgres://disktier:Sekr1tPw@127.0.0.1:1/results?sslmode=disable";
+    flush(down, data.path(), &[]).assert().success().stdout(
+        predicate::str::contains("nothing to flush: the spool")
+            .and(predicate::str::contains("is empty")),
+    );
+    let out = dt(down, data.path())
+        .args(["--format", "json", "store", "flush"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["saved"], serde_json::json!([]));
+    assert_eq!(v["failed"], serde_json::json!([]));
+    assert_eq!(
+        v["store"],
+        "postgres://disktier:***@127.0.0.1:1/results?sslmode=disable"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("new/r.db");
+    flush(db.to_str().unwrap(), data.path(), &["--all"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing to flush"));
+    assert!(
+        !dir.path().join("new").exists(),
+        "the flush created a store"
+    );
+}
+
 #[test]
 fn postgres_down_spools_and_flush_saves_elsewhere_on_request() {
     let data = tempfile::tempdir().unwrap();

@@ -30,8 +30,8 @@ impl StoreConfig {
     }
 
     /// The store's location as shown (credentials redacted), for a store that could not be
-    /// opened.
-    fn shown_location(&self) -> String {
+    /// opened, or was not (`store flush` with nothing to save).
+    pub fn shown_location(&self) -> String {
         match disktier_store::location(self.db.as_deref()) {
             Some(l) => pgconn::redact(l),
             None => disktier_store::default_path()
