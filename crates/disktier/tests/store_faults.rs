@@ -309,6 +309,41 @@ fn a_postgres_server_that_stops_answering_spools_the_run() {
     assert_eq!(history_len(&schema.url, data.path()), 1);
 }
 
+/// A save the server committed but whose answer never came (the client gave up at its
+/// deadline, and spooled the run) is not stored twice: the spool keeps the id the save was
+/// tried under, and the flush finds it already stored.
+#[test]
+fn a_save_committed_after_the_deadline_is_not_stored_twice() {
+    use disktier_testkit::pg::StallingProxy;
+    let Some(schema) =
+        disktier_testkit::pg::fresh_schema("faults_twice", &disktier_store::new_id())
+    else {
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    // The store is made first: its migration's own INSERT answers `INSERT 0 1` too.
+    import(&schema.url, data.path()).success();
+    let proxy = StallingProxy::to_test_server().expect("DISKTIER_TEST_PG names a TCP host");
+    proxy.stall_on_answer("INSERT 0 1");
+    import_cmd(
+        &proxy.location(&schema.name, "query_timeout=2"),
+        data.path(),
+    )
+    .timeout(std::time::Duration::from_secs(60))
+    .assert()
+    .success()
+    .stderr(predicate::str::contains("kept as run"));
+    assert_eq!(spooled(data.path()), 1);
+    // The server has the row: the save did commit.
+    assert_eq!(history_len(&schema.url, data.path()), 2);
+    flush(&schema.url, data.path(), &["--all"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("already stored"));
+    assert_eq!(spooled(data.path()), 0);
+    assert_eq!(history_len(&schema.url, data.path()), 2);
+}
+
 /// Regression (QA): `store flush` with nothing in the spool still opened the store, so it
 /// failed (exit 2) when the store was down, which is when one runs it, and created a SQLite
 /// store (and its directory) that nothing was saved to. It now says the spool is empty and

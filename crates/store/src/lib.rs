@@ -25,7 +25,7 @@ mod sql;
 pub mod sqlite;
 
 pub use error::StoreError;
-pub use model::{new_id, Filter, NewRun, RunSummary, StoredRun};
+pub use model::{new_id, Filter, Identity, NewRun, RunSummary, StoredRun};
 
 use error::Result;
 use std::path::PathBuf;
@@ -86,6 +86,16 @@ impl Store {
 
     pub fn location(&self) -> String {
         self.backend.location()
+    }
+
+    /// Saves a run under `first` (see [`Identity`]), or under a new id when that one is taken,
+    /// and returns its id.
+    pub fn save_as(&mut self, run: &NewRun<'_>, first: &Identity) -> Result<String> {
+        let row = run.to_row(first.id.clone(), first.created_at.clone());
+        if self.backend.insert(&row)? {
+            return Ok(row.summary.id);
+        }
+        self.save(run)
     }
 
     /// Saves a run and returns its new id.

@@ -273,6 +273,32 @@ pub fn now_rfc3339() -> String {
 /// A new run id: UTC time to the second, then 6 random hex digits, e.g. `20231201-201522-a3f90c`.
 /// Sorts by time, prints without quoting, and is unique enough for many writers at once (the
 /// primary key catches the rare clash and the caller retries).
+/// The id and time a run is first offered to the store under. When that save fails, the
+/// spool keeps the same two, so a save the store did commit after disktier gave up on it (a
+/// PostgreSQL server that answered past the deadline) is found already stored by the flush,
+/// not stored a second time.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub id: String,
+    pub created_at: String,
+}
+
+impl Identity {
+    /// A fresh id ([`new_id`]) made now.
+    pub fn new() -> Identity {
+        Identity {
+            id: new_id(),
+            created_at: now_rfc3339(),
+        }
+    }
+}
+
+impl Default for Identity {
+    fn default() -> Self {
+        Identity::new()
+    }
+}
+
 pub fn new_id() -> String {
     let now = time::OffsetDateTime::now_utc();
     let fmt = time::macros::format_description!("[year][month][day]-[hour][minute][second]");

@@ -9,7 +9,7 @@
 //! `disktier store flush` flushes them on demand (`--all`: whatever store they were meant for).
 
 use crate::error::{Result, StoreError};
-use crate::model::{new_id, now_rfc3339, NewRun};
+use crate::model::{Identity, NewRun};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -145,6 +145,17 @@ impl Spool {
         intended_store: &str,
         reason: &str,
     ) -> std::io::Result<(String, PathBuf)> {
+        self.put_as(run, &Identity::new(), intended_store, reason)
+    }
+
+    /// [`Spool::put`] under the id and time the store was offered the run (see [`Identity`]).
+    pub fn put_as(
+        &self,
+        run: &NewRun<'_>,
+        identity: &Identity,
+        intended_store: &str,
+        reason: &str,
+    ) -> std::io::Result<(String, PathBuf)> {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
             .recursive(true)
@@ -152,8 +163,8 @@ impl Spool {
             .create(&self.dir)?;
         let s = Spooled {
             schema_version: 1,
-            id: new_id(),
-            created_at: now_rfc3339(),
+            id: identity.id.clone(),
+            created_at: identity.created_at.clone(),
             kind: run.kind.to_string(),
             group_id: run.group_id.map(str::to_string),
             intended_store: store_key(intended_store),

@@ -41,6 +41,8 @@ pub struct StallingProxy {
 struct ProxyState {
     /// Stall once the client sends bytes holding this (or at once, when set with no bytes).
     trigger: std::sync::Mutex<Option<Vec<u8>>>,
+    /// Stall once the server sends bytes holding this, without passing them on.
+    answer_trigger: std::sync::Mutex<Option<Vec<u8>>>,
     stalled: std::sync::atomic::AtomicBool,
     done: std::sync::atomic::AtomicBool,
 }
@@ -61,6 +63,7 @@ impl StallingProxy {
         let addr = listener.local_addr().unwrap();
         let state = std::sync::Arc::new(ProxyState {
             trigger: std::sync::Mutex::new(None),
+            answer_trigger: std::sync::Mutex::new(None),
             stalled: false.into(),
             done: false.into(),
         });
@@ -93,6 +96,12 @@ impl StallingProxy {
     /// location must set sslmode=disable), that message included.
     pub fn stall_on(&self, pattern: &str) {
         *self.state.trigger.lock().unwrap() = Some(pattern.as_bytes().to_vec());
+    }
+
+    /// Stalls when the server sends bytes holding `pattern`, those not passed on: the server
+    /// did the work (`INSERT 0 1`: the row is committed) and the client never hears of it.
+    pub fn stall_on_answer(&self, pattern: &str) {
+        *self.state.answer_trigger.lock().unwrap() = Some(pattern.as_bytes().to_vec());
     }
 
     /// A `key=value` location of the test server's database through this proxy, in `schema`,
@@ -144,14 +153,17 @@ fn forward(
             }
             Err(_) => return,
         };
-        if from_client {
-            let trigger = st.trigger.lock().unwrap();
-            if let Some(p) = trigger.as_deref() {
-                if buf[..n].windows(p.len()).any(|w| w == p) {
-                    st.stalled.store(true, SeqCst);
-                }
+        let trigger = if from_client {
+            st.trigger.lock().unwrap()
+        } else {
+            st.answer_trigger.lock().unwrap()
+        };
+        if let Some(p) = trigger.as_deref() {
+            if buf[..n].windows(p.len()).any(|w| w == p) {
+                st.stalled.store(true, SeqCst);
             }
         }
+        drop(trigger);
         if st.stalled.load(SeqCst) {
             while !st.done.load(SeqCst) {
                 std::thread::sleep(std::time::Duration::from_millis(50));

@@ -75,8 +75,9 @@ impl StoreConfig {
             group_id,
             doc,
         };
+        let identity = disktier_store::Identity::new();
         let (location, err) = match self.open() {
-            Ok(mut store) => match store.save(&run) {
+            Ok(mut store) => match store.save_as(&run, &identity) {
                 Ok(id) => {
                     flush_after_save(self.quiet, &mut store);
                     // The caller prints the id (bench/check after their table, assess in its summary).
@@ -86,14 +87,19 @@ impl StoreConfig {
             },
             Err(e) => (self.shown_location(), e),
         };
-        spool(&run, &location, &err);
+        spool(&run, &identity, &location, &err);
         Ok(None)
     }
 }
 
 /// Keeps a run the store refused in the spool, and says so on stderr (also with `--quiet`:
 /// a result not in the store is something the user must know).
-fn spool(run: &NewRun<'_>, location: &str, err: &anyhow::Error) {
+fn spool(
+    run: &NewRun<'_>,
+    identity: &disktier_store::Identity,
+    location: &str,
+    err: &anyhow::Error,
+) {
     let reason = format!("{err:#}");
     errln!(
         "warning: cannot save the {} run in {location}: {reason}",
@@ -106,7 +112,7 @@ fn spool(run: &NewRun<'_>, location: &str, err: &anyhow::Error) {
             return;
         }
     };
-    match spool.put(run, location, &reason) {
+    match spool.put_as(run, identity, location, &reason) {
         // The location itself is what is wrong: no later run saves there, so waiting for it
         // to "work again" is no advice (QA).
         Ok((id, path)) if refused_for_good(err) => errln!(
