@@ -348,6 +348,39 @@ fn a_recorded_trace_replays_to_the_engines_own_counts() {
     assert!(s["footprint_bytes"].as_u64().unwrap() <= 2 << 20);
 }
 
+/// QA: `trace record --numjobs 2` on a directory wrote both jobs' files as stream 0, so the
+/// two 1 MiB files read as one 1 MiB footprint; jobs on one file share it.
+#[test]
+fn recorded_jobs_keep_their_own_files_apart() {
+    let dir = tempfile::Builder::new()
+        .prefix("disktier-trace")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let record = |target: &Path, out: &Path| {
+        bin(&dir.path().join("db"))
+            .args(["--format", "json", "--no-save", "trace", "record"])
+            .arg(target)
+            .arg("-o")
+            .arg(out)
+            .args("--rw read --bs 4k --size 1m --numjobs 2 --ioengine psync".split_whitespace())
+            .json_ok()
+    };
+    let jobs_dir = dir.path().join("jobs");
+    std::fs::create_dir(&jobs_dir).unwrap();
+    let own = dir.path().join("own.dtt");
+    record(&jobs_dir, &own);
+    let s = stats(dir.path(), &own);
+    assert_eq!(s["streams"], 2, "{s}");
+    assert_eq!(s["read_bytes"], 2 << 20, "{s}");
+    assert_eq!(s["footprint_bytes"], 2 << 20, "{s}");
+    let shared = dir.path().join("shared.dtt");
+    record(&dir.path().join("one-file"), &shared);
+    let s = stats(dir.path(), &shared);
+    assert_eq!(s["streams"], 1, "{s}");
+    assert_eq!(s["read_bytes"], 2 << 20, "{s}");
+    assert_eq!(s["footprint_bytes"], 1 << 20, "{s}");
+}
+
 #[test]
 fn bench_trace_is_finished_when_the_run_ends() {
     // `bench --trace` hands the log to the engine and drops it: the trailer must be written.

@@ -89,6 +89,10 @@ pub struct IoRecord {
     pub len: u32,
     pub op: IoOp,
     pub latency_ns: u64,
+    /// Which address space `offset` is in: the jobs that do I/O to one file or device share
+    /// one (the first such job's number), and a job with a file of its own (numjobs on a
+    /// directory) has its own, so that a trace keeps the jobs' files apart.
+    pub stream: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -51,6 +51,8 @@ pub struct Recorder<'a> {
     live: &'a Live,
     stop: &'a AtomicBool,
     io_log: Option<&'a dyn IoLog>,
+    /// The address space logged I/Os are in ([`IoRecord::stream`]).
+    pub stream: u32,
 }
 
 const SEC: u64 = 1_000_000_000;
@@ -82,6 +84,7 @@ impl<'a> Recorder<'a> {
             live,
             stop,
             io_log,
+            stream: 0,
         }
     }
 
@@ -146,6 +149,7 @@ impl<'a> Recorder<'a> {
                 len,
                 op,
                 latency_ns: lat,
+                stream: self.stream,
             });
         }
         if now < self.ramp_end || now > self.deadline {

@@ -2,8 +2,10 @@
 //! public traces hold many volumes in one file (the stream is the device or volume id), MSR's
 //! the disk number and a fio iolog the file: byte 0 of one volume is not byte 0 of another,
 //! so the caches, the curve and `trace stats` must not count one as a hit on the other. A
-//! blkparse stream is a process on one device and the engine's is its job: those share an
-//! address space and are left as they are.
+//! blkparse stream is a process on one device, left in one address space. disktier's engine
+//! (`trace record`, `bench --trace`) writes one stream per file or device its jobs do I/O to
+//! (jobs on one path share it; numjobs on a directory gives each job a file of its own), so its
+//! streams are kept apart too.
 //!
 //! [`VolumeMap`] gives the first volume met the offsets it has (a one-volume trace reads
 //! unchanged) and every further one its own [`VOLUME_SPAN`] of the 2^63-byte range:
@@ -25,7 +27,10 @@ pub const MAX_VOLUMES: u64 = MAX_END / VOLUME_SPAN;
 /// Whether the streams of a trace written by `source` (its header's source) are separate
 /// volumes or files rather than processes or jobs on one device.
 pub fn streams_are_volumes(source: &str) -> bool {
-    matches!(source, "msr" | "alibaba" | "tencent" | "fio-iolog")
+    matches!(
+        source,
+        "msr" | "alibaba" | "tencent" | "fio-iolog" | "disktier-engine"
+    )
 }
 
 /// Moves each volume's records into its own address space (see the module's comment).
@@ -144,6 +149,8 @@ mod tests {
 
     #[test]
     fn each_volume_gets_its_own_range_and_the_first_keeps_its_offsets() {
+        // The engine's streams are its jobs' files or devices, kept apart as volumes are.
+        assert!(streams_are_volumes("disktier-engine"));
         let mut m = VolumeMap::for_source("alibaba");
         let mut got = Vec::new();
         for (s, o) in [(7, 0), (9, 0), (7, 4096), (3, 8192), (9, 4096)] {
@@ -158,7 +165,7 @@ mod tests {
 
     #[test]
     fn streams_of_one_device_are_left_alone() {
-        for source in ["blkparse", "disktier-engine", "test"] {
+        for source in ["blkparse", "test"] {
             let mut m = VolumeMap::for_source(source);
             let mut r = rec(5, 4096);
             m.map(&mut r).unwrap();

@@ -231,7 +231,7 @@ impl IoLog for TraceLog {
             len: rec.len,
             op,
             sync: op == Op::Sync || (op == Op::Write && self.sync_writes),
-            stream: 0,
+            stream: rec.stream,
             latency_ns: rec.latency_ns,
         };
         let mut st = self.inner.lock().unwrap_or_else(|e| e.into_inner());

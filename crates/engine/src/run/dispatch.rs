@@ -67,6 +67,8 @@ pub(super) fn dispatch(
             for j in 0..n {
                 let u = &uses[j.min(uses.len() - 1)];
                 let file = &files[j.min(files.len() - 1)];
+                // Jobs on one path share its address space in a trace.
+                let stream = uses.iter().position(|x| x.path == u.path).unwrap_or(0) as u32;
                 let (live, stop, barrier, finished) = (&live[j], &stop, &barrier, &finished);
                 let tx = tx.clone();
                 handles.push(s.spawn(move || {
@@ -83,6 +85,7 @@ pub(super) fn dispatch(
                             finished,
                             io_log,
                             tx,
+                            stream,
                         },
                     )
                 }));
@@ -141,6 +144,8 @@ struct Shared<'a> {
     finished: &'a AtomicUsize,
     io_log: Option<&'a dyn IoLog>,
     tx: Sender<SecRecord>,
+    /// The trace's address space for this job's I/Os.
+    stream: u32,
 }
 
 /// One job thread: pin, wait for the others, run the backend, hand back the accumulators.
@@ -160,7 +165,7 @@ fn worker_thread(
         return Err(e);
     }
     let t0 = now_ns();
-    let rec = Recorder::new(
+    let mut rec = Recorder::new(
         t0,
         setup.ramp_ns,
         setup.runtime_ns,
@@ -169,6 +174,7 @@ fn worker_thread(
         shared.stop,
         shared.io_log,
     );
+    rec.stream = shared.stream;
     let ramp_end = rec.ramp_end();
     let mut ctx = WorkerCtx {
         jobnum: j as u32,
