@@ -164,10 +164,7 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
             Bytes(rb),
             Bytes(wb)
         )?;
-        ctx.note(format!(
-            "next: disktier trace stats {0}; disktier simulate --trace {0} --cache-sizes 1GiB..16GiB",
-            a.output.display()
-        ));
+        ctx.note(next_steps(&a.output, rb.saturating_add(wb)));
     }
     if m.doc.interrupted {
         bail!(
@@ -176,6 +173,33 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
         );
     }
     Ok(Outcome::Pass)
+}
+
+/// The commands to run on a recorded trace, its path quoted for a shell, with cache sizes
+/// that fit what the run could have touched: at most the `moved` bytes (QA: 1GiB..16GiB was
+/// suggested for a 2 MiB run, every size larger than its footprint, and a path with a space
+/// was printed bare).
+fn next_steps(trace: &Path, moved: u64) -> String {
+    let t = disktier_cmd::shell_quote(&trace.to_string_lossy());
+    let hi = moved.clamp(1 << 20, 1 << 50).next_power_of_two();
+    let lo = (hi / 16).max(64 << 10);
+    format!(
+        "next: disktier trace stats {t}; disktier simulate --trace {t} --cache-sizes {}..{}",
+        pow2(lo),
+        pow2(hi)
+    )
+}
+
+/// A power of two of bytes as `--cache-sizes` reads it (`256KiB`, `16GiB`).
+fn pow2(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut i = 0;
+    let mut v = b;
+    while v >= 1024 && v.is_multiple_of(1024) && i + 1 < units.len() {
+        v /= 1024;
+        i += 1;
+    }
+    format!("{v}{}", units[i])
 }
 
 fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
@@ -295,4 +319,25 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
         lo = b.le_bytes;
     }
     Ok(Outcome::Pass)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_steps_fit_the_run_and_quote_the_path() {
+        let n = next_steps(Path::new("/tmp/my trace.dtt"), 2 << 20);
+        assert_eq!(
+            n,
+            "next: disktier trace stats '/tmp/my trace.dtt'; disktier simulate --trace '/tmp/my trace.dtt' --cache-sizes 128KiB..2MiB"
+        );
+        let n = next_steps(Path::new("t.dtt"), (40 << 30) + 1);
+        assert!(
+            n.ends_with("--trace t.dtt --cache-sizes 4GiB..64GiB"),
+            "{n}"
+        );
+        assert!(next_steps(Path::new("t"), 0).ends_with("64KiB..1MiB"));
+        assert_eq!(pow2(1 << 50), "1PiB");
+    }
 }
