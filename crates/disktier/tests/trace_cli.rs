@@ -658,6 +658,16 @@ fn a_trace_without_data_accesses_is_named() {
             .stderr(predicate::str::contains(
                 "has no data accesses: its 2 requests move no data",
             ));
+        // plan --trace planned a hit ratio of 0 from such a trace (QA).
+        bin(&dir.path().join("db"))
+            .args(["--no-save", "plan", "--capacity", "100GiB", "--trace"])
+            .arg(&t)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains(
+                "has no data accesses: its 2 requests move no data",
+            ));
     }
 }
 

@@ -121,6 +121,14 @@ pub fn simulated_curve(
             path.display()
         );
     }
+    // As `simulate` refuses it: a hit ratio of 0 would be planned from nothing (QA).
+    if !trace.iter().any(|r| r.op.is_data() && r.len > 0) {
+        anyhow::bail!(
+            "the trace {} has no data accesses: its {} requests move no data (syncs, discards, or reads and writes of 0 bytes), which no cache serves, so it gives no hit ratio: plan without --trace (--hit-ratio) or with a trace of the workload's reads and writes",
+            path.display(),
+            trace.len()
+        );
+    }
     if truncated {
         note(&format!(
             "warning: {} has no trailer; planning with the records before the cut",
