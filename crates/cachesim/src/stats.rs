@@ -10,9 +10,20 @@ use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SizeBucket {
-    /// Upper bound of the bucket in bytes (requests of at most this size; the last is open).
+    /// Upper bound of the bucket in bytes (requests of at most this size). The last is open:
+    /// `u64::MAX` here, `null` in JSON (2^64 - 1 is past the integers JavaScript holds
+    /// exactly, and no bound).
+    #[serde(serialize_with = "open_bound")]
     pub le_bytes: u64,
     pub requests: u64,
+}
+
+fn open_bound<S: serde::Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+    if *v == u64::MAX {
+        s.serialize_none()
+    } else {
+        s.serialize_u64(*v)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Default)]
