@@ -84,24 +84,44 @@ pub fn restoring_stop_flag() -> Arc<AtomicBool> {
             let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
             caught.push(sig);
         }
-        // The first signal is kept by a thread that takes them in the order they came (a
-        // handler can only overwrite, which kept the last: QA saw SIGTERM then Ctrl-C reported
-        // as "interrupted by SIGINT").
+        // The first signal is kept by a thread (a handler can only overwrite, which kept the
+        // last: QA saw SIGTERM then Ctrl-C reported as "interrupted by SIGINT").
         if let Ok(mut signals) = signal_hook::iterator::Signals::new(&caught) {
             std::thread::spawn(move || {
-                for sig in signals.forever() {
-                    let _ = FIRST_SIGNAL.compare_exchange(
-                        0,
-                        sig as usize,
-                        Ordering::SeqCst,
-                        Ordering::SeqCst,
-                    );
+                while !signals.is_closed() {
+                    let batch: Vec<i32> = signals.wait().collect();
+                    let last = LAST_SIGNAL.load(Ordering::SeqCst) as i32;
+                    if let Some(first) = first_of(&batch, last) {
+                        let _ = FIRST_SIGNAL.compare_exchange(
+                            0,
+                            first as usize,
+                            Ordering::SeqCst,
+                            Ordering::SeqCst,
+                        );
+                    }
                 }
             });
         }
         flag
     })
     .clone()
+}
+
+/// Which of the signals the thread found pending together came first. signal-hook hands them
+/// over in no set order, so two different signals whose handlers both ran before the thread
+/// woke (a loaded machine) are told apart by the handlers' `last`, the one that ran after.
+/// (Two signals sent before the process ran at all are delivered by the kernel in signal
+/// number order: no process can tell which was sent first.)
+fn first_of(batch: &[i32], last: i32) -> Option<i32> {
+    match batch {
+        [] => None,
+        [one] => Some(*one),
+        _ => batch
+            .iter()
+            .copied()
+            .find(|&s| s != last)
+            .or(batch.first().copied()),
+    }
 }
 
 /// Whether the process was started ignoring SIGHUP (`nohup`): a handler would undo that.
@@ -300,6 +320,17 @@ mod tests {
         assert!(render("x", &at(250, "ramp")).starts_with("x ramp 0s  ETA 6s"));
         assert!(render("x", &at(3_500, "run")).starts_with("x run 3s  ETA 3s"));
         assert!(render("x", &at(6_000, "run")).starts_with("x run 6s  ETA 0s"));
+    }
+
+    #[test]
+    fn of_signals_pending_together_the_first_is_the_one_not_last() {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        assert_eq!(first_of(&[], SIGINT), None);
+        assert_eq!(first_of(&[SIGINT], SIGINT), Some(SIGINT));
+        // Handed over in signal number order, SIGINT (2) before SIGTERM (15).
+        assert_eq!(first_of(&[SIGINT, SIGTERM], SIGINT), Some(SIGTERM));
+        assert_eq!(first_of(&[SIGINT, SIGTERM], SIGTERM), Some(SIGINT));
+        assert_eq!(first_of(&[SIGHUP, SIGTERM], SIGTERM), Some(SIGHUP));
     }
 
     #[test]
