@@ -37,13 +37,22 @@ fn dt(home: &Path) -> Command {
 /// Runs `c`; wants exit 0, no panic, and one JSON document on stdout whose `key` (a `/`
 /// pointer) is the path `want`, written lossily.
 fn json_names(case: &str, c: &mut Command, key: &str, want: &Path) -> Value {
+    json_names_exit(case, c, key, want, &[0])
+}
+
+/// [`json_names`] for a command that may also exit with one of `codes`.
+fn json_names_exit(case: &str, c: &mut Command, key: &str, want: &Path, codes: &[i32]) -> Value {
     let out = c
         .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{case}: {stderr}");
-    assert_eq!(out.status.code(), Some(0), "{case}: {stderr}");
+    assert!(
+        out.status.code().is_some_and(|c| codes.contains(&c)),
+        "{case}: {:?} {stderr}",
+        out.status
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "{case}: not JSON ({e}): {}",
@@ -167,7 +176,9 @@ fn trace_record_and_assess_name_a_non_utf8_output_in_json() {
     );
     assert!(trace.is_file());
     let html = bad(h, "assess", ".html");
-    json_names(
+    // Exit 1 is a failed etcd verdict (CI saw a p99 over 10 ms on a loaded machine): the
+    // report and the document are written all the same.
+    json_names_exit(
         "assess --report",
         dt(h)
             .args(["--no-save", "assess", "--only", "etcd"])
@@ -176,6 +187,7 @@ fn trace_record_and_assess_name_a_non_utf8_output_in_json() {
             .arg(&html),
         "/report",
         &html,
+        &[0, 1],
     );
     assert!(html.is_file());
 }
