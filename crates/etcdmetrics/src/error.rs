@@ -7,11 +7,22 @@ pub enum Error {
     TooLarge { what: &'static str, limit: usize },
     #[error("metrics line {line}: {why}")]
     Parse { line: usize, why: String },
-    #[error("{url}")]
+    /// `hint` says what the failure most likely means and what to check (see
+    /// [`crate::fetch::hint`]); the client's own error follows as the source.
+    #[error("{url}: {hint}")]
     Http {
         url: String,
+        hint: &'static str,
         #[source]
         source: Box<ureq::Error>,
+    },
+    /// A body that is not the text exposition format: the member is named, as with several
+    /// `--metrics` URLs the parse error alone does not say which one served it.
+    #[error("{url} does not serve Prometheus metrics: is it an etcd member's /metrics (its --listen-metrics-urls, e.g. http://127.0.0.1:2381/metrics, or its client URL)?")]
+    Body {
+        url: String,
+        #[source]
+        source: Box<Error>,
     },
     #[error("{url} answered HTTP {status}: give the member's metrics URL (e.g. http://127.0.0.1:2379/metrics, or its --listen-metrics-urls)")]
     Status { url: String, status: u16 },

@@ -90,9 +90,14 @@ impl Scrape {
         })
     }
 
-    /// Parses a body and picks etcd's figures.
+    /// Parses a body and picks etcd's figures; a body that does not parse is an error naming
+    /// `url`.
     pub fn parse(url: &str, body: &str) -> Result<Scrape, Error> {
-        Scrape::from_samples(url, &crate::expo::parse(body)?)
+        let samples = crate::expo::parse(body).map_err(|e| Error::Body {
+            url: url.to_string(),
+            source: Box::new(e),
+        })?;
+        Scrape::from_samples(url, &samples)
     }
 
     /// What happened between `earlier` and this scrape.
@@ -518,6 +523,30 @@ mod tests {
         assert!(e
             .to_string()
             .contains("etcd_disk_wal_fsync_duration_seconds"));
+    }
+
+    #[test]
+    fn a_body_that_does_not_parse_names_its_member() {
+        // With several --metrics URLs, "metrics line 1: ..." alone did not say whose it was.
+        let e = Scrape::parse("http://10.0.0.6:2381/metrics", "<html>login</html>\n").unwrap_err();
+        let chain = format!("{:#}", anyhow_like(&e));
+        assert!(
+            chain.starts_with("http://10.0.0.6:2381/metrics does not serve Prometheus metrics"),
+            "{chain}"
+        );
+        assert!(chain.contains("metrics line 1"), "{chain}");
+    }
+
+    /// The error and its sources, joined as `anyhow`'s `{:#}` prints them.
+    fn anyhow_like(e: &Error) -> String {
+        let mut out = e.to_string();
+        let mut src = std::error::Error::source(e);
+        while let Some(s) = src {
+            out.push_str(": ");
+            out.push_str(&s.to_string());
+            src = s.source();
+        }
+        out
     }
 
     #[test]

@@ -97,6 +97,7 @@ impl Client {
         let url = url.as_str();
         let http = |source: ureq::Error| Error::Http {
             url: url.to_string(),
+            hint: hint(&source),
             source: Box::new(source),
         };
         let mut resp = self.agent.get(url).call().map_err(http)?;
@@ -115,6 +116,37 @@ impl Client {
     }
 }
 
+/// What a failed request most likely means, with what to check: the client's own words
+/// ("timeout: global", "Connection refused") name neither the cause nor the fix.
+pub fn hint(e: &ureq::Error) -> &'static str {
+    use std::io::ErrorKind;
+    use ureq::Timeout;
+    match e {
+        ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => {
+            "no connection within 5 s: is the address reachable from this node, and is this the member's metrics or client URL?"
+        }
+        ureq::Error::Timeout(_) => {
+            "no complete answer within 20 s (etcd serves /metrics in milliseconds): is this an etcd member's /metrics, and is the member overloaded or stopped?"
+        }
+        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
+            "cannot connect: is etcd running there, and is this its --listen-metrics-urls (e.g. http://127.0.0.1:2381/metrics) or client URL?"
+        }
+        ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => {
+            "nothing listens there: is etcd running, and is this its --listen-metrics-urls (e.g. http://127.0.0.1:2381/metrics) or client URL?"
+        }
+        ureq::Error::Io(io) if io.kind() == ErrorKind::InvalidData => {
+            "the answer is not text: is this an etcd member's /metrics?"
+        }
+        ureq::Error::BodyExceedsLimit(_) => {
+            "the answer is over 16 MiB (an etcd member's /metrics is 100-300 KiB): is this an etcd member's /metrics?"
+        }
+        ureq::Error::Tls(_) | ureq::Error::Rustls(_) => {
+            "the TLS handshake failed: give the CA that signed the member's certificate with --cacert, and a client certificate with --cert and --key if the member requires one"
+        }
+        _ => "could not be read",
+    }
+}
+
 /// `http://host:port` and `http://host:port/` become `.../metrics`; a URL with a path is kept.
 pub fn metrics_url(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
@@ -128,6 +160,24 @@ pub fn metrics_url(url: &str) -> String {
 #[cfg(test)]
 mod url_tests {
     use super::metrics_url;
+
+    #[test]
+    fn a_url_nothing_listens_on_says_what_to_check() {
+        // The error used to be "http://127.0.0.1:N/metrics: io: Connection refused": no fix.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let url = format!("http://127.0.0.1:{port}/metrics");
+        let e = super::Client::new(&Default::default())
+            .unwrap()
+            .get(&url)
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with(&url), "{msg}");
+        assert!(msg.contains("is etcd running"), "{msg}");
+        assert!(msg.contains("--listen-metrics-urls"), "{msg}");
+    }
 
     #[test]
     fn a_client_url_is_read_at_metrics() {
