@@ -8,6 +8,60 @@ fn stall_words(s: &Scenario) -> String {
     format!("{hb} fsyncs over 100 ms, {el} over 1 s")
 }
 
+/// Bytes a second the scenario's writer wrote (0 without one).
+fn writer_rate(s: &Scenario) -> f64 {
+    s.aggressor
+        .as_ref()
+        .map_or(0.0, |a| a.bytes as f64 / a.seconds.max(1e-3))
+}
+
+/// How much the mitigation of `b` slowed the writer against `n` (`none`), and the words for it.
+/// Writers that ran to the end wrote the same bytes, so their times compare; a writer stopped
+/// at the cap did not, and then its time is the cap's, not its cost (QA: two capped commands
+/// read "the aggressor took 5.0 s instead of 5.0 s (1.0x)" while one wrote 100 MiB and the other
+/// 14.40 GiB): the cost is then the ratio of the bytes written per second.
+fn writer_cost(b: &Scenario, n: &Scenario) -> (f64, String) {
+    let (Some(ba), Some(na)) = (b.aggressor.as_ref(), n.aggressor.as_ref()) else {
+        return (1.0, "the aggressor's time is not known".into());
+    };
+    if (ba.capped || na.capped) && ba.bytes > 0 && na.bytes > 0 {
+        let slow = writer_rate(n) / writer_rate(b).max(1e-9);
+        let capped = |a: &AggressorResult| {
+            if a.capped {
+                " (stopped at the cap)"
+            } else {
+                ""
+            }
+        };
+        return (
+            slow,
+            format!(
+                "the aggressor wrote {} in {}{} instead of {} in {}{} ({slow:.1}x slower)",
+                bytes(ba.bytes),
+                secs(ba.seconds),
+                capped(ba),
+                bytes(na.bytes),
+                secs(na.seconds),
+                capped(na)
+            ),
+        );
+    }
+    let slow = ba.seconds / na.seconds.max(1e-3);
+    (
+        slow,
+        format!(
+            "the aggressor took {} instead of {} ({slow:.1}x){}",
+            secs(ba.seconds),
+            secs(na.seconds),
+            if ba.capped {
+                ", and was stopped at the cap before finishing"
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
 /// The recommendation in words.
 pub fn recommend(doc: &InterfereDoc) -> String {
     let threshold = fmt_ns(doc.threshold_ns as f64);
@@ -88,13 +142,12 @@ pub fn recommend(doc: &InterfereDoc) -> String {
     }
     w.extend(blocked_writes(&measured));
     let none = sound_none;
-    let agg_secs = |s: &Scenario| s.aggressor.as_ref().map(|a| a.seconds).unwrap_or(0.0);
     match (best, none) {
         // Only a clear win is one: a max or p99.9 within noise of none's is not.
         (Some(b), Some(n)) if clearly_better(b, n) => {
-            let slow = agg_secs(b) / agg_secs(n).max(1e-3);
+            let (slow, cost) = writer_cost(b, n);
             let mut s = format!(
-                "Best worst case: {} ({} instead of {}; max {} instead of {}, p99.9 {} instead of {}, p99 {}: {}); the aggressor took {} instead of {} ({:.1}x){}.",
+                "Best worst case: {} ({} instead of {}; max {} instead of {}, p99.9 {} instead of {}, p99 {}: {}); {cost}.",
                 b.mitigation.as_deref().unwrap_or("?"),
                 stall_words(b),
                 stall_words(n),
@@ -104,14 +157,6 @@ pub fn recommend(doc: &InterfereDoc) -> String {
                 ms(tail(n)),
                 ms(b.p(99.0)),
                 b.verdict.name(),
-                secs(agg_secs(b)),
-                secs(agg_secs(n)),
-                slow,
-                if b.aggressor.as_ref().is_some_and(|a| a.capped) {
-                    ", and was stopped at the cap before finishing"
-                } else {
-                    ""
-                }
             );
             if slow >= 3.0 {
                 s.push_str(" That is a trade-off: the bulk writer (an OS update) runs that many times longer.");
@@ -124,16 +169,23 @@ pub fn recommend(doc: &InterfereDoc) -> String {
                         ce <= be
                             && ch <= bh
                             && c.max().zip(b.max()).is_some_and(|(m, bm)| m as f64 <= bm as f64 * 1.5)
-                            && agg_secs(c) < agg_secs(b) * 0.5
+                            && writer_rate(c) > writer_rate(b) * 2.0
                     })
-                    .min_by(|x, y| agg_secs(x).total_cmp(&agg_secs(y)))
+                    .max_by(|x, y| writer_rate(x).total_cmp(&writer_rate(y)))
                 {
                     s.push_str(&format!(
-                        " {} comes close (max {}, {}) with the aggressor taking {}.",
+                        " {} comes close (max {}, {}) with the aggressor {}.",
                         c.mitigation.as_deref().unwrap_or("?"),
                         ms(c.max()),
                         stall_words(c),
-                        secs(agg_secs(c))
+                        match c.aggressor.as_ref() {
+                            Some(a) if a.capped => format!(
+                                "writing {} in {} (stopped at the cap)",
+                                bytes(a.bytes),
+                                secs(a.seconds)
+                            ),
+                            a => format!("taking {}", secs(a.map_or(0.0, |a| a.seconds))),
+                        }
                     ));
                 }
             }

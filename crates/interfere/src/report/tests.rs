@@ -541,6 +541,9 @@ fn a_write_blocked_past_the_heartbeat_is_said() {
 #[path = "tests/repeat.rs"]
 mod repeat;
 
+#[path = "tests/cost.rs"]
+mod cost;
+
 /// Regression (QA): "Best worst case: ionice-idle" in the report that also noted that the
 /// active scheduler (none) ignores I/O priorities. Under none or kyber an I/O class alone is
 /// not named best (nor worse): its difference is noise. With the scheduler switched in the same
