@@ -36,6 +36,7 @@ pub fn run(
         }
         ticker.tick(written, 1);
     }
+    ticker.report(written, 1);
     if spec.policy != WriterPolicy::NoFsync && !stop.load(Ordering::Relaxed) {
         f.sync_all().map_err(|e| InterfereError::io(&path, e))?;
     }
@@ -62,8 +63,11 @@ mod tests {
             seed: 1,
             command: None,
         };
-        let tally = run(&spec, &AtomicBool::new(false), &|_| {}).unwrap();
+        let reported = std::cell::Cell::new(0);
+        let tally = run(&spec, &AtomicBool::new(false), &|t| reported.set(t.bytes)).unwrap();
         assert_eq!(tally.bytes, spec.size);
+        // Reported before the final fsync, which a cap can cut short.
+        assert_eq!(reported.get(), spec.size);
         assert_eq!(
             std::fs::metadata(t.path().join("bulk.dat")).unwrap().len(),
             spec.size

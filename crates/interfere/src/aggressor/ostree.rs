@@ -74,6 +74,7 @@ pub fn run(
         n += 1;
         ticker.tick(written, n);
     }
+    ticker.report(written, n);
     if spec.policy != WriterPolicy::NoFsync && !stop.load(Ordering::Relaxed) {
         let d = std::fs::File::open(&spec.dir).map_err(|e| InterfereError::io(&spec.dir, e))?;
         crate::sys::syncfs(&d).map_err(|e| InterfereError::io(&spec.dir, e))?;
@@ -110,8 +111,11 @@ mod tests {
             seed: 1,
             command: None,
         };
-        let tally = run(&spec, &AtomicBool::new(false), &|_| {}).unwrap();
+        let reported = std::cell::Cell::new(0);
+        let tally = run(&spec, &AtomicBool::new(false), &|t| reported.set(t.bytes)).unwrap();
         assert_eq!(tally.bytes, 3 * MIB + 17);
+        // Reported before the final syncfs, which a cap can cut short.
+        assert_eq!(reported.get(), tally.bytes);
         let on_disk: u64 = walk(&t.path().join("objects"));
         assert_eq!(on_disk, tally.bytes);
         assert!(tally.objects > 5);

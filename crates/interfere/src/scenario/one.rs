@@ -277,11 +277,10 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
                 ));
             }
         } else if fin.capped {
-            notes.push(format!(
-                "the aggressor was stopped at the cap ({}) after writing {} of {} bytes",
-                cap_words(cx.cfg.cap),
+            notes.push(capped_note(
+                &cap_words(cx.cfg.cap),
                 fin.tally.bytes,
-                spec.size
+                spec.size,
             ));
         }
         let mut s = Scenario::measured(
@@ -412,6 +411,19 @@ pub(super) fn interrupted_note(
     )
 }
 
+/// The note on a writer stopped at the cap. One that had written everything was stopped in its
+/// final sync, with its data still in the page cache: "after writing 629145600 of 629145600
+/// bytes" read as if it had finished.
+fn capped_note(cap: &str, written: u64, size: u64) -> String {
+    if written >= size {
+        format!("the aggressor was stopped at the cap ({cap}) in its final sync: it had written all {written} bytes, not all of them yet on disk")
+    } else {
+        format!(
+            "the aggressor was stopped at the cap ({cap}) after writing {written} of {size} bytes"
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,5 +433,16 @@ mod tests {
         assert_eq!(cap_words(Duration::from_millis(1500)), "1.50 s");
         assert_eq!(cap_words(Duration::from_millis(1)), "1.00 ms");
         assert_eq!(cap_words(Duration::from_secs(600)), "600.00 s");
+    }
+
+    #[test]
+    fn a_writer_capped_in_its_final_sync_is_said_so() {
+        let n = capped_note("4.00 s", 600 << 20, 600 << 20);
+        assert!(n.contains("in its final sync"), "{n}");
+        let n = capped_note("4.00 s", 27_039_678, 64 << 20);
+        assert!(
+            n.ends_with("after writing 27039678 of 67108864 bytes"),
+            "{n}"
+        );
     }
 }
