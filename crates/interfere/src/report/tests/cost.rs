@@ -22,7 +22,7 @@ fn a_capped_writer_costs_its_bytes_per_second_not_the_cap() {
             capped("cgroup-throttle", stalled(7.9, 12.0, 37.9, 0, 0), 100 << 20, 5.0, true),
         ],
         &[
-            "Best worst case: cgroup-throttle",
+            "with no mitigation): cgroup-throttle",
             "the aggressor wrote 100 MiB in 5.0 s (stopped at the cap) instead of 14.40 GiB in 5.0 s (stopped at the cap) (147.5x slower)",
             "trade-off",
         ],
