@@ -400,3 +400,26 @@ fn interference_runs_count_their_target_and_the_baseline_has_no_mitigation() {
         .expect("the baseline's row");
     assert!(row.contains("<td>–</td>"), "{row}");
 }
+
+/// Regression (QA): an import that names no path (fio's text report) had a card with an empty
+/// title, a bare "read" in its legend and an empty comparison column head, where `show` and
+/// `compare` say "target unknown".
+#[test]
+fn an_import_without_a_target_is_named_target_unknown() {
+    let mut a = fixture("read-iops");
+    a["target"]["path"] = "".into();
+    let b = a.clone();
+    let runs = vec![stored("run-a", "import", a), stored("run-b", "import", b)];
+    let page = render(&ReportInput::new(&runs, "2023-09-14 10:00 UTC")).unwrap();
+    let card = page
+        .split("<div class=\"card\" data-target=\"\">")
+        .nth(1)
+        .expect("a card for the target-less runs");
+    let title = card.split("</div>").next().unwrap_or_default();
+    assert!(title.ends_with("</span>target unknown"), "{title}");
+    assert!(page.contains("target unknown read (run-a)"), "legend");
+    assert!(
+        page.contains("<th>A <span class=\"mono\">target unknown</span></th>"),
+        "comparison head"
+    );
+}

@@ -29,7 +29,7 @@ impl Bench<'_> {
     pub(super) fn label(&self) -> String {
         format!(
             "{} · {}{}",
-            self.doc.target.path,
+            target_name(&self.doc.target.path),
             self.profile(),
             if self.doc.interrupted {
                 " (interrupted: partial figures)"
@@ -48,6 +48,17 @@ impl Bench<'_> {
                     .map(|d| (n, d))
             })
             .collect()
+    }
+}
+
+/// A target as the report shows it: an import that names no path (fio's text report, a fio
+/// job without `filename`) is "target unknown", as `show` and `compare` say, rather than a
+/// blank card title, a bare "read" in a legend or an empty column head (QA).
+pub(super) fn target_name(path: &str) -> &str {
+    if path.is_empty() {
+        "target unknown"
+    } else {
+        path
     }
 }
 

@@ -87,7 +87,7 @@ fn job_row(j: &JobEntry) -> String {
         esc(&opt(&j.job, "bs")),
         esc(&opt(&j.job, "iodepth")),
         esc(&opt(&j.job, "numjobs")),
-        esc(&super::charts::short(&j.target.path, 36)),
+        esc(&super::charts::short(super::bench::target_name(&j.target.path), 36)),
         figures(&j.results)
     )
 }

@@ -3,6 +3,7 @@
 
 use super::bench::big_blocks;
 use super::bench::profiles;
+use super::bench::target_name;
 use super::bench::Bench;
 use super::charts::{Bar, Curve};
 use super::error::ReportError;
@@ -47,7 +48,7 @@ pub(super) fn verdicts(benches: &[Bench<'_>], targets: &[String]) -> String {
             "<div class=\"card\" data-target=\"{}\">\n<div class=\"path\">{}{}</div>\n<div class=\"sub\">{}</div>\n<div class=\"badges\">",
             esc(t),
             swatch(ti),
-            esc(t),
+            esc(target_name(t)),
             esc(&sub.join(" · "))
         );
         let names = profiles_of(&mine);
@@ -257,7 +258,10 @@ pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
                 if points.is_empty() {
                     continue;
                 }
-                let mut label = format!("{} {dir}", super::charts::short(&b.doc.target.path, 40));
+                let mut label = format!(
+                    "{} {dir}",
+                    super::charts::short(target_name(&b.doc.target.path), 40)
+                );
                 if mine.iter().filter(|o| o.color == b.color).count() > 1 {
                     label.push_str(&format!(" ({})", b.run.summary.id));
                 }
@@ -300,7 +304,7 @@ pub(super) fn throughput(benches: &[Bench<'_>]) -> Result<String, ReportError> {
             }
             let label = format!(
                 "{} · {} {dir}",
-                super::charts::short(&b.doc.target.path, 40),
+                super::charts::short(target_name(&b.doc.target.path), 40),
                 b.profile()
             );
             if d.iops > 0.0 {
@@ -393,7 +397,7 @@ pub(super) fn comparisons(benches: &[Bench<'_>]) -> String {
                 s,
                 "<th>{} <span class=\"mono\">{}</span></th>",
                 side.letter,
-                esc(&super::charts::short(&side.target, 36))
+                esc(&super::charts::short(target_name(&side.target), 36))
             );
         }
         for side in &c.runs[1..] {

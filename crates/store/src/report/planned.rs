@@ -86,7 +86,7 @@ pub(super) fn plan_section(
             s,
             "<tr><td class=\"mono\">{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1}</td><td class=\"num\">{}</td><td>{meets}</td></tr>",
             swatch(b.color),
-            esc(&b.doc.target.path),
+            esc(super::bench::target_name(&b.doc.target.path)),
             esc(&b.profile()),
             fmt_count(iops),
             bw / 1048576.0,
