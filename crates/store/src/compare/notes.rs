@@ -64,6 +64,11 @@ fn mix_note(sides: &[Side]) -> Option<String> {
     if !imported.is_empty() {
         which.push_str(&format!("; {} imported", imported.join(", ")));
     }
+    // The full runs are named too when imports are there as well: "quick, full and imported
+    // runs are mixed (A quick; B imported)" left the reader to guess which was full (QA).
+    if !full.is_empty() && !imported.is_empty() {
+        which.push_str(&format!("; {} full", full.join(", ")));
+    }
     Some(format!(
         "{mixed} ({which}): quick runs are shorter and noisier, so small differences mean little"
     ))

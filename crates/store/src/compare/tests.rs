@@ -83,7 +83,8 @@ fn an_import_is_not_called_a_full_run() {
     let runs = [runs[0], runs[1], as_kind("check", &full)[0]];
     let c = compare(&runs, false).unwrap();
     assert!(
-        c.notes[0].starts_with("quick, full and imported runs are mixed (A quick; B imported)"),
+        c.notes[0]
+            .starts_with("quick, full and imported runs are mixed (A quick; B imported; C full)"),
         "{:?}",
         c.notes
     );
