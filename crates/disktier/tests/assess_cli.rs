@@ -100,6 +100,19 @@ fn assess_refuses_raw_devices_and_missing_paths() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no such profile"));
+    // A report that cannot be written is refused before anything is measured or saved (QA: it
+    // failed the assessment after every profile had run, naming `-o`).
+    dt(&db)
+        .args(["assess", "--only", "etcd", "--report"])
+        .arg(d.path().join("missing/r.html"))
+        .arg(d.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "does not exist; create it, or pass another --report",
+        ))
+        .stderr(predicate::str::contains("assess ").not());
+    assert!(!db.exists(), "nothing was saved");
     // `report -o -` prints the HTML; assess's own table is on standard output already.
     dt(&db)
         .args(["assess", "--report", "-"])

@@ -237,7 +237,7 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
     }
     let report = match report_to_write(req.report.as_deref(), !stored.is_empty()) {
         Some(path) => {
-            super::report::write_report(&stored, None, path)?;
+            super::report::write_report(&stored, None, path, "--report")?;
             Some(path.to_path_buf())
         }
         None => None,

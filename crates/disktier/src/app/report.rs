@@ -154,13 +154,15 @@ pub fn read_plan(path: &Path) -> anyhow::Result<StoragePlan> {
 /// Renders `runs` and writes the HTML to `path`: through a temporary file with a random name
 /// created with `O_EXCL` in the same directory (never a name another user can predict and
 /// plant), renamed over `path`, so a failed write never leaves half a report. A `path` that is
-/// a symlink or not a regular file is refused rather than replaced.
+/// a symlink or not a regular file is refused rather than replaced. `flag` is the option that
+/// named `path` (`-o`, `--report`): a refusal says which to change.
 pub fn write_report(
     runs: &[StoredRun],
     plan: Option<&StoragePlan>,
     path: &Path,
+    flag: &str,
 ) -> anyhow::Result<()> {
-    write_report_skipping(runs, &[], plan, path)
+    write_report_skipping(runs, &[], plan, path, flag)
 }
 
 /// [`write_report`], naming `skipped` runs (selected, but their stored rows do not read) in the
@@ -170,8 +172,9 @@ pub fn write_report_skipping(
     skipped: &[Skipped],
     plan: Option<&StoragePlan>,
     path: &Path,
+    flag: &str,
 ) -> anyhow::Result<()> {
-    write_atomic(path, render_page(runs, skipped, plan)?.as_bytes())
+    write_atomic(path, render_page(runs, skipped, plan)?.as_bytes(), flag)
 }
 
 /// The report's HTML, generated now (`report -o -` prints it as it is).
@@ -189,18 +192,29 @@ pub fn render_page(
     })?)
 }
 
-/// Writes `bytes` to `path` through a random `O_EXCL` temporary file in its directory and a
-/// rename; keeps the mode of a file it replaces (0644 for a new one).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
+/// The directory a report at `path` is written in.
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Whether a report can be written at `path` (named by the option `flag`), and the mode it will
+/// have (that of the report it replaces, 0644 for a new one). Checked before anything is
+/// rendered or measured, so that `assess --report` in a directory that does not exist or
+/// cannot be written is refused at once rather than after minutes of measuring (QA), and
+/// `report -o` before a large report is drawn; and again when writing.
+pub fn check_destination(path: &Path, flag: &str) -> anyhow::Result<u32> {
+    use std::io::ErrorKind;
     use std::os::unix::fs::PermissionsExt;
     let mode = match std::fs::symlink_metadata(path) {
         Ok(md) if md.file_type().is_symlink() => anyhow::bail!(
-            "{} is a symlink: refusing to replace it; pass the path of the file itself",
+            "{} is a symlink: refusing to replace it; pass the path of the file itself to {flag}",
             path.display()
         ),
         Ok(md) if !md.file_type().is_file() => anyhow::bail!(
-            "{} exists and is not a regular file: pass another -o",
+            "{} exists and is not a regular file: pass another {flag}",
             path.display()
         ),
         Ok(md) => {
@@ -208,19 +222,65 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
                 anyhow::bail!(
                     "refusing to replace {}: it exists and is not a disktier report (a report \
                      starts with <!DOCTYPE html> and is titled \"disktier report\"); pass \
-                     another -o, or remove that file first if it may go",
+                     another {flag}, or remove that file first if it may go",
                     path.display()
                 );
             }
             md.permissions().mode() & 0o777
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0o644,
-        Err(e) => return Err(e).with_context(|| format!("cannot write {}", path.display())),
+        Err(e) if e.kind() == ErrorKind::NotFound => 0o644,
+        // A path through a file ("report.html/x") or one that cannot be reached.
+        Err(e) => anyhow::bail!("cannot write {} ({e}): pass another {flag}", path.display()),
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let name = path.file_name().with_context(|| {
+        format!(
+            "{} names no file: pass a file name to {flag}",
+            path.display()
+        )
+    })?;
+    let dir = dir_of(path);
+    // The temporary file the write makes, made and removed: this finds a directory that does
+    // not exist, one the user cannot write and a read-only filesystem as the write would.
+    let probe = tempfile::Builder::new()
+        .prefix(&format!(".{}.", name.to_string_lossy()))
+        .suffix(".tmp")
+        .tempfile_in(dir);
+    if let Err(e) = probe {
+        let dir = dir.display();
+        match e.kind() {
+            ErrorKind::NotFound => anyhow::bail!(
+                "cannot write {}: the directory {dir} does not exist; create it, or pass another {flag}",
+                path.display()
+            ),
+            ErrorKind::PermissionDenied => anyhow::bail!(
+                "cannot write {}: the directory {dir} is not writable by this user; pass a {flag} in a directory you can write",
+                path.display()
+            ),
+            ErrorKind::ReadOnlyFilesystem => anyhow::bail!(
+                "cannot write {}: the directory {dir} is on a read-only filesystem; pass a {flag} on a writable one",
+                path.display()
+            ),
+            ErrorKind::NotADirectory => anyhow::bail!(
+                "cannot write {}: {dir} is not a directory; pass another {flag}",
+                path.display()
+            ),
+            _ => anyhow::bail!(
+                "cannot create a temporary file in {dir} ({}): pass another {flag}",
+                std::io::Error::from(e.kind())
+            ),
+        }
+    }
+    Ok(mode)
+}
+
+/// Writes `bytes` to `path` through a random `O_EXCL` temporary file in its directory and a
+/// rename; keeps the mode of a file it replaces (0644 for a new one). `flag` is the option that
+/// named `path`.
+pub fn write_atomic(path: &Path, bytes: &[u8], flag: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let mode = check_destination(path, flag)?;
+    let dir = dir_of(path);
     let name = path
         .file_name()
         .with_context(|| format!("{} names no file: pass a file name", path.display()))?;

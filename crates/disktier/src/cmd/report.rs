@@ -50,6 +50,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     } else {
         Selection::Runs(args.runs)
     };
+    if !to_stdout {
+        // A file that cannot be written is refused before a large report is drawn.
+        crate::app::report::check_destination(&args.output, "-o")?;
+    }
     // Reading never creates a store, and reads one it cannot write.
     let mut store = Store::open_existing(ctx.store().db.as_deref())?;
     // A run that cannot be read is named on stderr also with `--quiet`.
@@ -58,7 +62,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         // `-o -`: standard output, as with most tools (QA: it made a file named "-").
         crate::out::print(&render_page(&runs, &skipped, plan.as_ref())?)?;
     } else {
-        write_report_skipping(&runs, &skipped, plan.as_ref(), &args.output)?;
+        write_report_skipping(&runs, &skipped, plan.as_ref(), &args.output, "-o")?;
     }
     let ids: Vec<&str> = runs.iter().map(|r| r.summary.id.as_str()).collect();
     let left: Vec<&str> = skipped.iter().map(|s| s.id.as_str()).collect();

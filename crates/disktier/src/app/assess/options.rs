@@ -35,6 +35,11 @@ impl Options {
             // `report -o -` prints the HTML; here it would interleave with the table.
             bail!("--report - would write the HTML into assess's own output on standard output: pass a file, or --no-report and `disktier report -o -` afterwards");
         }
+        if !self.no_report {
+            // Refused before minutes of measuring, not after (QA: a --report in a directory
+            // that does not exist failed the assessment at its end, with exit 2).
+            crate::app::report::check_destination(&self.report, "--report")?;
+        }
         let profiles = profiles(&self.only)?;
         let mut skipped = Vec::new();
         let raw = if self.all_local {
@@ -194,6 +199,36 @@ mod tests {
                 file.display()
             )
         );
+    }
+
+    /// Regression (QA): a --report in a directory that does not exist (or a directory, or a
+    /// file that is no report) failed the assessment at its end, after every profile ran.
+    #[test]
+    fn a_report_that_cannot_be_written_is_refused_before_measuring() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(vec![dir.path().into()]);
+        o.report = dir.path().join("missing/r.html");
+        let e = err(o.clone());
+        assert!(
+            e.ends_with("missing does not exist; create it, or pass another --report"),
+            "{e}"
+        );
+        o.report = dir.path().into();
+        let e = err(o.clone());
+        assert!(
+            e.ends_with("is not a regular file: pass another --report"),
+            "{e}"
+        );
+        let store = dir.path().join("results.db");
+        std::fs::write(&store, "SQLite format 3").unwrap();
+        o.report = store;
+        let e = err(o.clone());
+        assert!(
+            e.contains("is not a disktier report") && e.contains("pass another --report"),
+            "{e}"
+        );
+        o.no_report = true;
+        assert!(o.check().is_ok());
     }
 
     #[test]
