@@ -423,3 +423,17 @@ fn an_import_without_a_target_is_named_target_unknown() {
         "comparison head"
     );
 }
+
+/// Regression (QA): a run of one second has one per-second sample, and a line through one point
+/// draws nothing: its "Second by second" chart had axes and a legend but no figure.
+#[test]
+fn a_single_per_second_sample_is_drawn() {
+    let one: Vec<disktier_engine::Sample> = serde_json::from_value(serde_json::json!([{
+        "t_s": 1.0, "read_iops": 20745.0, "write_iops": 0.0, "read_bw_bytes": 84971520.0,
+        "write_bw_bytes": 0.0, "p99_ns": 90623, "sync_p99_ns": null
+    }]))
+    .unwrap();
+    let svg = disktier_store::report::charts::series(&one, false).unwrap();
+    // One dot for the IOPS, one for the p99.
+    assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
+}

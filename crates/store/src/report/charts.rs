@@ -443,7 +443,9 @@ pub fn series(samples: &[Sample], bandwidth: bool) -> Result<String, ChartError>
     })
 }
 
-/// Draws `points` as a line in palette colour `c`, named `name` in the legend.
+/// Draws `points` as a line in palette colour `c`, named `name` in the legend. A single point
+/// (a run of one second has one per-second sample) is no line at all, so it is drawn as a dot
+/// (QA: a 1 s run's "Second by second" chart was empty).
 fn labelled_line<'a, DB: DrawingBackend + 'a, CT: CoordTranslate<From = (f64, f64)>>(
     chart: &mut ChartContext<'a, DB, CT>,
     name: &str,
@@ -452,6 +454,12 @@ fn labelled_line<'a, DB: DrawingBackend + 'a, CT: CoordTranslate<From = (f64, f6
     e: &impl Fn(DrawingAreaErrorKind<DB::ErrorType>) -> ChartError,
 ) -> Result<(), ChartError> {
     let col = color(c);
+    let points: Vec<(f64, f64)> = points.into_iter().collect();
+    if let [p] = points[..] {
+        chart
+            .draw_series(std::iter::once(Circle::new(p, 3, col.filled())))
+            .map_err(e)?;
+    }
     chart
         .draw_series(LineSeries::new(points, col.stroke_width(2)))
         .map_err(e)?
