@@ -437,3 +437,29 @@ fn a_single_per_second_sample_is_drawn() {
     // One dot for the IOPS, one for the p99.
     assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
 }
+
+/// Regression (QA): the cost section's "Measured here" table listed an interrupted run's
+/// partial figures (and judged them against the plan's need) without saying it was cut short,
+/// where the cards, charts and run list mark it.
+#[test]
+fn the_cost_section_marks_an_interrupted_run() {
+    let plan: disktier_catalog::plan::StoragePlan =
+        serde_json::from_value(fixture("plan")).unwrap();
+    let mut doc = fixture("read-iops");
+    doc["interrupted"] = true.into();
+    let runs = vec![stored("run-read", "bench", doc)];
+    let page = render(&ReportInput {
+        plan: Some(&plan),
+        ..ReportInput::new(&runs, "2023-09-14 10:00 UTC")
+    })
+    .unwrap();
+    let measured = page
+        .split("<table class=\"measured\">")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("the Measured here table");
+    assert!(
+        measured.contains("read-iops (interrupted: partial figures)"),
+        "{measured}"
+    );
+}

@@ -87,7 +87,17 @@ pub(super) fn plan_section(
             "<tr><td class=\"mono\">{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1}</td><td class=\"num\">{}</td><td>{meets}</td></tr>",
             swatch(b.color),
             esc(super::bench::target_name(&b.doc.target.path)),
-            esc(&b.profile()),
+            // A run cut short is marked here too, as in the charts and the run list (QA: its
+            // partial figures were judged "meets the need" unmarked).
+            esc(&format!(
+                "{}{}",
+                b.profile(),
+                if b.doc.interrupted {
+                    " (interrupted: partial figures)"
+                } else {
+                    ""
+                }
+            )),
             fmt_count(iops),
             bw / 1048576.0,
             r.sync.as_ref().and_then(|d| d.lat_ns.p(99.0)).map(ns).unwrap_or_else(|| "–".into()),
