@@ -463,3 +463,30 @@ fn the_cost_section_marks_an_interrupted_run() {
         "{measured}"
     );
 }
+
+/// Regression (QA): the IOPS and throughput bars of several runs of one profile on one target
+/// had the same label ("/data · etcd write" four times), and an interrupted run's bar was not
+/// marked; they now carry the run id, and the mark, as the latency legend does.
+#[test]
+fn bars_of_runs_of_one_target_and_profile_are_told_apart() {
+    let mut cut = fixture("read-iops");
+    cut["interrupted"] = true.into();
+    let runs = vec![
+        stored("run-1", "bench", fixture("read-iops")),
+        stored("run-2", "bench", cut),
+        stored("run-other", "check", fixture("ocp-recipe-ebs")),
+    ];
+    let page = render(&ReportInput::new(&runs, "2023-09-14 10:00 UTC")).unwrap();
+    let bars = page
+        .split("<section id=\"throughput\">")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .expect("the IOPS and throughput section");
+    assert!(bars.contains("read-iops read · run-1\n"), "{bars}");
+    assert!(
+        bars.contains("read-iops read · run-2 (interrupted: partial figures)\n"),
+        "{bars}"
+    );
+    // A target's only run of a profile needs no id.
+    assert!(!bars.contains("run-other"), "{bars}");
+}

@@ -268,6 +268,10 @@ pub struct Bar {
 }
 
 /// Horizontal bars, one per item, labelled on the left.
+/// The longest bar label drawn whole: a target, profile, direction, run id and the interrupted
+/// mark fit; a longer one keeps its end.
+pub const BAR_LABEL_CHARS: usize = 80;
+
 pub fn bars(items: &[Bar], x_label: &str, width: u32) -> Result<String, ChartError> {
     let n = items.len().max(1);
     let max = axis(items.iter().map(|b| b.value).fold(0.0, f64::max)).max(1e-9);
@@ -276,7 +280,7 @@ pub fn bars(items: &[Bar], x_label: &str, width: u32) -> Result<String, ChartErr
         .map(|b| b.label.chars().count())
         .max()
         .unwrap_or(8)
-        .clamp(8, 60);
+        .clamp(8, BAR_LABEL_CHARS);
     let height = 60 + 34 * n as u32;
     // plotters' segmented range `0..k` has k+1 slots; the first item goes on top.
     let top = n.saturating_sub(1).max(1);
@@ -300,7 +304,7 @@ pub fn bars(items: &[Bar], x_label: &str, width: u32) -> Result<String, ChartErr
                 .y_label_formatter(&|s| match s {
                     SegmentValue::CenterOf(i) if *i < n => items
                         .get(slot(*i))
-                        .map(|b| short(&b.label, 60))
+                        .map(|b| short(&b.label, BAR_LABEL_CHARS))
                         .unwrap_or_default(),
                     _ => String::new(),
                 }),

@@ -297,15 +297,36 @@ pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
 pub(super) fn throughput(benches: &[Bench<'_>]) -> Result<String, ReportError> {
     let mut iops = Vec::new();
     let mut bw = Vec::new();
+    // Runs of one profile on one target: their bars are told apart by run id, as the latency
+    // legend tells their curves apart (QA: four bars labelled "/data · etcd write").
+    let mut runs_of: std::collections::HashMap<(usize, String), usize> = Default::default();
     for b in benches {
+        *runs_of.entry((b.color, b.profile())).or_default() += 1;
+    }
+    for b in benches {
+        let profile = b.profile();
+        let several = runs_of
+            .get(&(b.color, profile.clone()))
+            .is_some_and(|n| *n > 1);
         for (dir, d) in b.dirs() {
             if dir == "sync" {
                 continue;
             }
+            let mut tail = format!(" · {profile} {dir}");
+            if several {
+                tail.push_str(&format!(" · {}", b.run.summary.id));
+            }
+            // Marked as in every other chart label (QA: a partial run's bar was not).
+            if b.doc.interrupted {
+                tail.push_str(" (interrupted: partial figures)");
+            }
+            // The target gives way to what tells the bars apart, down to its last 16 characters.
+            let room = super::charts::BAR_LABEL_CHARS
+                .saturating_sub(tail.chars().count())
+                .clamp(16, 40);
             let label = format!(
-                "{} · {} {dir}",
-                super::charts::short(target_name(&b.doc.target.path), 40),
-                b.profile()
+                "{}{tail}",
+                super::charts::short(target_name(&b.doc.target.path), room)
             );
             if d.iops > 0.0 {
                 iops.push(Bar {
