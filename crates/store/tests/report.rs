@@ -490,3 +490,31 @@ fn bars_of_runs_of_one_target_and_profile_are_told_apart() {
     // A target's only run of a profile needs no id.
     assert!(!bars.contains("run-other"), "{bars}");
 }
+
+/// Regression (QA): a randrw run's read and write latency curves were drawn in the same colour
+/// and the same line style, so neither the chart nor its legend told them apart; the second
+/// direction now has its own dash pattern and marker, in the legend too.
+#[test]
+fn a_runs_read_and_write_curves_differ_in_style() {
+    let mut doc = fixture("read-iops");
+    doc["results"]["write"] = doc["results"]["read"].clone();
+    let runs = vec![stored("run-rw", "bench", doc)];
+    let page = render(&ReportInput::new(&runs, "2023-09-14 10:00 UTC")).unwrap();
+    let latency = page
+        .split("<section id=\"latency\">")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .expect("the latency section");
+    let legend: Vec<&str> = latency
+        .split("<div class=\"legend\">")
+        .nth(1)
+        .expect("a legend")
+        .split("<span>")
+        .skip(1)
+        .collect();
+    assert_eq!(legend.len(), 2, "{legend:?}");
+    let swatch = |entry: &str| entry.split("</span>").next().unwrap_or("").to_string();
+    assert!(legend[0].contains(" read"), "{legend:?}");
+    assert!(legend[1].contains(" write"), "{legend:?}");
+    assert_ne!(swatch(legend[0]), swatch(legend[1]), "{legend:?}");
+}

@@ -139,6 +139,10 @@ pub struct Limit {
 pub struct Curve {
     pub label: String,
     pub color: usize,
+    /// Its dash pattern and marker, [`dash`]`(style)`: `color` for a target's (or scenario's)
+    /// line; another for a run's second direction (read and write of one randrw run), drawn in
+    /// the same colour.
+    pub style: usize,
     pub points: Vec<(f64, u64)>,
 }
 
@@ -214,7 +218,7 @@ pub fn percentiles(
         }
         for c in curves {
             let col = color(c.color);
-            let style = dash(c.color);
+            let style = dash(c.style);
             let data: Vec<(f64, f64)> = c
                 .points
                 .iter()

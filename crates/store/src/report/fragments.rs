@@ -38,7 +38,12 @@ pub(super) fn figure(kind: &str, key: &str, svg: String) -> String {
 pub(super) fn legend(curves: &[Curve]) -> String {
     let mut s = String::from("<div class=\"legend\">");
     for c in curves {
-        let _ = write!(s, "<span>{}{}</span>", swatch(c.color), esc(&c.label));
+        let _ = write!(
+            s,
+            "<span>{}{}</span>",
+            styled_swatch(c.color, c.style),
+            esc(&c.label)
+        );
     }
     s.push_str("</div>\n");
     s
@@ -47,8 +52,13 @@ pub(super) fn legend(curves: &[Curve]) -> String {
 /// The colour (and past 8 series the dash pattern and marker, see [`super::charts::dash`])
 /// that series `color` is drawn in.
 pub(super) fn swatch(color: usize) -> String {
+    styled_swatch(color, color)
+}
+
+/// A swatch in colour `color` with the dash pattern and marker of `style`.
+pub(super) fn styled_swatch(color: usize, style: usize) -> String {
     let c = super::charts::css_color(color);
-    match super::charts::dash(color) {
+    match super::charts::dash(style) {
         super::charts::Dash::Solid => {
             format!("<span class=\"swatch\" style=\"background:{c}\"></span>")
         }

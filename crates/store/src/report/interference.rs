@@ -35,6 +35,7 @@ pub(super) fn interfere_section(
                     curves.push(Curve {
                         label: name.to_string(),
                         color: i,
+                        style: i,
                         points,
                     });
                 }

@@ -250,7 +250,10 @@ pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
             } else {
                 dirs
             };
-            for (dir, d) in shown {
+            // A run's directions share its target's colour and are told apart by the dash
+            // pattern and marker (QA: a randrw run's read and write curves were the same line
+            // style, so the legend could not say which was which).
+            for (j, (dir, d)) in shown.into_iter().enumerate() {
                 let points: Vec<(f64, u64)> = PERCENTILES
                     .iter()
                     .filter_map(|q| d.lat_ns.p(*q).map(|v| (*q, v)))
@@ -271,6 +274,7 @@ pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
                 curves.push(Curve {
                     label,
                     color: b.color,
+                    style: b.color + j * super::charts::PALETTE.len(),
                     points,
                 });
             }
