@@ -8,6 +8,9 @@ use disktier_store::{Filter, Store, StoreError, StoredRun};
 use std::num::NonZeroUsize;
 use std::path::Path;
 
+/// Where the assess ids a group is chosen by are found.
+const GROUP_HINT: &str = "give the id `disktier assess` printed (\"assess id ...\"); `disktier history --kind assess --format json` lists each run's group_id";
+
 /// The number of runs a report draws when none are named and no group is chosen.
 pub const DEFAULT_LAST: usize = 10;
 
@@ -52,9 +55,9 @@ pub fn select(
             let mut list = store.list(&filter)?;
             if list.is_empty() {
                 if let Some(g) = group {
-                    anyhow::bail!(
-                        "no run is in group {g}: `disktier history` lists the runs with their groups"
-                    );
+                    // `history`'s table has no group column: the hint names where groups are
+                    // (QA: it sent the user to a listing that does not show them).
+                    anyhow::bail!("no run is in group {g}: {GROUP_HINT}");
                 }
             }
             list.reverse(); // oldest first reads like the order they were made
@@ -398,7 +401,7 @@ mod tests {
         let e = select(&mut store, &none, &quiet, &quiet).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "no run is in group nope: `disktier history` lists the runs with their groups"
+            "no run is in group nope: give the id `disktier assess` printed (\"assess id ...\"); `disktier history --kind assess --format json` lists each run's group_id"
         );
     }
 
