@@ -642,32 +642,21 @@ fn a_trace_without_data_accesses_is_named() {
     ] {
         let t = dir.path().join(format!("{name}.dtt"));
         write_trace(&t, &[Record::new(0, 0, 0, op), Record::new(9, 4096, 0, op)]);
-        bin(&dir.path().join("db"))
-            .args(["simulate", "--cache-sizes", "1GiB"])
-            .args([
-                "--cache-volume",
-                "gp3:32GiB",
-                "--backing-volume",
-                "st1:1TiB",
-            ])
-            .arg("--trace")
-            .arg(&t)
-            .assert()
-            .code(2)
-            .stdout(predicate::str::is_empty())
-            .stderr(predicate::str::contains(
-                "has no data accesses: its 2 requests move no data",
-            ));
-        // plan --trace planned a hit ratio of 0 from such a trace (QA).
-        bin(&dir.path().join("db"))
-            .args(["--no-save", "plan", "--capacity", "100GiB", "--trace"])
-            .arg(&t)
-            .assert()
-            .code(2)
-            .stdout(predicate::str::is_empty())
-            .stderr(predicate::str::contains(
-                "has no data accesses: its 2 requests move no data",
-            ));
+        // simulate, and plan --trace, which planned a hit ratio of 0 from such a trace (QA).
+        let simulate =
+            "simulate --cache-sizes 1GiB --cache-volume gp3:32GiB --backing-volume st1:1TiB";
+        for args in [simulate, "--no-save plan --capacity 100GiB"] {
+            bin(&dir.path().join("db"))
+                .args(args.split_whitespace())
+                .arg("--trace")
+                .arg(&t)
+                .assert()
+                .code(2)
+                .stdout(predicate::str::is_empty())
+                .stderr(predicate::str::contains(
+                    "has no data accesses: its 2 requests move no data",
+                ));
+        }
     }
 }
 
