@@ -107,14 +107,17 @@ pub fn fmt_count(v: f64) -> String {
     }
 }
 
-/// Left-aligned columns separated by two spaces, without trailing blanks.
+/// Left-aligned columns separated by two spaces, without trailing blanks. Widths are the
+/// terminal columns a cell takes (a CJK character takes two: QA saw columns misaligned after a
+/// Japanese target name when characters were counted).
 pub fn align(rows: &[Vec<String>]) -> String {
+    use unicode_width::UnicodeWidthStr;
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|c| {
             rows.iter()
                 .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
+                .map(|s| s.width())
                 .max()
                 .unwrap_or(0)
         })
@@ -125,11 +128,31 @@ pub fn align(rows: &[Vec<String>]) -> String {
         for (c, cell) in r.iter().enumerate() {
             line.push_str(cell);
             if c + 1 < r.len() {
-                line.push_str(&" ".repeat(widths[c] - cell.chars().count() + 2));
+                line.push_str(&" ".repeat(widths[c] - cell.width() + 2));
             }
         }
         out.push_str(line.trim_end());
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod align_tests {
+    use super::align;
+
+    #[test]
+    fn wide_characters_take_two_columns() {
+        let rows = vec![
+            vec!["TARGET".to_string(), "HOST".to_string()],
+            vec!["/データ".to_string(), "a".to_string()],
+            vec!["/data".to_string(), "b".to_string()],
+        ];
+        let text = align(&rows);
+        let lines: Vec<&str> = text.lines().collect();
+        // "/データ" is 1 + 3 x 2 = 7 columns: HOST starts at column 9 on every line.
+        assert_eq!(lines[0], "TARGET   HOST");
+        assert_eq!(lines[1], "/データ  a");
+        assert_eq!(lines[2], "/data    b");
+    }
 }
