@@ -165,21 +165,6 @@ fn a_one_second_stall_outranks_any_p999() {
     );
 }
 
-/// QA: a mitigation that passes etcd's limit where none fails is best, but with a longer max
-/// than none's it was called "Best worst case".
-#[test]
-fn a_best_with_a_longer_max_is_not_called_the_best_worst_case() {
-    recommended(
-        vec![
-            baseline(stats(1.0, 5.0, 8.0)),
-            scenario("none", stats(12.0, 13.5, 14.3), 5.0, false),
-            scenario("cgroup-throttle", stats(6.0, 9.0, 37.9), 9.0, true),
-        ],
-        &["Best (by etcd's verdict and stall counts; its longest fdatasync is longer than with no mitigation): cgroup-throttle"],
-        &["Best worst case"],
-    );
-}
-
 #[test]
 fn removing_a_stall_is_not_listed_as_worse() {
     recommended(
