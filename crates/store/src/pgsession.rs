@@ -33,6 +33,42 @@ pub fn parse_limit(v: &str) -> Result<Option<Duration>, String> {
     }
 }
 
+/// What [`within`] got of `f`.
+pub enum Within<T> {
+    /// `f` returned in time.
+    Done(T),
+    /// `f` ran over the limit; its thread is left to finish alone.
+    TimedOut,
+    /// The thread could not be started, or ended without an answer.
+    Failed(String),
+}
+
+/// Runs `f` on a thread named `name` and waits at most `limit` for it: the one mechanism behind
+/// the connection's, each operation's and the close's deadlines.
+pub fn within<T, F>(name: &str, limit: Duration, f: F) -> Within<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    let (tx, rx) = channel();
+    let spawned = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            // The receiver is gone when `f` ran over its time: nothing waits for it.
+            let _ = tx.send(f());
+        });
+    if let Err(e) = spawned {
+        return Within::Failed(format!("cannot start the {name} thread: {e}"));
+    }
+    match rx.recv_timeout(limit) {
+        Ok(v) => Within::Done(v),
+        Err(RecvTimeoutError::Timeout) => Within::TimedOut,
+        Err(RecvTimeoutError::Disconnected) => {
+            Within::Failed(format!("the {name} thread stopped without an answer"))
+        }
+    }
+}
+
 /// Why an operation did not return a result.
 #[derive(Debug)]
 pub enum Failed {
@@ -73,24 +109,17 @@ impl Session {
             self.client = Some(client);
             return r.map_err(Failed::Driver);
         };
-        let (tx, rx) = channel();
-        std::thread::Builder::new()
-            .name("pg-op".into())
-            .spawn(move || {
-                let r = op(&mut client);
-                // The receiver is gone when the operation ran over its time.
-                let _ = tx.send((client, r));
-            })
-            .map_err(|e| Failed::Thread(format!("cannot start the store operation: {e}")))?;
-        match rx.recv_timeout(limit) {
-            Ok((client, r)) => {
+        let done = within("pg-op", limit, move || {
+            let r = op(&mut client);
+            (client, r)
+        });
+        match done {
+            Within::Done((client, r)) => {
                 self.client = Some(client);
                 r.map_err(Failed::Driver)
             }
-            Err(RecvTimeoutError::Timeout) => Err(Failed::TimedOut(limit)),
-            Err(RecvTimeoutError::Disconnected) => Err(Failed::Thread(
-                "the store operation stopped without an answer".into(),
-            )),
+            Within::TimedOut => Err(Failed::TimedOut(limit)),
+            Within::Failed(why) => Err(Failed::Thread(why)),
         }
     }
 }
@@ -100,16 +129,7 @@ impl Drop for Session {
     /// waits for the socket to shut down, which a server that stopped answering can delay.
     fn drop(&mut self) {
         if let Some(client) = self.client.take() {
-            let (tx, rx) = channel();
-            let closing = std::thread::Builder::new()
-                .name("pg-close".into())
-                .spawn(move || {
-                    drop(client);
-                    let _ = tx.send(());
-                });
-            if closing.is_ok() {
-                let _ = rx.recv_timeout(CLOSE_WAIT);
-            }
+            let _ = within("pg-close", CLOSE_WAIT, move || drop(client));
         }
     }
 }

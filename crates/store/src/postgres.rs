@@ -9,7 +9,7 @@ use crate::error::{Result, StoreError};
 use crate::migrate::{self, CREATE_SCHEMA_MIGRATIONS};
 use crate::model::{now_rfc3339, Filter, RunSummary, StoredRun};
 use crate::pgconn::{PgTarget, SslMode};
-use crate::pgsession::{Failed, Session};
+use crate::pgsession::{Failed, Session, Within};
 use crate::sql;
 use crate::Backend;
 use postgres::{Client, Row};
@@ -60,30 +60,18 @@ fn connect(target: &PgTarget) -> Result<Client> {
         .copied()
         .unwrap_or(crate::pgconn::DEFAULT_CONNECT_TIMEOUT)
         * hosts;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let attempt = std::thread::Builder::new()
-        .name("pg-connect".into())
-        .spawn(move || {
-            // The receiver is gone when the attempt ran over its time: nothing waits for it.
-            let _ = tx.send(config.connect(tls));
-        });
     let failed = |message: String| StoreError::Postgres {
         url: target.shown.clone(),
         message,
     };
-    if let Err(e) = attempt {
-        return Err(failed(format!("cannot start the connection attempt: {e}")));
-    }
-    match rx.recv_timeout(limit) {
-        Ok(Ok(client)) => Ok(client),
-        Ok(Err(e)) => Err(failed(explained(&e, target))),
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(failed(format!(
+    match crate::pgsession::within("pg-connect", limit, move || config.connect(tls)) {
+        Within::Done(Ok(client)) => Ok(client),
+        Within::Done(Err(e)) => Err(failed(explained(&e, target))),
+        Within::TimedOut => Err(failed(format!(
             "the server did not complete the connection within {} s (it may accept connections and never answer, as a stalled server or another service on that port does): check the host and port, or give it longer with connect_timeout=SECONDS",
             limit.as_secs()
         ))),
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(failed(
-            "the connection attempt stopped without an answer".into(),
-        )),
+        Within::Failed(why) => Err(failed(why)),
     }
 }
 
