@@ -64,17 +64,17 @@ pub fn table(disks: &[Disk]) -> String {
             if d.eligible { "yes" } else { "no" }.into(),
         ]);
     }
-    let widths: Vec<usize> = (0..8)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+    // Padded by display width (a model or label in CJK takes two columns a character).
+    // A firmware string's newline would split a row in two: control characters are replaced
+    // here, before the table is laid out, as they are in the rest of the text below.
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|r| r.iter().map(|c| printable(c)).collect())
         .collect();
+    let table = disktier_store::compare::align(&rows);
     let mut out = String::new();
-    for (n, r) in rows.iter().enumerate() {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(i, c)| format!("{c:<w$}", w = widths[i]))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
+    for (n, line) in table.lines().enumerate() {
+        out.push_str(line);
         out.push('\n');
         if n == 0 {
             continue;
@@ -106,7 +106,51 @@ pub fn table(disks: &[Disk]) -> String {
     }
     // Models, serials and by-id names come from device firmware: no escape sequence of theirs
     // reaches the terminal.
-    out.chars()
-        .map(|c| if c.is_control() && c != '\n' { '?' } else { c })
+    out.lines().map(|l| printable(l) + "\n").collect()
+}
+
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use disktier_disks::discover::discover;
+
+    fn fixture_disks() -> Vec<Disk> {
+        let r = disktier_cmd::RecordingRunner::new();
+        discover(&disktier_testkit::cli::sysfs_fixture("aws-m6id-xlarge"), &r).unwrap()
+    }
+
+    /// Columns line up in terminal columns: a CJK model (two columns a character) and a model
+    /// with a newline in it (firmware strings are outside input) leave the next column where
+    /// the others have it, and every disk keeps its own sub-lines.
+    #[test]
+    fn columns_line_up_by_display_width_and_firmware_newlines_stay_on_their_row() {
+        let mut d = fixture_disks();
+        assert!(d.len() >= 2, "fixture has {} disks", d.len());
+        d[0].model = Some("データ用ディスク".into());
+        d[1].model = Some("two\nlines".into());
+        let t = table(&d);
+        let class_col = |line: &str, class: &str| {
+            let at = line
+                .find(class)
+                .unwrap_or_else(|| panic!("{class} in {line:?}"));
+            unicode_width::UnicodeWidthStr::width(&line[..at])
+        };
+        let lines: Vec<&str> = t.lines().collect();
+        let header = class_col(lines[0], "CLASS");
+        let rows: Vec<&&str> = lines
+            .iter()
+            .filter(|l| d.iter().any(|x| l.starts_with(&format!("{} ", x.name))))
+            .collect();
+        assert_eq!(rows.len(), d.len(), "{t}");
+        for (row, disk) in rows.iter().zip(&d) {
+            assert_eq!(class_col(row, &disk.class.to_string()), header, "{t}");
+        }
+        assert!(t.contains("two?lines"), "{t}");
+    }
 }

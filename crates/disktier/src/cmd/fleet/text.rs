@@ -83,26 +83,10 @@ pub(super) fn table(nodes: &[NodeReport]) -> String {
             opt(&n.reason),
         ]);
     }
-    let mut widths = [0usize; 9];
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut s = String::new();
-    for r in &rows {
-        let mut line = String::new();
-        for (i, c) in r.iter().enumerate() {
-            if i == 8 {
-                line.push_str(c);
-            } else {
-                line.push_str(&format!("{c:<w$}  ", w = widths[i]));
-            }
-        }
-        s.push_str(line.trim_end());
-        s.push('\n');
-    }
-    s
+    // The one table layout the other commands use (node names and label values are ASCII by
+    // Kubernetes' rules; the unpadded last column, the reason, is free text).
+    let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
+    disktier_store::compare::align(&rows)
 }
 
 pub(super) fn summary_text(s: &Summary) -> String {
