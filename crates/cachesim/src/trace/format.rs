@@ -208,6 +208,9 @@ pub struct Reader<R: BufRead> {
     index: u64,
     done: bool,
     truncated: bool,
+    /// The input ended inside a record: what a killed writer leaves, since its buffer reaches
+    /// the file in blocks that do not end on a record's boundary.
+    cut_short: bool,
 }
 
 impl Reader<BufReader<File>> {
@@ -338,6 +341,7 @@ impl<R: BufRead> Reader<R> {
             index: 0,
             done: false,
             truncated: false,
+            cut_short: false,
         })
     }
 
@@ -345,7 +349,8 @@ impl<R: BufRead> Reader<R> {
         &self.header
     }
 
-    /// True when the input ended without the trailer (the writer did not finish).
+    /// True when the input ended without the trailer (the writer did not finish), also when
+    /// it ended inside a record, which is then not returned.
     pub fn truncated(&self) -> bool {
         self.truncated
     }
@@ -374,12 +379,17 @@ impl<R: BufRead> Reader<R> {
         }
     }
 
-    /// The next varint of a record: cut short or malformed, the record is corrupt.
+    /// The next varint of a record: malformed, the record is corrupt; cut short by the end of
+    /// the input, the trace is truncated there (see [`Reader::truncated`]).
     fn varint(&mut self) -> Result<u64, TraceError> {
         match get_varint(&mut self.input) {
             Ok(Some(v)) => Ok(v),
-            Ok(None) => Err(self.corrupt("record cut short")),
+            Ok(None) => {
+                self.cut_short = true;
+                Err(self.corrupt("record cut short"))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                self.cut_short = true;
                 Err(self.corrupt("record cut short"))
             }
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
@@ -465,6 +475,13 @@ impl<R: BufRead> Iterator for Reader<R> {
             Ok(Some(r)) => Some(Ok(r)),
             Ok(None) => {
                 self.done = true;
+                None
+            }
+            // A record the end of the input cut: the records before it stand, as after a
+            // missing trailer.
+            Err(_) if self.cut_short => {
+                self.done = true;
+                self.truncated = true;
                 None
             }
             Err(e) => {

@@ -160,6 +160,25 @@ fn truncated_and_corrupt_inputs() {
     let mut rd = Reader::new(cut, "mem").unwrap();
     assert_eq!((&mut rd).filter(|r| r.is_ok()).count(), 10);
     assert!(rd.truncated());
+    // A writer killed mid-record: every cut inside the last record, or inside the trailer,
+    // reads as the whole records before it, flagged truncated, and never as an error.
+    let whole: Vec<usize> = (1..=10)
+        .map(|n| {
+            let mut w = Writer::new(Vec::new(), &Header::new("", 0, 0)).unwrap();
+            for i in 0..n as u64 {
+                w.write(&Record::new(i, i * 4096, 4096, Op::Write)).unwrap();
+            }
+            w.finish().unwrap().len() - 2
+        })
+        .collect();
+    for cut in whole[8] + 1..bytes.len() {
+        let mut rd = Reader::new(&bytes[..cut], "mem").unwrap();
+        let read: Vec<_> = (&mut rd).collect();
+        assert!(read.iter().all(|r| r.is_ok()), "cut at {cut}: {read:?}");
+        let want = if cut >= whole[9] { 10 } else { 9 };
+        assert_eq!(read.len(), want, "cut at {cut}");
+        assert!(rd.truncated(), "cut at {cut}");
+    }
     // wrong count in the trailer
     let mut bad = bytes.clone();
     *bad.last_mut().unwrap() = 9;
