@@ -64,12 +64,13 @@ fn histogram(samples: &[Sample], name: &str) -> Option<Histogram> {
 
 /// A counter summed over its series; 0 when the member does not export it (etcd exports
 /// `etcd_server_slow_apply_total` from 3.4 on).
+/// A counter's total over its series; 0 when the member does not export it (a float `sum()` of
+/// nothing is -0.0, which read "-0 leader changes").
 fn counter(samples: &[Sample], name: &str) -> f64 {
     samples
         .iter()
         .filter(|s| s.name == name && s.value.is_finite())
-        .map(|s| s.value)
-        .sum()
+        .fold(0.0, |total, s| total + s.value)
 }
 
 impl Scrape {
@@ -199,17 +200,27 @@ fn p99_verdict(
     metric: &str,
     p: &P99,
     limit_s: f64,
+    sampled: bool,
 ) -> (Verdict, String) {
     let limit = ms(limit_s);
     let (value, pass, message) = match p.p99_s {
         None => (
             0.0,
             true,
-            format!("{url}: no {what} observed yet: nothing to judge (put some load on the member, or use --interval)"),
+            format!(
+                "{url}: no {what} observed: nothing to judge ({})",
+                if sampled {
+                    "put some load on the member while it is sampled, or give a longer --interval"
+                } else {
+                    "put some load on the member first"
+                }
+            ),
         ),
         Some(v) => {
             let bucket = match (p.bucket_lower_s, p.bucket_upper_s) {
-                (Some(lo), Some(hi)) => format!("interpolated in the bucket {} to {}", ms(lo), ms(hi)),
+                (Some(lo), Some(hi)) => {
+                    format!("interpolated in the bucket {} to {}", ms(lo), ms(hi))
+                }
                 (Some(lo), None) => format!("in the +Inf bucket: at least {}", ms(lo)),
                 _ => String::new(),
             };
@@ -291,6 +302,7 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
             "wal_fsync.p99",
             &wal,
             WAL_FSYNC_P99_LIMIT_S,
+            interval_s.is_some(),
         );
         out.lines.push(line);
         verdicts.push(v);
@@ -301,6 +313,7 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
             "backend_commit.p99",
             &backend,
             BACKEND_COMMIT_P99_LIMIT_S,
+            interval_s.is_some(),
         );
         out.lines.push(line);
         verdicts.push(v);
@@ -406,7 +419,11 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
                 .map(move |v| format!("{} ({})", v.name, m.url))
         })
         .collect();
-    out.lines.push(if failed.is_empty() {
+    // Not a failure, but no evidence either: an idle member's disk is not vouched for.
+    let observed = out.members.iter().any(|m| m.wal_fsync.p99_s.is_some());
+    out.lines.push(if failed.is_empty() && !observed {
+        format!("etcd's own measurements: no WAL fsync observed {span}, so they say nothing about the disk yet")
+    } else if failed.is_empty() {
         "etcd's own measurements: the disk keeps up with etcd".into()
     } else {
         format!("WARN: etcd's own measurements fail: {}", failed.join(", "))
@@ -435,6 +452,36 @@ mod tests {
             "{LEADER_CHANGES} {changes}\n{HEARTBEAT_FAILURES} 0\n"
         ));
         s
+    }
+
+    /// QA: a member that exports no slow-apply counter read "-0 slow applies" (a float sum of
+    /// nothing is -0.0), and a member that had fsynced nothing was said to keep up with etcd.
+    #[test]
+    fn an_absent_counter_is_zero_and_an_idle_member_is_not_vouched_for() {
+        let s = Scrape::parse("m1", &body(&[(0.001, 0)], 0)).unwrap();
+        assert!(s.slow_applies.is_sign_positive(), "{}", s.slow_applies);
+        for interval in [None, Some(30.0)] {
+            let j = judge(&[("m1".into(), s.clone())], interval);
+            let text = j.lines.join("\n");
+            assert!(!text.contains("-0"), "{text}");
+            assert!(text.contains("m1: 0 slow applies"), "{text}");
+            assert!(j.pass, "{text}");
+            let last = j.lines.last().unwrap();
+            assert!(!last.contains("keeps up"), "{last}");
+            assert!(last.contains("no WAL fsync observed"), "{last}");
+            assert_eq!(
+                text.contains("longer --interval"),
+                interval.is_some(),
+                "{text}"
+            );
+        }
+        let busy = Scrape::parse("m1", &body(&[(0.001, 10)], 0)).unwrap();
+        let j = judge(&[("m1".into(), busy)], None);
+        assert!(
+            j.lines.last().unwrap().contains("keeps up"),
+            "{:?}",
+            j.lines
+        );
     }
 
     #[test]
