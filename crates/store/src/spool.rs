@@ -96,6 +96,50 @@ pub fn store_key(location: &str) -> String {
     }
 }
 
+/// Whether two stores a spooled run could name are one: SQLite paths made absolute, and
+/// PostgreSQL locations by what they connect to (user, hosts, ports, database), so a URL and a
+/// `key=value` string for the same database, or a URL with and without its default port, match
+/// (QA: a run spooled under one spelling was "meant for another store" when flushed under the
+/// other). Keys spooled by older releases, redacted but not normalised, compare the same way.
+pub fn same_store(a: &str, b: &str) -> bool {
+    a == b || connects_to(a) == connects_to(b)
+}
+
+/// What a store key connects to: an absolute path, or `postgres://USER@HOST:PORT,.../DB` with
+/// libpq's defaults filled in (port 5432; the database named after the user). A location that
+/// does not parse stands for itself.
+fn connects_to(location: &str) -> String {
+    if !crate::pgconn::is_postgres(location) {
+        return store_key(location);
+    }
+    let Ok(t) = crate::pgconn::PgTarget::parse(location) else {
+        return crate::pgconn::redact(location);
+    };
+    let c = &t.config;
+    let user = c.get_user().unwrap_or_default();
+    let hosts: Vec<String> = c
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(name) => name.to_ascii_lowercase(),
+            postgres::config::Host::Unix(dir) => dir.display().to_string(),
+        })
+        .chain(c.get_hostaddrs().iter().map(|a| a.to_string()))
+        .collect();
+    let port = |i: usize| match c.get_ports() {
+        [] => 5432,
+        [one] => *one,
+        many => many.get(i).copied().unwrap_or(5432),
+    };
+    let at: Vec<String> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| format!("{h}:{}", port(i)))
+        .collect();
+    let db = c.get_dbname().unwrap_or(user);
+    format!("postgres://{user}@{}/{db}", at.join(","))
+}
+
 /// The spool directory.
 pub struct Spool {
     dir: PathBuf,
@@ -250,7 +294,7 @@ fn flush_files(files: Vec<PathBuf>, store: &mut crate::Store, all: bool) -> Flus
                 continue;
             }
         };
-        if !all && s.intended_store != here {
+        if !all && !same_store(&s.intended_store, &here) {
             out.other_store.push(s.id);
             continue;
         }
@@ -291,6 +335,36 @@ impl From<std::io::Error> for StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_database_spelled_two_ways_is_one_store() {
+        for (a, b) in [
+            (
+                "postgres://disktier:pw@db.example:5432/results",
+                "host=db.example user=disktier password=other dbname=results",
+            ),
+            (
+                "postgresql://u@H/db?sslmode=require",
+                "postgres://u:***@h:5432/db",
+            ),
+            ("postgres://u@h/u", "host=h port=5432 user=u"),
+            (
+                "host=/run/postgresql user=u dbname=d",
+                "postgres://u@%2Frun%2Fpostgresql/d",
+            ),
+        ] {
+            assert!(same_store(&store_key(a), &store_key(b)), "{a} vs {b}");
+        }
+        for (a, b) in [
+            ("postgres://u@h/db", "postgres://u@h/other"),
+            ("postgres://u@h/db", "postgres://v@h/db"),
+            ("postgres://u@h/db", "postgres://u@h:5433/db"),
+            ("postgres://u@h/db", "postgres://u@g/db"),
+            ("postgres://u@h/db", "r.db"),
+        ] {
+            assert!(!same_store(&store_key(a), &store_key(b)), "{a} vs {b}");
+        }
+    }
 
     #[test]
     fn stores_are_keyed_by_absolute_path_or_redacted_url() {
