@@ -198,12 +198,13 @@ impl EtcdLive {
 
 /// Scrapes every member's `/metrics` (through `tls`) and judges what they measured: since each
 /// member started, or, with `interval_s`, in the seconds between two scrapes. `note` receives
-/// what the user waits for.
+/// what the user waits for, and `waiting` each second of the interval still to go.
 pub fn etcd_live(
     urls: &[String],
     tls: &disktier_etcdmetrics::TlsFiles,
     interval_s: Option<u64>,
     note: &dyn Fn(&str),
+    waiting: &dyn Fn(u64),
 ) -> anyhow::Result<EtcdLive> {
     use disktier_etcdmetrics::{judge, Client, Scrape};
     let client = Client::new(tls)?;
@@ -218,7 +219,11 @@ pub fn etcd_live(
         None => first,
         Some(secs) => {
             note(&format!("sampling again in {secs} s"));
-            std::thread::sleep(std::time::Duration::from_secs(secs));
+            // A second at a time, so a long --interval shows it is counting down.
+            for left in (1..=secs).rev() {
+                waiting(left);
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
             let second = scrape_all()?;
             second
                 .iter()
@@ -233,4 +238,57 @@ pub fn etcd_live(
         interval_s,
         judged,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A `/metrics` endpoint on loopback that answers `n` requests with `body`, one connection
+    /// each.
+    fn serve(body: &'static str, n: usize) -> String {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", l.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for _ in 0..n {
+                let Ok((mut c, _)) = l.accept() else { return };
+                let mut req = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match c.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(k) => req.extend_from_slice(&buf[..k]),
+                    }
+                }
+                let _ = write!(
+                    c,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        url
+    }
+
+    /// The wait between the two scrapes of `--interval` counts down a second at a time (the
+    /// progress line draws it), and without an interval nothing waits.
+    #[test]
+    fn an_interval_counts_down_each_second_before_the_second_scrape() {
+        const BODY: &str = "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 5\n\
+            etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 5\n\
+            etcd_disk_backend_commit_duration_seconds_bucket{le=\"0.001\"} 5\n\
+            etcd_disk_backend_commit_duration_seconds_bucket{le=\"+Inf\"} 5\n";
+        let tls = disktier_etcdmetrics::TlsFiles::default();
+        for (interval, scrapes, want) in [(Some(2), 2, vec![2, 1]), (None, 1, vec![])] {
+            let url = serve(BODY, scrapes);
+            let left = std::sync::Mutex::new(Vec::new());
+            let live = etcd_live(&[url], &tls, interval, &|_| {}, &|s| {
+                left.lock().unwrap().push(s)
+            })
+            .unwrap();
+            assert_eq!(*left.lock().unwrap(), want);
+            assert_eq!(live.interval_s, interval);
+        }
+    }
 }

@@ -180,7 +180,17 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
         cert: a.cert.clone(),
         key: a.key.clone(),
     };
-    let live = judge::etcd_live(&a.metrics, &tls, a.interval, &|m| ctx.note(m))?;
+    let countdown = super::progress::enabled(ctx);
+    let live = judge::etcd_live(&a.metrics, &tls, a.interval, &|m| ctx.note(m), &|left| {
+        if countdown {
+            super::progress::draw(&format!(
+                "etcd metrics: second sample in {}",
+                super::progress::fmt_secs(std::time::Duration::from_secs(left))
+            ));
+        }
+    });
+    super::progress::clear();
+    let live = live?;
     let j = &live.judged;
     if ctx.json() {
         super::print_json(&live.document())?;
