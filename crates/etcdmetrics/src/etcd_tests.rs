@@ -1,0 +1,191 @@
+//! Tests of etcd's verdict from its own metrics: since start, over an interval, and what an
+//! idle or partial member shows.
+use super::*;
+
+fn body(wal: &[(f64, u64)], changes: u64) -> String {
+    let mut s = String::from("# TYPE etcd_disk_wal_fsync_duration_seconds histogram\n");
+    let mut total = 0;
+    for (le, c) in wal {
+        s.push_str(&format!("{WAL_FSYNC}_bucket{{le=\"{le}\"}} {c}\n"));
+        total = *c;
+    }
+    s.push_str(&format!(
+        "{WAL_FSYNC}_bucket{{le=\"+Inf\"}} {total}\n{WAL_FSYNC}_count {total}\n"
+    ));
+    s.push_str(&format!(
+        "{BACKEND_COMMIT}_bucket{{le=\"0.001\"}} 5\n{BACKEND_COMMIT}_bucket{{le=\"+Inf\"}} 5\n"
+    ));
+    s.push_str(&format!(
+        "{LEADER_CHANGES} {changes}\n{HEARTBEAT_FAILURES} 0\n"
+    ));
+    s
+}
+
+/// QA: a member that exports no slow-apply counter read "-0 slow applies" (a float sum of
+/// nothing is -0.0), and a member that had fsynced nothing was said to keep up with etcd.
+#[test]
+fn an_absent_counter_is_zero_and_an_idle_member_is_not_vouched_for() {
+    let s = Scrape::parse("m1", &body(&[(0.001, 0)], 0)).unwrap();
+    assert!(s.slow_applies.is_sign_positive(), "{}", s.slow_applies);
+    for interval in [None, Some(30.0)] {
+        let j = judge(&[("m1".into(), s.clone())], interval);
+        let text = j.lines.join("\n");
+        assert!(!text.contains("-0"), "{text}");
+        assert!(text.contains("m1: 0 slow applies"), "{text}");
+        assert!(j.pass, "{text}");
+        let last = j.lines.last().unwrap();
+        assert!(!last.contains("keeps up"), "{last}");
+        assert!(last.contains("no WAL fsync observed"), "{last}");
+        assert_eq!(
+            text.contains("longer --interval"),
+            interval.is_some(),
+            "{text}"
+        );
+    }
+    let busy = Scrape::parse("m1", &body(&[(0.001, 10)], 0)).unwrap();
+    let j = judge(&[("m1".into(), busy)], None);
+    assert!(
+        j.lines.last().unwrap().contains("keeps up"),
+        "{:?}",
+        j.lines
+    );
+}
+
+#[test]
+fn judges_a_scrape_and_an_interval() {
+    // 1000 fsyncs: 900 <= 1 ms, 985 <= 2 ms, 995 <= 0.128 s, 999 <= 0.256, 1000 <= 2.048.
+    let b = body(
+        &[
+            (0.001, 900),
+            (0.002, 985),
+            (0.128, 995),
+            (0.256, 999),
+            (1.024, 999),
+            (2.048, 1000),
+        ],
+        1,
+    );
+    let s = Scrape::parse("m1", &b).unwrap();
+    let j = judge(&[("m1".into(), s.clone())], None);
+    let m = &j.members[0];
+    // Rank 990 in (2 ms, 128 ms], 10 there, 5 below the rank: 2 + 126 * 5/10 = 65 ms.
+    assert!((m.wal_fsync.p99_s.unwrap() - 0.065).abs() < 1e-12);
+    assert_eq!(m.wal_fsync.bucket_upper_s, Some(0.128));
+    assert!(!j.pass);
+    assert_eq!(m.wal_fsync.over_heartbeat.unwrap().count, 5.0);
+    assert_eq!(m.wal_fsync.over_election.unwrap().count, 1.0);
+    let text = j.lines.join("\n");
+    assert!(
+        text.contains("5 WAL fsyncs over 128.00 ms and 1 over 1.02 s since the member started"),
+        "{text}"
+    );
+    assert!(
+        text.contains("WARN: etcd's own measurements fail: etcd-wal-fsync (m1)"),
+        "{text}"
+    );
+    assert!(text.contains("expect leader elections"), "{text}");
+    assert!(
+        text.contains("interpolated in the bucket 2.00 ms to 128.00 ms"),
+        "{text}"
+    );
+    // Backend: all 5 in the first bucket: 0.99 * 5 = 4.95 of 5 in (0, 1 ms].
+    assert!((m.backend_commit.p99_s.unwrap() - 0.00099).abs() < 1e-12);
+    assert!(m
+        .verdicts
+        .iter()
+        .any(|v| v.name == "etcd-leader-changes" && v.pass));
+
+    // The interval: 100 fast fsyncs more, one leader change more.
+    let later = Scrape::parse(
+        "m1",
+        &body(
+            &[
+                (0.001, 1000),
+                (0.002, 1085),
+                (0.128, 1095),
+                (0.256, 1099),
+                (1.024, 1099),
+                (2.048, 1100),
+            ],
+            2,
+        ),
+    )
+    .unwrap();
+    let d = later.since("m1", &s).unwrap();
+    let j = judge(&[("m1".into(), d)], Some(10.0));
+    let m = &j.members[0];
+    assert_eq!(m.wal_fsync.observations, 100.0);
+    assert_eq!(m.wal_fsync.over_heartbeat.unwrap().count, 0.0);
+    assert!(j.members[0]
+        .verdicts
+        .iter()
+        .any(|v| v.name == "etcd-leader-changes" && !v.pass));
+    assert!(later
+        .since(
+            "m1",
+            &Scrape {
+                leader_changes: 9.0,
+                ..s.clone()
+            }
+        )
+        .is_err());
+}
+
+#[test]
+fn a_body_without_etcd_metrics_is_named() {
+    let e = Scrape::parse("http://x/metrics", "go_goroutines 5\n").unwrap_err();
+    assert!(e
+        .to_string()
+        .contains("etcd_disk_wal_fsync_duration_seconds"));
+}
+
+#[test]
+fn a_body_that_does_not_parse_names_its_member() {
+    // With several --metrics URLs, "metrics line 1: ..." alone did not say whose it was.
+    let e = Scrape::parse("http://10.0.0.6:2381/metrics", "<html>login</html>\n").unwrap_err();
+    let chain = format!("{:#}", anyhow_like(&e));
+    assert!(
+        chain.starts_with("http://10.0.0.6:2381/metrics does not serve Prometheus metrics"),
+        "{chain}"
+    );
+    assert!(chain.contains("metrics line 1"), "{chain}");
+}
+
+/// The error and its sources, joined as `anyhow`'s `{:#}` prints them.
+fn anyhow_like(e: &Error) -> String {
+    let mut out = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        src = s.source();
+    }
+    out
+}
+
+#[test]
+fn an_empty_histogram_is_not_judged_a_failure() {
+    let b = body(&[(0.001, 0)], 1);
+    let j = judge(&[("m".into(), Scrape::parse("m", &b).unwrap())], None);
+    assert_eq!(j.members[0].wal_fsync.p99_s, None);
+    assert!(j.lines[0].contains("no WAL fsync"), "{}", j.lines[0]);
+}
+
+#[test]
+fn a_p99_in_the_inf_bucket_fails_as_at_least_the_top_bound() {
+    // 10 fsyncs, 2 above the top finite bound (8.192 s): rank 9.9 falls in +Inf.
+    let b = body(&[(0.001, 8), (8.192, 8)], 1).replace(
+        &format!("{WAL_FSYNC}_bucket{{le=\"+Inf\"}} 8"),
+        &format!("{WAL_FSYNC}_bucket{{le=\"+Inf\"}} 10"),
+    );
+    let j = judge(&[("m".into(), Scrape::parse("m", &b).unwrap())], None);
+    let w = &j.members[0].wal_fsync;
+    assert_eq!((w.p99_s, w.bucket_upper_s), (Some(8.192), None));
+    assert!(
+        j.lines[0].contains("in the +Inf bucket: at least 8.19 s"),
+        "{}",
+        j.lines[0]
+    );
+    assert!(!j.members[0].verdicts[0].pass);
+    assert_eq!(w.over_election.unwrap().count, 2.0);
+}
