@@ -143,14 +143,45 @@ fn a_real_command_runs_under_each_io_class_and_reports_its_exit_time_and_bytes()
     assert!(!run.path().join("interfere.journal").exists());
 }
 
+/// A command that failed is reported with its status and stderr, and a run whose writer
+/// failed in every scenario is no pass: exit 2 naming each scenario's status, not the 0 that
+/// said etcd held beside a writer that never did its work (QA); 1 when the probe failed anyway.
 #[test]
 fn a_failing_command_is_reported_with_its_status_and_stderr() {
-    let Some((v, _run)) = run_on_xfs(
-        "sh -c 'echo tar: boom >&2; exit 3'",
-        &["--mitigations", "none"],
-    ) else {
+    if !require_loop() {
         return;
-    };
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // RAM-backed, so that the probe passes and the exit is the writer's to decide.
+    let dev = LoopDev::in_dir(Path::new("/dev/shm"), 512 << 20);
+    let mnt = dev.mkfs_mount("xfs");
+    let run = tempfile::tempdir().unwrap();
+    let out = bin()
+        .env("DISKTIER_RUN_DIR", run.path())
+        .args(["--no-save", "--format", "json", "interfere"])
+        .arg(&mnt.dir)
+        .args(["--aggressor-cmd", "sh -c 'echo tar: boom >&2; exit 3'"])
+        .args(["--duration", "2s", "--mitigations", "none,ionice-idle"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the document");
+    let probe_passed = v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["verdict"] != "fail");
+    if probe_passed {
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(
+                "the writer command failed in every scenario (none: exit 3, ionice-idle: exit 3)"
+            ),
+            "{stderr}"
+        );
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+    }
     let s = &v["scenarios"][1];
     assert_eq!(s["aggressor"]["exit"]["code"], 3, "{s}");
     let notes = s["notes"].to_string();

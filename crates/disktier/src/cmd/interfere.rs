@@ -177,11 +177,25 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             super::progress::restoring_signal().unwrap_or("a signal")
         );
     }
+    if once.pass() {
+        if let Some(which) = once.doc.writer_failed_everywhere() {
+            anyhow::bail!("{}", writer_failed(&which));
+        }
+    }
     Ok(if once.pass() {
         Outcome::Pass
     } else {
         Outcome::Fail
     })
+}
+
+/// Why a run whose every scenario passed is not a pass: the writer command failed in every
+/// scenario (`which`: each one and its exit status). Exit 2, as for a run that could not be
+/// made: a gate on this command must not read "etcd holds beside the writer" from it.
+fn writer_failed(which: &str) -> String {
+    format!(
+        "the writer command failed in every scenario ({which}): each one measured etcd's probe beside a command that did not do its work, so this run cannot tell whether etcd holds beside it; run the command by hand until it succeeds (its stderr is in the scenarios' notes), then run interfere again"
+    )
 }
 
 /// `--repeat N`: the comparison N times, each run saved in one group, then what they agree on
@@ -247,6 +261,17 @@ fn run_repeated(ctx: &Ctx, cfg: &Config, n: u64) -> anyhow::Result<Outcome> {
             super::progress::restoring_signal().unwrap_or("a signal"),
             docs.len()
         );
+    }
+    if s.pass() && !docs.is_empty() {
+        let never: Option<Vec<String>> =
+            docs.iter().map(|d| d.writer_failed_everywhere()).collect();
+        if let Some(which) = never {
+            anyhow::bail!(
+                "{} (in each of the {} runs)",
+                writer_failed(&which[0]),
+                docs.len()
+            );
+        }
     }
     Ok(if s.pass() {
         Outcome::Pass

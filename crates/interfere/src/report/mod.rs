@@ -189,6 +189,29 @@ impl InterfereDoc {
         self.recommendation = recommend(self);
     }
 
+    /// Why this run says nothing about etcd beside the writer, if it does not: the writer
+    /// command failed (a non-zero exit) in every scenario that ran it, so each measured the probe
+    /// beside a command that did not do its work (QA: `--aggressor-cmd` with a missing file
+    /// passed as if etcd held beside it, exit 0). Names each scenario with its exit status. A
+    /// command that wrote nothing but succeeded is not among them: its I/O may be a daemon's
+    /// (`rpm-ostree upgrade` asks rpm-ostreed), which its process tree does not count.
+    pub fn writer_failed_everywhere(&self) -> Option<String> {
+        let failed = self
+            .scenarios
+            .iter()
+            .filter(|s| s.available && s.aggressor.is_some() && s.probe.is_some() && !s.interrupted)
+            .map(|s| match recommend::writer_doubt(s) {
+                Some(d @ recommend::Doubt::Failed(_)) => Some(format!(
+                    "{}: {}",
+                    s.mitigation.as_deref().unwrap_or(&s.name),
+                    d.detail(s)
+                )),
+                _ => None,
+            })
+            .collect::<Option<Vec<String>>>()?;
+        (!failed.is_empty()).then(|| failed.join(", "))
+    }
+
     /// The probe's overall verdict: the worst scenario with the aggressor (baseline excluded).
     pub fn all_pass(&self) -> bool {
         self.scenarios

@@ -480,14 +480,8 @@ const SHORT_WRITER: f64 = 0.5;
 /// same window, so its stall counts and maximum, which rank it, still cover the whole write
 /// (its p99 is diluted, which [`doubts`] says).
 fn doubt(base: &Scenario, s: &Scenario) -> Option<Doubt> {
-    let a = s.aggressor.as_ref()?;
-    if let Some(crate::aggressor::command::CommandExit::Code { code }) = a.exit {
-        if code != 0 {
-            return Some(Doubt::Failed(code));
-        }
-    }
-    if a.bytes == 0 {
-        return Some(Doubt::WroteNothing);
+    if let Some(d) = writer_doubt(s) {
+        return Some(d);
     }
     let faster = s
         .p(99.0)
@@ -496,7 +490,18 @@ fn doubt(base: &Scenario, s: &Scenario) -> Option<Doubt> {
     faster.then_some(Doubt::FasterThanAlone)
 }
 
-enum Doubt {
+/// Whether scenario `s`'s writer did not do its I/O: it failed, or wrote nothing.
+pub(super) fn writer_doubt(s: &Scenario) -> Option<Doubt> {
+    let a = s.aggressor.as_ref()?;
+    match a.exit {
+        Some(crate::aggressor::command::CommandExit::Code { code }) if code != 0 => {
+            Some(Doubt::Failed(code))
+        }
+        _ => (a.bytes == 0).then_some(Doubt::WroteNothing),
+    }
+}
+
+pub(super) enum Doubt {
     Failed(i32),
     WroteNothing,
     FasterThanAlone,
@@ -513,7 +518,7 @@ impl Doubt {
     }
 
     /// What is shown beside the scenario's name.
-    fn detail(&self, s: &Scenario) -> String {
+    pub(super) fn detail(&self, s: &Scenario) -> String {
         match self {
             Doubt::Failed(code) => format!("exit {code}"),
             Doubt::WroteNothing => "0 B".into(),
