@@ -42,6 +42,11 @@ fn given_target(
     filename: Option<&Path>,
     directory: Option<&Path>,
 ) -> anyhow::Result<PathBuf> {
+    for (option, p) in [("--filename", filename), ("--directory", directory)] {
+        if let Some(p) = p {
+            one_fio_path(option, p)?;
+        }
+    }
     if let Some(d) = directory {
         use std::os::unix::fs::FileTypeExt;
         // fio refuses anything but a directory ("is not a directory"): a mistyped directory
@@ -71,6 +76,21 @@ fn given_target(
     }
 }
 
+/// fio reads a ':' in `filename` and `directory` as a list (`--filename=/dev/sdb:/dev/sdc`:
+/// both files, each a share of the size; fio's HOWTO, "filename"), which disktier does not run.
+/// Taken as one path, it measured one file named `a:b` (created, then removed) instead, or said
+/// the path did not exist: refused as a job file's `filename=a:b` is.
+fn one_fio_path(option: &str, p: &Path) -> anyhow::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    if p.as_os_str().as_bytes().contains(&b':') {
+        bail!(
+            "{option}={}: fio reads ':' as a list of files (each given a share of the size), which disktier does not run: give one file, device or directory (for several files, a directory with --numjobs); a path whose name holds ':' can be given as the target itself (`disktier bench PATH`)",
+            crate::text::printable(&p.display().to_string(), false)
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +118,20 @@ mod tests {
         assert!(
             e.ends_with("or a file, directory or device to bench"),
             "{e}"
+        );
+        // QA: fio's list of files was taken as one file named `a:b` (created and measured).
+        let list = format!("{}:{}", p.join("a").display(), p.join("b").display());
+        for (f, d) in [
+            (Some(Path::new(&list)), None),
+            (None, Some(Path::new(&list))),
+        ] {
+            let e = t(None, f, d).unwrap_err();
+            assert!(e.contains("fio reads ':' as a list of files"), "{e}");
+        }
+        let colon = p.join("a:b");
+        assert_eq!(
+            t(Some(&colon), None, None),
+            Ok(BenchTarget::Target(colon.clone()))
         );
         let job = p.join("j.fio");
         std::fs::write(&job, "[a]\nrw=read\n").unwrap();
