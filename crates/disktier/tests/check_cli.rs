@@ -187,3 +187,22 @@ fn options_of_the_other_kind_of_check_are_refused() {
         assert!(!err.contains("refused"), "{args:?} fetched: {err}");
     }
 }
+
+/// QA: `--threshold 10` (etcd's "10 ms" without its unit) was 10 s, as fio reads a bare time,
+/// so a disk with a fdatasync p99 of 15.9 ms passed ("within the recommended threshold - 10 s,
+/// the disk can be used to host etcd", exit 0). A bare number is refused before any I/O.
+#[test]
+fn a_threshold_without_its_unit_is_refused() {
+    let db = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let out = check(db.path(), dir.path(), &["--quick", "--threshold", "10"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "'10' has no unit, and a bare number would be seconds: write the unit, e.g. 10ms"
+        ),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

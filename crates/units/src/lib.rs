@@ -251,6 +251,26 @@ pub fn parse_rate_with_unit(input: &str) -> Result<u64, UnitError> {
     Ok(v)
 }
 
+/// A latency whose unit is written out (`10ms`, `500us`), for a latency limit: there a bare
+/// `10` (seconds, as fio reads a bare time) is almost always meant as the 10 ms etcd's docs
+/// give, and would make a check pass on a disk a thousand times too slow (QA:
+/// `check etcd --threshold 10` passed a p99 of 15.9 ms as "within the recommended threshold -
+/// 10 s"), so it is refused.
+pub fn parse_latency_with_unit(input: &str) -> Result<Duration, UnitError> {
+    let d = parse_duration(input)?;
+    if bare_number(input) {
+        let t = input.trim();
+        // 0ms would be refused next (a limit of 0 never passes): show one that is not.
+        let example = if d.is_zero() {
+            "10ms".into()
+        } else {
+            format!("{t}ms")
+        };
+        return Err(UnitError::NoUnit(t.to_string(), "seconds", example));
+    }
+    Ok(d)
+}
+
 /// A byte count printed with binary units, e.g. `22 MiB`, `1.5 GiB`, `2300 B`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bytes(pub u64);
@@ -298,6 +318,10 @@ pub mod clap_parsers {
     }
     pub fn rate(s: &str) -> Result<u64, String> {
         parse_rate(s).map_err(|e| e.to_string())
+    }
+    /// [`parse_latency_with_unit`](super::parse_latency_with_unit): a latency limit.
+    pub fn latency(s: &str) -> Result<Duration, String> {
+        parse_latency_with_unit(s).map_err(|e| e.to_string())
     }
     /// [`parse_size_with_unit`](super::parse_size_with_unit): a volume's size.
     pub fn volume_size(s: &str) -> Result<u64, String> {
@@ -447,6 +471,24 @@ mod tests {
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
         assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn a_latency_limit_needs_its_unit() {
+        assert_eq!(
+            parse_latency_with_unit("10ms").unwrap(),
+            Duration::from_millis(10)
+        );
+        assert_eq!(
+            parse_latency_with_unit("1.5s").unwrap(),
+            Duration::from_millis(1500)
+        );
+        let e = parse_latency_with_unit("10").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "'10' has no unit, and a bare number would be seconds: write the unit, e.g. 10ms"
+        );
+        assert!(parse_latency_with_unit("fast").is_err());
     }
 
     #[test]
