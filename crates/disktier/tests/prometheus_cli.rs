@@ -684,3 +684,46 @@ fn stdout_of(out: &std::process::Output) -> String {
     );
     String::from_utf8(out.stdout.clone()).unwrap()
 }
+
+/// QA: a textfile that could not be written (a full directory; here the file's name is taken
+/// by a directory, so the rename fails) failed the command before it printed anything: stdout
+/// was empty, `check etcd`'s verdict was only in the store, and with `--no-save` (the cron
+/// line of docs/monitoring.md) the run was lost. The result is printed all the same, and the
+/// error (exit 2) names the file.
+#[test]
+fn a_textfile_that_cannot_be_written_does_not_keep_the_run_off_stdout() {
+    let (_d, db, target, prom) = tmp_target("t");
+    for command in ["bench", "check"] {
+        std::fs::create_dir_all(prom.join(format!("disktier_{command}.prom/x"))).unwrap();
+    }
+    let out = disktier(&db)
+        .args(["--no-save", "--format", "json", "bench"])
+        .arg(&target)
+        .args(["--rw", "write", "--size", "64k", "--textfile-dir"])
+        .arg(&prom)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot write") && err.contains("disktier_bench.prom"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the result on stdout");
+    assert_eq!(doc["results"]["write"]["ios"], 16, "{doc:#}");
+    let out = disktier(&db)
+        .args(["--no-save", "check", "etcd"])
+        .arg(&target)
+        .args(["--quick", "--size", "256k", "--textfile-dir"])
+        .arg(&prom)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("disktier_check.prom"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("99th percentile of fsync is "), "{text}");
+    // No temporary file is left beside the two directories.
+    assert_eq!(entries(&prom), 2);
+    assert_eq!(entries(&target), 0);
+}

@@ -93,9 +93,10 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     )?;
     let wall = started.elapsed().as_secs_f64();
     // The runs are saved (by `assess`) and the report written: what cannot be lost is done
-    // before anything is printed.
+    // before anything is printed. A textfile that cannot be written is reported after the
+    // table.
     let refs: Vec<&RunDoc> = a.docs.iter().collect();
-    ctx.export_metrics("assess", &refs, a.interrupted)?;
+    let exported = ctx.export_metrics("assess", &refs, a.interrupted);
     if ctx.json() {
         // Through a Value: its keys are sorted, as this document has always been printed.
         print_json(&serde_json::to_value(AssessDoc {
@@ -132,6 +133,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             outln!("report: {}", r.display())?;
         }
     }
+    exported?;
     if a.interrupted {
         bail!(
             "interrupted by a signal: the assessment is partial (scratch directories were removed)"

@@ -166,18 +166,22 @@ pub fn finish_value(
 /// The document on stdout (JSON, the table and `extra`, or the Prometheus exposition) and in
 /// the textfile directory.
 fn print_doc(ctx: &Ctx, kind: &str, doc: &RunDoc, value: &Value, extra: &[String]) -> Result<()> {
-    ctx.export_metrics(kind, &[doc], doc.interrupted)?;
-    if ctx.json() {
-        super::print_json(value)?;
+    // A textfile that cannot be written does not keep the result off stdout (QA: a full
+    // --textfile-dir printed nothing, and check's verdict was only in the store).
+    let exported = ctx.export_metrics(kind, &[doc], doc.interrupted);
+    let printed = if ctx.json() {
+        super::print_json(value)
     } else if !ctx.prometheus() {
         let mut text = render(doc);
         for line in extra {
             text.push_str(line);
             text.push('\n');
         }
-        crate::out::print(&text)?;
-    }
-    Ok(())
+        crate::out::print(&text).map_err(Into::into)
+    } else {
+        Ok(())
+    };
+    exported.and(printed)
 }
 
 /// The human-readable result: a header, one table row per direction and for sync, CPU time,

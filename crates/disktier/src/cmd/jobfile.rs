@@ -44,19 +44,20 @@ pub fn save_and_print(
     export: impl FnOnce(&Ctx) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let id = ctx.store().save(kind, None, value)?;
-    let printed = export(ctx).and_then(|()| {
-        if ctx.json() {
-            super::print_json(value)?;
-        } else if !ctx.prometheus() {
-            // With --format prometheus the exposition is the output.
-            crate::out::print(&render(value))?;
-        }
+    // A textfile that cannot be written does not keep the document off stdout.
+    let exported = export(ctx);
+    let printed = if ctx.json() {
+        super::print_json(value)
+    } else if !ctx.prometheus() {
+        // With --format prometheus the exposition is the output.
+        crate::out::print(&render(value)).map_err(Into::into)
+    } else {
         Ok(())
-    });
+    };
     if let Some(id) = id {
         ctx.note(format!("saved as run {id}"));
     }
-    printed
+    exported.and(printed)
 }
 
 /// The document as tables: per group, one row per job and direction (or the group's merged

@@ -104,16 +104,30 @@ impl Ctx {
             return Ok(());
         }
         let text = exposition::encode(runs)?;
-        // The file first: stdout that cannot be written must not cost the collector its
-        // figures.
-        if let (Some(dir), false) = (&self.textfile, interrupted) {
-            let path = dir.write(command, &text)?;
-            self.note(format_args!("metrics written to {}", path.display()));
-        }
-        if self.prometheus() {
-            crate::out::print(&text)?;
-        }
-        Ok(())
+        self.write_exposition(command, &text, interrupted)
+    }
+    /// Writes `text` (an exposition) to the textfile directory, unless `interrupted`, and
+    /// prints it with `--format prometheus`. The file first: stdout that cannot be written
+    /// must not cost the collector its figures; and each is attempted whatever became of the
+    /// other (QA: a full textfile directory left stdout empty), the file's error first.
+    pub fn write_exposition(
+        &self,
+        command: &str,
+        text: &str,
+        interrupted: bool,
+    ) -> anyhow::Result<()> {
+        let written = match (&self.textfile, interrupted) {
+            (Some(dir), false) => dir
+                .write(command, text)
+                .map(|path| self.note(format_args!("metrics written to {}", path.display()))),
+            _ => Ok(()),
+        };
+        let printed = if self.prometheus() {
+            crate::out::print(text).map_err(Into::into)
+        } else {
+            Ok(())
+        };
+        written.and(printed)
     }
     /// Where this command saves runs and reads them (`--db`, `--no-save`).
     pub fn store(&self) -> crate::app::save::StoreConfig {

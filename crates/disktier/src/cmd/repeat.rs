@@ -36,8 +36,9 @@ pub fn repeat(
     let s = series(&ctx.store(), kind, n, one)?;
     let (group, agg) = (&s.group, &s.aggregate);
     let interrupted = s.stopped.is_some();
-    // Every run is saved above: what cannot be lost is done before anything is printed.
-    export(ctx, kind, &s.runs, agg, interrupted)?;
+    // Every run is saved above: what cannot be lost is done before anything is printed. A
+    // textfile that cannot be written is reported after the runs are printed.
+    let exported = export(ctx, kind, &s.runs, agg, interrupted);
     if ctx.json() {
         let doc = RepeatDoc {
             schema_version: SCHEMA_VERSION,
@@ -58,6 +59,7 @@ pub fn repeat(
             s.rows.len()
         ));
     }
+    exported?;
     if let Some(k) = s.stopped {
         bail!(
             "interrupted by a signal during run {k} of {n}: it is not counted; the aggregate above is over the {} run(s) that completed",
@@ -95,14 +97,7 @@ fn export(
         .collect();
     let repeat = RepeatMetrics::new(&metrics[0], agg);
     let text = exposition::encode_with(&metrics, &[repeat])?;
-    if let (Some(dir), false) = (&ctx.textfile, interrupted) {
-        let path = dir.write(kind, &text)?;
-        ctx.note(format_args!("metrics written to {}", path.display()));
-    }
-    if ctx.prometheus() {
-        crate::out::print(&text)?;
-    }
-    Ok(())
+    ctx.write_exposition(kind, &text, interrupted)
 }
 
 /// The text output: one row a run, the aggregate; `stopped` is the run a signal stopped, of N.

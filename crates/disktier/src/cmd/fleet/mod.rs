@@ -219,7 +219,8 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
         &mut on_progress,
     )?;
     let nodes = &outcome.nodes;
-    export_metrics(ctx, &spec, nodes, outcome.interrupted.is_some())?;
+    // A textfile that cannot be written is reported after the nodes are printed.
+    let exported = export_metrics(ctx, &spec, nodes, outcome.interrupted.is_some());
     // A reader that stopped reading (`| head`) gets no more output, but the exit status is
     // still the nodes' (the results are saved already).
     if ctx.prometheus() {
@@ -257,6 +258,7 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
     if let Some(sig) = outcome.interrupted {
         bail!("interrupted by {sig}: every Job and Pod this run made was deleted; the nodes that finished are saved");
     }
+    exported?;
     match sum.exit_code {
         0 => Ok(Outcome::Pass),
         1 => Ok(Outcome::Fail),
