@@ -50,6 +50,22 @@ fn sections_become_jobs_with_fios_defaults() {
     assert_eq!(jobs[1].size, Some(1 << 20));
 }
 
+/// QA: with `--engine fio` (lenient), `size=40KiB` was dropped (the native reader refuses IEC
+/// units, which fio reads as powers of 1,000), so the checks before fio ran saw no size and a
+/// directory target was refused with "pass --size". They now see fio's 40,000 bytes.
+#[test]
+fn iec_sizes_are_read_as_fio_reads_them_when_fio_runs_the_file() {
+    let f = jobfile::parse_for_fio("[a]\nrw=write\nbs=4KiB\nsize=40KiB\n", "t").unwrap();
+    let (j, _) = to_job("t", &f.jobs[0], true, &FileOptions).unwrap();
+    assert_eq!((j.bs, j.size), (4000, Some(40_000)));
+    let f = jobfile::parse("[a]\nrw=write\nsize=40KiB\n", "t").unwrap();
+    let e = to_job("t", &f.jobs[0], false, &FileOptions).unwrap_err();
+    assert!(
+        e.to_string().contains("fio reads KiB as a power of 1,000"),
+        "{e}"
+    );
+}
+
 #[test]
 fn libaio_runs_through_io_uring() {
     let f = jobfile::parse("[a]\nioengine=libaio\niodepth=32\n", "t").unwrap();
