@@ -139,6 +139,30 @@ fn assess_refuses_raw_devices_and_missing_paths() {
     }
 }
 
+/// QA: with a read-only filesystem as the second target, assess measured the first, then
+/// failed (exit 2) with no table. Every target is checked before anything is measured.
+#[test]
+fn a_read_only_target_is_refused_before_any_target_is_measured() {
+    let Some(ro) = disktier_testkit::Mount::tmpfs_if_root(1 << 20) else {
+        return;
+    };
+    ro.remount("ro");
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = d.path().join("r.db");
+    let first = d.path().join("t");
+    std::fs::create_dir(&first).unwrap();
+    dt(&db)
+        .args(["assess", "--only", "etcd", "--no-report"])
+        .arg(&first)
+        .arg(&ro.dir)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is on a read-only filesystem"))
+        .stderr(predicate::str::contains("etcd (1/1)").not());
+    assert!(!db.exists(), "nothing was measured or saved");
+    assert_eq!(std::fs::read_dir(&first).unwrap().count(), 0);
+}
+
 /// `assess --engine fio` runs the suite through real fio (the same measure path as bench and
 /// check): the stored etcd run says engine fio and carries the etcd verdict with its interval;
 /// small-files, which fio has no job for, is listed as failed with the fix.

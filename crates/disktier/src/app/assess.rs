@@ -133,6 +133,14 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
     for s in &skipped {
         (hooks.note)(&format!("{}: {}", s.device, s.reason));
     }
+    // Every target given by name must take a scratch directory before any is measured (QA: a
+    // read-only second target failed the assessment after the first had been measured, with
+    // exit 2 and no table); --all-local lists such a target as not assessed instead.
+    if !req.lenient {
+        for target in &req.targets {
+            drop(Scratch::new(target)?);
+        }
+    }
     for target in &req.targets {
         let shown = target.display().to_string();
         let scratch = match Scratch::new(target) {
