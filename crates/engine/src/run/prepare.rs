@@ -27,7 +27,16 @@ pub(super) fn prepare(job: &Job, opts: &RunOptions) -> Result<Prepared, EngineEr
     check_target(job, &c, &uses, opts)?;
     if !job.direct && job.rw.reads() && job.time_based {
         let region: u64 = uses.iter().map(|u| u.len).sum();
-        if region < mem_total() {
+        let fs = c.info.fs_type.as_deref().unwrap_or("");
+        if crate::verdict::RAM_FILESYSTEMS.contains(&fs) {
+            // QA: on tmpfs the advice was "pass --direct", which tmpfs refuses ("has no
+            // O_DIRECT: pass --direct=false"); there is no disk behind it to reach.
+            warnings.push(format!(
+                "{} is on {fs}: its data is in RAM, so these reads measure memory, not a disk \
+                 ({fs} has no O_DIRECT to bypass it)",
+                job.target.display()
+            ));
+        } else if region < mem_total() {
             warnings.push(format!(
                 "buffered reads loop over {} MiB, which fits in RAM: after the first pass they \
                  measure the page cache, not the disk; pass --direct",
@@ -437,6 +446,30 @@ mod tests {
         );
         // io_uring works on this kernel (6.18, not disabled).
         assert!(uring::probe().is_ok());
+    }
+
+    /// QA: buffered time-based reads on tmpfs were told "pass --direct", which tmpfs refuses.
+    #[test]
+    fn reads_on_tmpfs_are_told_they_measure_ram_not_to_pass_direct() {
+        let Ok(d) = tempfile::tempdir_in("/dev/shm") else {
+            eprintln!("skipped: no /dev/shm");
+            return;
+        };
+        if target::classify(d.path()).ok().and_then(|c| c.info.fs_type) != Some("tmpfs".into()) {
+            eprintln!("skipped: /dev/shm is not tmpfs here");
+            return;
+        }
+        let job = Job {
+            target: d.path().to_path_buf(),
+            size: Some(1 << 20),
+            time_based: true,
+            runtime: Some(std::time::Duration::from_secs(1)),
+            ..Job::default()
+        };
+        let p = prepare(&job, &RunOptions::default()).unwrap();
+        let w = p.warnings.join("\n");
+        assert!(w.contains("is on tmpfs: its data is in RAM"), "{w}");
+        assert!(!w.contains("pass --direct"), "{w}");
     }
 
     #[test]
