@@ -163,6 +163,29 @@ fn a_read_only_target_is_refused_before_any_target_is_measured() {
     assert_eq!(std::fs::read_dir(&first).unwrap().count(), 0);
 }
 
+/// QA: on a filesystem too full for the etcd job, assess listed etcd as failed and exited 0
+/// ("every target that ran the etcd profile is etcd-ready"), so a gate on its exit status
+/// passed a disk that was never checked. The table is printed, and the exit status is 2.
+#[test]
+fn an_etcd_check_that_could_not_run_is_no_pass() {
+    let Some(full) = disktier_testkit::Mount::tmpfs_if_root(2 << 20) else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    dt(&db)
+        .args(["assess", "--only", "etcd", "--no-report"])
+        .arg(&full.dir)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("failed"))
+        .stderr(predicate::str::contains("bytes free"))
+        .stderr(predicate::str::contains(format!(
+            "the etcd check could not run on {}",
+            full.dir.display()
+        )));
+}
+
 /// `assess --engine fio` runs the suite through real fio (the same measure path as bench and
 /// check): the stored etcd run says engine fio and carries the etcd verdict with its interval;
 /// small-files, which fio has no job for, is listed as failed with the fix.

@@ -81,6 +81,21 @@ impl Assessment {
     pub fn pass(&self) -> bool {
         !self.targets.iter().any(|t| t.etcd_ready == Some(false))
     }
+
+    /// The targets whose etcd profile could not run (too little room, no permission): their
+    /// readiness is unknown, which is no pass (QA: a full filesystem exited 0, "every target
+    /// that ran the etcd profile is etcd-ready").
+    pub fn etcd_not_run(&self) -> Vec<&str> {
+        self.targets
+            .iter()
+            .filter(|t| {
+                t.runs
+                    .iter()
+                    .any(|r| r.profile == Profile::Etcd.name() && r.error.is_some())
+            })
+            .map(|t| t.path.as_str())
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -139,6 +139,13 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             "interrupted by a signal: the assessment is partial (scratch directories were removed)"
         );
     }
+    let not_run = a.etcd_not_run();
+    if !not_run.is_empty() {
+        bail!(
+            "the etcd check could not run on {}, so whether it can host etcd is unknown: see why above, fix it and assess again",
+            not_run.join(", ")
+        );
+    }
     Ok(if a.pass() {
         Outcome::Pass
     } else {
