@@ -428,20 +428,22 @@ impl RunOut {
 /// errors name `bench`'s options (`--direct=false`, `--size`), which assess does not take.
 fn assess_error(e: &anyhow::Error, p: &Profile, shown: &str) -> String {
     use disktier_engine::EngineError;
-    let smaller = if *p == Profile::SmallFiles {
-        "--nrfiles N"
-    } else {
-        "--size SIZE"
+    // The etcd profile alone gives its verdict through `check etcd` (QA: `bench --profile
+    // etcd` was advised, which measures and gives none).
+    let alone = match p {
+        Profile::SmallFiles => format!("disktier bench {shown} --profile {p} --nrfiles N"),
+        Profile::Etcd => format!("disktier check etcd {shown} --size SIZE"),
+        _ => format!("disktier bench {shown} --profile {p} --size SIZE"),
     };
     match e.downcast_ref::<EngineError>() {
         Some(EngineError::DirectUnsupported { fs, .. }) => format!(
             "{shown} is on {fs}, which has no O_DIRECT, and the {p} profile measures with it: it cannot run there ({fs} is RAM, not a disk)"
         ),
         Some(EngineError::NoSpace { need, free, .. }) => format!(
-            "the {p} profile needs {need} bytes but {shown} has only {free} bytes free: free some space, or run it alone scaled down: disktier bench {shown} --profile {p} {smaller}"
+            "the {p} profile needs {need} bytes but {shown} has only {free} bytes free: free some space, or run it alone scaled down: {alone}"
         ),
         Some(EngineError::DiskFull { .. }) => format!(
-            "the filesystem of {shown} filled up during the {p} profile (its files were removed): free some space, or run it alone scaled down: disktier bench {shown} --profile {p} {smaller}"
+            "the filesystem of {shown} filled up during the {p} profile (its files were removed): free some space, or run it alone scaled down: {alone}"
         ),
         Some(EngineError::ReadOnlyFs { .. }) => format!(
             "{shown} is on a read-only filesystem: remount it read-write (mount -o remount,rw) or assess another path"
@@ -471,6 +473,29 @@ mod tests {
             got,
             vec![std::path::PathBuf::from("/"), "/var/lib/containers".into()]
         );
+    }
+
+    /// QA: the etcd profile's advice was `disktier bench DIR --profile etcd --size SIZE`,
+    /// which measures but gives no verdict; `check etcd` does.
+    #[test]
+    fn a_profile_without_room_is_advised_the_command_that_gives_its_answer() {
+        use disktier_engine::{EngineError, Profile};
+        let e = |p: &Profile| {
+            let err = anyhow::Error::new(EngineError::NoSpace {
+                path: "/d".into(),
+                need: 4 << 20,
+                free: 1 << 20,
+                fix: String::new(),
+            });
+            super::assess_error(&err, p, "/d")
+        };
+        assert!(
+            e(&Profile::Etcd).ends_with("scaled down: disktier check etcd /d --size SIZE"),
+            "{}",
+            e(&Profile::Etcd)
+        );
+        assert!(e(&Profile::SmallFiles).ends_with("--profile small-files --nrfiles N"));
+        assert!(e(&Profile::Latency).ends_with("--profile latency --size SIZE"));
     }
 
     #[test]
