@@ -94,11 +94,12 @@ pub enum EngineError {
         fix: String,
     },
     /// The region to run on is empty or outside the target.
-    #[error("{path} is {len} bytes, so offset {offset} leaves nothing to do: pass a smaller --offset or a larger target")]
+    #[error("{path} is {len} bytes, so offset {offset} leaves nothing to do: {fix}")]
     EmptyRegion {
         path: PathBuf,
         len: u64,
         offset: u64,
+        fix: &'static str,
     },
     /// A system call failed on the target while preparing or running.
     #[error("{path}: {op} failed")]

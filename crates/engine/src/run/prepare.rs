@@ -19,6 +19,16 @@ pub(super) struct Prepared {
     pub warnings: Vec<String>,
 }
 
+/// What to do when a file holds nothing from the offset on. At offset 0 the file itself is
+/// empty (QA: an empty file was told "pass a smaller --offset"): it needs a size.
+fn empty_region_fix(offset: u64) -> &'static str {
+    if offset == 0 {
+        "give --size for the bytes to run on (an existing file also needs --destructive to be grown), or pick another target"
+    } else {
+        "pass a smaller --offset or a larger target"
+    }
+}
+
 /// Classifies the target, plans the files, refuses what must not run and resolves the job.
 pub(super) fn prepare(job: &Job, opts: &RunOptions) -> Result<Prepared, EngineError> {
     let c = target::classify(&job.target)?;
@@ -173,6 +183,7 @@ fn plan_files(
                         path: t.clone(),
                         len: c.len,
                         offset: job.offset,
+                        fix: empty_region_fix(job.offset),
                     })
                 }
                 None => return Err(EngineError::SizeRequired { path: t.clone() }),
@@ -191,6 +202,7 @@ fn plan_files(
                     path: t.clone(),
                     len: c.len,
                     offset: job.offset,
+                    fix: "pass a smaller --offset or a larger target",
                 });
             }
             let avail = c.len - job.offset;
@@ -530,6 +542,17 @@ mod tests {
         };
         let e = plan_files(&j, &target::classify(&n).unwrap(), &mut w).unwrap_err();
         assert!(matches!(e, EngineError::SizeRequired { .. }), "{e}");
+        // An empty file without a size: a size is what it needs, not a smaller offset.
+        let empty = d.path().join("empty");
+        std::fs::write(&empty, b"").unwrap();
+        let j = Job {
+            size: None,
+            offset: 0,
+            ..job(&empty)
+        };
+        let e = plan_files(&j, &target::classify(&empty).unwrap(), &mut w).unwrap_err();
+        assert!(e.to_string().contains("give --size"), "{e}");
+        assert!(!e.to_string().contains("smaller --offset"), "{e}");
         // An offset past the end of a file leaves nothing to do.
         let j = Job {
             size: None,
