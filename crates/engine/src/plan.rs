@@ -120,7 +120,11 @@ pub struct IoPlan {
     rw: Rw,
     rwmixread: u32,
     rng: Rng,
-    next_block: u64,
+    /// Sequential jobs: the next block to read and the next to write. fio keeps a position per
+    /// direction (`last_pos[ddir]` in its io_u.c), so `readwrite` reads 0, 1, 2, ... and writes
+    /// 0, 1, 2, ... (QA: one position for both made reads and writes take turns over the
+    /// blocks, each block read or written, never both).
+    next_block: [u64; 2],
     issued: u64,
     /// Random jobs without `norandommap`: the order of this pass over the blocks.
     perm: Option<Permutation>,
@@ -149,7 +153,7 @@ impl IoPlan {
             rw: job.rw,
             rwmixread: job.rwmixread,
             rng: Rng::new(key),
-            next_block: 0,
+            next_block: [0; 2],
             issued: 0,
             perm: (job.rw.random() && !job.norandommap && blocks > 0)
                 .then(|| Permutation::new(blocks, key)),
@@ -214,10 +218,11 @@ impl IoPlan {
         } else if self.rw.random() {
             self.rng.below(self.blocks)
         } else {
-            let b = self.next_block;
-            self.next_block += 1;
-            if self.next_block >= self.blocks {
-                self.next_block = 0;
+            let next = &mut self.next_block[usize::from(op == IoOp::Write)];
+            let b = *next;
+            *next += 1;
+            if *next >= self.blocks {
+                *next = 0;
             }
             b
         };
@@ -358,6 +363,26 @@ mod tests {
         let offs: Vec<u64> = (0..7).map(|_| p.next_io().unwrap().1).collect();
         assert_eq!(offs, vec![0, 4096, 8192, 0, 4096, 8192, 0]);
         assert_eq!(p.limit(), None);
+    }
+
+    /// QA: a `readwrite` job had one position for reads and writes (read 0, write 1, read 2,
+    /// ...); fio keeps one per direction (its write_iolog of `rw=readwrite`: read 0, read 4096,
+    /// read 8192, write 0, read 12288, ...).
+    #[test]
+    fn readwrite_reads_and_writes_each_from_the_start_like_fio() {
+        let j = job(Rw::ReadWrite);
+        let mut p = IoPlan::new(&j, 0, 0, 64 * 4096);
+        let ios: Vec<(IoOp, u64)> = std::iter::from_fn(|| p.next_io()).collect();
+        assert_eq!(
+            ios.len(),
+            64,
+            "one pass of the region's blocks in all, as fio's io_size"
+        );
+        for op in [IoOp::Read, IoOp::Write] {
+            let offs: Vec<u64> = ios.iter().filter(|x| x.0 == op).map(|x| x.1).collect();
+            let want: Vec<u64> = (0..offs.len() as u64).map(|i| i * 4096).collect();
+            assert_eq!(offs, want, "{op:?}");
+        }
     }
 
     #[test]
