@@ -186,6 +186,32 @@ fn an_etcd_check_that_could_not_run_is_no_pass() {
         )));
 }
 
+/// QA: a report that could not be written after the profiles ran (its filesystem full) failed
+/// the assessment before anything was printed: no table, and with --no-save nothing kept. The
+/// table is printed, then the error (exit 2).
+#[test]
+fn a_report_that_cannot_be_written_does_not_keep_the_table_off_stdout() {
+    let Some(full) = disktier_testkit::Mount::tmpfs_if_root(4096) else {
+        return;
+    };
+    // The check before measuring makes an empty file there; the report's bytes find no room.
+    std::fs::write(full.dir.join("fill"), vec![0u8; 4096]).unwrap();
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = d.path().join("r.db");
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    dt(&db)
+        .args(["--no-save", "assess", "--only", "etcd", "--report"])
+        .arg(full.dir.join("r.html"))
+        .arg(&target)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains(target.to_str().unwrap()))
+        .stdout(predicate::str::contains("assess id "))
+        .stderr(predicate::str::contains("r.html"));
+    assert!(!full.dir.join("r.html").exists());
+}
+
 /// `assess --engine fio` runs the suite through real fio (the same measure path as bench and
 /// check): the stored etcd run says engine fio and carries the etcd verdict with its interval;
 /// small-files, which fio has no job for, is listed as failed with the fix.

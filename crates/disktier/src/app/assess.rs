@@ -74,6 +74,9 @@ pub struct Assessment {
     pub interrupted: bool,
     /// The HTML report written, if any.
     pub report: Option<PathBuf>,
+    /// Why the report asked for could not be written: the runs are measured and saved, and
+    /// are printed before this is reported.
+    pub report_error: Option<anyhow::Error>,
 }
 
 impl Assessment {
@@ -258,12 +261,14 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             break;
         }
     }
-    let report = match report_to_write(req.report.as_deref(), !stored.is_empty()) {
-        Some(path) => {
-            super::report::write_report(&stored, None, path, "--report")?;
-            Some(path.to_path_buf())
-        }
-        None => None,
+    // QA: a report that could not be written (a full disk) failed the assessment here, after
+    // every profile had run: no table and no JSON, and with --no-save nothing kept.
+    let (report, report_error) = match report_to_write(req.report.as_deref(), !stored.is_empty()) {
+        Some(path) => match super::report::write_report(&stored, None, path, "--report") {
+            Ok(()) => (Some(path.to_path_buf()), None),
+            Err(e) => (None, Some(e)),
+        },
+        None => (None, None),
     };
     Ok(Assessment {
         assess_id,
@@ -272,6 +277,7 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
         docs,
         interrupted: stop.load(Ordering::SeqCst),
         report,
+        report_error,
     })
 }
 

@@ -81,7 +81,7 @@ impl Args {
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let req = args.into_options().check()?;
     let started = Instant::now();
-    let a = assess(
+    let mut a = assess(
         &req,
         &Hooks {
             note: &|m| ctx.note(m),
@@ -134,6 +134,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         }
     }
     exported?;
+    if let Some(e) = a.report_error.take() {
+        return Err(e);
+    }
     if a.interrupted {
         bail!(
             "interrupted by a signal: the assessment is partial (scratch directories were removed)"
