@@ -102,6 +102,9 @@ pub struct Series {
     pub aggregate: Aggregate,
     /// The run (1-based) a signal stopped; not counted in the aggregate.
     pub stopped: Option<u64>,
+    /// The run (1-based) that could not run, after earlier ones had, and why: the series ends
+    /// there, and the runs before it are shown before the error is.
+    pub failed: Option<(u64, anyhow::Error)>,
 }
 
 /// Runs `one` (given the run's 0-based number) up to `n` times and saves each run as `kind` in
@@ -120,11 +123,19 @@ pub fn series(
     let mut rows = Vec::new();
     let mut metric = "sync.p99";
     let mut stopped = None;
+    let mut failed = None;
     for i in 0..n {
         let r = match one(i) {
             Ok(r) => r,
             Err(e) if e.is::<NothingMeasured>() => {
                 stopped = Some(i + 1);
+                break;
+            }
+            // QA: a run that failed after others had measured (a disk that filled up) ended
+            // the series with the error alone: the runs before it were saved but never shown,
+            // and with --no-save lost.
+            Err(e) if !runs.is_empty() => {
+                failed = Some((i + 1, e));
                 break;
             }
             Err(e) => return Err(e),
@@ -158,6 +169,7 @@ pub fn series(
         rows,
         aggregate: aggregate(metric, &figs),
         stopped,
+        failed,
     })
 }
 
@@ -170,6 +182,49 @@ mod tests {
             p99_ns: Some(p),
             pass: Some(pass),
         }
+    }
+
+    /// QA: run 2 of 3 failing lost run 1 from the output: the series keeps it and says which
+    /// run failed.
+    #[test]
+    fn a_run_that_fails_after_others_ends_the_series_with_them_kept() {
+        let store = StoreConfig {
+            db: None,
+            no_save: true,
+            quiet: true,
+        };
+        let doc = RunDoc {
+            schema_version: crate::app::SCHEMA_VERSION,
+            engine: "disktier".into(),
+            profile: Some("etcd".into()),
+            quick: true,
+            job: serde_json::json!({}),
+            target: Default::default(),
+            host: Default::default(),
+            started_at: "2026-11-28T14:00:00Z".into(),
+            duration_s: 1.0,
+            interrupted: false,
+            results: Default::default(),
+            series: vec![],
+            verdicts: vec![],
+            warnings: vec![],
+        };
+        let s = series(&store, "check", 3, |i| match i {
+            0 => Ok(OneRun {
+                doc: doc.clone(),
+                pass: Some(true),
+            }),
+            _ => anyhow::bail!("no space left"),
+        })
+        .unwrap();
+        assert_eq!((s.runs.len(), s.aggregate.runs, s.stopped), (1, 1, None));
+        let (k, e) = s.failed.unwrap();
+        assert_eq!((k, e.to_string()), (2, "no space left".to_string()));
+        // A first run that fails is the error itself: there is nothing to show.
+        let e = series(&store, "check", 3, |_| -> anyhow::Result<OneRun> {
+            anyhow::bail!("no space left")
+        });
+        assert!(e.is_err());
     }
 
     #[test]

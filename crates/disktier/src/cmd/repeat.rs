@@ -33,12 +33,14 @@ pub fn repeat(
     n: u64,
     one: impl FnMut(u64) -> anyhow::Result<OneRun>,
 ) -> anyhow::Result<Outcome> {
-    let s = series(&ctx.store(), kind, n, one)?;
+    let mut s = series(&ctx.store(), kind, n, one)?;
+    let failed = s.failed.take();
     let (group, agg) = (&s.group, &s.aggregate);
     let interrupted = s.stopped.is_some();
     // Every run is saved above: what cannot be lost is done before anything is printed. A
-    // textfile that cannot be written is reported after the runs are printed.
-    let exported = export(ctx, kind, &s.runs, agg, interrupted);
+    // textfile that cannot be written is reported after the runs are printed; a series cut
+    // short by a failed run is printed but not written there, as an interrupted one.
+    let exported = export(ctx, kind, &s.runs, agg, interrupted || failed.is_some());
     if ctx.json() {
         let doc = RepeatDoc {
             schema_version: SCHEMA_VERSION,
@@ -60,6 +62,12 @@ pub fn repeat(
         ));
     }
     exported?;
+    if let Some((k, e)) = failed {
+        return Err(e.context(format!(
+            "run {k} of {n} could not run; the {} run(s) above completed and are counted",
+            agg.runs
+        )));
+    }
     if let Some(k) = s.stopped {
         bail!(
             "interrupted by a signal during run {k} of {n}: it is not counted; the aggregate above is over the {} run(s) that completed",
