@@ -212,6 +212,39 @@ fn a_report_that_cannot_be_written_does_not_keep_the_table_off_stdout() {
     assert!(!full.dir.join("r.html").exists());
 }
 
+/// QA: a target whose name holds a newline and an escape sequence broke assess's table row in
+/// two and sent the escape to the terminal (bench's header too). Both show it escaped, on one
+/// line.
+#[test]
+fn a_target_name_with_control_characters_stays_on_its_line() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = d.path().join("r.db");
+    let target = d.path().join("a\nb\u{1b}[31mred");
+    std::fs::create_dir(&target).unwrap();
+    let out = dt(&db)
+        .args(["--no-save", "assess", "--only", "etcd", "--no-report"])
+        .arg(&target)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\u{1b}'), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.contains("a\\nb\\u{1b}[31mred"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("ready"), "{row}");
+    let out = dt(&db)
+        .args(["--no-save", "bench"])
+        .arg(&target)
+        .args(["--rw", "write", "--size", "64k"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\u{1b}'), "{text}");
+    let first = text.lines().next().unwrap();
+    assert!(first.contains("a\\nb\\u{1b}[31mred (directory)"), "{first}");
+}
+
 /// `assess --engine fio` runs the suite through real fio (the same measure path as bench and
 /// check): the stored etcd run says engine fio and carries the etcd verdict with its interval;
 /// small-files, which fio has no job for, is listed as failed with the fix.

@@ -7,6 +7,7 @@ use super::bench::EngineChoice;
 use super::{print_json, progress, Ctx, Outcome};
 use crate::app::assess::{assess, Hooks, Options, RunOut, Skipped, TargetOut};
 use crate::app::SCHEMA_VERSION;
+use crate::text::printable;
 use anyhow::bail;
 use disktier_engine::RunDoc;
 use disktier_store::compare::{fmt_count, fmt_value, Unit};
@@ -223,15 +224,23 @@ fn table(targets: &[TargetOut]) -> String {
             }),
         ]);
     }
+    // A path is printed as history prints it (QA: a newline in a target's name broke its row
+    // in two, and an escape sequence in it reached the terminal).
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|r| r.iter().map(|c| printable(c, false)).collect())
+        .collect();
     let mut s = String::from("\n");
     s.push_str(&disktier_store::compare::align(&rows));
     for t in targets {
         if let Some(c) = &t.caveat {
-            s.push_str(&format!("caveat: {c}\n"));
+            s.push_str(&format!("caveat: {}\n", printable(c, false)));
         }
         for r in &t.runs {
             if let Some(e) = &r.error {
-                s.push_str(&format!("{}: {} failed: {e}\n", t.path, r.profile));
+                let line = format!("{}: {} failed: {e}", t.path, r.profile);
+                s.push_str(&printable(&line, false));
+                s.push('\n');
             }
         }
     }

@@ -174,7 +174,7 @@ fn print_doc(ctx: &Ctx, kind: &str, doc: &RunDoc, value: &Value, extra: &[String
     } else if !ctx.prometheus() {
         let mut text = render(doc);
         for line in extra {
-            text.push_str(line);
+            text.push_str(&crate::text::printable(line, false));
             text.push('\n');
         }
         crate::out::print(&text).map_err(Into::into)
@@ -190,10 +190,16 @@ pub fn render(doc: &RunDoc) -> String {
     let mut s = String::new();
     // An import that names no target (fio's text report does not print it) says so, rather
     // than a blank path before a guessed kind.
+    // The path as the user gave it, but one line that plays nothing on a terminal (QA: a
+    // newline or an escape sequence in a directory's name reached the terminal as it was).
     let mut head = if doc.target.path.is_empty() {
         "unknown target (an import's --target names it)".to_string()
     } else {
-        format!("{} ({})", doc.target.path, doc.target.kind)
+        format!(
+            "{} ({})",
+            crate::text::printable(&doc.target.path, false),
+            doc.target.kind
+        )
     };
     if let Some(fs) = &doc.target.fs_type {
         head.push_str(&format!(" on {fs}"));
@@ -296,7 +302,7 @@ pub fn render(doc: &RunDoc) -> String {
         ));
     }
     for w in &doc.warnings {
-        s.push_str(&format!("warning: {w}\n"));
+        s.push_str(&format!("warning: {}\n", crate::text::printable(w, false)));
     }
     s
 }
