@@ -143,6 +143,50 @@ fn a_disk_held_open_exclusively_is_refused_as_busy() {
     assert!(err.contains("busy: cannot be opened exclusively"), "{err}");
 }
 
+/// QA: a disk that a process holds open without O_EXCL (a `dd`, a VM's raw disk), or that
+/// backs a loop device, opens exclusively and lists no holder in sysfs: setup took it as blank
+/// and formatted it under its user.
+#[test]
+fn a_disk_open_in_a_process_is_refused_as_in_use() {
+    let Some(dev) = small_dev() else {
+        return;
+    };
+    let mut user = Command::new("sleep")
+        .arg("60")
+        .stdin(std::fs::File::open(&dev.path).unwrap())
+        .spawn()
+        .unwrap();
+    let err = refuse(&dev, &[]);
+    let _ = user.kill();
+    let _ = user.wait();
+    assert!(
+        err.contains(&format!(
+            "in use: process {} (sleep) has it open",
+            user.id()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_disk_backing_a_loop_device_is_refused_as_in_use() {
+    let Some(dev) = small_dev() else {
+        return;
+    };
+    let out = Command::new("losetup")
+        .args(["--find", "--show", dev.path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let upper = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let err = refuse(&dev, &[]);
+    sh(&["losetup", "-d", &upper]);
+    assert!(
+        err.contains(&format!("in use: loop device {upper} is backed by it")),
+        "{err}"
+    );
+}
+
 #[test]
 fn prjquota_is_refused_with_the_quota_message_where_the_kernel_lacks_it() {
     let Some(dev) = small_dev() else {

@@ -135,6 +135,10 @@ pub enum Ineligible {
     },
     /// The kernel refused an exclusive open: something holds it.
     Busy,
+    /// Used without an exclusive claim: open in a process, or the backing of a loop device.
+    InUse {
+        by: Vec<String>,
+    },
     /// The exclusive-open check could not be made.
     Unchecked {
         why: String,
@@ -174,6 +178,7 @@ impl std::fmt::Display for Ineligible {
                 Ok(())
             }
             Ineligible::Busy => write!(f, "busy: cannot be opened exclusively (O_EXCL)"),
+            Ineligible::InUse { by } => write!(f, "in use: {}", by.join(", ")),
             Ineligible::Unchecked { why } => write!(f, "exclusive open not checked: {why}"),
             Ineligible::Unprobed { why } => write!(f, "contents not probed: {why}"),
         }
@@ -470,6 +475,7 @@ pub fn scan_with(
             match probe.exclusive(&d.name) {
                 Exclusive::Free => {}
                 Exclusive::Busy => why.push(Ineligible::Busy),
+                Exclusive::InUse(by) => why.push(Ineligible::InUse { by }),
                 Exclusive::Unknown(w) => why.push(Ineligible::Unchecked { why: w }),
             }
         }

@@ -56,11 +56,15 @@ impl Signature {
 
 /// Whether a device could be opened with `O_EXCL`, which the kernel refuses (EBUSY) while the
 /// device is mounted, is part of an md array or device-mapper table, is active swap, or is held
-/// exclusively by another program.
+/// exclusively by another program; and, when it could, whether anything uses it without such a
+/// claim ([`users`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Exclusive {
     Free,
     Busy,
+    /// Opened exclusively, yet in use: what [`users`] found (a process with it open, a loop
+    /// device backed by it).
+    InUse(Vec<String>),
     /// The check itself failed (e.g. not root); the message says why.
     Unknown(String),
 }
@@ -120,7 +124,9 @@ pub fn blkid_result(cmd: &Cmd, out: disktier_cmd::Output) -> Result<Signature, D
     }
 }
 
-/// Opens `dev` read-only with `O_EXCL` and closes it at once: no I/O reaches the device.
+/// Opens `dev` read-only with `O_EXCL` and closes it at once: no I/O reaches the device. When
+/// the open succeeds, the device is also looked for among what other processes hold open and
+/// what loop devices are backed by ([`users`]).
 pub fn exclusive_open(dev: &Path) -> Exclusive {
     use std::os::unix::fs::OpenOptionsExt;
     match std::fs::OpenOptions::new()
@@ -128,10 +134,85 @@ pub fn exclusive_open(dev: &Path) -> Exclusive {
         .custom_flags(libc::O_EXCL)
         .open(dev)
     {
-        Ok(_) => Exclusive::Free,
+        Ok(f) => {
+            drop(f);
+            let by = users(dev);
+            if by.is_empty() {
+                Exclusive::Free
+            } else {
+                Exclusive::InUse(by)
+            }
+        }
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Exclusive::Busy,
         Err(e) => Exclusive::Unknown(format!("cannot open {} to check: {e}", dev.display())),
     }
+}
+
+/// What uses block device `dev` without claiming it, so that neither an `O_EXCL` open fails
+/// nor sysfs lists a holder: a process with it open (an fd in `/proc/PID/fd`: a `dd`, a VM's raw
+/// disk, a userspace block server) and a loop device backed by it (`/sys/block/loopN/loop/
+/// backing_file`; the loop driver holds the file without a claim). Found by QA: setup formatted
+/// the disk behind `/dev/loop3` while loop3 was in use. A udev worker probes a device for a
+/// moment after it changes (a new array, a new loop device), so what is found is looked for again
+/// for up to a second and only what stays is reported.
+pub fn users(dev: &Path) -> Vec<String> {
+    let mut by = users_now(dev);
+    for _ in 0..10 {
+        if by.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        by = users_now(dev);
+    }
+    by
+}
+
+fn users_now(dev: &Path) -> Vec<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let rdev = match std::fs::metadata(dev) {
+        Ok(m) if m.file_type().is_block_device() => m.rdev(),
+        _ => return Vec::new(),
+    };
+    // stat(2) follows /proc's fd links to the open file itself, whatever path it was opened by.
+    let is_dev = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == rdev)
+    };
+    let entries = |d: &Path| {
+        std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+    };
+    let mut by = Vec::new();
+    for e in entries(Path::new("/sys/block")) {
+        let Ok(backing) = std::fs::read_to_string(e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        if is_dev(Path::new(backing.trim_end_matches('\n'))) {
+            by.push(format!(
+                "loop device /dev/{} is backed by it",
+                e.file_name().to_string_lossy()
+            ));
+        }
+    }
+    let me = std::process::id().to_string();
+    for p in entries(Path::new("/proc")) {
+        let pid = p.file_name().to_string_lossy().into_owned();
+        if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        // Only links to a device node are followed: a stat of another open file may wait on a
+        // network filesystem.
+        let open = entries(&p.path().join("fd")).any(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|t| t.starts_with("/dev/"))
+                && is_dev(&fd.path())
+        });
+        if open {
+            let comm = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+            by.push(format!("process {pid} ({}) has it open", comm.trim()));
+        }
+    }
+    by
 }
 
 /// A fixture tree: `ROOT/blkid/NAME` holds `blkid -p -o export` output for NAME (absent: blank),

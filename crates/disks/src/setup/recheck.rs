@@ -2,7 +2,8 @@
 //! `mkfs` or `mdadm --create` runs; in that window another process may mount, format or open
 //! the disk. Right before each destructive step the device is probed again from scratch:
 //! sysfs (read-only flag, partitions, holders), the mount table, blkid's low-level superblock
-//! probe (`blkid -p`, no cache) and an `O_EXCL` open. Anything but "blank and free" refuses the
+//! probe (`blkid -p`, no cache), an `O_EXCL` open and a look for its users (open in a process,
+//! backing a loop device: [`crate::discover::probe::users`]). Anything but "blank and free" refuses the
 //! step; a probe that cannot answer refuses it too (fail closed).
 
 use super::SetupError;
@@ -73,6 +74,7 @@ pub fn blank_and_free(device: &str, runner: &dyn CommandRunner) -> Result<(), Se
         Exclusive::Busy => Err(refuse(
             "another program now holds it open exclusively (O_EXCL open: EBUSY)".into(),
         )),
+        Exclusive::InUse(by) => Err(refuse(format!("it is now in use: {}", by.join(", ")))),
         Exclusive::Unknown(why) => Err(refuse(why)),
     }
 }

@@ -406,7 +406,8 @@ fn execute(
     Ok(())
 }
 
-/// Right before wipefs: the device is mounted nowhere and no one holds it open exclusively.
+/// Right before wipefs: the device is mounted nowhere, no one holds it open exclusively and
+/// nothing else uses it ([`crate::discover::probe::users`]).
 fn recheck_unused(dev: &str, req: &UndoRequest) -> Result<(), SetupError> {
     if mounts(req)?.iter().any(|e| e.source == dev) {
         return Err(SetupError::Config(format!(
@@ -424,6 +425,13 @@ fn recheck_unused(dev: &str, req: &UndoRequest) -> Result<(), SetupError> {
                 "{dev} is in use ({e}): not wiped; stop what holds it and re-run the undo"
             ))
         })?;
+    let by = crate::discover::probe::users(Path::new(dev));
+    if !by.is_empty() {
+        return Err(SetupError::Config(format!(
+            "{dev} is in use ({}): not wiped; stop what uses it and re-run the undo",
+            by.join(", ")
+        )));
+    }
     Ok(())
 }
 
