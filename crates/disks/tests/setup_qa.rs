@@ -277,3 +277,41 @@ fn an_owner_id_past_the_largest_and_a_quota_option_in_capitals_are_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_mount_unit_setup_did_not_write_is_refused_not_replaced() {
+    // Found by QA: `--persist systemd` replaced an admin's (or `render systemd`'s) unit for the
+    // same mount point, and `--undo` then removed it as setup's; fstab's foreign line was refused.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = m6id(tmp.path());
+    let units = tmp.path().join("root/etc/systemd/system");
+    std::fs::create_dir_all(&units).unwrap();
+    let theirs = "[Unit]\nDescription=the admin's /data\n\n[Mount]\nWhat=/dev/disk/by-label/data\nWhere=/data\n";
+    std::fs::write(units.join("data.mount"), theirs).unwrap();
+    let mut c = SetupRequest::new("/data");
+    c.persist = Persist::Systemd;
+    c.persist_root = tmp.path().join("root");
+    let e = error(&root, c.clone());
+    assert!(
+        e.ends_with("data.mount exists and was not written by disktier setup (it starts \"[Unit]\"): setup does not replace another's unit; if setup's should take its place, disable it and move it away (systemctl disable data.mount), then re-run setup; or leave --persist out"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(units.join("data.mount")).unwrap(),
+        theirs
+    );
+    // A unit setup wrote is rewritten as before.
+    std::fs::write(
+        units.join("data.mount"),
+        "# Written by `disktier setup`: local disk(s) at /data. Re-running setup rewrites it.\n",
+    )
+    .unwrap();
+    let (rep, _) = run(&root, c);
+    assert!(
+        rep.steps
+            .iter()
+            .any(|s| s.description.ends_with("etc/systemd/system/data.mount")),
+        "{:?}",
+        rep.steps
+    );
+}

@@ -9,6 +9,9 @@ use super::SetupError;
 use crate::valid::{unit_escape_path, MountPath};
 use std::path::Path;
 
+/// How every unit setup writes starts: what marks it as setup's, to rewrite or (`--undo`) remove.
+pub const UNIT_HEADER: &str = "# Written by `disktier setup`";
+
 /// Units that must find the disks mounted when they start: the container runtimes and kubelet (the
 /// OpenShift instance-disk recipe [recipe-ocp-instance-disk] orders its mount before crio; EKS and
 /// GKE before containerd and kubelet).

@@ -104,10 +104,21 @@ impl Planner<'_> {
                 for (name, body) in units {
                     let path = dir.join(&name);
                     let wants = dir.join("local-fs.target.wants").join(&name);
-                    let same = std::fs::read_to_string(&path).ok().as_deref() == Some(&body);
+                    let now = std::fs::read_to_string(&path).ok();
+                    let same = now.as_deref() == Some(&body);
                     if !same {
                         // A link or a directory there is refused now, before anything changes.
                         persist::replaceable(&path)?;
+                        // So is a unit someone else wrote for the same mount point (an admin's,
+                        // `render systemd`'s): it was replaced, and `--undo` then removed it
+                        // as setup's (found by QA), as fstab's foreign line is refused.
+                        if let Some(text) = now.filter(|t| !t.starts_with(persist::UNIT_HEADER)) {
+                            let first = text.lines().next().unwrap_or_default();
+                            return Err(SetupError::Config(format!(
+                                "{} exists and was not written by disktier setup (it starts {first:?}): setup does not replace another's unit; if setup's should take its place, disable it and move it away (systemctl disable {name}), then re-run setup; or leave --persist out",
+                                path.display(),
+                            )));
+                        }
                         self.push(Step::WriteFile {
                             was: persist::content_hash(&path),
                             path,
