@@ -40,6 +40,7 @@ impl CacheMount {
     pub fn new(input: CacheMountInput) -> Result<CacheMount, RenderError> {
         let mount = MountPath::parse("--mount", &input.mount)?;
         check_mount_names("--mount", &mount)?;
+        super::intent::refuse_as_setup(crate::setup::config::kernel_fs_refusal("--mount", &mount))?;
         let fs = input.fs.unwrap_or(FsType::Xfs);
         let label = input
             .label
@@ -189,6 +190,11 @@ mod tests {
     fn bad_mounts_and_labels_are_refused() {
         for bad in ["data", "/data/../etc", "/da\nta", "/data$x", "/a/`b`"] {
             assert!(CacheMount::new(input(bad)).is_err(), "{bad:?}");
+        }
+        // As setup refuses them (QA: accepted here).
+        for kernel in ["/proc/x", "/sys", "/dev/shm/d"] {
+            let e = CacheMount::new(input(kernel)).unwrap_err().to_string();
+            assert!(e.contains("a kernel filesystem that holds no data"), "{e}");
         }
         let mut i = input("/data");
         i.label = Some("thirteen-char".into());

@@ -111,6 +111,11 @@ pub enum RenderError {
         why: &'static str,
     },
 
+    /// A value `disktier setup` refuses on the node, refused here in setup's words: the rendered
+    /// units would fail at every boot where setup fails once.
+    #[error("{why}")]
+    SetupRefuses { why: String },
+
     #[error("could not serialise the {object}: {message}")]
     Serialise { object: String, message: String },
 }

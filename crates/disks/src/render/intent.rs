@@ -3,6 +3,7 @@
 //! [`IntentInput`] holds what the user typed; [`Intent::new`] checks it.
 
 use super::RenderError;
+use crate::setup::config::{kernel_fs_refusal, read_only_refusal};
 use crate::valid::{
     check_bind_names, check_mount_names, FsType, Label, Mode, MountOptions, MountPath, Owner,
 };
@@ -77,6 +78,7 @@ impl Intent {
     pub fn new(input: IntentInput) -> Result<Intent, RenderError> {
         let mount = MountPath::parse("--mount", &input.mount)?;
         check_mount_names("--mount", &mount)?;
+        refuse_as_setup(kernel_fs_refusal("--mount", &mount))?;
         let fs = input.fs.unwrap_or(FsType::Xfs);
         let label = input.label.unwrap_or_else(|| DEFAULT_LABEL.to_string());
         let label = Label::parse("--label", &label, fs.as_str(), fs.max_label(), 0, "")?;
@@ -92,6 +94,7 @@ impl Intent {
             for b in chunk.split(',').map(str::trim).filter(|b| !b.is_empty()) {
                 let b = MountPath::parse("--bind", b)?;
                 check_bind_names("--bind", &b)?;
+                refuse_as_setup(kernel_fs_refusal("--bind", &b))?;
                 if b == mount || b.is_below(&mount) {
                     return Err(RenderError::BindOverlap {
                         bind: b.to_string(),
@@ -113,6 +116,16 @@ impl Intent {
         }
         // Parents before children, so a child bind is not hidden by its parent's (issue 4).
         binds.sort_by_key(|b| (b.depth(), b.clone()));
+        // The binds unit chowns, chmods and copies onto the mount: on a read-only one it would
+        // fail at every boot (found by QA: setup refused this, render did not).
+        refuse_as_setup(read_only_refusal(
+            &options,
+            &[
+                ("--owner", owner.is_some()),
+                ("--mode", mode.is_some()),
+                ("--bind", !binds.is_empty()),
+            ],
+        ))?;
 
         let select = match (input.by_id, input.models.is_empty()) {
             (Some(_), false) => {
@@ -157,6 +170,14 @@ impl Intent {
 
     pub fn options_string(&self) -> String {
         self.options.joined()
+    }
+}
+
+/// A refusal of `disktier setup`'s checks ([`crate::setup::config`]), as a render error.
+pub(crate) fn refuse_as_setup(why: Option<String>) -> Result<(), RenderError> {
+    match why {
+        Some(why) => Err(RenderError::SetupRefuses { why }),
+        None => Ok(()),
     }
 }
 
@@ -279,6 +300,34 @@ mod tests {
                     .collect()
             )
         );
+    }
+
+    #[test]
+    fn what_setup_refuses_is_refused_in_its_words() {
+        // Found by QA: `render systemd --options ro --owner ...` and `--mount /proc/x` rendered
+        // units that failed at every boot (chown on a read-only mount; a mount in procfs),
+        // where `disktier setup` refuses both before anything runs.
+        let mut inp = input("/data");
+        inp.options = vec!["ro".into()];
+        inp.owner = Some("1000:1000".into());
+        inp.binds = vec!["/var/lib/kubelet".into()];
+        assert_eq!(
+            Intent::new(inp).unwrap_err().to_string(),
+            "--options ro mounts the filesystem read-only, but --owner, --bind must write to it: drop ro, or drop --owner and --bind"
+        );
+        let mut inp = input("/data");
+        inp.options = vec!["ro".into()];
+        assert!(Intent::new(inp).is_ok(), "ro alone is fine");
+        assert_eq!(
+            Intent::new(input("/proc/x")).unwrap_err().to_string(),
+            "--mount /proc/x lies in /proc, a kernel filesystem that holds no data: choose a directory on a disk, e.g. /var/lib/containers"
+        );
+        let mut inp = input("/data");
+        inp.binds = vec!["/var/lib/kubelet,/sys/fs/x".into()];
+        assert!(Intent::new(inp)
+            .unwrap_err()
+            .to_string()
+            .starts_with("--bind /sys/fs/x lies in /sys"));
     }
 
     #[test]

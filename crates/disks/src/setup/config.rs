@@ -132,14 +132,41 @@ const KERNEL_FS_DIRS: &[&str] = &["/proc", "/sys", "/dev"];
 
 /// Refuses `p` (given as `flag`) when it is or lies below /proc, /sys or /dev.
 fn check_not_kernel_fs(flag: &str, p: &MountPath) -> Result<(), SetupError> {
-    for k in KERNEL_FS_DIRS {
-        if p.as_str() == *k || p.as_str().starts_with(&format!("{k}/")) {
-            return Err(SetupError::Config(format!(
-                "{flag} {p} lies in {k}, a kernel filesystem that holds no data: choose a directory on a disk, e.g. /var/lib/containers"
-            )));
-        }
+    match kernel_fs_refusal(flag, p) {
+        Some(why) => Err(SetupError::Config(why)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Why `p` (given as `flag`) cannot be a mount point or bind directory, when it is or lies below
+/// /proc, /sys or /dev (`render` refuses it in the same words).
+pub(crate) fn kernel_fs_refusal(flag: &str, p: &MountPath) -> Option<String> {
+    KERNEL_FS_DIRS
+        .iter()
+        .find(|k| p.as_str() == **k || p.as_str().starts_with(&format!("{k}/")))
+        .map(|k| format!(
+            "{flag} {p} lies in {k}, a kernel filesystem that holds no data: choose a directory on a disk, e.g. /var/lib/containers"
+        ))
+}
+
+/// Why `options` cannot go with the flags in `given` (name, whether given) that write to the
+/// filesystem: a read-only mount (`render` refuses it in the same words).
+pub(crate) fn read_only_refusal(options: &MountOptions, given: &[(&str, bool)]) -> Option<String> {
+    if !Flags::requested(options).read_only() {
+        return None;
+    }
+    let writes: Vec<&str> = given
+        .iter()
+        .filter(|(_, given)| *given)
+        .map(|(f, _)| *f)
+        .collect();
+    (!writes.is_empty()).then(|| {
+        format!(
+            "--options ro mounts the filesystem read-only, but {} must write to it: drop ro, or drop {}",
+            writes.join(", "),
+            writes.join(" and ")
+        )
+    })
 }
 
 /// Removes `.` and trailing slashes; refuses relative paths, `..` and control characters (for
@@ -273,23 +300,15 @@ impl SetupRequest {
         };
         // A read-only mount cannot take what needs a write: the chown failed on it, and every
         // re-run failed again at the same step (found by QA).
-        if Flags::requested(&options).read_only() {
-            let writes: Vec<&str> = [
+        if let Some(why) = read_only_refusal(
+            &options,
+            &[
                 ("--owner", owner.is_some()),
                 ("--mode", mode.is_some()),
                 ("--bind", !binds.is_empty()),
-            ]
-            .iter()
-            .filter(|(_, given)| *given)
-            .map(|(f, _)| *f)
-            .collect();
-            if !writes.is_empty() {
-                return Err(SetupError::Config(format!(
-                    "--options ro mounts the filesystem read-only, but {} must write to it: drop ro, or drop {}",
-                    writes.join(", "),
-                    writes.join(" and ")
-                )));
-            }
+            ],
+        ) {
+            return Err(SetupError::Config(why));
         }
         let boot_binary = match &self.boot_binary {
             None => None,
