@@ -315,3 +315,35 @@ fn a_mount_unit_setup_did_not_write_is_refused_not_replaced() {
         rep.steps
     );
 }
+
+#[test]
+fn a_bind_directory_with_mounts_below_it_is_refused() {
+    // Found by QA: `--bind /var/lib/kubelet` on a node whose kubelet had pod volumes mounted
+    // below it: `cp -a` copied what each volume held onto the disk, and the bind hid them.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = m6id(tmp.path());
+    let mi = root.join("proc/self/mountinfo");
+    let mut text = std::fs::read_to_string(&mi).unwrap();
+    text.push_str("70 24 0:60 / /var/lib/kubelet/pods/p1/volumes/kubernetes.io~secret/s rw,relatime shared:40 - tmpfs tmpfs rw\n");
+    std::fs::write(&mi, text).unwrap();
+    let mut c = SetupRequest::new("/mnt/disks/ssd");
+    c.bind = vec!["/var/lib/containerd".into(), "/var/lib/kubelet".into()];
+    let e = error(&root, c);
+    assert_eq!(
+        e,
+        "--bind /var/lib/kubelet has 1 filesystem mounted below it (/var/lib/kubelet/pods/p1/volumes/kubernetes.io~secret/s): setup would copy what they hold onto the disk and hide them under the bind; unmount them (stop what mounted them first: kubelet, the container runtime) and re-run setup"
+    );
+    // A directory with nothing mounted below it is bound as before.
+    let mut c = SetupRequest::new("/mnt/disks/ssd");
+    c.bind = vec!["/var/lib/containerd".into()];
+    c.dry_run = true;
+    let (rep, _) = run(&root, c);
+    assert!(
+        rep.steps
+            .iter()
+            .any(|s| s.description
+                == "bind /mnt/disks/ssd/var/lib/containerd on /var/lib/containerd"),
+        "{:?}",
+        rep.steps
+    );
+}

@@ -358,6 +358,7 @@ impl Planner<'_> {
                 }
                 None => {}
             }
+            self.refuse_mounts_below(&dir)?;
             self.mounting = true;
             let ancestor_bound = self.cfg.bind.iter().any(|b| b != &dir && dir.is_below(b));
             if ancestor_bound {
@@ -389,6 +390,31 @@ impl Planner<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Refuses to bind over `dir` while something is mounted below it (a running kubelet's pod
+    /// volumes, a runtime's overlays): `cp -a` crosses into each and copied what it holds onto
+    /// the disk, and the bind then hid them from everything started afterwards (found by QA).
+    fn refuse_mounts_below(&self, dir: &MountPath) -> Result<(), SetupError> {
+        let d = dir.as_str();
+        let mut below: Vec<&str> = self
+            .node
+            .mounts
+            .iter()
+            .map(|m| m.mount_point.as_str())
+            .filter(|p| p.len() > d.len() && p.starts_with(d) && p.as_bytes()[d.len()] == b'/')
+            .collect();
+        below.sort_unstable();
+        below.dedup();
+        if below.is_empty() {
+            return Ok(());
+        }
+        let more = if below.len() > 3 { ", ..." } else { "" };
+        Err(SetupError::Config(format!(
+            "--bind {dir} has {} mounted below it ({}{more}): setup would copy what they hold onto the disk and hide them under the bind; unmount them (stop what mounted them first: kubelet, the container runtime) and re-run setup",
+            if below.len() == 1 { "1 filesystem".to_string() } else { format!("{} filesystems", below.len()) },
+            below[..below.len().min(3)].join(", ")
+        )))
     }
 
     pub(super) fn separate(&mut self, chosen: &[(&Disk, DevState)]) -> Result<(), SetupError> {
