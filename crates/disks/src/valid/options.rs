@@ -59,6 +59,15 @@ fn check_option(flag: &'static str, opt: &str) -> Result<(), Invalid> {
             "a mount option is NAME or NAME=VALUE with letters, digits and _ . - (values also : / @ +), e.g. prjquota or uid=1000",
         ));
     }
+    if let Some(op) = OPERATIONS.iter().find(|op| name.eq_ignore_ascii_case(op)) {
+        // Found by QA: `--options remount` passed, setup made the filesystem, and the mount
+        // failed ("mount point not mounted") at every run.
+        return Err(invalid(
+            flag,
+            opt,
+            format!("{op} is not a mount option but a mount(8) operation (what to mount, or how), and disktier mounts the filesystem itself: drop it"),
+        ));
+    }
     let lower = name.to_ascii_lowercase();
     let known = |n: &str| KNOWN_LOWERCASE.contains(&n) || QUOTA_OPTIONS.contains(&n);
     if lower != name && known(&lower) {
@@ -72,6 +81,20 @@ fn check_option(flag: &'static str, opt: &str) -> Result<(), Invalid> {
     }
     Ok(())
 }
+
+/// What mount(8) reads in `-o` as an operation rather than a filesystem's option (mount(8):
+/// `bind`, `rbind`, `move`, `remount`; `loop` and its `offset`/`sizelimit` set up a loop device
+/// over the source): in fstab, a unit's `Options=` or setup's `mount -o` they would mount
+/// something else than the filesystem made, or nothing.
+const OPERATIONS: &[&str] = &[
+    "bind",
+    "rbind",
+    "move",
+    "remount",
+    "loop",
+    "offset",
+    "sizelimit",
+];
 
 /// Mount options that need kernel quota support (xfs(5), ext4(5)).
 pub const QUOTA_OPTIONS: &[&str] = &[

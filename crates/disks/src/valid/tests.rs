@@ -64,6 +64,31 @@ fn options_follow_the_grammar() {
 }
 
 #[test]
+fn mount_operations_are_refused_as_options() {
+    // Found by QA: `--options remount` (or bind, move, loop) passed, mkfs ran, and the mount
+    // then failed at every run.
+    for op in [
+        "remount",
+        "bind",
+        "rbind",
+        "move",
+        "loop",
+        "offset=4096",
+        "Bind",
+    ] {
+        let e = MountOptions::parse("--options", &[format!("prjquota,{op}")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("is not a mount option but a mount(8) operation") && e.ends_with("drop it"),
+            "{op}: {e}"
+        );
+    }
+    // Options that only contain such a word are options.
+    assert!(MountOptions::parse("--options", &["nobarrier,loopback=1".into()]).is_ok());
+}
+
+#[test]
 fn an_atime_option_replaces_the_default_noatime() {
     // Found by QA: `--options relatime` gave `defaults,noatime,relatime`, which the kernel
     // mounts noatime (noatime wins wherever it stands), and fstab and units kept both.
