@@ -523,7 +523,10 @@ fn fuzz_setup_writers() {
                 .map(|a| persist::exec_arg(a))
                 .collect::<Vec<_>>()
                 .join(" ");
-                no_control("boot unit", &persist::boot_unit(&exec, &mount, "x.mount"));
+                no_control(
+                    "boot unit",
+                    &persist::boot_unit(&exec, &mount, "x.mount", "/var/lib/disktier"),
+                );
                 let step = Step::Mount {
                     what: "UUID=u".into(),
                     target: mount.clone(),

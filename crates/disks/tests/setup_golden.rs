@@ -508,6 +508,15 @@ fn a_kernel_name_in_devices_is_persisted_by_id_and_uuid_with_a_warning() {
         ),
         "{boot}"
     );
+    // It waits for a separate /var (found by QA: it ran before /var was mounted).
+    let bin_dir = std::env::current_exe().unwrap();
+    let bin_dir = bin_dir.parent().unwrap().display();
+    assert!(
+        boot.contains(&format!(
+            "\nRequiresMountsFor={bin_dir} /var/lib /var/lib/disktier\n"
+        )),
+        "{boot}"
+    );
     let mount = std::fs::read_to_string(units.join("var-lib-containers.mount")).unwrap();
     assert!(mount.contains("What=/dev/disk/by-uuid/"), "{mount}");
     for t in [&boot, &mount] {

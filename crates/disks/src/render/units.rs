@@ -8,7 +8,7 @@
 use super::intent::Intent;
 use super::script::{script_path, slug};
 pub use crate::setup::persist::mount_unit_name;
-use crate::setup::persist::{exec_arg, oneshot_service};
+use crate::setup::persist::{boot_unit_needs, exec_arg, oneshot_service};
 use crate::valid::{unit_escape_path, MountPath};
 
 /// One unit file.
@@ -226,13 +226,13 @@ Description=disktier setup: local ephemeral disks at {mount}\n\
 DefaultDependencies=no\n\
 After=systemd-udev-trigger.service\n\
 Before=local-fs.target {runtimes}\n\
-RequiresMountsFor={parent}\n\
+RequiresMountsFor={needs}\n\
 \n\
 {service}",
             service = oneshot_service(&exec, "local-fs.target"),
             mount = intent.mount,
             runtimes = runtimes.join(" "),
-            parent = parent(&intent.mount),
+            needs = boot_unit_needs(binary, &intent.mount, &intent.binds),
         ),
         enable: true,
     }

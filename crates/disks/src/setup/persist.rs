@@ -85,7 +85,8 @@ pub fn fs_unit(what: &str, where_: &MountPath, fstype: &str, options: &str) -> S
 /// The boot-time unit that runs `disktier setup` again before the mounts: after a stop/start
 /// the disks are blank, and only this makes them (and the filesystem UUID the mount units wait
 /// for) again. `exec` is the shell-quoted command line.
-pub fn boot_unit(exec: &str, mount: &MountPath, mount_units: &str) -> String {
+/// `needs` is what it needs mounted first ([`boot_unit_needs`]).
+pub fn boot_unit(exec: &str, mount: &MountPath, mount_units: &str, needs: &str) -> String {
     format!(
         "# Written by `disktier setup`: re-creates the local disk(s) at {m} after a stop/start.\n\
          [Unit]\n\
@@ -94,11 +95,49 @@ pub fn boot_unit(exec: &str, mount: &MountPath, mount_units: &str) -> String {
          After=local-fs-pre.target systemd-udev-settle.service\n\
          Wants=systemd-udev-settle.service\n\
          Before={mount_units} {BEFORE_UNITS}\n\
+         RequiresMountsFor={needs}\n\
          \n\
          {service}",
         service = oneshot_service(exec, "local-fs.target"),
         m = mount
     )
+}
+
+/// Where setup keeps its lock and the undo journal on the node ([`super::lock`],
+/// [`super::journal`]).
+const STATE_DIR: &str = "/var/lib/disktier";
+
+/// What a boot-time unit running `binary` (`disktier setup`, or `render openshift
+/// --use-binary`'s) needs mounted before it starts, as `RequiresMountsFor=` takes it (each path
+/// quoted as `ExecStart=` quotes): the directories the binary, the mount point and each bind
+/// directory lie in, and setup's state directory. The unit is ordered before local-fs.target,
+/// which is what mounts a separate /var (or /var/lib, /usr/local): without these it ran while
+/// /var was not mounted yet, made its mount and copied the bind directories on the root
+/// filesystem underneath, and /var then hid them (found by QA). A bind directory's parent that
+/// is itself a bind (or below one) is left out: that bind is mounted after this unit.
+pub fn boot_unit_needs(binary: &str, mount: &MountPath, binds: &[MountPath]) -> String {
+    let bin_dir = match binary.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &binary[..i],
+    };
+    let mut dirs: Vec<&str> = vec![bin_dir, mount.parent_str(), STATE_DIR];
+    for b in binds {
+        let p = b.parent_str();
+        let on_a_bind = binds
+            .iter()
+            .any(|o| p == o.as_str() || p.starts_with(&format!("{o}/")));
+        if !on_a_bind {
+            dirs.push(p);
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for d in dirs.into_iter().filter(|d| *d != "/") {
+        let d = exec_arg(d);
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out.join(" ")
 }
 
 /// The boot unit's name for a mount point.
@@ -279,6 +318,33 @@ mod tests {
         assert_eq!(escape_path("/.x"), "\\x2ex");
         assert_eq!(escape_path("//data//"), "data");
         assert_eq!(mount_unit_name(&mp("/a:b")), "a:b.mount");
+    }
+
+    #[test]
+    fn the_boot_unit_needs_the_directories_it_works_in_mounted_first() {
+        let binds = [
+            mp("/var/lib/kubelet"),
+            mp("/var/lib/kubelet/pods"),
+            mp("/srv/a b/c"),
+        ];
+        assert_eq!(
+            boot_unit_needs("/usr/local/bin/disktier", &mp("/mnt/disks/ssd"), &binds),
+            "/usr/local/bin /mnt/disks /var/lib/disktier /var/lib \"/srv/a b\""
+        );
+        assert_eq!(
+            boot_unit_needs("/usr/local/bin/disktier", &mp("/data"), &[]),
+            "/usr/local/bin /var/lib/disktier"
+        );
+        let unit = boot_unit(
+            "x",
+            &mp("/data"),
+            "data.mount",
+            "/usr/local/bin /var/lib/disktier",
+        );
+        assert!(
+            unit.contains("\nRequiresMountsFor=/usr/local/bin /var/lib/disktier\n"),
+            "{unit}"
+        );
     }
 
     #[test]

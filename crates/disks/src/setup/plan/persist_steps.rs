@@ -96,9 +96,16 @@ impl Planner<'_> {
                         .iter()
                         .map(|(_, t, _)| persist::mount_unit_name(t))
                         .collect();
+                    let needs =
+                        persist::boot_unit_needs(bin.as_str(), &self.cfg.mount, &self.cfg.bind);
                     units.push((
                         persist::boot_unit_name(&self.cfg.mount),
-                        persist::boot_unit(&exec.join(" "), &self.cfg.mount, &mounts.join(" ")),
+                        persist::boot_unit(
+                            &exec.join(" "),
+                            &self.cfg.mount,
+                            &mounts.join(" "),
+                            &needs,
+                        ),
                     ));
                 }
                 for (name, body) in units {
