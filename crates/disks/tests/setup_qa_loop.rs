@@ -112,6 +112,26 @@ fn a_rerun_with_more_flags_remounts_and_then_changes_nothing() {
 }
 
 #[test]
+fn an_owner_without_a_group_converges() {
+    // Found by QA: `--owner nobody` ran `chown nobody` (the group stays), then compared the
+    // mount point with nobody's primary group, so every re-run chowned again and said "done".
+    let Some((dev, tmp, mnt, _guard)) = xfs_mount("m") else {
+        return;
+    };
+    let Some(nobody) = uzers::get_user_by_name("nobody") else {
+        eprintln!("skipped: no user nobody");
+        return;
+    };
+    let mut c = fstab_request(&dev, &mnt, tmp.path().join("root"));
+    c.owner = Some("nobody".into());
+    run(c.clone());
+    let meta = std::fs::metadata(&mnt).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta), nobody.uid());
+    let rep = run(c);
+    assert!(!rep.changed && rep.steps.is_empty(), "{:#?}", rep.steps);
+}
+
+#[test]
 fn atime_and_bind_flags_converge_in_one_remount() {
     // `mount -o remount,relatime` alone leaves a noatime mount as it was (mount(8) merges the
     // current options): each request must converge in one run, the bind's flags with it.

@@ -307,9 +307,13 @@ impl Planner<'_> {
             None
         };
         if let Some(o) = self.cfg.owner.clone() {
-            let same = meta
-                .as_ref()
-                .is_some_and(|m| owner_ids(self.root, &o.to_string()) == Some((m.uid(), m.gid())));
+            // `chown USER` leaves the group as it is: only `USER:GROUP` is compared with the
+            // group (found by QA: `--owner nobody` was chowned again, "done", at every re-run).
+            let same = meta.as_ref().is_some_and(|m| {
+                owner_ids(self.root, &o.to_string()).is_some_and(|(uid, gid)| {
+                    uid == m.uid() && (o.group.is_none() || gid == m.gid())
+                })
+            });
             if !same {
                 self.push(Step::Chown {
                     path: target.clone(),
