@@ -21,11 +21,20 @@ fn wipe_and_binds_need_undo_and_undo_excludes_setup_flags() {
             .code(2)
             .stderr(predicates::str::contains("--undo"));
     }
-    disktier()
-        .args("setup --undo --mount /data --persist fstab --dry-run".split_whitespace())
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("cannot be used with"));
+    // Found by QA: --fs, --layout and --allow-build-binary were taken with --undo and ignored.
+    for flags in [
+        "--persist fstab",
+        "--fs ext4",
+        "--layout separate",
+        "--allow-build-binary",
+    ] {
+        disktier()
+            .args("setup --undo --mount /data --dry-run".split_whitespace())
+            .args(flags.split_whitespace())
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("cannot be used with"));
+    }
 }
 
 #[test]

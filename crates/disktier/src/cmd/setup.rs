@@ -71,7 +71,7 @@ pub struct Args {
     pub root: PathBuf,
     /// Reverse what setup did at --mount: unmount its binds and filesystem, remove the units and
     /// fstab lines it wrote (only those). Journaled: a re-run completes a killed undo.
-    #[arg(long, conflicts_with_all = ["devices", "bind", "persist", "owner", "mode", "options", "allow_nonempty"])]
+    #[arg(long, conflicts_with_all = ["devices", "bind", "persist", "owner", "mode", "options", "allow_nonempty", "layout", "fs", "allow_build_binary"])]
     pub undo: bool,
     /// With --undo, required when binds exist: copy-back copies what the binds show back into
     /// the directories underneath; keep leaves those directories as they were before setup.
