@@ -569,6 +569,40 @@ fn cache_scripts_refuse_a_disk_that_holds_data_before_writing_anything() {
 }
 
 #[test]
+fn cache_scripts_refuse_a_disk_in_use_before_writing_anything() {
+    // Found by QA: a blank disk open in a process (or backing a loop device) passed every
+    // check of the scripts, as it passed disktier setup's.
+    if !usable() {
+        return;
+    }
+    for (name, text, stubs) in [
+        ("bcache", bcache_text(), &BCACHE_STUBS[..]),
+        ("lvmcache", lvmcache_text(), &LVM_STUBS[..]),
+    ] {
+        let fast = LoopDev::new(16 * MIB);
+        let slow = LoopDev::new(64 * MIB);
+        let mut user = std::process::Command::new("sleep")
+            .arg("60")
+            .stdin(std::fs::File::open(&slow.path).unwrap())
+            .spawn()
+            .unwrap();
+        let out = unchanging_dry_run(&text, stubs, &fast, &slow, name);
+        let _ = user.kill();
+        let _ = user.wait();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name} must refuse");
+        assert!(
+            stderr.contains(&format!("is open in process {}", user.id())),
+            "{name}: {stderr}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("+ "),
+            "{name} printed a change before refusing"
+        );
+    }
+}
+
+#[test]
 fn cache_scripts_refuse_one_disk_given_twice() {
     if !usable() {
         return;

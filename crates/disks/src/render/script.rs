@@ -330,8 +330,9 @@ resolve() {
 }
 
 # Refuses, before anything is written, a disk that is read-only, partitioned, a partition, in
-# use by another device, mounted, swap, or that holds any signature (filesystem, partition
-# table, RAID/LVM/bcache member). Nothing in this script uses --force or wipes a signature.
+# use by another device, mounted, swap, open in a process, a loop device's backing, or that holds
+# any signature (filesystem, partition table, RAID/LVM/bcache member). Nothing in this script
+# uses --force or wipes a signature.
 refuse_unless_blank() {
     local link=$1 dev=$2 name=${2##*/} out rc p
     [ "$(cat "/sys/class/block/$name/ro")" = 0 ] || die "$link ($dev) is read-only"
@@ -342,6 +343,14 @@ refuse_unless_blank() {
     [ -z "$(ls -A "/sys/class/block/$name/holders")" ] || die "$link ($dev) is in use by $(ls "/sys/class/block/$name/holders" | tr '\n' ' ')"
     ! findmnt -rn -S "$dev" >/dev/null 2>&1 || die "$link ($dev) is mounted"
     ! grep -q "^$dev " /proc/swaps || die "$link ($dev) is swap"
+    # In use without a claim any check above sees (as disktier setup looks for it): open in a
+    # process (find reads each fd's link without following it), or the backing of a loop device.
+    p=$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$dev" -print -quit 2>/dev/null || true)
+    [ -z "$p" ] || die "$link ($dev) is open in process $(echo "$p" | cut -d/ -f3): stop what uses it first"
+    for p in /sys/block/loop*/loop/backing_file; do
+        [ -e "$p" ] || continue
+        [ "$(readlink -f "$(cat "$p")")" != "$dev" ] || die "$link ($dev) backs loop device /dev/$(echo "$p" | cut -d/ -f4): detach it first"
+    done
     # blkid -p probes the device itself: exit 0 = a signature, 2 = nothing found.
     if out=$(blkid -p -o export "$dev" 2>&1); then
         die "$link ($dev) holds $(echo "$out" | grep -E '^(TYPE|PTTYPE)=' | tr '\n' ' '): refusing to overwrite it (wipefs it yourself if that is intended)"
