@@ -161,7 +161,7 @@ fn a_disk_open_in_a_process_is_refused_as_in_use() {
     let _ = user.wait();
     assert!(
         err.contains(&format!(
-            "in use: process {} (sleep) has it open",
+            "in use: process {} (sleep) has it open; stop what uses it (the process named; losetup -d for a loop device) and re-run setup",
             user.id()
         )),
         "{err}"

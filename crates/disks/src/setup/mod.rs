@@ -127,6 +127,9 @@ pub struct Report {
 fn refusal_fix(reasons: &[String]) -> &'static str {
     if reasons.iter().any(|r| r.starts_with("system disk")) {
         "it holds this node's operating system: give disktier a local data disk instead (`disktier disks` lists them)"
+    } else if reasons.iter().any(|r| r.contains("in use: ")) {
+        // Wiping would not help: something reads or writes it now.
+        "stop what uses it (the process named; losetup -d for a loop device) and re-run setup"
     } else {
         "disktier only takes blank, unused disks (wipe it yourself if you mean it)"
     }
