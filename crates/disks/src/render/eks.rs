@@ -115,7 +115,7 @@ fn network(cidr: &str) -> Option<(String, bool)> {
 }
 
 impl Eks {
-    pub fn new(cfg: EksConfig) -> Result<Eks, RenderError> {
+    pub fn new(mut cfg: EksConfig) -> Result<Eks, RenderError> {
         let name_ok = |s: &str| {
             !s.is_empty()
                 && s.len() <= 100
@@ -169,8 +169,11 @@ impl Eks {
         }
         if let Some(m) = &cfg.mount_path {
             // It is written into YAML by hand: a validated path (SECURITY.md), quoted below
-            // when it holds a blank.
-            crate::valid::MountPath::parse("--mount", m)?;
+            // when it holds a blank; normalised, and refused in /proc, /sys or /dev, as setup
+            // and the other renderers do (found by QA: `--mount /proc/x//` was written as given).
+            let p = crate::valid::MountPath::parse("--mount", m)?;
+            super::intent::refuse_as_setup(crate::setup::config::kernel_fs_refusal("--mount", &p))?;
+            cfg.mount_path = Some(p.to_string());
         }
         if !dns_label(&cfg.name) {
             return Err(bad(
@@ -352,6 +355,27 @@ impl Renderer for Eks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cfg(mount: &str) -> EksConfig {
+        EksConfig {
+            cluster: "prod".into(),
+            api_server_endpoint: "https://example.com".into(),
+            certificate_authority: "LS0t".into(),
+            cidr: "10.100.0.0/16".into(),
+            strategy: LocalStorageStrategy::Raid0,
+            mount_path: Some(mount.into()),
+            node_role: None,
+            name: "local-nvme".into(),
+        }
+    }
+
+    #[test]
+    fn the_mount_path_is_normalised_and_not_in_a_kernel_filesystem() {
+        let e = Eks::new(cfg("/mnt//k8s-disks/")).unwrap();
+        assert_eq!(e.cfg.mount_path.as_deref(), Some("/mnt/k8s-disks"));
+        let e = Eks::new(cfg("/proc/x")).unwrap_err().to_string();
+        assert!(e.contains("lies in /proc, a kernel filesystem"), "{e}");
+    }
 
     #[test]
     fn endpoints_are_https_urls_with_a_valid_host() {
