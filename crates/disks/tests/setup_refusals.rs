@@ -169,6 +169,29 @@ fn a_disk_open_in_a_process_is_refused_as_in_use() {
 }
 
 #[test]
+fn a_process_name_reaches_the_refusal_without_its_control_characters() {
+    let Some(dev) = small_dev() else {
+        return;
+    };
+    // A process names itself (here: the name it was run by, an escape sequence in it).
+    let dir = tempfile::tempdir().unwrap();
+    let named = dir.path().join("sl\x1b[2Jp");
+    std::os::unix::fs::symlink("/bin/sleep", &named).unwrap();
+    let mut user = Command::new(&named)
+        .arg("60")
+        .stdin(std::fs::File::open(&dev.path).unwrap())
+        .spawn()
+        .unwrap();
+    let err = refuse(&dev, &[]);
+    let _ = user.kill();
+    let _ = user.wait();
+    assert!(
+        err.contains(&format!("process {} (sl?[2Jp) has it open", user.id())),
+        "{err:?}"
+    );
+}
+
+#[test]
 fn a_disk_backing_a_loop_device_is_refused_as_in_use() {
     let Some(dev) = small_dev() else {
         return;

@@ -208,8 +208,14 @@ fn users_now(dev: &Path) -> Vec<String> {
                 && is_dev(&fd.path())
         });
         if open {
-            let comm = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
-            by.push(format!("process {pid} ({}) has it open", comm.trim()));
+            // A process names itself: no control character of its name reaches a terminal.
+            let comm: String = std::fs::read_to_string(p.path().join("comm"))
+                .unwrap_or_default()
+                .trim_end_matches('\n')
+                .chars()
+                .map(|c| if c.is_control() { '?' } else { c })
+                .collect();
+            by.push(format!("process {pid} ({comm}) has it open"));
         }
     }
     by
