@@ -117,6 +117,34 @@ fn setup_refuses_to_act_on_a_fixture_and_gke_is_nothing_to_do() {
 }
 
 #[test]
+fn setup_notes_show_no_control_character_of_the_node() {
+    // Found by QA: a skipped disk's note quoted its mount point (the kernel escapes blanks and
+    // newlines in mountinfo, not ESC) as it was, escape sequence and all.
+    let tmp = tempfile::tempdir().unwrap();
+    let node = tmp.path().join("node");
+    let ok = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(sysfs_fixture("aws-m6id-xlarge"))
+        .arg(&node)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let mi = node.join("proc/self/mountinfo");
+    let mut text = std::fs::read_to_string(&mi).unwrap();
+    text.push_str("60 24 259:1 / /mnt/e\x1b[2Jx rw,relatime shared:30 - xfs /dev/nvme1n1 rw\n");
+    std::fs::write(&mi, text).unwrap();
+    let out = bin()
+        .args(["setup", "--mount", "/data", "--dry-run", "--sysfs-root"])
+        .arg(&node)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("mounted at /mnt/e\\u{1b}[2Jx"), "{err}");
+    assert!(!err.contains('\x1b'), "{err:?}");
+}
+
+#[test]
 fn setup_on_a_loop_device_then_rerun_changes_nothing() {
     if !require_loop() || !require(have("mkfs.xfs"), "mkfs.xfs") {
         return;

@@ -193,7 +193,7 @@ fn run_undo(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Pass);
     }
     for n in &r.notes {
-        ctx.note(format!("note: {n}"));
+        note(ctx, n);
     }
     for s in &r.steps {
         if r.dry_run {
@@ -238,6 +238,13 @@ fn acknowledge_stop(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
     });
 }
 
+/// A note of setup's or its undo's. Notes quote what the node holds (mount points from the
+/// mount table, which the kernel writes with their escape characters, process names): no
+/// control character of theirs reaches the terminal (found by QA).
+fn note(ctx: &Ctx, n: &str) {
+    ctx.note(crate::text::printable(&format!("note: {n}"), false));
+}
+
 /// A dry run's step: its description as a shell comment, then its commands.
 fn print_script(description: &str, commands: &[String]) -> anyhow::Result<()> {
     outln!("# {description}")?;
@@ -249,7 +256,7 @@ fn print_script(description: &str, commands: &[String]) -> anyhow::Result<()> {
 
 fn print_text(ctx: &Ctx, r: &Report) -> anyhow::Result<()> {
     for n in &r.notes {
-        ctx.note(format!("note: {n}"));
+        note(ctx, n);
     }
     if r.dry_run {
         if r.steps.is_empty() {
