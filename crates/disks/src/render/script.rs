@@ -345,7 +345,12 @@ refuse_unless_blank() {
     ! grep -q "^$dev " /proc/swaps || die "$link ($dev) is swap"
     # In use without a claim any check above sees (as disktier setup looks for it): open in a
     # process (find reads each fd's link without following it), or the backing of a loop device.
-    p=$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$dev" -print -quit 2>/dev/null || true)
+    # A udev worker probes a disk for a moment after it changes: looked for again for a second.
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        p=$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$dev" -print -quit 2>/dev/null || true)
+        [ -n "$p" ] || break
+        sleep 0.1
+    done
     [ -z "$p" ] || die "$link ($dev) is open in process $(echo "$p" | cut -d/ -f3): stop what uses it first"
     for p in /sys/block/loop*/loop/backing_file; do
         [ -e "$p" ] || continue
