@@ -742,3 +742,59 @@ fn cloud_init_starts_the_units_only_when_no_runtime_runs_yet() {
         "{log}"
     );
 }
+
+/// Found by QA: install.sh replaced a unit of the same name that it had not rendered (an
+/// admin's mount unit for the directory, or `disktier setup --persist systemd`'s, which
+/// `setup --undo` then no longer recognised). It runs here in a mount namespace of its own, on
+/// a tmpfs over /etc, with systemctl stubbed: nothing reaches the machine's /etc.
+#[test]
+fn install_sh_refuses_a_unit_it_did_not_render() {
+    if !require(
+        disktier_testkit::is_root() && have("unshare"),
+        "root and unshare",
+    ) {
+        return;
+    }
+    let intent = Intent::new(IntentInput {
+        mount: "/data".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for f in Systemd::new(intent).render().unwrap().files {
+        std::fs::write(dir.path().join(&f.name), f.content).unwrap();
+    }
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    write_executable(&bin.join("systemctl"), "#!/bin/sh\nexit 1\n");
+    let theirs = "[Unit]\nDescription=the admin's /data\n";
+    let run = |existing: &str| {
+        let out = std::process::Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "bash", "-c"])
+            .arg(
+                "mount -t tmpfs tmpfs /etc && mkdir -p /etc/systemd/system && \
+                 printf '%s' \"$2\" > /etc/systemd/system/data.mount && \
+                 { PATH=\"$1/bin:$PATH\" bash \"$1/install.sh\"; echo \"rc=$?\"; } && \
+                 cat /etc/systemd/system/data.mount",
+            )
+            .args(["sh", dir.path().to_str().unwrap(), existing])
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (out, err) = run(theirs);
+    assert!(out.starts_with("rc=1\n") && out.ends_with(theirs), "{out}");
+    assert!(
+        err.contains(
+            "/etc/systemd/system/data.mount exists and was not written by disktier render"
+        ),
+        "{err}"
+    );
+    // Its own unit, from an earlier render, is replaced (systemctl then fails: the stub).
+    let (out, _) = run("# Rendered by `disktier render systemd`; older\n");
+    let ours = std::fs::read_to_string(dir.path().join("data.mount")).unwrap();
+    assert!(out.ends_with(&ours), "{out}");
+}

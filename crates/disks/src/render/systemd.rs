@@ -57,6 +57,15 @@ fn install_script(intent: &Intent, units: &[Unit], platform: &str) -> String {
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# A unit of the same name that this render did not write (an admin's, disktier setup's) is not
+# replaced: refused before anything is installed.
+for unit in {all}; do
+    dest=/etc/systemd/system/$unit
+    if [ -e "$dest" ] && ! cmp -s "$unit" "$dest" && ! head -n 1 "$dest" | grep -q '^# Rendered by .disktier render'; then
+        echo "$dest exists and was not written by disktier render: disable it and move it away (systemctl disable $unit), then run $0 again" >&2
+        exit 1
+    fi
+done
 install -D -m 0755 {local} {script}
 for unit in {all}; do
     install -m 0644 "$unit" /etc/systemd/system/
