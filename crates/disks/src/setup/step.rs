@@ -28,8 +28,11 @@ pub enum Step {
     },
     /// Make the filesystem; `-K`/`nodiscard` skips discarding fresh disks (a 1.9 TB discard is
     /// slow: the instance-store performance recipe [recipe-instance-store-perf] shows "Discarding
-    /// blocks...Done"). Never `-f`: mkfs itself refuses a device that holds a filesystem, a second
-    /// guard behind discovery.
+    /// blocks...Done"). Never `-f`: mkfs.xfs itself refuses a device that holds a filesystem, a
+    /// second guard behind discovery. mkfs.ext4 is no such guard: it asks before overwriting
+    /// only when its stdin and stdout are a terminal, and setup runs it without one (QA: it
+    /// replaced an xfs without a word), so for ext4 the last look ([`super::recheck`]) is the
+    /// only one.
     Mkfs {
         device: String,
         fs: FsType,
