@@ -291,6 +291,35 @@ fn a_disk_that_holds_anything_is_left_byte_for_byte_alone() {
 }
 
 #[test]
+fn a_blank_disk_in_use_is_left_alone() {
+    // Found by QA: a blank disk open in a process passed every check of the boot script (as it
+    // passed disktier setup's) and was formatted under its user.
+    if !usable() {
+        return;
+    }
+    let disk = LoopDev::new(64 * MIB);
+    let before = disk.checksum();
+    let mut user = std::process::Command::new("sleep")
+        .arg("60")
+        .stdin(std::fs::File::open(&disk.path).unwrap())
+        .spawn()
+        .unwrap();
+    let s = Script::new(FsType::Xfs, &[], &[]);
+    s.link("a", &disk);
+    let out = s.run("mkfs");
+    let _ = user.kill();
+    let _ = user.wait();
+    assert!(!out.success(), "must fail: no blank disk free");
+    assert!(
+        out.stderr
+            .contains(&format!("in use: open in process {}", user.id())),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(disk.checksum(), before, "the disk was changed");
+}
+
+#[test]
 fn several_blank_disks_without_md_support_fail_with_the_reason_and_stay_blank() {
     if !usable() {
         return;

@@ -66,7 +66,8 @@ pub(crate) fn prepare_script(intent: &Intent, platform: &str) -> String {
 #   - otherwise the matching disks that are blank get a new filesystem (first boot, or\n\
 #     after a stop/start, which hands back blank disks);\n\
 #   - a disk with any signature (filesystem, partition table, RAID member), partitions,\n\
-#     holders or a mount is left alone: nothing here uses --force.\n",
+#     holders, a mount or a user (a process, a loop device) is left alone: nothing here uses\n\
+#     --force.\n",
         fs = intent.fs.as_str(),
         label = intent.label,
         mount = intent.mount,
@@ -162,6 +163,22 @@ why_not() {
     if findmnt -rn -S "$dev" >/dev/null 2>&1; then
         echo "mounted"; return
     fi
+    # In use without a claim the checks above see (as disktier setup looks for it): open in a
+    # process (find reads each fd's link without following it), or a loop device's backing. A
+    # udev worker probes a disk for a moment after it changes: looked for again for a second.
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        p=$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$dev" -print -quit 2>/dev/null || true)
+        [ -n "$p" ] || break
+        sleep 0.1
+    done
+    if [ -n "$p" ]; then
+        p=${p#/proc/}; echo "in use: open in process ${p%%/*}"; return
+    fi
+    for p in "$SYS"/block/loop*/loop/backing_file; do
+        if [ -e "$p" ] && [ "$(readlink -f "$(cat "$p")")" = "$dev" ]; then
+            p=${p%/loop/backing_file}; echo "in use: backs loop device /dev/${p##*/}"; return
+        fi
+    done
     # blkid -p probes the device itself: exit 0 = a signature, 2 = nothing found.
     if out=$(blkid -p -o export "$dev" 2>&1); then
         echo "has a signature: $(echo "$out" | grep -E '^(TYPE|PTTYPE)=' | tr '\n' ' ')"; return
