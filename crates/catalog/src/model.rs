@@ -193,10 +193,13 @@ pub enum ThroughputRule {
     Tiers {
         tiers: Vec<ThroughputTier>,
     },
-    /// Follows provisioned IOPS (io1/io2).
+    /// Follows provisioned IOPS (io1/io2): `mibs_per_iops` per IOPS up to `max_mibs`, and with
+    /// a `plateau` no more than its `mibs` until its slower rate per IOPS passes them.
     PerIops {
         mibs_per_iops: f64,
         max_mibs: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        plateau: Option<IopsPlateau>,
         #[serde(default, skip_serializing_if = "is_false")]
         weak: bool,
     },
@@ -205,6 +208,34 @@ pub enum ThroughputRule {
     /// The MB/s of the smallest of the type's `size_tiers` holding the size (Azure P/E tiers).
     SizeTier,
     Unknown,
+}
+
+/// Where per-IOPS throughput stops growing at its first rate (io1: 256 KiB I/O reach 500 MiB/s
+/// at 2,000 IOPS and stay there up to 32,000 IOPS, then 16 KiB per IOPS, 1,000 MiB/s at 64,000;
+/// docs/sources.md [aws-ebs-types], Provisioned IOPS SSD volumes).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IopsPlateau {
+    /// The throughput the first rate stops at.
+    pub mibs: f64,
+    /// The rate per IOPS that lifts throughput above `mibs` once it passes them.
+    pub mibs_per_iops: f64,
+}
+
+impl IopsPlateau {
+    /// The MiB/s `iops` deliver under a plateau, before the rule's first rate and cap.
+    pub fn bound(&self, iops: f64) -> f64 {
+        self.mibs.max(self.mibs_per_iops * iops)
+    }
+
+    /// The IOPS that lift throughput to `mibs` (none needed at or below the plateau).
+    pub fn iops_for(&self, mibs: f64) -> f64 {
+        if mibs > self.mibs {
+            mibs / self.mibs_per_iops
+        } else {
+            0.0
+        }
+    }
 }
 
 /// One size tier of a tiered type (Azure Premium SSD P15: 256 GiB, 1,100 IOPS, 125 MB/s).

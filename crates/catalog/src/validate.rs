@@ -258,10 +258,15 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
             ThroughputRule::PerIops {
                 mibs_per_iops,
                 max_mibs,
+                plateau,
                 ..
             } => {
                 v.divisor("throughput.mibs_per_iops", *mibs_per_iops);
                 v.amount("throughput.max_mibs", *max_mibs);
+                if let Some(x) = plateau {
+                    v.amount("throughput.plateau.mibs", x.mibs);
+                    v.divisor("throughput.plateau.mibs_per_iops", x.mibs_per_iops);
+                }
             }
             ThroughputRule::PerTib(rule) => {
                 v.divisor("throughput.baseline_per_tib", rule.baseline_per_tib);

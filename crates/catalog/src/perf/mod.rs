@@ -405,8 +405,15 @@ pub fn performance(vt: &VolumeType, r: &Resolved) -> Performance {
         ThroughputRule::PerIops {
             mibs_per_iops,
             max_mibs,
+            plateau,
             ..
-        } => p.baseline_throughput_mibs = r.iops.map(|i| (i as f64 * mibs_per_iops).min(*max_mibs)),
+        } => {
+            p.baseline_throughput_mibs = r.iops.map(|i| {
+                let i = i as f64;
+                let at = (i * mibs_per_iops).min(*max_mibs);
+                plateau.as_ref().map_or(at, |x| at.min(x.bound(i)))
+            })
+        }
         ThroughputRule::PerTib(rule) => {
             let tib = size / 1024.0;
             let base = (rule.baseline_per_tib * tib).min(rule.max_mibs);

@@ -55,6 +55,30 @@ fn included_iops_come_at_every_size_and_the_ratio_bounds_only_what_is_above() {
 }
 
 #[test]
+fn io1_throughput_stops_at_500_mibs_until_32000_iops() {
+    // EBS user guide, Provisioned IOPS SSD volumes: 256 KiB I/O reach 500 MiB/s at 2,000 IOPS and
+    // stay there to 32,000 IOPS; above, 16 KiB per IOPS: 48,000 IOPS give 750, 64,000 give 1,000.
+    let c = Catalog::embedded();
+    let vt = c.volume_type("io1").unwrap();
+    for (iops, mibs) in [
+        (100u64, 25.0),
+        (2000, 500.0),
+        (4000, 500.0),
+        (32000, 500.0),
+        (48000, 750.0),
+        (64000, 1000.0),
+    ] {
+        let size = iops.div_ceil(50).max(4);
+        let r = resolve(vt, &VolumeConfig::new(size, Some(iops), None)).unwrap();
+        assert_eq!(
+            performance(vt, &r).baseline_throughput_mibs,
+            Some(mibs),
+            "{iops} IOPS"
+        );
+    }
+}
+
+#[test]
 fn gp3_throughput_needs_iops() {
     let c = Catalog::embedded();
     let e = refused(c.volume_type("gp3").unwrap(), 100, None, Some(1000.0));

@@ -127,11 +127,13 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
         ThroughputRule::PerIops {
             mibs_per_iops,
             max_mibs,
+            plateau,
             ..
         } => {
             if let Some(w) = want_tp {
                 at_most_mibs(w, *max_mibs)?;
-                iops = Some(whole(w / mibs_per_iops));
+                let above = plateau.as_ref().map_or(0.0, |x| x.iops_for(w));
+                iops = Some(whole((w / mibs_per_iops).max(above)));
             }
         }
         ThroughputRule::PerTib(rule) => {

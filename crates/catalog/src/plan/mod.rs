@@ -171,6 +171,33 @@ mod tests {
     }
 
     #[test]
+    fn io1_is_provisioned_for_throughput_past_its_500_mibs_plateau() {
+        // io1 gives 500 MiB/s from 2,000 to 32,000 IOPS, then 16 KiB per IOPS: 900 MiB/s needs
+        // 900 x 64 = 57,600 IOPS, at 50 per GiB 1,152 GiB ([aws-ebs-types]). It was planned at
+        // 3,600 IOPS (0.25 MiB/s each) on 100 GiB, which AWS gives 500 MiB/s.
+        let c = Catalog::embedded();
+        let p = plan(&c, &request("us-east-1", 100, None, Some(900.0))).unwrap();
+        let io1 = p
+            .options
+            .iter()
+            .find(|o| o.label.starts_with("io1"))
+            .unwrap();
+        assert_eq!(io1.components[0].iops, Some(57600));
+        assert_eq!(io1.components[0].size_gib, 1152);
+        assert_eq!(io1.performance.throughput_mibs, Some(900.0));
+        // 1,152 x $0.125 = $144.00 + 57,600 x $0.065 = $3,744.00.
+        assert_eq!(io1.monthly_cost_usd, 3888.0);
+        // At or below the plateau, 0.25 MiB/s per IOPS still decides: 400 MiB/s, 1,600 IOPS.
+        let p = plan(&c, &request("us-east-1", 100, None, Some(400.0))).unwrap();
+        let io1 = p
+            .options
+            .iter()
+            .find(|o| o.label.starts_with("io1"))
+            .unwrap();
+        assert_eq!(io1.components[0].iops, Some(1600));
+    }
+
+    #[test]
     fn gcp_local_ssd_takes_the_smallest_allowed_count_and_e2_has_none() {
         let c = Catalog::embedded();
         let mut r = with_store("us-central1", 1000, None, "n1-standard-8");

@@ -365,12 +365,23 @@ fn rules_line(t: &VolumeType) -> String {
         ThroughputRule::PerIops {
             mibs_per_iops,
             max_mibs,
+            plateau,
             ..
         } => {
             format!(
-                "{} per IOPS, up to {}",
+                "{} per IOPS, up to {}{}",
                 fine(*mibs_per_iops),
-                num(*max_mibs)
+                num(*max_mibs),
+                plateau
+                    .as_ref()
+                    .map(|x| format!(
+                        " (held at {} from {} to {} IOPS, then {} per IOPS)",
+                        num(x.mibs),
+                        num(x.mibs / mibs_per_iops),
+                        num(x.mibs / x.mibs_per_iops),
+                        fine(x.mibs_per_iops)
+                    ))
+                    .unwrap_or_default()
             )
         }
         ThroughputRule::PerTib(rule) => format!(
