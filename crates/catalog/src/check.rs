@@ -2,7 +2,7 @@
 //! prices refer to known regions and types of the same cloud, and rules are consistent with
 //! the prices (a provisioned dimension has a price; a price list's stated limits agree).
 
-use crate::fmt::{a, int, num};
+use crate::fmt::{a, as_read, int, num};
 use crate::model::{Catalog, IopsRule, ProvisionedIops, ProvisionedThroughput, ThroughputRule};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -310,8 +310,8 @@ pub fn check(cat: &Catalog) -> Report {
             ));
         } else if !(pr.storage_gb_month > 0.0 && pr.storage_gb_month < 10.0) {
             p.push(format!(
-                "{what}: storage ${}/GB-month is not sane",
-                pr.storage_gb_month
+                "{what}: storage ${}/GB-month is not sane (a GB-month price is above $0 and below $10)",
+                as_read(pr.storage_gb_month)
             ));
         }
         for x in [pr.iops_month, pr.throughput_mibs_month]
@@ -319,7 +319,10 @@ pub fn check(cat: &Catalog) -> Report {
             .flatten()
         {
             if !(x > 0.0 && x < 10.0) {
-                p.push(format!("{what}: unit price {x} is not sane"));
+                p.push(format!(
+                    "{what}: unit price {} is not sane (an IOPS-month or MiB/s-month price is above $0 and below $10)",
+                    as_read(x)
+                ));
             }
         }
         let provisioned_iops = match &vt.iops {
@@ -426,7 +429,10 @@ pub fn check(cat: &Catalog) -> Report {
             }
         }
         if !(pr.usd_per_hour > 0.0 && pr.usd_per_hour < 1000.0) {
-            p.push(format!("{what}: ${}/hour is not sane", pr.usd_per_hour));
+            p.push(format!(
+                "{what}: ${}/hour is not sane (an hourly price is above $0 and below $1,000)",
+                as_read(pr.usd_per_hour)
+            ));
         }
     }
     Report {
@@ -465,5 +471,24 @@ mod tests {
         assert!(all.contains("appears twice"), "{all}");
         assert!(all.contains("no throughput price"), "{all}");
         assert!(all.contains("is not YYYY-MM"), "{all}");
+    }
+
+    #[test]
+    fn an_insane_price_is_shown_short_with_the_range_it_should_be_in() {
+        // QA: an imported 1e308 was shown as 309 digits, with no word of what is sane.
+        let mut c = Catalog::embedded();
+        c.volume_prices[0].storage_gb_month = 1e308;
+        c.instance_prices[0].usd_per_hour = 2e15;
+        let all = check(&c).problems.join("\n");
+        assert!(
+            all.contains(
+                "storage $1e308/GB-month is not sane (a GB-month price is above $0 and below $10)"
+            ),
+            "{all}"
+        );
+        assert!(
+            all.contains("$2e15/hour is not sane (an hourly price is above $0 and below $1,000)"),
+            "{all}"
+        );
     }
 }

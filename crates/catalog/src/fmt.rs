@@ -8,6 +8,16 @@ pub fn round_cents(usd: f64) -> f64 {
     ((usd * 100.0) + 1e-6).round() / 100.0
 }
 
+/// A number as read from a file, for messages: as Rust writes it, but in exponent notation
+/// from 1e15 on, so that a hostile `1e308` is not shown as 309 digits.
+pub fn as_read(x: f64) -> String {
+    if x.is_finite() && x.abs() >= 1e15 {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}
+
 /// `16000` -> `16,000`.
 pub fn int(n: u64) -> String {
     let s = n.to_string();

@@ -3,6 +3,7 @@
 //! above zero, sizes must be ordered and below [`MAX_GIB`], so that no overlay can make disktier
 //! panic, loop or print NaN. `catalog check` adds the softer checks (sources, dates, limits).
 
+use crate::fmt::as_read;
 use crate::model::{Catalog, IopsRule, ThroughputRule};
 
 /// The largest volume size a catalog may state: 16 PiB in GiB, far above any cloud volume
@@ -47,21 +48,21 @@ impl V<'_> {
         if !v.is_finite() {
             self.bad(
                 field,
-                v.to_string(),
+                as_read(v),
                 "is not a finite number",
                 "write a plain decimal number (no nan or inf)",
             );
         } else if v < 0.0 {
             self.bad(
                 field,
-                v.to_string(),
+                as_read(v),
                 "is negative",
                 "write a value of 0 or more",
             );
         } else if v > 1e12 {
             self.bad(
                 field,
-                v.to_string(),
+                as_read(v),
                 "is out of range",
                 "write a value below 1e12",
             );
@@ -73,7 +74,7 @@ impl V<'_> {
         self.above_zero(
             field,
             v,
-            v.to_string(),
+            as_read(v),
             "write a value above 0 (price and plan divide by it)",
         );
     }
@@ -536,6 +537,18 @@ mod tests {
             "store.size_gb",
             "range",
         );
+    }
+
+    #[test]
+    fn a_huge_number_is_shown_in_exponent_notation() {
+        // QA: `storage_gb_month = 1e308` (or an offer file's "1e308") was shown as 309 digits.
+        let e = load_with(|c| vp(c, "gp3").storage_gb_month = 1e308).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("storage_gb_month = 1e308 is out of range: write a value below 1e12"),
+            "{e}"
+        );
+        assert!(e.to_string().len() < 300, "{e}");
     }
 
     #[test]
