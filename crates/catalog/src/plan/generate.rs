@@ -164,7 +164,7 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
                 size = size.max(whole(need as f64 / per));
             }
         }
-        IopsRule::Scaled {
+        rule @ IopsRule::Scaled {
             per_gib, base, max, ..
         } => {
             iops = None;
@@ -176,7 +176,11 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
                         int(((*max as f64 - base) / per_gib).ceil() as u64)
                     )));
                 }
-                size = size.max(whole((w as f64 - base) / per_gib));
+                // The size already chosen may deliver them through the rule's floor (gp2: 100
+                // IOPS up to 33 GiB, [aws-ebs-types]); grow only when it does not.
+                if rule.scaled_at(size as f64).unwrap_or_default() < w as f64 {
+                    size = size.max(whole((w as f64 - base) / per_gib));
+                }
             }
         }
         IopsRule::Cap { max } => {

@@ -171,6 +171,22 @@ mod tests {
     }
 
     #[test]
+    fn gp2_is_not_grown_for_iops_its_100_iops_floor_delivers() {
+        // gp2 volumes of 33 GiB and less get 100 IOPS ([aws-ebs-types]): 1 GiB meets 100 IOPS
+        // for $0.10. It was grown to 100 / 3 = 34 GiB ($3.40), and to 17 GiB for 50 IOPS.
+        let c = Catalog::embedded();
+        for (iops, size) in [(50, 1), (100, 1), (101, 34), (300, 100)] {
+            let p = plan(&c, &request("us-east-1", 1, Some(iops), None)).unwrap();
+            let gp2 = p
+                .options
+                .iter()
+                .find(|o| o.label.starts_with("gp2"))
+                .unwrap();
+            assert_eq!(gp2.components[0].size_gib, size, "{iops} IOPS");
+        }
+    }
+
+    #[test]
     fn io1_is_provisioned_for_throughput_past_its_500_mibs_plateau() {
         // io1 gives 500 MiB/s from 2,000 to 32,000 IOPS, then 16 KiB per IOPS: 900 MiB/s needs
         // 900 x 64 = 57,600 IOPS, at 50 per GiB 1,152 GiB ([aws-ebs-types]). It was planned at
