@@ -83,6 +83,10 @@ pub struct VolumeType {
     /// Each I/O up to this size counts as this size against throughput (st1/sc1: 1,024 KiB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_accounting_kib: Option<u64>,
+    /// The largest I/O counted as one (EBS SSD: 256 KiB): throughput is at most IOPS x this
+    /// size, so where IOPS follow size (gp2) so do the sustained MiB/s below the rule's limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_io_kib: Option<u64>,
     /// Size tiers, ascending by size (Azure Premium SSD P1..P80, Standard SSD E1..E80): a volume
     /// performs (rules `model = "size_tier"`) and is billed (`tier_prices`) as the smallest tier
     /// whose size is at least its own.

@@ -159,6 +159,9 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
         if let Some(k) = t.io_accounting_kib {
             v.count("io_accounting_kib", k, 1, 1 << 20);
         }
+        if let Some(k) = t.max_io_kib {
+            v.count("max_io_kib", k, 1, 1 << 20);
+        }
         if let Some(b) = &t.burst {
             v.count("burst.burst_iops", b.burst_iops, 0, MAX_COUNT);
             v.amount("burst.bucket_credits", b.bucket_credits);

@@ -468,6 +468,21 @@ pub fn performance(vt: &VolumeType, r: &Resolved) -> Performance {
         IopsRule::SizeTier => p.baseline_iops = tier_for(vt, r.size_gib).map(|t| t.iops as f64),
         IopsRule::Unknown => {}
     }
+    // Throughput is at most IOPS x the largest I/O counted as one: gp2's sustained MiB/s follow
+    // its baseline IOPS below its size tier's limit, which a burst reaches (AWS: 170 GiB = 510
+    // IOPS x 256 KiB = 128 MiB/s, 334 GiB = 1,002 IOPS: 250, [aws-ebs-types]).
+    if let (Some(kib), Some(limit), Some(i)) =
+        (vt.max_io_kib, p.baseline_throughput_mibs, p.baseline_iops)
+    {
+        let io_mib = kib as f64 / 1024.0;
+        let limit = p.burst_throughput_mibs.map_or(limit, |b| b.max(limit));
+        let base = limit.min(i * io_mib);
+        p.baseline_throughput_mibs = Some(base);
+        p.burst_throughput_mibs = p
+            .burst_iops
+            .map(|b| limit.min(b * io_mib))
+            .filter(|b| *b > base);
+    }
     if vt.is_tiered() {
         if let Some(tier) = tier_for(vt, r.size_gib) {
             p.notes.push(format!(

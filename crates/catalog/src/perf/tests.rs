@@ -107,7 +107,9 @@ fn gp2_burst_lasts_bucket_over_burst_minus_baseline() {
     assert_eq!(p.baseline_iops, Some(300.0));
     assert_eq!(p.burst_iops, Some(3000.0));
     assert_eq!(p.burst_seconds, Some(2000.0));
-    assert_eq!(p.baseline_throughput_mibs, Some(128.0));
+    // 300 IOPS x 256 KiB = 75 MiB/s sustained; 128 while credits last.
+    assert_eq!(p.baseline_throughput_mibs, Some(75.0));
+    assert_eq!(p.burst_throughput_mibs, Some(128.0));
     // 10 GiB: 30 IOPS -> min 100.
     let p = perf_at(gp2, 10);
     assert_eq!(p.baseline_iops, Some(100.0));
@@ -116,13 +118,37 @@ fn gp2_burst_lasts_bucket_over_burst_minus_baseline() {
     assert_eq!(p.baseline_iops, Some(3000.0));
     assert_eq!(p.burst_iops, None);
     assert_eq!(p.baseline_throughput_mibs, Some(250.0));
-    // 200 GiB: 128 sustained, 250 while credits last.
+    // 200 GiB: 600 IOPS x 256 KiB = 150 sustained, 250 while credits last.
     let p = perf_at(gp2, 200);
+    assert_eq!(p.baseline_throughput_mibs, Some(150.0));
     assert_eq!(p.burst_throughput_mibs, Some(250.0));
     // Max 16,000 at 5,334 GiB.
     let p = perf_at(gp2, 6000);
     assert_eq!(p.baseline_iops, Some(16000.0));
     assert!(resolve(gp2, &VolumeConfig::new(100, Some(3000), None)).is_err());
+}
+
+#[test]
+fn gp2_sustained_throughput_is_baseline_iops_times_256_kib() {
+    // EBS user guide: gp2 throughput = IOPS x I/O size, an I/O of up to 256 KiB counting as
+    // one, at most 128 MiB/s to 170 GiB and 250 above; 334 GiB and more deliver 250 whatever
+    // the credits. It was 128 MiB/s sustained for every size to 333 GiB.
+    let c = Catalog::embedded();
+    let gp2 = c.volume_type("gp2").unwrap();
+    for (size, base, burst) in [
+        (1, 25.0, Some(128.0)),
+        (33, 25.0, Some(128.0)),
+        (170, 127.5, Some(128.0)),
+        (171, 128.25, Some(250.0)),
+        (333, 249.75, Some(250.0)),
+        (334, 250.0, None),
+        (999, 250.0, None),
+        (5334, 250.0, None),
+    ] {
+        let p = perf_at(gp2, size);
+        assert_eq!(p.baseline_throughput_mibs, Some(base), "{size} GiB");
+        assert_eq!(p.burst_throughput_mibs, burst, "{size} GiB");
+    }
 }
 
 #[test]

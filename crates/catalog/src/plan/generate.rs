@@ -122,6 +122,15 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
                         return Err(block(format!("{t} sustains at most {} MiB/s", num(best))));
                     }
                 }
+                // Below the tier's limit the MiB/s follow the IOPS (gp2: 256 KiB per IOPS).
+                if let (Some(kib), rule @ IopsRule::Scaled { per_gib, base, .. }) =
+                    (vt.max_io_kib, &vt.iops)
+                {
+                    let need = w / (kib as f64 / 1024.0);
+                    if rule.scaled_at(size as f64).unwrap_or_default() < need - 1e-9 {
+                        size = size.max(whole((need - base) / per_gib));
+                    }
+                }
             }
         }
         ThroughputRule::PerIops {

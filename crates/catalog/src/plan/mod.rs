@@ -187,6 +187,33 @@ mod tests {
     }
 
     #[test]
+    fn gp2_is_grown_until_its_baseline_iops_carry_the_throughput() {
+        // gp2 sustains baseline IOPS x 256 KiB below its 128 / 250 MiB/s limits
+        // ([aws-ebs-types]): 128 MiB/s needs 512 IOPS, 171 GiB; 200 MiB/s, 267 GiB; 250, 334 GiB.
+        // 100 GiB was offered as sustaining 128 MiB/s (it sustains 75).
+        let c = Catalog::embedded();
+        for (mibs, size) in [
+            (20.0, 100),
+            (75.0, 100),
+            (128.0, 171),
+            (200.0, 267),
+            (250.0, 334),
+        ] {
+            let p = plan(&c, &request("us-east-1", 100, None, Some(mibs))).unwrap();
+            let gp2 = p
+                .options
+                .iter()
+                .find(|o| o.label.starts_with("gp2"))
+                .unwrap();
+            assert_eq!(gp2.components[0].size_gib, size, "{mibs} MiB/s");
+            assert!(
+                gp2.performance.throughput_mibs.unwrap() >= mibs,
+                "{mibs} MiB/s"
+            );
+        }
+    }
+
+    #[test]
     fn io1_is_provisioned_for_throughput_past_its_500_mibs_plateau() {
         // io1 gives 500 MiB/s from 2,000 to 32,000 IOPS, then 16 KiB per IOPS: 900 MiB/s needs
         // 900 x 64 = 57,600 IOPS, at 50 per GiB 1,152 GiB ([aws-ebs-types]). It was planned at

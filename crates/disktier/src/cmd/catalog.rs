@@ -395,6 +395,12 @@ fn rules_line(t: &VolumeType) -> String {
     if let Some(k) = t.io_accounting_kib {
         s.push_str(&format!("; each I/O counts as {} KiB", int(k)));
     }
+    if let Some(k) = t.max_io_kib {
+        s.push_str(&format!(
+            "; sustained MiB/s at most baseline IOPS x {} KiB (an I/O up to it counts as one)",
+            int(k)
+        ));
+    }
     s
 }
 
