@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Region (us-east-1, eu-north-1, us-central1).
+    /// Region (e.g. us-east-1, eu-north-1, us-central1, eastus: `disktier catalog show` lists them).
     #[arg(long, default_value = "us-east-1")]
     pub region: String,
     /// Capacity the data needs (e.g. 200GiB, 5TiB); rounded up to whole GiB.

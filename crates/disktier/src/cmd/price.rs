@@ -16,7 +16,7 @@ pub struct Args {
     pub kind: String,
     /// With `instance`: the instance type (e.g. m6id.xlarge).
     pub instance: Option<String>,
-    /// Region (us-east-1, eu-north-1, us-central1).
+    /// Region (e.g. us-east-1, eu-north-1, us-central1, eastus: `disktier catalog show` lists them).
     #[arg(long, default_value = "us-east-1")]
     pub region: String,
     /// Volume size in whole GiB (36GiB, 1TiB, 500G).
