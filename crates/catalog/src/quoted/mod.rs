@@ -6,6 +6,7 @@
 //! month) and, when it differs, looks for the pair of the same family whose difference the
 //! figure really is.
 
+pub mod measured;
 pub mod volume;
 
 use crate::fmt::{unit_usd, usd};
