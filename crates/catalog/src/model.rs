@@ -167,6 +167,10 @@ pub struct ProvisionedThroughput {
     pub max_mibs: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_mibs_per_iops: Option<f64>,
+    /// Provisioned in whole multiples of this many MiB/s (gp3: 1, the EC2 API's `Throughput` is
+    /// an integer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_mibs: Option<f64>,
 }
 
 /// Throughput per TiB of size, with a burst bucket of throughput credits (st1/sc1): MiB/s per

@@ -232,6 +232,9 @@ pub fn numbers(cat: &Catalog) -> Vec<BadNumber> {
                 if let Some(p) = rule.max_mibs_per_iops {
                     v.divisor("throughput.max_mibs_per_iops", p);
                 }
+                if let Some(p) = rule.step_mibs {
+                    v.divisor("throughput.step_mibs", p);
+                }
             }
             ThroughputRule::Scaled {
                 per_gib,

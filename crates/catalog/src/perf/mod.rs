@@ -340,6 +340,20 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
                     ),
                 ));
             }
+            if let Some(step) = rule.step_mibs {
+                let k = tp / step;
+                if (k - k.round()).abs() > 1e-9 {
+                    return Err(refuse(
+                        "throughput_step",
+                        format!(
+                            "{t} throughput is provisioned in whole steps of {} MiB/s: {} MiB/s is not one; use {} MiB/s",
+                            fine(step),
+                            num(tp),
+                            num(k.ceil() * step)
+                        ),
+                    ));
+                }
+            }
             if let (Some(per), Some(i)) = (rule.max_mibs_per_iops, iops) {
                 let allowed = per * i as f64;
                 if tp > allowed + 1e-9 {

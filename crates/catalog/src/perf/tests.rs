@@ -79,6 +79,20 @@ fn io1_throughput_stops_at_500_mibs_until_32000_iops() {
 }
 
 #[test]
+fn gp3_throughput_is_provisioned_in_whole_mibs() {
+    // The EC2 API's Throughput is an integer (MiB/s): 125.5 was priced at $0.02 above 125.
+    let c = Catalog::embedded();
+    let gp3 = c.volume_type("gp3").unwrap();
+    let e = refused(gp3, 10, None, Some(125.5));
+    assert_eq!(e.rule, "throughput_step");
+    assert_eq!(
+        e.message,
+        "gp3 throughput is provisioned in whole steps of 1 MiB/s: 125.5 MiB/s is not one; use 126 MiB/s"
+    );
+    assert!(resolve(gp3, &VolumeConfig::new(10, None, Some(126.0))).is_ok());
+}
+
+#[test]
 fn gp3_throughput_needs_iops() {
     let c = Catalog::embedded();
     let e = refused(c.volume_type("gp3").unwrap(), 100, None, Some(1000.0));

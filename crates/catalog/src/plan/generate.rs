@@ -96,7 +96,11 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
     // Throughput rules that push IOPS or size.
     match &vt.throughput {
         ThroughputRule::Provisioned(rule) => {
-            let t_need = want_tp.unwrap_or(rule.included_mibs).max(rule.min_mibs);
+            let mut t_need = want_tp.unwrap_or(rule.included_mibs).max(rule.min_mibs);
+            if let Some(step) = rule.step_mibs {
+                // gp3 is provisioned in whole MiB/s: 130.3 MiB/s asked is 131 provisioned.
+                t_need = whole(t_need / step) as f64 * step;
+            }
             at_most_mibs(t_need, rule.max_mibs)?;
             tp = Some(t_need);
             if let Some(per) = rule.max_mibs_per_iops {

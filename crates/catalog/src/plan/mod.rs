@@ -214,6 +214,22 @@ mod tests {
     }
 
     #[test]
+    fn gp3_throughput_is_planned_in_whole_mibs() {
+        // 130.3 MiB/s asked: gp3 provisions 131 (the EC2 API takes whole MiB/s); 6 x $0.04.
+        let c = Catalog::embedded();
+        let p = plan(&c, &request("us-east-1", 10, None, Some(130.3))).unwrap();
+        let gp3 = p
+            .options
+            .iter()
+            .find(|o| o.label.starts_with("gp3"))
+            .unwrap();
+        assert_eq!(gp3.components[0].throughput_mibs, Some(131.0));
+        assert_eq!(gp3.label, "gp3 10 GiB, 3,000 IOPS, 131 MiB/s");
+        // 10 x $0.08 = $0.80 + 6 x $0.04 = $0.24.
+        assert_eq!(gp3.monthly_cost_usd, 1.04);
+    }
+
+    #[test]
     fn io1_is_provisioned_for_throughput_past_its_500_mibs_plateau() {
         // io1 gives 500 MiB/s from 2,000 to 32,000 IOPS, then 16 KiB per IOPS: 900 MiB/s needs
         // 900 x 64 = 57,600 IOPS, at 50 per GiB 1,152 GiB ([aws-ebs-types]). It was planned at

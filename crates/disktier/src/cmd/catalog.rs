@@ -333,11 +333,14 @@ fn rules_line(t: &VolumeType) -> String {
     s.push_str("; MiB/s ");
     s.push_str(&match &t.throughput {
         ThroughputRule::Provisioned(p) => format!(
-            "{} included, up to {}{}",
+            "{} included, up to {}{}{}",
             num(p.included_mibs),
             num(p.max_mibs),
             p.max_mibs_per_iops
                 .map(|p| format!(", <= {} per IOPS", fine(p)))
+                .unwrap_or_default(),
+            p.step_mibs
+                .map(|s| format!(", in steps of {}", fine(s)))
                 .unwrap_or_default()
         ),
         ThroughputRule::Scaled {
