@@ -184,3 +184,25 @@ fn iops_on_a_size_scaled_type_name_a_real_size_and_the_clouds_own_types() {
         "{e}"
     );
 }
+
+#[test]
+fn price_instance_gives_the_store_figures_plan_ranks_it_by() {
+    // Azure's Lsv3 size table gives one NVMe IOPS figure and MB/s; plan ranked L8s_v3 by
+    // 400,000 IOPS and 2,000 MB/s while `price instance` said 'performance not in the catalog'.
+    let c = Catalog::embedded();
+    let q = instance(&c, "eastus", "Standard_L8s_v3").unwrap();
+    assert_eq!(q.performance.baseline_iops, Some(400000.0));
+    assert_eq!(
+        q.performance.baseline_throughput_mibs,
+        Some(2000.0 * MIBS_PER_MBPS)
+    );
+    assert!(q
+        .performance
+        .notes
+        .iter()
+        .any(|n| n == "instance store throughput: 2,000 MB/s (1,907.35 MiB/s)"));
+    // EC2 publishes read and write IOPS: the lower is counted, as plan does.
+    let q = instance(&c, "us-east-1", "m6id.xlarge").unwrap();
+    assert_eq!(q.performance.baseline_iops, Some(33542.0));
+    assert_eq!(q.performance.baseline_throughput_mibs, None);
+}
