@@ -93,6 +93,31 @@ fn gp3_throughput_is_provisioned_in_whole_mibs() {
 }
 
 #[test]
+fn io2_throughput_is_0_256_mibs_per_iops_to_4000() {
+    // EBS user guide, io2 Block Express: "up to 0.256 MiB/s per provisioned IOPS", 4,000 MiB/s
+    // "at 16,000 IOPS or higher". It was io1's 0.25, marked weak as assumed.
+    let c = Catalog::embedded();
+    let vt = c.volume_type("io2").unwrap();
+    for (iops, mibs) in [
+        (1000u64, 256.0),
+        (10000, 2560.0),
+        (15625, 4000.0),
+        (16000, 4000.0),
+    ] {
+        let r = resolve(vt, &VolumeConfig::new(100, Some(iops), None)).unwrap();
+        assert_eq!(
+            performance(vt, &r).baseline_throughput_mibs,
+            Some(mibs),
+            "{iops} IOPS"
+        );
+    }
+    assert!(!matches!(
+        vt.throughput,
+        ThroughputRule::PerIops { weak: true, .. }
+    ));
+}
+
+#[test]
 fn gp3_throughput_needs_iops() {
     let c = Catalog::embedded();
     let e = refused(c.volume_type("gp3").unwrap(), 100, None, Some(1000.0));
