@@ -253,7 +253,18 @@ pub fn volume(
     let r =
         resolve(vt, cfg).map_err(|e| with_provisioned_types(cat, &reg.name, vt, cfg.iops, e))?;
     let items = volume_items(vt, price, &r)?;
-    let perf = performance(vt, &r);
+    let mut perf = performance(vt, &r);
+    if vt.ephemeral {
+        // As plan's local-SSD options say (QA: `price local-ssd` said nothing of it).
+        perf.notes.insert(
+            0,
+            format!(
+                "{} data is {}: only for data you can rebuild",
+                vt.name,
+                store_lifetime(&vt.cloud)
+            ),
+        );
+    }
     let total = round_cents(items.iter().map(|i| i.monthly_cost_usd).sum());
     let mut sources = vec![format!(
         "{} {}: {} ({})",

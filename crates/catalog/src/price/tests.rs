@@ -206,3 +206,14 @@ fn price_instance_gives_the_store_figures_plan_ranks_it_by() {
     assert_eq!(q.performance.baseline_iops, Some(33542.0));
     assert_eq!(q.performance.baseline_throughput_mibs, None);
 }
+
+#[test]
+fn an_ephemeral_type_says_its_data_is_lost_on_stop() {
+    let q = quote("us-central1", "local-ssd", 375, None, None).unwrap();
+    assert_eq!(
+        q.performance.notes[0],
+        "local-ssd data is lost when the machine stops (kept across a reboot): only for data you can rebuild"
+    );
+    let q = quote("us-central1", "pd-ssd", 375, None, None).unwrap();
+    assert!(q.performance.notes.iter().all(|n| !n.contains("lost")));
+}
