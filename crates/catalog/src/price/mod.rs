@@ -274,10 +274,20 @@ pub fn volume(
     if let Some(n) = &price.note {
         sources.push(format!("{} {} price: {n}", vt.name, reg.name));
     }
-    let tiers_weak = price
-        .iops_tiers
-        .as_ref()
-        .is_some_and(|t| t.iter().any(|t| t.weak));
+    // Weak only when a weak tier is billed (QA: io2 at 500 IOPS, all in the confirmed first
+    // tier, was marked weak for its upper tiers).
+    let billable = match (&vt.iops, r.iops) {
+        (IopsRule::Provisioned(p), Some(i)) => i.saturating_sub(p.included),
+        _ => 0,
+    };
+    let tiers_weak = price.iops_tiers.as_ref().is_some_and(|tiers| {
+        let mut lo = 0;
+        tiers.iter().any(|t| {
+            let billed = billable > lo;
+            lo = t.up_to.unwrap_or(u64::MAX);
+            billed && t.weak
+        })
+    });
     Ok(Quote {
         type_: vt.name.clone(),
         region: reg.name.clone(),

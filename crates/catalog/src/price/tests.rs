@@ -217,3 +217,23 @@ fn an_ephemeral_type_says_its_data_is_lost_on_stop() {
     let q = quote("us-central1", "pd-ssd", 375, None, None).unwrap();
     assert!(q.performance.notes.iter().all(|n| !n.contains("lost")));
 }
+
+#[test]
+fn only_billed_weak_iops_tiers_make_a_price_weak() {
+    // us-east-1 io2: the first tier (to 32,000) is confirmed, the upper two are weak.
+    assert!(
+        !quote("us-east-1", "io2", 100, Some(500), None)
+            .unwrap()
+            .weak
+    );
+    assert!(
+        !quote("us-east-1", "io2", 100, Some(32000), None)
+            .unwrap()
+            .weak
+    );
+    assert!(
+        quote("us-east-1", "io2", 100, Some(32001), None)
+            .unwrap()
+            .weak
+    );
+}
