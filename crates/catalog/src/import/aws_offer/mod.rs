@@ -74,6 +74,7 @@ pub fn import_from<R: Read>(
         publication_date: None,
         version: None,
         skipped: 0,
+        budget: Default::default(),
     };
     let read_err = |source: std::io::Error| ImportError::Read {
         path: path.to_path_buf(),
@@ -102,8 +103,10 @@ pub fn import_from<R: Read>(
 
 /// One pass of the JSON deserializer over the file.
 fn pass<R: Read>(reader: R, path: &Path, st: &mut State) -> Result<(), ImportError> {
-    let mut de =
-        serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(
+        1 << 16,
+        st.budget.reader(reader),
+    ));
     let res = TopSeed { st }.deserialize(&mut de).and_then(|_| de.end());
     res.map_err(|e| {
         json_error(e, path, |message| ImportError::Shape {

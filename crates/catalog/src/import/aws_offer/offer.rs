@@ -82,6 +82,8 @@ pub(super) struct State<'a> {
     pub(super) publication_date: Option<String>,
     pub(super) version: Option<String>,
     pub(super) skipped: usize,
+    /// Bounds each product, SKU's terms and key built in memory.
+    pub(super) budget: crate::import::ItemBudget,
 }
 
 /// What an import found.

@@ -25,13 +25,32 @@ macro_rules! object_seeds {
 
 object_seeds!(pub(super) TopSeed, ProductsSeed, TermsSeed, OnDemandSeed);
 
+/// The next key of `map`, built within the item budget (a key is held in memory).
+fn next_key<'de, A: MapAccess<'de>>(st: &State, map: &mut A) -> Result<Option<String>, A::Error> {
+    st.budget.arm();
+    let k = map.next_key::<String>();
+    st.budget.disarm();
+    k
+}
+
+/// The next value of `map`, built in memory within the item budget.
+fn built<'de, T: serde::Deserialize<'de>, A: MapAccess<'de>>(
+    st: &State,
+    map: &mut A,
+) -> Result<T, A::Error> {
+    st.budget.arm();
+    let v = map.next_value::<T>();
+    st.budget.disarm();
+    v
+}
+
 impl<'de> Visitor<'de> for TopSeed<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an AWS offer file object with \"products\" and \"terms\"")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = next_key(self.st, &mut map)? {
             match key.as_str() {
                 "products" if self.st.pass == 2 => {
                     map.next_value::<IgnoredAny>()?;
@@ -51,8 +70,8 @@ impl<'de> Visitor<'de> for TopSeed<'_, '_> {
                 "terms" => {
                     map.next_value_seed(TermsSeed { st: self.st })?;
                 }
-                "publicationDate" => self.st.publication_date = Some(map.next_value()?),
-                "version" => self.st.version = Some(map.next_value()?),
+                "publicationDate" => self.st.publication_date = Some(built(self.st, &mut map)?),
+                "version" => self.st.version = Some(built(self.st, &mut map)?),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -68,8 +87,8 @@ impl<'de> Visitor<'de> for ProductsSeed<'_, '_> {
         f.write_str("\"products\" as an object of SKU to {productFamily, attributes}")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(sku) = map.next_key::<String>()? {
-            let p: Product = map.next_value()?;
+        while let Some(sku) = next_key(self.st, &mut map)? {
+            let p: Product = built(self.st, &mut map)?;
             match classify(self.st, &p) {
                 Some(k) => {
                     self.st.kept.insert(sku, k);
@@ -87,7 +106,7 @@ impl<'de> Visitor<'de> for TermsSeed<'_, '_> {
         f.write_str("\"terms\" as an object with \"OnDemand\"")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = next_key(self.st, &mut map)? {
             if key == "OnDemand" {
                 self.st.saw_terms = true;
                 map.next_value_seed(OnDemandSeed { st: self.st })?;
@@ -105,13 +124,13 @@ impl<'de> Visitor<'de> for OnDemandSeed<'_, '_> {
         f.write_str("\"OnDemand\" as an object of SKU to {offerTermCode: {priceDimensions}}")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(sku) = map.next_key::<String>()? {
+        while let Some(sku) = next_key(self.st, &mut map)? {
             // Once the products are known, prices of other SKUs are skipped unbuilt.
             if self.st.products_done && !self.st.kept.contains_key(&sku) {
                 map.next_value::<IgnoredAny>()?;
                 continue;
             }
-            let terms: BTreeMap<String, Term> = map.next_value()?;
+            let terms: BTreeMap<String, Term> = built(self.st, &mut map)?;
             let found = self.st.prices.entry(sku).or_default();
             for term in terms.into_values() {
                 for dim in term.price_dimensions.into_values() {

@@ -133,3 +133,27 @@ fn an_unusable_storage_price_is_named() {
         assert!(!e.contains("region"), "{usd}: {e}");
     }
 }
+
+/// QA: a product holding a 200 MB string took 410 MB; a product (or a SKU's terms, or a key)
+/// past the item limit is now refused, and the terms skipped unbuilt are not counted.
+#[test]
+fn a_product_past_the_item_limit_is_refused() {
+    let big = "x".repeat((crate::import::ITEM_LIMIT + (1 << 20)) as usize);
+    let json = format!(
+        r#"{{"products": {{"A": {{"productFamily": "Storage", "attributes": {{"usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1", "note": "{big}"}}}}}},
+           "terms": {{"OnDemand": {{{}}}}}}}"#,
+        term("A", "GB-Mo", "0.045")
+    );
+    let e = run(&json, "us-east-1").unwrap_err();
+    assert!(matches!(e, ImportError::Read { .. }), "{e:?}");
+    let why = std::error::Error::source(&e).unwrap().to_string();
+    assert!(why.contains("is over 16 MiB"), "{why}");
+    // The same long string in a SKU nobody keeps, read once the products are known, is skipped.
+    let json = format!(
+        r#"{{"products": {{"A": {{"productFamily": "Storage", "attributes": {{"usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}}}},
+           "terms": {{"OnDemand": {{{}, "Z": {{"note": "{big}"}}}}}}}}"#,
+        term("A", "GB-Mo", "0.045")
+    );
+    let (cat, _) = run(&json, "us-east-1").unwrap();
+    assert!(cat.volume_price("us-east-1", "st1").is_some());
+}

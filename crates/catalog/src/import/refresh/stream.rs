@@ -1,7 +1,7 @@
 //! Reading one page of a cloud price list as a stream: the items of its top-level array are
 //! deserialised and handed on one at a time, so memory is bounded by one item, not the file.
 
-use super::super::{json_error, ImportError};
+use super::super::{json_error, ImportError, ItemBudget};
 use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 use std::io::Read;
@@ -13,6 +13,7 @@ struct PageSeed<'f, T, F: FnMut(T)> {
     key: &'static str,
     f: &'f mut F,
     saw: &'f mut bool,
+    budget: ItemBudget,
     _t: PhantomData<T>,
 }
 
@@ -29,11 +30,16 @@ impl<'de, T: DeserializeOwned, F: FnMut(T)> Visitor<'de> for PageSeed<'_, T, F> 
         write!(f, "an object with \"{}\"", self.key)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(k) = map.next_key::<String>()? {
+        loop {
+            self.budget.arm();
+            let k = map.next_key::<String>()?;
+            self.budget.disarm();
+            let Some(k) = k else { break };
             if k == self.key {
                 *self.saw = true;
                 map.next_value_seed(ItemsSeed::<T, F> {
                     f: self.f,
+                    budget: self.budget.clone(),
                     _t: PhantomData,
                 })?;
             } else {
@@ -46,6 +52,7 @@ impl<'de, T: DeserializeOwned, F: FnMut(T)> Visitor<'de> for PageSeed<'_, T, F> 
 
 struct ItemsSeed<'f, T, F: FnMut(T)> {
     f: &'f mut F,
+    budget: ItemBudget,
     _t: PhantomData<T>,
 }
 
@@ -63,7 +70,12 @@ impl<'de, T: DeserializeOwned, F: FnMut(T)> Visitor<'de> for ItemsSeed<'_, T, F>
     }
     fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
         // An item of an unexpected shape is skipped, not fatal: the lists carry many products.
-        while let Some(v) = seq.next_element::<serde_json::Value>()? {
+        loop {
+            // One item in memory at a time, and of bounded size.
+            self.budget.arm();
+            let v = seq.next_element::<serde_json::Value>()?;
+            self.budget.disarm();
+            let Some(v) = v else { break };
             if let Ok(item) = serde_json::from_value::<T>(v) {
                 (self.f)(item);
             }
@@ -79,13 +91,17 @@ pub(super) fn read_page<T: DeserializeOwned, R: Read>(
     format: &'static str,
     mut f: impl FnMut(T),
 ) -> Result<(), ImportError> {
-    let mut de =
-        serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
+    let budget = ItemBudget::default();
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(
+        1 << 16,
+        budget.reader(reader),
+    ));
     let mut saw = false;
     let res = PageSeed {
         key,
         f: &mut f,
         saw: &mut saw,
+        budget,
         _t: PhantomData,
     }
     .deserialize(&mut de)

@@ -97,3 +97,24 @@ fn azure_throughput_per_mbps_is_stored_per_mibs() {
         "{p:?}"
     );
 }
+
+/// QA: a page whose one item held a 200 MB string took 410 MB; an item is now bounded, and what
+/// is skipped unbuilt (a long field outside the item array) is not counted against it.
+#[test]
+fn an_item_past_the_item_limit_is_refused_and_skipped_parts_are_not_counted() {
+    let big = "x".repeat((crate::import::ITEM_LIMIT + (1 << 20)) as usize);
+    let vm = r#"{"armRegionName":"eastus","serviceName":"Virtual Machines","productName":"Virtual Machines Lsv3 Series","skuName":"L8s v3","meterName":"L8s v3","armSkuName":"Standard_L8s_v3","type":"Consumption","currencyCode":"USD","retailPrice":0.624,"unitOfMeasure":"1 Hour","effectiveStartDate":"2026-10-01T00:00:00Z"}"#;
+    let run = |page: String| {
+        refresh(
+            Cloud::Azure,
+            [(std::path::PathBuf::from("page.json"), page.as_bytes())],
+            "eastus",
+        )
+    };
+    let e = run(format!(r#"{{"Items":[{{"padding":"{big}"}},{vm}]}}"#)).unwrap_err();
+    assert!(matches!(e, ImportError::Read { .. }), "{e:?}");
+    let why = std::error::Error::source(&e).unwrap().to_string();
+    assert!(why.contains("is over 16 MiB"), "{why}");
+    let (cat, _) = run(format!(r#"{{"Padding":"{big}","Items":[{vm}]}}"#)).unwrap();
+    assert!(cat.instance_price("eastus", "Standard_L8s_v3").is_some());
+}
