@@ -151,7 +151,16 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
         }
         ThroughputRule::PerTib(rule) => {
             if let Some(w) = want_tp {
-                at_most_mibs(w, rule.max_mibs)?;
+                // Sustained, the largest volume's baseline: sc1 16 TiB x 12 = 192 MiB/s, where
+                // its 250 cap is reached only in bursts (QA: 'sc1 allows at most 250 MiB/s').
+                let most = sustained_per_tib_max(vt, rule);
+                stop_if(w > most + 1e-9, || {
+                    format!(
+                        "{t} sustains at most {} MiB/s ({})",
+                        num(most),
+                        per_tib_max_words(vt, rule)
+                    )
+                })?;
                 size = size.max(whole(w / rule.baseline_per_tib * 1024.0));
             }
         }
@@ -205,12 +214,14 @@ pub(super) fn size_for(vt: &VolumeType, req: &Requirements) -> Result<VolumeConf
                     (vt.io_accounting_kib, &vt.throughput)
                 {
                     let mibs = w as f64 * kib as f64 / 1024.0;
-                    if mibs > rule.max_mibs {
+                    let most = sustained_per_tib_max(vt, rule);
+                    if mibs > most + 1e-9 {
                         return Err(block(format!(
-                            "{t} sustains at most {} small random IOPS ({} MiB/s, each I/O counted as {} KiB)",
-                            num(rule.max_mibs / (kib as f64 / 1024.0)),
-                            num(rule.max_mibs),
-                            int(kib)
+                            "{t} sustains at most {} small random IOPS ({} MiB/s, each I/O counted as {} KiB; {})",
+                            num((most / (kib as f64 / 1024.0)).floor()),
+                            num(most),
+                            int(kib),
+                            per_tib_max_words(vt, rule)
                         )));
                     }
                     size = size.max(whole(mibs / rule.baseline_per_tib * 1024.0));
@@ -278,14 +289,38 @@ pub(super) fn volume_option(q: &Quote, vt: &VolumeType) -> PlanOption {
     }
 }
 
+/// The most a per-TiB type sustains: its baseline at its largest size, at most its cap.
+fn sustained_per_tib_max(vt: &VolumeType, rule: &PerTibThroughput) -> f64 {
+    (rule.baseline_per_tib * vt.max_gib as f64 / 1024.0).min(rule.max_mibs)
+}
+
+/// Where [`sustained_per_tib_max`] comes from: "12 per TiB at 16,384 GiB; 250 only in bursts"
+/// (sc1), or "its cap, from 12,800 GiB" (st1).
+fn per_tib_max_words(vt: &VolumeType, rule: &PerTibThroughput) -> String {
+    let most = sustained_per_tib_max(vt, rule);
+    if most < rule.max_mibs {
+        format!(
+            "{} per TiB at {} GiB; {} only in bursts",
+            num(rule.baseline_per_tib),
+            int(vt.max_gib),
+            num(rule.max_mibs)
+        )
+    } else {
+        format!(
+            "its cap, from {} GiB",
+            int(whole(rule.max_mibs / rule.baseline_per_tib * 1024.0))
+        )
+    }
+}
+
 /// The closest configuration of `vt` the rules allow: each requirement clipped to the type's limit.
 fn nearest_volume(ctx: &Ctx, vt: &VolumeType, req: &Requirements) -> Option<PlanOption> {
     let max_iops = crate::perf::max_iops(vt);
     let max_tp = match &vt.throughput {
         ThroughputRule::Provisioned(ProvisionedThroughput { max_mibs, .. })
         | ThroughputRule::Scaled { max_mibs, .. }
-        | ThroughputRule::PerIops { max_mibs, .. }
-        | ThroughputRule::PerTib(PerTibThroughput { max_mibs, .. }) => Some(*max_mibs),
+        | ThroughputRule::PerIops { max_mibs, .. } => Some(*max_mibs),
+        ThroughputRule::PerTib(rule) => Some(sustained_per_tib_max(vt, rule)),
         ThroughputRule::Tiers { tiers } => tiers.iter().map(|t| t.mibs).reduce(f64::max),
         ThroughputRule::SizeTier => crate::perf::tier_max(vt).map(|m| m.1),
         ThroughputRule::Unknown => None,

@@ -230,6 +230,22 @@ mod tests {
     }
 
     #[test]
+    fn sc1_is_rejected_at_what_it_sustains_not_at_its_burst_cap() {
+        // sc1 sustains 12 MiB/s per TiB, 192 at its largest 16 TiB; 250 is its burst cap. For
+        // 300 MiB/s it said 'sc1 allows at most 250 MiB/s', with no nearest configuration.
+        let c = Catalog::embedded();
+        for mibs in [200.0, 300.0] {
+            let p = plan(&c, &request("us-east-1", 100, None, Some(mibs))).unwrap();
+            let sc1 = p.rejected.iter().find(|r| r.label == "sc1").unwrap();
+            assert_eq!(
+                sc1.reason,
+                "sc1 sustains at most 192 MiB/s (12 per TiB at 16,384 GiB; 250 only in bursts)"
+            );
+            assert_eq!(sc1.nearest.as_ref().unwrap().components[0].size_gib, 16384);
+        }
+    }
+
+    #[test]
     fn io1_is_provisioned_for_throughput_past_its_500_mibs_plateau() {
         // io1 gives 500 MiB/s from 2,000 to 32,000 IOPS, then 16 KiB per IOPS: 900 MiB/s needs
         // 900 x 64 = 57,600 IOPS, at 50 per GiB 1,152 GiB ([aws-ebs-types]). It was planned at
