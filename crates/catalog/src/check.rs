@@ -220,6 +220,19 @@ pub fn check(cat: &Catalog) -> Report {
                 if rule.max_mibs_per_iops.is_some() && !matches!(t.iops, IopsRule::Provisioned(_)) {
                     p.push(format!("{what}: max_mibs_per_iops needs provisioned IOPS"));
                 }
+                // price takes the included throughput when none is asked: it must be one the
+                // cloud can provision.
+                if let Some(step) = rule.step_mibs.filter(|s| *s > 0.0) {
+                    let off = |x: f64| ((x / step) - (x / step).round()).abs() > 1e-9;
+                    if off(rule.included_mibs) || off(rule.min_mibs) {
+                        p.push(format!(
+                            "{what}: included_mibs {} and min_mibs {} must be whole steps of step_mibs {}",
+                            num(rule.included_mibs),
+                            num(rule.min_mibs),
+                            rule.step_mibs.unwrap_or_default()
+                        ));
+                    }
+                }
             }
             ThroughputRule::Tiers { tiers } => {
                 if tiers.is_empty() {
@@ -471,6 +484,21 @@ mod tests {
         assert!(all.contains("appears twice"), "{all}");
         assert!(all.contains("no throughput price"), "{all}");
         assert!(all.contains("is not YYYY-MM"), "{all}");
+    }
+
+    #[test]
+    fn a_throughput_step_must_hold_the_included_throughput() {
+        let mut c = Catalog::embedded();
+        let gp3 = c.volume_types.iter_mut().find(|t| t.name == "gp3").unwrap();
+        let ThroughputRule::Provisioned(rule) = &mut gp3.throughput else {
+            panic!("gp3 provisions throughput")
+        };
+        rule.step_mibs = Some(10.0);
+        let all = check(&c).problems.join("\n");
+        assert!(
+            all.contains("volume type gp3: included_mibs 125 and min_mibs 125 must be whole steps of step_mibs 10"),
+            "{all}"
+        );
     }
 
     #[test]
