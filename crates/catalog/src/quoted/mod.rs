@@ -26,6 +26,8 @@ pub struct QuotedDelta {
     pub source: &'static str,
     /// The guide's words.
     pub says: &'static str,
+    /// What the guide says its figure buys in volumes: (type, GiB).
+    pub buys: &'static [(&'static str, u64)],
 }
 
 /// The figures checked.
@@ -35,7 +37,8 @@ pub const QUOTED: &[QuotedDelta] = &[QuotedDelta {
     monthly_usd: 66.138,
     region: "us-east-1",
     source: "https://mtulio.dev/playbooks/openshift/ocp-aws-disk-ephemeral",
-    says: "Examples of a requirement to replace m6i.xlarge with m6id.xlarge: ... the difference in instance price is $66.138",
+    says: "Examples of a requirement to replace m6i.xlarge with m6id.xlarge: ... the difference in instance price is $66.138, an equivalent of 661 GiB of gp2 or 826GiB of gp3",
+    buys: &[("gp2", 661), ("gp3", 826)],
 }];
 
 /// The outcome of checking one quoted figure.
@@ -83,6 +86,19 @@ fn delta(cat: &Catalog, region: &str, from: &str, to: &str) -> Option<(f64, Stri
     Some((m, formula))
 }
 
+/// "330 GiB of gp2 and 413 GiB of gp3": what `usd` a month buys of each of `types` at its
+/// storage price in `region` (whole GiB), or none when a type has no price there.
+fn buys_words(cat: &Catalog, region: &str, usd: f64, types: &[&str]) -> Option<String> {
+    let parts: Option<Vec<String>> = types
+        .iter()
+        .map(|t| {
+            let p = cat.volume_price(region, t)?.storage_gb_month;
+            (p > 0.0).then(|| format!("{} GiB of {t}", crate::fmt::int((usd / p) as u64)))
+        })
+        .collect();
+    parts.filter(|p| !p.is_empty()).map(|p| p.join(" and "))
+}
+
 /// Checks every quoted figure about the family of `instance` (m6i.xlarge and m6id.2xlarge are
 /// both the m6i family) against the catalog.
 pub fn checks(cat: &Catalog, instance: &str) -> Vec<QuotedCheck> {
@@ -118,6 +134,20 @@ fn check(cat: &Catalog, q: &QuotedDelta) -> Option<QuotedCheck> {
         .instance_price(q.region, q.to)
         .map(|p| format!("{} on-demand prices of {} ({})", q.region, p.date, p.source))
         .unwrap_or_default();
+    // What the guide says its figure buys, and what the quoted pair's difference buys.
+    let types: Vec<&str> = q.buys.iter().map(|(t, _)| *t).collect();
+    let buys = match (agrees, buys_words(cat, q.region, m, &types)) {
+        (false, Some(real)) => format!(
+            " Its {} are what {} buys; the {pair} difference buys {real}.",
+            q.buys
+                .iter()
+                .map(|(t, g)| format!("{} GiB of {t}", crate::fmt::int(*g)))
+                .collect::<Vec<_>>()
+                .join(" and "),
+            usd(q.monthly_usd)
+        ),
+        _ => String::new(),
+    };
     let message = match (&matching, agrees) {
         (_, true) => format!(
             "The quoted {}/month for {pair} ({}) agrees with the catalog: {formula} = {}.",
@@ -126,14 +156,14 @@ fn check(cat: &Catalog, q: &QuotedDelta) -> Option<QuotedCheck> {
             usd(m)
         ),
         (Some((p, d, f)), false) => format!(
-            "The quoted {}/month for {pair} ({}) is the {p} difference: {f} = {}; the {pair} difference is {formula} = {} ({prices}).",
+            "The quoted {}/month for {pair} ({}) is the {p} difference: {f} = {}; the {pair} difference is {formula} = {} ({prices}).{buys}",
             usd(q.monthly_usd),
             q.source,
             usd(*d),
             usd(m)
         ),
         (None, false) => format!(
-            "The quoted {}/month for {pair} ({}) is not what the catalog gives: {formula} = {}, and no other pair of the family differs by it ({prices}).",
+            "The quoted {}/month for {pair} ({}) is not what the catalog gives: {formula} = {}, and no other pair of the family differs by it ({prices}).{buys}",
             usd(q.monthly_usd),
             q.source,
             usd(m)
@@ -180,6 +210,12 @@ mod tests {
         );
         assert!((c.matching_monthly_usd.unwrap() - 66.138).abs() < 1e-6);
         assert!(c.message.contains("$66.14") && c.message.contains("$33.07"));
+        // The recipe's 661 GiB of gp2 / 826 GiB of gp3 are the $66.14's; $33.069 buys 330 / 413.
+        assert!(
+            c.message.ends_with(" Its 661 GiB of gp2 and 826 GiB of gp3 are what $66.14 buys; the m6i.xlarge -> m6id.xlarge difference buys 330 GiB of gp2 and 413 GiB of gp3."),
+            "{}",
+            c.message
+        );
         assert_eq!(c.catalog_formula, "(0.2373 - 0.192) $/h x 730 h");
         // The same check for any member of the family, and none for another family.
         assert_eq!(checks(&cat, "m6id.2xlarge").len(), 1);
