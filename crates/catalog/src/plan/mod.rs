@@ -17,6 +17,7 @@
 //! - `explain`: labels, performance lines and caveat text.
 
 mod cost;
+mod dated;
 mod explain;
 mod generate;
 mod hybrid;
@@ -28,7 +29,7 @@ pub use cost::effective_rate;
 pub use rank::unverified_words;
 pub use types::{
     Component, Equivalent, HitRatio, Kind, OptionPerformance, PlanError, PlanOption, PlanRequest,
-    Rejected, Requirements, StoragePlan, DEFAULT_HIT_RATIO, HIT_RATIO_MEANS,
+    PricesRecorded, Rejected, Requirements, StoragePlan, DEFAULT_HIT_RATIO, HIT_RATIO_MEANS,
 };
 
 use crate::model::Catalog;
@@ -93,7 +94,10 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<StoragePlan, PlanError
         HitRatio::Assumed(h) if reqst.allow_hybrid => Some(h),
         _ => None,
     };
+    let prices_recorded =
+        dated::prices_recorded(cat, &reg.name, reqst.instance.as_deref(), &out.options);
     Ok(StoragePlan {
+        prices_recorded,
         region: reg.name.clone(),
         requirements: req.clone(),
         assumed_hit_ratio,

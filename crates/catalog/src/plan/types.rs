@@ -179,6 +179,20 @@ pub struct StoragePlan {
     /// catalog (each check's message is also in `notes`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quoted_volume_checks: Vec<crate::quoted::volume::QuotedVolumeCheck>,
+    /// When the prices the options use were recorded, and from which catalog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prices_recorded: Option<PricesRecorded>,
+}
+
+/// The catalog a plan was priced from and the span of its prices' dates (`plan --format
+/// json`'s `prices_recorded`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PricesRecorded {
+    /// "2026.11.22 of 2026-11-22": the catalog's version and date.
+    pub catalog: String,
+    /// The oldest and newest `date` of the prices used ("2024-06").
+    pub oldest: String,
+    pub newest: String,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

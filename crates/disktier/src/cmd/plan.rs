@@ -111,6 +111,17 @@ pub fn render(p: &StoragePlan) -> String {
             share(h)
         ));
     }
+    if let Some(d) = &p.prices_recorded {
+        let span = if d.oldest == d.newest {
+            d.oldest.clone()
+        } else {
+            format!("{} to {}", d.oldest, d.newest)
+        };
+        out.push_str(&format!(
+            "prices recorded {span} (catalog {}; sources: disktier price TYPE; to update them: disktier catalog --help)\n",
+            d.catalog
+        ));
+    }
     out.push('\n');
     for (n, o) in p.options.iter().enumerate() {
         let savings = match o.savings_usd {
