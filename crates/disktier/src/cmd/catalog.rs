@@ -231,7 +231,7 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
                 .map(|s| format!("{} x {} GB NVMe", s.count, int(s.size_gb)))
                 .unwrap_or_else(|| "EBS only".into());
             outln!(
-                "  {:<18} {}/hour ({} /month), {}{}",
+                "  {:<18} {}/hour ({}/month), {}{}",
                 p.type_,
                 unit_usd(p.usd_per_hour),
                 disktier_catalog::fmt::usd(p.usd_per_hour * price::HOURS_PER_MONTH),
