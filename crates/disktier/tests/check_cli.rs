@@ -206,3 +206,25 @@ fn a_threshold_without_its_unit_is_refused() {
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// QA: `check etcd /proc` (or /sys, a cgroup tree) was told "needs 23068672 bytes but its
+/// filesystem has only 0 bytes free: pass a smaller --size", and `assess /proc` "cannot create
+/// a scratch directory"; both now say it is a kernel pseudo-filesystem with no disk behind it.
+#[test]
+fn a_kernel_pseudo_filesystem_is_refused_as_such() {
+    let db = tempfile::tempdir().unwrap();
+    let err = refused(&check(&db.path().join("r.db"), Path::new("/proc"), &[]));
+    assert!(
+        err.contains("/proc is on proc, a kernel pseudo-filesystem") && !err.contains("--size"),
+        "{err}"
+    );
+    let out = dt(&db.path().join("r.db"))
+        .args(["--no-save", "assess", "/sys"])
+        .output()
+        .unwrap();
+    let err = refused(&out);
+    assert!(
+        err.contains("/sys is on sysfs, a kernel pseudo-filesystem"),
+        "{err}"
+    );
+}

@@ -79,6 +79,10 @@ pub enum EngineError {
         free: u64,
         fix: String,
     },
+    /// The target is on a kernel pseudo-filesystem (/proc, /sys, a cgroup tree): no disk to
+    /// measure.
+    #[error("{path} is on {fs}, a kernel pseudo-filesystem that no disk is behind: measure a directory on the disk instead (where the data lives, e.g. /var/lib/etcd), a file there, or a block device")]
+    PseudoFs { path: PathBuf, fs: String },
     /// A new file would be created, but there is no size to give it.
     #[error("{path} does not exist yet and no size was given: pass --size (e.g. --size 1G)")]
     SizeRequired { path: PathBuf },

@@ -54,8 +54,37 @@ const FS_MAGIC: &[(i64, &str)] = &[
     (0x00c3_6400, "ceph"),
     (0x9fa0, "proc"),
     (0x6265_6572, "sysfs"),
-    (0x6264_6576, "devpts"),
+    (0x1cd1, "devpts"),
     (0x0102_1997, "v9fs"),
+    (0x0027_e0eb, "cgroup"),
+    (0x6367_7270, "cgroup2"),
+    (0x6462_6720, "debugfs"),
+    (0x7472_6163, "tracefs"),
+    (0x7363_6673, "securityfs"),
+    (0xcafe_4a11, "bpf"),
+    (0x6265_6570, "configfs"),
+    (0x6165_676c, "pstore"),
+    (0x1980_0202, "mqueue"),
+    (0xde5e_81e4, "efivarfs"),
+];
+
+/// Kernel pseudo-filesystems: their files are the kernel's interfaces, no disk is behind them
+/// and they report no free space (QA: `check etcd /proc` was told "only 0 bytes free: pass a
+/// smaller --size").
+const PSEUDO_FS: &[&str] = &[
+    "proc",
+    "sysfs",
+    "devpts",
+    "cgroup",
+    "cgroup2",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "bpf",
+    "configfs",
+    "pstore",
+    "mqueue",
+    "efivarfs",
 ];
 
 /// Filesystems whose O_DIRECT is no direct I/O at all: their pages are RAM, so an O_DIRECT
@@ -70,6 +99,12 @@ pub fn fs_name(magic: i64) -> String {
         .find(|(m, _)| *m == magic)
         .map(|(_, n)| n.to_string())
         .unwrap_or_else(|| format!("0x{magic:x}"))
+}
+
+/// The kernel pseudo-filesystem `p` is on (`proc`, `sysfs`, a cgroup tree, ...), if it is on one.
+pub fn pseudo_fs(p: &Path) -> Option<String> {
+    let name = fs_name(statfs(p).ok()?.0);
+    PSEUDO_FS.contains(&name.as_str()).then_some(name)
 }
 
 /// statfs(2) on `p`: (f_type, bytes available to unprivileged users).
@@ -153,6 +188,17 @@ impl Classified {
         need: u64,
         fix: impl FnOnce(u64) -> String,
     ) -> Result<(), EngineError> {
+        if let Some(fs) = self
+            .info
+            .fs_type
+            .as_deref()
+            .filter(|fs| PSEUDO_FS.contains(fs))
+        {
+            return Err(EngineError::PseudoFs {
+                path: path.into(),
+                fs: fs.to_string(),
+            });
+        }
         match self.free {
             Some(free) if need > free => Err(EngineError::NoSpace {
                 path: path.into(),

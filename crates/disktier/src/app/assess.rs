@@ -347,6 +347,13 @@ struct Scratch(PathBuf);
 
 impl Scratch {
     fn new(parent: &Path) -> anyhow::Result<Scratch> {
+        if let Some(fs) = disktier_engine::target::pseudo_fs(parent) {
+            return Err(disktier_engine::EngineError::PseudoFs {
+                path: parent.into(),
+                fs,
+            }
+            .into());
+        }
         for _ in 0..16 {
             let name = format!(".disktier-assess-{:04x}", rand16());
             let p = parent.join(name);

@@ -8,6 +8,17 @@ fn fs_names() {
     assert_eq!(fs_name(0xEF53), "ext4");
     assert_eq!(fs_name(0x01021994), "tmpfs");
     assert_eq!(fs_name(0x1234), "0x1234");
+    // linux/magic.h: DEVPTS_SUPER_MAGIC (0x62646576 is BDEVFS_MAGIC, once listed as devpts).
+    assert_eq!(fs_name(0x1cd1), "devpts");
+}
+
+/// The kernel's pseudo-filesystems are named as such; a real or RAM filesystem is not.
+#[test]
+fn pseudo_filesystems_are_told_apart() {
+    assert_eq!(pseudo_fs(Path::new("/proc")).as_deref(), Some("proc"));
+    assert_eq!(pseudo_fs(Path::new("/sys")).as_deref(), Some("sysfs"));
+    assert_eq!(pseudo_fs(Path::new("/dev/shm")), None);
+    assert_eq!(pseudo_fs(&std::env::temp_dir()), None);
 }
 
 #[test]
