@@ -261,6 +261,9 @@ fn security_context(cmd: &NodeCommand) -> SecurityContext {
     }
 }
 
+/// Where the container gets a writable directory besides the paths it measures.
+const TMP: &str = "/tmp";
+
 /// The Job that runs the node command on `node`.
 pub fn job(cfg: &JobConfig, node: &str) -> Job {
     let labels = labels(&cfg.run_id);
@@ -284,16 +287,20 @@ pub fn job(cfg: &JobConfig, node: &str) -> Job {
         });
     }
     // The root filesystem is read-only; the engine and the runtime may still want a /tmp.
-    volumes.push(Volume {
-        name: "tmp".into(),
-        empty_dir: Some(EmptyDirVolumeSource::default()),
-        ..Default::default()
-    });
-    mounts.push(VolumeMount {
-        name: "tmp".into(),
-        mount_path: "/tmp".into(),
-        ..Default::default()
-    });
+    // When the node command names the node's /tmp, that mount is the writable /tmp: a second
+    // volume at /tmp would make the API server refuse the Job (mount paths must be unique).
+    if !mounts.iter().any(|m| m.mount_path == TMP) {
+        volumes.push(Volume {
+            name: "tmp".into(),
+            empty_dir: Some(EmptyDirVolumeSource::default()),
+            ..Default::default()
+        });
+        mounts.push(VolumeMount {
+            name: "tmp".into(),
+            mount_path: TMP.into(),
+            ..Default::default()
+        });
+    }
     let secs = |d: Duration| i64::try_from(d.as_secs().max(1)).unwrap_or(i64::MAX);
     Job {
         metadata: ObjectMeta {
@@ -511,6 +518,39 @@ mod tests {
                 "node-role.kubernetes.io/master"
             ]
         );
+    }
+
+    #[test]
+    fn the_nodes_tmp_named_by_the_command_is_the_only_volume_at_tmp() {
+        // QA: `check etcd /tmp` mounted the node's /tmp and an emptyDir both at /tmp, and the
+        // API server refused every node's Job ("must be unique").
+        for (cmd, tmp_volume) in [
+            ("check etcd /tmp", "host-0"),
+            ("check etcd /tmp/etcd", "tmp"),
+            ("check etcd /var/lib/etcd", "tmp"),
+        ] {
+            let v = serde_json::to_value(job(&cfg(cmd), "n")).unwrap();
+            let pod = &v["spec"]["template"]["spec"];
+            let at_tmp: Vec<&serde_json::Value> = pod["containers"][0]["volumeMounts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["mountPath"] == "/tmp")
+                .collect();
+            assert_eq!(at_tmp.len(), 1, "{cmd}: {at_tmp:?}");
+            assert_eq!(at_tmp[0]["name"], tmp_volume, "{cmd}");
+            let names: Vec<&str> = pod["volumes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                names.contains(&"tmp"),
+                tmp_volume == "tmp",
+                "{cmd}: {names:?}"
+            );
+        }
     }
 
     #[test]
