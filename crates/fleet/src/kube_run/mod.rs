@@ -53,8 +53,10 @@ const DELETION_REASON_WAIT: Duration = Duration::from_secs(2);
 /// What a run reports while it goes, for the live progress on stderr.
 #[derive(Debug)]
 pub enum Progress<'a> {
-    /// Jobs from earlier runs found in the namespace.
+    /// Jobs of other runs found in the namespace: left by runs that were killed, or of runs
+    /// still going (another client's), which the client cannot tell apart.
     Leftovers {
+        namespace: &'a str,
         jobs: usize,
         runs: Vec<String>,
     },
@@ -228,6 +230,7 @@ pub async fn run(
     let (old_jobs, old_pods, old_runs) = leftovers(client, ns).await?;
     if !old_jobs.is_empty() || !old_pods.is_empty() {
         progress(Progress::Leftovers {
+            namespace: ns,
             jobs: old_jobs.len().max(old_pods.len()),
             runs: old_runs,
         });

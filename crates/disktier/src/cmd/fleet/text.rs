@@ -17,9 +17,18 @@ pub(super) fn note(ctx: &Ctx, msg: impl std::fmt::Display) {
 
 pub(super) fn progress_line(p: &Progress<'_>) -> String {
     match p {
-        Progress::Leftovers { jobs, runs } => format!(
-            "note: {jobs} Job(s) or Pod(s) from earlier fleet runs ({}) are still in the namespace: `disktier fleet clean` removes them",
-            runs.join(", ")
+        // They may be another client's run still going, which a bare `fleet clean` (every
+        // run's objects) would stop: each run is named with the command that removes it alone.
+        Progress::Leftovers {
+            namespace,
+            jobs,
+            runs,
+        } => format!(
+            "note: {jobs} Job(s) or Pod(s) of other fleet runs are in namespace {namespace}; those of a run that is over (killed) are removed by {}",
+            runs.iter()
+                .map(|r| format!("`disktier fleet clean -n {namespace} --run {r}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Progress::Skipped { node, reason } => format!("  {node}: skipped: {reason}"),
         Progress::Created { node, job } => format!("  {node}: pending (job {job})"),
@@ -124,4 +133,30 @@ pub(super) fn summary_text(s: &Summary) -> String {
         out.push_str(&format!(" (rule: {})\n", s.outlier_rule));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leftovers_are_cleaned_run_by_run_never_all_at_once() {
+        // QA: with two fleet runs in one namespace, the second was told the first's Jobs were
+        // from earlier runs and that `disktier fleet clean` removes them, which deletes every
+        // run's Jobs and stops the first run midway.
+        let line = progress_line(&Progress::Leftovers {
+            namespace: "disktier",
+            jobs: 2,
+            runs: vec![
+                "20261128-101010-aaaaaa".into(),
+                "20261128-111111-bbbbbb".into(),
+            ],
+        });
+        assert!(
+            line.contains("`disktier fleet clean -n disktier --run 20261128-101010-aaaaaa`")
+                && line.contains("`disktier fleet clean -n disktier --run 20261128-111111-bbbbbb`"),
+            "{line}"
+        );
+        assert!(!line.contains("`disktier fleet clean`"), "{line}");
+    }
 }
