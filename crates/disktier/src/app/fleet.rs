@@ -10,8 +10,8 @@ use anyhow::Context;
 use disktier_fleet::kube_run::{self, ClientOptions, Progress, RunOutcome, RunSpec};
 use disktier_fleet::manifest;
 use disktier_fleet::result::{tag_document, FleetTag};
-use disktier_fleet::summary::NodeReport;
 use disktier_fleet::summary::{self, Summary};
+use disktier_fleet::summary::{NodeReport, Status};
 
 /// The fleet run's id: `given` (`--run-id`) checked, else a new one in the store's run id
 /// shape (time, then random hex), lowercase so it is a valid label value.
@@ -110,7 +110,12 @@ pub fn node_metrics<'a>(verb: &str, nodes: &'a [NodeReport]) -> NodeMetrics<'a> 
     let mut runs = Vec::new();
     let mut without = Vec::new();
     for n in nodes {
-        let Some(doc) = &n.result else { continue };
+        // A node in error may still carry the document its command printed before failing
+        // (kept for the store); its figures are not the node's measurement to export.
+        let measured = matches!(n.status, Status::Pass | Status::Fail);
+        let Some(doc) = n.result.as_ref().filter(|_| measured) else {
+            continue;
+        };
         match serde_json::from_value::<disktier_engine::RunDoc>(doc.clone()) {
             Ok(d) => runs.push(RunMetrics::from_doc(verb, &n.node, &d)),
             Err(_) => without.push(n.node.as_str()),

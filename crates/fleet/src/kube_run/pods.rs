@@ -178,21 +178,24 @@ pub(super) async fn collect(pods: &Api<Pod>, pod: &str, t: Terminated, r: &mut N
         limit_bytes: Some(MAX_LOG_BYTES),
         ..Default::default()
     };
-    let log = match pods.logs(pod, &lp).await {
-        Ok(l) => l,
+    match pods.logs(pod, &lp).await {
+        Ok(log) => judge_log(&t, &log, r),
         Err(e) => {
             r.reason = Some(format!(
                 "exit {}, and its log could not be read: {}",
                 t.exit_code,
                 crate::error::describe(&e)
-            ));
-            return;
+            ))
         }
-    };
+    }
+}
+
+/// Fills the report of a node whose container ended with `t` from its log `log`.
+pub(super) fn judge_log(t: &Terminated, log: &str, r: &mut NodeReport) {
     let last_error = || {
         t.message
             .as_deref()
-            .unwrap_or(&log)
+            .unwrap_or(log)
             .lines()
             .rev()
             .find(|l| l.starts_with("error:"))
@@ -200,7 +203,7 @@ pub(super) async fn collect(pods: &Api<Pod>, pod: &str, t: Terminated, r: &mut N
             .map(|l| cut(l, 400))
             .unwrap_or_else(|| "no output".into())
     };
-    match (t.exit_code, result::parse_log(&log)) {
+    match (t.exit_code, result::parse_log(log)) {
         (0 | 1, Ok((value, doc))) => {
             let f = doc.figures();
             let pass = f.pass.unwrap_or(t.exit_code == 0);
@@ -221,7 +224,14 @@ pub(super) async fn collect(pods: &Api<Pod>, pod: &str, t: Terminated, r: &mut N
             }
             None => r.reason = Some(format!("exit {}: {e}", t.exit_code)),
         },
-        (code, _) => {
+        (code, parsed) => {
+            // A command that printed its document and then failed (assess on a target where
+            // the etcd profile could not run: the other profiles were measured) keeps it: the
+            // node stays an error, but its figures are shown and its document saved.
+            if let Ok((value, doc)) = parsed {
+                r.figures = doc.figures();
+                r.result = Some(value);
+            }
             r.reason = Some(format!(
                 "the node command failed (exit {code}{}): {}",
                 t.reason

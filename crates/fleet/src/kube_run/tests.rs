@@ -1,6 +1,6 @@
 //! Unit tests of the fleet client.
 
-use super::pods::{cut, message_verdict};
+use super::pods::{cut, judge_log, message_verdict};
 use super::*;
 use crate::manifest::CONTAINER;
 use k8s_openapi::api::core::v1::Event;
@@ -231,4 +231,34 @@ fn an_error_is_shown_with_its_causes() {
         crate::error::with_causes(&Outer(io)),
         "client error (Connect): Connection refused"
     );
+}
+
+#[test]
+fn a_document_printed_before_the_command_failed_is_kept() {
+    // QA: `assess` on a node where the etcd profile could not run printed its document (the
+    // other profiles measured) and exited 2; fleet dropped the document, so the node's
+    // measured figures were neither shown nor saved.
+    let log = "warning: small filesystem\n{\n  \"schema_version\": 1,\n  \"targets\": [{\"path\": \"/var/lib/x\", \"runs\": [{\"profile\": \"randread\", \"read_iops\": 1200.0}, {\"profile\": \"etcd\", \"error\": \"too little room\"}]}]\n}\nerror: the etcd check could not run on /var/lib/x\n";
+    let t = Terminated {
+        exit_code: 2,
+        reason: Some("Error".into()),
+        message: None,
+    };
+    let mut r = NodeReport::new("n", None, None);
+    judge_log(&t, log, &mut r);
+    assert_eq!(r.status, Status::Error);
+    assert_eq!(
+        r.reason.as_deref(),
+        Some("the node command failed (exit 2): error: the etcd check could not run on /var/lib/x")
+    );
+    assert_eq!(r.figures.iops, Some(1200.0));
+    assert_eq!(
+        r.result.as_ref().unwrap()["targets"][0]["path"],
+        "/var/lib/x"
+    );
+    // Without a document, the error alone, as before.
+    let mut r = NodeReport::new("n", None, None);
+    judge_log(&t, "error: no such directory\n", &mut r);
+    assert_eq!(r.status, Status::Error);
+    assert!(r.result.is_none());
 }
