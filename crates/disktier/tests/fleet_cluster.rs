@@ -932,3 +932,125 @@ fn etcd_metrics_of_the_cluster_are_judged_on_the_node() {
     assert_eq!(h["runs"][0]["hostname"], t.node.as_str());
     assert_eq!(t.ours(), Vec::<String>::new());
 }
+
+/// A TCP forwarder on loopback to the test cluster's API server, which can be cut (every
+/// connection closed, new ones refused) to stand for an API server that went away.
+struct Cuttable {
+    port: u16,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Cuttable {
+    fn to(upstream: std::net::SocketAddr) -> Cuttable {
+        use std::net::{Shutdown, TcpListener, TcpStream};
+        use std::sync::atomic::Ordering;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = cut.clone();
+        std::thread::spawn(move || {
+            let mut open: Vec<TcpStream> = Vec::new();
+            while !stop.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((client, _)) => {
+                        client.set_nonblocking(false).unwrap();
+                        let Ok(server) = TcpStream::connect(upstream) else {
+                            continue;
+                        };
+                        for (mut from, mut to) in [
+                            (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                            (server.try_clone().unwrap(), client.try_clone().unwrap()),
+                        ] {
+                            std::thread::spawn(move || {
+                                let _ = std::io::copy(&mut from, &mut to);
+                                let _ = to.shutdown(Shutdown::Both);
+                            });
+                        }
+                        open.extend([client, server]);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+            // The listener goes with this thread: new connections are refused.
+            for s in open {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        });
+        Cuttable { port, cut }
+    }
+
+    fn cut(&self) {
+        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn an_api_server_gone_at_cleanup_keeps_the_results_and_names_fleet_clean() {
+    // QA: a cleanup that could not list the run's Jobs failed the whole run ("listing Jobs in
+    // namespace ...: Connection refused"): no table, and the node measured was never saved.
+    let Some(t) = OnNode::new("fleet-gone") else {
+        return;
+    };
+    let fake = t.f.fake_node();
+    let text = std::fs::read_to_string(t.f.c.kubeconfig()).unwrap();
+    let server = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: https://"))
+        .unwrap()
+        .to_string();
+    let proxy = Cuttable::to(server.parse().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let cut_config = dir.path().join("kubeconfig");
+    std::fs::write(
+        &cut_config,
+        text.replace(&server, &format!("127.0.0.1:{}", proxy.port)),
+    )
+    .unwrap();
+    let nodes = format!("{},{}", fake.name, t.node);
+    let mut args = vec!["--kubeconfig", cut_config.to_str().unwrap()];
+    args.extend(run_args(
+        &t.ns,
+        &["--nodes", &nodes, "--parallel", "2"],
+        "300s",
+        &["check", "etcd", t.path(), "--quick"],
+    ));
+    let mut run = t.f.spawn_until(&args, &format!("{}: done", t.node));
+    // The real node is done, the fake one waits for a kubelet: the API server goes away, and
+    // the run is stopped (its cleanup then finds no server).
+    proxy.cut();
+    let pid = rustix::process::Pid::from_raw(run.child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    run.read_until("cleaning up");
+    let seen = run.seen.clone();
+    let (code, rest, out) = run.finish();
+    assert_eq!(code, Some(2), "{seen}{rest}");
+    let row = out.lines().find(|l| l.starts_with(t.node.as_str()));
+    assert!(
+        row.is_some_and(|r| r.contains("pass") || r.contains("FAIL")),
+        "the measured node is in the table: {out}\n{seen}{rest}"
+    );
+    assert!(
+        rest.contains("could not be deleted")
+            && rest.contains(&format!("disktier fleet clean -n {} --run ", t.ns.name)),
+        "{rest}"
+    );
+    let id = seen
+        .lines()
+        .find_map(|l| l.strip_prefix("fleet run "))
+        .and_then(|l| l.split(':').next())
+        .unwrap();
+    let h = t.f.history(id);
+    let runs = h["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "the measured node is saved: {h}");
+    assert_eq!(runs[0]["hostname"], t.node.as_str());
+    // The fix it names works once the server answers.
+    let out =
+        t.f.disktier()
+            .args(["fleet", "clean", "-n", &t.ns.name, "--run", id])
+            .output()
+            .unwrap();
+    stdout_ok(&out);
+    assert_eq!(t.ours(), Vec::<String>::new());
+}

@@ -100,6 +100,9 @@ pub struct RunOutcome {
     pub interrupted: Option<&'static str>,
     /// Objects cleanup could not delete (normally empty).
     pub left_behind: Vec<String>,
+    /// Why cleanup could not even look for them (the API server went away during the run):
+    /// the run's Jobs and Pods may still be there. The nodes' results are kept all the same.
+    pub cleanup_error: Option<String>,
 }
 
 /// Runs `f` on a single-threaded runtime: the client is I/O bound and the CLI is synchronous.
@@ -212,8 +215,8 @@ struct Active {
 type Events<K> =
     Pin<Box<dyn Stream<Item = std::result::Result<watcher::Event<K>, watcher::Error>> + Send>>;
 
-/// A whole fleet run. Returns the per-node reports even when a signal stopped it (the nodes
-/// that finished keep their results); an `Err` means the run could not start or clean up.
+/// A whole fleet run. Returns the per-node reports even when a signal stopped it or its cleanup
+/// failed (the nodes that finished keep their results); an `Err` means the run could not start.
 pub async fn run(
     client: &Client,
     spec: &RunSpec,
@@ -456,12 +459,18 @@ pub async fn run(
     drop(pod_events);
     drop(job_events);
     drop(pod_notes);
-    let cleaned = delete_matching(client, ns, &selector).await?;
+    // A cleanup that fails (the API server gone since the nodes finished) must not lose the
+    // results already read: they are returned with the error, which names `fleet clean`.
+    let (left_behind, cleanup_error) = match delete_matching(client, ns, &selector).await {
+        Ok(cleaned) => (cleaned.left_behind, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
     Ok(RunOutcome {
         run_id: cfg.run_id.clone(),
         nodes: done.into_values().collect(),
         interrupted,
-        left_behind: cleaned.left_behind,
+        left_behind,
+        cleanup_error,
     })
 }
 

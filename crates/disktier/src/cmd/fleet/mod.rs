@@ -234,6 +234,7 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
             "namespace": spec.job.namespace,
             "interrupted": outcome.interrupted,
             "left_behind": outcome.left_behind,
+            "cleanup_error": outcome.cleanup_error,
             "nodes": nodes,
             "summary": sum,
         });
@@ -247,6 +248,13 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
             outcome.run_id,
             outcome.run_id
         ))?;
+    }
+    if let Some(e) = &outcome.cleanup_error {
+        bail!(
+            "this run's Jobs and Pods could not be deleted ({e}); the nodes' results above are kept: once the API server answers, run `disktier fleet clean -n {} --run {}`",
+            spec.job.namespace,
+            outcome.run_id
+        );
     }
     if !outcome.left_behind.is_empty() {
         bail!(
