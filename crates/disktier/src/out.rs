@@ -71,6 +71,9 @@ fn gone_or_error(e: std::io::Error) -> Result<(), OutputError> {
 
 /// Writes a line to stderr; a failure is ignored (module doc).
 pub fn note(msg: impl std::fmt::Display) {
+    // Notes quote paths and names from the user and the node: their escape sequences are
+    // shown, not played on the terminal, as in errors and on stdout (QA).
+    let msg = crate::text::printable(&msg.to_string(), true);
     let _ = writeln!(std::io::stderr().lock(), "{msg}");
 }
 

@@ -228,6 +228,10 @@ fn a_target_name_with_control_characters_stays_on_its_line() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains('\u{1b}'), "{text}");
+    // The notes on stderr quote the target too ("assess TARGET: etcd (1/1)").
+    let notes = String::from_utf8(out.stderr).unwrap();
+    assert!(!notes.contains('\u{1b}'), "{notes}");
+    assert!(notes.contains("b\\u{1b}[31mred"), "{notes}");
     let row = text
         .lines()
         .find(|l| l.contains("a\\nb\\u{1b}[31mred"))
