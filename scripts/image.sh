@@ -27,6 +27,9 @@ fi
 # From the commit, not from the clone (a remote's URL differs between clones of one commit).
 repository=$(sed -n 's/^repository = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 source_url=${DISKTIER_IMAGE_SOURCE:-${repository:-unknown}}
+# The SPDX expression of [workspace.package] (org.opencontainers.image.licenses).
+licenses=$(sed -n 's/^license = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+[ -n "$licenses" ] || { echo "image.sh: no license in Cargo.toml [workspace.package]" >&2; exit 2; }
 created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
 # 1. The static binary. An explicit --target keeps build scripts and proc-macros dynamic (they
@@ -80,12 +83,12 @@ gzip -n -9 "$work/layer.tar"
 read -r layer_digest layer_size < <(blob "$work/layer.tar.gz")
 
 cat >"$work/config.json" <<EOF
-{"architecture":"amd64","os":"linux","created":"$created","config":{"Entrypoint":["/usr/bin/disktier"],"Env":["PATH=/usr/bin"],"WorkingDir":"/","Labels":{"org.opencontainers.image.created":"$created","org.opencontainers.image.revision":"$revision","org.opencontainers.image.source":"$source_url","org.opencontainers.image.title":"disktier","org.opencontainers.image.version":"$version"}},"rootfs":{"type":"layers","diff_ids":["sha256:$diff_id"]},"history":[{"created":"$created","created_by":"scripts/image.sh"}]}
+{"architecture":"amd64","os":"linux","created":"$created","config":{"Entrypoint":["/usr/bin/disktier"],"Env":["PATH=/usr/bin"],"WorkingDir":"/","Labels":{"org.opencontainers.image.created":"$created","org.opencontainers.image.licenses":"$licenses","org.opencontainers.image.revision":"$revision","org.opencontainers.image.source":"$source_url","org.opencontainers.image.title":"disktier","org.opencontainers.image.version":"$version"}},"rootfs":{"type":"layers","diff_ids":["sha256:$diff_id"]},"history":[{"created":"$created","created_by":"scripts/image.sh"}]}
 EOF
 read -r config_digest config_size < <(blob "$work/config.json")
 
 cat >"$work/manifest.json" <<EOF
-{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:$config_digest","size":$config_size},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:$layer_digest","size":$layer_size}],"annotations":{"org.opencontainers.image.created":"$created","org.opencontainers.image.revision":"$revision","org.opencontainers.image.source":"$source_url","org.opencontainers.image.version":"$version"}}
+{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:$config_digest","size":$config_size},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:$layer_digest","size":$layer_size}],"annotations":{"org.opencontainers.image.created":"$created","org.opencontainers.image.licenses":"$licenses","org.opencontainers.image.revision":"$revision","org.opencontainers.image.source":"$source_url","org.opencontainers.image.version":"$version"}}
 EOF
 read -r manifest_digest manifest_size < <(blob "$work/manifest.json")
 

@@ -172,6 +172,11 @@ fn oci_archive_is_valid_small_labelled_and_reproducible() {
         .unwrap();
     assert!(rev.len() >= 40, "{rev}");
     assert!(labels["org.opencontainers.image.source"].is_string());
+    // The licence, as Cargo.toml gives it (QA: the image carried none).
+    assert_eq!(
+        labels["org.opencontainers.image.licenses"],
+        env!("CARGO_PKG_LICENSE")
+    );
     let created = labels["org.opencontainers.image.created"].as_str().unwrap();
     assert_eq!(
         inspect["Created"].as_str().unwrap().get(..19),
