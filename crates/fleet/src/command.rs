@@ -1,7 +1,8 @@
 //! The node-side command: the disktier command line each node's pod runs, checked once. Fleet
 //! reads it to learn which host paths to mount (exactly the absolute paths it names, at the same
-//! path) and whether the pod must be privileged (a device, `interfere`, `setup`), and adds the
-//! options that make the result come back as one JSON document on stdout.
+//! path) and whether the pod must be privileged (a device, `interfere`), and adds the
+//! options that make the result come back as one JSON document on stdout. `setup` is refused: a
+//! pod cannot set up its node (`FleetError::SetupInPod`).
 
 use crate::error::{FleetError, Result};
 
@@ -12,7 +13,6 @@ pub enum Verb {
     Bench,
     Assess,
     Interfere,
-    Setup,
 }
 
 impl Verb {
@@ -22,7 +22,7 @@ impl Verb {
             "bench" => Verb::Bench,
             "assess" => Verb::Assess,
             "interfere" => Verb::Interfere,
-            "setup" => Verb::Setup,
+            "setup" => return Err(FleetError::SetupInPod),
             other => return Err(FleetError::UnknownCommand(other.to_string())),
         })
     }
@@ -32,7 +32,6 @@ impl Verb {
             Verb::Bench => "bench",
             Verb::Assess => "assess",
             Verb::Interfere => "interfere",
-            Verb::Setup => "setup",
         }
     }
     /// Whether the command's paths are directories (so the hostPath can insist on one and a
@@ -204,7 +203,6 @@ impl NodeCommand {
         } else {
             match verb {
                 Verb::Interfere => Some("interfere changes I/O schedulers and cgroups on the node"),
-                Verb::Setup => Some("setup makes filesystems and mounts them on the node"),
                 _ => None,
             }
         };
@@ -295,10 +293,19 @@ mod tests {
         assert_eq!(c.host_paths[0].kind, PathKind::BlockDevice);
         assert!(c.privileged.is_some());
         assert!(cmd("interfere /var/lib/etcd").unwrap().privileged.is_some());
-        assert!(cmd("setup --mount=/var/lib/containers")
-            .unwrap()
-            .privileged
-            .is_some());
+    }
+
+    /// QA: `fleet run -- setup` made a privileged pod whose image has no blkid, mkfs or mount
+    /// ("blkid was not found: install it"), and whose mounts and fstab would have stayed in the
+    /// pod's own mount namespace and root: the node was never set up.
+    #[test]
+    fn setup_is_refused_naming_render() {
+        let err = cmd("setup --mount=/var/lib/containers").unwrap_err();
+        assert!(matches!(err, FleetError::SetupInPod), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("disktier render"), "{msg}");
+        let err = cmd("frobnicate /x").unwrap_err().to_string();
+        assert!(!err.contains("setup"), "{err}");
     }
 
     #[test]

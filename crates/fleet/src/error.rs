@@ -7,8 +7,11 @@ use std::path::PathBuf;
 pub enum FleetError {
     #[error("no node command: give one after `--`, e.g. `disktier fleet run --control-plane -- check etcd /var/lib/etcd`")]
     NoCommand,
-    #[error("the node command `{0}` is not one fleet runs: use check, bench, assess, interfere or setup")]
+    #[error("the node command `{0}` is not one fleet runs: use check, bench, assess or interfere")]
     UnknownCommand(String),
+    /// `fleet run -- setup`: a pod cannot set up its node (see the message).
+    #[error("setup is not one fleet runs: the image holds only disktier (no blkid, mkfs or mount), and a pod's mounts and /etc/fstab stay in the pod; render the node's setup instead (`disktier render openshift|gke|eks|aks|systemd|cloud-init`, docs/render.md) or run `disktier setup` on the node")]
+    SetupInPod,
     #[error("the node command names no absolute path on the node: say which one to measure (e.g. `-- check etcd /var/lib/etcd`); fleet mounts exactly the paths it names")]
     NoHostPath,
     #[error("{path}: {why}")]
