@@ -29,8 +29,9 @@ pub struct Global {
     pub no_save: bool,
     /// A catalog file that overrides or extends the embedded price catalog (empty: none).
     // An empty value (DISKTIER_CATALOG= in a script) is taken and means no overlay
-    // (cmd::catalog::overlay), not clap's "a value is required".
-    #[arg(long, global = true, env = "DISKTIER_CATALOG", value_parser = clap::builder::OsStringValueParser::new().map(PathBuf::from))]
+    // (cmd::catalog::overlay), not clap's "a value is required". hide_env_values: clap shows an
+    // unset variable as `[env: DISKTIER_CATALOG=]`, which reads as set to empty (QA).
+    #[arg(long, global = true, env = "DISKTIER_CATALOG", hide_env_values = true, value_parser = clap::builder::OsStringValueParser::new().map(PathBuf::from))]
     pub catalog: Option<PathBuf>,
 }
 
