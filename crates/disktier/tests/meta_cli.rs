@@ -313,6 +313,18 @@ fn man_pages_give_the_exit_codes_an_exit_status_section() {
         n += 1;
     }
     assert!(n > 40, "{n} pages");
+    // A command whose 1 is no verdict says what its 1 is (QA: setup's and catalog check's pages
+    // said "a verdict failed (e.g. check etcd above threshold)").
+    for (page, one) in [
+        ("disktier-setup.1", "no eligible disk: nothing was set up"),
+        ("disktier-catalog-check.1", "problems found (listed)"),
+    ] {
+        let page = read(page);
+        let status = man_section(&page, "\"EXIT STATUS\"").unwrap();
+        let tagged = format!(".TP\n\\fB1\\fR\n{one}");
+        assert!(status.contains(&tagged), "no {tagged:?}: {status}");
+        assert!(!status.contains("a verdict failed"), "{status}");
+    }
     let price = read("disktier-price.1");
     let status = man_section(&price, "\"EXIT STATUS\"").unwrap();
     assert!(status.contains("\\fB1\\fR\na verdict failed"), "{status}");

@@ -28,6 +28,9 @@ pub enum Sub {
         region: Option<String>,
     },
     /// Validate the catalog (with --catalog FILE merged in): exit 1 listing the problems.
+    #[command(
+        after_help = "Exit status: 0 no problem, 1 problems found (listed), 2 usage or runtime error (the catalog or overlay cannot be read)."
+    )]
     Check,
     /// Write a catalog file from a cloud's own price list.
     Import {

@@ -17,7 +17,9 @@ use std::path::PathBuf;
   disktier setup --undo --mount /mnt/disks/ssd --binds copy-back --wipe   # reverse it
 
 Only blank, unmounted, unpartitioned disks that open exclusively are written to; a disk holding
-disktier's label is remounted, never reformatted. Re-running is safe: it does only what is missing.")]
+disktier's label is remounted, never reformatted. Re-running is safe: it does only what is missing.
+
+Exit status: 0 set up (or nothing was missing, or undone), 1 no eligible disk: nothing was set up, 2 usage or runtime error (a disk refused, a step failed).")]
 pub struct Args {
     /// Mount point (with --layout separate: DIR/0, DIR/1, ... one per disk).
     #[arg(long, value_name = "DIR")]
