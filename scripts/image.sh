@@ -30,6 +30,16 @@ source_url=${DISKTIER_IMAGE_SOURCE:-${repository:-unknown}}
 # The SPDX expression of [workspace.package] (org.opencontainers.image.licenses).
 licenses=$(sed -n 's/^license = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 [ -n "$licenses" ] || { echo "image.sh: no license in Cargo.toml [workspace.package]" >&2; exit 2; }
+# The values go into JSON as they are (no escaping here): a quote, a backslash or a control
+# character would make the config and manifest invalid JSON under a digest, found only by
+# podman load or skopeo.
+for v in "$version" "$source_url" "$licenses"; do
+  case $v in
+    *[\"\\]* | *[[:cntrl:]]*)
+      echo "image.sh: '$v' (version, DISKTIER_IMAGE_SOURCE or license) holds a quote, backslash or control character: give a plain URL or value" >&2
+      exit 2 ;;
+  esac
+done
 created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 
 # 1. The static binary. An explicit --target keeps build scripts and proc-macros dynamic (they

@@ -228,6 +228,32 @@ fn oci_archive_is_valid_small_labelled_and_reproducible() {
     assert!(digest.starts_with("sha256:"));
 }
 
+/// QA: a DISKTIER_IMAGE_SOURCE with a quote went into config.json as it was, so the image's
+/// config was invalid JSON under its digest, found only when podman or skopeo read it. It is
+/// refused before anything is built (no build: this test needs no root and takes no time).
+#[test]
+fn an_image_source_that_would_break_the_json_is_refused() {
+    for bad in [
+        "https://example.org/\"x",
+        "https://example.org/\\x",
+        "https://e.org/\tx",
+    ] {
+        let out = Command::new("bash")
+            .arg("scripts/image.sh")
+            .current_dir(ROOT)
+            .env("DISKTIER_IMAGE_SOURCE", bad)
+            .output()
+            .expect("bash scripts/image.sh");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
+        assert!(
+            err.contains("holds a quote, backslash or control character"),
+            "{bad:?}: {err}"
+        );
+        assert!(!err.contains("Compiling"), "{bad:?}: built first: {err}");
+    }
+}
+
 /// Tests that use the archive after the reproducibility test rebuilt it wait for it.
 static BUILD_AGAIN: Mutex<()> = Mutex::new(());
 
