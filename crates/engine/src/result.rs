@@ -14,9 +14,11 @@ pub const PERCENTILES: [f64; 17] = [
     99.99,
 ];
 
-/// The key a percentile has in `lat_ns.percentiles`: `"50"`, `"99"`, `"99.9"`, `"99.99"`.
+/// The key a percentile has in `lat_ns.percentiles`: `"50"`, `"99"`, `"99.9"`, `"99.99"`. Kept
+/// to the 6 decimals of fio's JSON keys (`"99.999000"`), so a `percentile_list` entry such as
+/// 99.999 is `"99.999"`, not rounded to `"100"` (the max, which it is not).
 pub fn percentile_key(p: f64) -> String {
-    let s = format!("{p:.2}");
+    let s = format!("{p:.6}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
 }
@@ -539,6 +541,11 @@ mod tests {
         assert_eq!(keys[14], "99.9");
         assert_eq!(keys[15], "99.95");
         assert_eq!(keys[16], "99.99");
+        // QA: fio's `percentile_list=42:99.999:99` imported its p99.999 as "100", beside the
+        // max it is not.
+        assert_eq!(percentile_key(99.999), "99.999");
+        assert_eq!(percentile_key(99.9999), "99.9999");
+        assert_eq!(percentile_key(42.0), "42");
     }
 
     /// Documents printed `ci95` as free JSON (keys sorted) before it was typed: the typed field
