@@ -232,3 +232,42 @@ fn target_and_host_name_the_imported_run() {
     let out = import(&["--target", "a\nb"], &file);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// QA: fio's `--output-format=normal,json` (and `json+,normal`) writes its JSON after the text
+/// report's head, and its job reports after the JSON; `import fio` refused such a file as "fio's
+/// text report", though the JSON in it is what it reads. It now reads the JSON (json+ bins
+/// included) and leaves the text, as `import fio-text` leaves the JSON.
+#[test]
+fn fios_normal_and_json_output_in_one_file_imports_its_json() {
+    for (name, bins) in [
+        ("etcd-normal-json-3.33.out", false),
+        ("fdatasync-jsonplus-normal-3.33.out", true),
+    ] {
+        let file = fixture(name);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let raw: Value = serde_json::Deserializer::from_str(&text[text.find("\n{").unwrap()..])
+            .into_iter()
+            .next()
+            .unwrap()
+            .unwrap();
+        let out = import(&["--format", "json"], &file);
+        assert_ne!(
+            out.status.code(),
+            Some(2),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (fio, r) = (&raw["jobs"][0], &doc["results"]);
+        assert_eq!(r["write"]["ios"], fio["write"]["total_ios"], "{name}");
+        assert_eq!(r["write"]["bytes"], fio["write"]["io_bytes"], "{name}");
+        assert_eq!(r["sync"]["ios"], fio["sync"]["lat_ns"]["N"], "{name}");
+        assert_eq!(
+            r["sync"]["lat_ns"]["percentiles"]["99"],
+            fio["sync"]["lat_ns"]["percentile"]["99.000000"],
+            "{name}"
+        );
+        let ci = &doc["verdicts"][0]["ci95"];
+        assert_eq!(ci["approximate"], !bins, "{name}: {ci}");
+    }
+}

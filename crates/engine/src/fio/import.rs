@@ -24,9 +24,11 @@ pub struct FioMeasured {
 
 /// Parses fio's JSON output. fio may print notes before the document (e.g. "note: both
 /// iodepth >= 1 and synchronous I/O engine are selected"), so parsing starts at the first line
-/// that opens an object.
+/// that opens an object. `--output-format=normal,json` (or `json+,normal`) writes the JSON
+/// between the text report's head and its job reports: the JSON is read, the text left.
 pub fn parse(text: &str, source_name: &str) -> Result<Value, FioError> {
-    if !text.trim_start().starts_with('{') && text.contains(": (groupid=") {
+    let json_line = text.trim_start().starts_with('{') || text.contains("\n{");
+    if !json_line && text.contains(": (groupid=") {
         return Err(FioError::NotJson {
             source_name: source_name.into(),
             why: "it is fio's text report: import it with `disktier import fio-text`".into(),

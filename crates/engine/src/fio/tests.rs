@@ -427,3 +427,16 @@ fn a_json_of_more_values_than_the_bound_is_refused_before_parsing() {
     );
     assert!(parse(&quoted, "q.json").is_ok());
 }
+
+/// QA: `--output-format=normal,json` puts fio's JSON after the text report's head (and the job
+/// reports after it): it was refused as a text report.
+#[test]
+fn json_in_fios_normal_and_json_output_is_read() {
+    let head = "etcd: (g=0): rw=write, bs=(R) 2300B-2300B, (W) 2300B-2300B, (T) 2300B-2300B, ioengine=sync, iodepth=1\nfio-3.33\nStarting 1 process\n";
+    let tail = "\netcd: (groupid=0, jobs=1): err= 0: pid=19909: Sat Nov 28 14:34:40 2026\n  write: IOPS=464, BW=1067KiB/s (1092kB/s)(4094KiB/3926msec); 0 zone resets\n";
+    let v = parse(&format!("{head}{ETCD}{tail}"), "x").unwrap();
+    assert_eq!(v, parse(ETCD, "x").unwrap());
+    // The text report alone still points at import fio-text.
+    let e = parse(&format!("{head}{tail}"), "x").unwrap_err();
+    assert!(e.to_string().contains("import fio-text"), "{e}");
+}
