@@ -271,3 +271,45 @@ fn fios_normal_and_json_output_in_one_file_imports_its_json() {
         assert_eq!(ci["approximate"], !bins, "{name}: {ci}");
     }
 }
+
+/// QA: a job fio could not run (randtrim on a regular file: `err=25`, nothing read, written or
+/// trimmed) was imported from its JSON with exit 0, one job or `--jobs`, and saved as a run of
+/// nothing, while `import fio-text` of the same run refused it as "an excerpt". Both imports now
+/// refuse it (exit 2), naming fio's error and the fix. Real fio 3.33 output
+/// (`--output-format=normal,json`: the two reports of one run in one file).
+#[test]
+fn a_job_fio_could_not_run_is_refused_naming_its_error() {
+    let file = fixture("failed-trim-normal-json-3.33.out");
+    let d = tempfile::tempdir().unwrap();
+    for args in [
+        &["fio"][..],
+        &["fio", "--jobs"],
+        &["fio-text"],
+        &["fio-text", "--jobs"],
+    ] {
+        let out = dt(&d.path().join("results.db"))
+            .arg("import")
+            .args(args)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("job 0 (t) has no") && err.contains("fio reported error 25 for it"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("excerpt"), "{args:?}: {err}");
+    }
+    // Nothing was saved: the store holds no run (or was never made).
+    let out = dt(&d.path().join("results.db"))
+        .args(["--format", "json", "history"])
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(
+        listed["runs"].as_array().is_none_or(Vec::is_empty),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -55,6 +55,7 @@ pub fn fio(o: FioOptions<'_>) -> anyhow::Result<FioImport> {
             (fio::read_capped(std::fs::File::open(o.file), &name)?, name)
         };
         let v = fio::parse(&text, &name)?;
+        fio::check_any_figures(&v, &name)?;
         let mut outs = super::jobfile::fio_outs(&v, &name, &DocContext::default())?;
         for out in &mut outs {
             named(&mut out.measured.doc, o.target, o.host);

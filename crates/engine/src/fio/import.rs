@@ -456,6 +456,9 @@ pub fn import_text(
 ) -> Result<FioMeasured, FioError> {
     let v = parse(text, source_name)?;
     let doc = to_run_doc(&v, index, source_name, ctx)?;
+    if !super::figures::has_figures(&v["jobs"][index]) {
+        return Err(super::figures::no_figures(&v, index, source_name));
+    }
     Ok(FioMeasured {
         doc,
         sync_hist: sync_histogram(&v, index),

@@ -13,6 +13,7 @@
 //! run time counts, its figures are left out and a warning says so ([`trim`]).
 
 mod cmdline;
+mod figures;
 mod histogram;
 mod import;
 mod plausible;
@@ -24,6 +25,7 @@ mod trim;
 mod value;
 
 pub use cmdline::*;
+pub use figures::check_any_figures;
 pub use histogram::*;
 pub use import::*;
 pub use run::*;
@@ -49,6 +51,16 @@ pub enum FioError {
     /// fio's JSON with an empty job list: fio ran nothing.
     #[error("{source_name} holds no jobs (its \"jobs\" list is empty): import the output of a fio run that ran at least one job")]
     NoJobs { source_name: String },
+    /// The job (or, with `--jobs`, every job) read, wrote, synced and trimmed nothing: fio
+    /// could not run it. A result of nothing would pass as an import that measured.
+    #[error("{source_name}: job {index} ({name}) has no figures: {}", no_figures_why(*.error))]
+    NoFigures {
+        source_name: String,
+        index: usize,
+        name: String,
+        /// fio's `error` for the job (0: none).
+        error: u64,
+    },
     /// The JSON is fio's, but lacks something a result needs.
     #[error("{source_name}: {what} is missing from fio's JSON: is it the output of fio --output-format=json (fio 3.x)?")]
     Missing { source_name: String, what: String },
@@ -80,6 +92,16 @@ pub enum FioError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// Why a job fio reported has no figures, and what to do, for both imports (JSON and text).
+pub(crate) fn no_figures_why(error: u64) -> String {
+    if error == 0 {
+        "fio completed no read, write or trim in it: import the full report of a run that did I/O"
+            .into()
+    } else {
+        format!("fio reported error {error} for it and ran no I/O: fix what fio's message for the job said and run it again")
+    }
 }
 
 /// What fio is called on this machine.

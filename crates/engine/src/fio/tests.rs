@@ -428,6 +428,30 @@ fn a_json_of_more_values_than_the_bound_is_refused_before_parsing() {
     assert!(parse(&quoted, "q.json").is_ok());
 }
 
+/// QA: a job fio could not run (`error` set, nothing read, written, synced or trimmed) was
+/// imported as a run of nothing with exit 0. One job of it is refused naming fio's error;
+/// `--jobs` refuses a file only when no job has figures. Real fio 3.33 output: randtrim on a
+/// regular file (`err=25`, one trim issued, none completed).
+#[test]
+fn a_job_fio_could_not_run_is_no_result() {
+    let failed =
+        include_str!("../../../disktier/tests/fixtures/fio/failed-trim-normal-json-3.33.out");
+    let e = import_text(failed, "e.json", 0, DocContext::default()).unwrap_err();
+    assert!(matches!(e, FioError::NoFigures { error: 25, .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("e.json: job 0 (t) has no figures: fio reported error 25"),
+        "{msg}"
+    );
+    let mut v = parse(failed, "e.json").unwrap();
+    assert!(check_any_figures(&v, "e.json").is_err());
+    let ok = parse(ETCD, "e.json").unwrap()["jobs"][0].clone();
+    v["jobs"].as_array_mut().unwrap().push(ok);
+    assert!(check_any_figures(&v, "e.json").is_ok());
+    assert!(import_text(&v.to_string(), "e.json", 1, DocContext::default()).is_ok());
+    assert!(import_text(ETCD, "e.json", 0, DocContext::default()).is_ok());
+}
+
 /// QA: `--output-format=normal,json` puts fio's JSON after the text report's head (and the job
 /// reports after it): it was refused as a text report.
 #[test]

@@ -13,11 +13,13 @@ pub enum FioTextError {
     NoJobs { source_name: String },
     #[error("{source_name} holds more than {max} job reports: run fio with --group_reporting, or split the file")]
     TooManyJobs { source_name: String, max: usize },
-    #[error("{source_name}: job {index} ({name}) has no \"read:\", \"write:\" or \"trim:\" line: import the full report fio printed, not an excerpt")]
+    #[error("{source_name}: job {index} ({name}) has no \"read:\", \"write:\" or \"trim:\" line: {}", if *.error == 0 { "import the full report fio printed, not an excerpt".to_string() } else { crate::fio::no_figures_why(*.error) })]
     NoFigures {
         source_name: String,
         index: usize,
         name: String,
+        /// fio's `err=` for the job (0: none).
+        error: u64,
     },
     #[error("{source_name}: {what}: fio does not write that, so the file was edited or damaged; import fio's own output")]
     Implausible { source_name: String, what: String },

@@ -31,6 +31,7 @@ pub fn jobs(
             source_name: source_name.into(),
             index: 0,
             name: r.jobs.first().map_or_else(String::new, |j| j.name.clone()),
+            error: r.jobs.first().map_or(0, |j| j.error),
         });
     }
     let mut said = Said::default();

@@ -117,6 +117,7 @@ pub fn to_run_doc(
             source_name: source_name.into(),
             index,
             name: j.name.clone(),
+            error: j.error,
         });
     }
     let mut warnings = Vec::new();

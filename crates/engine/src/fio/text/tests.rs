@@ -247,6 +247,7 @@ fn what_is_not_fio_text_is_refused_with_what_to_do() {
         .contains("disktier import fio"));
     let head = "x: (groupid=0, jobs=1): err= 0: pid=1: Thu Sep 14 07:56:37 2023\n";
     assert!(matches!(e(head), FioTextError::NoFigures { .. }));
+    assert!(e(head).to_string().contains("not an excerpt"));
     let bad = format!("{head}  write: IOPS=inf, BW=1MiB/s (1MB/s)(1MiB/1msec)\n");
     assert!(
         matches!(e(&bad), FioTextError::Implausible { .. }),
@@ -470,6 +471,15 @@ fn a_failed_job_is_kept_empty_and_a_report_without_figures_refused() {
     assert_eq!(r.jobs[0].error, 25);
     let e = jobs(&r, "t", &TextContext::default()).unwrap_err();
     assert!(matches!(e, FioTextError::NoFigures { .. }), "{e}");
+    // QA: it was called "an excerpt"; the report is whole, fio could not run the job.
+    for e in [
+        e,
+        to_run_doc(&r, 0, "t", TextContext::default()).unwrap_err(),
+    ] {
+        let msg = e.to_string();
+        assert!(msg.contains("fio reported error 25 for it"), "{msg}");
+        assert!(!msg.contains("excerpt"), "{msg}");
+    }
     let both = format!("{}{failed}", JOBFILE.0);
     let t = jobs(&parse(&both, "t").unwrap(), "t", &TextContext::default()).unwrap();
     let last = &t.jobs[4].measured.doc;
