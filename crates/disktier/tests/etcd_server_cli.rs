@@ -102,3 +102,35 @@ fn etcd_server_profile_judges_wal_syncs_and_backend_commits() {
         );
     }
 }
+
+/// QA: `--repeat 3` with `--profile etcd-server` ran the model once and printed one run, no
+/// aggregate (and `--keep-files`, `--destructive`, `--no-layout` were ignored as silently): each
+/// is now refused before anything runs, naming the flags.
+#[test]
+fn etcd_server_refuses_the_run_settings_it_would_ignore() {
+    let d = tempfile::tempdir().unwrap();
+    for (args, named) in [
+        (&["--repeat", "3"][..], "--repeat does not apply"),
+        (
+            &["--keep-files", "--no-layout"][..],
+            "--keep-files, --no-layout do not apply",
+        ),
+        (&["--destructive"][..], "--destructive does not apply"),
+    ] {
+        let out = Command::new(bin())
+            .args(["--no-save", "check", "etcd"])
+            .arg(d.path())
+            .args(["--profile", "etcd-server", "--quick"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(named) && err.contains("--profile etcd"),
+            "{err}"
+        );
+        assert!(!err.contains("running the etcd-server model"), "{err}");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+}

@@ -128,7 +128,28 @@ fn etcd(ctx: &Ctx, a: EtcdArgs) -> anyhow::Result<Outcome> {
             dir,
             quick,
             criteria,
-        } => return etcd_server(ctx, dir, quick, criteria),
+        } => {
+            // The model runs once, on files it creates and removes: these would be ignored (QA:
+            // --repeat 3 ran once and printed one run, no aggregate).
+            let ignored: Vec<&str> = [
+                (a.repeat > 1, "--repeat"),
+                (a.run.keep_files, "--keep-files"),
+                (a.run.destructive, "--destructive"),
+                (a.run.no_layout, "--no-layout"),
+            ]
+            .into_iter()
+            .filter_map(|(given, name)| given.then_some(name))
+            .collect();
+            if !ignored.is_empty() {
+                bail!(
+                    "{} {} not apply to --profile etcd-server (the model runs once, on files it creates and removes itself): drop {}, or use --profile etcd",
+                    ignored.join(", "),
+                    if ignored.len() == 1 { "does" } else { "do" },
+                    ignored.join(", ")
+                );
+            }
+            return etcd_server(ctx, dir, quick, criteria);
+        }
     };
     let one = |label: String| -> anyhow::Result<(OneRun, Vec<String>)> {
         super::progress::running(ctx, &label, |stop, progress| {
