@@ -94,6 +94,15 @@ fn merge_dir(parts: &[(&DirStats, Option<&Histogram<u64>>)]) -> Option<DirStats>
         parts.iter().filter(|(d, _)| d.ios > 0).collect();
     if out.ios == 0 || measured.is_empty() {
         out.lat_ns = LatStats::UNKNOWN;
+        // No counts (fio's text prints none for syncs) weigh no mean or stdev, but the parts'
+        // extremes are still the group's, when every part has them.
+        let ext = |f: fn(&LatStats) -> Option<u64>| -> Option<Vec<u64>> {
+            parts.iter().map(|(d, _)| f(&d.lat_ns)).collect()
+        };
+        if let (Some(mins), Some(maxs)) = (ext(LatStats::min_ns), ext(LatStats::max_ns)) {
+            out.lat_ns.min = mins.into_iter().min().unwrap_or(0);
+            out.lat_ns.max = maxs.into_iter().max().unwrap_or(0);
+        }
         return Some(out);
     }
     let n = out.ios as f64;
@@ -244,5 +253,30 @@ mod tests {
             v["stdev"].is_null() && v["max"].is_null() && v["min"] == 1_000,
             "{v}"
         );
+    }
+
+    /// QA: `import fio-text --jobs` of two jobs that synced (fio's text prints no sync count)
+    /// gave their group's sync min and max null, though each job's were known: the extremes
+    /// need no counts. The mean and stdev, which do, stay unknown.
+    #[test]
+    fn a_group_without_counts_keeps_its_extremes() {
+        let sync = |min, max| DirStats {
+            lat_ns: LatStats {
+                mean: 1_700_000.0,
+                stdev: 2_000_000.0,
+                min,
+                max,
+                percentiles: Default::default(),
+            },
+            ..DirStats::default()
+        };
+        let (a, b) = (sync(33_000, 9_757_000), sync(41_000, 8_134_000));
+        let m = merge_dir(&[(&a, None), (&b, None)]).unwrap();
+        assert_eq!(m.ios, 0);
+        assert_eq!((m.lat_ns.min, m.lat_ns.max), (33_000, 9_757_000));
+        assert!(m.lat_ns.mean_ns().is_none() && m.lat_ns.stdev_ns().is_none());
+        let c = sync(0, 0);
+        let m = merge_dir(&[(&a, None), (&c, None)]).unwrap();
+        assert!(m.lat_ns.min_ns().is_none() && m.lat_ns.max_ns().is_none());
     }
 }
