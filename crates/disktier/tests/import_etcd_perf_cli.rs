@@ -238,3 +238,42 @@ fn etcd_perf_imports_can_name_their_disk_and_node() {
         .code(2)
         .stderr(predicate::str::contains("printable"));
 }
+
+/// QA: the image pipes fio's `--output-format=json` into its output (`fio ... | tee`, between
+/// lines of dashes, before the p99 line it reads from it), and the import said "fio's report is
+/// not in the file", knowing only the p99. The writes, run time, block size and latencies are
+/// now read from that JSON. The file is the image's layout around a real fio 3.33 run of its
+/// job (bs=8000, time_based).
+#[test]
+fn the_images_fio_json_gives_the_figures() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/fio/etcd-perf-image-json-3.33.txt"
+    );
+    let text = std::fs::read_to_string(file).unwrap();
+    let start = text.find("\n{").unwrap() + 1;
+    let raw: serde_json::Value = serde_json::Deserializer::from_str(&text[start..])
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap();
+    let j = &raw["jobs"][0];
+    let d = tempfile::tempdir().unwrap();
+    let out = dt(&d.path().join("results.db"))
+        .args(["--no-save", "--format", "json", "import", "etcd-perf", file])
+        .output()
+        .unwrap();
+    let v = json_ok(&out);
+    let r = &v["results"];
+    assert_eq!(r["write"]["ios"], j["write"]["total_ios"], "{v}");
+    assert_eq!(r["write"]["lat_ns"]["max"], j["write"]["clat_ns"]["max"]);
+    assert_eq!(r["sync"]["lat_ns"]["max"], j["sync"]["lat_ns"]["max"]);
+    assert_eq!(
+        r["sync"]["lat_ns"]["percentiles"]["99"],
+        j["sync"]["lat_ns"]["percentile"]["99.000000"]
+    );
+    assert_eq!(v["job"]["bs"], 8000);
+    assert!(v["duration_s"].as_f64().unwrap() > 0.0, "{v}");
+    let w = v["warnings"].to_string();
+    assert!(!w.contains("not in the file"), "{w}");
+}

@@ -184,7 +184,18 @@ pub fn passed(verdicts: &[Verdict]) -> bool {
 /// The etcd-perf image's output saved in `path` as a result document. The output holds no
 /// date: the file's modification time stands for when it ran.
 pub fn etcd_perf(path: &Path, named: etcdperf::Named) -> anyhow::Result<RunDoc> {
-    let e = etcdperf::parse_file(path)?;
+    let mut e = etcdperf::parse_file(path)?;
+    // parse_file read it whole, within its bound; a file changed since is read as far as it.
+    if let Ok(text) = std::fs::File::open(path).and_then(|f| {
+        let mut t = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(f, etcdperf::MAX_BYTES as u64),
+            &mut t,
+        )?;
+        Ok(t)
+    }) {
+        from_fio_json(&mut e, &text);
+    }
     let started_at = std::fs::metadata(path)
         .and_then(|m| m.modified())
         .ok()
@@ -195,6 +206,48 @@ pub fn etcd_perf(path: &Path, named: etcdperf::Named) -> anyhow::Result<RunDoc> 
         })
         .unwrap_or_default();
     Ok(e.to_named_run_doc(&path.display().to_string(), started_at, named))
+}
+
+/// The etcd-perf image pipes fio's `--output-format=json` into its output (`fio ... | tee`,
+/// between two lines of dashes, before the p99 line it reads from that JSON): what fio's text
+/// report would give (block size, writes, run time, the write and fdatasync latencies) is read
+/// from it where the text gave nothing.
+fn from_fio_json(e: &mut etcdperf::EtcdPerf, text: &str) {
+    use serde_json::Value;
+    let Ok(v) = fio::parse(text, "") else {
+        return;
+    };
+    let j = &v["jobs"][0];
+    let u = |b: &Value, k: &str| b.get(k).and_then(Value::as_u64);
+    let f = |b: &Value, k: &str| b.get(k).and_then(Value::as_f64).filter(|x| *x >= 0.0);
+    let stats = |b: &Value| {
+        (u(b, "N")? > 0).then_some(())?;
+        Some(etcdperf::LineStats {
+            min: u(b, "min")?,
+            max: u(b, "max")?,
+            mean: f(b, "mean")?,
+            stdev: f(b, "stddev")?,
+        })
+    };
+    let w = &j["write"];
+    e.writes = e.writes.or(u(w, "total_ios").filter(|n| *n > 0));
+    e.runtime_ms = e.runtime_ms.or(u(w, "runtime").filter(|n| *n > 0));
+    e.write_lat = e.write_lat.or_else(|| stats(&w["clat_ns"]));
+    e.sync_lat = e.sync_lat.or_else(|| stats(&j["sync"]["lat_ns"]));
+    // Options before fio's --name are its global ones (the image's command line puts them there).
+    let opt = |k: &str| {
+        [&j["job options"], &v["global options"]]
+            .iter()
+            .find_map(|o| o.get(k).and_then(Value::as_str))
+    };
+    let size = |k: &str| opt(k).and_then(|s| disktier_units::parse_fio_size(s).ok());
+    e.bs = e.bs.or(size("bs").filter(|b| *b > 0));
+    e.file_bytes = e.file_bytes.or(size("size").filter(|b| *b > 0));
+    e.image_job = e.image_job.or(match e.bs {
+        Some(2300) => Some(etcdperf::ImageJob::Classic),
+        Some(8000) => Some(etcdperf::ImageJob::Current),
+        _ => None,
+    });
 }
 
 /// One job of fio's JSON, as the engine imported it, as disktier's result: a warning on what
