@@ -133,6 +133,12 @@ impl Scenario {
         }
     }
 
+    /// Whether the probe ran beside a writer to the end: what the ranking and the exit status
+    /// judge (available, a writer and a probe, not cut short by a signal).
+    pub fn beside_writer(&self) -> bool {
+        self.available && self.aggressor.is_some() && self.probe.is_some() && !self.interrupted
+    }
+
     pub fn unavailable(name: &str, m: String, why: String) -> Scenario {
         Scenario {
             name: name.to_string(),
@@ -199,7 +205,7 @@ impl InterfereDoc {
         let failed = self
             .scenarios
             .iter()
-            .filter(|s| s.available && s.aggressor.is_some() && s.probe.is_some() && !s.interrupted)
+            .filter(|s| s.beside_writer())
             .map(|s| match recommend::writer_doubt(s) {
                 Some(d @ recommend::Doubt::Failed(_)) => Some(format!(
                     "{}: {}",

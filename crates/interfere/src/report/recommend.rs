@@ -361,11 +361,7 @@ fn class_noise_sentence(doc: &InterfereDoc, listed: &[&Scenario]) -> Option<Stri
 }
 
 fn ranked<'a>(doc: &'a InterfereDoc, base: &Scenario) -> Ranked<'a> {
-    let measured: Vec<&Scenario> = doc
-        .scenarios
-        .iter()
-        .filter(|s| s.available && s.aggressor.is_some() && s.probe.is_some() && !s.interrupted)
-        .collect();
+    let measured: Vec<&Scenario> = doc.scenarios.iter().filter(|s| s.beside_writer()).collect();
     let raw_none = measured
         .iter()
         .find(|s| s.mitigation.as_deref() == Some("none"))
