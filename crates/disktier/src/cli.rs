@@ -26,34 +26,56 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Assess the disks behind paths: the quick suite, verdicts, store and HTML report (the main job).
+    #[command(
+        after_help = "Exit status: 0 every target that ran the etcd profile can host etcd, 1 a target cannot (its fdatasync p99 is above the threshold), 2 usage or runtime error (the etcd profile could not run on a target, or a signal interrupted the run)."
+    )]
     Assess(cmd::assess::Args),
     /// Run one benchmark job (a built-in profile or fio-style options) on a file, directory or device.
+    #[command(
+        after_help = "Exit status: 0 the job ran (bench gives figures, no verdict), 2 usage or runtime error (or a signal interrupted the run)."
+    )]
     Bench(cmd::bench::Args),
     /// Give a verdict: can this disk host etcd?
     Check(cmd::check::Args),
     /// Import a result produced by another tool (fio's JSON or text report, OpenShift's etcd-perf).
+    #[command(
+        after_help = "Exit status: 0 imported (the etcd verdict passed, or there is none), 1 imported and the etcd verdict failed (the run is saved all the same), 2 not imported."
+    )]
     Import(cmd::import::Args),
     /// Show, check or import the price/performance catalog.
+    #[command(
+        after_help = "Exit status: 0 ok, 1 catalog check found problems, 2 usage or runtime error."
+    )]
     Catalog(cmd::catalog::Args),
     /// Price one volume type or instance for a month.
+    #[command(after_help = cmd::EXIT_OK)]
     Price(cmd::price::Args),
     /// List the storage options that meet requirements, cheapest first.
+    #[command(after_help = cmd::EXIT_OK)]
     Plan(cmd::plan::Args),
     /// List the node's block devices, classified, with eligibility for setup.
+    #[command(after_help = cmd::EXIT_OK)]
     Disks(cmd::disks::Args),
     /// Make a filesystem on the node's local disks and mount it, safely and idempotently.
     Setup(cmd::setup::Args),
     /// Render the same setup as manifests for a platform (openshift, gke, eks, systemd, ...).
     Render(cmd::render::Args),
     /// List stored runs.
+    #[command(after_help = cmd::EXIT_OK)]
     History(cmd::history::Args),
     /// Show one stored run.
+    #[command(after_help = cmd::EXIT_OK)]
     Show(cmd::show::Args),
     /// Compare stored runs side by side.
+    #[command(after_help = cmd::EXIT_OK)]
     Compare(cmd::compare::Args),
     /// Write a self-contained HTML report of stored runs.
+    #[command(after_help = cmd::EXIT_OK)]
     Report(cmd::report::Args),
     /// Runs waiting in the spool (the store was unreachable): list them, or save them now.
+    #[command(
+        after_help = "Exit status: 0 ok (the spool listed, or every run meant for this store saved), 2 usage or runtime error (a run could not be saved: it stays in the spool)."
+    )]
     Store(cmd::store::Args),
     /// Measure what a bulk writer does to etcd's fsyncs, and which mitigation helps.
     Interfere(cmd::interfere::Args),
@@ -61,14 +83,21 @@ pub enum Command {
     #[command(hide = true, name = "__aggressor")]
     Aggressor(cmd::interfere::AggressorArgs),
     /// Measure every node of a Kubernetes cluster (one Job per node) and compare them.
+    #[command(
+        after_help = "Exit status: 0 ok, 1 fleet run: a node's verdict failed, 2 usage or runtime error."
+    )]
     Fleet(cmd::fleet::Args),
     /// Record, import and describe block I/O traces.
+    #[command(after_help = cmd::EXIT_OK)]
     Trace(cmd::trace::Args),
     /// Predict cache hit ratios from a trace for cache sizes and policies.
+    #[command(after_help = cmd::EXIT_OK)]
     Simulate(cmd::simulate::Args),
     /// Print shell completions.
+    #[command(after_help = cmd::EXIT_OK)]
     Completions(cmd::meta::CompletionsArgs),
     /// Write the man pages.
+    #[command(after_help = cmd::EXIT_OK)]
     Man(cmd::meta::ManArgs),
 }
 

@@ -22,6 +22,7 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum Sub {
     /// Print the catalog: unit prices per region with source and date, rules per type, instances.
+    #[command(after_help = super::EXIT_OK)]
     Show {
         /// Only this region (e.g. us-east-1, eu-north-1, us-central1).
         #[arg(long)]
@@ -33,12 +34,14 @@ pub enum Sub {
     )]
     Check,
     /// Write a catalog file from a cloud's own price list.
+    #[command(after_help = super::EXIT_OK)]
     Import {
         #[command(subcommand)]
         source: ImportSource,
     },
     /// Write a catalog file of GCP or Azure prices from saved pages of the cloud's price API
     /// (read as streams; nothing is fetched from the network).
+    #[command(after_help = super::EXIT_OK)]
     Refresh {
         #[command(subcommand)]
         source: RefreshSource,

@@ -21,7 +21,8 @@ const DEFAULT_MITIGATIONS: &str =
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Mitigations: none, ionice-idle, ionice-be7, scheduler-bfq, scheduler-mq-deadline, cgroup-weight, cgroup-throttle, cgroup-latency, writer-per-object-fsync, writer-no-fsync. Join mitigations of different kinds with + to apply them together in one scenario (scheduler-bfq+ionice-idle, cgroup-weight+writer-per-object-fsync).\n\
-Every change (scheduler, cgroups, scratch files) is journaled in /run/disktier/interfere.journal (non-root: $XDG_RUNTIME_DIR/disktier, else ~/.local/state/disktier) before it is made and undone afterwards, also on Ctrl-C, SIGTERM, SIGHUP or SIGQUIT (a repeated signal does not skip the undo); after SIGKILL the next run, or --restore, undoes what is left."
+Every change (scheduler, cgroups, scratch files) is journaled in /run/disktier/interfere.journal (non-root: $XDG_RUNTIME_DIR/disktier, else ~/.local/state/disktier) before it is made and undone afterwards, also on Ctrl-C, SIGTERM, SIGHUP or SIGQUIT (a repeated signal does not skip the undo); after SIGKILL the next run, or --restore, undoes what is left.\n\n\
+Exit status: 0 the probe's fdatasync p99 stayed within the threshold in every scenario, 1 it went above in at least one, 2 usage or runtime error (the writer failed in every scenario, or a signal interrupted the run; the changes are undone all the same)."
 )]
 pub struct Args {
     /// The directory the data lives in (e.g. /var/lib/etcd); probe and aggressor write scratch

@@ -37,6 +37,10 @@ use crate::exposition::{self, RunMetrics, TextfileDir};
 use crate::global::{Format, Global};
 use disktier_engine::RunDoc;
 
+/// The exit codes of a command that gives no verdict (its after-help, which the man page shows
+/// as EXIT STATUS): without it the page would inherit disktier's "1 a verdict failed".
+pub const EXIT_OK: &str = "Exit status: 0 ok, 2 usage or runtime error.";
+
 /// A command that is only a choice of subcommands (`check etcd`, `import fio`, `fleet run`).
 #[derive(Debug, clap::Args)]
 pub struct Sub<W: clap::Subcommand> {

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Disks are selected by model or /dev/disk/by-id/ glob, never by kernel name (/dev/nvme1n1 moves between boots)."
+    after_help = "Disks are selected by model or /dev/disk/by-id/ glob, never by kernel name (/dev/nvme1n1 moves between boots).\n\nExit status: 0 rendered, 2 usage or runtime error."
 )]
 pub struct Args {
     #[command(subcommand)]

@@ -30,8 +30,10 @@ pub enum What {
     #[command(after_help = FLEET_RUN_HELP)]
     Run(RunArgs),
     /// Delete every Job and Pod a fleet run left behind (found by label).
+    #[command(after_help = crate::cmd::EXIT_OK)]
     Clean(CleanArgs),
     /// Print the least-privilege RBAC objects fleet needs, as YAML for `kubectl apply -f -`.
+    #[command(after_help = crate::cmd::EXIT_OK)]
     Rbac(RbacArgs),
 }
 
