@@ -51,6 +51,8 @@ fn separate_on(dev: &LoopDev, dir: &Path) -> SetupRequest {
 fn undo_of(m: &Path, root: PathBuf) -> UndoRequest {
     let mut r = UndoRequest::new(mp(m));
     r.persist_root = root;
+    // Units under a temp root are not the node's: its systemd is not reloaded.
+    r.reload_systemd = false;
     r
 }
 

@@ -3,12 +3,13 @@
 //! by the next run (its journal); --wipe leaves the device blank; a mount setup did not make is
 //! refused; binds need an explicit choice.
 
-use disktier_cmd::{CmdError, CommandRunner, RealRunner};
+use disktier_cmd::{Cmd, CmdError, CommandRunner, Output, RealRunner};
 use disktier_disks::setup::undo::{journal_path, undo, BindChoice, UndoRequest};
 use disktier_disks::setup::{setup, Persist};
 use disktier_testkit::{blkid, is_mount_point, mount_points_under, LoopDev, Unmount};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 
 mod support;
 use support::{killed_at, mp, request_on, xfs_loop};
@@ -89,6 +90,8 @@ fn set_up(persist: Persist) -> Option<(Node, Vec<String>, String, Vec<String>)> 
 fn request(n: &Node) -> UndoRequest {
     let mut r = UndoRequest::new(mp(&n.mnt));
     r.persist_root = n.root.clone();
+    // Units under a temp root are not the node's: its systemd is not reloaded.
+    r.reload_systemd = false;
     r
 }
 
@@ -231,6 +234,7 @@ fn a_mount_setup_did_not_make_is_refused() {
         .unwrap()
         .success());
     let mut r = UndoRequest::new(mp(&mnt));
+    r.reload_systemd = false;
     r.persist_root = tmp.path().join("root");
     r.wipe = true;
     let e = undo(&r, &RealRunner).unwrap_err().to_string();
@@ -399,4 +403,71 @@ fn a_step_that_fails_part_way_says_what_was_done_and_that_a_rerun_completes_it()
     assert!(rep.resumed && rep.changed, "{rep:#?}");
     assert_eq!(mount_points_under(n.tmp.path()), mounts_before);
     assert!(!journal.exists());
+}
+
+/// Runs every command for real except `systemctl`, which it records and answers with success
+/// (the node's systemd is not this test's to reload).
+#[derive(Default)]
+struct SystemctlRecorded(Mutex<Vec<String>>);
+
+impl CommandRunner for SystemctlRecorded {
+    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+        if cmd.to_string().starts_with("systemctl ") {
+            self.0.lock().unwrap().push(cmd.to_string());
+            return Ok(Output {
+                status: 0,
+                stdout: String::new(),
+                stderr: String::new(),
+            });
+        }
+        RealRunner.output(cmd)
+    }
+    fn has_program(&self, p: &str) -> bool {
+        RealRunner.has_program(p)
+    }
+}
+
+/// QA: the undo removed setup's units (and fstab lines) but left systemd holding them until
+/// the next reload or boot; where systemd runs, it now reloads once they are gone, and a dry
+/// run lists that step. Without units or lines to remove (a re-run) nothing is reloaded.
+#[test]
+fn the_undo_reloads_systemd_after_removing_units_or_fstab_lines() {
+    for persist in [Persist::Systemd, Persist::Fstab] {
+        let Some((n, _, _, _)) = set_up(persist) else {
+            return;
+        };
+        let mut r = request(&n);
+        r.binds = Some(BindChoice::Keep);
+        r.reload_systemd = true;
+        r.dry_run = true;
+        let plan = undo(&r, &RealRunner).unwrap();
+        let last = plan.steps.last().unwrap();
+        assert_eq!(last.commands, ["systemctl daemon-reload"], "{plan:#?}");
+
+        r.dry_run = false;
+        let runner = SystemctlRecorded::default();
+        let rep = undo(&r, &runner).unwrap();
+        assert_eq!(
+            *runner.0.lock().unwrap(),
+            ["systemctl daemon-reload"],
+            "{persist:?}"
+        );
+        let at = rep
+            .steps
+            .iter()
+            .position(|s| s.commands == ["systemctl daemon-reload"])
+            .unwrap_or_else(|| panic!("{rep:#?}"));
+        assert!(
+            rep.steps[..at]
+                .iter()
+                .any(|s| s.description.starts_with("remove")),
+            "reloaded after the removal: {rep:#?}"
+        );
+        assert!(!is_mount_point(&n.mnt));
+
+        let runner = SystemctlRecorded::default();
+        let again = undo(&r, &runner).unwrap();
+        assert!(!again.changed, "{again:#?}");
+        assert!(runner.0.lock().unwrap().is_empty());
+    }
 }

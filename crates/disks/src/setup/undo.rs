@@ -42,6 +42,11 @@ pub struct UndoRequest {
     /// The mount table to read (`/proc/self/mountinfo` on the node).
     pub mountinfo: PathBuf,
     pub dry_run: bool,
+    /// Whether removing units or fstab lines is followed by `systemctl daemon-reload`, so that
+    /// systemd drops the removed units at once rather than at the next reload or boot: on the
+    /// node (persist root `/`) when systemd is the running manager (`/run/systemd/system`, as
+    /// sd_booted(3) tests), as setup reloads after enabling its units.
+    pub reload_systemd: bool,
 }
 
 impl UndoRequest {
@@ -54,6 +59,7 @@ impl UndoRequest {
             persist_root: PathBuf::from("/"),
             mountinfo: PathBuf::from("/proc/self/mountinfo"),
             dry_run: false,
+            reload_systemd: Path::new("/run/systemd/system").exists(),
         }
     }
 }
@@ -283,9 +289,13 @@ pub fn undo(req: &UndoRequest, runner: &dyn CommandRunner) -> Result<UndoReport,
         &table,
     )?;
     if req.dry_run {
-        report
-            .steps
-            .extend(plan_steps(&journal, &units, fstab_changes, &fstab_path));
+        report.steps.extend(plan_steps(
+            &journal,
+            &units,
+            fstab_changes,
+            &fstab_path,
+            req.reload_systemd,
+        ));
         return Ok(report);
     }
     if !report.resumed {
@@ -354,7 +364,9 @@ fn execute(
     step(unmount_step(mount), is);
     stop::check(runner)?;
     // 3. Units and their enablement links.
+    let mut reload = false;
     for u in our_units(&units_dir, mount) {
+        reload = true;
         let name = u.file_name().map(|n| n.to_os_string()).unwrap_or_default();
         let wants = units_dir.join("local-fs.target.wants").join(&name);
         let _ = std::fs::remove_file(&wants);
@@ -371,7 +383,14 @@ fn execute(
         if new != existing {
             persist::write_atomic(&fstab_path, &new)?;
             step(fstab_step(mount, &fstab_path), true);
+            reload = true;
         }
+    }
+    // systemd keeps a removed unit (and the mount unit its fstab generator made of a removed
+    // line) loaded until it reloads: done now, as setup does after enabling its units.
+    if reload && req.reload_systemd {
+        runner.run(&Cmd::new("systemctl").arg("daemon-reload"))?;
+        step(reload_step(), true);
     }
     stop::check(runner)?;
     // 5. Wipe: re-checked right before, like setup's destructive steps.
@@ -435,7 +454,13 @@ fn recheck_unused(dev: &str, req: &UndoRequest) -> Result<(), SetupError> {
     Ok(())
 }
 
-fn plan_steps(j: &Journal, units: &[PathBuf], fstab: bool, fstab_path: &Path) -> Vec<UndoStep> {
+fn plan_steps(
+    j: &Journal,
+    units: &[PathBuf],
+    fstab: bool,
+    fstab_path: &Path,
+    reload_systemd: bool,
+) -> Vec<UndoStep> {
     let mut v = Vec::new();
     for b in &j.binds {
         v.push(unmount_bind_step(b));
@@ -447,6 +472,9 @@ fn plan_steps(j: &Journal, units: &[PathBuf], fstab: bool, fstab_path: &Path) ->
     v.extend(units.iter().map(|u| remove_unit_step(u)));
     if fstab {
         v.push(fstab_step(&j.mount, fstab_path));
+    }
+    if reload_systemd && (fstab || !units.is_empty()) {
+        v.push(reload_step());
     }
     if let (true, Some(d)) = (j.wipe, &j.device) {
         v.push(wipe_step(d));
@@ -497,6 +525,13 @@ fn fstab_step(mount: &str, fstab_path: &Path) -> UndoStep {
             fstab_path.display()
         ),
         vec![],
+    )
+}
+
+fn reload_step() -> UndoStep {
+    planned(
+        "reload systemd's units".to_string(),
+        vec!["systemctl daemon-reload".to_string()],
     )
 }
 
