@@ -44,18 +44,32 @@ fn every_common_region_prices_its_volumes_with_a_source_and_says_when_unconfirme
 #[test]
 fn premium_ssd_v2_is_provisioned_like_gp3() {
     // 100 GiB x 0.08176 = 8.18; (10,000 - 3,000) x 0.00488 = 34.16; 125 MB/s are included,
-    // 119.21 MiB/s, and $0.03904 per MB/s is $0.040936 per MiB/s:
-    // (300 - 119.21) x 0.040936 = 7.40 (it was (300 - 125) x 0.03904 = 6.83, MB/s taken as MiB/s).
+    // 119.21 MiB/s, and $0.03904 per MB/s is $0.040936 per MiB/s. Throughput is provisioned in
+    // whole MB/s: 300 MiB/s (314.57 MB/s) is refused, 300.41 MiB/s is 315 MB/s:
+    // (315 - 125) x 0.03904 = 7.42 (it was (300 - 125) x 0.03904 = 6.83, MB/s taken as MiB/s,
+    // then 7.40 for the 314.57 MB/s no one can provision).
+    let out = disktier()
+        .args(["--no-save", "price"])
+        .args(PREMIUM_SSD_V2_EASTUS)
+        .args(["--throughput", "300MiB/s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("(1 MB/s, 10^6 bytes)") && e.contains("use 300.41 MiB/s"),
+        "{e}"
+    );
     let v = json(
         &[
             &["price"],
             PREMIUM_SSD_V2_EASTUS,
-            &["--throughput", "300MiB/s"],
+            &["--throughput", "300.41MiB/s"],
         ]
         .concat(),
     );
-    assert_eq!(cents(&v["monthly_cost_usd"]), 4974);
-    assert_eq!(cents(&v["items"][2]["monthly_cost_usd"]), 740);
+    assert_eq!(cents(&v["monthly_cost_usd"]), 4976);
+    assert_eq!(cents(&v["items"][2]["monthly_cost_usd"]), 742);
     // Above 500 IOPS per GiB: refused by the rule.
     let out = disktier()
         .args(
@@ -85,7 +99,7 @@ fn premium_ssd_v2_limits_and_prices_are_in_mib_per_second() {
             && e.contains("nearest feasible: premium-ssd-v2 100 GiB, 4,800 IOPS, 1,144.41 MiB/s"),
         "{e}"
     );
-    // 1,144 MiB/s fits, with 1,144 / 0.2384 = 4,799 IOPS.
+    // 1,144 MiB/s (1,199.57 MB/s) fits as 1,200 MB/s, with 1,200 / 0.25 = 4,800 IOPS.
     let v = json(&words(
         "plan --region eastus --capacity 100GiB --throughput 1144MiB/s",
     ));
@@ -95,31 +109,35 @@ fn premium_ssd_v2_limits_and_prices_are_in_mib_per_second() {
         .iter()
         .find(|o| o["components"][0]["type"] == "premium-ssd-v2")
         .unwrap_or_else(|| panic!("{v}"));
-    assert_eq!(v2["components"][0]["iops"], 4799);
+    assert_eq!(v2["components"][0]["iops"], 4800);
+    assert_eq!(
+        v2["components"][0]["throughput_mibs"],
+        1200e6 / (1u64 << 20) as f64
+    );
     let out = disktier()
         .args(words(
-            "--no-save price premium-ssd-v2 --size 100GiB --iops 4000 --throughput 1000MiB/s --region eastus",
+            "--no-save price premium-ssd-v2 --size 100GiB --iops 4000 --throughput 1000.4MiB/s --region eastus",
         ))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(
-        e.contains("premium-ssd-v2 allows at most 0.2384 MiB/s per provisioned IOPS: 4,000 IOPS allow 953.67 MiB/s; provision at least 4,195 IOPS"),
+        e.contains("premium-ssd-v2 allows at most 0.2384 MiB/s per provisioned IOPS: 4,000 IOPS allow 953.67 MiB/s; provision at least 4,196 IOPS"),
         "{e}"
     );
-    // At 4,195 IOPS: (1,000 - 119.21) MiB/s x $0.040936 = $36.06.
+    // 1,000.4 MiB/s is 1,049 MB/s; at 4,196 IOPS: (1,049 - 125) MB/s x $0.03904 = $36.07.
     let v = json(&words(
-        "price premium-ssd-v2 --size 100GiB --iops 4195 --throughput 1000MiB/s --region eastus",
+        "price premium-ssd-v2 --size 100GiB --iops 4196 --throughput 1000.4MiB/s --region eastus",
     ));
     let tp = &v["items"][2];
     assert_eq!(tp["name"], "throughput");
-    assert_eq!(cents(&tp["monthly_cost_usd"]), 3606);
+    assert_eq!(cents(&tp["monthly_cost_usd"]), 3607);
     assert!(
         tp["detail"]
             .as_str()
             .unwrap()
-            .contains("880.79 MiB/s above the included 119.21 x $0.040936 per MiB/s-month"),
+            .contains("881.2 MiB/s above the included 119.21 x $0.040936 per MiB/s-month"),
         "{tp}"
     );
 }

@@ -328,7 +328,7 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
     };
     let throughput = match &vt.throughput {
         ThroughputRule::Provisioned(rule) => {
-            let tp = cfg.throughput_mibs.unwrap_or(rule.included_mibs);
+            let mut tp = cfg.throughput_mibs.unwrap_or(rule.included_mibs);
             if tp < rule.min_mibs || tp > rule.max_mibs {
                 return Err(refuse(
                     "throughput_range",
@@ -342,17 +342,22 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
             }
             if let Some(step) = rule.step_mibs {
                 let k = tp / step;
-                if (k - k.round()).abs() > 1e-9 {
+                // A figure shown to two decimals (as the suggestion below is, and plan's
+                // options) names the step it rounds: Azure's 315 MB/s is 300.40740966796875
+                // MiB/s, which no one types (QA: "use 300.41 MiB/s" was refused in turn).
+                if (k - k.round()).abs() * step > STEP_SHOWN + 1e-12 {
                     return Err(refuse(
                         "throughput_step",
                         format!(
-                            "{t} throughput is provisioned in whole steps of {} MiB/s: {} MiB/s is not one; use {} MiB/s",
+                            "{t} throughput is provisioned in whole steps of {} MiB/s{}: {} MiB/s is not one; use {} MiB/s",
                             fine(step),
+                            mb_per_s(step).map(|mb| format!(" ({mb} MB/s, 10^6 bytes)")).unwrap_or_default(),
                             num(tp),
-                            num(k.ceil() * step)
+                            num(k.ceil() * step).replace(',', "")
                         ),
                     ));
                 }
+                tp = k.round() * step;
             }
             if let (Some(per), Some(i)) = (rule.max_mibs_per_iops, iops) {
                 let allowed = per * i as f64;
@@ -395,6 +400,16 @@ pub fn resolve(vt: &VolumeType, cfg: &VolumeConfig) -> Result<Resolved, RuleErro
         iops,
         throughput_mibs: throughput,
     })
+}
+
+/// How far (MiB/s) a provisioned throughput may be from a whole step and still name it: half
+/// the last of the two decimals figures are shown with.
+const STEP_SHOWN: f64 = 0.005;
+
+/// `step` MiB/s in whole MB/s (10^6 bytes) when it is one: Azure provisions MB/s.
+fn mb_per_s(step: f64) -> Option<u64> {
+    let mb = step * (1u64 << 20) as f64 / 1e6;
+    ((mb - mb.round()).abs() < 1e-9 && mb >= 1.0).then(|| mb.round() as u64)
 }
 
 /// What a resolved configuration delivers.

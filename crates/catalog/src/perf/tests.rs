@@ -93,6 +93,34 @@ fn gp3_throughput_is_provisioned_in_whole_mibs() {
 }
 
 #[test]
+fn premium_ssd_v2_throughput_is_provisioned_in_whole_mb_per_s() {
+    // Azure's diskMBpsReadWrite is an integer of 10^6 bytes a second: 300 MiB/s (314.57 MB/s)
+    // was priced as such, though only 315 MB/s can be provisioned.
+    let c = Catalog::embedded();
+    let vt = c.volume_type("premium-ssd-v2").unwrap();
+    let e = refused(vt, 100, None, Some(300.0));
+    assert_eq!(e.rule, "throughput_step");
+    assert_eq!(
+        e.message,
+        "premium-ssd-v2 throughput is provisioned in whole steps of 0.9537 MiB/s (1 MB/s, 10^6 bytes): 300 MiB/s is not one; use 300.41 MiB/s"
+    );
+    // The suggestion, as typed, is 315 MB/s exactly; so is the exact figure.
+    let mb315 = 315e6 / (1u64 << 20) as f64;
+    for typed in [300.41, mb315] {
+        let r = resolve(vt, &VolumeConfig::new(100, None, Some(typed))).unwrap();
+        assert_eq!(r.throughput_mibs, Some(mb315), "{typed}");
+    }
+    // 300.4 is 314.99 MB/s: not a step, and not a figure shown for one.
+    assert_eq!(refused(vt, 100, None, Some(300.4)).rule, "throughput_step");
+    // Hyperdisk Balanced: whole MiB/s (the Compute Engine API's provisionedThroughput).
+    let hd = c.volume_type("hyperdisk-balanced").unwrap();
+    assert_eq!(refused(hd, 100, None, Some(140.5)).rule, "throughput_step");
+    let e = refused(hd, 100, None, Some(1140.5)).message;
+    assert!(e.ends_with("use 1141 MiB/s"), "{e}");
+    assert!(!e.contains("MB/s"), "{e}");
+}
+
+#[test]
 fn io2_throughput_is_0_256_mibs_per_iops_to_4000() {
     // EBS user guide, io2 Block Express: "up to 0.256 MiB/s per provisioned IOPS", 4,000 MiB/s
     // "at 16,000 IOPS or higher". It was io1's 0.25, marked weak as assumed.
