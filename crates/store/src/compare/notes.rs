@@ -22,6 +22,7 @@ pub(super) fn about_runs(runs: &[Compared<'_>], sides: &[Side], force: bool) -> 
     notes.extend(mix_note(sides));
     notes.extend(interrupted_note(sides));
     notes.extend(small_files_note(runs, sides, force));
+    notes.extend(latency_note(runs, sides));
     notes.extend(warning_notes(sides));
     notes
 }
@@ -193,6 +194,40 @@ fn small_files_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Optio
     Some(format!(
         "the small-files runs differ ({}): {what}",
         list.join("; ")
+    ))
+}
+
+/// Whether the run has read or write latencies (the sync calls' are timed the same way by
+/// both engines).
+fn has_io_latencies(doc: &RunDoc) -> bool {
+    [&doc.results.read, &doc.results.write]
+        .into_iter()
+        .flatten()
+        .any(|d| d.ios > 0)
+}
+
+/// The note when the native engine's read/write latencies stand beside fio's: disktier times
+/// an I/O from its submission to its completion (fio's `lat`), fio's JSON and `--engine fio`
+/// give `clat`, from after the submission (docs/result-schema.md, `lat_ns`).
+fn latency_note(runs: &[Compared<'_>], sides: &[Side]) -> Option<String> {
+    let with = |engine: &str| {
+        let ids: Vec<&str> = runs
+            .iter()
+            .zip(sides)
+            .filter(|(r, _)| r.doc.engine == engine && has_io_latencies(r.doc))
+            .map(|(_, s)| s.letter.as_str())
+            .collect();
+        ids
+    };
+    let native = with("disktier");
+    let fio = with("fio");
+    if native.is_empty() || fio.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "read/write latencies are timed differently: {} from submission to completion (disktier's engine, fio's lat), {} fio's clat, from after the submission (on io_uring a few percent lower at low latencies; the same where the device time dominates)",
+        native.join(", "),
+        fio.join(", ")
     ))
 }
 

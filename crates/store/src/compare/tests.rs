@@ -379,3 +379,38 @@ fn a_run_without_a_target_path_is_legended_as_unknown() {
         "{first}"
     );
 }
+
+/// QA: a native run's read/write latencies (submission to completion) were set beside an fio
+/// run's clat (from after the submission) without a word; the note names who is which, and
+/// is left out where every run was timed the same way or only syncs (timed alike) have them.
+#[test]
+fn native_latencies_beside_fio_clat_are_noted() {
+    let mut runs = [
+        fixture("ocp-recipe-ephemeral"),
+        fixture("ocp-recipe-ebs"),
+        fixture("quick-etcd"),
+    ];
+    let c = checks(&runs, true).unwrap();
+    assert!(!c.notes.iter().any(|n| n.contains("clat")), "{:?}", c.notes);
+    runs[1].1.engine = "disktier".into();
+    let c = checks(&runs, true).unwrap();
+    let note = c
+        .notes
+        .iter()
+        .find(|n| n.contains("clat"))
+        .unwrap_or_else(|| panic!("{:?}", c.notes));
+    assert!(
+        note.starts_with("read/write latencies are timed differently: B from submission to completion (disktier's engine, fio's lat), A, C fio's clat"),
+        "{note}"
+    );
+    assert!(
+        c.to_text().contains(&format!("note: {note}")),
+        "{}",
+        c.to_text()
+    );
+    // Only syncs timed: an etcd-perf-like run with no write latencies beside a native one.
+    runs[0].1.results.write = None;
+    runs[2].1.results.write = None;
+    let c = checks(&runs, true).unwrap();
+    assert!(!c.notes.iter().any(|n| n.contains("clat")), "{:?}", c.notes);
+}
