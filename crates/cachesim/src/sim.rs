@@ -342,6 +342,18 @@ mod tests {
         assert!(parse_sizes("512..8EiB").unwrap().len() <= 64);
     }
 
+    /// Regression (QA): a range up to 2^64 - 1 (`1GiB..18446744073709551615`) doubled to
+    /// 2^63, saturated at 2^64 - 1, which was still within the range, and pushed it for ever:
+    /// `simulate` grew to the memory limit and aborted. The range now ends at its upper end.
+    #[test]
+    fn a_range_up_to_2_64_ends() {
+        let v = parse_sizes("1GiB..18446744073709551615").unwrap();
+        assert_eq!(v.len(), 35, "{v:?}");
+        assert_eq!(v[33], 1 << 63);
+        assert_eq!(v[34], u64::MAX);
+        assert_eq!(parse_sizes("512..18446744073709551615").unwrap().len(), 56);
+    }
+
     #[test]
     fn block_sim_accounts_bytes_per_device() {
         // 4 KiB blocks, LRU of 2 blocks.

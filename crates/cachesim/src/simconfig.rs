@@ -187,11 +187,13 @@ pub fn parse_sizes(s: &str) -> Result<Vec<u64>, TraceError> {
                 "range {s:?} must go from a non-zero size up to a larger one"
             )));
         }
+        // Doubling stops where it would pass 2^64: saturating there kept an upper end of
+        // 2^64 - 1 in the loop for ever, pushing that size until memory ran out (QA).
         let mut v = Vec::new();
-        let mut x = lo;
-        while x <= hi {
-            v.push(x);
-            x = x.saturating_mul(2);
+        let mut x = Some(lo);
+        while let Some(s) = x.filter(|&s| s <= hi) {
+            v.push(s);
+            x = s.checked_mul(2);
         }
         if *v.last().expect("non-empty") != hi {
             v.push(hi);

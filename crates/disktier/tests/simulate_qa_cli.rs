@@ -1,0 +1,55 @@
+//! Regressions from QA of `trace import`, `simulate` and `plan --trace`, through the real
+//! binary: one test per finding, named after what broke.
+
+use assert_cmd::Command;
+use disktier_testkit::cli::disktier;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn bin(dir: &Path) -> Command {
+    let mut c = disktier();
+    c.env("DISKTIER_DB", dir.join("db"));
+    c
+}
+
+/// Imports Alibaba-format `csv` into a trace in `dir`.
+fn alibaba_trace(dir: &Path, csv: &str) -> PathBuf {
+    let input = dir.join("in.csv");
+    std::fs::write(&input, csv).unwrap();
+    let out = dir.join("t.dtt");
+    bin(dir)
+        .args(["-q", "trace", "import", "alibaba"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+fn small_trace(dir: &Path) -> PathBuf {
+    alibaba_trace(
+        dir,
+        "1,R,0,4096,0\n1,R,4096,4096,10\n1,R,0,4096,20\n1,W,8192,4096,30\n1,R,0,4096,40\n",
+    )
+}
+
+/// Regression (QA): `--cache-sizes 1GiB..18446744073709551615` doubled to 2^63, saturated at
+/// 2^64 - 1, which is within the range, and pushed that size for ever: `simulate` grew to
+/// the memory limit and aborted ("memory allocation of 2147483648 bytes failed", signal 6).
+#[test]
+fn a_cache_size_range_up_to_2_64_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = small_trace(dir.path());
+    bin(dir.path())
+        .args(["simulate", "--no-save", "--policies", "lru"])
+        .args(["--cache-sizes", "4KiB..18446744073709551615"])
+        .arg("--trace")
+        .arg(&trace)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "invalid --cache-sizes: 137438953472 bytes is more than 16777216 blocks",
+        ));
+}
