@@ -436,6 +436,35 @@ mod tests {
         cfg.sample = Some(1.5);
         assert!(cfg.check().unwrap_err().to_string().contains("--sample"));
     }
+
+    /// Regression (QA): `--policies lru --block 128KiB` was refused with "invalid --lvm-chunk:
+    /// 65536 is not a multiple of --block 131072", lvmcache's default chunk, though lvmcache
+    /// was not asked for (and `plan --trace-block 128KiB` named an option plan lacks). Each
+    /// model's settings are checked only when it runs.
+    #[test]
+    fn a_models_settings_are_checked_only_when_it_runs() {
+        let mut cfg = SimConfig {
+            block: 128 << 10,
+            policies: vec![PolicyKind::Lru, PolicyKind::Arc, PolicyKind::S3fifo],
+            sizes: vec![64 << 20],
+            sample: None,
+            bcache: BcacheConfig {
+                bucket_size: 1000,
+                ..BcacheConfig::default()
+            },
+            smq: SmqConfig::default(),
+        };
+        cfg.check().unwrap();
+        cfg.policies.push(PolicyKind::Lvmcache);
+        let e = cfg.check().unwrap_err().to_string();
+        assert!(
+            e.contains("--lvm-chunk: 65536 is not a multiple of --block 131072"),
+            "{e}"
+        );
+        cfg.policies = vec![PolicyKind::Bcache];
+        let e = cfg.check().unwrap_err().to_string();
+        assert!(e.contains("--bcache-bucket"), "{e}");
+    }
 }
 
 #[cfg(test)]

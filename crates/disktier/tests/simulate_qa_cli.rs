@@ -3,7 +3,9 @@
 
 use assert_cmd::Command;
 use disktier_testkit::cli::disktier;
+use disktier_testkit::cli::Succeeds;
 use predicates::prelude::*;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 fn bin(dir: &Path) -> Command {
@@ -52,4 +54,52 @@ fn a_cache_size_range_up_to_2_64_ends() {
         .stderr(predicate::str::contains(
             "invalid --cache-sizes: 137438953472 bytes is more than 16777216 blocks",
         ));
+}
+
+/// Regression (QA): lvmcache's and bcache's settings were checked whatever the policies:
+/// `simulate --policies lru --block 128KiB` was refused with "invalid --lvm-chunk: 65536 is
+/// not a multiple of --block 131072" (lvmcache's default chunk), and `plan --trace
+/// --trace-block 128KiB` the same, naming an option plan does not have.
+#[test]
+fn block_level_policies_take_blocks_larger_than_lvmcaches_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = small_trace(dir.path());
+    let v: Value = bin(dir.path())
+        .args([
+            "--format",
+            "json",
+            "simulate",
+            "--no-save",
+            "--policies",
+            "lru,arc,s3fifo",
+        ])
+        .args(["--block", "128KiB", "--cache-sizes", "128KiB,256KiB"])
+        .arg("--trace")
+        .arg(&trace)
+        .json_ok();
+    // Every access falls in block 0 of 128 KiB: the first misses, the other four hit.
+    for r in v["results"].as_array().unwrap() {
+        assert_eq!(r["hit_ratio"].as_f64(), Some(0.8), "{r}");
+    }
+    bin(dir.path())
+        .args(["simulate", "--no-save", "--policies", "lru,lvmcache"])
+        .args(["--block", "128KiB", "--cache-sizes", "1MiB"])
+        .arg("--trace")
+        .arg(&trace)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--lvm-chunk"));
+    let v: Value = bin(dir.path())
+        .args([
+            "--format",
+            "json",
+            "plan",
+            "--no-save",
+            "--capacity",
+            "100GiB",
+        ])
+        .args(["--iops", "3000", "--trace-block", "128KiB", "--trace"])
+        .arg(&trace)
+        .json_ok();
+    assert!(v.to_string().contains("simulated: lru on"), "{v}");
 }
