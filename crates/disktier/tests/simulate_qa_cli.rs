@@ -36,6 +36,39 @@ fn small_trace(dir: &Path) -> PathBuf {
     )
 }
 
+/// Regression (QA): `--cache-volume gp3:32GiB:16000:nan` was taken (Rust reads "nan" as a
+/// number, and NaN passed the catalog's range check) and the cache was modelled at 0 B/s;
+/// `...:inf` was refused as "18,446,744,073,709,551,615NaN MiB/s is out of range".
+#[test]
+fn a_volume_throughput_that_is_no_number_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = small_trace(dir.path());
+    for tp in ["nan", "NaN", "inf", "-inf", "infinity"] {
+        let spec = format!("gp3:32GiB:16000:{tp}");
+        for (cache, backing) in [(spec.as_str(), "st1:1TiB"), ("gp3:32GiB", spec.as_str())] {
+            bin(dir.path())
+                .args([
+                    "simulate",
+                    "--no-save",
+                    "--policies",
+                    "lru",
+                    "--cache-sizes",
+                    "8KiB",
+                ])
+                .args(["--cache-volume", cache, "--backing-volume", backing])
+                .arg("--trace")
+                .arg(&trace)
+                .assert()
+                .code(2)
+                .stdout("")
+                .stderr(predicate::str::contains(format!(
+                    "\"{spec}\": throughput {} is not a number of MiB/s: give one, e.g. 1000",
+                    tp.parse::<f64>().unwrap()
+                )));
+        }
+    }
+}
+
 /// Regression (QA): `--cache-sizes 1GiB..18446744073709551615` doubled to 2^63, saturated at
 /// 2^64 - 1, which is within the range, and pushed that size for ever: `simulate` grew to
 /// the memory limit and aborted ("memory allocation of 2147483648 bytes failed", signal 6).

@@ -45,6 +45,12 @@ pub fn parse_volume(
         .map(|s| s.trim_end_matches("MiB/s").parse::<f64>())
         .transpose()
         .with_context(|| format!("{what} {spec:?}: throughput must be MiB/s, e.g. 1000"))?;
+    // Rust reads "nan" and "inf" as numbers: NaN passed the catalog's range check (every
+    // comparison with it is false) and modelled a cache of 0 B/s; inf was refused as
+    // "18,446,744,073,709,551,615NaN MiB/s is out of range" (QA).
+    if let Some(t) = tp.filter(|t| !t.is_finite()) {
+        bail!("{what} {spec:?}: throughput {t} is not a number of MiB/s: give one, e.g. 1000");
+    }
     Ok((parts[0].to_string(), gib, iops, tp))
 }
 
