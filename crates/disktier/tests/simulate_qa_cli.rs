@@ -136,3 +136,30 @@ fn block_level_policies_take_blocks_larger_than_lvmcaches_chunk() {
         .json_ok();
     assert!(v.to_string().contains("simulated: lru on"), "{v}");
 }
+
+/// Regression (QA): a UTF-8 byte order mark before a CSV's first line (Excel's and Windows
+/// PowerShell's "UTF-8") made that line malformed: the header was a malformed line, and
+/// `--strict` refused the file at line 1.
+#[test]
+fn a_byte_order_mark_before_the_header_is_no_malformed_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("bom.csv");
+    std::fs::write(
+        &input,
+        "\u{feff}Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\r\n\
+         128166372003061629,hm,1,Read,383496192,32768,41353\r\n",
+    )
+    .unwrap();
+    let v: Value = bin(dir.path())
+        .args(["--format", "json", "trace", "import", "msr", "--strict"])
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.path().join("bom.dtt"))
+        .json_ok();
+    assert_eq!(
+        (v["records"].as_u64(), v["malformed"].as_u64()),
+        (Some(1), Some(0)),
+        "{v}"
+    );
+    assert_eq!(v["skipped"].as_u64(), Some(1), "{v}");
+}

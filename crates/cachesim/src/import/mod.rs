@@ -180,6 +180,13 @@ pub fn import_reader<R: Read + 'static, W: Write>(
             ))
         } else {
             match std::str::from_utf8(&buf) {
+                // A UTF-8 byte order mark (a CSV saved by Excel or Windows PowerShell) is no
+                // part of the first line: it made its header, or its first record, malformed.
+                Ok(s) if report.lines == 1 => parser.parse(
+                    s.strip_prefix('\u{feff}')
+                        .unwrap_or(s)
+                        .trim_end_matches(['\n', '\r']),
+                ),
                 Ok(s) => parser.parse(s.trim_end_matches(['\n', '\r'])),
                 Err(_) => Err("not UTF-8 text".to_string()),
             }
@@ -450,6 +457,36 @@ mod tests {
             assert_eq!((r.op, r.offset, r.len, r.stream), first, "{format:?}");
             assert_eq!((recs[1].op, recs[1].t_ns), second, "{format:?}");
         }
+    }
+
+    /// Regression (QA): a UTF-8 byte order mark before the first line (Excel's and Windows
+    /// PowerShell's "UTF-8") made that line malformed: a header was counted as a malformed
+    /// line (`--strict`: an error at line 1) and a first record was lost. It is dropped at the
+    /// start of the input only.
+    #[test]
+    fn a_byte_order_mark_before_the_first_line_is_dropped() {
+        let cases = [
+            (Format::Msr, "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n128166372003061629,hm,1,Read,383496192,32768,41353\n", 1),
+            (Format::Msr, "128166372003061629,hm,1,Read,383496192,32768,41353\n", 1),
+            (Format::Alibaba, "device_id,opcode,offset,length,timestamp\n419,W,8653837312,16384,1577808000000066\n", 1),
+            (Format::Alibaba, "419,W,8653837312,16384,1577808000000066\n419,R,0,4096,1577808000000100\n", 2),
+            (Format::Tencent, "Timestamp,Offset,Size,IOType,VolumeID\n1538323200,12345,8,1,1063\n", 1),
+            (Format::FioIolog, "fio version 2 iolog\n/dev/sdb read 0 4096\n", 1),
+            (Format::Blkparse, "  8,16   1        1     0.000000000  4162  Q  WS 2048 + 8 [postgres]\n", 1),
+        ];
+        for (format, text, records) in cases {
+            let (rep, _) = import_text(format, &format!("\u{feff}{text}"), true)
+                .unwrap_or_else(|e| panic!("{format:?}: {e}"));
+            assert_eq!((rep.records, rep.malformed), (records, 0), "{format:?}");
+        }
+        // Only before the first line: one inside the file is still no number.
+        let (rep, _) = import_text(
+            Format::Alibaba,
+            "419,W,0,4096,1\n\u{feff}419,R,0,4096,2\n",
+            false,
+        )
+        .unwrap();
+        assert_eq!((rep.records, rep.malformed), (1, 1));
     }
 
     #[test]
