@@ -9,6 +9,7 @@
 //! - [`policy`]: cache policies (LRU, ARC, S3-FIFO, a bcache model, a dm-cache smq model).
 //! - [`mrc`]: exact LRU miss-ratio curves from stack distances and SHARDS sampling.
 //! - [`sim`]: replays a trace through policies and sizes and accounts bytes per device.
+//! - [`sample`]: whether a SHARDS sample stands for the trace (its block accesses against N·R).
 //! - [`stream`]: one pass over a trace, in chunks, for every replay and curve at once.
 //! - [`device`]: device models that turn simulated traffic into predicted IOPS and latency.
 //! - [`budget`]: hit-ratio curves for the planner and ranking within a monthly budget.
@@ -20,6 +21,7 @@ pub mod hash;
 pub mod import;
 pub mod mrc;
 pub mod policy;
+pub mod sample;
 pub mod series;
 pub mod sim;
 pub mod simconfig;

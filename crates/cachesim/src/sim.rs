@@ -14,6 +14,7 @@ use crate::policy::{block_policy, BlockPolicy, PolicyKind};
 pub use crate::simconfig::{parse_sizes, scaled_bytes, SimConfig, MAX_CACHE_BLOCKS};
 // The counters and the Simulator trait lived here before `simulator`; kept for `sim::X` paths.
 use crate::mrc::MrcBuilder;
+use crate::sample::{SampleTally, Tally};
 use crate::simulator::no_data;
 pub use crate::simulator::{
     check_rate, ratio, sampled, threshold, Counters, Series, Simulator, Window,
@@ -147,6 +148,10 @@ pub struct SimReport {
     pub trace_seconds: f64,
     pub block_bytes: u64,
     pub sample: Option<f64>,
+    /// With `sample`: the trace's block accesses and the sample's (`block_accesses`,
+    /// `sampled_block_accesses` in JSON), which [`SampleTally::warning`] weighs.
+    #[serde(flatten)]
+    pub sample_tally: Option<SampleTally>,
     pub results: Vec<PolicyResult>,
 }
 
@@ -282,6 +287,14 @@ where
     if let Some(c) = curve {
         consumers.push(c);
     }
+    // With --sample, how many of the trace's block accesses the sample holds (the policies'
+    // figures stand for the trace only when that is about N·R).
+    let mut tally = cfg.sample.map(|r| Tally::new(cfg.block, r));
+    let records = records.inspect(|r| {
+        if let (Some(t), Ok(r)) = (tally.as_mut(), r) {
+            t.add(r);
+        }
+    });
     let layout = stream::layout_for(consumers.len());
     let pass = stream::run(records, consumers, layout)?;
     let results: Vec<PolicyResult> = jobs
@@ -302,6 +315,7 @@ where
         trace_seconds: pass.max_t_ns as f64 / 1e9,
         block_bytes: cfg.block,
         sample: cfg.sample,
+        sample_tally: tally.map(|t| t.tally),
         results,
     })
 }

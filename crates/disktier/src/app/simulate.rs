@@ -279,6 +279,13 @@ pub fn simulate(req: Request<'_>, note: &dyn Fn(&str)) -> anyhow::Result<Simulat
             req.trace.display()
         ));
     }
+    if let Some(w) = report
+        .sample
+        .zip(report.sample_tally)
+        .and_then(|(rate, t)| t.warning(rate))
+    {
+        note(&format!("warning: {w}"));
+    }
     let predictions: Vec<Option<Prediction>> = report
         .results
         .iter()
