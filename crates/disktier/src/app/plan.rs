@@ -111,7 +111,7 @@ pub fn simulated_curve(
         bcache: BcacheConfig::default(),
         smq: SmqConfig::default(),
     };
-    cfg.check()?;
+    cfg.check().map_err(|e| in_plans_words(e, block))?;
     let (_, trace, truncated) = disktier_cachesim::trace::load(path)
         // The loader's errors name the file.
         .map_err(|e| anyhow::anyhow!("cannot read the trace: {e}"))?;
@@ -144,6 +144,27 @@ pub fn simulated_curve(
         source: format!("simulated: {}{mode} on {}", kind.name(), path.display()),
         hit_ratio_for: disktier_cachesim::budget::hit_ratio_curve(Arc::new(trace), cfg, kind)?,
     })
+}
+
+/// A simulation setting refused in `simulate`'s words (`--block`, `--lvm-chunk`) put in plan's:
+/// its block is `--trace-block`, and it has no `--lvm-chunk` but simulates lvmcache with lvm's
+/// cache-smq chunk (QA: `plan --trace-block 3` said "invalid --block", and `--trace-policy
+/// lvmcache --trace-block 128KiB` "invalid --lvm-chunk", options plan does not take).
+fn in_plans_words(e: disktier_cachesim::TraceError, block: u64) -> anyhow::Error {
+    use disktier_cachesim::TraceError::Invalid;
+    let chunk = disktier_cachesim::policy::smq::SmqConfig::default().chunk_size;
+    match e {
+        Invalid { what: "--block", why } => anyhow::anyhow!("invalid --trace-block: {why}"),
+        Invalid {
+            what: "--lvm-chunk",
+            ..
+        } => anyhow::anyhow!(
+            "invalid --trace-block: {block} bytes is larger than the chunk plan simulates lvmcache with ({} bytes, lvm's cache-smq profile), which must hold whole blocks: use --trace-block {}KiB or smaller with --trace-policy lvmcache",
+            chunk,
+            chunk >> 10
+        ),
+        e => e.into(),
+    }
 }
 
 /// `--budget USD` (added by the trace/simulate area): keeps the options whose monthly cost is
@@ -333,6 +354,32 @@ mod tests {
             ..o
         };
         assert_eq!(first(&o), "--capacity must be at least 1GiB");
+    }
+
+    /// Regression (QA): `plan --trace-block 3` was refused as "invalid --block: ...", and
+    /// `--trace-policy lvmcache --trace-block 128KiB` as "invalid --lvm-chunk: 65536 is not a
+    /// multiple of --block 131072": options plan does not have. (Checked before the trace is
+    /// read, so the path need not exist.)
+    #[test]
+    fn trace_settings_are_refused_in_plans_own_words() {
+        let t = Path::new("/nonexistent/t.dtt");
+        let e = simulated_curve(t, "lru", 3, &|_| {}).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "invalid --trace-block: 3 is not a power of two of at least 512 bytes; try 4KiB"
+        );
+        let e = simulated_curve(t, "lvmcache", 128 << 10, &|_| {})
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.starts_with("invalid --trace-block: 131072 bytes is larger than the chunk plan simulates lvmcache with (65536 bytes")
+                && e.ends_with("use --trace-block 64KiB or smaller with --trace-policy lvmcache"),
+            "{e}"
+        );
+        // A block-level policy takes it (the trace is then read).
+        let e = simulated_curve(t, "lru", 128 << 10, &|_| {}).err().unwrap();
+        assert!(e.to_string().starts_with("cannot read the trace"), "{e}");
     }
 
     fn rejected(label: &str, nearest_cost: Option<f64>) -> Rejected {
