@@ -23,9 +23,12 @@ pub(crate) struct Blkparse {
 /// Parses "12.345678901" seconds into nanoseconds without going through f64.
 fn seconds_ns(s: &str) -> Result<u64, String> {
     let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
-    let w = num(whole, "time")?;
+    // The whole seconds' error named the field "not a non-negative integer", which a time
+    // with a fraction never is (QA: `-1.000000000`, `1e3`, `nan`).
+    let not_time = || format!("time {s:?} is not seconds.nanoseconds");
+    let w = num(whole, "time").map_err(|_| not_time())?;
     if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("time {s:?} is not seconds.nanoseconds"));
+        return Err(not_time());
     }
     let mut f: u64 = if frac.is_empty() {
         0
@@ -150,5 +153,19 @@ Total (8,0):
         // "FWS 0 + 0" carries no data: a flush, recorded as a sync
         assert_eq!((recs[2].op, recs[2].len, recs[2].sync), (Op::Sync, 0, true));
         assert_eq!((recs[3].op, recs[3].len), (Op::Discard, 2048 * 512));
+    }
+
+    /// Regression (QA): a time that is not seconds.nanoseconds was called "not a non-negative
+    /// integer" when its whole seconds were wrong, though blkparse's times have a fraction.
+    #[test]
+    fn a_bad_time_is_named_as_seconds() {
+        for t in ["-1.000000000", "1e3", "nan", ".5", "1.5x", "1.0000000001"] {
+            assert_eq!(
+                super::seconds_ns(t).unwrap_err(),
+                format!("time {t:?} is not seconds.nanoseconds")
+            );
+        }
+        assert_eq!(super::seconds_ns("12.5"), Ok(12_500_000_000));
+        assert_eq!(super::seconds_ns("7"), Ok(7_000_000_000));
     }
 }
