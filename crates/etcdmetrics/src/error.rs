@@ -32,6 +32,14 @@ pub enum Error {
         "{url}: the counters went down between the two samples (the member restarted?): run again"
     )]
     Restarted { url: String },
+    #[error(
+        "{url}: the member restarted between the two samples (process_start_time_seconds {before} then {after}), so the difference of its counters is not what happened in the interval: run again"
+    )]
+    RestartedBetween {
+        url: String,
+        before: f64,
+        after: f64,
+    },
     #[error("cannot read {path}")]
     ReadFile {
         path: String,

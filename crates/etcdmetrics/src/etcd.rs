@@ -24,6 +24,9 @@ pub const BACKEND_COMMIT: &str = "etcd_disk_backend_commit_duration_seconds";
 pub const LEADER_CHANGES: &str = "etcd_server_leader_changes_seen_total";
 pub const HEARTBEAT_FAILURES: &str = "etcd_server_heartbeat_send_failures_total";
 pub const SLOW_APPLIES: &str = "etcd_server_slow_apply_total";
+/// The Go client's process collector, which etcd registers: when the member's process started
+/// (Unix seconds). Two scrapes with different values are two processes.
+pub const PROCESS_START: &str = "process_start_time_seconds";
 
 /// What one scrape of one member holds that the verdict needs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,6 +36,9 @@ pub struct Scrape {
     pub leader_changes: f64,
     pub heartbeat_send_failures: f64,
     pub slow_applies: f64,
+    /// [`PROCESS_START`], when the member exports it: a restart between two scrapes shows here
+    /// even when the new process's counters have already passed the old one's.
+    pub process_start_s: Option<f64>,
 }
 
 fn histogram(samples: &[Sample], name: &str) -> Option<Histogram> {
@@ -88,6 +94,10 @@ impl Scrape {
             leader_changes: counter(samples, LEADER_CHANGES),
             heartbeat_send_failures: counter(samples, HEARTBEAT_FAILURES),
             slow_applies: counter(samples, SLOW_APPLIES),
+            process_start_s: samples
+                .iter()
+                .find(|s| s.name == PROCESS_START && s.value.is_finite())
+                .map(|s| s.value),
         })
     }
 
@@ -103,6 +113,18 @@ impl Scrape {
 
     /// What happened between `earlier` and this scrape.
     pub fn since(&self, url: &str, earlier: &Scrape) -> Result<Scrape, Error> {
+        // A member restarted in between starts its counters from 0; once they have grown past
+        // the old process's (a busy member, or one scraped soon after it started), no count
+        // went down, and the difference would be read as the interval's.
+        if let (Some(before), Some(after)) = (earlier.process_start_s, self.process_start_s) {
+            if before != after {
+                return Err(Error::RestartedBetween {
+                    url: url.to_string(),
+                    before,
+                    after,
+                });
+            }
+        }
         let restarted = || Error::Restarted {
             url: url.to_string(),
         };
@@ -122,6 +144,7 @@ impl Scrape {
                 earlier.heartbeat_send_failures,
             )?,
             slow_applies: diff(self.slow_applies, earlier.slow_applies)?,
+            process_start_s: self.process_start_s,
         })
     }
 }

@@ -189,3 +189,31 @@ fn a_p99_in_the_inf_bucket_fails_as_at_least_the_top_bound() {
     assert!(!j.members[0].verdicts[0].pass);
     assert_eq!(w.over_election.unwrap().count, 2.0);
 }
+
+/// QA: a member restarted between two samples whose new counters had already passed the old
+/// ones was judged on their difference, as if nothing had happened; its process start time
+/// changed.
+#[test]
+fn a_restart_is_seen_from_the_process_start_time_when_no_count_went_down() {
+    let with_start = |b: String, t: &str| format!("{b}{PROCESS_START} {t}\n");
+    let before = Scrape::parse("m1", &with_start(body(&[(0.001, 3)], 1), "1.79588e+09")).unwrap();
+    let after = Scrape::parse("m1", &with_start(body(&[(0.001, 400)], 1), "1.79589e+09")).unwrap();
+    assert_eq!(before.process_start_s, Some(1.79588e9));
+    let e = after.since("m1", &before).unwrap_err().to_string();
+    assert!(
+        e.contains("m1: the member restarted between the two samples"),
+        "{e}"
+    );
+    // The same process: the difference, as before.
+    let same = Scrape::parse("m1", &with_start(body(&[(0.001, 400)], 1), "1.79588e+09")).unwrap();
+    assert_eq!(
+        same.since("m1", &before).unwrap().wal_fsync.observations(),
+        397.0
+    );
+    // A member that does not export it is judged on its counters alone.
+    let (b, a) = (
+        Scrape::parse("m1", &body(&[(0.001, 3)], 1)).unwrap(),
+        Scrape::parse("m1", &body(&[(0.001, 400)], 1)).unwrap(),
+    );
+    assert!(a.since("m1", &b).is_ok());
+}
