@@ -65,6 +65,11 @@ fn a_command_that_a_shell_would_need_is_refused_with_the_fix() {
     let t = tempfile::tempdir().unwrap();
     for (cmd, says) in [
         ("tar xf /srv/update.tar | cat", "sh -c"),
+        // Two lines are two commands to sh, never one with the second as arguments.
+        (
+            "tar xf /srv/update.tar\nsync",
+            "a line break outside quotes",
+        ),
         ("dd if=/dev/zero 'of=x", "quotes"),
         ("no-such-program-disktier --now", "PATH"),
         ("", "empty"),

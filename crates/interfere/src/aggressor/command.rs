@@ -59,7 +59,10 @@ impl UserCommand {
         if line.contains('\0') {
             return Err(bad("contains a NUL byte".into()));
         }
-        let argv = shlex::split(line).ok_or_else(|| {
+        // A backslash-newline is a line continuation to sh, removed before words are split;
+        // shlex made it an empty argument ("tar xf a.tar \<newline> -C /srv" gave tar "").
+        let unfolded = unfold(line);
+        let argv = shlex::split(&unfolded).ok_or_else(|| {
             bad("unbalanced quotes or a trailing backslash: quote it as you would in sh".into())
         })?;
         if argv.is_empty() {
@@ -73,9 +76,13 @@ impl UserCommand {
                 argv.len()
             )));
         }
-        if let Some(op) = unquoted_operator(line) {
+        if let Some(op) = unquoted_operator(&unfolded) {
+            let op = match op {
+                '\n' => "a line break".to_string(),
+                c => format!("{c:?}"),
+            };
             return Err(bad(format!(
-                "{op:?} outside quotes is a shell operator, and the command runs without a shell: pass --aggressor-cmd \"sh -c '...'\" to use one"
+                "{op} outside quotes is a shell operator, and the command runs without a shell: pass --aggressor-cmd \"sh -c '...'\" to use one"
             )));
         }
         let program = which(&argv[0], path).ok_or_else(|| {
@@ -92,9 +99,41 @@ impl UserCommand {
     }
 }
 
-/// The first shell operator character (`|`, `&`, `;`, `<`, `>`, a backquote, `$(`) outside
-/// quotes and not escaped: there a user expected a shell, and without one it would reach the
-/// program as a literal argument.
+/// `line` without its line continuations: a backslash and a newline outside single quotes, which
+/// sh removes (POSIX, "Escape Character (Backslash)" and "Double-Quotes").
+fn unfold(line: &str) -> String {
+    let (mut single, mut double) = (false, false);
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if !single => match chars.next() {
+                Some('\n') => {}
+                Some(next) => {
+                    out.push(c);
+                    out.push(next);
+                }
+                None => out.push(c),
+            },
+            '\'' if !double => {
+                single = !single;
+                out.push(c);
+            }
+            '"' if !single => {
+                double = !double;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The first shell operator character (`|`, `&`, `;`, `<`, `>`, a backquote, `$(`, a line
+/// break before more words) outside quotes and not escaped: there a user expected a shell, and
+/// without one it would reach the program as a literal argument. A line break ends a command in
+/// sh as `;` does (QA: "tar xf a.tar" and "sync" on two lines ran `tar xf a.tar sync`); one with
+/// nothing after it (a YAML block scalar's last line) ends nothing and is accepted.
 fn unquoted_operator(line: &str) -> Option<char> {
     let (mut single, mut double, mut escaped) = (false, false, false);
     let mut chars = line.chars().peekable();
@@ -108,6 +147,9 @@ fn unquoted_operator(line: &str) -> Option<char> {
             '\'' if !double => single = !single,
             '"' if !single => double = !double,
             '|' | '&' | ';' | '<' | '>' | '`' if !single && !double => return Some(c),
+            '\n' if !single && !double && chars.clone().any(|c| !c.is_ascii_whitespace()) => {
+                return Some(c)
+            }
             '$' if !single && chars.peek() == Some(&'(') => return Some(c),
             _ => {}
         }
@@ -320,6 +362,29 @@ mod tests {
         assert!(UserCommand::parse("echo '|' \"a && b\" \\;", PATH).is_ok());
         assert!(UserCommand::parse("sh -c 'sleep 1 & sleep 2'", PATH).is_ok());
         assert!(UserCommand::parse("echo \"$(date)\"", PATH).is_err());
+    }
+
+    /// QA: a line break between two commands was split as a space, so "tar xf a.tar", "sync" on
+    /// two lines ran `tar xf a.tar sync` (sync an archive member); sh runs them one after the
+    /// other.
+    #[test]
+    fn a_line_break_between_commands_is_refused_as_sh_would_split_there() {
+        let e = UserCommand::parse("tar xf /x.tar\nsync", PATH)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a line break outside quotes"), "{e}");
+        assert!(e.contains("sh -c"), "{e}");
+        // Quoted, escaped (a continuation line) or trailing, it ends no command.
+        let c = UserCommand::parse("sh -c 'tar xf /x.tar\nsync'", PATH).unwrap();
+        assert_eq!(c.args, ["-c", "tar xf /x.tar\nsync"]);
+        let c = UserCommand::parse("dd if=/dev/zero \\\n of=x", PATH).unwrap();
+        assert_eq!(c.args, ["if=/dev/zero", "of=x"]);
+        // A continuation joins as in sh: no empty argument where it was, nothing split
+        // inside a word; in single quotes it is literal.
+        let c = UserCommand::parse("echo a\\\nb \"c\\\nd\" 'e\\\nf'", PATH).unwrap();
+        assert_eq!(c.args, ["ab", "cd", "e\\\nf"]);
+        let c = UserCommand::parse("dd if=/dev/zero of=x\n\n", PATH).unwrap();
+        assert_eq!(c.args, ["if=/dev/zero", "of=x"]);
     }
 
     #[test]
