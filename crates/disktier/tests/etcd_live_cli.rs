@@ -474,6 +474,60 @@ fn a_member_restarted_during_the_interval_is_an_error_even_when_its_counters_gre
     assert!(err.contains("run again"), "{err}");
 }
 
+/// QA: Ctrl-C (or SIGTERM) during `--interval`'s wait ended the process by the signal (status
+/// 130 or 143), where the page says an interrupted check exits 2; it now ends the wait within a
+/// second with an error that says nothing was judged.
+#[test]
+fn a_signal_during_the_interval_ends_it_with_exit_2_and_judges_nothing() {
+    let Some((_dev, mnt)) = etcd_disk() else {
+        return;
+    };
+    let metrics_port = free_port();
+    let e = start_etcd(&mnt.dir.join("etcd"), "http", &[], Some(metrics_port));
+    wait_healthy(&e, &[]);
+    let url = format!("http://127.0.0.1:{metrics_port}/metrics");
+    for sig in ["-INT", "-TERM"] {
+        let run = Command::new(bin())
+            .args([
+                "--no-save",
+                "--format",
+                "json",
+                "check",
+                "etcd",
+                "--metrics",
+            ])
+            .args([&url, "--interval", "60"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(2));
+        let t0 = Instant::now();
+        assert!(Command::new("kill")
+            .args([sig, &run.id().to_string()])
+            .status()
+            .unwrap()
+            .success());
+        let out = run.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{sig}: {err}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "{sig}: {:?}",
+            t0.elapsed()
+        );
+        assert!(
+            err.contains("into --interval, before the second sample: nothing was judged"),
+            "{err}"
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "{sig}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
 #[test]
 fn live_etcd_on_a_throttled_disk_reports_slow_fsyncs_and_stalls() {
     if !BlkioThrottle::require() {

@@ -198,11 +198,13 @@ impl EtcdLive {
 
 /// Scrapes every member's `/metrics` (through `tls`) and judges what they measured: since each
 /// member started, or, with `interval_s`, in the seconds between two scrapes. `note` receives
-/// what the user waits for, and `waiting` each second of the interval still to go.
+/// what the user waits for, and `waiting` each second of the interval still to go. `stop` (the
+/// signal flag) ends the wait within a second with an error: nothing is judged from one scrape.
 pub fn etcd_live(
     urls: &[String],
     tls: &disktier_etcdmetrics::TlsFiles,
     interval_s: Option<u64>,
+    stop: &std::sync::atomic::AtomicBool,
     note: &dyn Fn(&str),
     waiting: &dyn Fn(u64),
 ) -> anyhow::Result<EtcdLive> {
@@ -221,9 +223,11 @@ pub fn etcd_live(
             note(&format!("sampling again in {secs} s"));
             // A second at a time, so a long --interval shows it is counting down.
             for left in (1..=secs).rev() {
+                stopped(stop, secs - left)?;
                 waiting(left);
                 std::thread::sleep(std::time::Duration::from_secs(1));
             }
+            stopped(stop, secs)?;
             let second = scrape_all()?;
             second
                 .iter()
@@ -238,6 +242,17 @@ pub fn etcd_live(
         interval_s,
         judged,
     })
+}
+
+/// The error that ends `--interval`'s wait when a signal came (QA: Ctrl-C there ended the
+/// process by SIGINT, status 130, where the page says an interrupted check exits 2).
+fn stopped(stop: &std::sync::atomic::AtomicBool, waited: u64) -> anyhow::Result<()> {
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        anyhow::bail!(
+            "interrupted {waited} s into --interval, before the second sample: nothing was judged (run again and let the interval end, or drop --interval to judge the counters since each member started)"
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -283,12 +298,41 @@ mod tests {
         for (interval, scrapes, want) in [(Some(2), 2, vec![2, 1]), (None, 1, vec![])] {
             let url = serve(BODY, scrapes);
             let left = std::sync::Mutex::new(Vec::new());
-            let live = etcd_live(&[url], &tls, interval, &|_| {}, &|s| {
+            let live = etcd_live(&[url], &tls, interval, &Default::default(), &|_| {}, &|s| {
                 left.lock().unwrap().push(s)
             })
             .unwrap();
             assert_eq!(*left.lock().unwrap(), want);
             assert_eq!(live.interval_s, interval);
         }
+    }
+
+    /// A signal during `--interval`'s wait ends it at the next second with an error (exit 2),
+    /// never a judgement of one scrape.
+    #[test]
+    fn a_signal_ends_the_interval_wait_with_an_error() {
+        const BODY: &str = "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 5\n\
+            etcd_disk_backend_commit_duration_seconds_bucket{le=\"+Inf\"} 5\n";
+        let url = serve(BODY, 2);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let left = std::sync::Mutex::new(Vec::new());
+        let e = etcd_live(
+            &[url],
+            &Default::default(),
+            Some(30),
+            &stop,
+            &|_| {},
+            &|s| {
+                left.lock().unwrap().push(s);
+                if s == 29 {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            },
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.starts_with("interrupted 2 s into --interval"), "{e}");
+        assert_eq!(*left.lock().unwrap(), [30, 29]);
     }
 }
