@@ -48,8 +48,12 @@ pub enum Error {
     },
     #[error("{path} holds no {what} in PEM form")]
     Pem { path: String, what: &'static str },
-    #[error("{0} is not an http:// or https:// URL")]
+    #[error("{0:?} is not an http:// or https:// URL")]
     BadUrl(String),
+    #[error("URL {position} of --metrics is empty (a doubled or trailing comma?): give the members' URLs separated by single commas")]
+    EmptyUrl { position: usize },
+    #[error("{0} is given twice in --metrics (as a client URL and its /metrics, or twice): give each member once, or its verdicts count twice")]
+    DuplicateUrl(String),
     #[error("--cert and --key go together: give both, or neither")]
     CertWithoutKey,
 }

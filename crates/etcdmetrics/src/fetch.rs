@@ -147,6 +147,28 @@ pub fn hint(e: &ureq::Error) -> &'static str {
     }
 }
 
+/// The `--metrics` list checked before anything is read: each URL without the blanks around it
+/// (QA: "URL1, URL2" said " URL2 is not an http:// or https:// URL"), no empty entry (a doubled
+/// or trailing comma said " is not an http:// ... URL"), each an http:// or https:// URL, and no
+/// member twice (its verdicts would be counted twice).
+pub fn member_urls(list: &[String]) -> Result<Vec<String>, Error> {
+    let mut out: Vec<String> = Vec::with_capacity(list.len());
+    for (i, raw) in list.iter().enumerate() {
+        let url = raw.trim();
+        if url.is_empty() {
+            return Err(Error::EmptyUrl { position: i + 1 });
+        }
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(Error::BadUrl(url.to_string()));
+        }
+        if out.iter().any(|u| metrics_url(u) == metrics_url(url)) {
+            return Err(Error::DuplicateUrl(url.to_string()));
+        }
+        out.push(url.to_string());
+    }
+    Ok(out)
+}
+
 /// `http://host:port` and `http://host:port/` become `.../metrics`; a URL with a path is kept.
 pub fn metrics_url(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
@@ -177,6 +199,30 @@ mod url_tests {
         assert!(msg.starts_with(&url), "{msg}");
         assert!(msg.contains("is etcd running"), "{msg}");
         assert!(msg.contains("--listen-metrics-urls"), "{msg}");
+    }
+
+    /// QA: "URL1, URL2" (a space after the comma) was refused as " URL2 is not an http:// or
+    /// https:// URL", and "URL," as " is not ...", naming nothing.
+    #[test]
+    fn the_url_list_is_trimmed_and_empty_or_repeated_urls_are_named() {
+        use super::member_urls;
+        let list = |s: &str| s.split(',').map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            member_urls(&list("http://a:2381/metrics, https://b:2379 ")).unwrap(),
+            ["http://a:2381/metrics", "https://b:2379"]
+        );
+        let e = member_urls(&list("http://a:2381/metrics,"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("URL 2 of --metrics is empty"), "{e}");
+        let e = member_urls(&list("http://a:2379,http://a:2379/metrics")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("http://a:2379/metrics is given twice"),
+            "{e}"
+        );
+        let e = member_urls(&list("a:2379")).unwrap_err().to_string();
+        assert_eq!(e, "\"a:2379\" is not an http:// or https:// URL");
     }
 
     #[test]

@@ -208,7 +208,8 @@ pub fn etcd_live(
     note: &dyn Fn(&str),
     waiting: &dyn Fn(u64),
 ) -> anyhow::Result<EtcdLive> {
-    use disktier_etcdmetrics::{judge, Client, Scrape};
+    use disktier_etcdmetrics::{judge, member_urls, Client, Scrape};
+    let urls = &member_urls(urls)?;
     let client = Client::new(tls)?;
     let scrape_all = || -> anyhow::Result<Vec<(String, Scrape)>> {
         urls.iter()
