@@ -51,15 +51,6 @@ fn json_run(run: &Path, dir: &Path, cmd: &str, extra: &[&str]) -> serde_json::Va
     judged_json(&out)
 }
 
-/// `interfere --aggressor-cmd CMD` with `extra` (JSON) on a fresh xfs, one test at a time: the
-/// document and the run directory; `None` where loop devices cannot be made.
-fn run_on_xfs(cmd: &str, extra: &[&str]) -> Option<(serde_json::Value, tempfile::TempDir)> {
-    let (_serial, _dev, mnt) = serial_loop_fs(&SERIAL, 512 << 20, "xfs")?;
-    let run = tempfile::tempdir().unwrap();
-    let v = json_run(run.path(), &mnt.dir, cmd, extra);
-    Some((v, run))
-}
-
 #[test]
 fn a_command_that_a_shell_would_need_is_refused_with_the_fix() {
     let t = tempfile::tempdir().unwrap();
@@ -196,14 +187,81 @@ fn a_failing_command_is_reported_with_its_status_and_stderr() {
     );
 }
 
+/// QA: a command killed by SIGKILL (the OOM killer's signal; not the cap's) after writing, in
+/// every scenario, was ranked ("Best worst case: scheduler-bfq") and its note read "ended with
+/// killed by signal 9"; it failed as a non-zero exit does: not ranked, exit 2 when the probe
+/// passed.
+#[test]
+fn a_command_killed_by_a_signal_failed() {
+    if !require_loop() {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dev = LoopDev::in_dir(Path::new("/dev/shm"), 512 << 20);
+    let mnt = dev.mkfs_mount("xfs");
+    let run = tempfile::tempdir().unwrap();
+    let cmd = "sh -c 'dd if=/dev/zero of=x bs=1M count=8 status=none; kill -KILL $$'";
+    let out = bin()
+        .env("DISKTIER_RUN_DIR", run.path())
+        .args(["--no-save", "--format", "json", "interfere"])
+        .arg(&mnt.dir)
+        .args(["--aggressor-cmd", cmd])
+        .args(["--duration", "2s", "--mitigations", "none,ionice-idle"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the document");
+    let probe_passed = v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["verdict"] != "fail");
+    if probe_passed {
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(
+                "the writer command failed in every scenario (none: signal 9, ionice-idle: signal 9)"
+            ),
+            "{stderr}"
+        );
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+    }
+    let s = &v["scenarios"][1];
+    assert_eq!(s["aggressor"]["exit"]["signal"], 9, "{s}");
+    assert_eq!(s["aggressor"]["capped"], false, "{s}");
+    assert!(
+        s["notes"].to_string().contains("was killed by signal 9"),
+        "{s}"
+    );
+    let r = v["recommendation"].as_str().unwrap();
+    assert!(
+        r.contains("The writer failed in none (signal 9), ionice-idle (signal 9)"),
+        "{r}"
+    );
+}
+
 #[test]
 fn the_command_gets_the_terminal_signals_at_their_defaults() {
     // disktier's aggressor process ignores SIGINT; a non-interactive sh that inherited the
-    // ignored disposition would survive its own SIGINT and exit 0.
-    let Some((v, _run)) = run_on_xfs("sh -c 'kill -INT $$; exit 0'", &["--mitigations", "none"])
-    else {
+    // ignored disposition would survive its own SIGINT and exit 0. Killed by it, the command
+    // failed: exit 2 when the probe passed, 1 when it did not (the document is printed either
+    // way).
+    let Some((_g, _dev, mnt)) = serial_loop_fs(&SERIAL, 512 << 20, "xfs") else {
         return;
     };
+    let run = tempfile::tempdir().unwrap();
+    let out = bin()
+        .env("DISKTIER_RUN_DIR", run.path())
+        .args(["--no-save", "--format", "json", "interfere"])
+        .arg(&mnt.dir)
+        .args(["--aggressor-cmd", "sh -c 'kill -INT $$; exit 0'"])
+        .args(["--duration", "2s", "--mitigations", "none"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(1 | 2)), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the document");
     let a = &v["scenarios"][1]["aggressor"];
     assert_eq!(a["exit"]["ended"], "signal", "{a}");
     assert_eq!(a["exit"]["signal"], libc::SIGINT, "{a}");

@@ -196,9 +196,9 @@ impl InterfereDoc {
     }
 
     /// Why this run says nothing about etcd beside the writer, if it does not: the writer
-    /// command failed (a non-zero exit) in every scenario that ran it, so each measured the probe
-    /// beside a command that did not do its work (QA: `--aggressor-cmd` with a missing file
-    /// passed as if etcd held beside it, exit 0). Names each scenario with its exit status. A
+    /// command failed (a non-zero exit, or a signal the cap did not send) in every scenario that
+    /// ran it, so each measured the probe beside a command that did not do its work (QA:
+    /// `--aggressor-cmd` with a missing file passed as if etcd held beside it, exit 0). Names each scenario with its exit status. A
     /// command that wrote nothing but succeeded is not among them: its I/O may be a daemon's
     /// (`rpm-ostree upgrade` asks rpm-ostreed), which its process tree does not count.
     pub fn writer_failed_everywhere(&self) -> Option<String> {

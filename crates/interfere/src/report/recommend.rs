@@ -486,19 +486,22 @@ fn doubt(base: &Scenario, s: &Scenario) -> Option<Doubt> {
     faster.then_some(Doubt::FasterThanAlone)
 }
 
-/// Whether scenario `s`'s writer did not do its I/O: it failed, or wrote nothing.
+/// Whether scenario `s`'s writer did not do its I/O: it failed (a non-zero exit, or a signal
+/// the cap did not send: the OOM killer's SIGKILL, a crash), or wrote nothing. QA: a command
+/// killed by SIGKILL after 40 MiB in every scenario was ranked ("Best worst case:
+/// scheduler-bfq") as if it had done its work.
 pub(super) fn writer_doubt(s: &Scenario) -> Option<Doubt> {
+    use crate::aggressor::command::CommandExit;
     let a = s.aggressor.as_ref()?;
     match a.exit {
-        Some(crate::aggressor::command::CommandExit::Code { code }) if code != 0 => {
-            Some(Doubt::Failed(code))
-        }
+        Some(e @ CommandExit::Code { code }) if code != 0 => Some(Doubt::Failed(e)),
+        Some(e @ CommandExit::Signal { .. }) if !a.capped => Some(Doubt::Failed(e)),
         _ => (a.bytes == 0).then_some(Doubt::WroteNothing),
     }
 }
 
 pub(super) enum Doubt {
-    Failed(i32),
+    Failed(crate::aggressor::command::CommandExit),
     WroteNothing,
     FasterThanAlone,
 }
@@ -516,7 +519,12 @@ impl Doubt {
     /// What is shown beside the scenario's name.
     pub(super) fn detail(&self, s: &Scenario) -> String {
         match self {
-            Doubt::Failed(code) => format!("exit {code}"),
+            Doubt::Failed(crate::aggressor::command::CommandExit::Code { code }) => {
+                format!("exit {code}")
+            }
+            Doubt::Failed(crate::aggressor::command::CommandExit::Signal { signal }) => {
+                format!("signal {signal}")
+            }
             Doubt::WroteNothing => "0 B".into(),
             Doubt::FasterThanAlone => format!("p99 {}", ms(s.p(99.0))),
         }

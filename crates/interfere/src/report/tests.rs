@@ -544,6 +544,9 @@ mod repeat;
 #[path = "tests/cost.rs"]
 mod cost;
 
+#[path = "tests/writer.rs"]
+mod writer;
+
 /// Regression (QA): "Best worst case: ionice-idle" in the report that also noted that the
 /// active scheduler (none) ignores I/O priorities. Under none or kyber an I/O class alone is
 /// not named best (nor worse): its difference is noise. With the scheduler switched in the same

@@ -266,8 +266,16 @@ pub(super) fn run_one(cx: &mut Ctx, combo: &Combo) -> Result<Scenario> {
                     .map(|(i, _)| &tail[i..])
                     .unwrap_or(tail)
                     .into();
+                // "ended with exit status 3", "was killed by signal 9" (it read "ended with
+                // killed by signal 9").
+                let ended = match e {
+                    crate::aggressor::command::CommandExit::Code { .. } => {
+                        format!("ended with {e}")
+                    }
+                    crate::aggressor::command::CommandExit::Signal { .. } => format!("was {e}"),
+                };
                 notes.push(format!(
-                    "the command {:?} ended with {e}: its time is not that of a full run{}",
+                    "the command {:?} {ended}: its time is not that of a full run{}",
                     c.line,
                     if tail.is_empty() {
                         String::new()
