@@ -77,12 +77,20 @@ impl UserCommand {
             )));
         }
         if let Some(op) = unquoted_operator(&unfolded) {
+            // QA: "echo \"$(id)\"" was refused as "'$' outside quotes", where it is inside
+            // double quotes, which a shell expands it in.
             let op = match op {
-                '\n' => "a line break".to_string(),
-                c => format!("{c:?}"),
+                ('\n', _) => "a line break outside quotes is a shell operator".to_string(),
+                ('$', true) => {
+                    "\"$(\" inside double quotes is a shell's command substitution".to_string()
+                }
+                ('$', false) => {
+                    "\"$(\" outside quotes is a shell's command substitution".to_string()
+                }
+                (c, _) => format!("{c:?} outside quotes is a shell operator"),
             };
             return Err(bad(format!(
-                "{op} outside quotes is a shell operator, and the command runs without a shell: pass --aggressor-cmd \"sh -c '...'\" to use one"
+                "{op}, and the command runs without a shell: pass --aggressor-cmd \"sh -c '...'\" to use one"
             )));
         }
         let program = which(&argv[0], path).ok_or_else(|| {
@@ -134,7 +142,7 @@ fn unfold(line: &str) -> String {
 /// without one it would reach the program as a literal argument. A line break ends a command in
 /// sh as `;` does (QA: "tar xf a.tar" and "sync" on two lines ran `tar xf a.tar sync`); one with
 /// nothing after it (a YAML block scalar's last line) ends nothing and is accepted.
-fn unquoted_operator(line: &str) -> Option<char> {
+fn unquoted_operator(line: &str) -> Option<(char, bool)> {
     let (mut single, mut double, mut escaped) = (false, false, false);
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
@@ -146,11 +154,11 @@ fn unquoted_operator(line: &str) -> Option<char> {
             '\\' if !single => escaped = true,
             '\'' if !double => single = !single,
             '"' if !single => double = !double,
-            '|' | '&' | ';' | '<' | '>' | '`' if !single && !double => return Some(c),
+            '|' | '&' | ';' | '<' | '>' | '`' if !single && !double => return Some((c, false)),
             '\n' if !single && !double && chars.clone().any(|c| !c.is_ascii_whitespace()) => {
-                return Some(c)
+                return Some((c, false))
             }
-            '$' if !single && chars.peek() == Some(&'(') => return Some(c),
+            '$' if !single && chars.peek() == Some(&'(') => return Some((c, double)),
             _ => {}
         }
     }
@@ -362,6 +370,29 @@ mod tests {
         assert!(UserCommand::parse("echo '|' \"a && b\" \\;", PATH).is_ok());
         assert!(UserCommand::parse("sh -c 'sleep 1 & sleep 2'", PATH).is_ok());
         assert!(UserCommand::parse("echo \"$(date)\"", PATH).is_err());
+    }
+
+    /// QA: `sh -c "echo $(id)"` was refused as "'$' outside quotes is a shell operator", though
+    /// the `$(` is inside double quotes; the message now says where it is.
+    #[test]
+    fn a_command_substitution_is_named_where_it_is() {
+        let e = UserCommand::parse("sh -c \"echo $(id)\"", PATH)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("\"$(\" inside double quotes is a shell's command substitution"),
+            "{e}"
+        );
+        assert!(!e.contains("outside quotes"), "{e}");
+        assert!(e.contains("sh -c '...'"), "{e}");
+        let e = UserCommand::parse("echo $(id)", PATH)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"$(\" outside quotes"), "{e}");
+        let e = UserCommand::parse("echo a | cat", PATH)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'|' outside quotes is a shell operator"), "{e}");
     }
 
     /// QA: a line break between two commands was split as a space, so "tar xf a.tar", "sync" on
