@@ -26,6 +26,14 @@ pub enum Error {
     },
     #[error("{url} answered HTTP {status}: give the member's metrics URL (e.g. http://127.0.0.1:2379/metrics, or its --listen-metrics-urls)")]
     Status { url: String, status: u16 },
+    /// A redirect, which is not followed (a member serves its metrics where it is asked): the
+    /// answer names where it points, so the user can judge whether that is the member.
+    #[error("{url} answered HTTP {status}, a redirect to {location:?}, which is not followed: give the member's own metrics URL (its --listen-metrics-urls or client URL, e.g. http://127.0.0.1:2381/metrics), that one if it is the member's")]
+    Redirect {
+        url: String,
+        status: u16,
+        location: String,
+    },
     #[error("{url} serves no {metric}: is it an etcd member's /metrics?")]
     NotEtcd { url: String, metric: &'static str },
     #[error(

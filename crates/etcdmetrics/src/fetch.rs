@@ -102,6 +102,22 @@ impl Client {
         };
         let mut resp = self.agent.get(url).call().map_err(http)?;
         let status = resp.status().as_u16();
+        // QA: a redirect (a proxy's http -> https, a path moved) said only "answered HTTP 301".
+        if let Some(location) = resp
+            .status()
+            .is_redirection()
+            .then(|| resp.headers().get("location"))
+            .flatten()
+        {
+            return Err(Error::Redirect {
+                url: url.to_string(),
+                status,
+                location: String::from_utf8_lossy(location.as_bytes())
+                    .chars()
+                    .take(200)
+                    .collect(),
+            });
+        }
         if status != 200 {
             return Err(Error::Status {
                 url: url.to_string(),
@@ -223,6 +239,34 @@ mod url_tests {
         );
         let e = member_urls(&list("a:2379")).unwrap_err().to_string();
         assert_eq!(e, "\"a:2379\" is not an http:// or https:// URL");
+    }
+
+    /// QA: a member behind a redirect (a proxy's http -> https) said "answered HTTP 301: give
+    /// the member's metrics URL", not where it was sent; the redirect is still not followed.
+    #[test]
+    fn a_redirect_names_where_it_points() {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/metrics", l.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf);
+            let _ = c.write_all(
+                b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://10.0.0.5:2379/metrics\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        });
+        let e = super::Client::new(&Default::default())
+            .unwrap()
+            .get(&url)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{url} answered HTTP 301, a redirect to \"https://10.0.0.5:2379/metrics\", which is not followed"
+            )),
+            "{e}"
+        );
     }
 
     #[test]
