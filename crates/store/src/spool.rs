@@ -110,7 +110,7 @@ pub fn same_store(a: &str, b: &str) -> bool {
 /// does not parse stands for itself.
 fn connects_to(location: &str) -> String {
     if !crate::pgconn::is_postgres(location) {
-        return store_key(location);
+        return sqlite_file(&store_key(location));
     }
     let Ok(t) = crate::pgconn::PgTarget::parse(location) else {
         return crate::pgconn::redact(location);
@@ -138,6 +138,25 @@ fn connects_to(location: &str) -> String {
         .collect();
     let db = c.get_dbname().unwrap_or(user);
     format!("postgres://{user}@{}/{db}", at.join(","))
+}
+
+/// The file an absolute SQLite path opens: its directory resolved (symlinks, `.` and `..`) and,
+/// when the file exists, the file too, so `--db ../r.db`, `--db r.db` from that directory and a
+/// symlink to it are one store (QA: a run spooled under `../lk.db` was "meant for another
+/// store" when flushed with `--db lk.db` beside it, and no save there took it). A directory
+/// that does not exist (any more) leaves the path as it was.
+fn sqlite_file(path: &str) -> String {
+    let path = Path::new(path);
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real.display().to_string();
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => match std::fs::canonicalize(dir) {
+            Ok(dir) => dir.join(name).display().to_string(),
+            Err(_) => path.display().to_string(),
+        },
+        _ => path.display().to_string(),
+    }
 }
 
 /// The spool directory.
@@ -363,6 +382,37 @@ mod tests {
             ("postgres://u@h/db", "r.db"),
         ] {
             assert!(!same_store(&store_key(a), &store_key(b)), "{a} vs {b}");
+        }
+    }
+
+    /// QA: a run spooled for `../lk.db` (from a subdirectory) was "meant for another store"
+    /// when `store flush --db lk.db` ran beside the database, and no later save there took it;
+    /// a symlink to the database was another store too.
+    #[test]
+    fn one_sqlite_file_spelled_two_ways_is_one_store() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path();
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("r.db"), "").unwrap();
+        std::os::unix::fs::symlink(dir.join("r.db"), dir.join("link.db")).unwrap();
+        std::os::unix::fs::symlink(dir, dir.join("sub/up")).unwrap();
+        let d = |rest: &str| format!("{}/{rest}", dir.display());
+        for (a, b) in [
+            (d("sub/../r.db"), d("r.db")),
+            (d("./r.db"), d("r.db")),
+            (d("link.db"), d("r.db")),
+            // Not created yet: its directory is resolved.
+            (d("sub/up/new.db"), d("new.db")),
+            (d("sub/../new.db"), d("new.db")),
+        ] {
+            assert!(same_store(&store_key(&a), &store_key(&b)), "{a} vs {b}");
+        }
+        for (a, b) in [
+            (d("sub/r.db"), d("r.db")),
+            (d("new.db"), d("r.db")),
+            (d("gone/../r.db"), d("r.db")),
+        ] {
+            assert!(!same_store(&store_key(&a), &store_key(&b)), "{a} vs {b}");
         }
     }
 
