@@ -65,7 +65,8 @@ fn fix(e: &postgres::Error, text: &str, c: &postgres::Config, verify_full: bool)
                 "the server does not admit user {user} to database {db} from here (no such role, or no pg_hba.conf line for this host, user and database): correct the user in {WHERE}, or have the server's administrator admit it"
             ),
             c if *c == SqlState::INVALID_CATALOG_NAME => format!(
-                "correct the database name in {WHERE}, or create the database on the server (createdb {db})"
+                "correct the database name in {WHERE}, or create the database on the server (createdb {})",
+                shell_word(db)
             ),
             c if *c == SqlState::INSUFFICIENT_PRIVILEGE => format!(
                 "user {user} lacks a grant: reading needs USAGE on the schema and SELECT on runs and schema_migrations, saving INSERT on runs as well, and creating or migrating the store CREATE on the schema (docs/store.md)"
@@ -134,6 +135,27 @@ fn fix(e: &postgres::Error, text: &str, c: &postgres::Config, verify_full: bool)
     None
 }
 
+/// `s` as one word of a POSIX shell command, quoted when it holds anything but plain name
+/// characters, so that a command the fix names runs as written when pasted (QA: a database
+/// `team db$(id)` was "createdb team db$(id)", which makes the database `team` with a
+/// description, after running `id`); `--` before a name that starts with `-`, which createdb
+/// would read as an option.
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.,+@%:=/".contains(c));
+    let word = if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    };
+    if s.starts_with('-') {
+        format!("-- {word}")
+    } else {
+        word
+    }
+}
+
 /// What a Unix-socket location lacks when the driver finds no socket ("No such file or
 /// directory", which named neither the path nor the fix): the directory, or the server's
 /// socket in it (`.s.PGSQL.PORT`, PostgreSQL docs, "Connection Settings",
@@ -200,4 +222,20 @@ fn servers(c: &postgres::Config) -> String {
             .collect();
     }
     names.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn a_database_name_is_one_shell_word() {
+        assert_eq!(shell_word("results"), "results");
+        assert_eq!(shell_word("team-a_2.x"), "team-a_2.x");
+        assert_eq!(shell_word("team db$(id)"), "'team db$(id)'");
+        assert_eq!(shell_word("a;rm"), "'a;rm'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("-x"), "-- -x");
+        assert_eq!(shell_word(""), "''");
+    }
 }

@@ -325,6 +325,24 @@ fn postgres_refusals_name_the_fix() {
     assert!(!e.contains("password=pw"), "{e}");
 }
 
+/// Regression (QA): a database that does not exist was named in the fix as typed, so `dbname='team
+/// db$(id)'` gave "createdb team db$(id)": pasted, it runs `id` and makes the database `team`
+/// (createdb's second word is a description). The name is now one quoted shell word.
+#[test]
+fn the_createdb_fix_quotes_the_database_name() {
+    let Some(disktier_testkit::pg::Schema { name, .. }) =
+        disktier_testkit::pg::fresh_schema("t_createdb", &disktier_store::new_id())
+    else {
+        return;
+    };
+    let db = format!("{name} db$(id)");
+    let loc = as_role("postgres", &name);
+    let given = loc.split(' ').find(|w| w.starts_with("dbname=")).unwrap();
+    let nodb = loc.replace(given, &format!("dbname='{db}'"));
+    let e = Store::open(Some(&nodb)).err().unwrap().to_string();
+    assert!(e.contains(&format!("(createdb '{db}')")), "{e}");
+}
+
 /// Regression (QA): a `key=value` location with `hostaddr` and no `host` (what libpq takes,
 /// and what the README suggests for a static binary) failed under the default sslmode against
 /// a server that offers TLS: "no hostname provided for TLS handshake". The address now stands
