@@ -63,8 +63,10 @@ pub enum StoreError {
     Tls { location: String, why: String },
     #[error("{0:?} is not a run id (ids look like 20231201-201522-a3f90c; a unique prefix will do): list them with `disktier history`")]
     BadId(String),
-    #[error("no stored run has id {0}: list them with `disktier history`")]
-    NotFound(String),
+    /// Names the store: an id from another store (another `--db`, `DISKTIER_DB` unset in
+    /// this shell) is the usual reason (QA: the message did not say which store was searched).
+    #[error("no run in {location} has id {id}: list them with `disktier history`, or pass the --db (or DISKTIER_DB) of the store that saved it")]
+    NotFound { id: String, location: String },
     /// `matches`: the first two ids that start with it (the lookup reads no more than two).
     #[error("run id {id} is ambiguous: {} and maybe more start with it; give more characters", matches.join(", "))]
     Ambiguous { id: String, matches: Vec<String> },

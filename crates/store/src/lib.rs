@@ -144,7 +144,10 @@ impl Store {
             return Ok(found.swap_remove(exact));
         }
         match found.len() {
-            0 => Err(StoreError::NotFound(id.to_string())),
+            0 => Err(StoreError::NotFound {
+                id: id.to_string(),
+                location: self.location(),
+            }),
             1 => Ok(found.remove(0)),
             _ => Err(StoreError::Ambiguous {
                 id: id.to_string(),

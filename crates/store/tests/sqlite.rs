@@ -76,6 +76,12 @@ fn save_list_show_round_trip() {
     assert_eq!(s.get(&a[..a.len() - 1]).unwrap().summary.id, a);
     let e = s.get("nope").unwrap_err().to_string();
     assert!(e.contains("disktier history"), "{e}");
+    // Regression (QA): it did not say which store was searched, where an id from another
+    // store (another --db, DISKTIER_DB unset in this shell) is the usual reason.
+    assert!(
+        e.contains(&format!("no run in {} has id nope", db.display())) && e.contains("--db"),
+        "{e}"
+    );
     // WAL mode is on.
     let c = rusqlite::Connection::open(&db).unwrap();
     let mode: String = c
