@@ -268,6 +268,49 @@ fn a_card_shows_the_newest_runs_figures_and_says_so() {
     }
 }
 
+/// Regression (QA): runs saved into one shared store by two hosts measure the same path on two
+/// disks, but the report keyed its cards by path alone: node-a's failing /mnt/scratch and
+/// node-b's passing one made one card, "etcd ready" with node-b's figures, node-a's run only "1
+/// earlier run of this target". A path measured on several hosts is now one card per host,
+/// named `host:path`; a path only one host measured keeps its plain name.
+#[test]
+fn one_path_on_two_hosts_is_two_targets() {
+    let on = |host: &str, mut doc: serde_json::Value| {
+        doc["host"]["hostname"] = host.into();
+        doc
+    };
+    let mut other = on("node-a", fixture("read-iops"));
+    other["target"]["path"] = "/mnt/other".into();
+    let runs = vec![
+        stored_at(
+            "run-a",
+            "check",
+            on("node-a", etcd_with_p99(25_000_000)),
+            "2026-11-27T12:00:00.000000Z",
+        ),
+        stored_at(
+            "run-b",
+            "check",
+            on("node-b", etcd_with_p99(2_000_000)),
+            "2026-11-27T12:05:00.000000Z",
+        ),
+        stored_at("run-other", "bench", other, "2026-11-27T12:10:00.000000Z"),
+    ];
+    let page = page_of(&runs);
+    let a = card(&page, "node-a:/mnt/scratch");
+    assert!(a.contains("✗ etcd not ready · p99 25.00 ms"), "{a}");
+    assert!(!a.contains("earlier run"), "{a}");
+    let b = card(&page, "node-b:/mnt/scratch");
+    assert!(b.contains("✓ etcd ready · p99 2.00 ms"), "{b}");
+    assert!(
+        !b.contains("not ready") && !b.contains("earlier run"),
+        "{b}"
+    );
+    assert!(!page.contains("data-target=\"/mnt/scratch\""), "{page}");
+    card(&page, "/mnt/other");
+    assert!(page.contains("3 runs on 3 targets"), "{page}");
+}
+
 /// Regression (QA): an interrupted bench or check run was drawn and compared as if complete.
 #[test]
 fn an_interrupted_benchmark_run_is_marked_everywhere() {

@@ -5,10 +5,11 @@ use crate::StoredRun;
 use disktier_engine::{DirStats, RunDoc};
 use serde_json::Value;
 
-/// A benchmark run with its colour (one per target).
+/// A benchmark run with where it measured ([`place`]) and its colour (one per place).
 pub(super) struct Bench<'a> {
     pub(super) run: &'a StoredRun,
     pub(super) doc: RunDoc,
+    pub(super) place: String,
     pub(super) color: usize,
 }
 
@@ -29,7 +30,7 @@ impl Bench<'_> {
     pub(super) fn label(&self) -> String {
         format!(
             "{} · {}{}",
-            target_name(&self.doc.target.path),
+            target_name(&self.place),
             self.profile(),
             if self.doc.interrupted {
                 " (interrupted: partial figures)"
@@ -59,6 +60,25 @@ pub(super) fn target_name(path: &str) -> &str {
         "target unknown"
     } else {
         path
+    }
+}
+
+/// Where a run measured, as the report names it: its target's path, and, when the report has
+/// runs of that path from more than one host, the host before it (`node-a:/var/lib/etcd`).
+/// Hosts saving into one shared store measure the same path on different disks (QA: node-a's
+/// failing /var/lib/etcd and node-b's passing one made one card, "etcd ready" with node-b's
+/// figures, node-a's run only "1 earlier run of this target"). An import knows no host: it is
+/// its path alone.
+pub(super) fn place(doc: &RunDoc, docs: &[&RunDoc]) -> String {
+    let host = &doc.host.hostname;
+    let path = &doc.target.path;
+    let shared = docs
+        .iter()
+        .any(|d| d.target.path == *path && !d.host.hostname.is_empty() && d.host.hostname != *host);
+    if shared && !host.is_empty() {
+        format!("{host}:{path}")
+    } else {
+        path.clone()
     }
 }
 

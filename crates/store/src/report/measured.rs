@@ -261,10 +261,8 @@ pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
                 if points.is_empty() {
                     continue;
                 }
-                let mut label = format!(
-                    "{} {dir}",
-                    super::charts::short(target_name(&b.doc.target.path), 40)
-                );
+                let mut label =
+                    format!("{} {dir}", super::charts::short(target_name(&b.place), 40));
                 if mine.iter().filter(|o| o.color == b.color).count() > 1 {
                     label.push_str(&format!(" ({})", b.run.summary.id));
                 }
@@ -330,7 +328,7 @@ pub(super) fn throughput(benches: &[Bench<'_>]) -> Result<String, ReportError> {
                 .clamp(16, 40);
             let label = format!(
                 "{}{tail}",
-                super::charts::short(target_name(&b.doc.target.path), room)
+                super::charts::short(target_name(&b.place), room)
             );
             if d.iops > 0.0 {
                 iops.push(Bar {
@@ -396,9 +394,9 @@ pub(super) fn timeseries(benches: &[Bench<'_>]) -> Result<String, ReportError> {
 pub(super) fn comparisons(benches: &[Bench<'_>]) -> String {
     let mut s = String::new();
     for p in profiles(benches) {
-        let runs: Vec<compare::Compared> = benches
+        let mine: Vec<&Bench> = benches.iter().filter(|b| b.profile() == p).collect();
+        let runs: Vec<compare::Compared> = mine
             .iter()
-            .filter(|b| b.profile() == p)
             .map(|b| compare::Compared {
                 id: &b.run.summary.id,
                 kind: &b.run.summary.kind,
@@ -417,12 +415,13 @@ pub(super) fn comparisons(benches: &[Bench<'_>]) -> String {
             "<h3>{}</h3>\n<div class=\"scroll\">\n<table class=\"compare\">\n<tr><th>metric</th>",
             esc(&p)
         );
-        for side in &c.runs {
+        // The sides are the runs given, in order: each is named by its place.
+        for (side, b) in c.runs.iter().zip(&mine) {
             let _ = write!(
                 s,
                 "<th>{} <span class=\"mono\">{}</span></th>",
                 side.letter,
-                esc(&super::charts::short(target_name(&side.target), 36))
+                esc(&super::charts::short(target_name(&b.place), 36))
             );
         }
         for side in &c.runs[1..] {

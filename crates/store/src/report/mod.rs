@@ -89,14 +89,13 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
             StoredDoc::Node(NodeDoc::Run(doc)) => {
                 let mut doc = *doc;
                 judge_etcd(&mut doc);
-                let color = match targets.iter().position(|t| *t == doc.target.path) {
-                    Some(i) => i,
-                    None => {
-                        targets.push(doc.target.path.clone());
-                        targets.len() - 1
-                    }
-                };
-                benches.push(Bench { run, doc, color });
+                // Placed and coloured once every run is read (`bench::place`).
+                benches.push(Bench {
+                    run,
+                    doc,
+                    place: String::new(),
+                    color: 0,
+                });
             }
             StoredDoc::Interfere(doc) => interfere.push((run, doc)),
             StoredDoc::Unreadable(why) => {
@@ -111,6 +110,20 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
             StoredDoc::JobFile(doc) => job_files.push((run, doc)),
             StoredDoc::Node(_) => {}
         }
+    }
+    let places: Vec<String> = {
+        let docs: Vec<&disktier_engine::RunDoc> = benches.iter().map(|b| &b.doc).collect();
+        docs.iter().map(|d| bench::place(d, &docs)).collect()
+    };
+    for (b, place) in benches.iter_mut().zip(places) {
+        b.place = place;
+        b.color = match targets.iter().position(|t| *t == b.place) {
+            Some(i) => i,
+            None => {
+                targets.push(b.place.clone());
+                targets.len() - 1
+            }
+        };
     }
     for sk in input.skipped {
         not_drawn.push(format!(

@@ -86,7 +86,7 @@ pub(super) fn plan_section(
             s,
             "<tr><td class=\"mono\">{}{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1}</td><td class=\"num\">{}</td><td>{meets}</td></tr>",
             swatch(b.color),
-            esc(super::bench::target_name(&b.doc.target.path)),
+            esc(super::bench::target_name(&b.place)),
             // A run cut short is marked here too, as in the charts and the run list (QA: its
             // partial figures were judged "meets the need" unmarked).
             esc(&format!(
