@@ -51,6 +51,9 @@ pub struct Side {
     /// The command that stored it (bench, check, assess, import).
     pub kind: String,
     pub target: String,
+    /// The host that measured it; absent when its document names none (an import).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     pub profile: Option<String>,
     pub quick: bool,
     /// Ctrl-C or a signal stopped it: its figures are partial.
@@ -62,6 +65,23 @@ pub struct Side {
 impl Side {
     fn imported(&self) -> bool {
         self.kind == "import"
+    }
+
+    /// Its target, with its host before it (`node-a:/var/lib/etcd`) when another of `sides`
+    /// measured the same path on another host: runs saved into one store by several nodes
+    /// (QA: "A ... /var/lib/etcd" beside "B ... /var/lib/etcd" did not say which node was
+    /// which, nor that they were different disks).
+    fn place(&self, sides: &[Side]) -> String {
+        match &self.host {
+            Some(h)
+                if sides.iter().any(|o| {
+                    o.target == self.target && o.host.as_ref().is_some_and(|oh| oh != h)
+                }) =>
+            {
+                format!("{h}:{}", self.target)
+            }
+            _ => self.target.clone(),
+        }
     }
 }
 
@@ -213,6 +233,7 @@ pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, Compare
             id: r.id.to_string(),
             kind: r.kind.to_string(),
             target: r.doc.target.path.clone(),
+            host: Some(r.doc.host.hostname.clone()).filter(|h| !h.is_empty()),
             profile: r.doc.profile.clone(),
             quick: r.doc.quick,
             interrupted: r.doc.interrupted,
@@ -335,7 +356,7 @@ impl Comparison {
                 if side.target.is_empty() {
                     "target unknown".to_string()
                 } else {
-                    disktier_units::printable(&side.target)
+                    disktier_units::printable(&side.place(&self.runs))
                 },
                 side.profile.as_deref().unwrap_or("custom job"),
                 if side.quick { ", quick" } else { "" },

@@ -413,4 +413,41 @@ fn native_latencies_beside_fio_clat_are_noted() {
     runs[2].1.results.write = None;
     let c = checks(&runs, true).unwrap();
     assert!(!c.notes.iter().any(|n| n.contains("clat")), "{:?}", c.notes);
+
+/// QA: runs saved into one store by two nodes, each of its own /var/lib/etcd, were legended
+/// "A ... /var/lib/etcd" and "B ... /var/lib/etcd": nothing said which node was which, nor
+/// that they were different disks. The legend now names the host where a path is shared, and
+/// the JSON carries each run's host (none for an import).
+#[test]
+fn one_path_on_two_hosts_names_the_hosts() {
+    let (a, mut on_a) = fixture("ocp-recipe-ephemeral");
+    let (b, mut on_b) = fixture("ocp-recipe-ebs");
+    on_b.target.path = on_a.target.path.clone();
+    on_a.host.hostname = "node-a".into();
+    on_b.host.hostname = "node-b".into();
+    let (_, mut import) = fixture("ocp-recipe-ebs");
+    import.target.path = on_a.target.path.clone();
+    import.host.hostname = String::new();
+    let c = checks(&[(a, on_a), (b, on_b), ("no-host".into(), import)], false).unwrap();
+    let text = c.to_text();
+    let legend: Vec<&str> = text.lines().take(3).collect();
+    assert_eq!(
+        legend,
+        [
+            "A  ocp-recipe-ephemeral  node-a:/var/lib/containers/_benchmark_fio  (etcd)",
+            "B  ocp-recipe-ebs  node-b:/var/lib/containers/_benchmark_fio  (etcd)",
+            "C  no-host  /var/lib/containers/_benchmark_fio  (etcd)",
+        ],
+        "{text}"
+    );
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["runs"][0]["host"], "node-a");
+    assert_eq!(json["runs"][1]["host"], "node-b");
+    assert!(json["runs"][2].get("host").is_none(), "{json}");
+    // One host, two paths: the legend is as before.
+    let plain = ephemeral_vs_ebs().to_text();
+    assert!(
+        plain.starts_with("A  ocp-recipe-ephemeral  /var/lib/containers/_benchmark_fio  (etcd)"),
+        "{plain}"
+    );
 }
