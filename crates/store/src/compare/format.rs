@@ -63,13 +63,16 @@ pub fn fmt_row(unit: Unit, values: &[f64]) -> Vec<String> {
 }
 
 /// `x` with `decimals` decimals, or, below 1, with the decimals that keep 3 significant digits
-/// (at most 6), as a value of 1 or more in the unit has: in a row shown in the larger value's
+/// (at most 12), as a value of 1 or more in the unit has: in a row shown in the larger value's
 /// unit, 203.8 us beside 4.05 ms is 0.204 ms, not 0.20 ms (QA: the OpenShift instance-disk
-/// recipe itself wrote 0.203 ms), and 41.0 us beside 1.90 ms is 0.0410 ms, not 0.04 ms.
+/// recipe itself wrote 0.203 ms), and 41.0 us beside 1.90 ms is 0.0410 ms, not 0.04 ms. 12
+/// decimals keep a nanosecond beside seconds (1e-9 s) and a byte per second beside GiB/s
+/// (9.3e-10 GiB/s) from reading as zero (QA: at most 6 made 0.5 B/s beside 12 MiB/s "0.000000
+/// MiB/s", and 0.8 us beside 1.5 s "0.000001 s", beside a ratio of millions).
 fn fixed(x: f64, decimals: usize) -> String {
     let d = if x > 0.0 && x < 1.0 {
         let lead = x.log10().floor() as i64; // 0.2038 -> -1, 0.041 -> -2
-        ((2 - lead).clamp(0, 6) as usize).max(decimals)
+        ((2 - lead).clamp(0, 12) as usize).max(decimals)
     } else {
         decimals
     };

@@ -152,6 +152,26 @@ fn a_rows_values_share_one_unit() {
     }
 }
 
+/// QA: a value under a millionth of its row's unit kept 6 decimals, so 0.5 B/s beside 12 MiB/s
+/// read "0.000000 MiB/s" (a zero, beside "25093412x higher") and 0.8 us beside 1.5 s
+/// "0.000001 s"; such a value keeps its 3 significant digits too.
+#[test]
+fn a_tiny_value_beside_a_huge_one_is_not_shown_as_zero() {
+    const MIB: f64 = 1024.0 * 1024.0;
+    assert_eq!(
+        fmt_row(Unit::BytesPerSec, &[12.0 * MIB, 0.5]),
+        ["12.0 MiB/s", "0.000000477 MiB/s"]
+    );
+    assert_eq!(
+        fmt_row(Unit::Ns, &[1.5e9, 800.0]),
+        ["1.50 s", "0.000000800 s"]
+    );
+    assert_eq!(
+        fmt_row(Unit::Ns, &[1.5e9, 1.0]),
+        ["1.50 s", "0.00000000100 s"]
+    );
+}
+
 #[test]
 fn units_read_well() {
     assert_eq!(
