@@ -230,6 +230,45 @@ fn plan_section_shows_cost_beside_measurements() {
         ));
 }
 
+/// Regression (QA): `--plan` read the whole file into memory, so `--plan /dev/zero` (or any
+/// endless device or stream) grew until memory ran out (3 GiB in 5 s). A plan is read up to 16
+/// MiB, and anything longer is refused at once, naming the file; a pipe is still read.
+#[test]
+fn an_endless_plan_is_refused_not_read_into_memory() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let mut s = Store::open(Some(db.to_str().unwrap())).unwrap();
+    let a = s
+        .save(&NewRun {
+            kind: "bench",
+            group_id: None,
+            doc: &fixture("read-iops"),
+        })
+        .unwrap();
+    let out = d.path().join("r.html");
+    dt(&db)
+        .args(["report", &a, "--plan", "/dev/zero", "-o"])
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "/dev/zero is larger than 16 MiB, which no plan is",
+        ));
+    assert!(!out.exists());
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/tests/fixtures/plan.json");
+    dt(&db)
+        .args(["report", &a, "--plan", "/dev/stdin", "-o"])
+        .arg(&out)
+        .pipe_stdin(plan)
+        .unwrap()
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("<section id=\"plan\">"));
+}
+
 #[test]
 fn report_of_an_empty_store_says_what_to_run() {
     let d = tempfile::tempdir().unwrap();

@@ -123,10 +123,26 @@ fn take(
     Ok(())
 }
 
-/// Reads and checks a `disktier plan --format json` document.
+/// The most of a plan file read: a plan of every option the catalog holds is tens of KiB (18
+/// KiB with --allow-hybrid); past this it is no plan (QA: `--plan /dev/zero` read until memory
+/// ran out, 3 GiB in 5 s). The catalog file's cap (disktier_catalog::load::MAX_FILE).
+const MAX_PLAN: u64 = 16 << 20;
+
+/// Reads and checks a `disktier plan --format json` document (a file, or a pipe such as
+/// /dev/stdin, of at most [`MAX_PLAN`] bytes).
 pub fn read_plan(path: &Path) -> anyhow::Result<StoragePlan> {
-    let text = std::fs::read_to_string(path)
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_PLAN + 1).read_to_string(&mut text))
         .with_context(|| format!("cannot read the plan {}", path.display()))?;
+    if text.len() as u64 > MAX_PLAN {
+        anyhow::bail!(
+            "{} is larger than {} MiB, which no plan is: pass the file `disktier plan --format json` wrote",
+            path.display(),
+            MAX_PLAN >> 20
+        );
+    }
     let v: serde_json::Value = serde_json::from_str(&text).with_context(|| {
         format!(
             "{} is not JSON: write it with `disktier plan --format json > {}`",
