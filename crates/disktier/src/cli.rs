@@ -61,16 +61,12 @@ pub enum Command {
     /// Render the same setup as manifests for a platform (openshift, gke, eks, systemd, ...).
     Render(cmd::render::Args),
     /// List stored runs.
-    #[command(after_help = cmd::EXIT_OK)]
     History(cmd::history::Args),
     /// Show one stored run.
-    #[command(after_help = cmd::EXIT_OK)]
     Show(cmd::show::Args),
     /// Compare stored runs side by side.
-    #[command(after_help = cmd::EXIT_OK)]
     Compare(cmd::compare::Args),
     /// Write a self-contained HTML report of stored runs.
-    #[command(after_help = cmd::EXIT_OK)]
     Report(cmd::report::Args),
     /// Runs waiting in the spool (the store was unreachable): list them, or save them now.
     #[command(

@@ -7,6 +7,10 @@ use disktier_store::compare::{benchmarks, Benchmark, Compared};
 use disktier_store::Store;
 
 #[derive(Debug, clap::Args)]
+// Its own exit codes: it inherited disktier's "1 a verdict failed" (QA).
+#[command(
+    after_help = "Exit status: 0 compared (whichever run is better), 2 usage or runtime error (runs it cannot compare, or the store cannot be read)."
+)]
 pub struct Args {
     /// Two or more run ids (or unique prefixes); the others are compared with the first.
     #[arg(required = true, num_args = 2.., value_name = "RUN")]

@@ -11,6 +11,10 @@ use disktier_store::{Filter, RunSummary, Store};
 use disktier_units::{fmt_ns, Bytes};
 
 #[derive(Debug, clap::Args)]
+// Its own exit codes: it inherited disktier's "1 a verdict failed" (QA).
+#[command(
+    after_help = "Exit status: 0 listed (also when no run matches), 2 usage or runtime error (the store cannot be read)."
+)]
 pub struct Args {
     /// Only runs on this target path (an existing path matches however it was typed, and runs
     /// stored with a relative target match the paths that end with it).

@@ -9,6 +9,10 @@ use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
+// Its own exit codes: it inherited disktier's "1 a verdict failed" (QA).
+#[command(
+    after_help = "Exit status: 0 written, 2 usage or runtime error (no run to report, -o refused, or the store cannot be read)."
+)]
 pub struct Args {
     /// Run ids (or unique prefixes) to include; default: the newest runs (see --last).
     #[arg(value_name = "RUN")]

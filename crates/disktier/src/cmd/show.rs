@@ -12,6 +12,10 @@ use disktier_store::{Store, StoredRun};
 use disktier_units::fmt_ns;
 
 #[derive(Debug, clap::Args)]
+// Its own exit codes: it inherited disktier's "1 a verdict failed" (QA).
+#[command(
+    after_help = "Exit status: 0 shown, 2 usage or runtime error (no such run, or the store cannot be read)."
+)]
 pub struct Args {
     /// The run id (or a unique prefix of it), as `disktier history` lists.
     pub run: String,

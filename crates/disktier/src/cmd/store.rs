@@ -14,12 +14,18 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
     /// Save the spooled runs into the store (--db) and remove them from the spool.
+    #[command(
+        after_help = "Exit status: 0 every run meant for this store saved (or already there, or nothing to flush), 2 a spooled run could not be saved (listed; it stays in the spool), or usage or runtime error."
+    )]
     Flush {
         /// Also runs that were meant for another store (by default only those meant for this one).
         #[arg(long)]
         all: bool,
     },
     /// List the spooled runs: id, kind, the store they were meant for and why they are here.
+    #[command(
+        after_help = "Exit status: 0 listed (also when the spool is empty), 2 usage or runtime error."
+    )]
     Spool,
 }
 
