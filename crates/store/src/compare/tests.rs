@@ -433,6 +433,7 @@ fn native_latencies_beside_fio_clat_are_noted() {
     runs[2].1.results.write = None;
     let c = checks(&runs, true).unwrap();
     assert!(!c.notes.iter().any(|n| n.contains("clat")), "{:?}", c.notes);
+}
 
 /// QA: runs saved into one store by two nodes, each of its own /var/lib/etcd, were legended
 /// "A ... /var/lib/etcd" and "B ... /var/lib/etcd": nothing said which node was which, nor
