@@ -918,8 +918,15 @@ fn directory_and_device_options_do_not_mix() {
     // small-files creates files in a directory: a device is the wrong kind of target.
     let out = bench(&path, &["--profile", "small-files", "--quick"]);
     assert_one_line_error(&out, &path, &["directory"]);
-    // A directory needs a size for its per-job files; the whole-device default does not apply.
+    // A directory that does not exist yet is no file to create (it said "... is a file").
     let d = scratch();
+    let missing = d.path().join("ebs-data");
+    let out = bench(&missing, &["--profile", "small-files", "--quick"]);
+    let m = missing.display().to_string();
+    assert_one_line_error(&out, &m, &["does not exist", &format!("mkdir -p {m}")]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("is a file"));
+    assert!(!missing.exists(), "nothing was created");
+    // A directory needs a size for its per-job files; the whole-device default does not apply.
     let out = bench(d.path(), &["--rw", "read"]);
     assert_one_line_error(&out, &d.path().display().to_string(), &["--size"]);
 }

@@ -18,6 +18,10 @@ pub enum EngineError {
         "{path} does not exist: create it or pick an existing file, directory or block device"
     )]
     MissingPath { path: PathBuf },
+    /// A job that creates its files in a directory (small-files) was given a path that does not
+    /// exist: it is no file to create, as it is for other jobs.
+    #[error("{path} does not exist, but {wanted}: create it first (mkdir -p {path}) on the filesystem to test")]
+    MissingDirectory { path: PathBuf, wanted: &'static str },
     /// Opening or creating the target was refused with EACCES/EPERM.
     #[error("{path}: no permission: run as a user that may {access} it (e.g. with sudo)")]
     NoPermission { path: PathBuf, access: &'static str },

@@ -45,6 +45,15 @@ pub fn run(
         });
     }
     let c = target::classify(dir)?;
+    // QA: `bench ~/ebs-data --profile small-files` before `mkdir ~/ebs-data` (the instance-store
+    // recipe [recipe-instance-store-perf] makes the directory first) said "~/ebs-data is a file":
+    // a path that does not exist is a file to create for other jobs, never for this one.
+    if c.kind == Kind::NewFile {
+        return Err(EngineError::MissingDirectory {
+            path: dir.into(),
+            wanted: "the small-files profile creates its files in a directory",
+        });
+    }
     if c.kind != Kind::Directory {
         return Err(EngineError::WrongKind {
             path: dir.into(),
