@@ -76,6 +76,41 @@ pub fn stall_meaning(s: &crate::result::Stalls) -> &'static str {
     }
 }
 
+/// What the longest fsync says when the calls were not counted (an import of fio's text or plain
+/// JSON, which carry the max but no per-call counts): "the longest fsync took 1.94 s, over 1 s
+/// (etcd's election timeout): followers would stop hearing the leader; ...". The OSTree-vs-etcd
+/// issue [recipe-mco-ostree-etcd] read exactly this from fio's text: a p99 of 6.19 ms under a
+/// 2-second fdatasync. `from_fio`: the run is fio's, whose json+ output would count the calls.
+pub fn longest_sync_sentence(max_ns: u64, from_fio: bool) -> String {
+    let s = crate::result::Stalls {
+        heartbeat_ns: ETCD_HEARTBEAT_NS,
+        over_heartbeat: u64::from(max_ns > ETCD_HEARTBEAT_NS),
+        election_ns: ETCD_ELECTION_TIMEOUT_NS,
+        over_election: u64::from(max_ns > ETCD_ELECTION_TIMEOUT_NS),
+    };
+    let hb = fmt_threshold(s.heartbeat_ns);
+    let el = fmt_threshold(s.election_ns);
+    let (over, count) = if s.over_election > 0 {
+        (format!("over {el} (etcd's election timeout)"), true)
+    } else if s.over_heartbeat > 0 {
+        let w =
+            format!("over {hb} (etcd's heartbeat interval), not over {el} (its election timeout)");
+        (w, true)
+    } else {
+        (format!("not over {hb} (etcd's heartbeat interval)"), false)
+    };
+    let count = match (count, from_fio) {
+        (true, true) => "; how many fsyncs took that long is not in this result (fio's --output-format=json+ counts them)",
+        (true, false) => "; how many fsyncs took that long is not in this result",
+        (false, _) => "",
+    };
+    format!(
+        "the longest fsync took {}, {over}: {}{count}",
+        disktier_units::fmt_ns(max_ns as f64),
+        stall_meaning(&s)
+    )
+}
+
 /// The confidence level of [`quantile_ci`] intervals.
 pub const CONFIDENCE: f64 = 0.95;
 
@@ -463,6 +498,14 @@ pub fn etcd(
     if let Some(m) = &stall_msg {
         lines.push(m.clone());
     }
+    // Without counts, the longest fsync alone still shows what the p99 hides.
+    let longest = match (sync.stalls, sync.lat_ns.max_ns()) {
+        (None, Some(max)) => Some((max, longest_sync_sentence(max, doc.engine == "fio"))),
+        _ => None,
+    };
+    if let Some((_, m)) = &longest {
+        lines.push(m.clone());
+    }
 
     let mut verdicts = vec![
         Verdict {
@@ -501,6 +544,17 @@ pub fn etcd(
             value: st.over_heartbeat as f64,
             threshold: 0.0,
             pass: st.over_heartbeat == 0,
+            message,
+            ci95: None,
+        });
+    }
+    if let Some((max, message)) = longest {
+        verdicts.push(Verdict {
+            name: "etcd-longest-sync".into(),
+            metric: "sync.max_ns".into(),
+            value: max as f64,
+            threshold: ETCD_HEARTBEAT_NS as f64,
+            pass: max <= ETCD_HEARTBEAT_NS,
             message,
             ci95: None,
         });

@@ -561,3 +561,29 @@ fn a_runs_read_and_write_curves_differ_in_style() {
     assert!(legend[1].contains(" write"), "{legend:?}");
     assert_ne!(swatch(legend[0]), swatch(legend[1]), "{legend:?}");
 }
+
+/// The longest fsync of an import without per-call counts (the OSTree-vs-etcd issue's 1.94 s
+/// beside a 6.19 ms p99) is a latency in ns: its badge reads "max 1.94 s", not the count-style
+/// raw number "1935700000" a verdict on an unknown metric is shown as.
+#[test]
+fn the_longest_fsync_badge_is_a_duration() {
+    let mut doc = etcd_with_p99(6_194_000);
+    doc["verdicts"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "name": "etcd-longest-sync",
+            "metric": "sync.max_ns",
+            "value": 1_935_700_000.0,
+            "threshold": 100_000_000.0,
+            "pass": false,
+            "message": "the longest fsync took 1.94 s, over 1 s (etcd's election timeout)"
+        }));
+    let runs = vec![stored("run-ostree", "import", doc)];
+    let page = render(&ReportInput::new(&runs, "2023-09-14 10:00 UTC")).unwrap();
+    assert!(
+        page.contains("etcd-longest-sync · max 1.94 s</span>"),
+        "{page}"
+    );
+    assert!(!page.contains("1935700000"));
+}

@@ -371,6 +371,80 @@ fn etcd_verdict_counts_stalls_beside_the_p99() {
 }
 
 #[test]
+fn an_import_without_counts_says_what_its_longest_fsync_means() {
+    // The OSTree-vs-etcd issue's run beside the update [recipe-mco-ostree-etcd]: fio's text gave
+    // a sync p99 of 6.19 ms and a max of 1935.7k us, and no per-call counts. The p99 passes;
+    // the 1.94 s fdatasync is past etcd's election timeout, which the issue pointed out and the
+    // verdict used to leave unsaid.
+    let judge = |max: u64| {
+        let mut a = crate::stats::DirAcc::default();
+        for _ in 0..2_000 {
+            a.record(1_000_000, 0);
+        }
+        a.record(max, 0);
+        let sync = DirStats {
+            stalls: None,
+            ..a.sync_stats(10.0)
+        };
+        let mut doc = doc_with_sync(Some(sync));
+        doc.engine = "fio".into();
+        etcd(&doc, None, EtcdCriteria::default()).unwrap()
+    };
+    let v = judge(1_935_700_000);
+    assert!(v.pass, "the p99 still decides the check");
+    let l = v
+        .verdicts
+        .iter()
+        .find(|x| x.name == "etcd-longest-sync")
+        .unwrap();
+    assert_eq!(
+        (l.metric.as_str(), l.value, l.pass),
+        ("sync.max_ns", 1_935_700_000.0, false)
+    );
+    assert!(
+        l.message.starts_with("the longest fsync took 1.94 s, over 1 s (etcd's election timeout): followers would stop hearing the leader"),
+        "{}",
+        l.message
+    );
+    assert!(l.message.contains("--output-format=json+"), "{}", l.message);
+    assert!(v.lines.contains(&l.message));
+    let l = judge(250_000_000);
+    let l = l
+        .verdicts
+        .iter()
+        .find(|x| x.name == "etcd-longest-sync")
+        .unwrap();
+    assert!(!l.pass);
+    assert!(
+        l.message.starts_with("the longest fsync took 250.00 ms, over 100 ms (etcd's heartbeat interval), not over 1 s (its election timeout): heartbeats would be missed, but not"),
+        "{}",
+        l.message
+    );
+    let l = judge(4_290_000);
+    let l = l
+        .verdicts
+        .iter()
+        .find(|x| x.name == "etcd-longest-sync")
+        .unwrap();
+    assert!(l.pass);
+    assert_eq!(
+        l.message,
+        "the longest fsync took 4.29 ms, not over 100 ms (etcd's heartbeat interval): no missed heartbeats from the disk"
+    );
+    // A run of another engine without counts (the etcd-server model) is not sent to fio.
+    assert_eq!(
+        longest_sync_sentence(250_000_000, false),
+        "the longest fsync took 250.00 ms, over 100 ms (etcd's heartbeat interval), not over 1 s (its election timeout): heartbeats would be missed, but not for long enough that followers start an election; how many fsyncs took that long is not in this result"
+    );
+    // A run with counts says it through etcd-stalls alone.
+    let mut a = crate::stats::DirAcc::default();
+    a.record(1_935_700_000, 0);
+    let doc = doc_with_sync(Some(a.sync_stats(10.0)));
+    let v = etcd(&doc, Some(&a.hist), EtcdCriteria::default()).unwrap();
+    assert!(!v.verdicts.iter().any(|x| x.name == "etcd-longest-sync"));
+}
+
+#[test]
 fn etcd_verdict_needs_sync_latencies() {
     let e = etcd(&doc_with_sync(None), None, EtcdCriteria::default()).unwrap_err();
     assert!(e.to_string().contains("--fdatasync=1"));

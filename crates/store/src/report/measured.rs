@@ -206,6 +206,9 @@ fn badge(s: &mut String, b: &Bench<'_>, v: &disktier_engine::Verdict) {
         format!("{:.0}/s", v.value)
     } else if v.metric.contains("p99") || v.metric.contains("lat") {
         format!("p99 {}", ns(v.value as u64))
+    } else if v.metric.ends_with("max_ns") {
+        // etcd-longest-sync: the longest fsync, in ns like the p99 (not a count).
+        format!("max {}", ns(v.value as u64))
     } else {
         format!("{}", v.value)
     };
