@@ -70,6 +70,9 @@ pub enum FleetError {
     NotKubernetes { server: String, path: &'static str },
     #[error("namespace {0} does not exist: create it with `kubectl create namespace {0}`, or pass --create-namespace")]
     NoNamespace(String),
+    /// The client may not do what a run needs (asked before anything is made).
+    #[error("the cluster does not let this client {missing} in namespace {namespace}, which a fleet run needs, so nothing was made: as a cluster admin, grant what `disktier fleet rbac -n {namespace} --service-account NAME` (or `--user NAME`) prints, with `| kubectl apply -f -` (docs/fleet.md, Permissions)")]
+    Forbidden { namespace: String, missing: String },
     #[error("{action}: {}", describe(err))]
     Api { action: String, err: kube::Error },
     #[error("the nodes selected by {0} match no node")]

@@ -73,6 +73,9 @@ fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
     }
 }
 
+/// The one resource of the Role a run can do without (it loses only the early reports).
+pub const EVENTS: &str = "events";
+
 /// The rules of the namespaced Role: what `fleet run` and `fleet clean` call.
 pub fn namespace_rules() -> Vec<PolicyRule> {
     vec![
@@ -88,7 +91,7 @@ pub fn namespace_rules() -> Vec<PolicyRule> {
         rule(&[""], &["pods/log"], &["get"]),
         // the kubelet's and the taint manager's word on a pod (FailedMount,
         // TaintManagerEviction): a node fails in seconds instead of at the deadline.
-        rule(&[""], &["events"], &["list", "watch"]),
+        rule(&[""], &[EVENTS], &["list", "watch"]),
     ]
 }
 

@@ -22,6 +22,7 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 use tokio::signal::unix::{signal, SignalKind};
 
+pub mod access;
 mod cluster;
 mod pods;
 #[cfg(test)]
@@ -59,6 +60,11 @@ pub enum Progress<'a> {
         namespace: &'a str,
         jobs: usize,
         runs: Vec<String>,
+    },
+    /// Permissions the run does without (events): what it loses is said.
+    Unpermitted {
+        namespace: &'a str,
+        missing: String,
     },
     Skipped {
         node: &'a str,
@@ -230,6 +236,13 @@ pub async fn run(
     let mut signals = Signals::new()?;
 
     ensure_namespace(client, ns, spec.create_namespace).await?;
+    let optional = access::check(client, ns).await?;
+    if !optional.is_empty() {
+        progress(Progress::Unpermitted {
+            namespace: ns,
+            missing: access::list(&optional),
+        });
+    }
     let (old_jobs, old_pods, old_runs) = leftovers(client, ns).await?;
     if !old_jobs.is_empty() || !old_pods.is_empty() {
         progress(Progress::Leftovers {

@@ -262,3 +262,43 @@ fn a_document_printed_before_the_command_failed_is_kept() {
     assert_eq!(r.status, Status::Error);
     assert!(r.result.is_none());
 }
+
+#[test]
+fn the_access_check_asks_for_every_permission_fleet_rbac_grants() {
+    let need = access::needed("ns1");
+    let words: Vec<String> = need.iter().map(|p| p.describe()).collect();
+    for w in [
+        "create jobs.batch",
+        "watch jobs.batch",
+        "delete jobs.batch",
+        "watch pods",
+        "delete pods",
+        "get pods/log",
+        "list events",
+        "get nodes (cluster-wide)",
+        "list nodes (cluster-wide)",
+    ] {
+        assert!(words.iter().any(|x| x == w), "{w} in {words:?}");
+    }
+    let rules = crate::rbac::namespace_rules().len() + crate::rbac::cluster_rules().len();
+    assert!(need.len() > rules);
+    for p in &need {
+        assert_eq!(p.namespace.is_none(), p.resource == "nodes", "{p:?}");
+        assert_eq!(p.optional(), p.resource == "events", "{p:?}");
+    }
+    // A subresource is asked as one: `pods/log` is `log` of `pods`.
+    let log = need.iter().find(|p| p.resource == "pods/log").unwrap();
+    let a = log.review().spec.resource_attributes.unwrap();
+    assert_eq!(
+        (a.resource.as_deref(), a.subresource.as_deref()),
+        (Some("pods"), Some("log"))
+    );
+    assert_eq!(
+        (a.verb.as_deref(), a.namespace.as_deref()),
+        (Some("get"), Some("ns1"))
+    );
+    assert_eq!(
+        access::list(&need[..2]),
+        "create jobs.batch, get jobs.batch"
+    );
+}

@@ -30,6 +30,9 @@ pub(super) fn progress_line(p: &Progress<'_>) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        Progress::Unpermitted { namespace, missing } => format!(
+            "note: this client may not {missing} in namespace {namespace}: a node path that is missing or an eviction is reported at --timeout instead of in seconds (`disktier fleet rbac` grants it)"
+        ),
         Progress::Skipped { node, reason } => format!("  {node}: skipped: {reason}"),
         Progress::Created { node, job } => format!("  {node}: pending (job {job})"),
         Progress::Running { node } => format!("  {node}: running"),
