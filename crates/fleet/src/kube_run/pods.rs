@@ -178,16 +178,41 @@ pub(super) async fn collect(pods: &Api<Pod>, pod: &str, t: Terminated, r: &mut N
         limit_bytes: Some(MAX_LOG_BYTES),
         ..Default::default()
     };
-    match pods.logs(pod, &lp).await {
-        Ok(log) => judge_log(&t, &log, r),
-        Err(e) => {
+    match read_log(pods, pod, &lp).await {
+        Ok(log) => judge_log(&t, &log_text(&log), r),
+        Err(why) => {
             r.reason = Some(format!(
-                "exit {}, and its log could not be read: {}",
-                t.exit_code,
-                crate::error::describe(&e)
+                "exit {}, and its log could not be read: {why}",
+                t.exit_code
             ))
         }
     }
+}
+
+/// The first [`MAX_LOG_BYTES`] of a pod's log, as bytes: the server cuts it there
+/// (`limitBytes`), and the read stops there too should a server not.
+async fn read_log(pods: &Api<Pod>, pod: &str, lp: &LogParams) -> Result<Vec<u8>, String> {
+    use futures::AsyncReadExt;
+    let stream = pods
+        .log_stream(pod, lp)
+        .await
+        .map_err(|e| crate::error::describe(&e))?;
+    let mut log = Vec::new();
+    Box::pin(stream)
+        .take(MAX_LOG_BYTES as u64)
+        .read_to_end(&mut log)
+        .await
+        .map_err(|e| crate::error::with_causes(&e))?;
+    Ok(log)
+}
+
+/// A pod's log as text. A byte that is not UTF-8 becomes U+FFFD instead of making the whole
+/// log unreadable: kube's `logs` decodes it strictly, so a log over [`MAX_LOG_BYTES`] that
+/// the server cut inside a character lost the document at its top (QA: a node command that
+/// printed its document and then 20 MB of `€`: "exit 1, and its log could not be read: UTF-8
+/// Error: incomplete utf-8 byte sequence from index 16777214").
+pub(super) fn log_text(log: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(log)
 }
 
 /// Fills the report of a node whose container ended with `t` from its log `log`.

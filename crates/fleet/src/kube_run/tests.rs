@@ -1,6 +1,6 @@
 //! Unit tests of the fleet client.
 
-use super::pods::{cut, judge_log, message_verdict};
+use super::pods::{cut, judge_log, log_text, message_verdict};
 use super::*;
 use crate::manifest::CONTAINER;
 use k8s_openapi::api::core::v1::Event;
@@ -301,4 +301,32 @@ fn the_access_check_asks_for_every_permission_fleet_rbac_grants() {
         access::list(&need[..2]),
         "create jobs.batch, get jobs.batch"
     );
+}
+
+#[test]
+fn a_log_cut_inside_a_character_keeps_the_document_at_its_top() {
+    // The node's document, then output the server cut at MAX_LOG_BYTES in the middle of a
+    // three-byte `€` (QA: 20 MB of them after the document lost the node's result).
+    let mut log =
+        include_bytes!("../../tests/__fuzz__/fuzz_pod_log/corpus/check-etcd.log").to_vec();
+    log.extend("€".repeat(1000).as_bytes());
+    log.truncate(log.len() - 1);
+    assert!(
+        String::from_utf8(log.clone()).is_err(),
+        "kube's strict decoding refuses it"
+    );
+    let t = Terminated {
+        exit_code: 0,
+        reason: Some("Completed".into()),
+        message: None,
+    };
+    let mut r = NodeReport::new("n", None, None);
+    judge_log(&t, &log_text(&log), &mut r);
+    assert!(r.result.is_some(), "{:?}", r.reason);
+    assert!(
+        matches!(r.status, Status::Pass | Status::Fail),
+        "{:?}",
+        r.reason
+    );
+    assert!(log_text(&log).ends_with('\u{fffd}'));
 }
