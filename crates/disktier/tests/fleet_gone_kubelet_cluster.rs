@@ -1,0 +1,78 @@
+//! `disktier fleet run` on a node whose kubelet went away while the node command ran, on the
+//! real test cluster (`DISKTIER_TEST_KUBECONFIG`). A Node object with no kubelet stands for
+//! it: its pod's status is written as a running container (what the API shows of a node whose
+//! kubelet stopped midway), so nothing ever confirms the pod's deletion. QA: a `--timeout 10s`
+//! run waited 90 s in its cleanup, then left the pod Terminating (`left_behind`), exit 2.
+
+use assert_cmd::cargo::CommandCargoExt;
+use disktier_testkit::kube::{self, Cluster, FakeNodeSpec};
+use serde_json::Value;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_pod_whose_kubelet_is_gone_is_deleted_after_its_grace_period() {
+    let Some(c) = Cluster::from_env() else {
+        return;
+    };
+    let ns = c.namespace("fleet-gone");
+    let node = c.add_fake_node(&FakeNodeSpec::new(&kube::unique_name("fleet-gone")));
+    let store = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let child = Command::cargo_bin("disktier")
+        .unwrap()
+        .env("KUBECONFIG", c.kubeconfig())
+        .env("DISKTIER_DB", store.path().join("r.db"))
+        .args([
+            "fleet", "run", "--format", "json", "-n", &ns.name, "--nodes",
+        ])
+        .arg(&node.name)
+        .args(["--timeout", "10s", "--", "check", "etcd", "/var/lib/etcd"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pod as a node whose kubelet started it and then went away leaves it: running.
+    let mut pod = String::new();
+    kube::wait_until(Duration::from_secs(30), "the run's pod", || {
+        pod = c
+            .kubectl_ok(&["-n", &ns.name, "get", "pods", "-o", "name"])
+            .trim()
+            .to_string();
+        !pod.is_empty()
+    });
+    let status = serde_json::json!({"status": {"phase": "Running", "containerStatuses": [{
+        "name": "disktier", "image": "x", "imageID": "", "ready": true, "restartCount": 0,
+        "started": true, "state": {"running": {"startedAt": "2026-11-28T17:00:00Z"}}}]}});
+    c.kubectl_ok(&[
+        "-n",
+        &ns.name,
+        "patch",
+        &pod,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &status.to_string(),
+    ]);
+    let out = child.wait_with_output().unwrap();
+    let secs = t0.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let n = &json["nodes"][0];
+    assert!(
+        n["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("deadline exceeded: --timeout 10s passed and the container was running"),
+        "{n}"
+    );
+    // Deleted with its 30 s grace period (the Job controller's at the deadline, or the
+    // cleanup's), then with none: the run ends well before the 90 s cleanup wait.
+    assert_eq!(json["left_behind"], serde_json::json!([]), "{err}");
+    assert!(secs < 80.0, "{secs} s: {err}");
+    assert_eq!(
+        c.kubectl_ok(&["-n", &ns.name, "get", "jobs,pods", "-o", "name"]),
+        ""
+    );
+}
