@@ -179,7 +179,7 @@ pub(super) async fn collect(pods: &Api<Pod>, pod: &str, t: Terminated, r: &mut N
         ..Default::default()
     };
     match read_log(pods, pod, &lp).await {
-        Ok(log) => judge_log(&t, &log_text(&log), r),
+        Ok(log) => judge_read_log(&t, &log, r),
         Err(why) => {
             r.reason = Some(format!(
                 "exit {}, and its log could not be read: {why}",
@@ -204,6 +204,24 @@ async fn read_log(pods: &Api<Pod>, pod: &str, lp: &LogParams) -> Result<Vec<u8>,
         .await
         .map_err(|e| crate::error::with_causes(&e))?;
     Ok(log)
+}
+
+/// Fills the report from the log as read (at most [`MAX_LOG_BYTES`]).
+pub(super) fn judge_read_log(t: &Terminated, log: &[u8], r: &mut NodeReport) {
+    judge_log(t, &log_text(log), r);
+    if r.result.is_none() && log.len() as u64 >= MAX_LOG_BYTES as u64 {
+        r.reason = r.reason.take().map(|why| cut_off(&why));
+    }
+}
+
+/// The reason of a node whose log filled the [`MAX_LOG_BYTES`] fleet reads and held no whole
+/// document in them: said as it is, instead of the parser's guess "was the node command's
+/// output cut?" (QA: an image printing 20 MB before its document).
+fn cut_off(why: &str) -> String {
+    format!(
+        "{why}; its log is longer than the {} MiB fleet reads of it, and its document was not whole in them: the node command printed that much besides its result",
+        MAX_LOG_BYTES >> 20
+    )
 }
 
 /// A pod's log as text. A byte that is not UTF-8 becomes U+FFFD instead of making the whole

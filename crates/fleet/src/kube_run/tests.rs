@@ -1,6 +1,6 @@
 //! Unit tests of the fleet client.
 
-use super::pods::{cut, judge_log, log_text, message_verdict};
+use super::pods::{cut, judge_log, judge_read_log, log_text, message_verdict};
 use super::*;
 use crate::manifest::CONTAINER;
 use k8s_openapi::api::core::v1::Event;
@@ -329,4 +329,29 @@ fn a_log_cut_inside_a_character_keeps_the_document_at_its_top() {
         r.reason
     );
     assert!(log_text(&log).ends_with('\u{fffd}'));
+}
+
+#[test]
+fn a_log_that_fills_what_fleet_reads_without_a_document_says_so() {
+    let t = Terminated {
+        exit_code: 1,
+        reason: Some("Error".into()),
+        message: None,
+    };
+    // 16 MiB of output before the document (QA: an image printing 20 MB first).
+    let mut log = "x".repeat(99) + "\n";
+    log = log.repeat((crate::result::MAX_LOG_BYTES as usize) / 100 + 1);
+    log.truncate(crate::result::MAX_LOG_BYTES as usize);
+    let mut r = NodeReport::new("n", None, None);
+    judge_read_log(&t, log.as_bytes(), &mut r);
+    let why = r.reason.unwrap();
+    assert!(
+        why.starts_with("exit 1: the pod's log holds no JSON document"),
+        "{why}"
+    );
+    assert!(why.contains("longer than the 16 MiB fleet reads"), "{why}");
+    // A short log without a document is not said to be long.
+    let mut r = NodeReport::new("n", None, None);
+    judge_read_log(&t, b"x\n", &mut r);
+    assert!(!r.reason.unwrap().contains("16 MiB"));
 }
