@@ -39,6 +39,22 @@ pub const ETCD_HEARTBEAT_NS: u64 = 100_000_000;
 /// an election. Source: etcd docs, "Tuning" (`--election-timeout` defaults to 1000 ms).
 pub const ETCD_ELECTION_TIMEOUT_NS: u64 = 1_000_000_000;
 
+/// The verdicts [`etcd`] gives that inform and decide nothing: `check etcd`'s exit status is the
+/// p99's (`etcd`; with the etcd-server model also `etcd-backend-commit`), as in etcd's docs, and
+/// `assess` is etcd-ready on `etcd` alone. Readers of result documents (fleet's per-node
+/// verdict) leave these out.
+pub const INFORMATIONAL: [&str; 4] = [
+    "etcd-iops-50",
+    "etcd-iops-500",
+    "etcd-stalls",
+    "etcd-longest-sync",
+];
+
+/// Whether the verdict named `name` decides a run's pass or fail ([`INFORMATIONAL`]).
+pub fn decides(name: &str) -> bool {
+    !INFORMATIONAL.contains(&name)
+}
+
 /// What fsyncs over etcd's raft timeouts mean, in one sentence: "3 fsyncs over 100 ms (etcd's
 /// heartbeat interval), none over 1 s (its election timeout): heartbeats would be missed, but
 /// not for long enough that followers start an election".

@@ -262,23 +262,13 @@ impl NodeDoc {
     }
 }
 
-/// Verdicts that inform but decide no exit status: etcd's IOPS guidance and what the p99 hides
-/// (docs/result-schema.md: only `etcd`, and with the etcd-server model `etcd-backend-commit`,
-/// decide `check etcd`'s exit status; `assess` is etcd-ready on `etcd` alone).
-const INFORMATIONAL: [&str; 4] = [
-    "etcd-iops-50",
-    "etcd-iops-500",
-    "etcd-stalls",
-    "etcd-longest-sync",
-];
-
 /// A node's verdict from the deciding verdicts of its document; none: the exit status decides.
 /// QA: a node whose `check etcd` passed (p99 2.10 ms, exit 0) at 455 fdatasync'd writes/s was
 /// FAIL, and fleet exited 1, because etcd-iops-500 (guidance for busy clusters) had failed.
 fn verdict_of(v: &[Verdict]) -> Option<bool> {
     let mut deciding = v
         .iter()
-        .filter(|v| !INFORMATIONAL.contains(&v.name.as_str()))
+        .filter(|v| disktier_engine::verdict::decides(&v.name))
         .peekable();
     deciding.peek()?;
     Some(deciding.all(|v| v.pass))

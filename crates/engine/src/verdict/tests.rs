@@ -357,6 +357,14 @@ fn etcd_verdict_counts_stalls_beside_the_p99() {
     );
     let st = v.verdicts.iter().find(|x| x.name == "etcd-stalls").unwrap();
     assert_eq!((st.value, st.pass), (3.0, false));
+    // Of the verdicts given, only the p99's decides (what fleet and check read as the run's).
+    let deciding: Vec<&str> = v
+        .verdicts
+        .iter()
+        .map(|x| x.name.as_str())
+        .filter(|n| decides(n))
+        .collect();
+    assert_eq!(deciding, ["etcd"]);
     // An imported result without counts says nothing of stalls.
     let v = etcd(
         &doc_with_sync(Some(DirStats {
