@@ -139,16 +139,11 @@ fn a_real_command_runs_under_each_io_class_and_reports_its_exit_time_and_bytes()
     assert!(!run.path().join("interfere.journal").exists());
 }
 
-/// A command that failed is reported with its status and stderr, and a run whose writer
-/// failed in every scenario is no pass: exit 2 naming each scenario's status, not the 0 that
-/// said etcd held beside a writer that never did its work (QA); 1 when the probe failed anyway.
-#[test]
-fn a_failing_command_is_reported_with_its_status_and_stderr() {
-    if !require_loop() {
-        return;
-    }
+/// Runs `interfere` on a RAM-backed xfs (so that the probe passes and the exit is the writer's
+/// to decide) beside `cmd`, which fails in both scenarios: exit 2 with `every` (how it failed
+/// in each) when the probe passed, 1 when it failed anyway; returns the JSON document.
+fn beside_a_failing_writer(cmd: &str, every: &str) -> serde_json::Value {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // RAM-backed, so that the probe passes and the exit is the writer's to decide.
     let dev = LoopDev::in_dir(Path::new("/dev/shm"), 512 << 20);
     let mnt = dev.mkfs_mount("xfs");
     let run = tempfile::tempdir().unwrap();
@@ -156,7 +151,7 @@ fn a_failing_command_is_reported_with_its_status_and_stderr() {
         .env("DISKTIER_RUN_DIR", run.path())
         .args(["--no-save", "--format", "json", "interfere"])
         .arg(&mnt.dir)
-        .args(["--aggressor-cmd", "sh -c 'echo tar: boom >&2; exit 3'"])
+        .args(["--aggressor-cmd", cmd])
         .args(["--duration", "2s", "--mitigations", "none,ionice-idle"])
         .output()
         .unwrap();
@@ -169,15 +164,25 @@ fn a_failing_command_is_reported_with_its_status_and_stderr() {
         .all(|s| s["verdict"] != "fail");
     if probe_passed {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(
-            stderr.contains(
-                "the writer command failed in every scenario (none: exit 3, ionice-idle: exit 3)"
-            ),
-            "{stderr}"
+        let said = format!(
+            "the writer command failed in every scenario (none: {every}, ionice-idle: {every})"
         );
+        assert!(stderr.contains(&said), "{stderr}");
     } else {
         assert_eq!(out.status.code(), Some(1), "{stderr}");
     }
+    v
+}
+
+/// A command that failed is reported with its status and stderr, and a run whose writer
+/// failed in every scenario is no pass: exit 2 naming each scenario's status, not the 0 that
+/// said etcd held beside a writer that never did its work (QA); 1 when the probe failed anyway.
+#[test]
+fn a_failing_command_is_reported_with_its_status_and_stderr() {
+    if !require_loop() {
+        return;
+    }
+    let v = beside_a_failing_writer("sh -c 'echo tar: boom >&2; exit 3'", "exit 3");
     let s = &v["scenarios"][1];
     assert_eq!(s["aggressor"]["exit"]["code"], 3, "{s}");
     let notes = s["notes"].to_string();
@@ -196,37 +201,8 @@ fn a_command_killed_by_a_signal_failed() {
     if !require_loop() {
         return;
     }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dev = LoopDev::in_dir(Path::new("/dev/shm"), 512 << 20);
-    let mnt = dev.mkfs_mount("xfs");
-    let run = tempfile::tempdir().unwrap();
     let cmd = "sh -c 'dd if=/dev/zero of=x bs=1M count=8 status=none; kill -KILL $$'";
-    let out = bin()
-        .env("DISKTIER_RUN_DIR", run.path())
-        .args(["--no-save", "--format", "json", "interfere"])
-        .arg(&mnt.dir)
-        .args(["--aggressor-cmd", cmd])
-        .args(["--duration", "2s", "--mitigations", "none,ionice-idle"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the document");
-    let probe_passed = v["scenarios"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|s| s["verdict"] != "fail");
-    if probe_passed {
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(
-            stderr.contains(
-                "the writer command failed in every scenario (none: signal 9, ionice-idle: signal 9)"
-            ),
-            "{stderr}"
-        );
-    } else {
-        assert_eq!(out.status.code(), Some(1), "{stderr}");
-    }
+    let v = beside_a_failing_writer(cmd, "signal 9");
     let s = &v["scenarios"][1];
     assert_eq!(s["aggressor"]["exit"]["signal"], 9, "{s}");
     assert_eq!(s["aggressor"]["capped"], false, "{s}");
