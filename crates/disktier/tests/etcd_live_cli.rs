@@ -440,20 +440,7 @@ fn a_member_restarted_during_the_interval_is_an_error_even_when_its_counters_gre
     wait_healthy(&e, &[]);
     let url = format!("http://127.0.0.1:{metrics_port}/metrics");
     // The first sample sees the idle member: a handful of fsyncs.
-    let run = Command::new(bin())
-        .args([
-            "--no-save",
-            "--format",
-            "json",
-            "check",
-            "etcd",
-            "--metrics",
-        ])
-        .args([&url, "--interval", "8"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = spawn_interval(&url, "8");
     std::thread::sleep(Duration::from_secs(1));
     e.restart();
     wait_healthy(&e, &[]);
@@ -476,6 +463,25 @@ fn a_member_restarted_during_the_interval_is_an_error_even_when_its_counters_gre
     assert!(err.contains("run again"), "{err}");
 }
 
+/// `check etcd --metrics URL --interval SECS --format json`, started in the background with its
+/// output piped.
+fn spawn_interval(url: &str, secs: &str) -> std::process::Child {
+    Command::new(bin())
+        .args([
+            "--no-save",
+            "--format",
+            "json",
+            "check",
+            "etcd",
+            "--metrics",
+        ])
+        .args([url, "--interval", secs])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// QA: Ctrl-C (or SIGTERM) during `--interval`'s wait ended the process by the signal (status
 /// 130 or 143), where the page says an interrupted check exits 2; it now ends the wait within a
 /// second with an error that says nothing was judged.
@@ -489,20 +495,7 @@ fn a_signal_during_the_interval_ends_it_with_exit_2_and_judges_nothing() {
     wait_healthy(&e, &[]);
     let url = format!("http://127.0.0.1:{metrics_port}/metrics");
     for sig in ["-INT", "-TERM"] {
-        let run = Command::new(bin())
-            .args([
-                "--no-save",
-                "--format",
-                "json",
-                "check",
-                "etcd",
-                "--metrics",
-            ])
-            .args([&url, "--interval", "60"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let run = spawn_interval(&url, "60");
         std::thread::sleep(Duration::from_secs(2));
         let t0 = Instant::now();
         assert!(Command::new("kill")
