@@ -17,6 +17,13 @@ pub const UNIT_HEADER: &str = "# Written by `disktier setup`";
 /// GKE before containerd and kubelet).
 pub const BEFORE_UNITS: &str = "crio.service containerd.service kubelet.service";
 
+/// Whether units written under `root` are the running node's and systemd manages it: the root
+/// is `/` and systemd is the running manager (`/run/systemd/system` exists, as sd_booted(3)
+/// tests). Only then do setup and its undo run `systemctl daemon-reload`.
+pub fn node_systemd(root: &Path) -> bool {
+    root == Path::new("/") && Path::new("/run/systemd/system").exists()
+}
+
 /// The only name systemd accepts for the mount unit of a mount point (`systemd-escape --path`,
 /// see [`crate::valid::unit_escape_path`]).
 pub fn mount_unit_name(p: &str) -> String {

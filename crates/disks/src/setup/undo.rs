@@ -59,7 +59,7 @@ impl UndoRequest {
             persist_root: PathBuf::from("/"),
             mountinfo: PathBuf::from("/proc/self/mountinfo"),
             dry_run: false,
-            reload_systemd: Path::new("/run/systemd/system").exists(),
+            reload_systemd: persist::node_systemd(Path::new("/")),
         }
     }
 }

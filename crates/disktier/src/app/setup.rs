@@ -93,7 +93,7 @@ pub fn undo<R: CommandRunner>(
     req.binds = o.binds;
     req.wipe = o.wipe;
     // Only the node's own systemd is reloaded: not for units under another persist root.
-    req.reload_systemd &= o.persist_root == std::path::Path::new("/");
+    req.reload_systemd = disktier_disks::setup::persist::node_systemd(&o.persist_root);
     req.persist_root = o.persist_root;
     req.mountinfo = o.mountinfo;
     req.dry_run = o.dry_run;

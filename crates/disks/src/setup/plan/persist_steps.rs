@@ -6,7 +6,6 @@ use crate::setup::config::Persist;
 use crate::setup::persist;
 use crate::setup::step::Step;
 use crate::setup::SetupError;
-use std::path::Path;
 
 impl Planner<'_> {
     /// The `--devices` for the boot-time unit: each kernel name (`/dev/nvme1n1`, `/dev/loop3`),
@@ -143,9 +142,7 @@ impl Planner<'_> {
                     ];
                     args.extend(changed);
                     self.push(Step::Systemctl { args });
-                    if self.cfg.persist_root == Path::new("/")
-                        && Path::new("/run/systemd/system").exists()
-                    {
+                    if persist::node_systemd(&self.cfg.persist_root) {
                         self.push(Step::Systemctl {
                             args: vec!["daemon-reload".into()],
                         });
