@@ -13,6 +13,7 @@ use crate::pgsession::{Failed, Session, Within};
 use crate::sql;
 use crate::Backend;
 use postgres::{Client, Row};
+use std::time::Duration;
 
 /// The advisory lock key disktier's migrations hold ("dtier" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0064_7469_6572;
@@ -55,11 +56,11 @@ fn connect(target: &PgTarget) -> Result<Client> {
         .len()
         .max(config.get_hostaddrs().len())
         .max(1) as u32;
-    let limit = config
-        .get_connect_timeout()
-        .copied()
-        .unwrap_or(crate::pgconn::DEFAULT_CONNECT_TIMEOUT)
-        * hosts;
+    // `connect_timeout=0` (libpq: wait indefinitely) sets no limit.
+    let limit = target
+        .connect_timeout
+        .map(|t| t.saturating_mul(hosts))
+        .unwrap_or(Duration::MAX);
     let failed = |message: String| StoreError::Postgres {
         url: target.shown.clone(),
         message,

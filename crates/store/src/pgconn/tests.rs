@@ -167,3 +167,30 @@ fn conninfo_is_told_from_a_path() {
     assert!(!is_postgres("results.db"));
     assert!(!is_postgres("foo=bar"));
 }
+
+/// libpq's `connect_timeout=0` waits indefinitely. The driver reads 0 as "not set", and
+/// disktier's 10 s default then replaced what the user asked for (session 21's left item).
+#[test]
+fn connect_timeout_zero_waits_as_libpq_does() {
+    for s in [
+        "postgres://u@127.0.0.1/db?connect_timeout=0",
+        "host=127.0.0.1 connect_timeout=0",
+        "host=127.0.0.1 connect_timeout=-5",
+    ] {
+        let t = PgTarget::parse(s).unwrap();
+        assert_eq!(t.connect_timeout, None, "{s}");
+        assert_eq!(t.config.get_connect_timeout(), None, "{s}");
+    }
+    let t = PgTarget::parse("postgres://u@127.0.0.1/db?connect_timeout=3").unwrap();
+    assert_eq!(t.connect_timeout, Some(Duration::from_secs(3)));
+    assert_eq!(
+        t.config.get_connect_timeout(),
+        Some(&Duration::from_secs(3))
+    );
+    let t = PgTarget::parse("postgres://u@127.0.0.1/db").unwrap();
+    assert_eq!(t.connect_timeout, Some(DEFAULT_CONNECT_TIMEOUT));
+    let e = PgTarget::parse("host=127.0.0.1 connect_timeout=soon")
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("connect_timeout \"soon\""), "{e}");
+}
