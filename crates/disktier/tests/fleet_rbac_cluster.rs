@@ -25,12 +25,8 @@ struct Minimal {
 /// all of them).
 fn rules(without: Option<(&str, &str)>) -> String {
     let all: [(&str, &str, &[&str]); 4] = [
-        (
-            "batch",
-            "jobs",
-            &["create", "get", "list", "watch", "delete"],
-        ),
-        ("", "pods", &["get", "list", "watch", "delete"]),
+        ("batch", "jobs", &["create", "list", "watch", "delete"]),
+        ("", "pods", &["list", "watch", "delete"]),
         ("", "pods/log", &["get"]),
         ("", "events", &["list", "watch"]),
     ];

@@ -79,14 +79,15 @@ pub const EVENTS: &str = "events";
 /// The rules of the namespaced Role: what `fleet run` and `fleet clean` call.
 pub fn namespace_rules() -> Vec<PolicyRule> {
     vec![
-        // create the Jobs, watch them, delete them (and leftovers: list by label).
+        // create the Jobs, watch them, delete them (and leftovers: list by label). No `get`:
+        // a watch lists and watches, and nothing reads one Job or Pod by name.
         rule(
             &["batch"],
             &["jobs"],
-            &["create", "get", "list", "watch", "delete"],
+            &["create", "list", "watch", "delete"],
         ),
         // watch the pods for image-pull errors and results; delete pods that never started.
-        rule(&[""], &["pods"], &["get", "list", "watch", "delete"]),
+        rule(&[""], &["pods"], &["list", "watch", "delete"]),
         // read the result document.
         rule(&[""], &["pods/log"], &["get"]),
         // the kubelet's and the taint manager's word on a pod (FailedMount,

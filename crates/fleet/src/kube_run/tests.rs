@@ -299,7 +299,14 @@ fn the_access_check_asks_for_every_permission_fleet_rbac_grants() {
     );
     assert_eq!(
         access::list(&need[..2]),
-        "create jobs.batch, get jobs.batch"
+        "create jobs.batch, list jobs.batch"
+    );
+    // Nothing reads one Job or Pod by name: `fleet rbac` grants no `get` on them.
+    assert!(
+        !words
+            .iter()
+            .any(|w| w == "get jobs.batch" || w == "get pods"),
+        "{words:?}"
     );
 }
 
