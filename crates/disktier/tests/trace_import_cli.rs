@@ -220,3 +220,56 @@ fn a_device_or_fifo_output_is_written_into_or_refused_never_replaced() {
     assert!(kind(&fifo).is_fifo());
     assert_eq!(leftovers(d.path()), Vec::<String>::new());
 }
+
+/// `-` reads standard input (a pipe from `blkparse -o -`, or a gzip stream), and gives the
+/// same trace as the file; before, `-` was looked for as a file and not found (session 21's
+/// left item). Standard input redirected from the output file is still refused.
+#[test]
+fn dash_reads_standard_input() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.csv");
+    std::fs::write(&input, msr_lines(0, 500)).unwrap();
+    let from_file = d.path().join("file.dttrace");
+    import_msr(&input, &from_file).assert().success();
+    // Through a pipe, gzip-compressed: nothing to seek, the magic bytes read from the stream.
+    let gz = Command::new("gzip")
+        .arg("-c")
+        .arg(&input)
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(gz[..2], [0x1f, 0x8b]);
+    let from_pipe = d.path().join("pipe.dttrace");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .args(["--no-save", "trace", "import", "msr", "-", "-o"])
+        .arg(&from_pipe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&gz).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("imported 500 requests"), "{said}");
+    assert!(said.contains("compression gzip"), "{said}");
+    assert_eq!(
+        std::fs::read(&from_pipe).unwrap(),
+        std::fs::read(&from_file).unwrap()
+    );
+    // `< pipe.dttrace -o pipe.dttrace`: the input is the output.
+    let before = std::fs::read(&from_pipe).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .args(["--no-save", "trace", "import", "msr", "-", "-o"])
+        .arg(&from_pipe)
+        .stdin(std::fs::File::open(&from_pipe).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&from_pipe).unwrap(), before);
+}

@@ -56,7 +56,7 @@ pub struct ImportArgs {
     /// Input format: blkparse, msr, alibaba, tencent, fio-iolog.
     #[arg(value_parser = parse_format, value_name = "FORMAT")]
     pub input_format: Format,
-    /// The trace to read (plain, .gz or .zst).
+    /// The trace to read (plain, .gz or .zst); - reads standard input (`blkparse -o - | ...`).
     pub file: PathBuf,
     /// Where to write the DTTRACE file.
     #[arg(long, short = 'o', value_name = "OUT")]
@@ -205,7 +205,13 @@ fn pow2(b: u64) -> String {
 fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
     // Ctrl-C, SIGTERM or SIGHUP: the import stops and leaves -o as it was.
     let stop = super::progress::stop_flag();
-    let rep = import::import_to_file(a.input_format, &a.file, &a.output, a.strict, stop)?;
+    // `-` is standard input, as in blkparse's own `-o -`; `./-` names a file called `-`.
+    let input = if a.file.as_os_str() == "-" {
+        PathBuf::from("/dev/stdin")
+    } else {
+        a.file.clone()
+    };
+    let rep = import::import_to_file(a.input_format, &input, &a.output, a.strict, stop)?;
     if ctx.json() {
         let mut v = serde_json::to_value(&rep)?;
         v["schema_version"] = json!(SCHEMA_VERSION);
@@ -215,7 +221,7 @@ fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
         outln!(
             "imported {} requests from {} ({} format, compression {}) into {}",
             rep.records,
-            a.file.display(),
+            input.display(),
             a.input_format.name(),
             rep.compression,
             a.output.display()
