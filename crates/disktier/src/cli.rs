@@ -137,7 +137,7 @@ pub fn parse() -> Cli {
 /// ([`dispatch`]); they still parse it, so that the refusal says which commands take it.
 pub fn command() -> clap::Command {
     let c = <Cli as clap::CommandFactory>::command();
-    let textfile = textfile_arg(&c);
+    let textfile = textfile_args(&c);
     // trace record runs the native engine only (it records the engine's own I/O): its shared
     // --engine option still parses, so that fio is refused with the reason, but is not offered
     // in its help (QA).
@@ -147,12 +147,20 @@ pub fn command() -> clap::Command {
     with_textfile_dir(c, &textfile, true, &mut Vec::new())
 }
 
-/// The root's global `--textfile-dir`.
-fn textfile_arg(c: &clap::Command) -> clap::Arg {
-    c.get_arguments()
-        .find(|a| a.get_id() == "textfile_dir")
-        .cloned()
-        .expect("the global --textfile-dir")
+/// The ids of the options only the metrics commands take.
+const TEXTFILE_IDS: [&str; 2] = ["textfile_dir", "textfile_name"];
+
+/// The root's global `--textfile-dir` and `--textfile-name`.
+fn textfile_args(c: &clap::Command) -> Vec<clap::Arg> {
+    TEXTFILE_IDS
+        .iter()
+        .map(|id| {
+            c.get_arguments()
+                .find(|a| a.get_id() == *id)
+                .cloned()
+                .expect("the global textfile options")
+        })
+        .collect()
 }
 
 /// The commands (by their path in the tree, with everything under them) that take
@@ -167,7 +175,7 @@ const METRICS_COMMANDS: &[&[&str]] = &[&["assess"], &["bench"], &["check"], &["f
 /// to `fleet run`).
 fn with_textfile_dir(
     mut c: clap::Command,
-    textfile: &clap::Arg,
+    textfile: &[clap::Arg],
     hidden_elsewhere: bool,
     path: &mut Vec<String>,
 ) -> clap::Command {
@@ -182,8 +190,8 @@ fn with_textfile_dir(
             .any(|m| m.len() <= path.len() && m.iter().zip(path.iter()).all(|(a, b)| a == b));
         c = c.mut_subcommand(&name, |s| {
             let s = match (takes, hidden_elsewhere) {
-                (true, _) => s.arg(textfile.clone()),
-                (false, true) => s.arg(textfile.clone().hide(true)),
+                (true, _) => s.args(textfile.iter().cloned()),
+                (false, true) => s.args(textfile.iter().map(|a| a.clone().hide(true))),
                 (false, false) => s,
             };
             with_textfile_dir(s, textfile, hidden_elsewhere, path)
@@ -200,8 +208,13 @@ fn with_textfile_dir(
 /// clap cannot remove a subcommand, so the root is built again from the tree's parts.
 pub fn completion_command() -> clap::Command {
     let base = <Cli as clap::CommandFactory>::command();
-    let textfile = textfile_arg(&base).global(false);
-    let base = base.mut_arg("textfile_dir", |a| a.global(false));
+    let textfile: Vec<clap::Arg> = textfile_args(&base)
+        .into_iter()
+        .map(|a| a.global(false))
+        .collect();
+    let base = TEXTFILE_IDS
+        .iter()
+        .fold(base, |b, id| b.mut_arg(*id, |a| a.global(false)));
     let full = with_textfile_dir(base, &textfile, false, &mut Vec::new());
     let mut c = clap::Command::new("disktier")
         .version(env!("CARGO_PKG_VERSION"))
@@ -234,6 +247,12 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
     if !metrics && cli.global.textfile_dir.is_some() {
         bail!("--textfile-dir is for check, bench, assess and fleet run: drop it here");
     }
+    if !metrics && cli.global.textfile_name.is_some() {
+        bail!("--textfile-name is for check, bench, assess and fleet run: drop it here");
+    }
+    if cli.global.textfile_dir.is_none() && cli.global.textfile_name.is_some() {
+        bail!("--textfile-name names the file in --textfile-dir: give --textfile-dir DIR too");
+    }
     // Checked before the command measures anything: a run of minutes must not end in an
     // unwritable directory.
     let textfile = cli
@@ -241,7 +260,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         .textfile_dir
         .as_deref()
         .map(TextfileDir::check)
-        .transpose()?;
+        .transpose()?
+        .map(|d| d.named(cli.global.textfile_name.clone()));
     let ctx = Ctx {
         global: cli.global,
         textfile,
@@ -300,6 +320,7 @@ mod tests {
             &["fleet", "run"],
         ] {
             assert!(help(taken).contains("--textfile-dir"), "{taken:?}");
+            assert!(help(taken).contains("--textfile-name"), "{taken:?}");
         }
         for refused in [
             &["plan"][..],
@@ -310,6 +331,7 @@ mod tests {
             &["history"],
         ] {
             assert!(!help(refused).contains("--textfile-dir"), "{refused:?}");
+            assert!(!help(refused).contains("--textfile-name"), "{refused:?}");
         }
         // Still parsed where hidden, so that `dispatch` can say which commands take it.
         let m = super::command().try_get_matches_from([

@@ -33,6 +33,16 @@ pub struct Global {
     // unset variable as `[env: DISKTIER_CATALOG=]`, which reads as set to empty (QA).
     #[arg(long, global = true, env = "DISKTIER_CATALOG", hide_env_values = true, value_parser = clap::builder::OsStringValueParser::new().map(PathBuf::from))]
     pub catalog: Option<PathBuf>,
+    // Last: clap orders help by declaration, and an option declared earlier moved every later
+    // one in every help page.
+    /// The file's name in --textfile-dir instead of disktier_<command> (.prom is added): one
+    /// per target when several checks write into one directory.
+    #[arg(long, global = true, value_name = "NAME", value_parser = parse_textfile_name)]
+    pub textfile_name: Option<crate::exposition::TextfileName>,
+}
+
+fn parse_textfile_name(s: &str) -> Result<crate::exposition::TextfileName, String> {
+    crate::exposition::TextfileName::parse(s)
 }
 
 /// `--db`/`DISKTIER_DB` as text: every store location (a SQLite path, a PostgreSQL URL or libpq

@@ -121,9 +121,17 @@ impl Ctx {
         interrupted: bool,
     ) -> anyhow::Result<()> {
         let written = match (&self.textfile, interrupted) {
-            (Some(dir), false) => dir
-                .write(command, text)
-                .map(|path| self.note(format_args!("metrics written to {}", path.display()))),
+            (Some(dir), false) => dir.write(command, text).map(|w| {
+                self.note(format_args!("metrics written to {}", w.path.display()));
+                // Even with --quiet (cron): that a target's figures are gone must not go unsaid.
+                if !w.replaced_paths.is_empty() {
+                    crate::out::note(format_args!(
+                        "warning: {} held the figures of {}, which this run replaced (the collector no longer has them): give each target its own file with --textfile-name NAME",
+                        w.path.display(),
+                        w.replaced_paths.join(", ")
+                    ));
+                }
+            }),
             _ => Ok(()),
         };
         let printed = if self.prometheus() {

@@ -17,7 +17,7 @@ mod encode;
 mod textfile;
 
 pub use encode::{encode, encode_with};
-pub use textfile::TextfileDir;
+pub use textfile::{TextfileDir, TextfileName};
 
 use crate::app::judge::RunVerdict;
 use disktier_engine::{DirStats, RunDoc};

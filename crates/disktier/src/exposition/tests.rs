@@ -133,7 +133,7 @@ fn textfile_dir_must_be_a_writable_directory() {
         .to_string();
     assert!(e.contains("missing"), "{e}");
     let d = TextfileDir::check(t.path()).unwrap();
-    let p = d.write("check", "x 1\n").unwrap();
+    let p = d.write("check", "x 1\n").unwrap().path;
     assert_eq!(p, t.path().join("disktier_check.prom"));
     assert_eq!(std::fs::read_to_string(&p).unwrap(), "x 1\n");
     let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().collect();

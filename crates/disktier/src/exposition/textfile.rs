@@ -15,10 +15,52 @@ use std::path::{Path, PathBuf};
 /// job and must be able to read it, whatever the umask.
 const MODE: u32 = 0o644;
 
-/// A directory node_exporter's textfile collector reads, checked to be a writable directory
-/// before anything is measured.
+/// `--textfile-name`: the file's name in the directory, without `.prom` (a trailing `.prom` is
+/// taken off): letters, digits, `_`, `-` and `.`, not starting with `.` (the collector reads
+/// `*.prom` files, and a dot file is a temporary one here), at most [`NAME_MAX`] bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TextfileDir(PathBuf);
+pub struct TextfileName(String);
+
+/// The longest `--textfile-name`: room for `.prom` and the temporary file's affixes in a
+/// 255-byte file name.
+const NAME_MAX: usize = 200;
+
+impl TextfileName {
+    pub fn parse(s: &str) -> Result<TextfileName, String> {
+        let base = s.strip_suffix(".prom").unwrap_or(s);
+        let ok = !base.is_empty()
+            && base.len() <= NAME_MAX
+            && !base.starts_with('.')
+            && base
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if ok {
+            Ok(TextfileName(base.to_string()))
+        } else {
+            Err(format!(
+                "{:?} is not a textfile name: use 1 to {NAME_MAX} letters, digits, '_', '-' or '.', not starting with '.' (e.g. disktier_check_etcd; .prom is added)",
+                s.escape_debug().to_string()
+            ))
+        }
+    }
+}
+
+/// A directory node_exporter's textfile collector reads, checked to be a writable directory
+/// before anything is measured, and the file's name in it when `--textfile-name` gave one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextfileDir(PathBuf, Option<TextfileName>);
+
+/// What [`TextfileDir::write`] did.
+#[derive(Debug)]
+pub struct Written {
+    pub path: PathBuf,
+    /// The `path` labels the replaced file held that the new one does not: another target's
+    /// figures, gone from the collector (two checks into one file).
+    pub replaced_paths: Vec<String>,
+}
+
+/// How much of an existing textfile is read to see whose figures it held.
+const READ_OLD_MAX: u64 = 4 << 20;
 
 impl TextfileDir {
     /// Checks that `dir` is a directory this process can create files in, by creating (and
@@ -32,7 +74,7 @@ impl TextfileDir {
         }
         match temp_in(dir, ".disktier-probe.") {
             // Removed when dropped.
-            Ok(_probe) => Ok(TextfileDir(dir.to_path_buf())),
+            Ok(_probe) => Ok(TextfileDir(dir.to_path_buf(), None)),
             Err(e) => bail!(
                 "--textfile-dir {}: cannot create a file in it ({e}): {fix}",
                 dir.display()
@@ -40,18 +82,37 @@ impl TextfileDir {
         }
     }
 
-    /// `DIR/disktier_<command>.prom`.
-    pub fn file(&self, command: &str) -> PathBuf {
-        self.0.join(format!("disktier_{command}.prom"))
+    /// The same directory, its file named `name` (`--textfile-name`).
+    pub fn named(self, name: Option<TextfileName>) -> TextfileDir {
+        TextfileDir(self.0, name)
     }
 
-    /// Writes `text` to `DIR/disktier_<command>.prom` atomically: a new temporary file in DIR
+    /// The file's name without `.prom`: `--textfile-name`, else `disktier_<command>`.
+    fn stem(&self, command: &str) -> String {
+        match &self.1 {
+            Some(TextfileName(n)) => n.clone(),
+            None => format!("disktier_{command}"),
+        }
+    }
+
+    /// `DIR/disktier_<command>.prom`, or `DIR/NAME.prom`.
+    pub fn file(&self, command: &str) -> PathBuf {
+        self.0.join(format!("{}.prom", self.stem(command)))
+    }
+
+    /// Writes `text` to [`TextfileDir::file`] atomically: a new temporary file in DIR
     /// (its name does not end in .prom, so the collector never reads it half written), mode
-    /// 0644, fsync, rename over the old file, fsync of the directory. Returns the file's path.
-    pub fn write(&self, command: &str, text: &str) -> anyhow::Result<PathBuf> {
+    /// 0644, fsync, rename over the old file, fsync of the directory. Returns the file's path
+    /// and the targets whose figures the old file held and the new one does not.
+    pub fn write(&self, command: &str, text: &str) -> anyhow::Result<Written> {
         use std::os::unix::fs::PermissionsExt;
         let dest = self.file(command);
-        let mut tmp = temp_in(&self.0, &format!(".disktier_{command}.prom."))
+        let replaced_paths = {
+            let old = old_paths(&dest);
+            let new = path_labels(text);
+            old.into_iter().filter(|p| !new.contains(p)).collect()
+        };
+        let mut tmp = temp_in(&self.0, &format!(".{}.prom.", self.stem(command)))
             .with_context(|| format!("cannot create a temporary file in {}", self.0.display()))?;
         // On an error the temporary file is removed when `tmp` drops.
         let result = (|| -> std::io::Result<()> {
@@ -66,8 +127,65 @@ impl TextfileDir {
         .and_then(|()| tmp.persist(&dest).map(drop).map_err(|e| e.error))
         .and_then(|()| File::open(&self.0)?.sync_all());
         result.with_context(|| format!("cannot write {}", dest.display()))?;
-        Ok(dest)
+        Ok(Written {
+            path: dest,
+            replaced_paths,
+        })
     }
+}
+
+/// The `path` labels of the textfile at `dest`, if it is a regular file (not followed through
+/// a symlink; at most [`READ_OLD_MAX`] bytes read).
+fn old_paths(dest: &Path) -> Vec<String> {
+    use std::io::Read;
+    let regular = std::fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_file());
+    let mut text = String::new();
+    if regular {
+        if let Ok(f) = File::open(dest) {
+            let _ = f.take(READ_OLD_MAX).read_to_string(&mut text);
+        }
+    }
+    path_labels(&text)
+}
+
+/// The distinct values of the `path` label in an exposition's samples, unescaped (`\\`,
+/// `\"`, `\n`; text format 0.0.4). A line that does not parse is passed over.
+pub fn path_labels(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some(open) = line.find('{') else { continue };
+        let mut rest = &line[open + 1..];
+        // name="value" pairs, comma separated, up to the closing brace.
+        while let Some(eq) = rest.find("=\"") {
+            let name = rest[..eq].trim_start_matches([',', ' ']);
+            let mut value = String::new();
+            let mut chars = rest[eq + 2..].char_indices();
+            let mut end = None;
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => match chars.next() {
+                        Some((_, 'n')) => value.push('\n'),
+                        Some((_, e)) => value.push(e),
+                        None => break,
+                    },
+                    '"' => {
+                        end = Some(eq + 2 + i + 1);
+                        break;
+                    }
+                    c => value.push(c),
+                }
+            }
+            let Some(end) = end else { break };
+            if name == "path" && !out.contains(&value) {
+                out.push(value);
+            }
+            rest = &rest[end..];
+            if rest.starts_with('}') {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// A new temporary file in `dir` named `{prefix}<random>.tmp` (module doc).
@@ -99,7 +217,7 @@ mod tests {
         std::os::unix::fs::symlink(t.path().join("nowhere"), dir.join("dangling.tmp")).unwrap();
         std::os::unix::fs::symlink(&victim, dir.join("disktier_check.prom")).unwrap();
         let d = TextfileDir::check(&dir).unwrap();
-        let p = d.write("check", "x 1\n").unwrap();
+        let p = d.write("check", "x 1\n").unwrap().path;
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "victim content");
         assert!(
             !t.path().join("nowhere").exists(),
@@ -121,5 +239,69 @@ mod tests {
         let mut want = vec![old, "dangling.tmp".into(), "disktier_check.prom".into()];
         want.sort();
         assert_eq!(left, want);
+    }
+
+    /// The `path` labels are read from sample lines only, unescaped, each once; a value may
+    /// hold `="`, commas and braces (escaped as the format says).
+    #[test]
+    fn path_labels_are_read_as_the_format_escapes_them() {
+        let text = concat!(
+            "# HELP x a \"path\" label\n",
+            "# TYPE x gauge\n",
+            "x{command=\"check\",node=\"n\",path=\"/srv/a\"} 1\n",
+            "y{path=\"/srv/a\",device=\"sda\"} 2\n",
+            "x{node=\"path=\\\"/no\\\"\",path=\"/b \\\"q\\\",}{\\\\c\\nd\"} 3\n",
+            "z 4\n",
+            "broken{path=\"/cut\n",
+        );
+        assert_eq!(path_labels(text), ["/srv/a", "/b \"q\",}{\\c\nd"]);
+        assert!(path_labels("").is_empty());
+    }
+
+    #[test]
+    fn textfile_names_are_checked() {
+        assert_eq!(
+            TextfileName::parse("etcd_disk.prom").unwrap(),
+            TextfileName("etcd_disk".into())
+        );
+        for bad in [
+            "",
+            ".x",
+            "a/b",
+            "..",
+            "a\u{202e}b",
+            &"n".repeat(NAME_MAX + 1),
+        ] {
+            assert!(TextfileName::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    /// Fuzz target (bolero): any bytes as an old textfile (whoever can write the collector's
+    /// directory writes it): [`path_labels`] gives labels or none, never a panic or a hang,
+    /// and each label is at most as long as the text. Corpus:
+    /// `tests/__fuzz__/fuzz_textfile_labels/corpus`.
+    #[test]
+    fn fuzz_textfile_labels() {
+        use disktier_testkit::fuzz::{mutate, seeds, timed, BRIEF, MAX_INPUT};
+        let seeds = seeds(env!("CARGO_MANIFEST_DIR"), "fuzz_textfile_labels");
+        assert!(!seeds.is_empty(), "the corpus is checked in");
+        bolero::check!()
+            .with_test_time(BRIEF)
+            .with_max_len(MAX_INPUT)
+            .for_each(move |raw: &[u8]| {
+                let own: Vec<Vec<u8>> = if raw.is_empty() {
+                    seeds.clone()
+                } else {
+                    Vec::new()
+                };
+                for input in own.into_iter().chain([raw.to_vec(), mutate(&seeds, raw)]) {
+                    timed(&input, || {
+                        let text = String::from_utf8_lossy(&input);
+                        for l in path_labels(&text) {
+                            assert!(l.len() <= text.len());
+                        }
+                    });
+                }
+            });
     }
 }
