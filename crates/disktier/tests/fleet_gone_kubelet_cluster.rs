@@ -76,3 +76,60 @@ fn a_pod_whose_kubelet_is_gone_is_deleted_after_its_grace_period() {
         ""
     );
 }
+
+/// A node that goes NotReady while its pod waits (the node controller's word when the kubelet
+/// stops posting status) was reported only as a deadline, which reads as a slow node; the
+/// deadline's reason now says the node is NotReady (session 22's left item).
+#[test]
+fn a_node_that_goes_not_ready_mid_run_is_named_at_the_deadline() {
+    let Some(c) = Cluster::from_env() else {
+        return;
+    };
+    let ns = c.namespace("fleet-notready");
+    let node = c.add_fake_node(&FakeNodeSpec::new(&kube::unique_name("fleet-nr")));
+    let store = tempfile::tempdir().unwrap();
+    let child = Command::cargo_bin("disktier")
+        .unwrap()
+        .env("KUBECONFIG", c.kubeconfig())
+        .env("DISKTIER_DB", store.path().join("r.db"))
+        .args([
+            "fleet", "run", "--format", "json", "-n", &ns.name, "--nodes",
+        ])
+        .arg(&node.name)
+        .args(["--timeout", "8s", "--", "check", "etcd", "/var/lib/etcd"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    kube::wait_until(Duration::from_secs(30), "the run's pod", || {
+        !c.kubectl_ok(&["-n", &ns.name, "get", "pods", "-o", "name"])
+            .trim()
+            .is_empty()
+    });
+    // What the node controller writes when the kubelet stops posting status (the test
+    // cluster's node-monitor grace period is an hour, so it is written here).
+    let unknown = serde_json::json!([
+        {"op": "replace", "path": "/status/conditions/0/status", "value": "Unknown"},
+        {"op": "replace", "path": "/status/conditions/0/reason", "value": "NodeStatusUnknown"},
+    ]);
+    c.kubectl_ok(&[
+        "patch",
+        "node",
+        &node.name,
+        "--subresource=status",
+        "--type=json",
+        "-p",
+        &unknown.to_string(),
+    ]);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let reason = json["nodes"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("deadline exceeded: --timeout 8s passed")
+            && reason.contains("the node is NotReady (NodeStatusUnknown) now"),
+        "{reason}"
+    );
+    assert_eq!(json["left_behind"], serde_json::json!([]), "{err}");
+}

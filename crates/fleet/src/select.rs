@@ -138,27 +138,35 @@ pub fn candidate(node: &Node, tolerations: &[Toleration]) -> Candidate {
     }
 }
 
-fn skip_reason(node: &Node, tolerations: &[Toleration]) -> Option<String> {
-    let spec = node.spec.as_ref();
-    if spec.and_then(|s| s.unschedulable) == Some(true) {
-        return Some("cordoned (spec.unschedulable): uncordon it to measure it".into());
-    }
+/// `NotReady (REASON)` when the node's Ready condition is not True (False, or Unknown: the
+/// node controller heard nothing from the kubelet), or it has none.
+pub fn not_ready(node: &Node) -> Option<String> {
     let ready = node
         .status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
     match ready {
-        None => return Some("NotReady (the node has never reported a Ready condition)".into()),
+        None => Some("NotReady (the node has never reported a Ready condition)".into()),
         Some(c) if c.status != "True" => {
             let why = c
                 .reason
                 .as_deref()
                 .or(c.message.as_deref())
                 .unwrap_or("no reason given");
-            return Some(format!("NotReady ({why})"));
+            Some(format!("NotReady ({why})"))
         }
-        Some(_) => {}
+        Some(_) => None,
+    }
+}
+
+fn skip_reason(node: &Node, tolerations: &[Toleration]) -> Option<String> {
+    let spec = node.spec.as_ref();
+    if spec.and_then(|s| s.unschedulable) == Some(true) {
+        return Some("cordoned (spec.unschedulable): uncordon it to measure it".into());
+    }
+    if let Some(why) = not_ready(node) {
+        return Some(why);
     }
     // The node controller's taints mean the kubelet is gone or the node is going away: no
     // toleration makes such a node measurable.

@@ -7,11 +7,11 @@
 
 use crate::error::{FleetError, Result};
 use crate::manifest::{self, JobConfig, NODE_ANNOTATION};
-use crate::select::{self, Candidate, Selection};
+use crate::select::{Candidate, Selection};
 use crate::summary::{NodeReport, Status};
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{watcher, WatchStreamExt};
@@ -24,11 +24,13 @@ use tokio::signal::unix::{signal, SignalKind};
 
 pub mod access;
 mod cluster;
+mod node_state;
 mod pods;
 #[cfg(test)]
 mod tests;
 
 pub use cluster::{delete_matching, ensure_namespace, fetch_nodes, leftovers, select, CleanReport};
+use node_state::{eviction_reason, with_node_state, DEADLINE};
 use pods::{collect, is_pod_of, job_failed, judge_event, judge_pod, PodNote, PodState, Terminated};
 
 /// Where the cluster is: `--kubeconfig` (else `KUBECONFIG`, `~/.kube/config`, in-cluster) and
@@ -381,7 +383,7 @@ pub async fn run(
                     let Some(a) = active.get(&node) else { continue };
                     if let Some((reason, message)) = job_failed(&job) {
                         let why = if reason == "DeadlineExceeded" {
-                            format!("deadline exceeded: --timeout {}s passed and {}", cfg.timeout.as_secs(), a.last_state)
+                            format!("{DEADLINE}: --timeout {}s passed and {}", cfg.timeout.as_secs(), a.last_state)
                         } else {
                             format!("Job failed ({reason}: {message}); {}", a.last_state)
                         };
@@ -402,7 +404,7 @@ pub async fn run(
                         }
                     } else if a.created.elapsed() > limit {
                         finished.push((node.clone(), Finish::Error(format!(
-                            "deadline exceeded: --timeout {}s passed and {}",
+                            "{DEADLINE}: --timeout {}s passed and {}",
                             cfg.timeout.as_secs(), a.last_state))));
                     }
                 }
@@ -417,7 +419,11 @@ pub async fn run(
             match f {
                 Finish::Error(reason) => {
                     a.report.status = Status::Error;
-                    a.report.reason = Some(reason);
+                    a.report.reason = Some(if reason.starts_with(DEADLINE) {
+                        with_node_state(client, &node, reason).await
+                    } else {
+                        reason
+                    });
                 }
                 Finish::Evicted(reason) => {
                     a.report.status = Status::Error;
@@ -522,26 +528,6 @@ impl Signals {
 /// Why a pod was deleted when no event has said yet.
 fn deleted_by_someone() -> String {
     "the pod was deleted before the node command finished, and not by fleet (kubectl delete, a node drain, or an eviction; see `kubectl get events`)".into()
-}
-
-/// An eviction's reason, with the node's NoExecute taints the pod does not tolerate when
-/// there are any (the taint manager's own event names only the pod).
-async fn eviction_reason(client: &Client, node: &str, cfg: &JobConfig, why: String) -> String {
-    let Ok(Some(n)) = Api::<Node>::all(client.clone()).get_opt(node).await else {
-        return why;
-    };
-    let tolerations = manifest::tolerations(cfg.tolerate_all);
-    let taints: Vec<String> = select::untolerated_no_execute(&n, &tolerations)
-        .into_iter()
-        .map(select::taint_text)
-        .collect();
-    if taints.is_empty() {
-        return why;
-    }
-    format!(
-        "{why}: the node is tainted {}, which the pod does not tolerate; pass --tolerate-all to measure it anyway",
-        taints.join(", ")
-    )
 }
 
 /// The objects an event carries (a watcher error is transient: the watcher retries).

@@ -1,0 +1,52 @@
+//! What the API server says of a node when one of its pods fails: its NoExecute taints for an
+//! eviction, its Ready condition for a deadline.
+
+use crate::manifest::{self, JobConfig};
+use crate::select;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::Api;
+use kube::Client;
+
+/// How every deadline's reason starts.
+pub(super) const DEADLINE: &str = "deadline exceeded";
+
+/// A deadline's reason, with the node's state when it is NotReady now: a node that went
+/// NotReady during the run (its kubelet stopped, or lost the API server) was reported only as
+/// a deadline, which reads as a slow disk (session 22's left item).
+pub(super) async fn with_node_state(client: &Client, node: &str, why: String) -> String {
+    match Api::<Node>::all(client.clone()).get_opt(node).await {
+        Ok(Some(n)) => match select::not_ready(&n) {
+            Some(state) => format!(
+                "{why}; the node is {state} now: its kubelet stopped or lost the API server (kubectl describe node {node})"
+            ),
+            None => why,
+        },
+        Ok(None) => format!("{why}; the node is gone from the cluster"),
+        Err(_) => why,
+    }
+}
+
+/// An eviction's reason, with the node's NoExecute taints the pod does not tolerate when
+/// there are any (the taint manager's own event names only the pod).
+pub(super) async fn eviction_reason(
+    client: &Client,
+    node: &str,
+    cfg: &JobConfig,
+    why: String,
+) -> String {
+    let Ok(Some(n)) = Api::<Node>::all(client.clone()).get_opt(node).await else {
+        return why;
+    };
+    let tolerations = manifest::tolerations(cfg.tolerate_all);
+    let taints: Vec<String> = select::untolerated_no_execute(&n, &tolerations)
+        .into_iter()
+        .map(select::taint_text)
+        .collect();
+    if taints.is_empty() {
+        return why;
+    }
+    format!(
+        "{why}: the node is tainted {}, which the pod does not tolerate; pass --tolerate-all to measure it anyway",
+        taints.join(", ")
+    )
+}
