@@ -92,3 +92,29 @@ mod tests {
         assert_eq!(printable("plain é", false), "plain é");
     }
 }
+
+/// The first `k` of `items`, [`printable`], comma separated, and "and N more" past them: a list
+/// from outside (a file's labels) in one line of a message, however long it is.
+pub fn some_of<'a>(items: impl IntoIterator<Item = &'a String>, k: usize) -> String {
+    let all: Vec<&String> = items.into_iter().collect();
+    let mut s = all
+        .iter()
+        .take(k)
+        .map(|i| printable(i, false))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if all.len() > k {
+        s.push_str(&format!(" and {} more", all.len() - k));
+    }
+    s
+}
+
+#[cfg(test)]
+mod some_of_tests {
+    #[test]
+    fn some_of_cuts_the_list_and_escapes_it() {
+        let v: Vec<String> = ["/a", "/b\x1b[2J", "/c", "/d"].map(String::from).to_vec();
+        assert_eq!(super::some_of(&v[..1], 3), "/a");
+        assert_eq!(super::some_of(&v, 3), "/a, /b\\u{1b}[2J, /c and 1 more");
+    }
+}

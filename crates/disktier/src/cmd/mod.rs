@@ -128,7 +128,7 @@ impl Ctx {
                     crate::out::note(format_args!(
                         "warning: {} held the figures of {}, which this run replaced (the collector no longer has them): give each target its own file with --textfile-name NAME",
                         w.path.display(),
-                        w.replaced_paths.join(", ")
+                        crate::text::some_of(&w.replaced_paths, 3)
                     ));
                 }
             }),

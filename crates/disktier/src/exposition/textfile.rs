@@ -7,6 +7,7 @@
 //! target, which replaces a symlink planted there, never what it points to (rename(2)).
 
 use anyhow::{bail, Context};
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -108,9 +109,8 @@ impl TextfileDir {
         use std::os::unix::fs::PermissionsExt;
         let dest = self.file(command);
         let replaced_paths = {
-            let old = old_paths(&dest);
             let new = path_labels(text);
-            old.into_iter().filter(|p| !new.contains(p)).collect()
+            old_paths(&dest).difference(&new).cloned().collect()
         };
         let mut tmp = temp_in(&self.0, &format!(".{}.prom.", self.stem(command)))
             .with_context(|| format!("cannot create a temporary file in {}", self.0.display()))?;
@@ -136,22 +136,28 @@ impl TextfileDir {
 
 /// The `path` labels of the textfile at `dest`, if it is a regular file (not followed through
 /// a symlink; at most [`READ_OLD_MAX`] bytes read).
-fn old_paths(dest: &Path) -> Vec<String> {
+fn old_paths(dest: &Path) -> BTreeSet<String> {
     use std::io::Read;
-    let regular = std::fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_file());
-    let mut text = String::new();
-    if regular {
-        if let Ok(f) = File::open(dest) {
-            let _ = f.take(READ_OLD_MAX).read_to_string(&mut text);
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NOFOLLOW: not through a planted symlink; O_NONBLOCK: a FIFO planted at the name does
+    // not hold a root cron job forever (its open would wait for a writer).
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(dest);
+    let mut bytes = Vec::new();
+    if let Ok(f) = opened {
+        if f.metadata().is_ok_and(|m| m.is_file()) {
+            let _ = f.take(READ_OLD_MAX).read_to_end(&mut bytes);
         }
     }
-    path_labels(&text)
+    path_labels(&String::from_utf8_lossy(&bytes))
 }
 
 /// The distinct values of the `path` label in an exposition's samples, unescaped (`\\`,
 /// `\"`, `\n`; text format 0.0.4). A line that does not parse is passed over.
-pub fn path_labels(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+pub fn path_labels(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let Some(open) = line.find('{') else { continue };
         let mut rest = &line[open + 1..];
@@ -176,8 +182,8 @@ pub fn path_labels(text: &str) -> Vec<String> {
                 }
             }
             let Some(end) = end else { break };
-            if name == "path" && !out.contains(&value) {
-                out.push(value);
+            if name == "path" {
+                out.insert(value);
             }
             rest = &rest[end..];
             if rest.starts_with('}') {
@@ -254,7 +260,8 @@ mod tests {
             "z 4\n",
             "broken{path=\"/cut\n",
         );
-        assert_eq!(path_labels(text), ["/srv/a", "/b \"q\",}{\\c\nd"]);
+        let got: Vec<String> = path_labels(text).into_iter().collect();
+        assert_eq!(got, ["/b \"q\",}{\\c\nd", "/srv/a"]);
         assert!(path_labels("").is_empty());
     }
 
@@ -303,5 +310,27 @@ mod tests {
                     });
                 }
             });
+    }
+
+    /// Reading the old file's labels never waits on a FIFO planted at its name (whoever can
+    /// write the collector's directory can plant one), and reads at most [`READ_OLD_MAX`].
+    #[test]
+    fn a_planted_fifo_or_huge_file_does_not_hold_the_write() {
+        let t = tempfile::tempdir().unwrap();
+        let d = TextfileDir::check(t.path()).unwrap();
+        let fifo = t.path().join("disktier_check.prom");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let w = d.write("check", "x{path=\"/a\"} 1\n").unwrap();
+        assert!(w.replaced_paths.is_empty());
+        assert!(std::fs::symlink_metadata(&w.path).unwrap().is_file());
+        // 8 MiB of distinct paths: only the first 4 MiB are read.
+        let big: String = (0..200_000)
+            .map(|i| format!("x{{path=\"/p{i:036}\"}} 1\n"))
+            .collect();
+        std::fs::write(&w.path, &big).unwrap();
+        let w = d.write("check", "x{path=\"/a\"} 1\n").unwrap();
+        let n = w.replaced_paths.len();
+        assert!(n > 50_000 && n < 200_000, "{n}");
     }
 }
