@@ -729,15 +729,17 @@ fn gke_refuses_e2_too_many_ssds_and_local_ssd_count() {
     })
     .unwrap_err();
     assert!(matches!(e, RenderError::RequestTooLarge { .. }), "{e}");
-    // A local SSD is 375 GiB, not 375 GB: exactly 2 x 375Gi fits, one byte more does not.
+    // A local SSD is 375 GiB, not 375 GB, and the kubelet keeps 10% of the node's ephemeral
+    // storage free (its nodefs.available<10% eviction threshold): 90% of 2 x 375Gi fits, one
+    // byte more does not.
     Gke::new(GkeConfig {
-        request: "750Gi".into(),
+        request: format!("{}", 2 * 402_653_184_000u64 / 10 * 9),
         local_ssds: 2,
         ..gke_cfg()
     })
     .unwrap();
     let e = Gke::new(GkeConfig {
-        request: format!("{}", 2 * 402_653_184_000u64 + 1),
+        request: format!("{}", 2 * 402_653_184_000u64 / 10 * 9 + 1),
         local_ssds: 2,
         ..gke_cfg()
     })
@@ -747,9 +749,23 @@ fn gke_refuses_e2_too_many_ssds_and_local_ssd_count() {
             e,
             RenderError::RequestTooLarge {
                 capacity: 805_306_368_000,
+                allocatable: 724_775_731_200,
                 ..
             }
         ),
+        "{e}"
+    );
+    // Found by QA: the SSDs' whole raw size was rendered, a request no node can ever schedule
+    // (Insufficient ephemeral-storage).
+    let e = Gke::new(GkeConfig {
+        request: "750Gi".into(),
+        local_ssds: 2,
+        ..gke_cfg()
+    })
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("at most 724775731200 bytes are allocatable"),
         "{e}"
     );
 

@@ -82,11 +82,13 @@ pub enum RenderError {
     #[error("--local-ssd-count attaches raw local SSDs and cannot be combined with --ephemeral-storage-local-ssd: drop --local-ssd-count")]
     LocalSsdCountConflict,
 
-    #[error("the ephemeral-storage request {request} exceeds the {count} local SSD(s) of 375 GiB ({capacity} bytes): lower --request or raise --local-ssds")]
+    #[error("the ephemeral-storage request {request} exceeds what a node with {count} local SSD(s) of 375 GiB ({capacity} bytes) can give pods: the kubelet keeps 10% of it free (its nodefs.available<10% eviction threshold), so at most {allocatable} bytes are allocatable, and GKE reserves more for the system (kubectl get node NODE -o jsonpath='{{.status.allocatable.ephemeral-storage}}' shows a node's); the pod would stay Pending: lower --request or raise --local-ssds")]
     RequestTooLarge {
         request: String,
         count: u32,
         capacity: u64,
+        /// The most pods can be given: `capacity` less the kubelet's eviction threshold.
+        allocatable: u64,
     },
 
     #[error("{instance_type} has no instance store (local NVMe disks) in disktier's catalog, so the MachineSet's nodes would have no disk for the MachineConfig: use a type with instance store, e.g. {similar}")]

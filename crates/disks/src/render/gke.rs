@@ -17,6 +17,21 @@ const HOST_PATH: &str = "/mnt/stateful_partition/kube-ephemeral-ssd";
 /// size" (cloud.google.com/compute/docs/disks/local-ssd, "Local SSD disks"); `fdisk -l` on a GKE
 /// node shows 402653184000 bytes per disk.
 pub const LOCAL_SSD_BYTES: u64 = 375 * (1 << 30);
+/// The share of the node's ephemeral storage the kubelet keeps free: its default hard eviction
+/// threshold `nodefs.available<10%` (kubernetes.io/docs/concepts/scheduling-eviction/
+/// node-pressure-eviction/, "Hard eviction thresholds"), which node allocatable subtracts from
+/// capacity, as it does kube-reserved and system-reserved (kubernetes.io/docs/tasks/
+/// administer-cluster/reserve-compute-resources/, "Node Allocatable"); the scheduler never
+/// places more than allocatable (docs/sources.md [k8s-allocatable]). GKE reserves more for its
+/// system besides, so this is an upper bound: a request above it can never be scheduled.
+const EVICTION_PERCENT: u64 = 10;
+
+/// The most ephemeral storage `local_ssds` local SSDs can offer pods: their raw size less the
+/// kubelet's eviction threshold ([`EVICTION_PERCENT`]). The filesystem's own overhead and GKE's
+/// reservation make the node's real allocatable lower still.
+pub fn allocatable_bound(local_ssds: u32) -> u64 {
+    u64::from(local_ssds) * LOCAL_SSD_BYTES / 100 * (100 - EVICTION_PERCENT)
+}
 /// `--ephemeral-storage-local-ssd` needs this GKE version or later (docs/sources.md
 /// [gke-local-ssd]).
 const MIN_GKE_VERSION: &str = "1.25.3-gke.1800";
@@ -223,13 +238,18 @@ impl Gke {
             )),
         }
         let capacity = u64::from(cfg.local_ssds) * LOCAL_SSD_BYTES;
+        // Found by QA: a request up to the SSDs' raw size (750Gi on two) was rendered, though no
+        // node offers pods all of it: the pod would stay Pending ("Insufficient
+        // ephemeral-storage").
+        let allocatable = allocatable_bound(cfg.local_ssds);
         let request = match Quantity::parse(&cfg.request) {
-            Ok(q) if q.bytes() <= capacity => q,
+            Ok(q) if q.bytes() <= allocatable => q,
             Ok(_) => {
                 return Err(RenderError::RequestTooLarge {
                     request: cfg.request.clone(),
                     count: cfg.local_ssds,
                     capacity,
+                    allocatable,
                 })
             }
             // Found by QA: 0 was said to exceed the SSDs.
@@ -358,6 +378,13 @@ mod tests {
     #[test]
     fn a_local_ssd_is_375_gib() {
         assert_eq!(LOCAL_SSD_BYTES, 402_653_184_000);
+    }
+
+    #[test]
+    fn the_kubelet_keeps_a_tenth_of_the_ssds_free() {
+        assert_eq!(allocatable_bound(1), 362_387_865_600);
+        assert_eq!(allocatable_bound(2), 724_775_731_200);
+        assert_eq!(allocatable_bound(24), 24 * 362_387_865_600);
     }
 
     #[test]
