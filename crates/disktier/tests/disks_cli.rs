@@ -76,6 +76,60 @@ fn disks_table_shows_stable_path_and_reasons() {
         ));
 }
 
+/// Found by QA: `disks` listed a disk that a loop device is backed by, or that a process has
+/// open, as eligible (`yes`), though docs/disks.md lists "in use" among the reasons it shows and
+/// `setup --devices` then refused that very disk as in use. A listing still opens nothing with
+/// `O_EXCL`; what uses the disk is read from /proc and sysfs.
+#[test]
+fn disks_lists_a_disk_in_use_without_a_claim_as_not_eligible() {
+    let Some(dev) = disktier_testkit::loop_dev(16 << 20) else {
+        return;
+    };
+    assert_eq!(listed(&dev)["eligible"], true);
+    let out = std::process::Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&dev.path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let upper = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let me = listed(&dev);
+    let text = bin().arg("disks").output().unwrap();
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &upper])
+        .status();
+    assert_eq!(me["eligible"], false, "{me}");
+    assert_eq!(
+        me["ineligible"],
+        serde_json::json!([{"reason": "in-use", "by": [format!("loop device {upper} is backed by it")]}])
+    );
+    let text = stdout_ok(&text);
+    assert!(
+        text.contains(&format!(
+            "not eligible: in use: loop device {upper} is backed by it"
+        )),
+        "{text}"
+    );
+
+    // A process that holds it open (here a sleep with it as stdin).
+    let mut user = std::process::Command::new("sleep")
+        .arg("60")
+        .stdin(std::fs::File::open(&dev.path).unwrap())
+        .spawn()
+        .unwrap();
+    let me = listed(&dev);
+    let _ = user.kill();
+    let _ = user.wait();
+    assert_eq!(me["eligible"], false, "{me}");
+    assert!(
+        me["ineligible"]
+            .to_string()
+            .contains(&format!("process {} (sleep) has it open", user.id())),
+        "{me}"
+    );
+    assert_eq!(listed(&dev)["eligible"], true);
+}
+
 #[test]
 fn setup_dry_run_on_the_i3_fixture_prints_raid0_and_stripe_aware_mkfs() {
     bin()

@@ -274,35 +274,51 @@ const SYSTEM_MOUNTS: &[&str] = &["/", "/boot", "/boot/efi", "/usr", "/sysroot"];
 /// The node's disks, read below `root` (`/` for the real node), for listing (`disks`,
 /// `assess`): nothing is opened with `O_EXCL` (a disk in use must not be disturbed by a
 /// listing; `setup` checks exclusivity on the disks it may take, and again right before it
-/// writes). Commands (blkid, which opens read-only) run through `runner` on the real node only.
+/// writes); what uses a disk without a claim (a process, a loop device) is read from `/proc` and
+/// sysfs and listed. Commands (blkid, which opens read-only) run through `runner` on the real node only.
 pub fn discover(root: &Path, runner: &dyn CommandRunner) -> Result<Vec<Disk>, DiskError> {
-    Ok(scan_only(root, runner, &|_, _| false)?.disks)
+    Ok(scan_only(root, runner, &|_, _| InUse::Users)?.disks)
 }
 
-/// Like [`discover`], also returning the mount table.
+/// Like [`discover`], also returning the mount table, with the exclusive-open check on every
+/// disk.
 pub fn scan(root: &Path, runner: &dyn CommandRunner) -> Result<Node, DiskError> {
-    scan_only(root, runner, &|_, _| true)
+    scan_only(root, runner, &|_, _| InUse::Exclusive)
 }
 
-/// Like [`scan`], making the exclusive-open check only on disks for which `check_exclusive`
-/// (kernel name, class) is true. An `O_EXCL` open, however brief, makes a concurrent `mkfs` or
-/// `mount` of that device fail with EBUSY: `setup` checks only the disks it may take.
+/// How discovery finds whether a disk that nothing mounts or holds is in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InUse {
+    /// An `O_EXCL` open, then what uses it without a claim ([`probe::exclusive_open`]): setup's
+    /// check of a disk it may take.
+    Exclusive,
+    /// What uses it without a claim, read from /proc and sysfs without opening it
+    /// ([`probe::users`]): a listing's.
+    Users,
+    /// Not looked at: a disk setup will not take (a user found would only slow it down; a
+    /// udev probe is waited out for up to a second).
+    Unchecked,
+}
+
+/// Like [`scan`], checking each disk as `check` (kernel name, class) says. An `O_EXCL` open,
+/// however brief, makes a concurrent `mkfs` or `mount` of that device fail with EBUSY: `setup`
+/// checks only the disks it may take.
 pub fn scan_only(
     root: &Path,
     runner: &dyn CommandRunner,
-    check_exclusive: &dyn Fn(&str, DiskClass) -> bool,
+    check: &dyn Fn(&str, DiskClass) -> InUse,
 ) -> Result<Node, DiskError> {
     if root == Path::new("/") {
         let probe = SystemProbe {
             runner,
             dev_dir: PathBuf::from("/dev"),
         };
-        scan_with(root, &probe, check_exclusive)
+        scan_with(root, &probe, check)
     } else {
         let probe = FixtureProbe {
             root: root.to_path_buf(),
         };
-        scan_with(root, &probe, check_exclusive)
+        scan_with(root, &probe, check)
     }
 }
 
@@ -310,7 +326,7 @@ pub fn scan_only(
 pub fn scan_with(
     root: &Path,
     probe: &dyn Probe,
-    check_exclusive: &dyn Fn(&str, DiskClass) -> bool,
+    check: &dyn Fn(&str, DiskClass) -> InUse,
 ) -> Result<Node, DiskError> {
     let sys = root.join("sys");
     let raw = sysfs::read_block(&sys)?;
@@ -471,12 +487,25 @@ pub fn scan_with(
         }
         // Mounted or held devices are busy by definition; the exclusive open finds the rest
         // (active swap, a program holding it open with O_EXCL).
-        if at.is_empty() && holders.is_empty() && check_exclusive(&d.name, class) {
-            match probe.exclusive(&d.name) {
-                Exclusive::Free => {}
-                Exclusive::Busy => why.push(Ineligible::Busy),
-                Exclusive::InUse(by) => why.push(Ineligible::InUse { by }),
-                Exclusive::Unknown(w) => why.push(Ineligible::Unchecked { why: w }),
+        if at.is_empty() && holders.is_empty() {
+            match check(&d.name, class) {
+                InUse::Exclusive => match probe.exclusive(&d.name) {
+                    Exclusive::Free => {}
+                    Exclusive::Busy => why.push(Ineligible::Busy),
+                    Exclusive::InUse(by) => why.push(Ineligible::InUse { by }),
+                    Exclusive::Unknown(w) => why.push(Ineligible::Unchecked { why: w }),
+                },
+                // A listing opens nothing with O_EXCL, but what uses the disk without a claim
+                // is read from /proc and sysfs, which disturbs nobody. Found by QA: `disks`
+                // listed the disk behind a loop device (and one a process had open) as
+                // eligible, and setup then refused it as in use.
+                InUse::Users => {
+                    let by = probe.users(&d.name);
+                    if !by.is_empty() {
+                        why.push(Ineligible::InUse { by });
+                    }
+                }
+                InUse::Unchecked => {}
             }
         }
 

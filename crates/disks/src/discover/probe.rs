@@ -73,6 +73,9 @@ pub enum Exclusive {
 pub trait Probe {
     fn signature(&self, name: &str) -> Result<Signature, DiskError>;
     fn exclusive(&self, name: &str) -> Exclusive;
+    /// What uses the disk without claiming it (a process with it open, a loop device backed by
+    /// it), read from `/proc` and sysfs without opening the disk ([`users`]).
+    fn users(&self, name: &str) -> Vec<String>;
 }
 
 /// The real node: `blkid -p` through the command runner and an `O_EXCL` open of `/dev/NAME`.
@@ -92,6 +95,10 @@ impl Probe for SystemProbe<'_> {
 
     fn exclusive(&self, name: &str) -> Exclusive {
         exclusive_open(&self.dev_dir.join(name))
+    }
+
+    fn users(&self, name: &str) -> Vec<String> {
+        users(&self.dev_dir.join(name))
     }
 }
 
@@ -255,6 +262,11 @@ impl Probe for FixtureProbe {
         } else {
             Exclusive::Free
         }
+    }
+
+    /// A fixture node has no processes and no loop devices of its own.
+    fn users(&self, _name: &str) -> Vec<String> {
+        Vec::new()
     }
 }
 

@@ -211,9 +211,16 @@ pub fn setup(
         if !cfg.dry_run && runner.stopped() {
             return Err(stopped_reading(&report));
         }
-        let node = discover::scan_only(root, runner, &|name, class| match &explicit {
-            Some(names) => names.iter().any(|n| n == name),
-            None => class.is_ephemeral(),
+        let node = discover::scan_only(root, runner, &|name, class| {
+            let may_take = match &explicit {
+                Some(names) => names.iter().any(|n| n == name),
+                None => class.is_ephemeral(),
+            };
+            if may_take {
+                discover::InUse::Exclusive
+            } else {
+                discover::InUse::Unchecked
+            }
         })
         .map_err(|e| {
             if !cfg.dry_run && runner.stopped() {
