@@ -105,14 +105,15 @@ impl Probe for SystemProbe<'_> {
 /// What a `blkid -p -o export` run says, failing closed. blkid(8): exit 0 means a signature
 /// was found, exit 2 that none was. Any other exit status is an error (never "blank"); exit 0
 /// without a TYPE or PTTYPE says something is there without saying what, so it is reported
-/// as TYPE `unknown` (not blank: setup leaves it alone). blkid also exits 2 when it cannot open
+/// as TYPE `unknown` (not blank: setup leaves it alone), unless all it names is a partition's
+/// entry in its disk's table ([`only_partition_entry`]). blkid also exits 2 when it cannot open
 /// the device at all ("Permission denied" for a user, an I/O error): exit 2 with an error on
 /// stderr is `unprobed`, not blank.
 pub fn blkid_result(cmd: &Cmd, out: disktier_cmd::Output) -> Result<Signature, DiskError> {
     match out.status {
         0 => {
             let mut s = Signature::parse_export(&out.stdout);
-            if s.is_blank() {
+            if s.is_blank() && !only_partition_entry(&out.stdout) {
                 s.fstype = Some("unknown".into());
             }
             Ok(s)
@@ -129,6 +130,24 @@ pub fn blkid_result(cmd: &Cmd, out: disktier_cmd::Output) -> Result<Signature, D
             stderr: out.stderr,
         })),
     }
+}
+
+/// Whether `blkid -p -o export` output names nothing but the device and its entry in a
+/// partition table: blkid reports a partition's entry (`PART_ENTRY_SCHEME`, `_TYPE`, `_NUMBER`,
+/// `_OFFSET`, ...: libblkid's partitions probe) and exits 0 even when the partition holds
+/// nothing, and the entry says nothing of what it holds. Found by QA: a blank partition (a
+/// GPT disk's BIOS boot partition, a partition made and not yet formatted) was listed with
+/// filesystem `unknown`.
+fn only_partition_entry(export: &str) -> bool {
+    let keys: Vec<&str> = export
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.split_once('=').map_or("", |(k, _)| k.trim()))
+        .collect();
+    keys.iter().any(|k| k.starts_with("PART_ENTRY_"))
+        && keys
+            .iter()
+            .all(|k| *k == "DEVNAME" || k.starts_with("PART_ENTRY_"))
 }
 
 /// Opens `dev` read-only with `O_EXCL` and closes it at once: no I/O reaches the device. When
@@ -298,6 +317,38 @@ mod tests {
         assert!(
             p.signature("c").is_err(),
             "exit 4 (usage error) must not read as blank"
+        );
+    }
+
+    /// `blkid -p -o export` of a blank partition (util-linux 2.38, a dos table's first
+    /// partition) and of one that holds ext4.
+    #[test]
+    fn a_partitions_table_entry_alone_is_blank() {
+        let entry = "DEVNAME=/dev/p1\nPART_ENTRY_SCHEME=dos\nPART_ENTRY_UUID=d4040ec4-01\nPART_ENTRY_TYPE=0x83\nPART_ENTRY_NUMBER=1\nPART_ENTRY_OFFSET=2048\nPART_ENTRY_SIZE=204800\nPART_ENTRY_DISK=7:4\n";
+        let r = RecordingRunner::new();
+        r.once("blkid", &["-p", "-o", "export", "/dev/p1"], 0, entry);
+        r.once(
+            "blkid",
+            &["-p", "-o", "export", "/dev/p2"],
+            0,
+            &format!("{entry}TYPE=ext4\nUUID=u-2\n"),
+        );
+        r.once(
+            "blkid",
+            &["-p", "-o", "export", "/dev/p3"],
+            0,
+            &format!("{entry}USAGE=other\n"),
+        );
+        let p = SystemProbe {
+            runner: &r,
+            dev_dir: PathBuf::from("/dev"),
+        };
+        assert_eq!(p.signature("p1").unwrap(), Signature::default());
+        assert_eq!(p.signature("p2").unwrap().fstype.as_deref(), Some("ext4"));
+        // Anything besides the entry that names no type is still something.
+        assert_eq!(
+            p.signature("p3").unwrap().fstype.as_deref(),
+            Some("unknown")
         );
     }
 
