@@ -314,6 +314,32 @@ fn prjquota_is_refused_where_xfs_has_no_quota_support() {
     );
 }
 
+/// Found by QA: on a kernel with CONFIG_QUOTA but not CONFIG_QFMT_V2 (as this test machine's),
+/// `--fs ext4 --options prjquota` was refused with the fix "use a kernel with
+/// CONFIG_QUOTA/XFS_QUOTA": the kernel has CONFIG_QUOTA, and XFS quota is not what ext4 needs.
+#[test]
+fn prjquota_on_ext4_names_the_quota_format_ext4_needs() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy("azure-e4pds-v6", tmp.path());
+    std::fs::create_dir_all(root.join("proc/sys/fs/quota")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(root.join("proc/config.gz")).unwrap(),
+        flate2::Compression::default(),
+    );
+    gz.write_all(b"CONFIG_QUOTA=y\n# CONFIG_QFMT_V2 is not set\n")
+        .unwrap();
+    gz.finish().unwrap();
+    let mut c = cfg("/var/lib/containers");
+    c.fs = disktier_disks::setup::FsType::Ext4;
+    c.options = vec!["prjquota".into()];
+    let e = refused(&root, c);
+    assert_eq!(
+        e.to_string(),
+        "this kernel has no quota support (CONFIG_QFMT_V2 is not set (ext4 quotas need it)): prjquota cannot be mounted; drop it or use a kernel with CONFIG_QUOTA/QFMT_V2"
+    );
+}
+
 #[test]
 fn a_disk_with_our_label_is_remounted_never_reformatted() {
     let tmp = tempfile::tempdir().unwrap();

@@ -96,6 +96,17 @@ pub fn quota_missing(root: &Path, fs: FsType) -> Option<String> {
     }
 }
 
+/// The kernel options `fs`'s quotas need, as the fix of a refusal names them: xfs's own quota
+/// code (CONFIG_XFS_QUOTA), ext4's the v2 quota format (CONFIG_QFMT_V2), both the generic
+/// CONFIG_QUOTA. Found by QA: an ext4 refusal for want of CONFIG_QFMT_V2 said to use a kernel
+/// with CONFIG_QUOTA/XFS_QUOTA, which this kernel has half of and ext4 does not use.
+pub fn quota_needs(fs: FsType) -> &'static str {
+    match fs {
+        FsType::Xfs => "CONFIG_QUOTA/XFS_QUOTA",
+        FsType::Ext4 => "CONFIG_QUOTA/QFMT_V2",
+    }
+}
+
 impl Kernel {
     pub fn read(root: &Path, fs: FsType) -> Kernel {
         Kernel {

@@ -49,8 +49,13 @@ pub enum SetupError {
     },
     #[error("this kernel has no md RAID support (no /proc/mdstat and no md_mod module): cannot stripe {disks} disks into RAID0; use --layout separate for one mount per disk")]
     NoMd { disks: usize },
-    #[error("this kernel has no quota support ({why}): {option} cannot be mounted; drop it or use a kernel with CONFIG_QUOTA/XFS_QUOTA")]
-    NoQuota { option: String, why: String },
+    #[error("this kernel has no quota support ({why}): {option} cannot be mounted; drop it or use a kernel with {needs}")]
+    NoQuota {
+        option: String,
+        why: String,
+        /// The kernel options the filesystem's quotas need ([`kernel::quota_needs`]).
+        needs: &'static str,
+    },
     #[error("{} is already a mount point of {source_dev} ({fstype}): unmount it or choose another directory", .target.display())]
     TargetBusy {
         target: PathBuf,

@@ -34,6 +34,7 @@ pub fn plan(
             return Err(SetupError::NoQuota {
                 option: o.to_string(),
                 why: why.clone(),
+                needs: crate::setup::kernel::quota_needs(cfg.fs),
             });
         }
     }
