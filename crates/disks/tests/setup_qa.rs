@@ -75,9 +75,14 @@ fn a_filesystem_setup_made_for_another_mount_point_is_refused_and_where_it_was_n
         e,
         format!("{M6ID_STORE} holds a filesystem disktier setup made for another mount point (/mnt/o) (label disktier, UUID {uuid}; for /mnt/other it would be {}): undo that setup first (disktier setup --undo --mount /mnt/o), or, if its data can go, wipe it (wipefs -a {M6ID_STORE}) and re-run setup", derived_uuid("disktier", Path::new("/mnt/other")))
     );
-    // Without a persisted line the message still says what to do.
+    // Without a persisted line (QA: as `setup --undo` without --wipe leaves it) the message
+    // says that nothing is left to undo, and what to do: it said "undo that setup first", and
+    // that undo said "nothing to undo".
     let e = error(&root, SetupRequest::new("/mnt/other"));
-    assert!(e.contains("--undo --mount DIR"), "{e}");
+    assert_eq!(
+        e,
+        format!("{M6ID_STORE} holds a filesystem disktier setup made for another mount point (label disktier, UUID {uuid}; for /mnt/other it would be {}), which is mounted nowhere else and which no fstab line or unit of setup names: a `disktier setup --undo --mount DIR` without --wipe leaves it so; if its data can go, wipe it (wipefs -a {M6ID_STORE}) and re-run setup, or pass the --mount it was made for", derived_uuid("disktier", Path::new("/mnt/other")))
+    );
     // At its own mount point it is remounted, never reformatted.
     let (_, t) = run(&root, SetupRequest::new("/mnt/o"));
     assert!(

@@ -88,12 +88,17 @@ impl Planner<'_> {
         if uuid == want {
             return Ok(());
         }
-        let (at, undo) = match persist::persisted_target(&self.cfg.persist_root, uuid) {
-            Some(t) => (format!(" ({t})"), t),
-            None => (String::new(), "DIR".to_string()),
+        let Some(t) = persist::persisted_target(&self.cfg.persist_root, uuid) else {
+            // Found by QA: after `setup --undo` without --wipe (which leaves the filesystem, by
+            // design), the refusal still said to undo that setup first, and the undo it named
+            // said "nothing to undo". Mounted elsewhere it is refused before this, so all an
+            // undo can still do is reverse a setup mounted here by hand.
+            return Err(SetupError::Config(format!(
+                "{device} holds a filesystem disktier setup made for another mount point (label {fs_label}, UUID {uuid}; for {target} it would be {want}), which is mounted nowhere else and which no fstab line or unit of setup names: a `disktier setup --undo --mount DIR` without --wipe leaves it so; if its data can go, wipe it (wipefs -a {device}) and re-run setup, or pass the --mount it was made for"
+            )));
         };
         Err(SetupError::Config(format!(
-            "{device} holds a filesystem disktier setup made for another mount point{at} (label {fs_label}, UUID {uuid}; for {target} it would be {want}): undo that setup first (disktier setup --undo --mount {undo}), or, if its data can go, wipe it (wipefs -a {device}) and re-run setup"
+            "{device} holds a filesystem disktier setup made for another mount point ({t}) (label {fs_label}, UUID {uuid}; for {target} it would be {want}): undo that setup first (disktier setup --undo --mount {t}), or, if its data can go, wipe it (wipefs -a {device}) and re-run setup"
         )))
     }
 }
