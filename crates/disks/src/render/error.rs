@@ -25,6 +25,14 @@ pub enum RenderError {
         fix: &'static str,
     },
 
+    #[error("{flag} {pattern:?} also matches {name}, a network volume, so the rendered script would format any blank one attached to the node (a new EBS volume too): {fix}")]
+    MatchesNetworkVolume {
+        flag: &'static str,
+        pattern: String,
+        name: String,
+        fix: &'static str,
+    },
+
     #[error("{flag} {path} names a partition (a -partN link), but disktier takes whole disks and the rendered script never uses a partition: pass the whole disk's link, without -partN")]
     Partition { flag: &'static str, path: String },
 

@@ -135,14 +135,19 @@ impl Intent {
                     why: "select the disks one way",
                 })
             }
-            (Some(glob), true) => DiskSelect::ById(check_stable_path(
-                "--by-id",
-                &glob,
-                ", or select the disks by model with --model",
-            )?),
+            (Some(glob), true) => {
+                let glob = check_stable_path(
+                    "--by-id",
+                    &glob,
+                    ", or select the disks by model with --model",
+                )?;
+                check_no_network_link(&glob)?;
+                DiskSelect::ById(glob)
+            }
             (None, false) => {
                 for m in &input.models {
                     check_model(m)?;
+                    check_no_network_model(m)?;
                 }
                 DiskSelect::Model(input.models)
             }
@@ -208,6 +213,127 @@ fn check_model(model: &str) -> Result<(), RenderError> {
 /// name (found by QA: `--model '*'` and `--by-id '/dev/disk/by-id/*'` were accepted).
 fn wildcards_only(pattern: &str) -> bool {
     pattern.chars().all(|c| c == '*' || c == '?')
+}
+
+/// The models of network volumes (EBS, GCP persistent disk, Azure managed disk), as
+/// [`crate::discover::DiskClass::from_model`] names them.
+const NETWORK_MODELS: &[&str] = &[
+    "Amazon Elastic Block Store",
+    "nvme_card-pd",
+    "PersistentDisk",
+    "MSFT NVMe Accelerator v1.0",
+];
+
+/// `/dev/disk/by-id/` names udev gives network volumes, as the fixture nodes show them
+/// (`crates/disks/tests/fixtures/sysfs/`): an EBS volume by model and serial and by its NVMe
+/// EUI (`nvme.1d0f-` then the serial in hex, as an instance store's), a GCP persistent disk by
+/// Google's udev rule, an Azure managed disk on NVMe.
+const NETWORK_LINKS: &[&str] = &[
+    "nvme-Amazon_Elastic_Block_Store_vol0a1b2c3d4e5f60718",
+    "nvme-nvme.1d0f-766f6c3061316232633364346535663630373138",
+    "google-persistent-disk-0",
+    "nvme-MSFT_NVMe_Accelerator_v1.0_SN-OS-0000000001",
+];
+
+/// A `--model` pattern that also matches a network volume's model: the boot-time script would
+/// format every blank one of them attached to the node (found by QA: `--model '*e*'` matched
+/// "Amazon Elastic Block Store" and was rendered, as was the model itself).
+fn check_no_network_model(pattern: &str) -> Result<(), RenderError> {
+    match NETWORK_MODELS.iter().find(|m| glob_matches(pattern, m)) {
+        Some(m) => Err(RenderError::MatchesNetworkVolume {
+            flag: "--model",
+            pattern: pattern.to_string(),
+            name: (*m).to_string(),
+            fix: "give the local disks' model (cat /sys/block/*/device/model), e.g. 'Amazon EC2 NVMe Instance Storage'",
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A `--by-id` glob that also matches a network volume's link, as [`check_no_network_model`]
+/// (found by QA: `--by-id '/dev/disk/by-id/nvme-*'` and `'/dev/disk/by-id/[a-z]*'` were
+/// rendered, and on AWS both match every EBS volume). A path without a wildcard names one disk
+/// and is taken as meant.
+fn check_no_network_link(glob: &str) -> Result<(), RenderError> {
+    let Some(name) = glob.strip_prefix("/dev/disk/by-id/") else {
+        return Ok(());
+    };
+    if !name.contains(['*', '?', '[']) {
+        return Ok(());
+    }
+    match NETWORK_LINKS.iter().find(|l| glob_matches(name, l)) {
+        Some(l) => Err(RenderError::MatchesNetworkVolume {
+            flag: "--by-id",
+            pattern: glob.to_string(),
+            name: format!("/dev/disk/by-id/{l}"),
+            fix: "narrow it to the local disks' links (ls -l /dev/disk/by-id/), e.g. /dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_*",
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether shell pattern `pat` matches all of `name`, as bash's `[[ name == pat ]]` and a
+/// pathname expansion within one directory do: `*`, `?`, and brackets (`[a-z]`, `[!0-9]`,
+/// `[^x]`); anything else matches itself. A bracket left open matches a literal `[`.
+fn glob_matches(pat: &str, name: &str) -> bool {
+    let p: Vec<char> = pat.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    // Iterative matching with one backtrack point for the last `*` (linear in practice).
+    let (mut pi, mut ni) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        let step = match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ni));
+                pi += 1;
+                continue;
+            }
+            Some('?') => Some(pi + 1),
+            Some('[') => {
+                bracket(&p, pi, n[ni]).unwrap_or(if n[ni] == '[' { Some(pi + 1) } else { None })
+            }
+            Some(c) if *c == n[ni] => Some(pi + 1),
+            _ => None,
+        };
+        match (step, star) {
+            (Some(next), _) => {
+                pi = next;
+                ni += 1;
+            }
+            (None, Some((sp, sn))) => {
+                pi = sp + 1;
+                ni = sn + 1;
+                star = Some((sp, sn + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// The bracket expression opening at `p[at]` against `c`: `None` when it is not closed (then
+/// `[` is literal), else `Some(Some(index after it))` on a match and `Some(None)` on none.
+fn bracket(p: &[char], at: usize, c: char) -> Option<Option<usize>> {
+    let mut i = at + 1;
+    let negate = matches!(p.get(i), Some('!' | '^'));
+    if negate {
+        i += 1;
+    }
+    let first = i;
+    let mut hit = false;
+    while let Some(&x) = p.get(i) {
+        if x == ']' && i > first {
+            return Some((hit != negate).then_some(i + 1));
+        }
+        if p.get(i + 1) == Some(&'-') && p.get(i + 2).is_some_and(|e| *e != ']') {
+            hit |= x <= c && c <= p[i + 2];
+            i += 3;
+        } else {
+            hit |= x == c;
+            i += 1;
+        }
+    }
+    None
 }
 
 /// Whether a by-id/by-path link name (or glob) can only be a partition's: udev names those
