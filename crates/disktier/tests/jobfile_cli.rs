@@ -345,3 +345,49 @@ fn a_job_file_that_completed_no_io_is_not_a_result() {
     assert!(err.contains("completed no I/O"), "{err}");
     assert!(out.stdout.is_empty() && !db.exists());
 }
+
+/// QA: `bench FILE.fio --engine fio` sent SIGTERM (or SIGHUP, or a Ctrl-C that reached only
+/// disktier) ran fio through the whole file (6 s here), exited 0 and saved the run unmarked;
+/// one job with `--engine fio` stopped at once. The stop now reaches fio: exit 2, the figures
+/// marked interrupted, fio's files removed.
+#[test]
+fn a_signal_stops_a_job_file_run_by_fio() {
+    if !require(have("fio"), "fio") {
+        return;
+    }
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = d.path().join("long.fio");
+    write_job(
+        &file,
+        d.path(),
+        "[global]\ndirectory={dir}\nsize=4m\nruntime=30s\ntime_based\n[a]\nrw=randwrite\n[b]\nstonewall\nrw=randread\n",
+    );
+    let child = std::process::Command::new(bin())
+        .args(["--format", "json", "--no-save", "bench", "--engine", "fio"])
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(start.elapsed().as_secs() < 15, "fio ran on: {err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("interrupted by a signal"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true, "{v:#}");
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "long.fio")
+        .collect();
+    assert!(left.is_empty(), "left {left:?}");
+}

@@ -241,7 +241,7 @@ pub fn measure_file(
                 .iter()
                 .flat_map(|j| fio::files_to_make(j, j.target.is_dir()))
                 .collect();
-            let out = run_fio(path);
+            let out = run_fio(path, jobs, opts);
             if !opts.keep_files {
                 for p in &made {
                     let _ = std::fs::remove_file(p);
@@ -275,8 +275,10 @@ fn run_native(file: &JobFile, jobs: &[Job], opts: &RunOptions) -> anyhow::Result
     Ok(outs)
 }
 
-/// Hands the file to fio (json+ output, for the groups' merged percentiles).
-fn run_fio(path: &Path) -> anyhow::Result<Vec<JobOut>> {
+/// Hands the file to fio (json+, for the groups' merged percentiles) as a job is: a stop is
+/// passed on and marks the figures interrupted, and fio is killed past the jobs' time limits
+/// added up (QA: a SIGTERM left fio running the whole file; the run exited 0, saved whole).
+fn run_fio(path: &Path, jobs: &[Job], opts: &RunOptions) -> anyhow::Result<Vec<JobOut>> {
     let runner = disktier_cmd::RealRunner;
     if !disktier_cmd::CommandRunner::has_program(&runner, fio::FIO) {
         bail!("fio was not found: install it (Debian package: fio) or use --engine native");
@@ -285,14 +287,34 @@ fn run_fio(path: &Path) -> anyhow::Result<Vec<JobOut>> {
         "--output-format=json+".to_string(),
         path.display().to_string(),
     ]);
-    let out = disktier_cmd::CommandRunner::run(&runner, &cmd)
-        .with_context(|| format!("fio could not run the job file {}", path.display()))?;
+    let limit = jobs
+        .iter()
+        .map(fio::timeout_for)
+        .fold(std::time::Duration::ZERO, |a, b| a.saturating_add(b));
+    let ran = || format!("fio could not run the job file {}", path.display());
+    let out =
+        fio::output_watched(&runner, &cmd, fio::FIO, Some(&opts.stop), limit).with_context(ran)?;
+    let stopped = opts.stop.load(std::sync::atomic::Ordering::SeqCst);
+    // Stopped by a signal, fio may exit non-zero but still prints what it measured.
+    if !(out.success() || stopped && out.stdout.contains('{')) {
+        return Err(anyhow::Error::new(disktier_cmd::CmdError::Failed {
+            cmd: cmd.to_string(),
+            status: out.status,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }))
+        .with_context(ran);
+    }
     let v = fio::parse(&out.stdout, "fio's output")?;
     let dc = DocContext {
         host: disktier_engine::host::detect(),
         ..DocContext::default()
     };
-    fio_outs(&v, "fio's output", &dc)
+    let mut outs = fio_outs(&v, "fio's output", &dc)?;
+    for o in &mut outs {
+        o.measured.doc.interrupted = stopped;
+    }
+    Ok(outs)
 }
 
 /// One output per job of fio's JSON of a job file (what fio ran, or an imported file).

@@ -111,45 +111,11 @@ pub fn run(
             "--log_hist_msec=1000".to_string(),
         ]);
     }
-    // A Ctrl-C on the terminal reaches fio too (same process group), but a SIGTERM sent to
-    // disktier alone does not: a watcher passes the stop on to our own fio child as SIGINT,
-    // on which fio stops and still prints what it measured.
-    // The same watcher kills fio and its job processes (SIGKILL) when it runs past `limit`, so
-    // that a hung device cannot hang disktier. Both signals are sent from here, through pidfds
-    // ([`signal_fio`]): no other program is looked up, and no pid reused meanwhile is hit.
-    let done = AtomicBool::new(false);
-    let timed_out = AtomicBool::new(false);
-    let out = std::thread::scope(|sc| {
-        let (done, timed_out, comm) = (&done, &timed_out, &comm);
-        sc.spawn(move || {
-            let start = std::time::Instant::now();
-            let mut interrupted = false;
-            while !done.load(Ordering::SeqCst) {
-                if !interrupted && opts.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
-                    interrupted = true;
-                    signal_fio(comm, Signal::INT, false);
-                }
-                if start.elapsed() >= limit {
-                    timed_out.store(true, Ordering::SeqCst);
-                    // fio runs each job in a process of its own, which holds fio's output
-                    // pipe open: kill the whole tree, children first.
-                    signal_fio(comm, Signal::KILL, true);
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        });
-        let out = runner.output(&cmd);
-        done.store(true, Ordering::SeqCst);
-        out
-    });
+    let out = output_watched(runner, &cmd, &comm, opts.stop.as_deref(), limit);
     if !opts.keep_files {
         for p in &created {
             let _ = std::fs::remove_file(p);
         }
-    }
-    if timed_out.load(Ordering::SeqCst) {
-        return Err(FioError::Timeout { after: limit });
     }
     let out = out?;
     let stopped = opts.stop.as_ref().is_some_and(|f| f.load(Ordering::SeqCst));
@@ -188,6 +154,55 @@ pub fn run(
         doc,
         sync_hist: sync_histogram(&v, 0),
     })
+}
+
+/// Runs fio's command `cmd` (`comm` is the program's name as `/proc` shows it) and returns
+/// its output whatever its exit status; the one way disktier waits for fio, for a job and for a
+/// job file.
+///
+/// A Ctrl-C on the terminal reaches fio too (same process group), but a SIGTERM sent to
+/// disktier alone does not: a watcher passes the stop on to our own fio child as SIGINT, on
+/// which fio stops and still prints what it measured. The same watcher kills fio and its job
+/// processes (SIGKILL) when it runs past `limit`, so that a hung device cannot hang disktier
+/// ([`FioError::Timeout`]). Both signals are sent from here, through pidfds ([`signal_fio`]):
+/// no other program is looked up, and no pid reused meanwhile is hit.
+pub fn output_watched(
+    runner: &dyn CommandRunner,
+    cmd: &disktier_cmd::Cmd,
+    comm: &str,
+    stop: Option<&AtomicBool>,
+    limit: Duration,
+) -> Result<disktier_cmd::Output, FioError> {
+    let done = AtomicBool::new(false);
+    let timed_out = AtomicBool::new(false);
+    let out = std::thread::scope(|sc| {
+        let (done, timed_out) = (&done, &timed_out);
+        sc.spawn(move || {
+            let start = std::time::Instant::now();
+            let mut interrupted = false;
+            while !done.load(Ordering::SeqCst) {
+                if !interrupted && stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+                    interrupted = true;
+                    signal_fio(comm, Signal::INT, false);
+                }
+                if start.elapsed() >= limit {
+                    timed_out.store(true, Ordering::SeqCst);
+                    // fio runs each job in a process of its own, which holds fio's output
+                    // pipe open: kill the whole tree, children first.
+                    signal_fio(comm, Signal::KILL, true);
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let out = runner.output(cmd);
+        done.store(true, Ordering::SeqCst);
+        out
+    });
+    if timed_out.load(Ordering::SeqCst) {
+        return Err(FioError::Timeout { after: limit });
+    }
+    Ok(out?)
 }
 
 /// `--no-layout` for fio: makes the regular file at `path` (created when missing) `need` bytes
