@@ -391,3 +391,42 @@ fn a_signal_stops_a_job_file_run_by_fio() {
         .collect();
     assert!(left.is_empty(), "left {left:?}");
 }
+
+/// QA: fio cuts a job file's line at its first `;` or `#`, so `filename=DIR/c.dat ; the file`
+/// names `DIR/c.dat`. disktier refused `rw=write ; ...` and ran on a file named `c.dat ; the
+/// file`; with `--engine fio`, fio wrote `c.dat` and disktier, removing the file it thought fio
+/// made, left it behind.
+#[test]
+fn comments_after_a_value_are_read_as_fio_reads_them() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = d.path().join("commented.fio");
+    write_job(
+        &file,
+        d.path(),
+        "[a] ; the only job\nrw=write ; sequential\nsize=1m # one MiB\nfilename={dir}/c.dat ; the test file\n",
+    );
+    let data = d.path().join("c.dat");
+    let mut engines = vec!["native"];
+    if have("fio") {
+        engines.push("fio");
+    }
+    for engine in engines {
+        let v = on_file(
+            &["--format", "json", "--no-save", "bench", "--engine", engine],
+            &file,
+        )
+        .json_ok();
+        assert_eq!(v["jobs"][0]["target"]["path"], data.display().to_string());
+        assert_eq!(v["jobs"][0]["job"]["rw"], "write");
+        assert_eq!(
+            f64_of(&v["jobs"][0]["results"]["write"]["bytes"]),
+            1048576.0
+        );
+        let left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n != "commented.fio")
+            .collect();
+        assert!(left.is_empty(), "{engine} left {left:?}");
+    }
+}

@@ -36,8 +36,8 @@ pub fn is_job_file(path: &Path) -> bool {
         return false;
     };
     text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'))
+        .map(jobfile::content)
+        .find(|l| !l.is_empty())
         .is_some_and(|l| l.starts_with('[') && l.ends_with(']'))
 }
 

@@ -1,0 +1,162 @@
+//! The job file parser's unit tests.
+
+use super::*;
+
+fn keys(j: &FileJob) -> Vec<(String, Option<String>)> {
+    j.options
+        .iter()
+        .map(|o| (o.key.clone(), o.value.clone()))
+        .collect()
+}
+
+#[test]
+fn globals_apply_to_later_jobs_and_jobs_override_them() {
+    let f = parse(
+        "; a comment\n[global]\nbs=4k\ndirect=1\nsize=1m\n\n[a]\nrw=randread\n# x\n[b]\nrw=write\nbs=64k\n[global]\niodepth=8\n[c]\nrw=read\n",
+        "t.fio",
+    )
+    .unwrap();
+    assert_eq!(f.jobs.len(), 3);
+    let s = |k: &str, v: &str| (k.to_string(), Some(v.to_string()));
+    assert_eq!(
+        keys(&f.jobs[0]),
+        vec![
+            s("bs", "4k"),
+            s("direct", "1"),
+            s("size", "1m"),
+            s("rw", "randread")
+        ]
+    );
+    assert_eq!(
+        keys(&f.jobs[1]),
+        vec![
+            s("bs", "64k"),
+            s("direct", "1"),
+            s("size", "1m"),
+            s("rw", "write")
+        ]
+    );
+    assert!(keys(&f.jobs[2]).contains(&s("iodepth", "8")));
+    assert!(!keys(&f.jobs[1]).contains(&s("iodepth", "8")));
+    assert_eq!(f.jobs[1].options[0].line, 12);
+    // No stonewall: one run set, one group.
+    assert_eq!(f.run_sets(), vec![vec![0, 1, 2]]);
+    assert_eq!(f.groups(), vec![vec![0, 1, 2]]);
+}
+
+#[test]
+fn stonewall_splits_run_sets_and_new_group_only_reporting() {
+    let f = parse(
+        "[a]\nrw=read\n[b]\nrw=read\n[c]\nstonewall\nrw=write\n[d]\nnew_group\nrw=write\n[e]\nwait_for_previous=1\ngroup_reporting\nrw=read\n",
+        "t",
+    )
+    .unwrap();
+    assert_eq!(f.run_sets(), vec![vec![0, 1], vec![2, 3], vec![4]]);
+    assert_eq!(f.groups(), vec![vec![0, 1], vec![2], vec![3], vec![4]]);
+    assert!(f.jobs[4].group_reporting && !f.jobs[0].group_reporting);
+}
+
+#[test]
+fn a_global_stonewall_runs_every_job_alone() {
+    let f = parse("[global]\nstonewall\n[a]\n[b]\n[c]\n", "t").unwrap();
+    assert_eq!(f.run_sets().len(), 3);
+    assert_eq!(f.groups().len(), 3);
+}
+
+#[test]
+fn group_reporting_in_one_job_covers_its_group() {
+    let f = parse("[a]\ngroup_reporting\n[b]\n[c]\nstonewall\n", "t").unwrap();
+    assert!(f.jobs[0].group_reporting && f.jobs[1].group_reporting);
+    assert!(!f.jobs[2].group_reporting);
+}
+
+#[test]
+fn aliases_targets_and_ignored_options() {
+    let f = parse(
+        "[j]\nreadwrite=randrw\nblocksize=8k\nfilename=/tmp/x\ndescription=hello world\nthread\nname=other\n",
+        "t",
+    )
+    .unwrap();
+    let j = &f.jobs[0];
+    assert_eq!(j.name, "other");
+    assert_eq!(j.options[0].key, "rw");
+    assert_eq!(j.options[1].key, "bs");
+    assert_eq!(j.options.len(), 2);
+    assert_eq!(j.target.as_ref().unwrap().value.as_deref(), Some("/tmp/x"));
+}
+
+#[test]
+fn errors_name_the_option_and_line() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[a]\nrw=read\nrate_iops=100\n",
+            "line 3: option `rate_iops`",
+        ),
+        ("include other.fio\n[a]\n", "line 1: fio's `include`"),
+        ("bs=4k\n[a]\n", "line 1: `bs` comes before"),
+        ("[a b]\n", "line 1: `[a b]` is not a section"),
+        ("[a\n", "not a section"),
+        ("[a]\n[a]\n", "line 2: job [a] appears twice"),
+        ("[global]\nbs=4k\n", "no job section"),
+        ("", "no job section"),
+        ("[a]\nstonewall=maybe\n", "line 2: stonewall=maybe"),
+        ("[a]\nfilename=/x:/y\n", "line 2: filename=/x:/y"),
+        ("[global]\nname=x\n[a]\n", "line 2: name=x"),
+    ];
+    for (text, want) in cases {
+        let e = parse(text, "t.fio").unwrap_err().to_string();
+        assert!(e.contains(want), "{text:?}: {e}");
+        assert!(e.starts_with("t.fio"), "{e}");
+    }
+}
+
+#[test]
+fn fio_mode_skips_unknown_options_but_keeps_the_structure() {
+    let f = parse_for_fio("[a]\nrate_iops=100\nrw=write\n[b]\nstonewall\n", "t").unwrap();
+    assert_eq!(f.jobs[0].options.len(), 1);
+    assert_eq!(f.run_sets().len(), 2);
+    assert!(parse_for_fio("include x\n[a]\n", "t").is_err());
+}
+
+#[test]
+fn bounds_hold() {
+    let long = format!("[a]\nrw={}\n", "x".repeat(MAX_LINE));
+    assert!(matches!(
+        parse(&long, "t"),
+        Err(JobFileError::LineTooLong { line: 2, .. })
+    ));
+    let many: String = (0..=MAX_SECTIONS).map(|i| format!("[j{i}]\n")).collect();
+    assert!(matches!(
+        parse(&many, "t"),
+        Err(JobFileError::TooManySections { .. })
+    ));
+    let opts = format!("[a]\n{}", "bs=4k\n".repeat(MAX_OPTIONS + 1));
+    assert!(matches!(
+        parse(&opts, "t"),
+        Err(JobFileError::TooManyOptions { .. })
+    ));
+    let big = " ".repeat(MAX_FILE_BYTES + 1);
+    assert!(matches!(parse(&big, "t"), Err(JobFileError::TooBig { .. })));
+}
+
+/// QA: fio cuts a line at its first `;` or `#` (`rw=write ; sequential` is `rw=write`, and a
+/// header may carry a comment); disktier refused the first and ran the second on a file whose
+/// name held the comment.
+#[test]
+fn a_comment_may_follow_a_value_or_a_header() {
+    let f = parse(
+        "[global] ; shared\nsize=1m # one MiB\n[a] # first job\nrw=write ; sequential\nfilename=/mnt/x.dat ; the file\nstonewall;\n",
+        "t",
+    )
+    .unwrap();
+    let j = &f.jobs[0];
+    assert_eq!(j.name, "a");
+    let s = |k: &str, v: &str| (k.to_string(), Some(v.to_string()));
+    assert_eq!(keys(j), vec![s("size", "1m"), s("rw", "write")]);
+    assert_eq!(
+        j.target.as_ref().unwrap().value.as_deref(),
+        Some("/mnt/x.dat")
+    );
+    assert_eq!(content("  # all comment"), "");
+    assert_eq!(content("bs=4k#x;y"), "bs=4k");
+}
