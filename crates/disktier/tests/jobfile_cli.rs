@@ -430,3 +430,35 @@ fn comments_after_a_value_are_read_as_fio_reads_them() {
         assert!(left.is_empty(), "{engine} left {left:?}");
     }
 }
+
+/// QA: `directory=DIR` in `[global]` and `filename=t.dat` in the job is `DIR/t.dat` to fio;
+/// disktier measured `t.dat` in the current directory, which may be another disk.
+#[test]
+fn a_filename_is_placed_under_the_directory_as_fio_places_it() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let file = d.path().join("placed.fio");
+    write_job(
+        &file,
+        &dir,
+        "[global]\ndirectory={dir}\nsize=1m\n[a]\nrw=write\nfilename=t.dat\n",
+    );
+    let v = on_file(&["--format", "json", "--no-save", "bench"], &file)
+        .current_dir(d.path())
+        .json_ok();
+    assert_eq!(
+        v["jobs"][0]["target"]["path"],
+        dir.join("t.dat").display().to_string()
+    );
+    write_job(
+        &file,
+        &dir,
+        "[global]\ndirectory={dir}\nsize=1m\n[a]\nrw=write\nfilename=/dev/null\n",
+    );
+    on_file(&["--no-save", "bench"], &file).stderr_of_exit_naming(
+        "an absolute filename under a directory",
+        2,
+        &["line 6: filename=/dev/null", "relative to the directory"],
+    );
+}

@@ -160,3 +160,29 @@ fn a_comment_may_follow_a_value_or_a_header() {
     assert_eq!(content("  # all comment"), "");
     assert_eq!(content("bs=4k#x;y"), "bs=4k");
 }
+
+/// QA: fio puts `filename=` under `directory=` when both are given; disktier measured the
+/// file in the current directory.
+#[test]
+fn a_filename_under_a_directory_is_the_file_in_it() {
+    let f = parse(
+        "[global]\ndirectory=/mnt/data/\n[a]\nfilename=sub/test.dat\n[b]\n[c]\nfilename=x\ndirectory=/srv\n",
+        "t",
+    )
+    .unwrap();
+    let t = |i: usize| f.jobs[i].target.clone().unwrap();
+    assert_eq!(
+        (t(0).key.as_str(), t(0).value.as_deref(), t(0).line),
+        ("filename", Some("/mnt/data/sub/test.dat"), 4)
+    );
+    assert_eq!(t(1).value.as_deref(), Some("/mnt/data/"));
+    assert_eq!(t(1).key, "directory");
+    assert_eq!(t(2).value.as_deref(), Some("/srv/x"));
+    let e = parse("[global]\ndirectory=/mnt\n[a]\nfilename=/dev/sdb\n", "t")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line 4: filename=/dev/sdb") && e.contains("/mnt/dev/sdb"),
+        "{e}"
+    );
+}
