@@ -462,3 +462,39 @@ fn a_filename_is_placed_under_the_directory_as_fio_places_it() {
         &["line 6: filename=/dev/null", "relative to the directory"],
     );
 }
+
+/// QA: `filename=${TGT}` ran on a new file named `${TGT}` in the current directory; fio reads
+/// the variable. It is now expanded, and one that is not set is refused by name (fio would read
+/// it as empty).
+#[test]
+fn environment_variables_name_the_target_as_in_fio() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = d.path().join("env.fio");
+    std::fs::write(
+        &file,
+        "[a]\nrw=write\nsize=${DT_QA_SIZE}\nfilename=${DT_QA_TARGET}\n",
+    )
+    .unwrap();
+    let data = d.path().join("env.dat");
+    let v = on_file(&["--format", "json", "--no-save", "bench"], &file)
+        .current_dir(d.path())
+        .env("DT_QA_TARGET", &data)
+        .env("DT_QA_SIZE", "1m")
+        .json_ok();
+    assert_eq!(v["jobs"][0]["target"]["path"], data.display().to_string());
+    assert_eq!(
+        f64_of(&v["jobs"][0]["results"]["write"]["bytes"]),
+        1048576.0
+    );
+    on_file(&["--no-save", "bench"], &file)
+        .current_dir(d.path())
+        .env_remove("DT_QA_TARGET")
+        .env("DT_QA_SIZE", "1m")
+        .stderr_of_exit_naming(
+            "an unset variable",
+            2,
+            &["line 4", "${DT_QA_TARGET}", "not set"],
+        );
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the job file stays: {left:?}");
+}

@@ -6,7 +6,8 @@
 //! give values their meaning: each job comes out as the list of its options (the `[global]`
 //! sections before it, overlaid with its own), and the caller reads them with the same option
 //! parser as the command line's, so a job file accepts exactly what `disktier bench --OPTION`
-//! accepts. Lines are read as fio reads them: a `;` or `#` starts a comment anywhere on a line.
+//! accepts. Lines are read as fio reads them: a `;` or `#` starts a comment anywhere on a line,
+//! and `${NAME}` in an option line is the environment variable's value.
 //! The parse is bounded: the file's size, a line's length, the number of sections and of
 //! options, and `include` (fio's `include FILE`) is refused rather than followed.
 
@@ -106,6 +107,12 @@ pub enum JobFileError {
         source_name: String,
         line: usize,
         key: String,
+    },
+    #[error("{source_name} line {line}: ${{{name}}} is not set in disktier's environment (fio would read it as empty and run another job): set it (sudo keeps it with `sudo {name}=VALUE disktier ...`) or write the value")]
+    Unset {
+        source_name: String,
+        line: usize,
+        name: String,
     },
     #[error("{source_name} line {line}: fio's `include` is not supported: paste the included file's sections in")]
     Include { source_name: String, line: usize },
@@ -242,7 +249,41 @@ pub fn parse_for_fio(text: &str, source_name: &str) -> Result<JobFile, JobFileEr
     parse_mode(text, source_name, true)
 }
 
+/// How `${NAME}` in an option line is looked up: the process environment, as fio does.
+type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
 fn parse_mode(text: &str, source_name: &str, lenient: bool) -> Result<JobFile, JobFileError> {
+    parse_with(text, source_name, lenient, &|name| std::env::var(name).ok())
+}
+
+/// `line` with each `${NAME}` replaced by the variable's value, as fio does for every option
+/// line (`option_dup_subs` in fio's parse.c). fio reads a variable that is not set as empty,
+/// which turns `filename=${DEV}` into no target and `size=${SIZE}` into no size without a
+/// word; here it is an error naming the variable (the `Err`). A `$` without `{NAME}` is left
+/// as it is (fio's `$pagesize` and `$mb_memory` are then refused as values).
+fn expand_env(line: &str, env: Env) -> Result<String, String> {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some((at, end)) = rest
+        .find("${")
+        .and_then(|at| Some((at, at + 2 + rest[at + 2..].find('}')?)))
+    {
+        out.push_str(&rest[..at]);
+        let name = &rest[at + 2..end];
+        let after = &rest[end..];
+        out.push_str(&env(name).filter(|_| !name.is_empty()).ok_or(name)?);
+        rest = &after[1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn parse_with(
+    text: &str,
+    source_name: &str,
+    lenient: bool,
+    env: Env,
+) -> Result<JobFile, JobFileError> {
     let src = || source_name.to_string();
     if text.len() > MAX_FILE_BYTES {
         return Err(JobFileError::TooBig {
@@ -296,10 +337,28 @@ fn parse_mode(text: &str, source_name: &str, lenient: bool) -> Result<JobFile, J
             });
             continue;
         }
-        let (key, value) = match l.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
-            None => (l, None),
+        let expanded = match expand_env(l, env) {
+            Ok(e) => e,
+            // fio reads what disktier leaves to it (`--engine fio`).
+            Err(_) if lenient && !known(split_option(l).0) => continue,
+            Err(name) => {
+                return Err(JobFileError::Unset {
+                    source_name: src(),
+                    line,
+                    name: name.chars().take(80).collect(),
+                })
+            }
         };
+        if expanded.len() > MAX_LINE {
+            return Err(JobFileError::LineTooLong {
+                source_name: src(),
+                line,
+                len: expanded.len(),
+                max: MAX_LINE,
+            });
+        }
+        let l = expanded.as_str();
+        let (key, value) = split_option(l);
         let word = key.split_whitespace().next().unwrap_or("");
         if word == "include" {
             return Err(JobFileError::Include {
@@ -307,10 +366,6 @@ fn parse_mode(text: &str, source_name: &str, lenient: bool) -> Result<JobFile, J
                 line,
             });
         }
-        let key = ALIASES
-            .iter()
-            .find(|(a, _)| *a == key)
-            .map_or(key, |(_, c)| c);
         let Some(section) = sections.last_mut() else {
             return Err(JobFileError::OutsideSection {
                 source_name: src(),
@@ -318,14 +373,10 @@ fn parse_mode(text: &str, source_name: &str, lenient: bool) -> Result<JobFile, J
                 key: key.chars().take(80).collect(),
             });
         };
-        let known = JOB_OPTIONS.contains(&key)
-            || STRUCTURE.contains(&key)
-            || IGNORED.contains(&key)
-            || matches!(key, "filename" | "directory" | "name");
-        if !known && lenient {
+        if !known(key) && lenient {
             continue;
         }
-        if !known {
+        if !known(key) {
             return Err(JobFileError::Unsupported {
                 source_name: src(),
                 line,
@@ -348,6 +399,27 @@ fn parse_mode(text: &str, source_name: &str, lenient: bool) -> Result<JobFile, J
         });
     }
     resolve(sections, source_name)
+}
+
+/// An option line's name (fio's canonical one for an alias) and value (`None` for a flag).
+fn split_option(l: &str) -> (&str, Option<String>) {
+    let (key, value) = match l.split_once('=') {
+        Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
+        None => (l, None),
+    };
+    let key = ALIASES
+        .iter()
+        .find(|(a, _)| *a == key)
+        .map_or(key, |(_, c)| c);
+    (key, value)
+}
+
+/// Whether disktier reads the option `key` (the others are refused, or left to fio).
+fn known(key: &str) -> bool {
+    JOB_OPTIONS.contains(&key)
+        || STRUCTURE.contains(&key)
+        || IGNORED.contains(&key)
+        || matches!(key, "filename" | "directory" | "name")
 }
 
 /// Every option name a job file may use, for the error message.

@@ -186,3 +186,54 @@ fn a_filename_under_a_directory_is_the_file_in_it() {
         "{e}"
     );
 }
+
+/// QA: fio replaces `${NAME}` in an option line with the environment variable's value
+/// (`filename=${DEV}`); disktier ran `filename=${TGT}` on a new file named `${TGT}` in the
+/// current directory, not on the file or device the variable named.
+#[test]
+fn environment_variables_are_expanded_and_an_unset_one_is_refused() {
+    let env = |name: &str| match name {
+        "DEV" => Some("/dev/loop7".to_string()),
+        "SZ" => Some("64m".to_string()),
+        _ => None,
+    };
+    let f = parse_with(
+        "[a]\nfilename=${DEV}\nsize=${SZ}\nrw=write\nbs=$pagesize\nname=j${SZ}x\n",
+        "t",
+        false,
+        &env,
+    )
+    .unwrap();
+    let j = &f.jobs[0];
+    assert_eq!(
+        j.target.as_ref().unwrap().value.as_deref(),
+        Some("/dev/loop7")
+    );
+    let s = |k: &str, v: &str| (k.to_string(), Some(v.to_string()));
+    assert_eq!(
+        keys(j),
+        vec![s("size", "64m"), s("rw", "write"), s("bs", "$pagesize")]
+    );
+    assert_eq!(j.name, "j64mx");
+    assert_eq!(expand_env("a=${x", &env).unwrap(), "a=${x");
+    for (text, name) in [
+        ("[a]\nfilename=${TGT}\n", "${TGT}"),
+        ("[a]\nsize=${}\n", "${}"),
+    ] {
+        let e = parse_with(text, "t.fio", false, &env).unwrap_err();
+        assert!(matches!(e, JobFileError::Unset { line: 2, .. }), "{e}");
+        let e = e.to_string();
+        assert!(e.contains(name) && e.contains("not set"), "{e}");
+    }
+}
+
+/// With `--engine fio`, an option only fio reads keeps its unset variable (fio's business);
+/// a target's is refused all the same.
+#[test]
+fn fio_mode_refuses_an_unset_variable_only_where_disktier_reads_it() {
+    let env = |_: &str| None;
+    let f = parse_with("[a]\nwrite_bw_log=${LOGS}/bw\nrw=write\n", "t", true, &env).unwrap();
+    assert_eq!(keys(&f.jobs[0]).len(), 1);
+    let e = parse_with("[a]\nfilename=${DEV}\n", "t", true, &env).unwrap_err();
+    assert!(matches!(e, JobFileError::Unset { line: 2, .. }), "{e}");
+}
