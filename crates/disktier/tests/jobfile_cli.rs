@@ -498,3 +498,37 @@ fn environment_variables_name_the_target_as_in_fio() {
     let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
     assert_eq!(left.len(), 1, "only the job file stays: {left:?}");
 }
+
+/// QA: with `--engine fio`, `rw=trim` (which disktier does not run) was dropped before the
+/// target checks, so they took fio's default read and let fio trim a device holding a GPT
+/// partition table (gone afterwards) without --destructive. A trim is checked as the write it
+/// is to the data.
+#[test]
+fn a_trim_for_fio_is_checked_as_a_write() {
+    if !require(have("fio"), "fio") || !require(have("mkfs.ext4"), "mkfs.ext4 (e2fsprogs)") {
+        return;
+    }
+    let Some((dev, m)) = disktier_testkit::loop_fs(64 << 20, "ext4") else {
+        return;
+    };
+    drop(m); // unmounted: the ext4 signature is still there
+    let before = dev.checksum();
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("trim.fio");
+    for rw in ["trim", "randtrim", "trimwrite", "write:4k"] {
+        std::fs::write(
+            &file,
+            format!(
+                "[t]\nrw={rw}\nbs=1m\nsize=8m\nfilename={}\n",
+                dev.path.display()
+            ),
+        )
+        .unwrap();
+        on_file(&["--no-save", "bench", "--engine", "fio"], &file).stderr_of_exit_naming(
+            "a trim on a device holding a filesystem",
+            2,
+            &["ext2/3/4", "--destructive"],
+        );
+        assert_eq!(dev.checksum(), before, "rw={rw} changed the device");
+    }
+}

@@ -86,14 +86,10 @@ pub fn to_job(
             value = Some("io_uring".into());
             libaio = true;
         }
-        // fio runs the file (`lenient`): a size in IEC units is read as fio reads it, so the
-        // checks before fio starts see the size fio uses (QA: `size=40KiB`, refused by the
-        // native reader, was dropped here, and a directory target was refused for having no
-        // size: "pass --size").
+        // fio runs the file (`lenient`): the checks before fio starts read what only fio
+        // reads as fio does ([`options::as_fio_reads`]).
         if lenient {
-            if let Some(bytes) = value.as_deref().and_then(fio_iec_size) {
-                value = Some(bytes.to_string());
-            }
+            value = value.map(|v| options::as_fio_reads(&o.key, v));
         }
         let arg = match &value {
             Some(v) => format!("--{}={v}", o.key.replace('_', "-")),
@@ -130,15 +126,6 @@ pub fn to_job(
         });
     }
     Ok((job, libaio))
-}
-
-/// `v` in bytes as fio reads it when it is a size in IEC units (`40KiB`: 40,000 under fio's
-/// default kb_base=1024), which the native reader refuses (`FileOptions::check`).
-fn fio_iec_size(v: &str) -> Option<u64> {
-    let unit = v.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-    (unit.len() < v.len() && disktier_units::is_iec(unit))
-        .then(|| disktier_units::parse_fio_size(v).ok())
-        .flatten()
 }
 
 /// Reads and parses the file, bounded before it is read; returns its name as shown and the file.

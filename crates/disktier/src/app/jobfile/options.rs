@@ -54,3 +54,30 @@ impl OptionParser for FileOptions {
         Ok(job)
     }
 }
+
+/// `value` of the job file option `key` as the checks before fio starts must read it when fio
+/// runs the file (`--engine fio`), where the native reader refuses it:
+/// - a size in IEC units as fio reads it (`40KiB`: 40,000 bytes under fio's default
+///   kb_base=1024; QA: `size=40KiB` was dropped, and a directory was refused for no size);
+/// - a `rw` that trims as the write it is to the data (QA: `rw=trim` was dropped, the checks
+///   took fio's default read, and fio trimmed away a device's GPT partition table without
+///   --destructive); fio's `:N` offset modifier changes no direction.
+pub fn as_fio_reads(key: &str, value: String) -> String {
+    if key == "rw" {
+        let rw = value.split(':').next().unwrap_or("").trim();
+        return match rw {
+            "rw" => "readwrite",
+            r if r.contains("trim") && r.starts_with("rand") => "randwrite",
+            r if r.contains("trim") => "write",
+            r => r,
+        }
+        .to_string();
+    }
+    let unit = value.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if unit.len() < value.len() && disktier_units::is_iec(unit) {
+        if let Ok(bytes) = disktier_units::parse_fio_size(&value) {
+            return bytes.to_string();
+        }
+    }
+    value
+}

@@ -2,7 +2,7 @@
 
 use super::*;
 use disktier_engine::jobfile;
-use disktier_engine::IoEngineKind;
+use disktier_engine::{IoEngineKind, Rw};
 
 #[test]
 fn every_job_file_option_is_a_command_line_option() {
@@ -92,4 +92,23 @@ fn bad_values_name_their_line() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("line 3"), "{e}");
+}
+
+/// QA: with `--engine fio`, `rw=trim` was dropped, the checks took fio's default read, and fio
+/// trimmed away a device's partition table without --destructive. A trim is checked as the
+/// write it is to the data; fio's `:N` suffix changes no direction.
+#[test]
+fn fios_rw_values_are_checked_as_what_they_do_to_the_data() {
+    for (rw, want) in [
+        ("trim", Rw::Write),
+        ("trimwrite", Rw::Write),
+        ("randtrim", Rw::RandWrite),
+        ("randrw:8", Rw::RandRw),
+        ("rw", Rw::ReadWrite),
+        ("read", Rw::Read),
+    ] {
+        let f = jobfile::parse_for_fio(&format!("[a]\nrw={rw}\nsize=1m\n"), "t").unwrap();
+        let (j, _) = to_job("t", &f.jobs[0], true, &FileOptions).unwrap();
+        assert_eq!(j.rw, want, "rw={rw}");
+    }
 }
