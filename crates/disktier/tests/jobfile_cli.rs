@@ -532,3 +532,39 @@ fn a_trim_for_fio_is_checked_as_a_write() {
         assert_eq!(dev.checksum(), before, "rw={rw} changed the device");
     }
 }
+
+/// QA: `unlink=1` (fio deletes the job's files when done) was refused by the native engine with
+/// "run the file through fio with --engine fio", where fio then deleted the existing file a read
+/// job named, which disktier's checks let through as a read. Options that act on files or
+/// programs beyond the checked target are refused for both engines.
+#[test]
+fn options_that_act_beyond_the_target_are_refused_for_fio_too() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let kept = d.path().join("db");
+    std::fs::write(&kept, vec![7u8; 1 << 20]).unwrap();
+    let file = d.path().join("beyond.fio");
+    for (option, named) in [
+        ("unlink=1", "`unlink` makes fio delete"),
+        ("opendir={dir}", "`opendir`"),
+        ("exec_postrun=rm {dir}/db", "`exec_postrun`"),
+        ("ioengine=filedelete", "`ioengine=filedelete`"),
+    ] {
+        write_job(
+            &file,
+            d.path(),
+            &format!("[c]\nrw=read\nfilename={{dir}}/db\n{option}\n"),
+        );
+        for engine in ["native", "fio"] {
+            on_file(&["--no-save", "bench", "--engine", engine], &file).stderr_of_exit_naming(
+                option,
+                2,
+                &["line 4", named, "neither engine"],
+            );
+        }
+        assert_eq!(
+            std::fs::read(&kept).unwrap(),
+            vec![7u8; 1 << 20],
+            "{option}"
+        );
+    }
+}

@@ -114,6 +114,13 @@ pub enum JobFileError {
         line: usize,
         name: String,
     },
+    #[error("{source_name} line {line}: `{option}` {why}, which disktier's checks of the job's target do not cover, so neither engine runs it here: remove it (or run fio itself)")]
+    Refused {
+        source_name: String,
+        line: usize,
+        option: String,
+        why: String,
+    },
     #[error("{source_name} line {line}: fio's `include` is not supported: paste the included file's sections in")]
     Include { source_name: String, line: usize },
     #[error("{source_name} line {line}: option `{key}` is not supported by disktier's engine: remove it, or run the file through fio with --engine fio (disktier supports {supported})")]
@@ -222,11 +229,9 @@ fn valid_section_name(s: &str) -> bool {
         && s != ".."
 }
 
-/// What a line of a job file says: the line without its comment (fio cuts every line at its
-/// first `;` or `#`, also after a value or a section header: `strip_blank_end` in fio's
-/// parse.c), without the blanks around it. Empty for a blank or comment line. (QA:
-/// `filename=/mnt/x.dat ; the test file` ran on a file named `x.dat ; the test file`, which
-/// fio never touches.)
+/// What a line of a job file says, without its comment (fio cuts every line at its first `;`
+/// or `#`: `strip_blank_end` in fio's parse.c) and blanks: empty for a blank or comment line.
+/// (QA: `filename=/mnt/x.dat ; the file` ran on a file named `x.dat ; the file`.)
 pub fn content(line: &str) -> &str {
     line.split([';', '#']).next().unwrap_or("").trim()
 }
@@ -373,6 +378,15 @@ fn parse_with(
                 key: key.chars().take(80).collect(),
             });
         };
+        if let Some((option, why)) = refused::why(key, value.as_deref()) {
+            let (source_name, option) = (src(), option.chars().take(80).collect());
+            return Err(JobFileError::Refused {
+                source_name,
+                line,
+                option,
+                why,
+            });
+        }
         if !known(key) && lenient {
             continue;
         }
@@ -576,6 +590,9 @@ fn overlay(list: &mut Vec<JobOption>, o: JobOption) {
         None => list.push(o),
     }
 }
+
+#[path = "jobfile/refused.rs"]
+mod refused;
 
 #[cfg(test)]
 #[path = "jobfile/tests.rs"]

@@ -237,3 +237,30 @@ fn fio_mode_refuses_an_unset_variable_only_where_disktier_reads_it() {
     let e = parse_with("[a]\nfilename=${DEV}\n", "t", true, &env).unwrap_err();
     assert!(matches!(e, JobFileError::Unset { line: 2, .. }), "{e}");
 }
+
+/// QA: `unlink` was refused with "run the file through fio with --engine fio", where fio then
+/// deleted the existing file a read job named. Options that act on files or programs beyond
+/// the target are refused in both modes, and so are fio's engines that do.
+#[test]
+fn options_that_act_beyond_the_target_are_refused_in_both_modes() {
+    for (text, option) in [
+        ("[a]\nunlink=1\n", "`unlink`"),
+        ("[a]\nunlink_each_loop\n", "`unlink_each_loop`"),
+        ("[a]\nopendir=/var/lib\n", "`opendir`"),
+        ("[a]\nread_iolog=x.log\n", "`read_iolog`"),
+        ("[a]\nexec_prerun=true\n", "`exec_prerun`"),
+        ("[a]\nioengine=exec\n", "`ioengine=exec`"),
+        (
+            "[a]\nioengine=external:/x.so\n",
+            "`ioengine=external:/x.so`",
+        ),
+    ] {
+        for e in [parse(text, "t"), parse_for_fio(text, "t")] {
+            let e = e.unwrap_err();
+            assert!(matches!(e, JobFileError::Refused { line: 2, .. }), "{e}");
+            let e = e.to_string();
+            assert!(e.contains(option) && !e.contains("--engine fio"), "{e}");
+        }
+    }
+    assert!(parse_for_fio("[a]\nioengine=libaio\nrate_iops=10\n", "t").is_ok());
+}
