@@ -3,6 +3,7 @@
 //!
 //! - [`model`]: the data model, the embedded catalog, `--catalog FILE` overlays (merge by region +
 //!   type).
+//! - [`age`]: how old the catalog is, and when `price`, `plan` and `catalog show` say so.
 //! - [`check`]: `catalog check`'s validation; [`entries`] and [`validate`]: what every loaded
 //!   file must pass (plain strings, no key twice, usable numbers).
 //! - [`perf`]: the performance model (baseline, burst, bucket duration, rule errors).
@@ -12,6 +13,7 @@
 //! - [`quoted`]: figures from published guides checked against the catalog (in `plan`).
 //! - [`import`]: `catalog import aws-offer`, streaming AWS's bulk price list.
 
+pub mod age;
 pub mod check;
 pub mod entries;
 pub mod fmt;

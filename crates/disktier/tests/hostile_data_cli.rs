@@ -19,6 +19,7 @@ fn run(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .env("DISKTIER_DB", dir.join("db.sqlite"))
         .env_remove("DISKTIER_CATALOG")
+        .env("DISKTIER_TODAY", disktier_testkit::cli::TODAY)
         .env("NO_COLOR", "1")
         .arg("--no-save")
         .args(args)

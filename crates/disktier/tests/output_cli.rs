@@ -40,6 +40,7 @@ fn stdio(to: To) -> Stdio {
 fn run(db: &Path, args: &[&str], out: To, err: To) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_disktier"));
     c.env("DISKTIER_DB", db)
+        .env("DISKTIER_TODAY", disktier_testkit::cli::TODAY)
         .env_remove("XDG_DATA_HOME")
         .args(args)
         .stdin(Stdio::null())

@@ -18,6 +18,7 @@ fn disktier(db: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_disktier"));
     c.env("DISKTIER_DB", db)
         .env_remove("DISKTIER_CATALOG")
+        .env("DISKTIER_TODAY", disktier_testkit::cli::TODAY)
         .env_remove("NODE_NAME");
     c
 }

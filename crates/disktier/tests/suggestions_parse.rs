@@ -12,6 +12,7 @@ fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_disktier"))
         .args(args)
         .env("DISKTIER_DB", "/nonexistent/disktier-test.db")
+        .env("DISKTIER_TODAY", disktier_testkit::cli::TODAY)
         .output()
         .unwrap()
 }

@@ -6,9 +6,17 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// The disktier binary of this build (cargo's target directory), ready for arguments.
+/// The day tests count the price catalog's age to (`DISKTIER_TODAY`): the embedded catalog's
+/// date or after it, so no test's output depends on the day it runs, and a catalog dated later
+/// is never stale on it (docs/catalog.md, "How old a catalog may be").
+pub const TODAY: &str = "2026-11-22";
+
+/// The disktier binary of this build (cargo's target directory), ready for arguments, with its
+/// clock for the catalog's age at [`TODAY`].
 pub fn disktier() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("disktier").expect("the disktier binary is built")
+    let mut c = assert_cmd::Command::cargo_bin("disktier").expect("the disktier binary is built");
+    c.env("DISKTIER_TODAY", TODAY);
+    c
 }
 
 /// [`disktier`] with its store at `db` and no `XDG_DATA_HOME` from the environment.

@@ -1,6 +1,7 @@
 //! Price: one volume's monthly quote with the published prices checked against it, and the
 //! unit conversions price and plan share (whole GiB, MiB/s).
 
+use disktier_catalog::age::{self, StaleCatalog};
 use disktier_catalog::quoted::volume::{checks, QuotedVolumeCheck};
 use disktier_catalog::{price, Catalog, Quote, VolumeConfig};
 
@@ -44,6 +45,34 @@ pub fn volume(
     let quote = price::volume(cat, req.region, req.kind, &cfg)?;
     let quoted = checks(cat, &quote.region, &quote.type_, &cfg);
     Ok((quote, quoted))
+}
+
+/// The variable that sets the day the catalog's age is counted to (`YYYY-MM-DD`), in place of
+/// the clock: for tests, and to see what a run on another day would say (docs/catalog.md).
+pub const TODAY_VAR: &str = "DISKTIER_TODAY";
+
+/// Today (UTC), or the day [`TODAY_VAR`] names; a value that is not a date is an error naming
+/// the variable, not a silent fall-back to the clock.
+pub fn today() -> anyhow::Result<time::Date> {
+    match std::env::var_os(TODAY_VAR) {
+        Some(v) if !v.is_empty() => {
+            let s = v.to_string_lossy();
+            match age::parse_date(&s) {
+                Some(d) if s.trim().len() == "YYYY-MM-DD".len() => Ok(d),
+                _ => anyhow::bail!(
+                    "{TODAY_VAR}='{}' is not a date: write YYYY-MM-DD (e.g. 2026-11-22), or unset it to use today's",
+                    disktier_catalog::suggest::printable(&s)
+                ),
+            }
+        }
+        _ => Ok(time::OffsetDateTime::now_utc().date()),
+    }
+}
+
+/// The catalog's staleness today ([`age::stale`]): `None` while it is within
+/// [`age::STALE_AFTER_DAYS`].
+pub fn stale_catalog(cat: &Catalog) -> anyhow::Result<Option<StaleCatalog>> {
+    Ok(age::stale(cat, today()?))
 }
 
 /// Whole GiB from bytes, or an error naming the fix (`what` names the option).

@@ -100,6 +100,14 @@ fn overlay(ctx: &Ctx) -> Option<&std::path::Path> {
         .filter(|p| !p.as_os_str().is_empty())
 }
 
+/// Says on stderr (unless --quiet) that the catalog is stale; `--format json` carries the same
+/// as `stale_catalog`.
+pub fn warn_stale(ctx: &Ctx, stale: Option<&disktier_catalog::age::StaleCatalog>) {
+    if let Some(s) = stale {
+        ctx.note(format_args!("warning: {}", s.message));
+    }
+}
+
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     match args.command {
         Sub::Show { region } => show(ctx, region),
@@ -122,15 +130,19 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     }
 }
 
+/// `catalog show --format json`: the catalog, and `stale_catalog` when it is old.
 #[derive(serde::Serialize)]
-struct Versioned<'a, T: serde::Serialize> {
+struct ShowDoc<'a> {
     schema_version: u32,
     #[serde(flatten)]
-    inner: &'a T,
+    catalog: &'a Catalog,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stale_catalog: Option<&'a disktier_catalog::age::StaleCatalog>,
 }
 
 fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
     let cat = load(ctx)?;
+    let stale_catalog = crate::app::price::stale_catalog(&cat)?;
     let cat = match &region {
         Some(r) => {
             price::region(&cat, r)?;
@@ -139,10 +151,12 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
         None => cat,
     };
     if ctx.json() {
-        print_json(&Versioned {
+        print_json(&ShowDoc {
             schema_version: SCHEMA_VERSION,
-            inner: &cat,
+            catalog: &cat,
+            stale_catalog: stale_catalog.as_ref(),
         })?;
+        warn_stale(ctx, stale_catalog.as_ref());
         return Ok(Outcome::Pass);
     }
     outln!(
@@ -282,6 +296,7 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
     if !gcp.is_empty() {
         outln!("local SSD counts (375 GB each): {}", gcp.join("; "))?;
     }
+    warn_stale(ctx, stale_catalog.as_ref());
     Ok(Outcome::Pass)
 }
 

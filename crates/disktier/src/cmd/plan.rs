@@ -73,12 +73,15 @@ impl Args {
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let cat = super::catalog::load(ctx)?;
+    let stale_catalog = crate::app::price::stale_catalog(&cat)?;
     let p = plan(&cat, &args.into_options(), &|m| ctx.note(m))?;
     let doc = PlanDoc {
         schema_version: crate::app::SCHEMA_VERSION,
         plan: &p,
+        stale_catalog,
     };
     ctx.print(&doc, || render(&p))?;
+    super::catalog::warn_stale(ctx, doc.stale_catalog.as_ref());
     Ok(Outcome::Pass)
 }
 
@@ -88,6 +91,9 @@ struct PlanDoc<'a> {
     schema_version: u32,
     #[serde(flatten)]
     plan: &'a StoragePlan,
+    /// The catalog is older than docs/catalog.md's limit: when, and how to refresh it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stale_catalog: Option<disktier_catalog::age::StaleCatalog>,
 }
 
 /// The human form of a plan.

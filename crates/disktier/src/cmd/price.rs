@@ -3,8 +3,9 @@
 //! volume's performance, or the rule the cloud would refuse it by.
 
 use super::{Ctx, Outcome};
-use crate::app::price::{volume, VolumeRequest};
+use crate::app::price::{stale_catalog, volume, VolumeRequest};
 use crate::app::SCHEMA_VERSION;
+use disktier_catalog::age::StaleCatalog;
 use disktier_catalog::fmt::{num, usd};
 use disktier_catalog::quoted::volume::QuotedVolumeCheck;
 use disktier_catalog::{price, Quote};
@@ -88,10 +89,14 @@ struct PriceDoc<'a> {
     /// Published prices of this very volume, checked against the catalog.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     quoted_checks: Vec<QuotedVolumeCheck>,
+    /// The catalog is older than docs/catalog.md's limit: when, and how to refresh it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stale_catalog: Option<StaleCatalog>,
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let cat = super::catalog::load(ctx)?;
+    let stale_catalog = stale_catalog(&cat)?;
     let (quote, quoted_checks) = if args.kind == "instance" {
         let Some(name) = &args.instance else {
             anyhow::bail!("price instance needs an instance type, e.g. `disktier price instance m6id.xlarge --region us-east-1`");
@@ -122,6 +127,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         schema_version: SCHEMA_VERSION,
         quote: &quote,
         quoted_checks,
+        stale_catalog,
     };
     ctx.print(&doc, || {
         let mut text = render(&quote);
@@ -130,6 +136,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         }
         text
     })?;
+    super::catalog::warn_stale(ctx, doc.stale_catalog.as_ref());
     Ok(Outcome::Pass)
 }
 
