@@ -83,6 +83,23 @@ pub(crate) fn json_error(
     }
 }
 
+/// `reader` without the UTF-8 byte order mark a price list saved on Windows may start with
+/// (Windows PowerShell's `Out-File` and `Set-Content -Encoding UTF8`, Notepad): JSON text has
+/// none, but RFC 8259 (section 8.1) lets a parser ignore one, and serde_json refuses it as
+/// "expected value at line 1 column 1" (QA: a whole offer file or price page behind a BOM was
+/// "not valid JSON or is cut short", which sent the user to download it again).
+pub(crate) fn skip_bom<R: std::io::Read>(
+    mut reader: R,
+) -> std::io::Result<std::io::Chain<std::io::Cursor<Vec<u8>>, R>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(3);
+    (&mut reader).take(3).read_to_end(&mut head)?;
+    if head == b"\xEF\xBB\xBF" {
+        head.clear();
+    }
+    Ok(std::io::Cursor::new(head).chain(reader))
+}
+
 /// The most one item of a streamed price list (a product, a SKU, a price item, with its key)
 /// may take: real ones are a few KiB, and the importers hold one at a time.
 pub(crate) const ITEM_LIMIT: u64 = 16 << 20;

@@ -103,6 +103,10 @@ pub fn import_from<R: Read>(
 
 /// One pass of the JSON deserializer over the file.
 fn pass<R: Read>(reader: R, path: &Path, st: &mut State) -> Result<(), ImportError> {
+    let reader = super::skip_bom(reader).map_err(|source| ImportError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(
         1 << 16,
         st.budget.reader(reader),

@@ -91,6 +91,10 @@ pub(super) fn read_page<T: DeserializeOwned, R: Read>(
     format: &'static str,
     mut f: impl FnMut(T),
 ) -> Result<(), ImportError> {
+    let reader = super::super::skip_bom(reader).map_err(|source| ImportError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let budget = ItemBudget::default();
     let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(
         1 << 16,

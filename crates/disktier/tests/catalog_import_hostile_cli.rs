@@ -1,0 +1,88 @@
+//! `catalog import aws-offer` and `catalog refresh gcp | azure` on price lists as they arrive
+//! from hands other than the clouds' (saved on Windows): each is read, or refused with a reason
+//! that names what is wrong with it and nothing is written.
+
+use disktier_testkit::cli::disktier as bin;
+use std::path::{Path, PathBuf};
+
+fn fixture(dir: &str, name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(dir)
+        .join(name)
+}
+
+/// The three importers' command lines on the fixture pages named in `names` (copied into the
+/// current directory `cwd`), writing `out.toml`.
+fn import(cwd: &Path, args: &[&str]) -> std::process::Output {
+    bin()
+        .current_dir(cwd)
+        .arg("--no-save")
+        .args(args)
+        .args(["-o", "out.toml"])
+        .output()
+        .unwrap()
+}
+
+/// (fixture directory, fixture files, the command's arguments before the files, after them)
+type Case = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+const CASES: &[Case] = &[
+    (
+        "catalog",
+        &["offer-eu-north-1.json"],
+        &["catalog", "import", "aws-offer"],
+        &["--region", "eu-north-1"],
+    ),
+    (
+        "refresh",
+        &["gcp-skus-page1.json", "gcp-skus-page2.json"],
+        &["catalog", "refresh", "gcp"],
+        &["--region", "asia-east1"],
+    ),
+    (
+        "refresh",
+        &["azure-prices.json"],
+        &["catalog", "refresh", "azure"],
+        &["--region", "eastus"],
+    ),
+];
+
+/// Runs each case on its pages changed by `edit`, in a scratch directory: the output and the
+/// directory.
+fn each_case(edit: impl Fn(&[u8]) -> Vec<u8>) -> Vec<(std::process::Output, tempfile::TempDir)> {
+    CASES
+        .iter()
+        .map(|(dir, files, before, after)| {
+            let tmp = tempfile::tempdir().unwrap();
+            for f in *files {
+                let page = std::fs::read(fixture(dir, f)).unwrap();
+                std::fs::write(tmp.path().join(f), edit(&page)).unwrap();
+            }
+            let args: Vec<&str> = before.iter().chain(*files).chain(*after).copied().collect();
+            (import(tmp.path(), &args), tmp)
+        })
+        .collect()
+}
+
+/// A page saved with a UTF-8 byte order mark (Windows PowerShell's `Out-File`, Notepad) is
+/// read as the same page without it: the same catalog is written. (Before, each importer
+/// refused it as "not valid JSON or is cut short: expected value at line 1 column 1".)
+#[test]
+fn a_page_with_a_byte_order_mark_is_read() {
+    let plain = each_case(|p| p.to_vec());
+    let bom = each_case(|p| [b"\xEF\xBB\xBF".as_slice(), p].concat());
+    for ((p, pdir), (b, bdir)) in plain.iter().zip(&bom) {
+        assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+        assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+        assert_eq!(p.stdout, b.stdout);
+        let read =
+            |d: &tempfile::TempDir| std::fs::read_to_string(d.path().join("out.toml")).unwrap();
+        assert_eq!(read(pdir), read(bdir));
+    }
+}
