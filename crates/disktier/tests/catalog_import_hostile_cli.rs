@@ -1,6 +1,6 @@
 //! `catalog import aws-offer` and `catalog refresh gcp | azure` on price lists as they arrive
-//! from hands other than the clouds' (saved on Windows): each is read, or refused with a reason
-//! that names what is wrong with it and nothing is written.
+//! from hands other than the clouds' (saved on Windows, downloaded in another currency): each
+//! is read, or refused with a reason that names what is wrong with it and nothing is written.
 
 use disktier_testkit::cli::disktier as bin;
 use std::path::{Path, PathBuf};
@@ -84,5 +84,31 @@ fn a_page_with_a_byte_order_mark_is_read() {
         let read =
             |d: &tempfile::TempDir| std::fs::read_to_string(d.path().join("out.toml")).unwrap();
         assert_eq!(read(pdir), read(bdir));
+    }
+}
+
+/// A price list of the right region in another currency (an offer file of a region AWS prices
+/// in CNY, a Retail Prices page asked with currencyCode='EUR') is refused naming the currency,
+/// and nothing is written. (Before, each named the file's regions and said to pass one of them
+/// with --region: the region already passed for GCP and Azure, an unrelated one for AWS.)
+#[test]
+fn a_page_in_another_currency_is_refused_naming_it() {
+    let eur = each_case(|p| {
+        String::from_utf8_lossy(p)
+            .replace("\"USD\"", "\"EUR\"")
+            .into_bytes()
+    });
+    for ((out, dir), (_, _, _, after)) in eur.iter().zip(CASES) {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let region = after[1];
+        assert!(
+            err.contains(&format!(
+                "its prices for {region} are in EUR, and the catalog holds USD: "
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("pass --region"), "{err}");
+        assert!(!dir.path().join("out.toml").exists());
     }
 }

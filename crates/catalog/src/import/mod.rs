@@ -25,20 +25,33 @@ pub enum ImportError {
         format: &'static str,
         message: String,
     },
-    #[error("{path} has no {cloud} disk or VM prices for region {region}{}", if .seen.is_empty() { " (no region names found in it)".to_string() } else { format!(" (it prices {}): save the price list of {region}, or pass --region {}", .seen.join(", "), .seen[0]) })]
+    #[error(
+        "{path} has no {cloud} disk or VM prices for region {region}{}",
+        why_none(region, seen, currencies, "save the price list of")
+    )]
     NoRegionPrices {
         path: PathBuf,
         cloud: &'static str,
         region: String,
+        /// The regions the file names (the asked one among them if it does).
         seen: Vec<String>,
+        /// The currencies other than USD the asked region's items are priced in.
+        currencies: Vec<String>,
     },
     #[error("{path} is not valid JSON or is cut short: {message}")]
     Json { path: PathBuf, message: String },
-    #[error("{path} has no EBS or EC2 prices for region {region}{}", if .seen.is_empty() { " (no region codes found in its products)".to_string() } else { format!(" (its products are for {}): download the offer file of {region}, or pass --region {}", .seen.join(", "), .seen[0]) })]
+    #[error(
+        "{path} has no EBS or EC2 prices for region {region}{}",
+        why_none(region, seen, currencies, "download the offer file of")
+    )]
     NoPrices {
         path: PathBuf,
         region: String,
+        /// The regions (or usagetype prefixes) its products are for, the asked one among them
+        /// if it is.
         seen: Vec<String>,
+        /// The currencies other than USD the asked region's products are priced in.
+        currencies: Vec<String>,
     },
     #[error("{path} prices {what} at {value}, which is no price (a number above 0): download the offer file again")]
     UnusablePrice {
@@ -58,6 +71,45 @@ pub enum ImportError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// Why a price list gave no prices for `region`, for [`ImportError::NoPrices`] and
+/// [`ImportError::NoRegionPrices`]: its items for the region are priced in another currency (QA:
+/// a page in EUR was "it prices eastus, westeurope: ... or pass --region eastus", the region
+/// already passed), or it has none for the region (the regions it has instead), or it names no
+/// region. `fetch` is how to get the right list ("download the offer file of").
+fn why_none(region: &str, seen: &[String], currencies: &[String], fetch: &str) -> String {
+    if !currencies.is_empty() {
+        return format!(
+            ": its prices for {region} are in {}, and the catalog holds USD: {fetch} {region} in USD, or write converted prices in a --catalog file (docs/catalog.md)",
+            currencies.join(", ")
+        );
+    }
+    let others: Vec<&str> = seen
+        .iter()
+        .map(String::as_str)
+        .filter(|r| *r != region)
+        .collect();
+    if seen.iter().any(|r| r == region) {
+        return format!(
+            ": its items for {region} are none of the prices the import keeps (docs/catalog.md lists them); is it a page of the right service?"
+        );
+    }
+    match others.first() {
+        None => " (no region names found in it)".to_string(),
+        Some(first) => format!(
+            " (it prices {}): {fetch} {region}, or pass --region {first}",
+            others.join(", ")
+        ),
+    }
+}
+
+/// A bounded sample of the currencies (other than USD) a region's items were priced in, escaped:
+/// an error names them, and a price list is not trusted to be plain text.
+pub(crate) fn saw_currency(seen: &mut std::collections::BTreeSet<String>, code: &str) {
+    if seen.len() < 8 && !code.is_empty() && code.len() <= 16 && code != "USD" {
+        seen.insert(crate::suggest::printable(code));
+    }
 }
 
 /// The error of a streaming JSON read of `path`: the reader failed, the document is not what the

@@ -180,9 +180,9 @@ pub(super) fn assemble(
             seen: st
                 .regions_seen
                 .iter()
-                .filter(|r| r.as_str() != st.region)
                 .map(|r| crate::suggest::shown(r))
                 .collect(),
+            currencies: st.currencies.iter().cloned().collect(),
         });
     }
     let region = embedded.region(st.region).cloned().map(|mut r| {

@@ -69,6 +69,7 @@ pub fn import_from<R: Read>(
         pass: 1,
         deferred_terms: false,
         regions_seen: BTreeSet::new(),
+        currencies: BTreeSet::new(),
         saw_products: false,
         saw_terms: false,
         publication_date: None,

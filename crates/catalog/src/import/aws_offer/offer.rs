@@ -77,6 +77,9 @@ pub(super) struct State<'a> {
     /// The first pass met the terms before the products and skipped them.
     pub(super) deferred_terms: bool,
     pub(super) regions_seen: BTreeSet<String>,
+    /// Currencies other than USD that kept SKUs are priced in (an offer file of a region priced
+    /// in CNY).
+    pub(super) currencies: BTreeSet<String>,
     pub(super) saw_products: bool,
     pub(super) saw_terms: bool,
     pub(super) publication_date: Option<String>,

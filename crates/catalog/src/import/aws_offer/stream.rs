@@ -131,10 +131,16 @@ impl<'de> Visitor<'de> for OnDemandSeed<'_, '_> {
                 continue;
             }
             let terms: BTreeMap<String, Term> = built(self.st, &mut map)?;
+            let ours = self.st.kept.contains_key(&sku);
             let found = self.st.prices.entry(sku).or_default();
             for term in terms.into_values() {
                 for dim in term.price_dimensions.into_values() {
                     let Some(usd) = dim.price_per_unit.get("USD") else {
+                        if ours {
+                            for code in dim.price_per_unit.keys() {
+                                crate::import::saw_currency(&mut self.st.currencies, code);
+                            }
+                        }
                         continue;
                     };
                     let Ok(usd) = usd.trim().parse::<f64>() else {

@@ -17,7 +17,10 @@
 //! classified and dropped, and only the prices that matter are kept, so memory stays bounded by
 //! the handful of kept prices, not by the file (a full Compute Engine SKU list is tens of MB).
 
+mod gcp_kind;
 mod stream;
+
+use gcp_kind::gcp_kind;
 
 use super::ImportError;
 use crate::import::check_merged;
@@ -96,6 +99,8 @@ struct Kept {
     file: usize,
     date: Option<String>,
     regions_seen: std::collections::BTreeSet<String>,
+    /// Currencies other than USD that the region's items are priced in.
+    currencies: std::collections::BTreeSet<String>,
     items: usize,
 }
 
@@ -195,51 +200,6 @@ impl GcpMoney {
     }
 }
 
-/// What a Compute Engine SKU description prices, by its words (the SKU list names products in
-/// English: "Balanced PD Capacity in Taiwan", "SSD backed Local Storage in Belgium").
-fn gcp_kind(desc: &str) -> Option<(&'static str, &'static str)> {
-    let d = desc.to_ascii_lowercase();
-    // Regional (replicated), Spot/preemptible, committed and snapshot SKUs price something else.
-    if [
-        "regional",
-        "spot",
-        "preemptible",
-        "commitment",
-        "snapshot",
-        "image",
-    ]
-    .iter()
-    .any(|w| d.contains(w))
-    {
-        return None;
-    }
-    let table: &[(&str, &str, &str)] = &[
-        (
-            "hyperdisk balanced capacity",
-            "hyperdisk-balanced",
-            "storage",
-        ),
-        ("hyperdisk balanced iops", "hyperdisk-balanced", "iops"),
-        (
-            "hyperdisk balanced throughput",
-            "hyperdisk-balanced",
-            "throughput",
-        ),
-        ("hyperdisk extreme capacity", "hyperdisk-extreme", "storage"),
-        ("hyperdisk extreme iops", "hyperdisk-extreme", "iops"),
-        ("extreme pd capacity", "pd-extreme", "storage"),
-        ("extreme pd iops", "pd-extreme", "iops"),
-        ("balanced pd capacity", "pd-balanced", "storage"),
-        ("ssd backed pd capacity", "pd-ssd", "storage"),
-        ("storage pd capacity", "pd-standard", "storage"),
-        ("ssd backed local storage", "local-ssd", "storage"),
-    ];
-    table
-        .iter()
-        .find(|(words, _, _)| d.starts_with(words))
-        .map(|(_, t, what)| (*t, *what))
-}
-
 fn gcp_item(k: &mut Kept, region: &str, sku: GcpSku) {
     for r in &sku.service_regions {
         k.saw_region(r);
@@ -274,6 +234,9 @@ fn gcp_item(k: &mut Kept, region: &str, sku: GcpSku) {
     }
     let mut rates: Vec<&GcpRate> = info.expr.tiered_rates.iter().collect();
     rates.sort_by(|a, b| a.start.total_cmp(&b.start));
+    for r in &rates {
+        super::saw_currency(&mut k.currencies, &r.unit_price.currency);
+    }
     let Some(usd) = rates
         .iter()
         .filter_map(|r| r.unit_price.usd())
@@ -321,6 +284,9 @@ struct AzureItem {
 
 fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
     k.saw_region(&it.region);
+    if it.region == region && it.type_ == "Consumption" {
+        super::saw_currency(&mut k.currencies, &it.currency);
+    }
     if it.region != region
         || it.type_ != "Consumption"
         || it.currency != "USD"
@@ -459,6 +425,7 @@ fn assemble(
         cloud: cloud.name(),
         region: crate::suggest::shown(region),
         seen: k.regions_seen.iter().take(8).cloned().collect(),
+        currencies: k.currencies.iter().cloned().collect(),
     };
     if k.storage.is_empty() && k.hourly.is_empty() && k.tiers.is_empty() {
         return Err(no_prices());
