@@ -140,6 +140,9 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::Pass)
 }
 
+/// What the total's line says in place of a line item's detail.
+const TOTAL_DETAIL: &str = "(each line rounded to the cent)";
+
 /// The human form of a quote.
 pub fn render(q: &Quote) -> String {
     let mut out = String::new();
@@ -168,7 +171,15 @@ pub fn render(q: &Quote) -> String {
             ""
         }
     ));
-    let width = q.items.iter().map(|i| i.detail.len()).max().unwrap_or(0);
+    // The total's own words count too: a short line item ("1 GiB x $0.08 per GB-month") set
+    // its amount left of the total's (QA).
+    let width = q
+        .items
+        .iter()
+        .map(|i| i.detail.len())
+        .chain([TOTAL_DETAIL.len()])
+        .max()
+        .unwrap_or(0);
     for i in &q.items {
         out.push_str(&format!(
             "  {:<20} {:<width$}  {:>12}\n",
@@ -180,7 +191,7 @@ pub fn render(q: &Quote) -> String {
     out.push_str(&format!(
         "  {:<20} {:<width$}  {:>12}\n",
         "total",
-        "(each line rounded to the cent)",
+        TOTAL_DETAIL,
         usd(q.monthly_cost_usd)
     ));
     out.push_str(&format!("performance: {}\n", q.performance.summary()));
@@ -191,4 +202,33 @@ pub fn render(q: &Quote) -> String {
         out.push_str(&format!("source: {s}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every amount of a quote's table ends in one column, the total's too, however short the
+    /// line items' details (QA: `price gp3 --size 1GiB` printed its $0.08 total five columns
+    /// right of the storage line's).
+    #[test]
+    fn the_amounts_of_a_short_quote_line_up_with_its_total() {
+        let cat = disktier_catalog::Catalog::embedded();
+        for (kind, size) in [("gp3", 1), ("gp2", 1), ("gp3", 65536)] {
+            let cfg = disktier_catalog::VolumeConfig {
+                size_gib: size,
+                iops: None,
+                throughput_mibs: None,
+            };
+            let q = price::volume(&cat, "us-east-1", kind, &cfg).unwrap();
+            let text = render(&q);
+            let ends: Vec<usize> = text
+                .lines()
+                .filter(|l| l.starts_with("  ") && l.ends_with(|c: char| c.is_ascii_digit()))
+                .map(|l| l.trim_end().chars().count())
+                .collect();
+            assert!(ends.len() >= 2, "{text}");
+            assert!(ends.iter().all(|&e| e == ends[0]), "{text}");
+        }
+    }
 }
