@@ -61,6 +61,15 @@ pub enum ImportError {
         /// The price as read, with its unit: `NaN USD per GB-Mo`.
         value: String,
     },
+    #[error("{path} prices {what} twice, and differently: {first} and {second}; which is the region's is not clear, so nothing is written: check it is the offer file of one region as AWS publishes it, or write the price you mean in a --catalog file")]
+    Conflict {
+        path: PathBuf,
+        /// What is priced: `gp3 storage`.
+        what: String,
+        /// Each price as read, with its SKU: `SKU ABC at 0.08 USD per GB-Mo`.
+        first: String,
+        second: String,
+    },
     #[error("the catalog imported from {path} does not pass `catalog check`: {}", .problems.join("; "))]
     Check {
         path: PathBuf,

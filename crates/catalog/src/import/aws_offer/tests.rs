@@ -157,3 +157,30 @@ fn a_product_past_the_item_limit_is_refused() {
     let (cat, _) = run(&json, "us-east-1").unwrap();
     assert!(cat.volume_price("us-east-1", "st1").is_some());
 }
+
+/// Two SKUs that price one type's storage differently in the region are refused naming both
+/// (before, the later SKU in SKU order was the price, whichever it was); two that price it
+/// alike are one price.
+#[test]
+fn two_skus_pricing_one_volume_differently_are_refused() {
+    let offer = |b_usd: &str| {
+        format!(
+            r#"{{"products": {{
+                 "A": {{"productFamily": "Storage", "attributes": {{"regionCode": "us-east-1", "usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}},
+                 "B": {{"productFamily": "Storage", "attributes": {{"regionCode": "us-east-1", "usagetype": "EBS:VolumeUsage.st1", "volumeApiName": "st1"}}}}
+               }},
+               "terms": {{"OnDemand": {{{}, {}}}}},
+               "publicationDate": "2026-07-01T00:00:00Z"}}"#,
+            term("A", "GB-Mo", "0.045"),
+            term("B", "GB-Mo", b_usd)
+        )
+    };
+    let e = run(&offer("0.20"), "us-east-1").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "inline.json prices st1 storage twice, and differently: SKU A at 0.045 USD per GB-Mo and SKU B at 0.2 USD per GB-Mo; which is the region's is not clear, so nothing is written: check it is the offer file of one region as AWS publishes it, or write the price you mean in a --catalog file"
+    );
+    let (cat, _) = run(&offer("0.0450000000"), "us-east-1").unwrap();
+    assert_eq!(cat.volume_prices.len(), 1);
+    assert_eq!(cat.volume_prices[0].storage_gb_month, 0.045);
+}
