@@ -85,10 +85,34 @@ pub struct Quote {
     /// The configuration priced (volumes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<Resolved>,
+    /// The instance's local disks (`price instance`): in JSON as figures, not only in the
+    /// notes' words (QA: `price instance m6id.xlarge --format json` gave the disk count and size
+    /// only inside a sentence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_store: Option<InstanceStore>,
     /// Some price or rule used is weak (back-solved or secondary source).
     pub weak: bool,
     /// Where the prices come from, with dates.
     pub sources: Vec<String>,
+}
+
+/// An instance's local NVMe disks as `price instance --format json` gives them; `count` 0 for
+/// an instance without any (EBS only).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InstanceStore {
+    pub count: u32,
+    /// Each disk's size in decimal GB, as the cloud lists it.
+    pub size_gb: u64,
+    /// All disks together, in whole GiB (rounded down).
+    pub total_gib: u64,
+    /// Published 4 KiB random IOPS of the instance's store, where the catalog has them.
+    pub read_iops: Option<u64>,
+    pub write_iops: Option<u64>,
+    /// Published throughput in MB/s (10^6 bytes), where the catalog has it.
+    pub throughput_mbps: Option<f64>,
+    /// When the data is lost, in the cloud's words; absent without disks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost_when: Option<&'static str>,
 }
 
 pub fn region<'a>(cat: &'a Catalog, name: &str) -> Result<&'a Region, PriceError> {
@@ -295,6 +319,7 @@ pub fn volume(
         monthly_cost_usd: total,
         performance: perf,
         config: Some(r),
+        instance_store: None,
         weak: price.weak || vt.weak || reg.weak || tiers_weak,
         sources,
     })
@@ -515,6 +540,15 @@ pub fn instance(cat: &Catalog, region_name: &str, name: &str) -> Result<Quote, P
         monthly_cost_usd: round_cents(monthly),
         performance: perf,
         config: None,
+        instance_store: Some(InstanceStore {
+            count: inst.store.as_ref().map_or(0, |s| s.count),
+            size_gb: inst.store.as_ref().map_or(0, |s| s.size_gb),
+            total_gib: inst.store.as_ref().map_or(0, |s| s.total_bytes() >> 30),
+            read_iops: inst.store_read_iops,
+            write_iops: inst.store_write_iops,
+            throughput_mbps: inst.store_throughput_mbps,
+            lost_when: inst.store.as_ref().map(|_| store_lifetime(&inst.cloud)),
+        }),
         weak: p.weak || inst.weak || reg.weak,
         sources: vec![format!(
             "{} {}: {} ({})",

@@ -237,3 +237,29 @@ fn only_billed_weak_iops_tiers_make_a_price_weak() {
             .weak
     );
 }
+
+/// `price instance --format json` gives the local disks as figures (count, size, total, the
+/// published IOPS, when they are lost), not only inside a note's sentence; an EBS-only instance
+/// has a count of 0, and a volume's quote has no such field.
+#[test]
+fn price_instance_json_carries_the_local_disks() {
+    let c = Catalog::embedded();
+    let json = |q: &Quote| serde_json::to_value(q).unwrap();
+    let v = json(&instance(&c, "us-east-1", "i3.8xlarge").unwrap());
+    assert_eq!(
+        v["instance_store"],
+        serde_json::json!({
+            "count": 4, "size_gb": 1900, "total_gib": 7078,
+            "read_iops": null, "write_iops": null, "throughput_mbps": null,
+            "lost_when": "lost when the instance stops or terminates (kept across a reboot)"
+        })
+    );
+    let v = json(&instance(&c, "us-east-1", "m6id.xlarge").unwrap());
+    assert_eq!(v["instance_store"]["read_iops"], 67083);
+    assert_eq!(v["instance_store"]["write_iops"], 33542);
+    let v = json(&instance(&c, "us-east-1", "m6i.xlarge").unwrap());
+    assert_eq!(v["instance_store"]["count"], 0);
+    assert!(v["instance_store"].get("lost_when").is_none());
+    let v = json(&quote("us-east-1", "gp3", 100, None, None).unwrap());
+    assert!(v.get("instance_store").is_none());
+}
