@@ -352,7 +352,7 @@ pub fn volume_items(
                     "{} GiB billed as {name} ({} GiB) at {} per month",
                     int(r.size_gib),
                     int(tier.size_gib),
-                    unit_usd(tier.usd_month)
+                    tier_usd(tier.usd_month)
                 ),
             }
         }
@@ -463,6 +463,16 @@ pub fn known_instance<'a>(cat: &'a Catalog, name: &str) -> Result<&'a Instance, 
             name: shown(name),
             close: close_matches(name, cat.instances.iter().map(|i| i.name.as_str())),
         })
+}
+
+/// A size tier's monthly price as money is written, "$3,604.11" and "$0.30" (QA: "$3604.11" and
+/// "$0.3" beside the line's "$3,604.11"), unless it has fractions of a cent to show.
+fn tier_usd(x: f64) -> String {
+    if ((x * 100.0).round() - x * 100.0).abs() < 1e-6 {
+        crate::fmt::usd(x)
+    } else {
+        unit_usd(x)
+    }
 }
 
 /// How long an instance's local disks keep their data, in its cloud's own words: AWS

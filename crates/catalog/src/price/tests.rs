@@ -263,3 +263,23 @@ fn price_instance_json_carries_the_local_disks() {
     let v = json(&quote("us-east-1", "gp3", 100, None, None).unwrap());
     assert!(v.get("instance_store").is_none());
 }
+
+/// A size tier's monthly price is written as money, as the line's amount is: thousands
+/// separated and two decimals (before: "at $3604.11 per month", "at $0.3 per month").
+#[test]
+fn a_size_tiers_price_is_written_as_money() {
+    let detail = |t, gib| {
+        quote("eastus", t, gib, None, None).unwrap().items[0]
+            .detail
+            .clone()
+    };
+    assert_eq!(
+        detail("premium-ssd", 32767),
+        "32,767 GiB billed as P80 (32,767 GiB) at $3,604.11 per month"
+    );
+    assert_eq!(
+        detail("standard-ssd", 4),
+        "4 GiB billed as E1 (4 GiB) at $0.30 per month"
+    );
+    assert_eq!(tier_usd(1.2345), "$1.2345");
+}
