@@ -66,7 +66,20 @@ pub fn iops_arg(s: &str) -> Result<u64, String> {
 /// `--budget`: USD a month, not negative.
 pub fn usd_arg(s: &str) -> Result<f64, String> {
     not_negative(s, "a monthly budget in USD", "200")?;
-    s.parse::<f64>().map_err(|e| e.to_string())
+    finite(s, "a monthly budget in USD", "200")
+}
+
+/// `s` as a finite number: one too large for a double (`1e400`) is refused as typed, not shown
+/// back as "inf" (QA: `--budget 1e400` said "--budget inf: give a positive monthly amount").
+fn finite(s: &str, what: &str, example: &str) -> Result<f64, String> {
+    let v = s.parse::<f64>().map_err(|e| e.to_string())?;
+    if v.is_infinite() {
+        return Err(format!(
+            "'{}' is too large: {what} is a finite number, e.g. {example}",
+            s.trim()
+        ));
+    }
+    Ok(v)
 }
 
 /// `--hit-ratio`: a number, not negative (the planner checks it is at most 1).
@@ -77,7 +90,7 @@ pub fn ratio_arg(s: &str) -> Result<f64, String> {
             s.trim()
         ));
     }
-    s.parse::<f64>().map_err(|e| e.to_string())
+    finite(s, "a hit ratio", "0.9")
 }
 
 /// `price --format json`: the shape, `schema_version` first.
@@ -207,6 +220,26 @@ pub fn render(q: &Quote) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A number too large for a double is refused as typed (before: `--budget 1e400` was
+    /// "--budget inf: ...", `--hit-ratio 1e400` "hit ratio inf is not between 0 and 1").
+    #[test]
+    fn a_value_too_large_is_refused_as_typed() {
+        assert_eq!(
+            usd_arg("1e400").unwrap_err(),
+            "'1e400' is too large: a monthly budget in USD is a finite number, e.g. 200"
+        );
+        assert_eq!(
+            ratio_arg("1e400").unwrap_err(),
+            "'1e400' is too large: a hit ratio is a finite number, e.g. 0.9"
+        );
+        assert_eq!(usd_arg("200").unwrap(), 200.0);
+        assert!(usd_arg("inf").is_err());
+        assert!(
+            usd_arg("NaN").unwrap().is_nan(),
+            "NaN is the planner's to refuse"
+        );
+    }
 
     /// Every amount of a quote's table ends in one column, the total's too, however short the
     /// line items' details (QA: `price gp3 --size 1GiB` printed its $0.08 total five columns
