@@ -207,7 +207,14 @@ pub fn render(q: &Quote) -> String {
         TOTAL_DETAIL,
         usd(q.monthly_cost_usd)
     ));
-    out.push_str(&format!("performance: {}\n", q.performance.summary()));
+    // The summary says "performance not in the catalog" for an instance without published
+    // figures; after "performance:" that said it twice (QA).
+    let summary = q.performance.summary();
+    let summary = summary
+        .strip_prefix("performance ")
+        .unwrap_or(&summary)
+        .to_string();
+    out.push_str(&format!("performance: {summary}\n"));
     for n in &q.performance.notes {
         out.push_str(&format!("  note: {n}\n"));
     }
@@ -239,6 +246,22 @@ mod tests {
             usd_arg("NaN").unwrap().is_nan(),
             "NaN is the planner's to refuse"
         );
+    }
+
+    /// An instance without published figures says so once (before: "performance: performance
+    /// not in the catalog" for every EBS-only instance and the i3s).
+    #[test]
+    fn performance_not_in_the_catalog_is_said_once() {
+        let cat = disktier_catalog::Catalog::embedded();
+        for name in ["m6i.xlarge", "i3.8xlarge"] {
+            let text = render(&price::instance(&cat, "us-east-1", name).unwrap());
+            assert!(
+                text.contains("\nperformance: not in the catalog\n"),
+                "{text}"
+            );
+        }
+        let text = render(&price::instance(&cat, "us-east-1", "m6id.xlarge").unwrap());
+        assert!(text.contains("\nperformance: 33,542 IOPS\n"), "{text}");
     }
 
     /// Every amount of a quote's table ends in one column, the total's too, however short the
