@@ -99,18 +99,20 @@ pub enum Command {
 
 /// Parses the command line, or exits as clap does (help, version, a usage error with exit 2). A
 /// usage error quotes the offending value, and clap prints it as given to a terminal: when an
-/// argument holds control characters (an escape sequence), the error is printed unstyled, which
-/// leaves them out (clap's plain rendering strips them).
+/// argument holds control characters (an escape sequence) or bidi overrides, the error is
+/// printed unstyled with them escaped (`\u{1b}`, `\u{202e}`).
 pub fn parse() -> Cli {
     use std::io::Write;
     command()
         .try_get_matches()
         .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
         .unwrap_or_else(|e| {
+            // Also a bidi override or a C1 control (U+0080..U+009F), which clap's plain
+            // rendering keeps: they are escaped below.
             let hostile = std::env::args_os().any(|a| {
-                a.as_encoded_bytes()
-                    .iter()
-                    .any(|b| b.is_ascii_control() && *b != b'\n')
+                a.to_string_lossy()
+                    .chars()
+                    .any(|c| disktier_units::unsafe_on_terminal(c) && c != '\n')
             });
             if hostile && e.use_stderr() {
                 let text = crate::text::printable(&e.render().to_string(), true);

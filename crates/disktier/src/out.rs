@@ -42,12 +42,24 @@ pub fn os_message(e: &std::io::Error) -> String {
     }
 }
 
-/// Writes `text` to stdout and flushes it, so a failure is seen here and not lost at exit.
+/// Writes `text`, text output meant for a reader, to stdout and flushes it, so a failure is seen
+/// here and not lost at exit. Its control characters and bidi overrides, which come from job
+/// names, paths, host names and stored or imported documents, are shown escaped
+/// ([`crate::text::printable_output`]), so a terminal shows the data and not what an escape
+/// sequence or a U+202E makes of it (QA: a fio job named `x\u{1b}]0;...\u{7}` retitled the
+/// terminal through `import fio --jobs`, a U+202E in a stored target reversed `history`'s row).
 pub fn print(text: &str) -> Result<(), OutputError> {
+    write_bytes(crate::text::printable_output(text).as_bytes())
+}
+
+/// Writes `text` as it is: a document for a program (JSON, whose serializer escapes control
+/// characters; the Prometheus exposition; YAML manifests; an HTML page), whose data must not be
+/// changed on the way.
+pub fn print_raw(text: &str) -> Result<(), OutputError> {
     write_bytes(text.as_bytes())
 }
 
-/// [`print`] for bytes (generated completions, man pages).
+/// [`print_raw`] for bytes (generated completions, man pages).
 pub fn write_bytes(bytes: &[u8]) -> Result<(), OutputError> {
     if READER_GONE.load(Ordering::Relaxed) {
         return Ok(());

@@ -1,17 +1,39 @@
 //! Text bound for a terminal, and paths bound for JSON.
 
 /// `s` safe for a terminal: control characters (a newline that would break a table, an escape
-/// sequence a stored document or a hostile argument could carry) shown as `\u{..}` escapes.
+/// sequence a stored document or a hostile argument could carry) and bidi overrides (which show
+/// text reordered) as `\u{..}` escapes ([`disktier_units::unsafe_on_terminal`]).
 pub fn printable(s: &str, keep_newlines: bool) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control() && !(keep_newlines && c == '\n') {
+        if disktier_units::unsafe_on_terminal(c) && !(keep_newlines && c == '\n') {
             o.extend(c.escape_default());
         } else {
             o.push(c);
         }
     }
     o
+}
+
+/// `s`, the text of a command's output, safe for a terminal: as [`printable`], but its own line
+/// breaks and the tab that separates `render -o`'s columns are kept. Fields that must stay on one
+/// line are escaped with [`printable`] where they are laid out.
+pub fn printable_output(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s
+        .chars()
+        .any(|c| disktier_units::unsafe_on_terminal(c) && c != '\n' && c != '\t')
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if disktier_units::unsafe_on_terminal(c) && c != '\n' && c != '\t' {
+            o.extend(c.escape_default());
+        } else {
+            o.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(o)
 }
 
 /// Longer than this, a word of an error message is cut: a 100 kB argument echoed whole buries
@@ -90,6 +112,17 @@ mod tests {
         assert_eq!(printable("a\nb", true), "a\nb");
         assert_eq!(printable("a\nb", false), "a\\nb");
         assert_eq!(printable("plain é", false), "plain é");
+        assert_eq!(printable("a\u{202e}b", false), "a\\u{202e}b");
+    }
+
+    #[test]
+    fn output_keeps_its_lines_and_columns_and_escapes_the_rest() {
+        use super::printable_output;
+        assert_eq!(printable_output("a\tb\n数据 é\n"), "a\tb\n数据 é\n");
+        assert_eq!(
+            printable_output("x\u{202e}y\r\u{1b}]0;t\u{7}\n"),
+            "x\\u{202e}y\\r\\u{1b}]0;t\\u{7}\n"
+        );
     }
 }
 

@@ -90,6 +90,15 @@ fn dry_run_with_nodes_contacts_nothing_and_prints_one_job_per_node() {
     insta::assert_snapshot!("fleet_dry_run_check_etcd", y);
 }
 
+/// The manifests are data for `kubectl apply`: a path with a bidi character is kept as it is,
+/// not shown escaped as text output is (terminal_safety_cli).
+#[test]
+fn dry_run_manifests_keep_the_command_as_given() {
+    let path = "/var/lib/e\u{202e}tcd";
+    let y = dry_run_yaml(&["--nodes", "cp-1"], &["check", "etcd", path]);
+    assert!(y.contains(&format!("- {path}\n")), "{y}");
+}
+
 #[test]
 fn dry_run_manifests_validate_strictly_against_1_25_and_1_33() {
     let cases = [

@@ -76,13 +76,28 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     }
 }
 
-/// `s` with every control character (newline, escape, bell, ...) written as its Rust escape
-/// (`\n`, `\u{1b}`), the rest unchanged: a name from outside (a stored target, a region in a
-/// price list) that cannot break a line of text or send a terminal an escape sequence.
+/// Whether `c` would make a terminal show something other than the text: a control character
+/// (C0 such as newline, carriage return and escape, DEL, C1 such as U+009B, the 8-bit CSI), or a
+/// bidirectional formatting character (Unicode UAX #9, "Explicit Directional Formatting
+/// Characters": the embeddings and overrides U+202A..U+202E, the isolates U+2066..U+2069, and
+/// the marks U+200E, U+200F and U+061C), which reorders what follows it on screen (the
+/// "Trojan Source" trick, CVE-2021-42574). Other text (é, 日本語) is not in question.
+pub fn unsafe_on_terminal(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
+        )
+}
+
+/// `s` with every character [`unsafe_on_terminal`] (newline, escape, bell, a bidi override, ...)
+/// written as its Rust escape (`\n`, `\u{1b}`, `\u{202e}`), the rest unchanged: a name from
+/// outside (a stored target, a region in a price list) that cannot break a line of text, send a
+/// terminal an escape sequence or show its text reordered.
 pub fn printable(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_control() {
+        if unsafe_on_terminal(c) {
             out.extend(c.escape_default());
         } else {
             out.push(c);
@@ -336,6 +351,17 @@ pub mod clap_parsers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bidi_controls_and_c1_are_escaped_and_other_text_kept() {
+        assert_eq!(
+            printable("a\u{202e}b\u{2066}c\u{2069}\u{200e}\u{200f}\u{61c}\u{9b}2J\r"),
+            "a\\u{202e}b\\u{2066}c\\u{2069}\\u{200e}\\u{200f}\\u{61c}\\u{9b}2J\\r"
+        );
+        assert_eq!(printable("/mnt/数据/é"), "/mnt/数据/é");
+        // A zero-width joiner is not a directional control (emoji use it).
+        assert!(!unsafe_on_terminal('\u{200d}'));
+    }
 
     #[test]
     fn the_largest_size_is_not_shown_as_a_whole_unit() {

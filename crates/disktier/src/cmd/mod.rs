@@ -135,7 +135,7 @@ impl Ctx {
             _ => Ok(()),
         };
         let printed = if self.prometheus() {
-            crate::out::print(text).map_err(Into::into)
+            crate::out::print_raw(text).map_err(Into::into)
         } else {
             Ok(())
         };
@@ -179,6 +179,6 @@ impl Ctx {
 pub fn print_json<T: serde::Serialize>(v: &T) -> anyhow::Result<()> {
     let mut text = serde_json::to_string_pretty(v)?;
     text.push('\n');
-    crate::out::print(&text)?;
+    crate::out::print_raw(&text)?;
     Ok(())
 }

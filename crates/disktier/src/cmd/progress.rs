@@ -264,6 +264,9 @@ pub fn draw(line: &str) {
     let _g = DRAW_LOCK.lock();
     let mut err = std::io::stderr().lock();
     // \r to the line start, the text, then erase whatever a longer previous line left.
+    // The line names jobs and targets: their own control characters and bidi overrides are
+    // shown escaped, as everywhere else on the terminal.
+    let line = crate::text::printable(line, false);
     let _ = write!(err, "\r{line}\x1b[K");
     let _ = err.flush();
     DRAWN.store(true, Ordering::SeqCst);

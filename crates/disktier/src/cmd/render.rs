@@ -498,7 +498,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
             outln!("{}\t{}", dir.join(&f.name).display(), st)?;
         }
     } else {
-        crate::out::print(&stdout_text(&rendered))?;
+        crate::out::print_raw(&stdout_text(&rendered))?;
     }
     if !ctx.json() {
         for n in &rendered.notes {

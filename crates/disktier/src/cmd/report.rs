@@ -64,7 +64,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let (runs, skipped) = select(&mut store, &selection, &|m| errln!("{m}"), &|m| ctx.note(m))?;
     if to_stdout {
         // `-o -`: standard output, as with most tools (QA: it made a file named "-").
-        crate::out::print(&render_page(&runs, &skipped, plan.as_ref())?)?;
+        crate::out::print_raw(&render_page(&runs, &skipped, plan.as_ref())?)?;
     } else {
         write_report_skipping(&runs, &skipped, plan.as_ref(), &args.output, "-o")?;
     }

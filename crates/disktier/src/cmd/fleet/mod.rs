@@ -240,7 +240,7 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
             "nodes": nodes,
             "summary": sum,
         });
-        crate::out::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+        crate::out::print_raw(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     } else {
         crate::out::print(&format!(
             "{}{}fleet run {}: `disktier history --group {}`, `disktier report --group {}`\n",
@@ -286,10 +286,15 @@ fn dry_run(ctx: &Ctx, a: &RunArgs, cfg: JobConfig, sel: Selection) -> anyhow::Re
         );
     }
     let m = dry_run::manifests(&cfg, &nodes.measured, a.create_namespace)?;
-    ctx.print(
-        &serde_json::json!({"schema_version": SCHEMA_VERSION, "dry_run": true, "jobs": m.jobs}),
-        || m.yaml,
-    )?;
+    if ctx.json() {
+        print_json(
+            &serde_json::json!({"schema_version": SCHEMA_VERSION, "dry_run": true, "jobs": m.jobs}),
+        )?;
+    } else {
+        // Manifests for `kubectl apply -f -`: the node command's arguments as given, as
+        // `fleet rbac` and `render` print theirs (out::print_raw).
+        crate::out::print_raw(&m.yaml)?;
+    }
     Ok(Outcome::Pass)
 }
 
@@ -327,7 +332,7 @@ fn rbac_yaml(ctx: &Ctx, a: RbacArgs) -> anyhow::Result<Outcome> {
     if ctx.json() {
         print_json(&serde_json::json!({"schema_version": SCHEMA_VERSION, "objects": objs}))?;
     } else {
-        crate::out::print(&manifest::to_yaml(&objs)?)?;
+        crate::out::print_raw(&manifest::to_yaml(&objs)?)?;
     }
     Ok(Outcome::Pass)
 }
