@@ -100,7 +100,8 @@ pub enum Command {
 /// Parses the command line, or exits as clap does (help, version, a usage error with exit 2). A
 /// usage error quotes the offending value, and clap prints it as given to a terminal: when an
 /// argument holds control characters (an escape sequence) or bidi overrides, the error is
-/// printed unstyled with them escaped (`\u{1b}`, `\u{202e}`).
+/// printed unstyled with them escaped (`\u{1b}`, `\u{202e}`); when one is longer than
+/// [`crate::text::LONGEST_WORD`], it is quoted cut short, as runtime errors quote it.
 pub fn parse() -> Cli {
     use std::io::Write;
     command()
@@ -108,14 +109,17 @@ pub fn parse() -> Cli {
         .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
         .unwrap_or_else(|e| {
             // Also a bidi override or a C1 control (U+0080..U+009F), which clap's plain
-            // rendering keeps: they are escaped below.
+            // rendering keeps: they are escaped below; and an argument too long to quote whole
+            // (QA: `price gp3 --size <100 kB>` printed 200 kB), cut below.
             let hostile = std::env::args_os().any(|a| {
-                a.to_string_lossy()
-                    .chars()
-                    .any(|c| disktier_units::unsafe_on_terminal(c) && c != '\n')
+                a.len() > crate::text::LONGEST_WORD
+                    || a.to_string_lossy()
+                        .chars()
+                        .any(|c| disktier_units::unsafe_on_terminal(c) && c != '\n')
             });
             if hostile && e.use_stderr() {
                 let text = crate::text::printable(&e.render().to_string(), true);
+                let text = crate::text::shorten_words(&text);
                 let _ = std::io::stderr().lock().write_all(text.as_bytes());
                 std::process::exit(e.exit_code());
             }

@@ -405,11 +405,12 @@ fn an_offset_past_the_largest_file_offset_is_refused() {
 
 /// A name or value that carries a terminal escape sequence (here one that would retitle the
 /// terminal) is never played back raw: a runtime error shows it escaped, a usage error (clap's)
-/// leaves it out; a 100 KiB name is quoted cut short, at once.
+/// leaves it out; a 100 KiB name is quoted cut short, at once, also in a usage error.
 #[test]
 fn escape_sequences_and_huge_names_are_not_echoed_raw() {
     let osc = "x\x1b]0;owned\x07";
     let huge = "a".repeat(100_000);
+    let flag = format!("--{huge}");
     for (args, expect) in [
         (
             vec!["plan", "--capacity", "1TiB", "--region", osc],
@@ -423,6 +424,12 @@ fn escape_sequences_and_huge_names_are_not_echoed_raw() {
         (
             vec!["plan", "--capacity", "1TiB", "--region", &huge],
             "unknown region 'aaaa",
+        ),
+        // Usage errors (clap's) quoted it whole, twice here: 200 kB (QA on dt-s23).
+        (vec!["price", "gp3", "--size", &huge], "is not a size"),
+        (
+            vec!["price", "gp3", "--size", "1GiB", &flag],
+            "unexpected argument '--aaaa",
         ),
     ] {
         refused(&args, expect);
