@@ -108,6 +108,7 @@ pub fn parse() -> Cli {
         .try_get_matches()
         .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
         .unwrap_or_else(|e| {
+            let e = usage_without_env(e);
             // Also a bidi override or a C1 control (U+0080..U+009F), which clap's plain
             // rendering keeps: they are escaped below; and an argument too long to quote whole
             // (QA: `price gp3 --size <100 kB>` printed 200 kB), cut below.
@@ -136,6 +137,26 @@ pub fn parse() -> Cli {
             }
             std::process::exit(e.exit_code())
         })
+}
+
+/// `e` made again by a tree whose options read no environment variable. clap counts an option
+/// set through its variable as given, and the usage line of an error lists the options given:
+/// with DISKTIER_DB set, `disktier show` said `Usage: disktier show --db <DB> <RUN>`, as if
+/// `--db` were needed to show a run (QA). The variables change what is parsed, never whether a
+/// usage error is one, so the error is the same one, with the usage line of the command.
+fn usage_without_env(e: clap::Error) -> clap::Error {
+    let set = |v: &str| std::env::var_os(v).is_some();
+    if !e.use_stderr() || !(set("DISKTIER_DB") || set("DISKTIER_CATALOG")) {
+        return e;
+    }
+    let again = command()
+        .mut_arg("db", |a| a.env(None))
+        .mut_arg("catalog", |a| a.env(None))
+        .try_get_matches();
+    match again {
+        Err(plain) if plain.kind() == e.kind() => plain,
+        _ => e,
+    }
 }
 
 /// The clap command tree, for parsing, man pages (they leave hidden subcommands out) and

@@ -136,6 +136,26 @@ fn usage_errors_exit_2() {
         .code(2);
 }
 
+/// QA (dt-s23): with DISKTIER_DB or DISKTIER_CATALOG set, as a profile sets them, a usage
+/// error's usage line named the option as if the command needed it: `Usage: disktier show --db
+/// <DB> <RUN>`.
+#[test]
+fn a_usage_line_leaves_out_options_set_from_the_environment() {
+    for (var, value) in [
+        ("DISKTIER_DB", "/nonexistent/results.db"),
+        ("DISKTIER_CATALOG", "/nonexistent/catalog.toml"),
+    ] {
+        let out = disktier().env(var, value).arg("show").output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("Usage: disktier show <RUN>"), "{var}: {err}");
+        assert!(
+            !err.contains("--db") && !err.contains("--catalog"),
+            "{var}: {err}"
+        );
+    }
+}
+
 #[test]
 fn broken_pipe_is_not_an_error() {
     // `disktier completions bash | head -1`: the reader goes away early.
