@@ -109,6 +109,10 @@ pub fn parse() -> Cli {
         .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
         .unwrap_or_else(|e| {
             let e = usage_without_env(e);
+            if let Some(msg) = not_utf8(&e) {
+                errln!("error: {msg}\n\nFor more information, try '--help'.");
+                std::process::exit(2);
+            }
             // Also a bidi override or a C1 control (U+0080..U+009F), which clap's plain
             // rendering keeps: they are escaped below; and an argument too long to quote whole
             // (QA: `price gp3 --size <100 kB>` printed 200 kB), cut below.
@@ -137,6 +141,55 @@ pub fn parse() -> Cli {
             }
             std::process::exit(e.exit_code())
         })
+}
+
+/// For clap's "invalid UTF-8 was detected in one or more arguments", which names neither the
+/// argument nor the fix (QA: `history --group $'\xff'`, `plan --region $'\xff'`): the arguments
+/// that are not UTF-8, with their place and their bytes, and the fix. (Options that take a path
+/// take any bytes; `--db` has its own message, [`crate::global`].)
+fn not_utf8(e: &clap::Error) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::InvalidUtf8
+        || e.to_string().contains(crate::global::NOT_UTF8)
+    {
+        return None;
+    }
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let bad: Vec<String> = args
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, a)| a.to_str().is_none())
+        .map(|(i, a)| {
+            let after = args[i - 1].to_string_lossy();
+            let after = if i > 1 && after.starts_with('-') {
+                format!(", after {}", crate::text::printable(&after, false))
+            } else {
+                String::new()
+            };
+            format!("{i} ('{}'{after})", escaped_bytes(a))
+        })
+        .collect();
+    let (which, reads) = match bad.as_slice() {
+        [] => return None,
+        [one] => (format!("argument {one} is"), "this value"),
+        many => (format!("arguments {} are", many.join(", ")), "one of them"),
+    };
+    Some(crate::text::shorten_words(&format!(
+        "{which} not UTF-8, and disktier reads {reads} as text (a name, a region, a run id, a node command): give it in UTF-8 (options that take a path take any bytes)"
+    )))
+}
+
+/// `a` as text: its UTF-8 runs as they are (control characters escaped), every other byte as
+/// `\xNN`.
+fn escaped_bytes(a: &std::ffi::OsStr) -> String {
+    let mut out = String::new();
+    for chunk in a.as_encoded_bytes().utf8_chunks() {
+        out.push_str(&crate::text::printable(chunk.valid(), false));
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }
 
 /// `e` made again by a tree whose options read no environment variable. clap counts an option

@@ -68,7 +68,7 @@ impl TypedValueParser for StoreLocation {
     }
 }
 
-const NOT_UTF8: &str = "the result store (--db or DISKTIER_DB) is not UTF-8: disktier reads a store's location as UTF-8 text (a SQLite file path, a postgres:// URL or a key=value string); for a SQLite file whose path is not UTF-8, pass a UTF-8 symlink to it";
+pub(crate) const NOT_UTF8: &str = "the result store (--db or DISKTIER_DB) is not UTF-8: disktier reads a store's location as UTF-8 text (a SQLite file path, a postgres:// URL or a key=value string); for a SQLite file whose path is not UTF-8, pass a UTF-8 symlink to it";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {

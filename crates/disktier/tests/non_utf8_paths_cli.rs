@@ -227,3 +227,26 @@ fn a_non_utf8_store_location_is_refused_by_name() {
     }
     assert!(!h.join("data").exists(), "no store was made");
 }
+
+/// QA (dt-s23): a value that is not UTF-8 where disktier reads text (a run group, a region, a
+/// run id, a node command) was refused with clap's "invalid UTF-8 was detected in one or more
+/// arguments", which names neither the argument nor the fix; it is now named, with its place,
+/// its bytes and the fix.
+#[test]
+fn a_text_value_that_is_not_utf8_is_named() {
+    let home = tempfile::tempdir().unwrap();
+    let ff = OsStr::from_bytes(b"x\xff");
+    for (args, want) in [
+        (
+            vec![OsStr::new("history"), OsStr::new("--group"), ff],
+            "('x\\xff', after --group) is not UTF-8",
+        ),
+        (vec![OsStr::new("show"), ff], "('x\\xff') is not UTF-8"),
+    ] {
+        let out = dt(home.path()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(err.contains("give it in UTF-8"), "{args:?}: {err}");
+    }
+}
