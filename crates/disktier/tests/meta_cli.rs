@@ -156,6 +156,23 @@ fn a_usage_line_leaves_out_options_set_from_the_environment() {
     }
 }
 
+/// QA (dt-s23): `man -o -` wrote every page into a new directory named "-" and said "man pages
+/// written to -"; `-` reads as standard output, as `report -o -` takes it.
+#[test]
+fn man_to_dash_is_refused_not_a_directory_named_dash() {
+    let d = tempfile::tempdir().unwrap();
+    let out = disktier()
+        .current_dir(d.path())
+        .args(["man", "-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("leave -o out to print the main page"), "{err}");
+    assert!(!d.path().join("-").exists());
+    assert!(out.stdout.is_empty());
+}
+
 #[test]
 fn broken_pipe_is_not_an_error() {
     // `disktier completions bash | head -1`: the reader goes away early.

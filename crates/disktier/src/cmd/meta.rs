@@ -63,6 +63,11 @@ pub fn man(ctx: &Ctx, args: ManArgs, cmd: clap::Command) -> anyhow::Result<Outco
                 crate::out::write_bytes(&buf)?;
             }
         }
+        // `-o -` made a directory named "-" (QA): it reads as standard output, which holds one
+        // page, the one printed without -o.
+        Some(dir) if dir.as_os_str() == "-" => anyhow::bail!(
+            "-o - would write the man pages into a directory named '-': pass a directory (-o ./man), or leave -o out to print the main page on standard output (`./-` for a directory of that name)"
+        ),
         Some(dir) => {
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
