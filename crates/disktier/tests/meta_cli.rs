@@ -156,6 +156,19 @@ fn a_usage_line_leaves_out_options_set_from_the_environment() {
     }
 }
 
+/// QA (dt-s23): `--help` shows `[env: DISKTIER_DB]` and `[env: DISKTIER_CATALOG]`, but no man
+/// page named either variable (clap_mangen leaves them out without its `env` feature).
+#[test]
+fn man_pages_name_the_environment_variables() {
+    let dir = man_pages();
+    for page in ["disktier.1", "disktier-history.1", "disktier-price.1"] {
+        let text = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        for var in ["DISKTIER_DB", "DISKTIER_CATALOG"] {
+            assert!(text.contains(var), "{page} does not name {var}");
+        }
+    }
+}
+
 /// QA (dt-s23): `man -o -` wrote every page into a new directory named "-" and said "man pages
 /// written to -"; `-` reads as standard output, as `report -o -` takes it.
 #[test]
