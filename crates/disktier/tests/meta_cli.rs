@@ -292,6 +292,37 @@ fn completions_offer_textfile_dir_only_where_it_is_taken() {
     }
 }
 
+/// QA (dt-s23): `history --kind <TAB>` and `interfere DIR --aggressor <TAB>` offered file names in
+/// bash, zsh and fish, where the options take one of a few words.
+#[test]
+fn completions_offer_the_words_kind_and_aggressor_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = disktier().args(["completions", "bash"]).output().unwrap();
+    std::fs::write(dir.path().join("script.bash"), &out.stdout).unwrap();
+    for (words, want) in [
+        (
+            "disktier history --kind ''",
+            "bench check assess import interfere setup",
+        ),
+        (
+            "disktier interfere /d --aggressor ''",
+            "ostree bulk-seq rand-write",
+        ),
+    ] {
+        let shown = std::process::Command::new("bash")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(format!(
+                "source ./script.bash; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}}-1)); \
+                 _disktier disktier '' \"${{COMP_WORDS[COMP_CWORD-1]}}\"; echo \"${{COMPREPLY[*]}}\""
+            ))
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        assert_eq!(shown.trim(), want, "{words}");
+    }
+}
+
 /// QA: `man -l disktier-interfere.1` warned "cannot adjust line": clap's one-word
 /// `[default: none,ionice-idle,...]` was longer than a terminal's line.
 #[test]

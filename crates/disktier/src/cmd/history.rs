@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long)]
     pub profile: Option<String>,
     /// Only runs made by this command (bench, check, assess, import, interfere, setup).
-    #[arg(long, value_parser = kind)]
+    #[arg(long, value_parser = super::value_enum::Offered { values: &KINDS, check: kind }, hide_possible_values = true)]
     pub kind: Option<String>,
     /// Only the runs of one `disktier assess` (its assess id).
     #[arg(long)]

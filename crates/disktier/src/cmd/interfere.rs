@@ -31,7 +31,7 @@ pub struct Args {
     pub dir: Option<PathBuf>,
     /// The bulk writer: ostree (an OS update: many objects, mostly small), bulk-seq (one large
     /// sequential file), rand-write (direct random 16 KiB writes at depth 32).
-    #[arg(long, default_value = "ostree")]
+    #[arg(long, default_value = "ostree", value_parser = super::value_enum::Offered { values: &["ostree", "bulk-seq", "rand-write"], check: super::value_enum::any_text }, hide_possible_values = true)]
     pub aggressor: String,
     /// Your own workload as the aggressor instead of a built-in writer, e.g. 'tar xf
     /// /srv/update.tar' or 'dd if=/dev/zero of=big bs=1M count=4096 conv=fsync'. Split with

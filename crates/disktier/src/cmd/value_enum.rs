@@ -26,3 +26,45 @@ macro_rules! value_enum {
         }
     };
 }
+
+/// The parser of a text option whose values are a known few: it offers them to the shells'
+/// completions (clap_complete reads a parser's possible values) and leaves the checking to
+/// `check`, so the command keeps its own message naming the choices (QA: `history --kind <TAB>`
+/// and `interfere --aggressor <TAB>` offered file names). With `hide_possible_values` on the
+/// option, its help stays as written.
+#[derive(Debug, Clone, Copy)]
+pub struct Offered {
+    pub values: &'static [&'static str],
+    pub check: fn(&str) -> Result<String, String>,
+}
+
+impl clap::builder::TypedValueParser for Offered {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let check = self.check;
+        clap::builder::StringValueParser::new()
+            .try_map(move |s| check(&s))
+            .parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            self.values
+                .iter()
+                .map(|v| clap::builder::PossibleValue::new(*v)),
+        ))
+    }
+}
+
+/// [`Offered::check`] for an option checked later, where it is used.
+pub fn any_text(s: &str) -> Result<String, String> {
+    Ok(s.to_string())
+}
