@@ -292,10 +292,10 @@ fn completions_offer_textfile_dir_only_where_it_is_taken() {
     }
 }
 
-/// QA (dt-s23): `history --kind <TAB>` and `interfere DIR --aggressor <TAB>` offered file names in
-/// bash, zsh and fish, where the options take one of a few words.
+/// QA (dt-s23): `history --kind <TAB>`, `interfere DIR --aggressor <TAB>` and `bench DIR --profile
+/// <TAB>` offered file names in bash, zsh and fish, where the options take one of a few words.
 #[test]
-fn completions_offer_the_words_kind_and_aggressor_take() {
+fn completions_offer_the_words_kind_aggressor_and_profile_take() {
     let dir = tempfile::tempdir().unwrap();
     let out = disktier().args(["completions", "bash"]).output().unwrap();
     std::fs::write(dir.path().join("script.bash"), &out.stdout).unwrap();
@@ -307,6 +307,10 @@ fn completions_offer_the_words_kind_and_aggressor_take() {
         (
             "disktier interfere /d --aggressor ''",
             "ostree bulk-seq rand-write",
+        ),
+        (
+            "disktier bench /d --profile ''",
+            "etcd etcd-openshift write-iops read-iops write-throughput read-throughput latency small-files",
         ),
     ] {
         let shown = std::process::Command::new("bash")

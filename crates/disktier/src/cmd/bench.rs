@@ -32,7 +32,7 @@ pub struct Args {
     pub filename: Option<PathBuf>,
     /// A built-in profile: etcd, etcd-openshift, write-iops, read-iops, write-throughput,
     /// read-throughput, latency, small-files. Job options override its settings.
-    #[arg(long, short = 'p', value_name = "NAME")]
+    #[arg(long, short = 'p', value_name = "NAME", value_parser = super::value_enum::Offered { values: super::value_enum::PROFILES, check: super::value_enum::any_text }, hide_possible_values = true)]
     pub profile: Option<String>,
     /// Scale the profile down (size, runtime, file count) so it takes seconds.
     #[arg(long)]

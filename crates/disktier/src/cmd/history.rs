@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(long, value_parser = clap::builder::OsStringValueParser::new())]
     pub target: Option<std::ffi::OsString>,
     /// Only runs of this profile (etcd, read-iops, ...).
-    #[arg(long)]
+    #[arg(long, value_parser = super::value_enum::Offered { values: super::value_enum::PROFILES, check: super::value_enum::any_text }, hide_possible_values = true)]
     pub profile: Option<String>,
     /// Only runs made by this command (bench, check, assess, import, interfere, setup).
     #[arg(long, value_parser = super::value_enum::Offered { values: &KINDS, check: kind }, hide_possible_values = true)]

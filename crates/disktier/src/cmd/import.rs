@@ -59,7 +59,7 @@ pub struct FioArgs {
     /// The file fio's output was saved to (`fio ... > FILE`; `-` for standard input).
     pub file: PathBuf,
     /// The built-in profile the fio job corresponds to (e.g. etcd), recorded with the result.
-    #[arg(long, short = 'p', value_name = "NAME")]
+    #[arg(long, short = 'p', value_name = "NAME", value_parser = super::value_enum::Offered { values: super::value_enum::PROFILES, check: super::value_enum::any_text }, hide_possible_values = true)]
     pub profile: Option<String>,
     /// Which job of the file to import, when fio ran several without --group_reporting.
     #[arg(

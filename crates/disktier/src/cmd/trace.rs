@@ -40,7 +40,7 @@ pub struct RecordArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: PathBuf,
     /// A built-in profile (etcd, write-iops, ...); job options override its settings.
-    #[arg(long, short = 'p', value_name = "NAME")]
+    #[arg(long, short = 'p', value_name = "NAME", value_parser = super::value_enum::Offered { values: super::value_enum::PROFILES, check: super::value_enum::any_text }, hide_possible_values = true)]
     pub profile: Option<String>,
     /// Scale the profile down so it takes seconds.
     #[arg(long)]

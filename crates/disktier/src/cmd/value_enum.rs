@@ -68,3 +68,28 @@ impl clap::builder::TypedValueParser for Offered {
 pub fn any_text(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
+
+/// The built-in profiles' names, for completions ([`Offered`]; the engine's `Profile::all`, which
+/// is not a constant: the test below keeps the two the same).
+pub const PROFILES: &[&str] = &[
+    "etcd",
+    "etcd-openshift",
+    "write-iops",
+    "read-iops",
+    "write-throughput",
+    "read-throughput",
+    "latency",
+    "small-files",
+];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_offered_profiles_are_the_engines() {
+        let names: Vec<&str> = disktier_engine::profile::Profile::all()
+            .iter()
+            .map(|p| p.name())
+            .collect();
+        assert_eq!(names, super::PROFILES);
+    }
+}
