@@ -7,8 +7,25 @@
 use assert_cmd::cargo::CommandCargoExt;
 use disktier_testkit::kube::{self, Cluster, FakeNodeSpec};
 use serde_json::Value;
-use std::process::Command;
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
+
+/// `fleet run --format json` of `check etcd /var/lib/etcd` on `node` in `ns` with `timeout`,
+/// its store in `store`, started with stdout and stderr piped.
+fn start(c: &Cluster, ns: &str, node: &str, timeout: &str, store: &std::path::Path) -> Child {
+    Command::cargo_bin("disktier")
+        .unwrap()
+        .env("KUBECONFIG", c.kubeconfig())
+        .env("DISKTIER_DB", store.join("r.db"))
+        .args([
+            "fleet", "run", "--format", "json", "-n", ns, "--nodes", node,
+        ])
+        .args(["--timeout", timeout, "--", "check", "etcd", "/var/lib/etcd"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
 
 #[test]
 fn a_pod_whose_kubelet_is_gone_is_deleted_after_its_grace_period() {
@@ -19,19 +36,7 @@ fn a_pod_whose_kubelet_is_gone_is_deleted_after_its_grace_period() {
     let node = c.add_fake_node(&FakeNodeSpec::new(&kube::unique_name("fleet-gone")));
     let store = tempfile::tempdir().unwrap();
     let t0 = Instant::now();
-    let child = Command::cargo_bin("disktier")
-        .unwrap()
-        .env("KUBECONFIG", c.kubeconfig())
-        .env("DISKTIER_DB", store.path().join("r.db"))
-        .args([
-            "fleet", "run", "--format", "json", "-n", &ns.name, "--nodes",
-        ])
-        .arg(&node.name)
-        .args(["--timeout", "10s", "--", "check", "etcd", "/var/lib/etcd"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start(&c, &ns.name, &node.name, "10s", store.path());
     // The pod as a node whose kubelet started it and then went away leaves it: running.
     let mut pod = String::new();
     kube::wait_until(Duration::from_secs(30), "the run's pod", || {
@@ -88,19 +93,7 @@ fn a_node_that_goes_not_ready_mid_run_is_named_at_the_deadline() {
     let ns = c.namespace("fleet-notready");
     let node = c.add_fake_node(&FakeNodeSpec::new(&kube::unique_name("fleet-nr")));
     let store = tempfile::tempdir().unwrap();
-    let child = Command::cargo_bin("disktier")
-        .unwrap()
-        .env("KUBECONFIG", c.kubeconfig())
-        .env("DISKTIER_DB", store.path().join("r.db"))
-        .args([
-            "fleet", "run", "--format", "json", "-n", &ns.name, "--nodes",
-        ])
-        .arg(&node.name)
-        .args(["--timeout", "8s", "--", "check", "etcd", "/var/lib/etcd"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start(&c, &ns.name, &node.name, "8s", store.path());
     kube::wait_until(Duration::from_secs(30), "the run's pod", || {
         !c.kubectl_ok(&["-n", &ns.name, "get", "pods", "-o", "name"])
             .trim()

@@ -289,27 +289,12 @@ mod tests {
     /// `tests/__fuzz__/fuzz_textfile_labels/corpus`.
     #[test]
     fn fuzz_textfile_labels() {
-        use disktier_testkit::fuzz::{mutate, seeds, timed, BRIEF, MAX_INPUT};
-        let seeds = seeds(env!("CARGO_MANIFEST_DIR"), "fuzz_textfile_labels");
-        assert!(!seeds.is_empty(), "the corpus is checked in");
-        bolero::check!()
-            .with_test_time(BRIEF)
-            .with_max_len(MAX_INPUT)
-            .for_each(move |raw: &[u8]| {
-                let own: Vec<Vec<u8>> = if raw.is_empty() {
-                    seeds.clone()
-                } else {
-                    Vec::new()
-                };
-                for input in own.into_iter().chain([raw.to_vec(), mutate(&seeds, raw)]) {
-                    timed(&input, || {
-                        let text = String::from_utf8_lossy(&input);
-                        for l in path_labels(&text) {
-                            assert!(l.len() <= text.len());
-                        }
-                    });
-                }
-            });
+        disktier_testkit::fuzz_target!("fuzz_textfile_labels", |input| {
+            let text = String::from_utf8_lossy(input);
+            for l in path_labels(&text) {
+                assert!(l.len() <= text.len());
+            }
+        });
     }
 
     /// Reading the old file's labels never waits on a FIFO planted at its name (whoever can
