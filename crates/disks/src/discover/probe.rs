@@ -97,11 +97,8 @@ impl Probe for SystemProbe<'_> {
         exclusive_open(&self.dev_dir.join(name))
     }
 
-    /// One look, not [`users`]' second of looking again: a listing makes no exclusive open
-    /// whose moment a udev probe could spoil, and a node with several disks in use (each
-    /// looked at again for up to a second) listed that many seconds slower.
     fn users(&self, name: &str) -> Vec<String> {
-        users_now(&self.dev_dir.join(name))
+        users(&self.dev_dir.join(name))
     }
 }
 
