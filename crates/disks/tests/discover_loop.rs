@@ -23,22 +23,8 @@ fn a_blank_partition_is_listed_blank() {
     let Some(dev) = loop_dev(64 << 20) else {
         return;
     };
-    // An MBR written by hand: one Linux partition from sector 2048, and the 0x55AA signature.
-    let mut mbr = [0u8; 512];
-    mbr[446 + 4] = 0x83;
-    mbr[446 + 8..446 + 12].copy_from_slice(&2048u32.to_le_bytes());
-    mbr[446 + 12..446 + 16].copy_from_slice(&(32_768u32).to_le_bytes());
-    mbr[510] = 0x55;
-    mbr[511] = 0xaa;
-    {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&dev.path)
-            .unwrap();
-        f.write_all(&mbr).unwrap();
-        f.sync_all().unwrap();
-    }
+    // An MBR: one Linux partition from sector 2048.
+    dev.write_mbr(32_768);
     let disk = dev.path.to_str().unwrap().to_string();
     // A loop device made without --partscan: partx tells the kernel of the partition.
     sh(&["partx", "--add", &disk]);

@@ -128,6 +128,25 @@ pub struct LoopDev {
 }
 
 impl LoopDev {
+    /// Writes an MBR by hand: one Linux partition (type 0x83) of `sectors` 512-byte sectors
+    /// from sector 2048, and the 0x55AA signature (a partition table, for the tests of what
+    /// is refused or listed for one).
+    pub fn write_mbr(&self, sectors: u32) {
+        use std::io::Write;
+        let mut mbr = [0u8; 512];
+        mbr[446 + 4] = 0x83;
+        mbr[446 + 8..446 + 12].copy_from_slice(&2048u32.to_le_bytes());
+        mbr[446 + 12..446 + 16].copy_from_slice(&sectors.to_le_bytes());
+        mbr[510] = 0x55;
+        mbr[511] = 0xaa;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.path)
+            .unwrap();
+        f.write_all(&mbr).unwrap();
+        f.sync_all().unwrap();
+    }
+
     /// A loop device of `size` bytes with direct I/O on, backed by a file under `/var/tmp`
     /// (a real disk; use [`LoopDev::in_dir`] with `/dev/shm` for a CPU-bound RAM-backed one).
     /// xfs needs at least 300 MiB.
