@@ -108,7 +108,7 @@ pub fn parse() -> Cli {
         .try_get_matches()
         .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
         .unwrap_or_else(|e| {
-            let e = usage_without_env(e);
+            let e = crate::numbers::with_tip(usage_without_env(e));
             if let Some(msg) = not_utf8(&e) {
                 errln!("error: {msg}\n\nFor more information, try '--help'.");
                 std::process::exit(2);

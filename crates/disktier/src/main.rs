@@ -11,6 +11,7 @@ mod cmd;
 mod exposition;
 mod global;
 pub mod image;
+mod numbers;
 mod termination;
 mod text;
 

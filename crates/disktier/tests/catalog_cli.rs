@@ -1159,9 +1159,13 @@ fn negative_values_are_refused_as_negative() {
             "{args:?}: {e}"
         );
     }
-    // Values that are not numbers say what clap said before.
+    // Values that are not numbers say what clap said before, and what to type instead.
     let e = fails(&["price", "gp3", "--size", "10GiB", "--iops", "lots"], 2);
     assert!(e.contains("invalid digit found in string"), "{e}");
+    assert!(
+        e.contains("tip: --iops takes a whole number, in digits only, such as 1"),
+        "{e}"
+    );
 }
 
 /// QA #11: `--hit-ratio 1` divided by zero in words, `--hit-ratio` alone was ignored.
