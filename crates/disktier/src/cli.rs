@@ -303,7 +303,8 @@ pub fn completion_command() -> clap::Command {
     for a in full.get_arguments() {
         c = c.arg(a.clone());
     }
-    c.subcommands(full.get_subcommands().filter(|s| !s.is_hide_set()).cloned())
+    let c = c.subcommands(full.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
+    crate::completion_words::offer(c)
 }
 
 /// Whether the command's runs have a Prometheus exposition (`--format prometheus`,

@@ -8,6 +8,7 @@ mod out;
 mod app;
 mod cli;
 mod cmd;
+mod completion_words;
 mod exposition;
 mod global;
 pub mod image;

@@ -313,18 +313,51 @@ fn completions_offer_the_words_kind_aggressor_and_profile_take() {
             "etcd etcd-openshift write-iops read-iops write-throughput read-throughput latency small-files",
         ),
     ] {
-        let shown = std::process::Command::new("bash")
-            .current_dir(dir.path())
-            .arg("-c")
-            .arg(format!(
-                "source ./script.bash; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}}-1)); \
-                 _disktier disktier '' \"${{COMP_WORDS[COMP_CWORD-1]}}\"; echo \"${{COMPREPLY[*]}}\""
-            ))
-            .output()
-            .unwrap();
-        let shown = String::from_utf8_lossy(&shown.stdout);
-        assert_eq!(shown.trim(), want, "{words}");
+        assert_eq!(bash_reply(dir.path(), words), want, "{words}");
     }
+}
+
+/// What the bash script (`script.bash` in `dir`) offers for the last of `words`.
+fn bash_reply(dir: &std::path::Path, words: &str) -> String {
+    let shown = std::process::Command::new("bash")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!(
+            "source ./script.bash; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}}-1)); \
+             _disktier disktier \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; echo \"${{COMPREPLY[*]}}\""
+        ))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&shown.stdout).trim().to_string()
+}
+
+/// QA (session 24, a left item): `bench /d --rw <TAB>`, `--ioengine <TAB>`, `plan --region
+/// <TAB>` and `price <TAB>` offered file names; they now offer the engine's and the embedded
+/// catalog's words, and a word typed in part is completed.
+#[test]
+fn completions_offer_engine_and_catalog_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = disktier().args(["completions", "bash"]).output().unwrap();
+    std::fs::write(dir.path().join("script.bash"), &out.stdout).unwrap();
+    for (words, want) in [
+        (
+            "disktier bench /d --rw ''",
+            "read write randread randwrite readwrite randrw",
+        ),
+        (
+            "disktier bench /d --ioengine ''",
+            "io_uring psync sync libaio",
+        ),
+        ("disktier plan --region us-east-", "us-east-1"),
+        ("disktier price g", "gp2 gp3"),
+        ("disktier price instance i4i.x", "i4i.xlarge"),
+    ] {
+        assert_eq!(bash_reply(dir.path(), words), want, "{words}");
+    }
+    // render openshift's MachineSet is AWS's: no GCP region is offered.
+    let render = bash_reply(dir.path(), "disktier render openshift --region ''");
+    assert!(render.split(' ').any(|r| r == "us-east-1"), "{render}");
+    assert!(!render.contains("us-central1"), "{render}");
 }
 
 /// QA: `man -l disktier-interfere.1` warned "cannot adjust line": clap's one-word
