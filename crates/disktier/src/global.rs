@@ -72,7 +72,9 @@ pub(crate) const NOT_UTF8: &str = "the result store (--db or DISKTIER_DB) is not
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
+    /// Text for people (the default).
     Text,
+    /// JSON for programs (docs/result-schema.md).
     Json,
     /// Prometheus text exposition format 0.0.4 (check, bench, assess, fleet run).
     Prometheus,

@@ -358,6 +358,11 @@ fn completions_offer_engine_and_catalog_words() {
     let render = bash_reply(dir.path(), "disktier render openshift --region ''");
     assert!(render.split(' ').any(|r| r == "us-east-1"), "{render}");
     assert!(!render.contains("us-central1"), "{render}");
+    // fish shows each --format value with its description (text and json had none: '').
+    let fish = disktier().args(["completions", "fish"]).output().unwrap();
+    let fish = String::from_utf8_lossy(&fish.stdout);
+    assert!(fish.contains("text\\t'Text for people"), "{fish}");
+    assert!(!fish.contains("json\\t''"), "{fish}");
 }
 
 /// QA: `man -l disktier-interfere.1` warned "cannot adjust line": clap's one-word
