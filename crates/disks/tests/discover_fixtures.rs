@@ -174,3 +174,73 @@ fn holders_readonly_and_busy_are_refused_with_their_reason() {
         "has holders (md127 built on it)"
     );
 }
+
+/// A probe over a fixture tree whose users are scripted: `udev` uses nvme0n1 for its first
+/// three looks (a probe after a change, which passes), `qemu` uses nvme1n1 for good. Every look
+/// is recorded, in order.
+struct ScriptedUsers {
+    fixture: disktier_disks::discover::probe::FixtureProbe,
+    looks: std::cell::RefCell<Vec<String>>,
+}
+
+impl disktier_disks::discover::probe::Probe for ScriptedUsers {
+    fn signature(
+        &self,
+        name: &str,
+    ) -> Result<disktier_disks::discover::probe::Signature, disktier_disks::discover::DiskError>
+    {
+        self.fixture.signature(name)
+    }
+    fn exclusive(&self, name: &str) -> disktier_disks::discover::probe::Exclusive {
+        self.fixture.exclusive(name)
+    }
+    fn users(&self, name: &str) -> Vec<String> {
+        let mut looks = self.looks.borrow_mut();
+        looks.push(name.to_string());
+        let n = looks.iter().filter(|l| *l == name).count();
+        match name {
+            "nvme0n1" if n <= 3 => vec!["pid 7 (systemd-udevd)".into()],
+            "nvme1n1" => vec!["pid 9 (qemu)".into()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A listing looks again at the disks it found in use, all together, for up to a second: what
+/// a udev probe used for a moment is eligible, what stays in use is not, and two such disks are
+/// looked at in turn, not one second each (a listing of ten took ten seconds).
+#[test]
+fn a_listing_waits_out_a_udev_probe_once_for_every_disk_in_use() {
+    use disktier_disks::discover::{scan_with, InUse};
+    let root = sysfs_fixture("aws-i3-8xlarge");
+    let probe = ScriptedUsers {
+        fixture: disktier_disks::discover::probe::FixtureProbe { root: root.clone() },
+        looks: Default::default(),
+    };
+    let node = scan_with(&root, &probe, &|_, _| InUse::Users).unwrap();
+    assert!(get(&node.disks, "nvme0n1").eligible);
+    let busy = get(&node.disks, "nvme1n1");
+    assert!(!busy.eligible);
+    assert!(busy.ineligible.contains(&Ineligible::InUse {
+        by: vec!["pid 9 (qemu)".into()]
+    }));
+    let looks = probe.looks.borrow();
+    // After the first pass over every disk: nvme0n1 and nvme1n1 in turn, then nvme1n1 alone
+    // once nvme0n1 is free, ten looks again in all.
+    let first_pass = looks.iter().position(|l| l == "nvme1n1").unwrap();
+    let again: Vec<&str> = looks[first_pass + 1..]
+        .iter()
+        .filter(|l| *l == "nvme0n1" || *l == "nvme1n1")
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        again[..5],
+        ["nvme0n1", "nvme1n1", "nvme0n1", "nvme1n1", "nvme0n1"],
+        "{looks:?}"
+    );
+    assert_eq!(
+        again.iter().filter(|l| **l == "nvme1n1").count(),
+        10,
+        "{looks:?}"
+    );
+}

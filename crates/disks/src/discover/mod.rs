@@ -413,6 +413,8 @@ pub fn scan_with(
     }
 
     let mut disks = Vec::new();
+    // The disks a listing found in use without a claim, looked at again in `settle_users`.
+    let mut in_use = Vec::new();
     for d in raw {
         // Holders (dm, md) are listed as disks too; their mount points make their slaves system
         // disks above. Size 0 means an unbound loop device or an empty drive: nothing to show.
@@ -499,10 +501,10 @@ pub fn scan_with(
                 // is read from /proc and sysfs, which disturbs nobody. Found by QA: `disks`
                 // listed the disk behind a loop device (and one a process had open) as
                 // eligible, and setup then refused it as in use.
+                // Looked at again below, with every other disk found in use, before it counts.
                 InUse::Users => {
-                    let by = probe.users(&d.name);
-                    if !by.is_empty() {
-                        why.push(Ineligible::InUse { by });
+                    if !probe.users(&d.name).is_empty() {
+                        in_use.push(disks.len());
                     }
                 }
                 InUse::Unchecked => {}
@@ -534,7 +536,32 @@ pub fn scan_with(
             name: d.name,
         });
     }
+    settle_users(probe, &mut disks, in_use);
     Ok(Node { disks, mounts })
+}
+
+/// Marks the disks at `in_use` (indices into `disks`) in use by what still uses them after a
+/// udev worker's probe has had its moment: all are looked at again together, for up to
+/// [`probe::USERS_SETTLE`] in all, not a second each (a listing of ten such disks took ten).
+fn settle_users(probe: &dyn Probe, disks: &mut [Disk], mut in_use: Vec<usize>) {
+    let mut by: Vec<Vec<String>> = vec![Vec::new(); disks.len()];
+    for _ in 0..probe::USERS_SETTLE_LOOKS {
+        if in_use.is_empty() {
+            return;
+        }
+        std::thread::sleep(probe::USERS_SETTLE / probe::USERS_SETTLE_LOOKS);
+        in_use.retain(|&i| {
+            by[i] = probe.users(&disks[i].name);
+            !by[i].is_empty()
+        });
+    }
+    for i in in_use {
+        let d = &mut disks[i];
+        d.ineligible.push(Ineligible::InUse {
+            by: std::mem::take(&mut by[i]),
+        });
+        d.eligible = false;
+    }
 }
 
 /// The kernel name (disk or partition) with this major:minor.
@@ -553,28 +580,4 @@ fn name_for_majmin(raw: &[sysfs::RawDisk], mm: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::Ineligible;
-
-    /// QA (the GKE local-SSD recipe's node, whose local SSD GKE had formatted): `disks` and
-    /// `setup` said "has a ext4 signature".
-    #[test]
-    fn a_signature_takes_the_article_it_is_read_with() {
-        let said = |fstype: &str| {
-            Ineligible::HasFilesystem {
-                fstype: fstype.into(),
-                label: None,
-            }
-            .to_string()
-        };
-        assert_eq!(said("ext4"), "has an ext4 signature");
-        assert_eq!(said("xfs"), "has an xfs signature");
-        assert_eq!(said("LVM2_member"), "has an LVM2_member signature");
-        assert_eq!(said("btrfs"), "has a btrfs signature");
-        assert_eq!(
-            said("linux_raid_member"),
-            "has a linux_raid_member signature"
-        );
-        assert_eq!(said("swap"), "has a swap signature");
-    }
-}
+mod tests;

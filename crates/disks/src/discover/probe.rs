@@ -73,8 +73,9 @@ pub enum Exclusive {
 pub trait Probe {
     fn signature(&self, name: &str) -> Result<Signature, DiskError>;
     fn exclusive(&self, name: &str) -> Exclusive;
-    /// What uses the disk without claiming it (a process with it open, a loop device backed by
-    /// it), read from `/proc` and sysfs without opening the disk ([`users`]).
+    /// What uses the disk without claiming it now (a process with it open, a loop device backed
+    /// by it), read from `/proc` and sysfs without opening the disk ([`users_now`]). A listing
+    /// looks again at the disks found in use, all together, for up to [`USERS_SETTLE`].
     fn users(&self, name: &str) -> Vec<String>;
 }
 
@@ -98,7 +99,7 @@ impl Probe for SystemProbe<'_> {
     }
 
     fn users(&self, name: &str) -> Vec<String> {
-        users(&self.dev_dir.join(name))
+        users_now(&self.dev_dir.join(name))
     }
 }
 
@@ -183,17 +184,23 @@ pub fn exclusive_open(dev: &Path) -> Exclusive {
 /// for up to a second and only what stays is reported.
 pub fn users(dev: &Path) -> Vec<String> {
     let mut by = users_now(dev);
-    for _ in 0..10 {
+    for _ in 0..USERS_SETTLE_LOOKS {
         if by.is_empty() {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        std::thread::sleep(USERS_SETTLE / USERS_SETTLE_LOOKS);
         by = users_now(dev);
     }
     by
 }
 
-fn users_now(dev: &Path) -> Vec<String> {
+/// How long what uses a disk is looked for again before it counts (a udev probe's moment).
+pub const USERS_SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
+/// How many times in [`USERS_SETTLE`].
+pub const USERS_SETTLE_LOOKS: u32 = 10;
+
+/// What uses block device `dev` now (see [`users`]).
+pub fn users_now(dev: &Path) -> Vec<String> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let rdev = match std::fs::metadata(dev) {
         Ok(m) if m.file_type().is_block_device() => m.rdev(),
