@@ -15,6 +15,8 @@ command -v openssl >/dev/null || need+=(openssl)
 command -v chromium >/dev/null || need+=(chromium)
 command -v losetup >/dev/null || need+=(mount)
 command -v shellcheck >/dev/null || need+=(shellcheck)
+# The fish completion script is loaded and asked by fish (meta_cli).
+command -v fish >/dev/null || need+=(fish)
 command -v blkid >/dev/null || need+=(util-linux)
 command -v openssl >/dev/null || need+=(openssl)
 # The image tests (scripts/image.sh, crates/disktier/tests/image_cli.rs) and the Prometheus tests.

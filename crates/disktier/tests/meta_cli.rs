@@ -365,6 +365,41 @@ fn completions_offer_engine_and_catalog_words() {
     assert!(!fish.contains("json\\t''"), "{fish}");
 }
 
+/// `disktier --format <TAB>` in fish listed file names: clap_complete's script gave up when the
+/// last word was a root option waiting for its value. It now offers the values, and what comes
+/// after a root option's value is still a subcommand.
+#[test]
+fn fish_completes_a_root_options_values() {
+    if !disktier_testkit::require(disktier_testkit::have("fish"), "fish") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = disktier().args(["completions", "fish"]).output().unwrap();
+    std::fs::write(dir.path().join("script.fish"), &out.stdout).unwrap();
+    std::fs::write(dir.path().join("a-file"), "").unwrap();
+    let complete = |line: &str| {
+        let out = std::process::Command::new("fish")
+            .current_dir(dir.path())
+            .args(["--no-config", "-c"])
+            .arg(format!("source ./script.fish; complete -C '{line}'"))
+            .output()
+            .unwrap();
+        let words: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.split('\t').next().unwrap_or_default().to_string())
+            .collect();
+        words
+    };
+    assert_eq!(
+        complete("disktier --format "),
+        ["json", "prometheus", "text"]
+    );
+    let after = complete("disktier --format json ");
+    assert!(after.iter().any(|w| w == "bench"), "{after:?}");
+    assert!(!after.iter().any(|w| w == "a-file"), "{after:?}");
+    assert_eq!(complete("disktier --db x.db hist"), ["history"]);
+}
+
 /// QA: `man -l disktier-interfere.1` warned "cannot adjust line": clap's one-word
 /// `[default: none,ionice-idle,...]` was longer than a terminal's line.
 #[test]

@@ -33,6 +33,9 @@ pub fn completions(
     // Into memory, then out: clap_complete panics when its writer fails (QA: `> /dev/full`).
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "disktier", &mut buf);
+    if args.shell == clap_complete::Shell::Fish {
+        buf = fish_root_values(buf);
+    }
     if ctx.json() {
         // `--format json`, as every command takes it: the script as a string (QA: it printed
         // the bare script, which no JSON reader takes).
@@ -45,6 +48,26 @@ pub fn completions(
     }
     crate::out::write_bytes(&buf)?;
     Ok(Outcome::Pass)
+}
+
+/// The line of clap_complete's fish script that gives up on the command line when fish's
+/// `argparse` fails, and what it becomes.
+const FISH_GIVE_UP: (&str, &str) = (
+    "    argparse -s (__fish_disktier_global_optspecs) -- $cmd 2>/dev/null\n    or return\n",
+    "    argparse -s (__fish_disktier_global_optspecs) -- $cmd 2>/dev/null\n    # A root option still waiting for its value (`disktier --format <TAB>`) fails argparse:\n    # there is no command yet, and the option's values are offered.\n    or return 0\n",
+);
+
+/// clap_complete's fish script, with the root options' values offered: its
+/// `__fish_disktier_needs_command` returned argparse's failure when the last word was a root
+/// option waiting for its value, so `disktier --format <TAB>` matched no rule and fish listed
+/// file names (a left item; `bench DIR --format <TAB>` was right).
+fn fish_root_values(script: Vec<u8>) -> Vec<u8> {
+    let text = String::from_utf8_lossy(&script);
+    if !text.contains(FISH_GIVE_UP.0) {
+        return script;
+    }
+    text.replacen(FISH_GIVE_UP.0, FISH_GIVE_UP.1, 1)
+        .into_bytes()
 }
 
 pub fn man(ctx: &Ctx, args: ManArgs, cmd: clap::Command) -> anyhow::Result<Outcome> {
