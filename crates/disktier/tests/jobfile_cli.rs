@@ -343,7 +343,37 @@ fn a_job_file_that_completed_no_io_is_not_a_result() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("completed no I/O"), "{err}");
+    assert!(err.contains("give them a longer runtime="), "{err}");
     assert!(out.stdout.is_empty() && !db.exists());
+}
+
+/// QA (a left item): a sized job file whose I/O all fell inside its ramp_time was told to give
+/// its jobs "a longer runtime", which changes nothing; as for one job, the fix names the ramp,
+/// in the file's own option names.
+#[test]
+fn a_job_file_that_ended_inside_its_ramp_says_so() {
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let file = shm.path().join("r.fio");
+    write_job(
+        &file,
+        shm.path(),
+        "[r]\ndirectory={dir}\nrw=read\nbs=4k\nsize=1m\nramp_time=5\nioengine=psync\n",
+    );
+    let out = Command::new(bin())
+        .arg("--no-save")
+        .arg("bench")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("completed no I/O after their ramp_time")
+            && err.contains(
+                "drop ramp_time=, or give time_based=1 with a runtime=, or a larger size="
+            ),
+        "{err}"
+    );
 }
 
 /// QA: `bench FILE.fio --engine fio` sent SIGTERM (or SIGHUP, or a Ctrl-C that reached only

@@ -564,8 +564,17 @@ pub fn check_measured(target: &Path, outs: &mut [JobOut]) -> anyhow::Result<()> 
             let shown = target.display().to_string();
             return Err(super::measure::NothingMeasured::new(&shown).into());
         }
+        // As for one job (`measure`), in the file's own option names (QA: "give them a
+        // longer runtime" for a 4 MiB job with ramp_time=3 and runtime=1).
+        let in_ramp = |o: &JobOut| super::measure::ramp_of_sized(&o.measured.doc).is_some();
+        if outs.iter().all(in_ramp) {
+            bail!(
+                "the jobs of {} completed no I/O after their ramp_time: their I/O all fell inside the ramp, which is not measured (and nothing is saved); drop ramp_time=, or give time_based=1 with a runtime=, or a larger size=",
+                target.display()
+            );
+        }
         bail!(
-            "the jobs of {} completed no I/O: nothing was measured (and nothing is saved); give them a longer runtime",
+            "the jobs of {} completed no I/O: nothing was measured (and nothing is saved); give them a longer runtime= (with time_based=1), or a larger size=",
             target.display()
         );
     }

@@ -110,9 +110,7 @@ pub fn measure(workload: &Workload, tool: Tool, opts: &RunOptions) -> anyhow::Re
     }
     if !m.doc.interrupted && completed_nothing(&m.doc) {
         let job_str = |k: &str| m.doc.job.get(k).and_then(|r| r.as_str());
-        // QA: a sized job that ended inside its ramp read as a disk that did nothing.
-        let time_based = m.doc.job.get("time_based").and_then(|t| t.as_bool()) == Some(true);
-        if let Some(ramp) = job_str("ramp_time").filter(|r| *r != "0s" && !time_based) {
+        if let Some(ramp) = ramp_of_sized(&m.doc) {
             bail!(
                 "the run on {} completed no I/O after its ramp_time of {ramp}: the job's I/O all fell inside the ramp, which is not measured (and nothing is saved); drop --ramp-time, or give --time-based with a --runtime, or a larger --size",
                 m.doc.target.path
@@ -158,6 +156,16 @@ impl std::fmt::Display for NothingMeasured {
 }
 
 impl std::error::Error for NothingMeasured {}
+
+/// The ramp_time of a sized (not time-based) job: one that completed nothing ended inside its
+/// ramp, which is not a disk that did nothing (QA).
+pub fn ramp_of_sized(doc: &RunDoc) -> Option<&str> {
+    let time_based = doc.job.get("time_based").and_then(|t| t.as_bool()) == Some(true);
+    doc.job
+        .get("ramp_time")
+        .and_then(|r| r.as_str())
+        .filter(|r| *r != "0s" && !time_based)
+}
 
 /// Whether a run completed not one read, write, sync or file.
 pub fn completed_nothing(doc: &RunDoc) -> bool {
