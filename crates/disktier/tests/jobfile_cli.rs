@@ -347,6 +347,34 @@ fn a_job_file_that_completed_no_io_is_not_a_result() {
     assert!(out.stdout.is_empty() && !db.exists());
 }
 
+/// QA (a left item): a job file whose target had too little room was told to pass "a smaller
+/// --size", and one on tmpfs with direct=1 to pass --direct=false: a job file sets `size=` and
+/// `direct=0`. The command's own --destructive keeps its name.
+#[test]
+fn a_job_files_errors_name_its_own_options() {
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let run = |body: &str| {
+        let file = shm.path().join("t.fio");
+        write_job(&file, shm.path(), body);
+        let out = Command::new(bin())
+            .arg("--no-save")
+            .arg("bench")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run("[big]\ndirectory={dir}\nrw=write\nbs=1m\nsize=64t\n");
+    assert!(
+        err.contains("set a smaller size= or pick another target"),
+        "{err}"
+    );
+    assert!(!err.contains("--size"), "{err}");
+    let err = run("[d]\ndirectory={dir}\nrw=read\nbs=4k\nsize=1m\ndirect=1\n");
+    assert!(err.contains("which has no O_DIRECT: set direct=0"), "{err}");
+}
+
 /// QA (a left item): a sized job file whose I/O all fell inside its ramp_time was told to give
 /// its jobs "a longer runtime", which changes nothing; as for one job, the fix names the ramp,
 /// in the file's own option names.

@@ -216,7 +216,7 @@ pub fn measure_file(
 ) -> anyhow::Result<(&'static str, Vec<JobOut>)> {
     // Every job is checked before anything runs, with either engine.
     for j in jobs {
-        disktier_engine::preflight(j, opts)?;
+        disktier_engine::preflight(j, opts).map_err(terms::in_file_terms)?;
     }
     Ok(match tool {
         Tool::Native => ("disktier", run_native(file, jobs, opts)?),
@@ -249,7 +249,7 @@ fn run_native(file: &JobFile, jobs: &[Job], opts: &RunOptions) -> anyhow::Result
         }
         let start_s = t0.elapsed().as_secs_f64();
         let these: Vec<Job> = set.iter().map(|&i| jobs[i].clone()).collect();
-        let ms = jobset::run_together(&these, opts)?;
+        let ms = jobset::run_together(&these, opts).map_err(terms::in_file_terms)?;
         for (i, m) in set.iter().zip(ms) {
             outs.push(JobOut {
                 name: file.jobs[*i].name.clone(),
@@ -590,6 +590,8 @@ pub fn check_measured(target: &Path, outs: &mut [JobOut]) -> anyhow::Result<()> 
 #[path = "jobfile/options.rs"]
 mod options;
 pub use options::{FileOptions, OptionParser};
+#[path = "jobfile/terms.rs"]
+mod terms;
 
 #[cfg(test)]
 #[path = "jobfile/tests.rs"]
