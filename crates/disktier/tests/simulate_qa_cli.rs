@@ -224,3 +224,29 @@ fn a_sample_a_hot_block_fell_into_is_called_unreliable() {
         .success()
         .stderr(predicate::str::contains("SHARDS").not());
 }
+
+/// Regression (QA): `plan --trace` of writes to distinct blocks (none ever hits) with the
+/// default `--trace-policy lru` rated every hybrid at 'hit ratio 1 (requests served without
+/// sc1) ... (no misses)': the write-back LRU, larger than the writes, held them dirty and wrote
+/// nothing back before the trace ended, and what it still owed was not counted. The owed
+/// writebacks now count: hit ratio 0, and no hybrid meets 3,000 IOPS.
+#[test]
+fn plan_trace_counts_the_writebacks_a_write_back_cache_owes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::new();
+    for i in 0..1_000u64 {
+        writeln!(csv, "1,W,{},4096,{}", i * 4096, i * 1000).unwrap();
+    }
+    let trace = alibaba_trace(dir.path(), &csv);
+    let v: Value = bin(dir.path())
+        .args(["--format", "json", "plan", "--no-save"])
+        .args(["--capacity", "2TiB", "--iops", "3000", "--trace"])
+        .arg(&trace)
+        .json_ok();
+    let options = v["options"].as_array().unwrap();
+    assert!(!options.is_empty(), "{v}");
+    for o in options.iter().filter(|o| o["kind"] == "hybrid") {
+        assert_eq!(o["performance"]["hit_ratio"].as_f64(), Some(0.0), "{o}");
+    }
+    assert!(!v.to_string().contains("(no misses)"), "{v}");
+}

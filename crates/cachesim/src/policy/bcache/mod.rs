@@ -490,6 +490,17 @@ impl Simulator for Bcache {
 
     fn finish(&mut self, c: &mut Counters) {
         c.dirty_bytes_end = self.dirty_bytes();
+        // The drain writes in offset order, a run of neighbouring blocks as one operation
+        // (`count_writeback`): one per run of the dirty set.
+        let mut prev = None;
+        c.dirty_ops_end = self
+            .dirty_set
+            .iter()
+            .filter(|&&k| {
+                let p = prev.replace(k);
+                p.is_none() || p != k.checked_sub(1)
+            })
+            .count() as u64;
     }
 }
 

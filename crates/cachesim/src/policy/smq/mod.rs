@@ -375,6 +375,8 @@ impl Simulator for Smq {
 
     fn finish(&mut self, c: &mut Counters) {
         c.dirty_bytes_end = self.dirty * self.chunk;
+        // Each dirty chunk is one writeback, as `writeback` counts it.
+        c.dirty_ops_end = self.dirty;
     }
 }
 
