@@ -247,6 +247,7 @@ fn step(
         backing_write_ops,
         backing_write_bytes,
         hit_requests,
+        no_data_requests: _,
     } = *w;
     let b_ops = (backing_read_ops + backing_write_ops) as f64;
     let b_bytes = (backing_read_bytes + backing_write_bytes) as f64;

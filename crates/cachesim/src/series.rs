@@ -22,6 +22,9 @@ pub struct Window {
     /// Requests served entirely by the cache, with no I/O to the backing device (they get the
     /// cache's latency; the others the backing device's).
     pub hit_requests: u64,
+    /// Of `requests`, the syncs and discards: a `--sample` replay sees every one of them, so
+    /// they are not scaled up with the sampled reads and writes.
+    pub no_data_requests: u64,
 }
 
 impl Window {
@@ -35,20 +38,26 @@ impl Window {
         self.backing_write_ops += o.backing_write_ops;
         self.backing_write_bytes += o.backing_write_bytes;
         self.hit_requests += o.hit_requests;
+        self.no_data_requests += o.no_data_requests;
     }
 
-    /// Every field, for scaling.
-    pub(crate) fn fields_mut(&mut self) -> [&mut u64; 8] {
-        [
-            &mut self.requests,
-            &mut self.cache_ops,
-            &mut self.cache_bytes,
-            &mut self.backing_read_ops,
-            &mut self.backing_read_bytes,
-            &mut self.backing_write_ops,
-            &mut self.backing_write_bytes,
-            &mut self.hit_requests,
-        ]
+    /// The fields that count bytes, and those that count requests or operations (the reads
+    /// and writes among `requests`), for scaling a sampled replay's.
+    pub(crate) fn fields_mut(&mut self) -> ([&mut u64; 3], [&mut u64; 5]) {
+        (
+            [
+                &mut self.cache_bytes,
+                &mut self.backing_read_bytes,
+                &mut self.backing_write_bytes,
+            ],
+            [
+                &mut self.requests,
+                &mut self.cache_ops,
+                &mut self.backing_read_ops,
+                &mut self.backing_write_ops,
+                &mut self.hit_requests,
+            ],
+        )
     }
 }
 

@@ -190,16 +190,23 @@ pub fn simulate_one(trace: &[Record], cfg: &SimConfig, kind: PolicyKind, bytes: 
 }
 
 /// A result row from one replay's counters, scaled up for sampling (`full_requests`: the
-/// trace's requests).
+/// trace's requests; `full_data_requests`: its reads and writes of at least a byte).
 fn result(
     cfg: &SimConfig,
     kind: PolicyKind,
     size: u64,
     mut c: Counters,
-    full_requests: u64,
+    (full_requests, full_data_requests): (u64, u64),
 ) -> Result<PolicyResult, TraceError> {
     if let Some(rate) = cfg.sample {
-        c.scale(1.0 / rate).map_err(|v| TraceError::Invalid {
+        // Requests and operations scale by the trace's data requests over the sample's (see
+        // `Counters::scale`): the ratios among them are the sample's, their sum the trace's.
+        let per_request = if c.data_requests == 0 {
+            1.0 / rate
+        } else {
+            full_data_requests as f64 / c.data_requests as f64
+        };
+        c.scale(1.0 / rate, per_request).map_err(|v| TraceError::Invalid {
             what: "--sample",
             why: format!(
                 "{} at {}: a sampled figure of {v} scaled by 1/{rate} passes 2^64; use a larger rate",
@@ -224,7 +231,8 @@ fn result(
 #[cfg(test)]
 fn replay(cfg: &SimConfig, kind: PolicyKind, size: u64, trace: &[Record]) -> PolicyResult {
     let c = simulate_one(trace, cfg, kind, size);
-    result(cfg, kind, size, c, trace.len() as u64).unwrap()
+    let data = trace.iter().filter(|r| r.op.is_data() && r.len > 0).count();
+    result(cfg, kind, size, c, (trace.len() as u64, data as u64)).unwrap()
 }
 
 /// One (policy, size) replay, fed by a one-pass stream.
@@ -303,7 +311,7 @@ where
         .into_iter()
         .map(|mut j| {
             j.sim.finish(&mut j.c);
-            result(cfg, j.kind, j.size, j.c, pass.records)
+            result(cfg, j.kind, j.size, j.c, (pass.records, pass.data_records))
         })
         .collect::<Result<_, _>>()?;
     let replayed = pass.records * results.len() as u64;

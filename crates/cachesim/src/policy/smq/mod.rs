@@ -298,7 +298,7 @@ impl Simulator for Smq {
         let per_chunk = self.chunk / bs;
         match r.op {
             Op::Sync => {
-                c.window(r.t_ns).requests += 1;
+                c.no_data_request(r.t_ns);
                 return;
             }
             Op::Discard => {
@@ -316,7 +316,7 @@ impl Simulator for Smq {
                         self.cache.remove(i);
                     }
                 }
-                c.window(r.t_ns).requests += 1;
+                c.no_data_request(r.t_ns);
                 return;
             }
             _ => {}
