@@ -17,6 +17,10 @@ pub enum TraceError {
     Stream(std::io::Error),
     #[error("{0}: not a disktier trace (no DTTRACE header); import other formats with `disktier trace import FORMAT FILE -o OUT`")]
     NotATrace(String),
+    /// The input starts with the DTTRACE magic but its header is cut short or damaged: a
+    /// trace not written in full (a copy cut short, a writer killed before its first block).
+    #[error("{what}: the DTTRACE header is cut short or damaged ({why}), so the trace cannot be read: it was not written in full; record or import it again")]
+    BadHeader { what: String, why: String },
     #[error("{what}: trace format version {found} is newer than this disktier understands ({supported}); upgrade disktier")]
     Version {
         what: String,

@@ -131,9 +131,42 @@ fn an_unreadable_input_says_why_not_that_it_has_no_header() {
     assert!(e.to_string().contains("Is a directory"), "{e}");
     assert!(!e.to_string().contains("DTTRACE"), "{e}");
     assert!(matches!(
-        Reader::new(&b"DTTRACE"[..], "short"),
+        Reader::new(&b"DTTRA"[..], "short"),
         Err(TraceError::NotATrace(_))
     ));
+}
+
+/// Regression (QA): a trace cut inside its header (a copy cut short) was 'not a disktier trace
+/// (no DTTRACE header)' though it starts with the magic, one cut inside its source name 'I/O
+/// error on the trace stream: failed to fill whole buffer' (no file, no cause), and one whose
+/// source length was garbage the first again. Each now names the file and what is wrong.
+#[test]
+fn a_header_cut_short_or_damaged_is_named_as_such() {
+    let whole = Writer::new(Vec::new(), &Header::new("alibaba", 0, 0))
+        .unwrap()
+        .finish()
+        .unwrap();
+    let message = |bytes: &[u8]| match Reader::new(bytes, "t.dtt") {
+        Err(e @ TraceError::BadHeader { .. }) => e.to_string(),
+        Err(e) => panic!("{} bytes: {e:?}", bytes.len()),
+        Ok(_) => panic!("{} bytes read", bytes.len()),
+    };
+    // The magic, version, flags and start (20 bytes), the source's length (1), its 7 bytes.
+    for cut in 7..28 {
+        let m = message(&whole[..cut]);
+        assert!(
+            m.starts_with("t.dtt: the DTTRACE header is cut short or damaged (")
+                && m.ends_with("record or import it again"),
+            "{m}"
+        );
+    }
+    assert!(message(&whole[..12]).contains("ends 12 bytes in"));
+    assert!(message(&whole[..20]).contains("ends before the source's length"));
+    assert!(message(&whole[..24]).contains("ends 3 bytes into the source's name of 7"));
+    let mut huge = whole[..20].to_vec();
+    huge.extend([0x80, 0x80, 0x80, 0x80, 0x80, 0x01]);
+    assert!(message(&huge).contains("said to take 34359738368 bytes"));
+    assert!(Reader::new(&whole[..28], "t.dtt").is_ok());
 }
 
 #[test]
