@@ -587,3 +587,6 @@ fn the_longest_fsync_badge_is_a_duration() {
     );
     assert!(!page.contains("1935700000"));
 }
+
+#[path = "report/escape.rs"]
+mod escape;

@@ -281,7 +281,7 @@ pub fn bars(items: &[Bar], x_label: &str, width: u32) -> Result<String, ChartErr
     let max = axis(items.iter().map(|b| b.value).fold(0.0, f64::max)).max(1e-9);
     let label_chars = items
         .iter()
-        .map(|b| b.label.chars().count())
+        .map(|b| short(&b.label, BAR_LABEL_CHARS).chars().count())
         .max()
         .unwrap_or(8)
         .clamp(8, BAR_LABEL_CHARS);
@@ -564,11 +564,14 @@ fn seconds(v: f64, t_max: f64) -> String {
     }
 }
 
-/// Keeps the end of a long label (the end of a path is the part that tells targets apart).
+/// Keeps the end of a long label (the end of a path is the part that tells targets apart), with
+/// its control and bidi characters escaped ([`disktier_units::printable`]): plotters writes a
+/// chart's text into the SVG as it is, and a U+202E there reorders the label on the page.
 pub fn short(s: &str, max: usize) -> String {
+    let s = disktier_units::printable(s);
     let n = s.chars().count();
     if n <= max {
-        s.to_string()
+        s
     } else {
         let tail: String = s.chars().skip(n - (max - 1)).collect();
         format!("…{tail}")

@@ -2,11 +2,17 @@
 //! document goes through [`esc`]), the page shell with its inline stylesheet, and a Content
 //! Security Policy that forbids the page from loading anything at all.
 
-/// Escapes text for HTML element content and double-quoted attribute values.
+/// Escapes text for HTML element content and double-quoted attribute values. A control or bidi
+/// formatting character ([`disktier_units::unsafe_on_terminal`]: U+202E in a stored target or
+/// job name reorders the rest of its cell, and the row, on the page as on a terminal) is shown
+/// as its escape (`\u{202e}`), as text output shows it; a line break and a tab stay, as
+/// the white space they are in HTML.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
+            '\n' | '\t' => o.push(c),
+            c if disktier_units::unsafe_on_terminal(c) => o.extend(c.escape_default()),
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
             '>' => o.push_str("&gt;"),
