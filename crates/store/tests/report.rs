@@ -235,7 +235,12 @@ fn a_card_shows_the_newest_runs_figures_and_says_so() {
         stored_at(
             "run-read",
             "bench",
-            fixture("read-iops"),
+            // Measured first, as it was saved first (the card orders by when runs measured).
+            {
+                let mut d = fixture("read-iops");
+                d["started_at"] = "2023-09-14T08:00:00Z".into();
+                d
+            },
             "2026-11-27T11:00:00.000000Z",
         ),
     ];
@@ -590,3 +595,6 @@ fn the_longest_fsync_badge_is_a_duration() {
 
 #[path = "report/escape.rs"]
 mod escape;
+
+#[path = "report/ran_at.rs"]
+mod ran_at;

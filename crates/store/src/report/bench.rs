@@ -26,6 +26,27 @@ impl Bench<'_> {
             )
         })
     }
+    /// When the run measured, to the second (UTC): its document's `started_at`, which for an
+    /// import is when fio or etcd-perf ran, not when it was imported; the time it was saved for
+    /// a document without one. A year-old fio result imported today is older than this
+    /// morning's `check` (QA on dt-s24: the card showed it as the newest run).
+    pub(super) fn ran_at(&self) -> &str {
+        let saved = &self.run.summary.created_at;
+        let started = self.doc.started_at.get(..19).unwrap_or("");
+        // RFC 3339 as disktier writes it, "2026-11-28T22:55:37": anything else is no time.
+        let looks_like_time = started.len() == 19
+            && started.bytes().enumerate().all(|(i, c)| match i {
+                4 | 7 => c == b'-',
+                10 => c == b'T',
+                13 | 16 => c == b':',
+                _ => c.is_ascii_digit(),
+            });
+        if looks_like_time {
+            started
+        } else {
+            saved.get(..19).unwrap_or(saved)
+        }
+    }
     /// The target and profile, and "interrupted" when the figures are partial.
     pub(super) fn label(&self) -> String {
         format!(

@@ -17,16 +17,20 @@ use crate::compare::{self, fmt_count, fmt_value, Unit};
 use disktier_engine::{DirStats, PERCENTILES};
 use std::fmt::Write as _;
 
-/// One card per target: its newest verdicts and figures. Each profile's newest run gives the
+/// One card per target: its newest verdicts and figures (newest by when each run measured,
+/// [`Bench::ran_at`]). Each profile's newest run gives the
 /// badges, and each figure is the newest run's that measured it, labelled with that run's
 /// profile (and "newest of N" when the profile ran more than once): a card never shows an older
 /// or better run's figure beside a newer failing verdict. Every run is drawn in the charts.
 pub(super) fn verdicts(benches: &[Bench<'_>], targets: &[String]) -> String {
     let mut s = String::from("<div class=\"cards\">\n");
     for (ti, t) in targets.iter().enumerate() {
-        // Oldest first: by the time each run was saved, then by its place in the report.
+        // Oldest first: by the time each run measured, then by the time it was saved, then by
+        // its place in the report.
         let mut mine: Vec<&Bench> = benches.iter().filter(|b| b.color == ti).collect();
-        mine.sort_by(|a, b| a.run.summary.created_at.cmp(&b.run.summary.created_at));
+        mine.sort_by(|a, b| {
+            (a.ran_at(), &a.run.summary.created_at).cmp(&(b.ran_at(), &b.run.summary.created_at))
+        });
         let newest = mine[mine.len() - 1];
         let tgt = &newest.doc.target;
         let mut sub = Vec::new();
