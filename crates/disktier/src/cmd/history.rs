@@ -1,4 +1,4 @@
-//! `disktier history`: the stored runs, newest first, filtered by target, profile or kind. A
+//! `disktier history`: the stored runs, the last saved first, filtered by target, profile or kind. A
 //! fio job file's run (`bench FILE.fio`, `import fio --jobs`) lists its first reporting group's
 //! figures, its jobs combined (`disktier_store::doc::job_file_listing`); `show` prints every job.
 //! A run stopped early (Ctrl-C or a signal) is marked "(interrupted)" beside its kind.
@@ -86,7 +86,10 @@ fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
 pub fn table(runs: &[RunSummary]) -> String {
     let mut rows = vec![[
         "ID",
-        "WHEN (UTC)",
+        // When the run was saved, which orders the listing (`--last`): for an import, when it
+        // was imported, which can be long after fio ran (`show` prints both). "WHEN" left the
+        // reader to take it for the time the run measured (QA on dt-s24).
+        "SAVED (UTC)",
         "KIND",
         "PROFILE",
         "TARGET",
