@@ -3,9 +3,11 @@
 //! instance-disk recipe's ephemeral NVMe against EBS). Runs of different profiles measure different
 //! things, so they are refused unless forced; quick runs beside full or imported ones,
 //! interrupted runs (partial figures) and the runs' own warnings are noted, and small-files runs
-//! of different shapes are not set against each other unless forced (`notes.rs`).
+//! of different shapes, and custom jobs that differ in their I/O pattern, block size, queue depth
+//! or job count, are not set against each other unless forced (`notes.rs`, `jobs.rs`).
 
 mod format;
+mod jobs;
 mod notes;
 mod stored;
 
@@ -249,11 +251,14 @@ pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, Compare
         })
         .collect();
     notes.extend(notes::about_runs(runs, &sides, force));
-    // Small files of different shapes are different jobs (see the note): such a pair is set
-    // side by side but not measured against each other, unless forced.
+    // Small files of different shapes, and custom jobs that differ in what decides their figures
+    // (`jobs.rs`), are different jobs (see the notes): such a pair is set side by side but not
+    // measured against each other, unless forced.
     let comparable: Vec<bool> = runs[1..]
         .iter()
-        .map(|r| force || notes::same_small_files(first.doc, r.doc))
+        .map(|r| {
+            force || (notes::same_small_files(first.doc, r.doc) && jobs::same_job(first.doc, r.doc))
+        })
         .collect();
     let mut rows = Vec::new();
     for (metric, unit, better, f) in metrics(sync_name(first.doc)) {

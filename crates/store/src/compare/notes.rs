@@ -22,6 +22,7 @@ pub(super) fn about_runs(runs: &[Compared<'_>], sides: &[Side], force: bool) -> 
     notes.extend(mix_note(sides));
     notes.extend(interrupted_note(sides));
     notes.extend(small_files_note(runs, sides, force));
+    notes.extend(super::jobs::job_note(runs, sides, force));
     notes.extend(latency_note(runs, sides));
     notes.extend(warning_notes(sides));
     notes

@@ -497,3 +497,45 @@ fn the_longest_sync_is_compared() {
     assert!(row.contains("1.94 s"), "{row}");
     assert!(row.ends_with("lower (better)"), "{row}");
 }
+
+/// QA on dt-s24: fio results of 4 KiB and of 1 MiB random reads (and of one job against two)
+/// imported from one file were compared as any two runs, "read IOPS 5360 vs 281: 19.1x higher
+/// (better)", with no word that the jobs differed. Such a pair is left blank unless forced, and
+/// a note names what differs; runs of one job, and a profile's quick run beside its full one,
+/// are compared.
+#[test]
+fn runs_of_different_jobs_are_not_compared() {
+    let job = |bs: u64, numjobs: u64| {
+        let (id, mut doc) = fixture("read-iops");
+        doc.profile = None;
+        doc.job["bs"] = bs.into();
+        doc.job["numjobs"] = numjobs.into();
+        (format!("{id}-{bs}-{numjobs}"), doc)
+    };
+    let runs = [job(4096, 1), job(1 << 20, 1), job(4096, 2), job(4096, 1)];
+    let c = compare(&as_kind("import", &runs), false).unwrap();
+    for row in &c.rows {
+        assert!(
+            row.ratios[0].is_none() && row.ratios[1].is_none(),
+            "{row:?}"
+        );
+        assert!(row.ratios[2].is_some(), "D ran A's job: {row:?}");
+    }
+    assert!(c.notes.contains(&"the runs ran different jobs (A vs B: bs 4 KiB against 1 MiB; A vs C: numjobs 1 against 2), so their ratios would measure the jobs, not the disks: their figures are not compared (A vs B, A vs C left blank; `disktier compare --force` compares them anyway)".to_string()), "{:?}", c.notes);
+    let forced = compare(&as_kind("import", &runs), true).unwrap();
+    assert!(forced
+        .rows
+        .iter()
+        .all(|r| r.ratios.iter().all(Option::is_some)));
+    assert!(forced
+        .notes
+        .iter()
+        .any(|n| n.ends_with("compared because of --force")));
+    // A built-in profile is its job: its quick version has a note of its own.
+    let (_, full) = fixture("read-iops");
+    let mut quick = full.clone();
+    quick.quick = true;
+    quick.job["numjobs"] = 4.into();
+    let c = checks(&[("a".to_string(), full), ("b".to_string(), quick)], false).unwrap();
+    assert!(c.rows.iter().all(|r| r.ratios[0].is_some()), "{:?}", c.rows);
+}
