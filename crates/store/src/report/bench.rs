@@ -14,16 +14,18 @@ pub(super) struct Bench<'a> {
 }
 
 impl Bench<'_> {
+    /// The built-in profile, or for a custom job "custom" with its pattern and block size
+    /// ("custom randread 4 KiB"): runs of one name share a chart and a comparison table, and
+    /// 4 KiB and 1 MiB reads are different jobs (QA on dt-s24: both were "custom randread", one
+    /// chart, their IOPS bars side by side with nothing to tell them apart).
     pub(super) fn profile(&self) -> String {
         self.doc.profile.clone().unwrap_or_else(|| {
-            format!(
-                "custom {}",
-                self.doc
-                    .job
-                    .get("rw")
-                    .and_then(Value::as_str)
-                    .unwrap_or("job")
-            )
+            let job = &self.doc.job;
+            let rw = job.get("rw").and_then(Value::as_str).unwrap_or("job");
+            match job.get("bs").and_then(Value::as_u64) {
+                Some(bs) => format!("custom {rw} {}", disktier_units::Bytes(bs)),
+                None => format!("custom {rw}"),
+            }
         })
     }
     /// When the run measured, to the second (UTC): its document's `started_at`, which for an
@@ -132,4 +134,39 @@ pub(super) fn big_blocks(doc: &RunDoc) -> bool {
         .get("bs")
         .and_then(Value::as_u64)
         .is_some_and(|bs| bs >= 128 * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::{render, ReportInput};
+    use crate::NewRun;
+    use disktier_testkit::cli::store_fixture as fixture;
+
+    /// QA on dt-s24: fio results of 4 KiB and of 1 MiB random reads on one file were both
+    /// "custom randread": one latency chart, one comparison table, and IOPS bars labelled alike.
+    /// Each block size is a chart and table of its own, named with it.
+    #[test]
+    fn custom_jobs_of_different_block_sizes_are_told_apart() {
+        let run = |id: &str, bs: u64| {
+            let mut doc = fixture("read-iops");
+            doc["profile"] = serde_json::Value::Null;
+            doc["job"]["bs"] = bs.into();
+            NewRun {
+                kind: "import",
+                group_id: None,
+                doc: &doc,
+            }
+            .to_row(id.into(), "2023-09-14T10:00:00.000000Z".into())
+        };
+        let runs = [run("run-4k", 4096), run("run-1m", 1 << 20)];
+        let page = render(&ReportInput::new(&runs, "now")).unwrap();
+        for chart in [
+            "latency:custom randread 4 KiB",
+            "latency:custom randread 1 MiB",
+        ] {
+            assert!(page.contains(&format!("data-chart=\"{chart}\"")), "{chart}");
+        }
+        assert!(page.contains("<h3>custom randread 4 KiB</h3>"));
+        assert!(page.contains("measured: custom randread 4 KiB"), "the card");
+    }
 }
