@@ -248,7 +248,7 @@ pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
     let mut s = String::from("<p class=\"muted\">Completion latency against percentile, both on log scales: a flat line is a steady disk; a line that rises at the right has a tail.</p>\n<div class=\"grid2\">\n");
     for p in profiles(benches) {
         let mine: Vec<&Bench> = benches.iter().filter(|b| b.profile() == p).collect();
-        let mut curves = Vec::new();
+        let mut curves: Vec<Curve> = Vec::new();
         for b in &mine {
             let dirs = b.dirs();
             // The sync curve is what etcd's verdict reads; show it alone when the job syncs.
@@ -259,8 +259,10 @@ pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
             };
             // A run's directions share its target's colour and are told apart by the dash
             // pattern and marker (QA: a randrw run's read and write curves were the same line
-            // style, so the legend could not say which was which).
-            for (j, (dir, d)) in shown.into_iter().enumerate() {
+            // style, so the legend could not say which was which); so are the runs of one
+            // target, each curve taking its colour's next style (QA on dt-s24: two runs of one
+            // target were two identical solid lines, told apart only by ids in the legend).
+            for (dir, d) in shown {
                 let points: Vec<(f64, u64)> = PERCENTILES
                     .iter()
                     .filter_map(|q| d.lat_ns.p(*q).map(|v| (*q, v)))
@@ -276,10 +278,11 @@ pub(super) fn latency(benches: &[Bench<'_>]) -> Result<String, ReportError> {
                 if b.doc.interrupted {
                     label.push_str(" (interrupted: partial figures)");
                 }
+                let before = curves.iter().filter(|c| c.color == b.color).count();
                 curves.push(Curve {
                     label,
                     color: b.color,
-                    style: b.color + j * super::charts::PALETTE.len(),
+                    style: b.color + before * super::charts::PALETTE.len(),
                     points,
                 });
             }
@@ -475,4 +478,45 @@ pub(super) fn comparisons(benches: &[Bench<'_>]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::{render, ReportInput};
+    use crate::NewRun;
+    use disktier_testkit::cli::store_fixture as fixture;
+
+    /// QA on dt-s24: two runs of one profile on one target were drawn as two solid lines of one
+    /// colour, with one swatch for both in the legend; each now has a style of its own.
+    #[test]
+    fn runs_of_one_target_differ_in_style() {
+        let run = |id: &str, p99: u64| {
+            let mut doc = fixture("read-iops");
+            doc["results"]["read"]["lat_ns"]["percentiles"]["99"] = p99.into();
+            NewRun {
+                kind: "bench",
+                group_id: None,
+                doc: &doc,
+            }
+            .to_row(id.into(), "2023-09-14T10:00:00.000000Z".into())
+        };
+        let runs = [run("run-a", 2_000_000), run("run-b", 3_000_000)];
+        let page = render(&ReportInput::new(&runs, "now")).unwrap();
+        let latency = page
+            .split("<section id=\"latency\">")
+            .nth(1)
+            .and_then(|s| s.split("</section>").next())
+            .expect("the latency section");
+        let legend: Vec<&str> = latency
+            .split("<div class=\"legend\">")
+            .nth(1)
+            .expect("a legend")
+            .split("<span>")
+            .skip(1)
+            .collect();
+        assert_eq!(legend.len(), 2, "{legend:?}");
+        assert!(legend[0].contains("(run-a)") && legend[1].contains("(run-b)"));
+        let swatch = |entry: &str| entry.split("</span>").next().unwrap_or("").to_string();
+        assert_ne!(swatch(legend[0]), swatch(legend[1]), "{legend:?}");
+    }
 }
