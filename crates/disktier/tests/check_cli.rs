@@ -228,3 +228,35 @@ fn a_kernel_pseudo_filesystem_is_refused_as_such() {
         "{err}"
     );
 }
+
+/// QA (session 24): two `check etcd DIR` started together: the second was told that a killed
+/// run may have left `etcd.0.0` and to pass --destructive, which would have had both runs write
+/// one file. A file the run would lay out that another process has open is named as in use, with
+/// that process, and no --destructive is offered. (Here the other run is a process holding the
+/// file open.)
+#[test]
+fn a_file_another_run_holds_open_is_named_in_use() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let f = d.path().join("etcd.0.0");
+    std::fs::write(&f, vec![0u8; 4096]).unwrap();
+    let mut other = std::process::Command::new("sleep")
+        .arg("60")
+        .stdin(std::fs::File::open(&f).unwrap())
+        .spawn()
+        .unwrap();
+    let out = check(&d.path().join("db"), d.path(), &[]);
+    let _ = other.kill();
+    let _ = other.wait();
+    let err = refused(&out);
+    assert!(
+        err.contains(&format!(
+            "is open in another process now (pid {} (sleep))",
+            other.id()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("--destructive"), "{err}");
+    // Nobody holds it now: the file is an ordinary leftover again.
+    let err = refused(&check(&d.path().join("db"), d.path(), &[]));
+    assert!(err.contains("--destructive"), "{err}");
+}

@@ -64,6 +64,10 @@ pub enum EngineError {
         len: u64,
         why: &'static str,
     },
+    /// A file the run would lay out exists, and another process has it open now: another run
+    /// on the same directory, most likely ([`crate::run`]'s `openers`).
+    #[error("{path} is open in another process now ({by}), most likely another disktier run on this directory: two runs at once would measure each other; wait for it to end, or measure another directory")]
+    FileInUse { path: PathBuf, by: String },
     /// The filesystem filled up (ENOSPC or EDQUOT) while laying out or writing.
     #[error("{path}: the filesystem is full ({op} failed with {reason}); the files disktier created were removed: free some space or pass a smaller --size")]
     DiskFull {

@@ -43,11 +43,9 @@ pub(super) fn lay_out_files(
             o.create_new(true).custom_flags(libc::O_NOFOLLOW);
         }
         let f = o.open(&u.path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => EngineError::ExistingFile {
-                path: u.path.clone(),
-                len: 0,
-                why: "appeared after disktier checked the target",
-            },
+            std::io::ErrorKind::AlreadyExists => {
+                super::openers::existing(&u.path, 0, "appeared after disktier checked the target")
+            }
             _ => EngineError::from_open(&u.path, if nothing_to_add { "read" } else { "write" }, e),
         })?;
         if !u.existed {

@@ -11,6 +11,7 @@ mod collect;
 mod dispatch;
 mod lay_out;
 mod monitor;
+mod openers;
 mod prepare;
 
 pub(crate) use collect::build_series;

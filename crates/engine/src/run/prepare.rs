@@ -325,11 +325,7 @@ fn check_target(
                 None
             };
             if let Some(why) = why {
-                return Err(EngineError::ExistingFile {
-                    path: u.path.clone(),
-                    len: u.cur_len,
-                    why,
-                });
+                return Err(super::openers::existing(&u.path, u.cur_len, why));
             }
         }
     }
