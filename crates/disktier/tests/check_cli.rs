@@ -260,3 +260,36 @@ fn a_file_another_run_holds_open_is_named_in_use() {
     let err = refused(&check(&d.path().join("db"), d.path(), &[]));
     assert!(err.contains("--destructive"), "{err}");
 }
+
+/// QA on dt-s23: `check etcd DIR --direct` on tmpfs said "bs=2300 is not a multiple of 512
+/// bytes, which O_DIRECT on DIR needs: use a multiple of 512 or pass --direct=false", and with
+/// `--bs 4k` then "DIR is on tmpfs, which has no O_DIRECT": the fix that works came second. The
+/// target's O_DIRECT is the first thing said, whatever the block size; on a filesystem that takes
+/// O_DIRECT the alignment is still refused as before.
+#[test]
+fn direct_on_tmpfs_is_refused_for_tmpfs_before_the_block_size() {
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let db = d.path().join("db");
+    let target = d.path().join("etcd");
+    std::fs::create_dir(&target).unwrap();
+    for args in [
+        &["--direct", "--quick"][..],
+        &["--direct", "--quick", "--bs", "4k"],
+        &["--direct", "--quick", "--profile", "etcd-openshift"],
+    ] {
+        let err = refused(&check(&db, &target, args));
+        assert!(
+            err.contains("is on tmpfs, which has no O_DIRECT: pass --direct=false")
+                && !err.contains("multiple of 512"),
+            "{args:?}: {err}"
+        );
+    }
+    let disk = tempfile::tempdir_in("/var/tmp").unwrap();
+    let fs = disktier_engine::inspect(disk.path()).unwrap().fs_type;
+    if matches!(fs.as_deref(), Some("tmpfs" | "ramfs")) {
+        eprintln!("skip: /var/tmp is on {fs:?}, which takes no O_DIRECT");
+        return;
+    }
+    let err = refused(&check(&db, disk.path(), &["--direct", "--quick"]));
+    assert!(err.contains("bs=2300 is not a multiple of 512"), "{err}");
+}

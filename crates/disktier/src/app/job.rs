@@ -328,7 +328,8 @@ pub fn resolve(
         } => small_files(args, dir, files, file_size)?,
     };
     if let Workload::Job(j) = &w {
-        j.validate()?;
+        // The target's O_DIRECT before the job's alignment for it (tmpfs takes no --bs fix).
+        disktier_engine::validate_for_target(j)?;
     }
     Ok(w)
 }

@@ -16,7 +16,7 @@ mod prepare;
 
 pub(crate) use collect::build_series;
 pub use collect::now_rfc3339;
-pub use prepare::{blank_device_read, preflight};
+pub use prepare::{blank_device_read, preflight, validate_for_target};
 // The shared types lived here before `types`; kept so that `engine::run::X` still works.
 pub use crate::types::{IoLog, IoOp, IoRecord, Measured, Progress, ProgressFn, RunOptions};
 
@@ -46,7 +46,7 @@ pub fn run(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
 }
 
 fn run_inner(job: &Job, opts: &RunOptions) -> Result<Measured, EngineError> {
-    job.validate()?;
+    prepare::validate_for_target(job)?;
     let started_at = now_rfc3339();
     let mut prepared = prepare::prepare(job, opts)?;
     let mut created = Created {
