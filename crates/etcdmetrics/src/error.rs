@@ -34,6 +34,14 @@ pub enum Error {
         status: u16,
         location: String,
     },
+    /// A metric etcd's verdict reads, served in a form no figure can be read from (a histogram
+    /// without its `+Inf` bucket, a count that is NaN, infinite or negative).
+    #[error("{url}: {metric} {why}, so nothing can be judged from it: is it an etcd member's own /metrics, served unchanged?")]
+    Malformed {
+        url: String,
+        metric: &'static str,
+        why: String,
+    },
     #[error("{url} serves no {metric}: is it an etcd member's /metrics?")]
     NotEtcd { url: String, metric: &'static str },
     #[error(

@@ -41,7 +41,24 @@ pub struct Scrape {
     pub process_start_s: Option<f64>,
 }
 
-fn histogram(samples: &[Sample], name: &str) -> Option<Histogram> {
+/// A count etcd exports (a bucket's, `_count`, a counter) is a finite number, not negative;
+/// anything else is a body no figure can be read from. `Err` says what is wrong with it.
+fn check_count(what: &str, value: f64) -> Result<(), String> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "has {what} of {value}, and a count is a finite number, not negative"
+        ))
+    }
+}
+
+/// The histogram `name` from a body: `Ok(None)` when the body has no bucket of it, `Err` (what
+/// is wrong) when its buckets cannot be read as a Prometheus histogram. QA on dt-s23: a WAL
+/// fsync histogram without its `+Inf` bucket, or with `NaN` counts, read "no WAL fsync observed:
+/// nothing to judge (put some load on the member first)" beside 205 observations, and with the
+/// backend commit's alike the check passed (exit 0) on a body nothing could be judged from.
+fn histogram(samples: &[Sample], name: &str) -> Result<Option<Histogram>, String> {
     let (bucket, count, sum) = (
         format!("{name}_bucket"),
         format!("{name}_count"),
@@ -51,49 +68,71 @@ fn histogram(samples: &[Sample], name: &str) -> Option<Histogram> {
     let mut seen = false;
     for s in samples {
         if s.name == bucket {
-            let le = s
-                .label("le")
-                .and_then(|v| crate::expo::parse_value(v).ok())?;
-            h.push_bucket(le, s.value);
+            let le = s.label("le").ok_or("has a bucket without an `le` label")?;
+            let bound = crate::expo::parse_value(le)
+                .ok()
+                .filter(|b| !b.is_nan())
+                .ok_or_else(|| format!("has a bucket bound le={le:?}, which is not a number"))?;
+            check_count(&format!("a bucket (le={le:?}) count"), s.value)?;
+            h.push_bucket(bound, s.value);
             seen = true;
         } else if s.name == count {
+            check_count("a _count", s.value)?;
             h.count += s.value;
         } else if s.name == sum {
             h.sum += s.value;
         }
     }
-    seen.then(|| {
-        h.normalise();
-        h
-    })
+    if !seen {
+        return Ok(None);
+    }
+    // Prometheus answers NaN without it (promql/quantile.go); `_count` alone says how many,
+    // not where, so no p99 and no stall count can be read.
+    if !h.buckets.iter().any(|(le, _)| *le == f64::INFINITY) {
+        return Err("has no le=\"+Inf\" bucket, the one that counts every observation".into());
+    }
+    h.normalise();
+    Ok(Some(h))
 }
 
-/// A counter summed over its series; 0 when the member does not export it (etcd exports
-/// `etcd_server_slow_apply_total` from 3.4 on).
-/// A counter's total over its series; 0 when the member does not export it (a float `sum()` of
-/// nothing is -0.0, which read "-0 leader changes").
-fn counter(samples: &[Sample], name: &str) -> f64 {
+/// A counter's total over its series; 0 when the member does not export it (etcd exports
+/// `etcd_server_slow_apply_total` from 3.4 on; a float `sum()` of nothing is -0.0, which read
+/// "-0 leader changes"). `Err` for a value no counter holds (QA: `+Inf` leader changes read
+/// "0 leader changes", `-5` passed).
+fn counter(samples: &[Sample], name: &str) -> Result<f64, String> {
     samples
         .iter()
-        .filter(|s| s.name == name && s.value.is_finite())
-        .fold(0.0, |total, s| total + s.value)
+        .filter(|s| s.name == name)
+        .try_fold(0.0, |total, s| {
+            check_count("a value", s.value).map(|()| total + s.value)
+        })
 }
 
 impl Scrape {
     /// Picks etcd's figures out of a parsed body; `url` names the member in errors.
     pub fn from_samples(url: &str, samples: &[Sample]) -> Result<Scrape, Error> {
-        let need = |metric: &'static str| {
-            histogram(samples, metric).ok_or_else(|| Error::NotEtcd {
+        let malformed = |metric: &'static str| {
+            move |why: String| Error::Malformed {
                 url: url.to_string(),
                 metric,
-            })
+                why,
+            }
         };
+        let need = |metric: &'static str| {
+            histogram(samples, metric)
+                .map_err(malformed(metric))?
+                .ok_or_else(|| Error::NotEtcd {
+                    url: url.to_string(),
+                    metric,
+                })
+        };
+        let count = |metric: &'static str| counter(samples, metric).map_err(malformed(metric));
         Ok(Scrape {
             wal_fsync: need(WAL_FSYNC)?,
             backend_commit: need(BACKEND_COMMIT)?,
-            leader_changes: counter(samples, LEADER_CHANGES),
-            heartbeat_send_failures: counter(samples, HEARTBEAT_FAILURES),
-            slow_applies: counter(samples, SLOW_APPLIES),
+            leader_changes: count(LEADER_CHANGES)?,
+            heartbeat_send_failures: count(HEARTBEAT_FAILURES)?,
+            slow_applies: count(SLOW_APPLIES)?,
             process_start_s: samples
                 .iter()
                 .find(|s| s.name == PROCESS_START && s.value.is_finite())

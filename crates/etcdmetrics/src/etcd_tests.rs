@@ -217,3 +217,73 @@ fn a_restart_is_seen_from_the_process_start_time_when_no_count_went_down() {
     );
     assert!(a.since("m1", &b).is_ok());
 }
+
+/// QA on dt-s23, a body served from loopback: a WAL fsync histogram without its `+Inf` bucket, or
+/// with `NaN` counts, read "no WAL fsync observed: nothing to judge (put some load on the member
+/// first)" beside its 205 observations (with the backend commit's alike, exit 0), `+Inf` leader
+/// changes read "0 leader changes" and `-5` passed. Each is refused naming the metric and what is
+/// wrong; a well-formed body (etcd 3.4's own lines) still parses.
+#[test]
+fn a_histogram_or_counter_no_figure_can_be_read_from_is_refused() {
+    let good = body(&[(0.001, 200), (0.002, 205)], 1);
+    assert!(Scrape::parse("m1", &good).is_ok());
+    let cases: [(&str, &str, &str, &str); 7] = [
+        (
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 205\n",
+            "",
+            WAL_FSYNC,
+            "has no le=\"+Inf\" bucket",
+        ),
+        (
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 200\n",
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} NaN\n",
+            WAL_FSYNC,
+            "has a bucket (le=\"0.001\") count of NaN",
+        ),
+        (
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.002\"} 205\n",
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"NaN\"} 205\n",
+            WAL_FSYNC,
+            "has a bucket bound le=\"NaN\", which is not a number",
+        ),
+        (
+            "etcd_disk_wal_fsync_duration_seconds_count 205\n",
+            "etcd_disk_wal_fsync_duration_seconds_count -1\n",
+            WAL_FSYNC,
+            "has a _count of -1",
+        ),
+        (
+            "etcd_disk_backend_commit_duration_seconds_bucket{le=\"+Inf\"} 5\n",
+            "",
+            BACKEND_COMMIT,
+            "has no le=\"+Inf\" bucket",
+        ),
+        (
+            "etcd_server_leader_changes_seen_total 1\n",
+            "etcd_server_leader_changes_seen_total +Inf\n",
+            LEADER_CHANGES,
+            "has a value of inf",
+        ),
+        (
+            "etcd_server_heartbeat_send_failures_total 0\n",
+            "etcd_server_heartbeat_send_failures_total -5\n",
+            HEARTBEAT_FAILURES,
+            "has a value of -5",
+        ),
+    ];
+    for (line, with, metric, why) in cases {
+        assert!(good.contains(line), "{line}");
+        let bad = good.replace(line, with);
+        let e = Scrape::parse("m1", &bad).unwrap_err();
+        assert!(
+            matches!(&e, Error::Malformed { metric: m, .. } if *m == metric),
+            "{line}: {e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with(&format!("m1: {metric} {why}"))
+                && msg.contains("etcd member's own /metrics"),
+            "{line}: {msg}"
+        );
+    }
+}
