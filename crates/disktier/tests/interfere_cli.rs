@@ -136,6 +136,60 @@ fn limits_that_cannot_hold_are_refused_before_anything_runs() {
     }
 }
 
+/// QA on dt-s23: `interfere /proc` (and a cgroup tree) said "/proc has 0 bytes free, but the
+/// aggressor writes 16777216 (plus room for the probe): pass a smaller --aggressor-size", and with
+/// `--aggressor-cmd`, which takes no size, "writes 0 ...: pass a smaller --aggressor-size". A
+/// pseudo-filesystem is named as one; a full filesystem asks a command for room, not a size.
+#[test]
+fn a_pseudo_filesystem_or_no_room_is_refused_with_a_fix_that_applies() {
+    let t = tempfile::tempdir().unwrap();
+    let run = t.path().join("run");
+    let refuse = |dir: &Path, args: &[&str], needles: &[&str], not: &str| {
+        let err = bin()
+            .env("DISKTIER_RUN_DIR", &run)
+            .args(["--no-save", "interfere"])
+            .arg(dir)
+            .args(["--duration", "2s", "--mitigations", "none"])
+            .args(args)
+            .stderr_of_exit_naming(&format!("{} {args:?}", dir.display()), 2, needles);
+        assert!(!err.contains(not), "{err}");
+    };
+    for (dir, fs) in [("/proc", "proc"), ("/sys/kernel", "sysfs")] {
+        let on = format!("{dir} is on {fs}, a kernel pseudo-filesystem");
+        refuse(
+            Path::new(dir),
+            &["--aggressor", "bulk-seq", "--aggressor-size", "16m"],
+            &[&on],
+            "bytes free",
+        );
+        refuse(
+            Path::new(dir),
+            &["--aggressor-cmd", "true"],
+            &[&on],
+            "bytes free",
+        );
+    }
+    let Some(small) = disktier_testkit::Mount::tmpfs_if_root(32 << 20) else {
+        return;
+    };
+    refuse(
+        &small.dir,
+        &["--aggressor-cmd", "true"],
+        &["the probe needs 67108864", "free some space there"],
+        "--aggressor-size",
+    );
+    refuse(
+        &small.dir,
+        &["--aggressor", "bulk-seq", "--aggressor-size", "16m"],
+        &[
+            "the aggressor writes 16777216 and the probe needs 67108864",
+            "pass a smaller --aggressor-size",
+        ],
+        "writes 0",
+    );
+    assert!(!run.join("interfere.journal").exists());
+}
+
 #[test]
 fn restore_with_nothing_to_do_is_a_no_op() {
     let run = tempfile::tempdir().unwrap();

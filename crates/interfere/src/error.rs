@@ -68,8 +68,19 @@ pub enum InterfereError {
     #[error("the probe failed")]
     Probe(#[from] disktier_engine::EngineError),
 
-    #[error("{path} has {free} bytes free, but the aggressor writes {need} (plus room for the probe): pass a smaller --aggressor-size")]
-    NoSpace { path: PathBuf, need: u64, free: u64 },
+    /// Too little room for what the scenarios write: `writes` names it, `fix` what to change
+    /// (`--aggressor-size` only where the built-in writer's size decides it).
+    #[error("{path} has {free} bytes free, but {writes}: {fix}")]
+    NoSpace {
+        path: PathBuf,
+        free: u64,
+        writes: String,
+        fix: &'static str,
+    },
+
+    /// DIR is on a kernel pseudo-filesystem: no disk is behind it to write or to measure.
+    #[error("{path} is on {fs}, a kernel pseudo-filesystem that no disk is behind: pass the directory etcd's data lives in (e.g. /var/lib/etcd), on the disk to measure")]
+    PseudoFs { path: PathBuf, fs: String },
 
     #[error("{0}")]
     BadInput(String),

@@ -4,6 +4,7 @@ use super::context::Ctx;
 use super::one::run_one;
 use super::probe::run_probe;
 use super::Config;
+use crate::aggressor::AggressorKind;
 use crate::cgroup::Support;
 use crate::error::{InterfereError, Result};
 use crate::journal::{Change, Journal, DIR_PREFIX};
@@ -17,14 +18,36 @@ pub fn run(cfg: &Config) -> Result<InterfereDoc> {
     if !cfg.dir.is_dir() {
         return Err(InterfereError::NotADirectory(cfg.dir.clone()));
     }
+    // QA on dt-s23: `interfere /proc` said "/proc has 0 bytes free, ...: pass a smaller
+    // --aggressor-size", also with --aggressor-cmd, which takes no size: say what /proc is.
+    if let Some(fs) = disktier_engine::target::pseudo_fs(&cfg.dir) {
+        return Err(InterfereError::PseudoFs {
+            path: cfg.dir.clone(),
+            fs,
+        });
+    }
     // The probe's file (22 MiB, the etcd profile) and one aggressor's files exist at a time.
-    let need = cfg.aggressor_size + (64 << 20);
+    const PROBE_ROOM: u64 = 64 << 20;
+    let need = cfg.aggressor_size + PROBE_ROOM;
     if let Ok((_, free)) = disktier_engine::target::statfs(&cfg.dir) {
         if free < need {
+            let command = cfg.aggressor == AggressorKind::Command;
             return Err(InterfereError::NoSpace {
                 path: cfg.dir.clone(),
-                need: cfg.aggressor_size,
                 free,
+                writes: if command {
+                    format!("the probe needs {PROBE_ROOM} (beside what your command writes)")
+                } else {
+                    format!(
+                        "the aggressor writes {} and the probe needs {PROBE_ROOM}",
+                        cfg.aggressor_size
+                    )
+                },
+                fix: if command {
+                    "free some space there, or pass a directory on a filesystem with room"
+                } else {
+                    "pass a smaller --aggressor-size, or free some space there"
+                },
             });
         }
     }
