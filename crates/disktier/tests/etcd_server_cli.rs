@@ -42,6 +42,26 @@ fn etcd_server_profile_judges_wal_syncs_and_backend_commits() {
     // previous one ended (etcd resets its batch timer after a commit): at most 100.
     let syncs = v["results"]["sync"]["ios"].as_u64().unwrap();
     assert!((100..=1501).contains(&syncs), "{syncs}");
+    // Every WAL fdatasync is timed: counted against etcd's raft timeouts, as the etcd profile's
+    // are (QA on dt-s23: "how many fsyncs took that long is not in this result").
+    let stalls = &v["results"]["sync"]["stalls"];
+    assert_eq!(stalls["heartbeat_ns"], 100_000_000, "{stalls}");
+    assert_eq!(stalls["election_ns"], 1_000_000_000, "{stalls}");
+    let max = v["results"]["sync"]["lat_ns"]["max"].as_u64().unwrap();
+    assert_eq!(
+        stalls["over_heartbeat"].as_u64().unwrap() > 0,
+        max > 100_000_000,
+        "{stalls} max {max}"
+    );
+    assert_eq!(
+        verdict(&v, "etcd-stalls")["value"].as_f64(),
+        stalls["over_heartbeat"].as_f64()
+    );
+    assert!(v["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["name"] != "etcd-longest-sync"));
     let commits = v["backend_commit"]["ios"].as_u64().unwrap();
     assert!((30..=100).contains(&commits), "{commits}");
     // The same fsyncs as etcd's own histogram would report them: interpolated inside one of
