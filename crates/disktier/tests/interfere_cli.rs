@@ -188,6 +188,42 @@ fn a_pseudo_filesystem_or_no_room_is_refused_with_a_fix_that_applies() {
         "writes 0",
     );
     assert!(!run.join("interfere.journal").exists());
+    assert!(!run.join("interfere.journal").exists());
+}
+
+/// QA on dt-s23: `interfere DIR` on a read-only filesystem failed naming the scratch directory
+/// it could not create and the OS error only ("DIR/.disktier-interfere-N-T: Read-only file
+/// system (os error 30)"); it now says DIR is read-only and what to do, as check etcd does.
+#[test]
+fn a_read_only_directory_is_refused_as_such() {
+    let Some(ro) = disktier_testkit::Mount::tmpfs_if_root(128 << 20) else {
+        return;
+    };
+    ro.remount("ro");
+    let t = tempfile::tempdir().unwrap();
+    let run = t.path().join("run");
+    let err = bin()
+        .env("DISKTIER_RUN_DIR", &run)
+        .args(["--no-save", "interfere"])
+        .arg(&ro.dir)
+        .args([
+            "--duration",
+            "2s",
+            "--mitigations",
+            "none",
+            "--aggressor-cmd",
+            "true",
+        ])
+        .stderr_of_exit_naming(
+            "read-only",
+            2,
+            &[
+                &format!("{} is on a read-only filesystem", ro.dir.display()),
+                "remount it read-write",
+            ],
+        );
+    assert!(!err.contains(".disktier-interfere-"), "{err}");
+    assert!(!run.join("interfere.journal").exists());
 }
 
 #[test]

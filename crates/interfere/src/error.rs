@@ -15,6 +15,9 @@ pub enum InterfereError {
     #[error("{0} is not a directory: pass the directory the data lives in (e.g. /var/lib/etcd)")]
     NotADirectory(PathBuf),
 
+    #[error("{0} is on a read-only filesystem: interfere writes its probe's and the aggressor's files there; remount it read-write (mount -o remount,rw) or pass a directory on a writable filesystem on the disk to measure")]
+    ReadOnly(PathBuf),
+
     #[error("cannot find the block device behind {path}: {why}")]
     NoDevice { path: PathBuf, why: String },
 

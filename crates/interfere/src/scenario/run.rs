@@ -67,7 +67,12 @@ pub fn run(cfg: &Config) -> Result<InterfereDoc> {
             .unwrap_or(0)
     ));
     journal.record(Change::Dir { path: work.clone() })?;
-    std::fs::create_dir(&work).map_err(|e| InterfereError::io(&work, e))?;
+    // QA on dt-s23: a read-only DIR failed with the scratch directory's path and the OS error
+    // alone ("DIR/.disktier-interfere-N-T: Read-only file system (os error 30)").
+    std::fs::create_dir(&work).map_err(|e| match e.raw_os_error() {
+        Some(libc::EROFS) => InterfereError::ReadOnly(cfg.dir.clone()),
+        _ => InterfereError::io(&work, e),
+    })?;
     let mut cx = Ctx {
         cfg,
         journal,
