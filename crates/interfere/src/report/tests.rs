@@ -547,6 +547,9 @@ mod cost;
 #[path = "tests/writer.rs"]
 mod writer;
 
+#[path = "tests/tail.rs"]
+mod tail;
+
 /// Regression (QA): "Best worst case: ionice-idle" in the report that also noted that the
 /// active scheduler (none) ignores I/O priorities. Under none or kyber an I/O class alone is
 /// not named best (nor worse): its difference is noise. With the scheduler switched in the same
