@@ -704,8 +704,12 @@ fn a_throttled_disk_shows_stalls_beside_the_percentiles() {
     let r = v["recommendation"].as_str().unwrap();
     assert!(
         r.contains(&format!(
-            "{} fsyncs over 100 ms (etcd's heartbeat interval)",
-            none["over_heartbeat"]
+            "{} over 100 ms (etcd's heartbeat interval)",
+            disktier_engine::verdict::count_noun(
+                none["over_heartbeat"].as_f64().unwrap(),
+                "fsync",
+                "fsyncs"
+            )
         )),
         "{r}"
     );

@@ -65,7 +65,8 @@ fn a_throttled_disk_counts_fsyncs_over_the_heartbeat_interval() {
     let msg = v["message"].as_str().unwrap();
     assert!(
         msg.starts_with(&format!(
-            "{over_hb} fsyncs over 100 ms (etcd's heartbeat interval)"
+            "{} over 100 ms (etcd's heartbeat interval)",
+            disktier_engine::verdict::count_noun(over_hb as f64, "fsync", "fsyncs")
         )),
         "{msg}"
     );

@@ -56,7 +56,7 @@ pub fn decides(name: &str) -> bool {
 }
 
 mod stalls;
-pub use stalls::{longest_sync_sentence, stall_meaning, stall_sentence};
+pub use stalls::{count_noun, longest_sync_sentence, stall_meaning, stall_sentence};
 
 /// The confidence level of [`quantile_ci`] intervals.
 pub const CONFIDENCE: f64 = 0.95;

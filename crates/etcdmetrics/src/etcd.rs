@@ -11,7 +11,9 @@ use crate::error::Error;
 use crate::expo::Sample;
 use crate::quantile::{Histogram, Quantile};
 use disktier_engine::result::{Stalls, Verdict};
-use disktier_engine::verdict::{stall_meaning, ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS};
+use disktier_engine::verdict::{
+    count_noun, stall_meaning, ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS,
+};
 use serde::Serialize;
 
 /// WAL fsync p99 limit: 10 ms (etcd docs, op-guide/hardware.md).
@@ -388,9 +390,9 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
                 over_election: el.count as u64,
             };
             out.lines.push(format!(
-                "{url}: {} WAL fsyncs over {} and {} over {} {span} (etcd's bucket bounds at or above its \
+                "{url}: {} over {} and {} over {} {span} (etcd's bucket bounds at or above its \
                  100 ms heartbeat interval and 1 s election timeout): {}",
-                hb.count,
+                count_noun(hb.count, "WAL fsync", "WAL fsyncs"),
                 ms(hb.bound_s),
                 el.count,
                 ms(el.bound_s),
@@ -402,8 +404,8 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
                 hb.count,
                 0.0,
                 format!(
-                    "{url}: {} WAL fsyncs over {} {span}",
-                    hb.count,
+                    "{url}: {} over {} {span}",
+                    count_noun(hb.count, "WAL fsync", "WAL fsyncs"),
                     ms(hb.bound_s)
                 ),
             ));
@@ -411,8 +413,8 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
         // The first election counts as a change on every member, so since start one is normal.
         let allowed_changes = if interval_s.is_some() { 0.0 } else { 1.0 };
         let msg = format!(
-            "{url}: {} leader changes {span}{}",
-            s.leader_changes,
+            "{url}: {} {span}{}",
+            count_noun(s.leader_changes, "leader change", "leader changes"),
             if s.leader_changes > allowed_changes {
                 ": the cluster lost its leader; slow disks (fsyncs over the heartbeat interval) are a common cause"
             } else {
@@ -429,8 +431,12 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
             msg,
         );
         let msg = format!(
-            "{url}: {} heartbeat send failures {span}{}",
-            s.heartbeat_send_failures,
+            "{url}: {} {span}{}",
+            count_noun(
+                s.heartbeat_send_failures,
+                "heartbeat send failure",
+                "heartbeat send failures"
+            ),
             if s.heartbeat_send_failures > 0.0 {
                 ": the leader could not send heartbeats in time (slow disk or network)"
             } else {
@@ -447,8 +453,8 @@ pub fn judge(members: &[(String, Scrape)], interval_s: Option<f64>) -> Judged {
             msg,
         );
         let msg = format!(
-            "{url}: {} slow applies (over 100 ms) {span}",
-            s.slow_applies
+            "{url}: {} (over 100 ms) {span}",
+            count_noun(s.slow_applies, "slow apply", "slow applies")
         );
         counted(
             &mut out.lines,

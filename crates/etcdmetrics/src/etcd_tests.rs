@@ -94,6 +94,11 @@ fn judges_a_scrape_and_an_interval() {
         .verdicts
         .iter()
         .any(|v| v.name == "etcd-leader-changes" && v.pass));
+    // One is one change (QA on dt-s23: "1 leader changes since the member started").
+    assert!(
+        text.contains("m1: 1 leader change since the member started"),
+        "{text}"
+    );
 
     // The interval: 100 fast fsyncs more, one leader change more.
     let later = Scrape::parse(

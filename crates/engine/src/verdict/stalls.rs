@@ -6,24 +6,35 @@ use super::{fmt_threshold, ETCD_ELECTION_TIMEOUT_NS, ETCD_HEARTBEAT_NS};
 /// What fsyncs over etcd's raft timeouts mean, in one sentence: "3 fsyncs over 100 ms (etcd's
 /// heartbeat interval), none over 1 s (its election timeout): heartbeats would be missed, but
 /// not for long enough that followers start an election".
-/// `what` names the calls ("fsyncs", "WAL fsyncs").
+/// `what` names the calls in the plural ("fsyncs", "WAL fsyncs"); one is "1 fsync".
 pub fn stall_sentence(what: &str, s: &crate::result::Stalls) -> String {
     let hb = fmt_threshold(s.heartbeat_ns);
     let el = fmt_threshold(s.election_ns);
+    let calls = count_noun(
+        s.over_heartbeat as f64,
+        what.strip_suffix('s').unwrap_or(what),
+        what,
+    );
     let counts = if s.over_heartbeat == 0 {
         format!("no {what} over {hb} (etcd's heartbeat interval)")
     } else if s.over_election > 0 {
         format!(
-            "{} {what} over {hb} (etcd's heartbeat interval), {} over {el} (its election timeout)",
-            s.over_heartbeat, s.over_election
+            "{calls} over {hb} (etcd's heartbeat interval), {} over {el} (its election timeout)",
+            s.over_election
         )
     } else {
         format!(
-            "{} {what} over {hb} (etcd's heartbeat interval), none over {el} (its election timeout)",
-            s.over_heartbeat
+            "{calls} over {hb} (etcd's heartbeat interval), none over {el} (its election timeout)"
         )
     };
     format!("{counts}: {}", stall_meaning(s))
+}
+
+/// `n` and the noun for it: `one` for exactly one, else `many` ("1 fsync", "3 fsyncs", "0 leader
+/// changes"). QA on dt-s23: "1 fsyncs over 100 ms", and on every healthy member "1 leader
+/// changes since the member started".
+pub fn count_noun(n: f64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1.0 { one } else { many })
 }
 
 /// What stalls mean for etcd, without the counts. A follower starts an election only when it

@@ -457,3 +457,30 @@ fn etcd_verdict_needs_sync_latencies() {
     let e = etcd(&doc_with_sync(None), None, EtcdCriteria::default()).unwrap_err();
     assert!(e.to_string().contains("--fdatasync=1"));
 }
+
+/// QA on dt-s23: one fsync over 100 ms read "1 fsyncs over 100 ms (etcd's heartbeat interval)"
+/// (check etcd, interfere's recommendation), and every healthy member "1 leader changes since
+/// the member started" (check etcd --metrics).
+#[test]
+fn one_stall_is_one_fsync() {
+    let st = |hb, el| crate::result::Stalls {
+        heartbeat_ns: ETCD_HEARTBEAT_NS,
+        over_heartbeat: hb,
+        election_ns: ETCD_ELECTION_TIMEOUT_NS,
+        over_election: el,
+    };
+    assert!(stall_sentence("fsyncs", &st(1, 0))
+        .starts_with("1 fsync over 100 ms (etcd's heartbeat interval), none over 1 s"));
+    assert!(stall_sentence("WAL fsyncs", &st(1, 1)).starts_with("1 WAL fsync over 100 ms"));
+    assert!(stall_sentence("fsyncs", &st(2, 0)).starts_with("2 fsyncs over 100 ms"));
+    assert!(stall_sentence("fsyncs", &st(0, 0)).starts_with("no fsyncs over 100 ms"));
+    assert_eq!(
+        count_noun(1.0, "leader change", "leader changes"),
+        "1 leader change"
+    );
+    assert_eq!(
+        count_noun(0.0, "slow apply", "slow applies"),
+        "0 slow applies"
+    );
+    assert_eq!(count_noun(5.0, "WAL fsync", "WAL fsyncs"), "5 WAL fsyncs");
+}

@@ -5,7 +5,10 @@ use super::*;
 /// "3 over 100 ms, 0 over 1000 ms" for a scenario.
 fn stall_words(s: &Scenario) -> String {
     let (el, hb) = stall_counts(s);
-    format!("{hb} fsyncs over 100 ms, {el} over 1 s")
+    format!(
+        "{} over 100 ms, {el} over 1 s",
+        disktier_engine::verdict::count_noun(hb as f64, "fsync", "fsyncs")
+    )
 }
 
 /// Bytes a second the scenario's writer wrote (0 without one).
