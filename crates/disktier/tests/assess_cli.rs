@@ -380,3 +380,38 @@ fn an_interrupted_assessment_is_marked_in_json_and_text() {
         }
     }
 }
+
+/// QA on dt-s24: `--no-save assess` ended with "assess id ID (0 s), ...", an id `show` and
+/// `history --group` then could not find; it now says the run was not saved. A saved run's line
+/// is as before.
+#[test]
+fn an_assessment_not_saved_says_so_beside_its_id() {
+    let d = tempfile::tempdir_in("/dev/shm").unwrap();
+    let db = d.path().join("r.db");
+    let target = d.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let line = |no_save: bool| {
+        let mut c = dt(&db);
+        if no_save {
+            c.arg("--no-save");
+        }
+        let out = c
+            .args(["assess", "--only", "etcd", "--no-report"])
+            .arg(&target)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        text.lines()
+            .find(|l| l.starts_with("assess id "))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string()
+    };
+    let unsaved = line(true);
+    assert!(
+        unsaved.contains("not saved (--no-save): show and history will not find it"),
+        "{unsaved}"
+    );
+    let saved = line(false);
+    assert!(!saved.contains("not saved"), "{saved}");
+}

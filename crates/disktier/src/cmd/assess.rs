@@ -120,10 +120,17 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
         for s in &a.skipped {
             outln!("{}  {}", s.device, s.reason)?;
         }
+        // QA on dt-s24: with --no-save the id was printed as if `show` and `history --group`
+        // could find it.
         outln!(
-            "\nassess id {} ({:.0} s){}",
+            "\nassess id {} ({:.0} s{}){}",
             a.assess_id,
             wall,
+            if ctx.global.no_save {
+                "; not saved (--no-save): show and history will not find it"
+            } else {
+                ""
+            },
             if req.quick {
                 ", quick suite: --full for the full profiles"
             } else {
