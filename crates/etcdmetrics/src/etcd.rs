@@ -93,6 +93,12 @@ fn histogram(samples: &[Sample], name: &str) -> Result<Option<Histogram>, String
     if !h.buckets.iter().any(|(le, _)| *le == f64::INFINITY) {
         return Err("has no le=\"+Inf\" bucket, the one that counts every observation".into());
     }
+    // The +Inf bucket alone says how many, not how long: Prometheus needs two buckets.
+    if !h.buckets.iter().any(|(le, _)| le.is_finite()) {
+        return Err(
+            "has only its le=\"+Inf\" bucket, which says how many observations there were but not how long they took".into(),
+        );
+    }
     h.normalise();
     Ok(Some(h))
 }

@@ -276,6 +276,21 @@ fn a_histogram_or_counter_no_figure_can_be_read_from_is_refused() {
             "has a value of -5",
         ),
     ];
+    // Only the +Inf bucket (QA on dt-s24: "no WAL fsync observed" beside 205 observations).
+    let only_inf = good
+        .replace(
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 200\n",
+            "",
+        )
+        .replace(
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.002\"} 205\n",
+            "",
+        );
+    let msg = Scrape::parse("m1", &only_inf).unwrap_err().to_string();
+    assert!(
+        msg.starts_with(&format!("m1: {WAL_FSYNC} has only its le=\"+Inf\" bucket")),
+        "{msg}"
+    );
     for (line, with, metric, why) in cases {
         assert!(good.contains(line), "{line}");
         let bad = good.replace(line, with);
