@@ -62,6 +62,8 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path} is larger than {max_mib} MiB, which no PEM certificate or key file is: pass the file etcdctl takes as --cacert, --cert or --key")]
+    PemTooLarge { path: String, max_mib: u64 },
     #[error("{path} holds no {what} in PEM form")]
     Pem { path: String, what: &'static str },
     #[error("{0:?} is not an http:// or https:// URL")]

@@ -27,11 +27,28 @@ pub struct Client {
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The most of a `--cacert`, `--cert` or `--key` file read: a PEM bundle of every CA a
+/// distribution trusts is about 220 KiB (Debian's /etc/ssl/certs/ca-certificates.crt); past
+/// this it is no certificate file (QA: `--cacert /dev/zero` read until memory ran out, 900 MiB
+/// in 5 s). A pipe (`--cacert <(kubectl ...)`) is still read, up to this.
+pub const MAX_PEM_BYTES: u64 = 4 << 20;
+
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|source| Error::ReadFile {
-        path: path.display().to_string(),
-        source,
-    })
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_PEM_BYTES + 1).read_to_end(&mut buf))
+        .map_err(|source| Error::ReadFile {
+            path: path.display().to_string(),
+            source,
+        })?;
+    if buf.len() as u64 > MAX_PEM_BYTES {
+        return Err(Error::PemTooLarge {
+            path: path.display().to_string(),
+            max_mib: MAX_PEM_BYTES >> 20,
+        });
+    }
+    Ok(buf)
 }
 
 fn certs(path: &Path) -> Result<Vec<Certificate<'static>>, Error> {
@@ -267,6 +284,32 @@ mod url_tests {
             )),
             "{e}"
         );
+    }
+
+    /// QA on dt-s24: `check etcd --metrics https://... --cacert /dev/zero` read until memory ran
+    /// out (900 MiB in 5 s); a file past the cap is now refused, naming it and the cap.
+    #[test]
+    fn a_certificate_file_past_the_cap_is_refused_not_read_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let big = d.path().join("ca.pem");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(super::MAX_PEM_BYTES + 1).unwrap();
+        for path in [big, "/dev/zero".into()] {
+            let tls = super::TlsFiles {
+                cacert: Some(path.clone()),
+                ..Default::default()
+            };
+            let Err(e) = super::Client::new(&tls) else {
+                panic!("{} was taken as a CA bundle", path.display());
+            };
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{} is larger than 4 MiB, which no PEM certificate or key file is: pass the file etcdctl takes as --cacert, --cert or --key",
+                    path.display()
+                )
+            );
+        }
     }
 
     #[test]
