@@ -180,3 +180,44 @@ fn fuzz_etcd_perf() {
             })
         });
 }
+
+/// Any bytes as fio's per-second logs of a run (`<prefix>_iops.1.log`, `_bw.1.log` and
+/// `_clat_hist.1.log`, the input split at its first two NUL bytes; job 2 gets the same files),
+/// which a bench with `--engine fio` reads into its series: never a panic (overflow checks on);
+/// the seconds are in order, each once, and every rate is finite and not negative, so the series
+/// serialises as numbers and reads back.
+#[test]
+fn fuzz_fio_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("fuzz").display().to_string();
+    fuzz_target!("fuzz_fio_logs", |input| {
+        let mut parts = input.splitn(3, |b| *b == 0);
+        for kind in ["iops", "bw", "clat_hist"] {
+            let part = parts.next().unwrap_or_default();
+            for job in [1, 2] {
+                std::fs::write(format!("{prefix}_{kind}.{job}.log"), part).unwrap();
+            }
+        }
+        let series = fio::read_series(&prefix, 2);
+        for w in series.windows(2) {
+            assert!(w[0].t_s < w[1].t_s, "{:?} then {:?}", w[0].t_s, w[1].t_s);
+        }
+        for s in &series {
+            for v in [
+                s.t_s,
+                s.read_iops,
+                s.write_iops,
+                s.read_bw_bytes,
+                s.write_bw_bytes,
+            ] {
+                assert!(v.is_finite() && v >= 0.0, "{s:?}");
+            }
+            if let Some(p) = s.p99_ns {
+                assert!(p <= fio::plat_idx_to_val(fio::PLAT_NR - 1), "{s:?}");
+            }
+        }
+        let text = serde_json::to_string(&series).unwrap();
+        let back: Vec<disktier_engine::result::Sample> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.len(), series.len());
+    });
+}

@@ -66,14 +66,22 @@ pub fn read_series(prefix: &str, numjobs: u32) -> Vec<Sample> {
             };
             for line in text.lines() {
                 let f: Vec<&str> = line.split(',').map(str::trim).collect();
+                // fio writes a u64 there (its log_entry's value): anything else (`inf`, `NaN`,
+                // `-5`, `1e308` parse as f64) is no figure, and would leave the series infinite,
+                // JSON `null` that no result reads back (fuzz_fio_logs). Sums of u64-sized
+                // values, even in KiB, stay finite.
                 let (Some(ms), Some(val), Some(dir)) = (
                     f.first().and_then(|x| x.parse::<u64>().ok()),
-                    f.get(1).and_then(|x| x.parse::<f64>().ok()),
+                    f.get(1)
+                        .and_then(|x| x.parse::<f64>().ok())
+                        .filter(|v| (0.0..=u64::MAX as f64).contains(v)),
                     f.get(2).and_then(|x| x.parse::<u8>().ok()),
                 ) else {
                     continue;
                 };
-                let sec = (ms + 500) / 1000;
+                // Saturating, as the histogram log's below: `ms + 500` overflowed (a panic with
+                // overflow checks) at a time near 2^64 ms (fuzz_fio_logs).
+                let sec = ms.saturating_add(500) / 1000;
                 let s = secs.entry(sec).or_insert_with(|| Sample {
                     t_s: sec as f64,
                     ..Sample::default()

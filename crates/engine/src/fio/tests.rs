@@ -201,6 +201,35 @@ fn per_second_logs_are_summed_over_jobs() {
     assert_eq!(s[0].p99_ns, None);
 }
 
+/// fuzz_fio_logs: a time near 2^64 ms overflowed `ms + 500` (a panic with overflow checks), and
+/// a value that is no count (`1e400`, `NaN`, `-5`, `1.7e308` in KiB/s) made the second's rate
+/// infinite, NaN or negative, which the result's JSON holds as `null` and reads back as no
+/// number; such a line is skipped, as a line that does not parse is.
+#[test]
+fn a_log_line_that_is_no_count_is_skipped_not_summed() {
+    let d = tempfile::tempdir().unwrap();
+    let prefix = d.path().join("x").display().to_string();
+    std::fs::write(
+        format!("{prefix}_iops.1.log"),
+        "1023, 1e400, 0, 0, 0\n1023, NaN, 1, 0, 0\n1023, -5, 0, 0, 0\n1023, 10, 0, 0, 0\n18446744073709551615, 5, 0, 0, 0\n",
+    )
+    .unwrap();
+    std::fs::write(format!("{prefix}_bw.1.log"), "1023, 1.7e308, 1, 0, 0\n").unwrap();
+    let s = read_series(&prefix, 1);
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(
+        (
+            s[0].t_s,
+            s[0].read_iops,
+            s[0].write_iops,
+            s[0].write_bw_bytes
+        ),
+        (1.0, 10.0, 0.0, 0.0)
+    );
+    assert_eq!(s[1].read_iops, 5.0);
+    serde_json::to_string(&s).unwrap();
+}
+
 #[test]
 fn plat_bins_map_to_fios_values() {
     // The exact range, then the first groups (values from fio's plat_idx_to_val).
