@@ -83,6 +83,12 @@ pub enum JobFileError {
         len: usize,
         max: usize,
     },
+    #[error("{source_name} line {line}: with its ${{NAME}} variables replaced by their values the line is longer than {max} bytes, which a job file line may be at most: check the variables it names")]
+    ExpandedTooLong {
+        source_name: String,
+        line: usize,
+        max: usize,
+    },
     #[error("{source_name} line {line}: more than {max} sections: split the job file")]
     TooManySections {
         source_name: String,
@@ -254,33 +260,8 @@ pub fn parse_for_fio(text: &str, source_name: &str) -> Result<JobFile, JobFileEr
     parse_mode(text, source_name, true)
 }
 
-/// How `${NAME}` in an option line is looked up: the process environment, as fio does.
-type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
-
 fn parse_mode(text: &str, source_name: &str, lenient: bool) -> Result<JobFile, JobFileError> {
     parse_with(text, source_name, lenient, &|name| std::env::var(name).ok())
-}
-
-/// `line` with each `${NAME}` replaced by the variable's value, as fio does for every option
-/// line (`option_dup_subs` in fio's parse.c). fio reads a variable that is not set as empty,
-/// which turns `filename=${DEV}` into no target and `size=${SIZE}` into no size without a
-/// word; here it is an error naming the variable (the `Err`). A `$` without `{NAME}` is left
-/// as it is (fio's `$pagesize` and `$mb_memory` are then refused as values).
-fn expand_env(line: &str, env: Env) -> Result<String, String> {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some((at, end)) = rest
-        .find("${")
-        .and_then(|at| Some((at, at + 2 + rest[at + 2..].find('}')?)))
-    {
-        out.push_str(&rest[..at]);
-        let name = &rest[at + 2..end];
-        let after = &rest[end..];
-        out.push_str(&env(name).filter(|_| !name.is_empty()).ok_or(name)?);
-        rest = &after[1..];
-    }
-    out.push_str(rest);
-    Ok(out)
 }
 
 fn parse_with(
@@ -342,26 +323,25 @@ fn parse_with(
             });
             continue;
         }
-        let expanded = match expand_env(l, env) {
+        let expanded = match expand_env(l, env, MAX_LINE) {
             Ok(e) => e,
             // fio reads what disktier leaves to it (`--engine fio`).
             Err(_) if lenient && !known(split_option(l).0) => continue,
-            Err(name) => {
+            Err(Unexpanded::Unset(name)) => {
                 return Err(JobFileError::Unset {
                     source_name: src(),
                     line,
                     name: name.chars().take(80).collect(),
                 })
             }
+            Err(Unexpanded::TooLong) => {
+                return Err(JobFileError::ExpandedTooLong {
+                    source_name: src(),
+                    line,
+                    max: MAX_LINE,
+                })
+            }
         };
-        if expanded.len() > MAX_LINE {
-            return Err(JobFileError::LineTooLong {
-                source_name: src(),
-                line,
-                len: expanded.len(),
-                max: MAX_LINE,
-            });
-        }
         let l = expanded.as_str();
         let (key, value) = split_option(l);
         let word = key.split_whitespace().next().unwrap_or("");
@@ -590,6 +570,10 @@ fn overlay(list: &mut Vec<JobOption>, o: JobOption) {
         None => list.push(o),
     }
 }
+
+#[path = "jobfile/env.rs"]
+mod env;
+use env::{expand_env, Env, Unexpanded};
 
 #[path = "jobfile/refused.rs"]
 mod refused;

@@ -215,7 +215,7 @@ fn environment_variables_are_expanded_and_an_unset_one_is_refused() {
         vec![s("size", "64m"), s("rw", "write"), s("bs", "$pagesize")]
     );
     assert_eq!(j.name, "j64mx");
-    assert_eq!(expand_env("a=${x", &env).unwrap(), "a=${x");
+    assert_eq!(expand_env("a=${x", &env, MAX_LINE).unwrap(), "a=${x");
     for (text, name) in [
         ("[a]\nfilename=${TGT}\n", "${TGT}"),
         ("[a]\nsize=${}\n", "${}"),
@@ -225,6 +225,41 @@ fn environment_variables_are_expanded_and_an_unset_one_is_refused() {
         let e = e.to_string();
         assert!(e.contains(name) && e.contains("not set"), "{e}");
     }
+}
+
+/// QA on dt-s24: `size=${A}${A}...` (1,022 times, a line of 4,094 bytes) with A set to 131,000
+/// bytes was expanded whole, 150 MiB resident, before "the line is 133882005 bytes long" (a
+/// length the file does not have); the expansion now stops at the line limit, and the error
+/// says the variables made it long.
+#[test]
+fn a_line_its_variables_make_too_long_is_refused_before_it_is_expanded_whole() {
+    let big = "x".repeat(131_000);
+    let env = |name: &str| (name == "A").then(|| big.clone());
+    let text = format!("[a]\nrw=read\nsize={}\n", "${A}".repeat(1022));
+    for lenient in [false, true] {
+        let e = parse_with(&text, "t.fio", lenient, &env).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.fio line 3: with its ${NAME} variables replaced by their values the line is longer than 4096 bytes, which a job file line may be at most: check the variables it names"
+        );
+    }
+    let calls = std::cell::Cell::new(0);
+    let counted = |name: &str| {
+        calls.set(calls.get() + 1);
+        env(name)
+    };
+    let _ = expand_env(&"${A}".repeat(1022), &counted, MAX_LINE);
+    assert_eq!(calls.get(), 1, "expanded past the limit");
+    // Up to the limit, as before.
+    let small = |_: &str| Some("y".repeat(4000));
+    assert_eq!(
+        expand_env("size=${A}", &small, MAX_LINE).unwrap().len(),
+        4005
+    );
+    assert_eq!(
+        expand_env("size=${A}${A}", &small, MAX_LINE),
+        Err(Unexpanded::TooLong)
+    );
 }
 
 /// With `--engine fio`, an option only fio reads keeps its unset variable (fio's business);
