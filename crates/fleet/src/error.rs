@@ -44,6 +44,8 @@ pub enum FleetError {
         path: PathBuf,
         err: kube::config::KubeconfigError,
     },
+    #[error("cannot read the kubeconfig {}: {why}: pass the cluster's kubeconfig file (--kubeconfig FILE or KUBECONFIG=FILE)", path.display())]
+    KubeconfigFile { path: PathBuf, why: String },
     #[error(
         "no Kubernetes configuration: set KUBECONFIG, pass --kubeconfig, or run inside a pod (kubeconfig {from}: {}; in-cluster: {in_cluster})",
         kubeconfig_problem(kubeconfig)

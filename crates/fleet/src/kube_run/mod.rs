@@ -24,6 +24,7 @@ use tokio::signal::unix::{signal, SignalKind};
 
 pub mod access;
 mod cluster;
+mod kubeconfig;
 mod node_state;
 mod pods;
 #[cfg(test)]
@@ -126,6 +127,7 @@ pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output> {
 /// server: a refused connection is an error that names the server, not kube's bare
 /// `ServiceError: client error (Connect)` at the first real call.
 pub async fn client(opts: &ClientOptions) -> Result<Client> {
+    kubeconfig::check(&kubeconfig::paths(opts.kubeconfig.as_deref()))?;
     let kopts = KubeConfigOptions {
         context: opts.context.clone(),
         ..Default::default()

@@ -188,6 +188,56 @@ fn events_are_matched_to_their_job_by_the_pod_name() {
     assert!(!is_pod_of("disktier-a3f90c-vm-1a2b3c4e-x7k2p", job));
 }
 
+/// QA on dt-s24: `KUBECONFIG=/dev/zero disktier fleet run ...` read until memory ran out (kube
+/// reads a kubeconfig whole); a device, a directory or a file past the cap is now refused before
+/// kube reads it, naming it, and a small file or a pipe is still kube's to read.
+#[test]
+fn a_kubeconfig_that_is_a_device_or_huge_is_refused_before_it_is_read() {
+    let d = tempfile::tempdir().unwrap();
+    let huge = d.path().join("huge");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(kubeconfig::MAX_BYTES + 1)
+        .unwrap();
+    for (path, why) in [
+        (
+            huge,
+            "it is 16777217 bytes, larger than 16 MiB, which no kubeconfig is",
+        ),
+        ("/dev/zero".into(), "it is a device, not a file"),
+        (d.path().to_path_buf(), "it is a directory"),
+    ] {
+        let opts = ClientOptions {
+            kubeconfig: Some(path.clone()),
+            context: None,
+        };
+        let Err(e) = block_on(client(&opts)).unwrap() else {
+            panic!("{} made a client", path.display());
+        };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cannot read the kubeconfig {}: {why}: pass the cluster's kubeconfig file (--kubeconfig FILE or KUBECONFIG=FILE)",
+                path.display()
+            )
+        );
+    }
+    let small = d.path().join("config");
+    std::fs::write(&small, "apiVersion: v1\n").unwrap();
+    let fifo = d.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let missing = d.path().join("missing");
+    kubeconfig::check(&[small, fifo, missing]).unwrap();
+    assert_eq!(
+        kubeconfig::paths(Some(std::path::Path::new("/k"))),
+        [PathBuf::from("/k")]
+    );
+}
+
 /// QA: `--kubeconfig /etc/passwd` printed the file's first line; a kubeconfig with a syntax
 /// error beside a `token:` would have printed the token.
 #[test]
