@@ -391,3 +391,31 @@ fn a_stream_id_past_32_bits_is_a_malformed_line() {
         assert_eq!(recs[0].stream, u32::MAX, "{format:?}");
     }
 }
+
+/// QA: `trace import blkparse FIFO -o OUT` made its temporary file beside OUT before it opened
+/// the FIFO, whose open waits for a writer (a first Ctrl-C does not end that wait, a second ends
+/// the process at once): a `.disktier-import-*.tmp` was left in OUT's directory. The input is
+/// opened first now, so nothing is made while it waits.
+#[test]
+fn an_import_waiting_for_its_fifo_has_made_no_file_yet() {
+    use std::sync::{atomic::AtomicBool, Arc};
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("in");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success(), "mkfifo");
+    let out = d.path().join("t.dttrace");
+    let (input, output) = (fifo.clone(), out.clone());
+    let import = std::thread::spawn(move || {
+        let stop = Arc::new(AtomicBool::new(false));
+        disktier_cachesim::import::import_to_file(Format::Msr, &input, &output, false, stop)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    // A writer that writes nothing ends the wait (and the import, with no records).
+    drop(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap());
+    let _ = import.join().unwrap();
+    assert_eq!(names, ["in"], "made while the FIFO had no writer");
+}

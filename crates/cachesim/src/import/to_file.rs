@@ -61,6 +61,9 @@ pub fn import_to_file(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // The input first: opening a FIFO waits for its writer, and a temporary file made before
+    // that wait stayed behind when a second Ctrl-C ended the process in it (QA).
+    let reader = StopReader::open(input, &stop)?;
     let mut tmp = {
         use std::os::unix::fs::PermissionsExt;
         tempfile::Builder::new()
@@ -73,7 +76,7 @@ pub fn import_to_file(
     };
     let res = import_reader(
         format,
-        StopReader::open(input, &stop)?,
+        reader,
         input,
         std::io::BufWriter::new(tmp.as_file_mut()),
         strict,
