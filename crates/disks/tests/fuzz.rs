@@ -629,3 +629,35 @@ fn fuzz_fstab_merge() {
             })
         });
 }
+
+/// Any bytes as setup's undo journal (`/var/lib/disktier/undo-*.json`, a private file of root
+/// that a resumed `setup --undo` trusts to say what to unmount and wipe): read back, it is
+/// refused, or everything in it is what setup itself records: the undo's own mount point, bind
+/// targets that are valid mount paths, and a device that `setup --devices` would take.
+#[test]
+fn fuzz_setup_journal() {
+    use disktier_disks::setup::undo::read_journal;
+    use disktier_disks::setup::DevicePath;
+    use std::os::unix::fs::PermissionsExt;
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("undo-srv-data.json");
+    let mount = MountPath::parse("--mount", "/srv/data").unwrap();
+    disktier_testkit::fuzz_target!("fuzz_setup_journal", |input| {
+        bounded(&ALLOC, || {
+            std::fs::write(&path, input).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            let Ok(Some(j)) = read_journal(&path, &mount) else {
+                return;
+            };
+            accepted();
+            assert_eq!(j.mount, "/srv/data");
+            for b in &j.binds {
+                assert!(MountPath::parse("--bind", b).is_ok(), "{b:?}");
+            }
+            if let Some(d) = &j.device {
+                assert!(DevicePath::parse(d).is_ok(), "{d:?}");
+            }
+        })
+    });
+}

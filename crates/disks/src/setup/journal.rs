@@ -73,7 +73,10 @@ pub(crate) fn write_journal(path: &Path, j: &Journal) -> Result<(), SetupError> 
     Ok(())
 }
 
-pub(crate) fn read_journal(path: &Path, mount: &MountPath) -> Result<Option<Journal>, SetupError> {
+/// The journal of the undo of `mount` at `path`, when there is one and it can be trusted: every
+/// path in it is one setup itself would have recorded (a bind target a `MountPath`, the device a
+/// `DevicePath`), or it is refused with the fix (remove it).
+pub fn read_journal(path: &Path, mount: &MountPath) -> Result<Option<Journal>, SetupError> {
     // The journal tells a root process what to unmount and wipe: only a regular file owned by
     // this user, writable by no one else, is trusted.
     use std::os::unix::fs::MetadataExt;
@@ -121,8 +124,11 @@ pub(crate) fn read_journal(path: &Path, mount: &MountPath) -> Result<Option<Jour
         MountPath::parse("--bind", b)
             .map_err(|e| SetupError::Config(format!("{}: {e}", path.display())))?;
     }
+    // The device is what `setup --devices` takes (fuzz_setup_journal: "/dev/\u{1b}[2J", a
+    // NUL, "/dev/./sda" or "/dev/" alone passed a check of "/dev/", ".." and blanks, and
+    // reached blkid and wipefs as root).
     if let Some(d) = &j.device {
-        if !d.starts_with("/dev/") || d.contains("..") || d.contains(char::is_whitespace) {
+        if super::DevicePath::parse(d).is_err() {
             return Err(SetupError::Config(format!(
                 "{}: {d:?} is not a device path: remove the journal",
                 path.display()

@@ -16,8 +16,8 @@
 //! someone made below the mount point, the device mounted elsewhere with `--wipe`) is refused
 //! before the journal is written ([`undo_checks`]).
 
-pub use super::journal::{journal_path, BindChoice, Journal};
-use super::journal::{read_journal, write_journal};
+use super::journal::write_journal;
+pub use super::journal::{journal_path, read_journal, BindChoice, Journal};
 use super::persist;
 use super::plan::derived_uuid;
 use super::stop;
