@@ -12,6 +12,12 @@ use disktier_testkit::bolero_check;
 use disktier_testkit::fuzz::guarded;
 use std::path::{Component, Path};
 
+/// Memory is capped as in the other crates' targets (docs/fuzzing.md, "Limits in the harness"):
+/// an input that allocates past it aborts the run instead of taking the machine's memory.
+#[global_allocator]
+static ALLOC: disktier_testkit::fuzz::CappedAlloc =
+    disktier_testkit::fuzz::CappedAlloc::new(1 << 30);
+
 /// Whether the last component of `p` starts with `prefix` (a name disktier gives).
 fn named(p: &Path, prefix: &str) -> bool {
     p.file_name()

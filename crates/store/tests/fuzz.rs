@@ -17,6 +17,12 @@ use disktier_testkit::bolero_check;
 use disktier_testkit::fuzz::guarded;
 use serde_json::Value;
 
+/// Memory is capped as in the other crates' targets (docs/fuzzing.md, "Limits in the harness"):
+/// an input that allocates past it aborts the run instead of taking the machine's memory.
+#[global_allocator]
+static ALLOC: disktier_testkit::fuzz::CappedAlloc =
+    disktier_testkit::fuzz::CappedAlloc::new(1 << 30);
+
 use disktier_testkit::cli::store_fixture as fixture;
 
 fn stored(id: &str, kind: &str, doc: &Value) -> StoredRun {
