@@ -74,15 +74,7 @@ pub(super) fn job_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Op
     if odd.is_empty() {
         return None;
     }
-    // Said so that it holds in the report too, which has no --force.
-    let what = if force {
-        "compared because of --force".to_string()
-    } else {
-        format!(
-            "their figures are not compared ({} left blank; `disktier compare --force` compares them anyway)",
-            against.join(", ")
-        )
-    };
+    let what = super::notes::not_compared(force, &against);
     Some(format!(
         "the runs ran different jobs ({}), so their ratios would measure the jobs, not the disks: {what}",
         odd.join("; ")
