@@ -73,6 +73,9 @@ pub(crate) fn write_journal(path: &Path, j: &Journal) -> Result<(), SetupError> 
     Ok(())
 }
 
+/// The largest undo journal read: one holds a device, a UUID and a few bind targets.
+const MAX_JOURNAL: u64 = 1 << 20;
+
 /// The journal of the undo of `mount` at `path`, when there is one and it can be trusted: every
 /// path in it is one setup itself would have recorded (a bind target a `MountPath`, the device a
 /// `DevicePath`), or it is refused with the fix (remove it).
@@ -95,17 +98,34 @@ pub fn read_journal(path: &Path, mount: &MountPath) -> Result<Option<Journal>, S
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(path)(e)),
     }
-    let text = match std::fs::read(path) {
-        Ok(t) if t.len() <= 1 << 20 => t,
-        Ok(_) => {
-            return Err(SetupError::Config(format!(
-                "{} is too large to be an undo journal: remove it",
-                path.display()
-            )))
+    // At most one byte past the cap is read, whatever the file's size (QA: it was read whole,
+    // then measured); O_NOFOLLOW|O_NONBLOCK: nothing swapped in since the look above is followed
+    // or waited on.
+    let opened = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+    };
+    let mut text = Vec::new();
+    match opened {
+        Ok(f) => {
+            use std::io::Read;
+            f.take(MAX_JOURNAL + 1)
+                .read_to_end(&mut text)
+                .map_err(io(path))?;
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(path)(e)),
-    };
+    }
+    if text.len() as u64 > MAX_JOURNAL {
+        return Err(SetupError::Config(format!(
+            "{} is larger than {} bytes, too large to be an undo journal: remove it",
+            path.display(),
+            MAX_JOURNAL
+        )));
+    }
     let j: Journal = serde_json::from_slice(&text).map_err(|e| {
         SetupError::Config(format!(
             "{} is not a valid undo journal ({e}): remove it and run the undo again",
@@ -136,4 +156,22 @@ pub fn read_journal(path: &Path, mount: &MountPath) -> Result<Option<Journal>, S
         }
     }
     Ok(Some(j))
+}
+
+#[cfg(test)]
+mod tests {
+    /// A journal past the cap is refused having read one byte past it: a 4 GiB sparse file
+    /// was read whole before (QA), and now costs nothing.
+    #[test]
+    fn a_journal_past_the_cap_is_refused_unread() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("undo.json");
+        let f = std::fs::File::create(&path).unwrap();
+        f.set_len(4 << 30).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let mount = crate::valid::MountPath::parse("--mount", "/srv/data").unwrap();
+        let e = super::read_journal(&path, &mount).unwrap_err().to_string();
+        assert!(e.contains("is larger than 1048576 bytes"), "{e}");
+    }
 }
