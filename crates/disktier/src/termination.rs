@@ -49,7 +49,20 @@ pub fn write_from_env(outcome: Result<bool, &str>) {
     if path.is_empty() {
         return;
     }
-    if let Err(e) = std::fs::write(Path::new(&path), line(outcome)) {
+    // O_NONBLOCK: a FIFO at the name with no reader fails at once (ENXIO) instead of holding
+    // the command at its exit for ever (QA); a regular file is written as before.
+    let written = {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(Path::new(&path))
+            .and_then(|mut f| f.write_all(line(outcome).as_bytes()))
+    };
+    if let Err(e) = written {
         errln!(
             "note: could not write the verdict to {} ({ENV}): {e}",
             Path::new(&path).display()

@@ -203,6 +203,34 @@ fn broken_pipe_is_not_an_error() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// QA (helper S): DISKTIER_TERMINATION_LOG naming a FIFO nobody reads held the command at its
+/// exit for ever (the open for writing waited for a reader); it now fails at once with a note,
+/// and the command's own outcome stands.
+#[test]
+fn a_termination_log_fifo_without_a_reader_does_not_hold_the_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("termination-log");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // A hang check, not a timing: the command takes milliseconds; it is killed after a minute.
+    let out = disktier()
+        .env("DISKTIER_TERMINATION_LOG", &fifo)
+        .args(["catalog", "show"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "waited for a reader? {:?}: {err}",
+        out.status
+    );
+    assert!(err.contains("could not write the verdict"), "{err}");
+}
+
 /// Fleet's Jobs set DISKTIER_TERMINATION_LOG=/dev/termination-log: the node command leaves its
 /// short verdict there, one line, for the container's termination message.
 #[test]
