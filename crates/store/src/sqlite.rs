@@ -251,8 +251,17 @@ impl SqliteStore {
             .map_err(|e| err(&self.path, e))?;
         let mut out = Vec::new();
         for r in rows {
-            let (summary, host, device, doc) = r.map_err(|e| err(&self.path, e))?;
             let location = self.path.display().to_string();
+            let (summary, host, device, doc) = match r.map_err(|e| err(&self.path, e))? {
+                Ok(row) => row,
+                Err((id, e)) => {
+                    return Err(StoreError::BadRow {
+                        location,
+                        id,
+                        why: format!("{e}: the row was changed outside disktier; set that column right with sqlite3, or delete the run's row"),
+                    })
+                }
+            };
             let (host, device, doc) =
                 sql::parse_json_columns(&location, &summary.id, [&host, &device, &doc])?;
             out.push(StoredRun {
@@ -268,7 +277,23 @@ impl SqliteStore {
 
 type RawRow = (RunSummary, String, String, String);
 
-fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
+/// A row, or (its id, why a column could not be read as disktier stores it): a row edited by
+/// hand or by another program (QA: `quick = 'yes'` made history say only "Invalid column type
+/// Text at index: 6, name: quick", naming neither the run nor the fix). A failure of the
+/// database itself stays the driver's error.
+fn read_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<RawRow, (String, rusqlite::Error)>> {
+    match read_columns(r) {
+        Ok(row) => Ok(Ok(row)),
+        Err(
+            e @ (rusqlite::Error::InvalidColumnType(..)
+            | rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::IntegralValueOutOfRange(..)),
+        ) => Ok(Err((r.get::<_, String>(0).unwrap_or_default(), e))),
+        Err(e) => Err(e),
+    }
+}
+
+fn read_columns(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRow> {
     Ok((
         RunSummary {
             id: r.get(0)?,

@@ -431,3 +431,30 @@ fn sqlite_lists_names_holding_nul_as_postgres_does() {
     let mut s = open(&dir.path().join("r.db"));
     nul_in_names_is_listed_as_replacement(&mut s);
 }
+
+/// QA (helper S): a row whose column another program set to the wrong type (`quick = 'yes'`)
+/// made the listing and `show` fail with the driver's "Invalid column type Text at index: 6,
+/// name: quick", which names neither the run nor the fix; it now names both.
+#[test]
+fn a_column_of_the_wrong_type_names_its_run_and_the_fix() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("s.db");
+    let mut s = open(&db);
+    let id = save(&mut s, "check", None, &doc("/edited", "etcd", 1));
+    drop(s);
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("UPDATE runs SET quick = 'yes' WHERE id = ?1", [&id])
+        .unwrap();
+    let mut s = open(&db);
+    for e in [
+        s.list(&Filter::default()).unwrap_err(),
+        s.get(&id).unwrap_err(),
+    ] {
+        assert!(matches!(e, StoreError::BadRow { .. }), "{e}");
+        let text = e.to_string();
+        assert!(text.contains(&format!("run {id:?}")), "{text}");
+        assert!(text.contains("name: quick"), "{text}");
+        assert!(text.contains("delete the run's row"), "{text}");
+    }
+}
