@@ -319,7 +319,10 @@ mod tests {
     /// never a judgement of one scrape.
     #[test]
     fn a_signal_ends_the_interval_wait_with_an_error() {
-        const BODY: &str = "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 5\n\
+        // Histograms with a bucket below +Inf: one of only +Inf is refused as unreadable.
+        const BODY: &str = "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 5\n\
+            etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 5\n\
+            etcd_disk_backend_commit_duration_seconds_bucket{le=\"0.001\"} 5\n\
             etcd_disk_backend_commit_duration_seconds_bucket{le=\"+Inf\"} 5\n";
         let url = serve(BODY, 2);
         let stop = std::sync::atomic::AtomicBool::new(false);

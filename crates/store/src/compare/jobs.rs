@@ -74,9 +74,22 @@ pub(super) fn job_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Op
     if odd.is_empty() {
         return None;
     }
-    let what = super::notes::not_compared(force, &against);
+    let what = not_compared(force, &against);
     Some(format!(
         "the runs ran different jobs ({}), so their ratios would measure the jobs, not the disks: {what}",
         odd.join("; ")
     ))
+}
+
+/// What happens to the figures of runs that differ (`against`: "A vs B", ...). Said so that it
+/// holds in the report too, which has no --force.
+pub(super) fn not_compared(force: bool, against: &[String]) -> String {
+    if force {
+        "compared because of --force".to_string()
+    } else {
+        format!(
+            "their figures are not compared ({} left blank; `disktier compare --force` compares them anyway)",
+            against.join(", ")
+        )
+    }
 }

@@ -110,19 +110,6 @@ fn shape(doc: &RunDoc) -> Option<Shape> {
     })
 }
 
-/// What happens to the figures of runs that differ (`against`: "A vs B", ...). Said so that it
-/// holds in the report too, which has no --force.
-pub(super) fn not_compared(force: bool, against: &[String]) -> String {
-    if force {
-        "compared because of --force".to_string()
-    } else {
-        format!(
-            "their figures are not compared ({} left blank; `disktier compare --force` compares them anyway)",
-            against.join(", ")
-        )
-    }
-}
-
 /// Whether `run`'s figures may be set against the first run's: if both wrote small files, they
 /// wrote the same number of the same size, and both timed them onto the disk. A run of 2,000
 /// files of 4 KiB and one of 100 files of 1 MiB ask different questions of a disk: every
@@ -196,7 +183,7 @@ fn small_files_note(runs: &[Compared<'_>], sides: &[Side], force: bool) -> Optio
         .iter()
         .map(|&k| format!("A vs {}", sides[k].letter))
         .collect();
-    let what = not_compared(force, &against);
+    let what = super::jobs::not_compared(force, &against);
     Some(format!(
         "the small-files runs differ ({}): {what}",
         list.join("; ")
