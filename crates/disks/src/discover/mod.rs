@@ -540,26 +540,12 @@ pub fn scan_with(
     Ok(Node { disks, mounts })
 }
 
-/// Marks the disks at `in_use` (indices into `disks`) in use by what still uses them after a
-/// udev worker's probe has had its moment: all are looked at again together, for up to
-/// [`probe::USERS_SETTLE`] in all, not a second each (a listing of ten such disks took ten).
-fn settle_users(probe: &dyn Probe, disks: &mut [Disk], mut in_use: Vec<usize>) {
-    let mut by: Vec<Vec<String>> = vec![Vec::new(); disks.len()];
-    for _ in 0..probe::USERS_SETTLE_LOOKS {
-        if in_use.is_empty() {
-            return;
-        }
-        std::thread::sleep(probe::USERS_SETTLE / probe::USERS_SETTLE_LOOKS);
-        in_use.retain(|&i| {
-            by[i] = probe.users(&disks[i].name);
-            !by[i].is_empty()
-        });
-    }
-    for i in in_use {
+/// Marks the disks at `in_use` (indices into `disks`) in use by what still uses them once
+/// [`probe::settle`] has looked at them again, all together.
+fn settle_users(probe: &dyn Probe, disks: &mut [Disk], in_use: Vec<usize>) {
+    for (i, by) in probe::settle(in_use, |&i| probe.users(&disks[i].name)) {
         let d = &mut disks[i];
-        d.ineligible.push(Ineligible::InUse {
-            by: std::mem::take(&mut by[i]),
-        });
+        d.ineligible.push(Ineligible::InUse { by });
         d.eligible = false;
     }
 }
