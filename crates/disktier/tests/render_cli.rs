@@ -729,3 +729,48 @@ fn requests_take_the_kubernetes_quantity_grammar() {
         );
     }
 }
+
+/// QA: `-o DIR` on a full filesystem truncated each file and then failed writing it, leaving
+/// an empty unit beside the old ones. Every file is now written in full beside its place and
+/// renamed in only when all are: a failed run leaves the directory as it was.
+#[test]
+fn a_render_that_finds_no_room_leaves_the_directory_as_it_was() {
+    let Some(full) = disktier_testkit::Mount::tmpfs_if_root(64 << 10) else {
+        return;
+    };
+    let d = full.dir.join("out");
+    disktier()
+        .args(["render", "systemd", "--mount", "/mnt/x", "-o"])
+        .arg(&d)
+        .stdout_ok();
+    let listing = |d: &std::path::Path| {
+        let mut v: Vec<(String, String)> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(e.path()).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing(&d);
+    // Fill what is left of the filesystem.
+    let fill = full.dir.join("fill");
+    let mut f = std::fs::File::create(&fill).unwrap();
+    while std::io::Write::write_all(&mut f, &[0u8; 4096]).is_ok() {}
+    drop(f);
+    disktier()
+        .args([
+            "render",
+            "systemd",
+            "--mount",
+            "/mnt/longer-name",
+            "--overwrite",
+            "-o",
+        ])
+        .arg(&d)
+        .stderr_of_exit_naming("no room for the files", 2, &["No space left on device"]);
+    assert_eq!(listing(&d), before, "a failed render changed the directory");
+}

@@ -59,30 +59,54 @@ fn existing(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
     Ok(Some(buf))
 }
 
-/// Writes `content` to `path` without following a link there (`O_NOFOLLOW`: a link put in place
-/// since it was checked fails the open instead of being written through).
-fn write_no_follow(path: &Path, content: &str, executable: bool) -> anyhow::Result<()> {
+/// `content` in a new temporary file beside `path` (`O_EXCL`, so never a link), written and
+/// synced, with `path`'s mode (0755 for a script, else the mode of the file it replaces, 0644
+/// for a new one). It becomes `path` by [`commit`]; dropped, it is removed.
+fn stage(path: &Path, content: &str, executable: bool) -> anyhow::Result<tempfile::NamedTempFile> {
     use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mode = match std::fs::symlink_metadata(path) {
+        _ if executable => 0o755,
+        Ok(m) if m.is_file() => m.permissions().mode() & 0o7777,
+        _ => 0o644,
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| {
+            format!(
+                "writing {}: cannot create a temporary file in {}",
+                path.display(),
+                dir.display()
+            )
+        })?;
+    tmp.write_all(content.as_bytes())
+        .and_then(|_| tmp.as_file().sync_all())
+        .and_then(|_| {
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))
+        })
         .with_context(|| format!("writing {}", path.display()))?;
-    f.write_all(content.as_bytes())
+    Ok(tmp)
+}
+
+/// Puts a staged file in `path`'s place by a rename, which replaces what is there (a link put
+/// there since it was checked is replaced, not followed).
+fn commit(tmp: tempfile::NamedTempFile, path: &Path) -> anyhow::Result<()> {
+    tmp.persist(path)
+        .map_err(|e| e.error)
         .with_context(|| format!("writing {}", path.display()))?;
-    if executable {
-        f.set_permissions(std::fs::Permissions::from_mode(0o755))
-            .with_context(|| format!("making {} executable", path.display()))?;
-    }
     Ok(())
 }
 
 /// Writes the files into `dir`. Nothing is written when any existing file differs and
 /// `overwrite` is off, or when any output path is a symbolic link or not a regular file, so a
-/// refused run leaves the directory as it was.
+/// refused run leaves the directory as it was. The files are written in full beside their
+/// places first and only then renamed into them, so a run that fails while writing (a full
+/// disk) leaves every file as it was, not cut short (QA: a full filesystem left an empty unit).
 pub fn write_files(
     dir: &Path,
     rendered: &Rendered,
@@ -101,11 +125,16 @@ pub fn write_files(
             Some(_) | None => status.push("written"),
         }
     }
+    let mut staged = Vec::new();
     for (f, st) in rendered.files.iter().zip(&status) {
         if *st == "unchanged" {
             continue;
         }
-        write_no_follow(&dir.join(&f.name), &f.content, f.kind == FileKind::Shell)?;
+        let path = dir.join(&f.name);
+        staged.push((stage(&path, &f.content, f.kind == FileKind::Shell)?, path));
+    }
+    for (tmp, path) in staged {
+        commit(tmp, &path)?;
     }
     Ok(status)
 }
