@@ -92,6 +92,25 @@ pub fn share(h: f64) -> String {
     share_and_rest(h, share_decimals(h)).0
 }
 
+/// A share (0 to 1) that must be reached, as a percentage rounded *up*: 2 decimals, more when
+/// 2 would show 100.00 for less than all (at most 8). A share needed is a floor: rounded to the
+/// nearest, 1 - 200 / 16,001 = 98.7500781 % showed as "98.75 %", which as `--hit-ratio 0.9875`
+/// gives 16,000 IOPS, not the 16,001 asked; and 99.998 % showed as "100.00 %" (QA).
+pub fn percent_at_least(share: f64) -> String {
+    let pct = share.clamp(0.0, 1.0) * 100.0;
+    let mut shown = String::new();
+    for d in 2..=8usize {
+        let scale = 10f64.powi(d as i32);
+        // The nudge keeps an exact figure (98.75, held as 98.75000000000001) from rising a step.
+        let up = ((pct * scale - 1e-6).ceil() / scale).min(100.0);
+        shown = format!("{up:.d$}");
+        if up < 100.0 || pct >= 100.0 {
+            break;
+        }
+    }
+    shown
+}
+
 /// `$1,234.50`.
 pub fn usd(x: f64) -> String {
     let neg = x < 0.0;
@@ -161,5 +180,19 @@ mod tests {
         assert_eq!(a("azure"), "an azure");
         assert_eq!(count(1, "problem"), "1 problem");
         assert_eq!(count(2, "problem"), "2 problems");
+    }
+
+    /// A share needed is shown rounded up, never below itself, and never as 100 % for less.
+    #[test]
+    fn a_share_needed_is_rounded_up() {
+        assert_eq!(percent_at_least(0.9875), "98.75");
+        assert_eq!(percent_at_least(1.0 - 200.0 / 16001.0), "98.76");
+        assert_eq!(percent_at_least(1.0 - 1.46484375 / 80000.0), "99.999");
+        assert_eq!(percent_at_least(1.0), "100.00");
+        assert_eq!(percent_at_least(0.5), "50.00");
+        for x in [0.1234567, 0.98750078, 0.999999, 0.33333333] {
+            let shown: f64 = percent_at_least(x).parse().unwrap();
+            assert!(shown / 100.0 >= x - 1e-12 && shown < 100.0, "{x}: {shown}");
+        }
     }
 }

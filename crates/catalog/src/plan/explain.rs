@@ -4,7 +4,9 @@
 
 use super::cost::mbps_to_mibs;
 use super::types::{Equivalent, OptionPerformance, Requirements, HIT_RATIO_MEANS};
-use crate::fmt::{int, num, share, share_and_rest, share_decimals, unit_usd, usd};
+use crate::fmt::{
+    int, num, percent_at_least, share, share_and_rest, share_decimals, unit_usd, usd,
+};
 use crate::model::{Instance, Store, ThroughputRule, VolumeType};
 use crate::perf::Performance;
 use crate::price::{Quote, HOURS_PER_MONTH};
@@ -121,8 +123,8 @@ pub(super) fn hybrid_caveats(
     if let Some(n) = perf.hit_ratio_needed {
         if n > 0.0 {
             caveats.push(format!(
-                "the requirements need at least {:.2} % of requests served without {}",
-                n * 100.0,
+                "the requirements need at least {} % of requests served without {}",
+                percent_at_least(n),
                 b.name
             ));
         }
@@ -176,8 +178,8 @@ pub(super) fn hybrid_shortfall(perf: &OptionPerformance, why: &str) -> String {
         why,
         match perf.hit_ratio_needed {
             Some(n) if n < 1.0 => format!(
-                "; it needs at least {:.2} % of requests served without the backing volume",
-                n * 100.0
+                "; it needs at least {} % of requests served without the backing volume",
+                percent_at_least(n)
             ),
             _ => String::new(),
         }
