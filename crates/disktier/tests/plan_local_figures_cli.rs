@@ -125,3 +125,49 @@ fn azure_lsv3_nvme_is_ranked_by_its_iops_and_throughput() {
     assert_eq!(code, 2);
     assert!(e.contains("MiB/s < 3,000 required"), "{e}");
 }
+
+/// An instance's own store costs nothing more than the instance, so the instance's price is not
+/// needed to weigh it: `plan --region us-west-2 --instance i3.8xlarge --allow-ephemeral` failed
+/// with "the catalog has no on-demand price for i3.8xlarge in us-west-2" (exit 2, no plan at
+/// all), as did the same without --allow-ephemeral, whose note needs no price either.
+#[test]
+fn an_own_instance_store_needs_no_instance_price() {
+    let base = [
+        "--region",
+        "us-west-2",
+        "--instance",
+        "m6id.xlarge",
+        "--capacity",
+        "200GiB",
+    ];
+    let (code, v, e) = run(&[&base[..], &["--allow-ephemeral", "--iops", "20000"]].concat());
+    assert_eq!(code, 0, "{e}");
+    let o = local(&v);
+    assert_eq!(o["monthly_cost_usd"].as_f64().unwrap(), 0.0, "{v}");
+    assert_eq!(o["performance"]["iops"].as_f64().unwrap(), 33_542.0);
+    let t = text(&base);
+    assert!(
+        t.contains("note: m6id.xlarge already has an instance store: use it"),
+        "{t}"
+    );
+    // A switch to a sibling is priced from both instances' prices, which us-west-2 lacks: that
+    // still says so.
+    let out = disktier_testkit::cli::disktier()
+        .args([
+            "--no-save",
+            "plan",
+            "--region",
+            "us-west-2",
+            "--capacity",
+            "200GiB",
+        ])
+        .args(["--instance", "m6i.xlarge", "--allow-ephemeral"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("no on-demand price for m6i.xlarge in us-west-2"),
+        "{out:?}"
+    );
+}

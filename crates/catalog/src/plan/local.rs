@@ -26,7 +26,8 @@ pub(super) fn instance_store(
     if let Some(counts) = &inst.local_ssd_counts {
         return gcp_local_ssd(ctx, inst_name, counts, inst.weak, out);
     }
-    let now = price::instance_monthly(cat, region, inst_name)?;
+    // An instance's own store costs nothing more, so its price is not needed (QA: `plan --region
+    // us-west-2 --instance i3.8xlarge` failed for the i3's missing us-west-2 price).
     if let Some(store) = &inst.store {
         out.notes.push(format!(
             "{inst_name} already has an instance store: use it (disktier disks / setup) at no extra cost"
@@ -58,6 +59,7 @@ pub(super) fn instance_store(
         ));
         return Ok(());
     };
+    let now = price::instance_monthly(cat, region, inst_name)?;
     let then = price::instance_monthly(cat, region, &sib)?;
     let delta = then - now;
     let s = cat.instance(&sib).expect("sibling exists");
