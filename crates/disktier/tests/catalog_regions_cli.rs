@@ -294,3 +294,36 @@ weak = true
         }
     }
 }
+
+/// A region an overlay adds without prices (or a `catalog refresh azure` of a region that
+/// priced only its VMs): `plan` there said "no option in ca-central-1 meets 100 GiB: " and
+/// stopped, the reason (no prices at all) only in a note it never printed.
+#[test]
+fn a_plan_in_a_region_without_prices_says_why_nothing_meets_it() {
+    let d = tempfile::tempdir().unwrap();
+    let overlay = d.path().join("region.toml");
+    std::fs::write(
+        &overlay,
+        "[[region]]\nname = \"ca-central-1\"\ncloud = \"aws\"\n",
+    )
+    .unwrap();
+    let out = disktier()
+        .arg("--catalog")
+        .arg(&overlay)
+        .args([
+            "--no-save",
+            "plan",
+            "--region",
+            "ca-central-1",
+            "--capacity",
+            "100GiB",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no option in ca-central-1 meets 100 GiB: no ca-central-1 price in the catalog for gp2, gp3, io1, io2, st1, sc1: not considered (add prices with --catalog FILE)"),
+        "{err}"
+    );
+}

@@ -78,14 +78,20 @@ pub fn plan(cat: &Catalog, reqst: &PlanRequest) -> Result<StoragePlan, PlanError
         local::instance_store(&ctx, inst, &mut out)?;
     }
     if out.options.is_empty() {
+        // With nothing weighed at all (a region without prices), the notes say why (QA: "no
+        // option in ca-central-1 meets 100 GiB: " ended there).
+        let mut blockers: Vec<String> = out
+            .rejected
+            .iter()
+            .map(|r| format!("{}: {}", r.label, r.reason))
+            .collect();
+        if blockers.is_empty() {
+            blockers = out.notes.clone();
+        }
         return Err(PlanError::Impossible {
             region: reg.name.clone(),
             wanted: explain::describe(req),
-            blockers: out
-                .rejected
-                .iter()
-                .map(|r| format!("{}: {}", r.label, r.reason))
-                .collect(),
+            blockers,
             nearest: rank::nearest_feasible(req, &out),
         });
     }
