@@ -448,18 +448,16 @@ impl Catalog {
         if other.source.is_some() {
             self.source = other.source;
         }
-        upsert(&mut self.regions, other.regions, |a, b| a.name == b.name);
-        upsert(&mut self.volume_types, other.volume_types, |a, b| {
-            a.name == b.name
+        upsert(&mut self.regions, other.regions, |r| r.name.clone());
+        upsert(&mut self.volume_types, other.volume_types, |t| {
+            t.name.clone()
         });
-        upsert(&mut self.volume_prices, other.volume_prices, |a, b| {
-            a.region == b.region && a.type_ == b.type_
+        upsert(&mut self.volume_prices, other.volume_prices, |p| {
+            (p.region.clone(), p.type_.clone())
         });
-        upsert(&mut self.instances, other.instances, |a, b| {
-            a.name == b.name
-        });
-        upsert(&mut self.instance_prices, other.instance_prices, |a, b| {
-            a.region == b.region && a.type_ == b.type_
+        upsert(&mut self.instances, other.instances, |i| i.name.clone());
+        upsert(&mut self.instance_prices, other.instance_prices, |p| {
+            (p.region.clone(), p.type_.clone())
         });
     }
 
@@ -509,61 +507,27 @@ fn kept<T: Clone>(items: &[T], keep: impl Fn(&T) -> bool) -> Vec<T> {
     items.iter().filter(|x| keep(x)).cloned().collect()
 }
 
-fn upsert<T>(into: &mut Vec<T>, from: Vec<T>, same: impl Fn(&T, &T) -> bool) {
+/// Replaces the entry of `into` with the key of each of `from`, or adds it. The entries of
+/// `into` are looked up by key in a map, so that merging a file of many entries stays linear
+/// (QA: an overlay of 400,000 regions, 16 MiB, was merged by scanning `into` for each, some
+/// 8 x 10^10 comparisons: `price` with it did not return for minutes).
+fn upsert<T, K: std::hash::Hash + Eq>(into: &mut Vec<T>, from: Vec<T>, key: impl Fn(&T) -> K) {
+    let mut at: std::collections::HashMap<K, usize> = std::collections::HashMap::new();
+    for (i, x) in into.iter().enumerate() {
+        at.entry(key(x)).or_insert(i);
+    }
     for item in from {
-        match into.iter_mut().find(|x| same(x, &item)) {
-            Some(slot) => *slot = item,
-            None => into.push(item),
+        let k = key(&item);
+        match at.get(&k) {
+            Some(&i) => into[i] = item,
+            None => {
+                at.insert(k, into.len());
+                into.push(item);
+            }
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn embedded_catalog_parses_and_round_trips() {
-        let c = Catalog::embedded();
-        assert!(c.volume_type("gp3").is_some());
-        let again = Catalog::parse(&c.to_toml(), "round trip").unwrap();
-        assert_eq!(c, again);
-    }
-
-    #[test]
-    fn merge_replaces_by_region_and_type_and_adds_new() {
-        let mut c = Catalog::embedded();
-        let n = c.volume_prices.len();
-        let overlay = Catalog::parse(
-            r#"
-[[volume_price]]
-region = "us-east-1"
-type = "gp3"
-storage_gb_month = 0.07
-source = "negotiated"
-date = "2026-10"
-
-[[volume_price]]
-region = "eu-north-1"
-type = "sc1"
-storage_gb_month = 0.0168
-source = "negotiated"
-date = "2026-10"
-"#,
-            "overlay",
-        )
-        .unwrap();
-        c.merge(overlay);
-        assert_eq!(c.volume_prices.len(), n + 1);
-        assert_eq!(
-            c.volume_price("us-east-1", "gp3").unwrap().storage_gb_month,
-            0.07
-        );
-        // Untouched fields of other entries stay.
-        assert_eq!(
-            c.volume_price("us-east-1", "gp2").unwrap().storage_gb_month,
-            0.10
-        );
-        assert!(c.volume_price("eu-north-1", "sc1").is_some());
-    }
-}
+#[path = "model_tests.rs"]
+mod tests;
