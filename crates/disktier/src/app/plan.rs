@@ -70,7 +70,13 @@ fn request(
             "--hit-ratio is the hit ratio of hybrid caches, which only --allow-hybrid weighs: add --allow-hybrid, or leave --hit-ratio out"
         );
     }
-    let capacity_gib = whole_gib(o.capacity.div_ceil(1 << 30) << 30, "--capacity")?;
+    // Rounded up in GiB, not back into bytes: a capacity within 1 GiB of 2^64 bytes wrapped
+    // to 0 there, and was refused as "--capacity must be at least 1GiB" (QA:
+    // `--capacity 18446744073709551615B`, `--capacity 15.99999999999999999EiB`).
+    let capacity_gib = match o.capacity.div_ceil(1 << 30) {
+        0 => whole_gib(0, "--capacity")?,
+        gib => gib,
+    };
     let hit_ratio = match &o.trace {
         None => HitRatio::Assumed(o.hit_ratio.unwrap_or(DEFAULT_HIT_RATIO)),
         Some(path) => curve(path)?,
@@ -308,6 +314,20 @@ mod tests {
             .to_string(),
             "--capacity must be at least 1GiB"
         );
+    }
+
+    /// A capacity within 1 GiB of 2^64 bytes is 2^34 GiB, not 0 (QA: it was rounded up in
+    /// bytes, which wrapped, and refused as "--capacity must be at least 1GiB").
+    #[test]
+    fn the_largest_capacity_is_not_wrapped_to_zero() {
+        for bytes in [u64::MAX, u64::MAX - (1 << 29)] {
+            let o = Options {
+                capacity: bytes,
+                ..options()
+            };
+            let r = request(&o, no_trace).unwrap();
+            assert_eq!(r.requirements.capacity_gib, 1 << 34, "{bytes}");
+        }
     }
 
     #[test]
