@@ -32,6 +32,9 @@ pub enum PriceError {
     UnknownInstance { name: String, close: Vec<String> },
     #[error("{name} is an instance type, not a volume type: price it with `disktier price instance {name} --region {region}`")]
     NotAVolume { name: String, region: String },
+    /// A volume type where an instance type is wanted (`price instance gp3`, `plan --instance gp3`).
+    #[error("{name} is a volume type, not an instance type: price it with `disktier price {name} --size 100GiB`, or give an instance type (`disktier catalog show` lists them)")]
+    NotAnInstance { name: String },
     #[error("{name} is {} type but {region} is {} region: pick one of the {cloud} regions ({})", a(.cloud), a(.region_cloud), .regions.join(", "))]
     WrongCloud {
         name: String,
@@ -456,13 +459,20 @@ pub fn instance_monthly(cat: &Catalog, region_name: &str, name: &str) -> Result<
     Ok(p.usd_per_hour * HOURS_PER_MONTH)
 }
 
-/// The instance type `name`, or close matches.
+/// The instance type `name`, or why there is none: a volume type of that name (QA: `price
+/// instance gp3` was "unknown instance type 'gp3'", as if gp3 were no name at all), or close
+/// matches.
 pub fn known_instance<'a>(cat: &'a Catalog, name: &str) -> Result<&'a Instance, PriceError> {
-    cat.instance(name)
-        .ok_or_else(|| PriceError::UnknownInstance {
-            name: shown(name),
-            close: close_matches(name, cat.instances.iter().map(|i| i.name.as_str())),
-        })
+    if let Some(i) = cat.instance(name) {
+        return Ok(i);
+    }
+    if cat.volume_type(name).is_some() {
+        return Err(PriceError::NotAnInstance { name: shown(name) });
+    }
+    Err(PriceError::UnknownInstance {
+        name: shown(name),
+        close: close_matches(name, cat.instances.iter().map(|i| i.name.as_str())),
+    })
 }
 
 /// A size tier's monthly price as money is written, "$3,604.11" and "$0.30" (QA: "$3604.11" and

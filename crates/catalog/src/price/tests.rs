@@ -283,3 +283,19 @@ fn a_size_tiers_price_is_written_as_money() {
     );
     assert_eq!(tier_usd(1.2345), "$1.2345");
 }
+
+/// A volume type given as an instance type says so, as the reverse does (before: "unknown
+/// instance type 'gp3': `disktier catalog show` lists the catalog's").
+#[test]
+fn a_volume_type_given_as_an_instance_type_says_so() {
+    let cat = Catalog::embedded();
+    let e = instance(&cat, "us-east-1", "gp3").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "gp3 is a volume type, not an instance type: price it with `disktier price gp3 --size 100GiB`, or give an instance type (`disktier catalog show` lists them)"
+    );
+    assert!(matches!(
+        instance(&cat, "us-east-1", "m6id.xlarg"),
+        Err(PriceError::UnknownInstance { .. })
+    ));
+}
