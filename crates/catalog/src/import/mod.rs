@@ -70,6 +70,15 @@ pub enum ImportError {
         first: String,
         second: String,
     },
+    /// `catalog refresh`: two items of the pages read price one thing differently.
+    #[error("the price list prices {what} twice, and differently: {first}, and {second}; which is the region's is not clear, so nothing is written: pass the pages of one download of the list, or write the price you mean in a --catalog file")]
+    Clash {
+        /// What is priced: `pd-ssd storage`.
+        what: String,
+        /// Each item as the list words it, with its price and file.
+        first: String,
+        second: String,
+    },
     #[error("the catalog imported from {path} does not pass `catalog check`: {}", .problems.join("; "))]
     Check {
         path: PathBuf,

@@ -17,9 +17,11 @@
 //! classified and dropped, and only the prices that matter are kept, so memory stays bounded by
 //! the handful of kept prices, not by the file (a full Compute Engine SKU list is tens of MB).
 
+mod clash;
 mod gcp_kind;
 mod stream;
 
+use clash::Clashes;
 use gcp_kind::gcp_kind;
 
 use super::ImportError;
@@ -102,6 +104,8 @@ struct Kept {
     /// Currencies other than USD that the region's items are priced in.
     currencies: std::collections::BTreeSet<String>,
     items: usize,
+    /// Items that price one thing differently ([`clash`]).
+    clashes: Clashes,
 }
 
 impl Kept {
@@ -246,6 +250,8 @@ fn gcp_item(k: &mut Kept, region: &str, sku: GcpSku) {
     };
     k.dated(&info.effective_time);
     let file = k.file;
+    k.clashes
+        .saw(format!("{type_} {what}"), usd, &sku.description, file);
     let map = match what {
         "storage" => &mut k.storage,
         "iops" => &mut k.iops,
@@ -316,6 +322,8 @@ fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
         if let Some(size) = size {
             if it.meter == format!("{tier} LRS Disk") && it.unit == "1/Month" && it.retail > 0.0 {
                 let file = k.file;
+                k.clashes
+                    .saw(format!("{t} {tier}"), it.retail, &it.meter, file);
                 k.tiers
                     .entry(t.into())
                     .or_default()
@@ -331,19 +339,30 @@ fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
         // embedded entry); a free baseline shows as a tier at 0 USD, so the paid tier is kept.
         let what = lower(&it.meter);
         let mut per_month = it.retail * HOURS_PER_MONTH;
-        let (map, unit_ok) = if what.contains("capacity") {
-            (&mut k.storage, it.unit == "1 GiB/Hour")
+        let (dim, unit_ok) = if what.contains("capacity") {
+            ("storage", it.unit == "1 GiB/Hour")
         } else if what.contains("iops") {
-            (&mut k.iops, it.unit == "1/Hour")
+            ("iops", it.unit == "1/Hour")
         } else if what.contains("throughput") {
             per_month /= MIBS_PER_MBPS;
-            (&mut k.throughput, it.unit == "1/Hour")
+            ("throughput", it.unit == "1/Hour")
         } else {
             return;
         };
         if !unit_ok || it.retail == 0.0 {
             return;
         }
+        k.clashes.saw(
+            format!("premium-ssd-v2 {dim}"),
+            it.retail,
+            &it.meter,
+            k.file,
+        );
+        let map = match dim {
+            "storage" => &mut k.storage,
+            "iops" => &mut k.iops,
+            _ => &mut k.throughput,
+        };
         map.insert("premium-ssd-v2".into(), (per_month, k.file));
         k.dated(&it.start);
         return;
@@ -358,6 +377,9 @@ fn azure_item(k: &mut Kept, region: &str, embedded: &Catalog, it: AzureItem) {
             .is_some_and(|i| i.cloud == "azure")
         && it.retail > 0.0
     {
+        let sku = format!("{} ({})", it.sku, it.product);
+        k.clashes
+            .saw(format!("{} per hour", it.arm_sku), it.retail, &sku, k.file);
         k.hourly.insert(it.arm_sku.clone(), (it.retail, k.file));
         k.dated(&it.start);
     }
@@ -427,6 +449,9 @@ fn assemble(
         seen: k.regions_seen.iter().take(8).cloned().collect(),
         currencies: k.currencies.iter().cloned().collect(),
     };
+    if let Some(e) = k.clashes.error(paths) {
+        return Err(e);
+    }
     if k.storage.is_empty() && k.hourly.is_empty() && k.tiers.is_empty() {
         return Err(no_prices());
     }

@@ -118,3 +118,64 @@ fn an_item_past_the_item_limit_is_refused_and_skipped_parts_are_not_counted() {
     let (cat, _) = run(format!(r#"{{"Padding":"{big}","Items":[{vm}]}}"#)).unwrap();
     assert!(cat.instance_price("eastus", "Standard_L8s_v3").is_some());
 }
+
+fn gcp_sku(desc: &str, usd_nanos: i64) -> String {
+    format!(
+        r#"{{"description":"{desc}","category":{{"usageType":"OnDemand"}},"serviceRegions":["asia-east1"],"pricingInfo":[{{"effectiveTime":"2026-10-01T00:00:00Z","pricingExpression":{{"usageUnit":"GiBy.mo","tieredRates":[{{"startUsageAmount":0,"unitPrice":{{"currencyCode":"USD","units":"0","nanos":{usd_nanos}}}}}]}}}}]}}"#
+    )
+}
+
+/// QA: two SKUs of the region that price one thing differently (a second "SSD backed PD
+/// Capacity", or the list saved on two days and both pages passed) were taken in reading order,
+/// the last one's price written without a word, where `catalog import aws-offer` refuses two
+/// SKUs of one price. Now refused naming both and their files; two of one price are one price.
+#[test]
+fn two_items_that_price_one_thing_differently_are_refused_naming_both() {
+    let page = |nanos: i64| {
+        format!(
+            r#"{{"skus":[{}]}}"#,
+            gcp_sku("SSD backed PD Capacity", nanos)
+        )
+    };
+    let (a, b, same) = (page(187_000_000), page(170_000_000), page(187_000_000));
+    let gcp = |pages: &[(&str, &String)]| {
+        refresh(
+            Cloud::Gcp,
+            pages
+                .iter()
+                .map(|(n, p)| (std::path::PathBuf::from(*n), p.as_bytes())),
+            "asia-east1",
+        )
+    };
+    let e = gcp(&[("old.json", &a), ("new.json", &b)]).unwrap_err();
+    assert!(matches!(e, ImportError::Clash { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "the price list prices pd-ssd storage twice, and differently: SSD backed PD Capacity at 0.187 USD (old.json), and SSD backed PD Capacity at 0.17 USD (new.json); which is the region's is not clear, so nothing is written: pass the pages of one download of the list, or write the price you mean in a --catalog file"
+    );
+    let (cat, _) = gcp(&[("a.json", &a), ("same.json", &same)]).unwrap();
+    assert_eq!(
+        cat.volume_price("asia-east1", "pd-ssd")
+            .unwrap()
+            .storage_gb_month,
+        0.187
+    );
+
+    // Azure: one VM size priced twice.
+    let vm = |usd: f64| {
+        format!(
+            r#"{{"armRegionName":"eastus","serviceName":"Virtual Machines","productName":"Virtual Machines Lsv3 Series","skuName":"L8s v3","meterName":"L8s v3","armSkuName":"Standard_L8s_v3","type":"Consumption","currencyCode":"USD","retailPrice":{usd},"unitOfMeasure":"1 Hour","effectiveStartDate":"2026-10-01T00:00:00Z"}}"#
+        )
+    };
+    let page = format!(r#"{{"Items":[{},{}]}}"#, vm(0.624), vm(0.7));
+    let e = refresh(
+        Cloud::Azure,
+        [(std::path::PathBuf::from("page.json"), page.as_bytes())],
+        "eastus",
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().starts_with("the price list prices Standard_L8s_v3 per hour twice, and differently: L8s v3 (Virtual Machines Lsv3 Series) at 0.624 USD (page.json), and L8s v3 (Virtual Machines Lsv3 Series) at 0.7 USD (page.json);"),
+        "{e}"
+    );
+}
