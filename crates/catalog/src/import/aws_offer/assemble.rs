@@ -137,14 +137,17 @@ pub(super) fn assemble(
                     .throughput_mibs_month = Some(per_unit(first));
             }
             Kept::Instance { name, store } => {
-                let Some(hourly) = found
-                    .iter()
-                    .find(|f| f.unit.starts_with("Hr"))
-                    .map(|f| f.usd)
-                else {
+                let Some(per_hour) = found.iter().find(|f| f.unit.starts_with("Hr")) else {
                     continue;
                 };
-                if hourly <= 0.0 || instances.iter().any(|i: &Instance| &i.name == name) {
+                let hourly = per_hour.usd;
+                if hourly <= 0.0 {
+                    continue;
+                }
+                // As for volumes: a second SKU of another price for the same instance type is
+                // refused (QA: the first in SKU order was kept, the other dropped unsaid).
+                once(&mut priced, path, (name, "instance hours"), sku, per_hour)?;
+                if instances.iter().any(|i: &Instance| &i.name == name) {
                     continue;
                 }
                 // Keep the embedded catalog's IOPS figures for the same store.

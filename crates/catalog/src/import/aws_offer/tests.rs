@@ -184,3 +184,34 @@ fn two_skus_pricing_one_volume_differently_are_refused() {
     assert_eq!(cat.volume_prices.len(), 1);
     assert_eq!(cat.volume_prices[0].storage_gb_month, 0.045);
 }
+
+/// Two SKUs that price one instance type's Linux on-demand hour differently are refused naming
+/// both, as two of a volume's storage are (before, the first in SKU order was kept and the
+/// other dropped without a word); two that agree are one price.
+#[test]
+fn two_skus_pricing_one_instance_type_differently_are_refused() {
+    let offer = |b_usd: &str| {
+        let product = |sku: &str| {
+            format!(
+                r#""{sku}": {{"productFamily": "Compute Instance", "attributes": {{"regionCode": "us-east-1", "instanceType": "m6id.xlarge", "storage": "1 x 237 NVMe SSD", "operatingSystem": "Linux", "tenancy": "Shared", "preInstalledSw": "NA", "capacitystatus": "Used", "licenseModel": "No License required"}}}}"#
+            )
+        };
+        format!(
+            r#"{{"products": {{{}, {}}},
+               "terms": {{"OnDemand": {{{}, {}}}}},
+               "publicationDate": "2026-07-01T00:00:00Z"}}"#,
+            product("A"),
+            product("B"),
+            term("A", "Hrs", "0.2373"),
+            term("B", "Hrs", b_usd)
+        )
+    };
+    let e = run(&offer("0.0237"), "us-east-1").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "inline.json prices m6id.xlarge instance hours twice, and differently: SKU A at 0.2373 USD per Hrs and SKU B at 0.0237 USD per Hrs; which is the region's is not clear, so nothing is written: check it is the offer file of one region as AWS publishes it, or write the price you mean in a --catalog file"
+    );
+    let (cat, _) = run(&offer("0.2373000000"), "us-east-1").unwrap();
+    assert_eq!(cat.instance_prices.len(), 1);
+    assert_eq!(cat.instance_prices[0].usd_per_hour, 0.2373);
+}
