@@ -252,3 +252,43 @@ fn a_large_page_is_read_in_bounded_memory() {
         "peak RSS {rss} KiB for a {size_kib} KiB file, {small} KiB for a 7 KiB one"
     );
 }
+
+/// The Retail Prices API dates each item by when its price took effect, which for most prices
+/// is years back (Microsoft's own example item: 2020-08-01). The refreshed file took the newest
+/// of those as its date, which the stale-catalog warning counts from: the day it was refreshed,
+/// `price --catalog` with it warned "the price catalog is dated 2020-08-01, 2,304 days ago ...
+/// to update it: ... `disktier catalog refresh gcp|azure`". The file is now dated the day of
+/// the refresh; each price keeps the list's effective date.
+#[test]
+fn a_catalog_refreshed_today_is_not_stale_whatever_its_prices_effective_dates() {
+    let t = tempfile::tempdir().unwrap();
+    let page = t.path().join("old-prices.json");
+    let full = std::fs::read_to_string(fixture("azure-prices.json")).unwrap();
+    std::fs::write(
+        &page,
+        full.replace("2026-09-01T00:00:00Z", "2020-08-01T00:00:00Z"),
+    )
+    .unwrap();
+    let out = t.path().join("az.toml");
+    refresh("azure", &[&page], "eastus", &out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    // Top-level keys come before the first table.
+    let top = text.split("\n[").next().unwrap_or_default();
+    assert!(
+        top.contains(&format!("date = \"{}\"", disktier_testkit::cli::TODAY)),
+        "{text}"
+    );
+    assert!(text.contains("date = \"2020-08-01\""), "{text}");
+    let o = bin()
+        .args(["--no-save", "--catalog"])
+        .arg(&out)
+        .arg("price")
+        .args(PREMIUM_SSD_V2_EASTUS)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("stale") && !err.contains("days ago"), "{err}");
+}

@@ -501,7 +501,14 @@ fn run_refresh(ctx: &Ctx, cloud: refresh::Cloud, a: RefreshArgs) -> anyhow::Resu
     let out = a
         .output
         .unwrap_or_else(|| PathBuf::from(format!("catalog-{}.toml", a.region)));
-    let summary = refresh::refresh_files(cloud, &a.files, &a.region, &out)
+    let today = crate::app::price::today()?;
+    let today = format!(
+        "{:04}-{:02}-{:02}",
+        today.year(),
+        u8::from(today.month()),
+        today.day()
+    );
+    let summary = refresh::refresh_files(cloud, &a.files, &a.region, &out, &today)
         .with_context(|| format!("nothing written to {}", out.display()))?;
     let line = format!(
         "wrote {}: {} volume prices, {} instance prices for {} {} (prices of {}; {} items read from {} file(s)); use it with --catalog {}",

@@ -558,12 +558,15 @@ fn assemble(
     Ok((cat, summary))
 }
 
-/// Refreshes from `inputs` and writes the catalog to `out` atomically (nothing on error).
+/// Refreshes from `inputs` and writes the catalog to `out` atomically (nothing on error), dated
+/// `today`: the stale-catalog warning counts from it, and an effective date (each price's) is
+/// when a price last changed, often years back (QA: a file refreshed today warned as stale).
 pub fn refresh_files(
     cloud: Cloud,
     inputs: &[std::path::PathBuf],
     region: &str,
     out: &Path,
+    today: &str,
 ) -> Result<Summary, ImportError> {
     let mut readers = Vec::new();
     for p in inputs {
@@ -573,7 +576,8 @@ pub fn refresh_files(
         })?;
         readers.push((p.clone(), f));
     }
-    let (cat, summary) = refresh(cloud, readers, region)?;
+    let (mut cat, summary) = refresh(cloud, readers, region)?;
+    cat.date = Some(today.to_string());
     let header = format!(
         "# Refreshed by: disktier catalog refresh {} {} --region {region}\n# Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.\n\n",
         cloud.name(),
