@@ -294,7 +294,17 @@ fn show(ctx: &Ctx, region: Option<String>) -> anyhow::Result<Outcome> {
         })
         .collect();
     if !gcp.is_empty() {
-        outln!("local SSD counts (375 GB each): {}", gcp.join("; "))?;
+        // In the catalog's unit, GiB: GCP's "375 GB" local SSD is 375 GiB, 402,653,184,000 bytes
+        // (fdisk in the GKE local-SSD recipe), as price and plan say (QA: "375 GB each" here).
+        let unit = cat
+            .volume_type("local-ssd")
+            .and_then(|t| t.unit_gib)
+            .unwrap_or(375);
+        outln!(
+            "local SSD counts ({} GiB each): {}",
+            int(unit),
+            gcp.join("; ")
+        )?;
     }
     warn_stale(ctx, stale_catalog.as_ref());
     Ok(Outcome::Pass)
