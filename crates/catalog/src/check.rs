@@ -3,9 +3,12 @@
 //! the prices (a provisioned dimension has a price; a price list's stated limits agree).
 
 use crate::fmt::{a, as_read, int, num};
-use crate::model::{Catalog, IopsRule, ProvisionedIops, ProvisionedThroughput, ThroughputRule};
+use crate::model::{
+    Catalog, Instance, IopsRule, ProvisionedIops, ProvisionedThroughput, Region, ThroughputRule,
+    VolumeType,
+};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// What `check` found: problems fail the check, warnings do not.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -72,17 +75,51 @@ fn dup(p: &mut Vec<String>, seen: &mut HashSet<String>, key: String, what: &str)
     }
 }
 
+/// The catalog's regions, types and instances by name (the first of a name, as
+/// [`Catalog::region`] finds it), so that checking each price against them stays linear (QA: an
+/// overlay of 60,000 regions and 60,000 prices, 11.6 MB, took 51 s to check, scanning the
+/// regions once per price).
+struct Index<'c> {
+    regions: HashMap<&'c str, &'c Region>,
+    types: HashMap<&'c str, &'c VolumeType>,
+    instances: HashMap<&'c str, &'c Instance>,
+}
+
+impl<'c> Index<'c> {
+    fn new(cat: &'c Catalog) -> Self {
+        fn by_name<'c, T>(
+            items: &'c [T],
+            name: impl Fn(&'c T) -> &'c str,
+        ) -> HashMap<&'c str, &'c T> {
+            let mut m = HashMap::new();
+            for x in items {
+                m.entry(name(x)).or_insert(x);
+            }
+            m
+        }
+        Index {
+            regions: by_name(&cat.regions, |r| r.name.as_str()),
+            types: by_name(&cat.volume_types, |t| t.name.as_str()),
+            instances: by_name(&cat.instances, |i| i.name.as_str()),
+        }
+    }
+
+    fn region(&self, name: &str) -> Option<&'c Region> {
+        self.regions.get(name).copied()
+    }
+}
+
 /// One table of the catalog (`kind`: "volume type", "volume price", ...) and the keys seen in it.
-struct Rows<'c> {
-    cat: &'c Catalog,
+struct Rows<'c, 'i> {
+    index: &'i Index<'c>,
     kind: &'static str,
     seen: HashSet<String>,
 }
 
-impl<'c> Rows<'c> {
-    fn new(cat: &'c Catalog, kind: &'static str) -> Self {
+impl<'c, 'i> Rows<'c, 'i> {
+    fn new(index: &'i Index<'c>, kind: &'static str) -> Self {
         Rows {
-            cat,
+            index,
             kind,
             seen: HashSet::new(),
         }
@@ -108,7 +145,7 @@ impl<'c> Rows<'c> {
         let what = format!("price of {type_} in {region}");
         dup(p, &mut self.seen, format!("{region}/{type_}"), self.kind);
         dated(p, &what, source, date);
-        if self.cat.region(region).is_none() {
+        if self.index.region(region).is_none() {
             p.push(format!("{what}: region {region} is not in the catalog"));
         }
         what
@@ -117,6 +154,7 @@ impl<'c> Rows<'c> {
 
 /// Validates a (merged) catalog.
 pub fn check(cat: &Catalog) -> Report {
+    let index = Index::new(cat);
     let mut p = vec![];
     let mut w = vec![];
     let mut counted = Counted::default();
@@ -150,7 +188,7 @@ pub fn check(cat: &Catalog) -> Report {
         }
     }
 
-    let mut rows = Rows::new(cat, "volume type");
+    let mut rows = Rows::new(&index, "volume type");
     for t in &cat.volume_types {
         counted.volume_types += 1;
         let what = rows.named(&mut p, &t.name, (&t.source, &t.date));
@@ -278,13 +316,13 @@ pub fn check(cat: &Catalog) -> Report {
         }
     }
 
-    let mut rows = Rows::new(cat, "volume price");
+    let mut rows = Rows::new(&index, "volume price");
     for pr in &cat.volume_prices {
         counted.volume_prices += 1;
         counted.weak_prices += usize::from(pr.weak);
         let what = rows.price(&mut p, (&pr.region, &pr.type_), (&pr.source, &pr.date));
-        let reg = cat.region(&pr.region);
-        let vt = cat.volume_type(&pr.type_);
+        let reg = index.region(&pr.region);
+        let vt = index.types.get(pr.type_.as_str()).copied();
         let Some(vt) = vt else {
             p.push(format!("{what}: type {} is not in the catalog", pr.type_));
             continue;
@@ -406,7 +444,7 @@ pub fn check(cat: &Catalog) -> Report {
         }
     }
 
-    let mut rows = Rows::new(cat, "instance");
+    let mut rows = Rows::new(&index, "instance");
     for i in &cat.instances {
         counted.instances += 1;
         let what = rows.named(&mut p, &i.name, (&i.source, &i.date));
@@ -422,18 +460,18 @@ pub fn check(cat: &Catalog) -> Report {
             p.push(format!("{what}: store IOPS without a store"));
         }
     }
-    let mut rows = Rows::new(cat, "instance price");
+    let mut rows = Rows::new(&index, "instance price");
     for pr in &cat.instance_prices {
         counted.instance_prices += 1;
         counted.weak_prices += usize::from(pr.weak);
         let what = rows.price(&mut p, (&pr.region, &pr.type_), (&pr.source, &pr.date));
-        match cat.instance(&pr.type_) {
+        match index.instances.get(pr.type_.as_str()).copied() {
             None => p.push(format!(
                 "{what}: instance {} is not in the catalog",
                 pr.type_
             )),
             Some(i) => {
-                if cat.region(&pr.region).is_some_and(|r| r.cloud != i.cloud) {
+                if index.region(&pr.region).is_some_and(|r| r.cloud != i.cloud) {
                     p.push(format!(
                         "{what}: {} instance priced in another cloud's region",
                         a(&i.cloud)
@@ -518,5 +556,34 @@ mod tests {
             all.contains("$2e15/hour is not sane (an hourly price is above $0 and below $1,000)"),
             "{all}"
         );
+    }
+
+    /// Each price is checked against the regions and types by name in a map: an overlay of
+    /// 60,000 regions and 60,000 prices took 51 s (debug build), scanning the regions per price.
+    #[test]
+    fn a_large_catalog_is_checked_in_linear_time() {
+        use crate::model::{Region, VolumePrice};
+        let n = 60_000;
+        let mut c = Catalog::embedded();
+        let before = check(&c);
+        for i in 0..n {
+            let name = format!("r{i}");
+            c.regions.push(Region {
+                name: name.clone(),
+                cloud: "aws".into(),
+                weak: false,
+                usage_prefix: None,
+                note: None,
+            });
+            let mut p = VolumePrice::unpriced(&name, "st1", "s", "2026-10");
+            p.storage_gb_month = 0.045;
+            c.volume_prices.push(p);
+        }
+        let t = std::time::Instant::now();
+        let r = check(&c);
+        let took = t.elapsed();
+        assert_eq!(r.problems, before.problems);
+        assert_eq!(r.counted.volume_prices, before.counted.volume_prices + n);
+        assert!(took < std::time::Duration::from_secs(10), "{took:?}");
     }
 }
