@@ -558,12 +558,14 @@ mod tests {
         );
     }
 
-    /// Each price is checked against the regions and types by name in a map: an overlay of
-    /// 60,000 regions and 60,000 prices took 51 s (debug build), scanning the regions per price.
+    /// Each price is checked against the regions and types by name in maps built once (an
+    /// overlay of 60,000 regions and 60,000 prices took 51 s when the regions were scanned per
+    /// price; the time is a benchmark's business, not a test's): many regions and prices find
+    /// theirs, and a price of a region the catalog lacks is still named.
     #[test]
-    fn a_large_catalog_is_checked_in_linear_time() {
+    fn a_large_catalog_finds_each_prices_region_by_name() {
         use crate::model::{Region, VolumePrice};
-        let n = 60_000;
+        let n = 5_000;
         let mut c = Catalog::embedded();
         let before = check(&c);
         for i in 0..n {
@@ -579,11 +581,25 @@ mod tests {
             p.storage_gb_month = 0.045;
             c.volume_prices.push(p);
         }
-        let t = std::time::Instant::now();
         let r = check(&c);
-        let took = t.elapsed();
         assert_eq!(r.problems, before.problems);
         assert_eq!(r.counted.volume_prices, before.counted.volume_prices + n);
-        assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+        let mut p = VolumePrice::unpriced("r-none", "st1", "s", "2026-10");
+        p.storage_gb_month = 0.045;
+        c.volume_prices.push(p);
+        let r = check(&c);
+        assert_eq!(
+            r.problems.len(),
+            before.problems.len() + 1,
+            "{:?}",
+            r.problems
+        );
+        assert!(
+            r.problems
+                .iter()
+                .any(|x| x.contains("region r-none is not in the catalog")),
+            "{:?}",
+            r.problems
+        );
     }
 }
