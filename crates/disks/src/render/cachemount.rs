@@ -83,17 +83,50 @@ impl CacheMount {
     pub(crate) fn section(&self, device: &str, made_by: &str) -> String {
         let (head, tail) = self.unit_parts();
         let unit_name = mount_unit_name(&self.mount);
-        SECTION
-            .replace("@MOUNT@", &shell_quote(&self.mount))
-            .replace("@FS@", self.fs.as_str())
-            .replace("@LABEL@", &shell_quote(&self.label))
-            .replace("@UNIT@", &shell_quote(&unit_name))
-            .replace("@UNIT_HEAD@", &shell_quote(&head))
-            .replace("@UNIT_TAIL@", &shell_quote(&tail))
-            .replace("@DEVICE@", device)
-            .replace("@MADE_BY@", made_by)
-            .replace("@MKFS@", mkfs_command(self.fs, self.wants_prjquota()))
+        fill(
+            SECTION,
+            &[
+                ("MOUNT", &shell_quote(&self.mount)),
+                ("FS", self.fs.as_str()),
+                ("LABEL", &shell_quote(&self.label)),
+                ("UNIT", &shell_quote(&unit_name)),
+                ("UNIT_HEAD", &shell_quote(&head)),
+                ("UNIT_TAIL", &shell_quote(&tail)),
+                ("DEVICE", device),
+                ("MADE_BY", made_by),
+                ("MKFS", mkfs_command(self.fs, self.wants_prjquota())),
+            ],
+        )
     }
+}
+
+/// `template` with each `@NAME@` of `values` replaced by its value, in one pass: what a value
+/// holds is never read for placeholders again. (Found by QA: the placeholders were replaced one
+/// after another, so a `--mount /mnt/@FS@`, a path the checks allow, became `MOUNT=/mnt/xfs`
+/// while the unit mounted `/mnt/@FS@`, and `/mnt/@UNIT_HEAD@` took in the quoted unit text and
+/// broke the script's quoting.) An `@` that starts no placeholder stays as it is.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 1024);
+    let mut rest = template;
+    while let Some(at) = rest.find('@') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let hit = values
+            .iter()
+            .find(|(name, _)| after.strip_prefix(name).is_some_and(|r| r.starts_with('@')));
+        match hit {
+            Some((name, value)) => {
+                out.push_str(value);
+                rest = &after[name.len() + 1..];
+            }
+            None => {
+                out.push('@');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The mount step. Placeholders: @MOUNT@ @FS@ @LABEL@ @UNIT@ @UNIT_HEAD@ @UNIT_TAIL@ (shell-quoted
@@ -184,6 +217,29 @@ mod tests {
         assert!(head.ends_with("What="), "{head}");
         assert!(tail.starts_with("\nWhere=/data\nType=xfs\nOptions=defaults,noatime,nofail\n"));
         assert!(tail.ends_with("WantedBy=local-fs.target"), "{tail}");
+    }
+
+    #[test]
+    fn a_mount_path_holding_a_placeholder_is_written_as_given() {
+        // Found by QA: `render bcache --mount /mnt/@FS@` wrote MOUNT=/mnt/xfs beside the unit's
+        // Where=/mnt/@FS@, and /mnt/@UNIT_HEAD@ took in the quoted unit text.
+        let mount = "/mnt/@FS@ @LABEL@ @MKFS@ @UNIT_HEAD@ @DEVICE@ @";
+        let m = CacheMount::new(input(mount)).unwrap();
+        let text = m.section("\"/dev/bcache/by-uuid/$uuid\"", "made by udev");
+        let lines = |key: &str| -> Vec<&str> {
+            text.lines()
+                .filter_map(|l| l.strip_prefix(key))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines("MOUNT="), [format!("'{mount}'").as_str()]);
+        assert_eq!(lines("Where="), [mount]);
+        assert_eq!(lines("LABEL="), ["disktier"]);
+        assert_eq!(lines("FS="), ["xfs"]);
+        assert!(!text.contains("@UNIT_TAIL@") && !text.contains("@MADE_BY@"));
+        assert_eq!(
+            fill("a @X@ @Y@ @XY@ @ @X", &[("X", "@Y@"), ("Y", "y")]),
+            "a @Y@ y @XY@ @ @X"
+        );
     }
 
     #[test]
