@@ -30,7 +30,7 @@ const EVICTION_PERCENT: u64 = 10;
 /// kubelet's eviction threshold ([`EVICTION_PERCENT`]). The filesystem's own overhead and GKE's
 /// reservation make the node's real allocatable lower still.
 pub fn allocatable_bound(local_ssds: u32) -> u64 {
-    u64::from(local_ssds) * LOCAL_SSD_BYTES / 100 * (100 - EVICTION_PERCENT)
+    u64::from(local_ssds).saturating_mul(LOCAL_SSD_BYTES) / 100 * (100 - EVICTION_PERCENT)
 }
 /// `--ephemeral-storage-local-ssd` needs this GKE version or later (docs/sources.md
 /// [gke-local-ssd]).
@@ -237,7 +237,18 @@ impl Gke {
                 cfg.local_ssds, cfg.machine_type
             )),
         }
-        let capacity = u64::from(cfg.local_ssds) * LOCAL_SSD_BYTES;
+        // Found by QA: a count the table does not bound (an unknown machine type) overflowed
+        // here, a panic (exit 101) in a debug build and a wrapped size in a release build.
+        let Some(capacity) = u64::from(cfg.local_ssds).checked_mul(LOCAL_SSD_BYTES) else {
+            return Err(RenderError::BadValue {
+                flag: "local-ssds",
+                value: cfg.local_ssds.to_string(),
+                why: format!(
+                    "{} local SSDs of 375 GiB would hold more than 16 EiB, far more than any machine type takes: give the count {} takes (gcloud compute machine-types describe {} --zone {})",
+                    cfg.local_ssds, cfg.machine_type, cfg.machine_type, cfg.zone
+                ),
+            });
+        };
         // Found by QA: a request up to the SSDs' raw size (750Gi on two) was rendered, though no
         // node offers pods all of it: the pod would stay Pending ("Insufficient
         // ephemeral-storage").
@@ -385,6 +396,33 @@ mod tests {
         assert_eq!(allocatable_bound(1), 362_387_865_600);
         assert_eq!(allocatable_bound(2), 724_775_731_200);
         assert_eq!(allocatable_bound(24), 24 * 362_387_865_600);
+    }
+
+    #[test]
+    fn a_count_past_any_size_is_refused_not_overflowed() {
+        // Found by QA: --local-ssds 4000000000 on an unknown machine type panicked (attempt to
+        // multiply with overflow).
+        let cfg = |local_ssds: u32| GkeConfig {
+            cluster: "c1".into(),
+            machine_type: "n4-standard-8".into(),
+            local_ssds,
+            pool: "ssd-pool".into(),
+            project: "my-project".into(),
+            zone: "asia-east1-a".into(),
+            local_ssd_count: None,
+            request: "200Gi".into(),
+            image: "nginx".into(),
+        };
+        for n in [45_812_985, 4_000_000_000, u32::MAX] {
+            let e = Gke::new(cfg(n)).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("--local-ssds \"{n}\" is not valid: {n} local SSDs of 375 GiB would hold more than 16 EiB")),
+                "{e}"
+            );
+        }
+        // The most that fits in 64 bits still renders (with the unknown type's note).
+        assert!(Gke::new(cfg(45_812_984)).is_ok());
+        assert_eq!(allocatable_bound(u32::MAX), u64::MAX / 100 * 90);
     }
 
     #[test]
