@@ -114,6 +114,20 @@ fn network(cidr: &str) -> Option<(String, bool)> {
     }
 }
 
+/// A checked mount path as a YAML scalar written by hand: plain when it holds only letters,
+/// digits and `/ - _ .`, else a JSON string (a YAML double-quoted scalar). A plain scalar cannot
+/// hold ": " nor end in ":" (found by QA: `--mount /mnt/x:` wrote `mountPath: /mnt/x:`, which no
+/// YAML parser reads, so nodeadm failed on the user data).
+fn yaml_path(m: &str) -> String {
+    if m.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/-_.".contains(c))
+    {
+        m.to_string()
+    } else {
+        serde_json::Value::from(m).to_string()
+    }
+}
+
 impl Eks {
     pub fn new(mut cfg: EksConfig) -> Result<Eks, RenderError> {
         let name_ok = |s: &str| {
@@ -270,16 +284,7 @@ impl Eks {
                 c.strategy.name(),
                 c.mount_path
                     .as_ref()
-                    .map(|m| {
-                        // A YAML plain scalar cannot hold ": "; a JSON string is a YAML
-                        // double-quoted scalar.
-                        let v = if m.contains(' ') {
-                            serde_json::Value::from(m.as_str()).to_string()
-                        } else {
-                            m.clone()
-                        };
-                        format!("      mountPath: {v}\n")
-                    })
+                    .map(|m| format!("      mountPath: {}\n", yaml_path(m)))
                     .unwrap_or_default()
             );
             spec["userData"] = json!(user_data);
@@ -375,6 +380,38 @@ mod tests {
         assert_eq!(e.cfg.mount_path.as_deref(), Some("/mnt/k8s-disks"));
         let e = Eks::new(cfg("/proc/x")).unwrap_err().to_string();
         assert!(e.contains("lies in /proc, a kernel filesystem"), "{e}");
+    }
+
+    #[test]
+    fn the_user_datas_mount_path_is_read_back_as_given() {
+        // Found by QA: --strategy mount --mount /mnt/x: wrote `mountPath: /mnt/x:` into the
+        // EC2NodeClass's userData, which no YAML parser reads.
+        for mount in [
+            "/mnt/x:",
+            "/mnt/a: b",
+            "/mnt/k8s-disks",
+            "/mnt/@x+y:z",
+            "/mnt/my disk",
+        ] {
+            let mut c = cfg(mount);
+            c.strategy = LocalStorageStrategy::Mount;
+            let eks = Eks::new(c).unwrap();
+            let class: serde_json::Value =
+                serde_yaml_ng::from_str(&eks.ec2_node_class().unwrap()).unwrap();
+            let user_data = class["spec"]["userData"].as_str().unwrap();
+            let part = user_data
+                .split_once("Content-Type: application/node.eks.aws\n\n")
+                .and_then(|(_, p)| p.split_once("--BOUNDARY--"))
+                .map(|(p, _)| p)
+                .unwrap();
+            let node_config: serde_json::Value =
+                serde_yaml_ng::from_str(part).unwrap_or_else(|e| panic!("{mount}: {e}\n{part}"));
+            assert_eq!(
+                node_config["spec"]["instance"]["localStorage"]["mountPath"],
+                serde_json::Value::from(mount),
+                "{part}"
+            );
+        }
     }
 
     #[test]
