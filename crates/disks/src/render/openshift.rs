@@ -122,6 +122,7 @@ impl OpenShift {
                 });
             }
             check_dns_label("cluster-id", &ms.cluster_id)?;
+            check_machineset_name(&ms.cluster_id, &cfg.role)?;
             check_instance_type(&ms.instance_type)?;
             // Found by QA: m6i.xlarge and t3.medium rendered a MachineSet of nodes without a
             // disk for the MachineConfig.
@@ -292,13 +293,7 @@ impl OpenShift {
         let id = &ms.cluster_id;
         let role = &self.cfg.role;
         let zone = self.zone.clone().unwrap_or_default();
-        // The OpenShift instance-disk recipe's name, `<cluster>-worker-ephemeral`; a role that
-        // already says so is not repeated.
-        let name = if role.ends_with("ephemeral") {
-            format!("{id}-{role}")
-        } else {
-            format!("{id}-{role}-ephemeral")
-        };
+        let name = machineset_name(id, role);
         let mut node_labels = json!({"disk_type": "ephemeral"});
         if role != "worker" {
             node_labels[format!("node-role.kubernetes.io/{role}")] = json!("");
@@ -389,6 +384,35 @@ impl OpenShift {
     }
 }
 
+/// The MachineSet's name: the OpenShift instance-disk recipe's `<cluster>-worker-ephemeral`; a
+/// role that already says so is not repeated.
+fn machineset_name(cluster_id: &str, role: &str) -> String {
+    if role.ends_with("ephemeral") {
+        format!("{cluster_id}-{role}")
+    } else {
+        format!("{cluster_id}-{role}-ephemeral")
+    }
+}
+
+/// The MachineSet's name is also the value of its `machine.openshift.io/cluster-api-machineset`
+/// label (selector and template), and a label value holds at most 63 characters (Kubernetes,
+/// "Labels and Selectors": "must be 63 characters or less"), so the API server refuses a longer
+/// one (found by QA: a 26-character cluster id with `--role worker-ephemeral-nvme-builds`
+/// rendered a 64-character label value).
+fn check_machineset_name(cluster_id: &str, role: &str) -> Result<(), RenderError> {
+    let name = machineset_name(cluster_id, role);
+    RenderError::unless(
+        name.len() <= 63,
+        "role",
+        role.to_string(),
+        &format!(
+            "with --cluster-id {cluster_id} it names the MachineSet {name} ({} characters), which is also the value of its machine.openshift.io/cluster-api-machineset label, and a label value holds at most 63: use a role of at most {} characters",
+            name.len(),
+            63usize.saturating_sub(name.len() - role.len())
+        ),
+    )
+}
+
 fn check_instance_type(t: &str) -> Result<(), RenderError> {
     let ok = t.split_once('.').is_some_and(|(fam, size)| {
         !fam.is_empty()
@@ -441,5 +465,67 @@ impl Renderer for OpenShift {
             files,
             notes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::IntentInput;
+
+    fn config(role: &str, cluster_id: &str) -> OpenShiftConfig {
+        OpenShiftConfig {
+            intent: Intent::new(IntentInput {
+                mount: "/var/lib/containers".into(),
+                ..Default::default()
+            })
+            .unwrap(),
+            role: role.into(),
+            machineset: Some(MachineSetConfig {
+                instance_type: "m6id.xlarge".into(),
+                cluster_id: cluster_id.into(),
+                region: "us-east-1".into(),
+                zone: None,
+                ami: None,
+                replicas: 1,
+                local_disks: LocalDisks::Yes,
+            }),
+            use_binary: None,
+            allow_build_binary: false,
+        }
+    }
+
+    #[test]
+    fn a_machineset_name_past_a_label_values_63_characters_is_refused() {
+        // Found by QA: it was rendered as the machine.openshift.io/cluster-api-machineset label.
+        let e = OpenShift::new(config(
+            "worker-ephemeral-nvme-builds",
+            "mycluster-name-long-x7k2p",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "--role \"worker-ephemeral-nvme-builds\" is not valid: with --cluster-id mycluster-name-long-x7k2p it names the MachineSet mycluster-name-long-x7k2p-worker-ephemeral-nvme-builds-ephemeral (64 characters), which is also the value of its machine.openshift.io/cluster-api-machineset label, and a label value holds at most 63: use a role of at most 27 characters"
+        );
+        // 63 characters exactly still render, and every label value of the MachineSet fits.
+        let id = "c".repeat(63 - "-worker-ephemeral".len());
+        let r = OpenShift::new(config("worker-ephemeral", &id))
+            .unwrap()
+            .render()
+            .unwrap();
+        let ms = r
+            .files
+            .iter()
+            .find(|f| f.name.starts_with("machineset-"))
+            .unwrap();
+        let v: serde_json::Value = serde_yaml_ng::from_str(&ms.content).unwrap();
+        let labels = &v["spec"]["template"]["metadata"]["labels"];
+        assert_eq!(
+            labels["machine.openshift.io/cluster-api-machineset"]
+                .as_str()
+                .map(str::len),
+            Some(63)
+        );
     }
 }
