@@ -69,6 +69,21 @@ pub(crate) fn check_pair(fast: &str, slow: &str) -> Result<(), RenderError> {
 impl Bcache {
     pub fn new(cfg: BcacheConfig) -> Result<Bcache, RenderError> {
         check_pair(&cfg.fast, &cfg.slow)?;
+        // The kernel keeps sequential_cutoff in an unsigned int (drivers/md/bcache/bcache.h,
+        // `unsigned int sequential_cutoff`) and clamps what sysfs is given to 0..UINT_MAX
+        // (sysfs.c, `sysfs_strtoul_clamp(sequential_cutoff, ..., 0, UINT_MAX)`; older kernels
+        // refused it with ERANGE), so a larger cutoff was not what the device got while the
+        // script logged it as set (found by QA: --sequential-cutoff 8GiB was rendered).
+        if cfg.sequential_cutoff > u64::from(u32::MAX) {
+            return Err(RenderError::BadValue {
+                flag: "sequential-cutoff",
+                value: cfg.sequential_cutoff.to_string(),
+                why: format!(
+                    "bcache keeps it in an unsigned int: at most {} bytes (4 GiB less a byte), which the kernel would silently use instead; give at most that (0 caches sequential I/O too)",
+                    u32::MAX
+                ),
+            });
+        }
         Ok(Bcache { cfg, mount: None })
     }
 
@@ -231,5 +246,34 @@ impl<R: CacheRecipe> Renderer for R {
             )],
             notes,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(sequential_cutoff: u64) -> BcacheConfig {
+        BcacheConfig {
+            fast: "/dev/disk/by-id/nvme-fast".into(),
+            slow: "/dev/disk/by-id/nvme-slow".into(),
+            mode: BcacheMode::Writeback,
+            sequential_cutoff,
+        }
+    }
+
+    #[test]
+    fn a_sequential_cutoff_past_an_unsigned_int_is_refused() {
+        // Found by QA: --sequential-cutoff 8GiB was rendered, and the kernel clamps it.
+        let e = Bcache::new(cfg(8 << 30)).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--sequential-cutoff \"8589934592\" is not valid: bcache keeps it in an unsigned int: at most 4294967295 bytes (4 GiB less a byte), which the kernel would silently use instead; give at most that (0 caches sequential I/O too)"
+        );
+        assert!(Bcache::new(cfg(u64::from(u32::MAX) + 1)).is_err());
+        for ok in [0, 4 << 20, u64::from(u32::MAX)] {
+            let b = Bcache::new(cfg(ok)).unwrap();
+            assert!(b.script().contains(&format!("\nSEQUENTIAL_CUTOFF={ok}\n")));
+        }
     }
 }
