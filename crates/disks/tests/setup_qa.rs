@@ -352,3 +352,26 @@ fn a_bind_directory_with_mounts_below_it_is_refused() {
         rep.steps
     );
 }
+
+#[test]
+fn a_disk_of_size_zero_is_named_as_empty_not_missing() {
+    // Found by QA: `setup --devices /dev/loop1` on a loop device over an empty file said
+    // "/dev/loop1: no such block device", though it exists (discovery leaves out size 0).
+    let tmp = tempfile::tempdir().unwrap();
+    let root = m6id(tmp.path());
+    let dir = root.join("sys/block/loop5");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("size"), "0\n").unwrap();
+    let mut c = SetupRequest::new(PathBuf::from("/data"));
+    c.devices = Some(vec!["/dev/loop5".into()]);
+    c.dry_run = true;
+    assert_eq!(
+        error(&root, c.clone()),
+        "/dev/loop5 has a size of 0 (no medium, or a loop device over an empty file): there is nothing to make a filesystem on; see `disktier disks` for the node's disks"
+    );
+    c.devices = Some(vec!["/dev/loop6".into()]);
+    assert_eq!(
+        error(&root, c),
+        "/dev/loop6: no such block device: see `disktier disks` for the node's disks"
+    );
+}

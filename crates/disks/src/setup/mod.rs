@@ -40,6 +40,8 @@ pub enum SetupError {
     Invalid(#[from] crate::valid::Invalid),
     #[error("{device}: no such block device: see `disktier disks` for the node's disks")]
     NoSuchDevice { device: String },
+    #[error("{device} has a size of 0 (no medium, or a loop device over an empty file): there is nothing to make a filesystem on; see `disktier disks` for the node's disks")]
+    EmptyDevice { device: String },
     #[error("{device} is a partition of {disk}: disktier takes whole disks")]
     Partition { device: String, disk: String },
     #[error("refusing {device}: {}; {}", .reasons.join("; "), refusal_fix(.reasons))]

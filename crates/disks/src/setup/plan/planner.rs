@@ -61,6 +61,14 @@ pub(super) fn resolve<'a>(
             disk: d.path.clone(),
         });
     }
+    // Discovery leaves out a disk of size 0 (an empty drive, an unbound loop device or one
+    // over an empty file): it exists, so "no such block device" misled (found by QA).
+    let size = std::fs::read_to_string(root.join("sys/block").join(&name).join("size"));
+    if size.is_ok_and(|s| s.trim() == "0") {
+        return Err(SetupError::EmptyDevice {
+            device: given.to_string(),
+        });
+    }
     Err(not_found())
 }
 
