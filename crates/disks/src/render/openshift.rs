@@ -26,6 +26,10 @@ const RUNTIMES: [&str; 2] = ["crio.service", "kubelet.service"];
 /// need --ami.
 const SEED_AMI_US_EAST_1: &str = "ami-0722eb0819717090f";
 
+/// The longest MachineConfig name: metadata.name holds 253 characters (a DNS subdomain), and
+/// the file `machineconfig-NAME.yaml` must fit the 255 bytes of a file name.
+const MAX_MACHINE_CONFIG_NAME: usize = 255 - "machineconfig-".len() - ".yaml".len();
+
 /// What disktier's catalog says of an instance type's local disks. The caller looks it up
 /// (`disktier-catalog` is not a dependency of this crate) and the renderer decides: a type
 /// without instance store is refused, an unknown one gets a note.
@@ -184,13 +188,22 @@ impl OpenShift {
         })
     }
 
+    /// `98-[ROLE-]SLUG`, at most [`MAX_MACHINE_CONFIG_NAME`] characters: the slug of a long
+    /// mount point is cut (its hash kept) so that the name fits (found by QA: a 205-character
+    /// --mount with --role worker-ephemeral named machineconfig-98-...yaml 257 bytes long, and
+    /// `-o DIR` failed with "File name too long"; a longer role passed the 253 characters of
+    /// metadata.name).
     fn machine_config_name(&self) -> String {
-        let s = crate::valid::k8s_slug(&self.cfg.intent.mount);
-        if self.cfg.role == "worker" {
-            format!("98-{s}")
+        let prefix = if self.cfg.role == "worker" {
+            "98-".to_string()
         } else {
-            format!("98-{}-{s}", self.cfg.role)
-        }
+            format!("98-{}-", self.cfg.role)
+        };
+        let slug = crate::valid::k8s_slug_within(
+            &self.cfg.intent.mount,
+            MAX_MACHINE_CONFIG_NAME - prefix.len(),
+        );
+        format!("{prefix}{slug}")
     }
 
     fn unit_list(&self) -> Vec<Unit> {
@@ -492,6 +505,35 @@ mod tests {
             }),
             use_binary: None,
             allow_build_binary: false,
+        }
+    }
+
+    #[test]
+    fn a_long_mount_point_gives_a_machine_config_name_that_fits() {
+        // Found by QA: 98-worker-ephemeral-<218-character slug> made a 257-byte file name, and
+        // a longer role a name past metadata.name's 253 characters.
+        let long = |c: &str| format!("/mnt/{c}{}", "a".repeat(199));
+        for role in ["worker", "worker-ephemeral", &"r".repeat(63)] {
+            let mut names = Vec::new();
+            for mount in [long("A"), long("B"), "/var/lib/containers".to_string()] {
+                let mut c = config(role, "x7k2p");
+                c.machineset = None;
+                c.intent.mount = crate::valid::MountPath::parse("--mount", &mount).unwrap();
+                let r = OpenShift::new(c).unwrap().render().unwrap();
+                let f = &r.files[0];
+                assert!(f.name.len() <= 255, "{} bytes: {}", f.name.len(), f.name);
+                let v: serde_json::Value = serde_yaml_ng::from_str(&f.content).unwrap();
+                let name = v["metadata"]["name"].as_str().unwrap().to_string();
+                assert!(name.len() <= 253 && f.name == format!("machineconfig-{name}.yaml"));
+                names.push(name);
+            }
+            assert_ne!(names[0], names[1], "unique per path");
+            let short = if role == "worker" {
+                "98-var-lib-containers".to_string()
+            } else {
+                format!("98-{role}-var-lib-containers")
+            };
+            assert_eq!(names[2], short, "a short mount point is named as before");
         }
     }
 

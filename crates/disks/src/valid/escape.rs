@@ -138,8 +138,16 @@ fn fnv64(s: &str) -> u64 {
 /// is lowercase letters and digits only, else a lowercased readable form plus `--` and 16 hex
 /// digits of a hash (`--` never occurs in a plain one).
 pub fn k8s_slug(path: &MountPath) -> String {
+    k8s_slug_within(path, 218)
+}
+
+/// [`k8s_slug`] of at most `max` characters (at least 19: `x--` and the hash), for a name that
+/// puts a prefix before it: the readable part is cut shorter, the hash of the whole path kept,
+/// so names stay unique per path. With `max` 218 or more it is [`k8s_slug`].
+pub fn k8s_slug_within(path: &MountPath, max: usize) -> String {
+    let keep = max.saturating_sub(18).clamp(1, 200);
     let s = path.as_str().trim_start_matches('/');
-    let plain = s.len() <= 200
+    let plain = s.len() <= keep
         && s.split('/').all(|c| {
             c.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
@@ -149,7 +157,7 @@ pub fn k8s_slug(path: &MountPath) -> String {
     }
     let readable: String = s
         .chars()
-        .take(200)
+        .take(keep)
         .map(|c| match c {
             c if c.is_ascii_alphanumeric() => c.to_ascii_lowercase(),
             _ => '-',
