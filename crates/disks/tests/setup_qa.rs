@@ -375,3 +375,23 @@ fn a_disk_of_size_zero_is_named_as_empty_not_missing() {
         "/dev/loop6: no such block device: see `disktier disks` for the node's disks"
     );
 }
+
+#[test]
+fn a_mount_ending_in_a_blank_is_refused_only_for_a_mount_unit() {
+    // Found by QA: --persist systemd wrote `Where=/data ` in data\x20.mount, which systemd
+    // refuses (it strips the blank); fstab (\040) and mount(8) carry it, and so does an undo.
+    let mut c = SetupRequest::new(PathBuf::from("/data "));
+    c.persist = Persist::Systemd;
+    let e = c.clone().check().unwrap_err().to_string();
+    assert!(
+        e.starts_with("--mount \"/data \" is not usable: it ends with a blank"),
+        "{e}"
+    );
+    let mut b = SetupRequest::new(PathBuf::from("/data"));
+    b.persist = Persist::Systemd;
+    b.bind = vec![PathBuf::from("/var/lib/x ")];
+    let e = b.check().unwrap_err().to_string();
+    assert!(e.starts_with("--bind \"/var/lib/x \" is not usable"), "{e}");
+    c.persist = Persist::Fstab;
+    assert_eq!(c.check().unwrap().mount.as_str(), "/data ");
+}

@@ -10,7 +10,7 @@
 use super::script::mkfs_command;
 use super::RenderError;
 use crate::setup::persist::{fs_unit, mount_unit_name};
-use crate::valid::{check_mount_names, FsType, Label, MountOptions, MountPath};
+use crate::valid::{check_mount_names, check_unit_where, FsType, Label, MountOptions, MountPath};
 use disktier_cmd::shell_quote;
 
 /// What the user typed for the mount, before checks.
@@ -40,6 +40,7 @@ impl CacheMount {
     pub fn new(input: CacheMountInput) -> Result<CacheMount, RenderError> {
         let mount = MountPath::parse("--mount", &input.mount)?;
         check_mount_names("--mount", &mount)?;
+        check_unit_where("--mount", &mount)?;
         super::intent::refuse_as_setup(crate::setup::config::kernel_fs_refusal("--mount", &mount))?;
         let fs = input.fs.unwrap_or(FsType::Xfs);
         let label = input

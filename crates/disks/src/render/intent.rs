@@ -5,7 +5,8 @@
 use super::RenderError;
 use crate::setup::config::{kernel_fs_refusal, read_only_refusal};
 use crate::valid::{
-    check_bind_names, check_mount_names, FsType, Label, Mode, MountOptions, MountPath, Owner,
+    check_bind_names, check_mount_names, check_unit_where, FsType, Label, Mode, MountOptions,
+    MountPath, Owner,
 };
 use serde::Serialize;
 
@@ -78,6 +79,7 @@ impl Intent {
     pub fn new(input: IntentInput) -> Result<Intent, RenderError> {
         let mount = MountPath::parse("--mount", &input.mount)?;
         check_mount_names("--mount", &mount)?;
+        check_unit_where("--mount", &mount)?;
         refuse_as_setup(kernel_fs_refusal("--mount", &mount))?;
         let fs = input.fs.unwrap_or(FsType::Xfs);
         let label = input.label.unwrap_or_else(|| DEFAULT_LABEL.to_string());
@@ -94,6 +96,7 @@ impl Intent {
             for b in chunk.split(',').map(str::trim).filter(|b| !b.is_empty()) {
                 let b = MountPath::parse("--bind", b)?;
                 check_bind_names("--bind", &b)?;
+                check_unit_where("--bind", &b)?;
                 refuse_as_setup(kernel_fs_refusal("--bind", &b))?;
                 if b == mount || b.is_below(&mount) {
                     return Err(RenderError::BindOverlap {

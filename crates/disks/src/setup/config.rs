@@ -7,7 +7,8 @@ use super::live::Flags;
 use super::SetupError;
 pub use crate::valid::FsType;
 use crate::valid::{
-    check_bind_names, check_mount_names, Invalid, Label, Mode, MountOptions, MountPath, Owner,
+    check_bind_names, check_mount_names, check_unit_where, Invalid, Label, Mode, MountOptions,
+    MountPath, Owner,
 };
 use std::path::{Component, Path, PathBuf};
 
@@ -275,6 +276,12 @@ impl SetupRequest {
             return Err(SetupError::Config(
                 "--bind needs one filesystem, but --layout separate makes one per disk: drop --bind or the separate layout".into(),
             ));
+        }
+        if self.persist == Persist::Systemd {
+            check_unit_where("--mount", &mount)?;
+            for b in &binds {
+                check_unit_where("--bind", b)?;
+            }
         }
         let persist_root = clean_abs(&self.persist_root, "--root")?;
         let devices = match self.devices {

@@ -98,7 +98,7 @@ pub(crate) mod tests;
 pub use escape::*;
 pub use fs::FsType;
 pub use label::Label;
-pub use names::{check_bind_names, check_mount_names};
+pub use names::{check_bind_names, check_mount_names, check_unit_where};
 pub use options::{MountOptions, ATIME_OPTIONS, DEFAULT_OPTIONS, QUOTA_OPTIONS};
 pub use owner::{Mode, Owner, MAX_ID};
 pub use path::MountPath;

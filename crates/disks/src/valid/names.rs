@@ -54,6 +54,23 @@ fn check(
     }
 }
 
+/// Refuses a path (given as `flag`) that a mount unit's `Where=` cannot carry: one ending in a
+/// blank. systemd strips the blanks at the end of a unit file's value, so `Where=/mnt/x ` reads
+/// as /mnt/x, which does not match the unit's name (mnt-x\x20.mount), and systemd refuses the
+/// unit (found by QA: render systemd and setup --persist systemd wrote such units). Only where a
+/// mount unit is written: fstab (`\040`) and mount(8) carry the blank, so a setup persisted
+/// otherwise, and its undo, keep taking such a path.
+pub fn check_unit_where(flag: &'static str, p: &MountPath) -> Result<(), Invalid> {
+    if p.ends_with(' ') {
+        return Err(invalid(
+            flag,
+            p,
+            "it ends with a blank, which systemd drops from a mount unit's Where= (the unit would then not match its name, and systemd refuses it): remove the trailing blank, or persist with fstab",
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses a `--mount` path (as `flag`) whose derived unit names would exceed 255 bytes.
 pub fn check_mount_names(flag: &'static str, p: &MountPath) -> Result<(), Invalid> {
     check(flag, p, mount_names(p))

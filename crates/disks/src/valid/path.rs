@@ -167,16 +167,6 @@ fn components(raw: &str) -> Result<Vec<&str>, String> {
             );
         }
     }
-    // systemd strips the blanks at the end of a unit file's value, so a mount unit's
-    // `Where=/mnt/x ` reads as /mnt/x, which does not match the unit's name (mnt-x\x20.mount),
-    // and systemd refuses the unit (found by QA: setup --persist systemd and render systemd
-    // wrote such units).
-    if parts.last().is_some_and(|p| p.ends_with(' ')) {
-        return Err(
-            "it ends with a blank, which systemd drops from a mount unit's Where= (the unit would then not match its name, and systemd refuses it): remove the trailing blank"
-                .into(),
-        );
-    }
     Ok(parts)
 }
 

@@ -40,19 +40,21 @@ fn mount_paths_are_normalised_or_refused() {
 }
 
 #[test]
-fn a_mount_path_ending_in_a_blank_is_refused() {
+fn a_mount_path_ending_in_a_blank_is_refused_where_a_unit_is_written() {
     // Found by QA: render systemd --mount '/mnt/x ' wrote `Where=/mnt/x ` in mnt-x\x20.mount,
     // which systemd refuses ("Where= setting doesn't match unit name"): it strips the blank.
     for bad in ["/mnt/x ", "/mnt/x /", "/mnt/x  //", "/ "] {
-        let e = MountPath::parse("--bind", bad).unwrap_err().to_string();
+        let p = MountPath::parse("--bind", bad).expect("fstab and mount(8) carry it");
+        let e = check_unit_where("--bind", &p).unwrap_err().to_string();
         assert!(
-            e.ends_with("it ends with a blank, which systemd drops from a mount unit's Where= (the unit would then not match its name, and systemd refuses it): remove the trailing blank"),
+            e.ends_with("it ends with a blank, which systemd drops from a mount unit's Where= (the unit would then not match its name, and systemd refuses it): remove the trailing blank, or persist with fstab"),
             "{bad:?}: {e}"
         );
     }
     // Blanks elsewhere are fine: the unit's value keeps them.
     for ok in ["/mnt/my disk", "/mnt/x /y", "/mnt/ x"] {
-        assert_eq!(MountPath::parse("--mount", ok).unwrap(), ok);
+        let p = MountPath::parse("--mount", ok).unwrap();
+        assert!(check_unit_where("--mount", &p).is_ok(), "{ok}");
     }
 }
 
