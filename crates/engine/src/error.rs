@@ -1,42 +1,36 @@
 //! The engine's errors: one variant per bad input or failure, each message naming the object
 //! and, where there is one, the fix (ARCHITECTURE.md, "Rules the code keeps").
 
+use crate::advice;
+use crate::advice::{Advice, OptionName, Pass, Render, Spelling};
 use std::path::PathBuf;
 
-/// Everything that can stop a run before or while it measures.
+/// Everything that can stop a run before or while it measures. Written by [`Render::render`]:
+/// its advice names the job options as the command line spells them (`Display`), or as a job
+/// file does.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// A job option has a value the engine cannot run.
-    #[error("{option}={value} is not valid: {fix}")]
     BadOption {
         option: &'static str,
         value: String,
-        fix: String,
+        fix: Advice,
     },
     /// The target (or its parent directory) does not exist.
-    #[error(
-        "{path} does not exist: create it or pick an existing file, directory or block device"
-    )]
     MissingPath { path: PathBuf },
     /// A job that creates its files in a directory (small-files) was given a path that does not
     /// exist: it is no file to create, as it is for other jobs.
-    #[error("{path} does not exist, but {wanted}: create it first (mkdir -p {path}) on the filesystem to test")]
     MissingDirectory { path: PathBuf, wanted: &'static str },
     /// Opening or creating the target was refused with EACCES/EPERM.
-    #[error("{path}: no permission: run as a user that may {access} it (e.g. with sudo)")]
     NoPermission { path: PathBuf, access: &'static str },
     /// The target is on a filesystem mounted read-only (EROFS, or `ro` in its mount flags).
-    #[error("{path} is on a read-only filesystem: this job would {access} it; remount it read-write (mount -o remount,rw) or pick a directory on a writable filesystem")]
     ReadOnlyFs { path: PathBuf, access: &'static str },
     /// A write job on a block device the kernel holds read-only (`losetup -r`, a
     /// write-protected disk: sysfs `ro` is 1).
-    #[error("{path} is a read-only block device (its sysfs ro flag is 1, e.g. losetup -r or a write-protected disk): a write job cannot run on it; run a read job, or make the device writable (a loop device: set it up again without losetup -r)")]
     DeviceReadOnly { path: PathBuf },
     /// O_DIRECT was asked for on a filesystem that refuses it (tmpfs, some FUSE filesystems).
-    #[error("{path} is on {fs}, which has no O_DIRECT: pass --direct=false")]
     DirectUnsupported { path: PathBuf, fs: String },
     /// O_DIRECT needs block-aligned sizes and offsets.
-    #[error("{option}={value} is not a multiple of {align} bytes, which O_DIRECT on {path} needs: use a multiple of {align} or pass --direct=false")]
     DirectAlignment {
         path: PathBuf,
         option: &'static str,
@@ -44,21 +38,16 @@ pub enum EngineError {
         align: u64,
     },
     /// A write job aimed at a block device that holds a filesystem or other signature.
-    #[error("{path} holds {what}: a write job would destroy it; pick an empty device or pass --destructive")]
     DeviceHasSignature { path: PathBuf, what: String },
     /// A write job aimed at a block device with a partition table.
-    #[error("{path} has {table} partition table: a write job would destroy it; pick an empty device or pass --destructive")]
     DeviceHasPartitions { path: PathBuf, table: &'static str },
     /// A write job aimed at a mounted block device.
-    #[error("{path} is mounted on {mountpoint}: a write job would corrupt it; unmount it first (and pass --destructive) or bench the mounted directory instead")]
     DeviceMounted { path: PathBuf, mountpoint: String },
     /// A write job aimed at a block device that another device is built on (LVM, md, dm-crypt, bcache).
-    #[error("{path} is in use by {holders}: a write job would destroy their data; pick a free device or pass --destructive")]
     DeviceHasHolders { path: PathBuf, holders: String },
     /// A job would write into (or grow) a regular file that existed before the run. disktier
     /// keeps no marker of the files it laid out earlier, so it cannot tell a kept benchmark file
     /// from the user's data: it refuses unless forced.
-    #[error("{path} already exists ({len} bytes) and this {why}: pass --destructive to let disktier overwrite it, or pick a path that does not exist yet (disktier then creates and removes it){}", leftover_hint(.path))]
     ExistingFile {
         path: PathBuf,
         len: u64,
@@ -66,55 +55,45 @@ pub enum EngineError {
     },
     /// A file the run would lay out exists, and another process has it open now: another run
     /// on the same directory, most likely ([`crate::run`]'s `openers`).
-    #[error("{path} is open in another process now ({by}), most likely another disktier run on this directory: two runs at once would measure each other; wait for it to end, or measure another directory")]
     FileInUse { path: PathBuf, by: String },
     /// The filesystem filled up (ENOSPC or EDQUOT) while laying out or writing.
-    #[error("{path}: the filesystem is full ({op} failed with {reason}); the files disktier created were removed: free some space or pass a smaller --size")]
     DiskFull {
         path: PathBuf,
         op: &'static str,
         reason: std::io::Error,
     },
     /// O_EXCL on the device failed: something else holds it open exclusively.
-    #[error("{path} is busy (opened exclusively by another program, e.g. mounted or in use by LVM/md): free it first")]
     DeviceBusy { path: PathBuf },
     /// The job would need more space than the filesystem has free. `fix` is what makes this
     /// workload smaller (a job's `--size`, small-files' `--nrfiles`).
-    #[error("{path} needs {need} bytes but its filesystem has only {free} bytes free: {fix}")]
     NoSpace {
         path: PathBuf,
         need: u64,
         free: u64,
-        fix: String,
+        fix: Advice,
     },
     /// The target is on a kernel pseudo-filesystem (/proc, /sys, a cgroup tree): no disk to
     /// measure.
-    #[error("{path} is on {fs}, a kernel pseudo-filesystem that no disk is behind: measure a directory on the disk instead (where the data lives, e.g. /var/lib/etcd), a file there, or a block device")]
     PseudoFs { path: PathBuf, fs: String },
     /// A new file would be created, but there is no size to give it.
-    #[error("{path} does not exist yet and no size was given: pass --size (e.g. --size 1G)")]
     SizeRequired { path: PathBuf },
     /// A directory target: the per-job files created in it need a size.
-    #[error("{path} is a directory: disktier creates a file per job in it (<name>.<jobnum>.0), which needs a size: pass --size (e.g. --size 1G)")]
     DirectorySizeRequired { path: PathBuf },
     /// The target is the wrong kind of object for what was asked.
-    #[error("{path} is a {is}, but {wanted}: {fix}")]
     WrongKind {
         path: PathBuf,
         is: &'static str,
         wanted: String,
-        fix: String,
+        fix: Advice,
     },
     /// The region to run on is empty or outside the target.
-    #[error("{path} is {len} bytes, so offset {offset} leaves nothing to do: {fix}")]
     EmptyRegion {
         path: PathBuf,
         len: u64,
         offset: u64,
-        fix: &'static str,
+        fix: Advice,
     },
     /// A system call failed on the target while preparing or running.
-    #[error("{path}: {op} failed")]
     Io {
         path: PathBuf,
         op: &'static str,
@@ -122,11 +101,156 @@ pub enum EngineError {
         source: std::io::Error,
     },
     /// io_uring could not be set up (the caller falls back to psync with a warning).
-    #[error("io_uring is unavailable: {reason}")]
     UringUnavailable { reason: String },
     /// A worker thread died.
-    #[error("worker thread {0} panicked")]
     WorkerPanicked(u32),
+}
+
+impl Render for EngineError {
+    /// The message, its advice naming the job options as `sp` spells them (`pass --size (e.g.
+    /// --size 1G)` on the command line, `set size= (e.g. size=1G)` in a job file); the options
+    /// of the command itself (`--destructive`) read the same in both.
+    fn render(&self, sp: Spelling) -> String {
+        use OptionName::{Direct, Size};
+        let a = |advice: Advice| advice.render(sp);
+        match self {
+            EngineError::BadOption { option, value, fix } => {
+                format!("{option}={value} is not valid: {}", fix.render(sp))
+            }
+            EngineError::MissingPath { path } => format!(
+                "{} does not exist: create it or pick an existing file, directory or block device",
+                path.display()
+            ),
+            EngineError::MissingDirectory { path, wanted } => format!(
+                "{} does not exist, but {wanted}: create it first (mkdir -p {}) on the filesystem to test",
+                path.display(),
+                path.display()
+            ),
+            EngineError::NoPermission { path, access } => format!(
+                "{}: no permission: run as a user that may {access} it (e.g. with sudo)",
+                path.display()
+            ),
+            EngineError::ReadOnlyFs { path, access } => format!(
+                "{} is on a read-only filesystem: this job would {access} it; remount it read-write (mount -o remount,rw) or pick a directory on a writable filesystem",
+                path.display()
+            ),
+            EngineError::DeviceReadOnly { path } => format!(
+                "{} is a read-only block device (its sysfs ro flag is 1, e.g. losetup -r or a write-protected disk): a write job cannot run on it; run a read job, or make the device writable (a loop device: set it up again without losetup -r)",
+                path.display()
+            ),
+            EngineError::DirectUnsupported { path, fs } => format!(
+                "{} is on {fs}, which has no O_DIRECT: {}",
+                path.display(),
+                a(advice![Pass, " ", Direct.with(false)])
+            ),
+            EngineError::DirectAlignment {
+                path,
+                option,
+                value,
+                align,
+            } => format!(
+                "{option}={value} is not a multiple of {align} bytes, which O_DIRECT on {} needs: use a multiple of {align} or {}",
+                path.display(),
+                a(advice![Pass, " ", Direct.with(false)])
+            ),
+            EngineError::DeviceHasSignature { path, what } => format!(
+                "{} holds {what}: a write job would destroy it; pick an empty device or pass --destructive",
+                path.display()
+            ),
+            EngineError::DeviceHasPartitions { path, table } => format!(
+                "{} has {table} partition table: a write job would destroy it; pick an empty device or pass --destructive",
+                path.display()
+            ),
+            EngineError::DeviceMounted { path, mountpoint } => format!(
+                "{} is mounted on {mountpoint}: a write job would corrupt it; unmount it first (and pass --destructive) or bench the mounted directory instead",
+                path.display()
+            ),
+            EngineError::DeviceHasHolders { path, holders } => format!(
+                "{} is in use by {holders}: a write job would destroy their data; pick a free device or pass --destructive",
+                path.display()
+            ),
+            EngineError::ExistingFile { path, len, why } => format!(
+                "{} already exists ({len} bytes) and this {why}: pass --destructive to let disktier overwrite it, or pick a path that does not exist yet (disktier then creates and removes it){}",
+                path.display(),
+                leftover_hint(path)
+            ),
+            EngineError::FileInUse { path, by } => format!(
+                "{} is open in another process now ({by}), most likely another disktier run on this directory: two runs at once would measure each other; wait for it to end, or measure another directory",
+                path.display()
+            ),
+            EngineError::DiskFull { path, op, reason } => format!(
+                "{}: the filesystem is full ({op} failed with {reason}); the files disktier created were removed: free some space or {}",
+                path.display(),
+                a(advice![Pass, " a smaller ", Size])
+            ),
+            EngineError::DeviceBusy { path } => format!(
+                "{} is busy (opened exclusively by another program, e.g. mounted or in use by LVM/md): free it first",
+                path.display()
+            ),
+            EngineError::NoSpace {
+                path,
+                need,
+                free,
+                fix,
+            } => format!(
+                "{} needs {need} bytes but its filesystem has only {free} bytes free: {}",
+                path.display(),
+                fix.render(sp)
+            ),
+            EngineError::PseudoFs { path, fs } => format!(
+                "{} is on {fs}, a kernel pseudo-filesystem that no disk is behind: measure a directory on the disk instead (where the data lives, e.g. /var/lib/etcd), a file there, or a block device",
+                path.display()
+            ),
+            EngineError::SizeRequired { path } => format!(
+                "{} does not exist yet and no size was given: {}",
+                path.display(),
+                a(size_example())
+            ),
+            EngineError::DirectorySizeRequired { path } => format!(
+                "{} is a directory: disktier creates a file per job in it (<name>.<jobnum>.0), which needs a size: {}",
+                path.display(),
+                a(size_example())
+            ),
+            EngineError::WrongKind {
+                path,
+                is,
+                wanted,
+                fix,
+            } => format!(
+                "{} is a {is}, but {wanted}: {}",
+                path.display(),
+                fix.render(sp)
+            ),
+            EngineError::EmptyRegion {
+                path,
+                len,
+                offset,
+                fix,
+            } => format!(
+                "{} is {len} bytes, so offset {offset} leaves nothing to do: {}",
+                path.display(),
+                fix.render(sp)
+            ),
+            EngineError::Io { path, op, .. } => format!("{}: {op} failed", path.display()),
+            EngineError::UringUnavailable { reason } => {
+                format!("io_uring is unavailable: {reason}")
+            }
+            EngineError::WorkerPanicked(n) => format!("worker thread {n} panicked"),
+        }
+    }
+}
+
+/// "pass --size (e.g. --size 1G)": a new file or a directory's files need one.
+fn size_example() -> Advice {
+    use OptionName::Size;
+    advice![Pass, " ", Size, " (e.g. ", Size.with("1G"), ")"]
+}
+
+/// In the command line's spelling ([`Render::render`]).
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render(Spelling::CommandLine))
+    }
 }
 
 impl EngineError {

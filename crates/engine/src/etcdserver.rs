@@ -71,7 +71,7 @@ impl EtcdServerSpec {
         let bad = |option: &'static str, value: String, fix: &str| EngineError::BadOption {
             option,
             value,
-            fix: fix.into(),
+            fix: fix.to_string().into(),
         };
         if self.rate == 0 || self.rate > 100_000 {
             return Err(bad(

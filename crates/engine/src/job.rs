@@ -1,6 +1,8 @@
 //! The job model: what to run, with fio's option names and semantics (fio HOWTO, "Job file
 //! parameters"), and the checks that reject jobs the engine cannot run before any I/O starts.
 
+use crate::advice;
+use crate::advice::{Advice, Pass};
 use crate::error::EngineError;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -240,7 +242,7 @@ const MAX_NUMJOBS: u32 = 1024;
 /// (QA: numjobs=1024 iodepth=2047 bs=1m passed a per-thread check and asked for 2 TiB).
 pub const MAX_BUFFERS: u64 = 2 << 30;
 
-fn bad(option: &'static str, value: impl ToString, fix: impl Into<String>) -> EngineError {
+fn bad(option: &'static str, value: impl ToString, fix: impl Into<Advice>) -> EngineError {
     EngineError::BadOption {
         option,
         value: value.to_string(),
@@ -259,6 +261,7 @@ impl Job {
 
     /// Checks the options on their own (the target is checked when the job runs).
     pub fn validate(&self) -> Result<(), EngineError> {
+        use crate::advice::OptionName::{Bs, Fdatasync, Fsync, Iodepth, Numjobs, Runtime};
         if self.name.is_empty() || self.name.contains('/') || self.name.contains('\0') {
             return Err(bad(
                 "name",
@@ -294,13 +297,21 @@ impl Job {
             return Err(bad(
                 "iodepth",
                 self.iodepth,
-                format!(
-                    "numjobs={} x iodepth={} x bs={} = {} MiB of I/O buffers held at once: keep it at 2 GiB or less (lower --numjobs, --iodepth or --bs)",
-                    self.numjobs,
-                    self.iodepth,
-                    self.bs,
-                    self.buffer_bytes() >> 20
-                ),
+                advice![
+                    format!(
+                        "numjobs={} x iodepth={} x bs={} = {} MiB of I/O buffers held at once: keep it at 2 GiB or less (lower ",
+                        self.numjobs,
+                        self.iodepth,
+                        self.bs,
+                        self.buffer_bytes() >> 20
+                    ),
+                    Numjobs,
+                    ", ",
+                    Iodepth,
+                    " or ",
+                    Bs,
+                    ")"
+                ],
             ));
         }
         if self.iodepth_batch_submit > MAX_IODEPTH {
@@ -330,7 +341,7 @@ impl Job {
             return Err(bad(
                 "fdatasync",
                 self.fdatasync,
-                "pass either --fsync or --fdatasync, not both",
+                advice![Pass, " either ", Fsync, " or ", Fdatasync, ", not both"],
             ));
         }
         if let Some(s) = self.size {
@@ -349,7 +360,15 @@ impl Job {
             return Err(bad(
                 "time_based",
                 "true",
-                "time_based needs a runtime: pass --runtime (e.g. --runtime 60s)",
+                advice![
+                    "time_based needs a runtime: ",
+                    Pass,
+                    " ",
+                    Runtime,
+                    " (e.g. ",
+                    Runtime.with("60s"),
+                    ")"
+                ],
             ));
         }
         if let Some(r) = self.runtime {

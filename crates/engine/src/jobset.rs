@@ -24,7 +24,8 @@ pub fn run_together(jobs: &[Job], opts: &RunOptions) -> Result<Vec<Measured>, En
             value: threads.to_string(),
             fix: format!(
                 "the jobs that run together have {threads} threads in all: keep numjobs summed over them at {MAX_THREADS} or less (or split them with stonewall)"
-            ),
+            )
+            .into(),
         });
     }
     let buffers: u64 = jobs
@@ -38,7 +39,8 @@ pub fn run_together(jobs: &[Job], opts: &RunOptions) -> Result<Vec<Measured>, En
             fix: format!(
                 "the jobs that run together hold {} MiB of I/O buffers in all (numjobs x iodepth x bs summed over them): keep it at 2 GiB or less (lower numjobs, iodepth or bs, or split them with stonewall)",
                 buffers >> 20
-            ),
+            )
+            .into(),
         });
     }
     for j in jobs {

@@ -2,6 +2,7 @@
 //! psync, sync), latency histograms, the user recipes' benchmarks (docs/sources.md) as profiles,
 //! and the versioned result document every other part of disktier reads.
 
+pub mod advice;
 pub mod error;
 pub mod etcdperf;
 pub mod etcdserver;
@@ -24,6 +25,7 @@ pub mod uring;
 pub mod verdict;
 pub mod worker;
 
+pub use advice::{Advice, OptionName, Render, Spelling};
 pub use error::EngineError;
 pub use job::*;
 pub use profile::*;

@@ -6,6 +6,8 @@
 //! device). Each file's create+write+close time is recorded as a write latency; the files go
 //! into a fresh subdirectory that is removed afterwards (unless keep_files).
 
+use crate::advice;
+use crate::advice::{OptionName::Nrfiles, Pass};
 use crate::error::EngineError;
 use crate::plan::{now_ns, Rng};
 use crate::result::{Cpu, Results, RunDoc, SmallFiles, SCHEMA_VERSION};
@@ -41,7 +43,11 @@ pub fn run(
         return Err(EngineError::BadOption {
             option: "size",
             value: format!("{} per file", disktier_units::Bytes(file_size)),
-            fix: "each file is written from one buffer: keep a file at 256 MiB or less (more --nrfiles)".into(),
+            fix: advice![
+                "each file is written from one buffer: keep a file at 256 MiB or less (more ",
+                Nrfiles,
+                ")"
+            ],
         });
     }
     let c = target::classify(dir)?;
@@ -77,13 +83,18 @@ pub fn run(
         // --quick only where its file count fits and it was not given already.
         let quick = !opts.quick && crate::profile::SMALL_FILES_QUICK.saturating_mul(file_size) <= free;
         if fit == 0 {
-            format!("free some space or pick a directory on another filesystem{left}")
+            format!("free some space or pick a directory on another filesystem{left}").into()
         } else {
-            format!(
-                "pass --nrfiles {fit} or fewer ({fit} files of {} fit){}, or pick a directory on another filesystem{left}",
-                disktier_units::Bytes(file_size),
-                if quick { ", or --quick" } else { "" }
-            )
+            advice![
+                Pass,
+                " ",
+                Nrfiles.with(fit),
+                format!(
+                    " or fewer ({fit} files of {} fit){}, or pick a directory on another filesystem{left}",
+                    disktier_units::Bytes(file_size),
+                    if quick { ", or --quick" } else { "" }
+                )
+            ]
         }
     })?;
     let sub = make_run_dir(dir)?;

@@ -186,7 +186,7 @@ impl Classified {
         &self,
         path: &Path,
         need: u64,
-        fix: impl FnOnce(u64) -> String,
+        fix: impl FnOnce(u64) -> crate::advice::Advice,
     ) -> Result<(), EngineError> {
         if let Some(fs) = self
             .info

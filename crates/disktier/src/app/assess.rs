@@ -498,7 +498,7 @@ mod tests {
                 path: "/d".into(),
                 need: 4 << 20,
                 free: 1 << 20,
-                fix: String::new(),
+                fix: disktier_engine::Advice::default(),
             });
             super::assess_error(&err, p, "/d")
         };

@@ -216,7 +216,7 @@ pub fn measure_file(
 ) -> anyhow::Result<(&'static str, Vec<JobOut>)> {
     // Every job is checked before anything runs, with either engine.
     for j in jobs {
-        disktier_engine::preflight(j, opts).map_err(terms::in_file_terms)?;
+        disktier_engine::preflight(j, opts).map_err(terms::InFileTerms)?;
     }
     Ok(match tool {
         Tool::Native => ("disktier", run_native(file, jobs, opts)?),
@@ -249,7 +249,7 @@ fn run_native(file: &JobFile, jobs: &[Job], opts: &RunOptions) -> anyhow::Result
         }
         let start_s = t0.elapsed().as_secs_f64();
         let these: Vec<Job> = set.iter().map(|&i| jobs[i].clone()).collect();
-        let ms = jobset::run_together(&these, opts).map_err(terms::in_file_terms)?;
+        let ms = jobset::run_together(&these, opts).map_err(terms::InFileTerms)?;
         for (i, m) in set.iter().zip(ms) {
             outs.push(JobOut {
                 name: file.jobs[*i].name.clone(),
@@ -279,8 +279,9 @@ fn run_fio(path: &Path, jobs: &[Job], opts: &RunOptions) -> anyhow::Result<Vec<J
         .map(fio::timeout_for)
         .fold(std::time::Duration::ZERO, |a, b| a.saturating_add(b));
     let ran = || format!("fio could not run the job file {}", path.display());
-    let out =
-        fio::output_watched(&runner, &cmd, fio::FIO, Some(&opts.stop), limit).with_context(ran)?;
+    let out = fio::output_watched(&runner, &cmd, fio::FIO, Some(&opts.stop), limit)
+        .map_err(terms::InFileTerms)
+        .with_context(ran)?;
     let stopped = opts.stop.load(std::sync::atomic::Ordering::SeqCst);
     // Stopped by a signal, fio may exit non-zero but still prints what it measured.
     if !(out.success() || stopped && out.stdout.contains('{')) {

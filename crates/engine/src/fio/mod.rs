@@ -30,6 +30,7 @@ pub use histogram::*;
 pub use import::*;
 pub use run::*;
 
+use crate::advice::{Pass, Render, Spelling};
 use disktier_cmd::CmdError;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -79,7 +80,7 @@ pub enum FioError {
         last: usize,
     },
     /// fio ran past its time limit and was killed.
-    #[error("fio ran for more than {}s, its time limit for this job (runtime, ramp and layout plus a margin), and was killed: check that the target is not hung (dmesg), or pass a shorter --runtime or smaller --size", .after.as_secs())]
+    #[error("{}", timeout_message(*.after, Spelling::CommandLine))]
     Timeout { after: Duration },
     /// The target's path cannot be handed to fio ([`path_problem`]).
     #[error(
@@ -92,6 +93,27 @@ pub enum FioError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// [`FioError::Timeout`]'s message, its advice in the caller's spelling.
+fn timeout_message(after: Duration, sp: Spelling) -> String {
+    use crate::advice::OptionName::{Runtime, Size};
+    format!(
+        "fio ran for more than {}s, its time limit for this job (runtime, ramp and layout plus a margin), and was killed: check that the target is not hung (dmesg), or {}",
+        after.as_secs(),
+        crate::advice![Pass, " a shorter ", Runtime, " or smaller ", Size].render(sp)
+    )
+}
+
+/// fio's errors name no job option but in a time limit's advice (a job file's run is told
+/// `set a shorter runtime=`).
+impl Render for FioError {
+    fn render(&self, sp: Spelling) -> String {
+        match self {
+            FioError::Timeout { after } => timeout_message(*after, sp),
+            e => e.to_string(),
+        }
+    }
 }
 
 /// Why a job fio reported has no figures, and what to do, for both imports (JSON and text).

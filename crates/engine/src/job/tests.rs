@@ -264,3 +264,47 @@ fn a_target_that_is_not_utf8_keeps_the_job() {
     assert_eq!(v["fdatasync"], 1);
     assert_eq!(v["rw"], j.rw.name());
 }
+
+/// The options' checks advise in the caller's spelling: the command line's as before, a job
+/// file's for `bench FILE.fio` (QA: a job file with time_based and no runtime was told "pass
+/// --runtime (e.g. --runtime 60s)").
+#[test]
+fn the_checks_advice_is_spelled_as_the_caller_spells_options() {
+    use crate::advice::Render;
+    use crate::advice::Spelling::{CommandLine, JobFile};
+    let cases = [
+        (
+            Job {
+                time_based: true,
+                ..job()
+            },
+            "time_based=true is not valid: time_based needs a runtime: pass --runtime (e.g. --runtime 60s)",
+            "time_based=true is not valid: time_based needs a runtime: set runtime= (e.g. runtime=60s)",
+        ),
+        (
+            Job {
+                fsync: 1,
+                fdatasync: 1,
+                ..job()
+            },
+            "fdatasync=1 is not valid: pass either --fsync or --fdatasync, not both",
+            "fdatasync=1 is not valid: set either fsync= or fdatasync=, not both",
+        ),
+        (
+            Job {
+                numjobs: 1024,
+                iodepth: 4,
+                bs: 1 << 20,
+                ..job()
+            },
+            "iodepth=4 is not valid: numjobs=1024 x iodepth=4 x bs=1048576 = 4096 MiB of I/O buffers held at once: keep it at 2 GiB or less (lower --numjobs, --iodepth or --bs)",
+            "iodepth=4 is not valid: numjobs=1024 x iodepth=4 x bs=1048576 = 4096 MiB of I/O buffers held at once: keep it at 2 GiB or less (lower numjobs=, iodepth= or bs=)",
+        ),
+    ];
+    for (j, command_line, job_file) in cases {
+        let e = j.validate().unwrap_err();
+        assert_eq!(e.render(CommandLine), command_line);
+        assert_eq!(e.to_string(), command_line);
+        assert_eq!(e.render(JobFile), job_file);
+    }
+}

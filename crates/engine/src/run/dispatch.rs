@@ -217,7 +217,7 @@ fn pin_thread(list: &str) -> Result<(), EngineError> {
     let cpus = crate::job::parse_cpu_list(list).map_err(|why| EngineError::BadOption {
         option: "cpus_allowed",
         value: list.to_string(),
-        fix: why,
+        fix: why.into(),
     })?;
     let mut set = rustix::thread::CpuSet::new();
     for c in cpus {
@@ -228,6 +228,7 @@ fn pin_thread(list: &str) -> Result<(), EngineError> {
         value: list.to_string(),
         fix: format!(
             "the kernel refused it ({e}): name CPUs this machine has online (see nproc or /sys/devices/system/cpu/online)"
-        ),
+        )
+        .into(),
     })
 }

@@ -1,6 +1,8 @@
 //! Before any I/O: classify the target, work out the files and regions the threads use
 //! (as fio names and sizes them), refuse unsafe or impossible runs, and pick the backend.
 
+use crate::advice;
+use crate::advice::{Advice, OptionName, Pass};
 use crate::error::EngineError;
 use crate::job::{IoEngineKind, Job};
 use crate::plan::IoPlan;
@@ -21,12 +23,26 @@ pub(super) struct Prepared {
 
 /// What to do when a file holds nothing from the offset on. At offset 0 the file itself is
 /// empty (QA: an empty file was told "pass a smaller --offset"): it needs a size.
-fn empty_region_fix(offset: u64) -> &'static str {
+fn empty_region_fix(offset: u64) -> Advice {
     if offset == 0 {
-        "give --size for the bytes to run on (an existing file also needs --destructive to be grown), or pick another target"
+        advice![
+            "give ",
+            OptionName::Size,
+            " for the bytes to run on (an existing file also needs --destructive to be grown), or pick another target"
+        ]
     } else {
-        "pass a smaller --offset or a larger target"
+        smaller_offset()
     }
+}
+
+/// "pass a smaller --offset or a larger target".
+fn smaller_offset() -> Advice {
+    advice![
+        Pass,
+        " a smaller ",
+        OptionName::Offset,
+        " or a larger target"
+    ]
 }
 
 /// Classifies the target, plans the files, refuses what must not run and resolves the job.
@@ -160,7 +176,7 @@ fn plan_files(
                                 path: path.clone(),
                                 is: "directory or special file",
                                 wanted: "disktier creates its per-job files there".into(),
-                                fix: "remove it or pass another --name".into(),
+                                fix: advice!["remove it or ", Pass, " another ", OptionName::Name],
                             });
                         }
                     }
@@ -202,7 +218,7 @@ fn plan_files(
                     path: t.clone(),
                     len: c.len,
                     offset: job.offset,
-                    fix: "pass a smaller --offset or a larger target",
+                    fix: smaller_offset(),
                 });
             }
             let avail = c.len - job.offset;
@@ -240,22 +256,36 @@ fn plan_files(
             return Err(EngineError::BadOption {
                 option: "offset",
                 value: job.offset.to_string(),
-                fix: format!(
-                    "the region ends past the largest file offset ({} bytes) with size {}: pass a smaller --offset or --size",
-                    i64::MAX,
-                    u.len
-                ),
+                fix: advice![
+                    format!(
+                        "the region ends past the largest file offset ({} bytes) with size {}: ",
+                        i64::MAX,
+                        u.len
+                    ),
+                    Pass,
+                    " a smaller ",
+                    OptionName::Offset,
+                    " or ",
+                    OptionName::Size
+                ],
             });
         }
         if u.len < job.bs {
             return Err(EngineError::BadOption {
                 option: "size",
                 value: u.len.to_string(),
-                fix: format!(
-                    "{} has room for less than one block of bs={}: pass a larger --size or smaller --bs",
-                    u.path.display(),
-                    job.bs
-                ),
+                fix: advice![
+                    format!(
+                        "{} has room for less than one block of bs={}: ",
+                        u.path.display(),
+                        job.bs
+                    ),
+                    Pass,
+                    " a larger ",
+                    OptionName::Size,
+                    " or smaller ",
+                    OptionName::Bs
+                ],
             });
         }
     }
@@ -335,7 +365,12 @@ fn check_target(
             .map(|u| (u.start + u.len).saturating_sub(u.cur_len))
             .sum();
         c.check_room(t, need, |_| {
-            "pass a smaller --size or pick another target".to_string()
+            advice![
+                Pass,
+                " a smaller ",
+                OptionName::Size,
+                " or pick another target"
+            ]
         })?;
     }
     Ok(())
@@ -439,143 +474,5 @@ fn mem_total() -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::path::Path;
-
-    #[test]
-    fn falls_back_to_psync_with_the_reason() {
-        let job = Job::default();
-        let mut w = Vec::new();
-        assert_eq!(
-            engine_after_probe(&job, Ok(()), &mut w),
-            IoEngineKind::IoUring
-        );
-        assert!(w.is_empty());
-        let why = "the sysctl kernel.io_uring_disabled is 2".to_string();
-        assert_eq!(
-            engine_after_probe(&job, Err(why), &mut w),
-            IoEngineKind::Psync
-        );
-        assert_eq!(w.len(), 1);
-        assert!(
-            w[0].contains("io_uring_disabled is 2") && w[0].contains("psync"),
-            "{}",
-            w[0]
-        );
-        let sync = Job {
-            ioengine: IoEngineKind::Sync,
-            ..Job::default()
-        };
-        assert_eq!(
-            engine_after_probe(&sync, Err("x".into()), &mut w),
-            IoEngineKind::Sync
-        );
-        // io_uring works on this kernel (6.18, not disabled).
-        assert!(uring::probe().is_ok());
-    }
-
-    /// QA: buffered time-based reads on tmpfs were told "pass --direct", which tmpfs refuses.
-    #[test]
-    fn reads_on_tmpfs_are_told_they_measure_ram_not_to_pass_direct() {
-        let Ok(d) = tempfile::tempdir_in("/dev/shm") else {
-            eprintln!("skipped: no /dev/shm");
-            return;
-        };
-        if target::classify(d.path()).ok().and_then(|c| c.info.fs_type) != Some("tmpfs".into()) {
-            eprintln!("skipped: /dev/shm is not tmpfs here");
-            return;
-        }
-        let job = Job {
-            target: d.path().to_path_buf(),
-            size: Some(1 << 20),
-            time_based: true,
-            runtime: Some(std::time::Duration::from_secs(1)),
-            ..Job::default()
-        };
-        let p = prepare(&job, &RunOptions::default()).unwrap();
-        let w = p.warnings.join("\n");
-        assert!(w.contains("is on tmpfs: its data is in RAM"), "{w}");
-        assert!(!w.contains("pass --direct"), "{w}");
-    }
-
-    #[test]
-    fn resolves_files_and_regions_like_fio() {
-        let d = tempfile::tempdir().unwrap();
-        let job = |t: &Path| Job {
-            target: t.to_path_buf(),
-            name: "j".into(),
-            numjobs: 2,
-            size: Some(1 << 20),
-            offset: 4096,
-            ..Job::default()
-        };
-        let mut w = Vec::new();
-        // A directory: one file per job, named as fio names them.
-        let j = job(d.path());
-        let u = plan_files(&j, &target::classify(d.path()).unwrap(), &mut w).unwrap();
-        let names: Vec<_> = u
-            .iter()
-            .map(|u| u.path.file_name().unwrap().to_owned())
-            .collect();
-        assert_eq!(names, ["j.0.0", "j.1.0"]);
-        assert!(u
-            .iter()
-            .all(|u| u.start == 4096 && u.len == 1 << 20 && !u.existed));
-        // An existing file without a size: from the offset to its end, shared by the jobs.
-        let f = d.path().join("f");
-        std::fs::write(&f, vec![1u8; 64 * 1024]).unwrap();
-        let j = Job {
-            size: None,
-            ..job(&f)
-        };
-        let u = plan_files(&j, &target::classify(&f).unwrap(), &mut w).unwrap();
-        assert_eq!(u.len(), 1);
-        assert_eq!(
-            (u[0].start, u[0].len, u[0].existed),
-            (4096, 60 * 1024, true)
-        );
-        // A directory without a size says so (QA: it said "does not exist yet").
-        let j = Job {
-            size: None,
-            ..job(d.path())
-        };
-        let e = plan_files(&j, &target::classify(d.path()).unwrap(), &mut w).unwrap_err();
-        assert!(
-            matches!(e, EngineError::DirectorySizeRequired { .. }),
-            "{e}"
-        );
-        assert!(
-            e.to_string().contains("is a directory") && !e.to_string().contains("does not exist"),
-            "{e}"
-        );
-        // A new file without a size cannot be resolved.
-        let n = d.path().join("new");
-        let j = Job {
-            size: None,
-            ..job(&n)
-        };
-        let e = plan_files(&j, &target::classify(&n).unwrap(), &mut w).unwrap_err();
-        assert!(matches!(e, EngineError::SizeRequired { .. }), "{e}");
-        // An empty file without a size: a size is what it needs, not a smaller offset.
-        let empty = d.path().join("empty");
-        std::fs::write(&empty, b"").unwrap();
-        let j = Job {
-            size: None,
-            offset: 0,
-            ..job(&empty)
-        };
-        let e = plan_files(&j, &target::classify(&empty).unwrap(), &mut w).unwrap_err();
-        assert!(e.to_string().contains("give --size"), "{e}");
-        assert!(!e.to_string().contains("smaller --offset"), "{e}");
-        // An offset past the end of a file leaves nothing to do.
-        let j = Job {
-            size: None,
-            offset: 1 << 20,
-            ..job(&f)
-        };
-        let e = plan_files(&j, &target::classify(&f).unwrap(), &mut w).unwrap_err();
-        assert!(matches!(e, EngineError::EmptyRegion { .. }), "{e}");
-        assert!(w.is_empty());
-    }
-}
+#[path = "prepare_tests.rs"]
+mod tests;

@@ -55,16 +55,6 @@ impl OptionParser for FileOptions {
     }
 }
 
-/// The long names of the job options a job file takes (`size`, `ramp-time`, ...), as the
-/// command line spells them.
-pub fn job_option_names() -> Vec<String> {
-    <Opts as clap::CommandFactory>::command()
-        .get_arguments()
-        .filter_map(|a| a.get_long())
-        .map(str::to_string)
-        .collect()
-}
-
 /// `value` of the job file option `key` as the checks before fio starts must read it when fio
 /// runs the file (`--engine fio`), where the native reader refuses it:
 /// - a size in IEC units as fio reads it (`40KiB`: 40,000 bytes under fio's default
