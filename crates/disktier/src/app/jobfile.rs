@@ -120,10 +120,9 @@ pub fn to_job(
             _ => None,
         };
         let line = option.and_then(|k| fj.options.iter().find(|o| o.key == k));
-        return Err(match line {
-            Some(o) => anyhow::anyhow!("{src} line {}: job [{}]: {e}", o.line, fj.name),
-            None => anyhow::anyhow!("{src} line {}: job [{}]: {e}", fj.line, fj.name),
-        });
+        // In the file's words (QA: time_based without runtime= was told "pass --runtime").
+        let (at, e) = (line.map_or(fj.line, |o| o.line), terms::InFileTerms(e));
+        bail!("{src} line {at}: job [{}]: {e}", fj.name);
     }
     Ok((job, libaio))
 }

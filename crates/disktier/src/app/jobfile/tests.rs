@@ -112,3 +112,26 @@ fn fios_rw_values_are_checked_as_what_they_do_to_the_data() {
         assert_eq!(j.rw, want, "rw={rw}");
     }
 }
+
+/// QA: a job the engine's own checks refused was told what to change in the command line's
+/// words: `time_based` without a runtime "pass --runtime (e.g. --runtime 60s)", `fsync=1` with
+/// `fdatasync=1` "pass either --fsync or --fdatasync". A job file sets `runtime=`.
+#[test]
+fn a_job_the_engine_refuses_is_told_the_fix_in_the_files_words() {
+    for (text, line, want) in [
+        (
+            "[a]\nrw=write\nsize=1m\ntime_based\n",
+            "line 4",
+            "time_based needs a runtime: set runtime= (e.g. runtime=60s)",
+        ),
+        (
+            "[a]\nrw=write\nfsync=1\nfdatasync=1\n",
+            "line 4",
+            "set either fsync= or fdatasync=, not both",
+        ),
+    ] {
+        let e = parse(text).unwrap_err().to_string();
+        assert!(e.contains(line) && e.contains(want), "{e}");
+        assert!(!e.contains("--"), "{e}");
+    }
+}
