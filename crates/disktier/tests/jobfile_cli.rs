@@ -626,3 +626,41 @@ fn options_that_act_beyond_the_target_are_refused_for_fio_too() {
         );
     }
 }
+
+/// QA: with `--engine fio`, a value only fio reads (`numjobs=$ncpus`, fio's reserved keyword)
+/// was dropped before the target checks, which then saw one job thread: fio ran two, wrote
+/// `a.1.0` over a file of that name that existed (without --destructive, which `a.0.0` needs)
+/// and left it behind. A value of an option the checks read (rw, size, offset, numjobs) must
+/// be one disktier reads too.
+#[test]
+fn a_value_the_checks_cannot_read_is_refused_for_fio_not_dropped() {
+    if !require(have("fio"), "fio") {
+        return;
+    }
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let kept = d.path().join("a.1.0");
+    std::fs::write(&kept, b"precious").unwrap();
+    let file = d.path().join("n.fio");
+    for (option, why) in [
+        ("numjobs=$ncpus", "invalid digit"),
+        ("numjobs=(1+1)", "invalid digit"),
+    ] {
+        write_job(
+            &file,
+            d.path(),
+            &format!("[a]\ndirectory={{dir}}\nrw=write\nbs=4k\nsize=1m\n{option}\n"),
+        );
+        on_file(&["--no-save", "bench", "--engine", "fio"], &file).stderr_of_exit_naming(
+            option,
+            2,
+            &["line 6", option, why, "with --engine fio"],
+        );
+        assert_eq!(std::fs::read(&kept).unwrap(), b"precious", "{option}");
+    }
+    let mut left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["a.1.0", "n.fio"]);
+}

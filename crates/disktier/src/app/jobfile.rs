@@ -97,13 +97,14 @@ pub fn to_job(
         };
         match parser.check(&arg) {
             Ok(()) => args.push(arg),
-            Err(_) if lenient => {}
+            Err(_) if lenient && options::left_to_fio(&o.key) => {}
             Err(why) => {
                 bail!(
-                    "{src} line {}: {}{}: {why}",
+                    "{src} line {}: {}{}: {why}{}",
                     o.line,
                     o.key,
-                    o.value.as_ref().map_or(String::new(), |v| format!("={v}"))
+                    o.value.as_ref().map_or(String::new(), |v| format!("={v}")),
+                    options::checked_before_fio(lenient)
                 );
             }
         }

@@ -55,6 +55,28 @@ impl OptionParser for FileOptions {
     }
 }
 
+/// The options whose values the checks before fio starts read: whether the job writes, and
+/// how many files, how large and where (the files that exist, the room they need, the ones to
+/// remove afterwards). A value of theirs only fio reads is refused, never left to fio (QA:
+/// `numjobs=$ncpus`, fio's reserved keyword, was dropped; the checks saw one thread, fio ran
+/// two, wrote `a.1.0` over a file of that name that existed, and left it behind).
+const CHECKED_BEFORE_FIO: &[&str] = &["rw", "size", "offset", "numjobs"];
+
+/// Whether a value of the job file option `key` that disktier cannot read may be left to fio
+/// (`--engine fio`): yes, unless the checks before fio starts read it.
+pub fn left_to_fio(key: &str) -> bool {
+    !CHECKED_BEFORE_FIO.contains(&key)
+}
+
+/// Why such a value is refused all the same when fio runs the file (`lenient`).
+pub fn checked_before_fio(lenient: bool) -> &'static str {
+    if lenient {
+        "; with --engine fio, disktier checks the job's files before fio runs it (which exist, whether they fit, which to remove afterwards), so it must read this value too: write the number fio would use"
+    } else {
+        ""
+    }
+}
+
 /// `value` of the job file option `key` as the checks before fio starts must read it when fio
 /// runs the file (`--engine fio`), where the native reader refuses it:
 /// - a size in IEC units as fio reads it (`40KiB`: 40,000 bytes under fio's default

@@ -135,3 +135,30 @@ fn a_job_the_engine_refuses_is_told_the_fix_in_the_files_words() {
         assert!(!e.contains("--"), "{e}");
     }
 }
+
+/// With `--engine fio` (lenient), a value only fio reads is left to fio, unless the checks
+/// before fio starts read the option (QA: `numjobs=$ncpus` was dropped, and fio wrote files the
+/// checks never saw).
+#[test]
+fn a_value_only_fio_reads_is_left_to_it_unless_the_checks_read_it() {
+    let job = |text: &str| {
+        let f = jobfile::parse_for_fio(text, "t").unwrap();
+        to_job("t", &f.jobs[0], true, &FileOptions).map(|(j, _)| j)
+    };
+    let j = job("[a]\nrw=write\nsize=1m\nioengine=posixaio\nverify=md5\n").unwrap();
+    assert_eq!((j.rw, j.size), (Rw::Write, Some(1 << 20)));
+    for option in [
+        "numjobs=$ncpus",
+        "size=8*$mb_memory",
+        "offset=(4*1024)",
+        "rw=$RW",
+    ] {
+        let e = job(&format!("[a]\nrw=write\nsize=1m\n{option}\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("t line 4: {option}: ")) && e.contains("with --engine fio"),
+            "{e}"
+        );
+    }
+}
