@@ -777,6 +777,42 @@ impl Drop for RootWriteBps {
 }
 
 /// `kill -SIG pid`, through kill(1) to keep `unsafe` out of the tests.
+/// QA: durations were turned into nanoseconds with `as u64`, which keeps the low 64 bits: a
+/// ramp_time of 18446744073 s (584 years) overflowed `start + ramp` and panicked in a debug
+/// build (exit 101, its file left), and a runtime of 18446744074 s ran 0.29 s and was reported
+/// as the whole run. Such a duration is now as long as the engine can count: the run goes on
+/// until stopped, and stops as any run does.
+#[test]
+fn a_duration_past_584_years_runs_until_stopped() {
+    for (ramp, runtime) in [("18446744073", "1s"), ("0s", "18446744074")] {
+        let d = scratch();
+        let child = std::process::Command::new(bin())
+            .args(["--no-save", "bench"])
+            .arg(d.path())
+            .args("--rw write --size 1m --ioengine psync --time-based".split_whitespace())
+            .args(["--ramp-time", ramp, "--runtime", runtime])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        send_signal(child.id(), "TERM");
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "ramp {ramp}, runtime {runtime}: {err}"
+        );
+        assert!(err.contains("interrupted by a signal"), "{err}");
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            0,
+            "files left"
+        );
+    }
+}
+
 fn send_signal(pid: u32, sig: &str) {
     let st = std::process::Command::new("kill")
         .arg(format!("-{sig}"))

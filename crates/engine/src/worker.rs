@@ -67,12 +67,13 @@ impl<'a> Recorder<'a> {
         stop: &'a AtomicBool,
         io_log: Option<&'a dyn IoLog>,
     ) -> Recorder<'a> {
-        let ramp_end = t0 + ramp_ns;
+        // Saturating: a ramp of centuries is a ramp that does not end (QA: an overflow panic).
+        let ramp_end = t0.saturating_add(ramp_ns);
         Recorder {
             t0,
             ramp_end,
             deadline: runtime_ns.map_or(u64::MAX, |r| ramp_end.saturating_add(r)),
-            next_sec: ramp_end + SEC,
+            next_sec: ramp_end.saturating_add(SEC),
             cur: SecRecord::new(0),
             read: DirAcc::default(),
             write: DirAcc::default(),

@@ -54,7 +54,7 @@ pub(super) fn watch(w: &Watch<'_>, secs: &mut BTreeMap<u64, SecRecord>) -> Watch
     let mut interrupted = false;
     let mut p99_so_far = interval_hist();
     let t0 = now_ns();
-    let ramp_end = t0 + ramp_ns;
+    let ramp_end = t0.saturating_add(ramp_ns);
     let mut cpu0 = if ramp_ns == 0 {
         Some(uring::sys::cpu_times())
     } else {
@@ -93,14 +93,14 @@ pub(super) fn watch(w: &Watch<'_>, secs: &mut BTreeMap<u64, SecRecord>) -> Watch
             let dt = (now - last_t) as f64 / 1e9;
             let elapsed = Duration::from_nanos(now - t0);
             let eta = match (runtime_ns, total_ios) {
-                (Some(r), _) if job.time_based => {
-                    Some(Duration::from_nanos((ramp_ns + r).saturating_sub(now - t0)))
-                }
+                (Some(r), _) if job.time_based => Some(Duration::from_nanos(
+                    ramp_ns.saturating_add(r).saturating_sub(now - t0),
+                )),
                 (_, Some(total)) if ios > 0 => {
                     let rate = ios as f64 / elapsed.as_secs_f64();
                     let left = total.saturating_sub(ios) as f64 / rate;
                     let by_time = runtime_ns
-                        .map(|r| ((ramp_ns + r).saturating_sub(now - t0)) as f64 / 1e9)
+                        .map(|r| (ramp_ns.saturating_add(r).saturating_sub(now - t0)) as f64 / 1e9)
                         .unwrap_or(f64::MAX);
                     Some(Duration::from_secs_f64(left.min(by_time).max(0.0)))
                 }

@@ -11,6 +11,7 @@ use crate::types::RunOptions;
 use crate::uring;
 use crate::worker::SyncKind;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// A job checked against its target and resolved for running.
 pub(super) struct Prepared {
@@ -133,14 +134,21 @@ impl Setup {
         };
         Setup {
             numjobs: n,
-            ramp_ns: job.ramp_time.as_nanos() as u64,
-            runtime_ns: job.runtime.map(|r| r.as_nanos() as u64),
+            ramp_ns: nanos(job.ramp_time),
+            runtime_ns: job.runtime.map(nanos),
             sync_kind,
             sync_every,
             align,
             total_ios,
         }
     }
+}
+
+/// `d` in nanoseconds, at most u64::MAX (584 years): `as u64` kept the low 64 bits, so a
+/// runtime of 18446744074 s (2^64 ns and a little) ran 0.29 s and was reported complete, and a
+/// ramp_time of 18446744073 s overflowed `t0 + ramp` (QA: a panic in a debug build).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// One file (or device) the job threads use, and its region.

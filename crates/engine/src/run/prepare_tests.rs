@@ -210,3 +210,26 @@ fn the_checks_advice_names_its_options_in_either_spelling() {
     assert!(cl.ends_with(": remove it or pass another --name"), "{cl}");
     assert!(jf.ends_with(": remove it or set another name="), "{jf}");
 }
+
+/// QA: `as u64` kept the low 64 bits of a duration's nanoseconds: a runtime of 18446744074 s
+/// (2^64 ns and a little) became 0.29 s.
+#[test]
+fn durations_past_u64_nanoseconds_saturate() {
+    let job = Job {
+        runtime: Some(std::time::Duration::from_secs(18_446_744_074)),
+        ramp_time: std::time::Duration::from_secs(18_446_744_073),
+        time_based: true,
+        ..Job::default()
+    };
+    let uses = [FileUse {
+        path: "/x".into(),
+        start: 0,
+        len: 1 << 20,
+        existed: false,
+        cur_len: 0,
+    }];
+    let s = Setup::new(&job, &uses, None);
+    assert_eq!(s.runtime_ns, Some(u64::MAX));
+    assert_eq!(s.ramp_ns, 18_446_744_073_000_000_000);
+    assert_eq!(nanos(std::time::Duration::MAX), u64::MAX);
+}
