@@ -664,3 +664,31 @@ fn a_value_the_checks_cannot_read_is_refused_for_fio_not_dropped() {
     left.sort();
     assert_eq!(left, ["a.1.0", "n.fio"]);
 }
+
+/// QA: `runtime=0` (fio's default: no limit) made `bench FILE.fio --engine fio` refuse a file
+/// fio runs ("runtime=0s is not valid: use at least 1ms"). fio runs it.
+#[test]
+fn runtime_0_runs_through_fio_as_fio_reads_it() {
+    if !require(have("fio"), "fio") {
+        return;
+    }
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = d.path().join("r.fio");
+    write_job(
+        &file,
+        d.path(),
+        "[r]\ndirectory={dir}\nrw=write\nbs=4k\nsize=1m\nruntime=0\n",
+    );
+    let v: Value = serde_json::from_slice(
+        &on_file(
+            &["--no-save", "--format", "json", "bench", "--engine", "fio"],
+            &file,
+        )
+        .assert()
+        .success()
+        .get_output()
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(v["jobs"][0]["results"]["write"]["ios"], 256);
+}

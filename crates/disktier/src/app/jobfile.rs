@@ -89,6 +89,9 @@ pub fn to_job(
         // fio runs the file (`lenient`): the checks before fio starts read what only fio
         // reads as fio does ([`options::as_fio_reads`]).
         if lenient {
+            if options::fio_reads_as_unset(&o.key, value.as_deref()) {
+                continue;
+            }
             value = value.map(|v| options::as_fio_reads(&o.key, v));
         }
         let arg = match &value {
@@ -433,62 +436,6 @@ fn measured_seconds(outs: &[JobOut]) -> f64 {
     sets.iter().map(|(_, d)| d).sum()
 }
 
-/// A job file's run as tables, as `bench FILE.fio` prints it (what `show` prints for a stored
-/// one): per reporting group, one row per job and direction (or the group's merged row when the
-/// file asked for group_reporting), then the jobs' warnings.
-pub fn render_text(doc: &JobFileDoc) -> String {
-    use disktier_engine::result::Results;
-    use disktier_units::fmt_ns;
-    let mut s = format!("{} (engine {})\n", doc.jobfile, doc.engine);
-    for n in &doc.notes {
-        s.push_str(&format!("note: {n}\n"));
-    }
-    s.push_str(&format!(
-        "{:<16} {:<6} {:>9} {:>10} {:>9} {:>10} {:>10} {:>10}\n",
-        "job", "", "ios", "IOPS", "MiB/s", "p50", "p99", "max"
-    ));
-    let rows = |s: &mut String, name: &str, r: &Results| {
-        for (dir, d) in [("read", &r.read), ("write", &r.write), ("sync", &r.sync)] {
-            let Some(d) = d else { continue };
-            // A figure the source did not carry is unknown: shown as "-", never as 0.
-            let p = |q: f64| d.lat_ns.p(q).map_or("-".into(), |x| fmt_ns(x as f64));
-            let max = d.lat_ns.max_ns().map_or("-".into(), |x| fmt_ns(x as f64));
-            let mib = if dir == "sync" {
-                "-".to_string()
-            } else {
-                format!("{:.2}", d.bw_bytes / 1048576.0)
-            };
-            s.push_str(&format!(
-                "{:<16} {:<6} {:>9} {:>10.1} {:>9} {:>10} {:>10} {:>10}\n",
-                name,
-                dir,
-                d.ios,
-                d.iops,
-                mib,
-                p(50.0),
-                p(99.0),
-                max
-            ));
-        }
-    };
-    for g in &doc.groups {
-        s.push_str(&format!("group {}: {}\n", g.group, g.jobs.join(", ")));
-        if g.group_reporting {
-            rows(&mut s, &format!("group {}", g.group), &g.results);
-            continue;
-        }
-        for j in doc.jobs.iter().filter(|j| j.group == g.group) {
-            rows(&mut s, &j.name, &j.results);
-        }
-    }
-    for j in &doc.jobs {
-        for w in &j.warnings {
-            s.push_str(&format!("warning: [{}] {w}\n", j.name));
-        }
-    }
-    s
-}
-
 /// A job file's run: its document (as printed and saved) and each job's result.
 pub struct FileRun {
     pub doc: JobFileDoc,
@@ -591,8 +538,11 @@ pub fn check_measured(target: &Path, outs: &mut [JobOut]) -> anyhow::Result<()> 
 #[path = "jobfile/options.rs"]
 mod options;
 pub use options::{FileOptions, OptionParser};
+#[path = "jobfile/render.rs"]
+mod render;
 #[path = "jobfile/terms.rs"]
 mod terms;
+pub use render::render_text;
 
 #[cfg(test)]
 #[path = "jobfile/tests.rs"]

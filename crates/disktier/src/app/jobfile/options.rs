@@ -77,6 +77,14 @@ pub fn checked_before_fio(lenient: bool) -> &'static str {
     }
 }
 
+/// Whether fio reads `key=value` as the option left out: `runtime=0` is fio's default, no
+/// limit (QA: `bench FILE.fio --engine fio` refused it as a runtime under 1 ms, a file fio runs;
+/// the native engine still refuses it, as `bench --runtime 0`, saying to leave it out).
+pub fn fio_reads_as_unset(key: &str, value: Option<&str>) -> bool {
+    key == "runtime"
+        && value.is_some_and(|v| disktier_units::parse_duration(v).is_ok_and(|d| d.is_zero()))
+}
+
 /// `value` of the job file option `key` as the checks before fio starts must read it when fio
 /// runs the file (`--engine fio`), where the native reader refuses it:
 /// - a size in IEC units as fio reads it (`40KiB`: 40,000 bytes under fio's default

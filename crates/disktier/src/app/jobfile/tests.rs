@@ -162,3 +162,18 @@ fn a_value_only_fio_reads_is_left_to_it_unless_the_checks_read_it() {
         );
     }
 }
+
+/// QA: `runtime=0`, fio's default (no limit), was refused with `--engine fio` as a runtime
+/// under 1 ms, in a file fio runs. fio reads it as no runtime, and so do the checks; the native
+/// engine still refuses it, as `bench --runtime 0`.
+#[test]
+fn runtime_0_is_no_runtime_when_fio_runs_the_file() {
+    for zero in ["0", "0s", "0ms"] {
+        let text = format!("[a]\nrw=write\nsize=1m\nruntime={zero}\n");
+        let f = jobfile::parse_for_fio(&text, "t").unwrap();
+        let (j, _) = to_job("t", &f.jobs[0], true, &FileOptions).unwrap();
+        assert_eq!(j.runtime, None, "runtime={zero}");
+        let e = parse(&text).unwrap_err().to_string();
+        assert!(e.contains("leave it out for no limit"), "{e}");
+    }
+}
