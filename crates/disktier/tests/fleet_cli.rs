@@ -443,3 +443,113 @@ fn a_broken_kubeconfig_is_named_and_never_quoted() {
         }
     }
 }
+
+/// A plain-HTTP server on loopback that answers GET /version as a Kubernetes API server does
+/// and holds every other request without an answer: a server that stopped answering after the
+/// first request (hung, or a network path that drops packets). Returns its port.
+fn server_that_stops_after_its_version() -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(c.try_clone().unwrap());
+                let mut w = c;
+                loop {
+                    let mut request = String::new();
+                    if r.read_line(&mut request).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut line = String::new();
+                    while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        line.clear();
+                    }
+                    if !request.starts_with("GET /version") {
+                        // Held: the connection stays open and nothing is sent.
+                        std::thread::sleep(std::time::Duration::from_secs(3600));
+                        return;
+                    }
+                    let body = r#"{"major":"1","minor":"20","gitVersion":"v1.20.2","gitCommit":"0","gitTreeState":"clean","buildDate":"2021-01-13T13:20:00Z","goVersion":"go1.19","compiler":"gc","platform":"linux/amd64"}"#;
+                    let _ = write!(
+                        w,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                }
+            });
+        }
+    });
+    port
+}
+
+/// QA: an API server that answered the first request and then stopped answering held `fleet
+/// run` past its --timeout and `fleet clean` for good (kube sets no time limit on a request; a
+/// loopback proxy to the test cluster that stopped forwarding: still running 85 s past a 5 s
+/// --timeout, until killed). Every request now has one (here 2 s), and the error says what
+/// happened.
+#[test]
+fn a_server_that_stops_answering_midway_is_given_up_on() {
+    let port = server_that_stops_after_its_version();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig_for(dir.path(), &format!("http://127.0.0.1:{port}"));
+    for args in [
+        &["fleet", "clean"][..],
+        &["fleet", "run", "--nodes", "a", "--", "check", "etcd", "/x"],
+    ] {
+        let started = std::time::Instant::now();
+        let err = disktier()
+            .env("KUBECONFIG", &kc)
+            .env("DISKTIER_KUBE_TIMEOUT_MS", "2000")
+            .args(args)
+            .timeout(std::time::Duration::from_secs(60))
+            .stderr_of_exit(2);
+        assert!(
+            err.contains("the API server sent no answer within 2 s")
+                && err.contains("reading namespace disktier") == (args[1] == "run"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{args:?}"
+        );
+    }
+}
+
+/// QA: Ctrl-C while `fleet run` looked at a slow cluster (namespace, permissions, nodes) was
+/// held until the Jobs were made, which were then deleted again (or, with a server that no
+/// longer answered, was never acted on). It now ends the run at once, before anything is made.
+#[test]
+fn ctrl_c_before_any_job_is_made_ends_the_run_at_once() {
+    let port = server_that_stops_after_its_version();
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig_for(dir.path(), &format!("http://127.0.0.1:{port}"));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("disktier"))
+        .env("KUBECONFIG", &kc)
+        .env("DISKTIER_DB", "/nonexistent/fleet-never-saves.db")
+        .args(["fleet", "run", "--nodes", "a", "--", "check", "etcd", "/x"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server answered its version at once; the run now waits on the namespace.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let sent = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if sent.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("fleet run was still there 20 s after Ctrl-C");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error: interrupted by Ctrl-C before any Job was made: nothing to clean up"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}

@@ -91,7 +91,8 @@ pub enum FleetError {
     Yaml(#[from] serde_yaml_ng::Error),
     #[error("cannot start the async runtime or its signal handlers: {0}")]
     Runtime(std::io::Error),
-    #[error("interrupted by {0}: every Job and Pod this run made was deleted")]
+    /// A signal before the run made anything.
+    #[error("interrupted by {0} before any Job was made: nothing to clean up")]
     Interrupted(&'static str),
 }
 
@@ -117,6 +118,7 @@ pub fn describe(e: &kube::Error) -> String {
             };
             format!("{} ({} {}){hint}", s.message, s.code, s.reason)
         }
+        e if crate::kube_run::limits::unanswered(e) => crate::kube_run::limits::unanswered_text(),
         other => with_causes(other),
     }
 }

@@ -25,12 +25,14 @@ use tokio::signal::unix::{signal, SignalKind};
 pub mod access;
 mod cluster;
 mod kubeconfig;
+pub mod limits;
 mod node_state;
 mod pods;
 #[cfg(test)]
 mod tests;
 
 pub use cluster::{delete_matching, ensure_namespace, fetch_nodes, leftovers, select, CleanReport};
+use limits::FIRST_ANSWER;
 use node_state::{eviction_reason, with_node_state, DEADLINE};
 use pods::{collect, is_pod_of, job_failed, judge_event, judge_pod, PodNote, PodState, Terminated};
 
@@ -165,7 +167,10 @@ pub async fn client(opts: &ClientOptions) -> Result<Client> {
         },
     };
     let server = config.cluster_url.to_string();
-    let client = Client::try_from(config).map_err(FleetError::Client)?;
+    let client = kube::client::ClientBuilder::try_from(config)
+        .map_err(FleetError::Client)?
+        .with_layer(&limits::layer())
+        .build();
     // kube leaves responses without a time limit (its watches wait on purpose), so a server
     // that takes the connection and never answers held `fleet run` and `fleet clean` for good
     // (QA: killed after 8 minutes). Its first answer is waited for this long.
@@ -183,7 +188,7 @@ pub async fn client(opts: &ClientOptions) -> Result<Client> {
         Ok(Ok(_)) | Ok(Err(kube::Error::Api(_))) => Ok(client),
         Ok(Err(e)) => Err(FleetError::Unreachable {
             server,
-            why: crate::error::with_causes(&e),
+            why: crate::error::describe(&e),
         }),
         Err(_) => Err(FleetError::Unreachable {
             server,
@@ -194,10 +199,6 @@ pub async fn client(opts: &ClientOptions) -> Result<Client> {
         }),
     }
 }
-
-/// How long the API server's answer to the first request (its version) is waited for: a
-/// healthy one answers in milliseconds, a loaded one in a few seconds.
-const FIRST_ANSWER: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Where kube looks for a kubeconfig without `--kubeconfig`, in words.
 fn kubeconfig_source() -> String {
@@ -238,25 +239,13 @@ pub async fn run(
     // SIGHUP (the ssh session or terminal went away) and SIGQUIT stop the run like Ctrl-C:
     // their default action would end the process and leave the Jobs and Pods behind.
     let mut signals = Signals::new()?;
-
-    ensure_namespace(client, ns, spec.create_namespace).await?;
-    let optional = access::check(client, ns).await?;
-    if !optional.is_empty() {
-        progress(Progress::Unpermitted {
-            namespace: ns,
-            missing: access::list(&optional),
-        });
-    }
-    let (old_jobs, old_pods, old_runs) = leftovers(client, ns).await?;
-    if !old_jobs.is_empty() || !old_pods.is_empty() {
-        progress(Progress::Leftovers {
-            namespace: ns,
-            jobs: old_jobs.len().max(old_pods.len()),
-            runs: old_runs,
-        });
-    }
-    let tolerations = manifest::tolerations(cfg.tolerate_all);
-    let candidates = select(client, &spec.selection, &tolerations).await?;
+    // A signal while the cluster is looked at ends the run before anything is made (QA: a
+    // Ctrl-C while a slow API server answered was held until the loop below, which first made
+    // the Jobs it had just been told not to make).
+    let candidates = tokio::select! {
+        c = prepare(client, spec, progress) => c?,
+        sig = signals.recv() => return Err(FleetError::Interrupted(sig)),
+    };
 
     let mut done: BTreeMap<String, NodeReport> = BTreeMap::new();
     let mut queue: VecDeque<Candidate> = VecDeque::new();
@@ -301,7 +290,19 @@ pub async fn run(
             let job = manifest::job(cfg, &c.node);
             let name = job.metadata.name.clone().unwrap_or_default();
             let mut report = NodeReport::new(&c.node, c.instance_type.clone(), c.zone.clone());
-            match jobs.create(&PostParams::default(), &job).await {
+            // A signal while a Job is being made stops the making: the node goes back to the
+            // queue (reported not started), and the sweep at the end deletes the Job should
+            // the server have made it.
+            let post = PostParams::default();
+            let created = tokio::select! {
+                r = jobs.create(&post, &job) => r,
+                sig = signals.recv() => {
+                    interrupted = Some(sig);
+                    queue.push_front(c);
+                    break;
+                }
+            };
+            match created {
                 Ok(_) => {
                     progress(Progress::Created {
                         node: &c.node,
@@ -329,7 +330,7 @@ pub async fn run(
                 }
             }
         }
-        if active.is_empty() {
+        if active.is_empty() || interrupted.is_some() {
             break;
         }
         // What the event says has become of a node: (node, finished?).
@@ -493,6 +494,34 @@ pub async fn run(
         left_behind,
         cleanup_error,
     })
+}
+
+/// What a run does before it makes anything: the namespace, the permissions, other runs'
+/// objects, and the nodes of the selection judged.
+async fn prepare(
+    client: &Client,
+    spec: &RunSpec,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<Candidate>> {
+    let ns = spec.job.namespace.as_str();
+    ensure_namespace(client, ns, spec.create_namespace).await?;
+    let optional = access::check(client, ns).await?;
+    if !optional.is_empty() {
+        progress(Progress::Unpermitted {
+            namespace: ns,
+            missing: access::list(&optional),
+        });
+    }
+    let (old_jobs, old_pods, old_runs) = leftovers(client, ns).await?;
+    if !old_jobs.is_empty() || !old_pods.is_empty() {
+        progress(Progress::Leftovers {
+            namespace: ns,
+            jobs: old_jobs.len().max(old_pods.len()),
+            runs: old_runs,
+        });
+    }
+    let tolerations = manifest::tolerations(spec.job.tolerate_all);
+    select(client, &spec.selection, &tolerations).await
 }
 
 /// The signals that stop a run (and then its cleanup runs): SIGINT, SIGTERM, SIGHUP, SIGQUIT.
