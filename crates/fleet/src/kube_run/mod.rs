@@ -20,7 +20,6 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
-use tokio::signal::unix::{signal, SignalKind};
 
 pub mod access;
 mod cluster;
@@ -28,13 +27,18 @@ mod kubeconfig;
 pub mod limits;
 mod node_state;
 mod pods;
+mod signals;
 #[cfg(test)]
 mod tests;
 
 pub use cluster::{delete_matching, ensure_namespace, fetch_nodes, leftovers, select, CleanReport};
 use limits::FIRST_ANSWER;
 use node_state::{eviction_reason, with_node_state, DEADLINE};
-use pods::{collect, is_pod_of, job_failed, judge_event, judge_pod, PodNote, PodState, Terminated};
+use pods::{
+    collect, is_pod_of, job_failed, judge_event, judge_job_event, judge_pod, PodNote, PodState,
+    Terminated,
+};
+use signals::Signals;
 
 /// Where the cluster is: `--kubeconfig` (else `KUBECONFIG`, `~/.kube/config`, in-cluster) and
 /// `--context`.
@@ -278,7 +282,11 @@ pub async fn run(
     // Role from an older `fleet rbac` without `events` only loses the early reports.
     let events: Api<Event> = Api::namespaced(client.clone(), ns);
     let ec = watcher::Config::default().fields("involvedObject.kind=Pod");
-    let mut pod_notes: Events<Event> = watcher(events, ec).default_backoff().boxed();
+    let mut pod_notes: Events<Event> = watcher(events.clone(), ec).default_backoff().boxed();
+    // And the Job controller's on the Jobs: a pod the API server refuses (a quota) is never
+    // made, which no pod watch sees.
+    let jc = watcher::Config::default().fields("involvedObject.kind=Job");
+    let mut job_notes: Events<Event> = watcher(events, jc).default_backoff().boxed();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut active: HashMap<String, Active> = HashMap::new();
     let mut interrupted = None;
@@ -376,7 +384,18 @@ pub async fn run(
                     match judge_event(&e) {
                         Some(PodNote::Fatal(reason)) => finished.push((node, Finish::Error(reason))),
                         Some(PodNote::Evicted(reason)) => finished.push((node, Finish::Evicted(reason))),
-                        None => {}
+                        Some(PodNote::Waiting(_)) | None => {}
+                    }
+                }
+            }
+            ev = job_notes.next() => {
+                for e in touched(ev) {
+                    let job = e.involved_object.name.as_deref();
+                    let Some((node, a)) = active.iter_mut().find(|(_, a)| job == Some(a.job.as_str())) else { continue };
+                    match judge_job_event(&e, ns) {
+                        Some(PodNote::Fatal(reason)) => finished.push((node.clone(), Finish::Error(reason))),
+                        Some(PodNote::Waiting(s)) if !a.running => a.last_state = s,
+                        _ => {}
                     }
                 }
             }
@@ -481,6 +500,7 @@ pub async fn run(
     drop(pod_events);
     drop(job_events);
     drop(pod_notes);
+    drop(job_notes);
     // A cleanup that fails (the API server gone since the nodes finished) must not lose the
     // results already read: they are returned with the error, which names `fleet clean`.
     let (left_behind, cleanup_error) = match delete_matching(client, ns, &selector).await {
@@ -522,38 +542,6 @@ async fn prepare(
     }
     let tolerations = manifest::tolerations(spec.job.tolerate_all);
     select(client, &spec.selection, &tolerations).await
-}
-
-/// The signals that stop a run (and then its cleanup runs): SIGINT, SIGTERM, SIGHUP, SIGQUIT.
-/// Once registered they stay caught for the life of the process, so a repeated one during
-/// cleanup does not end it half way.
-struct Signals {
-    int: tokio::signal::unix::Signal,
-    term: tokio::signal::unix::Signal,
-    hup: tokio::signal::unix::Signal,
-    quit: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn new() -> Result<Signals> {
-        let on = |k| signal(k).map_err(FleetError::Runtime);
-        Ok(Signals {
-            int: on(SignalKind::interrupt())?,
-            term: on(SignalKind::terminate())?,
-            hup: on(SignalKind::hangup())?,
-            quit: on(SignalKind::quit())?,
-        })
-    }
-
-    /// The next signal's name.
-    async fn recv(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.int.recv() => "Ctrl-C",
-            _ = self.term.recv() => "SIGTERM",
-            _ = self.hup.recv() => "SIGHUP",
-            _ = self.quit.recv() => "SIGQUIT",
-        }
-    }
 }
 
 /// Why a pod was deleted when no event has said yet.

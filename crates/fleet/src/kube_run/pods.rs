@@ -98,6 +98,8 @@ pub(super) enum PodNote {
     /// The pod is being evicted (deleted by the taint manager or the kubelet): report now, and
     /// delete the Job, whose controller would otherwise make a new pod at once.
     Evicted(String),
+    /// Not yet: what the pod waits for, in words (for the deadline's message).
+    Waiting(String),
 }
 
 /// Judges an event on a measuring pod (core/v1 Events, `involvedObject` the pod).
@@ -124,6 +126,31 @@ pub(super) fn judge_event(e: &Event) -> Option<PodNote> {
         "Evicted" | "Preempting" => Some(PodNote::Evicted(format!("evicted ({reason}: {msg})"))),
         _ => None,
     }
+}
+
+/// Judges an event on a measuring Job (`involvedObject` the Job): the Job controller's
+/// `FailedCreate`, when the API server refused the Job's pod. A ResourceQuota that asks every
+/// pod for a CPU limit ("failed quota: q: must specify limits.cpu"; fleet sets none, on
+/// purpose), a LimitRange whose maximum is under the pod's, or an admission policy refuses it
+/// for good, and the node would otherwise wait out `--timeout` as "the pod was never created"
+/// (QA: a namespace with `kubectl create quota q --hard=limits.cpu=2,limits.memory=4Gi`):
+/// `PodNote::Fatal`. A quota that is only full now ("exceeded quota") may make room when other
+/// pods end, so the Job controller's retries are waited for: `PodNote::Waiting`, for the
+/// deadline's message.
+pub(super) fn judge_job_event(e: &Event, ns: &str) -> Option<PodNote> {
+    if e.reason.as_deref() != Some("FailedCreate") {
+        return None;
+    }
+    let msg = cut(e.message.as_deref().unwrap_or(""), 400);
+    Some(if msg.contains("exceeded quota") {
+        PodNote::Waiting(format!(
+            "the pod was never created: the namespace's quota was full ({msg})"
+        ))
+    } else {
+        PodNote::Fatal(format!(
+            "FailedCreate: the API server refused the Job's pod ({msg}): a ResourceQuota, LimitRange or admission policy of namespace {ns} does not admit it (it requests cpu 250m and memory 128Mi, limits memory to 1Gi, and sets no CPU limit, which would show as I/O latency); see `kubectl -n {ns} describe quota,limitrange`, or run in a namespace without them (-n)"
+        ))
+    })
 }
 
 /// Whether `pod` is a pod the Job controller made for the Job `job`: its name is the Job's,

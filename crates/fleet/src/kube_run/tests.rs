@@ -412,3 +412,33 @@ fn a_log_that_fills_what_fleet_reads_without_a_document_says_so() {
     judge_read_log(&t, b"x\n", &mut r);
     assert!(!r.reason.unwrap().contains("16 MiB"));
 }
+
+/// QA: a namespace quota on limits.cpu refused every pod at once (FailedCreate on the Job), and
+/// the node waited out --timeout as "the pod was never created".
+#[test]
+fn a_pod_the_api_server_refuses_fails_the_node_unless_the_quota_is_only_full() {
+    let mut e = event(
+        "FailedCreate",
+        "Error creating: pods \"x\" is forbidden: failed quota: q: must specify limits.cpu",
+    );
+    match judge_job_event(&e, "ns") {
+        Some(PodNote::Fatal(why)) => {
+            assert!(
+                why.starts_with("FailedCreate: the API server refused"),
+                "{why}"
+            );
+            assert!(why.contains("must specify limits.cpu"), "{why}");
+            assert!(
+                why.contains("kubectl -n ns describe quota,limitrange"),
+                "{why}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    e.message = Some("Error creating: pods \"x\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1".into());
+    assert!(
+        matches!(judge_job_event(&e, "ns"), Some(PodNote::Waiting(w)) if w.contains("quota was full"))
+    );
+    e.reason = Some("SuccessfulCreate".into());
+    assert_eq!(judge_job_event(&e, "ns"), None);
+}
