@@ -72,6 +72,9 @@ pub enum FleetError {
     NotKubernetes { server: String, path: &'static str },
     #[error("namespace {0} does not exist: create it with `kubectl create namespace {0}`, or pass --create-namespace")]
     NoNamespace(String),
+    /// The namespace is being deleted: nothing can be made in it.
+    #[error("namespace {0} is being deleted (Terminating), and the API server makes nothing new in it: run again once `kubectl get namespace {0}` says NotFound (with --create-namespace), or pass another -n; a namespace that stays Terminating waits on a finalizer, which `kubectl get namespace {0} -o yaml` and the objects left in it name")]
+    NamespaceTerminating(String),
     /// The client may not do what a run needs (asked before anything is made).
     #[error("the cluster does not let this client {missing} in namespace {namespace}, which a fleet run needs, so nothing was made: as a cluster admin, grant what `disktier fleet rbac -n {namespace} --service-account NAME` (or `--user NAME`) prints, with `| kubectl apply -f -` (docs/fleet.md, Permissions)")]
     Forbidden { namespace: String, missing: String },
@@ -111,7 +114,10 @@ impl FleetError {
 pub fn describe(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(s) => {
-            let hint = if s.is_forbidden() {
+            // A namespace being deleted refuses new objects with 403 as well: no permission
+            // would help there.
+            let hint = if s.is_forbidden() && !s.message.contains("because it is being terminated")
+            {
                 " (see `disktier fleet rbac` for the permissions fleet needs)"
             } else {
                 ""

@@ -23,6 +23,15 @@ pub(super) fn is_status(e: &kube::Error, f: impl Fn(&kube::core::Status) -> bool
 pub async fn ensure_namespace(client: &Client, ns: &str, create: bool) -> Result<()> {
     let api: Api<Namespace> = Api::all(client.clone());
     match api.get_opt(ns).await {
+        // The API server makes nothing new in a namespace being deleted: every node's Job
+        // would fail alike, said as a permission (QA: 'cannot create Job ...: ... forbidden:
+        // unable to create new content in namespace N because it is being terminated (403
+        // Forbidden) (see `disktier fleet rbac` ...)', once per node).
+        Ok(Some(n))
+            if n.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating") =>
+        {
+            Err(FleetError::NamespaceTerminating(ns.to_string()))
+        }
         Ok(Some(_)) => Ok(()),
         Ok(None) if create => match api
             .create(&PostParams::default(), &manifest::namespace(ns))
