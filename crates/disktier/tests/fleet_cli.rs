@@ -553,3 +553,39 @@ fn ctrl_c_before_any_job_is_made_ends_the_run_at_once() {
     );
     assert!(out.stdout.is_empty());
 }
+
+/// QA: a kubeconfig whose token had expired gave "reading namespace disktier: Unauthorized
+/// (401 Unauthorized)" (`fleet clean`: "listing Jobs in namespace disktier: ..."), naming
+/// neither the credentials nor the fix. The server here is plain HTTP on loopback, answering
+/// every request 401 as an API server does to a token it does not know.
+#[test]
+fn credentials_the_server_refuses_are_named_with_the_fix() {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut c in listener.incoming().flatten() {
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let body = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#;
+            let _ = write!(
+                c,
+                "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig_for(dir.path(), &format!("http://127.0.0.1:{port}"));
+    for (args, err) in errors_of_every_api_call(&kc) {
+        assert!(
+            err.contains(&format!(
+                "the API server at http://127.0.0.1:{port}/ does not accept this client's credentials (401 Unauthorized)"
+            )) && err.contains("kubectl create token"),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -70,6 +70,9 @@ pub enum FleetError {
     /// answered 404: a web server, or a URL whose path is not the API server's.
     #[error("the server at {server} answered 404 (Not Found) for GET {path}: it does not look like a Kubernetes API server; check the server URL of the kubeconfig's cluster (--kubeconfig/--context, or `kubectl config view --minify`)")]
     NotKubernetes { server: String, path: &'static str },
+    /// The server answered 401 to the first request: it does not take the client's credentials.
+    #[error("the API server at {server} does not accept this client's credentials (401 Unauthorized): the kubeconfig's token or client certificate has expired or is not this cluster's; get new ones (for a service account `kubectl create token NAME`, for a cloud cluster its get-credentials command) and check --kubeconfig/--context")]
+    Unauthenticated { server: String },
     #[error("namespace {0} does not exist: create it with `kubectl create namespace {0}`, or pass --create-namespace")]
     NoNamespace(String),
     /// The namespace is being deleted: nothing can be made in it.

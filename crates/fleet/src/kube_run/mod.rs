@@ -187,7 +187,13 @@ pub async fn client(opts: &ClientOptions) -> Result<Client> {
             server,
             path: "/version",
         }),
-        // An answer, even a refusal (401, 403), is a server that is there: the calls that
+        // Credentials it does not take (an expired token or certificate) would fail every
+        // later call as a bare 'Unauthorized (401 Unauthorized)' (QA: 'reading namespace
+        // disktier: Unauthorized (401 Unauthorized)'): said once, with the fix.
+        Ok(Err(kube::Error::Api(s))) if s.code == 401 => {
+            Err(FleetError::Unauthenticated { server })
+        }
+        // An answer, even a refusal (403), is a server that is there: the calls that
         // follow say what it refuses.
         Ok(Ok(_)) | Ok(Err(kube::Error::Api(_))) => Ok(client),
         Ok(Err(e)) => Err(FleetError::Unreachable {
