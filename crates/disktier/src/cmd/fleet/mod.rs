@@ -20,7 +20,7 @@ use disktier_fleet::summary;
 use results::export_metrics;
 use std::path::PathBuf;
 use std::time::Duration;
-use text::{note, progress_line, summary_text, table};
+use text::{left_behind_message, note, progress_line, summary_text, table};
 
 pub type Args = super::Sub<What>;
 
@@ -259,11 +259,11 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
         );
     }
     if !outcome.left_behind.is_empty() {
-        bail!(
-            "could not delete {} within the wait: run `disktier fleet clean -n {}`",
-            outcome.left_behind.join(", "),
-            spec.job.namespace
-        );
+        bail!(left_behind_message(
+            &spec.job.namespace,
+            &outcome.run_id,
+            &outcome.left_behind
+        ));
     }
     if let Some(sig) = outcome.interrupted {
         bail!("interrupted by {sig}: every Job and Pod this run made was deleted; the nodes that finished are saved");

@@ -138,9 +138,39 @@ pub(super) fn summary_text(s: &Summary) -> String {
     out
 }
 
+/// The error of a run whose objects were still there when its cleanup stopped waiting. It
+/// names this run's `fleet clean --run`: a bare `fleet clean -n NS` (which it named before)
+/// deletes every run's objects in the namespace, and so stops another client's run going
+/// there (QA: a pod held by a finalizer, beside a second run).
+pub(super) fn left_behind_message(namespace: &str, run_id: &str, left: &[String]) -> String {
+    format!(
+        "could not delete {} within the wait (a finalizer holds an object until it is removed: `kubectl -n {namespace} get {} -o yaml` names it): run `disktier fleet clean -n {namespace} --run {run_id}` once it is gone",
+        left.join(", "),
+        left.first().map(String::as_str).unwrap_or("pods")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_was_left_is_cleaned_by_this_runs_id_alone() {
+        let m = left_behind_message(
+            "disktier",
+            "20261128-101010-aaaaaa",
+            &["pod/disktier-aaaaaa-n1-0badc0de-x1y2z".into()],
+        );
+        assert!(
+            m.contains("`disktier fleet clean -n disktier --run 20261128-101010-aaaaaa`"),
+            "{m}"
+        );
+        assert!(
+            m.contains("kubectl -n disktier get pod/disktier-aaaaaa-n1-0badc0de-x1y2z -o yaml"),
+            "{m}"
+        );
+        assert!(!m.contains("`disktier fleet clean -n disktier`"), "{m}");
+    }
 
     #[test]
     fn leftovers_are_cleaned_run_by_run_never_all_at_once() {
