@@ -52,6 +52,12 @@ fn bad(flag: &'static str, value: &str, why: &str) -> RenderError {
     RenderError::bad_value(flag, value.to_string(), why)
 }
 
+/// The IAM role of Karpenter's nodes when none is given: the name Karpenter's getting-started
+/// guide creates, KarpenterNodeRole-CLUSTER.
+fn default_node_role(cluster: &str) -> String {
+    format!("KarpenterNodeRole-{cluster}")
+}
+
 /// An API server URL: `https://HOST[:PORT]` and at most a `/` after it, the host a DNS name
 /// (RFC 1123 labels of letters, digits and `-`, at most 253 characters), an IPv4 address or a
 /// bracketed IPv6 address, the port 1 to 65535 (found by QA: `https://a"b/$(id)` was accepted).
@@ -196,6 +202,22 @@ impl Eks {
                 "use lowercase letters, digits and '-'",
             ));
         }
+        if cfg.node_role.is_none() {
+            // The default role is Karpenter's getting-started name, KarpenterNodeRole-CLUSTER,
+            // held to IAM's 64 characters like a given one (found by QA: a 50-character cluster
+            // name rendered a 68-character role, which no IAM role can have).
+            let role = default_node_role(&cfg.cluster);
+            if role.len() > 64 {
+                return Err(bad(
+                    "node-role",
+                    &role,
+                    &format!(
+                        "the default role name KarpenterNodeRole-CLUSTER is {} characters here, past IAM's 64 for a role name: pass --node-role with the IAM role name of Karpenter's nodes",
+                        role.len()
+                    ),
+                ));
+            }
+        }
         if let Some(r) = &cfg.node_role {
             // IAM role names: letters, digits and +=,.@_- , at most 64 (IAM User Guide,
             // "IAM object quotas": role name).
@@ -257,7 +279,7 @@ impl Eks {
         let role = c
             .node_role
             .clone()
-            .unwrap_or_else(|| format!("KarpenterNodeRole-{}", c.cluster));
+            .unwrap_or_else(|| default_node_role(&c.cluster));
         let mut spec = json!({
             "amiSelectorTerms": [{"alias": "al2023@latest"}],
             "role": role,
@@ -380,6 +402,26 @@ mod tests {
         assert_eq!(e.cfg.mount_path.as_deref(), Some("/mnt/k8s-disks"));
         let e = Eks::new(cfg("/proc/x")).unwrap_err().to_string();
         assert!(e.contains("lies in /proc, a kernel filesystem"), "{e}");
+    }
+
+    #[test]
+    fn a_default_node_role_past_iams_64_characters_is_refused() {
+        let mut c = cfg("/mnt/k8s-disks");
+        c.cluster = "c".repeat(46);
+        let e = Eks::new(c.clone()).unwrap();
+        let class = e.ec2_node_class().unwrap();
+        assert!(
+            class.contains(&format!("role: KarpenterNodeRole-{}", "c".repeat(46))),
+            "{class}"
+        );
+        c.cluster = "c".repeat(47);
+        let e = Eks::new(c.clone()).unwrap_err().to_string();
+        assert!(
+            e.contains("is 65 characters here, past IAM's 64") && e.contains("--node-role"),
+            "{e}"
+        );
+        c.node_role = Some("nodes".into());
+        assert!(Eks::new(c).is_ok());
     }
 
     #[test]
