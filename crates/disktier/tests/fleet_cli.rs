@@ -370,12 +370,13 @@ fn a_server_that_never_answers_is_given_up_on() {
     assert!(started.elapsed() < std::time::Duration::from_secs(100));
 }
 
-/// QA: a server that is not Kubernetes (a web server answering 404 with an HTML page) gave
-/// "listing Jobs in namespace disktier: <!DOCTYPE HTML>..." with the whole page. The answer to
-/// the first request says what is wrong and where to look. The server is plain HTTP on
-/// loopback, answering every request 404 as a web server does.
-#[test]
-fn a_server_that_is_not_kubernetes_is_named_as_such() {
+/// A plain-HTTP server on loopback that gives every request the same answer (`status` such as
+/// "404 Not Found", with `body`) and closes the connection. Returns its port.
+fn server_answering_every_request(
+    status: &'static str,
+    content_type: &'static str,
+    body: &'static str,
+) -> u16 {
     use std::io::{BufRead, BufReader, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -386,14 +387,27 @@ fn a_server_that_is_not_kubernetes_is_named_as_such() {
             while r.read_line(&mut line).is_ok_and(|n| n > 2) {
                 line.clear();
             }
-            let body = "<!DOCTYPE HTML>\n<html><body><h1>404 Not Found</h1></body></html>\n";
             let _ = write!(
                 c,
-                "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
         }
     });
+    port
+}
+
+/// QA: a server that is not Kubernetes (a web server answering 404 with an HTML page) gave
+/// "listing Jobs in namespace disktier: <!DOCTYPE HTML>..." with the whole page. The answer to
+/// the first request says what is wrong and where to look. The server is plain HTTP on
+/// loopback, answering every request 404 as a web server does.
+#[test]
+fn a_server_that_is_not_kubernetes_is_named_as_such() {
+    let port = server_answering_every_request(
+        "404 Not Found",
+        "text/html",
+        "<!DOCTYPE HTML>\n<html><body><h1>404 Not Found</h1></body></html>\n",
+    );
     let dir = tempfile::tempdir().unwrap();
     let kc = kubeconfig_for(dir.path(), &format!("http://127.0.0.1:{port}"));
     for (args, err) in errors_of_every_api_call(&kc) {
@@ -560,24 +574,11 @@ fn ctrl_c_before_any_job_is_made_ends_the_run_at_once() {
 /// every request 401 as an API server does to a token it does not know.
 #[test]
 fn credentials_the_server_refuses_are_named_with_the_fix() {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut c in listener.incoming().flatten() {
-            let mut r = BufReader::new(c.try_clone().unwrap());
-            let mut line = String::new();
-            while r.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let body = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#;
-            let _ = write!(
-                c,
-                "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
+    let port = server_answering_every_request(
+        "401 Unauthorized",
+        "application/json",
+        r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#,
+    );
     let dir = tempfile::tempdir().unwrap();
     let kc = kubeconfig_for(dir.path(), &format!("http://127.0.0.1:{port}"));
     for (args, err) in errors_of_every_api_call(&kc) {
