@@ -42,7 +42,8 @@ fn leftovers(dir: &Path) -> Vec<String> {
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".disktier-import-"))
+        // The temporary file beside the output (disktier_atomicfile: `.NAME.<random>.tmp`).
+        .filter(|n| n.starts_with('.') && n.ends_with(".tmp"))
         .collect()
 }
 

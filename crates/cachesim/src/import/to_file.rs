@@ -3,6 +3,7 @@
 
 use super::{import_reader, Format, ImportReport};
 use crate::TraceError;
+use disktier_atomicfile::{Mode, Staged};
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
@@ -57,35 +58,23 @@ pub fn import_to_file(
         .ok()
         .filter(|p| p.is_file())
         .unwrap_or_else(|| output.to_path_buf());
-    let dir = match dest.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
     // The input first: opening a FIFO waits for its writer, and a temporary file made before
     // that wait stayed behind when a second Ctrl-C ended the process in it (QA).
     let reader = StopReader::open(input, &stop)?;
-    let mut tmp = {
-        use std::os::unix::fs::PermissionsExt;
-        tempfile::Builder::new()
-            .prefix(".disktier-import-")
-            .suffix(".tmp")
-            // What File::create gives (the umask applies), not tempfile's private 0600.
-            .permissions(std::fs::Permissions::from_mode(0o666))
-            .tempfile_in(dir)
-            .map_err(|e| TraceError::io(output, e))?
-    };
+    // What File::create gives (the umask applies), not a private 0600.
+    let mut tmp = Staged::beside(&dest, Mode::Umask(0o666))
+        .map_err(|e| TraceError::io(output, e.into_io()))?;
     let res = import_reader(
         format,
         reader,
         input,
-        std::io::BufWriter::new(tmp.as_file_mut()),
+        std::io::BufWriter::new(tmp.file()),
         strict,
     )
     .and_then(|(report, w)| {
+        // Synced by the commit below.
         w.into_inner()
-            .map_err(|e| TraceError::io(output, e.into_error()))?
-            .sync_all()
-            .map_err(|e| TraceError::io(output, e))?;
+            .map_err(|e| TraceError::io(output, e.into_error()))?;
         Ok(report)
     });
     match res {
@@ -93,8 +82,8 @@ pub fn import_to_file(
         // of the input, not an error: what was read is cut short all the same (QA: Ctrl-C on
         // `producer | disktier trace import ... /dev/stdin` replaced a good trace).
         Ok(report) if !stop.load(Ordering::SeqCst) => {
-            tmp.persist(&dest)
-                .map_err(|e| TraceError::io(output, e.error))?;
+            tmp.commit()
+                .map_err(|e| TraceError::io(output, e.into_io()))?;
             Ok(report)
         }
         // Dropping `tmp` removes it.

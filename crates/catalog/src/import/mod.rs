@@ -7,7 +7,6 @@ pub mod aws_offer;
 pub mod refresh;
 
 use crate::model::Catalog;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -245,32 +244,15 @@ pub(crate) fn check_merged(
     Ok(())
 }
 
-/// Writes `cat` as TOML to `out` atomically: a temporary file beside it, renamed on success, so a
-/// failed import leaves nothing (and never half a file) behind.
+/// Writes `cat` as TOML to `out` atomically ([`disktier_atomicfile`]: a temporary file beside
+/// it, synced, renamed on success), so a failed import leaves nothing (and never half a file)
+/// behind. Mode 0644: a catalog is not a secret.
 pub fn write_atomically(cat: &Catalog, header: &str, out: &Path) -> Result<(), ImportError> {
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let werr = |source| ImportError::Write {
-        path: out.to_path_buf(),
-        source,
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".disktier-catalog-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(werr)?;
-    tmp.write_all(header.as_bytes()).map_err(werr)?;
-    tmp.write_all(cat.to_toml().as_bytes()).map_err(werr)?;
-    // tempfile creates 0600; a catalog is not a secret.
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(werr)?;
-    }
-    tmp.as_file().sync_all().map_err(werr)?;
-    tmp.persist(out).map_err(|e| werr(e.error))?;
-    Ok(())
+    let body = [header.as_bytes(), cat.to_toml().as_bytes()].concat();
+    disktier_atomicfile::replace(out, &body, disktier_atomicfile::Mode::Exact(0o644)).map_err(|e| {
+        ImportError::Write {
+            path: out.to_path_buf(),
+            source: e.into_io(),
+        }
+    })
 }

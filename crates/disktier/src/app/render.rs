@@ -2,6 +2,7 @@
 //! files written into a directory, all or nothing.
 
 use anyhow::Context;
+use disktier_atomicfile::{AtomicError, Mode, Staged};
 use disktier_catalog::Catalog;
 use disktier_disks::render::{FileKind, LocalDisks, Rendered};
 use std::path::Path;
@@ -59,47 +60,25 @@ fn existing(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
     Ok(Some(buf))
 }
 
-/// `content` in a new temporary file beside `path` (`O_EXCL`, so never a link), written and
-/// synced, with `path`'s mode (0755 for a script, else the mode of the file it replaces, 0644
-/// for a new one). It becomes `path` by [`commit`]; dropped, it is removed.
-fn stage(path: &Path, content: &str, executable: bool) -> anyhow::Result<tempfile::NamedTempFile> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let mode = match std::fs::symlink_metadata(path) {
-        _ if executable => 0o755,
-        Ok(m) if m.is_file() => m.permissions().mode() & 0o7777,
-        _ => 0o644,
+/// `content` staged beside `path` ([`disktier_atomicfile`]: `O_EXCL`, so never a link; written,
+/// synced and renamed in only when every file is staged), with `path`'s mode: 0755 for a
+/// script, else the mode of the file it replaces, 0644 for a new one.
+fn stage(path: &Path, content: &str, executable: bool) -> anyhow::Result<Staged> {
+    let mode = if executable {
+        Mode::Exact(0o755)
+    } else {
+        Mode::KeepOr(0o644)
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(|| {
-            format!(
-                "writing {}: cannot create a temporary file in {}",
-                path.display(),
-                dir.display()
-            )
-        })?;
-    tmp.write_all(content.as_bytes())
-        .and_then(|_| tmp.as_file().sync_all())
-        .and_then(|_| {
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(mode))
-        })
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(tmp)
+    Staged::with(path, content.as_bytes(), mode).map_err(|e| written(path, e))
 }
 
-/// Puts a staged file in `path`'s place by a rename, which replaces what is there (a link put
-/// there since it was checked is replaced, not followed).
-fn commit(tmp: tempfile::NamedTempFile, path: &Path) -> anyhow::Result<()> {
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+/// A staged file's error in render's words: `writing PATH: ...`.
+fn written(path: &Path, e: AtomicError) -> anyhow::Error {
+    let what = format!("writing {}", path.display());
+    match e {
+        AtomicError::Create { .. } => anyhow::Error::new(e).context(what),
+        AtomicError::Write { source, .. } => anyhow::Error::new(source).context(what),
+    }
 }
 
 /// Writes the files into `dir`. Nothing is written when any existing file differs and
@@ -133,8 +112,10 @@ pub fn write_files(
         let path = dir.join(&f.name);
         staged.push((stage(&path, &f.content, f.kind == FileKind::Shell)?, path));
     }
+    // A rename replaces what is there: a link put there since it was checked is replaced, not
+    // followed.
     for (tmp, path) in staged {
-        commit(tmp, &path)?;
+        tmp.commit().map_err(|e| written(&path, e))?;
     }
     Ok(status)
 }

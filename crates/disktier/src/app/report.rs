@@ -2,6 +2,7 @@
 //! written atomically to a file.
 
 use anyhow::Context;
+use disktier_atomicfile::{Mode, Staged};
 use disktier_catalog::plan::StoragePlan;
 use disktier_store::report::{render, ReportInput, Skipped};
 use disktier_store::{Filter, Store, StoreError, StoredRun};
@@ -211,14 +212,6 @@ pub fn render_page(
     })?)
 }
 
-/// The directory a report at `path` is written in.
-fn dir_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    }
-}
-
 /// Whether a report can be written at `path` (named by the option `flag`), and the mode it will
 /// have (that of the report it replaces, 0644 for a new one). Checked before anything is
 /// rendered or measured, so that `assess --report` in a directory that does not exist or
@@ -251,22 +244,17 @@ pub fn check_destination(path: &Path, flag: &str) -> anyhow::Result<u32> {
         // A path through a file ("report.html/x") or one that cannot be reached.
         Err(e) => anyhow::bail!("cannot write {} ({e}): pass another {flag}", path.display()),
     };
-    let name = path.file_name().with_context(|| {
+    path.file_name().with_context(|| {
         format!(
             "{} names no file: pass a file name to {flag}",
             path.display()
         )
     })?;
-    let dir = dir_of(path);
     // The temporary file the write makes, made and removed: this finds a directory that does
     // not exist, one the user cannot write and a read-only filesystem as the write would.
-    let probe = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .tempfile_in(dir);
-    if let Err(e) = probe {
-        let dir = dir.display();
-        match e.kind() {
+    if let Err(e) = Staged::beside(path, Mode::Exact(mode)) {
+        let dir = disktier_atomicfile::dir_of(path).display();
+        match e.io().kind() {
             ErrorKind::NotFound => anyhow::bail!(
                 "cannot write {}: the directory {dir} does not exist; create it, or pass another {flag}",
                 path.display()
@@ -283,42 +271,21 @@ pub fn check_destination(path: &Path, flag: &str) -> anyhow::Result<u32> {
                 "cannot write {}: {dir} is not a directory; pass another {flag}",
                 path.display()
             ),
-            _ => anyhow::bail!(
+            kind => anyhow::bail!(
                 "cannot create a temporary file in {dir} ({}): pass another {flag}",
-                std::io::Error::from(e.kind())
+                std::io::Error::from(kind)
             ),
         }
     }
     Ok(mode)
 }
 
-/// Writes `bytes` to `path` through a random `O_EXCL` temporary file in its directory and a
-/// rename; keeps the mode of a file it replaces (0644 for a new one). `flag` is the option that
-/// named `path`.
+/// Writes `bytes` to `path` atomically ([`disktier_atomicfile`]: a random `O_EXCL` temporary
+/// file in its directory, synced and renamed); keeps the mode of a file it replaces (0644 for a
+/// new one). `flag` is the option that named `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8], flag: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
     let mode = check_destination(path, flag)?;
-    let dir = dir_of(path);
-    let name = path
-        .file_name()
-        .with_context(|| format!("{} names no file: pass a file name", path.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .and_then(|_| {
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(mode))
-        })
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    // On failure the temporary file is removed when `tmp` drops.
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    disktier_atomicfile::replace(path, bytes, Mode::Exact(mode))?;
     Ok(())
 }
 

@@ -6,10 +6,9 @@
 //! or a dangling one included, fails with EEXIST and another is drawn), and renamed over the
 //! target, which replaces a symlink planted there, never what it points to (rename(2)).
 
-use anyhow::{bail, Context};
+use anyhow::bail;
+use disktier_atomicfile::{Mode, Staged};
 use std::collections::BTreeSet;
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The mode of the file written: node_exporter usually runs as another user than a root cron
@@ -73,12 +72,13 @@ impl TextfileDir {
             Ok(_) => bail!("--textfile-dir {}: not a directory: {fix}", dir.display()),
             Err(e) => bail!("--textfile-dir {}: {e}: {fix}", dir.display()),
         }
-        match temp_in(dir, ".disktier-probe.") {
-            // Removed when dropped.
+        // Removed when dropped.
+        match Staged::beside(&dir.join("disktier-probe"), Mode::Exact(MODE)) {
             Ok(_probe) => Ok(TextfileDir(dir.to_path_buf(), None)),
             Err(e) => bail!(
-                "--textfile-dir {}: cannot create a file in it ({e}): {fix}",
-                dir.display()
+                "--textfile-dir {}: cannot create a file in it ({}): {fix}",
+                dir.display(),
+                e.io()
             ),
         }
     }
@@ -101,32 +101,18 @@ impl TextfileDir {
         self.0.join(format!("{}.prom", self.stem(command)))
     }
 
-    /// Writes `text` to [`TextfileDir::file`] atomically: a new temporary file in DIR
-    /// (its name does not end in .prom, so the collector never reads it half written), mode
-    /// 0644, fsync, rename over the old file, fsync of the directory. Returns the file's path
-    /// and the targets whose figures the old file held and the new one does not.
+    /// Writes `text` to [`TextfileDir::file`] atomically ([`disktier_atomicfile`]): a new
+    /// temporary file in DIR (its name does not end in .prom, so the collector never reads it
+    /// half written), mode 0644, fsync, rename over the old file, fsync of the directory.
+    /// Returns the file's path and the targets whose figures the old file held and the new one
+    /// does not.
     pub fn write(&self, command: &str, text: &str) -> anyhow::Result<Written> {
-        use std::os::unix::fs::PermissionsExt;
         let dest = self.file(command);
         let replaced_paths = {
             let new = path_labels(text);
             old_paths(&dest).difference(&new).cloned().collect()
         };
-        let mut tmp = temp_in(&self.0, &format!(".{}.prom.", self.stem(command)))
-            .with_context(|| format!("cannot create a temporary file in {}", self.0.display()))?;
-        // On an error the temporary file is removed when `tmp` drops.
-        let result = (|| -> std::io::Result<()> {
-            tmp.write_all(text.as_bytes())?;
-            // fchmod: the file was created 0600, and a mode given at creation goes through
-            // the umask.
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(MODE))?;
-            tmp.as_file().sync_all()?;
-            Ok(())
-        })()
-        .and_then(|()| tmp.persist(&dest).map(drop).map_err(|e| e.error))
-        .and_then(|()| File::open(&self.0)?.sync_all());
-        result.with_context(|| format!("cannot write {}", dest.display()))?;
+        disktier_atomicfile::replace(&dest, text.as_bytes(), Mode::Exact(MODE))?;
         Ok(Written {
             path: dest,
             replaced_paths,
@@ -192,14 +178,6 @@ pub fn path_labels(text: &str) -> BTreeSet<String> {
         }
     }
     out
-}
-
-/// A new temporary file in `dir` named `{prefix}<random>.tmp` (module doc).
-fn temp_in(dir: &Path, prefix: &str) -> std::io::Result<tempfile::NamedTempFile> {
-    tempfile::Builder::new()
-        .prefix(prefix)
-        .suffix(".tmp")
-        .tempfile_in(dir)
 }
 
 #[cfg(test)]
