@@ -7,6 +7,7 @@ pub use super::fstab::{
 };
 use super::SetupError;
 use crate::valid::{unit_escape_path, MountPath};
+use disktier_atomicfile::{Mode, Staged};
 use std::path::Path;
 
 /// How every unit setup writes starts: what marks it as setup's, to rewrite or (`--undo`) remove.
@@ -209,17 +210,27 @@ pub fn replaceable(path: &Path) -> Result<Option<std::fs::Metadata>, SetupError>
     }
 }
 
-/// Replaces `path` with `contents` atomically: a temporary file in the same directory, written
-/// and synced, given the old file's mode, owner and SELinux label (the `security.selinux`
-/// extended attribute), then renamed over it; the old content is kept as `PATH.disktier.bak`.
-/// A crash leaves either the old or the new file, never half of one. A symbolic link is
-/// refused (renaming over it would replace the link, not its target).
+/// Replaces `path` with `contents` atomically ([`disktier_atomicfile`]): a temporary file in the
+/// same directory, written, given the old file's mode, owner and SELinux label (the
+/// `security.selinux` extended attribute), synced, then renamed over it; the old content is
+/// kept as `PATH.disktier.bak`, itself replaced atomically, so a full disk leaves the previous
+/// backup rather than none. A crash leaves either the old or the new file, never half of one. A
+/// symbolic link is refused (renaming over it would replace the link, not its target).
 pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SetupError> {
-    use std::io::Write;
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::MetadataExt;
     let io = |p: &Path| {
         let p = p.to_path_buf();
         move |e| SetupError::Io { path: p, source: e }
+    };
+    let atomic = |e: disktier_atomicfile::AtomicError| {
+        let p = match &e {
+            disktier_atomicfile::AtomicError::Create { dir, .. } => dir.clone(),
+            disktier_atomicfile::AtomicError::Write { path, .. } => path.clone(),
+        };
+        SetupError::Io {
+            path: p,
+            source: e.into_io(),
+        }
     };
     let dir = path.parent().unwrap_or(Path::new("/"));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -228,47 +239,24 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SetupError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if old.is_some() {
+    if let Some(m) = &old {
         let bak = dir.join(format!("{name}.disktier.bak"));
         let prev = std::fs::read(path).map_err(io(path))?;
         if prev != contents.as_bytes() {
             // The backup gets the old file's mode too: fstab may be readable by root only.
-            let _ = std::fs::remove_file(&bak);
-            let mut b = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(old.as_ref().map_or(0o600, |m| m.mode() & 0o7777))
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&bak)
-                .map_err(io(&bak))?;
-            b.write_all(&prev).map_err(io(&bak))?;
-            b.sync_all().map_err(io(&bak))?;
+            disktier_atomicfile::replace(&bak, &prev, Mode::Exact(m.mode() & 0o7777))
+                .map_err(atomic)?;
         }
     }
-    let tmp = dir.join(format!(".{name}.disktier-{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let mode = old.as_ref().map_or(0o644, |m| m.mode() & 0o7777);
-    let result = (|| -> Result<(), SetupError> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .map_err(io(&tmp))?;
-        f.write_all(contents.as_bytes()).map_err(io(&tmp))?;
-        if let Some(m) = &old {
-            // The umask may have cut the mode; owner only root can set, and setup runs as
-            // root (a test's temp dir keeps the caller's owner anyway).
-            f.set_permissions(std::fs::Permissions::from_mode(mode))
-                .map_err(io(&tmp))?;
-            if std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid())).is_err()
-                && (m.uid(), m.gid())
-                    != (
-                        f.metadata().map_err(io(&tmp))?.uid(),
-                        f.metadata().map_err(io(&tmp))?.gid(),
-                    )
-            {
+    let mut staged =
+        Staged::with(path, contents.as_bytes(), Mode::KeepOr(0o644)).map_err(atomic)?;
+    if let Some(m) = &old {
+        // Owner only root can set, and setup runs as root (a test's temp dir keeps the
+        // caller's owner anyway).
+        let f = staged.file();
+        if std::os::unix::fs::fchown(&*f, Some(m.uid()), Some(m.gid())).is_err() {
+            let md = f.metadata().map_err(io(path))?;
+            if (m.uid(), m.gid()) != (md.uid(), md.gid()) {
                 return Err(SetupError::Config(format!(
                     "cannot give {} its owner {}:{}: run setup as root",
                     path.display(),
@@ -276,19 +264,11 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), SetupError> {
                     m.gid()
                 )));
             }
-            copy_selinux_label(path, &f).map_err(io(&tmp))?;
         }
-        f.sync_all().map_err(io(&tmp))?;
-        std::fs::rename(&tmp, path).map_err(io(path))?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        copy_selinux_label(path, f).map_err(io(path))?;
     }
-    result
+    // Dropped on an error above, the temporary file is removed.
+    staged.commit().map_err(atomic)
 }
 
 /// Copies the `security.selinux` extended attribute of `from` to `to`, when `from` has one
@@ -398,6 +378,58 @@ mod tests {
         let e = write_atomic(&link, "x").unwrap_err().to_string();
         assert!(e.contains("symbolic link"), "{e}");
         assert_eq!(std::fs::read_to_string(&fstab).unwrap(), "new\n");
+    }
+
+    /// Left item (session 25): the backup was removed before the new one was written, so a
+    /// full filesystem lost the previous backup as well as failing. Now both files are
+    /// replaced whole or not at all. Needs root (a 64 KiB tmpfs); skipped otherwise.
+    #[test]
+    fn a_full_filesystem_keeps_the_file_and_its_previous_backup() {
+        let t = tempfile::tempdir().unwrap();
+        let etc = t.path().join("etc");
+        std::fs::create_dir(&etc).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "disktier-test"])
+            .arg(&etc)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: cannot mount a tmpfs (not root)");
+            return;
+        }
+        struct Unmount(std::path::PathBuf);
+        impl Drop for Unmount {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg(&self.0).status();
+            }
+        }
+        let _unmount = Unmount(etc.clone());
+        let fstab = etc.join("fstab");
+        std::fs::write(&fstab, "first\n").unwrap();
+        write_atomic(&fstab, "second\n").unwrap();
+        let bak = etc.join("fstab.disktier.bak");
+        assert_eq!(std::fs::read_to_string(&bak).unwrap(), "first\n");
+        // Fill the filesystem: what is left is less than a page.
+        let mut filler = std::fs::File::create(etc.join("filler")).unwrap();
+        let block = vec![b'x'; 4096];
+        while std::io::Write::write_all(&mut filler, &block).is_ok() {}
+        let big = "third\n".repeat(2000);
+        assert!(
+            write_atomic(&fstab, &big).is_err(),
+            "the filesystem is full"
+        );
+        assert_eq!(std::fs::read_to_string(&fstab).unwrap(), "second\n");
+        assert_eq!(
+            std::fs::read_to_string(&bak).unwrap(),
+            "first\n",
+            "the previous backup is kept"
+        );
+        let mut left: Vec<_> = std::fs::read_dir(&etc)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["filler", "fstab", "fstab.disktier.bak"]);
     }
 
     #[test]
