@@ -359,6 +359,22 @@ fn render_refuses_what_qa_found() {
             vec!["t3.medium is not in disktier's catalog"],
         ),
         (
+            // Left item (session 25): taken as a u32, 2147483648 rendered a MachineSet the API
+            // server refuses (spec.replicas is an int32).
+            "machineset replicas past int32".into(),
+            openshift(&[
+                "--machineset",
+                "--instance-type",
+                "m6id.xlarge",
+                "--cluster-id",
+                "c1",
+                "--replicas",
+                "2147483648",
+            ]),
+            2,
+            vec!["--replicas \"2147483648\"", "int32: at most 2147483647"],
+        ),
+        (
             "gke request 0".into(),
             gke(&["--request", "0"]),
             2,

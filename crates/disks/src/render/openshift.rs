@@ -127,6 +127,7 @@ impl OpenShift {
             }
             check_dns_label("cluster-id", &ms.cluster_id)?;
             check_machineset_name(&ms.cluster_id, &cfg.role)?;
+            check_replicas(ms.replicas)?;
             check_instance_type(&ms.instance_type)?;
             // Found by QA: m6i.xlarge and t3.medium rendered a MachineSet of nodes without a
             // disk for the MachineConfig.
@@ -423,6 +424,18 @@ fn check_machineset_name(cluster_id: &str, role: &str) -> Result<(), RenderError
             name.len(),
             63usize.saturating_sub(name.len() - role.len())
         ),
+    )
+}
+
+/// A MachineSet's `spec.replicas` is an int32 (Kubernetes API conventions: "All public integer
+/// fields MUST use the Go int32 or Go int64 types"; the MachineSet API declares it `*int32`), so
+/// the API server refuses a larger count (left item of session 25: any u32 was rendered).
+fn check_replicas(n: u32) -> Result<(), RenderError> {
+    RenderError::unless(
+        i32::try_from(n).is_ok(),
+        "replicas",
+        n.to_string(),
+        "a MachineSet's spec.replicas is an int32: at most 2147483647",
     )
 }
 

@@ -130,7 +130,7 @@ pub struct OpenshiftArgs {
     /// RHCOS AMI (default: the OpenShift instance-disk recipe's us-east-1 image).
     #[arg(long, requires = "machineset")]
     pub ami: Option<String>,
-    /// MachineSet replicas.
+    /// MachineSet replicas (at most 2147483647: spec.replicas is an int32).
     #[arg(long, default_value_t = 1, requires = "machineset")]
     pub replicas: u32,
     /// Units run `disktier setup` from this path on the node instead of the rendered script.
