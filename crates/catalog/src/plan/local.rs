@@ -59,8 +59,20 @@ pub(super) fn instance_store(
         ));
         return Ok(());
     };
-    let now = price::instance_monthly(cat, region, inst_name)?;
-    let then = price::instance_monthly(cat, region, &sib)?;
+    // Without both on-demand prices in the region the switch cannot be priced: a note says
+    // which one is missing, and the volumes are still planned (left item: the whole plan failed).
+    let (now, then) = match (
+        price::instance_monthly(cat, region, inst_name),
+        price::instance_monthly(cat, region, &sib),
+    ) {
+        (Ok(now), Ok(then)) => (now, then),
+        (Err(e), _) | (_, Err(e)) => {
+            out.notes.push(format!(
+                "{sib} (its instance-store sibling) is not weighed against {inst_name}: {e}"
+            ));
+            return Ok(());
+        }
+    };
     let delta = then - now;
     let s = cat.instance(&sib).expect("sibling exists");
     let store = s.store.as_ref().expect("a sibling has a store");
