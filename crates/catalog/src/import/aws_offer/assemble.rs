@@ -17,18 +17,20 @@ pub(super) fn per_unit(f: &Found) -> f64 {
     }
 }
 
-/// The price each volume type's dimension ("storage", "IOPS", "throughput") took, and its SKU.
-type Priced<'a> = BTreeMap<(String, &'static str), (&'a String, &'a Found)>;
+/// The price each volume type's dimension ("storage", "IOPS", "IOPS tier 2", "throughput")
+/// took, and its SKU.
+type Priced<'a> = BTreeMap<(String, String), (&'a String, &'a Found)>;
 
 /// Records `f` (of `sku`) as the price of `type_`'s `dim`; another SKU that prices the same
 /// differently is an error naming both, one that prices it alike is taken as the same price.
+/// True when this is the first SKU of the dimension.
 fn once<'a>(
     priced: &mut Priced<'a>,
     path: &Path,
-    (type_, dim): (&str, &'static str),
+    (type_, dim): (&str, &str),
     sku: &'a String,
     f: &'a Found,
-) -> Result<(), ImportError> {
+) -> Result<bool, ImportError> {
     let shown = |sku: &str, f: &Found| {
         format!(
             "SKU {} at {} USD per {}",
@@ -37,7 +39,7 @@ fn once<'a>(
             crate::suggest::shown(&f.unit)
         )
     };
-    match priced.get(&(type_.to_string(), dim)) {
+    match priced.get(&(type_.to_string(), dim.to_string())) {
         Some((sku0, f0)) if per_unit(f0).total_cmp(&per_unit(f)).is_ne() => {
             Err(ImportError::Conflict {
                 path: path.to_path_buf(),
@@ -46,10 +48,10 @@ fn once<'a>(
                 second: shown(sku, f),
             })
         }
-        Some(_) => Ok(()),
+        Some(_) => Ok(false),
         None => {
-            priced.insert((type_.to_string(), dim), (sku, f));
-            Ok(())
+            priced.insert((type_.to_string(), dim.to_string()), (sku, f));
+            Ok(true)
         }
     }
 }
@@ -110,19 +112,34 @@ pub(super) fn assemble(
                 v.offer_max_mibs = *max_mibs;
             }
             Kept::Iops { type_, tier } if known_type(type_) => {
+                // A tier is priced once, as a dimension is: a second SKU of the same tier (QA:
+                // a duplicated io2 tier SKU) is the same price or a conflict naming both, not a
+                // second tier that failed `catalog check` with an internal message.
                 if found.len() > 1 && found.iter().any(|f| f.begin.is_some()) {
                     // Tiers as ranges inside one SKU.
                     for (i, f) in found.iter().enumerate() {
+                        let n = u8::try_from(i + 1).unwrap_or(u8::MAX);
+                        if once(
+                            &mut priced,
+                            path,
+                            (type_, &format!("IOPS tier {n}")),
+                            sku,
+                            f,
+                        )? {
+                            io_tiers
+                                .entry(type_.clone())
+                                .or_default()
+                                .push((n, f.clone()));
+                        }
+                    }
+                } else if *tier > 1 || type_ == "io2" {
+                    let dim = format!("IOPS tier {tier}");
+                    if once(&mut priced, path, (type_, &dim), sku, first)? {
                         io_tiers
                             .entry(type_.clone())
                             .or_default()
-                            .push((i as u8 + 1, f.clone()));
+                            .push((*tier, first.clone()));
                     }
-                } else if *tier > 1 || type_ == "io2" {
-                    io_tiers
-                        .entry(type_.clone())
-                        .or_default()
-                        .push((*tier, first.clone()));
                 } else {
                     once(&mut priced, path, (type_, "IOPS"), sku, first)?;
                     vols.entry(type_.clone())

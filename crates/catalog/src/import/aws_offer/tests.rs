@@ -215,3 +215,47 @@ fn two_skus_pricing_one_instance_type_differently_are_refused() {
     assert_eq!(cat.instance_prices.len(), 1);
     assert_eq!(cat.instance_prices[0].usd_per_hour, 0.2373);
 }
+
+/// Two SKUs of one io2 IOPS tier (left item of session 25): both were taken as tiers, so the
+/// list had a second tier 2 without a bound and the import failed `catalog check` with "up_to
+/// = (none) is missing on a tier that is not the last", which names nothing in the file. Now a
+/// tier is priced once like any dimension: alike, one tier; different, refused naming both.
+#[test]
+fn two_skus_of_one_io2_iops_tier_are_one_tier_or_refused() {
+    let offer = |b_usd: &str| {
+        let product = |sku: &str, usage: &str| {
+            format!(
+                r#""{sku}": {{"productFamily": "System Operation", "attributes": {{"regionCode": "us-east-1", "usagetype": "{usage}", "volumeApiName": "io2", "group": "EBS IOPS"}}}}"#
+            )
+        };
+        format!(
+            r#"{{"products": {{
+                 "S": {{"productFamily": "Storage", "attributes": {{"regionCode": "us-east-1", "usagetype": "EBS:VolumeUsage.io2", "volumeApiName": "io2"}}}},
+                 {}, {}, {}, {}
+               }},
+               "terms": {{"OnDemand": {{{}, {}, {}, {}, {}}}}},
+               "publicationDate": "2026-07-01T00:00:00Z"}}"#,
+            product("T1", "EBS:VolumeP-IOPS.io2"),
+            product("T2", "EBS:VolumeP-IOPS.io2.tier2"),
+            product("T2B", "EBS:VolumeP-IOPS.io2.tier2"),
+            product("T3", "EBS:VolumeP-IOPS.io2.tier3"),
+            term("S", "GB-Mo", "0.125"),
+            term("T1", "IOPS-Mo", "0.065"),
+            term("T2", "IOPS-Mo", "0.0455"),
+            term("T2B", "IOPS-Mo", b_usd),
+            term("T3", "IOPS-Mo", "0.03185"),
+        )
+    };
+    let (cat, _) = run(&offer("0.0455"), "us-east-1").unwrap();
+    let tiers = cat.volume_prices[0].iops_tiers.as_ref().unwrap();
+    let got: Vec<(Option<u64>, f64)> = tiers.iter().map(|t| (t.up_to, t.usd)).collect();
+    assert_eq!(
+        got,
+        [(Some(32000), 0.065), (Some(64000), 0.0455), (None, 0.03185)]
+    );
+    let e = run(&offer("0.05"), "us-east-1").unwrap_err().to_string();
+    assert!(
+        e.starts_with("inline.json prices io2 IOPS tier 2 twice, and differently: SKU T2 at 0.0455 USD per IOPS-Mo and SKU T2B at 0.05 USD per IOPS-Mo;"),
+        "{e}"
+    );
+}
