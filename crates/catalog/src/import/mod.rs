@@ -246,9 +246,17 @@ pub(crate) fn check_merged(
 
 /// Writes `cat` as TOML to `out` atomically ([`disktier_atomicfile`]: a temporary file beside
 /// it, synced, renamed on success), so a failed import leaves nothing (and never half a file)
-/// behind. Mode 0644: a catalog is not a secret.
-pub fn write_atomically(cat: &Catalog, header: &str, out: &Path) -> Result<(), ImportError> {
-    let body = [header.as_bytes(), cat.to_toml().as_bytes()].concat();
+/// behind, below a comment of `header` lines. Each line is escaped: a path holding a newline
+/// (the input's or `out`'s) would end the comment and make the rest of it TOML the file cannot
+/// be read with (QA). Mode 0644: a catalog is not a secret.
+pub fn write_atomically(cat: &Catalog, header: &[String], out: &Path) -> Result<(), ImportError> {
+    let mut body = String::new();
+    for line in header {
+        body.push_str(&format!("# {}\n", crate::suggest::printable(line)));
+    }
+    body.push('\n');
+    body.push_str(&cat.to_toml());
+    let body = body.into_bytes();
     disktier_atomicfile::replace(out, &body, disktier_atomicfile::Mode::Exact(0o644)).map_err(|e| {
         ImportError::Write {
             path: out.to_path_buf(),

@@ -495,14 +495,14 @@ fn import(
     let out = output.unwrap_or_else(|| PathBuf::from(format!("catalog-{region}.toml")));
     let summary = aws_offer::import_file(&file, &region, &out)
         .with_context(|| format!("nothing written to {}", out.display()))?;
+    // A newline in the name must not split the line (as `report -o`'s).
+    let shown = crate::text::printable(&out.display().to_string(), false);
     let line = format!(
-        "wrote {}: {} volume prices, {} instance types for {} ({} products skipped); use it with --catalog {}",
-        out.display(),
+        "wrote {shown}: {} volume prices, {} instance types for {} ({} products skipped); use it with --catalog {shown}",
         summary.volume_prices,
         summary.instance_prices,
         summary.region,
         summary.products_skipped,
-        out.display()
     );
     print_written(ctx, &out, &summary, &line)
 }
@@ -520,9 +520,9 @@ fn run_refresh(ctx: &Ctx, cloud: refresh::Cloud, a: RefreshArgs) -> anyhow::Resu
     );
     let summary = refresh::refresh_files(cloud, &a.files, &a.region, &out, &today)
         .with_context(|| format!("nothing written to {}", out.display()))?;
+    let shown = crate::text::printable(&out.display().to_string(), false);
     let line = format!(
-        "wrote {}: {} volume prices, {} instance prices for {} {} (prices of {}; {} items read from {} file(s)); use it with --catalog {}",
-        out.display(),
+        "wrote {shown}: {} volume prices, {} instance prices for {} {} (prices of {}; {} items read from {} file(s)); use it with --catalog {shown}",
         summary.volume_prices,
         summary.instance_prices,
         summary.cloud,
@@ -530,7 +530,6 @@ fn run_refresh(ctx: &Ctx, cloud: refresh::Cloud, a: RefreshArgs) -> anyhow::Resu
         summary.date,
         summary.items_read,
         summary.files,
-        out.display()
     );
     print_written(ctx, &out, &summary, &line)
 }

@@ -67,9 +67,12 @@ pub(super) fn assemble(
         .map(|d| d.get(..10).unwrap_or(d).to_string())
         .filter(|d| d.len() == 10)
         .unwrap_or_else(today);
+    // Escaped: the name goes into the catalog's source and note, which must be plain text on
+    // one line (left item: a newline in the file name failed `catalog check` and advised the
+    // user to "write plain text").
     let file = path
         .file_name()
-        .map(|f| f.to_string_lossy().to_string())
+        .map(|f| crate::suggest::printable(&f.to_string_lossy()))
         .unwrap_or_default();
     let source = format!(
         "AWS price list offer file {file} (publicationDate {}), imported by disktier",

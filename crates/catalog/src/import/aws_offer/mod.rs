@@ -124,11 +124,16 @@ fn pass<R: Read>(reader: R, path: &Path, st: &mut State) -> Result<(), ImportErr
 /// Imports `input` and writes the catalog to `out` atomically (nothing is written on error).
 pub fn import_file(input: &Path, region: &str, out: &Path) -> Result<Summary, ImportError> {
     let (cat, summary) = import_from(|| std::fs::File::open(input), input, region)?;
-    let header = format!(
-        "# Imported by `disktier catalog import aws-offer {} --region {region}`.\n# Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.\n\n",
-        input.display(),
-        out.display()
-    );
+    let header = [
+        format!(
+            "Imported by `disktier catalog import aws-offer {} --region {region}`.",
+            input.display()
+        ),
+        format!(
+            "Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.",
+            out.display()
+        ),
+    ];
     super::write_atomically(&cat, &header, out)?;
     Ok(summary)
 }

@@ -425,7 +425,9 @@ fn source_of(cloud: Cloud, paths: &[std::path::PathBuf], used: &[usize]) -> Stri
     let files: Vec<String> = used
         .iter()
         .filter_map(|&i| paths.get(i))
-        .map(|p| p.display().to_string())
+        // Escaped: the source must be plain text on one line (a newline in a file name failed
+        // `catalog check`).
+        .map(|p| crate::suggest::printable(&p.display().to_string()))
         .collect();
     format!("{}; refreshed from {}", cloud.source(), files.join(", "))
 }
@@ -578,16 +580,21 @@ pub fn refresh_files(
     }
     let (mut cat, summary) = refresh(cloud, readers, region)?;
     cat.date = Some(today.to_string());
-    let header = format!(
-        "# Refreshed by: disktier catalog refresh {} {} --region {region}\n# Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.\n\n",
-        cloud.name(),
-        inputs
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" "),
-        out.display()
-    );
+    let header = [
+        format!(
+            "Refreshed by: disktier catalog refresh {} {} --region {region}",
+            cloud.name(),
+            inputs
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        format!(
+            "Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.",
+            out.display()
+        ),
+    ];
     super::write_atomically(&cat, &header, out)?;
     Ok(summary)
 }
