@@ -244,6 +244,14 @@ pub(crate) fn check_merged(
     Ok(())
 }
 
+/// The header line of an imported or refreshed catalog written to `out` that says how to use it.
+fn use_it_with(out: &Path) -> String {
+    format!(
+        "Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.",
+        out.display()
+    )
+}
+
 /// Writes `cat` as TOML to `out` atomically ([`disktier_atomicfile`]: a temporary file beside
 /// it, synced, renamed on success), so a failed import leaves nothing (and never half a file)
 /// behind, below a comment of `header` lines. Each line is escaped: a path holding a newline

@@ -129,10 +129,7 @@ pub fn import_file(input: &Path, region: &str, out: &Path) -> Result<Summary, Im
             "Imported by `disktier catalog import aws-offer {} --region {region}`.",
             input.display()
         ),
-        format!(
-            "Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.",
-            out.display()
-        ),
+        super::use_it_with(out),
     ];
     super::write_atomically(&cat, &header, out)?;
     Ok(summary)

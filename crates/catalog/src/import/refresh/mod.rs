@@ -425,8 +425,7 @@ fn source_of(cloud: Cloud, paths: &[std::path::PathBuf], used: &[usize]) -> Stri
     let files: Vec<String> = used
         .iter()
         .filter_map(|&i| paths.get(i))
-        // Escaped: the source must be plain text on one line (a newline in a file name failed
-        // `catalog check`).
+        // Escaped: plain text on one line (a file name's newline failed `catalog check`).
         .map(|p| crate::suggest::printable(&p.display().to_string()))
         .collect();
     format!("{}; refreshed from {}", cloud.source(), files.join(", "))
@@ -590,10 +589,7 @@ pub fn refresh_files(
                 .collect::<Vec<_>>()
                 .join(" "),
         ),
-        format!(
-            "Use it with `disktier --catalog {} ...`; entries replace the embedded ones by region + type.",
-            out.display()
-        ),
+        super::use_it_with(out),
     ];
     super::write_atomically(&cat, &header, out)?;
     Ok(summary)
