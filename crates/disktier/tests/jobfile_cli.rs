@@ -375,6 +375,33 @@ fn a_job_files_errors_name_its_own_options() {
     assert!(err.contains("which has no O_DIRECT: set direct=0"), "{err}");
 }
 
+/// Left item of session 25: the engine's warnings kept the command line's words in a job
+/// file's run: buffered time-based reads of a file that fits in RAM were told "pass --direct".
+/// In a job file they are told `set direct=1`, as its errors are. (On a disk filesystem:
+/// /var/tmp, not tmpfs, where the warning says RAM instead.)
+#[test]
+fn a_job_files_warnings_name_its_own_options() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = d.path().join("w.fio");
+    write_job(
+        &file,
+        d.path(),
+        "[w]\ndirectory={dir}\nrw=randread\nbs=4k\nsize=1m\ntime_based=1\nruntime=1\nioengine=psync\n",
+    );
+    let out = Command::new(bin())
+        .args(["--no-save", "--format", "json", "bench"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("they measure the page cache, not the disk; set direct=1"),
+        "{text}"
+    );
+    assert!(!text.contains("--direct"), "{text}");
+}
+
 /// QA (a left item): a sized job file whose I/O all fell inside its ramp_time was told to give
 /// its jobs "a longer runtime", which changes nothing; as for one job, the fix names the ramp,
 /// in the file's own option names.

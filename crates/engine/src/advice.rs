@@ -103,6 +103,9 @@ pub enum Word {
     Opt(OptionName),
     /// An option with a value: `--size 1G` and `--direct=false`, `size=1G` and `direct=0`.
     Set(OptionName, Value),
+    /// A boolean option turned on: the flag alone on the command line (`--direct`), `direct=1`
+    /// in a job file.
+    On(OptionName),
 }
 
 pub use Word::Pass;
@@ -150,6 +153,14 @@ impl Word {
                         out.push_str(t);
                     }
                 }
+            }
+            (Word::On(o), Spelling::CommandLine) => {
+                out.push_str("--");
+                out.push_str(&cli(*o));
+            }
+            (Word::On(o), Spelling::JobFile) => {
+                out.push_str(o.fio_name());
+                out.push_str("=1");
             }
             (Word::Set(o, v), Spelling::JobFile) => {
                 out.push_str(o.fio_name());

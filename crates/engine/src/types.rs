@@ -28,6 +28,9 @@ pub struct RunOptions {
     /// Copied into the result document.
     pub profile: Option<String>,
     pub quick: bool,
+    /// How the run's warnings name job options: the command line's (`pass --direct`) or a fio
+    /// job file's (`set direct=1`), as errors do ([`crate::Spelling`]).
+    pub spelling: crate::Spelling,
 }
 
 impl Default for RunOptions {
@@ -41,6 +44,7 @@ impl Default for RunOptions {
             io_log: None,
             profile: None,
             quick: false,
+            spelling: crate::Spelling::CommandLine,
         }
     }
 }
@@ -53,6 +57,7 @@ impl std::fmt::Debug for RunOptions {
             .field("layout", &self.layout)
             .field("profile", &self.profile)
             .field("quick", &self.quick)
+            .field("spelling", &self.spelling)
             .finish_non_exhaustive()
     }
 }

@@ -474,6 +474,8 @@ pub fn run(
         io_log: None,
         profile: None,
         quick: false,
+        // The engine's warnings name options as the file does (`set direct=1`).
+        spelling: disktier_engine::Spelling::JobFile,
     };
     let started_at = disktier_engine::now_rfc3339();
     let (engine, mut outs) = measure_file(&loaded.file, path, &loaded.jobs, run.tool, &opts)?;

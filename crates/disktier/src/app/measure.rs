@@ -81,6 +81,7 @@ pub fn measure_request(
         io_log: req.io_log,
         profile: req.profile.map(|p| p.name().to_string()),
         quick: req.quick,
+        spelling: disktier_engine::Spelling::CommandLine,
     };
     let mut m = measure(&workload, req.run.tool, &opts)?;
     if req.job.libaio() {

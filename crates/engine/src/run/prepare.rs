@@ -64,11 +64,19 @@ pub(super) fn prepare(job: &Job, opts: &RunOptions) -> Result<Prepared, EngineEr
                 job.target.display()
             ));
         } else if region < mem_total() {
-            warnings.push(format!(
-                "buffered reads loop over {} MiB, which fits in RAM: after the first pass they \
-                 measure the page cache, not the disk; pass --direct",
-                region >> 20
-            ));
+            // In the caller's words: `pass --direct`, or `set direct=1` in a job file.
+            let advice = crate::advice::Advice::new(vec![
+                format!(
+                    "buffered reads loop over {} MiB, which fits in RAM: after the first pass \
+                     they measure the page cache, not the disk; ",
+                    region >> 20
+                )
+                .into(),
+                crate::advice::Pass,
+                " ".into(),
+                crate::advice::Word::On(crate::advice::OptionName::Direct),
+            ]);
+            warnings.push(advice.render(opts.spelling));
         }
     }
     warnings.extend(blank_read_warning(job, &c));

@@ -60,6 +60,47 @@ fn reads_on_tmpfs_are_told_they_measure_ram_not_to_pass_direct() {
     assert!(!w.contains("pass --direct"), "{w}");
 }
 
+/// Left item of session 25: the engine's warnings kept the command line's words in a job
+/// file's run ("pass --direct"); they now name the option as the caller spells it. Buffered
+/// time-based reads of a small file on a disk filesystem (not tmpfs) get the advice.
+#[test]
+fn the_page_cache_warning_names_direct_as_the_caller_spells_it() {
+    // /var/tmp: on disk where /tmp may be a tmpfs.
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let fs = target::classify(d.path()).ok().and_then(|c| c.info.fs_type);
+    if fs
+        .as_deref()
+        .is_some_and(|f| crate::verdict::RAM_FILESYSTEMS.contains(&f))
+    {
+        eprintln!("skipped: the target directory is on {fs:?}");
+        return;
+    }
+    let job = Job {
+        target: d.path().to_path_buf(),
+        size: Some(1 << 20),
+        time_based: true,
+        runtime: Some(std::time::Duration::from_secs(1)),
+        ..Job::default()
+    };
+    let warned = |spelling| {
+        let opts = RunOptions {
+            spelling,
+            ..RunOptions::default()
+        };
+        prepare(&job, &opts).unwrap().warnings.join("\n")
+    };
+    let cli = warned(crate::Spelling::CommandLine);
+    assert!(
+        cli.ends_with("they measure the page cache, not the disk; pass --direct"),
+        "{cli}"
+    );
+    let file = warned(crate::Spelling::JobFile);
+    assert!(
+        file.ends_with("they measure the page cache, not the disk; set direct=1"),
+        "{file}"
+    );
+}
+
 #[test]
 fn resolves_files_and_regions_like_fio() {
     let d = tempfile::tempdir().unwrap();
