@@ -6,6 +6,7 @@ use disktier_atomicfile::{AtomicError, Mode, Staged};
 use disktier_catalog::Catalog;
 use disktier_disks::render::{FileKind, LocalDisks, Rendered};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What `cat` says of an EC2 instance type's local disks: instance store or not, and if not,
 /// up to four types of the same size and cloud that have it (the `d` variant of its family
@@ -86,10 +87,14 @@ fn written(path: &Path, e: AtomicError) -> anyhow::Error {
 /// refused run leaves the directory as it was. The files are written in full beside their
 /// places first and only then renamed into them, so a run that fails while writing (a full
 /// disk) leaves every file as it was, not cut short (QA: a full filesystem left an empty unit).
+/// `stop` (set by Ctrl-C, SIGTERM or SIGHUP) is looked at after each file is staged: set, the
+/// staged files are removed and nothing is written (left item: a signal then left hidden
+/// `.NAME.*.tmp` files in DIR); once the renames start they all finish.
 pub fn write_files(
     dir: &Path,
     rendered: &Rendered,
     overwrite: bool,
+    stop: &AtomicBool,
 ) -> anyhow::Result<Vec<&'static str>> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut status = Vec::new();
@@ -111,6 +116,13 @@ pub fn write_files(
         }
         let path = dir.join(&f.name);
         staged.push((stage(&path, &f.content, f.kind == FileKind::Shell)?, path));
+        if stop.load(Ordering::SeqCst) {
+            // Dropping `staged` removes the temporary files.
+            anyhow::bail!(
+                "interrupted by a signal: nothing was written to {}",
+                dir.display()
+            );
+        }
     }
     // A rename replaces what is there: a link put there since it was checked is replaced, not
     // followed.
@@ -123,6 +135,43 @@ pub fn write_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A signal while the files are staged (the stop flag set) removes them and writes
+    /// nothing: the directory is as it was, with no `.NAME.*.tmp` left.
+    #[test]
+    fn a_stop_while_staging_leaves_the_directory_as_it_was() {
+        use disktier_disks::render::{Platform, RenderedFile};
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.mount"), "old\n").unwrap();
+        let file = |name: &str| RenderedFile {
+            name: name.into(),
+            kind: FileKind::Unit,
+            content: format!("{name} new\n"),
+        };
+        let rendered = Rendered {
+            platform: Platform::Systemd,
+            files: vec![file("a.mount"), file("b.service")],
+            notes: vec![],
+        };
+        let err = write_files(d.path(), &rendered, true, &AtomicBool::new(true)).unwrap_err();
+        assert!(
+            err.to_string().starts_with("interrupted by a signal"),
+            "{err}"
+        );
+        let mut left: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["a.mount"]);
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("a.mount")).unwrap(),
+            "old\n"
+        );
+        // Not stopped: both written.
+        let st = write_files(d.path(), &rendered, true, &AtomicBool::new(false)).unwrap();
+        assert_eq!(st, ["written", "written"]);
+    }
 
     #[test]
     fn local_disks_names_the_d_sibling_first() {

@@ -466,7 +466,12 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let rendered = renderer.render()?;
     let platform = rendered.platform.name();
     let status = match &args.out {
-        Some(dir) => Some(write_files(dir, &rendered, args.overwrite)?),
+        Some(dir) => Some(write_files(
+            dir,
+            &rendered,
+            args.overwrite,
+            &crate::cmd::progress::stop_flag(),
+        )?),
         None => None,
     };
     if ctx.json() {
