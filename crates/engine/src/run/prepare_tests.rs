@@ -36,6 +36,17 @@ fn falls_back_to_psync_with_the_reason() {
     assert!(uring::probe().is_ok());
 }
 
+/// Buffered (the default) time-based reads of a 1 MiB file in `dir`, which fits in RAM.
+fn buffered_time_based_reads(dir: &Path) -> Job {
+    Job {
+        target: dir.to_path_buf(),
+        size: Some(1 << 20),
+        time_based: true,
+        runtime: Some(std::time::Duration::from_secs(1)),
+        ..Job::default()
+    }
+}
+
 /// QA: buffered time-based reads on tmpfs were told "pass --direct", which tmpfs refuses.
 #[test]
 fn reads_on_tmpfs_are_told_they_measure_ram_not_to_pass_direct() {
@@ -47,13 +58,7 @@ fn reads_on_tmpfs_are_told_they_measure_ram_not_to_pass_direct() {
         eprintln!("skipped: /dev/shm is not tmpfs here");
         return;
     }
-    let job = Job {
-        target: d.path().to_path_buf(),
-        size: Some(1 << 20),
-        time_based: true,
-        runtime: Some(std::time::Duration::from_secs(1)),
-        ..Job::default()
-    };
+    let job = buffered_time_based_reads(d.path());
     let p = prepare(&job, &RunOptions::default()).unwrap();
     let w = p.warnings.join("\n");
     assert!(w.contains("is on tmpfs: its data is in RAM"), "{w}");
@@ -75,13 +80,7 @@ fn the_page_cache_warning_names_direct_as_the_caller_spells_it() {
         eprintln!("skipped: the target directory is on {fs:?}");
         return;
     }
-    let job = Job {
-        target: d.path().to_path_buf(),
-        size: Some(1 << 20),
-        time_based: true,
-        runtime: Some(std::time::Duration::from_secs(1)),
-        ..Job::default()
-    };
+    let job = buffered_time_based_reads(d.path());
     let warned = |spelling| {
         let opts = RunOptions {
             spelling,
