@@ -60,7 +60,7 @@ pub struct TraceStats {
     pub size_histogram: Vec<SizeBucket>,
     /// Data requests starting where the previous data request of the same stream ended.
     pub sequential_fraction: f64,
-    /// Block accesses to blocks accessed before.
+    /// Block accesses to blocks accessed before and not discarded since.
     pub reuse_fraction: f64,
     pub reuse_distance: ReuseDistance,
     /// LRU hit ratio with an unbounded cache (= reuse fraction), for reference.
@@ -133,6 +133,12 @@ pub fn compute_at_most<I: IntoIterator<Item = Record>>(
             Op::Discard => {
                 discards += 1;
                 db += r.len as u64;
+                // A discarded block's data is gone: its next access is a first one, which no
+                // cache hits (QA: a block written, discarded and written again counted as
+                // reuse, the best hit ratio a cache could reach, where every replay misses).
+                for b in r.blocks(block) {
+                    sd.discard(b);
+                }
             }
         }
         if !r.op.is_data() {
@@ -277,6 +283,29 @@ mod tests {
         );
         assert_eq!(s.streams, 2);
         assert!((s.seconds - 2.0).abs() < 1e-9);
+    }
+
+    /// Regression (QA): discards were left out of reuse, so a block written, discarded and
+    /// written again counted as a revisit, reported as the best hit ratio a cache could reach,
+    /// though every replay drops a discarded block and misses it. The footprint still counts
+    /// the block once.
+    #[test]
+    fn an_access_after_a_discard_is_no_reuse() {
+        let v = vec![
+            Record::new(0, 0, 4096, Op::Write),
+            Record::new(1, 0, 4096, Op::Discard),
+            Record::new(2, 0, 4096, Op::Write),
+            Record::new(3, 0, 4096, Op::Read),
+        ];
+        let s = compute(v, 4096).unwrap();
+        // Of three block accesses only the read revisits a block still there, at distance 1.
+        assert!(
+            (s.reuse_fraction - 1.0 / 3.0).abs() < 1e-12,
+            "{}",
+            s.reuse_fraction
+        );
+        assert_eq!(s.reuse_distance.p50_bytes, 4096);
+        assert_eq!(s.footprint_bytes, 4096);
     }
 
     /// Regression (QA): the bound on distinct blocks was checked before each request, so one
