@@ -172,14 +172,20 @@ impl SimConfig {
         unit_flag: &str,
     ) -> String {
         let need = (min as f64 / rate).ceil() as u64;
+        // A larger rate helps only a size that holds the model's minimum unsampled: for a
+        // smaller one `--sample 1 or more` was offered, even at --sample 1 (QA).
+        let larger_rate = if min <= size {
+            format!(", --sample {} or more,", round_up(min as f64 / size as f64))
+        } else {
+            String::new()
+        };
         format!(
-            "at --sample {rate} the {} cache is simulated as {}, {too_small}, so its figures would not stand for a {} cache: use sizes of at least {} at this rate, --sample {} or more, or a smaller {unit_flag}",
+            "at --sample {rate} the {} cache is simulated as {}, {too_small}, so its figures would not stand for a {} cache: use sizes of at least {} at this rate{larger_rate} or a smaller {unit_flag}",
             Bytes(size),
             // As sampled, not raised to the one block a replay holds at least.
             Bytes((size as f64 * rate) as u64),
             Bytes(size),
             Bytes(need),
-            round_up(min as f64 / size as f64)
         )
     }
 }
@@ -296,6 +302,38 @@ mod tests {
         );
         cfg.policies = vec![PolicyKind::Lru];
         cfg.check_sizes().unwrap();
+    }
+
+    /// Regression (QA): a size too small for a model at any rate was told to use "--sample 1
+    /// or more", even at --sample 1 (`--cache-sizes 1MiB --sample 1`: 2 bcache buckets of 512
+    /// KiB, and at 0.5 too), where no rate helps: the larger rate is offered only to a size that
+    /// holds the model's minimum unsampled.
+    #[test]
+    fn a_larger_rate_is_offered_only_where_one_helps() {
+        let mut cfg = SimConfig {
+            block: 4096,
+            policies: vec![PolicyKind::Bcache],
+            sizes: vec![1 << 20],
+            sample: Some(1.0),
+            bcache: BcacheConfig::default(),
+            smq: SmqConfig::default(),
+        };
+        for rate in [1.0, 0.5] {
+            cfg.sample = Some(rate);
+            let e = cfg.check_sizes().unwrap_err().to_string();
+            assert!(!e.contains("--sample 1 or more"), "{e}");
+            assert!(
+                e.contains(" at this rate or a smaller --bcache-bucket, or leave bcache out"),
+                "{e}"
+            );
+        }
+        // 3 MiB holds 4 buckets: at 0.5 it is simulated as 1.5 MiB, and 2/3 of it would do.
+        cfg.sizes = vec![3 << 20];
+        let e = cfg.check_sizes().unwrap_err().to_string();
+        assert!(
+            e.contains("use sizes of at least 4 MiB at this rate, --sample 0.67 or more, or a smaller --bcache-bucket"),
+            "{e}"
+        );
     }
 
     /// Regression (QA): with --sample, a size under block / R was simulated by LRU, ARC and
