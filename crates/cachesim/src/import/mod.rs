@@ -169,6 +169,8 @@ pub fn import_reader<R: Read + 'static, W: Write>(
     let mut t0: Option<u64> = None;
     // Why the first malformed line was refused, for an import that finds no record at all.
     let mut first_why: Option<String> = None;
+    // Whether the import stopped at MALFORMED_BEFORE_ANY malformed lines, before the end.
+    let mut gave_up = false;
     let mut buf = Vec::with_capacity(256);
     while let Some(whole) =
         read_line_capped(&mut rd, &mut buf).map_err(|e| TraceError::io(input, e))?
@@ -236,6 +238,7 @@ pub fn import_reader<R: Read + 'static, W: Write>(
                 report.malformed += 1;
                 first_why.get_or_insert(why);
                 if report.records == 0 && report.malformed >= MALFORMED_BEFORE_ANY {
+                    gave_up = true;
                     break;
                 }
                 if report.first_malformed.len() < FIRST_MALFORMED {
@@ -253,6 +256,13 @@ pub fn import_reader<R: Read + 'static, W: Write>(
                     "its {} line(s) are all headers, comments or events the {} importer skips",
                     report.lines,
                     format.name()
+                ),
+                // The input was not read to its end: its line count is unknown (QA: 'of 10000
+                // lines' was said of a file of 10005, whose last five were records).
+                Some(w) if gave_up => format!(
+                    "its first {} lines are malformed, the first (line {}) because {w}, so the rest was not read (an input with no record in its first {MALFORMED_BEFORE_ANY} lines is taken for another format); check the format name",
+                    report.malformed,
+                    report.first_malformed.first().copied().unwrap_or(0)
                 ),
                 Some(w) => format!(
                     "{} of {} lines are malformed, the first (line {}) because {w}; check the format name",
@@ -512,6 +522,27 @@ mod tests {
     fn no_records_is_an_error_naming_the_format() {
         let err = import_text(Format::Msr, "garbage\nmore garbage\n", false).unwrap_err();
         assert!(err.to_string().contains("no valid msr records"), "{err}");
+    }
+
+    /// Regression (QA): an input whose first 10,000 lines were malformed was given up on there
+    /// (as no trace of this format), and the error said '10000 of 10000 lines are malformed'
+    /// of a file of 10,005 lines, whose last five were records: it now says the rest was not
+    /// read, and why.
+    #[test]
+    fn an_input_given_up_on_does_not_claim_its_line_count() {
+        let mut text = "garbage\n".repeat(MALFORMED_BEFORE_ANY as usize);
+        text.push_str(&"1,R,0,4096,1\n".repeat(5));
+        let e = import_text(Format::Alibaba, &text, false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("its first 10000 lines are malformed, the first (line 1) because 1 fields, Alibaba lines have 5, so the rest was not read (an input with no record in its first 10000 lines is taken for another format)"),
+            "{e}"
+        );
+        assert!(!e.contains("of 10000 lines"), "{e}");
+        // One record fewer malformed lines in: all are read and counted.
+        let (rep, _) = import_text(Format::Alibaba, &text[8..], false).unwrap();
+        assert_eq!((rep.records, rep.malformed), (5, 9999));
     }
 
     #[test]
