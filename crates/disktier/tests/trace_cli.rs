@@ -348,6 +348,31 @@ fn a_recorded_trace_replays_to_the_engines_own_counts() {
     assert!(s["footprint_bytes"].as_u64().unwrap() <= 2 << 20);
 }
 
+/// QA: the cache sizes `trace record` suggests were bounded by the bytes the run moved, which a
+/// time-based run moves many times over its region: a 2 s randread of a 16 MiB device that
+/// moved 872 MiB was offered `--cache-sizes 64MiB..1GiB`, every size past its 16 MiB
+/// footprint. They are bounded by the range the I/Os spanned too.
+#[test]
+fn a_time_based_record_suggests_sizes_within_its_region() {
+    let dir = tempfile::Builder::new()
+        .prefix("disktier-trace")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let out = dir.path().join("t.dtt");
+    bin(&dir.path().join("db"))
+        .args(["--no-save", "trace", "record"])
+        .arg(dir.path().join("data"))
+        .arg("-o")
+        .arg(&out)
+        .args(
+            "--rw randread --bs 4k --size 1m --ioengine psync --direct=false --time-based --runtime 1s"
+                .split_whitespace(),
+        )
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("--cache-sizes 64KiB..1MiB"));
+}
+
 /// QA: `trace record --numjobs 2` on a directory wrote both jobs' files as stream 0, so the
 /// two 1 MiB files read as one 1 MiB footprint; jobs on one file share it.
 #[test]

@@ -6,6 +6,7 @@ use anyhow::Context;
 use disktier_cachesim::trace::{Header, Record, Writer, FLAG_LATENCY, MAGIC};
 use disktier_cachesim::Op;
 use disktier_engine::{IoLog, IoOp, IoRecord};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,9 @@ type FileId = (u64, u64);
 struct LogState {
     writer: Option<Writer<BufWriter<File>>>,
     error: Option<String>,
+    /// Each stream's lowest offset and furthest end of a read or write: what the run can have
+    /// touched, which bounds the cache sizes worth simulating ([`TraceLog::span`]).
+    extents: HashMap<u32, (u64, u64)>,
 }
 
 impl TraceLog {
@@ -60,6 +64,7 @@ impl TraceLog {
             inner: Mutex::new(LogState {
                 writer: Some(w),
                 error: None,
+                extents: HashMap::new(),
             }),
             sync_writes,
         })
@@ -97,6 +102,16 @@ impl TraceLog {
                 }
             )
         })
+    }
+
+    /// The bytes the recorded reads and writes span, each stream from its lowest offset to its
+    /// furthest end, added up: a bound on the trace's footprint that a time-based run, which
+    /// moves its region many times over, does not pass.
+    pub fn span(&self) -> u64 {
+        let st = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        st.extents
+            .values()
+            .fold(0u64, |n, &(lo, hi)| n.saturating_add(hi - lo))
     }
 
     /// Drops a trace whose run failed: no partial file is left behind.
@@ -238,6 +253,10 @@ impl IoLog for TraceLog {
         if st.error.is_some() {
             return;
         }
+        if op != Op::Sync && r.len > 0 {
+            let e = st.extents.entry(r.stream).or_insert((r.offset, r.end()));
+            *e = (e.0.min(r.offset), e.1.max(r.end()));
+        }
         if let Some(w) = st.writer.as_mut() {
             if let Err(e) = w.write(&r) {
                 st.error = Some(e.to_string());
@@ -262,10 +281,12 @@ pub fn needs_native(tool: super::measure::Tool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A recorded run: the measurement and how many I/Os the trace holds.
+/// A recorded run: the measurement, how many I/Os the trace holds and the bytes they span
+/// ([`TraceLog::span`]).
 pub struct Recorded {
     pub measurement: super::measure::Measurement,
     pub records: u64,
+    pub span: u64,
 }
 
 /// `trace record`: measures `req` (native engine only: it sees every I/O) while every I/O it
@@ -296,6 +317,7 @@ pub fn record(
     Ok(Recorded {
         measurement,
         records,
+        span: log.span(),
     })
 }
 

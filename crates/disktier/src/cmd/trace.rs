@@ -132,6 +132,7 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
     let crate::app::tracelog::Recorded {
         measurement: m,
         records,
+        span,
     } = recorded?;
     let r = &m.doc.results;
     let dir = |d: &Option<disktier_engine::DirStats>| {
@@ -164,7 +165,7 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
             Bytes(rb),
             Bytes(wb)
         )?;
-        ctx.note(next_steps(&a.output, rb.saturating_add(wb)));
+        ctx.note(next_steps(&a.output, rb.saturating_add(wb).min(span)));
     }
     if m.doc.interrupted {
         bail!(
@@ -176,9 +177,10 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
 }
 
 /// The commands to run on a recorded trace, its path quoted for a shell, with cache sizes
-/// that fit what the run could have touched: at most the `moved` bytes (QA: 1GiB..16GiB was
-/// suggested for a 2 MiB run, every size larger than its footprint, and a path with a space
-/// was printed bare).
+/// that fit what the run could have touched: at most `moved`, the bytes it moved or, when
+/// smaller, the range its I/Os spanned (QA: 1GiB..16GiB was suggested for a 2 MiB run, every
+/// size larger than its footprint, and a path with a space was printed bare; a time-based run
+/// over 16 MiB that moved 872 MiB was offered 64MiB..1GiB).
 fn next_steps(trace: &Path, moved: u64) -> String {
     let t = disktier_cmd::shell_quote(&trace.to_string_lossy());
     let hi = moved.clamp(1 << 20, 1 << 50).next_power_of_two();
