@@ -419,3 +419,47 @@ fn an_import_waiting_for_its_fifo_has_made_no_file_yet() {
     let _ = import.join().unwrap();
     assert_eq!(names, ["in"], "made while the FIFO had no writer");
 }
+
+/// QA: `trace import ... -o DIR/` (an existing directory) read the whole input and only then
+/// failed at the rename, as '-o DIR/: Not a directory (os error 20)', and so did a path ending
+/// in `/` for a directory that does not exist. Both are refused before the input is read,
+/// naming a directory; nothing is left beside them.
+#[test]
+fn an_output_that_names_a_directory_is_refused_before_reading() {
+    use std::sync::{atomic::AtomicBool, Arc};
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.csv");
+    std::fs::write(&input, "419,W,0,4096,1\n").unwrap();
+    let traces = d.path().join("traces");
+    std::fs::create_dir(&traces).unwrap();
+    let cases = [
+        (traces.clone(), "a directory"),
+        (d.path().join("traces/"), "a directory"),
+        (d.path().join("new/"), "a directory's path (it ends in /)"),
+    ];
+    for (output, what) in cases {
+        let stop = Arc::new(AtomicBool::new(false));
+        let e = disktier_cachesim::import::import_to_file(
+            Format::Alibaba,
+            &input,
+            &output,
+            false,
+            stop,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "-o {}: {what}: a trace goes to a file (or a FIFO, or a character device such as /dev/null); pass a file's path",
+                output.display()
+            )
+        );
+    }
+    let mut names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["in.csv", "traces"]);
+    assert_eq!(std::fs::read_dir(&traces).unwrap().count(), 0);
+}

@@ -42,6 +42,10 @@ pub fn import_to_file(
                 Some("a block device")
             } else if t.is_socket() {
                 Some("a socket")
+            } else if t.is_dir() {
+                // Found only by the rename at the end, after the whole input was read, and
+                // named as 'Not a directory' (QA: `-o /var/tmp/traces/`).
+                Some("a directory")
             } else {
                 None
             };
@@ -52,6 +56,14 @@ pub fn import_to_file(
                 });
             }
         }
+    }
+    // A path ending in `/` names a directory, which a trace cannot be: `-o traces/` for a
+    // `traces` that does not exist was read whole and then refused as 'Not a directory' (QA).
+    if output.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(TraceError::BadOutput {
+            output: output.to_path_buf(),
+            what: "a directory's path (it ends in /)",
+        });
     }
     // Through a symlink to an existing file, as writing to it would: the link stays.
     let dest = std::fs::canonicalize(output)
