@@ -25,7 +25,7 @@
 //! no blocks.
 
 use crate::hash::{map_with_capacity, FxHashMap};
-use crate::sim::{sampled, threshold};
+use crate::sim::{sampled, sampled_rate, threshold};
 use crate::stream::Consumer;
 use crate::trace::{Op, Record};
 use crate::TraceError;
@@ -340,7 +340,7 @@ impl MrcBuilder {
             writes,
             ..
         } = self;
-        let rate = sample.unwrap_or(1.0);
+        let rate = sample.map_or(1.0, sampled_rate);
         let sr: u64 = sd.read_hist.iter().sum::<u64>() + sd.cold_reads;
         let sw: u64 = sd.write_hist.iter().sum::<u64>() + sd.cold_writes;
         let (adj_read, adj_write) = if sample.is_some() {
@@ -358,7 +358,8 @@ impl MrcBuilder {
             accesses: reads + writes,
             sampled_accesses: sr + sw,
             distinct_blocks: sd.distinct(),
-            min_resolved_bytes: (block as f64 / rate).ceil() as u64,
+            // At the rate asked for, as `simulate` refuses sizes under it (SimConfig::check_sizes).
+            min_resolved_bytes: (block as f64 / sample.unwrap_or(1.0)).ceil() as u64,
             seconds: start.elapsed().as_secs_f64(),
             points: Vec::new(),
             cum_read: cumulative(&sd.read_hist),

@@ -7,7 +7,7 @@
 //! at 2 GiB missed 9.9 % where a full replay missed 31.8 % (QA). The LRU miss-ratio curve
 //! corrects for this (SHARDS_adj, [`crate::mrc`]); the policies cannot, so the tally says so.
 
-use crate::sim::{sampled, threshold};
+use crate::sim::{sampled, sampled_rate, threshold};
 use crate::trace::Record;
 use serde::Serialize;
 
@@ -57,7 +57,7 @@ impl SampleTally {
     /// A warning for the user when the sample at `rate` holds more than [`WARN_ABOVE`] more or
     /// fewer block accesses than N·R.
     pub fn warning(&self, rate: f64) -> Option<String> {
-        let expected = self.block_accesses as f64 * rate;
+        let expected = self.block_accesses as f64 * sampled_rate(rate);
         if expected <= 0.0 {
             return None;
         }
@@ -198,5 +198,37 @@ mod tests {
             );
             assert!(near(s.read_blocks, f.read_blocks), "{p:?}");
         }
+    }
+
+    /// Regression (QA): counts were scaled back by the rate asked for, though the hash keeps a
+    /// whole number of its 2^24 values: `--sample 1e-7` keeps 2 (1.19e-7), and a trace reading
+    /// each of 2^24 blocks once showed 20,000,000 block reads and a warning that hot blocks fell
+    /// into a sample holding exactly its share. They are scaled by the rate the sample keeps.
+    #[test]
+    fn a_sample_is_scaled_by_the_rate_its_hash_keeps() {
+        use crate::policy::bcache::BcacheConfig;
+        use crate::policy::smq::SmqConfig;
+        use crate::policy::PolicyKind;
+        use crate::sim::{simulate_stream, SimConfig};
+        let trace: Vec<Record> = (0..1u64 << 20)
+            .map(|i| Record::new(i, i * 65536, 65536, Op::Read))
+            .collect();
+        let cfg = SimConfig {
+            block: 4096,
+            policies: vec![PolicyKind::Lru],
+            sizes: vec![64 << 30],
+            sample: Some(1e-7),
+            bcache: BcacheConfig::default(),
+            smq: SmqConfig::default(),
+        };
+        assert_eq!(
+            crate::simulator::sampled_rate(1e-7),
+            2.0 / (1u64 << 24) as f64
+        );
+        let rep = simulate_stream(&cfg, trace.iter().map(|r| Ok(*r)), None, false).unwrap();
+        let t = rep.sample_tally.unwrap();
+        assert_eq!((t.block_accesses, t.sampled_block_accesses), (1 << 24, 2));
+        assert_eq!(t.warning(1e-7), None);
+        assert_eq!(rep.results[0].counters.read_blocks, 1 << 24);
     }
 }

@@ -17,7 +17,7 @@ use crate::mrc::MrcBuilder;
 use crate::sample::{SampleTally, Tally};
 use crate::simulator::no_data;
 pub use crate::simulator::{
-    check_rate, ratio, sampled, threshold, Counters, Series, Simulator, Window,
+    check_rate, ratio, sampled, sampled_rate, threshold, Counters, Series, Simulator, Window,
 };
 use crate::stream::{self, Consumer};
 use crate::trace::{Op, Record};
@@ -198,7 +198,8 @@ fn result(
     mut c: Counters,
     (full_requests, full_data_requests): (u64, u64),
 ) -> Result<PolicyResult, TraceError> {
-    if let Some(rate) = cfg.sample {
+    if let Some(asked) = cfg.sample {
+        let rate = sampled_rate(asked);
         // Requests and operations scale by the trace's data requests over the sample's (see
         // `Counters::scale`): the ratios among them are the sample's, their sum the trace's.
         let per_request = if c.data_requests == 0 {
@@ -209,7 +210,7 @@ fn result(
         c.scale(1.0 / rate, per_request).map_err(|v| TraceError::Invalid {
             what: "--sample",
             why: format!(
-                "{} at {}: a sampled figure of {v} scaled by 1/{rate} passes 2^64; use a larger rate",
+                "{} at {}: a sampled figure of {v} scaled by 1/{asked} passes 2^64; use a larger rate",
                 kind.name(),
                 size
             ),
