@@ -18,6 +18,8 @@ use crate::trace::{Op, Record};
 #[derive(Default)]
 pub(crate) struct Blkparse {
     in_summary: bool,
+    /// The device (major, minor) of the first queue event: a trace is of one device.
+    device: Option<(u64, u64)>,
 }
 
 /// Parses "12.345678901" seconds into nanoseconds without going through f64.
@@ -65,13 +67,23 @@ impl LineParser for Blkparse {
         let Some((maj, min)) = dev.split_once(',') else {
             return Err(format!("device {dev:?} is not major,minor"));
         };
-        num(maj, "device major")?;
-        num(min, "device minor")?;
+        let dev_id = (num(maj, "device major")?, num(min, "device minor")?);
         let t_ns = seconds_ns(f[3])?;
         let pid = id32(f[4], "pid")?;
         let action = f[5];
         if action != "Q" {
             return Ok(Parsed::Skip);
+        }
+        // blkparse merges the events of every device it is given (`blktrace -d /dev/sda -d
+        // /dev/sdb`), but a trace is one device's address space: sector 2048 of sdb is not
+        // sector 2048 of sda, and both went into one trace as the same block (QA: two devices
+        // reading the same sectors showed 50 % reuse and half their footprint).
+        let first = *self.device.get_or_insert(dev_id);
+        if dev_id != first {
+            return Err(format!(
+                "device {dev} is not {},{}, the device of the first event: a trace holds one device's blocks, so import each device's events alone (`blkparse -i sdX`, or keep its lines: `grep '^ *{dev} '`)",
+                first.0, first.1
+            ));
         }
         let rwbs = f[6];
         if !rwbs.bytes().all(|b| b"RWDFNSMAEBT".contains(&b)) {
@@ -153,6 +165,34 @@ Total (8,0):
         // "FWS 0 + 0" carries no data: a flush, recorded as a sync
         assert_eq!((recs[2].op, recs[2].len, recs[2].sync), (Op::Sync, 0, true));
         assert_eq!((recs[3].op, recs[3].len), (Op::Discard, 2048 * 512));
+    }
+
+    /// Regression (QA): blkparse's output of two devices (`blktrace -d /dev/sda -d /dev/sdb`)
+    /// went into one trace, their equal sectors as the same blocks: two devices reading the
+    /// same two sectors showed 50 % reuse. Queue events of a device other than the first are
+    /// malformed lines, naming how to import each device alone; other events of it are skipped
+    /// as ever.
+    #[test]
+    fn the_events_of_a_second_device_are_not_mixed_in() {
+        let text = "\
+  8,0    0        1     0.000000000   100  Q   R 2048 + 8 [a]
+  8,16   1        1     0.000001000   200  Q   R 2048 + 8 [b]
+  8,16   1        2     0.000001500   200  C   R 2048 + 8 [0]
+  8,0    0        2     0.000002000   100  Q   R 4096 + 8 [a]
+";
+        let (rep, recs) = parse_all(Format::Blkparse, text);
+        assert_eq!((rep.records, rep.malformed, rep.skipped), (2, 1, 1));
+        assert_eq!(rep.first_malformed, vec![2]);
+        assert!(recs.iter().all(|r| r.stream == 100));
+        let mut p = super::Blkparse::default();
+        let _ = super::super::LineParser::parse(&mut p, text.lines().next().unwrap());
+        let Err(e) = super::super::LineParser::parse(&mut p, text.lines().nth(1).unwrap()) else {
+            panic!("a second device's queue event is malformed")
+        };
+        assert_eq!(
+            e,
+            "device 8,16 is not 8,0, the device of the first event: a trace holds one device's blocks, so import each device's events alone (`blkparse -i sdX`, or keep its lines: `grep '^ *8,16 '`)"
+        );
     }
 
     /// Regression (QA): a time that is not seconds.nanoseconds was called "not a non-negative
