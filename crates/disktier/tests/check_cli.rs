@@ -293,3 +293,54 @@ fn direct_on_tmpfs_is_refused_for_tmpfs_before_the_block_size() {
     let err = refused(&check(&db, disk.path(), &["--direct", "--quick"]));
     assert!(err.contains("bs=2300 is not a multiple of 512"), "{err}");
 }
+
+/// QA (session 26): a target in /dev that does not exist (a typo, a disk not attached yet) was
+/// taken as a new file to create: `bench /dev/typo` and `trace record /dev/typo` made, used and
+/// removed a regular file in devtmpfs, exit 0, and `check etcd /dev/typo` advised
+/// `mkdir -p /dev/typo`. Each is now refused naming the device, and nothing is made in /dev.
+/// (/dev/shm is a filesystem of its own, where the tests make their files as before.)
+#[test]
+fn a_missing_name_in_dev_is_no_file_to_create() {
+    let name = format!("/dev/disktier-test-no-such-{}", std::process::id());
+    let args: [&[&str]; 3] = [
+        &[
+            "bench",
+            &name,
+            "--rw",
+            "randread",
+            "--size",
+            "1m",
+            "--runtime",
+            "1s",
+        ],
+        &["check", "etcd", &name],
+        &[
+            "trace",
+            "record",
+            &name,
+            "-o",
+            "/dev/null",
+            "--rw",
+            "randread",
+            "--size",
+            "1m",
+        ],
+    ];
+    for a in args {
+        let out = disktier_testkit::cli::disktier()
+            .arg("--no-save")
+            .args(a)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{name} does not exist: a name in /dev is a device's"
+            )),
+            "{a:?}: {err}"
+        );
+        assert!(!err.contains("mkdir"), "{a:?}: {err}");
+        assert!(!Path::new(&name).exists(), "{a:?} left {name}");
+    }
+}

@@ -18,6 +18,9 @@ pub enum EngineError {
     },
     /// The target (or its parent directory) does not exist.
     MissingPath { path: PathBuf },
+    /// The target does not exist and would be a new file in /dev's own filesystem (devtmpfs),
+    /// where a name is a device's: a typo, or a disk not attached yet.
+    NoSuchDevice { path: PathBuf },
     /// A job that creates its files in a directory (small-files) was given a path that does not
     /// exist: it is no file to create, as it is for other jobs.
     MissingDirectory { path: PathBuf, wanted: &'static str },
@@ -119,6 +122,10 @@ impl Render for EngineError {
             }
             EngineError::MissingPath { path } => format!(
                 "{} does not exist: create it or pick an existing file, directory or block device",
+                path.display()
+            ),
+            EngineError::NoSuchDevice { path } => format!(
+                "{} does not exist: a name in /dev is a device's, and disktier makes no file there (it would stand where the device's node goes); check the name (lsblk lists the block devices)",
                 path.display()
             ),
             EngineError::MissingDirectory { path, wanted } => format!(

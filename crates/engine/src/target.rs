@@ -268,7 +268,12 @@ pub fn classify(path: &Path) -> Result<Classified, EngineError> {
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                 _ => PathBuf::from("."),
             };
+            // QA: `bench /dev/typo` made, used and removed a regular file in devtmpfs.
+            let dev = std::fs::metadata("/dev").map(|d| d.dev()).ok();
             match std::fs::metadata(&parent) {
+                Ok(m) if m.is_dir() && Some(m.dev()) == dev => {
+                    return Err(EngineError::NoSuchDevice { path: path.into() })
+                }
                 Ok(m) if m.is_dir() => (m, Kind::NewFile, parent),
                 _ => return Err(EngineError::MissingPath { path: path.into() }),
             }

@@ -99,11 +99,19 @@ fn etcd_dir(dir: &Path) -> anyhow::Result<()> {
             "{} is not a directory: check etcd runs in the directory etcd would use (e.g. /var/lib/etcd); give the directory the file is in",
             dir.display()
         ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-            "{} does not exist: create it first (mkdir -p {}) on the disk etcd would use",
-            dir.display(),
-            dir.display()
-        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A name in /dev is a device's: no `mkdir -p` there (the engine says why).
+            if let Err(e @ disktier_engine::EngineError::NoSuchDevice { .. }) =
+                disktier_engine::target::classify(dir)
+            {
+                return Err(e.into());
+            }
+            bail!(
+                "{} does not exist: create it first (mkdir -p {}) on the disk etcd would use",
+                dir.display(),
+                dir.display()
+            )
+        }
         Err(e) => bail!("{}: {e}", dir.display()),
     }
 }
