@@ -118,19 +118,31 @@ impl SimConfig {
         }
         if self.policies.contains(&PolicyKind::Bcache) {
             // The model needs a few buckets to allocate from and reclaim into.
-            let min = 4 * self.bcache.bucket_size;
+            // The bucket the model uses: a --bcache-bucket smaller than --block is one block (QA:
+            // the check counted the smaller bucket, so a cache of under 4 blocks passed and was
+            // simulated as 4 blocks, larger than asked).
+            let bucket = self.bcache.bucket_for(self.block);
+            let (raised, knob) = if bucket > self.bcache.bucket_size {
+                let b = Bytes(self.bcache.bucket_size);
+                (
+                    format!(" (--bcache-bucket {b}, raised to --block)"),
+                    "--block",
+                )
+            } else {
+                (String::new(), "--bcache-bucket")
+            };
+            let min = 4 * bucket;
             if let Some(&s) = self.sizes.iter().find(|&&s| scaled_bytes(self, s) < min) {
                 let why = match self.sample {
                     Some(r) => self.too_small_sampled(
                         s,
                         r,
                         min,
-                        format!("fewer than 4 bcache buckets of {}, too few for the model's bucket allocation and reclaim", Bytes(self.bcache.bucket_size)),
-                        "--bcache-bucket",
+                        format!("fewer than 4 bcache buckets of {}{raised}, too few for the model's bucket allocation and reclaim", Bytes(bucket)),
+                        knob,
                     ) + LEAVE_OUT_BCACHE,
                     None => format!(
-                        "{s} bytes holds fewer than 4 bcache buckets of {} bytes: use larger sizes or a smaller --bcache-bucket{LEAVE_OUT_BCACHE}",
-                        self.bcache.bucket_size
+                        "{s} bytes holds fewer than 4 bcache buckets of {bucket} bytes{raised}: use larger sizes or a smaller {knob}{LEAVE_OUT_BCACHE}",
                     ),
                 };
                 return Err(TraceError::Invalid {
@@ -302,6 +314,37 @@ mod tests {
         );
         cfg.policies = vec![PolicyKind::Lru];
         cfg.check_sizes().unwrap();
+    }
+
+    /// QA (helper X, session 26): a --bcache-bucket smaller than --block is one block in the
+    /// model, but the check counted the smaller bucket, so with --block 1MiB (and the default
+    /// 512 KiB bucket) a 2 MiB cache passed and was simulated as the model's least, 4 buckets
+    /// of 1 MiB: twice the size asked. It is now refused naming the bucket used and --block.
+    #[test]
+    fn a_bucket_smaller_than_the_block_is_counted_as_the_block() {
+        let mut cfg = SimConfig {
+            block: 1 << 20,
+            policies: vec![PolicyKind::Bcache],
+            sizes: vec![2 << 20],
+            sample: None,
+            bcache: BcacheConfig::default(),
+            smq: SmqConfig::default(),
+        };
+        let e = cfg.check_sizes().unwrap_err().to_string();
+        assert!(
+            e.contains("fewer than 4 bcache buckets of 1048576 bytes (--bcache-bucket 512 KiB, raised to --block): use larger sizes or a smaller --block"),
+            "{e}"
+        );
+        cfg.sizes = vec![4 << 20];
+        cfg.check_sizes().unwrap();
+        cfg.sizes = vec![300 << 20];
+        cfg.sample = Some(0.01);
+        let e = cfg.check_sizes().unwrap_err().to_string();
+        assert!(
+            e.contains("buckets of 1 MiB (--bcache-bucket 512 KiB, raised to --block)")
+                && e.contains("or a smaller --block"),
+            "{e}"
+        );
     }
 
     /// Regression (QA): a size too small for a model at any rate was told to use "--sample 1

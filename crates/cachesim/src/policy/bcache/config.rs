@@ -68,6 +68,12 @@ impl Default for BcacheConfig {
 }
 
 impl BcacheConfig {
+    /// The bucket the model uses with blocks of `block` bytes: `bucket_size`, or one block when
+    /// that is larger (a bucket holds whole blocks).
+    pub fn bucket_for(&self, block: u64) -> u64 {
+        self.bucket_size.max(block)
+    }
+
     pub fn check(&self) -> Result<(), TraceError> {
         if self.bucket_size < 4096 || !self.bucket_size.is_power_of_two() {
             return Err(TraceError::Invalid {

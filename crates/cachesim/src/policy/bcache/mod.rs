@@ -100,7 +100,7 @@ impl Bcache {
         filter: Option<u64>,
         rate: f64,
     ) -> Bcache {
-        let bucket = cfg.bucket_size.max(block);
+        let bucket = cfg.bucket_for(block);
         let per_bucket = (bucket / block) as u32;
         // At least 4 buckets so allocation and reclaim have room to work.
         let nbuckets = (cache_bytes / bucket).max(4) as u32;
