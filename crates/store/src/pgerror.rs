@@ -56,6 +56,8 @@ const WHERE: &str = "the store location (--db or DISKTIER_DB)";
 fn fix(e: &postgres::Error, text: &str, c: &postgres::Config, verify_full: bool) -> Option<String> {
     let user = c.get_user().unwrap_or("(none given)");
     let db = c.get_dbname().unwrap_or(user);
+    let schemas =
+        search_path(c).unwrap_or_else(|| "the server's default, \"$user\", public".into());
     if let Some(code) = e.code() {
         let fix = match code {
             c if *c == SqlState::INVALID_PASSWORD => format!(
@@ -70,6 +72,13 @@ fn fix(e: &postgres::Error, text: &str, c: &postgres::Config, verify_full: bool)
             ),
             c if *c == SqlState::INSUFFICIENT_PRIVILEGE => format!(
                 "user {user} lacks a grant: reading needs USAGE on the schema and SELECT on runs and schema_migrations, saving INSERT on runs as well, and creating or migrating the store CREATE on the schema (docs/store.md)"
+            ),
+            // "no schema has been selected to create in": no schema of the search path exists
+            // (a schema named in `options` that was never made, or a dropped `public`), so
+            // there is nowhere to create the store. The server's words named neither the
+            // schema nor the fix (QA).
+            c if *c == SqlState::INVALID_SCHEMA_NAME => format!(
+                "no schema of the connection's search_path ({schemas}) exists in database {db}, so there is nowhere to create the store: create the schema on the server (CREATE SCHEMA name, as a role that may), or correct search_path in the options of {WHERE}"
             ),
             c if *c == SqlState::TOO_MANY_CONNECTIONS => {
                 "the server has no free connection slot: try again later, or raise its max_connections".into()
@@ -133,6 +142,24 @@ fn fix(e: &postgres::Error, text: &str, c: &postgres::Config, verify_full: bool)
         ));
     }
     None
+}
+
+/// The `search_path` the location's `options` set (`-c search_path=team`,
+/// `--search_path=team`), as given; `None` when they set none.
+fn search_path(c: &postgres::Config) -> Option<String> {
+    let options = c.get_options()?;
+    let at = options.rfind("search_path=")?;
+    // PostgreSQL's options are separated by blanks, a backslash escaping the next character.
+    let mut value = String::new();
+    let mut chars = options[at + "search_path=".len()..].chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\\' => value.extend(chars.next()),
+            ' ' => break,
+            ch => value.push(ch),
+        }
+    }
+    Some(value)
 }
 
 /// `s` as one word of a POSIX shell command, quoted when it holds anything but plain name

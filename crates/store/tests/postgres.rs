@@ -431,3 +431,29 @@ fn a_server_that_stops_answering_is_given_up_on_at_query_timeout() {
         "{e}"
     );
 }
+
+/// Regression (QA): a location whose search_path names a schema that does not exist (a typo,
+/// or one not made yet) could not save, and said only the server's "no schema has been
+/// selected to create in", naming neither the schema nor the fix. It now names the schema
+/// and both fixes; reading it is still "there is no result store", creating nothing.
+#[test]
+fn a_search_path_naming_no_schema_is_named_with_the_fix() {
+    let Some(schema) = disktier_testkit::pg::fresh_schema("t_noschema", &disktier_store::new_id())
+    else {
+        return;
+    };
+    let missing = format!("{}_typo", schema.name);
+    let url = schema.url.replace(&schema.name, &missing);
+    let e = Store::open(Some(&url)).err().unwrap().to_string();
+    assert!(
+        e.contains(&format!(
+            "no schema of the connection's search_path ({missing}) exists"
+        )) && e.contains("CREATE SCHEMA")
+            && e.contains("correct search_path in the options of the store location"),
+        "{e}"
+    );
+    assert!(matches!(
+        Store::open_existing(Some(&url)),
+        Err(StoreError::NoStore { .. })
+    ));
+}
