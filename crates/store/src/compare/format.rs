@@ -8,7 +8,7 @@ use super::Unit;
 pub fn fmt_factor(f: f64) -> String {
     if f < 1.095 {
         format!("{f:.2}x")
-    } else if f < 100.0 {
+    } else if !reaches(f, 1.0, 100.0, 1) {
         format!("{f:.1}x")
     } else {
         format!("{f:.0}x")
@@ -25,15 +25,19 @@ pub fn fmt_pair(unit: Unit, a: f64, b: f64) -> (String, String) {
 /// Values to be read side by side (a row of `compare`), in one unit picked for the largest:
 /// "10.4 MiB/s  0.853 MiB/s", not "10.4 MiB/s  873.7 KiB/s" (QA: a pair in two units had to be
 /// converted before it could be compared by eye). Counts keep their own suffixes.
+///
+/// The unit is the one the largest value prints in without reaching the next one's 1000 (or
+/// 1024): 999.96 us is "1.00 ms", not "1000.0 us" (QA: a row of "1000.0 us" and "1024.0
+/// MiB/s", which read as a unit picked wrong).
 pub fn fmt_row(unit: Unit, values: &[f64]) -> Vec<String> {
     let m = values.iter().copied().fold(0.0, f64::max);
     let f = |v: f64| match unit {
         Unit::Ns => {
-            let (div, name) = if m >= 1e9 {
+            let (div, name) = if reaches(m, 1e6, 1000.0, 2) {
                 (1e9, "s")
-            } else if m >= 1e6 {
+            } else if reaches(m, 1e3, 1000.0, 1) {
                 (1e6, "ms")
-            } else if m >= 1e3 {
+            } else if reaches(m, 1.0, 1000.0, 0) {
                 (1e3, "us")
             } else {
                 (1.0, "ns")
@@ -49,9 +53,9 @@ pub fn fmt_row(unit: Unit, values: &[f64]) -> Vec<String> {
         Unit::BytesPerSec => {
             const MIB: f64 = 1024.0 * 1024.0;
             const GIB: f64 = 1024.0 * MIB;
-            if m >= GIB {
+            if reaches(m, MIB, 1024.0, 1) {
                 format!("{} GiB/s", fixed(v / GIB, 2))
-            } else if m >= MIB {
+            } else if reaches(m, 1024.0, 1024.0, 1) {
                 format!("{} MiB/s", fixed(v / MIB, 1))
             } else {
                 format!("{} KiB/s", fixed(v / 1024.0, 1))
@@ -60,6 +64,13 @@ pub fn fmt_row(unit: Unit, values: &[f64]) -> Vec<String> {
         _ => fmt_value(unit, v),
     };
     values.iter().map(|&v| f(v)).collect()
+}
+
+/// Whether `v`, printed in units of `div` with `decimals` decimals, reads `next` or more:
+/// the value belongs in the next unit up (999.96 us prints as "1000.0 us").
+fn reaches(v: f64, div: f64, next: f64, decimals: i32) -> bool {
+    let scale = 10f64.powi(decimals);
+    (v / div * scale).round() / scale >= next
 }
 
 /// `x` with `decimals` decimals, or, below 1, with the decimals that keep 3 significant digits
@@ -72,7 +83,13 @@ pub fn fmt_row(unit: Unit, values: &[f64]) -> Vec<String> {
 fn fixed(x: f64, decimals: usize) -> String {
     let d = if x > 0.0 && x < 1.0 {
         let lead = x.log10().floor() as i64; // 0.2038 -> -1, 0.041 -> -2
-        ((2 - lead).clamp(0, 12) as usize).max(decimals)
+        let d = ((2 - lead).clamp(0, 12) as usize).max(decimals);
+        // 0.9996 at 3 decimals is "1.000": a value that rounds to 1 has the decimals of one.
+        if reaches(x, 1.0, 1.0, d as i32) {
+            decimals
+        } else {
+            d
+        }
     } else {
         decimals
     };
@@ -85,9 +102,9 @@ pub fn fmt_value(unit: Unit, v: f64) -> String {
         Unit::Ns => disktier_units::fmt_ns(v),
         Unit::Iops => fmt_count(v),
         Unit::BytesPerSec => {
-            if v >= 1024.0 * 1024.0 * 1024.0 {
+            if reaches(v, 1024.0 * 1024.0, 1024.0, 1) {
                 format!("{:.2} GiB/s", v / (1024.0 * 1024.0 * 1024.0))
-            } else if v >= 1024.0 * 1024.0 {
+            } else if reaches(v, 1024.0, 1024.0, 1) {
                 format!("{:.1} MiB/s", v / (1024.0 * 1024.0))
             } else {
                 format!("{:.1} KiB/s", v / 1024.0)
@@ -97,13 +114,14 @@ pub fn fmt_value(unit: Unit, v: f64) -> String {
     }
 }
 
-/// 389, 4750, 45.2k, 180k: fio's way of printing IOPS.
+/// 389, 4750, 45.2k, 180k, 1.00M: fio's way of printing IOPS; a value that rounds up to the
+/// next form takes it (999,800 is "1.00M", not "1000k"; 99,960 "100k", not "100.0k").
 pub fn fmt_count(v: f64) -> String {
-    if v >= 1e6 {
+    if reaches(v, 1e3, 1000.0, 0) {
         format!("{:.2}M", v / 1e6)
-    } else if v >= 1e5 {
+    } else if reaches(v, 1e3, 100.0, 1) {
         format!("{:.0}k", v / 1e3)
-    } else if v >= 1e4 {
+    } else if reaches(v, 1.0, 1e4, 0) {
         format!("{:.1}k", v / 1e3)
     } else {
         format!("{v:.0}")

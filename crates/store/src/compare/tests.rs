@@ -187,6 +187,38 @@ fn units_read_well() {
     assert_eq!(fmt_factor(19.87), "19.9x");
 }
 
+/// Regression (QA): the unit was picked from the value before rounding, so a value just under
+/// the next unit printed as that unit's 1000 (or 1024) in the smaller one: a compare of fio
+/// imports read "1000k" read IOPS, "100.0k", "1024.0 MiB/s" and a p99 of "1000.0 us".
+#[test]
+fn a_value_that_rounds_up_takes_the_next_unit() {
+    const MIB: f64 = 1024.0 * 1024.0;
+    assert_eq!(fmt_count(999_800.0), "1.00M");
+    assert_eq!(fmt_count(99_960.0), "100k");
+    assert_eq!(fmt_count(9_999.7), "10.0k");
+    assert_eq!(fmt_count(9_999.4), "9999");
+    assert_eq!(fmt_count(999_400.0), "999k");
+    assert_eq!(
+        fmt_row(Unit::Ns, &[999_960.0, 500_000.0]),
+        ["1.00 ms", "0.500 ms"]
+    );
+    assert_eq!(fmt_row(Unit::Ns, &[999.6]), ["1.0 us"]);
+    assert_eq!(fmt_row(Unit::Ns, &[999_999_000.0]), ["1.00 s"]);
+    assert_eq!(fmt_row(Unit::Ns, &[999_940.0]), ["999.9 us"]);
+    assert_eq!(
+        fmt_row(Unit::BytesPerSec, &[1023.97 * MIB, 500.0 * MIB]),
+        ["1.00 GiB/s", "0.488 GiB/s"]
+    );
+    assert_eq!(
+        fmt_row(Unit::BytesPerSec, &[1023.97 * 1024.0]),
+        ["1.0 MiB/s"]
+    );
+    assert_eq!(fmt_value(Unit::BytesPerSec, 1023.97 * MIB), "1.00 GiB/s");
+    assert_eq!(fmt_value(Unit::BytesPerSec, 1023.97 * 1024.0), "1.0 MiB/s");
+    assert_eq!(fmt_factor(99.96), "100x");
+    assert_eq!(fmt_factor(99.94), "99.9x");
+}
+
 /// QA: the same run against itself was "higher" and "first better" in JSON, while the text
 /// said "same"; given twice with --force, the profile note was printed twice.
 #[test]
