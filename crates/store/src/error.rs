@@ -43,6 +43,16 @@ pub enum StoreError {
         found: i64,
         known: i64,
     },
+    /// An older PostgreSQL store opened by a role that may not migrate it (no CREATE on its
+    /// schema, as readers and nodes are granted): `why` is the server's refusal, scrubbed.
+    #[error("PostgreSQL store {location} has store schema version {found}, older than this disktier's {known}, and user {user} may not migrate it (it may not create tables in the store's schema, which readers and saving nodes need not): open it once with this disktier as the store's owner (any command migrates it, e.g. `disktier history` with the owner's location), after which this user's grants suffice; until then use the disktier that wrote it (the server said: {why})")]
+    OlderNoPrivilege {
+        location: String,
+        user: String,
+        found: i64,
+        known: i64,
+        why: String,
+    },
     /// Quotes the driver's error (no `source()`): `store flush` lists failures as text.
     #[error("SQLite database {path}: {error}")]
     Sqlite {

@@ -114,7 +114,8 @@ impl PgStore {
             None if !create => Err(StoreError::NoStore {
                 location: store.shown.clone(),
             }),
-            _ => store.migrate().map(|()| store),
+            Some(found) if found > 0 => store.migrate(Some(found)).map(|()| store),
+            _ => store.migrate(None).map(|()| store),
         }
     }
 
@@ -197,9 +198,10 @@ impl PgStore {
     }
 
     /// Migrates the store in one transaction under the advisory lock (one operation, so one
-    /// deadline); a store found newer under the lock is refused.
-    fn migrate(&mut self) -> Result<()> {
-        let too_new = self.run(|c| {
+    /// deadline); a store found newer under the lock is refused. `older`: the version of the
+    /// store found, when there is one to migrate (not a new one to create).
+    fn migrate(&mut self, older: Option<i64>) -> Result<()> {
+        let too_new = self.session.run(|c| {
             let mut tx = c.transaction()?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
             tx.batch_execute(CREATE_SCHEMA_MIGRATIONS)?;
@@ -221,7 +223,25 @@ impl PgStore {
             }
             tx.commit()?;
             Ok(None)
-        })?;
+        });
+        let too_new = match (too_new, older) {
+            (Ok(v), _) => v,
+            // A reader or a node granted only what a current store needs (no CREATE on the
+            // schema) meets an older one: the grants are right, the store is not migrated yet
+            // (QA: "user ro lacks a grant", listing grants it had).
+            (Err(Failed::Driver(e)), Some(found))
+                if e.code() == Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) =>
+            {
+                return Err(StoreError::OlderNoPrivilege {
+                    location: self.shown.clone(),
+                    user: self.target.config.get_user().unwrap_or("").to_string(),
+                    found,
+                    known: migrate::latest(),
+                    why: self.target.scrub(&crate::pgerror::chain(&e)),
+                });
+            }
+            (Err(f), _) => return Err(self.failed(f)),
+        };
         match too_new {
             Some(found) => Err(StoreError::TooNew {
                 location: self.shown.clone(),

@@ -457,3 +457,53 @@ fn a_search_path_naming_no_schema_is_named_with_the_fix() {
         Err(StoreError::NoStore { .. })
     ));
 }
+
+/// Regression (QA): a store of an older schema version, opened by a reader or a node granted
+/// what docs/store.md lists (USAGE, SELECT, INSERT: no CREATE, which a current store needs
+/// not), failed with "permission denied for schema ...: user R lacks a grant", naming grants
+/// the role had and not the migration only the owner may make. It now says the store is older
+/// and who migrates it; once the owner has, the reader reads.
+#[test]
+fn an_older_store_a_reader_may_not_migrate_names_the_owner() {
+    let id = disktier_store::new_id();
+    let Some(disktier_testkit::pg::Schema {
+        mut client,
+        name,
+        url,
+    }) = disktier_testkit::pg::fresh_schema("t_oldro", &id)
+    else {
+        return;
+    };
+    let reader = format!("{name}_r");
+    client
+        .batch_execute(&format!(
+            "SET search_path = {name}; {} {}
+             INSERT INTO schema_migrations VALUES (1, 'runs', '2024-01-01T00:00:00Z');
+             INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc)
+             VALUES ('20240101-000000-abcdef', '2024-01-01T00:00:00Z', 'check', FALSE, '{{}}', '{{}}', '{{}}');
+             CREATE ROLE {reader} LOGIN PASSWORD 'pw'; GRANT USAGE ON SCHEMA {name} TO {reader};
+             GRANT SELECT ON {name}.runs, {name}.schema_migrations TO {reader};",
+            migrate::CREATE_SCHEMA_MIGRATIONS.to_string() + ";",
+            migrate::MIGRATIONS[0].sql
+        ))
+        .unwrap();
+    let e = Store::open_existing(Some(&as_role(&reader, &name)))
+        .err()
+        .unwrap();
+    assert!(
+        matches!(e, StoreError::OlderNoPrivilege { found: 1, .. }),
+        "{e}"
+    );
+    let e = e.to_string();
+    assert!(
+        e.contains("has store schema version 1, older than")
+            && e.contains(&format!("user {reader} may not migrate it"))
+            && e.contains("open it once with this disktier as the store's owner")
+            && !e.contains("password=pw"),
+        "{e}"
+    );
+    // The owner migrates it; the reader then reads.
+    Store::open_existing(Some(&url)).unwrap();
+    let mut r = Store::open_existing(Some(&as_role(&reader, &name))).unwrap();
+    assert_eq!(r.list(&Filter::default()).unwrap().len(), 1);
+}
