@@ -40,12 +40,20 @@ pub fn unparsed(e: &postgres::Error) -> String {
 
 /// Why the driver would misread the URL `s`, if it would: it ends the user and password at
 /// the first `@` (as libpq does), so an `@` left unencoded in them makes the rest a host name
-/// that is no host ("ter2@db" looked up, or "invalid value for option `port`").
+/// that is no host ("ter2@db" looked up, or "invalid value for option `port`"). A `/` or
+/// `?` after that `@` in the password ends the driver's host before the real one, so the
+/// real host follows a later `@` as `HOST/DATABASE` (QA: "p@ss/x@db/team" was looked up as
+/// host "ss", "the host name does not resolve"; "p@ss:w/x@db/team" was "invalid value for
+/// option `port`"); an `@` in a query value (`application_name=a@b`) or a database name
+/// (`/team@x`) has no `/` after it and is left alone.
 pub fn misread_url(s: &str) -> Option<String> {
     let (_, rest) = s.split_once("://")?;
     let (_, after_first_at) = rest.split_once('@')?;
     let host = after_first_at.split(['/', '?']).next().unwrap_or("");
-    host.contains('@').then(|| {
+    let later_host = after_first_at
+        .rsplit_once('@')
+        .is_some_and(|(_, last)| last.split('?').next().unwrap_or("").contains('/'));
+    (host.contains('@') || later_host).then(|| {
         "the user or password holds an unencoded @: percent-encode their special characters (@ as %40, : as %3A, / as %2F, ? as %3F, # as %23, % as %25)".to_string()
     })
 }

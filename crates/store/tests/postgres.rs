@@ -237,6 +237,25 @@ fn connection_errors_name_the_fix_without_the_password() {
             "postgres://app:hun@ter2@127.0.0.1/team".to_string(),
             "the user or password holds an unencoded @: percent-encode their special characters (@ as %40",
         ),
+        // QA: a `/` or `?` after the @ in the password ended the driver's host there: "the
+        // host name does not resolve" (host "ter2"), or "invalid value for option `port`".
+        (
+            format!("postgres://app:hun@ter2/x@127.0.0.1:{port}/team"),
+            "the user or password holds an unencoded @",
+        ),
+        (
+            format!("postgres://app:hun@ter2?x@127.0.0.1:{port}/team?sslmode=disable"),
+            "the user or password holds an unencoded @",
+        ),
+        (
+            format!("postgres://app:hun@t:er2/x@127.0.0.1:{port}/team"),
+            "the user or password holds an unencoded @",
+        ),
+        // An @ in a database name or a query value is no password's.
+        (
+            format!("postgres://app:hunter2@127.0.0.1:{port}/team@x?application_name=a@b"),
+            "nothing accepts connections at 127.0.0.1:",
+        ),
     ];
     for (location, want) in cases {
         let e = Store::open(Some(&location)).err().unwrap().to_string();
