@@ -297,6 +297,43 @@ fn a_damaged_spool_file_is_reported_not_fatal() {
     assert_eq!(sane(&out, "history"), 0);
 }
 
+/// Regression (QA): a FIFO at a spool file's name held `store spool`, `store flush` and every
+/// run that saves (a save flushes the spool) forever, opening it for a writer that never came
+/// (a SIGTERM did not end the wait). It is now reported as not a regular file, and left.
+#[test]
+fn a_fifo_in_the_spool_holds_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("r.db");
+    store_with(&db, &[fixture("quick-etcd")]);
+    let spool = t.path().join("disktier/spool");
+    std::fs::create_dir_all(&spool).unwrap();
+    let fifo = spool.join("20260101-000000-cccccc.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let quick = |args: &[&str]| {
+        dt(&db, t.path())
+            .args(args)
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap()
+    };
+    let out = quick(&["store", "spool"]);
+    assert_eq!(sane(&out, "spool"), 0);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains("NOT A SPOOLED RUN") && listed.contains("not a regular file"),
+        "{listed}"
+    );
+    assert_eq!(sane(&quick(&["store", "flush", "--all"]), "flush"), 2);
+    let fio = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/etcd-3.33.json");
+    let out = quick(&["import", "fio", fio.to_str().unwrap(), "--profile", "etcd"]);
+    assert_eq!(sane(&out, "import"), 0);
+    assert!(fifo.exists());
+}
+
 #[test]
 fn help_never_shows_the_password_in_disktier_db() {
     for args in [

@@ -278,11 +278,21 @@ impl Spool {
     /// Reads one spooled file (a regular file, not followed through a symlink).
     pub fn read(path: &Path) -> std::result::Result<Spooled, String> {
         use std::os::unix::fs::OpenOptionsExt;
+        // O_NONBLOCK: a FIFO at a spool file's name held `store spool`, `store flush` and
+        // every run that saves (which flushes the spool) forever in open(2), waiting for a
+        // writer, and a SIGTERM did not end the wait (QA); anything but a regular file is
+        // reported, not read.
         let f = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NOFOLLOW)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(path)
             .map_err(|e| e.to_string())?;
+        if !f.metadata().map_err(|e| e.to_string())?.is_file() {
+            return Err(
+                "not a regular file (a FIFO, socket, device or directory): move it out of the spool"
+                    .into(),
+            );
+        }
         let mut bytes = Vec::new();
         f.take(MAX_SPOOLED_BYTES + 1)
             .read_to_end(&mut bytes)
