@@ -311,11 +311,13 @@ impl fmt::Display for Bytes {
 
 /// A latency in nanoseconds printed in the unit a person reads: `850 ns`, `203.8 us`, `4.05 ms`, `1.94 s`.
 pub fn fmt_ns(ns: f64) -> String {
-    if ns < 1e3 {
+    // The unit is the one the value prints in without reaching 1000 once rounded (QA: 999.96 us
+    // printed as "1000.0 us", where `compare` says "1.00 ms").
+    if ns < 999.5 {
         format!("{ns:.0} ns")
-    } else if ns < 1e6 {
+    } else if ns < 999_950.0 {
         format!("{:.1} us", ns / 1e3)
-    } else if ns < 1e9 {
+    } else if ns < 999_995_000.0 {
         format!("{:.2} ms", ns / 1e6)
     } else {
         format!("{:.2} s", ns / 1e9)
@@ -533,5 +535,11 @@ mod tests {
         assert_eq!(Bytes(3 << 29).to_string(), "1.50 GiB");
         assert_eq!(fmt_ns(203_776.0), "203.8 us");
         assert_eq!(fmt_ns(4_046_848.0), "4.05 ms");
+        // A value that rounds up to 1000 of its unit takes the next one (QA: "1000.0 us").
+        assert_eq!(fmt_ns(999.4), "999 ns");
+        assert_eq!(fmt_ns(999.6), "1.0 us");
+        assert_eq!(fmt_ns(999_940.0), "999.9 us");
+        assert_eq!(fmt_ns(999_960.0), "1.00 ms");
+        assert_eq!(fmt_ns(999_996_000.0), "1.00 s");
     }
 }
