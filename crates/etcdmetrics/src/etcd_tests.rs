@@ -226,13 +226,14 @@ fn a_restart_is_seen_from_the_process_start_time_when_no_count_went_down() {
 /// QA on dt-s23, a body served from loopback: a WAL fsync histogram without its `+Inf` bucket, or
 /// with `NaN` counts, read "no WAL fsync observed: nothing to judge (put some load on the member
 /// first)" beside its 205 observations (with the backend commit's alike, exit 0), `+Inf` leader
-/// changes read "0 leader changes" and `-5` passed. Each is refused naming the metric and what is
+/// changes read "0 leader changes" and `-5` passed; a fractional or huge count was judged too.
+/// Each is refused naming the metric and what is
 /// wrong; a well-formed body (etcd 3.4's own lines) still parses.
 #[test]
 fn a_histogram_or_counter_no_figure_can_be_read_from_is_refused() {
     let good = body(&[(0.001, 200), (0.002, 205)], 1);
     assert!(Scrape::parse("m1", &good).is_ok());
-    let cases: [(&str, &str, &str, &str); 7] = [
+    let cases: [(&str, &str, &str, &str); 10] = [
         (
             "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 205\n",
             "",
@@ -274,6 +275,27 @@ fn a_histogram_or_counter_no_figure_can_be_read_from_is_refused() {
             "etcd_server_heartbeat_send_failures_total -5\n",
             HEARTBEAT_FAILURES,
             "has a value of -5",
+        ),
+        // QA: 5.5 read "0.5 WAL fsyncs over 128.00 ms and 0.5 over 1.02 s ...: no missed
+        // heartbeats from the disk" beside a failed stall verdict, 1.5 "1.5 leader changes",
+        // and 1e300 was printed as a number of 301 digits.
+        (
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 205\n",
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 205.5\n",
+            WAL_FSYNC,
+            "has a bucket (le=\"+Inf\") count of 205.5, and a count is a whole number from 0 to 2^53",
+        ),
+        (
+            "etcd_server_leader_changes_seen_total 1\n",
+            "etcd_server_leader_changes_seen_total 1.5\n",
+            LEADER_CHANGES,
+            "has a value of 1.5",
+        ),
+        (
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.002\"} 205\n",
+            "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.002\"} 1e300\n",
+            WAL_FSYNC,
+            "has a bucket (le=\"0.002\") count of 1e300, and",
         ),
     ];
     // Only the +Inf bucket (QA on dt-s24: "no WAL fsync observed" beside 205 observations).
