@@ -109,7 +109,14 @@ pub fn parse() -> Cli {
         .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m))
         .unwrap_or_else(|e| {
             let e = crate::numbers::with_tip(usage_without_env(e));
-            if let Some(msg) = not_utf8(&e) {
+            let utf8 = not_utf8(&e);
+            if e.use_stderr() {
+                // A usage error is an error too: fleet's Jobs read the node command's outcome
+                // from this line (QA: an option the node's binary does not know left it empty).
+                let msg = utf8.clone().unwrap_or_else(|| usage_termination(&e));
+                crate::termination::write_from_env(Err(&msg));
+            }
+            if let Some(msg) = utf8 {
                 errln!("error: {msg}\n\nFor more information, try '--help'.");
                 std::process::exit(2);
             }
@@ -141,6 +148,26 @@ pub fn parse() -> Cli {
             }
             std::process::exit(e.exit_code())
         })
+}
+
+/// What a usage error leaves in the termination log ([`crate::termination`]): clap's first line
+/// without its `error: ` (the log's line adds it), then its tips; with control characters and
+/// bidi overrides escaped and a huge argument cut, as on stderr.
+fn usage_termination(e: &clap::Error) -> String {
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // clap prints the command's help, whose first line is its description.
+        return "a subcommand or argument is missing: run the command with --help for them".into();
+    }
+    let text = crate::text::shorten_words(&crate::text::printable(&e.render().to_string(), true));
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("usage error");
+    let mut msg = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    for tip in lines.filter(|l| l.starts_with("tip:")) {
+        msg.push_str(" (");
+        msg.push_str(tip);
+        msg.push(')');
+    }
+    msg
 }
 
 /// For clap's "invalid UTF-8 was detected in one or more arguments", which names neither the

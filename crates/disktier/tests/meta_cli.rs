@@ -237,7 +237,38 @@ fn a_termination_log_fifo_without_a_reader_does_not_hold_the_exit() {
 fn the_termination_log_gets_the_short_verdict_or_the_error() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("termination-log");
-    // A usage error (exit 2): the error line.
+    // A usage error (exit 2) leaves its first line and tip (QA: an option the node's binary
+    // did not know, as from a newer `fleet run`, left the file unwritten), one missing
+    // subcommand a line saying so, not the help's first line.
+    for (args, want) in [
+        (
+            &["check", "etcd", "--metricz", "x"][..],
+            "error: unexpected argument '--metricz' found (tip: a similar argument exists: '--metrics')",
+        ),
+        (
+            &["check"][..],
+            "error: a subcommand or argument is missing: run the command with --help for them",
+        ),
+    ] {
+        let out = disktier()
+            .env("DISKTIER_TERMINATION_LOG", &log)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let msg = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(msg, want, "{args:?}");
+        std::fs::remove_file(&log).unwrap();
+    }
+    // `--help` is no error and leaves nothing.
+    let out = disktier()
+        .env("DISKTIER_TERMINATION_LOG", &log)
+        .args(["check", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!log.exists());
+    // A runtime error (exit 2): the error line.
     let out = disktier()
         .env("DISKTIER_TERMINATION_LOG", &log)
         .args(["--no-save", "check", "etcd"])
