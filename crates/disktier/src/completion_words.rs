@@ -1,7 +1,9 @@
 //! The words the shells' completions offer for options whose parser takes free text or a
 //! disktier type and so names no values to clap_complete: `--rw` and `--ioengine` (the engine's
-//! names), `--region` (the embedded catalog's regions), and `price`'s volume type and instance
-//! (the catalog's). Before, `bench /d --rw <TAB>` and `plan --region <TAB>` listed file names.
+//! names), `--region` (the embedded catalog's regions), `price`'s volume type and instance
+//! (the catalog's), and `interfere --mitigations` (each mitigation; the list is
+//! comma-separated, and a shell completes its first word). Before, `bench /d --rw <TAB>`,
+//! `plan --region <TAB>` and `interfere DIR --mitigations <TAB>` listed file names.
 //! Only the completion tree gets them (`cli::completion_command`): parsing, help and man pages
 //! keep their own parsers and messages, and a region or type added by `--catalog` still parses.
 
@@ -38,6 +40,10 @@ pub fn offer(c: clap::Command) -> clap::Command {
             .chain(["instance".to_string()])
             .collect(),
         instances: cat.instances.iter().map(|i| i.name.clone()).collect(),
+        mitigations: disktier_interfere::Mitigation::names()
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
     };
     walk(c, &words, &mut Vec::new())
 }
@@ -49,6 +55,7 @@ struct Words {
     aws_regions: Vec<String>,
     kinds: Vec<String>,
     instances: Vec<String>,
+    mitigations: Vec<String>,
 }
 
 impl Words {
@@ -63,6 +70,7 @@ impl Words {
             (_, "region") => Some(&self.regions),
             (Some("price"), "kind") => Some(&self.kinds),
             (Some("price"), "instance") => Some(&self.instances),
+            (Some("interfere"), "mitigations") => Some(&self.mitigations),
             _ => None,
         }
     }

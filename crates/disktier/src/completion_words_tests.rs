@@ -74,3 +74,36 @@ fn regions_and_price_kinds_come_from_the_catalog() {
         ])
         .expect("any region text parses");
 }
+
+/// `interfere --mitigations <TAB>` listed file names (a left item of the words above): each
+/// mitigation is offered, and each parses as the whole list.
+#[test]
+fn interfere_offers_its_mitigations() {
+    let words = offered(&["interfere"], "mitigations");
+    assert_eq!(
+        words.len(),
+        disktier_interfere::Mitigation::all().len(),
+        "{words:?}"
+    );
+    for w in [
+        "none",
+        "scheduler-bfq",
+        "cgroup-throttle",
+        "writer-no-fsync",
+    ] {
+        assert!(words.iter().any(|x| x == w), "{w}: {words:?}");
+    }
+    for w in &words {
+        disktier_interfere::Combo::parse_list(w).unwrap_or_else(|e| panic!("{w}: {e}"));
+    }
+    // Parsing keeps the free text: a list and a combination still parse.
+    command()
+        .try_get_matches_from([
+            "disktier",
+            "interfere",
+            "--mitigations",
+            "none,scheduler-bfq+ionice-idle",
+            "/tmp",
+        ])
+        .expect("a list parses");
+}
