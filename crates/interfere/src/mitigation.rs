@@ -165,6 +165,7 @@ impl Combo {
     /// Parses `a` or `a+b[+c...]`.
     pub fn parse(s: &str) -> Result<Combo> {
         let mut parts: Vec<Mitigation> = Vec::new();
+        let combined = s.contains('+');
         for w in s.split('+').map(str::trim) {
             if w.is_empty() {
                 return Err(InterfereError::BadInput(format!(
@@ -172,15 +173,22 @@ impl Combo {
                 )));
             }
             let m = Mitigation::from_name(w)?;
+            // `none` and a repeat first: "none+none" said "none and none both set the none",
+            // and "cgroup-weight+cgroup-weight" that they "both set the cgroup" (QA).
+            if combined && m == Mitigation::None {
+                return Err(InterfereError::BadInput(format!(
+                    "{s:?}: `none` cannot be combined with other mitigations: list it on its own"
+                )));
+            }
+            if parts.contains(&m) {
+                return Err(InterfereError::BadInput(format!(
+                    "{s:?}: {m} is named twice: name each mitigation once (a+b applies two different ones together)"
+                )));
+            }
             if let Some(o) = parts.iter().find(|o| knob(**o) == knob(m)) {
                 return Err(InterfereError::BadInput(format!(
                     "{s:?}: {o} and {m} both set the {}: combine mitigations of different kinds (I/O class, scheduler, cgroup, writer policy)",
                     knob(m)
-                )));
-            }
-            if m == Mitigation::None && !parts.is_empty() || parts.contains(&Mitigation::None) {
-                return Err(InterfereError::BadInput(format!(
-                    "{s:?}: `none` cannot be combined with other mitigations: list it on its own"
                 )));
             }
             parts.push(m);
@@ -323,5 +331,15 @@ mod tests {
             .to_string();
         assert!(e.contains("I/O class"), "{e}");
         assert!(Combo::parse("ionice-idle+bogus").is_err());
+        // QA: "none+none" said "none and none both set the none", a repeat that both "set the
+        // cgroup"; `none` alone still parses.
+        let e = Combo::parse("none+none").unwrap_err().to_string();
+        assert!(e.contains("`none` cannot be combined"), "{e}");
+        let e = Combo::parse("cgroup-weight+cgroup-weight")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cgroup-weight is named twice"), "{e}");
+        assert!(!e.contains("both set"), "{e}");
+        assert_eq!(Combo::parse("none").unwrap().parts(), [Mitigation::None]);
     }
 }
