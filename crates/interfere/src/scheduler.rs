@@ -21,24 +21,54 @@ pub struct Device {
 }
 
 impl Device {
-    /// Finds the device behind `path` through `st_dev` and `/sys/dev/block`.
+    /// Finds the device behind `path` through `st_dev` and `/sys/dev/block` (or, for a
+    /// filesystem whose `st_dev` is no block device's, its mount's source in
+    /// `/proc/self/mountinfo`).
     pub fn of_path(path: &Path) -> Result<Device> {
-        Self::of_path_in(path, Path::new("/sys"))
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        Self::of_path_in(path, Path::new("/sys"), &mountinfo)
     }
 
-    /// As [`Device::of_path`], with sysfs mounted at `sys` (tests).
-    pub fn of_path_in(path: &Path, sys: &Path) -> Result<Device> {
+    /// As [`Device::of_path`], with sysfs mounted at `sys` and the mount table given (tests).
+    pub fn of_path_in(path: &Path, sys: &Path, mountinfo: &str) -> Result<Device> {
         let md = std::fs::metadata(path).map_err(|e| InterfereError::io(path, e))?;
-        let dev = md.dev();
-        let (maj, min) = (libc::major(dev), libc::minor(dev));
+        Self::of_dev_in(path, md.dev(), sys, mountinfo)
+    }
+
+    /// As [`Device::of_path_in`] for `path` whose `st_dev` is `dev`. btrfs gives every
+    /// subvolume an anonymous device number (major 0) as tmpfs and overlay have, though it sits
+    /// on a block device (QA: interfere on btrfs on a loop device said "a virtual filesystem
+    /// ... with no block device"); the block device is then its mount's source, when that is
+    /// a block device node (a multi-device btrfs lists the one it was mounted by).
+    fn of_dev_in(path: &Path, dev: u64, sys: &Path, mountinfo: &str) -> Result<Device> {
+        let (mut maj, mut min) = (libc::major(dev), libc::minor(dev));
         let no_device = |why: String| InterfereError::NoDevice {
             path: path.to_path_buf(),
             why,
         };
         if maj == 0 {
-            return Err(no_device(format!(
-                "it is on a virtual filesystem (device {maj}:{min}, e.g. tmpfs or overlay) with no block device, so the scheduler and cgroup mitigations cannot apply"
-            )));
+            let mount = mount_of(mountinfo, path);
+            let block = mount.and_then(|(_, source)| {
+                use std::os::unix::fs::FileTypeExt;
+                std::fs::metadata(source)
+                    .ok()
+                    .filter(|m| m.file_type().is_block_device())
+                    .map(|m| m.rdev())
+            });
+            match block {
+                Some(rdev) => (maj, min) = (libc::major(rdev), libc::minor(rdev)),
+                None => {
+                    let on = match mount {
+                        Some((fstype, source)) => {
+                            format!("{fstype} (mounted from {source}), a filesystem")
+                        }
+                        None => "a virtual filesystem (e.g. tmpfs or overlay)".into(),
+                    };
+                    return Err(no_device(format!(
+                        "it is on {on} with no block device (device {maj}:{min}), so the scheduler and cgroup mitigations cannot apply"
+                    )));
+                }
+            }
         }
         let link = sys.join(format!("dev/block/{maj}:{min}"));
         let real = std::fs::canonicalize(&link)
@@ -75,6 +105,58 @@ impl Device {
     pub fn queue_dir(&self) -> PathBuf {
         Path::new("/sys/block").join(&self.name).join("queue")
     }
+}
+
+/// The filesystem type and source of the mount that holds `path` (absolute, without symlinks)
+/// in `mountinfo` (proc(5): mount point fifth, then after " - " the type and the source, octal
+/// escapes such as `\040` for a blank): the mount whose mount point is the longest prefix of
+/// `path`, the last listed of equal ones (it is mounted over the others).
+pub fn mount_of<'a>(mountinfo: &'a str, path: &Path) -> Option<(&'a str, &'a str)> {
+    let mut best: Option<(usize, &str, &str)> = None;
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let (Some(point), mut r) = (left.split(' ').nth(4), right.split(' ')) else {
+            continue;
+        };
+        let (Some(fstype), Some(source)) = (r.next(), r.next()) else {
+            continue;
+        };
+        let point = unescape(point);
+        if !path.starts_with(&point) {
+            continue;
+        }
+        let depth = Path::new(&point).components().count();
+        if best.is_none_or(|(d, _, _)| depth >= d) {
+            best = Some((depth, fstype, source));
+        }
+    }
+    best.map(|(_, fstype, source)| (fstype, source))
+}
+
+/// mountinfo's octal escapes (`\040` blank, `\011` tab, `\012` newline, `\134` backslash).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match octal {
+            Some(d) if b[i] == b'\\' => {
+                let v = d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0'));
+                out.push(u8::try_from(v).unwrap_or(b'?'));
+                i += 4;
+            }
+            _ => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The queue files a scheduler switch resets to the kernel's defaults, relative to the queue
@@ -309,9 +391,74 @@ mod tests {
         std::fs::write(sys.join("devices/pci0/block/vda/dev"), "254:0\n").unwrap();
         std::fs::create_dir_all(sys.join("dev/block")).unwrap();
         std::os::unix::fs::symlink(&part, sys.join(format!("dev/block/{maj}:{min}"))).unwrap();
-        let d = Device::of_path_in(t.path(), &sys).unwrap();
+        let d = Device::of_path_in(t.path(), &sys, "").unwrap();
         assert_eq!(d.name, "vda");
         assert_eq!(d.maj_min, "254:0");
         assert_eq!(d.partition.as_deref(), Some("vda1"));
+    }
+
+    /// QA: interfere on btrfs on a loop device said "it is on a virtual filesystem (device 0:40,
+    /// e.g. tmpfs or overlay) with no block device": btrfs's st_dev is anonymous (major 0). The
+    /// block device is its mount's source; tmpfs and overlay still have none.
+    #[test]
+    fn a_filesystem_with_an_anonymous_device_number_resolves_through_its_mount() {
+        if !nix_root() {
+            eprintln!("skipped: mknod of a block device node needs root");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        // A block device node 7:99 (a loop device's numbers), and a fake sysfs for it.
+        let node = t.path().join("loop99");
+        let made = std::process::Command::new("mknod")
+            .arg(&node)
+            .args(["b", "7", "99"])
+            .status()
+            .unwrap();
+        assert!(made.success(), "mknod {}", node.display());
+        let sys = t.path().join("sys");
+        let dir = sys.join("devices/virtual/block/loop99");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(sys.join("dev/block")).unwrap();
+        std::os::unix::fs::symlink(&dir, sys.join("dev/block/7:99")).unwrap();
+        let mountinfo = format!(
+            "22 1 254:1 / / rw - ext4 /dev/vda1 rw\n\
+             45 22 0:39 / /srv/etcd\\040data rw,relatime - btrfs {} rw,subvol=/\n\
+             46 22 0:41 / /srv/tmp rw - tmpfs tmpfs rw\n",
+            node.display()
+        );
+        let anon = libc::makedev(0, 40);
+        let d =
+            Device::of_dev_in(Path::new("/srv/etcd data/member"), anon, &sys, &mountinfo).unwrap();
+        assert_eq!((d.name.as_str(), d.maj_min.as_str()), ("loop99", "7:99"));
+        let e = Device::of_dev_in(Path::new("/srv/tmp/x"), anon, &sys, &mountinfo)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("on tmpfs (mounted from tmpfs), a filesystem with no block device"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_mount_is_the_longest_mount_point_over_the_path() {
+        let m = "1 0 8:1 / / rw - xfs /dev/sda1 rw\n\
+                 2 1 8:2 / /var rw - xfs /dev/sda2 rw\n\
+                 3 2 8:3 / /var/lib/etcd rw - xfs /dev/sda3 rw\n\
+                 4 2 8:4 / /var/lib/etcd rw - xfs /dev/sdb1 rw\n";
+        assert_eq!(
+            mount_of(m, Path::new("/var/lib/etcd/member")),
+            Some(("xfs", "/dev/sdb1"))
+        );
+        assert_eq!(
+            mount_of(m, Path::new("/var/lib/etcd2")),
+            Some(("xfs", "/dev/sda2"))
+        );
+        assert_eq!(mount_of(m, Path::new("/home")), Some(("xfs", "/dev/sda1")));
+        assert_eq!(mount_of("garbage\n - \n", Path::new("/")), None);
+        assert_eq!(unescape("a\\040b\\134\\9"), "a b\\\\9");
+    }
+
+    fn nix_root() -> bool {
+        rustix::process::geteuid().is_root()
     }
 }

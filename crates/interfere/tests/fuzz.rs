@@ -141,6 +141,11 @@ fn fuzz_mountinfo() {
                 input,
             ));
             let _ = s.preferred();
+            // The mount holding a path (btrfs's block device is its mount's source).
+            let text = String::from_utf8_lossy(input);
+            for path in ["/", "/var/lib/etcd", "/srv/etcd data"] {
+                let _ = disktier_interfere::scheduler::mount_of(&text, std::path::Path::new(path));
+            }
         })
     });
 }
