@@ -110,14 +110,17 @@ impl Client {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(Error::BadUrl(url.to_string()));
         }
-        let url = metrics_url(url);
-        let url = url.as_str();
+        let target = metrics_url(url);
+        // The password of a URL's user information (sent as Basic authentication) is not
+        // repeated in errors: they reach terminals, logs and fleet's termination messages.
+        let shown = redacted(&target);
+        let url = shown.as_str();
         let http = |source: ureq::Error| Error::Http {
             url: url.to_string(),
             hint: hint(&source),
             source: Box::new(source),
         };
-        let mut resp = self.agent.get(url).call().map_err(http)?;
+        let mut resp = self.agent.get(&target).call().map_err(http)?;
         let status = resp.status().as_u16();
         // QA: a redirect (a proxy's http -> https, a path moved) said only "answered HTTP 301".
         if let Some(location) = resp
@@ -192,14 +195,33 @@ pub fn member_urls(list: &[String]) -> Result<Vec<String>, Error> {
             return Err(Error::EmptyUrl { position: i + 1 });
         }
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(Error::BadUrl(url.to_string()));
+            return Err(Error::BadUrl(redacted(url)));
         }
         if out.iter().any(|u| metrics_url(u) == metrics_url(url)) {
-            return Err(Error::DuplicateUrl(url.to_string()));
+            return Err(Error::DuplicateUrl(redacted(url)));
         }
         out.push(url.to_string());
     }
     Ok(out)
+}
+
+/// `url` as it is shown: the password of its user information (`http://user:PASSWORD@host/`,
+/// which the client sends as Basic authentication) replaced by `xxxxx`, as Go's
+/// `url.URL.Redacted` shows it (QA: `--metrics http://user:s3cret@host:2381/metrics` printed the
+/// password in every verdict line, in errors and in the JSON document).
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return url.to_string();
+    };
+    match userinfo.split_once(':') {
+        Some((user, _password)) => format!("{scheme}://{user}:xxxxx@{host}{tail}"),
+        None => url.to_string(),
+    }
 }
 
 /// `http://host:port` and `http://host:port/` become `.../metrics`; a URL with a path is kept.
@@ -310,6 +332,44 @@ mod url_tests {
                 )
             );
         }
+    }
+
+    /// QA: the password of `http://user:s3cret@host/metrics` (which ureq sends as Basic
+    /// authentication) was printed in every line, error and JSON document naming the member.
+    #[test]
+    fn a_urls_password_is_not_shown() {
+        use super::redacted;
+        assert_eq!(
+            redacted("http://user:s3cret@127.0.0.1:2381/metrics"),
+            "http://user:xxxxx@127.0.0.1:2381/metrics"
+        );
+        assert_eq!(
+            redacted("https://u:p@ss:w@rd@h:2379?q=a:b@c"),
+            "https://u:xxxxx@h:2379?q=a:b@c"
+        );
+        for kept in [
+            "http://user@h/metrics",
+            "http://h:2381/a@b:c",
+            "http://[::1]:2381/metrics",
+            "not a url",
+        ] {
+            assert_eq!(redacted(kept), kept);
+        }
+        // An error names the member without it, and the password is still sent.
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let e = super::Client::new(&Default::default())
+            .unwrap()
+            .get(&format!("http://user:s3cret@127.0.0.1:{port}"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("http://user:xxxxx@127.0.0.1:{port}/metrics: ")),
+            "{e}"
+        );
+        assert!(!e.contains("s3cret"), "{e}");
     }
 
     #[test]

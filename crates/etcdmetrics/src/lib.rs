@@ -13,5 +13,5 @@ pub mod quantile;
 pub use buckets::{as_etcd_disk_histogram, DISK_BUCKETS_S};
 pub use error::Error;
 pub use etcd::{judge, Judged, MemberReport, Scrape};
-pub use fetch::{member_urls, Client, TlsFiles};
+pub use fetch::{member_urls, redacted, Client, TlsFiles};
 pub use quantile::{Histogram, Quantile};

@@ -215,12 +215,18 @@ pub fn etcd_live(
     note: &dyn Fn(&str),
     waiting: &dyn Fn(u64),
 ) -> anyhow::Result<EtcdLive> {
-    use disktier_etcdmetrics::{judge, member_urls, Client, Scrape};
+    use disktier_etcdmetrics::{judge, member_urls, redacted, Client, Scrape};
     let urls = &member_urls(urls)?;
     let client = Client::new(tls)?;
+    // Members are named without the password of a URL's user information (QA: it was in every
+    // verdict line and in the JSON document); it is still sent.
     let scrape_all = || -> anyhow::Result<Vec<(String, Scrape)>> {
         urls.iter()
-            .map(|url| Ok((url.clone(), Scrape::parse(url, &client.get(url)?)?)))
+            .map(|url| {
+                let shown = redacted(url);
+                let body = client.get(url)?;
+                Ok((shown.clone(), Scrape::parse(&shown, &body)?))
+            })
             .collect()
     };
     let started_at = disktier_store::model::now_rfc3339();
@@ -312,6 +318,33 @@ mod tests {
             .unwrap();
             assert_eq!(*left.lock().unwrap(), want);
             assert_eq!(live.interval_s, interval);
+        }
+    }
+
+    /// QA: `--metrics http://user:s3cret@host/metrics` printed the password in every verdict
+    /// line and in the JSON document; the member is named with `xxxxx` in its place.
+    #[test]
+    fn a_members_password_is_not_shown() {
+        const BODY: &str = "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 5\n\
+            etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 5\n\
+            etcd_disk_backend_commit_duration_seconds_bucket{le=\"0.001\"} 5\n\
+            etcd_disk_backend_commit_duration_seconds_bucket{le=\"+Inf\"} 5\n";
+        let url = serve(BODY, 1).replacen("http://", "http://user:s3cret@", 1);
+        let live = etcd_live(
+            std::slice::from_ref(&url),
+            &Default::default(),
+            None,
+            &Default::default(),
+            &|_| {},
+            &|_| {},
+        )
+        .unwrap();
+        let shown = url.replace("s3cret", "xxxxx");
+        let doc = live.document().to_string();
+        assert!(!doc.contains("s3cret"), "{doc}");
+        assert!(doc.contains(&shown), "{doc}");
+        for line in &live.judged.lines[..live.judged.lines.len() - 1] {
+            assert!(line.starts_with(&shown), "{line}");
         }
     }
 
