@@ -107,10 +107,10 @@ impl Client {
     /// GETs `url` and returns its body (at most [`MAX_BODY_BYTES`]). A URL with no path (a
     /// member's client URL as etcdctl takes it) is read at `/metrics`, where etcd serves them.
     pub fn get(&self, url: &str) -> Result<String, Error> {
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(Error::BadUrl(url.to_string()));
-        }
-        let target = metrics_url(url);
+        let Some(url) = with_lowercase_scheme(url) else {
+            return Err(Error::BadUrl(redacted(url)));
+        };
+        let target = metrics_url(&url);
         // The password of a URL's user information (sent as Basic authentication) is not
         // repeated in errors: they reach terminals, logs and fleet's termination messages.
         let shown = redacted(&target);
@@ -194,15 +194,24 @@ pub fn member_urls(list: &[String]) -> Result<Vec<String>, Error> {
         if url.is_empty() {
             return Err(Error::EmptyUrl { position: i + 1 });
         }
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
+        let Some(url) = with_lowercase_scheme(url) else {
             return Err(Error::BadUrl(redacted(url)));
+        };
+        if out.iter().any(|u| metrics_url(u) == metrics_url(&url)) {
+            return Err(Error::DuplicateUrl(redacted(&url)));
         }
-        if out.iter().any(|u| metrics_url(u) == metrics_url(url)) {
-            return Err(Error::DuplicateUrl(redacted(url)));
-        }
-        out.push(url.to_string());
+        out.push(url);
     }
     Ok(out)
+}
+
+/// `url` with its scheme in lower case, when it is http or https in any case (RFC 3986 3.1:
+/// "schemes are case-insensitive"; QA: `HTTP://host:2381/metrics` was refused as "not an
+/// http:// or https:// URL"); `None` for any other scheme.
+fn with_lowercase_scheme(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    (scheme == "http" || scheme == "https").then(|| format!("{scheme}://{rest}"))
 }
 
 /// `url` as it is shown: the password of its user information (`http://user:PASSWORD@host/`,
@@ -278,6 +287,16 @@ mod url_tests {
         );
         let e = member_urls(&list("a:2379")).unwrap_err().to_string();
         assert_eq!(e, "\"a:2379\" is not an http:// or https:// URL");
+        // Schemes are case-insensitive (QA: HTTP:// was refused); one member in two cases is
+        // one member.
+        assert_eq!(
+            member_urls(&list("HTTP://a:2381/metrics,Https://b:2379")).unwrap(),
+            ["http://a:2381/metrics", "https://b:2379"]
+        );
+        let e = member_urls(&list("http://a:2379,HTTP://a:2379")).unwrap_err();
+        assert!(e.to_string().contains("given twice"), "{e}");
+        let e = member_urls(&list("ftp://a:2379")).unwrap_err().to_string();
+        assert_eq!(e, "\"ftp://a:2379\" is not an http:// or https:// URL");
     }
 
     /// QA: a member behind a redirect (a proxy's http -> https) said "answered HTTP 301: give
