@@ -187,6 +187,22 @@ fn a_pseudo_filesystem_or_no_room_is_refused_with_a_fix_that_applies() {
         ],
         "writes 0",
     );
+    // QA: the largest size overflowed the room check (a panic in a debug build; a release
+    // build wrapped it to 64 MiB - 1 and started a writer of 16 EiB).
+    refuse(
+        t.path(),
+        &[
+            "--aggressor",
+            "bulk-seq",
+            "--aggressor-size",
+            "18446744073709551615",
+        ],
+        &[
+            "the aggressor writes 18446744073709551615 and the probe needs 67108864",
+            "pass a smaller --aggressor-size",
+        ],
+        "panicked",
+    );
     assert!(!run.join("interfere.journal").exists());
     assert!(!run.join("interfere.journal").exists());
 }

@@ -28,7 +28,9 @@ pub fn run(cfg: &Config) -> Result<InterfereDoc> {
     }
     // The probe's file (22 MiB, the etcd profile) and one aggressor's files exist at a time.
     const PROBE_ROOM: u64 = 64 << 20;
-    let need = cfg.aggressor_size + PROBE_ROOM;
+    // Saturating: `--aggressor-size 18446744073709551615` overflowed here (QA: a panic in a
+    // debug build; a release build wrapped to 64 MiB - 1 and let a 16 EiB writer start).
+    let need = cfg.aggressor_size.saturating_add(PROBE_ROOM);
     if let Ok((_, free)) = disktier_engine::target::statfs(&cfg.dir) {
         if free < need {
             let command = cfg.aggressor == AggressorKind::Command;
