@@ -18,7 +18,8 @@ pub struct TlsFiles {
     pub key: Option<PathBuf>,
 }
 
-/// A reusable client.
+/// A reusable client (a clone shares its connections).
+#[derive(Clone)]
 pub struct Client {
     agent: ureq::Agent,
 }

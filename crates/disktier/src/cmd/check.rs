@@ -203,12 +203,9 @@ fn live(ctx: &Ctx, a: &EtcdArgs) -> anyhow::Result<Outcome> {
         key: a.key.clone(),
     };
     let countdown = super::progress::enabled(ctx);
-    // Only a wait is worth stopping cleanly: one scrape ends in milliseconds (or at the
-    // client's timeout, which a second signal cuts short).
-    let stop = match a.interval {
-        Some(_) => super::progress::stop_flag(),
-        None => Default::default(),
-    };
+    // A signal ends the --interval wait or a scrape a member does not answer (up to the
+    // client's 20 s) with exit 2, as the page says of an interrupted check.
+    let stop = super::progress::stop_flag();
     let live = judge::etcd_live(
         &a.metrics,
         &tls,
