@@ -875,3 +875,36 @@ fn ctrl_c_during_a_repeat_ends_the_series_without_counting_the_cut_run() {
     assert!(scratch(&mnt.dir).is_empty(), "{:?}", scratch(&mnt.dir));
     assert!(!run.path().join("interfere.journal").exists());
 }
+
+/// QA: `interfere --restore DIR --mitigations bogus --duration 5s` exited 0 having undone the
+/// journal and ignored the rest (the usage line even read `--restore [DIR]`): --restore takes
+/// no directory and no run option.
+#[test]
+fn restore_refuses_a_directory_and_run_options() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().to_str().unwrap();
+    for extra in [
+        &[dir][..],
+        &["--mitigations", "bogus"][..],
+        &["--duration", "5s"][..],
+        &["--aggressor", "bulk-seq"][..],
+        &["--aggressor-cmd", "true"][..],
+    ] {
+        bin()
+            .env("DISKTIER_RUN_DIR", t.path().join("run"))
+            .args(["interfere", "--restore"])
+            .args(extra)
+            .stderr_of_exit_naming(&format!("{extra:?}"), 2, &["cannot be used with"]);
+    }
+    // Alone it still runs.
+    let out = bin()
+        .env("DISKTIER_RUN_DIR", t.path().join("run"))
+        .args(["interfere", "--restore"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

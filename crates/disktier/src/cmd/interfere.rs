@@ -68,7 +68,10 @@ pub struct Args {
     #[arg(long, value_parser = aggressor_cap)]
     pub aggressor_cap: Option<Duration>,
     /// Undo what a killed run left (scheduler, cgroups, scratch files) and exit.
-    #[arg(long)]
+    // It undoes the journal, whatever the directory or options: given with them it would
+    // ignore them (QA: `interfere --restore DIR --mitigations bogus` exited 0), so they are
+    // refused (clap does not count a default as given).
+    #[arg(long, conflicts_with_all = ["dir", "aggressor", "aggressor_cmd", "mitigations", "duration", "aggressor_size", "threshold", "throttle_bps", "throttle_iops", "aggressor_cap"])]
     pub restore: bool,
     /// Run the whole comparison N times (each saved as its own run, in one group) and say
     /// whether the same mitigation wins every time, with each scenario's median p99 and range.
