@@ -259,6 +259,17 @@ pub fn parse(line: &str) -> Schedulers {
     Schedulers { active, available }
 }
 
+/// The `diskseq` of block device `device` (`/sys/block/DEVICE/diskseq`, Linux 5.15+): a number
+/// the kernel gives each disk it attaches, never twice in a boot. `None` where the kernel has
+/// none.
+pub fn diskseq(device: &str) -> Option<u64> {
+    std::fs::read_to_string(Path::new("/sys/block").join(device).join("diskseq"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 pub fn read(file: &Path) -> Result<Schedulers> {
     Ok(parse(&read_trim(file)?))
 }

@@ -77,7 +77,9 @@ fn check_journal(input: &[u8]) {
             };
             for c in changes {
                 match &c {
-                    Change::Scheduler { device, file, was } => {
+                    Change::Scheduler {
+                        device, file, was, ..
+                    } => {
                         assert_eq!(
                             *file,
                             Path::new("/sys/block").join(device).join("queue/scheduler")
@@ -105,6 +107,7 @@ fn check_journal(input: &[u8]) {
                         device,
                         scheduler,
                         values,
+                        ..
                     } => {
                         assert!(!device.contains('/') && device != ".." && device != ".");
                         assert!(!scheduler.is_empty() && !scheduler.contains(char::is_whitespace));

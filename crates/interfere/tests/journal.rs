@@ -288,3 +288,53 @@ fn after_sigkill_a_moved_process_goes_home_its_cgroup_goes_and_the_aggressor_die
     moved.wait().unwrap();
     assert!(!run.join("interfere.journal").exists());
 }
+
+/// QA (helper Z, session 26): `--restore` after a SIGKILL wrote the journaled scheduler to
+/// whatever disk had the device's name by then: a loop device detached and its name given to
+/// another backing file got the old disk's scheduler. The journal now keeps the disk's
+/// `diskseq`, and a device whose diskseq differs is left alone with a note. On a real loop
+/// device of this test's own (root; skipped otherwise).
+#[test]
+fn restore_leaves_a_device_that_is_another_disk_now_alone() {
+    use disktier_interfere::scheduler;
+    let Some(dev) = disktier_testkit::loop_dev(16 << 20) else {
+        eprintln!("skipped: no loop devices");
+        return;
+    };
+    let name = dev.name();
+    let Some(seq) = scheduler::diskseq(&name) else {
+        eprintln!("skipped: this kernel has no diskseq");
+        return;
+    };
+    let file = Path::new("/sys/block").join(&name).join("queue/scheduler");
+    let now = scheduler::read(&file).unwrap().active;
+    let other = if now == "none" { "mq-deadline" } else { "none" };
+    let change = |disk| Change::Scheduler {
+        device: name.clone(),
+        file: file.clone(),
+        was: other.into(),
+        disk,
+    };
+    let notes = change(Some(seq + 1000)).undo_noting().unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with(&format!(
+            "{name} is another disk now (diskseq {} when it was changed, {seq} now)",
+            seq + 1000
+        )),
+        "{notes:?}"
+    );
+    assert_eq!(scheduler::read(&file).unwrap().active, now, "left alone");
+    // The same disk (or a journal written before diskseq was kept) is put back.
+    change(Some(seq)).undo_noting().unwrap();
+    assert_eq!(scheduler::read(&file).unwrap().active, other);
+    change(None).undo_noting().unwrap();
+    assert_eq!(scheduler::read(&file).unwrap().active, other);
+    // And a journal entry with the disk reads back with it.
+    let text = serde_json::to_string(&change(Some(seq))).unwrap();
+    assert!(text.contains(&format!("\"disk\":{seq}")), "{text}");
+    assert_eq!(
+        serde_json::from_str::<Change>(&text).unwrap(),
+        change(Some(seq))
+    );
+}

@@ -20,11 +20,16 @@ pub const CGROUP_PREFIX: &str = "disktier-interfere-";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
-    /// The scheduler of `device` was `was`; `file` is its sysfs file.
+    /// The scheduler of `device` was `was`; `file` is its sysfs file. `disk` is the device's
+    /// `diskseq` then (a number the kernel gives each disk it attaches, never twice in a boot):
+    /// a loop device detached after a SIGKILL and its name given to another backing file is
+    /// another disk, whose scheduler `--restore` leaves alone.
     Scheduler {
         device: String,
         file: PathBuf,
         was: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        disk: Option<u64>,
     },
     /// The queue settings of `device` under `scheduler` (`nr_requests` and `iosched/*`,
     /// relative to `/sys/block/<device>/queue`, as read), recorded before a scheduler switch,
@@ -33,6 +38,9 @@ pub enum Change {
         device: String,
         scheduler: String,
         values: BTreeMap<String, String>,
+        /// As for [`Change::Scheduler`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        disk: Option<u64>,
     },
     /// A cgroup directory was created.
     Cgroup { path: PathBuf },
@@ -67,6 +75,7 @@ impl std::fmt::Display for Change {
                 device,
                 scheduler,
                 values,
+                ..
             } => write!(
                 f,
                 "queue settings of {device} under {scheduler} were {}",
@@ -141,12 +150,27 @@ fn ours(path: &Path, prefix: &str, what: &str) -> std::result::Result<(), String
     Ok(())
 }
 
+/// When `device` is no longer the disk a change recorded (its `diskseq` differs: the loop
+/// device was detached and its name reused, QA), what `--restore` says instead of undoing it.
+fn another_disk(device: &str, recorded: Option<u64>) -> Option<String> {
+    let was = recorded?;
+    let now = scheduler::diskseq(device);
+    (now != Some(was)).then(|| {
+        format!(
+            "{device} is another disk now (diskseq {was} when it was changed, {} now): its queue is left as it is",
+            now.map_or_else(|| "none".to_string(), |n| n.to_string())
+        )
+    })
+}
+
 impl Change {
     /// Whether this entry has the shape of something disktier itself records (see the module
     /// doc); does not look at the system. `Err` says why not.
     pub fn check(&self) -> std::result::Result<(), String> {
         match self {
-            Change::Scheduler { device, file, was } => {
+            Change::Scheduler {
+                device, file, was, ..
+            } => {
                 if !is_kernel_name(device) {
                     return Err(format!("{device:?} is not a block device name"));
                 }
@@ -167,6 +191,7 @@ impl Change {
                 device,
                 scheduler,
                 values,
+                ..
             } => {
                 if !is_kernel_name(device) {
                     return Err(format!("{device:?} is not a block device name"));
@@ -304,9 +329,17 @@ impl Change {
     /// entry (a queue setting the kernel refused), each as a sentence to report.
     pub fn undo_noting(&self) -> Result<Vec<String>> {
         match self {
-            Change::Scheduler { device, file, was } => {
+            Change::Scheduler {
+                device,
+                file,
+                was,
+                disk,
+            } => {
                 if !file.exists() {
                     return Ok(vec![]); // the device went away (a detached loop device)
+                }
+                if let Some(note) = another_disk(device, *disk) {
+                    return Ok(vec![note]);
                 }
                 if scheduler::read(file)?.active == *was {
                     return Ok(vec![]);
@@ -317,10 +350,14 @@ impl Change {
                 device,
                 scheduler,
                 values,
+                disk,
             } => {
                 let queue = Path::new("/sys/block").join(device).join("queue");
                 if !queue.exists() {
                     return Ok(vec![]); // the device went away
+                }
+                if let Some(note) = another_disk(device, *disk) {
+                    return Ok(vec![note]);
                 }
                 let refused = scheduler::write_tunables(&queue, scheduler, values)?;
                 Ok(refused

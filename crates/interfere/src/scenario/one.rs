@@ -349,12 +349,14 @@ fn switch_scheduler(
             device: dev.name.clone(),
             scheduler: now.active.clone(),
             values,
+            disk: scheduler::diskseq(&dev.name),
         })?);
     }
     undo_ids.push(cx.journal.record(Change::Scheduler {
         device: dev.name.clone(),
         file: file.clone(),
         was: now.active.clone(),
+        disk: scheduler::diskseq(&dev.name),
     })?);
     scheduler::set(&file, &dev.name, want)?;
     applied.push(format!(
