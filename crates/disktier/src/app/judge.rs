@@ -334,17 +334,19 @@ mod tests {
         url
     }
 
+    /// A /metrics body whose WAL fsyncs and backend commits all took under 1 ms.
+    const FAST_BODY: &str = "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 5\n\
+        etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 5\n\
+        etcd_disk_backend_commit_duration_seconds_bucket{le=\"0.001\"} 5\n\
+        etcd_disk_backend_commit_duration_seconds_bucket{le=\"+Inf\"} 5\n";
+
     /// The wait between the two scrapes of `--interval` counts down a second at a time (the
     /// progress line draws it), and without an interval nothing waits.
     #[test]
     fn an_interval_counts_down_each_second_before_the_second_scrape() {
-        const BODY: &str = "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 5\n\
-            etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 5\n\
-            etcd_disk_backend_commit_duration_seconds_bucket{le=\"0.001\"} 5\n\
-            etcd_disk_backend_commit_duration_seconds_bucket{le=\"+Inf\"} 5\n";
         let tls = disktier_etcdmetrics::TlsFiles::default();
         for (interval, scrapes, want) in [(Some(2), 2, vec![2, 1]), (None, 1, vec![])] {
-            let url = serve(BODY, scrapes);
+            let url = serve(FAST_BODY, scrapes);
             let left = std::sync::Mutex::new(Vec::new());
             let live = etcd_live(&[url], &tls, interval, &Default::default(), &|_| {}, &|s| {
                 left.lock().unwrap().push(s)
@@ -359,11 +361,7 @@ mod tests {
     /// line and in the JSON document; the member is named with `xxxxx` in its place.
     #[test]
     fn a_members_password_is_not_shown() {
-        const BODY: &str = "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 5\n\
-            etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 5\n\
-            etcd_disk_backend_commit_duration_seconds_bucket{le=\"0.001\"} 5\n\
-            etcd_disk_backend_commit_duration_seconds_bucket{le=\"+Inf\"} 5\n";
-        let url = serve(BODY, 1).replacen("http://", "http://user:s3cret@", 1);
+        let url = serve(FAST_BODY, 1).replacen("http://", "http://user:s3cret@", 1);
         let live = etcd_live(
             std::slice::from_ref(&url),
             &Default::default(),
@@ -427,11 +425,7 @@ mod tests {
     #[test]
     fn a_signal_ends_the_interval_wait_with_an_error() {
         // Histograms with a bucket below +Inf: one of only +Inf is refused as unreadable.
-        const BODY: &str = "etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 5\n\
-            etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 5\n\
-            etcd_disk_backend_commit_duration_seconds_bucket{le=\"0.001\"} 5\n\
-            etcd_disk_backend_commit_duration_seconds_bucket{le=\"+Inf\"} 5\n";
-        let url = serve(BODY, 2);
+        let url = serve(FAST_BODY, 2);
         let stop = std::sync::atomic::AtomicBool::new(false);
         let left = std::sync::Mutex::new(Vec::new());
         let e = etcd_live(
