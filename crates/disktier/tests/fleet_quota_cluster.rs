@@ -36,6 +36,33 @@ fn run(c: &Cluster, ns: &str, node: &str, timeout: &str) -> (Option<i32>, Value,
     (out.status.code(), json, t0.elapsed().as_secs_f64())
 }
 
+/// Waits until the quota `q` in `ns` is in force: its status lists what it allows and uses, as
+/// the quota controller writes it. Just after `kubectl create quota` the API server may still
+/// admit a pod the quota forbids (CI, session 26: with `--hard=pods=0` a pod was created and
+/// the run waited out its 3 s as "Pending"), so the test waits for the quota first.
+fn quota_in_force(c: &Cluster, ns: &str) {
+    let t0 = Instant::now();
+    loop {
+        let used = c.kubectl_ok(&[
+            "-n",
+            ns,
+            "get",
+            "quota",
+            "q",
+            "-o",
+            "jsonpath={.status.used}",
+        ]);
+        if !used.trim().is_empty() {
+            return;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "quota q in {ns} has no status after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn a_pod_the_namespace_quota_refuses_is_reported_at_once_naming_it() {
     let Some(c) = Cluster::from_env() else { return };
@@ -49,6 +76,7 @@ fn a_pod_the_namespace_quota_refuses_is_reported_at_once_naming_it() {
         "q",
         "--hard=limits.cpu=2,limits.memory=4Gi",
     ]);
+    quota_in_force(&c, &ns.name);
     let (code, json, seconds) = run(&c, &ns.name, &node.name, "300s");
     assert_eq!(code, Some(2), "{json}");
     let reason = json["nodes"][0]["reason"].as_str().unwrap();
@@ -66,6 +94,29 @@ fn a_pod_the_namespace_quota_refuses_is_reported_at_once_naming_it() {
     // A quota that is only full now may make room: the deadline waits, and names it.
     c.kubectl_ok(&["-n", &ns.name, "delete", "quota", "q"]);
     c.kubectl_ok(&["-n", &ns.name, "create", "quota", "q", "--hard=pods=0"]);
+    quota_in_force(&c, &ns.name);
+    // And the API server's admission refuses a pod now (a server-side dry run goes through it).
+    let t0 = Instant::now();
+    loop {
+        let probe = c.kubectl(&[
+            "-n",
+            &ns.name,
+            "run",
+            "quota-probe",
+            "--image=localhost/none:1",
+            "--restart=Never",
+            "--dry-run=server",
+        ]);
+        if !probe.success && probe.stderr.contains("exceeded quota") {
+            break;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "a pod is still admitted: {}",
+            probe.stderr
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
     let (code, json, _) = run(&c, &ns.name, &node.name, "3s");
     assert_eq!(code, Some(2), "{json}");
     let reason = json["nodes"][0]["reason"].as_str().unwrap();
