@@ -101,7 +101,8 @@ pub enum Command {
 /// usage error quotes the offending value, and clap prints it as given to a terminal: when an
 /// argument holds control characters (an escape sequence) or bidi overrides, the error is
 /// printed unstyled with them escaped (`\u{1b}`, `\u{202e}`); when one is longer than
-/// [`crate::text::LONGEST_WORD`], it is quoted cut short, as runtime errors quote it.
+/// [`crate::text::LONGEST_WORD`], it is quoted cut short, as runtime errors quote it. Under
+/// `--format json` a usage error is one `error: ...` line, as every error is there.
 pub fn parse() -> Cli {
     use std::io::Write;
     command()
@@ -115,6 +116,13 @@ pub fn parse() -> Cli {
                 // from this line (QA: an option the node's binary does not know left it empty).
                 let msg = utf8.clone().unwrap_or_else(|| usage_termination(&e));
                 crate::termination::write_from_env(Err(&msg));
+            }
+            if e.use_stderr() && json_asked() {
+                // As every error under --format json: one line on stderr, nothing on stdout
+                // (QA: clap's usage, tips and "For more information" spread over lines).
+                let msg = utf8.unwrap_or_else(|| usage_line(&e));
+                errln!("error: {msg}");
+                std::process::exit(e.exit_code());
             }
             if let Some(msg) = utf8 {
                 errln!("error: {msg}\n\nFor more information, try '--help'.");
@@ -154,6 +162,12 @@ pub fn parse() -> Cli {
 /// without its `error: ` (the log's line adds it), then its tips; with control characters and
 /// bidi overrides escaped and a huge argument cut, as on stderr.
 fn usage_termination(e: &clap::Error) -> String {
+    usage_one_line(e, false)
+}
+
+/// clap's first line of `e` without its `error: `, with (`values`) the values the option takes
+/// when clap lists them (`[possible values: ...]`), then its tips in parentheses.
+fn usage_one_line(e: &clap::Error, values: bool) -> String {
     if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         // clap prints the command's help, whose first line is its description.
         return "a subcommand or argument is missing: run the command with --help for them".into();
@@ -162,12 +176,50 @@ fn usage_termination(e: &clap::Error) -> String {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("usage error");
     let mut msg = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    if let (true, Some(clap::error::ContextValue::Strings(valid))) =
+        (values, e.get(clap::error::ContextKind::ValidValue))
+    {
+        if !valid.is_empty() {
+            let valid = crate::text::printable(&valid.join(", "), false);
+            msg.push_str(&format!(" [possible values: {valid}]"));
+        }
+    }
     for tip in lines.filter(|l| l.starts_with("tip:")) {
         msg.push_str(" (");
         msg.push_str(tip);
         msg.push(')');
     }
     msg
+}
+
+/// Whether the command line asks for `--format json` (or `--format=json`), read without clap
+/// (which refused it): the last `--format` given before a `--` counts, wherever it stands
+/// relative to the argument clap refused. There is no environment variable for the format.
+fn json_asked() -> bool {
+    json_in(std::env::args_os().skip(1))
+}
+
+fn json_in(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    let mut json = false;
+    let mut args = args.into_iter();
+    while let Some(a) = args.next() {
+        if a == "--" {
+            // What follows is a node command's (`fleet run -- ...`), not disktier's.
+            break;
+        }
+        if a == "--format" {
+            json = args.next().is_some_and(|v| v == "json");
+        } else if let Some(v) = a.to_str().and_then(|a| a.strip_prefix("--format=")) {
+            json = v == "json";
+        }
+    }
+    json
+}
+
+/// A usage error as the one line an error is under `--format json`: clap's first line, the
+/// values the option takes when clap lists them, and its tips.
+fn usage_line(e: &clap::Error) -> String {
+    usage_one_line(e, true)
 }
 
 /// For clap's "invalid UTF-8 was detected in one or more arguments", which names neither the
@@ -451,6 +503,17 @@ mod tests {
             "d",
         ]);
         assert!(m.is_ok());
+    }
+
+    #[test]
+    fn json_is_read_from_the_last_format_before_a_double_dash() {
+        let json = |args: &[&str]| super::json_in(args.iter().map(std::ffi::OsString::from));
+        assert!(json(&["history", "--bogus", "--format", "json"]));
+        assert!(json(&["--format=json", "history", "--bogus"]));
+        assert!(!json(&["--format", "json", "history", "--format", "text"]));
+        assert!(!json(&["history", "--format"]));
+        assert!(!json(&["history", "--bogus"]));
+        assert!(!json(&["fleet", "run", "--", "check", "--format", "json"]));
     }
 
     #[test]

@@ -122,3 +122,56 @@ fn a_missing_price_list_names_the_os_error_once() {
         assert!(!out.exists(), "nothing written on error");
     }
 }
+
+/// QA: a usage error (an unknown option, a missing value, a value clap refuses) printed clap's
+/// text over several lines (the usage, a tip, "For more information") also under `--format
+/// json`, where every other error is one `error: ...` line on stderr and stdout stays empty.
+/// `--format json` counts before or after the refused argument; `--format text` and no format
+/// keep clap's text; exit status 2 either way.
+#[test]
+fn a_usage_error_under_format_json_is_one_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (
+            &["history", "--bogus", "--format", "json"][..],
+            "error: unexpected argument '--bogus' found\n",
+        ),
+        (
+            &["--format=json", "history", "--lats", "3"],
+            "error: unexpected argument '--lats' found (tip: a similar argument exists: '--last')\n",
+        ),
+        (
+            &["--format", "json", "history", "--last"],
+            "error: a value is required for '--last <N>' but none was supplied\n",
+        ),
+        (
+            &["--format", "json", "render", "openshift", "--mount", "/x", "--fs", "zfs"],
+            "error: invalid value 'zfs' for '--fs <FS>' [possible values: xfs, ext4] (tip: a similar value exists: 'xfs')\n",
+        ),
+        (
+            &["--format", "json", "check"],
+            "error: a subcommand or argument is missing: run the command with --help for them\n",
+        ),
+    ] {
+        let out = disktier()
+            .env("XDG_DATA_HOME", dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), want, "{args:?}");
+    }
+    for args in [
+        &["history", "--bogus"][..],
+        &["--format", "json", "history", "--format", "text", "--bogus"],
+    ] {
+        let out = disktier().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("\nUsage: ") && err.contains("For more information"),
+            "{err}"
+        );
+    }
+}
