@@ -117,9 +117,6 @@ pub fn is_postgres(s: &str) -> bool {
         )
 }
 
-/// The keys whose values are credentials, in either form.
-const SECRET_KEYS: [&str; 2] = ["password", "sslpassword"];
-
 /// A URL's parts after `scheme://`: the userinfo, which ends at the last `@` (a password may
 /// hold `@`, `/`, `?`, `#` and `:` unencoded, and the driver takes such a URL: `?` and `#` in a
 /// password must not be read as the start of the query), and the rest, host onwards.
@@ -221,10 +218,6 @@ pub fn redact(s: &str) -> String {
     s.to_string()
 }
 
-fn is_secret_key(k: &str) -> bool {
-    SECRET_KEYS.iter().any(|s| k.eq_ignore_ascii_case(s))
-}
-
 fn quote_conninfo(v: &str) -> String {
     if !v.is_empty() && !v.contains([' ', '\'', '\\', '\t', '\n']) {
         return v.to_string();
@@ -287,25 +280,6 @@ pub fn conninfo_pairs(s: &str) -> Option<Vec<(String, String)>> {
         }
         out.push((key, val));
     }
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            let hex = |c: u8| (c as char).to_digit(16);
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl PgTarget {
@@ -541,14 +515,8 @@ fn secrets_of(s: &str) -> Vec<String> {
     out
 }
 
-fn scrub(msg: &str, secrets: &[String]) -> String {
-    let mut m = msg.to_string();
-    for s in secrets {
-        m = m.replace(s.as_str(), "***");
-    }
-    m
-}
-
+mod scrub;
+use scrub::{is_secret_key, percent_decode, scrub};
 mod verify;
 
 #[cfg(test)]

@@ -264,6 +264,34 @@ fn connection_errors_name_the_fix_without_the_password() {
     }
 }
 
+/// Regression (QA): the driver's messages were scrubbed of the password wherever its text
+/// appeared, so with the password `a` every "a" of the message became the redaction mark
+/// ("nothing ***ccepts connections ***t 127.0.0.1:1: check the host ***nd port ..."). The
+/// password is hidden where the location carries it, and the message reads. Needs no server.
+#[test]
+fn a_one_letter_password_is_hidden_only_where_the_location_carries_it() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    for location in [
+        format!("postgres://app:a@127.0.0.1:{port}/team"),
+        format!("host=127.0.0.1 port={port} user=app password=a dbname=team"),
+        format!("postgres://app@127.0.0.1:{port}/team?password=a"),
+    ] {
+        let e = Store::open(Some(&location)).err().unwrap().to_string();
+        assert!(
+            e.contains("nothing accepts connections at 127.0.0.1:")
+                && e.contains("and that PostgreSQL runs and listens there")
+                && !e.contains("***c"),
+            "{location}: {e}"
+        );
+        assert!(
+            !e.contains(":a@") && !e.contains("password=a"),
+            "{location}: {e}"
+        );
+    }
+}
+
 /// Regression (QA): a Unix-socket location whose directory does not exist, or holds no
 /// server's socket, failed with a bare "No such file or directory". It now names what is
 /// missing and the fix (the server's socket directory, or a TCP host). Needs no PostgreSQL.
