@@ -3,8 +3,9 @@
 //! instance-disk recipe's ephemeral NVMe against EBS). Runs of different profiles measure different
 //! things, so they are refused unless forced; quick runs beside full or imported ones,
 //! interrupted runs (partial figures) and the runs' own warnings are noted, and small-files runs
-//! of different shapes, and custom jobs that differ in their I/O pattern, block size, queue depth
-//! or job count, are not set against each other unless forced (`notes.rs`, `jobs.rs`).
+//! of different shapes, and jobs that differ in their I/O pattern, block size, queue depth, job
+//! count, engine, O_DIRECT, syncs or read mix, are not set against each other unless forced
+//! (`notes.rs`, `jobs.rs`).
 
 mod format;
 mod jobs;
@@ -12,6 +13,7 @@ mod notes;
 mod stored;
 
 pub use format::{align, fmt_count, fmt_factor, fmt_pair, fmt_row, fmt_value};
+pub use jobs::JobDifference;
 pub use stored::{benchmark, benchmarks, Benchmark, CannotCompare};
 
 use disktier_engine::{DirStats, RunDoc};
@@ -62,6 +64,10 @@ pub struct Side {
     pub interrupted: bool,
     /// The run's own warnings, as it printed them (also in the comparison's notes).
     pub warnings: Vec<String>,
+    /// The options of its job that differ from the first run's (`jobs.rs`): then its figures
+    /// are not measured against the first's unless forced. Absent when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub job_differences: Vec<JobDifference>,
 }
 
 impl Side {
@@ -248,6 +254,11 @@ pub fn compare(runs: &[Compared<'_>], force: bool) -> Result<Comparison, Compare
             quick: r.doc.quick,
             interrupted: r.doc.interrupted,
             warnings: r.doc.warnings.clone(),
+            job_differences: if i == 0 {
+                Vec::new()
+            } else {
+                jobs::differences(first.doc, r.doc)
+            },
         })
         .collect();
     notes.extend(notes::about_runs(runs, &sides, force));

@@ -553,7 +553,7 @@ fn runs_of_different_jobs_are_not_compared() {
         );
         assert!(row.ratios[2].is_some(), "D ran A's job: {row:?}");
     }
-    assert!(c.notes.contains(&"the runs ran different jobs (A vs B: bs 4 KiB against 1 MiB; A vs C: numjobs 1 against 2), so their ratios would measure the jobs, not the disks: their figures are not compared (A vs B, A vs C left blank; `disktier compare --force` compares them anyway)".to_string()), "{:?}", c.notes);
+    assert!(c.notes.contains(&"the runs ran different jobs (A vs B: bs 4 KiB against 1 MiB; A vs C: numjobs 1 against 2), so the comparison is not like-for-like and their ratios would measure the jobs, not the disks: their figures are not compared (A vs B, A vs C left blank; `disktier compare --force` compares them anyway)".to_string()), "{:?}", c.notes);
     let forced = compare(&as_kind("import", &runs), true).unwrap();
     assert!(forced
         .rows

@@ -165,6 +165,11 @@ impl Said {
     }
 }
 
+/// How the first warning of an import of fio's text report begins: `compare` reads from it that
+/// the job's options other than those the report prints (`rw`, `bs`, `ioengine`, `iodepth`,
+/// `jobs=N`) are fio's defaults, not what the job set.
+pub const IMPORTED_NOTE: &str = "imported from fio's text output";
+
 /// What the text import cannot know, said once for the report (`said` gathered over its jobs).
 pub(crate) fn notes(r: &TextReport, said: Said) -> Vec<String> {
     let mut unknown = vec!["host facts", "the file and its size"];
@@ -172,7 +177,7 @@ pub(crate) fn notes(r: &TextReport, said: Said) -> Vec<String> {
         unknown.push("the sync count (fio's text prints none)");
     }
     let mut w = vec![format!(
-        "imported from fio's text output: {} are unknown; latencies are as fio rounded them to its unit (percentiles rounded up), and without histogram bins sync latencies between its listed percentiles are interpolated",
+        "{IMPORTED_NOTE}: {} are unknown; latencies are as fio rounded them to its unit (percentiles rounded up), and without histogram bins sync latencies between its listed percentiles are interpolated",
         unknown.join(", ")
     )];
     if r.long_lines > 0 {
