@@ -38,7 +38,8 @@ pub trait Backend {
     fn insert(&mut self, row: &StoredRun) -> Result<bool>;
     /// Listing columns of the runs `filter` selects, newest first.
     fn list(&mut self, filter: &Filter) -> Result<Vec<RunSummary>>;
-    /// Up to two runs whose id starts with `id` (two means ambiguous).
+    /// The run whose id is `id`, else up to two runs whose id starts with it (two means
+    /// ambiguous).
     fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>>;
     /// The newest migration applied.
     fn schema_version(&mut self) -> Result<i64>;

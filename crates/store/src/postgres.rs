@@ -361,6 +361,12 @@ impl Backend for PgStore {
     fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>> {
         let len = id.chars().count() as i32;
         let id = id.to_string();
+        let whole = id.clone();
+        let rows = self.run(move |c| c.query(&sql::by_exact(sql::pg_mark), &[&whole]))?;
+        let exact = self.read(rows)?;
+        if !exact.is_empty() {
+            return Ok(exact);
+        }
         let rows = self.run(move |c| c.query(&sql::by_prefix(sql::pg_mark), &[&len, &id]))?;
         self.read(rows)
     }

@@ -439,6 +439,10 @@ impl Backend for SqliteStore {
     }
 
     fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>> {
+        let exact = self.query(&sql::by_exact(sql::sqlite_mark), &[&id])?;
+        if !exact.is_empty() {
+            return Ok(exact);
+        }
         let len = id.chars().count() as i64;
         self.query(&sql::by_prefix(sql::sqlite_mark), &[&len, &id])
     }
