@@ -6,6 +6,7 @@ use disktier_engine::{DirStats, RunDoc};
 use serde_json::Value;
 
 /// A benchmark run with where it measured ([`place`]) and its colour (one per place).
+#[derive(Clone)]
 pub(super) struct Bench<'a> {
     pub(super) run: &'a StoredRun,
     pub(super) doc: RunDoc,
@@ -120,11 +121,43 @@ pub(super) fn judge_etcd(doc: &mut RunDoc) {
 pub(super) fn profiles(benches: &[Bench<'_>]) -> Vec<String> {
     let mut p: Vec<String> = Vec::new();
     for b in benches {
-        if !p.contains(&b.profile()) {
-            p.push(b.profile());
+        let name = b.profile();
+        if !p.contains(&name) {
+            p.push(name);
         }
     }
     p
+}
+
+/// The newest `n` runs of each profile (by when they measured, [`Bench::ran_at`], then when
+/// they were saved), in their order in `benches`, and how many were left out.
+pub(super) fn newest_of_each_profile<'a>(
+    benches: &[Bench<'a>],
+    n: usize,
+) -> (Vec<Bench<'a>>, usize) {
+    let names: Vec<String> = benches.iter().map(Bench::profile).collect();
+    let mut by_profile: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (i, p) in names.iter().enumerate() {
+        by_profile.entry(p.as_str()).or_default().push(i);
+    }
+    let mut keep = vec![false; benches.len()];
+    for mut idx in by_profile.into_values() {
+        idx.sort_by(|&a, &b| {
+            let key = |i: usize| (benches[i].ran_at(), &benches[i].run.summary.created_at);
+            key(b).cmp(&key(a))
+        });
+        for i in idx.into_iter().take(n) {
+            keep[i] = true;
+        }
+    }
+    let drawn: Vec<Bench<'a>> = benches
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(b, _)| b.clone())
+        .collect();
+    let left = benches.len() - drawn.len();
+    (drawn, left)
 }
 
 /// Throughput jobs (1 MiB blocks in the GKE local-SSD recipe [recipe-gke-local-ssd]) read better in
