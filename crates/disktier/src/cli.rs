@@ -39,7 +39,7 @@ pub enum Command {
     Check(cmd::check::Args),
     /// Import a result produced by another tool (fio's JSON or text report, OpenShift's etcd-perf).
     #[command(
-        after_help = "Exit status: 0 imported (the etcd verdict passed, or there is none), 1 imported and the etcd verdict failed (the run is saved all the same), 2 not imported."
+        after_help = "Exit status: 0 imported (the etcd verdict passed, or there is none), 1 imported and the etcd verdict failed (the run is saved all the same), 2 not imported. A file imported again with the same options is not stored twice: a note names the run that holds it."
     )]
     Import(cmd::import::Args),
     /// Show, check or import the price/performance catalog.

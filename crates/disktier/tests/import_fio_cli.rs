@@ -313,3 +313,64 @@ fn a_job_fio_could_not_run_is_refused_naming_its_error() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// QA: importing the same fio JSON twice stored two identical runs. The second import (and
+/// the second of `import fio --jobs`, `import fio-text` and `import etcd-perf`) prints the result
+/// as the first did, says which run holds it, stores nothing and exits as the first did; the
+/// same file imported with another --target is another run.
+#[test]
+fn the_same_import_twice_is_stored_once() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let etcd_perf = Path::new(FIXTURES).join("../etcd-perf/ostree-baseline-fio-3.19.txt");
+    let fio_json = fixture("etcd-3.33.json");
+    let fio_text = fixture("etcd-normal-json-3.33.out");
+    let jobs = fixture("randrw-2jobs-3.33.json");
+    let cases: [(&[&str], &Path); 5] = [
+        (&["fio"], &fio_json),
+        (&["fio", "--jobs"], &jobs),
+        (&["fio-text"], &fio_text),
+        (&["etcd-perf"], &etcd_perf),
+        (&["fio", "--target", "ebs-gp3"], &fio_json),
+    ];
+    let history = || -> Vec<Value> {
+        let out = dt(&db)
+            .args(["history", "--format", "json"])
+            .output()
+            .unwrap();
+        json(&out)["runs"].as_array().unwrap().clone()
+    };
+    for (n, (args, file)) in cases.iter().enumerate() {
+        let first = dt(&db)
+            .arg("import")
+            .args(*args)
+            .arg(file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&first.stderr);
+        assert!(err.contains("saved as run "), "{args:?}: {err}");
+        let id = err
+            .split("saved as run ")
+            .nth(1)
+            .unwrap()
+            .trim()
+            .to_string();
+        let again = dt(&db)
+            .args(["--format", "json", "import"])
+            .args(*args)
+            .arg(file)
+            .output()
+            .unwrap();
+        assert_eq!(again.status.code(), first.status.code(), "{args:?}");
+        let err = String::from_utf8_lossy(&again.stderr);
+        assert!(
+            err.contains(&format!(
+                "note: not saved again: this import is already stored as run {id} in "
+            )) && !err.contains("saved as run"),
+            "{args:?}: {err}"
+        );
+        let doc: Value = serde_json::from_slice(&again.stdout).unwrap();
+        assert!(doc.is_object(), "{args:?}");
+        assert_eq!(history().len(), n + 1, "{args:?}");
+    }
+}

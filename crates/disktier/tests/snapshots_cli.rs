@@ -304,18 +304,23 @@ fn import_fio_then_history_show_compare_report() {
     let dirs = [h];
     let etcd = fio_fixture("etcd-3.33.json");
     let randrw = fio_fixture("randrw-2jobs-3.33.json");
-    // one of each output, each saved
+    // one of each output, each saved: the second import of each file names a host, as the
+    // same file imported again with the same options is stored once
+    // (import_fio_cli::the_same_import_twice_is_stored_once)
     insta::assert_snapshot!(
         "import_fio_etcd_text",
         stored_text(&text_of(h, &["import", "fio", &etcd]), &dirs)
     );
-    let first = json_of(h, &["import", "fio", &etcd]);
+    let first = json_of(h, &["import", "fio", &etcd, "--host", "node-b"]);
     insta::assert_json_snapshot!("import_fio_etcd_json", stored(&first, &dirs));
     let jobs = json_of(h, &["import", "fio", &randrw, "--jobs"]);
     insta::assert_json_snapshot!("import_fio_randrw_jobs_json", stored(&jobs, &dirs));
     insta::assert_snapshot!(
         "import_fio_randrw_jobs_text",
-        stored_text(&text_of(h, &["import", "fio", &randrw, "--jobs"]), &dirs)
+        stored_text(
+            &text_of(h, &["import", "fio", &randrw, "--jobs", "--host", "node-b"]),
+            &dirs
+        )
     );
 
     let hist = json_of(h, &["history"]);

@@ -180,11 +180,14 @@ fn ten_import_processes_at_once_lose_no_row() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("shared.db");
     let bin = assert_cmd::cargo::cargo_bin("disktier");
+    // Each with its own target: the same import twice is stored once
+    // (import_fio_cli::the_same_import_twice_is_stored_once).
     let children: Vec<_> = (0..10)
-        .map(|_| {
+        .map(|i| {
             std::process::Command::new(&bin)
                 .args(["import", "fio"])
                 .arg(&fio)
+                .args(["--target", &format!("/data/{i}")])
                 .args(["--format", "json", "--quiet"])
                 .env("DISKTIER_DB", &db)
                 .stdout(std::process::Stdio::null())

@@ -20,12 +20,18 @@ fn dt(db: &str, data: &Path) -> Command {
     c
 }
 
-/// `import fio` of the fixture as an etcd run, saved to `db`.
+/// `import fio` of the fixture as an etcd run, saved to `db`: each on a host of its own, as
+/// the same import twice is stored once (import_fio_cli::the_same_import_twice_is_stored_once).
 fn import_cmd(db: &str, data: &Path) -> Command {
+    static IMPORTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = IMPORTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut c = dt(db, data);
-    c.args(["import", "fio"])
-        .arg(fio_fixture())
-        .args(["--profile", "etcd"]);
+    c.args(["import", "fio"]).arg(fio_fixture()).args([
+        "--profile",
+        "etcd",
+        "--host",
+        &format!("node-{n}"),
+    ]);
     c
 }
 

@@ -41,6 +41,8 @@ pub trait Backend {
     /// The run whose id is `id`, else up to two runs whose id starts with it (two means
     /// ambiguous).
     fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>>;
+    /// The id of the first run stored with this fingerprint ([`sql::fingerprint`]).
+    fn by_fingerprint(&mut self, fingerprint: &str) -> Result<Option<String>>;
     /// The newest migration applied.
     fn schema_version(&mut self) -> Result<i64>;
 }
@@ -97,6 +99,17 @@ impl Store {
             return Ok(row.summary.id);
         }
         self.save(run)
+    }
+
+    /// The id of the run `run` would store again: an import whose document is `run`'s, byte
+    /// for byte (the same file imported with the same options), stored since schema version 4.
+    /// `None` for any other kind of run, which is new every time.
+    pub fn stored_import(&mut self, run: &NewRun<'_>) -> Result<Option<String>> {
+        let doc = serde_json::to_string(run.doc)?;
+        match sql::fingerprint(run.kind, &doc) {
+            Some(f) => self.backend.by_fingerprint(&f),
+            None => Ok(None),
+        }
     }
 
     /// Saves a run and returns its new id.

@@ -27,6 +27,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "interrupted",
         sql: include_str!("../migrations/0003_interrupted.sql"),
     },
+    Migration {
+        version: 4,
+        name: "fingerprint",
+        sql: include_str!("../migrations/0004_fingerprint.sql"),
+    },
 ];
 
 /// The schema version this build writes.

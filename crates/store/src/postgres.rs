@@ -308,6 +308,7 @@ impl Backend for PgStore {
 
     fn insert(&mut self, row: &StoredRun) -> Result<bool> {
         let [host, device, doc] = sql::json_columns(row)?;
+        let fingerprint = sql::fingerprint(&row.summary.kind, &doc);
         let row = row.clone();
         let res = self.session.run(move |c| {
             let s = &row.summary;
@@ -332,6 +333,7 @@ impl Backend for PgStore {
                     &device,
                     &doc,
                     &s.interrupted,
+                    &fingerprint,
                 ],
             )
         });
@@ -356,6 +358,13 @@ impl Backend for PgStore {
             c.query(&q, &refs)
         })?;
         Ok(sql::summaries(self.read(rows)?))
+    }
+
+    fn by_fingerprint(&mut self, fingerprint: &str) -> Result<Option<String>> {
+        let fingerprint = fingerprint.to_string();
+        let rows =
+            self.run(move |c| c.query(&sql::by_fingerprint(sql::pg_mark), &[&fingerprint]))?;
+        Ok(rows.first().map(|r| r.get(0)))
     }
 
     fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>> {

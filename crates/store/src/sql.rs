@@ -10,10 +10,44 @@ pub const COLS: &str = "id, created_at, kind, profile, target, hostname, quick, 
     sync_p99_ns, read_iops, write_iops, read_bw_bytes, write_bw_bytes, host_json, device_json, doc, \
     interrupted";
 
-/// `INSERT` of one row, with placeholders `mark(1)..mark(18)` in [`COLS`] order.
+/// `INSERT` of one row, with placeholders `mark(1)..mark(18)` in [`COLS`] order, then
+/// `mark(19)` for its [`fingerprint`] (written, never read back with the row).
 pub fn insert(mark: fn(usize) -> String) -> String {
-    let marks: Vec<String> = (1..=18).map(mark).collect();
-    format!("INSERT INTO runs ({COLS}) VALUES ({})", marks.join(", "))
+    let marks: Vec<String> = (1..=19).map(mark).collect();
+    format!(
+        "INSERT INTO runs ({COLS}, fingerprint) VALUES ({})",
+        marks.join(", ")
+    )
+}
+
+/// The kind of run whose fingerprint is kept: an import, which reads a file that can be read
+/// again into the same document. A measured run is new every time, even when its figures
+/// repeat.
+const FINGERPRINTED: &str = "import";
+
+/// The fingerprint of a run of `kind` whose stored document is `doc` (its JSON, as
+/// [`json_columns`] writes it): the SHA-256 of that text in hex, for an import; `None` for any
+/// other kind. An import's document is made from the file and the options alone (fio's or
+/// etcd-perf's figures and times, the target and host named), so one file imported twice with
+/// the same options has one fingerprint.
+pub fn fingerprint(kind: &str, doc: &str) -> Option<String> {
+    if kind != FINGERPRINTED {
+        return None;
+    }
+    // SHA-256 from the crypto provider rustls already brings (ring), rather than another crate.
+    let suite = rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256
+        .tls13()
+        .expect("a TLS 1.3 suite");
+    let digest = suite.common.hash_provider.hash(doc.as_bytes());
+    Some(digest.as_ref().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The id of the oldest run with a fingerprint, `mark(1)`.
+pub fn by_fingerprint(mark: fn(usize) -> String) -> String {
+    format!(
+        "SELECT id FROM runs WHERE fingerprint = {} ORDER BY created_at, id LIMIT 1",
+        mark(1)
+    )
 }
 
 /// The listing query for `filter` (without the document) and its text parameters.
@@ -121,6 +155,16 @@ pub fn pg_mark(i: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_imports_fingerprint_is_the_sha256_of_its_document() {
+        // `printf abc | sha256sum`
+        assert_eq!(
+            fingerprint("import", "abc").as_deref(),
+            Some("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        );
+        assert_eq!(fingerprint("bench", "abc"), None);
+    }
 
     #[test]
     fn list_query_has_one_placeholder_per_filter() {

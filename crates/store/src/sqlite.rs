@@ -7,7 +7,7 @@ use crate::migrate::{self, CREATE_SCHEMA_MIGRATIONS};
 use crate::model::{now_rfc3339, Filter, RunSummary, StoredRun};
 use crate::sql;
 use crate::Backend;
-use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -401,6 +401,7 @@ impl Backend for SqliteStore {
     fn insert(&mut self, row: &StoredRun) -> Result<bool> {
         let s = &row.summary;
         let [host, device, doc] = sql::json_columns(row)?;
+        let fingerprint = sql::fingerprint(&s.kind, &doc);
         let res = self.conn.execute(
             &sql::insert(sql::sqlite_mark),
             rusqlite::params![
@@ -421,7 +422,8 @@ impl Backend for SqliteStore {
                 host,
                 device,
                 doc,
-                s.interrupted
+                s.interrupted,
+                fingerprint
             ],
         );
         match res {
@@ -436,6 +438,15 @@ impl Backend for SqliteStore {
         let refs: Vec<&dyn rusqlite::ToSql> =
             params.iter().map(|p| p as &dyn rusqlite::ToSql).collect();
         Ok(sql::summaries(self.query(&q, &refs)?))
+    }
+
+    fn by_fingerprint(&mut self, fingerprint: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row(&sql::by_fingerprint(sql::sqlite_mark), [fingerprint], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| err(&self.path, e))
     }
 
     fn by_id(&mut self, id: &str) -> Result<Vec<StoredRun>> {

@@ -5,7 +5,10 @@ use disktier_store::{migrate, Filter, Store, StoreError};
 use serde_json::json;
 
 mod common;
-use common::{interrupted_ids, nul_in_names_is_listed_as_replacement, only, save};
+use common::{
+    an_import_is_found_again_by_its_document, interrupted_ids,
+    nul_in_names_is_listed_as_replacement, only, save,
+};
 
 /// A fresh schema on the test server, and a store URL whose search_path points into it.
 fn fresh(name: &str) -> Option<String> {
@@ -117,6 +120,13 @@ fn postgres_stores_names_holding_nul_as_sqlite_does() {
     let Some(url) = fresh("nul") else { return };
     let mut s = Store::open(Some(&url)).unwrap();
     nul_in_names_is_listed_as_replacement(&mut s);
+}
+
+#[test]
+fn postgres_finds_an_import_again_as_sqlite_does() {
+    let Some(url) = fresh("fp") else { return };
+    let mut s = Store::open(Some(&url)).unwrap();
+    an_import_is_found_again_by_its_document(&mut s);
 }
 
 /// A server that accepts the connection and never answers (a stalled PostgreSQL, another

@@ -1,7 +1,7 @@
 //! The embedded store against real SQLite files: round trip, migration from an older schema,
 //! refusal of foreign, damaged and newer files (left untouched), and many writer processes.
 
-use disktier_store::{migrate, Filter, Store, StoreError};
+use disktier_store::{migrate, Filter, NewRun, Store, StoreError};
 use serde_json::json;
 use std::path::Path;
 
@@ -111,6 +111,33 @@ fn a_version_1_database_is_migrated_and_keeps_its_rows() {
     assert_eq!(old.doc["profile"], "etcd");
     save(&mut s, "assess", Some("g"), &doc("/new", "etcd", 1));
     assert_eq!(s.list(&Filter::default()).unwrap().len(), 2);
+}
+
+/// An import stored by schema version 3 has no fingerprint and is not found again; the store
+/// is migrated, and an import saved after is.
+#[test]
+fn a_version_3_store_is_migrated_and_finds_imports_saved_after() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("v3.db");
+    {
+        let c = written_by_version(&db, 3);
+        c.execute(
+            "INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc)
+             VALUES ('20240101-000000-abcdef', '2024-01-01T00:00:00Z', 'import', 0, '{}', '{}', '{\"profile\":\"etcd\"}')",
+            [],
+        )
+        .unwrap();
+    }
+    let mut s = open(&db);
+    assert_eq!(s.schema_version().unwrap(), migrate::latest());
+    let old = serde_json::json!({"profile": "etcd"});
+    let again = NewRun {
+        kind: "import",
+        group_id: None,
+        doc: &old,
+    };
+    assert_eq!(s.stored_import(&again).unwrap(), None);
+    common::an_import_is_found_again_by_its_document(&mut s);
 }
 
 /// Regression (QA): an interrupted run was listed like a complete one. The listing carries the

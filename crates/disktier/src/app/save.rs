@@ -77,8 +77,22 @@ impl StoreConfig {
         };
         let identity = disktier_store::Identity::new();
         let (location, err) = match self.open() {
-            Ok(mut store) => match store.save_as(&run, &identity) {
-                Ok(id) => {
+            // The same file imported again with the same options is the run it made (QA: two
+            // identical runs): nothing is stored, and the note names it.
+            Ok(mut store) => match store.stored_import(&run).and_then(|found| match found {
+                Some(id) => Ok(Err(id)),
+                None => store.save_as(&run, &identity).map(Ok),
+            }) {
+                Ok(Err(id)) => {
+                    if !self.quiet {
+                        errln!(
+                            "note: not saved again: this import is already stored as run {id} in {} (the same document: the same file imported with the same options)",
+                            store.location()
+                        );
+                    }
+                    return Ok(None);
+                }
+                Ok(Ok(id)) => {
                     flush_after_save(self.quiet, &mut store);
                     // The caller prints the id (bench/check after their table, assess in its summary).
                     return Ok(Some(id));

@@ -53,3 +53,24 @@ pub fn nul_in_names_is_listed_as_replacement(s: &mut Store) {
     assert_eq!(row.write_iops, Some(7.0));
     assert_eq!(s.get(&id).unwrap().doc, doc);
 }
+
+/// QA: importing one fio file twice stored two identical runs. An import is found again by its
+/// document (the same file imported with the same options); another document, or a measured
+/// run of the same document, is not.
+pub fn an_import_is_found_again_by_its_document(s: &mut Store) {
+    let doc = serde_json::json!({"schema_version": 1, "engine": "fio", "job": {"rw": "write"},
+        "target": {"path": "/var/tmp/ecfio", "kind": "directory"}, "host": {"hostname": ""},
+        "started_at": "2026-11-28T14:34:36.074Z"});
+    let run = |kind, doc| NewRun {
+        kind,
+        group_id: None,
+        doc,
+    };
+    assert_eq!(s.stored_import(&run("import", &doc)).unwrap(), None);
+    let id = save(s, "import", None, &doc);
+    assert_eq!(s.stored_import(&run("import", &doc)).unwrap(), Some(id));
+    assert_eq!(s.stored_import(&run("bench", &doc)).unwrap(), None);
+    let mut other = doc.clone();
+    other["target"]["path"] = "/elsewhere".into();
+    assert_eq!(s.stored_import(&run("import", &other)).unwrap(), None);
+}
