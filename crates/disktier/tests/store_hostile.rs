@@ -334,6 +334,40 @@ fn a_fifo_in_the_spool_holds_nothing() {
     assert!(fifo.exists());
 }
 
+/// QA: with a file at the spool's path, `store spool` said "the spool ... is empty" (exit 0) and
+/// `store flush` "nothing to flush", while a run the store could not take was told "it cannot be
+/// spooled ... either (File exists (os error 17))". Both commands now refuse it (exit 2) naming
+/// the path and the fix, and so does the spooling warning.
+#[test]
+fn a_file_at_the_spools_path_is_named() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("r.db");
+    std::fs::create_dir_all(t.path().join("disktier")).unwrap();
+    let spool = t.path().join("disktier/spool");
+    std::fs::write(&spool, "").unwrap();
+    let want = format!("the spool {} is not a directory", spool.display());
+    for args in [&["store", "spool"][..], &["store", "flush"]] {
+        let out = dt(&db, t.path()).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&want) && err.contains("move it aside"),
+            "{args:?}: {err}"
+        );
+    }
+    let fio = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/etcd-3.33.json");
+    let out = dt(Path::new("/proc/no-such-store.db"), t.path())
+        .args(["import", "fio"])
+        .arg(&fio)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot be spooled") && err.contains(&want),
+        "{err}"
+    );
+}
+
 #[test]
 fn help_never_shows_the_password_in_disktier_db() {
     for args in [

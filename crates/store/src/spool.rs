@@ -201,6 +201,27 @@ impl Spool {
         &self.dir
     }
 
+    /// Why the spool directory cannot be listed, if it cannot: something other than a directory
+    /// at its path (QA: with a file there, `store spool` said "the spool ... is empty" and exit
+    /// 0, while every run that needed the spool was told "cannot be spooled ... (File exists)"),
+    /// or a directory that cannot be read. A spool that does not exist yet is an empty one.
+    pub fn unusable(&self) -> Option<String> {
+        match std::fs::read_dir(&self.dir) {
+            Ok(_) => None,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Some(self.not_a_directory()),
+            Err(e) => Some(format!("cannot read the spool {}: {e}", self.dir.display())),
+        }
+    }
+
+    /// The spool's path holds something other than a directory.
+    fn not_a_directory(&self) -> String {
+        format!(
+            "the spool {} is not a directory (a file or other non-directory is at its path): move it aside, and disktier makes the spool there when a run needs it",
+            self.dir.display()
+        )
+    }
+
     /// Keeps `run` for a later save; returns its id and file.
     pub fn put(
         &self,
@@ -223,7 +244,12 @@ impl Spool {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
-            .create(&self.dir)?;
+            .create(&self.dir)
+            .map_err(|e| match e.kind() {
+                // "File exists (os error 17)" named neither the path nor the fix.
+                std::io::ErrorKind::AlreadyExists => std::io::Error::other(self.not_a_directory()),
+                _ => e,
+            })?;
         let s = Spooled {
             schema_version: 1,
             id: identity.id.clone(),

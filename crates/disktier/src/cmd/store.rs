@@ -31,6 +31,9 @@ pub enum Action {
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let spool = Spool::at(Spool::default_dir()?);
+    if let Some(why) = spool.unusable() {
+        anyhow::bail!("{why}");
+    }
     match args.action {
         Action::Spool => {
             let rows: Vec<serde_json::Value> = spool
