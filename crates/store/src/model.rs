@@ -115,11 +115,21 @@ impl Filter {
 /// bare, with `./` in front or `/` behind — `bd`, `./bd`, `bd/`, `qa/bd` for `/tmp/qa/bd`.
 /// A relative target stored by an older disktier cannot say which directory it was relative
 /// to, so it matches any path that ends with it (docs/store.md).
+///
+/// An `arg` longer than PATH_MAX (4096 bytes, linux/limits.h) names no path a run measured
+/// (the kernel refuses longer ones) and is matched as typed only: its trailing parts made
+/// memory and SQL parameters grow with the square of its length (QA: `history --target` of
+/// 20,000 `a/` ran past 20 s, as SQLite takes at most 32,766 parameters).
 pub fn target_spellings(arg: &str) -> Vec<String> {
     use std::path::{Component, Path, PathBuf};
+    const PATH_MAX: usize = 4096;
     let mut out = vec![arg.to_string()];
+    if arg.len() > PATH_MAX {
+        return out;
+    }
+    let mut seen: std::collections::HashSet<String> = out.iter().cloned().collect();
     let mut push = |s: String| {
-        if !s.is_empty() && !out.contains(&s) {
+        if !s.is_empty() && seen.insert(s.clone()) {
             out.push(s);
         }
     };
@@ -324,6 +334,20 @@ pub(crate) fn random_u64() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (QA): `history --target` of 20,000 `a/` ran past 20 s: every trailing part of
+    /// the path, four spellings each, was a parameter of the query. A target longer than
+    /// PATH_MAX is matched as typed; one within it keeps its spellings.
+    #[test]
+    fn a_target_longer_than_path_max_is_matched_as_typed() {
+        let long = "a/".repeat(2100);
+        assert_eq!(target_spellings(&long), vec![long.clone()]);
+        let within = "a/".repeat(1000);
+        let all = target_spellings(&within);
+        assert!(all.len() > 1000 && all.len() < 32_766, "{}", all.len());
+        let unique: std::collections::HashSet<&String> = all.iter().collect();
+        assert_eq!(unique.len(), all.len());
+    }
 
     #[test]
     fn a_target_that_is_not_utf8_matches_its_canonical_path() {
