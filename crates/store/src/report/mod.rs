@@ -188,7 +188,12 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
     }
     if !job_files.is_empty() {
         let docs: Vec<_> = job_files.iter().map(|(r, d)| (*r, &**d)).collect();
-        add("jobfiles", "fio job files", job_file_section(&docs));
+        let (docs, note) = newest_drawn(docs, "fio job file runs");
+        add(
+            "jobfiles",
+            "fio job files",
+            format!("{note}{}", job_file_section(&docs)),
+        );
     }
     if let Some(f) = fleet::section(input.runs, &figures)? {
         add("fleet", "Fleet: one row per node", f);
@@ -198,7 +203,12 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
     }
     if !interfere.is_empty() {
         let docs: Vec<_> = interfere.iter().map(|(r, d)| (*r, &**d)).collect();
-        add("interfere", "Interference", interfere_section(&docs)?);
+        let (docs, note) = newest_drawn(docs, "interference runs");
+        add(
+            "interfere",
+            "Interference",
+            format!("{note}{}", interfere_section(&docs)?),
+        );
     }
     add(
         "runs",
@@ -272,6 +282,37 @@ fn not_all_drawn(left: usize) -> String {
         these = if left == 1 { "its" } else { "their" },
         are = if left == 1 { "is" } else { "are" },
     )
+}
+
+/// The newest [`DRAWN_PER_PROFILE`] of `runs` (by when they were saved), in their order, and
+/// the note above their section when older ones are left out (QA: 2,000 interference runs
+/// made a 36 MB page, a chart and a table each).
+fn newest_drawn<'a, T>(
+    runs: Vec<(&'a StoredRun, T)>,
+    what: &str,
+) -> (Vec<(&'a StoredRun, T)>, String) {
+    if runs.len() <= DRAWN_PER_PROFILE {
+        return (runs, String::new());
+    }
+    let mut by_time: Vec<usize> = (0..runs.len()).collect();
+    by_time.sort_by(|&a, &b| {
+        let key = |i: usize| (&runs[i].0.summary.created_at, &runs[i].0.summary.id);
+        key(b).cmp(&key(a))
+    });
+    let mut keep = vec![false; runs.len()];
+    for i in by_time.into_iter().take(DRAWN_PER_PROFILE) {
+        keep[i] = true;
+    }
+    let left = runs.len() - DRAWN_PER_PROFILE;
+    let note = format!(
+        "<p class=\"note\">{left} older {what} are not drawn here: this section shows the newest {DRAWN_PER_PROFILE}. Every run is listed under Runs; report older ones by their ids (<code>disktier report RUN ...</code>).</p>\n"
+    );
+    let drawn = runs
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(r, k)| k.then_some(r))
+        .collect();
+    (drawn, note)
 }
 
 /// Every run, one row each; a run whose document did not read has a second row saying why, and

@@ -66,3 +66,28 @@ fn the_charts_draw_each_profiles_newest_runs() {
     }
     assert!(card(&page, "/mnt/scratch").contains("newest of 40"));
 }
+
+/// QA: 2,000 stored interference runs made a 36 MB page, a chart and a table each. The section
+/// draws the newest 32 (by when they were saved) and says how many are left out.
+#[test]
+fn the_interference_section_draws_the_newest_runs() {
+    let runs: Vec<_> = (0..40)
+        .map(|i| {
+            stored_at(
+                &format!("inter-{i:02}"),
+                "interfere",
+                super::fixture("interfere"),
+                &format!("2026-11-28T23:{i:02}:00.000000Z"),
+            )
+        })
+        .collect();
+    let page = page_of(&runs);
+    assert!(
+        page.contains("8 older interference runs are not drawn here"),
+        "no note"
+    );
+    for old in ["inter-00", "inter-07"] {
+        assert_eq!(page.matches(old).count(), 1, "{old}");
+    }
+    assert!(page.matches("inter-39").count() > 1);
+}
