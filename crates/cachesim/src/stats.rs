@@ -39,8 +39,15 @@ pub struct ReuseDistance {
 #[derive(Debug, Clone, Serialize)]
 pub struct TraceStats {
     pub requests: u64,
+    /// Reads of at least a byte (a read of 0 bytes is counted in [`TraceStats::empty_reads`]).
     pub reads: u64,
+    /// Writes of at least a byte (a write of 0 bytes is counted in [`TraceStats::empty_writes`]).
     pub writes: u64,
+    /// Reads of 0 bytes: they move no data, so, as `simulate` treats them, they are requests
+    /// but no data access (not in the mix, the size histogram, sequentiality or reuse).
+    pub empty_reads: u64,
+    /// Writes of 0 bytes, counted apart as [`TraceStats::empty_reads`] are.
+    pub empty_writes: u64,
     pub syncs: u64,
     pub discards: u64,
     pub read_bytes: u64,
@@ -108,6 +115,7 @@ pub fn compute_at_most<I: IntoIterator<Item = Record>>(
     let bounds = bucket_bounds();
     let mut hist = vec![0u64; bounds.len()];
     let (mut reads, mut writes, mut syncs, mut discards) = (0u64, 0u64, 0u64, 0u64);
+    let (mut empty_reads, mut empty_writes) = (0u64, 0u64);
     let (mut rb, mut wb, mut db) = (0u64, 0u64, 0u64);
     let mut last_end: FxHashMap<u32, u64> = FxHashMap::default();
     let mut sequential = 0u64;
@@ -121,6 +129,11 @@ pub fn compute_at_most<I: IntoIterator<Item = Record>>(
         first_t = first_t.min(r.t_ns);
         last_t = last_t.max(r.t_ns);
         match r.op {
+            // A read or write of 0 bytes moves no data: simulate counts it as a request but not
+            // as a data access (QA: trace stats counted it among the reads, in the mix, as a
+            // request of at most 512 bytes and as a sequential one).
+            Op::Read if r.len == 0 => empty_reads += 1,
+            Op::Write if r.len == 0 => empty_writes += 1,
             Op::Read => {
                 reads += 1;
                 rb += r.len as u64;
@@ -141,7 +154,7 @@ pub fn compute_at_most<I: IntoIterator<Item = Record>>(
                 }
             }
         }
-        if !r.op.is_data() {
+        if !r.op.is_data() || r.len == 0 {
             continue;
         }
         let i = bounds.partition_point(|&b| b < r.len as u64);
@@ -190,6 +203,8 @@ pub fn compute_at_most<I: IntoIterator<Item = Record>>(
         requests: n,
         reads,
         writes,
+        empty_reads,
+        empty_writes,
         syncs,
         discards,
         read_bytes: rb,
@@ -306,6 +321,31 @@ mod tests {
         );
         assert_eq!(s.reuse_distance.p50_bytes, 4096);
         assert_eq!(s.footprint_bytes, 4096);
+    }
+
+    /// Regression (QA): reads and writes of 0 bytes were counted as reads and writes, in the
+    /// mix, the size histogram (as requests of at most 512 bytes) and sequentiality, where
+    /// `simulate` counts them as requests that move no data. They are counted apart now.
+    #[test]
+    fn reads_and_writes_of_no_bytes_are_counted_apart() {
+        let v = vec![
+            Record::new(0, 0, 4096, Op::Read),
+            Record::new(1, 4096, 0, Op::Read),
+            Record::new(2, 4096, 0, Op::Read),
+            Record::new(3, 4096, 0, Op::Write),
+            Record::new(4, 8192, 4096, Op::Write),
+        ];
+        let s = compute(v, 4096).unwrap();
+        assert_eq!(s.requests, 5);
+        assert_eq!((s.reads, s.writes), (1, 1));
+        assert_eq!((s.empty_reads, s.empty_writes), (2, 1));
+        assert!((s.read_fraction - 0.5).abs() < 1e-12, "{}", s.read_fraction);
+        let sized: u64 = s.size_histogram.iter().map(|b| b.requests).sum();
+        assert_eq!(sized, 2);
+        // The empty requests at 4 KiB start where the read ended (they counted as sequential),
+        // but move no data; the write at 8 KiB continues nothing.
+        assert_eq!(s.sequential_fraction, 0.0);
+        assert_eq!(s.footprint_bytes, 2 * 4096);
     }
 
     /// Regression (QA): the bound on distinct blocks was checked before each request, so one

@@ -278,6 +278,12 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
         "requests     {} over {:.3} s ({:.0}/s): {} reads, {} writes, {} syncs, {} discards; {} stream(s)",
         s.requests, s.seconds, s.requests_per_second, s.reads, s.writes, s.syncs, s.discards, s.streams
     )?;
+    if s.empty_reads + s.empty_writes > 0 {
+        outln!(
+            "no data      {} reads and {} writes of 0 bytes: counted as requests but, as simulate does, not among the reads and writes, the mix, sizes, sequentiality or reuse",
+            s.empty_reads, s.empty_writes
+        )?;
+    }
     outln!(
         "bytes        read {}, written {}, discarded {}",
         Bytes(s.read_bytes),
