@@ -2,6 +2,7 @@
 //! nothing on the terminal, while `bench` and `trace record` show one. It now draws "simulate
 //! 12s  43 % of the trace  ETA 16s" once a second on a terminal (the bytes read from a FIFO,
 //! whose size is unknown) and erases it before the table; never with --quiet or off a terminal.
+//! `trace stats` draws the same line.
 
 use disktier_cachesim::trace::{Header, Op, Record, Writer};
 use disktier_testkit::cli::on_a_terminal;
@@ -23,6 +24,16 @@ fn trace(n: u64) -> Vec<u8> {
 /// Runs `simulate` (with `extra` options) on a terminal reading a FIFO that sends half the
 /// trace, waits 2.5 s, then sends the rest; returns what the terminal showed.
 fn slow_simulate(dir: &Path, extra: &str) -> String {
+    slow(
+        dir,
+        extra,
+        "simulate --policies lru --cache-sizes 1MiB --no-mrc --trace",
+    )
+}
+
+/// Runs `disktier [extra] COMMAND FIFO` on a terminal, the FIFO sending half the trace, then the
+/// rest 2.5 s later; returns what the terminal showed.
+fn slow(dir: &Path, extra: &str, command: &str) -> String {
     let fifo = dir.join("t.fifo");
     let _ = std::fs::remove_file(&fifo);
     assert!(std::process::Command::new("mkfifo")
@@ -42,7 +53,7 @@ fn slow_simulate(dir: &Path, extra: &str) -> String {
         })
     };
     let cmd = format!(
-        "DISKTIER_DB={} {} --no-save {extra} simulate --policies lru --cache-sizes 1MiB --no-mrc --trace {}",
+        "DISKTIER_DB={} {} --no-save {extra} {command} {}",
         dir.join("db").display(),
         assert_cmd::cargo::cargo_bin("disktier").display(),
         fifo.display()
@@ -71,4 +82,34 @@ fn a_slow_simulate_draws_a_progress_line_on_a_terminal_and_erases_it() {
         "{quiet:?}"
     );
     assert!(quiet.contains("lru"), "{quiet:?}");
+}
+
+/// QA (session 27): `trace stats` of a long trace read for minutes with nothing on the
+/// terminal, while `simulate` drew its line. It draws the same line now ("trace stats 1s  ...
+/// of the trace"), on stderr and erased before the description, also with --format json (whose
+/// document is on stdout); never with --quiet.
+#[test]
+fn a_slow_trace_stats_draws_a_progress_line_on_a_terminal_and_erases_it() {
+    if !require(have("script"), "script (util-linux) for a pseudo-terminal") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    for format in ["", "--format json"] {
+        let shown = slow(d.path(), format, "trace stats");
+        assert!(
+            shown.contains("\rtrace stats 1s  ") && shown.contains(" of the trace\x1b[K"),
+            "{format}: no progress line: {shown:?}"
+        );
+        assert!(shown.contains("\x1b[2K"), "{format}: not erased: {shown:?}");
+        assert!(
+            shown.contains("1000"),
+            "{format}: no description: {shown:?}"
+        );
+    }
+    let quiet = slow(d.path(), "--quiet", "trace stats");
+    assert!(
+        !quiet.contains("trace stats 1s") && !quiet.contains("\x1b[K"),
+        "{quiet:?}"
+    );
+    assert!(quiet.contains("1000"), "{quiet:?}");
 }

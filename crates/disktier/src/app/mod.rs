@@ -27,6 +27,7 @@ pub mod setup;
 pub mod simulate;
 pub mod target;
 pub mod tracelog;
+pub mod traceread;
 pub mod tracestats;
 
 /// The version of every JSON document disktier prints or stores (`schema_version`): one

@@ -1,10 +1,11 @@
 //! Trace statistics: one pass over a DTTRACE file (footprint, mix, sizes, sequentiality, reuse).
 
+use super::traceread::{open_counted, ticking, ProgressFn};
 use anyhow::Context;
 use disktier_cachesim::stats::{self, TraceStats};
-use disktier_cachesim::Reader;
-use std::fs::File;
 use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 /// A trace's statistics and what its header says.
 pub struct Described {
@@ -24,16 +25,19 @@ fn check_block(block: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens a trace for reading. The reader's errors name the file, so the context does not again.
-pub fn open_trace(path: &Path) -> anyhow::Result<Reader<std::io::BufReader<File>>> {
-    Reader::open(path).context("cannot read the trace")
-}
-
 /// Reads the trace at `path` once and describes it at `block`-sized blocks (a power of two,
-/// checked before the trace is opened).
-pub fn describe(path: &Path, block: u64) -> anyhow::Result<Described> {
+/// checked before the trace is opened); `progress`, when given, hears about once a second how
+/// much of the file was read (a long trace takes minutes).
+pub fn describe(
+    path: &Path,
+    block: u64,
+    progress: Option<ProgressFn<'_>>,
+) -> anyhow::Result<Described> {
     check_block(block)?;
-    let mut rd = open_trace(path)?;
+    let read = Arc::new(AtomicU64::new(0));
+    // The reader's errors name the file, so the context does not again.
+    let (mut rd, total_bytes) =
+        open_counted(path, Arc::clone(&read)).context("cannot read the trace")?;
     let source = rd.header().source.clone();
     let start_unix_ns = rd.header().start_unix_ns;
     let mut err = None;
@@ -48,7 +52,7 @@ pub fn describe(path: &Path, block: u64) -> anyhow::Result<Described> {
         }
         None => None,
     });
-    let mut s = stats::compute(it, block)?;
+    let mut s = ticking(progress, &read, total_bytes, || stats::compute(it, block))?;
     if let Some(e) = err {
         return Err(e).with_context(|| format!("reading the trace {}", path.display()));
     }
@@ -74,7 +78,7 @@ mod tests {
             );
         }
         // The block is refused even when the trace does not exist.
-        let e = describe(Path::new("/nonexistent/t.dttrace"), 3)
+        let e = describe(Path::new("/nonexistent/t.dttrace"), 3, None)
             .err()
             .unwrap();
         assert_eq!(e.to_string(), "--block 3 is not a power of two: try 4KiB");

@@ -1,6 +1,6 @@
 //! The live progress line and Ctrl-C handling shared by every command that measures (`bench`,
-//! `check`, `assess`, `interfere`, `trace record`); `simulate` draws its own line with
-//! [`draw`].
+//! `check`, `assess`, `interfere`, `trace record`); `simulate` and `trace stats` draw their own
+//! line, [`reading_line`], with [`draw`].
 //!
 //! The line ("run 12s/60s  ETA 48s  12,345 IOPS  48.2 MiB/s  p99 1.23 ms") is drawn on stderr,
 //! redrawn in place with `\r` and erased when the run ends. It is shown only on a terminal: when
@@ -276,6 +276,24 @@ pub fn group(v: f64) -> String {
     out
 }
 
+/// The progress line of a pass over a trace file (`simulate`, `trace stats`): "simulate 12s
+/// 43 % of the trace  ETA 16s" (the share of the file read; a FIFO's bytes instead).
+pub fn reading_line(label: &str, r: &crate::app::traceread::Replaying) -> String {
+    let elapsed = fmt_secs(r.elapsed);
+    match r.eta() {
+        Some(eta) => format!(
+            "{label} {elapsed}  {:.0} % of the trace  ETA {}",
+            100.0 * r.read_bytes as f64 / r.total_bytes as f64,
+            // Rounded up, as the engine's line does: elapsed is rounded down.
+            fmt_secs(Duration::from_secs(eta.as_secs_f64().ceil() as u64))
+        ),
+        None => format!(
+            "{label} {elapsed}  {} of the trace",
+            disktier_units::Bytes(r.read_bytes)
+        ),
+    }
+}
+
 /// Draws `line` as the progress line (callers check [`enabled`] first).
 pub fn draw(line: &str) {
     let _g = DRAW_LOCK.lock();
@@ -359,6 +377,29 @@ mod tests {
         assert!(with_stop_hint("x".into(), "cleanup", true).ends_with(hint));
         assert_eq!(with_stop_hint("x".into(), "cleanup", false), "x");
         assert_eq!(with_stop_hint("x".into(), "run", true), "x");
+    }
+
+    #[test]
+    fn the_reading_line_shows_the_share_read_and_the_time_left() {
+        let r = crate::app::traceread::Replaying {
+            elapsed: Duration::from_secs(12),
+            read_bytes: 43 << 20,
+            total_bytes: 100 << 20,
+        };
+        // 12 s for 43 %: 57 % more takes 15.9 s, rounded up.
+        assert_eq!(
+            reading_line("simulate", &r),
+            "simulate 12s  43 % of the trace  ETA 16s"
+        );
+        // A FIFO: no size, so no share and no ETA.
+        let fifo = crate::app::traceread::Replaying {
+            total_bytes: 0,
+            ..r
+        };
+        assert_eq!(
+            reading_line("trace stats", &fifo),
+            "trace stats 12s  43 MiB of the trace"
+        );
     }
 
     #[test]

@@ -10,7 +10,6 @@ use disktier_cachesim::policy::PolicyKind;
 use disktier_cachesim::sim;
 use disktier_units::{clap_parsers, Bytes};
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -72,23 +71,8 @@ fn share(ratio: f64, accesses: u64, unit: &str) -> String {
     }
 }
 
-/// The progress line of a replay: "simulate 12s  43 % of the trace  ETA 16s" (the share of
-/// the file read; a FIFO's bytes instead).
-pub fn replay_line(r: &Replaying) -> String {
-    let elapsed = super::progress::fmt_secs(r.elapsed);
-    match r.eta() {
-        Some(eta) => format!(
-            "simulate {elapsed}  {:.0} % of the trace  ETA {}",
-            100.0 * r.read_bytes as f64 / r.total_bytes as f64,
-            // Rounded up, as the engine's line does: elapsed is rounded down.
-            super::progress::fmt_secs(Duration::from_secs(eta.as_secs_f64().ceil() as u64))
-        ),
-        None => format!("simulate {elapsed}  {} of the trace", Bytes(r.read_bytes)),
-    }
-}
-
 fn draw_replay(r: &Replaying) {
-    super::progress::draw(&replay_line(r));
+    super::progress::draw(&super::progress::reading_line("simulate", r));
 }
 
 fn parse_mode(s: &str) -> Result<CacheMode, String> {
@@ -268,26 +252,4 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
         report.requests_per_second / 1e6
     ));
     Ok(Outcome::Pass)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_replay_line_shows_the_share_read_and_the_time_left() {
-        let r = Replaying {
-            elapsed: Duration::from_secs(12),
-            read_bytes: 43 << 20,
-            total_bytes: 100 << 20,
-        };
-        // 12 s for 43 %: 57 % more takes 15.9 s, rounded up.
-        assert_eq!(replay_line(&r), "simulate 12s  43 % of the trace  ETA 16s");
-        // A FIFO: no size, so no share and no ETA.
-        let fifo = Replaying {
-            total_bytes: 0,
-            ..r
-        };
-        assert_eq!(replay_line(&fifo), "simulate 12s  43 MiB of the trace");
-    }
 }

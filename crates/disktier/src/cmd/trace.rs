@@ -260,7 +260,19 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
         source,
         start_unix_ns,
         stats: s,
-    } = describe(&a.file, a.block)?;
+    } = {
+        // A long trace takes minutes: on a terminal a progress line, as simulate draws.
+        let draw = |r: &crate::app::traceread::Replaying| {
+            super::progress::draw(&super::progress::reading_line("trace stats", r))
+        };
+        let described = describe(
+            &a.file,
+            a.block,
+            super::progress::enabled(ctx).then_some(&draw),
+        );
+        super::progress::clear();
+        described?
+    };
     if ctx.json() {
         let mut v = serde_json::to_value(&s)?;
         v["schema_version"] = json!(SCHEMA_VERSION);
