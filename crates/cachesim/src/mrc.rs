@@ -226,9 +226,13 @@ pub struct Mrc {
     cum_read: Vec<u64>,
     #[serde(skip)]
     cum_write: Vec<u64>,
-    #[serde(skip)]
+    /// Read block accesses in the curve (the sample's when sampling): with none, the read
+    /// miss ratios mean nothing, as the text's `-` says (QA: the JSON lacked the counts the
+    /// text decides that by, so a trace without writes read as a `write_miss_ratio` of 1).
+    #[serde(rename = "read_accesses")]
     reads: u64,
-    #[serde(skip)]
+    /// Write block accesses in the curve, as `read_accesses`.
+    #[serde(rename = "write_accesses")]
     writes: u64,
     #[serde(skip)]
     rate: f64,

@@ -184,3 +184,18 @@ fn shards_within_001_mae_on_zipf_and_loop() {
     let m = mae(&l, 0.01);
     assert!(m < 0.01, "loop MAE {m}");
 }
+
+/// Regression (QA): `simulate`'s text showed a write miss ratio of a trace without writes as
+/// `-` from the curve's count of write accesses, which the JSON left out: there the curve read
+/// `write_miss_ratio: 1.0` with nothing to say that no write was seen. Both counts are in it.
+#[test]
+fn the_curves_json_has_its_read_and_write_counts() {
+    let at = |off: u64, op: Op| Record::new(0, off * 4096, 4096, op);
+    let trace = [at(0, Op::Read), at(1, Op::Read), at(0, Op::Read)];
+    let mut mrc = Mrc::build(&trace, 4096, None).unwrap();
+    mrc.at(&[1 << 20]);
+    let v = serde_json::to_value(&mrc).unwrap();
+    assert_eq!(v["read_accesses"], 3, "{v}");
+    assert_eq!(v["write_accesses"], 0, "{v}");
+    assert_eq!(v["points"][0]["write_miss_ratio"], 1.0, "{v}");
+}
