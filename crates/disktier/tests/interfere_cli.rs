@@ -175,17 +175,19 @@ fn a_pseudo_filesystem_or_no_room_is_refused_with_a_fix_that_applies() {
     refuse(
         &small.dir,
         &["--aggressor-cmd", "true"],
-        &["the probe needs 67108864", "free some space there"],
+        &["free, but the probe needs 64 MiB", "free some space there"],
         "--aggressor-size",
     );
     refuse(
         &small.dir,
         &["--aggressor", "bulk-seq", "--aggressor-size", "16m"],
         &[
-            "the aggressor writes 16777216 and the probe needs 67108864",
+            "the aggressor writes 16 MiB and the probe needs 64 MiB",
             "pass a smaller --aggressor-size",
         ],
-        "writes 0",
+        // QA: the sizes were raw bytes ("has 33554432 bytes free, but the aggressor writes
+        // 16777216 and the probe needs 67108864"); human units now.
+        "bytes free",
     );
     // QA: the largest size overflowed the room check (a panic in a debug build; a release
     // build wrapped it to 64 MiB - 1 and started a writer of 16 EiB).
@@ -198,7 +200,7 @@ fn a_pseudo_filesystem_or_no_room_is_refused_with_a_fix_that_applies() {
             "18446744073709551615",
         ],
         &[
-            "the aggressor writes 18446744073709551615 and the probe needs 67108864",
+            "the aggressor writes 16384.00 PiB (18446744073709551615 bytes) and the probe needs 64 MiB",
             "pass a smaller --aggressor-size",
         ],
         "panicked",

@@ -73,7 +73,7 @@ pub enum InterfereError {
 
     /// Too little room for what the scenarios write: `writes` names it, `fix` what to change
     /// (`--aggressor-size` only where the built-in writer's size decides it).
-    #[error("{path} has {free} bytes free, but {writes}: {fix}")]
+    #[error("{path} has {} free, but {writes}: {fix}", human_bytes(*free))]
     NoSpace {
         path: PathBuf,
         free: u64,
@@ -87,6 +87,18 @@ pub enum InterfereError {
 
     #[error("{0}")]
     BadInput(String),
+}
+
+/// A byte count as a person reads it, `32 MiB`, with the exact count beside it when the unit
+/// rounds it (`31.98 MiB (33538048 bytes)`): the free-space refusal printed raw bytes alone
+/// (QA: "has 33538048 bytes free, but the aggressor writes 16777216").
+pub fn human_bytes(b: u64) -> String {
+    let h = disktier_units::Bytes(b).to_string();
+    if h.contains('.') {
+        format!("{h} ({b} bytes)")
+    } else {
+        h
+    }
 }
 
 impl InterfereError {

@@ -6,7 +6,7 @@ use super::probe::run_probe;
 use super::Config;
 use crate::aggressor::AggressorKind;
 use crate::cgroup::Support;
-use crate::error::{InterfereError, Result};
+use crate::error::{human_bytes, InterfereError, Result};
 use crate::journal::{Change, Journal, DIR_PREFIX};
 use crate::report::{InterfereDoc, Scenario};
 use crate::scheduler::{self, Device};
@@ -38,11 +38,15 @@ pub fn run(cfg: &Config) -> Result<InterfereDoc> {
                 path: cfg.dir.clone(),
                 free,
                 writes: if command {
-                    format!("the probe needs {PROBE_ROOM} (beside what your command writes)")
+                    format!(
+                        "the probe needs {} (beside what your command writes)",
+                        human_bytes(PROBE_ROOM)
+                    )
                 } else {
                     format!(
-                        "the aggressor writes {} and the probe needs {PROBE_ROOM}",
-                        cfg.aggressor_size
+                        "the aggressor writes {} and the probe needs {}",
+                        human_bytes(cfg.aggressor_size),
+                        human_bytes(PROBE_ROOM)
                     )
                 },
                 fix: if command {
