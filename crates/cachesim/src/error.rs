@@ -54,6 +54,9 @@ pub enum TraceError {
     UnknownPolicy(String),
     #[error("invalid {what}: {why}")]
     Invalid { what: &'static str, why: String },
+    /// A comma-separated option with an empty item (`lru,,arc`).
+    #[error(transparent)]
+    EmptyItem(disktier_units::UnitError),
     /// The output names the input file (by device and inode: another spelling, a symlink or a
     /// hard link to it): writing it would destroy the input.
     #[error("-o {} is the input file {} (the same file under another name): write the trace somewhere else", .output.display(), .input.display())]

@@ -350,6 +350,19 @@ mod tests {
         assert_eq!(parse_sizes("2GiB,1GiB").unwrap(), vec![1 << 30, 2 << 30]);
         assert!(parse_sizes("8GiB..1GiB").is_err());
         assert!(parse_sizes("lots").is_err());
+        // QA: an empty item was dropped, so a size lost between two commas went unnoticed.
+        for (list, flag) in [("1GiB,,4GiB", "--cache-sizes"), ("lru,", "--policies")] {
+            let e = if flag == "--policies" {
+                crate::policy::PolicyKind::parse_list(list).unwrap_err()
+            } else {
+                parse_sizes(list).unwrap_err()
+            };
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("{flag} {list:?}: item 2 is empty")),
+                "{e}"
+            );
+        }
         // Thousands of sizes would be thousands of caches in memory at once.
         let list = |n: u64| {
             (1..=n)

@@ -258,7 +258,8 @@ pub fn parse_sizes(s: &str) -> Result<Vec<u64>, TraceError> {
         return Ok(v);
     }
     let mut v = Vec::new();
-    for p in s.split(',').filter(|p| !p.trim().is_empty()) {
+    // An empty item (`1GiB,,4GiB`) is refused, not dropped (QA).
+    for p in disktier_units::comma_items("--cache-sizes", s).map_err(TraceError::EmptyItem)? {
         v.push(one(p)?);
     }
     v.sort_unstable();

@@ -143,7 +143,11 @@ fn parse_comma_list<T>(
     same: impl Fn(&T, &T) -> bool,
 ) -> Result<Vec<T>> {
     let mut out: Vec<T> = Vec::new();
-    for w in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+    // An empty entry (`none,,x`) is refused: it was dropped, and a name lost between two
+    // commas went unnoticed (QA).
+    let items = disktier_units::comma_items("--mitigations", s)
+        .map_err(|e| InterfereError::BadInput(e.to_string()))?;
+    for w in items {
         let x = parse(w)?;
         if !out.iter().any(|o| same(o, &x)) {
             out.push(x);
@@ -302,6 +306,19 @@ mod tests {
             .to_string();
         assert!(e.contains("bogus") && e.contains("scheduler-bfq"), "{e}");
         assert!(Mitigation::parse_list(",").is_err());
+        assert!(Mitigation::parse_list("").is_err());
+        // QA: an empty entry was dropped, so `none,,x` ran none and x and said nothing.
+        for (list, n) in [("none,,ionice-idle", 2), ("none,", 2), (",none", 1)] {
+            for e in [
+                Mitigation::parse_list(list).unwrap_err().to_string(),
+                Combo::parse_list(list).unwrap_err().to_string(),
+            ] {
+                assert!(
+                    e.starts_with(&format!("--mitigations {list:?}: item {n} is empty")),
+                    "{e}"
+                );
+            }
+        }
     }
 
     #[test]

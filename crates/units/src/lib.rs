@@ -35,6 +35,31 @@ pub enum UnitError {
     /// bytes a second, fio reads MB as 2^20, so either reading would surprise someone.
     #[error("'{0}' is ambiguous: Azure and GCP publish MB/s as 10^6 bytes a second ({1}MiB/s), fio reads MB as 2^20 ({2}MiB/s): write the MiB/s you mean")]
     Ambiguous(String, String, String),
+    /// A comma-separated list with an empty item (`none,,x`, `lru,`): the flag, the list and
+    /// the item's place.
+    #[error("{0} {1:?}: item {2} is empty (two commas in a row, or a comma at the start or end): separate the items with single commas, or drop the extra comma")]
+    EmptyItem(&'static str, String, usize),
+}
+
+/// The items of the comma-separated list `list` given to `flag`, each trimmed. An empty item
+/// (`none,,x`, a trailing comma) is refused: it was dropped before, so a list with a name
+/// missing between two commas ran without it and said nothing (QA). A list that is empty or
+/// blank as a whole gives no items, for the caller to refuse in its own words.
+pub fn comma_items<'a>(flag: &'static str, list: &'a str) -> Result<Vec<&'a str>, UnitError> {
+    if list.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    list.split(',')
+        .map(str::trim)
+        .enumerate()
+        .map(|(i, item)| {
+            if item.is_empty() {
+                Err(UnitError::EmptyItem(flag, list.to_string(), i + 1))
+            } else {
+                Ok(item)
+            }
+        })
+        .collect()
 }
 
 fn split_number(s: &str) -> (&str, &str) {
@@ -353,6 +378,22 @@ pub mod clap_parsers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_comma_list_with_an_empty_item_is_refused() {
+        assert_eq!(comma_items("--x", " a , b").unwrap(), ["a", "b"]);
+        assert!(comma_items("--x", " ").unwrap().is_empty());
+        for (list, n) in [("none,,x", 2), ("lru,", 2), (",a", 1), ("a, ,b", 2)] {
+            assert_eq!(
+                comma_items("--x", list),
+                Err(UnitError::EmptyItem("--x", list.into(), n))
+            );
+        }
+        assert_eq!(
+            comma_items("--mitigations", "none,,x").unwrap_err().to_string(),
+            "--mitigations \"none,,x\": item 2 is empty (two commas in a row, or a comma at the start or end): separate the items with single commas, or drop the extra comma"
+        );
+    }
 
     #[test]
     fn bidi_controls_and_c1_are_escaped_and_other_text_kept() {

@@ -139,7 +139,10 @@ impl PolicyKind {
     /// Parses a comma-separated list.
     pub fn parse_list(s: &str) -> Result<Vec<PolicyKind>, TraceError> {
         let mut v = Vec::new();
-        for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        // An empty item (`lru,,arc`) is refused, not dropped (QA: a name lost between two
+        // commas went unnoticed).
+        let items = disktier_units::comma_items("--policies", s).map_err(TraceError::EmptyItem)?;
+        for part in items {
             let p = PolicyKind::from_name(part)?;
             if !v.contains(&p) {
                 v.push(p);

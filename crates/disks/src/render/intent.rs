@@ -92,29 +92,28 @@ impl Intent {
         let mode = input.mode.map(|m| Mode::parse("--mode", &m)).transpose()?;
 
         let mut binds: Vec<MountPath> = Vec::new();
-        for chunk in &input.binds {
-            for b in chunk.split(',').map(str::trim).filter(|b| !b.is_empty()) {
-                let b = MountPath::parse("--bind", b)?;
-                check_bind_names("--bind", &b)?;
-                check_unit_where("--bind", &b)?;
-                refuse_as_setup(kernel_fs_refusal("--bind", &b))?;
-                if b == mount || b.is_below(&mount) {
-                    return Err(RenderError::BindOverlap {
-                        bind: b.to_string(),
-                        mount: mount.to_string(),
-                        relation: "inside or equal to",
-                    });
-                }
-                if mount.is_below(&b) {
-                    return Err(RenderError::BindOverlap {
-                        bind: b.to_string(),
-                        mount: mount.to_string(),
-                        relation: "a parent of",
-                    });
-                }
-                if !binds.contains(&b) {
-                    binds.push(b);
-                }
+        // An empty entry (`/a,,/b`) is refused, not dropped ([`crate::valid::comma_items`]).
+        for b in crate::valid::comma_items("--bind", &input.binds)? {
+            let b = MountPath::parse("--bind", &b)?;
+            check_bind_names("--bind", &b)?;
+            check_unit_where("--bind", &b)?;
+            refuse_as_setup(kernel_fs_refusal("--bind", &b))?;
+            if b == mount || b.is_below(&mount) {
+                return Err(RenderError::BindOverlap {
+                    bind: b.to_string(),
+                    mount: mount.to_string(),
+                    relation: "inside or equal to",
+                });
+            }
+            if mount.is_below(&b) {
+                return Err(RenderError::BindOverlap {
+                    bind: b.to_string(),
+                    mount: mount.to_string(),
+                    relation: "a parent of",
+                });
+            }
+            if !binds.contains(&b) {
+                binds.push(b);
             }
         }
         // Parents before children, so a child bind is not hidden by its parent's (issue 4).

@@ -39,6 +39,24 @@ fn invalid(flag: &'static str, value: &str, why: impl Into<String>) -> Invalid {
     }
 }
 
+/// The items of a comma-separated value (`--options`, `--bind`; clap's own split gives one
+/// value per item, rejoined here), each trimmed. An empty item (`prjquota,,discard`, a
+/// trailing comma) is refused, not dropped (QA: a directory lost between two commas, as an
+/// empty shell variable leaves, was left out without a word); a value that is blank as a whole
+/// has no items.
+pub fn comma_items(flag: &'static str, values: &[String]) -> Result<Vec<String>, Invalid> {
+    let list = values.join(",");
+    match disktier_units::comma_items(flag, &list) {
+        Ok(items) => Ok(items.into_iter().map(str::to_string).collect()),
+        Err(disktier_units::UnitError::EmptyItem(_, _, n)) => Err(invalid(
+            flag,
+            &list,
+            format!("item {n} is empty (two commas in a row, or a comma at the start or end): separate the items with single commas, or drop the extra comma"),
+        )),
+        Err(e) => Err(invalid(flag, &list, e.to_string())),
+    }
+}
+
 /// PATH_MAX and NAME_MAX of Linux (limits.h).
 const PATH_MAX: usize = 4095;
 const NAME_MAX: usize = 255;

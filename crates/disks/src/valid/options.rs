@@ -172,7 +172,7 @@ pub struct MountOptions(Vec<String>);
 
 impl MountOptions {
     /// Parses `--options` values (each may hold several, comma-separated; blanks around commas
-    /// and empty entries are ignored).
+    /// are ignored, an empty entry is refused: [`super::comma_items`]).
     pub fn parse(flag: &'static str, raw: &[String]) -> Result<MountOptions, Invalid> {
         let mut given: Vec<&str> = Vec::new();
         let total: usize = raw.iter().map(String::len).sum();
@@ -191,10 +191,11 @@ impl MountOptions {
                     "it contains a control character (newline, tab, NUL, ...): pass options separated by commas",
                 ));
             }
-            for o in chunk.split(',').map(str::trim).filter(|o| !o.is_empty()) {
-                check_option(flag, o)?;
-                given.push(o);
-            }
+        }
+        let items = super::comma_items(flag, raw)?;
+        for o in &items {
+            check_option(flag, o)?;
+            given.push(o);
         }
         // A `noatime` of the user's is the default's: it stays first, given once.
         let defaults = if given.iter().any(|o| is_atime(o) && *o != "noatime") {
