@@ -73,3 +73,69 @@ fn a_setup_waits_for_the_one_running_and_then_plans_from_what_it_left() {
         "the refused disk was written to"
     );
 }
+
+/// A runner that runs every command for real and, right after the first `blkid -p` of `dev`
+/// (setup's last look found it blank), makes an ext4 there as another process would, keeping
+/// that mkfs's exit status.
+struct IntruderAfterProbe {
+    dev: String,
+    intruder: std::sync::Mutex<Option<std::process::ExitStatus>>,
+}
+
+impl disktier_cmd::CommandRunner for IntruderAfterProbe {
+    fn output(
+        &self,
+        cmd: &disktier_cmd::Cmd,
+    ) -> Result<disktier_cmd::Output, disktier_cmd::CmdError> {
+        let out = RealRunner.output(cmd);
+        let mut intruder = self.intruder.lock().unwrap();
+        if cmd.to_string().starts_with("blkid -p") && intruder.is_none() {
+            let st = std::process::Command::new("mkfs.ext4")
+                .args(["-q", &self.dev])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            *intruder = Some(st.status);
+        }
+        out
+    }
+    fn has_program(&self, p: &str) -> bool {
+        RealRunner.has_program(p)
+    }
+}
+
+/// QA (item 4 of session 27): between setup's last look at a disk (blank: no filesystem, no
+/// partition table, not mounted) and its mkfs, another process could write a filesystem: the
+/// `O_EXCL` open that checked no one held the disk was closed at once, so a mkfs.ext4 started
+/// just after the `blkid -p` probe made its ext4, the check passed, and setup's mkfs.ext4
+/// (which asks nothing without a terminal) replaced it. The disk now stays claimed from before
+/// the probe until the step: the other mkfs is refused ("apparently in use by the system").
+#[test]
+fn another_mkfs_cannot_write_between_the_last_look_and_mkfs() {
+    if !disktier_testkit::require(disktier_testkit::have("mkfs.ext4"), "mkfs.ext4")
+        || !disktier_testkit::require_loop()
+    {
+        return;
+    }
+    let dev = LoopDev::new(64 << 20);
+    let runner = IntruderAfterProbe {
+        dev: dev.path.display().to_string(),
+        intruder: std::sync::Mutex::new(None),
+    };
+    let claim = disktier_disks::setup::recheck::claim_blank_and_free(
+        &dev.path.display().to_string(),
+        &runner,
+    )
+    .expect("the disk was blank at the last look");
+    let intruder = runner
+        .intruder
+        .lock()
+        .unwrap()
+        .expect("the probe ran blkid -p");
+    assert!(
+        !intruder.success(),
+        "another mkfs wrote to the disk while setup held it for its own mkfs"
+    );
+    claim.release();
+    assert_eq!(blkid(&dev.path, "TYPE"), "", "the disk is no longer blank");
+}

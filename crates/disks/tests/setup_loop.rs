@@ -395,21 +395,32 @@ fn dry_run_on_a_real_device_changes_nothing() {
     let _ = RecordingRunner::new();
 }
 
-/// A real runner that lets an intruder act on `dev` right before the second `blkid -p` of it:
-/// the first is discovery's, the second the re-check before mkfs. So the disk changes after
-/// it was planned as blank and before it is written.
+/// A real runner that lets an intruder act on `dev` after discovery's `blkid -p` of it found it
+/// blank, at the step loop's look for a stop (`stopped`) right before the mkfs step: the disk
+/// changes after it was planned as blank and before the re-check claims and probes it. (An
+/// intruder that claims the disk during the re-check is kept out: setup_concurrent_loop.rs.)
 struct IntrudeBeforeRecheck {
     dev: String,
     seen: std::sync::atomic::AtomicUsize,
     intrude: Box<dyn Fn() + Send + Sync>,
 }
 impl CommandRunner for IntrudeBeforeRecheck {
-    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
-        if cmd.program == "blkid"
-            && cmd.args.last() == Some(&self.dev)
-            && self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 1
-        {
+    fn stopped(&self) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        // After the first blkid of the device (seen 1), once (seen 2 after).
+        if self.seen.compare_exchange(1, 2, SeqCst, SeqCst).is_ok() {
             (self.intrude)();
+        }
+        false
+    }
+    fn output(&self, cmd: &Cmd) -> Result<Output, CmdError> {
+        if cmd.program == "blkid" && cmd.args.last() == Some(&self.dev) {
+            let _ = self.seen.compare_exchange(
+                0,
+                1,
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+            );
         }
         assert!(
             !(cmd.program.starts_with("mkfs")

@@ -283,17 +283,22 @@ pub fn setup(
                 };
                 // The last look before writing to a disk (a fixture tree describes another
                 // node: there is no device to look at).
+                // Each device stays claimed (O_EXCL) from its probe until the step starts, so
+                // no other mkfs, mdadm or mount can write to it in between.
+                let mut claims = Vec::new();
                 if !fixture {
                     for dev in step.destructive_devices() {
-                        recheck::blank_and_free(dev, runner).map_err(|e| {
+                        claims.push(recheck::claim_blank_and_free(dev, runner).map_err(|e| {
                             if runner.stopped() {
                                 interrupted(&report, false)
                             } else {
                                 step_err(e)
                             }
-                        })?;
+                        })?);
                     }
                 }
+                // Let go right before the step: its command claims the devices itself.
+                claims.into_iter().for_each(recheck::Claim::release);
                 let note = match step.execute(runner) {
                     Ok(note) => note,
                     Err(e) if stop::is_stop(&e) => return Err(interrupted(&report, true)),

@@ -1,19 +1,60 @@
 //! The last look before a destructive step. Discovery and planning happen a moment before
 //! `mkfs` or `mdadm --create` runs; in that window another process may mount, format or open
-//! the disk. Right before each destructive step the device is probed again from scratch:
-//! sysfs (read-only flag, partitions, holders), the mount table, blkid's low-level superblock
-//! probe (`blkid -p`, no cache), an `O_EXCL` open and a look for its users (open in a process,
-//! backing a loop device: [`crate::discover::probe::users`]). Anything but "blank and free" refuses the
-//! step; a probe that cannot answer refuses it too (fail closed).
+//! the disk. Right before each destructive step the device is claimed with an `O_EXCL` open
+//! (which fails while it is mounted, in an array or open exclusively elsewhere) and, while that
+//! claim is held, probed again from scratch: sysfs (read-only flag, partitions, holders), the
+//! mount table, blkid's low-level superblock probe (`blkid -p`, no cache) and a look for its
+//! users (open in a process, backing a loop device: [`crate::discover::probe::users`]).
+//! Anything but "blank and free" refuses the step; a probe that cannot answer refuses it too
+//! (fail closed). The claim ([`Claim`]) is held until the step is about to run: every tool that
+//! writes a filesystem, an array or a mount claims the device the same way (mkfs.xfs, mke2fs,
+//! mdadm, mount), so none of them can write to it between the probe and the step (before, the
+//! `O_EXCL` open was the last check and closed at once: a mkfs.ext4 run by another process
+//! just after `blkid -p` found the disk blank went unseen, and setup's mkfs replaced its
+//! filesystem without a word). The claim is let go just before the step's own command starts,
+//! since that command claims the device itself; a writer that claims nothing (`dd`) is seen
+//! only if it still has the device open when [`crate::discover::probe::users`] looks.
 
 use super::SetupError;
-use crate::discover::probe::exclusive_open;
-use crate::discover::{mountinfo, Exclusive, Signature};
+use crate::discover::probe::users;
+use crate::discover::{mountinfo, Signature};
 use disktier_cmd::{Cmd, CommandRunner};
 use std::path::{Path, PathBuf};
 
-/// Checks that `device` (a `/dev/...` path or link, on the real node) is still blank and free.
-pub fn blank_and_free(device: &str, runner: &dyn CommandRunner) -> Result<(), SetupError> {
+/// `device` claimed with an `O_EXCL` open ([`claim_blank_and_free`]): no other process can claim
+/// it (mkfs, mdadm, mount) until this is dropped.
+#[derive(Debug)]
+pub struct Claim {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Claim {
+    /// Lets the device go, for the step's own command to claim it. A child that another thread
+    /// of this process is starting holds a copy of the claim until it execs (a fork copies every
+    /// descriptor; close-on-exec closes the copy only at the exec), so the device is opened
+    /// exclusively again, every 10 ms for up to a second, until such a copy is gone: the step's
+    /// command then does not meet this process's own claim (QA: mkfs.xfs 'cannot open: Device
+    /// or resource busy' where tests ran setups in parallel threads). Whatever still holds it
+    /// after that is the step's to meet: its command fails, naming the busy device.
+    pub fn release(self) {
+        let Claim { file, path } = self;
+        drop(file);
+        for _ in 0..100 {
+            match claim(&path) {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                _ => return,
+            }
+        }
+    }
+}
+
+/// Checks that `device` (a `/dev/...` path or link, on the real node) is still blank and free,
+/// and keeps it claimed (an `O_EXCL` open) from before the probes until the [`Claim`] is
+/// dropped, right before the destructive step runs.
+pub fn claim_blank_and_free(device: &str, runner: &dyn CommandRunner) -> Result<Claim, SetupError> {
     let refuse = |why: String| SetupError::Refused {
         device: device.to_string(),
         reasons: vec![format!("changed since it was planned: {why}")],
@@ -38,6 +79,14 @@ pub fn blank_and_free(device: &str, runner: &dyn CommandRunner) -> Result<(), Se
     if sys.join("partition").exists() {
         return Err(refuse("it is a partition".into()));
     }
+    // The claim first: from here to the step, no other claimer can write to the device.
+    let file = claim(&real).map_err(|e| match e.raw_os_error() {
+        Some(libc::EBUSY) => refuse(
+            "another program now holds it open exclusively, or it is mounted (O_EXCL open: EBUSY)"
+                .into(),
+        ),
+        _ => refuse(format!("cannot open {} to check: {e}", real.display())),
+    })?;
     let entries = |d: &Path| -> Vec<String> {
         std::fs::read_dir(d)
             .map(|it| {
@@ -69,14 +118,21 @@ pub fn blank_and_free(device: &str, runner: &dyn CommandRunner) -> Result<(), Se
             sig.fstype.or(sig.pttype).unwrap_or_default()
         )));
     }
-    match exclusive_open(&real) {
-        Exclusive::Free => Ok(()),
-        Exclusive::Busy => Err(refuse(
-            "another program now holds it open exclusively (O_EXCL open: EBUSY)".into(),
-        )),
-        Exclusive::InUse(by) => Err(refuse(format!("it is now in use: {}", by.join(", ")))),
-        Exclusive::Unknown(why) => Err(refuse(why)),
+    // This process's own open is not counted ([`users`] skips it).
+    let by = users(&real);
+    if !by.is_empty() {
+        return Err(refuse(format!("it is now in use: {}", by.join(", "))));
     }
+    Ok(Claim { file, path: real })
+}
+
+/// An `O_EXCL` open of `dev`, kept (read-only: no I/O reaches the device).
+fn claim(dev: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(dev)
 }
 
 /// `blkid -p -o export DEV`, read as discovery reads it (fail closed: see
