@@ -49,6 +49,11 @@ const GIB: u64 = 1 << 30;
 /// The instance-store performance recipe [recipe-instance-store-perf]: 100,000 files of 1 MiB (8
 /// min 8 s on EBS gp3, 4 min 52 s on instance store).
 pub const SMALL_FILES_DEFAULT: u64 = 100_000;
+/// The most `--quick` lets the `etcd` profile run (it stops at its 4 MiB or at this, whichever
+/// comes first): the other quick profiles' runtime (5 s), so a quick suite still takes under a
+/// minute on a slow disk.
+pub const QUICK_ETCD_CAP: Duration = Duration::from_secs(5);
+
 /// `--quick`: enough files to see the rate, few enough to take seconds.
 pub const SMALL_FILES_QUICK: u64 = 2_000;
 
@@ -141,7 +146,15 @@ impl Profile {
         let job = match self {
             // docs/sources.md [ocp-etcd-perf], as the OpenShift instance-disk recipe
             // [recipe-ocp-instance-disk] ran it: --size=22m --bs=2300
-            Profile::Etcd => etcd(base, 2300, if quick { 4 * MIB } else { 22 * MIB }),
+            // --quick: 4 MiB, and at most QUICK_ETCD_CAP (fio's --runtime without
+            // --time_based: whichever comes first). Without the cap a slow disk (20 fdatasync'd
+            // writes/s) took minutes over the 4 MiB's 1,800-odd writes (QA); only a disk slower
+            // than about 360 of them a second meets the cap, and the check says it was cut short.
+            Profile::Etcd if quick => Job {
+                runtime: Some(QUICK_ETCD_CAP),
+                ..etcd(base, 2300, 4 * MIB)
+            },
+            Profile::Etcd => etcd(base, 2300, 22 * MIB),
             // OpenShift etcd-perf: --size=100m --bs=8000 --runtime=60 --time_based=1
             Profile::EtcdOpenshift => Job {
                 runtime: Some(if quick { secs(5) } else { secs(60) }),
@@ -319,11 +332,19 @@ mod tests {
                 (Workload::Job(f), Workload::Job(q)) => {
                     assert!(q.validate().is_ok(), "{p}");
                     assert!(q.size <= f.size, "{p}");
-                    assert!(q.runtime <= f.runtime, "{p}");
+                    // A size-based job's quick runtime is a cap where the full job has none.
+                    match (q.runtime, f.runtime) {
+                        (Some(_), None) => assert!(!q.time_based && q.size.is_some(), "{p}"),
+                        (q, f) => assert!(q <= f, "{p}"),
+                    }
                     assert!(q.numjobs <= f.numjobs, "{p}");
+                    // A runtime adds work only to a time-based job (it caps a size-based one).
                     let work = |j: &Job| {
                         j.size.unwrap_or(0) * j.numjobs as u64
-                            + j.runtime.map_or(0, |r| r.as_secs()) * GIB
+                            + j.runtime
+                                .filter(|_| j.time_based)
+                                .map_or(0, |r| r.as_secs())
+                                * GIB
                     };
                     assert!(work(&q) < work(&f), "{p} is not smaller when quick");
                     // Same shape: quick changes only how much, not what.
@@ -343,6 +364,9 @@ mod tests {
             }
         }
         assert_eq!(job(Profile::Etcd, true).size, Some(4 * MIB));
+        // QA: a quick etcd check on a slow disk had no cap on its run time.
+        assert_eq!(job(Profile::Etcd, true).runtime, Some(QUICK_ETCD_CAP));
+        assert_eq!(job(Profile::Etcd, false).runtime, None);
         assert_eq!(job(Profile::WriteThroughput, true).numjobs, 4);
     }
 }

@@ -153,10 +153,52 @@ pub fn measure_and_judge(
     stop: Arc<AtomicBool>,
     progress: Option<Arc<disktier_engine::ProgressFn>>,
 ) -> anyhow::Result<(OneRun, Vec<String>)> {
-    judged(
-        super::measure::measure_request(request, stop, progress)?,
-        criteria,
-    )
+    let job = match request.workload()? {
+        Workload::Job(j) => Some(j),
+        Workload::SmallFiles { .. } => None,
+    };
+    let quick = request.quick;
+    let mut m = super::measure::measure_request(request, stop, progress)?;
+    if let Some(w) = job.and_then(|j| cut_short(&j, quick, &m.doc)) {
+        m.doc.warnings.push(w);
+    }
+    judged(m, criteria)
+}
+
+/// Says so when a size-based job's runtime (with `--quick`, the etcd profile's cap,
+/// [`disktier_engine::profile::QUICK_ETCD_CAP`]) ended it before it wrote its size: the p99 is
+/// then of fewer fdatasyncs than the job's, which its interval shows (QA: without a cap a quick
+/// check on a slow disk ran for minutes; with one, a run cut short must not read as whole).
+fn cut_short(
+    job: &disktier_engine::Job,
+    quick: bool,
+    doc: &disktier_engine::RunDoc,
+) -> Option<String> {
+    let (runtime, size) = (job.runtime?, job.size?);
+    // Whole blocks: 4 MiB of 2300-byte writes is 1,823 of them, 4,192,900 bytes.
+    let planned = (size / job.bs.max(1))
+        .saturating_mul(job.bs)
+        .saturating_mul(u64::from(job.numjobs.max(1)));
+    let written = doc.results.write.as_ref().map_or(0, |w| w.bytes);
+    // A size-based run that was not interrupted stops short of its size only at its runtime.
+    // Its ramp's writes are not counted, so with a ramp it must also have lasted about that
+    // long (the last fdatasync can end a slow disk's second before the deadline: QA saw 4.91 s
+    // of 5).
+    let ran_out = job.ramp_time.is_zero() || doc.duration_s + 1.0 >= runtime.as_secs_f64();
+    if job.time_based || doc.interrupted || written >= planned || !ran_out {
+        return None;
+    }
+    let cap = if quick && runtime == disktier_engine::profile::QUICK_ETCD_CAP {
+        format!("--quick's cap of {} s", runtime.as_secs())
+    } else {
+        format!("the runtime of {} s", runtime.as_secs_f64())
+    };
+    Some(format!(
+        "{cap} ended the job after {} of its {} ({} fdatasyncs): the p99 is of fewer samples than the whole job's (see its interval); run without --quick (or with a longer --runtime) to measure all of it",
+        disktier_units::Bytes(written),
+        disktier_units::Bytes(size.saturating_mul(u64::from(job.numjobs.max(1)))),
+        doc.results.sync.as_ref().map_or(0, |s| s.ios)
+    ))
 }
 
 /// A measured etcd job judged against `criteria`: the run (its document carries the verdicts)

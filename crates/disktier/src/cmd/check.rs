@@ -70,7 +70,8 @@ pub struct EtcdArgs {
     /// number is refused) (etcd docs: 10 ms).
     #[arg(long, value_parser = disktier_units::clap_parsers::latency, default_value = "10ms", value_name = "DURATION", conflicts_with = "metrics")]
     pub threshold: Duration,
-    /// Scale the job down so the check takes seconds (fewer samples: a wider interval).
+    /// Scale the job down so the check takes seconds (the etcd job: 4 MiB, for at most 5 s;
+    /// fewer samples: a wider interval).
     #[arg(long, conflicts_with = "metrics")]
     pub quick: bool,
     /// Run the job N times: each run is saved (one group), and an aggregate gives the median

@@ -1,0 +1,78 @@
+//! QA (session 27): `check etcd --quick` had no cap on its run time. Its 4 MiB of 2300-byte
+//! writes, each followed by an fdatasync, are 1,823 syncs: on a loop device throttled (cgroup v1
+//! blkio) to 20 write IOPS, 8 a second, the check ran for almost 4 minutes. It now stops after
+//! 5 s (fio's --runtime without --time_based), and says that the cap ended it early, with how
+//! much it wrote: the verdict stands on fewer samples, with their interval.
+
+use disktier_testkit::throttled_fs;
+use serde_json::Value;
+use std::path::Path;
+
+#[test]
+fn a_quick_etcd_check_on_a_slow_disk_is_capped_and_says_so() {
+    let Some((_dev, m, throttle)) = throttled_fs(320 << 20, "xfs", 20) else {
+        return;
+    };
+    let dir = m.dir.display().to_string();
+    // Without the cap the run takes minutes: `timeout` ends it (and the test fails) instead.
+    let out = throttle
+        .wrap(
+            Path::new("/usr/bin/timeout"),
+            &[
+                "120",
+                env!("CARGO_BIN_EXE_disktier"),
+                "--no-save",
+                "--format",
+                "json",
+                "check",
+                "etcd",
+                &dir,
+                "--quick",
+            ],
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let written = doc["results"]["write"]["bytes"].as_u64().unwrap();
+    assert!(written > 0 && written < 4 << 20, "{written}");
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains("--quick's cap of 5 s ended the job after ")
+            && warnings.contains(" of its 4 MiB (")
+            && warnings.contains("the p99 is of fewer samples than the whole job's"),
+        "{warnings}"
+    );
+    assert_eq!(doc["verdicts"][0]["pass"], false, "{}", doc["verdicts"]);
+    // A job that reaches its size says nothing of a cap.
+    let out = throttle
+        .wrap(
+            Path::new(env!("CARGO_BIN_EXE_disktier")),
+            &[
+                "--no-save",
+                "--format",
+                "json",
+                "check",
+                "etcd",
+                &dir,
+                "--quick",
+                "--size",
+                "23k",
+            ],
+        )
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 23 KiB is 10 whole writes of 2300 bytes.
+    assert_eq!(
+        doc["results"]["write"]["bytes"], 23_000,
+        "{}",
+        doc["results"]
+    );
+    assert!(
+        !doc["warnings"].to_string().contains("cap"),
+        "{}",
+        doc["warnings"]
+    );
+}
