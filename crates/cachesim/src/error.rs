@@ -65,6 +65,13 @@ pub enum TraceError {
     /// character device (`/dev/null`, `/dev/stdout`), never over a disk.
     #[error("-o {}: {what}: a trace goes to a file (or a FIFO, or a character device such as /dev/null); pass a file's path", .output.display())]
     BadOutput { output: PathBuf, what: &'static str },
+    /// The output's filesystem (or quota) is full: the import wrote part of the trace and left
+    /// no file behind (a FIFO or device took what was written).
+    #[error("cannot write the trace {}: {error}: free space there, or write the trace (-o) elsewhere", .output.display())]
+    OutputFull {
+        output: PathBuf,
+        error: std::io::Error,
+    },
     /// A signal stopped the import: `output` was not touched.
     #[error("interrupted by a signal: nothing was written ({} is as it was)", .output.display())]
     Interrupted { output: PathBuf },

@@ -192,7 +192,13 @@ fn a_device_or_fifo_output_is_written_into_or_refused_never_replaced() {
     import_msr(fixture(), &null).assert().success();
     assert!(kind(&null).is_char_device());
     let full = mknod("full", "c", "1", "7");
-    fails(&full, "No space left on device");
+    fails(
+        &full,
+        &format!(
+            "error: cannot write the trace {}: No space left on device (os error 28): free space there, or write the trace (-o) elsewhere",
+            full.display()
+        ),
+    );
     assert!(kind(&full).is_char_device());
     // A block device node (loop minor 250, which nothing here attaches): refused before any
     // write, and left as it is.
@@ -220,6 +226,33 @@ fn a_device_or_fifo_output_is_written_into_or_refused_never_replaced() {
     assert_eq!(&got[..7], b"DTTRACE", "{:?}", &got[..got.len().min(16)]);
     assert!(kind(&fifo).is_fifo());
     assert_eq!(leftovers(d.path()), Vec::<String>::new());
+}
+
+/// QA (session 27): an import onto a full filesystem failed with 'I/O error on the trace
+/// stream: No space left on device (os error 28)', naming neither the output nor the fix. It
+/// names both now, and leaves neither a partial trace nor its temporary file.
+#[test]
+fn an_import_onto_a_full_filesystem_names_the_output_and_the_fix() {
+    let Some(small) = disktier_testkit::Mount::tmpfs_if_root(64 << 10) else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.csv");
+    // 100,000 records, about 300 KB of trace.
+    std::fs::write(&input, msr_lines(0, 100_000)).unwrap();
+    let out = small.dir.join("t.dttrace");
+    let run = import_msr(&input, &out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error: cannot write the trace {}: No space left on device (os error 28): free space there, or write the trace (-o) elsewhere",
+            out.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(&small.dir).unwrap().count(), 0);
 }
 
 /// `-` reads standard input (a pipe from `blkparse -o -`, or a gzip stream), and gives the

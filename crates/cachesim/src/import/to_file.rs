@@ -88,14 +88,15 @@ pub fn import_to_file(
         w.into_inner()
             .map_err(|e| TraceError::io(output, e.into_error()))?;
         Ok(report)
-    });
+    })
+    .map_err(|e| full(output, e));
     match res {
         // A signal that came while a read waited (a pipe, a FIFO) ends that read with the end
         // of the input, not an error: what was read is cut short all the same (QA: Ctrl-C on
         // `producer | disktier trace import ... /dev/stdin` replaced a good trace).
         Ok(report) if !stop.load(Ordering::SeqCst) => {
             tmp.commit()
-                .map_err(|e| TraceError::io(output, e.into_io()))?;
+                .map_err(|e| full(output, TraceError::io(output, e.into_io())))?;
             Ok(report)
         }
         // Dropping `tmp` removes it.
@@ -120,19 +121,37 @@ fn import_into_stream(
         .write(true)
         .open(output)
         .map_err(|e| TraceError::io(output, e))?;
-    let res = import_reader(format, reader, input, std::io::BufWriter::new(out), strict).and_then(
-        |(report, w)| {
+    let res = import_reader(format, reader, input, std::io::BufWriter::new(out), strict)
+        .and_then(|(report, w)| {
             w.into_inner()
                 .map_err(|e| TraceError::io(output, e.into_error()))?;
             Ok(report)
-        },
-    );
+        })
+        .map_err(|e| full(output, e));
     if stop.load(Ordering::SeqCst) {
         return Err(TraceError::Interrupted {
             output: output.to_path_buf(),
         });
     }
     res
+}
+
+/// A write error of `output` that says its filesystem or quota is full, as one that names the
+/// output and the fix (QA: a full disk or `-o /dev/full` said 'I/O error on the trace stream:
+/// No space left on device (os error 28)', naming neither the file nor what to do).
+fn full(output: &Path, e: TraceError) -> TraceError {
+    use std::io::ErrorKind::{FileTooLarge, QuotaExceeded, StorageFull};
+    match e {
+        TraceError::Stream(error) | TraceError::Io { error, .. }
+            if matches!(error.kind(), StorageFull | QuotaExceeded | FileTooLarge) =>
+        {
+            TraceError::OutputFull {
+                output: output.to_path_buf(),
+                error,
+            }
+        }
+        e => e,
+    }
 }
 
 /// Whether `a` and `b` are one file (device and inode, symlinks followed).
