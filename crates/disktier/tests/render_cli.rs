@@ -546,6 +546,26 @@ fn render_refuses_what_qa_found() {
             assert_eq!(err.trim_end().lines().count(), 1, "{case}: one line: {err}");
         }
     }
+    // QA (session 27): past u32, clap's own range was named ('not in 0..=4294967295'), not
+    // the int32 limit (a usage error: clap's lines).
+    disktier()
+        .args(openshift(&[
+            "--machineset",
+            "--instance-type",
+            "m6id.xlarge",
+            "--cluster-id",
+            "c1",
+            "--replicas",
+            "99999999999",
+        ]))
+        .stderr_of_exit_naming(
+            "machineset replicas past u32",
+            2,
+            &[
+                "'99999999999'",
+                "spec.replicas is an int32: at most 2147483647",
+            ],
+        );
     // The escape hatch setup has, for the same rule.
     disktier()
         .args(openshift(&[

@@ -131,7 +131,7 @@ pub struct OpenshiftArgs {
     #[arg(long, requires = "machineset")]
     pub ami: Option<String>,
     /// MachineSet replicas (at most 2147483647: spec.replicas is an int32).
-    #[arg(long, default_value_t = 1, requires = "machineset")]
+    #[arg(long, default_value_t = 1, requires = "machineset", value_parser = parse_replicas)]
     pub replicas: u32,
     /// Units run `disktier setup` from this path on the node instead of the rendered script.
     #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "/usr/local/bin/disktier")]
@@ -459,6 +459,20 @@ fn stdout_text(rendered: &Rendered) -> String {
         out.push_str(&f.content);
     }
     out
+}
+
+/// `--replicas` as a u32; a whole number past u32 gets the int32 limit the render checks
+/// (QA: 99999999999 was refused as 'not in 0..=4294967295', 2147483648 as 'an int32: at most
+/// 2147483647': two limits for one field).
+fn parse_replicas(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    match t.parse::<u32>() {
+        Ok(n) => Ok(n),
+        Err(_) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+            Err("a MachineSet's spec.replicas is an int32: at most 2147483647".into())
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
