@@ -170,12 +170,14 @@ impl Combo {
     pub fn parse(s: &str) -> Result<Combo> {
         let mut parts: Vec<Mitigation> = Vec::new();
         let combined = s.contains('+');
+        // Before the names: 'none+' was refused as "`none` cannot be combined", not as the
+        // empty name it ends in (QA).
+        if s.split('+').any(|w| w.trim().is_empty()) {
+            return Err(InterfereError::BadInput(format!(
+                "{s:?}: an empty name around `+`; join mitigations as scheduler-bfq+ionice-idle"
+            )));
+        }
         for w in s.split('+').map(str::trim) {
-            if w.is_empty() {
-                return Err(InterfereError::BadInput(format!(
-                    "{s:?}: an empty name around `+`; join mitigations as scheduler-bfq+ionice-idle"
-                )));
-            }
             let m = Mitigation::from_name(w)?;
             // `none` and a repeat first: "none+none" said "none and none both set the none",
             // and "cgroup-weight+cgroup-weight" that they "both set the cgroup" (QA).
@@ -358,5 +360,10 @@ mod tests {
         assert!(e.contains("cgroup-weight is named twice"), "{e}");
         assert!(!e.contains("both set"), "{e}");
         assert_eq!(Combo::parse("none").unwrap().parts(), [Mitigation::None]);
+        // QA: "none+" was refused as "`none` cannot be combined", not for its empty name.
+        for bad in ["none+", "none++ionice-idle", "+none"] {
+            let e = Combo::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("an empty name around `+`"), "{bad}: {e}");
+        }
     }
 }
