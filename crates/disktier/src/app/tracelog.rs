@@ -267,8 +267,37 @@ impl IoLog for TraceLog {
 
 /// The I/O log behind `bench --trace FILE`: a DTTRACE writer, to be [`TraceLog::finish`]ed after
 /// the run (or [`TraceLog::discard`]ed when it failed).
-pub fn open_io_log(path: &Path) -> anyhow::Result<Arc<TraceLog>> {
+pub fn open_io_log(path: &Path, target: &Path) -> anyhow::Result<Arc<TraceLog>> {
+    refuse_target(path, target)?;
     Ok(Arc::new(TraceLog::create(path)?))
+}
+
+/// Refuses a trace file that is the file the job runs on (by name, or by device and inode when
+/// both exist: a link): the job would write into its own trace (QA: `trace record d/f -o d/f`
+/// said 'd/f already exists (0 bytes) ...: pass --destructive', the empty trace it had just
+/// made, and with --destructive the job's data and the trace were written into one file).
+fn refuse_target(output: &Path, target: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    // A path by its directory's canonical name, so `./f`, `d/../f` and `f` are one.
+    let named = |p: &Path| -> Option<std::path::PathBuf> {
+        let parent = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
+    };
+    let same = match (std::fs::metadata(output), std::fs::metadata(target)) {
+        (Ok(o), Ok(t)) => o.dev() == t.dev() && o.ino() == t.ino(),
+        _ => named(output).is_some_and(|o| Some(o) == named(target)),
+    };
+    if same {
+        anyhow::bail!(
+            "the trace {} is the file the job runs on ({}): the job would write over its own trace; write the trace elsewhere",
+            output.display(),
+            target.display()
+        );
+    }
+    Ok(())
 }
 
 /// Refuses fio for `trace record`: only the native engine sees every I/O.
@@ -304,6 +333,7 @@ pub fn record(
         disktier_engine::Workload::Job(j) => j.direct,
         _ => false,
     };
+    refuse_target(output, req.target)?;
     let log = Arc::new(TraceLog::create_with(output, direct)?);
     req.io_log = Some(log.clone() as Arc<dyn IoLog>);
     let measurement = match super::measure::measure_request(req, stop, progress) {
@@ -325,6 +355,33 @@ pub fn record(
 mod tests {
     use super::*;
     use disktier_testkit::{is_root, require};
+
+    /// QA (session 27): `trace record d/f -o d/f` refused the job's file as existing (the empty
+    /// trace it had just made), and with --destructive wrote the job's data and the trace into
+    /// one file. The trace may not be the job's file under any name; another file is fine.
+    #[test]
+    fn the_trace_is_never_the_file_the_job_runs_on() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f");
+        let same = [
+            f.clone(),
+            d.path().join(".").join("f"),
+            d.path().join("sub/../f"),
+        ];
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        for o in &same {
+            let e = refuse_target(o, &f).unwrap_err().to_string();
+            assert!(e.contains("is the file the job runs on"), "{o:?}: {e}");
+        }
+        assert!(!f.exists(), "nothing was made");
+        std::fs::write(&f, b"data").unwrap();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert!(refuse_target(&link, &f).is_err());
+        assert!(open_io_log(&link, &f).is_err());
+        assert_eq!(std::fs::read(&f).unwrap(), b"data");
+        assert!(refuse_target(&d.path().join("t.dtt"), &f).is_ok());
+    }
 
     /// QA: `bench --trace FILE` wrote over whatever FILE was (the result store, a file of the
     /// user's, a block device's filesystem). Only a new file, an empty one or an old trace is

@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Outcome> {
             bail!("--trace records the native engine's I/O: drop --engine fio")
         }
         Some(_) if args.repeat > 1 => bail!("--trace records one run: drop --repeat or --trace"),
-        Some(p) => Some(crate::app::tracelog::open_io_log(p)?),
+        Some(p) => Some(crate::app::tracelog::open_io_log(p, &target)?),
         None => None,
     };
     let label = profile.map_or_else(|| "bench".to_string(), |p| p.name().to_string());
