@@ -76,3 +76,52 @@ fn a_quick_etcd_check_on_a_slow_disk_is_capped_and_says_so() {
         doc["warnings"]
     );
 }
+
+/// The quick suite of `assess` runs the same capped etcd job: its saved run carries the same
+/// warning (`show RUN` prints it), as `check etcd`'s does.
+#[test]
+fn assess_saves_the_quick_etcd_runs_cap_warning() {
+    let Some((_dev, m, throttle)) = throttled_fs(320 << 20, "xfs", 20) else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    let (dir, db) = (m.dir.display().to_string(), db.display().to_string());
+    let out = throttle
+        .wrap(
+            Path::new("/usr/bin/timeout"),
+            &[
+                "120",
+                env!("CARGO_BIN_EXE_disktier"),
+                "--db",
+                &db,
+                "--format",
+                "json",
+                "assess",
+                &dir,
+                "--only",
+                "etcd",
+                "--no-report",
+            ],
+        )
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = doc["targets"][0]["runs"][0]["run_id"].as_str().unwrap();
+    let shown = std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .args(["--db", &db, "--format", "json", "show", id])
+        .output()
+        .unwrap();
+    let run: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert!(
+        run.to_string()
+            .contains("--quick's cap of 5 s ended the job after "),
+        "{run}"
+    );
+}

@@ -199,7 +199,8 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
                 ..RunOptions::default()
             };
             let t0 = Instant::now();
-            let result = measure(&p.workload(&scratch.0, req.quick), req.tool, &opts);
+            let workload = p.workload(&scratch.0, req.quick);
+            let result = measure(&workload, req.tool, &opts);
             (hooks.done)();
             let m = match result {
                 Ok(m) => m,
@@ -220,6 +221,11 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             // The user's directory, not the scratch one, is what history and the report name.
             doc.target.path = shown.clone();
             if *p == Profile::Etcd {
+                // The quick etcd job's cap, said as check etcd says it.
+                if let disktier_engine::Workload::Job(j) = &workload {
+                    doc.warnings
+                        .extend(super::check::cut_short(j, req.quick, &doc));
+                }
                 match judge::etcd(&mut doc, m.sync_hist.as_ref(), EtcdCriteria::default()) {
                     // A run cut short by a signal establishes nothing (it is marked partial).
                     Ok(v) if !doc.interrupted => t.etcd_ready = Some(v.pass),

@@ -169,7 +169,7 @@ pub fn measure_and_judge(
 /// [`disktier_engine::profile::QUICK_ETCD_CAP`]) ended it before it wrote its size: the p99 is
 /// then of fewer fdatasyncs than the job's, which its interval shows (QA: without a cap a quick
 /// check on a slow disk ran for minutes; with one, a run cut short must not read as whole).
-fn cut_short(
+pub(crate) fn cut_short(
     job: &disktier_engine::Job,
     quick: bool,
     doc: &disktier_engine::RunDoc,
