@@ -15,6 +15,13 @@ pub fn printable(s: &str, keep_newlines: bool) -> String {
     o
 }
 
+/// A path as one field of a line of text output: its control characters (a newline too) and
+/// bidi overrides escaped, as [`printable`] does (QA: a trace named with a newline split
+/// `trace import`'s, `trace stats`'s and `simulate`'s first line in two).
+pub fn path(p: &std::path::Path) -> String {
+    printable(&p.to_string_lossy(), false)
+}
+
 /// `s`, the text of a command's output, safe for a terminal: as [`printable`], but its own line
 /// breaks and the tab that separates `render -o`'s columns are kept. Fields that must stay on one
 /// line are escaped with [`printable`] where they are laid out.

@@ -122,3 +122,67 @@ fn errors_escape_bidi_overrides_and_c1_controls_in_what_they_quote() {
         assert_eq!(raw_unsafe(&out.stderr), None, "{args:?}: {err:?}");
     }
 }
+
+/// QA (session 27): a trace whose name holds a newline split the first line of `trace import`,
+/// `trace stats`, `simulate` and `trace record` in two (the escape sequences were escaped, the
+/// newline was not), so a name could print a line of its own. Each keeps it on its line, `\n`.
+#[test]
+fn a_trace_named_with_a_newline_stays_on_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("db");
+    let iolog = d.path().join("t.iolog");
+    std::fs::write(&iolog, "fio version 2 iolog\n/x add\n/x read 0 4096\n").unwrap();
+    let name = d.path().join("t\nFAKE LINE\u{202e}.dtt");
+    let lines = |args: &[&std::ffi::OsStr], what: &str| {
+        let out = dt(&db).arg("--no-save").args(args).output().unwrap();
+        let text = text_ok(&out, what);
+        let errs = String::from_utf8_lossy(&out.stderr).into_owned();
+        for l in text.lines().chain(errs.lines()) {
+            assert!(!l.starts_with("FAKE LINE"), "{what}: {text}{errs}");
+        }
+        assert!(
+            text.contains("t\\nFAKE LINE\\u{202e}.dtt"),
+            "{what}: {text}"
+        );
+    };
+    let os = |s: &'static str| std::ffi::OsStr::new(s);
+    lines(
+        &[
+            os("trace"),
+            os("import"),
+            os("fio-iolog"),
+            iolog.as_os_str(),
+            os("-o"),
+            name.as_os_str(),
+        ],
+        "trace import",
+    );
+    lines(&[os("trace"), os("stats"), name.as_os_str()], "trace stats");
+    lines(
+        &[
+            os("simulate"),
+            os("--trace"),
+            name.as_os_str(),
+            os("--cache-sizes"),
+            os("1MiB"),
+            os("--policies"),
+            os("lru"),
+        ],
+        "simulate",
+    );
+    let target = d.path().join("data");
+    lines(
+        &[
+            os("trace"),
+            os("record"),
+            target.as_os_str(),
+            os("--rw"),
+            os("write"),
+            os("--size"),
+            os("64k"),
+            os("-o"),
+            name.as_os_str(),
+        ],
+        "trace record",
+    );
+}

@@ -131,7 +131,7 @@ pub fn run(ctx: &Ctx, a: Args) -> anyhow::Result<Outcome> {
     } = sim;
     outln!(
         "{}: {} requests over {:.1} s, {} blocks{}",
-        a.trace.display(),
+        crate::text::path(&a.trace),
         report.trace_requests,
         report.trace_seconds,
         Bytes(a.block),

@@ -160,7 +160,7 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
     } else {
         outln!(
             "recorded {records} I/Os to {} ({:.1} s): engine counted {rio} reads ({}), {wio} writes ({}), {sio} syncs",
-            a.output.display(),
+            crate::text::path(&a.output),
             m.doc.duration_s,
             Bytes(rb),
             Bytes(wb)
@@ -182,7 +182,9 @@ fn record(ctx: &Ctx, a: RecordArgs) -> anyhow::Result<Outcome> {
 /// size larger than its footprint, and a path with a space was printed bare; a time-based run
 /// over 16 MiB that moved 872 MiB was offered 64MiB..1GiB).
 fn next_steps(trace: &Path, moved: u64) -> String {
-    let t = disktier_cmd::shell_quote(&trace.to_string_lossy());
+    // Quoted for a shell, then escaped for the terminal (a newline in the name stays on the
+    // line as `\n`).
+    let t = crate::text::printable(&disktier_cmd::shell_quote(&trace.to_string_lossy()), false);
     let hi = moved.clamp(1 << 20, 1 << 50).next_power_of_two();
     let lo = (hi / 16).max(64 << 10);
     format!(
@@ -223,10 +225,10 @@ fn import_cmd(ctx: &Ctx, a: ImportArgs) -> anyhow::Result<Outcome> {
         outln!(
             "imported {} requests from {} ({} format, compression {}) into {}",
             rep.records,
-            input.display(),
+            crate::text::path(&input),
             a.input_format.name(),
             rep.compression,
-            a.output.display()
+            crate::text::path(&a.output)
         )?;
         if rep.skipped > 0 {
             outln!(
@@ -282,7 +284,11 @@ fn stats_cmd(ctx: &Ctx, a: StatsArgs) -> anyhow::Result<Outcome> {
         print_json(&v)?;
         return Ok(Outcome::Pass);
     }
-    outln!("{} (source: {source})", a.file.display())?;
+    outln!(
+        "{} (source: {})",
+        crate::text::path(&a.file),
+        crate::text::printable(&source, false)
+    )?;
     if s.truncated {
         outln!("warning: the trace has no trailer (its writer did not finish); these are the records before the cut")?;
     }
