@@ -96,6 +96,14 @@ pub fn write_files(
     overwrite: bool,
     stop: &AtomicBool,
 ) -> anyhow::Result<Vec<&'static str>> {
+    // A file (or a link to one) at DIR: `-o FILE` said 'creating FILE: File exists (os error
+    // 17)' (QA), or, for a path below a file, 'Not a directory'.
+    if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        anyhow::bail!(
+            "-o {} is not a directory: -o takes a directory to write one file per object into (created if missing); choose another -o DIR, or leave -o out to print them",
+            dir.display()
+        );
+    }
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut status = Vec::new();
     for f in &rendered.files {
@@ -135,6 +143,28 @@ pub fn write_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QA (session 27): `render ... -o FILE` said 'creating FILE: File exists (os error 17)'.
+    #[test]
+    fn an_output_that_is_a_file_is_named_as_such() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("afile");
+        std::fs::write(&f, b"x").unwrap();
+        let rendered = Rendered {
+            platform: disktier_disks::render::Platform::Systemd,
+            files: Vec::new(),
+            notes: vec![],
+        };
+        let stop = AtomicBool::new(false);
+        let e = write_files(&f, &rendered, false, &stop)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("is not a directory: -o takes a directory"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&f).unwrap(), b"x");
+    }
 
     /// A signal while the files are staged (the stop flag set) removes them and writes
     /// nothing: the directory is as it was, with no `.NAME.*.tmp` left.
