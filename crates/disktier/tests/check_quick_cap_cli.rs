@@ -113,6 +113,12 @@ fn assess_saves_the_quick_etcd_runs_cap_warning() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The assessment's own output carries the warning too (before, only `show RUN` did).
+    let warnings = doc["targets"][0]["runs"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains("--quick's cap of 5 s ended the job after "),
+        "{warnings}"
+    );
     let id = doc["targets"][0]["runs"][0]["run_id"].as_str().unwrap();
     let shown = std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
         .args(["--db", &db, "--format", "json", "show", id])
@@ -124,4 +130,37 @@ fn assess_saves_the_quick_etcd_runs_cap_warning() {
             .contains("--quick's cap of 5 s ended the job after "),
         "{run}"
     );
+}
+
+/// The text table shows the etcd cell as measured; the warning under it says the cap cut the
+/// job short (QA: the table's figure stood there as if whole).
+#[test]
+fn assess_prints_a_runs_warning_under_its_table() {
+    let Some((_dev, m, throttle)) = throttled_fs(320 << 20, "xfs", 20) else {
+        return;
+    };
+    let dir = m.dir.display().to_string();
+    let out = throttle
+        .wrap(
+            Path::new("/usr/bin/timeout"),
+            &[
+                "120",
+                env!("CARGO_BIN_EXE_disktier"),
+                "--no-save",
+                "assess",
+                &dir,
+                "--only",
+                "etcd",
+                "--no-report",
+            ],
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("{dir}: etcd: warning: ")))
+        .unwrap_or_else(|| panic!("no warning line under the table:\n{stdout}"));
+    assert!(line.contains("--quick's cap of 5 s ended the job after "), "{line}");
 }

@@ -124,6 +124,10 @@ pub struct RunOut {
     pub seconds: f64,
     /// A signal stopped this run: its figures are partial.
     pub interrupted: bool,
+    /// The run's warnings (its document's: a cap that ended the quick etcd job early, a
+    /// fallback the engine took), shown under the table as `show RUN` shows them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -414,6 +418,7 @@ impl RunOut {
             files_per_s: None,
             seconds: 0.0,
             interrupted: false,
+            warnings: Vec::new(),
         }
     }
 
@@ -439,6 +444,7 @@ impl RunOut {
             files_per_s: r.small_files.as_ref().map(|s| s.files_per_s).and_then(pos),
             seconds,
             interrupted: d.interrupted,
+            warnings: d.warnings.clone(),
         }
     }
 }

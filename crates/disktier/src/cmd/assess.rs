@@ -249,6 +249,13 @@ fn table(targets: &[TargetOut]) -> String {
                 s.push_str(&printable(&line, false));
                 s.push('\n');
             }
+            // QA: a run's warnings (the quick etcd job cut short by its cap) were only in
+            // `show RUN`: the table's figure stood there as if whole.
+            for w in &r.warnings {
+                let line = format!("{}: {}: warning: {w}", t.path, r.profile);
+                s.push_str(&printable(&line, false));
+                s.push('\n');
+            }
         }
     }
     s
