@@ -172,6 +172,14 @@ impl NodeCommand {
             if verb == Verb::Check && (a == "--metrics" || a.starts_with("--metrics=")) {
                 host_network = Some("check etcd --metrics reads etcd on the node's own addresses");
             }
+            let metrics_value = match a.strip_prefix("--metrics=") {
+                Some(v) => Some(v),
+                None if prev == Some("--metrics") => Some(a.as_str()),
+                None => None,
+            };
+            if let Some(urls) = metrics_value.filter(|_| verb == Verb::Check) {
+                refuse_credentials(urls)?;
+            }
             // `--dir=/x` names a path as much as `/x` does.
             let (option, candidate) = match a.split_once('=') {
                 Some((k, v)) if k.starts_with("--") => (Some(k), v),
@@ -225,6 +233,30 @@ impl NodeCommand {
         }
         v
     }
+}
+
+/// Refuses a `--metrics` URL list in which a URL carries user information
+/// (`http://user:PASSWORD@host/metrics`, `http://TOKEN@host`): the node command is the Job's
+/// container args, which anyone who may read Jobs or Pods in the namespace sees (`kubectl get
+/// job -o yaml`), which `--dry-run` prints, and which is the container's command line on the
+/// node. The refusal shows the URL with its user information cut out, never the password.
+fn refuse_credentials(urls: &str) -> Result<()> {
+    for url in urls.split(',').map(str::trim) {
+        let Some((scheme, rest)) = url.split_once("://") else {
+            continue;
+        };
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        let Some((_, host)) = authority.rsplit_once('@') else {
+            continue;
+        };
+        return Err(FleetError::Invalid {
+            what: "check etcd --metrics URL",
+            value: format!("{scheme}://xxxxx@{host}{tail}"),
+            why: "it holds a user name or password, and fleet would write it into each node's Job (the container's arguments), where anyone who may read Jobs or Pods in the namespace, `--dry-run` and the node's process list show it: judge etcd through client certificates instead (--cacert, --cert and --key name files on the node, which are mounted, never copied), or through etcd's plain-HTTP metrics listener on the node's loopback (--listen-metrics-urls, http://127.0.0.1:2381/metrics on kubeadm), or run `disktier check etcd --metrics URL` on the node itself".into(),
+        });
+    }
+    Ok(())
 }
 
 /// An absolute, normalised path: no `.`/`..` components, no doubled or trailing slashes; not
@@ -417,6 +449,30 @@ mod tests {
         let c = cmd("check etcd /system/etcd /procedures /devices").unwrap();
         assert_eq!(c.host_paths.len(), 3);
         assert!(c.host_paths.iter().all(|h| h.kind == PathKind::Directory));
+    }
+
+    /// QA: `check etcd --metrics http://user:PASSWORD@host/metrics` put the password into the
+    /// Job's container args, readable by anyone who may read Jobs, and printed by `--dry-run`.
+    #[test]
+    fn a_metrics_url_with_credentials_is_refused_without_showing_them() {
+        for args in [
+            "check etcd --metrics http://u:s3cret@127.0.0.1:2381/metrics",
+            "check etcd --metrics=https://u:s3cret@10.0.0.5:2379",
+            "check etcd --metrics http://127.0.0.1:2381,http://u:s3cret@10.0.0.6:2381/metrics",
+            "check etcd --metrics http://s3cret@127.0.0.1:2381/metrics",
+            "check etcd --metrics http://u:s3c@ret@127.0.0.1:2381/metrics?x=1",
+        ] {
+            let e = cmd(args).unwrap_err();
+            assert!(matches!(e, FleetError::Invalid { .. }), "{args}: {e}");
+            let msg = e.to_string();
+            assert!(!msg.contains("s3c"), "{args}: {msg}");
+            assert!(msg.contains("--cacert") && msg.contains("xxxxx@"), "{msg}");
+        }
+        // An @ in the path or query is no user information; a password-less URL runs.
+        assert!(cmd("check etcd --metrics http://127.0.0.1:2381/metrics?a=b@c").is_ok());
+        assert!(cmd("check etcd --metrics http://127.0.0.1:2381/metrics").is_ok());
+        // Only the --metrics value is read as URLs.
+        assert!(cmd("check etcd /var/lib/etcd --profile etcd").is_ok());
     }
 
     /// QA: `interfere DIR --aggressor-cmd '/usr/bin/dd if=...'` mounted the whole command line
