@@ -225,10 +225,21 @@ impl NodeCommand {
 
     /// The container's arguments: the user's command plus what makes the result come back as
     /// one JSON document on stdout and leaves nothing on the node (the client stores it).
+    ///
+    /// Every `$` is written `$$`: the kubelet expands `$(NAME)` in a container's args from its
+    /// environment (NODE_NAME, DISKTIER_TERMINATION_LOG) and turns `$$` into `$` (Kubernetes API
+    /// reference, core/v1 `Container.args`: "Double $$ are reduced to a single $, which allows
+    /// for escaping the $(VAR_NAME) syntax"), so `$$` is how args reach the command as typed. QA: `check etcd '/data/$(NODE_NAME)'`
+    /// mounted the hostPath `/data/$(NODE_NAME)` but measured `/data/NODE`, and `/data/a$$b`
+    /// measured `/data/a$b`, neither of them the path mounted.
     pub fn container_args(&self) -> Vec<String> {
-        let mut v = self.user_args.clone();
+        let mut v: Vec<String> = self
+            .user_args
+            .iter()
+            .map(|a| a.replace('$', "$$"))
+            .collect();
         v.extend(["--format", "json", "--no-save", "--quiet"].map(String::from));
-        if self.verb == Verb::Assess && !v.iter().any(|a| a == "--no-report") {
+        if self.verb == Verb::Assess && !self.user_args.iter().any(|a| a == "--no-report") {
             v.push("--no-report".into());
         }
         v
@@ -473,6 +484,20 @@ mod tests {
         assert!(cmd("check etcd --metrics http://127.0.0.1:2381/metrics").is_ok());
         // Only the --metrics value is read as URLs.
         assert!(cmd("check etcd /var/lib/etcd --profile etcd").is_ok());
+    }
+
+    /// QA: the kubelet expands `$(VAR)` in container args and turns `$$` into `$`, so
+    /// `/data/$(NODE_NAME)` was mounted as written and measured as `/data/NODE`.
+    #[test]
+    fn a_dollar_reaches_the_node_command_as_typed() {
+        let c = NodeCommand::parse(&[
+            "check".into(),
+            "etcd".into(),
+            "/data/$(NODE_NAME)/a$$b$".into(),
+        ])
+        .unwrap();
+        assert_eq!(c.host_paths[0].path, "/data/$(NODE_NAME)/a$$b$");
+        assert_eq!(c.container_args()[2], "/data/$$(NODE_NAME)/a$$$$b$$");
     }
 
     /// QA: `interfere DIR --aggressor-cmd '/usr/bin/dd if=...'` mounted the whole command line

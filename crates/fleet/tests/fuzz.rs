@@ -48,7 +48,7 @@ fn fuzz_pod_log() {
 /// Property: a node command is refused or gives host paths that are absolute and normalised,
 /// never the node's root, nothing under /proc or /sys, and under /dev only block devices
 /// (mounted as such, privileged); the Job made from it serialises to YAML that reads back, with
-/// the user's words passed through as they were.
+/// the user's words passed through as they were (after the kubelet's `$(VAR)` expansion).
 #[test]
 fn fuzz_node_command() {
     fuzz_target!("fuzz_node_command", |input| {
@@ -84,7 +84,9 @@ fn fuzz_node_command() {
             }
         }
         let container_args = cmd.container_args();
-        assert!(container_args.starts_with(&cmd.user_args));
+        // What the kubelet runs is the args after its `$(VAR)` expansion: the user's as typed.
+        let expanded: Vec<String> = container_args.iter().map(|a| kubelet_expand(a)).collect();
+        assert!(expanded.starts_with(&cmd.user_args), "{expanded:?}");
         let cfg = JobConfig {
             run_id: "fuzz-0123abcd".into(),
             namespace: "disktier".into(),
@@ -233,4 +235,41 @@ fn the_seeds_are_accepted() {
         })
         .collect();
     assert_eq!(parsed.iter().filter(|ok| !**ok).count(), 1, "{parsed:?}");
+}
+
+/// The kubelet's expansion of a container arg (Kubernetes' third_party/forked/golang/expansion,
+/// as 1.20 has it): `$$` is `$`, `$(NAME)` of a variable the container has (fleet sets NODE_NAME
+/// and DISKTIER_TERMINATION_LOG) is its value, anything else stays.
+fn kubelet_expand(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' && i + 1 < b.len() {
+            match b[i + 1] {
+                b'$' => {
+                    out.push('$');
+                    i += 2;
+                    continue;
+                }
+                b'(' => {
+                    if let Some(close) = s[i + 2..].find(')') {
+                        let name = &s[i + 2..i + 2 + close];
+                        if name == "NODE_NAME" || name == "DISKTIER_TERMINATION_LOG" {
+                            out.push_str("EXPANDED");
+                        } else {
+                            out.push_str(&s[i..i + 3 + close]);
+                        }
+                        i += 3 + close;
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let ch = s[i..].chars().next().expect("in bounds");
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
 }
