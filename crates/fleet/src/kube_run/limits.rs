@@ -39,6 +39,15 @@ pub(crate) fn unanswered(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Service(b) if b.is::<tower::timeout::error::Elapsed>())
 }
 
+/// Whether a watch stream's item is a list or watch request the server did not answer in
+/// time (the watcher retries it; fleet takes it as the server having stopped answering).
+pub(crate) fn watch_unanswered<K>(
+    ev: &Option<Result<kube::runtime::watcher::Event<K>, kube::runtime::watcher::Error>>,
+) -> bool {
+    use kube::runtime::watcher::Error as W;
+    matches!(ev, Some(Err(W::InitialListFailed(e) | W::WatchStartFailed(e) | W::WatchFailed(e))) if unanswered(e))
+}
+
 /// What an unanswered request says (after what it was doing).
 pub(crate) fn unanswered_text() -> String {
     let limit = answer_limit();

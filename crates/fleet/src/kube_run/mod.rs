@@ -13,9 +13,8 @@ use futures::{Stream, StreamExt};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::api::{Api, DeleteParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{watcher, WatchStreamExt};
-use kube::{Client, Config};
+use kube::Client;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -23,6 +22,7 @@ use std::time::{Duration, Instant};
 
 pub mod access;
 mod cluster;
+mod connect;
 mod kubeconfig;
 pub mod limits;
 mod node_state;
@@ -32,7 +32,7 @@ mod signals;
 mod tests;
 
 pub use cluster::{delete_matching, ensure_namespace, fetch_nodes, leftovers, select, CleanReport};
-use limits::FIRST_ANSWER;
+pub use connect::client;
 use node_state::{eviction_reason, with_node_state, DEADLINE};
 use pods::{
     collect, is_pod_of, job_failed, judge_event, judge_job_event, judge_pod, PodNote, PodState,
@@ -129,95 +129,6 @@ pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output> {
     Ok(rt.block_on(f))
 }
 
-/// A client from the options (must be called inside the runtime), checked to reach its API
-/// server: a refused connection is an error that names the server, not kube's bare
-/// `ServiceError: client error (Connect)` at the first real call.
-pub async fn client(opts: &ClientOptions) -> Result<Client> {
-    kubeconfig::check(&kubeconfig::paths(opts.kubeconfig.as_deref()))?;
-    let kopts = KubeConfigOptions {
-        context: opts.context.clone(),
-        ..Default::default()
-    };
-    let config = match &opts.kubeconfig {
-        Some(path) => {
-            let kc = Kubeconfig::read_from(path).map_err(|err| FleetError::Kubeconfig {
-                path: path.clone(),
-                err,
-            })?;
-            Config::from_custom_kubeconfig(kc, &kopts)
-                .await
-                .map_err(|err| FleetError::Config {
-                    from: Some(path.display().to_string()),
-                    err,
-                })?
-        }
-        None if opts.context.is_some() => {
-            Config::from_kubeconfig(&kopts)
-                .await
-                .map_err(|err| FleetError::Config {
-                    from: Some(kubeconfig_source()),
-                    err,
-                })?
-        }
-        // What `Config::infer` does, with its two errors kept apart: its own text quotes the
-        // kubeconfig's YAML error, which may show a line holding a token.
-        None => match Config::from_kubeconfig(&kopts).await {
-            Ok(c) => c,
-            Err(kubeconfig) => Config::incluster().map_err(|e| FleetError::NoConfig {
-                from: kubeconfig_source(),
-                kubeconfig,
-                in_cluster: e.to_string(),
-            })?,
-        },
-    };
-    let server = config.cluster_url.to_string();
-    let client = kube::client::ClientBuilder::try_from(config)
-        .map_err(FleetError::Client)?
-        .with_layer(&limits::layer())
-        .build();
-    // kube leaves responses without a time limit (its watches wait on purpose), so a server
-    // that takes the connection and never answers held `fleet run` and `fleet clean` for good
-    // (QA: killed after 8 minutes). Its first answer is waited for this long.
-    let answer = tokio::time::timeout(FIRST_ANSWER, client.apiserver_version()).await;
-    match answer {
-        // Every API server has /version (401 or 403 to a client it refuses): a 404 is another
-        // kind of server, whose HTML page kube would otherwise print whole at the next call
-        // (QA: "listing Jobs in namespace disktier: <!DOCTYPE HTML>...").
-        Ok(Err(kube::Error::Api(s))) if s.code == 404 => Err(FleetError::NotKubernetes {
-            server,
-            path: "/version",
-        }),
-        // Credentials it does not take (an expired token or certificate) would fail every
-        // later call as a bare 'Unauthorized (401 Unauthorized)' (QA: 'reading namespace
-        // disktier: Unauthorized (401 Unauthorized)'): said once, with the fix.
-        Ok(Err(kube::Error::Api(s))) if s.code == 401 => {
-            Err(FleetError::Unauthenticated { server })
-        }
-        // An answer, even a refusal (403), is a server that is there: the calls that
-        // follow say what it refuses.
-        Ok(Ok(_)) | Ok(Err(kube::Error::Api(_))) => Ok(client),
-        Ok(Err(e)) => Err(FleetError::Unreachable {
-            server,
-            why: crate::error::describe(&e),
-        }),
-        Err(_) => Err(FleetError::Unreachable {
-            server,
-            why: format!(
-                "it took the connection but sent no answer to GET /version within {} s",
-                FIRST_ANSWER.as_secs()
-            ),
-        }),
-    }
-}
-
-/// Where kube looks for a kubeconfig without `--kubeconfig`, in words.
-fn kubeconfig_source() -> String {
-    match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
-        Some(v) => format!("$KUBECONFIG={}", v.to_string_lossy()),
-        None => "~/.kube/config".into(),
-    }
-}
-
 /// One node being measured.
 struct Active {
     report: NodeReport,
@@ -296,10 +207,16 @@ pub async fn run(
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut active: HashMap<String, Active> = HashMap::new();
     let mut interrupted = None;
+    // The first request the API server left unanswered (what it was, for the messages): from
+    // then on the run asks it nothing more, so a hung server costs one answer limit, not one
+    // per node and per call (QA: a server that took the Jobs and then stopped answering held
+    // the run to its --timeout, then 70 s for the node, for each Job's deletion and creation
+    // and for the cleanup's first list: 3 nodes, 10 minutes and 5 times 70 s).
+    let mut hung: Option<String> = None;
     let parallel = spec.parallel.max(1);
 
     loop {
-        while active.len() < parallel {
+        while active.len() < parallel && hung.is_none() {
             let Some(c) = queue.pop_front() else { break };
             let job = manifest::job(cfg, &c.node);
             let name = job.metadata.name.clone().unwrap_or_default();
@@ -335,6 +252,9 @@ pub async fn run(
                     );
                 }
                 Err(e) => {
+                    if limits::unanswered(&e) {
+                        hung = Some(format!("creating Job {ns}/{name}"));
+                    }
                     report.reason = Some(format!(
                         "cannot create Job {ns}/{name}: {}",
                         crate::error::describe(&e)
@@ -344,13 +264,16 @@ pub async fn run(
                 }
             }
         }
-        if active.is_empty() || interrupted.is_some() {
+        if active.is_empty() || interrupted.is_some() || hung.is_some() {
             break;
         }
         // What the event says has become of a node: (node, finished?).
         let mut finished: Vec<(String, Finish)> = Vec::new();
         tokio::select! {
             ev = pod_events.next() => {
+                if limits::watch_unanswered(&ev) {
+                    hung.get_or_insert_with(|| "watching this run's pods".into());
+                }
                 for (pod, gone) in touched_or_gone(ev) {
                     let Some(node) = node_of(&pod.metadata) else { continue };
                     let Some(a) = active.get_mut(&node) else { continue };
@@ -384,6 +307,9 @@ pub async fn run(
                 }
             }
             ev = pod_notes.next() => {
+                if limits::watch_unanswered(&ev) {
+                    hung.get_or_insert_with(|| "watching the events on pods".into());
+                }
                 for e in touched(ev) {
                     let Some(pod) = e.involved_object.name.as_deref() else { continue };
                     let Some(node) = active.iter().find(|(_, a)| is_pod_of(pod, &a.job)).map(|(n, _)| n.clone()) else { continue };
@@ -395,6 +321,9 @@ pub async fn run(
                 }
             }
             ev = job_notes.next() => {
+                if limits::watch_unanswered(&ev) {
+                    hung.get_or_insert_with(|| "watching the events on Jobs".into());
+                }
                 for e in touched(ev) {
                     let job = e.involved_object.name.as_deref();
                     let Some((node, a)) = active.iter_mut().find(|(_, a)| job == Some(a.job.as_str())) else { continue };
@@ -406,6 +335,9 @@ pub async fn run(
                 }
             }
             ev = job_events.next() => {
+                if limits::watch_unanswered(&ev) {
+                    hung.get_or_insert_with(|| "watching this run's Jobs".into());
+                }
                 for job in touched(ev) {
                     let Some(node) = node_of(&job.metadata) else { continue };
                     let Some(a) = active.get(&node) else { continue };
@@ -448,14 +380,15 @@ pub async fn run(
                 Finish::Error(reason) => {
                     a.report.status = Status::Error;
                     a.report.reason = Some(if reason.starts_with(DEADLINE) {
-                        with_node_state(client, &node, reason).await
+                        with_node_state(client, &node, reason, &mut hung).await
                     } else {
                         reason
                     });
                 }
                 Finish::Evicted(reason) => {
                     a.report.status = Status::Error;
-                    a.report.reason = Some(eviction_reason(client, &node, cfg, reason).await);
+                    a.report.reason =
+                        Some(eviction_reason(client, &node, cfg, reason, &mut hung).await);
                 }
                 Finish::Terminated(pod, t) => {
                     collect(&pods, &pod, t, &mut a.report).await;
@@ -472,36 +405,67 @@ pub async fn run(
             }
             // Delete this node's Job now (the pod goes with it); the sweep at the end
             // catches anything this misses.
-            let _ = jobs.delete(&a.job, &DeleteParams::background()).await;
+            if hung.is_none() {
+                if let Err(e) = jobs.delete(&a.job, &DeleteParams::background()).await {
+                    if limits::unanswered(&e) {
+                        hung = Some(format!("deleting Job {ns}/{}", a.job));
+                    }
+                }
+            }
             progress(Progress::Done(&a.report));
             done.insert(node, a.report);
         }
-        if interrupted.is_some() {
+        if interrupted.is_some() || hung.is_some() {
             break;
         }
     }
+    // What the nodes still active or queued are told when the server stopped answering.
+    let hung_text = hung.as_ref().map(|call| {
+        format!(
+            "the API server stopped answering ({call}: {})",
+            limits::unanswered_text()
+        )
+    });
 
     for (node, mut a) in active.drain() {
         a.report.status = Status::Error;
-        a.report.reason = Some(format!(
-            "interrupted by {} ({})",
-            interrupted.unwrap_or("a signal"),
-            a.last_state
-        ));
+        a.report.reason = Some(match (&hung_text, interrupted) {
+            (Some(h), None) => format!(
+                "{h}, so the node's result is unknown ({}); its Job ends at --timeout, and the cluster deletes it --ttl later",
+                a.last_state
+            ),
+            _ => format!(
+                "interrupted by {} ({})",
+                interrupted.unwrap_or("a signal"),
+                a.last_state
+            ),
+        });
         a.report.seconds = Some(a.created.elapsed().as_secs_f64());
         done.insert(node, a.report);
     }
     for c in queue {
         let mut r = NodeReport::new(&c.node, c.instance_type, c.zone);
-        r.status = Status::Skipped;
-        r.reason = Some(format!(
-            "not started: interrupted by {}",
-            interrupted.unwrap_or("a signal")
-        ));
+        match (&hung_text, interrupted) {
+            (Some(h), None) => {
+                r.status = Status::Error;
+                r.reason = Some(format!("not started: {h}"));
+            }
+            _ => {
+                r.status = Status::Skipped;
+                r.reason = Some(format!(
+                    "not started: interrupted by {}",
+                    interrupted.unwrap_or("a signal")
+                ));
+            }
+        }
         done.insert(c.node, r);
     }
     progress(Progress::Cleaning {
-        why: interrupted.unwrap_or("done"),
+        why: match (interrupted, &hung_text) {
+            (Some(sig), _) => sig,
+            (None, Some(_)) => "the API server stopped answering: nothing is asked of it",
+            (None, None) => "done",
+        },
     });
     drop(pod_events);
     drop(job_events);
@@ -509,9 +473,14 @@ pub async fn run(
     drop(job_notes);
     // A cleanup that fails (the API server gone since the nodes finished) must not lose the
     // results already read: they are returned with the error, which names `fleet clean`.
-    let (left_behind, cleanup_error) = match delete_matching(client, ns, &selector).await {
-        Ok(cleaned) => (cleaned.left_behind, None),
-        Err(e) => (Vec::new(), Some(e.to_string())),
+    // A server that left a request unanswered is asked nothing more: the cleanup would wait
+    // the answer limit again for its first list. The error names `fleet clean`.
+    let (left_behind, cleanup_error) = match hung_text {
+        Some(h) => (Vec::new(), Some(format!("nothing was deleted: {h}"))),
+        None => match delete_matching(client, ns, &selector).await {
+            Ok(cleaned) => (cleaned.left_behind, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        },
     };
     Ok(RunOutcome {
         run_id: cfg.run_id.clone(),

@@ -13,8 +13,15 @@ pub(super) const DEADLINE: &str = "deadline exceeded";
 /// A deadline's reason, with the node's state when it is NotReady now: a node that went
 /// NotReady during the run (its kubelet stopped, or lost the API server) was reported only as
 /// a deadline, which reads as a slow disk (session 22's left item).
-pub(super) async fn with_node_state(client: &Client, node: &str, why: String) -> String {
-    match Api::<Node>::all(client.clone()).get_opt(node).await {
+///
+/// A read the server leaves unanswered sets `hung` (the run then asks it nothing more).
+pub(super) async fn with_node_state(
+    client: &Client,
+    node: &str,
+    why: String,
+    hung: &mut Option<String>,
+) -> String {
+    match read_node(client, node, hung).await {
         Ok(Some(n)) => match select::not_ready(&n) {
             Some(state) => format!(
                 "{why}; the node is {state} now: its kubelet stopped or lost the API server (kubectl describe node {node})"
@@ -22,8 +29,28 @@ pub(super) async fn with_node_state(client: &Client, node: &str, why: String) ->
             None => why,
         },
         Ok(None) => format!("{why}; the node is gone from the cluster"),
-        Err(_) => why,
+        Err(()) => why,
     }
+}
+
+/// The node as the API server has it; `Err` when it could not be read (and `hung` set when
+/// the server did not answer), or was not asked because it had stopped answering.
+async fn read_node(
+    client: &Client,
+    node: &str,
+    hung: &mut Option<String>,
+) -> Result<Option<Node>, ()> {
+    if hung.is_some() {
+        return Err(());
+    }
+    Api::<Node>::all(client.clone())
+        .get_opt(node)
+        .await
+        .map_err(|e| {
+            if super::limits::unanswered(&e) {
+                *hung = Some(format!("reading node {node}"));
+            }
+        })
 }
 
 /// An eviction's reason, with the node's NoExecute taints the pod does not tolerate when
@@ -33,8 +60,9 @@ pub(super) async fn eviction_reason(
     node: &str,
     cfg: &JobConfig,
     why: String,
+    hung: &mut Option<String>,
 ) -> String {
-    let Ok(Some(n)) = Api::<Node>::all(client.clone()).get_opt(node).await else {
+    let Ok(Some(n)) = read_node(client, node, hung).await else {
         return why;
     };
     let tolerations = manifest::tolerations(cfg.tolerate_all);

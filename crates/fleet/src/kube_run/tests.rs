@@ -7,6 +7,7 @@ use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::api::core::v1::{
     ContainerState, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, PodStatus,
 };
+use kube::config::Kubeconfig;
 
 fn pod(state: ContainerState, phase: &str) -> Pod {
     Pod {

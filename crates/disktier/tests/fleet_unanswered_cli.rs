@@ -1,0 +1,200 @@
+//! `disktier fleet run` against an API server that stops answering midway: a fake API server
+//! on 127.0.0.1 (plain HTTP) answers what a run asks before it makes anything (version,
+//! namespace, access reviews, leftovers, nodes) and then holds requests without an answer. The
+//! run must ask it nothing more once one request went unanswered, and say which one.
+
+use disktier_testkit::cli::Succeeds;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::{Arc, Mutex};
+
+/// When the fake server stops answering.
+#[derive(Clone, Copy, PartialEq)]
+enum Freeze {
+    /// It holds every Job creation (and answers the rest).
+    JobCreation,
+    /// It creates the first Job and then holds every request.
+    AfterFirstJob,
+}
+
+const VERSION: &str = r#"{"major":"1","minor":"20","gitVersion":"v1.20.2","gitCommit":"0","gitTreeState":"clean","buildDate":"2021-01-13T13:20:00Z","goVersion":"go1.19","compiler":"gc","platform":"linux/amd64"}"#;
+const NAMESPACE: &str = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"disktier"},"status":{"phase":"Active"}}"#;
+const ALLOWED: &str = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","metadata":{},"spec":{},"status":{"allowed":true}}"#;
+const EMPTY_LIST: &str =
+    r#"{"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":"1"},"items":[]}"#;
+
+/// The answer of an API server to `method path` before it froze (`body` is the request's).
+fn answer(method: &str, path: &str, body: &str) -> Option<String> {
+    let p = path.split('?').next().unwrap_or("");
+    Some(match (method, p) {
+        ("GET", "/version") => VERSION.into(),
+        ("GET", "/api/v1/namespaces/disktier") => NAMESPACE.into(),
+        ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews") => ALLOWED.into(),
+        ("GET", "/apis/batch/v1/namespaces/disktier/jobs" | "/api/v1/namespaces/disktier/pods") => {
+            EMPTY_LIST.into()
+        }
+        ("GET", n) if n.starts_with("/api/v1/nodes/") => format!(
+            r#"{{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}"}},"status":{{"conditions":[{{"type":"Ready","status":"True"}}]}}}}"#,
+            &n["/api/v1/nodes/".len()..]
+        ),
+        // The Job as sent is the Job as made.
+        ("POST", "/apis/batch/v1/namespaces/disktier/jobs") => body.into(),
+        _ => return None,
+    })
+}
+
+/// Starts the fake server; returns its port and the requests it held (method and path).
+fn frozen_server(freeze: Freeze) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let frozen = Arc::new(Mutex::new(false));
+    let h = held.clone();
+    std::thread::spawn(move || {
+        for c in listener.incoming().flatten() {
+            let (held, frozen) = (h.clone(), frozen.clone());
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(c.try_clone().unwrap());
+                let mut w = c;
+                loop {
+                    let mut request = String::new();
+                    if r.read_line(&mut request).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut length = 0;
+                    let mut line = String::new();
+                    while r.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap();
+                        }
+                        line.clear();
+                    }
+                    let mut body = vec![0; length];
+                    r.read_exact(&mut body).unwrap();
+                    let mut words = request.split(' ');
+                    let (method, path) = (words.next().unwrap(), words.next().unwrap());
+                    let creation = method == "POST" && path.contains("/jobs");
+                    let reply = {
+                        let mut f = frozen.lock().unwrap();
+                        let reply = match freeze {
+                            _ if *f => None,
+                            Freeze::JobCreation if creation => None,
+                            _ => answer(method, path, &String::from_utf8_lossy(&body)),
+                        };
+                        *f |= freeze == Freeze::AfterFirstJob && creation;
+                        reply
+                    };
+                    let Some(reply) = reply else {
+                        held.lock().unwrap().push(format!("{method} {path}"));
+                        // Held: the connection stays open and nothing is sent.
+                        std::thread::sleep(std::time::Duration::from_secs(3600));
+                        return;
+                    };
+                    let _ = write!(
+                        w,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+                        reply.len()
+                    );
+                }
+            });
+        }
+    });
+    (port, held)
+}
+
+/// `fleet run --nodes a,b,c --format json` against the fake server, each request given 2 s:
+/// its JSON document and stderr (exit 2).
+fn run(port: u16, extra: &[&str]) -> (serde_json::Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\nusers:\n- name: u\n  user: {{token: x}}\n"),
+    )
+    .unwrap();
+    let out = disktier_testkit::cli::disktier()
+        .env("DISKTIER_DB", "/nonexistent/fleet-never-saves.db")
+        .env("KUBECONFIG", &kc)
+        .env("DISKTIER_KUBE_TIMEOUT_MS", "2000")
+        .args([
+            "--no-save",
+            "--format",
+            "json",
+            "fleet",
+            "run",
+            "--nodes",
+            "a,b,c",
+        ])
+        .args(extra)
+        .args(["--", "check", "etcd", "/var/lib/etcd"])
+        .timeout(std::time::Duration::from_secs(120))
+        .run_output();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect(&err);
+    (doc, err)
+}
+
+fn reason(doc: &serde_json::Value, node: &str) -> String {
+    let n = doc["nodes"].as_array().unwrap().iter();
+    let n = n.clone().find(|n| n["node"] == node).unwrap();
+    n["reason"].as_str().unwrap().to_string()
+}
+
+/// QA: a server that stopped answering Job creations was waited on once per node (70 s each:
+/// 50 nodes, an hour), then once more for the cleanup's first list. The first unanswered
+/// creation now ends the run: the other nodes are not started, the cleanup is not tried, and
+/// the error names the call, the limit and `fleet clean`.
+#[test]
+fn a_server_that_stops_answering_job_creations_is_asked_once() {
+    let (port, held) = frozen_server(Freeze::JobCreation);
+    let (doc, err) = run(port, &[]);
+    let held = held.lock().unwrap().clone();
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert!(held[0].starts_with("POST /apis/batch/v1/namespaces/disktier/jobs"));
+    assert!(
+        reason(&doc, "a").contains("the API server sent no answer within 2 s"),
+        "{doc}"
+    );
+    for node in ["b", "c"] {
+        let r = reason(&doc, node);
+        assert!(
+            r.starts_with(
+                "not started: the API server stopped answering (creating Job disktier/disktier-"
+            ) && r.contains("`kubectl get --raw /readyz` asks it"),
+            "{r}"
+        );
+    }
+    assert!(
+        err.contains("nothing was deleted: the API server stopped answering (creating Job")
+            && err.contains("run `disktier fleet clean -n disktier --run "),
+        "{err}"
+    );
+}
+
+/// QA: a server that took the first Job and then stopped answering held the run to the
+/// node's --timeout (the watches' lists went unanswered and were retried without a word),
+/// then read the node, deleted its Job, created the next nodes' Jobs and listed for the
+/// cleanup, each waited on for the whole limit. The first unanswered watch now ends the run
+/// with that call named, and nothing more is asked.
+#[test]
+fn a_server_that_stops_answering_after_the_first_job_is_asked_nothing_more() {
+    let (port, held) = frozen_server(Freeze::AfterFirstJob);
+    let (doc, err) = run(port, &["--timeout", "20s"]);
+    let held = held.lock().unwrap().clone();
+    // Only the watches' first lists (pods, Jobs, the events on each) were held.
+    assert!(!held.is_empty(), "{err}");
+    for r in &held {
+        assert!(
+            r.starts_with("GET ") && r.contains("limit=500") && !r.contains("/nodes/"),
+            "a request after the server stopped answering: {r} (all held: {held:?})"
+        );
+    }
+    let a = reason(&doc, "a");
+    assert!(
+        a.starts_with("the API server stopped answering (watching ")
+            && a.contains("so the node's result is unknown"),
+        "{a}"
+    );
+    assert!(reason(&doc, "b").starts_with("not started: the API server stopped answering"));
+    assert!(err.contains("nothing was deleted"), "{err}");
+}
