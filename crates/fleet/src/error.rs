@@ -7,18 +7,18 @@ use std::path::PathBuf;
 pub enum FleetError {
     #[error("no node command: give one after `--`, e.g. `disktier fleet run --control-plane -- check etcd /var/lib/etcd`")]
     NoCommand,
-    #[error("the node command `{0}` is not one fleet runs: use check, bench, assess or interfere")]
+    #[error("the node command `{}` is not one fleet runs: use check, bench, assess or interfere", one_line(.0))]
     UnknownCommand(String),
     /// `fleet run -- setup`: a pod cannot set up its node (see the message).
     #[error("setup is not one fleet runs: the image holds only disktier (no blkid, mkfs or mount), and a pod's mounts and /etc/fstab stay in the pod; render the node's setup instead (`disktier render openshift|gke|eks|aks|systemd|cloud-init`, docs/render.md) or run `disktier setup` on the node")]
     SetupInPod,
     #[error("the node command names no absolute path on the node: say which one to measure (e.g. `-- check etcd /var/lib/etcd`); fleet mounts exactly the paths it names")]
     NoHostPath,
-    #[error("{path}: {why}")]
+    #[error("{}: {why}", one_line(path))]
     BadHostPath { path: String, why: &'static str },
     #[error("the node command's own {0} is set by fleet (the result comes back as JSON in the pod log): remove it")]
     ReservedOption(String),
-    #[error("{what} `{value}`: {why}")]
+    #[error("{what} `{}`: {why}", one_line(value))]
     Invalid {
         what: &'static str,
         value: String,
@@ -100,6 +100,13 @@ pub enum FleetError {
     /// A signal before the run made anything.
     #[error("interrupted by {0} before any Job was made: nothing to clean up")]
     Interrupted(&'static str),
+}
+
+/// `s` quoted on the error's one line: a newline in what the user gave (a node name, a path, an
+/// image) is shown as `\n`. The binary escapes every other control character of an error but
+/// keeps its line breaks, so `--nodes $'a\nb'` split the error in two (QA).
+fn one_line(s: &str) -> String {
+    s.replace('\n', "\\n")
 }
 
 impl FleetError {

@@ -225,4 +225,21 @@ mod tests {
         check_node_name(&format!("{}.b", "x".repeat(64))).unwrap();
         assert!(check_node_name("").is_err());
     }
+
+    /// QA: a newline in a node name, namespace, image or path was kept in the error, which
+    /// the binary prints with its line breaks: `--nodes $'a\nb'` gave a two-line error.
+    #[test]
+    fn a_newline_in_what_is_refused_stays_on_the_errors_line() {
+        let errors = [
+            check_node_name("a\nb").unwrap_err(),
+            check_dns_label("--namespace", "x\ny").unwrap_err(),
+            check_image("x\ny").unwrap_err(),
+            crate::command::NodeCommand::parse(&["chec\nk".into()]).unwrap_err(),
+            crate::command::NodeCommand::parse(&["check".into(), "/a\n/..".into()]).unwrap_err(),
+        ];
+        for e in errors {
+            let msg = e.to_string();
+            assert!(!msg.contains('\n') && msg.contains("\\n"), "{msg:?}");
+        }
+    }
 }
