@@ -13,7 +13,8 @@
 //!
 //! A crash or an error leaves the old file or the new one, never half of one. A [`Staged`] file
 //! that is dropped before [`Staged::commit`] is removed. Writing several files all or nothing
-//! is staging them all first, then committing them.
+//! is staging them all first, then committing them. A destination that is (or links to) a
+//! device, a FIFO or a socket is refused before anything is made: a rename would replace it.
 
 use std::fs::File;
 use std::io::Write;
@@ -76,6 +77,23 @@ pub fn dir_of(path: &Path) -> &Path {
     }
 }
 
+/// What a file that is neither a regular file nor a directory is, in words.
+fn special(m: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    Some(if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        return None;
+    })
+}
+
 /// A temporary file beside its destination, not yet in its place.
 #[derive(Debug)]
 pub struct Staged {
@@ -86,7 +104,21 @@ pub struct Staged {
 
 impl Staged {
     /// An empty temporary file beside `path` (step 1), to be written through [`Staged::file`].
+    ///
+    /// A destination that is (or links to) a device, a FIFO or a socket is refused: the rename
+    /// would put a regular file in its place. QA: `catalog import aws-offer ... -o /dev/full`
+    /// said 'wrote /dev/full' and left a regular file where the device node was; as root,
+    /// `-o /dev/sdb` would have done it to a disk's node, and `-o /dev/stdout` to the link.
     pub fn beside(path: &Path, mode: Mode) -> Result<Staged, AtomicError> {
+        if let Some(kind) = std::fs::metadata(path).ok().and_then(|m| special(&m)) {
+            return Err(AtomicError::Write {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("it is {kind}, not a regular file, and a file is written by renaming a new one over the old, which would put a regular file in its place: give the path of a regular file"),
+                ),
+            });
+        }
         let dir = dir_of(path);
         let name = path
             .file_name()

@@ -130,3 +130,32 @@ fn a_bare_file_name_is_in_the_current_directory() {
     assert_eq!(dir_of(Path::new("/")), Path::new("."));
     assert_eq!(dir_of(Path::new("d/x")), Path::new("d"));
 }
+
+/// QA: `-o /dev/full` replaced the device node with a regular file ('wrote /dev/full', exit 0).
+/// A link to a device (here /dev/null, which stays untouched either way: the link is what the
+/// rename replaced) and a FIFO are refused, and left as they were.
+#[test]
+fn a_device_or_fifo_at_the_destination_is_refused_and_left() {
+    let t = tempfile::tempdir().unwrap();
+    let link = t.path().join("out");
+    std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+    let err = replace(&link, b"x\n", Mode::Umask(0o666)).unwrap_err();
+    let msg = format!("{}: {}", err, err.io());
+    assert!(
+        msg.contains("a character device, not a regular file"),
+        "{msg}"
+    );
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let fifo = t.path().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let err = replace(&fifo, b"x\n", Mode::Umask(0o666)).unwrap_err();
+        assert!(err.io().to_string().contains("a FIFO"), "{err}");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+    assert!(names(t.path()).iter().all(|n| !n.ends_with(".tmp")));
+}
