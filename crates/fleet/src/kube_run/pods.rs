@@ -42,13 +42,28 @@ pub(super) fn judge_pod(p: &Pod) -> PodState {
     let Some(st) = p.status.as_ref() else {
         return PodState::Waiting("the pod had no status yet".into());
     };
+    // The kubelet's own end of a pod is its reason, not the container's: an eviction (node
+    // pressure, or an emptyDir over its sizeLimit) or a preemption for a critical pod kills the
+    // container with exit 137, which read as 'the node command failed (exit 137): ...' with
+    // the last line of its log (QA: a kubelet preemption, `Preempting`; `Evicted` was known).
     if st.reason.as_deref() == Some("Evicted") {
         return PodState::Fatal(format!(
-            "evicted: {}",
-            st.message
-                .as_deref()
-                .unwrap_or("the kubelet evicted the pod")
+            "evicted (Evicted: {})",
+            cut(
+                st.message
+                    .as_deref()
+                    .unwrap_or("the kubelet evicted the pod"),
+                400
+            )
         ));
+    }
+    if let Some(reason) = st.reason.as_deref().filter(|r| !r.is_empty()) {
+        if st.phase.as_deref() == Some("Failed") {
+            return PodState::Fatal(format!(
+                "the kubelet failed the pod ({reason}: {})",
+                cut(st.message.as_deref().unwrap_or(""), 400)
+            ));
+        }
     }
     let cs = st
         .container_statuses
@@ -79,9 +94,8 @@ pub(super) fn judge_pod(p: &Pod) -> PodState {
     }
     match st.phase.as_deref() {
         Some("Failed") => PodState::Fatal(format!(
-            "the pod failed ({}: {})",
-            st.reason.as_deref().unwrap_or("no reason"),
-            st.message.as_deref().unwrap_or("")
+            "the pod failed (no reason: {})",
+            cut(st.message.as_deref().unwrap_or(""), 400)
         )),
         phase => PodState::Waiting(format!(
             "the pod never started ({}; is the node's kubelet running?)",
@@ -193,11 +207,22 @@ pub(super) fn cut(s: &str, n: usize) -> String {
     }
 }
 
+/// The reason of a container end that its status says all of, so its log is not read: the
+/// kernel's OOM kill in the pod's memory limit.
+pub(super) fn terminated_without_log(t: &Terminated) -> Option<String> {
+    (t.reason.as_deref() == Some("OOMKilled")).then(|| {
+        format!(
+            "OOMKilled (exit {}): the node command went past the pod's 1Gi memory limit",
+            t.exit_code
+        )
+    })
+}
+
 /// Reads the log of a pod whose container ended and fills the report.
 pub(super) async fn collect(pods: &Api<Pod>, pod: &str, t: Terminated, r: &mut NodeReport) {
     r.status = Status::Error;
-    if t.reason.as_deref() == Some("OOMKilled") {
-        r.reason = Some("OOMKilled: the node command went past the pod's 1Gi memory limit".into());
+    if let Some(why) = terminated_without_log(&t) {
+        r.reason = Some(why);
         return;
     }
     let lp = LogParams {

@@ -98,7 +98,7 @@ fn terminated_and_evicted_and_never_started() {
         ..Default::default()
     };
     assert!(
-        matches!(judge_pod(&ev), PodState::Fatal(s) if s.starts_with("evicted: The node was low"))
+        matches!(judge_pod(&ev), PodState::Fatal(s) if s.starts_with("evicted (Evicted: The node was low"))
     );
     let pending = Pod {
         status: Some(PodStatus {
@@ -442,4 +442,38 @@ fn a_pod_the_api_server_refuses_fails_the_node_unless_the_quota_is_only_full() {
     );
     e.reason = Some("SuccessfulCreate".into());
     assert_eq!(judge_job_event(&e, "ns"), None);
+}
+
+/// A pod's status as the API server returned it (`testdata/NAME.json`).
+fn recorded_pod(name: &str) -> Pod {
+    let path = format!(
+        "{}/src/kube_run/testdata/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// The reason a node whose pod ended as `pod` is reported with (its log is not read: what the
+/// status says decides).
+fn reported(pod: &Pod) -> String {
+    match judge_pod(pod) {
+        PodState::Fatal(reason) => reason,
+        PodState::Terminated(t) if t.reason.as_deref() == Some("OOMKilled") => {
+            super::pods::terminated_without_log(&t).unwrap()
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// QA: a pod the kubelet preempted for a critical pod (status reason `Preempting`) was
+/// reported as 'the node command failed (exit 2): error: interrupted by SIGTERM ...', the
+/// command's words for being stopped; an OOM kill and an eviction, recorded from the test
+/// cluster's 1.20 kubelet, say so with the kubelet's reason.
+#[test]
+fn recorded_pod_statuses_name_the_kubelets_reason() {
+    let r = reported(&recorded_pod("pod-preempted"));
+    assert_eq!(
+        r,
+        "the kubelet failed the pod (Preempting: Preempted in order to admit critical pod)"
+    );
 }
