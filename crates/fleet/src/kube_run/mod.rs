@@ -33,7 +33,7 @@ mod tests;
 
 pub use cluster::{delete_matching, ensure_namespace, fetch_nodes, leftovers, select, CleanReport};
 pub use connect::client;
-use node_state::{eviction_reason, with_node_state, DEADLINE};
+use node_state::{eviction_reason, skip_now, with_node_state, DEADLINE, REJUDGE_AFTER};
 use pods::{
     collect, is_pod_of, job_failed, judge_event, judge_job_event, judge_pod, PodNote, PodState,
     Terminated,
@@ -186,6 +186,8 @@ pub async fn run(
     }
     let measured: Vec<String> = queue.iter().map(|c| c.node.clone()).collect();
     manifest::job_names(&cfg.run_id, &measured)?;
+    let judged = Instant::now();
+    let tolerations = manifest::tolerations(cfg.tolerate_all);
 
     let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
@@ -218,6 +220,21 @@ pub async fn run(
     loop {
         while active.len() < parallel && hung.is_none() {
             let Some(c) = queue.pop_front() else { break };
+            // A node that waited its turn is judged again: one that went NotReady, was
+            // cordoned or tainted since would otherwise hold the run for a whole --timeout.
+            if judged.elapsed() > REJUDGE_AFTER {
+                if let Some(reason) = skip_now(client, &c.node, &tolerations, &mut hung).await {
+                    progress(Progress::Skipped {
+                        node: &c.node,
+                        reason: &reason,
+                    });
+                    let mut r = NodeReport::new(&c.node, c.instance_type, c.zone);
+                    r.status = Status::Skipped;
+                    r.reason = Some(reason);
+                    done.insert(c.node, r);
+                    continue;
+                }
+            }
             let job = manifest::job(cfg, &c.node);
             let name = job.metadata.name.clone().unwrap_or_default();
             let mut report = NodeReport::new(&c.node, c.instance_type.clone(), c.zone.clone());

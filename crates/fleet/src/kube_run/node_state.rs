@@ -3,7 +3,7 @@
 
 use crate::manifest::{self, JobConfig};
 use crate::select;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Toleration};
 use kube::api::Api;
 use kube::Client;
 
@@ -51,6 +51,32 @@ async fn read_node(
                 *hung = Some(format!("reading node {node}"));
             }
         })
+}
+
+/// How long after the nodes were judged a node whose turn comes is judged again
+/// ([`skip_now`]); a run that starts every node at once asks nothing more.
+pub(crate) const REJUDGE_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Why a node judged measurable when the run started is not now (NotReady, cordoned, tainted
+/// unreachable or NoExecute, gone), judged again when its turn comes: with `--parallel 1` a
+/// node waits for every node before it, each up to `--timeout`, and one whose kubelet stopped
+/// meanwhile (the node controller marks it NotReady 40 s later, its default
+/// `--node-monitor-grace-period`) was given its Job all the same and held the run for a whole
+/// `--timeout` as a pod that never started (QA, against an API server that reported the second
+/// of three nodes NotReady once the first Job was made). `None` when the node cannot be read:
+/// the Job's creation says why.
+pub(super) async fn skip_now(
+    client: &Client,
+    node: &str,
+    tolerations: &[Toleration],
+    hung: &mut Option<String>,
+) -> Option<String> {
+    let why = match read_node(client, node, hung).await {
+        Ok(Some(n)) => select::candidate(&n, tolerations).skip?,
+        Ok(None) => "gone from the cluster".into(),
+        Err(()) => return None,
+    };
+    Some(format!("{why} (found when its turn came)"))
 }
 
 /// An eviction's reason, with the node's NoExecute taints the pod does not tolerate when

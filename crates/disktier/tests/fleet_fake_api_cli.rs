@@ -1,19 +1,22 @@
-//! `disktier fleet run` against an API server that stops answering midway: a fake API server
-//! on 127.0.0.1 (plain HTTP) answers what a run asks before it makes anything (version,
-//! namespace, access reviews, leftovers, nodes) and then holds requests without an answer. The
-//! run must ask it nothing more once one request went unanswered, and say which one.
+//! `disktier fleet run` against a fake API server on 127.0.0.1 (plain HTTP) that answers what a
+//! run asks (version, namespace, access reviews, leftovers, nodes, Jobs, watches that stay
+//! open), for what a real cluster does not do on demand: a server that stops answering midway
+//! (the run must ask it nothing more once one request went unanswered, and say which one), and
+//! a node that goes NotReady at a chosen moment.
 
 use disktier_testkit::cli::Succeeds;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::{Arc, Mutex};
 
-/// When the fake server stops answering.
+/// What the fake server does besides answering.
 #[derive(Clone, Copy, PartialEq)]
 enum Freeze {
     /// It holds every Job creation (and answers the rest).
     JobCreation,
     /// It creates the first Job and then holds every request.
     AfterFirstJob,
+    /// It answers everything; once the first Job is made, node `b` is NotReady.
+    NodeBGoesNotReady,
 }
 
 const VERSION: &str = r#"{"major":"1","minor":"20","gitVersion":"v1.20.2","gitCommit":"0","gitTreeState":"clean","buildDate":"2021-01-13T13:20:00Z","goVersion":"go1.19","compiler":"gc","platform":"linux/amd64"}"#;
@@ -22,27 +25,41 @@ const ALLOWED: &str = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSub
 const EMPTY_LIST: &str =
     r#"{"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":"1"},"items":[]}"#;
 
-/// The answer of an API server to `method path` before it froze (`body` is the request's).
-fn answer(method: &str, path: &str, body: &str) -> Option<String> {
+/// The answer of an API server to `method path` before it froze (`body` is the request's);
+/// `b_ready`: whether node `b` is Ready.
+fn answer(method: &str, path: &str, body: &str, b_ready: bool) -> Option<String> {
     let p = path.split('?').next().unwrap_or("");
     Some(match (method, p) {
         ("GET", "/version") => VERSION.into(),
         ("GET", "/api/v1/namespaces/disktier") => NAMESPACE.into(),
         ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews") => ALLOWED.into(),
-        ("GET", "/apis/batch/v1/namespaces/disktier/jobs" | "/api/v1/namespaces/disktier/pods") => {
-            EMPTY_LIST.into()
+        (
+            "GET",
+            "/apis/batch/v1/namespaces/disktier/jobs"
+            | "/api/v1/namespaces/disktier/pods"
+            | "/api/v1/namespaces/disktier/events",
+        ) => EMPTY_LIST.into(),
+        ("GET", n) if n.starts_with("/api/v1/nodes/") => {
+            let name = &n["/api/v1/nodes/".len()..];
+            let (status, reason) = match name == "b" && !b_ready {
+                true => ("False", "KubeletNotReady"),
+                false => ("True", "KubeletReady"),
+            };
+            format!(
+                r#"{{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{name}"}},"status":{{"conditions":[{{"type":"Ready","status":"{status}","reason":"{reason}"}}]}}}}"#
+            )
         }
-        ("GET", n) if n.starts_with("/api/v1/nodes/") => format!(
-            r#"{{"apiVersion":"v1","kind":"Node","metadata":{{"name":"{}"}},"status":{{"conditions":[{{"type":"Ready","status":"True"}}]}}}}"#,
-            &n["/api/v1/nodes/".len()..]
-        ),
         // The Job as sent is the Job as made.
         ("POST", "/apis/batch/v1/namespaces/disktier/jobs") => body.into(),
+        ("DELETE", j) if j.starts_with("/apis/batch/v1/namespaces/disktier/jobs/") => {
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"}"#.into()
+        }
         _ => return None,
     })
 }
 
-/// Starts the fake server; returns its port and the requests it held (method and path).
+/// Starts the fake server; returns its port and the requests it held (method and path), or
+/// with [`Freeze::NodeBGoesNotReady`], every Job creation.
 fn frozen_server(freeze: Freeze) -> (u16, Arc<Mutex<Vec<String>>>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -73,14 +90,27 @@ fn frozen_server(freeze: Freeze) -> (u16, Arc<Mutex<Vec<String>>>) {
                     let mut words = request.split(' ');
                     let (method, path) = (words.next().unwrap(), words.next().unwrap());
                     let creation = method == "POST" && path.contains("/jobs");
+                    if freeze == Freeze::NodeBGoesNotReady && path.contains("watch=true") {
+                        // A watch that is open and has nothing to say yet.
+                        let _ = write!(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+                        std::thread::sleep(std::time::Duration::from_secs(3600));
+                        return;
+                    }
                     let reply = {
                         let mut f = frozen.lock().unwrap();
+                        let body = String::from_utf8_lossy(&body);
                         let reply = match freeze {
+                            Freeze::NodeBGoesNotReady => {
+                                if creation {
+                                    held.lock().unwrap().push(format!("{method} {path}"));
+                                }
+                                answer(method, path, &body, !*f)
+                            }
                             _ if *f => None,
                             Freeze::JobCreation if creation => None,
-                            _ => answer(method, path, &String::from_utf8_lossy(&body)),
+                            _ => answer(method, path, &body, true),
                         };
-                        *f |= freeze == Freeze::AfterFirstJob && creation;
+                        *f |= freeze != Freeze::JobCreation && creation;
                         reply
                     };
                     let Some(reply) = reply else {
@@ -197,4 +227,36 @@ fn a_server_that_stops_answering_after_the_first_job_is_asked_nothing_more() {
     );
     assert!(reason(&doc, "b").starts_with("not started: the API server stopped answering"));
     assert!(err.contains("nothing was deleted"), "{err}");
+}
+
+/// QA: with `--parallel 1` a node that went NotReady while it waited its turn (its kubelet
+/// stopped; a real node controller says so 40 s later) was still given its Job and held the
+/// run for a whole `--timeout` as a pod that never started. A node whose turn comes more than
+/// 5 s after the nodes were judged is judged again, and skipped with the reason. Here node `a`
+/// waits out a 3 s --timeout (its pod never appears) while `b` goes NotReady.
+#[test]
+fn a_node_that_goes_not_ready_while_it_waits_its_turn_is_skipped() {
+    let (port, created) = frozen_server(Freeze::NodeBGoesNotReady);
+    let (doc, err) = run(port, &["--timeout", "3s"]);
+    let created = created.lock().unwrap().clone();
+    assert_eq!(
+        created.len(),
+        2,
+        "a's Job and c's, not b's: {created:?}\n{err}"
+    );
+    let b = doc["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["node"] == "b");
+    let b = b.unwrap();
+    assert_eq!(b["status"], "skipped", "{b}");
+    assert_eq!(
+        b["reason"], "NotReady (KubeletNotReady) (found when its turn came)",
+        "{b}"
+    );
+    assert!(
+        reason(&doc, "a").starts_with("deadline exceeded: --timeout 3s"),
+        "{doc}"
+    );
 }
