@@ -23,16 +23,121 @@ pub fn check_dns_label(what: &'static str, s: &str) -> Result<()> {
     }
 }
 
-/// An image reference: no whitespace or control characters, not empty, bounded.
+/// An image reference as container runtimes parse it (the distribution project's reference
+/// grammar, github.com/distribution/reference, regexp.go): `[HOST[:PORT]/]PATH[:TAG][@DIGEST]`,
+/// PATH lowercase components joined by `/`, each alphanumerics joined by `.`, `_`, `__` or
+/// `-`s; a tag of at most 128 word characters, `.` and `-`, not starting with `.` or `-`; a
+/// digest `ALGORITHM:HEX` of at least 32 hex digits; the name at most 255 characters. QA: a
+/// reference the runtime refuses (`Registry/X:1`, `x:`, `r/x@sha256:abc`) was written into every
+/// Job, and each node failed in turn with InvalidImageName.
 pub fn check_image(s: &str) -> Result<()> {
-    if s.is_empty() || s.len() > 512 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(FleetError::Invalid {
+    match image_problem(s) {
+        None => Ok(()),
+        Some(why) => Err(FleetError::Invalid {
             what: "--image",
             value: s.to_string(),
-            why: "an image reference has no spaces, e.g. registry.local/disktier:0.1.0".into(),
-        });
+            why: format!("{why}: give an image reference such as registry.local/disktier:0.1.0 or localhost/disktier@sha256:<64 hex digits>"),
+        }),
     }
-    Ok(())
+}
+
+/// Whether `p` is lowercase alphanumerics joined by `.`, `_`, `__` or a run of `-`.
+fn path_component(p: &str) -> bool {
+    let b = p.as_bytes();
+    let an = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let mut i = 0;
+    loop {
+        let start = i;
+        while i < b.len() && an(b[i]) {
+            i += 1;
+        }
+        if i == start {
+            return false;
+        }
+        if i == b.len() {
+            return true;
+        }
+        match b[i] {
+            b'.' => i += 1,
+            b'_' => i += if b.get(i + 1) == Some(&b'_') { 2 } else { 1 },
+            b'-' => {
+                while b.get(i) == Some(&b'-') {
+                    i += 1;
+                }
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// What is wrong with image reference `s`, if anything (see [`check_image`]).
+fn image_problem(s: &str) -> Option<String> {
+    if s.is_empty() || s.len() > 512 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some("an image reference is 1 to 512 characters with no spaces".into());
+    }
+    let alnum = |t: &str, lower: bool| {
+        !t.is_empty()
+            && t.bytes().all(|b| {
+                b.is_ascii_digit() || b.is_ascii_lowercase() || (!lower && b.is_ascii_uppercase())
+            })
+    };
+    let (rest, digest) = match s.split_once('@') {
+        Some((r, d)) => (r, Some(d)),
+        None => (s, None),
+    };
+    if let Some(d) = digest {
+        let ok = d.split_once(':').is_some_and(|(alg, hex)| {
+            alg.split(['+', '.', '_', '-']).all(|c| alnum(c, true))
+                && hex.len() >= 32
+                && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        });
+        if !ok {
+            return Some(format!(
+                "the digest `{d}` is not ALGORITHM:HEX (sha256: and 64 hex digits)"
+            ));
+        }
+    }
+    let after_slash = rest.rfind('/').map_or(0, |i| i + 1);
+    let (name, tag) = match rest[after_slash..].rfind(':') {
+        Some(i) => (&rest[..after_slash + i], Some(&rest[after_slash + i + 1..])),
+        None => (rest, None),
+    };
+    if let Some(t) = tag {
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let ok = (1..=128).contains(&t.len())
+            && word(t.as_bytes()[0])
+            && t.bytes().all(|b| word(b) || b == b'.' || b == b'-');
+        if !ok {
+            return Some(format!("the tag `{t}` is not 1 to 128 letters, digits, `_`, `.` or `-` starting with a letter, digit or `_`"));
+        }
+    }
+    if name.is_empty() || name.len() > 255 {
+        return Some(
+            "the image name (before the tag) is empty or longer than 255 characters".into(),
+        );
+    }
+    let mut parts: Vec<&str> = name.split('/').collect();
+    let first = parts[0];
+    if parts.len() > 1 && (first.contains(['.', ':']) || first == "localhost") {
+        let (host, port) = match first.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (first, None),
+        };
+        let host_ok = host
+            .split('.')
+            .all(|c| alnum(&c.replace('-', ""), false) && !c.starts_with('-') && !c.ends_with('-'));
+        let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        if !host_ok || !port_ok {
+            return Some(format!(
+                "the registry `{first}` is not a host name with an optional :PORT"
+            ));
+        }
+        parts.remove(0);
+    }
+    if let Some(p) = parts.into_iter().find(|p| !path_component(p)) {
+        return Some(format!("`{p}` is not a repository path component: lowercase letters and digits, joined by `.`, `_`, `__` or `-`s"));
+    }
+    None
 }
 
 /// A node name as the API server takes it (RFC 1123 subdomain: at most 253).
@@ -215,6 +320,32 @@ mod tests {
         assert!(check_dns_label("--namespace", "-x").is_err());
         assert!(check_image("a b").is_err());
         check_image("localhost/disktier:0.1.0").unwrap();
+        for ok in [
+            "busybox",
+            "quay.io/openshift-scale/etcd-perf",
+            "registry.local:5000/a/b_c__d-e.f--g:v1.2-rc_3",
+            "REGISTRY.example.com/team/disktier:0.3",
+            &format!("localhost/disktier@sha256:{}", "a".repeat(64)),
+            &format!("localhost/disktier:0.1.0@sha256:{}", "0".repeat(64)),
+        ] {
+            check_image(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+        // QA: each was written into every Job, and every node failed with InvalidImageName.
+        for bad in [
+            "Registry.Local/X:1",
+            "x:",
+            ":tag",
+            "r/x@sha256:abc",
+            "x//y",
+            "x/-y",
+            "x/y.",
+            "x:tag/y",
+            "x:.t",
+            "a/B",
+        ] {
+            let e = check_image(bad).unwrap_err().to_string();
+            assert!(e.contains("give an image reference such as"), "{bad}: {e}");
+        }
         check_node_name("ip-10-0-0-1.ec2.internal").unwrap();
         assert!(check_node_name("a/b").is_err());
         // Each dot-separated label is a DNS label (QA: `a..b` was taken).
