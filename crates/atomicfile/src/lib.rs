@@ -14,7 +14,7 @@
 //! A crash or an error leaves the old file or the new one, never half of one. A [`Staged`] file
 //! that is dropped before [`Staged::commit`] is removed. Writing several files all or nothing
 //! is staging them all first, then committing them. A destination that is (or links to) a
-//! device, a FIFO or a socket is refused before anything is made: a rename would replace it.
+//! device node or a socket is refused before anything is made: a rename would replace it.
 
 use std::fs::File;
 use std::io::Write;
@@ -77,7 +77,9 @@ pub fn dir_of(path: &Path) -> &Path {
     }
 }
 
-/// What a file that is neither a regular file nor a directory is, in words.
+/// What a destination that must not be replaced is, in words: a device node or a socket (a
+/// service's). A FIFO is replaced as a file is: one planted in a textfile directory must not
+/// hold the write (the Prometheus textfile writer counts on it).
 fn special(m: &std::fs::Metadata) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
     let t = m.file_type();
@@ -85,8 +87,6 @@ fn special(m: &std::fs::Metadata) -> Option<&'static str> {
         "a character device"
     } else if t.is_block_device() {
         "a block device"
-    } else if t.is_fifo() {
-        "a FIFO (named pipe)"
     } else if t.is_socket() {
         "a socket"
     } else {
@@ -105,7 +105,7 @@ pub struct Staged {
 impl Staged {
     /// An empty temporary file beside `path` (step 1), to be written through [`Staged::file`].
     ///
-    /// A destination that is (or links to) a device, a FIFO or a socket is refused: the rename
+    /// A destination that is (or links to) a device node or a socket is refused: the rename
     /// would put a regular file in its place. QA: `catalog import aws-offer ... -o /dev/full`
     /// said 'wrote /dev/full' and left a regular file where the device node was; as root,
     /// `-o /dev/sdb` would have done it to a disk's node, and `-o /dev/stdout` to the link.

@@ -133,9 +133,9 @@ fn a_bare_file_name_is_in_the_current_directory() {
 
 /// QA: `-o /dev/full` replaced the device node with a regular file ('wrote /dev/full', exit 0).
 /// A link to a device (here /dev/null, which stays untouched either way: the link is what the
-/// rename replaced) and a FIFO are refused, and left as they were.
+/// rename replaced) and a socket are refused, and left as they were.
 #[test]
-fn a_device_or_fifo_at_the_destination_is_refused_and_left() {
+fn a_device_or_socket_at_the_destination_is_refused_and_left() {
     let t = tempfile::tempdir().unwrap();
     let link = t.path().join("out");
     std::os::unix::fs::symlink("/dev/null", &link).unwrap();
@@ -149,13 +149,11 @@ fn a_device_or_fifo_at_the_destination_is_refused_and_left() {
         .unwrap()
         .file_type()
         .is_symlink());
-    let fifo = t.path().join("fifo");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-    if made.is_ok_and(|s| s.success()) {
-        let err = replace(&fifo, b"x\n", Mode::Umask(0o666)).unwrap_err();
-        assert!(err.io().to_string().contains("a FIFO"), "{err}");
-        use std::os::unix::fs::FileTypeExt;
-        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
-    }
+    let sock = t.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let err = replace(&sock, b"x\n", Mode::Umask(0o666)).unwrap_err();
+    assert!(err.io().to_string().contains("a socket"), "{err}");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&sock).unwrap().file_type().is_socket());
     assert!(names(t.path()).iter().all(|n| !n.ends_with(".tmp")));
 }
