@@ -79,6 +79,10 @@ pub enum Progress<'a> {
         node: &'a str,
         reason: &'a str,
     },
+    /// The nodes have been judged: how many will be measured (the skipped ones were reported).
+    Selected {
+        measured: usize,
+    },
     /// The Job was created; its pod is pending.
     Created {
         node: &'a str,
@@ -188,6 +192,9 @@ pub async fn run(
     manifest::job_names(&cfg.run_id, &measured)?;
     let judged = Instant::now();
     let tolerations = manifest::tolerations(cfg.tolerate_all);
+    progress(Progress::Selected {
+        measured: queue.len(),
+    });
 
     let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);

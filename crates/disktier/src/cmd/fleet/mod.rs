@@ -20,7 +20,7 @@ use disktier_fleet::summary;
 use results::export_metrics;
 use std::path::PathBuf;
 use std::time::Duration;
-use text::{left_behind_message, note, progress_line, summary_text, table};
+use text::{left_behind_message, note, summary_text, table, ProgressLines};
 
 pub type Args = super::Sub<What>;
 
@@ -210,7 +210,8 @@ fn fleet_run(ctx: &Ctx, a: RunArgs) -> anyhow::Result<Outcome> {
     // Progress goes to stderr while Jobs exist: a closed stderr (`2>&1 | head`, a dropped ssh
     // session) must not end the process there, so a line that cannot be written is dropped
     // and the run goes on to its cleanup and saves what finished.
-    let mut on_progress = |p: Progress<'_>| note(ctx, progress_line(&p));
+    let mut lines = ProgressLines::default();
+    let mut on_progress = |p: Progress<'_>| note(ctx, lines.line(&p));
     let app::fleet::FleetRun {
         outcome,
         summary: sum,

@@ -45,7 +45,35 @@ pub(super) fn progress_line(p: &Progress<'_>) -> String {
                 .map(|x| format!(" ({x})"))
                 .unwrap_or_default()
         ),
+        Progress::Selected { measured } => format!("{measured} node(s) to measure"),
         Progress::Cleaning { why } => format!("cleaning up ({why})"),
+    }
+}
+
+/// The progress lines of one run, each node's end counted against the nodes to measure
+/// (`[3/50]`): with many nodes measured one at a time, how far the run has come. QA: 30
+/// nodes' lines said which node had ended, never how many of them had.
+#[derive(Default)]
+pub(super) struct ProgressLines {
+    measured: usize,
+    ended: usize,
+}
+
+impl ProgressLines {
+    pub(super) fn line(&mut self, p: &Progress<'_>) -> String {
+        let line = progress_line(p);
+        match p {
+            Progress::Selected { measured, .. } => {
+                self.measured = *measured;
+                line
+            }
+            // A skip after the selection is a node judged again when its turn came.
+            Progress::Done(_) | Progress::Skipped { .. } if self.measured > 0 => {
+                self.ended += 1;
+                format!("{line} [{}/{}]", self.ended, self.measured)
+            }
+            _ => line,
+        }
     }
 }
 
@@ -170,6 +198,31 @@ mod tests {
             "{m}"
         );
         assert!(!m.contains("`disktier fleet clean -n disktier`"), "{m}");
+    }
+
+    #[test]
+    fn each_nodes_end_is_counted_against_the_nodes_to_measure() {
+        let mut lines = ProgressLines::default();
+        let skipped = Progress::Skipped {
+            node: "a",
+            reason: "cordoned",
+        };
+        assert_eq!(lines.line(&skipped), "  a: skipped: cordoned");
+        let selected = Progress::Selected { measured: 2 };
+        assert_eq!(lines.line(&selected), "2 node(s) to measure");
+        let created = Progress::Created {
+            node: "b",
+            job: "j",
+        };
+        assert_eq!(lines.line(&created), "  b: pending (job j)");
+        let mut r = NodeReport::new("b", None, None);
+        r.status = Status::Pass;
+        assert_eq!(lines.line(&Progress::Done(&r)), "  b: done: pass [1/2]");
+        let later = Progress::Skipped {
+            node: "c",
+            reason: "NotReady",
+        };
+        assert_eq!(lines.line(&later), "  c: skipped: NotReady [2/2]");
     }
 
     #[test]
