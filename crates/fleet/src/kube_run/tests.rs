@@ -477,3 +477,19 @@ fn recorded_pod_statuses_name_the_kubelets_reason() {
         "the kubelet failed the pod (Preempting: Preempted in order to admit critical pod)"
     );
 }
+
+/// QA: `--selector 'a==b==c'` said "listing nodes: found '==', expected: ',' or 'end of
+/// string' (400 BadRequest)" (the test cluster's words), naming neither the option nor a fix.
+#[test]
+fn a_selector_the_api_server_refuses_is_the_options_error() {
+    let status = serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+        "message": "found '==', expected: ',' or 'end of string'", "reason": "BadRequest", "code": 400});
+    let e = kube::Error::Api(serde_json::from_value(status).unwrap());
+    let msg = super::cluster::selector_error("a==b==c", e).to_string();
+    assert!(
+        msg.starts_with(
+            "--selector `a==b==c`: the API server does not take it as a label selector (found '=='"
+        ) && msg.contains("KEY in (A,B)"),
+        "{msg}"
+    );
+}
