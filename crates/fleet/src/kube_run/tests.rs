@@ -465,16 +465,30 @@ fn reported(pod: &Pod) -> String {
     }
 }
 
-/// QA: a pod the kubelet preempted for a critical pod (status reason `Preempting`) was
-/// reported as 'the node command failed (exit 2): error: interrupted by SIGTERM ...', the
-/// command's words for being stopped; an OOM kill and an eviction, recorded from the test
-/// cluster's 1.20 kubelet, say so with the kubelet's reason.
+/// QA: a pod the kubelet preempted for a critical pod (status reason `Preempting`, as the
+/// 1.20 kubelet's preemption writes it) was reported as 'the node command failed (exit 2):
+/// error: interrupted by SIGTERM ...', the command's words for being stopped; an OOM kill and
+/// an eviction, recorded from the test cluster's 1.20 kubelet, say so with the kubelet's
+/// reason.
 #[test]
 fn recorded_pod_statuses_name_the_kubelets_reason() {
     let r = reported(&recorded_pod("pod-preempted"));
     assert_eq!(
         r,
         "the kubelet failed the pod (Preempting: Preempted in order to admit critical pod)"
+    );
+    // Recorded on the test cluster (1.20 kubelet): busybox dd of a 96 MiB buffer in a 24 MiB
+    // limit, and 8 MiB written into an emptyDir of sizeLimit 1Mi (the kubelet's eviction
+    // writes no container status at all).
+    let r = reported(&recorded_pod("pod-oomkilled"));
+    assert_eq!(
+        r,
+        "OOMKilled (exit 137): the node command went past the pod's 1Gi memory limit"
+    );
+    let r = reported(&recorded_pod("pod-evicted"));
+    assert_eq!(
+        r,
+        "evicted (Evicted: Usage of EmptyDir volume \"tmp\" exceeds the limit \"1Mi\".)"
     );
 }
 
