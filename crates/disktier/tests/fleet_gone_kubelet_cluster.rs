@@ -3,6 +3,8 @@
 //! it: its pod's status is written as a running container (what the API shows of a node whose
 //! kubelet stopped midway), so nothing ever confirms the pod's deletion. QA: a `--timeout 10s`
 //! run waited 90 s in its cleanup, then left the pod Terminating (`left_behind`), exit 2.
+//! Also a node that goes NotReady while its pod waits, and one that does while it waits its
+//! turn (`--parallel 1`).
 
 use assert_cmd::cargo::CommandCargoExt;
 use disktier_testkit::kube::{self, Cluster, FakeNodeSpec};
@@ -123,6 +125,64 @@ fn a_node_that_goes_not_ready_mid_run_is_named_at_the_deadline() {
         reason.starts_with("deadline exceeded: --timeout 8s passed")
             && reason.contains("the node is NotReady (NodeStatusUnknown) now"),
         "{reason}"
+    );
+    assert_eq!(json["left_behind"], serde_json::json!([]), "{err}");
+}
+
+/// QA: with `--parallel 1` every node waits for the ones before it, each up to `--timeout`,
+/// and a node that went NotReady meanwhile (its kubelet stopped: a real node controller says
+/// so 40 s later) was still given its Job and held the run for a whole `--timeout` as a pod
+/// that never started. A node is judged again when its turn comes, and skipped with the
+/// reason. (fleet_fake_api_cli has the same on a fake API server; this is the real one.)
+#[test]
+fn a_node_that_goes_not_ready_while_it_waits_its_turn_is_skipped() {
+    let Some(c) = Cluster::from_env() else {
+        return;
+    };
+    let ns = c.namespace("fleet-rejudge");
+    let a = c.add_fake_node(&FakeNodeSpec::new(&kube::unique_name("fleet-rj")));
+    let b = c.add_fake_node(&FakeNodeSpec::new(&kube::unique_name("fleet-rj")));
+    let store = tempfile::tempdir().unwrap();
+    let nodes = format!("{},{}", a.name, b.name);
+    let child = start(&c, &ns.name, &nodes, "8s", store.path());
+    // The first node's pod: the nodes have been judged, and the other one waits its turn.
+    let mut first = String::new();
+    kube::wait_until(Duration::from_secs(30), "the run's first pod", || {
+        first = c.kubectl_ok(&[
+            "-n",
+            &ns.name,
+            "get",
+            "pods",
+            "-o",
+            "jsonpath={.items[*].spec.nodeName}",
+        ]);
+        !first.trim().is_empty()
+    });
+    let waiting = if first.trim() == a.name { &b } else { &a };
+    let unknown = serde_json::json!([
+        {"op": "replace", "path": "/status/conditions/0/status", "value": "Unknown"},
+        {"op": "replace", "path": "/status/conditions/0/reason", "value": "NodeStatusUnknown"},
+    ]);
+    c.kubectl_ok(&[
+        "patch",
+        "node",
+        &waiting.name,
+        "--subresource=status",
+        "--type=json",
+        "-p",
+        &unknown.to_string(),
+    ]);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let nodes = json["nodes"].as_array().unwrap();
+    let w = nodes.iter().find(|n| n["node"] == waiting.name.as_str());
+    let w = w.unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(w["status"], "skipped", "{w}");
+    assert_eq!(
+        w["reason"], "NotReady (NodeStatusUnknown) (found when its turn came)",
+        "{w}"
     );
     assert_eq!(json["left_behind"], serde_json::json!([]), "{err}");
 }
