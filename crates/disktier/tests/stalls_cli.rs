@@ -32,6 +32,9 @@ fn a_throttled_disk_counts_fsyncs_over_the_heartbeat_interval() {
                 "--quick",
                 "--size",
                 "23k",
+                // 10 writes at 4 IOPS take longer than --quick's cap of 5 s.
+                "--runtime",
+                "60s",
             ],
         )
         .output()
