@@ -4,9 +4,21 @@
 //! 5 s (fio's --runtime without --time_based), and says that the cap ended it early, with how
 //! much it wrote: the verdict stands on fewer samples, with their interval.
 
-use disktier_testkit::throttled_fs;
+use disktier_testkit::{throttled_fs, BlkioThrottle};
 use serde_json::Value;
 use std::path::Path;
+use std::process::Output;
+
+/// disktier with `args`, throttled, and ended by `timeout` after 120 s: without the cap the run
+/// takes minutes, and the test fails instead of waiting for it.
+fn capped(throttle: &BlkioThrottle, args: &[&str]) -> Output {
+    let mut all = vec!["120", env!("CARGO_BIN_EXE_disktier")];
+    all.extend_from_slice(args);
+    throttle
+        .wrap(Path::new("/usr/bin/timeout"), &all)
+        .output()
+        .unwrap()
+}
 
 #[test]
 fn a_quick_etcd_check_on_a_slow_disk_is_capped_and_says_so() {
@@ -14,24 +26,18 @@ fn a_quick_etcd_check_on_a_slow_disk_is_capped_and_says_so() {
         return;
     };
     let dir = m.dir.display().to_string();
-    // Without the cap the run takes minutes: `timeout` ends it (and the test fails) instead.
-    let out = throttle
-        .wrap(
-            Path::new("/usr/bin/timeout"),
-            &[
-                "120",
-                env!("CARGO_BIN_EXE_disktier"),
-                "--no-save",
-                "--format",
-                "json",
-                "check",
-                "etcd",
-                &dir,
-                "--quick",
-            ],
-        )
-        .output()
-        .unwrap();
+    let out = capped(
+        &throttle,
+        &[
+            "--no-save",
+            "--format",
+            "json",
+            "check",
+            "etcd",
+            &dir,
+            "--quick",
+        ],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -87,25 +93,20 @@ fn assess_saves_the_quick_etcd_runs_cap_warning() {
     let t = tempfile::tempdir().unwrap();
     let db = t.path().join("db");
     let (dir, db) = (m.dir.display().to_string(), db.display().to_string());
-    let out = throttle
-        .wrap(
-            Path::new("/usr/bin/timeout"),
-            &[
-                "120",
-                env!("CARGO_BIN_EXE_disktier"),
-                "--db",
-                &db,
-                "--format",
-                "json",
-                "assess",
-                &dir,
-                "--only",
-                "etcd",
-                "--no-report",
-            ],
-        )
-        .output()
-        .unwrap();
+    let out = capped(
+        &throttle,
+        &[
+            "--db",
+            &db,
+            "--format",
+            "json",
+            "assess",
+            &dir,
+            "--only",
+            "etcd",
+            "--no-report",
+        ],
+    );
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -140,27 +141,18 @@ fn assess_prints_a_runs_warning_under_its_table() {
         return;
     };
     let dir = m.dir.display().to_string();
-    let out = throttle
-        .wrap(
-            Path::new("/usr/bin/timeout"),
-            &[
-                "120",
-                env!("CARGO_BIN_EXE_disktier"),
-                "--no-save",
-                "assess",
-                &dir,
-                "--only",
-                "etcd",
-                "--no-report",
-            ],
-        )
-        .output()
-        .unwrap();
+    let out = capped(
+        &throttle,
+        &["--no-save", "assess", &dir, "--only", "etcd", "--no-report"],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     let line = stdout
         .lines()
         .find(|l| l.starts_with(&format!("{dir}: etcd: warning: ")))
         .unwrap_or_else(|| panic!("no warning line under the table:\n{stdout}"));
-    assert!(line.contains("--quick's cap of 5 s ended the job after "), "{line}");
+    assert!(
+        line.contains("--quick's cap of 5 s ended the job after "),
+        "{line}"
+    );
 }

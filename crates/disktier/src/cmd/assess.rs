@@ -251,7 +251,8 @@ fn table(targets: &[TargetOut]) -> String {
             }
             // QA: a run's warnings (the quick etcd job cut short by its cap) were only in
             // `show RUN`: the table's figure stood there as if whole.
-            for w in &r.warnings {
+            // The RAM caveat, a warning of the run too, is said once, above.
+            for w in r.warnings.iter().filter(|w| Some(*w) != t.caveat.as_ref()) {
                 let line = format!("{}: {}: warning: {w}", t.path, r.profile);
                 s.push_str(&printable(&line, false));
                 s.push('\n');
