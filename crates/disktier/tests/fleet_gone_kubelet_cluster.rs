@@ -29,6 +29,30 @@ fn start(c: &Cluster, ns: &str, node: &str, timeout: &str, store: &std::path::Pa
         .unwrap()
 }
 
+/// Writes `node`'s Ready condition Unknown (NodeStatusUnknown: what the node controller writes
+/// when the kubelet stops posting status; the test cluster's grace period is an hour), then
+/// waits for the run `child` to end with exit 2: its JSON and its stderr.
+fn node_unknown_then_exit_2(c: &Cluster, node: &str, child: Child) -> (Value, String) {
+    let unknown = serde_json::json!([
+        {"op": "replace", "path": "/status/conditions/0/status", "value": "Unknown"},
+        {"op": "replace", "path": "/status/conditions/0/reason", "value": "NodeStatusUnknown"},
+    ]);
+    c.kubectl_ok(&[
+        "patch",
+        "node",
+        node,
+        "--subresource=status",
+        "--type=json",
+        "-p",
+        &unknown.to_string(),
+    ]);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    (json, err)
+}
+
 #[test]
 fn a_pod_whose_kubelet_is_gone_is_deleted_after_its_grace_period() {
     let Some(c) = Cluster::from_env() else {
@@ -101,25 +125,7 @@ fn a_node_that_goes_not_ready_mid_run_is_named_at_the_deadline() {
             .trim()
             .is_empty()
     });
-    // What the node controller writes when the kubelet stops posting status (the test
-    // cluster's node-monitor grace period is an hour, so it is written here).
-    let unknown = serde_json::json!([
-        {"op": "replace", "path": "/status/conditions/0/status", "value": "Unknown"},
-        {"op": "replace", "path": "/status/conditions/0/reason", "value": "NodeStatusUnknown"},
-    ]);
-    c.kubectl_ok(&[
-        "patch",
-        "node",
-        &node.name,
-        "--subresource=status",
-        "--type=json",
-        "-p",
-        &unknown.to_string(),
-    ]);
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (json, err) = node_unknown_then_exit_2(&c, &node.name, child);
     let reason = json["nodes"][0]["reason"].as_str().unwrap();
     assert!(
         reason.starts_with("deadline exceeded: --timeout 8s passed")
@@ -159,23 +165,7 @@ fn a_node_that_goes_not_ready_while_it_waits_its_turn_is_skipped() {
         !first.trim().is_empty()
     });
     let waiting = if first.trim() == a.name { &b } else { &a };
-    let unknown = serde_json::json!([
-        {"op": "replace", "path": "/status/conditions/0/status", "value": "Unknown"},
-        {"op": "replace", "path": "/status/conditions/0/reason", "value": "NodeStatusUnknown"},
-    ]);
-    c.kubectl_ok(&[
-        "patch",
-        "node",
-        &waiting.name,
-        "--subresource=status",
-        "--type=json",
-        "-p",
-        &unknown.to_string(),
-    ]);
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (json, err) = node_unknown_then_exit_2(&c, &waiting.name, child);
     let nodes = json["nodes"].as_array().unwrap();
     let w = nodes.iter().find(|n| n["node"] == waiting.name.as_str());
     let w = w.unwrap_or_else(|| panic!("{json}"));
