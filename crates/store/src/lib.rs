@@ -26,6 +26,7 @@ pub mod sqlite;
 
 pub use error::StoreError;
 pub use model::{new_id, Filter, Identity, NewRun, RunSummary, StoredRun};
+pub use sql::fingerprint;
 
 use error::Result;
 use std::path::PathBuf;
@@ -91,18 +92,39 @@ impl Store {
         self.backend.location()
     }
 
-    /// Saves a run under `first` (see [`Identity`]), or under a new id when that one is taken,
-    /// and returns its id.
-    pub fn save_as(&mut self, run: &NewRun<'_>, first: &Identity) -> Result<String> {
+    /// Saves a run under `first` (see [`Identity`]), or under a new id when that one is taken:
+    /// [`Saved::New`] with its id, or [`Saved::Already`] when it is an import whose document
+    /// is stored already (see [`Store::stored_import`]), found before the insert or by the
+    /// store's unique index when an identical import was saved at the same instant.
+    pub fn save_as(&mut self, run: &NewRun<'_>, first: &Identity) -> Result<Saved> {
         let row = run.to_row(first.id.clone(), first.created_at.clone());
-        if self.backend.insert(&row)? {
-            return Ok(row.summary.id);
+        match self.insert(&row)? {
+            Inserted::Saved => Ok(Saved::New(row.summary.id)),
+            Inserted::SameImport(id) => Ok(Saved::Already(id)),
+            Inserted::IdTaken => self.save_new(run),
         }
-        self.save(run)
+    }
+
+    /// Inserts `row`: a refused insert is an id already taken, or, for an import whose
+    /// fingerprint another run holds (schema version 5's unique index), that run.
+    fn insert(&mut self, row: &StoredRun) -> Result<Inserted> {
+        if self.backend.insert(row)? {
+            return Ok(Inserted::Saved);
+        }
+        let [_, _, doc] = sql::json_columns(row)?;
+        if let Some(f) = sql::fingerprint(&row.summary.kind, &doc) {
+            if let Some(id) = self.backend.by_fingerprint(&f)? {
+                if id != row.summary.id {
+                    return Ok(Inserted::SameImport(id));
+                }
+            }
+        }
+        Ok(Inserted::IdTaken)
     }
 
     /// The id of the run `run` would store again: an import whose document is `run`'s, byte
-    /// for byte (the same file imported with the same options), stored since schema version 4.
+    /// for byte (the same file imported with the same options), stored since schema version 4
+    /// (and, from version 5, the imports stored before it).
     /// `None` for any other kind of run, which is new every time.
     pub fn stored_import(&mut self, run: &NewRun<'_>) -> Result<Option<String>> {
         let doc = serde_json::to_string(run.doc)?;
@@ -112,15 +134,26 @@ impl Store {
         }
     }
 
-    /// Saves a run and returns its new id.
-    pub fn save(&mut self, run: &NewRun<'_>) -> Result<String> {
+    /// Saves a run under a new id: [`Saved::New`], or [`Saved::Already`] for an import whose
+    /// document is stored already.
+    pub fn save_new(&mut self, run: &NewRun<'_>) -> Result<Saved> {
         // A clash needs two saves in the same second drawing the same 24 random bits; a few
         // retries make it practically impossible.
         loop {
             let row = run.to_row(new_id(), model::now_rfc3339());
-            if self.backend.insert(&row)? {
-                return Ok(row.summary.id);
+            match self.insert(&row)? {
+                Inserted::Saved => return Ok(Saved::New(row.summary.id)),
+                Inserted::SameImport(id) => return Ok(Saved::Already(id)),
+                Inserted::IdTaken => {}
             }
+        }
+    }
+
+    /// Saves a run and returns its id: a new one, or for an import whose document is stored
+    /// already that run's ([`Store::save_new`] tells the two apart).
+    pub fn save(&mut self, run: &NewRun<'_>) -> Result<String> {
+        match self.save_new(run)? {
+            Saved::New(id) | Saved::Already(id) => Ok(id),
         }
     }
 
@@ -174,13 +207,34 @@ impl Store {
         self.backend.schema_version()
     }
 
-    /// Saves a spooled run under the id and time it was given when it was made; `false` when a
-    /// run is already stored under that id (an earlier flush that stopped before deleting the
-    /// file), which is not saved twice.
-    pub fn save_spooled(&mut self, s: &spool::Spooled) -> Result<bool> {
+    /// Saves a spooled run under the id and time it was given when it was made:
+    /// [`Inserted::IdTaken`] when a run is already stored under that id (an earlier flush that
+    /// stopped before deleting the file), [`Inserted::SameImport`] when it is an import whose
+    /// document is stored as another run (an import spooled and also saved, or spooled
+    /// twice); neither is saved twice.
+    pub fn save_spooled(&mut self, s: &spool::Spooled) -> Result<Inserted> {
         let row = s.new_run().to_row(s.id.clone(), s.created_at.clone());
-        self.backend.insert(&row)
+        self.insert(&row)
     }
+}
+
+/// What [`Store::save_as`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Saved {
+    /// Stored under this new id.
+    New(String),
+    /// Not stored: an import of the same document is stored as this run.
+    Already(String),
+}
+
+/// What one insert did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inserted {
+    Saved,
+    /// A run is stored under the id already.
+    IdTaken,
+    /// An import of the same document is stored as this (other) run.
+    SameImport(String),
 }
 
 /// The store `--db`/`DISKTIER_DB` names: an empty value is no value, so the default store, as

@@ -216,6 +216,9 @@ impl PgStore {
             }
             for m in migrate::pending(current) {
                 tx.batch_execute(m.sql)?;
+                if m.then == Some(migrate::Then::FingerprintImports) {
+                    fingerprint_imports(&mut tx)?;
+                }
                 tx.execute(
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
                     &[&m.version, &m.name, &now_rfc3339()],
@@ -255,6 +258,29 @@ impl PgStore {
     /// The runs `rows` hold.
     fn read(&self, rows: Vec<Row>) -> Result<Vec<StoredRun>> {
         rows.iter().map(|r| read_row(r, &self.shown)).collect()
+    }
+}
+
+/// [`migrate::Then::FingerprintImports`] in PostgreSQL, a page of rows at a time.
+fn fingerprint_imports(
+    tx: &mut postgres::Transaction<'_>,
+) -> std::result::Result<(), postgres::Error> {
+    let page_q = migrate::unfingerprinted_page(sql::pg_mark);
+    let set = migrate::set_fingerprint(sql::pg_mark);
+    let mut after = String::new();
+    loop {
+        let page = tx.query(&page_q, &[&after])?;
+        let Some(last) = page.last() else {
+            return Ok(());
+        };
+        after = last.try_get(0)?;
+        for r in &page {
+            let id: String = r.try_get(0)?;
+            let doc: String = r.try_get(1)?;
+            if let Some(f) = sql::fingerprint("import", &doc) {
+                tx.execute(&set, &[&f, &id])?;
+            }
+        }
     }
 }
 

@@ -355,14 +355,14 @@ fn flush_files(files: Vec<PathBuf>, store: &mut crate::Store, all: bool) -> Flus
         }
         match store.save_spooled(&s) {
             // NotFound: another flush saved the same run and removed its file first.
-            Ok(saved) => match std::fs::remove_file(&path).or_else(|e| {
+            Ok(inserted) => match std::fs::remove_file(&path).or_else(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound {
                     Ok(())
                 } else {
                     Err(e)
                 }
             }) {
-                Ok(()) if saved => out.saved.push(s.id),
+                Ok(()) if inserted == crate::Inserted::Saved => out.saved.push(s.id),
                 Ok(()) => out.already_stored.push(s.id),
                 Err(e) => out.failed.push(format!(
                     "{}: saved as run {}, but the file could not be removed ({e}); a later flush will find it saved already",

@@ -235,6 +235,9 @@ impl SqliteStore {
             .map_err(|e| err(&path, e))?;
         for m in migrate::pending(current) {
             tx.execute_batch(m.sql).map_err(|e| err(&path, e))?;
+            if m.then == Some(migrate::Then::FingerprintImports) {
+                fingerprint_imports(&tx).map_err(|e| err(&path, e))?;
+            }
             tx.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)",
                 rusqlite::params![m.version, m.name, now_rfc3339()],
@@ -272,6 +275,27 @@ impl SqliteStore {
             });
         }
         Ok(out)
+    }
+}
+
+/// [`migrate::Then::FingerprintImports`] on SQLite, a page of rows at a time.
+fn fingerprint_imports(c: &Connection) -> rusqlite::Result<()> {
+    let mut after = String::new();
+    loop {
+        let page: Vec<(String, String)> = {
+            let mut st = c.prepare(&migrate::unfingerprinted_page(sql::sqlite_mark))?;
+            let rows = st.query_map([&after], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let Some((last, _)) = page.last() else {
+            return Ok(());
+        };
+        after = last.clone();
+        for (id, doc) in &page {
+            if let Some(f) = sql::fingerprint("import", doc) {
+                c.execute(&migrate::set_fingerprint(sql::sqlite_mark), [&f, id])?;
+            }
+        }
     }
 }
 

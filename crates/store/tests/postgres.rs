@@ -16,6 +16,21 @@ fn fresh(name: &str) -> Option<String> {
     disktier_testkit::pg::fresh_schema(&format!("t_{name}"), &id).map(|s| s.url)
 }
 
+/// The schema at `url` as disktier with schema version `version` wrote it.
+fn written_by_version(url: &str, version: usize) -> postgres::Client {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.batch_execute(migrate::CREATE_SCHEMA_MIGRATIONS).unwrap();
+    for m in &migrate::MIGRATIONS[..version] {
+        c.batch_execute(m.sql).unwrap();
+        c.execute(
+            "INSERT INTO schema_migrations VALUES ($1, $2, '2024-01-01T00:00:00Z')",
+            &[&m.version, &m.name],
+        )
+        .unwrap();
+    }
+    c
+}
+
 fn doc(target: &str, p99: u64) -> serde_json::Value {
     json!({"schema_version": 1, "engine": "fio", "profile": "etcd", "quick": false,
            "target": {"path": target, "kind": "directory"}, "host": {"hostname": "pg-node"},
@@ -55,12 +70,9 @@ fn postgres_round_trip() {
 fn postgres_version_1_schema_is_migrated_and_newer_is_refused() {
     let Some(url) = fresh("mig") else { return };
     {
-        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-        c.batch_execute(migrate::CREATE_SCHEMA_MIGRATIONS).unwrap();
-        c.batch_execute(migrate::MIGRATIONS[0].sql).unwrap();
+        let mut c = written_by_version(&url, 1);
         c.batch_execute(
-            "INSERT INTO schema_migrations VALUES (1, 'runs', '2024-01-01T00:00:00Z');
-             INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc)
+            "INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc)
              VALUES ('20240101-000000-abcdef', '2024-01-01T00:00:00Z', 'check', FALSE, '{}', '{}', '{}');
              INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc)
              VALUES ('20240101-000000-c0ffee', '2024-01-01T00:00:00Z', 'check', FALSE, '{}', '{}', '{\"interrupted\":true}');
@@ -120,6 +132,28 @@ fn postgres_stores_names_holding_nul_as_sqlite_does() {
     let Some(url) = fresh("nul") else { return };
     let mut s = Store::open(Some(&url)).unwrap();
     nul_in_names_is_listed_as_replacement(&mut s);
+}
+
+/// Migrating a version 4 store with two runs of one import, and imports without one, as SQLite.
+#[test]
+fn postgres_version_4_store_with_duplicate_fingerprints_is_migrated_keeping_every_run() {
+    let Some(url) = fresh("mig4") else { return };
+    let mut c = written_by_version(&url, 4);
+    common::write_version_4_rows(|id, at, kind, doc, f| {
+        let q = "INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc, fingerprint) VALUES ($1, $2, $3, FALSE, '{}', '{}', $4, $5)";
+        c.execute(q, &[&id, &at, &kind, &doc, &f]).unwrap();
+    });
+    common::version_4_rows_are_kept_and_found(&mut Store::open(Some(&url)).unwrap());
+}
+
+#[test]
+fn postgres_connections_saving_one_import_at_once_store_it_once() {
+    let Some(url) = fresh("race") else { return };
+    let (mut a, mut b) = (Store::open(Some(&url)), Store::open(Some(&url)));
+    common::two_savers_of_one_import_store_it_once(a.as_mut().unwrap(), b.as_mut().unwrap());
+    let url = fresh("threads").unwrap();
+    Store::open(Some(&url)).unwrap();
+    common::racing_threads_store_one_import(move || Store::open(Some(&url)).unwrap());
 }
 
 #[test]

@@ -113,10 +113,11 @@ fn a_version_1_database_is_migrated_and_keeps_its_rows() {
     assert_eq!(s.list(&Filter::default()).unwrap().len(), 2);
 }
 
-/// An import stored by schema version 3 has no fingerprint and is not found again; the store
-/// is migrated, and an import saved after is.
+/// An import stored by schema version 3 has no fingerprint; the migration to version 5
+/// computes it from the stored document (QA: re-importing such a file stored it again), and
+/// an import saved after is found again too.
 #[test]
-fn a_version_3_store_is_migrated_and_finds_imports_saved_after() {
+fn a_version_3_store_is_migrated_and_finds_imports_saved_before_and_after() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("v3.db");
     {
@@ -136,8 +137,48 @@ fn a_version_3_store_is_migrated_and_finds_imports_saved_after() {
         group_id: None,
         doc: &old,
     };
-    assert_eq!(s.stored_import(&again).unwrap(), None);
+    assert_eq!(
+        s.stored_import(&again).unwrap().as_deref(),
+        Some("20240101-000000-abcdef")
+    );
     common::an_import_is_found_again_by_its_document(&mut s);
+}
+
+/// QA: a version 4 store could hold two runs of one import (stored at the same instant), and
+/// imports stored before version 4 had no fingerprint. The migration to version 5 keeps every
+/// run, gives the fingerprint to the oldest of each pair, and computes the missing ones.
+#[test]
+fn a_version_4_store_with_duplicate_fingerprints_is_migrated_keeping_every_run() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("v4.db");
+    {
+        let c = written_by_version(&db, 4);
+        common::write_version_4_rows(|id, at, kind, doc, f| {
+            c.execute(
+                "INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc, fingerprint)
+                 VALUES (?1, ?2, ?3, 0, '{}', '{}', ?4, ?5)",
+                rusqlite::params![id, at, kind, doc, f],
+            )
+            .unwrap();
+        });
+    }
+    common::version_4_rows_are_kept_and_found(&mut open(&db));
+}
+
+#[test]
+fn two_connections_saving_one_import_at_once_store_it_once() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("race.db");
+    let (mut a, mut b) = (open(&db), open(&db));
+    common::two_savers_of_one_import_store_it_once(&mut a, &mut b);
+}
+
+#[test]
+fn threads_saving_one_import_at_once_store_it_once() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("threads.db");
+    open(&db);
+    common::racing_threads_store_one_import(move || open(&db));
 }
 
 /// Regression (QA): an interrupted run was listed like a complete one. The listing carries the

@@ -79,9 +79,14 @@ impl StoreConfig {
         let (location, err) = match self.open() {
             // The same file imported again with the same options is the run it made (QA: two
             // identical runs): nothing is stored, and the note names it.
+            // One store holds an import's document once, also when the same file is imported
+            // twice at the same instant (schema version 5's unique index decides).
             Ok(mut store) => match store.stored_import(&run).and_then(|found| match found {
                 Some(id) => Ok(Err(id)),
-                None => store.save_as(&run, &identity).map(Ok),
+                None => store.save_as(&run, &identity).map(|saved| match saved {
+                    disktier_store::Saved::New(id) => Ok(id),
+                    disktier_store::Saved::Already(id) => Err(id),
+                }),
             }) {
                 Ok(Err(id)) => {
                     if !self.quiet {

@@ -1,0 +1,87 @@
+//! One import, one stored run, through the real binary: the same file imported by several
+//! processes at once is stored once (store schema version 5's unique fingerprint).
+
+use disktier_testkit::cli::{disktier, json_ok, TODAY};
+use std::path::{Path, PathBuf};
+
+fn fio_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio/etcd-3.33.json")
+}
+
+/// The binary with the store at `db` and the data dir (so the spool) under `data`.
+fn dt(db: &str, data: &Path) -> assert_cmd::Command {
+    let mut c = disktier();
+    c.env("DISKTIER_DB", db).env("XDG_DATA_HOME", data);
+    c
+}
+
+/// `import fio` of the fixture as an etcd run of host `host`.
+fn import_on(host: &str, db: &str, data: &Path) -> std::process::Output {
+    dt(db, data)
+        .args(["import", "fio"])
+        .arg(fio_fixture())
+        .args(["--profile", "etcd", "--host", host])
+        .output()
+        .unwrap()
+}
+
+fn spooled(data: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(data.join("disktier/spool"))
+        .map(|rd| rd.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+/// QA: `import fio FILE` run twice at once could store the file twice (the fingerprint was
+/// looked up, then inserted). Eight processes import one file into one SQLite store, released
+/// together: one run is stored, and each of the others says which.
+#[test]
+fn one_file_imported_by_processes_at_once_is_stored_once() {
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("r.db").to_str().unwrap().to_string();
+    // The store exists first (made by another host's import), so the processes race to save
+    // rather than to create it, which would order them.
+    assert!(import_on("node-0", &db, data.path()).status.success());
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("disktier"))
+                .args(["import", "fio"])
+                .arg(fio_fixture())
+                .args(["--profile", "etcd", "--host", "node-1"])
+                .env("DISKTIER_DB", &db)
+                .env("XDG_DATA_HOME", data.path())
+                .env("DISKTIER_TODAY", TODAY)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<_> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect();
+    let out = dt(&db, data.path())
+        .args(["--format", "json", "history"])
+        .output()
+        .unwrap();
+    let runs = json_ok(&out)["runs"].as_array().unwrap().clone();
+    let ids: Vec<&str> = runs
+        .iter()
+        .filter(|r| r["hostname"] == "node-1")
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!((runs.len(), ids.len()), (2, 1), "{runs:?}");
+    for out in &outs {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(
+            err.contains(&format!("saved as run {}", ids[0]))
+                || err.contains(&format!(
+                    "not saved again: this import is already stored as run {}",
+                    ids[0]
+                )),
+            "{err}"
+        );
+    }
+    assert!(spooled(data.path()).is_empty());
+}
