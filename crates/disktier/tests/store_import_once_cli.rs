@@ -1,5 +1,6 @@
 //! One import, one stored run, through the real binary: the same file imported by several
-//! processes at once is stored once (store schema version 5's unique fingerprint).
+//! processes at once, and an import that waited in the spool while the same file was stored
+//! (or was spooled twice), each stored once (store schema version 5's unique fingerprint).
 
 use disktier_testkit::cli::{disktier, json_ok, TODAY};
 use std::path::{Path, PathBuf};
@@ -15,6 +16,10 @@ fn dt(db: &str, data: &Path) -> assert_cmd::Command {
     c
 }
 
+fn import(db: &str, data: &Path) -> std::process::Output {
+    import_on("node-1", db, data)
+}
+
 /// `import fio` of the fixture as an etcd run of host `host`.
 fn import_on(host: &str, db: &str, data: &Path) -> std::process::Output {
     dt(db, data)
@@ -23,6 +28,19 @@ fn import_on(host: &str, db: &str, data: &Path) -> std::process::Output {
         .args(["--profile", "etcd", "--host", host])
         .output()
         .unwrap()
+}
+
+fn history_ids(db: &str, data: &Path) -> Vec<String> {
+    let out = dt(db, data)
+        .args(["--format", "json", "history"])
+        .output()
+        .unwrap();
+    json_ok(&out)["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn spooled(data: &Path) -> Vec<PathBuf> {
@@ -83,5 +101,65 @@ fn one_file_imported_by_processes_at_once_is_stored_once() {
             "{err}"
         );
     }
+    assert!(spooled(data.path()).is_empty());
+}
+
+/// QA: `store flush` did not look at fingerprints, so an import spooled twice, or spooled and
+/// also stored, was stored twice. The flush stores it once, says which run holds it, and
+/// removes the spool file.
+#[test]
+fn flush_stores_an_import_once_however_often_it_was_spooled_or_stored() {
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("r.db").to_str().unwrap().to_string();
+    // Stored once, then spooled twice (a store that cannot be one: :memory:).
+    let first = import(&db, data.path());
+    assert!(first.status.success());
+    let ids = history_ids(&db, data.path());
+    assert_eq!(ids.len(), 1);
+    for _ in 0..2 {
+        assert!(import(":memory:", data.path()).status.success());
+    }
+    let files = spooled(data.path());
+    assert_eq!(files.len(), 2, "{files:?}");
+    let out = dt(&db, data.path())
+        .args(["store", "flush", "--all"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    for f in &files {
+        let spooled_id = f.file_stem().unwrap().to_str().unwrap();
+        assert!(
+            text.contains(&format!(
+                "not saved again: spooled run {spooled_id} is an import already stored as run {} in {db}",
+                ids[0]
+            )),
+            "{text}"
+        );
+    }
+    assert!(!text.contains("saved: run"), "{text}");
+    assert_eq!(history_ids(&db, data.path()), ids);
+    assert!(spooled(data.path()).is_empty());
+
+    // Spooled twice into an empty store, in --format json: the first is saved, the second
+    // named as the same import.
+    let (other, _d) = {
+        let d = tempfile::tempdir().unwrap();
+        (d.path().join("o.db").to_str().unwrap().to_string(), d)
+    };
+    for _ in 0..2 {
+        assert!(import(":memory:", data.path()).status.success());
+    }
+    let out = dt(&other, data.path())
+        .args(["--format", "json", "store", "flush", "--all"])
+        .output()
+        .unwrap();
+    let v = json_ok(&out);
+    let saved = v["saved"].as_array().unwrap();
+    assert_eq!(saved.len(), 1, "{v}");
+    let same = v["same_import"].as_array().unwrap();
+    assert_eq!(same.len(), 1, "{v}");
+    assert_eq!(same[0]["stored_as"], saved[0], "{v}");
+    assert_eq!(history_ids(&other, data.path()).len(), 1);
     assert!(spooled(data.path()).is_empty());
 }

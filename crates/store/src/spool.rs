@@ -10,6 +10,7 @@
 
 use crate::error::{Result, StoreError};
 use crate::model::{Identity, NewRun};
+use crate::Inserted;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -181,10 +182,22 @@ pub struct Flushed {
     /// Ids the store held already (an earlier flush stopped before removing the file): not
     /// saved twice, their files removed.
     pub already_stored: Vec<String>,
+    /// Imports whose document the store holds as another run (an import spooled and also
+    /// saved, or spooled twice): not saved again, their files removed.
+    pub same_import: Vec<SameImport>,
     /// Ids meant for another store, left in the spool.
     pub other_store: Vec<String>,
     /// Files that could not be saved, with why (left in the spool).
     pub failed: Vec<String>,
+}
+
+/// A spooled import not saved again: the store holds its document as run `stored_as`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SameImport {
+    /// The spooled run's id.
+    pub spooled: String,
+    /// The stored run with the same document.
+    pub stored_as: String,
 }
 
 impl Spool {
@@ -355,19 +368,31 @@ fn flush_files(files: Vec<PathBuf>, store: &mut crate::Store, all: bool) -> Flus
         }
         match store.save_spooled(&s) {
             // NotFound: another flush saved the same run and removed its file first.
-            Ok(inserted) => match std::fs::remove_file(&path).or_else(|e| {
+            Ok(saved) => match std::fs::remove_file(&path).or_else(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound {
                     Ok(())
                 } else {
                     Err(e)
                 }
             }) {
-                Ok(()) if inserted == crate::Inserted::Saved => out.saved.push(s.id),
-                Ok(()) => out.already_stored.push(s.id),
+                Ok(()) => match saved {
+                    Inserted::Saved => out.saved.push(s.id),
+                    Inserted::IdTaken => out.already_stored.push(s.id),
+                    Inserted::SameImport(stored_as) => out.same_import.push(SameImport {
+                        spooled: s.id,
+                        stored_as,
+                    }),
+                },
                 Err(e) => out.failed.push(format!(
-                    "{}: saved as run {}, but the file could not be removed ({e}); a later flush will find it saved already",
+                    "{}: {}, but the file could not be removed ({e}); a later flush will find it saved already",
                     path.display(),
-                    s.id
+                    match saved {
+                        Inserted::SameImport(other) => format!(
+                            "run {} is an import already stored as run {other}",
+                            s.id
+                        ),
+                        _ => format!("saved as run {}", s.id),
+                    }
                 )),
             },
             Err(e) => out.failed.push(format!("{}: {e}", path.display())),

@@ -185,6 +185,16 @@ fn flush_after_save(quiet: bool, store: &mut Store) {
             f.saved.join(", ")
         );
     }
+    if !quiet {
+        for same in &f.same_import {
+            errln!(
+                "note: spooled run {} not saved again: this import is already stored as run {} in {}; its spool file is removed",
+                same.spooled,
+                same.stored_as,
+                store.location()
+            );
+        }
+    }
     for why in &f.failed {
         errln!("warning: spooled run not saved: {why}");
     }

@@ -86,7 +86,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 if ctx.json() {
                     print_json(&serde_json::json!({"schema_version": SCHEMA_VERSION,
                         "store": ctx.store().shown_location(), "saved": empty,
-                        "already_stored": empty, "other_store": empty, "failed": empty}))?;
+                        "already_stored": empty, "same_import": empty, "other_store": empty,
+                        "failed": empty}))?;
                 } else {
                     outln!(
                         "nothing to flush: the spool {} is empty",
@@ -101,7 +102,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 print_json(
                     &serde_json::json!({"schema_version": SCHEMA_VERSION, "store": store.location(),
                     "saved": f.saved, "already_stored": f.already_stored,
-                    "other_store": f.other_store, "failed": f.failed}),
+                    "same_import": f.same_import, "other_store": f.other_store,
+                    "failed": f.failed}),
                 )?;
             } else {
                 for id in &f.saved {
@@ -110,6 +112,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 for id in &f.already_stored {
                     outln!(
                         "already stored: run {id} is in {} (not saved twice); its spool file is removed",
+                        store.location()
+                    )?;
+                }
+                for same in &f.same_import {
+                    outln!(
+                        "not saved again: spooled run {} is an import already stored as run {} in {} (the same document: the same file imported with the same options); its spool file is removed",
+                        same.spooled,
+                        same.stored_as,
                         store.location()
                     )?;
                 }
@@ -124,6 +134,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                 }
                 if f.saved.is_empty()
                     && f.already_stored.is_empty()
+                    && f.same_import.is_empty()
                     && f.failed.is_empty()
                     && f.other_store.is_empty()
                 {
