@@ -134,6 +134,15 @@ fn frozen_server(freeze: Freeze) -> (u16, Arc<Mutex<Vec<String>>>) {
 /// `fleet run --nodes a,b,c --format json` against the fake server, each request given 2 s:
 /// its JSON document and stderr (exit 2).
 fn run(port: u16, extra: &[&str]) -> (serde_json::Value, String) {
+    run_saving(port, extra, None)
+}
+
+/// [`run`], saving the nodes' outcomes in the SQLite store `db` (`None`: `--no-save`).
+fn run_saving(
+    port: u16,
+    extra: &[&str],
+    db: Option<&std::path::Path>,
+) -> (serde_json::Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("kubeconfig");
     std::fs::write(
@@ -141,19 +150,17 @@ fn run(port: u16, extra: &[&str]) -> (serde_json::Value, String) {
         format!("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\nusers:\n- name: u\n  user: {{token: x}}\n"),
     )
     .unwrap();
-    let out = disktier_testkit::cli::disktier()
-        .env("DISKTIER_DB", "/nonexistent/fleet-never-saves.db")
+    let mut cmd = disktier_testkit::cli::disktier();
+    match db {
+        Some(db) => cmd.env("DISKTIER_DB", db).env("XDG_DATA_HOME", dir.path()),
+        None => cmd
+            .env("DISKTIER_DB", "/nonexistent/fleet-never-saves.db")
+            .arg("--no-save"),
+    };
+    let out = cmd
         .env("KUBECONFIG", &kc)
         .env("DISKTIER_KUBE_TIMEOUT_MS", "2000")
-        .args([
-            "--no-save",
-            "--format",
-            "json",
-            "fleet",
-            "run",
-            "--nodes",
-            "a,b,c",
-        ])
+        .args(["--format", "json", "fleet", "run", "--nodes", "a,b,c"])
         .args(extra)
         .args(["--", "check", "etcd", "/var/lib/etcd"])
         .timeout(std::time::Duration::from_secs(120))
@@ -259,4 +266,66 @@ fn a_node_that_goes_not_ready_while_it_waits_its_turn_is_skipped() {
         reason(&doc, "a").starts_with("deadline exceeded: --timeout 3s"),
         "{doc}"
     );
+}
+
+/// QA: nodes that gave no result document (here a pod that never started within --timeout,
+/// and a node skipped NotReady) were not stored, so `history --group`, `show` and the report's
+/// fleet section showed only the nodes that succeeded, and the failures were lost once the
+/// terminal scrolled. Each is stored with the fleet run as an `unmeasured` run: its node,
+/// status and reason, shown by all three, and none of them carries a figure.
+#[test]
+fn nodes_that_gave_no_document_are_stored_with_the_fleet_run() {
+    let (port, _) = frozen_server(Freeze::NodeBGoesNotReady);
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let (doc, err) = run_saving(port, &["--timeout", "3s"], Some(&db));
+    let group = doc["fleet_run_id"].as_str().expect(&err).to_string();
+    let dt = || {
+        let mut c = disktier_testkit::cli::disktier();
+        c.env("DISKTIER_DB", &db);
+        c
+    };
+    let out = dt()
+        .args(["--format", "json", "history", "--group", &group])
+        .run_output();
+    let runs = disktier_testkit::cli::json_ok(&out)["runs"].clone();
+    let runs = runs.as_array().unwrap();
+    let mut hosts: Vec<&str> = runs
+        .iter()
+        .map(|r| r["hostname"].as_str().unwrap())
+        .collect();
+    hosts.sort();
+    assert_eq!(hosts, ["a", "b", "c"], "{runs:?}");
+    for r in runs {
+        assert_eq!(r["kind"], "unmeasured", "{r}");
+        assert!(
+            r["sync_p99_ns"].is_null() && r["write_iops"].is_null(),
+            "{r}"
+        );
+    }
+    let b = runs.iter().find(|r| r["hostname"] == "b").unwrap();
+    let b = b["id"].as_str().unwrap();
+    let shown = String::from_utf8(dt().args(["show", b]).run_output().stdout).unwrap();
+    assert!(
+        shown.contains(&format!(
+            "node b of fleet run {group} was not measured (skipped): NotReady (KubeletNotReady) (found when its turn came)"
+        )),
+        "{shown}"
+    );
+    let out = dt().args(["--format", "json", "show", b]).run_output();
+    let stored = disktier_testkit::cli::json_ok(&out);
+    assert_eq!(stored["unmeasured"]["status"], "skipped", "{stored}");
+    assert_eq!(stored["fleet"]["node"], "b", "{stored}");
+    let html = d.path().join("r.html");
+    dt().args(["report", "--group", &group, "-o"])
+        .arg(&html)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains("3 nodes (3 not measured)"), "{html}");
+    assert!(
+        html.contains("not measured: skipped</span> NotReady (KubeletNotReady)"),
+        "{html}"
+    );
+    assert!(html.contains("not measured: error</span> deadline exceeded: --timeout 3s"));
 }

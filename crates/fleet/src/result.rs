@@ -85,6 +85,58 @@ pub struct FleetTag {
     pub image: Option<String>,
 }
 
+/// The store kind of a fleet node's outcome when it gave no document ([`Unmeasured`]).
+pub const UNMEASURED_KIND: &str = "unmeasured";
+
+/// What `fleet run` stores for a node that gave no result document (skipped, or in error: an
+/// image pull failure, the deadline, an eviction, an OOM kill, ...), grouped with the fleet
+/// run's other nodes so that `history --group`, `show` and the report's fleet section keep the
+/// failures once the terminal has scrolled. It carries no figures: it is never drawn, compared,
+/// summed into medians or exported as metrics.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct Unmeasured {
+    pub schema_version: u32,
+    pub host: UnmeasuredHost,
+    pub fleet: FleetTag,
+    pub unmeasured: Outcome,
+}
+
+/// The node, as the `host` of a run names it.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct UnmeasuredHost {
+    pub hostname: String,
+    #[serde(default)]
+    pub instance_type: Option<String>,
+}
+
+/// Why a node was not measured, as `fleet run` reported it.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+pub struct Outcome {
+    /// `error` (it could not be measured) or `skipped` (it was not tried).
+    pub status: String,
+    /// The reason `fleet run` printed (the pod's phase, reason and exit code where it had
+    /// them: "OOMKilled (exit 137): ...", "evicted (Evicted: ...)", "NotReady ...").
+    pub reason: String,
+}
+
+impl Unmeasured {
+    /// The stored document of a node tagged `tag` that was not measured.
+    pub fn new(tag: FleetTag, status: &str, reason: &str) -> Unmeasured {
+        Unmeasured {
+            schema_version: 1,
+            host: UnmeasuredHost {
+                hostname: tag.node.clone(),
+                instance_type: tag.instance_type.clone(),
+            },
+            fleet: tag,
+            unmeasured: Outcome {
+                status: status.to_string(),
+                reason: reason.to_string(),
+            },
+        }
+    }
+}
+
 /// Rewrites a node's document for the store: adds `tag` as its `fleet` object and makes its
 /// `host` the node's. The pod's hostname is the pod's name, so `host.hostname` becomes
 /// `tag.node`; `host.instance_type` is filled from `tag.instance_type` only where it is null or

@@ -40,8 +40,17 @@ pub struct StoredRun {
 }
 
 /// The kinds of run a store holds: the command that made each (`fleet run` stores its nodes'
-/// runs under their command's kind, `setup` included).
-pub const KINDS: [&str; 6] = ["bench", "check", "assess", "import", "interfere", "setup"];
+/// runs under their command's kind, `setup` included, and a node that gave no document as
+/// `unmeasured`: `disktier_fleet::result::Unmeasured`).
+pub const KINDS: [&str; 7] = [
+    "bench",
+    "check",
+    "assess",
+    "import",
+    "interfere",
+    "setup",
+    "unmeasured",
+];
 
 /// The kinds whose document is a benchmark result (`engine::RunDoc`), which `compare` takes.
 pub const BENCHMARK_KINDS: [&str; 4] = ["bench", "check", "assess", "import"];

@@ -9,7 +9,7 @@ use crate::exposition::RunMetrics;
 use anyhow::Context;
 use disktier_fleet::kube_run::{self, ClientOptions, Progress, RunOutcome, RunSpec};
 use disktier_fleet::manifest;
-use disktier_fleet::result::{tag_document, FleetTag};
+use disktier_fleet::result::{tag_document, FleetTag, Unmeasured, UNMEASURED_KIND};
 use disktier_fleet::summary::{self, Summary};
 use disktier_fleet::summary::{NodeReport, Status};
 
@@ -64,7 +64,8 @@ pub fn clean(
 
 /// Saves each measured node's document as a run of the node command's kind, grouped by the
 /// fleet run and tagged with the node's name, instance type and zone; each saved node gets its
-/// run id. Nothing is saved (and no node changed) with `--no-save`. The documents in `nodes`
+/// run id. A node without a document is saved as an `unmeasured` run of the group: its status
+/// and reason. Nothing is saved (and no node changed) with `--no-save`. The documents in `nodes`
 /// stay as the nodes printed them: the tagged copy is what is stored.
 pub fn save_results(
     store: &StoreConfig,
@@ -76,8 +77,6 @@ pub fn save_results(
     }
     let kind = spec.job.command.verb.name();
     for n in nodes.iter_mut() {
-        let Some(doc) = &n.result else { continue };
-        let mut doc = doc.clone();
         let tag = FleetTag {
             fleet_run_id: spec.job.run_id.clone(),
             node: n.node.clone(),
@@ -86,6 +85,23 @@ pub fn save_results(
             namespace: Some(spec.job.namespace.clone()),
             image: Some(spec.job.image.clone()),
         };
+        let Some(doc) = &n.result else {
+            // A node that gave no document (skipped, or in error: image, deadline, eviction,
+            // OOM kill) is kept with the fleet run as what happened to it (QA: only the
+            // measured nodes were stored, and the failures were lost once the terminal
+            // scrolled). Not given to the node as its run id: it is no run of its command.
+            let status = match n.status {
+                Status::Skipped => "skipped",
+                _ => "error",
+            };
+            let reason = n.reason.as_deref().unwrap_or("no result document");
+            let doc = serde_json::to_value(Unmeasured::new(tag, status, reason))?;
+            store
+                .save(UNMEASURED_KIND, Some(&spec.job.run_id), &doc)
+                .with_context(|| format!("saving the outcome of node {}", n.node))?;
+            continue;
+        };
+        let mut doc = doc.clone();
         tag_document(&mut doc, &tag)?;
         n.run_id = store
             .save(kind, Some(&spec.job.run_id), &doc)

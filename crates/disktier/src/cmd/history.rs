@@ -25,7 +25,8 @@ pub struct Args {
     /// Only runs of this profile (etcd, read-iops, ...).
     #[arg(long, value_parser = super::value_enum::Offered { values: super::value_enum::PROFILES, check: super::value_enum::any_text }, hide_possible_values = true)]
     pub profile: Option<String>,
-    /// Only runs made by this command (bench, check, assess, import, interfere, setup).
+    /// Only runs made by this command (bench, check, assess, import, interfere, setup), or
+    /// `unmeasured`: the fleet nodes that gave no result.
     #[arg(long, value_parser = super::value_enum::Offered { values: &KINDS, check: kind }, hide_possible_values = true)]
     pub kind: Option<String>,
     /// Only the runs of one `disktier assess` (its assess id).

@@ -56,7 +56,8 @@ fn dir_line(name: &str, s: &DirStats) -> String {
 }
 
 /// The text summary of a stored run: a benchmark result's figures and verdicts, an
-/// interference comparison's table and recommendation (as `interfere` printed it); any other
+/// interference comparison's table and recommendation (as `interfere` printed it), a fleet
+/// node that gave no document (its status and reason); any other
 /// document (a fleet node's setup, or one that does not read) is printed as stored, in JSON.
 pub fn summary(run: &StoredRun) -> String {
     let s = &run.summary;
@@ -70,6 +71,16 @@ pub fn summary(run: &StoredRun) -> String {
             .map(|g| format!(" (group {g})"))
             .unwrap_or_default()
     );
+    if s.kind == disktier_fleet::result::UNMEASURED_KIND {
+        if let Ok(d) = serde_json::from_value::<disktier_fleet::result::Unmeasured>(run.doc.clone())
+        {
+            out.push_str(&format!(
+                "\nnode {} of fleet run {} was not measured ({}): {}\n",
+                d.fleet.node, d.fleet.fleet_run_id, d.unmeasured.status, d.unmeasured.reason
+            ));
+            return out;
+        }
+    }
     if s.kind == "interfere" {
         if let Ok(doc) = serde_json::from_value::<InterfereDoc>(run.doc.clone()) {
             out.push('\n');

@@ -6,7 +6,7 @@
 
 use crate::StoredRun;
 use disktier_engine::result::JobFileDoc;
-use disktier_fleet::result::{KeyFigures, NodeDoc, ParseError};
+use disktier_fleet::result::{KeyFigures, NodeDoc, ParseError, Unmeasured, UNMEASURED_KIND};
 use disktier_interfere::report::InterfereDoc;
 use serde::Deserialize;
 
@@ -19,12 +19,20 @@ pub(super) enum StoredDoc {
     /// a row per job and per combined group, not drawn with single runs (its jobs ran side by
     /// side or one set after another, each with its own figures).
     JobFile(Box<JobFileDoc>),
+    /// A fleet node that gave no document (it reads as one): a row of the fleet section only.
+    Unmeasured,
     Unreadable(String),
 }
 
 impl StoredDoc {
     pub(super) fn read(run: &StoredRun) -> StoredDoc {
         let doc = &run.doc;
+        if run.summary.kind == UNMEASURED_KIND {
+            return match Unmeasured::deserialize(doc) {
+                Ok(_) => StoredDoc::Unmeasured,
+                Err(e) => StoredDoc::Unreadable(e.to_string()),
+            };
+        }
         if run.summary.kind == "interfere" || doc.get("scenarios").is_some() {
             return match InterfereDoc::deserialize(doc) {
                 Ok(d) => StoredDoc::Interfere(Box::new(d)),

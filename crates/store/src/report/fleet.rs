@@ -7,7 +7,7 @@ use super::charts::{self, Bar, ChartError};
 use super::html::esc;
 use crate::compare::fmt_count;
 use crate::StoredRun;
-use disktier_fleet::result::{FleetTag, KeyFigures};
+use disktier_fleet::result::{FleetTag, KeyFigures, Outcome, UNMEASURED_KIND};
 use serde::Deserialize;
 use std::fmt::Write as _;
 
@@ -20,6 +20,8 @@ struct Row<'a> {
     verdict: Option<bool>,
     sync_p99_ns: Option<u64>,
     iops: Option<f64>,
+    /// A node that gave no document: its status (`error`, `skipped`) and reason.
+    unmeasured: Option<(String, String)>,
 }
 
 /// The row of a run that a fleet run saved (its document carries a `fleet` object), or `None`.
@@ -29,8 +31,16 @@ fn row<'a>(run: &'a StoredRun, figures: &KeyFigures) -> Option<(String, Row<'a>)
     #[derive(Deserialize)]
     struct Tagged {
         fleet: FleetTag,
+        #[serde(default)]
+        unmeasured: Option<Outcome>,
     }
-    let tag = Tagged::deserialize(&run.doc).ok()?.fleet;
+    let tagged = Tagged::deserialize(&run.doc).ok()?;
+    let tag = tagged.fleet;
+    // Only the kind `fleet run` stores a node's outcome under has none of the figures.
+    let unmeasured = tagged
+        .unmeasured
+        .filter(|_| run.summary.kind == UNMEASURED_KIND)
+        .map(|o| (o.status, o.reason));
     Some((
         tag.fleet_run_id,
         Row {
@@ -41,6 +51,7 @@ fn row<'a>(run: &'a StoredRun, figures: &KeyFigures) -> Option<(String, Row<'a>)
             verdict: figures.pass,
             sync_p99_ns: figures.sync_p99_ns,
             iops: figures.iops,
+            unmeasured,
         },
     ))
 }
@@ -61,12 +72,18 @@ pub fn section(runs: &[StoredRun], figures: &[KeyFigures]) -> Result<Option<Stri
     let mut s = String::new();
     for (id, mut rows) in groups {
         rows.sort_by(|a, b| a.node.cmp(&b.node));
+        let unmeasured = rows.iter().filter(|r| r.unmeasured.is_some()).count();
         let _ = writeln!(
             s,
-            "<h3>fleet run <span class=\"mono\">{}</span> · {} node{}</h3>",
+            "<h3>fleet run <span class=\"mono\">{}</span> · {} node{}{}</h3>",
             esc(&id),
             rows.len(),
-            if rows.len() == 1 { "" } else { "s" }
+            if rows.len() == 1 { "" } else { "s" },
+            if unmeasured > 0 {
+                format!(" ({unmeasured} not measured)")
+            } else {
+                String::new()
+            }
         );
         s.push_str("<table class=\"fleet\">\n<tr><th>node</th><th>instance type</th><th>zone</th><th>verdict</th><th>sync p99</th><th>IOPS</th><th>run</th></tr>\n");
         for r in &rows {
@@ -76,10 +93,15 @@ pub fn section(runs: &[StoredRun], figures: &[KeyFigures]) -> Result<Option<Stri
                 esc(&r.node),
                 esc(r.instance_type.as_deref().unwrap_or("–")),
                 esc(r.zone.as_deref().unwrap_or("–")),
-                match r.verdict {
-                    Some(true) => "<span class=\"badge pass\">pass</span>",
-                    Some(false) => "<span class=\"badge fail\">fail</span>",
-                    None => "–",
+                match (&r.unmeasured, r.verdict) {
+                    (Some((status, reason)), _) => format!(
+                        "<span class=\"badge fail\">not measured: {}</span> {}",
+                        esc(status),
+                        esc(reason)
+                    ),
+                    (None, Some(true)) => "<span class=\"badge pass\">pass</span>".into(),
+                    (None, Some(false)) => "<span class=\"badge fail\">fail</span>".into(),
+                    (None, None) => "–".into(),
                 },
                 r.sync_p99_ns
                     .map(|v| esc(&disktier_units::fmt_ns(v as f64)))
@@ -209,5 +231,37 @@ mod tests {
         let mut r = run("x", 1, true);
         r.doc.as_object_mut().unwrap().remove("fleet");
         assert!(section_of(&[r]).is_none());
+    }
+
+    /// A node that gave no document is a row marked with its status and reason, with no
+    /// figure and no bar: the chart holds the measured nodes only.
+    #[test]
+    fn an_unmeasured_node_is_a_marked_row_without_a_bar() {
+        let tag: FleetTag = serde_json::from_value(serde_json::json!({
+            "fleet_run_id": "20261124-120000-abcdef", "node": "node-z", "zone": "eu-north-1b"}))
+        .unwrap();
+        let doc = serde_json::to_value(disktier_fleet::result::Unmeasured::new(
+            tag,
+            "error",
+            "OOMKilled (exit 137): <the node command> went past the pod's 1Gi memory limit",
+        ))
+        .unwrap();
+        let lost = NewRun {
+            kind: UNMEASURED_KIND,
+            group_id: Some("20261124-120000-abcdef"),
+            doc: &doc,
+        }
+        .to_row("id-z".into(), "2026-11-24T12:00:00Z".into());
+        let runs = vec![run("node-a", 2_000_000, true), lost];
+        let s = section_of(&runs).unwrap();
+        assert!(s.contains("· 2 nodes (1 not measured)"), "{s}");
+        assert!(
+            s.contains("not measured: error</span> OOMKilled (exit 137): &lt;the node command&gt;"),
+            "{s}"
+        );
+        // Named in its row only (a bar would name it too).
+        assert_eq!(s.matches("node-z").count(), 1, "{s}");
+        let page = crate::report::render(&crate::report::ReportInput::new(&runs, "now")).unwrap();
+        assert!(!page.contains("unreadable document"), "{page}");
     }
 }

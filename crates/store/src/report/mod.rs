@@ -108,7 +108,8 @@ pub fn render(input: &ReportInput<'_>) -> Result<String, ReportError> {
                 unreadable.push((run.summary.id.as_str(), why));
             }
             StoredDoc::JobFile(doc) => job_files.push((run, doc)),
-            StoredDoc::Node(_) => {}
+            // Drawn in the fleet section only, never with the runs' figures.
+            StoredDoc::Node(_) | StoredDoc::Unmeasured => {}
         }
     }
     let places: Vec<String> = {
