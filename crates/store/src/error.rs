@@ -15,6 +15,10 @@ pub enum StoreError {
     /// `--db` names a FIFO, socket or device.
     #[error("{path} is not a regular file (a FIFO, socket or device), so it cannot be a SQLite database: pass --db with a file's path")]
     NotAFile { path: PathBuf },
+    /// `--db` names a file (or a directory) on a kernel pseudo-filesystem: its files are the
+    /// kernel's interfaces, and writing a database header into one is writing to the kernel.
+    #[error("{path} is on {fs}, a kernel pseudo-filesystem whose files are the kernel's interfaces, not storage, so it cannot hold a SQLite database: pass --db with a file's path on a disk's filesystem")]
+    PseudoFs { path: PathBuf, fs: String },
     #[error(
         "{location} has store schema version {found}, newer than this disktier understands ({known}): upgrade disktier or pass --db"
     )]

@@ -37,6 +37,7 @@ impl SqliteStore {
             Ok(m) if !m.is_file() => return Err(not_a_file(path, &m)),
             _ => {}
         }
+        on_pseudo_fs(path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_path_buf(),
@@ -70,6 +71,7 @@ impl SqliteStore {
     /// cannot take its `-shm` file opens as immutable when no `-wal` file holds data it would
     /// miss.
     pub fn open_existing(path: &Path) -> Result<SqliteStore> {
+        on_pseudo_fs(path)?;
         match std::fs::metadata(path) {
             Ok(m) if m.is_file() => {}
             Ok(m) => return Err(not_a_file(path, &m)),
@@ -350,6 +352,25 @@ fn not_a_file(path: &Path, m: &std::fs::Metadata) -> StoreError {
         StoreError::IsDirectory { path }
     } else {
         StoreError::NotAFile { path }
+    }
+}
+
+/// Refuses a `path` on a kernel pseudo-filesystem (proc, sysfs, cgroup, debugfs, ...), or in
+/// under a directory on one when it does not exist (its nearest existing ancestor): such a file is a regular file of size 0 to
+/// stat, so SQLite took it for an empty database and wrote its header into it (as root, into a
+/// kernel setting), and its filesystem's 0 bytes free was reported as "the filesystem ... is
+/// full: free space there" (QA: `--db /proc/self/mem`).
+fn on_pseudo_fs(path: &Path) -> Result<()> {
+    let probe = path
+        .ancestors()
+        .find(|p| !p.as_os_str().is_empty() && p.exists())
+        .unwrap_or(Path::new("."));
+    match disktier_engine::target::pseudo_fs(probe) {
+        Some(fs) => Err(StoreError::PseudoFs {
+            path: path.to_path_buf(),
+            fs,
+        }),
+        None => Ok(()),
     }
 }
 

@@ -264,6 +264,31 @@ fn locations_sqlite_would_not_keep_are_refused() {
     }
 }
 
+/// QA: `--db /proc/self/mem` was "the filesystem holding the SQLite database /proc/self/mem is
+/// full: free space there" (a proc file is a regular file of size 0, SQLite took it for an
+/// empty database and tried to write its header into it). A location on a kernel
+/// pseudo-filesystem, existing or not, is refused as such before anything is opened.
+#[test]
+fn a_location_on_a_kernel_pseudo_filesystem_is_refused() {
+    for (bad, fs) in [
+        ("/proc/self/mem", "proc"),
+        ("/proc/self/disktier-none/r.db", "proc"),
+        ("/sys/kernel/disktier-none.db", "sysfs"),
+    ] {
+        for e in [
+            Store::open(Some(bad)).err(),
+            Store::open_existing(Some(bad)).err(),
+        ] {
+            let e = e.unwrap_or_else(|| panic!("{bad} opened"));
+            assert!(matches!(e, StoreError::PseudoFs { .. }), "{bad}: {e}");
+            assert!(
+                e.to_string().contains(&format!("is on {fs}, a kernel")),
+                "{e}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_corrupted_file_is_refused_and_left_untouched() {
     let d = tempfile::tempdir().unwrap();

@@ -160,6 +160,7 @@ fn refused_for_good(err: &anyhow::Error) -> bool {
                 StoreError::BadLocation { .. }
                     | StoreError::IsDirectory { .. }
                     | StoreError::NotAFile { .. }
+                    | StoreError::PseudoFs { .. }
                     | StoreError::NotOurs { .. }
             )
         )
