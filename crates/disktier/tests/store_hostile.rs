@@ -297,6 +297,31 @@ fn a_damaged_spool_file_is_reported_not_fatal() {
     assert_eq!(sane(&out, "history"), 0);
 }
 
+/// Regression (QA): `store flush` printed a spool file's name and the store's path as they
+/// were, so a newline in either split a run's line in two ("FAILED: .../a" then "b.json: not
+/// a spooled run ..."), where `store spool` escaped it. Each run is one line, `\n` escaped.
+#[test]
+fn a_newline_in_a_spool_file_or_store_name_stays_on_its_line() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("r\nstore.db");
+    store_with(&db, &[fixture("quick-etcd")]);
+    let spool = t.path().join("disktier/spool");
+    std::fs::create_dir_all(&spool).unwrap();
+    std::fs::write(spool.join("a\nb.json"), b"{}").unwrap();
+    let out = dt(&db, t.path())
+        .args(["store", "flush", "--all"])
+        .output()
+        .unwrap();
+    assert_eq!(sane(&out, "flush"), 2);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with("FAILED: ") && lines[0].contains("/a\\nb.json: not a spooled run"),
+        "{text}"
+    );
+}
+
 /// Regression (QA): a FIFO at a spool file's name held `store spool`, `store flush` and every
 /// run that saves (a save flushes the spool) forever, opening it for a writer that never came
 /// (a SIGTERM did not end the wait). It is now reported as not a regular file, and left.

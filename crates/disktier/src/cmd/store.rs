@@ -106,21 +106,24 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                     "failed": f.failed}),
                 )?;
             } else {
+                // One line per run: a newline in the store's path or a spool file's name
+                // split it (QA: a file named "a\nb.json" printed "FAILED: .../a" and "b.json:
+                // not a spooled run ..." on two lines), as `store spool` never did.
+                let line = |s: &str| crate::text::printable(s, false);
+                let location = line(&store.location());
                 for id in &f.saved {
-                    outln!("saved: run {id} in {}", store.location())?;
+                    outln!("saved: run {id} in {location}")?;
                 }
                 for id in &f.already_stored {
                     outln!(
-                        "already stored: run {id} is in {} (not saved twice); its spool file is removed",
-                        store.location()
+                        "already stored: run {id} is in {location} (not saved twice); its spool file is removed"
                     )?;
                 }
                 for same in &f.same_import {
                     outln!(
-                        "not saved again: spooled run {} is an import already stored as run {} in {} (the same document: the same file imported with the same options); its spool file is removed",
+                        "not saved again: spooled run {} is an import already stored as run {} in {location} (the same document: the same file imported with the same options); its spool file is removed",
                         same.spooled,
-                        same.stored_as,
-                        store.location()
+                        same.stored_as
                     )?;
                 }
                 if !f.other_store.is_empty() {
@@ -130,7 +133,7 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
                     )?;
                 }
                 for why in &f.failed {
-                    outln!("FAILED: {why}")?;
+                    outln!("FAILED: {}", line(why))?;
                 }
                 if f.saved.is_empty()
                     && f.already_stored.is_empty()
