@@ -10,5 +10,5 @@ WHERE fingerprint IS NOT NULL
               WHERE o.fingerprint = runs.fingerprint
                 AND (o.created_at < runs.created_at
                      OR (o.created_at = runs.created_at AND o.id < runs.id)));
-DROP INDEX runs_fingerprint;
+DROP INDEX IF EXISTS runs_fingerprint;
 CREATE UNIQUE INDEX runs_fingerprint_unique ON runs (fingerprint) WHERE fingerprint IS NOT NULL;

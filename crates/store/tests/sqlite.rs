@@ -153,6 +153,8 @@ fn a_version_4_store_with_duplicate_fingerprints_is_migrated_keeping_every_run()
     let db = d.path().join("v4.db");
     {
         let c = written_by_version(&db, 4);
+        // Nor does an index dropped by hand (a DBA's clean-up) stop the migration.
+        c.execute_batch("DROP INDEX runs_fingerprint").unwrap();
         common::write_version_4_rows(|id, at, kind, doc, f| {
             c.execute(
                 "INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc, fingerprint)
