@@ -38,7 +38,7 @@ fn m6id_ebs_root_is_system_and_instance_store_is_eligible() {
     let is = get(&d, "nvme1n1");
     assert_eq!(is.class, DiskClass::InstanceStore);
     assert!(is.ephemeral && is.eligible, "{:?}", is.ineligible);
-    assert_eq!(is.size_bytes, 237_000_000_000);
+    assert_eq!(is.size_bytes, Some(237_000_000_000));
     assert_eq!(
         is.stable_path.as_deref(),
         Some("/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1A2B3C4D5E6F70809")
@@ -61,7 +61,7 @@ fn i3_has_four_eligible_instance_store_disks_and_a_xen_root() {
     assert_eq!(store.len(), 4);
     assert!(store
         .iter()
-        .all(|x| x.eligible && x.size_bytes == 1_900_000_000_000));
+        .all(|x| x.eligible && x.size_bytes == Some(1_900_000_000_000)));
     let x = get(&d, "xvda");
     assert_eq!(x.class, DiskClass::System);
     assert_eq!(x.partitions.len(), 3);
@@ -82,7 +82,7 @@ fn gke_local_ssd_mounted_by_gke_is_refused_and_dm_verity_root_is_system() {
     let d = disks("gke-local-ssd");
     let ssd = get(&d, "nvme0n1");
     assert_eq!(ssd.class, DiskClass::LocalSsd);
-    assert_eq!(ssd.size_bytes, 375 * 1024 * 1024 * 1024);
+    assert_eq!(ssd.size_bytes, Some(375 * 1024 * 1024 * 1024));
     assert_eq!(ssd.logical_block_size, 4096);
     assert!(!ssd.eligible);
     assert!(ssd.ineligible.contains(&Ineligible::Mounted {
@@ -173,6 +173,54 @@ fn holders_readonly_and_busy_are_refused_with_their_reason() {
         get(&d, "nvme0n1").ineligible[0].to_string(),
         "has holders (md127 built on it)"
     );
+}
+
+/// QA: a device whose sysfs `size` does not read (text, a number too large for u64, a missing
+/// file) was hidden as if it were an empty drive. It is listed with its size unknown and the
+/// reason, and setup never takes it; a size of 0 (an unbound loop device) is still not listed.
+#[test]
+fn a_device_whose_size_does_not_read_is_listed_and_never_eligible() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy_node("aws-i3-8xlarge", tmp.path().join("node"));
+    let b = root.join("sys/block");
+    std::fs::write(b.join("nvme0n1/size"), "lots\n").unwrap();
+    std::fs::write(b.join("nvme1n1/size"), "18446744073709551616\n").unwrap();
+    std::fs::remove_file(b.join("nvme2n1/size")).unwrap();
+    std::fs::write(b.join("nvme3n1/size"), "0\n").unwrap();
+    for d in [
+        discover(&root, &RecordingRunner::new()).unwrap(),
+        disktier_disks::discover::scan(&root, &RecordingRunner::new())
+            .unwrap()
+            .disks,
+    ] {
+        assert!(
+            d.iter().all(|x| x.name != "nvme3n1"),
+            "size 0 is not listed"
+        );
+        for name in ["nvme0n1", "nvme1n1", "nvme2n1"] {
+            let x = get(&d, name);
+            assert_eq!(x.size_bytes, None, "{name}");
+            assert!(!x.eligible, "{name}");
+            assert!(
+                matches!(&x.ineligible[0], Ineligible::SizeUnknown { .. }),
+                "{name}: {:?}",
+                x.ineligible
+            );
+        }
+        let said = get(&d, "nvme0n1").ineligible[0].to_string();
+        assert!(said.starts_with("size unknown: "), "{said}");
+        assert!(
+            said.ends_with(
+                "/sys/block/nvme0n1/size holds `lots`, not a number of 512-byte sectors"
+            ),
+            "{said}"
+        );
+        let said = get(&d, "nvme2n1").ineligible[0].to_string();
+        assert!(
+            said.contains("/sys/block/nvme2n1/size cannot be read ("),
+            "{said}"
+        );
+    }
 }
 
 /// A probe over a fixture tree whose users are scripted: `udev` uses nvme0n1 for its first

@@ -147,6 +147,10 @@ pub enum Ineligible {
     Unprobed {
         why: String,
     },
+    /// sysfs gives no size that reads: a disk of unknown size is never set up.
+    SizeUnknown {
+        why: String,
+    },
 }
 
 impl std::fmt::Display for Ineligible {
@@ -181,6 +185,7 @@ impl std::fmt::Display for Ineligible {
             Ineligible::InUse { by } => write!(f, "in use: {}", by.join(", ")),
             Ineligible::Unchecked { why } => write!(f, "exclusive open not checked: {why}"),
             Ineligible::Unprobed { why } => write!(f, "contents not probed: {why}"),
+            Ineligible::SizeUnknown { why } => write!(f, "size unknown: {why}"),
         }
     }
 }
@@ -224,7 +229,8 @@ pub struct Disk {
     pub model: Option<String>,
     pub serial: Option<String>,
     pub wwid: Option<String>,
-    pub size_bytes: u64,
+    /// `None` when sysfs gives no size that reads (the reason is among `ineligible`).
+    pub size_bytes: Option<u64>,
     pub logical_block_size: u64,
     pub rotational: bool,
     pub removable: bool,
@@ -418,7 +424,9 @@ pub fn scan_with(
     for d in raw {
         // Holders (dm, md) are listed as disks too; their mount points make their slaves system
         // disks above. Size 0 means an unbound loop device or an empty drive: nothing to show.
-        if d.size_bytes == 0 {
+        // A size that does not read is not 0: that device is listed, size unknown, and
+        // never a candidate (QA: it was hidden).
+        if d.size_bytes == 0 && d.size_unknown.is_none() {
             continue;
         }
         let signature = probe.signature(&d.name)?;
@@ -450,6 +458,9 @@ pub fn scan_with(
         };
 
         let mut why = Vec::new();
+        if let Some(w) = &d.size_unknown {
+            why.push(Ineligible::SizeUnknown { why: w.clone() });
+        }
         if let Some(h) = holds {
             why.push(Ineligible::SystemDisk { holds: h });
         }
@@ -519,7 +530,7 @@ pub fn scan_with(
             model: d.model,
             serial: d.serial,
             wwid: d.wwid,
-            size_bytes: d.size_bytes,
+            size_bytes: d.size_unknown.is_none().then_some(d.size_bytes),
             logical_block_size: d.logical_block_size,
             rotational: d.rotational,
             removable: d.removable,

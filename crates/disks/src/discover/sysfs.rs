@@ -11,6 +11,9 @@ pub struct RawDisk {
     pub maj_min: String,
     /// sysfs `size` is in 512-byte sectors whatever the logical block size (sysfs-block ABI).
     pub size_bytes: u64,
+    /// Why the size could not be read (no `size` file, or one that is not a number of
+    /// sectors); `size_bytes` is then 0. Such a device is listed, never taken by setup.
+    pub size_unknown: Option<String>,
     pub logical_block_size: u64,
     pub read_only: bool,
     pub removable: bool,
@@ -73,6 +76,35 @@ pub fn active_scheduler(s: &str) -> Option<String> {
         })
 }
 
+/// The `size` attribute of a device (512-byte sectors), or 0 and why it could not be read: a
+/// missing file, or text that is not a decimal number (QA: such a device was hidden as if empty).
+fn sectors(p: &Path) -> (u64, Option<String>) {
+    match std::fs::metadata(p) {
+        Err(e) => return (0, Some(format!("{} cannot be read ({e})", p.display()))),
+        Ok(m) if m.is_dir() => return (0, Some(format!("{} is a directory", p.display()))),
+        Ok(_) => {}
+    }
+    let text = read(p).unwrap_or_default();
+    match text.parse::<u64>() {
+        Ok(n) => (n, None),
+        Err(_) => {
+            let shown: String = text
+                .chars()
+                .take(40)
+                .collect::<String>()
+                .escape_debug()
+                .to_string();
+            (
+                0,
+                Some(format!(
+                    "{} holds `{shown}`, not a number of 512-byte sectors",
+                    p.display()
+                )),
+            )
+        }
+    }
+}
+
 /// Reads every device under `SYS/block`, sorted by name.
 pub fn read_block(sys: &Path) -> Result<Vec<RawDisk>, DiskError> {
     let block = sys.join("block");
@@ -94,9 +126,7 @@ pub fn read_block(sys: &Path) -> Result<Vec<RawDisk>, DiskError> {
     let mut out = Vec::new();
     for name in names {
         let d = block.join(&name);
-        let sectors: u64 = read(&d.join("size"))
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
+        let (sectors, size_unknown) = sectors(&d.join("size"));
         let mut partitions = Vec::new();
         for sub in list(&d) {
             let p = d.join(&sub);
@@ -115,6 +145,7 @@ pub fn read_block(sys: &Path) -> Result<Vec<RawDisk>, DiskError> {
         out.push(RawDisk {
             maj_min: read(&d.join("dev")).unwrap_or_default(),
             size_bytes: sectors.saturating_mul(512),
+            size_unknown,
             logical_block_size: read(&d.join("queue/logical_block_size"))
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(512),

@@ -55,7 +55,8 @@ pub fn table(disks: &[Disk]) -> String {
         };
         rows.push([
             d.name.clone(),
-            Bytes(d.size_bytes).to_string(),
+            d.size_bytes
+                .map_or_else(|| "?".to_string(), |b| Bytes(b).to_string()),
             d.class.to_string(),
             d.model.clone().unwrap_or_else(|| "-".into()),
             if d.rotational { "yes" } else { "no" }.into(),

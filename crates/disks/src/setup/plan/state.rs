@@ -20,10 +20,14 @@ fn separate_index(label: &str, ours: &str) -> Option<usize> {
 
 /// What `d` holds for a request labelled `label`.
 pub fn own_state(d: &Disk, label: &str) -> DevState {
+    // A disk whose size sysfs does not give is not taken even when it holds our filesystem.
     let hard = d.ineligible.iter().any(|r| {
         matches!(
             r,
-            Ineligible::SystemDisk { .. } | Ineligible::ReadOnly | Ineligible::Partitioned { .. }
+            Ineligible::SystemDisk { .. }
+                | Ineligible::ReadOnly
+                | Ineligible::Partitioned { .. }
+                | Ineligible::SizeUnknown { .. }
         )
     });
     if hard {
