@@ -417,17 +417,9 @@ mod dur {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
 
+    /// As every duration is shown (`disktier_units::fmt_duration`).
     pub fn to_string(d: &Duration) -> String {
-        if d.subsec_nanos() == 0 {
-            format!("{}s", d.as_secs())
-        } else if d.as_nanos().is_multiple_of(1_000_000) {
-            format!("{}ms", d.as_millis())
-        } else if d.as_nanos().is_multiple_of(1_000) {
-            format!("{}us", d.as_micros())
-        } else {
-            // 1ns was shown as "0us".
-            format!("{}ns", d.as_nanos())
-        }
+        disktier_units::fmt_duration(*d)
     }
 
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -5,6 +5,9 @@
 //! follow it (fio HOWTO, "Parameter types"). fio's compatibility quirk that reads `KiB` as 1000
 //! is *not* followed: `KiB` is 1024 as IEC 80000-13 says, so both spellings agree here.
 
+mod duration;
+pub use duration::fmt_duration;
+
 use std::fmt;
 use std::time::Duration;
 

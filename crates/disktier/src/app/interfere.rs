@@ -97,15 +97,15 @@ impl Options {
         let mitigations = Combo::parse_list(&self.mitigations)?;
         if self.duration < Duration::from_secs(1) {
             anyhow::bail!(
-                "--duration {:?} is too short to measure a tail: use at least 1s (60s recommended)",
-                self.duration
+                "--duration {} is too short to measure a tail: use at least 1s (60s recommended)",
+                disktier_units::fmt_duration(self.duration)
             );
         }
         if let Some(cap) = self.aggressor_cap.filter(|c| *c < self.duration) {
             // The probe runs for --duration whatever the cap; the cap bounds how long the
             // aggressor runs on after the probe's window (docs/interfere.md), and it was not
             // enforced inside the window (QA: cap 1.5 s, duration 4 s, the aggressor ran 3.64 s).
-            let say = |d: Duration| disktier_units::fmt_ns(d.as_nanos() as f64);
+            let say = disktier_units::fmt_duration;
             anyhow::bail!(
                 "--aggressor-cap {} is shorter than --duration {}: the aggressor runs beside the probe for the whole --duration and the cap only stops it after that; give a cap of at least {}, or leave it out for ten times --duration",
                 say(cap),
@@ -367,6 +367,11 @@ mod tests {
             refused(with_duration(d.path(), Duration::from_millis(999))),
             "--duration 999ms is too short to measure a tail: use at least 1s (60s recommended)"
         );
+        // Shown as it is typed (QA: `--duration 0s` was echoed "0ns").
+        assert_eq!(
+            refused(with_duration(d.path(), Duration::ZERO)),
+            "--duration 0s is too short to measure a tail: use at least 1s (60s recommended)"
+        );
         assert!(config(with_duration(d.path(), Duration::from_secs(1))).is_ok());
     }
 
@@ -479,9 +484,9 @@ mod tests {
         };
         assert_eq!(
             refused(o(1500)),
-            "--aggressor-cap 1.50 s is shorter than --duration 4.00 s: the aggressor runs beside the probe for the whole --duration and the cap only stops it after that; give a cap of at least 4.00 s, or leave it out for ten times --duration"
+            "--aggressor-cap 1500ms is shorter than --duration 4s: the aggressor runs beside the probe for the whole --duration and the cap only stops it after that; give a cap of at least 4s, or leave it out for ten times --duration"
         );
-        assert!(refused(o(1)).starts_with("--aggressor-cap 1.00 ms is shorter"));
+        assert!(refused(o(1)).starts_with("--aggressor-cap 1ms is shorter"));
         assert_eq!(config(o(4000)).unwrap().cap, Duration::from_secs(4));
     }
 
