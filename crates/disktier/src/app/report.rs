@@ -4,7 +4,7 @@
 use anyhow::Context;
 use disktier_atomicfile::{Mode, Staged};
 use disktier_catalog::plan::StoragePlan;
-use disktier_store::report::{render, ReportInput, Skipped};
+use disktier_store::report::{render_read, ReadRun, Skipped};
 use disktier_store::{Filter, Store, StoreError, StoredRun};
 use std::num::NonZeroUsize;
 use std::path::Path;
@@ -28,7 +28,9 @@ pub enum Selection {
     },
 }
 
-/// Reads the runs `selection` names from `store`: the runs to draw and the ones skipped because
+/// Reads the runs `selection` names from `store`, one after another, each read into its type
+/// at once ([`ReadRun`]: no run's JSON is kept, so memory grows with the runs' typed documents,
+/// not their JSON trees): the runs to draw and the ones skipped because
 /// their stored rows do not read (their JSON does not parse), each skipped one also passed to
 /// `warn` as it is met (a run missing from a report is something to know, even when quiet).
 /// `note` receives a run named more than once. Refused: a group with no run, and a selection
@@ -38,7 +40,7 @@ pub fn select(
     selection: &Selection,
     warn: &dyn Fn(&str),
     note: &dyn Fn(&str),
-) -> anyhow::Result<(Vec<StoredRun>, Vec<Skipped>)> {
+) -> anyhow::Result<(Vec<ReadRun>, Vec<Skipped>)> {
     let mut runs = Vec::new();
     let mut skipped = Vec::new();
     match selection {
@@ -74,12 +76,12 @@ pub fn select(
                 if runs.len() > before
                     && runs[..before]
                         .iter()
-                        .any(|r| r.summary.id == runs[before].summary.id)
+                        .any(|r| r.summary().id == runs[before].summary().id)
                 {
                     let dup = runs.pop().expect("pushed above");
                     note(&format!(
                         "run {} is named more than once: it is drawn once",
-                        dup.summary.id
+                        dup.summary().id
                     ));
                 }
             }
@@ -100,12 +102,12 @@ pub fn select(
 /// error stops it.
 fn take(
     got: Result<StoredRun, StoreError>,
-    runs: &mut Vec<StoredRun>,
+    runs: &mut Vec<ReadRun>,
     skipped: &mut Vec<Skipped>,
     warn: &dyn Fn(&str),
 ) -> anyhow::Result<()> {
     match got {
-        Ok(run) => runs.push(run),
+        Ok(run) => runs.push(ReadRun::read(run)),
         Err(e) => {
             let id = match &e {
                 StoreError::CorruptRow { id, .. } | StoreError::BadRow { id, .. } => id.clone(),
@@ -182,13 +184,14 @@ pub fn write_report(
     path: &Path,
     flag: &str,
 ) -> anyhow::Result<()> {
-    write_report_skipping(runs, &[], plan, path, flag)
+    let read = runs.iter().cloned().map(ReadRun::read).collect();
+    write_report_skipping(read, &[], plan, path, flag)
 }
 
 /// [`write_report`], naming `skipped` runs (selected, but their stored rows do not read) in the
 /// report without drawing them.
 pub fn write_report_skipping(
-    runs: &[StoredRun],
+    runs: Vec<ReadRun>,
     skipped: &[Skipped],
     plan: Option<&StoragePlan>,
     path: &Path,
@@ -199,17 +202,11 @@ pub fn write_report_skipping(
 
 /// The report's HTML, generated now (`report -o -` prints it as it is).
 pub fn render_page(
-    runs: &[StoredRun],
+    runs: Vec<ReadRun>,
     skipped: &[Skipped],
     plan: Option<&StoragePlan>,
 ) -> anyhow::Result<String> {
-    let now = now_utc();
-    Ok(render(&ReportInput {
-        runs,
-        skipped,
-        plan,
-        generated_at: &now,
-    })?)
+    Ok(render_read(runs, skipped, plan, &now_utc())?)
 }
 
 /// Whether a report can be written at `path` (named by the option `flag`), and the mode it will
@@ -334,8 +331,8 @@ mod tests {
         (dir, store, ids)
     }
 
-    fn ids(runs: &[StoredRun]) -> Vec<&str> {
-        runs.iter().map(|r| r.summary.id.as_str()).collect()
+    fn ids(runs: &[ReadRun]) -> Vec<&str> {
+        runs.iter().map(|r| r.summary().id.as_str()).collect()
     }
 
     #[test]

@@ -62,13 +62,13 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     let mut store = Store::open_existing(ctx.store().db.as_deref())?;
     // A run that cannot be read is named on stderr also with `--quiet`.
     let (runs, skipped) = select(&mut store, &selection, &|m| errln!("{m}"), &|m| ctx.note(m))?;
+    let ids: Vec<String> = runs.iter().map(|r| r.summary().id.clone()).collect();
     if to_stdout {
         // `-o -`: standard output, as with most tools (QA: it made a file named "-").
-        crate::out::print_raw(&render_page(&runs, &skipped, plan.as_ref())?)?;
+        crate::out::print_raw(&render_page(runs, &skipped, plan.as_ref())?)?;
     } else {
-        write_report_skipping(&runs, &skipped, plan.as_ref(), &args.output, "-o")?;
+        write_report_skipping(runs, &skipped, plan.as_ref(), &args.output, "-o")?;
     }
-    let ids: Vec<&str> = runs.iter().map(|r| r.summary.id.as_str()).collect();
     let left: Vec<&str> = skipped.iter().map(|s| s.id.as_str()).collect();
     if ctx.json() {
         print_json(
@@ -77,14 +77,14 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     } else if to_stdout {
         ctx.note(format!(
             "wrote the report of {} to standard output",
-            count_runs(runs.len())
+            count_runs(ids.len())
         ));
     } else {
         outln!(
             "wrote {} ({}{})",
             // A newline in the name must not split the line (hostile-input check).
             crate::text::printable(&args.output.display().to_string(), false),
-            count_runs(runs.len()),
+            count_runs(ids.len()),
             if left.is_empty() {
                 String::new()
             } else {

@@ -67,6 +67,50 @@ fn the_charts_draw_each_profiles_newest_runs() {
     assert!(card(&page, "/mnt/scratch").contains("newest of 40"));
 }
 
+/// A run read for the report keeps its listing columns, not its JSON ([`ReadRun`]; QA: 10,000
+/// JSON trees held 358 MB). A run not drawn anywhere (older than its profile's newest 32) is
+/// still listed under Runs with every column, and its fleet tag still gives it its fleet row.
+#[test]
+fn a_run_read_without_its_json_is_listed_under_runs_as_stored() {
+    use disktier_store::report::{render_read, ReadRun};
+    let runs: Vec<_> = (0..34)
+        .map(|i| {
+            let mut doc = etcd_with_p99(1_000_000 + i * 1000);
+            doc["started_at"] = format!("2026-10-01T10:{i:02}:00.000Z").into();
+            doc["host"]["hostname"] = "node-é\u{202e}<b>".into();
+            if i == 0 {
+                doc["fleet"] = serde_json::json!({"fleet_run_id": "f1", "node": "node-a"});
+            }
+            stored_at(
+                &format!("run-{i:02}"),
+                "check",
+                doc,
+                &format!("2026-11-28T23:{i:02}:00.000000Z"),
+            )
+        })
+        .collect();
+    let page = page_of(&runs);
+    let read = runs.iter().cloned().map(ReadRun::read).collect();
+    assert_eq!(render_read(read, &[], None, "now").unwrap(), page);
+    let row = page
+        .lines()
+        .find(|l| l.starts_with("<tr><td class=\"mono\">run-00</td>"))
+        .expect("run-00 under Runs");
+    let s = &runs[0].summary;
+    assert_eq!(
+        row,
+        format!(
+            "<tr><td class=\"mono\">run-00</td><td>2026-11-28 23:00:00</td><td>check</td><td>etcd{}</td><td class=\"mono\">/mnt/scratch</td><td>node-é\\u{{202e}}&lt;b&gt;</td><td>{}</td></tr>",
+            if s.quick { " (quick)" } else { "" },
+            s.engine.as_deref().unwrap()
+        )
+    );
+    assert!(
+        page.contains("<section id=\"fleet\">"),
+        "run-00's fleet row"
+    );
+}
+
 /// QA: 2,000 stored interference runs made a 36 MB page, a chart and a table each. The section
 /// draws the newest 32 (by when they were saved) and says how many are left out.
 #[test]
