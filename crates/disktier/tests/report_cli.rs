@@ -369,6 +369,21 @@ fn report_selection_says_what_it_did() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no run is in group nope"));
+    // QA: a newline in the group split the error's line in two; an empty one was looked for.
+    dt(&db)
+        .args(["report", "--group", "a\nb"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "error: no run is in group a\\nb: give the id",
+        ));
+    dt(&db)
+        .args(["report", "--group", ""])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "a value is required for '--group <ASSESS_ID>'",
+        ));
     let html = d.path().join("r.html");
     dt(&db)
         .args(["report", &ids[0], &ids[0], "-o"])

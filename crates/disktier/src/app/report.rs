@@ -60,7 +60,12 @@ pub fn select(
                 if let Some(g) = group {
                     // `history`'s table has no group column: the hint names where groups are
                     // (QA: it sent the user to a listing that does not show them).
-                    anyhow::bail!("no run is in group {g}: {GROUP_HINT}");
+                    // A newline in it must not split the error's line (the error keeps its line
+                    // breaks).
+                    anyhow::bail!(
+                        "no run is in group {}: {GROUP_HINT}",
+                        crate::text::printable(g, false)
+                    );
                 }
             }
             list.reverse(); // oldest first reads like the order they were made

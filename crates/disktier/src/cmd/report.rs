@@ -21,7 +21,9 @@ pub struct Args {
     #[arg(long, value_name = "N", conflicts_with = "runs", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub last: Option<usize>,
     /// Only the runs of one `disktier assess` (its assess id).
-    #[arg(long, value_name = "ASSESS_ID", conflicts_with = "runs")]
+    // Not empty: `--group ''` said "no run is in group : ..." (QA).
+    #[arg(long, value_name = "ASSESS_ID", conflicts_with = "runs",
+          value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub group: Option<String>,
     /// A plan (`disktier plan --format json > plan.json`): adds the cost of each option.
     #[arg(long, value_name = "FILE.json")]
