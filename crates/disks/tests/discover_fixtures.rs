@@ -223,6 +223,54 @@ fn a_device_whose_size_does_not_read_is_listed_and_never_eligible() {
     }
 }
 
+/// QA: names under /sys/block that are no kernel name (a newline, a space, a bidi control, 200
+/// bytes) were eligible, and setup's dry run put `/dev/ev` and `il` on two lines of its script.
+/// They are listed, never eligible, with the reason.
+#[test]
+fn a_device_whose_name_is_no_kernel_name_is_never_eligible() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy_node("aws-i3-8xlarge", tmp.path().join("node"));
+    let b = root.join("sys/block");
+    let long = "x".repeat(33);
+    let odd = ["ev\nil", "sp ace", "bidi\u{202e}", "a!b", long.as_str()];
+    for name in odd {
+        let st = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(b.join("nvme1n1"))
+            .arg(b.join(name))
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let d = disktier_disks::discover::scan(&root, &RecordingRunner::new())
+        .unwrap()
+        .disks;
+    assert!(get(&d, "nvme1n1").eligible);
+    for name in odd {
+        let x = get(&d, name);
+        assert!(!x.eligible, "{name:?}");
+        assert!(
+            x.ineligible
+                .iter()
+                .any(|r| matches!(r, Ineligible::OddName { .. })),
+            "{name:?}: {:?}",
+            x.ineligible
+        );
+    }
+    let said = get(&d, "ev\nil")
+        .ineligible
+        .iter()
+        .find(|r| matches!(r, Ineligible::OddName { .. }))
+        .unwrap()
+        .to_string();
+    assert!(
+        said.starts_with(
+            "odd name: its kernel name holds '\\n', which a kernel disk name does not"
+        ),
+        "{said}"
+    );
+}
+
 /// A probe over a fixture tree whose users are scripted: `udev` uses nvme0n1 for its first
 /// three looks (a probe after a change, which passes), `qemu` uses nvme1n1 for good. Every look
 /// is recorded, in order.

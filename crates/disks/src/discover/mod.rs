@@ -151,6 +151,10 @@ pub enum Ineligible {
     SizeUnknown {
         why: String,
     },
+    /// A name under /sys/block that is no plain kernel name ([`sysfs::odd_name`]).
+    OddName {
+        why: String,
+    },
 }
 
 impl std::fmt::Display for Ineligible {
@@ -186,6 +190,7 @@ impl std::fmt::Display for Ineligible {
             Ineligible::Unchecked { why } => write!(f, "exclusive open not checked: {why}"),
             Ineligible::Unprobed { why } => write!(f, "contents not probed: {why}"),
             Ineligible::SizeUnknown { why } => write!(f, "size unknown: {why}"),
+            Ineligible::OddName { why } => write!(f, "odd name: {why}"),
         }
     }
 }
@@ -460,6 +465,9 @@ pub fn scan_with(
         let mut why = Vec::new();
         if let Some(w) = &d.size_unknown {
             why.push(Ineligible::SizeUnknown { why: w.clone() });
+        }
+        if let Some(w) = sysfs::odd_name(&d.name) {
+            why.push(Ineligible::OddName { why: w });
         }
         if let Some(h) = holds {
             why.push(Ineligible::SystemDisk { holds: h });

@@ -76,6 +76,36 @@ pub fn active_scheduler(s: &str) -> Option<String> {
         })
 }
 
+/// The kernel's longest disk name, `DISK_NAME_LEN` (include/linux/blkdev.h).
+const DISK_NAME_LEN: usize = 32;
+
+/// Why a name under `/sys/block` is not one setup may put in a command, `None` for a plain
+/// kernel name (`nvme1n1`, `sdb`, `dm-0`, `md127`, `loop0`): ASCII letters, digits, `-`, `_`,
+/// `.` and `:`, at most [`DISK_NAME_LEN`] bytes. Anything else (a space, a newline, a bidi
+/// control, `!` for a `/` in the name) does not name `/dev/NAME` as written (QA: a fixture
+/// node's `ev\nil` was eligible and setup's dry run printed `# create RAID0 ... /dev/ev`, then
+/// `il ...` as a line of its own).
+pub fn odd_name(name: &str) -> Option<String> {
+    if name.len() > DISK_NAME_LEN {
+        return Some(format!(
+            "its kernel name is {} bytes, longer than the kernel's {DISK_NAME_LEN}",
+            name.len()
+        ));
+    }
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':');
+    match name.chars().find(|c| !plain(*c)) {
+        Some(c) => Some(format!(
+            "its kernel name holds {:?}, which a kernel disk name does not: /dev/NAME is not \
+             known to be this disk, so it is not set up",
+            c
+        )),
+        None if name.is_empty() || name.starts_with('.') => {
+            Some("its kernel name is not a device name".into())
+        }
+        None => None,
+    }
+}
+
 /// The `size` attribute of a device (512-byte sectors), or 0 and why it could not be read: a
 /// missing file, or text that is not a decimal number (QA: such a device was hidden as if empty).
 fn sectors(p: &Path) -> (u64, Option<String>) {
@@ -179,6 +209,28 @@ mod tests {
         );
         assert_eq!(active_scheduler("none").as_deref(), Some("none"));
         assert_eq!(active_scheduler("none kyber"), None);
+    }
+
+    #[test]
+    fn kernel_names_are_plain_and_others_odd() {
+        for ok in [
+            "nvme0n1", "sdb", "dm-0", "md127", "loop0", "zram0", "mmcblk0", "xvda",
+        ] {
+            assert_eq!(odd_name(ok), None, "{ok}");
+        }
+        for odd in [
+            "",
+            ".",
+            "..",
+            "a b",
+            "a\nb",
+            "a/b",
+            "a!b",
+            "é",
+            &"x".repeat(33),
+        ] {
+            assert!(odd_name(odd).is_some(), "{odd:?}");
+        }
     }
 
     #[test]

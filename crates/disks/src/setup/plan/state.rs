@@ -20,7 +20,8 @@ fn separate_index(label: &str, ours: &str) -> Option<usize> {
 
 /// What `d` holds for a request labelled `label`.
 pub fn own_state(d: &Disk, label: &str) -> DevState {
-    // A disk whose size sysfs does not give is not taken even when it holds our filesystem.
+    // A disk whose size sysfs does not give, or whose name is no plain kernel name, is not
+    // taken even when it holds our filesystem.
     let hard = d.ineligible.iter().any(|r| {
         matches!(
             r,
@@ -28,6 +29,7 @@ pub fn own_state(d: &Disk, label: &str) -> DevState {
                 | Ineligible::ReadOnly
                 | Ineligible::Partitioned { .. }
                 | Ineligible::SizeUnknown { .. }
+                | Ineligible::OddName { .. }
         )
     });
     if hard {
