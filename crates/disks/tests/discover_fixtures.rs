@@ -271,6 +271,25 @@ fn a_device_whose_name_is_no_kernel_name_is_never_eligible() {
     );
 }
 
+/// QA: a by-id link named with a newline (`nvme-a\n#b c`) was nvme2n1's preferred stable path,
+/// and setup's dry run printed it over two lines of its script. Such a link is not used.
+#[test]
+fn a_by_id_link_of_odd_characters_is_not_a_stable_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy_node("aws-i3-8xlarge", tmp.path().join("node"));
+    let ids = root.join("dev/disk/by-id");
+    for odd in ["nvme-a\n#b c", "nvme-x;y", "nvme-\u{202e}"] {
+        std::os::unix::fs::symlink("../../nvme2n1", ids.join(odd)).unwrap();
+    }
+    let d = discover(&root, &RecordingRunner::new()).unwrap();
+    let x = get(&d, "nvme2n1");
+    assert_eq!(
+        x.stable_path.as_deref(),
+        Some("/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS2F2A5E0B8D1A7A5C2")
+    );
+    assert_eq!(x.by_id.len(), 1, "{:?}", x.by_id);
+}
+
 /// A probe over a fixture tree whose users are scripted: `udev` uses nvme0n1 for its first
 /// three looks (a probe after a change, which passes), `qemu` uses nvme1n1 for good. Every look
 /// is recorded, in order.

@@ -13,6 +13,12 @@ pub fn read(dir: &Path) -> BTreeMap<String, Vec<String>> {
     };
     for e in rd.filter_map(|e| e.ok()) {
         let link = e.file_name().to_string_lossy().into_owned();
+        // A stable path goes into setup's commands, script and fstab: only names of the
+        // characters udev writes unescaped (QA: a link 'nvme-a\n#b c' in a fixture node was the
+        // preferred path, and setup's dry run printed it over two lines).
+        if !plain_link(&link) {
+            continue;
+        }
         let Ok(target) = std::fs::read_link(e.path()) else {
             continue;
         };
@@ -29,6 +35,18 @@ pub fn read(dir: &Path) -> BTreeMap<String, Vec<String>> {
 
 /// Rank of a by-id name: model+serial NVMe names first (they say what the disk is), then WWNs,
 /// then EUI-based NVMe names, then the rest (`google-*`, `scsi-*`, `ata-*`).
+/// A by-id name of ASCII letters, digits and `-_.:=@+` (udev's unescaped characters in device
+/// node names, `whitelisted_char_for_devnode`, less `#` and the `\` of its `\xNN` escapes), at
+/// most 255 bytes (NAME_MAX).
+fn plain_link(n: &str) -> bool {
+    !n.is_empty()
+        && n.len() <= 255
+        && !n.starts_with('.')
+        && n.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '=' | '@' | '+')
+        })
+}
+
 fn rank(n: &str) -> u8 {
     if n.starts_with("nvme-eui.") || n.starts_with("nvme-nvme.") || n.starts_with("nvme-uuid.") {
         2
