@@ -327,6 +327,21 @@ fn report_replaces_only_a_report() {
     assert!(std::fs::read_to_string(&empty)
         .unwrap()
         .starts_with("<!DOCTYPE html>"));
+    // QA: a file of procfs reads as empty, and its directory takes no new file: that is what
+    // is said, not "the directory /proc does not exist".
+    let out = dt(&db)
+        .args(["report", "-o", "/proc/version"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(
+        err.contains("cannot create a temporary file in /proc (No such file or directory"),
+        "{err}"
+    );
+    assert!(!err.contains("does not exist"), "{err}");
 }
 
 /// QA (session 15): `-o -` made a file named "-", `--last 0` and an unknown `--group` said

@@ -255,9 +255,12 @@ pub fn check_destination(path: &Path, flag: &str) -> anyhow::Result<u32> {
     // The temporary file the write makes, made and removed: this finds a directory that does
     // not exist, one the user cannot write and a read-only filesystem as the write would.
     if let Err(e) = Staged::beside(path, Mode::Exact(mode)) {
-        let dir = disktier_atomicfile::dir_of(path).display();
+        let dir_path = disktier_atomicfile::dir_of(path);
+        let dir = dir_path.display();
         match e.io().kind() {
-            ErrorKind::NotFound => anyhow::bail!(
+            // A directory that exists but makes no new file there (procfs, sysfs) is not missing
+            // (QA: `-o /proc/version` said "the directory /proc does not exist").
+            ErrorKind::NotFound if !dir_path.is_dir() => anyhow::bail!(
                 "cannot write {}: the directory {dir} does not exist; create it, or pass another {flag}",
                 path.display()
             ),
@@ -273,9 +276,9 @@ pub fn check_destination(path: &Path, flag: &str) -> anyhow::Result<u32> {
                 "cannot write {}: {dir} is not a directory; pass another {flag}",
                 path.display()
             ),
-            kind => anyhow::bail!(
+            _ => anyhow::bail!(
                 "cannot create a temporary file in {dir} ({}): pass another {flag}",
-                std::io::Error::from(kind)
+                e.io()
             ),
         }
     }
