@@ -124,8 +124,8 @@ pub fn table(runs: &[RunSummary]) -> String {
             r.target.clone().unwrap_or_else(|| "-".into()),
             r.hostname.clone().unwrap_or_else(|| "-".into()),
             opt(r.sync_p99_ns, |v| fmt_ns(v as f64)),
-            opt(r.read_iops, |v| format!("{v:.0}")),
-            opt(r.write_iops, |v| format!("{v:.0}")),
+            opt(r.read_iops, iops),
+            opt(r.write_iops, iops),
             opt(r.read_bw_bytes, |v| format!("{}/s", Bytes(v as u64))),
             opt(r.write_bw_bytes, |v| format!("{}/s", Bytes(v as u64))),
         ]);
@@ -135,4 +135,25 @@ pub fn table(runs: &[RunSummary]) -> String {
         .map(|r| r.into_iter().map(|c| printable(&c, false)).collect())
         .collect();
     disktier_store::compare::align(&rows)
+}
+
+/// IOPS as the column shows them, whole; 10^12 and more (no disk: a damaged or forged row) in
+/// scientific notation rather than 300 digits (QA: a stored write IOPS of 1e300).
+fn iops(v: f64) -> String {
+    if v.abs() < 1e12 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_absurd_iops_is_shown_short() {
+        assert_eq!(iops(75145.6), "75146");
+        assert_eq!(iops(1e300), "1.00e300");
+    }
 }

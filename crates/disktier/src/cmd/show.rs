@@ -112,12 +112,12 @@ pub fn summary(run: &StoredRun) -> String {
     out.push_str(&target_line(&doc.target));
     out.push_str(&host_line(&doc.host));
     out.push_str(&format!(
-        "profile  {}{}  engine {}  started {}  {:.1} s{}\n\nresults\n",
+        "profile  {}{}  engine {}  started {}  {}{}\n\nresults\n",
         doc.profile.as_deref().unwrap_or("custom job"),
         if doc.quick { " (quick)" } else { "" },
         doc.engine,
         doc.started_at,
-        doc.duration_s,
+        seconds(doc.duration_s),
         if doc.interrupted {
             "  INTERRUPTED: partial figures"
         } else {
@@ -242,11 +242,11 @@ fn job_file(out: &mut String, doc: &JobFileDoc) {
     }
     let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
     out.push_str(&one_line(&format!(
-        "job file {}  engine {}  started {}  {:.1} s  ({}, {}){}",
+        "job file {}  engine {}  started {}  {}  ({}, {}){}",
         doc.jobfile,
         doc.engine,
         doc.started_at,
-        doc.duration_s,
+        seconds(doc.duration_s),
         plural(doc.jobs.len(), "job"),
         plural(doc.groups.len(), "reporting group"),
         if doc.interrupted {
@@ -259,8 +259,25 @@ fn job_file(out: &mut String, doc: &JobFileDoc) {
     out.push_str(&render_text(doc));
 }
 
+/// A run's length, `12.3 s`; one of 10^12 s or more (31,700 years: a damaged or forged
+/// document) in scientific notation rather than 300 digits (QA).
+fn seconds(s: f64) -> String {
+    if s.abs() < 1e12 {
+        format!("{s:.1} s")
+    } else {
+        format!("{s:.2e} s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_absurd_length_is_shown_short() {
+        assert_eq!(seconds(5.04), "5.0 s");
+        assert_eq!(seconds(1e300), "1.00e300 s");
+    }
+
     use super::*;
 
     /// QA: a newline in a stored target or host name printed raw, so a crafted name could fake

@@ -102,7 +102,10 @@ pub fn fmt_value(unit: Unit, v: f64) -> String {
         Unit::Ns => disktier_units::fmt_ns(v),
         Unit::Iops => fmt_count(v),
         Unit::BytesPerSec => {
-            if reaches(v, 1024.0 * 1024.0, 1024.0, 1) {
+            // 10^12 GiB/s and more: no disk (see ABSURD).
+            if absurd(v / (1024.0 * 1024.0 * 1024.0)) {
+                format!("{v:.2e} B/s")
+            } else if reaches(v, 1024.0 * 1024.0, 1024.0, 1) {
                 format!("{:.2} GiB/s", v / (1024.0 * 1024.0 * 1024.0))
             } else if reaches(v, 1024.0, 1024.0, 1) {
                 format!("{:.1} MiB/s", v / (1024.0 * 1024.0))
@@ -116,8 +119,20 @@ pub fn fmt_value(unit: Unit, v: f64) -> String {
 
 /// 389, 4750, 45.2k, 180k, 1.00M: fio's way of printing IOPS; a value that rounds up to the
 /// next form takes it (999,800 is "1.00M", not "1000k"; 99,960 "100k", not "100.0k").
+/// A count or rate no disk reaches (10^12 a second; the fastest NVMe drives do about 10^7 IOPS)
+/// is a damaged or forged figure, shown as such in scientific notation rather than as a number of
+/// 300 digits (QA: a stored write IOPS of 1e300 filled `show`'s line).
+const ABSURD: f64 = 1e12;
+
+/// Whether `v` is no figure a disk gives: [`ABSURD`] or more, or not a number.
+fn absurd(v: f64) -> bool {
+    v.is_nan() || v.abs() >= ABSURD
+}
+
 pub fn fmt_count(v: f64) -> String {
-    if reaches(v, 1e3, 1000.0, 0) {
+    if absurd(v) {
+        format!("{v:.2e}")
+    } else if reaches(v, 1e3, 1000.0, 0) {
         format!("{:.2}M", v / 1e6)
     } else if reaches(v, 1e3, 100.0, 1) {
         format!("{:.0}k", v / 1e3)
@@ -175,5 +190,24 @@ mod align_tests {
         assert_eq!(lines[0], "TARGET   HOST");
         assert_eq!(lines[1], "/データ  a");
         assert_eq!(lines[2], "/data    b");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_absurd_figure_is_shown_short() {
+        assert_eq!(fmt_count(1e300), "1.00e300");
+        assert_eq!(fmt_count(f64::INFINITY), "inf");
+        assert_eq!(fmt_count(999_800.0), "1.00M");
+        assert_eq!(fmt_count(5e11), "500000.00M");
+        assert_eq!(fmt_value(Unit::BytesPerSec, 1.7e308), "1.70e308 B/s");
+        assert_eq!(
+            fmt_value(Unit::BytesPerSec, 2.0 * 1073741824.0),
+            "2.00 GiB/s"
+        );
+        assert_eq!(fmt_value(Unit::FilesPerSec, 1e40), "1.00e40 files/s");
     }
 }
