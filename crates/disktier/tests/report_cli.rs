@@ -260,13 +260,30 @@ fn an_endless_plan_is_refused_not_read_into_memory() {
     dt(&db)
         .args(["report", &a, "--plan", "/dev/stdin", "-o"])
         .arg(&out)
-        .pipe_stdin(plan)
+        .pipe_stdin(&plan)
         .unwrap()
         .assert()
         .success();
     assert!(std::fs::read_to_string(&out)
         .unwrap()
         .contains("<section id=\"plan\">"));
+    // QA: a forged monthly cost of 1e308 was drawn as a 309-digit dollar figure.
+    let mut forged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    forged["options"][1]["monthly_cost_usd"] = 1e308.into();
+    let forged_path = d.path().join("forged.json");
+    std::fs::write(&forged_path, forged.to_string()).unwrap();
+    dt(&db)
+        .args(["report", &a, "--plan"])
+        .arg(&forged_path)
+        .arg("-o")
+        .arg(d.path().join("f.html"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "holds 1e308 at options[1].monthly_cost_usd, a figure no plan has",
+        ));
+    assert!(!d.path().join("f.html").exists());
 }
 
 #[test]

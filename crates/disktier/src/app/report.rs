@@ -158,6 +158,12 @@ pub fn read_plan(path: &Path) -> anyhow::Result<StoragePlan> {
             path.display()
         )
     })?;
+    if let Some((at, n)) = absurd_number(&v, String::new()) {
+        anyhow::bail!(
+            "{} holds {n:e} at {at}, a figure no plan has (its costs, sizes and rates are below 10^15): write it again with `disktier plan --format json`",
+            path.display()
+        );
+    }
     if !v.get("options").is_some_and(|o| o.is_array()) {
         anyhow::bail!(
             "{} has no \"options\" list: it is not a `disktier plan --format json` document",
@@ -175,6 +181,35 @@ pub fn read_plan(path: &Path) -> anyhow::Result<StoragePlan> {
             "{} has schema_version {other:?}; this disktier reads version 1 plans",
             path.display()
         ),
+    }
+}
+
+/// The first number in `v` whose size is 10^15 or more, with where it is (`options[0].
+/// monthly_cost_usd`): no plan's cost, size or rate comes near it, and a forged one was drawn as
+/// a 309-digit dollar figure (QA: `--plan` with a monthly cost of 1e308).
+fn absurd_number(v: &serde_json::Value, at: String) -> Option<(String, f64)> {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|f| f.is_nan() || f.abs() >= 1e15)
+            .map(|f| (at, f)),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| absurd_number(x, format!("{at}[{i}]"))),
+        Value::Object(m) => m.iter().find_map(|(k, x)| {
+            let key = crate::text::printable(k, false);
+            absurd_number(
+                x,
+                if at.is_empty() {
+                    key
+                } else {
+                    format!("{at}.{key}")
+                },
+            )
+        }),
+        _ => None,
     }
 }
 
