@@ -61,7 +61,7 @@ impl<'a> ReportInput<'a> {
 
 /// A stored run read for the report: its listing columns, and its document read once into its
 /// type ([`StoredDoc`]). The stored JSON is not kept (only a `fleet` object, which the fleet
-/// section reads): a document's JSON tree takes ten times the memory of its typed form, and
+/// section reads): a document's JSON tree takes two to four times the memory of its typed form, and
 /// `report --last 10000` held every one of them at once (QA: 358 MB for 10,000 runs of 2 KB
 /// documents, of which 60 % were the JSON trees). `disktier report` reads the runs one after
 /// another into this form, so no more than one JSON document is held at a time.
