@@ -83,10 +83,20 @@ impl ReadRun {
     /// report does not show).
     pub fn read(mut run: StoredRun) -> ReadRun {
         let doc = StoredDoc::read(&run);
-        let fleet = run.doc.as_object_mut().and_then(|o| o.remove("fleet"));
-        run.doc = match fleet {
-            Some(tag) => serde_json::json!({ "fleet": tag }),
-            None => serde_json::Value::Null,
+        // The fleet section reads the fleet tag and, for a node that gave no document, its
+        // outcome (`unmeasured`): both are kept, the rest of the JSON is dropped.
+        let mut kept = serde_json::Map::new();
+        if let Some(o) = run.doc.as_object_mut() {
+            for key in ["fleet", "unmeasured"] {
+                if let Some(v) = o.remove(key) {
+                    kept.insert(key.to_string(), v);
+                }
+            }
+        }
+        run.doc = if kept.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::Value::Object(kept)
         };
         run.host = serde_json::Value::Null;
         run.device = serde_json::Value::Null;
