@@ -73,6 +73,10 @@ pub enum StoreError {
     NoAnswer { url: String, secs: u64 },
     #[error("store location {location}: {why}")]
     BadLocation { location: String, why: String },
+    /// Every new id a save drew was refused as taken: not a clash of random ids but a unique
+    /// constraint the store's table has and disktier did not make.
+    #[error("store {location} refused {tries} new run ids in a row as already taken, which random ids do not do: its runs table has a unique index or constraint disktier did not make (list them with `.schema runs` in sqlite3 or `\\d runs` in psql): remove it")]
+    IdsRefused { location: String, tries: u32 },
     #[error("PostgreSQL store {location}: TLS: {why}")]
     Tls { location: String, why: String },
     #[error("{0:?} is not a run id (ids look like 20231201-201522-a3f90c; a unique prefix will do): list them with `disktier history`")]

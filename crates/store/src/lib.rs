@@ -53,6 +53,9 @@ pub struct Store {
     backend: Box<dyn Backend>,
 }
 
+/// New ids one save tries before it gives up (see [`Store::save_new`]).
+const SAVE_TRIES: u32 = 16;
+
 impl Store {
     /// Opens the store at `location`: a `postgres://` (or `postgresql://`) URL, a SQLite file
     /// path, or `None` (or an empty location, see [`location`]) for [`default_path`].
@@ -138,8 +141,9 @@ impl Store {
     /// document is stored already.
     pub fn save_new(&mut self, run: &NewRun<'_>) -> Result<Saved> {
         // A clash needs two saves in the same second drawing the same 24 random bits; a few
-        // retries make it practically impossible.
-        loop {
+        // retries make it practically impossible, so a store that refuses every new id is
+        // refusing something else, and the save stops rather than loop.
+        for _ in 0..SAVE_TRIES {
             let row = run.to_row(new_id(), model::now_rfc3339());
             match self.insert(&row)? {
                 Inserted::Saved => return Ok(Saved::New(row.summary.id)),
@@ -147,6 +151,10 @@ impl Store {
                 Inserted::IdTaken => {}
             }
         }
+        Err(StoreError::IdsRefused {
+            location: self.location(),
+            tries: SAVE_TRIES,
+        })
     }
 
     /// Saves a run and returns its id: a new one, or for an import whose document is stored

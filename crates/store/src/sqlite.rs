@@ -473,7 +473,14 @@ impl Backend for SqliteStore {
         );
         match res {
             Ok(_) => Ok(true),
-            Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => Ok(false),
+            // Only a taken id or fingerprint is a refused insert; any other constraint (a
+            // trigger or CHECK added to the table by hand) is an error, never retried.
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                    || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
+            {
+                Ok(false)
+            }
             Err(e) => Err(err(&self.path, e)),
         }
     }
