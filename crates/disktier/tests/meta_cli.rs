@@ -361,7 +361,7 @@ fn completions_offer_the_words_kind_aggressor_and_profile_take() {
     for (words, want) in [
         (
             "disktier history --kind ''",
-            "bench check assess import interfere setup",
+            "bench check assess import interfere setup unmeasured",
         ),
         (
             "disktier interfere /d --aggressor ''",
