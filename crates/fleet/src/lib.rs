@@ -23,6 +23,7 @@ pub mod rbac;
 pub mod result;
 pub mod select;
 pub mod summary;
+pub mod ttl;
 
 pub use error::{FleetError, Result};
 pub use k8s_openapi;

@@ -4,6 +4,7 @@
 
 use crate::command::NodeCommand;
 use crate::error::{FleetError, Result};
+use crate::ttl::check_ttl;
 // The names the manifests carry, checked: kept reachable here, where callers look for them.
 pub use crate::names::{
     check_dns_label, check_image, check_node_name, check_run_id, job_name, job_names, MAX_JOB_NAME,
@@ -129,32 +130,6 @@ impl JobOptions {
             command: NodeCommand::parse(command)?,
         })
     }
-}
-
-/// The shortest `--ttl` (the Job's `ttlSecondsAfterFinished`) fleet accepts. The TTL
-/// controller deletes a finished Job, and its pod with it, the TTL after the Job finished (5.3 s
-/// for a TTL of 5 s on the test cluster), while the client reads the result from the pod's log
-/// only after it has seen the container end: a watch event and one log request, well under a
-/// second on an idle cluster, several seconds on a loaded API server or when many nodes of a
-/// `--parallel` run end together (their logs are read one after another). A TTL of 0 lost one
-/// run in three on the test cluster (QA). 60 s is more than ten times the slowest read seen,
-/// and costs nothing: the client deletes each Job as soon as its result is in, so the TTL only
-/// acts when the client died.
-pub const MIN_TTL: Duration = Duration::from_secs(60);
-
-/// Refuses a `--ttl` below [`MIN_TTL`], which could delete a pod before its log is read.
-pub fn check_ttl(ttl: Duration) -> Result<()> {
-    if ttl < MIN_TTL {
-        return Err(FleetError::Invalid {
-            what: "--ttl",
-            value: format!("{}s", ttl.as_secs()),
-            why: format!(
-                "the cluster could delete a finished pod before fleet reads its result from the log: give at least {}s (the client deletes each Job itself as soon as its result is in; the TTL only cleans up after a client that died)",
-                MIN_TTL.as_secs()
-            ),
-        });
-    }
-    Ok(())
 }
 
 fn labels(run_id: &str) -> BTreeMap<String, String> {
@@ -313,6 +288,7 @@ pub fn job(cfg: &JobConfig, node: &str) -> Job {
         spec: Some(JobSpec {
             backoff_limit: Some(0),
             active_deadline_seconds: Some(secs(cfg.timeout)),
+            // check_ttl refused a TTL above i32::MAX seconds.
             ttl_seconds_after_finished: Some(i32::try_from(cfg.ttl.as_secs()).unwrap_or(i32::MAX)),
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
@@ -459,16 +435,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("--run"), "{e}");
-    }
-
-    #[test]
-    fn a_ttl_below_the_floor_is_refused() {
-        for s in [0, 1, 59] {
-            let e = check_ttl(Duration::from_secs(s)).unwrap_err().to_string();
-            assert!(e.contains("--ttl") && e.contains("60s"), "{e}");
-        }
-        check_ttl(MIN_TTL).unwrap();
-        check_ttl(Duration::from_secs(600)).unwrap();
     }
 
     #[test]

@@ -111,7 +111,8 @@ pub struct RunArgs {
     pub timeout: Duration,
     /// Finished Jobs are deleted by the cluster after this long even if this client died
     /// (ttlSecondsAfterFinished; the client deletes them at once otherwise). At least 60s: a
-    /// shorter one could delete a pod before its result is read from the log.
+    /// shorter one could delete a pod before its result is read from the log. At most
+    /// 2147483647s, the field being an int32.
     #[arg(long, value_parser = disktier_units::clap_parsers::duration, default_value = "10m", value_name = "DURATION")]
     pub ttl: Duration,
     /// Tolerate every taint, not only the control plane's NoSchedule (without it, a node with a
