@@ -34,9 +34,10 @@ pub enum FleetError {
     /// `--timeout 0`.
     #[error("--timeout 0 would end every Job at once: give a duration such as 10m")]
     ZeroTimeout,
-    /// `fleet rbac --user` that is empty or holds control characters.
-    #[error("--user {0:?}: give the user name the cluster authenticates")]
-    BadUser(String),
+    /// `fleet rbac --user` that is empty or holds a character that does not show as itself
+    /// (a control, bidi, invisible or line-separating character).
+    #[error("--user {user:?}: {why}: give the user name the cluster authenticates (kubectl auth whoami shows it)")]
+    BadUser { user: String, why: String },
     // A kubeconfig's errors are shown through `kubeconfig_problem`, never as kube prints them:
     // a YAML error there quotes the file's lines, which may hold a token or a key.
     #[error("cannot read the kubeconfig {}: {}", path.display(), kubeconfig_problem(err))]

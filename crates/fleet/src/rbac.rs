@@ -21,17 +21,59 @@ pub enum Who {
     User(String),
 }
 
+/// What is wrong with `c` in a user name, if anything: a character that does not show as
+/// itself. Kubernetes asks only that a User subject's name be non-empty
+/// (kubernetes/kubernetes pkg/apis/rbac/validation/validation.go, ValidateRoleBindingSubject),
+/// but the name is printed into YAML a person reviews and applies as root of the cluster's
+/// RBAC: a control character (C0, DEL, C1) or a line or paragraph separator (U+2028, U+2029)
+/// breaks the line it is on; a bidirectional formatting character (Unicode UAX #9: U+202A..U+202E,
+/// U+2066..U+2069, U+200E, U+200F, U+061C) shows the name reordered, the "Trojan Source" trick
+/// (CVE-2021-42574); an invisible one (zero-width space, joiners U+200B..U+200D, word joiner
+/// U+2060, the invisible operators U+2061..U+2064, byte order mark U+FEFF, soft hyphen U+00AD)
+/// makes a name look like another user's. No authenticator's user name needs them.
+fn unfit_in_user(c: char) -> Option<&'static str> {
+    if c.is_control() {
+        Some("a control character")
+    } else if matches!(c, '\u{2028}' | '\u{2029}') {
+        Some("a line or paragraph separator")
+    } else if matches!(
+        c,
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
+    ) {
+        Some("a bidirectional formatting character, which shows the name reordered")
+    } else if matches!(
+        c,
+        '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{00ad}'
+    ) {
+        Some("an invisible character, which makes it look like another name")
+    } else {
+        None
+    }
+}
+
+/// Checks a `--user`: not empty, and every character shows as itself ([`unfit_in_user`]).
+fn check_user(u: String) -> Result<String> {
+    if u.is_empty() {
+        return Err(FleetError::BadUser {
+            user: u,
+            why: "it is empty".into(),
+        });
+    }
+    if let Some((c, what)) = u.chars().find_map(|c| unfit_in_user(c).map(|w| (c, w))) {
+        return Err(FleetError::BadUser {
+            why: format!("it holds U+{:04X}, {what}", c as u32),
+            user: u,
+        });
+    }
+    Ok(u)
+}
+
 impl Who {
-    /// The subject the options name, checked: `user` (`--user`: not empty, no control
-    /// characters) when given, else the ServiceAccount `service_account` (a DNS label).
+    /// The subject the options name, checked: `user` (`--user`: [`check_user`]) when given,
+    /// else the ServiceAccount `service_account` (a DNS label).
     pub fn from_options(user: Option<String>, service_account: String) -> Result<Who> {
         match user {
-            Some(u) => {
-                if u.is_empty() || u.chars().any(char::is_control) {
-                    return Err(FleetError::BadUser(u));
-                }
-                Ok(Who::User(u))
-            }
+            Some(u) => Ok(Who::User(check_user(u)?)),
             None => {
                 check_dns_label("--service-account", &service_account)?;
                 Ok(Who::ServiceAccount(service_account))
@@ -199,14 +241,16 @@ mod tests {
             Who::from_options(None, "disktier-fleet".into()).unwrap(),
             Who::ServiceAccount("disktier-fleet".into())
         );
-        for bad in ["", "a\nb"] {
-            assert_eq!(
-                Who::from_options(Some(bad.into()), "x".into())
-                    .unwrap_err()
-                    .to_string(),
-                format!("--user {bad:?}: give the user name the cluster authenticates")
-            );
-        }
+        assert_eq!(
+            Who::from_options(Some("".into()), "x".into())
+                .unwrap_err()
+                .to_string(),
+            "--user \"\": it is empty: give the user name the cluster authenticates (kubectl auth whoami shows it)"
+        );
+        assert!(Who::from_options(Some("a\nb".into()), "x".into())
+            .unwrap_err()
+            .to_string()
+            .starts_with("--user \"a\\nb\": it holds U+000A, a control character"));
         let e = Who::from_options(None, "Bad SA".into()).unwrap_err();
         assert!(e.to_string().starts_with("--service-account"), "{e}");
     }
@@ -269,6 +313,54 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// QA: `fleet rbac --user $'alice\u202e'` printed the U+202E into the binding's subject,
+    /// where it shows what follows reversed; zero-width and line-separator characters went
+    /// through as well. Each is refused naming it; other Unicode (a name in any script, the
+    /// OIDC and certificate forms) is kept, and quoted where YAML would read it otherwise.
+    #[test]
+    fn a_user_name_that_does_not_show_as_itself_is_refused() {
+        for (bad, code, what) in [
+            ("evil\u{202e}nimda", "U+202E", "bidirectional"),
+            ("a\u{2066}b", "U+2066", "bidirectional"),
+            ("a\u{200f}", "U+200F", "bidirectional"),
+            ("ad\u{200b}min", "U+200B", "invisible"),
+            ("\u{feff}admin", "U+FEFF", "invisible"),
+            ("a\u{2028}b", "U+2028", "line or paragraph separator"),
+            ("a\u{85}b", "U+0085", "control"),
+            ("a\rb", "U+000D", "control"),
+            ("a\0b", "U+0000", "control"),
+        ] {
+            let e = Who::from_options(Some(bad.into()), "x".into())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(code) && e.contains(what), "{bad:?}: {e}");
+            // The error itself shows the name escaped.
+            assert!(!e.chars().any(|c| unfit_in_user(c).is_some()), "{e:?}");
+        }
+        for good in [
+            "alice",
+            "Jürgen Müller",
+            "山田",
+            "https://accounts.google.com#1234567890",
+            "system:serviceaccount:ns:sa",
+            "alice@example.com",
+            "yes",
+            "- x",
+            "a: b",
+            "#x",
+            "'q'",
+            "007",
+        ] {
+            let who = Who::from_options(Some(good.into()), "x".into()).unwrap();
+            let yaml = crate::manifest::to_yaml(&objects("disktier", &who)).unwrap();
+            let back: Vec<serde_json::Value> = serde_yaml_ng::Deserializer::from_str(&yaml)
+                .map(|d| serde::Deserialize::deserialize(d).unwrap())
+                .collect();
+            assert_eq!(back[1]["subjects"][0]["name"], good, "{yaml}");
+            assert_eq!(back[3]["subjects"][0]["name"], good, "{yaml}");
+        }
     }
 
     /// QA: `fleet rbac --user alice | kubectl apply -f -` after the default replaced the
