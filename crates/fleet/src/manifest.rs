@@ -117,6 +117,19 @@ impl JobOptions {
         if self.timeout.is_zero() {
             return Err(FleetError::ZeroTimeout);
         }
+        // activeDeadlineSeconds is whole seconds (Kubernetes API reference, JobSpec: an
+        // int64 of seconds): 500ms was written as 1 and 1.5s as 1, while the client judged the
+        // node by the duration as given.
+        if self.timeout.subsec_nanos() != 0 {
+            return Err(FleetError::Invalid {
+                what: "--timeout",
+                value: format!("{:?}", self.timeout),
+                why: format!(
+                    "a Job's activeDeadlineSeconds counts whole seconds: give a whole number of them, e.g. {}s",
+                    self.timeout.as_secs().max(1)
+                ),
+            });
+        }
         check_ttl(self.ttl)?;
         Ok(JobConfig {
             run_id: self.run_id,
@@ -414,6 +427,19 @@ mod tests {
         let mut o = options();
         o.ttl = Duration::ZERO;
         assert!(err(o, "rm -rf /x").starts_with("--ttl"));
+        // QA: --timeout 500ms made a Job with activeDeadlineSeconds 1, 1.5s one with 1.
+        for (ms, fix) in [(500, "1s"), (1500, "1s"), (90_250, "90s")] {
+            let mut o = options();
+            o.timeout = Duration::from_millis(ms);
+            let e = err(o, "check etcd /x");
+            assert!(
+                e.starts_with("--timeout") && e.contains("whole seconds") && e.ends_with(fix),
+                "{e}"
+            );
+        }
+        let mut o = options();
+        o.timeout = Duration::from_secs(90);
+        o.into_config(&words("check etcd /x")).unwrap();
         assert!(err(options(), "rm -rf /x").contains("not one fleet runs"));
     }
 

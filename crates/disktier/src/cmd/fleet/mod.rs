@@ -106,7 +106,7 @@ pub struct RunArgs {
     /// The pods' service account (default: the namespace's default; the pods never use it).
     #[arg(long, value_name = "NAME")]
     pub service_account: Option<String>,
-    /// Each node's Job is ended (activeDeadlineSeconds) after this long.
+    /// Each node's Job is ended (activeDeadlineSeconds) after this long, in whole seconds.
     #[arg(long, value_parser = disktier_units::clap_parsers::duration, default_value = "10m", value_name = "DURATION")]
     pub timeout: Duration,
     /// Finished Jobs are deleted by the cluster after this long even if this client died
