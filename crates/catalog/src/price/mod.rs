@@ -4,12 +4,16 @@
 
 use crate::fmt::{a, int, num, round_cents, unit_usd};
 use crate::model::{
-    Catalog, Instance, InstancePrice, IopsRule, ProvisionedIops, ProvisionedThroughput, Region,
-    ThroughputRule, VolumePrice, VolumeType, MIBS_PER_MBPS,
+    Catalog, Instance, IopsRule, ProvisionedIops, ProvisionedThroughput, Region, ThroughputRule,
+    VolumePrice, VolumeType, MIBS_PER_MBPS,
 };
 use crate::perf::{performance, resolve, Performance, Resolved, RuleError, VolumeConfig};
 use crate::suggest::{close_matches, hint, shown};
 use serde::Serialize;
+
+mod cite;
+pub use cite::cited;
+use cite::instance_sources;
 
 /// Hours in a month (730, as the AWS Pricing Calculator; docs/sources.md [aws-ec2-pricing]).
 pub const HOURS_PER_MONTH: f64 = 730.0;
@@ -294,10 +298,16 @@ pub fn volume(
     }
     let total = round_cents(items.iter().map(|i| i.monthly_cost_usd).sum());
     let mut sources = vec![format!(
-        "{} {}: {} ({})",
-        vt.name, reg.name, price.source, price.date
+        "{} {}: {}",
+        vt.name,
+        reg.name,
+        cited(&price.source, &price.date)
     )];
-    sources.push(format!("{} rules: {} ({})", vt.name, vt.source, vt.date));
+    sources.push(format!(
+        "{} rules: {}",
+        vt.name,
+        cited(&vt.source, &vt.date)
+    ));
     if let Some(n) = &price.note {
         sources.push(format!("{} {} price: {n}", vt.name, reg.name));
     }
@@ -494,24 +504,6 @@ pub fn store_lifetime(cloud: &str) -> &'static str {
         "azure" => "lost when the VM stops, is deallocated or is redeployed (kept across a reboot)",
         _ => "lost when the machine stops (kept across a reboot)",
     }
-}
-
-/// The sources of an instance's quote: its price's, and, when it has an instance store, the
-/// instance's own, which the store's size and IOPS come from (QA: `price instance i3.large`
-/// showed "103,125 read / 35,000 write" with only the EC2 price page as its source; the IOPS
-/// are from AWS's storage-optimized instance page, [aws-storage-optimized]).
-fn instance_sources(inst: &Instance, p: &InstancePrice, region: &str) -> Vec<String> {
-    let mut out = vec![format!(
-        "{} {}: {} ({})",
-        inst.name, region, p.source, p.date
-    )];
-    if inst.store.is_some() {
-        out.push(format!(
-            "{} instance store: {} ({})",
-            inst.name, inst.source, inst.date
-        ));
-    }
-    out
 }
 
 /// Prices an instance for a month (730 hours), with its instance store.

@@ -299,3 +299,24 @@ fn a_volume_type_given_as_an_instance_type_says_so() {
         Err(PriceError::UnknownInstance { .. })
     ));
 }
+
+/// QA: an overlay's price with a blank source was quoted as "source: m6i.large us-east-1:
+/// (2026-01)"; the quote now says the figure is unsourced.
+#[test]
+fn a_price_without_a_source_is_quoted_as_unsourced() {
+    let mut cat = Catalog::embedded();
+    cat.merge(
+        Catalog::parse(
+            "[[instance_price]]\nregion = \"us-east-1\"\ntype = \"m6id.xlarge\"\nusd_per_hour = 0.1\nsource = \" \"\ndate = \"\"\n",
+            "overlay.toml",
+        )
+        .unwrap(),
+    );
+    let q = instance(&cat, "us-east-1", "m6id.xlarge").unwrap();
+    assert_eq!(
+        q.sources[0],
+        "m6id.xlarge us-east-1: UNSOURCED: no source given (catalog check reports it) (no date)"
+    );
+    assert!(q.sources[1].starts_with("m6id.xlarge instance store: [aws-instance-types]"));
+    assert_eq!(cited("[x] page", "2026-01"), "[x] page (2026-01)");
+}
