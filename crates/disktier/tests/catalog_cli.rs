@@ -1003,14 +1003,14 @@ fn plan_and_simulate_agree_on_a_writethrough_cache_under_writes() {
 
 // ---- QA pass on the decide commands: one regression test per finding ----
 
-/// QA #1: i3.8xlarge's instance store (no IOPS figure in the catalog) ranked first as meeting
-/// 20,000 IOPS, the missing figure said twice.
+/// QA #1: i3.8xlarge's instance store (no IOPS figure in the catalog then; i4i.8xlarge's has
+/// none now) ranked first as meeting 20,000 IOPS, the missing figure said twice.
 #[test]
 fn an_instance_store_without_an_iops_figure_is_marked_unverified_and_ranked_last() {
     let args = [
         "plan",
         "--instance",
-        "i3.8xlarge",
+        "i4i.8xlarge",
         "--capacity",
         "1700GiB",
         "--iops",
@@ -1029,12 +1029,12 @@ fn an_instance_store_without_an_iops_figure_is_marked_unverified_and_ranked_last
         .all(|o| o.get("unverified").is_none()));
     let t = text(&args);
     assert!(
-        t.contains("instance-store       $0.00/month, saves $221.00/month  [IOPS unverified]"),
+        t.contains("instance-store       $0.00/month, saves $221.00/month  [weak figures]  [IOPS unverified]"),
         "{t}"
     );
     assert!(!t.starts_with("plan for 1,700 GiB, 20,000 IOPS in us-east-1 (sustained figures; bursts are shown, not counted)\n\n 1. instance-store"), "{t}");
     assert_eq!(t.matches("no IOPS figure").count(), 1, "{t}");
-    assert!(t.contains("note: unverified, so ranked after the options that meet the requirements: i3.8xlarge's own instance store (4 x 1,900 GB NVMe) (IOPS not in the catalog)"), "{t}");
+    assert!(t.contains("note: unverified, so ranked after the options that meet the requirements: i4i.8xlarge's own instance store (4 x 1,875 GB NVMe) (IOPS not in the catalog)"), "{t}");
     assert!(
         t.contains("data on the instance store is lost when the instance stops or terminates"),
         "{t}"

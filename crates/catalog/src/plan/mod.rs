@@ -344,12 +344,12 @@ mod tests {
             .contains("8 x 375 GiB = 3,000 GiB < 4,000 GiB required")));
     }
 
-    /// Regression (QA): i3.8xlarge's store (no published IOPS in the catalog) ranked first as
-    /// meeting 20,000 IOPS, with its missing figure said twice.
+    /// Regression (QA): i3.8xlarge's store (no published IOPS in the catalog then; i4i.8xlarge's
+    /// now) ranked first as meeting 20,000 IOPS, with its missing figure said twice.
     #[test]
     fn an_unverified_requirement_is_not_counted_as_met() {
         let c = Catalog::embedded();
-        let mut r = with_store("us-east-1", 1700, Some(20000), "i3.8xlarge");
+        let mut r = with_store("us-east-1", 1700, Some(20000), "i4i.8xlarge");
         let p = plan(&c, &r).unwrap();
         let last = p.options.last().unwrap();
         assert_eq!(last.kind, Kind::InstanceStore);

@@ -245,11 +245,11 @@ fn only_billed_weak_iops_tiers_make_a_price_weak() {
 fn price_instance_json_carries_the_local_disks() {
     let c = Catalog::embedded();
     let json = |q: &Quote| serde_json::to_value(q).unwrap();
-    let v = json(&instance(&c, "us-east-1", "i3.8xlarge").unwrap());
+    let v = json(&instance(&c, "us-east-1", "i4i.8xlarge").unwrap());
     assert_eq!(
         v["instance_store"],
         serde_json::json!({
-            "count": 4, "size_gb": 1900, "total_gib": 7078,
+            "count": 4, "size_gb": 1875, "total_gib": 6984,
             "read_iops": null, "write_iops": null, "throughput_mbps": null,
             "lost_when": "lost when the instance stops or terminates (kept across a reboot)"
         })

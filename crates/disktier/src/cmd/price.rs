@@ -253,7 +253,7 @@ mod tests {
     #[test]
     fn performance_not_in_the_catalog_is_said_once() {
         let cat = disktier_catalog::Catalog::embedded();
-        for name in ["m6i.xlarge", "i3.8xlarge"] {
+        for name in ["m6i.xlarge", "i4i.8xlarge"] {
             let text = render(&price::instance(&cat, "us-east-1", name).unwrap());
             assert!(
                 text.contains("\nperformance: not in the catalog\n"),
