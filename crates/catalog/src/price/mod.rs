@@ -57,7 +57,11 @@ pub enum PriceError {
         region_cloud: Box<str>,
         regions: Vec<String>,
     },
-    #[error("the catalog has no {what} price for {name} in {region}{}: add one with --catalog FILE", if .elsewhere.is_empty() { String::new() } else { format!(" (it has one in {})", .elsewhere.join(", ")) })]
+    /// `elsewhere` empty: the catalog prices it in no region, because no price for it was found
+    /// in a primary source (the GCP machine types, the larger Azure Lsv3/Lasv3 sizes,
+    /// hyperdisk-balanced): the message says so, so that its absence is not taken for an
+    /// oversight (QA: it read as if a price were merely missing from one region).
+    #[error("the catalog has no {what} price for {name} in {region}{}", if .elsewhere.is_empty() { " nor in any region: none was found in a primary source, so the catalog leaves it unpriced rather than guess: add one with --catalog FILE, citing the cloud's price page as its source".to_string() } else { format!(" (it has one in {}): add one with --catalog FILE", .elsewhere.join(", ")) })]
     NoPrice {
         what: &'static str,
         name: String,

@@ -320,3 +320,22 @@ fn a_price_without_a_source_is_quoted_as_unsourced() {
     assert!(q.sources[1].starts_with("m6id.xlarge instance store: [aws-instance-types]"));
     assert_eq!(cited("[x] page", "2026-01"), "[x] page (2026-01)");
 }
+
+/// QA: `price instance n1-standard-8 --region us-central1` said only "the catalog has no
+/// on-demand price for n1-standard-8 in us-central1: add one with --catalog FILE", as if one
+/// region's price were missing; no region has one, since none was found in a primary source.
+#[test]
+fn an_item_priced_nowhere_says_no_primary_source_gave_a_price() {
+    let c = Catalog::embedded();
+    let e = instance(&c, "us-central1", "n1-standard-8")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "the catalog has no on-demand price for n1-standard-8 in us-central1 nor in any region: none was found in a primary source, so the catalog leaves it unpriced rather than guess: add one with --catalog FILE, citing the cloud's price page as its source");
+    let e = instance(&c, "us-west-2", "m6i.xlarge")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.ends_with("in us-west-2 (it has one in us-east-1): add one with --catalog FILE"),
+        "{e}"
+    );
+}
