@@ -170,7 +170,11 @@ fn the_wrong_region_or_a_broken_page_writes_nothing() {
     let full = std::fs::read_to_string(fixture("azure-prices.json")).unwrap();
     for (page, refused) in [
         (&full[..full.len() / 2], "cut short"),
-        (r#"{"value": []}"#, "no \"Items\" array"),
+        // QA: it said "is not a Azure Retail Prices API page".
+        (
+            r#"{"value": []}"#,
+            "is not an Azure Retail Prices API page ({\"Items\": [...]}): no \"Items\" array",
+        ),
     ] {
         std::fs::write(&cut, page).unwrap();
         refresh("azure", &[&cut], "eastus", &out)

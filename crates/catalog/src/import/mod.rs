@@ -18,7 +18,7 @@ pub enum ImportError {
     },
     #[error("{path} is not an AWS offer file: {message}")]
     Shape { path: PathBuf, message: String },
-    #[error("{path} is not a {format}: {message}")]
+    #[error("{path} is not {format}: {message}")]
     Format {
         path: PathBuf,
         format: &'static str,

@@ -52,8 +52,8 @@ impl Cloud {
 
     fn format(self) -> &'static str {
         match self {
-            Cloud::Gcp => "Cloud Billing Catalog SKU list ({\"skus\": [...]})",
-            Cloud::Azure => "Azure Retail Prices API page ({\"Items\": [...]})",
+            Cloud::Gcp => "a Cloud Billing Catalog SKU list ({\"skus\": [...]})",
+            Cloud::Azure => "an Azure Retail Prices API page ({\"Items\": [...]})",
         }
     }
 
