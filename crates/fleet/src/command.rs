@@ -270,6 +270,16 @@ fn refuse_credentials(urls: &str) -> Result<()> {
     Ok(())
 }
 
+/// Why a node path holding a character of kind `what` ([`crate::shown::unshown`]) is refused.
+fn what_in_path(what: &'static str) -> &'static str {
+    match what {
+        "a control character" => "it holds a control character (a newline, a tab, ...), which the Job's YAML would carry across lines: name the directory or device by a path without one",
+        "a line or paragraph separator" => "it holds a line or paragraph separator (U+2028, U+2029): name the directory or device by a path without one",
+        _ if what.starts_with("a bidirectional") => "it holds a bidirectional formatting character, which shows the path reordered in the Job: name the directory or device by a path without one",
+        _ => "it holds an invisible character (a zero-width space, a byte order mark, ...), which makes the path look like another: name the directory or device by a path without one",
+    }
+}
+
 /// An absolute, normalised path: no `.`/`..` components, no doubled or trailing slashes; not
 /// `/`, not `/proc` or `/sys` or anything under them, and under `/dev` only a block device
 /// ([`BLOCK_DEVICE_PREFIXES`]). The rule is on names: a symlink on the node is not seen here.
@@ -278,6 +288,11 @@ fn check_path(p: &str) -> Result<String> {
         path: p.to_string(),
         why,
     };
+    // QA: `fleet run -- check etcd $'/x\ny'` wrote the path into the Job as a two-line block
+    // scalar (`path: |-`), and a U+202E would show it reordered in `--dry-run`.
+    if let Some(what) = p.chars().find_map(crate::shown::unshown) {
+        return Err(bad(what_in_path(what)));
+    }
     let mut parts = Vec::new();
     for comp in p.split('/').skip(1) {
         match comp {
@@ -393,6 +408,22 @@ mod tests {
             cmd("check etcd /var/../etc"),
             Err(FleetError::BadHostPath { .. })
         ));
+        // QA: a newline went into the Job as a two-line block scalar.
+        for (p, why) in [
+            ("/x\ny", "control character"),
+            ("/var/lib/etcd\t", "control character"),
+            ("/var/lib/\u{202e}dcte", "bidirectional"),
+            ("/var/lib/e\u{200b}tcd", "invisible"),
+            ("/x\u{2028}y", "line or paragraph separator"),
+        ] {
+            let words = ["check".to_string(), "etcd".into(), p.into()];
+            match NodeCommand::parse(&words) {
+                Err(FleetError::BadHostPath { why: w, .. }) => {
+                    assert!(w.contains(why), "{p:?}: {w}")
+                }
+                other => panic!("{p:?}: {other:?}"),
+            }
+        }
         for p in [
             "/",
             "//",

@@ -22,6 +22,7 @@ pub mod names;
 pub mod rbac;
 pub mod result;
 pub mod select;
+pub mod shown;
 pub mod summary;
 pub mod ttl;
 

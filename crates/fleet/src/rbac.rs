@@ -6,6 +6,7 @@
 use crate::error::{FleetError, Result};
 use crate::manifest::{MANAGED_BY, MANAGED_BY_VALUE};
 use crate::names::{check_dns_label, fnv1a};
+use crate::shown::unshown;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
@@ -21,37 +22,7 @@ pub enum Who {
     User(String),
 }
 
-/// What is wrong with `c` in a user name, if anything: a character that does not show as
-/// itself. Kubernetes asks only that a User subject's name be non-empty
-/// (kubernetes/kubernetes pkg/apis/rbac/validation/validation.go, ValidateRoleBindingSubject),
-/// but the name is printed into YAML a person reviews and applies as root of the cluster's
-/// RBAC: a control character (C0, DEL, C1) or a line or paragraph separator (U+2028, U+2029)
-/// breaks the line it is on; a bidirectional formatting character (Unicode UAX #9: U+202A..U+202E,
-/// U+2066..U+2069, U+200E, U+200F, U+061C) shows the name reordered, the "Trojan Source" trick
-/// (CVE-2021-42574); an invisible one (zero-width space, joiners U+200B..U+200D, word joiner
-/// U+2060, the invisible operators U+2061..U+2064, byte order mark U+FEFF, soft hyphen U+00AD)
-/// makes a name look like another user's. No authenticator's user name needs them.
-fn unfit_in_user(c: char) -> Option<&'static str> {
-    if c.is_control() {
-        Some("a control character")
-    } else if matches!(c, '\u{2028}' | '\u{2029}') {
-        Some("a line or paragraph separator")
-    } else if matches!(
-        c,
-        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
-    ) {
-        Some("a bidirectional formatting character, which shows the name reordered")
-    } else if matches!(
-        c,
-        '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{00ad}'
-    ) {
-        Some("an invisible character, which makes it look like another name")
-    } else {
-        None
-    }
-}
-
-/// Checks a `--user`: not empty, and every character shows as itself ([`unfit_in_user`]).
+/// Checks a `--user`: not empty, and every character shows as itself ([`unshown`]).
 fn check_user(u: String) -> Result<String> {
     if u.is_empty() {
         return Err(FleetError::BadUser {
@@ -59,7 +30,7 @@ fn check_user(u: String) -> Result<String> {
             why: "it is empty".into(),
         });
     }
-    if let Some((c, what)) = u.chars().find_map(|c| unfit_in_user(c).map(|w| (c, w))) {
+    if let Some((c, what)) = u.chars().find_map(|c| unshown(c).map(|w| (c, w))) {
         return Err(FleetError::BadUser {
             why: format!("it holds U+{:04X}, {what}", c as u32),
             user: u,
@@ -337,7 +308,7 @@ mod tests {
                 .to_string();
             assert!(e.contains(code) && e.contains(what), "{bad:?}: {e}");
             // The error itself shows the name escaped.
-            assert!(!e.chars().any(|c| unfit_in_user(c).is_some()), "{e:?}");
+            assert!(!e.chars().any(|c| unshown(c).is_some()), "{e:?}");
         }
         for good in [
             "alice",
