@@ -152,6 +152,20 @@ impl NodeCommand {
                     why: "holds a NUL byte or is longer than 4096 bytes".into(),
                 });
             }
+            // QA: `fleet run -- check etcd $'/x\ny'` wrote the path into the Job as a two-line
+            // block scalar (`path: |-`), an option `$'--bogus\nx'` likewise into the container's
+            // arguments, and a U+202E shows either reordered in `--dry-run`. No disktier option
+            // or node path needs such a character ([`crate::shown::unshown`]).
+            if let Some((c, what)) = a
+                .chars()
+                .find_map(|c| crate::shown::unshown(c).map(|w| (c, w)))
+            {
+                return Err(FleetError::Invalid {
+                    what: "node command argument",
+                    value: a.chars().take(64).collect(),
+                    why: format!("it holds U+{:04X}, {what}, which the Job's YAML would carry as is (a newline across lines, a bidirectional character showing it reordered): give the argument without it", c as u32),
+                });
+            }
             if let Some(opt) = RESERVED
                 .iter()
                 .find(|r| a == *r || a.starts_with(&format!("{r}=")))
@@ -270,16 +284,6 @@ fn refuse_credentials(urls: &str) -> Result<()> {
     Ok(())
 }
 
-/// Why a node path holding a character of kind `what` ([`crate::shown::unshown`]) is refused.
-fn what_in_path(what: &'static str) -> &'static str {
-    match what {
-        "a control character" => "it holds a control character (a newline, a tab, ...), which the Job's YAML would carry across lines: name the directory or device by a path without one",
-        "a line or paragraph separator" => "it holds a line or paragraph separator (U+2028, U+2029): name the directory or device by a path without one",
-        _ if what.starts_with("a bidirectional") => "it holds a bidirectional formatting character, which shows the path reordered in the Job: name the directory or device by a path without one",
-        _ => "it holds an invisible character (a zero-width space, a byte order mark, ...), which makes the path look like another: name the directory or device by a path without one",
-    }
-}
-
 /// An absolute, normalised path: no `.`/`..` components, no doubled or trailing slashes; not
 /// `/`, not `/proc` or `/sys` or anything under them, and under `/dev` only a block device
 /// ([`BLOCK_DEVICE_PREFIXES`]). The rule is on names: a symlink on the node is not seen here.
@@ -288,11 +292,6 @@ fn check_path(p: &str) -> Result<String> {
         path: p.to_string(),
         why,
     };
-    // QA: `fleet run -- check etcd $'/x\ny'` wrote the path into the Job as a two-line block
-    // scalar (`path: |-`), and a U+202E would show it reordered in `--dry-run`.
-    if let Some(what) = p.chars().find_map(crate::shown::unshown) {
-        return Err(bad(what_in_path(what)));
-    }
     let mut parts = Vec::new();
     for comp in p.split('/').skip(1) {
         match comp {
@@ -408,7 +407,7 @@ mod tests {
             cmd("check etcd /var/../etc"),
             Err(FleetError::BadHostPath { .. })
         ));
-        // QA: a newline went into the Job as a two-line block scalar.
+        // QA: a newline went into the Job as a two-line block scalar, in a path or an option.
         for (p, why) in [
             ("/x\ny", "control character"),
             ("/var/lib/etcd\t", "control character"),
@@ -417,12 +416,15 @@ mod tests {
             ("/x\u{2028}y", "line or paragraph separator"),
         ] {
             let words = ["check".to_string(), "etcd".into(), p.into()];
-            match NodeCommand::parse(&words) {
-                Err(FleetError::BadHostPath { why: w, .. }) => {
-                    assert!(w.contains(why), "{p:?}: {w}")
-                }
-                other => panic!("{p:?}: {other:?}"),
-            }
+            let e = NodeCommand::parse(&words).unwrap_err().to_string();
+            assert!(
+                e.starts_with("node command argument `") && e.contains(why),
+                "{p:?}: {e}"
+            );
+            // An option's value is checked alike.
+            let words = ["check".to_string(), "etcd".into(), "/x".into(), p.into()];
+            let e = NodeCommand::parse(&words).unwrap_err().to_string();
+            assert!(e.contains(why), "{p:?}: {e}");
         }
         for p in [
             "/",

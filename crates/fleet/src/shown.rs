@@ -1,6 +1,6 @@
 //! Characters that do not show as themselves (control, line-separating, bidirectional and
 //! invisible ones), which fleet refuses in what it writes into the manifests a person reviews
-//! and applies: `fleet rbac --user`, and the node paths of `fleet run`.
+//! and applies: `fleet rbac --user`, and every argument of `fleet run`'s node command.
 
 /// What is wrong with `c` in a name or path fleet prints into a manifest, if anything: a
 /// character that does not show as itself. For a user name: Kubernetes asks only that a User subject's name be non-empty
@@ -12,7 +12,7 @@
 /// (CVE-2021-42574); an invisible one (zero-width space, joiners U+200B..U+200D, word joiner
 /// U+2060, the invisible operators U+2061..U+2064, byte order mark U+FEFF, soft hyphen U+00AD)
 /// makes a name look like another user's. No authenticator's user name needs them, nor a
-/// node's disk path.
+/// node's disk path or a disktier option.
 pub fn unshown(c: char) -> Option<&'static str> {
     if c.is_control() {
         Some("a control character")
