@@ -7,7 +7,8 @@ use crate::error::{FleetError, Result};
 use crate::ttl::check_ttl;
 // The names the manifests carry, checked: kept reachable here, where callers look for them.
 pub use crate::names::{
-    check_dns_label, check_image, check_node_name, check_run_id, job_name, job_names, MAX_JOB_NAME,
+    check_dns_label, check_image, check_node_name, check_run_id, check_service_account, job_name,
+    job_names, MAX_JOB_NAME,
 };
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
@@ -112,7 +113,7 @@ impl JobOptions {
         check_dns_label("--namespace", &self.namespace)?;
         check_image(&self.image)?;
         if let Some(sa) = &self.service_account {
-            check_dns_label("--service-account", sa)?;
+            check_service_account(sa)?;
         }
         if self.timeout.is_zero() {
             return Err(FleetError::ZeroTimeout);

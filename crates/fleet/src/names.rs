@@ -3,8 +3,8 @@
 
 use crate::error::{FleetError, Result};
 
-/// A namespace, a service account or a run id: an RFC 1123 label (lowercase alphanumerics and
-/// `-`, at most 63, starting and ending alphanumeric).
+/// A namespace or a run id: an RFC 1123 label (lowercase alphanumerics and `-`, at most 63,
+/// starting and ending alphanumeric).
 pub fn check_dns_label(what: &'static str, s: &str) -> Result<()> {
     let ok = !s.is_empty()
         && s.len() <= 63
@@ -140,11 +140,11 @@ fn image_problem(s: &str) -> Option<String> {
     None
 }
 
-/// A node name as the API server takes it (RFC 1123 subdomain: at most 253).
-pub fn check_node_name(s: &str) -> Result<()> {
-    // An RFC 1123 subdomain as Kubernetes checks a node's name (IsDNS1123Subdomain: the pattern
-    // and 253 in all, no bound per label): dot-separated labels, each starting and ending with a
-    // letter or digit (QA: `a..b` and `a.-b` were taken, and the API server refuses them).
+/// Whether `s` is an RFC 1123 subdomain as Kubernetes checks one (IsDNS1123Subdomain: the
+/// pattern and 253 in all, no bound per label): dot-separated labels, each starting and ending
+/// with a letter or digit (QA: `a..b` and `a.-b` were taken as node names, and the API server
+/// refuses them).
+fn is_dns_subdomain(s: &str) -> bool {
     let label = |l: &str| {
         !l.is_empty()
             && l.bytes()
@@ -152,7 +152,28 @@ pub fn check_node_name(s: &str) -> Result<()> {
             && l.as_bytes()[0].is_ascii_alphanumeric()
             && l.as_bytes()[l.len() - 1].is_ascii_alphanumeric()
     };
-    if !s.is_empty() && s.len() <= 253 && s.split('.').all(label) {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(label)
+}
+
+/// A ServiceAccount's name (`--service-account`): an RFC 1123 subdomain, as the API server
+/// checks it (k8s.io/apimachinery pkg/api/validation/generic.go: `ValidateServiceAccountName =
+/// NameIsDNSSubdomain`). QA: it was checked as a DNS label, so a valid account such as
+/// `ci.disktier` was refused by `fleet run` and `fleet rbac`.
+pub fn check_service_account(s: &str) -> Result<()> {
+    if is_dns_subdomain(s) {
+        Ok(())
+    } else {
+        Err(FleetError::Invalid {
+            what: "--service-account",
+            value: s.to_string(),
+            why: "a ServiceAccount's name is an RFC 1123 subdomain: lowercase letters, digits and `-` in labels that start and end with a letter or digit, joined by `.` (at most 253 in all)".into(),
+        })
+    }
+}
+
+/// A node name as the API server takes it (RFC 1123 subdomain: at most 253).
+pub fn check_node_name(s: &str) -> Result<()> {
+    if is_dns_subdomain(s) {
         Ok(())
     } else {
         Err(FleetError::Invalid {
@@ -311,6 +332,29 @@ mod tests {
         for id in ["", "-", "é-ü", "x-"] {
             check_dns_label("job", &job_name(id, "node-1")).unwrap();
         }
+    }
+
+    #[test]
+    fn a_service_account_is_a_dns_subdomain() {
+        for ok in [
+            "disktier-fleet",
+            "ci.disktier",
+            "a",
+            &format!("{}.b", "a".repeat(251)),
+        ] {
+            check_service_account(ok).unwrap();
+        }
+        for bad in ["", "Ci", "a..b", "-a", "a.", "a_b", &"a".repeat(254)] {
+            let e = check_service_account(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--service-account `"), "{e}");
+        }
+        // Both commands that take one (QA: `ci.disktier` was refused by both).
+        let who = crate::rbac::Who::from_options(None, "ci.disktier".into()).unwrap();
+        assert_eq!(who, crate::rbac::Who::ServiceAccount("ci.disktier".into()));
+        let mut o = crate::manifest::example_options();
+        o.service_account = Some("ci.disktier".into());
+        o.into_config(&["check".into(), "etcd".into(), "/x".into()])
+            .unwrap();
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use crate::error::{FleetError, Result};
 use crate::manifest::{MANAGED_BY, MANAGED_BY_VALUE};
-use crate::names::{check_dns_label, fnv1a};
+use crate::names::{check_service_account, fnv1a};
 use crate::shown::unshown;
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{
@@ -46,7 +46,7 @@ impl Who {
         match user {
             Some(u) => Ok(Who::User(check_user(u)?)),
             None => {
-                check_dns_label("--service-account", &service_account)?;
+                check_service_account(&service_account)?;
                 Ok(Who::ServiceAccount(service_account))
             }
         }
