@@ -90,13 +90,29 @@ fn dry_run_with_nodes_contacts_nothing_and_prints_one_job_per_node() {
     insta::assert_snapshot!("fleet_dry_run_check_etcd", y);
 }
 
-/// The manifests are data for `kubectl apply`: a path with a bidi character is kept as it is,
-/// not shown escaped as text output is (terminal_safety_cli).
+/// The manifests are data for `kubectl apply`: a path in any script is kept as it is. One with a
+/// bidi character, which text output shows escaped (terminal_safety_cli), was kept raw here
+/// too; it is now refused, as is any node command argument holding a character that does not
+/// show as itself (a newline went into the Job as a two-line block scalar).
 #[test]
 fn dry_run_manifests_keep_the_command_as_given() {
-    let path = "/var/lib/e\u{202e}tcd";
+    let path = "/var/lib/etcd-données";
     let y = dry_run_yaml(&["--nodes", "cp-1"], &["check", "etcd", path]);
     assert!(y.contains(&format!("- {path}\n")), "{y}");
+    let dir = tempfile::tempdir().unwrap();
+    let kc = unreachable_kubeconfig(dir.path());
+    for bad in ["/var/lib/e\u{202e}tcd", "/var/lib/etcd\nx"] {
+        let out = disktier()
+            .env("KUBECONFIG", &kc)
+            .args(["fleet", "run", "--dry-run", "--nodes", "cp-1", "--"])
+            .args(["check", "etcd", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(out.stdout.is_empty(), "{bad:?}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains("node command argument"), "{e}");
+    }
 }
 
 #[test]

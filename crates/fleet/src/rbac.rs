@@ -32,7 +32,10 @@ fn check_user(u: String) -> Result<String> {
     }
     if let Some((c, what)) = u.chars().find_map(|c| unshown(c).map(|w| (c, w))) {
         return Err(FleetError::BadUser {
-            why: format!("it holds U+{:04X}, {what}", c as u32),
+            why: format!(
+                "it holds U+{:04X}, {what}, which would not show as itself in the bindings (reordered, invisible or breaking the line)",
+                c as u32
+            ),
             user: u,
         });
     }

@@ -22,12 +22,12 @@ pub fn unshown(c: char) -> Option<&'static str> {
         c,
         '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
     ) {
-        Some("a bidirectional formatting character, which shows the name reordered")
+        Some("a bidirectional formatting character")
     } else if matches!(
         c,
         '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{00ad}'
     ) {
-        Some("an invisible character, which makes it look like another name")
+        Some("an invisible character")
     } else {
         None
     }
