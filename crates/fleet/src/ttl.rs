@@ -25,6 +25,18 @@ pub const MAX_TTL: Duration = Duration::from_secs(i32::MAX as u64);
 /// Refuses a `--ttl` below [`MIN_TTL`], which could delete a pod before its log is read, or
 /// above [`MAX_TTL`], which the Job's int32 field cannot hold.
 pub fn check_ttl(ttl: Duration) -> Result<()> {
+    // ttlSecondsAfterFinished counts whole seconds, as activeDeadlineSeconds does for
+    // --timeout: 59.5s was cut to 59 (and shown as `59s`, below the floor, in the refusal).
+    if ttl.subsec_nanos() != 0 {
+        return Err(FleetError::Invalid {
+            what: "--ttl",
+            value: format!("{ttl:?}"),
+            why: format!(
+                "a Job's ttlSecondsAfterFinished counts whole seconds: give a whole number of them, e.g. {}s",
+                ttl.as_secs().max(MIN_TTL.as_secs())
+            ),
+        });
+    }
     if ttl.as_secs() > MAX_TTL.as_secs() {
         return Err(FleetError::Invalid {
             what: "--ttl",
@@ -67,11 +79,27 @@ mod tests {
     #[test]
     fn a_ttl_past_the_jobs_int32_is_refused_naming_the_maximum() {
         check_ttl(MAX_TTL).unwrap();
-        check_ttl(MAX_TTL + Duration::from_millis(999)).unwrap();
         for s in [i32::MAX as u64 + 1, 8_640_000_000, 1_000_000_000_000] {
             let e = check_ttl(Duration::from_secs(s)).unwrap_err().to_string();
             assert!(
                 e.starts_with(&format!("--ttl `{s}s`")) && e.contains("at most 2147483647s"),
+                "{e}"
+            );
+        }
+    }
+
+    /// QA: `--ttl 59.5s` was refused as `--ttl 59s` (the floor's message about a whole number
+    /// it was not given) and `--ttl 90.5s` written as 90 without a word.
+    #[test]
+    fn a_ttl_that_is_not_whole_seconds_is_refused() {
+        for (ms, shown, fix) in [(59_500, "59.5s", "60s"), (90_500, "90.5s", "90s")] {
+            let e = check_ttl(Duration::from_millis(ms))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with(&format!("--ttl `{shown}`"))
+                    && e.contains("whole seconds")
+                    && e.ends_with(fix),
                 "{e}"
             );
         }
