@@ -160,26 +160,23 @@ fn is_dns_subdomain(s: &str) -> bool {
 /// NameIsDNSSubdomain`). QA: it was checked as a DNS label, so a valid account such as
 /// `ci.disktier` was refused by `fleet run` and `fleet rbac`.
 pub fn check_service_account(s: &str) -> Result<()> {
-    if is_dns_subdomain(s) {
-        Ok(())
-    } else {
-        Err(FleetError::Invalid {
-            what: "--service-account",
-            value: s.to_string(),
-            why: "a ServiceAccount's name is an RFC 1123 subdomain: lowercase letters, digits and `-` in labels that start and end with a letter or digit, joined by `.` (at most 253 in all)".into(),
-        })
-    }
+    check_subdomain("--service-account", "a ServiceAccount's name", s)
 }
 
 /// A node name as the API server takes it (RFC 1123 subdomain: at most 253).
 pub fn check_node_name(s: &str) -> Result<()> {
+    check_subdomain("node name", "a node name", s)
+}
+
+/// `s` as an RFC 1123 subdomain, or the error naming `what` and saying what `noun` must be.
+fn check_subdomain(what: &'static str, noun: &str, s: &str) -> Result<()> {
     if is_dns_subdomain(s) {
         Ok(())
     } else {
         Err(FleetError::Invalid {
-            what: "node name",
+            what,
             value: s.to_string(),
-            why: "a node name is an RFC 1123 subdomain: lowercase letters, digits and `-` in labels that start and end with a letter or digit, joined by `.` (at most 253 in all)".into(),
+            why: format!("{noun} is an RFC 1123 subdomain: lowercase letters, digits and `-` in labels that start and end with a letter or digit, joined by `.` (at most 253 in all)"),
         })
     }
 }

@@ -137,13 +137,14 @@ pub fn table(runs: &[RunSummary]) -> String {
     disktier_store::compare::align(&rows)
 }
 
-/// IOPS as the column shows them, whole; 10^12 and more (no disk: a damaged or forged row) in
-/// scientific notation rather than 300 digits (QA: a stored write IOPS of 1e300).
+/// IOPS as the column shows them, whole; a figure no disk gives (a damaged or forged row,
+/// [`disktier_store::compare::absurd`]) in scientific notation rather than 300 digits (QA: a
+/// stored write IOPS of 1e300).
 fn iops(v: f64) -> String {
-    if v.abs() < 1e12 {
-        format!("{v:.0}")
-    } else {
+    if disktier_store::compare::absurd(v) {
         format!("{v:.2e}")
+    } else {
+        format!("{v:.0}")
     }
 }
 

@@ -260,12 +260,13 @@ fn job_file(out: &mut String, doc: &JobFileDoc) {
 }
 
 /// A run's length, `12.3 s`; one of 10^12 s or more (31,700 years: a damaged or forged
-/// document) in scientific notation rather than 300 digits (QA).
+/// document, the bound of [`disktier_store::compare::absurd`]) in scientific notation rather
+/// than 300 digits (QA).
 fn seconds(s: f64) -> String {
-    if s.abs() < 1e12 {
-        format!("{s:.1} s")
-    } else {
+    if disktier_store::compare::absurd(s) {
         format!("{s:.2e} s")
+    } else {
+        format!("{s:.1} s")
     }
 }
 

@@ -125,7 +125,7 @@ pub fn fmt_value(unit: Unit, v: f64) -> String {
 const ABSURD: f64 = 1e12;
 
 /// Whether `v` is no figure a disk gives: [`ABSURD`] or more, or not a number.
-fn absurd(v: f64) -> bool {
+pub fn absurd(v: f64) -> bool {
     v.is_nan() || v.abs() >= ABSURD
 }
 

@@ -12,7 +12,7 @@ mod jobs;
 mod notes;
 mod stored;
 
-pub use format::{align, fmt_count, fmt_factor, fmt_pair, fmt_row, fmt_value};
+pub use format::{absurd, align, fmt_count, fmt_factor, fmt_pair, fmt_row, fmt_value};
 pub use jobs::JobDifference;
 pub use stored::{benchmark, benchmarks, Benchmark, CannotCompare};
 
