@@ -163,3 +163,37 @@ fn flush_stores_an_import_once_however_often_it_was_spooled_or_stored() {
     assert_eq!(history_ids(&other, data.path()).len(), 1);
     assert!(spooled(data.path()).is_empty());
 }
+
+/// QA: a newline in the store's path split the notes that name the store ("not saved again:
+/// ... in STORE", history's "no stored runs match (store: ...)") over two lines, where store
+/// flush escaped it. Each is one line, the newline shown as `\n`.
+#[test]
+fn a_newline_in_the_stores_path_keeps_each_note_on_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r\nstore.db");
+    let db = db.to_str().unwrap();
+    assert_eq!(import(db, d.path()).status.code(), Some(0));
+    let again = import(db, d.path());
+    let err = String::from_utf8_lossy(&again.stderr);
+    let note: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("not saved again"))
+        .collect();
+    assert_eq!(note.len(), 1, "{err}");
+    assert!(
+        note[0].ends_with("(the same document: the same file imported with the same options)")
+            && note[0].contains("r\\nstore.db"),
+        "{err}"
+    );
+    let out = dt(db, d.path())
+        .args(["history", "--profile", "no-such-profile"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let note: Vec<&str> = err.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(note.len(), 1, "{err}");
+    assert!(
+        note[0].contains("no stored runs match") && note[0].ends_with("r\\nstore.db)"),
+        "{err}"
+    );
+}

@@ -92,7 +92,7 @@ impl StoreConfig {
                     if !self.quiet {
                         errln!(
                             "note: not saved again: this import is already stored as run {id} in {} (the same document: the same file imported with the same options)",
-                            store.location()
+                            one_line(&store.location())
                         );
                     }
                     return Ok(None);
@@ -182,7 +182,7 @@ fn flush_after_save(quiet: bool, store: &mut Store) {
         errln!(
             "saved {} spooled run(s) in {}: {}",
             f.saved.len(),
-            store.location(),
+            one_line(&store.location()),
             f.saved.join(", ")
         );
     }
@@ -192,11 +192,17 @@ fn flush_after_save(quiet: bool, store: &mut Store) {
                 "note: spooled run {} not saved again: this import is already stored as run {} in {}; its spool file is removed",
                 same.spooled,
                 same.stored_as,
-                store.location()
+                one_line(&store.location())
             );
         }
     }
     for why in &f.failed {
-        errln!("warning: spooled run not saved: {why}");
+        errln!("warning: spooled run not saved: {}", one_line(why));
     }
+}
+
+/// A store's location on one line of a note: notes keep their own line breaks, so a newline in
+/// the location (a `--db` path may hold one) would split the note (QA).
+fn one_line(location: &str) -> String {
+    crate::text::printable(location, false)
 }

@@ -70,7 +70,8 @@ pub fn run(ctx: &Ctx, args: Args) -> anyhow::Result<Outcome> {
     } else if runs.is_empty() {
         ctx.note(format_args!(
             "no stored runs match (store: {})",
-            store.location()
+            // One line: a note keeps its own line breaks, and a --db path may hold one (QA).
+            crate::text::printable(&store.location(), false)
         ));
     } else {
         crate::out::print(&table(&runs))?;
