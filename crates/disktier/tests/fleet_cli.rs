@@ -478,39 +478,14 @@ fn a_broken_kubeconfig_is_named_and_never_quoted() {
 /// and holds every other request without an answer: a server that stopped answering after the
 /// first request (hung, or a network path that drops packets). Returns its port.
 fn server_that_stops_after_its_version() -> u16 {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for c in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut r = BufReader::new(c.try_clone().unwrap());
-                let mut w = c;
-                loop {
-                    let mut request = String::new();
-                    if r.read_line(&mut request).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let mut line = String::new();
-                    while r.read_line(&mut line).is_ok_and(|n| n > 2) {
-                        line.clear();
-                    }
-                    if !request.starts_with("GET /version") {
-                        // Held: the connection stays open and nothing is sent.
-                        std::thread::sleep(std::time::Duration::from_secs(3600));
-                        return;
-                    }
-                    let body = r#"{"major":"1","minor":"20","gitVersion":"v1.20.2","gitCommit":"0","gitTreeState":"clean","buildDate":"2021-01-13T13:20:00Z","goVersion":"go1.19","compiler":"gc","platform":"linux/amd64"}"#;
-                    let _ = write!(
-                        w,
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    );
-                }
-            });
+    use disktier_testkit::fake_api::{self, Reply};
+    fake_api::serve(|req| {
+        if req.method == "GET" && req.path.starts_with("/version") {
+            Reply::Json(fake_api::VERSION_1_20.into())
+        } else {
+            Reply::Hold
         }
-    });
-    port
+    })
 }
 
 /// QA: an API server that answered the first request and then stopped answering held `fleet

@@ -5,7 +5,7 @@
 //! a node that goes NotReady at a chosen moment.
 
 use disktier_testkit::cli::Succeeds;
-use std::io::{BufRead, BufReader, Read, Write};
+use disktier_testkit::fake_api::{self, Reply, Request};
 use std::sync::{Arc, Mutex};
 
 /// What the fake server does besides answering.
@@ -19,7 +19,6 @@ enum Freeze {
     NodeBGoesNotReady,
 }
 
-const VERSION: &str = r#"{"major":"1","minor":"20","gitVersion":"v1.20.2","gitCommit":"0","gitTreeState":"clean","buildDate":"2021-01-13T13:20:00Z","goVersion":"go1.19","compiler":"gc","platform":"linux/amd64"}"#;
 const NAMESPACE: &str = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"disktier"},"status":{"phase":"Active"}}"#;
 const ALLOWED: &str = r#"{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","metadata":{},"spec":{},"status":{"allowed":true}}"#;
 const EMPTY_LIST: &str =
@@ -30,7 +29,7 @@ const EMPTY_LIST: &str =
 fn answer(method: &str, path: &str, body: &str, b_ready: bool) -> Option<String> {
     let p = path.split('?').next().unwrap_or("");
     Some(match (method, p) {
-        ("GET", "/version") => VERSION.into(),
+        ("GET", "/version") => fake_api::VERSION_1_20.into(),
         ("GET", "/api/v1/namespaces/disktier") => NAMESPACE.into(),
         ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews") => ALLOWED.into(),
         (
@@ -61,71 +60,37 @@ fn answer(method: &str, path: &str, body: &str, b_ready: bool) -> Option<String>
 /// Starts the fake server; returns its port and the requests it held (method and path), or
 /// with [`Freeze::NodeBGoesNotReady`], every Job creation.
 fn frozen_server(freeze: Freeze) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let held = Arc::new(Mutex::new(Vec::new()));
-    let frozen = Arc::new(Mutex::new(false));
+    let frozen = Mutex::new(false);
     let h = held.clone();
-    std::thread::spawn(move || {
-        for c in listener.incoming().flatten() {
-            let (held, frozen) = (h.clone(), frozen.clone());
-            std::thread::spawn(move || {
-                let mut r = BufReader::new(c.try_clone().unwrap());
-                let mut w = c;
-                loop {
-                    let mut request = String::new();
-                    if r.read_line(&mut request).unwrap_or(0) == 0 {
-                        return;
+    let port = fake_api::serve(move |req: &Request| {
+        let (method, path) = (req.method.as_str(), req.path.as_str());
+        let creation = method == "POST" && path.contains("/jobs");
+        if freeze == Freeze::NodeBGoesNotReady && path.contains("watch=true") {
+            return Reply::OpenWatch;
+        }
+        let reply = {
+            let mut f = frozen.lock().unwrap();
+            let reply = match freeze {
+                Freeze::NodeBGoesNotReady => {
+                    if creation {
+                        h.lock().unwrap().push(format!("{method} {path}"));
                     }
-                    let mut length = 0;
-                    let mut line = String::new();
-                    while r.read_line(&mut line).is_ok_and(|n| n > 2) {
-                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                            length = v.trim().parse().unwrap();
-                        }
-                        line.clear();
-                    }
-                    let mut body = vec![0; length];
-                    r.read_exact(&mut body).unwrap();
-                    let mut words = request.split(' ');
-                    let (method, path) = (words.next().unwrap(), words.next().unwrap());
-                    let creation = method == "POST" && path.contains("/jobs");
-                    if freeze == Freeze::NodeBGoesNotReady && path.contains("watch=true") {
-                        // A watch that is open and has nothing to say yet.
-                        let _ = write!(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
-                        std::thread::sleep(std::time::Duration::from_secs(3600));
-                        return;
-                    }
-                    let reply = {
-                        let mut f = frozen.lock().unwrap();
-                        let body = String::from_utf8_lossy(&body);
-                        let reply = match freeze {
-                            Freeze::NodeBGoesNotReady => {
-                                if creation {
-                                    held.lock().unwrap().push(format!("{method} {path}"));
-                                }
-                                answer(method, path, &body, !*f)
-                            }
-                            _ if *f => None,
-                            Freeze::JobCreation if creation => None,
-                            _ => answer(method, path, &body, true),
-                        };
-                        *f |= freeze != Freeze::JobCreation && creation;
-                        reply
-                    };
-                    let Some(reply) = reply else {
-                        held.lock().unwrap().push(format!("{method} {path}"));
-                        // Held: the connection stays open and nothing is sent.
-                        std::thread::sleep(std::time::Duration::from_secs(3600));
-                        return;
-                    };
-                    let _ = write!(
-                        w,
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
-                        reply.len()
-                    );
+                    answer(method, path, &req.body, !*f)
                 }
-            });
+                _ if *f => None,
+                Freeze::JobCreation if creation => None,
+                _ => answer(method, path, &req.body, true),
+            };
+            *f |= freeze != Freeze::JobCreation && creation;
+            reply
+        };
+        match reply {
+            Some(body) => Reply::Json(body),
+            None => {
+                h.lock().unwrap().push(format!("{method} {path}"));
+                Reply::Hold
+            }
         }
     });
     (port, held)

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod cli_cases;
+pub mod fake_api;
 pub mod fuzz;
 pub mod kube;
 pub mod pg;
