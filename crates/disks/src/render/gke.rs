@@ -152,6 +152,27 @@ fn check_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
     )
 }
 
+/// The most characters GKE takes in a cluster's or a node pool's name: "can be up to 40
+/// characters" (GKE API reference, `Cluster.name`; docs/sources.md [gke-names]); the API refuses a
+/// longer node pool name with the same rule, `[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?`.
+pub const GKE_NAME_MAX: usize = 40;
+
+/// A GKE cluster or node pool name: 1 to 40 lowercase letters, digits or '-', starting with a
+/// letter and ending with a letter or digit ([gke-names]). `gcloud container node-pools create`
+/// would refuse anything else only when the rendered script runs, after the version check.
+fn check_gke_name(flag: &'static str, v: &str) -> Result<(), RenderError> {
+    let ok = gcp_name(v, 1..=GKE_NAME_MAX);
+    let why = if ok || !gcp_name(v, 1..=usize::MAX) {
+        "GKE takes 1 to 40 lowercase letters, digits and '-', starting with a letter and not ending with '-' (GKE API reference, Cluster.name; docs/sources.md [gke-names])".to_string()
+    } else {
+        format!(
+            "it has {} characters and GKE takes at most {GKE_NAME_MAX} in a cluster or node pool name (GKE API reference, Cluster.name; docs/sources.md [gke-names]): give a shorter name",
+            v.len()
+        )
+    };
+    RenderError::unless(ok, flag, v.chars().take(64).collect(), &why)
+}
+
 /// A GCP project ID: 6 to 30 lowercase letters, digits or hyphens, starting with a letter and not
 /// ending with a hyphen (cloud.google.com/resource-manager/docs/creating-managing-projects).
 fn check_project(v: &str) -> Result<(), RenderError> {
@@ -187,8 +208,8 @@ impl Gke {
         if cfg.local_ssd_count.is_some() {
             return Err(RenderError::LocalSsdCountConflict);
         }
-        check_name("cluster", &cfg.cluster)?;
-        check_name("pool", &cfg.pool)?;
+        check_gke_name("cluster", &cfg.cluster)?;
+        check_gke_name("pool", &cfg.pool)?;
         check_name("machine-type", &cfg.machine_type)?;
         check_image(&cfg.image, 200)?;
         check_project(&cfg.project)?;
@@ -423,6 +444,28 @@ mod tests {
         // The most that fits in 64 bits still renders (with the unknown type's note).
         assert!(Gke::new(cfg(45_812_984)).is_ok());
         assert_eq!(allocatable_bound(u32::MAX), u64::MAX / 100 * 90);
+    }
+
+    #[test]
+    fn cluster_and_pool_names_hold_at_most_40_characters() {
+        // Found by QA: `render gke` took names of up to 63 characters, which GKE's API refuses
+        // (Cluster.name "can be up to 40 characters"); the script failed only when run.
+        let forty = format!("a{}", "b".repeat(39));
+        let forty_one = format!("a{}", "b".repeat(40));
+        for flag in ["cluster", "pool"] {
+            assert!(check_gke_name(flag, &forty).is_ok());
+            assert!(check_gke_name(flag, "a").is_ok());
+            let e = check_gke_name(flag, &forty_one).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--{flag} ")), "{e}");
+            assert!(
+                e.contains("41 characters") && e.contains("at most 40"),
+                "{e}"
+            );
+            assert!(e.contains("[gke-names]"), "{e}");
+            for bad in ["", "1pool", "Pool", "pool-", "po_ol", "p\nool"] {
+                assert!(check_gke_name(flag, bad).is_err(), "{bad:?}");
+            }
+        }
     }
 
     #[test]
