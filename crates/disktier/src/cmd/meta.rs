@@ -30,12 +30,7 @@ pub fn completions(
     args: CompletionsArgs,
     mut cmd: clap::Command,
 ) -> anyhow::Result<Outcome> {
-    // Into memory, then out: clap_complete panics when its writer fails (QA: `> /dev/full`).
-    let mut buf = Vec::new();
-    clap_complete::generate(args.shell, &mut cmd, "disktier", &mut buf);
-    if args.shell == clap_complete::Shell::Fish {
-        buf = fish_root_values(buf);
-    }
+    let buf = script(args.shell, &mut cmd);
     if ctx.json() {
         // `--format json`, as every command takes it: the script as a string (QA: it printed
         // the bare script, which no JSON reader takes).
@@ -48,6 +43,23 @@ pub fn completions(
     }
     crate::out::write_bytes(&buf)?;
     Ok(Outcome::Pass)
+}
+
+/// The completion script for `shell` of `cmd` (the tree without its hidden subcommands).
+pub(crate) fn script(shell: clap_complete::Shell, cmd: &mut clap::Command) -> Vec<u8> {
+    // Into memory, then out: clap_complete panics when its writer fails (QA: `> /dev/full`).
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, cmd, "disktier", &mut buf);
+    if shell == clap_complete::Shell::Fish {
+        let (rules, narrow) = super::fish_deep::rules(cmd);
+        let mut text = String::from_utf8_lossy(&fish_root_values(buf)).into_owned();
+        for (from, to) in narrow {
+            text = text.replace(&from, &to);
+        }
+        text.push_str(&rules);
+        buf = text.into_bytes();
+    }
+    buf
 }
 
 /// The line of clap_complete's fish script that gives up on the command line when fish's
