@@ -530,3 +530,7 @@ mod tests {
         assert_eq!(shown.len() + 1, full.len(), "{shown:?}");
     }
 }
+
+#[cfg(test)]
+#[path = "cli_walk_tests.rs"]
+mod walk_tests;
