@@ -271,6 +271,45 @@ fn files_where_directories_belong_are_refused_before_mkfs() {
 }
 
 #[test]
+fn a_mount_point_that_cannot_be_created_is_refused_before_mkfs() {
+    // Found by QA: `--mount /ro/x`, /ro a read-only mount, made the filesystem on the disk and
+    // then failed at `mkdir -p`; a path under a regular file did the same.
+    let Some((dev, tmp)) = xfs_loop() else {
+        return;
+    };
+    let ro = tmp.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let _guard = Unmount(vec![ro.clone()]);
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
+        .arg(&ro)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let under_ro = ro.join("x");
+    let e = refused(&dev, request_on(&dev, &under_ro));
+    assert!(
+        e.starts_with(&format!(
+            "--mount {} does not exist and cannot be created: {} is on a read-only filesystem",
+            under_ro.display(),
+            ro.display()
+        )),
+        "{e}"
+    );
+    let mnt = tmp.path().join("m");
+    let mut c = request_on(&dev, &mnt);
+    c.bind = vec![ro.join("a/b")];
+    let e = refused(&dev, c);
+    assert!(e.starts_with("--bind "), "{e}");
+    let file = tmp.path().join("f");
+    std::fs::write(&file, b"x").unwrap();
+    let e = refused(&dev, request_on(&dev, file.join("x")));
+    assert!(e.contains("is not a directory"), "{e}");
+    assert_eq!(blkid(&dev.path, "TYPE"), "");
+    assert!(!mnt.exists());
+}
+
+#[test]
 fn a_filesystem_made_for_another_mount_point_is_refused_not_remounted() {
     // Found by QA: it was remounted at the new place, where --undo then refused it.
     let Some((dev, tmp)) = xfs_loop() else {

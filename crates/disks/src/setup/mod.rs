@@ -160,6 +160,47 @@ fn not_a_file(flag: &str, p: &crate::valid::MountPath) -> Result<(), SetupError>
     }
 }
 
+/// Refuses a mount point or bind directory that is missing and cannot be made: its nearest
+/// existing ancestor is not a directory, or is on a read-only filesystem. `mkdir -p` failed on
+/// it after mkfs had written to the disk (found by QA: `--mount /ro/x` where /ro is a read-only
+/// mount). A directory that exists may be on a read-only filesystem: mounting on it writes
+/// nothing there.
+fn creatable(flag: &str, p: &crate::valid::MountPath) -> Result<(), SetupError> {
+    let path = p.as_path();
+    if path.symlink_metadata().is_ok() {
+        return Ok(());
+    }
+    let Some(parent) = path
+        .ancestors()
+        .skip(1)
+        .find(|a| a.symlink_metadata().is_ok())
+    else {
+        return Ok(());
+    };
+    let refuse = |why: String| {
+        Err(SetupError::Config(format!(
+            "{flag} {p} does not exist and cannot be created: {why}"
+        )))
+    };
+    match std::fs::metadata(parent) {
+        Ok(m) if !m.is_dir() => {
+            return refuse(format!(
+                "{} is not a directory: pass a path under a directory",
+                parent.display()
+            ))
+        }
+        Err(_) => return Ok(()),
+        Ok(_) => {}
+    }
+    match rustix::fs::statvfs(parent) {
+        Ok(st) if st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) => refuse(format!(
+            "{} is on a read-only filesystem: create {p} first (remount it read-write), or pass a directory on a writable filesystem",
+            parent.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Runs (or with `dry_run`, plans) setup on the node whose state is read below `root` (`/` for
 /// the real node; a fixture tree in tests).
 pub fn setup(
@@ -177,9 +218,11 @@ pub fn setup(
     if !fixture_root(root) {
         cfg.mount.check_no_symlink("--mount")?;
         not_a_file("--mount", &cfg.mount)?;
+        creatable("--mount", &cfg.mount)?;
         for b in &cfg.bind {
             b.check_no_symlink("--bind")?;
             not_a_file("--bind", b)?;
+            creatable("--bind", b)?;
         }
     }
     // One setup or undo at a time (a fixture tree is only ever planned, never changed).
