@@ -201,12 +201,35 @@ pub fn replaceable(path: &Path) -> Result<Option<std::fs::Metadata>, SetupError>
             "{} is not a regular file: remove it or choose another --root",
             path.display()
         ))),
-        Ok(m) => Ok(Some(m)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Ok(m) => writable(path).map(|()| Some(m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => writable(path).map(|()| None),
         Err(e) => Err(SetupError::Io {
             path: path.to_path_buf(),
             source: e,
         }),
+    }
+}
+
+/// Refuses `path` when the nearest directory that exists above it is on a read-only filesystem
+/// (a read-only /etc): the write failed after mkfs and mount had run (found by QA), leaving a
+/// mount that the next boot forgets.
+fn writable(path: &Path) -> Result<(), SetupError> {
+    let Some(dir) = path
+        .ancestors()
+        .skip(1)
+        .find(|a| a.symlink_metadata().is_ok())
+    else {
+        return Ok(());
+    };
+    match rustix::fs::statvfs(dir) {
+        Ok(st) if st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) => {
+            Err(SetupError::Config(format!(
+                "{} cannot be written: {} is on a read-only filesystem; remount it read-write, or leave --persist out",
+                path.display(),
+                dir.display()
+            )))
+        }
+        _ => Ok(()),
     }
 }
 
