@@ -76,8 +76,8 @@ fn every_command_that_runs_has_a_format_json_line_that_parses() {
         let n = table.iter().filter(|(p, _)| p == leaf).count();
         assert_eq!(
             n, 1,
-            "`disktier {}` has {n} lines in tests/fixtures/cli/format-json-runs.txt: give it one, which tests/format_json_cli.rs runs with --format json",
-            leaf.join(" ")
+            "the command {:?} has {n} lines in tests/fixtures/cli/format-json-runs.txt: give it one, which tests/format_json_cli.rs runs with --format json",
+            leaf
         );
     }
     for (path, args) in &table {
@@ -135,8 +135,7 @@ fn man_pages_name_every_subcommand_and_option() {
             let roff = format!("\\-\\-{}", long.replace('-', "\\-"));
             assert!(
                 text.contains(&roff),
-                "the man page of `disktier {}` does not name --{long}",
-                path.join(" ")
+                "the man page of {path:?} does not name --{long}"
             );
         }
         // The parent's page lists it among its subcommands.
@@ -213,8 +212,7 @@ fn completions_name_every_subcommand_and_option() {
             assert!(
                 opts.split_whitespace()
                     .any(|w| w.trim_matches('"') == dashed),
-                "bash completions of `disktier {}` lack {dashed}: {opts}",
-                path.join(" ")
+                "bash completions of {path:?} lack {dashed}: {opts}"
             );
             assert!(
                 zsh_offers(&zsh, &dashed),
@@ -225,8 +223,7 @@ fn completions_name_every_subcommand_and_option() {
                     .iter()
                     .any(|l| l.contains(&format!(" -l {long} "))
                         || l.ends_with(&format!(" -l {long}"))),
-                "fish completions of `disktier {}` lack {dashed}",
-                path.join(" ")
+                "fish completions of {path:?} lack {dashed}"
             );
         }
     }
