@@ -16,6 +16,7 @@ mod journal;
 pub mod kernel;
 pub mod live;
 pub mod lock;
+mod options_probe;
 pub mod persist;
 pub mod plan;
 pub mod recheck;
@@ -223,6 +224,14 @@ pub fn setup(
             b.check_no_symlink("--bind")?;
             not_a_file("--bind", b)?;
             creatable("--bind", b)?;
+        }
+        if let Some((o, why)) =
+            options_probe::refused(cfg.fs, cfg.options.iter(), kernel::is_quota_option)
+        {
+            return Err(SetupError::Config(format!(
+                "--options {o} is refused by this kernel's {fs} (it says \"{why}\"): drop it or correct it (the kernel's Documentation/admin-guide/{fs}.rst lists {fs}'s mount options)",
+                fs = cfg.fs.as_str()
+            )));
         }
     }
     // One setup or undo at a time (a fixture tree is only ever planned, never changed).
