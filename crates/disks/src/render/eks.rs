@@ -196,11 +196,19 @@ impl Eks {
             cfg.mount_path = Some(p.to_string());
         }
         if !dns_label(&cfg.name) {
-            return Err(bad(
-                "name",
-                &cfg.name,
-                "use lowercase letters, digits and '-'",
-            ));
+            // The NodePool's name is also the value of its nodes' karpenter.sh/nodepool label: a
+            // DNS label (kubernetes.io/docs/concepts/overview/working-with-objects/names/, "RFC
+            // 1123 Label Names"). A name of the right characters was refused as if it had others
+            // (QA: 64 lowercase letters, "use lowercase letters, digits and '-'").
+            let why = if cfg.name.len() > 63 {
+                format!(
+                    "it has {} characters and the NodePool's name is also its nodes' karpenter.sh/nodepool label value, which holds at most 63 (an RFC 1123 DNS label): give a shorter name",
+                    cfg.name.len()
+                )
+            } else {
+                "use 1 to 63 lowercase letters, digits and '-', starting and ending with a letter or digit (an RFC 1123 DNS label)".to_string()
+            };
+            return Err(bad("name", &cfg.name, &why));
         }
         if cfg.node_role.is_none() {
             // The default role is Karpenter's getting-started name, KarpenterNodeRole-CLUSTER,
@@ -402,6 +410,22 @@ mod tests {
         assert_eq!(e.cfg.mount_path.as_deref(), Some("/mnt/k8s-disks"));
         let e = Eks::new(cfg("/proc/x")).unwrap_err().to_string();
         assert!(e.contains("lies in /proc, a kernel filesystem"), "{e}");
+    }
+
+    #[test]
+    fn a_name_past_63_characters_is_refused_for_its_length() {
+        let mut c = cfg("/mnt/k8s-disks");
+        c.name = "a".repeat(63);
+        assert!(Eks::new(c.clone()).is_ok());
+        c.name = "a".repeat(64);
+        let e = Eks::new(c.clone()).unwrap_err().to_string();
+        assert!(
+            e.contains("it has 64 characters") && e.contains("at most 63"),
+            "{e}"
+        );
+        c.name = "a.b".into();
+        let e = Eks::new(c).unwrap_err().to_string();
+        assert!(e.contains("use 1 to 63 lowercase letters"), "{e}");
     }
 
     #[test]
