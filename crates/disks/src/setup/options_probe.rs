@@ -47,6 +47,16 @@ const NOT_THE_FILESYSTEMS: &[&str] = &[
     "iversion",
     "noiversion",
     "nosymfollow",
+    // mount(8) sets these as the MS_SILENT flag; fsconfig refuses them (checked on 6.18).
+    "silent",
+    "loud",
+    // libmount's own: the loop device and mount helpers.
+    "loop",
+    "offset",
+    "sizelimit",
+    "encryption",
+    "helper",
+    "uhelper",
 ];
 
 /// The first option the kernel's `fs` refuses, with what the kernel said; `None` when each is
@@ -65,7 +75,11 @@ pub fn refused(
             Some((k, v)) => (k, Some(v)),
             None => (o, None),
         };
-        if skip(o) || key.starts_with("x-") || NOT_THE_FILESYSTEMS.contains(&key) {
+        if skip(o)
+            || key.starts_with("x-")
+            || key.starts_with("X-")
+            || NOT_THE_FILESYSTEMS.contains(&key)
+        {
             continue;
         }
         let r = match value {
@@ -132,6 +146,9 @@ mod tests {
             "nosuid",
             "nofail",
             "x-systemd.device-timeout=5",
+            "X-mount.mkdir",
+            "silent",
+            "loud",
             "ro",
             "discard",
             "logbsize=64k",
