@@ -422,6 +422,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<Outcome> {
         .map(TextfileDir::check)
         .transpose()?
         .map(|d| d.named(cli.global.textfile_name.clone()));
+    if !cli.global.quiet {
+        disktier_store::migrate::tell_upgrades(|msg| crate::out::note(format_args!("note: {msg}")));
+    }
     let ctx = Ctx {
         global: cli.global,
         textfile,

@@ -26,6 +26,97 @@ pub enum Then {
 /// Rows of imports read per page by [`Then::FingerprintImports`].
 pub const FILL_PAGE: i64 = 64;
 
+/// How many imports [`Then::FingerprintImports`] has to fingerprint.
+pub const UNFINGERPRINTED: &str =
+    "SELECT COUNT(*) FROM runs WHERE kind = 'import' AND fingerprint IS NULL";
+
+/// Whether a migration step that rewrites rows is running in this process now: a first Ctrl-C
+/// then says the upgrade will finish or roll back, rather than seeming to do nothing (the
+/// binary's signal thread asks [`upgrading`]).
+static UPGRADING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a long migration step ([`Upgrade`]) is under way in this process.
+pub fn upgrading() -> bool {
+    UPGRADING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// How often [`Upgrade`] says how far it is (QA: on a large store the first command after an
+/// upgrade printed nothing while the migration ran and looked hung).
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Where [`Upgrade`] says what it does: set by the binary (its notes go to stderr, never
+/// stdout, so `--format json` stays one document; `--quiet` sets none). Unset, a library
+/// user hears nothing.
+static NOTES: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+/// Sends what a long migration step says to `to`, from now on (the first call only).
+pub fn tell_upgrades(to: fn(&str)) {
+    let _ = NOTES.set(to);
+}
+
+fn say(msg: &str) {
+    if let Some(to) = NOTES.get() {
+        to(msg);
+    }
+}
+
+/// Says what a migration step that rewrites many rows does and how far it is, through
+/// [`tell_upgrades`], and nothing when there is nothing to rewrite.
+pub struct Upgrade {
+    location: String,
+    version: i64,
+    total: i64,
+    done: i64,
+    said: std::time::Instant,
+}
+
+impl Upgrade {
+    /// Starts telling of the upgrade of the store at `location` to `version`, `total` imports
+    /// to fingerprint: `None`, and nothing said, when there are none.
+    pub fn start(location: &str, version: i64, total: i64) -> Option<Upgrade> {
+        if total <= 0 {
+            return None;
+        }
+        say(&format!(
+            "upgrading the store {location} to schema v{version}: fingerprinting {total} stored imports, in one transaction (if disktier is stopped before it ends, it rolls back, and the next command that opens the store starts it again)"
+        ));
+        UPGRADING.store(true, std::sync::atomic::Ordering::SeqCst);
+        Some(Upgrade {
+            location: location.to_string(),
+            version,
+            total,
+            done: 0,
+            said: std::time::Instant::now(),
+        })
+    }
+
+    /// `n` more imports are done.
+    pub fn advance(&mut self, n: usize) {
+        self.done += n as i64;
+        if self.said.elapsed() >= PROGRESS_EVERY {
+            self.said = std::time::Instant::now();
+            say(&format!(
+                "upgrading the store to schema v{}: {} of {} imports fingerprinted",
+                self.version, self.done, self.total
+            ));
+        }
+    }
+
+    /// The step is done (its transaction commits next).
+    pub fn finish(self) {
+        say(&format!(
+            "upgraded the store {} to schema v{}: {} imports fingerprinted",
+            self.location, self.version, self.done
+        ));
+    }
+}
+
+impl Drop for Upgrade {
+    fn drop(&mut self) {
+        UPGRADING.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// The page of imports without a fingerprint after id `mark(1)`, `FILL_PAGE` of them, in id
 /// order (ids start with the UTC time, so the oldest of identical imports gets it).
 pub fn unfingerprinted_page(mark: fn(usize) -> String) -> String {

@@ -201,7 +201,8 @@ impl PgStore {
     /// deadline); a store found newer under the lock is refused. `older`: the version of the
     /// store found, when there is one to migrate (not a new one to create).
     fn migrate(&mut self, older: Option<i64>) -> Result<()> {
-        let too_new = self.session.run(|c| {
+        let shown = self.shown.clone();
+        let too_new = self.session.run(move |c| {
             let mut tx = c.transaction()?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
             tx.batch_execute(CREATE_SCHEMA_MIGRATIONS)?;
@@ -217,7 +218,9 @@ impl PgStore {
             for m in migrate::pending(current) {
                 tx.batch_execute(m.sql)?;
                 if m.then == Some(migrate::Then::FingerprintImports) {
-                    fingerprint_imports(&mut tx)?;
+                    let total: i64 = tx.query_one(migrate::UNFINGERPRINTED, &[])?.try_get(0)?;
+                    let upgrade = migrate::Upgrade::start(&shown, m.version, total);
+                    fingerprint_imports(&mut tx, upgrade)?;
                 }
                 tx.execute(
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
@@ -264,6 +267,7 @@ impl PgStore {
 /// [`migrate::Then::FingerprintImports`] in PostgreSQL, a page of rows at a time.
 fn fingerprint_imports(
     tx: &mut postgres::Transaction<'_>,
+    mut upgrade: Option<migrate::Upgrade>,
 ) -> std::result::Result<(), postgres::Error> {
     let page_q = migrate::unfingerprinted_page(sql::pg_mark);
     let set = migrate::set_fingerprint(sql::pg_mark);
@@ -271,6 +275,9 @@ fn fingerprint_imports(
     loop {
         let page = tx.query(&page_q, &[&after])?;
         let Some(last) = page.last() else {
+            if let Some(u) = upgrade {
+                u.finish();
+            }
             return Ok(());
         };
         after = last.try_get(0)?;
@@ -280,6 +287,9 @@ fn fingerprint_imports(
             if let Some(f) = sql::fingerprint("import", &doc) {
                 tx.execute(&set, &[&f, &id])?;
             }
+        }
+        if let Some(u) = upgrade.as_mut() {
+            u.advance(page.len());
         }
     }
 }

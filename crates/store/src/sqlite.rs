@@ -238,7 +238,12 @@ impl SqliteStore {
         for m in migrate::pending(current) {
             tx.execute_batch(m.sql).map_err(|e| err(&path, e))?;
             if m.then == Some(migrate::Then::FingerprintImports) {
-                fingerprint_imports(&tx).map_err(|e| err(&path, e))?;
+                let total: i64 = tx
+                    .query_row(migrate::UNFINGERPRINTED, [], |r| r.get(0))
+                    .map_err(|e| err(&path, e))?;
+                let upgrade =
+                    migrate::Upgrade::start(&path.display().to_string(), m.version, total);
+                fingerprint_imports(&tx, upgrade).map_err(|e| err(&path, e))?;
             }
             tx.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, ?2, ?3)",
@@ -281,7 +286,10 @@ impl SqliteStore {
 }
 
 /// [`migrate::Then::FingerprintImports`] on SQLite, a page of rows at a time.
-fn fingerprint_imports(c: &Connection) -> rusqlite::Result<()> {
+fn fingerprint_imports(
+    c: &Connection,
+    mut upgrade: Option<migrate::Upgrade>,
+) -> rusqlite::Result<()> {
     let mut after = String::new();
     loop {
         let page: Vec<(String, String)> = {
@@ -290,6 +298,9 @@ fn fingerprint_imports(c: &Connection) -> rusqlite::Result<()> {
             rows.collect::<rusqlite::Result<_>>()?
         };
         let Some((last, _)) = page.last() else {
+            if let Some(u) = upgrade {
+                u.finish();
+            }
             return Ok(());
         };
         after = last.clone();
@@ -297,6 +308,9 @@ fn fingerprint_imports(c: &Connection) -> rusqlite::Result<()> {
             if let Some(f) = sql::fingerprint("import", doc) {
                 c.execute(&migrate::set_fingerprint(sql::sqlite_mark), [&f, id])?;
             }
+        }
+        if let Some(u) = upgrade.as_mut() {
+            u.advance(page.len());
         }
     }
 }

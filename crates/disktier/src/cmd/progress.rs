@@ -50,7 +50,14 @@ pub fn stop_flag() -> Arc<AtomicBool> {
                     let mut first: Option<(i32, Instant)> = None;
                     for sig in signals.forever() {
                         match first {
-                            None => first = Some((sig, Instant::now())),
+                            None => {
+                                first = Some((sig, Instant::now()));
+                                // QA: a first Ctrl-C during a long store upgrade seemed to do
+                                // nothing until it committed.
+                                if disktier_store::migrate::upgrading() {
+                                    crate::out::note("note: the store upgrade under way finishes and commits before disktier stops; interrupt again to stop now, which rolls the upgrade back (the next command that opens the store starts it again)");
+                                }
+                            }
                             Some((f, at)) if f == sig && at.elapsed() < SAME_REQUEST => {}
                             // The shell's status for the signal that ended it (QA: a second
                             // SIGTERM exited 130, SIGINT's).
