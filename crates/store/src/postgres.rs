@@ -197,39 +197,20 @@ impl PgStore {
         }
     }
 
-    /// Migrates the store in one transaction under the advisory lock (one operation, so one
-    /// deadline); a store found newer under the lock is refused. `older`: the version of the
-    /// store found, when there is one to migrate (not a new one to create).
+    /// Migrates the store in one transaction under the advisory lock; a store found newer
+    /// under the lock is refused. `older`: the version of the store found, when there is one
+    /// to migrate (not a new one to create). Each step is its own operation under
+    /// `query_timeout`, each page of a fill too, in the one transaction `BEGIN` opened: a
+    /// migration that takes longer as a whole than `query_timeout` still ends (QA: a version
+    /// 4 store of 300,000 imports failed every command after 60 s as "the server did not
+    /// answer", and rolled back, so it was never migrated), while a server that stops
+    /// answering is still given up on within it.
     fn migrate(&mut self, older: Option<i64>) -> Result<()> {
-        let shown = self.shown.clone();
-        let too_new = self.session.run(move |c| {
-            let mut tx = c.transaction()?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
-            tx.batch_execute(CREATE_SCHEMA_MIGRATIONS)?;
-            let current: i64 = tx
-                .query_one(
-                    "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
-                    &[],
-                )?
-                .try_get(0)?;
-            if current > migrate::latest() {
-                return Ok(Some(current));
-            }
-            for m in migrate::pending(current) {
-                tx.batch_execute(m.sql)?;
-                if m.then == Some(migrate::Then::FingerprintImports) {
-                    let total: i64 = tx.query_one(migrate::UNFINGERPRINTED, &[])?.try_get(0)?;
-                    let upgrade = migrate::Upgrade::start(&shown, m.version, total);
-                    fingerprint_imports(&mut tx, upgrade)?;
-                }
-                tx.execute(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
-                    &[&m.version, &m.name, &now_rfc3339()],
-                )?;
-            }
-            tx.commit()?;
-            Ok(None)
-        });
+        let too_new = self.migrate_steps();
+        if let Err(Failed::Driver(_)) = too_new {
+            // Leave the connection usable; a failed ROLLBACK changes nothing more.
+            let _ = self.session.run(|c| c.batch_execute("ROLLBACK"));
+        }
         let too_new = match (too_new, older) {
             (Ok(v), _) => v,
             // A reader or a node granted only what a current store needs (no CREATE on the
@@ -258,40 +239,87 @@ impl PgStore {
         }
     }
 
+    /// [`PgStore::migrate`]'s operations: `Some(version)` of a store too new (nothing done).
+    fn migrate_steps(&mut self) -> std::result::Result<Option<i64>, Failed> {
+        let current = self.session.run(|c| {
+            c.batch_execute("BEGIN")?;
+            c.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+            c.batch_execute(CREATE_SCHEMA_MIGRATIONS)?;
+            c.query_one(
+                "SELECT COALESCE(MAX(version), 0)::BIGINT FROM schema_migrations",
+                &[],
+            )?
+            .try_get::<_, i64>(0)
+        })?;
+        if current > migrate::latest() {
+            self.session.run(|c| c.batch_execute("ROLLBACK"))?;
+            return Ok(Some(current));
+        }
+        for m in migrate::pending(current) {
+            let total = self.session.run(move |c| {
+                c.batch_execute(m.sql)?;
+                match m.then {
+                    Some(migrate::Then::FingerprintImports) => c
+                        .query_one(migrate::UNFINGERPRINTED, &[])?
+                        .try_get::<_, i64>(0),
+                    None => Ok(0),
+                }
+            })?;
+            if m.then == Some(migrate::Then::FingerprintImports) {
+                let mut upgrade = migrate::Upgrade::start(&self.shown, m.version, total);
+                let mut after = String::new();
+                loop {
+                    let mark = after.clone();
+                    let Some((last, n)) = self.session.run(move |c| fingerprint_page(c, &mark))?
+                    else {
+                        break;
+                    };
+                    after = last;
+                    if let Some(u) = upgrade.as_mut() {
+                        u.advance(n);
+                    }
+                }
+                if let Some(u) = upgrade {
+                    u.finish();
+                }
+            }
+            self.session.run(move |c| {
+                c.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                    &[&m.version, &m.name, &now_rfc3339()],
+                )
+            })?;
+        }
+        self.session.run(|c| c.batch_execute("COMMIT"))?;
+        Ok(None)
+    }
+
     /// The runs `rows` hold.
     fn read(&self, rows: Vec<Row>) -> Result<Vec<StoredRun>> {
         rows.iter().map(|r| read_row(r, &self.shown)).collect()
     }
 }
 
-/// [`migrate::Then::FingerprintImports`] in PostgreSQL, a page of rows at a time.
-fn fingerprint_imports(
-    tx: &mut postgres::Transaction<'_>,
-    mut upgrade: Option<migrate::Upgrade>,
-) -> std::result::Result<(), postgres::Error> {
-    let page_q = migrate::unfingerprinted_page(sql::pg_mark);
+/// [`migrate::Then::FingerprintImports`] in PostgreSQL: the page of imports after id `after`
+/// fingerprinted; the page's last id and size, or `None` when none is left.
+fn fingerprint_page(
+    c: &mut Client,
+    after: &str,
+) -> std::result::Result<Option<(String, usize)>, postgres::Error> {
+    let page = c.query(&migrate::unfingerprinted_page(sql::pg_mark), &[&after])?;
+    let Some(last) = page.last() else {
+        return Ok(None);
+    };
+    let last: String = last.try_get(0)?;
     let set = migrate::set_fingerprint(sql::pg_mark);
-    let mut after = String::new();
-    loop {
-        let page = tx.query(&page_q, &[&after])?;
-        let Some(last) = page.last() else {
-            if let Some(u) = upgrade {
-                u.finish();
-            }
-            return Ok(());
-        };
-        after = last.try_get(0)?;
-        for r in &page {
-            let id: String = r.try_get(0)?;
-            let doc: String = r.try_get(1)?;
-            if let Some(f) = sql::fingerprint("import", &doc) {
-                tx.execute(&set, &[&f, &id])?;
-            }
-        }
-        if let Some(u) = upgrade.as_mut() {
-            u.advance(page.len());
+    for r in &page {
+        let id: String = r.try_get(0)?;
+        let doc: String = r.try_get(1)?;
+        if let Some(f) = sql::fingerprint("import", &doc) {
+            c.execute(&set, &[&f, &id])?;
         }
     }
+    Ok(Some((last, page.len())))
 }
 
 fn read_row(r: &Row, location: &str) -> Result<StoredRun> {
