@@ -20,7 +20,7 @@ pub enum StoreError {
     #[error("{path} is on {fs}, a kernel pseudo-filesystem whose files are the kernel's interfaces, not storage, so it cannot hold a SQLite database: pass --db with a file's path on a disk's filesystem")]
     PseudoFs { path: PathBuf, fs: String },
     #[error(
-        "{location} has store schema version {found}, newer than this disktier understands ({known}): upgrade disktier or pass --db"
+        "{location} has store schema version {found}, newer than this disktier understands ({known}): upgrade this disktier (a store several machines share, such as a PostgreSQL store, needs every disktier that uses it upgraded together), or pass --db with another store"
     )]
     TooNew {
         location: String,

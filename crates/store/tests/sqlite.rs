@@ -346,7 +346,7 @@ fn a_database_from_a_newer_disktier_is_refused() {
         matches!(e, StoreError::TooNew { found, .. } if found == newer),
         "{e}"
     );
-    assert!(e.to_string().contains("upgrade disktier"));
+    assert!(e.to_string().contains("upgrade this disktier"));
 }
 
 const CHILD_ENV: &str = "DISKTIER_STORE_TEST_WRITER_DB";
