@@ -135,3 +135,67 @@ fn a_long_postgres_migration_says_what_it_does_on_stderr() {
     assert!(!history(&url, &[]).contains("upgrad"));
     assert!(!history(&quiet, &["--quiet"]).contains("upgrad"));
 }
+
+/// A first Ctrl-C during the upgrade, in a command that measures (which holds it until it can
+/// stop cleanly): it says the upgrade finishes and commits, and it does (QA: the Ctrl-C seemed
+/// to do nothing while a large store was migrated). The signal is sent once the upgrade has
+/// said it started; fingerprinting 100,000 imports takes seconds after that.
+#[test]
+fn a_first_ctrl_c_during_the_upgrade_says_it_finishes() {
+    use std::io::BufRead;
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("v4.db");
+    sqlite_v4(&db);
+    {
+        let mut c = rusqlite::Connection::open(&db).unwrap();
+        let tx = c.transaction().unwrap();
+        for i in IMPORTS..100_000 {
+            tx.execute(
+                "INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc) VALUES (?1, '2024-01-01T00:00:00Z', 'import', 0, '{}', '{}', ?2)",
+                rusqlite::params![import_id(i), import_doc(i)],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .env("DISKTIER_DB", &db)
+        .arg("bench")
+        .arg(&dir)
+        .args("--rw write --size 4m --runtime 1s".split_whitespace())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("upgrading the store") {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            panic!("the upgrade said nothing: {said}");
+        }
+        said.push_str(&line);
+    }
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    said.push_str(&rest);
+    child.wait().unwrap();
+    assert!(
+        said.contains("the store upgrade under way finishes and commits before disktier stops"),
+        "{said}"
+    );
+    assert!(said.contains("100000 imports fingerprinted"), "{said}");
+    let version: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT MAX(version) FROM schema_migrations", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(version, migrate::latest());
+}
