@@ -46,11 +46,18 @@ fn a_quick_etcd_check_on_a_slow_disk_is_capped_and_says_so() {
     let warnings = doc["warnings"].to_string();
     assert!(
         warnings.contains("--quick's cap of 5 s ended the job after ")
-            && warnings.contains(" of its 4 MiB (")
+            && warnings.contains(" of its 1823 writes (")
+            && warnings.contains(" of 4 MiB, ")
             && warnings.contains("the p99 is of fewer samples than the whole job's"),
         "{warnings}"
     );
     assert_eq!(doc["verdicts"][0]["pass"], false, "{}", doc["verdicts"]);
+    // Its p99's lower bound is far over 10 ms: a firm failure, not an inconclusive one.
+    assert!(
+        doc["verdicts"][0].get("inconclusive").is_none(),
+        "{}",
+        doc["verdicts"]
+    );
     // A job that reaches its size says nothing of a cap.
     let out = throttle
         .wrap(
@@ -154,5 +161,50 @@ fn assess_prints_a_runs_warning_under_its_table() {
     assert!(
         line.contains("--quick's cap of 5 s ended the job after "),
         "{line}"
+    );
+}
+
+/// QA (session 29): against `--threshold 1s`, the same capped run (39 fdatasyncs, each near
+/// 100-200 ms) passed with exit 0, "the disk can be used to host etcd", from a p99 that had no
+/// upper bound. A capped run whose interval does not settle the verdict is now inconclusive:
+/// exit 1, `inconclusive` in JSON, and the text says to run without --quick.
+#[test]
+fn a_capped_pass_the_interval_does_not_settle_is_inconclusive() {
+    let Some((_dev, m, throttle)) = throttled_fs(320 << 20, "xfs", 20) else {
+        return;
+    };
+    let dir = m.dir.display().to_string();
+    let args = ["check", "etcd", &dir, "--quick", "--threshold", "1s"];
+    let mut json = vec!["--no-save", "--format", "json"];
+    json.extend_from_slice(&args);
+    let out = capped(&throttle, &json);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = &doc["verdicts"][0];
+    assert_eq!(
+        (&v["pass"], &v["inconclusive"]),
+        (&Value::Bool(false), &Value::Bool(true)),
+        "{v}"
+    );
+    assert!(v["ci95"]["hi_ns"].is_null(), "{v}");
+    let msg = v["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("INCONCLUSIVE: the run was cut short after ")
+            && msg.contains("run without --quick"),
+        "{msg}"
+    );
+    let mut text = vec!["--no-save"];
+    text.extend_from_slice(&args);
+    let out = capped(&throttle, &text);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("\nINCONCLUSIVE: the run was cut short after "),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("the disk can be used to host etcd"),
+        "{stdout}"
     );
 }

@@ -381,6 +381,7 @@ impl EtcdPerf {
             pass,
             message,
             ci95: None,
+            inconclusive: false,
         }];
         if let Some(img) = self.image_pass {
             verdicts.push(Verdict {
@@ -391,6 +392,7 @@ impl EtcdPerf {
                 pass: img,
                 message: self.image_line.clone().unwrap_or_default(),
                 ci95: None,
+                inconclusive: false,
             });
         }
         RunDoc {

@@ -385,6 +385,11 @@ pub struct Verdict {
     /// verdict's p99, from order statistics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci95: Option<QuantileCi>,
+    /// True (and `pass` false) when a runtime cap (`--quick`'s) ended the run before its size
+    /// and its interval does not settle the verdict: the disk was shown neither fast enough nor
+    /// too slow. Left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inconclusive: bool,
 }
 
 /// A confidence interval for a quantile of the latency distribution (built by

@@ -463,6 +463,7 @@ pub fn etcd(
             pass,
             message: main_msg,
             ci95: Some(ci.clone()),
+            inconclusive: false,
         },
         Verdict {
             name: "etcd-iops-50".into(),
@@ -472,6 +473,7 @@ pub fn etcd(
             pass: sync_iops >= ETCD_MIN_SYNC_IOPS,
             message: min_msg,
             ci95: None,
+            inconclusive: false,
         },
         Verdict {
             name: "etcd-iops-500".into(),
@@ -481,6 +483,7 @@ pub fn etcd(
             pass: sync_iops >= ETCD_BUSY_SYNC_IOPS,
             message: busy_msg,
             ci95: None,
+            inconclusive: false,
         },
     ];
     // Informational: the check's exit status stays the p99's, as in etcd's docs.
@@ -493,6 +496,7 @@ pub fn etcd(
             pass: st.over_heartbeat == 0,
             message,
             ci95: None,
+            inconclusive: false,
         });
     }
     if let Some((max, message)) = longest {
@@ -504,6 +508,7 @@ pub fn etcd(
             pass: max <= ETCD_HEARTBEAT_NS,
             message,
             ci95: None,
+            inconclusive: false,
         });
     }
     Ok(EtcdVerdict {
@@ -516,6 +521,54 @@ pub fn etcd(
         lines,
         caveat,
     })
+}
+
+impl EtcdVerdict {
+    /// Marks the verdict inconclusive when a runtime cap (`--quick`'s) ended the run before its
+    /// size and the interval does not settle it: a pass without an upper bound below the
+    /// threshold, a failure without a lower bound at or above it. The `etcd` verdict then fails
+    /// (a gate must not read "ready" from it), `inconclusive` is set and the message says `fix`.
+    /// A verdict the interval settles stands (QA: 39 fdatasyncs, the p99's lower bound 200 ms,
+    /// against 10 ms: too slow however the rest of the job would have gone).
+    pub fn cut_short(&mut self, fix: &str) {
+        let thr = self.threshold_ns;
+        let settled = match (self.pass, self.ci.lo_ns, self.ci.hi_ns) {
+            (true, _, Some(hi)) => hi < thr,
+            (false, Some(lo), _) => lo >= thr,
+            _ => false,
+        };
+        if settled {
+            let (what, bound) = if self.pass {
+                ("pass", "upper bound is below")
+            } else {
+                ("failure", "lower bound is at or above")
+            };
+            self.lines.insert(
+                3.min(self.lines.len()),
+                format!(
+                    "the run was cut short, but the p99's {bound} {}: the {what} stands",
+                    fmt_threshold(thr)
+                ),
+            );
+            return;
+        }
+        let msg = format!(
+            "INCONCLUSIVE: the run was cut short after {} fdatasyncs, too few for a p99 that settles the {} threshold (see its interval); {fix}",
+            self.ci.n,
+            fmt_threshold(thr)
+        );
+        self.pass = false;
+        if let Some(v) = self.verdicts.first_mut() {
+            v.pass = false;
+            v.inconclusive = true;
+            v.message = msg.clone();
+        }
+        // The main message, and no more "the pass (failure) is not certain": it says so.
+        if let Some(l) = self.lines.get_mut(1) {
+            *l = msg;
+        }
+        self.lines.retain(|l| !l.contains(" is not certain: "));
+    }
 }
 
 /// "10 ms" as etcd-perf writes it, "1 s"; other values in the unit a person reads.

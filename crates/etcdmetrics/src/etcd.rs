@@ -331,6 +331,7 @@ fn p99_verdict(
             pass,
             message: message.clone(),
             ci95: None,
+            inconclusive: false,
         },
         message,
     )
@@ -359,6 +360,7 @@ fn count_verdict(name: &str, metric: &str, value: f64, allowed: f64, message: St
         pass: value <= allowed,
         message,
         ci95: None,
+        inconclusive: false,
     }
 }
 

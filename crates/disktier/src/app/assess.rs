@@ -138,6 +138,10 @@ pub struct TargetOut {
     pub runs: Vec<RunOut>,
     /// None when the etcd profile did not run, failed to run or was interrupted.
     pub etcd_ready: Option<bool>,
+    /// True (and `etcd_ready` false) when `--quick`'s cap cut the etcd run short and its p99's
+    /// interval does not settle the verdict (`verdicts[].inconclusive`). Left out when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub etcd_inconclusive: bool,
     /// Why the figures say nothing about a disk, when they do not (a tmpfs target: RAM).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub caveat: Option<String>,
@@ -182,6 +186,7 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             device: None,
             runs: Vec::new(),
             etcd_ready: None,
+            etcd_inconclusive: false,
             caveat: None,
         };
         for (i, p) in req.profiles.iter().enumerate() {
@@ -226,13 +231,18 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             doc.target.path = shown.clone();
             if *p == Profile::Etcd {
                 // The quick etcd job's cap, said as check etcd says it.
+                let mut cut = false;
                 if let disktier_engine::Workload::Job(j) = &workload {
-                    doc.warnings
-                        .extend(super::check::cut_short(j, req.quick, &doc));
+                    let w = super::check::cut_short(j, req.quick, &doc);
+                    cut = w.is_some();
+                    doc.warnings.extend(w);
                 }
-                match judge::etcd(&mut doc, m.sync_hist.as_ref(), EtcdCriteria::default()) {
+                match judge::etcd(&mut doc, m.sync_hist.as_ref(), EtcdCriteria::default(), cut) {
                     // A run cut short by a signal establishes nothing (it is marked partial).
-                    Ok(v) if !doc.interrupted => t.etcd_ready = Some(v.pass),
+                    Ok(v) if !doc.interrupted => {
+                        t.etcd_ready = Some(v.pass);
+                        t.etcd_inconclusive = v.verdicts.first().is_some_and(|v| v.inconclusive);
+                    }
                     Ok(_) => {}
                     Err(e) => doc.warnings.push(format!("{e:#}")),
                 }

@@ -159,10 +159,10 @@ pub fn measure_and_judge(
     };
     let quick = request.quick;
     let mut m = super::measure::measure_request(request, stop, progress)?;
-    if let Some(w) = job.and_then(|j| cut_short(&j, quick, &m.doc)) {
-        m.doc.warnings.push(w);
-    }
-    judged(m, criteria)
+    let cut = job.and_then(|j| cut_short(&j, quick, &m.doc));
+    let was_cut = cut.is_some();
+    m.doc.warnings.extend(cut);
+    judged(m, criteria, was_cut)
 }
 
 /// Says so when a size-based job's runtime (with `--quick`, the etcd profile's cap,
@@ -193,19 +193,28 @@ pub(crate) fn cut_short(
     } else {
         format!("the runtime of {} s", runtime.as_secs_f64())
     };
+    let writes = doc.results.write.as_ref().map_or(0, |w| w.ios);
     Some(format!(
-        "{cap} ended the job after {} of its {} ({} fdatasyncs): the p99 is of fewer samples than the whole job's (see its interval); run without --quick (or with a longer --runtime) to measure all of it",
+        "{cap} ended the job after {} of its {} writes ({} of {}, {} fdatasyncs): the p99 is of fewer samples than the whole job's (see its interval); {}",
+        writes,
+        planned / job.bs.max(1),
         disktier_units::Bytes(written),
         disktier_units::Bytes(size.saturating_mul(u64::from(job.numjobs.max(1)))),
-        doc.results.sync.as_ref().map_or(0, |s| s.ios)
+        doc.results.sync.as_ref().map_or(0, |s| s.ios),
+        judge::CUT_SHORT_FIX
     ))
 }
 
 /// A measured etcd job judged against `criteria`: the run (its document carries the verdicts)
 /// and the lines a user reads.
-pub fn judged(m: Measurement, criteria: EtcdCriteria) -> anyhow::Result<(OneRun, Vec<String>)> {
+/// `cut_short`: a runtime cap ended it before its size ([`cut_short`]).
+pub fn judged(
+    m: Measurement,
+    criteria: EtcdCriteria,
+    cut_short: bool,
+) -> anyhow::Result<(OneRun, Vec<String>)> {
     let mut doc = m.doc;
-    let v = judge::etcd(&mut doc, m.sync_hist.as_ref(), criteria)?;
+    let v = judge::etcd(&mut doc, m.sync_hist.as_ref(), criteria, cut_short)?;
     Ok((
         OneRun {
             doc,

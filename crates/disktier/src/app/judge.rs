@@ -12,14 +12,24 @@ use serde::Serialize;
 /// different thing.
 pub use disktier_engine::Verdict as RunVerdict;
 
+/// What to run instead when a runtime cap cut a run short ([`EtcdVerdict::cut_short`]).
+pub const CUT_SHORT_FIX: &str =
+    "run without --quick (or with a longer --runtime) to measure the whole job";
+
 /// Judges `doc` as an etcd disk and writes the verdicts into it; returns the whole verdict
-/// (pass, the lines a user reads, the interval).
+/// (pass, the lines a user reads, the interval). `cut_short`: a runtime cap ended the run
+/// before its size (`super::check::cut_short`), so a verdict its interval does not settle is
+/// inconclusive.
 pub fn etcd(
     doc: &mut RunDoc,
     sync_hist: Option<&hdrhistogram::Histogram<u64>>,
     criteria: EtcdCriteria,
+    cut_short: bool,
 ) -> Result<EtcdVerdict, VerdictError> {
-    let v = verdict::etcd(doc, sync_hist, criteria)?;
+    let mut v = verdict::etcd(doc, sync_hist, criteria)?;
+    if cut_short {
+        v.cut_short(CUT_SHORT_FIX);
+    }
     doc.verdicts = v.verdicts.clone();
     // On tmpfs the verdict's arithmetic stands, but the JSON says too that it is no disk.
     if let Some(c) = &v.caveat {
@@ -156,6 +166,7 @@ pub fn etcd_server(
         pass: commit_pass,
         message: commit_line.clone(),
         ci95: None,
+        inconclusive: false,
     });
     let mut lines = vec!["WAL fdatasync (etcd_disk_wal_fsync_duration_seconds):".to_string()];
     lines.extend(

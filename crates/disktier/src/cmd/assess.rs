@@ -212,6 +212,7 @@ fn table(targets: &[TargetOut]) -> String {
             t.device.clone().unwrap_or_else(|| "-".into()),
             match (t.etcd_ready, etcd_interrupted) {
                 (_, true) => "INTERRUPTED".into(),
+                (Some(false), _) if t.etcd_inconclusive => format!("INCONCLUSIVE{ram}"),
                 (Some(true), _) => format!("ready{ram}"),
                 (Some(false), _) => format!("NOT ready{ram}"),
                 (None, _) => "-".into(),

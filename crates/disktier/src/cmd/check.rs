@@ -21,7 +21,7 @@ pub type Args = super::Sub<What>;
 pub enum What {
     /// Can this directory's disk host etcd? fdatasync p99 under 10 ms (etcd docs, etcd-perf).
     #[command(
-        after_help = "Exit status: 0 the p99 is within the threshold (with --profile etcd-server, the backend commit p99 too; with --metrics, every member's p99s, stalls and counters pass), 1 one fails, 2 the check could not run (with --metrics, a member could not be read) or was interrupted."
+        after_help = "Exit status: 0 the p99 is within the threshold (with --profile etcd-server, the backend commit p99 too; with --metrics, every member's p99s, stalls and counters pass), 1 one fails (or --quick's cap cut the run short and the p99's interval does not settle the verdict: INCONCLUSIVE), 2 the check could not run (with --metrics, a member could not be read) or was interrupted."
     )]
     Etcd(EtcdArgs),
 }

@@ -48,6 +48,7 @@ fn doc() -> RunDoc {
                 pass: true,
                 message: String::new(),
                 ci95: None,
+                inconclusive: false,
             },
             RunVerdict {
                 name: "etcd-iops-500".into(),
@@ -57,6 +58,7 @@ fn doc() -> RunDoc {
                 pass: false,
                 message: String::new(),
                 ci95: None,
+                inconclusive: false,
             },
         ],
         warnings: vec![],

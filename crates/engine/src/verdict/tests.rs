@@ -484,3 +484,54 @@ fn one_stall_is_one_fsync() {
     );
     assert_eq!(count_noun(5.0, "WAL fsync", "WAL fsyncs"), "5 WAL fsyncs");
 }
+
+/// QA (session 29): `check etcd --quick` on a loop device throttled to 20 write IOPS stopped at
+/// its 5 s cap after 39 fdatasyncs and, against `--threshold 1s`, said "the disk can be used to
+/// host etcd" (exit 0) from a p99 with no upper bound. A run cut short whose interval does not
+/// settle the verdict is inconclusive (it fails, flagged); one the interval settles stands.
+#[test]
+fn a_run_cut_short_is_inconclusive_unless_its_interval_settles_the_verdict() {
+    let mut rng = SplitMix(29);
+    // 39 fdatasyncs between 100 and 210 ms, as the throttled device gave.
+    let s: Vec<u64> = (0..39)
+        .map(|_| rng.uniform(100_000_000, 210_000_000))
+        .collect();
+    let h = hist_of(&s);
+    let mut lat = lat_from(&mut s.clone());
+    lat.percentiles
+        .insert("99".into(), h.value_at_quantile(0.99));
+    let doc = doc_with_sync(Some(DirStats {
+        ios: 39,
+        iops: 8.0,
+        lat_ns: lat,
+        ..DirStats::default()
+    }));
+    let at = |ms: u64| EtcdCriteria {
+        threshold_ns: ms * 1_000_000,
+    };
+    // Against 1 s: a pass without an upper bound, so inconclusive once cut short.
+    let mut v = etcd(&doc, Some(&h), at(1_000)).unwrap();
+    assert!(v.pass && v.ci.hi_ns.is_none());
+    v.cut_short("run without --quick");
+    assert!(!v.pass && !v.verdicts[0].pass && v.verdicts[0].inconclusive);
+    assert!(v.verdicts[0]
+        .message
+        .starts_with("INCONCLUSIVE: the run was cut short after 39 fdatasyncs"));
+    assert!(v.verdicts[0].message.ends_with("run without --quick"));
+    assert_eq!(v.lines[1], v.verdicts[0].message);
+    assert!(!v.lines.join("\n").contains("is not certain"));
+    let json = serde_json::to_value(&v.verdicts[0]).unwrap();
+    assert_eq!(json["inconclusive"], true);
+    // Against 10 ms: the lower bound is far above it, so the failure stands.
+    let mut v = etcd(&doc, Some(&h), at(10)).unwrap();
+    v.cut_short("run without --quick");
+    assert!(!v.pass && !v.verdicts[0].inconclusive);
+    assert!(v.lines[1].starts_with("WARN: "));
+    assert!(v
+        .lines
+        .iter()
+        .any(|l| l.ends_with("at or above 10 ms: the failure stands")));
+    // Not inconclusive, the field is left out of the document.
+    let json = serde_json::to_value(&v.verdicts[0]).unwrap();
+    assert!(json.get("inconclusive").is_none(), "{json}");
+}
