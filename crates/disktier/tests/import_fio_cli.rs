@@ -374,3 +374,41 @@ fn the_same_import_twice_is_stored_once() {
         assert_eq!(history().len(), n + 1, "{args:?}");
     }
 }
+
+/// QA (session 29): `import fio /dev/zero` read 256 MiB (280 MB of memory) before it said
+/// "larger than 256 MiB", `/dev/urandom` as much before "not UTF-8": input that is not text is
+/// now refused at its first bytes. A directory says so, and a process substitution (a
+/// `/dev/fd/N` pipe) is still read whole.
+#[test]
+fn devices_directories_and_pipes_give_a_clear_answer() {
+    let out = import(&[], Path::new("/dev/zero"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("/dev/zero is not fio JSON output (it holds a NUL byte (at byte 0)"),
+        "{err}"
+    );
+    let out = import(&[], Path::new("/dev/urandom"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("NUL byte") || err.contains("it is not UTF-8 text (at byte "),
+        "{err}"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let out = import(&[], d.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("Is a directory"), "{err}");
+    let out = std::process::Command::new("bash")
+        .args([
+            "-c",
+            "\"$0\" --no-save --format json import fio <(cat \"$1\")",
+            env!("CARGO_BIN_EXE_disktier"),
+        ])
+        .arg(fixture("etcd-3.33.json"))
+        .output()
+        .unwrap();
+    let doc = json(&out);
+    assert!(doc["results"]["sync"]["ios"].as_u64().unwrap() > 0, "{doc}");
+}

@@ -56,7 +56,9 @@ fn label(s: &str) -> Result<String, String> {
 /// `import fio` and `import fio-text`: the same options, as both make the same documents.
 #[derive(Debug, clap::Args)]
 pub struct FioArgs {
-    /// The file fio's output was saved to (`fio ... > FILE`; `-` for standard input).
+    /// The file fio's output was saved to (`fio ... > FILE`; `-` for standard input). A FIFO,
+    /// `-` or `<(...)` is read until its writer closes it, as `cat` reads it: a FIFO no writer
+    /// has opened waits for one (Ctrl-C ends the wait).
     pub file: PathBuf,
     /// The built-in profile the fio job corresponds to (e.g. etcd), recorded with the result.
     #[arg(long, short = 'p', value_name = "NAME", value_parser = super::value_enum::Offered { values: super::value_enum::PROFILES, check: super::value_enum::any_text }, hide_possible_values = true)]

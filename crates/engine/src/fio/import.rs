@@ -558,29 +558,22 @@ pub fn read_capped(
     input: std::io::Result<impl std::io::Read>,
     name: &str,
 ) -> Result<String, FioError> {
-    use std::io::Read;
+    use super::textread::{read_text, TextReadError};
     let cant = |e: std::io::Error| FioError::Read {
         source_name: name.to_string(),
         why: e.to_string(),
     };
-    let mut text = String::new();
-    input
-        .map_err(cant)?
-        .take(MAX_JSON + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| match e.kind() {
-            // Read, but not text: not fio's JSON.
-            std::io::ErrorKind::InvalidData => FioError::NotJson {
-                source_name: name.to_string(),
-                why: "it is not UTF-8 text".into(),
-            },
-            _ => cant(e),
-        })?;
-    if text.len() as u64 > MAX_JSON {
-        return Err(FioError::NotJson {
+    match read_text(input.map_err(cant)?, MAX_JSON) {
+        Ok(text) => Ok(text),
+        Err(TextReadError::Io(e)) => Err(cant(e)),
+        // Read, but not text: not fio's JSON.
+        Err(TextReadError::NotText(why)) => Err(FioError::NotJson {
+            source_name: name.to_string(),
+            why,
+        }),
+        Err(TextReadError::TooLarge) => Err(FioError::NotJson {
             source_name: name.to_string(),
             why: format!("larger than {} MiB", MAX_JSON >> 20),
-        });
+        }),
     }
-    Ok(text)
 }

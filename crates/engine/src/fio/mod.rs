@@ -21,6 +21,7 @@ mod run;
 #[cfg(test)]
 mod tests;
 pub mod text;
+pub mod textread;
 mod trim;
 mod value;
 

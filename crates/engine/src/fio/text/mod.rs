@@ -75,26 +75,21 @@ pub fn read_capped(
     input: std::io::Result<impl std::io::Read>,
     name: &str,
 ) -> Result<String, FioTextError> {
-    use std::io::Read;
+    use crate::fio::textread::{read_text, TextReadError};
     let cant = |e: std::io::Error| FioTextError::Read {
         source_name: name.to_string(),
         why: e.to_string(),
     };
-    let mut buf = Vec::new();
-    input
-        .map_err(cant)?
-        .take(MAX_TEXT as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(cant)?;
-    if buf.len() > MAX_TEXT {
-        return Err(FioTextError::TooLarge {
+    read_text(input.map_err(cant)?, MAX_TEXT as u64).map_err(|e| match e {
+        TextReadError::Io(e) => cant(e),
+        TextReadError::TooLarge => FioTextError::TooLarge {
             source_name: name.to_string(),
             max_mib: MAX_TEXT >> 20,
-        });
-    }
-    String::from_utf8(buf).map_err(|_| FioTextError::NotText {
-        source_name: name.to_string(),
-        why: "it is not UTF-8".into(),
+        },
+        TextReadError::NotText(why) => FioTextError::NotText {
+            source_name: name.to_string(),
+            why,
+        },
     })
 }
 
