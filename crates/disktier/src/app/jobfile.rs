@@ -144,7 +144,16 @@ pub fn load(path: &Path, lenient: bool) -> anyhow::Result<(String, JobFile)> {
             jobfile::MAX_FILE_BYTES
         );
     }
-    let text = std::fs::read_to_string(path)
+    // Read within the bound too: a file that grew since its size was read stops there (the
+    // parser then refuses it as too big).
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| {
+            std::io::Read::read_to_string(
+                &mut std::io::Read::take(f, jobfile::MAX_FILE_BYTES as u64 + 1),
+                &mut text,
+            )
+        })
         .with_context(|| format!("cannot read the job file {src} (it must be UTF-8 text)"))?;
     let f = if lenient {
         jobfile::parse_for_fio(&text, &src)?

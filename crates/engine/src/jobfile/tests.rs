@@ -299,3 +299,37 @@ fn options_that_act_beyond_the_target_are_refused_in_both_modes() {
     }
     assert!(parse_for_fio("[a]\nioengine=libaio\nrate_iops=10\n", "t").is_ok());
 }
+
+/// QA (session 29): `rw=wr\0ite` was refused as "unknown rw `write`" (the NUL unseen), and a
+/// NUL in a section header or a value reached the messages raw. A control character but tab is
+/// refused naming its line and column, in the file or in a ${VAR}'s value; in a comment it is
+/// left alone.
+#[test]
+fn a_control_character_is_refused_naming_line_and_column() {
+    for (text, want) in [
+        (
+            "[a]\nrw=wr\0ite\n",
+            "t.fio line 2: column 6 holds the control character U+0000",
+        ),
+        (
+            "[a\x1bb]\n",
+            "t.fio line 1: column 3 holds the control character U+001B",
+        ),
+        (
+            "[a]\nfilename=/x\x7f\n",
+            "line 2: column 12 holds the control character U+007F",
+        ),
+    ] {
+        let e = parse(text, "t.fio").unwrap_err().to_string();
+        assert!(
+            e.starts_with("t.fio line ") && e.contains(want),
+            "{text:?}: {e}"
+        );
+        assert!(!e.contains('\0') && !e.contains('\x1b'), "{e:?}");
+    }
+    let env = |_: &str| Some("/x\ny".to_string());
+    let e = parse_with("[a]\nfilename=${D}\n", "t.fio", false, &env).unwrap_err();
+    assert!(e.to_string().contains("line 2: column 12 holds"), "{e}");
+    // A tab separates, and a comment may hold anything.
+    assert!(parse("[a]\nrw=write\t; \0 \x1b\nsize=1m\n", "t.fio").is_ok());
+}
