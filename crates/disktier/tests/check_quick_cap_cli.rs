@@ -208,3 +208,30 @@ fn a_capped_pass_the_interval_does_not_settle_is_inconclusive() {
         "{stdout}"
     );
 }
+
+/// A `--runtime` the user gave that ends the job before its size is cut short as the cap is,
+/// and the fix says to give a longer runtime, not to drop a --quick that was never given (QA:
+/// `--runtime 1ms` passed from 1 fdatasync with exit 0).
+#[test]
+fn a_runtime_that_cuts_the_job_short_asks_for_a_longer_one() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = d.path().display().to_string();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .args(["--no-save", "--format", "json", "check", "etcd", &dir])
+        .args(["--runtime", "1ms"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains("the runtime of 0.001 s ended the job after ")
+            && warnings.contains("run with a longer --runtime (or none)")
+            && !warnings.contains("--quick"),
+        "{warnings}"
+    );
+    let v = &doc["verdicts"][0];
+    assert_eq!(v["inconclusive"], true, "{v}");
+    assert!(!v["message"].to_string().contains("--quick"), "{v}");
+}

@@ -231,11 +231,12 @@ pub fn assess(req: &Request, hooks: &Hooks<'_>) -> anyhow::Result<Assessment> {
             doc.target.path = shown.clone();
             if *p == Profile::Etcd {
                 // The quick etcd job's cap, said as check etcd says it.
-                let mut cut = false;
+                let mut cut = None;
                 if let disktier_engine::Workload::Job(j) = &workload {
-                    let w = super::check::cut_short(j, req.quick, &doc);
-                    cut = w.is_some();
-                    doc.warnings.extend(w);
+                    if let Some((w, fix)) = super::check::cut_short(j, req.quick, &doc) {
+                        doc.warnings.push(w);
+                        cut = Some(fix);
+                    }
                 }
                 match judge::etcd(&mut doc, m.sync_hist.as_ref(), EtcdCriteria::default(), cut) {
                     // A run cut short by a signal establishes nothing (it is marked partial).

@@ -160,9 +160,9 @@ pub fn measure_and_judge(
     let quick = request.quick;
     let mut m = super::measure::measure_request(request, stop, progress)?;
     let cut = job.and_then(|j| cut_short(&j, quick, &m.doc));
-    let was_cut = cut.is_some();
-    m.doc.warnings.extend(cut);
-    judged(m, criteria, was_cut)
+    let fix = cut.as_ref().map(|c| c.1);
+    m.doc.warnings.extend(cut.map(|c| c.0));
+    judged(m, criteria, fix)
 }
 
 /// Says so when a size-based job's runtime (with `--quick`, the etcd profile's cap,
@@ -173,7 +173,7 @@ pub(crate) fn cut_short(
     job: &disktier_engine::Job,
     quick: bool,
     doc: &disktier_engine::RunDoc,
-) -> Option<String> {
+) -> Option<(String, &'static str)> {
     let (runtime, size) = (job.runtime?, job.size?);
     // Whole blocks: 4 MiB of 2300-byte writes is 1,823 of them, 4,192,900 bytes.
     let planned = (size / job.bs.max(1))
@@ -188,30 +188,32 @@ pub(crate) fn cut_short(
     if job.time_based || doc.interrupted || written >= planned || !ran_out {
         return None;
     }
-    let cap = if quick && runtime == disktier_engine::profile::QUICK_ETCD_CAP {
+    let quick_cap = quick && runtime == disktier_engine::profile::QUICK_ETCD_CAP;
+    let cap = if quick_cap {
         format!("--quick's cap of {} s", runtime.as_secs())
     } else {
         format!("the runtime of {} s", runtime.as_secs_f64())
     };
+    let fix = judge::cut_short_fix(quick_cap);
     let writes = doc.results.write.as_ref().map_or(0, |w| w.ios);
-    Some(format!(
-        "{cap} ended the job after {} of its {} writes ({} of {}, {} fdatasyncs): the p99 is of fewer samples than the whole job's (see its interval); {}",
+    let warning = format!(
+        "{cap} ended the job after {} of its {} writes ({} of {}, {} fdatasyncs): the p99 is of fewer samples than the whole job's (see its interval); {fix}",
         writes,
         planned / job.bs.max(1),
         disktier_units::Bytes(written),
         disktier_units::Bytes(size.saturating_mul(u64::from(job.numjobs.max(1)))),
         doc.results.sync.as_ref().map_or(0, |s| s.ios),
-        judge::CUT_SHORT_FIX
-    ))
+    );
+    Some((warning, fix))
 }
 
 /// A measured etcd job judged against `criteria`: the run (its document carries the verdicts)
 /// and the lines a user reads.
-/// `cut_short`: a runtime cap ended it before its size ([`cut_short`]).
+/// `cut_short`: a runtime cap ended it before its size ([`cut_short`]), and the fix to say.
 pub fn judged(
     m: Measurement,
     criteria: EtcdCriteria,
-    cut_short: bool,
+    cut_short: Option<&str>,
 ) -> anyhow::Result<(OneRun, Vec<String>)> {
     let mut doc = m.doc;
     let v = judge::etcd(&mut doc, m.sync_hist.as_ref(), criteria, cut_short)?;

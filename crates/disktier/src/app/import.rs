@@ -276,7 +276,7 @@ fn judged(m: FioMeasured, note: Option<&str>) -> (RunDoc, Vec<String>) {
             &mut doc,
             m.sync_hist.as_ref(),
             verdict::EtcdCriteria::default(),
-            false,
+            None,
         ) {
             extra = v.lines;
         }

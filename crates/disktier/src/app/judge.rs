@@ -12,23 +12,29 @@ use serde::Serialize;
 /// different thing.
 pub use disktier_engine::Verdict as RunVerdict;
 
-/// What to run instead when a runtime cap cut a run short ([`EtcdVerdict::cut_short`]).
-pub const CUT_SHORT_FIX: &str =
-    "run without --quick (or with a longer --runtime) to measure the whole job";
+/// What to run instead when a runtime cap cut a run short ([`EtcdVerdict::cut_short`]):
+/// `--quick`'s own cap, or a `--runtime` the user gave.
+pub fn cut_short_fix(quick_cap: bool) -> &'static str {
+    if quick_cap {
+        "run without --quick (or with a longer --runtime) to measure the whole job"
+    } else {
+        "run with a longer --runtime (or none) to measure the whole job"
+    }
+}
 
 /// Judges `doc` as an etcd disk and writes the verdicts into it; returns the whole verdict
 /// (pass, the lines a user reads, the interval). `cut_short`: a runtime cap ended the run
 /// before its size (`super::check::cut_short`), so a verdict its interval does not settle is
-/// inconclusive.
+/// inconclusive, with this fix.
 pub fn etcd(
     doc: &mut RunDoc,
     sync_hist: Option<&hdrhistogram::Histogram<u64>>,
     criteria: EtcdCriteria,
-    cut_short: bool,
+    cut_short: Option<&str>,
 ) -> Result<EtcdVerdict, VerdictError> {
     let mut v = verdict::etcd(doc, sync_hist, criteria)?;
-    if cut_short {
-        v.cut_short(CUT_SHORT_FIX);
+    if let Some(fix) = cut_short {
+        v.cut_short(fix);
     }
     doc.verdicts = v.verdicts.clone();
     // On tmpfs the verdict's arithmetic stands, but the JSON says too that it is no disk.
