@@ -72,6 +72,18 @@ pub fn to_job(
             );
         }
     }
+    // fio: `filename=` names a file or a device; a directory there fails ("err=21 ... Is a
+    // directory"), so it is not taken as a directory target either (QA: `filename=/var/tmp` ran
+    // the job in a file disktier made in /var/tmp, where fio runs nothing).
+    if let Some(o) = fj.target.as_ref().filter(|o| o.key == "filename") {
+        if target.is_dir() {
+            bail!(
+                "{src} line {}: filename={}: a directory (fio refuses it too: Is a directory): name it with directory= to run in a file made there, or name a file or a block device",
+                o.line,
+                target.display()
+            );
+        }
+    }
     let mut job = Job {
         name: fj.name.clone(),
         target: crate::app::measure::canonical(&target),

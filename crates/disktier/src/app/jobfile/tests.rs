@@ -177,3 +177,21 @@ fn runtime_0_is_no_runtime_when_fio_runs_the_file() {
         assert!(e.contains("leave it out for no limit"), "{e}");
     }
 }
+
+/// QA (session 29): `filename=/var/tmp` ran the job in a file disktier made in /var/tmp, where
+/// fio fails the job ("Is a directory"); it is refused naming `directory=`, as `directory=` on a
+/// file is refused naming `filename=`.
+#[test]
+fn a_directory_named_by_filename_is_refused_as_fio_refuses_it() {
+    let e = parse("[a]\nrw=write\nsize=1m\nfilename=/tmp\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("t.fio line 4: filename=/tmp: a directory (fio refuses it too")
+            && e.contains("name it with directory="),
+        "{e}"
+    );
+    // The same directory named as one, and a file that does not exist yet, are targets.
+    assert!(parse("[a]\nrw=write\nsize=1m\ndirectory=/tmp\n").is_ok());
+    assert!(parse("[a]\nrw=write\nsize=1m\nfilename=/tmp/disktier-no-such-file\n").is_ok());
+}
