@@ -68,6 +68,17 @@ fn given_target(
             ),
         };
     }
+    // fio's --filename names a file or a device: fio fails a directory there ("Is a
+    // directory"), so it is not taken as a directory target either (QA: --filename /var/tmp ran
+    // in a file made there).
+    if let (None, Some(f)) = (positional, filename) {
+        if f.is_dir() {
+            bail!(
+                "--filename {} is a directory (fio refuses it too: Is a directory): give it as --directory or as the target to run in a file made there, or name a file or a block device",
+                f.display()
+            );
+        }
+    }
     match (positional, filename) {
         (Some(t), _) | (None, Some(t)) => Ok(t.to_path_buf()),
         (None, None) => {
@@ -103,7 +114,18 @@ mod tests {
             bench_target(a, f, dir).map_err(|e| e.to_string())
         };
         assert_eq!(t(Some(p), None, None), Ok(BenchTarget::Target(p.into())));
-        assert_eq!(t(None, Some(p), None), Ok(BenchTarget::Target(p.into())));
+        // QA (session 29): --filename DIR ran in a file made in DIR; fio fails it (Is a
+        // directory), so it is refused naming --directory.
+        let e = t(None, Some(p), None).unwrap_err();
+        assert!(
+            e.contains("is a directory (fio refuses it too") && e.contains("--directory"),
+            "{e}"
+        );
+        let new = p.join("new");
+        assert_eq!(
+            t(None, Some(&new), None),
+            Ok(BenchTarget::Target(new.clone()))
+        );
         assert_eq!(t(None, None, Some(p)), Ok(BenchTarget::Target(p.into())));
         assert!(t(None, None, None)
             .unwrap_err()
