@@ -235,3 +235,34 @@ fn a_runtime_that_cuts_the_job_short_asks_for_a_longer_one() {
     assert_eq!(v["inconclusive"], true, "{v}");
     assert!(!v["message"].to_string().contains("--quick"), "{v}");
 }
+
+/// `--repeat`'s table showed a run cut short whose verdict is inconclusive as FAIL, as if the
+/// disk had been shown too slow; it says INCONCLUSIVE, and under the verdict how many such runs
+/// there were.
+#[test]
+fn repeat_shows_a_run_cut_short_as_inconclusive() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = d.path().display().to_string();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
+        .args(["--no-save", "check", "etcd", &dir, "--runtime", "1ms"])
+        .args(["--repeat", "2"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains(" us  ") || l.contains(" ms  "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    assert!(
+        rows.iter().all(|r| r.ends_with("INCONCLUSIVE (cut short)")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "\n2 of 2 runs were cut short with too few fdatasyncs to settle their verdict"
+        ),
+        "{stdout}"
+    );
+}

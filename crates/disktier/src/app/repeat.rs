@@ -81,6 +81,8 @@ pub struct Row {
     pub figs: Figures,
     pub id: Option<String>,
     pub interrupted: bool,
+    /// Its verdict failed as inconclusive: a runtime cap cut it short (`verdicts[].inconclusive`).
+    pub inconclusive: bool,
 }
 
 /// How many of `rows` were judged: completed runs with a verdict (the N of "k of N passed").
@@ -157,6 +159,7 @@ pub fn series(
             figs: f,
             id: id.clone(),
             interrupted,
+            inconclusive: r.doc.verdicts.first().is_some_and(|v| v.inconclusive),
         });
         runs.push(RepeatRun { doc: r.doc, id });
         if interrupted {

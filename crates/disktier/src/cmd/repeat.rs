@@ -122,6 +122,7 @@ fn render(agg: &Aggregate, rows: &[Row], stopped: Option<(u64, u64)>) -> String 
                 .unwrap_or_else(|| "-".into()),
             match (r.interrupted, r.figs.pass) {
                 (true, _) => "INTERRUPTED (partial, not counted)",
+                (false, Some(false)) if r.inconclusive => "INCONCLUSIVE (cut short)",
                 (false, Some(true)) => "PASS",
                 (false, Some(false)) => "FAIL",
                 (false, None) => "-",
@@ -156,6 +157,12 @@ fn render(agg: &Aggregate, rows: &[Row], stopped: Option<(u64, u64)>) -> String 
             ),
             v => format!("verdict {}: {k} of {n} runs passed\n", v.to_uppercase()),
         });
+        let cut = rows.iter().filter(|r| r.inconclusive).count();
+        if cut > 0 {
+            s.push_str(&format!(
+                "{cut} of {n} runs were cut short with too few fdatasyncs to settle their verdict (counted as not passed): see each run's warning\n"
+            ));
+        }
     }
     s
 }
