@@ -24,6 +24,15 @@ pub(super) fn direction(dir: &Value, at: &str) -> Result<(), String> {
         &["iops", "bw_bytes", "io_bytes", "total_ios", "runtime"],
     )?;
     let (iops, ios) = (num(dir, "iops"), num(dir, "total_ios"));
+    // Each read or write moves at least one byte (QA: total_ios 18446744073709551615 over
+    // 2 MiB was shown as the write row's count).
+    if dir.get("io_bytes").is_some() && ios > num(dir, "io_bytes") {
+        return Err(format!(
+            "{at}.total_ios is {}, more than its io_bytes ({}): each I/O moves at least one byte",
+            shown(ios),
+            shown(num(dir, "io_bytes"))
+        ));
+    }
     if iops > ios * 1000.0 {
         return Err(format!(
             "{at}.iops is {}, more than its total_ios ({}) can make in fio's shortest runtime (1 ms)",

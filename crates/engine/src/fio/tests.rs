@@ -362,7 +362,7 @@ fn figures_fio_cannot_write_are_refused() {
     assert!(edited(&|_| {}).is_ok());
     /// An edit of fio's JSON, and what the refusal must say.
     type Case<'a> = (&'a dyn Fn(&mut serde_json::Value), &'a str);
-    let cases: [Case; 10] = [
+    let cases: [Case; 11] = [
         (
             &|v| v["jobs"][0]["sync"]["lat_ns"]["percentile"]["99.000000"] = "NaN".into(),
             "jobs[0].sync.lat_ns.percentile 99 is \"NaN\", not a number of ns",
@@ -402,6 +402,11 @@ fn figures_fio_cannot_write_are_refused() {
         (
             &|v| v["jobs"][0]["read"]["total_ios"] = (-3).into(),
             "jobs[0].read.total_ios is -3",
+        ),
+        // QA (session 29): shown as a write row of 18446744073709551615 I/Os over 2 MiB.
+        (
+            &|v| v["jobs"][0]["write"]["total_ios"] = u64::MAX.into(),
+            "jobs[0].write.total_ios is 1.8446744073709552e19, more than its io_bytes (2095300)",
         ),
     ];
     for (edit, want) in cases {
