@@ -61,7 +61,7 @@ fn every_message_reads_as_before_on_the_command_line() {
             "/p does not exist, but w: create it first (mkdir -p /p) on the filesystem to test",
         ),
         (
-            EngineError::NoPermission { path: p(), access: "write" },
+            EngineError::NoPermission { path: p(), access: "write", root: false },
             "/p: no permission: run as a user that may write it (e.g. with sudo)",
             "/p: no permission: run as a user that may write it (e.g. with sudo)",
         ),

@@ -24,8 +24,13 @@ pub enum EngineError {
     /// A job that creates its files in a directory (small-files) was given a path that does not
     /// exist: it is no file to create, as it is for other jobs.
     MissingDirectory { path: PathBuf, wanted: &'static str },
-    /// Opening or creating the target was refused with EACCES/EPERM.
-    NoPermission { path: PathBuf, access: &'static str },
+    /// Opening or creating the target was refused with EACCES/EPERM; `root`: to root, so no
+    /// other user would do (a device cgroup or a security module refused it).
+    NoPermission {
+        path: PathBuf,
+        access: &'static str,
+        root: bool,
+    },
     /// The target is on a filesystem mounted read-only (EROFS, or `ro` in its mount flags).
     ReadOnlyFs { path: PathBuf, access: &'static str },
     /// A write job on a block device the kernel holds read-only (`losetup -r`, a
@@ -133,8 +138,13 @@ impl Render for EngineError {
                 path.display(),
                 path.display()
             ),
-            EngineError::NoPermission { path, access } => format!(
+            EngineError::NoPermission { path, access, root: false } => format!(
                 "{}: no permission: run as a user that may {access} it (e.g. with sudo)",
+                path.display()
+            ),
+            // QA (session 29): root was told to use sudo where a device cgroup refused it.
+            EngineError::NoPermission { path, access, root: true } => format!(
+                "{}: no permission to {access} it, although disktier runs as root: a container's device cgroup or a security module (SELinux, AppArmor) refuses it; allow the device to the container (or run it privileged), or see the audit log (ausearch -m avc)",
                 path.display()
             ),
             EngineError::ReadOnlyFs { path, access } => format!(
@@ -283,6 +293,16 @@ impl EngineError {
 
     /// Maps an `io::Error` from opening `path` to the error a user understands.
     pub fn from_open(path: &std::path::Path, access: &'static str, e: std::io::Error) -> Self {
+        Self::from_open_as(path, access, e, rustix::process::geteuid().is_root())
+    }
+
+    /// [`Self::from_open`] for a process that is root or not.
+    fn from_open_as(
+        path: &std::path::Path,
+        access: &'static str,
+        e: std::io::Error,
+        root: bool,
+    ) -> Self {
         match e.raw_os_error() {
             Some(libc::ENOENT) => EngineError::MissingPath { path: path.into() },
             Some(libc::EROFS) => EngineError::ReadOnlyFs {
@@ -292,6 +312,7 @@ impl EngineError {
             Some(libc::EACCES) | Some(libc::EPERM) => EngineError::NoPermission {
                 path: path.into(),
                 access,
+                root,
             },
             Some(libc::EBUSY) => EngineError::DeviceBusy { path: path.into() },
             _ => EngineError::Io {
@@ -312,11 +333,20 @@ mod tests {
     #[test]
     fn open_errors_name_the_object_and_the_fix() {
         let p = Path::new("/data/x");
-        let e = EngineError::from_open(p, "write", Error::from_raw_os_error(libc::EACCES));
+        let e =
+            EngineError::from_open_as(p, "write", Error::from_raw_os_error(libc::EACCES), false);
         assert!(matches!(e, EngineError::NoPermission { .. }));
         assert_eq!(
             e.to_string(),
             "/data/x: no permission: run as a user that may write it (e.g. with sudo)"
+        );
+        // Root refused (EPERM from a device cgroup) is not told to use sudo.
+        let e = EngineError::from_open_as(p, "read", Error::from_raw_os_error(libc::EPERM), true);
+        let text = e.to_string();
+        assert!(
+            text.starts_with("/data/x: no permission to read it, although disktier runs as root: a container's device cgroup")
+                && !text.contains("sudo"),
+            "{text}"
         );
         let e = EngineError::from_open(p, "read", Error::from_raw_os_error(libc::ENOENT));
         assert!(matches!(e, EngineError::MissingPath { .. }), "{e}");
