@@ -21,7 +21,7 @@ pub type Args = super::Sub<What>;
 pub enum What {
     /// Can this directory's disk host etcd? fdatasync p99 under 10 ms (etcd docs, etcd-perf).
     #[command(
-        after_help = "Exit status: 0 the p99 is within the threshold (with --profile etcd-server, the backend commit p99 too; with --metrics, every member's p99s, stalls and counters pass), 1 one fails (or --quick's cap cut the run short and the p99's interval does not settle the verdict: INCONCLUSIVE), 2 the check could not run (with --metrics, a member could not be read) or was interrupted."
+        after_help = "Exit status: 0 the p99 is within the threshold (with --profile etcd-server, the backend commit p99 too; with --metrics, every member's p99s, stalls and counters pass), 1 one fails (or a runtime, --quick's cap of 5 s or --runtime, cut the run short and the p99's interval does not settle the verdict: INCONCLUSIVE), 2 the check could not run (with --metrics, a member could not be read) or was interrupted."
     )]
     Etcd(EtcdArgs),
 }
@@ -71,7 +71,8 @@ pub struct EtcdArgs {
     #[arg(long, value_parser = disktier_units::clap_parsers::latency, default_value = "10ms", value_name = "DURATION", conflicts_with = "metrics")]
     pub threshold: Duration,
     /// Scale the job down so the check takes seconds (the etcd job: 4 MiB, for at most 5 s;
-    /// fewer samples: a wider interval).
+    /// fewer samples: a wider interval). A run the 5 s cap cuts short says how many of its
+    /// writes ran, and is INCONCLUSIVE (exit 1) unless the p99's interval settles the verdict.
     #[arg(long, conflicts_with = "metrics")]
     pub quick: bool,
     /// Run the job N times: each run is saved (one group), and an aggregate gives the median
