@@ -254,6 +254,10 @@ pub fn classify(path: &Path) -> Result<Classified, EngineError> {
                     path: path.into(),
                     is: if ft.is_char_device() {
                         "character device"
+                    } else if ft.is_fifo() {
+                        "FIFO (named pipe), which holds no data to measure"
+                    } else if ft.is_socket() {
+                        "socket"
                     } else {
                         "special file"
                     },

@@ -186,3 +186,24 @@ fn tmpfs_has_no_direct() {
         "/dev/shm is on tmpfs, which has no O_DIRECT: pass --direct=false"
     );
 }
+
+/// QA (session 29): `bench FIFO` said the FIFO "is a special file", which does not say what it
+/// is; it names a FIFO (and a socket) as such.
+#[test]
+fn a_fifo_is_named_as_one() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("p");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo could not make a FIFO");
+        return;
+    }
+    let e = match classify(&fifo) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a FIFO was taken as a target"),
+    };
+    assert!(
+        e.contains("p is a FIFO (named pipe), which holds no data to measure, but disktier needs"),
+        "{e}"
+    );
+}
