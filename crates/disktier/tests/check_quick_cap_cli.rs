@@ -266,3 +266,51 @@ fn repeat_shows_a_run_cut_short_as_inconclusive() {
         "{stdout}"
     );
 }
+
+/// A stored run whose verdict is inconclusive was shown by `show` as FAIL and drawn in the
+/// report as "✗ etcd not ready", as if the disk had been shown too slow; both say inconclusive.
+#[test]
+fn show_and_report_say_a_stored_inconclusive_verdict_is_inconclusive() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dir = d.path().join("t");
+    std::fs::create_dir(&dir).unwrap();
+    let db = d.path().join("r.db").display().to_string();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_disktier"))
+            .args(["--db", &db])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "--format",
+        "json",
+        "check",
+        "etcd",
+        &dir.display().to_string(),
+        "--runtime",
+        "1ms",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["verdicts"][0]["inconclusive"], true, "{doc}");
+    let listed = run(&["history", "--format", "json"]);
+    let h: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = h["runs"][0]["id"]
+        .as_str()
+        .expect("the run's id")
+        .to_string();
+    let shown = run(&["show", &id]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("  INCONCLUSIVE etcd: "), "{text}");
+    assert!(!text.contains("FAIL etcd"), "{text}");
+    let page = d.path().join("r.html");
+    let out = run(&["report", "-o", &page.display().to_string()]);
+    assert!(out.status.success(), "{out:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("? etcd inconclusive"),
+        "no inconclusive badge"
+    );
+    assert!(!html.contains("etcd not ready"), "drawn as a failure");
+}

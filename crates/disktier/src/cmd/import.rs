@@ -122,7 +122,7 @@ fn import_etcd_perf(ctx: &Ctx, a: EtcdPerfArgs) -> anyhow::Result<Outcome> {
             } else {
                 "the image"
             };
-            let pf = if v.pass { "PASS" } else { "FAIL" };
+            let pf = super::show::pass_word(v);
             format!("{pf} ({who}): {}", v.message)
         })
         .collect();

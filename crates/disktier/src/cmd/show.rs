@@ -149,17 +149,23 @@ pub fn summary(run: &StoredRun) -> String {
             } else {
                 v.message.clone()
             };
-            out.push_str(&format!(
-                "  {} {}: {msg}\n",
-                if v.pass { "PASS" } else { "FAIL" },
-                v.name
-            ));
+            out.push_str(&format!("  {} {}: {msg}\n", pass_word(v), v.name));
         }
     }
     for w in &doc.warnings {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
+}
+
+/// A verdict's word: a run cut short whose interval does not settle its verdict is neither
+/// (`Verdict::inconclusive`; `check etcd` says INCONCLUSIVE for it, and so does `show`).
+pub(crate) fn pass_word(v: &disktier_engine::Verdict) -> &'static str {
+    match (v.pass, v.inconclusive) {
+        (true, _) => "PASS",
+        (false, true) => "INCONCLUSIVE",
+        (false, false) => "FAIL",
+    }
 }
 
 /// The `target` line: the path, its kind and what is known of its device.

@@ -201,10 +201,12 @@ fn pos(v: f64) -> Option<f64> {
 
 /// A verdict's badge, its message and run in the tooltip.
 fn badge(s: &mut String, b: &Bench<'_>, v: &disktier_engine::Verdict) {
-    let (class, mark) = if v.pass {
-        ("pass", "✓")
-    } else {
-        ("fail", "✗")
+    // A run cut short whose interval settles nothing was shown neither ready nor too slow
+    // (`Verdict::inconclusive`): it is not drawn as a failure.
+    let (class, mark) = match (v.pass, v.inconclusive) {
+        (true, _) => ("pass", "✓"),
+        (false, true) => ("info", "?"),
+        (false, false) => ("fail", "✗"),
     };
     let shown = if v.metric.contains("iops") {
         format!("{:.0}/s", v.value)
@@ -216,9 +218,10 @@ fn badge(s: &mut String, b: &Bench<'_>, v: &disktier_engine::Verdict) {
     } else {
         format!("{}", v.value)
     };
-    let word = match (v.name.as_str(), v.pass) {
-        ("etcd", true) => " ready",
-        ("etcd", false) => " not ready",
+    let word = match (v.name.as_str(), v.pass, v.inconclusive) {
+        (_, false, true) => " inconclusive",
+        ("etcd", true, _) => " ready",
+        ("etcd", false, _) => " not ready",
         _ => "",
     };
     let _ = write!(
