@@ -168,6 +168,11 @@ pub fn encode_with(runs: &[RunMetrics], repeats: &[RepeatMetrics]) -> anyhow::Re
         "1 when the verdict passed (e.g. etcd: fdatasync p99 within the threshold), 0 when it failed.",
         verdicts(&|v| Some(if v.pass { 1.0 } else { 0.0 })),
     );
+    f.gauges(
+        "disktier_verdict_inconclusive",
+        "1 when a runtime cap cut the run short and the p99's interval settles neither pass nor fail (disktier_verdict_pass is then 0: the disk was not shown too slow), else 0.",
+        verdicts(&|v| Some(if v.inconclusive { 1.0 } else { 0.0 })),
+    );
     let value: fn(&VerdictMetrics) -> f64 = |v| v.value;
     let threshold: fn(&VerdictMetrics) -> f64 = |v| v.threshold;
     // Each verdict's value and threshold, in a family per unit.

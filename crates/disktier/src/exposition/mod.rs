@@ -133,6 +133,8 @@ pub struct VerdictMetrics {
     pub value: f64,
     pub threshold: f64,
     pub pass: bool,
+    /// The run was cut short and its interval settles nothing (`Verdict::inconclusive`).
+    pub inconclusive: bool,
 }
 
 /// Everything exported about one measured run.
@@ -239,6 +241,7 @@ fn verdict(v: &RunVerdict) -> Option<VerdictMetrics> {
         value: v.value / scale,
         threshold: v.threshold / scale,
         pass: v.pass,
+        inconclusive: v.inconclusive,
     })
 }
 

@@ -58,7 +58,7 @@ fn doc() -> RunDoc {
                 pass: false,
                 message: String::new(),
                 ci95: None,
-                inconclusive: false,
+                inconclusive: true,
             },
         ],
         warnings: vec![],
@@ -97,6 +97,8 @@ fn exposition_has_help_type_quantiles_and_verdicts() {
         format!(r#"disktier_io_latency_seconds_count{{{labels},direction="sync"}} 1000"#),
         format!(r#"disktier_verdict_pass{{{labels},verdict="etcd"}} 1"#),
         format!(r#"disktier_verdict_pass{{{labels},verdict="etcd-iops-500"}} 0"#),
+        format!(r#"disktier_verdict_inconclusive{{{labels},verdict="etcd"}} 0"#),
+        format!(r#"disktier_verdict_inconclusive{{{labels},verdict="etcd-iops-500"}} 1"#),
         format!(r#"disktier_verdict_threshold_seconds{{{labels},verdict="etcd"}} 0.01"#),
         format!(r#"disktier_last_run_timestamp_seconds{{{labels}}} 1795521602.5"#),
     ] {
