@@ -253,6 +253,10 @@ pub struct KeyFigures {
     pub p99_ns: Option<u64>,
     /// Read plus write IOPS (the highest of an assessment's runs).
     pub iops: Option<f64>,
+    /// `pass` is false only because a runtime cap cut a run short and its p99's interval
+    /// settles nothing (`Verdict::inconclusive`): the disk was not shown too slow.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub inconclusive: bool,
 }
 
 impl NodeDoc {
@@ -276,6 +280,7 @@ impl NodeDoc {
                     sync_p99_ns: r.sync.as_ref().and_then(|s| s.lat_ns.p(99.0)),
                     p99_ns: p99,
                     iops,
+                    inconclusive: inconclusive_of(&d.verdicts),
                 }
             }
             NodeDoc::EtcdMetrics(e) => KeyFigures {
@@ -290,6 +295,7 @@ impl NodeDoc {
                     .max(),
                 p99_ns: None,
                 iops: None,
+                inconclusive: false,
             },
             NodeDoc::Assess(a) => {
                 let runs = a.targets.iter().flat_map(|t| &t.runs);
@@ -308,6 +314,7 @@ impl NodeDoc {
                         .map(|r| r.read_iops.unwrap_or(0.0) + r.write_iops.unwrap_or(0.0))
                         .filter(|x| *x > 0.0)
                         .reduce(f64::max),
+                    inconclusive: !failed_run && inconclusive_of(&verdicts),
                 }
             }
         }
@@ -326,8 +333,18 @@ fn verdict_of(v: &[Verdict]) -> Option<bool> {
     Some(deciding.all(|v| v.pass))
 }
 
+/// True when the deciding verdicts fail only as inconclusive: each that did not pass is a run a
+/// runtime cap cut short whose interval settles nothing, and there is one.
+fn inconclusive_of(v: &[Verdict]) -> bool {
+    let failing: Vec<&Verdict> = v
+        .iter()
+        .filter(|v| disktier_engine::verdict::decides(&v.name) && !v.pass)
+        .collect();
+    !failing.is_empty() && failing.iter().all(|v| v.inconclusive)
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -351,7 +368,8 @@ mod tests {
         assert!(matches!(doc, NodeDoc::EtcdMetrics(ref e) if e.members.len() == 2));
     }
 
-    const RUN: &str = r#"{
+    /// A `check etcd` document as a node prints it (also read by kube_run's tests).
+    pub(crate) const RUN: &str = r#"{
   "schema_version": 1,
   "engine": "disktier",
   "profile": "etcd",
@@ -407,6 +425,28 @@ mod tests {
             &iops[2..],
         );
         assert_eq!(parse_log(&only).unwrap().1.figures().pass, None);
+    }
+
+    #[test]
+    fn a_verdict_failed_only_as_inconclusive_is_told_apart() {
+        let with = |etcd: &str, extra: &str| {
+            let log = RUN.replace(
+                r#"{"name": "etcd", "metric": "sync.p99", "value": 2100000, "threshold": 1e7, "pass": true, "message": "ok"}"#,
+                &format!("{etcd}{extra}"),
+            );
+            let f = parse_log(&log).unwrap().1.figures();
+            (f.pass, f.inconclusive)
+        };
+        let cut = r#"{"name": "etcd", "metric": "sync.p99", "value": 2100000, "threshold": 1e7, "pass": false, "message": "cut short", "inconclusive": true}"#;
+        let slow = r#"{"name": "etcd", "metric": "sync.p99", "value": 2e7, "threshold": 1e7, "pass": false, "message": "slow"}"#;
+        assert_eq!(with(cut, ""), (Some(false), true));
+        assert_eq!(with(slow, ""), (Some(false), false));
+        // Another deciding verdict that failed outright: the node failed.
+        let commit = r#", {"name": "etcd-backend-commit", "metric": "backend_commit.p99", "value": 3e7, "threshold": 2.5e7, "pass": false, "message": "slow"}"#;
+        assert_eq!(with(cut, commit), (Some(false), false));
+        // An informational verdict that failed does not count.
+        let iops = r#", {"name": "etcd-iops-500", "metric": "sync.iops", "value": 455.0, "threshold": 500.0, "pass": false, "message": "below"}"#;
+        assert_eq!(with(cut, iops), (Some(false), true));
     }
 
     #[test]

@@ -40,7 +40,8 @@ pub struct NodeReport {
     pub status: Status,
     /// Why it was skipped or could not be measured.
     pub reason: Option<String>,
-    /// "pass" / "fail" when the node command gave verdicts.
+    /// "pass" / "fail" when the node command gave verdicts ("inconclusive": failed only as a
+    /// run cut short that settled nothing).
     pub verdict: Option<&'static str>,
     pub figures: KeyFigures,
     /// From the Job's creation to its result (what fleet adds included).

@@ -303,7 +303,17 @@ pub(super) fn judge_log(t: &Terminated, log: &str, r: &mut NodeReport) {
             let f = doc.figures();
             let pass = f.pass.unwrap_or(t.exit_code == 0);
             r.status = if pass { Status::Pass } else { Status::Fail };
-            r.verdict = f.pass.map(|p| if p { "pass" } else { "fail" });
+            r.verdict = f.pass.map(|p| match (p, f.inconclusive) {
+                (true, _) => "pass",
+                (false, true) => "inconclusive",
+                (false, false) => "fail",
+            });
+            if f.inconclusive {
+                // Still not ready (exit 1, as `check etcd` gives), but not shown too slow.
+                r.reason = Some(
+                    "inconclusive: the run was cut short and its p99's interval settles neither pass nor fail: run without --quick (or with a longer --runtime)".into(),
+                );
+            }
             r.figures = f;
             r.result = Some(value);
         }

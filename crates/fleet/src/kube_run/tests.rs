@@ -507,3 +507,30 @@ fn a_selector_the_api_server_refuses_is_the_options_error() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_node_whose_run_was_cut_short_is_inconclusive_not_too_slow() {
+    // A node whose `check etcd --quick` a runtime cap cut short, its p99's interval settling
+    // nothing, exits 1 as check does, but its row said "fail" with no reason, as if the disk
+    // had been shown too slow.
+    let log = crate::result::tests::RUN.replace(
+        r#""pass": true, "message": "ok"}"#,
+        r#""pass": false, "message": "INCONCLUSIVE", "inconclusive": true}"#,
+    );
+    let t = Terminated {
+        exit_code: 1,
+        reason: Some("Error".into()),
+        message: None,
+    };
+    let mut r = NodeReport::new("n", None, None);
+    judge_log(&t, &log, &mut r);
+    assert_eq!(r.status, Status::Fail, "{r:?}");
+    assert_eq!(r.verdict, Some("inconclusive"));
+    assert!(
+        r.reason
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("inconclusive: the run was cut short"),
+        "{r:?}"
+    );
+}
