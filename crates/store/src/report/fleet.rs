@@ -18,6 +18,8 @@ struct Row<'a> {
     instance_type: Option<String>,
     zone: Option<String>,
     verdict: Option<bool>,
+    /// The verdict failed only as inconclusive (a run cut short that settled nothing).
+    inconclusive: bool,
     sync_p99_ns: Option<u64>,
     iops: Option<f64>,
     /// A node that gave no document: its status (`error`, `skipped`) and reason.
@@ -49,6 +51,7 @@ fn row<'a>(run: &'a StoredRun, figures: &KeyFigures) -> Option<(String, Row<'a>)
             instance_type: tag.instance_type,
             zone: tag.zone,
             verdict: figures.pass,
+            inconclusive: figures.inconclusive,
             sync_p99_ns: figures.sync_p99_ns,
             iops: figures.iops,
             unmeasured,
@@ -93,14 +96,18 @@ pub fn section(runs: &[StoredRun], figures: &[KeyFigures]) -> Result<Option<Stri
                 esc(&r.node),
                 esc(r.instance_type.as_deref().unwrap_or("–")),
                 esc(r.zone.as_deref().unwrap_or("–")),
-                match (&r.unmeasured, r.verdict) {
+                match (&r.unmeasured, r.verdict.map(|p| (p, r.inconclusive))) {
                     (Some((status, reason)), _) => format!(
                         "<span class=\"badge fail\">not measured: {}</span> {}",
                         esc(status),
                         esc(reason)
                     ),
-                    (None, Some(true)) => "<span class=\"badge pass\">pass</span>".into(),
-                    (None, Some(false)) => "<span class=\"badge fail\">fail</span>".into(),
+                    (None, Some((true, _))) => "<span class=\"badge pass\">pass</span>".into(),
+                    (None, Some((false, true))) => {
+                        "<span class=\"badge info\">inconclusive</span> the run was cut short"
+                            .into()
+                    }
+                    (None, Some((false, false))) => "<span class=\"badge fail\">fail</span>".into(),
                     (None, None) => "–".into(),
                 },
                 r.sync_p99_ns
@@ -125,7 +132,11 @@ pub fn section(runs: &[StoredRun], figures: &[KeyFigures]) -> Result<Option<Stri
                 Some(Bar {
                     label: r.node.clone(),
                     value,
-                    color: if r.verdict == Some(false) { 1 } else { 0 },
+                    color: if r.verdict == Some(false) && !r.inconclusive {
+                        1
+                    } else {
+                        0
+                    },
                     text,
                 })
             })
@@ -160,6 +171,10 @@ mod tests {
     }
 
     fn run(node: &str, p99: u64, pass: bool) -> StoredRun {
+        run_with(node, p99, pass, false)
+    }
+
+    fn run_with(node: &str, p99: u64, pass: bool, inconclusive: bool) -> StoredRun {
         let doc = serde_json::json!({
             "schema_version": 1, "engine": "disktier", "profile": "etcd", "job": {},
             "target": {"path": "/var/lib/etcd", "kind": "directory"},
@@ -170,7 +185,7 @@ mod tests {
               "sync": {"ios": 1, "bytes": 0, "iops": 400.0, "bw_bytes": 0.0,
                 "lat_ns": {"mean": 1.0, "stdev": 0.0, "min": 1, "max": 1, "percentiles": {"99": p99}}},
               "cpu": {"usr_s": 0.0, "sys_s": 0.0}},
-            "verdicts": [{"name": "etcd", "metric": "sync.p99", "value": p99, "threshold": 1e7, "pass": pass}],
+            "verdicts": [{"name": "etcd", "metric": "sync.p99", "value": p99, "threshold": 1e7, "pass": pass, "inconclusive": inconclusive}],
             "fleet": {"fleet_run_id": "20261124-120000-abcdef", "node": node,
                       "instance_type": "m6id.xlarge", "zone": "eu-north-1a"}
         });
@@ -180,6 +195,17 @@ mod tests {
             doc: &doc,
         }
         .to_row(format!("id-{node}"), "2026-11-24T12:00:00Z".into())
+    }
+
+    #[test]
+    fn a_node_cut_short_is_marked_inconclusive_not_failed() {
+        let runs = vec![
+            run_with("node-a", 2_000_000, false, true),
+            run("node-b", 14_000_000, false),
+        ];
+        let s = section_of(&runs).unwrap();
+        assert_eq!(s.matches("badge fail").count(), 1, "{s}");
+        assert_eq!(s.matches("badge info\">inconclusive").count(), 1, "{s}");
     }
 
     #[test]
