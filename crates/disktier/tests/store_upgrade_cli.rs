@@ -58,15 +58,8 @@ fn upgrade_is_told(location: &str, again: &str) {
 
 fn sqlite_v4(db: &std::path::Path) {
     let c = rusqlite::Connection::open(db).unwrap();
-    c.execute_batch(migrate::CREATE_SCHEMA_MIGRATIONS).unwrap();
-    for m in &migrate::MIGRATIONS[..4] {
-        c.execute_batch(m.sql).unwrap();
-        c.execute(
-            "INSERT INTO schema_migrations VALUES (?1, ?2, '2024-01-01T00:00:00Z')",
-            rusqlite::params![m.version, m.name],
-        )
+    c.execute_batch(&migrate::schema_as_written_by(4).unwrap())
         .unwrap();
-    }
     for i in 0..IMPORTS {
         c.execute(
             "INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc) VALUES (?1, '2024-01-01T00:00:00Z', 'import', 0, '{}', '{}', ?2)",
@@ -89,15 +82,8 @@ fn postgres_v4() -> Option<String> {
     let id = disktier_store::new_id();
     let s = disktier_testkit::pg::fresh_schema("upgrade", &id)?;
     let mut c = postgres::Client::connect(&s.url, postgres::NoTls).unwrap();
-    c.batch_execute(migrate::CREATE_SCHEMA_MIGRATIONS).unwrap();
-    for m in &migrate::MIGRATIONS[..4] {
-        c.batch_execute(m.sql).unwrap();
-        c.execute(
-            "INSERT INTO schema_migrations VALUES ($1, $2, '2024-01-01T00:00:00Z')",
-            &[&m.version, &m.name],
-        )
+    c.batch_execute(&migrate::schema_as_written_by(4).unwrap())
         .unwrap();
-    }
     for i in 0..IMPORTS {
         c.execute(
             "INSERT INTO runs (id, created_at, kind, quick, host_json, device_json, doc) VALUES ($1, '2024-01-01T00:00:00Z', 'import', FALSE, '{}', '{}', $2)",

@@ -181,6 +181,23 @@ pub const CREATE_SCHEMA_MIGRATIONS: &str = "CREATE TABLE IF NOT EXISTS schema_mi
     applied_at TEXT NOT NULL
 )";
 
+/// SQL both backends run as one batch to give a database the schema an older build wrote:
+/// the bookkeeping table, the SQL of the first `version` migrations, each recorded as applied
+/// on 2024-01-01 (their Rust steps, [`Then`], are not run). For tests of upgrades; a version
+/// past [`latest`] is refused.
+pub fn schema_as_written_by(version: usize) -> Option<String> {
+    let mut sql = format!("{CREATE_SCHEMA_MIGRATIONS};\n");
+    for m in MIGRATIONS.get(..version)? {
+        sql.push_str(m.sql);
+        // Names are fixed identifiers above (`runs`, `unique_fingerprint`): no quoting needed.
+        sql.push_str(&format!(
+            ";\nINSERT INTO schema_migrations VALUES ({}, '{}', '2024-01-01T00:00:00Z');\n",
+            m.version, m.name
+        ));
+    }
+    Some(sql)
+}
+
 /// The migrations a database at version `current` still needs.
 pub fn pending(current: i64) -> impl Iterator<Item = &'static Migration> {
     MIGRATIONS.iter().filter(move |m| m.version > current)
@@ -196,5 +213,13 @@ mod tests {
             assert_eq!(m.version, i as i64 + 1, "{}", m.name);
         }
         assert_eq!(pending(1).count(), MIGRATIONS.len() - 1);
+        assert!(schema_as_written_by(MIGRATIONS.len() + 1).is_none());
+        for m in MIGRATIONS {
+            assert!(
+                m.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{}",
+                m.name
+            );
+        }
     }
 }
